@@ -1,0 +1,193 @@
+# scaleplan: one Makefile for the whole tree.
+#
+#   make            build bin/scaleplan
+#   make test       install missing Debian packages, build, run every CPU test
+#   make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench      speed benchmarks of the simulator and planner
+#   make gpu-test   tests that need an NVIDIA GPU
+#   make demo       install, build and run the main job on built-in defaults
+#   make deps       apt-get install what is missing
+#   make install PREFIX=/usr/local     make clean
+#
+# Overrides: CC, CUDA_HOME, NCCL_HOME, GPU_ARCH ("80 90"), CUDA=0 to build
+# without the GPU code even where nvcc exists, BUILD (object directory).
+
+# ---------------------------------------------------------------- settings
+PREFIX    ?= /usr/local
+CC        ?= cc
+BUILD     ?= build
+BIN       := bin/scaleplan
+
+CSTD      := -std=c11
+WARN      := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
+# Messages and names live in fixed-size records and are cut on purpose when
+# too long; gcc's guesses about snprintf truncation are noise here.
+WARN      += $(shell echo 'int x;' | $(CC) -Werror -Wno-format-truncation -x c -c - -o /dev/null 2>/dev/null && echo -Wno-format-truncation)
+OPT       ?= -O2 -g
+DEPFLAGS  := -MMD -MP
+CPPFLAGS  += -I. -D_POSIX_C_SOURCE=200809L
+CFLAGS    ?=
+ALL_CFLAGS = $(CSTD) $(OPT) $(WARN) $(DEPFLAGS) $(OMPFLAGS) $(SANFLAGS) $(CFLAGS)
+LDLIBS    := -lcjson -lgsl -lgslcblas -lm -lpthread
+LDFLAGS   ?=
+
+# OpenMP where the compiler has it (gcc always; clang with libomp).
+OMPFLAGS  ?= $(shell printf '\#include <omp.h>\nint main(void){return omp_get_max_threads()<1;}' | \
+               $(CC) -x c -fopenmp - -o /dev/null >/dev/null 2>&1 && echo -fopenmp)
+
+# CUDA: compiled when nvcc is found, unless CUDA=0.
+CUDA_HOME ?= /usr/local/cuda
+NCCL_HOME ?= $(CUDA_HOME)
+GPU_ARCH  ?= 80 90
+NVCC      := $(wildcard $(CUDA_HOME)/bin/nvcc)
+ifeq ($(CUDA),0)
+NVCC      :=
+endif
+ifneq ($(NVCC),)
+HAVE_CUDA := 1
+NVCCFLAGS := -std=c++17 -O2 -g -I. -I$(CUDA_HOME)/include -I$(NCCL_HOME)/include \
+             $(foreach a,$(GPU_ARCH),-gencode arch=compute_$(a),code=sm_$(a)) \
+             -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -L$(NCCL_HOME)/lib -L$(NCCL_HOME)/lib64 \
+             -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(NCCL_HOME)/lib \
+             -lcublasLt -lcublas -lnccl -lcudart -lstdc++
+else
+HAVE_CUDA := 0
+endif
+
+# Debian packages the build, tests, reports and MPI paths need.
+DEB_PKGS  := gcc make libgsl-dev libcjson-dev libcunit1-dev gnuplot-nox libopenmpi-dev openmpi-bin
+SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# ---------------------------------------------------------------- sources
+LIB_DIRS  := common models topologies calibrate sim trainer reports
+CU_SRCS   := $(wildcard calibrate/*.cu trainer/*.cu)
+# A module with GPU code has x.cu and x_nocuda.c; exactly one is built.
+NOCUDA_SRCS := $(wildcard $(addsuffix /*_nocuda.c,$(LIB_DIRS)))
+LIB_SRCS  := $(filter-out $(NOCUDA_SRCS),$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
+ifeq ($(HAVE_CUDA),1)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(CU_SRCS:%.cu=$(BUILD)/%.cu.o)
+LINK_LIBS := $(LDLIBS) $(CUDA_LIBS)
+else
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(NOCUDA_SRCS:%.c=$(BUILD)/%.o)
+LINK_LIBS := $(LDLIBS)
+endif
+CLI_SRCS  := $(wildcard cli/*.c)
+CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+TEST_SRCS := $(wildcard tests/*.c)
+TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_OBJS := $(BENCH_SRCS:%.c=$(BUILD)/%.o)
+GPU_TEST_SRCS := $(wildcard tests/gpu/*.c)
+
+# Data compiled into the binary (see common/catalog.h).
+CATALOG_FILES := $(sort $(wildcard models/catalog/*.json topologies/catalog/*.json \
+                   topologies/catalog/clusters/*.json calibrate/profiles/*.json))
+CATALOG_OBJ := $(BUILD)/gen/catalog_data.o
+EMBED       := $(BUILD)/tools/embed
+
+TEST_RUNNER := $(BUILD)/tests/run_tests
+BENCH_BIN   := $(BUILD)/bench/run_bench
+
+Q := @
+ifeq ($(V),1)
+Q :=
+endif
+
+# ---------------------------------------------------------------- targets
+.PHONY: all test check asan bench gpu-test demo deps install clean validate
+
+all: $(BIN)
+
+$(BIN): $(LIB_OBJS) $(CLI_OBJS) $(CATALOG_OBJ)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(OPT) $(OMPFLAGS) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(LINK_LIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.cu.o: %.cu
+	@mkdir -p $(dir $@)
+	@echo "  NVCC    $<"
+	$(Q)$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
+
+$(EMBED): tools/embed.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CSTD) -O1 $(WARN) -o $@ $<
+
+# The catalog is regenerated whenever a data file is added, removed or edited.
+$(BUILD)/gen/catalog_data.c: $(EMBED) $(CATALOG_FILES) $(BUILD)/gen/catalog.list
+	@echo "  EMBED   $(words $(CATALOG_FILES)) catalog files"
+	$(Q)$(EMBED) $@ $(CATALOG_FILES)
+
+$(BUILD)/gen/catalog.list: FORCE
+	@mkdir -p $(dir $@)
+	@echo "$(CATALOG_FILES)" | cmp -s - $@ || echo "$(CATALOG_FILES)" > $@
+
+$(CATALOG_OBJ): $(BUILD)/gen/catalog_data.c
+	$(Q)$(CC) $(CPPFLAGS) $(CSTD) -O0 -c $< -o $@
+
+$(TEST_RUNNER): $(TEST_OBJS) $(LIB_OBJS) $(CATALOG_OBJ)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(OPT) $(OMPFLAGS) $(SANFLAGS) $(LDFLAGS) -o $@ $^ -lcunit $(LINK_LIBS)
+
+$(BENCH_BIN): $(BENCH_OBJS) $(LIB_OBJS) $(CATALOG_OBJ)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(OPT) $(OMPFLAGS) $(LDFLAGS) -o $@ $^ $(LINK_LIBS)
+
+# `make test` is what README and .ci/run call: install what is missing, then
+# build and run the CPU tests (unit suites and end-to-end CLI tests).
+test: deps
+	$(Q)$(MAKE) --no-print-directory check
+
+check: $(BIN) $(TEST_RUNNER)
+	$(Q)SCALEPLAN_BIN=$(abspath $(BIN)) SCALEPLAN_PROGRESS=0 $(TEST_RUNNER)
+
+# The same tests with AddressSanitizer and UndefinedBehaviorSanitizer, in a
+# separate build directory, without the CUDA runtime (which cannot run here
+# and does not coexist with ASan's shadow memory).
+asan: deps
+	$(Q)$(MAKE) --no-print-directory check BUILD=build-asan CUDA=0 BIN=build-asan/bin/scaleplan \
+	    OPT="-O1 -g" SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+
+bench: $(BENCH_BIN) $(BIN)
+	$(Q)SCALEPLAN_BIN=$(abspath $(BIN)) $(BENCH_BIN)
+
+gpu-test: $(BIN)
+	$(Q)if [ "$(HAVE_CUDA)" != 1 ]; then echo "gpu-test: nvcc not found under $(CUDA_HOME); set CUDA_HOME" >&2; exit 1; fi
+	$(Q)SCALEPLAN_BIN=$(abspath $(BIN)) sh tests/gpu/run.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory $(BIN)
+	$(Q)echo "== scaleplan catalog gpus"
+	$(Q)$(BIN) catalog gpus
+	$(Q)echo
+	$(Q)echo "== scaleplan model --model llama3-70b --tp 8 --pp 4 --gpus 256 --seq-len 8192 --micro-batch 1 --global-batch 512"
+	$(Q)$(BIN) model --model llama3-70b --tp 8 --pp 4 --gpus 256 --seq-len 8192 --micro-batch 1 --global-batch 512 --gpu h100-sxm
+
+deps:
+	$(Q)if ! command -v dpkg >/dev/null 2>&1; then \
+	    echo "deps: not a Debian system; install: $(DEB_PKGS)"; exit 0; fi; \
+	missing=""; for p in $(DEB_PKGS); do \
+	    dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	    echo "deps: installing$$missing"; \
+	    $(SUDO) apt-get update -q && \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/scaleplan
+
+clean:
+	rm -rf build build-asan bin
+
+FORCE:
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,171 @@
+/* profile: the cost model of one GPU type and its network.
+ *
+ * A profile_t answers three questions for the simulator:
+ *   prof_gemm_time  how long a GEMM of shape M x N x K (batched) takes,
+ *   prof_mem_time   how long a memory-bound kernel moving B bytes takes,
+ *   prof_coll_time  how long a collective of B bytes takes on a group that
+ *                   spans given nodes and links.
+ * GEMMs follow a small physical model (peak x best efficiency, wave
+ * quantization over the SMs, a K-dependent main-loop efficiency, a memory
+ * roofline and a launch overhead) corrected by measured points when the
+ * profile carries them. Collectives follow NCCL's structure: intra-node
+ * times come from measured alpha-beta lines (the fastest line wins, as NCCL
+ * picks the fastest protocol), multi-node times from ring and tree models
+ * over the rails, whichever is faster.
+ *
+ * Profiles are JSON (format "scaleplan-profile/1"). One default per catalog
+ * GPU ships in calibrate/profiles/, built from datasheets and published
+ * measurements with each constant's source; `scaleplan calibrate` writes
+ * measured ones. Figures the profile does not set (peak throughput, SM
+ * count, memory bandwidth) come from the GPU catalog.
+ */
+#ifndef SCALEPLAN_CALIBRATE_PROFILE_H
+#define SCALEPLAN_CALIBRATE_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/error.h"
+#include "topologies/fabric.h"
+#include "topologies/gpu.h"
+
+typedef enum {
+    COLL_ALL_REDUCE = 0,
+    COLL_ALL_GATHER,
+    COLL_REDUCE_SCATTER,
+    COLL_BROADCAST,
+    COLL_SEND_RECV,
+    COLL_ALL_TO_ALL,
+    COLL_OP_COUNT
+} coll_op_t;
+
+#define PROF_FORMAT "scaleplan-profile/1"
+#define PROF_MAX_TABLES 48
+#define PROF_MAX_LINES 8
+#define PROF_SOURCE_MAX 400
+
+/* One protocol regime: time = alpha + bus_bytes / busbw. */
+typedef struct {
+    double alpha_us;
+    double busbw_gbs;
+} prof_line_t;
+
+/* Intra-node measurements of one collective at one group size. */
+typedef struct {
+    coll_op_t op;
+    int n_ranks; /* group size measured; 0 = any size */
+    int n_lines;
+    prof_line_t lines[PROF_MAX_LINES];
+    char source[PROF_SOURCE_MAX];
+} prof_coll_table_t;
+
+/* One measured GEMM. */
+typedef struct {
+    dtype_t dtype;
+    double m, n, k; /* C[m x n] = A[m x k] B[k x n] */
+    double tflops;  /* achieved */
+} prof_gemm_point_t;
+
+typedef struct {
+    char gpu[GPU_NAME_MAX]; /* catalog GPU this profile describes */
+    char origin[24];        /* "default" or "measured" */
+    char description[200];
+
+    /* From the GPU catalog unless the profile overrides them. */
+    double peak_tflops[DTYPE_COUNT];
+    int sm_count;
+    double mem_bw_peak_gbs;
+
+    /* GEMM model */
+    double gemm_max_eff[DTYPE_COUNT]; /* best achievable fraction of peak */
+    int tile_m, tile_n;  /* output tile per SM for wave quantization */
+    double wave_penalty; /* 0..1: share of the wave-quantization loss seen */
+    double k_half;       /* K at which main-loop efficiency is one half */
+    double gemm_launch_us;
+    size_t n_gemm_points;
+    prof_gemm_point_t *gemm_points; /* heap, owned; may be NULL */
+    char gemm_source[PROF_SOURCE_MAX];
+
+    /* Fused (flash) attention, as a fraction of the dtype's peak. */
+    double attn_fwd_eff, attn_bwd_eff;
+    char attn_source[PROF_SOURCE_MAX];
+
+    /* Memory-bound kernels and memory overheads */
+    double mem_bw_eff;   /* achieved / peak device bandwidth */
+    double kernel_launch_us;
+    double reserved_gib; /* CUDA context, NCCL, cuBLAS workspaces */
+    double fragmentation;
+    char mem_source[PROF_SOURCE_MAX];
+
+    /* Collectives */
+    char intra_fabric[32]; /* fabric the tables were measured on */
+    double coll_base_us;   /* launch + synchronisation of any collective */
+    double intra_hop_us;   /* per ring step inside a node */
+    int n_tables;
+    prof_coll_table_t tables[PROF_MAX_TABLES];
+    char net_fabric[32];   /* scale-out fabric the network figures are for */
+    double net_efficiency; /* fraction of NIC line rate; 0 = the fabric's */
+    double net_hop_us;     /* per ring/tree step across nodes */
+    double tree_bw_factor; /* tree bandwidth relative to ring */
+    char net_source[PROF_SOURCE_MAX];
+
+    /* Per-rank compute-time jitter (coefficient of variation). */
+    double straggler_cv;
+    char straggler_source[PROF_SOURCE_MAX];
+} profile_t;
+
+/* How a collective's group sits on the machine. */
+typedef struct {
+    int n_ranks;            /* ranks in the group */
+    int ranks_per_node;     /* members on each node */
+    int nodes;              /* nodes spanned */
+    const fabric_t *intra;  /* the nodes' scale-up fabric */
+    const fabric_t *inter;  /* scale-out fabric; may be NULL when nodes == 1 */
+    double nic_gbs_per_gpu; /* scale-out line rate per GPU, GB/s */
+    double taper;           /* >= 1: oversubscription seen by this group */
+} coll_span_t;
+
+/* Load a profile file, or the default profile of a catalog GPU. Both fill
+ * catalog figures from the GPU named in the profile. Free with prof_free. */
+int prof_load(const char *path, profile_t *p, err_t *err);
+int prof_load_default(const char *gpu_name, profile_t *p, err_t *err);
+int prof_from_json(const cJSON *root, const char *file, profile_t *p,
+                   err_t *err);
+
+/* Serialise (caller deletes) and save atomically. NULL on OOM. */
+cJSON *prof_to_json(const profile_t *p);
+int prof_save(const profile_t *p, const char *path, err_t *err);
+
+/* Free what the profile owns (the GEMM table); the struct is reusable. */
+void prof_free(profile_t *p);
+/* Deep copy; dst must be freed with prof_free. ERR_RUNTIME on OOM. */
+int prof_copy(profile_t *dst, const profile_t *src, err_t *err);
+
+/* Seconds for batch GEMMs of m x n x k in dtype (an unsupported dtype runs
+ * at the bf16 rate). Zero-sized work takes no time. */
+double prof_gemm_time(const profile_t *p, dtype_t dtype, double m, double n,
+                      double k, double batch);
+/* The model's efficiency (fraction of peak) for that GEMM, before the
+ * memory roofline, launch overhead and table correction. */
+double prof_gemm_model_eff(const profile_t *p, dtype_t dtype, double m,
+                           double n, double k, double batch);
+/* Seconds of fused attention doing flops (forward or backward). */
+double prof_attn_time(const profile_t *p, dtype_t dtype, double flops,
+                      bool backward);
+/* Seconds for a memory-bound kernel reading and writing bytes in total. */
+double prof_mem_time(const profile_t *p, double bytes);
+/* Seconds for collective op of bytes (the nccl-tests "size": the whole
+ * buffer for all-reduce/broadcast/send, the gathered output for
+ * all-gather, the input for reduce-scatter) on the group span. */
+double prof_coll_time(const profile_t *p, coll_op_t op, const coll_span_t *s,
+                      double bytes);
+/* nccl-tests bus-bandwidth factor: all-reduce 2(n-1)/n, all-gather,
+ * reduce-scatter and all-to-all (n-1)/n, broadcast and send/recv 1. */
+double prof_bus_factor(coll_op_t op, int n_ranks);
+
+const char *prof_coll_name(coll_op_t op);
+int prof_coll_parse(const char *text, coll_op_t *op, err_t *err);
+
+#endif

@@ -1,0 +1,411 @@
+/* scaleplan catalog: list the built-in data (models, GPUs, fabrics,
+ * clusters, prices, failure rates, cost profiles). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calibrate/profile.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "common/catalog.h"
+#include "common/json.h"
+#include "common/names.h"
+#include "common/units.h"
+#include "models/model.h"
+#include "reports/table.h"
+#include "topologies/cluster.h"
+#include "topologies/failure.h"
+#include "topologies/price.h"
+
+/* One section: prints a table (json == NULL) or adds an array to json. */
+typedef int (*section_fn)(cJSON *json, err_t *err);
+
+static int finish_table(table_t *t, const char *title, err_t *err)
+{
+    if (!t)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    printf("%s\n", title);
+    int rc = table_print(t, stdout, 2, 0);
+    printf("\n");
+    table_destroy(t);
+    return rc ? err_set(err, ERR_RUNTIME, "cannot write to standard output") : ERR_OK;
+}
+
+static int section_models(cJSON *json, err_t *err)
+{
+    char **names = NULL;
+    size_t n = 0;
+    int rc = model_catalog_names(&names, &n, err);
+    if (rc)
+        return rc;
+    static const char *hdr[] = {"name", "model", "params", "layers", "hidden",
+                                "heads/kv", "ffn", "vocab", "max seq"};
+    table_t *t = json ? NULL : table_create(9, hdr);
+    cJSON *arr = json ? cJSON_AddArrayToObject(json, "models") : NULL;
+    for (int c = 2; t && c < 9; c++)
+        table_align_right(t, c);
+    for (size_t i = 0; i < n && rc == ERR_OK; i++) {
+        model_t m;
+        if ((rc = model_load(names[i], &m, err)))
+            break;
+        model_params_t p;
+        model_params(&m, &p);
+        char cnt[32];
+        if (t) {
+            table_add_rowf(t, "%s\t%s\t%s\t%d\t%d\t%d/%d\t%d\t%d\t%d", m.name, m.display,
+                           units_fmt_count(p.total, cnt, sizeof cnt), m.n_layers, m.hidden,
+                           m.n_heads, m.n_kv_heads, m.ffn, m.vocab, m.max_seq);
+        } else {
+            cJSON *o = cJSON_CreateObject();
+            if (!o || !cJSON_AddItemToArray(arr, o) ||
+                !cJSON_AddStringToObject(o, "name", m.name) ||
+                !cJSON_AddStringToObject(o, "display_name", m.display) ||
+                !cJSON_AddStringToObject(o, "family", model_family_name(m.family)) ||
+                !json_add_number(o, "params", p.total) ||
+                !json_add_number(o, "layers", m.n_layers) ||
+                !json_add_number(o, "hidden", m.hidden) ||
+                !cJSON_AddStringToObject(o, "source", m.source))
+                rc = err_set(err, ERR_RUNTIME, "out of memory");
+        }
+    }
+    catalog_free_names(names, n);
+    if (rc || json)
+        return rc;
+    return finish_table(t, "Models (scaleplan model --model NAME for details)", err);
+}
+
+static int section_gpus(cJSON *json, err_t *err)
+{
+    gpu_t *g = NULL;
+    size_t n = 0;
+    int rc = gpu_load_all(&g, &n, err);
+    if (rc)
+        return rc;
+    static const char *hdr[] = {"name", "GPU", "bf16 TF/s", "fp8 TF/s", "memory GiB",
+                                "mem GB/s", "scale-up GB/s", "TDP W", "default cluster"};
+    table_t *t = json ? NULL : table_create(9, hdr);
+    cJSON *arr = json ? cJSON_AddArrayToObject(json, "gpus") : NULL;
+    for (int c = 2; t && c < 8; c++)
+        table_align_right(t, c);
+    for (size_t i = 0; i < n; i++) {
+        if (t) {
+            char fp8[16];
+            snprintf(fp8, sizeof fp8, "%.0f", g[i].peak_tflops[DTYPE_FP8]);
+            table_add_rowf(t, "%s\t%s\t%.0f\t%s\t%.1f\t%.0f\t%.0f\t%.0f\t%s", g[i].name,
+                           g[i].display,
+                           g[i].peak_tflops[DTYPE_BF16] > 0 ? g[i].peak_tflops[DTYPE_BF16]
+                                                             : g[i].peak_tflops[DTYPE_FP16],
+                           g[i].peak_tflops[DTYPE_FP8] > 0 ? fp8 : "-", g[i].memory_gib,
+                           g[i].mem_bw_gbs, g[i].scaleup_gbs, g[i].tdp_w,
+                           g[i].default_cluster);
+            continue;
+        }
+        cJSON *o = cJSON_CreateObject(), *pk = NULL;
+        bool ok = o && cJSON_AddItemToArray(arr, o) &&
+                  cJSON_AddStringToObject(o, "name", g[i].name) &&
+                  cJSON_AddStringToObject(o, "display_name", g[i].display) &&
+                  (pk = cJSON_AddObjectToObject(o, "peak_tflops"));
+        for (int d = 0; ok && d < DTYPE_COUNT; d++)
+            if (g[i].peak_tflops[d] > 0)
+                ok = json_add_number(pk, dtype_name((dtype_t)d), g[i].peak_tflops[d]);
+        ok = ok && json_add_number(o, "memory_gib", g[i].memory_gib) &&
+             json_add_number(o, "mem_bw_gbs", g[i].mem_bw_gbs) &&
+             json_add_number(o, "scaleup_gbs", g[i].scaleup_gbs) &&
+             json_add_number(o, "tdp_w", g[i].tdp_w) &&
+             json_add_number(o, "sm_count", g[i].sm_count) &&
+             cJSON_AddStringToObject(o, "default_cluster", g[i].default_cluster) &&
+             cJSON_AddStringToObject(o, "source", g[i].source);
+        if (!ok) {
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
+            break;
+        }
+    }
+    free(g);
+    if (rc || json)
+        return rc;
+    return finish_table(t, "GPUs (dense peak; sources in topologies/catalog/gpus.json)", err);
+}
+
+static int section_fabrics(cJSON *json, err_t *err)
+{
+    fabric_t *f = NULL;
+    size_t n = 0;
+    int rc = fabric_load_all(&f, &n, err);
+    if (rc)
+        return rc;
+    static const char *hdr[] = {"name", "kind", "scope", "bandwidth", "efficiency",
+                                "latency us", "description"};
+    table_t *t = json ? NULL : table_create(7, hdr);
+    cJSON *arr = json ? cJSON_AddArrayToObject(json, "fabrics") : NULL;
+    for (int c = 3; t && c < 6; c++)
+        table_align_right(t, c);
+    for (size_t i = 0; i < n; i++) {
+        if (t) {
+            char bw[48];
+            if (f[i].intra)
+                snprintf(bw, sizeof bw, "%.0f GB/s per GPU", f[i].bw_gbs);
+            else
+                snprintf(bw, sizeof bw, "%.0f Gb/s per port", f[i].bw_gbs * 8);
+            table_add_rowf(t, "%s\t%s\t%s\t%s\t%.2f\t%.1f\t%s", f[i].name,
+                           fabric_kind_name(f[i].kind), f[i].intra ? "node" : "network", bw,
+                           f[i].efficiency, f[i].latency_us, f[i].description);
+            continue;
+        }
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(arr, o) ||
+            !cJSON_AddStringToObject(o, "name", f[i].name) ||
+            !cJSON_AddStringToObject(o, "kind", fabric_kind_name(f[i].kind)) ||
+            !cJSON_AddStringToObject(o, "scope", f[i].intra ? "intra" : "inter") ||
+            !json_add_number(o, "bw_gbs", f[i].bw_gbs) ||
+            !json_add_number(o, "efficiency", f[i].efficiency) ||
+            !json_add_number(o, "latency_us", f[i].latency_us)) {
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
+            break;
+        }
+    }
+    free(f);
+    if (rc || json)
+        return rc;
+    return finish_table(t, "Fabrics (sources in topologies/catalog/fabrics.json)", err);
+}
+
+static int section_clusters(cJSON *json, err_t *err)
+{
+    char **names = NULL;
+    size_t n = 0;
+    int rc = cluster_catalog_names(&names, &n, err);
+    if (rc)
+        return rc;
+    static const char *hdr[] = {"name", "gpu", "GPUs/node", "node fabric", "network",
+                                "GB/s per GPU", "description"};
+    table_t *t = json ? NULL : table_create(7, hdr);
+    cJSON *arr = json ? cJSON_AddArrayToObject(json, "clusters") : NULL;
+    if (t) {
+        table_align_right(t, 2);
+        table_align_right(t, 5);
+    }
+    for (size_t i = 0; i < n && rc == ERR_OK; i++) {
+        cluster_t c;
+        if ((rc = cluster_load(names[i], &c, err)))
+            break;
+        if (t) {
+            table_add_rowf(t, "%s\t%s\t%d\t%s\t%d x %s\t%.1f\t%s", c.name, c.gpu.name,
+                           c.gpus_per_node, c.intra.name, c.nics_per_node, c.inter.name,
+                           cluster_nic_gbs_per_gpu(&c), c.description);
+            continue;
+        }
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(arr, o) || !cJSON_AddStringToObject(o, "name", c.name) ||
+            !cJSON_AddStringToObject(o, "gpu", c.gpu.name) ||
+            !json_add_number(o, "gpus_per_node", c.gpus_per_node) ||
+            !cJSON_AddStringToObject(o, "intra_fabric", c.intra.name) ||
+            !cJSON_AddStringToObject(o, "inter_fabric", c.inter.name) ||
+            !json_add_number(o, "nics_per_node", c.nics_per_node) ||
+            !json_add_number(o, "oversubscription", c.oversubscription))
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
+    }
+    catalog_free_names(names, n);
+    if (rc || json)
+        return rc;
+    return finish_table(t, "Clusters (topologies/catalog/clusters/*.json; --cluster NAME|FILE)",
+                        err);
+}
+
+static int section_prices(cJSON *json, err_t *err)
+{
+    price_t *p = NULL;
+    size_t n = 0;
+    int rc = price_load_all(&p, &n, err);
+    if (rc)
+        return rc;
+    static const char *hdr[] = {"gpu", "provider", "kind", "$/GPU-h", "date", "offering"};
+    table_t *t = json ? NULL : table_create(6, hdr);
+    cJSON *arr = json ? cJSON_AddArrayToObject(json, "prices") : NULL;
+    if (t)
+        table_align_right(t, 3);
+    for (size_t i = 0; i < n; i++) {
+        if (t) {
+            char price[48];
+            if (p[i].usd_per_gpu_hour_high > 0)
+                snprintf(price, sizeof price, "%.2f-%.2f", p[i].usd_per_gpu_hour,
+                         p[i].usd_per_gpu_hour_high);
+            else
+                snprintf(price, sizeof price, "%.2f", p[i].usd_per_gpu_hour);
+            table_add_rowf(t, "%s\t%s\t%s\t%s%s\t%s\t%s", p[i].gpu, p[i].provider, p[i].kind,
+                           p[i].is_default ? "*" : "", price, p[i].date, p[i].offering);
+            continue;
+        }
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(arr, o) ||
+            !cJSON_AddStringToObject(o, "gpu", p[i].gpu) ||
+            !cJSON_AddStringToObject(o, "provider", p[i].provider) ||
+            !cJSON_AddStringToObject(o, "kind", p[i].kind) ||
+            !json_add_number(o, "usd_per_gpu_hour", p[i].usd_per_gpu_hour) ||
+            !cJSON_AddStringToObject(o, "date", p[i].date) ||
+            !cJSON_AddBoolToObject(o, "default", p[i].is_default) ||
+            !cJSON_AddStringToObject(o, "source", p[i].source)) {
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
+            break;
+        }
+    }
+    free(p);
+    if (rc || json)
+        return rc;
+    return finish_table(t, "GPU-hour prices (* = default for the GPU; sources in "
+                           "topologies/catalog/prices.json)",
+                        err);
+}
+
+static int section_failures(cJSON *json, err_t *err)
+{
+    static const char *sets[] = {"llama3-405b", "meta-rsc1", "meta-rsc2"};
+    static const char *hdr[] = {"set", "class", "per", "rate per component-hour",
+                                "per 1k GPUs per week", "description"};
+    table_t *t = json ? NULL : table_create(6, hdr);
+    cJSON *arr = json ? cJSON_AddArrayToObject(json, "failures") : NULL;
+    if (t) {
+        table_align_right(t, 3);
+        table_align_right(t, 4);
+    }
+    int rc = ERR_OK;
+    /* A 1,024-GPU DGX-style job (8 GPUs and NICs per node) for the weekly column. */
+    cluster_t ref;
+    memset(&ref, 0, sizeof ref);
+    ref.n_gpus = 1024;
+    ref.gpus_per_node = ref.gpus_per_host = 8;
+    ref.nics_per_node = 8;
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0] && rc == ERR_OK; s++) {
+        failure_set_t fs;
+        if ((rc = failure_load_set(sets[s], &fs, err)))
+            break;
+        for (int i = 0; i < fs.n_classes; i++) {
+            const failure_class_t *f = &fs.classes[i];
+            double week = failure_job_rate_per_hour(f, &ref) * 24 * 7;
+            if (t) {
+                table_add_rowf(t, "%s\t%s\t%s\t%.3g\t%.2f\t%s", fs.name, f->name,
+                               failure_component_name(f->component),
+                               f->rate_per_component_hour, week, f->description);
+                continue;
+            }
+            cJSON *o = cJSON_CreateObject();
+            if (!o || !cJSON_AddItemToArray(arr, o) ||
+                !cJSON_AddStringToObject(o, "set", fs.name) ||
+                !cJSON_AddStringToObject(o, "class", f->name) ||
+                !cJSON_AddStringToObject(o, "component", failure_component_name(f->component)) ||
+                !json_add_number(o, "rate_per_component_hour", f->rate_per_component_hour) ||
+                !cJSON_AddStringToObject(o, "source", f->source)) {
+                rc = err_set(err, ERR_RUNTIME, "out of memory");
+                break;
+            }
+        }
+    }
+    if (rc || json) {
+        table_destroy(t);
+        return rc;
+    }
+    return finish_table(t, "Failure rates (sources in topologies/catalog/failures.json)", err);
+}
+
+static int section_profiles(cJSON *json, err_t *err)
+{
+    char **names = NULL;
+    size_t n = 0;
+    int rc = catalog_list("calibrate/profiles", &names, &n, err);
+    if (rc)
+        return rc;
+    static const char *hdr[] = {"gpu", "origin", "GEMM eff bf16", "fp8", "net",
+                                "description"};
+    table_t *t = json ? NULL : table_create(6, hdr);
+    cJSON *arr = json ? cJSON_AddArrayToObject(json, "profiles") : NULL;
+    if (t) {
+        table_align_right(t, 2);
+        table_align_right(t, 3);
+    }
+    for (size_t i = 0; i < n && rc == ERR_OK; i++) {
+        profile_t p;
+        if ((rc = prof_load_default(names[i], &p, err)))
+            break;
+        double bf = p.gemm_max_eff[DTYPE_BF16] > 0 ? p.gemm_max_eff[DTYPE_BF16]
+                                                   : p.gemm_max_eff[DTYPE_FP16];
+        if (t) {
+            char fp8[16] = "-";
+            if (p.gemm_max_eff[DTYPE_FP8] > 0)
+                snprintf(fp8, sizeof fp8, "%.3f", p.gemm_max_eff[DTYPE_FP8]);
+            table_add_rowf(t, "%s\t%s\t%.3f\t%s\t%s\t%s", p.gpu, p.origin, bf, fp8,
+                           p.net_fabric, p.description);
+        } else {
+            cJSON *o = cJSON_CreateObject();
+            if (!o || !cJSON_AddItemToArray(arr, o) ||
+                !cJSON_AddStringToObject(o, "gpu", p.gpu) ||
+                !cJSON_AddStringToObject(o, "origin", p.origin) ||
+                !json_add_number(o, "gemm_max_efficiency_bf16", bf))
+                rc = err_set(err, ERR_RUNTIME, "out of memory");
+        }
+        prof_free(&p);
+    }
+    catalog_free_names(names, n);
+    if (rc || json) {
+        table_destroy(t);
+        return rc;
+    }
+    return finish_table(t, "Default cost profiles (calibrate/profiles/*.json)", err);
+}
+
+static const struct {
+    const char *name;
+    section_fn fn;
+} sections[] = {{"models", section_models},     {"gpus", section_gpus},
+                {"fabrics", section_fabrics},   {"clusters", section_clusters},
+                {"prices", section_prices},     {"failures", section_failures},
+                {"profiles", section_profiles}};
+enum { N_SECTIONS = sizeof sections / sizeof sections[0] };
+
+int cmd_catalog(int argc, char **argv, err_t *err)
+{
+    const cli_group_t groups[] = {CLI_OUTPUT_OPTS};
+    cli_args_t a;
+    int rc = cli_parse(argc, argv, groups, 1, &a, err);
+    if (rc)
+        return rc;
+    if (a.help) {
+        cli_print_help(stdout,
+                       "scaleplan catalog [models|gpus|fabrics|clusters|prices|failures|profiles] [--json]",
+                       "List the built-in catalogs. Every figure's source is kept next to it in\n"
+                       "the JSON files; set SCALEPLAN_CATALOG to a directory laid out like the\n"
+                       "source tree to use edited copies without rebuilding.",
+                       groups, 1);
+        return ERR_OK;
+    }
+    bool want[N_SECTIONS];
+    for (int i = 0; i < N_SECTIONS; i++)
+        want[i] = a.n_positional == 0;
+    for (int p = 0; p < a.n_positional; p++) {
+        int hit = -1;
+        const char *names[N_SECTIONS];
+        for (int i = 0; i < N_SECTIONS; i++) {
+            names[i] = sections[i].name;
+            if (strcmp(a.positional[p], sections[i].name) == 0)
+                hit = i;
+        }
+        if (hit < 0) {
+            int best = names_closest(a.positional[p], names, N_SECTIONS);
+            return err_setf(err, ERR_INPUT, NULL, a.positional[p],
+                            "unknown catalog section%s%s%s (models, gpus, fabrics, "
+                            "clusters, prices, failures, profiles)",
+                            best >= 0 ? "; did you mean '" : "",
+                            best >= 0 ? names[best] : "", best >= 0 ? "'?" : "");
+        }
+        want[hit] = true;
+    }
+    bool as_json = cli_has(&a, "--json");
+    cJSON *json = as_json ? cJSON_CreateObject() : NULL;
+    if (as_json && !json)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    for (int i = 0; i < N_SECTIONS && rc == ERR_OK; i++)
+        if (want[i])
+            rc = sections[i].fn(json, err);
+    if (rc == ERR_OK && json)
+        rc = json_print_stdout(json, err);
+    cJSON_Delete(json);
+    return rc;
+}

@@ -1,0 +1,260 @@
+/* scaleplan model: what a model is, what it costs per token, and what one
+ * GPU holds while training it under a layout. */
+#include <stdio.h>
+#include <string.h>
+
+#include "calibrate/profile.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "common/json.h"
+#include "common/units.h"
+#include "models/flops.h"
+#include "models/memory.h"
+#include "reports/jsonout.h"
+#include "reports/table.h"
+
+static const cli_opt_t own_opts[] = {
+    {"--profile", NULL, "FILE", "cost profile for memory overheads (default: the GPU's)"},
+};
+static const cli_group_t own_group = {"Model command", own_opts, 1};
+
+typedef struct {
+    model_t model;
+    layout_t layout;
+    model_params_t params;
+    model_flops_t flops;
+    model_memory_t memory;
+    bool have_gpu;
+    cluster_t cluster;
+} model_report_t;
+
+static void print_architecture(const model_t *m)
+{
+    printf("%s (%s)\n", m->display, m->name);
+    printf("  %s-style: %s, %s MLP, %s positions%s\n",
+           model_family_name(m->family),
+           m->norm == MODEL_NORM_RMSNORM ? "RMSNorm" : "LayerNorm",
+           m->mlp == MODEL_MLP_SWIGLU ? "SwiGLU" : "GELU",
+           m->pos == MODEL_POS_ROPE ? "rotary" : "learned",
+           m->tied_embeddings ? ", tied embeddings" : "");
+    printf("  layers %d, hidden %d, ffn %d, heads %d (kv %d, head dim %d), vocab %d, "
+           "max seq %d\n",
+           m->n_layers, m->hidden, m->ffn, m->n_heads, m->n_kv_heads, m->head_dim,
+           m->vocab, m->max_seq);
+    printf("  source: %s\n", m->source);
+}
+
+static int print_params(const model_params_t *p)
+{
+    static const char *hdr[] = {"parameters", "count", "share"};
+    table_t *t = table_create(3, hdr);
+    if (!t)
+        return ERR_RUNTIME;
+    table_align_right(t, 1);
+    table_align_right(t, 2);
+    char a[32];
+    struct {
+        const char *name;
+        double v;
+        bool share; /* whole-model rows show their share of the total */
+    } rows[] = {{"total", p->total, true},
+                {"non-embedding", p->non_embedding, true},
+                {"word embedding", p->word_embedding, true},
+                {"position embedding", p->position_embedding, true},
+                {"output head (untied)", p->output_head, true},
+                {"one layer", p->per_layer, false},
+                {"  attention", p->attention, false},
+                {"  mlp", p->mlp, false},
+                {"  norms", p->norms, false}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        if (rows[i].v == 0 && i > 1)
+            continue;
+        char share[16] = "";
+        if (rows[i].share)
+            snprintf(share, sizeof share, "%.1f%%", 100 * rows[i].v / p->total);
+        table_add_rowf(t, "%s\t%s\t%s", rows[i].name,
+                       units_fmt_count(rows[i].v, a, sizeof a), share);
+    }
+    printf("\n");
+    int rc = table_print(t, stdout, 2, 0);
+    table_destroy(t);
+    return rc;
+}
+
+static int print_flops(const model_report_t *r)
+{
+    static const char *hdr[] = {"forward FLOPs per token", "FLOPs", "share"};
+    table_t *t = table_create(3, hdr);
+    if (!t)
+        return ERR_RUNTIME;
+    table_align_right(t, 1);
+    table_align_right(t, 2);
+    char a[32];
+    for (int i = 0; i < FLOP_OP_COUNT; i++)
+        table_add_rowf(t, "%s\t%s\t%.1f%%", model_flop_op_name((flop_op_t)i),
+                       units_fmt_count(r->flops.fwd_per_token[i], a, sizeof a),
+                       100 * r->flops.fwd_per_token[i] / r->flops.fwd_per_token_total);
+    table_add_rowf(t, "total forward\t%s\t100.0%%",
+                   units_fmt_count(r->flops.fwd_per_token_total, a, sizeof a));
+    printf("\n");
+    int rc = table_print(t, stdout, 2, 0);
+    table_destroy(t);
+    char b[32], c[32];
+    printf("  model FLOPs per token (3 x forward, seq %d): %s\n", r->layout.seq_len,
+           units_fmt_count(r->flops.model_per_token, a, sizeof a));
+    printf("  per step (%d x %d tokens): model %s FLOP, hardware %s FLOP (recompute %s)\n",
+           r->layout.global_batch, r->layout.seq_len,
+           units_fmt_count(model_flops_per_step(&r->model, &r->layout), b, sizeof b),
+           units_fmt_count(model_hw_flops_per_step(&r->model, &r->layout), c, sizeof c),
+           layout_recompute_name(r->layout.recompute));
+    return rc;
+}
+
+static int print_memory(const model_report_t *r)
+{
+    const model_memory_t *mm = &r->memory;
+    char desc[160];
+    layout_describe(&r->layout, desc, sizeof desc);
+    printf("\n  memory per GPU: %s on %d GPUs, pipeline stage %d of %d (%d layers)\n",
+           desc, r->layout.n_gpus, mm->stage, r->layout.pp, mm->layers);
+    static const char *hdr[] = {"memory", "GiB", "note"};
+    table_t *t = table_create(3, hdr);
+    if (!t)
+        return ERR_RUNTIME;
+    table_align_right(t, 1);
+    char note[96];
+    table_add_rowf(t, "weights\t%.2f\t%s params on this GPU", mm->params_bytes / GIB,
+                   units_fmt_count(mm->params_count, note, sizeof note));
+    table_add_rowf(t, "gradients\t%.2f\t%d bytes each%s", mm->grads_bytes / GIB,
+                   r->layout.grad_bytes, r->layout.zero >= 2 ? ", sharded (ZeRO-2+)" : "");
+    table_add_rowf(t, "optimizer\t%.2f\tfp32 master + Adam moments%s",
+                   mm->optimizer_bytes / GIB,
+                   (r->layout.zero >= 1 || r->layout.distributed_optimizer) ? ", sharded" : "");
+    table_add_rowf(t, "activations\t%.2f\t%.2f micro-batches in flight x %d layers",
+                   mm->activations_bytes / GIB, mm->inflight_microbatches, mm->layers);
+    table_add_rowf(t, "buffers\t%.2f\treserved, fragmentation, comm buffers",
+                   mm->buffers_bytes / GIB);
+    if (r->have_gpu)
+        table_add_rowf(t, "total\t%.2f\tof %.1f GiB on %s: %s", mm->total_bytes / GIB,
+                       r->cluster.gpu.memory_gib, r->cluster.gpu.name,
+                       mm->total_bytes / GIB <= r->cluster.gpu.memory_gib ? "fits"
+                                                                          : "DOES NOT FIT");
+    else
+        table_add_rowf(t, "total\t%.2f\t(give --gpu to check the fit)", mm->total_bytes / GIB);
+    int rc = table_print(t, stdout, 2, 0);
+    table_destroy(t);
+    return rc;
+}
+
+static int print_json(const model_report_t *r, err_t *err)
+{
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o != NULL;
+    cJSON *pb = NULL, *fb = NULL, *fs = NULL;
+    ok = ok && cJSON_AddItemToObject(o, "model", report_model_json(&r->model)) &&
+         json_add_number(o, "params", r->params.total) &&
+         json_add_number(o, "params_non_embedding", r->params.non_embedding) &&
+         (pb = cJSON_AddObjectToObject(o, "params_breakdown")) &&
+         json_add_number(pb, "word_embedding", r->params.word_embedding) &&
+         json_add_number(pb, "position_embedding", r->params.position_embedding) &&
+         json_add_number(pb, "per_layer", r->params.per_layer) &&
+         json_add_number(pb, "attention_per_layer", r->params.attention) &&
+         json_add_number(pb, "mlp_per_layer", r->params.mlp) &&
+         json_add_number(pb, "norms_per_layer", r->params.norms) &&
+         json_add_number(pb, "final_norm", r->params.final_norm) &&
+         json_add_number(pb, "output_head", r->params.output_head) &&
+         json_add_number(o, "seq_len", r->layout.seq_len) &&
+         json_add_number(o, "flops_per_token", r->flops.model_per_token) &&
+         json_add_number(o, "flops_per_token_forward", r->flops.fwd_per_token_total) &&
+         (fb = cJSON_AddObjectToObject(o, "flops_by_op"));
+    for (int i = 0; ok && i < FLOP_OP_COUNT; i++)
+        ok = json_add_number(fb, model_flop_op_name((flop_op_t)i), r->flops.fwd_per_token[i]);
+    ok = ok && (fs = cJSON_AddObjectToObject(o, "flops_per_step")) &&
+         json_add_number(fs, "model", model_flops_per_step(&r->model, &r->layout)) &&
+         json_add_number(fs, "hardware", model_hw_flops_per_step(&r->model, &r->layout)) &&
+         cJSON_AddItemToObject(o, "layout", report_layout_json(&r->layout)) &&
+         cJSON_AddItemToObject(o, "memory_gib",
+                               report_memory_json(&r->memory, r->have_gpu
+                                                                  ? r->cluster.gpu.memory_gib
+                                                                  : -1)) &&
+         json_add_number(o, "memory_stage", r->memory.stage) &&
+         json_add_number(o, "params_per_gpu", r->memory.params_count);
+    if (ok && r->have_gpu)
+        ok = cJSON_AddBoolToObject(o, "fits",
+                                   r->memory.total_bytes / GIB <= r->cluster.gpu.memory_gib) &&
+             cJSON_AddStringToObject(o, "gpu", r->cluster.gpu.name);
+    int rc = ok ? json_print_stdout(o, err)
+                : err_set(err, ERR_RUNTIME, "out of memory building JSON");
+    cJSON_Delete(o);
+    return rc;
+}
+
+/* Memory overheads from --profile, else the GPU's default profile, else
+ * the built-in defaults. */
+static int memory_options(const cli_args_t *a, const model_report_t *r,
+                          memory_opts_t *opts, err_t *err)
+{
+    memory_opts_default(opts);
+    const char *path = cli_get(a, "--profile");
+    if (!path && !r->have_gpu)
+        return ERR_OK;
+    profile_t prof;
+    int rc = path ? prof_load(path, &prof, err)
+                  : prof_load_default(r->cluster.gpu.name, &prof, err);
+    if (rc)
+        return rc;
+    opts->reserved_bytes = prof.reserved_gib * GIB;
+    opts->fragmentation = prof.fragmentation;
+    prof_free(&prof);
+    return ERR_OK;
+}
+
+int cmd_model(int argc, char **argv, err_t *err)
+{
+    const cli_group_t groups[] = {CLI_MODEL_OPTS, CLI_LAYOUT_OPTS, CLI_CLUSTER_OPTS,
+                                  own_group, CLI_OUTPUT_OPTS};
+    const int n_groups = sizeof groups / sizeof groups[0];
+    cli_args_t a;
+    int rc = cli_parse(argc, argv, groups, n_groups, &a, err);
+    if (rc)
+        return rc;
+    if (a.help) {
+        cli_print_help(stdout, "scaleplan model --model NAME|config.json [layout] [--gpu G] [--json]",
+                       "Parameters (total, per stage, per GPU), FLOPs per token by operation\n"
+                       "(Megatron convention), and per-GPU memory (weights, gradients, optimizer\n"
+                       "states, activations, buffers) for a parallel layout. Without --gpus the\n"
+                       "layout uses one model replica (TP x PP x CP GPUs).",
+                       groups, n_groups);
+        return ERR_OK;
+    }
+    model_report_t r;
+    memset(&r, 0, sizeof r);
+    if ((rc = cli_model(&a, &r.model, err)) ||
+        (rc = cli_layout_flags(&a, &r.model, &r.layout, err)))
+        return rc;
+    int n_gpus = r.layout.tp * r.layout.pp * r.layout.cp;
+    if ((rc = cli_get_int(&a, "--gpus", 1, 1 << 24, &n_gpus, err)) ||
+        (rc = layout_finalize(&r.layout, &r.model, n_gpus, err)))
+        return rc;
+    if (cli_has(&a, "--gpu") || cli_has(&a, "--cluster")) {
+        cluster_spec_t spec;
+        if ((rc = cli_cluster_spec(&a, &spec, err)))
+            return rc;
+        spec.n_gpus = n_gpus;
+        if ((rc = cluster_resolve(&spec, &r.cluster, err)))
+            return rc;
+        r.have_gpu = true;
+    }
+    memory_opts_t opts;
+    if ((rc = memory_options(&a, &r, &opts, err)))
+        return rc;
+    model_params(&r.model, &r.params);
+    model_flops(&r.model, r.layout.seq_len, &r.flops);
+    model_memory_peak(&r.model, &r.layout, &opts, &r.memory);
+    if (cli_has(&a, "--json"))
+        return print_json(&r, err);
+    print_architecture(&r.model);
+    if ((rc = print_params(&r.params)) || (rc = print_flops(&r)) || (rc = print_memory(&r)))
+        return err_set(err, ERR_RUNTIME, "cannot write the report to standard output");
+    return ERR_OK;
+}

@@ -1,0 +1,71 @@
+/* scaleplan: plan large-scale LLM training before reserving GPUs.
+ *
+ * main() looks up the subcommand in one table, runs it, and is the only
+ * place that turns an error record into a message on stderr and an exit
+ * status (2 for bad input, 1 for runtime failures).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "common/names.h"
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv, err_t *err);
+    const char *summary;
+} command_t;
+
+static const command_t commands[] = {
+    {"catalog", cmd_catalog, "list models, GPUs, fabrics, clusters, prices and failure rates"},
+    {"model", cmd_model, "parameters, FLOPs per token and per-GPU memory of a model under a layout"},
+};
+static const int n_commands = sizeof commands / sizeof commands[0];
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: scaleplan COMMAND [options]   (scaleplan COMMAND --help for its options)\n\n"
+            "scaleplan tells, before you reserve GPUs, how a training run will behave at\n"
+            "scale: GPU counts, parallel layouts, step time, failures and cost.\n\ncommands:\n");
+    for (int i = 0; i < n_commands; i++)
+        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nexamples:\n"
+                 "  scaleplan catalog gpus\n"
+                 "  scaleplan model --model llama3-70b --tp 8 --pp 4 --gpus 256 --gpu h100-sxm\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("scaleplan %s\n", SCALEPLAN_VERSION);
+        return 0;
+    }
+    for (int i = 0; i < n_commands; i++) {
+        if (strcmp(argv[1], commands[i].name) != 0)
+            continue;
+        err_t err;
+        err_clear(&err);
+        int rc = commands[i].run(argc - 1, argv + 1, &err);
+        if (rc == ERR_OK)
+            return fflush(stdout) == 0 ? 0 : 1;
+        fprintf(stderr, "scaleplan %s: %s\n", commands[i].name,
+                err.msg[0] ? err.msg : "failed");
+        return rc == ERR_INPUT ? 2 : 1;
+    }
+    const char *names[sizeof commands / sizeof commands[0]];
+    for (int i = 0; i < n_commands; i++)
+        names[i] = commands[i].name;
+    int best = names_closest(argv[1], names, (size_t)n_commands);
+    if (best >= 0)
+        fprintf(stderr, "scaleplan: unknown command '%s'; did you mean '%s'? (scaleplan --help lists all)\n",
+                argv[1], names[best]);
+    else
+        fprintf(stderr, "scaleplan: unknown command '%s' (scaleplan --help lists all)\n", argv[1]);
+    return 2;
+}

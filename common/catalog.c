@@ -1,0 +1,329 @@
+#include "common/catalog.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/names.h"
+
+/* The override directory, or NULL. Read on each call: tests set it. */
+static const char *override_dir(void)
+{
+    const char *d = getenv("SCALEPLAN_CATALOG");
+    return (d && *d) ? d : NULL;
+}
+
+static const catalog_entry_t *find_embedded(const char *relpath)
+{
+    for (size_t i = 0; i < catalog_embedded_count; i++)
+        if (strcmp(catalog_embedded[i].path, relpath) == 0)
+            return &catalog_embedded[i];
+    return NULL;
+}
+
+static int override_path(const char *relpath, char *out, size_t cap)
+{
+    const char *dir = override_dir();
+    if (!dir)
+        return 0;
+    int n = snprintf(out, cap, "%s/%s", dir, relpath);
+    if (n < 0 || (size_t)n >= cap)
+        return 0;
+    struct stat st;
+    return stat(out, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int catalog_exists(const char *relpath)
+{
+    char path[CATALOG_ORIGIN_MAX];
+    return override_path(relpath, path, sizeof path) || find_embedded(relpath);
+}
+
+int catalog_read(const char *relpath, char **text, size_t *len, char *origin,
+                 size_t origin_cap, err_t *err)
+{
+    *text = NULL;
+    char path[CATALOG_ORIGIN_MAX];
+    if (override_path(relpath, path, sizeof path)) {
+        if (origin)
+            snprintf(origin, origin_cap, "%s", path);
+        return fileio_read_all(path, text, len, err);
+    }
+    const catalog_entry_t *e = find_embedded(relpath);
+    if (!e)
+        return err_setf(err, ERR_INPUT, relpath, NULL,
+                        "not in the built-in catalog%s",
+                        override_dir() ? " nor in $SCALEPLAN_CATALOG" : "");
+    char *copy = malloc(e->len + 1);
+    if (!copy)
+        return err_setf(err, ERR_RUNTIME, relpath, NULL, "out of memory");
+    memcpy(copy, e->text, e->len + 1);
+    *text = copy;
+    if (len)
+        *len = e->len;
+    if (origin)
+        snprintf(origin, origin_cap, "%s", relpath);
+    return ERR_OK;
+}
+
+/* A growable list of unique names. */
+typedef struct {
+    char **v;
+    size_t n, cap;
+} name_list_t;
+
+static int list_add(name_list_t *l, const char *name, size_t len)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strlen(l->v[i]) == len && strncmp(l->v[i], name, len) == 0)
+            return 0;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 32;
+        char **v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    char *s = malloc(len + 1);
+    if (!s)
+        return -1;
+    memcpy(s, name, len);
+    s[len] = '\0';
+    l->v[l->n++] = s;
+    return 0;
+}
+
+/* If path is "<dir>/<stem>.json" with no further '/', the stem's length. */
+static size_t json_stem_in(const char *path, const char *dir, const char **stem)
+{
+    size_t dl = strlen(dir);
+    if (strncmp(path, dir, dl) != 0 || path[dl] != '/')
+        return 0;
+    const char *s = path + dl + 1;
+    if (strchr(s, '/'))
+        return 0;
+    size_t n = strlen(s);
+    if (n <= 5 || strcmp(s + n - 5, ".json") != 0)
+        return 0;
+    *stem = s;
+    return n - 5;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int catalog_list(const char *dir, char ***names, size_t *count, err_t *err)
+{
+    name_list_t l = {0};
+    *names = NULL;
+    *count = 0;
+    for (size_t i = 0; i < catalog_embedded_count; i++) {
+        const char *stem;
+        size_t n = json_stem_in(catalog_embedded[i].path, dir, &stem);
+        if (n && list_add(&l, stem, n) != 0)
+            goto out_oom;
+    }
+    const char *od = override_dir();
+    if (od) {
+        char path[CATALOG_ORIGIN_MAX];
+        snprintf(path, sizeof path, "%s/%s", od, dir);
+        DIR *d = opendir(path);
+        if (d) {
+            struct dirent *de;
+            while ((de = readdir(d)) != NULL) {
+                size_t n = strlen(de->d_name);
+                if (n > 5 && strcmp(de->d_name + n - 5, ".json") == 0 &&
+                    list_add(&l, de->d_name, n - 5) != 0) {
+                    closedir(d);
+                    goto out_oom;
+                }
+            }
+            closedir(d);
+        }
+    }
+    if (l.n)
+        qsort(l.v, l.n, sizeof *l.v, cmp_names);
+    *names = l.v;
+    *count = l.n;
+    return ERR_OK;
+out_oom:
+    catalog_free_names(l.v, l.n);
+    return err_set(err, ERR_RUNTIME, "out of memory listing %s", dir);
+}
+
+void catalog_free_names(char **names, size_t count)
+{
+    if (!names)
+        return;
+    for (size_t i = 0; i < count; i++)
+        free(names[i]);
+    free(names);
+}
+
+int catalog_parse(const char *relpath, cJSON **root, char *origin,
+                  size_t origin_cap, err_t *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    char name[CATALOG_ORIGIN_MAX];
+    *root = NULL;
+    int rc = catalog_read(relpath, &text, &len, name, sizeof name, err);
+    if (rc)
+        return rc;
+    rc = json_parse_text(text, len, name, root, err);
+    free(text);
+    if (origin)
+        snprintf(origin, origin_cap, "%s", name);
+    return rc;
+}
+
+/* Whether entry e is called norm, by name or alias. */
+static int entry_matches(const cJSON *e, const char *norm)
+{
+    char buf[128];
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+    if (cJSON_IsString(name)) {
+        names_normalize(name->valuestring, buf, sizeof buf);
+        if (strcmp(buf, norm) == 0)
+            return 1;
+    }
+    const cJSON *aliases = cJSON_GetObjectItemCaseSensitive(e, "aliases");
+    const cJSON *a;
+    cJSON_ArrayForEach(a, aliases)
+    {
+        if (!cJSON_IsString(a))
+            continue;
+        names_normalize(a->valuestring, buf, sizeof buf);
+        if (strcmp(buf, norm) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int catalog_find_named(const char *relpath, const char *array_key,
+                       const char *query, const char *flag,
+                       const char *list_hint, cJSON **root,
+                       const cJSON **entry, int *index, char *origin,
+                       size_t origin_cap, err_t *err)
+{
+    char file[CATALOG_ORIGIN_MAX];
+    *entry = NULL;
+    int rc = catalog_parse(relpath, root, file, sizeof file, err);
+    if (rc)
+        return rc;
+    if (origin)
+        snprintf(origin, origin_cap, "%s", file);
+    json_ctx_t ctx = json_ctx_root(file);
+    const cJSON *arr;
+    if ((rc = json_get_array(*root, array_key, &ctx, JSON_REQUIRED, &arr, err)))
+        goto out_free_root;
+    char norm[128];
+    names_normalize(query ? query : "", norm, sizeof norm);
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+    {
+        if (entry_matches(e, norm)) {
+            *entry = e;
+            if (index)
+                *index = i;
+            return ERR_OK;
+        }
+        i++;
+    }
+    /* A miss: suggest the closest name. */
+    int n = cJSON_GetArraySize(arr);
+    const char **names = calloc((size_t)(n > 0 ? n : 1), sizeof *names);
+    if (!names) {
+        rc = err_set(err, ERR_RUNTIME, "out of memory");
+        goto out_free_root;
+    }
+    int k = 0;
+    cJSON_ArrayForEach(e, arr)
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+        if (cJSON_IsString(name))
+            names[k++] = name->valuestring;
+    }
+    int best = names_closest(norm, names, (size_t)k);
+    if (best >= 0)
+        rc = err_setf(err, ERR_INPUT, NULL, flag,
+                      "unknown name '%s'; did you mean '%s'? (%s lists all)",
+                      query ? query : "", names[best], list_hint);
+    else
+        rc = err_setf(err, ERR_INPUT, NULL, flag,
+                      "unknown name '%s' (%s lists all)", query ? query : "",
+                      list_hint);
+    free(names);
+out_free_root:
+    cJSON_Delete(*root);
+    *root = NULL;
+    return rc;
+}
+
+int catalog_load_named(const char *relpath, const char *array_key,
+                       const char *query, const char *flag,
+                       const char *list_hint, catalog_entry_parser_t parse,
+                       void *out, err_t *err)
+{
+    cJSON *root = NULL;
+    const cJSON *entry;
+    int index = 0;
+    char origin[CATALOG_ORIGIN_MAX];
+    int rc = catalog_find_named(relpath, array_key, query, flag, list_hint,
+                                &root, &entry, &index, origin, sizeof origin,
+                                err);
+    if (rc)
+        return rc;
+    json_ctx_t top = json_ctx_root(origin);
+    json_ctx_t arr = json_ctx_member(&top, array_key);
+    json_ctx_t ctx = json_ctx_index(&arr, index);
+    rc = parse(entry, &ctx, out, err);
+    cJSON_Delete(root);
+    return rc;
+}
+
+int catalog_load_table(const char *relpath, const char *array_key,
+                       size_t elem_size, catalog_entry_parser_t parse,
+                       void **out, size_t *count, err_t *err)
+{
+    *out = NULL;
+    *count = 0;
+    cJSON *root = NULL;
+    char origin[CATALOG_ORIGIN_MAX];
+    int rc = catalog_parse(relpath, &root, origin, sizeof origin, err);
+    if (rc)
+        return rc;
+    json_ctx_t top = json_ctx_root(origin);
+    json_ctx_t arr_ctx = json_ctx_member(&top, array_key);
+    const cJSON *arr;
+    if ((rc = json_get_array(root, array_key, &top, JSON_REQUIRED, &arr, err)))
+        goto out_free_root;
+    int n = cJSON_GetArraySize(arr);
+    char *list = calloc((size_t)(n > 0 ? n : 1), elem_size);
+    if (!list) {
+        rc = err_set(err, ERR_RUNTIME, "out of memory");
+        goto out_free_root;
+    }
+    for (int i = 0; i < n; i++) {
+        json_ctx_t ctx = json_ctx_index(&arr_ctx, i);
+        rc = parse(cJSON_GetArrayItem(arr, i), &ctx, list + (size_t)i * elem_size,
+                   err);
+        if (rc) {
+            free(list);
+            goto out_free_root;
+        }
+    }
+    *out = list;
+    *count = (size_t)n;
+out_free_root:
+    cJSON_Delete(root);
+    return rc;
+}

@@ -1,0 +1,356 @@
+#include "common/json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+
+json_ctx_t json_ctx_root(const char *file)
+{
+    json_ctx_t c;
+    c.file = file;
+    c.path[0] = '\0';
+    return c;
+}
+
+json_ctx_t json_ctx_member(const json_ctx_t *parent, const char *key)
+{
+    json_ctx_t c;
+    c.file = parent->file;
+    if (parent->path[0])
+        snprintf(c.path, sizeof c.path, "%.*s.%s", JSON_PATH_MAX / 2,
+                 parent->path, key);
+    else
+        snprintf(c.path, sizeof c.path, "%s", key);
+    return c;
+}
+
+json_ctx_t json_ctx_index(const json_ctx_t *parent, int index)
+{
+    json_ctx_t c;
+    c.file = parent->file;
+    snprintf(c.path, sizeof c.path, "%.*s[%d]", JSON_PATH_MAX / 2,
+             parent->path, index);
+    return c;
+}
+
+/* The path of member key under ctx, for messages. */
+static void field_path(const json_ctx_t *ctx, const char *key, char *out,
+                       size_t cap)
+{
+    if (ctx->path[0] && key)
+        snprintf(out, cap, "%s.%s", ctx->path, key);
+    else if (key)
+        snprintf(out, cap, "%s", key);
+    else
+        snprintf(out, cap, "%s", ctx->path);
+}
+
+static int field_error(err_t *err, const json_ctx_t *ctx, const char *key,
+                       const char *reason)
+{
+    char path[JSON_PATH_MAX + 64];
+    field_path(ctx, key, path, sizeof path);
+    return err_setf(err, ERR_INPUT, ctx->file, path[0] ? path : NULL, "%s",
+                    reason);
+}
+
+/* Short rendering of a JSON value for "(got ...)" in messages. */
+static void describe(const cJSON *v, char *out, size_t cap)
+{
+    if (!v) {
+        snprintf(out, cap, "nothing");
+        return;
+    }
+    char *s = cJSON_PrintUnformatted(v);
+    if (!s) {
+        snprintf(out, cap, "a value");
+        return;
+    }
+    if (strlen(s) > 40)
+        snprintf(out, cap, "%.37s...", s);
+    else
+        snprintf(out, cap, "%s", s);
+    free(s);
+}
+
+int json_parse_text(const char *text, size_t len, const char *name,
+                    cJSON **root, err_t *err)
+{
+    *root = NULL;
+    const char *end = NULL;
+    cJSON *doc = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!doc) {
+        /* cJSON reports where parsing stopped; turn it into line:column. */
+        size_t off = (end && end >= text) ? (size_t)(end - text) : 0;
+        if (off > len)
+            off = len;
+        int line = 1, col = 1;
+        for (size_t i = 0; i < off; i++) {
+            if (text[i] == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
+            }
+        }
+        int blank = 1;
+        for (size_t i = 0; i < len; i++)
+            if (text[i] != ' ' && text[i] != '\n' && text[i] != '\r' &&
+                text[i] != '\t')
+                blank = 0;
+        if (blank)
+            return err_setf(err, ERR_INPUT, name, NULL,
+                            "empty file; expected a JSON document");
+        if (off >= len)
+            return err_setf(err, ERR_INPUT, name, NULL,
+                            "malformed JSON: ends early at line %d column %d "
+                            "(truncated file?)",
+                            line, col);
+        return err_setf(err, ERR_INPUT, name, NULL,
+                        "malformed JSON at line %d column %d", line, col);
+    }
+    /* cJSON stops after the first value; anything but space after it means
+     * the file is not what the user thinks it is. */
+    if (end) {
+        const char *p = end;
+        while ((size_t)(p - text) < len &&
+               (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+            p++;
+        if ((size_t)(p - text) < len && *p != '\0') {
+            cJSON_Delete(doc);
+            return err_setf(err, ERR_INPUT, name, NULL,
+                            "malformed JSON: unexpected text after the document");
+        }
+    }
+    *root = doc;
+    return ERR_OK;
+}
+
+int json_parse_file(const char *path, cJSON **root, err_t *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    *root = NULL;
+    int rc = fileio_read_all(path, &text, &len, err);
+    if (rc)
+        return rc;
+    rc = json_parse_text(text, len, path, root, err);
+    free(text);
+    return rc;
+}
+
+/* Find member key; distinguishes absent (returns 0 with *v NULL) from the
+ * required-but-absent error. JSON null counts as absent. */
+static int lookup(const cJSON *obj, const char *key, const json_ctx_t *ctx,
+                  json_need_t need, const cJSON **v, err_t *err)
+{
+    *v = NULL;
+    if (!cJSON_IsObject(obj))
+        return field_error(err, ctx, NULL, "must be a JSON object");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (m && cJSON_IsNull(m))
+        m = NULL;
+    if (!m && need == JSON_REQUIRED)
+        return field_error(err, ctx, key, "missing (required)");
+    *v = m;
+    return ERR_OK;
+}
+
+int json_get_double(const cJSON *obj, const char *key, const json_ctx_t *ctx,
+                    json_need_t need, double lo, double hi, double *out,
+                    err_t *err)
+{
+    const cJSON *v;
+    int rc = lookup(obj, key, ctx, need, &v, err);
+    if (rc || !v)
+        return rc;
+    char got[64], why[160];
+    describe(v, got, sizeof got);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
+        snprintf(why, sizeof why, "must be a finite number (got %s)", got);
+        return field_error(err, ctx, key, why);
+    }
+    double x = v->valuedouble;
+    if (x < lo || x > hi) {
+        snprintf(why, sizeof why, "must be between %g and %g (got %s)", lo, hi,
+                 got);
+        return field_error(err, ctx, key, why);
+    }
+    *out = x;
+    return ERR_OK;
+}
+
+int json_get_long(const cJSON *obj, const char *key, const json_ctx_t *ctx,
+                  json_need_t need, long long lo, long long hi, long long *out,
+                  err_t *err)
+{
+    const cJSON *v;
+    int rc = lookup(obj, key, ctx, need, &v, err);
+    if (rc || !v)
+        return rc;
+    char got[64], why[160];
+    describe(v, got, sizeof got);
+    double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    if (!isfinite(x) || x != floor(x) || fabs(x) > 9007199254740992.0) {
+        snprintf(why, sizeof why, "must be a whole number (got %s)", got);
+        return field_error(err, ctx, key, why);
+    }
+    if (x < (double)lo || x > (double)hi) {
+        snprintf(why, sizeof why, "must be between %lld and %lld (got %s)", lo,
+                 hi, got);
+        return field_error(err, ctx, key, why);
+    }
+    *out = (long long)x;
+    return ERR_OK;
+}
+
+int json_get_int(const cJSON *obj, const char *key, const json_ctx_t *ctx,
+                 json_need_t need, long lo, long hi, int *out, err_t *err)
+{
+    long long v = 0;
+    if (lo < -2147483647L)
+        lo = -2147483647L;
+    if (hi > 2147483647L)
+        hi = 2147483647L;
+    const cJSON *m;
+    int rc = lookup(obj, key, ctx, need, &m, err);
+    if (rc || !m)
+        return rc;
+    rc = json_get_long(obj, key, ctx, need, lo, hi, &v, err);
+    if (rc)
+        return rc;
+    *out = (int)v;
+    return ERR_OK;
+}
+
+int json_get_bool(const cJSON *obj, const char *key, const json_ctx_t *ctx,
+                  json_need_t need, bool *out, err_t *err)
+{
+    const cJSON *v;
+    int rc = lookup(obj, key, ctx, need, &v, err);
+    if (rc || !v)
+        return rc;
+    if (!cJSON_IsBool(v)) {
+        char got[64], why[128];
+        describe(v, got, sizeof got);
+        snprintf(why, sizeof why, "must be true or false (got %s)", got);
+        return field_error(err, ctx, key, why);
+    }
+    *out = cJSON_IsTrue(v);
+    return ERR_OK;
+}
+
+int json_get_string(const cJSON *obj, const char *key, const json_ctx_t *ctx,
+                    json_need_t need, char *out, size_t cap, err_t *err)
+{
+    const cJSON *v;
+    int rc = lookup(obj, key, ctx, need, &v, err);
+    if (rc || !v)
+        return rc;
+    char why[160];
+    if (!cJSON_IsString(v) || !v->valuestring) {
+        char got[64];
+        describe(v, got, sizeof got);
+        snprintf(why, sizeof why, "must be a string (got %s)", got);
+        return field_error(err, ctx, key, why);
+    }
+    size_t n = strlen(v->valuestring);
+    if (n + 1 > cap) {
+        snprintf(why, sizeof why, "too long (%zu characters, at most %zu)", n,
+                 cap - 1);
+        return field_error(err, ctx, key, why);
+    }
+    memcpy(out, v->valuestring, n + 1);
+    return ERR_OK;
+}
+
+static int get_typed(const cJSON *obj, const char *key, const json_ctx_t *ctx,
+                     json_need_t need, const cJSON **out, int want_array,
+                     err_t *err)
+{
+    const cJSON *v;
+    *out = NULL;
+    int rc = lookup(obj, key, ctx, need, &v, err);
+    if (rc || !v)
+        return rc;
+    if (want_array ? !cJSON_IsArray(v) : !cJSON_IsObject(v)) {
+        char got[64], why[128];
+        describe(v, got, sizeof got);
+        snprintf(why, sizeof why, "must be a JSON %s (got %s)",
+                 want_array ? "array" : "object", got);
+        return field_error(err, ctx, key, why);
+    }
+    *out = v;
+    return ERR_OK;
+}
+
+int json_get_object(const cJSON *obj, const char *key, const json_ctx_t *ctx,
+                    json_need_t need, const cJSON **out, err_t *err)
+{
+    return get_typed(obj, key, ctx, need, out, 0, err);
+}
+
+int json_get_array(const cJSON *obj, const char *key, const json_ctx_t *ctx,
+                   json_need_t need, const cJSON **out, err_t *err)
+{
+    return get_typed(obj, key, ctx, need, out, 1, err);
+}
+
+int json_expect_object(const cJSON *obj, const json_ctx_t *ctx, err_t *err)
+{
+    if (cJSON_IsObject(obj))
+        return ERR_OK;
+    char got[64], why[128];
+    describe(obj, got, sizeof got);
+    snprintf(why, sizeof why, "must be a JSON object (got %s)", got);
+    return field_error(err, ctx, NULL, why);
+}
+
+int json_write_file(const char *path, const cJSON *root, err_t *err)
+{
+    char *text = cJSON_Print(root);
+    if (!text)
+        return err_setf(err, ERR_RUNTIME, path, NULL,
+                        "out of memory while formatting JSON");
+    size_t n = strlen(text);
+    /* End the file with a newline, as text tools expect. */
+    char *with_nl = realloc(text, n + 2);
+    if (!with_nl) {
+        free(text);
+        return err_setf(err, ERR_RUNTIME, path, NULL, "out of memory");
+    }
+    with_nl[n] = '\n';
+    with_nl[n + 1] = '\0';
+    int rc = fileio_write_atomic(path, with_nl, n + 1, err);
+    free(with_nl);
+    return rc;
+}
+
+bool json_add_number(cJSON *obj, const char *key, double value)
+{
+    /* Round to 12 significant digits: results are estimates, and printing
+     * binary noise (0.30000000000000004) would suggest false precision. */
+    if (isfinite(value) && value != 0.0) {
+        char buf[40];
+        snprintf(buf, sizeof buf, "%.12g", value);
+        value = strtod(buf, NULL);
+    }
+    if (!isfinite(value))
+        return cJSON_AddNullToObject(obj, key) != NULL;
+    return cJSON_AddNumberToObject(obj, key, value) != NULL;
+}
+
+int json_print_stdout(const cJSON *root, err_t *err)
+{
+    char *text = cJSON_Print(root);
+    if (!text)
+        return err_set(err, ERR_RUNTIME, "out of memory while formatting JSON");
+    int ok = puts(text) >= 0 && fflush(stdout) == 0;
+    free(text);
+    if (!ok)
+        return err_set(err, ERR_RUNTIME, "cannot write to standard output");
+    return ERR_OK;
+}

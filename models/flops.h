@@ -1,0 +1,54 @@
+/* flops: floating-point work of a model, by operation, Megatron convention.
+ *
+ * Every GEMM counts 2 FLOPs per multiply-add; the logits layer is included;
+ * attention scores (Q K^T) and the weighted sum over values are counted over
+ * the full s x s product (no causal halving), as in Narayanan et al. (SC21)
+ * equation 3. Model FLOPs are 3x the forward (forward + backward at twice
+ * the forward); hardware FLOPs add forward work that recompute repeats.
+ * Norms, activations, softmax and the optimizer are memory-bound and are
+ * not counted, as in Megatron-LM.
+ */
+#ifndef SCALEPLAN_MODELS_FLOPS_H
+#define SCALEPLAN_MODELS_FLOPS_H
+
+#include "models/layout.h"
+#include "models/model.h"
+
+typedef enum {
+    FLOP_QKV = 0,     /* Q, K, V projections */
+    FLOP_ATTN_SCORES, /* Q K^T */
+    FLOP_ATTN_VALUES, /* softmax(Q K^T) V */
+    FLOP_ATTN_OUT,    /* output projection */
+    FLOP_MLP_IN,      /* first MLP GEMM (gate and up for SwiGLU) */
+    FLOP_MLP_OUT,     /* second MLP GEMM */
+    FLOP_LOGITS,      /* hidden -> vocabulary */
+    FLOP_OP_COUNT
+} flop_op_t;
+
+typedef struct {
+    double fwd_per_token[FLOP_OP_COUNT]; /* forward FLOPs per token, all layers */
+    double fwd_per_token_layers; /* forward per token, transformer blocks only */
+    double fwd_per_token_total;  /* forward per token, everything */
+    double model_per_token;      /* 3 x forward: model FLOPs per token */
+} model_flops_t;
+
+/* FLOPs per token of m at sequence length seq_len (> 0). */
+void model_flops(const model_t *m, int seq_len, model_flops_t *out);
+
+/* Forward FLOPs per token that recompute repeats: whole blocks with full
+ * recompute, the attention core (scores and values) with selective, none
+ * otherwise. The logits layer is never recomputed. */
+double model_recompute_flops_per_token(const model_t *m, int seq_len,
+                                       recompute_t r);
+
+/* Model FLOPs of one step of layout l: 3 x forward x tokens. */
+double model_flops_per_step(const model_t *m, const layout_t *l);
+
+/* Hardware FLOPs of one step: model FLOPs plus recomputed forward work.
+ * With full recompute this is SC21 equation 3:
+ * 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) for a GPT with ffn = 4h. */
+double model_hw_flops_per_step(const model_t *m, const layout_t *l);
+
+const char *model_flop_op_name(flop_op_t op);
+
+#endif

@@ -1,0 +1,352 @@
+#include "models/layout.h"
+
+#include "common/json.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+void layout_defaults(layout_t *l)
+{
+    memset(l, 0, sizeof *l);
+    l->tp = l->pp = l->cp = l->ep = l->dp = l->vpp = 1;
+    l->micro_batch = 1;
+    l->global_batch = 0; /* = micro_batch * dp * max(grad_accum, 1) */
+    l->grad_accum = 0;   /* derived; a value set before finalize is a request */
+    l->seq_len = 0; /* = model's max_seq, capped at 8192 */
+    l->zero = 0;
+    l->recompute = RECOMPUTE_NONE;
+    l->precision = PRECISION_BF16;
+    l->schedule = SCHEDULE_1F1B;
+    l->flash_attention = true;
+    l->grad_bytes = 2;
+    l->n_gpus = 1;
+}
+
+static const char *schedule_names[SCHEDULE_COUNT] = {"gpipe", "1f1b",
+                                                     "interleaved"};
+static const char *recompute_names[RECOMPUTE_COUNT] = {"none", "selective",
+                                                       "full"};
+static const char *precision_names[PRECISION_COUNT] = {"bf16", "fp16", "fp8",
+                                                       "fp32"};
+
+const char *layout_schedule_name(schedule_t s)
+{
+    return s < SCHEDULE_COUNT ? schedule_names[s] : "?";
+}
+const char *layout_recompute_name(recompute_t r)
+{
+    return r < RECOMPUTE_COUNT ? recompute_names[r] : "?";
+}
+const char *layout_precision_name(precision_t p)
+{
+    return p < PRECISION_COUNT ? precision_names[p] : "?";
+}
+
+/* Find text among names[0..n); report the accepted names on a miss. */
+static int parse_enum(const char *text, const char *const *names, int n,
+                      const char *flag, int *out, err_t *err)
+{
+    for (int i = 0; i < n; i++)
+        if (text && strcasecmp(text, names[i]) == 0) {
+            *out = i;
+            return ERR_OK;
+        }
+    char list[128] = "";
+    for (int i = 0; i < n; i++) {
+        strncat(list, names[i], sizeof list - strlen(list) - 1);
+        if (i + 1 < n)
+            strncat(list, ", ", sizeof list - strlen(list) - 1);
+    }
+    return err_setf(err, ERR_INPUT, NULL, flag, "unknown value '%s' (use one of: %s)",
+                    text ? text : "", list);
+}
+
+int layout_parse_schedule(const char *text, schedule_t *out, err_t *err)
+{
+    int v;
+    /* Megatron and DeepSpeed spellings of the same schedules. */
+    if (text && (strcasecmp(text, "pipedream-flush") == 0 ||
+                 strcasecmp(text, "1f1b-flush") == 0))
+        text = "1f1b";
+    if (text && (strcasecmp(text, "interleaved-1f1b") == 0 ||
+                 strcasecmp(text, "vpp") == 0))
+        text = "interleaved";
+    int rc = parse_enum(text, schedule_names, SCHEDULE_COUNT, "--schedule", &v, err);
+    if (!rc)
+        *out = (schedule_t)v;
+    return rc;
+}
+
+int layout_parse_recompute(const char *text, recompute_t *out, err_t *err)
+{
+    int v;
+    int rc = parse_enum(text, recompute_names, RECOMPUTE_COUNT, "--recompute", &v, err);
+    if (!rc)
+        *out = (recompute_t)v;
+    return rc;
+}
+
+int layout_parse_precision(const char *text, precision_t *out, err_t *err)
+{
+    int v;
+    int rc = parse_enum(text, precision_names, PRECISION_COUNT, "--precision", &v, err);
+    if (!rc)
+        *out = (precision_t)v;
+    return rc;
+}
+
+int layout_weight_bytes(precision_t p)
+{
+    return p == PRECISION_FP32 ? 4 : 2;
+}
+
+static int check_degree(int v, const char *flag, err_t *err)
+{
+    if (v < 1 || v > (1 << 24))
+        return err_setf(err, ERR_INPUT, NULL, flag,
+                        "must be a whole number from 1 to %d (got %d)", 1 << 24, v);
+    return ERR_OK;
+}
+
+/* Check the pipeline split of m->n_layers over pp ranks and vpp chunks. */
+static int check_pipeline_split(const layout_t *l, const model_t *m, err_t *err)
+{
+    int L = m->n_layers, p = l->pp;
+    if (p > L)
+        return err_setf(err, ERR_INPUT, NULL, "--pp",
+                        "%d stages for %d layers; a stage needs at least one layer",
+                        p, L);
+    int first = l->first_stage_layers, last = l->last_stage_layers;
+    if (first < 0 || last < 0)
+        return err_setf(err, ERR_INPUT, NULL, "--first-stage-layers",
+                        "must not be negative");
+    if (first || last) {
+        if (l->vpp > 1)
+            return err_setf(err, ERR_INPUT, NULL, "--first-stage-layers",
+                            "an uneven pipeline split cannot be combined with --vpp");
+        int special = (first > 0) + (last > 0);
+        if (p < special + (p > special ? 1 : 0) || p == 1)
+            return err_setf(err, ERR_INPUT, NULL, "--first-stage-layers",
+                            "an uneven split needs --pp of at least %d", special + 1);
+        int rest = L - first - last, middle = p - special;
+        if (rest < middle || (middle > 0 && rest % middle != 0) ||
+            (middle == 0 && rest != 0))
+            return err_setf(err, ERR_INPUT, NULL, "--first-stage-layers",
+                            "the %d layers left after the first/last stages "
+                            "(%d/%d) must split evenly over the other %d stages",
+                            rest, first, last, middle);
+        return ERR_OK;
+    }
+    if (L % (p * l->vpp) != 0) {
+        if (l->vpp > 1)
+            return err_setf(err, ERR_INPUT, NULL, "--vpp",
+                            "num_layers %d must divide by PP x VPP = %d x %d",
+                            L, p, l->vpp);
+        return err_setf(err, ERR_INPUT, NULL, "--pp",
+                        "num_layers %d must divide by PP %d (or give "
+                        "--first-stage-layers/--last-stage-layers for an "
+                        "uneven split)",
+                        L, p);
+    }
+    return ERR_OK;
+}
+
+int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
+{
+    int rc;
+    if (n_gpus < 1 || n_gpus > (1 << 24))
+        return err_setf(err, ERR_INPUT, NULL, "--gpus",
+                        "must be from 1 to %d (got %d)", 1 << 24, n_gpus);
+    if ((rc = check_degree(l->tp, "--tp", err)) ||
+        (rc = check_degree(l->pp, "--pp", err)) ||
+        (rc = check_degree(l->cp, "--cp", err)) ||
+        (rc = check_degree(l->ep, "--ep", err)) ||
+        (rc = check_degree(l->vpp, "--vpp", err)) ||
+        (rc = check_degree(l->micro_batch, "--micro-batch", err)))
+        return rc;
+    if (l->global_batch < 0)
+        return err_setf(err, ERR_INPUT, NULL, "--global-batch",
+                        "must not be negative (got %d)", l->global_batch);
+    if (l->zero < 0 || l->zero > 3)
+        return err_setf(err, ERR_INPUT, NULL, "--zero",
+                        "must be 0, 1, 2 or 3 (got %d)", l->zero);
+    if (l->grad_bytes != 2 && l->grad_bytes != 4)
+        return err_setf(err, ERR_INPUT, NULL, "--grad-dtype",
+                        "gradients are 2 (bf16) or 4 (fp32) bytes (got %d)",
+                        l->grad_bytes);
+    if (l->ep != 1)
+        return err_setf(err, ERR_INPUT, NULL, "--ep",
+                        "expert parallelism needs a mixture-of-experts model; "
+                        "%s is dense (use --ep 1)",
+                        m->name);
+    long long mp = (long long)l->tp * l->pp * l->cp;
+    if (mp > n_gpus || n_gpus % mp != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--gpus",
+                        "%d GPUs cannot be split into TP x PP x CP = %d x %d x %d = "
+                        "%lld; the GPU count must be a multiple of it",
+                        n_gpus, l->tp, l->pp, l->cp, mp);
+    l->dp = (int)(n_gpus / mp);
+    l->n_gpus = n_gpus;
+    if (m->n_heads % l->tp != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--tp",
+                        "num_attention_heads %d must divide by TP (%d does not divide %d)",
+                        m->n_heads, l->tp, m->n_heads);
+    if (m->n_kv_heads % l->tp != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--tp",
+                        "num_key_value_heads %d must divide by TP %d (Megatron "
+                        "splits whole query groups across TP ranks)",
+                        m->n_kv_heads, l->tp);
+    if (m->ffn % l->tp != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--tp",
+                        "intermediate size %d must divide by TP %d", m->ffn, l->tp);
+    if (l->seq_len < 0)
+        return err_setf(err, ERR_INPUT, NULL, "--seq-len",
+                        "must be positive (got %d)", l->seq_len);
+    if (l->seq_len == 0)
+        l->seq_len = m->max_seq < 8192 ? m->max_seq : 8192;
+    if (m->pos == MODEL_POS_LEARNED && l->seq_len > m->max_seq)
+        return err_setf(err, ERR_INPUT, NULL, "--seq-len",
+                        "%d is longer than the %d learned positions of %s",
+                        l->seq_len, m->max_seq, m->name);
+    if (l->tp == 1)
+        l->sequence_parallel = false; /* no TP group to split over */
+    if (l->sequence_parallel && l->seq_len % l->tp != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--seq-len",
+                        "%d must divide by TP %d with sequence parallelism",
+                        l->seq_len, l->tp);
+    if (l->cp > 1 && l->seq_len % (2 * l->cp) != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--cp",
+                        "sequence length %d must divide by 2 x CP = %d (context "
+                        "parallelism splits it into 2 x CP load-balanced chunks)",
+                        l->seq_len, 2 * l->cp);
+    if (l->vpp > 1 && l->schedule != SCHEDULE_INTERLEAVED)
+        return err_setf(err, ERR_INPUT, NULL, "--vpp",
+                        "virtual pipeline stages need --schedule interleaved (got %s)",
+                        layout_schedule_name(l->schedule));
+    if (l->schedule == SCHEDULE_INTERLEAVED) {
+        if (l->pp < 2)
+            return err_setf(err, ERR_INPUT, NULL, "--schedule",
+                            "interleaved needs --pp of at least 2");
+        if (l->vpp < 2)
+            return err_setf(err, ERR_INPUT, NULL, "--schedule",
+                            "interleaved needs --vpp of at least 2");
+    }
+    if ((rc = check_pipeline_split(l, m, err)))
+        return rc;
+    long long per_step = (long long)l->micro_batch * l->dp;
+    if (l->grad_accum < 0)
+        return err_setf(err, ERR_INPUT, NULL, "--grad-accum",
+                        "must be positive (got %d)", l->grad_accum);
+    if (l->global_batch == 0) {
+        long long gb = per_step * (l->grad_accum > 0 ? l->grad_accum : 1);
+        if (gb > (1 << 30))
+            return err_setf(err, ERR_INPUT, NULL, "--global-batch",
+                            "micro-batch x DP x accumulation = %lld sequences is too large",
+                            gb);
+        l->global_batch = (int)gb;
+    }
+    if (l->global_batch % per_step != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--global-batch",
+                        "%d sequences must divide by micro-batch x DP = %d x %d = %lld",
+                        l->global_batch, l->micro_batch, l->dp, per_step);
+    l->grad_accum = (int)(l->global_batch / per_step);
+    if (l->schedule == SCHEDULE_INTERLEAVED && l->grad_accum % l->pp != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--global-batch",
+                        "the interleaved schedule needs micro-batches per step "
+                        "(%d) to be a multiple of PP %d",
+                        l->grad_accum, l->pp);
+    if (l->distributed_optimizer && l->zero > 1)
+        return err_setf(err, ERR_INPUT, NULL, "--distributed-optimizer",
+                        "already shards optimizer states (ZeRO-1); it cannot be "
+                        "combined with --zero %d",
+                        l->zero);
+    return ERR_OK;
+}
+
+int layout_stage_layers(const layout_t *l, const model_t *m, int stage)
+{
+    int p = l->pp, first = l->first_stage_layers, last = l->last_stage_layers;
+    if (!first && !last)
+        return m->n_layers / p;
+    if (stage == 0 && first)
+        return first;
+    if (stage == p - 1 && last)
+        return last;
+    int middle = p - (first > 0) - (last > 0);
+    return (m->n_layers - first - last) / middle;
+}
+
+double layout_inflight_microbatches(const layout_t *l, int stage)
+{
+    int p = l->pp, m = l->grad_accum, v = l->vpp;
+    if (p <= 1)
+        return 1;
+    switch (l->schedule) {
+    case SCHEDULE_GPIPE:
+        return m;
+    case SCHEDULE_INTERLEAVED: {
+        long long chunks = 2LL * (p - stage - 1) + (long long)(v - 1) * p + 1;
+        if (chunks > (long long)m * v)
+            chunks = (long long)m * v;
+        return (double)chunks / v;
+    }
+    default:
+        return (p - stage) < m ? (p - stage) : m;
+    }
+}
+
+void layout_describe(const layout_t *l, char *buf, int cap)
+{
+    char vpp[16] = "", zero[16];
+    if (l->vpp > 1)
+        snprintf(vpp, sizeof vpp, " VPP%d", l->vpp);
+    if (l->distributed_optimizer)
+        snprintf(zero, sizeof zero, "dist-opt");
+    else
+        snprintf(zero, sizeof zero, "ZeRO-%d", l->zero);
+    snprintf(buf, (size_t)cap,
+             "TP%d PP%d%s CP%d DP%d mb%d gb%d (x%d) %s %s recompute=%s%s %s",
+             l->tp, l->pp, vpp, l->cp, l->dp, l->micro_batch, l->global_batch,
+             l->grad_accum, layout_schedule_name(l->schedule), zero,
+             layout_recompute_name(l->recompute), l->sequence_parallel ? " SP" : "",
+             layout_precision_name(l->precision));
+}
+
+int layout_apply_deepspeed(const cJSON *cfg, const char *file, layout_t *l,
+                           err_t *err)
+{
+    json_ctx_t ctx = json_ctx_root(file);
+    int rc;
+    if ((rc = json_expect_object(cfg, &ctx, err)))
+        return rc;
+    const cJSON *zero, *bf16, *fp16;
+    json_ctx_t zctx = json_ctx_member(&ctx, "zero_optimization");
+    if ((rc = json_get_int(cfg, "train_micro_batch_size_per_gpu", &ctx,
+                           JSON_OPTIONAL, 1, 1 << 20, &l->micro_batch, err)) ||
+        (rc = json_get_int(cfg, "train_batch_size", &ctx, JSON_OPTIONAL, 1,
+                           1 << 30, &l->global_batch, err)) ||
+        (rc = json_get_int(cfg, "gradient_accumulation_steps", &ctx,
+                           JSON_OPTIONAL, 1, 1 << 20, &l->grad_accum, err)) ||
+        (rc = json_get_object(cfg, "zero_optimization", &ctx, JSON_OPTIONAL,
+                              &zero, err)) ||
+        (rc = json_get_object(cfg, "bf16", &ctx, JSON_OPTIONAL, &bf16, err)) ||
+        (rc = json_get_object(cfg, "fp16", &ctx, JSON_OPTIONAL, &fp16, err)))
+        return rc;
+    if (zero && (rc = json_get_int(zero, "stage", &zctx, JSON_OPTIONAL, 0, 3,
+                                   &l->zero, err)))
+        return rc;
+    bool on = false;
+    json_ctx_t bctx = json_ctx_member(&ctx, "bf16");
+    json_ctx_t fctx = json_ctx_member(&ctx, "fp16");
+    if (bf16 && (rc = json_get_bool(bf16, "enabled", &bctx, JSON_OPTIONAL, &on, err)))
+        return rc;
+    if (on)
+        l->precision = PRECISION_BF16;
+    on = false;
+    if (fp16 && (rc = json_get_bool(fp16, "enabled", &fctx, JSON_OPTIONAL, &on, err)))
+        return rc;
+    if (on)
+        l->precision = PRECISION_FP16;
+    return ERR_OK;
+}

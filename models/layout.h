@@ -1,0 +1,124 @@
+/* layout: how a training step is split across GPUs.
+ *
+ * A layout_t holds the parallel degrees (TP, PP, CP, EP, DP), the batch
+ * shape, the pipeline schedule and the memory-saving options (ZeRO stage,
+ * recompute, sequence parallel). layout_finalize derives DP and gradient
+ * accumulation from the GPU count and checks the layout against a model,
+ * returning one clear error for anything Megatron-LM would refuse:
+ *     --tp 6: num_attention_heads 64 must divide by TP (6 does not divide 64)
+ *
+ * Megatron rank order is TP fastest, then CP, then EP (inside DP), then DP,
+ * then PP; topologies/placement.h uses it to put groups onto nodes.
+ */
+#ifndef SCALEPLAN_MODELS_LAYOUT_H
+#define SCALEPLAN_MODELS_LAYOUT_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/error.h"
+#include "models/model.h"
+
+typedef enum {
+    SCHEDULE_GPIPE = 0,   /* all forwards, then all backwards */
+    SCHEDULE_1F1B = 1,    /* PipeDream-Flush: warm-up, steady 1F1B, cool-down */
+    SCHEDULE_INTERLEAVED = 2, /* Megatron interleaved 1F1B with vpp chunks */
+    SCHEDULE_COUNT
+} schedule_t;
+
+typedef enum {
+    RECOMPUTE_NONE = 0,
+    RECOMPUTE_SELECTIVE = 1, /* attention core only (Korthikanti et al.) */
+    RECOMPUTE_FULL = 2,      /* whole layers; only layer inputs kept */
+    RECOMPUTE_COUNT
+} recompute_t;
+
+typedef enum {
+    PRECISION_BF16 = 0,
+    PRECISION_FP16 = 1,
+    PRECISION_FP8 = 2,  /* GEMMs in fp8 (Transformer Engine), rest bf16 */
+    PRECISION_FP32 = 3,
+    PRECISION_COUNT
+} precision_t;
+
+/* Most pipeline stages a layout may have (bounds the uneven-split table). */
+#define LAYOUT_MAX_PP 1024
+
+typedef struct {
+    int tp;  /* tensor parallel degree */
+    int pp;  /* pipeline parallel degree (stages) */
+    int cp;  /* context parallel degree (sequence split across ranks) */
+    int ep;  /* expert parallel degree (1 for dense models) */
+    int dp;  /* data parallel degree: gpus / (tp * pp * cp), derived */
+    int vpp; /* model chunks per pipeline rank (interleaved only; else 1) */
+    int micro_batch;  /* sequences per micro-batch on one DP rank */
+    int global_batch; /* sequences per optimizer step over all DP ranks */
+    int grad_accum;   /* micro-batches per step per DP rank; derived by
+                         layout_finalize (a value set before asks for it
+                         when global_batch is 0) */
+    int seq_len;      /* tokens per sequence */
+    int zero;         /* ZeRO stage 0..3 (3 = FSDP full shard) */
+    bool distributed_optimizer; /* Megatron: optimizer state sharded over
+                                   DP x CP, like ZeRO-1 */
+    recompute_t recompute;
+    bool sequence_parallel;     /* Megatron SP: norms/dropout split over TP */
+    precision_t precision;
+    schedule_t schedule;
+    bool flash_attention; /* fused attention: no s x s scores kept */
+    int grad_bytes;       /* bytes per gradient element: 2, or 4 for fp32
+                             main grads (Megatron's default) */
+    int first_stage_layers; /* uneven pipeline split: layers on the first
+                               stage, 0 = even split */
+    int last_stage_layers;  /* likewise for the last stage */
+    int n_gpus;             /* tp * pp * cp * dp */
+} layout_t;
+
+/* A single-GPU layout: every degree 1, micro-batch 1, global batch 1,
+ * sequence from the model, no ZeRO, no recompute, bf16, 1F1B, flash
+ * attention, 2-byte gradients. */
+void layout_defaults(layout_t *l);
+
+/* Derive dp and grad_accum for n_gpus and check l against m. seq_len 0
+ * means "the model's max_seq, at most 8192"; global_batch 0 means
+ * micro_batch x dp x grad_accum (grad_accum 0 counts as 1). Errors are
+ * ERR_INPUT and name the flag to change. On error l may be partly
+ * updated. */
+int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err);
+
+/* Layers held by pipeline rank stage (all its chunks together). Assumes a
+ * finalized layout. */
+int layout_stage_layers(const layout_t *l, const model_t *m, int stage);
+
+/* Micro-batches whose activations pipeline rank stage holds at its peak,
+ * in units of "all of this rank's layers for one micro-batch" (may be
+ * fractional under the interleaved schedule). GPipe keeps all m; 1F1B keeps
+ * min(p - stage, m); interleaved keeps min(m*v, 2(p-stage-1) + (v-1)p + 1)
+ * chunks (Megatron's warm-up count plus one), i.e. p(1 + (p-1)/(pv)) on the
+ * first stage when m is large (Korthikanti et al. 2022, sec. 4.2.3). */
+double layout_inflight_microbatches(const layout_t *l, int stage);
+
+/* Names for the enums (stable, used in JSON and flags) and their parsers.
+ * Parsers return ERR_INPUT listing the accepted names. */
+const char *layout_schedule_name(schedule_t s);
+const char *layout_recompute_name(recompute_t r);
+const char *layout_precision_name(precision_t p);
+int layout_parse_schedule(const char *text, schedule_t *out, err_t *err);
+int layout_parse_recompute(const char *text, recompute_t *out, err_t *err);
+int layout_parse_precision(const char *text, precision_t *out, err_t *err);
+
+/* Bytes per element of weights and activations for a precision (fp8 keeps
+ * bf16 weights and activations; only its GEMMs run in fp8). */
+int layout_weight_bytes(precision_t p);
+
+/* Apply a DeepSpeed ds_config.json: train_micro_batch_size_per_gpu,
+ * train_batch_size, gradient_accumulation_steps, zero_optimization.stage,
+ * bf16/fp16.enabled. Fields it does not model are ignored. file names the
+ * config in errors. */
+int layout_apply_deepspeed(const cJSON *cfg, const char *file, layout_t *l,
+                           err_t *err);
+
+/* One-line description: "TP8 PP4 DP8 CP1 mb1 gb512 1f1b zero1 sel SP". */
+void layout_describe(const layout_t *l, char *buf, int cap);
+
+#endif

@@ -1,0 +1,253 @@
+#include "models/memory.h"
+
+#include <string.h>
+
+#include "common/units.h"
+
+void memory_opts_default(memory_opts_t *o)
+{
+    /* CUDA context (~0.5 GiB on Hopper) plus NCCL channel buffers and the
+     * cuBLAS workspace (~0.5 GiB together at the default NCCL_BUFFSIZE of
+     * 4 MiB per channel and peer); 5% for the caching allocator's
+     * fragmentation. Calibrated profiles replace both with measurements. */
+    o->reserved_bytes = 1.0 * GIB;
+    o->fragmentation = 0.05;
+}
+
+/* One tensor kept for backward, per layer and micro-batch, before any
+ * split: elements, bytes per element, and how it is divided. */
+typedef struct {
+    double elements;
+    double bytes_per_element;
+    bool split_by_tp;  /* lives inside the TP region (heads, ffn) */
+    bool selective;    /* recomputed by selective recompute (attention core) */
+} act_term_t;
+
+enum { MAX_TERMS = 24 };
+
+/* The tensors of one transformer block, following Korthikanti et al.
+ * section 4.1: for a GPT block with dropout this is 10sbh replicated across
+ * TP (norm inputs, linear inputs, dropout masks) + 24sbh inside the TP
+ * region (Q, K, V, projection input, MLP intermediates) + 5as^2b for the
+ * materialized attention (softmax output, its dropout mask and output). */
+static int layer_terms(const model_t *m, const layout_t *l, act_term_t *t)
+{
+    double e = layout_weight_bytes(l->precision); /* activations dtype */
+    double s = (double)l->seq_len / l->cp, b = l->micro_batch;
+    double h = m->hidden, f = m->ffn, a = m->n_heads;
+    double qw = model_q_width(m), kvw = model_kv_width(m);
+    double sb = s * b;
+    bool drop = m->dropout > 0;
+    int n = 0;
+#define TERM(el, bpe, tp_split, sel) \
+    (t[n++] = (act_term_t){(el), (bpe), (tp_split), (sel)})
+    /* attention sub-block */
+    TERM(sb * h, e, false, false);  /* norm 1 input */
+    TERM(sb * h, e, false, false);  /* QKV GEMM input (norm 1 output) */
+    TERM(sb * qw, e, true, false);  /* Q */
+    TERM(sb * kvw, e, true, false); /* K */
+    TERM(sb * kvw, e, true, false); /* V */
+    if (l->flash_attention) {
+        TERM(a * sb, 4, true, false); /* softmax log-sum-exp, fp32 */
+    } else {
+        /* scores are (s/cp) x s per head: each CP rank's queries see every key */
+        double scores = a * sb * (double)l->seq_len;
+        TERM(scores, e, true, true); /* softmax output */
+        if (drop) {
+            TERM(scores, 1, true, true); /* attention dropout mask */
+            TERM(scores, e, true, true); /* dropout output, input to x V */
+        }
+    }
+    TERM(sb * qw, e, true, false); /* output projection input */
+    if (drop)
+        TERM(sb * h, 1, false, false); /* dropout mask after projection */
+    /* MLP sub-block */
+    TERM(sb * h, e, false, false); /* norm 2 input */
+    TERM(sb * h, e, false, false); /* first MLP GEMM input */
+    if (m->mlp == MODEL_MLP_SWIGLU) {
+        TERM(sb * f * 2, e, true, false); /* gate and up outputs */
+        TERM(sb * f, e, true, false);     /* silu(gate) * up: second GEMM input */
+    } else {
+        TERM(sb * f, e, true, false); /* GELU input */
+        TERM(sb * f, e, true, false); /* GELU output: second GEMM input */
+    }
+    if (drop)
+        TERM(sb * h, 1, false, false); /* dropout mask after the MLP */
+#undef TERM
+    return n;
+}
+
+/* Bytes of one block's tensors on one GPU, optionally skipping those that
+ * selective recompute drops. */
+static double sum_terms(const model_t *m, const layout_t *l, bool drop_selective)
+{
+    act_term_t t[MAX_TERMS];
+    int n = layer_terms(m, l, t);
+    double total = 0;
+    for (int i = 0; i < n; i++) {
+        if (drop_selective && t[i].selective)
+            continue;
+        double bytes = t[i].elements * t[i].bytes_per_element;
+        /* Inside the TP region every tensor is split over TP; outside it,
+         * only sequence parallelism splits it (along the sequence). */
+        if (t[i].split_by_tp || l->sequence_parallel)
+            bytes /= l->tp;
+        total += bytes;
+    }
+    return total;
+}
+
+double model_layer_activation_bytes(const model_t *m, const layout_t *l)
+{
+    switch (l->recompute) {
+    case RECOMPUTE_FULL: {
+        /* Only the block's input is kept (Korthikanti: 2sbh per layer). */
+        double e = layout_weight_bytes(l->precision);
+        double bytes = e * ((double)l->seq_len / l->cp) * l->micro_batch * m->hidden;
+        return l->sequence_parallel ? bytes / l->tp : bytes;
+    }
+    case RECOMPUTE_SELECTIVE:
+        return sum_terms(m, l, true);
+    default:
+        return sum_terms(m, l, false);
+    }
+}
+
+/* Parameters of one transformer block held by one GPU of a TP group.
+ * Column-parallel weights and biases are split; row-parallel weights are
+ * split but their biases, and the norms, are replicated. */
+static double block_params_per_gpu(const model_t *m, const layout_t *l)
+{
+    double t = l->tp, h = m->hidden, f = m->ffn;
+    double qw = model_q_width(m), kvw = model_kv_width(m);
+    double gate = m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
+    double one_norm = m->norm == MODEL_NORM_LAYERNORM ? 2 * h : h;
+    double block = (h * (qw + 2 * kvw) + qw * h + h * f * gate + f * h) / t;
+    if (m->qkv_bias)
+        block += (qw + 2 * kvw) / t;
+    if (m->out_bias)
+        block += h;
+    if (m->mlp_bias)
+        block += f * gate / t + h;
+    return block + 2 * one_norm;
+}
+
+double model_gpu_params(const model_t *m, const layout_t *l, int stage)
+{
+    double t = l->tp, h = m->hidden;
+    double one_norm = m->norm == MODEL_NORM_LAYERNORM ? 2 * h : h;
+    double block = block_params_per_gpu(m, l);
+    double p = layout_stage_layers(l, m, stage) * block;
+    double vocab_slice = (double)m->vocab * h / t; /* vocabulary-parallel */
+    if (stage == 0) {
+        p += vocab_slice;
+        if (m->pos == MODEL_POS_LEARNED)
+            p += (double)m->max_seq * h; /* replicated position table */
+    }
+    if (stage == l->pp - 1) {
+        p += one_norm;
+        /* Untied: the output head. Tied with PP > 1: Megatron keeps a copy
+         * of the embedding on the last stage and syncs its gradient. */
+        if (!m->tied_embeddings || l->pp > 1)
+            p += vocab_slice;
+    }
+    return p;
+}
+
+/* Activations kept only on the first or last pipeline rank. */
+static double edge_activation_bytes(const model_t *m, const layout_t *l,
+                                    int stage, double inflight)
+{
+    double e = layout_weight_bytes(l->precision);
+    double sbh = ((double)l->seq_len / l->cp) * l->micro_batch * m->hidden;
+    double sp_div = l->sequence_parallel ? l->tp : 1;
+    double bytes = 0;
+    if (stage == 0 && m->dropout > 0)
+        bytes += inflight * sbh / sp_div; /* embedding dropout mask, 1 byte */
+    if (stage == l->pp - 1) {
+        /* Final norm input and output-layer input, and the fp32 logits the
+         * cross-entropy keeps (Korthikanti: 4sbh/t (1 + v/h) with SP). One
+         * micro-batch: the last rank runs its backward right after. */
+        double sbv = ((double)l->seq_len / l->cp) * l->micro_batch * m->vocab;
+        bytes += 2 * e * sbh / sp_div + 4 * sbv / l->tp;
+    }
+    return bytes;
+}
+
+void model_memory_stage(const model_t *m, const layout_t *l, int stage,
+                        const memory_opts_t *opts, model_memory_t *out)
+{
+    memory_opts_t defaults;
+    if (!opts) {
+        memory_opts_default(&defaults);
+        opts = &defaults;
+    }
+    memset(out, 0, sizeof *out);
+    out->stage = stage;
+    out->layers = layout_stage_layers(l, m, stage);
+    double psi = model_gpu_params(m, l, stage);
+    out->params_count = psi;
+    /* ZeRO shards over every rank holding the same parameters: DP x CP. */
+    double shard = (double)l->dp * l->cp;
+    double w_bytes = layout_weight_bytes(l->precision);
+    double weights = w_bytes * psi;
+    if (l->precision == PRECISION_FP8)
+        weights += 1 * psi; /* Transformer Engine caches fp8 weight copies */
+    double grads = (double)l->grad_bytes * psi;
+    /* fp32 master weights + momentum + variance; pure fp32 training needs no
+     * separate master copy. */
+    double optim = (l->precision == PRECISION_FP32 ? 8.0 : 12.0) * psi;
+    if (l->zero >= 1 || l->distributed_optimizer)
+        optim /= shard;
+    if (l->zero >= 2)
+        grads /= shard;
+    if (l->zero >= 3)
+        weights /= shard;
+    out->params_bytes = weights;
+    out->grads_bytes = grads;
+    out->optimizer_bytes = optim;
+
+    double per_layer = model_layer_activation_bytes(m, l);
+    double inflight = layout_inflight_microbatches(l, stage);
+    out->layer_activation_bytes = per_layer;
+    out->inflight_microbatches = inflight;
+    double act = inflight * out->layers * per_layer +
+                 edge_activation_bytes(m, l, stage, inflight);
+    if (l->recompute == RECOMPUTE_FULL) {
+        /* Backward recomputes one block at a time: its full activations
+         * are alive on top of the checkpoints. */
+        layout_t no_rc = *l;
+        no_rc.recompute = RECOMPUTE_NONE;
+        act += model_layer_activation_bytes(m, &no_rc);
+    }
+    out->activations_bytes = act;
+
+    double e = layout_weight_bytes(l->precision);
+    double buffers = opts->reserved_bytes;
+    if (l->pp > 1) {
+        /* Send and receive buffers for one activation tensor each way. */
+        double sbh = ((double)l->seq_len / l->cp) * l->micro_batch * m->hidden;
+        buffers += 2 * e * sbh / (l->sequence_parallel ? l->tp : 1);
+    }
+    if (l->zero >= 3) {
+        /* FSDP gathers a block's full (TP-split) weights before use and
+         * prefetches the next: two blocks unsharded at a time. */
+        buffers += 2 * w_bytes * block_params_per_gpu(m, l);
+    }
+    double allocated = weights + grads + optim + act;
+    buffers += opts->fragmentation * allocated;
+    out->buffers_bytes = buffers;
+    out->total_bytes = allocated + buffers;
+}
+
+void model_memory_peak(const model_t *m, const layout_t *l,
+                       const memory_opts_t *opts, model_memory_t *out)
+{
+    model_memory_stage(m, l, 0, opts, out);
+    for (int s = 1; s < l->pp; s++) {
+        model_memory_t cur;
+        model_memory_stage(m, l, s, opts, &cur);
+        if (cur.total_bytes > out->total_bytes)
+            *out = cur;
+    }
+}

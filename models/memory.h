@@ -1,0 +1,69 @@
+/* memory: what one GPU holds while training a model under a layout.
+ *
+ * Model states follow the ZeRO paper (Rajbhandari et al. 2020): with mixed-
+ * precision Adam each parameter costs 2 bytes of weights, grad_bytes of
+ * gradients (2 in DeepSpeed, 4 with Megatron's fp32 main grads) and 12 bytes
+ * of optimizer state (fp32 master weights, momentum, variance). ZeRO-1 (and
+ * Megatron's distributed optimizer) shard the optimizer state over the data-
+ * parallel group, ZeRO-2 also the gradients, ZeRO-3 / FSDP also the weights.
+ *
+ * Activations follow Korthikanti et al. 2022 ("Reducing Activation
+ * Recomputation in Large Transformer Models") tensor by tensor, so that the
+ * GPT case reproduces 34sbh + 5as^2b per layer (sbh(10 + 24/t + 5as/(ht))
+ * with TP, divided by t with sequence parallelism, 2sbh with full recompute),
+ * and the same bookkeeping covers GQA, SwiGLU, no-dropout, flash attention,
+ * context parallelism, and the micro-batches each pipeline schedule keeps
+ * in flight.
+ */
+#ifndef SCALEPLAN_MODELS_MEMORY_H
+#define SCALEPLAN_MODELS_MEMORY_H
+
+#include "models/layout.h"
+#include "models/model.h"
+
+/* Memory the model arithmetic does not see; defaults come from the GPU's
+ * cost profile (calibrate/profile.h). */
+typedef struct {
+    double reserved_bytes; /* CUDA context, NCCL and cuBLAS workspaces */
+    double fragmentation;  /* allocator overhead, fraction of allocated bytes */
+} memory_opts_t;
+
+typedef struct {
+    int stage;                     /* pipeline rank described */
+    int layers;                    /* transformer blocks on that rank */
+    double params_count;           /* parameters held by one GPU of the rank */
+    double params_bytes;           /* weights (incl. an fp8 cache) */
+    double grads_bytes;
+    double optimizer_bytes;        /* master weights + Adam moments */
+    double activations_bytes;      /* kept for backward at the peak */
+    double buffers_bytes;          /* reserved + fragmentation + comm buffers */
+    double total_bytes;
+    double inflight_microbatches;  /* see layout_inflight_microbatches */
+    double layer_activation_bytes; /* one block, one micro-batch */
+} model_memory_t;
+
+/* 1 GiB reserved and 5% fragmentation; see memory.c for the reasoning. */
+void memory_opts_default(memory_opts_t *o);
+
+/* Bytes of activations one transformer block keeps for backward for one
+ * micro-batch on one GPU, given the layout's TP, SP, CP, recompute and
+ * attention implementation. */
+double model_layer_activation_bytes(const model_t *m, const layout_t *l);
+
+/* Parameters held by one GPU of pipeline rank stage: its blocks split over
+ * TP (norms and row-parallel biases replicated), the vocabulary-parallel
+ * embedding on the first rank, the final norm and output head (or, with
+ * tied embeddings and PP > 1, Megatron's copy of the embedding) on the
+ * last. */
+double model_gpu_params(const model_t *m, const layout_t *l, int stage);
+
+/* Memory of one GPU of pipeline rank stage (0-based, < l->pp). l must be
+ * finalized. opts may be NULL for the defaults. */
+void model_memory_stage(const model_t *m, const layout_t *l, int stage,
+                        const memory_opts_t *opts, model_memory_t *out);
+
+/* The pipeline rank with the largest total (ties: the lowest rank). */
+void model_memory_peak(const model_t *m, const layout_t *l,
+                       const memory_opts_t *opts, model_memory_t *out);
+
+#endif

@@ -1,0 +1,70 @@
+#include "reports/jsonout.h"
+
+#include "common/json.h"
+#include "common/units.h"
+
+cJSON *report_layout_json(const layout_t *l)
+{
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o && json_add_number(o, "tp", l->tp) && json_add_number(o, "pp", l->pp) &&
+              json_add_number(o, "dp", l->dp) && json_add_number(o, "cp", l->cp) &&
+              json_add_number(o, "ep", l->ep) && json_add_number(o, "vpp", l->vpp) &&
+              json_add_number(o, "micro_batch", l->micro_batch) &&
+              json_add_number(o, "global_batch", l->global_batch) &&
+              json_add_number(o, "grad_accum", l->grad_accum) &&
+              json_add_number(o, "zero", l->zero) &&
+              cJSON_AddStringToObject(o, "recompute", layout_recompute_name(l->recompute)) &&
+              cJSON_AddStringToObject(o, "schedule", layout_schedule_name(l->schedule)) &&
+              json_add_number(o, "seq_len", l->seq_len) &&
+              cJSON_AddBoolToObject(o, "sequence_parallel", l->sequence_parallel) &&
+              cJSON_AddBoolToObject(o, "distributed_optimizer", l->distributed_optimizer) &&
+              cJSON_AddStringToObject(o, "precision", layout_precision_name(l->precision)) &&
+              cJSON_AddBoolToObject(o, "flash_attention", l->flash_attention) &&
+              json_add_number(o, "grad_bytes", l->grad_bytes) &&
+              json_add_number(o, "gpus", l->n_gpus);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+cJSON *report_memory_json(const model_memory_t *mem, double capacity_gib)
+{
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o && json_add_number(o, "params", mem->params_bytes / GIB) &&
+              json_add_number(o, "grads", mem->grads_bytes / GIB) &&
+              json_add_number(o, "optimizer", mem->optimizer_bytes / GIB) &&
+              json_add_number(o, "activations", mem->activations_bytes / GIB) &&
+              json_add_number(o, "buffers", mem->buffers_bytes / GIB) &&
+              json_add_number(o, "total", mem->total_bytes / GIB);
+    if (ok && capacity_gib >= 0)
+        ok = json_add_number(o, "capacity", capacity_gib);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+cJSON *report_model_json(const model_t *m)
+{
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o && cJSON_AddStringToObject(o, "name", m->name) &&
+              cJSON_AddStringToObject(o, "display_name", m->display) &&
+              cJSON_AddStringToObject(o, "family", model_family_name(m->family)) &&
+              json_add_number(o, "layers", m->n_layers) &&
+              json_add_number(o, "hidden", m->hidden) &&
+              json_add_number(o, "heads", m->n_heads) &&
+              json_add_number(o, "kv_heads", m->n_kv_heads) &&
+              json_add_number(o, "head_dim", m->head_dim) &&
+              json_add_number(o, "ffn", m->ffn) && json_add_number(o, "vocab", m->vocab) &&
+              json_add_number(o, "max_seq", m->max_seq) &&
+              cJSON_AddBoolToObject(o, "tied_embeddings", m->tied_embeddings) &&
+              cJSON_AddStringToObject(o, "source", m->source);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}

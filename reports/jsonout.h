@@ -1,0 +1,27 @@
+/* jsonout: the JSON shapes shared by several commands' --json output.
+ *
+ * Key names are a contract (DESIGN.md "CLI contract"): scripts and tests
+ * read them. Each builder returns a new cJSON object owned by the caller, or
+ * NULL when memory runs out.
+ */
+#ifndef SCALEPLAN_REPORTS_JSONOUT_H
+#define SCALEPLAN_REPORTS_JSONOUT_H
+
+#include <cjson/cJSON.h>
+
+#include "models/layout.h"
+#include "models/memory.h"
+#include "models/model.h"
+
+/* layout {tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, grad_accum,
+ * zero, recompute, schedule, seq_len, sequence_parallel, precision, ...} */
+cJSON *report_layout_json(const layout_t *l);
+
+/* memory_gib {params, grads, optimizer, activations, buffers, total[,
+ * capacity]}; capacity_gib < 0 leaves capacity out. */
+cJSON *report_memory_json(const model_memory_t *mem, double capacity_gib);
+
+/* The architecture: name, display_name, family, layers, hidden, heads, ... */
+cJSON *report_model_json(const model_t *m);
+
+#endif
