@@ -89,6 +89,9 @@ EMBED       := $(BUILD)/tools/embed
 TEST_RUNNER := $(BUILD)/tests/run_tests
 BENCH_BIN   := $(BUILD)/bench/run_bench
 
+DEMO_LAYOUT := --gpu h100-sxm --gpus 256 --tp 8 --pp 4 --seq-len 8192 --micro-batch 1 \
+               --global-batch 512 --sequence-parallel --recompute selective --distributed-optimizer
+
 Q := @
 ifeq ($(V),1)
 Q :=
@@ -166,9 +169,8 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory $(BIN)
 	$(Q)echo "== scaleplan catalog gpus"
 	$(Q)$(BIN) catalog gpus
-	$(Q)echo
-	$(Q)echo "== scaleplan model --model llama3-70b --tp 8 --pp 4 --gpus 256 --seq-len 8192 --micro-batch 1 --global-batch 512"
-	$(Q)$(BIN) model --model llama3-70b --tp 8 --pp 4 --gpus 256 --seq-len 8192 --micro-batch 1 --global-batch 512 --gpu h100-sxm
+	$(Q)echo "== scaleplan model --model llama3-70b $(DEMO_LAYOUT)"
+	$(Q)$(BIN) model --model llama3-70b $(DEMO_LAYOUT)
 
 deps:
 	$(Q)if ! command -v dpkg >/dev/null 2>&1; then \

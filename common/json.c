@@ -76,6 +76,33 @@ static void describe(const cJSON *v, char *out, size_t cap)
     free(s);
 }
 
+/* Whether text ends inside a string or with brackets left open: the mark of
+ * a file cut short, which deserves a clearer message than "malformed". */
+static bool unclosed_at_end(const char *text, size_t len)
+{
+    int depth = 0;
+    bool in_string = false, escaped = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
+            continue;
+        }
+        if (c == '"')
+            in_string = true;
+        else if (c == '{' || c == '[')
+            depth++;
+        else if (c == '}' || c == ']')
+            depth--;
+    }
+    return in_string || depth > 0;
+}
+
 int json_parse_text(const char *text, size_t len, const char *name,
                     cJSON **root, err_t *err)
 {
@@ -104,7 +131,7 @@ int json_parse_text(const char *text, size_t len, const char *name,
         if (blank)
             return err_setf(err, ERR_INPUT, name, NULL,
                             "empty file; expected a JSON document");
-        if (off >= len)
+        if (off >= len || unclosed_at_end(text, len))
             return err_setf(err, ERR_INPUT, name, NULL,
                             "malformed JSON: ends early at line %d column %d "
                             "(truncated file?)",
@@ -194,13 +221,17 @@ int json_get_long(const cJSON *obj, const char *key, const json_ctx_t *ctx,
     char got[64], why[160];
     describe(v, got, sizeof got);
     double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-    if (!isfinite(x) || x != floor(x) || fabs(x) > 9007199254740992.0) {
+    if (!isfinite(x) || x != floor(x)) {
         snprintf(why, sizeof why, "must be a whole number (got %s)", got);
         return field_error(err, ctx, key, why);
     }
     if (x < (double)lo || x > (double)hi) {
         snprintf(why, sizeof why, "must be between %lld and %lld (got %s)", lo,
                  hi, got);
+        return field_error(err, ctx, key, why);
+    }
+    if (fabs(x) > 9007199254740992.0) { /* 2^53: beyond exact doubles */
+        snprintf(why, sizeof why, "is too large to be exact (got %s)", got);
         return field_error(err, ctx, key, why);
     }
     *out = (long long)x;

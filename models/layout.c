@@ -250,7 +250,14 @@ int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--global-batch",
                         "%d sequences must divide by micro-batch x DP = %d x %d = %lld",
                         l->global_batch, l->micro_batch, l->dp, per_step);
+    int requested = l->grad_accum;
     l->grad_accum = (int)(l->global_batch / per_step);
+    if (requested > 0 && requested != l->grad_accum)
+        return err_setf(err, ERR_INPUT, NULL, "--grad-accum",
+                        "%d micro-batches per step were asked for, but global batch "
+                        "%d / (micro-batch %d x DP %d) = %d",
+                        requested, l->global_batch, l->micro_batch, l->dp,
+                        l->grad_accum);
     if (l->schedule == SCHEDULE_INTERLEAVED && l->grad_accum % l->pp != 0)
         return err_setf(err, ERR_INPUT, NULL, "--global-batch",
                         "the interleaved schedule needs micro-batches per step "

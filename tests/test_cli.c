@@ -1,0 +1,202 @@
+/* End-to-end tests: the real scaleplan binary, its exit codes, its one-line
+ * errors on stderr, and the --json contract. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "tests/testing.h"
+
+/* Run and expect rc; on mismatch print what came out. */
+static int expect(const char *args, int rc_expected, char **out, char **err)
+{
+    char *o = NULL, *e = NULL;
+    int rc = run_cli(args, &o, &e);
+    if (rc != rc_expected)
+        fprintf(stderr, "\n$ scaleplan %s -> %d (expected %d)\nstdout: %s\nstderr: %s\n", args,
+                rc, rc_expected, o ? o : "", e ? e : "");
+    CU_ASSERT_EQUAL(rc, rc_expected);
+    if (out)
+        *out = o;
+    else
+        free(o);
+    if (err)
+        *err = e;
+    else
+        free(e);
+    return rc;
+}
+
+static void test_help_and_version(void)
+{
+    char *out = NULL;
+    expect("--help", 0, &out, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "catalog"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "model"));
+    free(out);
+    expect("--version", 0, &out, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "scaleplan "));
+    free(out);
+    expect("model --help", 0, &out, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "--tensor-model-parallel-size"));
+    free(out);
+    char *err = NULL;
+    expect("", 2, NULL, NULL);
+    expect("modle", 2, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "did you mean 'model'"));
+    CU_ASSERT_EQUAL(count_lines(err), 1);
+    free(err);
+}
+
+static void test_model_json_contract(void)
+{
+    char *out = NULL;
+    expect("model --model llama3-70b --tp 8 --pp 4 --gpus 256 --global-batch 512 "
+           "--gpu h100-sxm --json",
+           0, &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    const char *keys[] = {"params", "params_non_embedding", "flops_per_token", "memory_gib",
+                          "layout", "fits"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(j, keys[i]));
+    CHECK_REL(cJSON_GetObjectItem(j, "params")->valuedouble, 70.55e9, 0.005);
+    cJSON *mem = cJSON_GetObjectItem(j, "memory_gib");
+    const char *mkeys[] = {"params", "grads", "optimizer", "activations", "buffers", "total",
+                           "capacity"};
+    double sum = 0;
+    for (size_t i = 0; i < sizeof mkeys / sizeof mkeys[0]; i++) {
+        cJSON *v = cJSON_GetObjectItem(mem, mkeys[i]);
+        CU_ASSERT_TRUE_FATAL(cJSON_IsNumber(v));
+        if (i < 5)
+            sum += v->valuedouble;
+    }
+    CHECK_REL(cJSON_GetObjectItem(mem, "total")->valuedouble, sum, 1e-9);
+    cJSON *layout = cJSON_GetObjectItem(j, "layout");
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(layout, "dp")->valueint, 8);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(layout, "grad_accum")->valueint, 64);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(layout, "schedule")->valuestring, "1f1b");
+    cJSON_Delete(j);
+    free(out);
+}
+
+/* Megatron flag names are aliases; the result is the same JSON. */
+static void test_megatron_aliases(void)
+{
+    char *a = NULL, *b = NULL;
+    expect("model --model gpt3-175b --tp 8 --pp 8 --gpus 64 --micro-batch 1 --global-batch 64 "
+           "--sequence-parallel --recompute selective --json",
+           0, &a, NULL);
+    expect("model --model gpt3-175b --tensor-model-parallel-size 8 "
+           "--pipeline-model-parallel-size 8 --gpus 64 --micro-batch-size 1 "
+           "--global-batch-size 64 --sequence-parallel --recompute-granularity selective --json",
+           0, &b, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_STRING_EQUAL(a, b);
+    free(a);
+    free(b);
+    /* layers per virtual stage -> vpp: 96 layers / (PP 8 x 4) = 3 chunks */
+    char *out = NULL;
+    expect("model --model gpt3-175b --tp 8 --pp 8 --gpus 64 --global-batch 64 "
+           "--num-layers-per-virtual-pipeline-stage 4 --json",
+           0, &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    cJSON *layout = cJSON_GetObjectItem(j, "layout");
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(layout, "vpp")->valueint, 3);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(layout, "schedule")->valuestring, "interleaved");
+    cJSON_Delete(j);
+    free(out);
+    /* a DeepSpeed config gives ZeRO stage and batch sizes */
+    char args[512];
+    snprintf(args, sizeof args, "model --model llama3-8b --gpus 64 --deepspeed %s --json",
+             fixture("configs/ds_config.json"));
+    expect(args, 0, &out, NULL);
+    j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    layout = cJSON_GetObjectItem(j, "layout");
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(layout, "zero")->valueint, 2);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(layout, "global_batch")->valueint, 512);
+    cJSON_Delete(j);
+    free(out);
+}
+
+static void test_model_text(void)
+{
+    char *out = NULL;
+    expect("model llama3-8b --gpu H100", 0, &out, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "Llama 3 8B"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "8.03B"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "activations"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "h100-sxm"));
+    free(out);
+}
+
+/* Every bad input: exit 2, exactly one line on stderr naming the problem. */
+static void test_bad_inputs_exit_2(void)
+{
+    static const struct {
+        const char *args;
+        const char *needle;
+    } cases[] = {
+        {"model --model llama3-70x", "did you mean 'llama3-70b'"},
+        {"model --model llama3-70b --tp 3", "num_attention_heads 64 must divide by TP"},
+        {"model --model llama3-70b --tp 8 --pp 3 --gpus 24", "num_layers 80 must divide by PP 3"},
+        {"model --model llama3-70b --tp 8 --gpus 12", "12 GPUs cannot be split"},
+        {"model --model llama3-70b --tp 8 --gpus 64 --micro-batch 2 --global-batch 100",
+         "100 sequences must divide"},
+        {"model --model llama3-70b --tp -8", "--tp"},
+        {"model --model llama3-70b --tp 8x", "whole number"},
+        {"model --model llama3-70b --tpp 8", "did you mean --tp"},
+        {"model --model llama3-70b --tp", "needs a value"},
+        {"model --model llama3-70b --gpu h10", "did you mean"},
+        {"model --model llama3-70b --gpus 99999999999", "--gpus"},
+        {"model --model llama3-70b --recompute most", "none, selective, full"},
+        {"model", "--model"},
+        {"catalog gpuz", "did you mean 'gpus'"},
+        {"model --model tests/fixtures/configs/malformed.json", "malformed JSON at line 6"},
+        {"model --model tests/fixtures/configs/truncated.json", "truncated"},
+        {"model --model tests/fixtures/configs/negative.json", "num_hidden_layers"},
+        {"model --model tests/fixtures/configs/huge.json", "num_hidden_layers"},
+        {"model --model tests/fixtures/configs/nan.json", "malformed JSON"},
+        {"model --model tests/fixtures/configs/mixtral-config.json", "mixture-of-experts"},
+        {"model --model /no/such/config.json", "no such file"},
+        {"model --model llama3-8b --deepspeed tests/fixtures/configs/ds_bad.json",
+         "train_micro_batch_size_per_gpu"},
+        {"model --model llama3-8b --deepspeed tests/fixtures/configs/missing.json", "cannot open"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *err = NULL;
+        expect(cases[i].args, 2, NULL, &err);
+        int ok = err && strstr(err, cases[i].needle) && count_lines(err) == 1;
+        if (!ok)
+            fprintf(stderr, "\n$ scaleplan %s\nstderr: %s(wanted one line with '%s')\n",
+                    cases[i].args, err ? err : "", cases[i].needle);
+        CU_ASSERT_TRUE(ok);
+        free(err);
+    }
+}
+
+static void test_catalog_lists(void)
+{
+    char *out = NULL;
+    expect("catalog", 0, &out, NULL);
+    const char *must[] = {"llama3-405b", "gpt3-175b", "h100-sxm", "mi300x", "ib-ndr",
+                          "dgx-h100", "io.net", "llama3-405b", "nccl_hang", "Default"};
+    for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
+        CU_ASSERT_PTR_NOT_NULL(strstr(out, must[i]));
+    free(out);
+    expect("catalog gpus --json", 0, &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(j, "gpus")), 12);
+    CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(j, "models")); /* only the section asked for */
+    cJSON_Delete(j);
+    free(out);
+}
+
+TEST_SUITE(suite_cli, "cli", TEST(test_help_and_version), TEST(test_model_json_contract),
+           TEST(test_megatron_aliases), TEST(test_model_text), TEST(test_bad_inputs_exit_2),
+           TEST(test_catalog_lists));

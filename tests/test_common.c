@@ -1,0 +1,171 @@
+/* Tests of common/: error records, names, RNG streams, atomic files, the
+ * embedded catalog and its override directory, the progress bar. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/catalog.h"
+#include "common/error.h"
+#include "common/fileio.h"
+#include "common/names.h"
+#include "common/progress.h"
+#include "common/rng.h"
+#include "tests/testing.h"
+
+static void test_error_format(void)
+{
+    err_t e;
+    err_clear(&e);
+    CU_ASSERT_EQUAL(e.code, ERR_OK);
+    int rc = err_setf(&e, ERR_INPUT, "llama.json", "num_attention_heads",
+                      "must divide by --tp 6 (got %d)", 64);
+    CU_ASSERT_EQUAL(rc, ERR_INPUT);
+    CU_ASSERT_STRING_EQUAL(e.msg, "llama.json: num_attention_heads: must divide by --tp 6 (got 64)");
+    err_setf(&e, ERR_RUNTIME, NULL, "--gpus", "bad\nvalue");
+    CU_ASSERT_STRING_EQUAL(e.msg, "--gpus: bad value"); /* stays one line */
+    err_setf(&e, ERR_INPUT, "f.json", NULL, "x");
+    err_prefix(&e, "cluster");
+    CU_ASSERT_STRING_EQUAL(e.msg, "cluster: f.json: x");
+    /* NULL records are allowed and only return the code */
+    CU_ASSERT_EQUAL(err_set(NULL, ERR_INPUT, "ignored"), ERR_INPUT);
+}
+
+static void test_names(void)
+{
+    char out[64];
+    names_normalize("NVIDIA H100_SXM", out, sizeof out);
+    CU_ASSERT_STRING_EQUAL(out, "h100-sxm");
+    names_normalize("AMD Instinct MI300X", out, sizeof out);
+    CU_ASSERT_STRING_EQUAL(out, "mi300x");
+    CU_ASSERT_EQUAL(names_distance("kitten", "sitting"), 3);
+    CU_ASSERT_EQUAL(names_distance("H100", "h100"), 0);
+    const char *cands[] = {"h100-sxm", "h200", "a100-80g"};
+    CU_ASSERT_EQUAL(names_closest("h10", cands, 3), 0);
+    CU_ASSERT_EQUAL(names_closest("a100-80", cands, 3), 2);
+    CU_ASSERT_EQUAL(names_closest("completely-different-name", cands, 3), -1);
+}
+
+static void test_rng_streams(void)
+{
+    err_t e;
+    gsl_rng *a = rng_create(42, 0, &e), *b = rng_create(42, 0, &e),
+            *c = rng_create(42, 1, &e), *d = rng_create(43, 0, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    int same_ab = 1, same_ac = 1, same_ad = 1;
+    for (int i = 0; i < 100; i++) {
+        unsigned long x = gsl_rng_get(a), y = gsl_rng_get(b), z = gsl_rng_get(c),
+                      w = gsl_rng_get(d);
+        same_ab &= x == y;
+        same_ac &= x == z;
+        same_ad &= x == w;
+    }
+    CU_ASSERT_TRUE(same_ab);  /* same seed and stream: same numbers */
+    CU_ASSERT_FALSE(same_ac); /* another stream differs */
+    CU_ASSERT_FALSE(same_ad); /* another seed differs */
+    CU_ASSERT_NOT_EQUAL(rng_mix(1, 0), rng_mix(1, 1));
+    rng_destroy(a);
+    rng_destroy(b);
+    rng_destroy(c);
+    rng_destroy(d);
+}
+
+static void test_fileio_atomic(void)
+{
+    char dir[256], path[300];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/sub/out.txt", dir);
+    err_t e;
+    char sub[280];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    CU_ASSERT_EQUAL(fileio_mkdirs(sub, &e), 0);
+    CU_ASSERT_EQUAL(fileio_write_atomic(path, "hello", 5, &e), 0);
+    CU_ASSERT_EQUAL(fileio_write_atomic(path, "second", 6, &e), 0);
+    char *data = NULL;
+    size_t len = 0;
+    CU_ASSERT_EQUAL(fileio_read_all(path, &data, &len, &e), 0);
+    CU_ASSERT_EQUAL(len, 6);
+    CU_ASSERT_STRING_EQUAL(data, "second");
+    free(data);
+    /* no temporary file is left behind */
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "ls %s/sub | grep -c tmp >/dev/null", dir);
+    CU_ASSERT_NOT_EQUAL(system(cmd), 0);
+    int rc = fileio_read_all("/nonexistent/x.json", &data, NULL, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "/nonexistent/x.json", "cannot open");
+    CU_ASSERT_PTR_NULL(data);
+    snprintf(path, sizeof path, "%s/missing-dir/out.txt", dir);
+    rc = fileio_write_atomic(path, "x", 1, &e);
+    CHECK_ERR(rc, &e, ERR_RUNTIME, "missing-dir");
+    remove_tree(dir);
+}
+
+static void test_catalog_embedded(void)
+{
+    CU_ASSERT_TRUE(catalog_embedded_count >= 40);
+    CU_ASSERT_TRUE(catalog_exists("models/catalog/llama3-70b.json"));
+    CU_ASSERT_TRUE(catalog_exists("topologies/catalog/gpus.json"));
+    CU_ASSERT_FALSE(catalog_exists("models/catalog/nope.json"));
+    char **names = NULL;
+    size_t n = 0;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(catalog_list("models/catalog", &names, &n, &e), 0);
+    CU_ASSERT_TRUE(n >= 25);
+    int sorted = 1;
+    for (size_t i = 1; i < n; i++)
+        sorted &= strcmp(names[i - 1], names[i]) < 0;
+    CU_ASSERT_TRUE(sorted);
+    catalog_free_names(names, n);
+}
+
+static void test_catalog_override_dir(void)
+{
+    /* A file in $SCALEPLAN_CATALOG takes precedence and adds names. */
+    char dir[256], path[400];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/models/catalog", dir);
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(fileio_mkdirs(path, &e), 0);
+    snprintf(path, sizeof path, "%s/models/catalog/my-model.json", dir);
+    const char *text = "{\"n_layer\": 2, \"n_embd\": 64, \"n_head\": 4, "
+                       "\"n_positions\": 128, \"vocab_size\": 1000}";
+    CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, text, strlen(text), &e), 0);
+    setenv("SCALEPLAN_CATALOG", dir, 1);
+    CU_ASSERT_TRUE(catalog_exists("models/catalog/my-model.json"));
+    char *got = NULL;
+    char origin[CATALOG_ORIGIN_MAX];
+    CU_ASSERT_EQUAL(catalog_read("models/catalog/my-model.json", &got, NULL, origin,
+                                 sizeof origin, &e), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(origin, dir));
+    free(got);
+    char **names = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL(catalog_list("models/catalog", &names, &n, &e), 0);
+    int found = 0;
+    for (size_t i = 0; i < n; i++)
+        found |= strcmp(names[i], "my-model") == 0;
+    CU_ASSERT_TRUE(found);
+    catalog_free_names(names, n);
+    unsetenv("SCALEPLAN_CATALOG");
+    CU_ASSERT_FALSE(catalog_exists("models/catalog/my-model.json"));
+    remove_tree(dir);
+}
+
+static void test_progress_quiet_off_tty(void)
+{
+    /* Tests run with stderr redirected or SCALEPLAN_PROGRESS=0: no bar, and
+     * every call is safe on the NULL handle. */
+    setenv("SCALEPLAN_PROGRESS", "0", 1);
+    CU_ASSERT_EQUAL(progress_enabled(), 0);
+    progress_t *p = progress_create("work", 10);
+    CU_ASSERT_PTR_NULL(p);
+    progress_update(p, 5);
+    progress_destroy(p);
+}
+
+TEST_SUITE(suite_common, "common", TEST(test_error_format), TEST(test_names),
+           TEST(test_rng_streams), TEST(test_fileio_atomic), TEST(test_catalog_embedded),
+           TEST(test_catalog_override_dir), TEST(test_progress_quiet_off_tty));

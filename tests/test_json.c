@@ -1,0 +1,78 @@
+/* Tests of common/json: syntax errors with positions, typed readers with
+ * path-aware messages, number output. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "tests/testing.h"
+
+static void test_parse_errors(void)
+{
+    err_t e;
+    cJSON *root = NULL;
+    const char *bad = "{\n  \"a\": 1,\n  \"b\": }\n";
+    int rc = json_parse_text(bad, strlen(bad), "x.json", &root, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "x.json", "malformed JSON at line 3");
+    CU_ASSERT_PTR_NULL(root);
+    const char *cut = "{\"a\": [1, 2";
+    rc = json_parse_text(cut, strlen(cut), "cut.json", &root, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "cut.json", "truncated");
+    rc = json_parse_text("  \n", 3, "empty.json", &root, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "empty.json", "empty");
+    const char *trail = "{\"a\": 1} {\"b\": 2}";
+    rc = json_parse_text(trail, strlen(trail), "t.json", &root, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "t.json", "after the document");
+    rc = json_parse_file(fixture("configs/nan.json"), &root, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "nan.json", "malformed");
+}
+
+static void test_typed_readers(void)
+{
+    err_t e;
+    cJSON *root = NULL;
+    const char *text = "{\"gpus\": [{\"name\": \"x\", \"bw\": -3, \"n\": 2.5, "
+                       "\"flag\": 1, \"big\": 1e400, \"s\": \"abcdef\"}]}";
+    CU_ASSERT_EQUAL_FATAL(json_parse_text(text, strlen(text), "g.json", &root, &e), 0);
+    json_ctx_t top = json_ctx_root("g.json");
+    json_ctx_t arr = json_ctx_member(&top, "gpus");
+    json_ctx_t c = json_ctx_index(&arr, 0);
+    const cJSON *obj = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "gpus"), 0);
+    double d = 7;
+    int rc = json_get_double(obj, "bw", &c, JSON_REQUIRED, 0, 100, &d, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "g.json: gpus[0].bw: must be between 0 and 100 (got -3)");
+    CU_ASSERT_EQUAL(d, 7); /* untouched on error */
+    int i = 0;
+    rc = json_get_int(obj, "n", &c, JSON_REQUIRED, 0, 10, &i, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "gpus[0].n", "whole number");
+    bool b;
+    rc = json_get_bool(obj, "flag", &c, JSON_REQUIRED, &b, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "gpus[0].flag", "true or false");
+    rc = json_get_double(obj, "big", &c, JSON_REQUIRED, 0, 1e300, &d, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "gpus[0].big", "finite");
+    char small[4];
+    rc = json_get_string(obj, "s", &c, JSON_REQUIRED, small, sizeof small, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "gpus[0].s", "too long");
+    rc = json_get_double(obj, "absent", &c, JSON_REQUIRED, 0, 1, &d, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "gpus[0].absent", "missing");
+    d = 5;
+    CU_ASSERT_EQUAL(json_get_double(obj, "absent", &c, JSON_OPTIONAL, 0, 1, &d, &e), 0);
+    CU_ASSERT_EQUAL(d, 5);
+    const cJSON *o;
+    rc = json_get_object(obj, "name", &c, JSON_REQUIRED, &o, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "gpus[0].name", "JSON object");
+    cJSON_Delete(root);
+}
+
+static void test_number_output(void)
+{
+    cJSON *o = cJSON_CreateObject();
+    CU_ASSERT_TRUE(json_add_number(o, "x", 0.1 + 0.2));
+    CU_ASSERT_TRUE(json_add_number(o, "nan", 0.0 / 0.0));
+    char *s = cJSON_PrintUnformatted(o);
+    CU_ASSERT_STRING_EQUAL(s, "{\"x\":0.3,\"nan\":null}");
+    free(s);
+    cJSON_Delete(o);
+}
+
+TEST_SUITE(suite_json, "json", TEST(test_parse_errors), TEST(test_typed_readers),
+           TEST(test_number_output));

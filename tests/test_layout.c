@@ -1,0 +1,200 @@
+/* Tests of models/layout: derived degrees, every refusal with its one-line
+ * reason, uneven pipeline splits, DeepSpeed configs. */
+#include <stdio.h>
+
+#include "common/json.h"
+#include "models/layout.h"
+#include "tests/testing.h"
+
+static model_t load(const char *name)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load(name, &m, &e), 0);
+    return m;
+}
+
+static void test_derived(void)
+{
+    model_t m = load("llama3-70b");
+    layout_t l;
+    layout_defaults(&l);
+    l.tp = 8;
+    l.pp = 4;
+    l.micro_batch = 1;
+    l.global_batch = 512;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&l, &m, 256, &e), 0);
+    CU_ASSERT_EQUAL(l.dp, 8);
+    CU_ASSERT_EQUAL(l.grad_accum, 64);
+    CU_ASSERT_EQUAL(l.seq_len, 8192); /* the model's, capped at 8192 */
+    CU_ASSERT_EQUAL(layout_stage_layers(&l, &m, 0), 20);
+    layout_t d;
+    layout_defaults(&d);
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&d, &m, 8, &e), 0);
+    CU_ASSERT_EQUAL(d.dp, 8);
+    CU_ASSERT_EQUAL(d.global_batch, 8); /* one micro-batch per rank */
+    /* SP is meaningless without TP and is dropped, not an error */
+    layout_defaults(&d);
+    d.sequence_parallel = true;
+    CU_ASSERT_EQUAL(layout_finalize(&d, &m, 1, &e), 0);
+    CU_ASSERT_FALSE(d.sequence_parallel);
+}
+
+typedef struct {
+    const char *what;
+    int tp, pp, cp, ep, vpp, mb, gb, seq, gpus;
+    schedule_t sched;
+    const char *n1, *n2;
+} bad_case_t;
+
+static void test_refusals(void)
+{
+    model_t m = load("llama3-70b"); /* 80 layers, 64 heads, 8 kv heads */
+    static const bad_case_t cases[] = {
+        {"tp not dividing heads", 3, 1, 1, 1, 1, 1, 0, 0, 3, SCHEDULE_1F1B, "--tp",
+         "num_attention_heads 64 must divide by TP (3 does not divide 64)"},
+        {"tp beyond kv heads", 16, 1, 1, 1, 1, 1, 0, 0, 16, SCHEDULE_1F1B, "--tp",
+         "num_key_value_heads 8"},
+        {"pp not dividing layers", 8, 3, 1, 1, 1, 1, 0, 0, 24, SCHEDULE_1F1B, "--pp",
+         "num_layers 80 must divide by PP 3"},
+        {"more stages than layers", 1, 81, 1, 1, 1, 1, 0, 0, 81, SCHEDULE_1F1B, "--pp",
+         "81 stages for 80 layers"},
+        {"gpus not a multiple", 8, 4, 1, 1, 1, 1, 0, 0, 100, SCHEDULE_1F1B, "--gpus",
+         "100 GPUs cannot be split"},
+        {"fewer gpus than the layout", 8, 4, 1, 1, 1, 1, 0, 0, 16, SCHEDULE_1F1B, "--gpus",
+         "cannot be split"},
+        {"global batch not divisible", 8, 1, 1, 1, 1, 2, 100, 0, 64, SCHEDULE_1F1B,
+         "--global-batch", "100 sequences must divide by micro-batch x DP = 2 x 8"},
+        {"vpp without interleaved", 8, 4, 1, 1, 2, 1, 0, 0, 32, SCHEDULE_1F1B, "--vpp",
+         "interleaved"},
+        {"interleaved without vpp", 8, 4, 1, 1, 1, 1, 0, 0, 32, SCHEDULE_INTERLEAVED,
+         "--schedule", "--vpp"},
+        {"interleaved m not multiple of pp", 8, 4, 1, 1, 2, 1, 6, 0, 32, SCHEDULE_INTERLEAVED,
+         "--global-batch", "multiple of PP 4"},
+        {"pp x vpp not dividing layers", 8, 4, 1, 1, 3, 1, 4, 0, 32, SCHEDULE_INTERLEAVED,
+         "--vpp", "PP x VPP = 4 x 3"},
+        {"cp not dividing seq", 8, 1, 3, 1, 1, 1, 0, 1000, 24, SCHEDULE_1F1B, "--cp",
+         "2 x CP = 6"},
+        {"expert parallel on a dense model", 8, 1, 1, 2, 1, 1, 0, 0, 16, SCHEDULE_1F1B, "--ep",
+         "dense"},
+        {"zero tp", 0, 1, 1, 1, 1, 1, 0, 0, 8, SCHEDULE_1F1B, "--tp", "from 1"},
+        {"negative micro-batch", 8, 1, 1, 1, 1, -1, 0, 0, 8, SCHEDULE_1F1B, "--micro-batch",
+         "from 1"},
+        {"zero gpus", 1, 1, 1, 1, 1, 1, 0, 0, 0, SCHEDULE_1F1B, "--gpus", "from 1"},
+        {"huge gpus", 1, 1, 1, 1, 1, 1, 0, 0, 1 << 30, SCHEDULE_1F1B, "--gpus", "from 1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const bad_case_t *c = &cases[i];
+        layout_t l;
+        layout_defaults(&l);
+        l.tp = c->tp;
+        l.pp = c->pp;
+        l.cp = c->cp;
+        l.ep = c->ep;
+        l.vpp = c->vpp;
+        l.micro_batch = c->mb;
+        l.global_batch = c->gb;
+        l.seq_len = c->seq;
+        l.schedule = c->sched;
+        err_t e;
+        int rc = layout_finalize(&l, &m, c->gpus, &e);
+        CHECK_ERR(rc, &e, ERR_INPUT, c->n1, c->n2);
+        if (rc != ERR_INPUT)
+            fprintf(stderr, "case '%s' was accepted\n", c->what);
+    }
+    /* sequence parallel needs the sequence to split over TP */
+    layout_t l;
+    layout_defaults(&l);
+    l.tp = 8;
+    l.seq_len = 1001;
+    l.sequence_parallel = true;
+    err_t e;
+    int rc = layout_finalize(&l, &m, 8, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--seq-len", "must divide by TP 8");
+    /* learned positions cap the sequence */
+    model_t g = load("gpt2-124m");
+    layout_defaults(&l);
+    l.seq_len = 2048;
+    rc = layout_finalize(&l, &g, 1, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--seq-len", "1024 learned positions");
+}
+
+static void test_uneven_pipeline(void)
+{
+    model_t m = load("llama3-405b"); /* 126 layers: PP16 needs an uneven split */
+    layout_t l;
+    layout_defaults(&l);
+    l.tp = 8;
+    l.pp = 16;
+    err_t e;
+    int rc = layout_finalize(&l, &m, 128, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--pp", "uneven split");
+    layout_defaults(&l);
+    l.tp = 8;
+    l.pp = 16;
+    l.first_stage_layers = 7;
+    l.last_stage_layers = 7;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&l, &m, 128, &e), 0); /* 7 + 14 x 8 + 7 */
+    CU_ASSERT_EQUAL(layout_stage_layers(&l, &m, 0), 7);
+    CU_ASSERT_EQUAL(layout_stage_layers(&l, &m, 1), 8);
+    CU_ASSERT_EQUAL(layout_stage_layers(&l, &m, 15), 7);
+    int total = 0;
+    for (int s = 0; s < 16; s++)
+        total += layout_stage_layers(&l, &m, s);
+    CU_ASSERT_EQUAL(total, 126);
+    layout_defaults(&l);
+    l.tp = 8;
+    l.pp = 16;
+    l.first_stage_layers = 5;
+    rc = layout_finalize(&l, &m, 128, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--first-stage-layers", "split evenly");
+}
+
+static void test_deepspeed_config(void)
+{
+    model_t m = load("llama3-8b");
+    cJSON *cfg = NULL;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(json_parse_file(fixture("configs/ds_config.json"), &cfg, &e), 0);
+    layout_t l;
+    layout_defaults(&l);
+    CU_ASSERT_EQUAL(layout_apply_deepspeed(cfg, "ds_config.json", &l, &e), 0);
+    cJSON_Delete(cfg);
+    CU_ASSERT_EQUAL(l.zero, 2);
+    CU_ASSERT_EQUAL(l.micro_batch, 2);
+    CU_ASSERT_EQUAL(l.global_batch, 512);
+    CU_ASSERT_EQUAL(l.precision, PRECISION_BF16);
+    /* 512 = 2 x 4 x DP: consistent on 64 GPUs ... */
+    layout_t ok = l;
+    CU_ASSERT_EQUAL(layout_finalize(&ok, &m, 64, &e), 0);
+    CU_ASSERT_EQUAL(ok.grad_accum, 4);
+    /* ... and refused on 32, where the accumulation would be 8 */
+    layout_t bad = l;
+    int rc = layout_finalize(&bad, &m, 32, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--grad-accum", "4 micro-batches");
+    CU_ASSERT_EQUAL_FATAL(json_parse_file(fixture("configs/ds_bad.json"), &cfg, &e), 0);
+    layout_defaults(&l);
+    rc = layout_apply_deepspeed(cfg, "ds_bad.json", &l, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "ds_bad.json", "train_micro_batch_size_per_gpu");
+    cJSON_Delete(cfg);
+}
+
+static void test_enum_names(void)
+{
+    err_t e;
+    schedule_t s;
+    CU_ASSERT_EQUAL(layout_parse_schedule("interleaved-1f1b", &s, &e), 0);
+    CU_ASSERT_EQUAL(s, SCHEDULE_INTERLEAVED);
+    int rc = layout_parse_schedule("zigzag", &s, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--schedule", "gpipe, 1f1b, interleaved");
+    recompute_t r;
+    rc = layout_parse_recompute("most", &r, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--recompute", "none, selective, full");
+    precision_t p;
+    CU_ASSERT_EQUAL(layout_parse_precision("FP8", &p, &e), 0);
+    CU_ASSERT_EQUAL(p, PRECISION_FP8);
+}
+
+TEST_SUITE(suite_layout, "layout", TEST(test_derived), TEST(test_refusals),
+           TEST(test_uneven_pipeline), TEST(test_deepspeed_config), TEST(test_enum_names));

@@ -1,0 +1,64 @@
+/* The test runner: registers every suite from one table, runs them with
+ * CUnit's basic interface, and exits non-zero on any failure.
+ *
+ *     run_tests            every suite
+ *     run_tests NAME...    only the suites whose names contain NAME
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include "tests/testing.h"
+
+extern const test_suite_t suite_common, suite_units, suite_json, suite_table,
+    suite_models, suite_memory, suite_layout, suite_topologies, suite_placement,
+    suite_profile, suite_cli;
+
+static const test_suite_t *const suites[] = {
+    &suite_common,     &suite_units,     &suite_json,    &suite_table,
+    &suite_models,     &suite_memory,    &suite_layout,  &suite_topologies,
+    &suite_placement,  &suite_profile,   &suite_cli,
+};
+
+static int wanted(const char *name, int argc, char **argv)
+{
+    if (argc < 2)
+        return 1;
+    for (int i = 1; i < argc; i++)
+        if (strstr(name, argv[i]))
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS) {
+        fprintf(stderr, "run_tests: cannot initialise CUnit: %s\n", CU_get_error_msg());
+        return 1;
+    }
+    for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
+        if (!wanted(suites[s]->name, argc, argv))
+            continue;
+        CU_pSuite suite = CU_add_suite(suites[s]->name, NULL, NULL);
+        if (!suite)
+            goto fail;
+        for (size_t c = 0; c < suites[s]->n_cases; c++)
+            if (!CU_add_test(suite, suites[s]->cases[c].name, suites[s]->cases[c].fn))
+                goto fail;
+    }
+    CU_basic_set_mode(CU_BRM_NORMAL);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    unsigned run = CU_get_number_of_tests_run();
+    CU_cleanup_registry();
+    if (run == 0) {
+        fprintf(stderr, "run_tests: no test matched\n");
+        return 1;
+    }
+    return failed ? 1 : 0;
+fail:
+    fprintf(stderr, "run_tests: cannot register tests: %s\n", CU_get_error_msg());
+    CU_cleanup_registry();
+    return 1;
+}

@@ -1,0 +1,212 @@
+/* Tests of topologies/: GPU, fabric, cluster, price and failure catalogs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "topologies/cluster.h"
+#include "topologies/failure.h"
+#include "topologies/price.h"
+#include "tests/testing.h"
+
+static void test_gpu_catalog(void)
+{
+    static const char *required[] = {"v100",     "a100-40g", "a100-80g", "a100-pcie-80g",
+                                     "h100-sxm", "h100-pcie", "h100-nvl", "h200",
+                                     "b200",     "gb200",    "mi300x",   "l40s"};
+    err_t e;
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
+        gpu_t g;
+        CU_ASSERT_EQUAL(gpu_load(required[i], &g, &e), 0);
+        CU_ASSERT_STRING_EQUAL(g.name, required[i]);
+        CU_ASSERT_TRUE(g.peak_tflops[DTYPE_BF16] > 0 || g.peak_tflops[DTYPE_FP16] > 0);
+        CU_ASSERT_TRUE(g.memory_gib > 10 && g.mem_bw_gbs > 500 && g.tdp_w > 200);
+        CU_ASSERT_TRUE(strlen(g.source) > 20);
+    }
+    /* datasheet figures (tests/fixtures/validation/hardware.csv H013, H019, H028-H029) */
+    gpu_t h;
+    CU_ASSERT_EQUAL_FATAL(gpu_load("h100-sxm", &h, &e), 0);
+    CHECK_REL(h.peak_tflops[DTYPE_BF16], 989.4, 1e-9);
+    CHECK_REL(h.peak_tflops[DTYPE_FP8], 1978.9, 1e-9);
+    CHECK_REL(h.mem_bw_gbs, 3350, 1e-9);
+    CHECK_REL(h.scaleup_gbs, 450, 1e-9);
+    CU_ASSERT_EQUAL(h.sm_count, 132);
+    gpu_t a;
+    CU_ASSERT_EQUAL_FATAL(gpu_load("a100-80g", &a, &e), 0);
+    CU_ASSERT_EQUAL(a.peak_tflops[DTYPE_FP8], 0); /* A100 has no fp8 */
+    CHECK_REL(a.peak_tflops[DTYPE_BF16], 312, 1e-9);
+}
+
+static void test_gpu_spellings(void)
+{
+    static const struct {
+        const char *spelling, *name;
+    } cases[] = {{"H100", "h100-sxm"},
+                 {"A100-SXM4-80GB", "a100-80g"},
+                 {"NVIDIA H100 80GB HBM3", "h100-sxm"},
+                 {"nvidia-h200", "h200"},
+                 {"AMD Instinct MI300X", "mi300x"},
+                 {"a100", "a100-80g"},
+                 {"H100_PCIe", "h100-pcie"}};
+    err_t e;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gpu_t g;
+        int rc = gpu_load(cases[i].spelling, &g, &e);
+        CU_ASSERT_EQUAL(rc, 0);
+        if (rc == 0)
+            CU_ASSERT_STRING_EQUAL(g.name, cases[i].name);
+    }
+    gpu_t g;
+    int rc = gpu_load("h10", &g, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--gpu", "unknown name 'h10'", "did you mean",
+              "scaleplan catalog gpus");
+    rc = gpu_load("tpu-v5", &g, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--gpu", "unknown name 'tpu-v5'");
+}
+
+static void test_fabrics(void)
+{
+    err_t e;
+    fabric_t f;
+    CU_ASSERT_EQUAL_FATAL(fabric_load("ib-ndr", &f, &e), 0);
+    CU_ASSERT_FALSE(f.intra);
+    CHECK_REL(f.bw_gbs, 50, 1e-12); /* 400 Gb/s per port */
+    CU_ASSERT_EQUAL_FATAL(fabric_load("nvlink4", &f, &e), 0);
+    CU_ASSERT_TRUE(f.intra);
+    CHECK_REL(f.bw_gbs, 450, 1e-12);
+    static const char *names[] = {"nvlink3", "nvlink5", "pcie4", "pcie5", "ib-hdr",
+                                  "ib-xdr", "roce-400", "eth-25", "eth-100", "xgmi3"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        CU_ASSERT_EQUAL(fabric_load(names[i], &f, &e), 0);
+    int rc = fabric_load("ib-ndx", &f, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--fabric", "did you mean 'ib-ndr'");
+}
+
+static void test_cluster_resolve(void)
+{
+    err_t e;
+    cluster_t c;
+    cluster_spec_t spec = {.gpu = "h100-sxm", .n_gpus = 256};
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&spec, &c, &e), 0);
+    CU_ASSERT_STRING_EQUAL(c.name, "dgx-h100");
+    CU_ASSERT_EQUAL(c.gpus_per_node, 8);
+    CU_ASSERT_EQUAL(cluster_nodes(&c), 32);
+    CHECK_REL(cluster_nic_gbs_per_gpu(&c), 50, 1e-12); /* 8 x 400 Gb/s / 8 GPUs */
+    /* overrides: fabric by scope, rails, node size */
+    cluster_spec_t o = {.gpu = "h100-sxm", .n_gpus = 64, .fabric = "roce-400",
+                        .nics_per_node = 4, .gpus_per_node = 4};
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&o, &c, &e), 0);
+    CU_ASSERT_STRING_EQUAL(c.inter.name, "roce-400");
+    CU_ASSERT_STRING_EQUAL(c.intra.name, "nvlink4");
+    CU_ASSERT_EQUAL(cluster_nodes(&c), 16);
+    CHECK_REL(cluster_nic_gbs_per_gpu(&c), 50, 1e-12); /* 4 x 50 / 4 */
+    cluster_spec_t p = {.gpu = "h100-sxm", .n_gpus = 8, .fabric = "pcie5"};
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&p, &c, &e), 0);
+    CU_ASSERT_STRING_EQUAL(c.intra.name, "pcie5");
+    /* a catalog cluster with a different GPU */
+    cluster_spec_t q = {.cluster = "dgx-a100", .gpu = "a100-40g", .n_gpus = 16};
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&q, &c, &e), 0);
+    CU_ASSERT_STRING_EQUAL(c.gpu.name, "a100-40g");
+    /* GB200: a node is the 72-GPU NVLink domain, a host has 4 GPUs */
+    cluster_spec_t g = {.gpu = "gb200", .n_gpus = 144};
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&g, &c, &e), 0);
+    CU_ASSERT_EQUAL(cluster_nodes(&c), 2);
+    CU_ASSERT_EQUAL(cluster_hosts(&c), 36);
+}
+
+static void test_cluster_errors(void)
+{
+    err_t e;
+    cluster_t c;
+    cluster_spec_t none = {.n_gpus = 8};
+    int rc = cluster_resolve(&none, &c, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--gpu", "say which GPUs");
+    cluster_spec_t nogpus = {.gpu = "h100-sxm"};
+    rc = cluster_resolve(&nogpus, &c, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--gpus");
+    cluster_spec_t unk = {.cluster = "dgx-h10", .n_gpus = 8};
+    rc = cluster_resolve(&unk, &c, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--cluster", "did you mean 'dgx-h100'");
+    cluster_spec_t missing = {.cluster = "nowhere/cluster.json", .n_gpus = 8};
+    rc = cluster_resolve(&missing, &c, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "nowhere/cluster.json", "no such file");
+    /* a user's file with a bad field */
+    char dir[256], path[300];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/c.json", dir);
+    const char *text = "{\"name\": \"mine\", \"gpu\": \"h100\", \"gpus_per_node\": 8, "
+                       "\"intra_fabric\": \"nvlink4\", \"inter_fabric\": \"ib-ndr\", "
+                       "\"nics_per_node\": 0, \"storage_gbs_per_node\": 5}";
+    CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, text, strlen(text), &e), 0);
+    cluster_spec_t file = {.cluster = path, .n_gpus = 16};
+    rc = cluster_resolve(&file, &c, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "c.json", "nics_per_node", "(got 0)");
+    const char *swapped = "{\"name\": \"mine\", \"gpu\": \"h100\", \"gpus_per_node\": 8, "
+                          "\"intra_fabric\": \"ib-ndr\", \"inter_fabric\": \"nvlink4\", "
+                          "\"nics_per_node\": 8, \"storage_gbs_per_node\": 5}";
+    CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, swapped, strlen(swapped), &e), 0);
+    rc = cluster_resolve(&file, &c, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "intra_fabric", "scale-out");
+    remove_tree(dir);
+}
+
+static void test_prices(void)
+{
+    err_t e;
+    price_t p;
+    /* the planning-guide figures: io.net H100 $2.49/h (the default), AWS
+     * p5.48xlarge $98.32/h for 8 H100s */
+    CU_ASSERT_EQUAL_FATAL(price_default_for_gpu("h100-sxm", &p, &e), 0);
+    CU_ASSERT_STRING_EQUAL(p.provider, "io.net");
+    CHECK_REL(p.usd_per_gpu_hour, 2.49, 1e-12);
+    CU_ASSERT_EQUAL_FATAL(price_find("h100-sxm", "AWS", "on-demand", &p, &e), 0);
+    CHECK_REL(p.usd_per_gpu_hour * 8, 98.32, 1e-3);
+    int rc = price_default_for_gpu("l40s", &p, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--price", "l40s");
+    rc = price_find("h100-sxm", "nobody", NULL, &p, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--provider", "aws");
+    price_t *all = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(price_load_all(&all, &n, &e), 0);
+    for (size_t i = 0; i < n; i++) {
+        CU_ASSERT_TRUE(all[i].usd_per_gpu_hour > 0);
+        CU_ASSERT_TRUE(strlen(all[i].source) > 5 && strlen(all[i].date) > 3);
+    }
+    free(all);
+}
+
+/* The Llama 3 rate set reproduces its own table: on 16,384 GPUs (2,048
+ * 8-GPU hosts, one NIC per GPU) over 54 days it predicts 419 unexpected and
+ * 47 planned interruptions (Dubey et al. 2024, Table 5). */
+static void test_failure_rates(void)
+{
+    err_t e;
+    failure_set_t s;
+    CU_ASSERT_EQUAL_FATAL(failure_load_set(NULL, &s, &e), 0);
+    CU_ASSERT_STRING_EQUAL(s.name, "llama3-405b");
+    cluster_t c;
+    cluster_spec_t spec = {.gpu = "h100-sxm", .n_gpus = 16384};
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&spec, &c, &e), 0);
+    double unexpected = 0, planned = 0, hours = 54 * 24;
+    for (int i = 0; i < s.n_classes; i++) {
+        double n = failure_job_rate_per_hour(&s.classes[i], &c) * hours;
+        if (s.classes[i].unexpected)
+            unexpected += n;
+        else
+            planned += n;
+        CU_ASSERT_TRUE(strlen(s.classes[i].source) > 20);
+    }
+    CHECK_REL(unexpected, 419, 1e-9);
+    CHECK_REL(planned, 47, 1e-9);
+    /* Meta RSC-1: 6.5 failures per 1000 node-days; a 16,384-GPU job (2,048
+     * nodes) fails every 1.8 hours (tests/fixtures/validation/failures.csv F030) */
+    CU_ASSERT_EQUAL_FATAL(failure_load_set("meta-rsc1", &s, &e), 0);
+    double mttf_h = 1 / failure_job_rate_per_hour(&s.classes[0], &c);
+    CHECK_REL(mttf_h, 1.8, 0.01);
+    int rc = failure_load_set("llama4", &s, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--failure-rates", "unknown name 'llama4'");
+}
+
+TEST_SUITE(suite_topologies, "topologies", TEST(test_gpu_catalog), TEST(test_gpu_spellings),
+           TEST(test_fabrics), TEST(test_cluster_resolve), TEST(test_cluster_errors),
+           TEST(test_prices), TEST(test_failure_rates));

@@ -1,0 +1,115 @@
+#include "tests/testing.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/fileio.h"
+
+void check_rel_at(double actual, double expected, double rel, const char *what,
+                  const char *file, int line)
+{
+    double tol = expected == 0 ? rel : rel * fabs(expected);
+    int ok = isfinite(actual) && fabs(actual - expected) <= tol;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s = %.9g, expected %.9g within %.3g%%", what, actual,
+             expected, rel * 100);
+    CU_assertImplementation(ok ? CU_TRUE : CU_FALSE, (unsigned)line, msg, file, "",
+                            CU_FALSE);
+}
+
+void check_err_at(int rc, const err_t *err, int code, const char *const *needles,
+                  const char *what, const char *file, int line)
+{
+    char msg[1024];
+    int ok = rc == code && err->code == code && strchr(err->msg, '\n') == NULL &&
+             err->msg[0] != '\0';
+    for (const char *const *n = needles; ok && *n; n++)
+        if (!strstr(err->msg, *n))
+            ok = 0;
+    snprintf(msg, sizeof msg, "%s returned %d (expected %d) with message \"%s\"", what, rc,
+             code, err->msg);
+    CU_assertImplementation(ok ? CU_TRUE : CU_FALSE, (unsigned)line, msg, file, "",
+                            CU_FALSE);
+}
+
+static char *slurp(const char *path)
+{
+    char *data = NULL;
+    err_t err;
+    if (fileio_read_all(path, &data, NULL, &err) != 0)
+        return NULL;
+    return data;
+}
+
+int run_cli(const char *args, char **out, char **errout)
+{
+    const char *bin = getenv("SCALEPLAN_BIN");
+    if (!bin)
+        bin = "bin/scaleplan";
+    char dir[256];
+    if (make_temp_dir(dir, sizeof dir) != 0)
+        return -1;
+    size_t cap = strlen(bin) + strlen(args) + 2 * sizeof dir + 64;
+    char *cmd = malloc(cap);
+    if (!cmd) {
+        remove_tree(dir);
+        return -1;
+    }
+    snprintf(cmd, cap, "%s %s >%s/out 2>%s/err", bin, args, dir, dir);
+    int status = system(cmd);
+    free(cmd);
+    char path[300];
+    if (out) {
+        snprintf(path, sizeof path, "%s/out", dir);
+        *out = slurp(path);
+    }
+    if (errout) {
+        snprintf(path, sizeof path, "%s/err", dir);
+        *errout = slurp(path);
+    }
+    remove_tree(dir);
+    if (status == -1 || !WIFEXITED(status))
+        return -1;
+    return WEXITSTATUS(status);
+}
+
+const char *fixture(const char *name)
+{
+    static char buf[8][512];
+    static int next;
+    char *b = buf[next++ % 8];
+    const char *root = getenv("SCALEPLAN_FIXTURES");
+    snprintf(b, 512, "%s/%s", root ? root : "tests/fixtures", name);
+    return b;
+}
+
+int make_temp_dir(char *buf, size_t cap)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(buf, cap, "%s/scaleplan-test-XXXXXX", tmp ? tmp : "/tmp");
+    return mkdtemp(buf) ? 0 : -1;
+}
+
+void remove_tree(const char *path)
+{
+    /* Test directories hold only a few plain files. */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (system(cmd) != 0)
+        fprintf(stderr, "warning: could not remove %s\n", path);
+}
+
+int count_lines(const char *s)
+{
+    int n = 0;
+    for (const char *p = s; p && *p; p++)
+        if (*p == '\n')
+            n++;
+    if (s && *s && s[strlen(s) - 1] != '\n')
+        n++;
+    return n;
+}

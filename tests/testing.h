@@ -1,0 +1,67 @@
+/* testing: the small layer over CUnit that every suite uses.
+ *
+ * A suite is a named table of test functions, registered from the one
+ * table in test_main.c. Numeric checks state a relative tolerance and print
+ * both numbers when they fail. End-to-end helpers run the real scaleplan
+ * binary (SCALEPLAN_BIN) and capture its exit status, stdout and stderr.
+ */
+#ifndef SCALEPLAN_TESTS_TESTING_H
+#define SCALEPLAN_TESTS_TESTING_H
+
+#include <stddef.h>
+
+#include <CUnit/CUnit.h>
+
+#include "common/error.h"
+
+typedef struct {
+    const char *name;
+    CU_TestFunc fn;
+} test_case_t;
+
+typedef struct {
+    const char *name;
+    const test_case_t *cases;
+    size_t n_cases;
+} test_suite_t;
+
+#define TEST_SUITE(var, title, ...)                                          \
+    static const test_case_t var##_cases[] = {__VA_ARGS__};                  \
+    const test_suite_t var = {title, var##_cases,                            \
+                              sizeof var##_cases / sizeof var##_cases[0]}
+
+#define TEST(fn) {#fn, fn}
+
+/* |actual - expected| <= rel * |expected| (or <= rel when expected is 0). */
+void check_rel_at(double actual, double expected, double rel, const char *what,
+                  const char *file, int line);
+#define CHECK_REL(actual, expected, rel) \
+    check_rel_at((actual), (expected), (rel), #actual, __FILE__, __LINE__)
+
+/* The call failed with this code and its message contains every needle
+ * (a NULL-terminated list). */
+void check_err_at(int rc, const err_t *err, int code, const char *const *needles,
+                  const char *what, const char *file, int line);
+#define CHECK_ERR(rc, err, code, ...)                                        \
+    do {                                                                     \
+        const char *needles_[] = {__VA_ARGS__, NULL};                        \
+        check_err_at((rc), (err), (code), needles_, #rc, __FILE__, __LINE__); \
+    } while (0)
+
+/* Run "scaleplan ARGS" through sh; capture output (heap, caller frees;
+ * NULL pointers skip capture). Returns the exit status, or -1 if the
+ * binary could not be run. */
+int run_cli(const char *args, char **out, char **errout);
+
+/* Path of a fixture under tests/fixtures (static buffer per call site). */
+const char *fixture(const char *name);
+
+/* A fresh temporary directory (mkdtemp); removed by the caller with
+ * remove_tree. */
+int make_temp_dir(char *buf, size_t cap);
+void remove_tree(const char *path);
+
+/* Number of lines in s (a trailing newline does not start a new line). */
+int count_lines(const char *s);
+
+#endif
