@@ -327,3 +327,26 @@ out_free_root:
     cJSON_Delete(root);
     return rc;
 }
+
+int catalog_unknown_name(const char *dir, const char *query, const char *flag,
+                         const char *what, const char *list_hint,
+                         const char *alt, err_t *err)
+{
+    char **names = NULL;
+    size_t n = 0;
+    int rc = catalog_list(dir, &names, &n, err);
+    if (rc)
+        return rc;
+    char norm[128];
+    names_normalize(query, norm, sizeof norm);
+    int best = names_closest(norm, (const char *const *)names, n);
+    if (best >= 0)
+        rc = err_setf(err, ERR_INPUT, NULL, flag,
+                      "unknown %s '%s'; did you mean '%s'? (%s lists all%s)", what,
+                      query, names[best], list_hint, alt ? alt : "");
+    else
+        rc = err_setf(err, ERR_INPUT, NULL, flag, "unknown %s '%s' (%s lists all%s)",
+                      what, query, list_hint, alt ? alt : "");
+    catalog_free_names(names, n);
+    return rc;
+}

@@ -78,6 +78,13 @@ int catalog_load_table(const char *relpath, const char *array_key,
                        size_t elem_size, catalog_entry_parser_t parse,
                        void **out, size_t *count, err_t *err);
 
+/* ERR_INPUT for a name missing from the catalog directory dir: "unknown
+ * <what> 'query'; did you mean 'x'? (<list_hint> lists all<alt>)" where alt
+ * says what else the flag accepts (e.g. "; a JSON file works too"). */
+int catalog_unknown_name(const char *dir, const char *query, const char *flag,
+                         const char *what, const char *list_hint,
+                         const char *alt, err_t *err);
+
 /* Parse catalog file relpath into *root (caller deletes); origin as above. */
 int catalog_parse(const char *relpath, struct cJSON **root, char *origin,
                   size_t origin_cap, err_t *err);

@@ -158,6 +158,24 @@ static int lookup_unit(const struct unit_entry *table, const char *unit,
     return -1;
 }
 
+/* Parse "<number><unit>" with the unit's factor from table. */
+static int parse_scaled(const char *text, const char *what,
+                        const struct unit_entry *table, int case_sensitive,
+                        const char *example, double *out, err_t *err)
+{
+    double v, f;
+    char unit[32];
+    if (!text || split_number(text, &v, unit, sizeof unit) != 0 ||
+        lookup_unit(table, unit, case_sensitive, &f) != 0)
+        return bad(err, what, text ? text : "", example);
+    v *= f;
+    int rc = check_value(v, what, text, err);
+    if (rc)
+        return rc;
+    *out = v;
+    return ERR_OK;
+}
+
 int units_parse_bytes(const char *text, const char *what, double *bytes,
                       err_t *err)
 {
@@ -169,17 +187,7 @@ int units_parse_bytes(const char *text, const char *what, double *bytes,
         {"K", 1e3},       {"M", 1e6},       {"G", 1e9},
         {"T", 1e12},      {NULL, 0}};
     static const char *example = "a size like 80GiB, 80GB or 512MiB";
-    double v, f;
-    char unit[32];
-    if (!text || split_number(text, &v, unit, sizeof unit) != 0 ||
-        lookup_unit(table, unit, 0, &f) != 0)
-        return bad(err, what, text ? text : "", example);
-    v *= f;
-    int rc = check_value(v, what, text, err);
-    if (rc)
-        return rc;
-    *bytes = v;
-    return ERR_OK;
+    return parse_scaled(text, what, table, 0, example, bytes, err);
 }
 
 int units_parse_bandwidth(const char *text, const char *what,
@@ -197,17 +205,7 @@ int units_parse_bandwidth(const char *text, const char *what,
         {"GiB/s", GIB},     {"MiB/s", 1048576.0}, {NULL, 0}};
     static const char *example =
         "a bandwidth like 400Gbps (bits) or 900GB/s (bytes)";
-    double v, f;
-    char unit[32];
-    if (!text || split_number(text, &v, unit, sizeof unit) != 0 ||
-        lookup_unit(table, unit, 1, &f) != 0)
-        return bad(err, what, text ? text : "", example);
-    v *= f;
-    int rc = check_value(v, what, text, err);
-    if (rc)
-        return rc;
-    *bytes_per_s = v;
-    return ERR_OK;
+    return parse_scaled(text, what, table, 1, example, bytes_per_s, err);
 }
 
 int units_parse_duration(const char *text, const char *what, double *seconds,
@@ -224,17 +222,7 @@ int units_parse_duration(const char *text, const char *what, double *seconds,
         {"w", 604800},     {"week", 604800},   {"weeks", 604800},
         {NULL, 0}};
     static const char *example = "a duration like 90s, 30m, 2h, 14d or 2w";
-    double v, f;
-    char unit[32];
-    if (!text || split_number(text, &v, unit, sizeof unit) != 0 ||
-        lookup_unit(table, unit, 0, &f) != 0)
-        return bad(err, what, text ? text : "", example);
-    v *= f;
-    int rc = check_value(v, what, text, err);
-    if (rc)
-        return rc;
-    *seconds = v;
-    return ERR_OK;
+    return parse_scaled(text, what, table, 0, example, seconds, err);
 }
 
 int units_parse_price(const char *text, const char *what, double *usd_per_hour,

@@ -352,20 +352,10 @@ static int load_by_name(const char *query, model_t *m, err_t *err)
             return rc;
         }
     }
-    int best = names_closest(norm, (const char *const *)names, n);
-    if (best >= 0)
-        rc = err_setf(err, ERR_INPUT, NULL, "--model",
-                      "unknown model '%s'; did you mean '%s'? (scaleplan "
-                      "catalog models lists all; a path to a config.json "
-                      "works too)",
-                      query, names[best]);
-    else
-        rc = err_setf(err, ERR_INPUT, NULL, "--model",
-                      "unknown model '%s' (scaleplan catalog models lists "
-                      "all; a path to a config.json works too)",
-                      query);
     catalog_free_names(names, n);
-    return rc;
+    return catalog_unknown_name(CATALOG_DIR, query, "--model", "model",
+                                "scaleplan catalog models",
+                                "; a path to a config.json works too", err);
 }
 
 int model_load(const char *name_or_path, model_t *m, err_t *err)

@@ -115,27 +115,12 @@ int cluster_load(const char *name_or_path, cluster_t *c, err_t *err)
         names_normalize(name_or_path, norm, sizeof norm);
         snprintf(rel, sizeof rel, CLUSTER_DIR "/%s.json", norm);
         if (!catalog_exists(rel)) {
-            char **names = NULL;
-            size_t n = 0;
-            if ((rc = cluster_catalog_names(&names, &n, err)))
-                return rc;
-            int best = names_closest(norm, (const char *const *)names, n);
             size_t len = strlen(name_or_path);
             if (len > 5 && strcasecmp(name_or_path + len - 5, ".json") == 0)
-                rc = err_setf(err, ERR_INPUT, name_or_path, NULL, "no such file");
-            else if (best >= 0)
-                rc = err_setf(err, ERR_INPUT, NULL, "--cluster",
-                              "unknown cluster '%s'; did you mean '%s'? "
-                              "(scaleplan catalog clusters lists all; a JSON "
-                              "file works too)",
-                              name_or_path, names[best]);
-            else
-                rc = err_setf(err, ERR_INPUT, NULL, "--cluster",
-                              "unknown cluster '%s' (scaleplan catalog "
-                              "clusters lists all; a JSON file works too)",
-                              name_or_path);
-            catalog_free_names(names, n);
-            return rc;
+                return err_setf(err, ERR_INPUT, name_or_path, NULL, "no such file");
+            return catalog_unknown_name(CLUSTER_DIR, name_or_path, "--cluster",
+                                        "cluster", "scaleplan catalog clusters",
+                                        "; a JSON file works too", err);
         }
         rc = catalog_parse(rel, &root, origin, sizeof origin, err);
     }
