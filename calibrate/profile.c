@@ -122,6 +122,8 @@ static int read_gemm(const cJSON *root, const json_ctx_t *top, profile_t *p,
         (rc = json_get_double(g, "k_half", &ctx, JSON_REQUIRED, 0, 1e5, &p->k_half, err)) ||
         (rc = json_get_double(g, "launch_us", &ctx, JSON_REQUIRED, 0, 1e4,
                               &p->gemm_launch_us, err)) ||
+        (rc = json_get_double(g, "sustained_factor", &ctx, JSON_REQUIRED, 0.1, 1.2,
+                              &p->sustained_factor, err)) ||
         (rc = read_source(g, &ctx, p->gemm_source, err)) ||
         (rc = json_get_object(g, "dtypes", &ctx, JSON_REQUIRED, &dtypes, err)) ||
         (rc = json_get_array(g, "measurements", &ctx, JSON_OPTIONAL, &meas, err)))
@@ -382,6 +384,7 @@ cJSON *prof_to_json(const profile_t *p)
          json_add_number(g, "wave_penalty", p->wave_penalty) &&
          json_add_number(g, "k_half", p->k_half) &&
          json_add_number(g, "launch_us", p->gemm_launch_us) &&
+         json_add_number(g, "sustained_factor", p->sustained_factor) &&
          add_source(g, p->gemm_source);
     cJSON *dt = ok ? cJSON_AddObjectToObject(g, "dtypes") : NULL;
     ok = ok && dt;
@@ -507,7 +510,8 @@ static double table_correction(const profile_t *p, dtype_t d, double m,
                dk = fabs(log(k / pt->k));
         if (dm > near || dn > near || dk > near)
             continue;
-        double model = p->peak_tflops[d] * prof_gemm_model_eff(p, d, pt->m, pt->n, pt->k, 1);
+        double model = p->peak_tflops[d] * p->sustained_factor *
+                       prof_gemm_model_eff(p, d, pt->m, pt->n, pt->k, 1);
         if (!(model > 0))
             continue;
         double w = 1.0 / (dm + dn + dk + 0.02);
@@ -523,13 +527,15 @@ double prof_gemm_time(const profile_t *p, dtype_t dtype, double m, double n,
     if (!(m > 0 && n > 0 && k > 0 && batch > 0))
         return 0;
     dtype_t d = effective_dtype(p, dtype);
-    double eff = prof_gemm_model_eff(p, d, m, n, k, batch);
+    /* The achieved share of peak: model efficiency, sustained factor and
+     * the correction from measurements nearby; never above the peak. */
+    double achieved = prof_gemm_model_eff(p, d, m, n, k, batch) * p->sustained_factor;
     if (p->n_gemm_points)
-        eff *= table_correction(p, d, m, n, k);
-    if (eff > 1)
-        eff = 1;
+        achieved *= table_correction(p, d, m, n, k);
+    if (achieved > 1)
+        achieved = 1;
     double flops = 2 * m * n * k * batch;
-    double t_compute = flops / (p->peak_tflops[d] * 1e12 * eff);
+    double t_compute = flops / (p->peak_tflops[d] * 1e12 * achieved);
     /* Operands in the GEMM dtype, output in 16 bits. */
     double bytes = ((m * k + k * n) * dtype_bytes(d) + m * n * 2) * batch;
     double t_memory = bytes / (p->mem_bw_peak_gbs * 1e9 * p->mem_bw_eff);
@@ -543,7 +549,8 @@ double prof_attn_time(const profile_t *p, dtype_t dtype, double flops,
         return 0;
     dtype_t d = effective_dtype(p, dtype);
     double eff = backward ? p->attn_bwd_eff : p->attn_fwd_eff;
-    return p->kernel_launch_us * 1e-6 + flops / (p->peak_tflops[d] * 1e12 * eff);
+    return p->kernel_launch_us * 1e-6 +
+           flops / (p->peak_tflops[d] * 1e12 * eff * p->sustained_factor);
 }
 
 double prof_mem_time(const profile_t *p, double bytes)

@@ -44,7 +44,7 @@ typedef enum {
 #define PROF_FORMAT "scaleplan-profile/1"
 #define PROF_MAX_TABLES 48
 #define PROF_MAX_LINES 8
-#define PROF_SOURCE_MAX 400
+#define PROF_SOURCE_MAX 1024
 
 /* One protocol regime: time = alpha + bus_bytes / busbw. */
 typedef struct {
@@ -84,6 +84,10 @@ typedef struct {
     double wave_penalty; /* 0..1: share of the wave-quantization loss seen */
     double k_half;       /* K at which main-loop efficiency is one half */
     double gemm_launch_us;
+    double sustained_factor; /* share of the modeled GEMM and attention
+                                throughput that sustained training reaches
+                                (clock under the power limit, library
+                                versions, kernels the model does not list) */
     size_t n_gemm_points;
     prof_gemm_point_t *gemm_points; /* heap, owned; may be NULL */
     char gemm_source[PROF_SOURCE_MAX];

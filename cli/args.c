@@ -341,7 +341,6 @@ static int layout_switches(const cli_args_t *a, layout_t *l, err_t *err)
 int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l,
                      err_t *err)
 {
-    layout_defaults(l);
     int rc;
     const char *ds = cli_get(a, "--deepspeed");
     /* The DeepSpeed config first, so explicit flags override it. */
@@ -386,8 +385,98 @@ int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l,
 int cli_layout(const cli_args_t *a, const model_t *m, int n_gpus, layout_t *l,
                err_t *err)
 {
+    layout_defaults(l);
     int rc = cli_layout_flags(a, m, l, err);
     if (rc)
         return rc;
     return layout_finalize(l, m, n_gpus, err);
+}
+
+static const cli_opt_t sim_opts[] = {
+    {"--profile", NULL, "FILE", "cost profile (default: the GPU's built-in profile)"},
+    {"--framework", NULL, "NAME",
+     "megatron-core (default), megatron-2022, megatron-2021, deepspeed, fsdp"},
+    {"--overlap-grad-reduce", NULL, NULL, "reduce gradient buckets during the backward"},
+    {"--no-overlap-grad-reduce", NULL, NULL, "reduce gradients after the backward"},
+    {"--overlap-param-gather", NULL, NULL, "gather updated parameters during the next forward"},
+    {"--no-overlap-param-gather", NULL, NULL, "gather parameters after the optimizer"},
+    {"--tp-comm-overlap", NULL, NULL, "pipeline TP collectives with GEMMs (needs SP)"},
+    {"--overlap-p2p", "--overlap-p2p-communication", NULL, "asynchronous pipeline transfers"},
+    {"--no-overlap-p2p", NULL, NULL, "blocking pipeline transfers"},
+    {"--bucket-size", NULL, "N", "gradient bucket in parameters (default 40M)"},
+    {"--straggler-cv", NULL, "X", "per-rank compute jitter (default: the profile's)"},
+    {"--no-causal", NULL, NULL, "full (bidirectional) attention instead of causal"},
+};
+const cli_group_t CLI_SIM_OPTS = {"Simulation", sim_opts, sizeof sim_opts / sizeof sim_opts[0]};
+
+/* Framework option switches given explicitly override the preset. */
+static int sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
+{
+    if (cli_has(a, "--overlap-grad-reduce"))
+        o->overlap_grad_reduce = true;
+    if (cli_has(a, "--no-overlap-grad-reduce"))
+        o->overlap_grad_reduce = false;
+    if (cli_has(a, "--overlap-param-gather"))
+        o->overlap_param_gather = true;
+    if (cli_has(a, "--no-overlap-param-gather"))
+        o->overlap_param_gather = false;
+    if (cli_has(a, "--tp-comm-overlap"))
+        o->tp_comm_overlap = true;
+    if (cli_has(a, "--overlap-p2p"))
+        o->overlap_p2p = 1;
+    if (cli_has(a, "--no-overlap-p2p"))
+        o->overlap_p2p = 0;
+    if (cli_has(a, "--no-causal"))
+        o->causal = false;
+    double bucket = 0;
+    int rc;
+    if ((rc = cli_get_count(a, "--bucket-size", &bucket, err)))
+        return rc;
+    if (cli_has(a, "--bucket-size")) {
+        if (!(bucket >= 1))
+            return err_setf(err, ERR_INPUT, NULL, "--bucket-size",
+                            "must be at least one parameter (got %g)", bucket);
+        o->bucket_params = bucket;
+    }
+    return cli_get_double(a, "--straggler-cv", 0, 1, &o->straggler_cv, err);
+}
+
+int cli_sim_setup(const cli_args_t *a, cli_sim_setup_t *s, err_t *err)
+{
+    memset(s, 0, sizeof *s);
+    int rc;
+    cluster_spec_t spec;
+    if ((rc = cli_model(a, &s->model, err)) || (rc = cli_cluster_spec(a, &spec, err)))
+        return rc;
+    if (!spec.n_gpus)
+        return err_setf(err, ERR_INPUT, NULL, "--gpus",
+                        "say how many GPUs the job uses (e.g. --gpus 256)");
+    if ((rc = cluster_resolve(&spec, &s->cluster, err)))
+        return rc;
+    layout_defaults(&s->layout);
+    if ((rc = sim_options_framework(cli_get(a, "--framework"), &s->opt, &s->layout, err)) ||
+        (rc = cli_layout_flags(a, &s->model, &s->layout, err)) ||
+        (rc = layout_finalize(&s->layout, &s->model, s->cluster.n_gpus, err)) ||
+        (rc = sim_switches(a, &s->opt, err)))
+        return rc;
+    if (s->opt.tp_comm_overlap && !s->layout.sequence_parallel)
+        return err_setf(err, ERR_INPUT, NULL, "--tp-comm-overlap",
+                        "needs --sequence-parallel (Transformer Engine overlaps the "
+                        "all-gather and reduce-scatter that SP uses)");
+    const char *prof = cli_get(a, "--profile");
+    rc = prof ? prof_load(prof, &s->profile, err)
+              : prof_load_default(s->cluster.gpu.name, &s->profile, err);
+    if (rc)
+        return rc;
+    s->input.model = &s->model;
+    s->input.layout = &s->layout;
+    s->input.cluster = &s->cluster;
+    s->input.profile = &s->profile;
+    s->input.opt = s->opt;
+    return ERR_OK;
+}
+
+void cli_sim_setup_free(cli_sim_setup_t *s)
+{
+    prof_free(&s->profile);
 }

@@ -18,6 +18,8 @@
 #include "models/layout.h"
 #include "models/model.h"
 #include "topologies/cluster.h"
+#include "calibrate/profile.h"
+#include "sim/costs.h"
 
 #define CLI_MAX_OPTS 128
 #define CLI_MAX_POSITIONAL 16
@@ -89,5 +91,24 @@ int cli_layout(const cli_args_t *a, const model_t *m, int n_gpus, layout_t *l,
  * count themselves). */
 int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l,
                      err_t *err);
+
+/* ---------------------------------------------------------------------
+ * Everything one step simulation needs, built from the command line:
+ * MODEL, CLUSTER, LAYOUT, the cost profile and the framework options. */
+extern const cli_group_t CLI_SIM_OPTS;
+
+typedef struct {
+    model_t model;
+    layout_t layout;
+    cluster_t cluster;
+    profile_t profile; /* owned: free with cli_sim_setup_free */
+    sim_options_t opt;
+    sim_input_t input; /* points into this struct */
+} cli_sim_setup_t;
+
+/* Parse model, cluster (--gpus required), framework preset, layout flags,
+ * profile (--profile, else the GPU's default) and simulator options. */
+int cli_sim_setup(const cli_args_t *a, cli_sim_setup_t *s, err_t *err);
+void cli_sim_setup_free(cli_sim_setup_t *s);
 
 #endif

@@ -229,6 +229,7 @@ int cmd_model(int argc, char **argv, err_t *err)
     }
     model_report_t r;
     memset(&r, 0, sizeof r);
+    layout_defaults(&r.layout);
     if ((rc = cli_model(&a, &r.model, err)) ||
         (rc = cli_layout_flags(&a, &r.model, &r.layout, err)))
         return rc;

@@ -13,5 +13,6 @@
 
 int cmd_catalog(int argc, char **argv, err_t *err);
 int cmd_model(int argc, char **argv, err_t *err);
+int cmd_sim(int argc, char **argv, err_t *err);
 
 #endif

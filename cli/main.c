@@ -19,6 +19,7 @@ typedef struct {
 static const command_t commands[] = {
     {"catalog", cmd_catalog, "list models, GPUs, fabrics, clusters, prices and failure rates"},
     {"model", cmd_model, "parameters, FLOPs per token and per-GPU memory of a model under a layout"},
+    {"sim", cmd_sim, "simulate one training step: step time, breakdown, MFU, memory"},
 };
 static const int n_commands = sizeof commands / sizeof commands[0];
 
@@ -32,7 +33,9 @@ static void usage(FILE *out)
         fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nexamples:\n"
                  "  scaleplan catalog gpus\n"
-                 "  scaleplan model --model llama3-70b --tp 8 --pp 4 --gpus 256 --gpu h100-sxm\n");
+                 "  scaleplan model --model llama3-70b --tp 8 --pp 4 --gpus 256 --gpu h100-sxm\n"
+                 "  scaleplan sim --model llama3-70b --gpu h100-sxm --gpus 256 --tp 8 --pp 4 \\\n"
+                 "      --sequence-parallel --recompute selective --global-batch 512\n");
 }
 
 int main(int argc, char **argv)

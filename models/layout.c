@@ -109,36 +109,35 @@ static int check_degree(int v, const char *flag, err_t *err)
     return ERR_OK;
 }
 
-/* Check the pipeline split of m->n_layers over pp ranks and vpp chunks. */
+/* Check the pipeline split of m->n_layers over pp ranks and vpp chunks: an
+ * uneven split gives the first and last virtual stages their own layer
+ * counts and splits the rest evenly over the others. */
 static int check_pipeline_split(const layout_t *l, const model_t *m, err_t *err)
 {
-    int L = m->n_layers, p = l->pp;
-    if (p > L)
+    int L = m->n_layers, p = l->pp, V = l->pp * l->vpp;
+    if (p > L || V > L)
         return err_setf(err, ERR_INPUT, NULL, "--pp",
-                        "%d stages for %d layers; a stage needs at least one layer",
-                        p, L);
+                        "%d pipeline stages (x %d virtual) for %d layers; a stage needs "
+                        "at least one layer",
+                        p, l->vpp, L);
     int first = l->first_stage_layers, last = l->last_stage_layers;
     if (first < 0 || last < 0)
         return err_setf(err, ERR_INPUT, NULL, "--first-stage-layers",
                         "must not be negative");
     if (first || last) {
-        if (l->vpp > 1)
-            return err_setf(err, ERR_INPUT, NULL, "--first-stage-layers",
-                            "an uneven pipeline split cannot be combined with --vpp");
         int special = (first > 0) + (last > 0);
-        if (p < special + (p > special ? 1 : 0) || p == 1)
+        if (V <= special)
             return err_setf(err, ERR_INPUT, NULL, "--first-stage-layers",
-                            "an uneven split needs --pp of at least %d", special + 1);
-        int rest = L - first - last, middle = p - special;
-        if (rest < middle || (middle > 0 && rest % middle != 0) ||
-            (middle == 0 && rest != 0))
+                            "an uneven split needs more than %d (virtual) stages", special);
+        int rest = L - first - last, middle = V - special;
+        if (rest < middle || rest % middle != 0)
             return err_setf(err, ERR_INPUT, NULL, "--first-stage-layers",
                             "the %d layers left after the first/last stages "
-                            "(%d/%d) must split evenly over the other %d stages",
+                            "(%d/%d) must split evenly over the other %d (virtual) stages",
                             rest, first, last, middle);
         return ERR_OK;
     }
-    if (L % (p * l->vpp) != 0) {
+    if (L % V != 0) {
         if (l->vpp > 1)
             return err_setf(err, ERR_INPUT, NULL, "--vpp",
                             "num_layers %d must divide by PP x VPP = %d x %d",
@@ -180,14 +179,6 @@ int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
                         "expert parallelism needs a mixture-of-experts model; "
                         "%s is dense (use --ep 1)",
                         m->name);
-    long long mp = (long long)l->tp * l->pp * l->cp;
-    if (mp > n_gpus || n_gpus % mp != 0)
-        return err_setf(err, ERR_INPUT, NULL, "--gpus",
-                        "%d GPUs cannot be split into TP x PP x CP = %d x %d x %d = "
-                        "%lld; the GPU count must be a multiple of it",
-                        n_gpus, l->tp, l->pp, l->cp, mp);
-    l->dp = (int)(n_gpus / mp);
-    l->n_gpus = n_gpus;
     if (m->n_heads % l->tp != 0)
         return err_setf(err, ERR_INPUT, NULL, "--tp",
                         "num_attention_heads %d must divide by TP (%d does not divide %d)",
@@ -200,6 +191,20 @@ int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
     if (m->ffn % l->tp != 0)
         return err_setf(err, ERR_INPUT, NULL, "--tp",
                         "intermediate size %d must divide by TP %d", m->ffn, l->tp);
+    if (l->vpp > 1 && l->schedule != SCHEDULE_INTERLEAVED)
+        return err_setf(err, ERR_INPUT, NULL, "--vpp",
+                        "virtual pipeline stages need --schedule interleaved (got %s)",
+                        layout_schedule_name(l->schedule));
+    if ((rc = check_pipeline_split(l, m, err)))
+        return rc;
+    long long mp = (long long)l->tp * l->pp * l->cp;
+    if (mp > n_gpus || n_gpus % mp != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--gpus",
+                        "%d GPUs cannot be split into TP x PP x CP = %d x %d x %d = "
+                        "%lld; the GPU count must be a multiple of it",
+                        n_gpus, l->tp, l->pp, l->cp, mp);
+    l->dp = (int)(n_gpus / mp);
+    l->n_gpus = n_gpus;
     if (l->seq_len < 0)
         return err_setf(err, ERR_INPUT, NULL, "--seq-len",
                         "must be positive (got %d)", l->seq_len);
@@ -220,10 +225,6 @@ int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
                         "sequence length %d must divide by 2 x CP = %d (context "
                         "parallelism splits it into 2 x CP load-balanced chunks)",
                         l->seq_len, 2 * l->cp);
-    if (l->vpp > 1 && l->schedule != SCHEDULE_INTERLEAVED)
-        return err_setf(err, ERR_INPUT, NULL, "--vpp",
-                        "virtual pipeline stages need --schedule interleaved (got %s)",
-                        layout_schedule_name(l->schedule));
     if (l->schedule == SCHEDULE_INTERLEAVED) {
         if (l->pp < 2)
             return err_setf(err, ERR_INPUT, NULL, "--schedule",
@@ -232,8 +233,6 @@ int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
             return err_setf(err, ERR_INPUT, NULL, "--schedule",
                             "interleaved needs --vpp of at least 2");
     }
-    if ((rc = check_pipeline_split(l, m, err)))
-        return rc;
     long long per_step = (long long)l->micro_batch * l->dp;
     if (l->grad_accum < 0)
         return err_setf(err, ERR_INPUT, NULL, "--grad-accum",
@@ -271,17 +270,25 @@ int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
     return ERR_OK;
 }
 
+int layout_chunk_layers(const layout_t *l, const model_t *m, int vs)
+{
+    int V = l->pp * l->vpp, first = l->first_stage_layers, last = l->last_stage_layers;
+    if (!first && !last)
+        return m->n_layers / V;
+    if (vs == 0 && first)
+        return first;
+    if (vs == V - 1 && last)
+        return last;
+    int middle = V - (first > 0) - (last > 0);
+    return (m->n_layers - first - last) / middle;
+}
+
 int layout_stage_layers(const layout_t *l, const model_t *m, int stage)
 {
-    int p = l->pp, first = l->first_stage_layers, last = l->last_stage_layers;
-    if (!first && !last)
-        return m->n_layers / p;
-    if (stage == 0 && first)
-        return first;
-    if (stage == p - 1 && last)
-        return last;
-    int middle = p - (first > 0) - (last > 0);
-    return (m->n_layers - first - last) / middle;
+    int n = 0;
+    for (int c = 0; c < l->vpp; c++)
+        n += layout_chunk_layers(l, m, c * l->pp + stage);
+    return n;
 }
 
 double layout_inflight_microbatches(const layout_t *l, int stage)

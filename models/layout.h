@@ -69,8 +69,8 @@ typedef struct {
     int grad_bytes;       /* bytes per gradient element: 2, or 4 for fp32
                              main grads (Megatron's default) */
     int first_stage_layers; /* uneven pipeline split: layers on the first
-                               stage, 0 = even split */
-    int last_stage_layers;  /* likewise for the last stage */
+                               (virtual) stage, 0 = even split */
+    int last_stage_layers;  /* likewise for the last (virtual) stage */
     int n_gpus;             /* tp * pp * cp * dp */
 } layout_t;
 
@@ -89,6 +89,10 @@ int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err);
 /* Layers held by pipeline rank stage (all its chunks together). Assumes a
  * finalized layout. */
 int layout_stage_layers(const layout_t *l, const model_t *m, int stage);
+
+/* Layers of virtual stage vs (chunk c of rank s is virtual stage c*pp + s);
+ * the uneven split sets the first and last virtual stages. */
+int layout_chunk_layers(const layout_t *l, const model_t *m, int vs);
 
 /* Micro-batches whose activations pipeline rank stage holds at its peak,
  * in units of "all of this rank's layers for one micro-batch" (may be

@@ -6,6 +6,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/json.h"
+
 #include "tests/testing.h"
 
 /* Run and expect rc; on mismatch print what came out. */
@@ -197,6 +199,114 @@ static void test_catalog_lists(void)
     free(out);
 }
 
+/* scaleplan sim --json: the contract keys, a breakdown that sums to the
+ * step, and a Chrome trace with one process per pipeline stage. */
+static void test_sim_json_and_trace(void)
+{
+    char dir[256], args[1024];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(args, sizeof args,
+             "sim --model llama3-70b --gpu h100-sxm --gpus 128 --tp 8 --pp 4 --vpp 2 "
+             "--global-batch 64 --sequence-parallel --recompute selective --json "
+             "--trace %s/trace.json",
+             dir);
+    char *out = NULL;
+    expect(args, 0, &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    const char *keys[] = {"step_time_s", "tokens_per_s", "model_tflops_per_gpu",
+                          "hardware_tflops_per_gpu", "mfu", "hfu", "breakdown_s",
+                          "memory_gib", "fits", "layout"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(j, keys[i]));
+    const char *bd[] = {"compute", "recompute", "tp_comm", "cp_comm", "pp_comm",
+                        "pp_bubble", "dp_comm", "optimizer", "other", "straggler"};
+    cJSON *b = cJSON_GetObjectItem(j, "breakdown_s");
+    double sum = 0;
+    for (size_t i = 0; i < sizeof bd / sizeof bd[0]; i++) {
+        cJSON *v = cJSON_GetObjectItem(b, bd[i]);
+        CU_ASSERT_TRUE_FATAL(cJSON_IsNumber(v));
+        sum += v->valuedouble;
+    }
+    CHECK_REL(sum, cJSON_GetObjectItem(j, "step_time_s")->valuedouble, 1e-6);
+    const char *lk[] = {"tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "global_batch",
+                        "grad_accum", "zero", "recompute", "schedule"};
+    cJSON *l = cJSON_GetObjectItem(j, "layout");
+    for (size_t i = 0; i < sizeof lk / sizeof lk[0]; i++)
+        CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(l, lk[i]));
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(l, "dp")->valueint, 4);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(l, "schedule")->valuestring, "interleaved");
+    cJSON_Delete(j);
+    free(out);
+    /* the trace */
+    char path[300];
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    cJSON *t = NULL;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(json_parse_file(path, &t, &e), 0);
+    cJSON *ev = cJSON_GetObjectItem(t, "traceEvents");
+    CU_ASSERT_TRUE(cJSON_GetArraySize(ev) > 100);
+    int stages_seen[4] = {0}, complete = 0;
+    cJSON *x;
+    cJSON_ArrayForEach(x, ev)
+    {
+        cJSON *ph = cJSON_GetObjectItem(x, "ph");
+        if (cJSON_IsString(ph) && ph->valuestring[0] == 'X') {
+            int pid = cJSON_GetObjectItem(x, "pid")->valueint;
+            if (pid >= 0 && pid < 4)
+                stages_seen[pid] = 1;
+            complete += cJSON_IsNumber(cJSON_GetObjectItem(x, "ts")) &&
+                        cJSON_IsNumber(cJSON_GetObjectItem(x, "dur"));
+        }
+    }
+    CU_ASSERT_TRUE(stages_seen[0] && stages_seen[1] && stages_seen[2] && stages_seen[3]);
+    CU_ASSERT_TRUE(complete > 100);
+    cJSON_Delete(t);
+    remove_tree(dir);
+}
+
+/* Layouts that cannot run: one line, exit 2. A layout that does not fit in
+ * memory still simulates, with fits false and what to change. */
+static void test_sim_errors_and_fit(void)
+{
+    static const struct {
+        const char *args, *needle;
+    } cases[] = {
+        {"sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 3", "must divide by TP"},
+        {"sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --pp 3", "must divide by PP 3"},
+        {"sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --global-batch 12",
+         "must divide by micro-batch x DP"},
+        {"sim --model llama3-70b --gpu h100-sxm --gpus 100 --tp 8", "100 GPUs cannot be split"},
+        {"sim --model llama3-70b --gpu h100-sxm --tp 8", "--gpus"},
+        {"sim --model llama3-70b --gpus 64 --tp 8", "--gpu"},
+        {"sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --tp-comm-overlap",
+         "needs --sequence-parallel"},
+        {"sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --framework nemo",
+         "unknown framework"},
+        {"sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --profile /nope.json",
+         "cannot open"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *err = NULL;
+        expect(cases[i].args, 2, NULL, &err);
+        int ok = err && strstr(err, cases[i].needle) && count_lines(err) == 1;
+        if (!ok)
+            fprintf(stderr, "\n$ scaleplan %s\nstderr: %s\n", cases[i].args, err ? err : "");
+        CU_ASSERT_TRUE(ok);
+        free(err);
+    }
+    char *out = NULL;
+    expect("sim --model llama3-70b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --json", 0,
+           &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(j, "fits")));
+    cJSON *reason = cJSON_GetObjectItem(j, "fit_reason");
+    CU_ASSERT_TRUE(cJSON_IsString(reason) && strstr(reason->valuestring, "GiB"));
+    cJSON_Delete(j);
+    free(out);
+}
+
 TEST_SUITE(suite_cli, "cli", TEST(test_help_and_version), TEST(test_model_json_contract),
            TEST(test_megatron_aliases), TEST(test_model_text), TEST(test_bad_inputs_exit_2),
-           TEST(test_catalog_lists));
+           TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_errors_and_fit));

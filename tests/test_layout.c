@@ -59,7 +59,7 @@ static void test_refusals(void)
         {"pp not dividing layers", 8, 3, 1, 1, 1, 1, 0, 0, 24, SCHEDULE_1F1B, "--pp",
          "num_layers 80 must divide by PP 3"},
         {"more stages than layers", 1, 81, 1, 1, 1, 1, 0, 0, 81, SCHEDULE_1F1B, "--pp",
-         "81 stages for 80 layers"},
+         "81 pipeline stages (x 1 virtual) for 80 layers"},
         {"gpus not a multiple", 8, 4, 1, 1, 1, 1, 0, 0, 100, SCHEDULE_1F1B, "--gpus",
          "100 GPUs cannot be split"},
         {"fewer gpus than the layout", 8, 4, 1, 1, 1, 1, 0, 0, 16, SCHEDULE_1F1B, "--gpus",

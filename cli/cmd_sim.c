@@ -1,0 +1,185 @@
+/* scaleplan sim: simulate one training step of a model on a cluster with a
+ * parallel layout; print the step time, its breakdown and per-GPU memory. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "common/json.h"
+#include "common/units.h"
+#include "reports/jsonout.h"
+#include "reports/table.h"
+#include "sim/step.h"
+
+static const cli_opt_t own_opts[] = {
+    {"--trace", NULL, "FILE", "write the simulated timeline as Chrome/Perfetto trace JSON"},
+    {"--layer-events", NULL, NULL, "one task per layer (finer trace; same step time)"},
+    {"--ops", NULL, NULL, "also print the per-operation cost of one layer"},
+};
+static const cli_group_t own_group = {"Sim command", own_opts,
+                                      sizeof own_opts / sizeof own_opts[0]};
+
+/* One line on why a layout does not fit and what would help. */
+static void fit_advice(const cli_sim_setup_t *s, const sim_result_t *r, char *buf, size_t cap)
+{
+    const layout_t *l = &s->layout;
+    char hint[200] = "";
+    if (l->recompute != RECOMPUTE_FULL)
+        strncat(hint, l->recompute == RECOMPUTE_NONE ? " --recompute selective," : " --recompute full,",
+                sizeof hint - strlen(hint) - 1);
+    if (l->tp > 1 && !l->sequence_parallel)
+        strncat(hint, " --sequence-parallel,", sizeof hint - strlen(hint) - 1);
+    if (!l->distributed_optimizer && l->zero == 0 && l->dp * l->cp > 1)
+        strncat(hint, " --distributed-optimizer,", sizeof hint - strlen(hint) - 1);
+    strncat(hint, " more --pp or --tp", sizeof hint - strlen(hint) - 1);
+    snprintf(buf, cap, "needs %.1f GiB per GPU on stage %d but %s has %.1f GiB; try%s",
+             r->memory.total_bytes / GIB, r->memory.stage, s->cluster.gpu.name, r->capacity_gib,
+             hint);
+}
+
+static int print_text(const cli_sim_setup_t *s, const sim_result_t *r, bool ops)
+{
+    char desc[200], a[32], b[32];
+    layout_describe(&s->layout, desc, sizeof desc);
+    printf("%s on %d x %s (%s, %d per node, %d x %s)\n", s->model.display, s->layout.n_gpus,
+           s->cluster.gpu.name, s->cluster.name, s->cluster.gpus_per_node,
+           s->cluster.nics_per_node, s->cluster.inter.name);
+    printf("  layout: %s\n", desc);
+    printf("  step time %s, %s tokens/s (%s per GPU)\n",
+           units_fmt_duration(r->step_time_s, a, sizeof a),
+           units_fmt_count(r->tokens_per_s, b, sizeof b),
+           units_fmt_count(r->tokens_per_s / s->layout.n_gpus, desc, sizeof desc));
+    printf("  %.1f model TFLOP/s per GPU (MFU %.1f%%), %.1f hardware TFLOP/s (HFU %.1f%%)\n\n",
+           r->model_tflops_per_gpu, 100 * r->mfu, r->hardware_tflops_per_gpu, 100 * r->hfu);
+    static const char *hdr[] = {"step time", "seconds", "share"};
+    table_t *t = table_create(3, hdr);
+    if (!t)
+        return ERR_RUNTIME;
+    table_align_right(t, 1);
+    table_align_right(t, 2);
+    for (int i = 0; i < BD_COUNT; i++)
+        table_add_rowf(t, "%s\t%.4f\t%.1f%%", sim_bd_name((sim_bd_t)i), r->breakdown_s[i],
+                       100 * r->breakdown_s[i] / r->step_time_s);
+    table_add_rowf(t, "total (stage %d)\t%.4f\t100.0%%", r->critical_stage, r->step_time_s);
+    int rc = table_print(t, stdout, 2, 0);
+    table_destroy(t);
+    const model_memory_t *mm = &r->memory;
+    printf("\n  memory per GPU (stage %d): weights %.1f, grads %.1f, optimizer %.1f, "
+           "activations %.1f, buffers %.1f = %.1f GiB of %.1f: %s\n",
+           mm->stage, mm->params_bytes / GIB, mm->grads_bytes / GIB, mm->optimizer_bytes / GIB,
+           mm->activations_bytes / GIB, mm->buffers_bytes / GIB, mm->total_bytes / GIB,
+           r->capacity_gib, r->fits ? "fits" : "DOES NOT FIT");
+    if (!r->fits) {
+        char advice[400];
+        fit_advice(s, r, advice, sizeof advice);
+        printf("  %s\n", advice);
+    }
+    if (ops && rc == 0) {
+        static const char *oh[] = {"one layer, one micro-batch", "forward ms", "backward ms"};
+        table_t *o = table_create(3, oh);
+        if (!o)
+            return ERR_RUNTIME;
+        table_align_right(o, 1);
+        table_align_right(o, 2);
+        for (int i = 0; i < r->costs.n_ops; i++)
+            table_add_rowf(o, "%s\t%.4f\t%.4f", r->costs.ops[i].name, 1e3 * r->costs.ops[i].fwd_s,
+                           1e3 * r->costs.ops[i].bwd_s);
+        table_add_rowf(o, "tp comm (exposed)\t%.4f\t%.4f", 1e3 * r->costs.fwd.tp,
+                       1e3 * r->costs.bwd.tp);
+        table_add_rowf(o, "recompute\t\t%.4f", 1e3 * r->costs.bwd.recompute);
+        table_add_rowf(o, "pipeline transfer\t%.4f\t%.4f", 1e3 * r->costs.p2p_s, 1e3 * r->costs.p2p_s);
+        printf("\n");
+        rc = table_print(o, stdout, 2, 0);
+        table_destroy(o);
+    }
+    return rc;
+}
+
+static int print_json(const cli_sim_setup_t *s, const sim_result_t *r, err_t *err)
+{
+    cJSON *o = cJSON_CreateObject(), *bd = NULL, *ops = NULL;
+    bool ok = o && json_add_number(o, "step_time_s", r->step_time_s) &&
+              json_add_number(o, "tokens_per_s", r->tokens_per_s) &&
+              json_add_number(o, "model_tflops_per_gpu", r->model_tflops_per_gpu) &&
+              json_add_number(o, "hardware_tflops_per_gpu", r->hardware_tflops_per_gpu) &&
+              json_add_number(o, "mfu", r->mfu) && json_add_number(o, "hfu", r->hfu) &&
+              (bd = cJSON_AddObjectToObject(o, "breakdown_s"));
+    for (int i = 0; ok && i < BD_COUNT; i++)
+        ok = json_add_number(bd, sim_bd_name((sim_bd_t)i), r->breakdown_s[i]);
+    ok = ok && cJSON_AddItemToObject(o, "memory_gib", report_memory_json(&r->memory, r->capacity_gib)) &&
+         cJSON_AddBoolToObject(o, "fits", r->fits) &&
+         cJSON_AddItemToObject(o, "layout", report_layout_json(&s->layout)) &&
+         cJSON_AddStringToObject(o, "model", s->model.name) &&
+         cJSON_AddStringToObject(o, "gpu", s->cluster.gpu.name) &&
+         cJSON_AddStringToObject(o, "cluster", s->cluster.name) &&
+         json_add_number(o, "gpus", s->layout.n_gpus) &&
+         json_add_number(o, "tokens_per_step", r->tokens_per_step) &&
+         json_add_number(o, "critical_stage", r->critical_stage) &&
+         json_add_number(o, "memory_stage", r->memory.stage) &&
+         json_add_number(o, "bubble_fraction", r->bubble_fraction) &&
+         json_add_number(o, "tasks", r->tasks) && json_add_number(o, "events", (double)r->events) &&
+         cJSON_AddStringToObject(o, "profile", s->profile.origin) &&
+         (ops = cJSON_AddArrayToObject(o, "layer_ops"));
+    for (int i = 0; ok && i < r->costs.n_ops; i++) {
+        cJSON *e = cJSON_CreateObject();
+        ok = e && cJSON_AddItemToArray(ops, e) &&
+             cJSON_AddStringToObject(e, "op", r->costs.ops[i].name) &&
+             json_add_number(e, "fwd_s", r->costs.ops[i].fwd_s) &&
+             json_add_number(e, "bwd_s", r->costs.ops[i].bwd_s);
+    }
+    if (ok && !r->fits) {
+        char advice[400];
+        fit_advice(s, r, advice, sizeof advice);
+        ok = cJSON_AddStringToObject(o, "fit_reason", advice) != NULL;
+    }
+    int rc = ok ? json_print_stdout(o, err) : err_set(err, ERR_RUNTIME, "out of memory building JSON");
+    cJSON_Delete(o);
+    return rc;
+}
+
+int cmd_sim(int argc, char **argv, err_t *err)
+{
+    const cli_group_t groups[] = {CLI_MODEL_OPTS,  CLI_CLUSTER_OPTS, CLI_LAYOUT_OPTS,
+                                  CLI_SIM_OPTS,    own_group,        CLI_OUTPUT_OPTS};
+    const int n_groups = sizeof groups / sizeof groups[0];
+    cli_args_t a;
+    int rc = cli_parse(argc, argv, groups, n_groups, &a, err);
+    if (rc)
+        return rc;
+    if (a.help) {
+        cli_print_help(stdout,
+                       "scaleplan sim --model M --gpu G --gpus N [layout] [--profile F] "
+                       "[--trace F.json] [--json]",
+                       "Simulate one training step event by event: one representative GPU per\n"
+                       "pipeline stage, per-layer GEMMs, attention and memory-bound kernels from\n"
+                       "the cost profile, TP/CP/PP/DP communication on the cluster's real links,\n"
+                       "the pipeline schedule, gradient buckets, the optimizer and stragglers.\n"
+                       "The breakdown lists exposed (non-overlapped) time; it sums to the step.",
+                       groups, n_groups);
+        return ERR_OK;
+    }
+    cli_sim_setup_t s;
+    if ((rc = cli_sim_setup(&a, &s, err)))
+        goto out;
+    s.input.opt.layer_events = cli_has(&a, "--layer-events");
+    sim_ctx_t *ctx = sim_ctx_create();
+    if (!ctx) {
+        rc = err_set(err, ERR_RUNTIME, "out of memory");
+        goto out;
+    }
+    sim_result_t r;
+    rc = sim_run_step(ctx, &s.input, &r, err);
+    const char *trace = cli_get(&a, "--trace");
+    if (!rc && trace)
+        rc = sim_write_trace(ctx, trace, err);
+    sim_ctx_destroy(ctx);
+    if (rc)
+        goto out;
+    if (cli_has(&a, "--json"))
+        rc = print_json(&s, &r, err);
+    else if (print_text(&s, &r, cli_has(&a, "--ops")))
+        rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
+out:
+    cli_sim_setup_free(&s);
+    return rc;
+}

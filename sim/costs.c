@@ -1,0 +1,444 @@
+#include "sim/costs.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <gsl/gsl_cdf.h>
+
+void sim_options_default(sim_options_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->overlap_grad_reduce = true;
+    o->overlap_param_gather = true;
+    o->tp_comm_overlap = false;
+    o->async_tp_grad = true;
+    o->overlap_p2p = -1;
+    /* Megatron-Core DDP bucket: max(40M, 1M x DP) parameters; 40M is the
+     * floor used here (distributed_data_parallel_config.py). */
+    o->bucket_params = 40e6;
+    o->causal = true;
+    o->layer_events = false;
+    o->straggler_cv = -1;
+}
+
+int sim_options_framework(const char *name, sim_options_t *o, layout_t *l, err_t *err)
+{
+    sim_options_default(o);
+    if (!name || strcmp(name, "megatron-core") == 0)
+        return ERR_OK;
+    if (strcmp(name, "megatron-2022") == 0) {
+        /* Korthikanti et al. 2022: fused (materialized) softmax attention,
+         * async TP gradient all-reduce, DDP reduce after the backward. */
+        o->overlap_grad_reduce = false;
+        o->overlap_param_gather = false;
+        l->flash_attention = false;
+        return ERR_OK;
+    }
+    if (strcmp(name, "megatron-2021") == 0) {
+        /* Narayanan et al. SC21 and the 2020 tables: local DDP all-reduce
+         * after the backward, synchronous TP all-reduces, no flash. */
+        o->overlap_grad_reduce = false;
+        o->overlap_param_gather = false;
+        o->async_tp_grad = false;
+        l->flash_attention = false;
+        return ERR_OK;
+    }
+    if (strcmp(name, "deepspeed") == 0) {
+        /* ZeRO with overlap_comm; reduce bucket 5e8 elements (DeepSpeed's
+         * default reduce_bucket_size). */
+        o->bucket_params = 5e8;
+        return ERR_OK;
+    }
+    if (strcmp(name, "fsdp") == 0) {
+        /* PyTorch FSDP full shard: per-layer gathers with prefetch. */
+        if (l->zero < 3)
+            l->zero = 3;
+        return ERR_OK;
+    }
+    return err_setf(err, ERR_INPUT, NULL, "--framework",
+                    "unknown framework '%s' (megatron-core, megatron-2022, "
+                    "megatron-2021, deepspeed, fsdp)",
+                    name);
+}
+
+double cost_total(const cost_parts_t *c)
+{
+    return c->compute + c->recompute + c->tp + c->cp + c->dp;
+}
+
+double sim_expected_max_normal(int n)
+{
+    if (n <= 1)
+        return 0;
+    /* Blom (1958): E[max of n] ~ Phi^-1((n - 0.375) / (n + 0.25)). */
+    return gsl_cdf_ugaussian_Pinv((n - 0.375) / (n + 0.25));
+}
+
+/* ---------------------------------------------------------------- spans */
+
+static coll_span_t span_of(const cluster_t *c, const group_place_t *g)
+{
+    coll_span_t s;
+    s.n_ranks = g->size;
+    s.ranks_per_node = g->ranks_per_node;
+    s.nodes = g->nodes;
+    s.intra = &c->intra;
+    s.inter = &c->inter;
+    s.nic_gbs_per_gpu = cluster_nic_gbs_per_gpu(c);
+    /* Beyond one leaf the traffic crosses the tapered spine. */
+    s.taper = g->nodes > c->nodes_per_leaf ? c->oversubscription : 1.0;
+    return s;
+}
+
+/* Two neighbouring pipeline stages: on one node or on two. */
+static coll_span_t pp_pair_span(const cluster_t *c, const group_place_t *pp)
+{
+    group_place_t pair = {2, pp->stride, pp->crosses_nodes ? 2 : 1,
+                          pp->crosses_nodes ? 1 : 2, pp->crosses_nodes};
+    return span_of(c, &pair);
+}
+
+/* ---------------------------------------------------------------- pricing */
+
+typedef struct {
+    const sim_input_t *in;
+    const profile_t *p;
+    step_costs_t *out;
+    dtype_t dt;    /* GEMM data type */
+    double e;      /* bytes per activation element */
+    double T;      /* tokens of one micro-batch on this GPU (s/cp x b) */
+    double Tn;     /* tokens norms and residuals see (T/t with SP) */
+    double t;      /* TP degree */
+    bool fp8;
+} pricer_t;
+
+static void add_op(pricer_t *pr, const char *name, double fwd, double bwd)
+{
+    step_costs_t *o = pr->out;
+    if (o->n_ops < SIM_MAX_OPS)
+        o->ops[o->n_ops++] = (op_cost_t){name, fwd, bwd};
+    o->fwd.compute += fwd;
+    o->bwd.compute += bwd;
+}
+
+static double mem(const pricer_t *pr, double bytes)
+{
+    return prof_mem_time(pr->p, bytes);
+}
+
+/* A GEMM's time, with Transformer Engine's cast of the activation input to
+ * fp8 (read 2 bytes, write 1) when training in fp8. */
+static double gemm(const pricer_t *pr, double M, double N, double K, double batch)
+{
+    double t = prof_gemm_time(pr->p, pr->dt, M, N, K, batch);
+    if (pr->fp8)
+        t += prof_mem_time(pr->p, 3 * M * K * batch);
+    return t;
+}
+
+typedef struct {
+    double fwd, dgrad, wgrad;
+} gemm_cost_t;
+
+/* Y[M x N] = X[M x K] W[K x N]: forward, input gradient, weight gradient. */
+static gemm_cost_t linear(const pricer_t *pr, double M, double N, double K)
+{
+    gemm_cost_t g = {gemm(pr, M, N, K, 1), gemm(pr, M, K, N, 1), gemm(pr, K, N, M, 1)};
+    return g;
+}
+
+/* Exposed part of a collective pipelined with a GEMM (Transformer Engine's
+ * chunked overlap): what the GEMM cannot cover plus one chunk's fill. */
+static double overlapped(double comm, double gemm_s, double tp)
+{
+    double uncovered = comm > gemm_s ? comm - gemm_s : 0;
+    return uncovered + comm / (2 * tp);
+}
+
+static double coll(const pricer_t *pr, coll_op_t op, const coll_span_t *s, double bytes)
+{
+    return prof_coll_time(pr->p, op, s, bytes);
+}
+
+/* Attention core of one layer: returns forward and backward seconds. */
+static void price_attention(pricer_t *pr, double *fwd, double *bwd)
+{
+    const model_t *m = pr->in->model;
+    const layout_t *l = pr->in->layout;
+    double s = l->seq_len, s_loc = s / l->cp, b = l->micro_batch;
+    double heads = m->n_heads / pr->t, hd = m->head_dim;
+    if (l->flash_attention) {
+        /* Fused kernels do the work they cannot skip: half of it under a
+         * causal mask. Backward does 2.5x the forward's matmuls (five
+         * GEMM-shaped products to the forward's two). */
+        double flops = 4 * pr->T * s * heads * hd * (pr->in->opt.causal ? 0.5 : 1.0);
+        *fwd = prof_attn_time(pr->p, pr->dt == DTYPE_FP8 ? DTYPE_BF16 : pr->dt, flops, false);
+        *bwd = prof_attn_time(pr->p, pr->dt == DTYPE_FP8 ? DTYPE_BF16 : pr->dt, 2.5 * flops,
+                              true);
+        return;
+    }
+    /* Materialized scores (Megatron's fused scale-mask-softmax): batched
+     * GEMMs over the full s x s product, softmax and dropout over it. */
+    dtype_t dt = pr->dt == DTYPE_FP8 ? DTYPE_BF16 : pr->dt;
+    double batch = b * heads;
+    double E = batch * s_loc * s; /* score elements */
+    double qk = prof_gemm_time(pr->p, dt, s_loc, s, hd, batch);
+    double av = prof_gemm_time(pr->p, dt, s_loc, hd, s, batch);
+    double softmax = mem(pr, 2 * E * pr->e);
+    double dropout = m->dropout > 0 ? mem(pr, E * (2 * pr->e + 1)) : 0;
+    *fwd = qk + softmax + dropout + av;
+    double av_b = prof_gemm_time(pr->p, dt, s_loc, s, hd, batch) +
+                  prof_gemm_time(pr->p, dt, s, hd, s_loc, batch);
+    double qk_b = prof_gemm_time(pr->p, dt, s_loc, hd, s, batch) +
+                  prof_gemm_time(pr->p, dt, s, hd, s_loc, batch);
+    double softmax_b = mem(pr, 3 * E * pr->e);
+    double dropout_b = m->dropout > 0 ? mem(pr, E * (2 * pr->e + 1)) : 0;
+    *bwd = av_b + dropout_b + softmax_b + qk_b;
+}
+
+/* TP collectives of one layer: forward, backward (what stays exposed). */
+static void price_tp(pricer_t *pr, const gemm_cost_t *qkv, const gemm_cost_t *proj,
+                     const gemm_cost_t *fc1, const gemm_cost_t *fc2)
+{
+    const layout_t *l = pr->in->layout;
+    const sim_options_t *o = &pr->in->opt;
+    step_costs_t *out = pr->out;
+    if (l->tp <= 1)
+        return;
+    const coll_span_t *s = &out->tp_span;
+    double bytes = pr->T * pr->in->model->hidden * pr->e; /* full activation */
+    const gemm_cost_t *col[2] = {qkv, fc1}, *row[2] = {proj, fc2};
+    for (int i = 0; i < 2; i++) {
+        if (!l->sequence_parallel) {
+            /* forward: all-reduce after the row-parallel GEMM; backward:
+             * all-reduce of the column-parallel input gradient, which can
+             * run during that layer's weight-gradient GEMM. */
+            double ar = coll(pr, COLL_ALL_REDUCE, s, bytes);
+            out->fwd.tp += ar;
+            out->bwd.tp += o->async_tp_grad ? fmax(0, ar - col[i]->wgrad) : ar;
+            continue;
+        }
+        double ag = coll(pr, COLL_ALL_GATHER, s, bytes);
+        double rs = coll(pr, COLL_REDUCE_SCATTER, s, bytes);
+        if (o->tp_comm_overlap) {
+            out->fwd.tp += overlapped(ag, col[i]->fwd, pr->t) + overlapped(rs, row[i]->fwd, pr->t);
+            out->bwd.tp += overlapped(ag, row[i]->dgrad, pr->t) +
+                           overlapped(ag + rs, col[i]->dgrad + col[i]->wgrad, pr->t);
+        } else {
+            /* forward: gather before the column-parallel GEMM, scatter
+             * after the row-parallel one; backward: gather the output
+             * gradient, re-gather the input for the weight gradient (during
+             * the input-gradient GEMM) and reduce-scatter the input
+             * gradient (during the weight-gradient GEMM). */
+            out->fwd.tp += ag + rs;
+            double hidden = o->async_tp_grad ? fmax(0, ag + rs - col[i]->dgrad - col[i]->wgrad)
+                                             : ag + rs;
+            out->bwd.tp += ag + hidden;
+        }
+    }
+}
+
+/* Context-parallel ring: cp - 1 exchanges of a K/V block per pass, each
+ * hidden behind the attention of the block in hand. */
+static void price_cp(pricer_t *pr, double attn_fwd, double attn_bwd)
+{
+    const layout_t *l = pr->in->layout;
+    if (l->cp <= 1)
+        return;
+    const cluster_t *c = pr->in->cluster;
+    const group_place_t *g = &pr->out->placement.group[GROUP_CP];
+    group_place_t pair = {2, g->stride, g->crosses_nodes ? 2 : 1, g->crosses_nodes ? 1 : 2,
+                          g->crosses_nodes};
+    coll_span_t s = span_of(c, &pair);
+    double kv = 2 * pr->T * model_kv_width(pr->in->model) / pr->t * pr->e;
+    double send_f = coll(pr, COLL_SEND_RECV, &s, kv);
+    double send_b = coll(pr, COLL_SEND_RECV, &s, 2 * kv); /* K/V and their gradients */
+    double steps = l->cp - 1;
+    pr->out->fwd.cp = steps * fmax(0, send_f - attn_fwd / l->cp);
+    pr->out->bwd.cp = steps * fmax(0, send_b - attn_bwd / l->cp);
+}
+
+static void price_layer(pricer_t *pr)
+{
+    const model_t *m = pr->in->model;
+    const layout_t *l = pr->in->layout;
+    step_costs_t *out = pr->out;
+    double h = m->hidden, f = m->ffn, t = pr->t, e = pr->e;
+    double qw = model_q_width(m), kvw = model_kv_width(m);
+    double gate = m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
+    double norm_f = mem(pr, 2 * pr->Tn * h * e), norm_b = mem(pr, 3 * pr->Tn * h * e);
+    double resid_bytes = 3 * pr->Tn * h * e + (m->dropout > 0 ? pr->Tn * h : 0);
+
+    add_op(pr, "norm_1", norm_f, norm_b);
+    gemm_cost_t qkv = linear(pr, pr->T, (qw + 2 * kvw) / t, h);
+    add_op(pr, "qkv", qkv.fwd, qkv.dgrad + qkv.wgrad);
+    if (m->pos == MODEL_POS_ROPE) {
+        double bytes = 2 * pr->T * (qw + kvw) / t * e;
+        add_op(pr, "rope", mem(pr, bytes), mem(pr, bytes));
+    }
+    double attn_f, attn_b;
+    price_attention(pr, &attn_f, &attn_b);
+    add_op(pr, "attention", attn_f, attn_b);
+    gemm_cost_t proj = linear(pr, pr->T, h, qw / t);
+    add_op(pr, "attn_out", proj.fwd, proj.dgrad + proj.wgrad);
+    add_op(pr, "residual_1", mem(pr, resid_bytes), mem(pr, 2 * resid_bytes));
+    add_op(pr, "norm_2", norm_f, norm_b);
+    gemm_cost_t fc1 = linear(pr, pr->T, f * gate / t, h);
+    add_op(pr, "mlp_in", fc1.fwd, fc1.dgrad + fc1.wgrad);
+    double act = pr->T * f / t * e;
+    if (m->mlp == MODEL_MLP_SWIGLU)
+        add_op(pr, "swiglu", mem(pr, 3 * act), mem(pr, 5 * act));
+    else
+        add_op(pr, "gelu", mem(pr, 2 * act), mem(pr, 3 * act));
+    gemm_cost_t fc2 = linear(pr, pr->T, h, f / t);
+    add_op(pr, "mlp_out", fc2.fwd, fc2.dgrad + fc2.wgrad);
+    add_op(pr, "residual_2", mem(pr, resid_bytes), mem(pr, 2 * resid_bytes));
+
+    price_tp(pr, &qkv, &proj, &fc1, &fc2);
+    price_cp(pr, attn_f, attn_b);
+    /* Recompute runs forward work again inside the backward pass. */
+    if (l->recompute == RECOMPUTE_SELECTIVE)
+        out->bwd.recompute = attn_f;
+    else if (l->recompute == RECOMPUTE_FULL) {
+        out->bwd.recompute = out->fwd.compute;
+        out->bwd.tp += out->fwd.tp;
+        out->bwd.cp += out->fwd.cp;
+    }
+}
+
+/* Embedding on the first virtual stage, output layer and loss on the last. */
+static void price_edges(pricer_t *pr)
+{
+    const model_t *m = pr->in->model;
+    const layout_t *l = pr->in->layout;
+    step_costs_t *out = pr->out;
+    double h = m->hidden, e = pr->e, t = pr->t, V = m->vocab;
+    const coll_span_t *s = &out->tp_span;
+    double act = pr->T * h * e;
+    /* Embedding: gather rows (+ learned positions, dropout); the vocabulary-
+     * parallel lookup is combined over TP (reduce-scatter with SP). */
+    double emb = mem(pr, 2 * act + (m->pos == MODEL_POS_LEARNED ? 3 * act : 0) +
+                             (m->dropout > 0 ? 2 * act : 0));
+    out->embed_fwd.compute = emb;
+    out->embed_bwd.compute = mem(pr, 3 * pr->T * h * 4); /* fp32 gradient rows */
+    if (l->tp > 1) {
+        out->embed_fwd.tp = coll(pr, l->sequence_parallel ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE,
+                                 s, act);
+        if (l->sequence_parallel)
+            out->embed_bwd.tp = coll(pr, COLL_ALL_GATHER, s, act);
+    }
+    /* Head: final norm, logits GEMM, fused vocabulary-parallel cross
+     * entropy in fp32 (read logits, write and read fp32 copies). */
+    gemm_cost_t logits = linear(pr, pr->T, V / t, h);
+    double logit_el = pr->T * V / t;
+    out->head_fwd.compute = mem(pr, 2 * pr->Tn * h * e) + logits.fwd + mem(pr, logit_el * (e + 12));
+    out->head_bwd.compute = mem(pr, logit_el * (4 + e)) + logits.dgrad + logits.wgrad +
+                            mem(pr, 3 * pr->Tn * h * e);
+    if (l->tp > 1) {
+        /* three tiny all-reduces (max, sum of exponentials, target logit) */
+        double ce = 3 * coll(pr, COLL_ALL_REDUCE, s, pr->T * 4);
+        double gather = l->sequence_parallel ? coll(pr, COLL_ALL_GATHER, s, act) : 0;
+        out->head_fwd.tp = ce + gather;
+        double grad = coll(pr, l->sequence_parallel ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, s, act);
+        out->head_bwd.tp = pr->in->opt.async_tp_grad ? fmax(0, grad - logits.wgrad) : grad;
+    }
+}
+
+/* Parameters of one transformer block on one GPU (as memory.c counts). */
+static double layer_params_gpu(const model_t *m, const layout_t *l)
+{
+    model_params_t p;
+    model_params(m, &p);
+    double replicated = p.norms + (m->out_bias ? m->hidden : 0) + (m->mlp_bias ? m->hidden : 0);
+    return (p.per_layer - replicated) / l->tp + replicated;
+}
+
+int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
+{
+    const layout_t *l = in->layout;
+    const cluster_t *c = in->cluster;
+    memset(out, 0, sizeof *out);
+    if (strcmp(in->profile->gpu, c->gpu.name) != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--profile",
+                        "the profile describes %s but the cluster's GPU is %s",
+                        in->profile->gpu, c->gpu.name);
+    if (c->n_gpus != l->n_gpus)
+        return err_setf(err, ERR_INPUT, NULL, "--gpus",
+                        "the cluster has %d GPUs but the layout uses %d", c->n_gpus,
+                        l->n_gpus);
+    int rc = topo_place_groups(l, c->gpus_per_node, &out->placement, err);
+    if (rc)
+        return rc;
+    out->tp_span = span_of(c, &out->placement.group[GROUP_TP]);
+    out->dp_span = span_of(c, &out->placement.group[GROUP_DP_CP]);
+    out->pp_span = pp_pair_span(c, &out->placement.group[GROUP_PP]);
+
+    pricer_t pr;
+    pr.in = in;
+    pr.p = in->profile;
+    pr.out = out;
+    pr.fp8 = l->precision == PRECISION_FP8 && in->profile->peak_tflops[DTYPE_FP8] > 0;
+    pr.dt = l->precision == PRECISION_FP32 ? DTYPE_TF32
+            : pr.fp8                        ? DTYPE_FP8
+            : l->precision == PRECISION_FP16 ? DTYPE_FP16
+                                             : DTYPE_BF16;
+    pr.e = layout_weight_bytes(l->precision);
+    pr.t = l->tp;
+    pr.T = (double)l->seq_len / l->cp * l->micro_batch;
+    pr.Tn = l->sequence_parallel ? pr.T / l->tp : pr.T;
+    price_layer(&pr);
+    price_edges(&pr);
+
+    /* Pipeline transfer of one micro-batch's activations: 1/t of the tensor
+     * per TP rank (sequence parallel, or Megatron's scatter/gather
+     * optimization, which then re-gathers it over NVLink). */
+    double act = pr.T * in->model->hidden * pr.e;
+    if (l->pp > 1) {
+        out->p2p_bytes = l->tp > 1 ? act / l->tp : act;
+        out->p2p_s = prof_coll_time(in->profile, COLL_SEND_RECV, &out->pp_span, out->p2p_bytes);
+        if (l->tp > 1 && !l->sequence_parallel)
+            out->p2p_s += prof_coll_time(in->profile, COLL_ALL_GATHER, &out->tp_span, act);
+    }
+    out->layer_params = layer_params_gpu(in->model, l);
+    if (l->zero >= 3) {
+        out->zero3_gather_layer_s = prof_coll_time(in->profile, COLL_ALL_GATHER, &out->dp_span,
+                                                   out->layer_params * layout_weight_bytes(l->precision));
+        out->zero3_reduce_layer_s = prof_coll_time(in->profile, COLL_REDUCE_SCATTER,
+                                                   &out->dp_span,
+                                                   out->layer_params * l->grad_bytes);
+        /* Prefetched one layer ahead: exposed when a gather outlasts the
+         * compute it hides behind. */
+        out->fwd.dp = fmax(0, out->zero3_gather_layer_s - out->fwd.compute);
+        out->bwd.dp = fmax(0, out->zero3_gather_layer_s + out->zero3_reduce_layer_s -
+                                  out->bwd.compute - out->bwd.recompute);
+    }
+    out->straggler_cv = in->opt.straggler_cv >= 0 ? in->opt.straggler_cv
+                                                  : in->profile->straggler_cv;
+    out->straggler_sigma_max = sim_expected_max_normal(l->n_gpus);
+    return ERR_OK;
+}
+
+double sim_grad_reduce_time(const sim_input_t *in, const step_costs_t *c, double params)
+{
+    const layout_t *l = in->layout;
+    bool sharded = l->zero >= 1 || l->distributed_optimizer;
+    return prof_coll_time(in->profile, sharded ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE,
+                          &c->dp_span, params * l->grad_bytes);
+}
+
+double sim_param_gather_time(const sim_input_t *in, const step_costs_t *c, double params)
+{
+    return prof_coll_time(in->profile, COLL_ALL_GATHER, &c->dp_span,
+                          params * layout_weight_bytes(in->layout->precision));
+}
+
+double sim_optimizer_time(const sim_input_t *in, double params_on_gpu)
+{
+    /* Adam over fp32 state, per parameter: read the gradient for the norm
+     * and again for the update (2 x grad bytes), read and write the master
+     * weight, momentum and variance (24), write the 16-bit weight (2), zero
+     * the gradient buffer (grad bytes). */
+    const layout_t *l = in->layout;
+    double bytes = 3.0 * l->grad_bytes + 24 + 2;
+    return prof_mem_time(in->profile, params_on_gpu * bytes);
+}

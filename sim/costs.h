@@ -1,0 +1,125 @@
+/* costs: how long each piece of a training step takes on one GPU.
+ *
+ * From the model, the finalized layout, the cluster (with the placement of
+ * every parallel group on its nodes) and the cost profile, this module
+ * prices one transformer layer's forward and backward for one micro-batch
+ * operation by operation (GEMMs at their shapes after the TP split, fused
+ * or materialized attention, memory-bound norms and activations, fp8
+ * casts), the tensor-parallel collectives that sit on the critical path
+ * (or the part of them that overlap does not hide), the context-parallel
+ * ring exchange, the embedding and output layers, pipeline transfers,
+ * data-parallel reductions and the optimizer step. The step builder
+ * (sim/step.h) places these pieces on a timeline.
+ *
+ * Framework behaviour that changes costs (which communication overlaps
+ * with what) is a sim_options_t, with presets for the frameworks whose
+ * published runs scaleplan is validated against.
+ */
+#ifndef SCALEPLAN_SIM_COSTS_H
+#define SCALEPLAN_SIM_COSTS_H
+
+#include <stdbool.h>
+
+#include "calibrate/profile.h"
+#include "common/error.h"
+#include "models/layout.h"
+#include "models/model.h"
+#include "topologies/cluster.h"
+#include "topologies/placement.h"
+
+typedef struct {
+    bool overlap_grad_reduce;  /* DP gradient buckets reduced during backward */
+    bool overlap_param_gather; /* updated parameters gathered during the next
+                                  step's forward (distributed optimizer) */
+    bool tp_comm_overlap;      /* TP all-gather/reduce-scatter pipelined with
+                                  GEMMs (Transformer Engine userbuffers; needs SP) */
+    bool async_tp_grad;        /* backward TP reduction of input gradients
+                                  overlapped with the weight-gradient GEMM */
+    int overlap_p2p;           /* pipeline transfers asynchronous: 1 yes, 0 no,
+                                  -1 the schedule's default */
+    double bucket_params;      /* DP gradient bucket size, parameters */
+    bool causal;               /* causal mask: fused attention skips masked blocks */
+    bool layer_events;         /* a task per layer (for traces) instead of per chunk */
+    double straggler_cv;       /* per-rank compute jitter; < 0 = the profile's */
+} sim_options_t;
+
+/* Megatron-Core defaults: overlapped grad reduce and param gather, async
+ * TP gradient reduction, no TP comm overlap, 40M-parameter buckets, causal
+ * attention, chunk-level tasks, the profile's straggler CV. */
+void sim_options_default(sim_options_t *o);
+
+/* Presets by framework: "megatron-core" (the default), "megatron-2022"
+ * (Korthikanti et al.: async TP grad reduce, no DP overlap), "megatron-2021"
+ * (SC21: no overlap at all), "deepspeed" (ZeRO with overlap_comm),
+ * "fsdp". They set options and, where the framework fixes it, the layout's
+ * attention kind (2021/2022 Megatron materialized the scores). ERR_INPUT
+ * names the accepted presets. */
+int sim_options_framework(const char *name, sim_options_t *o, layout_t *l, err_t *err);
+
+typedef struct {
+    const model_t *model;
+    const layout_t *layout; /* finalized */
+    const cluster_t *cluster;
+    const profile_t *profile;
+    sim_options_t opt;
+} sim_input_t;
+
+/* Seconds of one piece of work, split by what kind of time it is. */
+typedef struct {
+    double compute;   /* GEMMs, attention, memory-bound kernels */
+    double recompute; /* forward work repeated in the backward */
+    double tp;        /* exposed tensor-parallel communication */
+    double cp;        /* exposed context-parallel ring exchange */
+    double dp;        /* exposed ZeRO-3 parameter gathers inside the pass */
+} cost_parts_t;
+
+double cost_total(const cost_parts_t *c);
+
+#define SIM_MAX_OPS 24
+
+typedef struct {
+    const char *name; /* "qkv", "attention", "mlp_in", ... */
+    double fwd_s, bwd_s;
+} op_cost_t;
+
+typedef struct {
+    cost_parts_t fwd;       /* one layer's forward, one micro-batch */
+    cost_parts_t bwd;       /* one layer's backward, incl. recompute */
+    cost_parts_t embed_fwd; /* first virtual stage, per micro-batch */
+    cost_parts_t embed_bwd;
+    cost_parts_t head_fwd;  /* last virtual stage: final norm, logits, loss */
+    cost_parts_t head_bwd;
+    double p2p_s;           /* one activation or gradient transfer between stages */
+    double p2p_bytes;
+    double layer_params;    /* parameters of one layer on one GPU */
+    double zero3_gather_layer_s;  /* all-gather one layer's weights (ZeRO-3) */
+    double zero3_reduce_layer_s;  /* reduce-scatter one layer's gradients */
+    coll_span_t dp_span;    /* gradient reduction group (DP x CP) */
+    coll_span_t tp_span;
+    coll_span_t pp_span;    /* neighbouring pipeline stages */
+    placement_t placement;
+    int n_ops;
+    op_cost_t ops[SIM_MAX_OPS]; /* per-operation breakdown of one layer */
+    double straggler_sigma_max; /* E[max of n_gpus standard normals] */
+    double straggler_cv;
+} step_costs_t;
+
+/* Price every piece. ERR_INPUT if the cluster has fewer GPUs than the
+ * layout, or if the profile is for another GPU than the cluster's. */
+int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err);
+
+/* Seconds to reduce `params` parameters' gradients over the DP x CP group
+ * (all-reduce with ZeRO-0, reduce-scatter when sharded). */
+double sim_grad_reduce_time(const sim_input_t *in, const step_costs_t *c, double params);
+
+/* Seconds to all-gather `params` updated parameters (sharded optimizers). */
+double sim_param_gather_time(const sim_input_t *in, const step_costs_t *c, double params);
+
+/* Seconds of the optimizer step over the parameters one GPU updates. */
+double sim_optimizer_time(const sim_input_t *in, double params_on_gpu);
+
+/* Expected maximum of n independent standard normal variables (Blom's
+ * approximation), 0 for n <= 1. */
+double sim_expected_max_normal(int n);
+
+#endif

@@ -1,0 +1,632 @@
+#include "sim/step.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/units.h"
+#include "models/flops.h"
+#include "sim/engine.h"
+#include "sim/schedule.h"
+
+/* Streams of each pipeline stage; one more global stream at the end. */
+enum { ST_COMPUTE = 0, ST_SEND, ST_DP, ST_SPARE, STREAMS_PER_STAGE };
+
+/* Packing of a task's tag: micro-batch, chunk, layer within the chunk. */
+#define TAG(mb, chunk, layer) \
+    (((uint32_t)(mb) << 16) | ((uint32_t)(chunk) << 10) | (uint32_t)(layer))
+#define TAG_MB(t) ((int)((t) >> 16))
+#define TAG_CHUNK(t) ((int)(((t) >> 10) & 63))
+#define TAG_LAYER(t) ((int)((t) & 1023))
+#define NO_LAYER 1023
+
+struct sim_ctx {
+    sim_engine_t *eng;
+    cost_parts_t *parts;  /* per task: what its duration is made of */
+    int parts_cap;
+    pp_op_t *ops;         /* program order of every stage, p x 2mv */
+    int ops_cap;
+    int *first, *last;    /* per (virtual stage, micro-batch, phase): task ids */
+    int first_cap, last_cap;
+    int *compute_tasks;   /* compute-stream tasks of every stage, in order */
+    int stride;           /* room per stage in compute_tasks */
+    int *n_compute;       /* per stage */
+    double *stage_end;    /* per stage: latest end of its tasks */
+    int compute_cap, stage_cap, end_cap;
+    int pp;               /* of the last run */
+};
+
+const char *sim_bd_name(sim_bd_t b)
+{
+    static const char *names[BD_COUNT] = {"compute",   "recompute", "tp_comm",  "cp_comm",
+                                          "pp_comm",   "pp_bubble", "dp_comm",  "optimizer",
+                                          "straggler", "other"};
+    return b < BD_COUNT ? names[b] : "?";
+}
+
+sim_ctx_t *sim_ctx_create(void)
+{
+    sim_ctx_t *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return NULL;
+    ctx->eng = eng_create();
+    if (!ctx->eng) {
+        free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+void sim_ctx_destroy(sim_ctx_t *ctx)
+{
+    if (!ctx)
+        return;
+    eng_destroy(ctx->eng);
+    free(ctx->parts);
+    free(ctx->ops);
+    free(ctx->first);
+    free(ctx->last);
+    free(ctx->compute_tasks);
+    free(ctx->n_compute);
+    free(ctx->stage_end);
+    free(ctx);
+}
+
+static int grow_to(void **p, int *cap, long need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    long cap2 = *cap ? *cap : 256;
+    while (cap2 < need)
+        cap2 *= 2;
+    if (cap2 > (1L << 30))
+        return -1;
+    void *q = realloc(*p, (size_t)cap2 * size);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = (int)cap2;
+    return 0;
+}
+
+void sim_memory_opts(const profile_t *p, memory_opts_t *o)
+{
+    o->reserved_bytes = p->reserved_gib * GIB;
+    o->fragmentation = p->fragmentation;
+}
+
+/* ------------------------------------------------------------ building */
+
+typedef struct {
+    sim_ctx_t *ctx;
+    const sim_input_t *in;
+    const step_costs_t *c;
+    int p, v, m, V;   /* stages, chunks per stage, micro-batches, virtual stages */
+    bool async_p2p;
+    int sync_stream;
+    int oom;          /* a task or dependency could not be added */
+} builder_t;
+
+static int add_task(builder_t *b, int stage, int stream_kind, double dur, int kind,
+                    uint32_t tag, const cost_parts_t *parts)
+{
+    sim_ctx_t *ctx = b->ctx;
+    int stream = stream_kind < 0 ? b->sync_stream : stage * STREAMS_PER_STAGE + stream_kind;
+    int id = eng_task(ctx->eng, stream, dur, kind, tag);
+    if (id < 0 || grow_to((void **)&ctx->parts, &ctx->parts_cap, id + 1, sizeof *ctx->parts)) {
+        b->oom = 1;
+        return -1;
+    }
+    static const cost_parts_t none = {0};
+    ctx->parts[id] = parts ? *parts : none;
+    if (stream_kind == ST_COMPUTE) {
+        int k = ctx->n_compute[stage]++;
+        ctx->compute_tasks[(long)stage * ctx->stride + k] = id;
+    }
+    return id;
+}
+
+static void add_dep(builder_t *b, int task, int before)
+{
+    if (task >= 0 && before >= 0 && eng_dep(b->ctx->eng, task, before) != 0)
+        b->oom = 1;
+}
+
+static void scale_add(cost_parts_t *acc, const cost_parts_t *x, double k)
+{
+    acc->compute += k * x->compute;
+    acc->recompute += k * x->recompute;
+    acc->tp += k * x->tp;
+    acc->cp += k * x->cp;
+    acc->dp += k * x->dp;
+}
+
+static int chunk_layers(const builder_t *b, int vs)
+{
+    return layout_chunk_layers(b->in->layout, b->in->model, vs);
+}
+
+static long map_index(const builder_t *b, int vs, int mb, bool fwd)
+{
+    return ((long)vs * b->m + mb) * 2 + (fwd ? 0 : 1);
+}
+
+/* Whether op i of stage's order is the last backward of its chunk: the
+ * backward whose gradients complete the chunk's buckets. */
+static bool last_backward_of_chunk(const builder_t *b, const pp_op_t *ops, int i)
+{
+    if (ops[i].forward)
+        return false;
+    for (int k = i + 1; k < 2 * b->m * b->v; k++)
+        if (!ops[k].forward && ops[k].chunk == ops[i].chunk)
+            return false;
+    return true;
+}
+
+/* Emit the compute tasks of one pass; per-layer tasks when asked (or when
+ * bucket boundaries need them), one fused task otherwise. */
+static void emit_pass(builder_t *b, int stage, const pp_op_t *op, bool per_layer,
+                      int *first_id, int *last_id, int *layer_ids)
+{
+    const step_costs_t *c = b->c;
+    int vs = op->chunk * b->p + stage;
+    int layers = chunk_layers(b, vs);
+    bool first_vs = vs == 0, last_vs = vs == b->V - 1;
+    int kind = op->forward ? TASK_FWD : TASK_BWD;
+    const cost_parts_t *layer = op->forward ? &c->fwd : &c->bwd;
+    const cost_parts_t *head = op->forward ? &c->head_fwd : &c->head_bwd;
+    const cost_parts_t *embed = op->forward ? &c->embed_fwd : &c->embed_bwd;
+    *first_id = *last_id = -1;
+    if (!per_layer) {
+        cost_parts_t sum = {0};
+        scale_add(&sum, layer, layers);
+        if (first_vs)
+            scale_add(&sum, embed, 1);
+        if (last_vs)
+            scale_add(&sum, head, 1);
+        int id = add_task(b, stage, ST_COMPUTE, cost_total(&sum), kind,
+                          TAG(op->mb, op->chunk, NO_LAYER), &sum);
+        *first_id = *last_id = id;
+        return;
+    }
+    /* Forward: embedding, layers, head. Backward: head, layers in reverse,
+     * embedding. layer_ids[k] gets the task of the k-th layer run. */
+    const cost_parts_t *pre = op->forward ? (first_vs ? embed : NULL) : (last_vs ? head : NULL);
+    const cost_parts_t *post = op->forward ? (last_vs ? head : NULL) : (first_vs ? embed : NULL);
+    int prev = -1;
+    if (pre) {
+        prev = add_task(b, stage, ST_COMPUTE, cost_total(pre), kind,
+                        TAG(op->mb, op->chunk, NO_LAYER), pre);
+        *first_id = prev;
+    }
+    for (int k = 0; k < layers; k++) {
+        int layer_no = op->forward ? k : layers - 1 - k;
+        int id = add_task(b, stage, ST_COMPUTE, cost_total(layer), kind,
+                          TAG(op->mb, op->chunk, layer_no), layer);
+        if (layer_ids)
+            layer_ids[k] = id;
+        if (*first_id < 0)
+            *first_id = id;
+        prev = id;
+    }
+    if (post)
+        prev = add_task(b, stage, ST_COMPUTE, cost_total(post), kind,
+                        TAG(op->mb, op->chunk, NO_LAYER), post);
+    *last_id = prev;
+}
+
+/* Parameters (one GPU) of virtual stage vs: its layers plus embedding or
+ * output head where they live. */
+static double chunk_params(const builder_t *b, int vs, double *head, double *embed)
+{
+    const model_t *m = b->in->model;
+    const layout_t *l = b->in->layout;
+    double vocab = (double)m->vocab * m->hidden / l->tp;
+    *embed = vs == 0 ? vocab + (m->pos == MODEL_POS_LEARNED ? (double)m->max_seq * m->hidden : 0)
+                     : 0;
+    *head = 0;
+    if (vs == b->V - 1 && (!m->tied_embeddings || b->p > 1))
+        *head = vocab;
+    return chunk_layers(b, vs) * b->c->layer_params + *head + *embed;
+}
+
+/* Gradient buckets of one chunk during the backward that completes them:
+ * a reduction task is launched when a bucket fills (Megatron DDP), or all
+ * of them after the whole backward when overlap is off. */
+static void emit_buckets(builder_t *b, int stage, int vs, const int *layer_ids, int layers,
+                         int after_all, int *dp_tasks, int *n_dp)
+{
+    const sim_input_t *in = b->in;
+    double head, embed;
+    chunk_params(b, vs, &head, &embed);
+    double bucket = in->opt.bucket_params, acc = head;
+    bool overlap = in->opt.overlap_grad_reduce;
+    for (int k = 0; k <= layers; k++) {
+        bool end = k == layers;
+        acc += end ? embed : b->c->layer_params;
+        if (!end && acc < bucket)
+            continue;
+        if (acc <= 0)
+            continue;
+        int ready = overlap && layer_ids && !end ? layer_ids[k] : after_all;
+        int id = add_task(b, stage, ST_DP, sim_grad_reduce_time(in, b->c, acc), TASK_DP,
+                          TAG(0, vs / b->p, end ? NO_LAYER : k), NULL);
+        add_dep(b, id, ready);
+        dp_tasks[(*n_dp)++] = id;
+        acc = 0;
+    }
+}
+
+static int build(builder_t *b)
+{
+    sim_ctx_t *ctx = b->ctx;
+    const sim_input_t *in = b->in;
+    const layout_t *l = in->layout;
+    const step_costs_t *c = b->c;
+    const sched_def_t *sched = sched_get(l->schedule);
+    int per_stage = 2 * b->m * b->v;
+    long n_map = (long)b->V * b->m * 2;
+    int max_layers = in->model->n_layers;
+    /* Compute tasks per stage: every pass, split into layers (and the two
+     * edge layers) where per-layer events are kept, and the optimizer. */
+    long split = in->opt.layer_events ? per_stage : b->v;
+    long stride = (long)per_stage + split * (max_layers + 2) + 2;
+    if (stride > (1L << 28))
+        return -1;
+    ctx->stride = (int)stride;
+    if (grow_to((void **)&ctx->ops, &ctx->ops_cap, (long)b->p * per_stage, sizeof *ctx->ops) ||
+        grow_to((void **)&ctx->first, &ctx->first_cap, n_map, sizeof(int)) ||
+        grow_to((void **)&ctx->last, &ctx->last_cap, n_map, sizeof(int)) ||
+        grow_to((void **)&ctx->compute_tasks, &ctx->compute_cap, (long)b->p * stride,
+                sizeof(int)) ||
+        grow_to((void **)&ctx->n_compute, &ctx->stage_cap, b->p, sizeof(int)) ||
+        grow_to((void **)&ctx->stage_end, &ctx->end_cap, b->p, sizeof(double)))
+        return -1;
+    memset(ctx->n_compute, 0, (size_t)b->p * sizeof(int));
+    for (int s = 0; s < b->p; s++)
+        if (sched->order(b->p, s, b->m, b->v, ctx->ops + (long)s * per_stage) != per_stage)
+            return -2;
+
+    int *layer_ids = malloc((size_t)(max_layers + 1) * sizeof(int));
+    long dp_cap = (long)b->p * b->v * (max_layers + 4) * (l->zero >= 2 ? b->m : 1) + 8;
+    int *dp_tasks = malloc((size_t)dp_cap * sizeof(int));
+    int *last_compute = malloc((size_t)b->p * sizeof(int));
+    if (!layer_ids || !dp_tasks || !last_compute) {
+        free(layer_ids);
+        free(dp_tasks);
+        free(last_compute);
+        return -1;
+    }
+    int n_dp = 0;
+
+    /* 1. compute tasks, stage by stage in program order */
+    for (int s = 0; s < b->p; s++) {
+        const pp_op_t *ops = ctx->ops + (long)s * per_stage;
+        for (int i = 0; i < per_stage; i++) {
+            const pp_op_t *op = &ops[i];
+            int vs = op->chunk * b->p + s;
+            bool buckets_here = !op->forward && last_backward_of_chunk(b, ops, i);
+            bool per_layer = in->opt.layer_events || (buckets_here && in->opt.overlap_grad_reduce);
+            int f, t;
+            emit_pass(b, s, op, per_layer, &f, &t, buckets_here ? layer_ids : NULL);
+            long k = map_index(b, vs, op->mb, op->forward);
+            ctx->first[k] = f;
+            ctx->last[k] = t;
+            int layers = chunk_layers(b, vs);
+            if (buckets_here && l->zero < 2)
+                emit_buckets(b, s, vs, per_layer ? layer_ids : NULL, layers, t, dp_tasks, &n_dp);
+            else if (!op->forward && l->zero >= 2) {
+                /* ZeRO-2/3 reduce-scatter gradients after every micro-batch. */
+                double head, embed;
+                double params = chunk_params(b, vs, &head, &embed);
+                int id = add_task(b, s, ST_DP, sim_grad_reduce_time(in, c, params), TASK_DP,
+                                  TAG(op->mb, op->chunk, NO_LAYER), NULL);
+                add_dep(b, id, t);
+                dp_tasks[n_dp++] = id;
+            }
+            last_compute[s] = t;
+        }
+    }
+    /* 2. pipeline transfers, in each sender's program order */
+    if (b->p > 1) {
+        for (int s = 0; s < b->p; s++) {
+            const pp_op_t *ops = ctx->ops + (long)s * per_stage;
+            for (int i = 0; i < per_stage; i++) {
+                const pp_op_t *op = &ops[i];
+                int vs = op->chunk * b->p + s;
+                int to = op->forward ? vs + 1 : vs - 1;
+                if (to < 0 || to >= b->V)
+                    continue;
+                long from_k = map_index(b, vs, op->mb, op->forward);
+                long to_k = map_index(b, to, op->mb, op->forward);
+                int id = add_task(b, s, ST_SEND, c->p2p_s, TASK_SEND,
+                                  TAG(op->mb, op->chunk, op->forward ? 0 : 1), NULL);
+                add_dep(b, id, ctx->last[from_k]);
+                add_dep(b, ctx->first[to_k], id);
+                /* Blocking p2p: the sender's next pass waits for the send. */
+                if (!b->async_p2p && i + 1 < per_stage) {
+                    const pp_op_t *nx = &ops[i + 1];
+                    add_dep(b, ctx->first[map_index(b, nx->chunk * b->p + s, nx->mb, nx->forward)],
+                            id);
+                }
+            }
+        }
+    }
+    /* 3. tied embeddings across stages: sync their gradients */
+    const model_t *m = in->model;
+    if (m->tied_embeddings && b->p > 1) {
+        double bytes = (double)m->vocab * m->hidden / l->tp * l->grad_bytes;
+        double t = prof_coll_time(in->profile, COLL_ALL_REDUCE, &c->pp_span, bytes);
+        int id = add_task(b, 0, ST_DP, t, TASK_EMBED_SYNC, TAG(0, 0, NO_LAYER), NULL);
+        add_dep(b, id, last_compute[0]);
+        add_dep(b, id, last_compute[b->p - 1]);
+        dp_tasks[n_dp++] = id;
+    }
+    /* 4. end of step: gradient-norm synchronisation over every rank, then
+     * the optimizer and (sharded optimizers) the parameter all-gather. */
+    coll_span_t world = c->dp_span;
+    world.n_ranks = l->n_gpus;
+    world.nodes = c->placement.nodes;
+    world.ranks_per_node = l->n_gpus < in->cluster->gpus_per_node ? l->n_gpus
+                                                                  : in->cluster->gpus_per_node;
+    double norm_t = prof_coll_time(in->profile, COLL_ALL_REDUCE, &world, 8);
+    int sync = add_task(b, 0, -1, norm_t, TASK_SYNC, TAG(0, 0, NO_LAYER), NULL);
+    for (int s = 0; s < b->p; s++)
+        add_dep(b, sync, last_compute[s]);
+    for (int i = 0; i < n_dp; i++)
+        add_dep(b, sync, dp_tasks[i]);
+    bool sharded_opt = l->zero >= 1 || l->distributed_optimizer;
+    double shard = sharded_opt ? (double)l->dp * l->cp : 1;
+    for (int s = 0; s < b->p; s++) {
+        double params = 0;
+        int layers = 0;
+        for (int cidx = 0; cidx < b->v; cidx++) {
+            double head, embed;
+            params += chunk_params(b, cidx * b->p + s, &head, &embed);
+            layers += chunk_layers(b, cidx * b->p + s);
+        }
+        int opt = add_task(b, s, ST_COMPUTE, sim_optimizer_time(in, params / shard), TASK_OPTIMIZER,
+                           TAG(0, 0, NO_LAYER), NULL);
+        add_dep(b, opt, sync);
+        if (sharded_opt && l->zero < 3) {
+            double gather = sim_param_gather_time(in, c, params);
+            if (in->opt.overlap_param_gather) {
+                /* Hidden behind the next step's forward passes; only what
+                 * they cannot cover stays exposed. */
+                double fwd_time = b->m * cost_total(&c->fwd) * layers;
+                gather = fmax(0, gather - fwd_time);
+            }
+            if (gather > 0) {
+                int g = add_task(b, s, ST_DP, gather, TASK_PARAM_GATHER, TAG(0, 0, NO_LAYER), NULL);
+                add_dep(b, g, opt);
+            }
+        }
+    }
+    free(layer_ids);
+    free(dp_tasks);
+    free(last_compute);
+    return b->oom ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ reading back */
+
+/* The kind of wait a gap before task t was: who ended last among its deps. */
+static void classify_gap(const sim_engine_t *e, int t, double gap_start, double gap_end,
+                         double *bd)
+{
+    const int *deps;
+    int n = eng_deps(e, t, &deps);
+    int blocker = -1;
+    for (int i = 0; i < n; i++)
+        if (blocker < 0 || eng_end(e, deps[i]) > eng_end(e, blocker))
+            blocker = deps[i];
+    double gap = gap_end - gap_start;
+    if (blocker < 0) {
+        bd[BD_OTHER] += gap;
+        return;
+    }
+    int kind = eng_kind(e, blocker);
+    if (kind == TASK_SYNC) {
+        /* The optimizer waited for the step-end sync: charge the wait to
+         * whatever the sync waited for. */
+        const int *sd;
+        int sn = eng_deps(e, blocker, &sd);
+        int last = -1;
+        for (int i = 0; i < sn; i++)
+            if (last < 0 || eng_end(e, sd[i]) > eng_end(e, last))
+                last = sd[i];
+        double sync_own = fmin(gap, eng_duration(e, blocker));
+        bd[BD_DP_COMM] += sync_own;
+        gap -= sync_own;
+        int lk = last >= 0 ? eng_kind(e, last) : -1;
+        bd[(lk == TASK_DP || lk == TASK_EMBED_SYNC) ? BD_DP_COMM : BD_PP_BUBBLE] += gap;
+        return;
+    }
+    if (kind == TASK_SEND) {
+        double lo = fmax(gap_start, eng_start(e, blocker));
+        double hi = fmin(gap_end, eng_end(e, blocker));
+        double transfer = hi > lo ? hi - lo : 0;
+        bd[BD_PP_COMM] += transfer;
+        bd[BD_PP_BUBBLE] += gap - transfer;
+        return;
+    }
+    if (kind == TASK_DP || kind == TASK_EMBED_SYNC || kind == TASK_PARAM_GATHER) {
+        bd[BD_DP_COMM] += gap;
+        return;
+    }
+    bd[BD_PP_BUBBLE] += gap;
+}
+
+static void read_breakdown(const builder_t *b, int stage, double makespan, double *bd)
+{
+    const sim_ctx_t *ctx = b->ctx;
+    const sim_engine_t *e = ctx->eng;
+    int n = ctx->n_compute[stage];
+    const int *tasks = ctx->compute_tasks + (long)stage * ctx->stride;
+    double prev_end = 0;
+    for (int i = 0; i < n; i++) {
+        int t = tasks[i];
+        double start = eng_start(e, t);
+        if (start > prev_end + 1e-15)
+            classify_gap(e, t, prev_end, start, bd);
+        if (eng_kind(e, t) == TASK_OPTIMIZER) {
+            bd[BD_OPTIMIZER] += eng_duration(e, t);
+        } else {
+            const cost_parts_t *p = &ctx->parts[t];
+            bd[BD_COMPUTE] += p->compute;
+            bd[BD_RECOMPUTE] += p->recompute;
+            bd[BD_TP_COMM] += p->tp;
+            bd[BD_CP_COMM] += p->cp;
+            bd[BD_DP_COMM] += p->dp;
+        }
+        prev_end = eng_end(e, t);
+    }
+    /* After the optimizer: a parameter all-gather that was not hidden. */
+    if (makespan > prev_end)
+        bd[BD_DP_COMM] += makespan - prev_end;
+}
+
+/* Latest end of each stage's tasks (compute and communication). */
+static void stage_ends(const sim_engine_t *e, int p, double *end)
+{
+    for (int s = 0; s < p; s++)
+        end[s] = 0;
+    int n = eng_task_count(e);
+    for (int t = 0; t < n; t++) {
+        int stage = eng_stream(e, t) / STREAMS_PER_STAGE;
+        if (stage < p && eng_end(e, t) > end[stage])
+            end[stage] = eng_end(e, t);
+    }
+}
+
+static void fill_rates(const sim_input_t *in, sim_result_t *r)
+{
+    const layout_t *l = in->layout;
+    r->tokens_per_step = (double)l->global_batch * l->seq_len;
+    r->tokens_per_s = r->tokens_per_step / r->step_time_s;
+    r->model_flops_per_step = model_flops_per_step(in->model, l);
+    r->hw_flops_per_step = model_hw_flops_per_step(in->model, l);
+    double per_gpu = r->step_time_s * l->n_gpus * 1e12;
+    r->model_tflops_per_gpu = r->model_flops_per_step / per_gpu;
+    r->hardware_tflops_per_gpu = r->hw_flops_per_step / per_gpu;
+    const gpu_t *g = &in->cluster->gpu;
+    double peak = g->peak_tflops[DTYPE_BF16] > 0 ? g->peak_tflops[DTYPE_BF16]
+                                                  : g->peak_tflops[DTYPE_FP16];
+    r->mfu = r->model_tflops_per_gpu / peak;
+    r->hfu = r->hardware_tflops_per_gpu / peak;
+}
+
+int sim_run_step(sim_ctx_t *ctx, const sim_input_t *in, sim_result_t *out, err_t *err)
+{
+    step_costs_t costs;
+    int rc = sim_costs(in, &costs, err);
+    if (rc)
+        return rc;
+    return sim_run_step_costs(ctx, in, &costs, out, err);
+}
+
+int sim_run_step_costs(sim_ctx_t *ctx, const sim_input_t *in, const step_costs_t *costs,
+                       sim_result_t *out, err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    out->costs = *costs;
+    const layout_t *l = in->layout;
+    int rc;
+    const sched_def_t *sched = sched_get(l->schedule);
+    if (!sched)
+        return err_set(err, ERR_INPUT, "unknown pipeline schedule");
+    builder_t b = {ctx, in, &out->costs, l->pp, l->vpp, l->grad_accum, l->pp * l->vpp,
+                   in->opt.overlap_p2p < 0 ? sched->async_p2p : in->opt.overlap_p2p > 0,
+                   l->pp * STREAMS_PER_STAGE, 0};
+    if (eng_reset(ctx->eng, l->pp * STREAMS_PER_STAGE + 1))
+        return err_set(err, ERR_RUNTIME, "out of memory setting up the simulation");
+    ctx->pp = l->pp;
+    rc = build(&b);
+    if (rc == -2)
+        return err_setf(err, ERR_INPUT, NULL, "--schedule",
+                        "%s cannot run %d micro-batches on %d stages x %d chunks",
+                        sched->name, b.m, b.p, b.v);
+    if (rc)
+        return err_set(err, ERR_RUNTIME, "out of memory building the simulation");
+    if ((rc = eng_run(ctx->eng, err)))
+        return rc;
+    double makespan = eng_makespan(ctx->eng);
+    /* The critical stage is the one that finishes last. */
+    int crit = 0;
+    stage_ends(ctx->eng, b.p, ctx->stage_end);
+    for (int s = 1; s < b.p; s++)
+        if (ctx->stage_end[s] > ctx->stage_end[crit] + 1e-15)
+            crit = s;
+    read_breakdown(&b, crit, makespan, out->breakdown_s);
+    /* The step waits for the slowest of all GPUs: E[max of n normals] x
+     * sigma of the compute on the critical path. */
+    double busy = out->breakdown_s[BD_COMPUTE] + out->breakdown_s[BD_RECOMPUTE];
+    out->breakdown_s[BD_STRAGGLER] = out->costs.straggler_cv * out->costs.straggler_sigma_max * busy;
+    out->step_time_s = makespan + out->breakdown_s[BD_STRAGGLER];
+    out->critical_stage = crit;
+    out->tasks = eng_task_count(ctx->eng);
+    out->events = eng_events(ctx->eng);
+    double work = busy + out->breakdown_s[BD_TP_COMM] + out->breakdown_s[BD_CP_COMM];
+    out->bubble_fraction = work > 0 ? out->breakdown_s[BD_PP_BUBBLE] / work : 0;
+    fill_rates(in, out);
+    memory_opts_t mo;
+    sim_memory_opts(in->profile, &mo);
+    model_memory_peak(in->model, l, &mo, &out->memory);
+    out->capacity_gib = in->cluster->gpu.memory_gib;
+    out->fits = out->memory.total_bytes / GIB <= out->capacity_gib;
+    return ERR_OK;
+}
+
+/* ------------------------------------------------------------ trace */
+
+int sim_write_trace(const sim_ctx_t *ctx, const char *path, err_t *err)
+{
+    const sim_engine_t *e = ctx->eng;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return err_setf(err, ERR_RUNTIME, path, NULL, "cannot create the trace file");
+    static const char *stream_names[STREAMS_PER_STAGE] = {"compute", "pp send", "dp comm",
+                                                          "spare"};
+    static const char *kind_names[TASK_KIND_COUNT] = {
+        "fwd", "bwd", "send", "dp reduce", "embedding grad sync", "step sync", "optimizer",
+        "param all-gather"};
+    fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
+    int first = 1;
+    for (int s = 0; s <= ctx->pp; s++) {
+        fprintf(f, "%s{\"ph\": \"M\", \"pid\": %d, \"name\": \"process_name\", "
+                   "\"args\": {\"name\": \"%s %d\"}}",
+                first ? "" : ",\n", s, s < ctx->pp ? "pipeline stage" : "global", s);
+        first = 0;
+        for (int k = 0; k < STREAMS_PER_STAGE && s < ctx->pp; k++)
+            fprintf(f, ",\n{\"ph\": \"M\", \"pid\": %d, \"tid\": %d, \"name\": \"thread_name\", "
+                       "\"args\": {\"name\": \"%s\"}}",
+                    s, k, stream_names[k]);
+    }
+    for (int t = 0; t < eng_task_count(e); t++) {
+        int stream = eng_stream(e, t);
+        int stage = stream / STREAMS_PER_STAGE, k = stream % STREAMS_PER_STAGE;
+        uint32_t tag = eng_tag(e, t);
+        int kind = eng_kind(e, t);
+        char name[96];
+        if (kind == TASK_FWD || kind == TASK_BWD) {
+            if (TAG_LAYER(tag) == NO_LAYER)
+                snprintf(name, sizeof name, "%s mb%d chunk%d", kind_names[kind], TAG_MB(tag),
+                         TAG_CHUNK(tag));
+            else
+                snprintf(name, sizeof name, "%s mb%d chunk%d layer%d", kind_names[kind],
+                         TAG_MB(tag), TAG_CHUNK(tag), TAG_LAYER(tag));
+        } else {
+            snprintf(name, sizeof name, "%s", kind_names[kind]);
+        }
+        fprintf(f, ",\n{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, "
+                   "\"tid\": %d, \"ts\": %.3f, \"dur\": %.3f}",
+                name, kind_names[kind], stage, k, eng_start(e, t) * 1e6,
+                eng_duration(e, t) * 1e6);
+    }
+    fprintf(f, "\n]}\n");
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return err_setf(err, ERR_RUNTIME, path, NULL, "write failed");
+    return ERR_OK;
+}

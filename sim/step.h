@@ -1,0 +1,95 @@
+/* step: one training step, simulated event by event.
+ *
+ * The builder turns (model, layout, cluster, profile) into tasks for one
+ * representative GPU of every pipeline stage (TP, CP and DP peers do the
+ * same work at the same time, so the cost does not grow with DP), on four
+ * streams per stage: compute, pipeline sends, data-parallel communication
+ * and a spare; plus one global stream for the end-of-step synchronisation.
+ * The pipeline schedule's order, the transfers between stages, gradient
+ * buckets reduced as the last backward produces them, the optimizer and
+ * the parameter all-gather all become tasks; the engine (sim/engine.h)
+ * times them; the critical stage's compute timeline is then read back into
+ * a breakdown whose parts are exposed time and sum to the step time.
+ * Stragglers add the expected wait for the slowest of n GPUs.
+ */
+#ifndef SCALEPLAN_SIM_STEP_H
+#define SCALEPLAN_SIM_STEP_H
+
+#include <stdbool.h>
+
+#include "common/error.h"
+#include "models/memory.h"
+#include "sim/costs.h"
+
+typedef enum {
+    BD_COMPUTE = 0,
+    BD_RECOMPUTE,
+    BD_TP_COMM,
+    BD_CP_COMM,
+    BD_PP_COMM,
+    BD_PP_BUBBLE,
+    BD_DP_COMM,
+    BD_OPTIMIZER,
+    BD_STRAGGLER,
+    BD_OTHER,
+    BD_COUNT
+} sim_bd_t;
+
+/* JSON/table names: compute, recompute, tp_comm, cp_comm, pp_comm,
+ * pp_bubble, dp_comm, optimizer, straggler, other. */
+const char *sim_bd_name(sim_bd_t b);
+
+/* Task kinds on the timeline (for traces and analysis). */
+typedef enum {
+    TASK_FWD = 0,    /* forward of a chunk (or of one layer) for one micro-batch */
+    TASK_BWD,        /* backward, recompute included */
+    TASK_SEND,       /* activation or gradient to the neighbouring stage */
+    TASK_DP,         /* gradient bucket reduction */
+    TASK_EMBED_SYNC, /* tied-embedding gradient between first and last stage */
+    TASK_SYNC,       /* end-of-step synchronisation (gradient norm) */
+    TASK_OPTIMIZER,
+    TASK_PARAM_GATHER,
+    TASK_KIND_COUNT
+} sim_task_kind_t;
+
+typedef struct {
+    double step_time_s;
+    double breakdown_s[BD_COUNT]; /* exposed seconds; they sum to step_time_s */
+    double tokens_per_step;
+    double tokens_per_s;
+    double model_flops_per_step, hw_flops_per_step;
+    double model_tflops_per_gpu, hardware_tflops_per_gpu;
+    double mfu, hfu;            /* against the dense bf16 (fp16) peak */
+    model_memory_t memory;      /* peak pipeline stage */
+    double capacity_gib;
+    bool fits;
+    int critical_stage;         /* stage whose timeline the breakdown reads */
+    int tasks;
+    long events;
+    double bubble_fraction;     /* pp_bubble over the stage's busy compute time */
+    step_costs_t costs;
+} sim_result_t;
+
+typedef struct sim_ctx sim_ctx_t;
+
+/* A reusable simulation context (engine and scratch space). NULL on OOM. */
+sim_ctx_t *sim_ctx_create(void);
+void sim_ctx_destroy(sim_ctx_t *ctx);
+
+/* Simulate one step. ERR_INPUT for inconsistent inputs (see sim_costs),
+ * ERR_RUNTIME on OOM or an internal scheduling failure. */
+int sim_run_step(sim_ctx_t *ctx, const sim_input_t *in, sim_result_t *out, err_t *err);
+
+/* The same with the pieces already priced (sim_costs), e.g. adjusted by a
+ * test or reused across runs. */
+int sim_run_step_costs(sim_ctx_t *ctx, const sim_input_t *in, const step_costs_t *costs,
+                       sim_result_t *out, err_t *err);
+
+/* Write the last run's timeline as Chrome/Perfetto trace JSON (one process
+ * per pipeline stage, one thread per stream). */
+int sim_write_trace(const sim_ctx_t *ctx, const char *path, err_t *err);
+
+/* Memory options (reserved bytes, fragmentation) from a profile. */
+void sim_memory_opts(const profile_t *p, memory_opts_t *o);
+
+#endif

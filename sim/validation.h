@@ -1,0 +1,51 @@
+/* validation: replay published training runs through the simulator.
+ *
+ * Reads the throughput table (tests/fixtures/validation/throughput.csv:
+ * Megatron-LM SC21, Korthikanti et al. 2022, the 2020 Megatron tables,
+ * Megatron-Core r0.8 on H100), rebuilds each run's model, cluster and
+ * layout from its columns, simulates one step with the GPU's profile, and
+ * compares like with like: seconds per iteration where the source gives
+ * them, else TFLOP/s per GPU on the row's basis (hardware FLOPs with
+ * recompute for SC21, model FLOPs for Megatron-Core). The framework column
+ * selects the framework preset (sim_options_framework); nothing is tuned
+ * per row. Rows that leave layout choices open (micro-batch, recompute)
+ * are run with stated assumptions and flagged as partial.
+ */
+#ifndef SCALEPLAN_SIM_VALIDATION_H
+#define SCALEPLAN_SIM_VALIDATION_H
+
+#include <stdbool.h>
+
+#include "calibrate/profile.h"
+#include "common/error.h"
+
+typedef enum { VAL_STEP_TIME = 0, VAL_HW_TFLOPS, VAL_MODEL_TFLOPS } val_metric_t;
+
+typedef struct {
+    char row_id[8];
+    char model[48];
+    char gpu[32];
+    char layout[160];    /* layout_describe of what was simulated */
+    int gpus;
+    val_metric_t metric;
+    double published;    /* in the metric's unit */
+    double predicted;
+    double error;        /* predicted throughput / published throughput - 1 */
+    bool full_config;    /* the row fixes every layout choice */
+    char note[200];      /* assumptions, or why the row was skipped */
+    bool skipped;
+} val_row_t;
+
+/* Run every row of csv_path. profile, when not NULL, replaces the default
+ * profile for rows on its GPU. *rows is a heap array the caller frees. */
+int val_run(const char *csv_path, const profile_t *profile, val_row_t **rows, int *n,
+            err_t *err);
+
+const char *val_metric_name(val_metric_t m);
+
+/* Median and worst absolute error over the rows that ran (and, when
+ * full_only, had a full configuration). */
+void val_summary(const val_row_t *rows, int n, bool full_only, double *median,
+                 double *worst, int *count);
+
+#endif

@@ -1,0 +1,251 @@
+/* Tests of the step simulator (sim/costs, sim/step): the pipeline bubble
+ * comes out of the event simulation, the breakdown sums to the step, and
+ * the properties a user relies on hold. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/step.h"
+#include "tests/testing.h"
+
+typedef struct {
+    model_t model;
+    layout_t layout;
+    cluster_t cluster;
+    profile_t profile;
+    sim_input_t in;
+} setup_t;
+
+/* Load and finalize; the layout is set through the callback-free fields. */
+static int setup(setup_t *s, const char *model, const char *gpu, int gpus, const layout_t *l,
+                 const char *fabric)
+{
+    err_t e;
+    memset(s, 0, sizeof *s);
+    cluster_spec_t spec = {.gpu = gpu, .n_gpus = gpus, .fabric = fabric};
+    if (model_load(model, &s->model, &e) || cluster_resolve(&spec, &s->cluster, &e) ||
+        prof_load_default(s->cluster.gpu.name, &s->profile, &e)) {
+        fprintf(stderr, "setup: %s\n", e.msg);
+        return -1;
+    }
+    s->layout = *l;
+    if (layout_finalize(&s->layout, &s->model, gpus, &e)) {
+        fprintf(stderr, "setup: %s\n", e.msg);
+        prof_free(&s->profile);
+        return -1;
+    }
+    s->in.model = &s->model;
+    s->in.layout = &s->layout;
+    s->in.cluster = &s->cluster;
+    s->in.profile = &s->profile;
+    sim_options_default(&s->in.opt);
+    return 0;
+}
+
+static layout_t lay(int tp, int pp, int vpp, int mb, int gb, int seq)
+{
+    layout_t l;
+    layout_defaults(&l);
+    l.tp = tp;
+    l.pp = pp;
+    l.vpp = vpp;
+    l.schedule = vpp > 1 ? SCHEDULE_INTERLEAVED : SCHEDULE_1F1B;
+    l.micro_batch = mb;
+    l.global_batch = gb;
+    l.seq_len = seq;
+    return l;
+}
+
+static double run(sim_ctx_t *ctx, setup_t *s, sim_result_t *r)
+{
+    err_t e;
+    int rc = sim_run_step(ctx, &s->in, r, &e);
+    if (rc)
+        fprintf(stderr, "sim: %s\n", e.msg);
+    CU_ASSERT_EQUAL(rc, 0);
+    return rc ? NAN : r->step_time_s;
+}
+
+/* With pipeline transfers, embedding, head and straggling priced at zero
+ * and uniform stages, stage 0 waits (p - 1)(t_f + t_b): the bubble is
+ * (p - 1)/m of its busy time for GPipe and 1F1B, and (p - 1)/(m v) with v
+ * interleaved chunks (Narayanan et al. SC21, section 2.2). */
+static void test_bubble_from_simulation(void)
+{
+    static const struct {
+        schedule_t sched;
+        int p, m, v;
+    } cases[] = {{SCHEDULE_GPIPE, 4, 8, 1},       {SCHEDULE_1F1B, 4, 8, 1},
+                 {SCHEDULE_1F1B, 8, 32, 1},       {SCHEDULE_INTERLEAVED, 4, 8, 2},
+                 {SCHEDULE_INTERLEAVED, 4, 16, 4}, {SCHEDULE_INTERLEAVED, 8, 32, 2}};
+    sim_ctx_t *ctx = sim_ctx_create();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int p = cases[i].p, m = cases[i].m, v = cases[i].v;
+        layout_t l = lay(1, p, v, 1, m, 2048);
+        l.schedule = cases[i].sched;
+        setup_t s;
+        CU_ASSERT_EQUAL_FATAL(setup(&s, "llama2-7b", "h100-sxm", p, &l, NULL), 0);
+        s.in.opt.straggler_cv = 0;
+        step_costs_t c;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(sim_costs(&s.in, &c, &e), 0);
+        memset(&c.embed_fwd, 0, sizeof c.embed_fwd);
+        memset(&c.embed_bwd, 0, sizeof c.embed_bwd);
+        memset(&c.head_fwd, 0, sizeof c.head_fwd);
+        memset(&c.head_bwd, 0, sizeof c.head_bwd);
+        c.p2p_s = 0;
+        sim_result_t r;
+        CU_ASSERT_EQUAL_FATAL(sim_run_step_costs(ctx, &s.in, &c, &r, &e), 0);
+        double busy = r.breakdown_s[BD_COMPUTE] + r.breakdown_s[BD_RECOMPUTE] +
+                      r.breakdown_s[BD_TP_COMM] + r.breakdown_s[BD_CP_COMM];
+        double per_mb = (cost_total(&c.fwd) + cost_total(&c.bwd)) * (32.0 / p);
+        CHECK_REL(busy, m * per_mb, 1e-9);
+        CHECK_REL(r.breakdown_s[BD_PP_BUBBLE] / busy, (double)(p - 1) / (m * v), 1e-9);
+        prof_free(&s.profile);
+    }
+    sim_ctx_destroy(ctx);
+}
+
+static void check_sum(const sim_result_t *r)
+{
+    double sum = 0;
+    for (int i = 0; i < BD_COUNT; i++) {
+        CU_ASSERT_TRUE(r->breakdown_s[i] >= -1e-12);
+        sum += r->breakdown_s[i];
+    }
+    CHECK_REL(sum, r->step_time_s, 1e-9);
+}
+
+/* The breakdown's exposed times add up to the step, for every shape of
+ * layout; per-layer events give the same step as chunk events. */
+static void test_breakdown_sums_and_layer_events(void)
+{
+    static const struct {
+        const char *model;
+        int gpus, tp, pp, vpp, mb, gb, zero, cp;
+        recompute_t rc;
+        bool sp;
+    } cases[] = {
+        {"llama3-8b", 64, 1, 1, 1, 1, 64, 0, 1, RECOMPUTE_NONE, false},
+        {"llama3-70b", 256, 8, 4, 1, 1, 256, 1, 1, RECOMPUTE_SELECTIVE, true},
+        {"llama3-70b", 512, 8, 4, 5, 1, 512, 0, 1, RECOMPUTE_FULL, true},
+        {"gpt3-175b", 512, 8, 8, 1, 1, 256, 0, 1, RECOMPUTE_FULL, false},
+        {"llama3-8b", 64, 2, 1, 1, 1, 64, 3, 1, RECOMPUTE_NONE, true},
+        {"llama3-8b", 64, 2, 2, 1, 1, 64, 2, 2, RECOMPUTE_SELECTIVE, true},
+    };
+    sim_ctx_t *ctx = sim_ctx_create();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        layout_t l = lay(cases[i].tp, cases[i].pp, cases[i].vpp, cases[i].mb, cases[i].gb, 2048);
+        l.zero = cases[i].zero;
+        l.cp = cases[i].cp;
+        l.recompute = cases[i].rc;
+        l.sequence_parallel = cases[i].sp;
+        setup_t s;
+        CU_ASSERT_EQUAL_FATAL(setup(&s, cases[i].model, "h100-sxm", cases[i].gpus, &l, NULL), 0);
+        sim_result_t a, b;
+        double t1 = run(ctx, &s, &a);
+        check_sum(&a);
+        s.in.opt.layer_events = true;
+        double t2 = run(ctx, &s, &b);
+        check_sum(&b);
+        CHECK_REL(t2, t1, 1e-9);
+        CU_ASSERT_TRUE(b.tasks > a.tasks || s.layout.pp == 1);
+        CU_ASSERT_TRUE(a.mfu > 0.05 && a.mfu < 0.9);
+        prof_free(&s.profile);
+    }
+    sim_ctx_destroy(ctx);
+}
+
+/* Properties: more network bandwidth or a faster GPU is never slower; the
+ * same input gives the same output; GPipe and 1F1B have the same bubble
+ * but GPipe holds more activations; doubling DP at a fixed per-GPU batch
+ * never shortens the step; the straggler wait grows with the GPU count. */
+static void test_properties(void)
+{
+    sim_ctx_t *ctx = sim_ctx_create();
+    sim_result_t r1, r2;
+    layout_t l = lay(8, 4, 1, 1, 256, 4096);
+    setup_t hdr, ndr, h200;
+    CU_ASSERT_EQUAL_FATAL(setup(&hdr, "llama3-70b", "h100-sxm", 512, &l, "ib-hdr"), 0);
+    CU_ASSERT_EQUAL_FATAL(setup(&ndr, "llama3-70b", "h100-sxm", 512, &l, "ib-ndr"), 0);
+    CU_ASSERT_EQUAL_FATAL(setup(&h200, "llama3-70b", "h200", 512, &l, "ib-ndr"), 0);
+    double t_hdr = run(ctx, &hdr, &r1), t_ndr = run(ctx, &ndr, &r2);
+    CU_ASSERT_TRUE(t_ndr <= t_hdr);
+    CU_ASSERT_TRUE(r1.breakdown_s[BD_PP_COMM] + r1.breakdown_s[BD_DP_COMM] >=
+                   r2.breakdown_s[BD_PP_COMM] + r2.breakdown_s[BD_DP_COMM]);
+    CU_ASSERT_TRUE(run(ctx, &h200, &r1) <= t_ndr); /* H200: same compute, faster memory */
+    /* determinism */
+    double again = run(ctx, &ndr, &r1);
+    CU_ASSERT_EQUAL(again, t_ndr);
+    CU_ASSERT_EQUAL(memcmp(r1.breakdown_s, r2.breakdown_s, sizeof r1.breakdown_s), 0);
+    prof_free(&hdr.profile);
+    prof_free(&ndr.profile);
+    prof_free(&h200.profile);
+
+    /* GPipe vs 1F1B */
+    layout_t g = lay(8, 4, 1, 1, 64, 4096);
+    g.schedule = SCHEDULE_GPIPE;
+    layout_t f = lay(8, 4, 1, 1, 64, 4096);
+    setup_t sg, sf;
+    CU_ASSERT_EQUAL_FATAL(setup(&sg, "llama3-70b", "h100-sxm", 32, &g, NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(setup(&sf, "llama3-70b", "h100-sxm", 32, &f, NULL), 0);
+    sg.in.opt.overlap_p2p = sf.in.opt.overlap_p2p = 1;
+    run(ctx, &sg, &r1);
+    run(ctx, &sf, &r2);
+    CHECK_REL(r1.bubble_fraction, r2.bubble_fraction, 0.02);
+    CU_ASSERT_TRUE(r1.memory.activations_bytes > 4 * r2.memory.activations_bytes);
+    prof_free(&sg.profile);
+    prof_free(&sf.profile);
+
+    /* doubling DP with the per-GPU batch fixed */
+    double prev = 0;
+    for (int gpus = 64; gpus <= 1024; gpus *= 2) {
+        layout_t d = lay(8, 1, 1, 1, gpus / 8 * 4, 4096);
+        setup_t sd;
+        CU_ASSERT_EQUAL_FATAL(setup(&sd, "llama3-8b", "h100-sxm", gpus, &d, NULL), 0);
+        double t = run(ctx, &sd, &r1);
+        CU_ASSERT_TRUE(t >= prev * (1 - 1e-12));
+        prev = t;
+        prof_free(&sd.profile);
+    }
+    /* stragglers: E[max] of more GPUs is larger */
+    double last = 0;
+    for (int gpus = 8; gpus <= 8192; gpus *= 4) {
+        layout_t d = lay(8, 1, 1, 1, gpus / 8, 4096);
+        setup_t sd;
+        CU_ASSERT_EQUAL_FATAL(setup(&sd, "llama3-8b", "h100-sxm", gpus, &d, NULL), 0);
+        run(ctx, &sd, &r1);
+        double frac = r1.breakdown_s[BD_STRAGGLER] /
+                      (r1.breakdown_s[BD_COMPUTE] + r1.breakdown_s[BD_RECOMPUTE]);
+        CU_ASSERT_TRUE(frac > last);
+        last = frac;
+        prof_free(&sd.profile);
+    }
+    /* 1% jitter over 8192 GPUs: E[max of 8192 normals] ~ 3.8 sigma */
+    CHECK_REL(last, 0.01 * sim_expected_max_normal(8192), 1e-9);
+    CHECK_REL(sim_expected_max_normal(8192), 3.81, 0.02);
+    sim_ctx_destroy(ctx);
+}
+
+/* Errors: a profile for another GPU, a schedule that cannot run. */
+static void test_errors(void)
+{
+    sim_ctx_t *ctx = sim_ctx_create();
+    layout_t l = lay(8, 1, 1, 1, 8, 4096);
+    setup_t s;
+    CU_ASSERT_EQUAL_FATAL(setup(&s, "llama3-8b", "h100-sxm", 8, &l, NULL), 0);
+    profile_t other;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(prof_load_default("a100-80g", &other, &e), 0);
+    s.in.profile = &other;
+    sim_result_t r;
+    int rc = sim_run_step(ctx, &s.in, &r, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--profile", "a100-80g", "h100-sxm");
+    prof_free(&other);
+    prof_free(&s.profile);
+    sim_ctx_destroy(ctx);
+}
+
+TEST_SUITE(suite_step, "step", TEST(test_bubble_from_simulation),
+           TEST(test_breakdown_sums_and_layer_events), TEST(test_properties), TEST(test_errors));
