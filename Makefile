@@ -27,13 +27,14 @@ OPT       ?= -O2 -g
 DEPFLAGS  := -MMD -MP
 CPPFLAGS  += -I. -D_POSIX_C_SOURCE=200809L
 CFLAGS    ?=
-ALL_CFLAGS = $(CSTD) $(OPT) $(WARN) $(DEPFLAGS) $(OMPFLAGS) $(SANFLAGS) $(CFLAGS)
+ALL_CFLAGS = $(CSTD) $(OPT) $(WARN) $(DEPFLAGS) $(OMPFLAGS) $(SANFLAGS) $(CFLAGS) \
+             $(if $(OMPFLAGS),,-Wno-unknown-pragmas)
 LDLIBS    := -lcjson -lgsl -lgslcblas -lm -lpthread
 LDFLAGS   ?=
 
 # OpenMP where the compiler has it (gcc always; clang with libomp).
-OMPFLAGS  ?= $(shell printf '\#include <omp.h>\nint main(void){return omp_get_max_threads()<1;}' | \
-               $(CC) -x c -fopenmp - -o /dev/null >/dev/null 2>&1 && echo -fopenmp)
+OMPFLAGS  ?= $(shell echo 'int main(void){return 0;}' | $(CC) -x c -fopenmp -include omp.h - \
+               -o /dev/null >/dev/null 2>&1 && echo -fopenmp)
 
 # CUDA: compiled when nvcc is found, unless CUDA=0.
 CUDA_HOME ?= /usr/local/cuda

@@ -14,5 +14,7 @@
 int cmd_catalog(int argc, char **argv, err_t *err);
 int cmd_model(int argc, char **argv, err_t *err);
 int cmd_sim(int argc, char **argv, err_t *err);
+int cmd_reliability(int argc, char **argv, err_t *err);
+int cmd_budget(int argc, char **argv, err_t *err);
 
 #endif

@@ -20,6 +20,8 @@ static const command_t commands[] = {
     {"catalog", cmd_catalog, "list models, GPUs, fabrics, clusters, prices and failure rates"},
     {"model", cmd_model, "parameters, FLOPs per token and per-GPU memory of a model under a layout"},
     {"sim", cmd_sim, "simulate one training step: step time, breakdown, MFU, memory"},
+    {"reliability", cmd_reliability, "failures, checkpoints and restarts over a whole run"},
+    {"budget", cmd_budget, "GPU-hours and cost of a run, providers side by side, reality check"},
 };
 static const int n_commands = sizeof commands / sizeof commands[0];
 

@@ -307,6 +307,85 @@ static void test_sim_errors_and_fit(void)
     free(out);
 }
 
+/* reliability and budget end to end */
+static void test_reliability_and_budget(void)
+{
+    char *out = NULL, *err = NULL;
+    expect("reliability --ladder --json", 0, &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    cJSON *ladder = cJSON_GetObjectItem(j, "ladder");
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(ladder), 4);
+    double prev = 0;
+    cJSON *rung;
+    cJSON_ArrayForEach(rung, ladder)
+    {
+        double w = cJSON_GetObjectItem(rung, "interruptions_per_week")->valuedouble;
+        CU_ASSERT_TRUE(w > prev);
+        prev = w;
+    }
+    cJSON_Delete(j);
+    free(out);
+    expect("reliability --gpu h100-sxm --gpus 1024 --days 30 --checkpoint-size 840GB "
+           "--trials 200 --json",
+           0, &out, NULL);
+    j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    const char *keys[] = {"wall_days_p10", "wall_days_p50", "wall_days_p90", "goodput",
+                          "interruptions_mean", "interruptions_by_cause", "checkpoint_interval_s",
+                          "young_daly_interval_s", "lost_gpu_hours"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(j, keys[i]));
+    double g = cJSON_GetObjectItem(j, "goodput")->valuedouble;
+    CU_ASSERT_TRUE(g > 0.5 && g < 1);
+    cJSON_Delete(j);
+    free(out);
+    /* the planning guide's claim: 70B on 2T tokens on 256 H100s in 14 days */
+    expect("budget --model llama3-70b --tokens 2T --gpus 256 --gpu h100-sxm --days 14 --trials 100",
+           0, &out, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "not possible"));
+    free(out);
+    expect("budget --model llama3-70b --tokens 2T --gpus 256 --gpu h100-sxm --days 14 --trials 100 "
+           "--json --compare",
+           0, &out, NULL);
+    j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_TRUE(cJSON_GetObjectItem(j, "required_mfu")->valuedouble > 1);
+    CU_ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(j, "feasible")));
+    CU_ASSERT_TRUE(cJSON_GetObjectItem(j, "days_p50")->valuedouble > 14);
+    double cost = cJSON_GetObjectItem(j, "cost_usd")->valuedouble;
+    double gpuh = cJSON_GetObjectItem(j, "gpu_hours")->valuedouble;
+    CU_ASSERT_TRUE(cost >= gpuh * 2.49);
+    CU_ASSERT_TRUE(cJSON_GetArraySize(cJSON_GetObjectItem(j, "providers")) >= 5);
+    cJSON_Delete(j);
+    free(out);
+    static const struct {
+        const char *args, *needle;
+    } bad[] = {
+        {"budget --model llama3-70b --tokens 2T --gpus 256 --gpu h100-sxm --provider nobody",
+         "no price from 'nobody'"},
+        {"budget --model llama3-70b --tokens 2T --gpus 256 --gpu l40s", "--price"},
+        {"budget --model llama3-70b --gpus 256 --gpu h100-sxm", "--tokens"},
+        {"reliability --gpu h100-sxm --gpus 64 --days 5 --checkpoint-size 100GB --storage-bw 0GB/s",
+         "greater than zero"},
+        {"reliability --gpu h100-sxm --gpus 64 --days 5 --checkpoint-size 100GB --failure-rates llama4",
+         "unknown name 'llama4'"},
+        {"reliability --gpu h100-sxm --gpus 64 --days -5 --checkpoint-size 100GB", "--days"},
+        {"reliability --gpu h100-sxm --gpus 64 --tokens 2T --checkpoint-size 100GB", "--step-time"},
+        {"reliability --gpu h100-sxm --gpus 64 --days 5 --checkpoint-size 100GB --policy pray",
+         "spares, elastic or wait"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        expect(bad[i].args, 2, NULL, &err);
+        int ok = err && strstr(err, bad[i].needle) && count_lines(err) == 1;
+        if (!ok)
+            fprintf(stderr, "\n$ scaleplan %s\nstderr: %s\n", bad[i].args, err ? err : "");
+        CU_ASSERT_TRUE(ok);
+        free(err);
+    }
+}
+
 TEST_SUITE(suite_cli, "cli", TEST(test_help_and_version), TEST(test_model_json_contract),
            TEST(test_megatron_aliases), TEST(test_model_text), TEST(test_bad_inputs_exit_2),
-           TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_errors_and_fit));
+           TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_errors_and_fit),
+           TEST(test_reliability_and_budget));

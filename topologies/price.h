@@ -41,4 +41,8 @@ int price_default_for_gpu(const char *gpu_name, price_t *out, err_t *err);
 int price_find(const char *gpu_name, const char *provider, const char *kind,
                price_t *out, err_t *err);
 
+/* Spot-capacity assumptions from the catalog: preemptions per node-hour
+ * and the wait for capacity after one. */
+int price_spot_defaults(double *preempt_per_node_hour, double *wait_s, err_t *err);
+
 #endif

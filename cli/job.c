@@ -1,0 +1,206 @@
+#include "cli/job.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/units.h"
+#include "topologies/price.h"
+
+static const cli_opt_t run_opts[] = {
+    {"--tokens", NULL, "N", "tokens to train (2T, 15T, 1.5e12)"},
+    {"--days", NULL, "D", "wall-clock days (a fixed duration, or a claim to check)"},
+};
+const cli_group_t CLI_RUN_OPTS = {"Run", run_opts, sizeof run_opts / sizeof run_opts[0]};
+
+static const cli_opt_t rel_opts[] = {
+    {"--step-time", NULL, "S", "step time (default: simulated for --model)"},
+    {"--tokens-per-step", NULL, "N", "tokens per step with --step-time (default: the layout's)"},
+    {"--checkpoint-every", NULL, "T", "compute time between checkpoints (default 30m)"},
+    {"--checkpoint-size", NULL, "BYTES", "one checkpoint (default: parameters x 12 bytes)"},
+    {"--checkpoint-bytes-per-param", NULL, "N", "bytes per parameter saved (default 12)"},
+    {"--async-checkpoint", NULL, NULL, "block only for the snapshot to host memory"},
+    {"--storage-bw", NULL, "BW", "aggregate checkpoint write/read bandwidth (e.g. 2TB/s)"},
+    {"--failure-rates", NULL, "NAME", "failure-rate set (llama3-405b, meta-rsc1, meta-rsc2)"},
+    {"--policy", NULL, "spares|elastic|wait", "what a node failure does (default spares)"},
+    {"--spares", NULL, "N", "hot spare nodes (default 2% of the nodes)"},
+    {"--restart-overhead", NULL, "T", "reschedule + initialise + warm up (default 10m)"},
+    {"--replace-time", NULL, "T", "extra time to swap in a spare node (default 0: part of the restart)"},
+    {"--repair-time", NULL, "T", "until a failed node is back (default 24h)"},
+    {"--spot", NULL, NULL, "spot capacity: add preemptions"},
+    {"--spot-preemption-rate", NULL, "X", "preemptions per node-hour (default: catalog)"},
+    {"--spot-wait", NULL, "T", "waiting for capacity after a preemption (default 30m)"},
+    {"--trials", NULL, "N", "Monte Carlo trials (default 2000)"},
+    {"--seed", NULL, "N", "random seed (same seed, same answer)"},
+};
+const cli_group_t CLI_REL_OPTS = {"Reliability", rel_opts, sizeof rel_opts / sizeof rel_opts[0]};
+
+bool cli_layout_given(const cli_args_t *a)
+{
+    static const char *flags[] = {"--tp",
+                                  "--pp",
+                                  "--cp",
+                                  "--ep",
+                                  "--vpp",
+                                  "--num-layers-per-virtual-pipeline-stage",
+                                  "--micro-batch",
+                                  "--zero",
+                                  "--fsdp",
+                                  "--distributed-optimizer",
+                                  "--recompute",
+                                  "--recompute-activations",
+                                  "--checkpoint-activations",
+                                  "--sequence-parallel",
+                                  "--schedule",
+                                  "--first-stage-layers",
+                                  "--last-stage-layers",
+                                  "--deepspeed",
+                                  "--grad-accum"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        if (cli_has(a, flags[i]))
+            return true;
+    return false;
+}
+
+int cli_job_setup(const cli_args_t *a, cli_job_t *job, err_t *err)
+{
+    memset(job, 0, sizeof *job);
+    int rc = cli_sim_setup(a, &job->s, err);
+    if (rc)
+        return rc;
+    if (!cli_layout_given(a)) {
+        /* No layout given: the fastest that fits, as the planner finds it. */
+        plan_space_t space;
+        plan_space_default(&space);
+        space.seq_len = job->s.layout.seq_len;
+        space.framework = cli_get(a, "--framework");
+        int gb = 0;
+        if ((rc = cli_get_int(a, "--global-batch", 1, 1 << 30, &gb, err)))
+            return rc;
+        if (!gb)
+            gb = (int)fmax(1, round(DEFAULT_BATCH_TOKENS / space.seq_len));
+        space.global_batch_min = space.global_batch_max = gb;
+        if ((rc = plan_search(&job->s.model, &job->s.cluster, &job->s.profile, &space, NULL,
+                              &job->search, err)))
+            return rc;
+        if (!job->search.found)
+            return err_setf(err, ERR_INPUT, NULL, "--gpus",
+                            "no layout of %s fits on %d x %s (the smallest needs %.1f GiB per "
+                            "GPU of %.1f); use more GPUs or GPUs with more memory",
+                            job->s.model.name, job->s.cluster.n_gpus, job->s.cluster.gpu.name,
+                            job->search.smallest_memory_gib, job->s.cluster.gpu.memory_gib);
+        job->s.layout = job->search.layout;
+        job->searched = true;
+        job->step = job->search.result;
+        return ERR_OK;
+    }
+    sim_ctx_t *ctx = sim_ctx_create();
+    if (!ctx)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    rc = sim_run_step(ctx, &job->s.input, &job->step, err);
+    sim_ctx_destroy(ctx);
+    return rc;
+}
+
+void cli_job_free(cli_job_t *job)
+{
+    cli_sim_setup_free(&job->s);
+}
+
+int cli_checkpoint_bytes(const cli_args_t *a, const model_t *m, double *bytes, err_t *err)
+{
+    const char *size = cli_get(a, "--checkpoint-size");
+    if (size)
+        return units_parse_bytes(size, "--checkpoint-size", bytes, err);
+    double per = 12;
+    int rc = cli_get_double(a, "--checkpoint-bytes-per-param", 0, 64, &per, err);
+    if (rc)
+        return rc;
+    model_params_t p;
+    model_params(m, &p);
+    *bytes = p.total * per;
+    return ERR_OK;
+}
+
+int cli_run_length(const cli_args_t *a, double *tokens, double *duration_s, err_t *err)
+{
+    *tokens = 0;
+    *duration_s = 0;
+    int rc = cli_get_count(a, "--tokens", tokens, err);
+    if (rc)
+        return rc;
+    const char *days = cli_get(a, "--days");
+    if (days) {
+        char *end;
+        double d = strtod(days, &end);
+        if (end != days && *end == '\0') {
+            if (!(d > 0) || d > 36500)
+                return err_setf(err, ERR_INPUT, NULL, "--days",
+                                "must be a positive number of days up to 36500 (got '%s')", days);
+            *duration_s = d * 86400;
+        } else if ((rc = units_parse_duration(days, "--days", duration_s, err))) {
+            return rc;
+        }
+        if (!(*duration_s > 0))
+            return err_setf(err, ERR_INPUT, NULL, "--days", "must be positive (got '%s')", days);
+    }
+    if (cli_has(a, "--tokens") && !(*tokens > 0))
+        return err_setf(err, ERR_INPUT, NULL, "--tokens", "must be positive");
+    return ERR_OK;
+}
+
+int cli_rel_config(const cli_args_t *a, const cluster_t *c, const failure_set_t *f,
+                   rel_config_t *cfg, err_t *err)
+{
+    rel_config_default(cfg, c, f);
+    int rc;
+    double bw = 0, rate = -1;
+    const char *v;
+    if ((rc = cli_get_duration(a, "--checkpoint-every", &cfg->ckpt_interval_s, err)) ||
+        (rc = cli_get_duration(a, "--restart-overhead", &cfg->restart_overhead_s, err)) ||
+        (rc = cli_get_duration(a, "--replace-time", &cfg->replace_s, err)) ||
+        (rc = cli_get_duration(a, "--repair-time", &cfg->repair_s, err)) ||
+        (rc = cli_get_duration(a, "--spot-wait", &cfg->preempt_wait_s, err)) ||
+        (rc = cli_get_int(a, "--spares", 0, 1 << 24, &cfg->spares, err)) ||
+        (rc = cli_get_int(a, "--trials", 1, 10000000, &cfg->trials, err)) ||
+        (rc = cli_get_double(a, "--spot-preemption-rate", 0, 1000, &rate, err)))
+        return rc;
+    if ((v = cli_get(a, "--storage-bw"))) {
+        if ((rc = units_parse_bandwidth(v, "--storage-bw", &bw, err)) ||
+            (rc = units_positive(bw, "--storage-bw", err)))
+            return rc;
+        cfg->storage_write_bps = cfg->storage_read_bps = bw;
+    }
+    if (cli_has(a, "--async-checkpoint"))
+        cfg->ckpt_mode = CKPT_ASYNC;
+    if ((v = cli_get(a, "--policy"))) {
+        if (strcmp(v, "spares") == 0)
+            cfg->policy = REPAIR_POLICY_SPARES;
+        else if (strcmp(v, "elastic") == 0)
+            cfg->policy = REPAIR_POLICY_ELASTIC;
+        else if (strcmp(v, "wait") == 0)
+            cfg->policy = REPAIR_POLICY_WAIT;
+        else
+            return err_setf(err, ERR_INPUT, NULL, "--policy",
+                            "use spares, elastic or wait (got '%s')", v);
+    }
+    if ((v = cli_get(a, "--seed"))) {
+        long seed;
+        if ((rc = units_parse_int(v, "--seed", 0, 2147483647L, &seed, err)))
+            return rc;
+        cfg->seed = (uint64_t)seed;
+    }
+    if (cli_has(a, "--spot") || rate >= 0) {
+        double def_rate, def_wait;
+        if ((rc = price_spot_defaults(&def_rate, &def_wait, err)))
+            return rc;
+        cfg->preempt_per_node_hour = rate >= 0 ? rate : def_rate;
+        if (!cli_has(a, "--spot-wait"))
+            cfg->preempt_wait_s = def_wait;
+    }
+    if (!(cfg->ckpt_interval_s > 0))
+        return err_setf(err, ERR_INPUT, NULL, "--checkpoint-every",
+                        "must be a positive duration");
+    cfg->progress = !cli_has(a, "--json");
+    return ERR_OK;
+}
