@@ -91,9 +91,6 @@ EMBED       := $(BUILD)/tools/embed
 TEST_RUNNER := $(BUILD)/tests/run_tests
 BENCH_BIN   := $(BUILD)/bench/run_bench
 
-DEMO_LAYOUT := --gpu h100-sxm --gpus 256 --tp 8 --pp 4 --seq-len 8192 --micro-batch 1 \
-               --global-batch 512 --sequence-parallel --recompute selective --distributed-optimizer
-
 Q := @
 ifeq ($(V),1)
 Q :=
@@ -178,10 +175,8 @@ gpu-test: $(BIN)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory $(BIN)
-	$(Q)echo "== scaleplan catalog gpus"
-	$(Q)$(BIN) catalog gpus
-	$(Q)echo "== scaleplan model --model llama3-70b $(DEMO_LAYOUT)"
-	$(Q)$(BIN) model --model llama3-70b $(DEMO_LAYOUT)
+	$(Q)echo "== scaleplan plan --model llama3-70b --tokens 2T --gpu h100-sxm --min-gpus 8 --max-gpus 4096 --report demo-report"
+	$(Q)$(BIN) plan --model llama3-70b --tokens 2T --gpu h100-sxm --min-gpus 8 --max-gpus 4096 --report demo-report
 
 deps:
 	$(Q)if ! command -v dpkg >/dev/null 2>&1; then \
@@ -199,7 +194,7 @@ install: $(BIN)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/scaleplan
 
 clean:
-	rm -rf build build-asan bin
+	rm -rf build build-asan bin demo-report
 
 FORCE:
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sim/ladder.h"
 #include "sim/reliability.h"
 #include "sim/step.h"
 
@@ -221,11 +222,60 @@ static int bench_reliability(void)
     return 0;
 }
 
+/* The full ladder for Llama 3 70B, 8 to 16,384 H100s, every valid layout. */
+static int bench_ladder(void)
+{
+    err_t e;
+    model_t m;
+    cluster_t c;
+    profile_t p;
+    failure_set_t f;
+    cluster_spec_t spec = {.gpu = "h100-sxm", .n_gpus = 8};
+    if (model_load("llama3-70b", &m, &e) || cluster_resolve(&spec, &c, &e) ||
+        prof_load_default("h100-sxm", &p, &e) || failure_load_set(NULL, &f, &e)) {
+        fprintf(stderr, "bench: %s\n", e.msg);
+        return 1;
+    }
+    ladder_input_t in;
+    memset(&in, 0, sizeof in);
+    in.model = &m;
+    in.base = &c;
+    in.profile = &p;
+    in.failures = &f;
+    in.tokens = 2e12;
+    in.usd_per_gpu_hour = 2.49;
+    plan_space_default(&in.space);
+    in.space.seq_len = 8192;
+    in.space.global_batch_min = 512;
+    in.space.global_batch_max = 2048;
+    in.min_marginal = 0.5;
+    in.min_gpus = 8;
+    in.max_gpus = 16384;
+    rel_config_default(&in.rel, &c, &f);
+    in.rel.trials = 300;
+    in.rel.spares = -1;
+    in.ckpt_bytes = 12 * 70.6e9;
+    static ladder_t l;
+#ifdef _OPENMP
+    omp_set_num_threads(2);
+#endif
+    if (plan_ladder(&in, &l, &e)) {
+        fprintf(stderr, "bench: %s\n", e.msg);
+        return 1;
+    }
+    printf("plan ladder llama3-70b, 8 to 16,384 H100s (%d rungs, global batch 512-2048): %.2f s on "
+           "2 threads (target < 10 s), %ld layouts (%.0f layouts/s), %ld simulated\n",
+           l.n, l.elapsed_s, l.layouts, l.layouts / l.elapsed_s, l.simulated);
+    prof_free(&p);
+    return 0;
+}
+
 int main(void)
 {
     int rc = bench_405b_process();
     rc |= bench_405b_inprocess();
     rc |= bench_70b_layouts();
     rc |= bench_reliability();
+    rc |= bench_ladder();
     return rc;
 }

@@ -17,6 +17,7 @@ typedef struct {
 } command_t;
 
 static const command_t commands[] = {
+    {"plan", cmd_plan, "choose GPU counts and layouts: the scale ladder and a recommendation"},
     {"catalog", cmd_catalog, "list models, GPUs, fabrics, clusters, prices and failure rates"},
     {"model", cmd_model, "parameters, FLOPs per token and per-GPU memory of a model under a layout"},
     {"sim", cmd_sim, "simulate one training step: step time, breakdown, MFU, memory"},

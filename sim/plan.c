@@ -15,6 +15,8 @@ void plan_space_default(plan_space_t *s)
     s->allow_cp = true;
     s->allow_fsdp = true;
     s->allow_gpipe = false; /* same bubble as 1F1B, more memory: never faster */
+    s->allow_sp = true;
+    s->allow_selective = true;
 }
 
 static double now_s(void)
@@ -102,7 +104,7 @@ static void enumerate(const model_t *m, const cluster_t *c, const plan_space_t *
     int G = c->n_gpus, L = m->n_layers;
     int max_tp = s->max_tp > 0 ? s->max_tp : 2 * c->gpus_per_node;
     int max_vpp = s->max_vpp > 0 ? s->max_vpp : 8;
-    static const int mbs[] = {1, 2, 4, 8};
+    static const int mbs[] = {1, 2, 4, 8, 16};
     for (int tp = 1; tp <= max_tp && tp <= G; tp *= 2) {
         for (int cp = 1; cp <= (s->allow_cp ? 16 : 1); cp *= 2) {
             if (cp > 1 && s->seq_len < 8192 * cp / 2)
@@ -124,9 +126,11 @@ static void enumerate(const model_t *m, const cluster_t *c, const plan_space_t *
                         if (!gb)
                             continue;
                         for (int rc = 0; rc < RECOMPUTE_COUNT; rc++)
-                            for (int sp = 0; sp <= (tp > 1); sp++)
+                            for (int sp = 0; sp <= (tp > 1 && s->allow_sp); sp++)
                                 for (int z = 0; z < 3; z++) {
                                     if (z == 2 && !s->allow_fsdp)
+                                        continue;
+                                    if (rc == RECOMPUTE_SELECTIVE && !s->allow_selective)
                                         continue;
                                     if (z > 0 && dp * cp == 1)
                                         continue; /* nothing to shard over */
@@ -143,6 +147,7 @@ static void enumerate(const model_t *m, const cluster_t *c, const plan_space_t *
                                         l.micro_batch = mbs[a];
                                         l.global_batch = gb;
                                         l.seq_len = s->seq_len;
+                                        l.precision = s->precision;
                                         l.recompute = (recompute_t)rc;
                                         l.sequence_parallel = sp;
                                         l.distributed_optimizer = z == 1;

@@ -30,9 +30,11 @@ typedef struct {
     int global_batch_min, global_batch_max; /* sequences; equal = fixed */
     int seq_len;
     bool allow_cp, allow_fsdp, allow_gpipe;
+    bool allow_sp, allow_selective; /* features of Megatron-LM since 2022 */
     int max_tp;           /* 0 = 2 x GPUs per node */
     int max_vpp;          /* 0 = 8 */
     const char *framework; /* preset for sim options (NULL = megatron-core) */
+    precision_t precision; /* training precision of every candidate */
 } plan_space_t;
 
 void plan_space_default(plan_space_t *s);

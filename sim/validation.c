@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/csv.h"
+#include "sim/plan.h"
 #include "sim/step.h"
 
 const char *val_metric_name(val_metric_t m)
@@ -142,14 +143,15 @@ static int best_open_choices(sim_ctx_t *ctx, const model_t *m, layout_t *l, cons
     return ERR_OK;
 }
 
-static int run_row(const csv_t *c, int i, const profile_t *override, sim_ctx_t *ctx,
-                   val_row_t *v, err_t *err)
+/* Everything a row describes: model, cluster, layout, framework options.
+ * Sets v->skipped (with a note) for rows scaleplan cannot rebuild. */
+static int row_setup(const csv_t *c, int i, val_row_t *v, model_t *m, layout_t *l, cluster_t *cl,
+                     sim_options_t *opt, const char **framework_out, err_t *err)
 {
-    model_t m;
-    row_model(c, i, &m);
-    snprintf(v->model, sizeof v->model, "%s", m.name);
+    row_model(c, i, m);
+    snprintf(v->model, sizeof v->model, "%s", m->name);
     const char *gpu = row_gpu(csv_get(c, i, "gpu_type"));
-    if (!gpu || model_validate(&m, v->row_id, err)) {
+    if (!gpu || model_validate(m, v->row_id, err)) {
         v->skipped = true;
         snprintf(v->note, sizeof v->note, "%s", gpu ? err->msg : "GPU type not in the catalog");
         return ERR_OK;
@@ -157,61 +159,72 @@ static int run_row(const csv_t *c, int i, const profile_t *override, sim_ctx_t *
     snprintf(v->gpu, sizeof v->gpu, "%s", gpu);
     v->gpus = inum(csv_get(c, i, "num_gpus"));
     const char *framework = row_framework(csv_get(c, i, "framework"), csv_get(c, i, "source_title"));
+    *framework_out = framework;
     const char *recompute = csv_get(c, i, "act_recompute");
     const char *mb_text = csv_get(c, i, "micro_batch");
 
-    layout_t l;
-    layout_defaults(&l);
-    sim_options_t opt;
-    int rc = sim_options_framework(framework, &opt, &l, err);
+    layout_defaults(l);
+    int rc = sim_options_framework(framework, opt, l, err);
     if (rc)
         return rc;
-    l.tp = inum(csv_get(c, i, "tp"));
-    l.pp = inum(csv_get(c, i, "pp"));
-    l.vpp = row_vpp(csv_get(c, i, "vpp_or_interleave"));
-    if (l.vpp > 1)
-        l.schedule = SCHEDULE_INTERLEAVED;
-    l.micro_batch = mb_text[0] ? inum(mb_text) : 1;
+    l->tp = inum(csv_get(c, i, "tp"));
+    l->pp = inum(csv_get(c, i, "pp"));
+    l->vpp = row_vpp(csv_get(c, i, "vpp_or_interleave"));
+    if (l->vpp > 1)
+        l->schedule = SCHEDULE_INTERLEAVED;
+    l->micro_batch = mb_text[0] ? inum(mb_text) : 1;
     bool era_2020 = strstr(csv_get(c, i, "framework"), "2020") != NULL;
     if (!mb_text[0] && era_2020) {
         /* Megatron-LM before pipelining (2020) had no gradient accumulation:
          * each DP rank ran its whole batch share at once. */
         int dp = v_gpus_over_model(c, i);
-        l.micro_batch = dp > 0 ? inum(csv_get(c, i, "global_batch_seqs")) / dp : 1;
+        l->micro_batch = dp > 0 ? inum(csv_get(c, i, "global_batch_seqs")) / dp : 1;
     }
-    l.global_batch = inum(csv_get(c, i, "global_batch_seqs"));
-    l.seq_len = m.max_seq;
-    l.sequence_parallel = strncmp(csv_get(c, i, "cp_or_sp"), "SP", 2) == 0;
-    l.precision = strstr(csv_get(c, i, "precision"), "bf16") ? PRECISION_BF16 : PRECISION_FP16;
+    l->global_batch = inum(csv_get(c, i, "global_batch_seqs"));
+    l->seq_len = m->max_seq;
+    l->sequence_parallel = strncmp(csv_get(c, i, "cp_or_sp"), "SP", 2) == 0;
+    l->precision = strstr(csv_get(c, i, "precision"), "bf16") ? PRECISION_BF16 : PRECISION_FP16;
     v->full_config = mb_text[0] != '\0' || era_2020;
-    const char *tflops_basis = csv_get(c, i, "tflops_basis");
-    bool hw_basis = strstr(tflops_basis, "hardware") != NULL;
     if (strstr(recompute, "selective"))
-        l.recompute = RECOMPUTE_SELECTIVE;
+        l->recompute = RECOMPUTE_SELECTIVE;
     else if (strstr(recompute, "full"))
-        l.recompute = RECOMPUTE_FULL;
+        l->recompute = RECOMPUTE_FULL;
     else if (!recompute[0] && strstr(framework, "2021"))
         /* The 2020 tables report hardware FLOPs that only match with
          * --checkpoint-activations (the 96Bslh^2 count). */
-        l.recompute = RECOMPUTE_FULL;
+        l->recompute = RECOMPUTE_FULL;
     if (strcmp(framework, "megatron-core") == 0) {
         /* The H100 table's flags: --overlap-grad-reduce --overlap-param-gather
          * --tp-comm-overlap, which need the distributed optimizer and SP. */
-        l.distributed_optimizer = true;
-        l.sequence_parallel = l.tp > 1;
-        opt.tp_comm_overlap = l.tp > 1;
+        l->distributed_optimizer = true;
+        l->sequence_parallel = l->tp > 1;
+        opt->tp_comm_overlap = l->tp > 1;
         snprintf(v->note, sizeof v->note,
                  "source gives no micro-batch, recompute or interleaving: the fastest choice "
                  "that fits");
     }
-    cluster_t cl;
     cluster_spec_t spec = {.gpu = gpu, .n_gpus = v->gpus};
-    if ((rc = cluster_resolve(&spec, &cl, err)) ||
-        (rc = layout_finalize(&l, &m, v->gpus, err))) {
+    if ((rc = cluster_resolve(&spec, cl, err)) || (rc = layout_finalize(l, m, v->gpus, err))) {
         v->skipped = true;
         snprintf(v->note, sizeof v->note, "%s", err->msg);
         return ERR_OK;
     }
+    return ERR_OK;
+}
+
+static int run_row(const csv_t *c, int i, const profile_t *override, sim_ctx_t *ctx,
+                   val_row_t *v, err_t *err)
+{
+    model_t m;
+    layout_t l;
+    cluster_t cl;
+    sim_options_t opt;
+    const char *framework = NULL;
+    int rc = row_setup(c, i, v, &m, &l, &cl, &opt, &framework, err);
+    if (rc || v->skipped)
+        return rc;
+    const char *gpu = v->gpu;
+    bool hw_basis = strstr(csv_get(c, i, "tflops_basis"), "hardware") != NULL;
     profile_t prof;
     bool own = !(override && strcmp(override->gpu, gpu) == 0);
     if (own && (rc = prof_load_default(gpu, &prof, err)))
@@ -305,4 +318,77 @@ void val_summary(const val_row_t *rows, int n, bool full_only, double *median, d
     }
     *count = k;
     free(e);
+}
+
+int val_rank(const char *csv_path, val_rank_t **rows, int *n, err_t *err)
+{
+    *rows = NULL;
+    *n = 0;
+    csv_t *c;
+    int rc = csv_load(csv_path, &c, err);
+    if (rc)
+        return rc;
+    int count = csv_rows(c);
+    val_rank_t *out = calloc((size_t)(count > 0 ? count : 1), sizeof *out);
+    if (!out) {
+        csv_free(c);
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    }
+    int k = 0;
+    for (int i = 0; i < count && !rc; i++) {
+        val_row_t v;
+        memset(&v, 0, sizeof v);
+        snprintf(v.row_id, sizeof v.row_id, "%s", csv_get(c, i, "row_id"));
+        model_t m;
+        layout_t l;
+        cluster_t cl;
+        sim_options_t opt;
+        const char *framework = NULL;
+        rc = row_setup(c, i, &v, &m, &l, &cl, &opt, &framework, err);
+        if (rc || v.skipped || !v.full_config)
+            continue;
+        profile_t p;
+        if ((rc = prof_load_default(v.gpu, &p, err)))
+            break;
+        /* the search space of the row's framework: Megatron-LM of 2020-2022
+         * had neither context parallelism nor FSDP */
+        plan_space_t space;
+        plan_space_default(&space);
+        space.framework = framework;
+        space.precision = l.precision;
+        space.seq_len = l.seq_len;
+        space.global_batch_min = space.global_batch_max = l.global_batch;
+        space.allow_cp = space.allow_fsdp = strcmp(framework, "megatron-core") == 0;
+        /* selective recompute and sequence parallelism arrived in 2022 */
+        space.allow_sp = space.allow_selective = strcmp(framework, "megatron-2021") != 0;
+        plan_search_t ps;
+        rc = plan_search(&m, &cl, &p, &space, &l, &ps, err);
+        prof_free(&p);
+        if (rc)
+            break;
+        val_rank_t *r = &out[k++];
+        snprintf(r->row_id, sizeof r->row_id, "%s", v.row_id);
+        snprintf(r->model, sizeof r->model, "%s", v.model);
+        r->gpus = v.gpus;
+        r->rank = ps.rank_of_reference;
+        r->candidates = ps.candidates;
+        r->simulated = ps.simulated;
+        r->published_step_s = ps.reference_step_s;
+        r->best_step_s = ps.found ? ps.result.step_time_s : 0;
+        r->best_tokens_per_s = ps.found ? ps.result.tokens_per_s : 0;
+        r->published_tokens_per_s = ps.reference_step_s > 0
+                                        ? (double)l.global_batch * l.seq_len / ps.reference_step_s
+                                        : 0;
+        layout_describe(&l, r->published_layout, sizeof r->published_layout);
+        if (ps.found)
+            layout_describe(&ps.layout, r->best_layout, sizeof r->best_layout);
+    }
+    csv_free(c);
+    if (rc) {
+        free(out);
+        return rc;
+    }
+    *rows = out;
+    *n = k;
+    return ERR_OK;
 }

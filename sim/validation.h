@@ -48,4 +48,21 @@ const char *val_metric_name(val_metric_t m);
 void val_summary(const val_row_t *rows, int n, bool full_only, double *median,
                  double *worst, int *count);
 
+/* The planner against the published layouts: for every row with a full
+ * configuration, search every layout for its model and GPU count (in the
+ * space its framework offered) and report the best, the published
+ * layout's simulated speed and its rank (1 = the best). */
+typedef struct {
+    char row_id[8];
+    char model[48];
+    int gpus;
+    int rank;
+    long candidates, simulated;
+    double published_step_s, best_step_s;
+    double published_tokens_per_s, best_tokens_per_s;
+    char published_layout[160], best_layout[160];
+} val_rank_t;
+
+int val_rank(const char *csv_path, val_rank_t **rows, int *n, err_t *err);
+
 #endif

@@ -385,7 +385,74 @@ static void test_reliability_and_budget(void)
     }
 }
 
+/* plan end to end: the --json contract, what-if, the report file, and
+ * errors */
+static void test_plan_cli(void)
+{
+    char dir[256], args[1024];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(args, sizeof args,
+             "plan --model llama3-8b --tokens 1T --gpu h100-sxm --min-gpus 8 --max-gpus 64 "
+             "--trials 100 --what-if fabric=ib-hdr,price=3.10,gpu=h200 --report %s/r --json",
+             dir);
+    char *out = NULL;
+    expect(args, 0, &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    cJSON *ladder = cJSON_GetObjectItem(j, "ladder");
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(ladder), 4);
+    const char *keys[] = {"gpus", "layout", "step_time_s", "tokens_per_s", "mfu",
+                          "scaling_efficiency", "main_loss", "days_p50", "days_p90",
+                          "interruptions_mean", "gpu_hours", "cost_usd", "cost_per_day_usd"};
+    cJSON *rung = cJSON_GetArrayItem(ladder, 0);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(rung, keys[i]));
+    CHECK_REL(cJSON_GetObjectItem(rung, "scaling_efficiency")->valuedouble, 1.0, 1e-9);
+    CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(j, "best"));
+    CU_ASSERT_TRUE(cJSON_IsString(cJSON_GetObjectItem(j, "recommendation")));
+    cJSON *w = cJSON_GetObjectItem(j, "what_if");
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(w), 3);
+    /* a higher price costs more, same days */
+    cJSON *best = cJSON_GetObjectItem(j, "best");
+    cJSON *pw = cJSON_GetArrayItem(w, 1);
+    CU_ASSERT_TRUE(cJSON_GetObjectItem(pw, "cost_usd")->valuedouble >
+                   cJSON_GetObjectItem(best, "cost_usd")->valuedouble);
+    cJSON_Delete(j);
+    free(out);
+    char path[400];
+    snprintf(path, sizeof path, "%s/r/plan.json", dir);
+    cJSON *f = NULL;
+    err_t e;
+    CU_ASSERT_EQUAL(json_parse_file(path, &f, &e), 0);
+    cJSON_Delete(f);
+    remove_tree(dir);
+    static const struct {
+        const char *args, *needle;
+    } bad[] = {
+        {"plan --model llama3-8b --tokens 1T --gpu h100-sxm --objective fast", "time, cost"},
+        {"plan --model llama3-8b --tokens 1T --gpu h100-sxm --min-gpus 64 --max-gpus 8",
+         "--min-gpus"},
+        {"plan --model llama3-8b --gpu h100-sxm", "--tokens"},
+        {"plan --model llama3-8b --tokens 1T --gpu h100-sxm --global-batch 0", "--global-batch"},
+        {"plan --model llama3-8b --tokens 1T --gpu h100-sxm --what-if color=red", "unknown change"},
+        {"plan --model llama3-8b --tokens 1T --gpu h100-sxm --deadline soon", "--deadline"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *err = NULL;
+        expect(bad[i].args, 2, NULL, &err);
+        int ok = err && strstr(err, bad[i].needle) && count_lines(err) == 1;
+        if (!ok)
+            fprintf(stderr, "\n$ scaleplan %s\nstderr: %s\n", bad[i].args, err ? err : "");
+        CU_ASSERT_TRUE(ok);
+        free(err);
+    }
+    /* impossible, but well-formed: exit 0 with the nearest plan */
+    expect("plan --model llama3-405b --tokens 15T --gpu h100-sxm --max-gpus 16", 0, &out, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "No GPU count"));
+    free(out);
+}
+
 TEST_SUITE(suite_cli, "cli", TEST(test_help_and_version), TEST(test_model_json_contract),
            TEST(test_megatron_aliases), TEST(test_model_text), TEST(test_bad_inputs_exit_2),
            TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_errors_and_fit),
-           TEST(test_reliability_and_budget));
+           TEST(test_reliability_and_budget), TEST(test_plan_cli));

@@ -1,0 +1,531 @@
+/* scaleplan plan: choose GPU counts and layouts - the scale ladder, the
+ * recommendation, and what-if variations. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/job.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/units.h"
+#include "reports/jsonout.h"
+#include "reports/table.h"
+#include "sim/ladder.h"
+#include "topologies/price.h"
+
+static const cli_opt_t own_opts[] = {
+    {"--min-gpus", NULL, "N", "first rung of the ladder (default 8)"},
+    {"--max-gpus", NULL, "N", "last rung (default 4096; 16k = 16384)"},
+    {"--objective", NULL, "time|cost|tokens-per-dollar", "what the best plan minimises (default time)"},
+    {"--deadline", NULL, "T", "finish within (e.g. 30d)"},
+    {"--budget", NULL, "USD", "spend at most (e.g. 500000, $2.5M)"},
+    {"--price", NULL, "$/GPU-h", "price per GPU-hour (default: the catalog's for the GPU)"},
+    {"--provider", NULL, "NAME", "price from the catalog for this provider"},
+    {"--global-batch", NULL, "N|N..M", "sequences per step, fixed or a range (default 4M tokens)"},
+    {"--global-batch-tokens", NULL, "N|N..M", "the same in tokens (e.g. 4M or 2M..8M)"},
+    {"--seq-len", "--seq-length", "N", "tokens per sequence (default: the model's, at most 8192)"},
+    {"--min-marginal", NULL, "X", "adding GPUs stops paying below this speed-up per GPU (0.5)"},
+    {"--what-if", NULL, "K=V,...", "rerun the best plan with fabric=, price=, gpu=, gpus=, tokens="},
+    {"--report", NULL, "DIR", "write the plan (plan.json) into DIR"},
+};
+static const cli_group_t own_group = {"Plan", own_opts, sizeof own_opts / sizeof own_opts[0]};
+
+typedef struct {
+    model_t model;
+    cluster_t base;
+    profile_t profile;
+    failure_set_t failures;
+    ladder_input_t in;
+    ladder_t ladder;
+    price_t price;
+    char recommendation[4096];
+} plan_run_t;
+
+/* "N" or "N..M" into [lo, hi]; counts accept suffixes (4M). */
+static int parse_range(const char *text, const char *flag, double *lo, double *hi, err_t *err)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", text);
+    char *dots = strstr(buf, "..");
+    int rc;
+    if (dots) {
+        *dots = '\0';
+        if ((rc = units_parse_count(buf, flag, lo, err)) ||
+            (rc = units_parse_count(dots + 2, flag, hi, err)))
+            return rc;
+    } else {
+        if ((rc = units_parse_count(buf, flag, lo, err)))
+            return rc;
+        *hi = *lo;
+    }
+    if (!(*lo >= 1) || *hi < *lo)
+        return err_setf(err, ERR_INPUT, NULL, flag, "needs 1 <= low <= high (got '%s')", text);
+    return ERR_OK;
+}
+
+static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
+{
+    int rc;
+    ladder_input_t *in = &p->in;
+    cluster_spec_t spec;
+    if ((rc = cli_model(a, &p->model, err)) || (rc = cli_cluster_spec(a, &spec, err)))
+        return rc;
+    int single = spec.n_gpus;
+    spec.n_gpus = single ? single : 8;
+    if ((rc = cluster_resolve(&spec, &p->base, err)))
+        return rc;
+    const char *prof = cli_get(a, "--profile");
+    if ((rc = prof ? prof_load(prof, &p->profile, err)
+                   : prof_load_default(p->base.gpu.name, &p->profile, err)))
+        return rc;
+    if ((rc = failure_load_set(cli_get(a, "--failure-rates"), &p->failures, err)))
+        return rc;
+    in->model = &p->model;
+    in->base = &p->base;
+    in->profile = &p->profile;
+    in->failures = &p->failures;
+    double duration;
+    if ((rc = cli_run_length(a, &in->tokens, &duration, err)))
+        return rc;
+    if (!(in->tokens > 0))
+        return err_setf(err, ERR_INPUT, NULL, "--tokens", "say how many tokens to train (e.g. 2T)");
+    /* price */
+    const char *v = cli_get(a, "--price");
+    if (v) {
+        snprintf(p->price.provider, sizeof p->price.provider, "given");
+        if ((rc = units_parse_price(v, "--price", &p->price.usd_per_gpu_hour, err)))
+            return rc;
+    } else if ((v = cli_get(a, "--provider"))) {
+        if ((rc = price_find(p->base.gpu.name, v, NULL, &p->price, err)))
+            return rc;
+    } else if ((rc = price_default_for_gpu(p->base.gpu.name, &p->price, err))) {
+        return rc;
+    }
+    in->usd_per_gpu_hour = p->price.usd_per_gpu_hour;
+    /* search space */
+    plan_space_default(&in->space);
+    in->space.framework = cli_get(a, "--framework");
+    int seq = p->model.max_seq < 8192 ? p->model.max_seq : 8192;
+    if ((rc = cli_get_int(a, "--seq-len", 1, 100000000L, &seq, err)))
+        return rc;
+    in->space.seq_len = seq;
+    double lo, hi;
+    if ((v = cli_get(a, "--global-batch"))) {
+        if ((rc = parse_range(v, "--global-batch", &lo, &hi, err)))
+            return rc;
+    } else {
+        double tlo = DEFAULT_BATCH_TOKENS, thi = DEFAULT_BATCH_TOKENS;
+        if ((v = cli_get(a, "--global-batch-tokens")) &&
+            (rc = parse_range(v, "--global-batch-tokens", &tlo, &thi, err)))
+            return rc;
+        lo = fmax(1, round(tlo / seq));
+        hi = fmax(lo, round(thi / seq));
+    }
+    if (hi > 1 << 30)
+        return err_setf(err, ERR_INPUT, NULL, "--global-batch", "too large (%g sequences)", hi);
+    in->space.global_batch_min = (int)lo;
+    in->space.global_batch_max = (int)hi;
+    /* objective and constraints */
+    in->objective = PLAN_TIME;
+    if ((v = cli_get(a, "--objective"))) {
+        if (strcmp(v, "time") == 0)
+            in->objective = PLAN_TIME;
+        else if (strcmp(v, "cost") == 0)
+            in->objective = PLAN_COST;
+        else if (strcmp(v, "tokens-per-dollar") == 0)
+            in->objective = PLAN_TOKENS_PER_DOLLAR;
+        else
+            return err_setf(err, ERR_INPUT, NULL, "--objective",
+                            "use time, cost or tokens-per-dollar (got '%s')", v);
+    }
+    in->min_marginal = 0.5;
+    in->min_gpus = 8;
+    in->max_gpus = 4096;
+    if ((rc = cli_get_duration(a, "--deadline", &in->deadline_s, err)) ||
+        (rc = cli_get_money(a, "--budget", &in->budget_usd, err)) ||
+        (rc = cli_get_double(a, "--min-marginal", 0, 10, &in->min_marginal, err)) ||
+        (rc = cli_get_int(a, "--min-gpus", 1, 1 << 24, &in->min_gpus, err)) ||
+        (rc = cli_get_int(a, "--max-gpus", 1, 1 << 24, &in->max_gpus, err)))
+        return rc;
+    if (cli_has(a, "--deadline") && !(in->deadline_s > 0))
+        return err_setf(err, ERR_INPUT, NULL, "--deadline", "must be a positive duration");
+    if (cli_has(a, "--budget") && !(in->budget_usd > 0))
+        return err_setf(err, ERR_INPUT, NULL, "--budget", "must be a positive amount");
+    if (single)
+        in->min_gpus = in->max_gpus = single;
+    /* reliability template */
+    if ((rc = cli_rel_config(a, &p->base, &p->failures, &in->rel, err)) ||
+        (rc = cli_checkpoint_bytes(a, &p->model, &in->ckpt_bytes, err)))
+        return rc;
+    if (!cli_has(a, "--spares"))
+        in->rel.spares = -1; /* per rung: 2% of its nodes */
+    if (!cli_has(a, "--trials"))
+        in->rel.trials = 300; /* enough for P50/P90 at each rung */
+    if ((v = cli_get(a, "--storage-bw")))
+        in->storage_bps = in->rel.storage_write_bps;
+    in->progress = !cli_has(a, "--json");
+    return ERR_OK;
+}
+
+/* ------------------------------------------------------------ what-if */
+
+typedef struct {
+    char change[64];
+    bool ok;
+    char why_not[200];
+    int gpus;
+    double days_p50, cost_usd, mfu, tokens_per_s;
+    char layout[160];
+} what_if_t;
+
+static int what_if_one(const plan_run_t *p, const char *key, const char *val, what_if_t *w,
+                       err_t *err)
+{
+    const rung_t *best = &p->ladder.rung[p->ladder.best];
+    plan_run_t *v = malloc(sizeof *v);
+    if (!v)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    memcpy(v, p, sizeof *v);
+    v->profile.gemm_points = NULL; /* the copy does not own the table */
+    v->profile.n_gemm_points = 0;
+    if (prof_copy(&v->profile, &p->profile, err)) {
+        free(v);
+        return ERR_RUNTIME;
+    }
+    v->in.model = &v->model;
+    v->in.base = &v->base;
+    v->in.profile = &v->profile;
+    v->in.failures = &v->failures;
+    v->in.min_gpus = v->in.max_gpus = best->gpus;
+    v->in.progress = false;
+    snprintf(w->change, sizeof w->change, "%s=%s", key, val);
+    int rc = ERR_OK;
+    if (strcmp(key, "fabric") == 0) {
+        fabric_t f;
+        if (!(rc = fabric_load(val, &f, err))) {
+            if (f.intra)
+                v->base.intra = f;
+            else
+                v->base.inter = f;
+        }
+    } else if (strcmp(key, "price") == 0) {
+        rc = units_parse_price(val, "--what-if price", &v->in.usd_per_gpu_hour, err);
+    } else if (strcmp(key, "gpu") == 0) {
+        cluster_spec_t spec = {.gpu = val, .n_gpus = best->gpus};
+        if (!(rc = cluster_resolve(&spec, &v->base, err))) {
+            prof_free(&v->profile);
+            rc = prof_load_default(v->base.gpu.name, &v->profile, err);
+            price_t pr;
+            err_t ignore;
+            if (!rc && price_default_for_gpu(v->base.gpu.name, &pr, &ignore) == 0)
+                v->in.usd_per_gpu_hour = pr.usd_per_gpu_hour;
+        }
+    } else if (strcmp(key, "gpus") == 0) {
+        long g;
+        if (!(rc = units_parse_int(val, "--what-if gpus", 1, 1 << 24, &g, err)))
+            v->in.min_gpus = v->in.max_gpus = (int)g;
+    } else if (strcmp(key, "tokens") == 0) {
+        rc = units_parse_count(val, "--what-if tokens", &v->in.tokens, err);
+    } else {
+        rc = err_setf(err, ERR_INPUT, NULL, "--what-if",
+                      "unknown change '%s' (fabric, price, gpu, gpus, tokens)", key);
+    }
+    if (!rc) {
+        v->in.deadline_s = v->in.budget_usd = 0;
+        rc = plan_ladder(&v->in, &v->ladder, err);
+    }
+    if (!rc) {
+        const rung_t *r = &v->ladder.rung[0];
+        w->ok = r->feasible;
+        w->gpus = r->gpus;
+        snprintf(w->why_not, sizeof w->why_not, "%s", r->why_not);
+        w->days_p50 = r->days_p50;
+        w->cost_usd = r->cost_usd;
+        w->mfu = r->step.mfu;
+        w->tokens_per_s = r->tokens_per_s;
+        if (r->feasible)
+            layout_describe(&r->layout, w->layout, sizeof w->layout);
+    }
+    prof_free(&v->profile);
+    free(v);
+    return rc;
+}
+
+static int what_ifs(const cli_args_t *a, const plan_run_t *p, what_if_t *out, int *n, err_t *err)
+{
+    *n = 0;
+    const char *spec = cli_get(a, "--what-if");
+    if (!spec || p->ladder.best < 0)
+        return ERR_OK;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item && *n < 8; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq)
+            return err_setf(err, ERR_INPUT, NULL, "--what-if",
+                            "write key=value pairs, e.g. fabric=ib-hdr,price=3.10 (got '%s')", item);
+        *eq = '\0';
+        int rc = what_if_one(p, item, eq + 1, &out[*n], err);
+        if (rc)
+            return rc;
+        (*n)++;
+    }
+    return ERR_OK;
+}
+
+/* ------------------------------------------------------------ output */
+
+static void layout_short(const layout_t *l, char *buf, size_t cap)
+{
+    char vpp[16] = "", extra[64] = "";
+    if (l->vpp > 1)
+        snprintf(vpp, sizeof vpp, "v%d", l->vpp);
+    snprintf(extra, sizeof extra, "%s%s%s%s",
+             l->recompute == RECOMPUTE_FULL ? " full-rc" : l->recompute == RECOMPUTE_SELECTIVE ? " sel-rc" : "",
+             l->sequence_parallel ? " SP" : "", l->zero == 3 ? " FSDP" : l->distributed_optimizer ? " dist-opt" : "",
+             l->cp > 1 ? "" : "");
+    if (l->cp > 1)
+        snprintf(buf, cap, "TP%d CP%d PP%d%s DP%d mb%d%s", l->tp, l->cp, l->pp, vpp, l->dp,
+                 l->micro_batch, extra);
+    else
+        snprintf(buf, cap, "TP%d PP%d%s DP%d mb%d%s", l->tp, l->pp, vpp, l->dp, l->micro_batch, extra);
+}
+
+static int print_text(const plan_run_t *p, const what_if_t *w, int nw)
+{
+    const ladder_t *l = &p->ladder;
+    const ladder_input_t *in = &p->in;
+    char a[32], b[32], c[32];
+    printf("Plan: %s on %s tokens, %s at $%.2f/GPU-h (%s), global batch %d..%d x %d tokens\n",
+           p->model.display, units_fmt_count(in->tokens, a, sizeof a), p->base.gpu.name,
+           in->usd_per_gpu_hour, p->price.provider, in->space.global_batch_min,
+           in->space.global_batch_max, in->space.seq_len);
+    static const char *hdr[] = {"GPUs", "layout", "step", "tokens/s", "MFU", "scaling",
+                                "main loss", "days P50", "P90", "interrupts", "GPU-hours",
+                                "cost", "cost/day"};
+    table_t *t = table_create(13, hdr);
+    if (!t)
+        return ERR_RUNTIME;
+    for (int k = 2; k < 13; k++)
+        if (k != 6)
+            table_align_right(t, k);
+    for (int i = 0; i < l->n; i++) {
+        const rung_t *r = &l->rung[i];
+        char mark[8];
+        snprintf(mark, sizeof mark, "%s%s", i == l->best ? "*" : "", r->stops_paying ? "!" : "");
+        if (!r->feasible) {
+            table_add_rowf(t, "%d%s\t%s\t\t\t\t\t\t\t\t\t\t\t", r->gpus, mark, r->why_not);
+            continue;
+        }
+        char lay[96], step[32], tps[32], gh[32], cost[32], day[32];
+        layout_short(&r->layout, lay, sizeof lay);
+        table_add_rowf(t, "%d%s\t%s\t%s\t%s\t%.1f%%\t%.0f%%\t%s\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s",
+                       r->gpus, mark, lay, units_fmt_duration(r->step.step_time_s, step, sizeof step),
+                       units_fmt_count(r->tokens_per_s, tps, sizeof tps), 100 * r->step.mfu,
+                       100 * r->scaling_efficiency, r->main_loss, r->days_p50, r->days_p90,
+                       r->interruptions, units_fmt_count(r->gpu_hours, gh, sizeof gh),
+                       units_fmt_usd(r->cost_usd, cost, sizeof cost),
+                       units_fmt_usd(r->cost_per_day_usd, day, sizeof day));
+    }
+    printf("\n");
+    table_print(t, stdout, 2, 0);
+    table_destroy(t);
+    printf("  * recommended   ! a doubling here adds less than %.0f%% of linear speed\n\n",
+           100 * in->min_marginal);
+    printf("%s\n", p->recommendation);
+    if (nw > 0) {
+        static const char *wh[] = {"what if", "GPUs", "layout", "days P50", "cost", "MFU",
+                                   "vs plan"};
+        table_t *x = table_create(7, wh);
+        if (!x)
+            return ERR_RUNTIME;
+        for (int k = 3; k < 7; k++)
+            table_align_right(x, k);
+        const rung_t *best = &l->rung[l->best];
+        for (int i = 0; i < nw; i++) {
+            if (!w[i].ok) {
+                table_add_rowf(x, "%s\t%d\t%s\t\t\t\t", w[i].change, w[i].gpus, w[i].why_not);
+                continue;
+            }
+            table_add_rowf(x, "%s\t%d\t%s\t%.1f\t%s\t%.1f%%\t%+.1f days, %s", w[i].change,
+                           w[i].gpus, w[i].layout, w[i].days_p50,
+                           units_fmt_usd(w[i].cost_usd, a, sizeof a), 100 * w[i].mfu,
+                           w[i].days_p50 - best->days_p50,
+                           units_fmt_usd(w[i].cost_usd - best->cost_usd, b, sizeof b));
+        }
+        printf("\n");
+        table_print(x, stdout, 2, 0);
+        table_destroy(x);
+    }
+    long pruned_mem = 0, pruned_bound = 0, invalid = 0;
+    for (int i = 0; i < l->n; i++) {
+        pruned_mem += l->rung[i].pruned[PRUNE_MEMORY];
+        pruned_bound += l->rung[i].pruned[PRUNE_BOUND];
+        invalid += l->rung[i].pruned[PRUNE_INVALID];
+    }
+    char d[32], e[32], f[32];
+    printf("\n  searched %s layouts over %d rungs in %.2f s (%s layouts/s): %s invalid, %s do not "
+           "fit in memory, %s provably slower, %s simulated\n",
+           units_fmt_count((double)l->layouts, a, sizeof a), l->n, l->elapsed_s,
+           units_fmt_count(l->layouts / (l->elapsed_s > 0 ? l->elapsed_s : 1), b, sizeof b),
+           units_fmt_count((double)invalid, c, sizeof c),
+           units_fmt_count((double)pruned_mem, d, sizeof d),
+           units_fmt_count((double)pruned_bound, e, sizeof e),
+           units_fmt_count((double)l->simulated, f, sizeof f));
+    return ERR_OK;
+}
+
+static cJSON *rung_json(const rung_t *r)
+{
+    cJSON *o = cJSON_CreateObject(), *bd = NULL;
+    bool ok = o && json_add_number(o, "gpus", r->gpus) &&
+              cJSON_AddBoolToObject(o, "feasible", r->feasible);
+    if (ok && !r->feasible)
+        ok = cJSON_AddStringToObject(o, "why_not", r->why_not) != NULL;
+    if (ok && r->feasible) {
+        ok = cJSON_AddItemToObject(o, "layout", report_layout_json(&r->layout)) &&
+             json_add_number(o, "step_time_s", r->step.step_time_s) &&
+             json_add_number(o, "tokens_per_s", r->tokens_per_s) &&
+             json_add_number(o, "mfu", r->step.mfu) &&
+             json_add_number(o, "scaling_efficiency", r->scaling_efficiency) &&
+             json_add_number(o, "marginal_speedup", r->marginal) &&
+             cJSON_AddBoolToObject(o, "stops_paying", r->stops_paying) &&
+             cJSON_AddStringToObject(o, "main_loss", r->main_loss) &&
+             json_add_number(o, "main_loss_share", r->main_loss_share) &&
+             json_add_number(o, "days_p50", r->days_p50) &&
+             json_add_number(o, "days_p90", r->days_p90) &&
+             json_add_number(o, "ideal_days", r->ideal_days) &&
+             json_add_number(o, "goodput", r->goodput) &&
+             json_add_number(o, "interruptions_mean", r->interruptions) &&
+             json_add_number(o, "gpu_hours", r->gpu_hours) &&
+             json_add_number(o, "cost_usd", r->cost_usd) &&
+             json_add_number(o, "cost_per_day_usd", r->cost_per_day_usd) &&
+             json_add_number(o, "memory_gib", r->step.memory.total_bytes / GIB) &&
+             (bd = cJSON_AddObjectToObject(o, "breakdown_s"));
+        for (int i = 0; ok && i < BD_COUNT; i++)
+            ok = json_add_number(bd, sim_bd_name((sim_bd_t)i), r->step.breakdown_s[i]);
+    }
+    ok = ok && json_add_number(o, "layouts_searched", (double)r->candidates) &&
+         json_add_number(o, "layouts_simulated", (double)r->simulated);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static cJSON *plan_json(const plan_run_t *p, const what_if_t *w, int nw)
+{
+    const ladder_t *l = &p->ladder;
+    cJSON *o = cJSON_CreateObject(), *arr = NULL;
+    bool ok = o && cJSON_AddStringToObject(o, "model", p->model.name) &&
+              cJSON_AddStringToObject(o, "gpu", p->base.gpu.name) &&
+              json_add_number(o, "tokens", p->in.tokens) &&
+              json_add_number(o, "price_usd_per_gpu_hour", p->in.usd_per_gpu_hour) &&
+              json_add_number(o, "global_batch_min", p->in.space.global_batch_min) &&
+              json_add_number(o, "global_batch_max", p->in.space.global_batch_max) &&
+              json_add_number(o, "seq_len", p->in.space.seq_len) &&
+              (arr = cJSON_AddArrayToObject(o, "ladder"));
+    for (int i = 0; ok && i < l->n; i++) {
+        cJSON *r = rung_json(&l->rung[i]);
+        ok = r && cJSON_AddItemToArray(arr, r);
+    }
+    if (ok && l->best >= 0) {
+        cJSON *b = rung_json(&l->rung[l->best]);
+        ok = b && cJSON_AddItemToObject(o, "best", b);
+    } else if (ok) {
+        ok = cJSON_AddNullToObject(o, "best") != NULL;
+    }
+    ok = ok && cJSON_AddBoolToObject(o, "meets_constraints", l->meets_constraints) &&
+         cJSON_AddStringToObject(o, "recommendation", p->recommendation) &&
+         json_add_number(o, "layouts_evaluated", (double)l->layouts) &&
+         json_add_number(o, "layouts_simulated", (double)l->simulated) &&
+         json_add_number(o, "elapsed_s", l->elapsed_s);
+    if (ok && l->stops_paying_at >= 0)
+        ok = json_add_number(o, "stops_paying_at_gpus", l->rung[l->stops_paying_at].gpus);
+    if (ok && p->in.deadline_s > 0)
+        ok = json_add_number(o, "deadline_days", p->in.deadline_s / 86400);
+    if (ok && p->in.budget_usd > 0)
+        ok = json_add_number(o, "budget_usd", p->in.budget_usd);
+    if (ok && nw > 0) {
+        cJSON *wa = cJSON_AddArrayToObject(o, "what_if");
+        ok = wa != NULL;
+        for (int i = 0; ok && i < nw; i++) {
+            cJSON *e = cJSON_CreateObject();
+            ok = e && cJSON_AddItemToArray(wa, e) &&
+                 cJSON_AddStringToObject(e, "change", w[i].change) &&
+                 cJSON_AddBoolToObject(e, "feasible", w[i].ok) && json_add_number(e, "gpus", w[i].gpus) &&
+                 json_add_number(e, "days_p50", w[i].days_p50) &&
+                 json_add_number(e, "cost_usd", w[i].cost_usd) && json_add_number(e, "mfu", w[i].mfu);
+        }
+    }
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+int cmd_plan(int argc, char **argv, err_t *err)
+{
+    const cli_group_t groups[] = {CLI_MODEL_OPTS, CLI_CLUSTER_OPTS, CLI_SIM_OPTS, CLI_RUN_OPTS,
+                                  own_group,      CLI_REL_OPTS,     CLI_OUTPUT_OPTS};
+    const int n_groups = sizeof groups / sizeof groups[0];
+    cli_args_t a;
+    int rc = cli_parse(argc, argv, groups, n_groups, &a, err);
+    if (rc)
+        return rc;
+    if (a.help) {
+        cli_print_help(stdout,
+                       "scaleplan plan --model M --tokens T --gpu G [--min-gpus 8 --max-gpus 16384] "
+                       "[--objective time|cost] [--deadline 30d] [--budget 500000] [--json]",
+                       "For each doubling of the GPU count, search every valid layout (TP, PP with\n"
+                       "uneven splits, CP, virtual stages, micro-batch, ZeRO/FSDP, recompute, SP,\n"
+                       "schedule), keep the fastest that fits, and simulate the whole run with\n"
+                       "failures and checkpoints: step time, tokens/s, MFU, scaling efficiency, the\n"
+                       "main loss, days P50/P90, interruptions, GPU-hours and cost per rung; then\n"
+                       "recommend what to reserve and what to measure at each doubling.",
+                       groups, n_groups);
+        return ERR_OK;
+    }
+    plan_run_t *p = calloc(1, sizeof *p);
+    what_if_t w[8];
+    int nw = 0;
+    if (!p)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    if ((rc = setup(&a, p, err)) || (rc = plan_ladder(&p->in, &p->ladder, err)))
+        goto out;
+    plan_recommend(&p->in, &p->ladder, p->recommendation, sizeof p->recommendation);
+    if ((rc = what_ifs(&a, p, w, &nw, err)))
+        goto out;
+    const char *dir = cli_get(&a, "--report");
+    if (dir || cli_has(&a, "--json")) {
+        cJSON *j = plan_json(p, w, nw);
+        if (!j) {
+            rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
+            goto out;
+        }
+        if (dir) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/plan.json", dir);
+            if (!(rc = fileio_mkdirs(dir, err)))
+                rc = json_write_file(path, j, err);
+        }
+        if (!rc && cli_has(&a, "--json"))
+            rc = json_print_stdout(j, err);
+        cJSON_Delete(j);
+        if (rc || cli_has(&a, "--json"))
+            goto out;
+    }
+    if (print_text(p, w, nw))
+        rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
+    if (!rc && dir)
+        printf("\n  wrote %s/plan.json\n", dir);
+out:
+    prof_free(&p->profile);
+    free(p);
+    return rc;
+}

@@ -1,0 +1,326 @@
+#include "sim/ladder.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/progress.h"
+#include "common/units.h"
+#include "models/flops.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The losses a rung can suffer, with the advice for when it dominates. */
+typedef struct {
+    const char *key, *name, *fix;
+} loss_t;
+
+static const loss_t losses[] = {
+    {"pp_bubble", "pipeline bubble",
+     "raise the micro-batches per step (a larger global batch) or interleave stages (--vpp)"},
+    {"dp_comm", "exposed DP communication",
+     "overlap the gradient reduction with the backward and check the network's bus bandwidth "
+     "with nccl-tests all_reduce_perf across nodes"},
+    {"tp_comm", "TP communication",
+     "keep TP inside a node and overlap its collectives with the GEMMs (--tp-comm-overlap); "
+     "check NVLink bandwidth with nccl-tests inside one node"},
+    {"pp_comm", "pipeline transfers",
+     "overlap the pipeline sends (--overlap-p2p) and check the links between stages"},
+    {"cp_comm", "context-parallel exchange",
+     "use fewer context-parallel ranks or keep them inside a node"},
+    {"straggler", "stragglers",
+     "find the slow GPUs: compare per-rank step times and replace the outliers"},
+    {"recompute", "activation recompute",
+     "free memory another way (sequence parallel, distributed optimizer) to recompute less"},
+    {"failures", "failures and restarts",
+     "checkpoint more often or faster (asynchronous saves), automate restarts and keep spare "
+     "nodes"},
+};
+enum { N_LOSSES = sizeof losses / sizeof losses[0] };
+
+static double loss_share(const rung_t *r, int k)
+{
+    const double *bd = r->step.breakdown_s;
+    double step = r->step.step_time_s > 0 ? r->step.step_time_s : 1;
+    switch (k) {
+    case 0: return bd[BD_PP_BUBBLE] / step;
+    case 1: return bd[BD_DP_COMM] / step;
+    case 2: return bd[BD_TP_COMM] / step;
+    case 3: return bd[BD_PP_COMM] / step;
+    case 4: return bd[BD_CP_COMM] / step;
+    case 5: return bd[BD_STRAGGLER] / step;
+    case 6: return bd[BD_RECOMPUTE] / step;
+    default: return 1 - r->goodput;
+    }
+}
+
+/* What grew most against the first rung (or, on the first rung, the
+ * largest loss). */
+static void name_main_loss(rung_t *r, const rung_t *first)
+{
+    int best = -1;
+    double best_v = -1;
+    for (int k = 0; k < N_LOSSES; k++) {
+        double v = loss_share(r, k) - (first && first != r ? loss_share(first, k) : 0);
+        if (v > best_v) {
+            best_v = v;
+            best = k;
+        }
+    }
+    if (first && first != r && best_v < 0.005) {
+        /* nothing grew: name the largest loss */
+        best_v = -1;
+        for (int k = 0; k < N_LOSSES; k++)
+            if (loss_share(r, k) > best_v) {
+                best_v = loss_share(r, k);
+                best = k;
+            }
+    }
+    r->main_loss = losses[best].name;
+    r->main_loss_key = losses[best].key;
+    r->main_loss_share = loss_share(r, best);
+}
+
+static const char *fix_for(const char *key)
+{
+    for (int k = 0; k < N_LOSSES; k++)
+        if (strcmp(losses[k].key, key) == 0)
+            return losses[k].fix;
+    return "profile one step and compare it with the simulated breakdown";
+}
+
+static int run_rung(const ladder_input_t *in, rung_t *r, err_t *err)
+{
+    cluster_t c = *in->base;
+    c.n_gpus = r->gpus;
+    plan_search_t ps;
+    int rc = plan_search(in->model, &c, in->profile, &in->space, NULL, &ps, err);
+    if (rc)
+        return rc;
+    r->candidates = ps.candidates;
+    r->simulated = ps.simulated;
+    memcpy(r->pruned, ps.pruned, sizeof r->pruned);
+    r->search_s = ps.elapsed_s;
+    r->leanest_gib = ps.smallest_memory_gib;
+    if (!ps.found) {
+        if (ps.candidates == 0 || ps.pruned[PRUNE_INVALID] == ps.candidates)
+            snprintf(r->why_not, sizeof r->why_not,
+                     "no valid layout (the global batch or the model's shape does not split "
+                     "over %d GPUs)",
+                     r->gpus);
+        else
+            snprintf(r->why_not, sizeof r->why_not,
+                     "does not fit: the leanest layout needs %.1f GiB per GPU of %.1f",
+                     ps.smallest_memory_gib, c.gpu.memory_gib);
+        return ERR_OK;
+    }
+    r->feasible = true;
+    r->layout = ps.layout;
+    r->step = ps.result;
+    r->tokens_per_s = ps.result.tokens_per_s;
+    /* the whole run: failures, checkpoints, restarts */
+    rel_config_t cfg = in->rel;
+    rel_config_t def;
+    rel_config_default(&def, &c, in->failures);
+    cfg.cluster = &c;
+    cfg.failures = in->failures;
+    cfg.storage_write_bps = cfg.storage_read_bps =
+        in->storage_bps > 0 ? in->storage_bps : def.storage_write_bps;
+    cfg.snapshot_bps = def.snapshot_bps;
+    if (in->rel.spares < 0)
+        cfg.spares = def.spares;
+    cfg.step_time_s = ps.result.step_time_s;
+    cfg.tokens_per_step = ps.result.tokens_per_step;
+    cfg.target_tokens = in->tokens;
+    cfg.duration_s = 0;
+    cfg.ckpt_bytes = in->ckpt_bytes;
+    cfg.dp = ps.layout.dp;
+    cfg.progress = false;
+    rel_result_t rr;
+    if ((rc = rel_simulate(&cfg, &rr, err)))
+        return rc;
+    r->days_p50 = rr.wall_s_p50 / 86400;
+    r->days_p90 = rr.wall_s_p90 / 86400;
+    r->ideal_days = in->tokens / ps.result.tokens_per_step * ps.result.step_time_s / 86400;
+    r->goodput = rr.goodput_mean;
+    r->interruptions = rr.interruptions_mean;
+    r->gpu_hours = r->gpus * rr.wall_s_p50 / 3600;
+    r->cost_usd = r->gpu_hours * in->usd_per_gpu_hour;
+    r->cost_per_day_usd = r->gpus * 24.0 * in->usd_per_gpu_hour;
+    return ERR_OK;
+}
+
+static bool meets(const ladder_input_t *in, const rung_t *r)
+{
+    return r->feasible && (in->deadline_s <= 0 || r->days_p50 * 86400 <= in->deadline_s) &&
+           (in->budget_usd <= 0 || r->cost_usd <= in->budget_usd);
+}
+
+/* Is a better than b for the objective? */
+static bool preferred(const ladder_input_t *in, const rung_t *a, const rung_t *b)
+{
+    if (in->objective == PLAN_TIME)
+        return a->days_p50 < b->days_p50 * (1 - 1e-9) ||
+               (fabs(a->days_p50 - b->days_p50) <= 1e-9 * b->days_p50 && a->cost_usd < b->cost_usd);
+    return a->cost_usd < b->cost_usd * (1 - 1e-9) ||
+           (fabs(a->cost_usd - b->cost_usd) <= 1e-9 * b->cost_usd && a->days_p50 < b->days_p50);
+}
+
+int plan_ladder(const ladder_input_t *in, ladder_t *out, err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    out->best = out->first_feasible = out->stops_paying_at = -1;
+    if (in->min_gpus < 1 || in->max_gpus < in->min_gpus)
+        return err_setf(err, ERR_INPUT, NULL, "--min-gpus",
+                        "the ladder needs 1 <= --min-gpus <= --max-gpus (got %d and %d)",
+                        in->min_gpus, in->max_gpus);
+    double t0 = now_s();
+    int n = 0;
+    for (long g = in->min_gpus; g <= in->max_gpus && n < LADDER_MAX_RUNGS; g *= 2)
+        out->rung[n++].gpus = (int)g;
+    out->n = n;
+    progress_t *bar = in->progress ? progress_create("planning", n) : NULL;
+    int rc = ERR_OK;
+    for (int i = 0; i < n && !rc; i++) {
+        rc = run_rung(in, &out->rung[i], err);
+        out->layouts += out->rung[i].candidates;
+        out->simulated += out->rung[i].simulated;
+        progress_update(bar, i + 1);
+    }
+    progress_destroy(bar);
+    if (rc)
+        return rc;
+    const rung_t *first = NULL;
+    const rung_t *prev = NULL;
+    for (int i = 0; i < n; i++) {
+        rung_t *r = &out->rung[i];
+        if (!r->feasible)
+            continue;
+        if (!first) {
+            first = r;
+            out->first_feasible = i;
+        }
+        r->scaling_efficiency = (r->tokens_per_s / r->gpus) / (first->tokens_per_s / first->gpus);
+        if (prev) {
+            /* speed-up relative to the extra GPUs: 1 = linear */
+            double speedup = r->tokens_per_s / prev->tokens_per_s - 1;
+            double more = (double)r->gpus / prev->gpus - 1;
+            r->marginal = speedup / more;
+            r->stops_paying = r->marginal < in->min_marginal;
+            if (r->stops_paying && out->stops_paying_at < 0)
+                out->stops_paying_at = i;
+        } else {
+            r->marginal = 1;
+        }
+        name_main_loss(r, first);
+        prev = r;
+    }
+    /* the recommendation: the best rung under the constraints, else the
+     * nearest (fastest for a deadline, cheapest for a budget) */
+    for (int i = 0; i < n; i++) {
+        const rung_t *r = &out->rung[i];
+        if (!meets(in, r))
+            continue;
+        if (out->best < 0 || preferred(in, r, &out->rung[out->best]))
+            out->best = i;
+    }
+    out->meets_constraints = out->best >= 0;
+    if (out->best < 0) {
+        for (int i = 0; i < n; i++) {
+            const rung_t *r = &out->rung[i];
+            if (!r->feasible)
+                continue;
+            if (out->best < 0)
+                out->best = i;
+            const rung_t *b = &out->rung[out->best];
+            bool nearer = in->deadline_s > 0 ? r->days_p50 < b->days_p50 : r->cost_usd < b->cost_usd;
+            if (nearer)
+                out->best = i;
+        }
+    }
+    out->elapsed_s = now_s() - t0;
+    return ERR_OK;
+}
+
+void plan_recommend(const ladder_input_t *in, const ladder_t *l, char *buf, size_t cap)
+{
+    char d[200], a[32], b[32], c[32], e[32];
+    if (l->best < 0) {
+        const rung_t *last = &l->rung[l->n - 1];
+        /* sharded state shrinks with the GPU count: estimate where it fits */
+        double cap_gib = in->base->gpu.memory_gib;
+        long need = last->gpus;
+        if (isfinite(last->leanest_gib) && last->leanest_gib > cap_gib)
+            while (need < (1L << 24) && (double)last->gpus * last->leanest_gib / need > 0.9 * cap_gib)
+                need *= 2;
+        snprintf(buf, cap,
+                 "No GPU count from %d to %d can train %s: %s. It needs about %ld GPUs or more "
+                 "(raise --max-gpus), GPUs with more memory, or a smaller global batch.",
+                 in->min_gpus, in->max_gpus, in->model->name, last->why_not, need);
+        return;
+    }
+    const rung_t *r = &l->rung[l->best];
+    layout_describe(&r->layout, d, sizeof d);
+    int n = snprintf(buf, cap,
+                     "Reserve %d x %s with layout %s: it should train %s tokens in %.1f days (P50; "
+                     "P90 %.1f) for %s at %s/day, %.0f%% MFU.",
+                     r->gpus, in->base->gpu.name, d, units_fmt_count(in->tokens, a, sizeof a),
+                     r->days_p50, r->days_p90, units_fmt_usd(r->cost_usd, b, sizeof b),
+                     units_fmt_usd(r->cost_per_day_usd, c, sizeof c), 100 * r->step.mfu);
+    if (!l->meets_constraints && n > 0 && (size_t)n < cap) {
+        if (in->deadline_s > 0 && r->days_p50 * 86400 > in->deadline_s) {
+            /* what the deadline would take on these GPUs */
+            model_flops_t f;
+            model_flops(in->model, r->layout.seq_len, &f);
+            const gpu_t *g = &in->base->gpu;
+            double peak = g->peak_tflops[DTYPE_BF16] > 0 ? g->peak_tflops[DTYPE_BF16]
+                                                          : g->peak_tflops[DTYPE_FP16];
+            double need = f.model_per_token * in->tokens /
+                          ((double)r->gpus * in->deadline_s * peak * 1e12);
+            n += snprintf(buf + n, cap - (size_t)n,
+                          " No plan meets the %.1f-day deadline: this is the fastest found, %.1f "
+                          "days over it; finishing in %.1f days on %d GPUs would need %.0f%% MFU%s.",
+                          in->deadline_s / 86400, r->days_p50 - in->deadline_s / 86400,
+                          in->deadline_s / 86400, r->gpus, 100 * need,
+                          need > 1 ? ", more than the GPUs' peak, so no layout can do it; it "
+                                     "takes more GPUs"
+                                   : "");
+        }
+        else if (in->budget_usd > 0)
+            n += snprintf(buf + n, cap - (size_t)n,
+                          " No plan fits the %s budget; this is the cheapest, %s over it.",
+                          units_fmt_usd(in->budget_usd, a, sizeof a),
+                          units_fmt_usd(r->cost_usd - in->budget_usd, b, sizeof b));
+    } else if (l->stops_paying_at >= 0 && n > 0 && (size_t)n < cap) {
+        const rung_t *s = &l->rung[l->stops_paying_at];
+        n += snprintf(buf + n, cap - (size_t)n,
+                      " Beyond %d GPUs a doubling adds only %.0f%% of linear speed (%s grows).",
+                      l->rung[l->stops_paying_at - 1 >= 0 ? l->stops_paying_at - 1 : 0].gpus,
+                      100 * s->marginal, s->main_loss);
+    }
+    /* measure at each doubling before committing to the next */
+    if (n > 0 && (size_t)n < cap && l->first_feasible >= 0) {
+        n += snprintf(buf + n, cap - (size_t)n, " Before each doubling, measure:");
+        for (int i = l->first_feasible; i <= l->best && n > 0 && (size_t)n < cap; i++) {
+            const rung_t *x = &l->rung[i];
+            if (!x->feasible)
+                continue;
+            n += snprintf(buf + n, cap - (size_t)n, " %d GPUs %s per step, %s tokens/s%s", x->gpus,
+                          units_fmt_duration(x->step.step_time_s, a, sizeof a),
+                          units_fmt_count(x->tokens_per_s, e, sizeof e), i < l->best ? ";" : "");
+        }
+        if (n > 0 && (size_t)n < cap)
+            n += snprintf(buf + n, cap - (size_t)n,
+                          " (more than %.0f%% slower means something is wrong).",
+                          100 * LADDER_TOLERANCE);
+    }
+    if (n > 0 && (size_t)n < cap)
+        snprintf(buf + n, cap - (size_t)n, " If a rung falls short, first look at %s: %s.",
+                 r->main_loss, fix_for(r->main_loss_key));
+}

@@ -1,0 +1,88 @@
+/* ladder: the scale ladder - the best plan at each doubling of the GPU
+ * count, what each rung costs in time and money, what grew as it scaled,
+ * and where adding GPUs stops paying.
+ *
+ * For every rung the planner searches every layout (sim/plan.h); the best
+ * one's step feeds a reliability simulation (failures, checkpoints,
+ * restarts) for time-to-train P50/P90 and interruptions, and the budget.
+ * Scaling efficiency is the per-GPU throughput against the first rung that
+ * fits. The best rung follows the objective under the deadline and budget;
+ * when none meets them, the nearest one is reported with what would have
+ * to change.
+ */
+#ifndef SCALEPLAN_SIM_LADDER_H
+#define SCALEPLAN_SIM_LADDER_H
+
+#include <stdbool.h>
+
+#include "sim/plan.h"
+#include "sim/reliability.h"
+
+#define LADDER_MAX_RUNGS 24
+
+typedef struct {
+    int gpus;
+    bool feasible;          /* some layout fits */
+    char why_not[200];      /* when not */
+    double leanest_gib;     /* memory the leanest layout needs per GPU */
+    layout_t layout;
+    sim_result_t step;
+    double tokens_per_s;
+    double scaling_efficiency; /* per-GPU throughput / the first rung's */
+    double marginal;        /* speed-up per added GPU against the previous rung */
+    bool stops_paying;      /* marginal below the threshold */
+    const char *main_loss;  /* what grew: "pipeline bubble", ... */
+    const char *main_loss_key; /* breakdown key or "failures" */
+    double main_loss_share; /* its share of the time at this rung */
+    double days_p50, days_p90, ideal_days, goodput, interruptions;
+    double gpu_hours, cost_usd, cost_per_day_usd;
+    long candidates, simulated;
+    long pruned[PRUNE_REASON_COUNT];
+    double search_s;
+} rung_t;
+
+typedef struct {
+    const model_t *model;
+    const cluster_t *base;   /* GPU, fabrics and node shape; n_gpus ignored */
+    const profile_t *profile;
+    const failure_set_t *failures;
+    double tokens;           /* to train */
+    double usd_per_gpu_hour;
+    plan_space_t space;
+    plan_objective_t objective;
+    double deadline_s;       /* 0 = none */
+    double budget_usd;       /* 0 = none */
+    double min_marginal;     /* stop-paying threshold (default 0.5) */
+    int min_gpus, max_gpus;  /* rungs: min, 2 min, ... <= max */
+    /* reliability: the template's cluster-dependent fields are refilled
+     * per rung unless the user fixed them */
+    rel_config_t rel;        /* checkpoint interval, mode, restart times, trials, seed */
+    double ckpt_bytes;
+    double storage_bps;      /* 0 = the cluster's default */
+    bool progress;
+} ladder_input_t;
+
+typedef struct {
+    int n;
+    rung_t rung[LADDER_MAX_RUNGS];
+    int best;                /* index of the recommended rung, -1 if none fits */
+    bool meets_constraints;  /* best meets the deadline and budget */
+    int first_feasible;      /* index, -1 if none */
+    int stops_paying_at;     /* first rung whose marginal is below the threshold, -1 */
+    long layouts;            /* enumerated over all rungs */
+    long simulated;
+    double elapsed_s;
+} ladder_t;
+
+int plan_ladder(const ladder_input_t *in, ladder_t *out, err_t *err);
+
+/* Two or three plain sentences: what to reserve and why, what to measure at
+ * each doubling (expected step time and tokens/s, and the tolerance beyond
+ * which something is wrong), and the first thing to fix if it falls short.
+ * Writes into buf (cap bytes). */
+void plan_recommend(const ladder_input_t *in, const ladder_t *l, char *buf, size_t cap);
+
+/* The tolerance of the measure-before-you-scale check (10%). */
+#define LADDER_TOLERANCE 0.10
+
+#endif
