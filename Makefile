@@ -57,7 +57,11 @@ HAVE_CUDA := 0
 endif
 
 # Debian packages the build, tests, reports and MPI paths need.
-DEB_PKGS  := gcc make libgsl-dev libcjson-dev libcunit1-dev gnuplot-nox libopenmpi-dev openmpi-bin
+DEB_PKGS  := gcc make libgsl-dev libcjson-dev libcunit1-dev gnuplot-nox libopenmpi-dev openmpi-bin \
+             libpng-dev
+# The report test renders the HTML page in headless Chromium; large and
+# optional: when it cannot be installed the test says so and skips.
+BROWSER_PKGS := chromium
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # ---------------------------------------------------------------- sources
@@ -97,7 +101,7 @@ Q :=
 endif
 
 # ---------------------------------------------------------------- targets
-.PHONY: all test check asan bench gpu-test demo deps install clean validate
+.PHONY: all test check asan bench gpu-test demo deps deps-browser install clean validate
 
 all: $(BIN)
 
@@ -135,7 +139,7 @@ $(CATALOG_OBJ): $(BUILD)/gen/catalog_data.c
 $(TEST_RUNNER): $(TEST_OBJS) $(LIB_OBJS) $(CATALOG_OBJ)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(OPT) $(OMPFLAGS) $(SANFLAGS) $(LDFLAGS) -o $@ $^ -lcunit $(LINK_LIBS)
+	$(Q)$(CC) $(OPT) $(OMPFLAGS) $(SANFLAGS) $(LDFLAGS) -o $@ $^ -lcunit -lpng $(LINK_LIBS)
 
 $(BENCH_BIN): $(BENCH_OBJS) $(LIB_OBJS) $(CATALOG_OBJ)
 	@mkdir -p $(dir $@)
@@ -153,7 +157,7 @@ validate: $(VALIDATE_BIN)
 
 # `make test` is what README and .ci/run call: install what is missing, then
 # build and run the CPU tests (unit suites and end-to-end CLI tests).
-test: deps
+test: deps deps-browser
 	$(Q)$(MAKE) --no-print-directory check
 
 check: $(BIN) $(TEST_RUNNER)
@@ -162,7 +166,7 @@ check: $(BIN) $(TEST_RUNNER)
 # The same tests with AddressSanitizer and UndefinedBehaviorSanitizer, in a
 # separate build directory, without the CUDA runtime (which cannot run here
 # and does not coexist with ASan's shadow memory).
-asan: deps
+asan: deps deps-browser
 	$(Q)$(MAKE) --no-print-directory check BUILD=build-asan CUDA=0 BIN=build-asan/bin/scaleplan \
 	    OPT="-O1 -g" SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 
@@ -188,6 +192,15 @@ deps:
 	    $(SUDO) apt-get update -q && \
 	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+
+deps-browser:
+	$(Q)if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then exit 0; fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+	    echo "deps-browser: no apt-get; install Chromium to run the report's browser test"; exit 0; fi; \
+	echo "deps-browser: installing $(BROWSER_PKGS) for the report's headless-browser test"; \
+	( $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q \
+	    --no-install-recommends $(BROWSER_PKGS) ) >/dev/null 2>&1 || \
+	    echo "deps-browser: could not install $(BROWSER_PKGS); the browser test will be skipped"
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin

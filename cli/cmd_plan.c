@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/job.h"
+#include "cli/output.h"
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/units.h"
@@ -28,7 +29,8 @@ static const cli_opt_t own_opts[] = {
     {"--seq-len", "--seq-length", "N", "tokens per sequence (default: the model's, at most 8192)"},
     {"--min-marginal", NULL, "X", "adding GPUs stops paying below this speed-up per GPU (0.5)"},
     {"--what-if", NULL, "K=V,...", "rerun the best plan with fabric=, price=, gpu=, gpus=, tokens="},
-    {"--report", NULL, "DIR", "write the plan (plan.json) into DIR"},
+    {"--details", NULL, NULL, "add the best rung's checkpoint-interval sweep and step timeline to --json"},
+    CLI_REPORT_OPT,
 };
 static const cli_group_t own_group = {"Plan", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
@@ -395,6 +397,7 @@ static cJSON *rung_json(const rung_t *r)
              cJSON_AddBoolToObject(o, "stops_paying", r->stops_paying) &&
              cJSON_AddStringToObject(o, "main_loss", r->main_loss) &&
              json_add_number(o, "main_loss_share", r->main_loss_share) &&
+             json_add_number(o, "days_p10", r->days_p10) &&
              json_add_number(o, "days_p50", r->days_p50) &&
              json_add_number(o, "days_p90", r->days_p90) &&
              json_add_number(o, "ideal_days", r->ideal_days) &&
@@ -403,13 +406,29 @@ static cJSON *rung_json(const rung_t *r)
              json_add_number(o, "gpu_hours", r->gpu_hours) &&
              json_add_number(o, "cost_usd", r->cost_usd) &&
              json_add_number(o, "cost_per_day_usd", r->cost_per_day_usd) &&
-             json_add_number(o, "memory_gib", r->step.memory.total_bytes / GIB) &&
+             cJSON_AddItemToObject(o, "memory_gib",
+                                   report_memory_json(&r->step.memory, r->step.capacity_gib)) &&
              (bd = cJSON_AddObjectToObject(o, "breakdown_s"));
         for (int i = 0; ok && i < BD_COUNT; i++)
             ok = json_add_number(bd, sim_bd_name((sim_bd_t)i), r->step.breakdown_s[i]);
     }
     ok = ok && json_add_number(o, "layouts_searched", (double)r->candidates) &&
          json_add_number(o, "layouts_simulated", (double)r->simulated);
+    if (ok && r->feasible) {
+        cJSON *alts = cJSON_AddArrayToObject(o, "alternatives");
+        ok = alts != NULL;
+        for (int i = 0; ok && i < r->n_alt; i++) {
+            const rung_alt_t *x = &r->alt[i];
+            cJSON *e = cJSON_CreateObject();
+            ok = e && cJSON_AddItemToArray(alts, e) &&
+                 cJSON_AddItemToObject(e, "layout", report_layout_json(&x->layout)) &&
+                 json_add_number(e, "step_time_s", x->step_time_s) &&
+                 json_add_number(e, "days_p10", x->days_p10) &&
+                 json_add_number(e, "days_p50", x->days_p50) &&
+                 json_add_number(e, "days_p90", x->days_p90) &&
+                 json_add_number(e, "cost_usd", x->cost_usd);
+        }
+    }
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -417,7 +436,18 @@ static cJSON *rung_json(const rung_t *r)
     return o;
 }
 
-static cJSON *plan_json(const plan_run_t *p, const what_if_t *w, int nw)
+/* The best rung's checkpoint-interval sweep and step timeline. */
+static bool add_detail(cJSON *b, const rung_detail_t *d)
+{
+    return json_add_number(b, "checkpoint_interval_s", d->checkpoint_interval_s) &&
+           json_add_number(b, "young_daly_interval_s", d->young_daly_interval_s) &&
+           json_add_number(b, "optimal_interval_s", d->optimal_interval_s) &&
+           cJSON_AddItemToObject(b, "interval_sweep",
+                                 report_sweep_json(d->interval_s, d->goodput, d->n_sweep)) &&
+           cJSON_AddItemToObject(b, "timeline", report_timeline_json(d->timeline, d->n_events));
+}
+
+static cJSON *plan_json(const plan_run_t *p, const what_if_t *w, int nw, const rung_detail_t *detail)
 {
     const ladder_t *l = &p->ladder;
     cJSON *o = cJSON_CreateObject(), *arr = NULL;
@@ -435,7 +465,7 @@ static cJSON *plan_json(const plan_run_t *p, const what_if_t *w, int nw)
     }
     if (ok && l->best >= 0) {
         cJSON *b = rung_json(&l->rung[l->best]);
-        ok = b && cJSON_AddItemToObject(o, "best", b);
+        ok = b && cJSON_AddItemToObject(o, "best", b) && (!detail || add_detail(b, detail));
     } else if (ok) {
         ok = cJSON_AddNullToObject(o, "best") != NULL;
     }
@@ -494,6 +524,7 @@ int cmd_plan(int argc, char **argv, err_t *err)
     plan_run_t *p = calloc(1, sizeof *p);
     what_if_t w[8];
     int nw = 0;
+    rung_detail_t detail = {0};
     if (!p)
         return err_set(err, ERR_RUNTIME, "out of memory");
     if ((rc = setup(&a, p, err)) || (rc = plan_ladder(&p->in, &p->ladder, err)))
@@ -501,30 +532,28 @@ int cmd_plan(int argc, char **argv, err_t *err)
     plan_recommend(&p->in, &p->ladder, p->recommendation, sizeof p->recommendation);
     if ((rc = what_ifs(&a, p, w, &nw, err)))
         goto out;
-    const char *dir = cli_get(&a, "--report");
-    if (dir || cli_has(&a, "--json")) {
-        cJSON *j = plan_json(p, w, nw);
+    if (cli_wants_result(&a)) {
+        bool details = cli_has(&a, "--details") || cli_get(&a, "--report");
+        if (details && p->ladder.best >= 0 &&
+            (rc = ladder_rung_detail(&p->in, &p->ladder.rung[p->ladder.best], &detail, err)))
+            goto out;
+        cJSON *j = plan_json(p, w, nw, details && p->ladder.best >= 0 ? &detail : NULL);
         if (!j) {
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
             goto out;
         }
-        if (dir) {
-            char path[4096];
-            snprintf(path, sizeof path, "%s/plan.json", dir);
-            if (!(rc = fileio_mkdirs(dir, err)))
-                rc = json_write_file(path, j, err);
-        }
-        if (!rc && cli_has(&a, "--json"))
-            rc = json_print_stdout(j, err);
+        if (!cli_has(&a, "--json") && print_text(p, w, nw))
+            rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
+        if (!rc && !cli_has(&a, "--json"))
+            putchar('\n');
+        if (!rc)
+            rc = cli_output_result(&a, "scaleplan plan", j, err);
         cJSON_Delete(j);
-        if (rc || cli_has(&a, "--json"))
-            goto out;
-    }
-    if (print_text(p, w, nw))
+    } else if (print_text(p, w, nw)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
-    if (!rc && dir)
-        printf("\n  wrote %s/plan.json\n", dir);
+    }
 out:
+    ladder_rung_detail_free(&detail);
     prof_free(&p->profile);
     free(p);
     return rc;

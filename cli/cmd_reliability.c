@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "cli/job.h"
 #include "common/json.h"
 #include "common/units.h"
@@ -12,6 +13,7 @@
 
 static const cli_opt_t own_opts[] = {
     {"--sweep", NULL, NULL, "find the best checkpoint interval (and compare with Young/Daly)"},
+    CLI_REPORT_OPT,
     {"--ladder", NULL, NULL, "interruptions per week at 32, 128, 512 and 2048 GPUs"},
 };
 static const cli_group_t own_group = {"Reliability command", own_opts,
@@ -145,8 +147,8 @@ static int print_text(const cli_args_t *a, const cluster_t *c, const failure_set
     return rc;
 }
 
-static int print_json(const cluster_t *c, const failure_set_t *fs, const rel_run_t *run,
-                      const cli_job_t *job, err_t *err)
+static cJSON *rel_json(const cluster_t *c, const failure_set_t *fs, const rel_run_t *run,
+                       const cli_job_t *job)
 {
     const rel_result_t *r = &run->r;
     cJSON *o = cJSON_CreateObject(), *by = NULL;
@@ -189,9 +191,11 @@ static int print_json(const cluster_t *c, const failure_set_t *fs, const rel_run
     }
     if (ok && job)
         ok = cJSON_AddStringToObject(o, "model", job->s.model.name) != NULL;
-    int rc = ok ? json_print_stdout(o, err) : err_set(err, ERR_RUNTIME, "out of memory");
-    cJSON_Delete(o);
-    return rc;
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
 }
 
 int cmd_reliability(int argc, char **argv, err_t *err)
@@ -215,6 +219,9 @@ int cmd_reliability(int argc, char **argv, err_t *err)
                        groups, n_groups);
         return ERR_OK;
     }
+    if (cli_has(&a, "--ladder") && cli_get(&a, "--report"))
+        return err_setf(err, ERR_INPUT, NULL, "--report",
+                        "not available with --ladder (it is a table); report one cluster instead");
     if (cli_has(&a, "--ladder"))
         return run_ladder(&a, err);
     rel_run_t run;
@@ -278,12 +285,10 @@ int cmd_reliability(int argc, char **argv, err_t *err)
     run.cfg.ckpt_bytes = ckpt;
     if ((rc = rel_simulate(&run.cfg, &run.r, err)))
         goto out;
-    if (cli_has(&a, "--sweep")) {
+    if (cli_has(&a, "--sweep") || cli_get(&a, "--report")) {
         run.n_sweep = 25;
-        /* shorter than the write itself is not a checkpoint interval */
-        double lo = fmax(fmax(1, 2 * run.r.save_blocking_s), run.r.save_write_s), hi = 86400;
-        if (hi <= lo)
-            hi = 10 * lo;
+        double lo, hi;
+        rel_sweep_bounds(&run.r, &lo, &hi);
         rel_config_t sweep = run.cfg;
         sweep.progress = false;
         if ((rc = rel_best_interval(&sweep, lo, hi, run.n_sweep, run.intervals, run.goodput,
@@ -291,10 +296,18 @@ int cmd_reliability(int argc, char **argv, err_t *err)
             goto out;
         run.swept = true;
     }
-    if (cli_has(&a, "--json"))
-        rc = print_json(&cl, &fs, &run, have_job ? &job : NULL, err);
-    else if (print_text(&a, &cl, &fs, &run, have_job ? &job : NULL))
+    if (!cli_has(&a, "--json") && print_text(&a, &cl, &fs, &run, have_job ? &job : NULL))
         rc = err_set(err, ERR_RUNTIME, "write failed");
+    if (!rc && cli_wants_result(&a)) {
+        cJSON *j = rel_json(&cl, &fs, &run, have_job ? &job : NULL);
+        if (!j)
+            rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
+        else if (!cli_has(&a, "--json"))
+            putchar('\n');
+        if (j)
+            rc = cli_output_result(&a, "scaleplan reliability", j, err);
+        cJSON_Delete(j);
+    }
 out:
     if (have_job)
         cli_job_free(&job);

@@ -1,10 +1,12 @@
 /* scaleplan sim: simulate one training step of a model on a cluster with a
  * parallel layout; print the step time, its breakdown and per-GPU memory. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "common/json.h"
 #include "common/units.h"
 #include "reports/jsonout.h"
@@ -15,6 +17,8 @@ static const cli_opt_t own_opts[] = {
     {"--trace", NULL, "FILE", "write the simulated timeline as Chrome/Perfetto trace JSON"},
     {"--layer-events", NULL, NULL, "one task per layer (finer trace; same step time)"},
     {"--ops", NULL, NULL, "also print the per-operation cost of one layer"},
+    {"--timeline", NULL, NULL, "add the step's tasks (stage, stream, kind, start, end) to --json"},
+    CLI_REPORT_OPT,
 };
 static const cli_group_t own_group = {"Sim command", own_opts,
                                       sizeof own_opts / sizeof own_opts[0]};
@@ -95,7 +99,9 @@ static int print_text(const cli_sim_setup_t *s, const sim_result_t *r, bool ops)
     return rc;
 }
 
-static int print_json(const cli_sim_setup_t *s, const sim_result_t *r, err_t *err)
+/* The sim result; with events, its timeline too. NULL on OOM. */
+static cJSON *sim_json(const cli_sim_setup_t *s, const sim_result_t *r, const sim_event_t *events,
+                       int n_events)
 {
     cJSON *o = cJSON_CreateObject(), *bd = NULL, *ops = NULL;
     bool ok = o && json_add_number(o, "step_time_s", r->step_time_s) &&
@@ -132,9 +138,13 @@ static int print_json(const cli_sim_setup_t *s, const sim_result_t *r, err_t *er
         fit_advice(s, r, advice, sizeof advice);
         ok = cJSON_AddStringToObject(o, "fit_reason", advice) != NULL;
     }
-    int rc = ok ? json_print_stdout(o, err) : err_set(err, ERR_RUNTIME, "out of memory building JSON");
-    cJSON_Delete(o);
-    return rc;
+    if (ok && events)
+        ok = cJSON_AddItemToObject(o, "timeline", report_timeline_json(events, n_events));
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
 }
 
 int cmd_sim(int argc, char **argv, err_t *err)
@@ -168,17 +178,29 @@ int cmd_sim(int argc, char **argv, err_t *err)
         goto out;
     }
     sim_result_t r;
+    sim_event_t *events = NULL;
+    int n_events = 0;
+    bool timeline = cli_has(&a, "--timeline") || cli_get(&a, "--report");
     rc = sim_run_step(ctx, &s.input, &r, err);
     const char *trace = cli_get(&a, "--trace");
     if (!rc && trace)
         rc = sim_write_trace(ctx, trace, err);
+    if (!rc && timeline)
+        rc = sim_timeline(ctx, &events, &n_events, err);
     sim_ctx_destroy(ctx);
-    if (rc)
-        goto out;
-    if (cli_has(&a, "--json"))
-        rc = print_json(&s, &r, err);
-    else if (print_text(&s, &r, cli_has(&a, "--ops")))
+    if (!rc && !cli_has(&a, "--json") && print_text(&s, &r, cli_has(&a, "--ops")))
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
+    if (!rc && cli_wants_result(&a)) {
+        cJSON *j = sim_json(&s, &r, events, n_events);
+        if (!j)
+            rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
+        else if (!cli_has(&a, "--json"))
+            putchar('\n');
+        if (j)
+            rc = cli_output_result(&a, "scaleplan sim", j, err);
+        cJSON_Delete(j);
+    }
+    free(events);
 out:
     cli_sim_setup_free(&s);
     return rc;

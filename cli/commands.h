@@ -17,5 +17,6 @@ int cmd_sim(int argc, char **argv, err_t *err);
 int cmd_reliability(int argc, char **argv, err_t *err);
 int cmd_budget(int argc, char **argv, err_t *err);
 int cmd_plan(int argc, char **argv, err_t *err);
+int cmd_report(int argc, char **argv, err_t *err);
 
 #endif

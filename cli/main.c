@@ -23,6 +23,7 @@ static const command_t commands[] = {
     {"sim", cmd_sim, "simulate one training step: step time, breakdown, MFU, memory"},
     {"reliability", cmd_reliability, "failures, checkpoints and restarts over a whole run"},
     {"budget", cmd_budget, "GPU-hours and cost of a run, providers side by side, reality check"},
+    {"report", cmd_report, "write the HTML report (plots, CSV) of a saved --json result"},
 };
 static const int n_commands = sizeof commands / sizeof commands[0];
 

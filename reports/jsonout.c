@@ -68,3 +68,39 @@ cJSON *report_model_json(const model_t *m)
     }
     return o;
 }
+
+cJSON *report_timeline_json(const sim_event_t *events, int n)
+{
+    cJSON *a = cJSON_CreateArray();
+    bool ok = a != NULL;
+    for (int i = 0; ok && i < n; i++) {
+        const sim_event_t *e = &events[i];
+        cJSON *o = cJSON_CreateObject();
+        ok = o && cJSON_AddItemToArray(a, o) && json_add_number(o, "stage", e->stage) &&
+             json_add_number(o, "stream", e->stream) &&
+             cJSON_AddStringToObject(o, "kind", sim_task_kind_name(e->kind)) &&
+             json_add_number(o, "mb", e->mb) && json_add_number(o, "chunk", e->chunk) &&
+             json_add_number(o, "start_s", e->start_s) && json_add_number(o, "end_s", e->end_s);
+    }
+    if (!ok) {
+        cJSON_Delete(a);
+        return NULL;
+    }
+    return a;
+}
+
+cJSON *report_sweep_json(const double *interval_s, const double *goodput, int n)
+{
+    cJSON *a = cJSON_CreateArray();
+    bool ok = a != NULL;
+    for (int i = 0; ok && i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        ok = o && cJSON_AddItemToArray(a, o) && json_add_number(o, "interval_s", interval_s[i]) &&
+             json_add_number(o, "goodput", goodput[i]);
+    }
+    if (!ok) {
+        cJSON_Delete(a);
+        return NULL;
+    }
+    return a;
+}

@@ -12,6 +12,7 @@
 #include "models/layout.h"
 #include "models/memory.h"
 #include "models/model.h"
+#include "sim/step.h"
 
 /* layout {tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, grad_accum,
  * zero, recompute, schedule, seq_len, sequence_parallel, precision, ...} */
@@ -23,5 +24,12 @@ cJSON *report_memory_json(const model_memory_t *mem, double capacity_gib);
 
 /* The architecture: name, display_name, family, layers, hidden, heads, ... */
 cJSON *report_model_json(const model_t *m);
+
+/* timeline [{stage, stream, kind, mb, chunk, start_s, end_s}] in start
+ * order, from sim_timeline. */
+cJSON *report_timeline_json(const sim_event_t *events, int n);
+
+/* interval_sweep [{interval_s, goodput}] from a checkpoint-interval sweep. */
+cJSON *report_sweep_json(const double *interval_s, const double *goodput, int n);
 
 #endif

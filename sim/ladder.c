@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -95,6 +96,57 @@ static const char *fix_for(const char *key)
     return "profile one step and compare it with the simulated breakdown";
 }
 
+/* The reliability run for a layout with step time step_s at this rung:
+ * the template's cluster-dependent fields refilled unless the user fixed
+ * them. */
+static void rung_rel_config(const ladder_input_t *in, const cluster_t *c, const layout_t *l,
+                            double step_s, double tokens_per_step, rel_config_t *cfg)
+{
+    rel_config_t def;
+    rel_config_default(&def, c, in->failures);
+    *cfg = in->rel;
+    cfg->cluster = c;
+    cfg->failures = in->failures;
+    cfg->storage_write_bps = cfg->storage_read_bps =
+        in->storage_bps > 0 ? in->storage_bps : def.storage_write_bps;
+    cfg->snapshot_bps = def.snapshot_bps;
+    if (in->rel.spares < 0)
+        cfg->spares = def.spares;
+    cfg->step_time_s = step_s;
+    cfg->tokens_per_step = tokens_per_step;
+    cfg->target_tokens = in->tokens;
+    cfg->duration_s = 0;
+    cfg->ckpt_bytes = in->ckpt_bytes;
+    cfg->dp = l->dp;
+    cfg->progress = false;
+}
+
+/* The runners-up of a rung's search, each through its own reliability run
+ * (same seed: common random numbers) for the cost/time Pareto view. */
+static int rung_alternatives(const ladder_input_t *in, const cluster_t *c, const plan_search_t *ps,
+                             rung_t *r, err_t *err)
+{
+    r->n_alt = 0;
+    for (int k = 1; k < ps->n_ranked && r->n_alt < LADDER_ALTERNATIVES; k++) {
+        const layout_t *l = &ps->top_layout[k];
+        double tokens_per_step = (double)l->global_batch * l->seq_len;
+        rel_config_t cfg;
+        rung_rel_config(in, c, l, ps->top_step_s[k], tokens_per_step, &cfg);
+        rel_result_t rr;
+        int rc = rel_simulate(&cfg, &rr, err);
+        if (rc)
+            return rc;
+        rung_alt_t *a = &r->alt[r->n_alt++];
+        a->layout = *l;
+        a->step_time_s = ps->top_step_s[k];
+        a->days_p10 = rr.wall_s_p10 / 86400;
+        a->days_p50 = rr.wall_s_p50 / 86400;
+        a->days_p90 = rr.wall_s_p90 / 86400;
+        a->cost_usd = r->gpus * rr.wall_s_p50 / 3600 * in->usd_per_gpu_hour;
+    }
+    return ERR_OK;
+}
+
 static int run_rung(const ladder_input_t *in, rung_t *r, err_t *err)
 {
     cluster_t c = *in->base;
@@ -125,26 +177,12 @@ static int run_rung(const ladder_input_t *in, rung_t *r, err_t *err)
     r->step = ps.result;
     r->tokens_per_s = ps.result.tokens_per_s;
     /* the whole run: failures, checkpoints, restarts */
-    rel_config_t cfg = in->rel;
-    rel_config_t def;
-    rel_config_default(&def, &c, in->failures);
-    cfg.cluster = &c;
-    cfg.failures = in->failures;
-    cfg.storage_write_bps = cfg.storage_read_bps =
-        in->storage_bps > 0 ? in->storage_bps : def.storage_write_bps;
-    cfg.snapshot_bps = def.snapshot_bps;
-    if (in->rel.spares < 0)
-        cfg.spares = def.spares;
-    cfg.step_time_s = ps.result.step_time_s;
-    cfg.tokens_per_step = ps.result.tokens_per_step;
-    cfg.target_tokens = in->tokens;
-    cfg.duration_s = 0;
-    cfg.ckpt_bytes = in->ckpt_bytes;
-    cfg.dp = ps.layout.dp;
-    cfg.progress = false;
+    rel_config_t cfg;
+    rung_rel_config(in, &c, &ps.layout, ps.result.step_time_s, ps.result.tokens_per_step, &cfg);
     rel_result_t rr;
     if ((rc = rel_simulate(&cfg, &rr, err)))
         return rc;
+    r->days_p10 = rr.wall_s_p10 / 86400;
     r->days_p50 = rr.wall_s_p50 / 86400;
     r->days_p90 = rr.wall_s_p90 / 86400;
     r->ideal_days = in->tokens / ps.result.tokens_per_step * ps.result.step_time_s / 86400;
@@ -153,7 +191,52 @@ static int run_rung(const ladder_input_t *in, rung_t *r, err_t *err)
     r->gpu_hours = r->gpus * rr.wall_s_p50 / 3600;
     r->cost_usd = r->gpu_hours * in->usd_per_gpu_hour;
     r->cost_per_day_usd = r->gpus * 24.0 * in->usd_per_gpu_hour;
-    return ERR_OK;
+    return rung_alternatives(in, &c, &ps, r, err);
+}
+
+int ladder_rung_detail(const ladder_input_t *in, const rung_t *r, rung_detail_t *d, err_t *err)
+{
+    memset(d, 0, sizeof *d);
+    if (!r->feasible)
+        return err_set(err, ERR_INPUT, "no layout fits at %d GPUs: nothing to detail", r->gpus);
+    cluster_t c = *in->base;
+    c.n_gpus = r->gpus;
+    rel_config_t cfg;
+    rung_rel_config(in, &c, &r->layout, r->step.step_time_s, r->step.tokens_per_step, &cfg);
+    rel_result_t rr;
+    int rc = rel_simulate(&cfg, &rr, err);
+    if (rc)
+        return rc;
+    double lo, hi;
+    rel_sweep_bounds(&rr, &lo, &hi);
+    d->n_sweep = LADDER_SWEEP_POINTS;
+    d->checkpoint_interval_s = cfg.ckpt_interval_s;
+    d->young_daly_interval_s = rr.young_daly_s;
+    if ((rc = rel_best_interval(&cfg, lo, hi, d->n_sweep, d->interval_s, d->goodput,
+                                &d->optimal_interval_s, err)))
+        return rc;
+    /* the step again, to read its timeline back */
+    sim_options_t opt;
+    layout_t scratch = r->layout;
+    if ((rc = sim_options_framework(in->space.framework, &opt, &scratch, err)))
+        return rc;
+    sim_ctx_t *ctx = sim_ctx_create();
+    if (!ctx)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    sim_input_t si = {in->model, &r->layout, &c, in->profile, opt};
+    sim_result_t res;
+    rc = sim_run_step(ctx, &si, &res, err);
+    if (!rc)
+        rc = sim_timeline(ctx, &d->timeline, &d->n_events, err);
+    sim_ctx_destroy(ctx);
+    return rc;
+}
+
+void ladder_rung_detail_free(rung_detail_t *d)
+{
+    free(d->timeline);
+    d->timeline = NULL;
+    d->n_events = 0;
 }
 
 static bool meets(const ladder_input_t *in, const rung_t *r)

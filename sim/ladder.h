@@ -19,6 +19,16 @@
 #include "sim/reliability.h"
 
 #define LADDER_MAX_RUNGS 24
+#define LADDER_ALTERNATIVES 4   /* runners-up kept per rung */
+#define LADDER_SWEEP_POINTS 25  /* checkpoint intervals swept for the detail */
+
+/* A runner-up layout at a rung, with its own time to train and cost. */
+typedef struct {
+    layout_t layout;
+    double step_time_s;
+    double days_p10, days_p50, days_p90;
+    double cost_usd;
+} rung_alt_t;
 
 typedef struct {
     int gpus;
@@ -34,11 +44,13 @@ typedef struct {
     const char *main_loss;  /* what grew: "pipeline bubble", ... */
     const char *main_loss_key; /* breakdown key or "failures" */
     double main_loss_share; /* its share of the time at this rung */
-    double days_p50, days_p90, ideal_days, goodput, interruptions;
+    double days_p10, days_p50, days_p90, ideal_days, goodput, interruptions;
     double gpu_hours, cost_usd, cost_per_day_usd;
     long candidates, simulated;
     long pruned[PRUNE_REASON_COUNT];
     double search_s;
+    int n_alt;
+    rung_alt_t alt[LADDER_ALTERNATIVES]; /* next-fastest layouts, fastest first */
 } rung_t;
 
 typedef struct {
@@ -75,6 +87,21 @@ typedef struct {
 } ladder_t;
 
 int plan_ladder(const ladder_input_t *in, ladder_t *out, err_t *err);
+
+/* What the report shows of one rung beyond the ladder row: goodput against
+ * the checkpoint interval (swept with common random numbers) next to the
+ * Young/Daly interval, and the simulated timeline of one step. */
+typedef struct {
+    int n_sweep;
+    double interval_s[LADDER_SWEEP_POINTS], goodput[LADDER_SWEEP_POINTS];
+    double optimal_interval_s, young_daly_interval_s, checkpoint_interval_s;
+    sim_event_t *timeline; /* heap; ladder_rung_detail_free */
+    int n_events;
+} rung_detail_t;
+
+/* Fill d for a feasible rung r of a ladder run with in. */
+int ladder_rung_detail(const ladder_input_t *in, const rung_t *r, rung_detail_t *d, err_t *err);
+void ladder_rung_detail_free(rung_detail_t *d);
 
 /* Two or three plain sentences: what to reserve and why, what to measure at
  * each doubling (expected step time and tokens/s, and the tolerance beyond

@@ -447,3 +447,13 @@ int rel_best_interval(const rel_config_t *cfg, double lo_s, double hi_s, int n, 
     free(x);
     return rc;
 }
+
+void rel_sweep_bounds(const rel_result_t *r, double *lo_s, double *hi_s)
+{
+    /* shorter than the write itself is not a checkpoint interval */
+    double lo = fmax(fmax(1, 2 * r->save_blocking_s), r->save_write_s), hi = 86400;
+    if (hi <= lo)
+        hi = 10 * lo;
+    *lo_s = lo;
+    *hi_s = hi;
+}

@@ -107,6 +107,10 @@ int rel_simulate(const rel_config_t *cfg, rel_result_t *out, err_t *err);
 int rel_best_interval(const rel_config_t *cfg, double lo_s, double hi_s, int n,
                       double *intervals, double *goodput, double *best_s, err_t *err);
 
+/* The interval range worth sweeping after a run r: from twice the blocking
+ * save (and at least the full write, and 1 s) to a day. */
+void rel_sweep_bounds(const rel_result_t *r, double *lo_s, double *hi_s);
+
 /* Job-level failure rate (per second) of a failure class on a cluster. */
 double rel_class_rate(const failure_class_t *f, const cluster_t *c);
 

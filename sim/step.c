@@ -580,6 +580,49 @@ int sim_run_step_costs(sim_ctx_t *ctx, const sim_input_t *in, const step_costs_t
 
 /* ------------------------------------------------------------ trace */
 
+static const char *kind_names[TASK_KIND_COUNT] = {
+    "fwd", "bwd", "send", "dp reduce", "embedding grad sync", "step sync", "optimizer",
+    "param all-gather"};
+
+const char *sim_task_kind_name(sim_task_kind_t k)
+{
+    return k < TASK_KIND_COUNT ? kind_names[k] : "?";
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+    const sim_event_t *x = a, *y = b;
+    if (x->start_s != y->start_s)
+        return x->start_s < y->start_s ? -1 : 1;
+    if (x->stage != y->stage)
+        return x->stage - y->stage;
+    return x->stream - y->stream;
+}
+
+int sim_timeline(const sim_ctx_t *ctx, sim_event_t **events, int *n, err_t *err)
+{
+    const sim_engine_t *e = ctx->eng;
+    int count = eng_task_count(e);
+    sim_event_t *v = malloc((size_t)(count > 0 ? count : 1) * sizeof *v);
+    if (!v)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    for (int t = 0; t < count; t++) {
+        int stream = eng_stream(e, t);
+        uint32_t tag = eng_tag(e, t);
+        v[t].stage = stream / STREAMS_PER_STAGE;
+        v[t].stream = stream % STREAMS_PER_STAGE;
+        v[t].kind = (sim_task_kind_t)eng_kind(e, t);
+        v[t].mb = TAG_MB(tag);
+        v[t].chunk = TAG_CHUNK(tag);
+        v[t].start_s = eng_start(e, t);
+        v[t].end_s = eng_end(e, t);
+    }
+    qsort(v, (size_t)count, sizeof *v, cmp_event);
+    *events = v;
+    *n = count;
+    return ERR_OK;
+}
+
 int sim_write_trace(const sim_ctx_t *ctx, const char *path, err_t *err)
 {
     const sim_engine_t *e = ctx->eng;
@@ -588,9 +631,6 @@ int sim_write_trace(const sim_ctx_t *ctx, const char *path, err_t *err)
         return err_setf(err, ERR_RUNTIME, path, NULL, "cannot create the trace file");
     static const char *stream_names[STREAMS_PER_STAGE] = {"compute", "pp send", "dp comm",
                                                           "spare"};
-    static const char *kind_names[TASK_KIND_COUNT] = {
-        "fwd", "bwd", "send", "dp reduce", "embedding grad sync", "step sync", "optimizer",
-        "param all-gather"};
     fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
     int first = 1;
     for (int s = 0; s <= ctx->pp; s++) {

@@ -89,6 +89,21 @@ int sim_run_step_costs(sim_ctx_t *ctx, const sim_input_t *in, const step_costs_t
  * per pipeline stage, one thread per stream). */
 int sim_write_trace(const sim_ctx_t *ctx, const char *path, err_t *err);
 
+/* One task of the last run's timeline. */
+typedef struct {
+    int stage;        /* pipeline stage (pp for the global stream) */
+    int stream;       /* 0 compute, 1 pipeline sends, 2 DP communication */
+    sim_task_kind_t kind;
+    int mb, chunk;    /* micro-batch and model chunk (passes only) */
+    double start_s, end_s;
+} sim_event_t;
+
+/* The last run's tasks in start order; *events is a heap array the
+ * caller frees. ERR_RUNTIME on OOM. */
+int sim_timeline(const sim_ctx_t *ctx, sim_event_t **events, int *n, err_t *err);
+
+const char *sim_task_kind_name(sim_task_kind_t k);
+
 /* Memory options (reserved bytes, fragmentation) from a profile. */
 void sim_memory_opts(const profile_t *p, memory_opts_t *o);
 

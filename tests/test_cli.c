@@ -420,7 +420,7 @@ static void test_plan_cli(void)
     cJSON_Delete(j);
     free(out);
     char path[400];
-    snprintf(path, sizeof path, "%s/r/plan.json", dir);
+    snprintf(path, sizeof path, "%s/r/result.json", dir);
     cJSON *f = NULL;
     err_t e;
     CU_ASSERT_EQUAL(json_parse_file(path, &f, &e), 0);

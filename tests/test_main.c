@@ -14,14 +14,14 @@
 extern const test_suite_t suite_common, suite_units, suite_json, suite_table,
     suite_models, suite_memory, suite_layout, suite_topologies, suite_placement,
     suite_profile, suite_engine, suite_step, suite_validation, suite_reliability,
-    suite_budget, suite_plan, suite_cli;
+    suite_budget, suite_plan, suite_report, suite_cli;
 
 static const test_suite_t *const suites[] = {
     &suite_common,     &suite_units,     &suite_json,    &suite_table,
     &suite_models,     &suite_memory,    &suite_layout,  &suite_topologies,
     &suite_placement,  &suite_profile,   &suite_engine,  &suite_step,
     &suite_validation, &suite_reliability, &suite_budget, &suite_plan,
-    &suite_cli,
+    &suite_report,     &suite_cli,
 };
 
 static int wanted(const char *name, int argc, char **argv)

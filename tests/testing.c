@@ -36,7 +36,7 @@ void check_err_at(int rc, const err_t *err, int code, const char *const *needles
                             CU_FALSE);
 }
 
-static char *slurp(const char *path)
+char *slurp(const char *path)
 {
     char *data = NULL;
     err_t err;

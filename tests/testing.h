@@ -53,6 +53,9 @@ void check_err_at(int rc, const err_t *err, int code, const char *const *needles
  * binary could not be run. */
 int run_cli(const char *args, char **out, char **errout);
 
+/* The whole file as a NUL-terminated heap string, NULL if unreadable. */
+char *slurp(const char *path);
+
 /* Path of a fixture under tests/fixtures (static buffer per call site). */
 const char *fixture(const char *name);
 

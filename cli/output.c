@@ -1,0 +1,28 @@
+#include "cli/output.h"
+
+#include <stdio.h>
+
+#include "common/json.h"
+#include "reports/gnuplot.h"
+#include "reports/report.h"
+
+bool cli_wants_result(const cli_args_t *a)
+{
+    return cli_has(a, "--json") || cli_get(a, "--report") != NULL;
+}
+
+int cli_output_result(const cli_args_t *a, const char *command, const cJSON *result, err_t *err)
+{
+    bool json = cli_has(a, "--json");
+    const char *dir = cli_get(a, "--report");
+    if (dir) {
+        report_info_t info;
+        int rc = report_write(result, command, dir, &info, err);
+        if (rc)
+            return rc;
+        FILE *to = json ? stderr : stdout;
+        fprintf(to, "wrote %s (%d plot%s%s)\n", info.index, info.plots, info.plots == 1 ? "" : "s",
+                info.no_gnuplot ? "; gnuplot missing: " GP_INSTALL_HINT : "");
+    }
+    return json ? json_print_stdout(result, err) : ERR_OK;
+}

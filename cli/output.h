@@ -1,0 +1,29 @@
+/* output: where a command's result goes - the --json object on stdout and,
+ * with --report DIR, the HTML report (reports/report.h) - so that every
+ * command that makes a report does it the same way.
+ */
+#ifndef SCALEPLAN_CLI_OUTPUT_H
+#define SCALEPLAN_CLI_OUTPUT_H
+
+#include <cjson/cJSON.h>
+
+#include "cli/args.h"
+#include "common/error.h"
+
+/* The option every reporting command lists among its own. */
+#define CLI_REPORT_OPT                                                                        \
+    {                                                                                         \
+        "--report", NULL, "DIR",                                                              \
+            "write an HTML report into DIR: index.html, plots (PNG, SVG), CSV, result.json" \
+    }
+
+/* Write the report (with --report) and print result (with --json); command
+ * ("scaleplan plan") names the result in errors. The line that names the
+ * report goes to stdout, or to stderr when stdout carries the JSON. Takes
+ * no ownership of result. */
+int cli_output_result(const cli_args_t *a, const char *command, const cJSON *result, err_t *err);
+
+/* Whether the command should build the JSON result at all. */
+bool cli_wants_result(const cli_args_t *a);
+
+#endif

@@ -1,0 +1,112 @@
+#include "reports/gnuplot.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/fileio.h"
+
+static const char *gp_command(void)
+{
+    const char *env = getenv("SCALEPLAN_GNUPLOT");
+    return env && *env ? env : "gnuplot";
+}
+
+static bool on_path(const char *cmd)
+{
+    if (strchr(cmd, '/'))
+        return access(cmd, X_OK) == 0;
+    const char *path = getenv("PATH");
+    if (!path)
+        return false;
+    char dir[4096];
+    while (*path) {
+        size_t n = strcspn(path, ":");
+        snprintf(dir, sizeof dir, "%.*s/%s", (int)n, path, cmd);
+        if (access(dir, X_OK) == 0)
+            return true;
+        path += n;
+        if (*path == ':')
+            path++;
+    }
+    return false;
+}
+
+bool gp_available(void)
+{
+    return on_path(gp_command());
+}
+
+/* Same look for every plot: SVG first, then PNG, same size and font. */
+static const char *PREAMBLE =
+    "set encoding utf8\n"
+    "set datafile separator ','\n"
+    "set key outside right top\n"
+    "set grid lc rgb '#dde2ea'\n"
+    "set border lc rgb '#5b6475'\n"
+    "set style fill solid 0.9 border lc rgb '#ffffff'\n"
+    "set linetype 1 lc rgb '#3b6fd8' lw 2 pt 7\n"
+    "set linetype 2 lc rgb '#e07b39' lw 2 pt 5\n"
+    "set linetype 3 lc rgb '#2e9e6b' lw 2 pt 9\n"
+    "set linetype 4 lc rgb '#c23b4e' lw 2 pt 11\n"
+    "set linetype 5 lc rgb '#8a5cc7' lw 2 pt 13\n"
+    "set linetype 6 lc rgb '#c9a227' lw 2 pt 3\n"
+    "set linetype 7 lc rgb '#4aa3c2' lw 2 pt 1\n"
+    "set linetype 8 lc rgb '#7a7f8c' lw 2 pt 2\n"
+    "set linetype 9 lc rgb '#d46fa3' lw 2 pt 4\n"
+    "set linetype 10 lc rgb '#5d8c3a' lw 2 pt 6\n";
+
+int gp_render(const char *dir, const char *name, const char *body, err_t *err)
+{
+    char script[4096], svg[4096], png[4096];
+    snprintf(script, sizeof script, "%s/%s.gp", dir, name);
+    snprintf(svg, sizeof svg, "%s.svg", name);
+    snprintf(png, sizeof png, "%s.png", name);
+    size_t n = strlen(PREAMBLE) + 2 * strlen(body) + 1024;
+    char *text = malloc(n);
+    if (!text)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    int len = snprintf(text, n,
+                       "# Made by scaleplan: %s.svg and %s.png from the CSV beside it.\n%s"
+                       "set terminal svg size 1000,560 dynamic noenhanced font 'Helvetica,13' "
+                       "background '#ffffff'\nset output '%s'\n%s\n"
+                       "set terminal pngcairo size 1000,560 noenhanced font 'Helvetica,11' "
+                       "background '#ffffff'\nset output '%s'\nreplot\nunset output\n",
+                       name, name, PREAMBLE, svg, body, png);
+    int rc = fileio_write_atomic(script, text, (size_t)len, err);
+    free(text);
+    if (rc)
+        return rc;
+    pid_t pid = fork();
+    if (pid < 0)
+        return err_setf(err, ERR_RUNTIME, script, NULL, "cannot start gnuplot: %s",
+                        strerror(errno));
+    if (pid == 0) {
+        /* child: run in the report directory, quiet unless it fails */
+        if (chdir(dir) != 0)
+            _exit(126);
+        FILE *null = freopen("/dev/null", "w", stdout);
+        (void)null;
+        char local[512];
+        snprintf(local, sizeof local, "%s.gp", name);
+        execlp(gp_command(), gp_command(), local, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    if (waitpid(pid, &status, 0) < 0)
+        return err_setf(err, ERR_RUNTIME, script, NULL, "waiting for gnuplot: %s", strerror(errno));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return err_setf(err, ERR_RUNTIME, script, NULL,
+                        "gnuplot failed (exit %d); run 'gnuplot %s.gp' in %s to see why",
+                        WIFEXITED(status) ? WEXITSTATUS(status) : -1, name, dir);
+    struct stat st;
+    char out[4096];
+    snprintf(out, sizeof out, "%s/%s", dir, png);
+    if (stat(out, &st) != 0 || st.st_size == 0)
+        return err_setf(err, ERR_RUNTIME, out, NULL, "gnuplot wrote no image");
+    return ERR_OK;
+}

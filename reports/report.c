@@ -1,0 +1,868 @@
+#include "reports/report.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "common/json.h"
+#include "reports/gnuplot.h"
+#include "reports/html.h"
+
+/* ------------------------------------------------------------ helpers */
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static const cJSON *obj(const cJSON *o, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+/* A growable text buffer for CSV files and plot scripts. */
+typedef struct {
+    char *s;
+    size_t n, cap;
+    bool failed;
+} text_t;
+
+static void tprintf(text_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tprintf(text_t *t, const char *fmt, ...)
+{
+    if (t->failed)
+        return;
+    va_list ap;
+    for (;;) {
+        size_t room = t->cap - t->n;
+        va_start(ap, fmt);
+        int k = vsnprintf(t->s ? t->s + t->n : NULL, t->s ? room : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            t->failed = true;
+            return;
+        }
+        if (t->s && (size_t)k < room) {
+            t->n += (size_t)k;
+            return;
+        }
+        size_t cap = t->cap ? t->cap * 2 : 4096;
+        while (cap < t->n + (size_t)k + 1)
+            cap *= 2;
+        char *s = realloc(t->s, cap);
+        if (!s) {
+            t->failed = true;
+            return;
+        }
+        t->s = s;
+        t->cap = cap;
+    }
+}
+
+static int tsave(text_t *t, const char *dir, const char *name, err_t *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int rc = t->failed ? err_set(err, ERR_RUNTIME, "out of memory writing %s", name)
+                       : fileio_write_atomic(path, t->s ? t->s : "", t->n, err);
+    free(t->s);
+    memset(t, 0, sizeof *t);
+    return rc;
+}
+
+typedef struct {
+    const char *dir;
+    html_t *h;
+    report_info_t *info;
+    bool gnuplot;
+} ctx_t;
+
+/* Check that o has each key in keys with the type its prefix says
+ * ("n:" number, "o:" object, "a:" array, "s:" string), so a damaged result
+ * fails with the path of what is missing instead of drawing NaN. */
+static int need(const cJSON *o, const char *where, const char *const *keys, int n, const char *src,
+                err_t *err)
+{
+    for (int i = 0; i < n; i++) {
+        const char *key = keys[i] + 2;
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+        bool ok;
+        const char *what;
+        switch (keys[i][0]) {
+        case 'n': ok = cJSON_IsNumber(v) && isfinite(v->valuedouble); what = "a finite number"; break;
+        case 'o': ok = cJSON_IsObject(v); what = "an object"; break;
+        case 'a': ok = cJSON_IsArray(v); what = "an array"; break;
+        default: ok = cJSON_IsString(v); what = "a string"; break;
+        }
+        if (!ok) {
+            char path[160];
+            snprintf(path, sizeof path, "%s%s%s", where, where[0] ? "." : "", key);
+            return err_setf(err, ERR_INPUT, src, path, "missing or not %s", what);
+        }
+    }
+    return ERR_OK;
+}
+#define NEED(o, where, src, err, ...)                                                          \
+    need(o, where, (const char *const[]){__VA_ARGS__},                                        \
+         sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *), src, err)
+
+static const char *const STEP_KEYS[] = {"n:step_time_s", "n:tokens_per_s", "n:mfu",
+                                        "o:breakdown_s", "o:memory_gib",   "o:layout"};
+
+static int check_step(const cJSON *o, const char *where, const char *src, err_t *err)
+{
+    int rc = need(o, where, STEP_KEYS, sizeof STEP_KEYS / sizeof *STEP_KEYS, src, err);
+    if (rc)
+        return rc;
+    char sub[160];
+    snprintf(sub, sizeof sub, "%s%sbreakdown_s", where, where[0] ? "." : "");
+    if ((rc = NEED(obj(o, "breakdown_s"), sub, src, err, "n:compute", "n:recompute", "n:tp_comm",
+                   "n:cp_comm", "n:pp_comm", "n:pp_bubble", "n:dp_comm", "n:optimizer",
+                   "n:straggler", "n:other")))
+        return rc;
+    snprintf(sub, sizeof sub, "%s%smemory_gib", where, where[0] ? "." : "");
+    return NEED(obj(o, "memory_gib"), sub, src, err, "n:params", "n:grads", "n:optimizer",
+                "n:activations", "n:buffers", "n:total", "n:capacity");
+}
+
+static int check_plan(const cJSON *r, const char *src, err_t *err)
+{
+    int rc = NEED(r, "", src, err, "a:ladder", "s:recommendation");
+    const cJSON *rung;
+    int i = 0;
+    cJSON_ArrayForEach(rung, obj(r, "ladder"))
+    {
+        char where[64];
+        snprintf(where, sizeof where, "ladder[%d]", i++);
+        if (rc || (rc = NEED(rung, where, src, err, "n:gpus")))
+            return rc;
+        if (!cJSON_IsTrue(obj(rung, "feasible")))
+            continue;
+        if ((rc = check_step(rung, where, src, err)) ||
+            (rc = NEED(rung, where, src, err, "n:scaling_efficiency", "s:main_loss", "n:days_p10",
+                       "n:days_p50", "n:days_p90", "n:interruptions_mean", "n:gpu_hours",
+                       "n:cost_usd", "n:cost_per_day_usd")))
+            return rc;
+    }
+    return rc;
+}
+
+static int check_sim(const cJSON *r, const char *src, err_t *err)
+{
+    return check_step(r, "", src, err);
+}
+
+static int check_reliability(const cJSON *r, const char *src, err_t *err)
+{
+    return NEED(r, "", src, err, "n:wall_days_p10", "n:wall_days_p50", "n:wall_days_p90",
+                "n:goodput", "n:interruptions_mean", "o:interruptions_by_cause",
+                "n:checkpoint_interval_s", "n:young_daly_interval_s", "n:lost_gpu_hours");
+}
+
+static int check_validate(const cJSON *r, const char *src, err_t *err)
+{
+    int rc = NEED(r, "", src, err, "a:components", "n:predicted_step_time_s",
+                  "n:measured_step_time_s", "n:step_time_error");
+    const cJSON *e;
+    int i = 0;
+    cJSON_ArrayForEach(e, obj(r, "components"))
+    {
+        char where[64];
+        snprintf(where, sizeof where, "components[%d]", i++);
+        if (rc || (rc = NEED(e, where, src, err, "s:name", "n:predicted_s", "n:measured_s")))
+            return rc;
+    }
+    return rc;
+}
+
+/* Draw a plot and put it on the page; without gnuplot, only a note. */
+static int figure(ctx_t *c, const char *name, const char *caption, const char *body, err_t *err)
+{
+    if (!c->gnuplot)
+        return ERR_OK;
+    int rc = gp_render(c->dir, name, body, err);
+    if (rc)
+        return rc;
+    html_figure(c->h, name, caption);
+    c->info->plots++;
+    return ERR_OK;
+}
+
+/* Breakdown parts in a fixed order, with the names people read. */
+static const struct {
+    const char *key, *label;
+} parts[] = {{"compute", "compute"},         {"recompute", "recompute"},
+             {"tp_comm", "TP comm"},         {"cp_comm", "CP comm"},
+             {"pp_comm", "PP comm"},         {"pp_bubble", "pipeline bubble"},
+             {"dp_comm", "DP comm"},         {"optimizer", "optimizer"},
+             {"straggler", "stragglers"},    {"other", "other"}};
+enum { N_PARTS = sizeof parts / sizeof parts[0] };
+
+static const struct {
+    const char *key, *label;
+} mem_parts[] = {{"params", "weights"},         {"grads", "gradients"},
+                 {"optimizer", "optimizer"},    {"activations", "activations"},
+                 {"buffers", "buffers"}};
+enum { N_MEM = sizeof mem_parts / sizeof mem_parts[0] };
+
+static void layout_text(const cJSON *l, char *buf, size_t cap)
+{
+    char vpp[16] = "";
+    if (num(l, "vpp") > 1)
+        snprintf(vpp, sizeof vpp, " VPP%.0f", num(l, "vpp"));
+    snprintf(buf, cap, "TP%.0f PP%.0f%s CP%.0f DP%.0f mb%.0f gb%.0f %s ZeRO-%.0f%s recompute=%s%s",
+             num(l, "tp"), num(l, "pp"), vpp, num(l, "cp"), num(l, "dp"), num(l, "micro_batch"),
+             num(l, "global_batch"), str(l, "schedule"), num(l, "zero"),
+             cJSON_IsTrue(obj(l, "distributed_optimizer")) ? " dist-opt" : "", str(l, "recompute"),
+             cJSON_IsTrue(obj(l, "sequence_parallel")) ? " SP" : "");
+}
+
+/* The simulated timeline of one step: pipeline stages against time, each
+ * task a box colored by its kind (nothing when the result has none). */
+static int render_timeline(const cJSON *tl, double pp, ctx_t *c, err_t *err)
+{
+    if (!cJSON_IsArray(tl) || cJSON_GetArraySize(tl) == 0)
+        return ERR_OK;
+    static const char *kinds[] = {"fwd", "bwd", "send", "dp reduce", "embedding grad sync",
+                                  "step sync", "optimizer", "param all-gather"};
+    enum { N_KINDS = sizeof kinds / sizeof kinds[0] };
+    text_t csv = {0};
+    tprintf(&csv, "stage,stream,kind,start_s,end_s,color,y\n");
+    const cJSON *e;
+    double stages = 0, end = 0;
+    cJSON_ArrayForEach(e, tl)
+    {
+        const char *k = str(e, "kind");
+        int color = N_KINDS + 1;
+        for (int q = 0; q < N_KINDS; q++)
+            if (strcmp(k, kinds[q]) == 0)
+                color = q + 1;
+        double stage = num(e, "stage"), stream = num(e, "stream");
+        /* compute on the stage's line, sends just above, DP traffic below */
+        double y = stage + (stream == 1 ? -0.3 : stream == 2 ? 0.3 : 0);
+        if (!isfinite(stage) || !isfinite(num(e, "start_s")) || !isfinite(num(e, "end_s")))
+            continue;
+        stages = fmax(stages, stage);
+        end = fmax(end, num(e, "end_s"));
+        tprintf(&csv, "%.0f,%.0f,%s,%.9g,%.9g,%d,%.2f\n", stage, stream, k, num(e, "start_s"),
+                num(e, "end_s"), color, y);
+    }
+    int rc = tsave(&csv, c->dir, "timeline.csv", err);
+    if (rc)
+        return rc;
+    /* name the rows: stages, then the global end-of-step stream */
+    char tics[1024] = "set ytics 1\n";
+    if (isfinite(pp) && pp >= 1 && pp <= 16) {
+        int k = snprintf(tics, sizeof tics, "set ytics (");
+        for (int q = 0; q <= (int)pp && k > 0 && (size_t)k < sizeof tics; q++)
+            k += q < (int)pp ? snprintf(tics + k, sizeof tics - (size_t)k, "'stage %d' %d, ", q, q)
+                             : snprintf(tics + k, sizeof tics - (size_t)k, "'end of step' %d)\n", q);
+    }
+    char body[3072];
+    int n = snprintf(body, sizeof body,
+                     "set title 'Simulated timeline of one step'\n"
+                     "set xlabel 'time since the step began (s)'\n"
+                     "set ylabel 'pipeline stage (sends above, DP communication below)'\n"
+                     "set yrange [%.1f:-0.7]\nset xrange [0:%.9g]\n%s"
+                     "set style fill solid 0.85 noborder\nset key outside right top\n"
+                     "plot 'timeline.csv' skip 1 using (($4+$5)/2):7:(($5-$4)/2):($2==0?0.25:0.1):6 "
+                     "with boxxyerror lc variable notitle",
+                     stages + 0.7, end * 1.01, tics);
+    for (int q = 0; q < N_KINDS && n > 0 && (size_t)n < sizeof body; q++)
+        n += snprintf(body + n, sizeof body - (size_t)n,
+                      ", keyentry with boxes lc %d title '%s'", q + 1, kinds[q]);
+    return figure(c, "timeline",
+                  "One step, simulated: each pipeline stage's tasks over time, colored by kind",
+                  body, err);
+}
+
+/* Goodput against the checkpoint interval, with the simulated optimum and
+ * Young/Daly marked (nothing when the result has no sweep). */
+static int render_sweep(const cJSON *sw, double best_s, double young_daly_s, ctx_t *c, err_t *err)
+{
+    if (!cJSON_IsArray(sw) || cJSON_GetArraySize(sw) == 0)
+        return ERR_OK;
+    text_t s = {0};
+    tprintf(&s, "interval_min,goodput_pct\n");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, sw)
+    tprintf(&s, "%.9g,%.9g\n", num(e, "interval_s") / 60, 100 * num(e, "goodput"));
+    int rc = tsave(&s, c->dir, "interval_sweep.csv", err);
+    if (rc)
+        return rc;
+    double best = best_s / 60, yd = young_daly_s / 60;
+    char body[2048];
+    snprintf(body, sizeof body,
+             "set title 'Goodput against the checkpoint interval'\nset logscale x\n"
+             "set xlabel 'checkpoint interval (minutes of compute)'\nset ylabel 'goodput (%%)'\n"
+             "set arrow from %.9g, graph 0 to %.9g, graph 1 nohead lt 2 dt 2 lw 2\n"
+             "set arrow from %.9g, graph 0 to %.9g, graph 1 nohead lt 3 dt 3 lw 2\n"
+             "set label 'simulated optimum %.1f min' at %.9g, graph 0.12 offset 0.5,0 tc lt 2\n"
+             "set label 'Young/Daly %.1f min' at %.9g, graph 0.05 offset 0.5,0 tc lt 3\n"
+             "plot 'interval_sweep.csv' skip 1 using 1:2 with linespoints lt 1 pt 7 title 'goodput'",
+             best, best, yd, yd, best, best, yd, yd);
+    return figure(c, "goodput",
+                  "Goodput against the checkpoint interval, with the simulated optimum and "
+                  "Young/Daly",
+                  body, err);
+}
+
+/* One point of the cost/time view. */
+typedef struct {
+    double gpus, p10, p50, p90, cost;
+    bool best;  /* the rung's best layout (else a runner-up) */
+    bool front; /* on the Pareto front */
+} point_t;
+
+static int cmp_point_days(const void *a, const void *b)
+{
+    const point_t *x = a, *y = b;
+    if (x->p50 != y->p50)
+        return x->p50 < y->p50 ? -1 : 1;
+    return (x->cost > y->cost) - (x->cost < y->cost);
+}
+
+static void add_point(point_t *v, int *n, int cap, double gpus, const cJSON *o, bool best)
+{
+    if (*n >= cap)
+        return;
+    point_t p = {gpus, num(o, "days_p10"), num(o, "days_p50"), num(o, "days_p90"),
+                 num(o, "cost_usd"), best, false};
+    if (isfinite(p.p50) && isfinite(p.cost) && isfinite(p.p10) && isfinite(p.p90))
+        v[(*n)++] = p;
+}
+
+/* Cost against time to train for every rung's best layout and its
+ * runners-up, with P10-P90 whiskers and the Pareto front (no other point
+ * both faster and cheaper) drawn through them. */
+static int render_pareto(const cJSON *ladder, ctx_t *c, err_t *err)
+{
+    enum { CAP = 512 };
+    point_t *v = malloc(CAP * sizeof *v);
+    if (!v)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    int n = 0;
+    const cJSON *rung, *alt;
+    cJSON_ArrayForEach(rung, ladder)
+    {
+        if (!cJSON_IsTrue(obj(rung, "feasible")))
+            continue;
+        add_point(v, &n, CAP, num(rung, "gpus"), rung, true);
+        cJSON_ArrayForEach(alt, obj(rung, "alternatives"))
+        add_point(v, &n, CAP, num(rung, "gpus"), alt, false);
+    }
+    qsort(v, (size_t)n, sizeof *v, cmp_point_days);
+    double cheapest = INFINITY;
+    for (int i = 0; i < n; i++)
+        if (v[i].cost < cheapest) {
+            v[i].front = true;
+            cheapest = v[i].cost;
+        }
+    text_t csv = {0};
+    tprintf(&csv, "gpus,rung_best,pareto_front,days_p10,days_p50,days_p90,cost_usd\n");
+    for (int i = 0; i < n; i++)
+        tprintf(&csv, "%.0f,%d,%d,%.9g,%.9g,%.9g,%.9g\n", v[i].gpus, v[i].best, v[i].front,
+                v[i].p10, v[i].p50, v[i].p90, v[i].cost);
+    text_t front = {0};
+    tprintf(&front, "days_p50,cost_usd\n");
+    for (int i = 0; i < n; i++)
+        if (v[i].front)
+            tprintf(&front, "%.9g,%.9g\n", v[i].p50, v[i].cost);
+    free(v);
+    int rc = tsave(&csv, c->dir, "pareto.csv", err);
+    if (rc || (rc = tsave(&front, c->dir, "pareto_front.csv", err)) || n == 0)
+        return rc;
+    char body[2048];
+    snprintf(body, sizeof body,
+             "set title 'Cost against time to train (whiskers: P10 to P90)'\n"
+             "set xlabel 'days to train (P50, log scale)'\nset ylabel 'cost (USD)'\n"
+             "set format y '$%%.1s%%c'\nset logscale x\nset key top right\n"
+             "set offsets graph 0.05, graph 0.05, graph 0.1, graph 0.1\n"
+             "plot 'pareto.csv' skip 1 using ($2==0?$5:NaN):7:4:6 with xerrorbars lc rgb '#9aa3b5' pt 6 "
+             "ps 0.8 title 'other layouts', "
+             "'pareto_front.csv' skip 1 using 1:2 with lines lt 2 dt 2 title 'Pareto front', "
+             "'pareto.csv' skip 1 using ($2==1?$5:NaN):7:4:6 with xerrorbars lt 1 pt 7 ps 1.2 title 'best "
+             "layout per GPU count', "
+             "'' skip 1 using ($2==1?$5:NaN):7:(sprintf('%%d GPUs', $1)) with labels offset 0,1 font ',9' "
+             "notitle");
+    return figure(c, "pareto",
+                  "Cost against time to train for each GPU count's best layout and its runners-up",
+                  body, err);
+}
+
+/* ------------------------------------------------------------ plan */
+
+static int render_plan(const cJSON *r, ctx_t *c, err_t *err)
+{
+    html_t *h = c->h;
+    const cJSON *ladder = obj(r, "ladder");
+    const cJSON *best = obj(r, "best");
+    html_paragraph(h, "rec", str(r, "recommendation"));
+    static const char *fh[] = {"planned", "value"};
+    html_table_begin(h, fh, 2);
+    html_row_begin(h);
+    html_cell_text(h, "GPU");
+    html_cell_text(h, str(r, "gpu"));
+    html_row_end(h);
+    static const struct {
+        const char *key, *label, *fmt;
+    } facts[] = {{"tokens", "tokens to train", "%.4g"},
+                 {"price_usd_per_gpu_hour", "price (USD per GPU-hour)", "%.2f"},
+                 {"global_batch_min", "global batch, smallest allowed (sequences)", "%.0f"},
+                 {"global_batch_max", "global batch, largest allowed (sequences)", "%.0f"},
+                 {"seq_len", "sequence length (tokens)", "%.0f"},
+                 {"layouts_evaluated", "layouts searched, all rungs", "%.0f"},
+                 {"elapsed_s", "search time (s)", "%.2f"}};
+    for (size_t k = 0; k < sizeof facts / sizeof facts[0]; k++) {
+        if (!cJSON_IsNumber(obj(r, facts[k].key)))
+            continue;
+        html_row_begin(h);
+        html_cell_text(h, facts[k].label);
+        html_cell_num(h, facts[k].key, num(r, facts[k].key), facts[k].fmt, 1);
+        html_row_end(h);
+    }
+    html_table_end(h);
+    html_heading(h, "Scale ladder");
+    static const char *hdr[] = {"GPUs", "layout", "step (s)", "tokens/s", "MFU (%)", "scaling (%)",
+                                "main loss", "days P50", "days P90", "interruptions",
+                                "GPU-hours", "cost (USD)", "cost/day (USD)"};
+    html_table_begin(h, hdr, 13);
+    text_t csv = {0}, plot = {0};
+    tprintf(&csv, "gpus,feasible,layout,step_time_s,tokens_per_s,mfu,scaling_efficiency,main_loss,"
+                  "days_p10,days_p50,days_p90,interruptions_mean,gpu_hours,cost_usd,cost_per_day_usd");
+    for (int k = 0; k < N_PARTS; k++)
+        tprintf(&csv, ",bd_%s_s", parts[k].key);
+    for (int k = 0; k < N_MEM; k++)
+        tprintf(&csv, ",mem_%s_gib", mem_parts[k].key);
+    tprintf(&csv, ",capacity_gib\n");
+    tprintf(&plot, "gpus,tokens_per_s,scaling_pct,main_loss,days_p10,days_p50,days_p90,cost_usd");
+    for (int k = 0; k < N_PARTS; k++)
+        tprintf(&plot, ",%s", parts[k].key);
+    for (int k = 0; k < N_MEM; k++)
+        tprintf(&plot, ",%s", mem_parts[k].key);
+    tprintf(&plot, ",capacity,linear_tokens_per_s\n");
+    double per_gpu_first = NAN; /* tokens/s per GPU at the first rung that fits */
+    int i = 0, feasible = 0;
+    const cJSON *rung;
+    cJSON_ArrayForEach(rung, ladder)
+    {
+        char key[64], lay[200];
+        bool ok = cJSON_IsTrue(obj(rung, "feasible"));
+        bool is_best = best && cJSON_IsObject(best) && num(best, "gpus") == num(rung, "gpus");
+        html_raw(h, is_best ? "<tr class=\"best\">" : "<tr>");
+        snprintf(key, sizeof key, "ladder[%d].gpus", i);
+        html_cell_num(h, key, num(rung, "gpus"), "%.0f", 1);
+        if (!ok) {
+            html_raw(h, "<td class=\"t\" colspan=\"12\">");
+            html_text(h, str(rung, "why_not"));
+            html_raw(h, "</td></tr>\n");
+            tprintf(&csv, "%.0f,false,\"%s\"\n", num(rung, "gpus"), str(rung, "why_not"));
+            i++;
+            continue;
+        }
+        feasible++;
+        layout_text(obj(rung, "layout"), lay, sizeof lay);
+        html_cell_text(h, lay);
+        static const struct {
+            const char *k, *fmt;
+            double scale;
+        } cols[] = {{"step_time_s", "%.3f", 1},    {"tokens_per_s", "%.0f", 1},
+                    {"mfu", "%.1f", 100},          {"scaling_efficiency", "%.0f", 100},
+                    {NULL, NULL, 0},               {"days_p50", "%.2f", 1},
+                    {"days_p90", "%.2f", 1},       {"interruptions_mean", "%.1f", 1},
+                    {"gpu_hours", "%.0f", 1},      {"cost_usd", "%.0f", 1},
+                    {"cost_per_day_usd", "%.0f", 1}};
+        for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
+            if (!cols[k].k) {
+                html_cell_text(h, str(rung, "main_loss"));
+                continue;
+            }
+            snprintf(key, sizeof key, "ladder[%d].%s", i, cols[k].k);
+            html_cell_num(h, key, num(rung, cols[k].k), cols[k].fmt, cols[k].scale);
+        }
+        html_row_end(h);
+        const cJSON *bd = obj(rung, "breakdown_s"), *mem = obj(rung, "memory_gib");
+        tprintf(&csv, "%.0f,true,%s,%.9g,%.9g,%.9g,%.9g,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g",
+                num(rung, "gpus"), lay, num(rung, "step_time_s"), num(rung, "tokens_per_s"),
+                num(rung, "mfu"), num(rung, "scaling_efficiency"), str(rung, "main_loss"),
+                num(rung, "days_p10"), num(rung, "days_p50"), num(rung, "days_p90"),
+                num(rung, "interruptions_mean"), num(rung, "gpu_hours"), num(rung, "cost_usd"),
+                num(rung, "cost_per_day_usd"));
+        tprintf(&plot, "%.0f,%.9g,%.9g,%s,%.9g,%.9g,%.9g,%.9g", num(rung, "gpus"),
+                num(rung, "tokens_per_s"), 100 * num(rung, "scaling_efficiency"),
+                str(rung, "main_loss"), num(rung, "days_p10"), num(rung, "days_p50"),
+                num(rung, "days_p90"), num(rung, "cost_usd"));
+        for (int k = 0; k < N_PARTS; k++) {
+            tprintf(&csv, ",%.9g", num(bd, parts[k].key));
+            tprintf(&plot, ",%.9g", num(bd, parts[k].key));
+        }
+        for (int k = 0; k < N_MEM; k++) {
+            tprintf(&csv, ",%.9g", num(mem, mem_parts[k].key));
+            tprintf(&plot, ",%.9g", num(mem, mem_parts[k].key));
+        }
+        tprintf(&csv, ",%.9g\n", num(mem, "capacity"));
+        if (!isfinite(per_gpu_first))
+            per_gpu_first = num(rung, "tokens_per_s") / num(rung, "gpus");
+        tprintf(&plot, ",%.9g,%.9g\n", num(mem, "capacity"), per_gpu_first * num(rung, "gpus"));
+        i++;
+    }
+    html_table_end(h);
+    int rc;
+    if ((rc = tsave(&csv, c->dir, "ladder.csv", err)) ||
+        (rc = tsave(&plot, c->dir, "ladder_plot.csv", err)))
+        return rc;
+    if (feasible == 0)
+        return ERR_OK;
+    html_heading(h, "Plots");
+    char body[4096];
+    snprintf(body, sizeof body,
+             "set title 'Scale ladder: throughput and scaling efficiency'\n"
+             "set logscale x 2\nset logscale y 2\nset xlabel 'GPUs'\n"
+             "set ylabel 'throughput (tokens/s, all GPUs; log scale)'\n"
+             "set y2label 'scaling efficiency vs the first rung (%%)'\nset y2tics\nset ytics nomirror\n"
+             "set y2range [0:*]\nset format y '%%.1s%%c'\nset key below\n"
+             "set offsets graph 0.05, graph 0.12, graph 0.1, graph 0.05\n"
+             "plot 'ladder_plot.csv' skip 1 using 1:2 with linespoints lt 1 title 'tokens/s' axes x1y1, "
+             "'' skip 1 using 1:%d with lines lt 8 dt 2 title 'linear from the first rung' axes x1y1, "
+             "'' skip 1 using 1:3 with linespoints lt 2 title 'scaling efficiency (right axis)' axes x1y2, "
+             "'' skip 1 using 1:2:4 with labels rotate by -35 left offset 0.6,-0.6 font ',8' "
+             "tc rgb '#5b6475' notitle",
+             10 + N_PARTS + N_MEM);
+    if ((rc = figure(c, "ladder", "Throughput and scaling efficiency at each doubling, with the main loss "
+                                  "at each rung",
+                     body, err)))
+        return rc;
+    int n = snprintf(body, sizeof body,
+                     "set title 'Step time by part x GPUs (equal bars would be linear scaling)'\n"
+                     "set style data histograms\nset style histogram rowstacked\nset boxwidth 0.7\n"
+                     "set xlabel 'GPUs'\nset ylabel 'GPU-seconds per step (exposed time x GPUs)'\n"
+                     "set yrange [0:*]\nset format y '%%.1s%%c'\nplot ");
+    for (int k = 0; k < N_PARTS && n > 0 && (size_t)n < sizeof body; k++)
+        n += snprintf(body + n, sizeof body - (size_t)n,
+                      "%s'ladder_plot.csv' skip 1 using ($%d*$1)%s title '%s' lt %d",
+                      k ? ", " : "", 9 + k, k == 0 ? ":xtic(1)" : "", parts[k].label, k + 1);
+    if ((rc = figure(c, "breakdown",
+                     "Where each step's time goes at each rung, in GPU-seconds: a part that grows "
+                     "from rung to rung is what scaling loses to",
+                     body, err)))
+        return rc;
+    n = snprintf(body, sizeof body,
+                 "set title 'Memory per GPU at each rung (peak pipeline stage)'\n"
+                 "set style data histograms\nset style histogram rowstacked\nset boxwidth 0.7\n"
+                 "set xlabel 'GPUs'\nset ylabel 'GiB per GPU'\nset yrange [0:*]\nplot ");
+    for (int k = 0; k < N_MEM && n > 0 && (size_t)n < sizeof body; k++)
+        n += snprintf(body + n, sizeof body - (size_t)n, "%s'ladder_plot.csv' skip 1 using %d%s title '%s' lt %d",
+                      k ? ", " : "", 9 + N_PARTS + k, k == 0 ? ":xtic(1)" : "", mem_parts[k].label, k + 1);
+    if (n > 0 && (size_t)n < sizeof body)
+        snprintf(body + n, sizeof body - (size_t)n,
+                 ", 'ladder_plot.csv' skip 1 using 0:%d with linespoints lt 4 dt 2 title 'GPU capacity'",
+                 9 + N_PARTS + N_MEM);
+    if ((rc = figure(c, "memory", "Per-GPU memory by kind against the GPU's capacity", body, err)))
+        return rc;
+    if ((rc = render_pareto(ladder, c, err)))
+        return rc;
+    const cJSON *b = obj(r, "best");
+    if (cJSON_IsObject(b)) {
+        if ((rc = render_sweep(obj(b, "interval_sweep"), num(b, "optimal_interval_s"),
+                               num(b, "young_daly_interval_s"), c, err)) ||
+            (rc = render_timeline(obj(b, "timeline"), num(obj(b, "layout"), "pp"), c, err)))
+            return rc;
+    }
+    const cJSON *w = obj(r, "what_if");
+    if (cJSON_IsArray(w) && cJSON_GetArraySize(w) > 0) {
+        html_heading(h, "What if");
+        static const char *wh[] = {"change", "GPUs", "days P50", "cost (USD)", "MFU (%)"};
+        html_table_begin(h, wh, 5);
+        int k = 0;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, w)
+        {
+            char key[64];
+            html_row_begin(h);
+            html_cell_text(h, str(e, "change"));
+            snprintf(key, sizeof key, "what_if[%d].gpus", k);
+            html_cell_num(h, key, num(e, "gpus"), "%.0f", 1);
+            snprintf(key, sizeof key, "what_if[%d].days_p50", k);
+            html_cell_num(h, key, num(e, "days_p50"), "%.2f", 1);
+            snprintf(key, sizeof key, "what_if[%d].cost_usd", k);
+            html_cell_num(h, key, num(e, "cost_usd"), "%.0f", 1);
+            snprintf(key, sizeof key, "what_if[%d].mfu", k);
+            html_cell_num(h, key, num(e, "mfu"), "%.1f", 100);
+            html_row_end(h);
+            k++;
+        }
+        html_table_end(h);
+    }
+    return ERR_OK;
+}
+
+/* ------------------------------------------------------------ sim */
+
+static int render_breakdown_and_memory(const cJSON *r, ctx_t *c, const char *prefix, err_t *err)
+{
+    html_t *h = c->h;
+    const cJSON *bd = obj(r, "breakdown_s"), *mem = obj(r, "memory_gib");
+    double step = num(r, "step_time_s");
+    html_heading(h, "Step time");
+    static const char *hdr[] = {"part", "seconds", "share (%)"};
+    html_table_begin(h, hdr, 3);
+    text_t csv = {0};
+    tprintf(&csv, "part,seconds,share\n");
+    for (int k = 0; k < N_PARTS; k++) {
+        char key[64];
+        html_row_begin(h);
+        html_cell_text(h, parts[k].label);
+        snprintf(key, sizeof key, "%sbreakdown_s.%s", prefix, parts[k].key);
+        html_cell_num(h, key, num(bd, parts[k].key), "%.4f", 1);
+        html_raw(h, "<td>%.1f</td>", 100 * num(bd, parts[k].key) / step);
+        html_row_end(h);
+        tprintf(&csv, "%s,%.9g,%.9g\n", parts[k].label, num(bd, parts[k].key),
+                num(bd, parts[k].key) / step);
+    }
+    html_table_end(h);
+    int rc = tsave(&csv, c->dir, "breakdown.csv", err);
+    if (rc)
+        return rc;
+    text_t m = {0};
+    tprintf(&m, "kind,gib\n");
+    for (int k = 0; k < N_MEM; k++)
+        tprintf(&m, "%s,%.9g\n", mem_parts[k].label, num(mem, mem_parts[k].key));
+    tprintf(&m, "total,%.9g\n", num(mem, "total"));
+    if ((rc = tsave(&m, c->dir, "memory.csv", err)))
+        return rc;
+    char body[2048];
+    snprintf(body, sizeof body,
+             "set title 'Step time by part (exposed seconds; they add up to the step)'\n"
+             "set style fill solid 0.9\nset boxwidth 0.7\nset xlabel 'part of the step'\n"
+             "set ylabel 'seconds per step'\nset yrange [0:*]\nset xtics rotate by -30\nunset key\n"
+             "plot 'breakdown.csv' skip 1 using 0:2:xtic(1) with boxes lt 1");
+    if ((rc = figure(c, "breakdown", "Where one step's time goes", body, err)))
+        return rc;
+    snprintf(body, sizeof body,
+             "set title 'Memory per GPU (peak pipeline stage) against capacity'\n"
+             "set style fill solid 0.9\nset boxwidth 0.7\nset xlabel 'kind of memory'\n"
+             "set ylabel 'GiB per GPU'\nset yrange [0:%.9g]\n"
+             "set arrow from graph 0, first %.9g to graph 1, first %.9g nohead lt 4 dt 2 lw 2\n"
+             "set label 'capacity %.1f GiB (total %.1f GiB)' at graph 0.02, first %.9g offset 0,0.8 tc rgb '#c23b4e'\n"
+             "unset key\nplot 'memory.csv' skip 1 using 0:2:($0==5?1:3):xtic(1) with boxes lc variable",
+             1.15 * fmax(num(mem, "capacity"), num(mem, "total")), num(mem, "capacity"),
+             num(mem, "capacity"), num(mem, "capacity"), num(mem, "total"), num(mem, "capacity"));
+    return figure(c, "memory", "Per-GPU memory by kind", body, err);
+}
+
+static int render_sim(const cJSON *r, ctx_t *c, err_t *err)
+{
+    html_t *h = c->h;
+    char lay[200], line[512];
+    layout_text(obj(r, "layout"), lay, sizeof lay);
+    snprintf(line, sizeof line, "%s on %.0f x %s, layout %s: one step takes %.3f s, %.0f tokens/s, "
+                                "%.1f%% MFU%s.",
+             str(r, "model"), num(r, "gpus"), str(r, "gpu"), lay, num(r, "step_time_s"),
+             num(r, "tokens_per_s"), 100 * num(r, "mfu"),
+             cJSON_IsFalse(obj(r, "fits")) ? "; it does NOT fit in GPU memory" : "");
+    html_paragraph(h, "rec", line);
+    static const char *hdr[] = {"measure", "value"};
+    html_table_begin(h, hdr, 2);
+    static const struct {
+        const char *key, *label, *fmt;
+        double scale;
+    } rows[] = {{"step_time_s", "step time (s)", "%.4f", 1},
+                {"tokens_per_s", "tokens/s", "%.0f", 1},
+                {"model_tflops_per_gpu", "model TFLOP/s per GPU", "%.1f", 1},
+                {"hardware_tflops_per_gpu", "hardware TFLOP/s per GPU", "%.1f", 1},
+                {"mfu", "MFU (%)", "%.2f", 100},
+                {"hfu", "HFU (%)", "%.2f", 100}};
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        html_row_begin(h);
+        html_cell_text(h, rows[k].label);
+        html_cell_num(h, rows[k].key, num(r, rows[k].key), rows[k].fmt, rows[k].scale);
+        html_row_end(h);
+    }
+    html_table_end(h);
+    int rc = render_breakdown_and_memory(r, c, "", err);
+    if (rc)
+        return rc;
+    return render_timeline(obj(r, "timeline"), num(obj(r, "layout"), "pp"), c, err);
+}
+
+/* ------------------------------------------------------------ reliability */
+
+static int render_reliability(const cJSON *r, ctx_t *c, err_t *err)
+{
+    html_t *h = c->h;
+    char line[512];
+    snprintf(line, sizeof line,
+             "%.0f x %s with failure rates '%s': the run takes %.2f days (P50; P10 %.2f, P90 "
+             "%.2f) at %.1f%% goodput, with %.1f interruptions expected.",
+             num(r, "gpus"), str(r, "gpu"), str(r, "failure_rates"), num(r, "wall_days_p50"),
+             num(r, "wall_days_p10"), num(r, "wall_days_p90"), 100 * num(r, "goodput"),
+             num(r, "interruptions_mean"));
+    html_paragraph(h, "rec", line);
+    static const char *hdr[] = {"measure", "value"};
+    html_table_begin(h, hdr, 2);
+    static const struct {
+        const char *key, *label, *fmt;
+        double scale;
+    } rows[] = {{"wall_days_p10", "days P10", "%.2f", 1},
+                {"wall_days_p50", "days P50", "%.2f", 1},
+                {"wall_days_p90", "days P90", "%.2f", 1},
+                {"goodput", "goodput (%)", "%.2f", 100},
+                {"interruptions_mean", "interruptions", "%.1f", 1},
+                {"mtbf_hours", "job MTBF (h)", "%.2f", 1},
+                {"checkpoint_interval_s", "checkpoint interval (s)", "%.0f", 1},
+                {"young_daly_interval_s", "Young/Daly interval (s)", "%.0f", 1},
+                {"lost_gpu_hours", "lost GPU-hours", "%.0f", 1}};
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        html_row_begin(h);
+        html_cell_text(h, rows[k].label);
+        html_cell_num(h, rows[k].key, num(r, rows[k].key), rows[k].fmt, rows[k].scale);
+        html_row_end(h);
+    }
+    html_table_end(h);
+    html_heading(h, "Interruptions by cause");
+    static const char *ch[] = {"cause", "expected interruptions"};
+    html_table_begin(h, ch, 2);
+    text_t csv = {0};
+    tprintf(&csv, "cause,interruptions\n");
+    const cJSON *by = obj(r, "interruptions_by_cause"), *e;
+    cJSON_ArrayForEach(e, by)
+    {
+        char key[96];
+        html_row_begin(h);
+        html_cell_text(h, e->string);
+        snprintf(key, sizeof key, "interruptions_by_cause.%s", e->string);
+        html_cell_num(h, key, e->valuedouble, "%.2f", 1);
+        html_row_end(h);
+        tprintf(&csv, "%s,%.9g\n", e->string, e->valuedouble);
+    }
+    html_table_end(h);
+    int rc = tsave(&csv, c->dir, "causes.csv", err);
+    if (rc)
+        return rc;
+    char body[2048];
+    snprintf(body, sizeof body,
+             "set title 'Expected interruptions by cause'\nset style fill solid 0.9\nset boxwidth 0.7\n"
+             "set xlabel 'cause'\nset ylabel 'interruptions over the run'\nset yrange [0:*]\n"
+             "set xtics rotate by -30\nunset key\n"
+             "plot 'causes.csv' skip 1 using 0:2:xtic(1) with boxes lt 4");
+    if ((rc = figure(c, "causes", "What interrupts the run", body, err)))
+        return rc;
+    return render_sweep(obj(r, "interval_sweep"), num(r, "optimal_interval_s"),
+                        num(r, "young_daly_interval_s"), c, err);
+}
+
+/* ------------------------------------------------------------ validate */
+
+static int render_validate(const cJSON *r, ctx_t *c, err_t *err)
+{
+    html_t *h = c->h;
+    char line[512];
+    snprintf(line, sizeof line,
+             "Predicted against measured for %s on %s: step time predicted %.4f s, measured %.4f s "
+             "(%+.1f%%).",
+             str(r, "model"), str(r, "gpu"), num(r, "predicted_step_time_s"),
+             num(r, "measured_step_time_s"), 100 * num(r, "step_time_error"));
+    html_paragraph(h, "rec", line);
+    static const char *hdr[] = {"component", "predicted (s)", "measured (s)", "error (%)"};
+    html_table_begin(h, hdr, 4);
+    text_t csv = {0};
+    tprintf(&csv, "component,predicted_s,measured_s,error\n");
+    const cJSON *comp = obj(r, "components"), *e;
+    int i = 0;
+    cJSON_ArrayForEach(e, comp)
+    {
+        char key[64];
+        html_row_begin(h);
+        html_cell_text(h, str(e, "name"));
+        snprintf(key, sizeof key, "components[%d].predicted_s", i);
+        html_cell_num(h, key, num(e, "predicted_s"), "%.4f", 1);
+        snprintf(key, sizeof key, "components[%d].measured_s", i);
+        html_cell_num(h, key, num(e, "measured_s"), "%.4f", 1);
+        snprintf(key, sizeof key, "components[%d].error", i);
+        html_cell_num(h, key, num(e, "error"), "%+.1f", 100);
+        html_row_end(h);
+        tprintf(&csv, "%s,%.9g,%.9g,%.9g\n", str(e, "name"), num(e, "predicted_s"),
+                num(e, "measured_s"), num(e, "error"));
+        i++;
+    }
+    html_table_end(h);
+    int rc = tsave(&csv, c->dir, "components.csv", err);
+    if (rc)
+        return rc;
+    char body[2048];
+    snprintf(body, sizeof body,
+             "set title 'Predicted against measured, per component'\n"
+             "set xlabel 'measured (s per step)'\nset ylabel 'predicted (s per step)'\n"
+             "set logscale xy\nset size square\n"
+             "plot 'components.csv' skip 1 using 3:2 with points lt 1 pt 7 ps 1.5 title 'component', "
+             "'' skip 1 using 3:2:1 with labels offset 1,0.5 left font ',9' notitle, "
+             "x with lines lt 8 dt 2 title 'predicted = measured'");
+    return figure(c, "validate", "Each component of the step, simulated against measured", body, err);
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+typedef struct {
+    const char *kind;
+    const char *title;
+    const char *key; /* a key only this kind of result has */
+    int (*check)(const cJSON *r, const char *src, err_t *err);
+    int (*render)(const cJSON *r, ctx_t *c, err_t *err);
+} renderer_t;
+
+static const renderer_t renderers[] = {
+    {"plan", "Training plan", "ladder", check_plan, render_plan},
+    {"validate", "Predicted against measured", "components", check_validate, render_validate},
+    {"reliability", "Failures, checkpoints and restarts", "wall_days_p50", check_reliability,
+     render_reliability},
+    {"sim", "One training step", "breakdown_s", check_sim, render_sim},
+};
+
+int report_write(const cJSON *result, const char *source, const char *dir, report_info_t *info,
+                 err_t *err)
+{
+    memset(info, 0, sizeof *info);
+    const renderer_t *rd = NULL;
+    for (size_t i = 0; i < sizeof renderers / sizeof renderers[0] && !rd; i++)
+        if (cJSON_IsObject(result) && obj(result, renderers[i].key))
+            rd = &renderers[i];
+    if (!rd)
+        return err_setf(err, ERR_INPUT, source, NULL,
+                        "not a scaleplan result: expected the --json output of plan, sim, "
+                        "reliability or validate");
+    int rc = rd->check(result, source, err);
+    if (rc || (rc = fileio_mkdirs(dir, err)))
+        return rc;
+    info->kind = rd->kind;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/result.json", dir);
+    if ((rc = json_write_file(path, result, err)))
+        return rc;
+    html_t h;
+    char title[256];
+    const char *model = str(result, "model");
+    snprintf(title, sizeof title, "%s%s%s", rd->title, model[0] ? ": " : "", model);
+    html_begin(&h, title);
+    ctx_t c = {dir, &h, info, gp_available()};
+    info->no_gnuplot = !c.gnuplot;
+    if (!c.gnuplot)
+        html_paragraph(&h, "note", "gnuplot was not found, so this report has tables only: "
+                                   GP_INSTALL_HINT ".");
+    rc = rd->render(result, &c, err);
+    if (!rc) {
+        snprintf(info->index, sizeof info->index, "%s/index.html", dir);
+        rc = html_save(&h, info->index, err);
+    }
+    html_free(&h);
+    return rc;
+}

@@ -1,0 +1,542 @@
+/* Reports: the HTML page, its plots and its numbers, end to end through
+ * the real binary.
+ *
+ * - every number shown in a table equals the number in result.json at the
+ *   JSON path the cell names (exactly, and as shown after rounding);
+ * - every plot exists as PNG and SVG, is not empty, and has axis labels
+ *   with units in its script and in the drawn SVG;
+ * - the page renders in headless Chromium to a screenshot that is not
+ *   blank, and every image it references exists and loads;
+ * - a report rebuilt from the saved result.json is the same page;
+ * - bad results fail with one line naming the file and the key.
+ */
+#include <stdbool.h>
+#include <math.h>
+#include <png.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "tests/testing.h"
+
+/* ------------------------------------------------------------ helpers */
+
+static long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static char *path_in(const char *dir, const char *name)
+{
+    static char buf[4][1024];
+    static int next;
+    char *b = buf[next++ % 4];
+    snprintf(b, sizeof buf[0], "%s/%s", dir, name);
+    return b;
+}
+
+/* Follow "ladder[3].breakdown_s.compute" from root; NULL if absent. */
+static const cJSON *json_at(const cJSON *root, const char *path)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    const cJSON *node = root;
+    char *save = NULL;
+    for (char *seg = strtok_r(buf, ".", &save); seg && node; seg = strtok_r(NULL, ".", &save)) {
+        char *br = strchr(seg, '[');
+        if (br)
+            *br = '\0';
+        if (*seg)
+            node = cJSON_GetObjectItemCaseSensitive(node, seg);
+        while (br && node) {
+            int idx = atoi(br + 1);
+            node = cJSON_GetArrayItem(node, idx);
+            br = strchr(br + 1, '[');
+        }
+    }
+    return node;
+}
+
+static char *attr(const char *tag, const char *name, char *out, size_t cap)
+{
+    char key[64];
+    snprintf(key, sizeof key, " %s=\"", name);
+    const char *p = strstr(tag, key);
+    const char *end = strchr(tag, '>');
+    if (!p || (end && p > end))
+        return NULL;
+    p += strlen(key);
+    size_t n = strcspn(p, "\"");
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return out;
+}
+
+/* Check every data-key cell of the page against the result; returns how
+ * many cells were checked. */
+static int check_cells(const char *html, const cJSON *result)
+{
+    int cells = 0;
+    for (const char *p = strstr(html, "<td data-key=\""); p; p = strstr(p + 1, "<td data-key=\"")) {
+        char key[256], value[64], scale_s[64], shown[64];
+        CU_ASSERT_PTR_NOT_NULL_FATAL(attr(p, "data-key", key, sizeof key));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(attr(p, "data-value", value, sizeof value));
+        double scale = attr(p, "data-scale", scale_s, sizeof scale_s) ? strtod(scale_s, NULL) : 1;
+        const char *text = strchr(p, '>') + 1;
+        size_t n = strcspn(text, "<");
+        CU_ASSERT_FATAL(n < sizeof shown);
+        memcpy(shown, text, n);
+        shown[n] = '\0';
+        /* only fractions are shown scaled, as percentages */
+        const char *leaf = strrchr(key, '.') ? strrchr(key, '.') + 1 : key;
+        static const char *const fractions[] = {"mfu", "hfu", "scaling_efficiency", "goodput",
+                                                "error", "step_time_error"};
+        double want_scale = 1;
+        for (size_t f = 0; f < sizeof fractions / sizeof fractions[0]; f++)
+            if (strcmp(leaf, fractions[f]) == 0)
+                want_scale = 100;
+        if (scale != want_scale) {
+            fprintf(stderr, "\n  %s shown x %g, expected x %g\n", key, scale, want_scale);
+            CU_FAIL("a number is shown at the wrong scale");
+        }
+        const cJSON *v = json_at(result, key);
+        if (!v) {
+            fprintf(stderr, "\n  cell %s is not in result.json\n", key);
+            CU_FAIL("a cell names a key that is not in the result");
+            continue;
+        }
+        cells++;
+        if (strcmp(value, "null") == 0) {
+            CU_ASSERT_TRUE(cJSON_IsNull(v));
+            CU_ASSERT_STRING_EQUAL(shown, "-");
+            continue;
+        }
+        CU_ASSERT_TRUE_FATAL(cJSON_IsNumber(v));
+        /* the exact value */
+        if (strtod(value, NULL) != v->valuedouble) {
+            fprintf(stderr, "\n  %s: page %s, result %.17g\n", key, value, v->valuedouble);
+            CU_FAIL("a number on the page differs from the result");
+        }
+        /* and the shown text is that value, rounded as printed */
+        char digits[64];
+        size_t k = 0;
+        for (const char *c = shown; *c && k + 1 < sizeof digits; c++)
+            if (*c != ',' && *c != '%' && *c != '+' && *c != '$')
+                digits[k++] = *c;
+        digits[k] = '\0';
+        char *end;
+        double s = strtod(digits, &end);
+        CU_ASSERT_EQUAL(*end, '\0');
+        double expect = v->valuedouble * scale, tol;
+        const char *dot = strchr(digits, '.'), *e = strpbrk(digits, "eE");
+        if (e)
+            tol = 1e-3 * fabs(expect);
+        else
+            tol = 0.5 * pow(10, -(dot ? (double)strlen(dot + 1) : 0)) * (1 + 1e-9) + 1e-12;
+        if (fabs(s - expect) > tol) {
+            fprintf(stderr, "\n  %s shown as '%s', value x %g = %.17g\n", key, shown, scale, expect);
+            CU_FAIL("a shown number is not the result's number");
+        }
+    }
+    return cells;
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* Run a command that writes a report into a fresh directory dir. */
+static int make_report(const char *args, char *dir, size_t cap, char **out)
+{
+    if (make_temp_dir(dir, cap) != 0)
+        return -1;
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s --report %s/r", args, dir);
+    char *o = NULL, *e = NULL;
+    int rc = run_cli(cmd, &o, &e);
+    if (rc != 0)
+        fprintf(stderr, "\n$ scaleplan %s -> %d\nstderr: %s\n", cmd, rc, e ? e : "");
+    free(e);
+    if (out)
+        *out = o;
+    else
+        free(o);
+    strncat(dir, "/r", cap - strlen(dir) - 1);
+    return rc;
+}
+
+/* The page against its result.json; returns the number of cells. */
+static int check_page(const char *dir)
+{
+    char *html = slurp(path_in(dir, "index.html"));
+    char *json = slurp(path_in(dir, "result.json"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(json);
+    cJSON *result = cJSON_Parse(json);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(result);
+    int cells = check_cells(html, result);
+    /* self-contained: no scripts, styles or images from elsewhere */
+    CU_ASSERT_PTR_NULL(strstr(html, "http://"));
+    CU_ASSERT_PTR_NULL(strstr(html, "https://"));
+    CU_ASSERT_PTR_NULL(strstr(html, "<link"));
+    /* every referenced image is beside the page */
+    for (const char *p = strstr(html, "<img src=\""); p; p = strstr(p + 1, "<img src=\"")) {
+        char src[256];
+        attr(p, "src", src, sizeof src);
+        CU_ASSERT(file_size(path_in(dir, src)) > 0);
+    }
+    cJSON_Delete(result);
+    free(html);
+    free(json);
+    return cells;
+}
+
+typedef struct {
+    const char *name;
+    const char *units[3]; /* each must appear in an axis label */
+} plot_spec_t;
+
+/* The label text of "set NAME 'text'" in a gnuplot script. */
+static bool gp_label(const char *gp, const char *name, char *out, size_t cap)
+{
+    char key[32];
+    snprintf(key, sizeof key, "set %s '", name);
+    const char *p = strstr(gp, key);
+    if (!p)
+        return false;
+    p += strlen(key);
+    size_t n = strcspn(p, "'");
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return true;
+}
+
+static void check_plot(const char *dir, const plot_spec_t *spec)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s.png", spec->name);
+    long png = file_size(path_in(dir, name));
+    snprintf(name, sizeof name, "%s.svg", spec->name);
+    char *svg = slurp(path_in(dir, name));
+    snprintf(name, sizeof name, "%s.gp", spec->name);
+    char *gp = slurp(path_in(dir, name));
+    if (png <= 1000 || !svg || !gp)
+        fprintf(stderr, "\n  plot %s: png %ld bytes, svg %s, gp %s\n", spec->name, png,
+                svg ? "yes" : "missing", gp ? "yes" : "missing");
+    CU_ASSERT(png > 1000);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(svg);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(gp);
+    CU_ASSERT(strlen(svg) > 1000);
+    CU_ASSERT_PTR_NOT_NULL(strstr(svg, "<svg"));
+    /* a PNG, by its signature */
+    FILE *f = fopen(path_in(dir, (snprintf(name, sizeof name, "%s.png", spec->name), name)), "rb");
+    unsigned char sig[8] = {0};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(fread(sig, 1, 8, f), 8);
+    fclose(f);
+    CU_ASSERT_EQUAL(png_sig_cmp(sig, 0, 8), 0);
+    /* axis labels in the script, drawn in the SVG, with their units */
+    char labels[1024] = "";
+    const char *axes[] = {"xlabel", "ylabel", "y2label"};
+    int found = 0;
+    for (int a = 0; a < 3; a++) {
+        char text[256];
+        if (!gp_label(gp, axes[a], text, sizeof text))
+            continue;
+        found++;
+        CU_ASSERT(strlen(text) > 2);
+        if (!strstr(svg, text)) {
+            fprintf(stderr, "\n  plot %s: label '%s' is not drawn in the SVG\n", spec->name, text);
+            CU_FAIL("axis label missing from the SVG");
+        }
+        strncat(labels, text, sizeof labels - strlen(labels) - 2);
+        strcat(labels, "|");
+    }
+    CU_ASSERT(found >= 2);
+    for (int u = 0; u < 3 && spec->units[u]; u++)
+        if (!strstr(labels, spec->units[u])) {
+            fprintf(stderr, "\n  plot %s: no '%s' in its axis labels (%s)\n", spec->name,
+                    spec->units[u], labels);
+            CU_FAIL("axis label without its unit");
+        }
+    free(svg);
+    free(gp);
+}
+
+static const char *PLAN_ARGS = "plan --model llama3-8b --tokens 300B --gpu h100-sxm --min-gpus 8 "
+                               "--max-gpus 128 --trials 300 --what-if price=3.10";
+
+/* ------------------------------------------------------------ tests */
+
+static void test_plan_report_numbers_and_plots(void)
+{
+    char dir[512];
+    char *out = NULL;
+    CU_ASSERT_EQUAL_FATAL(make_report(PLAN_ARGS, dir, sizeof dir, &out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "index.html (6 plots)"));
+    free(out);
+    int cells = check_page(dir);
+    /* 5 rungs x 10 numbers, the facts, the what-if */
+    CU_ASSERT(cells >= 50);
+    char *html = slurp(path_in(dir, "index.html"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+    /* the recommendation comes first, then the ladder, then the plots */
+    const char *rec = strstr(html, "class=\"rec\""), *lad = strstr(html, "Scale ladder</h2>"),
+               *plots = strstr(html, "<figure");
+    CU_ASSERT_TRUE(rec && lad && plots && rec < lad && lad < plots);
+    CU_ASSERT_EQUAL(count_of(html, "<img src=\""), 6);
+    free(html);
+    static const plot_spec_t plots_spec[] = {
+        {"ladder", {"GPUs", "tokens/s", "(%)"}},
+        {"breakdown", {"GPUs", "GPU-seconds", NULL}},
+        {"memory", {"GPUs", "GiB", NULL}},
+        {"pareto", {"days", "USD", NULL}},
+        {"goodput", {"minutes", "(%)", NULL}},
+        {"timeline", {"(s)", "stage", NULL}},
+    };
+    for (size_t i = 0; i < sizeof plots_spec / sizeof plots_spec[0]; i++)
+        check_plot(dir, &plots_spec[i]);
+    /* the data behind the plots */
+    char *csv = slurp(path_in(dir, "ladder.csv"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(csv);
+    CU_ASSERT_EQUAL(count_lines(csv), 1 + 5);
+    free(csv);
+    CU_ASSERT(file_size(path_in(dir, "pareto.csv")) > 0);
+    CU_ASSERT(file_size(path_in(dir, "timeline.csv")) > 0);
+    /* the same page again from the saved result */
+    char cmd[1200], *again_out = NULL;
+    snprintf(cmd, sizeof cmd, "report %s/result.json --out %s/again", dir, dir);
+    CU_ASSERT_EQUAL(run_cli(cmd, &again_out, NULL), 0);
+    free(again_out);
+    char *a = slurp(path_in(dir, "index.html"));
+    char again[1100];
+    snprintf(again, sizeof again, "%s/again/index.html", dir);
+    char *b = slurp(again);
+    CU_ASSERT_TRUE(a && b && strcmp(a, b) == 0);
+    free(a);
+    free(b);
+    char root[512];
+    snprintf(root, sizeof root, "%.*s", (int)(strlen(dir) - 2), dir);
+    remove_tree(root);
+}
+
+static void test_sim_and_reliability_reports(void)
+{
+    char dir[512];
+    CU_ASSERT_EQUAL_FATAL(make_report("sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 "
+                                      "--pp 4 --vpp 5 --global-batch 64 --sequence-parallel "
+                                      "--recompute selective --distributed-optimizer",
+                                      dir, sizeof dir, NULL),
+                          0);
+    CU_ASSERT(check_page(dir) >= 10 + 6);
+    static const plot_spec_t sim_plots[] = {
+        {"breakdown", {"seconds", NULL, NULL}},
+        {"memory", {"GiB", NULL, NULL}},
+        {"timeline", {"(s)", "stage", NULL}},
+    };
+    for (size_t i = 0; i < sizeof sim_plots / sizeof sim_plots[0]; i++)
+        check_plot(dir, &sim_plots[i]);
+    char root[512];
+    snprintf(root, sizeof root, "%.*s", (int)(strlen(dir) - 2), dir);
+    remove_tree(root);
+
+    CU_ASSERT_EQUAL_FATAL(make_report("reliability --model llama3-70b --gpu h100-sxm --gpus 1024 "
+                                      "--tokens 1T --trials 300",
+                                      dir, sizeof dir, NULL),
+                          0);
+    CU_ASSERT(check_page(dir) >= 9 + 5);
+    static const plot_spec_t rel_plots[] = {
+        {"causes", {"interruptions", NULL, NULL}},
+        {"goodput", {"minutes", "(%)", NULL}},
+    };
+    for (size_t i = 0; i < sizeof rel_plots / sizeof rel_plots[0]; i++)
+        check_plot(dir, &rel_plots[i]);
+    snprintf(root, sizeof root, "%.*s", (int)(strlen(dir) - 2), dir);
+    remove_tree(root);
+}
+
+/* The first browser found: $CHROMIUM, chromium, chromium-browser. */
+static const char *find_browser(void)
+{
+    static char found[512];
+    const char *env = getenv("CHROMIUM");
+    if (env && access(env, X_OK) == 0)
+        return env;
+    const char *names[] = {"chromium", "chromium-browser", "google-chrome"};
+    const char *path = getenv("PATH");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        for (const char *p = path; p && *p;) {
+            size_t n = strcspn(p, ":");
+            snprintf(found, sizeof found, "%.*s/%s", (int)n, p, names[i]);
+            if (access(found, X_OK) == 0)
+                return found;
+            p += n;
+            if (*p == ':')
+                p++;
+        }
+    return NULL;
+}
+
+/* Share of pixels that are not near-white, and distinct colors (coarse). */
+static int screenshot_stats(const char *path, double *ink, int *colors)
+{
+    png_image img;
+    memset(&img, 0, sizeof img);
+    img.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_file(&img, path))
+        return -1;
+    img.format = PNG_FORMAT_RGB;
+    size_t size = PNG_IMAGE_SIZE(img);
+    unsigned char *px = malloc(size);
+    if (!px || !png_image_finish_read(&img, NULL, px, 0, NULL)) {
+        free(px);
+        png_image_free(&img);
+        return -1;
+    }
+    static unsigned char seen[4096];
+    memset(seen, 0, sizeof seen);
+    long dark = 0, total = (long)img.width * img.height;
+    *colors = 0;
+    for (long i = 0; i < total; i++) {
+        unsigned char *c = px + 3 * i;
+        if (c[0] < 235 || c[1] < 235 || c[2] < 235)
+            dark++;
+        int q = (c[0] >> 4) << 8 | (c[1] >> 4) << 4 | (c[2] >> 4);
+        if (!seen[q]) {
+            seen[q] = 1;
+            (*colors)++;
+        }
+    }
+    *ink = (double)dark / (double)total;
+    free(px);
+    return 0;
+}
+
+static void test_report_renders_in_chromium(void)
+{
+    const char *browser = find_browser();
+    if (!browser) {
+        fprintf(stderr, "\n  SKIPPED: the headless-browser check needs chromium, which is not "
+                        "installed and could not be (make deps-browser installs it)\n");
+        return;
+    }
+    char dir[512];
+    CU_ASSERT_EQUAL_FATAL(make_report(PLAN_ARGS, dir, sizeof dir, NULL), 0);
+    char shot[600], profile[600], dom[600], cmd[4096];
+    snprintf(shot, sizeof shot, "%s/../shot.png", dir);
+    snprintf(profile, sizeof profile, "%s/../profile", dir);
+    snprintf(dom, sizeof dom, "%s/../dom.html", dir);
+    const char *flags = "--headless --no-sandbox --disable-gpu --no-first-run "
+                        "--disable-background-networking --disable-component-update "
+                        "--disable-sync --virtual-time-budget=10000";
+    snprintf(cmd, sizeof cmd,
+             "timeout 120 '%s' %s --user-data-dir='%s' --window-size=1280,3000 "
+             "--screenshot='%s' 'file://%s/index.html' >/dev/null 2>&1",
+             browser, flags, profile, shot, dir);
+    int rc = system(cmd);
+    CU_ASSERT_EQUAL(rc, 0);
+    double ink = 0;
+    int colors = 0;
+    CU_ASSERT_EQUAL_FATAL(screenshot_stats(shot, &ink, &colors), 0);
+    /* a rendered page of tables and plots: plenty of ink, many colors */
+    if (ink < 0.03 || colors < 32)
+        fprintf(stderr, "\n  screenshot: %.1f%% ink, %d colors\n", 100 * ink, colors);
+    CU_ASSERT(ink >= 0.03);
+    CU_ASSERT(colors >= 32);
+    /* the page's own check: every image complete with a size */
+    snprintf(cmd, sizeof cmd,
+             "timeout 120 '%s' %s --user-data-dir='%s' --dump-dom 'file://%s/index.html' "
+             ">'%s' 2>/dev/null",
+             browser, flags, profile, dir, dom);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    char *html = slurp(dom);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+    const char *body = strstr(html, "<body");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(body);
+    char images[16] = "", loaded[16] = "";
+    attr(body, "data-images", images, sizeof images);
+    attr(body, "data-images-loaded", loaded, sizeof loaded);
+    CU_ASSERT_STRING_EQUAL(images, "6");
+    CU_ASSERT_STRING_EQUAL(loaded, "6");
+    free(html);
+    char root[512];
+    snprintf(root, sizeof root, "%.*s", (int)(strlen(dir) - 2), dir);
+    remove_tree(root);
+}
+
+static void test_report_without_gnuplot(void)
+{
+    setenv("SCALEPLAN_GNUPLOT", "/nonexistent/gnuplot", 1);
+    char dir[512];
+    char *out = NULL;
+    int rc = make_report("sim --model llama3-8b --gpu h100-sxm --gpus 8 --tp 1", dir, sizeof dir, &out);
+    unsetenv("SCALEPLAN_GNUPLOT");
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "apt-get install gnuplot-nox"));
+    free(out);
+    char *html = slurp(path_in(dir, "index.html"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+    CU_ASSERT_PTR_NOT_NULL(strstr(html, "gnuplot was not found"));
+    CU_ASSERT_PTR_NULL(strstr(html, "<img"));
+    CU_ASSERT(count_of(html, "data-key=") >= 10);
+    free(html);
+    CU_ASSERT(file_size(path_in(dir, "breakdown.csv")) > 0);
+    CU_ASSERT(file_size(path_in(dir, "breakdown.png")) < 0);
+    char root[512];
+    snprintf(root, sizeof root, "%.*s", (int)(strlen(dir) - 2), dir);
+    remove_tree(root);
+}
+
+static void test_report_bad_results(void)
+{
+    char dir[256];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    char bad[512];
+    snprintf(bad, sizeof bad, "%s/damaged.json", dir);
+    FILE *f = fopen(bad, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("{\"recommendation\": \"x\", \"ladder\": [{\"gpus\": 8, \"feasible\": true}]}\n", f);
+    fclose(f);
+    const struct {
+        const char *args, *needle;
+    } cases[] = {
+        {"report", "exactly one result file"},
+        {"report /no/such/result.json --out /tmp/x", "/no/such/result.json"},
+        {"report tests/fixtures/configs/malformed.json --out /tmp/x", "malformed JSON"},
+        {"report models/catalog/llama3-8b.json --out /tmp/x", "not a scaleplan result"},
+        {NULL, "ladder[0].step_time_s"},
+        {"reliability --gpu h100-sxm --gpus 64 --days 1 --ladder --report /tmp/x", "--ladder"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[1024], *err = NULL;
+        if (cases[i].args)
+            snprintf(args, sizeof args, "%s", cases[i].args);
+        else
+            snprintf(args, sizeof args, "report %s --out %s/out", bad, dir);
+        CU_ASSERT_EQUAL(run_cli(args, NULL, &err), 2);
+        if (!err || !strstr(err, cases[i].needle) || count_lines(err) != 1) {
+            fprintf(stderr, "\n$ scaleplan %s\nstderr: %s(expected '%s')\n", args, err ? err : "",
+                    cases[i].needle);
+            CU_FAIL("bad result not reported in one line naming what is wrong");
+        }
+        free(err);
+    }
+    remove_tree(dir);
+}
+
+TEST_SUITE(suite_report, "report", TEST(test_plan_report_numbers_and_plots),
+           TEST(test_sim_and_reliability_reports), TEST(test_report_renders_in_chromium),
+           TEST(test_report_without_gnuplot), TEST(test_report_bad_results));
