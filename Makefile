@@ -10,7 +10,8 @@
 #   make install PREFIX=/usr/local     make clean
 #
 # Overrides: CC, CUDA_HOME, NCCL_HOME, GPU_ARCH ("80 90"), CUDA=0 to build
-# without the GPU code even where nvcc exists, BUILD (object directory).
+# without the GPU code even where nvcc exists, MPI=0 to build without MPI,
+# MPICC, BUILD (object directory).
 
 # ---------------------------------------------------------------- settings
 PREFIX    ?= /usr/local
@@ -36,6 +37,23 @@ LDFLAGS   ?=
 OMPFLAGS  ?= $(shell echo 'int main(void){return 0;}' | $(CC) -x c -fopenmp -include omp.h - \
                -o /dev/null >/dev/null 2>&1 && echo -fopenmp)
 
+# MPI (the trainer's and calibrator's multi-process paths): used when mpicc
+# is found, unless MPI=0; its headers are treated as system headers.
+MPICC     ?= mpicc
+ifneq ($(MPI),0)
+MPI_CFLAGS := $(patsubst -I%,-isystem %,$(shell $(MPICC) --showme:compile 2>/dev/null || \
+                $(MPICC) -compile-info 2>/dev/null | tr ' ' '\n' | grep '^-I'))
+MPI_LIBS   := $(shell $(MPICC) --showme:link 2>/dev/null || \
+                $(MPICC) -link-info 2>/dev/null | tr ' ' '\n' | grep -E '^-(L|l|Wl)')
+endif
+ifneq ($(strip $(MPI_LIBS)),)
+HAVE_MPI  := 1
+CPPFLAGS  += -DSCALEPLAN_HAVE_MPI $(MPI_CFLAGS)
+LDLIBS    += $(MPI_LIBS)
+else
+HAVE_MPI  := 0
+endif
+
 # CUDA: compiled when nvcc is found, unless CUDA=0.
 CUDA_HOME ?= /usr/local/cuda
 NCCL_HOME ?= $(CUDA_HOME)
@@ -47,6 +65,7 @@ endif
 ifneq ($(NVCC),)
 HAVE_CUDA := 1
 NVCCFLAGS := -std=c++17 -O2 -g -I. -I$(CUDA_HOME)/include -I$(NCCL_HOME)/include \
+             $(if $(filter 1,$(HAVE_MPI)),-DSCALEPLAN_HAVE_MPI $(MPI_CFLAGS)) \
              $(foreach a,$(GPU_ARCH),-gencode arch=compute_$(a),code=sm_$(a)) \
              -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -L$(NCCL_HOME)/lib -L$(NCCL_HOME)/lib64 \

@@ -1,0 +1,65 @@
+/* dist: processes that work together - the few MPI operations the trainer
+ * and the calibrator need, behind one small interface.
+ *
+ * A job started by a launcher (mpirun, mpiexec, srun) initialises MPI and
+ * sees its rank and size; a job started by hand is one process of one rank
+ * and needs no MPI at all. Groups split the world (data-parallel and
+ * tensor-parallel groups of the trainer). Every call checks MPI's return
+ * code and reports it as a one-line error; nothing here exits.
+ *
+ * Built without MPI (no mpicc found at build time), a single process works
+ * as usual and a launched multi-rank job fails at dist_start with a line
+ * saying how to rebuild.
+ */
+#ifndef SCALEPLAN_COMMON_DIST_H
+#define SCALEPLAN_COMMON_DIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/error.h"
+
+typedef enum { DIST_F32 = 0, DIST_F64, DIST_I64, DIST_BYTE } dist_type_t;
+
+/* A group of ranks. comm is the MPI communicator (NULL in a one-process
+ * job); rank and size are this process's place in the group. */
+typedef struct {
+    int rank;
+    int size;
+    void *comm; /* heap MPI_Comm, owned; NULL = just this process */
+} dist_group_t;
+
+/* Whether this binary was built with MPI. */
+bool dist_have_mpi(void);
+
+/* Whether a launcher started this process (its environment says so). */
+bool dist_launched(void);
+
+/* Join the job: with a launcher, MPI_Init and the world group; without,
+ * a world of one. ERR_RUNTIME when MPI fails or is missing for a launched
+ * multi-rank job. */
+int dist_start(int *argc, char ***argv, dist_group_t *world, err_t *err);
+
+/* Leave the job (MPI_Finalize when dist_start initialised MPI). */
+void dist_stop(dist_group_t *world);
+
+/* Split g by color (ranks with the same color form a group), ordered by
+ * key. out must be freed with dist_group_free. */
+int dist_split(const dist_group_t *g, int color, int key, dist_group_t *out, err_t *err);
+void dist_group_free(dist_group_t *g);
+
+/* In-place sum of n elements over the group. */
+int dist_allreduce_sum(const dist_group_t *g, void *buf, size_t n, dist_type_t type, err_t *err);
+/* In-place maximum of n elements over the group. */
+int dist_allreduce_max(const dist_group_t *g, void *buf, size_t n, dist_type_t type, err_t *err);
+/* Broadcast bytes from root to the group. */
+int dist_bcast(const dist_group_t *g, void *buf, size_t bytes, int root, err_t *err);
+/* Gather bytes from every rank into out (size x bytes) on every rank. */
+int dist_allgather(const dist_group_t *g, const void *in, void *out, size_t bytes, err_t *err);
+int dist_barrier(const dist_group_t *g, err_t *err);
+
+/* Stop every rank of the job now (a failed rank must not leave the others
+ * waiting in a collective). Used only from cli/. */
+void dist_abort(const dist_group_t *g, int code);
+
+#endif
