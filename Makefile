@@ -89,8 +89,11 @@ CU_SRCS   := $(wildcard calibrate/*.cu trainer/*.cu)
 # A module with GPU code has x.cu and x_nocuda.c; exactly one is built.
 NOCUDA_SRCS := $(wildcard $(addsuffix /*_nocuda.c,$(LIB_DIRS)))
 LIB_SRCS  := $(filter-out $(NOCUDA_SRCS),$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
+# (a _nocuda.c without its .cu twin is built either way)
+NOCUDA_ONLY := $(filter-out $(CU_SRCS:%.cu=%_nocuda.c),$(NOCUDA_SRCS))
 ifeq ($(HAVE_CUDA),1)
-LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(CU_SRCS:%.cu=$(BUILD)/%.cu.o)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(CU_SRCS:%.cu=$(BUILD)/%.cu.o) \
+             $(NOCUDA_ONLY:%.c=$(BUILD)/%.o)
 LINK_LIBS := $(LDLIBS) $(CUDA_LIBS)
 else
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(NOCUDA_SRCS:%.c=$(BUILD)/%.o)

@@ -23,6 +23,9 @@ static const command_t commands[] = {
     {"sim", cmd_sim, "simulate one training step: step time, breakdown, MFU, memory"},
     {"reliability", cmd_reliability, "failures, checkpoints and restarts over a whole run"},
     {"budget", cmd_budget, "GPU-hours and cost of a run, providers side by side, reality check"},
+    {"train", cmd_train, "train a model for real (CPU or CUDA, MPI) and measure its step"},
+    {"validate", cmd_validate, "simulate a measured run and compare, component by component"},
+    {"preflight", cmd_preflight, "the pre-scale-up checklist, run with the reference trainer"},
     {"report", cmd_report, "write the HTML report (plots, CSV) of a saved --json result"},
 };
 static const int n_commands = sizeof commands / sizeof commands[0];

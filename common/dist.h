@@ -58,6 +58,24 @@ int dist_bcast(const dist_group_t *g, void *buf, size_t bytes, int root, err_t *
 int dist_allgather(const dist_group_t *g, const void *in, void *out, size_t bytes, err_t *err);
 int dist_barrier(const dist_group_t *g, err_t *err);
 
+/* Sum of n_per_rank x size elements in `in`; rank r receives block r of the
+ * sum in `out` (n_per_rank elements). */
+int dist_reduce_scatter_sum(const dist_group_t *g, const void *in, void *out, size_t n_per_rank,
+                            dist_type_t type, err_t *err);
+
+/* A collective in flight. */
+typedef struct {
+    void *req; /* heap MPI_Request; NULL when nothing is pending */
+} dist_request_t;
+
+/* Start an in-place sum (n below 2^31 elements) and return at once; the
+ * buffer must not be touched until dist_wait. A one-rank group completes
+ * immediately. */
+int dist_iallreduce_sum(const dist_group_t *g, void *buf, size_t n, dist_type_t type,
+                        dist_request_t *r, err_t *err);
+/* Wait for r (nothing to do when none is pending). */
+int dist_wait(dist_request_t *r, err_t *err);
+
 /* Stop every rank of the job now (a failed rank must not leave the others
  * waiting in a collective). Used only from cli/. */
 void dist_abort(const dist_group_t *g, int code);

@@ -364,3 +364,54 @@ int layout_apply_deepspeed(const cJSON *cfg, const char *file, layout_t *l,
         l->precision = PRECISION_FP16;
     return ERR_OK;
 }
+
+/* Re-address a flag-style error ("--recompute: unknown value ...") to the
+ * JSON member it came from. */
+static int field_error(const json_ctx_t *ctx, const char *key, err_t *err)
+{
+    char msg[ERR_MSG_MAX];
+    const char *reason = strstr(err->msg, ": ");
+    snprintf(msg, sizeof msg, "%s", reason ? reason + 2 : err->msg);
+    json_ctx_t k = json_ctx_member(ctx, key);
+    return err_setf(err, ERR_INPUT, k.file, k.path, "%s", msg);
+}
+
+int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *err)
+{
+    int rc = json_expect_object(o, ctx, err);
+    if (rc)
+        return rc;
+    char recompute[16] = "", schedule[16] = "", precision[16] = "";
+    if ((rc = json_get_int(o, "tp", ctx, JSON_OPTIONAL, 1, 1 << 16, &l->tp, err)) ||
+        (rc = json_get_int(o, "pp", ctx, JSON_OPTIONAL, 1, LAYOUT_MAX_PP, &l->pp, err)) ||
+        (rc = json_get_int(o, "cp", ctx, JSON_OPTIONAL, 1, 1 << 16, &l->cp, err)) ||
+        (rc = json_get_int(o, "ep", ctx, JSON_OPTIONAL, 1, 1 << 16, &l->ep, err)) ||
+        (rc = json_get_int(o, "vpp", ctx, JSON_OPTIONAL, 1, 1 << 10, &l->vpp, err)) ||
+        (rc = json_get_int(o, "micro_batch", ctx, JSON_OPTIONAL, 1, 1 << 20, &l->micro_batch,
+                           err)) ||
+        (rc = json_get_int(o, "global_batch", ctx, JSON_OPTIONAL, 1, 1 << 30, &l->global_batch,
+                           err)) ||
+        (rc = json_get_int(o, "seq_len", ctx, JSON_OPTIONAL, 1, 1 << 24, &l->seq_len, err)) ||
+        (rc = json_get_int(o, "zero", ctx, JSON_OPTIONAL, 0, 3, &l->zero, err)) ||
+        (rc = json_get_int(o, "grad_bytes", ctx, JSON_OPTIONAL, 2, 4, &l->grad_bytes, err)) ||
+        (rc = json_get_bool(o, "sequence_parallel", ctx, JSON_OPTIONAL, &l->sequence_parallel,
+                            err)) ||
+        (rc = json_get_bool(o, "distributed_optimizer", ctx, JSON_OPTIONAL,
+                            &l->distributed_optimizer, err)) ||
+        (rc = json_get_bool(o, "flash_attention", ctx, JSON_OPTIONAL, &l->flash_attention,
+                            err)) ||
+        (rc = json_get_string(o, "recompute", ctx, JSON_OPTIONAL, recompute, sizeof recompute,
+                              err)) ||
+        (rc = json_get_string(o, "schedule", ctx, JSON_OPTIONAL, schedule, sizeof schedule,
+                              err)) ||
+        (rc = json_get_string(o, "precision", ctx, JSON_OPTIONAL, precision, sizeof precision,
+                              err)))
+        return rc;
+    if (recompute[0] && layout_parse_recompute(recompute, &l->recompute, err))
+        return field_error(ctx, "recompute", err);
+    if (schedule[0] && layout_parse_schedule(schedule, &l->schedule, err))
+        return field_error(ctx, "schedule", err);
+    if (precision[0] && layout_parse_precision(precision, &l->precision, err))
+        return field_error(ctx, "precision", err);
+    return ERR_OK;
+}

@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/error.h"
+#include "common/json.h"
 #include "models/model.h"
 
 typedef enum {
@@ -123,6 +124,14 @@ int layout_apply_deepspeed(const cJSON *cfg, const char *file, layout_t *l,
                            err_t *err);
 
 /* One-line description: "TP8 PP4 DP8 CP1 mb1 gb512 1f1b zero1 sel SP". */
+/* Read a layout object as scaleplan writes it (sim/train --json "layout":
+ * tp, pp, cp, vpp, micro_batch, global_batch, seq_len, zero, recompute,
+ * schedule, sequence_parallel, distributed_optimizer, precision,
+ * flash_attention, grad_bytes; derived keys dp, grad_accum and gpus are
+ * ignored) over l's current values. Errors name file and key. The caller
+ * finalizes. */
+int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *err);
+
 void layout_describe(const layout_t *l, char *buf, int cap);
 
 #endif

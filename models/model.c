@@ -62,6 +62,8 @@ static int load_gpt2_style(const cJSON *c, const json_ctx_t *ctx, model_t *m,
     m->tied_embeddings = true; /* GPT2Config default */
     m->qkv_bias = m->out_bias = m->mlp_bias = true;
     m->dropout = 0.1; /* GPT2Config default resid/attn/embd dropout */
+    m->norm_eps = 1e-5; /* GPT2Config layer_norm_epsilon default */
+    m->rope_theta = 0;
     if ((rc = json_get_int(c, "n_layer", ctx, JSON_REQUIRED, 1, MAX_LAYERS,
                            &m->n_layers, err)) ||
         (rc = json_get_int(c, "n_embd", ctx, JSON_REQUIRED, 1, MAX_WIDTH,
@@ -81,7 +83,9 @@ static int load_gpt2_style(const cJSON *c, const json_ctx_t *ctx, model_t *m,
         (rc = json_get_bool(c, "tie_word_embeddings", ctx, JSON_OPTIONAL,
                             &m->tied_embeddings, err)) ||
         (rc = json_get_double(c, "resid_pdrop", ctx, JSON_OPTIONAL, 0, 1,
-                              &m->dropout, err)))
+                              &m->dropout, err)) ||
+        (rc = json_get_double(c, "layer_norm_epsilon", ctx, JSON_OPTIONAL, 1e-12, 0.1,
+                              &m->norm_eps, err)))
         return rc;
     char act[32] = "gelu_new";
     if ((rc = json_get_string(c, "activation_function", ctx, JSON_OPTIONAL,
@@ -137,6 +141,8 @@ static int load_llama_style(const cJSON *c, const json_ctx_t *ctx, model_t *m,
     m->out_bias = m->mlp_bias = false;
     m->dropout = 0;
     m->max_seq = 2048; /* LlamaConfig default */
+    m->norm_eps = 1e-6;       /* LlamaConfig rms_norm_eps default */
+    m->rope_theta = 10000.0;  /* LlamaConfig rope_theta default */
     if ((rc = json_get_int(c, "num_hidden_layers", ctx, JSON_REQUIRED, 1,
                            MAX_LAYERS, &m->n_layers, err)) ||
         (rc = json_get_int(c, "hidden_size", ctx, JSON_REQUIRED, 1, MAX_WIDTH,
@@ -152,7 +158,11 @@ static int load_llama_style(const cJSON *c, const json_ctx_t *ctx, model_t *m,
         (rc = json_get_bool(c, "tie_word_embeddings", ctx, JSON_OPTIONAL,
                             &m->tied_embeddings, err)) ||
         (rc = json_get_double(c, "attention_dropout", ctx, JSON_OPTIONAL, 0, 1,
-                              &m->dropout, err)))
+                              &m->dropout, err)) ||
+        (rc = json_get_double(c, "rope_theta", ctx, JSON_OPTIONAL, 1, 1e12, &m->rope_theta,
+                              err)) ||
+        (rc = json_get_double(c, has_key(c, "rms_norm_eps") ? "rms_norm_eps" : "layer_norm_eps",
+                              ctx, JSON_OPTIONAL, 1e-12, 0.1, &m->norm_eps, err)))
         return rc;
     bool attn_bias = false;
     if ((rc = json_get_bool(c, "attention_bias", ctx, JSON_OPTIONAL,

@@ -50,6 +50,8 @@ typedef struct {
     bool mlp_bias;        /* biases on the MLP linears */
     double dropout;       /* hidden/attention dropout probability; > 0 means
                              dropout masks are kept for backward */
+    double norm_eps;      /* epsilon of LayerNorm/RMSNorm */
+    double rope_theta;    /* RoPE base frequency (rotary models) */
 } model_t;
 
 /* Parameter counts (numbers of parameters, not bytes). */

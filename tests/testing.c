@@ -45,7 +45,8 @@ char *slurp(const char *path)
     return data;
 }
 
-int run_cli(const char *args, char **out, char **errout)
+/* "PREFIX BIN ARGS" through sh, output captured. */
+static int run_prefixed(const char *prefix, const char *args, char **out, char **errout)
 {
     const char *bin = getenv("SCALEPLAN_BIN");
     if (!bin)
@@ -53,13 +54,13 @@ int run_cli(const char *args, char **out, char **errout)
     char dir[256];
     if (make_temp_dir(dir, sizeof dir) != 0)
         return -1;
-    size_t cap = strlen(bin) + strlen(args) + 2 * sizeof dir + 64;
+    size_t cap = strlen(prefix) + strlen(bin) + strlen(args) + 2 * sizeof dir + 64;
     char *cmd = malloc(cap);
     if (!cmd) {
         remove_tree(dir);
         return -1;
     }
-    snprintf(cmd, cap, "%s %s >%s/out 2>%s/err", bin, args, dir, dir);
+    snprintf(cmd, cap, "%s%s %s >%s/out 2>%s/err", prefix, bin, args, dir, dir);
     int status = system(cmd);
     free(cmd);
     char path[300];
@@ -75,6 +76,31 @@ int run_cli(const char *args, char **out, char **errout)
     if (status == -1 || !WIFEXITED(status))
         return -1;
     return WEXITSTATUS(status);
+}
+
+int run_cli(const char *args, char **out, char **errout)
+{
+    return run_prefixed("", args, out, errout);
+}
+
+bool mpi_available(void)
+{
+    return system("command -v mpirun >/dev/null 2>&1") == 0;
+}
+
+int run_mpi(int ranks, const char *args, char **out, char **errout)
+{
+    /* Open MPI: allow root (containers, CI) and more ranks than cores. Under
+     * make asan, leak checking is off in MPI ranks: Open MPI leaves its own
+     * allocations at exit (in modules it has unloaded, so they cannot be
+     * suppressed by name); the same code paths run leak-checked in the
+     * single-process tests. */
+    char prefix[300];
+    snprintf(prefix, sizeof prefix,
+             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+             "OMPI_MCA_rmaps_base_oversubscribe=1 ASAN_OPTIONS=detect_leaks=0 mpirun -np %d ",
+             ranks);
+    return run_prefixed(prefix, args, out, errout);
 }
 
 const char *fixture(const char *name)

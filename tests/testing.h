@@ -8,6 +8,7 @@
 #ifndef SCALEPLAN_TESTS_TESTING_H
 #define SCALEPLAN_TESTS_TESTING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <CUnit/CUnit.h>
@@ -52,6 +53,13 @@ void check_err_at(int rc, const err_t *err, int code, const char *const *needles
  * NULL pointers skip capture). Returns the exit status, or -1 if the
  * binary could not be run. */
 int run_cli(const char *args, char **out, char **errout);
+
+/* Whether mpirun is on PATH (multi-rank tests skip, saying so, when not). */
+bool mpi_available(void);
+
+/* "mpirun -np RANKS scaleplan ARGS", as run_cli (allowing root and
+ * oversubscription, for containers and 2-core CI machines). */
+int run_mpi(int ranks, const char *args, char **out, char **errout);
 
 /* The whole file as a NUL-terminated heap string, NULL if unreadable. */
 char *slurp(const char *path);

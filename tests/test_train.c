@@ -1,0 +1,320 @@
+/* The reference trainer end to end, through the real binary: the loss
+ * falls; data- and tensor-parallel runs (mpirun -np 2) equal the single
+ * process; a killed job resumes bit-exact; a damaged checkpoint is
+ * skipped; validate compares a measured run with the simulator; preflight
+ * passes on the CPU; bad input fails in one line. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/fileio.h"
+
+#include "tests/testing.h"
+
+#define TINY_GPT "tests/fixtures/configs/tiny-gpt.json"
+#define TINY_LLAMA "tests/fixtures/configs/tiny-llama.json"
+
+static cJSON *run_json(const char *args, int expect_rc)
+{
+    char *out = NULL, *err = NULL;
+    int rc = run_cli(args, &out, &err);
+    if (rc != expect_rc)
+        fprintf(stderr, "\n$ scaleplan %s -> %d (expected %d)\nstderr: %s\n", args, rc, expect_rc,
+                err ? err : "");
+    CU_ASSERT_EQUAL(rc, expect_rc);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    free(out);
+    free(err);
+    return j;
+}
+
+static cJSON *mpi_json(int ranks, const char *args)
+{
+    char *out = NULL, *err = NULL;
+    int rc = run_mpi(ranks, args, &out, &err);
+    if (rc != 0)
+        fprintf(stderr, "\n$ mpirun -np %d scaleplan %s -> %d\nstderr: %s\n", ranks, args, rc,
+                err ? err : "");
+    CU_ASSERT_EQUAL(rc, 0);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    free(out);
+    free(err);
+    return j;
+}
+
+static double loss_at(const cJSON *j, int i)
+{
+    const cJSON *v = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "losses"), i);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static int n_losses(const cJSON *j) { return cJSON_GetArraySize(cJSON_GetObjectItem(j, "losses")); }
+
+/* Largest relative difference between the loss curves (b from offset of a). */
+static double curve_diff(const cJSON *a, int offset, const cJSON *b)
+{
+    int n = n_losses(b);
+    if (n == 0 || offset + n != n_losses(a))
+        return INFINITY;
+    double worst = 0;
+    for (int i = 0; i < n; i++) {
+        double x = loss_at(a, offset + i), y = loss_at(b, i);
+        double d = fabs(x - y) / fabs(x);
+        if (!(d <= worst))
+            worst = isnan(d) ? INFINITY : d;
+    }
+    return worst;
+}
+
+static void test_loss_falls_and_json(void)
+{
+    /* 40 steps of the built-in corpus: from ln(300) = 5.70 to well below */
+    cJSON *j = run_json("train --model " TINY_GPT " --steps 40 --micro-batch 4 --seq-len 32 "
+                        "--lr 3e-3 --json --quiet",
+                        0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_EQUAL(n_losses(j), 40);
+    CHECK_REL(loss_at(j, 0), log(300.0), 0.03);
+    double last = cJSON_GetObjectItem(j, "final_loss")->valuedouble;
+    CU_ASSERT(last < loss_at(j, 0) - 1.5);
+    /* the sim schema: breakdown parts add up to the step */
+    const char *keys[] = {"step_time_s", "tokens_per_s", "breakdown_s", "memory_gib", "layout",
+                          "grad_norms", "alerts", "model", "gpu", "software"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(j, keys[i]));
+    const cJSON *bd = cJSON_GetObjectItem(j, "breakdown_s"), *e;
+    double sum = 0;
+    cJSON_ArrayForEach(e, bd) sum += e->valuedouble;
+    CHECK_REL(sum, cJSON_GetObjectItem(j, "step_time_s")->valuedouble, 1e-6);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "gpu")->valuestring, "cpu");
+    /* measured memory: the parameters of tiny-gpt are 37,120 floats */
+    double params_gib = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "memory_gib"), "params")->valuedouble;
+    CHECK_REL(params_gib * 1024 * 1024 * 1024, 37120 * 4.0, 1e-6);
+    /* tokens per second is tokens per step over the step time */
+    CHECK_REL(cJSON_GetObjectItem(j, "tokens_per_s")->valuedouble,
+              128 / cJSON_GetObjectItem(j, "step_time_s")->valuedouble, 1e-6);
+    cJSON_Delete(j);
+}
+
+/* DP = 2, TP = 2 and ZeRO-1 over 2 ranks against one process, same global
+ * batch (the single process accumulates 2 micro-batches). */
+static void test_parallel_runs_equal_single(void)
+{
+    if (!mpi_available()) {
+        fprintf(stderr, "\n  SKIPPED: mpirun not found (make deps installs openmpi-bin)\n");
+        return;
+    }
+    const char *models[] = {TINY_LLAMA, TINY_GPT};
+    for (int k = 0; k < 2; k++) {
+        char base[400], args[480];
+        snprintf(base, sizeof base,
+                 "train --model %s --steps 5 --micro-batch 2 --global-batch 4 --seq-len 16 "
+                 "--lr 2e-3 --json --quiet",
+                 models[k]);
+        cJSON *one = run_json(base, 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+        const char *variants[] = {"", "--tp 2", "--zero1", "--no-overlap"};
+        for (int v = 0; v < 4; v++) {
+            snprintf(args, sizeof args, "%s %s", base, variants[v]);
+            cJSON *two = mpi_json(2, args);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(two);
+            double d = curve_diff(one, 0, two);
+            if (!(d < 1e-5))
+                fprintf(stderr, "\n  %s 2 ranks %s: relative loss difference %.3g\n", models[k],
+                        variants[v], d);
+            CU_ASSERT(d < 1e-5);
+            const cJSON *l = cJSON_GetObjectItem(two, "layout");
+            CU_ASSERT_EQUAL(cJSON_GetObjectItem(l, "dp")->valueint, v == 1 ? 1 : 2);
+            cJSON_Delete(two);
+        }
+        cJSON_Delete(one);
+    }
+}
+
+static void test_kill_and_resume_bit_exact(void)
+{
+    char dir[256];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    for (int ranks = 1; ranks <= 2; ranks++) {
+        if (ranks == 2 && !mpi_available()) {
+            fprintf(stderr, "\n  SKIPPED: 2-rank kill test (mpirun not found)\n");
+            break;
+        }
+        char a[600], b[600], c[600];
+        const char *common = "train --model " TINY_GPT
+                             " --steps 8 --micro-batch 2 --global-batch 4 --seq-len 16 "
+                             "--json --quiet --checkpoint-every 2";
+        snprintf(a, sizeof a, "%s --checkpoint-dir %s/a%d", common, dir, ranks);
+        snprintf(b, sizeof b, "%s --checkpoint-dir %s/b%d --fail-at-step 6 --fail-rank %d", common,
+                 dir, ranks, ranks - 1);
+        snprintf(c, sizeof c, "%s --checkpoint-dir %s/b%d --resume auto --async-checkpoint",
+                 common, dir, ranks);
+        cJSON *whole = ranks == 1 ? run_json(a, 0) : mpi_json(2, a);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(whole);
+        char *err = NULL;
+        int rc = ranks == 1 ? run_cli(b, NULL, &err) : run_mpi(2, b, NULL, &err);
+        /* killed: not a success, and the log says which rank */
+        CU_ASSERT_NOT_EQUAL(rc, 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "killed on purpose at step 6"));
+        free(err);
+        cJSON *resumed = ranks == 1 ? run_json(c, 0) : mpi_json(2, c);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(resumed);
+        int first = cJSON_GetObjectItem(resumed, "first_step")->valueint;
+        CU_ASSERT_EQUAL(first, 4); /* the last save before the kill */
+        CU_ASSERT_EQUAL(n_losses(resumed), 4);
+        for (int i = 0; i < n_losses(resumed); i++)
+            CU_ASSERT_EQUAL(loss_at(resumed, i), loss_at(whole, first + i)); /* bit for bit */
+        cJSON_Delete(whole);
+        cJSON_Delete(resumed);
+    }
+    remove_tree(dir);
+}
+
+static void test_damaged_checkpoint_skipped(void)
+{
+    char dir[256], path[400], args[600];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(args, sizeof args,
+             "train --model " TINY_LLAMA " --steps 4 --micro-batch 2 --seq-len 16 --quiet "
+             "--checkpoint-every 2 --checkpoint-dir %s",
+             dir);
+    CU_ASSERT_EQUAL_FATAL(run_cli(args, NULL, NULL), 0);
+    /* corrupt the newest */
+    snprintf(path, sizeof path, "%s/step-00000004/rank-00000.bin", dir);
+    char *data = NULL;
+    size_t len = 0;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(fileio_read_all(path, &data, &len, &e), 0);
+    data[len - 10] ^= 1;
+    CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, data, len, &e), 0);
+    free(data);
+    snprintf(args, sizeof args,
+             "train --model " TINY_LLAMA " --steps 6 --micro-batch 2 --seq-len 16 --quiet --json "
+             "--checkpoint-every 2 --checkpoint-dir %s --resume auto",
+             dir);
+    cJSON *j = run_json(args, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(j, "resumed_from_step")->valueint, 2);
+    const cJSON *skipped = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "checkpoints_skipped"), 0);
+    CU_ASSERT_TRUE(cJSON_IsString(skipped) && strstr(skipped->valuestring, "checksum"));
+    cJSON_Delete(j);
+    remove_tree(dir);
+}
+
+static void test_validate(void)
+{
+    /* a published run (SC21 Table 1, GPT 1.7B on 32 A100s), as a measured file */
+    cJSON *v = run_json("validate --measured tests/fixtures/validate/sc21-gpt-1.7b-32xa100.json "
+                        "--json",
+                        0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+    double err = cJSON_GetObjectItem(v, "step_time_error")->valuedouble;
+    CU_ASSERT(fabs(err) < 0.10);
+    /* the prediction is the simulator's for that configuration */
+    cJSON *s = run_json("sim --model sc21-gpt-1.7b --gpu a100-80g --gpus 32 --micro-batch 16 "
+                        "--global-batch 512 --seq-len 2048 --recompute full --precision fp16 "
+                        "--framework megatron-2021 --json",
+                        0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CHECK_REL(cJSON_GetObjectItem(v, "predicted_step_time_s")->valuedouble,
+              cJSON_GetObjectItem(s, "step_time_s")->valuedouble, 1e-9);
+    CHECK_REL(cJSON_GetObjectItem(v, "measured_step_time_s")->valuedouble, 3.528, 1e-12);
+    cJSON_Delete(v);
+    cJSON_Delete(s);
+    /* its report: predicted against measured per component */
+    char dir[256], args[400];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(args, sizeof args,
+             "validate --measured tests/fixtures/validate/sc21-gpt-1.7b-32xa100.json --report "
+             "%s/r",
+             dir);
+    CU_ASSERT_EQUAL(run_cli(args, NULL, NULL), 0);
+    char path[300];
+    snprintf(path, sizeof path, "%s/r/components.csv", dir);
+    char *csv = slurp(path);
+    CU_ASSERT_TRUE(csv && strstr(csv, "step,"));
+    free(csv);
+    remove_tree(dir);
+}
+
+static void test_bad_input(void)
+{
+    char dir[256], path[400];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    /* a CPU run cannot be validated against a GPU model */
+    snprintf(path, sizeof path, "%s/cpu.json", dir);
+    char *run = NULL;
+    err_t e;
+    CU_ASSERT_EQUAL(run_cli("train --model " TINY_GPT " --steps 1 --seq-len 8 --micro-batch 1 "
+                            "--json --quiet",
+                            &run, NULL),
+                    0);
+    CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, run ? run : "", run ? strlen(run) : 0, &e), 0);
+    free(run);
+    const struct {
+        const char *args, *needle;
+        int rc;
+    } cases[] = {
+        {"train --model " TINY_GPT " --device tpu", "cpu or cuda", 2},
+        {"train --model " TINY_GPT " --device cuda --steps 1", "--device cuda", 1},
+        {"train --model " TINY_GPT " --seq-len 65", "longer than the model", 2},
+        {"train --model " TINY_GPT " --tp 3", "--tp", 2},
+        {"train --model " TINY_GPT " --micro-batch 3 --global-batch 4", "--global-batch", 2},
+        {"train --model " TINY_GPT " --steps 0", "--steps", 2},
+        {"train --model " TINY_GPT " --data /no/such/corpus.txt", "/no/such/corpus.txt", 2},
+        {"train --model " TINY_GPT " --resume auto", "--checkpoint-dir", 2},
+        {"train --model " TINY_GPT " --resume /no/such/ckpt", "--resume", 2},
+        {"validate --measured /no/such/run.json", "/no/such/run.json", 2},
+        {"validate --measured tests/fixtures/configs/malformed.json", "malformed JSON", 2},
+        {"validate", "--measured", 2},
+        {NULL, "measured on the CPU", 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char a[600], *err = NULL;
+        if (cases[i].args)
+            snprintf(a, sizeof a, "%s", cases[i].args);
+        else
+            snprintf(a, sizeof a, "validate --measured %s", path);
+        int rc = run_cli(a, NULL, &err);
+        if (rc != cases[i].rc || !err || !strstr(err, cases[i].needle) || count_lines(err) != 1) {
+            fprintf(stderr, "\n$ scaleplan %s -> %d\nstderr: %s(expected %d and '%s')\n", a, rc,
+                    err ? err : "", cases[i].rc, cases[i].needle);
+            CU_FAIL("bad input not reported as one line with the right exit code");
+        }
+        free(err);
+    }
+    remove_tree(dir);
+}
+
+static void test_preflight_cpu(void)
+{
+    /* preflight starts mpirun itself: no leak checking in there (see
+     * run_mpi in testing.c) */
+    setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+    cJSON *j = run_json("preflight --json", 0);
+    unsetenv("ASAN_OPTIONS");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    int pass = 0, skip = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(j, "checks"))
+    {
+        const char *r = cJSON_GetObjectItem(c, "result")->valuestring;
+        pass += strcmp(r, "pass") == 0;
+        skip += strcmp(r, "skip") == 0;
+        if (strcmp(r, "fail") == 0)
+            fprintf(stderr, "\n  preflight: %s: %s\n", cJSON_GetObjectItem(c, "check")->valuestring,
+                    cJSON_GetObjectItem(c, "figure")->valuestring);
+    }
+    /* on a CPU: bf16 and the throughput check need a GPU */
+    CU_ASSERT_EQUAL(skip, mpi_available() ? 2 : 3);
+    CU_ASSERT_EQUAL(pass, 6 - skip);
+    cJSON_Delete(j);
+}
+
+TEST_SUITE(suite_train, "train", TEST(test_loss_falls_and_json),
+           TEST(test_parallel_runs_equal_single), TEST(test_kill_and_resume_bit_exact),
+           TEST(test_damaged_checkpoint_skipped), TEST(test_validate), TEST(test_bad_input),
+           TEST(test_preflight_cpu));
