@@ -463,9 +463,13 @@ int cli_sim_setup(const cli_args_t *a, cli_sim_setup_t *s, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--tp-comm-overlap",
                         "needs --sequence-parallel (Transformer Engine overlaps the "
                         "all-gather and reduce-scatter that SP uses)");
-    const char *prof = cli_get(a, "--profile");
-    rc = prof ? prof_load(prof, &s->profile, err)
-              : prof_load_default(s->cluster.gpu.name, &s->profile, err);
+    return cli_sim_finish(s, cli_get(a, "--profile"), err);
+}
+
+int cli_sim_finish(cli_sim_setup_t *s, const char *profile, err_t *err)
+{
+    int rc = profile ? prof_load(profile, &s->profile, err)
+                     : prof_load_default(s->cluster.gpu.name, &s->profile, err);
     if (rc)
         return rc;
     s->input.model = &s->model;

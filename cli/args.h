@@ -109,6 +109,11 @@ typedef struct {
 /* Parse model, cluster (--gpus required), framework preset, layout flags,
  * profile (--profile, else the GPU's default) and simulator options. */
 int cli_sim_setup(const cli_args_t *a, cli_sim_setup_t *s, err_t *err);
+/* The last part of a setup whose model, cluster, layout and options are
+ * filled: load the profile (a file, or NULL for the GPU's default) and
+ * point the input at the rest. */
+int cli_sim_finish(cli_sim_setup_t *s, const char *profile, err_t *err);
+
 void cli_sim_setup_free(cli_sim_setup_t *s);
 
 #endif

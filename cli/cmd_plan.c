@@ -31,6 +31,7 @@ static const cli_opt_t own_opts[] = {
     {"--what-if", NULL, "K=V,...", "rerun the best plan with fabric=, price=, gpu=, gpus=, tokens="},
     {"--details", NULL, NULL, "add the best rung's checkpoint-interval sweep and step timeline to --json"},
     CLI_REPORT_OPT,
+    CLI_CSV_OPT,
 };
 static const cli_group_t own_group = {"Plan", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
@@ -167,7 +168,7 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
         in->rel.trials = 300; /* enough for P50/P90 at each rung */
     if ((v = cli_get(a, "--storage-bw")))
         in->storage_bps = in->rel.storage_write_bps;
-    in->progress = !cli_has(a, "--json");
+    in->progress = !cli_machine_output(a);
     return ERR_OK;
 }
 
@@ -542,12 +543,12 @@ int cmd_plan(int argc, char **argv, err_t *err)
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
             goto out;
         }
-        if (!cli_has(&a, "--json") && print_text(p, w, nw))
+        if (!cli_machine_output(&a) && print_text(p, w, nw))
             rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
-        if (!rc && !cli_has(&a, "--json"))
+        if (!rc && !cli_machine_output(&a))
             putchar('\n');
         if (!rc)
-            rc = cli_output_result(&a, "scaleplan plan", j, err);
+            rc = cli_output_result(&a, "scaleplan plan", j, "ladder", err);
         cJSON_Delete(j);
     } else if (print_text(p, w, nw)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");

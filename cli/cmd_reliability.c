@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "reports/csvout.h"
 #include "cli/job.h"
 #include "common/json.h"
 #include "common/units.h"
@@ -14,6 +15,7 @@
 static const cli_opt_t own_opts[] = {
     {"--sweep", NULL, NULL, "find the best checkpoint interval (and compare with Young/Daly)"},
     CLI_REPORT_OPT,
+    CLI_CSV_OPT,
     {"--ladder", NULL, NULL, "interruptions per week at 32, 128, 512 and 2048 GPUs"},
 };
 static const cli_group_t own_group = {"Reliability command", own_opts,
@@ -31,7 +33,7 @@ static int run_ladder(const cli_args_t *a, err_t *err)
     int rc = failure_load_set(cli_get(a, "--failure-rates"), &fs, err);
     if (rc)
         return rc;
-    bool json = cli_has(a, "--json");
+    bool json = cli_machine_output(a);
     cJSON *arr = json ? cJSON_CreateArray() : NULL;
     static const char *hdr[] = {"GPUs", "interruptions/week", "unexpected/week", "MTBF",
                                 "planning guides"};
@@ -79,7 +81,11 @@ static int run_ladder(const cli_args_t *a, err_t *err)
         if (o && cJSON_AddStringToObject(o, "failure_rates", fs.name) &&
             cJSON_AddItemToObject(o, "ladder", arr)) {
             arr = NULL;
-            rc = json_print_stdout(o, err);
+            rc = cli_has(a, "--csv") ? csv_from_json(stdout, cJSON_GetObjectItem(o, "ladder"),
+                                                     "ladder", err)
+                                     : json_print_stdout(o, err);
+        } else {
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
         }
         cJSON_Delete(o);
     }
@@ -296,16 +302,16 @@ int cmd_reliability(int argc, char **argv, err_t *err)
             goto out;
         run.swept = true;
     }
-    if (!cli_has(&a, "--json") && print_text(&a, &cl, &fs, &run, have_job ? &job : NULL))
+    if (!cli_machine_output(&a) && print_text(&a, &cl, &fs, &run, have_job ? &job : NULL))
         rc = err_set(err, ERR_RUNTIME, "write failed");
     if (!rc && cli_wants_result(&a)) {
         cJSON *j = rel_json(&cl, &fs, &run, have_job ? &job : NULL);
         if (!j)
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
-        else if (!cli_has(&a, "--json"))
+        else if (!cli_machine_output(&a))
             putchar('\n');
         if (j)
-            rc = cli_output_result(&a, "scaleplan reliability", j, err);
+            rc = cli_output_result(&a, "scaleplan reliability", j, "interruptions_by_cause", err);
         cJSON_Delete(j);
     }
 out:

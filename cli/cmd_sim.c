@@ -19,6 +19,7 @@ static const cli_opt_t own_opts[] = {
     {"--ops", NULL, NULL, "also print the per-operation cost of one layer"},
     {"--timeline", NULL, NULL, "add the step's tasks (stage, stream, kind, start, end) to --json"},
     CLI_REPORT_OPT,
+    CLI_CSV_OPT,
 };
 static const cli_group_t own_group = {"Sim command", own_opts,
                                       sizeof own_opts / sizeof own_opts[0]};
@@ -188,16 +189,16 @@ int cmd_sim(int argc, char **argv, err_t *err)
     if (!rc && timeline)
         rc = sim_timeline(ctx, &events, &n_events, err);
     sim_ctx_destroy(ctx);
-    if (!rc && !cli_has(&a, "--json") && print_text(&s, &r, cli_has(&a, "--ops")))
+    if (!rc && !cli_machine_output(&a) && print_text(&s, &r, cli_has(&a, "--ops")))
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
     if (!rc && cli_wants_result(&a)) {
         cJSON *j = sim_json(&s, &r, events, n_events);
         if (!j)
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
-        else if (!cli_has(&a, "--json"))
+        else if (!cli_machine_output(&a))
             putchar('\n');
         if (j)
-            rc = cli_output_result(&a, "scaleplan sim", j, err);
+            rc = cli_output_result(&a, "scaleplan sim", j, "breakdown_s", err);
         cJSON_Delete(j);
     }
     free(events);

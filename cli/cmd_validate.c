@@ -18,6 +18,7 @@ static const cli_opt_t own_opts[] = {
     {"--flag-over", NULL, "PCT", "flag components whose error exceeds this (default 10)"},
     {"--fail-over", NULL, "PCT", "exit 1 when the step time's error exceeds this"},
     CLI_REPORT_OPT,
+    CLI_CSV_OPT,
 };
 static const cli_group_t own_group = {"Validate", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
@@ -81,16 +82,7 @@ static int load_measured(const cJSON *root, const char *file, const char *profil
     const cJSON *ov = cJSON_GetObjectItemCaseSensitive(root, "overlap_grad_reduce");
     if (cJSON_IsBool(ov))
         s->opt.overlap_grad_reduce = cJSON_IsTrue(ov);
-    rc = profile ? prof_load(profile, &s->profile, err)
-                 : prof_load_default(s->cluster.gpu.name, &s->profile, err);
-    if (rc)
-        return rc;
-    s->input.model = &s->model;
-    s->input.layout = &s->layout;
-    s->input.cluster = &s->cluster;
-    s->input.profile = &s->profile;
-    s->input.opt = s->opt;
-    return ERR_OK;
+    return cli_sim_finish(s, profile, err);
 }
 
 typedef struct {
@@ -261,7 +253,7 @@ int cmd_validate(int argc, char **argv, err_t *err)
     int n = 0;
     if ((rc = compare(&m, &r, flag_pct / 100, comp, &n, err)))
         goto out;
-    if (!cli_has(&a, "--json") && print_text(&m, comp, n, flag_pct / 100)) {
+    if (!cli_machine_output(&a) && print_text(&m, comp, n, flag_pct / 100)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
         goto out;
     }
@@ -270,9 +262,9 @@ int cmd_validate(int argc, char **argv, err_t *err)
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
             goto out;
         }
-        if (!cli_has(&a, "--json"))
+        if (!cli_machine_output(&a))
             putchar('\n');
-        if ((rc = cli_output_result(&a, "scaleplan validate", j, err)))
+        if ((rc = cli_output_result(&a, "scaleplan validate", j, "components", err)))
             goto out;
     }
     if (fail_pct >= 0 && !(fabs(comp[0].error) <= fail_pct / 100))

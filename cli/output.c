@@ -3,17 +3,24 @@
 #include <stdio.h>
 
 #include "common/json.h"
+#include "reports/csvout.h"
 #include "reports/gnuplot.h"
 #include "reports/report.h"
 
-bool cli_wants_result(const cli_args_t *a)
+bool cli_machine_output(const cli_args_t *a)
 {
-    return cli_has(a, "--json") || cli_get(a, "--report") != NULL;
+    return cli_has(a, "--json") || cli_has(a, "--csv");
 }
 
-int cli_output_result(const cli_args_t *a, const char *command, const cJSON *result, err_t *err)
+bool cli_wants_result(const cli_args_t *a)
 {
-    bool json = cli_has(a, "--json");
+    return cli_machine_output(a) || cli_get(a, "--report") != NULL;
+}
+
+int cli_output_result(const cli_args_t *a, const char *command, const cJSON *result,
+                      const char *csv_key, err_t *err)
+{
+    bool json = cli_machine_output(a);
     const char *dir = cli_get(a, "--report");
     if (dir) {
         report_info_t info;
@@ -24,5 +31,8 @@ int cli_output_result(const cli_args_t *a, const char *command, const cJSON *res
         fprintf(to, "wrote %s (%d plot%s%s)\n", info.index, info.plots, info.plots == 1 ? "" : "s",
                 info.no_gnuplot ? "; gnuplot missing: " GP_INSTALL_HINT : "");
     }
-    return json ? json_print_stdout(result, err) : ERR_OK;
+    if (cli_has(a, "--csv"))
+        return csv_from_json(stdout, cJSON_GetObjectItemCaseSensitive(result, csv_key), csv_key,
+                             err);
+    return cli_has(a, "--json") ? json_print_stdout(result, err) : ERR_OK;
 }

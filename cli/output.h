@@ -17,13 +17,23 @@
             "write an HTML report into DIR: index.html, plots (PNG, SVG), CSV, result.json" \
     }
 
-/* Write the report (with --report) and print result (with --json); command
- * ("scaleplan plan") names the result in errors. The line that names the
- * report goes to stdout, or to stderr when stdout carries the JSON. Takes
- * no ownership of result. */
-int cli_output_result(const cli_args_t *a, const char *command, const cJSON *result, err_t *err);
+/* ... and the one that prints the command's main table as CSV. */
+#define CLI_CSV_OPT                                                                           \
+    {                                                                                         \
+        "--csv", NULL, NULL, "print the main table as CSV (full-precision numbers) instead"  \
+    }
+
+/* Write the report (with --report), print result (with --json) or its
+ * member csv_key as CSV (with --csv); command ("scaleplan plan") names the
+ * result in errors. The line that names the report goes to stdout, or to
+ * stderr when stdout carries JSON or CSV. Takes no ownership of result. */
+int cli_output_result(const cli_args_t *a, const char *command, const cJSON *result,
+                      const char *csv_key, err_t *err);
 
 /* Whether the command should build the JSON result at all. */
 bool cli_wants_result(const cli_args_t *a);
+
+/* Whether stdout carries machine output (--json or --csv): no text. */
+bool cli_machine_output(const cli_args_t *a);
 
 #endif

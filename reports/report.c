@@ -198,6 +198,36 @@ static int figure(ctx_t *c, const char *name, const char *caption, const char *b
     return ERR_OK;
 }
 
+/* One number of the result shown in a two-column table. */
+typedef struct {
+    const char *key, *label, *fmt;
+    double scale; /* 100 for a fraction shown as a percentage */
+} measure_t;
+
+/* A table of the result's numbers, one row each; numbers the result does
+ * not have are left out. */
+static void measures_table(html_t *h, const cJSON *r, const char *first, const char *first_text,
+                           const measure_t *rows, size_t n)
+{
+    static const char *hdr[] = {"measure", "value"};
+    html_table_begin(h, hdr, 2);
+    if (first) {
+        html_row_begin(h);
+        html_cell_text(h, first);
+        html_cell_text(h, first_text);
+        html_row_end(h);
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (!cJSON_IsNumber(obj(r, rows[k].key)) && !cJSON_IsNull(obj(r, rows[k].key)))
+            continue;
+        html_row_begin(h);
+        html_cell_text(h, rows[k].label);
+        html_cell_num(h, rows[k].key, num(r, rows[k].key), rows[k].fmt, rows[k].scale);
+        html_row_end(h);
+    }
+    html_table_end(h);
+}
+
 /* Breakdown parts in a fixed order, with the names people read. */
 static const struct {
     const char *key, *label;
@@ -408,30 +438,15 @@ static int render_plan(const cJSON *r, ctx_t *c, err_t *err)
     const cJSON *ladder = obj(r, "ladder");
     const cJSON *best = obj(r, "best");
     html_paragraph(h, "rec", str(r, "recommendation"));
-    static const char *fh[] = {"planned", "value"};
-    html_table_begin(h, fh, 2);
-    html_row_begin(h);
-    html_cell_text(h, "GPU");
-    html_cell_text(h, str(r, "gpu"));
-    html_row_end(h);
-    static const struct {
-        const char *key, *label, *fmt;
-    } facts[] = {{"tokens", "tokens to train", "%.4g"},
-                 {"price_usd_per_gpu_hour", "price (USD per GPU-hour)", "%.2f"},
-                 {"global_batch_min", "global batch, smallest allowed (sequences)", "%.0f"},
-                 {"global_batch_max", "global batch, largest allowed (sequences)", "%.0f"},
-                 {"seq_len", "sequence length (tokens)", "%.0f"},
-                 {"layouts_evaluated", "layouts searched, all rungs", "%.0f"},
-                 {"elapsed_s", "search time (s)", "%.2f"}};
-    for (size_t k = 0; k < sizeof facts / sizeof facts[0]; k++) {
-        if (!cJSON_IsNumber(obj(r, facts[k].key)))
-            continue;
-        html_row_begin(h);
-        html_cell_text(h, facts[k].label);
-        html_cell_num(h, facts[k].key, num(r, facts[k].key), facts[k].fmt, 1);
-        html_row_end(h);
-    }
-    html_table_end(h);
+    static const measure_t facts[] = {
+        {"tokens", "tokens to train", "%.4g", 1},
+        {"price_usd_per_gpu_hour", "price (USD per GPU-hour)", "%.2f", 1},
+        {"global_batch_min", "global batch, smallest allowed (sequences)", "%.0f", 1},
+        {"global_batch_max", "global batch, largest allowed (sequences)", "%.0f", 1},
+        {"seq_len", "sequence length (tokens)", "%.0f", 1},
+        {"layouts_evaluated", "layouts searched, all rungs", "%.0f", 1},
+        {"elapsed_s", "search time (s)", "%.2f", 1}};
+    measures_table(h, r, "GPU", str(r, "gpu"), facts, sizeof facts / sizeof facts[0]);
     html_heading(h, "Scale ladder");
     static const char *hdr[] = {"GPUs", "layout", "step (s)", "tokens/s", "MFU (%)", "scaling (%)",
                                 "main loss", "days P50", "days P90", "interruptions",
@@ -671,24 +686,13 @@ static int render_sim(const cJSON *r, ctx_t *c, err_t *err)
              num(r, "tokens_per_s"), 100 * num(r, "mfu"),
              cJSON_IsFalse(obj(r, "fits")) ? "; it does NOT fit in GPU memory" : "");
     html_paragraph(h, "rec", line);
-    static const char *hdr[] = {"measure", "value"};
-    html_table_begin(h, hdr, 2);
-    static const struct {
-        const char *key, *label, *fmt;
-        double scale;
-    } rows[] = {{"step_time_s", "step time (s)", "%.4f", 1},
-                {"tokens_per_s", "tokens/s", "%.0f", 1},
-                {"model_tflops_per_gpu", "model TFLOP/s per GPU", "%.1f", 1},
-                {"hardware_tflops_per_gpu", "hardware TFLOP/s per GPU", "%.1f", 1},
-                {"mfu", "MFU (%)", "%.2f", 100},
-                {"hfu", "HFU (%)", "%.2f", 100}};
-    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
-        html_row_begin(h);
-        html_cell_text(h, rows[k].label);
-        html_cell_num(h, rows[k].key, num(r, rows[k].key), rows[k].fmt, rows[k].scale);
-        html_row_end(h);
-    }
-    html_table_end(h);
+    static const measure_t rows[] = {{"step_time_s", "step time (s)", "%.4f", 1},
+                                     {"tokens_per_s", "tokens/s", "%.0f", 1},
+                                     {"model_tflops_per_gpu", "model TFLOP/s per GPU", "%.1f", 1},
+                                     {"hardware_tflops_per_gpu", "hardware TFLOP/s per GPU", "%.1f", 1},
+                                     {"mfu", "MFU (%)", "%.2f", 100},
+                                     {"hfu", "HFU (%)", "%.2f", 100}};
+    measures_table(h, r, NULL, NULL, rows, sizeof rows / sizeof rows[0]);
     int rc = render_breakdown_and_memory(r, c, "", err);
     if (rc)
         return rc;
@@ -708,27 +712,16 @@ static int render_reliability(const cJSON *r, ctx_t *c, err_t *err)
              num(r, "wall_days_p10"), num(r, "wall_days_p90"), 100 * num(r, "goodput"),
              num(r, "interruptions_mean"));
     html_paragraph(h, "rec", line);
-    static const char *hdr[] = {"measure", "value"};
-    html_table_begin(h, hdr, 2);
-    static const struct {
-        const char *key, *label, *fmt;
-        double scale;
-    } rows[] = {{"wall_days_p10", "days P10", "%.2f", 1},
-                {"wall_days_p50", "days P50", "%.2f", 1},
-                {"wall_days_p90", "days P90", "%.2f", 1},
-                {"goodput", "goodput (%)", "%.2f", 100},
-                {"interruptions_mean", "interruptions", "%.1f", 1},
-                {"mtbf_hours", "job MTBF (h)", "%.2f", 1},
-                {"checkpoint_interval_s", "checkpoint interval (s)", "%.0f", 1},
-                {"young_daly_interval_s", "Young/Daly interval (s)", "%.0f", 1},
-                {"lost_gpu_hours", "lost GPU-hours", "%.0f", 1}};
-    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
-        html_row_begin(h);
-        html_cell_text(h, rows[k].label);
-        html_cell_num(h, rows[k].key, num(r, rows[k].key), rows[k].fmt, rows[k].scale);
-        html_row_end(h);
-    }
-    html_table_end(h);
+    static const measure_t rows[] = {{"wall_days_p10", "days P10", "%.2f", 1},
+                                     {"wall_days_p50", "days P50", "%.2f", 1},
+                                     {"wall_days_p90", "days P90", "%.2f", 1},
+                                     {"goodput", "goodput (%)", "%.2f", 100},
+                                     {"interruptions_mean", "interruptions", "%.1f", 1},
+                                     {"mtbf_hours", "job MTBF (h)", "%.2f", 1},
+                                     {"checkpoint_interval_s", "checkpoint interval (s)", "%.0f", 1},
+                                     {"young_daly_interval_s", "Young/Daly interval (s)", "%.0f", 1},
+                                     {"lost_gpu_hours", "lost GPU-hours", "%.0f", 1}};
+    measures_table(h, r, NULL, NULL, rows, sizeof rows / sizeof rows[0]);
     html_heading(h, "Interruptions by cause");
     static const char *ch[] = {"cause", "expected interruptions"};
     html_table_begin(h, ch, 2);

@@ -537,6 +537,44 @@ static void test_report_bad_results(void)
     remove_tree(dir);
 }
 
+/* --csv prints the same numbers as --json, one table. */
+static void test_csv_output(void)
+{
+    const char *sim = "sim --model llama3-8b --gpu h100-sxm --gpus 16 --tp 2";
+    char args[256], *csv = NULL, *json = NULL;
+    snprintf(args, sizeof args, "%s --csv", sim);
+    CU_ASSERT_EQUAL_FATAL(run_cli(args, &csv, NULL), 0);
+    snprintf(args, sizeof args, "%s --json", sim);
+    CU_ASSERT_EQUAL_FATAL(run_cli(args, &json, NULL), 0);
+    cJSON *j = cJSON_Parse(json);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    const cJSON *bd = cJSON_GetObjectItem(j, "breakdown_s");
+    CU_ASSERT_EQUAL(strncmp(csv, "key,value\n", 10), 0);
+    int rows = 0;
+    for (char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        char key[64];
+        double v;
+        CU_ASSERT_EQUAL_FATAL(sscanf(line + 1, "%63[^,],%lf", key, &v), 2);
+        const cJSON *want = cJSON_GetObjectItem(bd, key);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+        CHECK_REL(v, want->valuedouble, 1e-14);
+        rows++;
+    }
+    CU_ASSERT_EQUAL(rows, cJSON_GetArraySize(bd));
+    cJSON_Delete(j);
+    free(csv);
+    free(json);
+    /* the plan's ladder: one row per rung, nested layout flattened */
+    CU_ASSERT_EQUAL_FATAL(run_cli("plan --model llama3-8b --tokens 100B --gpu h100-sxm "
+                                  "--min-gpus 8 --max-gpus 32 --trials 100 --csv",
+                                  &csv, NULL),
+                          0);
+    CU_ASSERT_EQUAL(count_lines(csv), 1 + 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(csv, "gpus,feasible,layout.tp,layout.pp"));
+    free(csv);
+}
+
 TEST_SUITE(suite_report, "report", TEST(test_plan_report_numbers_and_plots),
            TEST(test_sim_and_reliability_reports), TEST(test_report_renders_in_chromium),
-           TEST(test_report_without_gnuplot), TEST(test_report_bad_results));
+           TEST(test_report_without_gnuplot), TEST(test_report_bad_results),
+           TEST(test_csv_output));

@@ -1,6 +1,6 @@
 /* backend: what the training loop asks of a device, as a table of
  * functions - one entry for the CPU (backend_cpu.c), one for CUDA
- * (gpt_cuda.cu, or its _nocuda twin that says the build has no CUDA).
+ * (backend_cuda.cu, or its _nocuda twin that says the build has no CUDA).
  *
  * A backend owns the model's parameters, gradients, optimizer state and
  * activations on its device, runs one micro-batch forward and backward

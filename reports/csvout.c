@@ -1,0 +1,133 @@
+#include "reports/csvout.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_COLUMNS 256
+
+typedef struct {
+    char *name[MAX_COLUMNS];
+    int n;
+} columns_t;
+
+static void columns_free(columns_t *c)
+{
+    for (int i = 0; i < c->n; i++)
+        free(c->name[i]);
+    c->n = 0;
+}
+
+static int column_index(const columns_t *c, const char *name)
+{
+    for (int i = 0; i < c->n; i++)
+        if (strcmp(c->name[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* Collect the dotted leaf names of o (prefix "" at the top), in order. */
+static bool collect(columns_t *c, const cJSON *o, const char *prefix)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, o)
+    {
+        char name[256];
+        snprintf(name, sizeof name, "%s%s%s", prefix, prefix[0] ? "." : "", e->string);
+        if (cJSON_IsObject(e)) {
+            if (!collect(c, e, name))
+                return false;
+        } else if (!cJSON_IsArray(e) && column_index(c, name) < 0) {
+            if (c->n == MAX_COLUMNS || !(c->name[c->n] = strdup(name)))
+                return false;
+            c->n++;
+        }
+    }
+    return true;
+}
+
+static const cJSON *leaf(const cJSON *o, const char *dotted)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", dotted);
+    const cJSON *node = o;
+    char *save = NULL;
+    for (char *seg = strtok_r(buf, ".", &save); seg && node; seg = strtok_r(NULL, ".", &save))
+        node = cJSON_GetObjectItemCaseSensitive(node, seg);
+    return node;
+}
+
+static void put_text(FILE *out, const char *s)
+{
+    if (strpbrk(s, ",\"\n\r")) {
+        fputc('"', out);
+        for (; *s; s++) {
+            if (*s == '"')
+                fputc('"', out);
+            fputc(*s, out);
+        }
+        fputc('"', out);
+    } else {
+        fputs(s, out);
+    }
+}
+
+static void put_value(FILE *out, const cJSON *v)
+{
+    if (cJSON_IsNumber(v))
+        fprintf(out, "%.15g", v->valuedouble); /* as the JSON carries it */
+    else if (cJSON_IsString(v))
+        put_text(out, v->valuestring);
+    else if (cJSON_IsBool(v))
+        fputs(cJSON_IsTrue(v) ? "true" : "false", out);
+}
+
+int csv_from_json(FILE *out, const cJSON *node, const char *name, err_t *err)
+{
+    columns_t cols = {{0}, 0};
+    if (cJSON_IsObject(node)) {
+        if (!collect(&cols, node, "")) {
+            columns_free(&cols);
+            return err_set(err, ERR_RUNTIME, "out of memory (or over %d columns)", MAX_COLUMNS);
+        }
+        fputs("key,value\n", out);
+        for (int i = 0; i < cols.n; i++) {
+            put_text(out, cols.name[i]);
+            fputc(',', out);
+            put_value(out, leaf(node, cols.name[i]));
+            fputc('\n', out);
+        }
+    } else if (cJSON_IsArray(node)) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, node)
+        {
+            if (!cJSON_IsObject(e)) {
+                columns_free(&cols);
+                return err_set(err, ERR_INPUT, "%s: not a table (an element is not an object)",
+                               name);
+            }
+            if (!collect(&cols, e, "")) {
+                columns_free(&cols);
+                return err_set(err, ERR_RUNTIME, "out of memory (or over %d columns)",
+                               MAX_COLUMNS);
+            }
+        }
+        for (int i = 0; i < cols.n; i++) {
+            put_text(out, cols.name[i]);
+            fputc(i + 1 < cols.n ? ',' : '\n', out);
+        }
+        cJSON_ArrayForEach(e, node)
+        {
+            for (int i = 0; i < cols.n; i++) {
+                put_value(out, leaf(e, cols.name[i]));
+                fputc(i + 1 < cols.n ? ',' : '\n', out);
+            }
+        }
+    } else {
+        return err_set(err, ERR_INPUT, "%s: not a table", name);
+    }
+    columns_free(&cols);
+    if (fflush(out) != 0 || ferror(out))
+        return err_set(err, ERR_RUNTIME, "cannot write the CSV");
+    return ERR_OK;
+}

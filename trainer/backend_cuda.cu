@@ -1,0 +1,1205 @@
+/* The CUDA backend (BACKEND_CUDA of backend.h): the model of gpt.h on one
+ * GPU per process, with the CPU backend's semantics.
+ *
+ * Precision. Master weights, gradients and the Adam moments are fp32 in
+ * both modes. bf16 mode (backend_config_t.bf16) keeps a bf16 copy of the
+ * weights, refreshed by the optimizer, for the GEMMs; activations that feed
+ * GEMMs are bf16; every GEMM accumulates in fp32 (cuBLASLt
+ * CUBLAS_COMPUTE_32F). The residual stream, its gradient, the outputs of
+ * the row-parallel projections (so the TP sums), norm statistics, the loss
+ * and all parameter gradients stay fp32. fp32 mode runs the same code with
+ * T = float and true fp32 GEMMs (no TF32), for close comparison with the
+ * CPU path.
+ *
+ * Kernels. cuBLASLt for every product (cuda_gemm.cuh): the linear layers'
+ * forward and both backward products, and the attention as strided-batched
+ * products over (batch, head): S = scale Q K^T, Y = P V, and in the backward
+ * dP = dY V^T, dV = P^T dY, dQ = dS K, dK = dS^T Q, with the probabilities
+ * P kept for the backward (materialised attention, as the CPU path and
+ * the simulator's layout of a trainer run assume). Everything else is in
+ * cuda_kernels.cuh.
+ *
+ * Streams. All compute, and the TP all-reduces (on the critical path),
+ * run on s_main. DP reductions run on s_dp: in overlap mode, as the last
+ * micro-batch's backward finalises each bucket of gradients (the ranges
+ * gpt's backward reports: head, each block from the last, embeddings,
+ * merged into buckets of bucket_bytes exactly as the CPU backend merges
+ * them), an event recorded on s_main after the bucket's last gradient
+ * kernel is waited on by s_dp, which then all-reduces the bucket; ZeRO-1
+ * reduce-scatters after the backward into this rank's shard, AdamW updates
+ * the shard, and an all-gather on s_main rebuilds the full weights.
+ * reduce_grads makes s_main wait for s_dp, so the next step cannot touch
+ * gradients still being reduced.
+ *
+ * NCCL. One communicator per TP group and one per DP group, created with
+ * ncclCommInitRank after rank 0 of the group broadcasts the ncclUniqueId
+ * over the group's MPI communicator (dist_bcast); none for a group of one,
+ * so a single GPU needs no NCCL set-up. Gradients are summed over DP
+ * (ncclSum): the norm divides by dp and the optimizer scales by clip / dp,
+ * as the CPU backend does.
+ *
+ * Timing. CUDA events bracket the forward, the backward, each TP
+ * all-reduce, the DP reduction left after the backward (dp_s: from the end
+ * of the last backward to the end of the reduction, 0 when it finished
+ * under the backward) and the optimizer, so step_times_t is device time.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+extern "C" {
+#include "topologies/gpu.h"
+#include "trainer/backend.h"
+#include "trainer/gpt.h"
+}
+
+#include "trainer/cuda_check.cuh"
+#include "trainer/cuda_gemm.cuh"
+#include "trainer/cuda_kernels.cuh"
+
+#define GEMM_WORKSPACE_BYTES (32u << 20) /* cuBLASLt's recommendation for Hopper */
+#define LOGITS_ALIGN 64                  /* logits row stride rounded up to 64 elements */
+
+/* One block's activations kept for the backward (T = activation type). */
+typedef struct {
+    float *x_in;                /* [N, C] residual stream entering the block */
+    void *ln1;                  /* [N, C] T */
+    float *ln1_mean, *ln1_rstd; /* [N] */
+    void *qkv;                  /* [N, qkv_local] T, after RoPE */
+    void *probs;                /* [B * heads_local, t, t] T, causal softmax */
+    void *att;                  /* [N, heads_local * head_dim] T */
+    float *x_mid;               /* [N, C] residual after attention */
+    void *ln2;                  /* [N, C] T */
+    float *ln2_mean, *ln2_rstd;
+    void *fc;  /* [N, fc_local] T, pre-activation */
+    void *act; /* [N, ffn_local] T */
+} layer_acts_t;
+
+typedef struct {
+    backend_config_t c;
+    gpt_t m;
+    int device;
+    char device_name[96];
+    char gpu_name[32];
+    double peak_tflops;
+    size_t mem_total, mem_free_min;
+    bool bf16;
+    size_t es; /* bytes per activation element: 2 (bf16) or 4 */
+    cudaDataType_t ab_type;
+    size_t n, n_pad, shard, shard_begin; /* as backend_cpu.c */
+    int B, T, N, Vp;                     /* micro-batch, sequence, B * T rows, logits row stride */
+    /* parameters and optimizer state (device) */
+    float *params, *grads;  /* n_pad each */
+    void *wparams;          /* weights the GEMMs read: bf16 copy, or params in fp32 mode */
+    float *adam_m, *adam_v; /* shard */
+    float *shard_grads;     /* ZeRO-1: this rank's reduced shard (= grads when dp == 1) */
+    uint8_t *flags;         /* n_pad: bit 0 weight decay, bit 1 counted in the norm */
+    /* activations */
+    char *acts_mem;
+    size_t acts_bytes;
+    layer_acts_t *layers;
+    float *final_x, *lnf_mean, *lnf_rstd;
+    void *lnf;     /* [N, C] T */
+    void *logits;  /* [N, Vp] T; the loss kernel turns it into dlogits */
+    float *losses; /* [N] */
+    /* scratch shared by all blocks */
+    char *scratch_mem;
+    size_t scratch_bytes;
+    void *q, *k, *v, *y, *dq, *dk, *dv; /* [B * heads_local, t, head_dim] T each */
+    void *dp;                           /* [B * heads_local, t, t] T */
+    float *dx, *dln;                    /* [N, C] */
+    void *dx_t;                         /* [N, C] T copy of dx (bf16 mode; = dx in fp32 mode) */
+    void *datt, *dqkv, *dfc, *dact;
+    float *part_a, *part_b;     /* PART_MAX x max width */
+    double *sumsq_part;         /* SUMSQ_BLOCKS */
+    double *dsum;               /* [0] loss sum, [1] squared gradient norm */
+    int32_t *tokens;            /* inputs N | targets N | rows N | start N + 1 | uniq N */
+    float *rope_cos, *rope_sin; /* [t, head_dim / 2], rotary models only */
+    /* host */
+    int32_t *h_tokens; /* pinned, same layout as tokens */
+    double *h_dsum;    /* pinned, 2 */
+    int32_t *h_count;  /* vocab counters for the embedding's row grouping */
+    int n_uniq;
+    float *h_params, *h_m, *h_v, *h_grads; /* checkpoint / dump buffers (lazy) */
+    /* CUDA objects */
+    cudaStream_t s_main, s_dp;
+    cudaEvent_t ev_fwd0, ev_fwd1, ev_bwd1, ev_dp1, ev_opt0, ev_opt1, ev_bucket;
+    cudaEvent_t *ev_tp; /* pairs around TP all-reduces of one micro-batch */
+    int n_ev_tp, used_ev_tp;
+    bool bwd_recorded;
+    gemm_t *gemm;
+    ncclComm_t tp_comm, dp_comm; /* NULL for a group of one */
+    /* DP buckets of the current backward */
+    bool collecting, buckets_launched;
+    size_t bucket_lo, bucket_hi;
+    double other_bytes; /* device bytes outside the arenas counted as buffers */
+} cuda_state_t;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A tensor's pointer in a flat buffer, or NULL when the model lacks it. */
+template <typename P> static P *at(P *base, size_t off)
+{
+    return off == GPT_ABSENT ? NULL : base + off;
+}
+
+/* Seconds between two completed events. */
+static int elapsed_s(cudaEvent_t a, cudaEvent_t b, double *out, err_t *err)
+{
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    *out = ms / 1e3;
+    return ERR_OK;
+}
+
+static int dev_alloc(cuda_state_t *s, void **p, size_t bytes, const char *what, err_t *err)
+{
+    cudaError_t e = cudaMalloc(p, bytes ? bytes : 16);
+    if (e == cudaSuccess)
+        return ERR_OK;
+    *p = NULL;
+    (void)cudaGetLastError(); /* an allocation failure is not sticky; clear it */
+    return err_set(err, ERR_RUNTIME,
+                   "--device cuda: out of GPU memory for %.2f GiB of %s on %s (%s); use a smaller "
+                   "model, --micro-batch or --seq-len, or more --tp",
+                   (double)bytes / (1u << 30), what, s->device_name, cudaGetErrorString(e));
+}
+
+/* ------------------------------------------------------------ buffers */
+
+typedef struct {
+    char *base; /* NULL: only measure */
+    size_t off;
+} bump_t;
+
+/* bytes from the bump region, 256-byte aligned (cuBLASLt's preferred
+ * alignment); NULL while measuring. */
+static void *take(bump_t *b, size_t bytes)
+{
+    size_t o = (b->off + 255) & ~(size_t)255;
+    b->off = o + bytes;
+    return b->base ? (void *)(b->base + o) : NULL;
+}
+
+#define TAKE_F(b, n) ((float *)take(b, (size_t)(n) * sizeof(float)))
+
+static void layout_acts(cuda_state_t *s, bump_t *b)
+{
+    const gpt_t *m = &s->m;
+    size_t N = (size_t)s->N, C = (size_t)m->hidden, es = s->es;
+    size_t att_w = (size_t)m->heads_local * m->head_dim;
+    size_t probs = (size_t)s->B * m->heads_local * s->T * s->T;
+    for (int l = 0; l < m->n_layers; l++) {
+        layer_acts_t *k = &s->layers[l];
+        k->x_in = TAKE_F(b, N * C);
+        k->ln1 = take(b, es * N * C);
+        k->ln1_mean = TAKE_F(b, N);
+        k->ln1_rstd = TAKE_F(b, N);
+        k->qkv = take(b, es * N * (size_t)m->qkv_local);
+        k->probs = take(b, es * probs);
+        k->att = take(b, es * N * att_w);
+        k->x_mid = TAKE_F(b, N * C);
+        k->ln2 = take(b, es * N * C);
+        k->ln2_mean = TAKE_F(b, N);
+        k->ln2_rstd = TAKE_F(b, N);
+        k->fc = take(b, es * N * (size_t)m->fc_local);
+        k->act = take(b, es * N * (size_t)m->ffn_local);
+    }
+    s->final_x = TAKE_F(b, N * C);
+    s->lnf = take(b, es * N * C);
+    s->lnf_mean = TAKE_F(b, N);
+    s->lnf_rstd = TAKE_F(b, N);
+    s->logits = take(b, es * N * (size_t)s->Vp);
+    s->losses = TAKE_F(b, N);
+}
+
+static void layout_scratch(cuda_state_t *s, bump_t *b)
+{
+    const gpt_t *m = &s->m;
+    size_t N = (size_t)s->N, C = (size_t)m->hidden, es = s->es;
+    size_t att_w = (size_t)m->heads_local * m->head_dim;
+    size_t heads = (size_t)s->B * m->heads_local * s->T * m->head_dim;
+    void **per_head[] = {&s->q, &s->k, &s->v, &s->y, &s->dq, &s->dk, &s->dv};
+    for (size_t i = 0; i < sizeof per_head / sizeof per_head[0]; i++)
+        *per_head[i] = take(b, es * heads);
+    s->dp = take(b, es * (size_t)s->B * m->heads_local * s->T * s->T);
+    s->dx = TAKE_F(b, N * C);
+    s->dln = TAKE_F(b, N * C);
+    s->dx_t = s->bf16 ? take(b, es * N * C) : (void *)s->dx;
+    s->datt = take(b, es * N * att_w);
+    s->dqkv = take(b, es * N * (size_t)m->qkv_local);
+    s->dfc = take(b, es * N * (size_t)m->fc_local);
+    s->dact = take(b, es * N * (size_t)m->ffn_local);
+    size_t width = C;
+    if ((size_t)m->qkv_local > width)
+        width = (size_t)m->qkv_local;
+    if ((size_t)m->fc_local > width)
+        width = (size_t)m->fc_local;
+    s->part_a = TAKE_F(b, (size_t)PART_MAX * width);
+    s->part_b = TAKE_F(b, (size_t)PART_MAX * width);
+    s->sumsq_part = (double *)take(b, SUMSQ_BLOCKS * sizeof(double));
+    s->dsum = (double *)take(b, 2 * sizeof(double));
+    s->tokens = (int32_t *)take(b, (5 * N + 1) * sizeof(int32_t));
+    if (m->arch.pos == MODEL_POS_ROPE) {
+        s->rope_cos = TAKE_F(b, (size_t)s->T * (m->head_dim / 2));
+        s->rope_sin = TAKE_F(b, (size_t)s->T * (m->head_dim / 2));
+    }
+}
+
+/* ------------------------------------------------------------ set-up */
+
+/* The local rank a launcher gives this process, or -1. */
+static int local_rank_env(void)
+{
+    static const char *const names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID",
+                                        "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = getenv(names[i]);
+        if (!v || !*v)
+            continue;
+        char *end;
+        long r = strtol(v, &end, 10);
+        if (*end == '\0' && r >= 0 && r < 1 << 20)
+            return (int)r;
+    }
+    return -1;
+}
+
+/* An NCCL communicator over g (NULL for a group of one): rank 0 creates the
+ * unique id and broadcasts it, with whether that worked, over MPI. */
+static int nccl_comm(const dist_group_t *g, ncclComm_t *out, err_t *err)
+{
+    *out = NULL;
+    if (!g || g->size <= 1)
+        return ERR_OK;
+    struct {
+        int ok;
+        ncclUniqueId id;
+    } msg;
+    memset(&msg, 0, sizeof msg);
+    if (g->rank == 0)
+        msg.ok = ncclGetUniqueId(&msg.id) == ncclSuccess;
+    TRY(dist_bcast(g, &msg, sizeof msg, 0, err));
+    if (!msg.ok)
+        return err_set(err, ERR_RUNTIME, "ncclGetUniqueId failed on rank 0 of a group of %d",
+                       g->size);
+    NCCL_CHECK(ncclCommInitRank(out, g->size, msg.id, g->rank));
+    return ERR_OK;
+}
+
+static void fill_flags(const cuda_state_t *s, uint8_t *flags)
+{
+    memset(flags, 0, s->n_pad);
+    for (int i = 0; i < s->m.n_tensors; i++) {
+        const gpt_tensor_t *t = &s->m.tensors[i];
+        bool counted = t->split != GPT_SPLIT_NONE || s->m.tp_rank == 0;
+        memset(flags + t->offset, (t->decay ? 1 : 0) | (counted ? 2 : 0), t->size);
+    }
+}
+
+/* cos/sin of pos theta^(-2i/hd) for pos < t, i < hd/2, as cpu_ops computes them. */
+static int upload_rope(cuda_state_t *s, err_t *err)
+{
+    int half = s->m.head_dim / 2;
+    size_t n = (size_t)s->T * half;
+    float *h = (float *)malloc(2 * n * sizeof(float));
+    if (!h)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    for (int pos = 0; pos < s->T; pos++)
+        for (int i = 0; i < half; i++) {
+            double angle = pos * pow(s->m.rope_theta, -2.0 * i / s->m.head_dim);
+            h[(size_t)pos * half + i] = (float)cos(angle);
+            h[n + (size_t)pos * half + i] = (float)sin(angle);
+        }
+    cudaError_t e =
+        cudaMemcpyAsync(s->rope_cos, h, n * sizeof(float), cudaMemcpyHostToDevice, s->s_main);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(s->rope_sin, h + n, n * sizeof(float), cudaMemcpyHostToDevice,
+                            s->s_main);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(s->s_main);
+    free(h);
+    CUDA_CHECK(e);
+    return ERR_OK;
+}
+
+static void sample_memory(cuda_state_t *s)
+{
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+        if (!s->mem_free_min || free_b < s->mem_free_min)
+            s->mem_free_min = free_b;
+        s->mem_total = total_b;
+    } else {
+        (void)cudaGetLastError();
+    }
+}
+
+static void cuda_destroy(void *state)
+{
+    cuda_state_t *s = (cuda_state_t *)state;
+    if (!s)
+        return;
+    if (s->s_main)
+        cudaStreamSynchronize(s->s_main);
+    if (s->s_dp)
+        cudaStreamSynchronize(s->s_dp);
+    if (s->tp_comm)
+        ncclCommDestroy(s->tp_comm);
+    if (s->dp_comm)
+        ncclCommDestroy(s->dp_comm);
+    gemm_destroy(s->gemm);
+    cudaEvent_t *evs[] = {&s->ev_fwd0, &s->ev_fwd1, &s->ev_bwd1,  &s->ev_dp1,
+                          &s->ev_opt0, &s->ev_opt1, &s->ev_bucket};
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+        if (*evs[i])
+            cudaEventDestroy(*evs[i]);
+    for (int i = 0; s->ev_tp && i < s->n_ev_tp; i++)
+        if (s->ev_tp[i])
+            cudaEventDestroy(s->ev_tp[i]);
+    free(s->ev_tp);
+    if (s->s_main)
+        cudaStreamDestroy(s->s_main);
+    if (s->s_dp)
+        cudaStreamDestroy(s->s_dp);
+    cudaFree(s->params);
+    cudaFree(s->grads);
+    if (s->wparams != (void *)s->params)
+        cudaFree(s->wparams);
+    cudaFree(s->adam_m);
+    cudaFree(s->adam_v);
+    if (s->shard_grads != s->grads)
+        cudaFree(s->shard_grads);
+    cudaFree(s->flags);
+    cudaFree(s->acts_mem);
+    cudaFree(s->scratch_mem);
+    cudaFreeHost(s->h_tokens);
+    cudaFreeHost(s->h_dsum);
+    free(s->h_count);
+    free(s->h_params);
+    free(s->h_m);
+    free(s->h_v);
+    free(s->h_grads);
+    free(s->layers);
+    gpt_free(&s->m);
+    free(s);
+}
+
+static int cuda_reset(void *state, err_t *err)
+{
+    cuda_state_t *s = (cuda_state_t *)state;
+    float *h = (float *)calloc(s->n_pad, sizeof(float));
+    if (!h)
+        return err_set(err, ERR_RUNTIME, "out of memory for %.2f GiB of initial parameters",
+                       (double)s->n_pad * 4 / (1u << 30));
+    gpt_init_f32(&s->m, s->c.seed, h); /* the CPU model's exact initial weights */
+    cudaError_t e =
+        cudaMemcpyAsync(s->params, h, s->n_pad * sizeof(float), cudaMemcpyHostToDevice, s->s_main);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(s->s_main);
+    free(h);
+    CUDA_CHECK(e);
+    if (s->bf16)
+        TRY(k_cast<bf16>(s->s_main, (bf16 *)s->wparams, s->params, s->n_pad, err));
+    CUDA_CHECK(cudaMemsetAsync(s->adam_m, 0, s->shard * sizeof(float), s->s_main));
+    CUDA_CHECK(cudaMemsetAsync(s->adam_v, 0, s->shard * sizeof(float), s->s_main));
+    CUDA_CHECK(cudaStreamSynchronize(s->s_main));
+    return ERR_OK;
+}
+
+static int setup(cuda_state_t *s, int device_count, err_t *err)
+{
+    const backend_config_t *c = &s->c;
+    int want = local_rank_env();
+    if (want < 0)
+        want = c->device_index > 0 ? c->device_index : 0;
+    if (device_count == 1)
+        want = 0; /* one GPU visible to this process (e.g. per-rank CUDA_VISIBLE_DEVICES) */
+    else if (want >= device_count)
+        return err_set(err, ERR_RUNTIME,
+                       "--device cuda: local rank %d needs GPU %d but only %d are visible", want,
+                       want, device_count);
+    s->device = want;
+    CUDA_CHECK(cudaSetDevice(s->device));
+    cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, s->device));
+    snprintf(s->device_name, sizeof s->device_name, "%.95s", prop.name);
+    gpu_t g;
+    err_t ignored;
+    if (gpu_load(prop.name, &g, &ignored) == 0) {
+        snprintf(s->gpu_name, sizeof s->gpu_name, "%.31s", g.name);
+        s->peak_tflops = g.peak_tflops[c->bf16 ? DTYPE_BF16 : DTYPE_FP32];
+    }
+
+    TRY(gpt_create(c->model, c->tp, c->tp_group->rank, &s->m, err));
+    const gpt_t *m = &s->m;
+    if (c->micro_batch < 1 || c->seq_len < 1)
+        return err_set(err, ERR_INPUT, "micro-batch %d x sequence %d: both must be positive",
+                       c->micro_batch, c->seq_len);
+    if (c->seq_len > m->max_seq)
+        return err_setf(err, ERR_INPUT, m->arch.name, "max_position_embeddings",
+                        "sequence length %d is longer than the model's %d positions", c->seq_len,
+                        m->max_seq);
+    if ((double)c->micro_batch * c->seq_len > 1 << 30)
+        return err_set(err, ERR_INPUT, "micro-batch %d x sequence %d: too many tokens",
+                       c->micro_batch, c->seq_len);
+    s->bf16 = c->bf16;
+    s->es = s->bf16 ? 2 : 4;
+    s->ab_type = s->bf16 ? CUDA_R_16BF : CUDA_R_32F;
+    s->B = c->micro_batch;
+    s->T = c->seq_len;
+    s->N = s->B * s->T;
+    s->Vp = (m->vocab + LOGITS_ALIGN - 1) / LOGITS_ALIGN * LOGITS_ALIGN;
+    s->n = m->n_params;
+    int dpz = c->zero1 ? c->dp : 1;
+    s->n_pad = (s->n + (size_t)dpz - 1) / (size_t)dpz * (size_t)dpz;
+    s->shard = c->zero1 ? s->n_pad / (size_t)c->dp : s->n;
+    s->shard_begin = c->zero1 ? s->shard * (size_t)c->dp_group->rank : 0;
+
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s->s_main, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s->s_dp, cudaStreamNonBlocking));
+    cudaEvent_t *evs[] = {&s->ev_fwd0, &s->ev_fwd1, &s->ev_bwd1,
+                          &s->ev_dp1,  &s->ev_opt0, &s->ev_opt1};
+    for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+        CUDA_CHECK(cudaEventCreate(evs[i]));
+    CUDA_CHECK(cudaEventCreateWithFlags(&s->ev_bucket, cudaEventDisableTiming));
+    if (c->tp > 1) {
+        s->n_ev_tp = 2 * (4 * m->n_layers + 2); /* 2 all-reduces per block each way */
+        s->ev_tp = (cudaEvent_t *)calloc((size_t)s->n_ev_tp, sizeof(cudaEvent_t));
+        if (!s->ev_tp)
+            return err_set(err, ERR_RUNTIME, "out of memory");
+        for (int i = 0; i < s->n_ev_tp; i++)
+            CUDA_CHECK(cudaEventCreate(&s->ev_tp[i]));
+    }
+    TRY(gemm_create(GEMM_WORKSPACE_BYTES, &s->gemm, err));
+    /* every rank creates its TP communicator, then its DP one: the same order everywhere */
+    TRY(nccl_comm(c->tp_group, &s->tp_comm, err));
+    TRY(nccl_comm(c->dp_group, &s->dp_comm, err));
+
+    size_t np = s->n_pad;
+    TRY(dev_alloc(s, (void **)&s->params, np * sizeof(float), "fp32 weights", err));
+    TRY(dev_alloc(s, (void **)&s->grads, np * sizeof(float), "gradients", err));
+    if (s->bf16)
+        TRY(dev_alloc(s, &s->wparams, np * sizeof(bf16), "bf16 weights", err));
+    else
+        s->wparams = s->params;
+    size_t sh = s->shard ? s->shard : 1;
+    TRY(dev_alloc(s, (void **)&s->adam_m, sh * sizeof(float), "Adam moments", err));
+    TRY(dev_alloc(s, (void **)&s->adam_v, sh * sizeof(float), "Adam moments", err));
+    if (c->zero1 && c->dp > 1)
+        TRY(dev_alloc(s, (void **)&s->shard_grads, sh * sizeof(float), "gradient shard", err));
+    else if (c->zero1)
+        s->shard_grads = s->grads; /* one replica: its shard is everything */
+    TRY(dev_alloc(s, (void **)&s->flags, np, "parameter flags", err));
+    uint8_t *hf = (uint8_t *)malloc(np);
+    if (!hf)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    fill_flags(s, hf);
+    cudaError_t e = cudaMemcpyAsync(s->flags, hf, np, cudaMemcpyHostToDevice, s->s_main);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(s->s_main);
+    free(hf);
+    CUDA_CHECK(e);
+    CUDA_CHECK(cudaMemsetAsync(s->grads, 0, np * sizeof(float), s->s_main));
+
+    s->layers = (layer_acts_t *)calloc((size_t)m->n_layers, sizeof(layer_acts_t));
+    if (!s->layers)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    bump_t b = {NULL, 0};
+    layout_acts(s, &b);
+    s->acts_bytes = b.off;
+    char what[96];
+    snprintf(what, sizeof what, "activations (micro-batch %d x %d)", s->B, s->T);
+    TRY(dev_alloc(s, (void **)&s->acts_mem, s->acts_bytes, what, err));
+    b.base = s->acts_mem;
+    b.off = 0;
+    layout_acts(s, &b);
+    b.base = NULL;
+    b.off = 0;
+    layout_scratch(s, &b);
+    s->scratch_bytes = b.off;
+    TRY(dev_alloc(s, (void **)&s->scratch_mem, s->scratch_bytes, "backward buffers", err));
+    b.base = s->scratch_mem;
+    b.off = 0;
+    layout_scratch(s, &b);
+    if (m->arch.pos == MODEL_POS_ROPE)
+        TRY(upload_rope(s, err));
+    CUDA_CHECK(cudaMallocHost((void **)&s->h_tokens, (5 * (size_t)s->N + 1) * sizeof(int32_t)));
+    CUDA_CHECK(cudaMallocHost((void **)&s->h_dsum, 2 * sizeof(double)));
+    s->h_count = (int32_t *)calloc((size_t)m->vocab, sizeof(int32_t));
+    if (!s->h_count)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    s->other_bytes = (double)np + (double)gemm_workspace_bytes(s->gemm);
+    TRY(cuda_reset(s, err));
+    sample_memory(s);
+    return ERR_OK;
+}
+
+static int cuda_create(const backend_config_t *c, void **state, err_t *err)
+{
+    *state = NULL;
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count < 1) {
+        const char *why = e != cudaSuccess ? cudaGetErrorString(e) : "0 devices";
+        (void)cudaGetLastError();
+        return err_set(err, ERR_RUNTIME,
+                       "--device cuda: no CUDA GPU visible (cudaGetDeviceCount: %s)", why);
+    }
+    cuda_state_t *s = (cuda_state_t *)calloc(1, sizeof *s);
+    if (!s)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    s->c = *c;
+    int rc = setup(s, count, err);
+    if (rc) {
+        cuda_destroy(s);
+        return rc;
+    }
+    *state = s;
+    return ERR_OK;
+}
+
+static int cuda_zero_grads(void *state, err_t *err)
+{
+    cuda_state_t *s = (cuda_state_t *)state;
+    CUDA_CHECK(cudaMemsetAsync(s->grads, 0, s->n_pad * sizeof(float), s->s_main));
+    return ERR_OK;
+}
+
+/* ------------------------------------------------------------ products */
+
+/* out[N, O] = inp[N, C] W[O, C]^T (+ bias[O]), W row-major as gpt stores it.
+ * Column-major view: out^T (O x N, ld ldo) = op(A) B with A = W stored
+ * C x O (ld C) transposed, B = inp^T stored C x N (ld C). out is fp32 when
+ * out_f32, else T; bias (T, may be NULL) is fused into the epilogue. */
+static int linear_fwd(cuda_state_t *s, void *out, bool out_f32, int ldo, const void *inp,
+                      const void *w, const void *bias, int N, int C, int O, err_t *err)
+{
+    gemm_args_t a;
+    memset(&a, 0, sizeof a);
+    a.trans_a = true;
+    a.m = O, a.n = N, a.k = C;
+    a.a = w, a.lda = C;
+    a.b = inp, a.ldb = C;
+    a.d = out, a.ldd = ldo;
+    a.batch = 1, a.alpha = 1, a.beta = 0;
+    a.ab_type = s->ab_type;
+    a.d_type = out_f32 ? CUDA_R_32F : s->ab_type;
+    a.bias = bias;
+    return gemm_run(s->gemm, &a, s->s_main, err);
+}
+
+/* dinp[N, C] = dout[N, O] W[O, C] (overwritten; fp32 when out_f32, else T).
+ * Column-major: dinp^T (C x N, ld C) = A B with A = W stored C x O (ld C),
+ * B = dout^T stored O x N (ld ld_out). */
+static int linear_bwd_data(cuda_state_t *s, void *dinp, bool out_f32, const void *dout, int ld_out,
+                           const void *w, int N, int C, int O, err_t *err)
+{
+    gemm_args_t a;
+    memset(&a, 0, sizeof a);
+    a.m = C, a.n = N, a.k = O;
+    a.a = w, a.lda = C;
+    a.b = dout, a.ldb = ld_out;
+    a.d = dinp, a.ldd = C;
+    a.batch = 1, a.alpha = 1, a.beta = 0;
+    a.ab_type = s->ab_type;
+    a.d_type = out_f32 ? CUDA_R_32F : s->ab_type;
+    return gemm_run(s->gemm, &a, s->s_main, err);
+}
+
+/* dW[O, C] += dout[N, O]^T inp[N, C] into the fp32 gradients.
+ * Column-major: dW^T (C x O, ld C) += A op(B) with A = inp^T stored C x N
+ * (ld C), B = dout^T stored O x N (ld ld_out) transposed. */
+static int linear_bwd_weight(cuda_state_t *s, float *dw, const void *dout, int ld_out,
+                             const void *inp, int N, int C, int O, err_t *err)
+{
+    gemm_args_t a;
+    memset(&a, 0, sizeof a);
+    a.trans_b = true;
+    a.m = C, a.n = O, a.k = N;
+    a.a = inp, a.lda = C;
+    a.b = dout, a.ldb = ld_out;
+    a.d = dw, a.ldd = C;
+    a.batch = 1, a.alpha = 1, a.beta = 1;
+    a.ab_type = s->ab_type;
+    a.d_type = CUDA_R_32F;
+    return gemm_run(s->gemm, &a, s->s_main, err);
+}
+
+/* One strided-batched product over the B x heads (batch, head) pairs, each
+ * member's matrices t x hd or t x t row-major; see the call sites. */
+static int attn_gemm(cuda_state_t *s, bool ta, bool tb, int m_, int n_, int k_, const void *A,
+                     int lda, long long sa, const void *Bm, int ldb, long long sb, void *D, int ldd,
+                     long long sd, float alpha, err_t *err)
+{
+    gemm_args_t a;
+    memset(&a, 0, sizeof a);
+    a.trans_a = ta, a.trans_b = tb;
+    a.m = m_, a.n = n_, a.k = k_;
+    a.a = A, a.lda = lda, a.stride_a = sa;
+    a.b = Bm, a.ldb = ldb, a.stride_b = sb;
+    a.d = D, a.ldd = ldd, a.stride_d = sd;
+    a.batch = s->B * s->m.heads_local;
+    a.alpha = alpha, a.beta = 0;
+    a.ab_type = s->ab_type;
+    a.d_type = s->ab_type;
+    return gemm_run(s->gemm, &a, s->s_main, err);
+}
+
+/* ------------------------------------------------------------ communication */
+
+/* Sum buf over the TP group on s_main (Megatron's row-parallel output in the
+ * forward, column-parallel input gradient in the backward), timed. */
+static int tp_sum(cuda_state_t *s, float *buf, size_t n, err_t *err)
+{
+    if (!s->tp_comm)
+        return ERR_OK;
+    if (s->used_ev_tp + 2 > s->n_ev_tp)
+        return err_set(err, ERR_RUNTIME, "internal: more TP all-reduces than events");
+    CUDA_CHECK(cudaEventRecord(s->ev_tp[s->used_ev_tp++], s->s_main));
+    NCCL_CHECK(ncclAllReduce(buf, buf, n, ncclFloat, ncclSum, s->tp_comm, s->s_main));
+    CUDA_CHECK(cudaEventRecord(s->ev_tp[s->used_ev_tp++], s->s_main));
+    return ERR_OK;
+}
+
+/* Start the DP all-reduce of the current bucket on s_dp once s_main has
+ * produced its gradients. */
+static int launch_bucket(cuda_state_t *s, err_t *err)
+{
+    if (s->bucket_hi <= s->bucket_lo)
+        return ERR_OK;
+    CUDA_CHECK(cudaEventRecord(s->ev_bucket, s->s_main));
+    CUDA_CHECK(cudaStreamWaitEvent(s->s_dp, s->ev_bucket, 0));
+    float *p = s->grads + s->bucket_lo;
+    NCCL_CHECK(
+        ncclAllReduce(p, p, s->bucket_hi - s->bucket_lo, ncclFloat, ncclSum, s->dp_comm, s->s_dp));
+    s->buckets_launched = true;
+    s->bucket_hi = s->bucket_lo;
+    return ERR_OK;
+}
+
+/* [offset, offset + count) of the gradients is final for this backward
+ * (ranges arrive from the end of the buffer downwards): grow the bucket
+ * and launch it at bucket_bytes or at the buffer's start - the CPU
+ * backend's grads_ready, with a launch that enqueues instead of posting. */
+static int grads_ready(cuda_state_t *s, size_t offset, size_t count, err_t *err)
+{
+    if (!s->collecting)
+        return ERR_OK;
+    if (s->bucket_hi == s->bucket_lo) {
+        s->bucket_hi = offset + count;
+        s->bucket_lo = offset;
+    } else if (offset + count == s->bucket_lo) {
+        s->bucket_lo = offset;
+    } else {
+        TRY(launch_bucket(s, err));
+        s->bucket_hi = offset + count;
+        s->bucket_lo = offset;
+    }
+    if ((double)(s->bucket_hi - s->bucket_lo) * sizeof(float) >= s->c.bucket_bytes || offset == 0)
+        return launch_bucket(s, err);
+    return ERR_OK;
+}
+
+/* ------------------------------------------------------------ passes */
+
+/* Causal attention of one block: q, k, v from qkv (GQA heads repeated),
+ * S = scale Q K^T into probs, softmax in place, Y = P V, back to rows. */
+template <typename T> static int attention_fwd(cuda_state_t *s, layer_acts_t *k, err_t *err)
+{
+    const gpt_t *m = &s->m;
+    int B = s->B, t = s->T, nh = m->heads_local, nkv = m->kv_heads_local, hd = m->head_dim;
+    size_t heads = (size_t)B * nh * t * hd;
+    long long st_h = (long long)t * hd, st_p = (long long)t * t;
+    split_qkv_kernel<T><<<grid_for(heads), 256, 0, s->s_main>>>(
+        (T *)s->q, (T *)s->k, (T *)s->v, (const T *)k->qkv, B, t, nh, nkv, hd);
+    KERNEL_CHECK();
+    /* S[i][j] = scale q_i . k_j: column-major S^T (t_k x t_q, ld t) = K (stored hd x t,
+     * transposed) x Q (stored hd x t) */
+    TRY(attn_gemm(s, true, false, t, t, hd, s->k, hd, st_h, s->q, hd, st_h, k->probs, t, st_p,
+                  (float)(1.0 / sqrt((double)hd)), err));
+    TRY(k_softmax_fwd<T>(s->s_main, (T *)k->probs, (size_t)B * nh * t, t, err));
+    /* Y[i][d] = sum_j P[i][j] V[j][d]: Y^T (hd x t) = V^T (stored hd x t) x P^T (stored t x t) */
+    TRY(attn_gemm(s, false, false, hd, t, t, s->v, hd, st_h, k->probs, t, st_p, s->y, hd, st_h, 1.f,
+                  err));
+    heads_rows_kernel<T>
+        <<<grid_for(heads), 256, 0, s->s_main>>>((T *)k->att, (T *)s->y, B, t, nh, hd, true);
+    KERNEL_CHECK();
+    return ERR_OK;
+}
+
+/* Backward of attention_fwd: datt [N, heads hd] -> dqkv [N, qkv_local]
+ * (before the RoPE backward). */
+template <typename T> static int attention_bwd(cuda_state_t *s, layer_acts_t *k, err_t *err)
+{
+    const gpt_t *m = &s->m;
+    int B = s->B, t = s->T, nh = m->heads_local, nkv = m->kv_heads_local, hd = m->head_dim;
+    size_t heads = (size_t)B * nh * t * hd;
+    long long st_h = (long long)t * hd, st_p = (long long)t * t;
+    cudaStream_t st = s->s_main;
+    heads_rows_kernel<T><<<grid_for(heads), 256, 0, st>>>((T *)s->datt, (T *)s->y, B, t, nh, hd,
+                                                          false); /* y := dY */
+    KERNEL_CHECK();
+    split_qkv_kernel<T><<<grid_for(heads), 256, 0, st>>>((T *)s->q, (T *)s->k, (T *)s->v,
+                                                         (const T *)k->qkv, B, t, nh, nkv, hd);
+    KERNEL_CHECK();
+    /* dP[i][j] = dY_i . V_j: dP^T (t x t) = V (stored hd x t, transposed) x dY (stored hd x t) */
+    TRY(attn_gemm(s, true, false, t, t, hd, s->v, hd, st_h, s->y, hd, st_h, s->dp, t, st_p, 1.f,
+                  err));
+    /* dV[j][d] = sum_i P[i][j] dY[i][d]: dV^T (hd x t) = dY^T (stored hd x t) x op(P^T stored) */
+    TRY(attn_gemm(s, false, true, hd, t, t, s->y, hd, st_h, k->probs, t, st_p, s->dv, hd, st_h, 1.f,
+                  err));
+    TRY(k_softmax_bwd<T>(st, (T *)s->dp, (const T *)k->probs, (size_t)B * nh * t, t,
+                         (float)(1.0 / sqrt((double)hd)), err)); /* dp := dS */
+    /* dQ[i][d] = sum_j dS[i][j] K[j][d]: dQ^T = K^T (stored hd x t) x dS^T (stored t x t) */
+    TRY(attn_gemm(s, false, false, hd, t, t, s->k, hd, st_h, s->dp, t, st_p, s->dq, hd, st_h, 1.f,
+                  err));
+    /* dK[j][d] = sum_i dS[i][j] Q[i][d]: dK^T = Q^T (stored hd x t) x op(dS^T stored) */
+    TRY(attn_gemm(s, false, true, hd, t, t, s->q, hd, st_h, s->dp, t, st_p, s->dk, hd, st_h, 1.f,
+                  err));
+    size_t total = (size_t)s->N * m->qkv_local;
+    merge_dqkv_kernel<T><<<grid_for(total), 256, 0, st>>>(
+        (T *)s->dqkv, (const T *)s->dq, (const T *)s->dk, (const T *)s->dv, B, t, nh, nkv, hd);
+    KERNEL_CHECK();
+    return ERR_OK;
+}
+
+template <typename T> static int forward(cuda_state_t *s, double loss_scale, err_t *err)
+{
+    const gpt_t *m = &s->m;
+    int N = s->N, C = m->hidden, V = m->vocab;
+    int att_w = m->heads_local * m->head_dim;
+    bool ln = m->gpt_style, swiglu = m->arch.mlp == MODEL_MLP_SWIGLU;
+    cudaStream_t st = s->s_main;
+    const float *P = s->params;
+    const T *W = (const T *)s->wparams;
+    const int32_t *inputs = s->tokens, *targets = s->tokens + N;
+    size_t NC = (size_t)N * C;
+    TRY(k_embed_fwd(st, s->layers[0].x_in, inputs, P + m->wte, at(P, m->wpe), N, s->T, C, err));
+    for (int l = 0; l < m->n_layers; l++) {
+        const gpt_layer_t *y = &m->layers[l];
+        layer_acts_t *k = &s->layers[l];
+        float *x_out = l + 1 < m->n_layers ? s->layers[l + 1].x_in : s->final_x;
+        TRY(k_norm_fwd<T>(st, (T *)k->ln1, k->ln1_mean, k->ln1_rstd, k->x_in, P + y->ln1_w,
+                          at(P, y->ln1_b), N, C, m->eps, ln, err));
+        TRY(linear_fwd(s, k->qkv, false, m->qkv_local, k->ln1, W + y->qkv_w, at(W, y->qkv_b), N, C,
+                       m->qkv_local, err));
+        if (m->arch.pos == MODEL_POS_ROPE)
+            TRY(k_rope<T>(st, (T *)k->qkv, s->rope_cos, s->rope_sin, N, s->T, m->heads_local,
+                          m->kv_heads_local, m->head_dim, 1.f, err));
+        TRY(attention_fwd<T>(s, k, err));
+        TRY(linear_fwd(s, k->x_mid, true, C, k->att, W + y->attn_w, NULL, N, att_w, C, err));
+        TRY(tp_sum(s, k->x_mid, NC, err));
+        TRY(k_residual(st, k->x_mid, k->x_in, at(P, y->attn_b), NC, C, err));
+        TRY(k_norm_fwd<T>(st, (T *)k->ln2, k->ln2_mean, k->ln2_rstd, k->x_mid, P + y->ln2_w,
+                          at(P, y->ln2_b), N, C, m->eps, ln, err));
+        TRY(linear_fwd(s, k->fc, false, m->fc_local, k->ln2, W + y->fc_w, at(W, y->fc_b), N, C,
+                       m->fc_local, err));
+        TRY(k_act_fwd<T>(st, swiglu, (T *)k->act, (const T *)k->fc, N, m->ffn_local, err));
+        TRY(linear_fwd(s, x_out, true, C, k->act, W + y->proj_w, NULL, N, m->ffn_local, C, err));
+        TRY(tp_sum(s, x_out, NC, err));
+        TRY(k_residual(st, x_out, k->x_mid, at(P, y->proj_b), NC, C, err));
+    }
+    TRY(k_norm_fwd<T>(st, (T *)s->lnf, s->lnf_mean, s->lnf_rstd, s->final_x, P + m->lnf_w,
+                      at(P, m->lnf_b), N, C, m->eps, ln, err));
+    TRY(linear_fwd(s, s->logits, false, s->Vp, s->lnf, W + m->lm_w, NULL, N, C, V, err));
+    /* the loss, and d(loss_scale x mean loss)/dlogits in place of the logits */
+    crossentropy_kernel<T><<<N, CE_THREADS, 0, st>>>((T *)s->logits, s->losses, targets, V, s->Vp,
+                                                     (float)(loss_scale / N));
+    KERNEL_CHECK();
+    sum_kernel<float><<<1, 1024, 0, st>>>(s->dsum, s->losses, (size_t)N);
+    KERNEL_CHECK();
+    return ERR_OK;
+}
+
+template <typename T> static int backward(cuda_state_t *s, err_t *err)
+{
+    const gpt_t *m = &s->m;
+    int N = s->N, C = m->hidden, V = m->vocab;
+    int att_w = m->heads_local * m->head_dim;
+    bool ln = m->gpt_style, swiglu = m->arch.mlp == MODEL_MLP_SWIGLU;
+    cudaStream_t st = s->s_main;
+    const float *P = s->params;
+    float *G = s->grads;
+    const T *W = (const T *)s->wparams;
+    T *dx_copy = s->bf16 ? (T *)s->dx_t : NULL; /* fp32 mode: the GEMMs read dx itself */
+    const void *dxT = s->dx_t;
+    size_t NC = (size_t)N * C;
+    /* head: dlogits (in the logits buffer) -> final norm input */
+    TRY(linear_bwd_data(s, s->dln, true, s->logits, s->Vp, W + m->lm_w, N, C, V, err));
+    TRY(linear_bwd_weight(s, G + m->lm_w, s->logits, s->Vp, s->lnf, N, C, V, err));
+    TRY(k_norm_bwd<T>(st, s->dx, dx_copy, G + m->lnf_w, at(G, m->lnf_b), s->dln, s->final_x,
+                      P + m->lnf_w, s->lnf_mean, s->lnf_rstd, N, C, ln, false, s->part_a, s->part_b,
+                      err));
+    TRY(grads_ready(s, m->head_begin, m->n_params - m->head_begin, err));
+    for (int l = m->n_layers - 1; l >= 0; l--) {
+        const gpt_layer_t *y = &m->layers[l];
+        layer_acts_t *k = &s->layers[l];
+        /* dx = dL/d(block output), flowing unchanged into x_mid */
+        TRY(linear_bwd_data(s, s->dact, false, dxT, C, W + y->proj_w, N, m->ffn_local, C, err));
+        TRY(linear_bwd_weight(s, G + y->proj_w, dxT, C, k->act, N, m->ffn_local, C, err));
+        if (y->proj_b != GPT_ABSENT)
+            TRY(k_bias_grad<float>(st, G + y->proj_b, s->dx, C, N, C, s->part_a, err));
+        TRY(k_act_bwd<T>(st, swiglu, (T *)s->dfc, (const T *)k->fc, (const T *)s->dact, N,
+                         m->ffn_local, err));
+        TRY(linear_bwd_data(s, s->dln, true, s->dfc, m->fc_local, W + y->fc_w, N, C, m->fc_local,
+                            err));
+        TRY(linear_bwd_weight(s, G + y->fc_w, s->dfc, m->fc_local, k->ln2, N, C, m->fc_local, err));
+        if (y->fc_b != GPT_ABSENT)
+            TRY(k_bias_grad<T>(st, G + y->fc_b, (const T *)s->dfc, m->fc_local, N, m->fc_local,
+                               s->part_a, err));
+        TRY(tp_sum(s, s->dln, NC, err));
+        TRY(k_norm_bwd<T>(st, s->dx, dx_copy, G + y->ln2_w, at(G, y->ln2_b), s->dln, k->x_mid,
+                          P + y->ln2_w, k->ln2_mean, k->ln2_rstd, N, C, ln, true, s->part_a,
+                          s->part_b, err));
+        /* dx = dL/dx_mid, flowing unchanged into x_in */
+        TRY(linear_bwd_data(s, s->datt, false, dxT, C, W + y->attn_w, N, att_w, C, err));
+        TRY(linear_bwd_weight(s, G + y->attn_w, dxT, C, k->att, N, att_w, C, err));
+        if (y->attn_b != GPT_ABSENT)
+            TRY(k_bias_grad<float>(st, G + y->attn_b, s->dx, C, N, C, s->part_a, err));
+        TRY(attention_bwd<T>(s, k, err));
+        if (m->arch.pos == MODEL_POS_ROPE)
+            TRY(k_rope<T>(st, (T *)s->dqkv, s->rope_cos, s->rope_sin, N, s->T, m->heads_local,
+                          m->kv_heads_local, m->head_dim, -1.f, err));
+        TRY(linear_bwd_data(s, s->dln, true, s->dqkv, m->qkv_local, W + y->qkv_w, N, C,
+                            m->qkv_local, err));
+        TRY(linear_bwd_weight(s, G + y->qkv_w, s->dqkv, m->qkv_local, k->ln1, N, C, m->qkv_local,
+                              err));
+        if (y->qkv_b != GPT_ABSENT)
+            TRY(k_bias_grad<T>(st, G + y->qkv_b, (const T *)s->dqkv, m->qkv_local, N, m->qkv_local,
+                               s->part_a, err));
+        TRY(tp_sum(s, s->dln, NC, err));
+        TRY(k_norm_bwd<T>(st, s->dx, dx_copy, G + y->ln1_w, at(G, y->ln1_b), s->dln, k->x_in,
+                          P + y->ln1_w, k->ln1_mean, k->ln1_rstd, N, C, ln, true, s->part_a,
+                          s->part_b, err));
+        TRY(grads_ready(s, y->begin, y->end - y->begin, err));
+    }
+    const int32_t *rows = s->tokens + 2 * N, *start = s->tokens + 3 * N,
+                  *uniq = s->tokens + 4 * N + 1;
+    TRY(k_embed_bwd(st, G + m->wte, at(G, m->wpe), s->dx, uniq, start, rows, s->n_uniq, s->B, s->T,
+                    C, err));
+    TRY(grads_ready(s, 0, m->embed_end, err));
+    return ERR_OK;
+}
+
+/* Check the tokens, group the rows by input token for the embedding's
+ * backward (distinct tokens in order of first appearance, each with its
+ * rows in increasing order), and copy everything to the device. */
+static int upload_tokens(cuda_state_t *s, const int32_t *inputs, const int32_t *targets, err_t *err)
+{
+    int N = s->N, V = s->m.vocab;
+    for (int i = 0; i < N; i++)
+        if (inputs[i] < 0 || inputs[i] >= V || targets[i] < 0 || targets[i] >= V)
+            return err_set(err, ERR_INPUT, "token %d at position %d is outside the vocabulary %d",
+                           inputs[i] < 0 || inputs[i] >= V ? inputs[i] : targets[i], i, V);
+    int32_t *h = s->h_tokens;
+    int32_t *rows = h + 2 * N, *start = h + 3 * N, *uniq = h + 4 * N + 1;
+    int32_t *count = s->h_count; /* all zero between calls */
+    memcpy(h, inputs, (size_t)N * sizeof(int32_t));
+    memcpy(h + N, targets, (size_t)N * sizeof(int32_t));
+    int U = 0;
+    for (int r = 0; r < N; r++)
+        if (count[inputs[r]]++ == 0)
+            uniq[U++] = inputs[r];
+    start[0] = 0;
+    for (int u = 0; u < U; u++) {
+        start[u + 1] = start[u] + count[uniq[u]];
+        count[uniq[u]] = start[u]; /* now the next free slot of that token */
+    }
+    for (int r = 0; r < N; r++)
+        rows[count[inputs[r]]++] = r;
+    for (int u = 0; u < U; u++)
+        count[uniq[u]] = 0;
+    s->n_uniq = U;
+    CUDA_CHECK(cudaMemcpyAsync(s->tokens, h, (5 * (size_t)N + 1) * sizeof(int32_t),
+                               cudaMemcpyHostToDevice, s->s_main));
+    return ERR_OK;
+}
+
+static int cuda_micro_step(void *state, const int32_t *inputs, const int32_t *targets,
+                           double loss_scale, bool last, double *loss, step_times_t *t, err_t *err)
+{
+    cuda_state_t *s = (cuda_state_t *)state;
+    /* the pinned token buffer is free: the previous call synchronised */
+    TRY(upload_tokens(s, inputs, targets, err));
+    s->used_ev_tp = 0;
+    CUDA_CHECK(cudaEventRecord(s->ev_fwd0, s->s_main));
+    int rc = s->bf16 ? forward<bf16>(s, loss_scale, err) : forward<float>(s, loss_scale, err);
+    if (rc)
+        return rc;
+    CUDA_CHECK(
+        cudaMemcpyAsync(s->h_dsum, s->dsum, sizeof(double), cudaMemcpyDeviceToHost, s->s_main));
+    CUDA_CHECK(cudaEventRecord(s->ev_fwd1, s->s_main));
+    /* buckets overlap the last micro-batch's backward (earlier ones only
+     * accumulate); ZeRO-1 reduce-scatters after the backward instead */
+    s->collecting = last && s->c.overlap && !s->c.zero1 && s->c.dp > 1 && s->dp_comm;
+    s->bucket_lo = s->bucket_hi = 0;
+    rc = s->bf16 ? backward<bf16>(s, err) : backward<float>(s, err);
+    s->collecting = false;
+    if (rc)
+        return rc;
+    CUDA_CHECK(cudaEventRecord(s->ev_bwd1, s->s_main));
+    s->bwd_recorded = true;
+    CUDA_CHECK(cudaStreamSynchronize(s->s_main));
+    *loss = s->h_dsum[0] / s->N;
+    double f = 0, b = 0, tp = 0;
+    TRY(elapsed_s(s->ev_fwd0, s->ev_fwd1, &f, err));
+    TRY(elapsed_s(s->ev_fwd1, s->ev_bwd1, &b, err));
+    for (int i = 0; i + 1 < s->used_ev_tp; i += 2) {
+        double x = 0;
+        TRY(elapsed_s(s->ev_tp[i], s->ev_tp[i + 1], &x, err));
+        tp += x;
+    }
+    t->fwd_s += f;
+    t->bwd_s += b;
+    t->tp_s += tp;
+    sample_memory(s);
+    return ERR_OK;
+}
+
+static int cuda_reduce_grads(void *state, step_times_t *t, err_t *err)
+{
+    cuda_state_t *s = (cuda_state_t *)state;
+    bool launched = s->buckets_launched;
+    s->buckets_launched = false;
+    if (s->c.dp <= 1 || !s->dp_comm)
+        return ERR_OK; /* one replica (ZeRO-1's shard is then the whole buffer) */
+    CUDA_CHECK(cudaStreamWaitEvent(s->s_dp, s->ev_bwd1, 0));
+    if (s->c.zero1)
+        NCCL_CHECK(ncclReduceScatter(s->grads, s->shard_grads, s->shard, ncclFloat, ncclSum,
+                                     s->dp_comm, s->s_dp));
+    else if (!s->c.overlap ||
+             !launched) /* (overlap whose backward launched no bucket: do it now) */
+        NCCL_CHECK(
+            ncclAllReduce(s->grads, s->grads, s->n, ncclFloat, ncclSum, s->dp_comm, s->s_dp));
+    CUDA_CHECK(cudaEventRecord(s->ev_dp1, s->s_dp));
+    CUDA_CHECK(cudaStreamWaitEvent(s->s_main, s->ev_dp1, 0));
+    CUDA_CHECK(cudaEventSynchronize(s->ev_dp1));
+    if (s->bwd_recorded) {
+        double x = 0;
+        TRY(elapsed_s(s->ev_bwd1, s->ev_dp1, &x, err));
+        t->dp_s += x > 0 ? x : 0; /* what the backward did not hide */
+    }
+    return ERR_OK;
+}
+
+/* The gradients this rank's optimizer uses: its shard, or all of them. */
+static float *opt_grads(const cuda_state_t *s)
+{
+    return s->c.zero1 ? s->shard_grads : s->grads;
+}
+
+static int cuda_grad_norm(void *state, double *norm, step_times_t *t, err_t *err)
+{
+    cuda_state_t *s = (cuda_state_t *)state;
+    /* padding beyond n is never counted (its flags are 0) */
+    size_t n = s->c.zero1 ? s->shard : s->n;
+    CUDA_CHECK(cudaEventRecord(s->ev_opt0, s->s_main));
+    sumsq_kernel<<<SUMSQ_BLOCKS, 256, 0, s->s_main>>>(s->sumsq_part, opt_grads(s),
+                                                      s->flags + s->shard_begin, n);
+    KERNEL_CHECK();
+    sum_kernel<double><<<1, 1024, 0, s->s_main>>>(s->dsum + 1, s->sumsq_part, SUMSQ_BLOCKS);
+    KERNEL_CHECK();
+    CUDA_CHECK(cudaMemcpyAsync(s->h_dsum + 1, s->dsum + 1, sizeof(double), cudaMemcpyDeviceToHost,
+                               s->s_main));
+    CUDA_CHECK(cudaEventRecord(s->ev_opt1, s->s_main));
+    CUDA_CHECK(cudaStreamSynchronize(s->s_main));
+    double dev = 0;
+    TRY(elapsed_s(s->ev_opt0, s->ev_opt1, &dev, err));
+    double sum = s->h_dsum[1];
+    /* sharded tensors differ over TP; ZeRO-1 shards differ over DP too */
+    double t0 = now_s();
+    int rc = dist_allreduce_sum(s->c.zero1 ? s->c.world : s->c.tp_group, &sum, 1, DIST_F64, err);
+    t->opt_s += dev + (now_s() - t0);
+    /* the gradients are sums over DP: the mean's norm is 1/dp of it */
+    *norm = sqrt(sum) / s->c.dp;
+    return rc;
+}
+
+static int cuda_optimizer_step(void *state, long step, double lr, double clip, step_times_t *t,
+                               err_t *err)
+{
+    cuda_state_t *s = (cuda_state_t *)state;
+    const optim_config_t *o = &s->c.optim;
+    bool gather = s->c.zero1 && s->c.dp > 1 && s->dp_comm;
+    size_t n = s->c.zero1 ? s->shard : s->n;
+    float *p = s->params + s->shard_begin;
+    /* the bf16 copy is written by AdamW unless an all-gather follows */
+    bf16 *p16 = s->bf16 && !gather ? (bf16 *)s->wparams + s->shard_begin : NULL;
+    double bc1 = 1 - pow(o->beta1, (double)step), bc2 = 1 - pow(o->beta2, (double)step);
+    CUDA_CHECK(cudaEventRecord(s->ev_opt0, s->s_main));
+    adamw_kernel<<<grid_for(n), 256, 0, s->s_main>>>(
+        p, p16, opt_grads(s), s->adam_m, s->adam_v, s->flags + s->shard_begin, n, (float)o->beta1,
+        (float)o->beta2, bc1, bc2, lr, o->eps, o->weight_decay, (float)(clip / s->c.dp));
+    KERNEL_CHECK();
+    if (gather) {
+        /* in place: this rank's shard already sits at recvbuff + rank x shard */
+        NCCL_CHECK(ncclAllGather(p, s->params, s->shard, ncclFloat, s->dp_comm, s->s_main));
+        if (s->bf16)
+            TRY(k_cast<bf16>(s->s_main, (bf16 *)s->wparams, s->params, s->n_pad, err));
+    }
+    CUDA_CHECK(cudaEventRecord(s->ev_opt1, s->s_main));
+    CUDA_CHECK(cudaEventSynchronize(s->ev_opt1));
+    double x = 0;
+    TRY(elapsed_s(s->ev_opt0, s->ev_opt1, &x, err));
+    t->opt_s += x;
+    return ERR_OK;
+}
+
+/* ------------------------------------------------------------ host copies */
+
+static int ensure_host(cuda_state_t *s, err_t *err)
+{
+    if (!s->h_params)
+        s->h_params = (float *)calloc(s->n_pad, sizeof(float));
+    if (!s->h_m)
+        s->h_m = (float *)calloc(s->shard ? s->shard : 1, sizeof(float));
+    if (!s->h_v)
+        s->h_v = (float *)calloc(s->shard ? s->shard : 1, sizeof(float));
+    if (!s->h_params || !s->h_m || !s->h_v)
+        return err_set(err, ERR_RUNTIME,
+                       "out of host memory for a %.2f GiB copy of the training state",
+                       (double)(s->n_pad + 2 * s->shard) * 4 / (1u << 30));
+    return ERR_OK;
+}
+
+static int cuda_host_buffers(void *state, ckpt_state_t *c, size_t *n_params, size_t *n_opt,
+                             err_t *err)
+{
+    cuda_state_t *s = (cuda_state_t *)state;
+    TRY(ensure_host(s, err));
+    c->params = s->h_params;
+    c->m = s->h_m;
+    c->v = s->h_v;
+    *n_params = s->n_pad;
+    *n_opt = s->shard;
+    return ERR_OK;
+}
+
+static int cuda_state_to_host(void *state, ckpt_state_t *c, err_t *err)
+{
+    cuda_state_t *s = (cuda_state_t *)state;
+    size_t a, b;
+    TRY(cuda_host_buffers(state, c, &a, &b, err));
+    CUDA_CHECK(cudaMemcpyAsync(s->h_params, s->params, s->n_pad * sizeof(float),
+                               cudaMemcpyDeviceToHost, s->s_main));
+    CUDA_CHECK(cudaMemcpyAsync(s->h_m, s->adam_m, s->shard * sizeof(float), cudaMemcpyDeviceToHost,
+                               s->s_main));
+    CUDA_CHECK(cudaMemcpyAsync(s->h_v, s->adam_v, s->shard * sizeof(float), cudaMemcpyDeviceToHost,
+                               s->s_main));
+    CUDA_CHECK(cudaStreamSynchronize(s->s_main));
+    return ERR_OK;
+}
+
+static int cuda_state_from_host(void *state, err_t *err)
+{
+    cuda_state_t *s = (cuda_state_t *)state;
+    TRY(ensure_host(s, err));
+    CUDA_CHECK(cudaMemcpyAsync(s->params, s->h_params, s->n_pad * sizeof(float),
+                               cudaMemcpyHostToDevice, s->s_main));
+    CUDA_CHECK(cudaMemcpyAsync(s->adam_m, s->h_m, s->shard * sizeof(float), cudaMemcpyHostToDevice,
+                               s->s_main));
+    CUDA_CHECK(cudaMemcpyAsync(s->adam_v, s->h_v, s->shard * sizeof(float), cudaMemcpyHostToDevice,
+                               s->s_main));
+    if (s->bf16)
+        TRY(k_cast<bf16>(s->s_main, (bf16 *)s->wparams, s->params, s->n_pad, err));
+    CUDA_CHECK(cudaStreamSynchronize(s->s_main));
+    return ERR_OK;
+}
+
+static int cuda_grads_to_host(void *state, const float **grads, size_t *n, err_t *err)
+{
+    cuda_state_t *s = (cuda_state_t *)state;
+    if (!s->h_grads && !(s->h_grads = (float *)malloc((s->n ? s->n : 1) * sizeof(float))))
+        return err_set(err, ERR_RUNTIME, "out of host memory for the gradients");
+    CUDA_CHECK(cudaMemcpyAsync(s->h_grads, s->grads, s->n * sizeof(float), cudaMemcpyDeviceToHost,
+                               s->s_main));
+    CUDA_CHECK(cudaStreamSynchronize(s->s_main));
+    *grads = s->h_grads;
+    *n = s->n;
+    return ERR_OK;
+}
+
+static void version_text(int v, int major_div, char *out, size_t cap)
+{
+    /* CUDA: 12040 -> 12.4; cuBLASLt and NCCL: 130100 -> 13.1.0 */
+    if (major_div == 1000)
+        snprintf(out, cap, "%d.%d", v / 1000, (v % 1000) / 10);
+    else
+        snprintf(out, cap, "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
+}
+
+static void cuda_info(void *state, backend_info_t *info)
+{
+    cuda_state_t *s = (cuda_state_t *)state;
+    memset(info, 0, sizeof *info);
+    if (!s)
+        return;
+    sample_memory(s);
+    double np = (double)s->n_pad, sh = (double)s->shard;
+    if (s->bf16) {
+        /* the ZeRO paper's accounting: bf16 weights, fp32 gradients, and
+         * fp32 master weights with the two moments as optimizer state */
+        info->params = np * 2;
+        info->optimizer = np * 4 + 2 * sh * 4;
+    } else {
+        info->params = np * 4;
+        info->optimizer = 2 * sh * 4;
+    }
+    if (s->c.zero1 && s->shard_grads != s->grads)
+        info->optimizer += sh * 4;
+    info->grads = np * 4;
+    info->activations = (double)s->acts_bytes;
+    info->buffers = (double)s->scratch_bytes + s->other_bytes;
+    info->capacity = (double)s->mem_total;
+    /* device-wide use at the fullest moment seen (CUDA context, cuBLASLt,
+     * NCCL and our allocations) */
+    info->peak_measured =
+        s->mem_total > s->mem_free_min ? (double)(s->mem_total - s->mem_free_min) : 0;
+    snprintf(info->device, sizeof info->device, "%.95s", s->device_name);
+    snprintf(info->gpu, sizeof info->gpu, "%.31s", s->gpu_name);
+    info->peak_tflops = s->peak_tflops;
+    int rt = 0, drv = 0, nccl = 0;
+    cudaRuntimeGetVersion(&rt);
+    cudaDriverGetVersion(&drv);
+    ncclGetVersion(&nccl);
+    char a[16], b[16], c[24], d[24];
+    version_text(rt, 1000, a, sizeof a);
+    version_text(drv, 1000, b, sizeof b);
+    version_text((int)cublasLtGetVersion(), 10000, c, sizeof c);
+    version_text(nccl, 10000, d, sizeof d);
+    snprintf(info->software, sizeof info->software,
+             "CUDA runtime %s, driver %s, cuBLASLt %s, NCCL %s, %s, %s", a, b, c, d,
+             s->bf16 ? "bf16 with fp32 master weights" : "fp32 (no TF32)",
+             dist_have_mpi() ? "MPI" : "no MPI");
+}
+
+extern "C" const backend_ops_t BACKEND_CUDA = {
+    .name = "cuda",
+    .create = cuda_create,
+    .destroy = cuda_destroy,
+    .zero_grads = cuda_zero_grads,
+    .micro_step = cuda_micro_step,
+    .reduce_grads = cuda_reduce_grads,
+    .grad_norm = cuda_grad_norm,
+    .optimizer_step = cuda_optimizer_step,
+    .state_to_host = cuda_state_to_host,
+    .host_buffers = cuda_host_buffers,
+    .state_from_host = cuda_state_from_host,
+    .grads_to_host = cuda_grads_to_host,
+    .reset = cuda_reset,
+    .info = cuda_info,
+};

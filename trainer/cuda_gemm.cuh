@@ -1,0 +1,65 @@
+/* cuda_gemm: every matrix product of the CUDA trainer, through cuBLASLt.
+ *
+ * One call computes, in cuBLAS's column-major convention,
+ *     D = alpha op(A) op(B) + beta D      (+ bias[i] on every column j of D)
+ * for `batch` independent products at fixed element strides (strided
+ * batched; batch 1 is a plain GEMM), with fp32 accumulation
+ * (CUBLAS_COMPUTE_32F: true fp32 for fp32 inputs, never TF32) and A, B in
+ * fp32 or bf16, D in the same type or fp32. The caller's row-major tensors
+ * are mapped onto this by backend_cuda.cu (each call site says how).
+ *
+ * Descriptors, layouts and the heuristic's algorithm are built once per
+ * distinct shape (including the alignment of every pointer, which decides
+ * which kernels may run) and cached, so a training step queries the
+ * heuristic only on its first pass. The bias is fused as cuBLASLt's
+ * CUBLASLT_EPILOGUE_BIAS when an algorithm for it exists at that alignment,
+ * otherwise added by a small kernel after the product.
+ *
+ * Not thread-safe: one gemm_t per stream of work. Device-side only (.cu).
+ */
+#ifndef SCALEPLAN_TRAINER_CUDA_GEMM_CUH
+#define SCALEPLAN_TRAINER_CUDA_GEMM_CUH
+
+#include <stddef.h>
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "common/error.h"
+}
+
+typedef struct gemm gemm_t;
+
+typedef struct {
+    bool trans_a, trans_b; /* op(X) = X^T when set */
+    int m, n, k;           /* op(A) is m x k, op(B) k x n, D m x n */
+    const void *a;         /* stored k x m (trans_a) or m x k, column-major */
+    int lda;
+    long long stride_a; /* elements between batch members (0 when batch == 1) */
+    const void *b;      /* stored n x k (trans_b) or k x n */
+    int ldb;
+    long long stride_b;
+    void *d; /* m x n, also read as C when beta != 0 */
+    int ldd;
+    long long stride_d;
+    int batch; /* >= 1 */
+    float alpha, beta;
+    cudaDataType_t ab_type; /* CUDA_R_32F or CUDA_R_16BF */
+    cudaDataType_t d_type;  /* ab_type or CUDA_R_32F */
+    const void *bias;       /* NULL, or m elements of d_type added to each column (batch 1) */
+} gemm_args_t;
+
+/* A cuBLASLt handle with workspace_bytes of device workspace on the current
+ * device. ERR_RUNTIME when cuBLASLt or the allocation fails. */
+int gemm_create(size_t workspace_bytes, gemm_t **out, err_t *err);
+void gemm_destroy(gemm_t *g);
+
+/* Enqueue one product on stream. ERR_RUNTIME (with the shape) when no
+ * cuBLASLt algorithm supports it or a call fails. */
+int gemm_run(gemm_t *g, const gemm_args_t *a, cudaStream_t stream, err_t *err);
+
+/* Device bytes the module holds (workspace). */
+size_t gemm_workspace_bytes(const gemm_t *g);
+
+#endif
