@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "sim/ladder.h"
 #include "sim/reliability.h"
 #include "sim/step.h"
@@ -19,13 +19,6 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -48,12 +41,12 @@ static int bench_405b_process(void)
     enum { RUNS = 15 };
     double t[RUNS];
     for (int i = 0; i < RUNS; i++) {
-        double t0 = now_s();
+        double t0 = clock_now_s();
         if (system(cmd) != 0) {
             fprintf(stderr, "bench: '%s' failed\n", cmd);
             return 1;
         }
-        t[i] = now_s() - t0;
+        t[i] = clock_now_s() - t0;
     }
     qsort(t, RUNS, sizeof t[0], cmp_double);
     printf("llama3-405b step on 16,384 H100 (whole process): median %.1f ms, best %.1f ms "
@@ -92,11 +85,11 @@ static int bench_405b_inprocess(void)
     int rc = 0;
     for (int pass = 0; pass < 2 && !rc; pass++) {
         in.opt.layer_events = pass == 1;
-        double t0 = now_s();
+        double t0 = clock_now_s();
         enum { REPS = 20 };
         for (int i = 0; i < REPS && !rc; i++)
             rc = sim_run_step(ctx, &in, &r, &e);
-        double dt = (now_s() - t0) / REPS;
+        double dt = (clock_now_s() - t0) / REPS;
         if (!rc)
             printf("  in-process, %s events: %.2f ms per step, %d tasks, %.2fM events/s "
                    "(step %.2f s, MFU %.1f%%)\n",
@@ -160,7 +153,7 @@ static int bench_70b_layouts(void)
                         }
     sim_ctx_t *ctx = sim_ctx_create();
     long events = 0;
-    double t0 = now_s();
+    double t0 = clock_now_s();
     for (int i = 0; i < n; i++) {
         sim_input_t in = {&m, &layouts[i], &clusters[which[i]], &p, {0}};
         sim_options_default(&in.opt);
@@ -171,7 +164,7 @@ static int bench_70b_layouts(void)
         }
         events += r.events;
     }
-    double dt = now_s() - t0;
+    double dt = clock_now_s() - t0;
     printf("%d layouts of llama3-70b (64-2048 H100s) on one core: %.3f s (target < 0.5 s), "
            "%.0f layouts/s, %.2fM events/s\n",
            n, dt, n / dt, events / dt / 1e6);
@@ -209,12 +202,12 @@ static int bench_reliability(void)
         if (threads > 1)
             break;
 #endif
-        double t0 = now_s();
+        double t0 = clock_now_s();
         if (rel_simulate(&cfg, &r, &e)) {
             fprintf(stderr, "bench: %s\n", e.msg);
             return 1;
         }
-        double dt = now_s() - t0;
+        double dt = clock_now_s() - t0;
         printf("reliability: 10,000 trials of 54 days on 16,384 H100s on %d core%s: %.3f s "
                "(target < 2 s on one core), %.0f interruptions per trial\n",
                threads, threads > 1 ? "s" : "", dt, r.interruptions_mean);

@@ -81,21 +81,58 @@ void prof_free(profile_t *p)
     free(p->gemm_points);
     p->gemm_points = NULL;
     p->n_gemm_points = 0;
+    free(p->fits);
+    p->fits = NULL;
+    p->n_fits = 0;
 }
 
 int prof_copy(profile_t *dst, const profile_t *src, err_t *err)
 {
     *dst = *src;
     dst->gemm_points = NULL;
+    dst->fits = NULL;
     if (src->n_gemm_points) {
         dst->gemm_points = malloc(src->n_gemm_points * sizeof *dst->gemm_points);
         if (!dst->gemm_points) {
             dst->n_gemm_points = 0;
+            dst->n_fits = 0;
             return err_set(err, ERR_RUNTIME, "out of memory copying a profile");
         }
         memcpy(dst->gemm_points, src->gemm_points,
                src->n_gemm_points * sizeof *dst->gemm_points);
     }
+    if (src->n_fits > 0) {
+        dst->fits = malloc((size_t)src->n_fits * sizeof *dst->fits);
+        if (!dst->fits) {
+            dst->n_fits = 0;
+            prof_free(dst);
+            return err_set(err, ERR_RUNTIME, "out of memory copying a profile");
+        }
+        memcpy(dst->fits, src->fits, (size_t)src->n_fits * sizeof *dst->fits);
+    }
+    return ERR_OK;
+}
+
+const prof_fit_t *prof_find_fit(const profile_t *p, const char *name)
+{
+    for (int i = 0; i < p->n_fits; i++)
+        if (strcmp(p->fits[i].name, name) == 0)
+            return &p->fits[i];
+    return NULL;
+}
+
+int prof_add_fit(profile_t *p, const prof_fit_t *fit, err_t *err)
+{
+    for (int i = 0; i < p->n_fits; i++)
+        if (strcmp(p->fits[i].name, fit->name) == 0) {
+            p->fits[i] = *fit;
+            return ERR_OK;
+        }
+    prof_fit_t *grown = realloc(p->fits, ((size_t)p->n_fits + 1) * sizeof *grown);
+    if (!grown)
+        return err_set(err, ERR_RUNTIME, "out of memory adding fit '%s'", fit->name);
+    p->fits = grown;
+    p->fits[p->n_fits++] = *fit;
     return ERR_OK;
 }
 
@@ -279,6 +316,117 @@ static int read_collectives(const cJSON *root, const json_ctx_t *top,
     return ERR_OK;
 }
 
+static int read_regime(const cJSON *e, const json_ctx_t *ctx, prof_regime_t *r, err_t *err)
+{
+    int rc;
+    if ((rc = json_get_double(e, "min_bytes", ctx, JSON_REQUIRED, 0, 1e18, &r->min_bytes, err)) ||
+        (rc = json_get_double(e, "max_bytes", ctx, JSON_REQUIRED, 0, 1e18, &r->max_bytes, err)) ||
+        (rc = json_get_int(e, "n_points", ctx, JSON_REQUIRED, 1, 1 << 24, &r->n_points, err)) ||
+        (rc = json_get_double(e, "alpha_us", ctx, JSON_REQUIRED, 0, 1e7, &r->alpha_us, err)) ||
+        (rc = json_get_double(e, "busbw_gbs", ctx, JSON_REQUIRED, 1e-6, 1e7, &r->busbw_gbs, err)) ||
+        (rc = json_get_double(e, "worst_rel_err", ctx, JSON_REQUIRED, 0, 1e6,
+                              &r->worst_rel_err, err)) ||
+        (rc = json_get_double(e, "pi95_rel", ctx, JSON_REQUIRED, 0, 1e6, &r->pi95_rel, err)))
+        return rc;
+    if (r->max_bytes < r->min_bytes)
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
+                        "max_bytes is below min_bytes");
+    return ERR_OK;
+}
+
+static int read_fit(const cJSON *e, const json_ctx_t *ctx, prof_fit_t *f, err_t *err)
+{
+    const cJSON *params, *regimes;
+    int rc;
+    memset(f, 0, sizeof *f);
+    if ((rc = json_expect_object(e, ctx, err)) ||
+        (rc = json_get_string(e, "name", ctx, JSON_REQUIRED, f->name, sizeof f->name, err)) ||
+        (rc = json_get_string(e, "model", ctx, JSON_REQUIRED, f->model, sizeof f->model, err)) ||
+        (rc = json_get_int(e, "n_points", ctx, JSON_REQUIRED, 1, 1 << 24, &f->n_points, err)) ||
+        (rc = json_get_double(e, "r2", ctx, JSON_REQUIRED, -1e9, 1, &f->r2, err)) ||
+        (rc = json_get_double(e, "worst_rel_err", ctx, JSON_REQUIRED, 0, 1e6,
+                              &f->worst_rel_err, err)) ||
+        (rc = json_get_double(e, "pi95_rel", ctx, JSON_REQUIRED, 0, 1e6, &f->pi95_rel, err)) ||
+        (rc = json_get_array(e, "params", ctx, JSON_OPTIONAL, &params, err)) ||
+        (rc = json_get_array(e, "regimes", ctx, JSON_OPTIONAL, &regimes, err)))
+        return rc;
+    int np = params ? cJSON_GetArraySize(params) : 0;
+    json_ctx_t pctx = json_ctx_member(ctx, "params");
+    if (np > PROF_MAX_PARAMS)
+        return err_setf(err, ERR_INPUT, ctx->file, pctx.path, "at most %d parameters (got %d)",
+                        PROF_MAX_PARAMS, np);
+    for (int i = 0; i < np; i++) {
+        json_ctx_t ic = json_ctx_index(&pctx, i);
+        const cJSON *pe = cJSON_GetArrayItem(params, i);
+        if ((rc = json_expect_object(pe, &ic, err)) ||
+            (rc = json_get_string(pe, "name", &ic, JSON_REQUIRED, f->param_names[i],
+                                  sizeof f->param_names[i], err)) ||
+            (rc = json_get_double(pe, "value", &ic, JSON_REQUIRED, -1e18, 1e18, &f->params[i],
+                                  err)) ||
+            (rc = json_get_double(pe, "se", &ic, JSON_REQUIRED, 0, 1e18, &f->param_se[i], err)))
+            return rc;
+    }
+    f->n_params = np;
+    int nr = regimes ? cJSON_GetArraySize(regimes) : 0;
+    json_ctx_t rctx = json_ctx_member(ctx, "regimes");
+    if (nr > PROF_MAX_LINES)
+        return err_setf(err, ERR_INPUT, ctx->file, rctx.path, "at most %d regimes (got %d)",
+                        PROF_MAX_LINES, nr);
+    for (int i = 0; i < nr; i++) {
+        json_ctx_t ic = json_ctx_index(&rctx, i);
+        const cJSON *re = cJSON_GetArrayItem(regimes, i);
+        if ((rc = json_expect_object(re, &ic, err)) ||
+            (rc = read_regime(re, &ic, &f->regimes[i], err)))
+            return rc;
+    }
+    f->n_regimes = nr;
+    return ERR_OK;
+}
+
+/* The optional "calibration" block of a measured profile. */
+static int read_calibration(const cJSON *root, const json_ctx_t *top, profile_t *p, err_t *err)
+{
+    const cJSON *c, *fits;
+    json_ctx_t ctx = json_ctx_member(top, "calibration");
+    prof_env_t *e = &p->env;
+    int rc;
+    if ((rc = json_get_object(root, "calibration", top, JSON_OPTIONAL, &c, err)) || !c)
+        return rc;
+    p->has_env = true;
+    if ((rc = json_get_string(c, "device", &ctx, JSON_REQUIRED, e->device, sizeof e->device,
+                              err)) ||
+        (rc = json_get_string(c, "driver", &ctx, JSON_OPTIONAL, e->driver, sizeof e->driver,
+                              err)) ||
+        (rc = json_get_string(c, "cuda_runtime", &ctx, JSON_OPTIONAL, e->cuda_runtime,
+                              sizeof e->cuda_runtime, err)) ||
+        (rc = json_get_string(c, "cublas", &ctx, JSON_OPTIONAL, e->cublas, sizeof e->cublas,
+                              err)) ||
+        (rc = json_get_string(c, "nccl", &ctx, JSON_OPTIONAL, e->nccl, sizeof e->nccl, err)) ||
+        (rc = json_get_int(c, "nodes", &ctx, JSON_REQUIRED, 1, 1 << 24, &e->nodes, err)) ||
+        (rc = json_get_int(c, "gpus_per_node", &ctx, JSON_REQUIRED, 1, 1 << 16,
+                           &e->gpus_per_node, err)) ||
+        (rc = json_get_int(c, "ranks", &ctx, JSON_REQUIRED, 1, 1 << 24, &e->ranks, err)) ||
+        (rc = json_get_string(c, "date", &ctx, JSON_OPTIONAL, e->date, sizeof e->date, err)) ||
+        (rc = json_get_string(c, "command", &ctx, JSON_OPTIONAL, e->command, sizeof e->command,
+                              err)) ||
+        (rc = json_get_array(c, "fits", &ctx, JSON_REQUIRED, &fits, err)))
+        return rc;
+    int n = cJSON_GetArraySize(fits);
+    if (n == 0)
+        return ERR_OK;
+    p->fits = calloc((size_t)n, sizeof *p->fits);
+    if (!p->fits)
+        return err_set(err, ERR_RUNTIME, "out of memory reading %s", ctx.file);
+    json_ctx_t fctx = json_ctx_member(&ctx, "fits");
+    for (int i = 0; i < n; i++) {
+        json_ctx_t ic = json_ctx_index(&fctx, i);
+        if ((rc = read_fit(cJSON_GetArrayItem(fits, i), &ic, &p->fits[i], err)))
+            return rc;
+        p->n_fits++;
+    }
+    return ERR_OK;
+}
+
 int prof_from_json(const cJSON *root, const char *file, profile_t *p, err_t *err)
 {
     memset(p, 0, sizeof *p);
@@ -311,6 +459,8 @@ int prof_from_json(const cJSON *root, const char *file, profile_t *p, err_t *err
         (rc = json_get_double(st, "cv", &sctx, JSON_REQUIRED, 0, 1,
                               &p->straggler_cv, err)) ||
         (rc = read_source(st, &sctx, p->straggler_source, err)))
+        goto fail;
+    if ((rc = read_calibration(root, &top, p, err)))
         goto fail;
     /* Figures the profile leaves out come from the GPU catalog. */
     gpu_t gpu;
@@ -366,6 +516,66 @@ int prof_load_default(const char *gpu_name, profile_t *p, err_t *err)
 static bool add_source(cJSON *o, const char *s)
 {
     return cJSON_AddStringToObject(o, "source", s) != NULL;
+}
+
+static bool add_fit(cJSON *arr, const prof_fit_t *f)
+{
+    cJSON *e = cJSON_CreateObject();
+    bool ok = e && cJSON_AddItemToArray(arr, e) &&
+              cJSON_AddStringToObject(e, "name", f->name) &&
+              cJSON_AddStringToObject(e, "model", f->model) &&
+              json_add_number(e, "n_points", f->n_points) && json_add_number(e, "r2", f->r2) &&
+              json_add_number(e, "worst_rel_err", f->worst_rel_err) &&
+              json_add_number(e, "pi95_rel", f->pi95_rel);
+    if (ok && f->n_params > 0) {
+        cJSON *ps = cJSON_AddArrayToObject(e, "params");
+        ok = ps != NULL;
+        for (int i = 0; ok && i < f->n_params; i++) {
+            cJSON *pe = cJSON_CreateObject();
+            ok = pe && cJSON_AddItemToArray(ps, pe) &&
+                 cJSON_AddStringToObject(pe, "name", f->param_names[i]) &&
+                 json_add_number(pe, "value", f->params[i]) &&
+                 json_add_number(pe, "se", f->param_se[i]);
+        }
+    }
+    if (ok && f->n_regimes > 0) {
+        cJSON *rs = cJSON_AddArrayToObject(e, "regimes");
+        ok = rs != NULL;
+        for (int i = 0; ok && i < f->n_regimes; i++) {
+            const prof_regime_t *r = &f->regimes[i];
+            cJSON *re = cJSON_CreateObject();
+            ok = re && cJSON_AddItemToArray(rs, re) &&
+                 json_add_number(re, "min_bytes", r->min_bytes) &&
+                 json_add_number(re, "max_bytes", r->max_bytes) &&
+                 json_add_number(re, "n_points", r->n_points) &&
+                 json_add_number(re, "alpha_us", r->alpha_us) &&
+                 json_add_number(re, "busbw_gbs", r->busbw_gbs) &&
+                 json_add_number(re, "worst_rel_err", r->worst_rel_err) &&
+                 json_add_number(re, "pi95_rel", r->pi95_rel);
+        }
+    }
+    return ok;
+}
+
+static bool add_calibration(cJSON *root, const profile_t *p)
+{
+    const prof_env_t *e = &p->env;
+    cJSON *c = cJSON_AddObjectToObject(root, "calibration");
+    bool ok = c && cJSON_AddStringToObject(c, "device", e->device) &&
+              cJSON_AddStringToObject(c, "driver", e->driver) &&
+              cJSON_AddStringToObject(c, "cuda_runtime", e->cuda_runtime) &&
+              cJSON_AddStringToObject(c, "cublas", e->cublas) &&
+              cJSON_AddStringToObject(c, "nccl", e->nccl) &&
+              json_add_number(c, "nodes", e->nodes > 0 ? e->nodes : 1) &&
+              json_add_number(c, "gpus_per_node", e->gpus_per_node > 0 ? e->gpus_per_node : 1) &&
+              json_add_number(c, "ranks", e->ranks > 0 ? e->ranks : 1) &&
+              cJSON_AddStringToObject(c, "date", e->date) &&
+              cJSON_AddStringToObject(c, "command", e->command);
+    cJSON *fits = ok ? cJSON_AddArrayToObject(c, "fits") : NULL;
+    ok = ok && fits;
+    for (int i = 0; ok && i < p->n_fits; i++)
+        ok = add_fit(fits, &p->fits[i]);
+    return ok;
 }
 
 cJSON *prof_to_json(const profile_t *p)
@@ -448,6 +658,8 @@ cJSON *prof_to_json(const profile_t *p)
     cJSON *st = ok ? cJSON_AddObjectToObject(root, "straggler") : NULL;
     ok = ok && st && json_add_number(st, "cv", p->straggler_cv) &&
          add_source(st, p->straggler_source);
+    if (ok && (p->has_env || p->n_fits > 0))
+        ok = add_calibration(root, p);
     if (!ok) {
         cJSON_Delete(root);
         return NULL;

@@ -68,6 +68,55 @@ typedef struct {
     double tflops;  /* achieved */
 } prof_gemm_point_t;
 
+/* What a calibration fitted, for `scaleplan calibrate --show` and for
+ * judging a measured profile: one record per fit (the GEMM model, memory
+ * kernels, each collective table). R^2 is computed on the logarithm of the
+ * measured quantity (time or throughput), so it does not depend on scale;
+ * errors are relative (predicted / measured - 1). */
+#define PROF_MAX_PARAMS 12
+#define PROF_FIT_NAME_MAX 48
+#define PROF_FIT_MODEL_MAX 200
+
+/* One size regime of an alpha-beta collective fit. */
+typedef struct {
+    double min_bytes, max_bytes; /* nccl-tests sizes the regime covers */
+    int n_points;
+    double alpha_us, busbw_gbs;  /* the profile line fitted to them */
+    double worst_rel_err;        /* over the regime's points */
+    double pi95_rel;             /* widest 95% prediction interval, relative */
+} prof_regime_t;
+
+typedef struct {
+    char name[PROF_FIT_NAME_MAX];   /* "gemm", "memory", "all_reduce/8/default" */
+    char model[PROF_FIT_MODEL_MAX]; /* what was fitted to what, and how */
+    int n_points;
+    double r2;            /* on log scale; 1 = perfect */
+    double worst_rel_err; /* max |predicted/measured - 1| over the points */
+    double pi95_rel;      /* widest half-width of the 95% prediction
+                             interval over the points, relative to the
+                             prediction */
+    int n_params;
+    char param_names[PROF_MAX_PARAMS][24];
+    double params[PROF_MAX_PARAMS];
+    double param_se[PROF_MAX_PARAMS]; /* standard errors; 0 = not estimated */
+    int n_regimes;
+    prof_regime_t regimes[PROF_MAX_LINES];
+} prof_fit_t;
+
+/* Where and with what a measured profile was made. */
+typedef struct {
+    char device[96];       /* as the driver names it */
+    char driver[24];       /* CUDA driver version */
+    char cuda_runtime[24];
+    char cublas[24];
+    char nccl[24];
+    int nodes;             /* nodes the collectives spanned */
+    int gpus_per_node;
+    int ranks;             /* ranks in the largest measured group */
+    char date[32];         /* UTC, ISO 8601 */
+    char command[256];     /* how it was made */
+} prof_env_t;
+
 typedef struct {
     char gpu[GPU_NAME_MAX]; /* catalog GPU this profile describes */
     char origin[24];        /* "default" or "measured" */
@@ -118,6 +167,13 @@ typedef struct {
     /* Per-rank compute-time jitter (coefficient of variation). */
     double straggler_cv;
     char straggler_source[PROF_SOURCE_MAX];
+
+    /* Calibration record (optional "calibration" block): where it was
+     * measured and the quality of every fit. */
+    bool has_env;
+    prof_env_t env;
+    int n_fits;
+    prof_fit_t *fits; /* heap, owned; may be NULL */
 } profile_t;
 
 /* How a collective's group sits on the machine. */
@@ -142,8 +198,14 @@ int prof_from_json(const cJSON *root, const char *file, profile_t *p,
 cJSON *prof_to_json(const profile_t *p);
 int prof_save(const profile_t *p, const char *path, err_t *err);
 
-/* Free what the profile owns (the GEMM table); the struct is reusable. */
+/* Free what the profile owns (the GEMM table, the fit records); the
+ * struct is reusable. */
 void prof_free(profile_t *p);
+/* Append a copy of fit to p's fit records, replacing one of the same name.
+ * ERR_RUNTIME on OOM (p unchanged). */
+int prof_add_fit(profile_t *p, const prof_fit_t *fit, err_t *err);
+/* The fit record called name, or NULL. */
+const prof_fit_t *prof_find_fit(const profile_t *p, const char *name);
 /* Deep copy; dst must be freed with prof_free. ERR_RUNTIME on OOM. */
 int prof_copy(profile_t *dst, const profile_t *src, err_t *err);
 

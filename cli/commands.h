@@ -18,6 +18,7 @@ int cmd_reliability(int argc, char **argv, err_t *err);
 int cmd_budget(int argc, char **argv, err_t *err);
 int cmd_plan(int argc, char **argv, err_t *err);
 int cmd_report(int argc, char **argv, err_t *err);
+int cmd_calibrate(int argc, char **argv, err_t *err);
 int cmd_train(int argc, char **argv, err_t *err);
 int cmd_validate(int argc, char **argv, err_t *err);
 int cmd_preflight(int argc, char **argv, err_t *err);

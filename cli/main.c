@@ -27,6 +27,7 @@ static const command_t commands[] = {
     {"validate", cmd_validate, "simulate a measured run and compare, component by component"},
     {"preflight", cmd_preflight, "the pre-scale-up checklist, run with the reference trainer"},
     {"report", cmd_report, "write the HTML report (plots, CSV) of a saved --json result"},
+    {"calibrate", cmd_calibrate, "measure GPUs and NCCL (or import nccl-tests logs) into a cost profile"},
 };
 static const int n_commands = sizeof commands / sizeof commands[0];
 

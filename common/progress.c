@@ -3,8 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "common/clock.h"
 
 struct progress {
     char label[48];
@@ -13,13 +14,6 @@ struct progress {
     double start_s;
     int drawn;
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int progress_enabled(void)
 {
@@ -38,7 +32,7 @@ progress_t *progress_create(const char *label, double total)
         return NULL;
     snprintf(p->label, sizeof p->label, "%s", label ? label : "");
     p->total = total;
-    p->start_s = now_s();
+    p->start_s = clock_now_s();
     p->last_draw_s = 0;
     return p;
 }
@@ -47,7 +41,7 @@ void progress_update(progress_t *p, double done)
 {
     if (!p)
         return;
-    double t = now_s();
+    double t = clock_now_s();
     if (t - p->last_draw_s < 0.1 && done < p->total)
         return;
     /* Quiet for the first half second: short work needs no bar. */

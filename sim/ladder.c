@@ -4,18 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "common/progress.h"
 #include "common/units.h"
 #include "models/flops.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The losses a rung can suffer, with the advice for when it dominates. */
 typedef struct {
@@ -266,7 +259,7 @@ int plan_ladder(const ladder_input_t *in, ladder_t *out, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--min-gpus",
                         "the ladder needs 1 <= --min-gpus <= --max-gpus (got %d and %d)",
                         in->min_gpus, in->max_gpus);
-    double t0 = now_s();
+    double t0 = clock_now_s();
     int n = 0;
     for (long g = in->min_gpus; g <= in->max_gpus && n < LADDER_MAX_RUNGS; g *= 2)
         out->rung[n++].gpus = (int)g;
@@ -330,7 +323,7 @@ int plan_ladder(const ladder_input_t *in, ladder_t *out, err_t *err)
                 out->best = i;
         }
     }
-    out->elapsed_s = now_s() - t0;
+    out->elapsed_s = clock_now_s() - t0;
     return ERR_OK;
 }
 

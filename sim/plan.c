@@ -3,7 +3,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "common/clock.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -17,13 +18,6 @@ void plan_space_default(plan_space_t *s)
     s->allow_gpipe = false; /* same bubble as 1F1B, more memory: never faster */
     s->allow_sp = true;
     s->allow_selective = true;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 typedef struct {
@@ -202,7 +196,7 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
                 err_t *err)
 {
     memset(out, 0, sizeof *out);
-    double t0 = now_s();
+    double t0 = clock_now_s();
     cand_list_t cl = {0};
     enumerate(m, c, space, &cl);
     if (cl.oom) {
@@ -340,7 +334,7 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
         sim_ctx_destroy(ctx);
     }
     free(cl.v);
-    out->elapsed_s = now_s() - t0;
+    out->elapsed_s = clock_now_s() - t0;
     if (!rc && kept == 0 && cl.n == 0)
         rc = err_setf(err, ERR_INPUT, NULL, "--global-batch",
                       "no layout on %d GPUs has a global batch in %d..%d sequences that "

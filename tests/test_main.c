@@ -17,6 +17,8 @@ extern const test_suite_t suite_common, suite_units, suite_json, suite_table,
     suite_budget, suite_plan, suite_report, suite_cpu_ops, suite_cli;
 /* the reference trainer */
 extern const test_suite_t suite_gpt, suite_tokens, suite_checkpoint, suite_monitor, suite_train;
+/* the calibrator */
+extern const test_suite_t suite_fit, suite_calibrate;
 
 static const test_suite_t *const suites[] = {
     &suite_common,     &suite_units,     &suite_json,    &suite_table,
@@ -26,6 +28,7 @@ static const test_suite_t *const suites[] = {
     &suite_report,     &suite_cpu_ops,   &suite_cli,
     &suite_gpt,        &suite_tokens,    &suite_checkpoint, &suite_monitor,
     &suite_train,
+    &suite_fit,        &suite_calibrate,
 };
 
 static int wanted(const char *name, int argc, char **argv)

@@ -6,12 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
+#include "common/clock.h"
 #include "trainer/gpt.h"
 
 #define MAX_BUCKETS 4096
@@ -37,13 +37,6 @@ typedef struct {
     double tp_s; /* TP seconds of the current micro-batch */
     err_t *err;
 } cpu_state_t;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void fill_masks(cpu_state_t *s)
 {
@@ -182,9 +175,9 @@ static int cpu_micro_step(void *state, const int32_t *inputs, const int32_t *tar
     cpu_state_t *s = state;
     s->tp_s = 0;
     gpt_comm_t comm = {s->c.tp_group, &s->tp_s};
-    double t0 = now_s();
+    double t0 = clock_now_s();
     int rc = gpt_forward_f32(&s->m, s->params, &s->acts, inputs, targets, &comm, loss, err);
-    double t1 = now_s();
+    double t1 = clock_now_s();
     if (rc)
         return rc;
     /* buckets overlap the last micro-batch's backward (earlier ones only
@@ -194,7 +187,7 @@ static int cpu_micro_step(void *state, const int32_t *inputs, const int32_t *tar
     rc = gpt_backward_f32(&s->m, s->params, s->grads, &s->acts, inputs, targets, loss_scale,
                           &comm, grads_ready, s, err);
     s->collecting = false;
-    double t2 = now_s();
+    double t2 = clock_now_s();
     t->fwd_s += t1 - t0;
     t->bwd_s += t2 - t1;
     t->tp_s += s->tp_s;
@@ -204,7 +197,7 @@ static int cpu_micro_step(void *state, const int32_t *inputs, const int32_t *tar
 static int cpu_reduce_grads(void *state, step_times_t *t, err_t *err)
 {
     cpu_state_t *s = state;
-    double t0 = now_s();
+    double t0 = clock_now_s();
     int rc = ERR_OK;
     for (int i = 0; i < s->n_pending; i++) {
         int r = dist_wait(&s->pending[i], err);
@@ -221,7 +214,7 @@ static int cpu_reduce_grads(void *state, step_times_t *t, err_t *err)
     } else if (!rc && s->c.zero1) {
         memcpy(s->shard_grads, s->grads, s->shard * sizeof(float));
     }
-    t->dp_s += now_s() - t0;
+    t->dp_s += clock_now_s() - t0;
     return rc;
 }
 
@@ -234,7 +227,7 @@ static const float *opt_grads(const cpu_state_t *s)
 static int cpu_grad_norm(void *state, double *norm, step_times_t *t, err_t *err)
 {
     cpu_state_t *s = state;
-    double t0 = now_s();
+    double t0 = clock_now_s();
     const float *g = opt_grads(s);
     /* padding beyond n is never counted (its mask is 0) */
     size_t n = s->c.zero1 ? s->shard : s->n;
@@ -247,7 +240,7 @@ static int cpu_grad_norm(void *state, double *norm, step_times_t *t, err_t *err)
     int rc = dist_allreduce_sum(s->c.zero1 ? s->c.world : s->c.tp_group, &sum, 1, DIST_F64, err);
     /* the gradients are sums over DP: the mean's norm is 1/dp of it */
     *norm = sqrt(sum) / s->c.dp;
-    t->opt_s += now_s() - t0;
+    t->opt_s += clock_now_s() - t0;
     return rc;
 }
 
@@ -255,7 +248,7 @@ static int cpu_optimizer_step(void *state, long step, double lr, double clip, st
                               err_t *err)
 {
     cpu_state_t *s = state;
-    double t0 = now_s();
+    double t0 = clock_now_s();
     double scale = clip / s->c.dp;
     int rc = ERR_OK;
     if (s->c.zero1) {
@@ -273,7 +266,7 @@ static int cpu_optimizer_step(void *state, long step, double lr, double clip, st
         optim_adamw(&s->c.optim, s->params, s->grads, s->adam_m, s->adam_v, s->decay, s->n, step,
                     lr, scale);
     }
-    t->opt_s += now_s() - t0;
+    t->opt_s += clock_now_s() - t0;
     return rc;
 }
 

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "common/checksum.h"
+#include "common/clock.h"
 #include "common/fileio.h"
 #include "common/json.h"
 
@@ -28,13 +28,6 @@ static double number_or(const cJSON *o, const char *key, double fallback)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsNumber(v) ? v->valuedouble : fallback;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* ------------------------------------------------------------ shard files */
@@ -399,7 +392,7 @@ int ckpt_poll(ckpt_writer_t *w, bool wait, long *committed_step, err_t *err)
 
 int ckpt_save(ckpt_writer_t *w, const ckpt_state_t *s, double *blocking_s, err_t *err)
 {
-    double t0 = now_s();
+    double t0 = clock_now_s();
     int rc = ckpt_poll(w, true, NULL, err);
     if (rc)
         return rc;
@@ -426,7 +419,7 @@ int ckpt_save(ckpt_writer_t *w, const ckpt_state_t *s, double *blocking_s, err_t
             return err_set(err, ERR_RUNTIME, "cannot start the checkpoint writer thread");
         w->pending = true;
         if (blocking_s)
-            *blocking_s = now_s() - t0;
+            *blocking_s = clock_now_s() - t0;
         return ERR_OK;
     }
     shard_header_t h;
@@ -442,7 +435,7 @@ int ckpt_save(ckpt_writer_t *w, const ckpt_state_t *s, double *blocking_s, err_t
     if (wrc && rc)
         *err = local; /* this rank's own cause, not "rank r could not" */
     if (blocking_s)
-        *blocking_s = now_s() - t0;
+        *blocking_s = clock_now_s() - t0;
     return rc;
 }
 

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "common/rng.h"
 #include "models/flops.h"
 #include "trainer/cpu_ops.h"
@@ -320,13 +320,6 @@ double gpt_train_flops(const gpt_t *m, int t, double tokens)
 }
 
 /* ------------------------------------------------------------ passes */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 #define T float
 #define S _f32

@@ -4,18 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "common/fileio.h"
 #include "models/flops.h"
 #include "trainer/tokens.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void train_defaults(train_config_t *c)
 {
@@ -211,7 +204,7 @@ int train_run(const train_config_t *c, const dist_group_t *world, train_result_t
     for (long step = start; step < end && !rc; step++) {
         if (step == c->fail_at_step && world->rank == c->fail_rank && c->fail)
             c->fail(c->fail_ctx, step, world->rank);
-        double t0 = now_s();
+        double t0 = clock_now_s();
         step_times_t t = {0, 0, 0, 0, 0};
         double loss_sum = 0;
         rc = c->backend->zero_grads(u.backend, err);
@@ -244,7 +237,7 @@ int train_run(const train_config_t *c, const dist_group_t *world, train_result_t
         loss /= dp;
         if (rc)
             break;
-        double step_s = now_s() - t0;
+        double step_s = clock_now_s() - t0;
         /* checkpoints: commit a finished asynchronous save, start a new one */
         bool ckpt = false;
         double blocking = 0;

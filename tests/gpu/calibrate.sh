@@ -1,0 +1,171 @@
+#!/bin/sh
+# GPU check of `scaleplan calibrate` (run by tests/gpu/run.sh from make gpu-test).
+#
+#   1. `scaleplan calibrate --quick` on this machine: must succeed in under
+#      2 minutes, exercise GEMMs, memory kernels and NCCL (one rank per
+#      visible GPU; a single GPU runs the one-rank code path), and write a
+#      profile that `scaleplan sim --profile` accepts.
+#   2. In the same run, PyTorch on the same GPU: the 8192^3 bf16 GEMM rate of
+#      the sweep must be within 5% of torch.matmul's (same TN layout:
+#      a @ b.t()), and the device-to-device copy bandwidth (bytes read +
+#      written) within 5% of a torch copy_ of the same size.
+#   3. The simulator with the measured profile must predict the validation
+#      rows of this GPU (tests/fixtures/validation/throughput.csv, make
+#      validate) at least as well as with the default profile. (The profile
+#      keeps the default's training-level sustained factor, calibrate.h; a
+#      refit at factor 1, the measured burst rates as they are, is reported
+#      alongside.)
+#
+# Results go to $GPU_TEST_OUT: the profile, its raw measurements, --show
+# output and calibrate-summary.txt with every number compared. Commit the
+# profile as calibrate/profiles/measured/<gpu>.json (not calibrate/profiles/
+# itself, whose files are the embedded defaults) with the command line from
+# the summary. VALIDATE_BIN names a built bench/validate to use instead of
+# `make validate`.
+set -eu
+: "${SCALEPLAN_BIN:?run through tests/gpu/run.sh (make gpu-test)}"
+: "${GPU_TEST_DIR:=$(mktemp -d)}"
+: "${GPU_TEST_OUT:=$PWD/gpu-results}"
+mkdir -p "$GPU_TEST_OUT"
+W=$GPU_TEST_DIR
+SUM=$GPU_TEST_OUT/calibrate-summary.txt
+fail=0
+say() { echo "$*" | tee -a "$SUM"; }
+: >"$SUM"
+
+command -v python3 >/dev/null 2>&1 || { echo "calibrate.sh: python3 not found" >&2; exit 1; }
+
+# ---------------------------------------------------------------- 1. --quick
+say "== scaleplan calibrate --quick ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader \
+    | tee -a "$SUM" || true
+t0=$(date +%s)
+if ! "$SCALEPLAN_BIN" calibrate --quick --out "$W/profile.json" --json >"$W/quick.json" 2>"$W/quick.err"; then
+    cat "$W/quick.err" >&2
+    echo "calibrate.sh: scaleplan calibrate --quick failed" >&2
+    exit 1
+fi
+t1=$(date +%s)
+quick_s=$((t1 - t0))
+say "quick calibration took ${quick_s} s (limit 120 s)"
+[ "$quick_s" -lt 120 ] || { say "FAIL: --quick took ${quick_s} s"; fail=1; }
+M=$W/profile.json.measurements.json
+GPU=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['gpu'])" "$W/profile.json")
+"$SCALEPLAN_BIN" calibrate --show "$W/profile.json" >"$W/show.txt"
+cp "$W/profile.json" "$GPU_TEST_OUT/calibrate-$GPU-quick.json"
+cp "$M" "$GPU_TEST_OUT/calibrate-$GPU-quick.measurements.json"
+cp "$W/show.txt" "$GPU_TEST_OUT/calibrate-$GPU-quick.show.txt"
+say "profile of $GPU: $GPU_TEST_OUT/calibrate-$GPU-quick.json"
+say "made by: scaleplan calibrate --quick --out calibrate/profiles/measured/$GPU.json"
+sed -n '1,/^$/p' "$W/show.txt" | tee -a "$SUM"
+grep -E '^  [a-z_0-9/@]+ +[0-9]+ +-?[0-9.]+ ' "$W/show.txt" | tee -a "$SUM" || true # the fits
+
+# every part measured; NCCL on all visible GPUs (one rank: the code path only)
+python3 - "$M" <<'EOF' | tee -a "$SUM"
+import json, sys
+m = json.load(open(sys.argv[1]))
+ops = sorted({(c["op"], c["n_ranks"], c["algo"]) for c in m["collectives"]})
+print("measured: %d GEMMs, %d memory-kernel runs, launch %.2f us, sustained %.0f of %.0f TFLOP/s, "
+      "%d collective series %s" % (len(m["gemm"]), len(m["memory"]), m["launch"]["back_to_back_us"],
+      m.get("gemm_sustained", {}).get("sustained_tflops", 0),
+      m.get("gemm_sustained", {}).get("burst_tflops", 0), len(m["collectives"]), ops))
+assert m["gemm"] and m["memory"] and m["collectives"], "a part of the calibration is missing"
+EOF
+
+"$SCALEPLAN_BIN" sim --model llama3-8b --gpu "$GPU" --gpus 8 --profile "$W/profile.json" --json \
+    >"$W/sim.json" || { say "FAIL: sim --profile rejected the measured profile"; fail=1; }
+
+# ---------------------------------------------------------------- 2. vs PyTorch
+python3 - "$M" >"$W/torch.txt" 2>"$W/torch.err" <<'EOF' || { cat "$W/torch.err" >&2; say "FAIL: PyTorch comparison did not run"; exit 1; }
+import json, sys
+import torch
+m = json.load(open(sys.argv[1]))
+ours = [g for g in m["gemm"] if g["dtype"] == "bf16" and g["m"] == g["n"] == g["k"] == 8192]
+copy = [x for x in m["memory"] if x["kernel"] == "copy"]
+big = max(copy, key=lambda x: x["bytes"])
+ours_copy = big["bytes"] / (big["time_us"] * 1e-6) / 1e9
+size = int(big["bytes"] // 2)           # bytes of the buffer copied
+dev = torch.device("cuda:0")
+
+def timed(fn, inner, reps=9):
+    for _ in range(inner):
+        fn()
+    torch.cuda.synchronize()
+    out = []
+    for _ in range(reps):
+        s = torch.cuda.Event(enable_timing=True)
+        e = torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(inner):
+            fn()
+        e.record()
+        torch.cuda.synchronize()
+        out.append(s.elapsed_time(e) / inner)
+    return sorted(out)[len(out) // 2]  # median, ms
+
+a = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+b = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+c = torch.empty(8192, 8192, device=dev, dtype=torch.bfloat16)
+ms = timed(lambda: torch.matmul(a, b.t(), out=c), 20)
+torch_gemm = 2 * 8192 ** 3 / (ms * 1e-3) / 1e12
+x = torch.empty(size, device=dev, dtype=torch.uint8).random_()
+y = torch.empty_like(x)
+ms = timed(lambda: y.copy_(x), 20)
+torch_copy = 2 * size / (ms * 1e-3) / 1e9
+print("torch %s, %s" % (torch.__version__, torch.cuda.get_device_name(0)))
+print("gemm8192 %.1f %.1f" % (ours[0]["tflops"] if ours else 0, torch_gemm))
+print("copy %d %.1f %.1f" % (size, ours_copy, torch_copy))
+EOF
+cat "$W/torch.txt" | tee -a "$SUM"
+check() { # name ours theirs: within 5%
+    line=$(python3 - "$@" <<'EOF'
+import sys
+name, ours, theirs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+rel = ours / theirs - 1 if theirs > 0 else float("inf")
+print("%s: scaleplan %.1f vs PyTorch %.1f (%+.1f%%, limit 5%%): %s"
+      % (name, ours, theirs, 100 * rel, "ok" if abs(rel) <= 0.05 else "FAIL"))
+EOF
+)
+    say "$line"
+    case "$line" in *": ok") return 0 ;; *) return 1 ;; esac
+}
+set -- $(grep '^gemm8192' "$W/torch.txt")
+check "8192^3 bf16 GEMM TFLOP/s" "$2" "$3" || fail=1
+set -- $(grep '^copy' "$W/torch.txt")
+check "device copy of $2 B, GB/s (read + write)" "$3" "$4" || fail=1
+
+# ---------------------------------------------------------------- 3. validation rows
+"$SCALEPLAN_BIN" calibrate --fit "$M" --sustained-factor 1 --out "$W/profile-burst.json" >/dev/null
+median_err() { # profile (or "") -> median |error| % of this GPU's rows, or "none"
+    if [ -n "$1" ]; then args="--profile $1"; else args=""; fi
+    if [ -n "${VALIDATE_BIN:-}" ]; then "$VALIDATE_BIN" $args; else
+        make --no-print-directory -s validate VALIDATE_ARGS="$args"; fi 2>/dev/null | python3 -c '
+import re, sys
+gpu, errs = sys.argv[1], []
+for line in sys.stdin:  # "%-5s %-22.22s %-9s ...": the GPU is columns 29-37
+    t = line.split()
+    if line[29:38].strip() == gpu and "skipped:" not in t:
+        e = [x for x in t if re.match(r"^[+-][0-9.]+%$", x)]
+        if e:
+            errs.append(abs(float(e[-1][:-1])))
+errs.sort()
+print("%.2f" % errs[(len(errs) - 1) // 2] if errs else "none")' "$GPU"
+}
+if [ -n "${VALIDATE_BIN:-}" ] || { command -v make >/dev/null 2>&1 && [ -f Makefile ]; }; then
+    d=$(median_err "")
+    mb=$(median_err "$W/profile.json")
+    m1=$(median_err "$W/profile-burst.json")
+    say "validation rows of $GPU (median |error|): default profile $d%, measured $mb%," \
+        "measured at sustained factor 1 $m1% (for information)"
+    if [ "$d" != none ] && [ "$mb" != none ]; then
+        python3 -c "import sys; sys.exit(0 if float('$mb') <= float('$d') + 0.05 else 1)" ||
+            { say "FAIL: the measured profile predicts the $GPU rows worse than the default"; fail=1; }
+    else
+        say "no validation rows for $GPU: comparison skipped"
+    fi
+else
+    say "make not available: validation comparison skipped"
+fi
+
+[ "$fail" -eq 0 ] && say "calibrate.sh: all checks passed" || say "calibrate.sh: FAILED"
+exit "$fail"
