@@ -296,7 +296,7 @@ static int check_resume(pf_t *p, check_t *c, bool kill, err_t *err)
                             "--checkpoint-every", every, "--fail-at-step", fail_at,
                             "--fail-rank", fail_rank, NULL};
     const char *again[] = {"--global-batch", gb, "--checkpoint-dir", dir_b, "--checkpoint-every",
-                           every, "--resume", "auto", NULL};
+                           every, "--resume", NULL};
     cJSON *a = NULL, *b = NULL, *r = NULL;
     int s1, s2, s3, rc;
     char t1[240], t2[240], t3[240];

@@ -41,7 +41,8 @@ static const cli_opt_t own_opts[] = {
     {"--checkpoint-every", NULL, "N", "steps between checkpoints (default: only at the end)"},
     {"--checkpoint-keep", NULL, "K", "checkpoints kept (default 3)"},
     {"--async-checkpoint", NULL, NULL, "write checkpoints on a background thread"},
-    {"--resume", NULL, "auto|DIR", "continue from the newest valid checkpoint, or from DIR"},
+    {"--resume", NULL, NULL, "continue from the newest valid checkpoint in --checkpoint-dir"},
+    {"--resume-from", NULL, "DIR", "continue from this checkpoint folder (step-NNNNNNNN)"},
     {"--stop-after", NULL, "N", "save and stop after step N (the schedule still runs to --steps)"},
     {"--fail-at-step", NULL, "N", "kill a rank at the start of step N (recovery testing)"},
     {"--fail-rank", NULL, "R", "the rank --fail-at-step kills (default 0)"},
@@ -293,12 +294,15 @@ static int parse_config(const cli_args_t *a, train_config_t *c, model_t *m, err_
     c->data_path = cli_get(a, "--data");
     c->ckpt_dir = cli_get(a, "--checkpoint-dir");
     c->ckpt_async = cli_has(a, "--async-checkpoint");
-    c->resume = cli_get(a, "--resume");
+    c->resume = cli_get(a, "--resume-from") ? cli_get(a, "--resume-from")
+                : cli_has(a, "--resume")    ? "auto"
+                                            : NULL;
     c->fail_at_step = fail_at > 0 ? fail_at - 1 : -1; /* the flag counts from 1 like the log */
     c->fail = fail_now;
     c->dump_grads = cli_get(a, "--dump-grads");
-    if (c->resume && strcmp(c->resume, "auto") != 0 && access(c->resume, F_OK) != 0)
-        return err_setf(err, ERR_INPUT, NULL, "--resume", "no checkpoint folder '%s'", c->resume);
+    if (cli_get(a, "--resume-from") && access(c->resume, F_OK) != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--resume-from", "no checkpoint folder '%s'",
+                        c->resume);
     return ERR_OK;
 }
 
@@ -313,14 +317,14 @@ int cmd_train(int argc, char **argv, err_t *err)
     if (a.help) {
         cli_print_help(stdout,
                        "scaleplan train --model M [--device cpu|cuda] [--steps N] [--tp N] "
-                       "[--checkpoint-dir D] [--resume auto] [--json]\n"
+                       "[--checkpoint-dir D] [--resume] [--json]\n"
                        "       mpirun -np N scaleplan train ...   (data and tensor parallel)",
                        "Train a GPT- or Llama-style model for real and measure its step: the\n"
                        "reference whose times validate the simulator (scaleplan validate). The CPU\n"
                        "path trains in fp32 with OpenMP; CUDA in bf16 with fp32 master weights.\n"
                        "Under mpirun, ranks split into TP x DP (TP fastest). Without --data it\n"
                        "trains on a built-in corpus; any text file works (byte-level tokens).\n"
-                       "Checkpoints are atomic and checksummed; --resume auto continues from the\n"
+                       "Checkpoints are atomic and checksummed; --resume continues from the\n"
                        "newest valid one. --json prints the measured step in the schema of\n"
                        "scaleplan sim --json, plus losses, gradient norms and alerts.",
                        groups, n_groups);

@@ -150,7 +150,7 @@ static void test_kill_and_resume_bit_exact(void)
         snprintf(a, sizeof a, "%s --checkpoint-dir %s/a%d", common, dir, ranks);
         snprintf(b, sizeof b, "%s --checkpoint-dir %s/b%d --fail-at-step 6 --fail-rank %d", common,
                  dir, ranks, ranks - 1);
-        snprintf(c, sizeof c, "%s --checkpoint-dir %s/b%d --resume auto --async-checkpoint",
+        snprintf(c, sizeof c, "%s --checkpoint-dir %s/b%d --resume --async-checkpoint",
                  common, dir, ranks);
         cJSON *whole = ranks == 1 ? run_json(a, 0) : mpi_json(2, a);
         CU_ASSERT_PTR_NOT_NULL_FATAL(whole);
@@ -193,7 +193,7 @@ static void test_damaged_checkpoint_skipped(void)
     free(data);
     snprintf(args, sizeof args,
              "train --model " TINY_LLAMA " --steps 6 --micro-batch 2 --seq-len 16 --quiet --json "
-             "--checkpoint-every 2 --checkpoint-dir %s --resume auto",
+             "--checkpoint-every 2 --checkpoint-dir %s --resume",
              dir);
     cJSON *j = run_json(args, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
@@ -265,8 +265,8 @@ static void test_bad_input(void)
         {"train --model " TINY_GPT " --micro-batch 3 --global-batch 4", "--global-batch", 2},
         {"train --model " TINY_GPT " --steps 0", "--steps", 2},
         {"train --model " TINY_GPT " --data /no/such/corpus.txt", "/no/such/corpus.txt", 2},
-        {"train --model " TINY_GPT " --resume auto", "--checkpoint-dir", 2},
-        {"train --model " TINY_GPT " --resume /no/such/ckpt", "--resume", 2},
+        {"train --model " TINY_GPT " --resume", "--checkpoint-dir", 2},
+        {"train --model " TINY_GPT " --resume-from /no/such/ckpt", "--resume-from", 2},
         {"validate --measured /no/such/run.json", "/no/such/run.json", 2},
         {"validate --measured tests/fixtures/configs/malformed.json", "malformed JSON", 2},
         {"validate", "--measured", 2},

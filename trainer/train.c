@@ -86,7 +86,7 @@ static int check_config(const train_config_t *c, const dist_group_t *world, int 
                         c->ckpt_every);
     if (c->resume && !c->ckpt_dir && strcmp(c->resume, "auto") == 0)
         return err_setf(err, ERR_INPUT, NULL, "--resume",
-                        "'auto' needs --checkpoint-dir to look in");
+                        "needs --checkpoint-dir to look in (or --resume-from DIR)");
     return ERR_OK;
 }
 
