@@ -102,7 +102,7 @@ static int dump_grads(const train_config_t *c, void *backend, err_t *err)
 }
 
 /* Resume from a checkpoint when asked; *start is the step to run next. */
-static int resume(const train_config_t *c, const dist_group_t *world, run_t *u, int dp,
+static int resume(const train_config_t *c, const dist_group_t *world, run_t *u,
                   const ckpt_config_t *cc, train_result_t *r, long *start, err_t *err)
 {
     *start = 0;
@@ -113,7 +113,6 @@ static int resume(const train_config_t *c, const dist_group_t *world, run_t *u, 
     int rc = c->backend->host_buffers(u->backend, &s, &n_params, &n_opt, err);
     if (rc)
         return rc;
-    (void)dp;
     if ((rc = ckpt_resume(cc, world, c->resume, &s, &r->resume, err)))
         return rc;
     if (r->resume.step < 0)
@@ -171,7 +170,7 @@ int train_run(const train_config_t *c, const dist_group_t *world, train_result_t
         cc.dp = dp;
         cc.zero1 = c->zero1;
         if (!rc)
-            rc = resume(c, world, &u, dp, &cc, r, &start, err);
+            rc = resume(c, world, &u, &cc, r, &start, err);
         if (!rc && c->ckpt_dir)
             rc = ckpt_writer_create(&cc, world, &u.writer, err);
     }
@@ -200,7 +199,6 @@ int train_run(const train_config_t *c, const dist_group_t *world, train_result_t
     step_times_t sum_times = {0, 0, 0, 0, 0};
     double sum_step = 0;
     long measured = 0;
-    bool saved_last = false;
     for (long step = start; step < end && !rc; step++) {
         if (step == c->fail_at_step && world->rank == c->fail_rank && c->fail)
             c->fail(c->fail_ctx, step, world->rank);
@@ -239,9 +237,8 @@ int train_run(const train_config_t *c, const dist_group_t *world, train_result_t
             break;
         double step_s = clock_now_s() - t0;
         /* checkpoints: commit a finished asynchronous save, start a new one */
-        bool ckpt = false;
+        bool ckpt = false, saved = false;
         double blocking = 0;
-        saved_last = false;
         if (u.writer) {
             long committed;
             rc = ckpt_poll(u.writer, false, &committed, err);
@@ -253,8 +250,7 @@ int train_run(const train_config_t *c, const dist_group_t *world, train_result_t
                 s.step = step + 1;
                 if (!rc)
                     rc = ckpt_save(u.writer, &s, &blocking, err);
-                ckpt = true;
-                saved_last = true;
+                ckpt = saved = true;
                 r->ckpt_blocking_s += blocking;
             }
         }
@@ -265,7 +261,7 @@ int train_run(const train_config_t *c, const dist_group_t *world, train_result_t
         r->steps_run = k + 1;
         double tps = r->tokens_per_step / step_s;
         int alerts = mon_step(&r->monitor, step, loss, norm, tps, step_s);
-        if (saved_last)
+        if (saved)
             alerts += mon_checkpoint(&r->monitor, step, blocking);
         if (k > 0 || n_steps == 1) {
             sum_step += step_s;
@@ -295,7 +291,6 @@ int train_run(const train_config_t *c, const dist_group_t *world, train_result_t
         if (!rc)
             rc = crc;
     }
-    (void)saved_last;
     if (measured > 0) {
         r->mean_step_s = sum_step / measured;
         r->mean.fwd_s = sum_times.fwd_s / measured;
