@@ -123,7 +123,7 @@ Q :=
 endif
 
 # ---------------------------------------------------------------- targets
-.PHONY: all test check asan bench gpu-test demo deps deps-browser install clean validate
+.PHONY: all test check golden-update asan bench gpu-test demo deps deps-browser install clean validate
 
 all: $(BIN)
 
@@ -184,6 +184,11 @@ test: deps deps-browser
 
 check: $(BIN) $(TEST_RUNNER)
 	$(Q)SCALEPLAN_BIN=$(abspath $(BIN)) SCALEPLAN_PROGRESS=0 $(TEST_RUNNER)
+	$(Q)sh tests/golden/run.sh $(abspath $(BIN))
+
+# Rewrite the recorded outputs after a deliberate change of the model.
+golden-update: $(BIN)
+	$(Q)sh tests/golden/run.sh $(abspath $(BIN)) --update
 
 # The same tests with AddressSanitizer and UndefinedBehaviorSanitizer, in a
 # separate build directory, without the CUDA runtime (which cannot run here
@@ -215,7 +220,8 @@ deps:
 	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
 	fi
 
-deps-browser:
+# After deps: two apt-get runs at once would fight over the package lock.
+deps-browser: deps
 	$(Q)if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then exit 0; fi; \
 	if ! command -v apt-get >/dev/null 2>&1; then \
 	    echo "deps-browser: no apt-get; install Chromium to run the report's browser test"; exit 0; fi; \
