@@ -84,7 +84,7 @@ BROWSER_PKGS := chromium
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # ---------------------------------------------------------------- sources
-LIB_DIRS  := common models topologies calibrate sim trainer reports
+LIB_DIRS  := common models topologies profile calibrate sim trainer reports
 CU_SRCS   := $(wildcard calibrate/*.cu trainer/*.cu)
 # A module with GPU code has x.cu and x_nocuda.c; exactly one is built.
 NOCUDA_SRCS := $(wildcard $(addsuffix /*_nocuda.c,$(LIB_DIRS)))
@@ -110,7 +110,7 @@ GPU_TEST_SRCS := $(wildcard tests/gpu/*.c)
 
 # Data compiled into the binary (see common/catalog.h).
 CATALOG_FILES := $(sort $(wildcard models/catalog/*.json topologies/catalog/*.json \
-                   topologies/catalog/clusters/*.json calibrate/profiles/*.json))
+                   topologies/catalog/clusters/*.json profile/catalog/*.json))
 CATALOG_OBJ := $(BUILD)/gen/catalog_data.o
 EMBED       := $(BUILD)/tools/embed
 

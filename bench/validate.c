@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calibrate/profile.h"
+#include "profile/profile.h"
 #include "sim/validation.h"
 
 int main(int argc, char **argv)

@@ -29,7 +29,7 @@
 
 #include "calibrate/measurements.h"
 #include "calibrate/nccltests.h"
-#include "calibrate/profile.h"
+#include "profile/profile.h"
 #include "common/dist.h"
 #include "common/error.h"
 

@@ -32,7 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "calibrate/profile.h"
+#include "profile/profile.h"
 #include "common/error.h"
 
 #define FIT_MAX_LINES PROF_MAX_LINES

@@ -19,7 +19,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "calibrate/profile.h"
+#include "profile/profile.h"
 #include "common/error.h"
 #include "topologies/gpu.h"
 

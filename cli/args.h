@@ -18,7 +18,7 @@
 #include "models/layout.h"
 #include "models/model.h"
 #include "topologies/cluster.h"
-#include "calibrate/profile.h"
+#include "profile/profile.h"
 #include "sim/costs.h"
 
 #define CLI_MAX_OPTS 128

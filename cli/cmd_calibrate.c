@@ -21,6 +21,7 @@
 #include "common/dist.h"
 #include "common/json.h"
 #include "common/units.h"
+#include "profile/profile_json.h"
 
 static const cli_opt_t own_opts[] = {
     {"--quick", NULL, NULL, "a short measuring plan (under 2 minutes on one GPU)"},

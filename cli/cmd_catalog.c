@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calibrate/profile.h"
+#include "profile/profile.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "common/catalog.h"
@@ -310,7 +310,7 @@ static int section_profiles(cJSON *json, err_t *err)
 {
     char **names = NULL;
     size_t n = 0;
-    int rc = catalog_list("calibrate/profiles", &names, &n, err);
+    int rc = catalog_list("profile/catalog", &names, &n, err);
     if (rc)
         return rc;
     static const char *hdr[] = {"gpu", "origin", "GEMM eff bf16", "fp8", "net",
@@ -348,7 +348,7 @@ static int section_profiles(cJSON *json, err_t *err)
         table_destroy(t);
         return rc;
     }
-    return finish_table(t, "Default cost profiles (calibrate/profiles/*.json)", err);
+    return finish_table(t, "Default cost profiles (profile/catalog/*.json)", err);
 }
 
 static const struct {

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "calibrate/profile.h"
+#include "profile/profile.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "common/json.h"

@@ -1,7 +1,7 @@
 /* catalog: the data files scaleplan ships, compiled into the binary.
  *
  * Model configs (JSON files in models/catalog), GPU/fabric/price/failure tables
- * (topologies/catalog/...) and default cost profiles (calibrate/profiles/)
+ * (topologies/catalog/...) and default cost profiles (profile/catalog/)
  * are JSON in the source tree, where users read and edit them. The build
  * embeds them so an installed binary needs no data directory. Setting
  * SCALEPLAN_CATALOG to a directory laid out like the source tree makes files

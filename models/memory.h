@@ -22,7 +22,7 @@
 #include "models/model.h"
 
 /* Memory the model arithmetic does not see; defaults come from the GPU's
- * cost profile (calibrate/profile.h). */
+ * cost profile (profile/profile.h). */
 typedef struct {
     double reserved_bytes; /* CUDA context, NCCL and cuBLAS workspaces */
     double fragmentation;  /* allocator overhead, fraction of allocated bytes */

@@ -20,7 +20,7 @@
 
 #include <stdbool.h>
 
-#include "calibrate/profile.h"
+#include "profile/profile.h"
 #include "common/error.h"
 #include "models/layout.h"
 #include "models/model.h"

@@ -16,7 +16,7 @@
 
 #include <stdbool.h>
 
-#include "calibrate/profile.h"
+#include "profile/profile.h"
 #include "common/error.h"
 
 typedef enum { VAL_STEP_TIME = 0, VAL_HW_TFLOPS, VAL_MODEL_TFLOPS } val_metric_t;

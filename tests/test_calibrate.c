@@ -22,7 +22,7 @@
 #include "calibrate/calibrate.h"
 #include "calibrate/measurements.h"
 #include "calibrate/nccltests.h"
-#include "calibrate/profile.h"
+#include "profile/profile_json.h"
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/rng.h"

@@ -9,7 +9,7 @@
 #include <gsl/gsl_randist.h>
 
 #include "calibrate/fit.h"
-#include "calibrate/profile.h"
+#include "profile/profile.h"
 #include "common/rng.h"
 #include "tests/testing.h"
 

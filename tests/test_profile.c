@@ -1,4 +1,4 @@
-/* Tests of calibrate/profile: the default profiles load, GEMM and collective
+/* Tests of profile/profile: the default profiles load, GEMM and collective
  * times follow the model and the measurements they were built from, and a
  * profile survives a save/load round trip. */
 #include <math.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calibrate/profile.h"
+#include "profile/profile_json.h"
 #include "common/fileio.h"
 #include "tests/testing.h"
 

@@ -18,7 +18,7 @@
 #
 # Results go to $GPU_TEST_OUT: the profile, its raw measurements, --show
 # output and calibrate-summary.txt with every number compared. Commit the
-# profile as calibrate/profiles/measured/<gpu>.json (not calibrate/profiles/
+# profile as profile/catalog/measured/<gpu>.json (not profile/catalog/
 # itself, whose files are the embedded defaults) with the command line from
 # the summary. VALIDATE_BIN names a built bench/validate to use instead of
 # `make validate`.
@@ -56,7 +56,7 @@ cp "$W/profile.json" "$GPU_TEST_OUT/calibrate-$GPU-quick.json"
 cp "$M" "$GPU_TEST_OUT/calibrate-$GPU-quick.measurements.json"
 cp "$W/show.txt" "$GPU_TEST_OUT/calibrate-$GPU-quick.show.txt"
 say "profile of $GPU: $GPU_TEST_OUT/calibrate-$GPU-quick.json"
-say "made by: scaleplan calibrate --quick --out calibrate/profiles/measured/$GPU.json"
+say "made by: scaleplan calibrate --quick --out profile/catalog/measured/$GPU.json"
 sed -n '1,/^$/p' "$W/show.txt" | tee -a "$SUM"
 grep -E '^  [a-z_0-9/@]+ +[0-9]+ +-?[0-9.]+ ' "$W/show.txt" | tee -a "$SUM" || true # the fits
 

@@ -14,18 +14,18 @@
  * over the rails, whichever is faster.
  *
  * Profiles are JSON (format "scaleplan-profile/1"). One default per catalog
- * GPU ships in calibrate/profiles/, built from datasheets and published
+ * GPU ships in profile/catalog/, built from datasheets and published
  * measurements with each constant's source; `scaleplan calibrate` writes
- * measured ones. Figures the profile does not set (peak throughput, SM
+ * measured ones (calibrate/ produces profiles, sim/ reads them; both sit on
+ * this module). JSON parsing and writing are declared in profile_json.h,
+ * so that readers of this header do not depend on a JSON library. Figures the profile does not set (peak throughput, SM
  * count, memory bandwidth) come from the GPU catalog.
  */
-#ifndef SCALEPLAN_CALIBRATE_PROFILE_H
-#define SCALEPLAN_CALIBRATE_PROFILE_H
+#ifndef SCALEPLAN_PROFILE_PROFILE_H
+#define SCALEPLAN_PROFILE_PROFILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
-
-#include <cjson/cJSON.h>
 
 #include "common/error.h"
 #include "topologies/fabric.h"
@@ -191,11 +191,8 @@ typedef struct {
  * catalog figures from the GPU named in the profile. Free with prof_free. */
 int prof_load(const char *path, profile_t *p, err_t *err);
 int prof_load_default(const char *gpu_name, profile_t *p, err_t *err);
-int prof_from_json(const cJSON *root, const char *file, profile_t *p,
-                   err_t *err);
 
-/* Serialise (caller deletes) and save atomically. NULL on OOM. */
-cJSON *prof_to_json(const profile_t *p);
+/* Save atomically (profile_json.h has the JSON form itself). */
 int prof_save(const profile_t *p, const char *path, err_t *err);
 
 /* Free what the profile owns (the GEMM table, the fit records); the
