@@ -123,7 +123,7 @@ Q :=
 endif
 
 # ---------------------------------------------------------------- targets
-.PHONY: all test check golden-update asan bench gpu-test demo deps deps-browser install clean validate
+.PHONY: all test check check-layers golden-update asan bench gpu-test demo deps deps-browser install clean validate
 
 all: $(BIN)
 
@@ -182,9 +182,13 @@ validate: $(VALIDATE_BIN)
 test: deps deps-browser
 	$(Q)$(MAKE) --no-print-directory check
 
-check: $(BIN) $(TEST_RUNNER)
+check: $(BIN) $(TEST_RUNNER) check-layers
 	$(Q)SCALEPLAN_BIN=$(abspath $(BIN)) SCALEPLAN_PROGRESS=0 $(TEST_RUNNER)
 	$(Q)sh tests/golden/run.sh $(abspath $(BIN))
+
+# The folders' include graph is a one-way DAG (docs/ARCHITECTURE.md).
+check-layers:
+	$(Q)sh tools/check-layers.sh
 
 # Rewrite the recorded outputs after a deliberate change of the model.
 golden-update: $(BIN)
