@@ -76,8 +76,8 @@ static int find_opt(const cli_args_t *a, const char *text, size_t len)
 {
     int idx = 0;
     for (int g = 0; g < a->n_groups; g++)
-        for (int i = 0; i < a->groups[g].n; i++, idx++) {
-            const cli_opt_t *o = &a->groups[g].opts[i];
+        for (int i = 0; i < a->groups[g]->n; i++, idx++) {
+            const cli_opt_t *o = &a->groups[g]->opts[i];
             if ((strlen(o->name) == len && strncmp(o->name, text, len) == 0) ||
                 (o->alias && strlen(o->alias) == len &&
                  strncmp(o->alias, text, len) == 0))
@@ -89,9 +89,9 @@ static int find_opt(const cli_args_t *a, const char *text, size_t len)
 static const cli_opt_t *opt_at(const cli_args_t *a, int index)
 {
     for (int g = 0; g < a->n_groups; g++) {
-        if (index < a->groups[g].n)
-            return &a->groups[g].opts[index];
-        index -= a->groups[g].n;
+        if (index < a->groups[g]->n)
+            return &a->groups[g]->opts[index];
+        index -= a->groups[g]->n;
     }
     return NULL;
 }
@@ -102,8 +102,8 @@ static int unknown_option(const cli_args_t *a, const char *cmd, const char *text
     const char *names[CLI_MAX_OPTS];
     int n = 0;
     for (int g = 0; g < a->n_groups; g++)
-        for (int i = 0; i < a->groups[g].n && n < CLI_MAX_OPTS; i++)
-            names[n++] = a->groups[g].opts[i].name;
+        for (int i = 0; i < a->groups[g]->n && n < CLI_MAX_OPTS; i++)
+            names[n++] = a->groups[g]->opts[i].name;
     char word[64];
     snprintf(word, sizeof word, "%.*s", (int)strcspn(text, "="), text);
     int best = names_closest(word, names, (size_t)n);
@@ -116,15 +116,17 @@ static int unknown_option(const cli_args_t *a, const char *cmd, const char *text
                     "unknown option (scaleplan %s --help lists all)", cmd);
 }
 
-int cli_parse(int argc, char **argv, const cli_group_t *groups, int n_groups,
+int cli_parse(int argc, char **argv, const cli_group_t *const *groups, int n_groups,
               cli_args_t *a, err_t *err)
 {
     memset(a, 0, sizeof *a);
     a->groups = groups;
     a->n_groups = n_groups;
+    a->argc = argc;
+    a->argv = argv;
     int total = 0;
     for (int g = 0; g < n_groups; g++)
-        total += groups[g].n;
+        total += groups[g]->n;
     if (total > CLI_MAX_OPTS)
         return err_set(err, ERR_RUNTIME, "too many options declared (%d)", total);
     const char *cmd = argc > 0 ? argv[0] : "";
@@ -227,13 +229,13 @@ int cli_get_double(const cli_args_t *a, const char *name, double lo, double hi,
 }
 
 void cli_print_help(FILE *out, const char *usage, const char *summary,
-                    const cli_group_t *groups, int n_groups)
+                    const cli_group_t *const *groups, int n_groups)
 {
     fprintf(out, "usage: %s\n\n%s\n", usage, summary);
     for (int g = 0; g < n_groups; g++) {
-        fprintf(out, "\n%s:\n", groups[g].title);
-        for (int i = 0; i < groups[g].n; i++) {
-            const cli_opt_t *o = &groups[g].opts[i];
+        fprintf(out, "\n%s:\n", groups[g]->title);
+        for (int i = 0; i < groups[g]->n; i++) {
+            const cli_opt_t *o = &groups[g]->opts[i];
             char left[96];
             snprintf(left, sizeof left, "%s%s%s", o->name, o->metavar ? " " : "",
                      o->metavar ? o->metavar : "");

@@ -38,8 +38,10 @@ typedef struct {
 } cli_group_t;
 
 typedef struct {
-    const cli_group_t *groups;
+    const cli_group_t *const *groups;
     int n_groups;
+    int argc;    /* the command's own argument vector (argv[0] = its name) */
+    char **argv;
     const char *value[CLI_MAX_OPTS]; /* per option in group order; switches "1" */
     const char *positional[CLI_MAX_POSITIONAL];
     int n_positional;
@@ -51,7 +53,7 @@ extern const cli_group_t CLI_MODEL_OPTS, CLI_CLUSTER_OPTS, CLI_LAYOUT_OPTS,
 
 /* Parse argv[1..argc) (argv[0] is the subcommand). ERR_INPUT on unknown
  * options, missing values or too many positional words. */
-int cli_parse(int argc, char **argv, const cli_group_t *groups, int n_groups,
+int cli_parse(int argc, char **argv, const cli_group_t *const *groups, int n_groups,
               cli_args_t *a, err_t *err);
 
 /* The value of option name (its canonical name), or NULL when absent. */
@@ -74,7 +76,7 @@ int cli_get_double(const cli_args_t *a, const char *name, double lo,
 
 /* Print "usage", a summary and every option of the groups. */
 void cli_print_help(FILE *out, const char *usage, const char *summary,
-                    const cli_group_t *groups, int n_groups);
+                    const cli_group_t *const *groups, int n_groups);
 
 /* --model NAME|config.json (or the first positional word). */
 int cli_model(const cli_args_t *a, model_t *m, err_t *err);

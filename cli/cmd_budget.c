@@ -318,41 +318,47 @@ static int print_json(budget_run_t *br, const provider_row_t *rows, int n, doubl
     return rc;
 }
 
-int cmd_budget(int argc, char **argv, err_t *err)
+static int run(const cli_args_t *a, err_t *err)
 {
-    const cli_group_t groups[] = {CLI_MODEL_OPTS, CLI_CLUSTER_OPTS, CLI_LAYOUT_OPTS, CLI_SIM_OPTS,
-                                  CLI_RUN_OPTS,   own_group,        CLI_REL_OPTS,    CLI_OUTPUT_OPTS};
-    const int n_groups = sizeof groups / sizeof groups[0];
-    cli_args_t a;
-    int rc = cli_parse(argc, argv, groups, n_groups, &a, err);
-    if (rc)
-        return rc;
-    if (a.help) {
-        cli_print_help(stdout,
-                       "scaleplan budget --model M --tokens T --gpus N --gpu G [--price P] "
-                       "[--days D] [--compare] [--json]",
-                       "GPU-hours x price with the overhead of failures and checkpoints taken from\n"
-                       "the reliability simulation (not a guessed 15-35%), checkpoint storage and\n"
-                       "data transfer, the daily cost; --compare lists every catalog price for the\n"
-                       "GPU, spot with preemptions and an own cluster (break-even in months);\n"
-                       "--days checks whether a claimed duration is physically possible.",
-                       groups, n_groups);
-        return ERR_OK;
-    }
+    int rc = ERR_OK;
     budget_run_t *br = calloc(1, sizeof *br);
     if (!br)
         return err_set(err, ERR_RUNTIME, "out of memory");
     provider_row_t *rows = NULL;
     int n = 0;
     double breakeven = NAN;
-    rc = run_budget(&a, br, err);
-    if (!rc && cli_has(&a, "--compare"))
-        rc = compare_providers(&a, br, &rows, &n, &breakeven, err);
+    rc = run_budget(a, br, err);
+    if (!rc && cli_has(a, "--compare"))
+        rc = compare_providers(a, br, &rows, &n, &breakeven, err);
     if (!rc)
-        rc = cli_has(&a, "--json") ? print_json(br, rows, n, breakeven, err)
-                                   : print_text(&a, br, rows, n, breakeven, err);
+        rc = cli_has(a, "--json") ? print_json(br, rows, n, breakeven, err)
+                                   : print_text(a, br, rows, n, breakeven, err);
     free(rows);
     cli_job_free(&br->job);
     free(br);
     return rc;
 }
+
+static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
+                                         &CLI_CLUSTER_OPTS,
+                                         &CLI_LAYOUT_OPTS,
+                                         &CLI_SIM_OPTS,
+                                         &CLI_RUN_OPTS,
+                                         &own_group,
+                                         &CLI_REL_OPTS,
+                                         &CLI_OUTPUT_OPTS};
+
+const cli_command_t CLI_CMD_BUDGET = {
+    "budget",
+    "GPU-hours and cost of a run, providers side by side, reality check",
+    "scaleplan budget --model M --tokens T --gpus N --gpu G [--price P] "
+                       "[--days D] [--compare] [--json]",
+    "GPU-hours x price with the overhead of failures and checkpoints taken from\n"
+                       "the reliability simulation (not a guessed 15-35%), checkpoint storage and\n"
+                       "data transfer, the daily cost; --compare lists every catalog price for the\n"
+                       "GPU, spot with preemptions and an own cluster (break-even in months);\n"
+                       "--days checks whether a claimed duration is physically possible.",
+    groups,
+    sizeof groups / sizeof groups[0],
+    run,
+};

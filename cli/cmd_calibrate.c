@@ -299,22 +299,48 @@ static int run_measure(int *argc, char ***argv, const cli_args_t *a, const char 
     return rc;
 }
 
-int cmd_calibrate(int argc, char **argv, err_t *err)
+static int run(const cli_args_t *a, err_t *err)
 {
-    const cli_group_t groups[] = {own_group, CLI_OUTPUT_OPTS};
-    const int n_groups = sizeof groups / sizeof groups[0];
-    cli_args_t a;
-    int rc = cli_parse(argc, argv, groups, n_groups, &a, err);
-    if (rc)
-        return rc;
-    if (a.help) {
-        cli_print_help(
-            stdout,
-            "scaleplan calibrate [--quick] [--out profile.json] [--gpu NAME]\n"
+    int rc = ERR_OK;
+    int modes = cli_has(a, "--from-nccl-tests") + cli_has(a, "--fit") + cli_has(a, "--show");
+    if (modes > 1)
+        return err_set(err, ERR_INPUT,
+                       "--from-nccl-tests, --fit and --show are different tasks: give one");
+    if (!cli_has(a, "--from-nccl-tests") && a->n_positional > 0)
+        return err_setf(err, ERR_INPUT, NULL, a->positional[0],
+                        "unexpected argument (log files follow --from-nccl-tests)");
+    const char *out = cli_get(a, "--out");
+    if (out && !has_text(out))
+        return err_setf(err, ERR_INPUT, NULL, "--out", "needs a file name");
+    if (cli_get(a, "--sustained-factor")) {
+        cal_fit_opts_t fo;
+        if ((rc = cal_parse_sustained(cli_get(a, "--sustained-factor"), &fo, err)))
+            return rc;
+    }
+    int argc = a->argc;
+    char **argv = a->argv;
+    char command[256];
+    command_line(argc, argv, command, sizeof command);
+    if (cli_has(a, "--show"))
+        return run_show(a, err);
+    if (cli_has(a, "--from-nccl-tests"))
+        return run_import(a, command, err);
+    if (cli_has(a, "--fit"))
+        return run_refit(a, command, err);
+    return run_measure(&argc, &argv, a, command, err);
+}
+
+static const cli_group_t *const groups[] = {&own_group,
+                                         &CLI_OUTPUT_OPTS};
+
+const cli_command_t CLI_CMD_CALIBRATE = {
+    "calibrate",
+    "measure GPUs and NCCL (or import nccl-tests logs) into a cost profile",
+    "scaleplan calibrate [--quick] [--out profile.json] [--gpu NAME]\n"
             "       scaleplan calibrate --from-nccl-tests LOG... [--gpu NAME | --profile F]\n"
             "       scaleplan calibrate --fit measurements.json [--out profile.json]\n"
             "       scaleplan calibrate --show profile.json",
-            "Measure this machine's GPUs and write a cost profile for scaleplan sim --profile:\n"
+    "Measure this machine's GPUs and write a cost profile for scaleplan sim --profile:\n"
             "cuBLASLt GEMMs (bf16, fp16, tf32, fp32, fp8) over transformer shapes and a grid,\n"
             "memory-bound kernels and launch overhead, and NCCL collectives (all-reduce,\n"
             "all-gather, reduce-scatter, broadcast, send/recv, all-to-all; 8 B to 1 GiB or more;\n"
@@ -324,31 +350,7 @@ int cmd_calibrate(int argc, char **argv, err_t *err)
             "records R^2, its worst error and 95% prediction intervals. Raw measurements are\n"
             "saved next to the profile so --fit can redo the fit without a GPU; nccl-tests\n"
             "logs can be imported instead of measuring collectives.",
-            groups, n_groups);
-        return ERR_OK;
-    }
-    int modes = cli_has(&a, "--from-nccl-tests") + cli_has(&a, "--fit") + cli_has(&a, "--show");
-    if (modes > 1)
-        return err_set(err, ERR_INPUT,
-                       "--from-nccl-tests, --fit and --show are different tasks: give one");
-    if (!cli_has(&a, "--from-nccl-tests") && a.n_positional > 0)
-        return err_setf(err, ERR_INPUT, NULL, a.positional[0],
-                        "unexpected argument (log files follow --from-nccl-tests)");
-    const char *out = cli_get(&a, "--out");
-    if (out && !has_text(out))
-        return err_setf(err, ERR_INPUT, NULL, "--out", "needs a file name");
-    if (cli_get(&a, "--sustained-factor")) {
-        cal_fit_opts_t fo;
-        if ((rc = cal_parse_sustained(cli_get(&a, "--sustained-factor"), &fo, err)))
-            return rc;
-    }
-    char command[256];
-    command_line(argc, argv, command, sizeof command);
-    if (cli_has(&a, "--show"))
-        return run_show(&a, err);
-    if (cli_has(&a, "--from-nccl-tests"))
-        return run_import(&a, command, err);
-    if (cli_has(&a, "--fit"))
-        return run_refit(&a, command, err);
-    return run_measure(&argc, &argv, &a, command, err);
-}
+    groups,
+    sizeof groups / sizeof groups[0],
+    run,
+};

@@ -360,36 +360,23 @@ static const struct {
                 {"profiles", section_profiles}};
 enum { N_SECTIONS = sizeof sections / sizeof sections[0] };
 
-int cmd_catalog(int argc, char **argv, err_t *err)
+static int run(const cli_args_t *a, err_t *err)
 {
-    const cli_group_t groups[] = {CLI_OUTPUT_OPTS};
-    cli_args_t a;
-    int rc = cli_parse(argc, argv, groups, 1, &a, err);
-    if (rc)
-        return rc;
-    if (a.help) {
-        cli_print_help(stdout,
-                       "scaleplan catalog [models|gpus|fabrics|clusters|prices|failures|profiles] [--json]",
-                       "List the built-in catalogs. Every figure's source is kept next to it in\n"
-                       "the JSON files; set SCALEPLAN_CATALOG to a directory laid out like the\n"
-                       "source tree to use edited copies without rebuilding.",
-                       groups, 1);
-        return ERR_OK;
-    }
+    int rc = ERR_OK;
     bool want[N_SECTIONS];
     for (int i = 0; i < N_SECTIONS; i++)
-        want[i] = a.n_positional == 0;
-    for (int p = 0; p < a.n_positional; p++) {
+        want[i] = a->n_positional == 0;
+    for (int p = 0; p < a->n_positional; p++) {
         int hit = -1;
         const char *names[N_SECTIONS];
         for (int i = 0; i < N_SECTIONS; i++) {
             names[i] = sections[i].name;
-            if (strcmp(a.positional[p], sections[i].name) == 0)
+            if (strcmp(a->positional[p], sections[i].name) == 0)
                 hit = i;
         }
         if (hit < 0) {
-            int best = names_closest(a.positional[p], names, N_SECTIONS);
-            return err_setf(err, ERR_INPUT, NULL, a.positional[p],
+            int best = names_closest(a->positional[p], names, N_SECTIONS);
+            return err_setf(err, ERR_INPUT, NULL, a->positional[p],
                             "unknown catalog section%s%s%s (models, gpus, fabrics, "
                             "clusters, prices, failures, profiles)",
                             best >= 0 ? "; did you mean '" : "",
@@ -397,7 +384,7 @@ int cmd_catalog(int argc, char **argv, err_t *err)
         }
         want[hit] = true;
     }
-    bool as_json = cli_has(&a, "--json");
+    bool as_json = cli_has(a, "--json");
     cJSON *json = as_json ? cJSON_CreateObject() : NULL;
     if (as_json && !json)
         return err_set(err, ERR_RUNTIME, "out of memory");
@@ -409,3 +396,17 @@ int cmd_catalog(int argc, char **argv, err_t *err)
     cJSON_Delete(json);
     return rc;
 }
+
+static const cli_group_t *const groups[] = {&CLI_OUTPUT_OPTS};
+
+const cli_command_t CLI_CMD_CATALOG = {
+    "catalog",
+    "list models, GPUs, fabrics, clusters, prices and failure rates",
+    "scaleplan catalog [models|gpus|fabrics|clusters|prices|failures|profiles] [--json]",
+    "List the built-in catalogs. Every figure's source is kept next to it in\n"
+                       "the JSON files; set SCALEPLAN_CATALOG to a directory laid out like the\n"
+                       "source tree to use edited copies without rebuilding.",
+    groups,
+    sizeof groups / sizeof groups[0],
+    run,
+};

@@ -209,37 +209,22 @@ static int memory_options(const cli_args_t *a, const model_report_t *r,
     return ERR_OK;
 }
 
-int cmd_model(int argc, char **argv, err_t *err)
+static int run(const cli_args_t *a, err_t *err)
 {
-    const cli_group_t groups[] = {CLI_MODEL_OPTS, CLI_LAYOUT_OPTS, CLI_CLUSTER_OPTS,
-                                  own_group, CLI_OUTPUT_OPTS};
-    const int n_groups = sizeof groups / sizeof groups[0];
-    cli_args_t a;
-    int rc = cli_parse(argc, argv, groups, n_groups, &a, err);
-    if (rc)
-        return rc;
-    if (a.help) {
-        cli_print_help(stdout, "scaleplan model --model NAME|config.json [layout] [--gpu G] [--json]",
-                       "Parameters (total, per stage, per GPU), FLOPs per token by operation\n"
-                       "(Megatron convention), and per-GPU memory (weights, gradients, optimizer\n"
-                       "states, activations, buffers) for a parallel layout. Without --gpus the\n"
-                       "layout uses one model replica (TP x PP x CP GPUs).",
-                       groups, n_groups);
-        return ERR_OK;
-    }
+    int rc = ERR_OK;
     model_report_t r;
     memset(&r, 0, sizeof r);
     layout_defaults(&r.layout);
-    if ((rc = cli_model(&a, &r.model, err)) ||
-        (rc = cli_layout_flags(&a, &r.model, &r.layout, err)))
+    if ((rc = cli_model(a, &r.model, err)) ||
+        (rc = cli_layout_flags(a, &r.model, &r.layout, err)))
         return rc;
     int n_gpus = r.layout.tp * r.layout.pp * r.layout.cp;
-    if ((rc = cli_get_int(&a, "--gpus", 1, 1 << 24, &n_gpus, err)) ||
+    if ((rc = cli_get_int(a, "--gpus", 1, 1 << 24, &n_gpus, err)) ||
         (rc = layout_finalize(&r.layout, &r.model, n_gpus, err)))
         return rc;
-    if (cli_has(&a, "--gpu") || cli_has(&a, "--cluster")) {
+    if (cli_has(a, "--gpu") || cli_has(a, "--cluster")) {
         cluster_spec_t spec;
-        if ((rc = cli_cluster_spec(&a, &spec, err)))
+        if ((rc = cli_cluster_spec(a, &spec, err)))
             return rc;
         spec.n_gpus = n_gpus;
         if ((rc = cluster_resolve(&spec, &r.cluster, err)))
@@ -247,15 +232,34 @@ int cmd_model(int argc, char **argv, err_t *err)
         r.have_gpu = true;
     }
     memory_opts_t opts;
-    if ((rc = memory_options(&a, &r, &opts, err)))
+    if ((rc = memory_options(a, &r, &opts, err)))
         return rc;
     model_params(&r.model, &r.params);
     model_flops(&r.model, r.layout.seq_len, &r.flops);
     model_memory_peak(&r.model, &r.layout, &opts, &r.memory);
-    if (cli_has(&a, "--json"))
+    if (cli_has(a, "--json"))
         return print_json(&r, err);
     print_architecture(&r.model);
     if ((rc = print_params(&r.params)) || (rc = print_flops(&r)) || (rc = print_memory(&r)))
         return err_set(err, ERR_RUNTIME, "cannot write the report to standard output");
     return ERR_OK;
 }
+
+static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
+                                         &CLI_LAYOUT_OPTS,
+                                         &CLI_CLUSTER_OPTS,
+                                         &own_group,
+                                         &CLI_OUTPUT_OPTS};
+
+const cli_command_t CLI_CMD_MODEL = {
+    "model",
+    "parameters, FLOPs per token and per-GPU memory of a model under a layout",
+    "scaleplan model --model NAME|config.json [layout] [--gpu G] [--json]",
+    "Parameters (total, per stage, per GPU), FLOPs per token by operation\n"
+                       "(Megatron convention), and per-GPU memory (weights, gradients, optimizer\n"
+                       "states, activations, buffers) for a parallel layout. Without --gpus the\n"
+                       "layout uses one model replica (TP x PP x CP GPUs).",
+    groups,
+    sizeof groups / sizeof groups[0],
+    run,
+};

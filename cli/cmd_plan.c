@@ -500,41 +500,22 @@ static cJSON *plan_json(const plan_run_t *p, const what_if_t *w, int nw, const r
     return o;
 }
 
-int cmd_plan(int argc, char **argv, err_t *err)
+static int run(const cli_args_t *a, err_t *err)
 {
-    const cli_group_t groups[] = {CLI_MODEL_OPTS, CLI_CLUSTER_OPTS, CLI_SIM_OPTS, CLI_RUN_OPTS,
-                                  own_group,      CLI_REL_OPTS,     CLI_OUTPUT_OPTS};
-    const int n_groups = sizeof groups / sizeof groups[0];
-    cli_args_t a;
-    int rc = cli_parse(argc, argv, groups, n_groups, &a, err);
-    if (rc)
-        return rc;
-    if (a.help) {
-        cli_print_help(stdout,
-                       "scaleplan plan --model M --tokens T --gpu G [--min-gpus 8 --max-gpus 16384] "
-                       "[--objective time|cost] [--deadline 30d] [--budget 500000] [--json]",
-                       "For each doubling of the GPU count, search every valid layout (TP, PP with\n"
-                       "uneven splits, CP, virtual stages, micro-batch, ZeRO/FSDP, recompute, SP,\n"
-                       "schedule), keep the fastest that fits, and simulate the whole run with\n"
-                       "failures and checkpoints: step time, tokens/s, MFU, scaling efficiency, the\n"
-                       "main loss, days P50/P90, interruptions, GPU-hours and cost per rung; then\n"
-                       "recommend what to reserve and what to measure at each doubling.",
-                       groups, n_groups);
-        return ERR_OK;
-    }
+    int rc = ERR_OK;
     plan_run_t *p = calloc(1, sizeof *p);
     what_if_t w[8];
     int nw = 0;
     rung_detail_t detail = {0};
     if (!p)
         return err_set(err, ERR_RUNTIME, "out of memory");
-    if ((rc = setup(&a, p, err)) || (rc = plan_ladder(&p->in, &p->ladder, err)))
+    if ((rc = setup(a, p, err)) || (rc = plan_ladder(&p->in, &p->ladder, err)))
         goto out;
     plan_recommend(&p->in, &p->ladder, p->recommendation, sizeof p->recommendation);
-    if ((rc = what_ifs(&a, p, w, &nw, err)))
+    if ((rc = what_ifs(a, p, w, &nw, err)))
         goto out;
-    if (cli_wants_result(&a)) {
-        bool details = cli_has(&a, "--details") || cli_get(&a, "--report");
+    if (cli_wants_result(a)) {
+        bool details = cli_has(a, "--details") || cli_get(a, "--report");
         if (details && p->ladder.best >= 0 &&
             (rc = ladder_rung_detail(&p->in, &p->ladder.rung[p->ladder.best], &detail, err)))
             goto out;
@@ -543,12 +524,12 @@ int cmd_plan(int argc, char **argv, err_t *err)
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
             goto out;
         }
-        if (!cli_machine_output(&a) && print_text(p, w, nw))
+        if (!cli_machine_output(a) && print_text(p, w, nw))
             rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
-        if (!rc && !cli_machine_output(&a))
+        if (!rc && !cli_machine_output(a))
             putchar('\n');
         if (!rc)
-            rc = cli_output_result(&a, "scaleplan plan", j, "ladder", err);
+            rc = cli_output_result(a, "scaleplan plan", j, "ladder", err);
         cJSON_Delete(j);
     } else if (print_text(p, w, nw)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
@@ -559,3 +540,27 @@ out:
     free(p);
     return rc;
 }
+
+static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
+                                         &CLI_CLUSTER_OPTS,
+                                         &CLI_SIM_OPTS,
+                                         &CLI_RUN_OPTS,
+                                         &own_group,
+                                         &CLI_REL_OPTS,
+                                         &CLI_OUTPUT_OPTS};
+
+const cli_command_t CLI_CMD_PLAN = {
+    "plan",
+    "choose GPU counts and layouts: the scale ladder and a recommendation",
+    "scaleplan plan --model M --tokens T --gpu G [--min-gpus 8 --max-gpus 16384] "
+                       "[--objective time|cost] [--deadline 30d] [--budget 500000] [--json]",
+    "For each doubling of the GPU count, search every valid layout (TP, PP with\n"
+                       "uneven splits, CP, virtual stages, micro-batch, ZeRO/FSDP, recompute, SP,\n"
+                       "schedule), keep the fastest that fits, and simulate the whole run with\n"
+                       "failures and checkpoints: step time, tokens/s, MFU, scaling efficiency, the\n"
+                       "main loss, days P50/P90, interruptions, GPU-hours and cost per rung; then\n"
+                       "recommend what to reserve and what to measure at each doubling.",
+    groups,
+    sizeof groups / sizeof groups[0],
+    run,
+};

@@ -513,38 +513,21 @@ static cJSON *checks_json(const pf_t *p, const check_t *c, int n)
     return o;
 }
 
-int cmd_preflight(int argc, char **argv, err_t *err)
+static int run(const cli_args_t *a, err_t *err)
 {
-    const cli_group_t groups[] = {CLI_MODEL_OPTS, own_group, CLI_OUTPUT_OPTS};
-    const int n_groups = sizeof groups / sizeof groups[0];
-    cli_args_t a;
-    int rc = cli_parse(argc, argv, groups, n_groups, &a, err);
-    if (rc)
-        return rc;
-    if (a.help) {
-        cli_print_help(stdout, "scaleplan preflight [--device cpu|cuda] [--ranks N] [--model M]",
-                       "Before scaling up, check on this machine that: a data-parallel run equals\n"
-                       "the one-rank run; save + resume equals an uninterrupted run (bit-exact on\n"
-                       "the CPU); gradient accumulation equals the large batch; bf16 tracks fp32\n"
-                       "(GPU); a killed rank is detected and the job resumes from its last\n"
-                       "checkpoint; the measured step is within 10% of the prediction (GPU). Each\n"
-                       "check runs scaleplan train (under mpirun for several ranks) and prints\n"
-                       "pass, fail or skip with its figure. Exit 1 when a check fails.",
-                       groups, n_groups);
-        return ERR_OK;
-    }
+    int rc = ERR_OK;
     pf_t p;
     memset(&p, 0, sizeof p);
-    p.device = cli_get(&a, "--device") ? cli_get(&a, "--device") : "cpu";
-    p.mpirun = cli_get(&a, "--mpirun") ? cli_get(&a, "--mpirun") : "mpirun";
+    p.device = cli_get(a, "--device") ? cli_get(a, "--device") : "cpu";
+    p.mpirun = cli_get(a, "--mpirun") ? cli_get(a, "--mpirun") : "mpirun";
     p.ranks = 2;
     p.steps = 6;
     p.micro_batch = 2;
     p.seq_len = 32;
-    if ((rc = cli_get_int(&a, "--ranks", 2, 4096, &p.ranks, err)) ||
-        (rc = cli_get_int(&a, "--steps", 4, 100000, &p.steps, err)) ||
-        (rc = cli_get_int(&a, "--micro-batch", 1, 4096, &p.micro_batch, err)) ||
-        (rc = cli_get_int(&a, "--seq-len", 2, 1 << 20, &p.seq_len, err)))
+    if ((rc = cli_get_int(a, "--ranks", 2, 4096, &p.ranks, err)) ||
+        (rc = cli_get_int(a, "--steps", 4, 100000, &p.steps, err)) ||
+        (rc = cli_get_int(a, "--micro-batch", 1, 4096, &p.micro_batch, err)) ||
+        (rc = cli_get_int(a, "--seq-len", 2, 1 << 20, &p.seq_len, err)))
         return rc;
     if (strcmp(p.device, "cpu") != 0 && strcmp(p.device, "cuda") != 0)
         return err_setf(err, ERR_INPUT, NULL, "--device", "must be cpu or cuda (got '%s')", p.device);
@@ -552,7 +535,7 @@ int cmd_preflight(int argc, char **argv, err_t *err)
     if (n <= 0)
         return err_set(err, ERR_RUNTIME, "cannot find this program's path (/proc/self/exe)");
     p.self[n] = '\0';
-    const char *keep = cli_get(&a, "--keep");
+    const char *keep = cli_get(a, "--keep");
     if (keep) {
         snprintf(p.dir, sizeof p.dir, "%s", keep);
         if ((rc = fileio_mkdirs(p.dir, err)))
@@ -564,7 +547,7 @@ int cmd_preflight(int argc, char **argv, err_t *err)
             return err_setf(err, ERR_RUNTIME, p.dir, NULL, "cannot create a work folder: %s",
                             strerror(errno));
     }
-    const char *model = cli_get(&a, "--model");
+    const char *model = cli_get(a, "--model");
     if (model)
         snprintf(p.model, sizeof p.model, "%s", model);
     else if ((rc = write_default_model(&p, err)))
@@ -572,7 +555,7 @@ int cmd_preflight(int argc, char **argv, err_t *err)
     detect_mpirun(&p);
     check_t checks[6];
     memset(checks, 0, sizeof checks);
-    bool json = cli_has(&a, "--json");
+    bool json = cli_has(a, "--json");
     if (!json)
         fprintf(stderr, "preflight: running the checks with %s (work folder %s)...\n", p.device,
                 p.dir);
@@ -613,3 +596,23 @@ out:
         remove_tree(p.dir);
     return rc;
 }
+
+static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
+                                         &own_group,
+                                         &CLI_OUTPUT_OPTS};
+
+const cli_command_t CLI_CMD_PREFLIGHT = {
+    "preflight",
+    "the pre-scale-up checklist, run with the reference trainer",
+    "scaleplan preflight [--device cpu|cuda] [--ranks N] [--model M]",
+    "Before scaling up, check on this machine that: a data-parallel run equals\n"
+                       "the one-rank run; save + resume equals an uninterrupted run (bit-exact on\n"
+                       "the CPU); gradient accumulation equals the large batch; bf16 tracks fp32\n"
+                       "(GPU); a killed rank is detected and the job resumes from its last\n"
+                       "checkpoint; the measured step is within 10% of the prediction (GPU). Each\n"
+                       "check runs scaleplan train (under mpirun for several ranks) and prints\n"
+                       "pass, fail or skip with its figure. Exit 1 when a check fails.",
+    groups,
+    sizeof groups / sizeof groups[0],
+    run,
+};

@@ -204,32 +204,14 @@ static cJSON *rel_json(const cluster_t *c, const failure_set_t *fs, const rel_ru
     return o;
 }
 
-int cmd_reliability(int argc, char **argv, err_t *err)
+static int run(const cli_args_t *a, err_t *err)
 {
-    const cli_group_t groups[] = {CLI_MODEL_OPTS, CLI_CLUSTER_OPTS, CLI_LAYOUT_OPTS, CLI_SIM_OPTS,
-                                  CLI_RUN_OPTS,   CLI_REL_OPTS,     own_group,       CLI_OUTPUT_OPTS};
-    const int n_groups = sizeof groups / sizeof groups[0];
-    cli_args_t a;
-    int rc = cli_parse(argc, argv, groups, n_groups, &a, err);
-    if (rc)
-        return rc;
-    if (a.help) {
-        cli_print_help(stdout,
-                       "scaleplan reliability --gpu G --gpus N (--days D | --tokens T --model M) "
-                       "[--checkpoint-every 30m] [--trials N] [--sweep] [--ladder] [--json]",
-                       "Simulate a whole run with failures (by cause, rates from the catalog),\n"
-                       "checkpoints and restarts: wall time P10/P50/P90, goodput, interruptions by\n"
-                       "cause, lost GPU-hours, and the best checkpoint interval next to Young/Daly.\n"
-                       "The step time comes from --step-time, or is simulated for --model (with the\n"
-                       "fastest layout that fits when no layout is given).",
-                       groups, n_groups);
-        return ERR_OK;
-    }
-    if (cli_has(&a, "--ladder") && cli_get(&a, "--report"))
+    int rc = ERR_OK;
+    if (cli_has(a, "--ladder") && cli_get(a, "--report"))
         return err_setf(err, ERR_INPUT, NULL, "--report",
                         "not available with --ladder (it is a table); report one cluster instead");
-    if (cli_has(&a, "--ladder"))
-        return run_ladder(&a, err);
+    if (cli_has(a, "--ladder"))
+        return run_ladder(a, err);
     rel_run_t run;
     memset(&run, 0, sizeof run);
     cli_job_t job;
@@ -238,18 +220,18 @@ int cmd_reliability(int argc, char **argv, err_t *err)
     cluster_spec_t spec;
     failure_set_t fs;
     double tokens, duration;
-    if ((rc = cli_run_length(&a, &tokens, &duration, err)) ||
-        (rc = failure_load_set(cli_get(&a, "--failure-rates"), &fs, err)))
+    if ((rc = cli_run_length(a, &tokens, &duration, err)) ||
+        (rc = failure_load_set(cli_get(a, "--failure-rates"), &fs, err)))
         return rc;
     if (!(tokens > 0) && !(duration > 0))
         return err_setf(err, ERR_INPUT, NULL, "--tokens",
                         "say how long the run is: --tokens 2T (with --model) or --days 54");
     double step_time = 0, tokens_per_step = 0, ckpt = 0;
-    if ((rc = cli_get_duration(&a, "--step-time", &step_time, err)) ||
-        (rc = cli_get_count(&a, "--tokens-per-step", &tokens_per_step, err)))
+    if ((rc = cli_get_duration(a, "--step-time", &step_time, err)) ||
+        (rc = cli_get_count(a, "--tokens-per-step", &tokens_per_step, err)))
         return rc;
-    if (cli_has(&a, "--model") || a.n_positional > 0) {
-        if ((rc = cli_job_setup(&a, &job, err))) {
+    if (cli_has(a, "--model") || a->n_positional > 0) {
+        if ((rc = cli_job_setup(a, &job, err))) {
             cli_job_free(&job);
             return rc;
         }
@@ -260,10 +242,10 @@ int cmd_reliability(int argc, char **argv, err_t *err)
         if (!(tokens_per_step > 0))
             tokens_per_step = job.step.tokens_per_step;
         run.cfg.dp = job.s.layout.dp;
-        if ((rc = cli_checkpoint_bytes(&a, &job.s.model, &ckpt, err)))
+        if ((rc = cli_checkpoint_bytes(a, &job.s.model, &ckpt, err)))
             goto out;
     } else {
-        if ((rc = cli_cluster_spec(&a, &spec, err)) || (rc = cluster_resolve(&spec, &cl, err)))
+        if ((rc = cli_cluster_spec(a, &spec, err)) || (rc = cluster_resolve(&spec, &cl, err)))
             return rc;
         if (!(step_time > 0) && tokens > 0)
             return err_setf(err, ERR_INPUT, NULL, "--step-time",
@@ -273,7 +255,7 @@ int cmd_reliability(int argc, char **argv, err_t *err)
             step_time = 1;
         if (!(tokens_per_step > 0))
             tokens_per_step = DEFAULT_BATCH_TOKENS;
-        const char *size = cli_get(&a, "--checkpoint-size");
+        const char *size = cli_get(a, "--checkpoint-size");
         if (!size)
             return err_setf(err, ERR_INPUT, NULL, "--checkpoint-size",
                             "give --checkpoint-size (or --model to derive it)");
@@ -281,7 +263,7 @@ int cmd_reliability(int argc, char **argv, err_t *err)
             return rc;
     }
     int dp = run.cfg.dp;
-    if ((rc = cli_rel_config(&a, &cl, &fs, &run.cfg, err)))
+    if ((rc = cli_rel_config(a, &cl, &fs, &run.cfg, err)))
         goto out;
     run.cfg.dp = dp > 0 ? dp : 1;
     run.cfg.step_time_s = step_time;
@@ -291,7 +273,7 @@ int cmd_reliability(int argc, char **argv, err_t *err)
     run.cfg.ckpt_bytes = ckpt;
     if ((rc = rel_simulate(&run.cfg, &run.r, err)))
         goto out;
-    if (cli_has(&a, "--sweep") || cli_get(&a, "--report")) {
+    if (cli_has(a, "--sweep") || cli_get(a, "--report")) {
         run.n_sweep = 25;
         double lo, hi;
         rel_sweep_bounds(&run.r, &lo, &hi);
@@ -302,16 +284,16 @@ int cmd_reliability(int argc, char **argv, err_t *err)
             goto out;
         run.swept = true;
     }
-    if (!cli_machine_output(&a) && print_text(&a, &cl, &fs, &run, have_job ? &job : NULL))
+    if (!cli_machine_output(a) && print_text(a, &cl, &fs, &run, have_job ? &job : NULL))
         rc = err_set(err, ERR_RUNTIME, "write failed");
-    if (!rc && cli_wants_result(&a)) {
+    if (!rc && cli_wants_result(a)) {
         cJSON *j = rel_json(&cl, &fs, &run, have_job ? &job : NULL);
         if (!j)
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
-        else if (!cli_machine_output(&a))
+        else if (!cli_machine_output(a))
             putchar('\n');
         if (j)
-            rc = cli_output_result(&a, "scaleplan reliability", j, "interruptions_by_cause", err);
+            rc = cli_output_result(a, "scaleplan reliability", j, "interruptions_by_cause", err);
         cJSON_Delete(j);
     }
 out:
@@ -319,3 +301,27 @@ out:
         cli_job_free(&job);
     return rc;
 }
+
+static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
+                                         &CLI_CLUSTER_OPTS,
+                                         &CLI_LAYOUT_OPTS,
+                                         &CLI_SIM_OPTS,
+                                         &CLI_RUN_OPTS,
+                                         &CLI_REL_OPTS,
+                                         &own_group,
+                                         &CLI_OUTPUT_OPTS};
+
+const cli_command_t CLI_CMD_RELIABILITY = {
+    "reliability",
+    "failures, checkpoints and restarts over a whole run",
+    "scaleplan reliability --gpu G --gpus N (--days D | --tokens T --model M) "
+                       "[--checkpoint-every 30m] [--trials N] [--sweep] [--ladder] [--json]",
+    "Simulate a whole run with failures (by cause, rates from the catalog),\n"
+                       "checkpoints and restarts: wall time P10/P50/P90, goodput, interruptions by\n"
+                       "cause, lost GPU-hours, and the best checkpoint interval next to Young/Daly.\n"
+                       "The step time comes from --step-time, or is simulated for --model (with the\n"
+                       "fastest layout that fits when no layout is given).",
+    groups,
+    sizeof groups / sizeof groups[0],
+    run,
+};

@@ -13,30 +13,14 @@ static const cli_opt_t own_opts[] = {
 };
 static const cli_group_t own_group = {"Report", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
-int cmd_report(int argc, char **argv, err_t *err)
+static int run(const cli_args_t *a, err_t *err)
 {
-    const cli_group_t groups[] = {own_group, CLI_OUTPUT_OPTS};
-    const int n_groups = sizeof groups / sizeof groups[0];
-    cli_args_t a;
-    int rc = cli_parse(argc, argv, groups, n_groups, &a, err);
-    if (rc)
-        return rc;
-    if (a.help) {
-        cli_print_help(stdout, "scaleplan report RESULT.json --out DIR",
-                       "Write DIR/index.html, one self-contained page (inline style, images\n"
-                       "beside it, no network), every plot as PNG and SVG (gnuplot), the data\n"
-                       "behind them as CSV, and the result itself. RESULT.json is what plan,\n"
-                       "sim, reliability or validate print with --json (sim needs --timeline for\n"
-                       "the step's timeline plot, plan --details for the checkpoint and timeline\n"
-                       "plots). The same report comes from their --report DIR.",
-                       groups, n_groups);
-        return ERR_OK;
-    }
-    if (a.n_positional != 1)
+    int rc = ERR_OK;
+    if (a->n_positional != 1)
         return err_set(err, ERR_INPUT,
                        "report: give exactly one result file (scaleplan report RESULT.json --out DIR)");
-    const char *path = a.positional[0];
-    const char *dir = cli_get(&a, "--out");
+    const char *path = a->positional[0];
+    const char *dir = cli_get(a, "--out");
     if (!dir)
         dir = "report";
     cJSON *result = NULL;
@@ -47,7 +31,7 @@ int cmd_report(int argc, char **argv, err_t *err)
     cJSON_Delete(result);
     if (rc)
         return rc;
-    if (cli_has(&a, "--json")) {
+    if (cli_has(a, "--json")) {
         cJSON *o = cJSON_CreateObject();
         bool ok = o && cJSON_AddStringToObject(o, "index", info.index) &&
                   cJSON_AddStringToObject(o, "kind", info.kind) &&
@@ -62,3 +46,21 @@ int cmd_report(int argc, char **argv, err_t *err)
                info.no_gnuplot ? " (gnuplot missing: " GP_INSTALL_HINT ")" : "");
     return ERR_OK;
 }
+
+static const cli_group_t *const groups[] = {&own_group,
+                                         &CLI_OUTPUT_OPTS};
+
+const cli_command_t CLI_CMD_REPORT = {
+    "report",
+    "write the HTML report (plots, CSV) of a saved --json result",
+    "scaleplan report RESULT.json --out DIR",
+    "Write DIR/index.html, one self-contained page (inline style, images\n"
+                       "beside it, no network), every plot as PNG and SVG (gnuplot), the data\n"
+                       "behind them as CSV, and the result itself. RESULT.json is what plan,\n"
+                       "sim, reliability or validate print with --json (sim needs --timeline for\n"
+                       "the step's timeline plot, plan --details for the checkpoint and timeline\n"
+                       "plots). The same report comes from their --report DIR.",
+    groups,
+    sizeof groups / sizeof groups[0],
+    run,
+};

@@ -148,31 +148,13 @@ static cJSON *sim_json(const cli_sim_setup_t *s, const sim_result_t *r, const si
     return o;
 }
 
-int cmd_sim(int argc, char **argv, err_t *err)
+static int run(const cli_args_t *a, err_t *err)
 {
-    const cli_group_t groups[] = {CLI_MODEL_OPTS,  CLI_CLUSTER_OPTS, CLI_LAYOUT_OPTS,
-                                  CLI_SIM_OPTS,    own_group,        CLI_OUTPUT_OPTS};
-    const int n_groups = sizeof groups / sizeof groups[0];
-    cli_args_t a;
-    int rc = cli_parse(argc, argv, groups, n_groups, &a, err);
-    if (rc)
-        return rc;
-    if (a.help) {
-        cli_print_help(stdout,
-                       "scaleplan sim --model M --gpu G --gpus N [layout] [--profile F] "
-                       "[--trace F.json] [--json]",
-                       "Simulate one training step event by event: one representative GPU per\n"
-                       "pipeline stage, per-layer GEMMs, attention and memory-bound kernels from\n"
-                       "the cost profile, TP/CP/PP/DP communication on the cluster's real links,\n"
-                       "the pipeline schedule, gradient buckets, the optimizer and stragglers.\n"
-                       "The breakdown lists exposed (non-overlapped) time; it sums to the step.",
-                       groups, n_groups);
-        return ERR_OK;
-    }
+    int rc = ERR_OK;
     cli_sim_setup_t s;
-    if ((rc = cli_sim_setup(&a, &s, err)))
+    if ((rc = cli_sim_setup(a, &s, err)))
         goto out;
-    s.input.opt.layer_events = cli_has(&a, "--layer-events");
+    s.input.opt.layer_events = cli_has(a, "--layer-events");
     sim_ctx_t *ctx = sim_ctx_create();
     if (!ctx) {
         rc = err_set(err, ERR_RUNTIME, "out of memory");
@@ -181,24 +163,24 @@ int cmd_sim(int argc, char **argv, err_t *err)
     sim_result_t r;
     sim_event_t *events = NULL;
     int n_events = 0;
-    bool timeline = cli_has(&a, "--timeline") || cli_get(&a, "--report");
+    bool timeline = cli_has(a, "--timeline") || cli_get(a, "--report");
     rc = sim_run_step(ctx, &s.input, &r, err);
-    const char *trace = cli_get(&a, "--trace");
+    const char *trace = cli_get(a, "--trace");
     if (!rc && trace)
         rc = sim_write_trace(ctx, trace, err);
     if (!rc && timeline)
         rc = sim_timeline(ctx, &events, &n_events, err);
     sim_ctx_destroy(ctx);
-    if (!rc && !cli_machine_output(&a) && print_text(&s, &r, cli_has(&a, "--ops")))
+    if (!rc && !cli_machine_output(a) && print_text(&s, &r, cli_has(a, "--ops")))
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
-    if (!rc && cli_wants_result(&a)) {
+    if (!rc && cli_wants_result(a)) {
         cJSON *j = sim_json(&s, &r, events, n_events);
         if (!j)
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
-        else if (!cli_machine_output(&a))
+        else if (!cli_machine_output(a))
             putchar('\n');
         if (j)
-            rc = cli_output_result(&a, "scaleplan sim", j, "breakdown_s", err);
+            rc = cli_output_result(a, "scaleplan sim", j, "breakdown_s", err);
         cJSON_Delete(j);
     }
     free(events);
@@ -206,3 +188,25 @@ out:
     cli_sim_setup_free(&s);
     return rc;
 }
+
+static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
+                                         &CLI_CLUSTER_OPTS,
+                                         &CLI_LAYOUT_OPTS,
+                                         &CLI_SIM_OPTS,
+                                         &own_group,
+                                         &CLI_OUTPUT_OPTS};
+
+const cli_command_t CLI_CMD_SIM = {
+    "sim",
+    "simulate one training step: step time, breakdown, MFU, memory",
+    "scaleplan sim --model M --gpu G --gpus N [layout] [--profile F] "
+                       "[--trace F.json] [--json]",
+    "Simulate one training step event by event: one representative GPU per\n"
+                       "pipeline stage, per-layer GEMMs, attention and memory-bound kernels from\n"
+                       "the cost profile, TP/CP/PP/DP communication on the cluster's real links,\n"
+                       "the pipeline schedule, gradient buckets, the optimizer and stragglers.\n"
+                       "The breakdown lists exposed (non-overlapped) time; it sums to the step.",
+    groups,
+    sizeof groups / sizeof groups[0],
+    run,
+};

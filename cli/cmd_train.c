@@ -306,39 +306,18 @@ static int parse_config(const cli_args_t *a, train_config_t *c, model_t *m, err_
     return ERR_OK;
 }
 
-int cmd_train(int argc, char **argv, err_t *err)
+static int run(const cli_args_t *a, err_t *err)
 {
-    const cli_group_t groups[] = {CLI_MODEL_OPTS, own_group, CLI_OUTPUT_OPTS};
-    const int n_groups = sizeof groups / sizeof groups[0];
-    cli_args_t a;
-    int rc = cli_parse(argc, argv, groups, n_groups, &a, err);
-    if (rc)
-        return rc;
-    if (a.help) {
-        cli_print_help(stdout,
-                       "scaleplan train --model M [--device cpu|cuda] [--steps N] [--tp N] "
-                       "[--checkpoint-dir D] [--resume] [--json]\n"
-                       "       mpirun -np N scaleplan train ...   (data and tensor parallel)",
-                       "Train a GPT- or Llama-style model for real and measure its step: the\n"
-                       "reference whose times validate the simulator (scaleplan validate). The CPU\n"
-                       "path trains in fp32 with OpenMP; CUDA in bf16 with fp32 master weights.\n"
-                       "Under mpirun, ranks split into TP x DP (TP fastest). Without --data it\n"
-                       "trains on a built-in corpus; any text file works (byte-level tokens).\n"
-                       "Checkpoints are atomic and checksummed; --resume continues from the\n"
-                       "newest valid one. --json prints the measured step in the schema of\n"
-                       "scaleplan sim --json, plus losses, gradient norms and alerts.",
-                       groups, n_groups);
-        return ERR_OK;
-    }
+    int rc = ERR_OK;
     train_config_t c;
     model_t m;
-    if ((rc = parse_config(&a, &c, &m, err)))
+    if ((rc = parse_config(a, &c, &m, err)))
         return rc;
     dist_group_t world;
     if ((rc = dist_start(NULL, NULL, &world, err)))
         return rc;
     layout_t l;
-    step_printer_t printer = {!cli_has(&a, "--quiet"), world.rank};
+    step_printer_t printer = {!cli_has(a, "--quiet"), world.rank};
     c.on_step = print_step;
     c.on_step_ctx = &printer;
     c.fail_ctx = NULL;
@@ -349,8 +328,8 @@ int cmd_train(int argc, char **argv, err_t *err)
     rc = train_run(&c, &world, &r, err);
     /* the report of a run that stopped on a NaN is still worth printing */
     if ((rc == ERR_OK || r.stopped_on_nan) && world.rank == 0) {
-        if (cli_has(&a, "--json")) {
-            cJSON *j = run_json(&c, &r, &l, cli_get(&a, "--model"));
+        if (cli_has(a, "--json")) {
+            cJSON *j = run_json(&c, &r, &l, cli_get(a, "--model"));
             err_t jerr;
             int jrc = j ? json_print_stdout(j, &jerr)
                         : err_set(&jerr, ERR_RUNTIME, "out of memory building JSON");
@@ -373,3 +352,26 @@ out:
     dist_stop(&world);
     return rc;
 }
+
+static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
+                                         &own_group,
+                                         &CLI_OUTPUT_OPTS};
+
+const cli_command_t CLI_CMD_TRAIN = {
+    "train",
+    "train a model for real (CPU or CUDA, MPI) and measure its step",
+    "scaleplan train --model M [--device cpu|cuda] [--steps N] [--tp N] "
+                       "[--checkpoint-dir D] [--resume] [--json]\n"
+                       "       mpirun -np N scaleplan train ...   (data and tensor parallel)",
+    "Train a GPT- or Llama-style model for real and measure its step: the\n"
+                       "reference whose times validate the simulator (scaleplan validate). The CPU\n"
+                       "path trains in fp32 with OpenMP; CUDA in bf16 with fp32 master weights.\n"
+                       "Under mpirun, ranks split into TP x DP (TP fastest). Without --data it\n"
+                       "trains on a built-in corpus; any text file works (byte-level tokens).\n"
+                       "Checkpoints are atomic and checksummed; --resume continues from the\n"
+                       "newest valid one. --json prints the measured step in the schema of\n"
+                       "scaleplan sim --json, plus losses, gradient norms and alerts.",
+    groups,
+    sizeof groups / sizeof groups[0],
+    run,
+};

@@ -205,34 +205,18 @@ static int print_text(const measured_t *m, const component_t *c, int n, double f
     return rc;
 }
 
-int cmd_validate(int argc, char **argv, err_t *err)
+static int run(const cli_args_t *a, err_t *err)
 {
-    const cli_group_t groups[] = {own_group, CLI_OUTPUT_OPTS};
-    const int n_groups = sizeof groups / sizeof groups[0];
-    cli_args_t a;
-    int rc = cli_parse(argc, argv, groups, n_groups, &a, err);
-    if (rc)
-        return rc;
-    if (a.help) {
-        cli_print_help(stdout, "scaleplan validate --measured run.json [--profile p.json] [--json]",
-                       "Simulate the model, GPU, GPU count and layout of a measured run and print\n"
-                       "predicted against measured, in total and per breakdown component, with the\n"
-                       "error; errors over the tolerance are flagged. The run is what scaleplan\n"
-                       "train --json prints (on a GPU), or any file with its keys: model (or\n"
-                       "model_config), gpu, gpus, layout, step_time_s, breakdown_s, optionally\n"
-                       "framework (a sim --framework preset) and memory_gib.",
-                       groups, n_groups);
-        return ERR_OK;
-    }
-    const char *file = cli_get(&a, "--measured");
-    if (!file && a.n_positional > 0)
-        file = a.positional[0];
+    int rc = ERR_OK;
+    const char *file = cli_get(a, "--measured");
+    if (!file && a->n_positional > 0)
+        file = a->positional[0];
     if (!file)
         return err_setf(err, ERR_INPUT, NULL, "--measured",
                         "say which run to check: --measured run.json (scaleplan train --json)");
     double flag_pct = 10, fail_pct = -1;
-    if ((rc = cli_get_double(&a, "--flag-over", 0, 1e6, &flag_pct, err)) ||
-        (rc = cli_get_double(&a, "--fail-over", 0, 1e6, &fail_pct, err)))
+    if ((rc = cli_get_double(a, "--flag-over", 0, 1e6, &flag_pct, err)) ||
+        (rc = cli_get_double(a, "--fail-over", 0, 1e6, &fail_pct, err)))
         return rc;
     cJSON *root = NULL;
     if ((rc = json_parse_file(file, &root, err)))
@@ -240,7 +224,7 @@ int cmd_validate(int argc, char **argv, err_t *err)
     measured_t m;
     sim_ctx_t *ctx = NULL;
     cJSON *j = NULL;
-    if ((rc = load_measured(root, file, cli_get(&a, "--profile"), &m, err)))
+    if ((rc = load_measured(root, file, cli_get(a, "--profile"), &m, err)))
         goto out;
     if (!(ctx = sim_ctx_create())) {
         rc = err_set(err, ERR_RUNTIME, "out of memory");
@@ -253,18 +237,18 @@ int cmd_validate(int argc, char **argv, err_t *err)
     int n = 0;
     if ((rc = compare(&m, &r, flag_pct / 100, comp, &n, err)))
         goto out;
-    if (!cli_machine_output(&a) && print_text(&m, comp, n, flag_pct / 100)) {
+    if (!cli_machine_output(a) && print_text(&m, comp, n, flag_pct / 100)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
         goto out;
     }
-    if (cli_wants_result(&a)) {
+    if (cli_wants_result(a)) {
         if (!(j = validate_json(&m, &r, comp, n, flag_pct / 100))) {
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
             goto out;
         }
-        if (!cli_machine_output(&a))
+        if (!cli_machine_output(a))
             putchar('\n');
-        if ((rc = cli_output_result(&a, "scaleplan validate", j, "components", err)))
+        if ((rc = cli_output_result(a, "scaleplan validate", j, "components", err)))
             goto out;
     }
     if (fail_pct >= 0 && !(fabs(comp[0].error) <= fail_pct / 100))
@@ -278,3 +262,21 @@ out:
     cJSON_Delete(root);
     return rc;
 }
+
+static const cli_group_t *const groups[] = {&own_group,
+                                         &CLI_OUTPUT_OPTS};
+
+const cli_command_t CLI_CMD_VALIDATE = {
+    "validate",
+    "simulate a measured run and compare, component by component",
+    "scaleplan validate --measured run.json [--profile p.json] [--json]",
+    "Simulate the model, GPU, GPU count and layout of a measured run and print\n"
+                       "predicted against measured, in total and per breakdown component, with the\n"
+                       "error; errors over the tolerance are flagged. The run is what scaleplan\n"
+                       "train --json prints (on a GPU), or any file with its keys: model (or\n"
+                       "model_config), gpu, gpus, layout, step_time_s, breakdown_s, optionally\n"
+                       "framework (a sim --framework preset) and memory_gib.",
+    groups,
+    sizeof groups / sizeof groups[0],
+    run,
+};

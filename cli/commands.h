@@ -1,26 +1,33 @@
 /* commands: the scaleplan subcommands, one file each under cli/.
  *
- * Each takes the argument vector with argv[0] set to the subcommand name,
- * prints its result on stdout, and returns 0, or an error code with err
- * filled; main() prints the error and turns the code into the exit status.
+ * A command is a row of one table: its name, a one-line summary for
+ * `scaleplan --help`, its usage and description for `scaleplan NAME
+ * --help`, the option groups it accepts, and the function that runs it on
+ * the parsed arguments. main() does the rest the same way for every
+ * command: parse, print the help, run, and turn an error into a message and
+ * an exit status. A run function prints its result on stdout and returns 0,
+ * or an error code with err filled.
  */
 #ifndef SCALEPLAN_CLI_COMMANDS_H
 #define SCALEPLAN_CLI_COMMANDS_H
 
+#include "cli/args.h"
 #include "common/error.h"
 
 #define SCALEPLAN_VERSION "0.1.0"
 
-int cmd_catalog(int argc, char **argv, err_t *err);
-int cmd_model(int argc, char **argv, err_t *err);
-int cmd_sim(int argc, char **argv, err_t *err);
-int cmd_reliability(int argc, char **argv, err_t *err);
-int cmd_budget(int argc, char **argv, err_t *err);
-int cmd_plan(int argc, char **argv, err_t *err);
-int cmd_report(int argc, char **argv, err_t *err);
-int cmd_calibrate(int argc, char **argv, err_t *err);
-int cmd_train(int argc, char **argv, err_t *err);
-int cmd_validate(int argc, char **argv, err_t *err);
-int cmd_preflight(int argc, char **argv, err_t *err);
+typedef struct {
+    const char *name;        /* "sim" */
+    const char *summary;     /* one line for scaleplan --help */
+    const char *usage;       /* "scaleplan sim --model M ..." */
+    const char *description; /* the paragraph under the usage */
+    const cli_group_t *const *groups;
+    int n_groups;
+    int (*run)(const cli_args_t *a, err_t *err);
+} cli_command_t;
+
+extern const cli_command_t CLI_CMD_PLAN, CLI_CMD_CATALOG, CLI_CMD_MODEL, CLI_CMD_SIM,
+    CLI_CMD_RELIABILITY, CLI_CMD_BUDGET, CLI_CMD_TRAIN, CLI_CMD_VALIDATE, CLI_CMD_PREFLIGHT,
+    CLI_CMD_REPORT, CLI_CMD_CALIBRATE;
 
 #endif

@@ -10,24 +10,10 @@
 #include "cli/commands.h"
 #include "common/names.h"
 
-typedef struct {
-    const char *name;
-    int (*run)(int argc, char **argv, err_t *err);
-    const char *summary;
-} command_t;
-
-static const command_t commands[] = {
-    {"plan", cmd_plan, "choose GPU counts and layouts: the scale ladder and a recommendation"},
-    {"catalog", cmd_catalog, "list models, GPUs, fabrics, clusters, prices and failure rates"},
-    {"model", cmd_model, "parameters, FLOPs per token and per-GPU memory of a model under a layout"},
-    {"sim", cmd_sim, "simulate one training step: step time, breakdown, MFU, memory"},
-    {"reliability", cmd_reliability, "failures, checkpoints and restarts over a whole run"},
-    {"budget", cmd_budget, "GPU-hours and cost of a run, providers side by side, reality check"},
-    {"train", cmd_train, "train a model for real (CPU or CUDA, MPI) and measure its step"},
-    {"validate", cmd_validate, "simulate a measured run and compare, component by component"},
-    {"preflight", cmd_preflight, "the pre-scale-up checklist, run with the reference trainer"},
-    {"report", cmd_report, "write the HTML report (plots, CSV) of a saved --json result"},
-    {"calibrate", cmd_calibrate, "measure GPUs and NCCL (or import nccl-tests logs) into a cost profile"},
+static const cli_command_t *const commands[] = {
+    &CLI_CMD_PLAN,     &CLI_CMD_CATALOG,  &CLI_CMD_MODEL,     &CLI_CMD_SIM,
+    &CLI_CMD_RELIABILITY, &CLI_CMD_BUDGET, &CLI_CMD_TRAIN,    &CLI_CMD_VALIDATE,
+    &CLI_CMD_PREFLIGHT, &CLI_CMD_REPORT,  &CLI_CMD_CALIBRATE,
 };
 static const int n_commands = sizeof commands / sizeof commands[0];
 
@@ -38,12 +24,26 @@ static void usage(FILE *out)
             "scaleplan tells, before you reserve GPUs, how a training run will behave at\n"
             "scale: GPU counts, parallel layouts, step time, failures and cost.\n\ncommands:\n");
     for (int i = 0; i < n_commands; i++)
-        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-12s %s\n", commands[i]->name, commands[i]->summary);
     fprintf(out, "\nexamples:\n"
                  "  scaleplan catalog gpus\n"
                  "  scaleplan model --model llama3-70b --tp 8 --pp 4 --gpus 256 --gpu h100-sxm\n"
                  "  scaleplan sim --model llama3-70b --gpu h100-sxm --gpus 256 --tp 8 --pp 4 \\\n"
                  "      --sequence-parallel --recompute selective --global-batch 512\n");
+}
+
+/* Parse the command's options, print its help when asked, or run it. */
+static int run_command(const cli_command_t *c, int argc, char **argv, err_t *err)
+{
+    cli_args_t a;
+    int rc = cli_parse(argc, argv, c->groups, c->n_groups, &a, err);
+    if (rc)
+        return rc;
+    if (a.help) {
+        cli_print_help(stdout, c->usage, c->description, c->groups, c->n_groups);
+        return ERR_OK;
+    }
+    return c->run(&a, err);
 }
 
 int main(int argc, char **argv)
@@ -58,20 +58,20 @@ int main(int argc, char **argv)
         return 0;
     }
     for (int i = 0; i < n_commands; i++) {
-        if (strcmp(argv[1], commands[i].name) != 0)
+        if (strcmp(argv[1], commands[i]->name) != 0)
             continue;
         err_t err;
         err_clear(&err);
-        int rc = commands[i].run(argc - 1, argv + 1, &err);
+        int rc = run_command(commands[i], argc - 1, argv + 1, &err);
         if (rc == ERR_OK)
             return fflush(stdout) == 0 ? 0 : 1;
-        fprintf(stderr, "scaleplan %s: %s\n", commands[i].name,
+        fprintf(stderr, "scaleplan %s: %s\n", commands[i]->name,
                 err.msg[0] ? err.msg : "failed");
         return rc == ERR_INPUT ? 2 : 1;
     }
     const char *names[sizeof commands / sizeof commands[0]];
     for (int i = 0; i < n_commands; i++)
-        names[i] = commands[i].name;
+        names[i] = commands[i]->name;
     int best = names_closest(argv[1], names, (size_t)n_commands);
     if (best >= 0)
         fprintf(stderr, "scaleplan: unknown command '%s'; did you mean '%s'? (scaleplan --help lists all)\n",
