@@ -250,16 +250,24 @@ void cli_print_help(FILE *out, const char *usage, const char *summary,
     }
 }
 
-int cli_model(const cli_args_t *a, model_t *m, err_t *err)
+/* --model, or the first positional word. */
+static int model_name(const cli_args_t *a, const char **name, err_t *err)
 {
-    const char *name = cli_get(a, "--model");
-    if (!name && a->n_positional > 0)
-        name = a->positional[0];
-    if (!name)
+    *name = cli_get(a, "--model");
+    if (!*name && a->n_positional > 0)
+        *name = a->positional[0];
+    if (!*name)
         return err_setf(err, ERR_INPUT, NULL, "--model",
                         "say which model: --model NAME (scaleplan catalog "
                         "models) or --model path/to/config.json");
-    return model_load(name, m, err);
+    return ERR_OK;
+}
+
+int cli_model(const cli_args_t *a, model_t *m, err_t *err)
+{
+    const char *name;
+    int rc = model_name(a, &name, err);
+    return rc ? rc : model_load(name, m, err);
 }
 
 int cli_cluster_spec(const cli_args_t *a, cluster_spec_t *spec, err_t *err)
@@ -412,7 +420,7 @@ static const cli_opt_t sim_opts[] = {
 const cli_group_t CLI_SIM_OPTS = {"Simulation", sim_opts, sizeof sim_opts / sizeof sim_opts[0]};
 
 /* Framework option switches given explicitly override the preset. */
-static int sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
+int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
 {
     if (cli_has(a, "--overlap-grad-reduce"))
         o->overlap_grad_reduce = true;
@@ -443,46 +451,15 @@ static int sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
     return cli_get_double(a, "--straggler-cv", 0, 1, &o->straggler_cv, err);
 }
 
-int cli_sim_setup(const cli_args_t *a, cli_sim_setup_t *s, err_t *err)
+int cli_scenario(const cli_args_t *a, scenario_t *s, err_t *err)
 {
     memset(s, 0, sizeof *s);
+    scenario_spec_t spec = {0};
     int rc;
-    cluster_spec_t spec;
-    if ((rc = cli_model(a, &s->model, err)) || (rc = cli_cluster_spec(a, &spec, err)))
-        return rc;
-    if (!spec.n_gpus)
-        return err_setf(err, ERR_INPUT, NULL, "--gpus",
-                        "say how many GPUs the job uses (e.g. --gpus 256)");
-    if ((rc = cluster_resolve(&spec, &s->cluster, err)))
-        return rc;
-    layout_defaults(&s->layout);
-    if ((rc = sim_options_framework(cli_get(a, "--framework"), &s->opt, &s->layout, err)) ||
+    spec.framework = cli_get(a, "--framework");
+    if ((rc = model_name(a, &spec.model, err)) || (rc = cli_cluster_spec(a, &spec.cluster, err)) || (rc = scenario_begin(&spec, s, err)) ||
         (rc = cli_layout_flags(a, &s->model, &s->layout, err)) ||
-        (rc = layout_finalize(&s->layout, &s->model, s->cluster.n_gpus, err)) ||
-        (rc = sim_switches(a, &s->opt, err)))
+        (rc = cli_sim_switches(a, &s->opt, err)))
         return rc;
-    if (s->opt.tp_comm_overlap && !s->layout.sequence_parallel)
-        return err_setf(err, ERR_INPUT, NULL, "--tp-comm-overlap",
-                        "needs --sequence-parallel (Transformer Engine overlaps the "
-                        "all-gather and reduce-scatter that SP uses)");
-    return cli_sim_finish(s, cli_get(a, "--profile"), err);
-}
-
-int cli_sim_finish(cli_sim_setup_t *s, const char *profile, err_t *err)
-{
-    int rc = profile ? prof_load(profile, &s->profile, err)
-                     : prof_load_default(s->cluster.gpu.name, &s->profile, err);
-    if (rc)
-        return rc;
-    s->input.model = &s->model;
-    s->input.layout = &s->layout;
-    s->input.cluster = &s->cluster;
-    s->input.profile = &s->profile;
-    s->input.opt = s->opt;
-    return ERR_OK;
-}
-
-void cli_sim_setup_free(cli_sim_setup_t *s)
-{
-    prof_free(&s->profile);
+    return scenario_finish(s, cli_get(a, "--profile"), err);
 }

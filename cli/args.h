@@ -17,9 +17,8 @@
 #include "common/error.h"
 #include "models/layout.h"
 #include "models/model.h"
+#include "sim/scenario.h"
 #include "topologies/cluster.h"
-#include "profile/profile.h"
-#include "sim/costs.h"
 
 #define CLI_MAX_OPTS 128
 #define CLI_MAX_POSITIONAL 16
@@ -95,27 +94,15 @@ int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l,
                      err_t *err);
 
 /* ---------------------------------------------------------------------
- * Everything one step simulation needs, built from the command line:
- * MODEL, CLUSTER, LAYOUT, the cost profile and the framework options. */
+ * The simulation options (--profile, --framework, overlap switches). */
 extern const cli_group_t CLI_SIM_OPTS;
 
-typedef struct {
-    model_t model;
-    layout_t layout;
-    cluster_t cluster;
-    profile_t profile; /* owned: free with cli_sim_setup_free */
-    sim_options_t opt;
-    sim_input_t input; /* points into this struct */
-} cli_sim_setup_t;
+/* The scenario of the command line: model, cluster (--gpus required),
+ * framework preset, layout flags, simulator switches and profile
+ * (sim/scenario.h); scenario_free(s) afterwards, whatever it returns. */
+int cli_scenario(const cli_args_t *a, scenario_t *s, err_t *err);
 
-/* Parse model, cluster (--gpus required), framework preset, layout flags,
- * profile (--profile, else the GPU's default) and simulator options. */
-int cli_sim_setup(const cli_args_t *a, cli_sim_setup_t *s, err_t *err);
-/* The last part of a setup whose model, cluster, layout and options are
- * filled: load the profile (a file, or NULL for the GPU's default) and
- * point the input at the rest. */
-int cli_sim_finish(cli_sim_setup_t *s, const char *profile, err_t *err);
-
-void cli_sim_setup_free(cli_sim_setup_t *s);
+/* The simulator switches given explicitly, over a preset's options. */
+int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err);
 
 #endif

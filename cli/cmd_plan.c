@@ -108,9 +108,9 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     }
     in->usd_per_gpu_hour = p->price.usd_per_gpu_hour;
     /* search space */
-    plan_space_default(&in->space);
+    ladder_input_defaults(in, &p->model);
     in->space.framework = cli_get(a, "--framework");
-    int seq = p->model.max_seq < 8192 ? p->model.max_seq : 8192;
+    int seq = in->space.seq_len;
     if ((rc = cli_get_int(a, "--seq-len", 1, 100000000L, &seq, err)))
         return rc;
     in->space.seq_len = seq;
@@ -119,19 +119,18 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
         if ((rc = parse_range(v, "--global-batch", &lo, &hi, err)))
             return rc;
     } else {
-        double tlo = DEFAULT_BATCH_TOKENS, thi = DEFAULT_BATCH_TOKENS;
+        double tlo = LADDER_DEFAULT_BATCH_TOKENS, thi = LADDER_DEFAULT_BATCH_TOKENS;
         if ((v = cli_get(a, "--global-batch-tokens")) &&
             (rc = parse_range(v, "--global-batch-tokens", &tlo, &thi, err)))
             return rc;
-        lo = fmax(1, round(tlo / seq));
-        hi = fmax(lo, round(thi / seq));
+        lo = ladder_batch_for_tokens(tlo, seq);
+        hi = fmax(lo, ladder_batch_for_tokens(thi, seq));
     }
     if (hi > 1 << 30)
         return err_setf(err, ERR_INPUT, NULL, "--global-batch", "too large (%g sequences)", hi);
     in->space.global_batch_min = (int)lo;
     in->space.global_batch_max = (int)hi;
     /* objective and constraints */
-    in->objective = PLAN_TIME;
     if ((v = cli_get(a, "--objective"))) {
         if (strcmp(v, "time") == 0)
             in->objective = PLAN_TIME;
@@ -143,9 +142,6 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
             return err_setf(err, ERR_INPUT, NULL, "--objective",
                             "use time, cost or tokens-per-dollar (got '%s')", v);
     }
-    in->min_marginal = 0.5;
-    in->min_gpus = 8;
-    in->max_gpus = 4096;
     if ((rc = cli_get_duration(a, "--deadline", &in->deadline_s, err)) ||
         (rc = cli_get_money(a, "--budget", &in->budget_usd, err)) ||
         (rc = cli_get_double(a, "--min-marginal", 0, 10, &in->min_marginal, err)) ||
@@ -158,14 +154,15 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--budget", "must be a positive amount");
     if (single)
         in->min_gpus = in->max_gpus = single;
-    /* reliability template */
+    /* reliability template: the flags over the per-rung defaults */
+    int trials = in->rel.trials, spares = in->rel.spares;
     if ((rc = cli_rel_config(a, &p->base, &p->failures, &in->rel, err)) ||
         (rc = cli_checkpoint_bytes(a, &p->model, &in->ckpt_bytes, err)))
         return rc;
     if (!cli_has(a, "--spares"))
-        in->rel.spares = -1; /* per rung: 2% of its nodes */
+        in->rel.spares = spares;
     if (!cli_has(a, "--trials"))
-        in->rel.trials = 300; /* enough for P50/P90 at each rung */
+        in->rel.trials = trials;
     if ((v = cli_get(a, "--storage-bw")))
         in->storage_bps = in->rel.storage_write_bps;
     in->progress = !cli_machine_output(a);

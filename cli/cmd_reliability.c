@@ -254,7 +254,7 @@ static int run(const cli_args_t *a, err_t *err)
         if (!(step_time > 0))
             step_time = 1;
         if (!(tokens_per_step > 0))
-            tokens_per_step = DEFAULT_BATCH_TOKENS;
+            tokens_per_step = LADDER_DEFAULT_BATCH_TOKENS;
         const char *size = cli_get(a, "--checkpoint-size");
         if (!size)
             return err_setf(err, ERR_INPUT, NULL, "--checkpoint-size",

@@ -25,7 +25,7 @@ static const cli_group_t own_group = {"Sim command", own_opts,
                                       sizeof own_opts / sizeof own_opts[0]};
 
 /* One line on why a layout does not fit and what would help. */
-static void fit_advice(const cli_sim_setup_t *s, const sim_result_t *r, char *buf, size_t cap)
+static void fit_advice(const scenario_t *s, const sim_result_t *r, char *buf, size_t cap)
 {
     const layout_t *l = &s->layout;
     char hint[200] = "";
@@ -42,7 +42,7 @@ static void fit_advice(const cli_sim_setup_t *s, const sim_result_t *r, char *bu
              hint);
 }
 
-static int print_text(const cli_sim_setup_t *s, const sim_result_t *r, bool ops)
+static int print_text(const scenario_t *s, const sim_result_t *r, bool ops)
 {
     char desc[200], a[32], b[32];
     layout_describe(&s->layout, desc, sizeof desc);
@@ -101,7 +101,7 @@ static int print_text(const cli_sim_setup_t *s, const sim_result_t *r, bool ops)
 }
 
 /* The sim result; with events, its timeline too. NULL on OOM. */
-static cJSON *sim_json(const cli_sim_setup_t *s, const sim_result_t *r, const sim_event_t *events,
+static cJSON *sim_json(const scenario_t *s, const sim_result_t *r, const sim_event_t *events,
                        int n_events)
 {
     cJSON *o = cJSON_CreateObject(), *bd = NULL, *ops = NULL;
@@ -151,8 +151,8 @@ static cJSON *sim_json(const cli_sim_setup_t *s, const sim_result_t *r, const si
 static int run(const cli_args_t *a, err_t *err)
 {
     int rc = ERR_OK;
-    cli_sim_setup_t s;
-    if ((rc = cli_sim_setup(a, &s, err)))
+    scenario_t s;
+    if ((rc = cli_scenario(a, &s, err)))
         goto out;
     s.input.opt.layer_events = cli_has(a, "--layer-events");
     sim_ctx_t *ctx = sim_ctx_create();
@@ -185,7 +185,7 @@ static int run(const cli_args_t *a, err_t *err)
     }
     free(events);
 out:
-    cli_sim_setup_free(&s);
+    scenario_free(&s);
     return rc;
 }
 

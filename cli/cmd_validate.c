@@ -10,7 +10,7 @@
 #include "cli/output.h"
 #include "common/json.h"
 #include "reports/table.h"
-#include "sim/step.h"
+#include "sim/validation.h"
 
 static const cli_opt_t own_opts[] = {
     {"--measured", NULL, "FILE", "the run: scaleplan train --json output (or the same keys)"},
@@ -22,129 +22,10 @@ static const cli_opt_t own_opts[] = {
 };
 static const cli_group_t own_group = {"Validate", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
-/* The configuration of a measured run, ready to simulate. */
-typedef struct {
-    cli_sim_setup_t s;
-    const cJSON *root;
-    const char *file;
-    char framework[32];
-} measured_t;
-
-static int load_measured(const cJSON *root, const char *file, const char *profile,
-                         measured_t *m, err_t *err)
-{
-    memset(m, 0, sizeof *m);
-    m->root = root;
-    m->file = file;
-    json_ctx_t ctx = json_ctx_root(file);
-    int rc = json_expect_object(root, &ctx, err);
-    if (rc)
-        return rc;
-    char model[128] = "", gpu[64] = "";
-    int gpus = 0, per_node = 0;
-    const cJSON *cfg = NULL, *lay = NULL;
-    snprintf(m->framework, sizeof m->framework, "megatron-core");
-    if ((rc = json_get_string(root, "model", &ctx, JSON_REQUIRED, model, sizeof model, err)) ||
-        (rc = json_get_string(root, "gpu", &ctx, JSON_REQUIRED, gpu, sizeof gpu, err)) ||
-        (rc = json_get_int(root, "gpus", &ctx, JSON_REQUIRED, 1, 1 << 24, &gpus, err)) ||
-        (rc = json_get_int(root, "gpus_per_node", &ctx, JSON_OPTIONAL, 1, 4096, &per_node, err)) ||
-        (rc = json_get_object(root, "model_config", &ctx, JSON_OPTIONAL, &cfg, err)) ||
-        (rc = json_get_object(root, "layout", &ctx, JSON_REQUIRED, &lay, err)) ||
-        (rc = json_get_string(root, "framework", &ctx, JSON_OPTIONAL, m->framework,
-                              sizeof m->framework, err)))
-        return rc;
-    if (strcmp(gpu, "cpu") == 0)
-        return err_setf(err, ERR_INPUT, file, "gpu",
-                        "this run was measured on the CPU; the simulator models GPUs, so validate "
-                        "a run made with --device cuda on a catalog GPU");
-    cli_sim_setup_t *s = &m->s;
-    rc = cfg ? model_from_config(cfg, file, model, &s->model, err)
-             : model_load(model, &s->model, err);
-    if (rc)
-        return rc;
-    /* a trainer run that did not apply the config's dropout keeps no masks */
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "dropout_disabled")))
-        s->model.dropout = 0;
-    cluster_spec_t spec;
-    memset(&spec, 0, sizeof spec);
-    spec.gpu = gpu;
-    spec.n_gpus = gpus;
-    spec.gpus_per_node = per_node;
-    if ((rc = cluster_resolve(&spec, &s->cluster, err)))
-        return rc;
-    layout_defaults(&s->layout);
-    json_ctx_t lctx = json_ctx_member(&ctx, "layout");
-    if ((rc = sim_options_framework(m->framework, &s->opt, &s->layout, err)) ||
-        (rc = layout_from_json(lay, &lctx, &s->layout, err)) ||
-        (rc = layout_finalize(&s->layout, &s->model, gpus, err)))
-        return rc;
-    /* the run says whether its gradient reduction overlapped the backward */
-    const cJSON *ov = cJSON_GetObjectItemCaseSensitive(root, "overlap_grad_reduce");
-    if (cJSON_IsBool(ov))
-        s->opt.overlap_grad_reduce = cJSON_IsTrue(ov);
-    return cli_sim_finish(s, profile, err);
-}
-
-typedef struct {
-    char name[24];
-    double predicted_s, measured_s, error;
-    bool flagged;
-} component_t;
-
-#define MAX_COMPONENTS (BD_COUNT + 1)
-
-static double rel_error(double predicted, double measured)
-{
-    return measured > 0 ? (predicted - measured) / measured : NAN;
-}
-
-/* The step, then every breakdown part that either side gives more than
- * 0.5% of the step. */
-static int compare(const measured_t *m, const sim_result_t *r, double flag_over,
-                   component_t *c, int *n, err_t *err)
-{
-    json_ctx_t ctx = json_ctx_root(m->file);
-    double measured_step = 0;
-    int rc = json_get_double(m->root, "step_time_s", &ctx, JSON_REQUIRED, 1e-12, 1e9,
-                             &measured_step, err);
-    if (rc)
-        return rc;
-    *n = 0;
-    component_t *step = &c[(*n)++];
-    snprintf(step->name, sizeof step->name, "step");
-    step->predicted_s = r->step_time_s;
-    step->measured_s = measured_step;
-    const cJSON *bd = NULL;
-    if ((rc = json_get_object(m->root, "breakdown_s", &ctx, JSON_OPTIONAL, &bd, err)))
-        return rc;
-    json_ctx_t bctx = json_ctx_member(&ctx, "breakdown_s");
-    for (int i = 0; bd && i < BD_COUNT; i++) {
-        double meas = 0;
-        if ((rc = json_get_double(bd, sim_bd_name((sim_bd_t)i), &bctx, JSON_OPTIONAL, 0, 1e9,
-                                  &meas, err)))
-            return rc;
-        double pred = r->breakdown_s[i];
-        if (meas < 0.005 * measured_step && pred < 0.005 * r->step_time_s)
-            continue;
-        component_t *k = &c[(*n)++];
-        snprintf(k->name, sizeof k->name, "%s", sim_bd_name((sim_bd_t)i));
-        k->predicted_s = pred;
-        k->measured_s = meas;
-    }
-    for (int i = 0; i < *n; i++) {
-        c[i].error = rel_error(c[i].predicted_s, c[i].measured_s);
-        c[i].flagged = !(fabs(c[i].error) <= flag_over);
-    }
-    return ERR_OK;
-}
-
-static cJSON *validate_json(const measured_t *m, const sim_result_t *r, const component_t *c,
+static cJSON *validate_json(const val_measured_t *m, const sim_result_t *r, const val_component_t *c,
                             int n, double flag_over)
 {
     cJSON *o = cJSON_CreateObject(), *arr = NULL;
-    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(m->root, "memory_gib");
-    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(mem, "total");
-    const cJSON *tps = cJSON_GetObjectItemCaseSensitive(m->root, "tokens_per_s");
     double pred_gib = r->memory.total_bytes / (1024.0 * 1024 * 1024);
     bool ok = o && cJSON_AddStringToObject(o, "model", m->s.model.name) &&
               cJSON_AddStringToObject(o, "gpu", m->s.cluster.gpu.name) &&
@@ -155,11 +36,9 @@ static cJSON *validate_json(const measured_t *m, const sim_result_t *r, const co
               json_add_number(o, "measured_step_time_s", c[0].measured_s) &&
               json_add_number(o, "step_time_error", c[0].error) &&
               json_add_number(o, "predicted_tokens_per_s", r->tokens_per_s) &&
-              json_add_number(o, "measured_tokens_per_s",
-                              cJSON_IsNumber(tps) ? tps->valuedouble : NAN) &&
+              json_add_number(o, "measured_tokens_per_s", m->tokens_per_s) &&
               json_add_number(o, "predicted_memory_gib", pred_gib) &&
-              json_add_number(o, "measured_memory_gib",
-                              cJSON_IsNumber(mt) ? mt->valuedouble : NAN) &&
+              json_add_number(o, "measured_memory_gib", m->memory_gib) &&
               json_add_number(o, "flag_over", flag_over) &&
               (arr = cJSON_AddArrayToObject(o, "components"));
     int flagged = 0;
@@ -180,7 +59,7 @@ static cJSON *validate_json(const measured_t *m, const sim_result_t *r, const co
     return o;
 }
 
-static int print_text(const measured_t *m, const component_t *c, int n, double flag_over)
+static int print_text(const val_measured_t *m, const val_component_t *c, int n, double flag_over)
 {
     char desc[200];
     layout_describe(&m->s.layout, desc, sizeof desc);
@@ -218,13 +97,10 @@ static int run(const cli_args_t *a, err_t *err)
     if ((rc = cli_get_double(a, "--flag-over", 0, 1e6, &flag_pct, err)) ||
         (rc = cli_get_double(a, "--fail-over", 0, 1e6, &fail_pct, err)))
         return rc;
-    cJSON *root = NULL;
-    if ((rc = json_parse_file(file, &root, err)))
-        return rc;
-    measured_t m;
+    val_measured_t m;
     sim_ctx_t *ctx = NULL;
     cJSON *j = NULL;
-    if ((rc = load_measured(root, file, cli_get(a, "--profile"), &m, err)))
+    if ((rc = val_measured_load(file, cli_get(a, "--profile"), &m, err)))
         goto out;
     if (!(ctx = sim_ctx_create())) {
         rc = err_set(err, ERR_RUNTIME, "out of memory");
@@ -233,10 +109,9 @@ static int run(const cli_args_t *a, err_t *err)
     sim_result_t r;
     if ((rc = sim_run_step(ctx, &m.s.input, &r, err)))
         goto out;
-    component_t comp[MAX_COMPONENTS];
+    val_component_t comp[VAL_MAX_COMPONENTS];
     int n = 0;
-    if ((rc = compare(&m, &r, flag_pct / 100, comp, &n, err)))
-        goto out;
+    val_measured_compare(&m, &r, flag_pct / 100, comp, &n);
     if (!cli_machine_output(a) && print_text(&m, comp, n, flag_pct / 100)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
         goto out;
@@ -258,8 +133,7 @@ static int run(const cli_args_t *a, err_t *err)
 out:
     cJSON_Delete(j);
     sim_ctx_destroy(ctx);
-    cli_sim_setup_free(&m.s);
-    cJSON_Delete(root);
+    val_measured_free(&m);
     return rc;
 }
 

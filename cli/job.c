@@ -65,31 +65,15 @@ bool cli_layout_given(const cli_args_t *a)
 int cli_job_setup(const cli_args_t *a, cli_job_t *job, err_t *err)
 {
     memset(job, 0, sizeof *job);
-    int rc = cli_sim_setup(a, &job->s, err);
+    int rc = cli_scenario(a, &job->s, err);
     if (rc)
         return rc;
     if (!cli_layout_given(a)) {
         /* No layout given: the fastest that fits, as the planner finds it. */
-        plan_space_t space;
-        plan_space_default(&space);
-        space.seq_len = job->s.layout.seq_len;
-        space.framework = cli_get(a, "--framework");
         int gb = 0;
-        if ((rc = cli_get_int(a, "--global-batch", 1, 1 << 30, &gb, err)))
+        if ((rc = cli_get_int(a, "--global-batch", 1, 1 << 30, &gb, err)) ||
+            (rc = ladder_fastest_layout(&job->s, gb, &job->search, err)))
             return rc;
-        if (!gb)
-            gb = (int)fmax(1, round(DEFAULT_BATCH_TOKENS / space.seq_len));
-        space.global_batch_min = space.global_batch_max = gb;
-        if ((rc = plan_search(&job->s.model, &job->s.cluster, &job->s.profile, &space, NULL,
-                              &job->search, err)))
-            return rc;
-        if (!job->search.found)
-            return err_setf(err, ERR_INPUT, NULL, "--gpus",
-                            "no layout of %s fits on %d x %s (the smallest needs %.1f GiB per "
-                            "GPU of %.1f); use more GPUs or GPUs with more memory",
-                            job->s.model.name, job->s.cluster.n_gpus, job->s.cluster.gpu.name,
-                            job->search.smallest_memory_gib, job->s.cluster.gpu.memory_gib);
-        job->s.layout = job->search.layout;
         job->searched = true;
         job->step = job->search.result;
         return ERR_OK;
@@ -104,7 +88,7 @@ int cli_job_setup(const cli_args_t *a, cli_job_t *job, err_t *err)
 
 void cli_job_free(cli_job_t *job)
 {
-    cli_sim_setup_free(&job->s);
+    scenario_free(&job->s);
 }
 
 int cli_checkpoint_bytes(const cli_args_t *a, const model_t *m, double *bytes, err_t *err)
@@ -112,7 +96,7 @@ int cli_checkpoint_bytes(const cli_args_t *a, const model_t *m, double *bytes, e
     const char *size = cli_get(a, "--checkpoint-size");
     if (size)
         return units_parse_bytes(size, "--checkpoint-size", bytes, err);
-    double per = 12;
+    double per = REL_CKPT_BYTES_PER_PARAM;
     int rc = cli_get_double(a, "--checkpoint-bytes-per-param", 0, 64, &per, err);
     if (rc)
         return rc;

@@ -7,19 +7,15 @@
 #include <stdbool.h>
 
 #include "cli/args.h"
-#include "sim/plan.h"
+#include "sim/ladder.h"
 #include "sim/reliability.h"
 #include "sim/step.h"
 
 extern const cli_group_t CLI_RUN_OPTS; /* --tokens --days --global-batch-tokens */
 extern const cli_group_t CLI_REL_OPTS; /* checkpoints, failures, restarts, MC */
 
-/* Tokens per optimizer step when the user names none: 4M (2^22), the
- * order of magnitude of GPT-3 (3.1M) and Llama 3 70B (4M early on). */
-#define DEFAULT_BATCH_TOKENS 4194304.0
-
 typedef struct {
-    cli_sim_setup_t s;     /* model, cluster, layout, profile, options */
+    scenario_t s;     /* model, cluster, layout, profile, options */
     bool searched;         /* layout chosen by the planner */
     plan_search_t search;  /* when searched */
     sim_result_t step;     /* the simulated step */
@@ -34,8 +30,7 @@ int cli_job_setup(const cli_args_t *a, cli_job_t *job, err_t *err);
 void cli_job_free(cli_job_t *job);
 
 /* Checkpoint bytes of a model: --checkpoint-size, else parameters x
- * --checkpoint-bytes-per-param (default 12: fp32 master weights and two
- * Adam moments; a 70B model makes about 840 GB, as planning guides say). */
+ * --checkpoint-bytes-per-param (default REL_CKPT_BYTES_PER_PARAM). */
 int cli_checkpoint_bytes(const cli_args_t *a, const model_t *m, double *bytes, err_t *err);
 
 /* Reliability settings from the flags, on cluster c with failure set f

@@ -251,6 +251,47 @@ static bool preferred(const ladder_input_t *in, const rung_t *a, const rung_t *b
            (fabs(a->cost_usd - b->cost_usd) <= 1e-9 * b->cost_usd && a->days_p50 < b->days_p50);
 }
 
+void ladder_input_defaults(ladder_input_t *in, const model_t *m)
+{
+    plan_space_default(&in->space);
+    in->space.seq_len = m->max_seq < 8192 ? m->max_seq : 8192;
+    int gb = ladder_batch_for_tokens(LADDER_DEFAULT_BATCH_TOKENS, in->space.seq_len);
+    in->space.global_batch_min = in->space.global_batch_max = gb;
+    in->objective = PLAN_TIME;
+    in->min_marginal = 0.5;
+    in->min_gpus = 8;
+    in->max_gpus = 4096;
+    in->rel.trials = 300; /* enough for P50/P90 at each rung */
+    in->rel.spares = -1;  /* per rung: 2% of its nodes */
+}
+
+int ladder_batch_for_tokens(double tokens, int seq_len)
+{
+    return (int)fmax(1, round(tokens / seq_len));
+}
+
+int ladder_fastest_layout(scenario_t *s, int global_batch, plan_search_t *out, err_t *err)
+{
+    plan_space_t space;
+    plan_space_default(&space);
+    space.seq_len = s->layout.seq_len;
+    space.framework = s->framework[0] ? s->framework : NULL;
+    if (!global_batch)
+        global_batch = ladder_batch_for_tokens(LADDER_DEFAULT_BATCH_TOKENS, space.seq_len);
+    space.global_batch_min = space.global_batch_max = global_batch;
+    int rc = plan_search(&s->model, &s->cluster, &s->profile, &space, NULL, out, err);
+    if (rc)
+        return rc;
+    if (!out->found)
+        return err_setf(err, ERR_INPUT, NULL, "--gpus",
+                        "no layout of %s fits on %d x %s (the smallest needs %.1f GiB per "
+                        "GPU of %.1f); use more GPUs or GPUs with more memory",
+                        s->model.name, s->cluster.n_gpus, s->cluster.gpu.name,
+                        out->smallest_memory_gib, s->cluster.gpu.memory_gib);
+    s->layout = out->layout;
+    return ERR_OK;
+}
+
 int plan_ladder(const ladder_input_t *in, ladder_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);

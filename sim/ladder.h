@@ -17,6 +17,11 @@
 
 #include "sim/plan.h"
 #include "sim/reliability.h"
+#include "sim/scenario.h"
+
+/* Tokens per optimizer step when the user names none: 4M (2^22), the
+ * order of magnitude of GPT-3 (3.1M) and Llama 3 70B (4M early on). */
+#define LADDER_DEFAULT_BATCH_TOKENS 4194304.0
 
 #define LADDER_MAX_RUNGS 24
 #define LADDER_ALTERNATIVES 4   /* runners-up kept per rung */
@@ -85,6 +90,26 @@ typedef struct {
     long simulated;
     double elapsed_s;
 } ladder_t;
+
+/* The planning defaults, every one of which the plan command prints or
+ * lets the user change: time objective, rungs 8 to 4096 GPUs, a doubling
+ * stops paying below half of linear speed-up, the default search space
+ * with sequences of min(the model's length, 8192) tokens and a global batch
+ * of LADDER_DEFAULT_BATCH_TOKENS, 300 Monte Carlo trials per rung (enough
+ * for P50/P90) and 2% spare nodes per rung. Leaves model, base, profile,
+ * failures, tokens, price and the reliability template to the caller. */
+void ladder_input_defaults(ladder_input_t *in, const model_t *m);
+
+/* Sequences per step for a global batch of tokens at seq_len (at least 1). */
+int ladder_batch_for_tokens(double tokens, int seq_len);
+
+/* Give s the fastest layout of its model that fits on its cluster, as the
+ * planner finds it, when the user named none: the default search space for
+ * s's framework and sequence length, with global_batch sequences (0 = the
+ * default tokens per step). On success s->layout is the layout and *out
+ * the search with its simulated step; ERR_INPUT when nothing fits (naming
+ * the memory the leanest layout needs). */
+int ladder_fastest_layout(scenario_t *s, int global_batch, plan_search_t *out, err_t *err);
 
 int plan_ladder(const ladder_input_t *in, ladder_t *out, err_t *err);
 

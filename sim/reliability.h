@@ -93,6 +93,11 @@ typedef struct {
  * job on cluster c with failure set f. The caller sets the work. */
 void rel_config_default(rel_config_t *cfg, const cluster_t *c, const failure_set_t *f);
 
+/* Bytes saved per parameter when the user names no checkpoint size: fp32
+ * master weights and two fp32 Adam moments (12); a 70B model then makes
+ * about 840 GB, as planning guides say (DESIGN.md). */
+#define REL_CKPT_BYTES_PER_PARAM 12.0
+
 /* Check a config: positive step time and bandwidths, a target, ... One
  * clear line naming the flag on error (ERR_INPUT). */
 int rel_validate(const rel_config_t *cfg, err_t *err);

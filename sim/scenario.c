@@ -1,0 +1,48 @@
+#include "sim/scenario.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int scenario_begin(const scenario_spec_t *spec, scenario_t *s, err_t *err)
+{
+    memset(s, 0, sizeof *s);
+    int rc;
+    if (spec->model_given)
+        s->model = *spec->model_given;
+    else if ((rc = model_load(spec->model, &s->model, err)))
+        return rc;
+    if (!spec->cluster.n_gpus)
+        return err_setf(err, ERR_INPUT, NULL, "--gpus",
+                        "say how many GPUs the job uses (e.g. --gpus 256)");
+    if ((rc = cluster_resolve(&spec->cluster, &s->cluster, err)))
+        return rc;
+    layout_defaults(&s->layout);
+    snprintf(s->framework, sizeof s->framework, "%s", spec->framework ? spec->framework : "");
+    return sim_options_framework(spec->framework, &s->opt, &s->layout, err);
+}
+
+int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
+{
+    int rc;
+    if ((rc = layout_finalize(&s->layout, &s->model, s->cluster.n_gpus, err)))
+        return rc;
+    if (s->opt.tp_comm_overlap && !s->layout.sequence_parallel)
+        return err_setf(err, ERR_INPUT, NULL, "--tp-comm-overlap",
+                        "needs --sequence-parallel (Transformer Engine overlaps the "
+                        "all-gather and reduce-scatter that SP uses)");
+    rc = profile_path ? prof_load(profile_path, &s->profile, err)
+                      : prof_load_default(s->cluster.gpu.name, &s->profile, err);
+    if (rc)
+        return rc;
+    s->input.model = &s->model;
+    s->input.layout = &s->layout;
+    s->input.cluster = &s->cluster;
+    s->input.profile = &s->profile;
+    s->input.opt = s->opt;
+    return ERR_OK;
+}
+
+void scenario_free(scenario_t *s)
+{
+    prof_free(&s->profile);
+}

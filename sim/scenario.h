@@ -1,0 +1,63 @@
+/* scenario: one training step to simulate, assembled from plain values.
+ *
+ * A scenario is the model, the cluster, the parallel layout, the cost
+ * profile and the framework's options, checked against each other and
+ * wired into the sim_input_t the step simulator reads. Every front end
+ * builds it the same way, whatever the values came from (command-line
+ * flags, a measured run's JSON, a DeepSpeed config, a Megatron argument
+ * list, a torchtitan TOML):
+ *
+ *     scenario_begin   load the model, resolve the cluster, start the
+ *                      layout from the defaults and the framework preset
+ *     (caller)         set its own layout and option choices on s->layout
+ *                      and s->opt
+ *     scenario_finish  finalize the layout (derive DP and gradient
+ *                      accumulation, refuse what the framework would),
+ *                      check the options against it, load the profile
+ *
+ * Errors are one line naming the field or flag; scenario_free is safe after
+ * any failure (and after memset 0).
+ */
+#ifndef SCALEPLAN_SIM_SCENARIO_H
+#define SCALEPLAN_SIM_SCENARIO_H
+
+#include "common/error.h"
+#include "models/layout.h"
+#include "models/model.h"
+#include "profile/profile.h"
+#include "sim/costs.h"
+#include "topologies/cluster.h"
+
+typedef struct {
+    const char *model;          /* catalog name or config.json path */
+    const model_t *model_given; /* or a model built elsewhere (copied); wins */
+    cluster_spec_t cluster;     /* GPU or cluster, n_gpus required */
+    const char *framework;      /* framework preset; NULL = the default */
+} scenario_spec_t;
+
+typedef struct {
+    model_t model;
+    layout_t layout;   /* finalized by scenario_finish */
+    cluster_t cluster;
+    profile_t profile; /* owned after scenario_finish; scenario_free */
+    sim_options_t opt;
+    char framework[32]; /* the preset's name ("" = the default) */
+    sim_input_t input; /* points into this struct after scenario_finish */
+} scenario_t;
+
+/* Start s from spec: the model, the cluster (ERR_INPUT naming --gpus when
+ * spec->cluster.n_gpus is 0), the default layout with the framework's
+ * changes, and the framework's options. s owns nothing yet. */
+int scenario_begin(const scenario_spec_t *spec, scenario_t *s, err_t *err);
+
+/* Finalize s->layout for the cluster's GPU count, check the options against
+ * it (TP communication overlap needs sequence parallelism), and load the
+ * profile: the file profile_path, or the GPU's default when NULL. Then
+ * s->input is ready for sim_run_step. Call scenario_free after this,
+ * whatever it returns. */
+int scenario_finish(scenario_t *s, const char *profile_path, err_t *err);
+
+/* Free what s owns (the profile). */
+void scenario_free(scenario_t *s);
+
+#endif
