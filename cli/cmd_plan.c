@@ -14,6 +14,7 @@
 #include "reports/jsonout.h"
 #include "reports/table.h"
 #include "sim/ladder.h"
+#include "sim/whatif.h"
 #include "topologies/price.h"
 
 static const cli_opt_t own_opts[] = {
@@ -169,113 +170,6 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     return ERR_OK;
 }
 
-/* ------------------------------------------------------------ what-if */
-
-typedef struct {
-    char change[64];
-    bool ok;
-    char why_not[200];
-    int gpus;
-    double days_p50, cost_usd, mfu, tokens_per_s;
-    char layout[160];
-} what_if_t;
-
-static int what_if_one(const plan_run_t *p, const char *key, const char *val, what_if_t *w,
-                       err_t *err)
-{
-    const rung_t *best = &p->ladder.rung[p->ladder.best];
-    plan_run_t *v = malloc(sizeof *v);
-    if (!v)
-        return err_set(err, ERR_RUNTIME, "out of memory");
-    memcpy(v, p, sizeof *v);
-    v->profile.gemm_points = NULL; /* the copy does not own the table */
-    v->profile.n_gemm_points = 0;
-    if (prof_copy(&v->profile, &p->profile, err)) {
-        free(v);
-        return ERR_RUNTIME;
-    }
-    v->in.model = &v->model;
-    v->in.base = &v->base;
-    v->in.profile = &v->profile;
-    v->in.failures = &v->failures;
-    v->in.min_gpus = v->in.max_gpus = best->gpus;
-    v->in.progress = false;
-    snprintf(w->change, sizeof w->change, "%s=%s", key, val);
-    int rc = ERR_OK;
-    if (strcmp(key, "fabric") == 0) {
-        fabric_t f;
-        if (!(rc = fabric_load(val, &f, err))) {
-            if (f.intra)
-                v->base.intra = f;
-            else
-                v->base.inter = f;
-        }
-    } else if (strcmp(key, "price") == 0) {
-        rc = units_parse_price(val, "--what-if price", &v->in.usd_per_gpu_hour, err);
-    } else if (strcmp(key, "gpu") == 0) {
-        cluster_spec_t spec = {.gpu = val, .n_gpus = best->gpus};
-        if (!(rc = cluster_resolve(&spec, &v->base, err))) {
-            prof_free(&v->profile);
-            rc = prof_load_default(v->base.gpu.name, &v->profile, err);
-            price_t pr;
-            err_t ignore;
-            if (!rc && price_default_for_gpu(v->base.gpu.name, &pr, &ignore) == 0)
-                v->in.usd_per_gpu_hour = pr.usd_per_gpu_hour;
-        }
-    } else if (strcmp(key, "gpus") == 0) {
-        long g;
-        if (!(rc = units_parse_int(val, "--what-if gpus", 1, 1 << 24, &g, err)))
-            v->in.min_gpus = v->in.max_gpus = (int)g;
-    } else if (strcmp(key, "tokens") == 0) {
-        rc = units_parse_count(val, "--what-if tokens", &v->in.tokens, err);
-    } else {
-        rc = err_setf(err, ERR_INPUT, NULL, "--what-if",
-                      "unknown change '%s' (fabric, price, gpu, gpus, tokens)", key);
-    }
-    if (!rc) {
-        v->in.deadline_s = v->in.budget_usd = 0;
-        rc = plan_ladder(&v->in, &v->ladder, err);
-    }
-    if (!rc) {
-        const rung_t *r = &v->ladder.rung[0];
-        w->ok = r->feasible;
-        w->gpus = r->gpus;
-        snprintf(w->why_not, sizeof w->why_not, "%s", r->why_not);
-        w->days_p50 = r->days_p50;
-        w->cost_usd = r->cost_usd;
-        w->mfu = r->step.mfu;
-        w->tokens_per_s = r->tokens_per_s;
-        if (r->feasible)
-            layout_describe(&r->layout, w->layout, sizeof w->layout);
-    }
-    prof_free(&v->profile);
-    free(v);
-    return rc;
-}
-
-static int what_ifs(const cli_args_t *a, const plan_run_t *p, what_if_t *out, int *n, err_t *err)
-{
-    *n = 0;
-    const char *spec = cli_get(a, "--what-if");
-    if (!spec || p->ladder.best < 0)
-        return ERR_OK;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", spec);
-    char *save = NULL;
-    for (char *item = strtok_r(buf, ",", &save); item && *n < 8; item = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(item, '=');
-        if (!eq)
-            return err_setf(err, ERR_INPUT, NULL, "--what-if",
-                            "write key=value pairs, e.g. fabric=ib-hdr,price=3.10 (got '%s')", item);
-        *eq = '\0';
-        int rc = what_if_one(p, item, eq + 1, &out[*n], err);
-        if (rc)
-            return rc;
-        (*n)++;
-    }
-    return ERR_OK;
-}
-
 /* ------------------------------------------------------------ output */
 
 static void layout_short(const layout_t *l, char *buf, size_t cap)
@@ -294,7 +188,7 @@ static void layout_short(const layout_t *l, char *buf, size_t cap)
         snprintf(buf, cap, "TP%d PP%d%s DP%d mb%d%s", l->tp, l->pp, vpp, l->dp, l->micro_batch, extra);
 }
 
-static int print_text(const plan_run_t *p, const what_if_t *w, int nw)
+static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
 {
     const ladder_t *l = &p->ladder;
     const ladder_input_t *in = &p->in;
@@ -445,7 +339,7 @@ static bool add_detail(cJSON *b, const rung_detail_t *d)
            cJSON_AddItemToObject(b, "timeline", report_timeline_json(d->timeline, d->n_events));
 }
 
-static cJSON *plan_json(const plan_run_t *p, const what_if_t *w, int nw, const rung_detail_t *detail)
+static cJSON *plan_json(const plan_run_t *p, const whatif_t *w, int nw, const rung_detail_t *detail)
 {
     const ladder_t *l = &p->ladder;
     cJSON *o = cJSON_CreateObject(), *arr = NULL;
@@ -501,7 +395,7 @@ static int run(const cli_args_t *a, err_t *err)
 {
     int rc = ERR_OK;
     plan_run_t *p = calloc(1, sizeof *p);
-    what_if_t w[8];
+    whatif_t w[WHATIF_MAX];
     int nw = 0;
     rung_detail_t detail = {0};
     if (!p)
@@ -509,7 +403,7 @@ static int run(const cli_args_t *a, err_t *err)
     if ((rc = setup(a, p, err)) || (rc = plan_ladder(&p->in, &p->ladder, err)))
         goto out;
     plan_recommend(&p->in, &p->ladder, p->recommendation, sizeof p->recommendation);
-    if ((rc = what_ifs(a, p, w, &nw, err)))
+    if ((rc = whatif_list(&p->in, &p->ladder, cli_get(a, "--what-if"), w, &nw, err)))
         goto out;
     if (cli_wants_result(a)) {
         bool details = cli_has(a, "--details") || cli_get(a, "--report");

@@ -21,17 +21,13 @@ static const cli_opt_t own_opts[] = {
 static const cli_group_t own_group = {"Reliability command", own_opts,
                                       sizeof own_opts / sizeof own_opts[0]};
 
-/* What planning guides quote per week at these scales (DESIGN.md). */
-static const struct {
-    int gpus;
-    const char *guide;
-} ladder_rungs[] = {{32, "under 1"}, {128, "1-2"}, {512, "3-5"}, {2048, "10-20"}};
-
 static int run_ladder(const cli_args_t *a, err_t *err)
 {
     failure_set_t fs;
-    int rc = failure_load_set(cli_get(a, "--failure-rates"), &fs, err);
-    if (rc)
+    failure_guides_t guides;
+    int rc;
+    if ((rc = failure_load_set(cli_get(a, "--failure-rates"), &fs, err)) ||
+        (rc = failure_load_guides(&guides, err)))
         return rc;
     bool json = cli_machine_output(a);
     cJSON *arr = json ? cJSON_CreateArray() : NULL;
@@ -40,13 +36,13 @@ static int run_ladder(const cli_args_t *a, err_t *err)
     table_t *t = json ? NULL : table_create(5, hdr);
     for (int c = 0; t && c < 4; c++)
         table_align_right(t, c);
-    for (size_t i = 0; i < sizeof ladder_rungs / sizeof ladder_rungs[0] && !rc; i++) {
+    for (int i = 0; i < guides.n && !rc; i++) {
         cluster_spec_t spec;
         if ((rc = cli_cluster_spec(a, &spec, err)))
             break;
         if (!spec.gpu && !spec.cluster)
             spec.gpu = "h100-sxm";
-        spec.n_gpus = ladder_rungs[i].gpus;
+        spec.n_gpus = guides.rows[i].gpus;
         cluster_t c;
         if ((rc = cluster_resolve(&spec, &c, err)))
             break;
@@ -61,14 +57,14 @@ static int run_ladder(const cli_args_t *a, err_t *err)
         units_fmt_duration(all > 0 ? 168 * 3600 / all : INFINITY, mtbf, sizeof mtbf);
         if (t) {
             table_add_rowf(t, "%d\t%.2f\t%.2f\t%s\t%s", c.n_gpus, all, unexpected, mtbf,
-                           ladder_rungs[i].guide);
+                           guides.rows[i].per_week);
         } else {
             cJSON *o = cJSON_CreateObject();
             if (!o || !cJSON_AddItemToArray(arr, o) || !json_add_number(o, "gpus", c.n_gpus) ||
                 !json_add_number(o, "interruptions_per_week", all) ||
                 !json_add_number(o, "unexpected_per_week", unexpected) ||
                 !json_add_number(o, "mtbf_hours", all > 0 ? 168 / all : 0) ||
-                !cJSON_AddStringToObject(o, "planning_guides", ladder_rungs[i].guide))
+                !cJSON_AddStringToObject(o, "planning_guides", guides.rows[i].per_week))
                 rc = err_set(err, ERR_RUNTIME, "out of memory");
         }
     }

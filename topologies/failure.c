@@ -141,3 +141,43 @@ double failure_job_rate_per_hour(const failure_class_t *f, const cluster_t *c)
 {
     return f->rate_per_component_hour * failure_components(c, f->component);
 }
+
+int failure_load_guides(failure_guides_t *out, err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    cJSON *root = NULL;
+    char origin[CATALOG_ORIGIN_MAX];
+    int rc = catalog_parse(FAILURE_FILE, &root, origin, sizeof origin, err);
+    if (rc)
+        return rc;
+    json_ctx_t ctx = json_ctx_root(origin);
+    const cJSON *g = NULL, *rows = NULL;
+    if ((rc = json_get_object(root, "planning_guides", &ctx, JSON_REQUIRED, &g, err)))
+        goto out;
+    json_ctx_t gctx = json_ctx_member(&ctx, "planning_guides");
+    if ((rc = json_get_string(g, "source", &gctx, JSON_REQUIRED, out->source, sizeof out->source,
+                              err)) ||
+        (rc = json_get_array(g, "per_week", &gctx, JSON_REQUIRED, &rows, err)))
+        goto out;
+    json_ctx_t actx = json_ctx_member(&gctx, "per_week");
+    int n = cJSON_GetArraySize(rows);
+    if (n < 1 || n > FAILURE_MAX_GUIDES) {
+        rc = err_setf(err, ERR_INPUT, origin, actx.path, "must hold 1 to %d rows (got %d)",
+                      FAILURE_MAX_GUIDES, n);
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        json_ctx_t e = json_ctx_index(&actx, i);
+        const cJSON *o = cJSON_GetArrayItem(rows, i);
+        failure_guide_t *r = &out->rows[i];
+        if ((rc = json_expect_object(o, &e, err)) ||
+            (rc = json_get_int(o, "gpus", &e, JSON_REQUIRED, 1, 1 << 24, &r->gpus, err)) ||
+            (rc = json_get_string(o, "interruptions", &e, JSON_REQUIRED, r->per_week,
+                                  sizeof r->per_week, err)))
+            goto out;
+    }
+    out->n = n;
+out:
+    cJSON_Delete(root);
+    return rc;
+}

@@ -58,4 +58,22 @@ double failure_job_rate_per_hour(const failure_class_t *f, const cluster_t *c);
 
 const char *failure_component_name(failure_component_t c);
 
+/* What planning guides quote for interruptions per week at a job size
+ * (failures.json "planning_guides"), to print beside a prediction. */
+#define FAILURE_MAX_GUIDES 8
+
+typedef struct {
+    int gpus;
+    char per_week[24]; /* as quoted: "under 1", "1-2" */
+} failure_guide_t;
+
+typedef struct {
+    int n;
+    failure_guide_t rows[FAILURE_MAX_GUIDES]; /* by GPU count, as listed */
+    char source[400];
+} failure_guides_t;
+
+/* Load the quotes; errors name the file and key. */
+int failure_load_guides(failure_guides_t *out, err_t *err);
+
 #endif
