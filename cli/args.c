@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "models/layout_json.h"
 #include "common/names.h"
 #include "common/units.h"
 

@@ -292,7 +292,7 @@ static int print_json(budget_run_t *br, const provider_row_t *rows, int n, doubl
               json_add_number(o, "gpus", br->job.s.cluster.n_gpus) &&
               json_add_number(o, "tokens", br->tokens) &&
               json_add_number(o, "model_flops", br->model_flops) &&
-              cJSON_AddItemToObject(o, "layout", report_layout_json(&br->job.s.layout)) &&
+              cJSON_AddItemToObject(o, "layout", layout_to_json(&br->job.s.layout)) &&
               cJSON_AddBoolToObject(o, "layout_searched", br->job.searched);
     if (ok && br->claim)
         ok = json_add_number(o, "claimed_days", br->claim_s / 86400) &&

@@ -172,7 +172,7 @@ static int print_json(const model_report_t *r, err_t *err)
     ok = ok && (fs = cJSON_AddObjectToObject(o, "flops_per_step")) &&
          json_add_number(fs, "model", model_flops_per_step(&r->model, &r->layout)) &&
          json_add_number(fs, "hardware", model_hw_flops_per_step(&r->model, &r->layout)) &&
-         cJSON_AddItemToObject(o, "layout", report_layout_json(&r->layout)) &&
+         cJSON_AddItemToObject(o, "layout", layout_to_json(&r->layout)) &&
          cJSON_AddItemToObject(o, "memory_gib",
                                report_memory_json(&r->memory, r->have_gpu
                                                                   ? r->cluster.gpu.memory_gib

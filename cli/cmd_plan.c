@@ -280,7 +280,7 @@ static cJSON *rung_json(const rung_t *r)
     if (ok && !r->feasible)
         ok = cJSON_AddStringToObject(o, "why_not", r->why_not) != NULL;
     if (ok && r->feasible) {
-        ok = cJSON_AddItemToObject(o, "layout", report_layout_json(&r->layout)) &&
+        ok = cJSON_AddItemToObject(o, "layout", layout_to_json(&r->layout)) &&
              json_add_number(o, "step_time_s", r->step.step_time_s) &&
              json_add_number(o, "tokens_per_s", r->tokens_per_s) &&
              json_add_number(o, "mfu", r->step.mfu) &&
@@ -313,7 +313,7 @@ static cJSON *rung_json(const rung_t *r)
             const rung_alt_t *x = &r->alt[i];
             cJSON *e = cJSON_CreateObject();
             ok = e && cJSON_AddItemToArray(alts, e) &&
-                 cJSON_AddItemToObject(e, "layout", report_layout_json(&x->layout)) &&
+                 cJSON_AddItemToObject(e, "layout", layout_to_json(&x->layout)) &&
                  json_add_number(e, "step_time_s", x->step_time_s) &&
                  json_add_number(e, "days_p10", x->days_p10) &&
                  json_add_number(e, "days_p50", x->days_p50) &&

@@ -115,7 +115,7 @@ static cJSON *sim_json(const scenario_t *s, const sim_result_t *r, const sim_eve
         ok = json_add_number(bd, sim_bd_name((sim_bd_t)i), r->breakdown_s[i]);
     ok = ok && cJSON_AddItemToObject(o, "memory_gib", report_memory_json(&r->memory, r->capacity_gib)) &&
          cJSON_AddBoolToObject(o, "fits", r->fits) &&
-         cJSON_AddItemToObject(o, "layout", report_layout_json(&s->layout)) &&
+         cJSON_AddItemToObject(o, "layout", layout_to_json(&s->layout)) &&
          cJSON_AddStringToObject(o, "model", s->model.name) &&
          cJSON_AddStringToObject(o, "gpu", s->cluster.gpu.name) &&
          cJSON_AddStringToObject(o, "cluster", s->cluster.name) &&

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -146,4 +147,42 @@ int fileio_mkdirs(const char *path, err_t *err)
     }
     free(buf);
     return rc;
+}
+
+int fileio_remove_tree(const char *path, err_t *err)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? ERR_OK
+                               : err_setf(err, ERR_RUNTIME, path, NULL, "cannot remove: %s",
+                                          strerror(errno));
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (!d)
+            return err_setf(err, ERR_RUNTIME, path, NULL, "cannot list: %s", strerror(errno));
+        int rc = ERR_OK;
+        struct dirent *e;
+        while (!rc && (e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            size_t n = strlen(path) + strlen(e->d_name) + 2;
+            char *child = malloc(n);
+            if (!child) {
+                rc = err_setf(err, ERR_RUNTIME, path, NULL, "out of memory");
+                break;
+            }
+            snprintf(child, n, "%s/%s", path, e->d_name);
+            rc = fileio_remove_tree(child, err);
+            free(child);
+        }
+        closedir(d);
+        if (rc)
+            return rc;
+        if (rmdir(path) != 0)
+            return err_setf(err, ERR_RUNTIME, path, NULL, "cannot remove: %s", strerror(errno));
+        return ERR_OK;
+    }
+    if (unlink(path) != 0)
+        return err_setf(err, ERR_RUNTIME, path, NULL, "cannot remove: %s", strerror(errno));
+    return ERR_OK;
 }

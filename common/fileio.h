@@ -31,4 +31,9 @@ int fileio_write_atomic(const char *path, const void *data, size_t len,
  * failure; an existing directory is success. */
 int fileio_mkdirs(const char *path, err_t *err);
 
+/* Remove path and everything under it (like rm -rf; symbolic links are
+ * removed, not followed). A missing path is success; ERR_RUNTIME naming the
+ * first entry that could not be removed. */
+int fileio_remove_tree(const char *path, err_t *err);
+
 #endif

@@ -15,10 +15,7 @@
 
 #include <stdbool.h>
 
-#include <cjson/cJSON.h>
-
 #include "common/error.h"
-#include "common/json.h"
 #include "models/model.h"
 
 typedef enum {
@@ -116,22 +113,7 @@ int layout_parse_precision(const char *text, precision_t *out, err_t *err);
  * bf16 weights and activations; only its GEMMs run in fp8). */
 int layout_weight_bytes(precision_t p);
 
-/* Apply a DeepSpeed ds_config.json: train_micro_batch_size_per_gpu,
- * train_batch_size, gradient_accumulation_steps, zero_optimization.stage,
- * bf16/fp16.enabled. Fields it does not model are ignored. file names the
- * config in errors. */
-int layout_apply_deepspeed(const cJSON *cfg, const char *file, layout_t *l,
-                           err_t *err);
-
-/* One-line description: "TP8 PP4 DP8 CP1 mb1 gb512 1f1b zero1 sel SP". */
-/* Read a layout object as scaleplan writes it (sim/train --json "layout":
- * tp, pp, cp, vpp, micro_batch, global_batch, seq_len, zero, recompute,
- * schedule, sequence_parallel, distributed_optimizer, precision,
- * flash_attention, grad_bytes; derived keys dp, grad_accum and gpus are
- * ignored) over l's current values. Errors name file and key. The caller
- * finalizes. */
-int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *err);
-
+/* One-line description: "TP8 PP4 DP8 CP1 mb1 gb512 (x4) 1f1b ZeRO-0 recompute=selective SP bf16". */
 void layout_describe(const layout_t *l, char *buf, int cap);
 
 #endif

@@ -3,32 +3,6 @@
 #include "common/json.h"
 #include "common/units.h"
 
-cJSON *report_layout_json(const layout_t *l)
-{
-    cJSON *o = cJSON_CreateObject();
-    bool ok = o && json_add_number(o, "tp", l->tp) && json_add_number(o, "pp", l->pp) &&
-              json_add_number(o, "dp", l->dp) && json_add_number(o, "cp", l->cp) &&
-              json_add_number(o, "ep", l->ep) && json_add_number(o, "vpp", l->vpp) &&
-              json_add_number(o, "micro_batch", l->micro_batch) &&
-              json_add_number(o, "global_batch", l->global_batch) &&
-              json_add_number(o, "grad_accum", l->grad_accum) &&
-              json_add_number(o, "zero", l->zero) &&
-              cJSON_AddStringToObject(o, "recompute", layout_recompute_name(l->recompute)) &&
-              cJSON_AddStringToObject(o, "schedule", layout_schedule_name(l->schedule)) &&
-              json_add_number(o, "seq_len", l->seq_len) &&
-              cJSON_AddBoolToObject(o, "sequence_parallel", l->sequence_parallel) &&
-              cJSON_AddBoolToObject(o, "distributed_optimizer", l->distributed_optimizer) &&
-              cJSON_AddStringToObject(o, "precision", layout_precision_name(l->precision)) &&
-              cJSON_AddBoolToObject(o, "flash_attention", l->flash_attention) &&
-              json_add_number(o, "grad_bytes", l->grad_bytes) &&
-              json_add_number(o, "gpus", l->n_gpus);
-    if (!ok) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
-}
-
 cJSON *report_memory_json(const model_memory_t *mem, double capacity_gib)
 {
     cJSON *o = cJSON_CreateObject();

@@ -9,14 +9,12 @@
 
 #include <cjson/cJSON.h>
 
-#include "models/layout.h"
+#include "models/layout_json.h"
 #include "models/memory.h"
 #include "models/model.h"
 #include "sim/step.h"
 
-/* layout {tp, pp, dp, cp, ep, vpp, micro_batch, global_batch, grad_accum,
- * zero, recompute, schedule, seq_len, sequence_parallel, precision, ...} */
-cJSON *report_layout_json(const layout_t *l);
+/* The layout object is models/layout_json.h's layout_to_json. */
 
 /* memory_gib {params, grads, optimizer, activations, buffers, total[,
  * capacity]}; capacity_gib < 0 leaves capacity out. */

@@ -7,6 +7,7 @@
 
 #include "common/csv.h"
 #include "common/json.h"
+#include "models/layout_json.h"
 #include "sim/plan.h"
 #include "sim/step.h"
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "common/json.h"
-#include "models/layout.h"
+#include "models/layout_json.h"
 #include "tests/testing.h"
 
 static model_t load(const char *name)

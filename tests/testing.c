@@ -122,11 +122,9 @@ int make_temp_dir(char *buf, size_t cap)
 
 void remove_tree(const char *path)
 {
-    /* Test directories hold only a few plain files. */
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-    if (system(cmd) != 0)
-        fprintf(stderr, "warning: could not remove %s\n", path);
+    err_t e;
+    if (fileio_remove_tree(path, &e) != 0)
+        fprintf(stderr, "warning: %s\n", e.msg);
 }
 
 int count_lines(const char *s)

@@ -1,0 +1,120 @@
+/* layout_json: layouts to and from JSON, and DeepSpeed's ds_config.json. */
+#include "models/layout_json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int layout_apply_deepspeed(const cJSON *cfg, const char *file, layout_t *l,
+                           err_t *err)
+{
+    json_ctx_t ctx = json_ctx_root(file);
+    int rc;
+    if ((rc = json_expect_object(cfg, &ctx, err)))
+        return rc;
+    const cJSON *zero, *bf16, *fp16;
+    json_ctx_t zctx = json_ctx_member(&ctx, "zero_optimization");
+    if ((rc = json_get_int(cfg, "train_micro_batch_size_per_gpu", &ctx,
+                           JSON_OPTIONAL, 1, 1 << 20, &l->micro_batch, err)) ||
+        (rc = json_get_int(cfg, "train_batch_size", &ctx, JSON_OPTIONAL, 1,
+                           1 << 30, &l->global_batch, err)) ||
+        (rc = json_get_int(cfg, "gradient_accumulation_steps", &ctx,
+                           JSON_OPTIONAL, 1, 1 << 20, &l->grad_accum, err)) ||
+        (rc = json_get_object(cfg, "zero_optimization", &ctx, JSON_OPTIONAL,
+                              &zero, err)) ||
+        (rc = json_get_object(cfg, "bf16", &ctx, JSON_OPTIONAL, &bf16, err)) ||
+        (rc = json_get_object(cfg, "fp16", &ctx, JSON_OPTIONAL, &fp16, err)))
+        return rc;
+    if (zero && (rc = json_get_int(zero, "stage", &zctx, JSON_OPTIONAL, 0, 3,
+                                   &l->zero, err)))
+        return rc;
+    bool on = false;
+    json_ctx_t bctx = json_ctx_member(&ctx, "bf16");
+    json_ctx_t fctx = json_ctx_member(&ctx, "fp16");
+    if (bf16 && (rc = json_get_bool(bf16, "enabled", &bctx, JSON_OPTIONAL, &on, err)))
+        return rc;
+    if (on)
+        l->precision = PRECISION_BF16;
+    on = false;
+    if (fp16 && (rc = json_get_bool(fp16, "enabled", &fctx, JSON_OPTIONAL, &on, err)))
+        return rc;
+    if (on)
+        l->precision = PRECISION_FP16;
+    return ERR_OK;
+}
+
+/* Re-address a flag-style error ("--recompute: unknown value ...") to the
+ * JSON member it came from. */
+static int field_error(const json_ctx_t *ctx, const char *key, err_t *err)
+{
+    char msg[ERR_MSG_MAX];
+    const char *reason = strstr(err->msg, ": ");
+    snprintf(msg, sizeof msg, "%s", reason ? reason + 2 : err->msg);
+    json_ctx_t k = json_ctx_member(ctx, key);
+    return err_setf(err, ERR_INPUT, k.file, k.path, "%s", msg);
+}
+
+int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *err)
+{
+    int rc = json_expect_object(o, ctx, err);
+    if (rc)
+        return rc;
+    char recompute[16] = "", schedule[16] = "", precision[16] = "";
+    if ((rc = json_get_int(o, "tp", ctx, JSON_OPTIONAL, 1, 1 << 16, &l->tp, err)) ||
+        (rc = json_get_int(o, "pp", ctx, JSON_OPTIONAL, 1, LAYOUT_MAX_PP, &l->pp, err)) ||
+        (rc = json_get_int(o, "cp", ctx, JSON_OPTIONAL, 1, 1 << 16, &l->cp, err)) ||
+        (rc = json_get_int(o, "ep", ctx, JSON_OPTIONAL, 1, 1 << 16, &l->ep, err)) ||
+        (rc = json_get_int(o, "vpp", ctx, JSON_OPTIONAL, 1, 1 << 10, &l->vpp, err)) ||
+        (rc = json_get_int(o, "micro_batch", ctx, JSON_OPTIONAL, 1, 1 << 20, &l->micro_batch,
+                           err)) ||
+        (rc = json_get_int(o, "global_batch", ctx, JSON_OPTIONAL, 1, 1 << 30, &l->global_batch,
+                           err)) ||
+        (rc = json_get_int(o, "seq_len", ctx, JSON_OPTIONAL, 1, 1 << 24, &l->seq_len, err)) ||
+        (rc = json_get_int(o, "zero", ctx, JSON_OPTIONAL, 0, 3, &l->zero, err)) ||
+        (rc = json_get_int(o, "grad_bytes", ctx, JSON_OPTIONAL, 2, 4, &l->grad_bytes, err)) ||
+        (rc = json_get_bool(o, "sequence_parallel", ctx, JSON_OPTIONAL, &l->sequence_parallel,
+                            err)) ||
+        (rc = json_get_bool(o, "distributed_optimizer", ctx, JSON_OPTIONAL,
+                            &l->distributed_optimizer, err)) ||
+        (rc = json_get_bool(o, "flash_attention", ctx, JSON_OPTIONAL, &l->flash_attention,
+                            err)) ||
+        (rc = json_get_string(o, "recompute", ctx, JSON_OPTIONAL, recompute, sizeof recompute,
+                              err)) ||
+        (rc = json_get_string(o, "schedule", ctx, JSON_OPTIONAL, schedule, sizeof schedule,
+                              err)) ||
+        (rc = json_get_string(o, "precision", ctx, JSON_OPTIONAL, precision, sizeof precision,
+                              err)))
+        return rc;
+    if (recompute[0] && layout_parse_recompute(recompute, &l->recompute, err))
+        return field_error(ctx, "recompute", err);
+    if (schedule[0] && layout_parse_schedule(schedule, &l->schedule, err))
+        return field_error(ctx, "schedule", err);
+    if (precision[0] && layout_parse_precision(precision, &l->precision, err))
+        return field_error(ctx, "precision", err);
+    return ERR_OK;
+}
+
+cJSON *layout_to_json(const layout_t *l)
+{
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o && json_add_number(o, "tp", l->tp) && json_add_number(o, "pp", l->pp) &&
+              json_add_number(o, "dp", l->dp) && json_add_number(o, "cp", l->cp) &&
+              json_add_number(o, "ep", l->ep) && json_add_number(o, "vpp", l->vpp) &&
+              json_add_number(o, "micro_batch", l->micro_batch) &&
+              json_add_number(o, "global_batch", l->global_batch) &&
+              json_add_number(o, "grad_accum", l->grad_accum) &&
+              json_add_number(o, "zero", l->zero) &&
+              cJSON_AddStringToObject(o, "recompute", layout_recompute_name(l->recompute)) &&
+              cJSON_AddStringToObject(o, "schedule", layout_schedule_name(l->schedule)) &&
+              json_add_number(o, "seq_len", l->seq_len) &&
+              cJSON_AddBoolToObject(o, "sequence_parallel", l->sequence_parallel) &&
+              cJSON_AddBoolToObject(o, "distributed_optimizer", l->distributed_optimizer) &&
+              cJSON_AddStringToObject(o, "precision", layout_precision_name(l->precision)) &&
+              cJSON_AddBoolToObject(o, "flash_attention", l->flash_attention) &&
+              json_add_number(o, "grad_bytes", l->grad_bytes) &&
+              json_add_number(o, "gpus", l->n_gpus);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}

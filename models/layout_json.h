@@ -1,0 +1,33 @@
+/* layout_json: a layout at the JSON edge.
+ *
+ * The "layout" object of sim/train --json results (written and read back),
+ * and DeepSpeed's ds_config.json (batch sizes, ZeRO stage, precision).
+ * Kept apart from layout.h so that the simulator's headers carry no JSON
+ * library.
+ */
+#ifndef SCALEPLAN_MODELS_LAYOUT_JSON_H
+#define SCALEPLAN_MODELS_LAYOUT_JSON_H
+
+#include <cjson/cJSON.h>
+
+#include "common/json.h"
+#include "models/layout.h"
+
+/* The layout object (tp, pp, dp, cp, ep, vpp, micro_batch, global_batch,
+ * grad_accum, zero, recompute, schedule, seq_len, sequence_parallel,
+ * distributed_optimizer, precision, flash_attention, grad_bytes, gpus);
+ * the caller deletes it. NULL on OOM. */
+cJSON *layout_to_json(const layout_t *l);
+
+/* Read a layout object as layout_to_json writes it (derived keys dp,
+ * grad_accum and gpus are ignored) over l's current values. Errors name
+ * file and key. The caller finalizes. */
+int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *err);
+
+/* Apply a DeepSpeed ds_config.json: train_micro_batch_size_per_gpu,
+ * train_batch_size, gradient_accumulation_steps, zero_optimization.stage,
+ * bf16/fp16.enabled. Fields it does not model are ignored. file names the
+ * config in errors. */
+int layout_apply_deepspeed(const cJSON *cfg, const char *file, layout_t *l, err_t *err);
+
+#endif
