@@ -12,6 +12,7 @@
 #endif
 
 #include "common/clock.h"
+#include "trainer/buckets.h"
 #include "trainer/gpt.h"
 
 #define MAX_BUCKETS 4096
@@ -30,8 +31,7 @@ typedef struct {
     unsigned char *counted;  /* per element: counts in the norm (replicated tensors on TP rank 0 only) */
     gpt_acts_t acts;
     /* DP buckets in flight during the backward */
-    bool collecting;
-    size_t bucket_lo, bucket_hi; /* current bucket [lo, hi), growing downwards */
+    buckets_t buckets;
     int n_pending;
     dist_request_t pending[MAX_BUCKETS];
     double tp_s; /* TP seconds of the current micro-batch */
@@ -76,6 +76,8 @@ static int cpu_reset(void *state, err_t *err)
     return ERR_OK;
 }
 
+static int launch_bucket(void *ctx, size_t offset, size_t count, err_t *err);
+
 static int cpu_create(const backend_config_t *c, void **state, err_t *err)
 {
     *state = NULL;
@@ -83,6 +85,7 @@ static int cpu_create(const backend_config_t *c, void **state, err_t *err)
     if (!s)
         return err_set(err, ERR_RUNTIME, "out of memory");
     s->c = *c;
+    buckets_init(&s->buckets, c->bucket_bytes, sizeof(float), launch_bucket, s);
     int rc = gpt_create(c->model, c->tp, c->tp_group->rank, &s->m, err);
     if (rc) {
         free(s);
@@ -127,46 +130,25 @@ static int cpu_zero_grads(void *state, err_t *err)
     return ERR_OK;
 }
 
-/* Start the all-reduce of the current bucket. */
-static int launch_bucket(cpu_state_t *s, err_t *err)
+/* Start the all-reduce of one bucket (buckets_launch_fn). */
+static int launch_bucket(void *ctx, size_t offset, size_t count, err_t *err)
 {
-    if (s->bucket_hi <= s->bucket_lo)
-        return ERR_OK;
+    cpu_state_t *s = ctx;
     if (s->n_pending == MAX_BUCKETS) /* too many in flight: finish the oldest first */
         return err_set(err, ERR_RUNTIME, "more than %d gradient buckets; raise --bucket-mb",
                        MAX_BUCKETS);
-    int rc = dist_iallreduce_sum(s->c.dp_group, s->grads + s->bucket_lo,
-                                 s->bucket_hi - s->bucket_lo, DIST_F32,
+    int rc = dist_iallreduce_sum(s->c.dp_group, s->grads + offset, count, DIST_F32,
                                  &s->pending[s->n_pending], err);
     if (!rc)
         s->n_pending++;
-    s->bucket_hi = s->bucket_lo;
     return rc;
 }
 
-/* gpt's hook: [offset, offset + count) is final; ranges come from the end
- * of the buffer downwards and are adjacent, so a bucket grows down until it
- * holds bucket_bytes. */
+/* gpt's hook: [offset, offset + count) is final. */
 static int grads_ready(void *ctx, size_t offset, size_t count, err_t *err)
 {
     cpu_state_t *s = ctx;
-    if (!s->collecting)
-        return ERR_OK;
-    if (s->bucket_hi == s->bucket_lo) {
-        s->bucket_hi = offset + count;
-        s->bucket_lo = offset;
-    } else if (offset + count == s->bucket_lo) {
-        s->bucket_lo = offset;
-    } else {
-        int rc = launch_bucket(s, err);
-        if (rc)
-            return rc;
-        s->bucket_hi = offset + count;
-        s->bucket_lo = offset;
-    }
-    if ((double)(s->bucket_hi - s->bucket_lo) * sizeof(float) >= s->c.bucket_bytes || offset == 0)
-        return launch_bucket(s, err);
-    return ERR_OK;
+    return buckets_ready(&s->buckets, offset, count, err);
 }
 
 static int cpu_micro_step(void *state, const int32_t *inputs, const int32_t *targets,
@@ -182,11 +164,10 @@ static int cpu_micro_step(void *state, const int32_t *inputs, const int32_t *tar
         return rc;
     /* buckets overlap the last micro-batch's backward (earlier ones only
      * accumulate); ZeRO-1 reduce-scatters after the backward instead */
-    s->collecting = last && s->c.overlap && !s->c.zero1 && s->c.dp > 1;
-    s->bucket_lo = s->bucket_hi = 0;
+    buckets_begin(&s->buckets, last && s->c.overlap && !s->c.zero1 && s->c.dp > 1);
     rc = gpt_backward_f32(&s->m, s->params, s->grads, &s->acts, inputs, targets, loss_scale,
                           &comm, grads_ready, s, err);
-    s->collecting = false;
+    buckets_end(&s->buckets);
     double t2 = clock_now_s();
     t->fwd_s += t1 - t0;
     t->bwd_s += t2 - t1;

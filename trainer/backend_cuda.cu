@@ -58,6 +58,7 @@
 extern "C" {
 #include "topologies/gpu.h"
 #include "trainer/backend.h"
+#include "trainer/buckets.h"
 #include "trainer/gpt.h"
 }
 
@@ -138,8 +139,8 @@ typedef struct {
     gemm_t *gemm;
     ncclComm_t tp_comm, dp_comm; /* NULL for a group of one */
     /* DP buckets of the current backward */
-    bool collecting, buckets_launched;
-    size_t bucket_lo, bucket_hi;
+    buckets_t buckets;
+    bool buckets_launched;
     double other_bytes; /* device bytes outside the arenas counted as buffers */
 } cuda_state_t;
 
@@ -548,6 +549,8 @@ static int setup(cuda_state_t *s, int device_count, err_t *err)
     return ERR_OK;
 }
 
+static int launch_bucket(void *ctx, size_t offset, size_t count, err_t *err);
+
 static int cuda_create(const backend_config_t *c, void **state, err_t *err)
 {
     *state = NULL;
@@ -563,6 +566,7 @@ static int cuda_create(const backend_config_t *c, void **state, err_t *err)
     if (!s)
         return err_set(err, ERR_RUNTIME, "out of memory");
     s->c = *c;
+    buckets_init(&s->buckets, c->bucket_bytes, sizeof(float), launch_bucket, s);
     int rc = setup(s, count, err);
     if (rc) {
         cuda_destroy(s);
@@ -675,43 +679,23 @@ static int tp_sum(cuda_state_t *s, float *buf, size_t n, err_t *err)
     return ERR_OK;
 }
 
-/* Start the DP all-reduce of the current bucket on s_dp once s_main has
- * produced its gradients. */
-static int launch_bucket(cuda_state_t *s, err_t *err)
+/* Start the DP all-reduce of one bucket on s_dp once s_main has produced
+ * its gradients (buckets_launch_fn). */
+static int launch_bucket(void *ctx, size_t offset, size_t count, err_t *err)
 {
-    if (s->bucket_hi <= s->bucket_lo)
-        return ERR_OK;
+    cuda_state_t *s = (cuda_state_t *)ctx;
     CUDA_CHECK(cudaEventRecord(s->ev_bucket, s->s_main));
     CUDA_CHECK(cudaStreamWaitEvent(s->s_dp, s->ev_bucket, 0));
-    float *p = s->grads + s->bucket_lo;
-    NCCL_CHECK(
-        ncclAllReduce(p, p, s->bucket_hi - s->bucket_lo, ncclFloat, ncclSum, s->dp_comm, s->s_dp));
+    float *p = s->grads + offset;
+    NCCL_CHECK(ncclAllReduce(p, p, count, ncclFloat, ncclSum, s->dp_comm, s->s_dp));
     s->buckets_launched = true;
-    s->bucket_hi = s->bucket_lo;
     return ERR_OK;
 }
 
-/* [offset, offset + count) of the gradients is final for this backward
- * (ranges arrive from the end of the buffer downwards): grow the bucket
- * and launch it at bucket_bytes or at the buffer's start - the CPU
- * backend's grads_ready, with a launch that enqueues instead of posting. */
+/* [offset, offset + count) of the gradients is final for this backward. */
 static int grads_ready(cuda_state_t *s, size_t offset, size_t count, err_t *err)
 {
-    if (!s->collecting)
-        return ERR_OK;
-    if (s->bucket_hi == s->bucket_lo) {
-        s->bucket_hi = offset + count;
-        s->bucket_lo = offset;
-    } else if (offset + count == s->bucket_lo) {
-        s->bucket_lo = offset;
-    } else {
-        TRY(launch_bucket(s, err));
-        s->bucket_hi = offset + count;
-        s->bucket_lo = offset;
-    }
-    if ((double)(s->bucket_hi - s->bucket_lo) * sizeof(float) >= s->c.bucket_bytes || offset == 0)
-        return launch_bucket(s, err);
-    return ERR_OK;
+    return buckets_ready(&s->buckets, offset, count, err);
 }
 
 /* ------------------------------------------------------------ passes */
@@ -945,10 +929,9 @@ static int cuda_micro_step(void *state, const int32_t *inputs, const int32_t *ta
     CUDA_CHECK(cudaEventRecord(s->ev_fwd1, s->s_main));
     /* buckets overlap the last micro-batch's backward (earlier ones only
      * accumulate); ZeRO-1 reduce-scatters after the backward instead */
-    s->collecting = last && s->c.overlap && !s->c.zero1 && s->c.dp > 1 && s->dp_comm;
-    s->bucket_lo = s->bucket_hi = 0;
+    buckets_begin(&s->buckets, last && s->c.overlap && !s->c.zero1 && s->c.dp > 1 && s->dp_comm);
     rc = s->bf16 ? backward<bf16>(s, err) : backward<float>(s, err);
-    s->collecting = false;
+    buckets_end(&s->buckets);
     if (rc)
         return rc;
     CUDA_CHECK(cudaEventRecord(s->ev_bwd1, s->s_main));
