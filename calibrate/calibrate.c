@@ -806,17 +806,9 @@ int cal_measure(const dist_group_t *world, const cal_measure_opts_t *o, meas_set
     /* rank 0's GPU: ordinal 0 in one process; under MPI the node-local
      * rank's (collbench picks the same). */
     int ordinal = 0;
-    if (mpi) {
-        const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
-                              "LOCAL_RANK"};
-        for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-            const char *v = getenv(vars[i]);
-            if (v && *v) {
-                ordinal = atoi(v) % n_dev;
-                break;
-            }
-        }
-    }
+    int local = dist_local_rank();
+    if (mpi && local >= 0 && n_dev > 0)
+        ordinal = local % n_dev;
     gpub_device_t dev;
     if ((rc = gpub_device_info(ordinal, &dev, err)))
         return rc;

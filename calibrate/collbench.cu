@@ -870,14 +870,8 @@ extern "C" int collb_run(const dist_group_t *world, int n_local, const collb_pla
                 int n_dev = 0;
                 if (cudaGetDeviceCount(&n_dev) != cudaSuccess || n_dev == 0)
                     n_dev = 1;
-                const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-                if (!lr)
-                    lr = getenv("MPI_LOCALRANKID");
-                if (!lr)
-                    lr = getenv("SLURM_LOCALID");
-                if (!lr)
-                    lr = getenv("LOCAL_RANK");
-                r.device = (lr ? atoi(lr) : world->rank) % n_dev;
+                int local = dist_local_rank();
+                r.device = (local >= 0 ? local : world->rank) % n_dev;
                 rc = run_session(&r, &idm.id, &s, err);
             } else {
                 if (!idm.ok) {

@@ -351,3 +351,20 @@ int dist_wait(dist_request_t *r, err_t *err)
 void dist_abort(const dist_group_t *g, int code) { (void)g, (void)code; }
 
 #endif
+
+int dist_local_rank(void)
+{
+    static const char *const names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID",
+                                        "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
+                                        "LOCAL_RANK"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = getenv(names[i]);
+        if (!v || !*v)
+            continue;
+        char *end;
+        long r = strtol(v, &end, 10);
+        if (*end == '\0' && r >= 0 && r < 1 << 20)
+            return (int)r;
+    }
+    return -1;
+}

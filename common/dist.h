@@ -35,6 +35,14 @@ bool dist_have_mpi(void);
 /* Whether a launcher started this process (its environment says so). */
 bool dist_launched(void);
 
+/* This process's rank among the processes of its node, as the launcher
+ * exports it: Open MPI (OMPI_COMM_WORLD_LOCAL_RANK), Slurm (SLURM_LOCALID),
+ * MPICH and Intel MPI (MPI_LOCALRANKID), MVAPICH (MV2_COMM_WORLD_LOCAL_RANK)
+ * or torchrun (LOCAL_RANK), in that order; -1 when none says (or says
+ * something that is not a small non-negative integer). The GPU a rank uses
+ * is its local rank modulo the GPUs it sees. */
+int dist_local_rank(void);
+
 /* Join the job: with a launcher, MPI_Init and the world group; without,
  * a world of one. ERR_RUNTIME when MPI fails or is missing for a launched
  * multi-rank job. */

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "common/catalog.h"
+#include "common/dist.h"
 #include "common/error.h"
 #include "common/fileio.h"
 #include "common/names.h"
@@ -166,6 +167,37 @@ static void test_progress_quiet_off_tty(void)
     progress_destroy(p);
 }
 
+/* Every launcher's variable gives the local rank; the first set wins. */
+static void test_local_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID",
+                                       "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
+                                       "LOCAL_RANK"};
+    char *saved[5];
+    for (int i = 0; i < 5; i++) {
+        const char *v = getenv(vars[i]);
+        saved[i] = v ? strdup(v) : NULL;
+        unsetenv(vars[i]);
+    }
+    CU_ASSERT_EQUAL(dist_local_rank(), -1);
+    for (int i = 4; i >= 0; i--) {
+        char v[8];
+        snprintf(v, sizeof v, "%d", i + 3);
+        setenv(vars[i], v, 1);
+        CU_ASSERT_EQUAL(dist_local_rank(), i + 3);
+    }
+    setenv(vars[0], "x1", 1); /* not a number: the next launcher's */
+    CU_ASSERT_EQUAL(dist_local_rank(), 4);
+    for (int i = 0; i < 5; i++) {
+        if (saved[i])
+            setenv(vars[i], saved[i], 1);
+        else
+            unsetenv(vars[i]);
+        free(saved[i]);
+    }
+}
+
 TEST_SUITE(suite_common, "common", TEST(test_error_format), TEST(test_names),
            TEST(test_rng_streams), TEST(test_fileio_atomic), TEST(test_catalog_embedded),
-           TEST(test_catalog_override_dir), TEST(test_progress_quiet_off_tty));
+           TEST(test_catalog_override_dir), TEST(test_progress_quiet_off_tty),
+           TEST(test_local_rank));

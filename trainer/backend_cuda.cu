@@ -262,23 +262,6 @@ static void layout_scratch(cuda_state_t *s, bump_t *b)
 
 /* ------------------------------------------------------------ set-up */
 
-/* The local rank a launcher gives this process, or -1. */
-static int local_rank_env(void)
-{
-    static const char *const names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID",
-                                        "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        const char *v = getenv(names[i]);
-        if (!v || !*v)
-            continue;
-        char *end;
-        long r = strtol(v, &end, 10);
-        if (*end == '\0' && r >= 0 && r < 1 << 20)
-            return (int)r;
-    }
-    return -1;
-}
-
 /* An NCCL communicator over g (NULL for a group of one): rank 0 creates the
  * unique id and broadcasts it, with whether that worked, over MPI. */
 static int nccl_comm(const dist_group_t *g, ncclComm_t *out, err_t *err)
@@ -424,7 +407,7 @@ static int cuda_reset(void *state, err_t *err)
 static int setup(cuda_state_t *s, int device_count, err_t *err)
 {
     const backend_config_t *c = &s->c;
-    int want = local_rank_env();
+    int want = dist_local_rank();
     if (want < 0)
         want = c->device_index > 0 ? c->device_index : 0;
     if (device_count == 1)
