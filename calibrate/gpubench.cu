@@ -23,39 +23,7 @@
 extern "C" {
 #include "calibrate/gpubench.h"
 }
-
-/* ------------------------------------------------------------ checks */
-
-#define CK_CUDA(call)                                                                          \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            rc = err_set(err, ERR_RUNTIME, "%s (%s:%d): %s", #call, __FILE__, __LINE__,        \
-                         cudaGetErrorString(e_));                                              \
-            goto out;                                                                          \
-        }                                                                                      \
-    } while (0)
-
-#define CK_LT(call)                                                                            \
-    do {                                                                                       \
-        cublasStatus_t s_ = (call);                                                            \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                     \
-            rc = err_set(err, ERR_RUNTIME, "%s (%s:%d): %s", #call, __FILE__, __LINE__,        \
-                         cublasLtGetStatusString(s_));                                         \
-            goto out;                                                                          \
-        }                                                                                      \
-    } while (0)
-
-/* A kernel launch: the configuration error, if any, shows at once. */
-#define CK_LAUNCH(what)                                                                        \
-    do {                                                                                       \
-        cudaError_t e_ = cudaGetLastError();                                                   \
-        if (e_ != cudaSuccess) {                                                               \
-            rc = err_set(err, ERR_RUNTIME, "launching %s (%s:%d): %s", what, __FILE__,          \
-                         __LINE__, cudaGetErrorString(e_));                                    \
-            goto out;                                                                          \
-        }                                                                                      \
-    } while (0)
+#include "common/cuda_check.cuh"
 
 static const size_t WORKSPACE_BYTES = (size_t)32 << 20; /* cuBLASLt workspace, as frameworks give */
 
@@ -283,11 +251,11 @@ extern "C" int gpub_device_info(int ordinal, gpub_device_t *info, err_t *err)
     size_t free_b = 0, total_b = 0, lt;
     cudaDeviceProp prop;
     memset(info, 0, sizeof *info);
-    CK_CUDA(cudaSetDevice(ordinal));
-    CK_CUDA(cudaGetDeviceProperties(&prop, ordinal));
-    CK_CUDA(cudaMemGetInfo(&free_b, &total_b));
-    CK_CUDA(cudaDriverGetVersion(&drv));
-    CK_CUDA(cudaRuntimeGetVersion(&rt));
+    CUDA_CHECK_OUT(cudaSetDevice(ordinal));
+    CUDA_CHECK_OUT(cudaGetDeviceProperties(&prop, ordinal));
+    CUDA_CHECK_OUT(cudaMemGetInfo(&free_b, &total_b));
+    CUDA_CHECK_OUT(cudaDriverGetVersion(&drv));
+    CUDA_CHECK_OUT(cudaRuntimeGetVersion(&rt));
     info->ordinal = ordinal;
     snprintf(info->name, sizeof info->name, "%.95s", prop.name);
     info->sm_count = prop.multiProcessorCount;
@@ -341,14 +309,14 @@ static int time_launches(launch_fn fn, void *ctx, cudaStream_t s, const gpub_tim
     long iters, warm, it = 0;
     if (!per)
         return err_set(err, ERR_RUNTIME, "out of memory timing kernels");
-    CK_CUDA(cudaEventCreate(&e0));
-    CK_CUDA(cudaEventCreate(&e1));
-    CK_CUDA(cudaEventRecord(e0, s));
+    CUDA_CHECK_OUT(cudaEventCreate(&e0));
+    CUDA_CHECK_OUT(cudaEventCreate(&e1));
+    CUDA_CHECK_OUT(cudaEventRecord(e0, s));
     if ((rc = fn(ctx, s, it++, err)))
         goto out;
-    CK_CUDA(cudaEventRecord(e1, s));
-    CK_CUDA(cudaEventSynchronize(e1));
-    CK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    CUDA_CHECK_OUT(cudaEventRecord(e1, s));
+    CUDA_CHECK_OUT(cudaEventSynchronize(e1));
+    CUDA_CHECK_OUT(cudaEventElapsedTime(&ms, e0, e1));
     t1 = ms > 1e-4 ? ms : 1e-4;
     warm = (long)ceil(warmup_ms / t1);
     if (warm > 100000)
@@ -362,13 +330,13 @@ static int time_launches(launch_fn fn, void *ctx, cudaStream_t s, const gpub_tim
     if (iters > 100000)
         iters = 100000;
     for (int r = 0; r < reps; r++) {
-        CK_CUDA(cudaEventRecord(e0, s));
+        CUDA_CHECK_OUT(cudaEventRecord(e0, s));
         for (long i = 0; i < iters; i++)
             if ((rc = fn(ctx, s, it++, err)))
                 goto out;
-        CK_CUDA(cudaEventRecord(e1, s));
-        CK_CUDA(cudaEventSynchronize(e1));
-        CK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+        CUDA_CHECK_OUT(cudaEventRecord(e1, s));
+        CUDA_CHECK_OUT(cudaEventSynchronize(e1));
+        CUDA_CHECK_OUT(cudaEventElapsedTime(&ms, e0, e1));
         per[r] = (double)ms * 1e3 / (double)iters;
     }
     *median_us = median(per, reps);
@@ -430,7 +398,7 @@ static int gemm_launch(void *ctx, cudaStream_t s, long iter, err_t *err)
     gemm_run_t *g = (gemm_run_t *)ctx;
     int rc = ERR_OK;
     char *base = g->pool + (size_t)(iter % g->slots) * g->set_bytes;
-    CK_LT(cublasLtMatmul(g->lt, g->desc, &g->alpha, base, g->a, base + g->a_bytes, g->b, &g->beta,
+    LT_CHECK_OUT(cublasLtMatmul(g->lt, g->desc, &g->alpha, base, g->a, base + g->a_bytes, g->b, &g->beta,
                          g->c_buf, g->c, g->c_buf, g->c, &g->algo, g->workspace, WORKSPACE_BYTES,
                          s));
 out:
@@ -467,28 +435,28 @@ static int gemm_setup(gemm_run_t *g, const gemm_types_t *t, double m, double n, 
     uint64_t M = (uint64_t)m, N = (uint64_t)n, K = (uint64_t)k;
     *found = false;
     memset(&heur, 0, sizeof heur);
-    CK_LT(cublasLtMatmulDescCreate(&g->desc, t->compute, scale));
-    CK_LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-    CK_LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    LT_CHECK_OUT(cublasLtMatmulDescCreate(&g->desc, t->compute, scale));
+    LT_CHECK_OUT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    LT_CHECK_OUT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     if (t->ab == CUDA_R_8F_E4M3) {
         /* per-tensor scales (device pointers to 1.0f) */
-        CK_LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+        LT_CHECK_OUT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
                                              &scale_one, sizeof scale_one));
-        CK_LT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+        LT_CHECK_OUT(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
                                              &scale_one, sizeof scale_one));
     }
-    CK_LT(cublasLtMatrixLayoutCreate(&g->a, t->ab, K, M, (int64_t)K));
-    CK_LT(cublasLtMatrixLayoutCreate(&g->b, t->ab, K, N, (int64_t)K));
-    CK_LT(cublasLtMatrixLayoutCreate(&g->c, t->cd, M, N, (int64_t)M));
-    CK_LT(cublasLtMatmulPreferenceCreate(&pref));
-    CK_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+    LT_CHECK_OUT(cublasLtMatrixLayoutCreate(&g->a, t->ab, K, M, (int64_t)K));
+    LT_CHECK_OUT(cublasLtMatrixLayoutCreate(&g->b, t->ab, K, N, (int64_t)K));
+    LT_CHECK_OUT(cublasLtMatrixLayoutCreate(&g->c, t->cd, M, N, (int64_t)M));
+    LT_CHECK_OUT(cublasLtMatmulPreferenceCreate(&pref));
+    LT_CHECK_OUT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
                                                sizeof ws));
     {
         cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(g->lt, g->desc, g->a, g->b, g->c, g->c,
                                                            pref, 1, &heur, &returned);
         if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && returned == 0))
             goto out; /* no algorithm for this shape: skipped */
-        CK_LT(st);
+        LT_CHECK_OUT(st);
     }
     g->algo = heur.algo;
     *found = true;
@@ -571,14 +539,14 @@ extern "C" int gpub_gemm(int ordinal, const gpub_shape_t *shapes, size_t n,
     }
     if (pool_bytes + c_bytes > cap)
         pool_bytes = cap - c_bytes;
-    CK_CUDA(cudaSetDevice(ordinal));
-    CK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    CK_LT(cublasLtCreate(&g.lt));
-    CK_CUDA(cudaMalloc((void **)&g.pool, pool_bytes));
-    CK_CUDA(cudaMalloc(&g.c_buf, c_bytes));
-    CK_CUDA(cudaMalloc(&g.workspace, WORKSPACE_BYTES));
-    CK_CUDA(cudaMalloc((void **)&scale_one, sizeof(float)));
-    CK_CUDA(cudaMemcpy(scale_one, &one, sizeof one, cudaMemcpyHostToDevice));
+    CUDA_CHECK_OUT(cudaSetDevice(ordinal));
+    CUDA_CHECK_OUT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    LT_CHECK_OUT(cublasLtCreate(&g.lt));
+    CUDA_CHECK_OUT(cudaMalloc((void **)&g.pool, pool_bytes));
+    CUDA_CHECK_OUT(cudaMalloc(&g.c_buf, c_bytes));
+    CUDA_CHECK_OUT(cudaMalloc(&g.workspace, WORKSPACE_BYTES));
+    CUDA_CHECK_OUT(cudaMalloc((void **)&scale_one, sizeof(float)));
+    CUDA_CHECK_OUT(cudaMemcpy(scale_one, &one, sizeof one, cudaMemcpyHostToDevice));
     for (size_t i = 0; i < n; i++) {
         const gpub_shape_t *sh = &shapes[i];
         gemm_types_t t;
@@ -600,8 +568,8 @@ extern "C" int gpub_gemm(int ordinal, const gpub_shape_t *shapes, size_t n,
         if (g.slots < 1)
             g.slots = 1;
         if (filled != (int)sh->dtype) {
-            CK_CUDA(fill_pool(sh->dtype, g.pool, pool_bytes, dev.sm_count, s));
-            CK_CUDA(cudaStreamSynchronize(s));
+            CUDA_CHECK_OUT(fill_pool(sh->dtype, g.pool, pool_bytes, dev.sm_count, s));
+            CUDA_CHECK_OUT(cudaStreamSynchronize(s));
             filled = (int)sh->dtype;
         }
         if ((rc = gemm_setup(&g, &t, sh->m, sh->n, sh->k, scale_one, &found, err)))
@@ -666,16 +634,16 @@ extern "C" int gpub_gemm_sustained(int ordinal, double dim, double seconds, doub
     gemm_types(DTYPE_BF16, &t);
     g.set_bytes = set_bytes_of(&sh, &t, &g.a_bytes);
     g.slots = 2;
-    CK_CUDA(cudaSetDevice(ordinal));
-    CK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
-    CK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    CK_CUDA(cudaEventCreate(&e0));
-    CK_CUDA(cudaEventCreate(&e1));
-    CK_LT(cublasLtCreate(&g.lt));
-    CK_CUDA(cudaMalloc((void **)&g.pool, 2 * g.set_bytes));
-    CK_CUDA(cudaMalloc(&g.c_buf, (size_t)(dim * dim) * 2));
-    CK_CUDA(cudaMalloc(&g.workspace, WORKSPACE_BYTES));
-    CK_CUDA(fill_pool(DTYPE_BF16, g.pool, 2 * g.set_bytes, sms, s));
+    CUDA_CHECK_OUT(cudaSetDevice(ordinal));
+    CUDA_CHECK_OUT(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
+    CUDA_CHECK_OUT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CUDA_CHECK_OUT(cudaEventCreate(&e0));
+    CUDA_CHECK_OUT(cudaEventCreate(&e1));
+    LT_CHECK_OUT(cublasLtCreate(&g.lt));
+    CUDA_CHECK_OUT(cudaMalloc((void **)&g.pool, 2 * g.set_bytes));
+    CUDA_CHECK_OUT(cudaMalloc(&g.c_buf, (size_t)(dim * dim) * 2));
+    CUDA_CHECK_OUT(cudaMalloc(&g.workspace, WORKSPACE_BYTES));
+    CUDA_CHECK_OUT(fill_pool(DTYPE_BF16, g.pool, 2 * g.set_bytes, sms, s));
     if ((rc = gemm_setup(&g, &t, dim, dim, dim, NULL, &found, err)))
         goto out;
     if (!found) {
@@ -683,12 +651,12 @@ extern "C" int gpub_gemm_sustained(int ordinal, double dim, double seconds, doub
         goto out;
     }
     /* size batches to ~20 ms from one GEMM */
-    CK_CUDA(cudaEventRecord(e0, s));
+    CUDA_CHECK_OUT(cudaEventRecord(e0, s));
     if ((rc = gemm_launch(&g, s, 0, err)))
         goto out;
-    CK_CUDA(cudaEventRecord(e1, s));
-    CK_CUDA(cudaEventSynchronize(e1));
-    CK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    CUDA_CHECK_OUT(cudaEventRecord(e1, s));
+    CUDA_CHECK_OUT(cudaEventSynchronize(e1));
+    CUDA_CHECK_OUT(cudaEventElapsedTime(&ms, e0, e1));
     per_batch = (long)ceil(20.0 / (ms > 0.01 ? ms : 0.01));
     if (per_batch < 1)
         per_batch = 1;
@@ -709,13 +677,13 @@ extern "C" int gpub_gemm_sustained(int ordinal, double dim, double seconds, doub
             }
             batch_end = b;
         }
-        CK_CUDA(cudaEventRecord(e0, s));
+        CUDA_CHECK_OUT(cudaEventRecord(e0, s));
         for (long i = 0; i < per_batch; i++)
             if ((rc = gemm_launch(&g, s, i, err)))
                 goto out;
-        CK_CUDA(cudaEventRecord(e1, s));
-        CK_CUDA(cudaEventSynchronize(e1));
-        CK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+        CUDA_CHECK_OUT(cudaEventRecord(e1, s));
+        CUDA_CHECK_OUT(cudaEventSynchronize(e1));
+        CUDA_CHECK_OUT(cudaEventElapsedTime(&ms, e0, e1));
         elapsed = now_s() - start;
         batch_t[n_batches] = (double)ms * 1e-3;
         batch_end[n_batches] = elapsed;
@@ -774,31 +742,31 @@ static int mem_launch(void *ctx, cudaStream_t s, long iter, err_t *err)
     (void)iter;
     switch (r->kind) {
     case 0:
-        CK_CUDA(cudaMemcpyAsync(r->b, r->a, r->bytes, cudaMemcpyDeviceToDevice, s));
+        CUDA_CHECK_OUT(cudaMemcpyAsync(r->b, r->a, r->bytes, cudaMemcpyDeviceToDevice, s));
         break;
     case 1:
         k_rmw<<<r->blocks, 256, 0, s>>>((float4 *)r->a, n4, 0.999f, 1e-3f);
-        CK_LAUNCH("k_rmw");
+        KERNEL_CHECK_OUT();
         break;
     case 2:
         k_add<<<r->blocks, 256, 0, s>>>((const float4 *)r->a, (float4 *)r->b, n4);
-        CK_LAUNCH("k_add");
+        KERNEL_CHECK_OUT();
         break;
     case 3:
         k_gelu<<<r->blocks, 256, 0, s>>>((const uint4 *)r->a, (uint4 *)r->b, n4);
-        CK_LAUNCH("k_gelu");
+        KERNEL_CHECK_OUT();
         break;
     case 4:
     case 5:
         k_norm<<<(unsigned)(r->bytes / (NORM_H * 2)), NORM_THREADS, 0, s>>>(
             (const uint4 *)r->a, (uint4 *)r->b, (const __nv_bfloat16 *)r->w, r->kind == 5);
-        CK_LAUNCH("k_norm");
+        KERNEL_CHECK_OUT();
         break;
     default:
         k_adamw<<<r->blocks, 256, 0, s>>>((float4 *)r->a, (const float4 *)r->b, (float4 *)r->c,
                                           (float4 *)r->d, n4, 1e-4f, 0.9f, 0.95f, 1.1f, 1.05f,
                                           1e-8f, 0.1f);
-        CK_LAUNCH("k_adamw");
+        KERNEL_CHECK_OUT();
         break;
     }
 out:
@@ -824,16 +792,16 @@ extern "C" int gpub_memory(int ordinal, const double *sizes, size_t n_sizes,
     if (max_bytes == 0)
         return err_set(err, ERR_RUNTIME, "no memory-kernel size fits in %.1f GiB free on %s",
                        dev.free_bytes / (1 << 30), dev.name);
-    CK_CUDA(cudaSetDevice(ordinal));
-    CK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CUDA_CHECK_OUT(cudaSetDevice(ordinal));
+    CUDA_CHECK_OUT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     for (int i = 0; i < 4; i++) {
-        CK_CUDA(cudaMalloc(&buf[i], max_bytes));
+        CUDA_CHECK_OUT(cudaMalloc(&buf[i], max_bytes));
         /* small values: the kernels stay finite however often they run */
-        CK_CUDA(fill_as<__nv_bfloat16>(buf[i], max_bytes, 77 + (uint64_t)i, dev.sm_count, s));
+        CUDA_CHECK_OUT(fill_as<__nv_bfloat16>(buf[i], max_bytes, 77 + (uint64_t)i, dev.sm_count, s));
     }
-    CK_CUDA(cudaMalloc(&w, NORM_H * sizeof(__nv_bfloat16)));
-    CK_CUDA(fill_as<__nv_bfloat16>(w, NORM_H * sizeof(__nv_bfloat16), 99, dev.sm_count, s));
-    CK_CUDA(cudaStreamSynchronize(s));
+    CUDA_CHECK_OUT(cudaMalloc(&w, NORM_H * sizeof(__nv_bfloat16)));
+    CUDA_CHECK_OUT(fill_as<__nv_bfloat16>(w, NORM_H * sizeof(__nv_bfloat16), 99, dev.sm_count, s));
+    CUDA_CHECK_OUT(cudaStreamSynchronize(s));
     for (size_t i = 0; i < n_sizes; i++) {
         for (int k = 0; k < MEM_KINDS; k++) {
             if (sizes[i] <= (double)max_bytes && sizes[i] >= NORM_H * 2) {
@@ -875,29 +843,29 @@ extern "C" int gpub_launch(int ordinal, double *back_to_back_us, double *synchro
     float ms = 0;
     const int n_b2b = 5000, n_sync = 500;
     double t0;
-    CK_CUDA(cudaSetDevice(ordinal));
-    CK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    CK_CUDA(cudaEventCreate(&e0));
-    CK_CUDA(cudaEventCreate(&e1));
+    CUDA_CHECK_OUT(cudaSetDevice(ordinal));
+    CUDA_CHECK_OUT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CUDA_CHECK_OUT(cudaEventCreate(&e0));
+    CUDA_CHECK_OUT(cudaEventCreate(&e1));
     for (int i = 0; i < 100; i++) /* warm-up: module load, first launches */
         k_empty<<<1, 32, 0, s>>>();
-    CK_LAUNCH("k_empty");
-    CK_CUDA(cudaStreamSynchronize(s));
+    KERNEL_CHECK_OUT();
+    CUDA_CHECK_OUT(cudaStreamSynchronize(s));
     /* back to back: what a stream of dependent kernels pays per kernel */
-    CK_CUDA(cudaEventRecord(e0, s));
+    CUDA_CHECK_OUT(cudaEventRecord(e0, s));
     for (int i = 0; i < n_b2b; i++)
         k_empty<<<1, 32, 0, s>>>();
-    CK_LAUNCH("k_empty");
-    CK_CUDA(cudaEventRecord(e1, s));
-    CK_CUDA(cudaEventSynchronize(e1));
-    CK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    KERNEL_CHECK_OUT();
+    CUDA_CHECK_OUT(cudaEventRecord(e1, s));
+    CUDA_CHECK_OUT(cudaEventSynchronize(e1));
+    CUDA_CHECK_OUT(cudaEventElapsedTime(&ms, e0, e1));
     *back_to_back_us = (double)ms * 1e3 / n_b2b;
     /* launch and wait: the round trip of a synchronising step */
     t0 = now_s();
     for (int i = 0; i < n_sync; i++) {
         k_empty<<<1, 32, 0, s>>>();
-        CK_LAUNCH("k_empty");
-        CK_CUDA(cudaStreamSynchronize(s));
+        KERNEL_CHECK_OUT();
+        CUDA_CHECK_OUT(cudaStreamSynchronize(s));
     }
     *synchronous_us = (now_s() - t0) * 1e6 / n_sync;
 out:

@@ -62,7 +62,7 @@ extern "C" {
 #include "trainer/gpt.h"
 }
 
-#include "trainer/cuda_check.cuh"
+#include "common/cuda_check.cuh"
 #include "trainer/cuda_gemm.cuh"
 #include "trainer/cuda_kernels.cuh"
 

@@ -7,7 +7,7 @@
 
 #include <cuda_bf16.h>
 
-#include "trainer/cuda_check.cuh"
+#include "common/cuda_check.cuh"
 
 /* Distinct shapes kept; a training step of any model needs about 30 (each
  * linear layer's three products, the attention's six, the head's three),

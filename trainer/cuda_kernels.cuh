@@ -27,7 +27,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
-#include "trainer/cuda_check.cuh"
+#include "common/cuda_check.cuh"
 
 typedef __nv_bfloat16 bf16;
 
