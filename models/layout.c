@@ -151,7 +151,8 @@ static int check_pipeline_split(const layout_t *l, const model_t *m, err_t *err)
     return ERR_OK;
 }
 
-int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
+/* Phase 1: every degree and setting in its range. */
+static int check_ranges(const layout_t *l, int n_gpus, err_t *err)
 {
     int rc;
     if (n_gpus < 1 || n_gpus > (1 << 24))
@@ -174,6 +175,12 @@ int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--grad-dtype",
                         "gradients are 2 (bf16) or 4 (fp32) bytes (got %d)",
                         l->grad_bytes);
+    return ERR_OK;
+}
+
+/* Phase 2: the model splits the way Megatron-LM would split it. */
+static int check_model_split(const layout_t *l, const model_t *m, err_t *err)
+{
     if (l->ep != 1)
         return err_setf(err, ERR_INPUT, NULL, "--ep",
                         "expert parallelism needs a mixture-of-experts model; "
@@ -195,8 +202,12 @@ int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--vpp",
                         "virtual pipeline stages need --schedule interleaved (got %s)",
                         layout_schedule_name(l->schedule));
-    if ((rc = check_pipeline_split(l, m, err)))
-        return rc;
+    return check_pipeline_split(l, m, err);
+}
+
+/* Phase 3: DP from the GPU count, then the sequence and the schedule. */
+static int derive_dp_and_sequence(layout_t *l, const model_t *m, int n_gpus, err_t *err)
+{
     long long mp = (long long)l->tp * l->pp * l->cp;
     if (mp > n_gpus || n_gpus % mp != 0)
         return err_setf(err, ERR_INPUT, NULL, "--gpus",
@@ -233,6 +244,13 @@ int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
             return err_setf(err, ERR_INPUT, NULL, "--schedule",
                             "interleaved needs --vpp of at least 2");
     }
+    return ERR_OK;
+}
+
+/* Phase 4: the batch - global batch, gradient accumulation, and what the
+ * schedule and the optimizer sharding need of them. */
+static int derive_batch(layout_t *l, err_t *err)
+{
     long long per_step = (long long)l->micro_batch * l->dp;
     if (l->grad_accum < 0)
         return err_setf(err, ERR_INPUT, NULL, "--grad-accum",
@@ -268,6 +286,15 @@ int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
                         "combined with --zero %d",
                         l->zero);
     return ERR_OK;
+}
+
+int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
+{
+    int rc;
+    if ((rc = check_ranges(l, n_gpus, err)) || (rc = check_model_split(l, m, err)) ||
+        (rc = derive_dp_and_sequence(l, m, n_gpus, err)))
+        return rc;
+    return derive_batch(l, err);
 }
 
 int layout_chunk_layers(const layout_t *l, const model_t *m, int vs)
