@@ -258,49 +258,24 @@ static void emit_buckets(builder_t *b, int stage, int vs, const int *layer_ids, 
     }
 }
 
-static int build(builder_t *b)
+/* Scratch of one build: the tasks the end-of-step synchronisation waits
+ * for. */
+typedef struct {
+    int *layer_ids;    /* per-layer task ids of the pass being emitted */
+    int *dp_tasks;     /* gradient reductions */
+    int n_dp;
+    int *last_compute; /* per stage: its last compute task */
+} build_scratch_t;
+
+/* Phase 1: compute tasks, stage by stage in program order, with the
+ * gradient buckets (or ZeRO-2/3 reduce-scatters) their backwards release. */
+static void build_compute(builder_t *b, build_scratch_t *x)
 {
     sim_ctx_t *ctx = b->ctx;
     const sim_input_t *in = b->in;
     const layout_t *l = in->layout;
     const step_costs_t *c = b->c;
-    const sched_def_t *sched = sched_get(l->schedule);
     int per_stage = 2 * b->m * b->v;
-    long n_map = (long)b->V * b->m * 2;
-    int max_layers = in->model->n_layers;
-    /* Compute tasks per stage: every pass, split into layers (and the two
-     * edge layers) where per-layer events are kept, and the optimizer. */
-    long split = in->opt.layer_events ? per_stage : b->v;
-    long stride = (long)per_stage + split * (max_layers + 2) + 2;
-    if (stride > (1L << 28))
-        return -1;
-    ctx->stride = (int)stride;
-    if (grow_to((void **)&ctx->ops, &ctx->ops_cap, (long)b->p * per_stage, sizeof *ctx->ops) ||
-        grow_to((void **)&ctx->first, &ctx->first_cap, n_map, sizeof(int)) ||
-        grow_to((void **)&ctx->last, &ctx->last_cap, n_map, sizeof(int)) ||
-        grow_to((void **)&ctx->compute_tasks, &ctx->compute_cap, (long)b->p * stride,
-                sizeof(int)) ||
-        grow_to((void **)&ctx->n_compute, &ctx->stage_cap, b->p, sizeof(int)) ||
-        grow_to((void **)&ctx->stage_end, &ctx->end_cap, b->p, sizeof(double)))
-        return -1;
-    memset(ctx->n_compute, 0, (size_t)b->p * sizeof(int));
-    for (int s = 0; s < b->p; s++)
-        if (sched->order(b->p, s, b->m, b->v, ctx->ops + (long)s * per_stage) != per_stage)
-            return -2;
-
-    int *layer_ids = malloc((size_t)(max_layers + 1) * sizeof(int));
-    long dp_cap = (long)b->p * b->v * (max_layers + 4) * (l->zero >= 2 ? b->m : 1) + 8;
-    int *dp_tasks = malloc((size_t)dp_cap * sizeof(int));
-    int *last_compute = malloc((size_t)b->p * sizeof(int));
-    if (!layer_ids || !dp_tasks || !last_compute) {
-        free(layer_ids);
-        free(dp_tasks);
-        free(last_compute);
-        return -1;
-    }
-    int n_dp = 0;
-
-    /* 1. compute tasks, stage by stage in program order */
     for (int s = 0; s < b->p; s++) {
         const pp_op_t *ops = ctx->ops + (long)s * per_stage;
         for (int i = 0; i < per_stage; i++) {
@@ -309,13 +284,14 @@ static int build(builder_t *b)
             bool buckets_here = !op->forward && last_backward_of_chunk(b, ops, i);
             bool per_layer = in->opt.layer_events || (buckets_here && in->opt.overlap_grad_reduce);
             int f, t;
-            emit_pass(b, s, op, per_layer, &f, &t, buckets_here ? layer_ids : NULL);
+            emit_pass(b, s, op, per_layer, &f, &t, buckets_here ? x->layer_ids : NULL);
             long k = map_index(b, vs, op->mb, op->forward);
             ctx->first[k] = f;
             ctx->last[k] = t;
             int layers = chunk_layers(b, vs);
             if (buckets_here && l->zero < 2)
-                emit_buckets(b, s, vs, per_layer ? layer_ids : NULL, layers, t, dp_tasks, &n_dp);
+                emit_buckets(b, s, vs, per_layer ? x->layer_ids : NULL, layers, t, x->dp_tasks,
+                             &x->n_dp);
             else if (!op->forward && l->zero >= 2) {
                 /* ZeRO-2/3 reduce-scatter gradients after every micro-batch. */
                 double head, embed;
@@ -323,48 +299,63 @@ static int build(builder_t *b)
                 int id = add_task(b, s, ST_DP, sim_grad_reduce_time(in, c, params), TASK_DP,
                                   TAG(op->mb, op->chunk, NO_LAYER), NULL);
                 add_dep(b, id, t);
-                dp_tasks[n_dp++] = id;
+                x->dp_tasks[x->n_dp++] = id;
             }
-            last_compute[s] = t;
+            x->last_compute[s] = t;
         }
     }
-    /* 2. pipeline transfers, in each sender's program order */
-    if (b->p > 1) {
-        for (int s = 0; s < b->p; s++) {
-            const pp_op_t *ops = ctx->ops + (long)s * per_stage;
-            for (int i = 0; i < per_stage; i++) {
-                const pp_op_t *op = &ops[i];
-                int vs = op->chunk * b->p + s;
-                int to = op->forward ? vs + 1 : vs - 1;
-                if (to < 0 || to >= b->V)
-                    continue;
-                long from_k = map_index(b, vs, op->mb, op->forward);
-                long to_k = map_index(b, to, op->mb, op->forward);
-                int id = add_task(b, s, ST_SEND, c->p2p_s, TASK_SEND,
-                                  TAG(op->mb, op->chunk, op->forward ? 0 : 1), NULL);
-                add_dep(b, id, ctx->last[from_k]);
-                add_dep(b, ctx->first[to_k], id);
-                /* Blocking p2p: the sender's next pass waits for the send. */
-                if (!b->async_p2p && i + 1 < per_stage) {
-                    const pp_op_t *nx = &ops[i + 1];
-                    add_dep(b, ctx->first[map_index(b, nx->chunk * b->p + s, nx->mb, nx->forward)],
-                            id);
-                }
+}
+
+/* Phase 2: pipeline transfers, in each sender's program order. */
+static void build_transfers(builder_t *b)
+{
+    sim_ctx_t *ctx = b->ctx;
+    const step_costs_t *c = b->c;
+    int per_stage = 2 * b->m * b->v;
+    for (int s = 0; s < b->p; s++) {
+        const pp_op_t *ops = ctx->ops + (long)s * per_stage;
+        for (int i = 0; i < per_stage; i++) {
+            const pp_op_t *op = &ops[i];
+            int vs = op->chunk * b->p + s;
+            int to = op->forward ? vs + 1 : vs - 1;
+            if (to < 0 || to >= b->V)
+                continue;
+            long from_k = map_index(b, vs, op->mb, op->forward);
+            long to_k = map_index(b, to, op->mb, op->forward);
+            int id = add_task(b, s, ST_SEND, c->p2p_s, TASK_SEND,
+                              TAG(op->mb, op->chunk, op->forward ? 0 : 1), NULL);
+            add_dep(b, id, ctx->last[from_k]);
+            add_dep(b, ctx->first[to_k], id);
+            /* Blocking p2p: the sender's next pass waits for the send. */
+            if (!b->async_p2p && i + 1 < per_stage) {
+                const pp_op_t *nx = &ops[i + 1];
+                add_dep(b, ctx->first[map_index(b, nx->chunk * b->p + s, nx->mb, nx->forward)], id);
             }
         }
     }
-    /* 3. tied embeddings across stages: sync their gradients */
+}
+
+/* Phase 3: tied embeddings across stages: sync their gradients. */
+static void build_embed_sync(builder_t *b, build_scratch_t *x)
+{
+    const sim_input_t *in = b->in;
+    const layout_t *l = in->layout;
     const model_t *m = in->model;
-    if (m->tied_embeddings && b->p > 1) {
-        double bytes = (double)m->vocab * m->hidden / l->tp * l->grad_bytes;
-        double t = prof_coll_time(in->profile, COLL_ALL_REDUCE, &c->pp_span, bytes);
-        int id = add_task(b, 0, ST_DP, t, TASK_EMBED_SYNC, TAG(0, 0, NO_LAYER), NULL);
-        add_dep(b, id, last_compute[0]);
-        add_dep(b, id, last_compute[b->p - 1]);
-        dp_tasks[n_dp++] = id;
-    }
-    /* 4. end of step: gradient-norm synchronisation over every rank, then
-     * the optimizer and (sharded optimizers) the parameter all-gather. */
+    double bytes = (double)m->vocab * m->hidden / l->tp * l->grad_bytes;
+    double t = prof_coll_time(in->profile, COLL_ALL_REDUCE, &b->c->pp_span, bytes);
+    int id = add_task(b, 0, ST_DP, t, TASK_EMBED_SYNC, TAG(0, 0, NO_LAYER), NULL);
+    add_dep(b, id, x->last_compute[0]);
+    add_dep(b, id, x->last_compute[b->p - 1]);
+    x->dp_tasks[x->n_dp++] = id;
+}
+
+/* Phase 4: end of step: gradient-norm synchronisation over every rank, then
+ * the optimizer and (sharded optimizers) the parameter all-gather. */
+static void build_step_end(builder_t *b, const build_scratch_t *x)
+{
+    const sim_input_t *in = b->in;
+    const layout_t *l = in->layout;
+    const step_costs_t *c = b->c;
     coll_span_t world = c->dp_span;
     world.n_ranks = l->n_gpus;
     world.nodes = c->placement.nodes;
@@ -373,9 +364,9 @@ static int build(builder_t *b)
     double norm_t = prof_coll_time(in->profile, COLL_ALL_REDUCE, &world, 8);
     int sync = add_task(b, 0, -1, norm_t, TASK_SYNC, TAG(0, 0, NO_LAYER), NULL);
     for (int s = 0; s < b->p; s++)
-        add_dep(b, sync, last_compute[s]);
-    for (int i = 0; i < n_dp; i++)
-        add_dep(b, sync, dp_tasks[i]);
+        add_dep(b, sync, x->last_compute[s]);
+    for (int i = 0; i < x->n_dp; i++)
+        add_dep(b, sync, x->dp_tasks[i]);
     bool sharded_opt = l->zero >= 1 || l->distributed_optimizer;
     double shard = sharded_opt ? (double)l->dp * l->cp : 1;
     for (int s = 0; s < b->p; s++) {
@@ -403,10 +394,66 @@ static int build(builder_t *b)
             }
         }
     }
-    free(layer_ids);
-    free(dp_tasks);
-    free(last_compute);
-    return b->oom ? -1 : 0;
+}
+
+/* Size the context for this step and lay out every stage's schedule. */
+static int build_prepare(builder_t *b)
+{
+    sim_ctx_t *ctx = b->ctx;
+    const sim_input_t *in = b->in;
+    const sched_def_t *sched = sched_get(in->layout->schedule);
+    int per_stage = 2 * b->m * b->v;
+    long n_map = (long)b->V * b->m * 2;
+    int max_layers = in->model->n_layers;
+    /* Compute tasks per stage: every pass, split into layers (and the two
+     * edge layers) where per-layer events are kept, and the optimizer. */
+    long split = in->opt.layer_events ? per_stage : b->v;
+    long stride = (long)per_stage + split * (max_layers + 2) + 2;
+    if (stride > (1L << 28))
+        return -1;
+    ctx->stride = (int)stride;
+    if (grow_to((void **)&ctx->ops, &ctx->ops_cap, (long)b->p * per_stage, sizeof *ctx->ops) ||
+        grow_to((void **)&ctx->first, &ctx->first_cap, n_map, sizeof(int)) ||
+        grow_to((void **)&ctx->last, &ctx->last_cap, n_map, sizeof(int)) ||
+        grow_to((void **)&ctx->compute_tasks, &ctx->compute_cap, (long)b->p * stride,
+                sizeof(int)) ||
+        grow_to((void **)&ctx->n_compute, &ctx->stage_cap, b->p, sizeof(int)) ||
+        grow_to((void **)&ctx->stage_end, &ctx->end_cap, b->p, sizeof(double)))
+        return -1;
+    memset(ctx->n_compute, 0, (size_t)b->p * sizeof(int));
+    for (int s = 0; s < b->p; s++)
+        if (sched->order(b->p, s, b->m, b->v, ctx->ops + (long)s * per_stage) != per_stage)
+            return -2;
+    return 0;
+}
+
+/* The step's task graph: 0, -1 when memory runs out, -2 when a schedule
+ * does not produce every pass. */
+static int build(builder_t *b)
+{
+    int rc = build_prepare(b);
+    if (rc)
+        return rc;
+    const layout_t *l = b->in->layout;
+    int max_layers = b->in->model->n_layers;
+    build_scratch_t x = {0};
+    long dp_cap = (long)b->p * b->v * (max_layers + 4) * (l->zero >= 2 ? b->m : 1) + 8;
+    x.layer_ids = malloc((size_t)(max_layers + 1) * sizeof(int));
+    x.dp_tasks = malloc((size_t)dp_cap * sizeof(int));
+    x.last_compute = malloc((size_t)b->p * sizeof(int));
+    if (x.layer_ids && x.dp_tasks && x.last_compute) {
+        build_compute(b, &x);
+        if (b->p > 1)
+            build_transfers(b);
+        if (b->in->model->tied_embeddings && b->p > 1)
+            build_embed_sync(b, &x);
+        build_step_end(b, &x);
+    }
+    rc = x.layer_ids && x.dp_tasks && x.last_compute && !b->oom ? 0 : -1;
+    free(x.layer_ids);
+    free(x.dp_tasks);
+    free(x.last_compute);
+    return rc;
 }
 
 /* ------------------------------------------------------------ reading back */
