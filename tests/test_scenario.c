@@ -1,0 +1,293 @@
+/* The domain pieces the CLI wires, called without it: sim/scenario (a step
+ * assembled from plain values), the planning defaults and fastest-layout
+ * search of sim/ladder, sim/whatif, the measured-run comparison of
+ * sim/validation, and the planning-guide quotes of the failure catalog. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/dist.h"
+#include "sim/ladder.h"
+#include "sim/validation.h"
+#include "sim/whatif.h"
+#include "tests/testing.h"
+#include "topologies/failure.h"
+#include "trainer/backend.h"
+#include "trainer/preflight.h"
+#include "trainer/result.h"
+#include "trainer/train.h"
+#include "topologies/price.h"
+
+static void test_scenario_from_values(void)
+{
+    scenario_spec_t spec = {0};
+    spec.model = "llama3-70b";
+    spec.cluster.gpu = "h100-sxm";
+    spec.cluster.n_gpus = 256;
+    scenario_t s;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
+    s.layout.tp = 8;
+    s.layout.pp = 4;
+    s.layout.global_batch = 512;
+    s.layout.sequence_parallel = true;
+    CU_ASSERT_EQUAL_FATAL(scenario_finish(&s, NULL, &e), 0);
+    CU_ASSERT_EQUAL(s.layout.dp, 8);
+    CU_ASSERT_EQUAL(s.layout.grad_accum, 64);
+    CU_ASSERT_STRING_EQUAL(s.profile.gpu, "h100-sxm");
+    CU_ASSERT_PTR_EQUAL(s.input.layout, &s.layout);
+    sim_ctx_t *ctx = sim_ctx_create();
+    sim_result_t r;
+    CU_ASSERT_EQUAL(sim_run_step(ctx, &s.input, &r, &e), 0);
+    CU_ASSERT_TRUE(r.step_time_s > 0 && r.fits);
+    sim_ctx_destroy(ctx);
+    scenario_free(&s);
+
+    /* the framework preset changes the layout's defaults */
+    spec.framework = "megatron-2021";
+    CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
+    CU_ASSERT_FALSE(s.layout.flash_attention);
+    CU_ASSERT_FALSE(s.opt.overlap_grad_reduce);
+    CU_ASSERT_STRING_EQUAL(s.framework, "megatron-2021");
+    scenario_free(&s);
+}
+
+static void test_scenario_errors(void)
+{
+    scenario_spec_t spec = {0};
+    spec.model = "llama3-70b";
+    spec.cluster.gpu = "h100-sxm";
+    scenario_t s;
+    err_t e;
+    int rc = scenario_begin(&spec, &s, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--gpus", "how many GPUs");
+    scenario_free(&s);
+    spec.cluster.n_gpus = 64;
+    CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
+    s.layout.tp = 8;
+    s.opt.tp_comm_overlap = true; /* needs sequence parallelism */
+    rc = scenario_finish(&s, NULL, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--tp-comm-overlap", "--sequence-parallel");
+    scenario_free(&s);
+    CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
+    s.layout.tp = 3;
+    rc = scenario_finish(&s, NULL, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--tp", "must divide by TP");
+    scenario_free(&s);
+    CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
+    rc = scenario_finish(&s, "/no/such/profile.json", &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "/no/such/profile.json");
+    scenario_free(&s);
+}
+
+static void test_planning_defaults(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("llama3-70b", &m, &e), 0);
+    ladder_input_t in;
+    memset(&in, 0, sizeof in);
+    ladder_input_defaults(&in, &m);
+    CU_ASSERT_EQUAL(in.space.seq_len, 8192); /* the model's 8192, at most 8192 */
+    CU_ASSERT_EQUAL(in.space.global_batch_min, 512); /* 4M tokens / 8192 */
+    CU_ASSERT_EQUAL(in.space.global_batch_max, 512);
+    CU_ASSERT_EQUAL(in.min_gpus, 8);
+    CU_ASSERT_EQUAL(in.max_gpus, 4096);
+    CU_ASSERT_EQUAL(in.objective, PLAN_TIME);
+    CHECK_REL(in.min_marginal, 0.5, 0);
+    CU_ASSERT_EQUAL(in.rel.trials, 300);
+    CU_ASSERT_EQUAL(in.rel.spares, -1);
+    CU_ASSERT_EQUAL(ladder_batch_for_tokens(4194304, 2048), 2048);
+    CU_ASSERT_EQUAL(ladder_batch_for_tokens(10, 4096), 1);
+}
+
+static void test_fastest_layout(void)
+{
+    scenario_spec_t spec = {0};
+    spec.model = "llama3-8b";
+    spec.cluster.gpu = "h100-sxm";
+    spec.cluster.n_gpus = 16;
+    scenario_t s;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(scenario_finish(&s, NULL, &e), 0);
+    plan_search_t ps;
+    CU_ASSERT_EQUAL_FATAL(ladder_fastest_layout(&s, 64, &ps, &e), 0);
+    CU_ASSERT_TRUE(ps.found);
+    CU_ASSERT_EQUAL(s.layout.global_batch, 64);
+    CU_ASSERT_EQUAL(s.layout.n_gpus, 16);
+    CU_ASSERT_TRUE(ps.result.fits);
+    scenario_free(&s);
+    /* nothing fits: the error says how much memory the leanest needs */
+    spec.model = "llama3-405b";
+    spec.cluster.n_gpus = 8;
+    CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(scenario_finish(&s, NULL, &e), 0);
+    int rc = ladder_fastest_layout(&s, 0, &ps, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "no layout of llama3-405b fits", "GiB");
+    scenario_free(&s);
+}
+
+static void test_whatif(void)
+{
+    model_t m;
+    cluster_t base;
+    profile_t p;
+    failure_set_t f;
+    err_t e;
+    cluster_spec_t cs = {.gpu = "h100-sxm", .n_gpus = 8};
+    CU_ASSERT_EQUAL_FATAL(model_load("llama3-8b", &m, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&cs, &base, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(prof_load_default("h100-sxm", &p, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(failure_load_set(NULL, &f, &e), 0);
+    ladder_input_t in;
+    memset(&in, 0, sizeof in);
+    ladder_input_defaults(&in, &m);
+    in.model = &m;
+    in.base = &base;
+    in.profile = &p;
+    in.failures = &f;
+    in.tokens = 1e11;
+    in.usd_per_gpu_hour = 2.0;
+    in.min_gpus = in.max_gpus = 16;
+    rel_config_default(&in.rel, &base, &f);
+    in.rel.trials = 50;
+    in.rel.spares = -1;
+    in.ckpt_bytes = 1e11;
+    ladder_t *l = calloc(1, sizeof *l);
+    CU_ASSERT_EQUAL_FATAL(plan_ladder(&in, l, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(l->best, 0);
+    whatif_t w[WHATIF_MAX];
+    int n = 0;
+    CU_ASSERT_EQUAL_FATAL(whatif_list(&in, l, "price=4.00,gpus=32", w, &n, &e), 0);
+    CU_ASSERT_EQUAL(n, 2);
+    /* twice the price, the same run: twice the cost */
+    CHECK_REL(w[0].cost_usd, 2 * l->rung[0].cost_usd, 1e-9);
+    CU_ASSERT_STRING_EQUAL(w[0].change, "price=4.00");
+    /* twice the GPUs: shorter */
+    CU_ASSERT_EQUAL(w[1].gpus, 32);
+    CU_ASSERT_TRUE(w[1].days_p50 < l->rung[0].days_p50);
+    int rc = whatif_list(&in, l, "colour=red", w, &n, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "unknown change 'colour'");
+    rc = whatif_list(&in, l, "price", w, &n, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "key=value");
+    /* the input is untouched */
+    CHECK_REL(in.usd_per_gpu_hour, 2.0, 0);
+    free(l);
+    prof_free(&p);
+}
+
+static void test_measured_run(void)
+{
+    val_measured_t m;
+    err_t e;
+    int rc = val_measured_load(fixture("validate/sc21-gpt-1.7b-32xa100.json"), NULL, &m, &e);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL(m.s.layout.dp, 32);
+    CU_ASSERT_STRING_EQUAL(m.framework, "megatron-2021");
+    CHECK_REL(m.step_time_s, 3.528, 0);
+    CU_ASSERT_TRUE(isnan(m.tokens_per_s));
+    sim_ctx_t *ctx = sim_ctx_create();
+    sim_result_t r;
+    CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &m.s.input, &r, &e), 0);
+    val_component_t c[VAL_MAX_COMPONENTS];
+    int n = 0;
+    val_measured_compare(&m, &r, 0.10, c, &n);
+    CU_ASSERT_EQUAL(n, 1); /* no breakdown measured: the step only */
+    CHECK_REL(c[0].error, r.step_time_s / 3.528 - 1, 1e-12);
+    CU_ASSERT_EQUAL(c[0].flagged, !(fabs(c[0].error) <= 0.10));
+    /* a measured part is compared, a tiny one on both sides is not */
+    m.has_part[BD_DP_COMM] = true;
+    m.part_s[BD_DP_COMM] = 0.5;
+    m.has_part[BD_CP_COMM] = true;
+    val_measured_compare(&m, &r, 0.10, c, &n);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT_STRING_EQUAL(c[1].name, "dp_comm");
+    sim_ctx_destroy(ctx);
+    val_measured_free(&m);
+    rc = val_measured_load(fixture("configs/gpt2-config.json"), NULL, &m, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "gpt2-config.json");
+    val_measured_free(&m);
+}
+
+static void test_planning_guides(void)
+{
+    failure_guides_t g;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(failure_load_guides(&g, &e), 0);
+    CU_ASSERT_EQUAL(g.n, 4);
+    CU_ASSERT_EQUAL(g.rows[0].gpus, 32);
+    CU_ASSERT_STRING_EQUAL(g.rows[3].per_week, "10-20");
+    CU_ASSERT_PTR_NOT_NULL(strstr(g.source, "DESIGN.md"));
+}
+
+/* A two-step CPU run in process, written in the sim --json schema. */
+static void test_train_result_schema(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load(fixture("configs/tiny-gpt.json"), &m, &e), 0);
+    train_config_t c;
+    train_defaults(&c);
+    c.model = &m;
+    c.backend = &BACKEND_CPU;
+    c.steps = 2;
+    c.micro_batch = 2;
+    c.seq_len = 16;
+    c.global_batch = 2;
+    c.builtin_bytes = 4096;
+    dist_group_t world = {0, 1, NULL};
+    train_result_t r;
+    CU_ASSERT_EQUAL_FATAL(train_run(&c, &world, &r, &e), 0);
+    layout_t l;
+    layout_defaults(&l);
+    l.micro_batch = 2;
+    l.global_batch = 2;
+    l.seq_len = 16;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&l, &m, 1, &e), 0);
+    cJSON *j = train_result_json(&c, &r, &l, fixture("configs/tiny-gpt.json"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    static const char *keys[] = {"step_time_s", "tokens_per_s", "mfu", "breakdown_s",
+                                 "memory_gib", "layout", "model", "gpu", "gpus", "losses",
+                                 "grad_norms", "final_loss", "alerts", "model_config"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItemCaseSensitive(j, keys[i]));
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(j, "losses")), 2);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "gpu")->valuestring, "cpu");
+    CHECK_REL(cJSON_GetObjectItem(j, "step_time_s")->valuedouble, r.mean_step_s, 1e-9);
+    /* the breakdown's parts add up to the measured step */
+    const cJSON *bd = cJSON_GetObjectItem(j, "breakdown_s");
+    double sum = 0;
+    for (const cJSON *x = bd->child; x; x = x->next)
+        sum += x->valuedouble;
+    CU_ASSERT_TRUE(sum >= r.mean_step_s * (1 - 1e-9));
+    cJSON_Delete(j);
+    train_result_free(&r);
+}
+
+/* The checklist's table: every check named, verdicts spelled. */
+static void test_preflight_table(void)
+{
+    pf_config_t c;
+    pf_config_default(&c);
+    CU_ASSERT_STRING_EQUAL(c.device, "cpu");
+    CU_ASSERT_EQUAL(c.ranks, 2);
+    CU_ASSERT_STRING_EQUAL(pf_verdict_name(PF_PASS), "pass");
+    CU_ASSERT_STRING_EQUAL(pf_verdict_name(PF_FAIL), "fail");
+    CU_ASSERT_STRING_EQUAL(pf_verdict_name(PF_SKIP), "skip");
+    c.device = "tpu";
+    c.self = "/bin/false";
+    c.dir = "/tmp";
+    pf_check_t checks[PF_N_CHECKS];
+    err_t e;
+    int rc = pf_run(&c, checks, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--device", "cpu or cuda");
+}
+
+TEST_SUITE(suite_scenario, "scenario", TEST(test_scenario_from_values), TEST(test_scenario_errors),
+           TEST(test_planning_defaults), TEST(test_fastest_layout), TEST(test_whatif),
+           TEST(test_measured_run), TEST(test_planning_guides), TEST(test_train_result_schema),
+           TEST(test_preflight_table));
