@@ -110,7 +110,8 @@ GPU_TEST_SRCS := $(wildcard tests/gpu/*.c)
 
 # Data compiled into the binary (see common/catalog.h).
 CATALOG_FILES := $(sort $(wildcard models/catalog/*.json topologies/catalog/*.json \
-                   topologies/catalog/clusters/*.json profile/catalog/*.json))
+                   topologies/catalog/clusters/*.json profile/catalog/*.json \
+                   sim/catalog/*.json))
 CATALOG_OBJ := $(BUILD)/gen/catalog_data.o
 EMBED       := $(BUILD)/tools/embed
 

@@ -13,6 +13,7 @@
 #include "common/units.h"
 #include "models/model.h"
 #include "reports/table.h"
+#include "sim/framework.h"
 #include "topologies/cluster.h"
 #include "topologies/failure.h"
 #include "topologies/price.h"
@@ -29,6 +30,49 @@ static int finish_table(table_t *t, const char *title, err_t *err)
     printf("\n");
     table_destroy(t);
     return rc ? err_set(err, ERR_RUNTIME, "cannot write to standard output") : ERR_OK;
+}
+
+static int section_frameworks(cJSON *json, err_t *err)
+{
+    char **names = NULL;
+    size_t n = 0;
+    int rc = fw_names(&names, &n, err);
+    if (rc)
+        return rc;
+    static const char *hdr[] = {"name", "framework", "DP overlap", "TP overlap", "attention",
+                                "grads", "optimizer", "recompute"};
+    table_t *t = json ? NULL : table_create(8, hdr);
+    cJSON *arr = json ? cJSON_AddArrayToObject(json, "frameworks") : NULL;
+    for (size_t i = 0; i < n && rc == ERR_OK; i++) {
+        fw_preset_t p;
+        if ((rc = fw_load(names[i], &p, err)))
+            break;
+        const char *opt = p.zero_min >= 3 ? "FSDP/ZeRO-3" : p.distributed_optimizer ? "distributed" : "replicated";
+        if (t) {
+            table_add_rowf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", p.name, p.display,
+                           p.opt.overlap_grad_reduce ? "yes" : "no",
+                           p.opt.tp_comm_overlap ? "yes" : "no",
+                           p.flash_attention ? "fused" : "materialized",
+                           p.grad_bytes == 4 ? "fp32" : "bf16", opt,
+                           layout_recompute_name(p.recompute));
+        } else {
+            cJSON *o = cJSON_CreateObject();
+            if (!o || !cJSON_AddItemToArray(arr, o) || !cJSON_AddStringToObject(o, "name", p.name) ||
+                !cJSON_AddStringToObject(o, "display_name", p.display) ||
+                !cJSON_AddBoolToObject(o, "overlap_grad_reduce", p.opt.overlap_grad_reduce) ||
+                !cJSON_AddBoolToObject(o, "overlap_param_gather", p.opt.overlap_param_gather) ||
+                !cJSON_AddBoolToObject(o, "tp_comm_overlap", p.opt.tp_comm_overlap) ||
+                !cJSON_AddBoolToObject(o, "flash_attention", p.flash_attention) ||
+                !json_add_number(o, "grad_bytes", p.grad_bytes) ||
+                !cJSON_AddBoolToObject(o, "distributed_optimizer", p.distributed_optimizer) ||
+                !json_add_number(o, "zero_min", p.zero_min) ||
+                !cJSON_AddStringToObject(o, "recompute", layout_recompute_name(p.recompute)) ||
+                !cJSON_AddStringToObject(o, "source", p.source))
+                rc = err_set(err, ERR_RUNTIME, "out of memory");
+        }
+    }
+    catalog_free_names(names, n);
+    return rc ? rc : t ? finish_table(t, "Framework presets (sim/catalog/frameworks.json)", err) : ERR_OK;
 }
 
 static int section_models(cJSON *json, err_t *err)
@@ -355,6 +399,7 @@ static const struct {
     const char *name;
     section_fn fn;
 } sections[] = {{"models", section_models},     {"gpus", section_gpus},
+                {"frameworks", section_frameworks},
                 {"fabrics", section_fabrics},   {"clusters", section_clusters},
                 {"prices", section_prices},     {"failures", section_failures},
                 {"profiles", section_profiles}};
@@ -377,7 +422,7 @@ static int run(const cli_args_t *a, err_t *err)
         if (hit < 0) {
             int best = names_closest(a->positional[p], names, N_SECTIONS);
             return err_setf(err, ERR_INPUT, NULL, a->positional[p],
-                            "unknown catalog section%s%s%s (models, gpus, fabrics, "
+                            "unknown catalog section%s%s%s (models, gpus, frameworks, fabrics, "
                             "clusters, prices, failures, profiles)",
                             best >= 0 ? "; did you mean '" : "",
                             best >= 0 ? names[best] : "", best >= 0 ? "'?" : "");
@@ -402,7 +447,7 @@ static const cli_group_t *const groups[] = {&CLI_OUTPUT_OPTS};
 const cli_command_t CLI_CMD_CATALOG = {
     "catalog",
     "list models, GPUs, fabrics, clusters, prices and failure rates",
-    "scaleplan catalog [models|gpus|fabrics|clusters|prices|failures|profiles] [--json]",
+    "scaleplan catalog [models|gpus|frameworks|fabrics|clusters|prices|failures|profiles] [--json]",
     "List the built-in catalogs. Every figure's source is kept next to it in\n"
                        "the JSON files; set SCALEPLAN_CATALOG to a directory laid out like the\n"
                        "source tree to use edited copies without rebuilding.",

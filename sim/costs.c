@@ -5,6 +5,8 @@
 
 #include <gsl/gsl_cdf.h>
 
+#include "sim/framework.h"
+
 void sim_options_default(sim_options_t *o)
 {
     memset(o, 0, sizeof *o);
@@ -23,42 +25,12 @@ void sim_options_default(sim_options_t *o)
 
 int sim_options_framework(const char *name, sim_options_t *o, layout_t *l, err_t *err)
 {
-    sim_options_default(o);
-    if (!name || strcmp(name, "megatron-core") == 0)
-        return ERR_OK;
-    if (strcmp(name, "megatron-2022") == 0) {
-        /* Korthikanti et al. 2022: fused (materialized) softmax attention,
-         * async TP gradient all-reduce, DDP reduce after the backward. */
-        o->overlap_grad_reduce = false;
-        o->overlap_param_gather = false;
-        l->flash_attention = false;
-        return ERR_OK;
-    }
-    if (strcmp(name, "megatron-2021") == 0) {
-        /* Narayanan et al. SC21 and the 2020 tables: local DDP all-reduce
-         * after the backward, synchronous TP all-reduces, no flash. */
-        o->overlap_grad_reduce = false;
-        o->overlap_param_gather = false;
-        o->async_tp_grad = false;
-        l->flash_attention = false;
-        return ERR_OK;
-    }
-    if (strcmp(name, "deepspeed") == 0) {
-        /* ZeRO with overlap_comm; reduce bucket 5e8 elements (DeepSpeed's
-         * default reduce_bucket_size). */
-        o->bucket_params = 5e8;
-        return ERR_OK;
-    }
-    if (strcmp(name, "fsdp") == 0) {
-        /* PyTorch FSDP full shard: per-layer gathers with prefetch. */
-        if (l->zero < 3)
-            l->zero = 3;
-        return ERR_OK;
-    }
-    return err_setf(err, ERR_INPUT, NULL, "--framework",
-                    "unknown framework '%s' (megatron-core, megatron-2022, "
-                    "megatron-2021, deepspeed, fsdp)",
-                    name);
+    fw_preset_t p;
+    int rc = fw_load(name, &p, err);
+    if (rc)
+        return rc;
+    fw_apply(&p, o, l);
+    return ERR_OK;
 }
 
 double cost_total(const cost_parts_t *c)

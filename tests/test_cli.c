@@ -281,8 +281,8 @@ static void test_sim_errors_and_fit(void)
         {"sim --model llama3-70b --gpus 64 --tp 8", "--gpu"},
         {"sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --tp-comm-overlap",
          "needs --sequence-parallel"},
-        {"sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --framework nemo",
-         "unknown framework"},
+        {"sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --framework nemesis",
+         "unknown name 'nemesis'"},
         {"sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --profile /nope.json",
          "cannot open"},
     };

@@ -1,0 +1,203 @@
+#include "sim/framework.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/catalog.h"
+#include "common/json.h"
+
+#define FW_FILE "sim/catalog/frameworks.json"
+
+static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *opt, err_t *err)
+{
+    char p2p[16] = "schedule";
+    int rc;
+    if ((rc = json_expect_object(o, ctx, err)) ||
+        (rc = json_get_bool(o, "overlap_grad_reduce", ctx, JSON_REQUIRED,
+                            &opt->overlap_grad_reduce, err)) ||
+        (rc = json_get_bool(o, "overlap_param_gather", ctx, JSON_REQUIRED,
+                            &opt->overlap_param_gather, err)) ||
+        (rc = json_get_bool(o, "tp_comm_overlap", ctx, JSON_REQUIRED, &opt->tp_comm_overlap,
+                            err)) ||
+        (rc = json_get_bool(o, "async_tp_grad", ctx, JSON_REQUIRED, &opt->async_tp_grad, err)) ||
+        (rc = json_get_string(o, "overlap_p2p", ctx, JSON_OPTIONAL, p2p, sizeof p2p, err)) ||
+        (rc = json_get_double(o, "bucket_params", ctx, JSON_REQUIRED, 1, 1e12, &opt->bucket_params,
+                              err)))
+        return rc;
+    if (strcmp(p2p, "schedule") == 0)
+        opt->overlap_p2p = -1;
+    else if (strcmp(p2p, "true") == 0)
+        opt->overlap_p2p = 1;
+    else if (strcmp(p2p, "false") == 0)
+        opt->overlap_p2p = 0;
+    else
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
+                        "overlap_p2p: use \"schedule\", \"true\" or \"false\" (got '%s')", p2p);
+    return ERR_OK;
+}
+
+static int read_layout(const cJSON *o, const json_ctx_t *ctx, fw_preset_t *p, err_t *err)
+{
+    char rc_name[16] = "none";
+    int rc;
+    if ((rc = json_expect_object(o, ctx, err)) ||
+        (rc = json_get_bool(o, "flash_attention", ctx, JSON_REQUIRED, &p->flash_attention, err)) ||
+        (rc = json_get_int(o, "grad_bytes", ctx, JSON_REQUIRED, 2, 4, &p->grad_bytes, err)) ||
+        (rc = json_get_bool(o, "distributed_optimizer", ctx, JSON_REQUIRED,
+                            &p->distributed_optimizer, err)) ||
+        (rc = json_get_bool(o, "sequence_parallel_with_tp", ctx, JSON_REQUIRED, &p->sp_with_tp,
+                            err)) ||
+        (rc = json_get_int(o, "zero_min", ctx, JSON_REQUIRED, 0, 3, &p->zero_min, err)) ||
+        (rc = json_get_string(o, "recompute", ctx, JSON_REQUIRED, rc_name, sizeof rc_name, err)))
+        return rc;
+    if (p->grad_bytes != 2 && p->grad_bytes != 4)
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "grad_bytes: 2 or 4 (got %d)",
+                        p->grad_bytes);
+    if (layout_parse_recompute(rc_name, &p->recompute, err))
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "recompute: unknown '%s'", rc_name);
+    return ERR_OK;
+}
+
+static int preset_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out, err_t *err)
+{
+    fw_preset_t *p = out;
+    memset(p, 0, sizeof *p);
+    sim_options_default(&p->opt);
+    const cJSON *opt = NULL, *lay = NULL;
+    int rc;
+    if ((rc = json_expect_object(obj, ctx, err)) ||
+        (rc = json_get_string(obj, "name", ctx, JSON_REQUIRED, p->name, sizeof p->name, err)) ||
+        (rc = json_get_string(obj, "display_name", ctx, JSON_REQUIRED, p->display,
+                              sizeof p->display, err)) ||
+        (rc = json_get_string(obj, "source", ctx, JSON_REQUIRED, p->source, sizeof p->source,
+                              err)) ||
+        (rc = json_get_object(obj, "options", ctx, JSON_REQUIRED, &opt, err)) ||
+        (rc = json_get_object(obj, "layout", ctx, JSON_REQUIRED, &lay, err)))
+        return rc;
+    json_ctx_t octx = json_ctx_member(ctx, "options"), lctx = json_ctx_member(ctx, "layout");
+    if ((rc = read_options(opt, &octx, &p->opt, err)) || (rc = read_layout(lay, &lctx, p, err)))
+        return rc;
+    return ERR_OK;
+}
+
+int fw_load(const char *name, fw_preset_t *out, err_t *err)
+{
+    char def[FW_NAME_MAX] = "";
+    if (!name || !*name) {
+        cJSON *root = NULL;
+        char origin[CATALOG_ORIGIN_MAX];
+        int rc = catalog_parse(FW_FILE, &root, origin, sizeof origin, err);
+        if (rc)
+            return rc;
+        json_ctx_t ctx = json_ctx_root(origin);
+        rc = json_get_string(root, "default", &ctx, JSON_REQUIRED, def, sizeof def, err);
+        cJSON_Delete(root);
+        if (rc)
+            return rc;
+        name = def;
+    }
+    return catalog_load_named(FW_FILE, "frameworks", name, "--framework",
+                              "scaleplan catalog frameworks", preset_from_json, out, err);
+}
+
+/* Case-insensitive substring. */
+static bool contains(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (const char *p = hay; *p; p++)
+        if (strncasecmp(p, needle, n) == 0)
+            return true;
+    return n == 0;
+}
+
+int fw_match(const char *framework_text, const char *source_text, fw_preset_t *out, err_t *err)
+{
+    cJSON *root = NULL;
+    char origin[CATALOG_ORIGIN_MAX];
+    int rc = catalog_parse(FW_FILE, &root, origin, sizeof origin, err);
+    if (rc)
+        return rc;
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "frameworks");
+    json_ctx_t rctx = json_ctx_root(origin);
+    json_ctx_t actx = json_ctx_member(&rctx, "frameworks");
+    /* The longest matching pattern wins ("Megatron-LM PTD-P" over
+     * "Megatron-LM"; a pattern with a source condition over one without). */
+    int best = -1;
+    size_t best_len = 0;
+    int i = 0;
+    for (const cJSON *e = arr ? arr->child : NULL; e; e = e->next, i++) {
+        const cJSON *match = cJSON_GetObjectItemCaseSensitive(e, "match");
+        for (const cJSON *m = match ? match->child : NULL; m; m = m->next) {
+            const cJSON *f = cJSON_GetObjectItemCaseSensitive(m, "framework");
+            const cJSON *s = cJSON_GetObjectItemCaseSensitive(m, "source");
+            if (!cJSON_IsString(f) || !contains(framework_text, f->valuestring))
+                continue;
+            if (cJSON_IsString(s) && !contains(source_text, s->valuestring))
+                continue;
+            size_t len = strlen(f->valuestring) + (cJSON_IsString(s) ? 1000 : 0);
+            if (len > best_len) {
+                best_len = len;
+                best = i;
+            }
+        }
+    }
+    if (best < 0) {
+        cJSON_Delete(root);
+        return err_setf(err, ERR_INPUT, NULL, "framework",
+                        "no framework preset matches '%s' (scaleplan catalog frameworks)",
+                        framework_text);
+    }
+    json_ctx_t ectx = json_ctx_index(&actx, best);
+    rc = preset_from_json(cJSON_GetArrayItem(arr, best), &ectx, out, err);
+    cJSON_Delete(root);
+    return rc;
+}
+
+void fw_apply(const fw_preset_t *p, sim_options_t *o, layout_t *l)
+{
+    *o = p->opt;
+    l->flash_attention = p->flash_attention;
+    l->grad_bytes = p->grad_bytes;
+    l->distributed_optimizer = p->distributed_optimizer;
+    if (l->zero < p->zero_min)
+        l->zero = p->zero_min;
+    l->recompute = p->recompute;
+}
+
+int fw_names(char ***names, size_t *count, err_t *err)
+{
+    cJSON *root = NULL;
+    char origin[CATALOG_ORIGIN_MAX];
+    *names = NULL;
+    *count = 0;
+    int rc = catalog_parse(FW_FILE, &root, origin, sizeof origin, err);
+    if (rc)
+        return rc;
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "frameworks");
+    size_t n = (size_t)cJSON_GetArraySize(arr);
+    char **v = calloc(n ? n : 1, sizeof *v);
+    if (!v) {
+        cJSON_Delete(root);
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    }
+    size_t k = 0;
+    for (const cJSON *e = arr ? arr->child : NULL; e; e = e->next) {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        if (cJSON_IsString(nm) && !(v[k] = strdup(nm->valuestring)))
+            break;
+        if (cJSON_IsString(nm))
+            k++;
+    }
+    cJSON_Delete(root);
+    if (k < n && cJSON_GetArraySize(arr) != (int)k) {
+        catalog_free_names(v, k);
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    }
+    *names = v;
+    *count = k;
+    return ERR_OK;
+}

@@ -1,0 +1,57 @@
+/* framework: what each training framework and version runs (catalog data).
+ *
+ * A preset (sim/catalog/frameworks.json) says what a framework does by
+ * default - which communication it overlaps with what, its attention
+ * kernel, the dtypes of its gradient reduction and parameter gathers, its
+ * ZeRO/FSDP implementation, how it forms pipeline micro-batches, what its
+ * recipes switch on - and what it can run at all (ZeRO stages, FSDP with
+ * pipelines, context parallelism, schedules, recompute modes,
+ * precisions). The simulator reads these fields; nothing in sim/ tests a
+ * framework's name. Every field carries its source in the JSON.
+ *
+ * Presets are found by name or alias ("megatron-core", "nemo-25.02",
+ * "torchtitan", "deepspeed", ...); published runs' framework columns are
+ * matched through each preset's "match" patterns.
+ */
+#ifndef SCALEPLAN_SIM_FRAMEWORK_H
+#define SCALEPLAN_SIM_FRAMEWORK_H
+
+#include <stdbool.h>
+
+#include "common/error.h"
+#include "models/layout.h"
+#include "sim/costs.h"
+
+#define FW_NAME_MAX 32
+
+typedef struct {
+    char name[FW_NAME_MAX];
+    char display[96];
+    char source[800];     /* where the preset's figures come from */
+    sim_options_t opt;    /* the simulator options it runs with */
+    /* layout defaults it imposes (before the user's flags) */
+    bool flash_attention;
+    int grad_bytes;            /* main-gradient element size */
+    bool distributed_optimizer; /* Megatron distributed optimizer by default */
+    bool sp_with_tp;           /* sequence parallel whenever TP > 1 */
+    int zero_min;              /* smallest ZeRO stage it runs (3: FSDP-only) */
+    recompute_t recompute;     /* default activation recompute */
+} fw_preset_t;
+
+/* Load the preset called name (or one of its aliases); NULL or "" loads the
+ * default (megatron-core). ERR_INPUT names --framework and lists the
+ * presets. */
+int fw_load(const char *name, fw_preset_t *out, err_t *err);
+
+/* The preset whose "match" patterns fit a published run's framework column
+ * (and source title). ERR_INPUT when none does. */
+int fw_match(const char *framework_text, const char *source_text, fw_preset_t *out, err_t *err);
+
+/* Apply the preset's defaults: options into *o (replaced), layout defaults
+ * into *l (fields the preset sets; the rest untouched). */
+void fw_apply(const fw_preset_t *p, sim_options_t *o, layout_t *l);
+
+/* The catalog's preset names in file order; free with catalog_free_names. */
+int fw_names(char ***names, size_t *count, err_t *err);
+
+#endif
