@@ -103,9 +103,8 @@ CLI_SRCS  := $(wildcard cli/*.c)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
-BENCH_SRCS := $(filter-out bench/validate.c,$(wildcard bench/*.c))
+BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(BUILD)/%.o)
-VALIDATE_BIN := $(BUILD)/bench/validate
 GPU_TEST_SRCS := $(wildcard tests/gpu/*.c)
 
 # Data compiled into the binary (see common/catalog.h).
@@ -169,14 +168,9 @@ $(BENCH_BIN): $(BENCH_OBJS) $(LIB_OBJS) $(CATALOG_OBJ)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(OPT) $(OMPFLAGS) $(LDFLAGS) -o $@ $^ $(LINK_LIBS)
 
-$(VALIDATE_BIN): $(BUILD)/bench/validate.o $(LIB_OBJS) $(CATALOG_OBJ)
-	@mkdir -p $(dir $@)
-	@echo "  LD      $@"
-	$(Q)$(CC) $(OPT) $(OMPFLAGS) $(LDFLAGS) -o $@ $^ $(LINK_LIBS)
-
 # The simulator against every published run (tests/fixtures/validation).
-validate: $(VALIDATE_BIN)
-	$(Q)$(VALIDATE_BIN) $(VALIDATE_ARGS)
+validate: $(BIN)
+	$(Q)$(BIN) validate --published tests/fixtures/validation/throughput.csv --by-group $(VALIDATE_ARGS)
 
 # `make test` is what README and .ci/run call: install what is missing, then
 # build and run the CPU tests (unit suites and end-to-end CLI tests).

@@ -10,10 +10,13 @@
 #include "cli/output.h"
 #include "common/json.h"
 #include "reports/table.h"
+#include "sim/published.h"
 #include "sim/validation.h"
 
 static const cli_opt_t own_opts[] = {
     {"--measured", NULL, "FILE", "the run: scaleplan train --json output (or the same keys)"},
+    {"--published", NULL, "FILE", "replay published runs (a CSV in the schema of shared/validation/throughput.csv)"},
+    {"--by-group", NULL, NULL, "with --published: the error per framework and version"},
     {"--profile", NULL, "FILE", "cost profile (default: the run's GPU's)"},
     {"--flag-over", NULL, "PCT", "flag components whose error exceeds this (default 10)"},
     {"--fail-over", NULL, "PCT", "exit 1 when the step time's error exceeds this"},
@@ -84,9 +87,155 @@ static int print_text(const val_measured_t *m, const val_component_t *c, int n, 
     return rc;
 }
 
+/* ------------------------------------------------------------ --published */
+
+static bool not_moe(const pub_row_t *r)
+{
+    return !strstr(r->reason, "mixture-of-experts");
+}
+
+static cJSON *published_json(const pub_row_t *rows, int n, const pub_group_t *g, int ng,
+                             int pairs, int misordered)
+{
+    cJSON *o = cJSON_CreateObject(), *arr = NULL;
+    bool ok = o && (arr = cJSON_AddArrayToObject(o, "rows"));
+    for (int i = 0; ok && i < n; i++) {
+        const pub_row_t *r = &rows[i];
+        cJSON *e = cJSON_CreateObject();
+        ok = e && cJSON_AddItemToArray(arr, e) && cJSON_AddStringToObject(e, "row_id", r->row_id) &&
+             cJSON_AddStringToObject(e, "group", r->group) &&
+             cJSON_AddStringToObject(e, "model", r->model) &&
+             cJSON_AddStringToObject(e, "gpu", r->gpu) && json_add_number(e, "gpus", r->gpus) &&
+             cJSON_AddBoolToObject(e, "skipped", r->skipped) &&
+             cJSON_AddStringToObject(e, "reason", r->reason) &&
+             cJSON_AddStringToObject(e, "metric", pub_metric_name(r->metric)) &&
+             json_add_number(e, "published", r->skipped ? NAN : r->published) &&
+             json_add_number(e, "predicted", r->skipped ? NAN : r->predicted) &&
+             json_add_number(e, "error", r->skipped ? NAN : r->error) &&
+             cJSON_AddStringToObject(e, "layout", r->layout) &&
+             cJSON_AddStringToObject(e, "assumed", r->assumed);
+    }
+    double med, p90, nm_med, nm_p90;
+    int k, nm_k;
+    pub_summary(rows, n, NULL, &med, &p90, &k);
+    pub_summary(rows, n, not_moe, &nm_med, &nm_p90, &nm_k);
+    ok = ok && json_add_number(o, "median_abs_error", med) &&
+         json_add_number(o, "p90_abs_error", p90) && json_add_number(o, "rows_counted", k) &&
+         json_add_number(o, "median_abs_error_non_moe", nm_med) &&
+         json_add_number(o, "p90_abs_error_non_moe", nm_p90) &&
+         json_add_number(o, "ordered_pairs", pairs) && json_add_number(o, "misordered_pairs", misordered);
+    cJSON *ga = ok ? cJSON_AddArrayToObject(o, "groups") : NULL;
+    ok = ok && ga;
+    for (int i = 0; ok && i < ng; i++) {
+        cJSON *e = cJSON_CreateObject();
+        ok = e && cJSON_AddItemToArray(ga, e) && cJSON_AddStringToObject(e, "group", g[i].group) &&
+             json_add_number(e, "rows", g[i].rows) && json_add_number(e, "skipped", g[i].skipped) &&
+             json_add_number(e, "median_abs_error", g[i].median) &&
+             json_add_number(e, "p90_abs_error", g[i].p90) &&
+             json_add_number(e, "worst_abs_error", g[i].worst);
+    }
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int published_text(const pub_row_t *rows, int n, const pub_group_t *g, int ng, bool by_group,
+                          int pairs, int misordered, const int *wrong)
+{
+    static const char *hdr[] = {"row", "group", "model", "gpu", "GPUs", "metric", "published",
+                                "predicted", "error", "layout simulated"};
+    table_t *t = table_create(10, hdr);
+    if (!t)
+        return ERR_RUNTIME;
+    for (int k = 4; k < 9; k++)
+        if (k != 5)
+            table_align_right(t, k);
+    for (int i = 0; i < n; i++) {
+        const pub_row_t *r = &rows[i];
+        if (r->skipped)
+            table_add_rowf(t, "%s\t%s\t%.24s\t%s\t%d\t\t\t\t\tskipped: %s", r->row_id, r->group,
+                           r->model, r->gpu, r->gpus, r->reason);
+        else
+            table_add_rowf(t, "%s\t%s\t%.24s\t%s\t%d\t%s\t%.4g\t%.4g\t%+.1f%%\t%s%s", r->row_id,
+                           r->group, r->model, r->gpu, r->gpus, pub_metric_name(r->metric),
+                           r->published, r->predicted, 100 * r->error, r->layout,
+                           r->assumed[0] ? " (open choices: fastest that fits)" : "");
+    }
+    int rc = table_print(t, stdout, 2, 0);
+    table_destroy(t);
+    if (rc)
+        return rc;
+    double med, p90, nm_med, nm_p90;
+    int k, nm_k;
+    pub_summary(rows, n, NULL, &med, &p90, &k);
+    pub_summary(rows, n, not_moe, &nm_med, &nm_p90, &nm_k);
+    printf("\n  all rows: %d, median |error| %.1f%%, 90th percentile %.1f%% (skipped rows count as "
+           "100%%)\n",
+           k, 100 * med, 100 * p90);
+    printf("  rows without mixture-of-experts models: %d, median %.1f%%, 90th percentile %.1f%%\n",
+           nm_k, 100 * nm_med, 100 * nm_p90);
+    printf("  pairs of one model on one GPU count differing by more than 3%%: %d, ordered the "
+           "other way round: %d\n",
+           pairs, misordered);
+    for (int i = 0; wrong && i < misordered; i++)
+        printf("    %s vs %s\n", rows[wrong[2 * i]].row_id, rows[wrong[2 * i + 1]].row_id);
+    if (!by_group)
+        return ERR_OK;
+    static const char *gh[] = {"group", "rows", "skipped", "median |error|", "90th pct", "worst"};
+    table_t *x = table_create(6, gh);
+    if (!x)
+        return ERR_RUNTIME;
+    for (int c = 1; c < 6; c++)
+        table_align_right(x, c);
+    for (int i = 0; i < ng; i++)
+        table_add_rowf(x, "%s\t%d\t%d\t%.1f%%\t%.1f%%\t%.1f%%", g[i].group, g[i].rows, g[i].skipped,
+                       100 * g[i].median, 100 * g[i].p90, 100 * g[i].worst);
+    printf("\n");
+    rc = table_print(x, stdout, 2, 0);
+    table_destroy(x);
+    return rc;
+}
+
+static int run_published(const cli_args_t *a, const char *csv, err_t *err)
+{
+    profile_t prof;
+    const char *pp = cli_get(a, "--profile");
+    int rc;
+    if (pp && (rc = prof_load(pp, &prof, err)))
+        return rc;
+    pub_options_t o = {pp ? &prof : NULL, !cli_machine_output(a)};
+    pub_row_t *rows = NULL;
+    pub_group_t *g = NULL;
+    int n = 0, ng = 0, pairs = 0, mis = 0, *wrong = NULL;
+    cJSON *j = NULL;
+    if ((rc = pub_replay(csv, &o, &rows, &n, err)) || (rc = pub_groups(rows, n, &g, &ng, err)) ||
+        (rc = pub_ordering(rows, n, 0.03, &pairs, &mis, &wrong, err)))
+        goto out;
+    if (cli_has(a, "--json")) {
+        if (!(j = published_json(rows, n, g, ng, pairs, mis)))
+            rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
+        else
+            rc = json_print_stdout(j, err);
+    } else if (published_text(rows, n, g, ng, cli_has(a, "--by-group"), pairs, mis, wrong)) {
+        rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
+    }
+out:
+    cJSON_Delete(j);
+    free(wrong);
+    free(g);
+    free(rows);
+    if (pp)
+        prof_free(&prof);
+    return rc;
+}
+
 static int run(const cli_args_t *a, err_t *err)
 {
     int rc = ERR_OK;
+    if (cli_get(a, "--published"))
+        return run_published(a, cli_get(a, "--published"), err);
     const char *file = cli_get(a, "--measured");
     if (!file && a->n_positional > 0)
         file = a->positional[0];

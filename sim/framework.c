@@ -42,7 +42,7 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
 
 static int read_layout(const cJSON *o, const json_ctx_t *ctx, fw_preset_t *p, err_t *err)
 {
-    char rc_name[16] = "none";
+    char rc_name[16] = "none", batch[24] = "micro_batch";
     int rc;
     if ((rc = json_expect_object(o, ctx, err)) ||
         (rc = json_get_bool(o, "flash_attention", ctx, JSON_REQUIRED, &p->flash_attention, err)) ||
@@ -52,8 +52,22 @@ static int read_layout(const cJSON *o, const json_ctx_t *ctx, fw_preset_t *p, er
         (rc = json_get_bool(o, "sequence_parallel_with_tp", ctx, JSON_REQUIRED, &p->sp_with_tp,
                             err)) ||
         (rc = json_get_int(o, "zero_min", ctx, JSON_REQUIRED, 0, 3, &p->zero_min, err)) ||
-        (rc = json_get_string(o, "recompute", ctx, JSON_REQUIRED, rc_name, sizeof rc_name, err)))
+        (rc = json_get_string(o, "recompute", ctx, JSON_REQUIRED, rc_name, sizeof rc_name, err)) ||
+        (rc = json_get_string(o, "batch", ctx, JSON_OPTIONAL, batch, sizeof batch, err)) ||
+        (rc = json_get_double(o, "gpt_dropout", ctx, JSON_OPTIONAL, 0, 1, &p->gpt_dropout, err)))
         return rc;
+    static const char *const rules[] = {"micro_batch", "whole_share", "local_split_pp",
+                                        "local_size1"};
+    int k = -1;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(batch, rules[i]) == 0)
+            k = i;
+    if (k < 0)
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
+                        "batch: use micro_batch, whole_share, local_split_pp or local_size1 "
+                        "(got '%s')",
+                        batch);
+    p->batch = (fw_batch_rule_t)k;
     if (p->grad_bytes != 2 && p->grad_bytes != 4)
         return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "grad_bytes: 2 or 4 (got %d)",
                         p->grad_bytes);

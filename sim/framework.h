@@ -24,6 +24,19 @@
 
 #define FW_NAME_MAX 32
 
+/* How a framework turns its batch settings into pipeline micro-batches. */
+typedef enum {
+    FW_BATCH_MICRO = 0,    /* "micro_batch": a micro-batch size; gradient
+                              accumulation fills the global batch (Megatron,
+                              DeepSpeed, FSDP) */
+    FW_BATCH_WHOLE_SHARE,  /* "whole_share": no accumulation, each DP rank
+                              runs its share of the batch at once (2020) */
+    FW_BATCH_LOCAL_SPLIT_PP, /* "local_split_pp": a local batch per DP rank
+                              split into PP micro-batches (torchtitan 2024) */
+    FW_BATCH_LOCAL_SIZE1   /* "local_size1": a local batch per DP rank in
+                              micro-batches of one sequence (torchtitan 2025) */
+} fw_batch_rule_t;
+
 typedef struct {
     char name[FW_NAME_MAX];
     char display[96];
@@ -36,6 +49,8 @@ typedef struct {
     bool sp_with_tp;           /* sequence parallel whenever TP > 1 */
     int zero_min;              /* smallest ZeRO stage it runs (3: FSDP-only) */
     recompute_t recompute;     /* default activation recompute */
+    fw_batch_rule_t batch;     /* what a run's stated batch size means */
+    double gpt_dropout;        /* dropout of GPT models built from a run's columns */
 } fw_preset_t;
 
 /* Load the preset called name (or one of its aliases); NULL or "" loads the

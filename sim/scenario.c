@@ -18,14 +18,21 @@ int scenario_begin(const scenario_spec_t *spec, scenario_t *s, err_t *err)
         return rc;
     layout_defaults(&s->layout);
     snprintf(s->framework, sizeof s->framework, "%s", spec->framework ? spec->framework : "");
-    return sim_options_framework(spec->framework, &s->opt, &s->layout, err);
+    if ((rc = fw_load(spec->framework, &s->fw, err)))
+        return rc;
+    fw_apply(&s->fw, &s->opt, &s->layout);
+    return ERR_OK;
 }
 
 int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
 {
     int rc;
+    if (s->fw.sp_with_tp && s->layout.tp > 1)
+        s->layout.sequence_parallel = true;
     if ((rc = layout_finalize(&s->layout, &s->model, s->cluster.n_gpus, err)))
         return rc;
+    if (s->layout.tp == 1)
+        s->opt.tp_comm_overlap = false; /* no TP group: nothing to overlap */
     if (s->opt.tp_comm_overlap && !s->layout.sequence_parallel)
         return err_setf(err, ERR_INPUT, NULL, "--tp-comm-overlap",
                         "needs --sequence-parallel (Transformer Engine overlaps the "

@@ -26,6 +26,7 @@
 #include "models/model.h"
 #include "profile/profile.h"
 #include "sim/costs.h"
+#include "sim/framework.h"
 #include "topologies/cluster.h"
 
 typedef struct {
@@ -42,6 +43,7 @@ typedef struct {
     profile_t profile; /* owned after scenario_finish; scenario_free */
     sim_options_t opt;
     char framework[32]; /* the preset's name ("" = the default) */
+    fw_preset_t fw;     /* the preset itself */
     sim_input_t input; /* points into this struct after scenario_finish */
 } scenario_t;
 
@@ -51,7 +53,8 @@ typedef struct {
 int scenario_begin(const scenario_spec_t *spec, scenario_t *s, err_t *err);
 
 /* Finalize s->layout for the cluster's GPU count, check the options against
- * it (TP communication overlap needs sequence parallelism), and load the
+ * it (sequence parallelism where the preset runs it with TP; TP
+ * communication overlap needs sequence parallelism), and load the
  * profile: the file profile_path, or the GPU's default when NULL. Then
  * s->input is ready for sim_run_step. Call scenario_free after this,
  * whatever it returns. */

@@ -43,7 +43,7 @@ typedef struct {
     double scaleup_gbs; /* NVLink/xGMI per GPU per direction, GB/s; 0 = PCIe */
     int pcie_gen;
     double tdp_w;
-    char source[400];   /* source of the peak-throughput figures */
+    char source[800];   /* source of the peak-throughput figures */
 } gpu_t;
 
 const char *dtype_name(dtype_t d);

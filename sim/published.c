@@ -1,0 +1,668 @@
+#include "sim/published.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/csv.h"
+#include "common/names.h"
+#include "common/progress.h"
+#include "sim/framework.h"
+#include "sim/scenario.h"
+#include "sim/step.h"
+
+const char *pub_metric_name(pub_metric_t m)
+{
+    static const char *names[] = {"tokens/s/GPU", "s/iter", "hw TFLOP/s", "model TFLOP/s"};
+    return m <= PUB_MODEL_TFLOPS ? names[m] : "?";
+}
+
+/* ------------------------------------------------------------ text */
+
+static bool has(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (const char *p = hay; p && *p; p++)
+        if (strncasecmp(p, needle, n) == 0)
+            return true;
+    return false;
+}
+
+/* The number a cell starts with ("8192 (default config)"), NAN if none. */
+static double lead_num(const char *s)
+{
+    if (!s)
+        return NAN;
+    while (*s == ' ')
+        s++;
+    char *end;
+    double v = strtod(s, &end);
+    return end == s ? NAN : v;
+}
+
+static int lead_int(const char *s)
+{
+    double v = lead_num(s);
+    return isfinite(v) && v >= 0 && v < 1e9 ? (int)v : 0;
+}
+
+/* The integer after key in text ("CP=2; EP=8" with key "EP="), 0 if absent. */
+static int int_after(const char *text, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = text; p && *p; p++)
+        if (strncasecmp(p, key, n) == 0)
+            return lead_int(p + n);
+    return 0;
+}
+
+/* ------------------------------------------------------------ rule 1: model */
+
+/* The architecture the columns give, or 0 when they leave it out. */
+static int model_from_columns(const csv_t *c, int i, int tp, model_t *m, err_t *err)
+{
+    int layers = lead_int(csv_get(c, i, "layers")), hidden = lead_int(csv_get(c, i, "hidden"));
+    int heads = lead_int(csv_get(c, i, "heads"));
+    if (!layers || !hidden || !heads)
+        return 0;
+    const char *name = csv_get(c, i, "model");
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "%s", name);
+    snprintf(m->display, sizeof m->display, "%s", name);
+    snprintf(m->source, sizeof m->source, "throughput.csv %s", csv_get(c, i, "row_id"));
+    bool llama = has(name, "llama");
+    m->family = llama ? MODEL_FAMILY_LLAMA : MODEL_FAMILY_GPT;
+    m->norm = llama ? MODEL_NORM_RMSNORM : MODEL_NORM_LAYERNORM;
+    m->mlp = llama ? MODEL_MLP_SWIGLU : MODEL_MLP_GELU;
+    m->pos = llama ? MODEL_POS_ROPE : MODEL_POS_LEARNED;
+    m->n_layers = layers;
+    m->hidden = hidden;
+    m->n_heads = heads;
+    m->n_kv_heads = lead_int(csv_get(c, i, "kv_heads"));
+    if (!m->n_kv_heads)
+        m->n_kv_heads = heads;
+    m->head_dim = hidden / heads;
+    m->ffn = lead_int(csv_get(c, i, "ffn"));
+    if (!m->ffn)
+        m->ffn = 4 * hidden;
+    m->vocab = lead_int(csv_get(c, i, "vocab"));
+    if (!m->vocab) {
+        /* GPT-2's BPE vocabulary padded as Megatron pads it: to a multiple of
+         * 128 x TP (--make-vocab-size-divisible-by 128). */
+        int mult = 128 * (tp > 0 ? tp : 1);
+        m->vocab = (50257 + mult - 1) / mult * mult;
+    }
+    m->max_seq = lead_int(csv_get(c, i, "seq_len"));
+    m->tied_embeddings = !llama;
+    m->qkv_bias = m->out_bias = m->mlp_bias = !llama;
+    m->norm_eps = 1e-5;
+    m->rope_theta = llama ? 500000 : 0;
+    int rc = model_validate(m, csv_get(c, i, "row_id"), err);
+    return rc ? -rc : 1;
+}
+
+/* The catalog model named by the model column ("LLAMA2-70B", "MPT-70b"). */
+static int model_from_catalog(const char *name, model_t *m, err_t *err)
+{
+    char buf[96];
+    snprintf(buf, sizeof buf, "%s", name);
+    /* "Nemotron-340B" and "GPT3-5B" are catalog names once normalised;
+     * drop a parenthesised remark */
+    char *paren = strchr(buf, '(');
+    if (paren)
+        *paren = '\0';
+    size_t len = strlen(buf);
+    while (len && buf[len - 1] == ' ')
+        buf[--len] = '\0';
+    return model_load(buf, m, err);
+}
+
+/* ------------------------------------------------------------ rule 2: GPU */
+
+/* The GPU named by the start of text: the words before "(" or ",", then
+ * shorter and shorter word prefixes ("H100 96GB HBM2e 2.4TB/s" ... "H100
+ * 96GB HBM2e"). */
+static int row_gpu(const char *text, gpu_t *g)
+{
+    char buf[160];
+    snprintf(buf, sizeof buf, "%s", text);
+    buf[strcspn(buf, "(,")] = '\0';
+    for (;;) {
+        size_t len = strlen(buf);
+        while (len && buf[len - 1] == ' ')
+            buf[--len] = '\0';
+        if (!len)
+            return -1;
+        err_t ignore;
+        if (gpu_load(buf, g, &ignore) == 0)
+            return 0;
+        char *sp = strrchr(buf, ' ');
+        if (!sp)
+            return -1;
+        *sp = '\0';
+    }
+}
+
+/* A catalog cluster named in the text's parentheses or after its commas
+ * ("(DGX A100, Selene, HDR IB)", "(NVL72)", "(Grand Teton)") that holds
+ * this GPU (or a variant of its family), tried as the word itself and as
+ * "<gpu>-<word>". Empty when none. */
+static void row_cluster(const char *text, const gpu_t *g, char *out, size_t cap)
+{
+    out[0] = '\0';
+    const char *p = text + strcspn(text, "(,");
+    char family[32];
+    snprintf(family, sizeof family, "%s", g->name);
+    family[strcspn(family, "-")] = '\0';
+    while (*p) {
+        p += strspn(p, "(),; ");
+        size_t n = strcspn(p, "(),;");
+        if (!n)
+            break;
+        char word[96], tries[2][160];
+        snprintf(word, sizeof word, "%.*s", (int)n, p);
+        snprintf(tries[0], sizeof tries[0], "%s", word);
+        snprintf(tries[1], sizeof tries[1], "%s-%s", g->name, word);
+        for (int k = 0; k < 2; k++) {
+            cluster_t cl;
+            err_t ignore;
+            if (cluster_load(tries[k], &cl, &ignore) == 0 &&
+                strncmp(cl.gpu.name, family, strlen(family)) == 0) {
+                snprintf(out, cap, "%s", tries[k]);
+                return;
+            }
+        }
+        p += n;
+    }
+}
+
+/* ------------------------------------------------------------ rule 4: layout */
+
+static int row_vpp(const char *text, int pp, int stages_per_rank_interleaved)
+{
+    int v = int_after(text, "VP=");
+    if (v)
+        return v;
+    if (has(text, "(="))
+        return lead_int(strstr(text, "(=") + 2);
+    if (isdigit((unsigned char)text[0]))
+        return lead_int(text);
+    if (has(text, "interleaved") && pp > 1)
+        return stages_per_rank_interleaved;
+    return 1;
+}
+
+static void row_zero(const char *text, layout_t *l)
+{
+    if (has(text, "ZeRO-"))
+        l->zero = int_after(text, "ZeRO-");
+    else if (has(text, "SHARD_GRAD_OP"))
+        l->zero = 2;
+    else if (has(text, "FSDP"))
+        l->zero = 3;
+    if (l->zero >= 2)
+        l->distributed_optimizer = false; /* parameters and gradients sharded too */
+    if (has(text, "distributed opt"))
+        l->distributed_optimizer = true;
+}
+
+/* Returns false (with the reason) for a recompute mode it cannot model. */
+static void row_recompute(const char *text, const fw_preset_t *fw, layout_t *l)
+{
+    if (!text[0]) {
+        l->recompute = fw->recompute;
+        return;
+    }
+    if (has(text, "op-level") || has(text, "per-op") || has(text, "default config (selective"))
+        l->recompute = RECOMPUTE_SELECTIVE; /* refined by the op-level policy later */
+    else if (has(text, "selective"))
+        l->recompute = RECOMPUTE_SELECTIVE;
+    else if (has(text, "full"))
+        l->recompute = RECOMPUTE_FULL;
+    else
+        l->recompute = RECOMPUTE_NONE;
+}
+
+static void row_precision(const char *text, layout_t *l)
+{
+    if (has(text, "fp8"))
+        l->precision = PRECISION_FP8;
+    else if (has(text, "fp16"))
+        l->precision = PRECISION_FP16;
+    else
+        l->precision = PRECISION_BF16;
+}
+
+/* Megatron's uneven split when the stages do not divide the layers: the
+ * embedding and the loss count as one layer each, so the first and last
+ * (virtual) stage hold one layer fewer. */
+static void uneven_split(layout_t *l, const model_t *m)
+{
+    int V = l->pp * l->vpp;
+    if (V < 2 || m->n_layers % V == 0)
+        return;
+    if ((m->n_layers + 2) % V == 0) {
+        int per = (m->n_layers + 2) / V;
+        l->first_stage_layers = l->last_stage_layers = per - 1;
+    }
+}
+
+/* Megatron-LM flags a row's notes name ("overlap flags: --overlap-grad-reduce
+ * --overlap-param-gather --tp-comm-overlap"). */
+static void notes_flags(const char *notes, sim_options_t *o, layout_t *l)
+{
+    if (has(notes, "--overlap-grad-reduce"))
+        o->overlap_grad_reduce = true;
+    if (has(notes, "--overlap-param-gather")) {
+        /* only the distributed optimizer gathers parameters */
+        o->overlap_param_gather = true;
+        l->distributed_optimizer = true;
+    }
+    if (has(notes, "--use-distributed-optimizer"))
+        l->distributed_optimizer = true;
+    if (has(notes, "--tp-comm-overlap") && l->tp > 1) {
+        /* Transformer Engine's TP overlap runs with sequence parallelism */
+        o->tp_comm_overlap = true;
+        l->sequence_parallel = true;
+    }
+    if (has(notes, "--sequence-parallel"))
+        l->sequence_parallel = true;
+}
+
+/* ------------------------------------------------------------ one row */
+
+typedef struct {
+    scenario_t s;
+    fw_preset_t fw;
+    bool open_choices; /* micro-batch (and recompute) left to the fastest */
+} row_setup_t;
+
+static void skip(pub_row_t *v, const char *why)
+{
+    v->skipped = true;
+    snprintf(v->reason, sizeof v->reason, "%s", why);
+}
+
+/* Rules 1-4 into r->s; v->skipped when the row cannot be replayed. */
+static int setup_row(const csv_t *c, int i, pub_row_t *v, row_setup_t *r, err_t *err)
+{
+    const char *fw_text = csv_get(c, i, "framework");
+    err_t e;
+    if (fw_match(fw_text, csv_get(c, i, "source_title"), &r->fw, &e)) {
+        skip(v, e.msg);
+        return ERR_OK;
+    }
+    snprintf(v->group, sizeof v->group, "%s", r->fw.name);
+    int tp = lead_int(csv_get(c, i, "tp")), pp = lead_int(csv_get(c, i, "pp"));
+    const char *cpsp = csv_get(c, i, "cp_or_sp");
+    int cp = int_after(cpsp, "CP="), ep = int_after(cpsp, "EP=");
+    tp = tp ? tp : 1;
+    pp = pp ? pp : 1;
+    cp = cp ? cp : 1;
+    if (ep > 1 || has(csv_get(c, i, "model"), "mixtral") || has(csv_get(c, i, "model"), "deepseek") ||
+        has(csv_get(c, i, "notes"), "MoE")) {
+        skip(v, "mixture-of-experts: the step simulator does not price MoE layers yet");
+        return ERR_OK;
+    }
+    /* rule 1 */
+    model_t m;
+    int got = model_from_columns(c, i, tp, &m, &e);
+    if (got > 0 && m.family == MODEL_FAMILY_GPT)
+        m.dropout = r->fw.gpt_dropout;
+    if (got < 0) {
+        skip(v, e.msg);
+        return ERR_OK;
+    }
+    if (got == 0 && model_from_catalog(csv_get(c, i, "model"), &m, &e)) {
+        char why[240];
+        snprintf(why, sizeof why, "model not in the catalog: %s", e.msg);
+        skip(v, why);
+        return ERR_OK;
+    }
+    snprintf(v->model_key, sizeof v->model_key, "L%d-H%d-A%d-K%d-F%d-V%d", m.n_layers, m.hidden,
+             m.n_heads, m.n_kv_heads, m.ffn, m.vocab);
+    /* rule 2 */
+    gpu_t g;
+    const char *gpu_text = csv_get(c, i, "gpu_type");
+    if (row_gpu(gpu_text, &g)) {
+        char why[240];
+        snprintf(why, sizeof why, "GPU '%.160s' not in the catalog", gpu_text);
+        skip(v, why);
+        return ERR_OK;
+    }
+    snprintf(v->gpu, sizeof v->gpu, "%s", g.name);
+    char cluster[160];
+    row_cluster(gpu_text, &g, cluster, sizeof cluster);
+    scenario_spec_t spec = {0};
+    spec.model_given = &m;
+    spec.framework = r->fw.name;
+    spec.cluster.n_gpus = v->gpus = lead_int(csv_get(c, i, "num_gpus"));
+    if (cluster[0])
+        spec.cluster.cluster = cluster;
+    else
+        spec.cluster.gpu = g.name;
+    int rc = scenario_begin(&spec, &r->s, &e);
+    if (rc) {
+        skip(v, e.msg);
+        return ERR_OK;
+    }
+    /* rule 4 */
+    layout_t *l = &r->s.layout;
+    l->tp = tp;
+    l->pp = pp;
+    l->cp = cp;
+    int dp = spec.cluster.n_gpus / (tp * pp * cp);
+    l->sequence_parallel = (has(cpsp, "SP") && !has(cpsp, "no SP")) || (r->fw.sp_with_tp && tp > 1);
+    l->vpp = row_vpp(csv_get(c, i, "vpp_or_interleave"), pp, 2);
+    if (l->vpp > 1)
+        l->schedule = SCHEDULE_INTERLEAVED;
+    row_zero(csv_get(c, i, "zero_or_fsdp"), l);
+    row_recompute(csv_get(c, i, "act_recompute"), &r->fw, l);
+    row_precision(csv_get(c, i, "precision"), l);
+    l->seq_len = lead_int(csv_get(c, i, "seq_len"));
+    int mb = lead_int(csv_get(c, i, "micro_batch")), gb = lead_int(csv_get(c, i, "global_batch_seqs"));
+    switch (r->fw.batch) {
+    case FW_BATCH_WHOLE_SHARE:
+        l->micro_batch = dp > 0 && gb ? gb / dp : 1;
+        l->global_batch = gb;
+        break;
+    case FW_BATCH_LOCAL_SPLIT_PP:
+    case FW_BATCH_LOCAL_SIZE1: {
+        int local = mb ? mb : 1;
+        int micro = r->fw.batch == FW_BATCH_LOCAL_SIZE1 ? 1 : pp > 1 ? local / pp : local;
+        l->micro_batch = micro > 0 ? micro : 1;
+        l->global_batch = gb ? gb : local * dp;
+        break;
+    }
+    default:
+        l->micro_batch = mb ? mb : 1;
+        l->global_batch = gb;
+        r->open_choices = mb == 0;
+        break;
+    }
+    notes_flags(csv_get(c, i, "notes"), &r->s.opt, l);
+    uneven_split(l, &r->s.model);
+    if ((rc = scenario_finish(&r->s, NULL, &e))) {
+        skip(v, e.msg);
+        return ERR_OK;
+    }
+    (void)err;
+    return ERR_OK;
+}
+
+/* Rule 5: the fastest micro-batch, recompute and interleaving that fit. */
+static int open_choices(sim_ctx_t *ctx, row_setup_t *r, sim_result_t *best, bool *found,
+                        err_t *err)
+{
+    layout_t base = r->s.layout, winner = base;
+    const model_t *m = &r->s.model;
+    double best_t = INFINITY;
+    static const int mbs[] = {1, 2, 4, 8};
+    int per_stage = m->n_layers / (base.pp > 0 ? base.pp : 1);
+    for (size_t a = 0; a < sizeof mbs / sizeof mbs[0]; a++)
+        for (int rcmp = RECOMPUTE_NONE; rcmp <= RECOMPUTE_FULL; rcmp++)
+            for (int vpp = 1; vpp <= per_stage; vpp++) {
+                if (per_stage % vpp || (vpp > 1 && base.pp < 2))
+                    continue;
+                layout_t t = base;
+                t.micro_batch = mbs[a];
+                t.recompute = (recompute_t)rcmp;
+                t.vpp = vpp;
+                t.schedule = vpp > 1 ? SCHEDULE_INTERLEAVED : SCHEDULE_1F1B;
+                t.grad_accum = 0;
+                err_t ignore;
+                if (layout_finalize(&t, m, t.n_gpus, &ignore))
+                    continue;
+                sim_input_t in = r->s.input;
+                in.layout = &t;
+                sim_result_t res;
+                int rc = sim_run_step(ctx, &in, &res, err);
+                if (rc)
+                    return rc;
+                if (res.fits && res.step_time_s < best_t) {
+                    best_t = res.step_time_s;
+                    *best = res;
+                    winner = t;
+                }
+            }
+    *found = isfinite(best_t);
+    if (*found)
+        r->s.layout = winner;
+    return ERR_OK;
+}
+
+static int run_row(const csv_t *c, int i, const pub_options_t *o, sim_ctx_t *ctx, pub_row_t *v,
+                   err_t *err)
+{
+    row_setup_t r;
+    memset(&r, 0, sizeof r);
+    int rc = setup_row(c, i, v, &r, err);
+    if (rc || v->skipped)
+        goto out;
+    if (o && o->profile && strcmp(o->profile->gpu, r.s.cluster.gpu.name) == 0)
+        r.s.input.profile = o->profile;
+    sim_result_t res;
+    if (r.open_choices) {
+        bool found = false;
+        if ((rc = open_choices(ctx, &r, &res, &found, err)))
+            goto out;
+        if (!found) {
+            skip(v, "no micro-batch, recompute and interleaving choice fits in memory");
+            goto out;
+        }
+        snprintf(v->assumed, sizeof v->assumed,
+                 "the row gives no micro-batch or recompute: the fastest choice that fits");
+    } else if ((rc = sim_run_step(ctx, &r.s.input, &res, err))) {
+        goto out;
+    }
+    layout_describe(&r.s.layout, v->layout, sizeof v->layout);
+    const layout_t *l = &r.s.layout;
+    double tokens_step = (double)l->global_batch * l->seq_len;
+    v->predicted_tps_gpu = res.tokens_per_s / l->n_gpus;
+    double tps = lead_num(csv_get(c, i, "tokens_per_sec_per_gpu"));
+    double spi = lead_num(csv_get(c, i, "sec_per_iter"));
+    double tflops = lead_num(csv_get(c, i, "tflops_per_gpu"));
+    bool hw = has(csv_get(c, i, "tflops_basis"), "hardware");
+    if (isfinite(tps) && tps > 0) {
+        v->metric = PUB_TOKENS_PER_S;
+        v->published = tps;
+        v->predicted = v->predicted_tps_gpu;
+        v->published_tps_gpu = tps;
+    } else if (isfinite(spi) && spi > 0) {
+        v->metric = PUB_STEP_TIME;
+        v->published = spi;
+        v->predicted = res.step_time_s;
+        v->published_tps_gpu = tokens_step / spi / l->n_gpus;
+    } else if (isfinite(tflops) && tflops > 0) {
+        v->metric = hw ? PUB_HW_TFLOPS : PUB_MODEL_TFLOPS;
+        v->published = tflops;
+        v->predicted = hw ? res.hardware_tflops_per_gpu : res.model_tflops_per_gpu;
+        v->published_tps_gpu = v->predicted_tps_gpu * tflops / v->predicted;
+    } else {
+        skip(v, "the row gives no tokens/s, step time or TFLOP/s");
+        goto out;
+    }
+    v->error = v->metric == PUB_STEP_TIME ? v->published / v->predicted - 1
+                                          : v->predicted / v->published - 1;
+out:
+    scenario_free(&r.s);
+    return rc;
+}
+
+static const char *const REQUIRED[] = {
+    "row_id",   "source_title", "model",      "layers",       "hidden",   "heads",
+    "kv_heads", "ffn",          "vocab",      "seq_len",      "gpu_type", "num_gpus",
+    "tp",       "pp",           "cp_or_sp",   "vpp_or_interleave", "micro_batch",
+    "global_batch_seqs", "zero_or_fsdp", "act_recompute", "precision", "framework",
+    "tflops_per_gpu", "tflops_basis", "tokens_per_sec_per_gpu", "sec_per_iter", "notes"};
+
+int pub_replay(const char *csv_path, const pub_options_t *opt, pub_row_t **rows, int *n,
+               err_t *err)
+{
+    *rows = NULL;
+    *n = 0;
+    csv_t *c;
+    int rc = csv_load(csv_path, &c, err);
+    if (rc)
+        return rc;
+    for (size_t k = 0; k < sizeof REQUIRED / sizeof REQUIRED[0]; k++)
+        if (!csv_get(c, 0, REQUIRED[k])) {
+            csv_free(c);
+            return err_setf(err, ERR_INPUT, csv_path, REQUIRED[k],
+                            "missing column (the schema of shared/validation/throughput.csv)");
+        }
+    int count = csv_rows(c);
+    pub_row_t *out = calloc((size_t)(count > 0 ? count : 1), sizeof *out);
+    sim_ctx_t *ctx = sim_ctx_create();
+    if (!out || !ctx) {
+        rc = err_set(err, ERR_RUNTIME, "out of memory");
+        goto done;
+    }
+    progress_t *bar = opt && opt->progress ? progress_create("replaying published runs", count)
+                                           : NULL;
+    for (int i = 0; i < count && !rc; i++) {
+        snprintf(out[i].row_id, sizeof out[i].row_id, "%s", csv_get(c, i, "row_id"));
+        snprintf(out[i].model, sizeof out[i].model, "%s", csv_get(c, i, "model"));
+        rc = run_row(c, i, opt, ctx, &out[i], err);
+        if (rc)
+            err_prefix(err, out[i].row_id);
+        progress_update(bar, i + 1);
+    }
+    progress_destroy(bar);
+done:
+    sim_ctx_destroy(ctx);
+    csv_free(c);
+    if (rc) {
+        free(out);
+        return rc;
+    }
+    *rows = out;
+    *n = count;
+    return ERR_OK;
+}
+
+/* ------------------------------------------------------------ summaries */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double row_abs_error(const pub_row_t *r)
+{
+    return r->skipped ? 1.0 : fabs(r->error);
+}
+
+/* Median and 90th percentile (nearest rank) of v[0..k), sorted in place. */
+static void quantiles(double *v, int k, double *median, double *p90)
+{
+    if (k == 0) {
+        *median = *p90 = 0;
+        return;
+    }
+    qsort(v, (size_t)k, sizeof *v, cmp_double);
+    *median = k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+    int r = (int)ceil(0.9 * k) - 1;
+    *p90 = v[r < 0 ? 0 : r];
+}
+
+void pub_summary(const pub_row_t *rows, int n, bool (*keep)(const pub_row_t *), double *median,
+                 double *p90, int *count)
+{
+    double *e = malloc((size_t)(n > 0 ? n : 1) * sizeof *e);
+    int k = 0;
+    for (int i = 0; e && i < n; i++)
+        if (!keep || keep(&rows[i]))
+            e[k++] = row_abs_error(&rows[i]);
+    quantiles(e, k, median, p90);
+    *count = k;
+    free(e);
+}
+
+int pub_groups(const pub_row_t *rows, int n, pub_group_t **groups, int *n_groups, err_t *err)
+{
+    *groups = NULL;
+    *n_groups = 0;
+    pub_group_t *g = calloc((size_t)(n > 0 ? n : 1), sizeof *g);
+    double *e = malloc((size_t)(n > 0 ? n : 1) * sizeof *e);
+    if (!g || !e) {
+        free(g);
+        free(e);
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    }
+    int ng = 0;
+    for (int i = 0; i < n; i++) {
+        const char *name = rows[i].group[0] ? rows[i].group : "(no framework)";
+        int k = 0;
+        while (k < ng && strcmp(g[k].group, name) != 0)
+            k++;
+        if (k < ng)
+            continue;
+        pub_group_t *x = &g[ng++];
+        snprintf(x->group, sizeof x->group, "%s", name);
+        int m = 0;
+        for (int j = i; j < n; j++) {
+            const char *nj = rows[j].group[0] ? rows[j].group : "(no framework)";
+            if (strcmp(nj, name) != 0)
+                continue;
+            x->rows++;
+            x->skipped += rows[j].skipped;
+            e[m++] = row_abs_error(&rows[j]);
+            if (row_abs_error(&rows[j]) > x->worst)
+                x->worst = row_abs_error(&rows[j]);
+        }
+        quantiles(e, m, &x->median, &x->p90);
+    }
+    free(e);
+    *groups = g;
+    *n_groups = ng;
+    return ERR_OK;
+}
+
+int pub_ordering(const pub_row_t *rows, int n, double min_gap, int *pairs, int *misordered,
+                 int **wrong, err_t *err)
+{
+    *pairs = *misordered = 0;
+    int cap = 64, k = 0;
+    int *w = wrong ? malloc((size_t)cap * 2 * sizeof *w) : NULL;
+    if (wrong && !w)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++) {
+            const pub_row_t *x = &rows[a], *y = &rows[b];
+            if (x->skipped || y->skipped || x->gpus != y->gpus ||
+                strcmp(x->model_key, y->model_key) != 0)
+                continue;
+            double hi = fmax(x->published_tps_gpu, y->published_tps_gpu);
+            double lo = fmin(x->published_tps_gpu, y->published_tps_gpu);
+            if (!(lo > 0) || hi / lo - 1 <= min_gap)
+                continue;
+            (*pairs)++;
+            bool pub = x->published_tps_gpu > y->published_tps_gpu;
+            bool pred = x->predicted_tps_gpu > y->predicted_tps_gpu;
+            if (pub == pred)
+                continue;
+            (*misordered)++;
+            if (!w)
+                continue;
+            if (k == cap) {
+                int *nw = realloc(w, (size_t)cap * 4 * sizeof *w);
+                if (!nw) {
+                    free(w);
+                    return err_set(err, ERR_RUNTIME, "out of memory");
+                }
+                w = nw;
+                cap *= 2;
+            }
+            w[2 * k] = a;
+            w[2 * k + 1] = b;
+            k++;
+        }
+    if (wrong)
+        *wrong = w;
+    return ERR_OK;
+}

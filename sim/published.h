@@ -1,0 +1,109 @@
+/* published: replay published training runs through the simulator.
+ *
+ * A published run is a row of a CSV in the schema of
+ * tests/fixtures/validation/throughput.csv (../shared/validation): the
+ * model, the GPUs, the parallel layout, the framework and version, and what
+ * the run measured. One set of row-independent rules turns a row's
+ * configuration columns into a simulation; the result columns are read only
+ * to compare. The rules, in order:
+ *
+ *  1. Model: the architecture columns (layers, hidden, heads, kv_heads,
+ *     ffn, vocab) when given - a name with "llama" is a Llama block (RMSNorm,
+ *     SwiGLU, RoPE, untied embeddings, no biases), any other a Megatron GPT
+ *     block (LayerNorm, GELU, learned positions, tied embeddings, biases,
+ *     ffn 4 x hidden when blank); blank columns: the catalog model whose
+ *     name or alias matches the model column. A blank vocabulary is GPT-2's
+ *     50257 padded as Megatron pads it (a multiple of 128 x TP).
+ *  2. GPU: the catalog GPU whose aliases match the gpu_type text (see
+ *     topologies/catalog/gpus.json); its default cluster.
+ *  3. Framework: the preset whose match patterns fit the framework column
+ *     (and source title) (sim/catalog/frameworks.json); its defaults fill
+ *     what the row leaves out.
+ *  4. Layout: tp, pp; CP and EP from cp_or_sp ("CP=2; EP=8"); sequence
+ *     parallelism when the column says SP or the preset runs SP with TP;
+ *     virtual stages from vpp_or_interleave ("VP=6", "(=3 chunks per PP
+ *     rank)", a bare number); ZeRO/FSDP from zero_or_fsdp (ZeRO-N, FSDP =
+ *     stage 3, SHARD_GRAD_OP = stage 2, "distributed optimizer"); recompute
+ *     from act_recompute (full, selective = attention core, op-level =
+ *     torchtitan's selective policy; blank = the preset's default);
+ *     precision from its column (fp16, bf16, fp8 and its scaling recipe,
+ *     NVFP4); the batch from micro_batch and global_batch_seqs as the
+ *     preset's batch rule reads them. Pipeline stages that do not divide
+ *     the layers get an uneven first and last stage with the embedding and
+ *     the loss counted as one layer each.
+ *  5. Open choices: a row that gives no micro-batch (and the preset no
+ *     recompute) is run with the fastest micro-batch, recompute and
+ *     interleaving that fit, as a tuned run would; the row says so.
+ *  6. Metric: tokens/s per GPU where the row has it, else seconds per
+ *     iteration, else TFLOP/s per GPU on the row's own basis (hardware
+ *     FLOPs with recompute, or model FLOPs). error = predicted throughput /
+ *     published - 1 (for a step time, published / predicted - 1).
+ *
+ * Rows the rules cannot replay (an unknown GPU or model, a layout the
+ * framework would refuse, a mixture-of-experts model before MoE layers are
+ * priced) are reported as skipped with the reason, and count as failed
+ * (100% error) in the summary.
+ */
+#ifndef SCALEPLAN_SIM_PUBLISHED_H
+#define SCALEPLAN_SIM_PUBLISHED_H
+
+#include <stdbool.h>
+
+#include "common/error.h"
+#include "profile/profile.h"
+
+typedef enum { PUB_TOKENS_PER_S = 0, PUB_STEP_TIME, PUB_HW_TFLOPS, PUB_MODEL_TFLOPS } pub_metric_t;
+
+typedef struct {
+    char row_id[16];
+    char group[40];      /* the framework preset: errors are summarised per group */
+    char model[64];      /* the row's model column */
+    char gpu[32];        /* catalog GPU */
+    char layout[200];    /* layout_describe of what was simulated */
+    int gpus;
+    pub_metric_t metric;
+    double published;    /* in the metric's unit */
+    double predicted;
+    double error;        /* see rule 6 */
+    double published_tps_gpu, predicted_tps_gpu; /* tokens/s per GPU (for ordering) */
+    char model_key[64];  /* model identity for ordering pairs (name + size) */
+    bool skipped;
+    char reason[240];    /* why it was skipped */
+    char assumed[240];   /* choices the row left open and how they were made */
+} pub_row_t;
+
+typedef struct {
+    const profile_t *profile; /* replaces the default profile for its GPU; may be NULL */
+    bool progress;            /* progress bar on stderr */
+} pub_options_t;
+
+/* Replay every row of csv_path. *rows is a heap array (freed by the
+ * caller). ERR_INPUT for an unreadable CSV or a missing column (named). */
+int pub_replay(const char *csv_path, const pub_options_t *opt, pub_row_t **rows, int *n,
+               err_t *err);
+
+const char *pub_metric_name(pub_metric_t m);
+
+/* Median and 90th percentile of |error| over rows (skipped ones count as
+ * 100%), keeping those for which keep(row) is true (NULL = all). */
+void pub_summary(const pub_row_t *rows, int n, bool (*keep)(const pub_row_t *), double *median,
+                 double *p90, int *count);
+
+typedef struct {
+    char group[40];
+    int rows, skipped;
+    double median, p90, worst;
+} pub_group_t;
+
+/* One summary per group, in the order groups first appear. *groups is a
+ * heap array. ERR_RUNTIME on OOM. */
+int pub_groups(const pub_row_t *rows, int n, pub_group_t **groups, int *n_groups, err_t *err);
+
+/* Pairs of rows of one model on one GPU count whose published tokens/s per
+ * GPU differ by more than min_gap (0.03 = 3%): how many, and how many the
+ * simulator orders the other way round. *wrong lists those (heap, pairs of
+ * row indices); may be NULL. */
+int pub_ordering(const pub_row_t *rows, int n, double min_gap, int *pairs, int *misordered,
+                 int **wrong, err_t *err);
+
+#endif
