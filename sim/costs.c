@@ -21,6 +21,8 @@ void sim_options_default(sim_options_t *o)
     o->causal = true;
     o->layer_events = false;
     o->straggler_cv = -1;
+    o->zero3.regather_backward = true;
+    o->zero3.reshard_with_pp = true;
 }
 
 int sim_options_framework(const char *name, sim_options_t *o, layout_t *l, err_t *err)
@@ -325,6 +327,66 @@ static double layer_params_gpu(const model_t *m, const layout_t *l)
     return (p.per_layer - replicated) / l->tp + replicated;
 }
 
+/* Bytes per element of the gradients a DP reduction moves. */
+static double reduce_bytes(const sim_input_t *in)
+{
+    return in->opt.reduce_bytes > 0 ? in->opt.reduce_bytes : in->layout->grad_bytes;
+}
+
+/* Bytes per parameter a gather moves: fp8 when the framework gathers fp8
+ * copies of an fp8 run's weights, else the weights' own size. */
+static double gather_bytes(const sim_input_t *in)
+{
+    if (in->opt.fp8_param_gather && in->layout->precision == PRECISION_FP8)
+        return 1;
+    return layout_weight_bytes(in->layout->precision);
+}
+
+/* A DP-group collective as the framework's ZeRO-3 path moves it: NCCL's
+ * time, or the implementation's own throughput limit when that is slower. */
+static double zero3_coll(const sim_input_t *in, const step_costs_t *c, coll_op_t op, double bytes)
+{
+    double t = prof_coll_time(in->profile, op, &c->dp_span, bytes);
+    double cap = in->opt.zero3.path_gbs;
+    if (cap > 0) {
+        double bus = prof_bus_factor(op, c->dp_span.n_ranks) * bytes;
+        t = fmax(t, bus / (cap * 1e9));
+    }
+    return t;
+}
+
+/* ZeRO-3 / FSDP per layer and micro-batch (zero3_opts_t): the exposed part
+ * of the parameter gathers and gradient reductions goes into the passes'
+ * dp time. */
+static void price_zero3(const sim_input_t *in, step_costs_t *out)
+{
+    const zero3_opts_t *z = &in->opt.zero3;
+    const layout_t *l = in->layout;
+    double g = zero3_coll(in, out, COLL_ALL_GATHER, out->layer_params * gather_bytes(in));
+    double r = zero3_coll(in, out, z->grad_all_reduce ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER,
+                          out->layer_params * reduce_bytes(in));
+    /* With pipeline stages and no resharding, a layer is gathered once per
+     * step and reduced once: each micro-batch carries 1/m of it. */
+    if (l->pp > 1 && !z->reshard_with_pp && l->grad_accum > 1) {
+        g /= l->grad_accum;
+        r /= l->grad_accum;
+    }
+    double g_bwd = z->regather_backward ? g : 0;
+    out->zero3_gather_layer_s = g;
+    out->zero3_reduce_layer_s = r;
+    double fwd_compute = out->fwd.compute, bwd_compute = out->bwd.compute + out->bwd.recompute;
+    if (z->gather_blocks_compute) {
+        /* each gather waits for the compute before it and blocks the next */
+        out->fwd.dp = g;
+        out->bwd.dp = g_bwd + fmax(0, r - bwd_compute);
+    } else {
+        /* prefetched one layer ahead: exposed when a gather outlasts the
+         * compute it hides behind; gathers and reductions share the links */
+        out->fwd.dp = fmax(0, g - fwd_compute);
+        out->bwd.dp = fmax(0, g_bwd + r - bwd_compute);
+    }
+}
+
 int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
 {
     const layout_t *l = in->layout;
@@ -372,18 +434,8 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
             out->p2p_s += prof_coll_time(in->profile, COLL_ALL_GATHER, &out->tp_span, act);
     }
     out->layer_params = layer_params_gpu(in->model, l);
-    if (l->zero >= 3) {
-        out->zero3_gather_layer_s = prof_coll_time(in->profile, COLL_ALL_GATHER, &out->dp_span,
-                                                   out->layer_params * layout_weight_bytes(l->precision));
-        out->zero3_reduce_layer_s = prof_coll_time(in->profile, COLL_REDUCE_SCATTER,
-                                                   &out->dp_span,
-                                                   out->layer_params * l->grad_bytes);
-        /* Prefetched one layer ahead: exposed when a gather outlasts the
-         * compute it hides behind. */
-        out->fwd.dp = fmax(0, out->zero3_gather_layer_s - out->fwd.compute);
-        out->bwd.dp = fmax(0, out->zero3_gather_layer_s + out->zero3_reduce_layer_s -
-                                  out->bwd.compute - out->bwd.recompute);
-    }
+    if (l->zero >= 3)
+        price_zero3(in, out);
     out->straggler_cv = in->opt.straggler_cv >= 0 ? in->opt.straggler_cv
                                                   : in->profile->straggler_cv;
     out->straggler_sigma_max = sim_expected_max_normal(l->n_gpus);
@@ -395,13 +447,12 @@ double sim_grad_reduce_time(const sim_input_t *in, const step_costs_t *c, double
     const layout_t *l = in->layout;
     bool sharded = l->zero >= 1 || l->distributed_optimizer;
     return prof_coll_time(in->profile, sharded ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE,
-                          &c->dp_span, params * l->grad_bytes);
+                          &c->dp_span, params * reduce_bytes(in));
 }
 
 double sim_param_gather_time(const sim_input_t *in, const step_costs_t *c, double params)
 {
-    return prof_coll_time(in->profile, COLL_ALL_GATHER, &c->dp_span,
-                          params * layout_weight_bytes(in->layout->precision));
+    return prof_coll_time(in->profile, COLL_ALL_GATHER, &c->dp_span, params * gather_bytes(in));
 }
 
 double sim_optimizer_time(const sim_input_t *in, double params_on_gpu)

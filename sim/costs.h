@@ -27,6 +27,25 @@
 #include "topologies/cluster.h"
 #include "topologies/placement.h"
 
+/* ZeRO-3 / FSDP as a framework runs it: per layer and micro-batch the
+ * parameters are gathered for the forward and, when they are resharded
+ * after it, again for the backward; the gradients are reduce-scattered (or
+ * all-reduced) after the backward. */
+typedef struct {
+    bool gather_blocks_compute; /* compute waits for each gather (DeepSpeed
+                                   2021 synchronized before every gather);
+                                   false: gathers prefetched a layer ahead */
+    bool regather_backward;     /* resharded after the forward: gathered again
+                                   for the backward (FSDP FULL_SHARD, ZeRO-3) */
+    bool grad_all_reduce;       /* gradients all-reduced, not reduce-scattered */
+    bool reshard_with_pp;       /* with pipeline stages, gather and reduce per
+                                   micro-batch (false: once per step, the
+                                   parameters kept across micro-batches) */
+    double path_gbs;            /* the implementation's own throughput limit per
+                                   GPU for gathers and reductions, GB/s of bus
+                                   traffic; 0 = what NCCL reaches */
+} zero3_opts_t;
+
 typedef struct {
     bool overlap_grad_reduce;  /* DP gradient buckets reduced during backward */
     bool overlap_param_gather; /* updated parameters gathered during the next
@@ -41,6 +60,10 @@ typedef struct {
     bool causal;               /* causal mask: fused attention skips masked blocks */
     bool layer_events;         /* a task per layer (for traces) instead of per chunk */
     double straggler_cv;       /* per-rank compute jitter; < 0 = the profile's */
+    double reduce_bytes;       /* bytes per gradient element on the wire in DP
+                                  reductions; 0 = the main gradients' (layout) */
+    bool fp8_param_gather;     /* fp8 runs gather parameters in fp8 (1 byte) */
+    zero3_opts_t zero3;
 } sim_options_t;
 
 /* Megatron-Core defaults: overlapped grad reduce and param gather, async

@@ -26,7 +26,10 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
         (rc = json_get_bool(o, "async_tp_grad", ctx, JSON_REQUIRED, &opt->async_tp_grad, err)) ||
         (rc = json_get_string(o, "overlap_p2p", ctx, JSON_OPTIONAL, p2p, sizeof p2p, err)) ||
         (rc = json_get_double(o, "bucket_params", ctx, JSON_REQUIRED, 1, 1e12, &opt->bucket_params,
-                              err)))
+                              err)) ||
+        (rc = json_get_double(o, "reduce_bytes", ctx, JSON_OPTIONAL, 0, 8, &opt->reduce_bytes, err)) ||
+        (rc = json_get_bool(o, "fp8_param_gather", ctx, JSON_OPTIONAL, &opt->fp8_param_gather,
+                            err)))
         return rc;
     if (strcmp(p2p, "schedule") == 0)
         opt->overlap_p2p = -1;
@@ -37,6 +40,21 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
     else
         return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
                         "overlap_p2p: use \"schedule\", \"true\" or \"false\" (got '%s')", p2p);
+    return ERR_OK;
+}
+
+static int read_zero3(const cJSON *o, const json_ctx_t *ctx, zero3_opts_t *z, err_t *err)
+{
+    int rc;
+    if ((rc = json_expect_object(o, ctx, err)) ||
+        (rc = json_get_bool(o, "gather_blocks_compute", ctx, JSON_REQUIRED,
+                            &z->gather_blocks_compute, err)) ||
+        (rc = json_get_bool(o, "regather_backward", ctx, JSON_REQUIRED, &z->regather_backward,
+                            err)) ||
+        (rc = json_get_bool(o, "grad_all_reduce", ctx, JSON_REQUIRED, &z->grad_all_reduce, err)) ||
+        (rc = json_get_bool(o, "reshard_with_pp", ctx, JSON_REQUIRED, &z->reshard_with_pp, err)) ||
+        (rc = json_get_double(o, "path_gbs", ctx, JSON_REQUIRED, 0, 1e6, &z->path_gbs, err)))
+        return rc;
     return ERR_OK;
 }
 
@@ -81,7 +99,7 @@ static int preset_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out, 
     fw_preset_t *p = out;
     memset(p, 0, sizeof *p);
     sim_options_default(&p->opt);
-    const cJSON *opt = NULL, *lay = NULL;
+    const cJSON *opt = NULL, *lay = NULL, *z3 = NULL;
     int rc;
     if ((rc = json_expect_object(obj, ctx, err)) ||
         (rc = json_get_string(obj, "name", ctx, JSON_REQUIRED, p->name, sizeof p->name, err)) ||
@@ -90,10 +108,13 @@ static int preset_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out, 
         (rc = json_get_string(obj, "source", ctx, JSON_REQUIRED, p->source, sizeof p->source,
                               err)) ||
         (rc = json_get_object(obj, "options", ctx, JSON_REQUIRED, &opt, err)) ||
-        (rc = json_get_object(obj, "layout", ctx, JSON_REQUIRED, &lay, err)))
+        (rc = json_get_object(obj, "layout", ctx, JSON_REQUIRED, &lay, err)) ||
+        (rc = json_get_object(obj, "zero3", ctx, JSON_OPTIONAL, &z3, err)))
         return rc;
     json_ctx_t octx = json_ctx_member(ctx, "options"), lctx = json_ctx_member(ctx, "layout");
-    if ((rc = read_options(opt, &octx, &p->opt, err)) || (rc = read_layout(lay, &lctx, p, err)))
+    json_ctx_t zctx = json_ctx_member(ctx, "zero3");
+    if ((rc = read_options(opt, &octx, &p->opt, err)) || (rc = read_layout(lay, &lctx, p, err)) ||
+        (z3 && (rc = read_zero3(z3, &zctx, &p->opt.zero3, err))))
         return rc;
     return ERR_OK;
 }

@@ -292,8 +292,9 @@ static void build_compute(builder_t *b, build_scratch_t *x)
             if (buckets_here && l->zero < 2)
                 emit_buckets(b, s, vs, per_layer ? x->layer_ids : NULL, layers, t, x->dp_tasks,
                              &x->n_dp);
-            else if (!op->forward && l->zero >= 2) {
-                /* ZeRO-2/3 reduce-scatter gradients after every micro-batch. */
+            else if (!op->forward && l->zero == 2) {
+                /* ZeRO-2 reduce-scatters gradients after every micro-batch
+                 * (ZeRO-3's reductions are priced per layer in sim/costs). */
                 double head, embed;
                 double params = chunk_params(b, vs, &head, &embed);
                 int id = add_task(b, s, ST_DP, sim_grad_reduce_time(in, c, params), TASK_DP,
