@@ -207,13 +207,36 @@ double prof_gemm_time(const profile_t *p, dtype_t dtype, double m, double n,
     return p->gemm_launch_us * 1e-6 + (t_compute > t_memory ? t_compute : t_memory);
 }
 
-double prof_attn_time(const profile_t *p, dtype_t dtype, double flops,
-                      bool backward)
+static const prof_attn_kernel_t *find_attn_kernel(const profile_t *p, const char *name)
+{
+    for (int i = 0; name && i < p->n_attn_kernels; i++)
+        if (strcmp(p->attn_kernels[i].name, name) == 0)
+            return &p->attn_kernels[i];
+    return NULL;
+}
+
+double prof_attn_eff(const profile_t *p, const prof_attn_call_t *call, bool backward)
+{
+    const prof_attn_kernel_t *k = call ? find_attn_kernel(p, call->kernel) : NULL;
+    if (!k)
+        return backward ? p->attn_bwd_eff : p->attn_fwd_eff;
+    double plateau = backward ? k->bwd : call->causal ? k->fwd_causal : k->fwd_full;
+    double half = backward ? k->s_half_bwd : call->causal ? k->s_half_causal : k->s_half_full;
+    double s = call->keys > 0 ? call->keys : 1;
+    double eff = plateau * s / (s + half);
+    double d = call->head_dim;
+    if (d > 0 && d < 128)
+        eff *= d / (d + k->d_half) * (128 + k->d_half) / 128;
+    return eff;
+}
+
+double prof_attn_time(const profile_t *p, dtype_t dtype, const prof_attn_call_t *call,
+                      double flops, bool backward)
 {
     if (!(flops > 0))
         return 0;
     dtype_t d = effective_dtype(p, dtype);
-    double eff = backward ? p->attn_bwd_eff : p->attn_fwd_eff;
+    double eff = prof_attn_eff(p, call, backward);
     return p->kernel_launch_us * 1e-6 +
            flops / (p->peak_tflops[d] * 1e12 * eff * p->sustained_factor);
 }

@@ -61,6 +61,24 @@ typedef struct {
     char source[PROF_SOURCE_MAX];
 } prof_coll_table_t;
 
+/* A fused attention kernel's efficiency (a fraction of the dtype's dense
+ * peak) as measured: at long sequences and head dimension 128 forward
+ * (without and with the causal mask) and backward, and how it falls at
+ * shorter key lengths s and smaller head dimensions d:
+ *     eff = plateau x s / (s + s_half) x f(d),
+ *     f(d) = d / (d + d_half) x (128 + d_half) / 128 for d < 128, else 1.
+ * Fitted to the kernels' published benchmark tables (each profile's
+ * source says which). */
+#define PROF_MAX_ATTN_KERNELS 8
+
+typedef struct {
+    char name[16];          /* "cudnn", "flash2", "flash3", "triton" */
+    double fwd_full, fwd_causal, bwd; /* plateau efficiencies */
+    double s_half_full, s_half_causal, s_half_bwd; /* keys per query row at half the plateau */
+    double d_half;
+    char source[PROF_SOURCE_MAX];
+} prof_attn_kernel_t;
+
 /* One measured GEMM. */
 typedef struct {
     dtype_t dtype;
@@ -141,9 +159,14 @@ typedef struct {
     prof_gemm_point_t *gemm_points; /* heap, owned; may be NULL */
     char gemm_source[PROF_SOURCE_MAX];
 
-    /* Fused (flash) attention, as a fraction of the dtype's peak. */
+    /* Fused (flash) attention, as a fraction of the dtype's peak: the
+     * default (any kernel the table does not list) ... */
     double attn_fwd_eff, attn_bwd_eff;
     char attn_source[PROF_SOURCE_MAX];
+    /* ... and the measured kernels by name, with their dependence on the
+     * sequence length and head dimension (prof_attn_kernel_t). */
+    int n_attn_kernels;
+    prof_attn_kernel_t attn_kernels[PROF_MAX_ATTN_KERNELS];
 
     /* Memory-bound kernels and memory overheads */
     double mem_bw_eff;   /* achieved / peak device bandwidth */
@@ -214,9 +237,23 @@ double prof_gemm_time(const profile_t *p, dtype_t dtype, double m, double n,
  * memory roofline, launch overhead and table correction. */
 double prof_gemm_model_eff(const profile_t *p, dtype_t dtype, double m,
                            double n, double k, double batch);
+/* How one fused attention call runs: the kernel (a name in the profile's
+ * table, or NULL/unknown for its default efficiencies), the mask, the keys
+ * each query attends over and the head dimension. */
+typedef struct {
+    const char *kernel;
+    bool causal;
+    double keys;   /* key length of one call (s, or s/CP per ring step) */
+    int head_dim;
+} prof_attn_call_t;
+
 /* Seconds of fused attention doing flops (forward or backward). */
-double prof_attn_time(const profile_t *p, dtype_t dtype, double flops,
-                      bool backward);
+double prof_attn_time(const profile_t *p, dtype_t dtype, const prof_attn_call_t *call,
+                      double flops, bool backward);
+
+/* The efficiency prof_attn_time uses (a fraction of the dtype's peak, before
+ * the sustained factor). */
+double prof_attn_eff(const profile_t *p, const prof_attn_call_t *call, bool backward);
 /* Seconds for a memory-bound kernel reading and writing bytes in total. */
 double prof_mem_time(const profile_t *p, double bytes);
 /* Seconds for collective op of bytes (the nccl-tests "size": the whole

@@ -89,6 +89,39 @@ static int read_gemm(const cJSON *root, const json_ctx_t *top, profile_t *p,
     return ERR_OK;
 }
 
+static int read_attn_kernels(const cJSON *a, const json_ctx_t *actx, profile_t *p, err_t *err)
+{
+    const cJSON *arr = NULL;
+    int rc = json_get_array(a, "kernels", actx, JSON_OPTIONAL, &arr, err);
+    if (rc || !arr)
+        return rc;
+    json_ctx_t kctx = json_ctx_member(actx, "kernels");
+    int n = cJSON_GetArraySize(arr);
+    if (n > PROF_MAX_ATTN_KERNELS)
+        return err_setf(err, ERR_INPUT, kctx.file, kctx.path, "at most %d kernels (got %d)",
+                        PROF_MAX_ATTN_KERNELS, n);
+    for (int i = 0; i < n; i++) {
+        json_ctx_t e = json_ctx_index(&kctx, i);
+        const cJSON *o = cJSON_GetArrayItem(arr, i);
+        prof_attn_kernel_t *k = &p->attn_kernels[i];
+        if ((rc = json_expect_object(o, &e, err)) ||
+            (rc = json_get_string(o, "name", &e, JSON_REQUIRED, k->name, sizeof k->name, err)) ||
+            (rc = json_get_double(o, "fwd_full", &e, JSON_REQUIRED, 0.01, 1, &k->fwd_full, err)) ||
+            (rc = json_get_double(o, "fwd_causal", &e, JSON_REQUIRED, 0.01, 1, &k->fwd_causal, err)) ||
+            (rc = json_get_double(o, "bwd", &e, JSON_REQUIRED, 0.01, 1, &k->bwd, err)) ||
+            (rc = json_get_double(o, "s_half_full", &e, JSON_REQUIRED, 0, 1e7, &k->s_half_full,
+                                  err)) ||
+            (rc = json_get_double(o, "s_half_causal", &e, JSON_REQUIRED, 0, 1e7, &k->s_half_causal,
+                                  err)) ||
+            (rc = json_get_double(o, "s_half_bwd", &e, JSON_REQUIRED, 0, 1e7, &k->s_half_bwd, err)) ||
+            (rc = json_get_double(o, "d_half", &e, JSON_REQUIRED, 0, 1e4, &k->d_half, err)) ||
+            (rc = read_source(o, &e, k->source, err)))
+            return rc;
+    }
+    p->n_attn_kernels = n;
+    return ERR_OK;
+}
+
 static int read_attention_memory(const cJSON *root, const json_ctx_t *top,
                                  profile_t *p, err_t *err)
 {
@@ -102,6 +135,7 @@ static int read_attention_memory(const cJSON *root, const json_ctx_t *top,
         (rc = json_get_double(a, "bwd_efficiency", &actx, JSON_REQUIRED, 0.01, 1,
                               &p->attn_bwd_eff, err)) ||
         (rc = read_source(a, &actx, p->attn_source, err)) ||
+        (rc = read_attn_kernels(a, &actx, p, err)) ||
         (rc = json_get_object(root, "memory", top, JSON_REQUIRED, &m, err)) ||
         (rc = json_get_double(m, "bw_efficiency", &mctx, JSON_REQUIRED, 0.01, 1.2,
                               &p->mem_bw_eff, err)) ||
@@ -496,6 +530,18 @@ cJSON *prof_to_json(const profile_t *p)
     ok = ok && a && json_add_number(a, "fwd_efficiency", p->attn_fwd_eff) &&
          json_add_number(a, "bwd_efficiency", p->attn_bwd_eff) &&
          add_source(a, p->attn_source);
+    cJSON *ks = ok && p->n_attn_kernels > 0 ? cJSON_AddArrayToObject(a, "kernels") : NULL;
+    for (int i = 0; ok && ks && i < p->n_attn_kernels; i++) {
+        const prof_attn_kernel_t *k = &p->attn_kernels[i];
+        cJSON *e = cJSON_CreateObject();
+        ok = e && cJSON_AddItemToArray(ks, e) && cJSON_AddStringToObject(e, "name", k->name) &&
+             json_add_number(e, "fwd_full", k->fwd_full) &&
+             json_add_number(e, "fwd_causal", k->fwd_causal) && json_add_number(e, "bwd", k->bwd) &&
+             json_add_number(e, "s_half_full", k->s_half_full) &&
+             json_add_number(e, "s_half_causal", k->s_half_causal) &&
+             json_add_number(e, "s_half_bwd", k->s_half_bwd) &&
+             json_add_number(e, "d_half", k->d_half) && add_source(e, k->source);
+    }
     cJSON *m = ok ? cJSON_AddObjectToObject(root, "memory") : NULL;
     ok = ok && m && json_add_number(m, "bw_gbs", p->mem_bw_peak_gbs) &&
          json_add_number(m, "bw_efficiency", p->mem_bw_eff) &&

@@ -1,6 +1,7 @@
 #include "sim/costs.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <gsl/gsl_cdf.h>
@@ -21,6 +22,7 @@ void sim_options_default(sim_options_t *o)
     o->causal = true;
     o->layer_events = false;
     o->straggler_cv = -1;
+    snprintf(o->attn_kernel, sizeof o->attn_kernel, "cudnn");
     o->zero3.regather_backward = true;
     o->zero3.reshard_with_pp = true;
 }
@@ -146,9 +148,10 @@ static void price_attention(pricer_t *pr, double *fwd, double *bwd)
          * causal mask. Backward does 2.5x the forward's matmuls (five
          * GEMM-shaped products to the forward's two). */
         double flops = 4 * pr->T * s * heads * hd * (pr->in->opt.causal ? 0.5 : 1.0);
-        *fwd = prof_attn_time(pr->p, pr->dt == DTYPE_FP8 ? DTYPE_BF16 : pr->dt, flops, false);
-        *bwd = prof_attn_time(pr->p, pr->dt == DTYPE_FP8 ? DTYPE_BF16 : pr->dt, 2.5 * flops,
-                              true);
+        prof_attn_call_t call = {pr->in->opt.attn_kernel, pr->in->opt.causal, s, m->head_dim};
+        dtype_t dt = pr->dt == DTYPE_FP8 ? DTYPE_BF16 : pr->dt;
+        *fwd = prof_attn_time(pr->p, dt, &call, flops, false);
+        *bwd = prof_attn_time(pr->p, dt, &call, 2.5 * flops, true);
         return;
     }
     /* Materialized scores (Megatron's fused scale-mask-softmax): batched

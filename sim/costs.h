@@ -63,6 +63,7 @@ typedef struct {
     double reduce_bytes;       /* bytes per gradient element on the wire in DP
                                   reductions; 0 = the main gradients' (layout) */
     bool fp8_param_gather;     /* fp8 runs gather parameters in fp8 (1 byte) */
+    char attn_kernel[16];      /* fused attention kernel ("cudnn", "flash2", ...) */
     zero3_opts_t zero3;
 } sim_options_t;
 

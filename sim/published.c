@@ -371,8 +371,9 @@ static int setup_row(const csv_t *c, int i, pub_row_t *v, row_setup_t *r, err_t 
         break;
     case FW_BATCH_LOCAL_SPLIT_PP:
     case FW_BATCH_LOCAL_SIZE1: {
+        /* without pipeline stages the whole local batch is one micro-batch */
         int local = mb ? mb : 1;
-        int micro = r->fw.batch == FW_BATCH_LOCAL_SIZE1 ? 1 : pp > 1 ? local / pp : local;
+        int micro = pp == 1 ? local : r->fw.batch == FW_BATCH_LOCAL_SIZE1 ? 1 : local / pp;
         l->micro_batch = micro > 0 ? micro : 1;
         l->global_batch = gb ? gb : local * dp;
         break;
