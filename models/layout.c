@@ -27,8 +27,18 @@ static const char *schedule_names[SCHEDULE_COUNT] = {"gpipe", "1f1b",
                                                      "interleaved"};
 static const char *recompute_names[RECOMPUTE_COUNT] = {"none", "selective",
                                                        "full"};
-static const char *precision_names[PRECISION_COUNT] = {"bf16", "fp16", "fp8",
-                                                       "fp32"};
+static const char *precision_names[PRECISION_COUNT] = {
+    "bf16", "fp16", "fp8", "fp32", "fp8-cs", "mxfp8", "fp8-block", "fp8-rowwise", "nvfp4", "mxfp4"};
+
+bool layout_precision_quantized(precision_t p)
+{
+    return p == PRECISION_FP8 || p >= PRECISION_FP8_CS;
+}
+
+bool layout_precision_fp4(precision_t p)
+{
+    return p == PRECISION_NVFP4 || p == PRECISION_MXFP4;
+}
 
 const char *layout_schedule_name(schedule_t s)
 {

@@ -32,13 +32,29 @@ typedef enum {
     RECOMPUTE_COUNT
 } recompute_t;
 
+/* Training precision: what the GEMMs of the transformer layers run in. The
+ * low-precision recipes keep weights, activations and attention in bf16 and
+ * quantize each GEMM's inputs; they differ in how they scale (per tensor
+ * with an amax history or from the current amax, per block, per row) and so
+ * in what the quantization costs (sim/catalog/precisions.json). */
 typedef enum {
     PRECISION_BF16 = 0,
     PRECISION_FP16 = 1,
-    PRECISION_FP8 = 2,  /* GEMMs in fp8 (Transformer Engine), rest bf16 */
+    PRECISION_FP8 = 2,       /* fp8, per-tensor delayed scaling (Transformer Engine) */
     PRECISION_FP32 = 3,
+    PRECISION_FP8_CS = 4,    /* fp8, per-tensor current (dynamic) scaling */
+    PRECISION_MXFP8 = 5,     /* MXFP8: 32-element blocks, e8m0 scales (Blackwell) */
+    PRECISION_FP8_BLOCK = 6, /* fp8 with 128x128 weight / 1x128 activation blocks */
+    PRECISION_FP8_ROWWISE = 7, /* fp8 with per-row scales (torchao rowwise) */
+    PRECISION_NVFP4 = 8,     /* NVFP4: fp4 with 16-element blocks, fp8 scales (Blackwell) */
+    PRECISION_MXFP4 = 9,     /* MXFP4: fp4 with 32-element blocks, e8m0 scales */
     PRECISION_COUNT
 } precision_t;
+
+/* Whether p quantizes the GEMM inputs (fp8 or fp4 recipes). */
+bool layout_precision_quantized(precision_t p);
+/* Whether p runs its GEMMs in fp4. */
+bool layout_precision_fp4(precision_t p);
 
 /* Most pipeline stages a layout may have (bounds the uneven-split table). */
 #define LAYOUT_MAX_PP 1024

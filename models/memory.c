@@ -191,8 +191,10 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
     double shard = (double)l->dp * l->cp;
     double w_bytes = layout_weight_bytes(l->precision);
     double weights = w_bytes * psi;
-    if (l->precision == PRECISION_FP8)
-        weights += 1 * psi; /* Transformer Engine caches fp8 weight copies */
+    if (layout_precision_quantized(l->precision))
+        /* Transformer Engine caches the quantized weight copies (fp4: half
+         * a byte plus the block scales) */
+        weights += (layout_precision_fp4(l->precision) ? 0.5 + 1.0 / 16 : 1) * psi;
     double grads = (double)l->grad_bytes * psi;
     /* fp32 master weights + momentum + variance; pure fp32 training needs no
      * separate master copy. */

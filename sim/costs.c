@@ -23,8 +23,17 @@ void sim_options_default(sim_options_t *o)
     o->layer_events = false;
     o->straggler_cv = -1;
     snprintf(o->attn_kernel, sizeof o->attn_kernel, "cudnn");
+    o->fp8_weight_cache = true;
     o->zero3.regather_backward = true;
     o->zero3.reshard_with_pp = true;
+}
+
+int sim_options_precision(sim_options_t *o, precision_t p, err_t *err)
+{
+    int rc = prec_costs(p, &o->prec, err);
+    if (!rc)
+        o->prec_for = (int)p + 1;
+    return rc;
 }
 
 int sim_options_framework(const char *name, sim_options_t *o, layout_t *l, err_t *err)
@@ -85,7 +94,7 @@ typedef struct {
     double T;      /* tokens of one micro-batch on this GPU (s/cp x b) */
     double Tn;     /* tokens norms and residuals see (T/t with SP) */
     double t;      /* TP degree */
-    bool fp8;
+    const prec_costs_t *q; /* the precision recipe */
 } pricer_t;
 
 static void add_op(pricer_t *pr, const char *name, double fwd, double bwd)
@@ -102,24 +111,32 @@ static double mem(const pricer_t *pr, double bytes)
     return prof_mem_time(pr->p, bytes);
 }
 
-/* A GEMM's time, with Transformer Engine's cast of the activation input to
- * fp8 (read 2 bytes, write 1) when training in fp8. */
+/* A GEMM's time at the recipe's GEMM rate (its inputs already quantized). */
 static double gemm(const pricer_t *pr, double M, double N, double K, double batch)
 {
-    double t = prof_gemm_time(pr->p, pr->dt, M, N, K, batch);
-    if (pr->fp8)
-        t += prof_mem_time(pr->p, 3 * M * K * batch);
-    return t;
+    return prof_gemm_time(pr->p, pr->dt, M, N, K, batch);
 }
 
 typedef struct {
     double fwd, dgrad, wgrad;
 } gemm_cost_t;
 
-/* Y[M x N] = X[M x K] W[K x N]: forward, input gradient, weight gradient. */
+/* Y[M x N] = X[M x K] W[K x N]: forward, input gradient, weight gradient,
+ * with the low-precision recipe's quantization of X in the forward, of dY
+ * in the backward (counted with dgrad) and of W (once per step when the
+ * recipe caches it, spread over the step's micro-batches; else in every
+ * forward). */
 static gemm_cost_t linear(const pricer_t *pr, double M, double N, double K)
 {
     gemm_cost_t g = {gemm(pr, M, N, K, 1), gemm(pr, M, K, N, 1), gemm(pr, K, N, M, 1)};
+    const prec_costs_t *q = pr->q;
+    if (q->quantized) {
+        double mb = pr->in->layout->grad_accum > 0 ? pr->in->layout->grad_accum : 1;
+        bool per_step = q->weight_cast_per_step && pr->in->opt.fp8_weight_cache;
+        double w = q->cast_weight * K * N / (per_step ? mb : 1);
+        g.fwd += mem(pr, q->cast_input * M * K + w);
+        g.dgrad += mem(pr, q->cast_grad * M * N);
+    }
     return g;
 }
 
@@ -149,14 +166,14 @@ static void price_attention(pricer_t *pr, double *fwd, double *bwd)
          * GEMM-shaped products to the forward's two). */
         double flops = 4 * pr->T * s * heads * hd * (pr->in->opt.causal ? 0.5 : 1.0);
         prof_attn_call_t call = {pr->in->opt.attn_kernel, pr->in->opt.causal, s, m->head_dim};
-        dtype_t dt = pr->dt == DTYPE_FP8 ? DTYPE_BF16 : pr->dt;
+        dtype_t dt = (pr->dt == DTYPE_FP8 || pr->dt == DTYPE_FP4) ? DTYPE_BF16 : pr->dt;
         *fwd = prof_attn_time(pr->p, dt, &call, flops, false);
         *bwd = prof_attn_time(pr->p, dt, &call, 2.5 * flops, true);
         return;
     }
     /* Materialized scores (Megatron's fused scale-mask-softmax): batched
      * GEMMs over the full s x s product, softmax and dropout over it. */
-    dtype_t dt = pr->dt == DTYPE_FP8 ? DTYPE_BF16 : pr->dt;
+    dtype_t dt = (pr->dt == DTYPE_FP8 || pr->dt == DTYPE_FP4) ? DTYPE_BF16 : pr->dt;
     double batch = b * heads;
     double E = batch * s_loc * s; /* score elements */
     double qk = prof_gemm_time(pr->p, dt, s_loc, s, hd, batch);
@@ -340,8 +357,8 @@ static double reduce_bytes(const sim_input_t *in)
  * copies of an fp8 run's weights, else the weights' own size. */
 static double gather_bytes(const sim_input_t *in)
 {
-    if (in->opt.fp8_param_gather && in->layout->precision == PRECISION_FP8)
-        return 1;
+    if (in->opt.fp8_param_gather && layout_precision_quantized(in->layout->precision))
+        return layout_precision_fp4(in->layout->precision) ? 0.5 + 1.0 / 16 : 1;
     return layout_weight_bytes(in->layout->precision);
 }
 
@@ -414,11 +431,14 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
     pr.in = in;
     pr.p = in->profile;
     pr.out = out;
-    pr.fp8 = l->precision == PRECISION_FP8 && in->profile->peak_tflops[DTYPE_FP8] > 0;
-    pr.dt = l->precision == PRECISION_FP32 ? DTYPE_TF32
-            : pr.fp8                        ? DTYPE_FP8
-            : l->precision == PRECISION_FP16 ? DTYPE_FP16
-                                             : DTYPE_BF16;
+    prec_costs_t q;
+    if (in->opt.prec_for == (int)l->precision + 1) {
+        q = in->opt.prec;
+    } else if ((rc = prec_costs(l->precision, &q, err))) {
+        return rc;
+    }
+    pr.q = &q;
+    pr.dt = q.gemm_dtype;
     pr.e = layout_weight_bytes(l->precision);
     pr.t = l->tp;
     pr.T = (double)l->seq_len / l->cp * l->micro_batch;

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 
 #include "profile/profile.h"
+#include "sim/precision.h"
 #include "common/error.h"
 #include "models/layout.h"
 #include "models/model.h"
@@ -64,8 +65,16 @@ typedef struct {
                                   reductions; 0 = the main gradients' (layout) */
     bool fp8_param_gather;     /* fp8 runs gather parameters in fp8 (1 byte) */
     char attn_kernel[16];      /* fused attention kernel ("cudnn", "flash2", ...) */
+    bool fp8_weight_cache;     /* quantized weights reused for the step's micro-batches */
+    prec_costs_t prec;         /* the precision recipe's costs ... */
+    int prec_for;              /* ... for precision prec_for - 1 (0: not loaded;
+                                  sim_costs loads them) */
     zero3_opts_t zero3;
 } sim_options_t;
+
+/* Load the costs of precision p into o (sim_costs does it when they are
+ * missing; callers that price many layouts do it once). */
+int sim_options_precision(sim_options_t *o, precision_t p, err_t *err);
 
 /* Megatron-Core defaults: overlapped grad reduce and param gather, async
  * TP gradient reduction, no TP comm overlap, 40M-parameter buckets, causal

@@ -31,7 +31,9 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
         (rc = json_get_bool(o, "fp8_param_gather", ctx, JSON_OPTIONAL, &opt->fp8_param_gather,
                             err)) ||
         (rc = json_get_string(o, "attention_kernel", ctx, JSON_OPTIONAL, opt->attn_kernel,
-                              sizeof opt->attn_kernel, err)))
+                              sizeof opt->attn_kernel, err)) ||
+        (rc = json_get_bool(o, "fp8_weight_cache", ctx, JSON_OPTIONAL, &opt->fp8_weight_cache,
+                            err)))
         return rc;
     if (strcmp(p2p, "schedule") == 0)
         opt->overlap_p2p = -1;
@@ -62,7 +64,7 @@ static int read_zero3(const cJSON *o, const json_ctx_t *ctx, zero3_opts_t *z, er
 
 static int read_layout(const cJSON *o, const json_ctx_t *ctx, fw_preset_t *p, err_t *err)
 {
-    char rc_name[16] = "none", batch[24] = "micro_batch";
+    char rc_name[16] = "none", batch[24] = "micro_batch", fp8[16] = "fp8";
     int rc;
     if ((rc = json_expect_object(o, ctx, err)) ||
         (rc = json_get_bool(o, "flash_attention", ctx, JSON_REQUIRED, &p->flash_attention, err)) ||
@@ -74,7 +76,8 @@ static int read_layout(const cJSON *o, const json_ctx_t *ctx, fw_preset_t *p, er
         (rc = json_get_int(o, "zero_min", ctx, JSON_REQUIRED, 0, 3, &p->zero_min, err)) ||
         (rc = json_get_string(o, "recompute", ctx, JSON_REQUIRED, rc_name, sizeof rc_name, err)) ||
         (rc = json_get_string(o, "batch", ctx, JSON_OPTIONAL, batch, sizeof batch, err)) ||
-        (rc = json_get_double(o, "gpt_dropout", ctx, JSON_OPTIONAL, 0, 1, &p->gpt_dropout, err)))
+        (rc = json_get_double(o, "gpt_dropout", ctx, JSON_OPTIONAL, 0, 1, &p->gpt_dropout, err)) ||
+        (rc = json_get_string(o, "fp8_recipe", ctx, JSON_OPTIONAL, fp8, sizeof fp8, err)))
         return rc;
     static const char *const rules[] = {"micro_batch", "whole_share", "local_split_pp",
                                         "local_size1"};
@@ -88,6 +91,9 @@ static int read_layout(const cJSON *o, const json_ctx_t *ctx, fw_preset_t *p, er
                         "(got '%s')",
                         batch);
     p->batch = (fw_batch_rule_t)k;
+    if (layout_parse_precision(fp8, &p->fp8_recipe, err) || !layout_precision_quantized(p->fp8_recipe))
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "fp8_recipe: not an fp8 recipe ('%s')",
+                        fp8);
     if (p->grad_bytes != 2 && p->grad_bytes != 4)
         return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "grad_bytes: 2 or 4 (got %d)",
                         p->grad_bytes);

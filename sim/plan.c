@@ -214,6 +214,10 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
         return ERR_INPUT;
     }
     bool flash = scratch.flash_attention;
+    if (sim_options_precision(&opt, space->precision, err)) {
+        free(cl.v);
+        return ERR_INPUT;
+    }
     /* 1. validity, memory and the bound, in parallel */
     long kept = 0;
     out->smallest_memory_gib = INFINITY;

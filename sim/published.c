@@ -226,10 +226,25 @@ static void row_recompute(const char *text, const fw_preset_t *fw, layout_t *l)
         l->recompute = RECOMPUTE_NONE;
 }
 
-static void row_precision(const char *text, layout_t *l)
+/* The precision column: the recipe it names; a bare "fp8" is the preset's
+ * default fp8 recipe. */
+static void row_precision(const char *text, const fw_preset_t *fw, layout_t *l)
 {
-    if (has(text, "fp8"))
-        l->precision = PRECISION_FP8;
+    if (has(text, "nvfp4"))
+        l->precision = PRECISION_NVFP4;
+    else if (has(text, "mxfp4"))
+        l->precision = PRECISION_MXFP4;
+    else if (has(text, "mxfp8") || has(text, "FP8-MX") || has(text, "fp8_mx"))
+        l->precision = PRECISION_MXFP8;
+    else if (has(text, "blockwise") || has(text, "subchannel"))
+        l->precision = PRECISION_FP8_BLOCK;
+    else if (has(text, "rowwise"))
+        l->precision = PRECISION_FP8_ROWWISE;
+    else if (has(text, "current scaling") || has(text, "FP8-CS") || has(text, "tensorwise") ||
+             has(text, "dynamic"))
+        l->precision = PRECISION_FP8_CS;
+    else if (has(text, "fp8"))
+        l->precision = fw->fp8_recipe;
     else if (has(text, "fp16"))
         l->precision = PRECISION_FP16;
     else
@@ -361,7 +376,7 @@ static int setup_row(const csv_t *c, int i, pub_row_t *v, row_setup_t *r, err_t 
         l->schedule = SCHEDULE_INTERLEAVED;
     row_zero(csv_get(c, i, "zero_or_fsdp"), l);
     row_recompute(csv_get(c, i, "act_recompute"), &r->fw, l);
-    row_precision(csv_get(c, i, "precision"), l);
+    row_precision(csv_get(c, i, "precision"), &r->fw, l);
     l->seq_len = lead_int(csv_get(c, i, "seq_len"));
     int mb = lead_int(csv_get(c, i, "micro_batch")), gb = lead_int(csv_get(c, i, "global_batch_seqs"));
     switch (r->fw.batch) {

@@ -33,6 +33,9 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
         return rc;
     if (s->layout.tp == 1)
         s->opt.tp_comm_overlap = false; /* no TP group: nothing to overlap */
+    if ((rc = prec_check_gpu(s->layout.precision, &s->cluster.gpu, err)) ||
+        (rc = sim_options_precision(&s->opt, s->layout.precision, err)))
+        return rc;
     if (s->opt.tp_comm_overlap && !s->layout.sequence_parallel)
         return err_setf(err, ERR_INPUT, NULL, "--tp-comm-overlap",
                         "needs --sequence-parallel (Transformer Engine overlaps the "

@@ -1,0 +1,40 @@
+/* precision: what a low-precision recipe costs and where it can run
+ * (sim/catalog/precisions.json).
+ *
+ * The GEMMs of an fp8 or fp4 recipe run at the GPU's fp8 or fp4 rate; their
+ * inputs are quantized first, which moves memory: each forward input, each
+ * backward output gradient, and the weights once per step or per
+ * micro-batch. A recipe needs what the GPU has: fp8 tensor cores, hardware
+ * block scaling (MX formats) or fp4 tensor cores.
+ */
+#ifndef SCALEPLAN_SIM_PRECISION_H
+#define SCALEPLAN_SIM_PRECISION_H
+
+#include <stdbool.h>
+
+#include "common/error.h"
+#include "models/layout.h"
+#include "topologies/gpu.h"
+
+typedef struct {
+    bool quantized;          /* an fp8/fp4 recipe (false: bf16/fp16/fp32) */
+    dtype_t gemm_dtype;      /* what the GEMMs run in */
+    double cast_input;       /* bytes moved per forward input element */
+    double cast_grad;        /* per backward output-gradient element */
+    double cast_weight;      /* per weight element */
+    bool weight_cast_per_step; /* cached across the step's micro-batches */
+} prec_costs_t;
+
+/* The costs of precision p (bf16/fp16/fp32: not quantized, GEMMs in their
+ * own dtype). ERR_INPUT names the catalog file when it is broken. */
+int prec_costs(precision_t p, prec_costs_t *out, err_t *err);
+
+/* Whether g can run p; else ERR_INPUT on --precision naming the GPU's
+ * precisions ("h100-sxm runs bf16, fp16, fp32, fp8, fp8-cs, fp8-block,
+ * fp8-rowwise"). */
+int prec_check_gpu(precision_t p, const gpu_t *g, err_t *err);
+
+/* The precisions g can run, comma separated, into buf. */
+void prec_list_for_gpu(const gpu_t *g, char *buf, size_t cap);
+
+#endif
