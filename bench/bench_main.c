@@ -132,7 +132,7 @@ static int bench_70b_layouts(void)
         for (size_t a = 0; a < 4 && n < WANT; a++)
             for (size_t b = 0; b < sizeof pps / sizeof pps[0] && n < WANT; b++)
                 for (size_t c = 0; c < 3 && n < WANT; c++)
-                    for (int rc = 0; rc < RECOMPUTE_COUNT && n < WANT; rc++)
+                    for (int rc = 0; rc <= RECOMPUTE_FULL && n < WANT; rc++)
                         for (int sp = 0; sp < 2 && n < WANT; sp++) {
                             layout_t l;
                             layout_defaults(&l);

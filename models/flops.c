@@ -41,6 +41,14 @@ double model_recompute_flops_per_token(const model_t *m, int seq_len,
         return f.fwd_per_token_layers;
     case RECOMPUTE_SELECTIVE:
         return f.fwd_per_token[FLOP_ATTN_SCORES] + f.fwd_per_token[FLOP_ATTN_VALUES];
+    case RECOMPUTE_OPS: {
+        /* every second matmul: wk, wo and w3 (w2 without a gate) */
+        double qw = model_q_width(m), kvw = model_kv_width(m);
+        double wk = f.fwd_per_token[FLOP_QKV] * kvw / (qw + 2 * kvw);
+        double third = m->mlp == MODEL_MLP_SWIGLU ? f.fwd_per_token[FLOP_MLP_IN] / 2
+                                                  : f.fwd_per_token[FLOP_MLP_OUT];
+        return wk + f.fwd_per_token[FLOP_ATTN_OUT] + third;
+    }
     default:
         return 0;
     }

@@ -25,8 +25,7 @@ void layout_defaults(layout_t *l)
 
 static const char *schedule_names[SCHEDULE_COUNT] = {"gpipe", "1f1b",
                                                      "interleaved"};
-static const char *recompute_names[RECOMPUTE_COUNT] = {"none", "selective",
-                                                       "full"};
+static const char *recompute_names[RECOMPUTE_COUNT] = {"none", "selective", "full", "ops"};
 static const char *precision_names[PRECISION_COUNT] = {
     "bf16", "fp16", "fp8", "fp32", "fp8-cs", "mxfp8", "fp8-block", "fp8-rowwise", "nvfp4", "mxfp4"};
 

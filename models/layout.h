@@ -29,6 +29,9 @@ typedef enum {
     RECOMPUTE_NONE = 0,
     RECOMPUTE_SELECTIVE = 1, /* attention core only (Korthikanti et al.) */
     RECOMPUTE_FULL = 2,      /* whole layers; only layer inputs kept */
+    RECOMPUTE_OPS = 3,       /* torchtitan's op-level selective policy: every
+                                other matmul and all elementwise ops
+                                recomputed; attention outputs kept */
     RECOMPUTE_COUNT
 } recompute_t;
 

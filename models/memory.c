@@ -108,6 +108,17 @@ double model_layer_activation_bytes(const model_t *m, const layout_t *l)
     }
     case RECOMPUTE_SELECTIVE:
         return sum_terms(m, l, true);
+    case RECOMPUTE_OPS: {
+        /* torchtitan's op-level policy keeps the block input, the outputs of
+         * the matmuls it does not recompute (wq, wv, w1, w2) and the
+         * attention output with its log-sum-exp; the rest is rebuilt. */
+        double e = layout_weight_bytes(l->precision);
+        double sb = ((double)l->seq_len / l->cp) * l->micro_batch;
+        double qw = model_q_width(m), kvw = model_kv_width(m);
+        double rep = sb * 2 * m->hidden * e;                      /* input, w2 out */
+        double split = sb * (qw + kvw + qw + m->ffn) * e + sb * m->n_heads * 4;
+        return (l->sequence_parallel ? rep / l->tp : rep) + split / l->tp;
+    }
     default:
         return sum_terms(m, l, false);
     }

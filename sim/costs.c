@@ -24,8 +24,15 @@ void sim_options_default(sim_options_t *o)
     o->straggler_cv = -1;
     snprintf(o->attn_kernel, sizeof o->attn_kernel, "cudnn");
     o->fp8_weight_cache = true;
+    sim_options_compiled(o);
     o->zero3.regather_backward = true;
+    o->zero3.prefetch_backward = true;
     o->zero3.reshard_with_pp = true;
+}
+
+void sim_options_compiled(sim_options_t *o)
+{
+    o->eager_norm = o->eager_rope = o->eager_act = 1;
 }
 
 int sim_options_precision(sim_options_t *o, precision_t p, err_t *err)
@@ -215,9 +222,13 @@ static void price_tp(pricer_t *pr, const gemm_cost_t *qkv, const gemm_cost_t *pr
         double ag = coll(pr, COLL_ALL_GATHER, s, bytes);
         double rs = coll(pr, COLL_REDUCE_SCATTER, s, bytes);
         if (o->tp_comm_overlap) {
-            out->fwd.tp += overlapped(ag, col[i]->fwd, pr->t) + overlapped(rs, row[i]->fwd, pr->t);
+            /* the GEMMs the collectives run beside lose the SMs they take */
+            double c = o->tp_overlap_cost;
+            out->fwd.tp += overlapped(ag, col[i]->fwd, pr->t) + overlapped(rs, row[i]->fwd, pr->t) +
+                           c * (col[i]->fwd + row[i]->fwd);
             out->bwd.tp += overlapped(ag, row[i]->dgrad, pr->t) +
-                           overlapped(ag + rs, col[i]->dgrad + col[i]->wgrad, pr->t);
+                           overlapped(ag + rs, col[i]->dgrad + col[i]->wgrad, pr->t) +
+                           c * (row[i]->dgrad + col[i]->dgrad + col[i]->wgrad);
         } else {
             /* forward: gather before the column-parallel GEMM, scatter
              * after the row-parallel one; backward: gather the output
@@ -260,14 +271,16 @@ static void price_layer(pricer_t *pr)
     double h = m->hidden, f = m->ffn, t = pr->t, e = pr->e;
     double qw = model_q_width(m), kvw = model_kv_width(m);
     double gate = m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
-    double norm_f = mem(pr, 2 * pr->Tn * h * e), norm_b = mem(pr, 3 * pr->Tn * h * e);
+    const sim_options_t *o = &pr->in->opt;
+    double norm_f = mem(pr, 2 * pr->Tn * h * e * o->eager_norm);
+    double norm_b = mem(pr, 3 * pr->Tn * h * e * o->eager_norm);
     double resid_bytes = 3 * pr->Tn * h * e + (m->dropout > 0 ? pr->Tn * h : 0);
 
     add_op(pr, "norm_1", norm_f, norm_b);
     gemm_cost_t qkv = linear(pr, pr->T, (qw + 2 * kvw) / t, h);
     add_op(pr, "qkv", qkv.fwd, qkv.dgrad + qkv.wgrad);
     if (m->pos == MODEL_POS_ROPE) {
-        double bytes = 2 * pr->T * (qw + kvw) / t * e;
+        double bytes = 2 * pr->T * (qw + kvw) / t * e * o->eager_rope;
         add_op(pr, "rope", mem(pr, bytes), mem(pr, bytes));
     }
     double attn_f, attn_b;
@@ -281,9 +294,9 @@ static void price_layer(pricer_t *pr)
     add_op(pr, "mlp_in", fc1.fwd, fc1.dgrad + fc1.wgrad);
     double act = pr->T * f / t * e;
     if (m->mlp == MODEL_MLP_SWIGLU)
-        add_op(pr, "swiglu", mem(pr, 3 * act), mem(pr, 5 * act));
+        add_op(pr, "swiglu", mem(pr, 3 * act * o->eager_act), mem(pr, 5 * act * o->eager_act));
     else
-        add_op(pr, "gelu", mem(pr, 2 * act), mem(pr, 3 * act));
+        add_op(pr, "gelu", mem(pr, 2 * act * o->eager_act), mem(pr, 3 * act * o->eager_act));
     gemm_cost_t fc2 = linear(pr, pr->T, h, f / t);
     add_op(pr, "mlp_out", fc2.fwd, fc2.dgrad + fc2.wgrad);
     add_op(pr, "residual_2", mem(pr, resid_bytes), mem(pr, 2 * resid_bytes));
@@ -293,7 +306,16 @@ static void price_layer(pricer_t *pr)
     /* Recompute runs forward work again inside the backward pass. */
     if (l->recompute == RECOMPUTE_SELECTIVE)
         out->bwd.recompute = attn_f;
-    else if (l->recompute == RECOMPUTE_FULL) {
+    else if (l->recompute == RECOMPUTE_OPS) {
+        /* torchtitan's op-level policy (parallelize_llama.py): of the
+         * matmuls in execution order (wq, wk, wv, wo, w1, [w3], w2) every
+         * second one is recomputed (wk, wo, w3; wk, wo, w2 without a gate),
+         * every elementwise op too; the attention output is kept. */
+        double mem_ops = out->fwd.compute - qkv.fwd - attn_f - proj.fwd - fc1.fwd - fc2.fwd;
+        double wk = qkv.fwd * kvw / (qw + 2 * kvw);
+        double third = m->mlp == MODEL_MLP_SWIGLU ? fc1.fwd / 2 : fc2.fwd;
+        out->bwd.recompute = mem_ops + wk + proj.fwd + third;
+    } else if (l->recompute == RECOMPUTE_FULL) {
         out->bwd.recompute = out->fwd.compute;
         out->bwd.tp += out->fwd.tp;
         out->bwd.cp += out->fwd.cp;
@@ -399,11 +421,16 @@ static void price_zero3(const sim_input_t *in, step_costs_t *out)
         /* each gather waits for the compute before it and blocks the next */
         out->fwd.dp = g;
         out->bwd.dp = g_bwd + fmax(0, r - bwd_compute);
-    } else {
+    } else if (z->prefetch_backward) {
         /* prefetched one layer ahead: exposed when a gather outlasts the
          * compute it hides behind; gathers and reductions share the links */
         out->fwd.dp = fmax(0, g - fwd_compute);
         out->bwd.dp = fmax(0, g_bwd + r - bwd_compute);
+    } else {
+        /* the backward's gather waits for the current layer's gradients:
+         * only the reduction overlaps the compute */
+        out->fwd.dp = fmax(0, g - fwd_compute);
+        out->bwd.dp = g_bwd + fmax(0, r - bwd_compute);
     }
 }
 

@@ -42,6 +42,10 @@ typedef struct {
     bool reshard_with_pp;       /* with pipeline stages, gather and reduce per
                                    micro-batch (false: once per step, the
                                    parameters kept across micro-batches) */
+    bool prefetch_backward;     /* the backward's gathers issued a layer ahead
+                                   (FSDP BACKWARD_PRE, FSDP2); false: after the
+                                   current layer's gradients (BACKWARD_POST),
+                                   so the next layer waits for its gather */
     double path_gbs;            /* the implementation's own throughput limit per
                                    GPU for gathers and reductions, GB/s of bus
                                    traffic; 0 = what NCCL reaches */
@@ -53,6 +57,8 @@ typedef struct {
                                   step's forward (distributed optimizer) */
     bool tp_comm_overlap;      /* TP all-gather/reduce-scatter pipelined with
                                   GEMMs (Transformer Engine userbuffers; needs SP) */
+    double tp_overlap_cost;    /* share of an overlapped GEMM's time lost to the
+                                  communication beside it (SMs it takes) */
     bool async_tp_grad;        /* backward TP reduction of input gradients
                                   overlapped with the weight-gradient GEMM */
     int overlap_p2p;           /* pipeline transfers asynchronous: 1 yes, 0 no,
@@ -66,11 +72,20 @@ typedef struct {
     bool fp8_param_gather;     /* fp8 runs gather parameters in fp8 (1 byte) */
     char attn_kernel[16];      /* fused attention kernel ("cudnn", "flash2", ...) */
     bool fp8_weight_cache;     /* quantized weights reused for the step's micro-batches */
+    /* Memory traffic of the elementwise ops relative to one fused kernel
+     * (1 = fused, e.g. Transformer Engine or torch.compile; eager PyTorch
+     * decomposes RMSNorm, rotary embeddings and SwiGLU into several
+     * kernels, each reading and writing the tensor). */
+    double eager_norm, eager_rope, eager_act;
     prec_costs_t prec;         /* the precision recipe's costs ... */
     int prec_for;              /* ... for precision prec_for - 1 (0: not loaded;
                                   sim_costs loads them) */
     zero3_opts_t zero3;
 } sim_options_t;
+
+/* The fused elementwise kernels of a compiled model (torch.compile): the
+ * eager multipliers back to 1. */
+void sim_options_compiled(sim_options_t *o);
 
 /* Load the costs of precision p into o (sim_costs does it when they are
  * missing; callers that price many layouts do it once). */

@@ -33,7 +33,12 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
         (rc = json_get_string(o, "attention_kernel", ctx, JSON_OPTIONAL, opt->attn_kernel,
                               sizeof opt->attn_kernel, err)) ||
         (rc = json_get_bool(o, "fp8_weight_cache", ctx, JSON_OPTIONAL, &opt->fp8_weight_cache,
-                            err)))
+                            err)) ||
+        (rc = json_get_double(o, "tp_overlap_cost", ctx, JSON_OPTIONAL, 0, 0.9, &opt->tp_overlap_cost,
+                              err)) ||
+        (rc = json_get_double(o, "eager_norm", ctx, JSON_OPTIONAL, 1, 100, &opt->eager_norm, err)) ||
+        (rc = json_get_double(o, "eager_rope", ctx, JSON_OPTIONAL, 1, 100, &opt->eager_rope, err)) ||
+        (rc = json_get_double(o, "eager_act", ctx, JSON_OPTIONAL, 1, 100, &opt->eager_act, err)))
         return rc;
     if (strcmp(p2p, "schedule") == 0)
         opt->overlap_p2p = -1;
@@ -50,6 +55,7 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
 static int read_zero3(const cJSON *o, const json_ctx_t *ctx, zero3_opts_t *z, err_t *err)
 {
     int rc;
+    z->prefetch_backward = true;
     if ((rc = json_expect_object(o, ctx, err)) ||
         (rc = json_get_bool(o, "gather_blocks_compute", ctx, JSON_REQUIRED,
                             &z->gather_blocks_compute, err)) ||
@@ -57,6 +63,8 @@ static int read_zero3(const cJSON *o, const json_ctx_t *ctx, zero3_opts_t *z, er
                             err)) ||
         (rc = json_get_bool(o, "grad_all_reduce", ctx, JSON_REQUIRED, &z->grad_all_reduce, err)) ||
         (rc = json_get_bool(o, "reshard_with_pp", ctx, JSON_REQUIRED, &z->reshard_with_pp, err)) ||
+        (rc = json_get_bool(o, "prefetch_backward", ctx, JSON_OPTIONAL, &z->prefetch_backward,
+                            err)) ||
         (rc = json_get_double(o, "path_gbs", ctx, JSON_REQUIRED, 0, 1e6, &z->path_gbs, err)))
         return rc;
     return ERR_OK;

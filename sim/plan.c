@@ -119,7 +119,7 @@ static void enumerate(const model_t *m, const cluster_t *c, const plan_space_t *
                         int gb = pick_batch(s->global_batch_min, s->global_batch_max, step);
                         if (!gb)
                             continue;
-                        for (int rc = 0; rc < RECOMPUTE_COUNT; rc++)
+                        for (int rc = 0; rc <= RECOMPUTE_FULL; rc++)
                             for (int sp = 0; sp <= (tp > 1 && s->allow_sp); sp++)
                                 for (int z = 0; z < 3; z++) {
                                     if (z == 2 && !s->allow_fsdp)

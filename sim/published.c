@@ -217,7 +217,7 @@ static void row_recompute(const char *text, const fw_preset_t *fw, layout_t *l)
         return;
     }
     if (has(text, "op-level") || has(text, "per-op") || has(text, "default config (selective"))
-        l->recompute = RECOMPUTE_SELECTIVE; /* refined by the op-level policy later */
+        l->recompute = RECOMPUTE_OPS;
     else if (has(text, "selective"))
         l->recompute = RECOMPUTE_SELECTIVE;
     else if (has(text, "full"))
@@ -285,6 +285,18 @@ static void notes_flags(const char *notes, sim_options_t *o, layout_t *l)
     }
     if (has(notes, "--sequence-parallel"))
         l->sequence_parallel = true;
+}
+
+/* Features the framework column names ("torchtitan 3D + compile + Float8
+ * + AsyncTP"): compiled elementwise kernels, asynchronous (overlapped) TP. */
+static void framework_flags(const char *text, sim_options_t *o, layout_t *l)
+{
+    if (has(text, "compile"))
+        sim_options_compiled(o);
+    if ((has(text, "async TP") || has(text, "AsyncTP")) && l->tp > 1) {
+        o->tp_comm_overlap = true;
+        l->sequence_parallel = true;
+    }
 }
 
 /* ------------------------------------------------------------ one row */
@@ -400,6 +412,7 @@ static int setup_row(const csv_t *c, int i, pub_row_t *v, row_setup_t *r, err_t 
         break;
     }
     notes_flags(csv_get(c, i, "notes"), &r->s.opt, l);
+    framework_flags(fw_text, &r->s.opt, l);
     uneven_split(l, &r->s.model);
     if ((rc = scenario_finish(&r->s, NULL, &e))) {
         skip(v, e.msg);
