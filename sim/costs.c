@@ -172,7 +172,9 @@ static void price_attention(pricer_t *pr, double *fwd, double *bwd)
          * causal mask. Backward does 2.5x the forward's matmuls (five
          * GEMM-shaped products to the forward's two). */
         double flops = 4 * pr->T * s * heads * hd * (pr->in->opt.causal ? 0.5 : 1.0);
-        prof_attn_call_t call = {pr->in->opt.attn_kernel, pr->in->opt.causal, s, m->head_dim};
+        /* a ring attends block by block: each call sees s/cp keys */
+        double keys = l->cp > 1 && pr->in->opt.cp_comm == CP_RING ? s_loc : s;
+        prof_attn_call_t call = {pr->in->opt.attn_kernel, pr->in->opt.causal, keys, m->head_dim};
         dtype_t dt = (pr->dt == DTYPE_FP8 || pr->dt == DTYPE_FP4) ? DTYPE_BF16 : pr->dt;
         *fwd = prof_attn_time(pr->p, dt, &call, flops, false);
         *bwd = prof_attn_time(pr->p, dt, &call, 2.5 * flops, true);
@@ -243,8 +245,10 @@ static void price_tp(pricer_t *pr, const gemm_cost_t *qkv, const gemm_cost_t *pr
     }
 }
 
-/* Context-parallel ring: cp - 1 exchanges of a K/V block per pass, each
- * hidden behind the attention of the block in hand. */
+/* Context parallelism's K/V exchange, by the framework's method
+ * (cp_comm_t): a ring hides each block's transfer behind the attention of
+ * the block in hand; an all-gather (and the reduce-scatter of the K/V
+ * gradients) and Ulysses' all-to-alls sit on the critical path. */
 static void price_cp(pricer_t *pr, double attn_fwd, double attn_bwd)
 {
     const layout_t *l = pr->in->layout;
@@ -252,15 +256,32 @@ static void price_cp(pricer_t *pr, double attn_fwd, double attn_bwd)
         return;
     const cluster_t *c = pr->in->cluster;
     const group_place_t *g = &pr->out->placement.group[GROUP_CP];
-    group_place_t pair = {2, g->stride, g->crosses_nodes ? 2 : 1, g->crosses_nodes ? 1 : 2,
-                          g->crosses_nodes};
-    coll_span_t s = span_of(c, &pair);
-    double kv = 2 * pr->T * model_kv_width(pr->in->model) / pr->t * pr->e;
-    double send_f = coll(pr, COLL_SEND_RECV, &s, kv);
-    double send_b = coll(pr, COLL_SEND_RECV, &s, 2 * kv); /* K/V and their gradients */
-    double steps = l->cp - 1;
-    pr->out->fwd.cp = steps * fmax(0, send_f - attn_fwd / l->cp);
-    pr->out->bwd.cp = steps * fmax(0, send_b - attn_bwd / l->cp);
+    double kv = 2 * pr->T * model_kv_width(pr->in->model) / pr->t * pr->e; /* this rank's K and V */
+    if (pr->in->opt.cp_comm == CP_RING) {
+        group_place_t pair = {2, g->stride, g->crosses_nodes ? 2 : 1, g->crosses_nodes ? 1 : 2,
+                              g->crosses_nodes};
+        coll_span_t s = span_of(c, &pair);
+        double send_f = coll(pr, COLL_SEND_RECV, &s, kv);
+        double send_b = coll(pr, COLL_SEND_RECV, &s, 2 * kv); /* K/V and their gradients */
+        double steps = l->cp - 1;
+        pr->out->fwd.cp = steps * fmax(0, send_f - attn_fwd / l->cp);
+        pr->out->bwd.cp = steps * fmax(0, send_b - attn_bwd / l->cp);
+        return;
+    }
+    coll_span_t s = span_of(c, g);
+    if (pr->in->opt.cp_comm == CP_ALLGATHER) {
+        double ag = coll(pr, COLL_ALL_GATHER, &s, kv * l->cp);
+        pr->out->fwd.cp = ag;
+        pr->out->bwd.cp = ag + coll(pr, COLL_REDUCE_SCATTER, &s, kv * l->cp);
+        return;
+    }
+    /* Ulysses: Q, K, V in and the output back, each an all-to-all of this
+     * rank's share; twice as many in the backward */
+    double qkvo = pr->T * (2 * model_q_width(pr->in->model) + 2 * model_kv_width(pr->in->model)) /
+                  pr->t * pr->e;
+    double a2a = coll(pr, COLL_ALL_TO_ALL, &s, qkvo);
+    pr->out->fwd.cp = a2a;
+    pr->out->bwd.cp = 2 * a2a;
 }
 
 static void price_layer(pricer_t *pr)

@@ -28,6 +28,17 @@
 #include "topologies/cluster.h"
 #include "topologies/placement.h"
 
+/* Context parallelism's K/V exchange. */
+typedef enum {
+    CP_RING = 0,  /* P2P ring (Megatron/Transformer Engine "p2p"): cp - 1 steps,
+                     each attending over one K/V block of s/cp while the next
+                     block arrives */
+    CP_ALLGATHER, /* K/V all-gathered first, one attention over s keys; the
+                     K/V gradients reduce-scattered (torchtitan "allgather") */
+    CP_A2A        /* all-to-all between sequence and head splits (Ulysses):
+                     each rank attends over all s keys with heads/cp heads */
+} cp_comm_t;
+
 /* ZeRO-3 / FSDP as a framework runs it: per layer and micro-batch the
  * parameters are gathered for the forward and, when they are resharded
  * after it, again for the backward; the gradients are reduce-scattered (or
@@ -57,6 +68,7 @@ typedef struct {
                                   step's forward (distributed optimizer) */
     bool tp_comm_overlap;      /* TP all-gather/reduce-scatter pipelined with
                                   GEMMs (Transformer Engine userbuffers; needs SP) */
+    cp_comm_t cp_comm;         /* how context parallelism exchanges K/V */
     double tp_overlap_cost;    /* share of an overlapped GEMM's time lost to the
                                   communication beside it (SMs it takes) */
     bool async_tp_grad;        /* backward TP reduction of input gradients

@@ -14,7 +14,7 @@
 
 static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *opt, err_t *err)
 {
-    char p2p[16] = "schedule";
+    char p2p[16] = "schedule", cp[16] = "ring";
     int rc;
     if ((rc = json_expect_object(o, ctx, err)) ||
         (rc = json_get_bool(o, "overlap_grad_reduce", ctx, JSON_REQUIRED,
@@ -34,12 +34,22 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
                               sizeof opt->attn_kernel, err)) ||
         (rc = json_get_bool(o, "fp8_weight_cache", ctx, JSON_OPTIONAL, &opt->fp8_weight_cache,
                             err)) ||
+        (rc = json_get_string(o, "cp_comm", ctx, JSON_OPTIONAL, cp, sizeof cp, err)) ||
         (rc = json_get_double(o, "tp_overlap_cost", ctx, JSON_OPTIONAL, 0, 0.9, &opt->tp_overlap_cost,
                               err)) ||
         (rc = json_get_double(o, "eager_norm", ctx, JSON_OPTIONAL, 1, 100, &opt->eager_norm, err)) ||
         (rc = json_get_double(o, "eager_rope", ctx, JSON_OPTIONAL, 1, 100, &opt->eager_rope, err)) ||
         (rc = json_get_double(o, "eager_act", ctx, JSON_OPTIONAL, 1, 100, &opt->eager_act, err)))
         return rc;
+    if (strcmp(cp, "ring") == 0)
+        opt->cp_comm = CP_RING;
+    else if (strcmp(cp, "allgather") == 0)
+        opt->cp_comm = CP_ALLGATHER;
+    else if (strcmp(cp, "a2a") == 0)
+        opt->cp_comm = CP_A2A;
+    else
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
+                        "cp_comm: use ring, allgather or a2a (got '%s')", cp);
     if (strcmp(p2p, "schedule") == 0)
         opt->overlap_p2p = -1;
     else if (strcmp(p2p, "true") == 0)
