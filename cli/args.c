@@ -387,6 +387,11 @@ int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l,
                             m->n_layers, per_vstage, denom);
         l->vpp = (int)(m->n_layers / denom);
     }
+    /* A ZeRO stage shards the optimizer itself: a framework preset's
+     * distributed optimizer (its stage-1 default) gives way to it; only an
+     * explicit --distributed-optimizer next to --zero is a contradiction. */
+    if (l->zero >= 1 && !cli_has(a, "--distributed-optimizer"))
+        l->distributed_optimizer = false;
     /* Virtual stages imply the interleaved schedule unless one is named. */
     if (l->vpp > 1 && !cli_has(a, "--schedule"))
         l->schedule = SCHEDULE_INTERLEAVED;

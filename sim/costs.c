@@ -25,6 +25,11 @@ void sim_options_default(sim_options_t *o)
     snprintf(o->attn_kernel, sizeof o->attn_kernel, "cudnn");
     o->fp8_weight_cache = true;
     sim_options_compiled(o);
+    tpo_default(&o->tp_overlap);
+    /* Megatron's unfused vocabulary-parallel cross entropy (see the
+     * megatron-core preset for the passes) */
+    o->ce_fwd_bytes = 38;
+    o->ce_bwd_bytes = 14;
     o->zero3.regather_backward = true;
     o->zero3.prefetch_backward = true;
     o->zero3.reshard_with_pp = true;
@@ -126,6 +131,7 @@ static double gemm(const pricer_t *pr, double M, double N, double K, double batc
 
 typedef struct {
     double fwd, dgrad, wgrad;
+    double m, n, k; /* the forward's shape: Y[m x n] = X[m x k] W[k x n] */
 } gemm_cost_t;
 
 /* Y[M x N] = X[M x K] W[K x N]: forward, input gradient, weight gradient,
@@ -135,7 +141,7 @@ typedef struct {
  * forward). */
 static gemm_cost_t linear(const pricer_t *pr, double M, double N, double K)
 {
-    gemm_cost_t g = {gemm(pr, M, N, K, 1), gemm(pr, M, K, N, 1), gemm(pr, K, N, M, 1)};
+    gemm_cost_t g = {gemm(pr, M, N, K, 1), gemm(pr, M, K, N, 1), gemm(pr, K, N, M, 1), M, N, K};
     const prec_costs_t *q = pr->q;
     if (q->quantized) {
         double mb = pr->in->layout->grad_accum > 0 ? pr->in->layout->grad_accum : 1;
@@ -145,14 +151,6 @@ static gemm_cost_t linear(const pricer_t *pr, double M, double N, double K)
         g.dgrad += mem(pr, q->cast_grad * M * N);
     }
     return g;
-}
-
-/* Exposed part of a collective pipelined with a GEMM (Transformer Engine's
- * chunked overlap): what the GEMM cannot cover plus one chunk's fill. */
-static double overlapped(double comm, double gemm_s, double tp)
-{
-    double uncovered = comm > gemm_s ? comm - gemm_s : 0;
-    return uncovered + comm / (2 * tp);
 }
 
 static double coll(const pricer_t *pr, coll_op_t op, const coll_span_t *s, double bytes)
@@ -199,6 +197,29 @@ static void price_attention(pricer_t *pr, double *fwd, double *bwd)
     *bwd = av_b + dropout_b + softmax_b + qk_b;
 }
 
+/* What one GEMM and the TP collective overlapped with it cost beyond the
+ * GEMM alone (sim/tp_overlap.h): the collective's uncovered part, the last
+ * chunk of a reduce-scatter that nothing follows, the GEMM cut into chunks
+ * (smaller GEMMs run less efficiently) and the SMs the communication
+ * takes. rows/cols/inner: the GEMM's shape, cut along rows; gemm_s its
+ * time whole; rs: the collective reduce-scatters the GEMM's output. */
+static double tpo_cost(const pricer_t *pr, const tpo_role_t *r, double rows, double cols,
+                       double inner, double gemm_s, double comm_s, bool rs)
+{
+    double chunks = r->method == TPO_RING ? pr->t : r->method == TPO_PIPELINE ? r->splits : 1;
+    double split = 0;
+    if (chunks > 1)
+        split = chunks * gemm(pr, rows / chunks, cols, inner, 1) - gemm(pr, rows, cols, inner, 1);
+    double g = gemm_s + fmax(0, split);
+    double tail = rs && chunks > 1 ? comm_s / chunks : 0;
+    double sms = pr->in->cluster->gpu.sm_count > 0 ? pr->in->cluster->gpu.sm_count : 1;
+    double share = fmin(r->sms / sms, 0.9);
+    /* with a margin the GEMM runs on the SMs left for all of its length;
+     * without, the two share the SMs while the communication runs */
+    double sm = r->sm_margin ? g * share / (1 - share) : fmin(g, comm_s) * share;
+    return fmax(0, split) + fmax(0, comm_s - g) + tail + sm;
+}
+
 /* TP collectives of one layer: forward, backward (what stays exposed). */
 static void price_tp(pricer_t *pr, const gemm_cost_t *qkv, const gemm_cost_t *proj,
                      const gemm_cost_t *fc1, const gemm_cost_t *fc2)
@@ -211,6 +232,10 @@ static void price_tp(pricer_t *pr, const gemm_cost_t *qkv, const gemm_cost_t *pr
     const coll_span_t *s = &out->tp_span;
     double bytes = pr->T * pr->in->model->hidden * pr->e; /* full activation */
     const gemm_cost_t *col[2] = {qkv, fc1}, *row[2] = {proj, fc2};
+    const tpo_role_t *roles = NULL;
+    if (o->tp_comm_overlap && l->sequence_parallel && !(o->tp_overlap_off & (1u << l->precision)))
+        roles = tpo_select(&o->tp_overlap, pr->in->cluster->gpu.architecture,
+                           pr->in->model->hidden, l->tp);
     for (int i = 0; i < 2; i++) {
         if (!l->sequence_parallel) {
             /* forward: all-reduce after the row-parallel GEMM; backward:
@@ -223,14 +248,18 @@ static void price_tp(pricer_t *pr, const gemm_cost_t *qkv, const gemm_cost_t *pr
         }
         double ag = coll(pr, COLL_ALL_GATHER, s, bytes);
         double rs = coll(pr, COLL_REDUCE_SCATTER, s, bytes);
-        if (o->tp_comm_overlap) {
-            /* the GEMMs the collectives run beside lose the SMs they take */
-            double c = o->tp_overlap_cost;
-            out->fwd.tp += overlapped(ag, col[i]->fwd, pr->t) + overlapped(rs, row[i]->fwd, pr->t) +
-                           c * (col[i]->fwd + row[i]->fwd);
-            out->bwd.tp += overlapped(ag, row[i]->dgrad, pr->t) +
-                           overlapped(ag + rs, col[i]->dgrad + col[i]->wgrad, pr->t) +
-                           c * (row[i]->dgrad + col[i]->dgrad + col[i]->wgrad);
+        if (roles) {
+            /* forward: gather | column GEMM, row GEMM | scatter; backward:
+             * gather the output gradient | row dgrad, re-gather the input |
+             * column dgrad, scatter the input gradient | column wgrad */
+            const tpo_role_t *r = roles + (i == 0 ? 0 : TPO_FC1_FPROP - TPO_QKV_FPROP);
+            const gemm_cost_t *c = col[i], *w = row[i];
+            out->fwd.tp += tpo_cost(pr, &r[TPO_QKV_FPROP], c->m, c->n, c->k, c->fwd, ag, false) +
+                           tpo_cost(pr, &r[TPO_PROJ_FPROP], w->m, w->n, w->k, w->fwd, rs, true);
+            out->bwd.tp +=
+                tpo_cost(pr, &r[TPO_PROJ_DGRAD], w->m, w->k, w->n, w->dgrad, ag, false) +
+                tpo_cost(pr, &r[TPO_QKV_DGRAD], c->m, c->k, c->n, c->dgrad, ag, false) +
+                tpo_cost(pr, &r[TPO_QKV_WGRAD], c->k, c->n, c->m, c->wgrad, rs, false);
         } else {
             /* forward: gather before the column-parallel GEMM, scatter
              * after the row-parallel one; backward: gather the output
@@ -364,12 +393,14 @@ static void price_edges(pricer_t *pr)
         if (l->sequence_parallel)
             out->embed_bwd.tp = coll(pr, COLL_ALL_GATHER, s, act);
     }
-    /* Head: final norm, logits GEMM, fused vocabulary-parallel cross
-     * entropy in fp32 (read logits, write and read fp32 copies). */
+    /* Head: final norm, logits GEMM, the vocabulary-parallel cross entropy
+     * as the framework computes it (sim_options_t ce_*_bytes). */
     gemm_cost_t logits = linear(pr, pr->T, V / t, h);
     double logit_el = pr->T * V / t;
-    out->head_fwd.compute = mem(pr, 2 * pr->Tn * h * e) + logits.fwd + mem(pr, logit_el * (e + 12));
-    out->head_bwd.compute = mem(pr, logit_el * (4 + e)) + logits.dgrad + logits.wgrad +
+    const sim_options_t *o = &pr->in->opt;
+    out->head_fwd.compute =
+        mem(pr, 2 * pr->Tn * h * e) + logits.fwd + mem(pr, logit_el * o->ce_fwd_bytes);
+    out->head_bwd.compute = mem(pr, logit_el * o->ce_bwd_bytes) + logits.dgrad + logits.wgrad +
                             mem(pr, 3 * pr->Tn * h * e);
     if (l->tp > 1) {
         /* three tiny all-reduces (max, sum of exponentials, target logit) */

@@ -22,6 +22,7 @@
 
 #include "profile/profile.h"
 #include "sim/precision.h"
+#include "sim/tp_overlap.h"
 #include "common/error.h"
 #include "models/layout.h"
 #include "models/model.h"
@@ -69,8 +70,9 @@ typedef struct {
     bool tp_comm_overlap;      /* TP all-gather/reduce-scatter pipelined with
                                   GEMMs (Transformer Engine userbuffers; needs SP) */
     cp_comm_t cp_comm;         /* how context parallelism exchanges K/V */
-    double tp_overlap_cost;    /* share of an overlapped GEMM's time lost to the
-                                  communication beside it (SMs it takes) */
+    tp_overlap_t tp_overlap;   /* how each GEMM's collective is overlapped */
+    unsigned tp_overlap_off;   /* precisions (bit 1 << precision_t) the
+                                  framework runs without TP overlap */
     bool async_tp_grad;        /* backward TP reduction of input gradients
                                   overlapped with the weight-gradient GEMM */
     int overlap_p2p;           /* pipeline transfers asynchronous: 1 yes, 0 no,
@@ -89,6 +91,11 @@ typedef struct {
      * decomposes RMSNorm, rotary embeddings and SwiGLU into several
      * kernels, each reading and writing the tensor). */
     double eager_norm, eager_rope, eager_act;
+    /* Memory traffic of the loss per logit element on this GPU, forward
+     * and backward (bytes): how the framework computes cross entropy over
+     * the vocabulary (fp32 copies, separate max/exp/sum/div passes, or one
+     * fused kernel that writes the gradient in the forward). */
+    double ce_fwd_bytes, ce_bwd_bytes;
     prec_costs_t prec;         /* the precision recipe's costs ... */
     int prec_for;              /* ... for precision prec_for - 1 (0: not loaded;
                                   sim_costs loads them) */

@@ -35,11 +35,28 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
         (rc = json_get_bool(o, "fp8_weight_cache", ctx, JSON_OPTIONAL, &opt->fp8_weight_cache,
                             err)) ||
         (rc = json_get_string(o, "cp_comm", ctx, JSON_OPTIONAL, cp, sizeof cp, err)) ||
-        (rc = json_get_double(o, "tp_overlap_cost", ctx, JSON_OPTIONAL, 0, 0.9, &opt->tp_overlap_cost,
-                              err)) ||
         (rc = json_get_double(o, "eager_norm", ctx, JSON_OPTIONAL, 1, 100, &opt->eager_norm, err)) ||
         (rc = json_get_double(o, "eager_rope", ctx, JSON_OPTIONAL, 1, 100, &opt->eager_rope, err)) ||
-        (rc = json_get_double(o, "eager_act", ctx, JSON_OPTIONAL, 1, 100, &opt->eager_act, err)))
+        (rc = json_get_double(o, "eager_act", ctx, JSON_OPTIONAL, 1, 100, &opt->eager_act, err)) ||
+        (rc = json_get_double(o, "ce_fwd_bytes", ctx, JSON_OPTIONAL, 0, 1000, &opt->ce_fwd_bytes,
+                              err)) ||
+        (rc = json_get_double(o, "ce_bwd_bytes", ctx, JSON_OPTIONAL, 0, 1000, &opt->ce_bwd_bytes,
+                              err)))
+        return rc;
+    const cJSON *tpo = NULL, *off = NULL;
+    if ((rc = json_get_object(o, "tp_overlap", ctx, JSON_OPTIONAL, &tpo, err)) ||
+        (rc = json_get_array(o, "tp_overlap_off_with", ctx, JSON_OPTIONAL, &off, err)))
+        return rc;
+    json_ctx_t offctx = json_ctx_member(ctx, "tp_overlap_off_with");
+    for (const cJSON *e = off ? off->child : NULL; e; e = e->next) {
+        precision_t pr;
+        if (!cJSON_IsString(e) || layout_parse_precision(e->valuestring, &pr, err))
+            return err_setf(err, ERR_INPUT, offctx.file, offctx.path,
+                            "expected precision names (bf16, fp8, nvfp4, ...)");
+        opt->tp_overlap_off |= 1u << pr;
+    }
+    json_ctx_t tctx = json_ctx_member(ctx, "tp_overlap");
+    if (tpo && (rc = tpo_from_json(tpo, &tctx, &opt->tp_overlap, err)))
         return rc;
     if (strcmp(cp, "ring") == 0)
         opt->cp_comm = CP_RING;

@@ -1,0 +1,436 @@
+/* Each framework and hardware mechanism of the cost model, tested by what
+ * it changes: turn it on and off (or pick the presets that differ in it)
+ * and check the difference against the formula the mechanism states, with
+ * the profile's own kernel and collective times. A test here fails if its
+ * mechanism is removed. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/scenario.h"
+#include "sim/step.h"
+#include "tests/testing.h"
+
+typedef struct {
+    scenario_t s;
+    step_costs_t c;
+} priced_t;
+
+/* Start a scenario for model on gpus x gpu under framework fw (NULL: the
+ * default preset). The caller sets layout and options, then price(). */
+static int begin(priced_t *p, const char *model, const char *gpu, int gpus, const char *fw)
+{
+    memset(p, 0, sizeof *p);
+    scenario_spec_t spec = {0};
+    spec.model = model;
+    spec.cluster.gpu = gpu;
+    spec.cluster.n_gpus = gpus;
+    spec.framework = fw;
+    err_t e;
+    int rc = scenario_begin(&spec, &p->s, &e);
+    if (rc)
+        fprintf(stderr, "begin: %s\n", e.msg);
+    return rc;
+}
+
+static int price(priced_t *p)
+{
+    err_t e;
+    int rc = scenario_finish(&p->s, NULL, &e);
+    if (!rc)
+        rc = sim_costs(&p->s.input, &p->c, &e);
+    if (rc)
+        fprintf(stderr, "price: %s\n", e.msg);
+    return rc;
+}
+
+static double op_fwd(const step_costs_t *c, const char *name)
+{
+    for (int i = 0; i < c->n_ops; i++)
+        if (strcmp(c->ops[i].name, name) == 0)
+            return c->ops[i].fwd_s;
+    CU_FAIL("operation not priced");
+    return NAN;
+}
+
+static void set_batch(layout_t *l, int tp, int mb, int gb, int seq)
+{
+    l->tp = tp;
+    l->micro_batch = mb;
+    l->global_batch = gb;
+    l->seq_len = seq;
+    l->sequence_parallel = tp > 1;
+}
+
+/* ------------------------------------------------ TP communication overlap */
+
+/* Llama 3 70B at TP4 on H100: NeMo 25.02 has a userbuffers setting for
+ * hidden 8192 / TP4 on Hopper (proj and fc2 forward pipelined on 24 and 16
+ * SMs with a margin); the same preset on a model it has no setting for runs
+ * Transformer Engine's defaults; a preset that overlaps only its own models
+ * (NeMo 24.07) leaves the collectives exposed elsewhere; Megatron-Bridge
+ * runs NVFP4 without overlap. */
+static void test_tp_overlap_by_gemm(void)
+{
+    priced_t off, nemo, ring;
+    CU_ASSERT_EQUAL_FATAL(begin(&off, "llama3-70b", "h100-sxm", 64, "nemo-25.02"), 0);
+    set_batch(&off.s.layout, 4, 1, 64, 8192);
+    off.s.opt.tp_comm_overlap = false;
+    CU_ASSERT_EQUAL_FATAL(price(&off), 0);
+    CU_ASSERT_EQUAL_FATAL(begin(&nemo, "llama3-70b", "h100-sxm", 64, "nemo-25.02"), 0);
+    set_batch(&nemo.s.layout, 4, 1, 64, 8192);
+    CU_ASSERT_EQUAL_FATAL(price(&nemo), 0);
+    CU_ASSERT_TRUE(nemo.s.opt.tp_comm_overlap);
+    /* the setting found is the recipe's for this model */
+    const tpo_role_t *r = tpo_select(&nemo.s.opt.tp_overlap, "hopper", 8192, 4);
+    CU_ASSERT_EQUAL(r[TPO_PROJ_FPROP].method, TPO_PIPELINE);
+    CU_ASSERT_EQUAL(r[TPO_PROJ_FPROP].sms, 24);
+    CU_ASSERT_TRUE(r[TPO_PROJ_FPROP].sm_margin);
+    CU_ASSERT_EQUAL(r[TPO_QKV_WGRAD].sms, 24);
+    CU_ASSERT_PTR_EQUAL(tpo_select(&nemo.s.opt.tp_overlap, "hopper", 5120, 4),
+                        nemo.s.opt.tp_overlap.def);
+    /* overlap hides most of the exposed TP time; the forward keeps the
+     * SMs its pipelined reduce-scatters take */
+    CU_ASSERT_TRUE(nemo.c.fwd.tp < 0.7 * off.c.fwd.tp);
+    CU_ASSERT_TRUE(nemo.c.bwd.tp < 0.5 * off.c.bwd.tp);
+    CU_ASSERT_TRUE(nemo.c.fwd.tp > 0);
+
+    /* the same collectives by copy-engine rings only: no SMs taken, so
+     * cheaper than the recipe's pipelined reduce-scatters with a margin */
+    CU_ASSERT_EQUAL_FATAL(begin(&ring, "llama3-70b", "h100-sxm", 64, "nemo-25.02"), 0);
+    set_batch(&ring.s.layout, 4, 1, 64, 8192);
+    ring.s.opt.tp_overlap.n_configs = 0;
+    for (int i = 0; i < TPO_COUNT; i++)
+        ring.s.opt.tp_overlap.def[i] = (tpo_role_t){TPO_RING, 1, false, 4};
+    CU_ASSERT_EQUAL_FATAL(price(&ring), 0);
+    CU_ASSERT_TRUE(ring.c.fwd.tp < nemo.c.fwd.tp);
+    /* a pipelined GEMM with a margin of s SMs out of S runs S/(S - s) as
+     * long: raising proj and fc2 forward from 16 to 32 SMs costs more */
+    priced_t more;
+    CU_ASSERT_EQUAL_FATAL(begin(&more, "llama3-70b", "h100-sxm", 64, "nemo-25.02"), 0);
+    set_batch(&more.s.layout, 4, 1, 64, 8192);
+    for (int k = 0; k < more.s.opt.tp_overlap.n_configs; k++) {
+        more.s.opt.tp_overlap.configs[k].role[TPO_PROJ_FPROP] = (tpo_role_t){TPO_PIPELINE, 48, true, 4};
+        more.s.opt.tp_overlap.configs[k].role[TPO_FC2_FPROP] = (tpo_role_t){TPO_PIPELINE, 48, true, 4};
+    }
+    CU_ASSERT_EQUAL_FATAL(price(&more), 0);
+    CU_ASSERT_TRUE(more.c.fwd.tp > nemo.c.fwd.tp);
+    CU_ASSERT_TRUE(fabs(more.c.bwd.tp - nemo.c.bwd.tp) <= 1e-12 * nemo.c.bwd.tp);
+    scenario_free(&more.s);
+    scenario_free(&ring.s);
+
+    /* NeMo 24.07 overlaps only the models its yamls list (Llama 70B):
+     * GPT-3 175B's collectives stay on the critical path */
+    priced_t gpt_off, gpt_2407;
+    CU_ASSERT_EQUAL_FATAL(begin(&gpt_off, "gpt3-175b", "h100-sxm", 128, "nemo-24.07"), 0);
+    set_batch(&gpt_off.s.layout, 4, 1, 64, 2048);
+    gpt_off.s.layout.pp = 8;
+    gpt_off.s.opt.tp_comm_overlap = false;
+    CU_ASSERT_EQUAL_FATAL(price(&gpt_off), 0);
+    CU_ASSERT_EQUAL_FATAL(begin(&gpt_2407, "gpt3-175b", "h100-sxm", 128, "nemo-24.07"), 0);
+    set_batch(&gpt_2407.s.layout, 4, 1, 64, 2048);
+    gpt_2407.s.layout.pp = 8;
+    CU_ASSERT_EQUAL_FATAL(price(&gpt_2407), 0);
+    CHECK_REL(gpt_2407.c.fwd.tp, gpt_off.c.fwd.tp, 1e-12);
+    scenario_free(&gpt_off.s);
+    scenario_free(&gpt_2407.s);
+
+    /* Megatron-Bridge 26.04 runs NVFP4 without TP overlap */
+    priced_t fp4, fp4_off;
+    CU_ASSERT_EQUAL_FATAL(begin(&fp4, "llama3-70b", "gb300", 64, "megatron-bridge-26.04"), 0);
+    set_batch(&fp4.s.layout, 4, 1, 64, 8192);
+    fp4.s.layout.precision = PRECISION_NVFP4;
+    CU_ASSERT_EQUAL_FATAL(price(&fp4), 0);
+    CU_ASSERT_EQUAL_FATAL(begin(&fp4_off, "llama3-70b", "gb300", 64, "megatron-bridge-26.04"), 0);
+    set_batch(&fp4_off.s.layout, 4, 1, 64, 8192);
+    fp4_off.s.layout.precision = PRECISION_NVFP4;
+    fp4_off.s.opt.tp_comm_overlap = false;
+    CU_ASSERT_EQUAL_FATAL(price(&fp4_off), 0);
+    CHECK_REL(fp4.c.fwd.tp, fp4_off.c.fwd.tp, 1e-12);
+    scenario_free(&fp4.s);
+    scenario_free(&fp4_off.s);
+    scenario_free(&off.s);
+    scenario_free(&nemo.s);
+}
+
+/* ------------------------------------------------------- cross entropy */
+
+/* The loss's memory traffic per logit element is the framework's: 38 bytes
+ * forward for Megatron's unfused vocabulary-parallel cross entropy, 6 for
+ * Transformer Engine's fused kernel (Megatron-Bridge). Everything else of
+ * the head being equal, the forward differs by exactly that traffic. */
+static void test_cross_entropy_traffic(void)
+{
+    priced_t mc, br;
+    CU_ASSERT_EQUAL_FATAL(begin(&mc, "llama3-8b", "h100-sxm", 8, "megatron-core"), 0);
+    set_batch(&mc.s.layout, 1, 1, 8, 8192);
+    mc.s.layout.distributed_optimizer = true;
+    CU_ASSERT_EQUAL_FATAL(price(&mc), 0);
+    CU_ASSERT_EQUAL_FATAL(begin(&br, "llama3-8b", "h100-sxm", 8, "megatron-bridge-25.11"), 0);
+    set_batch(&br.s.layout, 1, 1, 8, 8192);
+    br.s.layout.precision = PRECISION_BF16;
+    CU_ASSERT_EQUAL_FATAL(price(&br), 0);
+    CHECK_REL(mc.s.opt.ce_fwd_bytes, 38, 0);
+    CHECK_REL(br.s.opt.ce_fwd_bytes, 6, 0);
+    double logits = 8192.0 * mc.s.model.vocab;
+    const profile_t *p = &mc.s.profile;
+    CHECK_REL(mc.c.head_fwd.compute - br.c.head_fwd.compute,
+              prof_mem_time(p, 38 * logits) - prof_mem_time(p, 6 * logits), 1e-9);
+    CHECK_REL(mc.c.head_bwd.compute - br.c.head_bwd.compute,
+              prof_mem_time(p, 14 * logits) - prof_mem_time(p, 4 * logits), 1e-9);
+    scenario_free(&mc.s);
+    scenario_free(&br.s);
+}
+
+/* --------------------------------------------------------------- ZeRO-3 */
+
+/* One layer's ZeRO-3 gathers and reductions by how the framework runs
+ * them: prefetched gathers show only what outlasts the compute; DeepSpeed
+ * 2021 waits for each; a backward prefetched after the gradients (FSDP1
+ * BACKWARD_POST) waits for its gather; an all-reduce moves twice a
+ * reduce-scatter's bus bytes; an implementation throughput limit caps
+ * them; a pipeline that keeps parameters gathers once per step. */
+static void test_zero3_modes(void)
+{
+    priced_t z;
+    CU_ASSERT_EQUAL_FATAL(begin(&z, "llama3-8b", "h100-sxm", 64, "fsdp"), 0);
+    set_batch(&z.s.layout, 1, 1, 64, 4096);
+    CU_ASSERT_EQUAL_FATAL(price(&z), 0);
+    double g = z.c.zero3_gather_layer_s, r = z.c.zero3_reduce_layer_s;
+    double fc = z.c.fwd.compute, bc = z.c.bwd.compute + z.c.bwd.recompute;
+    CU_ASSERT_TRUE(g > 0 && r > 0);
+    CHECK_REL(z.c.fwd.dp, fmax(0, g - fc), 1e-12);
+    CHECK_REL(z.c.bwd.dp, fmax(0, g + r - bc), 1e-12);
+    sim_input_t in = z.s.input;
+    step_costs_t c;
+    err_t e;
+
+    in.opt.zero3.gather_blocks_compute = true;
+    CU_ASSERT_EQUAL_FATAL(sim_costs(&in, &c, &e), 0);
+    CHECK_REL(c.fwd.dp, g, 1e-12);
+    CHECK_REL(c.bwd.dp, g + fmax(0, r - bc), 1e-12);
+
+    in = z.s.input;
+    in.opt.zero3.prefetch_backward = false;
+    CU_ASSERT_EQUAL_FATAL(sim_costs(&in, &c, &e), 0);
+    CHECK_REL(c.bwd.dp, g + fmax(0, r - bc), 1e-12);
+
+    in = z.s.input;
+    in.opt.zero3.grad_all_reduce = true;
+    CU_ASSERT_EQUAL_FATAL(sim_costs(&in, &c, &e), 0);
+    CU_ASSERT_TRUE(c.zero3_reduce_layer_s > 1.6 * r);
+
+    in = z.s.input;
+    in.opt.zero3.path_gbs = 24; /* DeepSpeed 0.3.x's measured ceiling */
+    CU_ASSERT_EQUAL_FATAL(sim_costs(&in, &c, &e), 0);
+    double bytes = c.layer_params * 2;
+    CHECK_REL(c.zero3_gather_layer_s,
+              fmax(g, prof_bus_factor(COLL_ALL_GATHER, 64) * bytes / 24e9), 1e-12);
+    scenario_free(&z.s);
+
+    /* with pipeline stages and parameters kept for the step, each
+     * micro-batch carries 1/m of the gather */
+    priced_t pp;
+    CU_ASSERT_EQUAL_FATAL(begin(&pp, "llama3-8b", "h100-sxm", 64, "fsdp"), 0);
+    set_batch(&pp.s.layout, 1, 1, 64, 4096);
+    pp.s.layout.pp = 2;
+    CU_ASSERT_EQUAL_FATAL(price(&pp), 0);
+    double per_mb = pp.c.zero3_gather_layer_s;
+    in = pp.s.input;
+    in.opt.zero3.reshard_with_pp = false;
+    CU_ASSERT_EQUAL_FATAL(sim_costs(&in, &c, &e), 0);
+    CHECK_REL(c.zero3_gather_layer_s, per_mb / pp.s.layout.grad_accum, 1e-12);
+    scenario_free(&pp.s);
+}
+
+/* ------------------------------------------------------------ attention */
+
+/* Fused attention by kernel and sequence length, against the FlashAttention-3
+ * paper's H100 figures (Shah et al. 2024, Figures 5-6, bf16, head dim 128,
+ * 16k tokens per batch): cuDNN causal forward about 539 TFLOP/s at 16k keys,
+ * FlashAttention-3 about 616, FlashAttention-2 about 335; efficiency rises
+ * with the keys a query sees and falls with a smaller head dimension. */
+static void test_attention_by_sequence(void)
+{
+    profile_t p;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(prof_load_default("h100-sxm", &p, &e), 0);
+    const double peak = 989.4;
+    prof_attn_call_t cd = {"cudnn", true, 16384, 128}, f3 = {"flash3", true, 16384, 128},
+                     f2 = {"flash2", true, 16384, 128};
+    CHECK_REL(prof_attn_eff(&p, &cd, false) * peak, 539, 0.05);
+    CHECK_REL(prof_attn_eff(&p, &f3, false) * peak, 616, 0.05);
+    CHECK_REL(prof_attn_eff(&p, &f2, false) * peak, 335, 0.05);
+    double last = 0;
+    for (double s = 512; s <= 1 << 20; s *= 2) {
+        prof_attn_call_t c = {"cudnn", true, s, 128};
+        double eff = prof_attn_eff(&p, &c, false);
+        CU_ASSERT_TRUE(eff > last);
+        last = eff;
+        CU_ASSERT_TRUE(eff < 1);
+    }
+    prof_attn_call_t d64 = {"flash3", true, 16384, 64};
+    CU_ASSERT_TRUE(prof_attn_eff(&p, &d64, false) < prof_attn_eff(&p, &f3, false));
+    /* the sequence length reaches the step: per token, attention at 32k
+     * costs more than twice what it costs at 8k (the score FLOPs grow with
+     * s, the efficiency saturates) */
+    priced_t a, b;
+    CU_ASSERT_EQUAL_FATAL(begin(&a, "llama3-8b", "h100-sxm", 8, NULL), 0);
+    set_batch(&a.s.layout, 1, 4, 32, 8192);
+    CU_ASSERT_EQUAL_FATAL(price(&a), 0);
+    CU_ASSERT_EQUAL_FATAL(begin(&b, "llama3-8b", "h100-sxm", 8, NULL), 0);
+    set_batch(&b.s.layout, 1, 1, 8, 32768);
+    CU_ASSERT_EQUAL_FATAL(price(&b), 0);
+    CU_ASSERT_TRUE(op_fwd(&b.c, "attention") > 3.5 * op_fwd(&a.c, "attention"));
+    CU_ASSERT_TRUE(op_fwd(&b.c, "attention") < 4.0 * op_fwd(&a.c, "attention"));
+    scenario_free(&a.s);
+    scenario_free(&b.s);
+    prof_free(&p);
+}
+
+/* ------------------------------------------------------------ precision */
+
+/* A recipe sets the GEMM dtype and its quantization traffic: fp8 GEMMs at
+ * about twice the bf16 rate on H100; current scaling reads each tensor once
+ * more than delayed scaling; a GPU without fp4 refuses NVFP4, naming what
+ * it runs. */
+static void test_precision_recipes(void)
+{
+    profile_t p;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(prof_load_default("h100-sxm", &p, &e), 0);
+    double bf = prof_gemm_time(&p, DTYPE_BF16, 8192, 8192, 8192, 1);
+    double f8 = prof_gemm_time(&p, DTYPE_FP8, 8192, 8192, 8192, 1);
+    CHECK_REL(bf / f8, 2.0, 0.05);
+    prof_free(&p);
+
+    priced_t dl, cs, bf16;
+    const char *fw = "megatron-core";
+    CU_ASSERT_EQUAL_FATAL(begin(&dl, "llama3-8b", "h100-sxm", 8, fw), 0);
+    set_batch(&dl.s.layout, 1, 1, 8, 4096);
+    dl.s.layout.precision = PRECISION_FP8;
+    CU_ASSERT_EQUAL_FATAL(price(&dl), 0);
+    CU_ASSERT_EQUAL_FATAL(begin(&cs, "llama3-8b", "h100-sxm", 8, fw), 0);
+    set_batch(&cs.s.layout, 1, 1, 8, 4096);
+    cs.s.layout.precision = PRECISION_FP8_CS;
+    CU_ASSERT_EQUAL_FATAL(price(&cs), 0);
+    CU_ASSERT_EQUAL_FATAL(begin(&bf16, "llama3-8b", "h100-sxm", 8, fw), 0);
+    set_batch(&bf16.s.layout, 1, 1, 8, 4096);
+    CU_ASSERT_EQUAL_FATAL(price(&bf16), 0);
+    /* the qkv GEMM's input is cast once more (read 2 bytes per element) */
+    double x = 4096.0 * dl.s.model.hidden;
+    double extra = (cs.s.opt.prec.cast_input - dl.s.opt.prec.cast_input) * x;
+    CU_ASSERT_TRUE(extra > 0);
+    CU_ASSERT_TRUE(op_fwd(&cs.c, "qkv") > op_fwd(&dl.c, "qkv"));
+    CU_ASSERT_TRUE(op_fwd(&dl.c, "mlp_in") < 0.7 * op_fwd(&bf16.c, "mlp_in"));
+    scenario_free(&dl.s);
+    scenario_free(&cs.s);
+    scenario_free(&bf16.s);
+
+    priced_t fp4;
+    CU_ASSERT_EQUAL_FATAL(begin(&fp4, "llama3-8b", "h100-sxm", 8, NULL), 0);
+    fp4.s.layout.precision = PRECISION_NVFP4;
+    int rc = scenario_finish(&fp4.s, NULL, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "h100", "fp8");
+    scenario_free(&fp4.s);
+}
+
+/* ----------------------------------------------- elementwise and recompute */
+
+/* Eager PyTorch (torchtitan without torch.compile) moves 9x the bytes of a
+ * fused RMSNorm; compiled, the multiplier is 1. torchtitan's op-level
+ * recompute repeats the elementwise ops and every second matmul: more than
+ * Megatron's selective (the attention core), less than full. */
+static void test_eager_and_recompute(void)
+{
+    priced_t eager, compiled;
+    CU_ASSERT_EQUAL_FATAL(begin(&eager, "llama3-8b", "h100-sxm", 8, "torchtitan-2025-06"), 0);
+    set_batch(&eager.s.layout, 1, 1, 8, 8192);
+    CU_ASSERT_EQUAL_FATAL(price(&eager), 0);
+    CU_ASSERT_EQUAL_FATAL(begin(&compiled, "llama3-8b", "h100-sxm", 8, "torchtitan-2025-06"), 0);
+    set_batch(&compiled.s.layout, 1, 1, 8, 8192);
+    sim_options_compiled(&compiled.s.opt);
+    CU_ASSERT_EQUAL_FATAL(price(&compiled), 0);
+    const profile_t *p = &eager.s.profile;
+    double bytes = 2 * 8192.0 * eager.s.model.hidden * 2; /* read and write, bf16 */
+    CHECK_REL(op_fwd(&eager.c, "norm_1"), prof_mem_time(p, 9 * bytes), 1e-9);
+    CHECK_REL(op_fwd(&compiled.c, "norm_1"), prof_mem_time(p, bytes), 1e-9);
+    scenario_free(&eager.s);
+    scenario_free(&compiled.s);
+
+    double rec[3];
+    const recompute_t modes[3] = {RECOMPUTE_SELECTIVE, RECOMPUTE_OPS, RECOMPUTE_FULL};
+    for (int i = 0; i < 3; i++) {
+        priced_t r;
+        CU_ASSERT_EQUAL_FATAL(begin(&r, "llama3-8b", "h100-sxm", 8, "torchtitan-2025-06"), 0);
+        set_batch(&r.s.layout, 1, 1, 8, 8192);
+        r.s.layout.recompute = modes[i];
+        CU_ASSERT_EQUAL_FATAL(price(&r), 0);
+        rec[i] = r.c.bwd.recompute;
+        if (modes[i] == RECOMPUTE_FULL)
+            CHECK_REL(rec[i], r.c.fwd.compute, 1e-12);
+        scenario_free(&r.s);
+    }
+    CU_ASSERT_TRUE(rec[0] < rec[1] && rec[1] < rec[2]);
+}
+
+/* ------------------------------------------------- context parallelism */
+
+/* The K/V exchange by method: a ring hides each block behind the attention
+ * of the one in hand, showing (cp - 1) x max(0, send - attention / cp); an
+ * all-gather sits on the critical path whole. */
+static void test_cp_exchange(void)
+{
+    priced_t ring, ag;
+    CU_ASSERT_EQUAL_FATAL(begin(&ring, "llama3-8b", "h100-sxm", 16, NULL), 0);
+    set_batch(&ring.s.layout, 1, 1, 8, 65536);
+    ring.s.layout.cp = 2;
+    CU_ASSERT_EQUAL_FATAL(price(&ring), 0);
+    CU_ASSERT_EQUAL_FATAL(begin(&ag, "llama3-8b", "h100-sxm", 16, NULL), 0);
+    set_batch(&ag.s.layout, 1, 1, 8, 65536);
+    ag.s.layout.cp = 2;
+    ag.s.opt.cp_comm = CP_ALLGATHER;
+    CU_ASSERT_EQUAL_FATAL(price(&ag), 0);
+    /* 64k tokens: the ring's transfer hides behind a half-sequence
+     * attention block; the all-gather does not */
+    CHECK_REL(ring.c.fwd.cp, 0, 1e-12);
+    CU_ASSERT_TRUE(ag.c.fwd.cp > 0);
+    CU_ASSERT_TRUE(ag.c.bwd.cp > ag.c.fwd.cp);
+    scenario_free(&ring.s);
+    scenario_free(&ag.s);
+}
+
+/* ------------------------------------------------- fp8 weight casting */
+
+/* Transformer Engine reuses a step's quantized weights over its
+ * micro-batches when the framework passes is_first_microbatch (Megatron);
+ * Composer does not, so each forward recasts them. */
+static void test_fp8_weight_cache(void)
+{
+    priced_t cached, recast;
+    CU_ASSERT_EQUAL_FATAL(begin(&cached, "llama3-8b", "h100-sxm", 8, "megatron-core"), 0);
+    set_batch(&cached.s.layout, 1, 1, 64, 2048);
+    cached.s.layout.precision = PRECISION_FP8_CS;
+    CU_ASSERT_EQUAL_FATAL(price(&cached), 0);
+    CU_ASSERT_EQUAL_FATAL(begin(&recast, "llama3-8b", "h100-sxm", 8, "megatron-core"), 0);
+    set_batch(&recast.s.layout, 1, 1, 64, 2048);
+    recast.s.layout.precision = PRECISION_FP8_CS;
+    recast.s.opt.fp8_weight_cache = false;
+    CU_ASSERT_EQUAL_FATAL(price(&recast), 0);
+    CU_ASSERT_EQUAL(cached.s.layout.grad_accum, 8);
+    double h = cached.s.model.hidden, f = cached.s.model.ffn;
+    double w = 2 * f * h; /* the gate and up projections */
+    double cast = cached.s.opt.prec.cast_weight * w;
+    const profile_t *p = &cached.s.profile;
+    double x = cached.s.opt.prec.cast_input * 2048.0 * h;
+    CHECK_REL(op_fwd(&recast.c, "mlp_in") - op_fwd(&cached.c, "mlp_in"),
+              prof_mem_time(p, x + cast) - prof_mem_time(p, x + cast / 8), 1e-9);
+    scenario_free(&cached.s);
+    scenario_free(&recast.s);
+}
+
+TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_tp_overlap_by_gemm),
+           TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
+           TEST(test_attention_by_sequence), TEST(test_precision_recipes),
+           TEST(test_eager_and_recompute), TEST(test_cp_exchange),
+           TEST(test_fp8_weight_cache));
