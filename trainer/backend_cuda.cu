@@ -1,5 +1,7 @@
-/* The CUDA backend (BACKEND_CUDA of backend.h): the model of gpt.h on one
- * GPU per process, with the CPU backend's semantics.
+/* The CUDA backend: the model of gpt.h on one GPU per process, with the
+ * CPU backend's semantics. Built into the CUDA plug-in (scaleplan-cuda.so),
+ * which exports the table as BACKEND_CUDA_SYMBOL; BACKEND_CUDA
+ * (backend_cuda.c) opens the plug-in and forwards to it.
  *
  * Precision. Master weights, gradients and the Adam moments are fp32 in
  * both modes. bf16 mode (backend_config_t.bf16) keeps a bf16 copy of the
@@ -57,6 +59,7 @@
 #include <nccl.h>
 
 extern "C" {
+#include "common/plugin.h"
 #include "topologies/gpu.h"
 #include "trainer/backend.h"
 #include "trainer/buckets.h"
@@ -1067,7 +1070,7 @@ static void cuda_info(void *state, backend_info_t *info)
              dist_have_mpi() ? "MPI" : "no MPI");
 }
 
-extern "C" const backend_ops_t BACKEND_CUDA = {
+extern "C" PLUGIN_EXPORT const backend_ops_t scaleplan_backend_cuda = {
     .name = "cuda",
     .create = cuda_create,
     .destroy = cuda_destroy,
