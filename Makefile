@@ -139,9 +139,10 @@ $(call record,$(SETTINGS)/link,LDFLAGS=$(LDFLAGS) LDLIBS=$(LDLIBS) LINK_OMP=$(LI
 $(if $(filter 1,$(HAVE_CUDA)),$(call record,$(SETTINGS)/cuda,NVCC=$(NVCC) CUDA_HOME=$(CUDA_HOME) NCCL_HOME=$(NCCL_HOME) GPU_ARCH=$(GPU_ARCH) GPU_PTX=$(GPU_PTX) NVCCFLAGS=$(NVCCFLAGS) CUBLASLT=$(CUBLASLT_SO) NCCL=$(NCCL_SO) RPATH=$(CUDA_RPATH)))
 $(if $(filter 1,$(HAVE_MPI)),$(call record,$(SETTINGS)/mpi,MPICC=$(MPICC) MPI_CFLAGS=$(MPI_CFLAGS) MPI_LIBS=$(MPI_LIBS)))
 BUILD_CONFIG := $(BUILD)/gen/build_config.h
-$(call record,$(BUILD_CONFIG),/* made by the Makefile from the build settings; do not edit */$(NL)$\
-$(HASH)define SCALEPLAN_HAVE_CUDA $(HAVE_CUDA)$(NL)$(HASH)define SCALEPLAN_HAVE_MPI $(HAVE_MPI)$(NL)$\
-$(HASH)define SCALEPLAN_BUILD_FEATURES "$(strip $(FEATURES))")
+BUILD_CONFIG_TEXT := /* made by the Makefile from the build settings; do not edit */$(NL)$\
+  $(HASH)define SCALEPLAN_HAVE_CUDA $(HAVE_CUDA)$(NL)$(HASH)define SCALEPLAN_HAVE_MPI $(HAVE_MPI)$(NL)$\
+  $(HASH)define SCALEPLAN_BUILD_FEATURES "$(strip $(FEATURES))"
+$(call record,$(BUILD_CONFIG),$(BUILD_CONFIG_TEXT))
 
 # ---------------------------------------------------------------- sources
 LIB_DIRS  := common models topologies profile calibrate sim trainer reports
