@@ -28,6 +28,10 @@
 # that use them (common/plugin.h), so sim, plan and --help never load them.
 
 # ---------------------------------------------------------------- settings
+EMPTY     :=
+SPACE     := $(EMPTY) $(EMPTY)
+COMMA     := ,
+HASH      := \#
 PREFIX    ?= /usr/local
 CC        ?= cc
 BUILD     ?= build
@@ -56,7 +60,7 @@ OMPFLAGS  ?= $(shell echo 'int main(void){return 0;}' | $(CC) -x c -fopenmp -inc
 STATIC    ?= 0
 ifeq ($(STATIC),1)
 LDLIBS    := -lcjson -Wl,-Bstatic -lgsl -lgslcblas -Wl,-Bdynamic -lm -lpthread -ldl
-LINK_OMP  := $(if $(OMPFLAGS),-Wl,-Bstatic -lgomp -Wl,-Bdynamic)
+LINK_OMP  := $(if $(OMPFLAGS),-Wl$(COMMA)-Bstatic -lgomp -Wl$(COMMA)-Bdynamic)
 LINK_PATH := -Wl,-rpath,'$$ORIGIN/../lib'
 else
 LDLIBS    := -lcjson -lgsl -lgslcblas -lm -lpthread -ldl
@@ -104,10 +108,6 @@ NVCCFLAGS := -std=c++17 -O2 -g -I. -I$(BUILD)/gen -I$(CUDA_HOME)/include -I$(NCC
 CUDA_RPATH := '$$ORIGIN/../lib' $(sort $(patsubst %/,%,$(dir $(CUBLASLT_SO) $(NCCL_SO))))
 
 # What was built, for the code (build_config.h) and `scaleplan --version`.
-EMPTY     :=
-SPACE     := $(EMPTY) $(EMPTY)
-COMMA     := ,
-HASH      := \#
 define NL
 
 
@@ -189,7 +189,7 @@ Q :=
 endif
 
 # ---------------------------------------------------------------- targets
-.PHONY: all test check check-layers check-build check-bundle golden-update asan bench gpu-test \
+.PHONY: all test check check-layers check-bundle golden-update asan bench gpu-test \
         gpu-bundle demo deps deps-browser install clean validate
 
 all: $(BIN) $(PLUGINS)
@@ -324,7 +324,7 @@ gpu-test: $(BIN) $(PLUGINS) $(GPU_TEST_BINS)
 
 # The GPU bundle: its own build folder, no MPI, GSL and OpenMP static, the
 # CUDA runtime static in the plug-in, machine code for sm_80/sm_90/sm_100
-# with compute_100 PTX; then gpu-bundle/ assembled by tests/gpu/bundle.sh.
+# with compute_100 PTX; then gpu-bundle/ assembled by tests/gpu/bundle/make.sh.
 BUNDLE_BUILD := build-gpu
 BUNDLE_DIR   := gpu-bundle
 gpu-bundle:
@@ -332,7 +332,7 @@ gpu-bundle:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUNDLE_BUILD) BIN=$(BUNDLE_BUILD)/bin/scaleplan \
 	    MPI=0 STATIC=1 GPU_ARCH="80 90 100" all $(BUNDLE_BUILD)/tests/gpu/kernels_test \
 	    $(BUNDLE_BUILD)/tests/gpu/kernels_test_small $(BUNDLE_BUILD)/bench/validate
-	$(Q)sh tests/gpu/bundle.sh $(BUNDLE_BUILD) $(BUNDLE_DIR)
+	$(Q)sh tests/gpu/bundle/make.sh $(BUNDLE_BUILD) $(BUNDLE_DIR)
 
 # The bundle builds and is self-contained (ldd), and its entry script stops
 # with one line on a machine without a GPU: part of make test.
