@@ -97,6 +97,8 @@ endif
 HAVE_CUDA := $(if $(NVCC),1,0)
 CUBLASLT_SO := $(firstword $(wildcard $(addprefix $(CUDA_HOME)/,lib64/libcublasLt.so \
                  lib/libcublasLt.so lib64/libcublasLt.so.[0-9]* lib/libcublasLt.so.[0-9]*)))
+CUDART_STATIC := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcudart_static.a \
+                   $(CUDA_HOME)/lib/libcudart_static.a))
 NCCL_SO   := $(firstword $(wildcard $(addprefix $(NCCL_HOME)/,lib/libnccl.so lib64/libnccl.so \
                  lib/libnccl.so.[0-9]* lib64/libnccl.so.[0-9]*)))
 NVCCFLAGS := -std=c++17 -O2 -g -I. -I$(BUILD)/gen -I$(CUDA_HOME)/include -I$(NCCL_HOME)/include \
@@ -272,7 +274,7 @@ $(BUILD)/tests/gpu/cuda_gemm_small.cu.o: trainer/cuda_gemm.cu $(SETTINGS)/cuda
 	$(Q)$(NVCC) $(NVCCFLAGS) -DGEMM_CACHE_ENTRIES=2 -DGEMM_BIAS_FUSE=0 -MMD -MP -c $< -o $@
 
 KTEST_LINK = $(Q)$(CC) $(OPT) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LINK_OMP) $(CUBLASLT_SO) \
-	    $(CUDA_HOME)/lib64/libcudart_static.a -lstdc++ -lm -lpthread -lrt -ldl \
+	    $(CUDART_STATIC) -lstdc++ -lm -lpthread -lrt -ldl \
 	    $(foreach d,$(CUDA_RPATH),-Wl,-rpath,$(d))
 
 $(KTEST_BIN): $(KTEST_C_OBJS) $(KERN_SRCS:%.cu=$(BUILD)/%.cu.o) $(BUILD)/trainer/cuda_gemm.cu.o

@@ -46,8 +46,9 @@ trap 'rm -rf "$tmp"' EXIT
 # the sources (not other build folders), then this build with its timestamps
 (cd "$root" && tar cf - --exclude=./.git --exclude='./build*' --exclude=./bin \
     --exclude=./gpu-bundle --exclude=./demo-report --exclude=./gpu-results .) | (cd "$tmp" && tar xf -)
-mkdir -p "$tmp/$(dirname "$BUILD")" "$tmp/$bindir"
+mkdir -p "$tmp/$(dirname "$BUILD")"
 cp -a "$root/$BUILD" "$tmp/$BUILD"
+mkdir -p "$tmp/$bindir" # (the binary may live inside the build folder, as make asan's)
 cp -a "$root/$bindir/." "$tmp/$bindir/"
 
 # build WHAT...: make in the copy with the given settings; output in $tmp/log
@@ -130,7 +131,7 @@ plan() {
 n_c_files=$(cd "$root" && ls common/*.c models/*.c topologies/*.c profile/*.c calibrate/*.c sim/*.c \
     trainer/*.c reports/*.c cli/*.c | grep -vc dist_mpi.c)
 n_cu_files=$(cd "$root" && ls calibrate/*.cu trainer/*.cu | wc -l)
-plan OPT="-O1 -g"
+plan OPT="-O1 -g -DSCALEPLAN_SETTINGS_PROBE" # (not any build's own OPT)
 [ "$n_cc" -ge "$n_c_files" ] && [ "$n_cu" = 0 ] || bad "OPT change: make -n compiles $n_cc C and $n_cu .cu files (want all $n_c_files C, no .cu)"
 say "OPT change: make would recompile $n_cc C files and $n_cu .cu files"
 if [ "$have_cuda" = 1 ]; then
