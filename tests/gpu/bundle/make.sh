@@ -44,10 +44,11 @@ cp -r tests/fixtures/configs tests/fixtures/validation "$out/tests/fixtures/"
     echo "build: $("$out/bin/scaleplan" --version 2>&1)"
     echo "settings:"
     for s in "$build"/settings/*; do echo "  $(basename "$s"): $(cat "$s")"; done
-    echo "newest glibc symbol version each binary needs:"
+    echo "newest glibc and libstdc++ symbol versions each binary needs (the machine must have them):"
     for f in "$out"/bin/*; do
         v=$(objdump -T "$f" 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -t. -k2,2n -k3,3n -u | tail -n 1)
-        echo "  $(basename "$f"): ${v:-unknown}"
+        x=$(objdump -T "$f" 2>/dev/null | grep -o 'GLIBCXX_[0-9.]*' | sort -t. -k2,2n -k3,3n -k4,4n -u | tail -n 1)
+        echo "  $(basename "$f"): ${v:-none}${x:+, $x}"
     done
     echo "shared libraries each binary names (readelf NEEDED):"
     for f in "$out"/bin/* "$out"/lib/*; do
