@@ -333,7 +333,7 @@ gpu-bundle:
 	$(Q)if [ "$(HAVE_CUDA)" != 1 ]; then echo "gpu-bundle: nvcc not found under $(CUDA_HOME); set CUDA_HOME" >&2; exit 1; fi
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUNDLE_BUILD) BIN=$(BUNDLE_BUILD)/bin/scaleplan \
 	    MPI=0 STATIC=1 GPU_ARCH="80 90 100" all $(BUNDLE_BUILD)/tests/gpu/kernels_test \
-	    $(BUNDLE_BUILD)/tests/gpu/kernels_test_small $(BUNDLE_BUILD)/bench/validate
+	    $(BUNDLE_BUILD)/tests/gpu/kernels_test_small
 	$(Q)sh tests/gpu/bundle/make.sh $(BUNDLE_BUILD) $(BUNDLE_DIR)
 
 # The bundle builds and is self-contained (ldd), and its entry script stops

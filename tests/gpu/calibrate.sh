@@ -11,7 +11,7 @@
 #      torch copy_ of the same size.
 #   3. The simulator with the measured profile against the default profile
 #      on the validation rows of this GPU (tests/fixtures/validation/
-#      throughput.csv, make validate). (The profile keeps the default's
+#      throughput.csv, scaleplan validate --published). (The profile keeps the default's
 #      training-level sustained factor, calibrate.h; a refit at factor 1,
 #      the measured burst rates as they are, is reported alongside.)
 #   Parts 2 and 3, and the time --quick takes, are recorded, not gates: no
@@ -23,8 +23,7 @@
 # output and calibrate-summary.txt with every number compared. Commit the
 # profile as profile/catalog/measured/<gpu>.json (not profile/catalog/
 # itself, whose files are the embedded defaults) with the command line from
-# the summary. VALIDATE_BIN names a built bench/validate to use instead of
-# `make validate`.
+# the summary.
 set -eu
 : "${SCALEPLAN_BIN:?run through tests/gpu/run.sh (make gpu-test)}"
 : "${GPU_TEST_DIR:=$(mktemp -d)}"
@@ -155,22 +154,20 @@ fi
 
 # ---------------------------------------------------------------- 3. validation rows
 "$SCALEPLAN_BIN" calibrate --fit "$M" --sustained-factor 1 --out "$W/profile-burst.json" >/dev/null
-median_err() { # profile (or "") -> median |error| % of this GPU's rows, or "none"
-    if [ -n "$1" ]; then args="--profile $1"; else args=""; fi
-    if [ -n "${VALIDATE_BIN:-}" ]; then "$VALIDATE_BIN" $args; else
-        make --no-print-directory -s validate VALIDATE_ARGS="$args"; fi 2>/dev/null | python3 -c '
-import re, sys
-gpu, errs = sys.argv[1], []
-for line in sys.stdin:  # "%-5s %-22.22s %-9s ...": the GPU is columns 29-37
-    t = line.split()
-    if line[29:38].strip() == gpu and "skipped:" not in t:
-        e = [x for x in t if re.match(r"^[+-][0-9.]+%$", x)]
-        if e:
-            errs.append(abs(float(e[-1][:-1])))
-errs.sort()
+median_err() { # profile (or "") -> median |error| % of this GPU's published rows, or "none"
+    if [ -n "$1" ]; then set -- --profile "$1"; fi
+    "$SCALEPLAN_BIN" validate --published tests/fixtures/validation/throughput.csv "$@" --json \
+        2>/dev/null | python3 -c '
+import json, sys
+gpu = sys.argv[1]
+try:
+    rows = json.load(sys.stdin)["rows"]
+except Exception:
+    rows = []
+errs = sorted(abs(r["error"]) * 100 for r in rows if r["gpu"] == gpu and not r["skipped"])
 print("%.2f" % errs[(len(errs) - 1) // 2] if errs else "none")' "$GPU"
 }
-if [ -n "${VALIDATE_BIN:-}" ] || { command -v make >/dev/null 2>&1 && [ -f Makefile ]; }; then
+if [ -f tests/fixtures/validation/throughput.csv ]; then
     d=$(median_err "")
     mb=$(median_err "$W/profile.json")
     m1=$(median_err "$W/profile-burst.json")
@@ -183,7 +180,7 @@ if [ -n "${VALIDATE_BIN:-}" ] || { command -v make >/dev/null 2>&1 && [ -f Makef
         say "no validation rows for $GPU: comparison skipped"
     fi
 else
-    say "make not available: validation comparison skipped"
+    say "tests/fixtures/validation/throughput.csv not here: validation comparison skipped"
 fi
 
 [ "$fail" -eq 0 ] && say "calibrate.sh: all checks passed" || say "calibrate.sh: FAILED"

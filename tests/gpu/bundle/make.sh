@@ -3,8 +3,8 @@
 # machine that has the NVIDIA driver, CUDA/NCCL libraries (a toolkit or
 # PyTorch's pip wheels) and Python, and nothing else of ours:
 #   run.sh            the entry script (tests/gpu/bundle/run.sh)
-#   bin/              scaleplan, scaleplan-cuda.so, kernels_test(_small),
-#                     validate - from the bundle's build folder
+#   bin/              scaleplan, scaleplan-cuda.so, kernels_test(_small)
+#                     from the bundle's build folder
 #   lib/              the shared libraries that cannot be linked statically
 #                     (libcjson.so.1: Debian ships no static cJSON)
 #   tests/gpu/        the GPU checks; tests/fixtures/ the inputs they read
@@ -20,8 +20,7 @@ mkdir -p "$out/bin" "$out/lib" "$out/tests/gpu" "$out/tests/fixtures"
 for f in scaleplan scaleplan-cuda.so; do
     cp "$build/bin/$f" "$out/bin/"
 done
-cp "$build/tests/gpu/kernels_test" "$build/tests/gpu/kernels_test_small" "$build/bench/validate" \
-    "$out/bin/"
+cp "$build/tests/gpu/kernels_test" "$build/tests/gpu/kernels_test_small" "$out/bin/"
 # the shared libraries the binaries need that are neither the C runtime
 # nor CUDA's (found at run time): copied next to them (RUNPATH $ORIGIN/../lib)
 for f in "$out"/bin/*; do

@@ -123,8 +123,7 @@ say "checks: $checks"
 # ------------------------------------------------------------ the checks
 cd "$here" || exit 1
 SCALEPLAN_BIN=$here/bin/scaleplan KERNELS_TEST=$here/bin/kernels_test \
-    KERNELS_TEST_SMALL=$here/bin/kernels_test_small VALIDATE_BIN=$here/bin/validate \
-    GPU_TEST_OUT=$res PYTHONUNBUFFERED=1 \
+    KERNELS_TEST_SMALL=$here/bin/kernels_test_small GPU_TEST_OUT=$res PYTHONUNBUFFERED=1 \
     sh tests/gpu/run.sh $checks 2>&1 | tee -a "$log"
 status=$(grep -c '^-- FAIL' "$log")
 grep -q '^-- PASS\|^-- FAIL' "$log" || status=1 # nothing ran at all
