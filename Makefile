@@ -1,23 +1,42 @@
 # scaleplan: one Makefile for the whole tree.
 #
-#   make            build bin/scaleplan
+#   make            build bin/scaleplan and its plug-ins (bin/scaleplan-cuda.so
+#                   where nvcc is found, bin/scaleplan-mpi.so where mpicc is)
 #   make test       install missing Debian packages, build, run every CPU test
+#                   and the GPU bundle's build check
+#   make check      the CPU tests only (unit suites, CLI, golden, build settings)
 #   make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
-#   make bench      speed benchmarks of the simulator and planner
+#   make bench      speed of the simulator and planner, whole-process start-up
 #   make gpu-test   tests that need an NVIDIA GPU
+#   make gpu-bundle one folder, gpu-bundle/, to copy to a GPU machine and run
+#                   (sh gpu-bundle/run.sh OUT_DIR); built in build-gpu/
 #   make demo       install, build and run the main job on built-in defaults
 #   make deps       apt-get install what is missing
 #   make install PREFIX=/usr/local     make clean
 #
-# Overrides: CC, CUDA_HOME, NCCL_HOME, GPU_ARCH ("80 90"), CUDA=0 to build
-# without the GPU code even where nvcc exists, MPI=0 to build without MPI,
-# MPICC, BUILD (object directory).
+# Overrides: CC, OPT, CUDA_HOME, NCCL_HOME, GPU_ARCH ("80 90 100": machine
+# code for each, plus PTX of the last so newer GPUs compile it at load),
+# CUDA=0 to build without the GPU code even where nvcc exists, MPI=0 to
+# build without MPI, MPICC, BUILD (object directory), BIN. The settings are
+# recorded in BUILD/settings/; changing one rebuilds what it affects (a
+# build never keeps objects made with other settings).
+#
+# Which libraries load where: bin/scaleplan links cJSON, GSL, libm and the
+# OpenMP runtime only. The CUDA code (cuBLASLt, NCCL, the CUDA runtime
+# linked in statically) is the plug-in scaleplan-cuda.so, the MPI calls the
+# plug-in scaleplan-mpi.so; the binary opens them only for the commands
+# that use them (common/plugin.h), so sim, plan and --help never load them.
 
 # ---------------------------------------------------------------- settings
+EMPTY     :=
+SPACE     := $(EMPTY) $(EMPTY)
+COMMA     := ,
+HASH      := \#
 PREFIX    ?= /usr/local
 CC        ?= cc
 BUILD     ?= build
-BIN       := bin/scaleplan
+BIN       ?= bin/scaleplan
+BIN_DIR   := $(patsubst %/,%,$(dir $(BIN)))
 
 CSTD      := -std=c11
 WARN      := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
@@ -26,19 +45,34 @@ WARN      := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -We
 WARN      += $(shell echo 'int x;' | $(CC) -Werror -Wno-format-truncation -x c -c - -o /dev/null 2>/dev/null && echo -Wno-format-truncation)
 OPT       ?= -O2 -g
 DEPFLAGS  := -MMD -MP
-CPPFLAGS  += -I. -D_POSIX_C_SOURCE=200809L
+CPPFLAGS  += -I. -I$(BUILD)/gen -D_POSIX_C_SOURCE=200809L
 CFLAGS    ?=
 ALL_CFLAGS = $(CSTD) $(OPT) $(WARN) $(DEPFLAGS) $(OMPFLAGS) $(SANFLAGS) $(CFLAGS) \
              $(if $(OMPFLAGS),,-Wno-unknown-pragmas)
-LDLIBS    := -lcjson -lgsl -lgslcblas -lm -lpthread
 LDFLAGS   ?=
 
 # OpenMP where the compiler has it (gcc always; clang with libomp).
 OMPFLAGS  ?= $(shell echo 'int main(void){return 0;}' | $(CC) -x c -fopenmp -include omp.h - \
                -o /dev/null >/dev/null 2>&1 && echo -fopenmp)
 
-# MPI (the trainer's and calibrator's multi-process paths): used when mpicc
-# is found, unless MPI=0; its headers are treated as system headers.
+# STATIC=1 (the GPU bundle): GSL and the OpenMP runtime linked in, shared
+# libraries looked for in ../lib next to the binary first.
+STATIC    ?= 0
+ifeq ($(STATIC),1)
+LDLIBS    := -lcjson -Wl,-Bstatic -lgsl -lgslcblas -Wl,-Bdynamic -lm -lpthread -ldl
+LINK_OMP  := $(if $(OMPFLAGS),-Wl$(COMMA)-Bstatic -lgomp -Wl$(COMMA)-Bdynamic)
+LINK_PATH := -Wl,-rpath,'$$ORIGIN/../lib'
+else
+LDLIBS    := -lcjson -lgsl -lgslcblas -lm -lpthread -ldl
+LINK_OMP  := $(OMPFLAGS)
+LINK_PATH :=
+endif
+# Executables that open plug-ins export their symbols to them.
+EXPORT    := -rdynamic
+
+# MPI (the trainer's and calibrator's multi-process paths): the plug-in
+# scaleplan-mpi.so is built when mpicc is found, unless MPI=0; its headers
+# are treated as system headers.
 MPICC     ?= mpicc
 ifneq ($(MPI),0)
 MPI_CFLAGS := $(patsubst -I%,-isystem %,$(shell $(MPICC) --showme:compile 2>/dev/null || \
@@ -46,34 +80,43 @@ MPI_CFLAGS := $(patsubst -I%,-isystem %,$(shell $(MPICC) --showme:compile 2>/dev
 MPI_LIBS   := $(shell $(MPICC) --showme:link 2>/dev/null || \
                 $(MPICC) -link-info 2>/dev/null | tr ' ' '\n' | grep -E '^-(L|l|Wl)')
 endif
-ifneq ($(strip $(MPI_LIBS)),)
-HAVE_MPI  := 1
-CPPFLAGS  += -DSCALEPLAN_HAVE_MPI $(MPI_CFLAGS)
-LDLIBS    += $(MPI_LIBS)
-else
-HAVE_MPI  := 0
-endif
+HAVE_MPI  := $(if $(strip $(MPI_LIBS)),1,0)
 
-# CUDA: compiled when nvcc is found, unless CUDA=0.
+# CUDA: the plug-in scaleplan-cuda.so is compiled when nvcc is found, unless
+# CUDA=0. cuBLASLt and NCCL are linked by their file (the SONAME is what
+# the plug-in records), so a toolkit or Python wheels that ship only
+# libnccl.so.2 work; NCCL_HOME=.../site-packages/nvidia/nccl for wheels.
 CUDA_HOME ?= /usr/local/cuda
 NCCL_HOME ?= $(CUDA_HOME)
-GPU_ARCH  ?= 80 90
+GPU_ARCH  ?= 80 90 100
+GPU_PTX   ?= $(lastword $(GPU_ARCH))
 NVCC      := $(wildcard $(CUDA_HOME)/bin/nvcc)
 ifeq ($(CUDA),0)
 NVCC      :=
 endif
-ifneq ($(NVCC),)
-HAVE_CUDA := 1
-NVCCFLAGS := -std=c++17 -O2 -g -I. -I$(CUDA_HOME)/include -I$(NCCL_HOME)/include \
-             $(if $(filter 1,$(HAVE_MPI)),-DSCALEPLAN_HAVE_MPI $(MPI_CFLAGS)) \
+HAVE_CUDA := $(if $(NVCC),1,0)
+CUBLASLT_SO := $(firstword $(wildcard $(addprefix $(CUDA_HOME)/,lib64/libcublasLt.so \
+                 lib/libcublasLt.so lib64/libcublasLt.so.[0-9]* lib/libcublasLt.so.[0-9]*)))
+CUDART_STATIC := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcudart_static.a \
+                   $(CUDA_HOME)/lib/libcudart_static.a))
+NCCL_SO   := $(firstword $(wildcard $(addprefix $(NCCL_HOME)/,lib/libnccl.so lib64/libnccl.so \
+                 lib/libnccl.so.[0-9]* lib64/libnccl.so.[0-9]*)))
+NVCCFLAGS := -std=c++17 -O2 -g -I. -I$(BUILD)/gen -I$(CUDA_HOME)/include -I$(NCCL_HOME)/include \
              $(foreach a,$(GPU_ARCH),-gencode arch=compute_$(a),code=sm_$(a)) \
-             -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings
-CUDA_LIBS := -L$(CUDA_HOME)/lib64 -L$(NCCL_HOME)/lib -L$(NCCL_HOME)/lib64 \
-             -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(NCCL_HOME)/lib \
-             -lcublasLt -lcublas -lnccl -lcudart -lstdc++
-else
-HAVE_CUDA := 0
-endif
+             -gencode arch=compute_$(GPU_PTX),code=compute_$(GPU_PTX) \
+             -Xcompiler -fPIC,-fvisibility=hidden,-Wall,-Wextra,-Werror -Werror all-warnings
+# The plug-in looks for cuBLASLt and NCCL in ../lib next to it, then where
+# they were at build time, then wherever LD_LIBRARY_PATH says.
+CUDA_RPATH := '$$ORIGIN/../lib' $(sort $(patsubst %/,%,$(dir $(CUBLASLT_SO) $(NCCL_SO))))
+
+# What was built, for the code (build_config.h) and `scaleplan --version`.
+define NL
+
+
+endef
+FEATURES  := $(if $(filter 1,$(HAVE_CUDA)),CUDA plug-in (sm_$(subst $(SPACE),/sm_,$(strip \
+               $(GPU_ARCH))) + PTX compute_$(GPU_PTX)),no CUDA)$(COMMA) \
+             $(if $(filter 1,$(HAVE_MPI)),MPI plug-in,no MPI)$(if $(filter 1,$(STATIC)),$(COMMA) static)
 
 # Debian packages the build, tests, reports and MPI paths need.
 DEB_PKGS  := gcc make libgsl-dev libcjson-dev libcunit1-dev gnuplot-nox libopenmpi-dev openmpi-bin \
@@ -83,29 +126,54 @@ DEB_PKGS  := gcc make libgsl-dev libcjson-dev libcunit1-dev gnuplot-nox libopenm
 BROWSER_PKGS := chromium
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
+# ---------------------------------------------------------------- recorded settings
+# One file per group of settings in $(BUILD)/settings/, rewritten only when
+# its text changes: whatever depends on a file rebuilds exactly when one of
+# its settings changed. build_config.h carries the features into the code
+# (only the files that include it recompile when they change). The CUDA and
+# MPI settings are recorded only when that part is built, so switching it
+# off and on again keeps its objects.
+SETTINGS  := $(BUILD)/settings
+streq      = $(and $(findstring x$(1)x,x$(2)x),$(findstring x$(2)x,x$(1)x))
+record     = $(if $(call streq,$(file <$(1)),$(2)),,$(shell mkdir -p $(dir $(1)))$(file >$(1),$(2)))
+$(call record,$(SETTINGS)/cc,CC=$(CC) OPT=$(OPT) CFLAGS=$(CFLAGS) CPPFLAGS=$(CPPFLAGS) OMPFLAGS=$(OMPFLAGS) SANFLAGS=$(SANFLAGS))
+$(call record,$(SETTINGS)/link,LDFLAGS=$(LDFLAGS) LDLIBS=$(LDLIBS) LINK_OMP=$(LINK_OMP) LINK_PATH=$(LINK_PATH) EXPORT=$(EXPORT))
+$(if $(filter 1,$(HAVE_CUDA)),$(call record,$(SETTINGS)/cuda,NVCC=$(NVCC) CUDA_HOME=$(CUDA_HOME) NCCL_HOME=$(NCCL_HOME) GPU_ARCH=$(GPU_ARCH) GPU_PTX=$(GPU_PTX) NVCCFLAGS=$(NVCCFLAGS) CUBLASLT=$(CUBLASLT_SO) NCCL=$(NCCL_SO) RPATH=$(CUDA_RPATH)))
+$(if $(filter 1,$(HAVE_MPI)),$(call record,$(SETTINGS)/mpi,MPICC=$(MPICC) MPI_CFLAGS=$(MPI_CFLAGS) MPI_LIBS=$(MPI_LIBS)))
+BUILD_CONFIG := $(BUILD)/gen/build_config.h
+BUILD_CONFIG_TEXT := /* made by the Makefile from the build settings; do not edit */$(NL)$\
+  $(HASH)define SCALEPLAN_HAVE_CUDA $(HAVE_CUDA)$(NL)$(HASH)define SCALEPLAN_HAVE_MPI $(HAVE_MPI)$(NL)$\
+  $(HASH)define SCALEPLAN_BUILD_FEATURES "$(strip $(FEATURES))"
+$(call record,$(BUILD_CONFIG),$(BUILD_CONFIG_TEXT))
+
 # ---------------------------------------------------------------- sources
 LIB_DIRS  := common models topologies profile calibrate sim trainer reports
 CU_SRCS   := $(wildcard calibrate/*.cu trainer/*.cu)
-# A module with GPU code has x.cu and x_nocuda.c; exactly one is built.
-NOCUDA_SRCS := $(wildcard $(addsuffix /*_nocuda.c,$(LIB_DIRS)))
-LIB_SRCS  := $(filter-out $(NOCUDA_SRCS),$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
-# (a _nocuda.c without its .cu twin is built either way)
-NOCUDA_ONLY := $(filter-out $(CU_SRCS:%.cu=%_nocuda.c),$(NOCUDA_SRCS))
-ifeq ($(HAVE_CUDA),1)
-LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(CU_SRCS:%.cu=$(BUILD)/%.cu.o) \
-             $(NOCUDA_ONLY:%.c=$(BUILD)/%.o)
-LINK_LIBS := $(LDLIBS) $(CUDA_LIBS)
-else
-LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(NOCUDA_SRCS:%.c=$(BUILD)/%.o)
-LINK_LIBS := $(LDLIBS)
-endif
+MPI_SRCS  := common/dist_mpi.c
+LIB_SRCS  := $(filter-out $(MPI_SRCS),$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+CU_OBJS   := $(CU_SRCS:%.cu=$(BUILD)/%.cu.o)
 CLI_SRCS  := $(wildcard cli/*.c)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_OBJS := $(BENCH_SRCS:%.c=$(BUILD)/%.o)
-GPU_TEST_SRCS := $(wildcard tests/gpu/*.c)
+
+CUDA_PLUGIN := $(BIN_DIR)/scaleplan-cuda.so
+MPI_PLUGIN  := $(BIN_DIR)/scaleplan-mpi.so
+PLUGINS     := $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN)) $(if $(filter 1,$(HAVE_MPI)),$(MPI_PLUGIN))
+# a plug-in of an earlier build with other settings must not be picked up
+STALE_PLUGINS := $(filter-out $(PLUGINS),$(CUDA_PLUGIN) $(MPI_PLUGIN))
+
+# The GPU kernel tests (tests/gpu/kernels_test.c): every launcher against its
+# cpu_ops twin; the _small build has a 2-entry GEMM cache and no bias fusion.
+KERN_SRCS := $(wildcard trainer/kern_*.cu)
+KTEST_BIN := $(BUILD)/tests/gpu/kernels_test
+KTEST_SMALL := $(BUILD)/tests/gpu/kernels_test_small
+KTEST_C_OBJS := $(BUILD)/tests/gpu/kernels_test.o $(addprefix $(BUILD)/,trainer/cpu_ops.o \
+                  trainer/optim.o common/error.o)
+GPU_TEST_BINS := $(if $(filter 1,$(HAVE_CUDA)),$(KTEST_BIN) $(KTEST_SMALL))
 
 # Data compiled into the binary (see common/catalog.h).
 CATALOG_FILES := $(sort $(wildcard models/catalog/*.json topologies/catalog/*.json \
@@ -123,24 +191,48 @@ Q :=
 endif
 
 # ---------------------------------------------------------------- targets
-.PHONY: all test check check-layers golden-update asan bench gpu-test demo deps deps-browser install clean validate
+.PHONY: all test check check-layers check-bundle golden-update asan bench gpu-test \
+        gpu-bundle demo deps deps-browser install clean validate
 
-all: $(BIN)
+all: $(BIN) $(PLUGINS)
 
-$(BIN): $(LIB_OBJS) $(CLI_OBJS) $(CATALOG_OBJ)
+$(BIN): $(LIB_OBJS) $(CLI_OBJS) $(CATALOG_OBJ) $(SETTINGS)/link
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(OPT) $(OMPFLAGS) $(SANFLAGS) $(LDFLAGS) -o $@ $^ $(LINK_LIBS)
+	$(Q)rm -f $(STALE_PLUGINS)
+	$(Q)$(CC) $(OPT) $(SANFLAGS) $(LDFLAGS) $(EXPORT) -o $@ $(filter %.o,$^) $(LINK_OMP) \
+	    $(LINK_PATH) $(LDLIBS)
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c $(SETTINGS)/cc
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
-$(BUILD)/%.cu.o: %.cu
+# The CUDA plug-in: every .cu file, the CUDA runtime linked in, cuBLASLt and
+# NCCL by SONAME; only the entry tables are visible (-fvisibility=hidden).
+$(BUILD)/%.cu.o: %.cu $(SETTINGS)/cuda
 	@mkdir -p $(dir $@)
 	@echo "  NVCC    $<"
 	$(Q)$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
+
+$(CUDA_PLUGIN): $(CU_OBJS) $(SETTINGS)/cuda
+	@mkdir -p $(dir $@)
+	@if [ -z "$(CUBLASLT_SO)" ] || [ -z "$(NCCL_SO)" ]; then \
+	    echo "scaleplan-cuda.so: libcublasLt.so* not found under $(CUDA_HOME) or libnccl.so* under $(NCCL_HOME); set CUDA_HOME / NCCL_HOME, or CUDA=0" >&2; exit 1; fi
+	@echo "  LD      $@"
+	$(Q)$(NVCC) -shared -cudart static -o $@ $(filter %.o,$^) $(CUBLASLT_SO) $(NCCL_SO) \
+	    $(foreach d,$(CUDA_RPATH),-Xlinker -rpath=$(d))
+
+# The MPI plug-in: dist_mpi.c, the one file compiled against mpi.h.
+$(BUILD)/mpi/dist_mpi.o: common/dist_mpi.c $(SETTINGS)/cc $(SETTINGS)/mpi
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (MPI plug-in)"
+	$(Q)$(CC) $(CPPFLAGS) $(MPI_CFLAGS) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(MPI_PLUGIN): $(BUILD)/mpi/dist_mpi.o $(SETTINGS)/mpi $(SETTINGS)/link
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) -shared $(SANFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(MPI_LIBS)
 
 $(EMBED): tools/embed.c
 	@mkdir -p $(dir $@)
@@ -155,31 +247,59 @@ $(BUILD)/gen/catalog.list: FORCE
 	@mkdir -p $(dir $@)
 	@echo "$(CATALOG_FILES)" | cmp -s - $@ || echo "$(CATALOG_FILES)" > $@
 
-$(CATALOG_OBJ): $(BUILD)/gen/catalog_data.c
+$(CATALOG_OBJ): $(BUILD)/gen/catalog_data.c $(SETTINGS)/cc
 	$(Q)$(CC) $(CPPFLAGS) $(CSTD) -O0 -c $< -o $@
 
-$(TEST_RUNNER): $(TEST_OBJS) $(LIB_OBJS) $(CATALOG_OBJ)
+$(TEST_RUNNER): $(TEST_OBJS) $(LIB_OBJS) $(CATALOG_OBJ) $(SETTINGS)/link
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(OPT) $(OMPFLAGS) $(SANFLAGS) $(LDFLAGS) -o $@ $^ -lcunit -lpng $(LINK_LIBS)
+	$(Q)$(CC) $(OPT) $(SANFLAGS) $(LDFLAGS) $(EXPORT) -o $@ $(filter %.o,$^) -lcunit -lpng \
+	    $(LINK_OMP) $(LDLIBS)
 
-$(BENCH_BIN): $(BENCH_OBJS) $(LIB_OBJS) $(CATALOG_OBJ)
+$(BENCH_BIN): $(BENCH_OBJS) $(LIB_OBJS) $(CATALOG_OBJ) $(SETTINGS)/link
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(OPT) $(OMPFLAGS) $(LDFLAGS) -o $@ $^ $(LINK_LIBS)
+	$(Q)$(CC) $(OPT) $(LDFLAGS) $(EXPORT) -o $@ $(filter %.o,$^) $(LINK_OMP) $(LDLIBS)
+
+# GPU kernel tests: C, linked to the kernels' objects, cpu_ops and the CUDA
+# runtime; they compile everywhere nvcc does and run only on a GPU.
+$(BUILD)/tests/gpu/%.o: tests/gpu/%.c $(SETTINGS)/cc $(SETTINGS)/cuda
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) -isystem $(CUDA_HOME)/include $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/gpu/cuda_gemm_small.cu.o: trainer/cuda_gemm.cu $(SETTINGS)/cuda
+	@mkdir -p $(dir $@)
+	@echo "  NVCC    $< (2-entry cache, bias never fused)"
+	$(Q)$(NVCC) $(NVCCFLAGS) -DGEMM_CACHE_ENTRIES=2 -DGEMM_BIAS_FUSE=0 -MMD -MP -c $< -o $@
+
+KTEST_LINK = $(Q)$(CC) $(OPT) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LINK_OMP) $(CUBLASLT_SO) \
+	    $(CUDART_STATIC) -lstdc++ -lm -lpthread -lrt -ldl \
+	    $(foreach d,$(CUDA_RPATH),-Wl,-rpath,$(d))
+
+$(KTEST_BIN): $(KTEST_C_OBJS) $(KERN_SRCS:%.cu=$(BUILD)/%.cu.o) $(BUILD)/trainer/cuda_gemm.cu.o
+	@echo "  LD      $@"
+	$(KTEST_LINK)
+
+$(KTEST_SMALL): $(KTEST_C_OBJS) $(KERN_SRCS:%.cu=$(BUILD)/%.cu.o) \
+                $(BUILD)/tests/gpu/cuda_gemm_small.cu.o
+	@echo "  LD      $@"
+	$(KTEST_LINK)
 
 # The simulator against every published run (tests/fixtures/validation).
 validate: $(BIN)
 	$(Q)$(BIN) validate --published tests/fixtures/validation/throughput.csv --by-group $(VALIDATE_ARGS)
 
 # `make test` is what README and .ci/run call: install what is missing, then
-# build and run the CPU tests (unit suites and end-to-end CLI tests).
+# build and run the CPU tests and check the GPU bundle builds self-contained.
 test: deps deps-browser
 	$(Q)$(MAKE) --no-print-directory check
+	$(Q)$(MAKE) --no-print-directory check-bundle
 
-check: $(BIN) $(TEST_RUNNER) check-layers
+check: $(BIN) $(PLUGINS) $(TEST_RUNNER) $(GPU_TEST_BINS) check-layers
 	$(Q)SCALEPLAN_BIN=$(abspath $(BIN)) SCALEPLAN_PROGRESS=0 $(TEST_RUNNER)
 	$(Q)sh tests/golden/run.sh $(abspath $(BIN))
+	$(Q)sh tests/build/settings.sh "$(MAKE)" $(BUILD) $(BIN)
 
 # The folders' include graph is a one-way DAG (docs/ARCHITECTURE.md).
 check-layers:
@@ -196,15 +316,34 @@ asan: deps deps-browser
 	$(Q)$(MAKE) --no-print-directory check BUILD=build-asan CUDA=0 BIN=build-asan/bin/scaleplan \
 	    OPT="-O1 -g" SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 
-bench: $(BENCH_BIN) $(BIN)
+bench: $(BENCH_BIN) $(BIN) $(PLUGINS)
 	$(Q)SCALEPLAN_BIN=$(abspath $(BIN)) $(BENCH_BIN)
 
-gpu-test: $(BIN)
+gpu-test: $(BIN) $(PLUGINS) $(GPU_TEST_BINS)
 	$(Q)if [ "$(HAVE_CUDA)" != 1 ]; then echo "gpu-test: nvcc not found under $(CUDA_HOME); set CUDA_HOME" >&2; exit 1; fi
-	$(Q)SCALEPLAN_BIN=$(abspath $(BIN)) sh tests/gpu/run.sh
+	$(Q)SCALEPLAN_BIN=$(abspath $(BIN)) KERNELS_TEST=$(abspath $(KTEST_BIN)) \
+	    KERNELS_TEST_SMALL=$(abspath $(KTEST_SMALL)) sh tests/gpu/run.sh
+
+# The GPU bundle: its own build folder, no MPI, GSL and OpenMP static, the
+# CUDA runtime static in the plug-in, machine code for sm_80/sm_90/sm_100
+# with compute_100 PTX; then gpu-bundle/ assembled by tests/gpu/bundle/make.sh.
+BUNDLE_BUILD := build-gpu
+BUNDLE_DIR   := gpu-bundle
+gpu-bundle:
+	$(Q)if [ "$(HAVE_CUDA)" != 1 ]; then echo "gpu-bundle: nvcc not found under $(CUDA_HOME); set CUDA_HOME" >&2; exit 1; fi
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUNDLE_BUILD) BIN=$(BUNDLE_BUILD)/bin/scaleplan \
+	    MPI=0 STATIC=1 GPU_ARCH="80 90 100" all $(BUNDLE_BUILD)/tests/gpu/kernels_test \
+	    $(BUNDLE_BUILD)/tests/gpu/kernels_test_small
+	$(Q)sh tests/gpu/bundle/make.sh $(BUNDLE_BUILD) $(BUNDLE_DIR)
+
+# The bundle builds and is self-contained (ldd), and its entry script stops
+# with one line on a machine without a GPU: part of make test.
+check-bundle:
+	$(Q)if [ "$(HAVE_CUDA)" != 1 ]; then echo "check-bundle: skipped, nvcc not found under $(CUDA_HOME) (the bundle needs it)"; exit 0; fi; \
+	$(MAKE) --no-print-directory gpu-bundle && sh tests/build/bundle.sh $(BUNDLE_DIR)
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory $(BIN)
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)echo "== scaleplan plan --model llama3-70b --tokens 2T --gpu h100-sxm --min-gpus 8 --max-gpus 4096 --report demo-report"
 	$(Q)$(BIN) plan --model llama3-70b --tokens 2T --gpu h100-sxm --min-gpus 8 --max-gpus 4096 --report demo-report
 
@@ -229,12 +368,15 @@ deps-browser: deps
 	    --no-install-recommends $(BROWSER_PKGS) ) >/dev/null 2>&1 || \
 	    echo "deps-browser: could not install $(BROWSER_PKGS); the browser test will be skipped"
 
-install: $(BIN)
+# The plug-ins go to PREFIX/lib/scaleplan, where the binary looks for them.
+install: $(BIN) $(PLUGINS)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/scaleplan
+	install -d $(DESTDIR)$(PREFIX)/lib/scaleplan
+	$(if $(strip $(PLUGINS)),install -m 755 $(PLUGINS) $(DESTDIR)$(PREFIX)/lib/scaleplan/)
 
 clean:
-	rm -rf build build-asan bin demo-report
+	rm -rf build build-asan build-gpu bin demo-report gpu-bundle
 
 FORCE:
 

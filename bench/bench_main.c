@@ -1,15 +1,29 @@
 /* bench: speed of the simulator (make bench). Prints figures; it is a
  * benchmark, not a test, and fails only if something cannot run.
  *
- *   1. one step of Llama 3 405B on 16,384 H100s (TP8 PP16 DP128, interleaved,
- *      seq 8192, global batch 2048) through the real binary, wall time
- *      including process start (target: under 50 ms);
- *   2. 1,000 different layouts of a 70B model simulated in-process on one
- *      core (target: under 0.5 s), with layouts and events per second.
+ *   1. whole processes of the real binary, started directly (posix_spawn,
+ *      no shell), interleaved round by round so that a busy machine slows
+ *      all alike, with /bin/true as the cost of starting any process:
+ *      `scaleplan --help` (target: under 5 ms), a 70B `sim` (under 10 ms)
+ *      and one step of Llama 3 405B on 16,384 H100s (TP8 PP16 DP128,
+ *      interleaved, seq 8192, global batch 2048; under 10 ms), with the
+ *      peak resident memory of each; BENCH_COMPARE_BIN=path adds the same
+ *      commands of another build (an older one, say) to the same rounds;
+ *   2. the 405B step in-process;
+ *   3. 1,000 different layouts of a 70B model simulated in-process on one
+ *      core (target: under 0.5 s), with layouts and events per second;
+ *   4. 10,000 reliability trials; 5. the full plan ladder.
  */
+#define _DEFAULT_SOURCE /* wait4 */
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "sim/ladder.h"
@@ -20,38 +34,128 @@
 #include <omp.h>
 #endif
 
+extern char **environ;
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
+#define MAX_ARGS 40
+
+/* One command line, split at spaces, with its timings. */
+typedef struct {
+    const char *label;
+    const char *target; /* "< 5 ms", or NULL */
+    char *argv[MAX_ARGS];
+    char line[600];
+    double *t;      /* seconds, one per run */
+    double rss_mib; /* largest peak resident set of a run */
+} proc_t;
+
+static void split(proc_t *p, const char *prog, const char *args)
+{
+    snprintf(p->line, sizeof p->line, "%s", args);
+    int n = 0;
+    p->argv[n++] = (char *)prog;
+    for (char *tok = strtok(p->line, " "); tok && n < MAX_ARGS - 1; tok = strtok(NULL, " "))
+        p->argv[n++] = tok;
+    p->argv[n] = NULL;
+}
+
+/* Start argv with stdout and stderr on /dev/null, wait; the wall time in
+ * *s, the child's peak resident memory in *rss_mib. Non-zero on failure. */
+static int run_once(char *const argv[], double *s, double *rss_mib)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    double t0 = clock_now_s();
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        return 1;
+    int status = 0;
+    struct rusage ru;
+    if (wait4(pid, &status, 0, &ru) != pid)
+        return 1;
+    *s = clock_now_s() - t0;
+    *rss_mib = (double)ru.ru_maxrss / 1024.0;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+static const char *SIM70_ARGS = "sim --model llama3-70b --gpu h100-sxm --gpus 256 --tp 8 --pp 4 "
+                                "--sequence-parallel --recompute selective --global-batch 512";
+
 static const char *LLAMA405_ARGS =
     "sim --model llama3-405b --gpu h100-sxm --gpus 16384 --tp 8 --pp 16 --vpp 4 "
     "--first-stage-layers 1 --last-stage-layers 1 --seq-len 8192 --micro-batch 1 "
     "--global-batch 2048 --sequence-parallel --distributed-optimizer --json";
 
-static int bench_405b_process(void)
+static int bench_processes(void)
 {
     const char *bin = getenv("SCALEPLAN_BIN");
     if (!bin)
         bin = "bin/scaleplan";
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s %s > /dev/null", bin, LLAMA405_ARGS);
-    enum { RUNS = 15 };
-    double t[RUNS];
-    for (int i = 0; i < RUNS; i++) {
-        double t0 = clock_now_s();
-        if (system(cmd) != 0) {
-            fprintf(stderr, "bench: '%s' failed\n", cmd);
-            return 1;
+    const char *other = getenv("BENCH_COMPARE_BIN");
+    enum { RUNS = 41, MAX_N = 7 };
+    static proc_t p[MAX_N];
+    int N = other && *other ? 7 : 4;
+    p[0].label = "process start (/bin/true)";
+    split(&p[0], "/bin/true", "");
+    p[1].label = "scaleplan --help";
+    p[1].target = "< 5 ms";
+    split(&p[1], bin, "--help");
+    p[2].label = "scaleplan sim, 70B on 256 H100";
+    p[2].target = "< 10 ms";
+    split(&p[2], bin, SIM70_ARGS);
+    p[3].label = "scaleplan sim, 405B on 16,384 H100";
+    p[3].target = "< 10 ms";
+    split(&p[3], bin, LLAMA405_ARGS);
+    if (N == 7) {
+        static char labels[3][200];
+        const char *what[] = {"--help", "sim, 70B", "sim, 405B"};
+        const char *args[] = {"--help", SIM70_ARGS, LLAMA405_ARGS};
+        for (int i = 0; i < 3; i++) {
+            snprintf(labels[i], sizeof labels[i], "%s %s", other, what[i]);
+            p[4 + i].label = labels[i];
+            split(&p[4 + i], other, args[i]);
         }
-        t[i] = clock_now_s() - t0;
     }
-    qsort(t, RUNS, sizeof t[0], cmp_double);
-    printf("llama3-405b step on 16,384 H100 (whole process): median %.1f ms, best %.1f ms "
-           "(target < 50 ms)\n",
-           1e3 * t[RUNS / 2], 1e3 * t[0]);
+    for (int i = 0; i < N; i++)
+        if (!(p[i].t = calloc(RUNS, sizeof(double))))
+            return 1;
+    for (int r = 0; r < RUNS; r++)
+        for (int i = 0; i < N; i++) {
+            double rss = 0;
+            if (run_once(p[i].argv, &p[i].t[r], &rss)) {
+                fprintf(stderr, "bench: '%s' %s failed\n", p[i].argv[0],
+                        p[i].argv[1] ? p[i].argv[1] : "");
+                return 1;
+            }
+            if (rss > p[i].rss_mib)
+                p[i].rss_mib = rss;
+        }
+    printf("whole processes (%d runs each, interleaved; median, best, peak memory):\n", RUNS);
+    double base = 0;
+    for (int i = 0; i < N; i++) {
+        qsort(p[i].t, RUNS, sizeof(double), cmp_double);
+        double med = p[i].t[RUNS / 2];
+        if (i == 0)
+            base = med;
+        printf("  %-36.60s %6.2f ms  best %6.2f ms  %6.1f MiB", p[i].label, 1e3 * med,
+               1e3 * p[i].t[0], p[i].rss_mib);
+        if (i > 0)
+            printf("  (%.1fx a bare process start)", base > 0 ? med / base : 0);
+        if (p[i].target)
+            printf("  target %s: %s", p[i].target,
+                   1e3 * med < atof(p[i].target + 2) ? "met" : "NOT MET");
+        printf("\n");
+        free(p[i].t);
+    }
     return 0;
 }
 
@@ -265,7 +369,7 @@ static int bench_ladder(void)
 
 int main(void)
 {
-    int rc = bench_405b_process();
+    int rc = bench_processes();
     rc |= bench_405b_inprocess();
     rc |= bench_70b_layouts();
     rc |= bench_reliability();

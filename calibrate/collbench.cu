@@ -24,6 +24,7 @@
 extern "C" {
 #include "calibrate/collbench.h"
 #include "common/dist.h"
+#include "common/plugin.h"
 }
 
 #if NCCL_VERSION_CODE < NCCL_VERSION(2, 14, 0)
@@ -901,3 +902,10 @@ out:
     free(all_hosts);
     return rc;
 }
+
+/* The plug-in's entry table (COLLB_SYMBOL); collbench.c forwards to it. */
+extern "C" PLUGIN_EXPORT const collb_ops_t scaleplan_collbench = {
+    collb_nccl_version,
+    collb_work,
+    collb_run,
+};

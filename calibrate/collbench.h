@@ -20,7 +20,10 @@
  * (ncclCommAbort). The error then names the rank that stalled - the one
  * that issued the fewest operations - instead of hanging forever.
  *
- * Built without CUDA every function returns ERR_RUNTIME with one line.
+ * Like gpubench, the measurement runs in the CUDA plug-in (collbench.cu)
+ * and these functions (collbench.c) forward to it; built without CUDA, or
+ * when the plug-in cannot be opened, every function returns ERR_RUNTIME
+ * with one line.
  */
 #ifndef SCALEPLAN_CALIBRATE_COLLBENCH_H
 #define SCALEPLAN_CALIBRATE_COLLBENCH_H
@@ -60,5 +63,16 @@ double collb_work(const collb_plan_t *plan, int n_gpus);
  * and ranks. */
 int collb_run(const dist_group_t *world, int n_local, const collb_plan_t *plan, meas_set_t *set,
               gpub_progress_fn progress, void *ctx, err_t *err);
+
+/* The plug-in's implementation, exported by scaleplan-cuda.so under
+ * COLLB_SYMBOL. */
+typedef struct {
+    int (*nccl_version)(char *buf, size_t cap, err_t *err);
+    double (*work)(const collb_plan_t *plan, int n_gpus);
+    int (*run)(const dist_group_t *world, int n_local, const collb_plan_t *plan, meas_set_t *set,
+               gpub_progress_fn progress, void *ctx, err_t *err);
+} collb_ops_t;
+
+#define COLLB_SYMBOL "scaleplan_collbench"
 
 #endif

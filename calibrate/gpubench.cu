@@ -22,6 +22,7 @@
 
 extern "C" {
 #include "calibrate/gpubench.h"
+#include "common/plugin.h"
 }
 #include "common/cuda_check.cuh"
 
@@ -220,11 +221,6 @@ __global__ void k_adamw(float4 *p, const float4 *g, float4 *m, float4 *v, size_t
 }
 
 /* ------------------------------------------------------------ device info */
-
-extern "C" bool gpub_built_with_cuda(void)
-{
-    return true;
-}
 
 extern "C" int gpub_device_count(int *count, err_t *err)
 {
@@ -877,3 +873,9 @@ out:
         cudaStreamDestroy(s);
     return rc;
 }
+
+/* The plug-in's entry table (GPUB_SYMBOL); gpubench.c forwards to it. */
+extern "C" PLUGIN_EXPORT const gpub_ops_t scaleplan_gpubench = {
+    gpub_device_count, gpub_device_info, gpub_supports, gpub_gemm,
+    gpub_gemm_sustained, gpub_memory, gpub_launch,
+};

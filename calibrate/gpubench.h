@@ -17,8 +17,12 @@
  *   sustained the same large bf16 GEMM back to back for some seconds: the
  *             rate once clocks settle under the power limit.
  *
- * Built without CUDA (no nvcc), every function returns ERR_RUNTIME with one
- * line saying so; gpub_built_with_cuda tells which build this is.
+ * The measurements run in the CUDA plug-in (gpubench.cu, built into
+ * scaleplan-cuda.so, common/plugin.h); the functions below (gpubench.c)
+ * open it on first use and forward to its table, so only a process that
+ * measures loads CUDA and cuBLASLt. Built without CUDA (no nvcc), or when
+ * the plug-in cannot be opened, every function returns ERR_RUNTIME with one
+ * line saying why; gpub_built_with_cuda tells which build this is.
  */
 #ifndef SCALEPLAN_CALIBRATE_GPUBENCH_H
 #define SCALEPLAN_CALIBRATE_GPUBENCH_H
@@ -91,5 +95,26 @@ int gpub_memory(int ordinal, const double *sizes, size_t n_sizes, const gpub_tim
 
 /* Kernel launch overhead, microseconds. */
 int gpub_launch(int ordinal, double *back_to_back_us, double *synchronous_us, err_t *err);
+
+/* The plug-in's implementation of the functions above, exported by
+ * scaleplan-cuda.so under GPUB_SYMBOL. */
+typedef struct {
+    int (*device_count)(int *count, err_t *err);
+    int (*device_info)(int ordinal, gpub_device_t *info, err_t *err);
+    bool (*supports)(const gpub_device_t *info, dtype_t dtype);
+    int (*gemm)(int ordinal, const gpub_shape_t *shapes, size_t n, const gpub_timing_t *timing,
+                meas_set_t *set, size_t *skipped, gpub_progress_fn progress, void *ctx, err_t *err);
+    int (*gemm_sustained)(int ordinal, double dim, double seconds, double *burst_tflops,
+                          double *sustained_tflops, err_t *err);
+    int (*memory)(int ordinal, const double *sizes, size_t n_sizes, const gpub_timing_t *timing,
+                  meas_set_t *set, gpub_progress_fn progress, void *ctx, err_t *err);
+    int (*launch)(int ordinal, double *back_to_back_us, double *synchronous_us, err_t *err);
+} gpub_ops_t;
+
+#define GPUB_SYMBOL "scaleplan_gpubench"
+
+/* The plug-in's table, opening the plug-in on first use; ERR_RUNTIME with
+ * one line (GPUB_NO_CUDA_MSG in a build without CUDA) when it cannot. */
+int gpub_ops(const gpub_ops_t **ops, err_t *err);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "build_config.h"
 #include "cli/commands.h"
 #include "common/names.h"
 
@@ -54,7 +55,8 @@ int main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("scaleplan %s\n", SCALEPLAN_VERSION);
+        /* the build's optional parts, from the settings make recorded */
+        printf("scaleplan %s (%s)\n", SCALEPLAN_VERSION, SCALEPLAN_BUILD_FEATURES);
         return 0;
     }
     for (int i = 0; i < n_commands; i++) {

@@ -7,9 +7,12 @@
  * tensor-parallel groups of the trainer). Every call checks MPI's return
  * code and reports it as a one-line error; nothing here exits.
  *
- * Built without MPI (no mpicc found at build time), a single process works
- * as usual and a launched multi-rank job fails at dist_start with a line
- * saying how to rebuild.
+ * The MPI calls live in a plug-in (scaleplan-mpi.so, dist_mpi.c, see
+ * common/plugin.h) that dist_start opens only when a launcher started the
+ * process: a process started by hand never loads MPI. Built without MPI
+ * (no mpicc found at build time, or MPI=0), or when the plug-in cannot be
+ * loaded, a single process works as usual and a launched multi-rank job
+ * fails at dist_start with a line saying why.
  */
 #ifndef SCALEPLAN_COMMON_DIST_H
 #define SCALEPLAN_COMMON_DIST_H
@@ -21,15 +24,19 @@
 
 typedef enum { DIST_F32 = 0, DIST_F64, DIST_I64, DIST_BYTE } dist_type_t;
 
+struct dist_mpi_ops;
+
 /* A group of ranks. comm is the MPI communicator (NULL in a one-process
- * job); rank and size are this process's place in the group. */
+ * job); rank and size are this process's place in the group; mpi the
+ * plug-in's operations (NULL in a one-process job). */
 typedef struct {
     int rank;
     int size;
-    void *comm; /* heap MPI_Comm, owned; NULL = just this process */
+    void *comm;                     /* heap MPI_Comm, owned; NULL = just this process */
+    const struct dist_mpi_ops *mpi; /* NULL = just this process */
 } dist_group_t;
 
-/* Whether this binary was built with MPI. */
+/* Whether this binary was built with MPI (its MPI plug-in). */
 bool dist_have_mpi(void);
 
 /* Whether a launcher started this process (its environment says so). */
@@ -74,6 +81,7 @@ int dist_reduce_scatter_sum(const dist_group_t *g, const void *in, void *out, si
 /* A collective in flight. */
 typedef struct {
     void *req; /* heap MPI_Request; NULL when nothing is pending */
+    const struct dist_mpi_ops *mpi;
 } dist_request_t;
 
 /* Start an in-place sum (n below 2^31 elements) and return at once; the

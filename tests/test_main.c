@@ -22,6 +22,8 @@ extern const test_suite_t suite_gpt, suite_tokens, suite_checkpoint, suite_monit
 /* the calibrator */
 extern const test_suite_t suite_fit, suite_calibrate;
 
+extern const test_suite_t suite_plugin;
+
 static const test_suite_t *const suites[] = {
     &suite_common,     &suite_units,     &suite_json,    &suite_table,
     &suite_models,     &suite_memory,    &suite_layout,  &suite_topologies,
@@ -32,6 +34,7 @@ static const test_suite_t *const suites[] = {
     &suite_gpt,        &suite_tokens,    &suite_checkpoint, &suite_monitor,
     &suite_train,      &suite_buckets,
     &suite_fit,        &suite_calibrate,
+    &suite_plugin,
 };
 
 static int wanted(const char *name, int argc, char **argv)

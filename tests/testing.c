@@ -83,6 +83,11 @@ int run_cli(const char *args, char **out, char **errout)
     return run_prefixed("", args, out, errout);
 }
 
+int run_cli_env(const char *prefix, const char *args, char **out, char **errout)
+{
+    return run_prefixed(prefix, args, out, errout);
+}
+
 bool mpi_available(void)
 {
     return system("command -v mpirun >/dev/null 2>&1") == 0;

@@ -54,6 +54,10 @@ void check_err_at(int rc, const err_t *err, int code, const char *const *needles
  * binary could not be run. */
 int run_cli(const char *args, char **out, char **errout);
 
+/* run_cli with shell words put in front of the binary: environment
+ * assignments ("LD_DEBUG=libs ") or a launcher. */
+int run_cli_env(const char *prefix, const char *args, char **out, char **errout);
+
 /* Whether mpirun is on PATH (multi-rank tests skip, saying so, when not). */
 bool mpi_available(void);
 

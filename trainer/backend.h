@@ -1,6 +1,12 @@
 /* backend: what the training loop asks of a device, as a table of
  * functions - one entry for the CPU (backend_cpu.c), one for CUDA
- * (backend_cuda.cu, or its _nocuda twin that says the build has no CUDA).
+ * (backend_cuda.c, which forwards to backend_cuda.cu in the CUDA plug-in).
+ *
+ * BACKEND_CUDA is backend_cuda.c: its create opens the CUDA plug-in
+ * (common/plugin.h: scaleplan-cuda.so, which backend_cuda.cu builds and
+ * which exports its table as BACKEND_CUDA_SYMBOL) and every other entry
+ * forwards to it, so a process that never asks for --device cuda never
+ * loads CUDA, cuBLASLt or NCCL.
  *
  * A backend owns the model's parameters, gradients, optimizer state and
  * activations on its device, runs one micro-batch forward and backward
@@ -92,5 +98,8 @@ typedef struct {
 
 extern const backend_ops_t BACKEND_CPU;
 extern const backend_ops_t BACKEND_CUDA;
+
+/* The name under which scaleplan-cuda.so exports its backend_ops_t. */
+#define BACKEND_CUDA_SYMBOL "scaleplan_backend_cuda"
 
 #endif

@@ -1,5 +1,7 @@
-/* The CUDA backend (BACKEND_CUDA of backend.h): the model of gpt.h on one
- * GPU per process, with the CPU backend's semantics.
+/* The CUDA backend: the model of gpt.h on one GPU per process, with the
+ * CPU backend's semantics. Built into the CUDA plug-in (scaleplan-cuda.so),
+ * which exports the table as BACKEND_CUDA_SYMBOL; BACKEND_CUDA
+ * (backend_cuda.c) opens the plug-in and forwards to it.
  *
  * Precision. Master weights, gradients and the Adam moments are fp32 in
  * both modes. bf16 mode (backend_config_t.bf16) keeps a bf16 copy of the
@@ -16,8 +18,10 @@
  * products over (batch, head): S = scale Q K^T, Y = P V, and in the backward
  * dP = dY V^T, dV = P^T dY, dQ = dS K, dK = dS^T Q, with the probabilities
  * P kept for the backward (materialised attention, as the CPU path and
- * the simulator's layout of a trainer run assume). Everything else is in
- * cuda_kernels.cuh.
+ * the simulator's layout of a trainer run assume; kern_attn.h). Every
+ * other kernel is behind a kern_*.h launcher, each tested against its
+ * cpu_ops twin by tests/gpu/kernels_test.c. fp32 and bf16 runs take the
+ * same code path with the activation type as a value (kern_dtype_t).
  *
  * Streams. All compute, and the TP all-reduces (on the critical path),
  * run on s_main. DP reductions run on s_dp: in overlap mode, as the last
@@ -50,12 +54,12 @@
 #include <string.h>
 #include <time.h>
 
-#include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 extern "C" {
+#include "common/plugin.h"
 #include "topologies/gpu.h"
 #include "trainer/backend.h"
 #include "trainer/buckets.h"
@@ -63,8 +67,17 @@ extern "C" {
 }
 
 #include "common/cuda_check.cuh"
-#include "trainer/cuda_gemm.cuh"
-#include "trainer/cuda_kernels.cuh"
+#include "trainer/cuda_gemm.h"
+#include "trainer/kern_act.h"
+#include "trainer/kern_attn.h"
+#include "trainer/kern_elem.h"
+#include "trainer/kern_embed.h"
+#include "trainer/kern_loss.h"
+#include "trainer/kern_norm.h"
+#include "trainer/kern_optim.h"
+#include "trainer/kern_rope.h"
+
+typedef __nv_bfloat16 bf16;
 
 #define GEMM_WORKSPACE_BYTES (32u << 20) /* cuBLASLt's recommendation for Hopper */
 #define LOGITS_ALIGN 64                  /* logits row stride rounded up to 64 elements */
@@ -93,8 +106,8 @@ typedef struct {
     double peak_tflops;
     size_t mem_total, mem_free_min;
     bool bf16;
-    size_t es; /* bytes per activation element: 2 (bf16) or 4 */
-    cudaDataType_t ab_type;
+    size_t es;       /* bytes per activation element: 2 (bf16) or 4 */
+    kern_dtype_t dt; /* the activation type */
     size_t n, n_pad, shard, shard_begin; /* as backend_cpu.c */
     int B, T, N, Vp;                     /* micro-batch, sequence, B * T rows, logits row stride */
     /* parameters and optimizer state (device) */
@@ -114,13 +127,12 @@ typedef struct {
     /* scratch shared by all blocks */
     char *scratch_mem;
     size_t scratch_bytes;
-    void *q, *k, *v, *y, *dq, *dk, *dv; /* [B * heads_local, t, head_dim] T each */
-    void *dp;                           /* [B * heads_local, t, t] T */
+    kern_attn_scratch_t attn; /* q, k, v, y, dq, dk, dv [B heads_local, t, head_dim] T, dp [.., t, t] */
     float *dx, *dln;                    /* [N, C] */
     void *dx_t;                         /* [N, C] T copy of dx (bf16 mode; = dx in fp32 mode) */
     void *datt, *dqkv, *dfc, *dact;
-    float *part_a, *part_b;     /* PART_MAX x max width */
-    double *sumsq_part;         /* SUMSQ_BLOCKS */
+    float *part_a, *part_b;     /* KERN_PART_MAX x max width */
+    double *sumsq_part;         /* KERN_SUMSQ_BLOCKS */
     double *dsum;               /* [0] loss sum, [1] squared gradient norm */
     int32_t *tokens;            /* inputs N | targets N | rows N | start N + 1 | uniq N */
     float *rope_cos, *rope_sin; /* [t, head_dim / 2], rotary models only */
@@ -155,6 +167,12 @@ static double now_s(void)
 template <typename P> static P *at(P *base, size_t off)
 {
     return off == GPT_ABSENT ? NULL : base + off;
+}
+
+/* A tensor of the weights the GEMMs read (activation type), or NULL. */
+static const void *wat(const cuda_state_t *s, size_t off)
+{
+    return off == GPT_ABSENT ? NULL : (const char *)s->wparams + s->es * off;
 }
 
 /* Seconds between two completed events. */
@@ -233,10 +251,11 @@ static void layout_scratch(cuda_state_t *s, bump_t *b)
     size_t N = (size_t)s->N, C = (size_t)m->hidden, es = s->es;
     size_t att_w = (size_t)m->heads_local * m->head_dim;
     size_t heads = (size_t)s->B * m->heads_local * s->T * m->head_dim;
-    void **per_head[] = {&s->q, &s->k, &s->v, &s->y, &s->dq, &s->dk, &s->dv};
+    kern_attn_scratch_t *a = &s->attn;
+    void **per_head[] = {&a->q, &a->k, &a->v, &a->y, &a->dq, &a->dk, &a->dv};
     for (size_t i = 0; i < sizeof per_head / sizeof per_head[0]; i++)
         *per_head[i] = take(b, es * heads);
-    s->dp = take(b, es * (size_t)s->B * m->heads_local * s->T * s->T);
+    a->dp = take(b, es * (size_t)s->B * m->heads_local * s->T * s->T);
     s->dx = TAKE_F(b, N * C);
     s->dln = TAKE_F(b, N * C);
     s->dx_t = s->bf16 ? take(b, es * N * C) : (void *)s->dx;
@@ -249,9 +268,9 @@ static void layout_scratch(cuda_state_t *s, bump_t *b)
         width = (size_t)m->qkv_local;
     if ((size_t)m->fc_local > width)
         width = (size_t)m->fc_local;
-    s->part_a = TAKE_F(b, (size_t)PART_MAX * width);
-    s->part_b = TAKE_F(b, (size_t)PART_MAX * width);
-    s->sumsq_part = (double *)take(b, SUMSQ_BLOCKS * sizeof(double));
+    s->part_a = TAKE_F(b, (size_t)KERN_PART_MAX * width);
+    s->part_b = TAKE_F(b, (size_t)KERN_PART_MAX * width);
+    s->sumsq_part = (double *)take(b, KERN_SUMSQ_BLOCKS * sizeof(double));
     s->dsum = (double *)take(b, 2 * sizeof(double));
     s->tokens = (int32_t *)take(b, (5 * N + 1) * sizeof(int32_t));
     if (m->arch.pos == MODEL_POS_ROPE) {
@@ -297,17 +316,11 @@ static void fill_flags(const cuda_state_t *s, uint8_t *flags)
 /* cos/sin of pos theta^(-2i/hd) for pos < t, i < hd/2, as cpu_ops computes them. */
 static int upload_rope(cuda_state_t *s, err_t *err)
 {
-    int half = s->m.head_dim / 2;
-    size_t n = (size_t)s->T * half;
+    size_t n = (size_t)s->T * (s->m.head_dim / 2);
     float *h = (float *)malloc(2 * n * sizeof(float));
     if (!h)
         return err_set(err, ERR_RUNTIME, "out of memory");
-    for (int pos = 0; pos < s->T; pos++)
-        for (int i = 0; i < half; i++) {
-            double angle = pos * pow(s->m.rope_theta, -2.0 * i / s->m.head_dim);
-            h[(size_t)pos * half + i] = (float)cos(angle);
-            h[n + (size_t)pos * half + i] = (float)sin(angle);
-        }
+    kern_rope_table(s->T, s->m.head_dim, s->m.rope_theta, h, h + n);
     cudaError_t e =
         cudaMemcpyAsync(s->rope_cos, h, n * sizeof(float), cudaMemcpyHostToDevice, s->s_main);
     if (e == cudaSuccess)
@@ -397,7 +410,7 @@ static int cuda_reset(void *state, err_t *err)
     free(h);
     CUDA_CHECK(e);
     if (s->bf16)
-        TRY(k_cast<bf16>(s->s_main, (bf16 *)s->wparams, s->params, s->n_pad, err));
+        TRY(kern_cast(s->s_main, KERN_BF16, s->wparams, s->params, s->n_pad, err));
     CUDA_CHECK(cudaMemsetAsync(s->adam_m, 0, s->shard * sizeof(float), s->s_main));
     CUDA_CHECK(cudaMemsetAsync(s->adam_v, 0, s->shard * sizeof(float), s->s_main));
     CUDA_CHECK(cudaStreamSynchronize(s->s_main));
@@ -442,7 +455,7 @@ static int setup(cuda_state_t *s, int device_count, err_t *err)
                        c->micro_batch, c->seq_len);
     s->bf16 = c->bf16;
     s->es = s->bf16 ? 2 : 4;
-    s->ab_type = s->bf16 ? CUDA_R_16BF : CUDA_R_32F;
+    s->dt = s->bf16 ? KERN_BF16 : KERN_F32;
     s->B = c->micro_batch;
     s->T = c->seq_len;
     s->N = s->B * s->T;
@@ -583,8 +596,8 @@ static int linear_fwd(cuda_state_t *s, void *out, bool out_f32, int ldo, const v
     a.b = inp, a.ldb = C;
     a.d = out, a.ldd = ldo;
     a.batch = 1, a.alpha = 1, a.beta = 0;
-    a.ab_type = s->ab_type;
-    a.d_type = out_f32 ? CUDA_R_32F : s->ab_type;
+    a.ab_type = s->dt;
+    a.d_type = out_f32 ? KERN_F32 : s->dt;
     a.bias = bias;
     return gemm_run(s->gemm, &a, s->s_main, err);
 }
@@ -602,8 +615,8 @@ static int linear_bwd_data(cuda_state_t *s, void *dinp, bool out_f32, const void
     a.b = dout, a.ldb = ld_out;
     a.d = dinp, a.ldd = C;
     a.batch = 1, a.alpha = 1, a.beta = 0;
-    a.ab_type = s->ab_type;
-    a.d_type = out_f32 ? CUDA_R_32F : s->ab_type;
+    a.ab_type = s->dt;
+    a.d_type = out_f32 ? KERN_F32 : s->dt;
     return gemm_run(s->gemm, &a, s->s_main, err);
 }
 
@@ -621,28 +634,8 @@ static int linear_bwd_weight(cuda_state_t *s, float *dw, const void *dout, int l
     a.b = dout, a.ldb = ld_out;
     a.d = dw, a.ldd = C;
     a.batch = 1, a.alpha = 1, a.beta = 1;
-    a.ab_type = s->ab_type;
-    a.d_type = CUDA_R_32F;
-    return gemm_run(s->gemm, &a, s->s_main, err);
-}
-
-/* One strided-batched product over the B x heads (batch, head) pairs, each
- * member's matrices t x hd or t x t row-major; see the call sites. */
-static int attn_gemm(cuda_state_t *s, bool ta, bool tb, int m_, int n_, int k_, const void *A,
-                     int lda, long long sa, const void *Bm, int ldb, long long sb, void *D, int ldd,
-                     long long sd, float alpha, err_t *err)
-{
-    gemm_args_t a;
-    memset(&a, 0, sizeof a);
-    a.trans_a = ta, a.trans_b = tb;
-    a.m = m_, a.n = n_, a.k = k_;
-    a.a = A, a.lda = lda, a.stride_a = sa;
-    a.b = Bm, a.ldb = ldb, a.stride_b = sb;
-    a.d = D, a.ldd = ldd, a.stride_d = sd;
-    a.batch = s->B * s->m.heads_local;
-    a.alpha = alpha, a.beta = 0;
-    a.ab_type = s->ab_type;
-    a.d_type = s->ab_type;
+    a.ab_type = s->dt;
+    a.d_type = KERN_F32;
     return gemm_run(s->gemm, &a, s->s_main, err);
 }
 
@@ -683,181 +676,125 @@ static int grads_ready(cuda_state_t *s, size_t offset, size_t count, err_t *err)
 
 /* ------------------------------------------------------------ passes */
 
-/* Causal attention of one block: q, k, v from qkv (GQA heads repeated),
- * S = scale Q K^T into probs, softmax in place, Y = P V, back to rows. */
-template <typename T> static int attention_fwd(cuda_state_t *s, layer_acts_t *k, err_t *err)
-{
-    const gpt_t *m = &s->m;
-    int B = s->B, t = s->T, nh = m->heads_local, nkv = m->kv_heads_local, hd = m->head_dim;
-    size_t heads = (size_t)B * nh * t * hd;
-    long long st_h = (long long)t * hd, st_p = (long long)t * t;
-    split_qkv_kernel<T><<<grid_for(heads), 256, 0, s->s_main>>>(
-        (T *)s->q, (T *)s->k, (T *)s->v, (const T *)k->qkv, B, t, nh, nkv, hd);
-    KERNEL_CHECK();
-    /* S[i][j] = scale q_i . k_j: column-major S^T (t_k x t_q, ld t) = K (stored hd x t,
-     * transposed) x Q (stored hd x t) */
-    TRY(attn_gemm(s, true, false, t, t, hd, s->k, hd, st_h, s->q, hd, st_h, k->probs, t, st_p,
-                  (float)(1.0 / sqrt((double)hd)), err));
-    TRY(k_softmax_fwd<T>(s->s_main, (T *)k->probs, (size_t)B * nh * t, t, err));
-    /* Y[i][d] = sum_j P[i][j] V[j][d]: Y^T (hd x t) = V^T (stored hd x t) x P^T (stored t x t) */
-    TRY(attn_gemm(s, false, false, hd, t, t, s->v, hd, st_h, k->probs, t, st_p, s->y, hd, st_h, 1.f,
-                  err));
-    heads_rows_kernel<T>
-        <<<grid_for(heads), 256, 0, s->s_main>>>((T *)k->att, (T *)s->y, B, t, nh, hd, true);
-    KERNEL_CHECK();
-    return ERR_OK;
-}
-
-/* Backward of attention_fwd: datt [N, heads hd] -> dqkv [N, qkv_local]
- * (before the RoPE backward). */
-template <typename T> static int attention_bwd(cuda_state_t *s, layer_acts_t *k, err_t *err)
-{
-    const gpt_t *m = &s->m;
-    int B = s->B, t = s->T, nh = m->heads_local, nkv = m->kv_heads_local, hd = m->head_dim;
-    size_t heads = (size_t)B * nh * t * hd;
-    long long st_h = (long long)t * hd, st_p = (long long)t * t;
-    cudaStream_t st = s->s_main;
-    heads_rows_kernel<T><<<grid_for(heads), 256, 0, st>>>((T *)s->datt, (T *)s->y, B, t, nh, hd,
-                                                          false); /* y := dY */
-    KERNEL_CHECK();
-    split_qkv_kernel<T><<<grid_for(heads), 256, 0, st>>>((T *)s->q, (T *)s->k, (T *)s->v,
-                                                         (const T *)k->qkv, B, t, nh, nkv, hd);
-    KERNEL_CHECK();
-    /* dP[i][j] = dY_i . V_j: dP^T (t x t) = V (stored hd x t, transposed) x dY (stored hd x t) */
-    TRY(attn_gemm(s, true, false, t, t, hd, s->v, hd, st_h, s->y, hd, st_h, s->dp, t, st_p, 1.f,
-                  err));
-    /* dV[j][d] = sum_i P[i][j] dY[i][d]: dV^T (hd x t) = dY^T (stored hd x t) x op(P^T stored) */
-    TRY(attn_gemm(s, false, true, hd, t, t, s->y, hd, st_h, k->probs, t, st_p, s->dv, hd, st_h, 1.f,
-                  err));
-    TRY(k_softmax_bwd<T>(st, (T *)s->dp, (const T *)k->probs, (size_t)B * nh * t, t,
-                         (float)(1.0 / sqrt((double)hd)), err)); /* dp := dS */
-    /* dQ[i][d] = sum_j dS[i][j] K[j][d]: dQ^T = K^T (stored hd x t) x dS^T (stored t x t) */
-    TRY(attn_gemm(s, false, false, hd, t, t, s->k, hd, st_h, s->dp, t, st_p, s->dq, hd, st_h, 1.f,
-                  err));
-    /* dK[j][d] = sum_i dS[i][j] Q[i][d]: dK^T = Q^T (stored hd x t) x op(dS^T stored) */
-    TRY(attn_gemm(s, false, true, hd, t, t, s->q, hd, st_h, s->dp, t, st_p, s->dk, hd, st_h, 1.f,
-                  err));
-    size_t total = (size_t)s->N * m->qkv_local;
-    merge_dqkv_kernel<T><<<grid_for(total), 256, 0, st>>>(
-        (T *)s->dqkv, (const T *)s->dq, (const T *)s->dk, (const T *)s->dv, B, t, nh, nkv, hd);
-    KERNEL_CHECK();
-    return ERR_OK;
-}
-
-template <typename T> static int forward(cuda_state_t *s, double loss_scale, err_t *err)
+static int forward(cuda_state_t *s, double loss_scale, err_t *err)
 {
     const gpt_t *m = &s->m;
     int N = s->N, C = m->hidden, V = m->vocab;
     int att_w = m->heads_local * m->head_dim;
     bool ln = m->gpt_style, swiglu = m->arch.mlp == MODEL_MLP_SWIGLU;
     cudaStream_t st = s->s_main;
+    kern_dtype_t dt = s->dt;
     const float *P = s->params;
-    const T *W = (const T *)s->wparams;
+    const char *W = (const char *)s->wparams; /* weights of type dt */
+    size_t es = s->es;
     const int32_t *inputs = s->tokens, *targets = s->tokens + N;
     size_t NC = (size_t)N * C;
-    TRY(k_embed_fwd(st, s->layers[0].x_in, inputs, P + m->wte, at(P, m->wpe), N, s->T, C, err));
+    TRY(kern_embed_fwd(st, s->layers[0].x_in, inputs, P + m->wte, at(P, m->wpe), N, s->T, C, err));
     for (int l = 0; l < m->n_layers; l++) {
         const gpt_layer_t *y = &m->layers[l];
         layer_acts_t *k = &s->layers[l];
         float *x_out = l + 1 < m->n_layers ? s->layers[l + 1].x_in : s->final_x;
-        TRY(k_norm_fwd<T>(st, (T *)k->ln1, k->ln1_mean, k->ln1_rstd, k->x_in, P + y->ln1_w,
+        TRY(kern_norm_fwd(st, dt, k->ln1, k->ln1_mean, k->ln1_rstd, k->x_in, P + y->ln1_w,
                           at(P, y->ln1_b), N, C, m->eps, ln, err));
-        TRY(linear_fwd(s, k->qkv, false, m->qkv_local, k->ln1, W + y->qkv_w, at(W, y->qkv_b), N, C,
-                       m->qkv_local, err));
+        TRY(linear_fwd(s, k->qkv, false, m->qkv_local, k->ln1, W + es * y->qkv_w,
+                       wat(s, y->qkv_b), N, C, m->qkv_local, err));
         if (m->arch.pos == MODEL_POS_ROPE)
-            TRY(k_rope<T>(st, (T *)k->qkv, s->rope_cos, s->rope_sin, N, s->T, m->heads_local,
+            TRY(kern_rope(st, dt, k->qkv, s->rope_cos, s->rope_sin, N, s->T, m->heads_local,
                           m->kv_heads_local, m->head_dim, 1.f, err));
-        TRY(attention_fwd<T>(s, k, err));
-        TRY(linear_fwd(s, k->x_mid, true, C, k->att, W + y->attn_w, NULL, N, att_w, C, err));
+        TRY(kern_attention_fwd(s->gemm, st, dt, k->att, k->probs, k->qkv, &s->attn, s->B, s->T,
+                               m->heads_local, m->kv_heads_local, m->head_dim, err));
+        TRY(linear_fwd(s, k->x_mid, true, C, k->att, W + es * y->attn_w, NULL, N, att_w, C, err));
         TRY(tp_sum(s, k->x_mid, NC, err));
-        TRY(k_residual(st, k->x_mid, k->x_in, at(P, y->attn_b), NC, C, err));
-        TRY(k_norm_fwd<T>(st, (T *)k->ln2, k->ln2_mean, k->ln2_rstd, k->x_mid, P + y->ln2_w,
+        TRY(kern_residual(st, k->x_mid, k->x_in, at(P, y->attn_b), NC, C, err));
+        TRY(kern_norm_fwd(st, dt, k->ln2, k->ln2_mean, k->ln2_rstd, k->x_mid, P + y->ln2_w,
                           at(P, y->ln2_b), N, C, m->eps, ln, err));
-        TRY(linear_fwd(s, k->fc, false, m->fc_local, k->ln2, W + y->fc_w, at(W, y->fc_b), N, C,
-                       m->fc_local, err));
-        TRY(k_act_fwd<T>(st, swiglu, (T *)k->act, (const T *)k->fc, N, m->ffn_local, err));
-        TRY(linear_fwd(s, x_out, true, C, k->act, W + y->proj_w, NULL, N, m->ffn_local, C, err));
+        TRY(linear_fwd(s, k->fc, false, m->fc_local, k->ln2, W + es * y->fc_w, wat(s, y->fc_b), N,
+                       C, m->fc_local, err));
+        TRY(kern_act_fwd(st, dt, swiglu, k->act, k->fc, N, m->ffn_local, err));
+        TRY(linear_fwd(s, x_out, true, C, k->act, W + es * y->proj_w, NULL, N, m->ffn_local, C,
+                       err));
         TRY(tp_sum(s, x_out, NC, err));
-        TRY(k_residual(st, x_out, k->x_mid, at(P, y->proj_b), NC, C, err));
+        TRY(kern_residual(st, x_out, k->x_mid, at(P, y->proj_b), NC, C, err));
     }
-    TRY(k_norm_fwd<T>(st, (T *)s->lnf, s->lnf_mean, s->lnf_rstd, s->final_x, P + m->lnf_w,
+    TRY(kern_norm_fwd(st, dt, s->lnf, s->lnf_mean, s->lnf_rstd, s->final_x, P + m->lnf_w,
                       at(P, m->lnf_b), N, C, m->eps, ln, err));
-    TRY(linear_fwd(s, s->logits, false, s->Vp, s->lnf, W + m->lm_w, NULL, N, C, V, err));
+    TRY(linear_fwd(s, s->logits, false, s->Vp, s->lnf, W + es * m->lm_w, NULL, N, C, V, err));
     /* the loss, and d(loss_scale x mean loss)/dlogits in place of the logits */
-    crossentropy_kernel<T><<<N, CE_THREADS, 0, st>>>((T *)s->logits, s->losses, targets, V, s->Vp,
-                                                     (float)(loss_scale / N));
-    KERNEL_CHECK();
-    sum_kernel<float><<<1, 1024, 0, st>>>(s->dsum, s->losses, (size_t)N);
-    KERNEL_CHECK();
+    TRY(kern_crossentropy(st, dt, s->logits, s->losses, targets, N, V, s->Vp,
+                          (float)(loss_scale / N), err));
+    TRY(kern_sum(st, s->dsum, s->losses, (size_t)N, err));
     return ERR_OK;
 }
 
-template <typename T> static int backward(cuda_state_t *s, err_t *err)
+static int backward(cuda_state_t *s, err_t *err)
 {
     const gpt_t *m = &s->m;
     int N = s->N, C = m->hidden, V = m->vocab;
     int att_w = m->heads_local * m->head_dim;
     bool ln = m->gpt_style, swiglu = m->arch.mlp == MODEL_MLP_SWIGLU;
     cudaStream_t st = s->s_main;
+    kern_dtype_t dt = s->dt;
     const float *P = s->params;
     float *G = s->grads;
-    const T *W = (const T *)s->wparams;
-    T *dx_copy = s->bf16 ? (T *)s->dx_t : NULL; /* fp32 mode: the GEMMs read dx itself */
+    const char *W = (const char *)s->wparams;
+    size_t es = s->es;
+    void *dx_copy = s->bf16 ? s->dx_t : NULL; /* fp32 mode: the GEMMs read dx itself */
     const void *dxT = s->dx_t;
     size_t NC = (size_t)N * C;
     /* head: dlogits (in the logits buffer) -> final norm input */
-    TRY(linear_bwd_data(s, s->dln, true, s->logits, s->Vp, W + m->lm_w, N, C, V, err));
+    TRY(linear_bwd_data(s, s->dln, true, s->logits, s->Vp, W + es * m->lm_w, N, C, V, err));
     TRY(linear_bwd_weight(s, G + m->lm_w, s->logits, s->Vp, s->lnf, N, C, V, err));
-    TRY(k_norm_bwd<T>(st, s->dx, dx_copy, G + m->lnf_w, at(G, m->lnf_b), s->dln, s->final_x,
-                      P + m->lnf_w, s->lnf_mean, s->lnf_rstd, N, C, ln, false, s->part_a, s->part_b,
-                      err));
+    TRY(kern_norm_bwd(st, dt, s->dx, dx_copy, G + m->lnf_w, at(G, m->lnf_b), s->dln, s->final_x,
+                      P + m->lnf_w, s->lnf_mean, s->lnf_rstd, N, C, ln, false, s->part_a,
+                      s->part_b, err));
     TRY(grads_ready(s, m->head_begin, m->n_params - m->head_begin, err));
     for (int l = m->n_layers - 1; l >= 0; l--) {
         const gpt_layer_t *y = &m->layers[l];
         layer_acts_t *k = &s->layers[l];
         /* dx = dL/d(block output), flowing unchanged into x_mid */
-        TRY(linear_bwd_data(s, s->dact, false, dxT, C, W + y->proj_w, N, m->ffn_local, C, err));
+        TRY(linear_bwd_data(s, s->dact, false, dxT, C, W + es * y->proj_w, N, m->ffn_local, C,
+                            err));
         TRY(linear_bwd_weight(s, G + y->proj_w, dxT, C, k->act, N, m->ffn_local, C, err));
         if (y->proj_b != GPT_ABSENT)
-            TRY(k_bias_grad<float>(st, G + y->proj_b, s->dx, C, N, C, s->part_a, err));
-        TRY(k_act_bwd<T>(st, swiglu, (T *)s->dfc, (const T *)k->fc, (const T *)s->dact, N,
-                         m->ffn_local, err));
-        TRY(linear_bwd_data(s, s->dln, true, s->dfc, m->fc_local, W + y->fc_w, N, C, m->fc_local,
-                            err));
+            TRY(kern_bias_grad(st, KERN_F32, G + y->proj_b, s->dx, C, N, C, s->part_a, err));
+        TRY(kern_act_bwd(st, dt, swiglu, s->dfc, k->fc, s->dact, N, m->ffn_local, err));
+        TRY(linear_bwd_data(s, s->dln, true, s->dfc, m->fc_local, W + es * y->fc_w, N, C,
+                            m->fc_local, err));
         TRY(linear_bwd_weight(s, G + y->fc_w, s->dfc, m->fc_local, k->ln2, N, C, m->fc_local, err));
         if (y->fc_b != GPT_ABSENT)
-            TRY(k_bias_grad<T>(st, G + y->fc_b, (const T *)s->dfc, m->fc_local, N, m->fc_local,
-                               s->part_a, err));
+            TRY(kern_bias_grad(st, dt, G + y->fc_b, s->dfc, m->fc_local, N, m->fc_local, s->part_a,
+                               err));
         TRY(tp_sum(s, s->dln, NC, err));
-        TRY(k_norm_bwd<T>(st, s->dx, dx_copy, G + y->ln2_w, at(G, y->ln2_b), s->dln, k->x_mid,
+        TRY(kern_norm_bwd(st, dt, s->dx, dx_copy, G + y->ln2_w, at(G, y->ln2_b), s->dln, k->x_mid,
                           P + y->ln2_w, k->ln2_mean, k->ln2_rstd, N, C, ln, true, s->part_a,
                           s->part_b, err));
         /* dx = dL/dx_mid, flowing unchanged into x_in */
-        TRY(linear_bwd_data(s, s->datt, false, dxT, C, W + y->attn_w, N, att_w, C, err));
+        TRY(linear_bwd_data(s, s->datt, false, dxT, C, W + es * y->attn_w, N, att_w, C, err));
         TRY(linear_bwd_weight(s, G + y->attn_w, dxT, C, k->att, N, att_w, C, err));
         if (y->attn_b != GPT_ABSENT)
-            TRY(k_bias_grad<float>(st, G + y->attn_b, s->dx, C, N, C, s->part_a, err));
-        TRY(attention_bwd<T>(s, k, err));
+            TRY(kern_bias_grad(st, KERN_F32, G + y->attn_b, s->dx, C, N, C, s->part_a, err));
+        TRY(kern_attention_bwd(s->gemm, st, dt, s->dqkv, s->datt, k->qkv, k->probs, &s->attn, s->B,
+                               s->T, m->heads_local, m->kv_heads_local, m->head_dim, err));
         if (m->arch.pos == MODEL_POS_ROPE)
-            TRY(k_rope<T>(st, (T *)s->dqkv, s->rope_cos, s->rope_sin, N, s->T, m->heads_local,
+            TRY(kern_rope(st, dt, s->dqkv, s->rope_cos, s->rope_sin, N, s->T, m->heads_local,
                           m->kv_heads_local, m->head_dim, -1.f, err));
-        TRY(linear_bwd_data(s, s->dln, true, s->dqkv, m->qkv_local, W + y->qkv_w, N, C,
+        TRY(linear_bwd_data(s, s->dln, true, s->dqkv, m->qkv_local, W + es * y->qkv_w, N, C,
                             m->qkv_local, err));
         TRY(linear_bwd_weight(s, G + y->qkv_w, s->dqkv, m->qkv_local, k->ln1, N, C, m->qkv_local,
                               err));
         if (y->qkv_b != GPT_ABSENT)
-            TRY(k_bias_grad<T>(st, G + y->qkv_b, (const T *)s->dqkv, m->qkv_local, N, m->qkv_local,
+            TRY(kern_bias_grad(st, dt, G + y->qkv_b, s->dqkv, m->qkv_local, N, m->qkv_local,
                                s->part_a, err));
         TRY(tp_sum(s, s->dln, NC, err));
-        TRY(k_norm_bwd<T>(st, s->dx, dx_copy, G + y->ln1_w, at(G, y->ln1_b), s->dln, k->x_in,
+        TRY(kern_norm_bwd(st, dt, s->dx, dx_copy, G + y->ln1_w, at(G, y->ln1_b), s->dln, k->x_in,
                           P + y->ln1_w, k->ln1_mean, k->ln1_rstd, N, C, ln, true, s->part_a,
                           s->part_b, err));
         TRY(grads_ready(s, y->begin, y->end - y->begin, err));
     }
     const int32_t *rows = s->tokens + 2 * N, *start = s->tokens + 3 * N,
                   *uniq = s->tokens + 4 * N + 1;
-    TRY(k_embed_bwd(st, G + m->wte, at(G, m->wpe), s->dx, uniq, start, rows, s->n_uniq, s->B, s->T,
-                    C, err));
+    TRY(kern_embed_bwd(st, G + m->wte, at(G, m->wpe), s->dx, uniq, start, rows, s->n_uniq, s->B,
+                       s->T, C, err));
     TRY(grads_ready(s, 0, m->embed_end, err));
     return ERR_OK;
 }
@@ -873,24 +810,10 @@ static int upload_tokens(cuda_state_t *s, const int32_t *inputs, const int32_t *
             return err_set(err, ERR_INPUT, "token %d at position %d is outside the vocabulary %d",
                            inputs[i] < 0 || inputs[i] >= V ? inputs[i] : targets[i], i, V);
     int32_t *h = s->h_tokens;
-    int32_t *rows = h + 2 * N, *start = h + 3 * N, *uniq = h + 4 * N + 1;
-    int32_t *count = s->h_count; /* all zero between calls */
     memcpy(h, inputs, (size_t)N * sizeof(int32_t));
     memcpy(h + N, targets, (size_t)N * sizeof(int32_t));
-    int U = 0;
-    for (int r = 0; r < N; r++)
-        if (count[inputs[r]]++ == 0)
-            uniq[U++] = inputs[r];
-    start[0] = 0;
-    for (int u = 0; u < U; u++) {
-        start[u + 1] = start[u] + count[uniq[u]];
-        count[uniq[u]] = start[u]; /* now the next free slot of that token */
-    }
-    for (int r = 0; r < N; r++)
-        rows[count[inputs[r]]++] = r;
-    for (int u = 0; u < U; u++)
-        count[uniq[u]] = 0;
-    s->n_uniq = U;
+    /* rows N | start N + 1 | uniq N; h_count all zero between calls */
+    kern_embed_group(inputs, N, s->h_count, h + 2 * N, h + 3 * N, h + 4 * N + 1, &s->n_uniq);
     CUDA_CHECK(cudaMemcpyAsync(s->tokens, h, (5 * (size_t)N + 1) * sizeof(int32_t),
                                cudaMemcpyHostToDevice, s->s_main));
     return ERR_OK;
@@ -904,16 +827,14 @@ static int cuda_micro_step(void *state, const int32_t *inputs, const int32_t *ta
     TRY(upload_tokens(s, inputs, targets, err));
     s->used_ev_tp = 0;
     CUDA_CHECK(cudaEventRecord(s->ev_fwd0, s->s_main));
-    int rc = s->bf16 ? forward<bf16>(s, loss_scale, err) : forward<float>(s, loss_scale, err);
-    if (rc)
-        return rc;
+    TRY(forward(s, loss_scale, err));
     CUDA_CHECK(
         cudaMemcpyAsync(s->h_dsum, s->dsum, sizeof(double), cudaMemcpyDeviceToHost, s->s_main));
     CUDA_CHECK(cudaEventRecord(s->ev_fwd1, s->s_main));
     /* buckets overlap the last micro-batch's backward (earlier ones only
      * accumulate); ZeRO-1 reduce-scatters after the backward instead */
     buckets_begin(&s->buckets, last && s->c.overlap && !s->c.zero1 && s->c.dp > 1 && s->dp_comm);
-    rc = s->bf16 ? backward<bf16>(s, err) : backward<float>(s, err);
+    int rc = backward(s, err);
     buckets_end(&s->buckets);
     if (rc)
         return rc;
@@ -974,11 +895,8 @@ static int cuda_grad_norm(void *state, double *norm, step_times_t *t, err_t *err
     /* padding beyond n is never counted (its flags are 0) */
     size_t n = s->c.zero1 ? s->shard : s->n;
     CUDA_CHECK(cudaEventRecord(s->ev_opt0, s->s_main));
-    sumsq_kernel<<<SUMSQ_BLOCKS, 256, 0, s->s_main>>>(s->sumsq_part, opt_grads(s),
-                                                      s->flags + s->shard_begin, n);
-    KERNEL_CHECK();
-    sum_kernel<double><<<1, 1024, 0, s->s_main>>>(s->dsum + 1, s->sumsq_part, SUMSQ_BLOCKS);
-    KERNEL_CHECK();
+    TRY(kern_sumsq(s->s_main, s->dsum + 1, s->sumsq_part, opt_grads(s), s->flags + s->shard_begin,
+                   n, err));
     CUDA_CHECK(cudaMemcpyAsync(s->h_dsum + 1, s->dsum + 1, sizeof(double), cudaMemcpyDeviceToHost,
                                s->s_main));
     CUDA_CHECK(cudaEventRecord(s->ev_opt1, s->s_main));
@@ -1004,18 +922,17 @@ static int cuda_optimizer_step(void *state, long step, double lr, double clip, s
     size_t n = s->c.zero1 ? s->shard : s->n;
     float *p = s->params + s->shard_begin;
     /* the bf16 copy is written by AdamW unless an all-gather follows */
-    bf16 *p16 = s->bf16 && !gather ? (bf16 *)s->wparams + s->shard_begin : NULL;
+    void *p16 = s->bf16 && !gather ? (bf16 *)s->wparams + s->shard_begin : NULL;
     double bc1 = 1 - pow(o->beta1, (double)step), bc2 = 1 - pow(o->beta2, (double)step);
     CUDA_CHECK(cudaEventRecord(s->ev_opt0, s->s_main));
-    adamw_kernel<<<grid_for(n), 256, 0, s->s_main>>>(
-        p, p16, opt_grads(s), s->adam_m, s->adam_v, s->flags + s->shard_begin, n, (float)o->beta1,
-        (float)o->beta2, bc1, bc2, lr, o->eps, o->weight_decay, (float)(clip / s->c.dp));
-    KERNEL_CHECK();
+    TRY(kern_adamw(s->s_main, p, p16, opt_grads(s), s->adam_m, s->adam_v, s->flags + s->shard_begin,
+                   n, (float)o->beta1, (float)o->beta2, bc1, bc2, lr, o->eps, o->weight_decay,
+                   (float)(clip / s->c.dp), err));
     if (gather) {
         /* in place: this rank's shard already sits at recvbuff + rank x shard */
         NCCL_CHECK(ncclAllGather(p, s->params, s->shard, ncclFloat, s->dp_comm, s->s_main));
         if (s->bf16)
-            TRY(k_cast<bf16>(s->s_main, (bf16 *)s->wparams, s->params, s->n_pad, err));
+            TRY(kern_cast(s->s_main, KERN_BF16, s->wparams, s->params, s->n_pad, err));
     }
     CUDA_CHECK(cudaEventRecord(s->ev_opt1, s->s_main));
     CUDA_CHECK(cudaEventSynchronize(s->ev_opt1));
@@ -1081,7 +998,7 @@ static int cuda_state_from_host(void *state, err_t *err)
     CUDA_CHECK(cudaMemcpyAsync(s->adam_v, s->h_v, s->shard * sizeof(float), cudaMemcpyHostToDevice,
                                s->s_main));
     if (s->bf16)
-        TRY(k_cast<bf16>(s->s_main, (bf16 *)s->wparams, s->params, s->n_pad, err));
+        TRY(kern_cast(s->s_main, KERN_BF16, s->wparams, s->params, s->n_pad, err));
     CUDA_CHECK(cudaStreamSynchronize(s->s_main));
     return ERR_OK;
 }
@@ -1145,7 +1062,7 @@ static void cuda_info(void *state, backend_info_t *info)
     char a[16], b[16], c[24], d[24];
     version_text(rt, 1000, a, sizeof a);
     version_text(drv, 1000, b, sizeof b);
-    version_text((int)cublasLtGetVersion(), 10000, c, sizeof c);
+    version_text((int)gemm_cublaslt_version(), 10000, c, sizeof c);
     version_text(nccl, 10000, d, sizeof d);
     snprintf(info->software, sizeof info->software,
              "CUDA runtime %s, driver %s, cuBLASLt %s, NCCL %s, %s, %s", a, b, c, d,
@@ -1153,7 +1070,7 @@ static void cuda_info(void *state, backend_info_t *info)
              dist_have_mpi() ? "MPI" : "no MPI");
 }
 
-extern "C" const backend_ops_t BACKEND_CUDA = {
+extern "C" PLUGIN_EXPORT const backend_ops_t scaleplan_backend_cuda = {
     .name = "cuda",
     .create = cuda_create,
     .destroy = cuda_destroy,

@@ -1,18 +1,29 @@
-/* cuda_gemm: cuBLASLt products with cached descriptors (see cuda_gemm.cuh). */
-#include "trainer/cuda_gemm.cuh"
+/* cuda_gemm: cuBLASLt products with cached descriptors (see cuda_gemm.h). */
+#include "trainer/cuda_gemm.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cublasLt.h>
 #include <cuda_bf16.h>
+#include <cuda_runtime.h>
 
 #include "common/cuda_check.cuh"
 
 /* Distinct shapes kept; a training step of any model needs about 30 (each
  * linear layer's three products, the attention's six, the head's three),
- * times the few pointer-alignment classes its buffers fall into. */
-#define GEMM_CACHE 128
+ * times the few pointer-alignment classes its buffers fall into. The GPU
+ * kernel tests build this file once with 2 to run the cache-full path. */
+#if !defined(GEMM_CACHE_ENTRIES)
+#define GEMM_CACHE_ENTRIES 128
+#endif
+
+/* 1: try cuBLASLt's bias epilogue first; 0: always the separate bias
+ * kernel (the kernel tests' second build, so that path runs too). */
+#if !defined(GEMM_BIAS_FUSE)
+#define GEMM_BIAS_FUSE 1
+#endif
 
 /* Everything the algorithm choice depends on. Built with memset so padding
  * bytes compare equal. */
@@ -35,13 +46,14 @@ struct gemm {
     cublasLtHandle_t lt;
     void *workspace;
     size_t workspace_bytes;
+    gemm_counters_t counters;
     int n_entries;
-    gemm_entry_t entries[GEMM_CACHE];
+    gemm_entry_t entries[GEMM_CACHE_ENTRIES];
 };
 
-static size_t elem_bytes(cudaDataType_t t)
+static cudaDataType_t cuda_type(kern_dtype_t t)
 {
-    return t == CUDA_R_16BF ? 2 : 4;
+    return t == KERN_BF16 ? CUDA_R_16BF : CUDA_R_32F;
 }
 
 /* Largest power of two up to 256 dividing the address of every batch
@@ -73,7 +85,7 @@ static void entry_free(gemm_entry_t *e)
     memset(e, 0, sizeof *e);
 }
 
-int gemm_create(size_t workspace_bytes, gemm_t **out, err_t *err)
+extern "C" int gemm_create(size_t workspace_bytes, gemm_t **out, err_t *err)
 {
     *out = NULL;
     gemm_t *g = (gemm_t *)calloc(1, sizeof *g);
@@ -95,7 +107,7 @@ int gemm_create(size_t workspace_bytes, gemm_t **out, err_t *err)
     return ERR_OK;
 }
 
-void gemm_destroy(gemm_t *g)
+extern "C" void gemm_destroy(gemm_t *g)
 {
     if (!g)
         return;
@@ -106,9 +118,20 @@ void gemm_destroy(gemm_t *g)
     free(g);
 }
 
-size_t gemm_workspace_bytes(const gemm_t *g)
+extern "C" size_t gemm_workspace_bytes(const gemm_t *g)
 {
     return g ? g->workspace_bytes : 0;
+}
+
+extern "C" void gemm_counters(const gemm_t *g, gemm_counters_t *out)
+{
+    *out = g->counters;
+    out->entries = g->n_entries;
+}
+
+extern "C" size_t gemm_cublaslt_version(void)
+{
+    return cublasLtGetVersion();
 }
 
 static void make_key(const gemm_args_t *a, gemm_key_t *k)
@@ -129,7 +152,7 @@ static void make_key(const gemm_args_t *a, gemm_key_t *k)
     k->stride_a = a->batch > 1 ? a->stride_a : 0;
     k->stride_b = a->batch > 1 ? a->stride_b : 0;
     k->stride_d = a->batch > 1 ? a->stride_d : 0;
-    size_t ab = elem_bytes(a->ab_type), d = elem_bytes(a->d_type);
+    size_t ab = kern_dtype_bytes(a->ab_type), d = kern_dtype_bytes(a->d_type);
     k->align_a = align_of(a->a, a->stride_a, ab, a->batch);
     k->align_b = align_of(a->b, a->stride_b, ab, a->batch);
     k->align_d = align_of(a->d, a->stride_d, d, a->batch);
@@ -181,9 +204,10 @@ static int build(gemm_t *g, const gemm_args_t *a, const gemm_key_t *key, gemm_en
     /* stored shapes: op(A) = A^T (m x k) means A is k x m */
     uint64_t ra = a->trans_a ? a->k : a->m, ca = a->trans_a ? a->m : a->k;
     uint64_t rb = a->trans_b ? a->n : a->k, cb = a->trans_b ? a->k : a->n;
-    LT_CHECK(cublasLtMatrixLayoutCreate(&e->la, a->ab_type, ra, ca, a->lda));
-    LT_CHECK(cublasLtMatrixLayoutCreate(&e->lb, a->ab_type, rb, cb, a->ldb));
-    LT_CHECK(cublasLtMatrixLayoutCreate(&e->ld, a->d_type, (uint64_t)a->m, (uint64_t)a->n, a->ldd));
+    cudaDataType_t ab = cuda_type(a->ab_type), dt = cuda_type(a->d_type);
+    LT_CHECK(cublasLtMatrixLayoutCreate(&e->la, ab, ra, ca, a->lda));
+    LT_CHECK(cublasLtMatrixLayoutCreate(&e->lb, ab, rb, cb, a->ldb));
+    LT_CHECK(cublasLtMatrixLayoutCreate(&e->ld, dt, (uint64_t)a->m, (uint64_t)a->n, a->ldd));
     if (a->batch > 1) {
         TRY(set_batch(e->la, a->batch, a->stride_a, err));
         TRY(set_batch(e->lb, a->batch, a->stride_b, err));
@@ -199,7 +223,7 @@ static int build(gemm_t *g, const gemm_args_t *a, const gemm_key_t *key, gemm_en
     LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
                                                   &al[3], sizeof al[3]));
     int found = 0;
-    if (a->bias && a->batch == 1) {
+    if (GEMM_BIAS_FUSE && a->bias && a->batch == 1) {
         /* the heuristic reads the bias pointer's alignment from the descriptor */
         cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
         LT_CHECK(
@@ -224,8 +248,8 @@ static int build(gemm_t *g, const gemm_args_t *a, const gemm_key_t *key, gemm_en
                        "cuBLASLt has no algorithm for %s%s GEMM m=%d n=%d k=%d lda=%d ldb=%d "
                        "ldd=%d batch=%d (%s inputs, %s output, alignment %u/%u/%u bytes)",
                        a->trans_a ? "T" : "N", a->trans_b ? "T" : "N", a->m, a->n, a->k, a->lda,
-                       a->ldb, a->ldd, a->batch, a->ab_type == CUDA_R_16BF ? "bf16" : "fp32",
-                       a->d_type == CUDA_R_16BF ? "bf16" : "fp32", key->align_a, key->align_b,
+                       a->ldb, a->ldd, a->batch, a->ab_type == KERN_BF16 ? "bf16" : "fp32",
+                       a->d_type == KERN_BF16 ? "bf16" : "fp32", key->align_a, key->align_b,
                        key->align_d);
     return ERR_OK;
 }
@@ -249,7 +273,7 @@ static int bias_add(const gemm_args_t *a, cudaStream_t s, err_t *err)
     size_t total = (size_t)a->m * a->n;
     size_t blocks = (total + 255) / 256;
     unsigned grid = (unsigned)(blocks < 65536 ? blocks : 65536);
-    if (a->d_type == CUDA_R_16BF)
+    if (a->d_type == KERN_BF16)
         bias_add_kernel<__nv_bfloat16><<<grid, 256, 0, s>>>(
             (__nv_bfloat16 *)a->d, (const __nv_bfloat16 *)a->bias, a->m, a->n, a->ldd);
     else
@@ -261,6 +285,8 @@ static int bias_add(const gemm_args_t *a, cudaStream_t s, err_t *err)
 
 static int run_entry(gemm_t *g, gemm_entry_t *e, const gemm_args_t *a, cudaStream_t s, err_t *err)
 {
+    if (a->bias)
+        (e->fused_bias ? g->counters.bias_fused : g->counters.bias_unfused)++;
     if (e->fused_bias)
         LT_CHECK(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &a->bias,
                                                 sizeof a->bias));
@@ -271,15 +297,17 @@ static int run_entry(gemm_t *g, gemm_entry_t *e, const gemm_args_t *a, cudaStrea
     return ERR_OK;
 }
 
-int gemm_run(gemm_t *g, const gemm_args_t *a, cudaStream_t stream, err_t *err)
+extern "C" int gemm_run(gemm_t *g, const gemm_args_t *a, kern_stream_t stream, err_t *err)
 {
     if (a->bias && a->batch != 1)
         return err_set(err, ERR_RUNTIME, "gemm_run: a bias needs batch 1 (got %d)", a->batch);
     gemm_key_t key;
     make_key(a, &key);
     for (int i = 0; i < g->n_entries; i++)
-        if (memcmp(&g->entries[i].key, &key, sizeof key) == 0)
+        if (memcmp(&g->entries[i].key, &key, sizeof key) == 0) {
+            g->counters.cached++;
             return run_entry(g, &g->entries[i], a, stream, err);
+        }
     cublasLtMatmulPreference_t pref = NULL;
     LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     uint64_t ws = g->workspace_bytes;
@@ -298,11 +326,13 @@ int gemm_run(gemm_t *g, const gemm_args_t *a, cudaStream_t stream, err_t *err)
         entry_free(&fresh);
         return rc;
     }
-    if (g->n_entries < GEMM_CACHE) {
+    if (g->n_entries < GEMM_CACHE_ENTRIES) {
         g->entries[g->n_entries] = fresh;
+        g->counters.cached++;
         return run_entry(g, &g->entries[g->n_entries++], a, stream, err);
     }
     /* cache full: use once (descriptors may go once the call is enqueued) */
+    g->counters.uncached++;
     rc = run_entry(g, &fresh, a, stream, err);
     entry_free(&fresh);
     return rc;

@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/fileio.h"
 #include "models/flops.h"
+#include "trainer/gpt.h"
 #include "trainer/tokens.h"
 
 void train_defaults(train_config_t *c)
@@ -90,15 +91,35 @@ static int check_config(const train_config_t *c, const dist_group_t *world, int 
     return ERR_OK;
 }
 
-/* Write the first step's gradients, raw little-endian float32. */
+/* Write the first step's gradients, raw little-endian float32, and next
+ * to them FILE.tensors: one line "name offset size" per tensor of rank 0's
+ * buffer, so a comparison can name the tensor that differs. */
 static int dump_grads(const train_config_t *c, void *backend, err_t *err)
 {
     const float *g;
     size_t n;
     int rc = c->backend->grads_to_host(backend, &g, &n, err);
-    if (rc)
+    if (rc || (rc = fileio_write_atomic(c->dump_grads, g, n * sizeof *g, err)))
         return rc;
-    return fileio_write_atomic(c->dump_grads, g, n * sizeof *g, err);
+    gpt_t m;
+    if ((rc = gpt_create(c->model, c->tp, 0, &m, err)))
+        return rc;
+    size_t cap = (size_t)m.n_tensors * 80 + 1, len = 0;
+    char *text = malloc(cap);
+    if (!text) {
+        gpt_free(&m);
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    }
+    text[0] = '\0';
+    for (int i = 0; i < m.n_tensors && len < cap; i++)
+        len += (size_t)snprintf(text + len, cap - len, "%s %zu %zu\n", m.tensors[i].name,
+                                m.tensors[i].offset, m.tensors[i].size);
+    gpt_free(&m);
+    char path[1024];
+    snprintf(path, sizeof path, "%s.tensors", c->dump_grads);
+    rc = fileio_write_atomic(path, text, len < cap ? len : cap - 1, err);
+    free(text);
+    return rc;
 }
 
 /* Resume from a checkpoint when asked; *start is the step to run next. */

@@ -1,27 +1,29 @@
 #!/bin/sh
 # GPU check of `scaleplan calibrate` (run by tests/gpu/run.sh from make gpu-test).
 #
-#   1. `scaleplan calibrate --quick` on this machine: must succeed in under
-#      2 minutes, exercise GEMMs, memory kernels and NCCL (one rank per
-#      visible GPU; a single GPU runs the one-rank code path), and write a
-#      profile that `scaleplan sim --profile` accepts.
+#   1. `scaleplan calibrate --quick` on this machine: must succeed,
+#      exercise GEMMs, memory kernels and NCCL (one rank per visible GPU; a
+#      single GPU runs the one-rank code path), and write a profile that
+#      `scaleplan sim --profile` accepts. These are the gates.
 #   2. In the same run, PyTorch on the same GPU: the 8192^3 bf16 GEMM rate of
-#      the sweep must be within 5% of torch.matmul's (same TN layout:
-#      a @ b.t()), and the device-to-device copy bandwidth (bytes read +
-#      written) within 5% of a torch copy_ of the same size.
-#   3. The simulator with the measured profile must predict the validation
-#      rows of this GPU (tests/fixtures/validation/throughput.csv, make
-#      validate) at least as well as with the default profile. (The profile
-#      keeps the default's training-level sustained factor, calibrate.h; a
-#      refit at factor 1, the measured burst rates as they are, is reported
-#      alongside.)
+#      the sweep against torch.matmul's (same TN layout: a @ b.t()), and the
+#      device-to-device copy bandwidth (bytes read + written) against a
+#      torch copy_ of the same size.
+#   3. The simulator with the measured profile against the default profile
+#      on the validation rows of this GPU (tests/fixtures/validation/
+#      throughput.csv, scaleplan validate --published). (The profile keeps the default's
+#      training-level sustained factor, calibrate.h; a refit at factor 1,
+#      the measured burst rates as they are, is reported alongside.)
+#   Parts 2 and 3, and the time --quick takes, are recorded, not gates: no
+#   GPU has measured them yet. Their targets (under 2 minutes; within 5% of
+#   PyTorch; no worse than the default profile) gate only with
+#   GPU_TEST_GATE_PERF=1, once measured numbers support them.
 #
 # Results go to $GPU_TEST_OUT: the profile, its raw measurements, --show
 # output and calibrate-summary.txt with every number compared. Commit the
 # profile as profile/catalog/measured/<gpu>.json (not profile/catalog/
 # itself, whose files are the embedded defaults) with the command line from
-# the summary. VALIDATE_BIN names a built bench/validate to use instead of
-# `make validate`.
+# the summary.
 set -eu
 : "${SCALEPLAN_BIN:?run through tests/gpu/run.sh (make gpu-test)}"
 : "${GPU_TEST_DIR:=$(mktemp -d)}"
@@ -31,6 +33,15 @@ W=$GPU_TEST_DIR
 SUM=$GPU_TEST_OUT/calibrate-summary.txt
 fail=0
 say() { echo "$*" | tee -a "$SUM"; }
+# a speed or accuracy target missed: a failure only with GPU_TEST_GATE_PERF=1
+perf_miss() {
+    if [ "${GPU_TEST_GATE_PERF:-0}" = 1 ]; then
+        say "FAIL: $*"
+        fail=1
+    else
+        say "REPORT (not a gate until set from measurements): $*"
+    fi
+}
 : >"$SUM"
 
 command -v python3 >/dev/null 2>&1 || { echo "calibrate.sh: python3 not found" >&2; exit 1; }
@@ -47,8 +58,8 @@ if ! "$SCALEPLAN_BIN" calibrate --quick --out "$W/profile.json" --json >"$W/quic
 fi
 t1=$(date +%s)
 quick_s=$((t1 - t0))
-say "quick calibration took ${quick_s} s (limit 120 s)"
-[ "$quick_s" -lt 120 ] || { say "FAIL: --quick took ${quick_s} s"; fail=1; }
+say "quick calibration took ${quick_s} s (target 120 s)"
+[ "$quick_s" -lt 120 ] || perf_miss "--quick took ${quick_s} s"
 M=$W/profile.json.measurements.json
 GPU=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['gpu'])" "$W/profile.json")
 "$SCALEPLAN_BIN" calibrate --show "$W/profile.json" >"$W/show.txt"
@@ -76,7 +87,8 @@ EOF
     >"$W/sim.json" || { say "FAIL: sim --profile rejected the measured profile"; fail=1; }
 
 # ---------------------------------------------------------------- 2. vs PyTorch
-python3 - "$M" >"$W/torch.txt" 2>"$W/torch.err" <<'EOF' || { cat "$W/torch.err" >&2; say "FAIL: PyTorch comparison did not run"; exit 1; }
+torch_ok=1
+python3 - "$M" >"$W/torch.txt" 2>"$W/torch.err" <<'EOF' || torch_ok=0
 import json, sys
 import torch
 m = json.load(open(sys.argv[1]))
@@ -116,42 +128,46 @@ print("torch %s, %s" % (torch.__version__, torch.cuda.get_device_name(0)))
 print("gemm8192 %.1f %.1f" % (ours[0]["tflops"] if ours else 0, torch_gemm))
 print("copy %d %.1f %.1f" % (size, ours_copy, torch_copy))
 EOF
+if [ "$torch_ok" = 1 ]; then
 cat "$W/torch.txt" | tee -a "$SUM"
 check() { # name ours theirs: within 5%
     line=$(python3 - "$@" <<'EOF'
 import sys
 name, ours, theirs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 rel = ours / theirs - 1 if theirs > 0 else float("inf")
-print("%s: scaleplan %.1f vs PyTorch %.1f (%+.1f%%, limit 5%%): %s"
-      % (name, ours, theirs, 100 * rel, "ok" if abs(rel) <= 0.05 else "FAIL"))
+print("%s: scaleplan %.1f vs PyTorch %.1f (%+.1f%%, target 5%%): %s"
+      % (name, ours, theirs, 100 * rel, "ok" if abs(rel) <= 0.05 else "outside"))
 EOF
 )
     say "$line"
     case "$line" in *": ok") return 0 ;; *) return 1 ;; esac
 }
 set -- $(grep '^gemm8192' "$W/torch.txt")
-check "8192^3 bf16 GEMM TFLOP/s" "$2" "$3" || fail=1
+check "8192^3 bf16 GEMM TFLOP/s" "$2" "$3" || perf_miss "8192^3 bf16 GEMM rate more than 5% from torch.matmul's"
 set -- $(grep '^copy' "$W/torch.txt")
-check "device copy of $2 B, GB/s (read + write)" "$3" "$4" || fail=1
+check "device copy of $2 B, GB/s (read + write)" "$3" "$4" || perf_miss "copy bandwidth more than 5% from torch's"
+else
+    say "PyTorch comparison did not run: $(tail -n 2 "$W/torch.err" | tr '\n' ' ')"
+    cp "$W/torch.err" "$GPU_TEST_OUT/calibrate-torch.err" 2>/dev/null || true
+    perf_miss "no PyTorch rates to compare with"
+fi
 
 # ---------------------------------------------------------------- 3. validation rows
 "$SCALEPLAN_BIN" calibrate --fit "$M" --sustained-factor 1 --out "$W/profile-burst.json" >/dev/null
-median_err() { # profile (or "") -> median |error| % of this GPU's rows, or "none"
-    if [ -n "$1" ]; then args="--profile $1"; else args=""; fi
-    if [ -n "${VALIDATE_BIN:-}" ]; then "$VALIDATE_BIN" $args; else
-        make --no-print-directory -s validate VALIDATE_ARGS="$args"; fi 2>/dev/null | python3 -c '
-import re, sys
-gpu, errs = sys.argv[1], []
-for line in sys.stdin:  # "%-5s %-22.22s %-9s ...": the GPU is columns 29-37
-    t = line.split()
-    if line[29:38].strip() == gpu and "skipped:" not in t:
-        e = [x for x in t if re.match(r"^[+-][0-9.]+%$", x)]
-        if e:
-            errs.append(abs(float(e[-1][:-1])))
-errs.sort()
+median_err() { # profile (or "") -> median |error| % of this GPU's published rows, or "none"
+    if [ -n "$1" ]; then set -- --profile "$1"; fi
+    "$SCALEPLAN_BIN" validate --published tests/fixtures/validation/throughput.csv "$@" --json \
+        2>/dev/null | python3 -c '
+import json, sys
+gpu = sys.argv[1]
+try:
+    rows = json.load(sys.stdin)["rows"]
+except Exception:
+    rows = []
+errs = sorted(abs(r["error"]) * 100 for r in rows if r["gpu"] == gpu and not r["skipped"])
 print("%.2f" % errs[(len(errs) - 1) // 2] if errs else "none")' "$GPU"
 }
-if [ -n "${VALIDATE_BIN:-}" ] || { command -v make >/dev/null 2>&1 && [ -f Makefile ]; }; then
+if [ -f tests/fixtures/validation/throughput.csv ]; then
     d=$(median_err "")
     mb=$(median_err "$W/profile.json")
     m1=$(median_err "$W/profile-burst.json")
@@ -159,12 +175,12 @@ if [ -n "${VALIDATE_BIN:-}" ] || { command -v make >/dev/null 2>&1 && [ -f Makef
         "measured at sustained factor 1 $m1% (for information)"
     if [ "$d" != none ] && [ "$mb" != none ]; then
         python3 -c "import sys; sys.exit(0 if float('$mb') <= float('$d') + 0.05 else 1)" ||
-            { say "FAIL: the measured profile predicts the $GPU rows worse than the default"; fail=1; }
+            perf_miss "the measured profile predicts the $GPU rows worse than the default"
     else
         say "no validation rows for $GPU: comparison skipped"
     fi
 else
-    say "make not available: validation comparison skipped"
+    say "tests/fixtures/validation/throughput.csv not here: validation comparison skipped"
 fi
 
 [ "$fail" -eq 0 ] && say "calibrate.sh: all checks passed" || say "calibrate.sh: FAILED"

@@ -7,6 +7,10 @@ the relative L2 norm ||test - ref|| / ||ref|| over the whole buffer; the
 script also names the worst elements so a layout or indexing bug shows up
 as a place, not just a number.
 
+When REF.bin.tensors exists (train --dump-grads writes it: one line
+"name offset size" per tensor), the five tensors with the largest relative
+error are named too, so a wrong gradient shows up as a tensor.
+
 usage: compare_grads.py REF.bin TEST.bin --tol X [--label TEXT]
 exit 0 when the error is below X, 1 when not, 2 on unreadable input.
 Uses numpy when it is installed, plain Python otherwise.
@@ -86,7 +90,31 @@ def main():
     if not ok:
         for i in worst:
             print(f"  [{i}] ref {ref[i]:.6e} test {test[i]:.6e}")
+    for line in by_tensor(a.ref + ".tensors", ref, test):
+        print(line)
     return 0 if ok else 1
+
+
+def by_tensor(map_path, ref, test, show=5):
+    """Lines naming the tensors with the largest relative L2 errors."""
+    try:
+        with open(map_path) as f:
+            rows = [line.split() for line in f if line.strip()]
+    except OSError:
+        return []
+    errs = []
+    for name, off, size in rows:
+        o, n = int(off), int(size)
+        if o + n > len(ref):
+            return [f"  (tensor map {map_path} does not fit the buffer)"]
+        err, maxd, _, nref, _ = compare(ref[o:o + n], test[o:o + n])
+        errs.append((err, name, n, nref, maxd))
+    errs.sort(key=lambda e: -e[0] if math.isfinite(e[0]) else -math.inf)
+    out = [f"  worst tensors ({len(errs)} in all):"]
+    for err, name, n, nref, maxd in errs[:show]:
+        out.append(f"    {name:<16} {n:>9} values  relative L2 error {err:.3e}  |ref| {nref:.3e}  "
+                   f"max |diff| {maxd:.3e}")
+    return out
 
 
 if __name__ == "__main__":

@@ -15,20 +15,24 @@
 #            norms within 3e-2 (relative)
 #    A second bf16 run giving bit-identical gradients is reported (the
 #    trainer's own reductions are deterministic), not a pass criterion.
-#    With 2 or more GPUs and mpirun, the same comparison (fp32) for TP 2,
-#    DP 2 with small overlapped buckets, and DP 2 with ZeRO-1, against the
-#    CPU backend under the same mpirun layout (rank 0's gradients).
+#    With 2 or more GPUs, mpirun and a binary built with MPI (not the GPU
+#    bundle's), the same comparison (fp32) for TP 2, DP 2 with small
+#    overlapped buckets, and DP 2 with ZeRO-1, against the CPU backend
+#    under the same mpirun layout (rank 0's gradients).
+#    These are the gates: a gradient or loss outside its tolerance, or a
+#    run that fails, fails the script.
 # 2. Speed, GPT-2 124M on one GPU, bf16, micro-batch 8 x 1024, 30 steps:
 #    tokens/s and MFU from `scaleplan train --json`, against PyTorch eager
 #    with bf16 autocast on the same model, batch and sequence
-#    (tests/gpu/pytorch_gpt2.py) measured in this same run:
-#      pass when scaleplan's tokens/s >= PyTorch's with the same attention
-#      algorithm (materialised scores, --attn manual); PyTorch with
-#      scaled_dot_product_attention (flash kernels) is measured and
-#      reported alongside, not a pass criterion unless
-#      GPU_TEST_TORCH_ATTN=sdpa.
+#    (tests/gpu/pytorch_gpt2.py) measured in this same run, with the same
+#    attention algorithm (materialised scores, --attn manual) and with
+#    scaled_dot_product_attention (flash kernels). Recorded, not a gate:
+#    no run on a GPU has measured these yet. The target, scaleplan's
+#    tokens/s >= PyTorch's (GPU_TEST_TORCH_ATTN, default manual), becomes a
+#    gate with GPU_TEST_GATE_PERF=1 once measured numbers support it.
 # 3. Simulator, `scaleplan validate --measured` on the GPT-2 run: the
-#    predicted step time within 10% of the measured one.
+#    predicted step time against the measured one. Recorded; the target
+#    (within 10%) gates only with GPU_TEST_GATE_PERF=1.
 # Every JSON and a summary with the exact commands go to
 # $GPU_TEST_OUT/trainer/.
 set -u
@@ -37,6 +41,7 @@ BIN=${SCALEPLAN_BIN:-$PWD/bin/scaleplan}
 WORK=${GPU_TEST_DIR:-$(mktemp -d)}
 OUT=${GPU_TEST_OUT:-$PWD/gpu-results}/trainer
 TORCH_ATTN=${GPU_TEST_TORCH_ATTN:-manual}
+GATE_PERF=${GPU_TEST_GATE_PERF:-0}
 HERE=tests/gpu
 PY=${PYTHON:-python3}
 mkdir -p "$OUT" "$WORK"
@@ -80,6 +85,16 @@ json() {
 fail() {
     note "FAIL: $*"
     failed=$((failed + 1))
+}
+
+# perf_miss TEXT: a speed or accuracy target missed - a failure with
+# GPU_TEST_GATE_PERF=1, else recorded as a finding
+perf_miss() {
+    if [ "$GATE_PERF" = 1 ]; then
+        fail "$*"
+    else
+        note "REPORT (not a gate until set from measurements): $*"
+    fi
 }
 
 # check_losses LABEL REF.json TEST.json TOL_FIRST TOL_LOSS TOL_NORM: the
@@ -152,7 +167,9 @@ done
 
 # ------------------------------------------------------------ 1b. two GPUs
 n_gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-if [ "$n_gpus" -ge 2 ] && command -v mpirun >/dev/null 2>&1; then
+has_mpi=no
+"$BIN" --version 2>/dev/null | grep -q "MPI plug-in" && has_mpi=yes
+if [ "$n_gpus" -ge 2 ] && command -v mpirun >/dev/null 2>&1 && [ "$has_mpi" = yes ]; then
     # OpenMPI refuses root without these; other launchers ignore them
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     for name in tiny-gpt tiny-llama; do
@@ -187,7 +204,7 @@ if [ "$n_gpus" -ge 2 ] && command -v mpirun >/dev/null 2>&1; then
     done
 else
     note "== two-GPU checks (TP 2, DP 2, ZeRO-1) skipped: $n_gpus GPU(s) visible, mpirun" \
-        "$(command -v mpirun >/dev/null 2>&1 && echo found || echo missing)"
+        "$(command -v mpirun >/dev/null 2>&1 && echo found || echo missing), binary with MPI: $has_mpi"
 fi
 
 # ------------------------------------------------------------ 2. speed
@@ -218,8 +235,8 @@ for attn in manual sdpa; do
         fi
         [ "$attn" = "$TORCH_ATTN" ] && torch_tps=$tps
     else
-        note "  pytorch eager ($attn attention) did not run"
-        [ "$attn" = "$TORCH_ATTN" ] && fail "PyTorch baseline ($attn) did not run"
+        note "  pytorch eager ($attn attention) did not run: $(tail -n 2 "$OUT/gpt2-124m-pytorch-$attn.json.err" 2>/dev/null | tr '\n' ' ')"
+        [ "$attn" = "$TORCH_ATTN" ] && perf_miss "PyTorch baseline ($attn) did not run"
     fi
 done
 if [ -n "$ours" ] && [ -n "$torch_tps" ]; then
@@ -227,13 +244,13 @@ if [ -n "$ours" ] && [ -n "$torch_tps" ]; then
         "$ours" "$torch_tps"; then
         note "  throughput: scaleplan $ours >= pytorch ($TORCH_ATTN) $torch_tps tokens/s -> PASS"
     else
-        note "  throughput: scaleplan $ours < pytorch ($TORCH_ATTN) $torch_tps tokens/s -> FAIL"
-        fail "GPT-2 124M throughput below PyTorch eager ($TORCH_ATTN)"
+        note "  throughput: scaleplan $ours < pytorch ($TORCH_ATTN) $torch_tps tokens/s"
+        perf_miss "GPT-2 124M throughput below PyTorch eager ($TORCH_ATTN)"
     fi
 fi
 
 # ------------------------------------------------------------ 3. simulator
-note "== scaleplan validate on the GPT-2 run (predicted step time within 10%)"
+note "== scaleplan validate on the GPT-2 run (predicted step time against the measured; target within 10%)"
 if [ -n "$ours" ]; then
     run "$OUT/gpt2-124m-validate.json" "$BIN" validate --measured "$OUT/gpt2-124m-cuda.json" \
         --json --fail-over 10
@@ -242,9 +259,13 @@ if [ -n "$ours" ]; then
         note "  $(json "$OUT/gpt2-124m-validate.json" \
             "'predicted %.2f ms, measured %.2f ms, error %+.1f%%; memory predicted %.2f GiB, measured %.2f GiB' % (1e3*j['predicted_step_time_s'], 1e3*j['measured_step_time_s'], 100*j['step_time_error'], j['predicted_memory_gib'], j['measured_memory_gib'])")"
     fi
-    [ $rc -eq 0 ] || fail "validate: step time error over 10% (or validate failed)"
+    if [ ! -s "$OUT/gpt2-124m-validate.json" ]; then
+        fail "validate did not run on the measured GPT-2 result"
+    elif [ $rc -ne 0 ]; then
+        perf_miss "validate: predicted step time more than 10% from the measured one"
+    fi
 else
-    fail "validate: no GPT-2 run to validate"
+    note "validate: no GPT-2 run to validate (its failure is counted above)"
 fi
 
 note ""

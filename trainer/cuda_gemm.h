@@ -6,28 +6,31 @@
  * batched; batch 1 is a plain GEMM), with fp32 accumulation
  * (CUBLAS_COMPUTE_32F: true fp32 for fp32 inputs, never TF32) and A, B in
  * fp32 or bf16, D in the same type or fp32. The caller's row-major tensors
- * are mapped onto this by backend_cuda.cu (each call site says how).
+ * are mapped onto this by the call sites (each says how).
  *
  * Descriptors, layouts and the heuristic's algorithm are built once per
  * distinct shape (including the alignment of every pointer, which decides
- * which kernels may run) and cached, so a training step queries the
- * heuristic only on its first pass. The bias is fused as cuBLASLt's
- * CUBLASLT_EPILOGUE_BIAS when an algorithm for it exists at that alignment,
- * otherwise added by a small kernel after the product.
+ * which kernels may run) and cached, GEMM_CACHE_ENTRIES of them; a shape
+ * met once the cache is full is built, run and released each time. The
+ * bias is fused as cuBLASLt's CUBLASLT_EPILOGUE_BIAS when an algorithm
+ * for it exists at that alignment, otherwise (and always when built with
+ * GEMM_BIAS_FUSE 0) added by a small kernel after the product. Both limits
+ * are compile-time defaults a test build overrides to run the rare paths.
  *
- * Not thread-safe: one gemm_t per stream of work. Device-side only (.cu).
+ * Plain C interface (the kernel tests call it from C). Not thread-safe:
+ * one gemm_t per stream of work.
  */
-#ifndef SCALEPLAN_TRAINER_CUDA_GEMM_CUH
-#define SCALEPLAN_TRAINER_CUDA_GEMM_CUH
+#ifndef SCALEPLAN_TRAINER_CUDA_GEMM_H
+#define SCALEPLAN_TRAINER_CUDA_GEMM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
-#include <cublasLt.h>
-#include <cuda_runtime.h>
+#include "trainer/kern.h"
 
+#ifdef __cplusplus
 extern "C" {
-#include "common/error.h"
-}
+#endif
 
 typedef struct gemm gemm_t;
 
@@ -45,10 +48,19 @@ typedef struct {
     long long stride_d;
     int batch; /* >= 1 */
     float alpha, beta;
-    cudaDataType_t ab_type; /* CUDA_R_32F or CUDA_R_16BF */
-    cudaDataType_t d_type;  /* ab_type or CUDA_R_32F */
-    const void *bias;       /* NULL, or m elements of d_type added to each column (batch 1) */
+    kern_dtype_t ab_type; /* KERN_F32 or KERN_BF16 */
+    kern_dtype_t d_type;  /* ab_type or KERN_F32 */
+    const void *bias;     /* NULL, or m elements of d_type added to each column (batch 1) */
 } gemm_args_t;
+
+/* What the module did so far: products run from a cached entry, run with
+ * a one-off entry because the cache was full, and products with a bias
+ * fused into cuBLASLt's epilogue or added by the separate kernel. */
+typedef struct {
+    long cached, uncached;
+    long bias_fused, bias_unfused;
+    int entries; /* shapes in the cache now */
+} gemm_counters_t;
 
 /* A cuBLASLt handle with workspace_bytes of device workspace on the current
  * device. ERR_RUNTIME when cuBLASLt or the allocation fails. */
@@ -57,9 +69,19 @@ void gemm_destroy(gemm_t *g);
 
 /* Enqueue one product on stream. ERR_RUNTIME (with the shape) when no
  * cuBLASLt algorithm supports it or a call fails. */
-int gemm_run(gemm_t *g, const gemm_args_t *a, cudaStream_t stream, err_t *err);
+int gemm_run(gemm_t *g, const gemm_args_t *a, kern_stream_t stream, err_t *err);
 
 /* Device bytes the module holds (workspace). */
 size_t gemm_workspace_bytes(const gemm_t *g);
+
+/* The counters since gemm_create. */
+void gemm_counters(const gemm_t *g, gemm_counters_t *out);
+
+/* cuBLASLt's version number (130100 for 13.1.0). */
+size_t gemm_cublaslt_version(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
