@@ -367,6 +367,9 @@ static int fit_gemm_part(const meas_set_t *m, const profile_t *base, const cal_f
                                                       : "given with --sustained-factor",
              sus);
     for (int d = 0; d < DTYPE_COUNT; d++)
+        if (f.max_eff[d] > 0) /* measured here: the GEMM source says how */
+            out->gemm_dtype_source[d][0] = '\0';
+    for (int d = 0; d < DTYPE_COUNT; d++)
         if (f.max_eff[d] <= 0 && base->gemm_max_eff[d] > 0)
             note(notes, "gemm: %s not measured; its efficiency stays the base profile's",
                  dtype_name((dtype_t)d));

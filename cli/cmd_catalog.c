@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "profile/profile.h"
+#include "profile/provenance.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "common/catalog.h"
@@ -19,7 +20,7 @@
 #include "topologies/price.h"
 
 /* One section: prints a table (json == NULL) or adds an array to json. */
-typedef int (*section_fn)(cJSON *json, err_t *err);
+typedef int (*section_fn)(cJSON *json, const cli_args_t *a, err_t *err);
 
 static int finish_table(table_t *t, const char *title, err_t *err)
 {
@@ -32,8 +33,9 @@ static int finish_table(table_t *t, const char *title, err_t *err)
     return rc ? err_set(err, ERR_RUNTIME, "cannot write to standard output") : ERR_OK;
 }
 
-static int section_frameworks(cJSON *json, err_t *err)
+static int section_frameworks(cJSON *json, const cli_args_t *a, err_t *err)
 {
+    (void)a;
     char **names = NULL;
     size_t n = 0;
     int rc = fw_names(&names, &n, err);
@@ -75,8 +77,9 @@ static int section_frameworks(cJSON *json, err_t *err)
     return rc ? rc : t ? finish_table(t, "Framework presets (sim/catalog/frameworks.json)", err) : ERR_OK;
 }
 
-static int section_models(cJSON *json, err_t *err)
+static int section_models(cJSON *json, const cli_args_t *a, err_t *err)
 {
+    (void)a;
     char **names = NULL;
     size_t n = 0;
     int rc = model_catalog_names(&names, &n, err);
@@ -118,8 +121,9 @@ static int section_models(cJSON *json, err_t *err)
     return finish_table(t, "Models (scaleplan model --model NAME for details)", err);
 }
 
-static int section_gpus(cJSON *json, err_t *err)
+static int section_gpus(cJSON *json, const cli_args_t *a, err_t *err)
 {
+    (void)a;
     gpu_t *g = NULL;
     size_t n = 0;
     int rc = gpu_load_all(&g, &n, err);
@@ -170,8 +174,9 @@ static int section_gpus(cJSON *json, err_t *err)
     return finish_table(t, "GPUs (dense peak; sources in topologies/catalog/gpus.json)", err);
 }
 
-static int section_fabrics(cJSON *json, err_t *err)
+static int section_fabrics(cJSON *json, const cli_args_t *a, err_t *err)
 {
+    (void)a;
     fabric_t *f = NULL;
     size_t n = 0;
     int rc = fabric_load_all(&f, &n, err);
@@ -213,8 +218,9 @@ static int section_fabrics(cJSON *json, err_t *err)
     return finish_table(t, "Fabrics (sources in topologies/catalog/fabrics.json)", err);
 }
 
-static int section_clusters(cJSON *json, err_t *err)
+static int section_clusters(cJSON *json, const cli_args_t *a, err_t *err)
 {
+    (void)a;
     char **names = NULL;
     size_t n = 0;
     int rc = cluster_catalog_names(&names, &n, err);
@@ -255,8 +261,9 @@ static int section_clusters(cJSON *json, err_t *err)
                         err);
 }
 
-static int section_prices(cJSON *json, err_t *err)
+static int section_prices(cJSON *json, const cli_args_t *a, err_t *err)
 {
+    (void)a;
     price_t *p = NULL;
     size_t n = 0;
     int rc = price_load_all(&p, &n, err);
@@ -300,8 +307,9 @@ static int section_prices(cJSON *json, err_t *err)
                         err);
 }
 
-static int section_failures(cJSON *json, err_t *err)
+static int section_failures(cJSON *json, const cli_args_t *a, err_t *err)
 {
+    (void)a;
     static const char *sets[] = {"llama3-405b", "meta-rsc1", "meta-rsc2"};
     static const char *hdr[] = {"set", "class", "per", "rate per component-hour",
                                 "per 1k GPUs per week", "description"};
@@ -350,49 +358,112 @@ static int section_failures(cJSON *json, err_t *err)
     return finish_table(t, "Failure rates (sources in topologies/catalog/failures.json)", err);
 }
 
-static int section_profiles(cJSON *json, err_t *err)
+/* The profile's figures as a JSON array of {name, value, class, source}. */
+static cJSON *figures_json(const prov_figure_t *f, int n)
 {
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; arr && i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(arr, o) ||
+            !cJSON_AddStringToObject(o, "name", f[i].name) ||
+            !json_add_number(o, "value", f[i].value) ||
+            !cJSON_AddStringToObject(o, "class", prov_kind_name(f[i].kind)) ||
+            !cJSON_AddStringToObject(o, "source", f[i].text)) {
+            cJSON_Delete(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+/* Every figure of one profile: its class and (the start of) its source. */
+static int print_figures(const profile_t *p, const prov_figure_t *f, int n, err_t *err)
+{
+    static const char *hdr[] = {"figure", "value", "class", "source"};
+    table_t *t = table_create(4, hdr);
+    if (!t)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    table_align_right(t, 1);
+    for (int i = 0; i < n; i++) {
+        char src[100];
+        snprintf(src, sizeof src, "%s", f[i].text);
+        if (strlen(f[i].text) >= sizeof src)
+            memcpy(src + sizeof src - 4, "...", 4);
+        table_add_rowf(t, "%s\t%.4g\t%s\t%s", f[i].name, f[i].value, prov_kind_name(f[i].kind),
+                       src);
+    }
+    char title[96];
+    snprintf(title, sizeof title, "Profile %s: every figure, its class and source", p->gpu);
+    return finish_table(t, title, err);
+}
+
+static int section_profiles(cJSON *json, const cli_args_t *a, err_t *err)
+{
+    bool figures = cli_has(a, "--figures");
     char **names = NULL;
     size_t n = 0;
     int rc = catalog_list("profile/catalog", &names, &n, err);
     if (rc)
         return rc;
-    static const char *hdr[] = {"gpu", "origin", "GEMM eff bf16", "fp8", "net",
-                                "description"};
-    table_t *t = json ? NULL : table_create(6, hdr);
+    static const char *hdr[] = {"gpu", "GEMM eff bf16", "fp8", "sustained", "measured",
+                                "fitted", "assumed", "sourced", "description"};
+    table_t *t = json ? NULL : table_create(9, hdr);
     cJSON *arr = json ? cJSON_AddArrayToObject(json, "profiles") : NULL;
-    if (t) {
-        table_align_right(t, 2);
-        table_align_right(t, 3);
-    }
+    if (t)
+        for (int c = 1; c <= 7; c++)
+            table_align_right(t, c);
     for (size_t i = 0; i < n && rc == ERR_OK; i++) {
         profile_t p;
         if ((rc = prof_load_default(names[i], &p, err)))
             break;
+        prov_figure_t f[PROV_MAX_FIGURES];
+        int nf = prov_figures(&p, f, PROV_MAX_FIGURES), count[4] = {0};
+        prov_kind_t sustained = PROV_SOURCED;
+        for (int k = 0; k < nf; k++) {
+            count[f[k].kind]++;
+            if (strcmp(f[k].name, "gemm.sustained_factor") == 0)
+                sustained = f[k].kind;
+        }
         double bf = p.gemm_max_eff[DTYPE_BF16] > 0 ? p.gemm_max_eff[DTYPE_BF16]
                                                    : p.gemm_max_eff[DTYPE_FP16];
         if (t) {
             char fp8[16] = "-";
             if (p.gemm_max_eff[DTYPE_FP8] > 0)
                 snprintf(fp8, sizeof fp8, "%.3f", p.gemm_max_eff[DTYPE_FP8]);
-            table_add_rowf(t, "%s\t%s\t%.3f\t%s\t%s\t%s", p.gpu, p.origin, bf, fp8,
-                           p.net_fabric, p.description);
+            table_add_rowf(t, "%s\t%.3f\t%s\t%.3f %s\t%d\t%d\t%d\t%d\t%s", p.gpu, bf, fp8,
+                           p.sustained_factor, prov_kind_name(sustained), count[PROV_MEASURED],
+                           count[PROV_FITTED], count[PROV_ASSUMED], count[PROV_SOURCED],
+                           p.description);
         } else {
-            cJSON *o = cJSON_CreateObject();
+            cJSON *o = cJSON_CreateObject(), *fj = NULL;
             if (!o || !cJSON_AddItemToArray(arr, o) ||
                 !cJSON_AddStringToObject(o, "gpu", p.gpu) ||
                 !cJSON_AddStringToObject(o, "origin", p.origin) ||
-                !json_add_number(o, "gemm_max_efficiency_bf16", bf))
+                !json_add_number(o, "gemm_max_efficiency_bf16", bf) ||
+                !json_add_number(o, "sustained_factor", p.sustained_factor) ||
+                !(fj = figures_json(f, nf)) || !cJSON_AddItemToObject(o, "figures", fj))
                 rc = err_set(err, ERR_RUNTIME, "out of memory");
         }
         prof_free(&p);
     }
-    catalog_free_names(names, n);
     if (rc || json) {
+        catalog_free_names(names, n);
         table_destroy(t);
         return rc;
     }
-    return finish_table(t, "Default cost profiles (profile/catalog/*.json)", err);
+    rc = finish_table(t, "Default cost profiles (profile/catalog/*.json): each figure is measured, "
+                         "fitted to published runs, assumed, or sourced (--figures lists them)",
+                      err);
+    for (size_t i = 0; figures && i < n && rc == ERR_OK; i++) {
+        profile_t p;
+        if ((rc = prof_load_default(names[i], &p, err)))
+            break;
+        prov_figure_t f[PROV_MAX_FIGURES];
+        rc = print_figures(&p, f, prov_figures(&p, f, PROV_MAX_FIGURES), err);
+        prof_free(&p);
+    }
+    catalog_free_names(names, n);
+    return rc;
 }
 
 static const struct {
@@ -435,19 +506,25 @@ static int run(const cli_args_t *a, err_t *err)
         return err_set(err, ERR_RUNTIME, "out of memory");
     for (int i = 0; i < N_SECTIONS && rc == ERR_OK; i++)
         if (want[i])
-            rc = sections[i].fn(json, err);
+            rc = sections[i].fn(json, a, err);
     if (rc == ERR_OK && json)
         rc = json_print_stdout(json, err);
     cJSON_Delete(json);
     return rc;
 }
 
-static const cli_group_t *const groups[] = {&CLI_OUTPUT_OPTS};
+static const cli_opt_t own_opts[] = {
+    {"--figures", NULL, NULL,
+     "with profiles: every figure of each profile, whether it is measured, fitted to published "
+     "runs, assumed or sourced, and its source"},
+};
+static const cli_group_t own_group = {"Catalog", own_opts, sizeof own_opts / sizeof own_opts[0]};
+static const cli_group_t *const groups[] = {&own_group, &CLI_OUTPUT_OPTS};
 
 const cli_command_t CLI_CMD_CATALOG = {
     "catalog",
     "list models, GPUs, fabrics, clusters, prices and failure rates",
-    "scaleplan catalog [models|gpus|frameworks|fabrics|clusters|prices|failures|profiles] [--json]",
+    "scaleplan catalog [models|gpus|frameworks|fabrics|clusters|prices|failures|profiles] [--figures] [--json]",
     "List the built-in catalogs. Every figure's source is kept next to it in\n"
                        "the JSON files; set SCALEPLAN_CATALOG to a directory laid out like the\n"
                        "source tree to use edited copies without rebuilding.",

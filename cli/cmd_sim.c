@@ -79,6 +79,11 @@ static int print_text(const scenario_t *s, const sim_result_t *r, bool ops)
         fit_advice(s, r, advice, sizeof advice);
         printf("  %s\n", advice);
     }
+    char assumed[1024];
+    scenario_assumptions(s, assumed, sizeof assumed);
+    if (assumed[0])
+        printf("  assumed inputs (scaleplan catalog profiles lists every figure's source): %s\n",
+               assumed);
     if (ops && rc == 0) {
         static const char *oh[] = {"one layer, one micro-batch", "forward ms", "backward ms"};
         table_t *o = table_create(3, oh);
@@ -139,6 +144,9 @@ static cJSON *sim_json(const scenario_t *s, const sim_result_t *r, const sim_eve
         fit_advice(s, r, advice, sizeof advice);
         ok = cJSON_AddStringToObject(o, "fit_reason", advice) != NULL;
     }
+    char assumed[1024];
+    scenario_assumptions(s, assumed, sizeof assumed);
+    ok = ok && cJSON_AddStringToObject(o, "assumed_inputs", assumed);
     if (ok && events)
         ok = cJSON_AddItemToObject(o, "timeline", report_timeline_json(events, n_events));
     if (!ok) {

@@ -158,6 +158,7 @@ typedef struct {
     size_t n_gemm_points;
     prof_gemm_point_t *gemm_points; /* heap, owned; may be NULL */
     char gemm_source[PROF_SOURCE_MAX];
+    char gemm_dtype_source[DTYPE_COUNT][PROF_SOURCE_MAX]; /* per max_efficiency */
 
     /* Fused (flash) attention, as a fraction of the dtype's peak: the
      * default (any kernel the table does not list) ... */

@@ -55,10 +55,8 @@ static int read_gemm(const cJSON *root, const json_ctx_t *top, profile_t *p,
             (rc = json_get_double(e, "peak_tflops", &ectx, JSON_OPTIONAL, 0,
                                   1e6, &p->peak_tflops[d], err)))
             return rc;
-        const cJSON *s = cJSON_GetObjectItemCaseSensitive(e, "source");
-        if (!cJSON_IsString(s) || !s->valuestring[0])
-            return err_setf(err, ERR_INPUT, ctx.file, ectx.path,
-                            "source: missing (every constant needs one)");
+        if ((rc = read_source(e, &ectx, p->gemm_dtype_source[d], err)))
+            return rc;
     }
     if (!(p->gemm_max_eff[DTYPE_BF16] > 0) && !(p->gemm_max_eff[DTYPE_FP16] > 0))
         return err_setf(err, ERR_INPUT, ctx.file, dctx.path,
@@ -514,7 +512,7 @@ cJSON *prof_to_json(const profile_t *p)
         cJSON *e = cJSON_AddObjectToObject(dt, dtype_name((dtype_t)d));
         ok = e && json_add_number(e, "max_efficiency", p->gemm_max_eff[d]) &&
              json_add_number(e, "peak_tflops", p->peak_tflops[d]) &&
-             add_source(e, p->gemm_source);
+             add_source(e, p->gemm_dtype_source[d][0] ? p->gemm_dtype_source[d] : p->gemm_source);
     }
     cJSON *meas = ok ? cJSON_AddArrayToObject(g, "measurements") : NULL;
     ok = ok && meas;

@@ -137,6 +137,16 @@ static int read_layout(const cJSON *o, const json_ctx_t *ctx, fw_preset_t *p, er
     return ERR_OK;
 }
 
+/* Append label to list when o's "source" declares an assumption. */
+static void note_assumed(const cJSON *o, const char *label, char *list, size_t cap)
+{
+    const cJSON *s = o ? cJSON_GetObjectItemCaseSensitive(o, "source") : NULL;
+    if (!cJSON_IsString(s) || !strstr(s->valuestring, "ASSUMED"))
+        return;
+    size_t n = strlen(list);
+    snprintf(list + n, cap - n, "%s%s", n ? ", " : "", label);
+}
+
 static int preset_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out, err_t *err)
 {
     fw_preset_t *p = out;
@@ -159,6 +169,12 @@ static int preset_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out, 
     if ((rc = read_options(opt, &octx, &p->opt, err)) || (rc = read_layout(lay, &lctx, p, err)) ||
         (z3 && (rc = read_zero3(z3, &zctx, &p->opt.zero3, err))))
         return rc;
+    note_assumed(obj, "preset", p->assumed, sizeof p->assumed);
+    note_assumed(opt, "options", p->assumed, sizeof p->assumed);
+    note_assumed(cJSON_GetObjectItemCaseSensitive(opt, "tp_overlap"), "tp_overlap", p->assumed,
+                 sizeof p->assumed);
+    note_assumed(lay, "layout", p->assumed, sizeof p->assumed);
+    note_assumed(z3, "zero3", p->assumed, sizeof p->assumed);
     return ERR_OK;
 }
 

@@ -52,6 +52,8 @@ typedef struct {
     fw_batch_rule_t batch;     /* what a run's stated batch size means */
     double gpt_dropout;        /* dropout of GPT models built from a run's columns */
     precision_t fp8_recipe;    /* what a plain "fp8" means in this framework */
+    char assumed[96];          /* sections whose source says ASSUMED
+                                  ("options, tp_overlap"), "" if none */
 } fw_preset_t;
 
 /* Load the preset called name (or one of its aliases); NULL or "" loads the

@@ -1,5 +1,7 @@
 #include "sim/scenario.h"
 
+#include "profile/provenance.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -50,6 +52,27 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
     s->input.profile = &s->profile;
     s->input.opt = s->opt;
     return ERR_OK;
+}
+
+void scenario_assumptions(const scenario_t *s, char *buf, size_t cap)
+{
+    prov_figure_t figs[PROV_MAX_FIGURES];
+    int n = prov_figures(&s->profile, figs, PROV_MAX_FIGURES);
+    size_t len = 0;
+    int k = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && len + 1 < cap; i++) {
+        if (figs[i].kind != PROV_ASSUMED)
+            continue;
+        if (k++)
+            snprintf(buf + len, cap - len, ", %s", figs[i].name);
+        else
+            snprintf(buf + len, cap - len, "profile %s: %s", s->profile.gpu, figs[i].name);
+        len = strlen(buf);
+    }
+    if (s->fw.assumed[0] && len + 1 < cap)
+        snprintf(buf + len, cap - len, "%sframework %s: %s", len ? "; " : "", s->fw.name,
+                 s->fw.assumed);
 }
 
 void scenario_free(scenario_t *s)

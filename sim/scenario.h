@@ -60,6 +60,12 @@ int scenario_begin(const scenario_spec_t *spec, scenario_t *s, err_t *err);
  * whatever it returns. */
 int scenario_finish(scenario_t *s, const char *profile_path, err_t *err);
 
+/* The inputs of a finished scenario that are assumptions rather than
+ * measured, fitted or sourced figures, as one comma-separated line: the
+ * profile's assumed figures (profile/provenance.h) and the framework
+ * preset's sections that say ASSUMED. "" when there are none. */
+void scenario_assumptions(const scenario_t *s, char *buf, size_t cap);
+
 /* Free what s owns (the profile). */
 void scenario_free(scenario_t *s);
 

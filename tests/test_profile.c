@@ -8,6 +8,7 @@
 
 #include "profile/profile_json.h"
 #include "common/fileio.h"
+#include "profile/provenance.h"
 #include "tests/testing.h"
 
 static profile_t load_default(const char *gpu)
@@ -298,7 +299,53 @@ static void test_bad_profiles(void)
     remove_tree(dir);
 }
 
-TEST_SUITE(suite_profile, "profile", TEST(test_defaults_load), TEST(test_gemm_by_hand),
+/* Each profile figure is classed by its source: the H100 SXM sustained
+ * factor was fitted to its published rows, the B300's copied (assumed);
+ * every default profile declares its tile and wave penalty assumptions;
+ * the first of "fitted"/"assumed" in a clause decides. */
+static void test_provenance(void)
+{
+    CU_ASSERT_EQUAL(prov_classify("sustained_factor 0.7: FITTED: one constant"), PROV_FITTED);
+    CU_ASSERT_EQUAL(prov_classify("ASSUMED equal to the GB300 profile's fitted factor"),
+                    PROV_ASSUMED);
+    CU_ASSERT_EQUAL(prov_classify("hardware.csv H051: best measured GEMM"), PROV_MEASURED);
+    CU_ASSERT_EQUAL(prov_classify("NVIDIA datasheet: 989 TFLOP/s"), PROV_SOURCED);
+    static const struct {
+        const char *gpu;
+        prov_kind_t sustained;
+    } cases[] = {{"h100-sxm", PROV_FITTED}, {"b200", PROV_FITTED}, {"gb300", PROV_FITTED},
+                 {"b300", PROV_ASSUMED},    {"h100-pcie", PROV_ASSUMED}, {"mi300x", PROV_ASSUMED}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        profile_t p = load_default(cases[i].gpu);
+        prov_figure_t f[PROV_MAX_FIGURES];
+        int n = prov_figures(&p, f, PROV_MAX_FIGURES), found = 0;
+        CU_ASSERT_TRUE(n > 10);
+        for (int k = 0; k < n; k++) {
+            if (strcmp(f[k].name, "gemm.sustained_factor") == 0) {
+                found++;
+                CU_ASSERT_EQUAL(f[k].kind, cases[i].sustained);
+                CHECK_REL(f[k].value, p.sustained_factor, 0);
+            }
+            if (strcmp(f[k].name, "gemm.wave_penalty") == 0)
+                CU_ASSERT_EQUAL(f[k].kind, PROV_ASSUMED);
+        }
+        CU_ASSERT_EQUAL(found, 1);
+        prof_free(&p);
+    }
+    /* sim names them: the B300's sustained factor is an assumption, the
+     * H100 SXM's is not */
+    char *out = NULL;
+    CU_ASSERT_EQUAL(run_cli("sim --model llama3-8b --gpu b300 --gpus 8 --json", &out, NULL), 0);
+    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "\"assumed_inputs\":") ? strstr(out, "gemm.sustained_factor") : NULL);
+    free(out);
+    out = NULL;
+    CU_ASSERT_EQUAL(run_cli("sim --model llama3-8b --gpu h100-sxm --gpus 8", &out, NULL), 0);
+    CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "assumed inputs") : NULL);
+    CU_ASSERT_PTR_NULL(out ? strstr(out, "sustained_factor") : NULL);
+    free(out);
+}
+
+TEST_SUITE(suite_profile, "profile", TEST(test_defaults_load), TEST(test_gemm_by_hand), TEST(test_provenance),
            TEST(test_gemm_properties), TEST(test_gemm_table_correction),
            TEST(test_intra_allreduce_matches_measurements), TEST(test_multinode_ring_by_hand),
            TEST(test_collective_properties), TEST(test_round_trip), TEST(test_bad_profiles));
