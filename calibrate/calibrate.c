@@ -11,6 +11,7 @@
 #include "calibrate/gpubench.h"
 #include "common/progress.h"
 #include "common/units.h"
+#include "topologies/fabric.h"
 #include "topologies/gpu.h"
 
 /* ------------------------------------------------------------ notes */
@@ -507,6 +508,74 @@ static int merge_variants(const meas_set_t *m, int first, meas_coll_t *merged)
     return used;
 }
 
+/* The model's time for one inter-node collective with per-GPU scale-out
+ * bandwidth gbs (the measured group's span on the profile's fabrics). */
+static double net_model_time(profile_t *p, const meas_coll_t *c, const fabric_t *intra,
+                             double gbs, double bytes)
+{
+    p->net_gpu_gbs = gbs;
+    coll_span_t s = {c->n_ranks, c->n_ranks / c->nodes, c->nodes, intra, NULL, gbs, 1};
+    return prof_coll_time(p, c->op, &s, bytes);
+}
+
+/* Inter-node series set the network: the per-GPU scale-out bandwidth at
+ * which the model reproduces the largest measured message (bisection; the
+ * time falls as the bandwidth rises). All-reduce is preferred, then
+ * all-gather, reduce-scatter; the default algorithm before named ones. */
+static int fit_network(const meas_set_t *m, profile_t *out, cal_notes_t *notes, err_t *err)
+{
+    static const coll_op_t order[] = {COLL_ALL_REDUCE, COLL_ALL_GATHER, COLL_REDUCE_SCATTER};
+    const meas_coll_t *best = NULL;
+    for (size_t k = 0; k < sizeof order / sizeof *order && !best; k++)
+        for (int pass = 0; pass < 2 && !best; pass++)
+            for (int i = 0; i < m->n_coll && !best; i++) {
+                const meas_coll_t *c = &m->coll[i];
+                if (c->op == order[k] && c->nodes > 1 && c->n_ranks >= c->nodes && c->n > 0 &&
+                    c->n_ranks % c->nodes == 0 && (pass == 1 || strcmp(c->algo, "default") == 0))
+                    best = c;
+            }
+    if (!best)
+        return ERR_OK;
+    fabric_t intra;
+    int rc = fabric_load(out->intra_fabric, &intra, err);
+    if (rc)
+        return rc;
+    int big = 0;
+    for (int i = 1; i < best->n; i++)
+        if (best->bytes[i] > best->bytes[big])
+            big = i;
+    double bytes = best->bytes[big], t_meas = best->time_us[big] * 1e-6;
+    double lo = 0.01, hi = 1e5;
+    if (net_model_time(out, best, &intra, hi, bytes) > t_meas) {
+        /* faster than the model allows even with unlimited NICs: the node's
+         * own fabric bounds it; keep the fastest */
+        out->net_gpu_gbs = hi;
+        note(notes, "network: %s over %d nodes is faster than the model's node fabric allows; "
+                    "the network is not the limit there",
+             prof_coll_name(best->op), best->nodes);
+    } else {
+        for (int it = 0; it < 200 && hi / lo > 1 + 1e-9; it++) {
+            double mid = sqrt(lo * hi);
+            if (net_model_time(out, best, &intra, mid, bytes) > t_meas)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        out->net_gpu_gbs = hi;
+    }
+    size_t l = strlen(out->net_source);
+    snprintf(out->net_source + l, sizeof out->net_source - l,
+             "; measured_gbs_per_gpu %.2f: measured by scaleplan calibrate: the per-GPU scale-out "
+             "bandwidth at which this model reproduces %s of %.0f B on %d ranks over %d nodes "
+             "(%.3f ms, bus bandwidth %.1f GB/s)",
+             out->net_gpu_gbs, prof_coll_name(best->op), bytes, best->n_ranks, best->nodes,
+             t_meas * 1e3, prof_bus_factor(best->op, best->n_ranks) * bytes / t_meas / 1e9);
+    note(notes, "network: %s over %d nodes sets the scale-out bandwidth to %.1f GB/s per GPU "
+                "(inter-node DP, PP and CP costs use it)",
+         prof_coll_name(best->op), best->nodes, out->net_gpu_gbs);
+    return ERR_OK;
+}
+
 static int fit_coll_part(const meas_set_t *m, profile_t *out, cal_notes_t *notes, err_t *err)
 {
     fit_regimes_t *r = malloc(sizeof *r);
@@ -587,14 +656,8 @@ static int fit_coll_part(const meas_set_t *m, profile_t *out, cal_notes_t *notes
                      out->tree_bw_factor, ring->bytes[bi], ring->n_ranks, ring->nodes);
         }
     }
-    for (int i = 0; i < m->n_coll; i++)
-        if (m->coll[i].nodes > 1 && m->coll[i].n_ranks > 1) {
-            char name[PROF_FIT_NAME_MAX];
-            series_name(&m->coll[i], name, sizeof name);
-            note(notes, "%s: spans %d nodes: fitted and recorded; the intra-node tables are "
-                        "unchanged (the network model uses the fabric's line rate)",
-                 name, m->coll[i].nodes);
-        }
+    if ((rc = fit_network(m, out, notes, err)))
+        goto out;
 out:
     free(r);
     free(merged);

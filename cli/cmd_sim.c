@@ -79,6 +79,20 @@ static int print_text(const scenario_t *s, const sim_result_t *r, bool ops)
         fit_advice(s, r, advice, sizeof advice);
         printf("  %s\n", advice);
     }
+    if (s->layout.n_gpus > s->cluster.gpus_per_node) {
+        if (s->profile.net_gpu_gbs > 0)
+            printf("  collectives across nodes: measured (the profile's %.1f GB/s per GPU from "
+                   "calibrate)\n",
+                   s->profile.net_gpu_gbs);
+        else
+            printf("  collectives across nodes: fabric model (%d x %s per node at %.2f of line "
+                   "rate; scaleplan calibrate --from-nccl-tests measures yours)\n",
+                   s->cluster.nics_per_node, s->cluster.inter.name,
+                   strcmp(s->profile.net_fabric, s->cluster.inter.name) == 0 &&
+                           s->profile.net_efficiency > 0
+                       ? s->profile.net_efficiency
+                       : s->cluster.inter.efficiency);
+    }
     char assumed[1024];
     scenario_assumptions(s, assumed, sizeof assumed);
     if (assumed[0])
@@ -146,7 +160,9 @@ static cJSON *sim_json(const scenario_t *s, const sim_result_t *r, const sim_eve
     }
     char assumed[1024];
     scenario_assumptions(s, assumed, sizeof assumed);
-    ok = ok && cJSON_AddStringToObject(o, "assumed_inputs", assumed);
+    ok = ok && cJSON_AddStringToObject(o, "assumed_inputs", assumed) &&
+         cJSON_AddStringToObject(o, "network_source",
+                                 s->profile.net_gpu_gbs > 0 ? "measured" : "fabric model");
     if (ok && events)
         ok = cJSON_AddItemToObject(o, "timeline", report_timeline_json(events, n_events));
     if (!ok) {

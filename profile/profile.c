@@ -316,7 +316,9 @@ static double inter_time(const profile_t *p, coll_op_t op, const coll_span_t *s,
                         p->net_efficiency > 0;
     double eff = net_measured ? p->net_efficiency : (s->inter ? s->inter->efficiency : 0.9);
     double taper = s->taper >= 1 ? s->taper : 1;
-    double per_gpu = s->nic_gbs_per_gpu * eff / taper; /* GB/s each rank can push out */
+    /* GB/s each rank can push out: measured on the user's network when the
+     * profile has it, else the fabric's line rate at its efficiency */
+    double per_gpu = (p->net_gpu_gbs > 0 ? p->net_gpu_gbs : s->nic_gbs_per_gpu * eff) / taper;
     double bus = prof_bus_factor(op, n) * bytes;
     double base = p->coll_base_us * 1e-6, hop = p->net_hop_us * 1e-6;
     double ihop = p->intra_hop_us * 1e-6;

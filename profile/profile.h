@@ -186,6 +186,11 @@ typedef struct {
     double net_efficiency; /* fraction of NIC line rate; 0 = the fabric's */
     double net_hop_us;     /* per ring/tree step across nodes */
     double tree_bw_factor; /* tree bandwidth relative to ring */
+    double net_gpu_gbs;    /* measured: the scale-out bandwidth per GPU, GB/s,
+                              that makes this model reproduce the measured
+                              inter-node collectives (calibrate over several
+                              nodes or imported nccl-tests logs); replaces
+                              line rate x efficiency; 0 = not measured */
     char net_source[PROF_SOURCE_MAX];
 
     /* Per-rank compute-time jitter (coefficient of variation). */

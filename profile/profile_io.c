@@ -208,6 +208,8 @@ static int read_collectives(const cJSON *root, const json_ctx_t *top,
                               &p->net_hop_us, err)) ||
         (rc = json_get_double(net, "tree_bw_factor", &nctx, JSON_REQUIRED, 0.01,
                               2, &p->tree_bw_factor, err)) ||
+        (rc = json_get_double(net, "measured_gbs_per_gpu", &nctx, JSON_OPTIONAL, 0, 1e5,
+                              &p->net_gpu_gbs, err)) ||
         (rc = read_source(net, &nctx, p->net_source, err)))
         return rc;
     int n = cJSON_GetArraySize(tables);
@@ -574,6 +576,7 @@ cJSON *prof_to_json(const profile_t *p)
          json_add_number(net, "efficiency", p->net_efficiency) &&
          json_add_number(net, "hop_us", p->net_hop_us) &&
          json_add_number(net, "tree_bw_factor", p->tree_bw_factor) &&
+         (!(p->net_gpu_gbs > 0) || json_add_number(net, "measured_gbs_per_gpu", p->net_gpu_gbs)) &&
          add_source(net, p->net_source);
     cJSON *st = ok ? cJSON_AddObjectToObject(root, "straggler") : NULL;
     ok = ok && st && json_add_number(st, "cv", p->straggler_cv) &&

@@ -26,6 +26,7 @@
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/rng.h"
+#include "sim/scenario.h"
 #include "tests/testing.h"
 #include "topologies/fabric.h"
 
@@ -897,7 +898,87 @@ static void test_cli_bad_input(void)
     remove_tree(tmpdir);
 }
 
-TEST_SUITE(suite_calibrate, "calibrate", TEST(test_import_text_log), TEST(test_import_json_log),
+/* DP reduction and pipeline transfer of llama3-8b on 32 H100s (TP8 PP4:
+ * the pipeline and the DP group cross nodes) with profile p in place. */
+static void dp_pp_times(const profile_t *p, double *dp_s, double *pp_s)
+{
+    scenario_spec_t spec = {0};
+    spec.model = "llama3-8b";
+    spec.cluster.gpu = "h100-sxm";
+    spec.cluster.n_gpus = 64;
+    scenario_t s;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
+    s.layout.tp = 8;
+    s.layout.pp = 4;
+    s.layout.sequence_parallel = true;
+    s.layout.global_batch = 64;
+    CU_ASSERT_EQUAL_FATAL(scenario_finish(&s, NULL, &e), 0);
+    prof_free(&s.profile);
+    CU_ASSERT_EQUAL_FATAL(prof_copy(&s.profile, p, &e), 0);
+    step_costs_t c;
+    CU_ASSERT_EQUAL_FATAL(sim_costs(&s.input, &c, &e), 0);
+    CU_ASSERT_TRUE(c.dp_span.nodes > 1 && c.pp_span.nodes > 1);
+    *dp_s = sim_grad_reduce_time(&s.input, &c, 1e9);
+    *pp_s = c.p2p_s;
+    scenario_free(&s);
+}
+
+/* A 2-node nccl-tests all-reduce at half the bus bandwidth the fabric
+ * model gives (8 x NDR at 0.94 of line rate: 47 GB/s per GPU) sets the
+ * profile's scale-out bandwidth to 23.5 GB/s per GPU, and inter-node DP
+ * and PP transfers take twice as long with it. */
+static void test_network_from_multinode(void)
+{
+    err_t e;
+    profile_t base, slow, p;
+    CU_ASSERT_EQUAL_FATAL(prof_load_default("h100-sxm", &base, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(prof_copy(&slow, &base, &e), 0);
+    fabric_t intra;
+    CU_ASSERT_EQUAL_FATAL(fabric_load(base.intra_fabric, &intra, &e), 0);
+    const double half = 50 * 0.94 / 2;
+    slow.net_gpu_gbs = half;
+    meas_coll_t c = {0};
+    c.op = COLL_ALL_REDUCE;
+    snprintf(c.algo, sizeof c.algo, "default");
+    snprintf(c.source, sizeof c.source, "synthetic: the model at %.2f GB/s per GPU", half);
+    c.n_ranks = 16;
+    c.nodes = 2;
+    coll_span_t span = {16, 8, 2, &intra, NULL, half, 1};
+    for (double b = 1 << 20; b <= 8.0 * (1 << 30); b *= 4) {
+        c.bytes[c.n] = b;
+        c.time_us[c.n] = prof_coll_time(&slow, COLL_ALL_REDUCE, &span, b) * 1e6;
+        c.busbw_gbs[c.n] = prof_bus_factor(COLL_ALL_REDUCE, 16) * b / c.time_us[c.n] / 1e3;
+        c.n++;
+    }
+    meas_set_t m;
+    meas_init(&m);
+    CU_ASSERT_EQUAL_FATAL(meas_add_coll(&m, &c, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(cal_fit(&m, &base, NULL, &p, NULL, &e), 0);
+    CHECK_REL(p.net_gpu_gbs, half, 0.01);
+    CU_ASSERT_PTR_NOT_NULL(strstr(p.net_source, "measured_gbs_per_gpu"));
+    /* it survives a save and a load */
+    char dir[256], path[512];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/p.json", dir);
+    CU_ASSERT_EQUAL_FATAL(prof_save(&p, path, &e), 0);
+    profile_t q;
+    CU_ASSERT_EQUAL_FATAL(prof_load(path, &q, &e), 0);
+    CHECK_REL(q.net_gpu_gbs, p.net_gpu_gbs, 1e-9);
+    double dp0, pp0, dp1, pp1;
+    dp_pp_times(&base, &dp0, &pp0);
+    dp_pp_times(&q, &dp1, &pp1);
+    CHECK_REL(dp1 / dp0, 2.0, 0.1);
+    CHECK_REL(pp1 / pp0, 2.0, 0.1);
+    prof_free(&q);
+    remove_tree(dir);
+    prof_free(&p);
+    prof_free(&slow);
+    prof_free(&base);
+    meas_free(&m);
+}
+
+TEST_SUITE(suite_calibrate, "calibrate", TEST(test_network_from_multinode), TEST(test_import_text_log), TEST(test_import_json_log),
            TEST(test_import_multinode_log), TEST(test_import_predicts_log_times),
            TEST(test_malformed_logs), TEST(test_ranks_from_ratio),
            TEST(test_truncated_and_mutated_logs), TEST(test_truncated_measurements_and_profile),
