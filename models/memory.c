@@ -12,6 +12,9 @@ void memory_opts_default(memory_opts_t *o)
      * fragmentation. Calibrated profiles replace both with measurements. */
     o->reserved_bytes = 1.0 * GIB;
     o->fragmentation = 0.05;
+    /* Megatron's vocabulary-parallel cross entropy: the bf16 logits and
+     * their fp32 copy, which the softmax and its gradient then reuse */
+    o->logit_bytes = 6;
 }
 
 /* One tensor kept for backward, per layer and micro-batch, before any
@@ -167,7 +170,7 @@ double model_gpu_params(const model_t *m, const layout_t *l, int stage)
 
 /* Activations kept only on the first or last pipeline rank. */
 static double edge_activation_bytes(const model_t *m, const layout_t *l,
-                                    int stage, double inflight)
+                                    int stage, double inflight, double logit_bytes)
 {
     double e = layout_weight_bytes(l->precision);
     double sbh = ((double)l->seq_len / l->cp) * l->micro_batch * m->hidden;
@@ -176,11 +179,12 @@ static double edge_activation_bytes(const model_t *m, const layout_t *l,
     if (stage == 0 && m->dropout > 0)
         bytes += inflight * sbh / sp_div; /* embedding dropout mask, 1 byte */
     if (stage == l->pp - 1) {
-        /* Final norm input and output-layer input, and the fp32 logits the
-         * cross-entropy keeps (Korthikanti: 4sbh/t (1 + v/h) with SP). One
-         * micro-batch: the last rank runs its backward right after. */
+        /* Final norm input and output-layer input, and the logits the
+         * cross entropy holds at its peak (Korthikanti: 4sbh/t (1 + v/h)
+         * with SP, for 4 bytes per logit; the framework's loss decides).
+         * One micro-batch: the last rank runs its backward right after. */
         double sbv = ((double)l->seq_len / l->cp) * l->micro_batch * m->vocab;
-        bytes += 2 * e * sbh / sp_div + 4 * sbv / l->tp;
+        bytes += 2 * e * sbh / sp_div + logit_bytes * sbv / l->tp;
     }
     return bytes;
 }
@@ -225,7 +229,7 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
     out->layer_activation_bytes = per_layer;
     out->inflight_microbatches = inflight;
     double act = inflight * out->layers * per_layer +
-                 edge_activation_bytes(m, l, stage, inflight);
+                 edge_activation_bytes(m, l, stage, inflight, opts->logit_bytes);
     if (l->recompute == RECOMPUTE_FULL) {
         /* Backward recomputes one block at a time: its full activations
          * are alive on top of the checkpoints. */

@@ -26,6 +26,9 @@
 typedef struct {
     double reserved_bytes; /* CUDA context, NCCL and cuBLAS workspaces */
     double fragmentation;  /* allocator overhead, fraction of allocated bytes */
+    double logit_bytes;    /* bytes per logit element alive at the loss's peak
+                              on the last stage: how the framework computes
+                              cross entropy (sim_options_t ce_peak_bytes) */
 } memory_opts_t;
 
 typedef struct {
@@ -42,7 +45,8 @@ typedef struct {
     double layer_activation_bytes; /* one block, one micro-batch */
 } model_memory_t;
 
-/* 1 GiB reserved and 5% fragmentation; see memory.c for the reasoning. */
+/* 1 GiB reserved, 5% fragmentation and Megatron's 6 bytes per logit
+ * element; see memory.c for the reasoning. */
 void memory_opts_default(memory_opts_t *o);
 
 /* Bytes of activations one transformer block keeps for backward for one

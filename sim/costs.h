@@ -96,6 +96,8 @@ typedef struct {
      * the vocabulary (fp32 copies, separate max/exp/sum/div passes, or one
      * fused kernel that writes the gradient in the forward). */
     double ce_fwd_bytes, ce_bwd_bytes;
+    double ce_peak_bytes;      /* bytes per logit element alive at the loss's
+                                  peak (memory); 0 = the memory model's default */
     prec_costs_t prec;         /* the precision recipe's costs ... */
     int prec_for;              /* ... for precision prec_for - 1 (0: not loaded;
                                   sim_costs loads them) */

@@ -41,6 +41,8 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
         (rc = json_get_double(o, "ce_fwd_bytes", ctx, JSON_OPTIONAL, 0, 1000, &opt->ce_fwd_bytes,
                               err)) ||
         (rc = json_get_double(o, "ce_bwd_bytes", ctx, JSON_OPTIONAL, 0, 1000, &opt->ce_bwd_bytes,
+                              err)) ||
+        (rc = json_get_double(o, "ce_peak_bytes", ctx, JSON_OPTIONAL, 0, 1000, &opt->ce_peak_bytes,
                               err)))
         return rc;
     const cJSON *tpo = NULL, *off = NULL;

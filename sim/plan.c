@@ -205,7 +205,6 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
     }
     out->candidates = cl.n;
     memory_opts_t mo;
-    sim_memory_opts(p, &mo);
     sim_options_t opt;
     layout_t scratch;
     layout_defaults(&scratch);
@@ -218,6 +217,7 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
         free(cl.v);
         return ERR_INPUT;
     }
+    sim_memory_opts(p, &opt, &mo);
     /* 1. validity, memory and the bound, in parallel */
     long kept = 0;
     out->smallest_memory_gib = INFINITY;

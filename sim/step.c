@@ -90,10 +90,13 @@ static int grow_to(void **p, int *cap, long need, size_t size)
     return 0;
 }
 
-void sim_memory_opts(const profile_t *p, memory_opts_t *o)
+void sim_memory_opts(const profile_t *p, const sim_options_t *opt, memory_opts_t *o)
 {
+    memory_opts_default(o);
     o->reserved_bytes = p->reserved_gib * GIB;
     o->fragmentation = p->fragmentation;
+    if (opt->ce_peak_bytes > 0)
+        o->logit_bytes = opt->ce_peak_bytes;
 }
 
 /* ------------------------------------------------------------ building */
@@ -619,7 +622,7 @@ int sim_run_step_costs(sim_ctx_t *ctx, const sim_input_t *in, const step_costs_t
     out->bubble_fraction = work > 0 ? out->breakdown_s[BD_PP_BUBBLE] / work : 0;
     fill_rates(in, out);
     memory_opts_t mo;
-    sim_memory_opts(in->profile, &mo);
+    sim_memory_opts(in->profile, &in->opt, &mo);
     model_memory_peak(in->model, l, &mo, &out->memory);
     out->capacity_gib = in->cluster->gpu.memory_gib;
     out->fits = out->memory.total_bytes / GIB <= out->capacity_gib;

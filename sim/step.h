@@ -104,7 +104,8 @@ int sim_timeline(const sim_ctx_t *ctx, sim_event_t **events, int *n, err_t *err)
 
 const char *sim_task_kind_name(sim_task_kind_t k);
 
-/* Memory options (reserved bytes, fragmentation) from a profile. */
-void sim_memory_opts(const profile_t *p, memory_opts_t *o);
+/* Memory options: reserved bytes and fragmentation from the profile, the
+ * loss's logit bytes from the framework options. */
+void sim_memory_opts(const profile_t *p, const sim_options_t *opt, memory_opts_t *o);
 
 #endif
