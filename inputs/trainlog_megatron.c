@@ -195,37 +195,6 @@ static int argument_line(const tlog_line_t *l, trainlog_t *out, err_t *err)
     return tlog_add_arg(out, name, s, l->line, err);
 }
 
-/* Megatron-LM argument (its dest name) -> scaleplan option. */
-typedef enum {
-    ARG_VALUE,   /* the value as it is, unless None */
-    ARG_SWITCH,  /* True -> the option */
-    ARG_ONOFF,   /* True -> the option, False -> its "--no-" form */
-} arg_kind_t;
-
-static const struct {
-    const char *dest, *option;
-    arg_kind_t kind;
-} arg_map[] = {
-    {"world_size", "--gpus", ARG_VALUE},
-    {"tensor_model_parallel_size", "--tp", ARG_VALUE},
-    {"pipeline_model_parallel_size", "--pp", ARG_VALUE},
-    {"context_parallel_size", "--cp", ARG_VALUE},
-    {"expert_model_parallel_size", "--ep", ARG_VALUE},
-    {"virtual_pipeline_model_parallel_size", "--vpp", ARG_VALUE},
-    {"num_layers_per_virtual_pipeline_stage", "--num-layers-per-virtual-pipeline-stage", ARG_VALUE},
-    {"micro_batch_size", "--micro-batch", ARG_VALUE},
-    {"global_batch_size", "--global-batch", ARG_VALUE},
-    {"seq_length", "--seq-len", ARG_VALUE},
-    {"decoder_first_pipeline_num_layers", "--first-stage-layers", ARG_VALUE},
-    {"decoder_last_pipeline_num_layers", "--last-stage-layers", ARG_VALUE},
-    {"sequence_parallel", "--sequence-parallel", ARG_SWITCH},
-    {"use_distributed_optimizer", "--distributed-optimizer", ARG_SWITCH},
-    {"tp_comm_overlap", "--tp-comm-overlap", ARG_SWITCH},
-    {"overlap_grad_reduce", "--overlap-grad-reduce", ARG_ONOFF},
-    {"overlap_param_gather", "--overlap-param-gather", ARG_ONOFF},
-    {"overlap_p2p_comm", "--overlap-p2p", ARG_ONOFF},
-};
-
 static const tlog_setting_t *arg_named(const trainlog_t *out, const char *dest)
 {
     for (int i = out->n_args - 1; i >= 0; i--)
@@ -234,46 +203,20 @@ static const tlog_setting_t *arg_named(const trainlog_t *out, const char *dest)
     return NULL;
 }
 
-/* The layout and the framework switches of the argument block as
- * scaleplan options (the architecture stays in out->args). */
+/* The argument block is kept verbatim (inputs/megatron_args reads it into
+ * a model, a layout and the simulator's options); only the world size is
+ * a setting of its own, for logs whose world-size line is missing. */
 static int settings_from_args(trainlog_t *out, err_t *err)
 {
-    int rc = ERR_OK;
-    for (size_t k = 0; k < sizeof arg_map / sizeof arg_map[0] && !rc; k++) {
-        const tlog_setting_t *a = arg_named(out, arg_map[k].dest);
-        if (!a || strcmp(a->value, "None") == 0)
-            continue;
-        bool on = strcmp(a->value, "True") == 0, off = strcmp(a->value, "False") == 0;
-        if (arg_map[k].kind == ARG_VALUE) {
-            rc = tlog_add_setting(out, arg_map[k].option, a->value, a->line, err);
-        } else if (on) {
-            rc = tlog_add_setting(out, arg_map[k].option, "", a->line, err);
-        } else if (off && arg_map[k].kind == ARG_ONOFF) {
-            char neg[64];
-            snprintf(neg, sizeof neg, "--no-%s", arg_map[k].option + 2);
-            rc = tlog_add_setting(out, neg, "", a->line, err);
-        }
-    }
-    const tlog_setting_t *a;
-    if (!rc && (a = arg_named(out, "recompute_granularity")))
-        rc = tlog_add_setting(out, "--recompute",
-                              strcmp(a->value, "None") == 0 ? "none" : a->value, a->line, err);
-    /* fp8 GEMMs win over the bf16/fp16 weights they run with */
-    const tlog_setting_t *fp8 = arg_named(out, "fp8"), *bf16 = arg_named(out, "bf16"),
-                         *fp16 = arg_named(out, "fp16");
-    if (!rc && fp8 && strcmp(fp8->value, "None") != 0)
-        rc = tlog_add_setting(out, "--precision", "fp8", fp8->line, err);
-    else if (!rc && bf16 && strcmp(bf16->value, "True") == 0)
-        rc = tlog_add_setting(out, "--precision", "bf16", bf16->line, err);
-    else if (!rc && fp16 && strcmp(fp16->value, "True") == 0)
-        rc = tlog_add_setting(out, "--precision", "fp16", fp16->line, err);
-    /* Megatron keeps fp32 main gradients unless told otherwise */
-    if (!rc && (a = arg_named(out, "accumulate_allreduce_grads_in_fp32")))
-        rc = tlog_add_setting(out, "--grad-dtype", strcmp(a->value, "True") == 0 ? "fp32" : "bf16",
-                              a->line, err);
-    if (!rc && (a = arg_named(out, "world_size")))
-        out->n_gpus = atoi(a->value);
-    return rc;
+    const tlog_setting_t *w = arg_named(out, "world_size");
+    if (!w || trainlog_setting(out, "--gpus"))
+        return ERR_OK;
+    char *end;
+    long v = strtol(w->value, &end, 10);
+    if (end == w->value || *end || v < 1 || v > (1 << 24))
+        return ERR_OK;
+    out->n_gpus = (int)v;
+    return tlog_add_setting(out, "--gpus", w->value, w->line, err);
 }
 
 /* " > padded vocab (size: 131072) with 0 dummy tokens (new size: 131072)" */
@@ -334,8 +277,12 @@ static int parse(const tlog_text_t *t, trainlog_t *out, err_t *err)
     }
     if (rc)
         return rc;
-    if (strcmp(out->framework, "Megatron-Bridge") != 0)
+    bool bridge = strcmp(out->framework, "Megatron-Bridge") == 0;
+    if (!bridge)
         snprintf(out->framework, sizeof out->framework, "Megatron-LM");
+    /* Megatron-LM is the default preset; Megatron-Bridge runs its recipes */
+    if (bridge && (rc = tlog_add_setting(out, "--framework", "megatron-bridge", 0, err)))
+        return rc;
     if (had_args && (rc = settings_from_args(out, err)))
         return rc;
     /* the iteration lines' global batch when no argument block said it */

@@ -146,6 +146,9 @@ static int parse(const tlog_text_t *t, trainlog_t *out, err_t *err)
     if (rc)
         return rc;
     snprintf(out->framework, sizeof out->framework, "NeMo");
+    /* the progress printer is NeMo 2's (24.09 to 25.04); its latest preset */
+    if ((rc = tlog_add_setting(out, "--framework", "nemo-25.04", 0, err)))
+        return rc;
     char text[32];
     if (tp > 0) {
         snprintf(text, sizeof text, "%d", tp);

@@ -157,7 +157,7 @@ static int mesh_line(const tlog_text_t *t, const tlog_line_t *l, trainlog_t *out
         (rc = add_int(out, "--tp", v[4], l->line, err)))
         return rc;
     /* sharded data parallelism is FSDP (HSDP shards inside a replica) */
-    if (v[2] > 1 && (rc = tlog_add_setting(out, "--framework", "fsdp", l->line, err)))
+    if (v[2] > 1 && (rc = tlog_add_setting(out, "--framework", "torchtitan", l->line, err)))
         return rc;
     return add_int(out, "--zero", v[2] > 1 ? 3 : 0, l->line, err);
 }

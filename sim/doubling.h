@@ -114,7 +114,7 @@ typedef struct {
 
 /* A factor of the profile, and what changing it would do. */
 typedef struct {
-    const char *name;      /* "communication over the scale-out network (DP, PP, CP)" */
+    const char *name;      /* what is slower: "the scale-out network" */
     const char *parts;     /* breakdown parts it drives: "dp_comm, pp_comm, cp_comm" */
     const char *part;      /* the part that grows most under the change ("dp_comm") */
     double part_before_s, part_after_s; /* its exposed seconds, before and after */
