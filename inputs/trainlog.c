@@ -186,13 +186,15 @@ bool tlog_number(const char *s, bool commas, double *out, const char **end)
     return true;
 }
 
-bool tlog_value_after(const char *line, const char *key, bool commas, double *out, bool *bad)
+bool tlog_value_after(const char *line, const char *key, bool commas, const char *follow,
+                      double *out, bool *bad)
 {
     const char *k = strstr(line, key);
     if (!k)
         return false;
     const char *end;
-    if (!tlog_number(k + strlen(key), commas, out, &end)) {
+    if (!tlog_number(k + strlen(key), commas, out, &end) ||
+        (follow && *end && *end != ' ' && *end != '\t' && !strchr(follow, *end))) {
         *bad = true;
         return false;
     }

@@ -65,8 +65,8 @@ static int progress_line(const tlog_text_t *t, const tlog_line_t *l, long *skipp
 {
     double step, skipped;
     bool bad = false;
-    if (!tlog_value_after(l->s, "step=", false, &step, &bad) ||
-        !tlog_value_after(l->s, "skipped=", false, &skipped, &bad) || step < 0 || skipped < 0 ||
+    if (!tlog_value_after(l->s, "step=", false, ",", &step, &bad) ||
+        !tlog_value_after(l->s, "skipped=", false, ",", &skipped, &bad) || step < 0 || skipped < 0 ||
         step > 1e15 || skipped > 1e15)
         return tlog_bad(t, l->line, err, "progress line: expected 'step=N, skipped=N'");
     if (tlog_is_cut(t, l))
@@ -89,14 +89,14 @@ static int throughput_line(const tlog_text_t *t, const tlog_line_t *l, trainlog_
     const char *s = l->s;
     double step = NAN, sps = NAN, mem = NAN;
     bool bad = false;
-    if (!tlog_value_after(s, "global_step=", false, &step, &bad)) {
+    if (!tlog_value_after(s, "global_step=", false, ",", &step, &bad)) {
         /* "{epoch}/{step}, SamplesPerSec=": the number before the comma */
         const char *slash = strchr(s, '/');
         const char *e;
         if (slash && !tlog_number(slash + 1, false, &step, &e))
             step = NAN;
     }
-    if (!tlog_value_after(s, "CurrSamplesPerSec=", false, &sps, &bad) && !bad) {
+    if (!tlog_value_after(s, "CurrSamplesPerSec=", false, ",", &sps, &bad) && !bad) {
         const char *p = strstr(s, " SamplesPerSec=");
         if (!p)
             p = strstr(s, ",SamplesPerSec=");
@@ -106,7 +106,7 @@ static int throughput_line(const tlog_text_t *t, const tlog_line_t *l, trainlog_
     }
     if (bad || !(sps > 0))
         return tlog_bad(t, l->line, err, "throughput line: samples per second is not a positive number");
-    tlog_value_after(s, "MaxMemAllocated=", false, &mem, &bad);
+    tlog_value_after(s, "MaxMemAllocated=", false, "G", &mem, &bad);
     long at = step >= 0 && step < 1e15 ? (long)step
               : out->n_records > 0    ? out->records[out->n_records - 1].step
                                       : 1;
@@ -140,7 +140,7 @@ static int wall_clock_line(const tlog_text_t *t, const tlog_line_t *l, trainlog_
     for (int k = 0; k < 5; k++) {
         bool bad = false;
         v[k] = NAN;
-        if (!tlog_value_after(l->s, keys[set][k], false, &v[k], &bad) && bad)
+        if (!tlog_value_after(l->s, keys[set][k], false, "|", &v[k], &bad) && bad)
             return tlog_bad(t, l->line, err, "wall-clock line: '%s' is not followed by a number",
                             keys[set][k] + 2);
     }
@@ -240,7 +240,7 @@ static int parse(const tlog_text_t *t, trainlog_t *out, err_t *err)
         } else if (strncmp(s, "world size:", 11) == 0 && out->n_gpus == 0) {
             double v;
             bool bad = false;
-            if (tlog_value_after(s, "world size:", false, &v, &bad) && v >= 1 && v < (1 << 24)) {
+            if (tlog_value_after(s, "world size:", false, "", &v, &bad) && v >= 1 && v < (1 << 24)) {
                 out->n_gpus = (int)v;
                 char text[32];
                 snprintf(text, sizeof text, "%.0f", v);

@@ -83,7 +83,7 @@ static bool dict_value(const char *s, const char *key, double *out)
     char pat[64];
     snprintf(pat, sizeof pat, "'%s':", key);
     bool bad = false;
-    return tlog_value_after(s, pat, false, out, &bad);
+    return tlog_value_after(s, pat, false, ",}", out, &bad);
 }
 
 /* "  Instantaneous batch size per device = 4" and its neighbours. */

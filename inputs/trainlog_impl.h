@@ -60,8 +60,11 @@ bool tlog_number(const char *s, bool commas, double *out, const char **end);
 
 /* The number that follows key in line ("elapsed time per iteration (ms):"
  * then blanks), or false when key is absent. *bad is set when key is
- * there but no number follows it. */
-bool tlog_value_after(const char *line, const char *key, bool commas, double *out, bool *bad);
+ * there but no number follows it, or when follow is not NULL and the number
+ * runs into a character that is neither a blank, the end, nor one of
+ * follow's ("2l77.0" is not 2). */
+bool tlog_value_after(const char *line, const char *key, bool commas, const char *follow,
+                      double *out, bool *bad);
 
 /* The first line whose text contains needle, or NULL. */
 const tlog_line_t *tlog_find(const tlog_text_t *t, const char *needle);

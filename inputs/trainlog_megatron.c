@@ -49,10 +49,10 @@ static bool detect(const tlog_text_t *t)
 /* An optional number after key; ERR_INPUT naming the line when the key is
  * there and its value is not a number. */
 static int optional_value(const tlog_text_t *t, const tlog_line_t *l, const char *key,
-                          double *out, err_t *err)
+                          const char *follow, double *out, err_t *err)
 {
     bool bad = false;
-    if (tlog_value_after(l->s, key, false, out, &bad))
+    if (tlog_value_after(l->s, key, false, follow, out, &bad))
         return ERR_OK;
     if (!bad)
         return ERR_OK;
@@ -85,11 +85,11 @@ static int iteration_line(const tlog_text_t *t, const tlog_line_t *l, long *prev
     *prev = step;
     double ms = NAN, batch = NAN, skipped = NAN;
     int rc;
-    if ((rc = optional_value(t, l, ELAPSED_KEY, &ms, err)) ||
-        (rc = optional_value(t, l, "throughput per GPU (TFLOP/s/GPU):", &r->tflops_per_gpu, err)) ||
-        (rc = optional_value(t, l, "global batch size:", &batch, err)) ||
-        (rc = optional_value(t, l, "lm loss:", &r->loss, err)) ||
-        (rc = optional_value(t, l, "number of skipped iterations:", &skipped, err)))
+    if ((rc = optional_value(t, l, ELAPSED_KEY, "|", &ms, err)) ||
+        (rc = optional_value(t, l, "throughput per GPU (TFLOP/s/GPU):", "|", &r->tflops_per_gpu, err)) ||
+        (rc = optional_value(t, l, "global batch size:", "|", &batch, err)) ||
+        (rc = optional_value(t, l, "lm loss:", "|", &r->loss, err)) ||
+        (rc = optional_value(t, l, "number of skipped iterations:", "|", &skipped, err)))
         return rc;
     if (!(ms > 0))
         return tlog_bad(t, l->line, err, "%s must be a positive number of milliseconds",
@@ -120,7 +120,7 @@ static int memory_line(const tlog_text_t *t, const tlog_line_t *l, trainlog_t *o
         if (!strstr(l->s, keys[k].unit) || !strstr(l->s, keys[k].key))
             continue;
         double v = NAN;
-        int rc = optional_value(t, l, keys[k].key, &v, err);
+        int rc = optional_value(t, l, keys[k].key, "|", &v, err);
         if (rc)
             return rc;
         double gib = v * keys[k].gib;
@@ -153,7 +153,7 @@ static int world_size_line(const tlog_text_t *t, const tlog_line_t *l, trainlog_
                 {"context-parallel size:", "--cp"}};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
         double v = NAN;
-        int rc = optional_value(t, l, keys[k].key, &v, err);
+        int rc = optional_value(t, l, keys[k].key, ",t", &v, err);
         if (rc)
             return rc;
         if (isnan(v))
@@ -224,8 +224,8 @@ static int vocab_line(const tlog_text_t *t, const tlog_line_t *l, trainlog_t *ou
 {
     double size = NAN, padded = NAN;
     int rc;
-    if ((rc = optional_value(t, l, "(size:", &size, err)) ||
-        (rc = optional_value(t, l, "(new size:", &padded, err)))
+    if ((rc = optional_value(t, l, "(size:", ")", &size, err)) ||
+        (rc = optional_value(t, l, "(new size:", ")", &padded, err)))
         return rc;
     char text[32];
     if (size >= 1 && size < 1e9) {
@@ -271,7 +271,7 @@ static int parse(const tlog_text_t *t, trainlog_t *out, err_t *err)
         } else if (strncmp(s, "Total number of parameters in billions:", 39) == 0) {
             bool bad = false;
             double b;
-            if (tlog_value_after(s, "billions:", false, &b, &bad))
+            if (tlog_value_after(s, "billions:", false, "", &b, &bad))
                 out->params = b * 1e9;
         }
     }

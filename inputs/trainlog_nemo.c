@@ -88,7 +88,7 @@ static int metric_line(const tlog_text_t *t, const tlog_line_t *l, char sep, tra
         snprintf(key, sizeof key, "%s%c", metrics[k].key, sep);
         double v;
         bool bad = false;
-        if (tlog_value_after(s, key, false, &v, &bad))
+        if (tlog_value_after(s, key, false, sep == ':' ? "|" : ",]", &v, &bad))
             *(double *)((char *)r + metrics[k].offset) = v * metrics[k].scale;
         else if (bad)
             return tlog_bad(t, l->line, err, "%s: not a number", metrics[k].key);
@@ -97,7 +97,7 @@ static int metric_line(const tlog_text_t *t, const tlog_line_t *l, char sep, tra
     bool bad = false;
     char key[32];
     snprintf(key, sizeof key, "global_batch_size%c", sep);
-    if (tlog_value_after(s, key, false, &gb, &bad) && gb >= 1)
+    if (tlog_value_after(s, key, false, sep == ':' ? "|" : ",]", &gb, &bad) && gb >= 1)
         out->samples_per_step = gb;
     if (isfinite(r->memory_gib) && !(r->memory_gib <= out->memory_gib)) {
         out->memory_gib = r->memory_gib;

@@ -54,13 +54,17 @@ static int metric_line(const tlog_text_t *t, const tlog_line_t *l, trainlog_t *o
     static const struct {
         const char *key;
         bool commas, required;
-    } keys[] = {{"loss:", false, true}, {"memory:", false, false}, {"tps:", true, false},
-                {"wps:", true, false}, {"tflops:", true, false}};
+        const char *follow;
+    } keys[] = {{"loss:", false, true, ""},
+                {"memory:", false, false, "G"},
+                {"tps:", true, false, ""},
+                {"wps:", true, false, ""},
+                {"tflops:", true, false, ""}};
     double v[5];
     for (size_t k = 0; k < 5; k++) {
         bool bad = false;
         v[k] = NAN;
-        if (!tlog_value_after(p, keys[k].key, keys[k].commas, &v[k], &bad) &&
+        if (!tlog_value_after(p, keys[k].key, keys[k].commas, keys[k].follow, &v[k], &bad) &&
             (bad || keys[k].required))
             return tlog_bad(t, l->line, err, "step line: '%s' %s", keys[k].key,
                             bad ? "is not followed by a number" : "is missing");
@@ -174,7 +178,7 @@ static int trainer_line(const tlog_text_t *t, const tlog_line_t *l, trainlog_t *
     double v[3];
     for (int k = 0; k < 3; k++) {
         bool bad = false;
-        if (!tlog_value_after(l->s, keys[k].key, false, &v[k], &bad) || v[k] < 1 ||
+        if (!tlog_value_after(l->s, keys[k].key, false, ",", &v[k], &bad) || v[k] < 1 ||
             v[k] > 1e9 || v[k] != floor(v[k]))
             return tlog_bad(t, l->line, err, "trainer line: no whole number after '%s'",
                             keys[k].key);
@@ -200,7 +204,7 @@ static int model_line(const tlog_line_t *l, trainlog_t *out, err_t *err)
     name[n] = '\0';
     double params;
     bool bad = false;
-    if (tlog_value_after(size, "size:", true, &params, &bad))
+    if (tlog_value_after(size, "size:", true, NULL, &params, &bad))
         out->params = params;
     return n ? tlog_add_setting(out, "--model", name, l->line, err) : ERR_OK;
 }
