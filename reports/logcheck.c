@@ -173,10 +173,10 @@ static bool add_rung(cJSON *arr, const dbl_rung_t *g)
         cJSON_Delete(e);
         return false;
     }
-    return json_add_number(e, "gpus", g->gpus) && cJSON_AddStringToObject(e, "label", g->m->label) &&
-              add_owned(e, "layout", layout_to_json(g->m->in.layout)) &&
+    return json_add_number(e, "gpus", g->gpus) && cJSON_AddStringToObject(e, "label", g->m.label) &&
+              add_owned(e, "layout", layout_to_json(g->m.in.layout)) &&
               json_add_number(e, "predicted_step_time_s", g->predicted.step_time_s) &&
-              json_add_number(e, "measured_step_time_s", g->m->step_time_s) &&
+              json_add_number(e, "measured_step_time_s", g->m.step_time_s) &&
               json_add_number(e, "step_time_error", g->error) &&
               json_add_number(e, "predicted_tokens_per_s", g->predicted_tokens_per_s) &&
               json_add_number(e, "measured_tokens_per_s", g->measured_tokens_per_s) &&
@@ -256,14 +256,14 @@ static int rung_table(FILE *out, const dbl_ladder_t *l)
     for (int i = 0; i < l->n && !rc; i++) {
         const dbl_rung_t *g = &l->rung[i];
         char lay[200], note[64] = "";
-        layout_describe(g->m->in.layout, lay, sizeof lay);
+        layout_describe(g->m.in.layout, lay, sizeof lay);
         if (i == 0)
             snprintf(note, sizeof note, "baseline");
         else if (g->flagged)
             snprintf(note, sizeof note, "! %.1f%% %s than the baseline says", 100 * fabs(g->shortfall),
                      g->shortfall > 0 ? "slower" : "faster");
         rc = table_add_rowf(t, "%d\t%s\t%.4f\t%.4f\t%+.1f%%\t%.1f%%\t%.1f%%\t%s", g->gpus, lay,
-                            g->predicted.step_time_s, g->m->step_time_s, 100 * g->error,
+                            g->predicted.step_time_s, g->m.step_time_s, 100 * g->error,
                             100 * g->predicted_efficiency, 100 * g->measured_efficiency, note);
     }
     if (!rc && l->has_next) {
@@ -296,9 +296,9 @@ static int cause_text(FILE *out, const dbl_ladder_t *l, double tolerance)
                     report_part_label(top->part), top->part_after_s, top->part_before_s, top->name,
                     top->factor, top->field, top->value, top->value / top->factor);
         if (w >= 0 && top->worst_other_rung >= 0)
-            w = fprintf(out, ", and the %d-GPU rung would still be within %.0f%% (%+.1f%%)",
+            w = fprintf(out, ", while the %d-GPU rung would still match within %.0f%% (%+.1f%%)",
                         l->rung[top->worst_other_rung].gpus, 100 * tolerance,
-                        100 * -top->worst_other);
+                        100 * top->worst_other);
         if (w >= 0)
             w = fprintf(out, ".\n");
     } else {
@@ -314,10 +314,10 @@ static int cause_text(FILE *out, const dbl_ladder_t *l, double tolerance)
             w = fprintf(out, "    not %s: even %s 100x slower does not close the gap\n",
                         report_part_label(c->part), c->name);
         else if (!c->explains && c->worst_other_rung >= 0)
-            w = fprintf(out, "    not %s (%s %.2fx slower): the %d-GPU rung would be %.1f%% slower "
-                             "than measured\n",
+            w = fprintf(out, "    not %s (%s %.2fx slower): the %d-GPU rung would then be "
+                             "predicted %.1f%% slower than it ran\n",
                         report_part_label(c->part), c->name, c->factor,
-                        l->rung[c->worst_other_rung].gpus, 100 * -c->worst_other);
+                        l->rung[c->worst_other_rung].gpus, 100 * c->worst_other);
         else
             w = fprintf(out, "    also possible: %s (%s %.2fx slower)\n", report_part_label(c->part),
                         c->name, c->factor);
@@ -330,7 +330,7 @@ int report_ladder_text(FILE *out, const dbl_ladder_t *l, double tolerance)
     const dbl_rung_t *first = &l->rung[0];
     if (fprintf(out, "Doubling check: %d rungs of %s on %s (baseline: the %d-GPU rung, measured "
                      "%.3fx its prediction)\n",
-                l->n, first->m->in.model->display, first->m->in.cluster->gpu.name, first->gpus,
+                l->n, first->m.in.model->display, first->m.in.cluster->gpu.name, first->gpus,
                 l->offset) < 0 ||
         rung_table(out, l))
         return ERR_RUNTIME;
@@ -350,7 +350,9 @@ int report_ladder_text(FILE *out, const dbl_ladder_t *l, double tolerance)
         layout_describe(&l->next_layout, lay, sizeof lay);
         w = fprintf(out,
                     "  Next doubling, %d GPUs (%s): %.3f s per step [%.3f, %.3f], %.0f tokens/s "
-                    "[%.0f, %.0f], scaling efficiency %.0f%%; the profile as it was says %.3f s.\n",
+                    "[%.0f, %.0f], scaling efficiency %.0f%%; the profile as it was says %.3f s.\n"
+                    "  (The interval spans the re-fit with each rung left out, widened by the fit's "
+                    "residual and the runs' step-time spread.)\n",
                     l->next_gpus, lay, l->next_corrected.step_time_s, l->next_low_s, l->next_high_s,
                     l->next_tokens_per_s, l->next_tokens_low, l->next_tokens_high,
                     100 * l->next_efficiency, l->next_uncorrected.step_time_s);

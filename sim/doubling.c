@@ -233,15 +233,15 @@ static int predict_rungs(sim_ctx_t *ctx, const dbl_measured_t *const *sorted, in
     double ratio[DBL_MAX_RUNGS] = {0};
     for (int i = 0; i < n; i++) {
         dbl_rung_t *g = &out->rung[i];
-        g->m = sorted[i];
-        g->gpus = g->m->in.layout->n_gpus;
-        int rc = sim_run_step(ctx, &g->m->in, &g->predicted, err);
+        g->m = *sorted[i];
+        g->gpus = g->m.in.layout->n_gpus;
+        int rc = sim_run_step(ctx, &g->m.in, &g->predicted, err);
         if (rc)
-            return err_prefix(err, g->m->label);
-        g->error = rel(g->predicted.step_time_s, g->m->step_time_s);
+            return err_prefix(err, g->m.label);
+        g->error = rel(g->predicted.step_time_s, g->m.step_time_s);
         g->predicted_tokens_per_s = g->predicted.tokens_per_s;
-        g->measured_tokens_per_s = g->predicted.tokens_per_step / g->m->step_time_s;
-        ratio[i] = g->m->step_time_s / g->predicted.step_time_s;
+        g->measured_tokens_per_s = g->predicted.tokens_per_step / g->m.step_time_s;
+        ratio[i] = g->m.step_time_s / g->predicted.step_time_s;
     }
     /* the first rung is the baseline the doublings are judged against:
      * what it shares with the prediction (a profile a few percent off
@@ -298,7 +298,7 @@ static int grown_part(sim_ctx_t *ctx, const dbl_rung_t *f, int k, dbl_cause_t *c
     sim_result_t *r = malloc(sizeof *r);
     if (!r)
         return err_set(err, ERR_RUNTIME, "out of memory");
-    int rc = sim_slowed(ctx, &f->m->in, k, isfinite(c->factor) ? c->factor : MAX_SLOWDOWN, -1, 1,
+    int rc = sim_slowed(ctx, &f->m.in, k, isfinite(c->factor) ? c->factor : MAX_SLOWDOWN, -1, 1,
                         r, err);
     if (!rc) {
         int best = 0;
@@ -343,20 +343,20 @@ static int cmp_cause(const void *a, const void *b)
         double fx = ranked_factor(x), fy = ranked_factor(y);
         return (fx > fy) - (fx < fy);
     }
-    return (x->worst_other < y->worst_other) - (x->worst_other > y->worst_other);
+    return (x->worst_other > y->worst_other) - (x->worst_other < y->worst_other);
 }
 
 /* Each profile factor as the cause of rung[worst]'s gap, most likely first. */
 static int rank_causes(sim_ctx_t *ctx, double tolerance, dbl_ladder_t *out, err_t *err)
 {
     const dbl_rung_t *f = &out->rung[out->worst];
-    double target = f->m->step_time_s / out->offset;
+    double target = f->m.step_time_s / out->offset;
     variant_t *base = malloc(sizeof *base);
     if (!base)
         return err_set(err, ERR_RUNTIME, "out of memory");
-    base->p = *f->m->in.profile;
-    base->c = *f->m->in.cluster;
-    base->o = f->m->in.opt;
+    base->p = *f->m.in.profile;
+    base->c = *f->m.in.cluster;
+    base->o = f->m.in.opt;
     int rc = ERR_OK;
     for (int k = 0; k < DBL_N_CAUSES && !rc; k++) {
         dbl_cause_t *c = &out->cause[k];
@@ -366,7 +366,7 @@ static int rank_causes(sim_ctx_t *ctx, double tolerance, dbl_ladder_t *out, err_
         c->value = knobs[k].value(base);
         c->worst_other = 0;
         c->worst_other_rung = -1;
-        if ((rc = slowdown_to(ctx, &f->m->in, k, target, &c->factor, err)) ||
+        if ((rc = slowdown_to(ctx, &f->m.in, k, target, &c->factor, err)) ||
             (rc = grown_part(ctx, f, k, c, err)))
             break;
         bool others_ok = true;
@@ -375,14 +375,15 @@ static int rank_causes(sim_ctx_t *ctx, double tolerance, dbl_ladder_t *out, err_
             if (i == out->worst || g->flagged)
                 continue;
             double t = 0;
-            if ((rc = step_slowed(ctx, &g->m->in, k, c->factor, -1, 1, &t, err)))
+            if ((rc = step_slowed(ctx, &g->m.in, k, c->factor, -1, 1, &t, err)))
                 break;
-            double s = g->m->step_time_s / (out->offset * t) - 1;
-            if (c->worst_other_rung < 0 || s < c->worst_other) {
-                c->worst_other = s;
+            /* the rung's error against the baseline after the change */
+            double e = out->offset * t / g->m.step_time_s - 1;
+            if (c->worst_other_rung < 0 || e > c->worst_other) {
+                c->worst_other = e;
                 c->worst_other_rung = i;
             }
-            others_ok = others_ok && s >= -tolerance;
+            others_ok = others_ok && e <= tolerance;
         }
         c->explains = isfinite(c->factor) && others_ok;
     }
@@ -413,10 +414,10 @@ static int fit_cost(const fit_t *f, double c, double k, double *cost, err_t *err
             continue;
         double t = 0;
         const dbl_rung_t *g = &f->l->rung[i];
-        int rc = step_slowed(f->ctx, &g->m->in, KNOB_COMPUTE, c, f->knob, k, &t, err);
+        int rc = step_slowed(f->ctx, &g->m.in, KNOB_COMPUTE, c, f->knob, k, &t, err);
         if (rc)
             return rc;
-        double e = log(t / g->m->step_time_s);
+        double e = log(t / g->m.step_time_s);
         *cost += e * e;
     }
     return ERR_OK;
@@ -495,7 +496,7 @@ static int next_layout_from(const dbl_ladder_t *l, layout_t *next, int *gpus, ch
                             size_t cap)
 {
     const dbl_rung_t *last = &l->rung[l->n - 1], *prev = &l->rung[l->n - 2];
-    const layout_t *a = prev->m->in.layout, *b = last->m->in.layout;
+    const layout_t *a = prev->m.in.layout, *b = last->m.in.layout;
     bool weak = (double)b->global_batch / a->global_batch > 1.5;
     *gpus = 2 * b->n_gpus;
     err_t e;
@@ -505,7 +506,7 @@ static int next_layout_from(const dbl_ladder_t *l, layout_t *next, int *gpus, ch
         next->grad_accum = 0;
         next->n_gpus = 0;
         next->global_batch = (weak || attempt == 1) ? 2 * b->global_batch : b->global_batch;
-        if (layout_finalize(next, last->m->in.model, *gpus, &e) == ERR_OK)
+        if (layout_finalize(next, last->m.in.model, *gpus, &e) == ERR_OK)
             return ERR_OK;
     }
     snprintf(why, cap, "the last rung's layout does not carry over to %d GPUs: %s", *gpus, e.msg);
@@ -520,9 +521,9 @@ static int predict_next(sim_ctx_t *ctx, const dbl_ladder_t *l, int knob, double 
     cluster_t *cl = malloc(sizeof *cl);
     if (!cl)
         return err_set(err, ERR_RUNTIME, "out of memory");
-    *cl = *last->m->in.cluster;
+    *cl = *last->m.in.cluster;
     cl->n_gpus = l->next_gpus;
-    sim_input_t in = last->m->in;
+    sim_input_t in = last->m.in;
     in.cluster = cl;
     in.layout = &l->next_layout;
     int rc = sim_slowed(ctx, &in, KNOB_COMPUTE, c, knob, k, r, err);
@@ -552,7 +553,7 @@ static int next_rung(sim_ctx_t *ctx, int knob, double c, double k, double rms, d
     }
     double cv = 0;
     for (int i = 0; i < out->n; i++)
-        cv = fmax(cv, out->rung[i].m->step_cv);
+        cv = fmax(cv, out->rung[i].m.step_cv);
     double widen = 2 * sqrt(rms * rms + cv * cv);
     out->next_low_s = lo * (1 - widen);
     out->next_high_s = hi * (1 + widen);
@@ -602,9 +603,9 @@ int dbl_ladder(const dbl_measured_t *runs, int n, const layout_t *next_layout, i
         rc = err_set(err, ERR_RUNTIME, "out of memory");
         goto out;
     }
-    v->p = *out->rung[n - 1].m->in.profile;
-    v->c = *out->rung[n - 1].m->in.cluster;
-    v->o = out->rung[n - 1].m->in.opt;
+    v->p = *out->rung[n - 1].m.in.profile;
+    v->c = *out->rung[n - 1].m.in.cluster;
+    v->o = out->rung[n - 1].m.in.opt;
     out->n_fit = 0;
     int fitted[2] = {KNOB_COMPUTE, knob};
     double slow[2] = {c, k};

@@ -100,7 +100,7 @@ int dbl_check_run(sim_ctx_t *ctx, const dbl_measured_t *m, double tolerance, dbl
 #define DBL_MAX_RUNGS 16
 
 typedef struct {
-    const dbl_measured_t *m;
+    dbl_measured_t m;  /* a copy of the run (its pointers stay the caller's) */
     int gpus;
     sim_result_t predicted;
     double measured_tokens_per_s, predicted_tokens_per_s;
@@ -122,8 +122,9 @@ typedef struct {
     double value;          /* the field's value in effect */
     double factor;         /* how many times slower the part must run; INFINITY
                               when no slowdown up to 100x closes the gap */
-    double worst_other;    /* shortfall of the rungs that matched after the
-                              change, the most negative */
+    double worst_other;    /* after the change, the largest error of the rungs
+                              that matched: offset x predicted / measured - 1
+                              (> 0: predicted slower than they ran) */
     int worst_other_rung;  /* which rung that is; -1 when none */
     bool explains;         /* closes the gap, and the others stay within */
 } dbl_cause_t;
