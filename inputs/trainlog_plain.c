@@ -226,9 +226,9 @@ static int json_parse(const tlog_text_t *t, trainlog_t *out, err_t *err)
     if (*tlog_skip_blanks(first->s) == '[') {
         /* one array: rebuild the text from the lines (they are cleaned in
          * place, and JSON does not care about line breaks) */
-        size_t len = 0;
+        size_t len = 0; /* each line, a blank after it, a newline before it */
         for (int i = 0; i < t->n; i++)
-            len += strlen(t->lines[i].s) + 1;
+            len += strlen(t->lines[i].s) + 2;
         char *doc = malloc(len + 1), *w = doc;
         if (!doc)
             return err_set(err, ERR_RUNTIME, "out of memory reading %s", t->file);
