@@ -27,7 +27,7 @@ static const cli_opt_t own_opts[] = {
     {"--plan", NULL, "FILE", "with --log: the ladder scaleplan plan --json planned (next rung, plot)"},
     {"--published", NULL, "FILE", "replay published runs (a CSV in the schema of shared/validation/throughput.csv)"},
     {"--by-group", NULL, NULL, "with --published: the error per framework and version"},
-    {"--flag-over", NULL, "PCT", "flag components whose error exceeds this (default 10)"},
+    {"--flag-over", NULL, "PCT", "the tolerance: flag errors over this (default 10, the plan's)"},
     {"--fail-over", NULL, "PCT", "exit 1 when the step time's error exceeds this"},
     CLI_REPORT_OPT,
     CLI_CSV_OPT,

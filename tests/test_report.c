@@ -623,8 +623,8 @@ static void test_validate_log_report(void)
     static const plot_spec_t ladder = {"ladder", {"GPUs", "tokens/s", "(%)"}};
     check_plot(dir, &ladder);
     char *gp = slurp(path_in(dir, "ladder.gp"));
-    CU_ASSERT_PTR_NOT_NULL(gp && strstr(gp, "'measured.csv'"));
-    CU_ASSERT_PTR_NOT_NULL(gp && strstr(gp, "'next.csv'"));
+    CU_ASSERT_TRUE(gp && strstr(gp, "'measured.csv'"));
+    CU_ASSERT_TRUE(gp && strstr(gp, "'next.csv'"));
     free(gp);
     char *m = slurp(path_in(dir, "measured.csv"));
     CU_ASSERT_EQUAL(m ? count_lines(m) : 0, 1 + 3);

@@ -137,9 +137,9 @@ static void test_t049(void)
     CU_ASSERT_EQUAL(rc, 0);
     char row[64];
     snprintf(row, sizeof row, "%.4f", predicted);
-    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "2.1770"));
-    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, row));
-    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "verdict:"));
+    CU_ASSERT_TRUE(out && strstr(out, "2.1770"));
+    CU_ASSERT_TRUE(out && strstr(out, row));
+    CU_ASSERT_TRUE(out && strstr(out, "verdict:"));
     free(out);
 }
 
@@ -221,9 +221,9 @@ static void test_doubling_check(void)
     snprintf(args, sizeof args, "validate --log %s --log %s --log %s " LADDER_FLAGS, p[0], p[1],
              p[2]);
     CU_ASSERT_EQUAL(run_cli(args, &out, NULL), 0);
-    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "The 256-GPU rung falls"));
-    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "Most likely cause:"));
-    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "Next doubling, 512 GPUs"));
+    CU_ASSERT_TRUE(out && strstr(out, "The 256-GPU rung falls"));
+    CU_ASSERT_TRUE(out && strstr(out, "Most likely cause:"));
+    CU_ASSERT_TRUE(out && strstr(out, "Next doubling, 512 GPUs"));
     free(out);
     remove_tree(dir);
 }
@@ -349,7 +349,7 @@ static void test_fail_over(void)
              path);
     char *err = NULL;
     CU_ASSERT_EQUAL(run_cli(args, NULL, &err), 1);
-    CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "over --fail-over 10%"));
+    CU_ASSERT_TRUE(err && strstr(err, "over --fail-over 10%"));
     free(err);
     snprintf(args, sizeof args,
              "validate --log %s --model llama3-8b --gpu h100-sxm --gpus 8 --global-batch 64 "
