@@ -388,6 +388,10 @@ static int print_run(const logrun_t *r, const dbl_check_t *c, double tolerance)
                t->n_args, r->margs_skipped);
     if (t->caveat[0])
         printf("  note: %s\n", t->caveat);
+    double cap = s->cluster.gpu.memory_gib;
+    if (t->gpu_memory_gib > 0 && fabs(t->gpu_memory_gib / cap - 1) > 0.05)
+        printf("  note: the log's GPU has %.2f GiB, %s %.1f GiB: name the variant with --gpu\n",
+               t->gpu_memory_gib, s->cluster.gpu.name, cap);
     if (isfinite(t->tflops_per_gpu.mean) || isfinite(t->mfu.mean)) {
         printf("  the log's own FLOP count:");
         if (isfinite(t->tflops_per_gpu.mean))

@@ -98,6 +98,7 @@ typedef struct {
     char memory_kind[48];  /* what that peak counts: "max reserved", ... */
     int memory_line;
     double params;         /* total parameters the log prints */
+    double gpu_memory_gib; /* the device's capacity, when the log prints it */
     double final_samples_per_s; /* HF train_samples_per_second, whole run */
     char caveat[200];      /* what the reader had to assume, "" if nothing */
 

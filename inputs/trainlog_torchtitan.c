@@ -221,6 +221,10 @@ static int device_line(const tlog_line_t *l, trainlog_t *out, err_t *err)
             p += strlen(vendors[k]);
     char name[96];
     snprintf(name, sizeof name, "%.*s", (int)(with - p < 95 ? with - p : 95), p);
+    double gib;
+    bool bad = false;
+    if (tlog_value_after(with, " with ", false, "G", &gib, &bad) && gib > 0)
+        out->gpu_memory_gib = gib;
     return name[0] ? tlog_add_setting(out, "--gpu", name, l->line, err) : ERR_OK;
 }
 

@@ -163,6 +163,7 @@ static void test_torchtitan(void)
     CHECK_REL(t.memory_gib, 82.40, 1e-12);
     CU_ASSERT_EQUAL(t.memory_line, 43);
     CU_ASSERT_EQUAL(t.n_gpus, 8);
+    CHECK_REL(t.gpu_memory_gib, 94.62, 1e-12);
     CHECK_REL(t.tokens_per_step, 16 * 8192, 0);
     check_setting(&t, "--gpus", "8", 3);
     check_setting(&t, "--zero", "3", 3);
