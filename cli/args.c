@@ -459,13 +459,56 @@ int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
 
 int cli_scenario(const cli_args_t *a, scenario_t *s, err_t *err)
 {
+    return cli_scenario_from(a, NULL, s, err);
+}
+
+int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s, err_t *err)
+{
     memset(s, 0, sizeof *s);
     scenario_spec_t spec = {0};
     int rc;
     spec.framework = cli_get(a, "--framework");
-    if ((rc = model_name(a, &spec.model, err)) || (rc = cli_cluster_spec(a, &spec.cluster, err)) || (rc = scenario_begin(&spec, s, err)) ||
-        (rc = cli_layout_flags(a, &s->model, &s->layout, err)) ||
+    if (base && base->model)
+        spec.model_given = base->model;
+    else if ((rc = model_name(a, &spec.model, err)))
+        return rc;
+    if ((rc = cli_cluster_spec(a, &spec.cluster, err)) || (rc = scenario_begin(&spec, s, err)))
+        return rc;
+    /* what the base fixes replaces the preset's defaults; flags come last */
+    if (base && base->layout)
+        s->layout = *base->layout;
+    if (base && base->opt)
+        s->opt = *base->opt;
+    if ((rc = cli_layout_flags(a, &s->model, &s->layout, err)) ||
         (rc = cli_sim_switches(a, &s->opt, err)))
         return rc;
     return scenario_finish(s, cli_get(a, "--profile"), err);
+}
+
+const cli_opt_t *cli_find_opt(const cli_args_t *a, const char *name)
+{
+    int idx = find_opt(a, name, strlen(name));
+    return idx < 0 ? NULL : opt_at(a, idx);
+}
+
+int cli_get_all(const cli_args_t *a, const char *name, const char **out, int cap)
+{
+    const cli_opt_t *want = cli_find_opt(a, name);
+    int n = 0;
+    for (int i = 1; want && i < a->argc; i++) {
+        const char *w = a->argv[i];
+        if (w[0] != '-' || strcmp(w, "-") == 0 || (w[1] >= '0' && w[1] <= '9'))
+            continue;
+        const char *eq = strchr(w, '=');
+        int idx = find_opt(a, w, eq ? (size_t)(eq - w) : strlen(w));
+        const cli_opt_t *o = idx < 0 ? NULL : opt_at(a, idx);
+        if (!o || !o->metavar)
+            continue;
+        const char *v = eq ? eq + 1 : (i + 1 < a->argc ? a->argv[++i] : NULL);
+        if (o == want && v && n < cap)
+            out[n++] = v;
+        else if (o == want && v)
+            n++;
+    }
+    return n;
 }

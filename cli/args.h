@@ -102,6 +102,27 @@ extern const cli_group_t CLI_SIM_OPTS;
  * (sim/scenario.h); scenario_free(s) afterwards, whatever it returns. */
 int cli_scenario(const cli_args_t *a, scenario_t *s, err_t *err);
 
+/* What a scenario starts from instead of the flags' defaults, each NULL
+ * for "the usual": a model built elsewhere (no --model needed), a layout
+ * (flags still apply on top; not finalized) and simulator options. */
+typedef struct {
+    const model_t *model;
+    const layout_t *layout;
+    const sim_options_t *opt;
+} cli_base_t;
+
+/* cli_scenario from a base (may be NULL); scenario_free(s) afterwards,
+ * whatever it returns. */
+int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s, err_t *err);
+
+/* The option called name (or its alias) among the parsed groups, or NULL. */
+const cli_opt_t *cli_find_opt(const cli_args_t *a, const char *name);
+
+/* Every value given to option name, in command-line order (for options a
+ * command takes more than once, such as validate --log); fills out[0..cap)
+ * and returns how many there are (which may exceed cap). */
+int cli_get_all(const cli_args_t *a, const char *name, const char **out, int cap);
+
 /* The simulator switches given explicitly, over a preset's options. */
 int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err);
 

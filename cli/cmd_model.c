@@ -35,7 +35,7 @@ static void print_architecture(const model_t *m)
            model_family_name(m->family),
            m->norm == MODEL_NORM_RMSNORM ? "RMSNorm" : "LayerNorm",
            m->mlp == MODEL_MLP_SWIGLU ? "SwiGLU" : "GELU",
-           m->pos == MODEL_POS_ROPE ? "rotary" : "learned",
+           m->pos == MODEL_POS_ROPE ? "rotary" : m->pos == MODEL_POS_NONE ? "no" : "learned",
            m->tied_embeddings ? ", tied embeddings" : "");
     printf("  layers %d, hidden %d, ffn %d, heads %d (kv %d, head dim %d), vocab %d, "
            "max seq %d\n",

@@ -7,18 +7,27 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/logrun.h"
 #include "cli/output.h"
 #include "common/json.h"
+#include "models/layout_json.h"
+#include "reports/logcheck.h"
 #include "reports/table.h"
+#include "sim/ladder.h"
 #include "sim/published.h"
 #include "sim/validation.h"
 
 static const cli_opt_t own_opts[] = {
     {"--measured", NULL, "FILE", "the run: scaleplan train --json output (or the same keys)"},
+    {"--log", NULL, "FILE",
+     "a training log (Megatron-LM/Bridge, NeMo, torchtitan, DeepSpeed, HF Trainer, step,seconds "
+     "CSV/JSON); repeat for each rung of a ladder"},
+    {"--log-format", NULL, "NAME",
+     "read the logs as megatron, nemo, torchtitan, deepspeed, hf, csv or json (default: detect)"},
+    {"--plan", NULL, "FILE", "with --log: the ladder scaleplan plan --json planned (next rung, plot)"},
     {"--published", NULL, "FILE", "replay published runs (a CSV in the schema of shared/validation/throughput.csv)"},
     {"--by-group", NULL, NULL, "with --published: the error per framework and version"},
-    {"--profile", NULL, "FILE", "cost profile (default: the run's GPU's)"},
-    {"--flag-over", NULL, "PCT", "flag components whose error exceeds this (default 10)"},
+    {"--flag-over", NULL, "PCT", "the tolerance: flag errors over this (default 10, the plan's)"},
     {"--fail-over", NULL, "PCT", "exit 1 when the step time's error exceeds this"},
     CLI_REPORT_OPT,
     CLI_CSV_OPT,
@@ -231,9 +240,344 @@ out:
     return rc;
 }
 
+/* ------------------------------------------------------------ --log */
+
+#define MAX_LOGS DBL_MAX_RUNGS
+
+/* Options that describe a run to simulate: only --log reads them (the
+ * other modes take the run from their file); --profile serves all. */
+static int refuse_run_options(const cli_args_t *a, const char *mode, err_t *err)
+{
+    static const cli_group_t *const run_groups[] = {&CLI_MODEL_OPTS, &CLI_CLUSTER_OPTS,
+                                                    &CLI_LAYOUT_OPTS, &CLI_SIM_OPTS};
+    static const char *const log_only[] = {"--log-format", "--plan"};
+    for (size_t g = 0; g < sizeof run_groups / sizeof run_groups[0]; g++)
+        for (int i = 0; i < run_groups[g]->n; i++) {
+            const char *name = run_groups[g]->opts[i].name;
+            if (strcmp(name, "--profile") != 0 && cli_has(a, name))
+                return err_setf(err, ERR_INPUT, NULL, name,
+                                "describes a run for --log; %s takes the run from its file", mode);
+        }
+    for (size_t i = 0; i < sizeof log_only / sizeof log_only[0]; i++)
+        if (cli_has(a, log_only[i]))
+            return err_setf(err, ERR_INPUT, NULL, log_only[i], "only with --log");
+    return ERR_OK;
+}
+
+/* The first feasible rung of the plan's ladder above max_gpus, its layout
+ * finalized for m; *gpus = 0 when the plan has none. */
+static int plan_next(const cJSON *ladder, const char *file, const model_t *m, int max_gpus,
+                     layout_t *l, int *gpus, err_t *err)
+{
+    *gpus = 0;
+    json_ctx_t root = json_ctx_root(file), lad = json_ctx_member(&root, "ladder");
+    int i = 0;
+    const cJSON *rung;
+    cJSON_ArrayForEach(rung, ladder)
+    {
+        json_ctx_t ctx = json_ctx_index(&lad, i++);
+        int g = 0;
+        const cJSON *lay = NULL;
+        int rc;
+        if ((rc = json_get_int(rung, "gpus", &ctx, JSON_REQUIRED, 1, 1 << 24, &g, err)))
+            return rc;
+        if (g <= max_gpus || !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rung, "feasible")))
+            continue;
+        json_ctx_t lctx = json_ctx_member(&ctx, "layout");
+        layout_defaults(l);
+        if ((rc = json_get_object(rung, "layout", &ctx, JSON_REQUIRED, &lay, err)) ||
+            (rc = layout_from_json(lay, &lctx, l, err)))
+            return rc;
+        if ((rc = layout_finalize(l, m, g, err)))
+            return err_prefix(err, file);
+        *gpus = g;
+        return ERR_OK;
+    }
+    return ERR_OK;
+}
+
+/* The plan's prediction at the measured rungs, next to the ladder's rungs. */
+static bool add_planned(cJSON *dbl, const cJSON *ladder)
+{
+    cJSON *rungs = cJSON_GetObjectItemCaseSensitive(dbl, "rungs"), *r;
+    const cJSON *p;
+    bool ok = true;
+    cJSON_ArrayForEach(r, rungs)
+    {
+        double g = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "gpus"));
+        cJSON_ArrayForEach(p, ladder)
+        {
+            if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(p, "gpus")) != g ||
+                !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "feasible")))
+                continue;
+            const cJSON *st = cJSON_GetObjectItemCaseSensitive(p, "step_time_s");
+            const cJSON *tk = cJSON_GetObjectItemCaseSensitive(p, "tokens_per_s");
+            const cJSON *lay = cJSON_GetObjectItemCaseSensitive(p, "layout");
+            cJSON *copy = lay ? cJSON_Duplicate(lay, 1) : NULL;
+            ok = ok && json_add_number(r, "planned_step_time_s", cJSON_GetNumberValue(st)) &&
+                 json_add_number(r, "planned_tokens_per_s", cJSON_GetNumberValue(tk));
+            if (ok && copy && !cJSON_AddItemToObject(r, "planned_layout", copy)) {
+                cJSON_Delete(copy);
+                ok = false;
+            } else if (!ok) {
+                cJSON_Delete(copy);
+            }
+        }
+    }
+    return ok;
+}
+
+static cJSON *stat_json(const tlog_stat_t *st)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o && json_add_number(o, "records", st->n) && json_add_number(o, "mean", st->mean) &&
+        json_add_number(o, "sd", st->sd) && json_add_number(o, "cv", st->cv) &&
+        json_add_number(o, "min", st->min) && json_add_number(o, "max", st->max))
+        return o;
+    cJSON_Delete(o);
+    return NULL;
+}
+
+/* What the log gave: its format, records, warm-up, steady state and the
+ * configuration it printed. */
+static bool add_log(cJSON *run, const logrun_t *r)
+{
+    const trainlog_t *t = &r->log;
+    cJSON *o = cJSON_CreateObject(), *st;
+    if (!o || !cJSON_AddItemToObject(run, "log", o)) {
+        cJSON_Delete(o);
+        return false;
+    }
+    const tlog_record_t *first = t->first_steady >= 0 ? &t->records[t->first_steady] : NULL;
+    if (!((st = stat_json(&t->step_time_s)) && cJSON_AddItemToObject(o, "steady_step_time_s", st))) {
+        cJSON_Delete(st);
+        return false;
+    }
+    return cJSON_AddStringToObject(o, "file", t->file) &&
+           cJSON_AddStringToObject(o, "format", t->format) &&
+           cJSON_AddStringToObject(o, "framework", t->framework) &&
+           json_add_number(o, "records", t->n_records) &&
+           json_add_number(o, "warmup_records", t->warmup) &&
+           json_add_number(o, "first_steady_step", first ? (double)first->step : NAN) &&
+           json_add_number(o, "logged_tflops_per_gpu", t->tflops_per_gpu.mean) &&
+           json_add_number(o, "logged_mfu", t->mfu.mean) &&
+           json_add_number(o, "memory_gib", t->memory_gib > 0 ? t->memory_gib : NAN) &&
+           cJSON_AddStringToObject(o, "memory_kind", t->memory_kind) &&
+           json_add_number(o, "memory_line", t->memory_line > 0 ? t->memory_line : NAN) &&
+           cJSON_AddStringToObject(o, "steady_state", t->note) &&
+           cJSON_AddStringToObject(o, "caveat", t->caveat) &&
+           cJSON_AddStringToObject(o, "from_log", r->from_log) &&
+           json_add_number(o, "argument_block_entries", t->n_args) &&
+           json_add_number(o, "argument_block_skipped", r->margs_skipped);
+}
+
+static int print_run(const logrun_t *r, const dbl_check_t *c, double tolerance)
+{
+    const trainlog_t *t = &r->log;
+    const scenario_t *s = &r->s;
+    char desc[200];
+    layout_describe(&s->layout, desc, sizeof desc);
+    printf("%s: %s log, %d records; %s\n", t->file, t->framework, t->n_records, t->note);
+    printf("  %s on %d x %s, %s (%s preset, %s profile)\n", s->model.display, s->layout.n_gpus,
+           s->cluster.gpu.name, desc, s->fw.name, s->profile.origin);
+    if (r->from_log[0])
+        printf("  from the log: %s\n", r->from_log);
+    if (t->n_args > 0)
+        printf("  model and layout from the log's argument block (%d entries, %d not read: derived "
+               "values and flags scaleplan does not model)\n",
+               t->n_args, r->margs_skipped);
+    if (t->caveat[0])
+        printf("  note: %s\n", t->caveat);
+    double cap = s->cluster.gpu.memory_gib;
+    if (t->gpu_memory_gib > 0 && fabs(t->gpu_memory_gib / cap - 1) > 0.05)
+        printf("  note: the log's GPU has %.2f GiB, %s %.1f GiB: name the variant with --gpu\n",
+               t->gpu_memory_gib, s->cluster.gpu.name, cap);
+    if (isfinite(t->tflops_per_gpu.mean) || isfinite(t->mfu.mean)) {
+        printf("  the log's own FLOP count:");
+        if (isfinite(t->tflops_per_gpu.mean))
+            printf(" %.1f TFLOP/s per GPU", t->tflops_per_gpu.mean);
+        if (isfinite(t->mfu.mean))
+            printf("%s MFU %.1f%%", isfinite(t->tflops_per_gpu.mean) ? "," : "", 100 * t->mfu.mean);
+        printf(" (not compared: frameworks count FLOPs differently)\n");
+    }
+    return report_check_text(stdout, &r->m, c, tolerance);
+}
+
+/* The doubling check over the runs, when they form a ladder; *why says
+ * why not otherwise. */
+static int ladder_of(const logrun_t *runs, int n, const cJSON *plan_ladder, const char *plan_file,
+                     double tolerance, dbl_ladder_t *l, bool *have, char *why, size_t cap,
+                     err_t *err)
+{
+    *have = false;
+    if (n < 2) {
+        snprintf(why, cap, "one log; give a log per rung for the doubling check");
+        return ERR_OK;
+    }
+    dbl_measured_t m[MAX_LOGS];
+    int max_gpus = 0, last = 0;
+    for (int i = 0; i < n; i++) {
+        m[i] = runs[i].m;
+        if (runs[i].s.layout.n_gpus > max_gpus) {
+            max_gpus = runs[i].s.layout.n_gpus;
+            last = i;
+        }
+    }
+    layout_t next;
+    int next_gpus = 0, rc;
+    if (plan_ladder &&
+        (rc = plan_next(plan_ladder, plan_file, &runs[last].s.model, max_gpus, &next, &next_gpus, err)))
+        return rc;
+    err_t e;
+    rc = dbl_ladder(m, n, next_gpus ? &next : NULL, next_gpus, tolerance, l, &e);
+    if (rc == ERR_INPUT) {
+        snprintf(why, cap, "%s", e.msg);
+        return ERR_OK;
+    }
+    if (rc) {
+        *err = e;
+        return rc;
+    }
+    *have = true;
+    return ERR_OK;
+}
+
+static cJSON *logs_json(const logrun_t *runs, const dbl_check_t *checks, int n,
+                        const dbl_ladder_t *l, bool have, const char *why, const cJSON *plan_ladder,
+                        double tolerance)
+{
+    cJSON *o = cJSON_CreateObject(), *arr = NULL;
+    bool ok = o && json_add_number(o, "tolerance", tolerance) &&
+              (arr = cJSON_AddArrayToObject(o, "runs"));
+    for (int i = 0; ok && i < n; i++) {
+        cJSON *e = report_check_json(&runs[i].m, &checks[i], tolerance);
+        ok = e && cJSON_AddItemToArray(arr, e) && cJSON_AddStringToObject(e, "framework", runs[i].s.fw.name) &&
+             add_log(e, &runs[i]);
+        if (!ok && e && !cJSON_GetArrayItem(arr, i))
+            cJSON_Delete(e);
+    }
+    if (ok && have) {
+        cJSON *d = report_ladder_json(l, tolerance);
+        ok = d && cJSON_AddItemToObject(o, "doubling", d) && (!plan_ladder || add_planned(d, plan_ladder));
+        if (!ok && d && !cJSON_GetObjectItem(o, "doubling"))
+            cJSON_Delete(d);
+    } else if (ok) {
+        ok = cJSON_AddNullToObject(o, "doubling") && cJSON_AddStringToObject(o, "doubling_why_not", why);
+    }
+    if (ok && plan_ladder) {
+        cJSON *copy = cJSON_Duplicate(plan_ladder, 1);
+        ok = copy && cJSON_AddItemToObject(o, "plan_ladder", copy);
+        if (!ok)
+            cJSON_Delete(copy);
+    }
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int run_logs(const cli_args_t *a, err_t *err)
+{
+    const char *paths[MAX_LOGS];
+    int n = cli_get_all(a, "--log", paths, MAX_LOGS);
+    if (n > MAX_LOGS)
+        return err_setf(err, ERR_INPUT, NULL, "--log", "at most %d logs (got %d)", MAX_LOGS, n);
+    double flag_pct = 100 * LADDER_TOLERANCE, fail_pct = -1;
+    int rc;
+    if ((rc = cli_get_double(a, "--flag-over", 0, 1e6, &flag_pct, err)) ||
+        (rc = cli_get_double(a, "--fail-over", 0, 1e6, &fail_pct, err)))
+        return rc;
+    double tol = flag_pct / 100;
+    const char *plan_file = cli_get(a, "--plan");
+    cJSON *plan = NULL, *j = NULL;
+    const cJSON *plan_ladder = NULL;
+    logrun_t *runs = calloc((size_t)n, sizeof *runs);
+    dbl_check_t *checks = calloc((size_t)n, sizeof *checks);
+    dbl_ladder_t *ladder = malloc(sizeof *ladder);
+    sim_ctx_t *ctx = sim_ctx_create();
+    if (!runs || !checks || !ladder || !ctx) {
+        rc = err_set(err, ERR_RUNTIME, "out of memory");
+        goto out;
+    }
+    if (plan_file) {
+        json_ctx_t pc = json_ctx_root(plan_file);
+        if ((rc = json_parse_file(plan_file, &plan, err)) ||
+            (rc = json_get_array(plan, "ladder", &pc, JSON_REQUIRED, &plan_ladder, err)))
+            goto out;
+    }
+    for (int i = 0; i < n; i++)
+        if ((rc = logrun_load(a, paths[i], &runs[i], err)) ||
+            (rc = dbl_check_run(ctx, &runs[i].m, tol, &checks[i], err)))
+            goto out;
+    if (plan) {
+        const char *pm = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(plan, "model"));
+        for (int i = 0; i < n; i++)
+            if (pm && strcmp(pm, runs[i].s.model.name) != 0) {
+                rc = err_setf(err, ERR_INPUT, plan_file, "model",
+                              "the plan is for %s, but %s trains %s", pm, paths[i],
+                              runs[i].s.model.name);
+                goto out;
+            }
+    }
+    bool have = false;
+    char why[ERR_MSG_MAX];
+    if ((rc = ladder_of(runs, n, plan_ladder, plan_file, tol, ladder, &have, why, sizeof why, err)))
+        goto out;
+    if (!cli_machine_output(a)) {
+        for (int i = 0; i < n && !rc; i++) {
+            if (i)
+                putchar('\n');
+            rc = print_run(&runs[i], &checks[i], tol);
+        }
+        if (!rc && have) {
+            putchar('\n');
+            rc = report_ladder_text(stdout, ladder, tol);
+        } else if (!rc && n > 1) {
+            printf("\nNo doubling check: %s\n", why);
+        }
+        if (rc) {
+            rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
+            goto out;
+        }
+    }
+    if (cli_wants_result(a)) {
+        if (!(j = logs_json(runs, checks, n, ladder, have, why, plan_ladder, tol))) {
+            rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
+            goto out;
+        }
+        if (!cli_machine_output(a))
+            putchar('\n');
+        if ((rc = cli_output_result(a, "scaleplan validate", j, "runs", err)))
+            goto out;
+    }
+    for (int i = 0; i < n && fail_pct >= 0; i++)
+        if (!(fabs(checks[i].error) <= fail_pct / 100)) {
+            rc = err_setf(err, ERR_RUNTIME, paths[i], NULL,
+                          "predicted %.4f s against measured %.4f s: %+.1f%%, over --fail-over %g%%",
+                          checks[i].predicted.step_time_s, runs[i].m.step_time_s,
+                          100 * checks[i].error, fail_pct);
+            break;
+        }
+out:
+    for (int i = 0; runs && i < n; i++)
+        logrun_free(&runs[i]);
+    free(runs);
+    free(checks);
+    free(ladder);
+    sim_ctx_destroy(ctx);
+    cJSON_Delete(j);
+    cJSON_Delete(plan);
+    return rc;
+}
+
 static int run(const cli_args_t *a, err_t *err)
 {
     int rc = ERR_OK;
+    if (cli_has(a, "--log"))
+        return run_logs(a, err);
+    if ((rc = refuse_run_options(a, cli_get(a, "--published") ? "--published" : "--measured", err)))
+        return rc;
     if (cli_get(a, "--published"))
         return run_published(a, cli_get(a, "--published"), err);
     const char *file = cli_get(a, "--measured");
@@ -286,19 +630,34 @@ out:
     return rc;
 }
 
-static const cli_group_t *const groups[] = {&own_group,
-                                         &CLI_OUTPUT_OPTS};
+static const cli_group_t *const groups[] = {&own_group,        &CLI_MODEL_OPTS, &CLI_CLUSTER_OPTS,
+                                            &CLI_LAYOUT_OPTS,  &CLI_SIM_OPTS,   &CLI_OUTPUT_OPTS};
 
 const cli_command_t CLI_CMD_VALIDATE = {
     "validate",
     "simulate a measured run and compare, component by component",
-    "scaleplan validate --measured run.json [--profile p.json] [--json]",
+    "scaleplan validate --measured run.json [--profile p.json] [--json]\n"
+    "       scaleplan validate --log run.log [--log run2.log ...] [--plan plan.json]\n"
+    "                          [--model M --gpu G ...]",
     "Simulate the model, GPU, GPU count and layout of a measured run and print\n"
-                       "predicted against measured, in total and per breakdown component, with the\n"
-                       "error; errors over the tolerance are flagged. The run is what scaleplan\n"
-                       "train --json prints (on a GPU), or any file with its keys: model (or\n"
-                       "model_config), gpu, gpus, layout, step_time_s, breakdown_s, optionally\n"
-                       "framework (a sim --framework preset) and memory_gib.",
+    "predicted against measured, in total and per breakdown component, with the\n"
+    "error; errors over the tolerance are flagged. The run is what scaleplan\n"
+    "train --json prints (on a GPU), or any file with its keys: model (or\n"
+    "model_config), gpu, gpus, layout, step_time_s, breakdown_s, optionally\n"
+    "framework (a sim --framework preset) and memory_gib.\n"
+    "\n"
+    "With --log, the run is a training log: Megatron-LM or Megatron-Bridge, NeMo 2,\n"
+    "torchtitan, DeepSpeed, the Hugging Face Trainer, or a step,seconds[,tokens]\n"
+    "CSV or JSON. Warm-up steps are dropped and the steady state is compared with\n"
+    "the simulator's prediction for the configuration the log prints (model,\n"
+    "GPUs, parallel sizes, batch); what it does not print comes from the flags\n"
+    "(--model, --gpu, --gpus, layout flags), and a flag that contradicts the log\n"
+    "is an error. The verdict uses the plan's tolerance (10%, --flag-over).\n"
+    "With logs at several GPU counts (or --plan and the logs so far), the\n"
+    "doubling check tabulates predicted against measured scaling efficiency per\n"
+    "rung, names the most likely cause of a rung that falls short, re-fits the\n"
+    "profile's factors to the measured rungs and predicts the next doubling with\n"
+    "an interval.",
     groups,
     sizeof groups / sizeof groups[0],
     run,

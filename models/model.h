@@ -24,7 +24,11 @@
 typedef enum { MODEL_FAMILY_GPT = 0, MODEL_FAMILY_LLAMA = 1 } model_family_t;
 typedef enum { MODEL_NORM_LAYERNORM = 0, MODEL_NORM_RMSNORM = 1 } model_norm_t;
 typedef enum { MODEL_MLP_GELU = 0, MODEL_MLP_SWIGLU = 1 } model_mlp_t;
-typedef enum { MODEL_POS_LEARNED = 0, MODEL_POS_ROPE = 1 } model_pos_t;
+typedef enum {
+    MODEL_POS_LEARNED = 0, /* a learned table of max_seq x hidden */
+    MODEL_POS_ROPE = 1,    /* rotary (no parameters) */
+    MODEL_POS_NONE = 2     /* no position parameters or rotation (ALiBi, NoPE) */
+} model_pos_t;
 
 #define MODEL_NAME_MAX 64
 

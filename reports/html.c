@@ -18,7 +18,7 @@ static const char *STYLE =
     "table{border-collapse:collapse;font-size:.88em;margin:.6em 0}"
     "th,td{padding:.3em .6em;border-bottom:1px solid #e6e9ef;text-align:right}"
     "th{background:#f5f7fa;font-weight:600}td.t,th.t{text-align:left}"
-    "tr.best td{background:#fff6db;font-weight:600}"
+    "tr.best td{background:#fff6db;font-weight:600}tr.flag td{background:#fde8ea}"
     "figure{margin:1.2em 0}figure img{max-width:100%;border:1px solid #e6e9ef}"
     "figcaption{color:#5b6475;font-size:.9em}";
 

@@ -10,6 +10,7 @@
 #include "common/json.h"
 #include "reports/gnuplot.h"
 #include "reports/html.h"
+#include "reports/logcheck.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -432,11 +433,9 @@ static int render_pareto(const cJSON *ladder, ctx_t *c, err_t *err)
 
 /* ------------------------------------------------------------ plan */
 
-static int render_plan(const cJSON *r, ctx_t *c, err_t *err)
+/* The recommendation and the plan's facts. */
+static void plan_summary(const cJSON *r, html_t *h)
 {
-    html_t *h = c->h;
-    const cJSON *ladder = obj(r, "ladder");
-    const cJSON *best = obj(r, "best");
     html_paragraph(h, "rec", str(r, "recommendation"));
     static const measure_t facts[] = {
         {"tokens", "tokens to train", "%.4g", 1},
@@ -447,11 +446,74 @@ static int render_plan(const cJSON *r, ctx_t *c, err_t *err)
         {"layouts_evaluated", "layouts searched, all rungs", "%.0f", 1},
         {"elapsed_s", "search time (s)", "%.2f", 1}};
     measures_table(h, r, "GPU", str(r, "gpu"), facts, sizeof facts / sizeof facts[0]);
+}
+
+/* The scale ladder as a table, one row per rung (the best rung marked);
+ * the numbers are read from the result at path (prefix "ladder"). */
+static void ladder_table(const cJSON *ladder, const cJSON *best, const char *path, html_t *h)
+{
     html_heading(h, "Scale ladder");
     static const char *hdr[] = {"GPUs", "layout", "step (s)", "tokens/s", "MFU (%)", "scaling (%)",
                                 "main loss", "days P50", "days P90", "interruptions",
                                 "GPU-hours", "cost (USD)", "cost/day (USD)"};
     html_table_begin(h, hdr, 13);
+    static const struct {
+        const char *k, *fmt;
+        double scale;
+    } cols[] = {{"step_time_s", "%.3f", 1},    {"tokens_per_s", "%.0f", 1},
+                {"mfu", "%.1f", 100},          {"scaling_efficiency", "%.0f", 100},
+                {NULL, NULL, 0},               {"days_p50", "%.2f", 1},
+                {"days_p90", "%.2f", 1},       {"interruptions_mean", "%.1f", 1},
+                {"gpu_hours", "%.0f", 1},      {"cost_usd", "%.0f", 1},
+                {"cost_per_day_usd", "%.0f", 1}};
+    int i = 0;
+    const cJSON *rung;
+    cJSON_ArrayForEach(rung, ladder)
+    {
+        char key[96], lay[200];
+        bool is_best = best && cJSON_IsObject(best) && num(best, "gpus") == num(rung, "gpus");
+        html_raw(h, is_best ? "<tr class=\"best\">" : "<tr>");
+        snprintf(key, sizeof key, "%s[%d].gpus", path, i);
+        html_cell_num(h, key, num(rung, "gpus"), "%.0f", 1);
+        if (!cJSON_IsTrue(obj(rung, "feasible"))) {
+            html_raw(h, "<td class=\"t\" colspan=\"12\">");
+            html_text(h, str(rung, "why_not"));
+            html_raw(h, "</td></tr>\n");
+            i++;
+            continue;
+        }
+        layout_text(obj(rung, "layout"), lay, sizeof lay);
+        html_cell_text(h, lay);
+        for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
+            if (!cols[k].k) {
+                html_cell_text(h, str(rung, "main_loss"));
+                continue;
+            }
+            snprintf(key, sizeof key, "%s[%d].%s", path, i, cols[k].k);
+            html_cell_num(h, key, num(rung, cols[k].k), cols[k].fmt, cols[k].scale);
+        }
+        html_row_end(h);
+        i++;
+    }
+    html_table_end(h);
+}
+
+/* The columns of ladder_plot.csv, what the ladder's plots read. */
+static void ladder_plot_header(text_t *plot)
+{
+    tprintf(plot, "gpus,tokens_per_s,scaling_pct,main_loss,days_p10,days_p50,days_p90,cost_usd");
+    for (int k = 0; k < N_PARTS; k++)
+        tprintf(plot, ",%s", parts[k].key);
+    for (int k = 0; k < N_MEM; k++)
+        tprintf(plot, ",%s", mem_parts[k].key);
+    tprintf(plot, ",capacity,linear_tokens_per_s\n");
+}
+
+/* The data behind the ladder's table and plots: ladder.csv (every figure
+ * of every rung) and ladder_plot.csv (what the plots read). Sets *feasible
+ * to the number of rungs that fit. */
+static int ladder_csvs(const cJSON *ladder, ctx_t *c, int *feasible, err_t *err)
+{
     text_t csv = {0}, plot = {0};
     tprintf(&csv, "gpus,feasible,layout,step_time_s,tokens_per_s,mfu,scaling_efficiency,main_loss,"
                   "days_p10,days_p50,days_p90,interruptions_mean,gpu_hours,cost_usd,cost_per_day_usd");
@@ -460,52 +522,19 @@ static int render_plan(const cJSON *r, ctx_t *c, err_t *err)
     for (int k = 0; k < N_MEM; k++)
         tprintf(&csv, ",mem_%s_gib", mem_parts[k].key);
     tprintf(&csv, ",capacity_gib\n");
-    tprintf(&plot, "gpus,tokens_per_s,scaling_pct,main_loss,days_p10,days_p50,days_p90,cost_usd");
-    for (int k = 0; k < N_PARTS; k++)
-        tprintf(&plot, ",%s", parts[k].key);
-    for (int k = 0; k < N_MEM; k++)
-        tprintf(&plot, ",%s", mem_parts[k].key);
-    tprintf(&plot, ",capacity,linear_tokens_per_s\n");
+    ladder_plot_header(&plot);
     double per_gpu_first = NAN; /* tokens/s per GPU at the first rung that fits */
-    int i = 0, feasible = 0;
+    *feasible = 0;
     const cJSON *rung;
     cJSON_ArrayForEach(rung, ladder)
     {
-        char key[64], lay[200];
-        bool ok = cJSON_IsTrue(obj(rung, "feasible"));
-        bool is_best = best && cJSON_IsObject(best) && num(best, "gpus") == num(rung, "gpus");
-        html_raw(h, is_best ? "<tr class=\"best\">" : "<tr>");
-        snprintf(key, sizeof key, "ladder[%d].gpus", i);
-        html_cell_num(h, key, num(rung, "gpus"), "%.0f", 1);
-        if (!ok) {
-            html_raw(h, "<td class=\"t\" colspan=\"12\">");
-            html_text(h, str(rung, "why_not"));
-            html_raw(h, "</td></tr>\n");
+        if (!cJSON_IsTrue(obj(rung, "feasible"))) {
             tprintf(&csv, "%.0f,false,\"%s\"\n", num(rung, "gpus"), str(rung, "why_not"));
-            i++;
             continue;
         }
-        feasible++;
+        (*feasible)++;
+        char lay[200];
         layout_text(obj(rung, "layout"), lay, sizeof lay);
-        html_cell_text(h, lay);
-        static const struct {
-            const char *k, *fmt;
-            double scale;
-        } cols[] = {{"step_time_s", "%.3f", 1},    {"tokens_per_s", "%.0f", 1},
-                    {"mfu", "%.1f", 100},          {"scaling_efficiency", "%.0f", 100},
-                    {NULL, NULL, 0},               {"days_p50", "%.2f", 1},
-                    {"days_p90", "%.2f", 1},       {"interruptions_mean", "%.1f", 1},
-                    {"gpu_hours", "%.0f", 1},      {"cost_usd", "%.0f", 1},
-                    {"cost_per_day_usd", "%.0f", 1}};
-        for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
-            if (!cols[k].k) {
-                html_cell_text(h, str(rung, "main_loss"));
-                continue;
-            }
-            snprintf(key, sizeof key, "ladder[%d].%s", i, cols[k].k);
-            html_cell_num(h, key, num(rung, cols[k].k), cols[k].fmt, cols[k].scale);
-        }
-        html_row_end(h);
         const cJSON *bd = obj(rung, "breakdown_s"), *mem = obj(rung, "memory_gib");
         tprintf(&csv, "%.0f,true,%s,%.9g,%.9g,%.9g,%.9g,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g",
                 num(rung, "gpus"), lay, num(rung, "step_time_s"), num(rung, "tokens_per_s"),
@@ -529,34 +558,73 @@ static int render_plan(const cJSON *r, ctx_t *c, err_t *err)
         if (!isfinite(per_gpu_first))
             per_gpu_first = num(rung, "tokens_per_s") / num(rung, "gpus");
         tprintf(&plot, ",%.9g,%.9g\n", num(mem, "capacity"), per_gpu_first * num(rung, "gpus"));
-        i++;
     }
-    html_table_end(h);
-    int rc;
-    if ((rc = tsave(&csv, c->dir, "ladder.csv", err)) ||
-        (rc = tsave(&plot, c->dir, "ladder_plot.csv", err)))
-        return rc;
-    if (feasible == 0)
-        return ERR_OK;
-    html_heading(h, "Plots");
+    int rc = tsave(&csv, c->dir, "ladder.csv", err);
+    if (!rc)
+        rc = tsave(&plot, c->dir, "ladder_plot.csv", err);
+    else
+        free(plot.s);
+    return rc;
+}
+
+/* Columns of ladder_plot.csv the ladder plot reads (gnuplot counts from 1). */
+#define LADDER_COL_LINEAR (10 + N_PARTS + N_MEM)
+
+/* What a validate --log result adds to the ladder plot: measured.csv
+ * (gpus, measured tokens/s, measured scaling %) and, when the doubling
+ * check predicted one, next.csv (gpus, corrected tokens/s, low, high). */
+typedef struct {
+    bool measured;
+    bool next;
+    bool planned;  /* ladder_plot.csv is a plan's ladder (else the runs' predictions) */
+} ladder_extra_t;
+
+/* Throughput and scaling efficiency at each rung, with the linear line
+ * from the first rung and each rung's main loss; with extra, the measured
+ * rungs and the next rung's corrected prediction with its interval. */
+static int ladder_plot(ctx_t *c, const ladder_extra_t *extra, err_t *err)
+{
     char body[4096];
-    snprintf(body, sizeof body,
-             "set title 'Scale ladder: throughput and scaling efficiency'\n"
-             "set logscale x 2\nset logscale y 2\nset xlabel 'GPUs'\n"
-             "set ylabel 'throughput (tokens/s, all GPUs; log scale)'\n"
-             "set y2label 'scaling efficiency vs the first rung (%%)'\nset y2tics\nset ytics nomirror\n"
-             "set y2range [0:*]\nset format y '%%.1s%%c'\nset key below\n"
-             "set offsets graph 0.05, graph 0.12, graph 0.1, graph 0.05\n"
-             "plot 'ladder_plot.csv' skip 1 using 1:2 with linespoints lt 1 title 'tokens/s' axes x1y1, "
-             "'' skip 1 using 1:%d with lines lt 8 dt 2 title 'linear from the first rung' axes x1y1, "
-             "'' skip 1 using 1:3 with linespoints lt 2 title 'scaling efficiency (right axis)' axes x1y2, "
-             "'' skip 1 using 1:2:4 with labels rotate by -35 left offset 0.6,-0.6 font ',8' "
-             "tc rgb '#5b6475' notitle",
-             10 + N_PARTS + N_MEM);
-    if ((rc = figure(c, "ladder", "Throughput and scaling efficiency at each doubling, with the main loss "
-                                  "at each rung",
-                     body, err)))
-        return rc;
+    int n = snprintf(body, sizeof body,
+                     "set title 'Scale ladder: throughput and scaling efficiency'\n"
+                     "set logscale x 2\nset logscale y 2\nset xlabel 'GPUs'\n"
+                     "set ylabel 'throughput (tokens/s, all GPUs; log scale)'\n"
+                     "set y2label 'scaling efficiency vs the first rung (%%)'\nset y2tics\nset ytics nomirror\n"
+                     "set y2range [0:*]\nset format y '%%.1s%%c'\nset key below\n"
+                     "set offsets graph 0.05, graph 0.12, graph 0.1, graph 0.05\n"
+                     "plot 'ladder_plot.csv' skip 1 using 1:2 with linespoints lt 1 title '%stokens/s' axes x1y1, "
+                     "'' skip 1 using 1:%d with lines lt 8 dt 2 title 'linear from the first rung' axes x1y1, "
+                     "'' skip 1 using 1:3 with linespoints lt 2 title '%sscaling efficiency (right axis)' axes x1y2, "
+                     "'' skip 1 using 1:2:4 with labels rotate by -35 left offset 0.6,-0.6 font ',8' "
+                     "tc rgb '#5b6475' notitle",
+                     !extra ? "" : extra->planned ? "planned " : "predicted ", LADDER_COL_LINEAR,
+                     !extra ? "" : extra->planned ? "planned " : "predicted ");
+    if (extra && extra->measured && n > 0 && (size_t)n < sizeof body)
+        n += snprintf(body + n, sizeof body - (size_t)n,
+                      ", 'measured.csv' skip 1 using 1:2 with points pt 7 ps 1.6 lc rgb '#c23b4e' "
+                      "title 'measured tokens/s' axes x1y1, "
+                      "'' skip 1 using 1:3 with points pt 5 ps 1.3 lc rgb '#c23b4e' "
+                      "title 'measured scaling efficiency (right axis)' axes x1y2%s",
+                      extra->planned ? ", '' skip 1 using 1:4 with points pt 6 ps 1.2 lt 1 "
+                                       "title 'predicted for the layouts run' axes x1y1"
+                                     : "");
+    if (extra && extra->next && n > 0 && (size_t)n < sizeof body)
+        snprintf(body + n, sizeof body - (size_t)n,
+                 ", 'next.csv' skip 1 using 1:2:3:4 with yerrorbars pt 6 ps 1.6 lc rgb '#c23b4e' "
+                 "title 'next rung, corrected by the measured rungs (interval)' axes x1y1");
+    return figure(c, "ladder",
+                  extra ? "Throughput and scaling efficiency at each doubling: predicted, measured, "
+                          "and the next rung corrected by what was measured"
+                        : "Throughput and scaling efficiency at each doubling, with the main loss "
+                          "at each rung",
+                  body, err);
+}
+
+/* GPU-seconds per step by part at each rung: equal bars would be linear
+ * scaling, so a part that grows is what scaling loses to. */
+static int ladder_breakdown_plot(ctx_t *c, err_t *err)
+{
+    char body[4096];
     int n = snprintf(body, sizeof body,
                      "set title 'Step time by part x GPUs (equal bars would be linear scaling)'\n"
                      "set style data histograms\nset style histogram rowstacked\nset boxwidth 0.7\n"
@@ -566,15 +634,20 @@ static int render_plan(const cJSON *r, ctx_t *c, err_t *err)
         n += snprintf(body + n, sizeof body - (size_t)n,
                       "%s'ladder_plot.csv' skip 1 using ($%d*$1)%s title '%s' lt %d",
                       k ? ", " : "", 9 + k, k == 0 ? ":xtic(1)" : "", parts[k].label, k + 1);
-    if ((rc = figure(c, "breakdown",
-                     "Where each step's time goes at each rung, in GPU-seconds: a part that grows "
-                     "from rung to rung is what scaling loses to",
-                     body, err)))
-        return rc;
-    n = snprintf(body, sizeof body,
-                 "set title 'Memory per GPU at each rung (peak pipeline stage)'\n"
-                 "set style data histograms\nset style histogram rowstacked\nset boxwidth 0.7\n"
-                 "set xlabel 'GPUs'\nset ylabel 'GiB per GPU'\nset yrange [0:*]\nplot ");
+    return figure(c, "breakdown",
+                  "Where each step's time goes at each rung, in GPU-seconds: a part that grows "
+                  "from rung to rung is what scaling loses to",
+                  body, err);
+}
+
+/* Memory per GPU by kind at each rung against the GPU's capacity. */
+static int ladder_memory_plot(ctx_t *c, err_t *err)
+{
+    char body[4096];
+    int n = snprintf(body, sizeof body,
+                     "set title 'Memory per GPU at each rung (peak pipeline stage)'\n"
+                     "set style data histograms\nset style histogram rowstacked\nset boxwidth 0.7\n"
+                     "set xlabel 'GPUs'\nset ylabel 'GiB per GPU'\nset yrange [0:*]\nplot ");
     for (int k = 0; k < N_MEM && n > 0 && (size_t)n < sizeof body; k++)
         n += snprintf(body + n, sizeof body - (size_t)n, "%s'ladder_plot.csv' skip 1 using %d%s title '%s' lt %d",
                       k ? ", " : "", 9 + N_PARTS + k, k == 0 ? ":xtic(1)" : "", mem_parts[k].label, k + 1);
@@ -582,42 +655,63 @@ static int render_plan(const cJSON *r, ctx_t *c, err_t *err)
         snprintf(body + n, sizeof body - (size_t)n,
                  ", 'ladder_plot.csv' skip 1 using 0:%d with linespoints lt 4 dt 2 title 'GPU capacity'",
                  9 + N_PARTS + N_MEM);
-    if ((rc = figure(c, "memory", "Per-GPU memory by kind against the GPU's capacity", body, err)))
-        return rc;
-    if ((rc = render_pareto(ladder, c, err)))
-        return rc;
-    const cJSON *b = obj(r, "best");
-    if (cJSON_IsObject(b)) {
-        if ((rc = render_sweep(obj(b, "interval_sweep"), num(b, "optimal_interval_s"),
-                               num(b, "young_daly_interval_s"), c, err)) ||
-            (rc = render_timeline(obj(b, "timeline"), num(obj(b, "layout"), "pp"), c, err)))
-            return rc;
+    return figure(c, "memory", "Per-GPU memory by kind against the GPU's capacity", body, err);
+}
+
+/* The recommended rung's detail: goodput against the checkpoint interval
+ * and the simulated timeline of one step. */
+static int best_rung_plots(const cJSON *best, ctx_t *c, err_t *err)
+{
+    if (!cJSON_IsObject(best))
+        return ERR_OK;
+    int rc = render_sweep(obj(best, "interval_sweep"), num(best, "optimal_interval_s"),
+                          num(best, "young_daly_interval_s"), c, err);
+    return rc ? rc : render_timeline(obj(best, "timeline"), num(obj(best, "layout"), "pp"), c, err);
+}
+
+/* The best rung rerun with one change each. */
+static void what_if_table(const cJSON *w, html_t *h)
+{
+    if (!cJSON_IsArray(w) || cJSON_GetArraySize(w) == 0)
+        return;
+    html_heading(h, "What if");
+    static const char *wh[] = {"change", "GPUs", "days P50", "cost (USD)", "MFU (%)"};
+    html_table_begin(h, wh, 5);
+    int k = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, w)
+    {
+        char key[64];
+        html_row_begin(h);
+        html_cell_text(h, str(e, "change"));
+        snprintf(key, sizeof key, "what_if[%d].gpus", k);
+        html_cell_num(h, key, num(e, "gpus"), "%.0f", 1);
+        snprintf(key, sizeof key, "what_if[%d].days_p50", k);
+        html_cell_num(h, key, num(e, "days_p50"), "%.2f", 1);
+        snprintf(key, sizeof key, "what_if[%d].cost_usd", k);
+        html_cell_num(h, key, num(e, "cost_usd"), "%.0f", 1);
+        snprintf(key, sizeof key, "what_if[%d].mfu", k);
+        html_cell_num(h, key, num(e, "mfu"), "%.1f", 100);
+        html_row_end(h);
+        k++;
     }
-    const cJSON *w = obj(r, "what_if");
-    if (cJSON_IsArray(w) && cJSON_GetArraySize(w) > 0) {
-        html_heading(h, "What if");
-        static const char *wh[] = {"change", "GPUs", "days P50", "cost (USD)", "MFU (%)"};
-        html_table_begin(h, wh, 5);
-        int k = 0;
-        const cJSON *e;
-        cJSON_ArrayForEach(e, w)
-        {
-            char key[64];
-            html_row_begin(h);
-            html_cell_text(h, str(e, "change"));
-            snprintf(key, sizeof key, "what_if[%d].gpus", k);
-            html_cell_num(h, key, num(e, "gpus"), "%.0f", 1);
-            snprintf(key, sizeof key, "what_if[%d].days_p50", k);
-            html_cell_num(h, key, num(e, "days_p50"), "%.2f", 1);
-            snprintf(key, sizeof key, "what_if[%d].cost_usd", k);
-            html_cell_num(h, key, num(e, "cost_usd"), "%.0f", 1);
-            snprintf(key, sizeof key, "what_if[%d].mfu", k);
-            html_cell_num(h, key, num(e, "mfu"), "%.1f", 100);
-            html_row_end(h);
-            k++;
-        }
-        html_table_end(h);
-    }
+    html_table_end(h);
+}
+
+static int render_plan(const cJSON *r, ctx_t *c, err_t *err)
+{
+    const cJSON *ladder = obj(r, "ladder");
+    int feasible, rc;
+    plan_summary(r, c->h);
+    ladder_table(ladder, obj(r, "best"), "ladder", c->h);
+    if ((rc = ladder_csvs(ladder, c, &feasible, err)) || feasible == 0)
+        return rc;
+    html_heading(c->h, "Plots");
+    if ((rc = ladder_plot(c, NULL, err)) || (rc = ladder_breakdown_plot(c, err)) ||
+        (rc = ladder_memory_plot(c, err)) || (rc = render_pareto(ladder, c, err)) ||
+        (rc = best_rung_plots(obj(r, "best"), c, err)))
+        return rc;
+    what_if_table(obj(r, "what_if"), c->h);
     return ERR_OK;
 }
 
@@ -803,6 +897,275 @@ static int render_validate(const cJSON *r, ctx_t *c, err_t *err)
     return figure(c, "validate", "Each component of the step, simulated against measured", body, err);
 }
 
+/* ------------------------------------------------------------ validate --log */
+
+static int check_validate_logs(const cJSON *r, const char *src, err_t *err)
+{
+    int rc = NEED(r, "", src, err, "a:runs");
+    const cJSON *e;
+    int i = 0;
+    cJSON_ArrayForEach(e, obj(r, "runs"))
+    {
+        char where[64];
+        snprintf(where, sizeof where, "runs[%d]", i++);
+        if (rc || (rc = NEED(e, where, src, err, "s:label", "s:model", "n:gpus",
+                             "n:predicted_step_time_s", "n:measured_step_time_s",
+                             "n:step_time_error", "s:verdict", "a:quantities")))
+            return rc;
+    }
+    const cJSON *d = obj(r, "doubling");
+    if (rc || !cJSON_IsObject(d))
+        return rc;
+    if ((rc = NEED(d, "doubling", src, err, "a:rungs")))
+        return rc;
+    i = 0;
+    cJSON_ArrayForEach(e, obj(d, "rungs"))
+    {
+        char where[64];
+        snprintf(where, sizeof where, "doubling.rungs[%d]", i++);
+        if ((rc = NEED(e, where, src, err, "n:gpus", "n:predicted_step_time_s",
+                       "n:measured_step_time_s", "n:step_time_error", "n:predicted_tokens_per_s",
+                       "n:measured_tokens_per_s", "n:predicted_efficiency",
+                       "n:measured_efficiency", "o:layout")))
+            return rc;
+    }
+    const cJSON *next = obj(d, "next");
+    if (cJSON_IsObject(next) &&
+        (rc = NEED(next, "doubling.next", src, err, "n:gpus", "n:predicted_step_time_s",
+                   "n:step_time_low_s", "n:step_time_high_s", "n:predicted_tokens_per_s",
+                   "n:tokens_per_s_low", "n:tokens_per_s_high", "o:layout")))
+        return rc;
+    const cJSON *pl = obj(r, "plan_ladder");
+    if (!pl)
+        return ERR_OK;
+    if (!cJSON_IsArray(pl))
+        return err_setf(err, ERR_INPUT, src, "plan_ladder", "missing or not an array");
+    i = 0;
+    cJSON_ArrayForEach(e, pl)
+    {
+        char where[64];
+        snprintf(where, sizeof where, "plan_ladder[%d]", i++);
+        if ((rc = NEED(e, where, src, err, "n:gpus")))
+            return rc;
+        if (cJSON_IsTrue(obj(e, "feasible")) &&
+            ((rc = check_step(e, where, src, err)) ||
+             (rc = NEED(e, where, src, err, "n:scaling_efficiency", "s:main_loss"))))
+            return rc;
+    }
+    return ERR_OK;
+}
+
+/* Every run's measured quantities, predicted against measured. */
+static void runs_table(const cJSON *runs, html_t *h)
+{
+    html_heading(h, "Each run against its prediction");
+    static const char *hdr[] = {"run", "GPUs", "quantity", "predicted", "measured", "error (%)",
+                                "verdict"};
+    html_table_begin(h, hdr, 7);
+    int i = 0;
+    const cJSON *run, *q;
+    cJSON_ArrayForEach(run, runs)
+    {
+        int k = 0;
+        cJSON_ArrayForEach(q, obj(run, "quantities"))
+        {
+            char key[96];
+            if (!isfinite(num(q, "measured"))) {
+                k++;
+                continue;
+            }
+            bool mfu = strcmp(str(q, "key"), "mfu") == 0;
+            const char *fmt = mfu ? "%.3f" : num(q, "predicted") >= 1000 ? "%.0f" : "%.4g";
+            html_row_begin(h);
+            html_cell_text(h, str(run, "label"));
+            snprintf(key, sizeof key, "runs[%d].gpus", i);
+            html_cell_num(h, key, num(run, "gpus"), "%.0f", 1);
+            html_cell_text(h, str(q, "name"));
+            snprintf(key, sizeof key, "runs[%d].quantities[%d].predicted", i, k);
+            html_cell_num(h, key, num(q, "predicted"), fmt, 1);
+            snprintf(key, sizeof key, "runs[%d].quantities[%d].measured", i, k);
+            html_cell_num(h, key, num(q, "measured"), fmt, 1);
+            snprintf(key, sizeof key, "runs[%d].quantities[%d].error", i, k);
+            html_cell_num(h, key, num(q, "error"), "%+.1f", 100);
+            html_cell_text(h, k == 0 ? str(run, "verdict") : "");
+            html_row_end(h);
+            k++;
+        }
+        i++;
+    }
+    html_table_end(h);
+}
+
+/* The doubling check: one row per measured rung, then the next rung. */
+static void rungs_table(const cJSON *d, html_t *h)
+{
+    static const char *hdr[] = {"GPUs",          "layout",           "step predicted (s)",
+                                "step measured (s)", "error (%)",       "tokens/s predicted",
+                                "tokens/s measured", "scaling predicted (%)", "scaling measured (%)",
+                                "falls short by (%)"};
+    html_table_begin(h, hdr, 10);
+    static const struct {
+        const char *k, *fmt;
+        double scale;
+    } cols[] = {{"predicted_step_time_s", "%.4f", 1}, {"measured_step_time_s", "%.4f", 1},
+                {"step_time_error", "%+.1f", 100},   {"predicted_tokens_per_s", "%.0f", 1},
+                {"measured_tokens_per_s", "%.0f", 1}, {"predicted_efficiency", "%.1f", 100},
+                {"measured_efficiency", "%.1f", 100}, {"shortfall", "%+.1f", 100}};
+    int i = 0;
+    const cJSON *g;
+    cJSON_ArrayForEach(g, obj(d, "rungs"))
+    {
+        char key[96], lay[200];
+        html_raw(h, cJSON_IsTrue(obj(g, "flagged")) ? "<tr class=\"flag\">" : "<tr>");
+        snprintf(key, sizeof key, "doubling.rungs[%d].gpus", i);
+        html_cell_num(h, key, num(g, "gpus"), "%.0f", 1);
+        layout_text(obj(g, "layout"), lay, sizeof lay);
+        html_cell_text(h, lay);
+        for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
+            snprintf(key, sizeof key, "doubling.rungs[%d].%s", i, cols[k].k);
+            html_cell_num(h, key, num(g, cols[k].k), cols[k].fmt, cols[k].scale);
+        }
+        html_row_end(h);
+        i++;
+    }
+    const cJSON *n = obj(d, "next");
+    if (cJSON_IsObject(n)) {
+        char lay[200];
+        html_raw(h, "<tr class=\"best\">");
+        html_cell_num(h, "doubling.next.gpus", num(n, "gpus"), "%.0f", 1);
+        layout_text(obj(n, "layout"), lay, sizeof lay);
+        html_cell_text(h, lay);
+        html_cell_num(h, "doubling.next.predicted_step_time_s", num(n, "predicted_step_time_s"),
+                      "%.4f", 1);
+        html_cell_text(h, "next rung");
+        html_cell_text(h, "");
+        html_cell_num(h, "doubling.next.predicted_tokens_per_s", num(n, "predicted_tokens_per_s"),
+                      "%.0f", 1);
+        html_cell_text(h, "");
+        html_cell_num(h, "doubling.next.predicted_efficiency", num(n, "predicted_efficiency"),
+                      "%.1f", 100);
+        html_cell_text(h, "");
+        html_cell_text(h, "");
+        html_row_end(h);
+    }
+    html_table_end(h);
+}
+
+/* The cause, the re-fit and the next rung in words. */
+static void doubling_text(const cJSON *d, html_t *h)
+{
+    char line[1024];
+    const cJSON *causes = obj(d, "causes"), *top = cJSON_GetArrayItem(causes, 0);
+    if (isfinite(num(d, "flagged_gpus"))) {
+        if (top && cJSON_IsTrue(obj(top, "explains")))
+            snprintf(line, sizeof line,
+                     "The %.0f-GPU rung falls short. Most likely cause: %s, which would have to "
+                     "take %.3f s instead of the simulated %.3f s per step: %s %.2fx slower "
+                     "than the profile's %s %.3g says.",
+                     num(d, "flagged_gpus"), report_part_label(str(top, "part")),
+                     num(top, "part_needed_s"), num(top, "part_predicted_s"),
+                     str(top, "factor_name"), num(top, "slowdown"), str(top, "profile_field"),
+                     num(top, "profile_value"));
+        else
+            snprintf(line, sizeof line,
+                     "The %.0f-GPU rung falls short, and no single profile factor explains it "
+                     "without also slowing the rungs that matched: something specific to that run "
+                     "fits best.",
+                     num(d, "flagged_gpus"));
+    } else {
+        snprintf(line, sizeof line, "Every rung scales within the tolerance of the prediction.");
+    }
+    html_paragraph(h, "rec", line);
+    const cJSON *n = obj(d, "next");
+    if (cJSON_IsObject(n)) {
+        snprintf(line, sizeof line,
+                 "Next doubling, %.0f GPUs: %.3f s per step (interval %.3f to %.3f s), %.0f "
+                 "tokens/s, with the profile re-fitted to the measured rungs; the profile as it "
+                 "was says %.3f s.",
+                 num(n, "gpus"), num(n, "predicted_step_time_s"), num(n, "step_time_low_s"),
+                 num(n, "step_time_high_s"), num(n, "predicted_tokens_per_s"),
+                 num(n, "uncorrected_step_time_s"));
+        html_paragraph(h, NULL, line);
+    }
+}
+
+/* ladder_plot.csv from the doubling check's predictions, for a result
+ * without a plan: the columns the plan's file has, the unused ones empty. */
+static int predicted_ladder_csv(const cJSON *d, ctx_t *c, err_t *err)
+{
+    text_t plot = {0};
+    ladder_plot_header(&plot);
+    double first = NAN;
+    const cJSON *g;
+    cJSON_ArrayForEach(g, obj(d, "rungs"))
+    {
+        double gpus = num(g, "gpus"), tps = num(g, "predicted_tokens_per_s");
+        if (!isfinite(first))
+            first = tps / gpus;
+        tprintf(&plot, "%.0f,%.9g,%.9g,", gpus, tps, 100 * num(g, "predicted_efficiency"));
+        /* days, cost, the breakdown, memory and capacity stay empty */
+        for (int k = 0; k < 4 + N_PARTS + N_MEM + 1; k++)
+            tprintf(&plot, ",");
+        tprintf(&plot, ",%.9g\n", first * gpus);
+    }
+    return tsave(&plot, c->dir, "ladder_plot.csv", err);
+}
+
+/* measured.csv and next.csv for the ladder plot. */
+static int measured_csvs(const cJSON *d, ctx_t *c, ladder_extra_t *extra, err_t *err)
+{
+    text_t m = {0}, n = {0};
+    tprintf(&m, "gpus,measured_tokens_per_s,measured_scaling_pct,predicted_tokens_per_s\n");
+    const cJSON *g;
+    cJSON_ArrayForEach(g, obj(d, "rungs"))
+    tprintf(&m, "%.0f,%.9g,%.9g,%.9g\n", num(g, "gpus"), num(g, "measured_tokens_per_s"),
+            100 * num(g, "measured_efficiency"), num(g, "predicted_tokens_per_s"));
+    const cJSON *nx = obj(d, "next");
+    extra->measured = true;
+    extra->next = cJSON_IsObject(nx);
+    tprintf(&n, "gpus,tokens_per_s,tokens_per_s_low,tokens_per_s_high\n");
+    if (extra->next)
+        tprintf(&n, "%.0f,%.9g,%.9g,%.9g\n", num(nx, "gpus"), num(nx, "predicted_tokens_per_s"),
+                num(nx, "tokens_per_s_low"), num(nx, "tokens_per_s_high"));
+    int rc = tsave(&m, c->dir, "measured.csv", err);
+    if (!rc)
+        rc = tsave(&n, c->dir, "next.csv", err);
+    else
+        free(n.s);
+    return rc;
+}
+
+static int render_validate_logs(const cJSON *r, ctx_t *c, err_t *err)
+{
+    const cJSON *runs = obj(r, "runs"), *d = obj(r, "doubling"), *pl = obj(r, "plan_ladder");
+    char line[512];
+    snprintf(line, sizeof line,
+             "%d training log%s against the simulator's prediction for the configuration each "
+             "prints, at a tolerance of %.0f%%.",
+             cJSON_GetArraySize(runs), cJSON_GetArraySize(runs) == 1 ? "" : "s",
+             100 * num(r, "tolerance"));
+    html_paragraph(c->h, "rec", line);
+    runs_table(runs, c->h);
+    if (!cJSON_IsObject(d)) {
+        if (cJSON_IsString(obj(r, "doubling_why_not")))
+            html_paragraph(c->h, "note", str(r, "doubling_why_not"));
+        return ERR_OK;
+    }
+    html_heading(c->h, "Doubling check");
+    doubling_text(d, c->h);
+    rungs_table(d, c->h);
+    int rc, feasible = 0;
+    ladder_extra_t extra = {false, false, cJSON_IsArray(pl)};
+    if (cJSON_IsArray(pl))
+        rc = ladder_csvs(pl, c, &feasible, err);
+    else
+        rc = predicted_ladder_csv(d, c, err);
+    if (rc || (rc = measured_csvs(d, c, &extra, err)))
+        return rc;
+    html_heading(c->h, "Plots");
+    return ladder_plot(c, &extra, err);
+}
+
 /* ------------------------------------------------------------ dispatch */
 
 typedef struct {
@@ -816,6 +1179,8 @@ typedef struct {
 static const renderer_t renderers[] = {
     {"plan", "Training plan", "ladder", check_plan, render_plan},
     {"validate", "Predicted against measured", "components", check_validate, render_validate},
+    {"validate-log", "Training logs against the simulator", "runs", check_validate_logs,
+     render_validate_logs},
     {"reliability", "Failures, checkpoints and restarts", "wall_days_p50", check_reliability,
      render_reliability},
     {"sim", "One training step", "breakdown_s", check_sim, render_sim},
@@ -832,7 +1197,7 @@ int report_write(const cJSON *result, const char *source, const char *dir, repor
     if (!rd)
         return err_setf(err, ERR_INPUT, source, NULL,
                         "not a scaleplan result: expected the --json output of plan, sim, "
-                        "reliability or validate");
+                        "reliability or validate (--measured or --log)");
     int rc = rd->check(result, source, err);
     if (rc || (rc = fileio_mkdirs(dir, err)))
         return rc;

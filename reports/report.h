@@ -17,7 +17,7 @@
 #include "common/error.h"
 
 typedef struct {
-    const char *kind;   /* "plan", "sim", "reliability", "validate" */
+    const char *kind;   /* "plan", "sim", "reliability", "validate", "validate-log" */
     int plots;          /* plots drawn */
     bool no_gnuplot;    /* gnuplot was missing: tables only */
     char index[4096];   /* path of index.html */

@@ -97,7 +97,9 @@ static int check_cells(const char *html, const cJSON *result)
         /* only fractions are shown scaled, as percentages */
         const char *leaf = strrchr(key, '.') ? strrchr(key, '.') + 1 : key;
         static const char *const fractions[] = {"mfu", "hfu", "scaling_efficiency", "goodput",
-                                                "error", "step_time_error"};
+                                                "error", "step_time_error",
+                                                "predicted_efficiency", "measured_efficiency",
+                                                "shortfall"};
         double want_scale = 1;
         for (size_t f = 0; f < sizeof fractions / sizeof fractions[0]; f++)
             if (strcmp(leaf, fractions[f]) == 0)
@@ -574,7 +576,63 @@ static void test_csv_output(void)
     free(csv);
 }
 
+/* validate --log with a doubling check: the runs' and the rungs' numbers on
+ * the page are the result's, and the ladder plot carries the measured
+ * series and the next rung (the Megatron-format logs of three rungs are
+ * fixture-like text with fixed step times; only the page is checked). */
+static void test_validate_log_report(void)
+{
+    char tmp[512], paths[3][600];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(tmp, sizeof tmp), 0);
+    static const int gpus[3] = {64, 128, 256};
+    static const double step_s[3] = {7.72, 3.87, 2.6}; /* the last about 30% slow */
+    for (int i = 0; i < 3; i++) {
+        snprintf(paths[i], sizeof paths[i], "%s/r%d.log", tmp, gpus[i]);
+        FILE *f = fopen(paths[i], "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fprintf(f, "using world size: %d, data-parallel size: %d, context-parallel size: 1 "
+                   "tensor-model-parallel size: 1, pipeline-model-parallel size: 1 \n",
+                gpus[i], gpus[i]);
+        for (int it = 1; it <= 6; it++)
+            fprintf(f, " iteration %8d/%8d | elapsed time per iteration (ms): %.1f | global batch "
+                       "size: %5d | lm loss: 9.000000E+00 | number of skipped iterations:   0 |\n",
+                    it, 6, 1000 * step_s[i] * (it == 1 ? 3 : 1), 512);
+        fclose(f);
+    }
+    char args[2400], dir[600];
+    snprintf(args, sizeof args,
+             "validate --log %s --log %s --log %s --model llama3-8b --gpu h100-sxm --seq-len 8192 "
+             "--distributed-optimizer",
+             paths[0], paths[1], paths[2]);
+    snprintf(dir, sizeof dir, "%s", tmp);
+    char *out = NULL;
+    char cmd[3200];
+    snprintf(cmd, sizeof cmd, "%s --report %s/r", args, tmp);
+    CU_ASSERT_EQUAL_FATAL(run_cli(cmd, &out, NULL), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "index.html (1 plot)"));
+    free(out);
+    strncat(dir, "/r", sizeof dir - strlen(dir) - 1);
+    int cells = check_page(dir);
+    /* 3 runs x 4 quantities x 4 numbers, 3 rungs x 9, the next rung's 3 */
+    CU_ASSERT(cells >= 48 + 27 + 3);
+    char *html = slurp(path_in(dir, "index.html"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+    CU_ASSERT_PTR_NOT_NULL(strstr(html, "Doubling check</h2>"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(html, "<tr class=\"flag\">"));
+    free(html);
+    static const plot_spec_t ladder = {"ladder", {"GPUs", "tokens/s", "(%)"}};
+    check_plot(dir, &ladder);
+    char *gp = slurp(path_in(dir, "ladder.gp"));
+    CU_ASSERT_TRUE(gp && strstr(gp, "'measured.csv'"));
+    CU_ASSERT_TRUE(gp && strstr(gp, "'next.csv'"));
+    free(gp);
+    char *m = slurp(path_in(dir, "measured.csv"));
+    CU_ASSERT_EQUAL(m ? count_lines(m) : 0, 1 + 3);
+    free(m);
+    remove_tree(tmp);
+}
+
 TEST_SUITE(suite_report, "report", TEST(test_plan_report_numbers_and_plots),
            TEST(test_sim_and_reliability_reports), TEST(test_report_renders_in_chromium),
            TEST(test_report_without_gnuplot), TEST(test_report_bad_results),
-           TEST(test_csv_output));
+           TEST(test_csv_output), TEST(test_validate_log_report));

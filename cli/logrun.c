@@ -1,0 +1,225 @@
+#include "cli/logrun.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Options for which a log only gives a guess; the user's flag decides. */
+static bool guessed(const char *name)
+{
+    return strcmp(name, "--model") == 0 || strcmp(name, "--gpu") == 0 ||
+           strcmp(name, "--framework") == 0;
+}
+
+/* Switches that undo each other. */
+static const char *opposite(const char *name)
+{
+    static const char *const pairs[][2] = {{"--overlap-grad-reduce", "--no-overlap-grad-reduce"},
+                                           {"--overlap-param-gather", "--no-overlap-param-gather"},
+                                           {"--overlap-p2p", "--no-overlap-p2p"}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        for (int k = 0; k < 2; k++)
+            if (strcmp(name, pairs[i][k]) == 0)
+                return pairs[i][1 - k];
+    return NULL;
+}
+
+static bool same_value(const char *x, const char *y)
+{
+    char *ex, *ey;
+    double a = strtod(x, &ex), b = strtod(y, &ey);
+    if (ex != x && !*ex && ey != y && !*ey)
+        return a == b;
+    return strcasecmp(x, y) == 0;
+}
+
+/* Whether the user named a model (--model or the first bare word). */
+static bool user_model(const cli_args_t *a)
+{
+    return cli_has(a, "--model") || a->n_positional > 0;
+}
+
+/* The argument block into megatron_args. Entries it does not take are
+ * values validate_args derives (data_parallel_size, world_size, rank, ...)
+ * or flags of a release its table lacks; an empty string or list is an
+ * unset argument. Those are skipped and counted; a value megatron_args
+ * refuses for a flag it knows is an error naming the line. */
+static int read_block(logrun_t *r, err_t *err)
+{
+    megatron_args_init(&r->margs, r->log.file);
+    megatron_args_t probe;
+    megatron_args_init(&probe, r->log.file);
+    int rc = ERR_OK;
+    for (int i = 0; i < r->log.n_args && !rc; i++) {
+        const tlog_setting_t *x = &r->log.args[i];
+        if (!x->value[0] || strcmp(x->value, "[]") == 0) {
+            r->margs_skipped++;
+            continue;
+        }
+        err_t e;
+        if (megatron_args_set(&r->margs, x->name, x->value, &e) == ERR_OK)
+            continue;
+        /* "None" is accepted for every argument megatron_args knows */
+        if (megatron_args_set(&probe, x->name, "None", NULL) != ERR_OK) {
+            r->margs_skipped++;
+            continue;
+        }
+        char where[32];
+        snprintf(where, sizeof where, "line %d", x->line);
+        rc = err_setf(err, ERR_INPUT, r->log.file, where, "argument block: %s", e.msg);
+    }
+    megatron_args_free(&probe);
+    if (!rc && (rc = megatron_args_finish(&r->margs, err)) == ERR_OK)
+        r->has_margs = true;
+    return rc;
+}
+
+/* With the argument block read, layout flags and --model would change what
+ * the log fixes. */
+static int refuse_layout_flags(const cli_args_t *a, const logrun_t *r, err_t *err)
+{
+    if (user_model(a) && r->margs.have_model)
+        return err_setf(err, ERR_INPUT, r->log.file, "--model",
+                        "the log's argument block gives the architecture; drop --model");
+    for (int i = 0; i < CLI_LAYOUT_OPTS.n; i++) {
+        const char *name = CLI_LAYOUT_OPTS.opts[i].name;
+        if (cli_has(a, name))
+            return err_setf(err, ERR_INPUT, r->log.file, name,
+                            "the log's argument block gives the layout; drop %s", name);
+    }
+    return ERR_OK;
+}
+
+static int add_word(logrun_t *r, const char *name, const char *value, err_t *err)
+{
+    size_t len = strlen(name) + (value && *value ? strlen(value) + 1 : 0) + 1;
+    char *w = malloc(len), **grown = realloc(r->words, (size_t)(r->n_words + 1) * sizeof *grown);
+    if (!w || !grown) {
+        free(w);
+        if (grown)
+            r->words = grown;
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    }
+    r->words = grown;
+    if (value && *value)
+        snprintf(w, len, "%s=%s", name, value);
+    else
+        snprintf(w, len, "%s", name);
+    r->words[r->n_words++] = w;
+    return ERR_OK;
+}
+
+/* Whether setting i is the last one of its option (a log may say a thing
+ * twice, e.g. the world size line and the argument block). */
+static bool last_of_its_option(const trainlog_t *t, int i)
+{
+    for (int k = i + 1; k < t->n_settings; k++)
+        if (strcmp(t->settings[k].name, t->settings[i].name) == 0)
+            return false;
+    return true;
+}
+
+/* The log's settings as options, checked against the user's flags, then
+ * the user's own words. */
+static int merge(const cli_args_t *a, logrun_t *r, err_t *err)
+{
+    int rc = add_word(r, a->argc > 0 ? a->argv[0] : "validate", NULL, err);
+    size_t used = 0;
+    r->from_log[0] = '\0';
+    for (int i = 0; i < r->log.n_settings && !rc; i++) {
+        const tlog_setting_t *x = &r->log.settings[i];
+        if (!last_of_its_option(&r->log, i) || !cli_find_opt(a, x->name))
+            continue;
+        const cli_opt_t *o = cli_find_opt(a, x->name);
+        const char *mine = cli_get(a, o->name), *opp = opposite(o->name);
+        char where[32];
+        snprintf(where, sizeof where, "line %d", x->line);
+        if (opp && cli_has(a, opp))
+            return err_setf(err, ERR_INPUT, r->log.file, where,
+                            "the log says %s; the command line says %s", o->name, opp);
+        bool user_said = mine || (strcmp(o->name, "--model") == 0 && user_model(a));
+        if (user_said && guessed(o->name))
+            continue;
+        if (mine && o->metavar && !same_value(mine, x->value))
+            return err_setf(err, ERR_INPUT, r->log.file, where,
+                            "the log says %s %s; the command line says %s %s", o->name,
+                            x->value, o->name, mine);
+        if (mine)
+            continue;
+        rc = add_word(r, o->name, o->metavar ? x->value : NULL, err);
+        if (!rc && used < sizeof r->from_log) {
+            int k = snprintf(r->from_log + used, sizeof r->from_log - used, "%s%s%s%s",
+                             used ? ", " : "", o->name, o->metavar ? " " : "",
+                             o->metavar ? x->value : "");
+            if (k > 0)
+                used += (size_t)k;
+            if (x->line > 0 && used < sizeof r->from_log) {
+                k = snprintf(r->from_log + used, sizeof r->from_log - used, " (line %d)", x->line);
+                if (k > 0)
+                    used += (size_t)k;
+            }
+        }
+    }
+    for (int i = 1; i < a->argc && !rc; i++)
+        rc = add_word(r, a->argv[i], NULL, err);
+    if (rc)
+        return rc;
+    return cli_parse(r->n_words, r->words, a->groups, a->n_groups, &r->args, err);
+}
+
+/* The run for the simulator side: the steady state of the log. */
+static void measured(logrun_t *r, const char *path)
+{
+    dbl_measured_t *m = &r->m;
+    const trainlog_t *t = &r->log;
+    m->label = path;
+    m->in = r->s.input;
+    m->step_time_s = t->step_time_s.mean;
+    m->step_cv = isfinite(t->step_time_s.cv) ? t->step_time_s.cv : 0;
+    m->memory_gib = t->memory_gib > 0 ? t->memory_gib : NAN;
+    m->memory_kind = t->memory_kind;
+    m->comp_s[DBL_COMP_COMPUTE] = t->part_s[TLOG_PART_FORWARD] + t->part_s[TLOG_PART_BACKWARD];
+    m->comp_s[DBL_COMP_GRAD_REDUCE] = t->part_s[TLOG_PART_GRAD_REDUCE];
+    m->comp_s[DBL_COMP_OPTIMIZER] = t->part_s[TLOG_PART_OPTIMIZER];
+}
+
+int logrun_load(const cli_args_t *a, const char *path, logrun_t *r, err_t *err)
+{
+    memset(r, 0, sizeof *r);
+    int rc = trainlog_read(path, cli_get(a, "--log-format"), &r->log, err);
+    if (rc)
+        return rc;
+    if (r->log.n_args > 0 &&
+        ((rc = read_block(r, err)) || (rc = refuse_layout_flags(a, r, err))))
+        return rc;
+    if ((rc = merge(a, r, err)))
+        return rc;
+    cli_base_t base = {r->has_margs && r->margs.have_model ? &r->margs.model : NULL,
+                       r->has_margs ? &r->margs.layout : NULL,
+                       r->has_margs ? &r->margs.opt : NULL};
+    if ((rc = cli_scenario_from(&r->args, &base, &r->s, err))) {
+        /* say which log the missing or wrong flag is for */
+        if (strncmp(err->msg, path, strlen(path)) != 0)
+            err_prefix(err, path);
+        return rc;
+    }
+    const layout_t *l = &r->s.layout;
+    tlog_known_t known = {l->n_gpus, l->global_batch, (double)l->global_batch * l->seq_len};
+    if ((rc = trainlog_settle(&r->log, &known, err)))
+        return rc;
+    measured(r, path);
+    return ERR_OK;
+}
+
+void logrun_free(logrun_t *r)
+{
+    trainlog_free(&r->log);
+    megatron_args_free(&r->margs);
+    scenario_free(&r->s);
+    for (int i = 0; i < r->n_words; i++)
+        free(r->words[i]);
+    free(r->words);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,100 @@
+/* megatron_args: a Megatron-LM pretrain_gpt.py argument list, read exactly.
+ *
+ * Reads the arguments as a user has them: a whole launch script or command
+ * line (torchrun ... pretrain_gpt.py --num-layers 80 ..., with shell
+ * comments, line continuations, quotes, NAME=value and NAME=( ... ) array
+ * assignments and their $NAME / ${NAME[@]} expansions), a plain list of
+ * flags, or the (dest, value) pairs of the argument block Megatron prints at
+ * start-up ("  num_layers ........ 80"). Every flag of Megatron-LM's
+ * arguments.py is known (inputs/megatron_flags.tsv, generated from the
+ * real parser) plus the spellings older releases used:
+ *
+ *   - architecture flags define a model_t (layers, widths, heads, query
+ *     groups, kv channels, FFN with Megatron's own default, SwiGLU,
+ *     normalization, positions, biases, tying, dropout, the vocabulary
+ *     padded as Megatron pads it);
+ *   - layout flags (TP, PP, VPP, CP, EP, batch, sequence, ZeRO-like
+ *     sharding, recompute, precision, attention kernel) fill a layout_t;
+ *   - overlap flags fill sim_options_t (from the Megatron-Core preset, with
+ *     Megatron-LM's own defaults where the command line says nothing);
+ *   - the launcher (torchrun --nproc_per_node x --nnodes) gives the world
+ *     size;
+ *   - every other flag is accepted and, when its value differs from
+ *     Megatron's default, listed in the notes: "no effect on speed or
+ *     memory" or "not modeled". Assumed values (defaults Megatron applies,
+ *     the padded vocabulary) are listed too.
+ *
+ * An unknown flag, a bad value, or an architecture scaleplan cannot count
+ * exactly is a one-line ERR_INPUT naming the flag.
+ *
+ * Use: megatron_args_init; any number of megatron_args_parse_text /
+ * megatron_args_parse_argv / megatron_args_set calls (later values win, as
+ * with argparse); megatron_args_finish; read the fields; megatron_args_free.
+ * megatron_args_read does the whole sequence on one text.
+ */
+#ifndef SCALEPLAN_INPUTS_MEGATRON_ARGS_H
+#define SCALEPLAN_INPUTS_MEGATRON_ARGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/error.h"
+#include "common/notes.h"
+#include "models/layout.h"
+#include "models/model.h"
+#include "sim/costs.h"
+
+typedef struct megatron_arg megatron_arg_t; /* one argument as read (private) */
+
+typedef struct {
+    /* Results, valid after megatron_args_finish returned 0. */
+    model_t model;     /* the architecture flags' model */
+    bool have_model;   /* --num-layers, --hidden-size, --num-attention-heads given */
+    layout_t layout;   /* layout_defaults + the layout flags; not finalized */
+    sim_options_t opt; /* sim_options_default + the overlap flags */
+    int world_size;    /* GPUs from the launcher (torchrun --nproc_per_node x
+                          --nnodes); 0 when the text has no launcher */
+    notes_t notes;     /* ignored and assumed arguments */
+    /* Arguments as read (private to the module). */
+    char origin[256];  /* file or "--megatron-args", for messages */
+    megatron_arg_t *args;
+    size_t n_args, cap_args;
+    int nproc_per_node, nnodes;
+} megatron_args_t;
+
+/* An empty argument list; origin names where the arguments come from in
+ * error messages and notes (may be NULL). */
+void megatron_args_init(megatron_args_t *a, const char *origin);
+
+/* Read a shell text: a launch script, one command line or a list of flags.
+ * Words before the Python script (torchrun and its options) are the
+ * launcher; words after it are Megatron flags. ERR_INPUT on unknown flags,
+ * missing or bad values, unbalanced quotes. */
+int megatron_args_parse_text(megatron_args_t *a, const char *text, size_t len, err_t *err);
+
+/* Read flags already split into words ("--num-layers", "80", "--bf16",
+ * "--seq-length=4096", ...). */
+int megatron_args_parse_argv(megatron_args_t *a, int argc, const char *const *argv,
+                             err_t *err);
+
+/* Record one argument by flag ("--num-layers") or dest ("num_layers").
+ * value is the text after the flag, NULL for a switch given on a command
+ * line, or a value as the start-up argument block prints it: "True" and
+ * "False" for switches, "None" for "not set" (the argument is then
+ * skipped), lists as "['p2p']" or "[2, 4]", enums as "AttnBackend.flash". */
+int megatron_args_set(megatron_args_t *a, const char *name, const char *value, err_t *err);
+
+/* Interpret what was read into model, layout, opt, world_size and notes.
+ * ERR_INPUT naming the flag for values that contradict each other or that
+ * scaleplan cannot model exactly; ERR_RUNTIME on OOM. */
+int megatron_args_finish(megatron_args_t *a, err_t *err);
+
+/* init + parse_text + finish on one text. On error *a is still freed by
+ * megatron_args_free. */
+int megatron_args_read(const char *text, size_t len, const char *origin,
+                       megatron_args_t *a, err_t *err);
+
+/* Free what a holds; a is then empty (safe to call twice). */
+void megatron_args_free(megatron_args_t *a);
+
+#endif

@@ -1,0 +1,544 @@
+#include "inputs/trainlog.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "inputs/trainlog_impl.h"
+
+/* Detection order: a Megatron-DeepSpeed log also carries DeepSpeed's engine
+ * lines, but its iteration lines are the ones with step times, so Megatron
+ * comes first; the plain forms come last (they recognise a header only). */
+static const tlog_reader_t *const readers[] = {
+    &TLOG_READER_MEGATRON, &TLOG_READER_NEMO, &TLOG_READER_TORCHTITAN, &TLOG_READER_DEEPSPEED,
+    &TLOG_READER_HF,       &TLOG_READER_CSV,  &TLOG_READER_JSON,
+};
+enum { N_READERS = sizeof readers / sizeof readers[0] };
+
+int trainlog_format_count(void)
+{
+    return N_READERS;
+}
+
+const char *trainlog_format_name(int i)
+{
+    return i >= 0 && i < N_READERS ? readers[i]->name : NULL;
+}
+
+const char *trainlog_format_title(int i)
+{
+    return i >= 0 && i < N_READERS ? readers[i]->title : NULL;
+}
+
+const char *trainlog_part_name(tlog_part_t p)
+{
+    static const char *names[] = {"forward", "backward", "grad_reduce", "optimizer"};
+    return p < TLOG_PART_COUNT ? names[p] : "?";
+}
+
+/* ------------------------------------------------------------ text */
+
+/* Remove ANSI escape sequences (ESC [ params letter, or a lone ESC) in place. */
+static void strip_ansi(char *s)
+{
+    char *w = s;
+    for (const char *r = s; *r;) {
+        if (*r != '\x1b') {
+            *w++ = *r++;
+            continue;
+        }
+        r++;
+        if (*r == '[') {
+            r++;
+            while (*r && ((*r >= '0' && *r <= '9') || *r == ';' || *r == '?'))
+                r++;
+            if (*r)
+                r++; /* the final letter */
+        }
+    }
+    *w = '\0';
+}
+
+/* The prefix torchrun's --tee adds to every line ("[rank0]:", "[default3]:"). */
+static char *strip_launcher(char *s)
+{
+    static const char *const tags[] = {"[rank", "[default"};
+    for (size_t k = 0; k < sizeof tags / sizeof tags[0]; k++) {
+        size_t n = strlen(tags[k]);
+        if (strncmp(s, tags[k], n) != 0)
+            continue;
+        const char *p = s + n;
+        if (*p < '0' || *p > '9')
+            continue;
+        while (*p >= '0' && *p <= '9')
+            p++;
+        if (p[0] == ']' && p[1] == ':')
+            return (char *)p + 2;
+    }
+    return s;
+}
+
+static void text_free(tlog_text_t *t)
+{
+    free(t->lines);
+    free(t->buf);
+    memset(t, 0, sizeof *t);
+}
+
+/* Split text into cleaned lines; a NUL byte reads as a blank. */
+static int text_split(const char *text, size_t len, const char *file, tlog_text_t *t, err_t *err)
+{
+    memset(t, 0, sizeof *t);
+    t->file = file;
+    size_t breaks = 1;
+    for (size_t i = 0; i < len; i++)
+        breaks += text[i] == '\n' || text[i] == '\r';
+    t->buf = malloc(len + 1);
+    t->lines = malloc(breaks * sizeof *t->lines);
+    if (!t->buf || !t->lines) {
+        text_free(t);
+        return err_set(err, ERR_RUNTIME, "out of memory reading %s", file);
+    }
+    int line = 1;
+    size_t start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        char c = i < len ? text[i] : '\n';
+        if (c != '\n' && c != '\r') {
+            t->buf[i] = c ? c : ' ';
+            continue;
+        }
+        t->buf[i] = '\0';
+        char *s = strip_launcher(t->buf + start);
+        strip_ansi(s);
+        t->lines[t->n].s = s;
+        t->lines[t->n].line = line;
+        t->n++;
+        if (c == '\n')
+            line++;
+        start = i + 1;
+    }
+    t->cut = len > 0 && text[len - 1] != '\n' && text[len - 1] != '\r';
+    return ERR_OK;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+const char *tlog_skip_blanks(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return s;
+}
+
+bool tlog_number(const char *s, bool commas, double *out, const char **end)
+{
+    const char *p = tlog_skip_blanks(s);
+    char buf[64];
+    size_t n = 0;
+    int digits = 0;
+    bool room = true;
+    *end = s;
+    if (*p == '+' || *p == '-')
+        buf[n++] = *p++;
+    for (;; p++) {
+        if (*p >= '0' && *p <= '9') {
+            room = room && n < 40; /* beyond 1e40 is not a log's figure */
+            if (room)
+                buf[n++] = *p;
+            digits++;
+        } else if (!(commas && *p == ',' && digits > 0 && p[1] >= '0' && p[1] <= '9')) {
+            break;
+        }
+    }
+    if (*p == '.') {
+        buf[n++] = '.';
+        for (p++; *p >= '0' && *p <= '9'; p++) {
+            if (n < 56) /* digits past a double's precision are dropped */
+                buf[n++] = *p;
+            digits++;
+        }
+    }
+    if (digits == 0 || !room)
+        return false;
+    if ((*p == 'e' || *p == 'E') &&
+        ((p[1] >= '0' && p[1] <= '9') ||
+         ((p[1] == '+' || p[1] == '-') && p[2] >= '0' && p[2] <= '9'))) {
+        buf[n++] = *p++;
+        if (*p == '+' || *p == '-')
+            buf[n++] = *p++;
+        int k = 0;
+        for (; *p >= '0' && *p <= '9'; p++)
+            if (k++ < 4)
+                buf[n++] = *p;
+        if (k > 4)
+            return false;
+    }
+    buf[n] = '\0';
+    double v = strtod(buf, NULL);
+    if (!isfinite(v))
+        return false;
+    *out = v;
+    *end = p;
+    return true;
+}
+
+bool tlog_value_after(const char *line, const char *key, bool commas, const char *follow,
+                      double *out, bool *bad)
+{
+    const char *k = strstr(line, key);
+    if (!k)
+        return false;
+    const char *end;
+    if (!tlog_number(k + strlen(key), commas, out, &end) ||
+        (follow && *end && *end != ' ' && *end != '\t' && !strchr(follow, *end))) {
+        *bad = true;
+        return false;
+    }
+    return true;
+}
+
+const tlog_line_t *tlog_find(const tlog_text_t *t, const char *needle)
+{
+    for (int i = 0; i < t->n; i++)
+        if (strstr(t->lines[i].s, needle))
+            return &t->lines[i];
+    return NULL;
+}
+
+bool tlog_is_cut(const tlog_text_t *t, const tlog_line_t *l)
+{
+    return t->cut && t->n > 0 && l == &t->lines[t->n - 1];
+}
+
+int tlog_bad(const tlog_text_t *t, int line, err_t *err, const char *fmt, ...)
+{
+    char reason[ERR_MSG_MAX], where[32];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    snprintf(where, sizeof where, "line %d", line);
+    return err_setf(err, ERR_INPUT, t->file, where, "%s", reason);
+}
+
+tlog_record_t *tlog_add_record(trainlog_t *t, long step, int line)
+{
+    /* the capacity is 16, then doubles whenever the count reaches a power of two */
+    int n = t->n_records;
+    if (n == 0 || (n >= 16 && (n & (n - 1)) == 0)) {
+        if (n >= (1 << 28))
+            return NULL;
+        tlog_record_t *r = realloc(t->records, (size_t)(n ? 2 * n : 16) * sizeof *r);
+        if (!r)
+            return NULL;
+        t->records = r;
+    }
+    tlog_record_t *r = &t->records[t->n_records++];
+    r->step = step;
+    r->line = line;
+    r->covers = 1;
+    r->step_time_s = r->tokens_per_s = r->tokens_per_s_per_gpu = r->samples_per_s = NAN;
+    r->tflops_per_gpu = r->mfu = r->memory_gib = r->loss = NAN;
+    for (int k = 0; k < TLOG_PART_COUNT; k++)
+        r->part_s[k] = NAN;
+    r->skipped = false;
+    return r;
+}
+
+static int add_pair(tlog_setting_t **arr, int *n, const char *file, const char *name,
+                    const char *value, int line, err_t *err)
+{
+    if ((*n & (*n - 1)) == 0) { /* 0, 1, 2, 4, ...: grow to the next power of two */
+        tlog_setting_t *s = realloc(*arr, (size_t)(*n ? 2 * *n : 1) * sizeof *s);
+        if (!s)
+            return err_set(err, ERR_RUNTIME, "out of memory reading %s", file);
+        *arr = s;
+    }
+    tlog_setting_t *s = &(*arr)[(*n)++];
+    snprintf(s->name, sizeof s->name, "%s", name);
+    snprintf(s->value, sizeof s->value, "%s", value);
+    s->line = line;
+    return ERR_OK;
+}
+
+int tlog_add_setting(trainlog_t *t, const char *name, const char *value, int line, err_t *err)
+{
+    return add_pair(&t->settings, &t->n_settings, t->file, name, value, line, err);
+}
+
+int tlog_add_arg(trainlog_t *t, const char *name, const char *value, int line, err_t *err)
+{
+    return add_pair(&t->args, &t->n_args, t->file, name, value, line, err);
+}
+
+const char *trainlog_setting(const trainlog_t *t, const char *name)
+{
+    for (int i = t->n_settings - 1; i >= 0; i--)
+        if (strcmp(t->settings[i].name, name) == 0)
+            return t->settings[i].value;
+    return NULL;
+}
+
+void trainlog_free(trainlog_t *t)
+{
+    free(t->records);
+    free(t->settings);
+    free(t->args);
+    memset(t, 0, sizeof *t);
+}
+
+/* ------------------------------------------------------------ steady state */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Step times the log does not print, from the throughput it does. */
+static void derive_step_times(trainlog_t *t, const tlog_known_t *known)
+{
+    int gpus = t->n_gpus > 0 ? t->n_gpus : known ? known->n_gpus : 0;
+    double samples = t->samples_per_step > 0 ? t->samples_per_step
+                     : known                 ? known->samples_per_step
+                                             : 0;
+    double tokens = t->tokens_per_step > 0 ? t->tokens_per_step : known ? known->tokens_per_step : 0;
+    for (int i = 0; i < t->n_records; i++) {
+        tlog_record_t *r = &t->records[i];
+        if (isfinite(r->step_time_s))
+            continue;
+        if (tokens > 0 && r->tokens_per_s > 0)
+            r->step_time_s = tokens / r->tokens_per_s;
+        else if (tokens > 0 && gpus > 0 && r->tokens_per_s_per_gpu > 0)
+            r->step_time_s = tokens / (r->tokens_per_s_per_gpu * gpus);
+        else if (samples > 0 && r->samples_per_s > 0)
+            r->step_time_s = samples / r->samples_per_s;
+    }
+}
+
+/* Mean (weighted by covered iterations), spread and range of field over
+ * the records in idx. */
+static tlog_stat_t summarise(const trainlog_t *t, const int *idx, int n, size_t offset)
+{
+    tlog_stat_t st = {0, NAN, NAN, NAN, NAN, NAN};
+    double wsum = 0, sum = 0, plain = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const tlog_record_t *r = &t->records[idx[i]];
+        double v = *(const double *)((const char *)r + offset);
+        if (!isfinite(v))
+            continue;
+        double w = (double)(r->covers > 0 ? r->covers : 1);
+        wsum += w;
+        sum += w * v;
+        plain += v;
+        st.min = k == 0 ? v : fmin(st.min, v);
+        st.max = k == 0 ? v : fmax(st.max, v);
+        k++;
+    }
+    if (k == 0)
+        return st;
+    st.n = k;
+    st.mean = sum / wsum;
+    double avg = plain / k, ss = 0;
+    for (int i = 0; i < n; i++) {
+        const tlog_record_t *r = &t->records[idx[i]];
+        double v = *(const double *)((const char *)r + offset);
+        if (isfinite(v))
+            ss += (v - avg) * (v - avg);
+    }
+    st.sd = k > 1 ? sqrt(ss / (k - 1)) : 0;
+    st.cv = st.mean > 0 ? st.sd / st.mean : NAN;
+    return st;
+}
+
+/* Leading records more than thr above the steady level are warm-up: the
+ * level is the median of the later half of the timed records, thr the
+ * larger of 1% and four robust standard deviations (1.4826 x the median
+ * absolute deviation) of that half, so a jitter of a few tenths of a
+ * percent keeps every record and a second step 3% slow is dropped. */
+static int warmup_count(const double *times, int n, double *level)
+{
+    int half = (n + 1) / 2;
+    double *v = malloc((size_t)half * sizeof *v);
+    if (!v) {
+        *level = times[n - 1];
+        return 0;
+    }
+    memcpy(v, times + (n - half), (size_t)half * sizeof *v);
+    double m = median_of(v, half);
+    for (int i = 0; i < half; i++)
+        v[i] = fabs(v[i] - m);
+    double mad = median_of(v, half);
+    free(v);
+    double thr = fmax(0.01, 4 * 1.4826 * mad / m);
+    int w = 0;
+    while (w < n - 1 && times[w] > m * (1 + thr))
+        w++;
+    *level = m;
+    return w;
+}
+
+/* Settle: strict callers need a steady step time; the parse-time pass
+ * accepts a log whose throughput waits for the command line's figures. */
+static int settle(trainlog_t *t, const tlog_known_t *known, bool strict, err_t *err)
+{
+    derive_step_times(t, known);
+    t->warmup = 0;
+    t->first_steady = -1;
+    memset(&t->step_time_s, 0, sizeof t->step_time_s);
+    t->step_time_s.mean = t->tflops_per_gpu.mean = t->mfu.mean = NAN;
+    t->note[0] = '\0';
+    for (int k = 0; k < TLOG_PART_COUNT; k++)
+        t->part_s[k] = NAN;
+    int *idx = malloc((size_t)(t->n_records > 0 ? t->n_records : 1) * sizeof *idx);
+    double *times = malloc((size_t)(t->n_records > 0 ? t->n_records : 1) * sizeof *times);
+    if (!idx || !times) {
+        free(idx);
+        free(times);
+        return err_set(err, ERR_RUNTIME, "out of memory reading %s", t->file);
+    }
+    int nv = 0;
+    for (int i = 0; i < t->n_records; i++) {
+        const tlog_record_t *r = &t->records[i];
+        if (!r->skipped && r->step_time_s > 0 && isfinite(r->step_time_s)) {
+            idx[nv] = i;
+            times[nv++] = r->step_time_s;
+        }
+    }
+    if (nv == 0) {
+        free(idx);
+        free(times);
+        if (!strict)
+            return ERR_OK;
+        return err_setf(err, ERR_INPUT, t->file, NULL,
+                        "no step time in the log: its %d records give throughput only, and "
+                        "turning that into seconds per step needs the GPU count and the batch "
+                        "(--gpus, --global-batch, --seq-len)",
+                        t->n_records);
+    }
+    double level;
+    int w = warmup_count(times, nv, &level);
+    /* After the warm-up, steps far off the level (checkpoint saves,
+     * evaluation) are not the steady state either. */
+    int ns = 0, outliers = 0;
+    for (int i = w; i < nv; i++) {
+        if (times[i] > 1.5 * level) {
+            outliers++;
+            continue;
+        }
+        idx[ns++] = idx[i];
+    }
+    t->first_steady = idx[0];
+    t->warmup = t->first_steady; /* every record before the first steady one */
+    t->step_time_s = summarise(t, idx, ns, offsetof(tlog_record_t, step_time_s));
+    t->tflops_per_gpu = summarise(t, idx, ns, offsetof(tlog_record_t, tflops_per_gpu));
+    t->mfu = summarise(t, idx, ns, offsetof(tlog_record_t, mfu));
+    for (int k = 0; k < TLOG_PART_COUNT; k++) {
+        tlog_stat_t p = summarise(t, idx, ns, offsetof(tlog_record_t, part_s) + (size_t)k * sizeof(double));
+        t->part_s[k] = p.mean;
+    }
+    const tlog_record_t *first = &t->records[idx[0]], *last = &t->records[idx[ns - 1]];
+    int n = snprintf(t->note, sizeof t->note, "steady state: steps %ld-%ld (%d records)",
+                     first->step - first->covers + 1, last->step, ns);
+    if (t->warmup > 0 && n > 0 && (size_t)n < sizeof t->note)
+        n += snprintf(t->note + n, sizeof t->note - (size_t)n,
+                      "; warm-up dropped: %d record%s before step %ld", t->warmup,
+                      t->warmup == 1 ? "" : "s", first->step - first->covers + 1);
+    if (outliers > 0 && n > 0 && (size_t)n < sizeof t->note)
+        n += snprintf(t->note + n, sizeof t->note - (size_t)n,
+                      "; %d later step%s over 1.5x the steady level left out", outliers,
+                      outliers == 1 ? "" : "s");
+    if (ns == 1 && n > 0 && (size_t)n < sizeof t->note)
+        snprintf(t->note + n, sizeof t->note - (size_t)n, "; one record, so no spread");
+    free(idx);
+    free(times);
+    return ERR_OK;
+}
+
+int trainlog_settle(trainlog_t *t, const tlog_known_t *known, err_t *err)
+{
+    return settle(t, known, true, err);
+}
+
+/* ------------------------------------------------------------ entry points */
+
+static const tlog_reader_t *reader_named(const char *name)
+{
+    for (int i = 0; i < N_READERS; i++)
+        if (strcmp(readers[i]->name, name) == 0)
+            return readers[i];
+    return NULL;
+}
+
+int trainlog_parse(const char *text, size_t len, const char *file, const char *format,
+                   trainlog_t *out, err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *name = file && *file ? file : "log";
+    snprintf(out->file, sizeof out->file, "%s", name);
+    const tlog_reader_t *rd = NULL;
+    if (format) {
+        if (!(rd = reader_named(format))) {
+            char list[160] = "";
+            for (int i = 0; i < N_READERS; i++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                         readers[i]->name);
+            return err_setf(err, ERR_INPUT, NULL, "--log-format", "unknown format '%s' (use %s)",
+                            format, list);
+        }
+    }
+    tlog_text_t t;
+    int rc = text_split(text, len, out->file, &t, err);
+    if (rc)
+        return rc;
+    for (int i = 0; !rd && i < N_READERS; i++)
+        if (readers[i]->detect(&t))
+            rd = readers[i];
+    if (!rd) {
+        text_free(&t);
+        return err_setf(err, ERR_INPUT, out->file, NULL,
+                        "not a training log scaleplan reads: no Megatron-LM/Bridge iteration line, "
+                        "NeMo progress line, torchtitan step line, DeepSpeed throughput line, "
+                        "Hugging Face Trainer output, or step,seconds CSV/JSON");
+    }
+    snprintf(out->format, sizeof out->format, "%s", rd->name);
+    snprintf(out->framework, sizeof out->framework, "%s", rd->title);
+    rc = rd->parse(&t, out, err);
+    text_free(&t);
+    if (!rc && out->n_records == 0)
+        rc = err_setf(err, ERR_INPUT, out->file, NULL, "no training steps in this %s log",
+                      rd->title);
+    if (!rc)
+        rc = settle(out, NULL, false, err);
+    if (rc) {
+        char keep[sizeof out->file];
+        memcpy(keep, out->file, sizeof keep);
+        trainlog_free(out);
+        memcpy(out->file, keep, sizeof keep);
+    }
+    return rc;
+}
+
+int trainlog_read(const char *path, const char *format, trainlog_t *out, err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    char *data = NULL;
+    size_t len = 0;
+    int rc = fileio_read_all(path, &data, &len, err);
+    if (rc)
+        return rc;
+    rc = trainlog_parse(data, len, path, format, out, err);
+    free(data);
+    return rc;
+}

@@ -1,0 +1,277 @@
+/* Tests of inputs/megatron_args: whole Megatron-LM launch scripts, flag
+ * lists and start-up argument blocks read into a model, a layout and
+ * options, with every ignored and assumed argument said; bad input refused
+ * with one line naming the flag. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inputs/megatron_args.h"
+#include "tests/testing.h"
+
+static int read_text(const char *text, megatron_args_t *a, err_t *e)
+{
+    int rc = megatron_args_read(text, strlen(text), "test", a, e);
+    if (rc)
+        fprintf(stderr, "megatron args: %s\n", e->msg);
+    return rc;
+}
+
+static bool has_note(const megatron_args_t *a, const char *field, note_kind_t kind)
+{
+    for (size_t i = 0; i < a->notes.n; i++)
+        if (strcmp(a->notes.items[i].field, field) == 0 && a->notes.items[i].kind == kind)
+            return true;
+    return false;
+}
+
+/* tests/fixtures/megatron/llama3_70b_args.txt: the T134 row (Megatron-Bridge
+ * 25.11 Llama 3 70B on 64 H100) as a pretrain_gpt.py command line. The
+ * model is Llama 3 70B except the vocabulary: NullTokenizer 128256 padded
+ * to a multiple of 128 x TP 4 = 512 gives 128512 rows (Megatron-LM's
+ * vocab_size_with_padding), so the parameters are the HF count
+ * 70,553,706,496 + 2 x 256 x 8192 = 70,557,900,800 (embedding and untied
+ * output layer each gain 256 rows). */
+static void test_llama3_70b_script(void)
+{
+    char *text = slurp(fixture("megatron/llama3_70b_args.txt"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    megatron_args_t a;
+    err_t e;
+    int rc = megatron_args_read(text, strlen(text), "llama3_70b_args.txt", &a, &e);
+    free(text);
+    if (rc)
+        fprintf(stderr, "%s\n", e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    const model_t *m = &a.model;
+    CU_ASSERT_TRUE(a.have_model);
+    CU_ASSERT_EQUAL(m->n_layers, 80);
+    CU_ASSERT_EQUAL(m->hidden, 8192);
+    CU_ASSERT_EQUAL(m->ffn, 28672);
+    CU_ASSERT_EQUAL(m->n_heads, 64);
+    CU_ASSERT_EQUAL(m->n_kv_heads, 8);
+    CU_ASSERT_EQUAL(m->head_dim, 128);
+    CU_ASSERT_EQUAL(m->vocab, 128512);
+    CU_ASSERT_EQUAL(m->max_seq, 8192);
+    CU_ASSERT_EQUAL(m->mlp, MODEL_MLP_SWIGLU);
+    CU_ASSERT_EQUAL(m->norm, MODEL_NORM_RMSNORM);
+    CU_ASSERT_EQUAL(m->pos, MODEL_POS_ROPE);
+    CU_ASSERT_FALSE(m->tied_embeddings);
+    CU_ASSERT_FALSE(m->qkv_bias || m->out_bias || m->mlp_bias);
+    CU_ASSERT_EQUAL(m->dropout, 0);
+    CHECK_REL(m->rope_theta, 500000, 0);
+    model_params_t p;
+    model_params(m, &p);
+    CHECK_REL(p.total, 70557900800.0, 0);
+    const layout_t *l = &a.layout;
+    CU_ASSERT_EQUAL(l->tp, 4);
+    CU_ASSERT_EQUAL(l->pp, 8);
+    CU_ASSERT_EQUAL(l->vpp, 5); /* 80 layers / (PP 8 x 2 layers per virtual stage) */
+    CU_ASSERT_EQUAL(l->schedule, SCHEDULE_INTERLEAVED);
+    CU_ASSERT_EQUAL(l->cp, 1);
+    CU_ASSERT_TRUE(l->sequence_parallel);
+    CU_ASSERT_TRUE(l->distributed_optimizer);
+    CU_ASSERT_EQUAL(l->micro_batch, 1);
+    CU_ASSERT_EQUAL(l->global_batch, 128);
+    CU_ASSERT_EQUAL(l->seq_len, 8192);
+    CU_ASSERT_EQUAL(l->precision, PRECISION_FP8);
+    CU_ASSERT_EQUAL(l->grad_bytes, 2); /* --grad-reduce-in-bf16 */
+    CU_ASSERT_TRUE(l->flash_attention);
+    CU_ASSERT_TRUE(a.opt.overlap_grad_reduce);
+    CU_ASSERT_TRUE(a.opt.overlap_param_gather);
+    CU_ASSERT_TRUE(a.opt.tp_comm_overlap);
+    CU_ASSERT_EQUAL(a.world_size, 64); /* torchrun --nproc_per_node 8 --nnodes 8 */
+    /* Said, not silent: training hyper-parameters, fp8 recipe details,
+     * the environment, the vocabulary padding. */
+    CU_ASSERT_TRUE(has_note(&a, "--lr", NOTE_IGNORED));
+    CU_ASSERT_TRUE(has_note(&a, "--save", NOTE_IGNORED));
+    CU_ASSERT_TRUE(has_note(&a, "--fp8-recipe", NOTE_IGNORED));
+    CU_ASSERT_TRUE(has_note(&a, "--manual-gc", NOTE_IGNORED));
+    CU_ASSERT_TRUE(has_note(&a, "CUDA_DEVICE_MAX_CONNECTIONS=1", NOTE_IGNORED));
+    CU_ASSERT_TRUE(has_note(&a, "--make-vocab-size-divisible-by", NOTE_ASSUMED));
+    /* Flags at their default value change nothing and are not listed. */
+    CU_ASSERT_FALSE(has_note(&a, "--seed", NOTE_IGNORED));
+    CU_ASSERT_FALSE(has_note(&a, "--rotary-percent", NOTE_IGNORED));
+    megatron_args_free(&a);
+}
+
+/* Bash arrays, variables, ${X:-default}, comments inside arrays and
+ * "${ARR[@]}" as launch scripts write them. The FFN width defaults the
+ * way validate_args does: 4h for GELU; for SwiGLU int(4h x 2/3 / 64) x 64
+ * = int(10922.67 / 64) x 64 = 10880 at h = 4096. */
+static void test_shell_script(void)
+{
+    const char *text =
+        "#!/bin/bash\n"
+        "GPUS_PER_NODE=8\n"
+        "NNODES=${NNODES:-2}\n"
+        "MODEL_ARGS=(\n"
+        "   --num-layers 32   # blocks\n"
+        "   --hidden-size 4096\n"
+        "   --num-attention-heads 32\n"
+        "   --swiglu\n"
+        "   --normalization \"RMSNorm\"\n"
+        "   --position-embedding-type rope\n"
+        "   --max-position-embeddings 4096\n"
+        "   --disable-bias-linear\n"
+        ")\n"
+        "TRAIN_ARGS=(--micro-batch-size 2 --global-batch-size 256 --seq-length 4096 --bf16)\n"
+        "DIST=(--nproc_per_node $GPUS_PER_NODE --nnodes $NNODES)\n"
+        "torchrun ${DIST[@]} pretrain_gpt.py \\\n"
+        "    ${MODEL_ARGS[@]} \"${TRAIN_ARGS[@]}\" --tokenizer-type NullTokenizer "
+        "--vocab-size 32001 --tensor-model-parallel-size 2\n";
+    megatron_args_t a;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(read_text(text, &a, &e), 0);
+    CU_ASSERT_EQUAL(a.model.n_layers, 32);
+    CU_ASSERT_EQUAL(a.model.ffn, 10880);
+    CU_ASSERT_TRUE(has_note(&a, "--ffn-hidden-size", NOTE_ASSUMED));
+    CU_ASSERT_EQUAL(a.model.vocab, 32256); /* 32001 padded to a multiple of 128 x 2 */
+    CU_ASSERT_TRUE(a.model.tied_embeddings); /* Megatron ties unless told not to */
+    CU_ASSERT_EQUAL(a.model.dropout, 0.1);   /* Megatron's default, said */
+    CU_ASSERT_TRUE(has_note(&a, "--hidden-dropout", NOTE_ASSUMED));
+    CU_ASSERT_EQUAL(a.layout.micro_batch, 2);
+    CU_ASSERT_EQUAL(a.layout.global_batch, 256);
+    CU_ASSERT_EQUAL(a.layout.tp, 2);
+    CU_ASSERT_EQUAL(a.layout.precision, PRECISION_BF16);
+    CU_ASSERT_EQUAL(a.layout.grad_bytes, 4); /* fp32 main grads with bf16 */
+    CU_ASSERT_FALSE(a.opt.overlap_grad_reduce); /* Megatron-LM's default */
+    CU_ASSERT_EQUAL(a.world_size, 16);
+    megatron_args_free(&a);
+
+    /* The GELU default is 4h; learned positions by default. */
+    CU_ASSERT_EQUAL_FATAL(read_text("--num-layers 2 --hidden-size 256 --num-attention-heads 4 "
+                                    "--max-position-embeddings 512 --vocab-size 1000 "
+                                    "--tokenizer-type NullTokenizer",
+                                    &a, &e),
+                          0);
+    CU_ASSERT_EQUAL(a.model.ffn, 1024);
+    CU_ASSERT_EQUAL(a.model.pos, MODEL_POS_LEARNED);
+    CU_ASSERT_EQUAL(a.model.vocab, 1024);
+    CU_ASSERT_TRUE(a.model.qkv_bias && a.model.mlp_bias); /* add_bias_linear defaults on */
+    CU_ASSERT_EQUAL(a.layout.precision, PRECISION_FP32);
+    CU_ASSERT_TRUE(has_note(&a, "--bf16", NOTE_ASSUMED));
+    megatron_args_free(&a);
+}
+
+/* The argument block Megatron prints at start-up gives dests and Python
+ * values: switches as True/False, unset options as None, lists and enums
+ * as Python writes them. */
+static void test_argument_block(void)
+{
+    static const char *const pairs[][2] = {
+        {"num_layers", "24"},
+        {"hidden_size", "2048"},
+        {"num_attention_heads", "16"},
+        {"ffn_hidden_size", "8192"},
+        {"max_position_embeddings", "2048"},
+        {"seq_length", "2048"},
+        {"padded_vocab_size", "50304"},
+        {"tensor_model_parallel_size", "2"},
+        {"pipeline_model_parallel_size", "1"},
+        {"sequence_parallel", "True"},
+        {"bf16", "True"},
+        {"fp16", "False"},
+        {"add_bias_linear", "True"},
+        {"swiglu", "False"},
+        {"num_experts", "None"},
+        {"cp_comm_type", "['p2p']"},
+        {"attention_backend", "AttnBackend.auto"},
+        {"recompute_granularity", "selective"},
+        {"seed", "1234"},
+        {"lr", "0.0003"},
+        {"hidden_dropout", "0.0"},
+        {"attention_dropout", "0.0"},
+    };
+    megatron_args_t a;
+    err_t e;
+    megatron_args_init(&a, "megatron.log");
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        int rc = megatron_args_set(&a, pairs[i][0], pairs[i][1], &e);
+        if (rc)
+            fprintf(stderr, "%s\n", e.msg);
+        CU_ASSERT_EQUAL(rc, 0);
+    }
+    CU_ASSERT_EQUAL_FATAL(megatron_args_finish(&a, &e), 0);
+    CU_ASSERT_EQUAL(a.model.vocab, 50304);
+    CU_ASSERT_EQUAL(a.model.ffn, 8192);
+    CU_ASSERT_EQUAL(a.layout.tp, 2);
+    CU_ASSERT_TRUE(a.layout.sequence_parallel);
+    CU_ASSERT_EQUAL(a.layout.recompute, RECOMPUTE_SELECTIVE);
+    CU_ASSERT_TRUE(a.layout.flash_attention);
+    CU_ASSERT_TRUE(has_note(&a, "lr", NOTE_IGNORED));
+    CU_ASSERT_FALSE(has_note(&a, "cp_comm_type", NOTE_IGNORED)); /* the default */
+    megatron_args_free(&a);
+}
+
+/* Bad input: one line naming the flag and why. */
+static void test_bad_arguments(void)
+{
+    static const struct {
+        const char *text;
+        const char *needles[3];
+    } cases[] = {
+        {"--num-layer 32", {"--num-layer", "did you mean --num-layers"}},
+        {"--num-layers thirty", {"--num-layers", "integer"}},
+        {"--num-layers $LAYERS", {"--num-layers", "shell variable"}},
+        {"--normalization BatchNorm", {"--normalization", "invalid choice", "RMSNorm"}},
+        {"--bf16 yes", {"yes", "switch"}},
+        {"--hidden-size", {"--hidden-size", "needs a value"}},
+        {"--hidden-size 64 --num-attention-heads 4", {"--num-layers", "missing"}},
+        {"--num-layers 2 --hidden-size 64 --num-attention-heads 4 --max-position-embeddings 8 "
+         "--tokenizer-type HuggingFaceTokenizer",
+         {"--vocab-size", "tokenizer"}},
+        {"--num-layers 2 --hidden-size 64 --num-attention-heads 3 --max-position-embeddings 8 "
+         "--vocab-size 10",
+         {"--num-attention-heads", "must divide"}},
+        {"--num-layers 2 --hidden-size 64 --num-attention-heads 4 --num-experts 8 "
+         "--max-position-embeddings 8 --vocab-size 10",
+         {"--num-experts", "mixture-of-experts"}},
+        {"--bf16 --fp16", {"--fp16", "--bf16"}},
+        {"torchrun pretrain_gpt.py --seq-length '4096", {"single quote"}},
+        {"--bf16 stray", {"stray", "--bf16"}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        megatron_args_t a;
+        err_t e;
+        int rc = megatron_args_read(cases[i].text, strlen(cases[i].text), "test", &a, &e);
+        const char *const *n = cases[i].needles;
+        if (n[2])
+            CHECK_ERR(rc, &e, ERR_INPUT, n[0], n[1], n[2]);
+        else if (n[1])
+            CHECK_ERR(rc, &e, ERR_INPUT, n[0], n[1]);
+        else
+            CHECK_ERR(rc, &e, ERR_INPUT, n[0]);
+        CU_ASSERT_PTR_NULL(strchr(e.msg, '\n'));
+        megatron_args_free(&a);
+    }
+}
+
+/* Flags of older releases keep their meaning: --checkpoint-activations is
+ * full recompute (2021), --model-parallel-size is TP (2020),
+ * --no-async-tensor-model-parallel-allreduce turns the async TP gradient
+ * reduction off. */
+static void test_legacy_flags(void)
+{
+    megatron_args_t a;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(read_text("--num-layers 4 --hidden-size 256 --num-attention-heads 4 "
+                                    "--max-position-embeddings 1024 --seq-length 1024 "
+                                    "--tokenizer-type GPT2BPETokenizer --model-parallel-size 2 "
+                                    "--checkpoint-activations --fp16 "
+                                    "--no-async-tensor-model-parallel-allreduce "
+                                    "--DDP-impl local",
+                                    &a, &e),
+                          0);
+    CU_ASSERT_EQUAL(a.layout.tp, 2);
+    CU_ASSERT_EQUAL(a.layout.recompute, RECOMPUTE_FULL);
+    CU_ASSERT_EQUAL(a.model.vocab, 50432); /* 50257 padded to a multiple of 256 */
+    CU_ASSERT_FALSE(a.opt.async_tp_grad);
+    CU_ASSERT_EQUAL(a.layout.precision, PRECISION_FP16);
+    CU_ASSERT_EQUAL(a.layout.grad_bytes, 2);
+    megatron_args_free(&a);
+}
+
+TEST_SUITE(suite_megatron_args, "megatron_args", TEST(test_llama3_70b_script),
+           TEST(test_shell_script), TEST(test_argument_block), TEST(test_bad_arguments),
+           TEST(test_legacy_flags));
