@@ -42,21 +42,23 @@ static int section_frameworks(cJSON *json, const cli_args_t *a, err_t *err)
     if (rc)
         return rc;
     static const char *hdr[] = {"name", "framework", "DP overlap", "TP overlap", "attention",
-                                "grads", "optimizer", "recompute"};
-    table_t *t = json ? NULL : table_create(8, hdr);
+                                "grads", "optimizer", "recompute", "runs"};
+    table_t *t = json ? NULL : table_create(9, hdr);
     cJSON *arr = json ? cJSON_AddArrayToObject(json, "frameworks") : NULL;
     for (size_t i = 0; i < n && rc == ERR_OK; i++) {
         fw_preset_t p;
         if ((rc = fw_load(names[i], &p, err)))
             break;
         const char *opt = p.zero_min >= 3 ? "FSDP/ZeRO-3" : p.distributed_optimizer ? "distributed" : "replicated";
+        char runs[256];
+        fw_describe_caps(&p.caps, runs, sizeof runs);
         if (t) {
-            table_add_rowf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", p.name, p.display,
+            table_add_rowf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", p.name, p.display,
                            p.opt.overlap_grad_reduce ? "yes" : "no",
                            p.opt.tp_comm_overlap ? "yes" : "no",
                            p.flash_attention ? "fused" : "materialized",
                            p.grad_bytes == 4 ? "fp32" : "bf16", opt,
-                           layout_recompute_name(p.recompute));
+                           layout_recompute_name(p.recompute), runs);
         } else {
             cJSON *o = cJSON_CreateObject();
             if (!o || !cJSON_AddItemToArray(arr, o) || !cJSON_AddStringToObject(o, "name", p.name) ||
@@ -69,6 +71,7 @@ static int section_frameworks(cJSON *json, const cli_args_t *a, err_t *err)
                 !cJSON_AddBoolToObject(o, "distributed_optimizer", p.distributed_optimizer) ||
                 !json_add_number(o, "zero_min", p.zero_min) ||
                 !cJSON_AddStringToObject(o, "recompute", layout_recompute_name(p.recompute)) ||
+                !cJSON_AddStringToObject(o, "runs", runs) ||
                 !cJSON_AddStringToObject(o, "source", p.source))
                 rc = err_set(err, ERR_RUNTIME, "out of memory");
         }

@@ -139,6 +139,71 @@ static int read_layout(const cJSON *o, const json_ctx_t *ctx, fw_preset_t *p, er
     return ERR_OK;
 }
 
+/* A list of names into flags: each must be one of names[0..n). */
+static int read_name_set(const cJSON *o, const char *key, const json_ctx_t *ctx,
+                         const char *const *names, int n, bool *out, err_t *err)
+{
+    const cJSON *arr = NULL;
+    int rc = json_get_array(o, key, ctx, JSON_REQUIRED, &arr, err);
+    if (rc)
+        return rc;
+    json_ctx_t actx = json_ctx_member(ctx, key);
+    int i = 0;
+    for (const cJSON *e = arr->child; e; e = e->next, i++) {
+        json_ctx_t ectx = json_ctx_index(&actx, i);
+        int k = -1;
+        for (int j = 0; cJSON_IsString(e) && j < n; j++)
+            if (strcmp(e->valuestring, names[j]) == 0)
+                k = j;
+        if (k < 0)
+            return err_setf(err, ERR_INPUT, ectx.file, ectx.path, "unknown %s entry", key);
+        out[k] = true;
+    }
+    return ERR_OK;
+}
+
+static int read_supports(const cJSON *o, const json_ctx_t *ctx, fw_caps_t *c, err_t *err)
+{
+    static const char *const cp[] = {"ring", "allgather", "a2a"};
+    const char *sched[SCHEDULE_COUNT], *rec[RECOMPUTE_COUNT], *prec[PRECISION_COUNT];
+    for (int i = 0; i < SCHEDULE_COUNT; i++)
+        sched[i] = layout_schedule_name((schedule_t)i);
+    for (int i = 0; i < RECOMPUTE_COUNT; i++)
+        rec[i] = layout_recompute_name((recompute_t)i);
+    for (int i = 0; i < PRECISION_COUNT; i++)
+        prec[i] = layout_precision_name((precision_t)i);
+    const cJSON *zero = NULL, *src = NULL;
+    bool precs[PRECISION_COUNT] = {false};
+    int rc;
+    memset(c, 0, sizeof *c);
+    if ((rc = json_expect_object(o, ctx, err)) ||
+        (rc = json_get_array(o, "zero", ctx, JSON_REQUIRED, &zero, err)) ||
+        (rc = json_get_bool(o, "tp", ctx, JSON_REQUIRED, &c->tp, err)) ||
+        (rc = json_get_bool(o, "sequence_parallel", ctx, JSON_REQUIRED, &c->sp, err)) ||
+        (rc = json_get_bool(o, "pp", ctx, JSON_REQUIRED, &c->pp, err)) ||
+        (rc = json_get_bool(o, "zero3_with_pp", ctx, JSON_REQUIRED, &c->zero3_with_pp, err)) ||
+        (rc = json_get_bool(o, "uneven_split", ctx, JSON_REQUIRED, &c->uneven_split, err)) ||
+        (rc = read_name_set(o, "cp", ctx, cp, 3, c->cp, err)) ||
+        (rc = read_name_set(o, "schedules", ctx, sched, SCHEDULE_COUNT, c->schedule, err)) ||
+        (rc = read_name_set(o, "recompute", ctx, rec, RECOMPUTE_COUNT, c->recompute, err)) ||
+        (rc = read_name_set(o, "precisions", ctx, prec, PRECISION_COUNT, precs, err)))
+        return rc;
+    src = cJSON_GetObjectItemCaseSensitive(o, "source");
+    if (!cJSON_IsString(src) || !src->valuestring[0])
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "source: missing");
+    json_ctx_t zctx = json_ctx_member(ctx, "zero");
+    for (const cJSON *e = zero->child; e; e = e->next) {
+        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 3 ||
+            e->valuedouble != (int)e->valuedouble)
+            return err_setf(err, ERR_INPUT, zctx.file, zctx.path, "ZeRO stages are 0..3");
+        c->zero[(int)e->valuedouble] = true;
+    }
+    for (int i = 0; i < PRECISION_COUNT; i++)
+        if (precs[i])
+            c->precisions |= 1u << i;
+    return ERR_OK;
+}
+
 /* Append label to list when o's "source" declares an assumption. */
 static void note_assumed(const cJSON *o, const char *label, char *list, size_t cap)
 {
@@ -154,7 +219,7 @@ static int preset_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out, 
     fw_preset_t *p = out;
     memset(p, 0, sizeof *p);
     sim_options_default(&p->opt);
-    const cJSON *opt = NULL, *lay = NULL, *z3 = NULL;
+    const cJSON *opt = NULL, *lay = NULL, *z3 = NULL, *sup = NULL;
     int rc;
     if ((rc = json_expect_object(obj, ctx, err)) ||
         (rc = json_get_string(obj, "name", ctx, JSON_REQUIRED, p->name, sizeof p->name, err)) ||
@@ -164,7 +229,11 @@ static int preset_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out, 
                               err)) ||
         (rc = json_get_object(obj, "options", ctx, JSON_REQUIRED, &opt, err)) ||
         (rc = json_get_object(obj, "layout", ctx, JSON_REQUIRED, &lay, err)) ||
-        (rc = json_get_object(obj, "zero3", ctx, JSON_OPTIONAL, &z3, err)))
+        (rc = json_get_object(obj, "zero3", ctx, JSON_OPTIONAL, &z3, err)) ||
+        (rc = json_get_object(obj, "supports", ctx, JSON_REQUIRED, &sup, err)))
+        return rc;
+    json_ctx_t sctx = json_ctx_member(ctx, "supports");
+    if ((rc = read_supports(sup, &sctx, &p->caps, err)))
         return rc;
     json_ctx_t octx = json_ctx_member(ctx, "options"), lctx = json_ctx_member(ctx, "layout");
     json_ctx_t zctx = json_ctx_member(ctx, "zero3");
@@ -262,6 +331,128 @@ void fw_apply(const fw_preset_t *p, sim_options_t *o, layout_t *l)
     if (l->zero < p->zero_min)
         l->zero = p->zero_min;
     l->recompute = p->recompute;
+}
+
+/* The names of the set members, comma separated. */
+static void name_list(const bool *set, int n, const char *(*name)(int), char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++)
+        if (set[i]) {
+            size_t l = strlen(buf);
+            snprintf(buf + l, cap - l, "%s%s", l ? ", " : "", name(i));
+        }
+}
+
+static const char *sched_name(int i) { return layout_schedule_name((schedule_t)i); }
+static const char *rec_name(int i) { return layout_recompute_name((recompute_t)i); }
+static const char *prec_name(int i) { return layout_precision_name((precision_t)i); }
+static const char *cp_name(int i)
+{
+    static const char *const n[] = {"ring", "allgather", "a2a"};
+    return n[i];
+}
+static const char *zero_name(int i)
+{
+    static const char *const n[] = {"0", "1 (distributed optimizer)", "2", "3 (FSDP)"};
+    return n[i];
+}
+
+int fw_check_layout(const fw_preset_t *p, const layout_t *l, const sim_options_t *o, err_t *err)
+{
+    const fw_caps_t *c = &p->caps;
+    char list[256];
+    int zero = l->zero > 0 ? l->zero : l->distributed_optimizer ? 1 : 0;
+    if (!c->zero[zero]) {
+        bool z[4];
+        memcpy(z, c->zero, sizeof z);
+        name_list(z, 4, zero_name, list, sizeof list);
+        return err_setf(err, ERR_INPUT, NULL, zero == 1 ? "--distributed-optimizer" : "--zero",
+                        "%s does not run ZeRO-%d; it runs ZeRO %s", p->name, zero, list);
+    }
+    if (l->tp > 1 && !c->tp)
+        return err_setf(err, ERR_INPUT, NULL, "--tp", "%s has no tensor parallelism", p->name);
+    if (l->sequence_parallel && l->tp > 1 && !c->sp)
+        return err_setf(err, ERR_INPUT, NULL, "--sequence-parallel",
+                        "%s has no sequence parallelism", p->name);
+    if (l->pp > 1 && !c->pp)
+        return err_setf(err, ERR_INPUT, NULL, "--pp", "%s has no pipeline parallelism", p->name);
+    if (l->pp > 1 && l->zero >= 2 && !c->zero3_with_pp)
+        return err_setf(err, ERR_INPUT, NULL, "--zero",
+                        "%s does not run ZeRO-%d with pipeline stages (use --pp 1, or ZeRO-1 "
+                        "/ the distributed optimizer)",
+                        p->name, l->zero);
+    if ((l->first_stage_layers || l->last_stage_layers) && !c->uneven_split)
+        return err_setf(err, ERR_INPUT, NULL, "--first-stage-layers",
+                        "%s splits layers evenly over pipeline stages", p->name);
+    if (l->cp > 1 && !c->cp[0] && !c->cp[1] && !c->cp[2])
+        return err_setf(err, ERR_INPUT, NULL, "--cp", "%s has no context parallelism", p->name);
+    if (l->cp > 1 && !c->cp[o->cp_comm]) {
+        name_list(c->cp, 3, cp_name, list, sizeof list);
+        return err_setf(err, ERR_INPUT, NULL, "--cp", "%s has no %s context parallelism%s%s",
+                        p->name, cp_name(o->cp_comm), list[0] ? "; it runs " : "", list);
+    }
+    if (!c->schedule[l->schedule] && l->pp > 1) {
+        name_list(c->schedule, SCHEDULE_COUNT, sched_name, list, sizeof list);
+        return err_setf(err, ERR_INPUT, NULL, "--schedule", "%s does not run %s; it runs %s",
+                        p->name, layout_schedule_name(l->schedule), list);
+    }
+    if (!c->recompute[l->recompute]) {
+        name_list(c->recompute, RECOMPUTE_COUNT, rec_name, list, sizeof list);
+        return err_setf(err, ERR_INPUT, NULL, "--recompute", "%s has no %s recompute; it runs %s",
+                        p->name, layout_recompute_name(l->recompute), list);
+    }
+    if (!(c->precisions & (1u << l->precision))) {
+        bool set[PRECISION_COUNT];
+        for (int i = 0; i < PRECISION_COUNT; i++)
+            set[i] = c->precisions & (1u << i);
+        name_list(set, PRECISION_COUNT, prec_name, list, sizeof list);
+        return err_setf(err, ERR_INPUT, NULL, "--precision", "%s does not train in %s; it runs %s",
+                        p->name, layout_precision_name(l->precision), list);
+    }
+    return ERR_OK;
+}
+
+static void join(char *buf, size_t cap, const char *sep, const bool *set, int n,
+                 const char *(*name)(int))
+{
+    bool first = true;
+    for (int i = 0; i < n; i++)
+        if (set[i]) {
+            size_t l = strlen(buf);
+            snprintf(buf + l, cap - l, "%s%s", first ? "" : sep, name(i));
+            first = false;
+        }
+}
+
+static const char *digit(int i)
+{
+    static const char *const d[] = {"0", "1", "2", "3"};
+    return d[i];
+}
+
+void fw_describe_caps(const fw_caps_t *c, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "ZeRO ");
+    join(buf, cap, "/", c->zero, 4, digit);
+    size_t l = strlen(buf);
+    snprintf(buf + l, cap - l, "%s%s%s%s%s", c->tp ? ", TP" : "", c->tp && c->sp ? "+SP" : "",
+             c->pp ? ", PP" : "", c->pp && c->uneven_split ? " (uneven)" : "",
+             c->pp && c->zero3_with_pp ? " with FSDP" : "");
+    bool any_cp = c->cp[0] || c->cp[1] || c->cp[2];
+    if (any_cp) {
+        l = strlen(buf);
+        snprintf(buf + l, cap - l, ", CP ");
+        join(buf, cap, "/", c->cp, 3, cp_name);
+    }
+    if (c->pp) {
+        l = strlen(buf);
+        snprintf(buf + l, cap - l, "; ");
+        join(buf, cap, "/", c->schedule, SCHEDULE_COUNT, sched_name);
+    }
+    l = strlen(buf);
+    snprintf(buf + l, cap - l, "; recompute ");
+    join(buf, cap, "/", c->recompute, RECOMPUTE_COUNT, rec_name);
 }
 
 int fw_names(char ***names, size_t *count, err_t *err)

@@ -37,6 +37,19 @@ typedef enum {
                               micro-batches of one sequence (torchtitan 2025) */
 } fw_batch_rule_t;
 
+/* What a framework can run at all ("supports" in the catalog). */
+typedef struct {
+    bool zero[4];          /* ZeRO stages: 0 none, 1 distributed optimizer /
+                              ZeRO-1, 2 gradients sharded, 3 FSDP */
+    bool tp, sp, pp;       /* tensor, sequence (with TP), pipeline parallelism */
+    bool zero3_with_pp;    /* FSDP/ZeRO-3 together with pipeline stages */
+    bool uneven_split;     /* first/last stages with other layer counts */
+    bool cp[3];            /* context parallelism by cp_comm_t; none = no CP */
+    bool schedule[SCHEDULE_COUNT];
+    bool recompute[RECOMPUTE_COUNT];
+    unsigned precisions;   /* bit 1 << precision_t */
+} fw_caps_t;
+
 typedef struct {
     char name[FW_NAME_MAX];
     char display[96];
@@ -52,6 +65,7 @@ typedef struct {
     fw_batch_rule_t batch;     /* what a run's stated batch size means */
     double gpt_dropout;        /* dropout of GPT models built from a run's columns */
     precision_t fp8_recipe;    /* what a plain "fp8" means in this framework */
+    fw_caps_t caps;            /* what it can run */
     char assumed[96];          /* sections whose source says ASSUMED
                                   ("options, tp_overlap"), "" if none */
 } fw_preset_t;
@@ -68,6 +82,15 @@ int fw_match(const char *framework_text, const char *source_text, fw_preset_t *o
 /* Apply the preset's defaults: options into *o (replaced), layout defaults
  * into *l (fields the preset sets; the rest untouched). */
 void fw_apply(const fw_preset_t *p, sim_options_t *o, layout_t *l);
+
+/* Whether the preset can run layout l (finalized or not) with options o:
+ * ERR_INPUT naming the flag and what the framework runs instead
+ * ("--cp: megatron-2021 has no context parallelism"). */
+int fw_check_layout(const fw_preset_t *p, const layout_t *l, const sim_options_t *o, err_t *err);
+
+/* What the preset runs, in one line: "ZeRO 0/1/3, TP+SP, PP (uneven),
+ * CP ring/allgather/a2a; 1f1b/interleaved; recompute none/selective/full". */
+void fw_describe_caps(const fw_caps_t *c, char *buf, size_t cap);
 
 /* The catalog's preset names in file order; free with catalog_free_names. */
 int fw_names(char ***names, size_t *count, err_t *err);

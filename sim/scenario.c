@@ -35,6 +35,8 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
         return rc;
     if (s->layout.tp == 1)
         s->opt.tp_comm_overlap = false; /* no TP group: nothing to overlap */
+    if ((rc = fw_check_layout(&s->fw, &s->layout, &s->opt, err)))
+        return rc;
     if ((rc = prec_check_gpu(s->layout.precision, &s->cluster.gpu, err)) ||
         (rc = sim_options_precision(&s->opt, s->layout.precision, err)))
         return rc;

@@ -228,15 +228,18 @@ static void test_zero3_modes(void)
               fmax(g, prof_bus_factor(COLL_ALL_GATHER, 64) * bytes / 24e9), 1e-12);
     scenario_free(&z.s);
 
-    /* with pipeline stages and parameters kept for the step, each
-     * micro-batch carries 1/m of the gather */
+    /* with pipeline stages and parameters kept for the step (torchtitan
+     * runs FSDP with PP), each micro-batch carries 1/m of the gather */
     priced_t pp;
-    CU_ASSERT_EQUAL_FATAL(begin(&pp, "llama3-8b", "h100-sxm", 64, "fsdp"), 0);
+    CU_ASSERT_EQUAL_FATAL(begin(&pp, "llama3-8b", "h100-sxm", 64, "torchtitan-2024-12"), 0);
     set_batch(&pp.s.layout, 1, 1, 64, 4096);
     pp.s.layout.pp = 2;
     CU_ASSERT_EQUAL_FATAL(price(&pp), 0);
-    double per_mb = pp.c.zero3_gather_layer_s;
+    CU_ASSERT_TRUE(pp.s.layout.grad_accum > 1);
     in = pp.s.input;
+    in.opt.zero3.reshard_with_pp = true;
+    CU_ASSERT_EQUAL_FATAL(sim_costs(&in, &c, &e), 0);
+    double per_mb = c.zero3_gather_layer_s;
     in.opt.zero3.reshard_with_pp = false;
     CU_ASSERT_EQUAL_FATAL(sim_costs(&in, &c, &e), 0);
     CHECK_REL(c.zero3_gather_layer_s, per_mb / pp.s.layout.grad_accum, 1e-12);
@@ -358,19 +361,26 @@ static void test_eager_and_recompute(void)
     scenario_free(&eager.s);
     scenario_free(&compiled.s);
 
+    /* the pricing of each mode (whichever framework runs it) */
     double rec[3];
     const recompute_t modes[3] = {RECOMPUTE_SELECTIVE, RECOMPUTE_OPS, RECOMPUTE_FULL};
+    priced_t r;
+    CU_ASSERT_EQUAL_FATAL(begin(&r, "llama3-8b", "h100-sxm", 8, "torchtitan-2025-06"), 0);
+    set_batch(&r.s.layout, 1, 1, 8, 8192);
+    CU_ASSERT_EQUAL_FATAL(price(&r), 0);
     for (int i = 0; i < 3; i++) {
-        priced_t r;
-        CU_ASSERT_EQUAL_FATAL(begin(&r, "llama3-8b", "h100-sxm", 8, "torchtitan-2025-06"), 0);
-        set_batch(&r.s.layout, 1, 1, 8, 8192);
-        r.s.layout.recompute = modes[i];
-        CU_ASSERT_EQUAL_FATAL(price(&r), 0);
-        rec[i] = r.c.bwd.recompute;
+        layout_t l = r.s.layout;
+        l.recompute = modes[i];
+        sim_input_t in = r.s.input;
+        in.layout = &l;
+        step_costs_t c;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(sim_costs(&in, &c, &e), 0);
+        rec[i] = c.bwd.recompute;
         if (modes[i] == RECOMPUTE_FULL)
-            CHECK_REL(rec[i], r.c.fwd.compute, 1e-12);
-        scenario_free(&r.s);
+            CHECK_REL(rec[i], c.fwd.compute, 1e-12);
     }
+    scenario_free(&r.s);
     CU_ASSERT_TRUE(rec[0] < rec[1] && rec[1] < rec[2]);
 }
 
@@ -496,7 +506,57 @@ static void test_published_memory(void)
     scenario_free(&mc.s);
 }
 
-TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_published_memory), TEST(test_tp_overlap_by_gemm),
+/* ---------------------------------------------- framework capabilities */
+
+/* A preset refuses what its framework cannot run, naming the flag and what
+ * it runs instead; what it can run passes. */
+static void test_framework_capabilities(void)
+{
+    static const struct {
+        const char *fw;
+        int tp, pp, cp, zero;
+        recompute_t rc;
+        precision_t prec;
+        const char *flag, *says;
+    } cases[] = {
+        {"megatron-2021", 1, 1, 2, 0, RECOMPUTE_NONE, PRECISION_BF16, "--cp", "no context"},
+        {"megatron-2021", 1, 1, 1, 0, RECOMPUTE_SELECTIVE, PRECISION_BF16, "--recompute",
+         "none, full"},
+        {"fsdp", 1, 2, 1, 3, RECOMPUTE_NONE, PRECISION_BF16, "--pp", "no pipeline"},
+        {"megatron-core", 1, 2, 1, 3, RECOMPUTE_NONE, PRECISION_BF16, "--zero", "pipeline"},
+        {"deepspeed", 1, 2, 1, 2, RECOMPUTE_NONE, PRECISION_BF16, "--zero", "pipeline"},
+        {"llm-foundry", 2, 1, 1, 3, RECOMPUTE_NONE, PRECISION_BF16, "--tp", "no tensor"},
+        {"megatron-2022", 1, 1, 1, 3, RECOMPUTE_NONE, PRECISION_BF16, "--zero", "0, 1"},
+        {"torchtitan-2024-12", 1, 1, 1, 3, RECOMPUTE_NONE, PRECISION_FP8, "--precision",
+         "fp8-cs"},
+        {"megatron-core", 1, 1, 1, 0, RECOMPUTE_OPS, PRECISION_BF16, "--recompute", "selective"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        priced_t p;
+        CU_ASSERT_EQUAL_FATAL(begin(&p, "llama3-8b", "h100-sxm", 16, cases[i].fw), 0);
+        set_batch(&p.s.layout, cases[i].tp, 1, 0, 4096);
+        p.s.layout.pp = cases[i].pp;
+        p.s.layout.cp = cases[i].cp;
+        p.s.layout.zero = cases[i].zero;
+        if (cases[i].zero)
+            p.s.layout.distributed_optimizer = false;
+        p.s.layout.recompute = cases[i].rc;
+        p.s.layout.precision = cases[i].prec;
+        err_t e;
+        int rc = scenario_finish(&p.s, NULL, &e);
+        CHECK_ERR(rc, &e, ERR_INPUT, cases[i].flag, cases[i].fw, cases[i].says);
+        scenario_free(&p.s);
+    }
+    /* torchtitan runs FSDP with pipeline stages */
+    priced_t ok;
+    CU_ASSERT_EQUAL_FATAL(begin(&ok, "llama3-8b", "h100-sxm", 16, "torchtitan-2024-12"), 0);
+    set_batch(&ok.s.layout, 2, 1, 0, 4096);
+    ok.s.layout.pp = 2;
+    CU_ASSERT_EQUAL(price(&ok), 0);
+    scenario_free(&ok.s);
+}
+
+TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TEST(test_published_memory), TEST(test_tp_overlap_by_gemm),
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
            TEST(test_attention_by_sequence), TEST(test_precision_recipes),
            TEST(test_eager_and_recompute), TEST(test_cp_exchange),
