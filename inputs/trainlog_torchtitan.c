@@ -245,7 +245,9 @@ static int parse(const tlog_text_t *t, trainlog_t *out, err_t *err)
         else if (strstr(s, " capacity: ") && strstr(s, "memory"))
             rc = device_line(l, out, err);
         else if (strstr(s, "Applied selective activation checkpointing"))
-            rc = tlog_add_setting(out, "--recompute", "selective", l->line, err);
+            /* torchtitan's selective checkpointing is its op-level policy
+             * by default (activation_checkpoint.selective_ac_option "op") */
+            rc = tlog_add_setting(out, "--recompute", "ops", l->line, err);
         else if (strstr(s, "Applied full activation checkpointing"))
             rc = tlog_add_setting(out, "--recompute", "full", l->line, err);
         else if (strstr(s, "Applied ") && strstr(s, "Float8"))

@@ -31,6 +31,9 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
     int rc;
     if (s->fw.sp_with_tp && s->layout.tp > 1)
         s->layout.sequence_parallel = true;
+    /* a plain "fp8" is whatever fp8 recipe the framework runs by that name */
+    if (s->layout.precision == PRECISION_FP8)
+        s->layout.precision = s->fw.fp8_recipe;
     if ((rc = layout_finalize(&s->layout, &s->model, s->cluster.n_gpus, err)))
         return rc;
     if (s->layout.tp == 1)

@@ -527,7 +527,7 @@ static void test_framework_capabilities(void)
         {"deepspeed", 1, 2, 1, 2, RECOMPUTE_NONE, PRECISION_BF16, "--zero", "pipeline"},
         {"llm-foundry", 2, 1, 1, 3, RECOMPUTE_NONE, PRECISION_BF16, "--tp", "no tensor"},
         {"megatron-2022", 1, 1, 1, 3, RECOMPUTE_NONE, PRECISION_BF16, "--zero", "0, 1"},
-        {"torchtitan-2024-12", 1, 1, 1, 3, RECOMPUTE_NONE, PRECISION_FP8, "--precision",
+        {"torchtitan-2024-12", 1, 1, 1, 3, RECOMPUTE_NONE, PRECISION_FP8_BLOCK, "--precision",
          "fp8-cs"},
         {"megatron-core", 1, 1, 1, 0, RECOMPUTE_OPS, PRECISION_BF16, "--recompute", "selective"},
     };

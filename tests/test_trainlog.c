@@ -170,7 +170,7 @@ static void test_torchtitan(void)
     check_setting(&t, "--framework", "torchtitan", 3);
     check_setting(&t, "--gpu", "H100", 32);
     check_setting(&t, "--model", "llama3-8b", 33);
-    check_setting(&t, "--recompute", "selective", 34);
+    check_setting(&t, "--recompute", "ops", 34);
     check_setting(&t, "--micro-batch", "2", 39);
     check_setting(&t, "--global-batch", "16", 39);
     check_setting(&t, "--seq-len", "8192", 39);

@@ -315,8 +315,10 @@ static void test_flags_and_log(void)
     cJSON *j = cJSON_Parse(out ? out : "");
     free(out);
     const cJSON *run = cJSON_GetArrayItem(get(j, "runs"), 0);
-    CU_ASSERT_STRING_EQUAL(cJSON_GetStringValue(get(run, "gpu")), "h100-nvl");
-    CU_ASSERT_STRING_EQUAL(cJSON_GetStringValue(get(run, "model")), "llama3-8b");
+    const char *gpu = cJSON_GetStringValue(get(run, "gpu"));
+    const char *model = cJSON_GetStringValue(get(run, "model"));
+    CU_ASSERT_STRING_EQUAL(gpu ? gpu : "(none)", "h100-nvl");
+    CU_ASSERT_STRING_EQUAL(model ? model : "(none)", "llama3-8b");
     CU_ASSERT_EQUAL(num(run, "gpus"), 8);
     cJSON_Delete(j);
     /* the other modes take their run from their file */
