@@ -13,10 +13,11 @@
 #include "reports/table.h"
 
 static const cli_opt_t own_opts[] = {
-    {"--sweep", NULL, NULL, "find the best checkpoint interval (and compare with Young/Daly)"},
+    {"--sweep", NULL, NULL, "find the best checkpoint interval (and compare with Young/Daly)",
+     CLI_WORD},
     CLI_REPORT_OPT,
     CLI_CSV_OPT,
-    {"--ladder", NULL, NULL, "interruptions per week at 32, 128, 512 and 2048 GPUs"},
+    {"--ladder", NULL, NULL, "interruptions per week at 32, 128, 512 and 2048 GPUs", CLI_WORD},
 };
 static const cli_group_t own_group = {"Reliability command", own_opts,
                                       sizeof own_opts / sizeof own_opts[0]};
@@ -223,8 +224,8 @@ static int run(const cli_args_t *a, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--tokens",
                         "say how long the run is: --tokens 2T (with --model) or --days 54");
     double step_time = 0, tokens_per_step = 0, ckpt = 0;
-    if ((rc = cli_get_duration(a, "--step-time", &step_time, err)) ||
-        (rc = cli_get_count(a, "--tokens-per-step", &tokens_per_step, err)))
+    if ((rc = cli_get_double(a, "--step-time", &step_time, err)) ||
+        (rc = cli_get_double(a, "--tokens-per-step", &tokens_per_step, err)))
         return rc;
     if (cli_has(a, "--model") || a->n_positional > 0) {
         if ((rc = cli_job_setup(a, &job, err))) {
@@ -251,11 +252,10 @@ static int run(const cli_args_t *a, err_t *err)
             step_time = 1;
         if (!(tokens_per_step > 0))
             tokens_per_step = LADDER_DEFAULT_BATCH_TOKENS;
-        const char *size = cli_get(a, "--checkpoint-size");
-        if (!size)
+        if (!cli_has(a, "--checkpoint-size"))
             return err_setf(err, ERR_INPUT, NULL, "--checkpoint-size",
                             "give --checkpoint-size (or --model to derive it)");
-        if ((rc = units_parse_bytes(size, "--checkpoint-size", &ckpt, err)))
+        if ((rc = cli_get_double(a, "--checkpoint-size", &ckpt, err)))
             return rc;
     }
     int dp = run.cfg.dp;
@@ -320,4 +320,5 @@ const cli_command_t CLI_CMD_RELIABILITY = {
     groups,
     sizeof groups / sizeof groups[0],
     run,
+    0,
 };

@@ -14,10 +14,12 @@
 #include "sim/step.h"
 
 static const cli_opt_t own_opts[] = {
-    {"--trace", NULL, "FILE", "write the simulated timeline as Chrome/Perfetto trace JSON"},
-    {"--layer-events", NULL, NULL, "one task per layer (finer trace; same step time)"},
-    {"--ops", NULL, NULL, "also print the per-operation cost of one layer"},
-    {"--timeline", NULL, NULL, "add the step's tasks (stage, stream, kind, start, end) to --json"},
+    {"--trace", NULL, "FILE", "write the simulated timeline as Chrome/Perfetto trace JSON",
+     CLI_WORD},
+    {"--layer-events", NULL, NULL, "one task per layer (finer trace; same step time)", CLI_WORD},
+    {"--ops", NULL, NULL, "also print the per-operation cost of one layer", CLI_WORD},
+    {"--timeline", NULL, NULL, "add the step's tasks (stage, stream, kind, start, end) to --json",
+     CLI_WORD},
     CLI_REPORT_OPT,
     CLI_CSV_OPT,
 };
@@ -233,4 +235,5 @@ const cli_command_t CLI_CMD_SIM = {
     groups,
     sizeof groups / sizeof groups[0],
     run,
+    0,
 };

@@ -37,7 +37,7 @@ static void usage(FILE *out)
 static int run_command(const cli_command_t *c, int argc, char **argv, err_t *err)
 {
     cli_args_t a;
-    int rc = cli_parse(argc, argv, c->groups, c->n_groups, &a, err);
+    int rc = cli_parse(argc, argv, c->groups, c->n_groups, c->max_operands, &a, err);
     if (rc)
         return rc;
     if (a.help) {

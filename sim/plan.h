@@ -19,6 +19,9 @@
 
 #include "sim/step.h"
 
+/* The largest global batch (sequences per step) the planner searches. */
+#define PLAN_MAX_GLOBAL_BATCH (1 << 24)
+
 typedef enum {
     PLAN_TIME = 0,         /* fastest step (default) */
     PLAN_COST,             /* cheapest run */

@@ -385,7 +385,7 @@ static void test_reliability_and_budget(void)
         {"budget --model llama3-70b --tokens 2T --gpus 256 --gpu l40s", "--price"},
         {"budget --model llama3-70b --gpus 256 --gpu h100-sxm", "--tokens"},
         {"reliability --gpu h100-sxm --gpus 64 --days 5 --checkpoint-size 100GB --storage-bw 0GB/s",
-         "greater than zero"},
+         "--storage-bw: must be from"},
         {"reliability --gpu h100-sxm --gpus 64 --days 5 --checkpoint-size 100GB --failure-rates llama4",
          "unknown name 'llama4'"},
         {"reliability --gpu h100-sxm --gpus 64 --days -5 --checkpoint-size 100GB", "--days"},
@@ -470,7 +470,69 @@ static void test_plan_cli(void)
     free(out);
 }
 
+/* Issue 17 rows 5 and 11: a bare word no option takes, a flag given twice
+ * and every out-of-range or non-numeric value are refused on one line with
+ * exit 2, whichever command and whether or not the command reads it. */
+static void test_flags_checked(void)
+{
+    static const struct {
+        const char *args, *needle;
+    } bad[] = {
+        /* row 5: the folder after the switch --resume is a stray word */
+        {"train --model tests/fixtures/configs/tiny-gpt.json --checkpoint-dir /tmp/x --resume "
+         "/tmp/x/step-00000004",
+         "--resume takes no value"},
+        {"sim llama3-8b --model llama3-8b --gpu h100-sxm --gpus 8", "unexpected argument"},
+        {"plan --model llama3-8b --tokens 1T --gpu h100-sxm extra", "unexpected argument"},
+        {"validate --measured tests/fixtures/validate/sc21-gpt-1.7b-32xa100.json extra.json",
+         "unexpected argument"},
+        {"budget --model llama3-8b --tokens 1T --gpus 8 --gpu h100-sxm --tp 1 --tp 2",
+         "--tp: given more than once"},
+        {"sim --model llama3-8b --gpu h100-sxm --gpus 8 --tp 1 --tensor-model-parallel-size 2",
+         "given more than once"},
+        {"report a.json b.json", "at most 1"},
+        /* row 11 */
+        {"budget --model llama3-8b --tokens 1e-320 --gpus 8 --gpu h100-sxm", "--tokens"},
+        {"budget --model llama3-8b --tokens 1T --gpus 8 --gpu h100-sxm --price 1e308", "--price"},
+        {"budget --model llama3-8b --tokens 1T --gpus 8 --gpu h100-sxm --price -0",
+         "--price: must not be negative"},
+        {"plan --model llama3-8b --tokens 1T --gpu h100-sxm --global-batch 1.5",
+         "--global-batch: must be a whole number"},
+        {"train --model tests/fixtures/configs/tiny-gpt.json --lr 1e-3 --min-lr 2e-3", "--min-lr"},
+        /* --utilization is read only with --compare: checked all the same */
+        {"budget --model llama3-8b --tokens 1T --gpus 8 --gpu h100-sxm --utilization nan",
+         "--utilization"},
+        {"sim --model llama3-8b --gpu h100-sxm --gpus 2147483648", "--gpus"},
+        {"reliability --gpu h100-sxm --gpus 64 --days 5 --checkpoint-size 1TB --trials inf",
+         "--trials"},
+        {"reliability --gpu h100-sxm --gpus 64 --days nan --checkpoint-size 1TB", "--days"},
+        {"plan --model llama3-8b --tokens 1T --gpu h100-sxm --budget ''", "--budget"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *err = NULL;
+        expect(bad[i].args, 2, NULL, &err);
+        int ok = err && strstr(err, bad[i].needle) && count_lines(err) == 1;
+        if (!ok)
+            fprintf(stderr, "\n$ scaleplan %s\nstderr: %s\n", bad[i].args, err ? err : "");
+        CU_ASSERT_TRUE(ok);
+        free(err);
+    }
+    /* what stays accepted: one bare model name, k suffixes, catalog sections */
+    char *out = NULL;
+    expect("model llama3-8b --json", 0, &out, NULL);
+    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "\"params\""));
+    free(out);
+    expect("sim --model llama3-8b --gpu h100-sxm --gpus 1k --tp 8 --global-batch 1k --json", 0,
+           &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "dp")->valueint, 128);
+    cJSON_Delete(j);
+    free(out);
+    expect("catalog gpus fabrics", 0, NULL, NULL);
+}
+
 TEST_SUITE(suite_cli, "cli", TEST(test_help_and_version), TEST(test_model_json_contract),
            TEST(test_megatron_aliases), TEST(test_model_text), TEST(test_bad_inputs_exit_2),
            TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_errors_and_fit),
-           TEST(test_reliability_and_budget), TEST(test_plan_cli));
+           TEST(test_reliability_and_budget), TEST(test_plan_cli),
+           TEST(test_flags_checked));
