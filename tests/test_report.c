@@ -632,7 +632,37 @@ static void test_validate_log_report(void)
     remove_tree(tmp);
 }
 
+/* Issue 17 row 1: with stdout in a file (fully buffered), the text before
+ * the report comes out once, not once more per gnuplot child. */
+static void test_report_text_printed_once(void)
+{
+    static const char *cmds[] = {
+        "sim --model llama3-8b --gpu h100-sxm --gpus 8 --tp 1",
+        "reliability --gpu h100-sxm --gpus 64 --days 3 --checkpoint-size 100GB --trials 50",
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char dir[512];
+        char *out = NULL;
+        CU_ASSERT_EQUAL_FATAL(make_report(cmds[i], dir, sizeof dir, &out), 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+        /* gnuplot ran (a plot exists), so children were forked */
+        CU_ASSERT(file_size(path_in(dir, i == 0 ? "breakdown.png" : "goodput.png")) > 0);
+        char first[256];
+        snprintf(first, sizeof first, "%.*s", (int)strcspn(out, "\n"), out);
+        CU_ASSERT(strlen(first) > 10);
+        if (count_of(out, first) != 1)
+            fprintf(stderr, "\n$ scaleplan %s: '%s' printed %d times\n", cmds[i], first,
+                    count_of(out, first));
+        CU_ASSERT_EQUAL(count_of(out, first), 1);
+        free(out);
+        char root[512];
+        snprintf(root, sizeof root, "%.*s", (int)(strlen(dir) - 2), dir);
+        remove_tree(root);
+    }
+}
+
 TEST_SUITE(suite_report, "report", TEST(test_plan_report_numbers_and_plots),
            TEST(test_sim_and_reliability_reports), TEST(test_report_renders_in_chromium),
            TEST(test_report_without_gnuplot), TEST(test_report_bad_results),
-           TEST(test_csv_output), TEST(test_validate_log_report));
+           TEST(test_csv_output), TEST(test_validate_log_report),
+           TEST(test_report_text_printed_once));
