@@ -1,5 +1,6 @@
 #include "cli/args.h"
 
+#include <float.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +218,8 @@ int cli_check_value(const cli_opt_t *o, const char *text, double *value, err_t *
         char lo[40], hi[40];
         fmt_bound(o, o->lo, lo, sizeof lo);
         fmt_bound(o, o->hi, hi, sizeof hi);
+        if (o->hi >= DBL_MAX)
+            return err_setf(err, ERR_INPUT, NULL, w, "must be at least %s (got '%s')", lo, text);
         return err_setf(err, ERR_INPUT, NULL, w, "must be from %s to %s (got '%s')", lo, hi, text);
     }
     *value = v;

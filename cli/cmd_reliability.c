@@ -112,11 +112,17 @@ static int print_text(const cli_args_t *a, const cluster_t *c, const failure_set
                units_fmt_duration(run->cfg.step_time_s, b1, sizeof b1),
                job->searched ? "best layout found" : "given layout",
                units_fmt_count(run->cfg.tokens_per_step, b2, sizeof b2));
-    char b5[32];
-    printf("  job MTBF %s; checkpoint %s every %s (blocking %s, load %s)\n",
+    char b5[32], every[64];
+    snprintf(every, sizeof every, "every %s",
+             units_fmt_duration(run->cfg.ckpt_interval_s, b3, sizeof b3));
+    if (run->cfg.ckpt_interval_s >= r->wall_s_p90) /* no periodic checkpoint */
+        snprintf(every, sizeof every, "%s",
+                 run->cfg.duration_s > 0 ? "never (--checkpoint-every is longer than the run)"
+                                         : "only at the end (--checkpoint-every is longer than "
+                                           "the run)");
+    printf("  job MTBF %s; checkpoint %s %s (blocking %s, load %s)\n",
            units_fmt_duration(r->mtbf_s, b1, sizeof b1),
-           units_fmt_bytes(run->cfg.ckpt_bytes, b2, sizeof b2),
-           units_fmt_duration(run->cfg.ckpt_interval_s, b3, sizeof b3),
+           units_fmt_bytes(run->cfg.ckpt_bytes, b2, sizeof b2), every,
            units_fmt_duration(r->save_blocking_s, b4, sizeof b4),
            units_fmt_duration(r->load_s, b5, sizeof b5));
     printf("  wall time P10 %.2f d, P50 %.2f d, P90 %.2f d; goodput %.1f%%\n", r->wall_s_p10 / 86400,

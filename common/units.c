@@ -436,8 +436,10 @@ const char *units_fmt_duration(double s, char *buf, size_t cap)
         snprintf(buf, cap, "%.1f min", s / 60);
     else if (s < 2 * 86400)
         snprintf(buf, cap, "%.1f h", s / 3600);
-    else
+    else if (s < 1000 * 86400)
         snprintf(buf, cap, "%.1f d", s / 86400);
+    else
+        snprintf(buf, cap, "%.3g y", s / (365.25 * 86400)); /* no 30-digit days */
     return buf;
 }
 

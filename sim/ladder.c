@@ -130,6 +130,8 @@ static int rung_alternatives(const ladder_input_t *in, const cluster_t *c, const
         cfg.trials = cfg.trials / 4 > 200 ? cfg.trials / 4 : (cfg.trials < 200 ? cfg.trials : 200);
         rel_result_t rr;
         int rc = rel_simulate(&cfg, &rr, err);
+        if (rc && rr.unfinished > 0)
+            continue; /* a runner-up that never finishes is no alternative */
         if (rc)
             return rc;
         rung_alt_t *a = &r->alt[r->n_alt++];
@@ -168,16 +170,26 @@ static int run_rung(const ladder_input_t *in, rung_t *r, err_t *err)
                      ps.smallest_memory_gib, c.gpu.memory_gib);
         return ERR_OK;
     }
-    r->feasible = true;
-    r->layout = ps.layout;
-    r->step = ps.result;
-    r->tokens_per_s = ps.result.tokens_per_s;
     /* the whole run: failures, checkpoints, restarts */
     rel_config_t cfg;
     rung_rel_config(in, &c, &ps.layout, ps.result.step_time_s, ps.result.tokens_per_step, &cfg);
     rel_result_t rr;
-    if ((rc = rel_simulate(&cfg, &rr, err)))
-        return rc;
+    if ((rc = rel_simulate(&cfg, &rr, err))) {
+        if (rr.unfinished == 0)
+            return rc;
+        /* the fastest layout runs, but the run never ends at this scale */
+        char every[32];
+        snprintf(r->why_not, sizeof r->why_not,
+                 "never finishes: interruptions undo the work between checkpoints "
+                 "(--checkpoint-every %s)",
+                 units_fmt_duration(cfg.ckpt_interval_s, every, sizeof every));
+        err_clear(err);
+        return ERR_OK;
+    }
+    r->feasible = true;
+    r->layout = ps.layout;
+    r->step = ps.result;
+    r->tokens_per_s = ps.result.tokens_per_s;
     r->days_p10 = rr.wall_s_p10 / 86400;
     r->days_p50 = rr.wall_s_p50 / 86400;
     r->days_p90 = rr.wall_s_p90 / 86400;

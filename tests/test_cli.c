@@ -531,8 +531,40 @@ static void test_flags_checked(void)
     expect("catalog gpus fabrics", 0, NULL, NULL);
 }
 
+/* Issue 17 rows 2 and 3 end to end: a run that cannot progress is refused
+ * with one line (no loop guard printed as a result); an interval longer
+ * than the run is no periodic checkpoint, with goodput at most 100%. */
+static void test_reliability_limits(void)
+{
+    char *out = NULL, *err = NULL;
+    expect("reliability --gpu h100-sxm --gpus 1024 --tokens 1T --step-time 5 "
+           "--checkpoint-every 1e-12 --checkpoint-size 1TB --trials 1 --json",
+           2, &out, &err);
+    CU_ASSERT_TRUE(out && out[0] == '\0');
+    CU_ASSERT_TRUE(err && strstr(err, "--checkpoint-every") && count_lines(err) == 1);
+    free(out);
+    free(err);
+    expect("reliability --gpu h100-sxm --gpus 1024 --tokens 100T --step-time 5 "
+           "--checkpoint-every 1e308 --checkpoint-size 1TB --trials 100 --json",
+           2, &out, &err);
+    CU_ASSERT_TRUE(err && strstr(err, "never finishes") && count_lines(err) == 1);
+    free(out);
+    free(err);
+    expect("reliability --gpu h100-sxm --gpus 1024 --tokens 1T --step-time 5 "
+           "--checkpoint-every 1e308 --checkpoint-size 1TB --trials 100 --json",
+           0, &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    double goodput = cJSON_GetObjectItem(j, "goodput")->valuedouble;
+    CU_ASSERT_TRUE(goodput > 0 && goodput <= 1);
+    CU_ASSERT_TRUE(cJSON_GetObjectItem(j, "lost_gpu_hours")->valuedouble >= 0);
+    CU_ASSERT_TRUE(cJSON_GetObjectItem(j, "checkpoint_hours")->valuedouble < 0.01);
+    cJSON_Delete(j);
+    free(out);
+}
+
 TEST_SUITE(suite_cli, "cli", TEST(test_help_and_version), TEST(test_model_json_contract),
            TEST(test_megatron_aliases), TEST(test_model_text), TEST(test_bad_inputs_exit_2),
            TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_errors_and_fit),
            TEST(test_reliability_and_budget), TEST(test_plan_cli),
-           TEST(test_flags_checked));
+           TEST(test_flags_checked), TEST(test_reliability_limits));
