@@ -243,19 +243,23 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
         table_print(x, stdout, 2, 0);
         table_destroy(x);
     }
-    long pruned_mem = 0, pruned_bound = 0, invalid = 0;
+    long pruned_mem = 0, pruned_bound = 0, invalid = 0, too_large = 0;
     for (int i = 0; i < l->n; i++) {
         pruned_mem += l->rung[i].pruned[PRUNE_MEMORY];
         pruned_bound += l->rung[i].pruned[PRUNE_BOUND];
         invalid += l->rung[i].pruned[PRUNE_INVALID];
+        too_large += l->rung[i].pruned[PRUNE_SIZE];
     }
-    char d[32], e[32], f[32];
+    char d[32], e[32], f[32], g[32], large[64] = "";
+    if (too_large > 0)
+        snprintf(large, sizeof large, ", %s too large to simulate",
+                 units_fmt_count((double)too_large, g, sizeof g));
     printf("\n  searched %s layouts over %d rungs in %.2f s (%s layouts/s): %s invalid, %s do not "
-           "fit in memory, %s provably slower, %s simulated\n",
+           "fit in memory%s, %s provably slower, %s simulated\n",
            units_fmt_count((double)l->layouts, a, sizeof a), l->n, l->elapsed_s,
            units_fmt_count(l->layouts / (l->elapsed_s > 0 ? l->elapsed_s : 1), b, sizeof b),
            units_fmt_count((double)invalid, c, sizeof c),
-           units_fmt_count((double)pruned_mem, d, sizeof d),
+           units_fmt_count((double)pruned_mem, d, sizeof d), large,
            units_fmt_count((double)pruned_bound, e, sizeof e),
            units_fmt_count((double)l->simulated, f, sizeof f));
     return ERR_OK;

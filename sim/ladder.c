@@ -164,6 +164,11 @@ static int run_rung(const ladder_input_t *in, rung_t *r, err_t *err)
                      "no valid layout (the global batch or the model's shape does not split "
                      "over %d GPUs)",
                      r->gpus);
+        else if (ps.pruned[PRUNE_SIZE] > 0)
+            snprintf(r->why_not, sizeof r->why_not,
+                     "every layout that fits has more micro-batches per step than the "
+                     "simulator takes (%ld passes); use a smaller global batch",
+                     SIM_MAX_TASKS);
         else
             snprintf(r->why_not, sizeof r->why_not,
                      "does not fit: the leanest layout needs %.1f GiB per GPU of %.1f",
@@ -294,6 +299,11 @@ int ladder_fastest_layout(scenario_t *s, int global_batch, plan_search_t *out, e
     int rc = plan_search(&s->model, &s->cluster, &s->profile, &space, NULL, out, err);
     if (rc)
         return rc;
+    if (!out->found && out->pruned[PRUNE_SIZE] > 0)
+        return err_setf(err, ERR_INPUT, NULL, "--global-batch",
+                        "every layout of %s that fits on %d x %s has more micro-batches per "
+                        "step than the simulator takes (%ld passes); use a smaller global batch",
+                        s->model.name, s->cluster.n_gpus, s->cluster.gpu.name, SIM_MAX_TASKS);
     if (!out->found)
         return err_setf(err, ERR_INPUT, NULL, "--gpus",
                         "no layout of %s fits on %d x %s (the smallest needs %.1f GiB per "

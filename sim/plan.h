@@ -47,6 +47,8 @@ typedef enum {
     PRUNE_INVALID = 0, /* Megatron would refuse it */
     PRUNE_MEMORY,      /* does not fit in GPU memory */
     PRUNE_BOUND,       /* provably slower than the best found */
+    PRUNE_SIZE,        /* fits, but too many micro-batches to simulate
+                          (sim_check_size) */
     PRUNE_REASON_COUNT
 } plan_prune_t;
 

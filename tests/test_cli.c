@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <cjson/cJSON.h>
 
@@ -563,8 +564,39 @@ static void test_reliability_limits(void)
     free(out);
 }
 
+/* Issue 17 row 7: a huge global batch is bounded: the planner skips the
+ * layouts whose step would need more than the simulator's limit, in
+ * bounded memory and time, and the flag has a ceiling. */
+static void test_huge_global_batch(void)
+{
+    char *out = NULL, *err = NULL;
+    int rc = run_cli_limited(120,
+                             "plan --model llama3-8b --tokens 1T --gpu h100-sxm --min-gpus 8 "
+                             "--max-gpus 8 --global-batch 262144 --trials 20 --json",
+                             &out, &err);
+    CU_ASSERT_EQUAL(rc, 0);
+    struct rusage ru;
+    CU_ASSERT_EQUAL(getrusage(RUSAGE_CHILDREN, &ru), 0);
+    /* peak of any child so far: the bound keeps it under 2 GB (it was
+     * over 10 GB) */
+    CU_ASSERT(ru.ru_maxrss < 2L * 1024 * 1024);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(j, "ladder"));
+    cJSON_Delete(j);
+    free(out);
+    free(err);
+    expect("plan --model llama3-8b --tokens 1T --gpu h100-sxm --global-batch 1e9", 2, NULL, &err);
+    CU_ASSERT_TRUE(err && strstr(err, "--global-batch") && count_lines(err) == 1);
+    free(err);
+    expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --pp 8 --global-batch 1M", 2, NULL,
+           &err);
+    CU_ASSERT_TRUE(err && strstr(err, "simulator's limit") && count_lines(err) == 1);
+    free(err);
+}
+
 TEST_SUITE(suite_cli, "cli", TEST(test_help_and_version), TEST(test_model_json_contract),
            TEST(test_megatron_aliases), TEST(test_model_text), TEST(test_bad_inputs_exit_2),
            TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_errors_and_fit),
            TEST(test_reliability_and_budget), TEST(test_plan_cli),
-           TEST(test_flags_checked), TEST(test_reliability_limits));
+           TEST(test_flags_checked), TEST(test_reliability_limits),
+           TEST(test_huge_global_batch));

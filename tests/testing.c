@@ -88,6 +88,13 @@ int run_cli_env(const char *prefix, const char *args, char **out, char **errout)
     return run_prefixed(prefix, args, out, errout);
 }
 
+int run_cli_limited(int limit_s, const char *args, char **out, char **errout)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "timeout -s KILL %d ", limit_s);
+    return run_prefixed(prefix, args, out, errout);
+}
+
 bool mpi_available(void)
 {
     return system("command -v mpirun >/dev/null 2>&1") == 0;

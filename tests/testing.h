@@ -57,6 +57,9 @@ int run_cli(const char *args, char **out, char **errout);
 /* run_cli with shell words put in front of the binary: environment
  * assignments ("LD_DEBUG=libs ") or a launcher. */
 int run_cli_env(const char *prefix, const char *args, char **out, char **errout);
+/* run_cli under a time limit: the command is killed after limit_s seconds
+ * (exit status 137 then). */
+int run_cli_limited(int limit_s, const char *args, char **out, char **errout);
 
 /* Whether mpirun is on PATH (multi-rank tests skip, saying so, when not). */
 bool mpi_available(void);
