@@ -418,6 +418,15 @@ static int run(const cli_args_t *a, err_t *err)
     } else if (print_text(p, w, nw)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
     }
+    /* a plan was printed, but not one that meets what was asked */
+    if (!rc && !p->ladder.meets_constraints)
+        rc = p->ladder.best < 0
+                 ? err_set(err, ERR_RUNTIME, "no GPU count from %d to %d can train %s (see the "
+                           "recommendation)", p->in.min_gpus, p->in.max_gpus, p->model.name)
+                 : err_set(err, ERR_RUNTIME, "no plan meets %s%s%s (see the recommendation)",
+                           p->in.deadline_s > 0 ? "--deadline" : "",
+                           p->in.deadline_s > 0 && p->in.budget_usd > 0 ? " and " : "",
+                           p->in.budget_usd > 0 ? "--budget" : "");
 out:
     ladder_rung_detail_free(&detail);
     prof_free(&p->profile);

@@ -315,7 +315,7 @@ static void test_sim_errors_and_fit(void)
         free(err);
     }
     char *out = NULL;
-    expect("sim --model llama3-70b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --json", 0,
+    expect("sim --model llama3-70b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --json", 1,
            &out, NULL);
     cJSON *j = cJSON_Parse(out ? out : "");
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
@@ -465,8 +465,8 @@ static void test_plan_cli(void)
         CU_ASSERT_TRUE(ok);
         free(err);
     }
-    /* impossible, but well-formed: exit 0 with the nearest plan */
-    expect("plan --model llama3-405b --tokens 15T --gpu h100-sxm --max-gpus 16", 0, &out, NULL);
+    /* impossible, but well-formed: the nearest plan printed, exit 1 */
+    expect("plan --model llama3-405b --tokens 15T --gpu h100-sxm --max-gpus 16", 1, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "No GPU count"));
     free(out);
 }
@@ -594,9 +594,37 @@ static void test_huge_global_batch(void)
     free(err);
 }
 
+/* Issue 17 rows 12 and 13: a plan that meets nothing asked leads with
+ * every broken constraint and exits 1; sim of a layout that does not fit
+ * exits 1 (its JSON still printed, fits false) unless --allow-oom. */
+static void test_unmet_requests_exit_1(void)
+{
+    char *out = NULL, *err = NULL;
+    expect("plan --model llama3-8b --tokens 1T --gpu h100-sxm --min-gpus 8 --max-gpus 16 "
+           "--deadline 1d --budget 1000 --trials 20",
+           1, &out, &err);
+    const char *lead = out ? strstr(out, "No plan meets the 1.0-day deadline") : NULL;
+    CU_ASSERT_PTR_NOT_NULL(lead);
+    CU_ASSERT_TRUE(lead && strstr(lead, "$1,000 budget") &&
+                   strstr(lead, "$1,000 budget") < strstr(lead, "Reserve"));
+    CU_ASSERT_TRUE(err && strstr(err, "--deadline and --budget") && count_lines(err) == 1);
+    free(out);
+    free(err);
+    expect("sim --model llama3-405b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --json", 1,
+           &out, &err);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(j, "fits")));
+    cJSON_Delete(j);
+    CU_ASSERT_TRUE(err && strstr(err, "does not fit") && count_lines(err) == 1);
+    free(out);
+    free(err);
+    expect("sim --model llama3-405b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --allow-oom",
+           0, NULL, NULL);
+}
+
 TEST_SUITE(suite_cli, "cli", TEST(test_help_and_version), TEST(test_model_json_contract),
            TEST(test_megatron_aliases), TEST(test_model_text), TEST(test_bad_inputs_exit_2),
            TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_errors_and_fit),
            TEST(test_reliability_and_budget), TEST(test_plan_cli),
            TEST(test_flags_checked), TEST(test_reliability_limits),
-           TEST(test_huge_global_batch));
+           TEST(test_huge_global_batch), TEST(test_unmet_requests_exit_1));

@@ -484,7 +484,7 @@ static void test_report_without_gnuplot(void)
     setenv("SCALEPLAN_GNUPLOT", "/nonexistent/gnuplot", 1);
     char dir[512];
     char *out = NULL;
-    int rc = make_report("sim --model llama3-8b --gpu h100-sxm --gpus 8 --tp 1", dir, sizeof dir, &out);
+    int rc = make_report("sim --model llama3-8b --gpu h100-sxm --gpus 8 --tp 1 --allow-oom", dir, sizeof dir, &out);
     unsetenv("SCALEPLAN_GNUPLOT");
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "apt-get install gnuplot-nox"));
@@ -542,7 +542,7 @@ static void test_report_bad_results(void)
 /* --csv prints the same numbers as --json, one table. */
 static void test_csv_output(void)
 {
-    const char *sim = "sim --model llama3-8b --gpu h100-sxm --gpus 16 --tp 2";
+    const char *sim = "sim --model llama3-8b --gpu h100-sxm --gpus 16 --tp 2 --allow-oom";
     char args[256], *csv = NULL, *json = NULL;
     snprintf(args, sizeof args, "%s --csv", sim);
     CU_ASSERT_EQUAL_FATAL(run_cli(args, &csv, NULL), 0);
@@ -637,7 +637,7 @@ static void test_validate_log_report(void)
 static void test_report_text_printed_once(void)
 {
     static const char *cmds[] = {
-        "sim --model llama3-8b --gpu h100-sxm --gpus 8 --tp 1",
+        "sim --model llama3-8b --gpu h100-sxm --gpus 8 --tp 1 --allow-oom",
         "reliability --gpu h100-sxm --gpus 64 --days 3 --checkpoint-size 100GB --trials 50",
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
