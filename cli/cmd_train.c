@@ -53,11 +53,20 @@ static const cli_opt_t own_opts[] = {
      CLI_WORD},
     {"--resume-from", NULL, "DIR", "continue from this checkpoint folder (step-NNNNNNNN)",
      CLI_WORD},
+    {"--overwrite", NULL, NULL, "a fresh run: remove the checkpoints already in --checkpoint-dir",
+     CLI_WORD},
+    {"--allow-changes", NULL, NULL,
+     "resume although seed, data, batch, sequence length, steps or LR schedule differ", CLI_WORD},
+    {"--collective-timeout", NULL, "T",
+     "stop when a collective waits this long, naming the ranks that did not arrive (default 5m)",
+     CLI_KIND(CLI_DURATION, 1, 1e6)},
     {"--stop-after", NULL, "N", "save and stop after step N (the schedule still runs to --steps)",
      CLI_N(1, 100000000)},
     {"--fail-at-step", NULL, "N", "kill a rank at the start of step N (recovery testing)",
      CLI_N(1, 100000000)},
     {"--fail-rank", NULL, "R", "the rank --fail-at-step kills (default 0)", CLI_N(0, 1 << 24)},
+    {"--fail-how", NULL, "kill|stop", "how --fail-at-step fails the rank: SIGKILL, or SIGSTOP (hung)",
+     CLI_WORD},
     {"--expect-tokens-per-s", NULL, "X", "alert when throughput is under 80% of this",
      CLI_X(0, 1e15)},
     {"--dump-grads", NULL, "FILE", "write step 1's gradients (rank 0, float32) to FILE", CLI_WORD},
@@ -82,14 +91,22 @@ static void print_step(void *ctx, const train_step_t *s)
             s->new_alerts ? "  [alert]" : "");
 }
 
-/* --fail-at-step: die the way a crashed rank does, without cleanup. */
+/* --fail-at-step: die the way a crashed rank does, without cleanup, or
+ * stop the way a hung one does (--fail-how stop: ctx not NULL). */
 static void fail_now(void *ctx, long step, int rank)
 {
-    (void)ctx;
-    fprintf(stderr, "scaleplan train: rank %d: killed on purpose at step %ld (--fail-at-step)\n",
-            rank, step + 1);
+    bool stop = ctx != NULL;
+    fprintf(stderr, "scaleplan train: rank %d: %s on purpose at step %ld (--fail-at-step)\n",
+            rank, stop ? "stopped" : "killed", step + 1);
     fflush(stderr);
-    raise(SIGKILL);
+    raise(stop ? SIGSTOP : SIGKILL);
+}
+
+/* Lines the user must see, --quiet or not (rank 0 calls it). */
+static void print_notice(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "scaleplan train: %s\n", line);
 }
 
 static void print_text(const train_config_t *c, const train_result_t *r)
@@ -209,6 +226,15 @@ static int parse_config(const cli_args_t *a, train_config_t *c, model_t *m, err_
                                             : NULL;
     c->fail_at_step = fail_at > 0 ? fail_at - 1 : -1; /* the flag counts from 1 like the log */
     c->fail = fail_now;
+    const char *how = cli_get(a, "--fail-how");
+    if (how && strcmp(how, "kill") != 0 && strcmp(how, "stop") != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--fail-how", "use kill or stop (got '%s')", how);
+    c->fail_ctx = how && strcmp(how, "stop") == 0 ? (void *)c : NULL;
+    c->ckpt_overwrite = cli_has(a, "--overwrite");
+    c->allow_changes = cli_has(a, "--allow-changes");
+    if ((rc = cli_get_double(a, "--collective-timeout", &c->collective_timeout_s, err)))
+        return rc;
+    c->on_notice = print_notice;
     c->dump_grads = cli_get(a, "--dump-grads");
     if (cli_get(a, "--resume-from") && access(c->resume, F_OK) != 0)
         return err_setf(err, ERR_INPUT, NULL, "--resume-from", "no checkpoint folder '%s'",
@@ -230,10 +256,10 @@ static int run(const cli_args_t *a, err_t *err)
     step_printer_t printer = {!cli_has(a, "--quiet"), world.rank};
     c.on_step = print_step;
     c.on_step_ctx = &printer;
-    c.fail_ctx = NULL;
     train_result_t r;
     memset(&r, 0, sizeof r);
-    if ((rc = run_layout(&c, world.size, &l, err)))
+    if ((rc = dist_watchdog(&world, c.collective_timeout_s, err)) ||
+        (rc = run_layout(&c, world.size, &l, err)))
         goto out;
     rc = train_run(&c, &world, &r, err);
     /* the report of a run that stopped on a NaN is still worth printing */

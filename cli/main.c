@@ -4,6 +4,7 @@
  * place that turns an error record into a message on stderr and an exit
  * status (2 for bad input, 1 for runtime failures).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,6 +50,10 @@ static int run_command(const cli_command_t *c, int argc, char **argv, err_t *err
 
 int main(int argc, char **argv)
 {
+    /* A write past the file size limit (ulimit -f) then fails with EFBIG
+     * through the usual error path (a checkpoint's temporary file removed,
+     * one line, exit 1) instead of killing the process. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(stdout);
