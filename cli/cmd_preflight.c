@@ -12,6 +12,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "models/model.h"
 #include "common/fileio.h"
 #include "common/json.h"
 #include "reports/table.h"
@@ -75,6 +76,9 @@ static int run(const cli_args_t *a, err_t *err)
         return rc;
     if (strcmp(p.device, "cpu") != 0 && strcmp(p.device, "cuda") != 0)
         return err_setf(err, ERR_INPUT, NULL, "--device", "must be cpu or cuda (got '%s')", p.device);
+    model_t checked; /* a wrong model is this command's input error, not a failed check */
+    if (p.model && (rc = model_load(p.model, &checked, err)))
+        return rc;
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0)
         return err_set(err, ERR_RUNTIME, "cannot find this program's path (/proc/self/exe)");
