@@ -57,7 +57,7 @@ static int count_steps(const char *dir)
 
 static void save_steps(const char *dir, int keep, bool async, int from, int to)
 {
-    dist_group_t world = {0, 1, NULL, NULL};
+    dist_group_t world = {0, 1, NULL, NULL, NULL};
     ckpt_config_t c = config(dir, keep, async);
     ckpt_writer_t *w = NULL;
     err_t err;
@@ -83,7 +83,7 @@ static void test_save_rotate_resume(void)
         CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
         save_steps(dir, 2, async, 1, 5);
         CU_ASSERT_EQUAL(count_steps(dir), 2); /* keep 2: steps 4 and 5 */
-        dist_group_t world = {0, 1, NULL, NULL};
+        dist_group_t world = {0, 1, NULL, NULL, NULL};
         ckpt_config_t c = config(dir, 2, false);
         state_buf_t *b = calloc(1, sizeof *b), *want = malloc(sizeof *want);
         ckpt_state_t st = {b->params, b->m, b->v, 0};
@@ -122,7 +122,7 @@ static void test_damaged_checkpoints_are_skipped(void)
     /* and a save that never committed (no manifest) at step 9 */
     snprintf(path, sizeof path, "%s/step-00000009", dir);
     CU_ASSERT_EQUAL_FATAL(fileio_mkdirs(path, &err), 0);
-    dist_group_t world = {0, 1, NULL, NULL};
+    dist_group_t world = {0, 1, NULL, NULL, NULL};
     ckpt_config_t c = config(dir, 10, false);
     state_buf_t *b = calloc(1, sizeof *b), *want = malloc(sizeof *want);
     ckpt_state_t st = {b->params, b->m, b->v, 0};
@@ -160,7 +160,7 @@ static void test_damaged_checkpoints_are_skipped(void)
 
 static void test_unwritable_directory(void)
 {
-    dist_group_t world = {0, 1, NULL, NULL};
+    dist_group_t world = {0, 1, NULL, NULL, NULL};
     ckpt_config_t c = config("/proc/scaleplan-no-such-dir", 1, false);
     ckpt_writer_t *w = NULL;
     err_t err;
@@ -193,7 +193,7 @@ static void test_manifest_numbers_checked(void)
         free(text);
         err_t err;
         CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, edited, strlen(edited), &err), 0);
-        dist_group_t world = {0, 1, NULL, NULL};
+        dist_group_t world = {0, 1, NULL, NULL, NULL};
         ckpt_config_t c = config(dir, 10, false);
         state_buf_t *b = calloc(1, sizeof *b);
         ckpt_state_t st = {b->params, b->m, b->v, 0};
@@ -216,7 +216,7 @@ static void test_settings_recorded(void)
 {
     char dir[256];
     CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
-    dist_group_t world = {0, 1, NULL, NULL};
+    dist_group_t world = {0, 1, NULL, NULL, NULL};
     ckpt_config_t c = config(dir, 5, false);
     err_t err;
     CU_ASSERT_EQUAL(ckpt_setting(&c, "seed", &err, "%d", 1), 0);

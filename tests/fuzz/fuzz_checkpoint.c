@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)ckpt_setting(&c, "seed", &err, "1");
     float params[NP], m[NP], v[NP];
     ckpt_state_t s = {params, m, v, 0};
-    dist_group_t world = {0, 1, NULL, NULL};
+    dist_group_t world = {0, 1, NULL, NULL, NULL};
     ckpt_resume_info_t info;
     (void)ckpt_resume(&c, &world, "auto", &s, &info, &err);
     (void)ckpt_resume(&c, &world, step, &s, &info, &err);
