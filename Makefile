@@ -216,6 +216,9 @@ FUZZ_SEEDS_report          := tests/fuzz/seeds/report/*.json
 FUZZ_SEEDS_tokens          := tests/fuzz/seeds/tokens/* tests/fixtures/validation/README.md
 FUZZ_SEEDS_checkpoint      := tests/fuzz/seeds/checkpoint/*
 FUZZ_SEEDS_units           := tests/fuzz/seeds/units/*
+FUZZ_SEEDS_megatron_args   := tests/fixtures/megatron/*.txt tests/fixtures/logs/gen/*.txt
+FUZZ_SEEDS_trainlog        := tests/fixtures/logs/*.log tests/fixtures/logs/*.csv \
+                              tests/fixtures/logs/*.jsonl tests/fixtures/logs/ladder/*.log
 # clang that can link libFuzzer (the check runs where it is used)
 HAVE_FUZZ = $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; \
               (void)n; return 0; }' | $(FUZZ_CC) -x c -fsanitize=fuzzer - -o /dev/null \

@@ -3,6 +3,8 @@
  * memory of a default layout). */
 #include "tests/fuzz/fuzz.h"
 
+#include <string.h>
+
 #include "models/flops.h"
 #include "models/layout.h"
 #include "models/memory.h"
@@ -24,7 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         layout_defaults(&l);
         l.global_batch = 8;
         if (layout_finalize(&l, &m, 8, &err) == 0) {
-            memory_opts_t mo = {0, 0};
+            memory_opts_t mo;
+            memset(&mo, 0, sizeof mo);
             model_memory_t mem;
             model_memory_peak(&m, &l, &mo, &mem);
         }
