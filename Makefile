@@ -3,9 +3,15 @@
 #   make            build bin/scaleplan and its plug-ins (bin/scaleplan-cuda.so
 #                   where nvcc is found, bin/scaleplan-mpi.so where mpicc is)
 #   make test       install missing Debian packages, build, run every CPU test
-#                   and the GPU bundle's build check
-#   make check      the CPU tests only (unit suites, CLI, golden, build settings)
+#                   and the GPU bundle's build check, and fuzz-smoke when clang with
+#                   libFuzzer is there
+#   make check      the CPU tests only (unit suites, CLI, golden, build settings,
+#                   the CLI robustness suite)
 #   make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make valgrind   the unit suites and the golden commands under valgrind (memcheck)
+#   make fuzz       a libFuzzer target per input format (clang, ASan + UBSan)
+#   make fuzz-smoke each target for FUZZ_SMOKE_S seconds on its seed corpus
+#   make fuzz-run FUZZ=NAME [FUZZ_TIME=600]   one target for a long run
 #   make bench      speed of the simulator and planner, whole-process start-up
 #   make gpu-test   tests that need an NVIDIA GPU
 #   make gpu-bundle one folder, gpu-bundle/, to copy to a GPU machine and run
@@ -120,7 +126,7 @@ FEATURES  := $(if $(filter 1,$(HAVE_CUDA)),CUDA plug-in (sm_$(subst $(SPACE),/sm
 
 # Debian packages the build, tests, reports and MPI paths need.
 DEB_PKGS  := gcc make libgsl-dev libcjson-dev libcunit1-dev gnuplot-nox libopenmpi-dev openmpi-bin \
-             libpng-dev
+             libpng-dev clang libclang-rt-dev valgrind
 # The report test renders the HTML page in headless Chromium; large and
 # optional: when it cannot be installed the test says so and skips.
 BROWSER_PKGS := chromium
@@ -183,7 +189,40 @@ CATALOG_OBJ := $(BUILD)/gen/catalog_data.o
 EMBED       := $(BUILD)/tools/embed
 
 TEST_RUNNER := $(BUILD)/tests/run_tests
+ROBUST_BIN  := $(BUILD)/tests/robust/robust
 BENCH_BIN   := $(BUILD)/bench/run_bench
+
+# Fuzzing: every tests/fuzz/fuzz_NAME.c is a libFuzzer target, built with
+# clang under ASan + UBSan (float-cast-overflow too) into FUZZ_BUILD, and
+# seeded from FUZZ_SEEDS_NAME. A new input format is its target file and
+# one seed line here (docs/ARCHITECTURE.md, "Where new things go").
+FUZZ_CC      ?= clang
+FUZZ_BUILD   := build-fuzz
+FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SAN     := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all \
+                -fno-omit-frame-pointer
+FUZZ_SMOKE_S ?= 4
+FUZZ_TIME    ?= 600
+FUZZ_SEEDS_model           := models/catalog/*.json tests/fixtures/configs/*.json \
+                              tests/fixtures/configs/*/*.json
+FUZZ_SEEDS_cluster         := topologies/catalog/clusters/*.json
+FUZZ_SEEDS_profile         := profile/catalog/*.json
+FUZZ_SEEDS_ds_config       := tests/fixtures/configs/ds_*.json
+FUZZ_SEEDS_nccltests       := tests/fixtures/calibrate/*.log tests/fixtures/calibrate/*perf.json
+FUZZ_SEEDS_measurements    := tests/fixtures/calibrate/*.measurements.json
+FUZZ_SEEDS_validation_csv  := tests/fixtures/validation/*.csv tests/fuzz/seeds/validation_csv/*.csv
+FUZZ_SEEDS_measured        := tests/fixtures/validate/*.json
+FUZZ_SEEDS_report          := tests/fuzz/seeds/report/*.json
+FUZZ_SEEDS_tokens          := tests/fuzz/seeds/tokens/* tests/fixtures/validation/README.md
+FUZZ_SEEDS_checkpoint      := tests/fuzz/seeds/checkpoint/*
+FUZZ_SEEDS_units           := tests/fuzz/seeds/units/*
+FUZZ_SEEDS_megatron_args   := tests/fixtures/megatron/*.txt tests/fixtures/logs/gen/*.txt
+FUZZ_SEEDS_trainlog        := tests/fixtures/logs/*.log tests/fixtures/logs/*.csv \
+                              tests/fixtures/logs/*.jsonl tests/fixtures/logs/ladder/*.log
+# clang that can link libFuzzer (the check runs where it is used)
+HAVE_FUZZ = $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; \
+              (void)n; return 0; }' | $(FUZZ_CC) -x c -fsanitize=fuzzer - -o /dev/null \
+              >/dev/null 2>&1 && echo 1)
 
 Q := @
 ifeq ($(V),1)
@@ -192,7 +231,8 @@ endif
 
 # ---------------------------------------------------------------- targets
 .PHONY: all test check check-layers check-bundle golden-update asan bench gpu-test \
-        gpu-bundle demo deps deps-browser install clean validate
+        gpu-bundle demo deps deps-browser install clean validate valgrind fuzz fuzz-build \
+        fuzz-smoke fuzz-smoke-if-clang fuzz-run
 
 all: $(BIN) $(PLUGINS)
 
@@ -256,6 +296,13 @@ $(TEST_RUNNER): $(TEST_OBJS) $(LIB_OBJS) $(CATALOG_OBJ) $(SETTINGS)/link
 	$(Q)$(CC) $(OPT) $(SANFLAGS) $(LDFLAGS) $(EXPORT) -o $@ $(filter %.o,$^) -lcunit -lpng \
 	    $(LINK_OMP) $(LDLIBS)
 
+# The CLI robustness suite (tests/robust/robust.c): a program of its own
+# that runs the real binary, so it links nothing of the library.
+$(ROBUST_BIN): $(BUILD)/tests/robust/robust.o
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(OPT) $(SANFLAGS) $(LDFLAGS) -o $@ $^
+
 $(BENCH_BIN): $(BENCH_OBJS) $(LIB_OBJS) $(CATALOG_OBJ) $(SETTINGS)/link
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
@@ -295,11 +342,13 @@ validate: $(BIN)
 test: deps deps-browser
 	$(Q)$(MAKE) --no-print-directory check
 	$(Q)$(MAKE) --no-print-directory check-bundle
+	$(Q)$(MAKE) --no-print-directory fuzz-smoke-if-clang
 
-check: $(BIN) $(PLUGINS) $(TEST_RUNNER) $(GPU_TEST_BINS) check-layers
+check: $(BIN) $(PLUGINS) $(TEST_RUNNER) $(GPU_TEST_BINS) $(ROBUST_BIN) check-layers
 	$(Q)SCALEPLAN_BIN=$(abspath $(BIN)) SCALEPLAN_PROGRESS=0 $(TEST_RUNNER)
 	$(Q)sh tests/golden/run.sh $(abspath $(BIN))
 	$(Q)sh tests/build/settings.sh "$(MAKE)" $(BUILD) $(BIN)
+	$(Q)$(ROBUST_BIN) $(abspath $(BIN))
 
 # The folders' include graph is a one-way DAG (docs/ARCHITECTURE.md).
 check-layers:
@@ -314,7 +363,21 @@ golden-update: $(BIN)
 # and does not coexist with ASan's shadow memory).
 asan: deps deps-browser
 	$(Q)$(MAKE) --no-print-directory check BUILD=build-asan CUDA=0 BIN=build-asan/bin/scaleplan \
-	    OPT="-O1 -g" SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+	    OPT="-O1 -g" SANFLAGS="-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
+	    -fno-sanitize-recover=all"
+
+# The unit suites in one process under memcheck (the commands they start run
+# natively), then each golden command under memcheck. Clean means no error
+# and no definite leak; tests/valgrind.supp holds the only suppressions
+# (third-party noise, each explained). OpenMP runs one thread: valgrind
+# serialises threads anyway, and libgomp's pool is not ours to check.
+VALGRIND := valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+            --show-leak-kinds=definite --suppressions=tests/valgrind.supp
+valgrind: $(BIN) $(PLUGINS) $(TEST_RUNNER)
+	$(Q)command -v valgrind >/dev/null 2>&1 || { echo "valgrind: not installed (make deps)" >&2; exit 1; }
+	$(Q)SCALEPLAN_BIN=$(abspath $(BIN)) SCALEPLAN_PROGRESS=0 OMP_NUM_THREADS=1 \
+	    $(VALGRIND) $(TEST_RUNNER) $(VALGRIND_SUITES)
+	$(Q)OMP_NUM_THREADS=1 GOLDEN_WRAP="$(VALGRIND)" sh tests/golden/run.sh $(abspath $(BIN))
 
 bench: $(BENCH_BIN) $(BIN) $(PLUGINS)
 	$(Q)SCALEPLAN_BIN=$(abspath $(BIN)) $(BENCH_BIN)
@@ -368,6 +431,40 @@ deps-browser: deps
 	    --no-install-recommends $(BROWSER_PKGS) ) >/dev/null 2>&1 || \
 	    echo "deps-browser: could not install $(BROWSER_PKGS); the browser test will be skipped"
 
+# ---------------------------------------------------------------- fuzzing
+fuzz:
+	$(Q)if [ "$(HAVE_FUZZ)" != 1 ]; then \
+	    echo "fuzz: $(FUZZ_CC) cannot link libFuzzer; make deps installs clang and libclang-rt-dev" >&2; \
+	    exit 1; fi
+	$(Q)$(MAKE) --no-print-directory fuzz-build BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) CUDA=0 MPI=0 \
+	    OMPFLAGS= OPT="-O1 -g" SANFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)"
+
+# (with BUILD=$(FUZZ_BUILD), from `make fuzz`; its objects are kept)
+.PRECIOUS: $(BUILD)/tests/fuzz/%.o
+fuzz-build: $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz/%)
+
+$(FUZZ_BUILD)/fuzz/%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/harness.o $(LIB_OBJS) \
+                      $(CATALOG_OBJ) $(SETTINGS)/link
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(OPT) -fsanitize=fuzzer $(FUZZ_SAN) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LINK_OMP) \
+	    $(LDLIBS)
+
+fuzz-smoke: fuzz
+	$(Q)$(MAKE) --no-print-directory $(FUZZ_NAMES:%=fuzz-smoke-%)
+
+fuzz-smoke-%:
+	$(Q)sh tests/fuzz/run.sh $* $(FUZZ_SMOKE_S) $(wildcard $(FUZZ_SEEDS_$*))
+
+# part of `make test`: skipped, saying so, where clang cannot link libFuzzer
+fuzz-smoke-if-clang:
+	$(Q)if [ "$(HAVE_FUZZ)" = 1 ]; then $(MAKE) --no-print-directory fuzz-smoke; \
+	else echo "test: fuzz-smoke skipped: $(FUZZ_CC) cannot link libFuzzer (make deps installs it)"; fi
+
+fuzz-run: fuzz
+	$(Q)if [ -z "$(FUZZ)" ]; then echo "fuzz-run: say which: FUZZ=NAME ($(FUZZ_NAMES))" >&2; exit 2; fi
+	$(Q)sh tests/fuzz/run.sh $(FUZZ) $(FUZZ_TIME) $(wildcard $(FUZZ_SEEDS_$(FUZZ)))
+
 # The plug-ins go to PREFIX/lib/scaleplan, where the binary looks for them.
 install: $(BIN) $(PLUGINS)
 	install -d $(DESTDIR)$(PREFIX)/bin
@@ -376,7 +473,7 @@ install: $(BIN) $(PLUGINS)
 	$(if $(strip $(PLUGINS)),install -m 755 $(PLUGINS) $(DESTDIR)$(PREFIX)/lib/scaleplan/)
 
 clean:
-	rm -rf build build-asan build-gpu bin demo-report gpu-bundle
+	rm -rf build build-asan build-gpu $(FUZZ_BUILD) bin demo-report gpu-bundle
 
 FORCE:
 

@@ -1,5 +1,7 @@
 #include "cli/args.h"
 
+#include <float.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,64 +12,76 @@
 
 static const cli_opt_t model_opts[] = {
     {"--model", NULL, "NAME|FILE",
-     "catalog model (scaleplan catalog models) or a Hugging Face config.json"},
+     "catalog model (scaleplan catalog models) or a Hugging Face config.json",
+      CLI_WORD, .positional = CLI_POS_ONE},
 };
 const cli_group_t CLI_MODEL_OPTS = {"Model", model_opts,
                                     sizeof model_opts / sizeof model_opts[0]};
 
 static const cli_opt_t cluster_opts[] = {
-    {"--gpu", NULL, "NAME", "GPU type, e.g. h100-sxm (scaleplan catalog gpus)"},
-    {"--gpus", NULL, "N", "GPUs the job uses (16k = 16384)"},
-    {"--gpus-per-node", NULL, "N", "GPUs sharing one node's NVLink/PCIe fabric"},
-    {"--fabric", NULL, "NAME", "replace the node or network fabric (ib-ndr, roce-400, ...)"},
-    {"--nics-per-node", NULL, "N", "scale-out rails per node"},
-    {"--oversubscription", NULL, "X", "network taper above a leaf switch (1 = non-blocking)"},
-    {"--cluster", NULL, "NAME|FILE", "cluster definition (scaleplan catalog clusters) or JSON file"},
+    {"--gpu", NULL, "NAME", "GPU type, e.g. h100-sxm (scaleplan catalog gpus)", CLI_WORD},
+    {"--gpus", NULL, "N", "GPUs the job uses (16k = 16384)", CLI_N(1, 1 << 24)},
+    {"--gpus-per-node", NULL, "N", "GPUs sharing one node's NVLink/PCIe fabric", CLI_N(1, 4096)},
+    {"--fabric", NULL, "NAME", "replace the node or network fabric (ib-ndr, roce-400, ...)",
+     CLI_WORD},
+    {"--nics-per-node", NULL, "N", "scale-out rails per node", CLI_N(1, 4096)},
+    {"--oversubscription", NULL, "X", "network taper above a leaf switch (1 = non-blocking)",
+     CLI_X(1, 1000)},
+    {"--cluster", NULL, "NAME|FILE", "cluster definition (scaleplan catalog clusters) or JSON file",
+     CLI_WORD},
 };
 const cli_group_t CLI_CLUSTER_OPTS = {"Cluster", cluster_opts,
                                       sizeof cluster_opts / sizeof cluster_opts[0]};
 
 static const cli_opt_t layout_opts[] = {
-    {"--tp", "--tensor-model-parallel-size", "N", "tensor parallel degree"},
-    {"--pp", "--pipeline-model-parallel-size", "N", "pipeline parallel degree"},
-    {"--cp", "--context-parallel-size", "N", "context parallel degree"},
-    {"--ep", "--expert-model-parallel-size", "N", "expert parallel degree (MoE only)"},
-    {"--vpp", NULL, "N", "virtual pipeline stages per rank (interleaved schedule)"},
+    {"--tp", "--tensor-model-parallel-size", "N", "tensor parallel degree", CLI_N(1, 1 << 24)},
+    {"--pp", "--pipeline-model-parallel-size", "N", "pipeline parallel degree", CLI_N(1, 1 << 24)},
+    {"--cp", "--context-parallel-size", "N", "context parallel degree", CLI_N(1, 1 << 24)},
+    {"--ep", "--expert-model-parallel-size", "N", "expert parallel degree (MoE only)",
+     CLI_N(1, 1 << 24)},
+    {"--vpp", NULL, "N", "virtual pipeline stages per rank (interleaved schedule)", CLI_N(1, 1024)},
     {"--num-layers-per-virtual-pipeline-stage", NULL, "N",
-     "Megatron's way to set --vpp: layers per virtual stage"},
-    {"--micro-batch", "--micro-batch-size", "N", "sequences per micro-batch per GPU"},
-    {"--global-batch", "--global-batch-size", "N", "sequences per optimizer step"},
+     "Megatron's way to set --vpp: layers per virtual stage", CLI_N(1, 1 << 24)},
+    {"--micro-batch", "--micro-batch-size", "N", "sequences per micro-batch per GPU",
+     CLI_N(1, 1 << 24)},
+    {"--global-batch", "--global-batch-size", "N", "sequences per optimizer step",
+     CLI_N(1, 1 << 24)},
     {"--grad-accum", "--gradient-accumulation-steps", "N",
-     "micro-batches per step per DP rank (when --global-batch is not given)"},
-    {"--seq-len", "--seq-length", "N", "tokens per sequence (default: the model's, at most 8192)"},
-    {"--zero", NULL, "0..3", "ZeRO stage (3 = FSDP full shard)"},
-    {"--fsdp", NULL, NULL, "same as --zero 3"},
+     "micro-batches per step per DP rank (when --global-batch is not given)", CLI_N(1, 1 << 24)},
+    {"--seq-len", "--seq-length", "N", "tokens per sequence (default: the model's, at most 8192)",
+     CLI_N(1, 1 << 24)},
+    {"--zero", NULL, "0..3", "ZeRO stage (3 = FSDP full shard)", CLI_N(0, 3)},
+    {"--fsdp", NULL, NULL, "same as --zero 3", CLI_WORD},
     {"--distributed-optimizer", "--use-distributed-optimizer", NULL,
-     "Megatron distributed optimizer (optimizer state sharded over DP)"},
-    {"--recompute", "--recompute-granularity", "none|selective|full", "activation recompute"},
-    {"--recompute-activations", NULL, NULL, "Megatron: selective recompute"},
-    {"--checkpoint-activations", NULL, NULL, "Megatron (2021): full recompute"},
-    {"--sequence-parallel", NULL, NULL, "Megatron sequence parallelism over the TP group"},
-    {"--precision", NULL, "bf16|fp16|fp8|fp32", "training precision (default bf16)"},
-    {"--bf16", NULL, NULL, "same as --precision bf16"},
-    {"--fp16", NULL, NULL, "same as --precision fp16"},
-    {"--fp8-format", NULL, "FORMAT", "Megatron: fp8 GEMMs (same as --precision fp8)"},
-    {"--schedule", NULL, "gpipe|1f1b|interleaved", "pipeline schedule (default 1f1b)"},
-    {"--attention", NULL, "flash|eager", "fused attention or materialized scores (default flash)"},
-    {"--grad-dtype", NULL, "bf16|fp32", "gradient precision (Megatron keeps fp32 main grads)"},
+     "Megatron distributed optimizer (optimizer state sharded over DP)", CLI_WORD},
+    {"--recompute", "--recompute-granularity", "none|selective|full", "activation recompute",
+     CLI_WORD},
+    {"--recompute-activations", NULL, NULL, "Megatron: selective recompute", CLI_WORD},
+    {"--checkpoint-activations", NULL, NULL, "Megatron (2021): full recompute", CLI_WORD},
+    {"--sequence-parallel", NULL, NULL, "Megatron sequence parallelism over the TP group",
+     CLI_WORD},
+    {"--precision", NULL, "bf16|fp16|fp8|fp32", "training precision (default bf16)", CLI_WORD},
+    {"--bf16", NULL, NULL, "same as --precision bf16", CLI_WORD},
+    {"--fp16", NULL, NULL, "same as --precision fp16", CLI_WORD},
+    {"--fp8-format", NULL, "FORMAT", "Megatron: fp8 GEMMs (same as --precision fp8)", CLI_WORD},
+    {"--schedule", NULL, "gpipe|1f1b|interleaved", "pipeline schedule (default 1f1b)", CLI_WORD},
+    {"--attention", NULL, "flash|eager", "fused attention or materialized scores (default flash)",
+     CLI_WORD},
+    {"--grad-dtype", NULL, "bf16|fp32", "gradient precision (Megatron keeps fp32 main grads)",
+     CLI_WORD},
     {"--first-stage-layers", "--decoder-first-pipeline-num-layers", "N",
-     "layers on the first pipeline stage (uneven split)"},
+     "layers on the first pipeline stage (uneven split)", CLI_N(1, 100000)},
     {"--last-stage-layers", "--decoder-last-pipeline-num-layers", "N",
-     "layers on the last pipeline stage (uneven split)"},
-    {"--deepspeed", NULL, "FILE", "DeepSpeed ds_config.json: ZeRO stage and batch sizes"},
+     "layers on the last pipeline stage (uneven split)", CLI_N(1, 100000)},
+    {"--deepspeed", NULL, "FILE", "DeepSpeed ds_config.json: ZeRO stage and batch sizes", CLI_WORD},
 };
 const cli_group_t CLI_LAYOUT_OPTS = {"Layout (Megatron-LM flag names accepted)",
                                      layout_opts,
                                      sizeof layout_opts / sizeof layout_opts[0]};
 
 static const cli_opt_t output_opts[] = {
-    {"--json", NULL, NULL, "print one JSON object instead of tables"},
-    {"--help", "-h", NULL, "show this help"},
+    {"--json", NULL, NULL, "print one JSON object instead of tables", CLI_WORD},
+    {"--help", "-h", NULL, "show this help", CLI_WORD},
 };
 const cli_group_t CLI_OUTPUT_OPTS = {"Output", output_opts,
                                      sizeof output_opts / sizeof output_opts[0]};
@@ -117,8 +131,161 @@ static int unknown_option(const cli_args_t *a, const char *cmd, const char *text
                     "unknown option (scaleplan %s --help lists all)", cmd);
 }
 
+/* A span "N" or "N..M" read as base (CLI_INT or CLI_COUNT) twice. */
+static int check_span(const cli_opt_t *o, cli_kind_t base, const char *text, double *lo,
+                      double *hi, err_t *err)
+{
+    char buf[96];
+    if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf)
+        return err_setf(err, ERR_INPUT, NULL, o->name, "too long (got '%.40s...')", text);
+    char *dots = strstr(buf, "..");
+    cli_opt_t one = *o;
+    one.kind = base;
+    int rc;
+    if (dots)
+        *dots = '\0';
+    if ((rc = cli_check_value(&one, buf, lo, err)))
+        return rc;
+    *hi = *lo;
+    if (dots && (rc = cli_check_value(&one, dots + 2, hi, err)))
+        return rc;
+    if (*hi < *lo)
+        return err_setf(err, ERR_INPUT, NULL, o->name, "needs low <= high (got '%s')", text);
+    return ERR_OK;
+}
+
+/* The range of o in its unit, for messages. */
+static void fmt_bound(const cli_opt_t *o, double v, char *buf, size_t cap)
+{
+    switch (o->kind) {
+    case CLI_BYTES: units_fmt_bytes(v, buf, cap); break;
+    case CLI_BANDWIDTH: units_fmt_bandwidth(v, buf, cap); break;
+    case CLI_DURATION:
+    case CLI_DAYS: units_fmt_duration(v, buf, cap); break;
+    case CLI_PRICE: snprintf(buf, cap, "$%g/h", v); break;
+    case CLI_MONEY: snprintf(buf, cap, "$%g", v); break;
+    default: snprintf(buf, cap, "%g", v); break;
+    }
+}
+
+int cli_check_value(const cli_opt_t *o, const char *text, double *value, err_t *err)
+{
+    double v = 0, hi_unused;
+    int rc;
+    const char *w = o->name;
+    switch (o->kind) {
+    case CLI_TEXT:
+        return ERR_OK;
+    case CLI_INT: {
+        long x;
+        rc = units_parse_int(text, w, (long)o->lo, (long)o->hi, &x, err);
+        if (!rc)
+            *value = (double)x;
+        return rc;
+    }
+    case CLI_REAL:
+        return units_parse_real(text, w, o->lo, o->hi, value, err);
+    case CLI_INT_SPAN:
+        return check_span(o, CLI_INT, text, value, &hi_unused, err);
+    case CLI_COUNT_SPAN:
+        return check_span(o, CLI_COUNT, text, value, &hi_unused, err);
+    case CLI_COUNT: rc = units_parse_count(text, w, &v, err); break;
+    case CLI_BYTES: rc = units_parse_bytes(text, w, &v, err); break;
+    case CLI_BANDWIDTH: rc = units_parse_bandwidth(text, w, &v, err); break;
+    case CLI_DURATION: rc = units_parse_duration(text, w, &v, err); break;
+    case CLI_PRICE: rc = units_parse_price(text, w, &v, err); break;
+    case CLI_MONEY: rc = units_parse_money(text, w, &v, err); break;
+    case CLI_DAYS: {
+        /* a bare number counts days; anything else is a duration */
+        double d;
+        err_t ignore;
+        if (units_parse_real(text, w, -1e300, 1e300, &d, &ignore) == ERR_OK) {
+            if (d < 0)
+                return err_setf(err, ERR_INPUT, NULL, w, "must not be negative (got '%s')", text);
+            v = d * 86400;
+            rc = ERR_OK;
+        } else {
+            rc = units_parse_duration(text, w, &v, err);
+        }
+        break;
+    }
+    default:
+        return err_setf(err, ERR_RUNTIME, NULL, w, "unknown value kind %d", (int)o->kind);
+    }
+    if (rc)
+        return rc;
+    if (!(v >= o->lo && v <= o->hi)) {
+        char lo[40], hi[40];
+        fmt_bound(o, o->lo, lo, sizeof lo);
+        fmt_bound(o, o->hi, hi, sizeof hi);
+        if (o->hi >= DBL_MAX)
+            return err_setf(err, ERR_INPUT, NULL, w, "must be at least %s (got '%s')", lo, text);
+        return err_setf(err, ERR_INPUT, NULL, w, "must be from %s to %s (got '%s')", lo, hi, text);
+    }
+    *value = v;
+    return ERR_OK;
+}
+
+/* Why a bare word is not taken, for the message: the switch before it, the
+ * option it would stand for, or that the command takes none. */
+static int stray_word(const cli_args_t *a, const char *word, int prev, int max_operands,
+                      err_t *err)
+{
+    const char *cmd = a->argc > 0 ? a->argv[0] : "";
+    if (prev >= 0) {
+        const cli_opt_t *o = opt_at(a, prev);
+        if (o && !o->metavar)
+            return err_setf(err, ERR_INPUT, NULL, word, "unexpected argument (%s takes no value)",
+                            o->name);
+    }
+    int idx = 0;
+    for (int g = 0; g < a->n_groups; g++)
+        for (int i = 0; i < a->groups[g]->n; i++, idx++) {
+            const cli_opt_t *o = &a->groups[g]->opts[i];
+            if (o->positional == CLI_POS_ONE)
+                return err_setf(err, ERR_INPUT, NULL, word,
+                                "unexpected argument (%s is already given; options start "
+                                "with --)",
+                                o->name);
+            if (o->positional == CLI_POS_MORE)
+                return err_setf(err, ERR_INPUT, NULL, word,
+                                "unexpected argument (bare words are values of %s)", o->name);
+        }
+    if (max_operands > 0)
+        return err_setf(err, ERR_INPUT, NULL, word,
+                        "unexpected argument (scaleplan %s takes at most %d)", cmd, max_operands);
+    return err_setf(err, ERR_INPUT, NULL, word,
+                    "unexpected argument (scaleplan %s takes only options; see --help)", cmd);
+}
+
+/* Hand the bare words to the options that take them, then to the command. */
+static int place_words(cli_args_t *a, const char **words, const int *prev, int n,
+                       int max_operands, err_t *err)
+{
+    int used = 0, idx = 0;
+    bool more = false;
+    for (int g = 0; g < a->n_groups; g++)
+        for (int i = 0; i < a->groups[g]->n; i++, idx++) {
+            const cli_opt_t *o = &a->groups[g]->opts[i];
+            if (o->positional == CLI_POS_ONE && !a->value[idx] && used < n)
+                a->value[idx] = words[used++];
+            if (o->positional == CLI_POS_MORE && a->value[idx])
+                more = true;
+        }
+    int limit = more ? CLI_MAX_POSITIONAL : max_operands;
+    for (int k = used; k < n; k++) {
+        if (a->n_positional >= limit || a->n_positional >= CLI_MAX_POSITIONAL)
+            return more || max_operands > 0
+                       ? err_setf(err, ERR_INPUT, NULL, words[k], "too many arguments (at most %d)",
+                                  limit)
+                       : stray_word(a, words[k], prev[k], max_operands, err);
+        a->positional[a->n_positional++] = words[k];
+    }
+    return ERR_OK;
+}
+
 int cli_parse(int argc, char **argv, const cli_group_t *const *groups, int n_groups,
-              cli_args_t *a, err_t *err)
+              int max_operands, cli_args_t *a, err_t *err)
 {
     memset(a, 0, sizeof *a);
     a->groups = groups;
@@ -131,12 +298,17 @@ int cli_parse(int argc, char **argv, const cli_group_t *const *groups, int n_gro
     if (total > CLI_MAX_OPTS)
         return err_set(err, ERR_RUNTIME, "too many options declared (%d)", total);
     const char *cmd = argc > 0 ? argv[0] : "";
+    const char *words[CLI_MAX_POSITIONAL + 1];
+    int prev[CLI_MAX_POSITIONAL + 1];
+    int n_words = 0, last_opt = -1;
     for (int i = 1; i < argc; i++) {
         const char *w = argv[i];
         if (w[0] != '-' || strcmp(w, "-") == 0 || (w[1] >= '0' && w[1] <= '9')) {
-            if (a->n_positional == CLI_MAX_POSITIONAL)
+            if (n_words > CLI_MAX_POSITIONAL)
                 return err_setf(err, ERR_INPUT, NULL, w, "too many arguments");
-            a->positional[a->n_positional++] = w;
+            prev[n_words] = last_opt;
+            words[n_words++] = w;
+            last_opt = -1;
             continue;
         }
         const char *eq = strchr(w, '=');
@@ -145,6 +317,11 @@ int cli_parse(int argc, char **argv, const cli_group_t *const *groups, int n_gro
         if (idx < 0)
             return unknown_option(a, cmd, w, err);
         const cli_opt_t *o = opt_at(a, idx);
+        if (a->value[idx] && !o->repeat)
+            return err_setf(err, ERR_INPUT, NULL, o->name, "given more than once%s%s%s",
+                            o->alias ? " (counting its other spelling " : "",
+                            o->alias ? o->alias : "", o->alias ? ")" : "");
+        last_opt = idx;
         if (!o->metavar) {
             if (eq)
                 return err_setf(err, ERR_INPUT, NULL, o->name, "takes no value");
@@ -161,8 +338,17 @@ int cli_parse(int argc, char **argv, const cli_group_t *const *groups, int n_gro
                                 "needs a value (%s)", o->metavar);
             a->value[idx] = argv[++i];
         }
+        last_opt = -1; /* a word after a value is not the option's */
     }
-    return ERR_OK;
+    if (a->help)
+        return ERR_OK; /* --help answers whatever else is there */
+    int rc = place_words(a, words, prev, n_words, max_operands, err);
+    for (int idx = 0; !rc && idx < total; idx++) {
+        double ignore;
+        if (a->value[idx])
+            rc = cli_check_value(opt_at(a, idx), a->value[idx], &ignore, err);
+    }
+    return rc;
 }
 
 const char *cli_get(const cli_args_t *a, const char *name)
@@ -176,57 +362,67 @@ bool cli_has(const cli_args_t *a, const char *name)
     return cli_get(a, name) != NULL;
 }
 
-int cli_get_int(const cli_args_t *a, const char *name, long lo, long hi,
-                int *out, err_t *err)
+const cli_opt_t *cli_find_opt(const cli_args_t *a, const char *name);
+
+/* The declared option and its value, checked to be of a kind the caller
+ * reads; *text NULL when the option is absent. */
+static int typed(const cli_args_t *a, const char *name, bool want_int, const cli_opt_t **o,
+                 const char **text, err_t *err)
 {
-    const char *v = cli_get(a, name);
-    if (!v)
-        return ERR_OK;
+    *o = cli_find_opt(a, name);
+    *text = cli_get(a, name);
+    if (!*o)
+        return err_setf(err, ERR_RUNTIME, NULL, name, "not an option of this command");
+    bool is_int = (*o)->kind == CLI_INT;
+    bool is_num = (*o)->kind != CLI_TEXT && (*o)->kind != CLI_INT_SPAN &&
+                  (*o)->kind != CLI_COUNT_SPAN;
+    if (want_int ? !is_int : !is_num)
+        return err_setf(err, ERR_RUNTIME, NULL, name, "declared with value kind %d, read as %s",
+                        (int)(*o)->kind, want_int ? "a whole number" : "a number");
+    return ERR_OK;
+}
+
+int cli_get_long(const cli_args_t *a, const char *name, long *out, err_t *err)
+{
+    const cli_opt_t *o;
+    const char *v;
+    int rc = typed(a, name, true, &o, &v, err);
+    if (rc || !v)
+        return rc;
+    return units_parse_int(v, name, (long)o->lo, (long)o->hi, out, err);
+}
+
+int cli_get_int(const cli_args_t *a, const char *name, int *out, err_t *err)
+{
     long x;
-    int rc = units_parse_int(v, name, lo, hi, &x, err);
-    if (!rc)
+    const cli_opt_t *o = cli_find_opt(a, name);
+    if (o && (o->lo < INT_MIN || o->hi > INT_MAX))
+        return err_setf(err, ERR_RUNTIME, NULL, name, "range too wide for an int");
+    int rc = cli_get_long(a, name, &x, err);
+    if (!rc && cli_has(a, name))
         *out = (int)x;
     return rc;
 }
 
-int cli_get_count(const cli_args_t *a, const char *name, double *out, err_t *err)
+int cli_get_double(const cli_args_t *a, const char *name, double *out, err_t *err)
 {
-    const char *v = cli_get(a, name);
-    return v ? units_parse_count(v, name, out, err) : ERR_OK;
+    const cli_opt_t *o;
+    const char *v;
+    int rc = typed(a, name, false, &o, &v, err);
+    if (rc || !v)
+        return rc;
+    return cli_check_value(o, v, out, err);
 }
 
-int cli_get_duration(const cli_args_t *a, const char *name, double *out,
-                     err_t *err)
+int cli_get_span(const cli_args_t *a, const char *name, double *lo, double *hi, err_t *err)
 {
+    const cli_opt_t *o = cli_find_opt(a, name);
     const char *v = cli_get(a, name);
-    return v ? units_parse_duration(v, name, out, err) : ERR_OK;
-}
-
-int cli_get_price(const cli_args_t *a, const char *name, double *out, err_t *err)
-{
-    const char *v = cli_get(a, name);
-    return v ? units_parse_price(v, name, out, err) : ERR_OK;
-}
-
-int cli_get_money(const cli_args_t *a, const char *name, double *out, err_t *err)
-{
-    const char *v = cli_get(a, name);
-    return v ? units_parse_money(v, name, out, err) : ERR_OK;
-}
-
-int cli_get_double(const cli_args_t *a, const char *name, double lo, double hi,
-                   double *out, err_t *err)
-{
-    const char *v = cli_get(a, name);
+    if (!o || (o->kind != CLI_INT_SPAN && o->kind != CLI_COUNT_SPAN))
+        return err_setf(err, ERR_RUNTIME, NULL, name, "not declared as a span");
     if (!v)
         return ERR_OK;
-    char *end;
-    double x = strtod(v, &end);
-    if (end == v || *end != '\0' || !(x >= lo && x <= hi))
-        return err_setf(err, ERR_INPUT, NULL, name,
-                        "must be a number from %g to %g (got '%s')", lo, hi, v);
-    *out = x;
-    return ERR_OK;
+    return check_span(o, o->kind == CLI_INT_SPAN ? CLI_INT : CLI_COUNT, v, lo, hi, err);
 }
 
 void cli_print_help(FILE *out, const char *usage, const char *summary,
@@ -278,11 +474,10 @@ int cli_cluster_spec(const cli_args_t *a, cluster_spec_t *spec, err_t *err)
     spec->cluster = cli_get(a, "--cluster");
     spec->fabric = cli_get(a, "--fabric");
     int rc;
-    if ((rc = cli_get_int(a, "--gpus", 1, 1 << 24, &spec->n_gpus, err)) ||
-        (rc = cli_get_int(a, "--gpus-per-node", 1, 4096, &spec->gpus_per_node, err)) ||
-        (rc = cli_get_int(a, "--nics-per-node", 1, 4096, &spec->nics_per_node, err)) ||
-        (rc = cli_get_double(a, "--oversubscription", 1, 1000,
-                             &spec->oversubscription, err)))
+    if ((rc = cli_get_int(a, "--gpus", &spec->n_gpus, err)) ||
+        (rc = cli_get_int(a, "--gpus-per-node", &spec->gpus_per_node, err)) ||
+        (rc = cli_get_int(a, "--nics-per-node", &spec->nics_per_node, err)) ||
+        (rc = cli_get_double(a, "--oversubscription", &spec->oversubscription, err)))
         return rc;
     return ERR_OK;
 }
@@ -357,24 +552,20 @@ int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l,
     /* The DeepSpeed config first, so explicit flags override it. */
     if (ds && (rc = apply_deepspeed(ds, l, err)))
         return rc;
-    const long big = 1 << 24;
     int per_vstage = 0;
-    if ((rc = cli_get_int(a, "--tp", 1, big, &l->tp, err)) ||
-        (rc = cli_get_int(a, "--pp", 1, big, &l->pp, err)) ||
-        (rc = cli_get_int(a, "--cp", 1, big, &l->cp, err)) ||
-        (rc = cli_get_int(a, "--ep", 1, big, &l->ep, err)) ||
-        (rc = cli_get_int(a, "--vpp", 1, 1024, &l->vpp, err)) ||
-        (rc = cli_get_int(a, "--num-layers-per-virtual-pipeline-stage", 1, big,
-                          &per_vstage, err)) ||
-        (rc = cli_get_int(a, "--micro-batch", 1, big, &l->micro_batch, err)) ||
-        (rc = cli_get_int(a, "--global-batch", 1, 1L << 30, &l->global_batch, err)) ||
-        (rc = cli_get_int(a, "--grad-accum", 1, big, &l->grad_accum, err)) ||
-        (rc = cli_get_int(a, "--seq-len", 1, 100000000L, &l->seq_len, err)) ||
-        (rc = cli_get_int(a, "--zero", 0, 3, &l->zero, err)) ||
-        (rc = cli_get_int(a, "--first-stage-layers", 1, 100000,
-                          &l->first_stage_layers, err)) ||
-        (rc = cli_get_int(a, "--last-stage-layers", 1, 100000,
-                          &l->last_stage_layers, err)) ||
+    if ((rc = cli_get_int(a, "--tp", &l->tp, err)) ||
+        (rc = cli_get_int(a, "--pp", &l->pp, err)) ||
+        (rc = cli_get_int(a, "--cp", &l->cp, err)) ||
+        (rc = cli_get_int(a, "--ep", &l->ep, err)) ||
+        (rc = cli_get_int(a, "--vpp", &l->vpp, err)) ||
+        (rc = cli_get_int(a, "--num-layers-per-virtual-pipeline-stage", &per_vstage, err)) ||
+        (rc = cli_get_int(a, "--micro-batch", &l->micro_batch, err)) ||
+        (rc = cli_get_int(a, "--global-batch", &l->global_batch, err)) ||
+        (rc = cli_get_int(a, "--grad-accum", &l->grad_accum, err)) ||
+        (rc = cli_get_int(a, "--seq-len", &l->seq_len, err)) ||
+        (rc = cli_get_int(a, "--zero", &l->zero, err)) ||
+        (rc = cli_get_int(a, "--first-stage-layers", &l->first_stage_layers, err)) ||
+        (rc = cli_get_int(a, "--last-stage-layers", &l->last_stage_layers, err)) ||
         (rc = layout_switches(a, l, err)))
         return rc;
     if (per_vstage) {
@@ -409,19 +600,22 @@ int cli_layout(const cli_args_t *a, const model_t *m, int n_gpus, layout_t *l,
 }
 
 static const cli_opt_t sim_opts[] = {
-    {"--profile", NULL, "FILE", "cost profile (default: the GPU's built-in profile)"},
+    {"--profile", NULL, "FILE", "cost profile (default: the GPU's built-in profile)", CLI_WORD},
     {"--framework", NULL, "NAME",
-     "megatron-core (default), megatron-2022, megatron-2021, deepspeed, fsdp"},
-    {"--overlap-grad-reduce", NULL, NULL, "reduce gradient buckets during the backward"},
-    {"--no-overlap-grad-reduce", NULL, NULL, "reduce gradients after the backward"},
-    {"--overlap-param-gather", NULL, NULL, "gather updated parameters during the next forward"},
-    {"--no-overlap-param-gather", NULL, NULL, "gather parameters after the optimizer"},
-    {"--tp-comm-overlap", NULL, NULL, "pipeline TP collectives with GEMMs (needs SP)"},
-    {"--overlap-p2p", "--overlap-p2p-communication", NULL, "asynchronous pipeline transfers"},
-    {"--no-overlap-p2p", NULL, NULL, "blocking pipeline transfers"},
-    {"--bucket-size", NULL, "N", "gradient bucket in parameters (default 40M)"},
-    {"--straggler-cv", NULL, "X", "per-rank compute jitter (default: the profile's)"},
-    {"--no-causal", NULL, NULL, "full (bidirectional) attention instead of causal"},
+     "megatron-core (default), megatron-2022, megatron-2021, deepspeed, fsdp", CLI_WORD},
+    {"--overlap-grad-reduce", NULL, NULL, "reduce gradient buckets during the backward", CLI_WORD},
+    {"--no-overlap-grad-reduce", NULL, NULL, "reduce gradients after the backward", CLI_WORD},
+    {"--overlap-param-gather", NULL, NULL, "gather updated parameters during the next forward",
+     CLI_WORD},
+    {"--no-overlap-param-gather", NULL, NULL, "gather parameters after the optimizer", CLI_WORD},
+    {"--tp-comm-overlap", NULL, NULL, "pipeline TP collectives with GEMMs (needs SP)", CLI_WORD},
+    {"--overlap-p2p", "--overlap-p2p-communication", NULL, "asynchronous pipeline transfers",
+     CLI_WORD},
+    {"--no-overlap-p2p", NULL, NULL, "blocking pipeline transfers", CLI_WORD},
+    {"--bucket-size", NULL, "N", "gradient bucket in parameters (default 40M)",
+     CLI_KIND(CLI_COUNT, 1, 1e15)},
+    {"--straggler-cv", NULL, "X", "per-rank compute jitter (default: the profile's)", CLI_X(0, 1)},
+    {"--no-causal", NULL, NULL, "full (bidirectional) attention instead of causal", CLI_WORD},
 };
 const cli_group_t CLI_SIM_OPTS = {"Simulation", sim_opts, sizeof sim_opts / sizeof sim_opts[0]};
 
@@ -446,7 +640,7 @@ int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
         o->causal = false;
     double bucket = 0;
     int rc;
-    if ((rc = cli_get_count(a, "--bucket-size", &bucket, err)))
+    if ((rc = cli_get_double(a, "--bucket-size", &bucket, err)))
         return rc;
     if (cli_has(a, "--bucket-size")) {
         if (!(bucket >= 1))
@@ -454,7 +648,7 @@ int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
                             "must be at least one parameter (got %g)", bucket);
         o->bucket_params = bucket;
     }
-    return cli_get_double(a, "--straggler-cv", 0, 1, &o->straggler_cv, err);
+    return cli_get_double(a, "--straggler-cv", &o->straggler_cv, err);
 }
 
 int cli_scenario(const cli_args_t *a, scenario_t *s, err_t *err)

@@ -23,12 +23,51 @@
 #define CLI_MAX_OPTS 128
 #define CLI_MAX_POSITIONAL 16
 
+/* How an option's value is read. Every value of a numeric kind is parsed
+ * and checked against the option's range when the command line is read,
+ * whether or not the command later uses it, so no flag accepts NaN, an
+ * infinity, a negative amount or a number out of its range. */
+typedef enum {
+    CLI_TEXT = 0,   /* a name, file, list or switch: checked by its reader */
+    CLI_INT,        /* whole number: 8, 16k (x1024), 1M (x1024^2), 1e3 */
+    CLI_INT_SPAN,   /* a whole number or a range of them: 512 or 512..2048 */
+    CLI_REAL,       /* plain number: 0.5, 1e-4 */
+    CLI_COUNT,      /* count with SI suffix: 2T, 1.5e12, 300M */
+    CLI_COUNT_SPAN, /* a count or a range of them: 4M or 2M..8M */
+    CLI_BYTES,      /* 80GiB, 1.5TB (range in bytes) */
+    CLI_BANDWIDTH,  /* 400Gbps, 2TB/s (range in bytes/s) */
+    CLI_DURATION,   /* 90s, 30m, 2h, 14d (range in seconds) */
+    CLI_DAYS,       /* a number of days (54) or a duration (2w) (range in seconds) */
+    CLI_PRICE,      /* $2.49/h (range in USD per hour) */
+    CLI_MONEY       /* $500k, 2.5M, 0.02 (range in USD) */
+} cli_kind_t;
+
+/* Whether bare words on the command line may stand for an option. */
+typedef enum {
+    CLI_POS_NONE = 0,
+    CLI_POS_ONE,  /* the first bare word is the option's value when the
+                     option itself is absent (scaleplan sim llama3-70b) */
+    CLI_POS_MORE  /* with the option given, bare words are more values of
+                     it (--from-nccl-tests a.log b.log) */
+} cli_pos_t;
+
 typedef struct {
     const char *name;    /* "--tp" */
     const char *alias;   /* another accepted spelling, or NULL */
     const char *metavar; /* "N" for options that take a value; NULL = switch */
     const char *help;
+    cli_kind_t kind;     /* how the value is read and checked */
+    double lo, hi;       /* its accepted range, in the kind's unit */
+    cli_pos_t positional;
+    bool repeat;         /* may be given more than once (cli_get_all reads each) */
 } cli_opt_t;
+
+/* The end of a table row: its kind and range, {"--tp", NULL, "N", "help",
+ * CLI_N(1, 4096)}, or CLI_WORD for names, files and switches. */
+#define CLI_KIND(k, min, max) .kind = (k), .lo = (min), .hi = (max)
+#define CLI_N(min, max) CLI_KIND(CLI_INT, min, max)
+#define CLI_X(min, max) CLI_KIND(CLI_REAL, min, max)
+#define CLI_WORD .kind = CLI_TEXT
 
 typedef struct {
     const char *title;
@@ -42,7 +81,7 @@ typedef struct {
     int argc;    /* the command's own argument vector (argv[0] = its name) */
     char **argv;
     const char *value[CLI_MAX_OPTS]; /* per option in group order; switches "1" */
-    const char *positional[CLI_MAX_POSITIONAL];
+    const char *positional[CLI_MAX_POSITIONAL]; /* bare words no option took */
     int n_positional;
     bool help;
 } cli_args_t;
@@ -50,28 +89,35 @@ typedef struct {
 extern const cli_group_t CLI_MODEL_OPTS, CLI_CLUSTER_OPTS, CLI_LAYOUT_OPTS,
     CLI_OUTPUT_OPTS;
 
-/* Parse argv[1..argc) (argv[0] is the subcommand). ERR_INPUT on unknown
- * options, missing values or too many positional words. */
+/* Parse argv[1..argc) (argv[0] is the subcommand). Bare words go first to
+ * the options that take them (CLI_POS_ONE, in table order, when absent),
+ * then to the options they continue (CLI_POS_MORE, when given), and up to
+ * max_operands of them are kept as the command's own operands. ERR_INPUT
+ * on an unknown option, an option given twice (under either spelling; not
+ * one declared repeat, whose last value cli_get returns), a
+ * missing value, a value that does not read as its kind or lies outside
+ * its range, or a bare word nothing takes. */
 int cli_parse(int argc, char **argv, const cli_group_t *const *groups, int n_groups,
-              cli_args_t *a, err_t *err);
+              int max_operands, cli_args_t *a, err_t *err);
 
 /* The value of option name (its canonical name), or NULL when absent. */
 const char *cli_get(const cli_args_t *a, const char *name);
 bool cli_has(const cli_args_t *a, const char *name);
 
-/* Typed getters: leave *out untouched when the option is absent. */
-int cli_get_int(const cli_args_t *a, const char *name, long lo, long hi,
-                int *out, err_t *err);
-int cli_get_count(const cli_args_t *a, const char *name, double *out,
-                  err_t *err);
-int cli_get_duration(const cli_args_t *a, const char *name, double *out,
-                     err_t *err);
-int cli_get_price(const cli_args_t *a, const char *name, double *out,
-                  err_t *err);
-int cli_get_money(const cli_args_t *a, const char *name, double *out,
-                  err_t *err);
-int cli_get_double(const cli_args_t *a, const char *name, double lo,
-                   double hi, double *out, err_t *err);
+/* Typed getters over the option's declared kind and range (checked again
+ * here, so a getter never returns an unchecked number); they leave *out
+ * untouched when the option is absent. ERR_RUNTIME when the option is not
+ * declared with a kind the getter reads (a bug in a command table). */
+int cli_get_int(const cli_args_t *a, const char *name, int *out, err_t *err);
+int cli_get_long(const cli_args_t *a, const char *name, long *out, err_t *err);
+/* Any numeric kind but the spans, in its unit (seconds, bytes, USD, ...). */
+int cli_get_double(const cli_args_t *a, const char *name, double *out, err_t *err);
+/* CLI_INT_SPAN or CLI_COUNT_SPAN: "N" gives lo = hi = N. */
+int cli_get_span(const cli_args_t *a, const char *name, double *lo, double *hi, err_t *err);
+
+/* Read text as option o's kind and check its range: the same check
+ * cli_parse applies, for callers that validate values from elsewhere. */
+int cli_check_value(const cli_opt_t *o, const char *text, double *value, err_t *err);
 
 /* Print "usage", a summary and every option of the groups. */
 void cli_print_help(FILE *out, const char *usage, const char *summary,

@@ -17,14 +17,19 @@
 #include "topologies/price.h"
 
 static const cli_opt_t own_opts[] = {
-    {"--price", NULL, "$/GPU-h", "price per GPU-hour (default: the catalog's for the GPU)"},
-    {"--provider", NULL, "NAME", "price from the catalog for this provider (aws, lambda, ...)"},
-    {"--compare", NULL, NULL, "every catalog price for the GPU, spot and an own cluster"},
-    {"--keep-checkpoints", NULL, "K", "checkpoints kept in storage (default 5)"},
-    {"--storage-price", NULL, "$/GB-month", "checkpoint storage price (default: catalog)"},
-    {"--egress", NULL, "BYTES", "data moved in or out (e.g. 50TB)"},
-    {"--egress-price", NULL, "$/TB", "data transfer price (default 0)"},
-    {"--utilization", NULL, "U", "own cluster: share of hours in use (default 0.8)"},
+    {"--price", NULL, "$/GPU-h", "price per GPU-hour (default: the catalog's for the GPU)",
+     CLI_KIND(CLI_PRICE, 0, 1e4)},
+    {"--provider", NULL, "NAME", "price from the catalog for this provider (aws, lambda, ...)",
+     CLI_WORD},
+    {"--compare", NULL, NULL, "every catalog price for the GPU, spot and an own cluster", CLI_WORD},
+    {"--keep-checkpoints", NULL, "K", "checkpoints kept in storage (default 5)", CLI_N(0, 100000)},
+    {"--storage-price", NULL, "$/GB-month", "checkpoint storage price (default: catalog)",
+     CLI_KIND(CLI_MONEY, 0, 1e4)},
+    {"--egress", NULL, "BYTES", "data moved in or out (e.g. 50TB)", CLI_KIND(CLI_BYTES, 0, 1e21)},
+    {"--egress-price", NULL, "$/TB", "data transfer price (default 0)",
+     CLI_KIND(CLI_MONEY, 0, 1e6)},
+    {"--utilization", NULL, "U", "own cluster: share of hours in use (default 0.8)",
+     CLI_X(0.01, 1)},
 };
 static const cli_group_t own_group = {"Budget", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
@@ -47,7 +52,7 @@ static int price_for(const cli_args_t *a, const char *gpu, price_t *p, err_t *er
     if (v) {
         snprintf(p->provider, sizeof p->provider, "given");
         snprintf(p->kind, sizeof p->kind, "--price");
-        return units_parse_price(v, "--price", &p->usd_per_gpu_hour, err);
+        return cli_get_double(a, "--price", &p->usd_per_gpu_hour, err);
     }
     if ((v = cli_get(a, "--provider")))
         return price_find(gpu, v, NULL, p, err);
@@ -57,15 +62,7 @@ static int price_for(const cli_args_t *a, const char *gpu, price_t *p, err_t *er
 static int storage_price(const cli_args_t *a, double *usd, err_t *err)
 {
     *usd = 0.02; /* prices.json "storage": object storage, planning-guide figure */
-    const char *v = cli_get(a, "--storage-price");
-    if (!v)
-        return ERR_OK;
-    char *end;
-    *usd = strtod(v[0] == '$' ? v + 1 : v, &end);
-    if (end == v || !(*usd >= 0) || !isfinite(*usd))
-        return err_setf(err, ERR_INPUT, NULL, "--storage-price",
-                        "must be USD per GB-month, e.g. 0.02 (got '%s')", v);
-    return ERR_OK;
+    return cli_get_double(a, "--storage-price", usd, err);
 }
 
 static int run_budget(const cli_args_t *a, budget_run_t *br, err_t *err)
@@ -102,10 +99,9 @@ static int run_budget(const cli_args_t *a, budget_run_t *br, err_t *err)
     in->ckpt_bytes = br->rel.ckpt_bytes;
     in->ckpt_keep = 5;
     in->storage_usd_per_gb_month = storage;
-    const char *eg = cli_get(a, "--egress");
-    if ((rc = cli_get_int(a, "--keep-checkpoints", 0, 100000, &in->ckpt_keep, err)) ||
-        (eg && (rc = units_parse_bytes(eg, "--egress", &in->egress_bytes, err))) ||
-        (rc = cli_get_price(a, "--egress-price", &in->egress_usd_per_tb, err)) ||
+    if ((rc = cli_get_int(a, "--keep-checkpoints", &in->ckpt_keep, err)) ||
+        (rc = cli_get_double(a, "--egress", &in->egress_bytes, err)) ||
+        (rc = cli_get_double(a, "--egress-price", &in->egress_usd_per_tb, err)) ||
         (rc = budget_compute(in, &br->b, err)))
         return rc;
     /* Reality check of a claimed duration. */
@@ -178,7 +174,7 @@ static int compare_providers(const cli_args_t *a, budget_run_t *br, provider_row
     err_t ignore;
     if (!rc && own_cluster_load(gpu, &own, &ignore) == 0) {
         double util = 0.8;
-        if ((rc = cli_get_double(a, "--utilization", 0.01, 1, &util, err)) == 0) {
+        if ((rc = cli_get_double(a, "--utilization", &util, err)) == 0) {
             provider_row_t *row = &out[(*n)++];
             snprintf(row->provider, sizeof row->provider, "own cluster");
             snprintf(row->kind, sizeof row->kind, "capex+opex");
@@ -361,4 +357,5 @@ const cli_command_t CLI_CMD_BUDGET = {
     groups,
     sizeof groups / sizeof groups[0],
     run,
+    0,
 };

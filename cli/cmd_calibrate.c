@@ -24,21 +24,30 @@
 #include "profile/profile_json.h"
 
 static const cli_opt_t own_opts[] = {
-    {"--quick", NULL, NULL, "a short measuring plan (under 2 minutes on one GPU)"},
-    {"--out", "-o", "FILE", "profile to write (default profile.json)"},
-    {"--gpu", NULL, "NAME", "catalog GPU the profile describes (default: the device's or logs')"},
-    {"--profile", NULL, "FILE", "base profile for what is not measured (default: the GPU's default)"},
-    {"--from-nccl-tests", NULL, "LOG...", "import nccl-tests logs (text or -J JSON) instead of measuring"},
-    {"--ranks", NULL, "N", "group size of imported logs that do not list their ranks"},
-    {"--nodes", NULL, "N", "nodes the imported logs spanned (default: their host names)"},
-    {"--fit", NULL, "FILE", "refit saved measurements (no GPU needed)"},
-    {"--show", NULL, "FILE", "print a profile's calibration: versions, fits, R^2, errors, tables"},
-    {"--measurements", NULL, "FILE", "where to save raw measurements (default OUT.measurements.json)"},
+    {"--quick", NULL, NULL, "a short measuring plan (under 2 minutes on one GPU)", CLI_WORD},
+    {"--out", "-o", "FILE", "profile to write (default profile.json)", CLI_WORD},
+    {"--gpu", NULL, "NAME", "catalog GPU the profile describes (default: the device's or logs')",
+     CLI_WORD},
+    {"--profile", NULL, "FILE", "base profile for what is not measured (default: the GPU's default)",
+     CLI_WORD},
+    {"--from-nccl-tests", NULL, "LOG...", "import nccl-tests logs (text or -J JSON) instead of measuring",
+     CLI_WORD, .positional = CLI_POS_MORE},
+    {"--ranks", NULL, "N", "group size of imported logs that do not list their ranks",
+     CLI_N(1, 1 << 24)},
+    {"--nodes", NULL, "N", "nodes the imported logs spanned (default: their host names)",
+     CLI_N(1, 1 << 24)},
+    {"--fit", NULL, "FILE", "refit saved measurements (no GPU needed)", CLI_WORD},
+    {"--show", NULL, "FILE", "print a profile's calibration: versions, fits, R^2, errors, tables",
+     CLI_WORD},
+    {"--measurements", NULL, "FILE", "where to save raw measurements (default OUT.measurements.json)",
+     CLI_WORD},
     {"--sustained-factor", NULL, "base|X|measured",
-     "GEMM rate share training sustains (default: the base's)"},
-    {"--only", NULL, "LIST", "measure only some of gemm,memory,collectives"},
-    {"--gpus", NULL, "N", "one process: use the first N GPUs for collectives (default all)"},
-    {"--timeout", NULL, "SECONDS", "NCCL watchdog: abort a collective stalled this long (60)"},
+     "GEMM rate share training sustains (default: the base's)", CLI_WORD},
+    {"--only", NULL, "LIST", "measure only some of gemm,memory,collectives", CLI_WORD},
+    {"--gpus", NULL, "N", "one process: use the first N GPUs for collectives (default all)",
+     CLI_N(1, 1 << 16)},
+    {"--timeout", NULL, "SECONDS", "NCCL watchdog: abort a collective stalled this long (60)",
+     CLI_KIND(CLI_DURATION, 1, 1e6)},
 };
 static const cli_group_t own_group = {"Calibrate", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
@@ -197,8 +206,8 @@ static int run_import(const cli_args_t *a, const char *command, err_t *err)
         paths[n++] = a->positional[i];
     nccltests_hint_t hint = {0, 0};
     int rc;
-    if ((rc = cli_get_int(a, "--ranks", 1, 1 << 24, &hint.n_ranks, err)) ||
-        (rc = cli_get_int(a, "--nodes", 1, 1 << 24, &hint.nodes, err)))
+    if ((rc = cli_get_int(a, "--ranks", &hint.n_ranks, err)) ||
+        (rc = cli_get_int(a, "--nodes", &hint.nodes, err)))
         return rc;
     meas_set_t m;
     meas_init(&m);
@@ -264,8 +273,8 @@ static int run_measure(int *argc, char ***argv, const cli_args_t *a, const char 
     cal_measure_opts_default(&mo);
     mo.quick = cli_has(a, "--quick");
     int rc;
-    if ((rc = cli_get_int(a, "--gpus", 1, 1 << 16, &mo.gpus, err)) ||
-        (rc = cli_get_duration(a, "--timeout", &mo.timeout_s, err)) ||
+    if ((rc = cli_get_int(a, "--gpus", &mo.gpus, err)) ||
+        (rc = cli_get_double(a, "--timeout", &mo.timeout_s, err)) ||
         (cli_get(a, "--only") && (rc = parse_only(cli_get(a, "--only"), &mo, err))))
         return rc;
     if (!(mo.timeout_s > 0))
@@ -353,4 +362,5 @@ const cli_command_t CLI_CMD_CALIBRATE = {
     groups,
     sizeof groups / sizeof groups[0],
     run,
+    0,
 };

@@ -519,7 +519,7 @@ static int run(const cli_args_t *a, err_t *err)
 static const cli_opt_t own_opts[] = {
     {"--figures", NULL, NULL,
      "with profiles: every figure of each profile, whether it is measured, fitted to published "
-     "runs, assumed or sourced, and its source"},
+     "runs, assumed or sourced, and its source", CLI_WORD},
 };
 static const cli_group_t own_group = {"Catalog", own_opts, sizeof own_opts / sizeof own_opts[0]};
 static const cli_group_t *const groups[] = {&own_group, &CLI_OUTPUT_OPTS};
@@ -534,4 +534,5 @@ const cli_command_t CLI_CMD_CATALOG = {
     groups,
     sizeof groups / sizeof groups[0],
     run,
+    7,
 };

@@ -14,7 +14,7 @@
 #include "reports/table.h"
 
 static const cli_opt_t own_opts[] = {
-    {"--profile", NULL, "FILE", "cost profile for memory overheads (default: the GPU's)"},
+    {"--profile", NULL, "FILE", "cost profile for memory overheads (default: the GPU's)", CLI_WORD},
 };
 static const cli_group_t own_group = {"Model command", own_opts, 1};
 
@@ -219,7 +219,7 @@ static int run(const cli_args_t *a, err_t *err)
         (rc = cli_layout_flags(a, &r.model, &r.layout, err)))
         return rc;
     int n_gpus = r.layout.tp * r.layout.pp * r.layout.cp;
-    if ((rc = cli_get_int(a, "--gpus", 1, 1 << 24, &n_gpus, err)) ||
+    if ((rc = cli_get_int(a, "--gpus", &n_gpus, err)) ||
         (rc = layout_finalize(&r.layout, &r.model, n_gpus, err)))
         return rc;
     if (cli_has(a, "--gpu") || cli_has(a, "--cluster")) {
@@ -262,4 +262,5 @@ const cli_command_t CLI_CMD_MODEL = {
     groups,
     sizeof groups / sizeof groups[0],
     run,
+    0,
 };

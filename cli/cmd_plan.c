@@ -18,19 +18,28 @@
 #include "topologies/price.h"
 
 static const cli_opt_t own_opts[] = {
-    {"--min-gpus", NULL, "N", "first rung of the ladder (default 8)"},
-    {"--max-gpus", NULL, "N", "last rung (default 4096; 16k = 16384)"},
-    {"--objective", NULL, "time|cost|tokens-per-dollar", "what the best plan minimises (default time)"},
-    {"--deadline", NULL, "T", "finish within (e.g. 30d)"},
-    {"--budget", NULL, "USD", "spend at most (e.g. 500000, $2.5M)"},
-    {"--price", NULL, "$/GPU-h", "price per GPU-hour (default: the catalog's for the GPU)"},
-    {"--provider", NULL, "NAME", "price from the catalog for this provider"},
-    {"--global-batch", NULL, "N|N..M", "sequences per step, fixed or a range (default 4M tokens)"},
-    {"--global-batch-tokens", NULL, "N|N..M", "the same in tokens (e.g. 4M or 2M..8M)"},
-    {"--seq-len", "--seq-length", "N", "tokens per sequence (default: the model's, at most 8192)"},
-    {"--min-marginal", NULL, "X", "adding GPUs stops paying below this speed-up per GPU (0.5)"},
-    {"--what-if", NULL, "K=V,...", "rerun the best plan with fabric=, price=, gpu=, gpus=, tokens="},
-    {"--details", NULL, NULL, "add the best rung's checkpoint-interval sweep and step timeline to --json"},
+    {"--min-gpus", NULL, "N", "first rung of the ladder (default 8)", CLI_N(1, 1 << 24)},
+    {"--max-gpus", NULL, "N", "last rung (default 4096; 16k = 16384)", CLI_N(1, 1 << 24)},
+    {"--objective", NULL, "time|cost|tokens-per-dollar", "what the best plan minimises (default time)",
+     CLI_WORD},
+    {"--deadline", NULL, "T", "finish within (e.g. 30d)",
+     CLI_KIND(CLI_DURATION, 60, 36500 * 86400.0)},
+    {"--budget", NULL, "USD", "spend at most (e.g. 500000, $2.5M)", CLI_KIND(CLI_MONEY, 1, 1e13)},
+    {"--price", NULL, "$/GPU-h", "price per GPU-hour (default: the catalog's for the GPU)",
+     CLI_KIND(CLI_PRICE, 0, 1e4)},
+    {"--provider", NULL, "NAME", "price from the catalog for this provider", CLI_WORD},
+    {"--global-batch", NULL, "N|N..M", "sequences per step, fixed or a range (default 4M tokens)",
+     CLI_KIND(CLI_INT_SPAN, 1, 1 << 24)},
+    {"--global-batch-tokens", NULL, "N|N..M", "the same in tokens (e.g. 4M or 2M..8M)",
+     CLI_KIND(CLI_COUNT_SPAN, 1, 1e12)},
+    {"--seq-len", "--seq-length", "N", "tokens per sequence (default: the model's, at most 8192)",
+     CLI_N(1, 1 << 24)},
+    {"--min-marginal", NULL, "X", "adding GPUs stops paying below this speed-up per GPU (0.5)",
+     CLI_X(0, 10)},
+    {"--what-if", NULL, "K=V,...", "rerun the best plan with fabric=, price=, gpu=, gpus=, tokens=",
+     CLI_WORD},
+    {"--details", NULL, NULL, "add the best rung's checkpoint-interval sweep and step timeline to --json",
+     CLI_WORD},
     CLI_REPORT_OPT,
     CLI_CSV_OPT,
 };
@@ -46,28 +55,6 @@ typedef struct {
     price_t price;
     char recommendation[4096];
 } plan_run_t;
-
-/* "N" or "N..M" into [lo, hi]; counts accept suffixes (4M). */
-static int parse_range(const char *text, const char *flag, double *lo, double *hi, err_t *err)
-{
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s", text);
-    char *dots = strstr(buf, "..");
-    int rc;
-    if (dots) {
-        *dots = '\0';
-        if ((rc = units_parse_count(buf, flag, lo, err)) ||
-            (rc = units_parse_count(dots + 2, flag, hi, err)))
-            return rc;
-    } else {
-        if ((rc = units_parse_count(buf, flag, lo, err)))
-            return rc;
-        *hi = *lo;
-    }
-    if (!(*lo >= 1) || *hi < *lo)
-        return err_setf(err, ERR_INPUT, NULL, flag, "needs 1 <= low <= high (got '%s')", text);
-    return ERR_OK;
-}
 
 static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
 {
@@ -99,7 +86,7 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     const char *v = cli_get(a, "--price");
     if (v) {
         snprintf(p->price.provider, sizeof p->price.provider, "given");
-        if ((rc = units_parse_price(v, "--price", &p->price.usd_per_gpu_hour, err)))
+        if ((rc = cli_get_double(a, "--price", &p->price.usd_per_gpu_hour, err)))
             return rc;
     } else if ((v = cli_get(a, "--provider"))) {
         if ((rc = price_find(p->base.gpu.name, v, NULL, &p->price, err)))
@@ -112,23 +99,25 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     ladder_input_defaults(in, &p->model);
     in->space.framework = cli_get(a, "--framework");
     int seq = in->space.seq_len;
-    if ((rc = cli_get_int(a, "--seq-len", 1, 100000000L, &seq, err)))
+    if ((rc = cli_get_int(a, "--seq-len", &seq, err)))
         return rc;
     in->space.seq_len = seq;
     double lo, hi;
-    if ((v = cli_get(a, "--global-batch"))) {
-        if ((rc = parse_range(v, "--global-batch", &lo, &hi, err)))
+    if (cli_has(a, "--global-batch")) {
+        if ((rc = cli_get_span(a, "--global-batch", &lo, &hi, err)))
             return rc;
     } else {
         double tlo = LADDER_DEFAULT_BATCH_TOKENS, thi = LADDER_DEFAULT_BATCH_TOKENS;
-        if ((v = cli_get(a, "--global-batch-tokens")) &&
-            (rc = parse_range(v, "--global-batch-tokens", &tlo, &thi, err)))
+        if ((rc = cli_get_span(a, "--global-batch-tokens", &tlo, &thi, err)))
             return rc;
         lo = ladder_batch_for_tokens(tlo, seq);
         hi = fmax(lo, ladder_batch_for_tokens(thi, seq));
     }
-    if (hi > 1 << 30)
-        return err_setf(err, ERR_INPUT, NULL, "--global-batch", "too large (%g sequences)", hi);
+    if (hi > PLAN_MAX_GLOBAL_BATCH)
+        return err_setf(err, ERR_INPUT, NULL,
+                        cli_has(a, "--global-batch") ? "--global-batch" : "--global-batch-tokens",
+                        "%.0f sequences per step is more than the planner takes (%d)", hi,
+                        PLAN_MAX_GLOBAL_BATCH);
     in->space.global_batch_min = (int)lo;
     in->space.global_batch_max = (int)hi;
     /* objective and constraints */
@@ -143,11 +132,11 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
             return err_setf(err, ERR_INPUT, NULL, "--objective",
                             "use time, cost or tokens-per-dollar (got '%s')", v);
     }
-    if ((rc = cli_get_duration(a, "--deadline", &in->deadline_s, err)) ||
-        (rc = cli_get_money(a, "--budget", &in->budget_usd, err)) ||
-        (rc = cli_get_double(a, "--min-marginal", 0, 10, &in->min_marginal, err)) ||
-        (rc = cli_get_int(a, "--min-gpus", 1, 1 << 24, &in->min_gpus, err)) ||
-        (rc = cli_get_int(a, "--max-gpus", 1, 1 << 24, &in->max_gpus, err)))
+    if ((rc = cli_get_double(a, "--deadline", &in->deadline_s, err)) ||
+        (rc = cli_get_double(a, "--budget", &in->budget_usd, err)) ||
+        (rc = cli_get_double(a, "--min-marginal", &in->min_marginal, err)) ||
+        (rc = cli_get_int(a, "--min-gpus", &in->min_gpus, err)) ||
+        (rc = cli_get_int(a, "--max-gpus", &in->max_gpus, err)))
         return rc;
     if (cli_has(a, "--deadline") && !(in->deadline_s > 0))
         return err_setf(err, ERR_INPUT, NULL, "--deadline", "must be a positive duration");
@@ -254,19 +243,23 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
         table_print(x, stdout, 2, 0);
         table_destroy(x);
     }
-    long pruned_mem = 0, pruned_bound = 0, invalid = 0;
+    long pruned_mem = 0, pruned_bound = 0, invalid = 0, too_large = 0;
     for (int i = 0; i < l->n; i++) {
         pruned_mem += l->rung[i].pruned[PRUNE_MEMORY];
         pruned_bound += l->rung[i].pruned[PRUNE_BOUND];
         invalid += l->rung[i].pruned[PRUNE_INVALID];
+        too_large += l->rung[i].pruned[PRUNE_SIZE];
     }
-    char d[32], e[32], f[32];
+    char d[32], e[32], f[32], g[32], large[64] = "";
+    if (too_large > 0)
+        snprintf(large, sizeof large, ", %s too large to simulate",
+                 units_fmt_count((double)too_large, g, sizeof g));
     printf("\n  searched %s layouts over %d rungs in %.2f s (%s layouts/s): %s invalid, %s do not "
-           "fit in memory, %s provably slower, %s simulated\n",
+           "fit in memory%s, %s provably slower, %s simulated\n",
            units_fmt_count((double)l->layouts, a, sizeof a), l->n, l->elapsed_s,
            units_fmt_count(l->layouts / (l->elapsed_s > 0 ? l->elapsed_s : 1), b, sizeof b),
            units_fmt_count((double)invalid, c, sizeof c),
-           units_fmt_count((double)pruned_mem, d, sizeof d),
+           units_fmt_count((double)pruned_mem, d, sizeof d), large,
            units_fmt_count((double)pruned_bound, e, sizeof e),
            units_fmt_count((double)l->simulated, f, sizeof f));
     return ERR_OK;
@@ -425,6 +418,15 @@ static int run(const cli_args_t *a, err_t *err)
     } else if (print_text(p, w, nw)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
     }
+    /* a plan was printed, but not one that meets what was asked */
+    if (!rc && !p->ladder.meets_constraints)
+        rc = p->ladder.best < 0
+                 ? err_set(err, ERR_RUNTIME, "no GPU count from %d to %d can train %s (see the "
+                           "recommendation)", p->in.min_gpus, p->in.max_gpus, p->model.name)
+                 : err_set(err, ERR_RUNTIME, "no plan meets %s%s%s (see the recommendation)",
+                           p->in.deadline_s > 0 ? "--deadline" : "",
+                           p->in.deadline_s > 0 && p->in.budget_usd > 0 ? " and " : "",
+                           p->in.budget_usd > 0 ? "--budget" : "");
 out:
     ladder_rung_detail_free(&detail);
     prof_free(&p->profile);
@@ -454,4 +456,5 @@ const cli_command_t CLI_CMD_PLAN = {
     groups,
     sizeof groups / sizeof groups[0],
     run,
+    0,
 };

@@ -12,19 +12,21 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "models/model.h"
 #include "common/fileio.h"
 #include "common/json.h"
 #include "reports/table.h"
 #include "trainer/preflight.h"
 
 static const cli_opt_t own_opts[] = {
-    {"--device", NULL, "cpu|cuda", "where the checks train (default cpu)"},
-    {"--ranks", NULL, "N", "ranks for the multi-process checks (default 2)"},
-    {"--steps", NULL, "N", "steps per run (default 6)"},
-    {"--micro-batch", NULL, "N", "sequences per micro-batch (default 2)"},
-    {"--seq-len", NULL, "N", "tokens per sequence (default 32)"},
-    {"--mpirun", NULL, "CMD", "launcher for multi-rank runs (default mpirun)"},
-    {"--keep", NULL, "DIR", "keep every run's files in DIR (default: a temporary folder, removed)"},
+    {"--device", NULL, "cpu|cuda", "where the checks train (default cpu)", CLI_WORD},
+    {"--ranks", NULL, "N", "ranks for the multi-process checks (default 2)", CLI_N(2, 4096)},
+    {"--steps", NULL, "N", "steps per run (default 6)", CLI_N(4, 100000)},
+    {"--micro-batch", NULL, "N", "sequences per micro-batch (default 2)", CLI_N(1, 4096)},
+    {"--seq-len", NULL, "N", "tokens per sequence (default 32)", CLI_N(2, 1 << 20)},
+    {"--mpirun", NULL, "CMD", "launcher for multi-rank runs (default mpirun)", CLI_WORD},
+    {"--keep", NULL, "DIR", "keep every run's files in DIR (default: a temporary folder, removed)",
+     CLI_WORD},
 };
 static const cli_group_t own_group = {"Preflight", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
@@ -67,13 +69,16 @@ static int run(const cli_args_t *a, err_t *err)
     if (cli_get(a, "--mpirun"))
         p.mpirun = cli_get(a, "--mpirun");
     p.model = cli_get(a, "--model");
-    if ((rc = cli_get_int(a, "--ranks", 2, 4096, &p.ranks, err)) ||
-        (rc = cli_get_int(a, "--steps", 4, 100000, &p.steps, err)) ||
-        (rc = cli_get_int(a, "--micro-batch", 1, 4096, &p.micro_batch, err)) ||
-        (rc = cli_get_int(a, "--seq-len", 2, 1 << 20, &p.seq_len, err)))
+    if ((rc = cli_get_int(a, "--ranks", &p.ranks, err)) ||
+        (rc = cli_get_int(a, "--steps", &p.steps, err)) ||
+        (rc = cli_get_int(a, "--micro-batch", &p.micro_batch, err)) ||
+        (rc = cli_get_int(a, "--seq-len", &p.seq_len, err)))
         return rc;
     if (strcmp(p.device, "cpu") != 0 && strcmp(p.device, "cuda") != 0)
         return err_setf(err, ERR_INPUT, NULL, "--device", "must be cpu or cuda (got '%s')", p.device);
+    model_t checked; /* a wrong model is this command's input error, not a failed check */
+    if (p.model && (rc = model_load(p.model, &checked, err)))
+        return rc;
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0)
         return err_set(err, ERR_RUNTIME, "cannot find this program's path (/proc/self/exe)");
@@ -157,4 +162,5 @@ const cli_command_t CLI_CMD_PREFLIGHT = {
     groups,
     sizeof groups / sizeof groups[0],
     run,
+    0,
 };

@@ -13,10 +13,11 @@
 #include "reports/table.h"
 
 static const cli_opt_t own_opts[] = {
-    {"--sweep", NULL, NULL, "find the best checkpoint interval (and compare with Young/Daly)"},
+    {"--sweep", NULL, NULL, "find the best checkpoint interval (and compare with Young/Daly)",
+     CLI_WORD},
     CLI_REPORT_OPT,
     CLI_CSV_OPT,
-    {"--ladder", NULL, NULL, "interruptions per week at 32, 128, 512 and 2048 GPUs"},
+    {"--ladder", NULL, NULL, "interruptions per week at 32, 128, 512 and 2048 GPUs", CLI_WORD},
 };
 static const cli_group_t own_group = {"Reliability command", own_opts,
                                       sizeof own_opts / sizeof own_opts[0]};
@@ -111,11 +112,17 @@ static int print_text(const cli_args_t *a, const cluster_t *c, const failure_set
                units_fmt_duration(run->cfg.step_time_s, b1, sizeof b1),
                job->searched ? "best layout found" : "given layout",
                units_fmt_count(run->cfg.tokens_per_step, b2, sizeof b2));
-    char b5[32];
-    printf("  job MTBF %s; checkpoint %s every %s (blocking %s, load %s)\n",
+    char b5[32], every[64];
+    snprintf(every, sizeof every, "every %s",
+             units_fmt_duration(run->cfg.ckpt_interval_s, b3, sizeof b3));
+    if (run->cfg.ckpt_interval_s >= r->wall_s_p90) /* no periodic checkpoint */
+        snprintf(every, sizeof every, "%s",
+                 run->cfg.duration_s > 0 ? "never (--checkpoint-every is longer than the run)"
+                                         : "only at the end (--checkpoint-every is longer than "
+                                           "the run)");
+    printf("  job MTBF %s; checkpoint %s %s (blocking %s, load %s)\n",
            units_fmt_duration(r->mtbf_s, b1, sizeof b1),
-           units_fmt_bytes(run->cfg.ckpt_bytes, b2, sizeof b2),
-           units_fmt_duration(run->cfg.ckpt_interval_s, b3, sizeof b3),
+           units_fmt_bytes(run->cfg.ckpt_bytes, b2, sizeof b2), every,
            units_fmt_duration(r->save_blocking_s, b4, sizeof b4),
            units_fmt_duration(r->load_s, b5, sizeof b5));
     printf("  wall time P10 %.2f d, P50 %.2f d, P90 %.2f d; goodput %.1f%%\n", r->wall_s_p10 / 86400,
@@ -223,8 +230,8 @@ static int run(const cli_args_t *a, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--tokens",
                         "say how long the run is: --tokens 2T (with --model) or --days 54");
     double step_time = 0, tokens_per_step = 0, ckpt = 0;
-    if ((rc = cli_get_duration(a, "--step-time", &step_time, err)) ||
-        (rc = cli_get_count(a, "--tokens-per-step", &tokens_per_step, err)))
+    if ((rc = cli_get_double(a, "--step-time", &step_time, err)) ||
+        (rc = cli_get_double(a, "--tokens-per-step", &tokens_per_step, err)))
         return rc;
     if (cli_has(a, "--model") || a->n_positional > 0) {
         if ((rc = cli_job_setup(a, &job, err))) {
@@ -251,11 +258,10 @@ static int run(const cli_args_t *a, err_t *err)
             step_time = 1;
         if (!(tokens_per_step > 0))
             tokens_per_step = LADDER_DEFAULT_BATCH_TOKENS;
-        const char *size = cli_get(a, "--checkpoint-size");
-        if (!size)
+        if (!cli_has(a, "--checkpoint-size"))
             return err_setf(err, ERR_INPUT, NULL, "--checkpoint-size",
                             "give --checkpoint-size (or --model to derive it)");
-        if ((rc = units_parse_bytes(size, "--checkpoint-size", &ckpt, err)))
+        if ((rc = cli_get_double(a, "--checkpoint-size", &ckpt, err)))
             return rc;
     }
     int dp = run.cfg.dp;
@@ -320,4 +326,5 @@ const cli_command_t CLI_CMD_RELIABILITY = {
     groups,
     sizeof groups / sizeof groups[0],
     run,
+    0,
 };

@@ -9,7 +9,7 @@
 #include "reports/report.h"
 
 static const cli_opt_t own_opts[] = {
-    {"--out", "-o", "DIR", "directory to write (created if needed; default report)"},
+    {"--out", "-o", "DIR", "directory to write (created if needed; default report)", CLI_WORD},
 };
 static const cli_group_t own_group = {"Report", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
@@ -63,4 +63,5 @@ const cli_command_t CLI_CMD_REPORT = {
     groups,
     sizeof groups / sizeof groups[0],
     run,
+    1,
 };

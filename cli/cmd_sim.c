@@ -14,10 +14,14 @@
 #include "sim/step.h"
 
 static const cli_opt_t own_opts[] = {
-    {"--trace", NULL, "FILE", "write the simulated timeline as Chrome/Perfetto trace JSON"},
-    {"--layer-events", NULL, NULL, "one task per layer (finer trace; same step time)"},
-    {"--ops", NULL, NULL, "also print the per-operation cost of one layer"},
-    {"--timeline", NULL, NULL, "add the step's tasks (stage, stream, kind, start, end) to --json"},
+    {"--trace", NULL, "FILE", "write the simulated timeline as Chrome/Perfetto trace JSON",
+     CLI_WORD},
+    {"--layer-events", NULL, NULL, "one task per layer (finer trace; same step time)", CLI_WORD},
+    {"--ops", NULL, NULL, "also print the per-operation cost of one layer", CLI_WORD},
+    {"--timeline", NULL, NULL, "add the step's tasks (stage, stream, kind, start, end) to --json",
+     CLI_WORD},
+    {"--allow-oom", NULL, NULL, "exit 0 even when the layout does not fit in GPU memory",
+     CLI_WORD},
     CLI_REPORT_OPT,
     CLI_CSV_OPT,
 };
@@ -208,6 +212,13 @@ static int run(const cli_args_t *a, err_t *err)
         cJSON_Delete(j);
     }
     free(events);
+    /* the step was simulated and printed, but it cannot run */
+    if (!rc && !r.fits && !cli_has(a, "--allow-oom")) {
+        char advice[400];
+        fit_advice(&s, &r, advice, sizeof advice);
+        rc = err_set(err, ERR_RUNTIME, "the layout does not fit: %s (--allow-oom: exit 0)",
+                     advice);
+    }
 out:
     scenario_free(&s);
     return rc;
@@ -233,4 +244,5 @@ const cli_command_t CLI_CMD_SIM = {
     groups,
     sizeof groups / sizeof groups[0],
     run,
+    0,
 };

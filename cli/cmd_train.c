@@ -17,36 +17,60 @@
 #include "trainer/train.h"
 
 static const cli_opt_t own_opts[] = {
-    {"--device", NULL, "cpu|cuda", "where to train (default cpu: fp32 with OpenMP)"},
-    {"--steps", NULL, "N", "optimizer steps to reach (default 20)"},
-    {"--micro-batch", "--micro-batch-size", "N", "sequences per micro-batch per rank (default 4)"},
+    {"--device", NULL, "cpu|cuda", "where to train (default cpu: fp32 with OpenMP)", CLI_WORD},
+    {"--steps", NULL, "N", "optimizer steps to reach (default 20)", CLI_N(1, 100000000)},
+    {"--micro-batch", "--micro-batch-size", "N", "sequences per micro-batch per rank (default 4)",
+     CLI_N(1, 1 << 20)},
     {"--global-batch", "--global-batch-size", "N",
-     "sequences per step over all ranks (default: micro-batch x DP)"},
-    {"--seq-len", "--seq-length", "N", "tokens per sequence (default 128, at most the model's)"},
-    {"--tp", "--tensor-model-parallel-size", "N", "tensor-parallel degree (ranks = TP x DP)"},
-    {"--zero1", "--use-distributed-optimizer", NULL, "shard the optimizer state over DP (ZeRO-1)"},
-    {"--no-overlap", NULL, NULL, "reduce gradients after the backward instead of during it"},
-    {"--bucket-mb", NULL, "MB", "data-parallel gradient bucket (default 25)"},
-    {"--lr", NULL, "X", "peak learning rate (default 6e-4)"},
-    {"--min-lr", NULL, "X", "learning rate at the end of the cosine (default lr / 10)"},
-    {"--warmup", NULL, "N", "linear warm-up steps (default 10, at most steps / 2)"},
-    {"--weight-decay", NULL, "X", "AdamW weight decay (default 0.1)"},
-    {"--grad-clip", NULL, "X", "clip the gradient norm to X, 0 = off (default 1.0)"},
-    {"--seed", NULL, "N", "initialisation and built-in corpus seed (default 1)"},
-    {"--data", NULL, "FILE", "token file (SPTOKEN1) or any text file (byte-level); default: built-in corpus"},
-    {"--fp32", NULL, NULL, "cuda: compute in fp32 instead of bf16"},
-    {"--checkpoint-dir", NULL, "DIR", "save checkpoints here"},
-    {"--checkpoint-every", NULL, "N", "steps between checkpoints (default: only at the end)"},
-    {"--checkpoint-keep", NULL, "K", "checkpoints kept (default 3)"},
-    {"--async-checkpoint", NULL, NULL, "write checkpoints on a background thread"},
-    {"--resume", NULL, NULL, "continue from the newest valid checkpoint in --checkpoint-dir"},
-    {"--resume-from", NULL, "DIR", "continue from this checkpoint folder (step-NNNNNNNN)"},
-    {"--stop-after", NULL, "N", "save and stop after step N (the schedule still runs to --steps)"},
-    {"--fail-at-step", NULL, "N", "kill a rank at the start of step N (recovery testing)"},
-    {"--fail-rank", NULL, "R", "the rank --fail-at-step kills (default 0)"},
-    {"--expect-tokens-per-s", NULL, "X", "alert when throughput is under 80% of this"},
-    {"--dump-grads", NULL, "FILE", "write step 1's gradients (rank 0, float32) to FILE"},
-    {"--quiet", "-q", NULL, "no per-step lines on stderr"},
+     "sequences per step over all ranks (default: micro-batch x DP)", CLI_N(1, 1 << 30)},
+    {"--seq-len", "--seq-length", "N", "tokens per sequence (default 128, at most the model's)",
+     CLI_N(1, 1 << 20)},
+    {"--tp", "--tensor-model-parallel-size", "N", "tensor-parallel degree (ranks = TP x DP)",
+     CLI_N(1, 4096)},
+    {"--zero1", "--use-distributed-optimizer", NULL, "shard the optimizer state over DP (ZeRO-1)",
+     CLI_WORD},
+    {"--no-overlap", NULL, NULL, "reduce gradients after the backward instead of during it",
+     CLI_WORD},
+    {"--bucket-mb", NULL, "MB", "data-parallel gradient bucket (default 25)", CLI_X(1e-3, 1e6)},
+    {"--lr", NULL, "X", "peak learning rate (default 6e-4)", CLI_X(0, 10)},
+    {"--min-lr", NULL, "X", "learning rate at the end of the cosine (default lr / 10)",
+     CLI_X(0, 10)},
+    {"--warmup", NULL, "N", "linear warm-up steps (default 10, at most steps / 2)",
+     CLI_N(0, 100000000)},
+    {"--weight-decay", NULL, "X", "AdamW weight decay (default 0.1)", CLI_X(0, 10)},
+    {"--grad-clip", NULL, "X", "clip the gradient norm to X, 0 = off (default 1.0)", CLI_X(0, 1e9)},
+    {"--seed", NULL, "N", "initialisation and built-in corpus seed (default 1)",
+     CLI_N(0, 9007199254740992.0)},
+    {"--data", NULL, "FILE", "token file (SPTOKEN1) or any text file (byte-level); default: built-in corpus",
+     CLI_WORD},
+    {"--fp32", NULL, NULL, "cuda: compute in fp32 instead of bf16", CLI_WORD},
+    {"--checkpoint-dir", NULL, "DIR", "save checkpoints here", CLI_WORD},
+    {"--checkpoint-every", NULL, "N", "steps between checkpoints (default: only at the end)",
+     CLI_N(0, 100000000)},
+    {"--checkpoint-keep", NULL, "K", "checkpoints kept (default 3)", CLI_N(1, 1000000)},
+    {"--async-checkpoint", NULL, NULL, "write checkpoints on a background thread", CLI_WORD},
+    {"--resume", NULL, NULL, "continue from the newest valid checkpoint in --checkpoint-dir",
+     CLI_WORD},
+    {"--resume-from", NULL, "DIR", "continue from this checkpoint folder (step-NNNNNNNN)",
+     CLI_WORD},
+    {"--overwrite", NULL, NULL, "a fresh run: remove the checkpoints already in --checkpoint-dir",
+     CLI_WORD},
+    {"--allow-changes", NULL, NULL,
+     "resume although seed, data, batch, sequence length, steps or LR schedule differ", CLI_WORD},
+    {"--collective-timeout", NULL, "T",
+     "stop when a collective waits this long, naming the ranks that did not arrive (default 5m)",
+     CLI_KIND(CLI_DURATION, 1, 1e6)},
+    {"--stop-after", NULL, "N", "save and stop after step N (the schedule still runs to --steps)",
+     CLI_N(1, 100000000)},
+    {"--fail-at-step", NULL, "N", "kill a rank at the start of step N (recovery testing)",
+     CLI_N(1, 100000000)},
+    {"--fail-rank", NULL, "R", "the rank --fail-at-step kills (default 0)", CLI_N(0, 1 << 24)},
+    {"--fail-how", NULL, "kill|stop", "how --fail-at-step fails the rank: SIGKILL, or SIGSTOP (hung)",
+     CLI_WORD},
+    {"--expect-tokens-per-s", NULL, "X", "alert when throughput is under 80% of this",
+     CLI_X(0, 1e15)},
+    {"--dump-grads", NULL, "FILE", "write step 1's gradients (rank 0, float32) to FILE", CLI_WORD},
+    {"--quiet", "-q", NULL, "no per-step lines on stderr", CLI_WORD},
 };
 static const cli_group_t own_group = {"Train", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
@@ -67,14 +91,22 @@ static void print_step(void *ctx, const train_step_t *s)
             s->new_alerts ? "  [alert]" : "");
 }
 
-/* --fail-at-step: die the way a crashed rank does, without cleanup. */
+/* --fail-at-step: die the way a crashed rank does, without cleanup, or
+ * stop the way a hung one does (--fail-how stop: ctx not NULL). */
 static void fail_now(void *ctx, long step, int rank)
 {
-    (void)ctx;
-    fprintf(stderr, "scaleplan train: rank %d: killed on purpose at step %ld (--fail-at-step)\n",
-            rank, step + 1);
+    bool stop = ctx != NULL;
+    fprintf(stderr, "scaleplan train: rank %d: %s on purpose at step %ld (--fail-at-step)\n",
+            rank, stop ? "stopped" : "killed", step + 1);
     fflush(stderr);
-    raise(SIGKILL);
+    raise(stop ? SIGSTOP : SIGKILL);
+}
+
+/* Lines the user must see, --quiet or not (rank 0 calls it). */
+static void print_notice(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "scaleplan train: %s\n", line);
 }
 
 static void print_text(const train_config_t *c, const train_result_t *r)
@@ -145,32 +177,35 @@ static int parse_config(const cli_args_t *a, train_config_t *c, model_t *m, err_
         return err_setf(err, ERR_INPUT, NULL, "--device", "must be cpu or cuda (got '%s')", dev);
     c->seq_len = m->max_seq < 128 ? m->max_seq : 128;
     int steps = (int)c->steps, warmup = -1;
-    double bucket_mb = c->bucket_bytes / 1e6, min_lr = -1, seed = 1;
-    if ((rc = cli_get_int(a, "--steps", 1, 100000000, &steps, err)) ||
-        (rc = cli_get_int(a, "--micro-batch", 1, 1 << 20, &c->micro_batch, err)) ||
-        (rc = cli_get_int(a, "--global-batch", 1, 1 << 30, &c->global_batch, err)) ||
-        (rc = cli_get_int(a, "--seq-len", 1, 1 << 20, &c->seq_len, err)) ||
-        (rc = cli_get_int(a, "--tp", 1, 4096, &c->tp, err)) ||
-        (rc = cli_get_double(a, "--bucket-mb", 1e-3, 1e6, &bucket_mb, err)) ||
-        (rc = cli_get_double(a, "--lr", 0, 10, &c->optim.lr, err)) ||
-        (rc = cli_get_double(a, "--min-lr", 0, 10, &min_lr, err)) ||
-        (rc = cli_get_int(a, "--warmup", 0, 100000000, &warmup, err)) ||
-        (rc = cli_get_double(a, "--weight-decay", 0, 10, &c->optim.weight_decay, err)) ||
-        (rc = cli_get_double(a, "--grad-clip", 0, 1e9, &c->optim.grad_clip, err)) ||
-        (rc = cli_get_double(a, "--seed", 0, 9e15, &seed, err)) ||
-        (rc = cli_get_int(a, "--checkpoint-every", 0, 100000000, &c->ckpt_every, err)) ||
-        (rc = cli_get_int(a, "--checkpoint-keep", 1, 1000000, &c->ckpt_keep, err)) ||
-        (rc = cli_get_int(a, "--fail-rank", 0, 1 << 24, &c->fail_rank, err)) ||
-        (rc = cli_get_double(a, "--expect-tokens-per-s", 0, 1e15, &c->predicted_tokens_per_s,
+    double bucket_mb = c->bucket_bytes / 1e6, min_lr = -1;
+    long seed = 1;
+    if ((rc = cli_get_int(a, "--steps", &steps, err)) ||
+        (rc = cli_get_int(a, "--micro-batch", &c->micro_batch, err)) ||
+        (rc = cli_get_int(a, "--global-batch", &c->global_batch, err)) ||
+        (rc = cli_get_int(a, "--seq-len", &c->seq_len, err)) ||
+        (rc = cli_get_int(a, "--tp", &c->tp, err)) ||
+        (rc = cli_get_double(a, "--bucket-mb", &bucket_mb, err)) ||
+        (rc = cli_get_double(a, "--lr", &c->optim.lr, err)) ||
+        (rc = cli_get_double(a, "--min-lr", &min_lr, err)) ||
+        (rc = cli_get_int(a, "--warmup", &warmup, err)) ||
+        (rc = cli_get_double(a, "--weight-decay", &c->optim.weight_decay, err)) ||
+        (rc = cli_get_double(a, "--grad-clip", &c->optim.grad_clip, err)) ||
+        (rc = cli_get_long(a, "--seed", &seed, err)) ||
+        (rc = cli_get_int(a, "--checkpoint-every", &c->ckpt_every, err)) ||
+        (rc = cli_get_int(a, "--checkpoint-keep", &c->ckpt_keep, err)) ||
+        (rc = cli_get_int(a, "--fail-rank", &c->fail_rank, err)) ||
+        (rc = cli_get_double(a, "--expect-tokens-per-s", &c->predicted_tokens_per_s,
                              err)))
         return rc;
     int fail_at = 0, stop_after = 0;
-    if ((rc = cli_get_int(a, "--fail-at-step", 1, 100000000, &fail_at, err)) ||
-        (rc = cli_get_int(a, "--stop-after", 1, 100000000, &stop_after, err)))
+    if ((rc = cli_get_int(a, "--fail-at-step", &fail_at, err)) ||
+        (rc = cli_get_int(a, "--stop-after", &stop_after, err)))
         return rc;
     c->stop_after = stop_after;
-    if (seed != floor(seed))
-        return err_setf(err, ERR_INPUT, NULL, "--seed", "must be a whole number (got %g)", seed);
+    if (min_lr > c->optim.lr)
+        return err_setf(err, ERR_INPUT, NULL, "--min-lr",
+                        "%g is above the peak --lr %g: the cosine decays from --lr to --min-lr",
+                        min_lr, c->optim.lr);
     if (c->seq_len > m->max_seq)
         return err_setf(err, ERR_INPUT, NULL, "--seq-len",
                         "%d is longer than the model's %d positions", c->seq_len, m->max_seq);
@@ -191,6 +226,15 @@ static int parse_config(const cli_args_t *a, train_config_t *c, model_t *m, err_
                                             : NULL;
     c->fail_at_step = fail_at > 0 ? fail_at - 1 : -1; /* the flag counts from 1 like the log */
     c->fail = fail_now;
+    const char *how = cli_get(a, "--fail-how");
+    if (how && strcmp(how, "kill") != 0 && strcmp(how, "stop") != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--fail-how", "use kill or stop (got '%s')", how);
+    c->fail_ctx = how && strcmp(how, "stop") == 0 ? (void *)c : NULL;
+    c->ckpt_overwrite = cli_has(a, "--overwrite");
+    c->allow_changes = cli_has(a, "--allow-changes");
+    if ((rc = cli_get_double(a, "--collective-timeout", &c->collective_timeout_s, err)))
+        return rc;
+    c->on_notice = print_notice;
     c->dump_grads = cli_get(a, "--dump-grads");
     if (cli_get(a, "--resume-from") && access(c->resume, F_OK) != 0)
         return err_setf(err, ERR_INPUT, NULL, "--resume-from", "no checkpoint folder '%s'",
@@ -212,10 +256,10 @@ static int run(const cli_args_t *a, err_t *err)
     step_printer_t printer = {!cli_has(a, "--quiet"), world.rank};
     c.on_step = print_step;
     c.on_step_ctx = &printer;
-    c.fail_ctx = NULL;
     train_result_t r;
     memset(&r, 0, sizeof r);
-    if ((rc = run_layout(&c, world.size, &l, err)))
+    if ((rc = dist_watchdog(&world, c.collective_timeout_s, err)) ||
+        (rc = run_layout(&c, world.size, &l, err)))
         goto out;
     rc = train_run(&c, &world, &r, err);
     /* the report of a run that stopped on a NaN is still worth printing */
@@ -266,4 +310,5 @@ const cli_command_t CLI_CMD_TRAIN = {
     groups,
     sizeof groups / sizeof groups[0],
     run,
+    0,
 };

@@ -18,17 +18,23 @@
 #include "sim/validation.h"
 
 static const cli_opt_t own_opts[] = {
-    {"--measured", NULL, "FILE", "the run: scaleplan train --json output (or the same keys)"},
+    {"--measured", NULL, "FILE", "the run: scaleplan train --json output (or the same keys)",
+     CLI_WORD, .positional = CLI_POS_ONE},
     {"--log", NULL, "FILE",
      "a training log (Megatron-LM/Bridge, NeMo, torchtitan, DeepSpeed, HF Trainer, step,seconds "
-     "CSV/JSON); repeat for each rung of a ladder"},
+     "CSV/JSON); repeat for each rung of a ladder",
+     CLI_WORD, .repeat = true},
     {"--log-format", NULL, "NAME",
-     "read the logs as megatron, nemo, torchtitan, deepspeed, hf, csv or json (default: detect)"},
-    {"--plan", NULL, "FILE", "with --log: the ladder scaleplan plan --json planned (next rung, plot)"},
-    {"--published", NULL, "FILE", "replay published runs (a CSV in the schema of shared/validation/throughput.csv)"},
-    {"--by-group", NULL, NULL, "with --published: the error per framework and version"},
-    {"--flag-over", NULL, "PCT", "the tolerance: flag errors over this (default 10, the plan's)"},
-    {"--fail-over", NULL, "PCT", "exit 1 when the step time's error exceeds this"},
+     "read the logs as megatron, nemo, torchtitan, deepspeed, hf, csv or json (default: detect)",
+     CLI_WORD},
+    {"--plan", NULL, "FILE", "with --log: the ladder scaleplan plan --json planned (next rung, plot)",
+     CLI_WORD},
+    {"--published", NULL, "FILE",
+     "replay published runs (a CSV in the schema of shared/validation/throughput.csv)", CLI_WORD},
+    {"--by-group", NULL, NULL, "with --published: the error per framework and version", CLI_WORD},
+    {"--flag-over", NULL, "PCT", "the tolerance: flag errors over this (default 10, the plan's)",
+     CLI_X(0, 1e6)},
+    {"--fail-over", NULL, "PCT", "exit 1 when the step time's error exceeds this", CLI_X(0, 1e6)},
     CLI_REPORT_OPT,
     CLI_CSV_OPT,
 };
@@ -485,8 +491,8 @@ static int run_logs(const cli_args_t *a, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--log", "at most %d logs (got %d)", MAX_LOGS, n);
     double flag_pct = 100 * LADDER_TOLERANCE, fail_pct = -1;
     int rc;
-    if ((rc = cli_get_double(a, "--flag-over", 0, 1e6, &flag_pct, err)) ||
-        (rc = cli_get_double(a, "--fail-over", 0, 1e6, &fail_pct, err)))
+    if ((rc = cli_get_double(a, "--flag-over", &flag_pct, err)) ||
+        (rc = cli_get_double(a, "--fail-over", &fail_pct, err)))
         return rc;
     double tol = flag_pct / 100;
     const char *plan_file = cli_get(a, "--plan");
@@ -587,8 +593,8 @@ static int run(const cli_args_t *a, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--measured",
                         "say which run to check: --measured run.json (scaleplan train --json)");
     double flag_pct = 10, fail_pct = -1;
-    if ((rc = cli_get_double(a, "--flag-over", 0, 1e6, &flag_pct, err)) ||
-        (rc = cli_get_double(a, "--fail-over", 0, 1e6, &fail_pct, err)))
+    if ((rc = cli_get_double(a, "--flag-over", &flag_pct, err)) ||
+        (rc = cli_get_double(a, "--fail-over", &fail_pct, err)))
         return rc;
     val_measured_t m;
     sim_ctx_t *ctx = NULL;
@@ -661,4 +667,5 @@ const cli_command_t CLI_CMD_VALIDATE = {
     groups,
     sizeof groups / sizeof groups[0],
     run,
+    0,
 };

@@ -24,6 +24,8 @@ typedef struct {
     const cli_group_t *const *groups;
     int n_groups;
     int (*run)(const cli_args_t *a, err_t *err);
+    int max_operands;        /* bare words the command takes besides the
+                                options' (catalog SECTION..., report FILE) */
 } cli_command_t;
 
 extern const cli_command_t CLI_CMD_PLAN, CLI_CMD_CATALOG, CLI_CMD_MODEL, CLI_CMD_SIM,

@@ -1,5 +1,6 @@
 #include "cli/job.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,30 +9,44 @@
 #include "topologies/price.h"
 
 static const cli_opt_t run_opts[] = {
-    {"--tokens", NULL, "N", "tokens to train (2T, 15T, 1.5e12)"},
-    {"--days", NULL, "D", "wall-clock days (a fixed duration, or a claim to check)"},
+    {"--tokens", NULL, "N", "tokens to train (2T, 15T, 1.5e12)", CLI_KIND(CLI_COUNT, 1, 1e18)},
+    {"--days", NULL, "D", "wall-clock days (a fixed duration, or a claim to check)",
+     CLI_KIND(CLI_DAYS, 60, 36500 * 86400.0)},
 };
 const cli_group_t CLI_RUN_OPTS = {"Run", run_opts, sizeof run_opts / sizeof run_opts[0]};
 
 static const cli_opt_t rel_opts[] = {
-    {"--step-time", NULL, "S", "step time (default: simulated for --model)"},
-    {"--tokens-per-step", NULL, "N", "tokens per step with --step-time (default: the layout's)"},
-    {"--checkpoint-every", NULL, "T", "compute time between checkpoints (default 30m)"},
-    {"--checkpoint-size", NULL, "BYTES", "one checkpoint (default: parameters x 12 bytes)"},
-    {"--checkpoint-bytes-per-param", NULL, "N", "bytes per parameter saved (default 12)"},
-    {"--async-checkpoint", NULL, NULL, "block only for the snapshot to host memory"},
-    {"--storage-bw", NULL, "BW", "aggregate checkpoint write/read bandwidth (e.g. 2TB/s)"},
-    {"--failure-rates", NULL, "NAME", "failure-rate set (llama3-405b, meta-rsc1, meta-rsc2)"},
-    {"--policy", NULL, "spares|elastic|wait", "what a node failure does (default spares)"},
-    {"--spares", NULL, "N", "hot spare nodes (default 2% of the nodes)"},
-    {"--restart-overhead", NULL, "T", "reschedule + initialise + warm up (default 10m)"},
-    {"--replace-time", NULL, "T", "extra time to swap in a spare node (default 0: part of the restart)"},
-    {"--repair-time", NULL, "T", "until a failed node is back (default 24h)"},
-    {"--spot", NULL, NULL, "spot capacity: add preemptions"},
-    {"--spot-preemption-rate", NULL, "X", "preemptions per node-hour (default: catalog)"},
-    {"--spot-wait", NULL, "T", "waiting for capacity after a preemption (default 30m)"},
-    {"--trials", NULL, "N", "Monte Carlo trials (default 2000)"},
-    {"--seed", NULL, "N", "random seed (same seed, same answer)"},
+    {"--step-time", NULL, "S", "step time (default: simulated for --model)",
+     CLI_KIND(CLI_DURATION, 1e-6, 1e6)},
+    {"--tokens-per-step", NULL, "N", "tokens per step with --step-time (default: the layout's)",
+     CLI_KIND(CLI_COUNT, 1, 1e12)},
+    {"--checkpoint-every", NULL, "T", "compute time between checkpoints (default 30m)",
+     CLI_KIND(CLI_DURATION, 1, DBL_MAX)},
+    {"--checkpoint-size", NULL, "BYTES", "one checkpoint (default: parameters x 12 bytes)",
+     CLI_KIND(CLI_BYTES, 0, 1e18)},
+    {"--checkpoint-bytes-per-param", NULL, "N", "bytes per parameter saved (default 12)",
+     CLI_X(0, 64)},
+    {"--async-checkpoint", NULL, NULL, "block only for the snapshot to host memory", CLI_WORD},
+    {"--storage-bw", NULL, "BW", "aggregate checkpoint write/read bandwidth (e.g. 2TB/s)",
+     CLI_KIND(CLI_BANDWIDTH, 1e6, 1e15)},
+    {"--failure-rates", NULL, "NAME", "failure-rate set (llama3-405b, meta-rsc1, meta-rsc2)",
+     CLI_WORD},
+    {"--policy", NULL, "spares|elastic|wait", "what a node failure does (default spares)",
+     CLI_WORD},
+    {"--spares", NULL, "N", "hot spare nodes (default 2% of the nodes)", CLI_N(0, 1 << 24)},
+    {"--restart-overhead", NULL, "T", "reschedule + initialise + warm up (default 10m)",
+     CLI_KIND(CLI_DURATION, 0, 1e7)},
+    {"--replace-time", NULL, "T", "extra time to swap in a spare node (default 0: part of the restart)",
+     CLI_KIND(CLI_DURATION, 0, 1e7)},
+    {"--repair-time", NULL, "T", "until a failed node is back (default 24h)",
+     CLI_KIND(CLI_DURATION, 0, 1e8)},
+    {"--spot", NULL, NULL, "spot capacity: add preemptions", CLI_WORD},
+    {"--spot-preemption-rate", NULL, "X", "preemptions per node-hour (default: catalog)",
+     CLI_X(0, 1000)},
+    {"--spot-wait", NULL, "T", "waiting for capacity after a preemption (default 30m)",
+     CLI_KIND(CLI_DURATION, 0, 1e7)},
+    {"--trials", NULL, "N", "Monte Carlo trials (default 2000)", CLI_N(1, 10000000)},
+    {"--seed", NULL, "N", "random seed (same seed, same answer)", CLI_N(0, 2147483647L)},
 };
 const cli_group_t CLI_REL_OPTS = {"Reliability", rel_opts, sizeof rel_opts / sizeof rel_opts[0]};
 
@@ -71,7 +86,7 @@ int cli_job_setup(const cli_args_t *a, cli_job_t *job, err_t *err)
     if (!cli_layout_given(a)) {
         /* No layout given: the fastest that fits, as the planner finds it. */
         int gb = 0;
-        if ((rc = cli_get_int(a, "--global-batch", 1, 1 << 30, &gb, err)) ||
+        if ((rc = cli_get_int(a, "--global-batch", &gb, err)) ||
             (rc = ladder_fastest_layout(&job->s, gb, &job->search, err)))
             return rc;
         job->searched = true;
@@ -93,11 +108,10 @@ void cli_job_free(cli_job_t *job)
 
 int cli_checkpoint_bytes(const cli_args_t *a, const model_t *m, double *bytes, err_t *err)
 {
-    const char *size = cli_get(a, "--checkpoint-size");
-    if (size)
-        return units_parse_bytes(size, "--checkpoint-size", bytes, err);
+    if (cli_has(a, "--checkpoint-size"))
+        return cli_get_double(a, "--checkpoint-size", bytes, err);
     double per = REL_CKPT_BYTES_PER_PARAM;
-    int rc = cli_get_double(a, "--checkpoint-bytes-per-param", 0, 64, &per, err);
+    int rc = cli_get_double(a, "--checkpoint-bytes-per-param", &per, err);
     if (rc)
         return rc;
     model_params_t p;
@@ -110,26 +124,10 @@ int cli_run_length(const cli_args_t *a, double *tokens, double *duration_s, err_
 {
     *tokens = 0;
     *duration_s = 0;
-    int rc = cli_get_count(a, "--tokens", tokens, err);
-    if (rc)
+    int rc;
+    if ((rc = cli_get_double(a, "--tokens", tokens, err)) ||
+        (rc = cli_get_double(a, "--days", duration_s, err)))
         return rc;
-    const char *days = cli_get(a, "--days");
-    if (days) {
-        char *end;
-        double d = strtod(days, &end);
-        if (end != days && *end == '\0') {
-            if (!(d > 0) || d > 36500)
-                return err_setf(err, ERR_INPUT, NULL, "--days",
-                                "must be a positive number of days up to 36500 (got '%s')", days);
-            *duration_s = d * 86400;
-        } else if ((rc = units_parse_duration(days, "--days", duration_s, err))) {
-            return rc;
-        }
-        if (!(*duration_s > 0))
-            return err_setf(err, ERR_INPUT, NULL, "--days", "must be positive (got '%s')", days);
-    }
-    if (cli_has(a, "--tokens") && !(*tokens > 0))
-        return err_setf(err, ERR_INPUT, NULL, "--tokens", "must be positive");
     return ERR_OK;
 }
 
@@ -140,18 +138,17 @@ int cli_rel_config(const cli_args_t *a, const cluster_t *c, const failure_set_t 
     int rc;
     double bw = 0, rate = -1;
     const char *v;
-    if ((rc = cli_get_duration(a, "--checkpoint-every", &cfg->ckpt_interval_s, err)) ||
-        (rc = cli_get_duration(a, "--restart-overhead", &cfg->restart_overhead_s, err)) ||
-        (rc = cli_get_duration(a, "--replace-time", &cfg->replace_s, err)) ||
-        (rc = cli_get_duration(a, "--repair-time", &cfg->repair_s, err)) ||
-        (rc = cli_get_duration(a, "--spot-wait", &cfg->preempt_wait_s, err)) ||
-        (rc = cli_get_int(a, "--spares", 0, 1 << 24, &cfg->spares, err)) ||
-        (rc = cli_get_int(a, "--trials", 1, 10000000, &cfg->trials, err)) ||
-        (rc = cli_get_double(a, "--spot-preemption-rate", 0, 1000, &rate, err)))
+    if ((rc = cli_get_double(a, "--checkpoint-every", &cfg->ckpt_interval_s, err)) ||
+        (rc = cli_get_double(a, "--restart-overhead", &cfg->restart_overhead_s, err)) ||
+        (rc = cli_get_double(a, "--replace-time", &cfg->replace_s, err)) ||
+        (rc = cli_get_double(a, "--repair-time", &cfg->repair_s, err)) ||
+        (rc = cli_get_double(a, "--spot-wait", &cfg->preempt_wait_s, err)) ||
+        (rc = cli_get_int(a, "--spares", &cfg->spares, err)) ||
+        (rc = cli_get_int(a, "--trials", &cfg->trials, err)) ||
+        (rc = cli_get_double(a, "--spot-preemption-rate", &rate, err)))
         return rc;
-    if ((v = cli_get(a, "--storage-bw"))) {
-        if ((rc = units_parse_bandwidth(v, "--storage-bw", &bw, err)) ||
-            (rc = units_positive(bw, "--storage-bw", err)))
+    if (cli_has(a, "--storage-bw")) {
+        if ((rc = cli_get_double(a, "--storage-bw", &bw, err)))
             return rc;
         cfg->storage_write_bps = cfg->storage_read_bps = bw;
     }
@@ -168,9 +165,9 @@ int cli_rel_config(const cli_args_t *a, const cluster_t *c, const failure_set_t 
             return err_setf(err, ERR_INPUT, NULL, "--policy",
                             "use spares, elastic or wait (got '%s')", v);
     }
-    if ((v = cli_get(a, "--seed"))) {
+    if (cli_has(a, "--seed")) {
         long seed;
-        if ((rc = units_parse_int(v, "--seed", 0, 2147483647L, &seed, err)))
+        if ((rc = cli_get_long(a, "--seed", &seed, err)))
             return rc;
         cfg->seed = (uint64_t)seed;
     }

@@ -4,6 +4,7 @@
  * place that turns an error record into a message on stderr and an exit
  * status (2 for bad input, 1 for runtime failures).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,11 +34,30 @@ static void usage(FILE *out)
                  "      --sequence-parallel --recompute selective --global-batch 512\n");
 }
 
+/* Every command's options, one per line: command, option, alias ("-" when
+ * none), metavar ("-" for a switch) and value kind, tab-separated. The CLI
+ * robustness suite (tests/robust/run.sh) reads its flags from here, so a new
+ * flag is covered as soon as it is in a table. */
+static void list_options(FILE *out)
+{
+    static const char *kinds[] = {"text",  "int",       "int-span", "real",     "count",
+                                  "count-span", "bytes", "bandwidth", "duration", "days",
+                                  "price", "money"};
+    for (int i = 0; i < n_commands; i++)
+        for (int g = 0; g < commands[i]->n_groups; g++)
+            for (int k = 0; k < commands[i]->groups[g]->n; k++) {
+                const cli_opt_t *o = &commands[i]->groups[g]->opts[k];
+                fprintf(out, "%s\t%s\t%s\t%s\t%s\n", commands[i]->name, o->name,
+                        o->alias ? o->alias : "-", o->metavar ? o->metavar : "-",
+                        (size_t)o->kind < sizeof kinds / sizeof kinds[0] ? kinds[o->kind] : "?");
+            }
+}
+
 /* Parse the command's options, print its help when asked, or run it. */
 static int run_command(const cli_command_t *c, int argc, char **argv, err_t *err)
 {
     cli_args_t a;
-    int rc = cli_parse(argc, argv, c->groups, c->n_groups, &a, err);
+    int rc = cli_parse(argc, argv, c->groups, c->n_groups, c->max_operands, &a, err);
     if (rc)
         return rc;
     if (a.help) {
@@ -49,10 +69,18 @@ static int run_command(const cli_command_t *c, int argc, char **argv, err_t *err
 
 int main(int argc, char **argv)
 {
+    /* A write past the file size limit (ulimit -f) then fails with EFBIG
+     * through the usual error path (a checkpoint's temporary file removed,
+     * one line, exit 1) instead of killing the process. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(stdout);
         return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--list-options") == 0) {
+        list_options(stdout);
+        return fflush(stdout) == 0 ? 0 : 1;
     }
     if (strcmp(argv[1], "--version") == 0) {
         /* the build's optional parts, from the settings make recorded */

@@ -14,13 +14,15 @@
 #define CLI_REPORT_OPT                                                                        \
     {                                                                                         \
         "--report", NULL, "DIR",                                                              \
-            "write an HTML report into DIR: index.html, plots (PNG, SVG), CSV, result.json" \
+            "write an HTML report into DIR: index.html, plots (PNG, SVG), CSV, result.json", \
+            CLI_WORD                                                                          \
     }
 
 /* ... and the one that prints the command's main table as CSV. */
 #define CLI_CSV_OPT                                                                           \
     {                                                                                         \
-        "--csv", NULL, NULL, "print the main table as CSV (full-precision numbers) instead"  \
+        "--csv", NULL, NULL, "print the main table as CSV (full-precision numbers) instead", \
+            CLI_WORD                                                                          \
     }
 
 /* Write the report (with --report), print result (with --json) or its

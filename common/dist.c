@@ -1,5 +1,6 @@
 #include "common/dist.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,6 +146,7 @@ int dist_iallreduce_sum(const dist_group_t *g, void *buf, size_t n, dist_type_t 
 {
     r->req = NULL;
     r->mpi = NULL;
+    r->g = g;
     return many(g) ? g->mpi->iallreduce_sum(g, buf, n, type, r, err) : ERR_OK;
 }
 
@@ -178,4 +180,22 @@ int dist_local_rank(void)
             return (int)r;
     }
     return -1;
+}
+
+int dist_watchdog(dist_group_t *g, double timeout_s, err_t *err)
+{
+    return many(g) ? g->mpi->watchdog(g, timeout_s, err) : ERR_OK;
+}
+
+int dist_watch_enter(const dist_group_t *g, const char *what, err_t *err)
+{
+    return many(g) ? g->mpi->watch_enter(g, what, err) : ERR_OK;
+}
+
+void dist_watch_reason(const dist_group_t *g, double waited_s, char *buf, size_t cap)
+{
+    if (many(g))
+        g->mpi->watch_reason(g, waited_s, buf, cap);
+    else
+        snprintf(buf, cap, "a collective did not complete within %.0f s", waited_s);
 }

@@ -34,6 +34,7 @@ typedef struct {
     int size;
     void *comm;                     /* heap MPI_Comm, owned; NULL = just this process */
     const struct dist_mpi_ops *mpi; /* NULL = just this process */
+    void *watch;                    /* the collective watchdog's state (dist_watchdog), owned */
 } dist_group_t;
 
 /* Whether this binary was built with MPI (its MPI plug-in). */
@@ -82,6 +83,7 @@ int dist_reduce_scatter_sum(const dist_group_t *g, const void *in, void *out, si
 typedef struct {
     void *req; /* heap MPI_Request; NULL when nothing is pending */
     const struct dist_mpi_ops *mpi;
+    const dist_group_t *g; /* its group (for the watchdog) */
 } dist_request_t;
 
 /* Start an in-place sum (n below 2^31 elements) and return at once; the
@@ -91,6 +93,24 @@ int dist_iallreduce_sum(const dist_group_t *g, void *buf, size_t n, dist_type_t 
                         dist_request_t *r, err_t *err);
 /* Wait for r (nothing to do when none is pending). */
 int dist_wait(dist_request_t *r, err_t *err);
+
+/* The collective watchdog. With timeout_s > 0, every collective of g (and
+ * of the groups split from g afterwards) waits at most timeout_s seconds:
+ * past that it fails with ERR_RUNTIME and one line naming the ranks (world
+ * ranks) that had not reached that collective - stopped, hung, or far
+ * slower - or saying that every rank reached it and the collective itself
+ * stalled. To tell who arrived, each rank announces to the others, with a
+ * small non-blocking message, every collective it enters (n - 1 messages
+ * per collective in a group of n). 0 turns it off (plain blocking MPI
+ * calls). Collective over g; nothing to do in a one-process group. */
+int dist_watchdog(dist_group_t *g, double timeout_s, err_t *err);
+
+/* For collectives run outside this module on g's ranks (NCCL): announce
+ * entering one (what names it in messages), and after it timed out, the
+ * one-line reason (as dist_watchdog's) in buf. Without a watchdog on g,
+ * enter does nothing and the reason says only that it timed out. */
+int dist_watch_enter(const dist_group_t *g, const char *what, err_t *err);
+void dist_watch_reason(const dist_group_t *g, double waited_s, char *buf, size_t cap);
 
 /* Stop every rank of the job now (a failed rank must not leave the others
  * waiting in a collective). Used only from cli/. */

@@ -29,6 +29,10 @@ typedef struct dist_mpi_ops {
                           dist_request_t *r, err_t *err);
     int (*wait)(dist_request_t *r, err_t *err);
     void (*abort)(const dist_group_t *g, int code);
+    /* the collective watchdog (dist_watchdog, dist_watch_enter, dist_watch_reason) */
+    int (*watchdog)(dist_group_t *g, double timeout_s, err_t *err);
+    int (*watch_enter)(const dist_group_t *g, const char *what, err_t *err);
+    void (*watch_reason)(const dist_group_t *g, double waited_s, char *buf, size_t cap);
 } dist_mpi_ops_t;
 
 /* The name under which scaleplan-mpi.so exports its dist_mpi_ops_t. */

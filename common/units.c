@@ -1,6 +1,7 @@
 #include "common/units.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -73,7 +74,7 @@ static int check_value(double v, const char *what, const char *text, err_t *err)
     if (!isfinite(v))
         return err_setf(err, ERR_INPUT, NULL, what,
                         "must be a finite number (got '%s')", text);
-    if (v < 0)
+    if (v < 0 || signbit(v))
         return err_setf(err, ERR_INPUT, NULL, what,
                         "must not be negative (got '%s')", text);
     return ERR_OK;
@@ -296,31 +297,82 @@ int units_parse_money(const char *text, const char *what, double *usd,
     return ERR_OK;
 }
 
+/* The number part of a plain numeral: an optional sign, digits with at most
+ * one point, an optional exponent. Returns the length of the numeral at
+ * text (0 when there is none); strtod is never shown "nan", "inf" or hex. */
+static size_t numeral_length(const char *text)
+{
+    const char *p = text;
+    if (*p == '+' || *p == '-')
+        p++;
+    size_t digits = 0;
+    bool point = false;
+    for (; isdigit((unsigned char)*p) || (*p == '.' && !point); p++) {
+        if (*p == '.')
+            point = true;
+        else
+            digits++;
+    }
+    if (digits == 0)
+        return 0;
+    if ((*p == 'e' || *p == 'E') &&
+        (isdigit((unsigned char)p[1]) ||
+         ((p[1] == '+' || p[1] == '-') && isdigit((unsigned char)p[2])))) {
+        p += 2;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    return (size_t)(p - text);
+}
+
 int units_parse_int(const char *text, const char *what, long lo, long hi,
                     long *out, err_t *err)
 {
     if (!text || !*text)
         return err_setf(err, ERR_INPUT, NULL, what, "needs a whole number");
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (end == text || errno == ERANGE)
-        return err_setf(err, ERR_INPUT, NULL, what,
-                        "must be a whole number (got '%s')", text);
-    if ((*end == 'k' || *end == 'K') && end[1] == '\0') {
-        if (v > (long long)1 << 40 || v < -((long long)1 << 40))
-            return err_setf(err, ERR_INPUT, NULL, what, "too large (got '%s')",
-                            text);
-        v *= 1024; /* GPU counts: 16k = 16384 */
-        end++;
+    size_t n = numeral_length(text);
+    double factor = 1;
+    const char *rest = text + n;
+    if (n > 0 && (*rest == 'k' || *rest == 'K')) {
+        factor = 1024; /* GPU counts and batch sizes: 16k = 16384 */
+        rest++;
+    } else if (n > 0 && *rest == 'M') {
+        factor = 1024.0 * 1024;
+        rest++;
     }
-    if (*end != '\0')
+    if (n == 0 || n >= 64 || *rest != '\0')
         return err_setf(err, ERR_INPUT, NULL, what,
-                        "must be a whole number (got '%s')", text);
-    if (v < lo || v > hi)
+                        "must be a whole number like 8, 16k or 1e3 (got '%s')", text);
+    char num[64];
+    memcpy(num, text, n);
+    num[n] = '\0';
+    double v = strtod(num, NULL) * factor;
+    if (!isfinite(v) || v != floor(v))
+        return err_setf(err, ERR_INPUT, NULL, what, "must be a whole number (got '%s')", text);
+    /* the range check comes before the conversion to long */
+    if (v < (double)lo || v > (double)hi)
         return err_setf(err, ERR_INPUT, NULL, what,
                         "must be between %ld and %ld (got '%s')", lo, hi, text);
     *out = (long)v;
+    return ERR_OK;
+}
+
+int units_parse_real(const char *text, const char *what, double lo, double hi,
+                     double *out, err_t *err)
+{
+    size_t n = text ? numeral_length(text) : 0;
+    if (n == 0 || text[n] != '\0')
+        return err_setf(err, ERR_INPUT, NULL, what, "must be a number like 0.5 or 1e-4 (got '%s')",
+                        text ? text : "");
+    double v = strtod(text, NULL);
+    if (!isfinite(v))
+        return err_setf(err, ERR_INPUT, NULL, what, "must be a finite number (got '%s')", text);
+    if (v == 0)
+        v = 0; /* -0 reads as 0 */
+    if (!(v >= lo && v <= hi))
+        return err_setf(err, ERR_INPUT, NULL, what, "must be from %g to %g (got '%s')", lo, hi,
+                        text);
+    *out = v;
     return ERR_OK;
 }
 
@@ -384,8 +436,10 @@ const char *units_fmt_duration(double s, char *buf, size_t cap)
         snprintf(buf, cap, "%.1f min", s / 60);
     else if (s < 2 * 86400)
         snprintf(buf, cap, "%.1f h", s / 3600);
-    else
+    else if (s < 1000 * 86400)
         snprintf(buf, cap, "%.1f d", s / 86400);
+    else
+        snprintf(buf, cap, "%.3g y", s / (365.25 * 86400)); /* no 30-digit days */
     return buf;
 }
 

@@ -2,7 +2,8 @@
  *
  * Parsers take a label (usually the flag, e.g. "--tokens") for messages, and
  * return ERR_INPUT with an example of the accepted form when the text is not
- * understood. Every parser rejects NaN, infinities and negative values;
+ * understood. Every parser rejects NaN, infinities and negative values
+ * (-0 included);
  * callers that need strictly positive values say so with units_positive.
  *
  *   counts     2T  1.5e12  500B  300M  8k          (SI: k M B/G T P)
@@ -33,10 +34,18 @@ int units_parse_price(const char *text, const char *what, double *usd_per_hour,
                       err_t *err);
 int units_parse_money(const char *text, const char *what, double *usd,
                       err_t *err);
-/* Whole numbers for flags like --gpus 1024 or --tp 8 (no suffixes except
- * k/K = 1024 for GPU counts like 16k). Must lie in [lo, hi]. */
+/* The one parser of whole numbers (--gpus 1024, --tp 8, --steps 2k): digits
+ * with an optional exponent (1e3) and an optional binary suffix, k or K =
+ * 1024 (16k GPUs = 16384) and M = 1024 x 1024. A fraction, a sign-less
+ * word or anything after the number is an error. The value is checked
+ * against [lo, hi] before it is converted, so no text can overflow. */
 int units_parse_int(const char *text, const char *what, long lo, long hi,
                     long *out, err_t *err);
+
+/* A plain number without unit (0.5, 1e-4, -3) in [lo, hi]: NaN,
+ * infinities and words are errors, -0 reads as 0. */
+int units_parse_real(const char *text, const char *what, double lo, double hi,
+                     double *out, err_t *err);
 
 /* ERR_INPUT unless value > 0. */
 int units_positive(double value, const char *what, err_t *err);

@@ -1410,9 +1410,11 @@ static int build_layout(interp_t *in)
     l->distributed_optimizer = get_switch(in, "use_distributed_optimizer", false);
 
     /* FSDP variants: the sharding strategy is a ZeRO stage. */
-    bool fsdp = get_switch(in, "use_torch_fsdp2", false) |
-                get_switch(in, "use_megatron_fsdp", false) |
-                get_switch(in, "use_custom_fsdp", false);
+    /* each switch read (and so marked as used), whichever is set */
+    bool fsdp2 = get_switch(in, "use_torch_fsdp2", false);
+    bool mfsdp = get_switch(in, "use_megatron_fsdp", false);
+    bool cfsdp = get_switch(in, "use_custom_fsdp", false);
+    bool fsdp = fsdp2 || mfsdp || cfsdp;
     const char *strategy = get_str(in, "data_parallel_sharding_strategy");
     if (fsdp) {
         if (!strategy || strcmp(strategy, "optim_grads_params") == 0)

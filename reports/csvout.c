@@ -57,19 +57,37 @@ static const cJSON *leaf(const cJSON *o, const char *dotted)
     return node;
 }
 
-static void put_text(FILE *out, const char *s)
+char *csv_quote(const char *s, char *buf)
 {
-    if (strpbrk(s, ",\"\n\r")) {
-        fputc('"', out);
-        for (; *s; s++) {
-            if (*s == '"')
-                fputc('"', out);
-            fputc(*s, out);
-        }
-        fputc('"', out);
-    } else {
-        fputs(s, out);
+    char *o = buf;
+    if (!strpbrk(s, ",\"\n\r")) {
+        strcpy(buf, s);
+        return buf;
     }
+    *o++ = '"';
+    for (; *s; s++) {
+        if (*s == '"')
+            *o++ = '"';
+        *o++ = *s;
+    }
+    *o++ = '"';
+    *o = '\0';
+    return buf;
+}
+
+void csv_write_cell(FILE *out, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
 }
 
 static void put_value(FILE *out, const cJSON *v)
@@ -77,7 +95,7 @@ static void put_value(FILE *out, const cJSON *v)
     if (cJSON_IsNumber(v))
         fprintf(out, "%.15g", v->valuedouble); /* as the JSON carries it */
     else if (cJSON_IsString(v))
-        put_text(out, v->valuestring);
+        csv_write_cell(out, v->valuestring);
     else if (cJSON_IsBool(v))
         fputs(cJSON_IsTrue(v) ? "true" : "false", out);
 }
@@ -92,7 +110,7 @@ int csv_from_json(FILE *out, const cJSON *node, const char *name, err_t *err)
         }
         fputs("key,value\n", out);
         for (int i = 0; i < cols.n; i++) {
-            put_text(out, cols.name[i]);
+            csv_write_cell(out, cols.name[i]);
             fputc(',', out);
             put_value(out, leaf(node, cols.name[i]));
             fputc('\n', out);
@@ -113,7 +131,7 @@ int csv_from_json(FILE *out, const cJSON *node, const char *name, err_t *err)
             }
         }
         for (int i = 0; i < cols.n; i++) {
-            put_text(out, cols.name[i]);
+            csv_write_cell(out, cols.name[i]);
             fputc(i + 1 < cols.n ? ',' : '\n', out);
         }
         cJSON_ArrayForEach(e, node)

@@ -1,6 +1,7 @@
 #include "reports/gnuplot.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,18 +82,21 @@ int gp_render(const char *dir, const char *name, const char *body, err_t *err)
     free(text);
     if (rc)
         return rc;
+    /* The child gets a copy of every stdio buffer: empty them first, or
+     * text printed before the report would come out once per plot. */
+    char local[512];
+    snprintf(local, sizeof local, "%s.gp", name);
+    fflush(NULL);
     pid_t pid = fork();
     if (pid < 0)
         return err_setf(err, ERR_RUNTIME, script, NULL, "cannot start gnuplot: %s",
                         strerror(errno));
     if (pid == 0) {
-        /* child: run in the report directory, quiet unless it fails */
-        if (chdir(dir) != 0)
+        /* child: run in the report directory, quiet unless it fails; no
+         * stdio call here (it would flush the copied buffers again) */
+        int null = open("/dev/null", O_WRONLY);
+        if (chdir(dir) != 0 || null < 0 || dup2(null, STDOUT_FILENO) < 0)
             _exit(126);
-        FILE *null = freopen("/dev/null", "w", stdout);
-        (void)null;
-        char local[512];
-        snprintf(local, sizeof local, "%s.gp", name);
         execlp(gp_command(), gp_command(), local, (char *)NULL);
         _exit(127);
     }

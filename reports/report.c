@@ -8,6 +8,7 @@
 
 #include "common/fileio.h"
 #include "common/json.h"
+#include "reports/csvout.h"
 #include "reports/gnuplot.h"
 #include "reports/html.h"
 #include "reports/logcheck.h"
@@ -68,6 +69,35 @@ static void tprintf(text_t *t, const char *fmt, ...)
         t->s = s;
         t->cap = cap;
     }
+}
+
+/* s as one CSV cell (RFC 4180): strings from a result may hold commas,
+ * quotes or newlines, which must not split or add rows. */
+static void tcell(text_t *t, const char *s)
+{
+    char *q = malloc(2 * strlen(s) + 3);
+    if (!q) {
+        t->failed = true;
+        return;
+    }
+    tprintf(t, "%s", csv_quote(s, q));
+    free(q);
+}
+
+/* The same for the CSV files gnuplot reads: it takes quoted commas but
+ * not a line break inside a cell, so line breaks become spaces there. */
+static void tlabel(text_t *t, const char *s)
+{
+    char *flat = strdup(s);
+    if (!flat) {
+        t->failed = true;
+        return;
+    }
+    for (char *p = flat; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    tcell(t, flat);
+    free(flat);
 }
 
 static int tsave(text_t *t, const char *dir, const char *name, err_t *err)
@@ -285,8 +315,9 @@ static int render_timeline(const cJSON *tl, double pp, ctx_t *c, err_t *err)
             continue;
         stages = fmax(stages, stage);
         end = fmax(end, num(e, "end_s"));
-        tprintf(&csv, "%.0f,%.0f,%s,%.9g,%.9g,%d,%.2f\n", stage, stream, k, num(e, "start_s"),
-                num(e, "end_s"), color, y);
+        tprintf(&csv, "%.0f,%.0f,", stage, stream);
+        tlabel(&csv, k);
+        tprintf(&csv, ",%.9g,%.9g,%d,%.2f\n", num(e, "start_s"), num(e, "end_s"), color, y);
     }
     int rc = tsave(&csv, c->dir, "timeline.csv", err);
     if (rc)
@@ -529,22 +560,27 @@ static int ladder_csvs(const cJSON *ladder, ctx_t *c, int *feasible, err_t *err)
     cJSON_ArrayForEach(rung, ladder)
     {
         if (!cJSON_IsTrue(obj(rung, "feasible"))) {
-            tprintf(&csv, "%.0f,false,\"%s\"\n", num(rung, "gpus"), str(rung, "why_not"));
+            tprintf(&csv, "%.0f,false,", num(rung, "gpus"));
+            tcell(&csv, str(rung, "why_not"));
+            tprintf(&csv, "\n");
             continue;
         }
         (*feasible)++;
         char lay[200];
         layout_text(obj(rung, "layout"), lay, sizeof lay);
         const cJSON *bd = obj(rung, "breakdown_s"), *mem = obj(rung, "memory_gib");
-        tprintf(&csv, "%.0f,true,%s,%.9g,%.9g,%.9g,%.9g,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g",
-                num(rung, "gpus"), lay, num(rung, "step_time_s"), num(rung, "tokens_per_s"),
-                num(rung, "mfu"), num(rung, "scaling_efficiency"), str(rung, "main_loss"),
-                num(rung, "days_p10"), num(rung, "days_p50"), num(rung, "days_p90"),
-                num(rung, "interruptions_mean"), num(rung, "gpu_hours"), num(rung, "cost_usd"),
-                num(rung, "cost_per_day_usd"));
-        tprintf(&plot, "%.0f,%.9g,%.9g,%s,%.9g,%.9g,%.9g,%.9g", num(rung, "gpus"),
-                num(rung, "tokens_per_s"), 100 * num(rung, "scaling_efficiency"),
-                str(rung, "main_loss"), num(rung, "days_p10"), num(rung, "days_p50"),
+        tprintf(&csv, "%.0f,true,", num(rung, "gpus"));
+        tcell(&csv, lay);
+        tprintf(&csv, ",%.9g,%.9g,%.9g,%.9g,", num(rung, "step_time_s"),
+                num(rung, "tokens_per_s"), num(rung, "mfu"), num(rung, "scaling_efficiency"));
+        tcell(&csv, str(rung, "main_loss"));
+        tprintf(&csv, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g", num(rung, "days_p10"),
+                num(rung, "days_p50"), num(rung, "days_p90"), num(rung, "interruptions_mean"),
+                num(rung, "gpu_hours"), num(rung, "cost_usd"), num(rung, "cost_per_day_usd"));
+        tprintf(&plot, "%.0f,%.9g,%.9g,", num(rung, "gpus"), num(rung, "tokens_per_s"),
+                100 * num(rung, "scaling_efficiency"));
+        tlabel(&plot, str(rung, "main_loss"));
+        tprintf(&plot, ",%.9g,%.9g,%.9g,%.9g", num(rung, "days_p10"), num(rung, "days_p50"),
                 num(rung, "days_p90"), num(rung, "cost_usd"));
         for (int k = 0; k < N_PARTS; k++) {
             tprintf(&csv, ",%.9g", num(bd, parts[k].key));
@@ -735,8 +771,8 @@ static int render_breakdown_and_memory(const cJSON *r, ctx_t *c, const char *pre
         html_cell_num(h, key, num(bd, parts[k].key), "%.4f", 1);
         html_raw(h, "<td>%.1f</td>", 100 * num(bd, parts[k].key) / step);
         html_row_end(h);
-        tprintf(&csv, "%s,%.9g,%.9g\n", parts[k].label, num(bd, parts[k].key),
-                num(bd, parts[k].key) / step);
+        tlabel(&csv, parts[k].label);
+        tprintf(&csv, ",%.9g,%.9g\n", num(bd, parts[k].key), num(bd, parts[k].key) / step);
     }
     html_table_end(h);
     int rc = tsave(&csv, c->dir, "breakdown.csv", err);
@@ -745,7 +781,10 @@ static int render_breakdown_and_memory(const cJSON *r, ctx_t *c, const char *pre
     text_t m = {0};
     tprintf(&m, "kind,gib\n");
     for (int k = 0; k < N_MEM; k++)
-        tprintf(&m, "%s,%.9g\n", mem_parts[k].label, num(mem, mem_parts[k].key));
+    {
+        tlabel(&m, mem_parts[k].label);
+        tprintf(&m, ",%.9g\n", num(mem, mem_parts[k].key));
+    }
     tprintf(&m, "total,%.9g\n", num(mem, "total"));
     if ((rc = tsave(&m, c->dir, "memory.csv", err)))
         return rc;
@@ -830,7 +869,8 @@ static int render_reliability(const cJSON *r, ctx_t *c, err_t *err)
         snprintf(key, sizeof key, "interruptions_by_cause.%s", e->string);
         html_cell_num(h, key, e->valuedouble, "%.2f", 1);
         html_row_end(h);
-        tprintf(&csv, "%s,%.9g\n", e->string, e->valuedouble);
+        tlabel(&csv, e->string);
+        tprintf(&csv, ",%.9g\n", e->valuedouble);
     }
     html_table_end(h);
     int rc = tsave(&csv, c->dir, "causes.csv", err);
@@ -878,8 +918,9 @@ static int render_validate(const cJSON *r, ctx_t *c, err_t *err)
         snprintf(key, sizeof key, "components[%d].error", i);
         html_cell_num(h, key, num(e, "error"), "%+.1f", 100);
         html_row_end(h);
-        tprintf(&csv, "%s,%.9g,%.9g,%.9g\n", str(e, "name"), num(e, "predicted_s"),
-                num(e, "measured_s"), num(e, "error"));
+        tlabel(&csv, str(e, "name"));
+        tprintf(&csv, ",%.9g,%.9g,%.9g\n", num(e, "predicted_s"), num(e, "measured_s"),
+                num(e, "error"));
         i++;
     }
     html_table_end(h);

@@ -6,6 +6,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "reports/csvout.h"
+
 struct table {
     int ncols;
     char **header;
@@ -233,21 +235,6 @@ int table_print(const table_t *t, FILE *out, int indent, int max_width)
     return ferror(out) ? ERR_RUNTIME : ERR_OK;
 }
 
-static void csv_cell(FILE *out, const char *s)
-{
-    if (strpbrk(s, ",\"\n\r") == NULL) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
-}
-
 int table_print_csv(const table_t *t, FILE *out)
 {
     if (!t || t->failed)
@@ -256,7 +243,7 @@ int table_print_csv(const table_t *t, FILE *out)
         for (int j = 0; j < t->ncols; j++) {
             if (j)
                 fputc(',', out);
-            csv_cell(out, i < 0 ? t->header[j] : t->rows[i][j]);
+            csv_write_cell(out, i < 0 ? t->header[j] : t->rows[i][j]);
         }
         fputc('\n', out);
     }

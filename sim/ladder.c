@@ -130,6 +130,8 @@ static int rung_alternatives(const ladder_input_t *in, const cluster_t *c, const
         cfg.trials = cfg.trials / 4 > 200 ? cfg.trials / 4 : (cfg.trials < 200 ? cfg.trials : 200);
         rel_result_t rr;
         int rc = rel_simulate(&cfg, &rr, err);
+        if (rc && rr.unfinished > 0)
+            continue; /* a runner-up that never finishes is no alternative */
         if (rc)
             return rc;
         rung_alt_t *a = &r->alt[r->n_alt++];
@@ -162,22 +164,37 @@ static int run_rung(const ladder_input_t *in, rung_t *r, err_t *err)
                      "no valid layout (the global batch or the model's shape does not split "
                      "over %d GPUs)",
                      r->gpus);
+        else if (ps.pruned[PRUNE_SIZE] > 0)
+            snprintf(r->why_not, sizeof r->why_not,
+                     "every layout that fits has more micro-batches per step than the "
+                     "simulator takes (%ld passes); use a smaller global batch",
+                     SIM_MAX_TASKS);
         else
             snprintf(r->why_not, sizeof r->why_not,
                      "does not fit: the leanest layout needs %.1f GiB per GPU of %.1f",
                      ps.smallest_memory_gib, c.gpu.memory_gib);
         return ERR_OK;
     }
-    r->feasible = true;
-    r->layout = ps.layout;
-    r->step = ps.result;
-    r->tokens_per_s = ps.result.tokens_per_s;
     /* the whole run: failures, checkpoints, restarts */
     rel_config_t cfg;
     rung_rel_config(in, &c, &ps.layout, ps.result.step_time_s, ps.result.tokens_per_step, &cfg);
     rel_result_t rr;
-    if ((rc = rel_simulate(&cfg, &rr, err)))
-        return rc;
+    if ((rc = rel_simulate(&cfg, &rr, err))) {
+        if (rr.unfinished == 0)
+            return rc;
+        /* the fastest layout runs, but the run never ends at this scale */
+        char every[32];
+        snprintf(r->why_not, sizeof r->why_not,
+                 "never finishes: interruptions undo the work between checkpoints "
+                 "(--checkpoint-every %s)",
+                 units_fmt_duration(cfg.ckpt_interval_s, every, sizeof every));
+        err_clear(err);
+        return ERR_OK;
+    }
+    r->feasible = true;
+    r->layout = ps.layout;
+    r->step = ps.result;
+    r->tokens_per_s = ps.result.tokens_per_s;
     r->days_p10 = rr.wall_s_p10 / 86400;
     r->days_p50 = rr.wall_s_p50 / 86400;
     r->days_p90 = rr.wall_s_p90 / 86400;
@@ -282,6 +299,11 @@ int ladder_fastest_layout(scenario_t *s, int global_batch, plan_search_t *out, e
     int rc = plan_search(&s->model, &s->cluster, &s->profile, &space, NULL, out, err);
     if (rc)
         return rc;
+    if (!out->found && out->pruned[PRUNE_SIZE] > 0)
+        return err_setf(err, ERR_INPUT, NULL, "--global-batch",
+                        "every layout of %s that fits on %d x %s has more micro-batches per "
+                        "step than the simulator takes (%ld passes); use a smaller global batch",
+                        s->model.name, s->cluster.n_gpus, s->cluster.gpu.name, SIM_MAX_TASKS);
     if (!out->found)
         return err_setf(err, ERR_INPUT, NULL, "--gpus",
                         "no layout of %s fits on %d x %s (the smallest needs %.1f GiB per "
@@ -368,11 +390,55 @@ int plan_ladder(const ladder_input_t *in, ladder_t *out, err_t *err)
     return ERR_OK;
 }
 
+/* The constraints no feasible rung meets, as "the 1.0-day deadline (the
+ * fastest plan takes 21.3 days) and the $1,000 budget (...)"; "" when
+ * every constraint is met. */
+static void broken_constraints(const ladder_input_t *in, const ladder_t *l, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    double fastest = INFINITY, cheapest = INFINITY, cheapest_in_time = INFINITY;
+    for (int i = 0; i < l->n; i++) {
+        const rung_t *r = &l->rung[i];
+        if (!r->feasible)
+            continue;
+        fastest = fmin(fastest, r->days_p50);
+        cheapest = fmin(cheapest, r->cost_usd);
+        if (in->deadline_s <= 0 || r->days_p50 * 86400 <= in->deadline_s)
+            cheapest_in_time = fmin(cheapest_in_time, r->cost_usd);
+    }
+    if (l->meets_constraints || !isfinite(fastest))
+        return;
+    char a[32], b[32];
+    bool late = in->deadline_s > 0 && fastest * 86400 > in->deadline_s;
+    bool dear = in->budget_usd > 0 && cheapest > in->budget_usd;
+    int n = 0;
+    if (late)
+        n += snprintf(buf + n, cap - (size_t)n, "the %.1f-day deadline (the fastest plan takes "
+                      "%.1f days)", in->deadline_s / 86400, fastest);
+    if (dear && n >= 0 && (size_t)n < cap)
+        n += snprintf(buf + n, cap - (size_t)n, "%sthe %s budget (the cheapest plan costs %s)",
+                      late ? " and " : "", units_fmt_usd(in->budget_usd, a, sizeof a),
+                      units_fmt_usd(cheapest, b, sizeof b));
+    if (!late && !dear && n >= 0 && (size_t)n < cap)
+        snprintf(buf + n, cap - (size_t)n,
+                 "the %.1f-day deadline and the %s budget together (the cheapest plan within "
+                 "the deadline costs %s)",
+                 in->deadline_s / 86400, units_fmt_usd(in->budget_usd, a, sizeof a),
+                 units_fmt_usd(cheapest_in_time, b, sizeof b));
+}
+
 void plan_recommend(const ladder_input_t *in, const ladder_t *l, char *buf, size_t cap)
 {
     char d[200], a[32], b[32], c[32], e[32];
     if (l->best < 0) {
         const rung_t *last = &l->rung[l->n - 1];
+        if (strncmp(last->why_not, "never finishes", 14) == 0) {
+            snprintf(buf, cap,
+                     "No GPU count from %d to %d can train %s: the run %s. Checkpoint more "
+                     "often (--checkpoint-every) or to faster storage (--storage-bw).",
+                     in->min_gpus, in->max_gpus, in->model->name, last->why_not);
+            return;
+        }
         /* sharded state shrinks with the GPU count: estimate where it fits */
         double cap_gib = in->base->gpu.memory_gib;
         long need = last->gpus;
@@ -387,12 +453,19 @@ void plan_recommend(const ladder_input_t *in, const ladder_t *l, char *buf, size
     }
     const rung_t *r = &l->rung[l->best];
     layout_describe(&r->layout, d, sizeof d);
-    int n = snprintf(buf, cap,
-                     "Reserve %d x %s with layout %s: it should train %s tokens in %.1f days (P50; "
-                     "P90 %.1f) for %s at %s/day, %.0f%% MFU.",
-                     r->gpus, in->base->gpu.name, d, units_fmt_count(in->tokens, a, sizeof a),
-                     r->days_p50, r->days_p90, units_fmt_usd(r->cost_usd, b, sizeof b),
-                     units_fmt_usd(r->cost_per_day_usd, c, sizeof c), 100 * r->step.mfu);
+    /* broken constraints first: the plan below is only the nearest */
+    char broken[400];
+    broken_constraints(in, l, broken, sizeof broken);
+    int n = 0;
+    if (broken[0])
+        n = snprintf(buf, cap, "No plan meets %s. The nearest: ", broken);
+    if (n >= 0 && (size_t)n < cap)
+        n += snprintf(buf + n, cap - (size_t)n,
+                      "Reserve %d x %s with layout %s: it should train %s tokens in %.1f days "
+                      "(P50; P90 %.1f) for %s at %s/day, %.0f%% MFU.",
+                      r->gpus, in->base->gpu.name, d, units_fmt_count(in->tokens, a, sizeof a),
+                      r->days_p50, r->days_p90, units_fmt_usd(r->cost_usd, b, sizeof b),
+                      units_fmt_usd(r->cost_per_day_usd, c, sizeof c), 100 * r->step.mfu);
     if (!l->meets_constraints && n > 0 && (size_t)n < cap) {
         if (in->deadline_s > 0 && r->days_p50 * 86400 > in->deadline_s) {
             /* what the deadline would take on these GPUs */
@@ -404,18 +477,16 @@ void plan_recommend(const ladder_input_t *in, const ladder_t *l, char *buf, size
             double need = f.model_per_token * in->tokens /
                           ((double)r->gpus * in->deadline_s * peak * 1e12);
             n += snprintf(buf + n, cap - (size_t)n,
-                          " No plan meets the %.1f-day deadline: this is the fastest found, %.1f "
-                          "days over it; finishing in %.1f days on %d GPUs would need %.0f%% MFU%s.",
-                          in->deadline_s / 86400, r->days_p50 - in->deadline_s / 86400,
-                          in->deadline_s / 86400, r->gpus, 100 * need,
+                          " It is %.1f days over the deadline; finishing in %.1f days on %d GPUs "
+                          "would need %.0f%% MFU%s.",
+                          r->days_p50 - in->deadline_s / 86400, in->deadline_s / 86400, r->gpus,
+                          100 * need,
                           need > 1 ? ", more than the GPUs' peak, so no layout can do it; it "
                                      "takes more GPUs"
                                    : "");
         }
-        else if (in->budget_usd > 0)
-            n += snprintf(buf + n, cap - (size_t)n,
-                          " No plan fits the %s budget; this is the cheapest, %s over it.",
-                          units_fmt_usd(in->budget_usd, a, sizeof a),
+        if (in->budget_usd > 0 && r->cost_usd > in->budget_usd && n > 0 && (size_t)n < cap)
+            n += snprintf(buf + n, cap - (size_t)n, " It is %s over the budget.",
                           units_fmt_usd(r->cost_usd - in->budget_usd, b, sizeof b));
     } else if (l->stops_paying_at >= 0 && n > 0 && (size_t)n < cap) {
         const rung_t *s = &l->rung[l->stops_paying_at];

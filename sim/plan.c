@@ -240,6 +240,11 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
             out->pruned[PRUNE_MEMORY]++;
             continue;
         }
+        sim_input_t in = {m, &k->l, c, p, opt};
+        if (sim_check_size(&in, &ignore)) {
+            out->pruned[PRUNE_SIZE]++;
+            continue;
+        }
         cl.v[kept++] = *k;
     }
     int rc = ERR_OK;

@@ -19,6 +19,9 @@
 
 #include "sim/step.h"
 
+/* The largest global batch (sequences per step) the planner searches. */
+#define PLAN_MAX_GLOBAL_BATCH (1 << 24)
+
 typedef enum {
     PLAN_TIME = 0,         /* fastest step (default) */
     PLAN_COST,             /* cheapest run */
@@ -44,6 +47,8 @@ typedef enum {
     PRUNE_INVALID = 0, /* Megatron would refuse it */
     PRUNE_MEMORY,      /* does not fit in GPU memory */
     PRUNE_BOUND,       /* provably slower than the best found */
+    PRUNE_SIZE,        /* fits, but too many micro-batches to simulate
+                          (sim_check_size) */
     PRUNE_REASON_COUNT
 } plan_prune_t;
 

@@ -8,6 +8,7 @@
 #include <gsl/gsl_sf_gamma.h>
 
 #include "common/progress.h"
+#include "common/units.h"
 #include "common/rng.h"
 
 #ifdef _OPENMP
@@ -159,7 +160,9 @@ static double replacement_wait(const rel_config_t *cfg, double now, double *retu
     return wait;
 }
 
-static void run_trial(const rel_config_t *cfg, const plan_t *p, gsl_rng *r, double *returns,
+/* One trial; false when it had not finished within REL_MAX_WALL_S (or
+ * an absurd number of interruptions), its figures then meaningless. */
+static bool run_trial(const rel_config_t *cfg, const plan_t *p, gsl_rng *r, double *returns,
                       trial_t *t)
 {
     memset(t, 0, sizeof *t);
@@ -176,7 +179,8 @@ static void run_trial(const rel_config_t *cfg, const plan_t *p, gsl_rng *r, doub
     int down_replicas = 0;
     double *elastic_back = returns + 4096; /* repair times of missing replicas */
     int n_back = 0;
-    for (long guard = 0; guard < 100000000L; guard++) {
+    bool finished = false;
+    for (long guard = 0; guard < 10000000L; guard++) {
         int c = 0;
         for (int k = 1; k < p->n; k++)
             if (next[k] < next[c])
@@ -189,13 +193,16 @@ static void run_trial(const rel_config_t *cfg, const plan_t *p, gsl_rng *r, doub
         double wpc = p->work_per_cycle * f;
         double need = W - committed;
         if (isfinite(need)) {
-            double k_need = ceil(need / wpc - 1e-12);
+            /* checkpoint cycles to go, the last one partial; at least one
+             * (an interval longer than the run: no periodic checkpoint) */
+            double k_need = fmax(1, ceil(need / wpc - 1e-12));
             double finish = (k_need - 1) * p->cycle + (need - (k_need - 1) * wpc) / f +
                             p->save_write;
             if (finish <= D) {
                 t->wall += finish;
                 t->ckpt += (k_need - 1) * p->save_block + p->save_write;
                 committed = W;
+                finished = true;
                 break;
             }
         }
@@ -208,8 +215,12 @@ static void run_trial(const rel_config_t *cfg, const plan_t *p, gsl_rng *r, doub
         t->lost += D - n * p->save_block - durable * p->interval;
         t->wall += D;
         up += D;
-        if (t->wall >= limit)
+        if (t->wall >= limit) {
+            finished = true;
             break;
+        }
+        if (t->wall > REL_MAX_WALL_S)
+            break; /* never finishes */
         /* the failure */
         t->count[c]++;
         double down = p->detect[c] + cfg->restart_overhead_s + p->load;
@@ -239,11 +250,14 @@ static void run_trial(const rel_config_t *cfg, const plan_t *p, gsl_rng *r, doub
             }
         }
         next[c] = up + draw(p, c, r);
-        if (t->wall >= limit)
+        if (t->wall >= limit) {
+            finished = true;
             break;
+        }
     }
     t->useful = committed;
     t->tokens = committed / cfg->step_time_s * cfg->tokens_per_step;
+    return finished;
 }
 
 static void make_plan(const rel_config_t *cfg, plan_t *p)
@@ -289,10 +303,13 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Run the trials; fills per-trial results. */
-static int run_trials(const rel_config_t *cfg, const plan_t *p, trial_t *trials, err_t *err)
+/* Run the trials; fills per-trial results. Once one trial has not
+ * finished the rest are skipped (the run is refused anyway); *unfinished
+ * counts those that did not finish (> 0 exactly when one did not). */
+static int run_trials(const rel_config_t *cfg, const plan_t *p, trial_t *trials, int *unfinished,
+                      err_t *err)
 {
-    int failed = 0;
+    int failed = 0, stop = 0, count = 0;
     progress_t *bar = cfg->progress ? progress_create("reliability", cfg->trials) : NULL;
     long done = 0;
 #pragma omp parallel
@@ -306,10 +323,18 @@ static int run_trials(const rel_config_t *cfg, const plan_t *p, trial_t *trials,
         }
 #pragma omp for schedule(static)
         for (int i = 0; i < cfg->trials; i++) {
-            if (!r || !returns)
+            int halt;
+#pragma omp atomic read
+            halt = stop;
+            if (!r || !returns || halt)
                 continue;
             gsl_rng_set(r, (unsigned long)rng_mix(cfg->seed, (uint64_t)i) | 1);
-            run_trial(cfg, p, r, returns, &trials[i]);
+            if (!run_trial(cfg, p, r, returns, &trials[i])) {
+#pragma omp atomic write
+                stop = 1;
+#pragma omp atomic
+                count++;
+            }
 #ifdef _OPENMP
             if (omp_get_thread_num() == 0)
 #endif
@@ -328,9 +353,43 @@ static int run_trials(const rel_config_t *cfg, const plan_t *p, trial_t *trials,
         rng_destroy(r);
     }
     progress_destroy(bar);
+    *unfinished = count;
     if (failed)
         return err_set(err, ERR_RUNTIME, "out of memory in the reliability simulation");
     return ERR_OK;
+}
+
+/* Compute seconds to train the target without failures (0 for a
+ * fixed-duration run). */
+static double work_s(const rel_config_t *cfg)
+{
+    return cfg->target_tokens > 0 ? cfg->target_tokens / cfg->tokens_per_step * cfg->step_time_s
+                                  : 0;
+}
+
+/* Refuse a run that never finishes: if even without a failure its
+ * checkpoints leave too little time to compute, or if a trial did not
+ * finish. */
+static int never_finishes(const rel_config_t *cfg, const plan_t *p, double mtbf_s,
+                          int unfinished, rel_result_t *out, err_t *err)
+{
+    out->unfinished = unfinished > 0 ? unfinished : cfg->trials;
+    char every[32], save[32], mtbf[32];
+    units_fmt_duration(cfg->ckpt_interval_s, every, sizeof every);
+    units_fmt_duration(p->save_block, save, sizeof save);
+    units_fmt_duration(mtbf_s, mtbf, sizeof mtbf);
+    if (unfinished == 0)
+        return err_setf(err, ERR_INPUT, NULL, "--checkpoint-every",
+                        "the run never finishes: a checkpoint every %s that blocks for %s leaves "
+                        "so little time to compute that %.3g s of work would take over a "
+                        "century",
+                        every, save, work_s(cfg));
+    return err_setf(err, ERR_INPUT, NULL, "--checkpoint-every",
+                    "the run never finishes: with a checkpoint every %s (blocking %s) and an "
+                    "interruption every %s on average, the work between checkpoints is lost "
+                    "again and again and a trial had not finished after a century; checkpoint "
+                    "more often or to faster storage",
+                    every, save, mtbf);
 }
 
 int rel_simulate(const rel_config_t *cfg, rel_result_t *out, err_t *err)
@@ -341,6 +400,13 @@ int rel_simulate(const rel_config_t *cfg, rel_result_t *out, err_t *err)
         return rc;
     plan_t p;
     make_plan(cfg, &p);
+    double total_rate = 0;
+    for (int c = 0; c < p.n; c++)
+        total_rate += p.rate[c];
+    double mtbf = total_rate > 0 ? 1 / total_rate : INFINITY;
+    /* without any failure: the work in cycles of interval + blocking save */
+    if (work_s(cfg) / p.work_per_cycle * p.cycle > REL_MAX_WALL_S)
+        return never_finishes(cfg, &p, mtbf, 0, out, err);
     trial_t *trials = calloc((size_t)cfg->trials, sizeof *trials);
     double *walls = malloc((size_t)cfg->trials * sizeof *walls);
     if (!trials || !walls) {
@@ -348,7 +414,9 @@ int rel_simulate(const rel_config_t *cfg, rel_result_t *out, err_t *err)
         free(walls);
         return err_set(err, ERR_RUNTIME, "out of memory for %d trials", cfg->trials);
     }
-    rc = run_trials(cfg, &p, trials, err);
+    rc = run_trials(cfg, &p, trials, &out->unfinished, err);
+    if (!rc && out->unfinished > 0)
+        rc = never_finishes(cfg, &p, mtbf, out->unfinished, out, err);
     if (rc)
         goto out;
     double inv = 1.0 / cfg->trials;
@@ -382,10 +450,7 @@ int rel_simulate(const rel_config_t *cfg, rel_result_t *out, err_t *err)
     if (cfg->preempt_per_node_hour > 0)
         snprintf(out->class_name[p.n - 1], sizeof out->class_name[0], "spot_preemption");
     out->lost_gpu_hours_mean = cfg->cluster->n_gpus * (out->wall_s_mean - out->useful_s_mean) / 3600;
-    double total_rate = 0;
-    for (int c = 0; c < p.n; c++)
-        total_rate += p.rate[c];
-    out->mtbf_s = total_rate > 0 ? 1 / total_rate : INFINITY;
+    out->mtbf_s = mtbf;
     out->save_blocking_s = p.save_block;
     out->save_write_s = p.save_write;
     out->load_s = p.load;
@@ -417,6 +482,10 @@ int rel_best_interval(const rel_config_t *cfg, double lo_s, double hi_s, int n, 
         /* the same seed at every interval: common random numbers keep the
          * comparison smooth */
         rc = rel_simulate(&c, &r, err);
+        if (rc && r.unfinished > 0) {
+            rc = ERR_OK; /* far too long an interval: nothing gets done */
+            r.goodput_mean = 0;
+        }
         g[i] = r.goodput_mean;
         if (g[i] > g[best])
             best = i;

@@ -87,7 +87,15 @@ typedef struct {
     double save_write_s;          /* one checkpoint's full write */
     double load_s;                /* reading it back on restart */
     double young_daly_s;          /* sqrt(2 x blocking save x MTBF) */
+    int unfinished;               /* > 0: the run never finishes (trials that
+                                     had not trained the target within
+                                     REL_MAX_WALL_S); rel_simulate then fails
+                                     and the other figures are not set */
 } rel_result_t;
+
+/* The longest wall time a trial may take (a century): a run that needs
+ * more never finishes, whatever the dice. */
+#define REL_MAX_WALL_S (100 * 365 * 86400.0)
 
 /* Fill a config with defaults (see reliability.c for their sources) for a
  * job on cluster c with failure set f. The caller sets the work. */
@@ -102,11 +110,17 @@ void rel_config_default(rel_config_t *cfg, const cluster_t *c, const failure_set
  * clear line naming the flag on error (ERR_INPUT). */
 int rel_validate(const rel_config_t *cfg, err_t *err);
 
-/* Run the Monte Carlo. */
+/* Run the Monte Carlo. A run of target_tokens that cannot finish (so little
+ * work between checkpoints that even without failures it would take more
+ * than REL_MAX_WALL_S, or failures so frequent for the checkpoint interval
+ * that some trial has not finished after REL_MAX_WALL_S) is ERR_INPUT
+ * naming --checkpoint-every ("never finishes"), with out->unfinished > 0.
+ * No figure of such a run is ever returned. */
 int rel_simulate(const rel_config_t *cfg, rel_result_t *out, err_t *err);
 
 /* Sweep checkpoint intervals (n, log-spaced from lo_s to hi_s) with common
- * random numbers and return the interval with the best mean goodput, the
+ * random numbers (an interval at which the run never finishes counts as
+ * goodput 0) and return the interval with the best mean goodput, the
  * goodput at each interval in goodput[] (may be NULL) and the intervals in
  * intervals[] (may be NULL). */
 int rel_best_interval(const rel_config_t *cfg, double lo_s, double hi_s, int n,

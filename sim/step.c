@@ -568,10 +568,36 @@ static void fill_rates(const sim_input_t *in, sim_result_t *r)
     r->hfu = r->hardware_tflops_per_gpu / peak;
 }
 
+long sim_step_tasks(const sim_input_t *in)
+{
+    const layout_t *l = in->layout;
+    long passes = 2L * l->pp * l->vpp * l->grad_accum;
+    if (in->opt.layer_events && l->pp * l->vpp > 0)
+        passes *= in->model->n_layers / (l->pp * l->vpp) + 2;
+    return passes;
+}
+
+int sim_check_size(const sim_input_t *in, err_t *err)
+{
+    const layout_t *l = in->layout;
+    long tasks = sim_step_tasks(in);
+    if (l->grad_accum > SIM_MAX_MICRO_BATCHES || tasks > SIM_MAX_TASKS)
+        return err_setf(err, ERR_INPUT, NULL, "--global-batch",
+                        "%d micro-batches per step on %d stages x %d chunks make %ld passes to "
+                        "simulate, more than the simulator's limit (%ld passes, %d micro-batches); "
+                        "use a smaller global batch or more data parallelism",
+                        l->grad_accum, l->pp, l->vpp, tasks, SIM_MAX_TASKS,
+                        SIM_MAX_MICRO_BATCHES);
+    return ERR_OK;
+}
+
 int sim_run_step(sim_ctx_t *ctx, const sim_input_t *in, sim_result_t *out, err_t *err)
 {
+    int rc = sim_check_size(in, err);
+    if (rc)
+        return rc;
     step_costs_t costs;
-    int rc = sim_costs(in, &costs, err);
+    rc = sim_costs(in, &costs, err);
     if (rc)
         return rc;
     return sim_run_step_costs(ctx, in, &costs, out, err);
@@ -583,7 +609,9 @@ int sim_run_step_costs(sim_ctx_t *ctx, const sim_input_t *in, const step_costs_t
     memset(out, 0, sizeof *out);
     out->costs = *costs;
     const layout_t *l = in->layout;
-    int rc;
+    int rc = sim_check_size(in, err);
+    if (rc)
+        return rc;
     const sched_def_t *sched = sched_get(l->schedule);
     if (!sched)
         return err_set(err, ERR_INPUT, "unknown pipeline schedule");

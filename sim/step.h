@@ -76,8 +76,27 @@ typedef struct sim_ctx sim_ctx_t;
 sim_ctx_t *sim_ctx_create(void);
 void sim_ctx_destroy(sim_ctx_t *ctx);
 
-/* Simulate one step. ERR_INPUT for inconsistent inputs (see sim_costs),
- * ERR_RUNTIME on OOM or an internal scheduling failure. */
+/* The event simulation builds every forward and backward pass of every
+ * micro-batch on every stage (and, with layer events, every layer of it):
+ * memory and time grow with them. A step of more than SIM_MAX_TASKS (about
+ * 50 MB of simulator state) or more than SIM_MAX_MICRO_BATCHES
+ * micro-batches per pipeline is refused rather than built. Real layouts
+ * stay far below: Llama 3 405B on 16,384 GPUs is 512 passes. */
+#define SIM_MAX_TASKS (1L << 18)
+#define SIM_MAX_MICRO_BATCHES 65535 /* (a task's tag holds 16 bits of it) */
+
+/* The tasks the step of in would build (passes, or passes x layers with
+ * layer events); 0 when the layout has no pipeline yet. */
+long sim_step_tasks(const sim_input_t *in);
+
+/* Whether the step of in is within the simulator's limits; ERR_INPUT
+ * naming --global-batch otherwise. */
+int sim_check_size(const sim_input_t *in, err_t *err);
+
+/* Simulate one step. ERR_INPUT for inconsistent inputs (see sim_costs) and
+ * for a step beyond the simulator's limits (sim_check_size, refused before
+ * anything is allocated), ERR_RUNTIME on OOM or an internal scheduling
+ * failure. */
 int sim_run_step(sim_ctx_t *ctx, const sim_input_t *in, sim_result_t *out, err_t *err);
 
 /* The same with the pieces already priced (sim_costs), e.g. adjusted by a

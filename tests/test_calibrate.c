@@ -694,7 +694,7 @@ static void test_cli_import_then_sim(void)
     free(out);
     free(err);
     snprintf(args, sizeof args,
-             "sim --model llama3-8b --gpu a100-80g --gpus 16 --profile %s/p.json --json", tmpdir);
+             "sim --model llama3-8b --gpu a100-80g --gpus 16 --profile %s/p.json --json --allow-oom", tmpdir);
     rc = run_cli(args, &out, &err);
     CU_ASSERT_EQUAL(rc, 0);
     CU_ASSERT_TRUE(out && strstr(out, "\"step_time_s\""));
@@ -813,7 +813,8 @@ static void test_cli_refit_synthetic(void)
     CHECK_REL(prof.gemm_max_eff[DTYPE_BF16], 0.80, 0.02);
     prof_free(&prof);
     snprintf(args, sizeof args,
-             "sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --pp 2 --profile %s --json",
+             "sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --pp 2 --profile %s --json "
+             "--allow-oom",
              p);
     rc = run_cli(args, &out, &err);
     CU_ASSERT_EQUAL(rc, 0);

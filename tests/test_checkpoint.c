@@ -57,7 +57,7 @@ static int count_steps(const char *dir)
 
 static void save_steps(const char *dir, int keep, bool async, int from, int to)
 {
-    dist_group_t world = {0, 1, NULL, NULL};
+    dist_group_t world = {0, 1, NULL, NULL, NULL};
     ckpt_config_t c = config(dir, keep, async);
     ckpt_writer_t *w = NULL;
     err_t err;
@@ -83,7 +83,7 @@ static void test_save_rotate_resume(void)
         CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
         save_steps(dir, 2, async, 1, 5);
         CU_ASSERT_EQUAL(count_steps(dir), 2); /* keep 2: steps 4 and 5 */
-        dist_group_t world = {0, 1, NULL, NULL};
+        dist_group_t world = {0, 1, NULL, NULL, NULL};
         ckpt_config_t c = config(dir, 2, false);
         state_buf_t *b = calloc(1, sizeof *b), *want = malloc(sizeof *want);
         ckpt_state_t st = {b->params, b->m, b->v, 0};
@@ -122,7 +122,7 @@ static void test_damaged_checkpoints_are_skipped(void)
     /* and a save that never committed (no manifest) at step 9 */
     snprintf(path, sizeof path, "%s/step-00000009", dir);
     CU_ASSERT_EQUAL_FATAL(fileio_mkdirs(path, &err), 0);
-    dist_group_t world = {0, 1, NULL, NULL};
+    dist_group_t world = {0, 1, NULL, NULL, NULL};
     ckpt_config_t c = config(dir, 10, false);
     state_buf_t *b = calloc(1, sizeof *b), *want = malloc(sizeof *want);
     ckpt_state_t st = {b->params, b->m, b->v, 0};
@@ -160,7 +160,7 @@ static void test_damaged_checkpoints_are_skipped(void)
 
 static void test_unwritable_directory(void)
 {
-    dist_group_t world = {0, 1, NULL, NULL};
+    dist_group_t world = {0, 1, NULL, NULL, NULL};
     ckpt_config_t c = config("/proc/scaleplan-no-such-dir", 1, false);
     ckpt_writer_t *w = NULL;
     err_t err;
@@ -169,5 +169,87 @@ static void test_unwritable_directory(void)
     CHECK_ERR(ckpt_writer_create(&c, &world, &w, &err), &err, ERR_INPUT, "--checkpoint-keep");
 }
 
+/* Issue 17 row 9: numbers of a manifest are checked before any cast. A
+ * "step" that is not a whole number from 0 to 2^53 (1e300, -3, 2.5) makes
+ * the manifest unusable: skipped when resuming automatically, an error by
+ * name. (The old cast of 1e300 to long was undefined behaviour, which
+ * make asan catches with -fsanitize=float-cast-overflow.) */
+static void test_manifest_numbers_checked(void)
+{
+    static const char *steps[] = {"1e300", "-3", "2.5", "\"7\"", "1e19"};
+    for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++) {
+        char dir[256], path[512];
+        CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+        save_steps(dir, 10, false, 1, 2);
+        snprintf(path, sizeof path, "%s/step-00000002/manifest.json", dir);
+        char *text = slurp(path);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        char *at = strstr(text, "\"step\":");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+        char *end = at + strcspn(at, ",");
+        char edited[8192];
+        snprintf(edited, sizeof edited, "%.*s\"step\": %s%s", (int)(at - text), text, steps[k],
+                 end);
+        free(text);
+        err_t err;
+        CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, edited, strlen(edited), &err), 0);
+        dist_group_t world = {0, 1, NULL, NULL, NULL};
+        ckpt_config_t c = config(dir, 10, false);
+        state_buf_t *b = calloc(1, sizeof *b);
+        ckpt_state_t st = {b->params, b->m, b->v, 0};
+        ckpt_resume_info_t info;
+        CU_ASSERT_EQUAL(ckpt_resume(&c, &world, "auto", &st, &info, &err), 0);
+        CU_ASSERT_EQUAL(info.step, 1);
+        CU_ASSERT_TRUE(info.n_notes == 1 && strstr(info.notes[0], "not a scaleplan-checkpoint"));
+        snprintf(path, sizeof path, "%s/step-00000002", dir);
+        CHECK_ERR(ckpt_resume(&c, &world, path, &st, &info, &err), &err, ERR_INPUT,
+                  "not a scaleplan-checkpoint");
+        free(b);
+        remove_tree(dir);
+    }
+}
+
+/* The run's settings in the manifest: another value is refused naming it,
+ * unless allow_changes, which resumes and lists the change; a fresh run
+ * into a folder with checkpoints is refused unless overwrite. */
+static void test_settings_recorded(void)
+{
+    char dir[256];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    dist_group_t world = {0, 1, NULL, NULL, NULL};
+    ckpt_config_t c = config(dir, 5, false);
+    err_t err;
+    CU_ASSERT_EQUAL(ckpt_setting(&c, "seed", &err, "%d", 1), 0);
+    CU_ASSERT_EQUAL(ckpt_setting(&c, "lr", &err, "%.17g", 6e-4), 0);
+    CU_ASSERT_EQUAL(ckpt_check_fresh(&c, &world, false, &err), 0); /* empty: fine */
+    ckpt_writer_t *w = NULL;
+    CU_ASSERT_EQUAL_FATAL(ckpt_writer_create(&c, &world, &w, &err), 0);
+    state_buf_t *b = malloc(sizeof *b);
+    fill(b, 3);
+    ckpt_state_t st = {b->params, b->m, b->v, 3};
+    CU_ASSERT_EQUAL(ckpt_save(w, &st, NULL, &err), 0);
+    CU_ASSERT_EQUAL(ckpt_writer_close(w, &err), 0);
+    ckpt_resume_info_t info;
+    CU_ASSERT_EQUAL(ckpt_resume(&c, &world, "auto", &st, &info, &err), 0);
+    CU_ASSERT_EQUAL(info.step, 3);
+    CU_ASSERT_STRING_EQUAL(info.changed, "");
+    ckpt_config_t other = c;
+    snprintf(other.settings[0].value, sizeof other.settings[0].value, "2");
+    CHECK_ERR(ckpt_resume(&other, &world, "auto", &st, &info, &err), &err, ERR_INPUT,
+              "seed 1 in the checkpoint, 2 in this run", "--allow-changes");
+    other.allow_changes = true;
+    CU_ASSERT_EQUAL(ckpt_resume(&other, &world, "auto", &st, &info, &err), 0);
+    CU_ASSERT_EQUAL(info.step, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(info.changed, "seed 1 in the checkpoint, 2 in this run"));
+    /* a fresh run */
+    CHECK_ERR(ckpt_check_fresh(&c, &world, false, &err), &err, ERR_INPUT, "--checkpoint-dir",
+              "step 3", "--overwrite");
+    CU_ASSERT_EQUAL(ckpt_check_fresh(&c, &world, true, &err), 0);
+    CU_ASSERT_EQUAL(count_steps(dir), 0);
+    free(b);
+    remove_tree(dir);
+}
+
 TEST_SUITE(suite_checkpoint, "checkpoint", TEST(test_save_rotate_resume),
-           TEST(test_damaged_checkpoints_are_skipped), TEST(test_unwritable_directory));
+           TEST(test_damaged_checkpoints_are_skipped), TEST(test_unwritable_directory),
+           TEST(test_manifest_numbers_checked), TEST(test_settings_recorded));

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <cjson/cJSON.h>
 
@@ -314,7 +315,7 @@ static void test_sim_errors_and_fit(void)
         free(err);
     }
     char *out = NULL;
-    expect("sim --model llama3-70b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --json", 0,
+    expect("sim --model llama3-70b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --json", 1,
            &out, NULL);
     cJSON *j = cJSON_Parse(out ? out : "");
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
@@ -385,7 +386,7 @@ static void test_reliability_and_budget(void)
         {"budget --model llama3-70b --tokens 2T --gpus 256 --gpu l40s", "--price"},
         {"budget --model llama3-70b --gpus 256 --gpu h100-sxm", "--tokens"},
         {"reliability --gpu h100-sxm --gpus 64 --days 5 --checkpoint-size 100GB --storage-bw 0GB/s",
-         "greater than zero"},
+         "--storage-bw: must be from"},
         {"reliability --gpu h100-sxm --gpus 64 --days 5 --checkpoint-size 100GB --failure-rates llama4",
          "unknown name 'llama4'"},
         {"reliability --gpu h100-sxm --gpus 64 --days -5 --checkpoint-size 100GB", "--days"},
@@ -464,13 +465,167 @@ static void test_plan_cli(void)
         CU_ASSERT_TRUE(ok);
         free(err);
     }
-    /* impossible, but well-formed: exit 0 with the nearest plan */
-    expect("plan --model llama3-405b --tokens 15T --gpu h100-sxm --max-gpus 16", 0, &out, NULL);
+    /* impossible, but well-formed: the nearest plan printed, exit 1 */
+    expect("plan --model llama3-405b --tokens 15T --gpu h100-sxm --max-gpus 16", 1, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "No GPU count"));
     free(out);
+}
+
+/* Issue 17 rows 5 and 11: a bare word no option takes, a flag given twice
+ * and every out-of-range or non-numeric value are refused on one line with
+ * exit 2, whichever command and whether or not the command reads it. */
+static void test_flags_checked(void)
+{
+    static const struct {
+        const char *args, *needle;
+    } bad[] = {
+        /* row 5: the folder after the switch --resume is a stray word */
+        {"train --model tests/fixtures/configs/tiny-gpt.json --checkpoint-dir /tmp/x --resume "
+         "/tmp/x/step-00000004",
+         "--resume takes no value"},
+        {"sim llama3-8b --model llama3-8b --gpu h100-sxm --gpus 8", "unexpected argument"},
+        {"plan --model llama3-8b --tokens 1T --gpu h100-sxm extra", "unexpected argument"},
+        /* (validate's second bare word is a --model, which --measured does not take) */
+        {"validate --measured tests/fixtures/validate/sc21-gpt-1.7b-32xa100.json extra.json",
+         "--model"},
+        {"budget --model llama3-8b --tokens 1T --gpus 8 --gpu h100-sxm --tp 1 --tp 2",
+         "--tp: given more than once"},
+        {"sim --model llama3-8b --gpu h100-sxm --gpus 8 --tp 1 --tensor-model-parallel-size 2",
+         "given more than once"},
+        {"report a.json b.json", "at most 1"},
+        /* row 11 */
+        {"budget --model llama3-8b --tokens 1e-320 --gpus 8 --gpu h100-sxm", "--tokens"},
+        {"budget --model llama3-8b --tokens 1T --gpus 8 --gpu h100-sxm --price 1e308", "--price"},
+        {"budget --model llama3-8b --tokens 1T --gpus 8 --gpu h100-sxm --price -0",
+         "--price: must not be negative"},
+        {"plan --model llama3-8b --tokens 1T --gpu h100-sxm --global-batch 1.5",
+         "--global-batch: must be a whole number"},
+        {"train --model tests/fixtures/configs/tiny-gpt.json --lr 1e-3 --min-lr 2e-3", "--min-lr"},
+        /* --utilization is read only with --compare: checked all the same */
+        {"budget --model llama3-8b --tokens 1T --gpus 8 --gpu h100-sxm --utilization nan",
+         "--utilization"},
+        {"sim --model llama3-8b --gpu h100-sxm --gpus 2147483648", "--gpus"},
+        {"reliability --gpu h100-sxm --gpus 64 --days 5 --checkpoint-size 1TB --trials inf",
+         "--trials"},
+        {"reliability --gpu h100-sxm --gpus 64 --days nan --checkpoint-size 1TB", "--days"},
+        {"plan --model llama3-8b --tokens 1T --gpu h100-sxm --budget ''", "--budget"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *err = NULL;
+        expect(bad[i].args, 2, NULL, &err);
+        int ok = err && strstr(err, bad[i].needle) && count_lines(err) == 1;
+        if (!ok)
+            fprintf(stderr, "\n$ scaleplan %s\nstderr: %s\n", bad[i].args, err ? err : "");
+        CU_ASSERT_TRUE(ok);
+        free(err);
+    }
+    /* what stays accepted: one bare model name, k suffixes, catalog sections */
+    char *out = NULL;
+    expect("model llama3-8b --json", 0, &out, NULL);
+    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "\"params\""));
+    free(out);
+    expect("sim --model llama3-8b --gpu h100-sxm --gpus 1k --tp 8 --global-batch 1k --json", 0,
+           &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "dp")->valueint, 128);
+    cJSON_Delete(j);
+    free(out);
+    expect("catalog gpus fabrics", 0, NULL, NULL);
+}
+
+/* Issue 17 rows 2 and 3 end to end: a run that cannot progress is refused
+ * with one line (no loop guard printed as a result); an interval longer
+ * than the run is no periodic checkpoint, with goodput at most 100%. */
+static void test_reliability_limits(void)
+{
+    char *out = NULL, *err = NULL;
+    expect("reliability --gpu h100-sxm --gpus 1024 --tokens 1T --step-time 5 "
+           "--checkpoint-every 1e-12 --checkpoint-size 1TB --trials 1 --json",
+           2, &out, &err);
+    CU_ASSERT_TRUE(out && out[0] == '\0');
+    CU_ASSERT_TRUE(err && strstr(err, "--checkpoint-every") && count_lines(err) == 1);
+    free(out);
+    free(err);
+    expect("reliability --gpu h100-sxm --gpus 1024 --tokens 100T --step-time 5 "
+           "--checkpoint-every 1e308 --checkpoint-size 1TB --trials 100 --json",
+           2, &out, &err);
+    CU_ASSERT_TRUE(err && strstr(err, "never finishes") && count_lines(err) == 1);
+    free(out);
+    free(err);
+    expect("reliability --gpu h100-sxm --gpus 1024 --tokens 1T --step-time 5 "
+           "--checkpoint-every 1e308 --checkpoint-size 1TB --trials 100 --json",
+           0, &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    double goodput = cJSON_GetObjectItem(j, "goodput")->valuedouble;
+    CU_ASSERT_TRUE(goodput > 0 && goodput <= 1);
+    CU_ASSERT_TRUE(cJSON_GetObjectItem(j, "lost_gpu_hours")->valuedouble >= 0);
+    CU_ASSERT_TRUE(cJSON_GetObjectItem(j, "checkpoint_hours")->valuedouble < 0.01);
+    cJSON_Delete(j);
+    free(out);
+}
+
+/* Issue 17 row 7: a huge global batch is bounded: the planner skips the
+ * layouts whose step would need more than the simulator's limit, in
+ * bounded memory and time, and the flag has a ceiling. */
+static void test_huge_global_batch(void)
+{
+    char *out = NULL, *err = NULL;
+    int rc = run_cli_limited(120,
+                             "plan --model llama3-8b --tokens 1T --gpu h100-sxm --min-gpus 8 "
+                             "--max-gpus 8 --global-batch 262144 --trials 20 --json",
+                             &out, &err);
+    CU_ASSERT_EQUAL(rc, 0);
+    struct rusage ru;
+    CU_ASSERT_EQUAL(getrusage(RUSAGE_CHILDREN, &ru), 0);
+    /* peak of any child so far: the bound keeps it under 2 GB (it was
+     * over 10 GB) */
+    CU_ASSERT(ru.ru_maxrss < 2L * 1024 * 1024);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(j, "ladder"));
+    cJSON_Delete(j);
+    free(out);
+    free(err);
+    expect("plan --model llama3-8b --tokens 1T --gpu h100-sxm --global-batch 1e9", 2, NULL, &err);
+    CU_ASSERT_TRUE(err && strstr(err, "--global-batch") && count_lines(err) == 1);
+    free(err);
+    expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --pp 8 --global-batch 1M", 2, NULL,
+           &err);
+    CU_ASSERT_TRUE(err && strstr(err, "simulator's limit") && count_lines(err) == 1);
+    free(err);
+}
+
+/* Issue 17 rows 12 and 13: a plan that meets nothing asked leads with
+ * every broken constraint and exits 1; sim of a layout that does not fit
+ * exits 1 (its JSON still printed, fits false) unless --allow-oom. */
+static void test_unmet_requests_exit_1(void)
+{
+    char *out = NULL, *err = NULL;
+    expect("plan --model llama3-8b --tokens 1T --gpu h100-sxm --min-gpus 8 --max-gpus 16 "
+           "--deadline 1d --budget 1000 --trials 20",
+           1, &out, &err);
+    const char *lead = out ? strstr(out, "No plan meets the 1.0-day deadline") : NULL;
+    CU_ASSERT_PTR_NOT_NULL(lead);
+    CU_ASSERT_TRUE(lead && strstr(lead, "$1,000 budget") &&
+                   strstr(lead, "$1,000 budget") < strstr(lead, "Reserve"));
+    CU_ASSERT_TRUE(err && strstr(err, "--deadline and --budget") && count_lines(err) == 1);
+    free(out);
+    free(err);
+    expect("sim --model llama3-405b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --json", 1,
+           &out, &err);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(j, "fits")));
+    cJSON_Delete(j);
+    CU_ASSERT_TRUE(err && strstr(err, "does not fit") && count_lines(err) == 1);
+    free(out);
+    free(err);
+    expect("sim --model llama3-405b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --allow-oom",
+           0, NULL, NULL);
 }
 
 TEST_SUITE(suite_cli, "cli", TEST(test_help_and_version), TEST(test_model_json_contract),
            TEST(test_megatron_aliases), TEST(test_model_text), TEST(test_bad_inputs_exit_2),
            TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_errors_and_fit),
-           TEST(test_reliability_and_budget), TEST(test_plan_cli));
+           TEST(test_reliability_and_budget), TEST(test_plan_cli),
+           TEST(test_flags_checked), TEST(test_reliability_limits),
+           TEST(test_huge_global_batch), TEST(test_unmet_requests_exit_1));

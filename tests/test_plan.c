@@ -116,7 +116,18 @@ static void test_impossible_requests(void)
     CU_ASSERT_EQUAL_FATAL(plan_ladder(&in, l, &e), 0);
     CU_ASSERT_FALSE(l->meets_constraints);
     plan_recommend(&in, l, text, sizeof text);
-    CU_ASSERT_PTR_NOT_NULL(strstr(text, "No plan fits the $1,000 budget"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "No plan meets the $1,000 budget (the cheapest"));
+    /* issue 17 row 12: both broken, both named before the nearest plan */
+    in.deadline_s = 86400;
+    CU_ASSERT_EQUAL_FATAL(plan_ladder(&in, l, &e), 0);
+    CU_ASSERT_FALSE(l->meets_constraints);
+    plan_recommend(&in, l, text, sizeof text);
+    CU_ASSERT_EQUAL(strncmp(text, "No plan meets the 1.0-day deadline (the fastest plan takes ",
+                            59), 0);
+    const char *budget = strstr(text, "the $1,000 budget (the cheapest plan costs $");
+    const char *reserve = strstr(text, "Reserve");
+    CU_ASSERT_TRUE(budget && reserve && budget < reserve);
+    in.deadline_s = 0;
     prof_free(&p);
     /* too big everywhere */
     ladder_for("llama3-405b", "h100-sxm", 15e12, 8, 16, &in, &m, &c, &p, &f);

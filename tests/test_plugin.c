@@ -44,7 +44,8 @@ static void test_planning_commands_load_no_gpu_or_mpi(void)
     const char *cases[] = {
         "--help",
         "sim --help",
-        "sim --model llama3-70b --gpu h100-sxm --gpus 256 --tp 8 --pp 4 --global-batch 512",
+        "sim --model llama3-70b --gpu h100-sxm --gpus 256 --tp 8 --pp 4 --global-batch 512 "
+        "--allow-oom",
         "model --model llama3-70b --tp 8 --pp 4 --gpus 256 --gpu h100-sxm",
         "plan --model llama3-8b --tokens 1T --gpu h100-sxm --min-gpus 8 --max-gpus 16 --seed 7 "
         "--trials 20",

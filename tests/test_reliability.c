@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim/reliability.h"
 #include "tests/testing.h"
@@ -209,5 +210,87 @@ static void test_bad_inputs(void)
     CHECK_ERR(rc, &e, ERR_INPUT, "--trials");
 }
 
+/* Issue 17 row 3: an interval longer than the run is no periodic
+ * checkpoint (only the final save), never more useful time than wall
+ * time. A 2-day job on 64 H100s (MTBF about 4.7 days with the Llama 3
+ * rates): 2 days of compute plus a 50 s final save, more when a failure
+ * restarts it from scratch. */
+static void test_interval_longer_than_run(void)
+{
+    cluster_t c = cluster_of("h100-sxm", 64);
+    failure_set_t fs;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(failure_load_set("llama3-405b", &fs, &e), 0);
+    rel_config_t cfg;
+    rel_config_default(&cfg, &c, &fs);
+    cfg.step_time_s = 10;
+    cfg.tokens_per_step = 1e6;
+    cfg.target_tokens = 2 * 86400 / 10 * 1e6; /* 2 days of steps */
+    cfg.ckpt_bytes = 100e9;
+    cfg.storage_write_bps = cfg.storage_read_bps = 2e9;
+    cfg.trials = 300;
+    static const double intervals[] = {3 * 86400.0, 1e12, 1e308};
+    for (size_t i = 0; i < sizeof intervals / sizeof intervals[0]; i++) {
+        cfg.ckpt_interval_s = intervals[i];
+        rel_result_t r;
+        CU_ASSERT_EQUAL_FATAL(rel_simulate(&cfg, &r, &e), 0);
+        CU_ASSERT_TRUE(r.goodput_mean > 0 && r.goodput_mean <= 1);
+        CU_ASSERT_TRUE(r.wall_s_p10 >= 2 * 86400.0 + 50 - 1e-6);
+        CU_ASSERT_TRUE(r.lost_gpu_hours_mean >= 0);
+        CU_ASSERT_TRUE(r.checkpoint_s_mean >= 50 - 1e-9 && r.checkpoint_s_mean <= 50 + 1e-9);
+        /* the fastest trials had no failure: exactly compute + final save */
+        CHECK_REL(r.wall_s_p10, 2 * 86400.0 + 50, 1e-9);
+    }
+}
+
+/* Issue 17 row 2: a run that cannot finish is refused quickly with one
+ * line naming --checkpoint-every; no figure comes back. */
+static void test_never_finishes(void)
+{
+    cluster_t c = cluster_of("h100-sxm", 1024);
+    failure_set_t fs;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(failure_load_set("llama3-405b", &fs, &e), 0);
+    rel_config_t cfg;
+    rel_config_default(&cfg, &c, &fs);
+    cfg.step_time_s = 5;
+    cfg.tokens_per_step = 4e6;
+    cfg.target_tokens = 1e12;
+    cfg.ckpt_bytes = 1e12;
+    cfg.trials = 1;
+    /* 1e-12 s of work per checkpoint cycle: over a century without failures */
+    cfg.ckpt_interval_s = 1e-12;
+    rel_result_t r;
+    double t0 = clock();
+    int rc = rel_simulate(&cfg, &r, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--checkpoint-every", "never finishes");
+    CU_ASSERT_TRUE(r.unfinished > 0);
+    CU_ASSERT_EQUAL(r.interruptions_mean, 0); /* nothing of a loop guard */
+    /* no checkpoint on a 100T-token run: every failure restarts it, and
+     * the job's MTBF (44 h) is far shorter than its 1,400 days of compute */
+    cfg.target_tokens = 100e12;
+    cfg.ckpt_interval_s = 1e308;
+    cfg.trials = 2000;
+    rc = rel_simulate(&cfg, &r, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--checkpoint-every", "never finishes");
+    CU_ASSERT_TRUE(r.unfinished > 0);
+    /* a checkpoint bigger than the storage can write between failures */
+    cfg.target_tokens = 1e12;
+    cfg.ckpt_interval_s = 1800;
+    cfg.ckpt_bytes = 1e18;
+    rc = rel_simulate(&cfg, &r, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "never finishes");
+    CU_ASSERT_TRUE((clock() - t0) / CLOCKS_PER_SEC < 10);
+    /* the sweep counts such intervals as goodput 0 instead of failing */
+    cfg.ckpt_bytes = 1e12;
+    cfg.target_tokens = 100e12;
+    cfg.trials = 200;
+    double x[5], g[5], best;
+    CU_ASSERT_EQUAL_FATAL(rel_best_interval(&cfg, 600, 1e9, 5, x, g, &best, &e), 0);
+    CU_ASSERT_EQUAL(g[4], 0);
+    CU_ASSERT_TRUE(g[0] > 0.5 && best < 1e6);
+}
+
 TEST_SUITE(suite_reliability, "reliability", TEST(test_llama3_405b_run), TEST(test_meta_ettr),
-           TEST(test_young_daly), TEST(test_policies_and_determinism), TEST(test_bad_inputs));
+           TEST(test_young_daly), TEST(test_policies_and_determinism), TEST(test_bad_inputs),
+           TEST(test_interval_longer_than_run), TEST(test_never_finishes));

@@ -21,6 +21,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/csv.h"
+#include "reports/csvout.h"
 #include "tests/testing.h"
 
 /* ------------------------------------------------------------ helpers */
@@ -484,7 +486,7 @@ static void test_report_without_gnuplot(void)
     setenv("SCALEPLAN_GNUPLOT", "/nonexistent/gnuplot", 1);
     char dir[512];
     char *out = NULL;
-    int rc = make_report("sim --model llama3-8b --gpu h100-sxm --gpus 8 --tp 1", dir, sizeof dir, &out);
+    int rc = make_report("sim --model llama3-8b --gpu h100-sxm --gpus 8 --tp 1 --allow-oom", dir, sizeof dir, &out);
     unsetenv("SCALEPLAN_GNUPLOT");
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "apt-get install gnuplot-nox"));
@@ -542,7 +544,7 @@ static void test_report_bad_results(void)
 /* --csv prints the same numbers as --json, one table. */
 static void test_csv_output(void)
 {
-    const char *sim = "sim --model llama3-8b --gpu h100-sxm --gpus 16 --tp 2";
+    const char *sim = "sim --model llama3-8b --gpu h100-sxm --gpus 16 --tp 2 --allow-oom";
     char args[256], *csv = NULL, *json = NULL;
     snprintf(args, sizeof args, "%s --csv", sim);
     CU_ASSERT_EQUAL_FATAL(run_cli(args, &csv, NULL), 0);
@@ -632,7 +634,106 @@ static void test_validate_log_report(void)
     remove_tree(tmp);
 }
 
+/* Issue 17 row 1: with stdout in a file (fully buffered), the text before
+ * the report comes out once, not once more per gnuplot child. */
+static void test_report_text_printed_once(void)
+{
+    static const char *cmds[] = {
+        "sim --model llama3-8b --gpu h100-sxm --gpus 8 --tp 1 --allow-oom",
+        "reliability --gpu h100-sxm --gpus 64 --days 3 --checkpoint-size 100GB --trials 50",
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char dir[512];
+        char *out = NULL;
+        CU_ASSERT_EQUAL_FATAL(make_report(cmds[i], dir, sizeof dir, &out), 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+        /* gnuplot ran (a plot exists), so children were forked */
+        CU_ASSERT(file_size(path_in(dir, i == 0 ? "breakdown.png" : "goodput.png")) > 0);
+        char first[256];
+        snprintf(first, sizeof first, "%.*s", (int)strcspn(out, "\n"), out);
+        CU_ASSERT(strlen(first) > 10);
+        if (count_of(out, first) != 1)
+            fprintf(stderr, "\n$ scaleplan %s: '%s' printed %d times\n", cmds[i], first,
+                    count_of(out, first));
+        CU_ASSERT_EQUAL(count_of(out, first), 1);
+        free(out);
+        char root[512];
+        snprintf(root, sizeof root, "%.*s", (int)(strlen(dir) - 2), dir);
+        remove_tree(root);
+    }
+}
+
+/* Issue 17 row 14: strings of a result that hold commas, quotes or
+ * newlines stay one cell in every CSV the report writes (RFC 4180): the
+ * files read back with as many rows as the result has entries and the
+ * same text. */
+static void test_csv_cells_quoted(void)
+{
+    char *out = NULL;
+    CU_ASSERT_EQUAL_FATAL(run_cli("plan --model llama3-8b --tokens 100B --gpu h100-sxm "
+                                  "--min-gpus 8 --max-gpus 16 --trials 20 --json",
+                                  &out, NULL),
+                          0);
+    cJSON *r = cJSON_Parse(out ? out : "");
+    free(out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    static const char *evil = "a,b \"c\"\nd,e\r\nf";
+    cJSON *ladder = cJSON_GetObjectItem(r, "ladder"), *e;
+    int rungs = cJSON_GetArraySize(ladder);
+    cJSON_ArrayForEach(e, ladder)
+        cJSON_ReplaceItemInObject(e, "main_loss", cJSON_CreateString(evil));
+    char dir[256];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    char path[512], args[1024];
+    snprintf(path, sizeof path, "%s/evil.json", dir);
+    char *text = cJSON_Print(r);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    snprintf(args, sizeof args, "report %s --out %s/r", path, dir);
+    CU_ASSERT_EQUAL(run_cli(args, NULL, NULL), 0);
+    static const char *files[] = {"ladder.csv", "ladder_plot.csv"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char csv_path[600];
+        snprintf(csv_path, sizeof csv_path, "%s/r/%s", dir, files[i]);
+        csv_t *c = NULL;
+        err_t err;
+        CU_ASSERT_EQUAL_FATAL(csv_load(csv_path, &c, &err), 0);
+        CU_ASSERT_EQUAL(csv_rows(c), rungs);
+        /* the file gnuplot reads has the line breaks as spaces */
+        const char *want = i == 0 ? evil : "a,b \"c\" d,e  f";
+        for (int k = 0; k < csv_rows(c); k++) {
+            const char *cell = csv_get(c, k, "main_loss");
+            CU_ASSERT_TRUE(cell && strcmp(cell, want) == 0);
+        }
+        csv_free(c);
+    }
+    /* --csv of the same kind of string */
+    csv_t *c = NULL;
+    err_t err;
+    snprintf(path, sizeof path, "%s/cell.csv", dir);
+    f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    cJSON *rows = cJSON_CreateArray();
+    cJSON *row = cJSON_CreateObject();
+    cJSON_AddStringToObject(row, "name", evil);
+    cJSON_AddNumberToObject(row, "x", 1);
+    cJSON_AddItemToArray(rows, row);
+    CU_ASSERT_EQUAL(csv_from_json(f, rows, "rows", &err), 0);
+    fclose(f);
+    CU_ASSERT_EQUAL_FATAL(csv_load(path, &c, &err), 0);
+    CU_ASSERT_EQUAL(csv_rows(c), 1);
+    CU_ASSERT_STRING_EQUAL(csv_get(c, 0, "name"), evil);
+    csv_free(c);
+    cJSON_Delete(rows);
+    cJSON_Delete(r);
+    remove_tree(dir);
+}
+
 TEST_SUITE(suite_report, "report", TEST(test_plan_report_numbers_and_plots),
            TEST(test_sim_and_reliability_reports), TEST(test_report_renders_in_chromium),
            TEST(test_report_without_gnuplot), TEST(test_report_bad_results),
-           TEST(test_csv_output), TEST(test_validate_log_report));
+           TEST(test_csv_output), TEST(test_validate_log_report),
+           TEST(test_report_text_printed_once), TEST(test_csv_cells_quoted));

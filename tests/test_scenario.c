@@ -239,7 +239,7 @@ static void test_train_result_schema(void)
     c.seq_len = 16;
     c.global_batch = 2;
     c.builtin_bytes = 4096;
-    dist_group_t world = {0, 1, NULL, NULL};
+    dist_group_t world = {0, 1, NULL, NULL, NULL};
     train_result_t r;
     CU_ASSERT_EQUAL_FATAL(train_run(&c, &world, &r, &e), 0);
     layout_t l;

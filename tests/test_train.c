@@ -178,8 +178,8 @@ static void test_damaged_checkpoint_skipped(void)
     char dir[256], path[400], args[600];
     CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
     snprintf(args, sizeof args,
-             "train --model " TINY_LLAMA " --steps 4 --micro-batch 2 --seq-len 16 --quiet "
-             "--checkpoint-every 2 --checkpoint-dir %s",
+             "train --model " TINY_LLAMA " --steps 6 --stop-after 4 --micro-batch 2 --seq-len 16 "
+             "--quiet --checkpoint-every 2 --checkpoint-dir %s",
              dir);
     CU_ASSERT_EQUAL_FATAL(run_cli(args, NULL, NULL), 0);
     /* corrupt the newest */
@@ -314,7 +314,163 @@ static void test_preflight_cpu(void)
     cJSON_Delete(j);
 }
 
+/* stderr of a run, and its exit status */
+static int run_err(const char *args, char **err)
+{
+    char *out = NULL;
+    int rc = run_cli(args, &out, err);
+    free(out);
+    return rc;
+}
+
+/* Issue 17 row 4: a checkpoint records the run's settings; a resume with
+ * another seed (or data, batch, steps, LR schedule) is refused naming the
+ * field, unless --allow-changes; a fresh run into a folder holding another
+ * run's checkpoints is refused unless --overwrite. */
+static void test_checkpoint_of_another_run(void)
+{
+    char dir[256], a[700], *err = NULL;
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    const char *common = "train --model " TINY_GPT " --steps 6 --micro-batch 2 --seq-len 16 "
+                         "--quiet --checkpoint-every 2";
+    snprintf(a, sizeof a, "%s --seed 1 --stop-after 4 --checkpoint-dir %s/c", common, dir);
+    CU_ASSERT_EQUAL_FATAL(run_cli(a, NULL, NULL), 0);
+    /* the manifest carries the settings */
+    char man[400];
+    snprintf(man, sizeof man, "%s/c/step-00000004/manifest.json", dir);
+    char *text = slurp(man);
+    cJSON *m = cJSON_Parse(text ? text : "");
+    free(text);
+    const cJSON *run = cJSON_GetObjectItem(m, "run");
+    static const char *keys[] = {"seed", "data", "data_crc32", "micro_batch", "global_batch",
+                                 "seq_len", "steps", "lr", "min_lr", "warmup_steps"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        CU_ASSERT_TRUE(cJSON_IsString(cJSON_GetObjectItem(run, keys[i])));
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(run, "seed")->valuestring, "1");
+    cJSON_Delete(m);
+    /* another seed into the same folder: a fresh run is refused ... */
+    snprintf(a, sizeof a, "%s --seed 2 --checkpoint-dir %s/c", common, dir);
+    CU_ASSERT_EQUAL(run_err(a, &err), 2);
+    CU_ASSERT_TRUE(err && strstr(err, "already holds checkpoints") && count_lines(err) == 1);
+    free(err);
+    /* ... and so is its resume, naming the seed */
+    snprintf(a, sizeof a, "%s --seed 2 --checkpoint-dir %s/c --resume", common, dir);
+    CU_ASSERT_EQUAL(run_err(a, &err), 2);
+    CU_ASSERT_TRUE(err && strstr(err, "seed 1 in the checkpoint, 2 in this run") &&
+                   count_lines(err) == 1);
+    free(err);
+    snprintf(a, sizeof a,
+             "train --model " TINY_GPT " --steps 6 --micro-batch 2 --seq-len 8 --quiet "
+             "--checkpoint-every 2 --seed 1 --checkpoint-dir %s/c --resume",
+             dir);
+    CU_ASSERT_EQUAL(run_err(a, &err), 2);
+    CU_ASSERT_TRUE(err && strstr(err, "seq_len 16 in the checkpoint, 8 in this run"));
+    free(err);
+    snprintf(a, sizeof a, "%s --seed 1 --lr 1e-3 --checkpoint-dir %s/c --resume", common, dir);
+    CU_ASSERT_EQUAL(run_err(a, &err), 2);
+    CU_ASSERT_TRUE(err && strstr(err, "lr ") && strstr(err, "--allow-changes"));
+    free(err);
+    /* accepted with --allow-changes, and said so whatever --quiet says */
+    snprintf(a, sizeof a, "%s --seed 1 --lr 1e-3 --checkpoint-dir %s/c --resume --allow-changes",
+             common, dir);
+    CU_ASSERT_EQUAL(run_err(a, &err), 0);
+    CU_ASSERT_TRUE(err && strstr(err, "changed settings") && strstr(err, "lr "));
+    free(err);
+    /* the same settings resume; --overwrite starts over */
+    snprintf(a, sizeof a, "%s --seed 2 --checkpoint-dir %s/c --overwrite --json", common, dir);
+    cJSON *j = run_json(a, 0);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(j, "first_step")->valueint, 0);
+    cJSON_Delete(j);
+    remove_tree(dir);
+}
+
+/* Issue 17 rows 8, 10 and 15: --stop-after without a folder is refused; a
+ * write past the file size limit fails on one line and leaves no
+ * temporary file; --resume with nothing usable says so on stderr even with
+ * --quiet, and the JSON lists what was skipped. */
+static void test_checkpoint_edges(void)
+{
+    char dir[256], a[700], *err = NULL;
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    const char *common = "train --model " TINY_GPT " --steps 2 --micro-batch 2 --seq-len 16 "
+                         "--quiet";
+    snprintf(a, sizeof a, "%s --stop-after 1", common);
+    CU_ASSERT_EQUAL(run_err(a, &err), 2);
+    CU_ASSERT_TRUE(err && strstr(err, "--stop-after: needs --checkpoint-dir") &&
+                   count_lines(err) == 1);
+    free(err);
+    /* ulimit -f counts 512-byte blocks in dash, 1 KiB in bash: 100 is far
+     * below a shard of tiny-gpt (1.6 MB) either way */
+    snprintf(a, sizeof a, "%s --checkpoint-dir %s/f", common, dir);
+    CU_ASSERT_EQUAL(run_cli_env("ulimit -f 100; ", a, NULL, &err), 1);
+    CU_ASSERT_TRUE(err && strstr(err, "File too large") && count_lines(err) == 1);
+    free(err);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "find %s/f -name '*.tmp*' | grep -q .", dir);
+    CU_ASSERT_NOT_EQUAL(system(cmd), 0);
+    /* missing, then empty folder */
+    for (int k = 0; k < 2; k++) {
+        if (k == 1) {
+            snprintf(cmd, sizeof cmd, "mkdir -p %s/empty", dir);
+            CU_ASSERT_EQUAL(system(cmd), 0);
+        }
+        snprintf(a, sizeof a, "%s --checkpoint-dir %s/%s --resume", common, dir,
+                 k ? "empty" : "missing");
+        CU_ASSERT_EQUAL(run_err(a, &err), 0);
+        CU_ASSERT_TRUE(err && strstr(err, "no usable checkpoint in ") &&
+                       strstr(err, ": starting at step 0") && count_lines(err) == 1);
+        free(err);
+    }
+    /* every checkpoint damaged: one line, and the JSON names them */
+    snprintf(a, sizeof a, "%s --checkpoint-every 1 --checkpoint-dir %s/d", common, dir);
+    CU_ASSERT_EQUAL_FATAL(run_cli(a, NULL, NULL), 0);
+    for (int step = 1; step <= 2; step++) {
+        char path[400];
+        snprintf(path, sizeof path, "%s/d/step-%08d/rank-00000.bin", dir, step);
+        FILE *f = fopen(path, "r+b");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fseek(f, 100, SEEK_SET);
+        fputc(0x5a, f);
+        fclose(f);
+    }
+    snprintf(a, sizeof a, "%s --checkpoint-every 1 --checkpoint-dir %s/d --resume --json", common,
+             dir);
+    char *out = NULL;
+    CU_ASSERT_EQUAL(run_cli(a, &out, &err), 0);
+    CU_ASSERT_TRUE(err && strstr(err, "no usable checkpoint") && count_lines(err) == 1);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(j, "checkpoints_skipped")), 2);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(j, "first_step")->valueint, 0);
+    cJSON_Delete(j);
+    free(out);
+    free(err);
+    remove_tree(dir);
+}
+
+/* Issue 17 row 6: a rank that stops (SIGSTOP, as a hang) is named by the
+ * watchdog of the others, and the job ends non-zero within seconds. */
+static void test_watchdog_names_stopped_rank(void)
+{
+    if (!mpi_available()) {
+        fprintf(stderr, "\n  SKIPPED: watchdog test (mpirun not found)\n");
+        return;
+    }
+    char *err = NULL;
+    int rc = run_mpi_limited(120, 2,
+                             "train --model " TINY_GPT " --steps 8 --micro-batch 2 --seq-len 16 "
+                             "--quiet --fail-at-step 3 --fail-rank 1 --fail-how stop "
+                             "--collective-timeout 3",
+                             NULL, &err);
+    CU_ASSERT_TRUE(rc != 0 && rc != 137);
+    CU_ASSERT_TRUE(err && strstr(err, "for rank 1, which did not reach it"));
+    if (!err || !strstr(err, "for rank 1"))
+        fprintf(stderr, "\nwatchdog: exit %d, stderr: %s\n", rc, err ? err : "");
+    free(err);
+}
+
 TEST_SUITE(suite_train, "train", TEST(test_loss_falls_and_json),
            TEST(test_parallel_runs_equal_single), TEST(test_kill_and_resume_bit_exact),
            TEST(test_damaged_checkpoint_skipped), TEST(test_validate), TEST(test_bad_input),
-           TEST(test_preflight_cpu));
+           TEST(test_preflight_cpu),
+           TEST(test_checkpoint_of_another_run), TEST(test_checkpoint_edges),
+           TEST(test_watchdog_names_stopped_rank));

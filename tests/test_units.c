@@ -110,6 +110,31 @@ static void test_ints(void)
     CHECK_ERR(rc, &e, ERR_INPUT, "--tp", "whole number");
     rc = units_parse_int("99999999999999999999", "--tp", 1, 1024, &v, &e);
     CHECK_ERR(rc, &e, ERR_INPUT, "--tp");
+    /* one parser for every whole-number flag: exponents, k and M */
+    CU_ASSERT_EQUAL(units_parse_int("1e3", "--steps", 1, 1 << 24, &v, &e), 0);
+    CU_ASSERT_EQUAL(v, 1000);
+    CU_ASSERT_EQUAL(units_parse_int("2M", "--steps", 1, 1 << 24, &v, &e), 0);
+    CU_ASSERT_EQUAL(v, 2 * 1024 * 1024);
+    CU_ASSERT_EQUAL(units_parse_int("-0", "--zero", 0, 3, &v, &e), 0);
+    CU_ASSERT_EQUAL(v, 0);
+    static const char *bad[] = {"1.5", "nan", "inf", "0x10", "", "abc", "1e308", "2147483648",
+                                "12 ", " 12", "1e", "k", "1.3k"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rc = units_parse_int(bad[i], "--gpus", 1, 1 << 24, &v, &e);
+        CHECK_ERR(rc, &e, ERR_INPUT, "--gpus");
+    }
+    double x;
+    CU_ASSERT_EQUAL(units_parse_real("-0", "--lr", 0, 10, &x, &e), 0);
+    CU_ASSERT_FALSE(signbit(x));
+    CU_ASSERT_EQUAL(units_parse_real("6e-4", "--lr", 0, 10, &x, &e), 0);
+    CHECK_REL(x, 6e-4, 1e-12);
+    static const char *badx[] = {"nan", "inf", "-inf", "1e999", "", "abc", "0x1p3", "11", "-1"};
+    for (size_t i = 0; i < sizeof badx / sizeof badx[0]; i++) {
+        rc = units_parse_real(badx[i], "--lr", 0, 10, &x, &e);
+        CHECK_ERR(rc, &e, ERR_INPUT, "--lr");
+    }
+    rc = units_parse_price("-0", "--price", &x, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--price", "negative");
 }
 
 static void test_printers(void)

@@ -151,7 +151,7 @@ static int write_rung(const char *dir, int gpus, double factor, char *path, size
     char args[256], *out = NULL;
     snprintf(args, sizeof args,
              "sim --model llama3-8b --gpu h100-sxm --gpus %d --global-batch 512 --seq-len 8192 "
-             "--distributed-optimizer --json",
+             "--distributed-optimizer --json --allow-oom",
              gpus);
     if (run_cli(args, &out, NULL) != 0) {
         free(out);
@@ -333,7 +333,7 @@ static void test_fail_over(void)
     char dir[256], path[512], args[1024], *out = NULL;
     CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
     CU_ASSERT_EQUAL_FATAL(run_cli("sim --model llama3-8b --gpu h100-sxm --gpus 8 --global-batch 64 "
-                                  "--seq-len 4096 --json",
+                                  "--seq-len 4096 --json --allow-oom",
                                   &out, NULL),
                           0);
     cJSON *j = cJSON_Parse(out ? out : "");

@@ -88,24 +88,38 @@ int run_cli_env(const char *prefix, const char *args, char **out, char **errout)
     return run_prefixed(prefix, args, out, errout);
 }
 
+int run_cli_limited(int limit_s, const char *args, char **out, char **errout)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "timeout -s KILL %d ", limit_s);
+    return run_prefixed(prefix, args, out, errout);
+}
+
 bool mpi_available(void)
 {
     return system("command -v mpirun >/dev/null 2>&1") == 0;
 }
 
-int run_mpi(int ranks, const char *args, char **out, char **errout)
+int run_mpi_limited(int limit_s, int ranks, const char *args, char **out, char **errout)
 {
     /* Open MPI: allow root (containers, CI) and more ranks than cores. Under
      * make asan, leak checking is off in MPI ranks: Open MPI leaves its own
      * allocations at exit (in modules it has unloaded, so they cannot be
      * suppressed by name); the same code paths run leak-checked in the
      * single-process tests. */
-    char prefix[300];
+    char prefix[400], limit[64] = "";
+    if (limit_s > 0)
+        snprintf(limit, sizeof limit, "timeout -s KILL %d ", limit_s);
     snprintf(prefix, sizeof prefix,
              "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-             "OMPI_MCA_rmaps_base_oversubscribe=1 ASAN_OPTIONS=detect_leaks=0 mpirun -np %d ",
-             ranks);
+             "OMPI_MCA_rmaps_base_oversubscribe=1 ASAN_OPTIONS=detect_leaks=0 %smpirun -np %d ",
+             limit, ranks);
     return run_prefixed(prefix, args, out, errout);
+}
+
+int run_mpi(int ranks, const char *args, char **out, char **errout)
+{
+    return run_mpi_limited(0, ranks, args, out, errout);
 }
 
 const char *fixture(const char *name)

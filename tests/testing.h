@@ -58,12 +58,18 @@ int run_cli(const char *args, char **out, char **errout);
  * assignments ("LD_DEBUG=libs ") or a launcher. */
 int run_cli_env(const char *prefix, const char *args, char **out, char **errout);
 
+/* run_cli under a time limit: the command is killed after limit_s seconds
+ * (exit status 137 then). */
+int run_cli_limited(int limit_s, const char *args, char **out, char **errout);
+
 /* Whether mpirun is on PATH (multi-rank tests skip, saying so, when not). */
 bool mpi_available(void);
 
 /* "mpirun -np RANKS scaleplan ARGS", as run_cli (allowing root and
  * oversubscription, for containers and 2-core CI machines). */
 int run_mpi(int ranks, const char *args, char **out, char **errout);
+/* ... killed after limit_s seconds (exit status 137 then). */
+int run_mpi_limited(int limit_s, int ranks, const char *args, char **out, char **errout);
 
 /* The whole file as a NUL-terminated heap string, NULL if unreadable. */
 char *slurp(const char *path);

@@ -40,6 +40,8 @@ typedef struct {
     bool bf16;            /* CUDA: bf16 compute with fp32 master weights */
     int device_index;     /* CUDA: which GPU (usually the local rank) */
     optim_config_t optim;
+    double collective_timeout_s; /* CUDA: NCCL waits end (communicators aborted)
+                                    after this long; 0 = no bound */
 } backend_config_t;
 
 /* Seconds spent in one step's parts, as this rank saw them. */

@@ -36,11 +36,21 @@
  * gradients still being reduced.
  *
  * NCCL. One communicator per TP group and one per DP group, created with
- * ncclCommInitRank after rank 0 of the group broadcasts the ncclUniqueId
- * over the group's MPI communicator (dist_bcast); none for a group of one,
- * so a single GPU needs no NCCL set-up. Gradients are summed over DP
- * (ncclSum): the norm divides by dp and the optimizer scales by clip / dp,
- * as the CPU backend does.
+ * ncclCommInitRankConfig after rank 0 of the group broadcasts the
+ * ncclUniqueId over the group's MPI communicator (dist_bcast); none for a
+ * group of one, so a single GPU needs no NCCL set-up. Gradients are summed
+ * over DP (ncclSum): the norm divides by dp and the optimizer scales by
+ * clip / dp, as the CPU backend does.
+ *
+ * Watchdog. The communicators are non-blocking, and every host wait that
+ * may depend on NCCL work (a stream or event synchronisation, an NCCL call
+ * still in progress) polls with a deadline of collective_timeout_s while
+ * watching NCCL's asynchronous errors, as the calibrator does
+ * (calibrate/collbench.cu). Each collective is announced on its dist group
+ * first (dist_watch_enter), so on a timeout the line names the ranks that
+ * never reached it; both communicators are then aborted (ncclCommAbort)
+ * and the device memory is left to the process's exit (a stuck kernel
+ * would block any free).
  *
  * Timing. CUDA events bracket the forward, the backward, each TP
  * all-reduce, the DP reduction left after the backward (dp_s: from the end
@@ -57,6 +67,10 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
+
+#if NCCL_VERSION_CODE < NCCL_VERSION(2, 14, 0)
+#error "scaleplan's CUDA trainer needs NCCL 2.14 or later (non-blocking communicators)"
+#endif
 
 extern "C" {
 #include "common/plugin.h"
@@ -150,6 +164,7 @@ typedef struct {
     bool bwd_recorded;
     gemm_t *gemm;
     ncclComm_t tp_comm, dp_comm; /* NULL for a group of one */
+    bool aborted;                /* the watchdog aborted them: the device is stuck */
     /* DP buckets of the current backward */
     buckets_t buckets;
     bool buckets_launched;
@@ -281,9 +296,121 @@ static void layout_scratch(cuda_state_t *s, bump_t *b)
 
 /* ------------------------------------------------------------ set-up */
 
-/* An NCCL communicator over g (NULL for a group of one): rank 0 creates the
- * unique id and broadcasts it, with whether that worked, over MPI. */
-static int nccl_comm(const dist_group_t *g, ncclComm_t *out, err_t *err)
+/* ------------------------------------------------------------ watchdog */
+
+static void nap(double waited_s)
+{
+    /* spin for the first millisecond (fast collectives), then doze */
+    if (waited_s > 1e-3) {
+        struct timespec t = {0, 20000};
+        nanosleep(&t, NULL);
+    }
+}
+
+static double deadline_of(const cuda_state_t *s)
+{
+    return s->c.collective_timeout_s > 0 ? s->c.collective_timeout_s : INFINITY;
+}
+
+/* A communicator's asynchronous error (ncclSuccess or ncclInProgress when
+ * none). */
+static ncclResult_t async_error(ncclComm_t comm)
+{
+    ncclResult_t a = ncclSuccess;
+    if (!comm)
+        return ncclSuccess;
+    ncclResult_t q = ncclCommGetAsyncError(comm, &a);
+    return q != ncclSuccess ? q : a;
+}
+
+/* Abort both communicators after a timeout or an NCCL failure, and say
+ * why in one line: who did not reach the collective (the dist watchdog's
+ * view of the group), or NCCL's own error. */
+static int stall(cuda_state_t *s, const char *what, double waited_s, ncclResult_t nccl_error,
+                 err_t *err)
+{
+    char why[512] = "";
+    if (nccl_error != ncclSuccess && nccl_error != ncclInProgress) {
+        snprintf(why, sizeof why, "%s failed: %s", what, ncclGetErrorString(nccl_error));
+    } else {
+        const dist_group_t *groups[2] = {s->c.tp_group, s->c.dp_group};
+        for (int i = 0; i < 2; i++) {
+            if (!groups[i] || groups[i]->size < 2)
+                continue;
+            char r[400];
+            dist_watch_reason(groups[i], waited_s, r, sizeof r);
+            /* prefer the group where someone is missing */
+            if (!why[0] || strstr(r, "did not reach it"))
+                snprintf(why, sizeof why, "%s (%s group): %s", what, i == 0 ? "TP" : "DP", r);
+        }
+        if (!why[0])
+            snprintf(why, sizeof why, "%s did not complete within %.0f s", what, waited_s);
+    }
+    if (s->tp_comm)
+        ncclCommAbort(s->tp_comm);
+    if (s->dp_comm)
+        ncclCommAbort(s->dp_comm);
+    s->tp_comm = s->dp_comm = NULL;
+    s->aborted = true;
+    return err_set(err, ERR_RUNTIME, "%s; NCCL communicators aborted (ncclCommAbort)", why);
+}
+
+/* After an NCCL call on comm: wait (bounded) while it is still in
+ * progress (non-blocking communicators return at once). */
+static int nccl_settle(cuda_state_t *s, ncclComm_t comm, ncclResult_t res, const char *what,
+                       err_t *err)
+{
+    double t0 = now_s(), limit = deadline_of(s);
+    while (res == ncclInProgress) {
+        double waited = now_s() - t0;
+        if (waited > limit)
+            return stall(s, what, waited, ncclSuccess, err);
+        nap(waited);
+        res = async_error(comm);
+    }
+    if (res != ncclSuccess)
+        return stall(s, what, now_s() - t0, res, err);
+    return ERR_OK;
+}
+
+/* Wait for ev (or, ev NULL, the whole of stream), bounded, watching both
+ * communicators' errors: the one host wait of this backend. */
+static int wait_device(cuda_state_t *s, cudaStream_t stream, cudaEvent_t ev, const char *what,
+                       err_t *err)
+{
+    double t0 = now_s(), limit = deadline_of(s);
+    for (;;) {
+        cudaError_t q = ev ? cudaEventQuery(ev) : cudaStreamQuery(stream);
+        if (q == cudaSuccess)
+            return ERR_OK;
+        if (q != cudaErrorNotReady)
+            return cuda_fail(err, what, cudaGetErrorString(q), __FILE__, __LINE__);
+        ncclResult_t a = async_error(s->tp_comm);
+        if (a == ncclSuccess || a == ncclInProgress)
+            a = async_error(s->dp_comm);
+        double waited = now_s() - t0;
+        if (a != ncclSuccess && a != ncclInProgress)
+            return stall(s, what, waited, a, err);
+        if (waited > limit)
+            return stall(s, what, waited, ncclSuccess, err);
+        nap(waited);
+    }
+}
+
+/* Run one NCCL collective on g's communicator: announce it to g's ranks
+ * (so a timeout can name who never came), issue it, let it settle. */
+#define NCCL_RUN(s, g, comm, what, call)                                                        \
+    do {                                                                                       \
+        TRY(dist_watch_enter((g), (what), err));                                               \
+        TRY(nccl_settle((s), (comm), (call), (what), err));                                    \
+    } while (0)
+
+/* ------------------------------------------------------------ set-up */
+
+/* A non-blocking NCCL communicator over g (NULL for a group of one): rank 0
+ * creates the unique id and broadcasts it, with whether that worked, over
+ * MPI. */
+static int nccl_comm(cuda_state_t *s, const dist_group_t *g, ncclComm_t *out, err_t *err)
 {
     *out = NULL;
     if (!g || g->size <= 1)
@@ -299,8 +426,15 @@ static int nccl_comm(const dist_group_t *g, ncclComm_t *out, err_t *err)
     if (!msg.ok)
         return err_set(err, ERR_RUNTIME, "ncclGetUniqueId failed on rank 0 of a group of %d",
                        g->size);
-    NCCL_CHECK(ncclCommInitRank(out, g->size, msg.id, g->rank));
-    return ERR_OK;
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0; /* calls return at once; waits are polled with a deadline */
+    ncclResult_t res = ncclCommInitRankConfig(out, g->size, msg.id, g->rank, &config);
+    if (res != ncclSuccess && res != ncclInProgress) {
+        *out = NULL;
+        return err_set(err, ERR_RUNTIME, "ncclCommInitRankConfig: %s (%s)",
+                       ncclGetErrorString(res), ncclGetLastError(NULL));
+    }
+    return nccl_settle(s, *out, res, "ncclCommInitRankConfig", err);
 }
 
 static void fill_flags(const cuda_state_t *s, uint8_t *flags)
@@ -350,14 +484,37 @@ static void cuda_destroy(void *state)
     cuda_state_t *s = (cuda_state_t *)state;
     if (!s)
         return;
+    if (s->aborted) {
+        /* a collective is stuck on the device: any synchronising call
+         * (cudaFree included) would wait forever; the process's exit,
+         * which follows the error, frees the device */
+        free(s->layers);
+        gpt_free(&s->m);
+        free(s);
+        return;
+    }
     if (s->s_main)
         cudaStreamSynchronize(s->s_main);
     if (s->s_dp)
         cudaStreamSynchronize(s->s_dp);
-    if (s->tp_comm)
-        ncclCommDestroy(s->tp_comm);
-    if (s->dp_comm)
-        ncclCommDestroy(s->dp_comm);
+    ncclComm_t comms[2] = {s->tp_comm, s->dp_comm};
+    for (int i = 0; i < 2; i++) {
+        if (!comms[i])
+            continue;
+        /* finalize (bounded) then destroy; abort what does not finalize */
+        err_t ignore;
+        if (nccl_settle(s, comms[i], ncclCommFinalize(comms[i]), "ncclCommFinalize", &ignore) ==
+            ERR_OK)
+            ncclCommDestroy(comms[i]);
+        else if (s->aborted)
+            break; /* stall() aborted both */
+    }
+    if (s->aborted) {
+        free(s->layers);
+        gpt_free(&s->m);
+        free(s);
+        return;
+    }
     gemm_destroy(s->gemm);
     cudaEvent_t *evs[] = {&s->ev_fwd0, &s->ev_fwd1, &s->ev_bwd1,  &s->ev_dp1,
                           &s->ev_opt0, &s->ev_opt1, &s->ev_bucket};
@@ -483,8 +640,8 @@ static int setup(cuda_state_t *s, int device_count, err_t *err)
     }
     TRY(gemm_create(GEMM_WORKSPACE_BYTES, &s->gemm, err));
     /* every rank creates its TP communicator, then its DP one: the same order everywhere */
-    TRY(nccl_comm(c->tp_group, &s->tp_comm, err));
-    TRY(nccl_comm(c->dp_group, &s->dp_comm, err));
+    TRY(nccl_comm(s, c->tp_group, &s->tp_comm, err));
+    TRY(nccl_comm(s, c->dp_group, &s->dp_comm, err));
 
     size_t np = s->n_pad;
     TRY(dev_alloc(s, (void **)&s->params, np * sizeof(float), "fp32 weights", err));
@@ -650,7 +807,8 @@ static int tp_sum(cuda_state_t *s, float *buf, size_t n, err_t *err)
     if (s->used_ev_tp + 2 > s->n_ev_tp)
         return err_set(err, ERR_RUNTIME, "internal: more TP all-reduces than events");
     CUDA_CHECK(cudaEventRecord(s->ev_tp[s->used_ev_tp++], s->s_main));
-    NCCL_CHECK(ncclAllReduce(buf, buf, n, ncclFloat, ncclSum, s->tp_comm, s->s_main));
+    NCCL_RUN(s, s->c.tp_group, s->tp_comm, "a TP all-reduce",
+             ncclAllReduce(buf, buf, n, ncclFloat, ncclSum, s->tp_comm, s->s_main));
     CUDA_CHECK(cudaEventRecord(s->ev_tp[s->used_ev_tp++], s->s_main));
     return ERR_OK;
 }
@@ -663,7 +821,8 @@ static int launch_bucket(void *ctx, size_t offset, size_t count, err_t *err)
     CUDA_CHECK(cudaEventRecord(s->ev_bucket, s->s_main));
     CUDA_CHECK(cudaStreamWaitEvent(s->s_dp, s->ev_bucket, 0));
     float *p = s->grads + offset;
-    NCCL_CHECK(ncclAllReduce(p, p, count, ncclFloat, ncclSum, s->dp_comm, s->s_dp));
+    NCCL_RUN(s, s->c.dp_group, s->dp_comm, "a gradient bucket all-reduce",
+             ncclAllReduce(p, p, count, ncclFloat, ncclSum, s->dp_comm, s->s_dp));
     s->buckets_launched = true;
     return ERR_OK;
 }
@@ -840,7 +999,7 @@ static int cuda_micro_step(void *state, const int32_t *inputs, const int32_t *ta
         return rc;
     CUDA_CHECK(cudaEventRecord(s->ev_bwd1, s->s_main));
     s->bwd_recorded = true;
-    CUDA_CHECK(cudaStreamSynchronize(s->s_main));
+    TRY(wait_device(s, s->s_main, NULL, "the micro-batch", err));
     *loss = s->h_dsum[0] / s->N;
     double f = 0, b = 0, tp = 0;
     TRY(elapsed_s(s->ev_fwd0, s->ev_fwd1, &f, err));
@@ -866,15 +1025,17 @@ static int cuda_reduce_grads(void *state, step_times_t *t, err_t *err)
         return ERR_OK; /* one replica (ZeRO-1's shard is then the whole buffer) */
     CUDA_CHECK(cudaStreamWaitEvent(s->s_dp, s->ev_bwd1, 0));
     if (s->c.zero1)
-        NCCL_CHECK(ncclReduceScatter(s->grads, s->shard_grads, s->shard, ncclFloat, ncclSum,
-                                     s->dp_comm, s->s_dp));
+        NCCL_RUN(s, s->c.dp_group, s->dp_comm, "the gradient reduce-scatter",
+                 ncclReduceScatter(s->grads, s->shard_grads, s->shard, ncclFloat, ncclSum,
+                                   s->dp_comm, s->s_dp));
     else if (!s->c.overlap ||
              !launched) /* (overlap whose backward launched no bucket: do it now) */
-        NCCL_CHECK(
-            ncclAllReduce(s->grads, s->grads, s->n, ncclFloat, ncclSum, s->dp_comm, s->s_dp));
+        NCCL_RUN(s, s->c.dp_group, s->dp_comm, "the gradient all-reduce",
+                 ncclAllReduce(s->grads, s->grads, s->n, ncclFloat, ncclSum, s->dp_comm,
+                               s->s_dp));
     CUDA_CHECK(cudaEventRecord(s->ev_dp1, s->s_dp));
     CUDA_CHECK(cudaStreamWaitEvent(s->s_main, s->ev_dp1, 0));
-    CUDA_CHECK(cudaEventSynchronize(s->ev_dp1));
+    TRY(wait_device(s, NULL, s->ev_dp1, "the gradient reduction", err));
     if (s->bwd_recorded) {
         double x = 0;
         TRY(elapsed_s(s->ev_bwd1, s->ev_dp1, &x, err));
@@ -900,7 +1061,7 @@ static int cuda_grad_norm(void *state, double *norm, step_times_t *t, err_t *err
     CUDA_CHECK(cudaMemcpyAsync(s->h_dsum + 1, s->dsum + 1, sizeof(double), cudaMemcpyDeviceToHost,
                                s->s_main));
     CUDA_CHECK(cudaEventRecord(s->ev_opt1, s->s_main));
-    CUDA_CHECK(cudaStreamSynchronize(s->s_main));
+    TRY(wait_device(s, s->s_main, NULL, "the gradient norm", err));
     double dev = 0;
     TRY(elapsed_s(s->ev_opt0, s->ev_opt1, &dev, err));
     double sum = s->h_dsum[1];
@@ -930,12 +1091,13 @@ static int cuda_optimizer_step(void *state, long step, double lr, double clip, s
                    (float)(clip / s->c.dp), err));
     if (gather) {
         /* in place: this rank's shard already sits at recvbuff + rank x shard */
-        NCCL_CHECK(ncclAllGather(p, s->params, s->shard, ncclFloat, s->dp_comm, s->s_main));
+        NCCL_RUN(s, s->c.dp_group, s->dp_comm, "the parameter all-gather",
+                 ncclAllGather(p, s->params, s->shard, ncclFloat, s->dp_comm, s->s_main));
         if (s->bf16)
             TRY(kern_cast(s->s_main, KERN_BF16, s->wparams, s->params, s->n_pad, err));
     }
     CUDA_CHECK(cudaEventRecord(s->ev_opt1, s->s_main));
-    CUDA_CHECK(cudaEventSynchronize(s->ev_opt1));
+    TRY(wait_device(s, NULL, s->ev_opt1, "the optimizer step", err));
     double x = 0;
     TRY(elapsed_s(s->ev_opt0, s->ev_opt1, &x, err));
     t->opt_s += x;

@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -195,6 +197,63 @@ int ckpt_writer_create(const ckpt_config_t *c, const dist_group_t *world, ckpt_w
     return ERR_OK;
 }
 
+int ckpt_setting(ckpt_config_t *c, const char *name, err_t *err, const char *fmt, ...)
+{
+    if (c->n_settings >= CKPT_MAX_SETTINGS)
+        return err_set(err, ERR_RUNTIME, "too many checkpoint settings (%d)", c->n_settings);
+    ckpt_setting_t *s = &c->settings[c->n_settings++];
+    snprintf(s->name, sizeof s->name, "%s", name);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->value, sizeof s->value, fmt, ap);
+    va_end(ap);
+    return ERR_OK;
+}
+
+static int list_steps(const char *root, long **steps, int *n, err_t *err);
+static int remove_folder(const char *dir);
+
+int ckpt_check_fresh(const ckpt_config_t *c, const dist_group_t *world, bool overwrite,
+                     err_t *err)
+{
+    /* rank 0 decides; the others learn the outcome */
+    int64_t verdict[2] = {ERR_OK, 0}; /* status, newest step found */
+    if (world->rank == 0) {
+        long *steps = NULL;
+        int n = 0;
+        verdict[0] = list_steps(c->dir, &steps, &n, err);
+        for (int i = 0; !verdict[0] && i < n && !verdict[1]; i++) {
+            char man[640];
+            snprintf(man, sizeof man, "%s/step-%08ld/%s", c->dir, steps[i], MANIFEST);
+            if (access(man, F_OK) == 0)
+                verdict[1] = steps[i]; /* the newest committed one */
+        }
+        if (!verdict[0] && verdict[1] > 0) {
+            if (overwrite) {
+                for (int i = 0; i < n; i++) {
+                    char dir[600];
+                    snprintf(dir, sizeof dir, "%s/step-%08ld", c->dir, steps[i]);
+                    remove_folder(dir);
+                }
+            } else {
+                verdict[0] = ERR_INPUT;
+            }
+        }
+        free(steps);
+    }
+    int rc = dist_bcast(world, verdict, sizeof verdict, 0, err);
+    if (rc)
+        return rc;
+    if (verdict[0] == ERR_INPUT)
+        return err_setf(err, ERR_INPUT, NULL, "--checkpoint-dir",
+                        "%s already holds checkpoints (the newest at step %ld): add --resume to "
+                        "continue that run, or --overwrite to remove them and start over",
+                        c->dir, (long)verdict[1]);
+    if (verdict[0] && world->rank != 0)
+        return err_set(err, (int)verdict[0], "%s: rank 0 could not list the checkpoints", c->dir);
+    return (int)verdict[0];
+}
+
 static void header_of(const ckpt_writer_t *w, long step, shard_header_t *h)
 {
     h->rank = (uint32_t)w->world->rank;
@@ -209,7 +268,7 @@ static void header_of(const ckpt_writer_t *w, long step, shard_header_t *h)
 /* The manifest of a committed checkpoint. */
 static cJSON *manifest_json(const ckpt_writer_t *w, long step, const shard_report_t *reports)
 {
-    cJSON *o = cJSON_CreateObject(), *files = NULL;
+    cJSON *o = cJSON_CreateObject(), *files = NULL, *run = NULL;
     bool ok = o && cJSON_AddStringToObject(o, "format", CKPT_FORMAT) &&
               json_add_number(o, "step", (double)step) &&
               cJSON_AddStringToObject(o, "model", w->c.model) &&
@@ -218,7 +277,10 @@ static cJSON *manifest_json(const ckpt_writer_t *w, long step, const shard_repor
               json_add_number(o, "tp", w->c.tp) && json_add_number(o, "dp", w->c.dp) &&
               json_add_number(o, "world", w->world->size) &&
               cJSON_AddBoolToObject(o, "zero1", w->c.zero1) &&
+              (run = cJSON_AddObjectToObject(o, "run")) &&
               (files = cJSON_AddArrayToObject(o, "shards"));
+    for (int i = 0; ok && i < w->c.n_settings; i++)
+        ok = cJSON_AddStringToObject(run, w->c.settings[i].name, w->c.settings[i].value) != NULL;
     for (int r = 0; ok && r < w->world->size; r++) {
         char name[32], crc[16];
         shard_name(r, name, sizeof name);
@@ -482,6 +544,38 @@ static void identity_mismatch(const ckpt_config_t *c, const dist_group_t *world,
         snprintf(buf, cap, "it holds %.0f parameters per rank, this run has %zu", np, c->n_params);
 }
 
+/* The run's settings against the manifest's: "" when they agree, else each
+ * difference ("seq_len 32, this run 16"; a setting the manifest lacks
+ * counts as different). */
+static void settings_changed(const ckpt_config_t *c, const cJSON *man, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(man, "run");
+    size_t n = 0;
+    for (int i = 0; i < c->n_settings && n < cap; i++) {
+        const ckpt_setting_t *s = &c->settings[i];
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(run, s->name);
+        if (cJSON_IsString(v) && strcmp(v->valuestring, s->value) == 0)
+            continue;
+        int k = snprintf(buf + n, cap - n, "%s%s %.60s in the checkpoint, %.60s in this run",
+                         n ? "; " : "", s->name, cJSON_IsString(v) ? v->valuestring : "(none)",
+                         s->value);
+        if (k < 0)
+            break;
+        n += (size_t)k;
+    }
+}
+
+/* The step a manifest records: a whole number from 0 to 2^53, else -1 (no
+ * cast of an unchecked double). */
+static long manifest_step(const cJSON *man)
+{
+    double v = number_or(man, "step", -1);
+    if (!isfinite(v) || v < 0 || v > 9007199254740992.0 || v != floor(v))
+        return -1;
+    return (long)v;
+}
+
 /* This rank's shard of the checkpoint in dir: read, check against the
  * manifest and the run, load into s. "" on success, else why not. */
 static void load_shard(const ckpt_config_t *c, const dist_group_t *world, const char *dir,
@@ -572,9 +666,10 @@ int ckpt_resume(const ckpt_config_t *c, const dist_group_t *world, const char *w
             snprintf(why, sizeof why, "damaged manifest: %s", perr.msg);
         } else {
             const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(man, "format");
-            step = (long)number_or(man, "step", -1);
-            char mismatch[200];
+            step = manifest_step(man);
+            char mismatch[200], changed[320];
             identity_mismatch(c, world, man, mismatch, sizeof mismatch);
+            settings_changed(c, man, changed, sizeof changed);
             if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, CKPT_FORMAT) != 0 || step < 0)
                 snprintf(why, sizeof why, "not a %s manifest", CKPT_FORMAT);
             else if (mismatch[0])
@@ -582,8 +677,15 @@ int ckpt_resume(const ckpt_config_t *c, const dist_group_t *world, const char *w
                               "this checkpoint belongs to another run: %s; use another "
                               "--checkpoint-dir or the same settings",
                               mismatch);
-            else
+            else if (changed[0] && !c->allow_changes)
+                rc = err_setf(err, ERR_INPUT, dir, NULL,
+                              "this checkpoint was written with other settings: %s; use the same "
+                              "settings, another --checkpoint-dir, or --allow-changes",
+                              changed);
+            else {
+                snprintf(info->changed, sizeof info->changed, "%s", changed);
                 load_shard(c, world, dir, man, step, s, why, sizeof why);
+            }
         }
         cJSON_Delete(man);
         if (rc)
@@ -608,6 +710,8 @@ int ckpt_resume(const ckpt_config_t *c, const dist_group_t *world, const char *w
             snprintf(info->notes[info->n_notes++], sizeof info->notes[0], "skipped %s: %s", dir,
                      why);
     }
+    if (info->step < 0)
+        info->changed[0] = '\0'; /* only the checkpoint resumed from counts */
     free(steps);
     return rc;
 }

@@ -21,8 +21,16 @@
  * Resuming ("auto") walks the checkpoints from the newest, and takes the
  * first whose manifest parses, matches this run and whose shards all pass
  * their size and CRC checks on every rank; a damaged one is reported and
- * skipped. A checkpoint from a different run (model, TP x DP, ZeRO-1) is an
- * error, not something to skip silently.
+ * skipped. A checkpoint from a different run is an error naming what
+ * differs, not something to skip silently: its model, TP x DP and ZeRO-1
+ * (its shards would not fit), and the run's settings the manifest records
+ * (seed, data, batch shape, sequence length, steps, learning-rate schedule;
+ * the trainer chooses them), which only allow_changes accepts, noting
+ * each change.
+ *
+ * A fresh run (no resume) into a folder that already holds checkpoints is
+ * refused (ckpt_check_fresh): they would mix with the new run's; overwrite
+ * removes them first.
  */
 #ifndef SCALEPLAN_TRAINER_CHECKPOINT_H
 #define SCALEPLAN_TRAINER_CHECKPOINT_H
@@ -33,8 +41,16 @@
 #include "common/dist.h"
 #include "common/error.h"
 
-#define CKPT_FORMAT "scaleplan-checkpoint/1"
+#define CKPT_FORMAT "scaleplan-checkpoint/2"
 #define CKPT_MAX_NOTES 8
+#define CKPT_MAX_SETTINGS 16
+
+/* One setting of the run recorded in the manifest, as text ("seq_len",
+ * "128"): compared as text on resume. */
+typedef struct {
+    char name[24];
+    char value[280];
+} ckpt_setting_t;
 
 typedef struct {
     const char *dir;     /* checkpoint root (created if needed) */
@@ -46,7 +62,22 @@ typedef struct {
     size_t n_opt;        /* optimizer-state elements per rank (each of m, v) */
     int tp, dp;
     bool zero1;
+    /* the run's settings (recorded; a resume with others is refused unless
+     * allow_changes) */
+    int n_settings;
+    ckpt_setting_t settings[CKPT_MAX_SETTINGS];
+    bool allow_changes;
 } ckpt_config_t;
+
+/* Add a setting (name, printf value) to c; ERR_RUNTIME when full. */
+int ckpt_setting(ckpt_config_t *c, const char *name, err_t *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* A fresh run's check of c->dir (collective; rank 0 looks): ERR_INPUT when it
+ * holds a committed checkpoint, unless overwrite, which removes every step
+ * folder there first. */
+int ckpt_check_fresh(const ckpt_config_t *c, const dist_group_t *world, bool overwrite,
+                     err_t *err);
 
 /* What a checkpoint holds for one rank. */
 typedef struct {
@@ -83,6 +114,7 @@ typedef struct {
     char path[512];            /* the checkpoint folder used */
     int n_notes;
     char notes[CKPT_MAX_NOTES][320]; /* damaged checkpoints skipped, and why */
+    char changed[320];         /* settings that differ, accepted by allow_changes */
 } ckpt_resume_info_t;
 
 /* Load into s (buffers sized by c) from `which`: "auto" for the newest
@@ -91,7 +123,8 @@ typedef struct {
  * caller must initialise s again (a damaged checkpoint may have been read
  * into it before its checksum failed). An explicit folder that fails its
  * checks is ERR_INPUT. A checkpoint of a different run is ERR_INPUT naming
- * what differs. */
+ * what differs (the settings: unless c->allow_changes, then listed in
+ * info->changed). */
 int ckpt_resume(const ckpt_config_t *c, const dist_group_t *world, const char *which,
                 ckpt_state_t *s, ckpt_resume_info_t *info, err_t *err);
 

@@ -108,8 +108,13 @@ static int train(pf_run_t *p, int ranks, const char *const *extra, cJSON **out, 
     argv[n++] = (char *)p->device;
     argv[n++] = "--steps";
     argv[n++] = steps;
-    argv[n++] = "--micro-batch";
-    argv[n++] = mb;
+    bool own_mb = false; /* extra options name their own micro-batch */
+    for (int i = 0; extra && extra[i]; i++)
+        own_mb = own_mb || strcmp(extra[i], "--micro-batch") == 0;
+    if (!own_mb) {
+        argv[n++] = "--micro-batch";
+        argv[n++] = mb;
+    }
     argv[n++] = "--seq-len";
     argv[n++] = seq;
     argv[n++] = "--json";

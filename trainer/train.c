@@ -1,10 +1,12 @@
 #include "trainer/train.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/checksum.h"
 #include "common/clock.h"
 #include "common/fileio.h"
 #include "models/flops.h"
@@ -29,6 +31,7 @@ void train_defaults(train_config_t *c)
     c->ckpt_keep = 3;
     c->fail_at_step = -1;
     c->fail_rank = 0;
+    c->collective_timeout_s = 300;
 }
 
 void train_result_free(train_result_t *r)
@@ -39,14 +42,24 @@ void train_result_free(train_result_t *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Everything one run holds, freed in one place. */
+/* Everything one run holds, freed in one place (run_free). */
 typedef struct {
     dist_group_t tp_group, dp_group;
     bool groups;
+    int dp, accum;           /* data-parallel replicas, micro-batches per step */
+    int tp_rank, dp_rank;
+    int global;              /* sequences per step */
+    size_t mb_tokens;        /* tokens per micro-batch */
     tok_data_t data;
     void *backend;
+    ckpt_config_t cc;
     ckpt_writer_t *writer;
     int32_t *inputs, *targets;
+    long start, end;         /* steps [start, end) run here */
+    /* sums over the measured steps, for the means */
+    step_times_t sum_times;
+    double sum_step;
+    long measured;
 } run_t;
 
 static void run_free(const train_config_t *c, run_t *u)
@@ -61,6 +74,20 @@ static void run_free(const train_config_t *c, run_t *u)
         dist_group_free(&u->tp_group);
         dist_group_free(&u->dp_group);
     }
+}
+
+static void notice(const train_config_t *c, const dist_group_t *world, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void notice(const train_config_t *c, const dist_group_t *world, const char *fmt, ...)
+{
+    if (!c->on_notice || world->rank != 0)
+        return;
+    char line[800];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    c->on_notice(c->on_notice_ctx, line);
 }
 
 static int check_config(const train_config_t *c, const dist_group_t *world, int *dp,
@@ -88,6 +115,10 @@ static int check_config(const train_config_t *c, const dist_group_t *world, int 
     if (c->resume && !c->ckpt_dir && strcmp(c->resume, "auto") == 0)
         return err_setf(err, ERR_INPUT, NULL, "--resume",
                         "needs --checkpoint-dir to look in (or --resume-from DIR)");
+    /* stopping early is for resuming later: without a folder it would
+     * train and keep nothing */
+    if (c->stop_after > 0 && !c->ckpt_dir)
+        return err_setf(err, ERR_INPUT, NULL, "--stop-after", "needs --checkpoint-dir");
     return ERR_OK;
 }
 
@@ -122,189 +153,313 @@ static int dump_grads(const train_config_t *c, void *backend, err_t *err)
     return rc;
 }
 
-/* Resume from a checkpoint when asked; *start is the step to run next. */
-static int resume(const train_config_t *c, const dist_group_t *world, run_t *u,
-                  const ckpt_config_t *cc, train_result_t *r, long *start, err_t *err)
+/* ------------------------------------------------------------ set-up */
+
+/* The configuration's shape and this rank's TP and DP groups. */
+static int setup_groups(const train_config_t *c, const dist_group_t *world, run_t *u, err_t *err)
 {
-    *start = 0;
-    if (!c->resume)
-        return ERR_OK;
+    int rc = check_config(c, world, &u->dp, &u->accum, err);
+    if (rc)
+        return rc;
+    u->tp_rank = world->rank % c->tp;
+    u->dp_rank = world->rank / c->tp;
+    u->global = u->accum * u->dp * c->micro_batch;
+    u->mb_tokens = (size_t)c->micro_batch * c->seq_len;
+    if ((rc = dist_split(world, u->dp_rank, u->tp_rank, &u->tp_group, err)))
+        return rc;
+    if ((rc = dist_split(world, u->tp_rank, u->dp_rank, &u->dp_group, err))) {
+        dist_group_free(&u->tp_group);
+        return rc;
+    }
+    u->groups = true;
+    return ERR_OK;
+}
+
+/* The tokens, checked against the model, and one micro-batch's buffers. */
+static int load_data(const train_config_t *c, run_t *u, err_t *err)
+{
+    int rc = c->data_path ? tok_load(c->data_path, &u->data, err)
+                          : tok_builtin(c->builtin_bytes, c->seed, &u->data, err);
+    if (!rc)
+        rc = tok_check(&u->data, c->seq_len, c->model->vocab, err);
+    if (!rc && (!(u->inputs = malloc(u->mb_tokens * sizeof *u->inputs)) ||
+                !(u->targets = malloc(u->mb_tokens * sizeof *u->targets))))
+        rc = err_set(err, ERR_RUNTIME, "out of memory");
+    return rc;
+}
+
+static int start_backend(const train_config_t *c, const dist_group_t *world, run_t *u, err_t *err)
+{
+    backend_config_t bc = {c->model, c->tp, u->dp, world, &u->tp_group, &u->dp_group,
+                           c->micro_batch, c->seq_len, c->seed, c->zero1, c->overlap,
+                           c->bucket_bytes, c->bf16, 0, c->optim, c->collective_timeout_s};
+    return c->backend->create(&bc, &u->backend, err);
+}
+
+/* ------------------------------------------------------------ checkpoints */
+
+/* What identifies the run in its checkpoints: the model and layout (whose
+ * shards must fit) and the settings a resumed run must share to continue
+ * the same run. */
+static int checkpoint_identity(const train_config_t *c, run_t *u, err_t *err)
+{
+    ckpt_config_t *cc = &u->cc;
+    ckpt_state_t s;
+    int rc = c->backend->host_buffers(u->backend, &s, &cc->n_params, &cc->n_opt, err);
+    if (rc)
+        return rc;
+    cc->dir = c->ckpt_dir ? c->ckpt_dir : ".";
+    cc->keep = c->ckpt_keep;
+    cc->async = c->ckpt_async;
+    snprintf(cc->model, sizeof cc->model, "%s", c->model->name);
+    cc->tp = c->tp;
+    cc->dp = u->dp;
+    cc->zero1 = c->zero1;
+    cc->allow_changes = c->allow_changes;
+    const optim_config_t *o = &c->optim;
+    uint32_t crc = checksum_crc32(0, u->data.tokens, u->data.n * sizeof *u->data.tokens);
+    if ((rc = ckpt_setting(cc, "seed", err, "%llu", (unsigned long long)c->seed)) ||
+        (rc = ckpt_setting(cc, "data", err, "%s", u->data.source)) ||
+        (rc = ckpt_setting(cc, "data_tokens", err, "%zu", u->data.n)) ||
+        (rc = ckpt_setting(cc, "data_crc32", err, "%08x", crc)) ||
+        (rc = ckpt_setting(cc, "micro_batch", err, "%d", c->micro_batch)) ||
+        (rc = ckpt_setting(cc, "global_batch", err, "%d", u->global)) ||
+        (rc = ckpt_setting(cc, "seq_len", err, "%d", c->seq_len)) ||
+        (rc = ckpt_setting(cc, "steps", err, "%ld", c->steps)) ||
+        (rc = ckpt_setting(cc, "lr", err, "%.17g", o->lr)) ||
+        (rc = ckpt_setting(cc, "min_lr", err, "%.17g", o->min_lr)) ||
+        (rc = ckpt_setting(cc, "warmup_steps", err, "%d", o->warmup_steps)) ||
+        (rc = ckpt_setting(cc, "weight_decay", err, "%.17g", o->weight_decay)) ||
+        (rc = ckpt_setting(cc, "grad_clip", err, "%.17g", o->grad_clip)))
+        return rc;
+    return ERR_OK;
+}
+
+/* Resume from a checkpoint when asked; u->start is the step to run next. */
+static int resume(const train_config_t *c, const dist_group_t *world, run_t *u,
+                  train_result_t *r, err_t *err)
+{
+    u->start = 0;
     ckpt_state_t s;
     size_t n_params, n_opt;
     int rc = c->backend->host_buffers(u->backend, &s, &n_params, &n_opt, err);
     if (rc)
         return rc;
-    if ((rc = ckpt_resume(cc, world, c->resume, &s, &r->resume, err)))
+    if ((rc = ckpt_resume(&u->cc, world, c->resume, &s, &r->resume, err)))
         return rc;
-    if (r->resume.step < 0)
+    if (r->resume.step < 0) {
+        r->resume_found_none = true;
+        notice(c, world, "no usable checkpoint in %s: starting at step 0%s", u->cc.dir,
+               r->resume.n_notes > 0 ? " (every checkpoint there is damaged or unfinished)" : "");
         /* nothing usable: what a damaged checkpoint left in the buffers goes */
         return r->resume.n_notes > 0 ? c->backend->reset(u->backend, err) : ERR_OK;
-    *start = r->resume.step;
+    }
+    if (r->resume.changed[0])
+        notice(c, world, "resuming %s with changed settings (--allow-changes): %s",
+               r->resume.path, r->resume.changed);
+    u->start = r->resume.step;
     return c->backend->state_from_host(u->backend, err);
+}
+
+/* Checkpoints: the run's identity, then a resume or the fresh-run check of
+ * the folder, then the writer. */
+static int setup_checkpoints(const train_config_t *c, const dist_group_t *world, run_t *u,
+                             train_result_t *r, err_t *err)
+{
+    if (!c->ckpt_dir && !c->resume)
+        return ERR_OK;
+    int rc = checkpoint_identity(c, u, err);
+    if (!rc && c->resume)
+        rc = resume(c, world, u, r, err);
+    else if (!rc)
+        rc = ckpt_check_fresh(&u->cc, world, c->ckpt_overwrite, err);
+    if (!rc && c->ckpt_dir)
+        rc = ckpt_writer_create(&u->cc, world, &u->writer, err);
+    return rc;
+}
+
+/* The result's shape and its per-step arrays. */
+static int prepare_result(const train_config_t *c, const dist_group_t *world, run_t *u,
+                          train_result_t *r, err_t *err)
+{
+    u->end = c->stop_after > 0 && c->stop_after < c->steps ? c->stop_after : c->steps;
+    long n_steps = u->end > u->start ? u->end - u->start : 0;
+    r->world = world->size;
+    r->tp = c->tp;
+    r->dp = u->dp;
+    r->grad_accum = u->accum;
+    r->first_step = u->start;
+    r->tokens_per_step = (double)u->accum * u->dp * u->mb_tokens;
+    snprintf(r->data_source, sizeof r->data_source, "%s", u->data.source);
+    r->data_tokens = (long)u->data.n;
+    mon_init(&r->monitor, c->predicted_tokens_per_s);
+    model_flops_t mf;
+    model_flops(c->model, c->seq_len, &mf);
+    r->model_flops_per_step = mf.model_per_token * r->tokens_per_step;
+    r->losses = calloc((size_t)n_steps + 1, sizeof *r->losses);
+    r->grad_norms = calloc((size_t)n_steps + 1, sizeof *r->grad_norms);
+    r->step_s = calloc((size_t)n_steps + 1, sizeof *r->step_s);
+    if (!r->losses || !r->grad_norms || !r->step_s)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    return ERR_OK;
+}
+
+/* ------------------------------------------------------------ one step */
+
+/* Forward and backward over the step's micro-batches, the DP reduction,
+ * the norm, the optimizer and the step's loss (mean over the global batch). */
+static int compute_step(const train_config_t *c, const dist_group_t *world, run_t *u, long step,
+                        train_step_t *ts, step_times_t *t, err_t *err)
+{
+    double loss_sum = 0;
+    int rc = c->backend->zero_grads(u->backend, err);
+    for (int j = 0; j < u->accum && !rc; j++) {
+        for (int i = 0; i < c->micro_batch; i++) {
+            int g = u->dp_rank * (u->global / u->dp) + j * c->micro_batch + i;
+            tok_sequence(&u->data, step, u->global, g, c->seq_len,
+                         u->inputs + (size_t)i * c->seq_len, u->targets + (size_t)i * c->seq_len);
+        }
+        double loss = 0;
+        rc = c->backend->micro_step(u->backend, u->inputs, u->targets, 1.0 / u->accum,
+                                    j == u->accum - 1, &loss, t, err);
+        loss_sum += loss;
+    }
+    if (!rc)
+        rc = c->backend->reduce_grads(u->backend, t, err);
+    if (!rc && c->dump_grads && step == u->start && world->rank == 0)
+        rc = dump_grads(c, u->backend, err);
+    if (!rc)
+        rc = c->backend->grad_norm(u->backend, &ts->grad_norm, t, err);
+    ts->lr = optim_lr(&c->optim, step);
+    if (!rc)
+        rc = c->backend->optimizer_step(u->backend, step + 1, ts->lr,
+                                        optim_clip_factor(&c->optim, ts->grad_norm), t, err);
+    ts->loss = loss_sum / u->accum;
+    if (!rc)
+        rc = dist_allreduce_sum(&u->dp_group, &ts->loss, 1, DIST_F64, err);
+    ts->loss /= u->dp;
+    return rc;
+}
+
+/* After a step: commit a finished asynchronous save, start a new one when
+ * due. *blocking is the time the step was held, *saved whether a save
+ * started. */
+static int step_checkpoint(const train_config_t *c, run_t *u, long step, train_result_t *r,
+                           train_step_t *ts, bool *saved, double *blocking, err_t *err)
+{
+    *saved = false;
+    *blocking = 0;
+    if (!u->writer)
+        return ERR_OK;
+    long committed;
+    int rc = ckpt_poll(u->writer, false, &committed, err);
+    ts->checkpointed = committed >= 0;
+    bool due = (c->ckpt_every > 0 && (step + 1) % c->ckpt_every == 0) || step + 1 == u->end;
+    if (rc || !due)
+        return rc;
+    ckpt_state_t s;
+    rc = c->backend->state_to_host(u->backend, &s, err);
+    s.step = step + 1;
+    if (!rc)
+        rc = ckpt_save(u->writer, &s, blocking, err);
+    ts->checkpointed = *saved = true;
+    r->ckpt_blocking_s += *blocking;
+    return rc;
+}
+
+/* Record a finished step: its figures, the monitor's alerts, the sums for
+ * the means, the callback; a loss or norm that is not finite stops. */
+static int record_step(const train_config_t *c, run_t *u, long step, train_result_t *r,
+                       train_step_t *ts, const step_times_t *t, bool saved, double blocking,
+                       err_t *err)
+{
+    long k = step - u->start;
+    long n_steps = u->end - u->start;
+    r->losses[k] = ts->loss;
+    r->grad_norms[k] = ts->grad_norm;
+    r->step_s[k] = ts->step_s;
+    r->steps_run = k + 1;
+    ts->tokens_per_s = r->tokens_per_step / ts->step_s;
+    ts->new_alerts = mon_step(&r->monitor, step, ts->loss, ts->grad_norm, ts->tokens_per_s,
+                              ts->step_s);
+    if (saved)
+        ts->new_alerts += mon_checkpoint(&r->monitor, step, blocking);
+    if (k > 0 || n_steps == 1) { /* the first of several includes warm-up */
+        u->sum_step += ts->step_s;
+        u->sum_times.fwd_s += t->fwd_s;
+        u->sum_times.bwd_s += t->bwd_s;
+        u->sum_times.tp_s += t->tp_s;
+        u->sum_times.dp_s += t->dp_s;
+        u->sum_times.opt_s += t->opt_s;
+        u->measured++;
+    }
+    if (c->on_step)
+        c->on_step(c->on_step_ctx, ts);
+    if (!isfinite(ts->loss) || !isfinite(ts->grad_norm)) {
+        r->stopped_on_nan = true;
+        return err_set(err, ERR_RUNTIME,
+                       "step %ld: the loss (%g) or gradient norm (%g) is not finite; training "
+                       "stopped - resume from the last checkpoint with a lower --lr "
+                       "(--allow-changes)",
+                       step, ts->loss, ts->grad_norm);
+    }
+    return ERR_OK;
+}
+
+/* The step loop. */
+static int run_steps(const train_config_t *c, const dist_group_t *world, run_t *u,
+                     train_result_t *r, err_t *err)
+{
+    int rc = ERR_OK;
+    for (long step = u->start; step < u->end && !rc; step++) {
+        if (step == c->fail_at_step && world->rank == c->fail_rank && c->fail)
+            c->fail(c->fail_ctx, step, world->rank);
+        double t0 = clock_now_s();
+        step_times_t t = {0, 0, 0, 0, 0};
+        train_step_t ts = {step, c->steps, 0, 0, 0, 0, 0, false, 0};
+        if ((rc = compute_step(c, world, u, step, &ts, &t, err)))
+            break;
+        ts.step_s = clock_now_s() - t0;
+        bool saved;
+        double blocking;
+        rc = step_checkpoint(c, u, step, r, &ts, &saved, &blocking, err);
+        int rrc = record_step(c, u, step, r, &ts, &t, saved, blocking, rc ? NULL : err);
+        if (!rc)
+            rc = rrc;
+    }
+    return rc;
+}
+
+/* The means over the measured steps and the device's figures. */
+static void finish_result(const train_config_t *c, const run_t *u, train_result_t *r)
+{
+    if (u->measured > 0) {
+        r->mean_step_s = u->sum_step / u->measured;
+        r->mean.fwd_s = u->sum_times.fwd_s / u->measured;
+        r->mean.bwd_s = u->sum_times.bwd_s / u->measured;
+        r->mean.tp_s = u->sum_times.tp_s / u->measured;
+        r->mean.dp_s = u->sum_times.dp_s / u->measured;
+        r->mean.opt_s = u->sum_times.opt_s / u->measured;
+        r->tokens_per_s = r->tokens_per_step / r->mean_step_s;
+    }
+    if (u->backend)
+        c->backend->info(u->backend, &r->info);
 }
 
 int train_run(const train_config_t *c, const dist_group_t *world, train_result_t *r, err_t *err)
 {
     memset(r, 0, sizeof *r);
     r->resume.step = -1;
-    int dp = 1, accum = 1;
-    int rc = check_config(c, world, &dp, &accum, err);
-    if (rc)
-        return rc;
     run_t u;
     memset(&u, 0, sizeof u);
-    int tp_rank = world->rank % c->tp, dp_rank = world->rank / c->tp;
-    if ((rc = dist_split(world, dp_rank, tp_rank, &u.tp_group, err)))
+    int rc = setup_groups(c, world, &u, err);
+    if (rc)
         return rc;
-    if ((rc = dist_split(world, tp_rank, dp_rank, &u.dp_group, err))) {
-        dist_group_free(&u.tp_group);
-        return rc;
-    }
-    u.groups = true;
-    /* data */
-    rc = c->data_path ? tok_load(c->data_path, &u.data, err)
-                      : tok_builtin(c->builtin_bytes, c->seed, &u.data, err);
+    if (!(rc = load_data(c, &u, err)) && !(rc = start_backend(c, world, &u, err)) &&
+        !(rc = setup_checkpoints(c, world, &u, r, err)))
+        rc = prepare_result(c, world, &u, r, err);
     if (!rc)
-        rc = tok_check(&u.data, c->seq_len, c->model->vocab, err);
-    size_t mb_tokens = (size_t)c->micro_batch * c->seq_len;
-    if (!rc && (!(u.inputs = malloc(mb_tokens * sizeof *u.inputs)) ||
-                !(u.targets = malloc(mb_tokens * sizeof *u.targets))))
-        rc = err_set(err, ERR_RUNTIME, "out of memory");
-    /* device */
-    backend_config_t bc = {c->model, c->tp, dp, world, &u.tp_group, &u.dp_group,
-                           c->micro_batch, c->seq_len, c->seed, c->zero1, c->overlap,
-                           c->bucket_bytes, c->bf16, 0, c->optim};
-    if (!rc)
-        rc = c->backend->create(&bc, &u.backend, err);
-    /* checkpoints */
-    ckpt_config_t cc;
-    memset(&cc, 0, sizeof cc);
-    long start = 0;
-    if (!rc && (c->ckpt_dir || c->resume)) {
-        ckpt_state_t s;
-        rc = c->backend->host_buffers(u.backend, &s, &cc.n_params, &cc.n_opt, err);
-        cc.dir = c->ckpt_dir ? c->ckpt_dir : ".";
-        cc.keep = c->ckpt_keep;
-        cc.async = c->ckpt_async;
-        snprintf(cc.model, sizeof cc.model, "%s", c->model->name);
-        cc.tp = c->tp;
-        cc.dp = dp;
-        cc.zero1 = c->zero1;
-        if (!rc)
-            rc = resume(c, world, &u, &cc, r, &start, err);
-        if (!rc && c->ckpt_dir)
-            rc = ckpt_writer_create(&cc, world, &u.writer, err);
-    }
-    long end = c->stop_after > 0 && c->stop_after < c->steps ? c->stop_after : c->steps;
-    long n_steps = end > start ? end - start : 0;
-    r->world = world->size;
-    r->tp = c->tp;
-    r->dp = dp;
-    r->grad_accum = accum;
-    r->first_step = start;
-    r->tokens_per_step = (double)accum * dp * mb_tokens;
-    snprintf(r->data_source, sizeof r->data_source, "%s", u.data.source);
-    r->data_tokens = (long)u.data.n;
-    if (!rc) {
-        r->losses = calloc((size_t)n_steps + 1, sizeof *r->losses);
-        r->grad_norms = calloc((size_t)n_steps + 1, sizeof *r->grad_norms);
-        r->step_s = calloc((size_t)n_steps + 1, sizeof *r->step_s);
-        if (!r->losses || !r->grad_norms || !r->step_s)
-            rc = err_set(err, ERR_RUNTIME, "out of memory");
-    }
-    mon_init(&r->monitor, c->predicted_tokens_per_s);
-    model_flops_t mf;
-    model_flops(c->model, c->seq_len, &mf);
-    r->model_flops_per_step = mf.model_per_token * r->tokens_per_step;
-    int global = accum * dp * c->micro_batch;
-    step_times_t sum_times = {0, 0, 0, 0, 0};
-    double sum_step = 0;
-    long measured = 0;
-    for (long step = start; step < end && !rc; step++) {
-        if (step == c->fail_at_step && world->rank == c->fail_rank && c->fail)
-            c->fail(c->fail_ctx, step, world->rank);
-        double t0 = clock_now_s();
-        step_times_t t = {0, 0, 0, 0, 0};
-        double loss_sum = 0;
-        rc = c->backend->zero_grads(u.backend, err);
-        for (int j = 0; j < accum && !rc; j++) {
-            for (int i = 0; i < c->micro_batch; i++) {
-                int g = dp_rank * (global / dp) + j * c->micro_batch + i;
-                tok_sequence(&u.data, step, global, g, c->seq_len, u.inputs + (size_t)i * c->seq_len,
-                             u.targets + (size_t)i * c->seq_len);
-            }
-            double loss = 0;
-            rc = c->backend->micro_step(u.backend, u.inputs, u.targets, 1.0 / accum,
-                                        j == accum - 1, &loss, &t, err);
-            loss_sum += loss;
-        }
-        double norm = 0;
-        if (!rc)
-            rc = c->backend->reduce_grads(u.backend, &t, err);
-        if (!rc && c->dump_grads && step == start && world->rank == 0)
-            rc = dump_grads(c, u.backend, err);
-        if (!rc)
-            rc = c->backend->grad_norm(u.backend, &norm, &t, err);
-        double lr = optim_lr(&c->optim, step);
-        if (!rc)
-            rc = c->backend->optimizer_step(u.backend, step + 1, lr,
-                                            optim_clip_factor(&c->optim, norm), &t, err);
-        /* the step's loss: mean over micro-batches and DP replicas */
-        double loss = loss_sum / accum;
-        if (!rc)
-            rc = dist_allreduce_sum(&u.dp_group, &loss, 1, DIST_F64, err);
-        loss /= dp;
-        if (rc)
-            break;
-        double step_s = clock_now_s() - t0;
-        /* checkpoints: commit a finished asynchronous save, start a new one */
-        bool ckpt = false, saved = false;
-        double blocking = 0;
-        if (u.writer) {
-            long committed;
-            rc = ckpt_poll(u.writer, false, &committed, err);
-            ckpt = committed >= 0;
-            bool due = (c->ckpt_every > 0 && (step + 1) % c->ckpt_every == 0) || step + 1 == end;
-            if (!rc && due) {
-                ckpt_state_t s;
-                rc = c->backend->state_to_host(u.backend, &s, err);
-                s.step = step + 1;
-                if (!rc)
-                    rc = ckpt_save(u.writer, &s, &blocking, err);
-                ckpt = saved = true;
-                r->ckpt_blocking_s += blocking;
-            }
-        }
-        long k = step - start;
-        r->losses[k] = loss;
-        r->grad_norms[k] = norm;
-        r->step_s[k] = step_s;
-        r->steps_run = k + 1;
-        double tps = r->tokens_per_step / step_s;
-        int alerts = mon_step(&r->monitor, step, loss, norm, tps, step_s);
-        if (saved)
-            alerts += mon_checkpoint(&r->monitor, step, blocking);
-        if (k > 0 || n_steps == 1) {
-            sum_step += step_s;
-            sum_times.fwd_s += t.fwd_s;
-            sum_times.bwd_s += t.bwd_s;
-            sum_times.tp_s += t.tp_s;
-            sum_times.dp_s += t.dp_s;
-            sum_times.opt_s += t.opt_s;
-            measured++;
-        }
-        if (c->on_step) {
-            train_step_t ts = {step, c->steps, loss, norm, lr, step_s, tps, ckpt, alerts};
-            c->on_step(c->on_step_ctx, &ts);
-        }
-        if (!isfinite(loss) || !isfinite(norm)) {
-            r->stopped_on_nan = true;
-            rc = err_set(err, ERR_RUNTIME,
-                         "step %ld: the loss (%g) or gradient norm (%g) is not finite; training "
-                         "stopped - resume from the last checkpoint with a lower --lr",
-                         step, loss, norm);
-        }
-    }
+        rc = run_steps(c, world, &u, r, err);
     if (u.writer) {
         err_t cerr;
         int crc = ckpt_writer_close(u.writer, rc ? &cerr : err);
@@ -312,17 +467,7 @@ int train_run(const train_config_t *c, const dist_group_t *world, train_result_t
         if (!rc)
             rc = crc;
     }
-    if (measured > 0) {
-        r->mean_step_s = sum_step / measured;
-        r->mean.fwd_s = sum_times.fwd_s / measured;
-        r->mean.bwd_s = sum_times.bwd_s / measured;
-        r->mean.tp_s = sum_times.tp_s / measured;
-        r->mean.dp_s = sum_times.dp_s / measured;
-        r->mean.opt_s = sum_times.opt_s / measured;
-        r->tokens_per_s = r->tokens_per_step / r->mean_step_s;
-    }
-    if (u.backend)
-        c->backend->info(u.backend, &r->info);
+    finish_result(c, &u, r);
     run_free(c, &u);
     return rc;
 }

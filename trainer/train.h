@@ -59,6 +59,11 @@ typedef struct {
     int ckpt_keep;
     bool ckpt_async;
     const char *resume;    /* NULL, "auto" or a step folder */
+    bool ckpt_overwrite;   /* a fresh run may remove the folder's checkpoints */
+    bool allow_changes;    /* resume although the run's settings differ */
+    /* collectives: a wait longer than this fails naming the ranks that did
+     * not arrive (dist_watchdog; NCCL communicators are aborted); 0 = none */
+    double collective_timeout_s;
     /* failure injection: rank fail_rank calls fail() at the start of step
      * fail_at_step (fail_at_step < 0: never) */
     long fail_at_step;
@@ -70,6 +75,10 @@ typedef struct {
     const char *dump_grads;        /* write step 1's gradients here (rank 0), or NULL */
     void (*on_step)(void *ctx, const train_step_t *s);
     void *on_step_ctx;
+    /* a line the user must see whatever --quiet says (rank 0 only): no
+     * usable checkpoint to resume from, settings changed on resume */
+    void (*on_notice)(void *ctx, const char *line);
+    void *on_notice_ctx;
 } train_config_t;
 
 typedef struct {
@@ -87,7 +96,8 @@ typedef struct {
     double model_flops_per_step;
     backend_info_t info;   /* memory and device */
     monitor_t monitor;
-    ckpt_resume_info_t resume;
+    ckpt_resume_info_t resume; /* resume.step -1: started fresh */
+    bool resume_found_none;  /* --resume found no usable checkpoint */
     bool stopped_on_nan;   /* training stopped: loss or gradients not finite */
     char data_source[256];
     long data_tokens;
@@ -96,14 +106,17 @@ typedef struct {
 /* Sensible defaults: micro-batch 4, sequence 128 (or the model's limit),
  * global batch = micro-batch, 20 steps, seed 1, built-in corpus of 1 MiB,
  * GPT-3-style AdamW (optim_defaults), overlap on, 25 MB buckets, keep 3
- * checkpoints, no failure injection. */
+ * checkpoints, no failure injection, a 5-minute collective watchdog. */
 void train_defaults(train_config_t *c);
 
-/* Run. world is the job (dist_start); ERR_INPUT for a configuration that
- * cannot run (batch does not split over DP x micro-batch, TP does not
- * divide the world, bad data, a checkpoint of another run), ERR_RUNTIME
- * for failures while running (a NaN loss stops the run with ERR_RUNTIME
- * after recording it). Free r with train_result_free. */
+/* Run. world is the job (dist_start; its watchdog, if any, is set by the
+ * caller with dist_watchdog). ERR_INPUT for a configuration that cannot run
+ * (batch does not split over DP x micro-batch, TP does not divide the
+ * world, --stop-after without a checkpoint folder, bad data, a checkpoint
+ * of another run or with other settings, a fresh run into a folder holding
+ * checkpoints), ERR_RUNTIME for failures while running (a NaN loss stops
+ * the run with ERR_RUNTIME after recording it; a collective past the
+ * watchdog's timeout). Free r with train_result_free. */
 int train_run(const train_config_t *c, const dist_group_t *world, train_result_t *r, err_t *err);
 void train_result_free(train_result_t *r);
 

@@ -2,6 +2,8 @@
 # Compare scaleplan's outputs with the recorded golden outputs.
 #   sh tests/golden/run.sh BIN            check (exit 1 on a difference)
 #   sh tests/golden/run.sh BIN --update   rewrite the recorded outputs
+# GOLDEN_WRAP (e.g. "valgrind --error-exitcode=1 ...") runs each command
+# under that tool; anything it prints or a changed exit status is a diff.
 set -u
 bin=${1:?usage: run.sh BIN [--update]}
 mode=${2:-check}
@@ -22,7 +24,8 @@ while IFS='|' read -r name args; do
     name=$(echo "$name" | tr -d ' ')
     n=$((n + 1))
     # shellcheck disable=SC2086
-    (cd "$here/../.." && SCALEPLAN_PROGRESS=0 OMP_NUM_THREADS=2 "$bin" $args 2>&1; echo "exit $?") \
+    (cd "$here/../.." && SCALEPLAN_PROGRESS=0 OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} \
+        ${GOLDEN_WRAP:-} "$bin" $args 2>&1; echo "exit $?") \
         | mask > "$tmp/$name.out"
     if [ "$mode" = --update ]; then
         cp "$tmp/$name.out" "$out/$name.out"
