@@ -45,6 +45,60 @@ static const cli_opt_t own_opts[] = {
 };
 static const cli_group_t own_group = {"Plan", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
+/* Constraints on the search: a value fixes a dimension, LO..HI bounds it. */
+static const cli_opt_t space_opts[] = {
+    {"--tp", "--tensor-model-parallel-size", "N|LO..HI", "tensor parallel degree(s) to search",
+     CLI_KIND(CLI_INT_SPAN, 1, 1 << 16)},
+    {"--pp", "--pipeline-model-parallel-size", "N|LO..HI", "pipeline stages to search",
+     CLI_KIND(CLI_INT_SPAN, 1, 1 << 16)},
+    {"--cp", "--context-parallel-size", "N|LO..HI", "context parallel degree(s) to search",
+     CLI_KIND(CLI_INT_SPAN, 1, 1 << 16)},
+    {"--vpp", NULL, "N|LO..HI", "virtual stages per rank (the interleaved schedule) to search",
+     CLI_KIND(CLI_INT_SPAN, 1, 1 << 16)},
+    {"--zero", NULL, "N|LO..HI", "ZeRO stages to search (1 = distributed optimizer, 3 = FSDP)",
+     CLI_KIND(CLI_INT_SPAN, 0, 3)},
+    {"--micro-batch", "--micro-batch-size", "N|LO..HI", "micro-batch sizes to search (default 1..16)",
+     CLI_KIND(CLI_INT_SPAN, 1, 1 << 16)},
+    {"--recompute", NULL, "LIST", "recompute modes to search: none,selective,ops,full", CLI_WORD},
+    {"--schedule", NULL, "LIST", "pipeline schedules to search: 1f1b,interleaved,gpipe", CLI_WORD},
+    {"--precision", NULL, "NAME", "training precision (default bf16; fp8 = the framework's fp8)",
+     CLI_WORD},
+};
+static const cli_group_t space_group = {
+    "Search space (what is searched is what the framework runs; these narrow it)", space_opts,
+    sizeof space_opts / sizeof space_opts[0]};
+
+static int space_range(const cli_args_t *a, const char *flag, plan_range_t *r, err_t *err)
+{
+    if (!cli_has(a, flag))
+        return ERR_OK;
+    double lo, hi;
+    int rc = cli_get_span(a, flag, &lo, &hi, err);
+    if (rc)
+        return rc;
+    r->lo = (int)lo;
+    r->hi = (int)hi;
+    return ERR_OK;
+}
+
+static int space_flags(const cli_args_t *a, plan_space_t *s, err_t *err)
+{
+    int rc;
+    const char *v;
+    if ((rc = space_range(a, "--tp", &s->tp, err)) || (rc = space_range(a, "--pp", &s->pp, err)) ||
+        (rc = space_range(a, "--cp", &s->cp, err)) || (rc = space_range(a, "--vpp", &s->vpp, err)) ||
+        (rc = space_range(a, "--zero", &s->zero, err)) ||
+        (rc = space_range(a, "--micro-batch", &s->micro_batch, err)))
+        return rc;
+    if ((v = cli_get(a, "--recompute")) && (rc = plan_parse_recompute_set(v, &s->recompute_mask, err)))
+        return rc;
+    if ((v = cli_get(a, "--schedule")) && (rc = plan_parse_schedule_set(v, &s->schedule_mask, err)))
+        return rc;
+    if ((v = cli_get(a, "--precision")) && (rc = layout_parse_precision(v, &s->precision, err)))
+        return err_setf(err, ERR_INPUT, NULL, "--precision", "%s", err->msg);
+    return ERR_OK;
+}
+
 typedef struct {
     model_t model;
     cluster_t base;
@@ -98,6 +152,8 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     /* search space */
     ladder_input_defaults(in, &p->model);
     in->space.framework = cli_get(a, "--framework");
+    if ((rc = space_flags(a, &in->space, err)))
+        return rc;
     int seq = in->space.seq_len;
     if ((rc = cli_get_int(a, "--seq-len", &seq, err)))
         return rc;
@@ -167,8 +223,16 @@ static void layout_short(const layout_t *l, char *buf, size_t cap)
     if (l->vpp > 1)
         snprintf(vpp, sizeof vpp, "v%d", l->vpp);
     snprintf(extra, sizeof extra, "%s%s%s%s",
-             l->recompute == RECOMPUTE_FULL ? " full-rc" : l->recompute == RECOMPUTE_SELECTIVE ? " sel-rc" : "",
-             l->sequence_parallel ? " SP" : "", l->zero == 3 ? " FSDP" : l->distributed_optimizer ? " dist-opt" : "",
+             l->recompute == RECOMPUTE_FULL        ? " full-rc"
+             : l->recompute == RECOMPUTE_SELECTIVE ? " sel-rc"
+             : l->recompute == RECOMPUTE_OPS       ? " ops-rc"
+                                                   : "",
+             l->sequence_parallel ? " SP" : "",
+             l->zero == 3                ? " FSDP"
+             : l->zero == 2              ? " ZeRO-2"
+             : l->zero == 1              ? " ZeRO-1"
+             : l->distributed_optimizer ? " dist-opt"
+                                         : "",
              l->cp > 1 ? "" : "");
     if (l->cp > 1)
         snprintf(buf, cap, "TP%d CP%d PP%d%s DP%d mb%d%s", l->tp, l->cp, l->pp, vpp, l->dp,
@@ -186,27 +250,28 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
            p->model.display, units_fmt_count(in->tokens, a, sizeof a), p->base.gpu.name,
            in->usd_per_gpu_hour, p->price.provider, in->space.global_batch_min,
            in->space.global_batch_max, in->space.seq_len);
-    static const char *hdr[] = {"GPUs", "layout", "step", "tokens/s", "MFU", "scaling",
-                                "main loss", "days P50", "P90", "interrupts", "GPU-hours",
-                                "cost", "cost/day"};
-    table_t *t = table_create(13, hdr);
+    static const char *hdr[] = {"GPUs", "layout", "framework", "step", "tokens/s", "MFU",
+                                "scaling", "main loss", "days P50", "P90", "interrupts",
+                                "GPU-hours", "cost", "cost/day"};
+    table_t *t = table_create(14, hdr);
     if (!t)
         return ERR_RUNTIME;
-    for (int k = 2; k < 13; k++)
-        if (k != 6)
+    for (int k = 3; k < 14; k++)
+        if (k != 7)
             table_align_right(t, k);
     for (int i = 0; i < l->n; i++) {
         const rung_t *r = &l->rung[i];
         char mark[8];
         snprintf(mark, sizeof mark, "%s%s", i == l->best ? "*" : "", r->stops_paying ? "!" : "");
         if (!r->feasible) {
-            table_add_rowf(t, "%d%s\t%s\t\t\t\t\t\t\t\t\t\t\t", r->gpus, mark, r->why_not);
+            table_add_rowf(t, "%d%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t", r->gpus, mark, r->why_not);
             continue;
         }
         char lay[96], step[32], tps[32], gh[32], cost[32], day[32];
         layout_short(&r->layout, lay, sizeof lay);
-        table_add_rowf(t, "%d%s\t%s\t%s\t%s\t%.1f%%\t%.0f%%\t%s\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s",
-                       r->gpus, mark, lay, units_fmt_duration(r->step.step_time_s, step, sizeof step),
+        table_add_rowf(t, "%d%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.0f%%\t%s\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s",
+                       r->gpus, mark, lay, r->framework,
+                       units_fmt_duration(r->step.step_time_s, step, sizeof step),
                        units_fmt_count(r->tokens_per_s, tps, sizeof tps), 100 * r->step.mfu,
                        100 * r->scaling_efficiency, r->main_loss, r->days_p50, r->days_p90,
                        r->interruptions, units_fmt_count(r->gpu_hours, gh, sizeof gh),
@@ -216,7 +281,8 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
     printf("\n");
     table_print(t, stdout, 2, 0);
     table_destroy(t);
-    printf("  * recommended   ! a doubling here adds less than %.0f%% of linear speed\n\n",
+    printf("  * recommended   ! a doubling here adds less than %.0f%% of linear speed\n"
+           "  scaling: per-GPU throughput against the best per-GPU throughput at a smaller rung\n\n",
            100 * in->min_marginal);
     printf("%s\n", p->recommendation);
     if (nw > 0) {
@@ -274,10 +340,12 @@ static cJSON *rung_json(const rung_t *r)
         ok = cJSON_AddStringToObject(o, "why_not", r->why_not) != NULL;
     if (ok && r->feasible) {
         ok = cJSON_AddItemToObject(o, "layout", layout_to_json(&r->layout)) &&
+             cJSON_AddStringToObject(o, "framework", r->framework) &&
              json_add_number(o, "step_time_s", r->step.step_time_s) &&
              json_add_number(o, "tokens_per_s", r->tokens_per_s) &&
              json_add_number(o, "mfu", r->step.mfu) &&
              json_add_number(o, "scaling_efficiency", r->scaling_efficiency) &&
+             json_add_number(o, "scaling_baseline_gpus", r->scaling_base) &&
              json_add_number(o, "marginal_speedup", r->marginal) &&
              cJSON_AddBoolToObject(o, "stops_paying", r->stops_paying) &&
              cJSON_AddStringToObject(o, "main_loss", r->main_loss) &&
@@ -307,11 +375,25 @@ static cJSON *rung_json(const rung_t *r)
             cJSON *e = cJSON_CreateObject();
             ok = e && cJSON_AddItemToArray(alts, e) &&
                  cJSON_AddItemToObject(e, "layout", layout_to_json(&x->layout)) &&
+                 cJSON_AddStringToObject(e, "framework", x->framework) &&
                  json_add_number(e, "step_time_s", x->step_time_s) &&
                  json_add_number(e, "days_p10", x->days_p10) &&
                  json_add_number(e, "days_p50", x->days_p50) &&
                  json_add_number(e, "days_p90", x->days_p90) &&
                  json_add_number(e, "cost_usd", x->cost_usd);
+        }
+    }
+    if (ok && r->feasible && r->n_frameworks > 1) {
+        cJSON *fws = cJSON_AddArrayToObject(o, "frameworks");
+        ok = fws != NULL;
+        for (int i = 0; ok && i < r->n_frameworks; i++) {
+            const plan_fw_best_t *f = &r->frameworks[i];
+            cJSON *e = cJSON_CreateObject();
+            ok = e && cJSON_AddItemToArray(fws, e) && cJSON_AddStringToObject(e, "name", f->name) &&
+                 cJSON_AddBoolToObject(e, "fits", f->found) &&
+                 json_add_number(e, "layouts_searched", (double)f->candidates) &&
+                 (!f->found || (json_add_number(e, "tokens_per_s", f->tokens_per_s) &&
+                                cJSON_AddItemToObject(e, "layout", layout_to_json(&f->layout))));
         }
     }
     if (!ok) {
@@ -439,6 +521,7 @@ static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
                                          &CLI_SIM_OPTS,
                                          &CLI_RUN_OPTS,
                                          &own_group,
+                                         &space_group,
                                          &CLI_REL_OPTS,
                                          &CLI_OUTPUT_OPTS};
 
@@ -447,12 +530,26 @@ const cli_command_t CLI_CMD_PLAN = {
     "choose GPU counts and layouts: the scale ladder and a recommendation",
     "scaleplan plan --model M --tokens T --gpu G [--min-gpus 8 --max-gpus 16384] "
                        "[--objective time|cost] [--deadline 30d] [--budget 500000] [--json]",
-    "For each doubling of the GPU count, search every valid layout (TP, PP with\n"
-                       "uneven splits, CP, virtual stages, micro-batch, ZeRO/FSDP, recompute, SP,\n"
-                       "schedule), keep the fastest that fits, and simulate the whole run with\n"
-                       "failures and checkpoints: step time, tokens/s, MFU, scaling efficiency, the\n"
-                       "main loss, days P50/P90, interruptions, GPU-hours and cost per rung; then\n"
-                       "recommend what to reserve and what to measure at each doubling.",
+    "For each doubling of the GPU count, search the layouts the framework runs,\n"
+                       "keep the fastest that fits, and simulate the whole run with failures and\n"
+                       "checkpoints: step time, tokens/s, MFU, scaling efficiency, the main loss,\n"
+                       "days P50/P90, interruptions, GPU-hours and cost per rung; then recommend\n"
+                       "what to reserve and what to measure at each doubling.\n"
+                       "\n"
+                       "What is searched (scaleplan catalog frameworks shows what each runs):\n"
+                       "  TP    every degree dividing the GPUs, the heads and the KV heads, up to\n"
+                       "        twice a node's GPUs;\n"
+                       "  CP    every degree the sequence splits into, at least 1024 tokens a rank;\n"
+                       "  PP    every degree dividing the rest; layers even or, where the framework\n"
+                       "        allows, lighter first and last stages; interleaved with every number\n"
+                       "        of virtual stages that divides the layers (plus embedding and loss);\n"
+                       "  micro-batch 1..16; global batch the largest in range that divides;\n"
+                       "  ZeRO stages the framework runs (1 = distributed optimizer); recompute\n"
+                       "        modes, heavier ones only where lighter ones do not fit; schedules;\n"
+                       "        SP with TP. Every candidate is checked for memory.\n"
+                       "Without --framework every plannable framework is searched and the\n"
+                       "recommendation says which wins and by how much. Scaling efficiency is\n"
+                       "per-GPU throughput against the best per-GPU throughput at a smaller rung.",
     groups,
     sizeof groups / sizeof groups[0],
     run,

@@ -232,6 +232,8 @@ static int preset_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out, 
         (rc = json_get_object(obj, "zero3", ctx, JSON_OPTIONAL, &z3, err)) ||
         (rc = json_get_object(obj, "supports", ctx, JSON_REQUIRED, &sup, err)))
         return rc;
+    if ((rc = json_get_bool(obj, "plannable", ctx, JSON_OPTIONAL, &p->plannable, err)))
+        return rc;
     json_ctx_t sctx = json_ctx_member(ctx, "supports");
     if ((rc = read_supports(sup, &sctx, &p->caps, err)))
         return rc;

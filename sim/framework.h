@@ -66,6 +66,8 @@ typedef struct {
     double gpt_dropout;        /* dropout of GPT models built from a run's columns */
     precision_t fp8_recipe;    /* what a plain "fp8" means in this framework */
     fw_caps_t caps;            /* what it can run */
+    bool plannable;            /* searched by plan when no framework is named
+                                  (the current version of each framework) */
     char assumed[96];          /* sections whose source says ASSUMED
                                   ("options, tp_overlap"), "" if none */
 } fw_preset_t;

@@ -136,6 +136,7 @@ static int rung_alternatives(const ladder_input_t *in, const cluster_t *c, const
             return rc;
         rung_alt_t *a = &r->alt[r->n_alt++];
         a->layout = *l;
+        snprintf(a->framework, sizeof a->framework, "%s", ps->top_framework[k]);
         a->step_time_s = ps->top_step_s[k];
         a->days_p10 = rr.wall_s_p10 / 86400;
         a->days_p50 = rr.wall_s_p50 / 86400;
@@ -159,7 +160,9 @@ static int run_rung(const ladder_input_t *in, rung_t *r, err_t *err)
     r->search_s = ps.elapsed_s;
     r->leanest_gib = ps.smallest_memory_gib;
     if (!ps.found) {
-        if (ps.candidates == 0 || ps.pruned[PRUNE_INVALID] == ps.candidates)
+        if (ps.constraint_note[0])
+            snprintf(r->why_not, sizeof r->why_not, "%s", ps.constraint_note);
+        else if (ps.candidates == 0 || ps.pruned[PRUNE_INVALID] == ps.candidates)
             snprintf(r->why_not, sizeof r->why_not,
                      "no valid layout (the global batch or the model's shape does not split "
                      "over %d GPUs)",
@@ -193,6 +196,9 @@ static int run_rung(const ladder_input_t *in, rung_t *r, err_t *err)
     }
     r->feasible = true;
     r->layout = ps.layout;
+    snprintf(r->framework, sizeof r->framework, "%s", ps.framework);
+    r->n_frameworks = ps.n_frameworks;
+    memcpy(r->frameworks, ps.per_framework, sizeof r->frameworks);
     r->step = ps.result;
     r->tokens_per_s = ps.result.tokens_per_s;
     r->days_p10 = rr.wall_s_p10 / 86400;
@@ -231,7 +237,8 @@ int ladder_rung_detail(const ladder_input_t *in, const rung_t *r, rung_detail_t 
     /* the step again, to read its timeline back */
     sim_options_t opt;
     layout_t scratch = r->layout;
-    if ((rc = sim_options_framework(in->space.framework, &opt, &scratch, err)))
+    if ((rc = sim_options_framework(r->framework, &opt, &scratch, err)) ||
+        (rc = sim_options_precision(&opt, r->layout.precision, err)))
         return rc;
     sim_ctx_t *ctx = sim_ctx_create();
     if (!ctx)
@@ -292,7 +299,8 @@ int ladder_fastest_layout(scenario_t *s, int global_batch, plan_search_t *out, e
     plan_space_t space;
     plan_space_default(&space);
     space.seq_len = s->layout.seq_len;
-    space.framework = s->framework[0] ? s->framework : NULL;
+    space.framework = s->fw.name; /* the scenario's options are this preset's */
+    space.precision = s->layout.precision;
     if (!global_batch)
         global_batch = ladder_batch_for_tokens(LADDER_DEFAULT_BATCH_TOKENS, space.seq_len);
     space.global_batch_min = space.global_batch_max = global_batch;
@@ -340,6 +348,7 @@ int plan_ladder(const ladder_input_t *in, ladder_t *out, err_t *err)
         return rc;
     const rung_t *first = NULL;
     const rung_t *prev = NULL;
+    const rung_t *base = NULL; /* best per-GPU throughput so far */
     for (int i = 0; i < n; i++) {
         rung_t *r = &out->rung[i];
         if (!r->feasible)
@@ -348,7 +357,13 @@ int plan_ladder(const ladder_input_t *in, ladder_t *out, err_t *err)
             first = r;
             out->first_feasible = i;
         }
-        r->scaling_efficiency = (r->tokens_per_s / r->gpus) / (first->tokens_per_s / first->gpus);
+        /* against the best per-GPU rate at any smaller rung: a first rung
+         * squeezed by memory (full recompute) does not inflate the rest */
+        const rung_t *b = base ? base : r;
+        r->scaling_efficiency = (r->tokens_per_s / r->gpus) / (b->tokens_per_s / b->gpus);
+        r->scaling_base = b->gpus;
+        if (!base || r->tokens_per_s / r->gpus > base->tokens_per_s / base->gpus)
+            base = r;
         if (prev) {
             /* speed-up relative to the extra GPUs: 1 = linear */
             double speedup = r->tokens_per_s / prev->tokens_per_s - 1;
@@ -439,6 +454,13 @@ void plan_recommend(const ladder_input_t *in, const ladder_t *l, char *buf, size
                      in->min_gpus, in->max_gpus, in->model->name, last->why_not);
             return;
         }
+        if (strncmp(last->why_not, "--", 2) == 0 ||
+            strncmp(last->why_not, "the recompute modes", 19) == 0) {
+            snprintf(buf, cap, "No GPU count from %d to %d can train %s under the constraints: "
+                               "%s. Relax that constraint.",
+                     in->min_gpus, in->max_gpus, in->model->name, last->why_not);
+            return;
+        }
         /* sharded state shrinks with the GPU count: estimate where it fits */
         double cap_gib = in->base->gpu.memory_gib;
         long need = last->gpus;
@@ -461,9 +483,10 @@ void plan_recommend(const ladder_input_t *in, const ladder_t *l, char *buf, size
         n = snprintf(buf, cap, "No plan meets %s. The nearest: ", broken);
     if (n >= 0 && (size_t)n < cap)
         n += snprintf(buf + n, cap - (size_t)n,
-                      "Reserve %d x %s with layout %s: it should train %s tokens in %.1f days "
-                      "(P50; P90 %.1f) for %s at %s/day, %.0f%% MFU.",
-                      r->gpus, in->base->gpu.name, d, units_fmt_count(in->tokens, a, sizeof a),
+                      "Reserve %d x %s with layout %s under %s: it should train %s tokens in "
+                      "%.1f days (P50; P90 %.1f) for %s at %s/day, %.0f%% MFU.",
+                      r->gpus, in->base->gpu.name, d, r->framework,
+                      units_fmt_count(in->tokens, a, sizeof a),
                       r->days_p50, r->days_p90, units_fmt_usd(r->cost_usd, b, sizeof b),
                       units_fmt_usd(r->cost_per_day_usd, c, sizeof c), 100 * r->step.mfu);
     if (!l->meets_constraints && n > 0 && (size_t)n < cap) {
@@ -494,6 +517,23 @@ void plan_recommend(const ladder_input_t *in, const ladder_t *l, char *buf, size
                       " Beyond %d GPUs a doubling adds only %.0f%% of linear speed (%s grows).",
                       l->rung[l->stops_paying_at - 1 >= 0 ? l->stops_paying_at - 1 : 0].gpus,
                       100 * s->marginal, s->main_loss);
+    }
+    /* which framework wins, and by how much */
+    if (r->n_frameworks > 1 && n > 0 && (size_t)n < cap) {
+        n += snprintf(buf + n, cap - (size_t)n, " Of the %d frameworks searched, %s is fastest here",
+                      r->n_frameworks, r->framework);
+        for (int i = 0; i < r->n_frameworks && n > 0 && (size_t)n < cap; i++) {
+            const plan_fw_best_t *f = &r->frameworks[i];
+            if (strcmp(f->name, r->framework) == 0)
+                continue;
+            if (f->found)
+                n += snprintf(buf + n, cap - (size_t)n, "; %s %.1f%% slower", f->name,
+                              100 * (1 - f->tokens_per_s / r->tokens_per_s));
+            else
+                n += snprintf(buf + n, cap - (size_t)n, "; %s: nothing fits", f->name);
+        }
+        if (n > 0 && (size_t)n < cap)
+            n += snprintf(buf + n, cap - (size_t)n, ".");
     }
     /* measure at each doubling before committing to the next */
     if (n > 0 && (size_t)n < cap && l->first_feasible >= 0) {

@@ -30,6 +30,7 @@
 /* A runner-up layout at a rung, with its own time to train and cost. */
 typedef struct {
     layout_t layout;
+    char framework[FW_NAME_MAX];
     double step_time_s;
     double days_p10, days_p50, days_p90;
     double cost_usd;
@@ -38,12 +39,16 @@ typedef struct {
 typedef struct {
     int gpus;
     bool feasible;          /* some layout fits */
-    char why_not[200];      /* when not */
+    char why_not[256];      /* when not */
     double leanest_gib;     /* memory the leanest layout needs per GPU */
     layout_t layout;
+    char framework[FW_NAME_MAX]; /* that runs it */
     sim_result_t step;
     double tokens_per_s;
-    double scaling_efficiency; /* per-GPU throughput / the first rung's */
+    double scaling_efficiency; /* per-GPU throughput against the best per-GPU
+                                  throughput of any smaller rung (1 on the
+                                  first rung that fits) */
+    int scaling_base;       /* GPUs of that rung */
     double marginal;        /* speed-up per added GPU against the previous rung */
     bool stops_paying;      /* marginal below the threshold */
     const char *main_loss;  /* what grew: "pipeline bubble", ... */
@@ -56,6 +61,8 @@ typedef struct {
     double search_s;
     int n_alt;
     rung_alt_t alt[LADDER_ALTERNATIVES]; /* next-fastest layouts, fastest first */
+    int n_frameworks;       /* searched at this rung, with each one's best */
+    plan_fw_best_t frameworks[PLAN_MAX_FRAMEWORKS];
 } rung_t;
 
 typedef struct {

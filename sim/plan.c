@@ -1,9 +1,12 @@
 #include "sim/plan.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/catalog.h"
 #include "common/clock.h"
 
 #ifdef _OPENMP
@@ -13,48 +16,183 @@
 void plan_space_default(plan_space_t *s)
 {
     memset(s, 0, sizeof *s);
-    s->allow_cp = true;
-    s->allow_fsdp = true;
-    s->allow_gpipe = false; /* same bubble as 1F1B, more memory: never faster */
-    s->allow_sp = true;
-    s->allow_selective = true;
+    s->precision = PRECISION_BF16;
 }
+
+/* ------------------------------------------------------------ parsing */
+
+int plan_parse_range(const char *text, const char *flag, int max, plan_range_t *out, err_t *err)
+{
+    long lo, hi;
+    char *end;
+    lo = strtol(text, &end, 10);
+    if (end == text)
+        goto bad;
+    if (*end == '\0') {
+        hi = lo;
+    } else if (end[0] == '.' && end[1] == '.') {
+        const char *h = end + 2;
+        hi = strtol(h, &end, 10);
+        if (end == h || *end)
+            goto bad;
+    } else {
+        goto bad;
+    }
+    if (lo < 0 || hi < lo || hi > max)
+        return err_setf(err, ERR_INPUT, NULL, flag, "'%s': use N or LO..HI with 0 <= LO <= HI <= %d",
+                        text, max);
+    out->lo = (int)lo;
+    out->hi = (int)hi;
+    return ERR_OK;
+bad:
+    return err_setf(err, ERR_INPUT, NULL, flag, "'%s': use a number (8) or a range (1..8)", text);
+}
+
+/* "a,b,c" of names parsed by parse into a mask. */
+static int parse_set(const char *text, const char *flag, int (*parse)(const char *, int *, err_t *),
+                     unsigned *mask, err_t *err)
+{
+    char buf[256];
+    if (strlen(text) >= sizeof buf)
+        return err_setf(err, ERR_INPUT, NULL, flag, "list too long");
+    snprintf(buf, sizeof buf, "%s", text);
+    *mask = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int v;
+        if (parse(tok, &v, err))
+            return err_setf(err, ERR_INPUT, NULL, flag, "%s", err->msg);
+        *mask |= 1u << v;
+    }
+    if (!*mask)
+        return err_setf(err, ERR_INPUT, NULL, flag, "name at least one");
+    return ERR_OK;
+}
+
+static int parse_rc(const char *t, int *v, err_t *err)
+{
+    recompute_t r;
+    int rc = layout_parse_recompute(t, &r, err);
+    *v = (int)r;
+    return rc;
+}
+
+static int parse_sched(const char *t, int *v, err_t *err)
+{
+    schedule_t s;
+    int rc = layout_parse_schedule(t, &s, err);
+    *v = (int)s;
+    return rc;
+}
+
+int plan_parse_recompute_set(const char *text, unsigned *mask, err_t *err)
+{
+    return parse_set(text, "--recompute", parse_rc, mask, err);
+}
+
+int plan_parse_schedule_set(const char *text, unsigned *mask, err_t *err)
+{
+    return parse_set(text, "--schedule", parse_sched, mask, err);
+}
+
+/* ------------------------------------------------------------ frameworks */
+
+typedef struct {
+    fw_preset_t fw;
+    sim_options_t opt;
+    precision_t precision;
+    bool flash;
+} plan_fw_t;
+
+/* The preset's options with the precision's costs; false when it cannot
+ * train in p. */
+static int fw_setup(const char *name, precision_t p, plan_fw_t *f, err_t *err)
+{
+    memset(f, 0, sizeof *f);
+    int rc = fw_load(name, &f->fw, err);
+    if (rc)
+        return rc;
+    layout_t scratch;
+    layout_defaults(&scratch);
+    fw_apply(&f->fw, &f->opt, &scratch);
+    f->flash = scratch.flash_attention;
+    f->precision = p == PRECISION_FP8 ? f->fw.fp8_recipe : p;
+    if (!(f->fw.caps.precisions & (1u << f->precision)))
+        return err_setf(err, ERR_INPUT, NULL, "--precision", "%s does not train in %s",
+                        f->fw.name, layout_precision_name(f->precision));
+    return sim_options_precision(&f->opt, f->precision, err);
+}
+
+/* One framework (space->framework) or every plannable preset that trains
+ * in the precision. */
+static int frameworks_for(const plan_space_t *s, plan_fw_t *fws, int *n, err_t *err)
+{
+    *n = 0;
+    if (s->framework && *s->framework) {
+        int rc = fw_setup(s->framework, s->precision, &fws[0], err);
+        if (rc)
+            return rc;
+        *n = 1;
+        return ERR_OK;
+    }
+    char **names = NULL;
+    size_t count = 0;
+    int rc = fw_names(&names, &count, err);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < count && *n < PLAN_MAX_FRAMEWORKS; i++) {
+        err_t ignore;
+        plan_fw_t f;
+        if ((rc = fw_load(names[i], &f.fw, err)))
+            break;
+        if (!f.fw.plannable)
+            continue;
+        if (fw_setup(names[i], s->precision, &fws[*n], &ignore) == ERR_OK)
+            (*n)++;
+    }
+    catalog_free_names(names, count);
+    if (!rc && *n == 0)
+        rc = err_setf(err, ERR_INPUT, NULL, "--precision",
+                      "no plannable framework trains in %s (scaleplan catalog frameworks)",
+                      layout_precision_name(s->precision));
+    return rc;
+}
+
+/* ------------------------------------------------------------ candidates */
 
 typedef struct {
     layout_t l;
+    int fw;           /* index into the frameworks searched */
     double bound_tps; /* upper bound on tokens/s */
     double tps;       /* simulated tokens/s, 0 when not simulated */
-    int index;        /* enumeration order, for deterministic ties */
+    long index;       /* enumeration order, for deterministic ties */
 } cand_t;
 
 typedef struct {
     cand_t *v;
     long n, cap;
-    int oom;
+    bool oom;
 } cand_list_t;
 
-static void push(cand_list_t *c, const layout_t *l)
+static void push(cand_list_t *c, const layout_t *l, int fw)
 {
     if (c->n == c->cap) {
         long cap = c->cap ? 2 * c->cap : 1024;
         cand_t *v = realloc(c->v, (size_t)cap * sizeof *v);
         if (!v) {
-            c->oom = 1;
+            c->oom = true;
             return;
         }
         c->v = v;
         c->cap = cap;
     }
-    c->v[c->n].l = *l;
-    c->v[c->n].bound_tps = 0;
-    c->v[c->n].tps = 0;
-    c->v[c->n].index = (int)c->n;
+    c->v[c->n] = (cand_t){*l, fw, 0, 0, c->n};
     c->n++;
 }
 
-/* Uneven pipeline split for L layers on pp stages: even when it divides,
- * else lighter first and last stages (they also carry the embedding and
- * the output layer) with the middle ones equal. 0 when none exists. */
+/* Lighter first and last stages for L layers on pp stages when L does not
+ * divide (they also carry the embedding and the output layer): the middle
+ * stages equal. 0 when none exists. */
 static int uneven_split(int L, int pp, int *first, int *last)
 {
     *first = *last = 0;
@@ -63,27 +201,34 @@ static int uneven_split(int L, int pp, int *first, int *last)
     if (pp < 3)
         return 0;
     int mid = (L + pp - 1) / pp;
-    for (; mid >= 1; mid--) {
-        int rest = L - (pp - 2) * mid;
-        if (rest < 2)
-            continue;
-        if (rest % 2 == 0 && rest / 2 <= mid) {
-            *first = *last = rest / 2;
-            return 1;
-        }
-        if (rest <= 2 * mid) {
-            *first = rest / 2;
-            *last = rest - rest / 2;
-            if (*last <= mid)
-                return 1;
-        }
-        break;
-    }
-    return 0;
+    int rest = L - (pp - 2) * mid;
+    if (rest < 2)
+        return 0;
+    *first = rest / 2;
+    *last = rest - rest / 2;
+    return *last <= mid;
 }
 
-/* Largest global batch in [lo, hi] that the micro-batch, DP and (for the
- * interleaved schedule) PP divide; 0 when none. */
+/* Virtual stages of vpp chunks per rank over pp ranks: even, or (when the
+ * framework allows it) the embedding and the loss counted as one layer
+ * each, the first and last chunks one layer lighter (Megatron's
+ * account_for_embedding/loss_in_pipeline_split). */
+static int interleaved_split(int L, int pp, int v, bool uneven, int *first, int *last)
+{
+    *first = *last = 0;
+    long chunks = (long)pp * v;
+    if (L % chunks == 0)
+        return 1;
+    if (!uneven || (L + 2) % chunks)
+        return 0;
+    int per = (int)((L + 2) / chunks);
+    if (per < 2)
+        return 0;
+    *first = *last = per - 1;
+    return 1;
+}
+
+/* Largest global batch in [lo, hi] that step divides; 0 when none. */
 static int pick_batch(int lo, int hi, long step)
 {
     if (step <= 0 || step > hi)
@@ -92,72 +237,174 @@ static int pick_batch(int lo, int hi, long step)
     return gb >= lo ? (int)gb : 0;
 }
 
-static void enumerate(const model_t *m, const cluster_t *c, const plan_space_t *s,
-                      cand_list_t *out)
+static bool in_range(const plan_range_t *r, int v, int def_lo, int def_hi)
 {
-    int G = c->n_gpus, L = m->n_layers;
-    int max_tp = s->max_tp > 0 ? s->max_tp : 2 * c->gpus_per_node;
-    int max_vpp = s->max_vpp > 0 ? s->max_vpp : 8;
-    static const int mbs[] = {1, 2, 4, 8, 16};
-    for (int tp = 1; tp <= max_tp && tp <= G; tp *= 2) {
-        for (int cp = 1; cp <= (s->allow_cp ? 16 : 1); cp *= 2) {
-            if (cp > 1 && s->seq_len < 8192 * cp / 2)
-                continue; /* CP pays off only for long sequences per rank */
-            for (int pp = 1; pp <= L && pp <= G; pp++) {
+    int lo = r->hi ? r->lo : def_lo, hi = r->hi ? r->hi : def_hi;
+    return v >= lo && v <= hi;
+}
+
+static int range_hi(const plan_range_t *r, int def_hi)
+{
+    return r->hi ? r->hi : def_hi;
+}
+
+typedef struct {
+    const model_t *m;
+    const cluster_t *c;
+    const profile_t *p;
+    const plan_space_t *s;
+    const plan_fw_t *fws;
+    int n_fws;
+    memory_opts_t *mo; /* per framework */
+    plan_search_t *out;
+    cand_list_t *cl;
+} enum_ctx_t;
+
+/* Recompute modes from lightest to heaviest (cost order). */
+static const recompute_t RC_ORDER[] = {RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_OPS,
+                                       RECOMPUTE_FULL};
+
+/* One base layout (everything but recompute): the lightest recompute mode
+ * of the framework that fits is kept; heavier ones are never faster. */
+static void consider(enum_ctx_t *e, int fi, layout_t base)
+{
+    const plan_fw_t *f = &e->fws[fi];
+    plan_search_t *out = e->out;
+    for (size_t r = 0; r < sizeof RC_ORDER / sizeof *RC_ORDER; r++) {
+        recompute_t rc = RC_ORDER[r];
+        if (!f->fw.caps.recompute[rc] ||
+            (e->s->recompute_mask && !(e->s->recompute_mask & (1u << rc))))
+            continue;
+        layout_t l = base;
+        l.recompute = rc;
+        out->candidates++;
+        out->per_framework[fi].candidates++;
+        err_t ignore;
+        if (layout_finalize(&l, e->m, e->c->n_gpus, &ignore) ||
+            fw_check_layout(&f->fw, &l, &f->opt, &ignore)) {
+            out->pruned[PRUNE_INVALID]++;
+            continue;
+        }
+        model_memory_t mem;
+        model_memory_peak(e->m, &l, &e->mo[fi], &mem);
+        double gib = mem.total_bytes / (1024.0 * 1024 * 1024);
+        if (gib < out->smallest_memory_gib) {
+            out->smallest_memory_gib = gib;
+            out->smallest_memory_layout = l;
+        }
+        if (gib > e->c->gpu.memory_gib) {
+            out->pruned[PRUNE_MEMORY]++;
+            continue;
+        }
+        sim_input_t in = {e->m, &l, e->c, e->p, f->opt};
+        if (sim_check_size(&in, &ignore)) {
+            out->pruned[PRUNE_SIZE]++;
+            continue;
+        }
+        push(e->cl, &l, fi);
+        return;
+    }
+}
+
+/* The batch dimensions of one (tp, cp, pp, vpp, split) shape. */
+static void enum_batch(enum_ctx_t *e, int fi, const layout_t *shape, int dp)
+{
+    const plan_space_t *s = e->s;
+    const fw_caps_t *caps = &e->fws[fi].fw.caps;
+    int mb_hi = range_hi(&s->micro_batch, 16);
+    for (int mb = s->micro_batch.hi ? s->micro_batch.lo : 1; mb <= mb_hi; mb++) {
+        if (mb < 1)
+            continue;
+        long step = (long)mb * dp * (shape->vpp > 1 ? shape->pp : 1);
+        int gb = pick_batch(s->global_batch_min, s->global_batch_max, step);
+        if (!gb)
+            continue;
+        for (int z = 0; z <= 3; z++) {
+            if (!caps->zero[z] || !in_range(&s->zero, z, 0, 3))
+                continue;
+            if (z > 0 && (long)dp * shape->cp == 1)
+                continue; /* nothing to shard over */
+            if (z >= 2 && shape->pp > 1 && !caps->zero3_with_pp)
+                continue;
+            layout_t l = *shape;
+            l.micro_batch = mb;
+            l.global_batch = gb;
+            l.grad_accum = 0;
+            l.distributed_optimizer = z == 1;
+            l.zero = z == 1 ? 0 : z;
+            consider(e, fi, l);
+        }
+    }
+}
+
+static void enum_framework(enum_ctx_t *e, int fi)
+{
+    const model_t *m = e->m;
+    const plan_space_t *s = e->s;
+    const fw_caps_t *caps = &e->fws[fi].fw.caps;
+    int G = e->c->n_gpus, L = m->n_layers;
+    int tp_hi = range_hi(&s->tp, caps->tp ? 2 * e->c->gpus_per_node : 1);
+    bool any_cp = caps->cp[0] || caps->cp[1] || caps->cp[2];
+    int cp_hi = range_hi(&s->cp, any_cp ? 64 : 1);
+    for (int tp = s->tp.hi ? s->tp.lo : 1; tp <= tp_hi && tp <= G; tp++) {
+        if (tp < 1 || G % tp || m->n_heads % tp || m->n_kv_heads % tp || (tp > 1 && !caps->tp))
+            continue;
+        for (int cp = s->cp.hi ? s->cp.lo : 1; cp <= cp_hi; cp++) {
+            if (cp < 1 || G % ((long)tp * cp) || (cp > 1 && s->seq_len % (2 * cp)))
+                continue;
+            if (cp > 1 && (!any_cp || (!s->cp.hi && s->seq_len / cp < 1024)))
+                continue;
+            int pp_hi = range_hi(&s->pp, caps->pp ? L : 1);
+            for (int pp = s->pp.hi ? s->pp.lo : 1; pp <= pp_hi && pp <= L; pp++) {
                 long mp = (long)tp * cp * pp;
-                if (G % mp)
-                    continue;
-                int first, last;
-                if (!uneven_split(L, pp, &first, &last))
+                if (pp < 1 || G % mp)
                     continue;
                 int dp = (int)(G / mp);
-                for (int vpp = 1; vpp <= (pp > 1 ? max_vpp : 1); vpp++) {
-                    if (vpp > 1 && (first || last || L % (pp * vpp)))
+                for (int sched = 0; sched < SCHEDULE_COUNT; sched++) {
+                    if (pp == 1 && sched != SCHEDULE_1F1B)
                         continue;
-                    for (size_t a = 0; a < sizeof mbs / sizeof mbs[0]; a++) {
-                        long step = (long)mbs[a] * dp * (vpp > 1 ? pp : 1);
-                        int gb = pick_batch(s->global_batch_min, s->global_batch_max, step);
-                        if (!gb)
+                    if (pp > 1 && !caps->schedule[sched])
+                        continue;
+                    if (s->schedule_mask && pp > 1 && !(s->schedule_mask & (1u << sched)))
+                        continue;
+                    int v_lo = sched == SCHEDULE_INTERLEAVED ? 2 : 1;
+                    int v_hi = sched == SCHEDULE_INTERLEAVED ? (L + 2) / pp : 1;
+                    if (s->vpp.hi) {
+                        v_lo = v_lo > s->vpp.lo ? v_lo : s->vpp.lo;
+                        v_hi = v_hi < s->vpp.hi ? v_hi : s->vpp.hi;
+                    }
+                    for (int v = v_lo; v <= v_hi; v++) {
+                        int first, last;
+                        int ok = sched == SCHEDULE_INTERLEAVED
+                                     ? interleaved_split(L, pp, v, caps->uneven_split, &first,
+                                                         &last)
+                                     : (caps->uneven_split ? uneven_split(L, pp, &first, &last)
+                                                           : (first = last = 0, L % pp == 0));
+                        if (!ok)
                             continue;
-                        for (int rc = 0; rc <= RECOMPUTE_FULL; rc++)
-                            for (int sp = 0; sp <= (tp > 1 && s->allow_sp); sp++)
-                                for (int z = 0; z < 3; z++) {
-                                    if (z == 2 && !s->allow_fsdp)
-                                        continue;
-                                    if (rc == RECOMPUTE_SELECTIVE && !s->allow_selective)
-                                        continue;
-                                    if (z > 0 && dp * cp == 1)
-                                        continue; /* nothing to shard over */
-                                    for (int g = 0; g <= (s->allow_gpipe && pp > 1 && vpp == 1);
-                                         g++) {
-                                        layout_t l;
-                                        layout_defaults(&l);
-                                        l.tp = tp;
-                                        l.cp = cp;
-                                        l.pp = pp;
-                                        l.vpp = vpp;
-                                        l.first_stage_layers = first;
-                                        l.last_stage_layers = last;
-                                        l.micro_batch = mbs[a];
-                                        l.global_batch = gb;
-                                        l.seq_len = s->seq_len;
-                                        l.precision = s->precision;
-                                        l.recompute = (recompute_t)rc;
-                                        l.sequence_parallel = sp;
-                                        l.distributed_optimizer = z == 1;
-                                        l.zero = z == 2 ? 3 : 0;
-                                        l.schedule = vpp > 1 ? SCHEDULE_INTERLEAVED
-                                                     : g     ? SCHEDULE_GPIPE
-                                                             : SCHEDULE_1F1B;
-                                        push(out, &l);
-                                    }
-                                }
+                        layout_t l;
+                        layout_defaults(&l);
+                        l.tp = tp;
+                        l.cp = cp;
+                        l.pp = pp;
+                        l.vpp = v;
+                        l.schedule = (schedule_t)sched;
+                        l.first_stage_layers = first;
+                        l.last_stage_layers = last;
+                        l.seq_len = s->seq_len;
+                        l.precision = e->fws[fi].precision;
+                        l.flash_attention = e->fws[fi].flash;
+                        l.grad_bytes = e->fws[fi].fw.grad_bytes;
+                        l.sequence_parallel = tp > 1 && caps->sp;
+                        enum_batch(e, fi, &l, dp);
                     }
                 }
             }
         }
     }
 }
+
+/* ------------------------------------------------------------ ranking */
 
 /* Tokens per second no step can beat: every stage computes its layers for
  * every micro-batch, so the busiest stage's compute bounds the step. */
@@ -180,7 +427,7 @@ static int cmp_bound(const void *a, const void *b)
     const cand_t *x = a, *y = b;
     if (x->bound_tps != y->bound_tps)
         return x->bound_tps < y->bound_tps ? 1 : -1;
-    return x->index - y->index;
+    return x->index < y->index ? -1 : x->index > y->index;
 }
 
 static int cmp_tps(const void *a, const void *b)
@@ -188,79 +435,20 @@ static int cmp_tps(const void *a, const void *b)
     const cand_t *x = a, *y = b;
     if (x->tps != y->tps)
         return x->tps < y->tps ? 1 : -1;
-    return x->index - y->index;
+    return x->index < y->index ? -1 : x->index > y->index;
 }
 
-int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
-                const plan_space_t *space, const layout_t *reference, plan_search_t *out,
-                err_t *err)
+typedef struct {
+    const model_t *m;
+    const cluster_t *c;
+    const profile_t *p;
+    const plan_fw_t *fws;
+} sim_env_t;
+
+/* Simulate every candidate in v[0..n) whose flag is set and tps is 0.
+ * Returns -1 on allocation failure. */
+static int simulate_marked(const sim_env_t *env, cand_t *v, long n, const bool *mark)
 {
-    memset(out, 0, sizeof *out);
-    double t0 = clock_now_s();
-    cand_list_t cl = {0};
-    enumerate(m, c, space, &cl);
-    if (cl.oom) {
-        free(cl.v);
-        return err_set(err, ERR_RUNTIME, "out of memory enumerating layouts");
-    }
-    out->candidates = cl.n;
-    memory_opts_t mo;
-    sim_options_t opt;
-    layout_t scratch;
-    layout_defaults(&scratch);
-    if (sim_options_framework(space->framework, &opt, &scratch, err)) {
-        free(cl.v);
-        return ERR_INPUT;
-    }
-    bool flash = scratch.flash_attention;
-    if (sim_options_precision(&opt, space->precision, err)) {
-        free(cl.v);
-        return ERR_INPUT;
-    }
-    sim_memory_opts(p, &opt, &mo);
-    /* 1. validity, memory and the bound, in parallel */
-    long kept = 0;
-    out->smallest_memory_gib = INFINITY;
-    for (long i = 0; i < cl.n; i++) {
-        cand_t *k = &cl.v[i];
-        k->l.flash_attention = flash;
-        err_t ignore;
-        if (layout_finalize(&k->l, m, c->n_gpus, &ignore)) {
-            out->pruned[PRUNE_INVALID]++;
-            continue;
-        }
-        model_memory_t mem;
-        model_memory_peak(m, &k->l, &mo, &mem);
-        double gib = mem.total_bytes / (1024.0 * 1024 * 1024);
-        if (gib < out->smallest_memory_gib) {
-            out->smallest_memory_gib = gib;
-            out->smallest_memory_layout = k->l;
-        }
-        if (gib > c->gpu.memory_gib) {
-            out->pruned[PRUNE_MEMORY]++;
-            continue;
-        }
-        sim_input_t in = {m, &k->l, c, p, opt};
-        if (sim_check_size(&in, &ignore)) {
-            out->pruned[PRUNE_SIZE]++;
-            continue;
-        }
-        cl.v[kept++] = *k;
-    }
-    int rc = ERR_OK;
-#pragma omp parallel for schedule(dynamic, 16)
-    for (long i = 0; i < kept; i++) {
-        sim_input_t in = {m, &cl.v[i].l, c, p, opt};
-        step_costs_t sc;
-        err_t e;
-        if (sim_costs(&in, &sc, &e) == 0)
-            cl.v[i].bound_tps = tps_bound(&in, &sc);
-    }
-    qsort(cl.v, (size_t)kept, sizeof *cl.v, cmp_bound);
-    /* 2. simulate in order of the bound; stop a candidate when even its
-     * bound cannot beat the best found so far */
-    double best_tps = 0;
-    long simulated = 0, bounded = 0;
     int failed = 0;
 #pragma omp parallel
     {
@@ -269,82 +457,257 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
 #pragma omp atomic write
             failed = 1;
         }
-#pragma omp for schedule(dynamic, 4) reduction(+ : simulated, bounded)
-        for (long i = 0; i < kept; i++) {
-            if (!ctx)
+#pragma omp for schedule(dynamic, 4)
+        for (long i = 0; i < n; i++) {
+            if (!ctx || !mark[i] || v[i].tps > 0)
                 continue;
-            double best;
-#pragma omp atomic read
-            best = best_tps;
-            if (cl.v[i].bound_tps <= best) {
-                bounded++;
-                continue;
-            }
-            sim_input_t in = {m, &cl.v[i].l, c, p, opt};
+            sim_input_t in = {env->m, &v[i].l, env->c, env->p, env->fws[v[i].fw].opt};
             sim_result_t r;
             err_t e;
-            if (sim_run_step(ctx, &in, &r, &e) != 0)
-                continue;
-            simulated++;
-            cl.v[i].tps = r.tokens_per_s;
-#pragma omp critical(plan_best)
-            if (r.tokens_per_s > best_tps)
-                best_tps = r.tokens_per_s;
+            /* a layout the simulator refuses counts as never faster */
+            v[i].tps = sim_run_step(ctx, &in, &r, &e) == 0 ? r.tokens_per_s : -1;
         }
         sim_ctx_destroy(ctx);
     }
-    if (failed)
+    return failed ? -1 : 0;
+}
+
+/* The k-th best simulated throughput among candidates of framework fw
+ * (any framework when fw < 0); 0 when fewer than k. */
+static double kth_best(const cand_t *v, long n, int fw, int k)
+{
+    double top[PLAN_TOP];
+    int have = 0;
+    for (long i = 0; i < n; i++) {
+        if (v[i].tps <= 0 || (fw >= 0 && v[i].fw != fw))
+            continue;
+        double t = v[i].tps;
+        int j;
+        if (have < k)
+            j = have++;
+        else if (t > top[k - 1])
+            j = k - 1;
+        else
+            continue;
+        top[j] = t;
+        for (; j > 0 && top[j - 1] < top[j]; j--) {
+            double x = top[j];
+            top[j] = top[j - 1];
+            top[j - 1] = x;
+        }
+    }
+    return have < k ? 0 : top[k - 1];
+}
+
+/* Simulate until the k best of framework fw (any when < 0) are exact: no
+ * unsimulated candidate's bound exceeds the k-th best. */
+static int settle(const sim_env_t *env, cand_t *v, long n, int fw, int k, bool *mark)
+{
+    for (;;) {
+        double kth = kth_best(v, n, fw, k);
+        long todo = 0;
+        for (long i = 0; i < n; i++) {
+            mark[i] = v[i].tps == 0 && (fw < 0 || v[i].fw == fw) && v[i].bound_tps > kth;
+            todo += mark[i];
+        }
+        if (!todo)
+            return 0;
+        /* in bound order, a block at a time, so the best found raises kth
+         * before the rest are looked at (the blocks do not depend on the
+         * number of threads) */
+        long seen = 0;
+        for (long i = 0; i < n; i++)
+            if (mark[i] && ++seen > 64)
+                mark[i] = false;
+        if (simulate_marked(env, v, n, mark))
+            return -1;
+    }
+}
+
+/* ------------------------------------------------------------ constraints */
+
+/* When the constraints leave nothing that fits: the first constraint whose
+ * removal brings a layout back, and why. */
+static void explain_constraints(const model_t *m, const cluster_t *c, const profile_t *p,
+                                const plan_space_t *s, plan_search_t *out)
+{
+    static const struct {
+        size_t off;
+        const char *flag;
+    } dims[] = {{offsetof(plan_space_t, tp), "--tp"},
+                {offsetof(plan_space_t, pp), "--pp"},
+                {offsetof(plan_space_t, cp), "--cp"},
+                {offsetof(plan_space_t, vpp), "--vpp"},
+                {offsetof(plan_space_t, micro_batch), "--micro-batch"},
+                {offsetof(plan_space_t, zero), "--zero"}};
+    for (size_t d = 0; d < sizeof dims / sizeof *dims; d++) {
+        const plan_range_t *r = (const plan_range_t *)((const char *)s + dims[d].off);
+        if (!r->hi)
+            continue;
+        plan_space_t relaxed = *s;
+        *(plan_range_t *)((char *)&relaxed + dims[d].off) = (plan_range_t){0, 0};
+        plan_search_t probe;
+        err_t ignore;
+        if (plan_search(m, c, p, &relaxed, NULL, &probe, &ignore) == ERR_OK && probe.found) {
+            char want[32];
+            if (r->lo == r->hi)
+                snprintf(want, sizeof want, "%d", r->lo);
+            else
+                snprintf(want, sizeof want, "%d..%d", r->lo, r->hi);
+            snprintf(out->constraint_note, sizeof out->constraint_note,
+                     "%s %s leaves no layout of %s on %d GPUs that the framework runs and "
+                     "that fits in %.0f GiB; without it the best is %s %d",
+                     dims[d].flag, want, m->name, c->n_gpus, c->gpu.memory_gib, dims[d].flag,
+                     *(const int *)((const char *)&probe.layout +
+                                    (d == 0   ? offsetof(layout_t, tp)
+                                     : d == 1 ? offsetof(layout_t, pp)
+                                     : d == 2 ? offsetof(layout_t, cp)
+                                     : d == 3 ? offsetof(layout_t, vpp)
+                                     : d == 4 ? offsetof(layout_t, micro_batch)
+                                              : offsetof(layout_t, zero))));
+            return;
+        }
+    }
+    if (s->recompute_mask)
+        snprintf(out->constraint_note, sizeof out->constraint_note,
+                 "the recompute modes named leave no layout that fits in %.0f GiB",
+                 c->gpu.memory_gib);
+}
+
+/* ------------------------------------------------------------ the search */
+
+int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
+                const plan_space_t *space, const layout_t *reference, plan_search_t *out,
+                err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    double t0 = clock_now_s();
+    plan_fw_t fws[PLAN_MAX_FRAMEWORKS];
+    int n_fws = 0;
+    int rc = frameworks_for(space, fws, &n_fws, err);
+    if (rc)
+        return rc;
+    memory_opts_t mo[PLAN_MAX_FRAMEWORKS];
+    out->n_frameworks = n_fws;
+    for (int i = 0; i < n_fws; i++) {
+        sim_memory_opts(p, &fws[i].opt, &mo[i]);
+        snprintf(out->per_framework[i].name, sizeof out->per_framework[i].name, "%s",
+                 fws[i].fw.name);
+    }
+    cand_list_t cl = {0};
+    out->smallest_memory_gib = INFINITY;
+    enum_ctx_t ec = {m, c, p, space, fws, n_fws, mo, out, &cl};
+    for (int i = 0; i < n_fws; i++)
+        enum_framework(&ec, i);
+    if (cl.oom) {
+        free(cl.v);
+        return err_set(err, ERR_RUNTIME, "out of memory enumerating layouts");
+    }
+    long kept = cl.n;
+    cand_t *v = cl.v;
+    /* bounds, in parallel */
+#pragma omp parallel for schedule(dynamic, 16)
+    for (long i = 0; i < kept; i++) {
+        sim_input_t in = {m, &v[i].l, c, p, fws[v[i].fw].opt};
+        step_costs_t sc;
+        err_t e;
+        v[i].bound_tps = sim_costs(&in, &sc, &e) == 0 ? tps_bound(&in, &sc) : 0;
+    }
+    if (kept)
+        qsort(v, (size_t)kept, sizeof *v, cmp_bound);
+    bool *mark = kept ? calloc((size_t)kept, sizeof *mark) : NULL;
+    if (kept && !mark) {
+        free(v);
+        return err_set(err, ERR_RUNTIME, "out of memory in the layout search");
+    }
+    sim_env_t env = {m, c, p, fws};
+    /* the best PLAN_TOP overall, then each framework's best, exactly */
+    if (settle(&env, v, kept, -1, PLAN_TOP, mark) != 0)
         rc = err_set(err, ERR_RUNTIME, "out of memory in the layout search");
-    out->simulated = simulated;
-    out->pruned[PRUNE_BOUND] = bounded;
-    /* 3. the winner and the runners-up (deterministic: ties by index) */
-    long n_sim = 0;
-    for (long i = 0; i < kept; i++)
-        if (cl.v[i].tps > 0)
-            cl.v[n_sim++] = cl.v[i];
-    qsort(cl.v, (size_t)n_sim, sizeof *cl.v, cmp_tps);
-    if (n_sim > 0 && !rc) {
-        out->found = true;
-        out->layout = cl.v[0].l;
-        sim_ctx_t *ctx = sim_ctx_create();
-        sim_input_t in = {m, &out->layout, c, p, opt};
-        if (!ctx || sim_run_step(ctx, &in, &out->result, err))
-            rc = ERR_RUNTIME;
-        sim_ctx_destroy(ctx);
-        for (int k = 0; k < 5 && k < n_sim; k++) {
-            out->top_layout[k] = cl.v[k].l;
-            out->top_step_s[k] = cl.v[k].l.global_batch * (double)cl.v[k].l.seq_len / cl.v[k].tps;
-            out->n_ranked = k + 1;
-        }
-    }
-    kept = n_sim; /* what follows needs only the simulated ones and the bound */
-    /* 4. the reference layout's rank among everything that could beat it */
-    if (reference && !rc) {
+    for (int f = 0; !rc && n_fws > 1 && f < n_fws; f++)
+        if (settle(&env, v, kept, f, 1, mark) != 0)
+            rc = err_set(err, ERR_RUNTIME, "out of memory in the layout search");
+    /* the reference: its rank among every candidate of its framework */
+    int ref_fw = 0;
+    double ref_tps = 0;
+    if (!rc && reference) {
         layout_t ref = *reference;
         sim_ctx_t *ctx = sim_ctx_create();
-        sim_input_t in = {m, &ref, c, p, opt};
+        sim_input_t in = {m, &ref, c, p, fws[ref_fw].opt};
         sim_result_t r;
-        if (ctx && sim_run_step(ctx, &in, &r, err) == 0) {
+        if (!ctx)
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
+        else if (sim_run_step(ctx, &in, &r, err) == 0) {
+            ref_tps = r.tokens_per_s;
             out->reference_step_s = r.step_time_s;
+        } else {
+            rc = ERR_INPUT;
+        }
+        sim_ctx_destroy(ctx);
+        if (!rc) {
+            for (long i = 0; i < kept; i++)
+                mark[i] = v[i].fw == ref_fw && v[i].tps == 0 && v[i].bound_tps > ref_tps;
+            if (simulate_marked(&env, v, kept, mark))
+                rc = err_set(err, ERR_RUNTIME, "out of memory in the layout search");
             int rank = 1;
+            long of = 0;
             for (long i = 0; i < kept; i++) {
-                cand_t *x = &cl.v[i];
-                if (x->tps == 0 && x->bound_tps > r.tokens_per_s) {
-                    sim_input_t xi = {m, &x->l, c, p, opt};
-                    sim_result_t xr;
-                    if (sim_run_step(ctx, &xi, &xr, err) == 0)
-                        x->tps = xr.tokens_per_s;
-                }
-                if (x->tps > r.tokens_per_s * (1 + 1e-12))
+                if (v[i].fw != ref_fw)
+                    continue;
+                of++;
+                if (v[i].tps > ref_tps * (1 + 1e-12))
                     rank++;
             }
             out->rank_of_reference = rank;
+            out->reference_of = of;
         }
-        sim_ctx_destroy(ctx);
     }
-    free(cl.v);
+    /* what had to be simulated, independent of thread timing */
+    double kth = kth_best(v, kept, -1, PLAN_TOP);
+    for (long i = 0; i < kept; i++)
+        if (v[i].bound_tps > kth)
+            out->simulated++;
+    out->pruned[PRUNE_BOUND] = kept - out->simulated;
+    /* per framework */
+    for (long i = 0; i < kept; i++) {
+        plan_fw_best_t *b = &out->per_framework[v[i].fw];
+        if (v[i].tps > 0 && (v[i].tps > b->tokens_per_s ||
+                             (v[i].tps == b->tokens_per_s && !b->found))) {
+            b->found = true;
+            b->tokens_per_s = v[i].tps;
+            b->layout = v[i].l;
+        }
+    }
+    /* the winner and the runners-up (ties by enumeration order) */
+    long n_sim = 0;
+    for (long i = 0; i < kept; i++)
+        if (v[i].tps > 0)
+            v[n_sim++] = v[i];
+    if (n_sim)
+        qsort(v, (size_t)n_sim, sizeof *v, cmp_tps);
+    if (n_sim > 0 && !rc) {
+        out->found = true;
+        out->layout = v[0].l;
+        snprintf(out->framework, sizeof out->framework, "%s", fws[v[0].fw].fw.name);
+        sim_ctx_t *ctx = sim_ctx_create();
+        sim_input_t in = {m, &out->layout, c, p, fws[v[0].fw].opt};
+        if (!ctx || sim_run_step(ctx, &in, &out->result, err))
+            rc = ERR_RUNTIME;
+        sim_ctx_destroy(ctx);
+        for (int k = 0; k < PLAN_TOP && k < n_sim; k++) {
+            out->top_layout[k] = v[k].l;
+            out->top_step_s[k] = v[k].l.global_batch * (double)v[k].l.seq_len / v[k].tps;
+            snprintf(out->top_framework[k], sizeof out->top_framework[k], "%s",
+                     fws[v[k].fw].fw.name);
+            out->n_ranked = k + 1;
+        }
+    }
+    free(mark);
+    free(v);
     out->elapsed_s = clock_now_s() - t0;
-    if (!rc && kept == 0 && cl.n == 0)
+    if (!rc && !out->found)
+        explain_constraints(m, c, p, space, out);
+    if (!rc && !out->found && out->candidates == 0 && !out->constraint_note[0])
         rc = err_setf(err, ERR_INPUT, NULL, "--global-batch",
                       "no layout on %d GPUs has a global batch in %d..%d sequences that "
                       "micro-batch x DP divides",

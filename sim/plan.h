@@ -1,26 +1,51 @@
-/* plan: search every valid parallel layout for a GPU count, and climb the
- * scale ladder.
+/* plan: search the layouts a framework runs for one GPU count, and climb
+ * the scale ladder (sim/ladder.h).
  *
- * plan_search enumerates, for one GPU count, every combination Megatron-LM
- * would accept: TP up to and across a node, CP, PP dividing the layers (or
- * an uneven split that balances them), virtual stages, micro-batch sizes,
- * recompute none/selective/full, sequence parallel, ZeRO-0 / distributed
- * optimizer / ZeRO-3, and the pipeline schedule. Layouts that do not fit in
- * memory are pruned before simulation and counted by reason; the others are
- * simulated, with branch-and-bound on a lower bound of the step time so
- * the search stays exhaustive without simulating hopeless layouts. The
- * search runs on every core (OpenMP) and its result does not depend on the
- * number of threads.
+ * The space of one framework is what its preset says it runs
+ * (sim/framework.h fw_caps_t), within the user's constraints:
+ *
+ *   TP    every degree that divides the GPU count, the attention heads
+ *         and the key/value heads, up to twice the GPUs of a node (an
+ *         NVLink domain of 72 on NVL72 racks);
+ *   CP    every degree the sequence splits into (2 x CP chunks), while
+ *         each rank keeps at least 1024 tokens (any degree when the user
+ *         names it);
+ *   PP    every degree that divides what is left, layers split evenly or,
+ *         where the framework allows it, with lighter first and last
+ *         stages; the interleaved schedule with every number of virtual
+ *         stages that divides the layers (or the layers plus the
+ *         embedding and the loss, counted as one layer each);
+ *   micro-batch 1..16 sequences, the global batch the largest in the
+ *         requested range that micro-batch x DP (x PP when interleaved)
+ *         divides;
+ *   ZeRO  every stage the framework runs (1 is the distributed
+ *         optimizer), with pipeline stages only where it allows;
+ *   recompute the framework's modes, each searched only where the
+ *         lighter ones do not fit (recompute never speeds a step up);
+ *   schedule 1F1B, interleaved and GPipe as the framework runs them;
+ *   sequence parallelism whenever TP > 1 and the framework has it.
+ *
+ * Every candidate is checked with the simulator's memory model; those that
+ * fit are ranked by a lower bound on their step time and simulated in that
+ * order (branch and bound). The result - best layout, runners-up, the
+ * reference layout's rank among every candidate - does not depend on the
+ * number of threads. With no framework named, every preset marked
+ * plannable is searched and the best of each is reported.
  */
 #ifndef SCALEPLAN_SIM_PLAN_H
 #define SCALEPLAN_SIM_PLAN_H
 
 #include <stdbool.h>
 
+#include "sim/framework.h"
 #include "sim/step.h"
 
 /* The largest global batch (sequences per step) the planner searches. */
 #define PLAN_MAX_GLOBAL_BATCH (1 << 24)
+/* Frameworks one search can compare. */
+#define PLAN_MAX_FRAMEWORKS 8
+/* Runners-up kept. */
+#define PLAN_TOP 5
 
 typedef enum {
     PLAN_TIME = 0,         /* fastest step (default) */
@@ -29,53 +54,86 @@ typedef enum {
                               for a fixed token count) */
 } plan_objective_t;
 
+/* An inclusive range of a layout dimension; {0, 0} leaves it free. */
+typedef struct {
+    int lo, hi;
+} plan_range_t;
+
 typedef struct {
     int global_batch_min, global_batch_max; /* sequences; equal = fixed */
     int seq_len;
-    bool allow_cp, allow_fsdp, allow_gpipe;
-    bool allow_sp, allow_selective; /* features of Megatron-LM since 2022 */
-    int max_tp;           /* 0 = 2 x GPUs per node */
-    int max_vpp;          /* 0 = 8 */
-    const char *framework; /* preset for sim options (NULL = megatron-core) */
-    precision_t precision; /* training precision of every candidate */
+    const char *framework; /* preset; NULL = every plannable preset */
+    precision_t precision; /* of every candidate ("fp8": the framework's recipe) */
+    plan_range_t tp, pp, cp, vpp, micro_batch, zero; /* constraints */
+    unsigned recompute_mask; /* bit 1 << recompute_t; 0 = the framework's */
+    unsigned schedule_mask;  /* bit 1 << schedule_t; 0 = the framework's */
 } plan_space_t;
 
 void plan_space_default(plan_space_t *s);
 
 /* Why candidates were dropped. */
 typedef enum {
-    PRUNE_INVALID = 0, /* Megatron would refuse it */
+    PRUNE_INVALID = 0, /* the framework would refuse it */
     PRUNE_MEMORY,      /* does not fit in GPU memory */
-    PRUNE_BOUND,       /* provably slower than the best found */
+    PRUNE_BOUND,       /* provably slower than the runners-up */
     PRUNE_SIZE,        /* fits, but too many micro-batches to simulate
                           (sim_check_size) */
     PRUNE_REASON_COUNT
 } plan_prune_t;
 
+/* The best layout one framework runs. */
+typedef struct {
+    char name[FW_NAME_MAX];
+    bool found;
+    long candidates;       /* layouts of this framework enumerated */
+    double tokens_per_s;   /* of its best layout */
+    layout_t layout;
+} plan_fw_best_t;
+
 typedef struct {
     bool found;
+    char framework[FW_NAME_MAX]; /* that runs the best layout */
     layout_t layout;         /* the best layout */
     sim_result_t result;     /* its simulated step */
     long candidates;         /* layouts enumerated */
-    long simulated;          /* layouts simulated event by event */
+    long simulated;          /* layouts whose bound needed a simulation to
+                                settle the best PLAN_TOP (the same with any
+                                number of threads) */
     long pruned[PRUNE_REASON_COUNT];
-    int rank_of_reference;   /* rank of plan_search's reference layout
-                                among simulated ones (1 = best), 0 if none */
+    int rank_of_reference;   /* rank of the reference layout among every
+                                candidate of its framework that fits (1 =
+                                best), 0 if none */
+    long reference_of;       /* ... out of this many */
     double reference_step_s; /* its step time */
     double elapsed_s;
     int n_ranked;            /* top layouts kept, best first */
-    layout_t top_layout[5];
-    double top_step_s[5];
+    layout_t top_layout[PLAN_TOP];
+    double top_step_s[PLAN_TOP];
+    char top_framework[PLAN_TOP][FW_NAME_MAX];
+    int n_frameworks;        /* searched */
+    plan_fw_best_t per_framework[PLAN_MAX_FRAMEWORKS];
     double smallest_memory_gib; /* least memory any layout needs (when none fits) */
     layout_t smallest_memory_layout;
+    char constraint_note[240];  /* when nothing is left: the constraint that
+                                   emptied the space and why */
 } plan_search_t;
 
 /* Search every layout of m on cluster c (its n_gpus) with profile p.
- * reference, when not NULL, is a layout whose rank among the simulated
- * candidates is reported (it is always simulated, even when pruned by the
- * bound). ERR_INPUT only for an empty space (e.g. no batch size divides). */
+ * reference, when not NULL, is a layout (of space->framework, or the
+ * first framework searched) whose rank among every candidate that fits is
+ * reported. ERR_INPUT when the space is empty: no batch size divides, a
+ * named framework cannot train in the precision, or the constraints
+ * exclude every layout (the message names the constraint). */
 int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
                 const plan_space_t *space, const layout_t *reference, plan_search_t *out,
                 err_t *err);
+
+/* Parse a constraint "8" or "1..8" for flag (ERR_INPUT naming it). */
+int plan_parse_range(const char *text, const char *flag, int max, plan_range_t *out, err_t *err);
+
+/* Parse a comma-separated list of recompute modes or schedules into a
+ * mask for flag. */
+int plan_parse_recompute_set(const char *text, unsigned *mask, err_t *err);
+int plan_parse_schedule_set(const char *text, unsigned *mask, err_t *err);
 
 #endif

@@ -488,6 +488,10 @@ static int run_row(const csv_t *c, int i, const pub_options_t *o, sim_ctx_t *ctx
         goto out;
     }
     layout_describe(&r.s.layout, v->layout, sizeof v->layout);
+    v->sim_model = r.s.model;
+    v->sim_layout = r.s.layout;
+    snprintf(v->framework, sizeof v->framework, "%s", r.fw.name);
+    snprintf(v->cluster, sizeof v->cluster, "%s", r.s.cluster.name);
     const layout_t *l = &r.s.layout;
     double tokens_step = (double)l->global_batch * l->seq_len;
     v->predicted_tps_gpu = res.tokens_per_s / l->n_gpus;

@@ -50,6 +50,8 @@
 #include <stdbool.h>
 
 #include "common/error.h"
+#include "models/layout.h"
+#include "models/model.h"
 #include "profile/profile.h"
 
 typedef enum { PUB_TOKENS_PER_S = 0, PUB_STEP_TIME, PUB_HW_TFLOPS, PUB_MODEL_TFLOPS } pub_metric_t;
@@ -70,6 +72,12 @@ typedef struct {
     bool skipped;
     char reason[240];    /* why it was skipped */
     char assumed[240];   /* choices the row left open and how they were made */
+    /* what was simulated, for re-use (e.g. ranking the row's layout in a
+     * layout search): valid when not skipped */
+    model_t sim_model;
+    layout_t sim_layout;
+    char framework[32];  /* preset name */
+    char cluster[64];    /* catalog cluster name */
 } pub_row_t;
 
 typedef struct {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sim/ladder.h"
+#include "sim/published.h"
 #include "tests/testing.h"
 
 static void ladder_for(const char *model, const char *gpu, double tokens, int lo, int hi,
@@ -157,6 +158,7 @@ static void test_search_consistent(void)
     s.seq_len = 4096;
     s.global_batch_min = 256;
     s.global_batch_max = 1024; /* a range: the search may use any batch in it */
+    s.framework = "megatron-core";
     plan_search_t a;
     CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &a, &e), 0);
     CU_ASSERT_TRUE_FATAL(a.found);
@@ -169,10 +171,251 @@ static void test_search_consistent(void)
     plan_search_t b;
     layout_t ref = a.top_layout[1];
     CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, &ref, &b, &e), 0);
-    CU_ASSERT_EQUAL(memcmp(&a.layout, &b.layout, sizeof a.layout), 0);
+    char da[200], db[200];
+    layout_describe(&a.layout, da, sizeof da);
+    layout_describe(&b.layout, db, sizeof db);
+    CU_ASSERT_STRING_EQUAL(da, db);
     CU_ASSERT_EQUAL(b.rank_of_reference, 2);
+    CU_ASSERT_TRUE(b.reference_of >= a.simulated);
     prof_free(&p);
 }
 
-TEST_SUITE(suite_plan, "plan", TEST(test_ladder_properties),
+static void setup_search(const char *model, const char *gpu, int gpus, int seq, int gb,
+                         model_t *m, cluster_t *c, profile_t *p, plan_space_t *s)
+{
+    err_t e;
+    cluster_spec_t spec = {.gpu = gpu, .n_gpus = gpus};
+    CU_ASSERT_EQUAL_FATAL(model_load(model, m, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&spec, c, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(prof_load_default(c->gpu.name, p, &e), 0);
+    plan_space_default(s);
+    s->seq_len = seq;
+    s->global_batch_min = s->global_batch_max = gb;
+}
+
+/* Each framework's space is what it runs: FSDP-only frameworks get no TP
+ * or PP, Megatron 2022 no CP and no FSDP, DeepSpeed no ZeRO-2/3 with
+ * pipeline stages; every runner-up obeys the same. */
+static void test_framework_spaces(void)
+{
+    model_t m;
+    cluster_t c;
+    profile_t p;
+    plan_space_t s;
+    err_t e;
+    setup_search("llama3-8b", "h100-sxm", 64, 8192, 256, &m, &c, &p, &s);
+    static const char *const fws[] = {"fsdp", "llm-foundry", "megatron-2022", "deepspeed",
+                                      "torchtitan-2025-06", "megatron-core"};
+    for (size_t f = 0; f < sizeof fws / sizeof *fws; f++) {
+        s.framework = fws[f];
+        plan_search_t r;
+        CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &r, &e), 0);
+        CU_ASSERT_TRUE_FATAL(r.found);
+        CU_ASSERT_STRING_EQUAL(r.framework, fws[f]);
+        fw_preset_t fw;
+        CU_ASSERT_EQUAL_FATAL(fw_load(fws[f], &fw, &e), 0);
+        for (int k = 0; k < r.n_ranked; k++) {
+            const layout_t *l = &r.top_layout[k];
+            sim_options_t o;
+            layout_t scratch = *l;
+            fw_apply(&fw, &o, &scratch);
+            CU_ASSERT_EQUAL(fw_check_layout(&fw, l, &o, &e), 0);
+            if (strcmp(fws[f], "fsdp") == 0 || strcmp(fws[f], "llm-foundry") == 0)
+                CU_ASSERT_TRUE(l->tp == 1 && l->pp == 1 && l->zero >= 2);
+            if (strcmp(fws[f], "megatron-2022") == 0)
+                CU_ASSERT_TRUE(l->cp == 1 && l->zero == 0);
+            if (strcmp(fws[f], "deepspeed") == 0 && l->pp > 1)
+                CU_ASSERT_TRUE(l->zero <= 1);
+        }
+    }
+    /* no framework named: every plannable one, each with its best */
+    s.framework = NULL;
+    plan_search_t all;
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &all, &e), 0);
+    CU_ASSERT_TRUE(all.n_frameworks >= 5);
+    for (int i = 0; i < all.n_frameworks; i++)
+        if (all.per_framework[i].found)
+            CU_ASSERT_TRUE(all.per_framework[i].tokens_per_s <= all.result.tokens_per_s * (1 + 1e-9));
+    prof_free(&p);
+}
+
+/* Constraints fix or bound a dimension; one that empties the space is
+ * named with why. */
+static void test_constraints(void)
+{
+    model_t m;
+    cluster_t c;
+    profile_t p;
+    plan_space_t s;
+    err_t e;
+    setup_search("llama3-70b", "h100-sxm", 256, 8192, 512, &m, &c, &p, &s);
+    s.framework = "megatron-core";
+    s.tp = (plan_range_t){4, 4};
+    s.pp = (plan_range_t){2, 4};
+    plan_search_t r;
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &r, &e), 0);
+    CU_ASSERT_TRUE_FATAL(r.found);
+    for (int k = 0; k < r.n_ranked; k++) {
+        CU_ASSERT_EQUAL(r.top_layout[k].tp, 4);
+        CU_ASSERT_TRUE(r.top_layout[k].pp >= 2 && r.top_layout[k].pp <= 4);
+    }
+    /* TP 3 divides neither the 64 heads nor 256 GPUs */
+    s.tp = (plan_range_t){3, 3};
+    s.pp = (plan_range_t){0, 0};
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &r, &e), 0);
+    CU_ASSERT_FALSE(r.found);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.constraint_note, "--tp 3"));
+    /* recompute named: only those modes */
+    s.tp = (plan_range_t){0, 0};
+    s.recompute_mask = 1u << RECOMPUTE_FULL;
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &r, &e), 0);
+    CU_ASSERT_TRUE(r.found && r.layout.recompute == RECOMPUTE_FULL);
+    /* a framework that cannot train in the precision */
+    s.recompute_mask = 0;
+    s.framework = "megatron-2021";
+    s.precision = PRECISION_FP8;
+    CHECK_ERR(plan_search(&m, &c, &p, &s, NULL, &r, &e), &e, ERR_INPUT, "--precision",
+              "megatron-2021");
+    prof_free(&p);
+}
+
+/* Llama 3 405B on 16,384 H100s with Meta's batch (Dubey et al. 2024,
+ * Table 4: 2,048 sequences of 8,192 tokens, TP8 CP1 PP16 DP128,
+ * interleaved, one layer fewer on the first and last stages): the plan is
+ * at least as fast as the simulator says Meta's layout is; with TP 8, PP 16
+ * and CP 1 fixed under a framework that shards gradients with pipeline
+ * stages (torchtitan's ZeRO-2, as Meta did), the search finds Meta's
+ * layout itself. */
+static void test_meta_405b(void)
+{
+    model_t m;
+    cluster_t c;
+    profile_t p;
+    plan_space_t s;
+    err_t e;
+    setup_search("llama3-405b", "h100-sxm", 16384, 8192, 2048, &m, &c, &p, &s);
+    s.framework = "megatron-core";
+    plan_search_t r;
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &r, &e), 0);
+    CU_ASSERT_TRUE_FATAL(r.found);
+    layout_t meta;
+    layout_defaults(&meta);
+    meta.tp = 8;
+    meta.pp = 16;
+    meta.vpp = 4;
+    meta.schedule = SCHEDULE_INTERLEAVED;
+    meta.first_stage_layers = meta.last_stage_layers = 1; /* 128 / (16 x 4) - 1 */
+    meta.global_batch = 2048;
+    meta.seq_len = 8192;
+    meta.sequence_parallel = true;
+    meta.distributed_optimizer = true;
+    meta.grad_bytes = 4;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&meta, &m, 16384, &e), 0);
+    CU_ASSERT_EQUAL(meta.dp, 128);
+    sim_options_t o;
+    layout_t scratch = meta;
+    CU_ASSERT_EQUAL_FATAL(sim_options_framework("megatron-core", &o, &scratch, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(sim_options_precision(&o, PRECISION_BF16, &e), 0);
+    sim_input_t in = {&m, &meta, &c, &p, o};
+    sim_ctx_t *ctx = sim_ctx_create();
+    sim_result_t res;
+    CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &in, &res, &e), 0);
+    sim_ctx_destroy(ctx);
+    CU_ASSERT_TRUE(r.result.tokens_per_s >= res.tokens_per_s);
+    /* Meta's layout itself, under the constraints */
+    s.framework = "torchtitan-2025-06";
+    s.tp = (plan_range_t){8, 8};
+    s.pp = (plan_range_t){16, 16};
+    s.cp = (plan_range_t){1, 1};
+    s.zero = (plan_range_t){2, 2};
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &r, &e), 0);
+    CU_ASSERT_TRUE_FATAL(r.found);
+    CU_ASSERT_EQUAL(r.layout.tp, 8);
+    CU_ASSERT_EQUAL(r.layout.pp, 16);
+    CU_ASSERT_EQUAL(r.layout.cp, 1);
+    CU_ASSERT_EQUAL(r.layout.dp, 128);
+    CU_ASSERT_EQUAL(r.layout.schedule, SCHEDULE_INTERLEAVED);
+    CU_ASSERT_TRUE(r.layout.first_stage_layers > 0 &&
+                   r.layout.first_stage_layers < 126 / (16 * r.layout.vpp) + 1);
+    prof_free(&p);
+}
+
+/* Published layouts ranked among every layout their framework runs at that
+ * scale with the same recompute method (the rank counts every candidate
+ * that fits, simulating those the bound cannot rule out). The teams tuned
+ * the pipelined layouts: one the model puts more than 15% behind its best
+ * says the model (or the search) is off. SC21 Table 1 rows (T001-T010,
+ * Megatron-LM 2021, full activation checkpointing). */
+static void test_published_ranks(void)
+{
+    pub_row_t *rows = NULL;
+    int n = 0;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(pub_replay(fixture("validation/throughput.csv"), NULL, &rows, &n, &e), 0);
+    int checked = 0;
+    for (int i = 0; i < n; i++) {
+        pub_row_t *v = &rows[i];
+        if (v->skipped || strcmp(v->group, "megatron-2021") != 0 || strcmp(v->row_id, "T011") >= 0)
+            continue;
+        cluster_spec_t spec = {.cluster = v->cluster, .n_gpus = v->gpus};
+        cluster_t c;
+        profile_t p;
+        CU_ASSERT_EQUAL_FATAL(cluster_resolve(&spec, &c, &e), 0);
+        CU_ASSERT_EQUAL_FATAL(prof_load_default(c.gpu.name, &p, &e), 0);
+        plan_space_t s;
+        plan_space_default(&s);
+        s.framework = v->framework;
+        s.seq_len = v->sim_layout.seq_len;
+        s.global_batch_min = s.global_batch_max = v->sim_layout.global_batch;
+        s.precision = v->sim_layout.precision;
+        /* SC21 checkpointed activations in every run as a method, not as a
+         * choice of layout: rank among layouts that do the same */
+        s.recompute_mask = 1u << v->sim_layout.recompute;
+        plan_search_t r;
+        CU_ASSERT_EQUAL_FATAL(plan_search(&v->sim_model, &c, &p, &s, &v->sim_layout, &r, &e), 0);
+        CU_ASSERT_TRUE_FATAL(r.found);
+        double published_tps = (double)v->sim_layout.global_batch * v->sim_layout.seq_len /
+                               r.reference_step_s;
+        printf("\n  %s %-10s %5d GPUs: published %-58s rank %d of %ld (%.1f%% behind the best)",
+               v->row_id, v->model, v->gpus, v->layout, r.rank_of_reference, r.reference_of,
+               100 * (1 - published_tps / r.result.tokens_per_s));
+        CU_ASSERT_TRUE(r.rank_of_reference >= 1 && r.rank_of_reference <= r.reference_of);
+        /* T001-T005 keep SC21's weak-scaling method (TP grows to 8 within
+         * a node before PP is used), which the model puts up to 23% behind
+         * its best (printed above); the pipelined runs T006-T010 are where
+         * the team chose among layouts */
+        if (strcmp(v->row_id, "T006") >= 0)
+            CU_ASSERT_TRUE(published_tps >= 0.85 * r.result.tokens_per_s);
+        checked++;
+        prof_free(&p);
+    }
+    printf("\n");
+    CU_ASSERT_TRUE(checked >= 8);
+    free(rows);
+}
+
+/* Two runs of plan --json, with one thread and with two, agree byte for
+ * byte apart from the elapsed time. */
+static void test_threads_same_json(void)
+{
+    const char *args = "plan --model llama3-8b --gpu h100-sxm --tokens 1T --min-gpus 64 "
+                       "--max-gpus 128 --trials 100 --json";
+    char *a = NULL, *b = NULL;
+    CU_ASSERT_EQUAL(run_cli_env("OMP_NUM_THREADS=1 ", args, &a, NULL), 0);
+    CU_ASSERT_EQUAL(run_cli_env("OMP_NUM_THREADS=2 ", args, &b, NULL), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    /* blank the elapsed-time figures */
+    char *docs[2] = {a, b};
+    for (int d = 0; d < 2; d++)
+        for (char *q = docs[d]; (q = strstr(q, "elapsed_s\"")); q++)
+            for (char *x = strchr(q, ':') + 1; *x && *x != ',' && *x != '}' && *x != '\n'; x++)
+                *x = ' ';
+    CU_ASSERT_STRING_EQUAL(a, b);
+    free(a);
+    free(b);
+}
+
+TEST_SUITE(suite_plan, "plan", TEST(test_framework_spaces), TEST(test_constraints),
+           TEST(test_meta_405b), TEST(test_published_ranks), TEST(test_threads_same_json), TEST(test_ladder_properties),
            TEST(test_impossible_requests), TEST(test_search_consistent));
