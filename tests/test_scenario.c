@@ -153,7 +153,7 @@ static void test_whatif(void)
     in.tokens = 1e11;
     in.usd_per_gpu_hour = 2.0;
     in.min_gpus = in.max_gpus = 16;
-    rel_config_default(&in.rel, &base, &f);
+    CU_ASSERT_EQUAL_FATAL(rel_config_init(&in.rel, &base, &f, NULL, &e), 0);
     in.rel.trials = 50;
     in.rel.spares = -1;
     in.ckpt_bytes = 1e11;
