@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/catalog.h"
 
@@ -392,6 +393,52 @@ int failure_choose(const char *environment, const char *arch, failure_choice_t *
              out->assumed ? "; ASSUMED: its evidence is from another GPU generation or setting"
                           : "");
 out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* Case-insensitive substring test. */
+static bool contains_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0)
+            return true;
+    return n == 0;
+}
+
+int failure_environment_of(const char *text, char *env, size_t cap, err_t *err)
+{
+    env[0] = '\0';
+    cJSON *root = NULL;
+    char origin[CATALOG_ORIGIN_MAX];
+    int rc = catalog_parse(FAILURE_FILE, &root, origin, sizeof origin, err);
+    if (rc)
+        return rc;
+    json_ctx_t ctx = json_ctx_root(origin);
+    const cJSON *kw, *rules;
+    if (!(rc = json_get_object(root, "environment_keywords", &ctx, JSON_REQUIRED, &kw, err))) {
+        json_ctx_t kctx = json_ctx_member(&ctx, "environment_keywords");
+        if (!(rc = json_get_array(kw, "rules", &kctx, JSON_REQUIRED, &rules, err))) {
+            json_ctx_t rctx = json_ctx_member(&kctx, "rules");
+            int i = 0;
+            const cJSON *e;
+            cJSON_ArrayForEach(e, rules)
+            {
+                json_ctx_t ectx = json_ctx_index(&rctx, i++);
+                char match[64], name[24];
+                if ((rc = json_get_string(e, "match", &ectx, JSON_REQUIRED, match, sizeof match,
+                                          err)) ||
+                    (rc = json_get_string(e, "environment", &ectx, JSON_REQUIRED, name,
+                                          sizeof name, err)))
+                    break;
+                if (contains_ci(text, match)) {
+                    snprintf(env, cap, "%s", name);
+                    break;
+                }
+            }
+        }
+    }
     cJSON_Delete(root);
     return rc;
 }

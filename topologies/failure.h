@@ -75,7 +75,7 @@ typedef struct {
     failure_scope_t scope;  /* interruptions of one job, or tickets of a cluster */
     char counts[200];       /* what the source counts */
     char source_key[48];    /* a phrase of the source's title (validation rows) */
-    char source[500];
+    char source[800];
     int n_classes;
     failure_class_t classes[FAILURE_MAX_CLASSES];
 } failure_set_t;
@@ -105,6 +105,11 @@ typedef struct {
  * default_environment) and GPU architecture arch ("hopper"). An unknown
  * environment is ERR_INPUT naming --environment and listing the known ones. */
 int failure_choose(const char *environment, const char *arch, failure_choice_t *out, err_t *err);
+
+/* The environment a published record's text describes (failures.json
+ * "environment_keywords": the first rule whose phrase it contains), or ""
+ * when none matches (the default environment applies). */
+int failure_environment_of(const char *text, char *env, size_t cap, err_t *err);
 
 /* The environments, as "dedicated, research, ..." (for help and errors). */
 int failure_environments(char *buf, size_t cap, err_t *err);
