@@ -8,6 +8,7 @@
 #include "profile/provenance.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "common/catalog.h"
 #include "common/json.h"
 #include "common/names.h"
@@ -503,7 +504,7 @@ static int run(const cli_args_t *a, err_t *err)
         }
         want[hit] = true;
     }
-    bool as_json = cli_has(a, "--json");
+    bool as_json = cli_machine_output(a);
     cJSON *json = as_json ? cJSON_CreateObject() : NULL;
     if (as_json && !json)
         return err_set(err, ERR_RUNTIME, "out of memory");
@@ -511,7 +512,7 @@ static int run(const cli_args_t *a, err_t *err)
         if (want[i])
             rc = sections[i].fn(json, a, err);
     if (rc == ERR_OK && json)
-        rc = json_print_stdout(json, err);
+        rc = cli_emit(a, json, NULL, err);
     cJSON_Delete(json);
     return rc;
 }
