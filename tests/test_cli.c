@@ -412,7 +412,7 @@ static void test_plan_cli(void)
     CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
     snprintf(args, sizeof args,
              "plan --model llama3-8b --tokens 1T --gpu h100-sxm --min-gpus 8 --max-gpus 64 "
-             "--trials 100 --what-if fabric=ib-hdr,price=3.10,gpu=h200 --report %s/r --json",
+             "--trials 100 --what-if fabric=ib-hdr,price=4.10,gpu=h200 --report %s/r --json",
              dir);
     char *out = NULL;
     expect(args, 0, &out, NULL);

@@ -206,6 +206,12 @@ int failure_load_set(const char *name, failure_set_t *out, err_t *err)
                               err);
 }
 
+int failure_load_all(failure_set_t **sets, size_t *count, err_t *err)
+{
+    return catalog_load_table(FAILURE_FILE, "rate_sets", sizeof(**sets), set_from_json,
+                              (void **)sets, count, err);
+}
+
 double failure_components(const cluster_t *c, failure_component_t comp)
 {
     switch (comp) {

@@ -84,6 +84,9 @@ typedef struct {
  * first choice for the default environment and the hopper architecture). */
 int failure_load_set(const char *name, failure_set_t *out, err_t *err);
 
+/* Every rate set in file order; *sets is a heap array the caller frees. */
+int failure_load_all(failure_set_t **sets, size_t *count, err_t *err);
+
 const char *failure_kind_name(failure_kind_t k);
 /* Whether set s has evidence for GPU architecture arch. */
 bool failure_set_covers(const failure_set_t *s, const char *arch);
