@@ -271,6 +271,10 @@ static void test_validate_and_tools(void)
     check_same("validate --failures tests/fixtures/validation/failures.csv,"
                "tests/fixtures/validation/failures_more.csv",
                "rows", true, NULL);
+    check_same("validate --log tests/fixtures/logs/ladder/llama3-8b-64.log --log "
+               "tests/fixtures/logs/ladder/llama3-8b-128.log --model llama3-8b --gpu h100-sxm "
+               "--seq-len 8192 --distributed-optimizer",
+               "runs", true, NULL);
     check_same("calibrate --show profile/catalog/h100-sxm.json", NULL, true, NULL);
     /* a measured run: its timings differ run to run, its keys do not */
     check_same("train --model tests/fixtures/configs/tiny-gpt.json --steps 1 --seq-len 8 "
