@@ -13,7 +13,8 @@
 #define CLI_FAILURES_OPT                                                                       \
     {                                                                                          \
         "--failures", NULL, "FILE[,FILE]",                                                     \
-            "replay published failure records (the columns of shared/validation/failures.csv)" \
+            "replay published failure records (the columns of shared/validation/failures.csv)", \
+            CLI_WORD                                                                           \
     }
 
 /* Run it for the comma-separated tables in files. */

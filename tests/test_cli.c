@@ -546,8 +546,11 @@ static void test_reliability_limits(void)
     CU_ASSERT_TRUE(err && strstr(err, "--checkpoint-every") && count_lines(err) == 1);
     free(out);
     free(err);
+    /* RSC-1's rates: no planned maintenance, whose announced saves would
+     * let even a run without periodic checkpoints creep forward */
     expect("reliability --gpu h100-sxm --gpus 1024 --tokens 100T --step-time 5 "
-           "--checkpoint-every 1e308 --checkpoint-size 1TB --trials 100 --json",
+           "--checkpoint-every 1e308 --checkpoint-size 1TB --trials 100 --failure-rates meta-rsc1 "
+           "--json",
            2, &out, &err);
     CU_ASSERT_TRUE(err && strstr(err, "never finishes") && count_lines(err) == 1);
     free(out);

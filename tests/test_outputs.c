@@ -237,7 +237,8 @@ static void check_same(const char *args, const char *table, bool values, const c
 
 static void test_planning_commands(void)
 {
-    check_same("sim --model llama3-70b --gpu h100-sxm --gpus 256 --tp 8 --pp 4 --global-batch 512",
+    check_same("sim --model llama3-70b --gpu h100-sxm --gpus 256 --tp 8 --pp 4 --sequence-parallel "
+               "--recompute selective --global-batch 512",
                NULL, true, NULL);
     check_same("model --model llama3-70b --tp 8 --pp 4 --gpus 256 --gpu h100-sxm", NULL, true,
                NULL);
