@@ -81,6 +81,7 @@ const cli_group_t CLI_LAYOUT_OPTS = {"Layout (Megatron-LM flag names accepted)",
 
 static const cli_opt_t output_opts[] = {
     {"--json", NULL, NULL, "print one JSON object instead of tables", CLI_WORD},
+    {"--csv", NULL, NULL, "print the same figures as --json as CSV", CLI_WORD},
     {"--help", "-h", NULL, "show this help", CLI_WORD},
 };
 const cli_group_t CLI_OUTPUT_OPTS = {"Output", output_opts,

@@ -18,6 +18,7 @@
 #include "calibrate/measurements.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "common/dist.h"
 #include "common/json.h"
 #include "common/units.h"
@@ -74,7 +75,7 @@ static bool has_text(const char *s)
 static int report(const cli_args_t *a, const profile_t *p, const char *out_path,
                   const char *meas_path, const cal_notes_t *notes, err_t *err)
 {
-    if (cli_has(a, "--json")) {
+    if (cli_machine_output(a)) {
         cJSON *o = cJSON_CreateObject(), *fits = NULL, *ns = NULL;
         bool ok = o && cJSON_AddStringToObject(o, "profile", out_path) &&
                   cJSON_AddStringToObject(o, "gpu", p->gpu) &&
@@ -96,7 +97,7 @@ static int report(const cli_args_t *a, const profile_t *p, const char *out_path,
             cJSON *s = cJSON_CreateString(notes->text[i]);
             ok = s && cJSON_AddItemToArray(ns, s);
         }
-        int rc = ok ? json_print_stdout(o, err) : err_set(err, ERR_RUNTIME, "out of memory");
+        int rc = ok ? cli_emit(a, o, "fits", err) : err_set(err, ERR_RUNTIME, "out of memory");
         cJSON_Delete(o);
         return rc;
     }
@@ -186,9 +187,9 @@ static int run_show(const cli_args_t *a, err_t *err)
     int rc = prof_load(cli_get(a, "--show"), &p, err);
     if (rc)
         return rc;
-    if (cli_has(a, "--json")) {
+    if (cli_machine_output(a)) {
         cJSON *j = prof_to_json(&p);
-        rc = j ? json_print_stdout(j, err) : err_set(err, ERR_RUNTIME, "out of memory");
+        rc = j ? cli_emit(a, j, NULL, err) : err_set(err, ERR_RUNTIME, "out of memory");
         cJSON_Delete(j);
     } else if (cal_show(stdout, &p) != ERR_OK || fflush(stdout) != 0) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");

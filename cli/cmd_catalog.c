@@ -8,6 +8,7 @@
 #include "profile/provenance.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "common/catalog.h"
 #include "common/json.h"
 #include "common/names.h"
@@ -18,6 +19,7 @@
 #include "topologies/cluster.h"
 #include "topologies/failure.h"
 #include "topologies/price.h"
+#include "topologies/storage.h"
 
 /* One section: prints a table (json == NULL) or adds an array to json. */
 typedef int (*section_fn)(cJSON *json, const cli_args_t *a, err_t *err);
@@ -313,52 +315,117 @@ static int section_prices(cJSON *json, const cli_args_t *a, err_t *err)
 static int section_failures(cJSON *json, const cli_args_t *a, err_t *err)
 {
     (void)a;
-    static const char *sets[] = {"llama3-405b", "meta-rsc1", "meta-rsc2"};
-    static const char *hdr[] = {"set", "class", "per", "rate per component-hour",
-                                "per 1k GPUs per week", "description"};
-    table_t *t = json ? NULL : table_create(6, hdr);
+    static const char *hdr[] = {"set", "environment", "class", "kind", "per",
+                                "rate per component-hour", "per 1k GPUs per week", "description"};
+    table_t *t = json ? NULL : table_create(8, hdr);
     cJSON *arr = json ? cJSON_AddArrayToObject(json, "failures") : NULL;
     if (t) {
-        table_align_right(t, 3);
-        table_align_right(t, 4);
+        table_align_right(t, 5);
+        table_align_right(t, 6);
     }
-    int rc = ERR_OK;
+    failure_set_t *sets = NULL;
+    size_t n = 0;
+    int rc = failure_load_all(&sets, &n, err);
     /* A 1,024-GPU DGX-style job (8 GPUs and NICs per node) for the weekly column. */
     cluster_t ref;
     memset(&ref, 0, sizeof ref);
     ref.n_gpus = 1024;
     ref.gpus_per_node = ref.gpus_per_host = 8;
     ref.nics_per_node = 8;
-    for (size_t s = 0; s < sizeof sets / sizeof sets[0] && rc == ERR_OK; s++) {
-        failure_set_t fs;
-        if ((rc = failure_load_set(sets[s], &fs, err)))
-            break;
-        for (int i = 0; i < fs.n_classes; i++) {
-            const failure_class_t *f = &fs.classes[i];
+    for (size_t s = 0; s < n && rc == ERR_OK; s++) {
+        const failure_set_t *fs = &sets[s];
+        for (int i = 0; i < fs->n_classes; i++) {
+            const failure_class_t *f = &fs->classes[i];
             double week = failure_job_rate_per_hour(f, &ref) * 24 * 7;
             if (t) {
-                table_add_rowf(t, "%s\t%s\t%s\t%.3g\t%.2f\t%s", fs.name, f->name,
-                               failure_component_name(f->component),
-                               f->rate_per_component_hour, week, f->description);
+                table_add_rowf(t, "%s\t%s\t%s\t%s\t%s\t%.3g\t%.2f\t%s", fs->name,
+                               fs->environment, f->name, failure_kind_name(f->kind),
+                               failure_component_name(f->component), f->rate_per_component_hour,
+                               week, f->description);
                 continue;
             }
             cJSON *o = cJSON_CreateObject();
             if (!o || !cJSON_AddItemToArray(arr, o) ||
-                !cJSON_AddStringToObject(o, "set", fs.name) ||
+                !cJSON_AddStringToObject(o, "set", fs->name) ||
+                !cJSON_AddStringToObject(o, "environment", fs->environment) ||
+                !cJSON_AddStringToObject(o, "architectures", fs->architectures) ||
+                !cJSON_AddStringToObject(o, "scope",
+                                         fs->scope == FAIL_SCOPE_CLUSTER ? "cluster" : "job") ||
                 !cJSON_AddStringToObject(o, "class", f->name) ||
+                !cJSON_AddStringToObject(o, "kind", failure_kind_name(f->kind)) ||
                 !cJSON_AddStringToObject(o, "component", failure_component_name(f->component)) ||
                 !json_add_number(o, "rate_per_component_hour", f->rate_per_component_hour) ||
+                !json_add_number(o, "per_1k_gpus_per_week", week) ||
+                !cJSON_AddStringToObject(o, "evidence", f->evidence) ||
                 !cJSON_AddStringToObject(o, "source", f->source)) {
                 rc = err_set(err, ERR_RUNTIME, "out of memory");
                 break;
             }
         }
     }
+    free(sets);
     if (rc || json) {
         table_destroy(t);
         return rc;
     }
-    return finish_table(t, "Failure rates (sources in topologies/catalog/failures.json)", err);
+    return finish_table(t, "Failure rates by environment (defaults by environment and GPU "
+                           "architecture, evidence rows and sources in "
+                           "topologies/catalog/failures.json)",
+                        err);
+}
+
+static int section_storage(cJSON *json, const cli_args_t *a, err_t *err)
+{
+    (void)a;
+    static const char *hdr[] = {"storage", "kind", "write GB/s", "read GB/s", "per client GB/s",
+                                "description"};
+    table_t *t = json ? NULL : table_create(6, hdr);
+    cJSON *arr = json ? cJSON_AddArrayToObject(json, "storage") : NULL;
+    for (int k = 2; t && k < 5; k++)
+        table_align_right(t, k);
+    storage_t *s = NULL;
+    size_t n = 0;
+    int rc = storage_load_all(&s, &n, err);
+    for (size_t i = 0; i < n && rc == ERR_OK; i++) {
+        char w[40], r[40], c[24];
+        if (s[i].per_gpu_gbs > 0)
+            snprintf(w, sizeof w, "%.3g per GPU", s[i].per_gpu_gbs);
+        else if (s[i].per_tib_gbs > 0)
+            snprintf(w, sizeof w, "%.3g per TiB", s[i].per_tib_gbs);
+        else if (s[i].write_gbs > 0)
+            snprintf(w, sizeof w, "%.4g", s[i].write_gbs);
+        else
+            snprintf(w, sizeof w, "clients");
+        snprintf(r, sizeof r, "%s", w);
+        if (s[i].read_gbs > 0 && s[i].read_gbs != s[i].write_gbs)
+            snprintf(r, sizeof r, "%.4g", s[i].read_gbs);
+        snprintf(c, sizeof c, s[i].client_write_gbs > 0 ? "%.3g" : "node's", s[i].client_write_gbs);
+        if (t) {
+            table_add_rowf(t, "%s%s\t%s\t%s\t%s\t%s\t%s", s[i].name, s[i].assumed ? "?" : "",
+                           s[i].kind, w, r, c, s[i].description);
+            continue;
+        }
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(arr, o) || !cJSON_AddStringToObject(o, "name", s[i].name) ||
+            !cJSON_AddStringToObject(o, "kind", s[i].kind) ||
+            !json_add_number(o, "write_gbs", s[i].write_gbs) ||
+            !json_add_number(o, "read_gbs", s[i].read_gbs) ||
+            !json_add_number(o, "per_gpu_gbs", s[i].per_gpu_gbs) ||
+            !json_add_number(o, "per_tib_gbs", s[i].per_tib_gbs) ||
+            !json_add_number(o, "client_write_gbs", s[i].client_write_gbs) ||
+            !json_add_number(o, "client_read_gbs", s[i].client_read_gbs) ||
+            !cJSON_AddBoolToObject(o, "assumed", s[i].assumed) ||
+            !cJSON_AddStringToObject(o, "source", s[i].source))
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
+    }
+    free(s);
+    if (rc || json) {
+        table_destroy(t);
+        return rc;
+    }
+    return finish_table(t, "Checkpoint storage (? = some figure ASSUMED; sources in "
+                           "topologies/catalog/storage.json)",
+                        err);
 }
 
 /* The profile's figures as a JSON array of {name, value, class, source}. */
@@ -476,7 +543,7 @@ static const struct {
                 {"frameworks", section_frameworks},
                 {"fabrics", section_fabrics},   {"clusters", section_clusters},
                 {"prices", section_prices},     {"failures", section_failures},
-                {"profiles", section_profiles}};
+                {"storage", section_storage},   {"profiles", section_profiles}};
 enum { N_SECTIONS = sizeof sections / sizeof sections[0] };
 
 static int run(const cli_args_t *a, err_t *err)
@@ -497,13 +564,13 @@ static int run(const cli_args_t *a, err_t *err)
             int best = names_closest(a->positional[p], names, N_SECTIONS);
             return err_setf(err, ERR_INPUT, NULL, a->positional[p],
                             "unknown catalog section%s%s%s (models, gpus, frameworks, fabrics, "
-                            "clusters, prices, failures, profiles)",
+                            "clusters, prices, failures, storage, profiles)",
                             best >= 0 ? "; did you mean '" : "",
                             best >= 0 ? names[best] : "", best >= 0 ? "'?" : "");
         }
         want[hit] = true;
     }
-    bool as_json = cli_has(a, "--json");
+    bool as_json = cli_machine_output(a);
     cJSON *json = as_json ? cJSON_CreateObject() : NULL;
     if (as_json && !json)
         return err_set(err, ERR_RUNTIME, "out of memory");
@@ -511,7 +578,7 @@ static int run(const cli_args_t *a, err_t *err)
         if (want[i])
             rc = sections[i].fn(json, a, err);
     if (rc == ERR_OK && json)
-        rc = json_print_stdout(json, err);
+        rc = cli_emit(a, json, NULL, err);
     cJSON_Delete(json);
     return rc;
 }
@@ -527,7 +594,8 @@ static const cli_group_t *const groups[] = {&own_group, &CLI_OUTPUT_OPTS};
 const cli_command_t CLI_CMD_CATALOG = {
     "catalog",
     "list models, GPUs, fabrics, clusters, prices and failure rates",
-    "scaleplan catalog [models|gpus|frameworks|fabrics|clusters|prices|failures|profiles] [--figures] [--json]",
+    "scaleplan catalog [models|gpus|frameworks|fabrics|clusters|prices|failures|storage|profiles] "
+    "[--figures] [--json|--csv]",
     "List the built-in catalogs. Every figure's source is kept next to it in\n"
                        "the JSON files; set SCALEPLAN_CATALOG to a directory laid out like the\n"
                        "source tree to use edited copies without rebuilding.",

@@ -6,6 +6,7 @@
 #include "profile/profile.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "common/json.h"
 #include "common/units.h"
 #include "models/flops.h"
@@ -146,7 +147,7 @@ static int print_memory(const model_report_t *r)
     return rc;
 }
 
-static int print_json(const model_report_t *r, err_t *err)
+static int print_json(const cli_args_t *a, const model_report_t *r, err_t *err)
 {
     cJSON *o = cJSON_CreateObject();
     bool ok = o != NULL;
@@ -183,7 +184,7 @@ static int print_json(const model_report_t *r, err_t *err)
         ok = cJSON_AddBoolToObject(o, "fits",
                                    r->memory.total_bytes / GIB <= r->cluster.gpu.memory_gib) &&
              cJSON_AddStringToObject(o, "gpu", r->cluster.gpu.name);
-    int rc = ok ? json_print_stdout(o, err)
+    int rc = ok ? cli_emit(a, o, NULL, err)
                 : err_set(err, ERR_RUNTIME, "out of memory building JSON");
     cJSON_Delete(o);
     return rc;
@@ -237,8 +238,8 @@ static int run(const cli_args_t *a, err_t *err)
     model_params(&r.model, &r.params);
     model_flops(&r.model, r.layout.seq_len, &r.flops);
     model_memory_peak(&r.model, &r.layout, &opts, &r.memory);
-    if (cli_has(a, "--json"))
-        return print_json(&r, err);
+    if (cli_machine_output(a))
+        return print_json(a, &r, err);
     print_architecture(&r.model);
     if ((rc = print_params(&r.params)) || (rc = print_flops(&r)) || (rc = print_memory(&r)))
         return err_set(err, ERR_RUNTIME, "cannot write the report to standard output");

@@ -28,6 +28,7 @@ static const cli_opt_t own_opts[] = {
     {"--price", NULL, "$/GPU-h", "price per GPU-hour (default: the catalog's for the GPU)",
      CLI_KIND(CLI_PRICE, 0, 1e4)},
     {"--provider", NULL, "NAME", "price from the catalog for this provider", CLI_WORD},
+    {"--price-end", NULL, "low|mid|high", "where in a quoted price range (default mid)", CLI_WORD},
     {"--global-batch", NULL, "N|N..M", "sequences per step, fixed or a range (default 4M tokens)",
      CLI_KIND(CLI_INT_SPAN, 1, 1 << 24)},
     {"--global-batch-tokens", NULL, "N|N..M", "the same in tokens (e.g. 4M or 2M..8M)",
@@ -41,7 +42,6 @@ static const cli_opt_t own_opts[] = {
     {"--details", NULL, NULL, "add the best rung's checkpoint-interval sweep and step timeline to --json",
      CLI_WORD},
     CLI_REPORT_OPT,
-    CLI_CSV_OPT,
 };
 static const cli_group_t own_group = {"Plan", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
@@ -104,6 +104,7 @@ typedef struct {
     cluster_t base;
     profile_t profile;
     failure_set_t failures;
+    cli_failure_pick_t pick;
     ladder_input_t in;
     ladder_t ladder;
     price_t price;
@@ -125,7 +126,7 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     if ((rc = prof ? prof_load(prof, &p->profile, err)
                    : prof_load_default(p->base.gpu.name, &p->profile, err)))
         return rc;
-    if ((rc = failure_load_set(cli_get(a, "--failure-rates"), &p->failures, err)))
+    if ((rc = cli_failure_set(a, &p->base, NULL, &p->failures, &p->pick, err)))
         return rc;
     in->model = &p->model;
     in->base = &p->base;
@@ -136,19 +137,7 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
         return rc;
     if (!(in->tokens > 0))
         return err_setf(err, ERR_INPUT, NULL, "--tokens", "say how many tokens to train (e.g. 2T)");
-    /* price */
-    const char *v = cli_get(a, "--price");
-    if (v) {
-        snprintf(p->price.provider, sizeof p->price.provider, "given");
-        if ((rc = cli_get_double(a, "--price", &p->price.usd_per_gpu_hour, err)))
-            return rc;
-    } else if ((v = cli_get(a, "--provider"))) {
-        if ((rc = price_find(p->base.gpu.name, v, NULL, &p->price, err)))
-            return rc;
-    } else if ((rc = price_default_for_gpu(p->base.gpu.name, &p->price, err))) {
-        return rc;
-    }
-    in->usd_per_gpu_hour = p->price.usd_per_gpu_hour;
+    const char *v;
     /* search space */
     ladder_input_defaults(in, &p->model);
     in->space.framework = cli_get(a, "--framework");
@@ -200,9 +189,32 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--budget", "must be a positive amount");
     if (single)
         in->min_gpus = in->max_gpus = single;
+    /* price */
+    v = cli_get(a, "--price");
+    if (v) {
+        snprintf(p->price.provider, sizeof p->price.provider, "given");
+        if ((rc = cli_get_double(a, "--price", &p->price.usd_per_gpu_hour, err)))
+            return rc;
+    } else if ((v = cli_get(a, "--provider"))) {
+        if ((rc = price_find(p->base.gpu.name, v, NULL, in->max_gpus, &p->price, err)))
+            return rc;
+    } else if ((rc = price_default_for_gpu(p->base.gpu.name, in->max_gpus, &p->price, err))) {
+        return rc;
+    }
+    /* a quoted range at --price-end (the middle by default); one price for
+     * every rung: the quote for the largest */
+    price_end_t end = PRICE_MID;
+    if ((v = cli_get(a, "--price-end")) && (rc = price_end_parse(v, &end, err)))
+        return rc;
+    in->usd_per_gpu_hour = cli_has(a, "--price") ? p->price.usd_per_gpu_hour : price_usd(&p->price, end);
     /* reliability template: the flags over the per-rung defaults */
     int trials = in->rel.trials, spares = in->rel.spares;
-    if ((rc = cli_rel_config(a, &p->base, &p->failures, &in->rel, err)) ||
+    /* a provider's quote says what kind of site it is: its failure rates */
+    if (!cli_has(a, "--price") && cli_has(a, "--provider") && !cli_has(a, "--environment") &&
+        (rc = cli_failure_set(a, &p->base, p->price.environment, &p->failures, &p->pick, err)))
+        return rc;
+    if ((rc = cli_rel_config(a, &p->base, &p->failures, p->pick.choice.environment, &in->rel,
+                             err)) ||
         (rc = cli_checkpoint_bytes(a, &p->model, &in->ckpt_bytes, err)))
         return rc;
     if (!cli_has(a, "--spares"))
@@ -250,6 +262,12 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
            p->model.display, units_fmt_count(in->tokens, a, sizeof a), p->base.gpu.name,
            in->usd_per_gpu_hour, p->price.provider, in->space.global_batch_min,
            in->space.global_batch_max, in->space.seq_len);
+    printf("  failures '%s': %s; storage '%s', restarts '%s'; each rung checkpoints at its best "
+           "interval; Monte Carlo until P50/P90 are within %.2g%%\n",
+           p->failures.name, p->pick.set_given ? "given" : p->pick.choice.why,
+           in->storage_bps > 0 ? "given (--storage-bw)" : in->rel.storage.name,
+           in->rel.restart_overhead_s >= 0 ? "given" : in->rel.restart.name,
+           100 * in->rel.tolerance);
     static const char *hdr[] = {"GPUs", "layout", "framework", "step", "tokens/s", "MFU",
                                 "scaling", "main loss", "days P50", "P90", "interrupts",
                                 "GPU-hours", "cost", "cost/day"};
@@ -441,6 +459,22 @@ static cJSON *plan_json(const plan_run_t *p, const whatif_t *w, int nw, const ru
          json_add_number(o, "layouts_evaluated", (double)l->layouts) &&
          json_add_number(o, "layouts_simulated", (double)l->simulated) &&
          json_add_number(o, "elapsed_s", l->elapsed_s);
+    cJSON *d = ok ? cJSON_AddObjectToObject(o, "defaults") : NULL;
+    const rel_config_t *rc = &p->in.rel;
+    ok = ok && d && cJSON_AddStringToObject(d, "environment", p->pick.choice.environment) &&
+         cJSON_AddStringToObject(d, "failure_rates", p->failures.name) &&
+         cJSON_AddStringToObject(d, "failure_rates_chosen",
+                                 p->pick.set_given ? "given" : p->pick.choice.why) &&
+         cJSON_AddStringToObject(d, "storage",
+                                 p->in.storage_bps > 0 ? "given" : rc->storage.name) &&
+         cJSON_AddStringToObject(d, "restart",
+                                 rc->restart_overhead_s >= 0 ? "given" : rc->restart.name) &&
+         json_add_number(d, "checkpoint_interval_s", rc->ckpt_interval_s) &&
+         cJSON_AddBoolToObject(d, "checkpoint_interval_best", !(rc->ckpt_interval_s > 0)) &&
+         json_add_number(d, "trials", rc->trials) &&
+         json_add_number(d, "tolerance", rc->tolerance) &&
+         cJSON_AddStringToObject(d, "price_provider", p->price.provider) &&
+         cJSON_AddStringToObject(d, "price_kind", p->price.kind);
     if (ok && l->stops_paying_at >= 0)
         ok = json_add_number(o, "stops_paying_at_gpus", l->rung[l->stops_paying_at].gpus);
     if (ok && p->in.deadline_s > 0)

@@ -12,6 +12,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "models/model.h"
 #include "common/fileio.h"
 #include "common/json.h"
@@ -98,7 +99,7 @@ static int run(const cli_args_t *a, err_t *err)
     }
     p.dir = dir;
     pf_check_t checks[PF_N_CHECKS];
-    bool json = cli_has(a, "--json");
+    bool json = cli_machine_output(a);
     if (!json)
         fprintf(stderr, "preflight: running the checks with %s (work folder %s)...\n", p.device,
                 dir);
@@ -116,7 +117,7 @@ static int run(const cli_args_t *a, err_t *err)
         snprintf(model, sizeof model, "%s/preflight-gpt.json", dir);
     if (json) {
         cJSON *j = checks_json(&p, model, checks, PF_N_CHECKS);
-        rc = j ? json_print_stdout(j, err) : err_set(err, ERR_RUNTIME, "out of memory");
+        rc = j ? cli_emit(a, j, "checks", err) : err_set(err, ERR_RUNTIME, "out of memory");
         cJSON_Delete(j);
     } else {
         static const char *hdr[] = {"check", "result", "figure"};

@@ -4,6 +4,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "common/json.h"
 #include "reports/gnuplot.h"
 #include "reports/report.h"
@@ -31,13 +32,13 @@ static int run(const cli_args_t *a, err_t *err)
     cJSON_Delete(result);
     if (rc)
         return rc;
-    if (cli_has(a, "--json")) {
+    if (cli_machine_output(a)) {
         cJSON *o = cJSON_CreateObject();
         bool ok = o && cJSON_AddStringToObject(o, "index", info.index) &&
                   cJSON_AddStringToObject(o, "kind", info.kind) &&
                   json_add_number(o, "plots", info.plots) &&
                   cJSON_AddBoolToObject(o, "gnuplot", !info.no_gnuplot);
-        rc = ok ? json_print_stdout(o, err) : err_set(err, ERR_RUNTIME, "out of memory");
+        rc = ok ? cli_emit(a, o, NULL, err) : err_set(err, ERR_RUNTIME, "out of memory");
         cJSON_Delete(o);
         return rc;
     }

@@ -23,7 +23,6 @@ static const cli_opt_t own_opts[] = {
     {"--allow-oom", NULL, NULL, "exit 0 even when the layout does not fit in GPU memory",
      CLI_WORD},
     CLI_REPORT_OPT,
-    CLI_CSV_OPT,
 };
 static const cli_group_t own_group = {"Sim command", own_opts,
                                       sizeof own_opts / sizeof own_opts[0]};
@@ -208,7 +207,7 @@ static int run(const cli_args_t *a, err_t *err)
         else if (!cli_machine_output(a))
             putchar('\n');
         if (j)
-            rc = cli_output_result(a, "scaleplan sim", j, "breakdown_s", err);
+            rc = cli_output_result(a, "scaleplan sim", j, NULL, err);
         cJSON_Delete(j);
     }
     free(events);

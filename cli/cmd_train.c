@@ -9,6 +9,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "common/dist.h"
 #include "common/json.h"
 #include "common/units.h"
@@ -264,10 +265,10 @@ static int run(const cli_args_t *a, err_t *err)
     rc = train_run(&c, &world, &r, err);
     /* the report of a run that stopped on a NaN is still worth printing */
     if ((rc == ERR_OK || r.stopped_on_nan) && world.rank == 0) {
-        if (cli_has(a, "--json")) {
+        if (cli_machine_output(a)) {
             cJSON *j = train_result_json(&c, &r, &l, cli_get(a, "--model"));
             err_t jerr;
-            int jrc = j ? json_print_stdout(j, &jerr)
+            int jrc = j ? cli_emit(a, j, NULL, &jerr)
                         : err_set(&jerr, ERR_RUNTIME, "out of memory building JSON");
             cJSON_Delete(j);
             if (!rc && jrc) {

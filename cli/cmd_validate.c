@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/logrun.h"
 #include "cli/output.h"
+#include "cli/validate_failures.h"
 #include "common/json.h"
 #include "models/layout_json.h"
 #include "reports/logcheck.h"
@@ -34,9 +35,9 @@ static const cli_opt_t own_opts[] = {
     {"--by-group", NULL, NULL, "with --published: the error per framework and version", CLI_WORD},
     {"--flag-over", NULL, "PCT", "the tolerance: flag errors over this (default 10, the plan's)",
      CLI_X(0, 1e6)},
+    CLI_FAILURES_OPT,
     {"--fail-over", NULL, "PCT", "exit 1 when the step time's error exceeds this", CLI_X(0, 1e6)},
     CLI_REPORT_OPT,
-    CLI_CSV_OPT,
 };
 static const cli_group_t own_group = {"Validate", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
@@ -228,11 +229,11 @@ static int run_published(const cli_args_t *a, const char *csv, err_t *err)
     if ((rc = pub_replay(csv, &o, &rows, &n, err)) || (rc = pub_groups(rows, n, &g, &ng, err)) ||
         (rc = pub_ordering(rows, n, 0.03, &pairs, &mis, &wrong, err)))
         goto out;
-    if (cli_has(a, "--json")) {
+    if (cli_machine_output(a)) {
         if (!(j = published_json(rows, n, g, ng, pairs, mis)))
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
         else
-            rc = json_print_stdout(j, err);
+            rc = cli_emit(a, j, "rows", err);
     } else if (published_text(rows, n, g, ng, cli_has(a, "--by-group"), pairs, mis, wrong)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
     }
@@ -586,6 +587,8 @@ static int run(const cli_args_t *a, err_t *err)
         return rc;
     if (cli_get(a, "--published"))
         return run_published(a, cli_get(a, "--published"), err);
+    if (cli_get(a, "--failures"))
+        return cli_validate_failures(a, cli_get(a, "--failures"), err);
     const char *file = cli_get(a, "--measured");
     if (!file && a->n_positional > 0)
         file = a->positional[0];
@@ -644,7 +647,8 @@ const cli_command_t CLI_CMD_VALIDATE = {
     "simulate a measured run and compare, component by component",
     "scaleplan validate --measured run.json [--profile p.json] [--json]\n"
     "       scaleplan validate --log run.log [--log run2.log ...] [--plan plan.json]\n"
-    "                          [--model M --gpu G ...]",
+    "                          [--model M --gpu G ...]\n"
+    "       scaleplan validate --published runs.csv | --failures failures.csv[,more.csv]",
     "Simulate the model, GPU, GPU count and layout of a measured run and print\n"
     "predicted against measured, in total and per breakdown component, with the\n"
     "error; errors over the tolerance are flagged. The run is what scaleplan\n"

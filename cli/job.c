@@ -2,9 +2,11 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/units.h"
 #include "topologies/price.h"
 
@@ -20,23 +22,39 @@ static const cli_opt_t rel_opts[] = {
      CLI_KIND(CLI_DURATION, 1e-6, 1e6)},
     {"--tokens-per-step", NULL, "N", "tokens per step with --step-time (default: the layout's)",
      CLI_KIND(CLI_COUNT, 1, 1e12)},
-    {"--checkpoint-every", NULL, "T", "compute time between checkpoints (default 30m)",
-     CLI_KIND(CLI_DURATION, 1, DBL_MAX)},
+    {"--checkpoint-every", NULL, "T|best", "compute time between checkpoints (default best)",
+     CLI_WORD},
     {"--checkpoint-size", NULL, "BYTES", "one checkpoint (default: parameters x 12 bytes)",
      CLI_KIND(CLI_BYTES, 0, 1e18)},
     {"--checkpoint-bytes-per-param", NULL, "N", "bytes per parameter saved (default 12)",
      CLI_X(0, 64)},
-    {"--async-checkpoint", NULL, NULL, "block only for the snapshot to host memory", CLI_WORD},
+    {"--checkpoint-mode", NULL, "sync|async|peer",
+     "block for the write, for the snapshot only, or keep copies in a peer's memory (default sync)",
+     CLI_WORD},
+    {"--async-checkpoint", NULL, NULL, "the same as --checkpoint-mode async", CLI_WORD},
+    {"--checkpoint-format", NULL, "sharded|replica|rank0",
+     "who writes: every rank, one DP replica, one process (default sharded)", CLI_WORD},
+    {"--keep-checkpoints", NULL, "K", "checkpoints kept in storage, or 'all' (default 5)",
+     CLI_WORD},
+    {"--storage", NULL, "NAME", "checkpoint storage system (scaleplan catalog storage)", CLI_WORD},
     {"--storage-bw", NULL, "BW", "aggregate checkpoint write/read bandwidth (e.g. 2TB/s)",
      CLI_KIND(CLI_BANDWIDTH, 1e6, 1e15)},
-    {"--failure-rates", NULL, "NAME", "failure-rate set (llama3-405b, meta-rsc1, meta-rsc2)",
+    {"--storage-capacity", NULL, "BYTES", "provisioned capacity of a per-TiB storage system",
+     CLI_KIND(CLI_BYTES, 1, 1e21)},
+    {"--drain-slowdown", NULL, "X", "async: share of speed lost while a write drains (default 0)",
+     CLI_X(0, 0.99)},
+    {"--environment", NULL, "NAME",
+     "dedicated, research, hpc, cloud or marketplace (failure rates, restarts)", CLI_WORD},
+    {"--failure-rates", NULL, "NAME", "failure-rate set (default: by --environment and GPU)",
+     CLI_WORD},
+    {"--restart", NULL, "automated|requeue", "restart profile (default: by --environment)",
      CLI_WORD},
     {"--policy", NULL, "spares|elastic|wait", "what a node failure does (default spares)",
      CLI_WORD},
     {"--spares", NULL, "N", "hot spare nodes (default 2% of the nodes)", CLI_N(0, 1 << 24)},
-    {"--restart-overhead", NULL, "T", "reschedule + initialise + warm up (default 10m)",
+    {"--restart-overhead", NULL, "T", "relaunch + start-up + warm-up, instead of the profile's",
      CLI_KIND(CLI_DURATION, 0, 1e7)},
-    {"--replace-time", NULL, "T", "extra time to swap in a spare node (default 0: part of the restart)",
+    {"--replace-time", NULL, "T", "swap in a spare node (default: the profile's)",
      CLI_KIND(CLI_DURATION, 0, 1e7)},
     {"--repair-time", NULL, "T", "until a failed node is back (default 24h)",
      CLI_KIND(CLI_DURATION, 0, 1e8)},
@@ -45,7 +63,10 @@ static const cli_opt_t rel_opts[] = {
      CLI_X(0, 1000)},
     {"--spot-wait", NULL, "T", "waiting for capacity after a preemption (default 30m)",
      CLI_KIND(CLI_DURATION, 0, 1e7)},
-    {"--trials", NULL, "N", "Monte Carlo trials (default 2000)", CLI_N(1, 10000000)},
+    {"--trials", NULL, "N", "Monte Carlo trials (default: until --tolerance is met)",
+     CLI_N(1, 10000000)},
+    {"--tolerance", NULL, "X", "relative standard error of P50 and P90 to stop at (default 0.002)",
+     CLI_X(1e-6, 0.5)},
     {"--seed", NULL, "N", "random seed (same seed, same answer)", CLI_N(0, 2147483647L)},
 };
 const cli_group_t CLI_REL_OPTS = {"Reliability", rel_opts, sizeof rel_opts / sizeof rel_opts[0]};
@@ -131,29 +152,95 @@ int cli_run_length(const cli_args_t *a, double *tokens, double *duration_s, err_
     return ERR_OK;
 }
 
+int cli_failure_set(const cli_args_t *a, const cluster_t *c, const char *env_hint,
+                    failure_set_t *f, cli_failure_pick_t *pick, err_t *err)
+{
+    memset(pick, 0, sizeof *pick);
+    const char *env = cli_get(a, "--environment");
+    if (!env)
+        env = env_hint;
+    int rc = failure_choose(env, c->gpu.architecture, &pick->choice, err);
+    if (rc)
+        return rc;
+    const char *name = cli_get(a, "--failure-rates");
+    pick->set_given = name != NULL;
+    return failure_load_set(name ? name : pick->choice.set, f, err);
+}
+
+/* --checkpoint-every: a duration, or "best" (0). */
+static int interval_flag(const cli_args_t *a, double *out, err_t *err)
+{
+    const char *v = cli_get(a, "--checkpoint-every");
+    if (!v || strcmp(v, "best") == 0) {
+        *out = 0;
+        return ERR_OK;
+    }
+    int rc = units_parse_duration(v, "--checkpoint-every", out, err);
+    if (!rc && !(*out > 0))
+        rc = err_setf(err, ERR_INPUT, NULL, "--checkpoint-every",
+                      "must be a positive duration or 'best' (got '%s')", v);
+    return rc;
+}
+
 int cli_rel_config(const cli_args_t *a, const cluster_t *c, const failure_set_t *f,
-                   rel_config_t *cfg, err_t *err)
+                   const char *env, rel_config_t *cfg, err_t *err)
 {
     rel_config_default(cfg, c, f);
     int rc;
-    double bw = 0, rate = -1;
+    double bw = 0, rate = -1, cap = 0, replace = -1;
     const char *v;
-    if ((rc = cli_get_double(a, "--checkpoint-every", &cfg->ckpt_interval_s, err)) ||
+    if ((rc = storage_load(cli_get(a, "--storage"), &cfg->storage, err)) ||
+        (rc = restart_load(cli_get(a, "--restart"), env, &cfg->restart, err)) ||
+        (rc = restart_async_load(&cfg->async, err)) || (rc = interval_flag(a, &cfg->ckpt_interval_s, err)) ||
         (rc = cli_get_double(a, "--restart-overhead", &cfg->restart_overhead_s, err)) ||
-        (rc = cli_get_double(a, "--replace-time", &cfg->replace_s, err)) ||
+        (rc = cli_get_double(a, "--replace-time", &replace, err)) ||
         (rc = cli_get_double(a, "--repair-time", &cfg->repair_s, err)) ||
         (rc = cli_get_double(a, "--spot-wait", &cfg->preempt_wait_s, err)) ||
         (rc = cli_get_int(a, "--spares", &cfg->spares, err)) ||
         (rc = cli_get_int(a, "--trials", &cfg->trials, err)) ||
+        (rc = cli_get_double(a, "--tolerance", &cfg->tolerance, err)) ||
+        (rc = cli_get_double(a, "--drain-slowdown", &cfg->async.drain_slowdown, err)) ||
         (rc = cli_get_double(a, "--spot-preemption-rate", &rate, err)))
         return rc;
+    if (replace >= 0)
+        cfg->restart.replace_s = replace;
+    if ((v = cli_get(a, "--keep-checkpoints")) && strcmp(v, "all") != 0) {
+        long keep;
+        if ((rc = units_parse_int(v, "--keep-checkpoints", 0, 100000, &keep, err)))
+            return rc;
+        cfg->keep_checkpoints = (int)keep;
+    }
+    if (v && strcmp(v, "all") == 0)
+        cfg->keep_checkpoints = 0; /* every checkpoint; per-TiB sizing then uses one */
     if (cli_has(a, "--storage-bw")) {
         if ((rc = cli_get_double(a, "--storage-bw", &bw, err)))
             return rc;
         cfg->storage_write_bps = cfg->storage_read_bps = bw;
     }
+    if (cli_has(a, "--storage-capacity")) {
+        if ((rc = cli_get_double(a, "--storage-capacity", &cap, err)))
+            return rc;
+        cfg->storage_capacity_tib = cap / 1099511627776.0;
+    }
     if (cli_has(a, "--async-checkpoint"))
         cfg->ckpt_mode = CKPT_ASYNC;
+    if ((v = cli_get(a, "--checkpoint-mode"))) {
+        if (cli_has(a, "--async-checkpoint") && strcmp(v, "async") != 0)
+            return err_setf(err, ERR_INPUT, NULL, "--checkpoint-mode",
+                            "'%s' contradicts --async-checkpoint", v);
+        if (strcmp(v, "sync") == 0)
+            cfg->ckpt_mode = CKPT_SYNC;
+        else if (strcmp(v, "async") == 0)
+            cfg->ckpt_mode = CKPT_ASYNC;
+        else if (strcmp(v, "peer") == 0)
+            cfg->ckpt_mode = CKPT_PEER;
+        else
+            return err_setf(err, ERR_INPUT, NULL, "--checkpoint-mode",
+                            "use sync, async or peer (got '%s')", v);
+    }
+    if ((v = cli_get(a, "--checkpoint-format")) &&
+        (rc = storage_format_parse(v, &cfg->ckpt_format, err)))
+        return rc;
     if ((v = cli_get(a, "--policy"))) {
         if (strcmp(v, "spares") == 0)
             cfg->policy = REPAIR_POLICY_SPARES;
@@ -179,9 +266,124 @@ int cli_rel_config(const cli_args_t *a, const cluster_t *c, const failure_set_t 
         if (!cli_has(a, "--spot-wait"))
             cfg->preempt_wait_s = def_wait;
     }
-    if (!(cfg->ckpt_interval_s > 0))
-        return err_setf(err, ERR_INPUT, NULL, "--checkpoint-every",
-                        "must be a positive duration");
-    cfg->progress = !cli_has(a, "--json");
+    cfg->progress = !cli_has(a, "--json") && !cli_has(a, "--csv");
     return ERR_OK;
+}
+
+static const char *mode_name(ckpt_mode_t m)
+{
+    return m == CKPT_ASYNC ? "async" : m == CKPT_PEER ? "peer" : "sync";
+}
+
+void cli_rel_print_defaults(const cli_args_t *a, const rel_config_t *cfg,
+                            const cli_failure_pick_t *pick, const rel_result_t *r)
+{
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+    printf("  failure rates '%s': %s\n", cfg->failures->name,
+           pick->set_given ? "given (--failure-rates)" : pick->choice.why);
+    if (cfg->failures->scope == FAIL_SCOPE_CLUSTER)
+        printf("    ASSUMED: the set counts tickets of a whole cluster; each is taken to "
+               "interrupt a job on the GPUs it hits\n");
+    for (int i = 0; i < cfg->failures->n_classes; i++)
+        if (cfg->failures->classes[i].copied_from[0]) {
+            printf("    ASSUMED: some classes are copied from '%s' (%s)\n",
+                   cfg->failures->classes[i].copied_from, cfg->failures->counts);
+            break;
+        }
+    if (cfg->storage_write_bps > 0)
+        printf("  storage: %s given (--storage-bw)\n",
+               units_fmt_bandwidth(cfg->storage_write_bps, b1, sizeof b1));
+    else
+        printf("  storage '%s'%s: write %s (limited by the %s), read %s (%s); %s "
+               "checkpoints%s\n",
+               cfg->storage.name, cli_has(a, "--storage") ? "" : " (the default)",
+               units_fmt_bandwidth(r->write_bps, b1, sizeof b1), r->write_limit,
+               units_fmt_bandwidth(r->read_bps, b2, sizeof b2), r->read_limit,
+               storage_format_name(cfg->ckpt_format),
+               cfg->storage.assumed ? "; ASSUMED figures (see topologies/catalog/storage.json)"
+                                    : "");
+    printf("  checkpoint (%s) every %s: %s%s; Young/Daly sqrt(2 x %s x %s) = %s\n",
+           mode_name(cfg->ckpt_mode), units_fmt_duration(r->ckpt_interval_s, b1, sizeof b1),
+           r->interval_best ? "the best for this storage and failure rate" : "given",
+           r->interval_best && !cli_has(a, "--checkpoint-every") ? " (the default)" : "",
+           units_fmt_duration(r->save_blocking_s, b2, sizeof b2),
+           units_fmt_duration(r->unexpected_mtbf_s, b3, sizeof b3),
+           units_fmt_duration(r->young_daly_s, b4, sizeof b4));
+    if (r->ckpt_interval_s >= r->wall_s_p90)
+        printf("    the interval is longer than the run: no periodic checkpoint, only the final "
+               "save\n");
+    printf("    blocks %s, durable after %s, read back in %s\n",
+           units_fmt_duration(r->save_blocking_s, b1, sizeof b1),
+           units_fmt_duration(r->save_write_s, b2, sizeof b2),
+           units_fmt_duration(r->load_s, b3, sizeof b3));
+    if (cfg->restart_overhead_s >= 0)
+        printf("  restart: detection %s + %s given (--restart-overhead) + load = %s on "
+               "average\n",
+               units_fmt_duration(r->detect_mean_s, b1, sizeof b1),
+               units_fmt_duration(cfg->restart_overhead_s, b2, sizeof b2),
+               units_fmt_duration(r->restart_mean_s, b3, sizeof b3));
+    else
+        printf("  restart '%s'%s: detection %s + relaunch %s + start-up %s + warm-up %s + load "
+               "%s = %s on average (assumed parts marked in sim/catalog/restart.json)\n",
+               cfg->restart.name, cli_has(a, "--restart") ? "" : " (by environment)",
+               units_fmt_duration(r->detect_mean_s, b1, sizeof b1),
+               units_fmt_duration(r->relaunch_mean_s, b2, sizeof b2),
+               units_fmt_duration(r->init_s, b3, sizeof b3),
+               units_fmt_duration(r->warmup_s, b4, sizeof b4),
+               units_fmt_duration(r->load_s, b5, sizeof b5),
+               units_fmt_duration(r->restart_mean_s, b6, sizeof b6));
+    printf("  %d hot spare node%s, repairs take %s%s\n", cfg->spares, cfg->spares == 1 ? "" : "s",
+           units_fmt_duration(cfg->repair_s, b1, sizeof b1),
+           cli_has(a, "--spares") || cli_has(a, "--repair-time")
+               ? ""
+               : " (ASSUMED: 2% of the nodes as spares, a day per repair)");
+    if (r->adaptive)
+        printf("  Monte Carlo: %d trials, until the standard errors of P50 and P90 fell below "
+               "%.2g%% (%.2g%% and %.2g%%)\n",
+               r->trials, 100 * r->tolerance, 100 * r->se_p50, 100 * r->se_p90);
+    else
+        printf("  Monte Carlo: %d trials (--trials); standard errors of P50 and P90 %.2g%% and "
+               "%.2g%%\n",
+               r->trials, 100 * r->se_p50, 100 * r->se_p90);
+}
+
+bool cli_rel_defaults_json(cJSON *o, const cli_args_t *a, const rel_config_t *cfg,
+                           const cli_failure_pick_t *pick, const rel_result_t *r)
+{
+    cJSON *d = cJSON_AddObjectToObject(o, "defaults");
+    return d && cJSON_AddStringToObject(d, "environment", pick->choice.environment) &&
+           cJSON_AddBoolToObject(d, "environment_default", pick->choice.environment_default) &&
+           cJSON_AddStringToObject(d, "failure_rates", cfg->failures->name) &&
+           cJSON_AddStringToObject(d, "failure_rates_chosen",
+                                   pick->set_given ? "given" : pick->choice.why) &&
+           cJSON_AddBoolToObject(d, "failure_rates_assumed",
+                                 !pick->set_given && pick->choice.assumed) &&
+           cJSON_AddStringToObject(d, "failure_scope",
+                                   cfg->failures->scope == FAIL_SCOPE_CLUSTER ? "cluster" : "job") &&
+           cJSON_AddStringToObject(d, "storage",
+                                   cfg->storage_write_bps > 0 ? "given" : cfg->storage.name) &&
+           cJSON_AddBoolToObject(d, "storage_default", !cli_has(a, "--storage") &&
+                                                           !(cfg->storage_write_bps > 0)) &&
+           cJSON_AddBoolToObject(d, "storage_assumed", cfg->storage.assumed) &&
+           json_add_number(d, "storage_write_bps", r->write_bps) &&
+           json_add_number(d, "storage_read_bps", r->read_bps) &&
+           cJSON_AddStringToObject(d, "storage_write_limit", r->write_limit) &&
+           cJSON_AddStringToObject(d, "checkpoint_mode", mode_name(cfg->ckpt_mode)) &&
+           cJSON_AddStringToObject(d, "checkpoint_format", storage_format_name(cfg->ckpt_format)) &&
+           cJSON_AddBoolToObject(d, "checkpoint_interval_best", r->interval_best) &&
+           cJSON_AddStringToObject(d, "restart", cfg->restart_overhead_s >= 0 ? "given"
+                                                                            : cfg->restart.name) &&
+           json_add_number(d, "restart_detect_s", r->detect_mean_s) &&
+           json_add_number(d, "restart_relaunch_s", r->relaunch_mean_s) &&
+           json_add_number(d, "restart_init_s", r->init_s) &&
+           json_add_number(d, "restart_warmup_s", r->warmup_s) &&
+           json_add_number(d, "restart_mean_s", r->restart_mean_s) &&
+           json_add_number(d, "spares", cfg->spares) &&
+           json_add_number(d, "repair_s", cfg->repair_s) &&
+           cJSON_AddBoolToObject(d, "spares_assumed",
+                                 !cli_has(a, "--spares") && !cli_has(a, "--repair-time")) &&
+           cJSON_AddBoolToObject(d, "trials_adaptive", r->adaptive) &&
+           json_add_number(d, "tolerance", r->tolerance) &&
+           json_add_number(d, "se_p50", r->se_p50) && json_add_number(d, "se_p90", r->se_p90) &&
+           json_add_number(d, "seed", (double)cfg->seed);
 }

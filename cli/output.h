@@ -18,19 +18,17 @@
             CLI_WORD                                                                          \
     }
 
-/* ... and the one that prints the command's main table as CSV. */
-#define CLI_CSV_OPT                                                                           \
-    {                                                                                         \
-        "--csv", NULL, NULL, "print the main table as CSV (full-precision numbers) instead", \
-            CLI_WORD                                                                          \
-    }
+/* Write the report (with --report), print result (with --json) or as CSV
+ * (with --csv: every figure of the JSON, table_key naming the member that
+ * is the table, or NULL for key,value rows; reports/csvdoc.h); command
+ * ("scaleplan plan") names the result in errors. Adds schema_version to
+ * result. The line that names the report goes to stdout, or to stderr when
+ * stdout carries JSON or CSV. Takes no ownership of result. */
+int cli_output_result(const cli_args_t *a, const char *command, cJSON *result,
+                      const char *table_key, err_t *err);
 
-/* Write the report (with --report), print result (with --json) or its
- * member csv_key as CSV (with --csv); command ("scaleplan plan") names the
- * result in errors. The line that names the report goes to stdout, or to
- * stderr when stdout carries JSON or CSV. Takes no ownership of result. */
-int cli_output_result(const cli_args_t *a, const char *command, const cJSON *result,
-                      const char *csv_key, err_t *err);
+/* The same without a report: schema_version, then JSON or CSV. */
+int cli_emit(const cli_args_t *a, cJSON *result, const char *table_key, err_t *err);
 
 /* Whether the command should build the JSON result at all. */
 bool cli_wants_result(const cli_args_t *a);

@@ -78,3 +78,10 @@ cJSON *report_sweep_json(const double *interval_s, const double *goodput, int n)
     }
     return a;
 }
+
+bool report_add_schema(cJSON *doc)
+{
+    if (!cJSON_IsObject(doc) || cJSON_GetObjectItemCaseSensitive(doc, "schema_version"))
+        return true;
+    return json_add_number(doc, "schema_version", REPORT_SCHEMA_VERSION);
+}

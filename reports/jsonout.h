@@ -7,12 +7,22 @@
 #ifndef SCALEPLAN_REPORTS_JSONOUT_H
 #define SCALEPLAN_REPORTS_JSONOUT_H
 
+#include <stdbool.h>
+
 #include <cjson/cJSON.h>
 
 #include "models/layout_json.h"
 #include "models/memory.h"
 #include "models/model.h"
 #include "sim/step.h"
+
+/* The version of the documents' shapes: every --json document carries it
+ * as "schema_version" (2: the run-level realism keys of reliability,
+ * budget and validate --failures, and --csv with the same keys). */
+#define REPORT_SCHEMA_VERSION 2
+
+/* Add "schema_version" to doc unless it has one. False on OOM. */
+bool report_add_schema(cJSON *doc);
 
 /* The layout object is models/layout_json.h's layout_to_json. */
 

@@ -285,7 +285,7 @@ void ladder_input_defaults(ladder_input_t *in, const model_t *m)
     in->min_marginal = 0.5;
     in->min_gpus = 8;
     in->max_gpus = 4096;
-    in->rel.trials = 300; /* enough for P50/P90 at each rung */
+    in->rel.trials = 0;   /* adaptive: until P50/P90 are within the tolerance */
     in->rel.spares = -1;  /* per rung: 2% of its nodes */
 }
 

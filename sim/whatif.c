@@ -42,8 +42,8 @@ static int apply(rerun_t *v, const rung_t *best, const char *key, const char *va
             return rc;
         price_t pr;
         err_t ignore;
-        if (price_default_for_gpu(v->base.gpu.name, &pr, &ignore) == 0)
-            v->in.usd_per_gpu_hour = pr.usd_per_gpu_hour;
+        if (price_default_for_gpu(v->base.gpu.name, best->gpus, &pr, &ignore) == 0)
+            v->in.usd_per_gpu_hour = price_usd(&pr, PRICE_MID);
         return ERR_OK;
     }
     if (strcmp(key, "gpus") == 0) {

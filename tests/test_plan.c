@@ -33,7 +33,7 @@ static void ladder_for(const char *model, const char *gpu, double tokens, int lo
     in->min_marginal = 0.5;
     in->min_gpus = lo;
     in->max_gpus = hi;
-    rel_config_default(&in->rel, c, f);
+    CU_ASSERT_EQUAL_FATAL(rel_config_init(&in->rel, c, f, NULL, &e), 0);
     in->rel.trials = 200;
     in->rel.spares = -1;
     in->ckpt_bytes = 12 * 8e9;

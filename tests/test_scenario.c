@@ -98,7 +98,7 @@ static void test_planning_defaults(void)
     CU_ASSERT_EQUAL(in.max_gpus, 4096);
     CU_ASSERT_EQUAL(in.objective, PLAN_TIME);
     CHECK_REL(in.min_marginal, 0.5, 0);
-    CU_ASSERT_EQUAL(in.rel.trials, 300);
+    CU_ASSERT_EQUAL(in.rel.trials, 0); /* adaptive, to REL_DEFAULT_TOLERANCE */
     CU_ASSERT_EQUAL(in.rel.spares, -1);
     CU_ASSERT_EQUAL(ladder_batch_for_tokens(4194304, 2048), 2048);
     CU_ASSERT_EQUAL(ladder_batch_for_tokens(10, 4096), 1);
@@ -153,7 +153,7 @@ static void test_whatif(void)
     in.tokens = 1e11;
     in.usd_per_gpu_hour = 2.0;
     in.min_gpus = in.max_gpus = 16;
-    rel_config_default(&in.rel, &base, &f);
+    CU_ASSERT_EQUAL_FATAL(rel_config_init(&in.rel, &base, &f, NULL, &e), 0);
     in.rel.trials = 50;
     in.rel.spares = -1;
     in.ckpt_bytes = 1e11;

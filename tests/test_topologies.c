@@ -154,17 +154,35 @@ static void test_prices(void)
 {
     err_t e;
     price_t p;
-    /* the planning-guide figures: io.net H100 $2.49/h (the default), AWS
-     * p5.48xlarge $98.32/h for 8 H100s */
-    CU_ASSERT_EQUAL_FATAL(price_default_for_gpu("h100-sxm", &p, &e), 0);
+    /* the planning-guide figure, io.net H100 $2.49/h, is the default for one
+     * node; beyond one node the specialty clouds' $2.49-3.99 range (middle
+     * $3.24); AWS p5.48xlarge $98.32/h for 8 H100s */
+    CU_ASSERT_EQUAL_FATAL(price_default_for_gpu("h100-sxm", 8, &p, &e), 0);
     CU_ASSERT_STRING_EQUAL(p.provider, "io.net");
     CHECK_REL(p.usd_per_gpu_hour, 2.49, 1e-12);
-    CU_ASSERT_EQUAL_FATAL(price_find("h100-sxm", "AWS", "on-demand", &p, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(price_default_for_gpu("h100-sxm", 256, &p, &e), 0);
+    CU_ASSERT_STRING_EQUAL(p.provider, "specialty-clouds");
+    CHECK_REL(price_usd(&p, PRICE_LOW), 2.49, 1e-12);
+    CHECK_REL(price_usd(&p, PRICE_MID), 3.24, 1e-12);
+    CHECK_REL(price_usd(&p, PRICE_HIGH), 3.99, 1e-12);
+    CU_ASSERT_EQUAL_FATAL(price_find("h100-sxm", "AWS", "on-demand", 64, &p, &e), 0);
     CHECK_REL(p.usd_per_gpu_hour * 8, 98.32, 1e-3);
-    int rc = price_default_for_gpu("l40s", &p, &e);
+    /* a 1-GPU instance is no price for 256 GPUs: Lambda's 8-GPU quote is */
+    CU_ASSERT_EQUAL_FATAL(price_find("h100-sxm", "lambda", "on-demand", 1, &p, &e), 0);
+    CU_ASSERT_EQUAL(p.gpus_max, 1);
+    CU_ASSERT_EQUAL_FATAL(price_find("h100-sxm", "lambda", "on-demand", 256, &p, &e), 0);
+    CHECK_REL(p.usd_per_gpu_hour, 2.99, 1e-12);
+    int rc = price_default_for_gpu("l40s", 8, &p, &e);
     CHECK_ERR(rc, &e, ERR_INPUT, "--price", "l40s");
-    rc = price_find("h100-sxm", "nobody", NULL, &p, &e);
+    rc = price_find("h100-sxm", "nobody", NULL, 8, &p, &e);
     CHECK_ERR(rc, &e, ERR_INPUT, "--provider", "aws");
+    /* storage: S3's tiers blend; 282 TB at $0.023 x 50 + $0.022 x 232 */
+    price_storage_t st;
+    CU_ASSERT_EQUAL_FATAL(price_storage_load("aws", &st, &e), 0);
+    CHECK_REL(price_storage_usd_per_gb_month(&st, 282), (50 * 0.023 + 232 * 0.022) / 282, 1e-12);
+    CHECK_REL(price_egress_usd(&st, 60), 10 * 90 + 40 * 85 + 10 * 70, 1e-12);
+    CU_ASSERT_EQUAL_FATAL(price_storage_load(NULL, &st, &e), 0);
+    CHECK_REL(price_storage_usd_per_gb_month(&st, 282), 0.02, 1e-12);
     price_t *all = NULL;
     size_t n = 0;
     CU_ASSERT_EQUAL_FATAL(price_load_all(&all, &n, &e), 0);
