@@ -1,5 +1,6 @@
 /* scaleplan plan: choose GPU counts and layouts - the scale ladder, the
  * recommendation, and what-if variations. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "common/json.h"
 #include "common/units.h"
 #include "reports/jsonout.h"
+#include "reports/launch.h"
 #include "reports/table.h"
 #include "sim/ladder.h"
 #include "sim/whatif.h"
@@ -40,6 +42,12 @@ static const cli_opt_t own_opts[] = {
     {"--what-if", NULL, "K=V,...", "rerun the best plan with fabric=, price=, gpu=, gpus=, tokens=",
      CLI_WORD},
     {"--details", NULL, NULL, "add the best rung's checkpoint-interval sweep and step timeline to --json",
+     CLI_WORD},
+    {"--emit", NULL, "megatron|nemo|deepspeed|torchtitan",
+     "write the recommended layout as that framework's launch configuration (plans for the "
+     "framework's current version unless --framework names one)",
+     CLI_WORD},
+    {"--out", NULL, "FILE", "with --emit: write the configuration to FILE (default: after the plan)",
      CLI_WORD},
     CLI_REPORT_OPT,
 };
@@ -143,6 +151,21 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     in->space.framework = cli_get(a, "--framework");
     if ((rc = space_flags(a, &in->space, err)))
         return rc;
+    if ((v = cli_get(a, "--emit"))) {
+        launch_kind_t k;
+        if ((rc = launch_parse(v, &k, err)))
+            return rc;
+        if (!in->space.framework)
+            in->space.framework = launch_framework(k);
+        else if (!launch_accepts(k, in->space.framework))
+            return err_setf(err, ERR_INPUT, NULL, "--emit",
+                            "%s layouts cannot be written as a %s configuration; drop "
+                            "--framework (--emit %s plans for %s)",
+                            in->space.framework, launch_name(k), launch_name(k),
+                            launch_framework(k));
+    } else if (cli_get(a, "--out")) {
+        return err_setf(err, ERR_INPUT, NULL, "--out", "goes with --emit FORMAT");
+    }
     int seq = in->space.seq_len;
     if ((rc = cli_get_int(a, "--seq-len", &seq, err)))
         return rc;
@@ -500,6 +523,33 @@ static cJSON *plan_json(const plan_run_t *p, const whatif_t *w, int nw, const ru
     return o;
 }
 
+/* The recommended layout as the --emit format, to --out or after the plan. */
+static int emit_launch(const cli_args_t *a, const plan_run_t *p, err_t *err)
+{
+    launch_kind_t k;
+    int rc = launch_parse(cli_get(a, "--emit"), &k, err);
+    if (rc)
+        return rc;
+    const rung_t *r = &p->ladder.rung[p->ladder.best];
+    sim_options_t o;
+    layout_t scratch = r->layout;
+    if ((rc = sim_options_framework(r->framework, &o, &scratch, err)))
+        return rc;
+    const char *path = cli_get(a, "--out");
+    FILE *f = path ? fopen(path, "w") : stdout;
+    if (!f)
+        return err_setf(err, ERR_INPUT, path, NULL, "cannot write: %s", strerror(errno));
+    if (!path && !cli_machine_output(a))
+        printf("\nLaunch configuration (%s, %s):\n", launch_name(k), r->framework);
+    rc = launch_write(k, &p->model, &r->layout, &o, f, err);
+    if (path && fclose(f) != 0 && !rc)
+        rc = err_setf(err, ERR_RUNTIME, path, NULL, "cannot write: %s", strerror(errno));
+    if (!rc && path && !cli_machine_output(a))
+        printf("\nwrote %s: the recommended layout as a %s configuration\n", path,
+               launch_name(k));
+    return rc;
+}
+
 static int run(const cli_args_t *a, err_t *err)
 {
     int rc = ERR_OK;
@@ -534,6 +584,8 @@ static int run(const cli_args_t *a, err_t *err)
     } else if (print_text(p, w, nw)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
     }
+    if (!rc && cli_get(a, "--emit") && p->ladder.best >= 0)
+        rc = emit_launch(a, p, err);
     /* a plan was printed, but not one that meets what was asked */
     if (!rc && !p->ladder.meets_constraints)
         rc = p->ladder.best < 0

@@ -1406,6 +1406,27 @@ static int build_layout(interp_t *in)
     }
     if (l->vpp > 1)
         l->schedule = SCHEDULE_INTERLEAVED;
+    /* The embedding and the loss counted as one layer each in the split
+     * (Megatron's --account-for-embedding/loss-in-pipeline-split): the
+     * first and last virtual stages one layer lighter. */
+    bool acc_emb = get_switch(in, "account_for_embedding_in_pipeline_split", false);
+    bool acc_loss = get_switch(in, "account_for_loss_in_pipeline_split", false);
+    if ((acc_emb || acc_loss) && l->pp > 1) {
+        if (!a->have_model)
+            return err_setf(in->err, ERR_INPUT, a->origin,
+                            "--account-for-embedding-in-pipeline-split", "needs --num-layers");
+        long chunks = (long)l->pp * l->vpp, total = a->model.n_layers + acc_emb + acc_loss;
+        if (total % chunks || total / chunks < 2)
+            return err_setf(in->err, ERR_INPUT, a->origin,
+                            "--account-for-embedding-in-pipeline-split",
+                            "%d layers%s%s do not split into PP x VPP = %ld equal chunks",
+                            a->model.n_layers, acc_emb ? " + the embedding" : "",
+                            acc_loss ? " + the loss" : "", chunks);
+        if (acc_emb)
+            l->first_stage_layers = (int)(total / chunks) - 1;
+        if (acc_loss)
+            l->last_stage_layers = (int)(total / chunks) - 1;
+    }
     l->sequence_parallel = get_switch(in, "sequence_parallel", false);
     l->distributed_optimizer = get_switch(in, "use_distributed_optimizer", false);
 
@@ -1478,6 +1499,27 @@ static int build_layout(interp_t *in)
                    : bf16 ? PRECISION_BF16
                    : fp16 ? PRECISION_FP16
                           : PRECISION_FP32;
+    /* the fp8 scaling recipe (--fp8-recipe, core 0.11+) and fp4 */
+    const char *recipe = get_str(in, "fp8_recipe");
+    if (fp8 && recipe) {
+        if (strcmp(recipe, "tensorwise") == 0)
+            l->precision = PRECISION_FP8_CS;
+        else if (strcmp(recipe, "mxfp8") == 0)
+            l->precision = PRECISION_MXFP8;
+        else if (strcmp(recipe, "blockwise") == 0)
+            l->precision = PRECISION_FP8_BLOCK;
+        else if (strcmp(recipe, "delayed") != 0)
+            return err_setf(in->err, ERR_INPUT, a->origin, "--fp8-recipe",
+                            "'%s' is not modeled (delayed, tensorwise, mxfp8, blockwise)",
+                            recipe);
+    }
+    const char *fp4 = get_str(in, "fp4"), *fp4_recipe = get_str(in, "fp4_recipe");
+    if (fp4) {
+        if (fp4_recipe && strcmp(fp4_recipe, "nvfp4") != 0)
+            return err_setf(in->err, ERR_INPUT, a->origin, "--fp4-recipe",
+                            "'%s' is not modeled (nvfp4)", fp4_recipe);
+        l->precision = PRECISION_NVFP4;
+    }
     if (l->precision == PRECISION_FP32)
         notes_add(&a->notes, NOTE_ASSUMED, "--bf16",
                   "neither --bf16 nor --fp16: Megatron trains in fp32");

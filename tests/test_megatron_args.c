@@ -74,18 +74,17 @@ static void test_llama3_70b_script(void)
     CU_ASSERT_EQUAL(l->micro_batch, 1);
     CU_ASSERT_EQUAL(l->global_batch, 128);
     CU_ASSERT_EQUAL(l->seq_len, 8192);
-    CU_ASSERT_EQUAL(l->precision, PRECISION_FP8);
+    CU_ASSERT_EQUAL(l->precision, PRECISION_FP8_CS); /* --fp8-recipe tensorwise */
     CU_ASSERT_EQUAL(l->grad_bytes, 2); /* --grad-reduce-in-bf16 */
     CU_ASSERT_TRUE(l->flash_attention);
     CU_ASSERT_TRUE(a.opt.overlap_grad_reduce);
     CU_ASSERT_TRUE(a.opt.overlap_param_gather);
     CU_ASSERT_TRUE(a.opt.tp_comm_overlap);
     CU_ASSERT_EQUAL(a.world_size, 64); /* torchrun --nproc_per_node 8 --nnodes 8 */
-    /* Said, not silent: training hyper-parameters, fp8 recipe details,
-     * the environment, the vocabulary padding. */
+    /* Said, not silent: training hyper-parameters, fp8 details, the
+     * environment, the vocabulary padding. */
     CU_ASSERT_TRUE(has_note(&a, "--lr", NOTE_IGNORED));
     CU_ASSERT_TRUE(has_note(&a, "--save", NOTE_IGNORED));
-    CU_ASSERT_TRUE(has_note(&a, "--fp8-recipe", NOTE_IGNORED));
     CU_ASSERT_TRUE(has_note(&a, "--manual-gc", NOTE_IGNORED));
     CU_ASSERT_TRUE(has_note(&a, "CUDA_DEVICE_MAX_CONNECTIONS=1", NOTE_IGNORED));
     CU_ASSERT_TRUE(has_note(&a, "--make-vocab-size-divisible-by", NOTE_ASSUMED));

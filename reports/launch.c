@@ -1,0 +1,504 @@
+#include "reports/launch.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const KIND_NAMES[LAUNCH_COUNT] = {"megatron", "nemo", "deepspeed",
+                                                     "torchtitan"};
+/* The current version of each framework (sim/catalog/frameworks.json). */
+static const char *const KIND_FRAMEWORK[LAUNCH_COUNT] = {"megatron-core", "megatron-bridge-26.04",
+                                                         "deepspeed", "torchtitan-2025-06"};
+
+int launch_parse(const char *name, launch_kind_t *k, err_t *err)
+{
+    for (int i = 0; i < LAUNCH_COUNT; i++)
+        if (strcmp(name, KIND_NAMES[i]) == 0) {
+            *k = (launch_kind_t)i;
+            return ERR_OK;
+        }
+    return err_setf(err, ERR_INPUT, NULL, "--emit",
+                    "use megatron, nemo, deepspeed or torchtitan (got '%s')", name);
+}
+
+const char *launch_name(launch_kind_t k)
+{
+    return k < LAUNCH_COUNT ? KIND_NAMES[k] : "?";
+}
+
+const char *launch_framework(launch_kind_t k)
+{
+    return k < LAUNCH_COUNT ? KIND_FRAMEWORK[k] : NULL;
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool launch_accepts(launch_kind_t k, const char *fw)
+{
+    switch (k) {
+    case LAUNCH_MEGATRON:
+        return starts(fw, "megatron-core") || starts(fw, "megatron-20");
+    case LAUNCH_NEMO:
+        return starts(fw, "nemo-") || starts(fw, "megatron-bridge");
+    case LAUNCH_DEEPSPEED:
+        return starts(fw, "deepspeed");
+    case LAUNCH_TORCHTITAN:
+        return starts(fw, "torchtitan");
+    default:
+        return false;
+    }
+}
+
+/* ------------------------------------------------------------ Megatron */
+
+/* Megatron's --fp8-recipe for a precision; NULL when not an fp8 recipe. */
+static const char *fp8_recipe(precision_t p)
+{
+    switch (p) {
+    case PRECISION_FP8:
+        return "delayed";
+    case PRECISION_FP8_CS:
+        return "tensorwise";
+    case PRECISION_MXFP8:
+        return "mxfp8";
+    case PRECISION_FP8_BLOCK:
+        return "blockwise";
+    default:
+        return NULL;
+    }
+}
+
+static int write_megatron(const model_t *m, const layout_t *l, const sim_options_t *o, FILE *f,
+                          err_t *err)
+{
+    if (l->recompute == RECOMPUTE_OPS)
+        return err_setf(err, ERR_INPUT, NULL, "--emit",
+                        "Megatron-LM has no op-level selective recompute (torchtitan's); "
+                        "plan with --framework megatron-core");
+    if (l->precision == PRECISION_FP8_ROWWISE || l->precision == PRECISION_MXFP4)
+        return err_setf(err, ERR_INPUT, NULL, "--emit", "Megatron-LM has no %s recipe",
+                        layout_precision_name(l->precision));
+    fprintf(f, "# %s: Megatron-LM pretrain_gpt.py arguments written by scaleplan\n", m->display);
+    fprintf(f, "--num-layers %d\n--hidden-size %d\n--ffn-hidden-size %d\n--num-attention-heads %d\n",
+            m->n_layers, m->hidden, m->ffn, m->n_heads);
+    if (m->n_kv_heads != m->n_heads)
+        fprintf(f, "--group-query-attention\n--num-query-groups %d\n", m->n_kv_heads);
+    if ((long)m->head_dim * m->n_heads != m->hidden)
+        fprintf(f, "--kv-channels %d\n", m->head_dim);
+    fprintf(f, "--seq-length %d\n--max-position-embeddings %d\n", l->seq_len,
+            m->max_seq > l->seq_len ? m->max_seq : l->seq_len);
+    fprintf(f, "--position-embedding-type %s\n",
+            m->pos == MODEL_POS_ROPE ? "rope" : m->pos == MODEL_POS_LEARNED ? "learned_absolute"
+                                                                             : "none");
+    if (m->pos == MODEL_POS_ROPE && m->rope_theta > 0)
+        fprintf(f, "--rotary-base %.0f\n", m->rope_theta);
+    fprintf(f, "--normalization %s\n", m->norm == MODEL_NORM_RMSNORM ? "RMSNorm" : "LayerNorm");
+    if (m->norm_eps > 0)
+        fprintf(f, "--norm-epsilon %g\n", m->norm_eps);
+    if (m->mlp == MODEL_MLP_SWIGLU)
+        fprintf(f, "--swiglu\n");
+    if (!m->mlp_bias && !m->out_bias) {
+        fprintf(f, "--disable-bias-linear\n");
+        if (m->qkv_bias)
+            fprintf(f, "--add-qkv-bias\n");
+    }
+    if (!m->tied_embeddings)
+        fprintf(f, "--untie-embeddings-and-output-weights\n");
+    fprintf(f, "--vocab-size %d\n--make-vocab-size-divisible-by 1\n", m->vocab);
+    fprintf(f, "--attention-dropout %g\n--hidden-dropout %g\n", m->dropout, m->dropout);
+    fprintf(f, "--tensor-model-parallel-size %d\n--pipeline-model-parallel-size %d\n"
+               "--context-parallel-size %d\n",
+            l->tp, l->pp, l->cp);
+    if (l->vpp > 1 && !l->first_stage_layers && !l->last_stage_layers)
+        fprintf(f, "--num-layers-per-virtual-pipeline-stage %d\n", m->n_layers / (l->pp * l->vpp));
+    else if (l->vpp > 1)
+        /* (L + 2) / (PP x VPP) per chunk, the first and last one lighter */
+        fprintf(f, "--num-virtual-stages-per-pipeline-rank %d\n"
+                   "--account-for-embedding-in-pipeline-split\n"
+                   "--account-for-loss-in-pipeline-split\n",
+                l->vpp);
+    else if (l->first_stage_layers || l->last_stage_layers)
+        fprintf(f, "--decoder-first-pipeline-num-layers %d\n--decoder-last-pipeline-num-layers %d\n",
+                l->first_stage_layers ? l->first_stage_layers : layout_chunk_layers(l, m, 0),
+                l->last_stage_layers ? l->last_stage_layers
+                                     : layout_chunk_layers(l, m, l->pp * l->vpp - 1));
+    fprintf(f, "--micro-batch-size %d\n--global-batch-size %d\n", l->micro_batch,
+            l->global_batch);
+    if (l->sequence_parallel)
+        fprintf(f, "--sequence-parallel\n");
+    if (l->zero >= 2)
+        fprintf(f, "--use-megatron-fsdp\n--data-parallel-sharding-strategy %s\n",
+                l->zero == 3 ? "optim_grads_params" : "optim_grads");
+    else if (l->distributed_optimizer || l->zero == 1)
+        fprintf(f, "--use-distributed-optimizer\n");
+    if (l->recompute == RECOMPUTE_SELECTIVE)
+        fprintf(f, "--recompute-granularity selective\n");
+    else if (l->recompute == RECOMPUTE_FULL)
+        fprintf(f, "--recompute-granularity full\n--recompute-method uniform\n"
+                   "--recompute-num-layers 1\n");
+    if (l->precision == PRECISION_FP16)
+        fprintf(f, "--fp16\n");
+    else if (l->precision != PRECISION_FP32)
+        fprintf(f, "--bf16\n");
+    if (fp8_recipe(l->precision))
+        fprintf(f, "--fp8-format hybrid\n--fp8-recipe %s\n", fp8_recipe(l->precision));
+    if (l->precision == PRECISION_NVFP4)
+        fprintf(f, "--fp4-format e2m1\n--fp4-recipe nvfp4\n");
+    if (l->grad_bytes == 2 && l->precision != PRECISION_FP16)
+        fprintf(f, "--grad-reduce-in-bf16\n");
+    if (o->overlap_grad_reduce && l->dp * l->cp > 1)
+        fprintf(f, "--overlap-grad-reduce\n");
+    if (o->overlap_param_gather && (l->distributed_optimizer || l->zero >= 1))
+        fprintf(f, "--overlap-param-gather\n");
+    if (o->tp_comm_overlap && l->tp > 1 && l->sequence_parallel)
+        fprintf(f, "--tp-comm-overlap\n");
+    return ERR_OK;
+}
+
+/* ------------------------------------------------------------ Megatron-Bridge */
+
+static const char *bridge_precision(precision_t p)
+{
+    switch (p) {
+    case PRECISION_BF16:
+        return "bf16_mixed";
+    case PRECISION_FP16:
+        return "fp16_mixed";
+    case PRECISION_FP8:
+        return "bf16_with_fp8_delayed_scaling_mixed";
+    case PRECISION_FP8_CS:
+        return "bf16_with_fp8_current_scaling_mixed";
+    case PRECISION_MXFP8:
+        return "bf16_with_mxfp8_mixed";
+    case PRECISION_FP8_BLOCK:
+        return "bf16_with_fp8_subchannel_scaling_mixed";
+    case PRECISION_NVFP4:
+        return "bf16_with_nvfp4_mixed";
+    default:
+        return NULL;
+    }
+}
+
+static int write_nemo(const model_t *m, const layout_t *l, const sim_options_t *o, FILE *f,
+                      err_t *err)
+{
+    const char *prec = bridge_precision(l->precision);
+    if (!prec || l->recompute == RECOMPUTE_OPS)
+        return err_setf(err, ERR_INPUT, NULL, "--emit",
+                        "Megatron-Bridge has no %s",
+                        prec ? "op-level selective recompute" : layout_precision_name(l->precision));
+    fprintf(f, "# %s: Megatron-Bridge recipe overrides written by scaleplan\n", m->display);
+    fprintf(f, "model.tensor_model_parallel_size=%d\nmodel.pipeline_model_parallel_size=%d\n"
+               "model.context_parallel_size=%d\n",
+            l->tp, l->pp, l->cp);
+    fprintf(f, "model.virtual_pipeline_model_parallel_size=%s",
+            l->vpp > 1 ? "" : "null\n");
+    if (l->vpp > 1)
+        fprintf(f, "%d\n", l->vpp);
+    if (l->first_stage_layers || l->last_stage_layers) {
+        if (l->vpp > 1)
+            fprintf(f, "model.account_for_embedding_in_pipeline_split=true\n"
+                       "model.account_for_loss_in_pipeline_split=true\n");
+        else
+            fprintf(f, "model.num_layers_in_first_pipeline_stage=%d\n"
+                       "model.num_layers_in_last_pipeline_stage=%d\n",
+                    l->first_stage_layers ? l->first_stage_layers : layout_chunk_layers(l, m, 0),
+                    l->last_stage_layers ? l->last_stage_layers
+                                         : layout_chunk_layers(l, m, l->pp - 1));
+    }
+    fprintf(f, "model.sequence_parallel=%s\nmodel.seq_length=%d\n",
+            l->sequence_parallel ? "true" : "false", l->seq_len);
+    fprintf(f, "train.micro_batch_size=%d\ntrain.global_batch_size=%d\n", l->micro_batch,
+            l->global_batch);
+    if (l->recompute == RECOMPUTE_SELECTIVE)
+        fprintf(f, "model.recompute_granularity=selective\n");
+    else if (l->recompute == RECOMPUTE_FULL)
+        fprintf(f, "model.recompute_granularity=full\nmodel.recompute_method=uniform\n"
+                   "model.recompute_num_layers=1\n");
+    else
+        fprintf(f, "model.recompute_granularity=null\n");
+    fprintf(f, "ddp.use_distributed_optimizer=%s\n",
+            l->distributed_optimizer || l->zero == 1 ? "true" : "false");
+    if (l->zero >= 2)
+        fprintf(f, "ddp.use_megatron_fsdp=true\nddp.data_parallel_sharding_strategy=%s\n",
+                l->zero == 3 ? "optim_grads_params" : "optim_grads");
+    fprintf(f, "ddp.grad_reduce_in_fp32=%s\n", l->grad_bytes == 4 ? "true" : "false");
+    fprintf(f, "ddp.overlap_grad_reduce=%s\nddp.overlap_param_gather=%s\n",
+            o->overlap_grad_reduce ? "true" : "false", o->overlap_param_gather ? "true" : "false");
+    fprintf(f, "comm_overlap.tp_comm_overlap=%s\n",
+            o->tp_comm_overlap && l->tp > 1 && l->sequence_parallel ? "true" : "false");
+    fprintf(f, "mixed_precision=%s\n", prec);
+    return ERR_OK;
+}
+
+/* ------------------------------------------------------------ DeepSpeed */
+
+static int write_deepspeed(const model_t *m, const layout_t *l, const sim_options_t *o,
+                           FILE *f, err_t *err)
+{
+    if (l->recompute == RECOMPUTE_OPS || l->recompute == RECOMPUTE_SELECTIVE)
+        return err_setf(err, ERR_INPUT, NULL, "--emit",
+                        "DeepSpeed checkpoints whole layers (full recompute) or nothing");
+    if (layout_precision_quantized(l->precision))
+        return err_setf(err, ERR_INPUT, NULL, "--emit",
+                        "DeepSpeed configs carry no %s recipe (bf16 or fp16)",
+                        layout_precision_name(l->precision));
+    int zero = l->zero > 0 ? l->zero : l->distributed_optimizer ? 1 : 0;
+    fprintf(f, "{\n");
+    fprintf(f, "  \"train_batch_size\": %d,\n", l->global_batch);
+    fprintf(f, "  \"train_micro_batch_size_per_gpu\": %d,\n", l->micro_batch);
+    fprintf(f, "  \"gradient_accumulation_steps\": %d,\n", l->grad_accum);
+    fprintf(f, "  \"zero_optimization\": {\n");
+    fprintf(f, "    \"stage\": %d,\n", zero);
+    fprintf(f, "    \"overlap_comm\": %s,\n", o->overlap_grad_reduce ? "true" : "false");
+    fprintf(f, "    \"contiguous_gradients\": true,\n");
+    fprintf(f, "    \"reduce_bucket_size\": %.0f\n", o->bucket_params);
+    fprintf(f, "  },\n");
+    if (l->precision == PRECISION_FP16)
+        fprintf(f, "  \"fp16\": {\"enabled\": true},\n");
+    else if (l->precision == PRECISION_BF16)
+        fprintf(f, "  \"bf16\": {\"enabled\": true},\n");
+    fprintf(f, "  \"activation_checkpointing\": {\"partition_activations\": false, "
+               "\"contiguous_memory_optimization\": false},\n");
+    fprintf(f, "  \"steps_per_print\": 10,\n");
+    fprintf(f, "  \"wall_clock_breakdown\": false\n");
+    fprintf(f, "}\n");
+    /* JSON has no comments: the launcher arguments follow the document */
+    fprintf(f, "# Megatron-DeepSpeed launcher arguments for %s:\n", m->display);
+    fprintf(f, "# --tensor-model-parallel-size %d --pipeline-model-parallel-size %d "
+               "--micro-batch-size %d --global-batch-size %d --seq-length %d%s%s\n",
+            l->tp, l->pp, l->micro_batch, l->global_batch, l->seq_len,
+            l->recompute == RECOMPUTE_FULL ? " --checkpoint-activations" : "",
+            l->pp == 1 ? " --no-pipeline-parallel" : "");
+    return ERR_OK;
+}
+
+/* ------------------------------------------------------------ torchtitan */
+
+static int write_torchtitan(const model_t *m, const layout_t *l, const sim_options_t *o,
+                            FILE *f, err_t *err)
+{
+    if (l->recompute == RECOMPUTE_SELECTIVE)
+        return err_setf(err, ERR_INPUT, NULL, "--emit",
+                        "torchtitan has no Megatron selective recompute (its selective "
+                        "checkpointing is op-level: recompute=ops)");
+    if (l->precision == PRECISION_FP8 || l->precision == PRECISION_FP8_BLOCK ||
+        l->precision == PRECISION_NVFP4 || l->precision == PRECISION_MXFP4 ||
+        l->precision == PRECISION_FP16)
+        return err_setf(err, ERR_INPUT, NULL, "--emit", "torchtitan has no %s recipe",
+                        layout_precision_name(l->precision));
+    if (l->zero == 1 || (l->distributed_optimizer && l->zero == 0))
+        return err_setf(err, ERR_INPUT, NULL, "--emit",
+                        "torchtitan shards with FSDP (ZeRO-2/3) or replicates (ZeRO-0)");
+    (void)o;
+    int shard = l->zero >= 2 ? l->dp : 1, replicate = l->zero >= 2 ? 1 : l->dp;
+    fprintf(f, "# %s: torchtitan job config written by scaleplan\n", m->display);
+    fprintf(f, "[parallelism]\n");
+    fprintf(f, "data_parallel_replicate_degree = %d\n", replicate);
+    fprintf(f, "data_parallel_shard_degree = %d\n", shard);
+    fprintf(f, "fsdp_reshard_after_forward = \"%s\"\n", l->zero == 2 ? "never" : "default");
+    fprintf(f, "tensor_parallel_degree = %d\n", l->tp);
+    fprintf(f, "context_parallel_degree = %d\n", l->cp);
+    fprintf(f, "pipeline_parallel_degree = %d\n", l->pp);
+    if (l->pp > 1) {
+        const char *sched = l->schedule == SCHEDULE_INTERLEAVED ? "Interleaved1F1B"
+                            : l->schedule == SCHEDULE_GPIPE     ? "GPipe"
+                                                                : "1F1B";
+        fprintf(f, "pipeline_parallel_schedule = \"%s\"\n", sched);
+        fprintf(f, "pipeline_parallel_microbatch_size = %d\n", l->micro_batch);
+        int layers_per_stage = m->n_layers / (l->pp * l->vpp) > 0 ? m->n_layers / (l->pp * l->vpp) : 1;
+        fprintf(f, "pipeline_parallel_layers_per_stage = %d\n", layers_per_stage);
+    }
+    if (l->tp > 1)
+        fprintf(f, "enable_async_tensor_parallel = %s\n", o->tp_comm_overlap ? "true" : "false");
+    fprintf(f, "\n[training]\n");
+    fprintf(f, "local_batch_size = %d\n", l->global_batch / (l->dp > 0 ? l->dp : 1));
+    fprintf(f, "global_batch_size = %d\n", l->global_batch);
+    fprintf(f, "seq_len = %d\n", l->seq_len);
+    fprintf(f, "mixed_precision_param = \"%s\"\n", l->precision == PRECISION_FP32 ? "float32"
+                                                                                    : "bfloat16");
+    fprintf(f, "mixed_precision_reduce = \"%s\"\n", l->grad_bytes == 2 ? "bfloat16" : "float32");
+    fprintf(f, "compile = true\n");
+    fprintf(f, "\n[activation_checkpoint]\n");
+    fprintf(f, "mode = \"%s\"\n", l->recompute == RECOMPUTE_FULL  ? "full"
+                                  : l->recompute == RECOMPUTE_OPS ? "selective"
+                                                                  : "none");
+    if (l->recompute == RECOMPUTE_OPS)
+        fprintf(f, "selective_ac_option = \"op\"\n");
+    if (l->precision == PRECISION_FP8_CS || l->precision == PRECISION_FP8_ROWWISE ||
+        l->precision == PRECISION_MXFP8) {
+        fprintf(f, "\n[model]\nconverters = [\"%s\"]\n",
+                l->precision == PRECISION_MXFP8 ? "mx" : "float8");
+        if (l->precision != PRECISION_MXFP8)
+            fprintf(f, "\n[float8]\nrecipe_name = \"%s\"\n",
+                    l->precision == PRECISION_FP8_ROWWISE ? "rowwise" : "tensorwise");
+    }
+    return ERR_OK;
+}
+
+int launch_write(launch_kind_t k, const model_t *m, const layout_t *l, const sim_options_t *o,
+                 FILE *out, err_t *err)
+{
+    int rc;
+    switch (k) {
+    case LAUNCH_MEGATRON:
+        rc = write_megatron(m, l, o, out, err);
+        break;
+    case LAUNCH_NEMO:
+        rc = write_nemo(m, l, o, out, err);
+        break;
+    case LAUNCH_DEEPSPEED:
+        rc = write_deepspeed(m, l, o, out, err);
+        break;
+    case LAUNCH_TORCHTITAN:
+        rc = write_torchtitan(m, l, o, out, err);
+        break;
+    default:
+        return err_set(err, ERR_RUNTIME, "unknown launch format");
+    }
+    if (!rc && ferror(out))
+        rc = err_set(err, ERR_RUNTIME, "cannot write the launch configuration");
+    return rc;
+}
+
+/* ------------------------------------------------------------ reading back */
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+static int to_int(const char *v, const char *origin, int line, const char *key, int *out,
+                  err_t *err)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x < 0 || x > (1L << 30))
+        return err_setf(err, ERR_INPUT, origin, NULL, "line %d: %s: not a whole number ('%s')",
+                        line, key, v);
+    *out = (int)x;
+    return ERR_OK;
+}
+
+static int to_bool(const char *v, const char *origin, int line, const char *key, bool *out,
+                   err_t *err)
+{
+    if (strcmp(v, "true") == 0 || strcmp(v, "True") == 0)
+        *out = true;
+    else if (strcmp(v, "false") == 0 || strcmp(v, "False") == 0)
+        *out = false;
+    else
+        return err_setf(err, ERR_INPUT, origin, NULL, "line %d: %s: use true or false ('%s')",
+                        line, key, v);
+    return ERR_OK;
+}
+
+int launch_read_nemo(const char *text, const char *origin, const model_t *m, layout_t *l,
+                     err_t *err)
+{
+    char *copy = strdup(text);
+    if (!copy)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    int rc = ERR_OK, line = 0;
+    bool account = false, fsdp = false;
+    char strategy[32] = "optim_grads_params";
+    char *save = NULL;
+    for (char *ln = strtok_r(copy, "\n", &save); ln && !rc; ln = strtok_r(NULL, "\n", &save)) {
+        line++;
+        char *s = trim(ln);
+        if (!*s || *s == '#')
+            continue;
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            rc = err_setf(err, ERR_INPUT, origin, NULL, "line %d: expected KEY=VALUE", line);
+            break;
+        }
+        *eq = '\0';
+        char *k = trim(s), *v = trim(eq + 1);
+        bool b;
+        if (strcmp(k, "model.tensor_model_parallel_size") == 0)
+            rc = to_int(v, origin, line, k, &l->tp, err);
+        else if (strcmp(k, "model.pipeline_model_parallel_size") == 0)
+            rc = to_int(v, origin, line, k, &l->pp, err);
+        else if (strcmp(k, "model.context_parallel_size") == 0)
+            rc = to_int(v, origin, line, k, &l->cp, err);
+        else if (strcmp(k, "model.virtual_pipeline_model_parallel_size") == 0) {
+            l->vpp = 1;
+            if (strcmp(v, "null") != 0 && strcmp(v, "None") != 0)
+                rc = to_int(v, origin, line, k, &l->vpp, err);
+            l->schedule = l->vpp > 1 ? SCHEDULE_INTERLEAVED : SCHEDULE_1F1B;
+        } else if (strcmp(k, "model.num_layers_in_first_pipeline_stage") == 0)
+            rc = to_int(v, origin, line, k, &l->first_stage_layers, err);
+        else if (strcmp(k, "model.num_layers_in_last_pipeline_stage") == 0)
+            rc = to_int(v, origin, line, k, &l->last_stage_layers, err);
+        else if (strcmp(k, "model.account_for_embedding_in_pipeline_split") == 0 ||
+                 strcmp(k, "model.account_for_loss_in_pipeline_split") == 0)
+            rc = to_bool(v, origin, line, k, &account, err);
+        else if (strcmp(k, "model.sequence_parallel") == 0)
+            rc = to_bool(v, origin, line, k, &l->sequence_parallel, err);
+        else if (strcmp(k, "model.seq_length") == 0)
+            rc = to_int(v, origin, line, k, &l->seq_len, err);
+        else if (strcmp(k, "train.micro_batch_size") == 0)
+            rc = to_int(v, origin, line, k, &l->micro_batch, err);
+        else if (strcmp(k, "train.global_batch_size") == 0)
+            rc = to_int(v, origin, line, k, &l->global_batch, err);
+        else if (strcmp(k, "model.recompute_granularity") == 0) {
+            if (strcmp(v, "null") == 0 || strcmp(v, "None") == 0)
+                l->recompute = RECOMPUTE_NONE;
+            else if ((rc = layout_parse_recompute(v, &l->recompute, err)))
+                rc = err_setf(err, ERR_INPUT, origin, NULL, "line %d: %s: %s", line, k, err->msg);
+        } else if (strcmp(k, "ddp.use_distributed_optimizer") == 0)
+            rc = to_bool(v, origin, line, k, &l->distributed_optimizer, err);
+        else if (strcmp(k, "ddp.use_megatron_fsdp") == 0)
+            rc = to_bool(v, origin, line, k, &fsdp, err);
+        else if (strcmp(k, "ddp.data_parallel_sharding_strategy") == 0)
+            snprintf(strategy, sizeof strategy, "%s", v);
+        else if (strcmp(k, "ddp.grad_reduce_in_fp32") == 0) {
+            if (!(rc = to_bool(v, origin, line, k, &b, err)))
+                l->grad_bytes = b ? 4 : 2;
+        } else if (strcmp(k, "mixed_precision") == 0) {
+            precision_t p = PRECISION_BF16;
+            bool found = false;
+            for (int i = 0; i < PRECISION_COUNT && !found; i++) {
+                const char *name = bridge_precision((precision_t)i);
+                if (name && strcmp(name, v) == 0) {
+                    p = (precision_t)i;
+                    found = true;
+                }
+            }
+            if (!found)
+                rc = err_setf(err, ERR_INPUT, origin, NULL, "line %d: mixed_precision: unknown "
+                                                           "recipe '%s'",
+                              line, v);
+            l->precision = p;
+        }
+        /* other keys (overlap switches, recompute method, ...) do not change
+         * the layout */
+    }
+    free(copy);
+    if (rc)
+        return rc;
+    if (fsdp)
+        l->zero = strcmp(strategy, "optim_grads") == 0 ? 2 : 3;
+    if (account && l->vpp > 1) {
+        /* the embedding and the loss count as one layer each: (L + 2) /
+         * (PP x VPP) per chunk, the first and last chunks one lighter */
+        long chunks = (long)l->pp * l->vpp;
+        if ((m->n_layers + 2) % chunks || (m->n_layers + 2) / chunks < 2)
+            return err_setf(err, ERR_INPUT, origin, NULL,
+                            "account_for_embedding/loss_in_pipeline_split: %d layers + 2 do not "
+                            "split into %ld chunks",
+                            m->n_layers, chunks);
+        l->first_stage_layers = l->last_stage_layers = (int)((m->n_layers + 2) / chunks) - 1;
+    }
+    return ERR_OK;
+}

@@ -1,0 +1,317 @@
+/* Tests of reports/launch (plan --emit): each format reads back through
+ * scaleplan's own readers to the layout it was written from, and every
+ * flag or key it writes is one the framework documents
+ * (tests/fixtures/launch: Megatron-LM's parser flags, Megatron-Bridge's
+ * config fields, DeepSpeed's config keys, torchtitan's job config; see
+ * gen_keys.py there). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "inputs/megatron_args.h"
+#include "models/layout_json.h"
+#include "reports/launch.h"
+#include "sim/framework.h"
+#include "tests/testing.h"
+
+/* The text launch_write gives (heap, caller frees). */
+static char *written(launch_kind_t k, const model_t *m, const layout_t *l, const char *fw)
+{
+    sim_options_t o;
+    layout_t scratch = *l;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(sim_options_framework(fw, &o, &scratch, &e), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    int rc = launch_write(k, m, l, &o, f, &e);
+    fclose(f);
+    if (rc)
+        fprintf(stderr, "launch_write: %s\n", e.msg);
+    CU_ASSERT_EQUAL(rc, 0);
+    return buf;
+}
+
+static layout_t finalized(const model_t *m, int gpus, int tp, int pp, int vpp, int cp, int mb,
+                          int gb, int seq)
+{
+    layout_t l;
+    layout_defaults(&l);
+    l.tp = tp;
+    l.pp = pp;
+    l.vpp = vpp;
+    l.cp = cp;
+    l.micro_batch = mb;
+    l.global_batch = gb;
+    l.seq_len = seq;
+    l.schedule = vpp > 1 ? SCHEDULE_INTERLEAVED : SCHEDULE_1F1B;
+    l.sequence_parallel = tp > 1;
+    err_t e;
+    int rc = layout_finalize(&l, m, gpus, &e);
+    if (rc)
+        fprintf(stderr, "finalize: %s\n", e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    return l;
+}
+
+static void same_layout(const layout_t *a, const layout_t *b)
+{
+    CU_ASSERT_EQUAL(a->tp, b->tp);
+    CU_ASSERT_EQUAL(a->pp, b->pp);
+    CU_ASSERT_EQUAL(a->cp, b->cp);
+    CU_ASSERT_EQUAL(a->vpp, b->vpp);
+    CU_ASSERT_EQUAL(a->micro_batch, b->micro_batch);
+    CU_ASSERT_EQUAL(a->global_batch, b->global_batch);
+    CU_ASSERT_EQUAL(a->seq_len, b->seq_len);
+    CU_ASSERT_EQUAL(a->sequence_parallel, b->sequence_parallel);
+    CU_ASSERT_EQUAL(a->recompute, b->recompute);
+    CU_ASSERT_EQUAL(a->precision, b->precision);
+    CU_ASSERT_EQUAL(a->zero, b->zero);
+    CU_ASSERT_EQUAL(a->distributed_optimizer, b->distributed_optimizer);
+    CU_ASSERT_EQUAL(a->first_stage_layers, b->first_stage_layers);
+    CU_ASSERT_EQUAL(a->last_stage_layers, b->last_stage_layers);
+}
+
+/* Every "--flag" line of a Megatron argument list is a flag of Megatron's
+ * parser (inputs/megatron_flags.tsv, generated from arguments.py). */
+static void megatron_flags_known(const char *text)
+{
+    char *tsv = slurp("inputs/megatron_flags.tsv");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tsv);
+    const char *p = text;
+    while (*p) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        if (n > 2 && p[0] == '-' && p[1] == '-') {
+            char flag[96], needle[100];
+            size_t k = strcspn(p, " \n");
+            snprintf(flag, sizeof flag, "%.*s", (int)(k < sizeof flag ? k : sizeof flag - 1), p);
+            snprintf(needle, sizeof needle, "\n%s\t", flag);
+            if (!strstr(tsv, needle))
+                fprintf(stderr, "not a Megatron-LM flag: %s\n", flag);
+            CU_ASSERT_PTR_NOT_NULL(strstr(tsv, needle));
+        }
+        p += n + (eol ? 1 : 0);
+    }
+    free(tsv);
+}
+
+/* Llama 3 70B under Megatron-Core layouts: even interleaving, 1F1B with
+ * FSDP, full recompute with fp8 current scaling, bf16 gradients. */
+static void test_megatron_round_trip(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("llama3-70b", &m, &e), 0);
+    layout_t cases[4];
+    cases[0] = finalized(&m, 256, 4, 4, 5, 1, 1, 512, 8192);
+    cases[0].distributed_optimizer = true;
+    cases[1] = finalized(&m, 256, 2, 1, 1, 2, 1, 512, 8192);
+    cases[1].zero = 3;
+    cases[2] = finalized(&m, 64, 8, 2, 1, 1, 2, 128, 4096);
+    cases[2].recompute = RECOMPUTE_FULL;
+    cases[2].precision = PRECISION_FP8_CS;
+    cases[2].distributed_optimizer = true;
+    cases[3] = cases[0];
+    cases[3].grad_bytes = 2;
+    cases[3].recompute = RECOMPUTE_SELECTIVE;
+    for (int i = 0; i < 4; i++) {
+        char *text = written(LAUNCH_MEGATRON, &m, &cases[i], "megatron-core");
+        megatron_flags_known(text);
+        megatron_args_t a;
+        int rc = megatron_args_read(text, strlen(text), "emitted", &a, &e);
+        if (rc)
+            fprintf(stderr, "read back: %s\n", e.msg);
+        CU_ASSERT_EQUAL_FATAL(rc, 0);
+        layout_t back = a.layout;
+        CU_ASSERT_EQUAL_FATAL(layout_finalize(&back, &a.model, cases[i].n_gpus, &e), 0);
+        same_layout(&cases[i], &back);
+        CU_ASSERT_EQUAL(back.grad_bytes, cases[i].grad_bytes == 2 ? 2 : 4);
+        CU_ASSERT_EQUAL(a.model.n_layers, m.n_layers);
+        CU_ASSERT_EQUAL(a.model.hidden, m.hidden);
+        CU_ASSERT_EQUAL(a.model.ffn, m.ffn);
+        CU_ASSERT_EQUAL(a.model.n_heads, m.n_heads);
+        CU_ASSERT_EQUAL(a.model.n_kv_heads, m.n_kv_heads);
+        CU_ASSERT_EQUAL(a.model.vocab, m.vocab);
+        CU_ASSERT_EQUAL(a.model.mlp, m.mlp);
+        CU_ASSERT_EQUAL(a.model.tied_embeddings, m.tied_embeddings);
+        megatron_args_free(&a);
+        free(text);
+    }
+}
+
+/* Megatron-Bridge overrides: every key is a field of the configs the
+ * recipe CLI sets, and launch_read_nemo reads them back, including the
+ * interleaved split that counts the embedding and the loss. */
+static void test_nemo_round_trip(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("llama3.1-405b", &m, &e), 0);
+    layout_t u;
+    layout_defaults(&u);
+    u.tp = 8;
+    u.pp = 16;
+    u.vpp = 4;
+    u.schedule = SCHEDULE_INTERLEAVED;
+    u.first_stage_layers = u.last_stage_layers = 1; /* (126 + 2) / 64 - 1 */
+    u.micro_batch = 1;
+    u.global_batch = 2048;
+    u.seq_len = 8192;
+    u.sequence_parallel = true;
+    u.distributed_optimizer = true;
+    u.precision = PRECISION_FP8_CS;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&u, &m, 16384, &e), 0);
+    char *text = written(LAUNCH_NEMO, &m, &u, "megatron-bridge-26.04");
+    char *keys = slurp(fixture("launch/bridge_keys.txt"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(keys);
+    for (char *p = text; *p;) {
+        char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        if (n && *p != '#') {
+            char key[128], needle[140];
+            const char *eq = memchr(p, '=', n);
+            size_t k = eq ? (size_t)(eq - p) : n;
+            if (strncmp(p, "mixed_precision", k) == 0)
+                k = n; /* the recipe name is checked too */
+            snprintf(key, sizeof key, "%.*s", (int)k, p);
+            snprintf(needle, sizeof needle, "\n%s\n", key);
+            if (!strstr(keys, needle))
+                fprintf(stderr, "not a Megatron-Bridge key: %s\n", key);
+            CU_ASSERT_PTR_NOT_NULL(strstr(keys, needle));
+        }
+        p += n + (eol ? 1 : 0);
+    }
+    layout_t back;
+    layout_defaults(&back);
+    CU_ASSERT_EQUAL_FATAL(launch_read_nemo(text, "emitted", &m, &back, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&back, &m, 16384, &e), 0);
+    same_layout(&u, &back);
+    /* a bad line is named */
+    CHECK_ERR(launch_read_nemo("model.tensor_model_parallel_size=eight\n", "x.txt", &m, &back, &e),
+              &e, ERR_INPUT, "x.txt", "line 1");
+    free(keys);
+    free(text);
+}
+
+/* The ds_config.json part is read back by --deepspeed's reader (ZeRO stage
+ * and batch sizes); its keys are DeepSpeed's. */
+static void test_deepspeed_round_trip(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("llama3-8b", &m, &e), 0);
+    for (int z = 0; z <= 3; z++) {
+        layout_t l = finalized(&m, 64, 1, 1, 1, 1, 2, 256, 4096);
+        l.zero = z == 1 ? 0 : z;
+        l.distributed_optimizer = z == 1;
+        if (z == 3)
+            l.recompute = RECOMPUTE_FULL;
+        char *text = written(LAUNCH_DEEPSPEED, &m, &l, "deepspeed");
+        char *hash = strchr(text, '#');
+        CU_ASSERT_PTR_NOT_NULL_FATAL(hash);
+        *hash = '\0';
+        cJSON *cfg = cJSON_Parse(text);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(cfg);
+        layout_t back;
+        layout_defaults(&back);
+        CU_ASSERT_EQUAL_FATAL(layout_apply_deepspeed(cfg, "emitted", &back, &e), 0);
+        CU_ASSERT_EQUAL(back.micro_batch, l.micro_batch);
+        CU_ASSERT_EQUAL(back.global_batch, l.global_batch);
+        CU_ASSERT_EQUAL(back.zero, z);
+        char *keys = slurp(fixture("launch/deepspeed_keys.txt"));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(keys);
+        /* every key of the document, at any depth */
+        cJSON *stack[16];
+        int depth = 0;
+        stack[depth++] = cfg;
+        while (depth) {
+            cJSON *o = stack[--depth];
+            for (cJSON *c = o->child; c; c = c->next) {
+                char needle[80];
+                snprintf(needle, sizeof needle, "\n%s\n", c->string);
+                if (!strstr(keys, needle))
+                    fprintf(stderr, "not a DeepSpeed key: %s\n", c->string);
+                CU_ASSERT_PTR_NOT_NULL(strstr(keys, needle));
+                if (cJSON_IsObject(c) && depth < 16)
+                    stack[depth++] = c;
+            }
+        }
+        free(keys);
+        cJSON_Delete(cfg);
+        free(text);
+    }
+}
+
+/* torchtitan's TOML: every [section] key is a field of its job config. */
+static void test_torchtitan_keys(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("llama3-70b", &m, &e), 0);
+    layout_t l = finalized(&m, 256, 8, 4, 2, 1, 1, 512, 8192);
+    l.zero = 3;
+    l.recompute = RECOMPUTE_OPS;
+    l.precision = PRECISION_FP8_CS;
+    char *text = written(LAUNCH_TORCHTITAN, &m, &l, "torchtitan-2025-06");
+    char *keys = slurp(fixture("launch/torchtitan_keys.txt"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(keys);
+    char section[48] = "";
+    for (char *p = text; *p;) {
+        char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        if (n && *p == '[')
+            snprintf(section, sizeof section, "%.*s", (int)(n - 2), p + 1);
+        else if (n && *p != '#') {
+            char needle[128];
+            size_t k = strcspn(p, " =");
+            snprintf(needle, sizeof needle, "\n%s.%.*s\n", section, (int)k, p);
+            if (!strstr(keys, needle))
+                fprintf(stderr, "not a torchtitan key: %s", needle + 1);
+            CU_ASSERT_PTR_NOT_NULL(strstr(keys, needle));
+        }
+        p += n + (eol ? 1 : 0);
+    }
+    /* a layout torchtitan cannot express is refused, naming why */
+    l.recompute = RECOMPUTE_SELECTIVE;
+    sim_options_t o;
+    layout_t scratch = l;
+    CU_ASSERT_EQUAL_FATAL(sim_options_framework("torchtitan-2025-06", &o, &scratch, &e), 0);
+    FILE *f = fopen("/dev/null", "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CHECK_ERR(launch_write(LAUNCH_TORCHTITAN, &m, &l, &o, f, &e), &e, ERR_INPUT, "--emit",
+              "selective");
+    fclose(f);
+    free(keys);
+    free(text);
+}
+
+/* plan --emit picks the format's framework and writes the recommended
+ * layout; a framework the format cannot launch is refused. */
+static void test_plan_emit(void)
+{
+    char *out = NULL, *errout = NULL;
+    CU_ASSERT_EQUAL(run_cli("plan --model llama3-8b --gpu h100-sxm --tokens 1T --gpus 64 "
+                            "--trials 50 --emit megatron",
+                            &out, NULL),
+                    0);
+    CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "Launch configuration (megatron, megatron-core)")
+                               : NULL);
+    CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "--tensor-model-parallel-size") : NULL);
+    free(out);
+    out = NULL;
+    CU_ASSERT_EQUAL(run_cli("plan --model llama3-8b --gpu h100-sxm --tokens 1T --gpus 64 "
+                            "--framework fsdp --emit megatron",
+                            &out, &errout),
+                    2);
+    CU_ASSERT_PTR_NOT_NULL(errout ? strstr(errout, "--emit: fsdp layouts cannot be written")
+                                  : NULL);
+    free(out);
+    free(errout);
+}
+
+TEST_SUITE(suite_launch, "launch", TEST(test_megatron_round_trip), TEST(test_nemo_round_trip),
+           TEST(test_deepspeed_round_trip), TEST(test_torchtitan_keys), TEST(test_plan_emit));
