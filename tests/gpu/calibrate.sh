@@ -83,7 +83,7 @@ print("measured: %d GEMMs, %d memory-kernel runs, launch %.2f us, sustained %.0f
 assert m["gemm"] and m["memory"] and m["collectives"], "a part of the calibration is missing"
 EOF
 
-"$SCALEPLAN_BIN" sim --model llama3-8b --gpu "$GPU" --gpus 8 --profile "$W/profile.json" --json \
+"$SCALEPLAN_BIN" sim --model llama3-8b --gpu "$GPU" --gpus 8 --tp 2 --distributed-optimizer --profile "$W/profile.json" --json \
     >"$W/sim.json" || { say "FAIL: sim --profile rejected the measured profile"; fail=1; }
 
 # ---------------------------------------------------------------- 2. vs PyTorch
