@@ -14,9 +14,15 @@ static const cli_opt_t model_opts[] = {
     {"--model", NULL, "NAME|FILE",
      "catalog model (scaleplan catalog models) or a Hugging Face config.json",
       CLI_WORD, .positional = CLI_POS_ONE},
+    {"--assume-architecture", NULL, "TYPE",
+     "read a config whose model_type scaleplan does not know as this one (e.g. llama)",
+     CLI_WORD},
 };
 const cli_group_t CLI_MODEL_OPTS = {"Model", model_opts,
                                     sizeof model_opts / sizeof model_opts[0]};
+/* --model alone, for commands that hand the name to another reader (the
+ * reference trainer's preflight): --assume-architecture would do nothing. */
+const cli_group_t CLI_MODEL_NAME_OPTS = {"Model", model_opts, 1};
 
 static const cli_opt_t cluster_opts[] = {
     {"--gpu", NULL, "NAME", "GPU type, e.g. h100-sxm (scaleplan catalog gpus)", CLI_WORD},
@@ -39,6 +45,8 @@ static const cli_opt_t layout_opts[] = {
     {"--cp", "--context-parallel-size", "N", "context parallel degree", CLI_N(1, 1 << 24)},
     {"--ep", "--expert-model-parallel-size", "N", "expert parallel degree (MoE only)",
      CLI_N(1, 1 << 24)},
+    {"--etp", "--expert-tensor-parallel-size", "N",
+     "expert tensor parallel degree (MoE only; default: --tp)", CLI_N(1, 1 << 24)},
     {"--vpp", NULL, "N", "virtual pipeline stages per rank (interleaved schedule)", CLI_N(1, 1024)},
     {"--num-layers-per-virtual-pipeline-stage", NULL, "N",
      "Megatron's way to set --vpp: layers per virtual stage", CLI_N(1, 1 << 24)},
@@ -460,11 +468,17 @@ static int model_name(const cli_args_t *a, const char **name, err_t *err)
     return ERR_OK;
 }
 
-int cli_model(const cli_args_t *a, model_t *m, err_t *err)
+int cli_model_noted(const cli_args_t *a, model_t *m, notes_t *notes, err_t *err)
 {
     const char *name;
     int rc = model_name(a, &name, err);
-    return rc ? rc : model_load(name, m, err);
+    model_load_opts_t o = {cli_get(a, "--assume-architecture")};
+    return rc ? rc : model_load_ex(name, &o, m, notes, err);
+}
+
+int cli_model(const cli_args_t *a, model_t *m, err_t *err)
+{
+    return cli_model_noted(a, m, NULL, err);
 }
 
 int cli_cluster_spec(const cli_args_t *a, cluster_spec_t *spec, err_t *err)
@@ -557,6 +571,7 @@ int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l,
         (rc = cli_get_int(a, "--pp", &l->pp, err)) ||
         (rc = cli_get_int(a, "--cp", &l->cp, err)) ||
         (rc = cli_get_int(a, "--ep", &l->ep, err)) ||
+        (rc = cli_get_int(a, "--etp", &l->etp, err)) ||
         (rc = cli_get_int(a, "--vpp", &l->vpp, err)) ||
         (rc = cli_get_int(a, "--num-layers-per-virtual-pipeline-stage", &per_vstage, err)) ||
         (rc = cli_get_int(a, "--micro-batch", &l->micro_batch, err)) ||
@@ -662,6 +677,7 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     scenario_spec_t spec = {0};
     int rc;
     spec.framework = cli_get(a, "--framework");
+    spec.assume_architecture = cli_get(a, "--assume-architecture");
     if (base && base->model)
         spec.model_given = base->model;
     else if ((rc = model_name(a, &spec.model, err)))

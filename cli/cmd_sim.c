@@ -120,6 +120,7 @@ static int print_text(const scenario_t *s, const sim_result_t *r, bool ops)
         rc = table_print(o, stdout, 2, 0);
         table_destroy(o);
     }
+    cli_print_notes(stdout, &s->notes);
     return rc;
 }
 
@@ -169,6 +170,8 @@ static cJSON *sim_json(const scenario_t *s, const sim_result_t *r, const sim_eve
                                  s->profile.net_gpu_gbs > 0 ? "measured" : "fabric model");
     if (ok && events)
         ok = cJSON_AddItemToObject(o, "timeline", report_timeline_json(events, n_events));
+    if (ok)
+        ok = cli_add_notes_json(o, &s->notes);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;

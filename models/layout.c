@@ -110,6 +110,18 @@ int layout_weight_bytes(precision_t p)
     return p == PRECISION_FP32 ? 4 : 2;
 }
 
+int layout_etp(const layout_t *l)
+{
+    return l->etp > 0 ? l->etp : l->tp;
+}
+
+double layout_expert_dp(const layout_t *l)
+{
+    double ranks = (double)l->tp * l->cp * l->dp;
+    double e = (double)l->ep * layout_etp(l);
+    return ranks / e >= 1 ? ranks / e : 1;
+}
+
 static int check_degree(int v, const char *flag, err_t *err)
 {
     if (v < 1 || v > (1 << 24))
@@ -171,6 +183,7 @@ static int check_ranges(const layout_t *l, int n_gpus, err_t *err)
         (rc = check_degree(l->pp, "--pp", err)) ||
         (rc = check_degree(l->cp, "--cp", err)) ||
         (rc = check_degree(l->ep, "--ep", err)) ||
+        (l->etp != 0 && (rc = check_degree(l->etp, "--etp", err))) ||
         (rc = check_degree(l->vpp, "--vpp", err)) ||
         (rc = check_degree(l->micro_batch, "--micro-batch", err)))
         return rc;
@@ -190,11 +203,31 @@ static int check_ranges(const layout_t *l, int n_gpus, err_t *err)
 /* Phase 2: the model splits the way Megatron-LM would split it. */
 static int check_model_split(const layout_t *l, const model_t *m, err_t *err)
 {
-    if (l->ep != 1)
+    if (!model_is_moe(m) && l->ep != 1)
         return err_setf(err, ERR_INPUT, NULL, "--ep",
                         "expert parallelism needs a mixture-of-experts model; "
                         "%s is dense (use --ep 1)",
                         m->name);
+    if (!model_is_moe(m) && l->etp != 0 && l->etp != l->tp)
+        return err_setf(err, ERR_INPUT, NULL, "--etp",
+                        "expert tensor parallelism needs a mixture-of-experts model; "
+                        "%s is dense",
+                        m->name);
+    if (model_is_moe(m)) {
+        if (m->moe.n_experts % l->ep != 0)
+            return err_setf(err, ERR_INPUT, NULL, "--ep",
+                            "%d routed experts must divide evenly over EP %d (each EP rank "
+                            "holds whole experts)",
+                            m->moe.n_experts, l->ep);
+        if (m->moe.expert_ffn % layout_etp(l) != 0)
+            return err_setf(err, ERR_INPUT, NULL, "--etp",
+                            "expert width %d must divide by expert TP %d", m->moe.expert_ffn,
+                            layout_etp(l));
+        if (m->moe.shared_ffn % l->tp != 0)
+            return err_setf(err, ERR_INPUT, NULL, "--tp",
+                            "shared-expert width %d must divide by TP %d", m->moe.shared_ffn,
+                            l->tp);
+    }
     if (m->n_heads % l->tp != 0)
         return err_setf(err, ERR_INPUT, NULL, "--tp",
                         "num_attention_heads %d must divide by TP (%d does not divide %d)",
@@ -204,7 +237,8 @@ static int check_model_split(const layout_t *l, const model_t *m, err_t *err)
                         "num_key_value_heads %d must divide by TP %d (Megatron "
                         "splits whole query groups across TP ranks)",
                         m->n_kv_heads, l->tp);
-    if (m->ffn % l->tp != 0)
+    bool has_dense = !model_is_moe(m) || m->moe.n_moe_layers < m->n_layers;
+    if (has_dense && m->ffn % l->tp != 0)
         return err_setf(err, ERR_INPUT, NULL, "--tp",
                         "intermediate size %d must divide by TP %d", m->ffn, l->tp);
     if (l->vpp > 1 && l->schedule != SCHEDULE_INTERLEAVED)
@@ -225,6 +259,14 @@ static int derive_dp_and_sequence(layout_t *l, const model_t *m, int n_gpus, err
                         n_gpus, l->tp, l->pp, l->cp, mp);
     l->dp = (int)(n_gpus / mp);
     l->n_gpus = n_gpus;
+    long long dense_ranks = (long long)l->tp * l->cp * l->dp;
+    long long expert_ranks = (long long)l->ep * layout_etp(l);
+    if (dense_ranks % expert_ranks != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--ep",
+                        "EP x ETP = %d x %d must divide TP x CP x DP = %d x %d x %d = %lld "
+                        "(experts are laid out inside the dense model-parallel and "
+                        "data-parallel ranks of a stage)",
+                        l->ep, layout_etp(l), l->tp, l->cp, l->dp, dense_ranks);
     if (l->seq_len < 0)
         return err_setf(err, ERR_INPUT, NULL, "--seq-len",
                         "must be positive (got %d)", l->seq_len);
@@ -348,9 +390,16 @@ double layout_inflight_microbatches(const layout_t *l, int stage)
 
 void layout_describe(const layout_t *l, char *buf, int cap)
 {
-    char vpp[16] = "", zero[16];
+    char vpp[40] = "", zero[16];
     if (l->vpp > 1)
         snprintf(vpp, sizeof vpp, " VPP%d", l->vpp);
+    if (l->ep > 1 || l->etp > 0) {
+        size_t n = strlen(vpp);
+        if (l->etp > 0)
+            snprintf(vpp + n, sizeof vpp - n, " EP%d ETP%d", l->ep, l->etp);
+        else
+            snprintf(vpp + n, sizeof vpp - n, " EP%d", l->ep);
+    }
     if (l->distributed_optimizer)
         snprintf(zero, sizeof zero, "dist-opt");
     else

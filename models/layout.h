@@ -66,7 +66,10 @@ typedef struct {
     int tp;  /* tensor parallel degree */
     int pp;  /* pipeline parallel degree (stages) */
     int cp;  /* context parallel degree (sequence split across ranks) */
-    int ep;  /* expert parallel degree (1 for dense models) */
+    int ep;  /* expert parallel degree (1 for dense models): routed experts
+                are split, whole, over EP ranks carved out of TP x CP x DP */
+    int etp; /* expert tensor parallel degree: each expert's width split
+                over ETP ranks; 0 = the same as TP (Megatron's default) */
     int dp;  /* data parallel degree: gpus / (tp * pp * cp), derived */
     int vpp; /* model chunks per pipeline rank (interleaved only; else 1) */
     int micro_batch;  /* sequences per micro-batch on one DP rank */
@@ -90,6 +93,14 @@ typedef struct {
     int last_stage_layers;  /* likewise for the last (virtual) stage */
     int n_gpus;             /* tp * pp * cp * dp */
 } layout_t;
+
+/* Expert tensor parallel degree (etp, or tp when 0). */
+int layout_etp(const layout_t *l);
+
+/* Ranks holding the same routed experts, over which ZeRO and the
+ * distributed optimizer shard them: TP x CP x DP / (EP x ETP). 1 before
+ * the layout is finalized with a DP. */
+double layout_expert_dp(const layout_t *l);
 
 /* A single-GPU layout: every degree 1, micro-batch 1, global batch 1,
  * sequence from the model, no ZeRO, no recompute, bf16, 1F1B, flash

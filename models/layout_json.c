@@ -63,6 +63,7 @@ int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *
         (rc = json_get_int(o, "pp", ctx, JSON_OPTIONAL, 1, LAYOUT_MAX_PP, &l->pp, err)) ||
         (rc = json_get_int(o, "cp", ctx, JSON_OPTIONAL, 1, 1 << 16, &l->cp, err)) ||
         (rc = json_get_int(o, "ep", ctx, JSON_OPTIONAL, 1, 1 << 16, &l->ep, err)) ||
+        (rc = json_get_int(o, "etp", ctx, JSON_OPTIONAL, 1, 1 << 16, &l->etp, err)) ||
         (rc = json_get_int(o, "vpp", ctx, JSON_OPTIONAL, 1, 1 << 10, &l->vpp, err)) ||
         (rc = json_get_int(o, "micro_batch", ctx, JSON_OPTIONAL, 1, 1 << 20, &l->micro_batch,
                            err)) ||
@@ -112,6 +113,8 @@ cJSON *layout_to_json(const layout_t *l)
               cJSON_AddBoolToObject(o, "flash_attention", l->flash_attention) &&
               json_add_number(o, "grad_bytes", l->grad_bytes) &&
               json_add_number(o, "gpus", l->n_gpus);
+    if (ok && l->etp > 0)
+        ok = json_add_number(o, "etp", l->etp);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;

@@ -27,6 +27,10 @@ cJSON *report_model_json(const model_t *m);
  * order, from sim_timeline. */
 cJSON *report_timeline_json(const sim_event_t *events, int n);
 
+/* notes [{kind: "ignored"|"assumed", field, note}] of a reader of the
+ * user's files (common/notes.h). */
+cJSON *report_notes_json(const notes_t *notes);
+
 /* interval_sweep [{interval_s, goodput}] from a checkpoint-interval sweep. */
 cJSON *report_sweep_json(const double *interval_s, const double *goodput, int n);
 

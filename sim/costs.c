@@ -58,6 +58,19 @@ int sim_options_framework(const char *name, sim_options_t *o, layout_t *l, err_t
     return ERR_OK;
 }
 
+int sim_model_supported(const model_t *m, err_t *err)
+{
+    if (model_is_moe(m))
+        return err_setf(err, ERR_INPUT, m->name, NULL,
+                        "the step simulator does not price MoE layers yet (scaleplan model "
+                        "counts its parameters, FLOPs and memory)");
+    if (model_is_mla(m))
+        return err_setf(err, ERR_INPUT, m->name, NULL,
+                        "the step simulator does not price multi-latent attention yet "
+                        "(scaleplan model counts its parameters, FLOPs and memory)");
+    return ERR_OK;
+}
+
 double cost_total(const cost_parts_t *c)
 {
     return c->compute + c->recompute + c->tp + c->cp + c->dp;
@@ -491,6 +504,9 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
     const layout_t *l = in->layout;
     const cluster_t *c = in->cluster;
     memset(out, 0, sizeof *out);
+    int rc = sim_model_supported(in->model, err);
+    if (rc)
+        return rc;
     if (strcmp(in->profile->gpu, c->gpu.name) != 0)
         return err_setf(err, ERR_INPUT, NULL, "--profile",
                         "the profile describes %s but the cluster's GPU is %s",
@@ -499,8 +515,7 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--gpus",
                         "the cluster has %d GPUs but the layout uses %d", c->n_gpus,
                         l->n_gpus);
-    int rc = topo_place_groups(l, c->gpus_per_node, &out->placement, err);
-    if (rc)
+    if ((rc = topo_place_groups(l, c->gpus_per_node, &out->placement, err)))
         return rc;
     out->tp_span = span_of(c, &out->placement.group[GROUP_TP]);
     out->dp_span = span_of(c, &out->placement.group[GROUP_DP_CP]);

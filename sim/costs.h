@@ -173,6 +173,10 @@ typedef struct {
     double straggler_cv;
 } step_costs_t;
 
+/* ERR_INPUT, one line, for models the simulator cannot price yet
+ * (mixture-of-experts blocks, multi-latent attention). */
+int sim_model_supported(const model_t *m, err_t *err);
+
 /* Price every piece. ERR_INPUT if the cluster has fewer GPUs than the
  * layout, or if the profile is for another GPU than the cluster's. */
 int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err);

@@ -196,6 +196,8 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
                 err_t *err)
 {
     memset(out, 0, sizeof *out);
+    if (sim_model_supported(m, err))
+        return ERR_INPUT;
     double t0 = clock_now_s();
     cand_list_t cl = {0};
     enumerate(m, c, space, &cl);
