@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fileio.h"
 #include "common/json.h"
+#include "inputs/megatron_args.h"
 #include "models/layout_json.h"
 #include "common/names.h"
 #include "common/units.h"
@@ -666,6 +668,53 @@ int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
     return cli_get_double(a, "--straggler-cv", &o->straggler_cv, err);
 }
 
+static const cli_opt_t input_opts[] = {
+    {"--megatron-args", NULL, "\"ARGS\"",
+     "a Megatron-LM pretrain_gpt.py argument list or launch command, quoted: architecture, "
+     "layout, precision and overlap flags are read; the rest listed as ignored", CLI_WORD},
+    {"--megatron-args-file", NULL, "FILE", "the same from a file (a launch script works)",
+     CLI_WORD},
+};
+const cli_group_t CLI_INPUT_OPTS = {"Framework inputs (explicit flags override them)",
+                                    input_opts, sizeof input_opts / sizeof input_opts[0]};
+
+/* The framework inputs a command line names, read before the scenario. */
+typedef struct {
+    megatron_args_t mg;
+    bool have_mg;
+} cli_inputs_t;
+
+static void inputs_free(cli_inputs_t *in)
+{
+    if (in->have_mg)
+        megatron_args_free(&in->mg);
+}
+
+static int read_inputs(const cli_args_t *a, cli_inputs_t *in, err_t *err)
+{
+    memset(in, 0, sizeof *in);
+    const char *text = cli_get(a, "--megatron-args");
+    const char *file = cli_get(a, "--megatron-args-file");
+    if (text && file)
+        return err_setf(err, ERR_INPUT, NULL, "--megatron-args-file",
+                        "give the Megatron arguments once (--megatron-args or "
+                        "--megatron-args-file)");
+    if (!text && !file)
+        return ERR_OK;
+    char *data = NULL;
+    size_t len = 0;
+    if (file) {
+        int rc = fileio_read_all(file, &data, &len, err);
+        if (rc)
+            return rc;
+    }
+    in->have_mg = true;
+    int rc = megatron_args_read(file ? data : text, file ? len : strlen(text),
+                                file ? file : "--megatron-args", &in->mg, err);
+    free(data);
+    return rc;
+}
+
 int cli_scenario(const cli_args_t *a, scenario_t *s, err_t *err)
 {
     return cli_scenario_from(a, NULL, s, err);
@@ -675,24 +724,55 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
 {
     memset(s, 0, sizeof *s);
     scenario_spec_t spec = {0};
+    cli_inputs_t in;
     int rc;
     spec.framework = cli_get(a, "--framework");
     spec.assume_architecture = cli_get(a, "--assume-architecture");
-    if (base && base->model)
+    if ((rc = read_inputs(a, &in, err)) || (rc = cli_cluster_spec(a, &spec.cluster, err)))
+        goto out;
+    bool from_launcher = false;
+    if (in.have_mg && in.mg.have_model) {
+        if (cli_get(a, "--model") || a->n_positional > 0) {
+            rc = err_setf(err, ERR_INPUT, NULL, "--model",
+                          "the Megatron arguments define the model (--num-layers, "
+                          "--hidden-size, ...); give one or the other");
+            goto out;
+        }
+        spec.model_given = &in.mg.model;
+    } else if (base && base->model) {
         spec.model_given = base->model;
-    else if ((rc = model_name(a, &spec.model, err)))
-        return rc;
-    if ((rc = cli_cluster_spec(a, &spec.cluster, err)) || (rc = scenario_begin(&spec, s, err)))
-        return rc;
+    } else if ((rc = model_name(a, &spec.model, err))) {
+        goto out;
+    }
+    if (in.have_mg && !spec.cluster.n_gpus && in.mg.world_size) {
+        spec.cluster.n_gpus = in.mg.world_size;
+        from_launcher = true;
+    }
+    if ((rc = scenario_begin(&spec, s, err)))
+        goto out;
     /* what the base fixes replaces the preset's defaults; flags come last */
     if (base && base->layout)
         s->layout = *base->layout;
     if (base && base->opt)
         s->opt = *base->opt;
+    if (in.have_mg) {
+        /* The command line defines what runs: its layout and options
+         * replace the preset's; explicit flags below still override. */
+        notes_append(&s->notes, &in.mg.notes);
+        s->layout = in.mg.layout;
+        s->opt = in.mg.opt;
+        if (from_launcher)
+            notes_add(&s->notes, NOTE_ASSUMED, "--gpus",
+                      "%d from the launcher (torchrun --nproc_per_node x --nnodes)",
+                      in.mg.world_size);
+    }
     if ((rc = cli_layout_flags(a, &s->model, &s->layout, err)) ||
         (rc = cli_sim_switches(a, &s->opt, err)))
-        return rc;
-    return scenario_finish(s, cli_get(a, "--profile"), err);
+        goto out;
+    rc = scenario_finish(s, cli_get(a, "--profile"), err);
+out:
+    inputs_free(&in);
+    return rc;
 }
 
 const cli_opt_t *cli_find_opt(const cli_args_t *a, const char *name)

@@ -147,6 +147,10 @@ int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l,
  * The simulation options (--profile, --framework, overlap switches). */
 extern const cli_group_t CLI_SIM_OPTS;
 
+/* Framework inputs: --megatron-args, --megatron-args-file (read by
+ * cli_scenario; commands that list this group accept them). */
+extern const cli_group_t CLI_INPUT_OPTS;
+
 /* The scenario of the command line: model, cluster (--gpus required),
  * framework preset, layout flags, simulator switches and profile
  * (sim/scenario.h); scenario_free(s) afterwards, whatever it returns. */

@@ -230,6 +230,7 @@ out:
 static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
                                          &CLI_CLUSTER_OPTS,
                                          &CLI_LAYOUT_OPTS,
+                                         &CLI_INPUT_OPTS,
                                          &CLI_SIM_OPTS,
                                          &own_group,
                                          &CLI_OUTPUT_OPTS};

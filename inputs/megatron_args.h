@@ -11,8 +11,10 @@
  *
  *   - architecture flags define a model_t (layers, widths, heads, query
  *     groups, kv channels, FFN with Megatron's own default, SwiGLU,
- *     normalization, positions, biases, tying, dropout, the vocabulary
- *     padded as Megatron pads it);
+ *     normalization, QK norm, positions, biases, tying, dropout, the
+ *     vocabulary padded as Megatron pads it; mixture of experts with
+ *     --moe-layer-freq patterns, shared experts, multi-latent attention,
+ *     multi-token prediction);
  *   - layout flags (TP, PP, VPP, CP, EP, batch, sequence, ZeRO-like
  *     sharding, recompute, precision, attention kernel) fill a layout_t;
  *   - overlap flags fill sim_options_t (from the Megatron-Core preset, with
@@ -25,7 +27,8 @@
  *     the padded vocabulary) are listed too.
  *
  * An unknown flag, a bad value, or an architecture scaleplan cannot count
- * exactly is a one-line ERR_INPUT naming the flag.
+ * exactly (Mamba hybrids, encoder-decoders, experimental attention) is a
+ * one-line ERR_INPUT naming the flag.
  *
  * Use: megatron_args_init; any number of megatron_args_parse_text /
  * megatron_args_parse_argv / megatron_args_set calls (later values win, as

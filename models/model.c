@@ -361,12 +361,13 @@ static double mla_params(const model_t *m)
     const model_mla_t *a = &m->mla;
     double h = m->hidden, nh = m->n_heads, qk = a->qk_nope_dim + a->qk_rope_dim;
     double p = 0;
+    double norms = a->no_latent_norms ? 0 : 1; /* RMSNorm weights on the latents */
     if (a->q_lora_rank > 0)
-        p += h * a->q_lora_rank + a->q_lora_rank /* q_a_layernorm (RMSNorm) */ +
+        p += h * a->q_lora_rank + norms * a->q_lora_rank /* q_a_layernorm */ +
              (double)a->q_lora_rank * nh * qk;
     else
         p += h * nh * qk;
-    p += h * ((double)a->kv_lora_rank + a->qk_rope_dim) + a->kv_lora_rank /* kv_a_layernorm */ +
+    p += h * ((double)a->kv_lora_rank + a->qk_rope_dim) + norms * a->kv_lora_rank +
          (double)a->kv_lora_rank * nh * (a->qk_nope_dim + a->v_dim);
     p += nh * a->v_dim * h;
     if (m->qkv_bias)
@@ -410,7 +411,7 @@ static double shared_params(const model_t *m)
 {
     if (m->moe.shared_ffn <= 0)
         return 0;
-    return mlp_params(m, m->moe.shared_ffn, false) + (m->moe.shared_gate ? m->hidden : 0);
+    return mlp_params(m, m->moe.shared_ffn, m->mlp_bias) + (m->moe.shared_gate ? m->hidden : 0);
 }
 
 void model_params(const model_t *m, model_params_t *p)
@@ -467,10 +468,11 @@ static double attention_gpu(const model_t *m, double t)
          * projections are column-parallel, the output row-parallel. */
         const model_mla_t *a = &m->mla;
         double nh = m->n_heads, qk = a->qk_nope_dim + a->qk_rope_dim;
-        p = a->q_lora_rank > 0 ? h * a->q_lora_rank + a->q_lora_rank +
+        double norms = a->no_latent_norms ? 0 : 1;
+        p = a->q_lora_rank > 0 ? h * a->q_lora_rank + norms * a->q_lora_rank +
                                      (double)a->q_lora_rank * nh * qk / t
                                : h * nh * qk / t;
-        p += h * ((double)a->kv_lora_rank + a->qk_rope_dim) + a->kv_lora_rank +
+        p += h * ((double)a->kv_lora_rank + a->qk_rope_dim) + norms * a->kv_lora_rank +
              (double)a->kv_lora_rank * nh * (a->qk_nope_dim + a->v_dim) / t + nh * a->v_dim * h / t;
         if (m->qkv_bias)
             p += (a->q_lora_rank > 0 ? a->q_lora_rank : nh * qk / t) + a->kv_lora_rank +
@@ -523,7 +525,7 @@ void model_block_params_gpu(const model_t *m, int layer, int tp, int ep, int etp
         return;
     }
     double e = ep > 0 ? ep : 1, et = etp > 0 ? etp : t;
-    double shared = m->moe.shared_ffn > 0 ? mlp_gpu(m, m->moe.shared_ffn, false, t) +
+    double shared = m->moe.shared_ffn > 0 ? mlp_gpu(m, m->moe.shared_ffn, m->mlp_bias, t) +
                                                  (m->moe.shared_gate ? h : 0)
                                            : 0;
     *dense = attention_gpu(m, t) + norms + router_params(m) + shared;

@@ -73,6 +73,8 @@ typedef struct {
     int qk_nope_dim;  /* per head, the part without rotary */
     int qk_rope_dim;  /* per head, the rotary part (one key head shared) */
     int v_dim;        /* per head */
+    bool no_latent_norms; /* no RMSNorm on the q and kv latents (Megatron
+                             without --qk-layernorm); HF configs have them */
 } model_mla_t;
 
 /* Mixture of experts. A model is MoE when n_experts > 0; which blocks have
@@ -87,8 +89,9 @@ typedef struct {
  *     top_k of them process each token;
  *   - shared experts: one MLP of width shared_ffn (n_shared experts of
  *     DeepSeek count as one MLP of n_shared x their width) that every
- *     token goes through, and, when shared_gate, a sigmoid gate
- *     (hidden -> 1) on its output (Qwen2-MoE). */
+ *     token goes through, with biases when the model's mlp_bias is set, and,
+ *     when shared_gate, a sigmoid gate (hidden -> 1) on its output
+ *     (Qwen2-MoE). */
 typedef struct {
     int n_experts;   /* routed experts per MoE block; 0 = dense model */
     int top_k;       /* routed experts per token */

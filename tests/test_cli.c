@@ -627,7 +627,56 @@ static void test_unmet_requests_exit_1(void)
            0, NULL, NULL);
 }
 
-TEST_SUITE(suite_cli, "cli", TEST(test_help_and_version), TEST(test_model_json_contract),
+/* Framework inputs on the sim command line: a whole Megatron-LM launch
+ * script defines model, layout and GPU count; its notes are printed and in
+ * --json; explicit flags override it. */
+static void test_framework_inputs(void)
+{
+    char *out = NULL;
+    expect("sim --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt --gpu h100-sxm",
+           0, &out, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP4 PP8 VPP5 CP1 DP2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "read from the inputs"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "ignored --lr: no effect on speed or memory"));
+    free(out);
+    out = NULL;
+    expect("sim --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt --gpu h100-sxm "
+           "--gpus 128 --json",
+           0, &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "dp")->valueint, 4);
+    cJSON *notes = cJSON_GetObjectItem(j, "notes");
+    CU_ASSERT_TRUE(cJSON_GetArraySize(notes) > 20);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(notes, 0), "kind")->valuestring,
+                           "ignored");
+    cJSON_Delete(j);
+    free(out);
+    out = NULL;
+    expect("sim --megatron-args \"--num-layers 4 --hidden-size 256 --num-attention-heads 4 "
+           "--max-position-embeddings 1024 --seq-length 1024 --vocab-size 5000 "
+           "--tokenizer-type NullTokenizer --bf16 --tensor-model-parallel-size 2\" "
+           "--gpu h100-sxm --gpus 8 --json",
+           0, &out, NULL);
+    j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "tp")->valueint, 2);
+    cJSON_Delete(j);
+    free(out);
+    char *err = NULL;
+    expect("sim --model llama3-8b --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt "
+           "--gpu h100-sxm",
+           2, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "give one or the other"));
+    free(err);
+    err = NULL;
+    expect("sim --megatron-args \"--num-layer 4\" --model llama3-8b --gpu h100-sxm --gpus 8", 2,
+           NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "did you mean --num-layers"));
+    free(err);
+}
+
+TEST_SUITE(suite_cli, "cli", TEST(test_framework_inputs), TEST(test_help_and_version), TEST(test_model_json_contract),
            TEST(test_megatron_aliases), TEST(test_model_text), TEST(test_bad_inputs_exit_2),
            TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_errors_and_fit),
            TEST(test_reliability_and_budget), TEST(test_plan_cli),
