@@ -83,6 +83,10 @@ static const cli_opt_t layout_opts[] = {
      "layers on the first pipeline stage (uneven split)", CLI_N(1, 100000)},
     {"--last-stage-layers", "--decoder-last-pipeline-num-layers", "N",
      "layers on the last pipeline stage (uneven split)", CLI_N(1, 100000)},
+    {"--offload", NULL, "LIST",
+     "keep state on the host: optimizer, params (needs --zero 3), activations[=N blocks], "
+     "nvme (ZeRO-Infinity), e.g. optimizer,params",
+     CLI_WORD},
     {"--deepspeed", NULL, "FILE", "DeepSpeed ds_config.json: ZeRO stage and batch sizes", CLI_WORD},
 };
 const cli_group_t CLI_LAYOUT_OPTS = {"Layout (Megatron-LM flag names accepted)",
@@ -548,6 +552,8 @@ static int layout_switches(const cli_args_t *a, layout_t *l, err_t *err)
             return err_setf(err, ERR_INPUT, NULL, "--attention",
                             "use flash or eager (got '%s')", v);
     }
+    if ((v = cli_get(a, "--offload")) && (rc = layout_parse_offload(v, l, err)))
+        return rc;
     if ((v = cli_get(a, "--grad-dtype"))) {
         if (strcmp(v, "bf16") == 0 || strcmp(v, "fp16") == 0)
             l->grad_bytes = 2;

@@ -13,6 +13,7 @@
 #include "models/memory.h"
 #include "reports/jsonout.h"
 #include "reports/table.h"
+#include "sim/offload.h"
 
 static const cli_opt_t own_opts[] = {
     {"--profile", NULL, "FILE", "cost profile for memory overheads (default: the GPU's)", CLI_WORD},
@@ -173,6 +174,19 @@ static int print_memory(const model_report_t *r)
                    mm->activations_bytes / GIB, mm->inflight_microbatches, mm->layers);
     table_add_rowf(t, "buffers\t%.2f\treserved, fragmentation, comm buffers",
                    mm->buffers_bytes / GIB);
+    if (r->layout.offload) {
+        char names[64];
+        layout_offload_name(&r->layout, names, sizeof names);
+        if (r->have_gpu) {
+            double need, have;
+            bool ok = offload_host_fits(mm, &r->cluster, &r->layout, &need, &have);
+            table_add_rowf(t, "host (offload)\t%.2f\t%s in host memory, of %.1f GiB per GPU: %s",
+                           mm->host_bytes / GIB, names, have, ok ? "fits" : "DOES NOT FIT");
+        } else {
+            table_add_rowf(t, "host (offload)\t%.2f\t%s in host memory (not in the total)",
+                           mm->host_bytes / GIB, names);
+        }
+    }
     if (r->have_gpu)
         table_add_rowf(t, "total\t%.2f\tof %.1f GiB on %s: %s", mm->total_bytes / GIB,
                        r->cluster.gpu.memory_gib, r->cluster.gpu.name,
@@ -298,6 +312,7 @@ static int report(const cli_args_t *a, model_report_t *r, err_t *err)
         if ((rc = cluster_resolve(&spec, &r->cluster, err)))
             return rc;
         r->have_gpu = true;
+        offload_notes(&r->layout, &r->cluster, &r->notes);
     }
     memory_opts_t opts;
     if ((rc = memory_options(a, r, &opts, err)))

@@ -40,6 +40,8 @@ static const cli_opt_t own_opts[] = {
      CLI_WORD},
     {"--details", NULL, NULL, "add the best rung's checkpoint-interval sweep and step timeline to --json",
      CLI_WORD},
+    {"--offload-search", NULL, NULL,
+     "also consider offloading the optimizer (and ZeRO-3 parameters) to host memory", CLI_WORD},
     CLI_REPORT_OPT,
     CLI_CSV_OPT,
 };
@@ -98,6 +100,7 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     /* search space */
     ladder_input_defaults(in, &p->model);
     in->space.framework = cli_get(a, "--framework");
+    in->space.allow_offload = cli_has(a, "--offload-search");
     int seq = in->space.seq_len;
     if ((rc = cli_get_int(a, "--seq-len", &seq, err)))
         return rc;

@@ -32,8 +32,22 @@ static const cli_group_t own_group = {"Sim command", own_opts,
 static void fit_advice(const scenario_t *s, const sim_result_t *r, char *buf, size_t cap)
 {
     const layout_t *l = &s->layout;
-    char hint[200] = "";
-    if (l->recompute != RECOMPUTE_FULL)
+    char hint[240] = "";
+    if (r->memory.total_bytes / GIB <= r->capacity_gib && r->host_gib > r->host_capacity_gib) {
+        snprintf(buf, cap,
+                 "offload needs %.1f GiB of host memory per GPU but each GPU's share of a %s "
+                 "node is %.1f GiB; offload less (or to nvme), or shard over more GPUs",
+                 r->host_gib, s->cluster.name, r->host_capacity_gib);
+        return;
+    }
+    /* With the state offloaded, what is left is mostly activations: full
+     * recompute frees the most, their offload takes host memory. */
+    bool act_bound = l->offload && r->memory.activations_bytes > 0.5 * r->memory.total_bytes;
+    if (act_bound && l->recompute != RECOMPUTE_FULL)
+        strncat(hint, " --recompute full,", sizeof hint - strlen(hint) - 1);
+    if (act_bound && !(l->offload & LAYOUT_OFFLOAD_ACTIVATIONS))
+        strncat(hint, " --offload ...,activations,", sizeof hint - strlen(hint) - 1);
+    if (!act_bound && l->recompute != RECOMPUTE_FULL)
         strncat(hint, l->recompute == RECOMPUTE_NONE ? " --recompute selective," : " --recompute full,",
                 sizeof hint - strlen(hint) - 1);
     if (l->tp > 1 && !l->sequence_parallel)
@@ -78,6 +92,13 @@ static int print_text(const scenario_t *s, const sim_result_t *r, bool ops)
            mm->stage, mm->params_bytes / GIB, mm->grads_bytes / GIB, mm->optimizer_bytes / GIB,
            mm->activations_bytes / GIB, mm->buffers_bytes / GIB, mm->total_bytes / GIB,
            r->capacity_gib, r->fits ? "fits" : "DOES NOT FIT");
+    if (s->layout.offload) {
+        const offload_costs_t *o = &r->costs.offload;
+        printf("  offload: %.1f GiB per GPU in host memory (of %.1f); per step %.2f s of "
+               "transfers (%.4f s exposed) and %.2f s of CPU optimizer step\n",
+               r->host_gib, r->host_capacity_gib, r->offload_transfer_s,
+               r->breakdown_s[BD_OFFLOAD], o->step_cpu_s);
+    }
     if (!r->fits) {
         char advice[400];
         fit_advice(s, r, advice, sizeof advice);
@@ -157,6 +178,15 @@ static cJSON *sim_json(const scenario_t *s, const sim_result_t *r, const sim_eve
              cJSON_AddStringToObject(e, "op", r->costs.ops[i].name) &&
              json_add_number(e, "fwd_s", r->costs.ops[i].fwd_s) &&
              json_add_number(e, "bwd_s", r->costs.ops[i].bwd_s);
+    }
+    if (ok && s->layout.offload) {
+        cJSON *off = cJSON_AddObjectToObject(o, "offload");
+        ok = off && json_add_number(off, "host_gib", r->host_gib) &&
+             json_add_number(off, "host_capacity_gib", r->host_capacity_gib) &&
+             json_add_number(off, "transfer_s", r->offload_transfer_s) &&
+             json_add_number(off, "transfer_gb", r->offload_transfer_gb) &&
+             json_add_number(off, "exposed_s", r->breakdown_s[BD_OFFLOAD]) &&
+             json_add_number(off, "cpu_step_s", r->costs.offload.step_cpu_s);
     }
     if (ok && !r->fits) {
         char advice[400];

@@ -3,6 +3,7 @@
 #include "common/json.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -103,6 +104,86 @@ int layout_parse_precision(const char *text, precision_t *out, err_t *err)
     if (!rc)
         *out = (precision_t)v;
     return rc;
+}
+
+int layout_parse_offload(const char *text, layout_t *l, err_t *err)
+{
+    int bits = 0, layers = 0;
+    bool nvme = false;
+    const char *p = text ? text : "";
+    if (!*p)
+        return err_setf(err, ERR_INPUT, NULL, "--offload",
+                        "needs a list: optimizer, params, activations (or none)");
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        char word[48];
+        snprintf(word, sizeof word, "%.*s", (int)(n < 47 ? n : 47), p);
+        char *eq = strchr(word, '=');
+        if (eq)
+            *eq++ = '\0';
+        if (strcasecmp(word, "optimizer") == 0 || strcasecmp(word, "opt") == 0)
+            bits |= LAYOUT_OFFLOAD_OPTIMIZER;
+        else if (strcasecmp(word, "params") == 0 || strcasecmp(word, "parameters") == 0)
+            bits |= LAYOUT_OFFLOAD_PARAMS;
+        else if (strcasecmp(word, "activations") == 0 || strcasecmp(word, "act") == 0) {
+            bits |= LAYOUT_OFFLOAD_ACTIVATIONS;
+            if (eq) {
+                char *end;
+                long v = strtol(eq, &end, 10);
+                if (end == eq || *end || v < 1 || v > 100000)
+                    return err_setf(err, ERR_INPUT, NULL, "--offload",
+                                    "activations=N needs a number of blocks (got '%s')", eq);
+                layers = (int)v;
+            }
+        } else if (strcasecmp(word, "nvme") == 0)
+            nvme = true;
+        else if (strcasecmp(word, "none") == 0)
+            ;
+        else
+            return err_setf(err, ERR_INPUT, NULL, "--offload",
+                            "unknown part '%s' (use optimizer, params, activations[=N], nvme, "
+                            "none)",
+                            word);
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    if (nvme && !(bits & (LAYOUT_OFFLOAD_OPTIMIZER | LAYOUT_OFFLOAD_PARAMS)))
+        return err_setf(err, ERR_INPUT, NULL, "--offload",
+                        "nvme places offloaded optimizer state or parameters; add optimizer "
+                        "or params");
+    l->offload = bits;
+    l->offload_nvme = nvme;
+    l->offload_act_layers = layers;
+    return ERR_OK;
+}
+
+void layout_offload_name(const layout_t *l, char *buf, int cap)
+{
+    buf[0] = '\0';
+    static const struct {
+        int bit;
+        const char *name;
+    } parts[] = {{LAYOUT_OFFLOAD_OPTIMIZER, "optimizer"},
+                 {LAYOUT_OFFLOAD_PARAMS, "params"},
+                 {LAYOUT_OFFLOAD_ACTIVATIONS, "activations"}};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (l->offload & parts[i].bit) {
+            size_t n = strlen(buf);
+            snprintf(buf + n, (size_t)cap - n, "%s%s", n ? "," : "", parts[i].name);
+        }
+    if (l->offload_nvme && buf[0]) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, (size_t)cap - n, ",nvme");
+    }
+}
+
+int layout_offload_act_layers(const layout_t *l, int layers)
+{
+    if (!(l->offload & LAYOUT_OFFLOAD_ACTIVATIONS) || layers <= 1)
+        return 0;
+    int n = l->offload_act_layers > 0 ? l->offload_act_layers : layers - 1;
+    return n < layers ? n : layers - 1;
 }
 
 int layout_weight_bytes(precision_t p)
@@ -298,6 +379,24 @@ static int derive_dp_and_sequence(layout_t *l, const model_t *m, int n_gpus, err
     return ERR_OK;
 }
 
+/* What can be offloaded with this sharding. */
+static int check_offload_err(const layout_t *l, err_t *err)
+{
+    if ((l->offload & LAYOUT_OFFLOAD_PARAMS) && l->zero < 3)
+        return err_setf(err, ERR_INPUT, NULL, "--offload",
+                        "params needs --zero 3 (parameters are offloaded from their ZeRO-3 / "
+                        "FSDP shards; got ZeRO-%d)",
+                        l->zero);
+    if (!(l->offload_fraction >= 0 && l->offload_fraction <= 1))
+        return err_setf(err, ERR_INPUT, NULL, "--offload",
+                        "the offloaded share of the optimizer must be from 0 to 1 (got %g)",
+                        l->offload_fraction);
+    if (l->offload_act_layers < 0)
+        return err_setf(err, ERR_INPUT, NULL, "--offload",
+                        "activation offload needs a positive number of blocks");
+    return ERR_OK;
+}
+
 /* Phase 4: the batch - global batch, gradient accumulation, and what the
  * schedule and the optimizer sharding need of them. */
 static int derive_batch(layout_t *l, err_t *err)
@@ -336,16 +435,23 @@ static int derive_batch(layout_t *l, err_t *err)
                         "already shards optimizer states (ZeRO-1); it cannot be "
                         "combined with --zero %d",
                         l->zero);
-    return ERR_OK;
+    return check_offload_err(l, err);
 }
 
 int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
 {
     int rc;
     if ((rc = check_ranges(l, n_gpus, err)) || (rc = check_model_split(l, m, err)) ||
-        (rc = derive_dp_and_sequence(l, m, n_gpus, err)))
+        (rc = derive_dp_and_sequence(l, m, n_gpus, err)) || (rc = derive_batch(l, err)))
         return rc;
-    return derive_batch(l, err);
+    if ((l->offload & LAYOUT_OFFLOAD_ACTIVATIONS) && l->offload_act_layers > 0)
+        for (int s = 0; s < l->pp; s++)
+            if (layout_stage_layers(l, m, s) <= l->offload_act_layers)
+                return err_setf(err, ERR_INPUT, NULL, "--offload",
+                                "activations=%d must be fewer than the %d blocks of pipeline "
+                                "stage %d (one stays on the GPU)",
+                                l->offload_act_layers, layout_stage_layers(l, m, s), s);
+    return ERR_OK;
 }
 
 int layout_chunk_layers(const layout_t *l, const model_t *m, int vs)
@@ -404,10 +510,16 @@ void layout_describe(const layout_t *l, char *buf, int cap)
         snprintf(zero, sizeof zero, "dist-opt");
     else
         snprintf(zero, sizeof zero, "ZeRO-%d", l->zero);
+    char off[80] = "";
+    if (l->offload) {
+        char names[64];
+        layout_offload_name(l, names, sizeof names);
+        snprintf(off, sizeof off, " offload=%s", names);
+    }
     snprintf(buf, (size_t)cap,
-             "TP%d PP%d%s CP%d DP%d mb%d gb%d (x%d) %s %s recompute=%s%s %s",
+             "TP%d PP%d%s CP%d DP%d mb%d gb%d (x%d) %s %s recompute=%s%s %s%s",
              l->tp, l->pp, vpp, l->cp, l->dp, l->micro_batch, l->global_batch,
              l->grad_accum, layout_schedule_name(l->schedule), zero,
              layout_recompute_name(l->recompute), l->sequence_parallel ? " SP" : "",
-             layout_precision_name(l->precision));
+             layout_precision_name(l->precision), off);
 }

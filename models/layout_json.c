@@ -58,7 +58,7 @@ int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *
     int rc = json_expect_object(o, ctx, err);
     if (rc)
         return rc;
-    char recompute[16] = "", schedule[16] = "", precision[16] = "";
+    char recompute[16] = "", schedule[16] = "", precision[16] = "", offload[64] = "";
     if ((rc = json_get_int(o, "tp", ctx, JSON_OPTIONAL, 1, 1 << 16, &l->tp, err)) ||
         (rc = json_get_int(o, "pp", ctx, JSON_OPTIONAL, 1, LAYOUT_MAX_PP, &l->pp, err)) ||
         (rc = json_get_int(o, "cp", ctx, JSON_OPTIONAL, 1, 1 << 16, &l->cp, err)) ||
@@ -83,8 +83,20 @@ int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *
         (rc = json_get_string(o, "schedule", ctx, JSON_OPTIONAL, schedule, sizeof schedule,
                               err)) ||
         (rc = json_get_string(o, "precision", ctx, JSON_OPTIONAL, precision, sizeof precision,
-                              err)))
+                              err)) ||
+        (rc = json_get_string(o, "offload", ctx, JSON_OPTIONAL, offload, sizeof offload, err)) ||
+        (rc = json_get_double(o, "offload_fraction", ctx, JSON_OPTIONAL, 0, 1,
+                              &l->offload_fraction, err)))
         return rc;
+    if (offload[0]) {
+        int layers = 0;
+        if ((rc = json_get_int(o, "offload_activation_layers", ctx, JSON_OPTIONAL, 1, 100000,
+                               &layers, err)))
+            return rc;
+        if (layout_parse_offload(offload, l, err))
+            return field_error(ctx, "offload", err);
+        l->offload_act_layers = layers;
+    }
     if (recompute[0] && layout_parse_recompute(recompute, &l->recompute, err))
         return field_error(ctx, "recompute", err);
     if (schedule[0] && layout_parse_schedule(schedule, &l->schedule, err))
@@ -115,6 +127,15 @@ cJSON *layout_to_json(const layout_t *l)
               json_add_number(o, "gpus", l->n_gpus);
     if (ok && l->etp > 0)
         ok = json_add_number(o, "etp", l->etp);
+    if (ok && l->offload) {
+        char names[64];
+        layout_offload_name(l, names, sizeof names);
+        ok = cJSON_AddStringToObject(o, "offload", names) != NULL;
+        if (ok && l->offload_fraction > 0)
+            ok = json_add_number(o, "offload_fraction", l->offload_fraction);
+        if (ok && l->offload_act_layers > 0)
+            ok = json_add_number(o, "offload_activation_layers", l->offload_act_layers);
+    }
     if (!ok) {
         cJSON_Delete(o);
         return NULL;

@@ -274,6 +274,50 @@ static double edge_activation_bytes(const model_t *m, const layout_t *l,
     return bytes;
 }
 
+/* What offload (layout_t.offload) moves to the host, in bytes per GPU, and
+ * what stays: the optimizer state (the offloaded share, plus the fp32
+ * gradient copy DeepSpeed's CPU Adam reads: 4 bytes per parameter it
+ * updates; with ZeRO-2/3 the GPU's gradient shard goes too, leaving its
+ * reduce buckets), the parameter shards (ZeRO-3 keeps fetching them; its
+ * gathered working set stays in the buffers), the activations of the
+ * offloaded blocks (one block's worth stays on the GPU for the transfer in
+ * flight). With NVMe the optimizer state and parameters land on the drives,
+ * through pinned host buffers not counted here. */
+static double offload_to_host(const layout_t *l, int layers, double blocks_act,
+                              double inflight, double per_optim, double *weights, double *grads,
+                              double *optim, double *act)
+{
+    double host = 0;
+    if (l->offload & LAYOUT_OFFLOAD_OPTIMIZER) {
+        double share = l->offload_fraction > 0 ? l->offload_fraction : 1;
+        double moved = *optim * share;
+        if (!l->offload_nvme)
+            host += moved + 4 * (moved / per_optim);
+        *optim -= moved;
+        /* With gradient sharding the gradient shard itself goes to the
+         * host (DeepSpeed's ZeRO-2/3 offload); the GPU keeps its reduce
+         * buckets: DeepSpeed's default 5e8 elements, twice with
+         * overlap_comm. */
+        if (l->zero >= 2 && share >= 1) {
+            double buckets = 2 * 5e8 * l->grad_bytes;
+            *grads = *grads < buckets ? *grads : buckets;
+        }
+    }
+    if (l->offload & LAYOUT_OFFLOAD_PARAMS) {
+        if (!l->offload_nvme)
+            host += *weights;
+        *weights = 0;
+    }
+    int n = layout_offload_act_layers(l, layers);
+    if (n > 0) {
+        double per_block = blocks_act / layers; /* every micro-batch in flight */
+        double moved = per_block * n;
+        host += moved;
+        *act -= moved - per_block / (inflight > 0 ? inflight : 1);
+    }
+    return host;
+}
+
 void model_memory_stage(const model_t *m, const layout_t *l, int stage,
                         const memory_opts_t *opts, model_memory_t *out)
 {
@@ -323,9 +367,6 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
         grads += g_e;
         optim += o_e;
     }
-    out->params_bytes = weights;
-    out->grads_bytes = grads;
-    out->optimizer_bytes = optim;
 
     double per_layer = model_layer_activation_bytes(m, l);
     double inflight = layout_inflight_microbatches(l, stage);
@@ -339,6 +380,7 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
     } else {
         act = inflight * out->layers * per_layer;
     }
+    double blocks_act = act; /* the blocks' share, before the edges' */
     act += edge_activation_bytes(m, l, stage, inflight, opts->logit_bytes);
     if (l->recompute == RECOMPUTE_FULL) {
         /* Backward recomputes one block at a time: its full activations
@@ -347,6 +389,13 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
         no_rc.recompute = RECOMPUTE_NONE;
         act += layer_bytes(m, &no_rc, moe > 0);
     }
+
+    if (l->offload)
+        out->host_bytes = offload_to_host(l, out->layers, blocks_act, inflight, per_optim,
+                                          &weights, &grads, &optim, &act);
+    out->params_bytes = weights;
+    out->grads_bytes = grads;
+    out->optimizer_bytes = optim;
     out->activations_bytes = act;
 
     double e = layout_weight_bytes(l->precision);

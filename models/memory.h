@@ -47,6 +47,8 @@ typedef struct {
     double activations_bytes;      /* kept for backward at the peak */
     double buffers_bytes;          /* reserved + fragmentation + comm buffers */
     double total_bytes;
+    double host_bytes;             /* what offload keeps in host memory for
+                                      this GPU (layout_t.offload); 0 without */
     double inflight_microbatches;  /* see layout_inflight_microbatches */
     double layer_activation_bytes; /* one block, one micro-batch */
 } model_memory_t;

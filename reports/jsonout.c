@@ -14,6 +14,8 @@ cJSON *report_memory_json(const model_memory_t *mem, double capacity_gib)
               json_add_number(o, "total", mem->total_bytes / GIB);
     if (ok && capacity_gib >= 0)
         ok = json_add_number(o, "capacity", capacity_gib);
+    if (ok && mem->host_bytes > 0)
+        ok = json_add_number(o, "host", mem->host_bytes / GIB);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;

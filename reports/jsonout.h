@@ -17,7 +17,8 @@
 /* The layout object is models/layout_json.h's layout_to_json. */
 
 /* memory_gib {params, grads, optimizer, activations, buffers, total[,
- * capacity]}; capacity_gib < 0 leaves capacity out. */
+ * capacity][, host]}; capacity_gib < 0 leaves capacity out; host (what
+ * offload keeps in host memory) only when there is some. */
 cJSON *report_memory_json(const model_memory_t *mem, double capacity_gib);
 
 /* The architecture: name, display_name, family, layers, hidden, heads, ... */

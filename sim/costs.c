@@ -7,6 +7,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "sim/framework.h"
+#include "models/memory.h"
 
 void sim_options_default(sim_options_t *o)
 {
@@ -73,7 +74,7 @@ int sim_model_supported(const model_t *m, err_t *err)
 
 double cost_total(const cost_parts_t *c)
 {
-    return c->compute + c->recompute + c->tp + c->cp + c->dp;
+    return c->compute + c->recompute + c->tp + c->cp + c->dp + c->offload;
 }
 
 double sim_expected_max_normal(int n)
@@ -499,6 +500,23 @@ static void price_zero3(const sim_input_t *in, step_costs_t *out)
     }
 }
 
+/* Host transfers of layout_t.offload (sim/offload.h): their exposed part
+ * of each layer's passes. */
+static void price_offload(const sim_input_t *in, step_costs_t *out)
+{
+    const layout_t *l = in->layout;
+    double stage_params = 0;
+    for (int s = 0; s < l->pp; s++) {
+        double p = model_gpu_params(in->model, l, s);
+        if (p > stage_params)
+            stage_params = p;
+    }
+    offload_costs(in->model, l, in->cluster, out->layer_params, stage_params,
+                  model_layer_activation_bytes(in->model, l), &out->offload);
+    offload_layer_exposed(&out->offload, out->fwd.compute, out->bwd.compute + out->bwd.recompute,
+                          out->fwd.dp, out->bwd.dp, &out->fwd.offload, &out->bwd.offload);
+}
+
 int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
 {
     const layout_t *l = in->layout;
@@ -553,6 +571,8 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
     out->layer_params = layer_params_gpu(in->model, l);
     if (l->zero >= 3)
         price_zero3(in, out);
+    if (l->offload)
+        price_offload(in, out);
     out->straggler_cv = in->opt.straggler_cv >= 0 ? in->opt.straggler_cv
                                                   : in->profile->straggler_cv;
     out->straggler_sigma_max = sim_expected_max_normal(l->n_gpus);

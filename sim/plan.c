@@ -128,6 +128,7 @@ static void enumerate(const model_t *m, const cluster_t *c, const plan_space_t *
                                         continue;
                                     if (z > 0 && dp * cp == 1)
                                         continue; /* nothing to shard over */
+                                    for (int off = 0; off <= (s->allow_offload && z > 0); off++)
                                     for (int g = 0; g <= (s->allow_gpipe && pp > 1 && vpp == 1);
                                          g++) {
                                         layout_t l;
@@ -146,6 +147,9 @@ static void enumerate(const model_t *m, const cluster_t *c, const plan_space_t *
                                         l.sequence_parallel = sp;
                                         l.distributed_optimizer = z == 1;
                                         l.zero = z == 2 ? 3 : 0;
+                                        if (off)
+                                            l.offload = LAYOUT_OFFLOAD_OPTIMIZER |
+                                                        (z == 2 ? LAYOUT_OFFLOAD_PARAMS : 0);
                                         l.schedule = vpp > 1 ? SCHEDULE_INTERLEAVED
                                                      : g     ? SCHEDULE_GPIPE
                                                              : SCHEDULE_1F1B;
@@ -238,7 +242,9 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
             out->smallest_memory_gib = gib;
             out->smallest_memory_layout = k->l;
         }
-        if (gib > c->gpu.memory_gib) {
+        double host_need, host_have;
+        if (gib > c->gpu.memory_gib ||
+            (k->l.offload && !offload_host_fits(&mem, c, &k->l, &host_need, &host_have))) {
             out->pruned[PRUNE_MEMORY]++;
             continue;
         }

@@ -5,8 +5,9 @@
  * would accept: TP up to and across a node, CP, PP dividing the layers (or
  * an uneven split that balances them), virtual stages, micro-batch sizes,
  * recompute none/selective/full, sequence parallel, ZeRO-0 / distributed
- * optimizer / ZeRO-3, and the pipeline schedule. Layouts that do not fit in
- * memory are pruned before simulation and counted by reason; the others are
+ * optimizer / ZeRO-3, the pipeline schedule and, when asked, offloading the
+ * optimizer (and ZeRO-3's parameters) to host memory. Layouts that do not
+ * fit in GPU (or host) memory are pruned before simulation and counted by reason; the others are
  * simulated, with branch-and-bound on a lower bound of the step time so
  * the search stays exhaustive without simulating hopeless layouts. The
  * search runs on every core (OpenMP) and its result does not depend on the
@@ -34,6 +35,8 @@ typedef struct {
     int seq_len;
     bool allow_cp, allow_fsdp, allow_gpipe;
     bool allow_sp, allow_selective; /* features of Megatron-LM since 2022 */
+    bool allow_offload;   /* also try offloading the optimizer state (and, with
+                             ZeRO-3, the parameters) to host memory */
     int max_tp;           /* 0 = 2 x GPUs per node */
     int max_vpp;          /* 0 = 8 */
     const char *framework; /* preset for sim options (NULL = megatron-core) */

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/offload.h"
+
 int scenario_begin(const scenario_spec_t *spec, scenario_t *s, err_t *err)
 {
     memset(s, 0, sizeof *s);
@@ -52,6 +54,7 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--tp-comm-overlap",
                         "needs --sequence-parallel (Transformer Engine overlaps the "
                         "all-gather and reduce-scatter that SP uses)");
+    offload_notes(&s->layout, &s->cluster, &s->notes);
     rc = profile_path ? prof_load(profile_path, &s->profile, err)
                       : prof_load_default(s->cluster.gpu.name, &s->profile, err);
     if (rc)

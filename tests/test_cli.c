@@ -676,7 +676,50 @@ static void test_framework_inputs(void)
     free(err);
 }
 
-TEST_SUITE(suite_cli, "cli", TEST(test_framework_inputs), TEST(test_help_and_version), TEST(test_model_json_contract),
+/* Offload on the command line: the acceptance case (with full recompute:
+ * at 8192 tokens the activations alone exceed the GPU otherwise), its
+ * breakdown key and JSON, and the host memory in the model command. */
+static void test_offload_cli(void)
+{
+    char *out = NULL;
+    expect("sim --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer,params "
+           "--recompute full --json",
+           0, &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(j, "fits")));
+    CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "breakdown_s"), "offload"));
+    cJSON *off = cJSON_GetObjectItem(j, "offload");
+    CU_ASSERT_TRUE(cJSON_GetObjectItem(off, "transfer_gb")->valuedouble > 0);
+    CU_ASSERT_TRUE(cJSON_GetObjectItem(off, "cpu_step_s")->valuedouble > 1);
+    CU_ASSERT_STRING_EQUAL(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "offload")->valuestring,
+        "optimizer,params");
+    CU_ASSERT_TRUE(cJSON_GetArraySize(cJSON_GetObjectItem(j, "notes")) >= 2);
+    cJSON_Delete(j);
+    free(out);
+    out = NULL;
+    /* At seq 8192 without recompute the activations (about 174 GiB) do not
+     * fit: exit 1, the advice names full recompute first. */
+    char *err = NULL;
+    expect("sim --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer,params", 1,
+           &out, &err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "offload: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "try --recompute full, --offload ...,activations"));
+    free(out);
+    free(err);
+    out = NULL;
+    expect("model --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer", 0,
+           &out, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "host (offload)"));
+    free(out);
+    err = NULL;
+    expect("sim --model llama3-8b --gpus 8 --gpu h100-sxm --offload params", 2, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "--zero 3"));
+    free(err);
+}
+
+TEST_SUITE(suite_cli, "cli", TEST(test_framework_inputs), TEST(test_offload_cli), TEST(test_help_and_version), TEST(test_model_json_contract),
            TEST(test_megatron_aliases), TEST(test_model_text), TEST(test_bad_inputs_exit_2),
            TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_errors_and_fit),
            TEST(test_reliability_and_budget), TEST(test_plan_cli),
