@@ -1634,6 +1634,29 @@ static int build_layout(interp_t *in)
     else /* bf16 and fp8: fp32 main grads unless reduced in bf16 */
         l->grad_bytes = reduce_bf16 ? 2 : 4;
 
+    /* Offload: activations of N blocks per stage, the optimizer (a share). */
+    int act_layers = 0;
+    double fraction = 1.0;
+    bool has_act, has_fraction;
+    if ((rc = get_int(in, "cpu_offloading_num_layers", 0, MAX_LAYERS, &act_layers, &has_act)) ||
+        (rc = get_double(in, "optimizer_offload_fraction", 0, 1, &fraction, &has_fraction)))
+        return rc;
+    if (act_layers > 0) {
+        l->offload |= LAYOUT_OFFLOAD_ACTIVATIONS;
+        l->offload_act_layers = act_layers;
+    }
+    if (get_switch(in, "optimizer_cpu_offload", false)) {
+        l->offload |= LAYOUT_OFFLOAD_OPTIMIZER;
+        l->offload_fraction = fraction < 1 ? fraction : 0;
+    } else if (has_fraction && fraction < 1) {
+        notes_add(&a->notes, NOTE_IGNORED, "--optimizer-offload-fraction",
+                  "has no effect without --optimizer-cpu-offload");
+    }
+    if (get_switch(in, "fine_grained_activation_offloading", false))
+        notes_add(&a->notes, NOTE_IGNORED, "--fine-grained-activation-offloading",
+                  "module-level activation offload is not modeled (block-level "
+                  "--cpu-offloading-num-layers is)");
+
     /* Attention kernel. */
     const char *backend = get_str(in, "attention_backend");
     const char *impl = get_str(in, "transformer_impl");

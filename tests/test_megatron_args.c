@@ -332,6 +332,25 @@ static void test_deepseek_v3_moe(void)
     megatron_args_free(&a);
 }
 
+/* Offload flags: the GB200 recipes' --cpu-offloading-num-layers (activation
+ * offload of N blocks per stage) and Megatron's optimizer CPU offload with a
+ * fraction. */
+static void test_offload_flags(void)
+{
+    megatron_args_t a;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(read_text("--num-layers 80 --hidden-size 8192 --num-attention-heads 64 "
+                                    "--max-position-embeddings 8192 --vocab-size 128256 "
+                                    "--cpu-offloading-num-layers 40 --optimizer-cpu-offload "
+                                    "--optimizer-offload-fraction 0.5 --use-distributed-optimizer",
+                                    &a, &e),
+                          0);
+    CU_ASSERT_EQUAL(a.layout.offload, LAYOUT_OFFLOAD_ACTIVATIONS | LAYOUT_OFFLOAD_OPTIMIZER);
+    CU_ASSERT_EQUAL(a.layout.offload_act_layers, 40);
+    CHECK_REL(a.layout.offload_fraction, 0.5, 0);
+    megatron_args_free(&a);
+}
+
 TEST_SUITE(suite_megatron_args, "megatron_args", TEST(test_llama3_70b_script),
            TEST(test_shell_script), TEST(test_argument_block), TEST(test_bad_arguments),
-           TEST(test_legacy_flags), TEST(test_deepseek_v3_moe));
+           TEST(test_legacy_flags), TEST(test_deepseek_v3_moe), TEST(test_offload_flags));
