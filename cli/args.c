@@ -7,6 +7,7 @@
 
 #include "common/fileio.h"
 #include "common/json.h"
+#include "inputs/deepspeed.h"
 #include "inputs/megatron_args.h"
 #include "models/layout_json.h"
 #include "common/names.h"
@@ -87,7 +88,10 @@ static const cli_opt_t layout_opts[] = {
      "keep state on the host: optimizer, params (needs --zero 3), activations[=N blocks], "
      "nvme (ZeRO-Infinity), e.g. optimizer,params",
      CLI_WORD},
-    {"--deepspeed", NULL, "FILE", "DeepSpeed ds_config.json: ZeRO stage and batch sizes", CLI_WORD},
+    {"--deepspeed", NULL, "FILE",
+     "DeepSpeed ds_config.json: batch sizes, ZeRO stage and offload, overlap, bucket, "
+     "precision (\"auto\" from these flags)",
+     CLI_WORD},
 };
 const cli_group_t CLI_LAYOUT_OPTS = {"Layout (Megatron-LM flag names accepted)",
                                      layout_opts,
@@ -502,15 +506,31 @@ int cli_cluster_spec(const cli_args_t *a, cluster_spec_t *spec, err_t *err)
     return ERR_OK;
 }
 
-static int apply_deepspeed(const char *path, layout_t *l, err_t *err)
+/* A DeepSpeed config, its "auto" values resolved from the flags given. */
+static int apply_deepspeed(const cli_args_t *a, const char *path, const model_t *m, layout_t *l,
+                           sim_options_t *opt, notes_t *notes, err_t *err)
 {
-    cJSON *cfg = NULL;
-    int rc = json_parse_file(path, &cfg, err);
-    if (rc)
+    deepspeed_given_t g = {0};
+    int rc;
+    const char *v;
+    if ((rc = cli_get_int(a, "--micro-batch", &g.micro_batch, err)) ||
+        (rc = cli_get_int(a, "--grad-accum", &g.grad_accum, err)) ||
+        (rc = cli_get_int(a, "--global-batch", &g.global_batch, err)))
         return rc;
-    rc = layout_apply_deepspeed(cfg, path, l, err);
-    cJSON_Delete(cfg);
-    return rc;
+    if ((v = cli_get(a, "--precision"))) {
+        if ((rc = layout_parse_precision(v, &g.precision, err)))
+            return rc;
+        g.have_precision = true;
+    } else if (cli_has(a, "--bf16") || cli_has(a, "--fp16") || cli_has(a, "--fp8-format")) {
+        g.have_precision = true;
+        g.precision = cli_has(a, "--fp8-format") ? PRECISION_FP8
+                      : cli_has(a, "--fp16")     ? PRECISION_FP16
+                                                 : PRECISION_BF16;
+    }
+    v = cli_get(a, "--recompute");
+    g.full_recompute = cli_has(a, "--checkpoint-activations") || (v && strcmp(v, "full") == 0);
+    g.hidden = m ? m->hidden : 0;
+    return deepspeed_apply_file(path, &g, l, opt, notes, err);
 }
 
 /* Switches and enum options that set the same field as another flag. */
@@ -566,13 +586,13 @@ static int layout_switches(const cli_args_t *a, layout_t *l, err_t *err)
     return ERR_OK;
 }
 
-int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l,
-                     err_t *err)
+int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l, sim_options_t *opt,
+                     notes_t *notes, err_t *err)
 {
     int rc;
     const char *ds = cli_get(a, "--deepspeed");
     /* The DeepSpeed config first, so explicit flags override it. */
-    if (ds && (rc = apply_deepspeed(ds, l, err)))
+    if (ds && (rc = apply_deepspeed(a, ds, m, l, opt, notes, err)))
         return rc;
     int per_vstage = 0;
     if ((rc = cli_get_int(a, "--tp", &l->tp, err)) ||
@@ -616,7 +636,7 @@ int cli_layout(const cli_args_t *a, const model_t *m, int n_gpus, layout_t *l,
                err_t *err)
 {
     layout_defaults(l);
-    int rc = cli_layout_flags(a, m, l, err);
+    int rc = cli_layout_flags(a, m, l, NULL, NULL, err);
     if (rc)
         return rc;
     return layout_finalize(l, m, n_gpus, err);
@@ -772,7 +792,7 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
                       "%d from the launcher (torchrun --nproc_per_node x --nnodes)",
                       in.mg.world_size);
     }
-    if ((rc = cli_layout_flags(a, &s->model, &s->layout, err)) ||
+    if ((rc = cli_layout_flags(a, &s->model, &s->layout, &s->opt, &s->notes, err)) ||
         (rc = cli_sim_switches(a, &s->opt, err)))
         goto out;
     rc = scenario_finish(s, cli_get(a, "--profile"), err);

@@ -139,9 +139,10 @@ int cli_layout(const cli_args_t *a, const model_t *m, int n_gpus, layout_t *l,
                err_t *err);
 
 /* Layout flags only, not finalized (for commands that choose the GPU
- * count themselves). */
-int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l,
-                     err_t *err);
+ * count themselves). A --deepspeed config also sets opt (may be NULL) and
+ * says what it assumed or ignored in notes (may be NULL). */
+int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l, sim_options_t *opt,
+                     notes_t *notes, err_t *err);
 
 /* ---------------------------------------------------------------------
  * The simulation options (--profile, --framework, overlap switches). */

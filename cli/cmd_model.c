@@ -298,7 +298,7 @@ static int report(const cli_args_t *a, model_report_t *r, err_t *err)
     int rc = ERR_OK;
     layout_defaults(&r->layout);
     if ((rc = cli_model_noted(a, &r->model, &r->notes, err)) ||
-        (rc = cli_layout_flags(a, &r->model, &r->layout, err)))
+        (rc = cli_layout_flags(a, &r->model, &r->layout, NULL, &r->notes, err)))
         return rc;
     int n_gpus = r->layout.tp * r->layout.pp * r->layout.cp;
     if ((rc = cli_get_int(a, "--gpus", &n_gpus, err)) ||

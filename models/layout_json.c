@@ -4,44 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int layout_apply_deepspeed(const cJSON *cfg, const char *file, layout_t *l,
-                           err_t *err)
-{
-    json_ctx_t ctx = json_ctx_root(file);
-    int rc;
-    if ((rc = json_expect_object(cfg, &ctx, err)))
-        return rc;
-    const cJSON *zero, *bf16, *fp16;
-    json_ctx_t zctx = json_ctx_member(&ctx, "zero_optimization");
-    if ((rc = json_get_int(cfg, "train_micro_batch_size_per_gpu", &ctx,
-                           JSON_OPTIONAL, 1, 1 << 20, &l->micro_batch, err)) ||
-        (rc = json_get_int(cfg, "train_batch_size", &ctx, JSON_OPTIONAL, 1,
-                           1 << 30, &l->global_batch, err)) ||
-        (rc = json_get_int(cfg, "gradient_accumulation_steps", &ctx,
-                           JSON_OPTIONAL, 1, 1 << 20, &l->grad_accum, err)) ||
-        (rc = json_get_object(cfg, "zero_optimization", &ctx, JSON_OPTIONAL,
-                              &zero, err)) ||
-        (rc = json_get_object(cfg, "bf16", &ctx, JSON_OPTIONAL, &bf16, err)) ||
-        (rc = json_get_object(cfg, "fp16", &ctx, JSON_OPTIONAL, &fp16, err)))
-        return rc;
-    if (zero && (rc = json_get_int(zero, "stage", &zctx, JSON_OPTIONAL, 0, 3,
-                                   &l->zero, err)))
-        return rc;
-    bool on = false;
-    json_ctx_t bctx = json_ctx_member(&ctx, "bf16");
-    json_ctx_t fctx = json_ctx_member(&ctx, "fp16");
-    if (bf16 && (rc = json_get_bool(bf16, "enabled", &bctx, JSON_OPTIONAL, &on, err)))
-        return rc;
-    if (on)
-        l->precision = PRECISION_BF16;
-    on = false;
-    if (fp16 && (rc = json_get_bool(fp16, "enabled", &fctx, JSON_OPTIONAL, &on, err)))
-        return rc;
-    if (on)
-        l->precision = PRECISION_FP16;
-    return ERR_OK;
-}
-
 /* Re-address a flag-style error ("--recompute: unknown value ...") to the
  * JSON member it came from. */
 static int field_error(const json_ctx_t *ctx, const char *key, err_t *err)

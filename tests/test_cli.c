@@ -663,6 +663,21 @@ static void test_framework_inputs(void)
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "tp")->valueint, 2);
     cJSON_Delete(j);
     free(out);
+    /* A Trainer-style DeepSpeed config with "auto": resolved, offload honoured,
+     * said in the notes. */
+    expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --micro-batch 2 --recompute full "
+           "--deepspeed tests/fixtures/deepspeed/zero3_auto.json --json",
+           0, &out, NULL);
+    j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    cJSON *lay = cJSON_GetObjectItem(j, "layout");
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(lay, "zero")->valueint, 3);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(lay, "micro_batch")->valueint, 2);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(lay, "offload")->valuestring, "optimizer,params");
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "zero_optimization.reduce_bucket_size"));
+    cJSON_Delete(j);
+    free(out);
+    out = NULL;
     char *err = NULL;
     expect("sim --model llama3-8b --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt "
            "--gpu h100-sxm",
