@@ -9,6 +9,7 @@
 #include "common/json.h"
 #include "inputs/deepspeed.h"
 #include "inputs/megatron_args.h"
+#include "inputs/torchtitan.h"
 #include "models/layout_json.h"
 #include "common/names.h"
 #include "common/units.h"
@@ -700,6 +701,10 @@ static const cli_opt_t input_opts[] = {
      "layout, precision and overlap flags are read; the rest listed as ignored", CLI_WORD},
     {"--megatron-args-file", NULL, "FILE", "the same from a file (a launch script works)",
      CLI_WORD},
+    {"--torchtitan", NULL, "FILE.toml",
+     "a torchtitan job config: model flavor, parallelism, batch, activation checkpointing, "
+     "float8, compile",
+     CLI_WORD},
 };
 const cli_group_t CLI_INPUT_OPTS = {"Framework inputs (explicit flags override them)",
                                     input_opts, sizeof input_opts / sizeof input_opts[0]};
@@ -708,23 +713,36 @@ const cli_group_t CLI_INPUT_OPTS = {"Framework inputs (explicit flags override t
 typedef struct {
     megatron_args_t mg;
     bool have_mg;
+    torchtitan_t tt;
+    bool have_tt;
 } cli_inputs_t;
 
 static void inputs_free(cli_inputs_t *in)
 {
     if (in->have_mg)
         megatron_args_free(&in->mg);
+    if (in->have_tt)
+        torchtitan_free(&in->tt);
 }
 
-static int read_inputs(const cli_args_t *a, cli_inputs_t *in, err_t *err)
+static int read_inputs(const cli_args_t *a, int n_gpus, cli_inputs_t *in, err_t *err)
 {
     memset(in, 0, sizeof *in);
     const char *text = cli_get(a, "--megatron-args");
     const char *file = cli_get(a, "--megatron-args-file");
+    const char *toml = cli_get(a, "--torchtitan");
     if (text && file)
         return err_setf(err, ERR_INPUT, NULL, "--megatron-args-file",
                         "give the Megatron arguments once (--megatron-args or "
                         "--megatron-args-file)");
+    if (toml && (text || file))
+        return err_setf(err, ERR_INPUT, NULL, "--torchtitan",
+                        "give one framework's inputs (Megatron arguments or a torchtitan "
+                        "config)");
+    if (toml) {
+        in->have_tt = true;
+        return torchtitan_read_file(toml, n_gpus, &in->tt, err);
+    }
     if (!text && !file)
         return ERR_OK;
     char *data = NULL;
@@ -754,10 +772,26 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     int rc;
     spec.framework = cli_get(a, "--framework");
     spec.assume_architecture = cli_get(a, "--assume-architecture");
-    if ((rc = read_inputs(a, &in, err)) || (rc = cli_cluster_spec(a, &spec.cluster, err)))
+    memset(&in, 0, sizeof in);
+    if ((rc = cli_cluster_spec(a, &spec.cluster, err)) ||
+        (rc = read_inputs(a, spec.cluster.n_gpus, &in, err)))
         goto out;
-    bool from_launcher = false;
-    if (in.have_mg && in.mg.have_model) {
+    bool from_launcher = false, toml_model_ignored = false;
+    if (in.have_tt) {
+        if (cli_get(a, "--model") || a->n_positional > 0) {
+            toml_model_ignored = true;
+            if ((rc = model_name(a, &spec.model, err)))
+                goto out;
+        } else if (in.tt.have_model) {
+            spec.model_given = &in.tt.model;
+        } else {
+            spec.model = in.tt.model_name;
+        }
+        if (!spec.cluster.n_gpus && in.tt.world_size) {
+            spec.cluster.n_gpus = in.tt.world_size;
+            from_launcher = true;
+        }
+    } else if (in.have_mg && in.mg.have_model) {
         if (cli_get(a, "--model") || a->n_positional > 0) {
             rc = err_setf(err, ERR_INPUT, NULL, "--model",
                           "the Megatron arguments define the model (--num-layers, "
@@ -781,6 +815,17 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
         s->layout = *base->layout;
     if (base && base->opt)
         s->opt = *base->opt;
+    if (in.have_tt) {
+        notes_append(&s->notes, &in.tt.notes);
+        s->layout = in.tt.layout;
+        s->opt = in.tt.opt;
+        if (toml_model_ignored)
+            notes_add(&s->notes, NOTE_IGNORED, "model.flavor",
+                      "the torchtitan config's model is replaced by --model");
+        if (from_launcher)
+            notes_add(&s->notes, NOTE_ASSUMED, "--gpus",
+                      "%d, the product of the config's parallel degrees", in.tt.world_size);
+    }
     if (in.have_mg) {
         /* The command line defines what runs: its layout and options
          * replace the preset's; explicit flags below still override. */

@@ -148,8 +148,8 @@ int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l, sim_opt
  * The simulation options (--profile, --framework, overlap switches). */
 extern const cli_group_t CLI_SIM_OPTS;
 
-/* Framework inputs: --megatron-args, --megatron-args-file (read by
- * cli_scenario; commands that list this group accept them). */
+/* Framework inputs: --megatron-args, --megatron-args-file, --torchtitan
+ * (read by cli_scenario; commands that list this group accept them). */
 extern const cli_group_t CLI_INPUT_OPTS;
 
 /* The scenario of the command line: model, cluster (--gpus required),

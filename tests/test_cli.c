@@ -663,6 +663,18 @@ static void test_framework_inputs(void)
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "tp")->valueint, 2);
     cJSON_Delete(j);
     free(out);
+    /* A torchtitan job config: the model from its flavor, FSDP over --gpus. */
+    expect("sim --torchtitan tests/fixtures/torchtitan/llama3_70b.toml --gpu h100-sxm --gpus 64 "
+           "--json",
+           0, &out, NULL);
+    j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "model")->valuestring, "llama3-70b");
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "tp")->valueint, 8);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "zero")->valueint, 3);
+    cJSON_Delete(j);
+    free(out);
+    out = NULL;
     /* A Trainer-style DeepSpeed config with "auto": resolved, offload honoured,
      * said in the notes. */
     expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --micro-batch 2 --recompute full "
@@ -683,6 +695,11 @@ static void test_framework_inputs(void)
            "--gpu h100-sxm",
            2, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "give one or the other"));
+    free(err);
+    err = NULL;
+    expect("sim --torchtitan tests/fixtures/torchtitan/llama3_8b.toml --gpu h100-sxm", 2, NULL,
+           &err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "give --gpus"));
     free(err);
     err = NULL;
     expect("sim --megatron-args \"--num-layer 4\" --model llama3-8b --gpu h100-sxm --gpus 8", 2,
