@@ -91,7 +91,7 @@ static const cli_opt_t layout_opts[] = {
      CLI_WORD},
     {"--deepspeed", NULL, "FILE",
      "DeepSpeed ds_config.json: batch sizes, ZeRO stage and offload, overlap, bucket, "
-     "precision (\"auto\" from these flags)",
+     "precision (\"auto\" from these flags); runs as --framework deepspeed unless given",
      CLI_WORD},
 };
 const cli_group_t CLI_LAYOUT_OPTS = {"Layout (Megatron-LM flag names accepted)",
@@ -703,7 +703,7 @@ static const cli_opt_t input_opts[] = {
      CLI_WORD},
     {"--torchtitan", NULL, "FILE.toml",
      "a torchtitan job config: model flavor, parallelism, batch, activation checkpointing, "
-     "float8, compile",
+     "float8, compile; runs as the torchtitan preset of its generation unless --framework",
      CLI_WORD},
 };
 const cli_group_t CLI_INPUT_OPTS = {"Framework inputs (explicit flags override them)",
@@ -776,6 +776,14 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     if ((rc = cli_cluster_spec(a, &spec.cluster, err)) ||
         (rc = read_inputs(a, spec.cluster.n_gpus, &in, err)))
         goto out;
+    /* Without --framework, the inputs name the framework that runs them. */
+    const char *fw_assumed = NULL;
+    if (!spec.framework && in.have_tt)
+        fw_assumed = in.tt.framework;
+    else if (!spec.framework && cli_get(a, "--deepspeed"))
+        fw_assumed = "deepspeed";
+    if (fw_assumed)
+        spec.framework = fw_assumed;
     bool from_launcher = false, toml_model_ignored = false;
     if (in.have_tt) {
         if (cli_get(a, "--model") || a->n_positional > 0) {
@@ -810,6 +818,10 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     }
     if ((rc = scenario_begin(&spec, s, err)))
         goto out;
+    if (fw_assumed)
+        notes_add(&s->notes, NOTE_ASSUMED, "--framework",
+                  "%s (the framework of the %s; --framework overrides)", s->fw.name,
+                  in.have_tt ? "torchtitan config" : "DeepSpeed config");
     /* what the base fixes replaces the preset's defaults; flags come last */
     if (base && base->layout)
         s->layout = *base->layout;
@@ -818,7 +830,7 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     if (in.have_tt) {
         notes_append(&s->notes, &in.tt.notes);
         s->layout = in.tt.layout;
-        s->opt = in.tt.opt;
+        torchtitan_options(&in.tt, &s->opt);
         if (toml_model_ignored)
             notes_add(&s->notes, NOTE_IGNORED, "model.flavor",
                       "the torchtitan config's model is replaced by --model");
@@ -831,7 +843,7 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
          * replace the preset's; explicit flags below still override. */
         notes_append(&s->notes, &in.mg.notes);
         s->layout = in.mg.layout;
-        s->opt = in.mg.opt;
+        megatron_args_options(&in.mg, &s->opt);
         if (from_launcher)
             notes_add(&s->notes, NOTE_ASSUMED, "--gpus",
                       "%d from the launcher (torchrun --nproc_per_node x --nnodes)",

@@ -1618,6 +1618,27 @@ static int build_layout(interp_t *in)
                    : bf16 ? PRECISION_BF16
                    : fp16 ? PRECISION_FP16
                           : PRECISION_FP32;
+    /* The fp8 recipe (Megatron's default "delayed" is the plain fp8 the
+     * framework preset names) and fp4 (NVFP4, Transformer Engine). */
+    const char *recipe = fp8 ? get_str(in, "fp8_recipe") : NULL;
+    if (fp8 && recipe) {
+        if (strcmp(recipe, "tensorwise") == 0)
+            l->precision = PRECISION_FP8_CS;
+        else if (strcmp(recipe, "mxfp8") == 0)
+            l->precision = PRECISION_MXFP8;
+        else if (strcmp(recipe, "blockwise") == 0)
+            l->precision = PRECISION_FP8_BLOCK;
+        else if (strcmp(recipe, "custom") == 0)
+            notes_add(&a->notes, NOTE_ASSUMED, "--fp8-recipe",
+                      "custom: priced as per-tensor delayed scaling");
+    }
+    const char *fp4 = get_str(in, "fp4");
+    const char *fp4_recipe = get_str(in, "fp4_recipe");
+    if (fp4) {
+        l->precision = PRECISION_NVFP4;
+        if (fp4_recipe && strcmp(fp4_recipe, "custom") == 0)
+            notes_add(&a->notes, NOTE_ASSUMED, "--fp4-recipe", "custom: priced as NVFP4");
+    }
     if (l->precision == PRECISION_FP32)
         notes_add(&a->notes, NOTE_ASSUMED, "--bf16",
                   "neither --bf16 nor --fp16: Megatron trains in fp32");
@@ -1692,7 +1713,19 @@ static int build_options(interp_t *in)
         return rc;
     if (has_bucket)
         o->bucket_params = bucket;
+    o->fp8_param_gather = get_switch(in, "fp8_param_gather", false);
     return ERR_OK;
+}
+
+void megatron_args_options(const megatron_args_t *a, sim_options_t *o)
+{
+    o->overlap_grad_reduce = a->opt.overlap_grad_reduce;
+    o->overlap_param_gather = a->opt.overlap_param_gather;
+    o->tp_comm_overlap = a->opt.tp_comm_overlap;
+    o->async_tp_grad = a->opt.async_tp_grad;
+    o->overlap_p2p = a->opt.overlap_p2p;
+    o->bucket_params = a->opt.bucket_params;
+    o->fp8_param_gather = a->opt.fp8_param_gather;
 }
 
 /* Arguments the parser's table marks as affecting speed or memory that in

@@ -376,10 +376,7 @@ static int recompute(tt_t *x)
         l->recompute = RECOMPUTE_FULL;
     } else if (strcmp(mode, "selective") == 0) {
         if (strcmp(option, "op") == 0) {
-            l->recompute = RECOMPUTE_SELECTIVE;
-            notes_add(&x->t->notes, NOTE_ASSUMED, "activation_checkpoint.selective_ac_option",
-                      "op-level selective checkpointing is simulated as recomputing the "
-                      "attention core (torchtitan also recomputes every other matmul)");
+            l->recompute = RECOMPUTE_OPS; /* torchtitan's op-level policy */
         } else {
             l->recompute = RECOMPUTE_FULL;
             notes_add(&x->t->notes, NOTE_ASSUMED, "activation_checkpoint.selective_ac_option",
@@ -422,11 +419,33 @@ static int precision(tt_t *x)
         (rc = want_str(x, KEYS("training.mixed_precision_reduce"), &reduce)) ||
         (rc = want_str(x, KEYS("training.dtype"), &dtype)))
         return rc;
-    if (float8 || mx || old_fp8) {
+    const char *recipe = NULL;
+    if ((rc = want_str(x, KEYS("quantize.linear.float8.recipe_name", "float8.recipe_name"),
+                       &recipe)))
+        return rc;
+    if (float8 || old_fp8) {
+        bool gather = false;
+        if ((rc = want_bool(x,
+                            KEYS("quantize.linear.float8.enable_fsdp_float8_all_gather",
+                                 "float8.enable_fsdp_float8_all_gather"),
+                            &gather, NULL)))
+            return rc;
+        t->fp8_all_gather = gather;
+    }
+    if (mx) {
+        l->precision = PRECISION_MXFP8;
+    } else if (float8 || old_fp8) {
+        /* torchao's default (recipe_name unset) is tensorwise dynamic
+         * scaling: the plain fp8 the torchtitan preset names. */
         l->precision = PRECISION_FP8;
-        if (mx)
-            notes_add(&t->notes, NOTE_ASSUMED, "model.converters",
-                      "MX (MXFP8) linear layers priced as fp8 GEMMs");
+        if (recipe && strncmp(recipe, "rowwise", 7) == 0)
+            l->precision = PRECISION_FP8_ROWWISE;
+        else if (recipe && strcmp(recipe, "tensorwise") != 0)
+            notes_add(&t->notes, NOTE_ASSUMED, "quantize.linear.float8.recipe_name",
+                      "'%s' priced as the preset's fp8 recipe", recipe);
+        if (recipe && strcmp(recipe, "rowwise_with_gw_hp") == 0)
+            notes_add(&t->notes, NOTE_ASSUMED, "quantize.linear.float8.recipe_name",
+                      "rowwise_with_gw_hp: the weight-gradient GEMM in bf16 is priced as fp8");
     } else if (strcmp(param, "float32") == 0 && strcmp(dtype, "float32") == 0) {
         l->precision = PRECISION_FP32;
     } else {
@@ -455,15 +474,17 @@ static int options(tt_t *x)
         return rc;
     if (async_tp && t->layout.tp > 1)
         t->opt.tp_comm_overlap = true;
+    t->async_tp = async_tp && t->layout.tp > 1;
+    t->compiled = compile;
+    if (compile)
+        sim_options_compiled(&t->opt);
+    t->opt.fp8_param_gather = t->fp8_all_gather;
     if (offload) {
         /* FSDP2 CPUOffloadPolicy: parameters, gradients and the optimizer step on the host. */
         t->layout.offload |= LAYOUT_OFFLOAD_OPTIMIZER;
         if (t->layout.zero >= 3)
             t->layout.offload |= LAYOUT_OFFLOAD_PARAMS;
     }
-    if (compile)
-        notes_add(&t->notes, NOTE_IGNORED, "compile.enable",
-                  "torch.compile's kernel fusion is not modeled (the cost profile's kernels)");
     return ERR_OK;
 }
 
@@ -563,6 +584,10 @@ int torchtitan_read(const char *text, size_t len, const char *file, int n_gpus, 
         (rc = options(&x)))
         goto out;
     other_notes(&x);
+    /* The preset of the torchtitan generation whose keys the file uses:
+     * [training] batch_size until June 2025, local_batch_size after. */
+    snprintf(t->framework, sizeof t->framework, "%s",
+             toml_find(&doc, "training.batch_size") ? "torchtitan-2024-12" : "torchtitan-2025-06");
     if (t->notes.oom)
         rc = err_set(err, ERR_RUNTIME, "out of memory listing the torchtitan notes");
 out:
@@ -587,4 +612,13 @@ void torchtitan_free(torchtitan_t *t)
 {
     if (t)
         notes_free(&t->notes);
+}
+
+void torchtitan_options(const torchtitan_t *t, sim_options_t *o)
+{
+    if (t->async_tp)
+        o->tp_comm_overlap = true;
+    if (t->compiled)
+        sim_options_compiled(o);
+    o->fp8_param_gather = t->fp8_all_gather;
 }

@@ -12,7 +12,7 @@
  * old ones ([training] batch_size, data_parallel_degree,
  * [experimental] pipeline_parallel_degree, [float8], converters = ["float8"])
  * included. Keys with no effect on speed or memory, and those scaleplan
- * does not model, are listed; assumptions (HSDP sharding, op-level
+ * does not model, are listed; assumptions (HSDP sharding, layer-level
  * selective checkpointing, schedules without an exact equivalent) are
  * said. A missing GPU count where data_parallel_shard_degree is -1, bad
  * values and unknown flavors are one-line errors naming the key.
@@ -34,7 +34,12 @@ typedef struct {
     model_t model;       /* the debugmodel flavor built here (have_model) */
     bool have_model;
     layout_t layout;     /* layout_defaults + the config; not finalized */
-    sim_options_t opt;   /* sim_options_framework("fsdp") + the config */
+    sim_options_t opt;   /* sim_options_default + the config */
+    char framework[32];  /* the torchtitan preset of the file's generation
+                            ("torchtitan-2024-12" or "torchtitan-2025-06") */
+    bool async_tp;       /* async TP on (with TP > 1) */
+    bool compiled;       /* torch.compile: elementwise ops fused */
+    bool fp8_all_gather; /* Float8 FSDP all-gather of the weights */
     int world_size;      /* GPUs the degrees multiply to (0: shard degree -1
                             takes the rest of --gpus) */
     notes_t notes;
@@ -47,6 +52,10 @@ int torchtitan_read(const char *text, size_t len, const char *file, int n_gpus, 
                     err_t *err);
 
 int torchtitan_read_file(const char *path, int n_gpus, torchtitan_t *t, err_t *err);
+
+/* Write onto o (a framework preset's options) what the config decides:
+ * async TP, torch.compile's fusion, the Float8 FSDP all-gather. */
+void torchtitan_options(const torchtitan_t *t, sim_options_t *o);
 
 void torchtitan_free(torchtitan_t *t);
 

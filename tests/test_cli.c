@@ -672,6 +672,21 @@ static void test_framework_inputs(void)
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "model")->valuestring, "llama3-70b");
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "tp")->valueint, 8);
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "zero")->valueint, 3);
+    /* without --framework, the config's torchtitan generation runs it */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "torchtitan-2025-06 (the framework of the torchtitan"));
+    cJSON_Delete(j);
+    free(out);
+    out = NULL;
+    /* A ZeRO-2 DeepSpeed config runs as DeepSpeed (the default Megatron-Core
+     * preset has no ZeRO-2), its optimizer offload honoured. */
+    expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 "
+           "--deepspeed tests/fixtures/deepspeed/zero2_offload.json --json",
+           0, &out, NULL);
+    j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "zero")->valueint, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "deepspeed (the framework of the DeepSpeed config"));
+    CU_ASSERT_TRUE(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "breakdown_s"), "offload")->valuedouble > 0);
     cJSON_Delete(j);
     free(out);
     out = NULL;

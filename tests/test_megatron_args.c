@@ -74,18 +74,19 @@ static void test_llama3_70b_script(void)
     CU_ASSERT_EQUAL(l->micro_batch, 1);
     CU_ASSERT_EQUAL(l->global_batch, 128);
     CU_ASSERT_EQUAL(l->seq_len, 8192);
-    CU_ASSERT_EQUAL(l->precision, PRECISION_FP8);
+    CU_ASSERT_EQUAL(l->precision, PRECISION_FP8_CS); /* --fp8-recipe tensorwise */
     CU_ASSERT_EQUAL(l->grad_bytes, 2); /* --grad-reduce-in-bf16 */
+    CU_ASSERT_TRUE(a.opt.fp8_param_gather);
     CU_ASSERT_TRUE(l->flash_attention);
     CU_ASSERT_TRUE(a.opt.overlap_grad_reduce);
     CU_ASSERT_TRUE(a.opt.overlap_param_gather);
     CU_ASSERT_TRUE(a.opt.tp_comm_overlap);
     CU_ASSERT_EQUAL(a.world_size, 64); /* torchrun --nproc_per_node 8 --nnodes 8 */
-    /* Said, not silent: training hyper-parameters, fp8 recipe details,
+    /* Said, not silent: training hyper-parameters,
      * the environment, the vocabulary padding. */
     CU_ASSERT_TRUE(has_note(&a, "--lr", NOTE_IGNORED));
     CU_ASSERT_TRUE(has_note(&a, "--save", NOTE_IGNORED));
-    CU_ASSERT_TRUE(has_note(&a, "--fp8-recipe", NOTE_IGNORED));
+    CU_ASSERT_FALSE(has_note(&a, "--fp8-recipe", NOTE_IGNORED)); /* read */
     CU_ASSERT_TRUE(has_note(&a, "--manual-gc", NOTE_IGNORED));
     CU_ASSERT_TRUE(has_note(&a, "CUDA_DEVICE_MAX_CONNECTIONS=1", NOTE_IGNORED));
     CU_ASSERT_TRUE(has_note(&a, "--make-vocab-size-divisible-by", NOTE_ASSUMED));
@@ -351,6 +352,60 @@ static void test_offload_flags(void)
     megatron_args_free(&a);
 }
 
+/* Precision recipes: --fp8-recipe picks the scaling (delayed stays the
+ * plain fp8 the framework preset names), --fp4-format NVFP4; and the
+ * options the command line decides go onto a preset's options, leaving
+ * the rest (kernels, loss, fp8 caching) the preset's. */
+static void test_recipes_and_options(void)
+{
+    static const struct {
+        const char *flags;
+        precision_t want;
+    } cases[] = {
+        {"--bf16 --fp8-format hybrid", PRECISION_FP8},
+        {"--bf16 --fp8-format hybrid --fp8-recipe delayed", PRECISION_FP8},
+        {"--bf16 --fp8-format hybrid --fp8-recipe tensorwise", PRECISION_FP8_CS},
+        {"--bf16 --fp8-format e4m3 --fp8-recipe mxfp8", PRECISION_MXFP8},
+        {"--bf16 --fp8-format e4m3 --fp8-recipe blockwise", PRECISION_FP8_BLOCK},
+        {"--bf16 --fp4-format e2m1", PRECISION_NVFP4},
+        {"--bf16 --fp8-recipe tensorwise", PRECISION_BF16}, /* no fp8: the recipe is moot */
+    };
+    const char *model = "--num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+                        "--max-position-embeddings 8 --vocab-size 128 ";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "%s%s", model, cases[i].flags);
+        megatron_args_t a;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(read_text(text, &a, &e), 0);
+        if (a.layout.precision != cases[i].want)
+            fprintf(stderr, "%s: precision %d, want %d\n", cases[i].flags, a.layout.precision,
+                    cases[i].want);
+        CU_ASSERT_EQUAL(a.layout.precision, cases[i].want);
+        megatron_args_free(&a);
+    }
+    megatron_args_t a;
+    err_t e;
+    char text[512];
+    snprintf(text, sizeof text, "%s--bf16 --overlap-grad-reduce --fp8-param-gather "
+             "--ddp-bucket-size 1000000", model);
+    CU_ASSERT_EQUAL_FATAL(read_text(text, &a, &e), 0);
+    sim_options_t o;
+    memset(&o, 0, sizeof o);
+    o.overlap_param_gather = true; /* the preset's; Megatron's default is off */
+    o.ce_fwd_bytes = 123;
+    snprintf(o.attn_kernel, sizeof o.attn_kernel, "cudnn");
+    megatron_args_options(&a, &o);
+    CU_ASSERT_TRUE(o.overlap_grad_reduce);
+    CU_ASSERT_FALSE(o.overlap_param_gather);
+    CU_ASSERT_TRUE(o.fp8_param_gather);
+    CHECK_REL(o.bucket_params, 1e6, 0);
+    CHECK_REL(o.ce_fwd_bytes, 123, 0);
+    CU_ASSERT_STRING_EQUAL(o.attn_kernel, "cudnn");
+    megatron_args_free(&a);
+}
+
 TEST_SUITE(suite_megatron_args, "megatron_args", TEST(test_llama3_70b_script),
            TEST(test_shell_script), TEST(test_argument_block), TEST(test_bad_arguments),
-           TEST(test_legacy_flags), TEST(test_deepseek_v3_moe), TEST(test_offload_flags));
+           TEST(test_legacy_flags), TEST(test_deepseek_v3_moe), TEST(test_offload_flags),
+           TEST(test_recipes_and_options));

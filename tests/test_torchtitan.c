@@ -7,6 +7,7 @@
 
 #include "inputs/toml.h"
 #include "inputs/torchtitan.h"
+#include "sim/framework.h"
 #include "tests/testing.h"
 
 static int parse(const char *text, toml_doc_t *d, err_t *e)
@@ -122,11 +123,13 @@ static void test_llama3_8b(void)
     CU_ASSERT_EQUAL(t.layout.micro_batch, 1);
     CU_ASSERT_EQUAL(t.layout.global_batch, 64); /* local 1 x 64 shards */
     CU_ASSERT_EQUAL(t.layout.seq_len, 8192);
-    CU_ASSERT_EQUAL(t.layout.recompute, RECOMPUTE_SELECTIVE);
+    CU_ASSERT_EQUAL(t.layout.recompute, RECOMPUTE_OPS); /* selective, op-level policy */
     CU_ASSERT_EQUAL(t.layout.precision, PRECISION_BF16);
     CU_ASSERT_EQUAL(t.layout.grad_bytes, 4); /* FSDP reduces in fp32 by default */
     CU_ASSERT_EQUAL(t.world_size, 64);
-    CU_ASSERT_TRUE(has_note(&t, "activation_checkpoint.selective_ac_option"));
+    CU_ASSERT_FALSE(has_note(&t, "activation_checkpoint.selective_ac_option"));
+    CU_ASSERT_STRING_EQUAL(t.framework, "torchtitan-2025-06");
+    CU_ASSERT_FALSE(t.compiled);
     CU_ASSERT_TRUE(has_note(&t, "parallelism.data_parallel_shard_degree"));
     CU_ASSERT_TRUE(has_note(&t, "checkpoint"));
     CU_ASSERT_TRUE(has_note(&t, "quantize")); /* float8 settings without the converter */
@@ -155,6 +158,7 @@ static void test_llama3_70b(void)
 static void test_llama3_405b(void)
 {
     torchtitan_t t;
+    fw_preset_t fw;
     err_t e;
     CU_ASSERT_EQUAL_FATAL(read_fixture("torchtitan/llama3_405b.toml", 128, &t, &e), 0);
     CU_ASSERT_STRING_EQUAL(t.model_name, "llama3-405b");
@@ -162,8 +166,19 @@ static void test_llama3_405b(void)
     CU_ASSERT_TRUE(t.opt.tp_comm_overlap);
     CU_ASSERT_EQUAL(t.layout.micro_batch, 2);
     CU_ASSERT_EQUAL(t.layout.global_batch, 32); /* local 2 x 16 shards */
-    CU_ASSERT_TRUE(has_note(&t, "compile.enable"));
-    CU_ASSERT_TRUE(has_note(&t, "quantize.linear.float8.enable_fsdp_float8_all_gather"));
+    /* torch.compile fuses the elementwise ops; Float8 weights gathered in fp8 */
+    CU_ASSERT_TRUE(t.compiled);
+    CU_ASSERT_EQUAL(t.opt.eager_norm, 1);
+    CU_ASSERT_TRUE(t.opt.fp8_param_gather);
+    CU_ASSERT_FALSE(has_note(&t, "compile.enable"));
+    CU_ASSERT_FALSE(has_note(&t, "quantize.linear.float8.enable_fsdp_float8_all_gather"));
+    sim_options_t o;
+    CU_ASSERT_EQUAL_FATAL(fw_load("torchtitan", &fw, &e), 0);
+    o = fw.opt;
+    CU_ASSERT_TRUE(o.eager_norm > 1); /* the preset runs eager PyTorch ... */
+    torchtitan_options(&t, &o);
+    CU_ASSERT_EQUAL(o.eager_norm, 1); /* ... the config compiles */
+    CU_ASSERT_TRUE(o.tp_comm_overlap && o.fp8_param_gather);
     torchtitan_free(&t);
     /* -1 with no GPU count is an error naming the key. */
     CHECK_ERR(read_fixture("torchtitan/llama3_405b.toml", 0, &t, &e), &e, ERR_INPUT,
