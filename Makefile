@@ -217,6 +217,8 @@ FUZZ_SEEDS_tokens          := tests/fuzz/seeds/tokens/* tests/fixtures/validatio
 FUZZ_SEEDS_checkpoint      := tests/fuzz/seeds/checkpoint/*
 FUZZ_SEEDS_units           := tests/fuzz/seeds/units/*
 FUZZ_SEEDS_megatron_args   := tests/fixtures/megatron/*.txt tests/fixtures/logs/gen/*.txt
+FUZZ_SEEDS_toml            := tests/fixtures/torchtitan/*.toml
+FUZZ_SEEDS_torchtitan      := tests/fixtures/torchtitan/*.toml
 FUZZ_SEEDS_trainlog        := tests/fixtures/logs/*.log tests/fixtures/logs/*.csv \
                               tests/fixtures/logs/*.jsonl tests/fixtures/logs/ladder/*.log
 # clang that can link libFuzzer (the check runs where it is used)
