@@ -204,10 +204,10 @@ FUZZ_SAN     := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-r
 FUZZ_SMOKE_S ?= 4
 FUZZ_TIME    ?= 600
 FUZZ_SEEDS_model           := models/catalog/*.json tests/fixtures/configs/*.json \
-                              tests/fixtures/configs/*/*.json
+                              tests/fixtures/configs/*/*.json tests/fixtures/hf/*/config.json
 FUZZ_SEEDS_cluster         := topologies/catalog/clusters/*.json
 FUZZ_SEEDS_profile         := profile/catalog/*.json
-FUZZ_SEEDS_ds_config       := tests/fixtures/configs/ds_*.json
+FUZZ_SEEDS_ds_config       := tests/fixtures/configs/ds_*.json tests/fixtures/deepspeed/*.json
 FUZZ_SEEDS_nccltests       := tests/fixtures/calibrate/*.log tests/fixtures/calibrate/*perf.json
 FUZZ_SEEDS_measurements    := tests/fixtures/calibrate/*.measurements.json
 FUZZ_SEEDS_validation_csv  := tests/fixtures/validation/*.csv tests/fuzz/seeds/validation_csv/*.csv
@@ -217,6 +217,8 @@ FUZZ_SEEDS_tokens          := tests/fuzz/seeds/tokens/* tests/fixtures/validatio
 FUZZ_SEEDS_checkpoint      := tests/fuzz/seeds/checkpoint/*
 FUZZ_SEEDS_units           := tests/fuzz/seeds/units/*
 FUZZ_SEEDS_megatron_args   := tests/fixtures/megatron/*.txt tests/fixtures/logs/gen/*.txt
+FUZZ_SEEDS_toml            := tests/fixtures/torchtitan/*.toml
+FUZZ_SEEDS_torchtitan      := tests/fixtures/torchtitan/*.toml
 FUZZ_SEEDS_trainlog        := tests/fixtures/logs/*.log tests/fixtures/logs/*.csv \
                               tests/fixtures/logs/*.jsonl tests/fixtures/logs/ladder/*.log
 # clang that can link libFuzzer (the check runs where it is used)

@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fileio.h"
 #include "common/json.h"
+#include "inputs/deepspeed.h"
+#include "inputs/megatron_args.h"
+#include "inputs/torchtitan.h"
 #include "models/layout_json.h"
 #include "common/names.h"
 #include "common/units.h"
@@ -14,9 +18,15 @@ static const cli_opt_t model_opts[] = {
     {"--model", NULL, "NAME|FILE",
      "catalog model (scaleplan catalog models) or a Hugging Face config.json",
       CLI_WORD, .positional = CLI_POS_ONE},
+    {"--assume-architecture", NULL, "TYPE",
+     "read a config whose model_type scaleplan does not know as this one (e.g. llama)",
+     CLI_WORD},
 };
 const cli_group_t CLI_MODEL_OPTS = {"Model", model_opts,
                                     sizeof model_opts / sizeof model_opts[0]};
+/* --model alone, for commands that hand the name to another reader (the
+ * reference trainer's preflight): --assume-architecture would do nothing. */
+const cli_group_t CLI_MODEL_NAME_OPTS = {"Model", model_opts, 1};
 
 static const cli_opt_t cluster_opts[] = {
     {"--gpu", NULL, "NAME", "GPU type, e.g. h100-sxm (scaleplan catalog gpus)", CLI_WORD},
@@ -39,6 +49,8 @@ static const cli_opt_t layout_opts[] = {
     {"--cp", "--context-parallel-size", "N", "context parallel degree", CLI_N(1, 1 << 24)},
     {"--ep", "--expert-model-parallel-size", "N", "expert parallel degree (MoE only)",
      CLI_N(1, 1 << 24)},
+    {"--etp", "--expert-tensor-parallel-size", "N",
+     "expert tensor parallel degree (MoE only; default: --tp)", CLI_N(1, 1 << 24)},
     {"--vpp", NULL, "N", "virtual pipeline stages per rank (interleaved schedule)", CLI_N(1, 1024)},
     {"--num-layers-per-virtual-pipeline-stage", NULL, "N",
      "Megatron's way to set --vpp: layers per virtual stage", CLI_N(1, 1 << 24)},
@@ -73,7 +85,14 @@ static const cli_opt_t layout_opts[] = {
      "layers on the first pipeline stage (uneven split)", CLI_N(1, 100000)},
     {"--last-stage-layers", "--decoder-last-pipeline-num-layers", "N",
      "layers on the last pipeline stage (uneven split)", CLI_N(1, 100000)},
-    {"--deepspeed", NULL, "FILE", "DeepSpeed ds_config.json: ZeRO stage and batch sizes", CLI_WORD},
+    {"--offload", NULL, "LIST",
+     "keep state on the host: optimizer, params (needs --zero 3), activations[=N blocks], "
+     "nvme (ZeRO-Infinity), e.g. optimizer,params",
+     CLI_WORD},
+    {"--deepspeed", NULL, "FILE",
+     "DeepSpeed ds_config.json: batch sizes, ZeRO stage and offload, overlap, bucket, "
+     "precision (\"auto\" from these flags); runs as --framework deepspeed unless given",
+     CLI_WORD},
 };
 const cli_group_t CLI_LAYOUT_OPTS = {"Layout (Megatron-LM flag names accepted)",
                                      layout_opts,
@@ -461,11 +480,17 @@ static int model_name(const cli_args_t *a, const char **name, err_t *err)
     return ERR_OK;
 }
 
-int cli_model(const cli_args_t *a, model_t *m, err_t *err)
+int cli_model_noted(const cli_args_t *a, model_t *m, notes_t *notes, err_t *err)
 {
     const char *name;
     int rc = model_name(a, &name, err);
-    return rc ? rc : model_load(name, m, err);
+    model_load_opts_t o = {cli_get(a, "--assume-architecture")};
+    return rc ? rc : model_load_ex(name, &o, m, notes, err);
+}
+
+int cli_model(const cli_args_t *a, model_t *m, err_t *err)
+{
+    return cli_model_noted(a, m, NULL, err);
 }
 
 int cli_cluster_spec(const cli_args_t *a, cluster_spec_t *spec, err_t *err)
@@ -483,15 +508,31 @@ int cli_cluster_spec(const cli_args_t *a, cluster_spec_t *spec, err_t *err)
     return ERR_OK;
 }
 
-static int apply_deepspeed(const char *path, layout_t *l, err_t *err)
+/* A DeepSpeed config, its "auto" values resolved from the flags given. */
+static int apply_deepspeed(const cli_args_t *a, const char *path, const model_t *m, layout_t *l,
+                           sim_options_t *opt, notes_t *notes, err_t *err)
 {
-    cJSON *cfg = NULL;
-    int rc = json_parse_file(path, &cfg, err);
-    if (rc)
+    deepspeed_given_t g = {0};
+    int rc;
+    const char *v;
+    if ((rc = cli_get_int(a, "--micro-batch", &g.micro_batch, err)) ||
+        (rc = cli_get_int(a, "--grad-accum", &g.grad_accum, err)) ||
+        (rc = cli_get_int(a, "--global-batch", &g.global_batch, err)))
         return rc;
-    rc = layout_apply_deepspeed(cfg, path, l, err);
-    cJSON_Delete(cfg);
-    return rc;
+    if ((v = cli_get(a, "--precision"))) {
+        if ((rc = layout_parse_precision(v, &g.precision, err)))
+            return rc;
+        g.have_precision = true;
+    } else if (cli_has(a, "--bf16") || cli_has(a, "--fp16") || cli_has(a, "--fp8-format")) {
+        g.have_precision = true;
+        g.precision = cli_has(a, "--fp8-format") ? PRECISION_FP8
+                      : cli_has(a, "--fp16")     ? PRECISION_FP16
+                                                 : PRECISION_BF16;
+    }
+    v = cli_get(a, "--recompute");
+    g.full_recompute = cli_has(a, "--checkpoint-activations") || (v && strcmp(v, "full") == 0);
+    g.hidden = m ? m->hidden : 0;
+    return deepspeed_apply_file(path, &g, l, opt, notes, err);
 }
 
 /* Switches and enum options that set the same field as another flag. */
@@ -533,6 +574,8 @@ static int layout_switches(const cli_args_t *a, layout_t *l, err_t *err)
             return err_setf(err, ERR_INPUT, NULL, "--attention",
                             "use flash or eager (got '%s')", v);
     }
+    if ((v = cli_get(a, "--offload")) && (rc = layout_parse_offload(v, l, err)))
+        return rc;
     if ((v = cli_get(a, "--grad-dtype"))) {
         if (strcmp(v, "bf16") == 0 || strcmp(v, "fp16") == 0)
             l->grad_bytes = 2;
@@ -545,19 +588,20 @@ static int layout_switches(const cli_args_t *a, layout_t *l, err_t *err)
     return ERR_OK;
 }
 
-int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l,
-                     err_t *err)
+int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l, sim_options_t *opt,
+                     notes_t *notes, err_t *err)
 {
     int rc;
     const char *ds = cli_get(a, "--deepspeed");
     /* The DeepSpeed config first, so explicit flags override it. */
-    if (ds && (rc = apply_deepspeed(ds, l, err)))
+    if (ds && (rc = apply_deepspeed(a, ds, m, l, opt, notes, err)))
         return rc;
     int per_vstage = 0;
     if ((rc = cli_get_int(a, "--tp", &l->tp, err)) ||
         (rc = cli_get_int(a, "--pp", &l->pp, err)) ||
         (rc = cli_get_int(a, "--cp", &l->cp, err)) ||
         (rc = cli_get_int(a, "--ep", &l->ep, err)) ||
+        (rc = cli_get_int(a, "--etp", &l->etp, err)) ||
         (rc = cli_get_int(a, "--vpp", &l->vpp, err)) ||
         (rc = cli_get_int(a, "--num-layers-per-virtual-pipeline-stage", &per_vstage, err)) ||
         (rc = cli_get_int(a, "--micro-batch", &l->micro_batch, err)) ||
@@ -594,7 +638,7 @@ int cli_layout(const cli_args_t *a, const model_t *m, int n_gpus, layout_t *l,
                err_t *err)
 {
     layout_defaults(l);
-    int rc = cli_layout_flags(a, m, l, err);
+    int rc = cli_layout_flags(a, m, l, NULL, NULL, err);
     if (rc)
         return rc;
     return layout_finalize(l, m, n_gpus, err);
@@ -652,6 +696,70 @@ int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
     return cli_get_double(a, "--straggler-cv", &o->straggler_cv, err);
 }
 
+static const cli_opt_t input_opts[] = {
+    {"--megatron-args", NULL, "\"ARGS\"",
+     "a Megatron-LM pretrain_gpt.py argument list or launch command, quoted: architecture, "
+     "layout, precision and overlap flags are read; the rest listed as ignored", CLI_WORD},
+    {"--megatron-args-file", NULL, "FILE", "the same from a file (a launch script works)",
+     CLI_WORD},
+    {"--torchtitan", NULL, "FILE.toml",
+     "a torchtitan job config: model flavor, parallelism, batch, activation checkpointing, "
+     "float8, compile; runs as the torchtitan preset of its generation unless --framework",
+     CLI_WORD},
+};
+const cli_group_t CLI_INPUT_OPTS = {"Framework inputs (explicit flags override them)",
+                                    input_opts, sizeof input_opts / sizeof input_opts[0]};
+
+/* The framework inputs a command line names, read before the scenario. */
+typedef struct {
+    megatron_args_t mg;
+    bool have_mg;
+    torchtitan_t tt;
+    bool have_tt;
+} cli_inputs_t;
+
+static void inputs_free(cli_inputs_t *in)
+{
+    if (in->have_mg)
+        megatron_args_free(&in->mg);
+    if (in->have_tt)
+        torchtitan_free(&in->tt);
+}
+
+static int read_inputs(const cli_args_t *a, int n_gpus, cli_inputs_t *in, err_t *err)
+{
+    memset(in, 0, sizeof *in);
+    const char *text = cli_get(a, "--megatron-args");
+    const char *file = cli_get(a, "--megatron-args-file");
+    const char *toml = cli_get(a, "--torchtitan");
+    if (text && file)
+        return err_setf(err, ERR_INPUT, NULL, "--megatron-args-file",
+                        "give the Megatron arguments once (--megatron-args or "
+                        "--megatron-args-file)");
+    if (toml && (text || file))
+        return err_setf(err, ERR_INPUT, NULL, "--torchtitan",
+                        "give one framework's inputs (Megatron arguments or a torchtitan "
+                        "config)");
+    if (toml) {
+        in->have_tt = true;
+        return torchtitan_read_file(toml, n_gpus, &in->tt, err);
+    }
+    if (!text && !file)
+        return ERR_OK;
+    char *data = NULL;
+    size_t len = 0;
+    if (file) {
+        int rc = fileio_read_all(file, &data, &len, err);
+        if (rc)
+            return rc;
+    }
+    in->have_mg = true;
+    int rc = megatron_args_read(file ? data : text, file ? len : strlen(text),
+                                file ? file : "--megatron-args", &in->mg, err);
+    free(data);
+    return rc;
+}
+
 int cli_scenario(const cli_args_t *a, scenario_t *s, err_t *err)
 {
     return cli_scenario_from(a, NULL, s, err);
@@ -661,23 +769,94 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
 {
     memset(s, 0, sizeof *s);
     scenario_spec_t spec = {0};
+    cli_inputs_t in;
     int rc;
     spec.framework = cli_get(a, "--framework");
-    if (base && base->model)
+    spec.assume_architecture = cli_get(a, "--assume-architecture");
+    memset(&in, 0, sizeof in);
+    if ((rc = cli_cluster_spec(a, &spec.cluster, err)) ||
+        (rc = read_inputs(a, spec.cluster.n_gpus, &in, err)))
+        goto out;
+    /* Without --framework, the inputs name the framework that runs them. */
+    const char *fw_assumed = NULL;
+    if (!spec.framework && in.have_tt)
+        fw_assumed = in.tt.framework;
+    else if (!spec.framework && cli_get(a, "--deepspeed"))
+        fw_assumed = "deepspeed";
+    if (fw_assumed)
+        spec.framework = fw_assumed;
+    bool from_launcher = false, toml_model_ignored = false;
+    if (in.have_tt) {
+        if (cli_get(a, "--model") || a->n_positional > 0) {
+            toml_model_ignored = true;
+            if ((rc = model_name(a, &spec.model, err)))
+                goto out;
+        } else if (in.tt.have_model) {
+            spec.model_given = &in.tt.model;
+        } else {
+            spec.model = in.tt.model_name;
+        }
+        if (!spec.cluster.n_gpus && in.tt.world_size) {
+            spec.cluster.n_gpus = in.tt.world_size;
+            from_launcher = true;
+        }
+    } else if (in.have_mg && in.mg.have_model) {
+        if (cli_get(a, "--model") || a->n_positional > 0) {
+            rc = err_setf(err, ERR_INPUT, NULL, "--model",
+                          "the Megatron arguments define the model (--num-layers, "
+                          "--hidden-size, ...); give one or the other");
+            goto out;
+        }
+        spec.model_given = &in.mg.model;
+    } else if (base && base->model) {
         spec.model_given = base->model;
-    else if ((rc = model_name(a, &spec.model, err)))
-        return rc;
-    if ((rc = cli_cluster_spec(a, &spec.cluster, err)) || (rc = scenario_begin(&spec, s, err)))
-        return rc;
+    } else if ((rc = model_name(a, &spec.model, err))) {
+        goto out;
+    }
+    if (in.have_mg && !spec.cluster.n_gpus && in.mg.world_size) {
+        spec.cluster.n_gpus = in.mg.world_size;
+        from_launcher = true;
+    }
+    if ((rc = scenario_begin(&spec, s, err)))
+        goto out;
+    if (fw_assumed)
+        notes_add(&s->notes, NOTE_ASSUMED, "--framework",
+                  "%s (the framework of the %s; --framework overrides)", s->fw.name,
+                  in.have_tt ? "torchtitan config" : "DeepSpeed config");
     /* what the base fixes replaces the preset's defaults; flags come last */
     if (base && base->layout)
         s->layout = *base->layout;
     if (base && base->opt)
         s->opt = *base->opt;
-    if ((rc = cli_layout_flags(a, &s->model, &s->layout, err)) ||
+    if (in.have_tt) {
+        notes_append(&s->notes, &in.tt.notes);
+        s->layout = in.tt.layout;
+        torchtitan_options(&in.tt, &s->opt);
+        if (toml_model_ignored)
+            notes_add(&s->notes, NOTE_IGNORED, "model.flavor",
+                      "the torchtitan config's model is replaced by --model");
+        if (from_launcher)
+            notes_add(&s->notes, NOTE_ASSUMED, "--gpus",
+                      "%d, the product of the config's parallel degrees", in.tt.world_size);
+    }
+    if (in.have_mg) {
+        /* The command line defines what runs: its layout and options
+         * replace the preset's; explicit flags below still override. */
+        notes_append(&s->notes, &in.mg.notes);
+        s->layout = in.mg.layout;
+        megatron_args_options(&in.mg, &s->opt);
+        if (from_launcher)
+            notes_add(&s->notes, NOTE_ASSUMED, "--gpus",
+                      "%d from the launcher (torchrun --nproc_per_node x --nnodes)",
+                      in.mg.world_size);
+    }
+    if ((rc = cli_layout_flags(a, &s->model, &s->layout, &s->opt, &s->notes, err)) ||
         (rc = cli_sim_switches(a, &s->opt, err)))
-        return rc;
-    return scenario_finish(s, cli_get(a, "--profile"), err);
+        goto out;
+    rc = scenario_finish(s, cli_get(a, "--profile"), err);
+out:
+    inputs_free(&in);
+    return rc;
 }
 
 const cli_opt_t *cli_find_opt(const cli_args_t *a, const char *name)

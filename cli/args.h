@@ -87,7 +87,7 @@ typedef struct {
 } cli_args_t;
 
 extern const cli_group_t CLI_MODEL_OPTS, CLI_CLUSTER_OPTS, CLI_LAYOUT_OPTS,
-    CLI_OUTPUT_OPTS;
+    CLI_OUTPUT_OPTS, CLI_MODEL_NAME_OPTS;
 
 /* Parse argv[1..argc) (argv[0] is the subcommand). Bare words go first to
  * the options that take them (CLI_POS_ONE, in table order, when absent),
@@ -123,8 +123,12 @@ int cli_check_value(const cli_opt_t *o, const char *text, double *value, err_t *
 void cli_print_help(FILE *out, const char *usage, const char *summary,
                     const cli_group_t *const *groups, int n_groups);
 
-/* --model NAME|config.json (or the first positional word). */
+/* --model NAME|config.json (or the first positional word), read with
+ * --assume-architecture. */
 int cli_model(const cli_args_t *a, model_t *m, err_t *err);
+
+/* The same, adding what the config reader assumed to notes (may be NULL). */
+int cli_model_noted(const cli_args_t *a, model_t *m, notes_t *notes, err_t *err);
 
 /* --cluster, --gpu, --gpus, --gpus-per-node, --fabric, ... into a spec.
  * Strings in the spec point into argv. */
@@ -135,13 +139,18 @@ int cli_layout(const cli_args_t *a, const model_t *m, int n_gpus, layout_t *l,
                err_t *err);
 
 /* Layout flags only, not finalized (for commands that choose the GPU
- * count themselves). */
-int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l,
-                     err_t *err);
+ * count themselves). A --deepspeed config also sets opt (may be NULL) and
+ * says what it assumed or ignored in notes (may be NULL). */
+int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l, sim_options_t *opt,
+                     notes_t *notes, err_t *err);
 
 /* ---------------------------------------------------------------------
  * The simulation options (--profile, --framework, overlap switches). */
 extern const cli_group_t CLI_SIM_OPTS;
+
+/* Framework inputs: --megatron-args, --megatron-args-file, --torchtitan
+ * (read by cli_scenario; commands that list this group accept them). */
+extern const cli_group_t CLI_INPUT_OPTS;
 
 /* The scenario of the command line: model, cluster (--gpus required),
  * framework preset, layout flags, simulator switches and profile

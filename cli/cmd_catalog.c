@@ -116,7 +116,8 @@ static int section_models(cJSON *json, const cli_args_t *a, err_t *err)
                 !json_add_number(o, "params", p.total) ||
                 !json_add_number(o, "layers", m.n_layers) ||
                 !json_add_number(o, "hidden", m.hidden) ||
-                !cJSON_AddStringToObject(o, "source", m.source))
+                !cJSON_AddStringToObject(o, "source", m.source) ||
+                (model_is_moe(&m) && !json_add_number(o, "params_active", p.active)))
                 rc = err_set(err, ERR_RUNTIME, "out of memory");
         }
     }

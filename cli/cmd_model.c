@@ -13,6 +13,7 @@
 #include "models/memory.h"
 #include "reports/jsonout.h"
 #include "reports/table.h"
+#include "sim/offload.h"
 
 static const cli_opt_t own_opts[] = {
     {"--profile", NULL, "FILE", "cost profile for memory overheads (default: the GPU's)", CLI_WORD},
@@ -27,6 +28,7 @@ typedef struct {
     model_memory_t memory;
     bool have_gpu;
     cluster_t cluster;
+    notes_t notes; /* what the config reader assumed */
 } model_report_t;
 
 static void print_architecture(const model_t *m)
@@ -34,14 +36,31 @@ static void print_architecture(const model_t *m)
     printf("%s (%s)\n", m->display, m->name);
     printf("  %s-style: %s, %s MLP, %s positions%s\n",
            model_family_name(m->family),
-           m->norm == MODEL_NORM_RMSNORM ? "RMSNorm" : "LayerNorm",
-           m->mlp == MODEL_MLP_SWIGLU ? "SwiGLU" : "GELU",
+           m->norm_weightless ? "LayerNorm without weights"
+           : m->norm == MODEL_NORM_RMSNORM ? "RMSNorm" : "LayerNorm",
+           model_act_name(m->act, m->mlp == MODEL_MLP_SWIGLU),
            m->pos == MODEL_POS_ROPE ? "rotary" : m->pos == MODEL_POS_NONE ? "no" : "learned",
            m->tied_embeddings ? ", tied embeddings" : "");
     printf("  layers %d, hidden %d, ffn %d, heads %d (kv %d, head dim %d), vocab %d, "
            "max seq %d\n",
            m->n_layers, m->hidden, m->ffn, m->n_heads, m->n_kv_heads, m->head_dim,
            m->vocab, m->max_seq);
+    if (model_is_mla(m))
+        printf("  multi-latent attention: q rank %d, kv rank %d, head %d + %d rope, v %d\n",
+               m->mla.q_lora_rank, m->mla.kv_lora_rank, m->mla.qk_nope_dim, m->mla.qk_rope_dim,
+               m->mla.v_dim);
+    if (model_is_moe(m)) {
+        const model_moe_t *e = &m->moe;
+        printf("  mixture of experts: %d of %d blocks, %d routed experts of width %d, top %d",
+               e->n_moe_layers, m->n_layers, e->n_experts, e->expert_ffn, e->top_k);
+        if (e->shared_ffn > 0)
+            printf(", shared %d x %d%s", e->n_shared > 0 ? e->n_shared : 1,
+                   e->shared_ffn / (e->n_shared > 0 ? e->n_shared : 1),
+                   e->shared_gate ? " (gated)" : "");
+        printf("\n");
+    }
+    if (m->n_mtp > 0)
+        printf("  multi-token prediction: %d module%s\n", m->n_mtp, m->n_mtp == 1 ? "" : "s");
     printf("  source: %s\n", m->source);
 }
 
@@ -66,9 +85,21 @@ static int print_params(const model_params_t *p)
                 {"one layer", p->per_layer, false},
                 {"  attention", p->attention, false},
                 {"  mlp", p->mlp, false},
-                {"  norms", p->norms, false}};
+                {"  norms", p->norms, false},
+                {"active per token", p->active, true},
+                {"one MoE layer", p->moe_layer, false},
+                {"  router", p->router, false},
+                {"  one routed expert", p->expert, false},
+                {"  shared experts", p->shared_expert, false},
+                {"  active (top-k)", p->moe_layer_active, false},
+                {"MTP modules (apart)", p->mtp, false}};
+    bool moe = p->moe_layer > 0;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         if (rows[i].v == 0 && i > 1)
+            continue;
+        if (i == 9 && !moe) /* active = total for dense models */
+            continue;
+        if ((i == 5 || i == 7) && p->n_dense_layers == 0) /* no dense block or MLP */
             continue;
         char share[16] = "";
         if (rows[i].share)
@@ -92,7 +123,8 @@ static int print_flops(const model_report_t *r)
     table_align_right(t, 2);
     char a[32];
     for (int i = 0; i < FLOP_OP_COUNT; i++)
-        table_add_rowf(t, "%s\t%s\t%.1f%%", model_flop_op_name((flop_op_t)i),
+        if (i < FLOP_ROUTER || r->flops.fwd_per_token[i] > 0)
+            table_add_rowf(t, "%s\t%s\t%.1f%%", model_flop_op_name((flop_op_t)i),
                        units_fmt_count(r->flops.fwd_per_token[i], a, sizeof a),
                        100 * r->flops.fwd_per_token[i] / r->flops.fwd_per_token_total);
     table_add_rowf(t, "total forward\t%s\t100.0%%",
@@ -124,8 +156,15 @@ static int print_memory(const model_report_t *r)
         return ERR_RUNTIME;
     table_align_right(t, 1);
     char note[96];
-    table_add_rowf(t, "weights\t%.2f\t%s params on this GPU", mm->params_bytes / GIB,
-                   units_fmt_count(mm->params_count, note, sizeof note));
+    if (mm->expert_params_count > 0) {
+        char ex[32];
+        table_add_rowf(t, "weights\t%.2f\t%s params on this GPU (%s in routed experts)",
+                       mm->params_bytes / GIB, units_fmt_count(mm->params_count, note, sizeof note),
+                       units_fmt_count(mm->expert_params_count, ex, sizeof ex));
+    } else {
+        table_add_rowf(t, "weights\t%.2f\t%s params on this GPU", mm->params_bytes / GIB,
+                       units_fmt_count(mm->params_count, note, sizeof note));
+    }
     table_add_rowf(t, "gradients\t%.2f\t%d bytes each%s", mm->grads_bytes / GIB,
                    r->layout.grad_bytes, r->layout.zero >= 2 ? ", sharded (ZeRO-2+)" : "");
     table_add_rowf(t, "optimizer\t%.2f\tfp32 master + Adam moments%s",
@@ -135,6 +174,19 @@ static int print_memory(const model_report_t *r)
                    mm->activations_bytes / GIB, mm->inflight_microbatches, mm->layers);
     table_add_rowf(t, "buffers\t%.2f\treserved, fragmentation, comm buffers",
                    mm->buffers_bytes / GIB);
+    if (r->layout.offload) {
+        char names[64];
+        layout_offload_name(&r->layout, names, sizeof names);
+        if (r->have_gpu) {
+            double need, have;
+            bool ok = offload_host_fits(mm, &r->cluster, &r->layout, &need, &have);
+            table_add_rowf(t, "host (offload)\t%.2f\t%s in host memory, of %.1f GiB per GPU: %s",
+                           mm->host_bytes / GIB, names, have, ok ? "fits" : "DOES NOT FIT");
+        } else {
+            table_add_rowf(t, "host (offload)\t%.2f\t%s in host memory (not in the total)",
+                           mm->host_bytes / GIB, names);
+        }
+    }
     if (r->have_gpu)
         table_add_rowf(t, "total\t%.2f\tof %.1f GiB on %s: %s", mm->total_bytes / GIB,
                        r->cluster.gpu.memory_gib, r->cluster.gpu.name,
@@ -169,7 +221,8 @@ static int print_json(const cli_args_t *a, const model_report_t *r, err_t *err)
          json_add_number(o, "flops_per_token_forward", r->flops.fwd_per_token_total) &&
          (fb = cJSON_AddObjectToObject(o, "flops_by_op"));
     for (int i = 0; ok && i < FLOP_OP_COUNT; i++)
-        ok = json_add_number(fb, model_flop_op_name((flop_op_t)i), r->flops.fwd_per_token[i]);
+        if (i < FLOP_ROUTER || r->flops.fwd_per_token[i] > 0)
+            ok = json_add_number(fb, model_flop_op_name((flop_op_t)i), r->flops.fwd_per_token[i]);
     ok = ok && (fs = cJSON_AddObjectToObject(o, "flops_per_step")) &&
          json_add_number(fs, "model", model_flops_per_step(&r->model, &r->layout)) &&
          json_add_number(fs, "hardware", model_hw_flops_per_step(&r->model, &r->layout)) &&
@@ -180,6 +233,25 @@ static int print_json(const cli_args_t *a, const model_report_t *r, err_t *err)
                                                                   : -1)) &&
          json_add_number(o, "memory_stage", r->memory.stage) &&
          json_add_number(o, "params_per_gpu", r->memory.params_count);
+    if (ok && model_is_moe(&r->model)) {
+        cJSON *moe = NULL;
+        ok = json_add_number(o, "params_active", r->params.active) &&
+             (moe = cJSON_AddObjectToObject(o, "moe")) &&
+             json_add_number(moe, "experts", r->model.moe.n_experts) &&
+             json_add_number(moe, "top_k", r->model.moe.top_k) &&
+             json_add_number(moe, "expert_ffn", r->model.moe.expert_ffn) &&
+             json_add_number(moe, "shared_ffn", r->model.moe.shared_ffn) &&
+             json_add_number(moe, "moe_layers", r->model.moe.n_moe_layers) &&
+             json_add_number(moe, "router_params", r->params.router) &&
+             json_add_number(moe, "expert_params", r->params.expert) &&
+             json_add_number(moe, "shared_expert_params", r->params.shared_expert) &&
+             json_add_number(moe, "moe_layer_params", r->params.moe_layer) &&
+             json_add_number(moe, "expert_params_per_gpu", r->memory.expert_params_count);
+    }
+    if (ok && r->model.n_mtp > 0)
+        ok = json_add_number(o, "params_mtp", r->params.mtp);
+    if (ok)
+        ok = cli_add_notes_json(o, &r->notes);
     if (ok && r->have_gpu)
         ok = cJSON_AddBoolToObject(o, "fits",
                                    r->memory.total_bytes / GIB <= r->cluster.gpu.memory_gib) &&
@@ -210,39 +282,52 @@ static int memory_options(const cli_args_t *a, const model_report_t *r,
     return ERR_OK;
 }
 
+static int report(const cli_args_t *a, model_report_t *r, err_t *err);
+
 static int run(const cli_args_t *a, err_t *err)
 {
-    int rc = ERR_OK;
     model_report_t r;
     memset(&r, 0, sizeof r);
-    layout_defaults(&r.layout);
-    if ((rc = cli_model(a, &r.model, err)) ||
-        (rc = cli_layout_flags(a, &r.model, &r.layout, err)))
+    int rc = report(a, &r, err);
+    notes_free(&r.notes);
+    return rc;
+}
+
+static int report(const cli_args_t *a, model_report_t *r, err_t *err)
+{
+    int rc = ERR_OK;
+    layout_defaults(&r->layout);
+    if ((rc = cli_model_noted(a, &r->model, &r->notes, err)) ||
+        (rc = cli_layout_flags(a, &r->model, &r->layout, NULL, &r->notes, err)))
         return rc;
-    int n_gpus = r.layout.tp * r.layout.pp * r.layout.cp;
+    int n_gpus = r->layout.tp * r->layout.pp * r->layout.cp;
     if ((rc = cli_get_int(a, "--gpus", &n_gpus, err)) ||
-        (rc = layout_finalize(&r.layout, &r.model, n_gpus, err)))
+        (rc = layout_finalize(&r->layout, &r->model, n_gpus, err)))
         return rc;
     if (cli_has(a, "--gpu") || cli_has(a, "--cluster")) {
         cluster_spec_t spec;
         if ((rc = cli_cluster_spec(a, &spec, err)))
             return rc;
         spec.n_gpus = n_gpus;
-        if ((rc = cluster_resolve(&spec, &r.cluster, err)))
+        if ((rc = cluster_resolve(&spec, &r->cluster, err)))
             return rc;
-        r.have_gpu = true;
+        r->have_gpu = true;
+        offload_notes(&r->layout, &r->cluster, &r->notes);
     }
     memory_opts_t opts;
-    if ((rc = memory_options(a, &r, &opts, err)))
+    if ((rc = memory_options(a, r, &opts, err)))
         return rc;
-    model_params(&r.model, &r.params);
-    model_flops(&r.model, r.layout.seq_len, &r.flops);
-    model_memory_peak(&r.model, &r.layout, &opts, &r.memory);
+    model_params(&r->model, &r->params);
+    model_flops(&r->model, r->layout.seq_len, &r->flops);
+    model_memory_peak(&r->model, &r->layout, &opts, &r->memory);
+    if (r->notes.oom)
+        return err_set(err, ERR_RUNTIME, "out of memory");
     if (cli_machine_output(a))
-        return print_json(a, &r, err);
-    print_architecture(&r.model);
-    if ((rc = print_params(&r.params)) || (rc = print_flops(&r)) || (rc = print_memory(&r)))
+        return print_json(a, r, err);
+    print_architecture(&r->model);
+    if ((rc = print_params(&r->params)) || (rc = print_flops(r)) || (rc = print_memory(r)))
         return err_set(err, ERR_RUNTIME, "cannot write the report to standard output");
+    cli_print_notes(stdout, &r->notes);
     return ERR_OK;
 }
 

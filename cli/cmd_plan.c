@@ -49,6 +49,8 @@ static const cli_opt_t own_opts[] = {
      CLI_WORD},
     {"--out", NULL, "FILE", "with --emit: write the configuration to FILE (default: after the plan)",
      CLI_WORD},
+    {"--offload-search", NULL, NULL,
+     "also consider offloading the optimizer (and ZeRO-3 parameters) to host memory", CLI_WORD},
     CLI_REPORT_OPT,
 };
 static const cli_group_t own_group = {"Plan", own_opts, sizeof own_opts / sizeof own_opts[0]};
@@ -166,6 +168,7 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     } else if (cli_get(a, "--out")) {
         return err_setf(err, ERR_INPUT, NULL, "--out", "goes with --emit FORMAT");
     }
+    in->space.allow_offload = cli_has(a, "--offload-search");
     int seq = in->space.seq_len;
     if ((rc = cli_get_int(a, "--seq-len", &seq, err)))
         return rc;

@@ -145,7 +145,7 @@ out:
     return rc;
 }
 
-static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
+static const cli_group_t *const groups[] = {&CLI_MODEL_NAME_OPTS,
                                          &own_group,
                                          &CLI_OUTPUT_OPTS};
 

@@ -31,8 +31,22 @@ static const cli_group_t own_group = {"Sim command", own_opts,
 static void fit_advice(const scenario_t *s, const sim_result_t *r, char *buf, size_t cap)
 {
     const layout_t *l = &s->layout;
-    char hint[200] = "";
-    if (l->recompute != RECOMPUTE_FULL)
+    char hint[240] = "";
+    if (r->memory.total_bytes / GIB <= r->capacity_gib && r->host_gib > r->host_capacity_gib) {
+        snprintf(buf, cap,
+                 "offload needs %.1f GiB of host memory per GPU but each GPU's share of a %s "
+                 "node is %.1f GiB; offload less (or to nvme), or shard over more GPUs",
+                 r->host_gib, s->cluster.name, r->host_capacity_gib);
+        return;
+    }
+    /* With the state offloaded, what is left is mostly activations: full
+     * recompute frees the most, their offload takes host memory. */
+    bool act_bound = l->offload && r->memory.activations_bytes > 0.5 * r->memory.total_bytes;
+    if (act_bound && l->recompute != RECOMPUTE_FULL)
+        strncat(hint, " --recompute full,", sizeof hint - strlen(hint) - 1);
+    if (act_bound && !(l->offload & LAYOUT_OFFLOAD_ACTIVATIONS))
+        strncat(hint, " --offload ...,activations,", sizeof hint - strlen(hint) - 1);
+    if (!act_bound && l->recompute != RECOMPUTE_FULL)
         strncat(hint, l->recompute == RECOMPUTE_NONE ? " --recompute selective," : " --recompute full,",
                 sizeof hint - strlen(hint) - 1);
     if (l->tp > 1 && !l->sequence_parallel)
@@ -77,6 +91,13 @@ static int print_text(const scenario_t *s, const sim_result_t *r, bool ops)
            mm->stage, mm->params_bytes / GIB, mm->grads_bytes / GIB, mm->optimizer_bytes / GIB,
            mm->activations_bytes / GIB, mm->buffers_bytes / GIB, mm->total_bytes / GIB,
            r->capacity_gib, r->fits ? "fits" : "DOES NOT FIT");
+    if (s->layout.offload) {
+        const offload_costs_t *o = &r->costs.offload;
+        printf("  offload: %.1f GiB per GPU in host memory (of %.1f); per step %.2f s of "
+               "transfers (%.4f s exposed) and %.2f s of CPU optimizer step\n",
+               r->host_gib, r->host_capacity_gib, r->offload_transfer_s,
+               r->breakdown_s[BD_OFFLOAD], o->step_cpu_s);
+    }
     if (!r->fits) {
         char advice[400];
         fit_advice(s, r, advice, sizeof advice);
@@ -119,6 +140,7 @@ static int print_text(const scenario_t *s, const sim_result_t *r, bool ops)
         rc = table_print(o, stdout, 2, 0);
         table_destroy(o);
     }
+    cli_print_notes(stdout, &s->notes);
     return rc;
 }
 
@@ -156,6 +178,15 @@ static cJSON *sim_json(const scenario_t *s, const sim_result_t *r, const sim_eve
              json_add_number(e, "fwd_s", r->costs.ops[i].fwd_s) &&
              json_add_number(e, "bwd_s", r->costs.ops[i].bwd_s);
     }
+    if (ok && s->layout.offload) {
+        cJSON *off = cJSON_AddObjectToObject(o, "offload");
+        ok = off && json_add_number(off, "host_gib", r->host_gib) &&
+             json_add_number(off, "host_capacity_gib", r->host_capacity_gib) &&
+             json_add_number(off, "transfer_s", r->offload_transfer_s) &&
+             json_add_number(off, "transfer_gb", r->offload_transfer_gb) &&
+             json_add_number(off, "exposed_s", r->breakdown_s[BD_OFFLOAD]) &&
+             json_add_number(off, "cpu_step_s", r->costs.offload.step_cpu_s);
+    }
     if (ok && !r->fits) {
         char advice[400];
         fit_advice(s, r, advice, sizeof advice);
@@ -168,6 +199,8 @@ static cJSON *sim_json(const scenario_t *s, const sim_result_t *r, const sim_eve
                                  s->profile.net_gpu_gbs > 0 ? "measured" : "fabric model");
     if (ok && events)
         ok = cJSON_AddItemToObject(o, "timeline", report_timeline_json(events, n_events));
+    if (ok)
+        ok = cli_add_notes_json(o, &s->notes);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -226,6 +259,7 @@ out:
 static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
                                          &CLI_CLUSTER_OPTS,
                                          &CLI_LAYOUT_OPTS,
+                                         &CLI_INPUT_OPTS,
                                          &CLI_SIM_OPTS,
                                          &own_group,
                                          &CLI_OUTPUT_OPTS};
@@ -233,13 +267,16 @@ static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
 const cli_command_t CLI_CMD_SIM = {
     "sim",
     "simulate one training step: step time, breakdown, MFU, memory",
-    "scaleplan sim --model M --gpu G --gpus N [layout] [--profile F] "
-                       "[--trace F.json] [--json]",
+    "scaleplan sim (--model M | --megatron-args \"...\" | --torchtitan F.toml) --gpu G "
+                       "--gpus N [layout] [--profile F] [--trace F.json] [--json]",
     "Simulate one training step event by event: one representative GPU per\n"
                        "pipeline stage, per-layer GEMMs, attention and memory-bound kernels from\n"
                        "the cost profile, TP/CP/PP/DP communication on the cluster's real links,\n"
                        "the pipeline schedule, gradient buckets, the optimizer and stragglers.\n"
-                       "The breakdown lists exposed (non-overlapped) time; it sums to the step.",
+                       "The breakdown lists exposed (non-overlapped) time; it sums to the step.\n"
+                       "The model, layout and options can come from a Megatron-LM command line,\n"
+                       "a torchtitan TOML or a DeepSpeed config; what they ignore or assume is\n"
+                       "listed. --offload prices optimizer, parameter and activation offload.",
     groups,
     sizeof groups / sizeof groups[0],
     run,

@@ -6,11 +6,31 @@
 #include "reports/csvdoc.h"
 #include "reports/jsonout.h"
 #include "reports/gnuplot.h"
+#include "reports/jsonout.h"
 #include "reports/report.h"
 
 bool cli_machine_output(const cli_args_t *a)
 {
     return cli_has(a, "--json") || cli_has(a, "--csv");
+}
+
+void cli_print_notes(FILE *out, const notes_t *notes)
+{
+    if (!notes || notes->n == 0)
+        return;
+    fprintf(out, "\n  read from the inputs (%zu note%s):\n", notes->n, notes->n == 1 ? "" : "s");
+    for (size_t i = 0; i < notes->n; i++) {
+        const note_t *n = &notes->items[i];
+        fprintf(out, "    %s %s: %s\n", notes_kind_name(n->kind), n->field, n->text);
+    }
+}
+
+bool cli_add_notes_json(cJSON *result, const notes_t *notes)
+{
+    if (!notes || notes->n == 0)
+        return true;
+    cJSON *a = report_notes_json(notes);
+    return a && cJSON_AddItemToObject(result, "notes", a);
 }
 
 bool cli_wants_result(const cli_args_t *a)

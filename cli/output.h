@@ -9,6 +9,7 @@
 
 #include "cli/args.h"
 #include "common/error.h"
+#include "common/notes.h"
 
 /* The option every reporting command lists among its own. */
 #define CLI_REPORT_OPT                                                                        \
@@ -29,6 +30,13 @@ int cli_output_result(const cli_args_t *a, const char *command, cJSON *result,
 
 /* The same without a report: schema_version, then JSON or CSV. */
 int cli_emit(const cli_args_t *a, cJSON *result, const char *table_key, err_t *err);
+
+/* Print the notes of the readers of the user's files ("  ignored --seed:
+ * no effect on speed or memory"), under a heading; nothing when empty. */
+void cli_print_notes(FILE *out, const notes_t *notes);
+
+/* Add "notes" to a JSON result when there are any. false on OOM. */
+bool cli_add_notes_json(cJSON *result, const notes_t *notes);
 
 /* Whether the command should build the JSON result at all. */
 bool cli_wants_result(const cli_args_t *a);

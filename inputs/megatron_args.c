@@ -1176,6 +1176,151 @@ static void model_name(const megatron_args_t *a, char *out, size_t cap)
         snprintf(out, cap, "%.*s", (int)n, base);
 }
 
+/* --moe-layer-freq: an integer N (every N-th block, from block 0) or a
+ * Python list pattern as Megatron accepts it: "[0,1,1]", "([0]*3+[1]*58)",
+ * or the argument block's "[0, 0, 1, ...]". */
+static int moe_pattern(interp_t *in, const char *text, model_t *m)
+{
+    long n;
+    if (parse_long(text, &n)) {
+        if (n < 1)
+            return err_setf(in->err, ERR_INPUT, in->a->origin, "--moe-layer-freq",
+                            "must be a positive integer or a list (got %ld)", n);
+        for (int i = 0; i < m->n_layers; i++)
+            model_moe_set_layer(m, i, i % n == 0);
+        return ERR_OK;
+    }
+    char buf[4096];
+    size_t k = 0;
+    for (const char *p = text; *p && k + 1 < sizeof buf; p++)
+        if (!strchr(" \t\"'", *p))
+            buf[k++] = *p;
+    buf[k] = '\0';
+    char *p = buf;
+    size_t len = strlen(p);
+    if (len >= 2 && p[0] == '(' && p[len - 1] == ')') {
+        p[len - 1] = '\0';
+        p++;
+    }
+    int layer = 0;
+    while (*p) {
+        if (*p != '[')
+            goto bad;
+        char *close = strchr(p, ']');
+        if (!close)
+            goto bad;
+        int items[256], n_items = 0;
+        for (char *q = p + 1; q < close;) {
+            char *end;
+            long v = strtol(q, &end, 10);
+            if (end == q || (v != 0 && v != 1) || n_items == 256)
+                goto bad;
+            items[n_items++] = (int)v;
+            q = end;
+            if (*q == ',')
+                q++;
+        }
+        long times = 1;
+        p = close + 1;
+        if (*p == '*') {
+            char *end;
+            times = strtol(p + 1, &end, 10);
+            if (end == p + 1 || times < 0 || times > 100000)
+                goto bad;
+            p = end;
+        }
+        for (long t = 0; t < times; t++)
+            for (int i = 0; i < n_items; i++, layer++)
+                if (layer < MODEL_MAX_MOE_LAYERS)
+                    model_moe_set_layer(m, layer, items[i] == 1);
+        if (*p == '+')
+            p++;
+        else if (*p)
+            goto bad;
+    }
+    if (layer != m->n_layers)
+        return err_setf(in->err, ERR_INPUT, in->a->origin, "--moe-layer-freq",
+                        "the pattern has %d entries for --num-layers %d", layer, m->n_layers);
+    return ERR_OK;
+bad:
+    return err_setf(in->err, ERR_INPUT, in->a->origin, "--moe-layer-freq",
+                    "'%.60s' is not an integer or a list of 0/1 such as ([0]*3+[1]*58)", text);
+}
+
+/* Mixture of experts (Megatron-Core's MoELayer: TopKRouter weight and, with
+ * biases on, its bias; experts with the MLP's structure and biases; one
+ * shared-expert MLP, optionally gated). */
+static int build_moe(interp_t *in, model_t *m, bool bias)
+{
+    megatron_args_t *a = in->a;
+    int rc, experts = 0;
+    bool has_experts;
+    if ((rc = get_int(in, "num_experts", 1, 1 << 20, &experts, &has_experts)) || !has_experts)
+        return rc;
+    model_moe_t *e = &m->moe;
+    e->n_experts = experts;
+    e->top_k = 2;
+    bool has_ffn, has_shared;
+    if ((rc = get_int(in, "moe_router_topk", 1, 1 << 20, &e->top_k, NULL)) ||
+        (rc = get_int(in, "moe_ffn_hidden_size", 1, MAX_WIDTH, &e->expert_ffn, &has_ffn)) ||
+        (rc = get_int(in, "moe_shared_expert_intermediate_size", 1, MAX_WIDTH, &e->shared_ffn,
+                      &has_shared)))
+        return rc;
+    if (!has_ffn) {
+        e->expert_ffn = m->ffn;
+        notes_add(&a->notes, NOTE_ASSUMED, "--moe-ffn-hidden-size",
+                  "not given: --ffn-hidden-size %d (Megatron's default)", m->ffn);
+    }
+    e->n_shared = has_shared ? 1 : 0;
+    e->shared_gate = get_switch(in, "moe_shared_expert_gate", false);
+    e->router_bias = e->expert_bias = bias;
+    if (m->n_layers > MODEL_MAX_MOE_LAYERS)
+        return err_setf(in->err, ERR_INPUT, a->origin, "--num-layers",
+                        "a mixture-of-experts model may have at most %d layers (got %d)",
+                        MODEL_MAX_MOE_LAYERS, m->n_layers);
+    const char *freq = get_str(in, "moe_layer_freq");
+    if ((rc = moe_pattern(in, freq ? freq : "1", m)))
+        return rc;
+    if (get_switch(in, "moe_router_enable_expert_bias", false))
+        notes_add(&a->notes, NOTE_ASSUMED, "--moe-router-enable-expert-bias",
+                  "the routing score bias is a buffer in Megatron-Core, not a parameter");
+    return ERR_OK;
+}
+
+/* QK layer norm, multi-latent attention, multi-token prediction. */
+static int build_attention_variants(interp_t *in, model_t *m, bool bias)
+{
+    megatron_args_t *a = in->a;
+    int rc;
+    bool qk_norm = get_switch(in, "qk_layernorm", false);
+    (void)get_switch(in, "qk_l2_norm", false); /* a norm without weights */
+    if (get_switch(in, "multi_latent_attention", false)) {
+        model_mla_t *x = &m->mla;
+        x->kv_lora_rank = 32;
+        x->qk_nope_dim = 128;
+        x->qk_rope_dim = 64;
+        x->v_dim = 128;
+        if ((rc = get_int(in, "q_lora_rank", 1, MAX_WIDTH, &x->q_lora_rank, NULL)) ||
+            (rc = get_int(in, "kv_lora_rank", 1, MAX_WIDTH, &x->kv_lora_rank, NULL)) ||
+            (rc = get_int(in, "qk_head_dim", 1, MAX_WIDTH, &x->qk_nope_dim, NULL)) ||
+            (rc = get_int(in, "qk_pos_emb_head_dim", 0, MAX_WIDTH, &x->qk_rope_dim, NULL)) ||
+            (rc = get_int(in, "v_head_dim", 1, MAX_WIDTH, &x->v_dim, NULL)))
+            return rc;
+        if (bias)
+            return err_setf(in->err, ERR_INPUT, a->origin, "--multi-latent-attention",
+                            "with biases on every linear is not counted exactly; add "
+                            "--disable-bias-linear as DeepSeek recipes do");
+        /* Megatron's MLA norms the latents only with --qk-layernorm. */
+        x->no_latent_norms = !qk_norm;
+        m->head_dim = x->qk_nope_dim + x->qk_rope_dim;
+        m->n_kv_heads = m->n_heads;
+        m->pos = MODEL_POS_ROPE;
+    } else if (qk_norm) {
+        m->qk_norm = MODEL_QK_NORM_HEAD;
+    }
+    return get_int(in, "mtp_num_layers", 0, 64, &m->n_mtp, NULL);
+}
+
 static int build_model(interp_t *in, int tp)
 {
     megatron_args_t *a = in->a;
@@ -1200,17 +1345,8 @@ static int build_model(interp_t *in, int tp)
                         !has_l ? "--num-layers" : !has_h ? "--hidden-size" : "--num-attention-heads",
                         "missing: the architecture needs --num-layers, --hidden-size and "
                         "--num-attention-heads");
-    /* What scaleplan cannot count exactly yet. */
-    if ((rc = refuse_if(in, "num_experts", true,
-                        "mixture-of-experts models are not supported yet (only dense "
-                        "decoder-only transformers)")) ||
-        (rc = refuse_if(in, "multi_latent_attention", get_switch(in, "multi_latent_attention", false),
-                        "multi-latent attention is not supported yet")) ||
-        (rc = refuse_if(in, "mtp_num_layers", true,
-                        "multi-token prediction modules are not supported yet")) ||
-        (rc = refuse_if(in, "qk_layernorm", get_switch(in, "qk_layernorm", false),
-                        "QK layer norm is not supported yet")) ||
-        (rc = refuse_if(in, "is_hybrid_model", get_switch(in, "is_hybrid_model", false),
+    /* What scaleplan cannot count exactly. */
+    if ((rc = refuse_if(in, "is_hybrid_model", get_switch(in, "is_hybrid_model", false),
                         "hybrid Mamba models are not supported (scaleplan models attention "
                         "transformers)")) ||
         (rc = refuse_if(in, "hybrid_layer_pattern", true,
@@ -1220,7 +1356,9 @@ static int build_model(interp_t *in, int tp)
                         "encoder-decoder models are not supported (scaleplan models "
                         "decoder-only transformers)")) ||
         (rc = refuse_if(in, "experimental_attention_variant", true,
-                        "experimental attention variants are not modeled")))
+                        "experimental attention variants are not modeled")) ||
+        (rc = refuse_if(in, "moe_latent_size", true,
+                        "MoE latent projections are not modeled")))
         return rc;
     m->n_layers = L;
     m->hidden = H;
@@ -1346,7 +1484,8 @@ static int build_model(interp_t *in, int tp)
                   "hidden dropout %g and attention dropout %g differ: memory counts masks "
                   "for both at %g",
                   hdrop, adrop, m->dropout);
-    if ((rc = vocab_size(in, tp, &m->vocab)))
+    if ((rc = vocab_size(in, tp, &m->vocab)) || (rc = build_attention_variants(in, m, bias)) ||
+        (rc = build_moe(in, m, bias)))
         return rc;
     a->have_model = true;
     return model_validate(m, a->origin, in->err);
@@ -1365,6 +1504,7 @@ static int build_layout(interp_t *in)
         (rc = get_int(in, "pipeline_model_parallel_size", 1, LAYOUT_MAX_PP, &l->pp, NULL)) ||
         (rc = get_int(in, "context_parallel_size", 1, big, &l->cp, NULL)) ||
         (rc = get_int(in, "expert_model_parallel_size", 1, big, &l->ep, NULL)) ||
+        (rc = get_int(in, "expert_tensor_parallel_size", 1, big, &l->etp, NULL)) ||
         (rc = get_int(in, "micro_batch_size", 1, big, &l->micro_batch, NULL)) ||
         (rc = get_int(in, "batch_size", 1, big, &l->micro_batch, NULL)) ||
         (rc = get_int(in, "global_batch_size", 1, 1L << 30, &l->global_batch, NULL)) ||
@@ -1499,8 +1639,9 @@ static int build_layout(interp_t *in)
                    : bf16 ? PRECISION_BF16
                    : fp16 ? PRECISION_FP16
                           : PRECISION_FP32;
-    /* the fp8 scaling recipe (--fp8-recipe, core 0.11+) and fp4 */
-    const char *recipe = get_str(in, "fp8_recipe");
+    /* The fp8 recipe (Megatron's default "delayed" is the plain fp8 the
+     * framework preset names) and fp4 (NVFP4, Transformer Engine). */
+    const char *recipe = fp8 ? get_str(in, "fp8_recipe") : NULL;
     if (fp8 && recipe) {
         if (strcmp(recipe, "tensorwise") == 0)
             l->precision = PRECISION_FP8_CS;
@@ -1508,17 +1649,24 @@ static int build_layout(interp_t *in)
             l->precision = PRECISION_MXFP8;
         else if (strcmp(recipe, "blockwise") == 0)
             l->precision = PRECISION_FP8_BLOCK;
+        else if (strcmp(recipe, "custom") == 0)
+            notes_add(&a->notes, NOTE_ASSUMED, "--fp8-recipe",
+                      "custom: priced as per-tensor delayed scaling");
         else if (strcmp(recipe, "delayed") != 0)
             return err_setf(in->err, ERR_INPUT, a->origin, "--fp8-recipe",
-                            "'%s' is not modeled (delayed, tensorwise, mxfp8, blockwise)",
+                            "'%s' is not one of Megatron's recipes (delayed, tensorwise, "
+                            "mxfp8, blockwise, custom)",
                             recipe);
     }
-    const char *fp4 = get_str(in, "fp4"), *fp4_recipe = get_str(in, "fp4_recipe");
+    const char *fp4 = get_str(in, "fp4");
+    const char *fp4_recipe = get_str(in, "fp4_recipe");
     if (fp4) {
-        if (fp4_recipe && strcmp(fp4_recipe, "nvfp4") != 0)
+        if (fp4_recipe && strcmp(fp4_recipe, "nvfp4") != 0 && strcmp(fp4_recipe, "custom") != 0)
             return err_setf(in->err, ERR_INPUT, a->origin, "--fp4-recipe",
-                            "'%s' is not modeled (nvfp4)", fp4_recipe);
+                            "'%s' is not one of Megatron's recipes (nvfp4, custom)", fp4_recipe);
         l->precision = PRECISION_NVFP4;
+        if (fp4_recipe && strcmp(fp4_recipe, "custom") == 0)
+            notes_add(&a->notes, NOTE_ASSUMED, "--fp4-recipe", "custom: priced as NVFP4");
     }
     if (l->precision == PRECISION_FP32)
         notes_add(&a->notes, NOTE_ASSUMED, "--bf16",
@@ -1535,6 +1683,29 @@ static int build_layout(interp_t *in)
         l->grad_bytes = accum_fp32 ? 4 : 2;
     else /* bf16 and fp8: fp32 main grads unless reduced in bf16 */
         l->grad_bytes = reduce_bf16 ? 2 : 4;
+
+    /* Offload: activations of N blocks per stage, the optimizer (a share). */
+    int act_layers = 0;
+    double fraction = 1.0;
+    bool has_act, has_fraction;
+    if ((rc = get_int(in, "cpu_offloading_num_layers", 0, MAX_LAYERS, &act_layers, &has_act)) ||
+        (rc = get_double(in, "optimizer_offload_fraction", 0, 1, &fraction, &has_fraction)))
+        return rc;
+    if (act_layers > 0) {
+        l->offload |= LAYOUT_OFFLOAD_ACTIVATIONS;
+        l->offload_act_layers = act_layers;
+    }
+    if (get_switch(in, "optimizer_cpu_offload", false)) {
+        l->offload |= LAYOUT_OFFLOAD_OPTIMIZER;
+        l->offload_fraction = fraction < 1 ? fraction : 0;
+    } else if (has_fraction && fraction < 1) {
+        notes_add(&a->notes, NOTE_IGNORED, "--optimizer-offload-fraction",
+                  "has no effect without --optimizer-cpu-offload");
+    }
+    if (get_switch(in, "fine_grained_activation_offloading", false))
+        notes_add(&a->notes, NOTE_IGNORED, "--fine-grained-activation-offloading",
+                  "module-level activation offload is not modeled (block-level "
+                  "--cpu-offloading-num-layers is)");
 
     /* Attention kernel. */
     const char *backend = get_str(in, "attention_backend");
@@ -1571,7 +1742,19 @@ static int build_options(interp_t *in)
         return rc;
     if (has_bucket)
         o->bucket_params = bucket;
+    o->fp8_param_gather = get_switch(in, "fp8_param_gather", false);
     return ERR_OK;
+}
+
+void megatron_args_options(const megatron_args_t *a, sim_options_t *o)
+{
+    o->overlap_grad_reduce = a->opt.overlap_grad_reduce;
+    o->overlap_param_gather = a->opt.overlap_param_gather;
+    o->tp_comm_overlap = a->opt.tp_comm_overlap;
+    o->async_tp_grad = a->opt.async_tp_grad;
+    o->overlap_p2p = a->opt.overlap_p2p;
+    o->bucket_params = a->opt.bucket_params;
+    o->fp8_param_gather = a->opt.fp8_param_gather;
 }
 
 /* Arguments the parser's table marks as affecting speed or memory that in

@@ -11,12 +11,15 @@
  *
  *   - architecture flags define a model_t (layers, widths, heads, query
  *     groups, kv channels, FFN with Megatron's own default, SwiGLU,
- *     normalization, positions, biases, tying, dropout, the vocabulary
- *     padded as Megatron pads it);
+ *     normalization, QK norm, positions, biases, tying, dropout, the
+ *     vocabulary padded as Megatron pads it; mixture of experts with
+ *     --moe-layer-freq patterns, shared experts, multi-latent attention,
+ *     multi-token prediction);
  *   - layout flags (TP, PP, VPP, CP, EP, batch, sequence, ZeRO-like
  *     sharding, recompute, precision, attention kernel) fill a layout_t;
- *   - overlap flags fill sim_options_t (from the Megatron-Core preset, with
- *     Megatron-LM's own defaults where the command line says nothing);
+ *   - overlap flags fill sim_options_t (Megatron-LM's own defaults where
+ *     the command line says nothing; megatron_args_options writes them
+ *     onto a framework preset's options);
  *   - the launcher (torchrun --nproc_per_node x --nnodes) gives the world
  *     size;
  *   - every other flag is accepted and, when its value differs from
@@ -25,7 +28,8 @@
  *     the padded vocabulary) are listed too.
  *
  * An unknown flag, a bad value, or an architecture scaleplan cannot count
- * exactly is a one-line ERR_INPUT naming the flag.
+ * exactly (Mamba hybrids, encoder-decoders, experimental attention) is a
+ * one-line ERR_INPUT naming the flag.
  *
  * Use: megatron_args_init; any number of megatron_args_parse_text /
  * megatron_args_parse_argv / megatron_args_set calls (later values win, as
@@ -93,6 +97,14 @@ int megatron_args_finish(megatron_args_t *a, err_t *err);
  * megatron_args_free. */
 int megatron_args_read(const char *text, size_t len, const char *origin,
                        megatron_args_t *a, err_t *err);
+
+/* Write onto o (a framework preset's options) what the command line
+ * decides: DP and TP overlap, the P2P overlap, the bucket size and the fp8
+ * parameter gather, each with Megatron-LM's default where the flag is
+ * absent. Whatever else o holds (kernels, loss, fp8 caching, ZeRO-3 path)
+ * stays the preset's; opt above is sim_options_default with the same
+ * fields written. */
+void megatron_args_options(const megatron_args_t *a, sim_options_t *o);
 
 /* Free what a holds; a is then empty (safe to call twice). */
 void megatron_args_free(megatron_args_t *a);

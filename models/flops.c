@@ -5,27 +5,87 @@
 const char *model_flop_op_name(flop_op_t op)
 {
     static const char *names[FLOP_OP_COUNT] = {
-        "qkv", "attn_scores", "attn_values", "attn_out",
-        "mlp_in", "mlp_out", "logits"};
+        "qkv", "attn_scores", "attn_values", "attn_out", "mlp_in", "mlp_out",
+        "logits", "router", "expert_in", "expert_out", "mtp"};
     return op < FLOP_OP_COUNT ? names[op] : "?";
+}
+
+/* Forward FLOPs per token of one attention block's projections and core:
+ * qkv (all projections before the core), scores, values, out. */
+static void attention_flops(const model_t *m, double s, double *qkv, double *scores,
+                            double *values, double *out)
+{
+    double h = m->hidden, nh = m->n_heads;
+    if (model_is_mla(m)) {
+        const model_mla_t *a = &m->mla;
+        double qk = a->qk_nope_dim + a->qk_rope_dim;
+        double q = a->q_lora_rank > 0 ? h * a->q_lora_rank + (double)a->q_lora_rank * nh * qk
+                                      : h * nh * qk;
+        double kv = h * ((double)a->kv_lora_rank + a->qk_rope_dim) +
+                    (double)a->kv_lora_rank * nh * (a->qk_nope_dim + a->v_dim);
+        *qkv = 2 * (q + kv);
+        *scores = 2 * s * nh * qk;
+        *values = 2 * s * nh * a->v_dim;
+        *out = 2 * nh * a->v_dim * h;
+        return;
+    }
+    double qw = model_q_width(m), kvw = model_kv_width(m);
+    *qkv = 2 * h * (qw + 2 * kvw);
+    *scores = 2 * s * qw; /* each token against s keys */
+    *values = 2 * s * qw;
+    *out = 2 * qw * h;
 }
 
 void model_flops(const model_t *m, int seq_len, model_flops_t *out)
 {
     double h = m->hidden, f = m->ffn, s = seq_len, L = m->n_layers;
-    double qw = model_q_width(m), kvw = model_kv_width(m);
+    double gate = m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
     memset(out, 0, sizeof *out);
     double *op = out->fwd_per_token;
-    op[FLOP_QKV] = L * 2 * h * (qw + 2 * kvw);
-    op[FLOP_ATTN_SCORES] = L * 2 * s * qw; /* each token against s keys */
-    op[FLOP_ATTN_VALUES] = L * 2 * s * qw;
-    op[FLOP_ATTN_OUT] = L * 2 * qw * h;
-    op[FLOP_MLP_IN] = L * 2 * h * f * (m->mlp == MODEL_MLP_SWIGLU ? 2 : 1);
-    op[FLOP_MLP_OUT] = L * 2 * f * h;
+    double qkv, scores, values, attn_out;
+    attention_flops(m, s, &qkv, &scores, &values, &attn_out);
+    if (model_is_mla(m)) {
+        op[FLOP_QKV] = L * qkv;
+        op[FLOP_ATTN_SCORES] = L * scores;
+        op[FLOP_ATTN_VALUES] = L * values;
+        op[FLOP_ATTN_OUT] = L * attn_out;
+    } else {
+        /* Written as always, so dense figures keep every bit. */
+        double qw = model_q_width(m), kvw = model_kv_width(m);
+        op[FLOP_QKV] = L * 2 * h * (qw + 2 * kvw);
+        op[FLOP_ATTN_SCORES] = L * 2 * s * qw;
+        op[FLOP_ATTN_VALUES] = L * 2 * s * qw;
+        op[FLOP_ATTN_OUT] = L * 2 * qw * h;
+    }
+    double Lm = model_is_moe(m) ? m->moe.n_moe_layers : 0, Ld = L - Lm;
+    op[FLOP_MLP_IN] = Ld * 2 * h * f * gate;
+    op[FLOP_MLP_OUT] = Ld * 2 * f * h;
     op[FLOP_LOGITS] = 2 * h * (double)m->vocab;
+    double moe_block = 0; /* forward FLOPs of one MoE block's MLP part */
+    if (Lm > 0) {
+        const model_moe_t *e = &m->moe;
+        double k = e->top_k, fe = e->expert_ffn, fs = e->shared_ffn;
+        double router = 2 * h * e->n_experts;
+        double shared_in = 2 * h * fs * gate + (e->shared_gate ? 2 * h : 0);
+        double shared_out = 2 * fs * h;
+        op[FLOP_MLP_IN] += Lm * shared_in;
+        op[FLOP_MLP_OUT] += Lm * shared_out;
+        op[FLOP_ROUTER] = Lm * router;
+        op[FLOP_EXPERT_IN] = Lm * k * 2 * h * fe * gate;
+        op[FLOP_EXPERT_OUT] = Lm * k * 2 * fe * h;
+        moe_block = router + shared_in + shared_out + k * (2 * h * fe * gate + 2 * fe * h);
+    }
+    if (m->n_mtp > 0) {
+        /* Each module: the 2h -> h projection, one block like the last
+         * main block, and its own logits. */
+        double mlp = model_moe_layer(m, m->n_layers - 1) ? moe_block
+                                                         : 2 * h * f * gate + 2 * f * h;
+        op[FLOP_MTP] = m->n_mtp * (2 * 2 * h * h + qkv + scores + values + attn_out + mlp +
+                                   2 * h * (double)m->vocab);
+    }
     for (int i = 0; i < FLOP_OP_COUNT; i++) {
         out->fwd_per_token_total += op[i];
-        if (i != FLOP_LOGITS)
+        if (i != FLOP_LOGITS && i != FLOP_MTP)
             out->fwd_per_token_layers += op[i];
     }
     out->model_per_token = 3 * out->fwd_per_token_total;

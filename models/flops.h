@@ -1,6 +1,12 @@
 /* flops: floating-point work of a model, by operation, Megatron convention.
  *
  * Every GEMM counts 2 FLOPs per multiply-add; the logits layer is included;
+ * mixture-of-experts blocks count the FLOPs a token actually runs (the
+ * router, its top_k routed experts and the shared experts: the "active"
+ * FLOPs Megatron-Core's num_floating_point_operations and MFU figures use;
+ * scaleplan also counts the router GEMM, which Megatron leaves out);
+ * multi-latent attention counts its down and up projections; multi-token
+ * prediction modules count one more block, projection and logits each;
  * attention scores (Q K^T) and the weighted sum over values are counted over
  * the full s x s product (no causal halving), as in Narayanan et al. (SC21)
  * equation 3. Model FLOPs are 3x the forward (forward + backward at twice
@@ -19,20 +25,27 @@ typedef enum {
     FLOP_ATTN_SCORES, /* Q K^T */
     FLOP_ATTN_VALUES, /* softmax(Q K^T) V */
     FLOP_ATTN_OUT,    /* output projection */
-    FLOP_MLP_IN,      /* first MLP GEMM (gate and up for SwiGLU) */
+    FLOP_MLP_IN,      /* first MLP GEMM (gate and up when gated): dense
+                         blocks and MoE blocks' shared experts */
     FLOP_MLP_OUT,     /* second MLP GEMM */
     FLOP_LOGITS,      /* hidden -> vocabulary */
+    FLOP_ROUTER,      /* MoE router: hidden -> experts */
+    FLOP_EXPERT_IN,   /* first GEMM of the top_k routed experts */
+    FLOP_EXPERT_OUT,  /* second GEMM of the routed experts */
+    FLOP_MTP,         /* multi-token prediction modules, logits included */
     FLOP_OP_COUNT
 } flop_op_t;
 
 typedef struct {
     double fwd_per_token[FLOP_OP_COUNT]; /* forward FLOPs per token, all layers */
-    double fwd_per_token_layers; /* forward per token, transformer blocks only */
+    double fwd_per_token_layers; /* forward per token, transformer blocks only
+                                    (not the logits or MTP modules) */
     double fwd_per_token_total;  /* forward per token, everything */
     double model_per_token;      /* 3 x forward: model FLOPs per token */
 } model_flops_t;
 
-/* FLOPs per token of m at sequence length seq_len (> 0). */
+/* FLOPs per token of m at sequence length seq_len (> 0). Ops that do not
+ * apply to m (router, experts, MTP of a dense model) are 0. */
 void model_flops(const model_t *m, int seq_len, model_flops_t *out);
 
 /* Forward FLOPs per token that recompute repeats: whole blocks with full

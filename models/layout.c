@@ -3,6 +3,7 @@
 #include "common/json.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -105,9 +106,101 @@ int layout_parse_precision(const char *text, precision_t *out, err_t *err)
     return rc;
 }
 
+int layout_parse_offload(const char *text, layout_t *l, err_t *err)
+{
+    int bits = 0, layers = 0;
+    bool nvme = false;
+    const char *p = text ? text : "";
+    if (!*p)
+        return err_setf(err, ERR_INPUT, NULL, "--offload",
+                        "needs a list: optimizer, params, activations (or none)");
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        char word[48];
+        snprintf(word, sizeof word, "%.*s", (int)(n < 47 ? n : 47), p);
+        char *eq = strchr(word, '=');
+        if (eq)
+            *eq++ = '\0';
+        if (strcasecmp(word, "optimizer") == 0 || strcasecmp(word, "opt") == 0)
+            bits |= LAYOUT_OFFLOAD_OPTIMIZER;
+        else if (strcasecmp(word, "params") == 0 || strcasecmp(word, "parameters") == 0)
+            bits |= LAYOUT_OFFLOAD_PARAMS;
+        else if (strcasecmp(word, "activations") == 0 || strcasecmp(word, "act") == 0) {
+            bits |= LAYOUT_OFFLOAD_ACTIVATIONS;
+            if (eq) {
+                char *end;
+                long v = strtol(eq, &end, 10);
+                if (end == eq || *end || v < 1 || v > 100000)
+                    return err_setf(err, ERR_INPUT, NULL, "--offload",
+                                    "activations=N needs a number of blocks (got '%s')", eq);
+                layers = (int)v;
+            }
+        } else if (strcasecmp(word, "nvme") == 0)
+            nvme = true;
+        else if (strcasecmp(word, "none") == 0)
+            ;
+        else
+            return err_setf(err, ERR_INPUT, NULL, "--offload",
+                            "unknown part '%s' (use optimizer, params, activations[=N], nvme, "
+                            "none)",
+                            word);
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    if (nvme && !(bits & (LAYOUT_OFFLOAD_OPTIMIZER | LAYOUT_OFFLOAD_PARAMS)))
+        return err_setf(err, ERR_INPUT, NULL, "--offload",
+                        "nvme places offloaded optimizer state or parameters; add optimizer "
+                        "or params");
+    l->offload = bits;
+    l->offload_nvme = nvme;
+    l->offload_act_layers = layers;
+    return ERR_OK;
+}
+
+void layout_offload_name(const layout_t *l, char *buf, int cap)
+{
+    buf[0] = '\0';
+    static const struct {
+        int bit;
+        const char *name;
+    } parts[] = {{LAYOUT_OFFLOAD_OPTIMIZER, "optimizer"},
+                 {LAYOUT_OFFLOAD_PARAMS, "params"},
+                 {LAYOUT_OFFLOAD_ACTIVATIONS, "activations"}};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (l->offload & parts[i].bit) {
+            size_t n = strlen(buf);
+            snprintf(buf + n, (size_t)cap - n, "%s%s", n ? "," : "", parts[i].name);
+        }
+    if (l->offload_nvme && buf[0]) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, (size_t)cap - n, ",nvme");
+    }
+}
+
+int layout_offload_act_layers(const layout_t *l, int layers)
+{
+    if (!(l->offload & LAYOUT_OFFLOAD_ACTIVATIONS) || layers <= 1)
+        return 0;
+    int n = l->offload_act_layers > 0 ? l->offload_act_layers : layers - 1;
+    return n < layers ? n : layers - 1;
+}
+
 int layout_weight_bytes(precision_t p)
 {
     return p == PRECISION_FP32 ? 4 : 2;
+}
+
+int layout_etp(const layout_t *l)
+{
+    return l->etp > 0 ? l->etp : l->tp;
+}
+
+double layout_expert_dp(const layout_t *l)
+{
+    double ranks = (double)l->tp * l->cp * l->dp;
+    double e = (double)l->ep * layout_etp(l);
+    return ranks / e >= 1 ? ranks / e : 1;
 }
 
 static int check_degree(int v, const char *flag, err_t *err)
@@ -171,6 +264,7 @@ static int check_ranges(const layout_t *l, int n_gpus, err_t *err)
         (rc = check_degree(l->pp, "--pp", err)) ||
         (rc = check_degree(l->cp, "--cp", err)) ||
         (rc = check_degree(l->ep, "--ep", err)) ||
+        (l->etp != 0 && (rc = check_degree(l->etp, "--etp", err))) ||
         (rc = check_degree(l->vpp, "--vpp", err)) ||
         (rc = check_degree(l->micro_batch, "--micro-batch", err)))
         return rc;
@@ -190,11 +284,31 @@ static int check_ranges(const layout_t *l, int n_gpus, err_t *err)
 /* Phase 2: the model splits the way Megatron-LM would split it. */
 static int check_model_split(const layout_t *l, const model_t *m, err_t *err)
 {
-    if (l->ep != 1)
+    if (!model_is_moe(m) && l->ep != 1)
         return err_setf(err, ERR_INPUT, NULL, "--ep",
                         "expert parallelism needs a mixture-of-experts model; "
                         "%s is dense (use --ep 1)",
                         m->name);
+    if (!model_is_moe(m) && l->etp != 0 && l->etp != l->tp)
+        return err_setf(err, ERR_INPUT, NULL, "--etp",
+                        "expert tensor parallelism needs a mixture-of-experts model; "
+                        "%s is dense",
+                        m->name);
+    if (model_is_moe(m)) {
+        if (m->moe.n_experts % l->ep != 0)
+            return err_setf(err, ERR_INPUT, NULL, "--ep",
+                            "%d routed experts must divide evenly over EP %d (each EP rank "
+                            "holds whole experts)",
+                            m->moe.n_experts, l->ep);
+        if (m->moe.expert_ffn % layout_etp(l) != 0)
+            return err_setf(err, ERR_INPUT, NULL, "--etp",
+                            "expert width %d must divide by expert TP %d", m->moe.expert_ffn,
+                            layout_etp(l));
+        if (m->moe.shared_ffn % l->tp != 0)
+            return err_setf(err, ERR_INPUT, NULL, "--tp",
+                            "shared-expert width %d must divide by TP %d", m->moe.shared_ffn,
+                            l->tp);
+    }
     if (m->n_heads % l->tp != 0)
         return err_setf(err, ERR_INPUT, NULL, "--tp",
                         "num_attention_heads %d must divide by TP (%d does not divide %d)",
@@ -204,7 +318,8 @@ static int check_model_split(const layout_t *l, const model_t *m, err_t *err)
                         "num_key_value_heads %d must divide by TP %d (Megatron "
                         "splits whole query groups across TP ranks)",
                         m->n_kv_heads, l->tp);
-    if (m->ffn % l->tp != 0)
+    bool has_dense = !model_is_moe(m) || m->moe.n_moe_layers < m->n_layers;
+    if (has_dense && m->ffn % l->tp != 0)
         return err_setf(err, ERR_INPUT, NULL, "--tp",
                         "intermediate size %d must divide by TP %d", m->ffn, l->tp);
     if (l->vpp > 1 && l->schedule != SCHEDULE_INTERLEAVED)
@@ -225,6 +340,14 @@ static int derive_dp_and_sequence(layout_t *l, const model_t *m, int n_gpus, err
                         n_gpus, l->tp, l->pp, l->cp, mp);
     l->dp = (int)(n_gpus / mp);
     l->n_gpus = n_gpus;
+    long long dense_ranks = (long long)l->tp * l->cp * l->dp;
+    long long expert_ranks = (long long)l->ep * layout_etp(l);
+    if (dense_ranks % expert_ranks != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--ep",
+                        "EP x ETP = %d x %d must divide TP x CP x DP = %d x %d x %d = %lld "
+                        "(experts are laid out inside the dense model-parallel and "
+                        "data-parallel ranks of a stage)",
+                        l->ep, layout_etp(l), l->tp, l->cp, l->dp, dense_ranks);
     if (l->seq_len < 0)
         return err_setf(err, ERR_INPUT, NULL, "--seq-len",
                         "must be positive (got %d)", l->seq_len);
@@ -253,6 +376,24 @@ static int derive_dp_and_sequence(layout_t *l, const model_t *m, int n_gpus, err
             return err_setf(err, ERR_INPUT, NULL, "--schedule",
                             "interleaved needs --vpp of at least 2");
     }
+    return ERR_OK;
+}
+
+/* What can be offloaded with this sharding. */
+static int check_offload_err(const layout_t *l, err_t *err)
+{
+    if ((l->offload & LAYOUT_OFFLOAD_PARAMS) && l->zero < 3)
+        return err_setf(err, ERR_INPUT, NULL, "--offload",
+                        "params needs --zero 3 (parameters are offloaded from their ZeRO-3 / "
+                        "FSDP shards; got ZeRO-%d)",
+                        l->zero);
+    if (!(l->offload_fraction >= 0 && l->offload_fraction <= 1))
+        return err_setf(err, ERR_INPUT, NULL, "--offload",
+                        "the offloaded share of the optimizer must be from 0 to 1 (got %g)",
+                        l->offload_fraction);
+    if (l->offload_act_layers < 0)
+        return err_setf(err, ERR_INPUT, NULL, "--offload",
+                        "activation offload needs a positive number of blocks");
     return ERR_OK;
 }
 
@@ -294,16 +435,23 @@ static int derive_batch(layout_t *l, err_t *err)
                         "already shards optimizer states (ZeRO-1); it cannot be "
                         "combined with --zero %d",
                         l->zero);
-    return ERR_OK;
+    return check_offload_err(l, err);
 }
 
 int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
 {
     int rc;
     if ((rc = check_ranges(l, n_gpus, err)) || (rc = check_model_split(l, m, err)) ||
-        (rc = derive_dp_and_sequence(l, m, n_gpus, err)))
+        (rc = derive_dp_and_sequence(l, m, n_gpus, err)) || (rc = derive_batch(l, err)))
         return rc;
-    return derive_batch(l, err);
+    if ((l->offload & LAYOUT_OFFLOAD_ACTIVATIONS) && l->offload_act_layers > 0)
+        for (int s = 0; s < l->pp; s++)
+            if (layout_stage_layers(l, m, s) <= l->offload_act_layers)
+                return err_setf(err, ERR_INPUT, NULL, "--offload",
+                                "activations=%d must be fewer than the %d blocks of pipeline "
+                                "stage %d (one stays on the GPU)",
+                                l->offload_act_layers, layout_stage_layers(l, m, s), s);
+    return ERR_OK;
 }
 
 int layout_chunk_layers(const layout_t *l, const model_t *m, int vs)
@@ -348,17 +496,30 @@ double layout_inflight_microbatches(const layout_t *l, int stage)
 
 void layout_describe(const layout_t *l, char *buf, int cap)
 {
-    char vpp[16] = "", zero[16];
+    char vpp[40] = "", zero[16];
     if (l->vpp > 1)
         snprintf(vpp, sizeof vpp, " VPP%d", l->vpp);
+    if (l->ep > 1 || l->etp > 0) {
+        size_t n = strlen(vpp);
+        if (l->etp > 0)
+            snprintf(vpp + n, sizeof vpp - n, " EP%d ETP%d", l->ep, l->etp);
+        else
+            snprintf(vpp + n, sizeof vpp - n, " EP%d", l->ep);
+    }
     if (l->distributed_optimizer)
         snprintf(zero, sizeof zero, "dist-opt");
     else
         snprintf(zero, sizeof zero, "ZeRO-%d", l->zero);
+    char off[80] = "";
+    if (l->offload) {
+        char names[64];
+        layout_offload_name(l, names, sizeof names);
+        snprintf(off, sizeof off, " offload=%s", names);
+    }
     snprintf(buf, (size_t)cap,
-             "TP%d PP%d%s CP%d DP%d mb%d gb%d (x%d) %s %s recompute=%s%s %s",
+             "TP%d PP%d%s CP%d DP%d mb%d gb%d (x%d) %s %s recompute=%s%s %s%s",
              l->tp, l->pp, vpp, l->cp, l->dp, l->micro_batch, l->global_batch,
              l->grad_accum, layout_schedule_name(l->schedule), zero,
              layout_recompute_name(l->recompute), l->sequence_parallel ? " SP" : "",
-             layout_precision_name(l->precision));
+             layout_precision_name(l->precision), off);
 }

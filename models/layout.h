@@ -59,6 +59,20 @@ bool layout_precision_quantized(precision_t p);
 /* Whether p runs its GEMMs in fp4. */
 bool layout_precision_fp4(precision_t p);
 
+/* What training keeps off the GPU (layout_t.offload bits): ZeRO-Offload /
+ * ZeRO-Infinity, FSDP CPU offload, Megatron's optimizer and activation
+ * offload. */
+enum {
+    LAYOUT_OFFLOAD_OPTIMIZER = 1,  /* fp32 master weights and Adam moments on the host;
+                                      the optimizer step runs on the CPU */
+    LAYOUT_OFFLOAD_PARAMS = 2,     /* parameter shards on the host, fetched for each
+                                      layer's forward and backward (ZeRO-3 / FSDP) */
+    LAYOUT_OFFLOAD_ACTIVATIONS = 4 /* activations of offload_act_layers blocks per
+                                      stage moved to the host after their forward and
+                                      back before their backward (Megatron
+                                      --cpu-offloading-num-layers) */
+};
+
 /* Most pipeline stages a layout may have (bounds the uneven-split table). */
 #define LAYOUT_MAX_PP 1024
 
@@ -66,7 +80,10 @@ typedef struct {
     int tp;  /* tensor parallel degree */
     int pp;  /* pipeline parallel degree (stages) */
     int cp;  /* context parallel degree (sequence split across ranks) */
-    int ep;  /* expert parallel degree (1 for dense models) */
+    int ep;  /* expert parallel degree (1 for dense models): routed experts
+                are split, whole, over EP ranks carved out of TP x CP x DP */
+    int etp; /* expert tensor parallel degree: each expert's width split
+                over ETP ranks; 0 = the same as TP (Megatron's default) */
     int dp;  /* data parallel degree: gpus / (tp * pp * cp), derived */
     int vpp; /* model chunks per pipeline rank (interleaved only; else 1) */
     int micro_batch;  /* sequences per micro-batch on one DP rank */
@@ -89,7 +106,22 @@ typedef struct {
                                (virtual) stage, 0 = even split */
     int last_stage_layers;  /* likewise for the last (virtual) stage */
     int n_gpus;             /* tp * pp * cp * dp */
+    int offload;            /* LAYOUT_OFFLOAD_* bits; 0 = everything on the GPU */
+    bool offload_nvme;      /* offloaded optimizer state / parameters go on to the
+                               node's NVMe (ZeRO-Infinity) instead of CPU memory */
+    double offload_fraction; /* share of the optimizer state offloaded (Megatron
+                                --optimizer-offload-fraction); 0 = all of it */
+    int offload_act_layers; /* blocks per pipeline rank whose activations are
+                               offloaded; 0 = all but the last one */
 } layout_t;
+
+/* Expert tensor parallel degree (etp, or tp when 0). */
+int layout_etp(const layout_t *l);
+
+/* Ranks holding the same routed experts, over which ZeRO and the
+ * distributed optimizer shard them: TP x CP x DP / (EP x ETP). 1 before
+ * the layout is finalized with a DP. */
+double layout_expert_dp(const layout_t *l);
 
 /* A single-GPU layout: every degree 1, micro-batch 1, global batch 1,
  * sequence from the model, no ZeRO, no recompute, bf16, 1F1B, flash
@@ -127,6 +159,17 @@ const char *layout_precision_name(precision_t p);
 int layout_parse_schedule(const char *text, schedule_t *out, err_t *err);
 int layout_parse_recompute(const char *text, recompute_t *out, err_t *err);
 int layout_parse_precision(const char *text, precision_t *out, err_t *err);
+
+/* Parse an offload list "optimizer,params,activations" (also "none",
+ * "nvme" for ZeRO-Infinity's NVMe tier, "activations=N" for N blocks per
+ * stage) into l's offload fields. ERR_INPUT naming --offload. */
+int layout_parse_offload(const char *text, layout_t *l, err_t *err);
+
+/* "optimizer,params" (what l offloads; "" when nothing). */
+void layout_offload_name(const layout_t *l, char *buf, int cap);
+
+/* Blocks of a stage with `layers` blocks whose activations are offloaded. */
+int layout_offload_act_layers(const layout_t *l, int layers);
 
 /* Bytes per element of weights and activations for a precision (fp8 keeps
  * bf16 weights and activations; only its GEMMs run in fp8). */

@@ -4,44 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int layout_apply_deepspeed(const cJSON *cfg, const char *file, layout_t *l,
-                           err_t *err)
-{
-    json_ctx_t ctx = json_ctx_root(file);
-    int rc;
-    if ((rc = json_expect_object(cfg, &ctx, err)))
-        return rc;
-    const cJSON *zero, *bf16, *fp16;
-    json_ctx_t zctx = json_ctx_member(&ctx, "zero_optimization");
-    if ((rc = json_get_int(cfg, "train_micro_batch_size_per_gpu", &ctx,
-                           JSON_OPTIONAL, 1, 1 << 20, &l->micro_batch, err)) ||
-        (rc = json_get_int(cfg, "train_batch_size", &ctx, JSON_OPTIONAL, 1,
-                           1 << 30, &l->global_batch, err)) ||
-        (rc = json_get_int(cfg, "gradient_accumulation_steps", &ctx,
-                           JSON_OPTIONAL, 1, 1 << 20, &l->grad_accum, err)) ||
-        (rc = json_get_object(cfg, "zero_optimization", &ctx, JSON_OPTIONAL,
-                              &zero, err)) ||
-        (rc = json_get_object(cfg, "bf16", &ctx, JSON_OPTIONAL, &bf16, err)) ||
-        (rc = json_get_object(cfg, "fp16", &ctx, JSON_OPTIONAL, &fp16, err)))
-        return rc;
-    if (zero && (rc = json_get_int(zero, "stage", &zctx, JSON_OPTIONAL, 0, 3,
-                                   &l->zero, err)))
-        return rc;
-    bool on = false;
-    json_ctx_t bctx = json_ctx_member(&ctx, "bf16");
-    json_ctx_t fctx = json_ctx_member(&ctx, "fp16");
-    if (bf16 && (rc = json_get_bool(bf16, "enabled", &bctx, JSON_OPTIONAL, &on, err)))
-        return rc;
-    if (on)
-        l->precision = PRECISION_BF16;
-    on = false;
-    if (fp16 && (rc = json_get_bool(fp16, "enabled", &fctx, JSON_OPTIONAL, &on, err)))
-        return rc;
-    if (on)
-        l->precision = PRECISION_FP16;
-    return ERR_OK;
-}
-
 /* Re-address a flag-style error ("--recompute: unknown value ...") to the
  * JSON member it came from. */
 static int field_error(const json_ctx_t *ctx, const char *key, err_t *err)
@@ -58,11 +20,12 @@ int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *
     int rc = json_expect_object(o, ctx, err);
     if (rc)
         return rc;
-    char recompute[16] = "", schedule[16] = "", precision[16] = "";
+    char recompute[16] = "", schedule[16] = "", precision[16] = "", offload[64] = "";
     if ((rc = json_get_int(o, "tp", ctx, JSON_OPTIONAL, 1, 1 << 16, &l->tp, err)) ||
         (rc = json_get_int(o, "pp", ctx, JSON_OPTIONAL, 1, LAYOUT_MAX_PP, &l->pp, err)) ||
         (rc = json_get_int(o, "cp", ctx, JSON_OPTIONAL, 1, 1 << 16, &l->cp, err)) ||
         (rc = json_get_int(o, "ep", ctx, JSON_OPTIONAL, 1, 1 << 16, &l->ep, err)) ||
+        (rc = json_get_int(o, "etp", ctx, JSON_OPTIONAL, 1, 1 << 16, &l->etp, err)) ||
         (rc = json_get_int(o, "vpp", ctx, JSON_OPTIONAL, 1, 1 << 10, &l->vpp, err)) ||
         (rc = json_get_int(o, "micro_batch", ctx, JSON_OPTIONAL, 1, 1 << 20, &l->micro_batch,
                            err)) ||
@@ -82,8 +45,20 @@ int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *
         (rc = json_get_string(o, "schedule", ctx, JSON_OPTIONAL, schedule, sizeof schedule,
                               err)) ||
         (rc = json_get_string(o, "precision", ctx, JSON_OPTIONAL, precision, sizeof precision,
-                              err)))
+                              err)) ||
+        (rc = json_get_string(o, "offload", ctx, JSON_OPTIONAL, offload, sizeof offload, err)) ||
+        (rc = json_get_double(o, "offload_fraction", ctx, JSON_OPTIONAL, 0, 1,
+                              &l->offload_fraction, err)))
         return rc;
+    if (offload[0]) {
+        int layers = 0;
+        if ((rc = json_get_int(o, "offload_activation_layers", ctx, JSON_OPTIONAL, 1, 100000,
+                               &layers, err)))
+            return rc;
+        if (layout_parse_offload(offload, l, err))
+            return field_error(ctx, "offload", err);
+        l->offload_act_layers = layers;
+    }
     if (recompute[0] && layout_parse_recompute(recompute, &l->recompute, err))
         return field_error(ctx, "recompute", err);
     if (schedule[0] && layout_parse_schedule(schedule, &l->schedule, err))
@@ -112,6 +87,17 @@ cJSON *layout_to_json(const layout_t *l)
               cJSON_AddBoolToObject(o, "flash_attention", l->flash_attention) &&
               json_add_number(o, "grad_bytes", l->grad_bytes) &&
               json_add_number(o, "gpus", l->n_gpus);
+    if (ok && l->etp > 0)
+        ok = json_add_number(o, "etp", l->etp);
+    if (ok && l->offload) {
+        char names[64];
+        layout_offload_name(l, names, sizeof names);
+        ok = cJSON_AddStringToObject(o, "offload", names) != NULL;
+        if (ok && l->offload_fraction > 0)
+            ok = json_add_number(o, "offload_fraction", l->offload_fraction);
+        if (ok && l->offload_act_layers > 0)
+            ok = json_add_number(o, "offload_activation_layers", l->offload_act_layers);
+    }
     if (!ok) {
         cJSON_Delete(o);
         return NULL;

@@ -1,7 +1,7 @@
 /* layout_json: a layout at the JSON edge.
  *
- * The "layout" object of sim/train --json results (written and read back),
- * and DeepSpeed's ds_config.json (batch sizes, ZeRO stage, precision).
+ * The "layout" object of sim/train --json results (written and read back);
+ * DeepSpeed configs are read by inputs/deepspeed.
  * Kept apart from layout.h so that the simulator's headers carry no JSON
  * library.
  */
@@ -23,11 +23,5 @@ cJSON *layout_to_json(const layout_t *l);
  * grad_accum and gpus are ignored) over l's current values. Errors name
  * file and key. The caller finalizes. */
 int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *err);
-
-/* Apply a DeepSpeed ds_config.json: train_micro_batch_size_per_gpu,
- * train_batch_size, gradient_accumulation_steps, zero_optimization.stage,
- * bf16/fp16.enabled. Fields it does not model are ignored. file names the
- * config in errors. */
-int layout_apply_deepspeed(const cJSON *cfg, const char *file, layout_t *l, err_t *err);
 
 #endif

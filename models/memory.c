@@ -28,12 +28,37 @@ typedef struct {
 
 enum { MAX_TERMS = 24 };
 
+/* An MoE block's MLP tensors for one micro-batch on one GPU (the router
+ * input is the norm output already kept): the router's fp32 scores, the
+ * tokens dispatched to experts (top_k copies of each; with EP the GPU runs
+ * its experts on that many tokens on average), the experts' intermediates
+ * split over ETP, their outputs before the weighted combine, and the shared
+ * experts' intermediates split over TP. Sizes as Megatron-Core's MoE layer
+ * keeps them for backward. */
+static void moe_terms(const model_t *m, const layout_t *l, double sb, double e, act_term_t *t,
+                      int *n)
+{
+    const model_moe_t *x = &m->moe;
+    double h = m->hidden, k = x->top_k, fe = x->expert_ffn, fs = x->shared_ffn;
+    double etp_ratio = (double)l->tp / layout_etp(l); /* TP terms divide by tp */
+    bool gated = m->mlp == MODEL_MLP_SWIGLU;
+    t[(*n)++] = (act_term_t){sb * x->n_experts, 4, false, false};   /* router scores, fp32 */
+    t[(*n)++] = (act_term_t){sb * k * h, e, false, false};          /* dispatched tokens */
+    t[(*n)++] = (act_term_t){sb * k * fe * (gated ? 2 : 1) * etp_ratio, e, true, false};
+    t[(*n)++] = (act_term_t){sb * k * fe * etp_ratio, e, true, false}; /* activation output */
+    t[(*n)++] = (act_term_t){sb * k * h, e, false, false};          /* expert outputs */
+    if (fs > 0) {
+        t[(*n)++] = (act_term_t){sb * fs * (gated ? 2 : 1), e, true, false};
+        t[(*n)++] = (act_term_t){sb * fs, e, true, false};
+    }
+}
+
 /* The tensors of one transformer block, following Korthikanti et al.
  * section 4.1: for a GPT block with dropout this is 10sbh replicated across
  * TP (norm inputs, linear inputs, dropout masks) + 24sbh inside the TP
  * region (Q, K, V, projection input, MLP intermediates) + 5as^2b for the
  * materialized attention (softmax output, its dropout mask and output). */
-static int layer_terms(const model_t *m, const layout_t *l, act_term_t *t)
+static int layer_terms(const model_t *m, const layout_t *l, bool moe, act_term_t *t)
 {
     double e = layout_weight_bytes(l->precision); /* activations dtype */
     double s = (double)l->seq_len / l->cp, b = l->micro_batch;
@@ -67,7 +92,9 @@ static int layer_terms(const model_t *m, const layout_t *l, act_term_t *t)
     /* MLP sub-block */
     TERM(sb * h, e, false, false); /* norm 2 input */
     TERM(sb * h, e, false, false); /* first MLP GEMM input */
-    if (m->mlp == MODEL_MLP_SWIGLU) {
+    if (moe) {
+        moe_terms(m, l, sb, e, t, &n);
+    } else if (m->mlp == MODEL_MLP_SWIGLU) {
         TERM(sb * f * 2, e, true, false); /* gate and up outputs */
         TERM(sb * f, e, true, false);     /* silu(gate) * up: second GEMM input */
     } else {
@@ -82,10 +109,10 @@ static int layer_terms(const model_t *m, const layout_t *l, act_term_t *t)
 
 /* Bytes of one block's tensors on one GPU, optionally skipping those that
  * selective recompute drops. */
-static double sum_terms(const model_t *m, const layout_t *l, bool drop_selective)
+static double sum_terms(const model_t *m, const layout_t *l, bool moe, bool drop_selective)
 {
     act_term_t t[MAX_TERMS];
-    int n = layer_terms(m, l, t);
+    int n = layer_terms(m, l, moe, t);
     double total = 0;
     for (int i = 0; i < n; i++) {
         if (drop_selective && t[i].selective)
@@ -100,7 +127,8 @@ static double sum_terms(const model_t *m, const layout_t *l, bool drop_selective
     return total;
 }
 
-double model_layer_activation_bytes(const model_t *m, const layout_t *l)
+/* One block's activations; moe picks the MoE block's MLP tensors. */
+static double layer_bytes(const model_t *m, const layout_t *l, bool moe)
 {
     switch (l->recompute) {
     case RECOMPUTE_FULL: {
@@ -110,7 +138,7 @@ double model_layer_activation_bytes(const model_t *m, const layout_t *l)
         return l->sequence_parallel ? bytes / l->tp : bytes;
     }
     case RECOMPUTE_SELECTIVE:
-        return sum_terms(m, l, true);
+        return sum_terms(m, l, moe, true);
     case RECOMPUTE_OPS: {
         /* torchtitan's op-level policy keeps the block input, the outputs of
          * the matmuls it does not recompute (wq, wv, w1, w2) and the
@@ -123,40 +151,82 @@ double model_layer_activation_bytes(const model_t *m, const layout_t *l)
         return (l->sequence_parallel ? rep / l->tp : rep) + split / l->tp;
     }
     default:
-        return sum_terms(m, l, false);
+        return sum_terms(m, l, moe, false);
     }
 }
 
-/* Parameters of one transformer block held by one GPU of a TP group.
- * Column-parallel weights and biases are split; row-parallel weights are
- * split but their biases, and the norms, are replicated. */
-static double block_params_per_gpu(const model_t *m, const layout_t *l)
+double model_layer_activation_bytes(const model_t *m, const layout_t *l)
 {
-    double t = l->tp, h = m->hidden, f = m->ffn;
-    double qw = model_q_width(m), kvw = model_kv_width(m);
-    double gate = m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
-    double one_norm = m->norm == MODEL_NORM_LAYERNORM ? 2 * h : h;
-    double block = (h * (qw + 2 * kvw) + qw * h + h * f * gate + f * h) / t;
-    if (m->qkv_bias)
-        block += (qw + 2 * kvw) / t;
-    if (m->out_bias)
-        block += h;
-    if (m->mlp_bias)
-        block += f * gate / t + h;
-    return block + 2 * one_norm;
+    return layer_bytes(m, l, model_is_moe(m) && m->moe.n_moe_layers == m->n_layers);
 }
 
-double model_gpu_params(const model_t *m, const layout_t *l, int stage)
+/* Parameters of the largest transformer block held by one GPU of its
+ * model-parallel groups (see model_block_params_gpu). */
+static double block_params_per_gpu(const model_t *m, const layout_t *l)
+{
+    double dense, experts;
+    model_block_params_gpu(m, 0, l->tp, l->ep, layout_etp(l), &dense, &experts);
+    double block = dense + experts;
+    if (model_is_moe(m)) {
+        for (int i = 0; i < m->n_layers; i++) {
+            if (!model_moe_layer(m, i))
+                continue;
+            model_block_params_gpu(m, i, l->tp, l->ep, layout_etp(l), &dense, &experts);
+            if (dense + experts > block)
+                block = dense + experts;
+            break;
+        }
+    }
+    return block;
+}
+
+/* Blocks of pipeline rank stage that have an MoE MLP, over all its chunks. */
+static int stage_moe_layers(const layout_t *l, const model_t *m, int stage)
+{
+    if (!model_is_moe(m))
+        return 0;
+    int moe = 0;
+    for (int c = 0; c < l->vpp; c++) {
+        int vs = c * l->pp + stage, first = 0;
+        for (int v = 0; v < vs; v++)
+            first += layout_chunk_layers(l, m, v);
+        moe += model_moe_layers_in(m, first, layout_chunk_layers(l, m, vs));
+    }
+    return moe;
+}
+
+void model_gpu_params_split(const model_t *m, const layout_t *l, int stage, double *dense,
+                            double *experts)
 {
     double t = l->tp, h = m->hidden;
-    double one_norm = m->norm == MODEL_NORM_LAYERNORM ? 2 * h : h;
-    double block = block_params_per_gpu(m, l);
-    double p = layout_stage_layers(l, m, stage) * block;
+    double one_norm = model_norm_params(m, h);
+    int layers = layout_stage_layers(l, m, stage);
+    int moe = stage_moe_layers(l, m, stage);
+    double block = 0, block_experts = 0;
+    int plain = -1; /* a block without an MoE MLP, if the model has one */
+    for (int i = 0; i < m->n_layers && plain < 0; i++)
+        if (!model_moe_layer(m, i))
+            plain = i;
+    double p = 0, e = 0;
+    if (plain >= 0) {
+        model_block_params_gpu(m, plain, l->tp, l->ep, layout_etp(l), &block, &block_experts);
+        p = (layers - moe) * block;
+    }
+    if (moe > 0) {
+        for (int i = 0; i < m->n_layers; i++)
+            if (model_moe_layer(m, i)) {
+                model_block_params_gpu(m, i, l->tp, l->ep, layout_etp(l), &block,
+                                       &block_experts);
+                break;
+            }
+        p += moe * block;
+        e = moe * block_experts;
+    }
     double vocab_slice = (double)m->vocab * h / t; /* vocabulary-parallel */
     if (stage == 0) {
         p += vocab_slice;
         if (m->pos == MODEL_POS_LEARNED)
-            p += (double)m->max_seq * h; /* replicated position table */
+            p += model_position_rows(m) * h; /* replicated position table */
     }
     if (stage == l->pp - 1) {
         p += one_norm;
@@ -164,8 +234,23 @@ double model_gpu_params(const model_t *m, const layout_t *l, int stage)
          * of the embedding on the last stage and syncs its gradient. */
         if (!m->tied_embeddings || l->pp > 1)
             p += vocab_slice;
+        if (m->n_mtp > 0) {
+            /* Megatron places the MTP modules on the last stage. */
+            double md, me;
+            model_mtp_params_gpu(m, l->tp, l->ep, layout_etp(l), &md, &me);
+            p += md;
+            e += me;
+        }
     }
-    return p;
+    *dense = p;
+    *experts = e;
+}
+
+double model_gpu_params(const model_t *m, const layout_t *l, int stage)
+{
+    double dense, experts;
+    model_gpu_params_split(m, l, stage, &dense, &experts);
+    return dense + experts;
 }
 
 /* Activations kept only on the first or last pipeline rank. */
@@ -189,6 +274,50 @@ static double edge_activation_bytes(const model_t *m, const layout_t *l,
     return bytes;
 }
 
+/* What offload (layout_t.offload) moves to the host, in bytes per GPU, and
+ * what stays: the optimizer state (the offloaded share, plus the fp32
+ * gradient copy DeepSpeed's CPU Adam reads: 4 bytes per parameter it
+ * updates; with ZeRO-2/3 the GPU's gradient shard goes too, leaving its
+ * reduce buckets), the parameter shards (ZeRO-3 keeps fetching them; its
+ * gathered working set stays in the buffers), the activations of the
+ * offloaded blocks (one block's worth stays on the GPU for the transfer in
+ * flight). With NVMe the optimizer state and parameters land on the drives,
+ * through pinned host buffers not counted here. */
+static double offload_to_host(const layout_t *l, int layers, double blocks_act,
+                              double inflight, double per_optim, double *weights, double *grads,
+                              double *optim, double *act)
+{
+    double host = 0;
+    if (l->offload & LAYOUT_OFFLOAD_OPTIMIZER) {
+        double share = l->offload_fraction > 0 ? l->offload_fraction : 1;
+        double moved = *optim * share;
+        if (!l->offload_nvme)
+            host += moved + 4 * (moved / per_optim);
+        *optim -= moved;
+        /* With gradient sharding the gradient shard itself goes to the
+         * host (DeepSpeed's ZeRO-2/3 offload); the GPU keeps its reduce
+         * buckets: DeepSpeed's default 5e8 elements, twice with
+         * overlap_comm. */
+        if (l->zero >= 2 && share >= 1) {
+            double buckets = 2 * 5e8 * l->grad_bytes;
+            *grads = *grads < buckets ? *grads : buckets;
+        }
+    }
+    if (l->offload & LAYOUT_OFFLOAD_PARAMS) {
+        if (!l->offload_nvme)
+            host += *weights;
+        *weights = 0;
+    }
+    int n = layout_offload_act_layers(l, layers);
+    if (n > 0) {
+        double per_block = blocks_act / layers; /* every micro-batch in flight */
+        double moved = per_block * n;
+        host += moved;
+        *act -= moved - per_block / (inflight > 0 ? inflight : 1);
+    }
+    return host;
+}
+
 void model_memory_stage(const model_t *m, const layout_t *l, int stage,
                         const memory_opts_t *opts, model_memory_t *out)
 {
@@ -200,10 +329,14 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
     memset(out, 0, sizeof *out);
     out->stage = stage;
     out->layers = layout_stage_layers(l, m, stage);
-    double psi = model_gpu_params(m, l, stage);
-    out->params_count = psi;
-    /* ZeRO shards over every rank holding the same parameters: DP x CP. */
+    double psi, psi_e;
+    model_gpu_params_split(m, l, stage, &psi, &psi_e);
+    out->params_count = psi + psi_e;
+    out->expert_params_count = psi_e;
+    /* ZeRO shards over every rank holding the same parameters: DP x CP for
+     * the dense ones, the expert-data-parallel group for the experts. */
     double shard = (double)l->dp * l->cp;
+    double eshard = layout_expert_dp(l);
     double w_bytes = layout_weight_bytes(l->precision);
     double weights = w_bytes * psi;
     if (layout_precision_quantized(l->precision))
@@ -213,30 +346,56 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
     double grads = (double)l->grad_bytes * psi;
     /* fp32 master weights + momentum + variance; pure fp32 training needs no
      * separate master copy. */
-    double optim = (l->precision == PRECISION_FP32 ? 8.0 : 12.0) * psi;
-    if (l->zero >= 1 || l->distributed_optimizer)
+    double per_optim = l->precision == PRECISION_FP32 ? 8.0 : 12.0;
+    double optim = per_optim * psi;
+    double w_e = (w_bytes + (l->precision == PRECISION_FP8 ? 1 : 0)) * psi_e;
+    double g_e = (double)l->grad_bytes * psi_e, o_e = per_optim * psi_e;
+    if (l->zero >= 1 || l->distributed_optimizer) {
         optim /= shard;
-    if (l->zero >= 2)
+        o_e /= eshard;
+    }
+    if (l->zero >= 2) {
         grads /= shard;
-    if (l->zero >= 3)
+        g_e /= eshard;
+    }
+    if (l->zero >= 3) {
         weights /= shard;
-    out->params_bytes = weights;
-    out->grads_bytes = grads;
-    out->optimizer_bytes = optim;
+        w_e /= eshard;
+    }
+    if (psi_e > 0) {
+        weights += w_e;
+        grads += g_e;
+        optim += o_e;
+    }
 
     double per_layer = model_layer_activation_bytes(m, l);
     double inflight = layout_inflight_microbatches(l, stage);
     out->layer_activation_bytes = per_layer;
     out->inflight_microbatches = inflight;
-    double act = inflight * out->layers * per_layer +
-                 edge_activation_bytes(m, l, stage, inflight, opts->logit_bytes);
+    int moe = stage_moe_layers(l, m, stage);
+    double act;
+    if (model_is_moe(m)) {
+        double dense_layer = layer_bytes(m, l, false), moe_layer = layer_bytes(m, l, true);
+        act = inflight * ((out->layers - moe) * dense_layer + moe * moe_layer);
+    } else {
+        act = inflight * out->layers * per_layer;
+    }
+    double blocks_act = act; /* the blocks' share, before the edges' */
+    act += edge_activation_bytes(m, l, stage, inflight, opts->logit_bytes);
     if (l->recompute == RECOMPUTE_FULL) {
         /* Backward recomputes one block at a time: its full activations
          * are alive on top of the checkpoints. */
         layout_t no_rc = *l;
         no_rc.recompute = RECOMPUTE_NONE;
-        act += model_layer_activation_bytes(m, &no_rc);
+        act += layer_bytes(m, &no_rc, moe > 0);
     }
+
+    if (l->offload)
+        out->host_bytes = offload_to_host(l, out->layers, blocks_act, inflight, per_optim,
+                                          &weights, &grads, &optim, &act);
+    out->params_bytes = weights;
+    out->grads_bytes = grads;
+    out->optimizer_bytes = optim;
     out->activations_bytes = act;
 
     double e = layout_weight_bytes(l->precision);

@@ -13,7 +13,11 @@
  * with TP, divided by t with sequence parallelism, 2sbh with full recompute),
  * and the same bookkeeping covers GQA, SwiGLU, no-dropout, flash attention,
  * context parallelism, and the micro-batches each pipeline schedule keeps
- * in flight.
+ * in flight. Mixture-of-experts blocks keep the router scores and top_k
+ * copies of each token's expert inputs, intermediates and outputs; expert
+ * weights, gradients and optimizer state are split over EP x ETP and
+ * sharded by ZeRO / the distributed optimizer over the expert-data-parallel
+ * group (Megatron-Core's expert_data_parallel), not over DP x CP.
  */
 #ifndef SCALEPLAN_MODELS_MEMORY_H
 #define SCALEPLAN_MODELS_MEMORY_H
@@ -35,12 +39,16 @@ typedef struct {
     int stage;                     /* pipeline rank described */
     int layers;                    /* transformer blocks on that rank */
     double params_count;           /* parameters held by one GPU of the rank */
+    double expert_params_count;    /* of which routed experts (sharded over EP
+                                      x ETP, ZeRO over expert-data-parallel) */
     double params_bytes;           /* weights (incl. an fp8 cache) */
     double grads_bytes;
     double optimizer_bytes;        /* master weights + Adam moments */
     double activations_bytes;      /* kept for backward at the peak */
     double buffers_bytes;          /* reserved + fragmentation + comm buffers */
     double total_bytes;
+    double host_bytes;             /* what offload keeps in host memory for
+                                      this GPU (layout_t.offload); 0 without */
     double inflight_microbatches;  /* see layout_inflight_microbatches */
     double layer_activation_bytes; /* one block, one micro-batch */
 } model_memory_t;
@@ -60,6 +68,12 @@ double model_layer_activation_bytes(const model_t *m, const layout_t *l);
  * tied embeddings and PP > 1, Megatron's copy of the embedding) on the
  * last. */
 double model_gpu_params(const model_t *m, const layout_t *l, int stage);
+
+/* The same split into dense parameters (replicated over DP x CP) and
+ * routed-expert parameters (replicated over the expert-data-parallel
+ * group, layout_expert_dp). MTP modules sit on the last rank. */
+void model_gpu_params_split(const model_t *m, const layout_t *l, int stage, double *dense,
+                            double *experts);
 
 /* Memory of one GPU of pipeline rank stage (0-based, < l->pp). l must be
  * finalized. opts may be NULL for the defaults. */

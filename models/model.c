@@ -9,192 +9,155 @@
 #include "common/catalog.h"
 #include "common/json.h"
 #include "common/names.h"
+#include "models/hfconfig.h"
 
 #define CATALOG_DIR "models/catalog"
 
 /* Limits that catch typos and overflow long before any real model. */
 #define MAX_LAYERS 100000
 #define MAX_WIDTH 10000000L
-#define MAX_VOCAB 100000000L
-#define MAX_SEQ 100000000L
 
 const char *model_family_name(model_family_t f)
 {
     return f == MODEL_FAMILY_LLAMA ? "llama" : "gpt";
 }
 
+const char *model_act_name(model_act_t a, bool gated)
+{
+    switch (a) {
+    case MODEL_ACT_SILU:
+        return gated ? "SwiGLU" : "SiLU";
+    case MODEL_ACT_RELU:
+        return gated ? "ReGLU" : "ReLU";
+    case MODEL_ACT_RELU2:
+        return gated ? "gated squared ReLU" : "squared ReLU";
+    default:
+        return gated ? "GeGLU" : "GELU";
+    }
+}
+
 int model_q_width(const model_t *m) { return m->n_heads * m->head_dim; }
 int model_kv_width(const model_t *m) { return m->n_kv_heads * m->head_dim; }
 
-static bool has_key(const cJSON *o, const char *k)
+int model_norms_per_layer(const model_t *m)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return v && !cJSON_IsNull(v);
+    return m->norms_per_layer > 0 ? m->norms_per_layer : 2;
 }
 
-/* Keys that only mixture-of-experts configs carry. Until MoE is modelled,
- * such a config is refused: counting only its dense part would be a silent
- * wrong answer. */
-static int refuse_moe(const cJSON *c, const char *file, err_t *err)
+double model_norm_params(const model_t *m, double width)
 {
-    static const char *keys[] = {"num_local_experts", "num_experts",
-                                 "n_routed_experts", "moe_intermediate_size",
-                                 "num_experts_per_tok"};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, keys[i]);
-        if (v && cJSON_IsNumber(v) && v->valuedouble > 1)
-            return err_setf(err, ERR_INPUT, file, keys[i],
-                            "mixture-of-experts models are not supported yet "
-                            "(only dense decoder-only transformers)");
+    if (m->norm_weightless)
+        return 0;
+    return m->norm == MODEL_NORM_LAYERNORM ? 2 * width : width;
+}
+
+double model_position_rows(const model_t *m)
+{
+    return m->pos == MODEL_POS_LEARNED ? (double)m->max_seq + m->pos_extra_rows : 0;
+}
+
+bool model_is_moe(const model_t *m)
+{
+    return m->moe.n_experts > 0;
+}
+
+bool model_is_mla(const model_t *m)
+{
+    return m->mla.kv_lora_rank > 0;
+}
+
+bool model_moe_layer(const model_t *m, int layer)
+{
+    if (!model_is_moe(m) || layer < 0 || layer >= MODEL_MAX_MOE_LAYERS)
+        return false;
+    return (m->moe.layer_mask[layer / 64] >> (layer % 64)) & 1u;
+}
+
+void model_moe_set_layer(model_t *m, int layer, bool moe)
+{
+    if (layer < 0 || layer >= MODEL_MAX_MOE_LAYERS)
+        return;
+    uint64_t bit = (uint64_t)1 << (layer % 64);
+    if (moe)
+        m->moe.layer_mask[layer / 64] |= bit;
+    else
+        m->moe.layer_mask[layer / 64] &= ~bit;
+}
+
+int model_moe_layers_in(const model_t *m, int first, int count)
+{
+    if (!model_is_moe(m))
+        return 0;
+    int n = 0;
+    for (int i = first; i < first + count; i++)
+        n += model_moe_layer(m, i);
+    return n;
+}
+
+/* Recount the MoE blocks from the mask (bits beyond n_layers cleared). */
+static void recount_moe(model_t *m)
+{
+    int n = 0;
+    for (int i = 0; i < MODEL_MAX_MOE_LAYERS; i++) {
+        if (i >= m->n_layers)
+            model_moe_set_layer(m, i, false);
+        else
+            n += (m->moe.layer_mask[i / 64] >> (i % 64)) & 1u;
     }
-    return ERR_OK;
+    m->moe.n_moe_layers = n;
 }
 
-/* A gpt2-style config: n_layer, n_embd, n_head, n_positions, vocab_size. */
-static int load_gpt2_style(const cJSON *c, const json_ctx_t *ctx, model_t *m,
-                           err_t *err)
+static int validate_moe(model_t *m, const char *ctx, err_t *err)
 {
-    int rc;
-    m->family = MODEL_FAMILY_GPT;
-    m->norm = MODEL_NORM_LAYERNORM;
-    m->mlp = MODEL_MLP_GELU;
-    m->pos = MODEL_POS_LEARNED;
-    m->tied_embeddings = true; /* GPT2Config default */
-    m->qkv_bias = m->out_bias = m->mlp_bias = true;
-    m->dropout = 0.1; /* GPT2Config default resid/attn/embd dropout */
-    m->norm_eps = 1e-5; /* GPT2Config layer_norm_epsilon default */
-    m->rope_theta = 0;
-    if ((rc = json_get_int(c, "n_layer", ctx, JSON_REQUIRED, 1, MAX_LAYERS,
-                           &m->n_layers, err)) ||
-        (rc = json_get_int(c, "n_embd", ctx, JSON_REQUIRED, 1, MAX_WIDTH,
-                           &m->hidden, err)) ||
-        (rc = json_get_int(c, "n_head", ctx, JSON_REQUIRED, 1, MAX_WIDTH,
-                           &m->n_heads, err)) ||
-        (rc = json_get_int(c, "vocab_size", ctx, JSON_REQUIRED, 1, MAX_VOCAB,
-                           &m->vocab, err)))
-        return rc;
-    const char *pos_key = has_key(c, "n_positions") ? "n_positions" : "n_ctx";
-    if ((rc = json_get_int(c, pos_key, ctx, JSON_REQUIRED, 1, MAX_SEQ,
-                           &m->max_seq, err)))
-        return rc;
-    m->ffn = 4 * m->hidden;
-    if ((rc = json_get_int(c, "n_inner", ctx, JSON_OPTIONAL, 1, MAX_WIDTH,
-                           &m->ffn, err)) ||
-        (rc = json_get_bool(c, "tie_word_embeddings", ctx, JSON_OPTIONAL,
-                            &m->tied_embeddings, err)) ||
-        (rc = json_get_double(c, "resid_pdrop", ctx, JSON_OPTIONAL, 0, 1,
-                              &m->dropout, err)) ||
-        (rc = json_get_double(c, "layer_norm_epsilon", ctx, JSON_OPTIONAL, 1e-12, 0.1,
-                              &m->norm_eps, err)))
-        return rc;
-    char act[32] = "gelu_new";
-    if ((rc = json_get_string(c, "activation_function", ctx, JSON_OPTIONAL,
-                              act, sizeof act, err)))
-        return rc;
-    if (strstr(act, "glu") && strcmp(act, "gelu") != 0 &&
-        strncmp(act, "gelu", 4) != 0)
-        return err_setf(err, ERR_INPUT, ctx->file, "activation_function",
-                        "gated MLP '%s' in a gpt2-style config is not supported",
-                        act);
-    m->n_kv_heads = m->n_heads;
-    if (m->hidden % m->n_heads != 0)
-        return err_setf(err, ERR_INPUT, ctx->file, "n_head",
-                        "must divide n_embd %d (got %d)", m->hidden,
-                        m->n_heads);
-    m->head_dim = m->hidden / m->n_heads;
-    return ERR_OK;
-}
-
-/* Model types whose MLP is gated (SwiGLU) and whose positions are rotary. */
-static bool is_llama_like_type(const char *type)
-{
-    static const char *types[] = {"llama", "mistral", "qwen2", "qwen3",
-                                  "internlm2", "yi", "deepseek"};
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (strcmp(type, types[i]) == 0)
-            return true;
-    return false;
-}
-
-/* A llama-style config: hidden_size, intermediate_size, num_hidden_layers,
- * num_attention_heads, num_key_value_heads, vocab_size, ... */
-static int load_llama_style(const cJSON *c, const json_ctx_t *ctx, model_t *m,
-                            err_t *err)
-{
-    int rc;
-    char type[48] = "", act[32] = "silu";
-    if ((rc = json_get_string(c, "model_type", ctx, JSON_OPTIONAL, type,
-                              sizeof type, err)) ||
-        (rc = json_get_string(c, "hidden_act", ctx, JSON_OPTIONAL, act,
-                              sizeof act, err)))
-        return rc;
-    bool gated = is_llama_like_type(type) || strcmp(act, "silu") == 0 ||
-                 strcmp(act, "swish") == 0;
-    m->family = gated ? MODEL_FAMILY_LLAMA : MODEL_FAMILY_GPT;
-    m->mlp = gated ? MODEL_MLP_SWIGLU : MODEL_MLP_GELU;
-    m->norm = has_key(c, "layer_norm_eps") && !has_key(c, "rms_norm_eps")
-                  ? MODEL_NORM_LAYERNORM
-                  : MODEL_NORM_RMSNORM;
-    m->pos = MODEL_POS_ROPE;
-    m->tied_embeddings = false; /* LlamaConfig/MistralConfig/Qwen2Config default */
-    m->qkv_bias = strcmp(type, "qwen2") == 0; /* Qwen2 always biases Q, K, V */
-    m->out_bias = m->mlp_bias = false;
-    m->dropout = 0;
-    m->max_seq = 2048; /* LlamaConfig default */
-    m->norm_eps = 1e-6;       /* LlamaConfig rms_norm_eps default */
-    m->rope_theta = 10000.0;  /* LlamaConfig rope_theta default */
-    if ((rc = json_get_int(c, "num_hidden_layers", ctx, JSON_REQUIRED, 1,
-                           MAX_LAYERS, &m->n_layers, err)) ||
-        (rc = json_get_int(c, "hidden_size", ctx, JSON_REQUIRED, 1, MAX_WIDTH,
-                           &m->hidden, err)) ||
-        (rc = json_get_int(c, "num_attention_heads", ctx, JSON_REQUIRED, 1,
-                           MAX_WIDTH, &m->n_heads, err)) ||
-        (rc = json_get_int(c, "intermediate_size", ctx, JSON_REQUIRED, 1,
-                           MAX_WIDTH, &m->ffn, err)) ||
-        (rc = json_get_int(c, "vocab_size", ctx, JSON_REQUIRED, 1, MAX_VOCAB,
-                           &m->vocab, err)) ||
-        (rc = json_get_int(c, "max_position_embeddings", ctx, JSON_OPTIONAL,
-                           1, MAX_SEQ, &m->max_seq, err)) ||
-        (rc = json_get_bool(c, "tie_word_embeddings", ctx, JSON_OPTIONAL,
-                            &m->tied_embeddings, err)) ||
-        (rc = json_get_double(c, "attention_dropout", ctx, JSON_OPTIONAL, 0, 1,
-                              &m->dropout, err)) ||
-        (rc = json_get_double(c, "rope_theta", ctx, JSON_OPTIONAL, 1, 1e12, &m->rope_theta,
-                              err)) ||
-        (rc = json_get_double(c, has_key(c, "rms_norm_eps") ? "rms_norm_eps" : "layer_norm_eps",
-                              ctx, JSON_OPTIONAL, 1e-12, 0.1, &m->norm_eps, err)))
-        return rc;
-    bool attn_bias = false;
-    if ((rc = json_get_bool(c, "attention_bias", ctx, JSON_OPTIONAL,
-                            &attn_bias, err)) ||
-        (rc = json_get_bool(c, "mlp_bias", ctx, JSON_OPTIONAL, &m->mlp_bias,
-                            err)))
-        return rc;
-    if (attn_bias)
-        m->qkv_bias = m->out_bias = true;
-    m->n_kv_heads = m->n_heads;
-    if ((rc = json_get_int(c, "num_key_value_heads", ctx, JSON_OPTIONAL, 1,
-                           MAX_WIDTH, &m->n_kv_heads, err)))
-        return rc;
-    m->head_dim = 0;
-    if ((rc = json_get_int(c, "head_dim", ctx, JSON_OPTIONAL, 1, MAX_WIDTH,
-                           &m->head_dim, err)))
-        return rc;
-    if (m->head_dim == 0) {
-        if (m->hidden % m->n_heads != 0)
-            return err_setf(err, ERR_INPUT, ctx->file, "num_attention_heads",
-                            "must divide hidden_size %d (got %d)", m->hidden,
-                            m->n_heads);
-        m->head_dim = m->hidden / m->n_heads;
+    model_moe_t *e = &m->moe;
+    if (e->n_experts < 0)
+        return err_setf(err, ERR_INPUT, ctx, "experts", "must not be negative (got %d)",
+                        e->n_experts);
+    if (e->n_experts == 0) {
+        memset(e, 0, sizeof *e);
+        return ERR_OK;
     }
-    if (m->n_heads % m->n_kv_heads != 0)
-        return err_setf(err, ERR_INPUT, ctx->file, "num_key_value_heads",
-                        "must divide num_attention_heads %d (got %d)",
-                        m->n_heads, m->n_kv_heads);
+    if (m->n_layers > MODEL_MAX_MOE_LAYERS)
+        return err_setf(err, ERR_INPUT, ctx, "layers",
+                        "a mixture-of-experts model may have at most %d layers (got %d)",
+                        MODEL_MAX_MOE_LAYERS, m->n_layers);
+    if (e->top_k < 1 || e->top_k > e->n_experts)
+        return err_setf(err, ERR_INPUT, ctx, "num_experts_per_tok",
+                        "must be from 1 to the %d routed experts (got %d)", e->n_experts,
+                        e->top_k);
+    if (e->expert_ffn < 1 || e->expert_ffn > MAX_WIDTH || e->shared_ffn < 0 ||
+        e->shared_ffn > MAX_WIDTH)
+        return err_setf(err, ERR_INPUT, ctx, "moe_intermediate_size",
+                        "expert widths must be from 1 to %ld (got %d, shared %d)", MAX_WIDTH,
+                        e->expert_ffn, e->shared_ffn);
+    recount_moe(m);
+    if (e->n_moe_layers == 0)
+        return err_setf(err, ERR_INPUT, ctx, "experts",
+                        "%d experts but no block has an MoE MLP (check the layer pattern)",
+                        e->n_experts);
     return ERR_OK;
 }
 
-int model_validate(const model_t *m, const char *ctx, err_t *err)
+static int validate_mla(const model_t *m, const char *ctx, err_t *err)
+{
+    const model_mla_t *a = &m->mla;
+    if (a->kv_lora_rank == 0 && !a->q_lora_rank && !a->qk_nope_dim && !a->qk_rope_dim &&
+        !a->v_dim)
+        return ERR_OK;
+    if (a->kv_lora_rank < 1 || a->q_lora_rank < 0 || a->qk_nope_dim < 1 || a->qk_rope_dim < 0 ||
+        a->v_dim < 1 || a->kv_lora_rank > MAX_WIDTH || a->q_lora_rank > MAX_WIDTH)
+        return err_setf(err, ERR_INPUT, ctx, "kv_lora_rank",
+                        "multi-latent attention needs positive kv_lora_rank, qk_nope_head_dim "
+                        "and v_head_dim (got %d, %d, %d)",
+                        a->kv_lora_rank, a->qk_nope_dim, a->v_dim);
+    if (m->head_dim != a->qk_nope_dim + a->qk_rope_dim)
+        return err_setf(err, ERR_INPUT, ctx, "head_dim",
+                        "with multi-latent attention the head is qk_nope + qk_rope = %d (got %d)",
+                        a->qk_nope_dim + a->qk_rope_dim, m->head_dim);
+    return ERR_OK;
+}
+
+int model_validate(model_t *m, const char *ctx, err_t *err)
 {
     if (m->n_layers < 1 || m->n_layers > MAX_LAYERS)
         return err_setf(err, ERR_INPUT, ctx, "layers",
@@ -212,46 +175,14 @@ int model_validate(const model_t *m, const char *ctx, err_t *err)
     if (!(m->dropout >= 0 && m->dropout <= 1))
         return err_setf(err, ERR_INPUT, ctx, "dropout",
                         "must be between 0 and 1 (got %g)", m->dropout);
+    if (m->norms_per_layer < 0 || m->norms_per_layer > 16 || m->pos_extra_rows < 0 ||
+        m->pos_extra_rows > 1024 || m->n_mtp < 0 || m->n_mtp > 64)
+        return err_setf(err, ERR_INPUT, ctx, NULL,
+                        "norms per layer, extra position rows and MTP modules out of range");
+    int rc;
+    if ((rc = validate_moe(m, ctx, err)) || (rc = validate_mla(m, ctx, err)))
+        return rc;
     return ERR_OK;
-}
-
-int model_from_config(const cJSON *config, const char *file, const char *name,
-                      model_t *m, err_t *err)
-{
-    memset(m, 0, sizeof *m);
-    json_ctx_t ctx = json_ctx_root(file);
-    int rc = json_expect_object(config, &ctx, err);
-    if (rc)
-        return rc;
-    if ((rc = refuse_moe(config, file, err)))
-        return rc;
-    bool gpt2_keys = has_key(config, "n_embd") || has_key(config, "n_layer");
-    bool llama_keys =
-        has_key(config, "hidden_size") || has_key(config, "num_hidden_layers");
-    if (!gpt2_keys && !llama_keys) {
-        if (has_key(config, "text_config"))
-            return err_setf(err, ERR_INPUT, file, "text_config",
-                            "multimodal configs are not supported; pass the "
-                            "language model's own config.json");
-        return err_setf(err, ERR_INPUT, file, NULL,
-                        "not a transformer config: expected gpt2-style "
-                        "n_layer/n_embd/n_head or llama-style "
-                        "hidden_size/num_hidden_layers keys");
-    }
-    rc = gpt2_keys ? load_gpt2_style(config, &ctx, m, err)
-                   : load_llama_style(config, &ctx, m, err);
-    if (rc)
-        return rc;
-    snprintf(m->name, sizeof m->name, "%s", name);
-    snprintf(m->display, sizeof m->display, "%s", name);
-    snprintf(m->source, sizeof m->source, "%s", file);
-    /* scaleplan's own annotations in catalog files (ignored by HF). */
-    if ((rc = json_get_string(config, "display_name", &ctx, JSON_OPTIONAL,
-                              m->display, sizeof m->display, err)) ||
-        (rc = json_get_string(config, "source", &ctx, JSON_OPTIONAL, m->source,
-                              sizeof m->source, err)))
-        return rc;
-    return model_validate(m, file, err);
 }
 
 /* The model name for a config file: its stem, or for ".../NAME/config.json"
@@ -274,7 +205,8 @@ static void name_from_path(const char *path, char *out, size_t cap)
     snprintf(out, cap, "%.*s", (int)n, base);
 }
 
-static int load_file(const char *path, model_t *m, err_t *err)
+static int load_file(const char *path, const model_load_opts_t *opts, model_t *m, notes_t *notes,
+                     err_t *err)
 {
     cJSON *root = NULL;
     int rc = json_parse_file(path, &root, err);
@@ -282,12 +214,13 @@ static int load_file(const char *path, model_t *m, err_t *err)
         return rc;
     char name[MODEL_NAME_MAX];
     name_from_path(path, name, sizeof name);
-    rc = model_from_config(root, path, name, m, err);
+    rc = model_from_config_ex(root, path, name, opts, m, notes, err);
     cJSON_Delete(root);
     return rc;
 }
 
-static int load_catalog_entry(const char *name, model_t *m, err_t *err)
+static int load_catalog_entry(const char *name, const model_load_opts_t *opts, model_t *m,
+                              notes_t *notes, err_t *err)
 {
     char rel[160], origin[CATALOG_ORIGIN_MAX];
     snprintf(rel, sizeof rel, CATALOG_DIR "/%s.json", name);
@@ -301,7 +234,7 @@ static int load_catalog_entry(const char *name, model_t *m, err_t *err)
     free(text);
     if (rc)
         return rc;
-    rc = model_from_config(root, origin, name, m, err);
+    rc = model_from_config_ex(root, origin, name, opts, m, notes, err);
     cJSON_Delete(root);
     return rc;
 }
@@ -340,7 +273,8 @@ int model_catalog_names(char ***names, size_t *count, err_t *err)
     return catalog_list(CATALOG_DIR, names, count, err);
 }
 
-static int load_by_name(const char *query, model_t *m, err_t *err)
+static int load_by_name(const char *query, const model_load_opts_t *opts, model_t *m,
+                        notes_t *notes, err_t *err)
 {
     /* "meta-llama/Meta-Llama-3-70B" -> "meta-llama-3-70b" */
     const char *slash = strrchr(query, '/');
@@ -349,7 +283,7 @@ static int load_by_name(const char *query, model_t *m, err_t *err)
     char rel[160];
     snprintf(rel, sizeof rel, CATALOG_DIR "/%s.json", norm);
     if (catalog_exists(rel))
-        return load_catalog_entry(norm, m, err);
+        return load_catalog_entry(norm, opts, m, notes, err);
     char **names = NULL;
     size_t n = 0;
     int rc = model_catalog_names(&names, &n, err);
@@ -357,7 +291,7 @@ static int load_by_name(const char *query, model_t *m, err_t *err)
         return rc;
     for (size_t i = 0; i < n; i++) {
         if (catalog_has_alias(names[i], norm)) {
-            rc = load_catalog_entry(names[i], m, err);
+            rc = load_catalog_entry(names[i], opts, m, notes, err);
             catalog_free_names(names, n);
             return rc;
         }
@@ -368,7 +302,8 @@ static int load_by_name(const char *query, model_t *m, err_t *err)
                                 "; a path to a config.json works too", err);
 }
 
-int model_load(const char *name_or_path, model_t *m, err_t *err)
+int model_load_ex(const char *name_or_path, const model_load_opts_t *opts, model_t *m,
+                  notes_t *notes, err_t *err)
 {
     if (!name_or_path || !*name_or_path)
         return err_setf(err, ERR_INPUT, NULL, "--model",
@@ -377,7 +312,7 @@ int model_load(const char *name_or_path, model_t *m, err_t *err)
     size_t n = strlen(name_or_path);
     bool looks_like_file = (n > 5 && strcasecmp(name_or_path + n - 5, ".json") == 0);
     if (stat(name_or_path, &st) == 0 && S_ISREG(st.st_mode))
-        return load_file(name_or_path, m, err);
+        return load_file(name_or_path, opts, m, notes, err);
     if (looks_like_file)
         return err_setf(err, ERR_INPUT, name_or_path, NULL,
                         "no such file");
@@ -385,39 +320,256 @@ int model_load(const char *name_or_path, model_t *m, err_t *err)
         /* A Hugging Face checkout directory: use its config.json. */
         char path[4096];
         snprintf(path, sizeof path, "%s/config.json", name_or_path);
-        return load_file(path, m, err);
+        return load_file(path, opts, m, notes, err);
     }
-    return load_by_name(name_or_path, m, err);
+    return load_by_name(name_or_path, opts, m, notes, err);
+}
+
+/* ------------------------------------------------------------ counting */
+
+static double gate_factor(const model_t *m)
+{
+    return m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
+}
+
+/* One MLP of width f: weights, and biases when bias. */
+static double mlp_params(const model_t *m, double f, bool bias)
+{
+    double h = m->hidden, g = gate_factor(m);
+    double p = (g + 1) * h * f;
+    if (bias)
+        p += g * f + h;
+    return p;
+}
+
+/* QK norm weights of one block. */
+static double qk_norm_params(const model_t *m)
+{
+    switch (m->qk_norm) {
+    case MODEL_QK_NORM_HEAD:
+        return model_norm_params(m, 2.0 * m->head_dim);
+    case MODEL_QK_NORM_FULL:
+        return model_norm_params(m, (double)model_q_width(m) + model_kv_width(m));
+    default:
+        return 0;
+    }
+}
+
+/* Multi-latent attention's projections and norms. */
+static double mla_params(const model_t *m)
+{
+    const model_mla_t *a = &m->mla;
+    double h = m->hidden, nh = m->n_heads, qk = a->qk_nope_dim + a->qk_rope_dim;
+    double p = 0;
+    double norms = a->no_latent_norms ? 0 : 1; /* RMSNorm weights on the latents */
+    if (a->q_lora_rank > 0)
+        p += h * a->q_lora_rank + norms * a->q_lora_rank /* q_a_layernorm */ +
+             (double)a->q_lora_rank * nh * qk;
+    else
+        p += h * nh * qk;
+    p += h * ((double)a->kv_lora_rank + a->qk_rope_dim) + norms * a->kv_lora_rank +
+         (double)a->kv_lora_rank * nh * (a->qk_nope_dim + a->v_dim);
+    p += nh * a->v_dim * h;
+    if (m->qkv_bias)
+        p += (a->q_lora_rank > 0 ? a->q_lora_rank : nh * qk) + a->kv_lora_rank + a->qk_rope_dim;
+    if (m->out_bias)
+        p += h;
+    return p;
+}
+
+static double attention_params(const model_t *m)
+{
+    double h = m->hidden, qw = model_q_width(m), kvw = model_kv_width(m);
+    double p;
+    if (model_is_mla(m)) {
+        p = mla_params(m);
+    } else {
+        p = h * qw + 2 * h * kvw + qw * h;
+        if (m->qkv_bias)
+            p += qw + 2 * kvw;
+        if (m->out_bias)
+            p += h;
+    }
+    p += qk_norm_params(m);
+    if (m->attn_sinks)
+        p += m->n_heads;
+    return p;
+}
+
+static double expert_params(const model_t *m)
+{
+    return mlp_params(m, m->moe.expert_ffn, m->moe.expert_bias);
+}
+
+static double router_params(const model_t *m)
+{
+    double e = m->moe.n_experts;
+    return e * m->hidden + (m->moe.router_bias ? e : 0);
+}
+
+static double shared_params(const model_t *m)
+{
+    if (m->moe.shared_ffn <= 0)
+        return 0;
+    return mlp_params(m, m->moe.shared_ffn, m->mlp_bias) + (m->moe.shared_gate ? m->hidden : 0);
 }
 
 void model_params(const model_t *m, model_params_t *p)
 {
-    double h = m->hidden, f = m->ffn;
-    double qw = model_q_width(m), kvw = model_kv_width(m);
+    double h = m->hidden;
     memset(p, 0, sizeof *p);
     p->word_embedding = (double)m->vocab * h;
-    p->position_embedding = m->pos == MODEL_POS_LEARNED ? (double)m->max_seq * h : 0;
-    p->attention = h * qw + 2 * h * kvw + qw * h;
-    if (m->qkv_bias)
-        p->attention += qw + 2 * kvw;
-    if (m->out_bias)
-        p->attention += h;
-    if (m->mlp == MODEL_MLP_SWIGLU) {
-        p->mlp = 3 * h * f;
-        if (m->mlp_bias)
-            p->mlp += 2 * f + h;
-    } else {
-        p->mlp = 2 * h * f;
-        if (m->mlp_bias)
-            p->mlp += f + h;
-    }
-    double one_norm = m->norm == MODEL_NORM_LAYERNORM ? 2 * h : h;
-    p->norms = 2 * one_norm;
+    p->position_embedding = model_position_rows(m) * h;
+    p->attention = attention_params(m);
+    p->mlp = mlp_params(m, m->ffn, m->mlp_bias);
+    double one_norm = model_norm_params(m, h);
+    p->norms = model_norms_per_layer(m) * one_norm;
     p->per_layer = p->attention + p->mlp + p->norms;
     p->final_norm = one_norm;
     p->output_head = m->tied_embeddings ? 0 : (double)m->vocab * h;
-    p->total = p->word_embedding + p->position_embedding +
-               m->n_layers * p->per_layer + p->final_norm + p->output_head;
+    p->n_moe_layers = model_is_moe(m) ? m->moe.n_moe_layers : 0;
+    p->n_dense_layers = m->n_layers - p->n_moe_layers;
+    double moe = 0, moe_active = 0;
+    if (model_is_moe(m)) {
+        p->router = router_params(m);
+        p->expert = expert_params(m);
+        p->shared_expert = shared_params(m);
+        double base = p->attention + p->norms + p->router + p->shared_expert;
+        p->moe_layer = base + m->moe.n_experts * p->expert;
+        p->moe_layer_active = base + m->moe.top_k * p->expert;
+        moe = p->n_moe_layers * p->moe_layer;
+        moe_active = p->n_moe_layers * p->moe_layer_active;
+    }
+    p->total = p->word_embedding + p->position_embedding + p->n_dense_layers * p->per_layer +
+               moe + p->final_norm + p->output_head;
+    p->active = p->total - moe + moe_active;
     p->non_embedding = p->total - p->word_embedding - p->position_embedding -
                        p->output_head;
+    if (m->n_mtp > 0) {
+        /* enorm + hnorm, the 2h -> h projection (+ bias), one block like
+         * the last main block, the module's final norm. */
+        bool last_moe = model_moe_layer(m, m->n_layers - 1);
+        double block = last_moe ? p->moe_layer : p->per_layer;
+        double block_active = last_moe ? p->moe_layer_active : p->per_layer;
+        double glue = 3 * one_norm + 2 * h * h + (m->out_bias ? h : 0);
+        p->mtp = m->n_mtp * (glue + block);
+        p->mtp_active = m->n_mtp * (glue + block_active);
+    }
+}
+
+/* ------------------------------------------------------------ per GPU */
+
+/* Attention of one block on one GPU of a TP group of t. */
+static double attention_gpu(const model_t *m, double t)
+{
+    double h = m->hidden, p;
+    if (model_is_mla(m)) {
+        /* Down projections and their norms are replicated; the up
+         * projections are column-parallel, the output row-parallel. */
+        const model_mla_t *a = &m->mla;
+        double nh = m->n_heads, qk = a->qk_nope_dim + a->qk_rope_dim;
+        double norms = a->no_latent_norms ? 0 : 1;
+        p = a->q_lora_rank > 0 ? h * a->q_lora_rank + norms * a->q_lora_rank +
+                                     (double)a->q_lora_rank * nh * qk / t
+                               : h * nh * qk / t;
+        p += h * ((double)a->kv_lora_rank + a->qk_rope_dim) + norms * a->kv_lora_rank +
+             (double)a->kv_lora_rank * nh * (a->qk_nope_dim + a->v_dim) / t + nh * a->v_dim * h / t;
+        if (m->qkv_bias)
+            p += (a->q_lora_rank > 0 ? a->q_lora_rank : nh * qk / t) + a->kv_lora_rank +
+                 a->qk_rope_dim;
+        if (m->out_bias)
+            p += h;
+    } else {
+        double qw = model_q_width(m), kvw = model_kv_width(m);
+        p = (h * (qw + 2 * kvw) + qw * h) / t;
+        if (m->qkv_bias)
+            p += (qw + 2 * kvw) / t;
+        if (m->out_bias)
+            p += h;
+    }
+    return p + qk_norm_params(m) + (m->attn_sinks ? m->n_heads / t : 0);
+}
+
+/* An MLP of width f split over a TP group of t: column-parallel in,
+ * row-parallel out (its bias replicated). */
+static double mlp_gpu(const model_t *m, double f, bool bias, double t)
+{
+    double h = m->hidden, g = gate_factor(m);
+    double p = (h * f * g + f * h) / t;
+    if (bias)
+        p += f * g / t + h;
+    return p;
+}
+
+void model_block_params_gpu(const model_t *m, int layer, int tp, int ep, int etp,
+                            double *dense, double *experts)
+{
+    double t = tp > 0 ? tp : 1, h = m->hidden, f = m->ffn;
+    double norms = model_norms_per_layer(m) * model_norm_params(m, h);
+    *experts = 0;
+    if (!model_is_moe(m) || !model_moe_layer(m, layer)) {
+        if (!model_is_mla(m) && m->qk_norm == MODEL_QK_NORM_NONE && !m->attn_sinks) {
+            /* The plain block, summed in the order scaleplan always has. */
+            double qw = model_q_width(m), kvw = model_kv_width(m), gate = gate_factor(m);
+            double block = (h * (qw + 2 * kvw) + qw * h + h * f * gate + f * h) / t;
+            if (m->qkv_bias)
+                block += (qw + 2 * kvw) / t;
+            if (m->out_bias)
+                block += h;
+            if (m->mlp_bias)
+                block += f * gate / t + h;
+            *dense = block + norms;
+            return;
+        }
+        *dense = attention_gpu(m, t) + mlp_gpu(m, f, m->mlp_bias, t) + norms;
+        return;
+    }
+    double e = ep > 0 ? ep : 1, et = etp > 0 ? etp : t;
+    double shared = m->moe.shared_ffn > 0 ? mlp_gpu(m, m->moe.shared_ffn, m->mlp_bias, t) +
+                                                 (m->moe.shared_gate ? h : 0)
+                                           : 0;
+    *dense = attention_gpu(m, t) + norms + router_params(m) + shared;
+    *experts = m->moe.n_experts / e * mlp_gpu(m, m->moe.expert_ffn, m->moe.expert_bias, et);
+}
+
+void model_mtp_params_gpu(const model_t *m, int tp, int ep, int etp, double *dense,
+                          double *experts)
+{
+    *dense = *experts = 0;
+    if (m->n_mtp <= 0)
+        return;
+    double h = m->hidden, t = tp > 0 ? tp : 1;
+    model_block_params_gpu(m, m->n_layers - 1, tp, ep, etp, dense, experts);
+    /* eh_proj is column-parallel in Megatron; its norms replicated. */
+    *dense += 3 * model_norm_params(m, h) + 2 * h * h / t + (m->out_bias ? h : 0);
+    *dense *= m->n_mtp;
+    *experts *= m->n_mtp;
+}
+
+const char *model_trainer_unsupported(const model_t *m)
+{
+    if (model_is_moe(m))
+        return "mixture-of-experts layers";
+    if (model_is_mla(m))
+        return "multi-latent attention";
+    if (m->qk_norm != MODEL_QK_NORM_NONE)
+        return "QK norm";
+    if (m->attn_sinks)
+        return "attention sinks";
+    if (m->norm_weightless || model_norms_per_layer(m) != 2)
+        return "its norm layout";
+    if (m->mlp == MODEL_MLP_SWIGLU && m->act != MODEL_ACT_SILU)
+        return "a gated MLP other than SwiGLU";
+    if (m->mlp == MODEL_MLP_GELU && m->act != MODEL_ACT_GELU)
+        return "a plain MLP other than GELU";
+    if (m->pos == MODEL_POS_NONE || m->pos_extra_rows > 0)
+        return "its position embedding";
+    if (m->n_mtp > 0)
+        return "multi-token prediction modules";
+    return NULL;
+}
+
+int model_load(const char *name_or_path, model_t *m, err_t *err)
+{
+    return model_load_ex(name_or_path, NULL, m, NULL, err);
 }

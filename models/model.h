@@ -1,92 +1,209 @@
-/* model: dense decoder-only transformer architectures.
+/* model: decoder-only transformer architectures, dense and mixture-of-experts.
  *
- * A model_t describes one architecture: GPT-style (LayerNorm, GELU MLP,
- * learned positions, optional tied embeddings, dropout) or Llama-style
- * (RMSNorm, SwiGLU MLP, RoPE, grouped-query attention). It is loaded from a
- * catalog name ("llama3-70b") or from any Hugging Face config.json, read as
- * it is (gpt2-style n_layer/n_embd/... or llama-style hidden_size/...).
+ * A model_t describes one architecture: the block (attention, norms, MLP),
+ * its widths, and the variants real models use:
+ *   - attention: multi-head, grouped-query or multi-query; head size given
+ *     apart from hidden/heads; biases; QK norm (per head or full width);
+ *     attention sinks; DeepSeek's multi-head latent attention (MLA);
+ *   - MLP: plain (two matrices: GELU, ReLU, squared ReLU) or gated (three
+ *     matrices: SwiGLU, GeGLU), with or without biases;
+ *   - norms: LayerNorm (weight and bias), RMSNorm (weight) or weightless,
+ *     two or more per block;
+ *   - mixture of experts (model_moe_t): routed experts with top-k routing,
+ *     shared experts, dense layers before the first MoE layer or
+ *     interleaved with them, router and expert biases;
+ *   - multi-token prediction modules (DeepSeek-V3), counted apart from the
+ *     main model.
+ * It is loaded from a catalog name ("llama3-70b"), a Hugging Face
+ * config.json (models/hfconfig.h reads every architecture it names), or
+ * built by a reader of another format (inputs/).
  *
- * From it the module computes parameter counts (total, per pipeline stage,
- * per GPU), FLOPs per token by operation in the Megatron-LM convention, and
- * per-GPU memory for a parallel layout (models/memory.h). Loading validates
- * every field and refuses what it cannot model (MoE configs, nested
- * configs) with an error instead of a wrong answer.
+ * From it the module computes parameter counts (total, active per token,
+ * per block), FLOPs per token by operation (models/flops.h) and per-GPU
+ * memory for a parallel layout (models/memory.h). Loading validates every
+ * field and refuses what it cannot count exactly with an error instead of
+ * a wrong answer.
  */
 #ifndef SCALEPLAN_MODELS_MODEL_H
 #define SCALEPLAN_MODELS_MODEL_H
 
 #include <stdbool.h>
-
-#include <cjson/cJSON.h>
+#include <stdint.h>
 
 #include "common/error.h"
+#include "common/notes.h"
 
 typedef enum { MODEL_FAMILY_GPT = 0, MODEL_FAMILY_LLAMA = 1 } model_family_t;
 typedef enum { MODEL_NORM_LAYERNORM = 0, MODEL_NORM_RMSNORM = 1 } model_norm_t;
+/* The MLP's structure: MODEL_MLP_GELU is any plain MLP (up and down
+ * matrices; the activation is in model_act_t), MODEL_MLP_SWIGLU any gated
+ * one (gate, up and down; SwiGLU, GeGLU). */
 typedef enum { MODEL_MLP_GELU = 0, MODEL_MLP_SWIGLU = 1 } model_mlp_t;
 typedef enum {
     MODEL_POS_LEARNED = 0, /* a learned table of max_seq x hidden */
     MODEL_POS_ROPE = 1,    /* rotary (no parameters) */
     MODEL_POS_NONE = 2     /* no position parameters or rotation (ALiBi, NoPE) */
 } model_pos_t;
+typedef enum {
+    MODEL_ACT_GELU = 0, /* GELU (exact or tanh); GeGLU when gated */
+    MODEL_ACT_SILU = 1, /* SiLU; SwiGLU when gated */
+    MODEL_ACT_RELU = 2,
+    MODEL_ACT_RELU2 = 3 /* squared ReLU (Nemotron, Primer) */
+} model_act_t;
+typedef enum {
+    MODEL_QK_NORM_NONE = 0,
+    MODEL_QK_NORM_HEAD = 1, /* one norm over head_dim shared by all heads (Qwen3, Gemma 3) */
+    MODEL_QK_NORM_FULL = 2  /* over the whole Q and K projections (OLMo 2, OLMoE) */
+} model_qk_norm_t;
 
 #define MODEL_NAME_MAX 64
+/* Layers a mixture-of-experts model may have (bounds its layer mask). */
+#define MODEL_MAX_MOE_LAYERS 4096
+
+/* Multi-head latent attention (DeepSeek-V2/V3; Megatron
+ * --multi-latent-attention). On when kv_lora_rank > 0. Queries go through
+ * an optional low-rank q_a (hidden -> q_lora_rank, RMSNorm) and q_b
+ * (-> heads x (qk_nope + qk_rope)); keys and values through kv_a (hidden ->
+ * kv_lora_rank + qk_rope, RMSNorm over kv_lora_rank) and kv_b
+ * (kv_lora_rank -> heads x (qk_nope + v)); the output projection reads
+ * heads x v. */
+typedef struct {
+    int q_lora_rank;  /* 0: queries projected directly (q_proj) */
+    int kv_lora_rank; /* > 0 turns MLA on */
+    int qk_nope_dim;  /* per head, the part without rotary */
+    int qk_rope_dim;  /* per head, the rotary part (one key head shared) */
+    int v_dim;        /* per head */
+    bool no_latent_norms; /* no RMSNorm on the q and kv latents (Megatron
+                             without --qk-layernorm); HF configs have them */
+} model_mla_t;
+
+/* Mixture of experts. A model is MoE when n_experts > 0; which blocks have
+ * an MoE MLP instead of the dense one (of width model_t.ffn) is
+ * layer_mask (bit i = block i), so DeepSeek's first_k_dense_replace and
+ * moe_layer_freq, Qwen-MoE's decoder_sparse_step and mlp_only_layers,
+ * Llama 4's interleave step and Megatron's --moe-layer-freq patterns all
+ * reduce to it. Each MoE block holds:
+ *   - a router: n_experts x hidden (+ n_experts when router_bias);
+ *   - n_experts routed experts, each an MLP of width expert_ffn with the
+ *     model's MLP structure (gated or not), with biases when expert_bias;
+ *     top_k of them process each token;
+ *   - shared experts: one MLP of width shared_ffn (n_shared experts of
+ *     DeepSeek count as one MLP of n_shared x their width) that every
+ *     token goes through, with biases when the model's mlp_bias is set, and,
+ *     when shared_gate, a sigmoid gate (hidden -> 1) on its output
+ *     (Qwen2-MoE). */
+typedef struct {
+    int n_experts;   /* routed experts per MoE block; 0 = dense model */
+    int top_k;       /* routed experts per token */
+    int expert_ffn;  /* one routed expert's MLP width */
+    int shared_ffn;  /* total width of the shared expert MLP; 0 = none */
+    int n_shared;    /* shared experts it is made of (for display) */
+    bool shared_gate;
+    bool router_bias; /* a vector of n_experts on the router: gpt-oss's
+                         linear bias, DeepSeek-V3's score correction */
+    bool expert_bias; /* biases on every expert linear (gpt-oss) */
+    int n_moe_layers; /* blocks with an MoE MLP (bits set in layer_mask) */
+    uint64_t layer_mask[MODEL_MAX_MOE_LAYERS / 64];
+} model_moe_t;
 
 typedef struct {
     char name[MODEL_NAME_MAX]; /* catalog name, or the config file's stem */
     char display[96];          /* human name, e.g. "Llama 3 70B" */
-    char source[320];          /* where the architecture figures come from */
+    char source[640];          /* where the architecture figures come from */
+    char arch[32];             /* the architecture read ("llama", "gpt2", "deepseek_v3") */
     model_family_t family;
     model_norm_t norm;
     model_mlp_t mlp;
     model_pos_t pos;
+    model_act_t act;  /* the MLP's activation (the gate's when gated) */
     int n_layers;     /* transformer blocks */
     int hidden;       /* d_model */
     int n_heads;      /* query heads */
     int n_kv_heads;   /* key/value heads (== n_heads without GQA) */
-    int head_dim;     /* per head; hidden / n_heads unless the config says */
-    int ffn;          /* MLP inner width (each of gate and up for SwiGLU) */
+    int head_dim;     /* per head; hidden / n_heads unless the config says
+                         (MLA: the query/key head, qk_nope + qk_rope) */
+    int ffn;          /* dense MLP inner width (each of gate and up when gated) */
     int vocab;        /* vocabulary size (as configured, before TP padding) */
     int max_seq;      /* positions the model supports */
+    int pos_extra_rows;   /* learned position rows beyond max_seq (OPT: 2) */
     bool tied_embeddings; /* output head shares the word embedding */
     bool qkv_bias;        /* bias on the Q, K, V projections */
     bool out_bias;        /* bias on the attention output projection */
     bool mlp_bias;        /* biases on the MLP linears */
+    bool norm_weightless; /* norms without parameters (OLMo's LayerNorm) */
+    int norms_per_layer;  /* norm modules per block; 0 means the usual 2
+                             (Gemma 2/3: 4, Falcon-7B's parallel block: 1) */
+    model_qk_norm_t qk_norm;
+    bool attn_sinks;      /* a learned sink logit per head (gpt-oss) */
     double dropout;       /* hidden/attention dropout probability; > 0 means
                              dropout masks are kept for backward */
     double norm_eps;      /* epsilon of LayerNorm/RMSNorm */
     double rope_theta;    /* RoPE base frequency (rotary models) */
+    double rope_fraction; /* share of head_dim that is rotated; 0 means 1 */
+    int window;           /* sliding-window attention span, tokens; 0 = none */
+    int window_layers;    /* blocks that use the window */
+    model_mla_t mla;
+    model_moe_t moe;
+    int n_mtp;            /* multi-token prediction modules (DeepSeek-V3's
+                             num_nextn_predict_layers, Megatron
+                             --mtp-num-layers): each an embedding/hidden
+                             norm pair, a 2h -> h projection, one block like
+                             the last main block and a final norm, sharing
+                             the embedding and output head */
 } model_t;
 
 /* Parameter counts (numbers of parameters, not bytes). */
 typedef struct {
     double word_embedding;     /* vocab x hidden */
-    double position_embedding; /* max_seq x hidden for learned positions */
-    double attention;          /* one block: Q, K, V, output (+ biases) */
-    double mlp;                /* one block: MLP weights (+ biases) */
-    double norms;              /* one block: its two norms */
-    double per_layer;          /* one block: attention + mlp + norms */
+    double position_embedding; /* learned position table */
+    double attention;          /* one block: Q, K, V, output (+ biases, QK
+                                  norms, sinks; MLA's projections and norms) */
+    double mlp;                /* one dense block: MLP weights (+ biases) */
+    double norms;              /* one block: its norms (not QK norms) */
+    double per_layer;          /* one dense block: attention + mlp + norms */
     double final_norm;
-    double output_head; /* untied LM head; 0 when tied */
-    double total;       /* unique parameters of the model */
-    double non_embedding; /* total without word/position embeddings and
-                             the untied output head */
+    double output_head;        /* untied LM head; 0 when tied */
+    /* Mixture of experts (0 for dense models). */
+    double router;             /* one MoE block's router */
+    double expert;             /* one routed expert */
+    double shared_expert;      /* one MoE block's shared experts (+ gate) */
+    double moe_layer;          /* one MoE block: attention + norms + router +
+                                  every routed expert + shared */
+    double moe_layer_active;   /* the same with top_k routed experts */
+    int n_dense_layers, n_moe_layers;
+    double mtp;                /* all multi-token prediction modules (not in
+                                  total) */
+    double mtp_active;
+    double total;              /* unique parameters of the model (without MTP) */
+    double active;             /* parameters one token uses: total minus the
+                                  routed experts it skips (embeddings and head
+                                  included; = total for dense models) */
+    double non_embedding;      /* total without word/position embeddings and
+                                  the untied output head */
 } model_params_t;
 
+/* How to load: assume_architecture reads a config's model_type as another
+ * supported one ("llama"), for architectures scaleplan does not know that
+ * follow one it does. */
+typedef struct {
+    const char *assume_architecture; /* NULL: the config's own model_type */
+} model_load_opts_t;
+
 /* Load a model by catalog name (normalised, "did you mean" on a miss) or,
- * when name_or_path ends in .json or names an existing file, from a Hugging
- * Face config.json. Errors: ERR_INPUT with file and field. */
+ * when name_or_path ends in .json or names an existing file or directory,
+ * from a Hugging Face config.json. Errors: ERR_INPUT with file and field. */
 int model_load(const char *name_or_path, model_t *m, err_t *err);
 
-/* Load from an already parsed config; file names it in messages and name is
- * stored as the model name. */
-int model_from_config(const cJSON *config, const char *file, const char *name,
-                      model_t *m, err_t *err);
+/* The same with options; notes (may be NULL) receives what the reader
+ * assumed (class defaults for absent keys, parts it does not count). */
+int model_load_ex(const char *name_or_path, const model_load_opts_t *opts, model_t *m,
+                  notes_t *notes, err_t *err);
 
 /* Check a model_t built in code (not from JSON) for consistency: positive
- * sizes, heads dividing hidden (or head_dim given), kv heads dividing heads.
- * ctx names the source in messages. */
-int model_validate(const model_t *m, const char *ctx, err_t *err);
+ * sizes, heads dividing hidden (or head_dim given), kv heads dividing heads,
+ * MoE and MLA fields. Recounts moe.n_moe_layers from the mask. ctx names
+ * the source in messages. */
+int model_validate(model_t *m, const char *ctx, err_t *err);
 
 /* The catalog's model names, sorted. Caller frees with catalog_free_names. */
 int model_catalog_names(char ***names, size_t *count, err_t *err);
@@ -99,6 +216,43 @@ void model_params(const model_t *m, model_params_t *out);
 int model_q_width(const model_t *m);
 int model_kv_width(const model_t *m);
 
+/* Norm modules per block (norms_per_layer, 0 read as 2) and parameters of
+ * one norm over width (2 x width for LayerNorm, width for RMSNorm, 0 when
+ * weightless). */
+int model_norms_per_layer(const model_t *m);
+double model_norm_params(const model_t *m, double width);
+
+/* Rows of the learned position table (0 without one). */
+double model_position_rows(const model_t *m);
+
+/* Mixture of experts: whether m has any, and whether block layer (0-based)
+ * has an MoE MLP. Set or clear a block's bit with model_moe_set_layer. */
+bool model_is_moe(const model_t *m);
+bool model_moe_layer(const model_t *m, int layer);
+void model_moe_set_layer(model_t *m, int layer, bool moe);
+/* MoE blocks among [first, first + count). */
+int model_moe_layers_in(const model_t *m, int first, int count);
+bool model_is_mla(const model_t *m);
+
+/* One block's parameters held by one GPU of a model-parallel group: dense
+ * parts (attention, norms, dense MLP or shared experts, router) split over
+ * TP the way Megatron splits them (column- and row-parallel weights and
+ * column-parallel biases split; norms, row-parallel biases, routers and
+ * MLA's down projections replicated), and the routed experts of an MoE
+ * block split over EP (whole experts) and ETP (each expert's width). */
+void model_block_params_gpu(const model_t *m, int layer, int tp, int ep, int etp,
+                            double *dense, double *experts);
+
+/* One multi-token prediction module on one GPU, split as above. */
+void model_mtp_params_gpu(const model_t *m, int tp, int ep, int etp, double *dense,
+                          double *experts);
+
+/* The first part of m the named consumer cannot represent, or NULL: used
+ * by the reference trainer (GPT- and Llama-style dense blocks only) and the
+ * step simulator (no MoE or MLA yet) to refuse with a reason. */
+const char *model_trainer_unsupported(const model_t *m);
+
 const char *model_family_name(model_family_t f);
+const char *model_act_name(model_act_t a, bool gated);
 
 #endif

@@ -14,6 +14,8 @@ cJSON *report_memory_json(const model_memory_t *mem, double capacity_gib)
               json_add_number(o, "total", mem->total_bytes / GIB);
     if (ok && capacity_gib >= 0)
         ok = json_add_number(o, "capacity", capacity_gib);
+    if (ok && mem->host_bytes > 0)
+        ok = json_add_number(o, "host", mem->host_bytes / GIB);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -41,6 +43,25 @@ cJSON *report_model_json(const model_t *m)
         return NULL;
     }
     return o;
+}
+
+cJSON *report_notes_json(const notes_t *notes)
+{
+    cJSON *a = cJSON_CreateArray();
+    bool ok = a != NULL;
+    for (size_t i = 0; ok && notes && i < notes->n; i++) {
+        const note_t *n = &notes->items[i];
+        cJSON *o = cJSON_CreateObject();
+        ok = o && cJSON_AddItemToArray(a, o) &&
+             cJSON_AddStringToObject(o, "kind", notes_kind_name(n->kind)) &&
+             cJSON_AddStringToObject(o, "field", n->field) &&
+             cJSON_AddStringToObject(o, "note", n->text);
+    }
+    if (!ok) {
+        cJSON_Delete(a);
+        return NULL;
+    }
+    return a;
 }
 
 cJSON *report_timeline_json(const sim_event_t *events, int n)

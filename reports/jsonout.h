@@ -27,7 +27,8 @@ bool report_add_schema(cJSON *doc);
 /* The layout object is models/layout_json.h's layout_to_json. */
 
 /* memory_gib {params, grads, optimizer, activations, buffers, total[,
- * capacity]}; capacity_gib < 0 leaves capacity out. */
+ * capacity][, host]}; capacity_gib < 0 leaves capacity out; host (what
+ * offload keeps in host memory) only when there is some. */
 cJSON *report_memory_json(const model_memory_t *mem, double capacity_gib);
 
 /* The architecture: name, display_name, family, layers, hidden, heads, ... */
@@ -36,6 +37,10 @@ cJSON *report_model_json(const model_t *m);
 /* timeline [{stage, stream, kind, mb, chunk, start_s, end_s}] in start
  * order, from sim_timeline. */
 cJSON *report_timeline_json(const sim_event_t *events, int n);
+
+/* notes [{kind: "ignored"|"assumed", field, note}] of a reader of the
+ * user's files (common/notes.h). */
+cJSON *report_notes_json(const notes_t *notes);
 
 /* interval_sweep [{interval_s, goodput}] from a checkpoint-interval sweep. */
 cJSON *report_sweep_json(const double *interval_s, const double *goodput, int n);

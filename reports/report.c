@@ -266,7 +266,8 @@ static const struct {
              {"tp_comm", "TP comm"},         {"cp_comm", "CP comm"},
              {"pp_comm", "PP comm"},         {"pp_bubble", "pipeline bubble"},
              {"dp_comm", "DP comm"},         {"optimizer", "optimizer"},
-             {"straggler", "stragglers"},    {"other", "other"}};
+             {"offload", "host offload"},    {"straggler", "stragglers"},
+             {"other", "other"}};
 enum { N_PARTS = sizeof parts / sizeof parts[0] };
 
 static const struct {

@@ -7,6 +7,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "sim/framework.h"
+#include "models/memory.h"
 
 void sim_options_default(sim_options_t *o)
 {
@@ -58,9 +59,22 @@ int sim_options_framework(const char *name, sim_options_t *o, layout_t *l, err_t
     return ERR_OK;
 }
 
+int sim_model_supported(const model_t *m, err_t *err)
+{
+    if (model_is_moe(m))
+        return err_setf(err, ERR_INPUT, m->name, NULL,
+                        "the step simulator does not price MoE layers yet (scaleplan model "
+                        "counts its parameters, FLOPs and memory)");
+    if (model_is_mla(m))
+        return err_setf(err, ERR_INPUT, m->name, NULL,
+                        "the step simulator does not price multi-latent attention yet "
+                        "(scaleplan model counts its parameters, FLOPs and memory)");
+    return ERR_OK;
+}
+
 double cost_total(const cost_parts_t *c)
 {
-    return c->compute + c->recompute + c->tp + c->cp + c->dp;
+    return c->compute + c->recompute + c->tp + c->cp + c->dp + c->offload;
 }
 
 double sim_expected_max_normal(int n)
@@ -486,11 +500,31 @@ static void price_zero3(const sim_input_t *in, step_costs_t *out)
     }
 }
 
+/* Host transfers of layout_t.offload (sim/offload.h): their exposed part
+ * of each layer's passes. */
+static void price_offload(const sim_input_t *in, step_costs_t *out)
+{
+    const layout_t *l = in->layout;
+    double stage_params = 0;
+    for (int s = 0; s < l->pp; s++) {
+        double p = model_gpu_params(in->model, l, s);
+        if (p > stage_params)
+            stage_params = p;
+    }
+    offload_costs(in->model, l, in->cluster, out->layer_params, stage_params,
+                  model_layer_activation_bytes(in->model, l), &out->offload);
+    offload_layer_exposed(&out->offload, out->fwd.compute, out->bwd.compute + out->bwd.recompute,
+                          out->fwd.dp, out->bwd.dp, &out->fwd.offload, &out->bwd.offload);
+}
+
 int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
 {
     const layout_t *l = in->layout;
     const cluster_t *c = in->cluster;
     memset(out, 0, sizeof *out);
+    int rc = sim_model_supported(in->model, err);
+    if (rc)
+        return rc;
     if (strcmp(in->profile->gpu, c->gpu.name) != 0)
         return err_setf(err, ERR_INPUT, NULL, "--profile",
                         "the profile describes %s but the cluster's GPU is %s",
@@ -499,8 +533,7 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--gpus",
                         "the cluster has %d GPUs but the layout uses %d", c->n_gpus,
                         l->n_gpus);
-    int rc = topo_place_groups(l, c->gpus_per_node, &out->placement, err);
-    if (rc)
+    if ((rc = topo_place_groups(l, c->gpus_per_node, &out->placement, err)))
         return rc;
     out->tp_span = span_of(c, &out->placement.group[GROUP_TP]);
     out->dp_span = span_of(c, &out->placement.group[GROUP_DP_CP]);
@@ -538,6 +571,8 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
     out->layer_params = layer_params_gpu(in->model, l);
     if (l->zero >= 3)
         price_zero3(in, out);
+    if (l->offload)
+        price_offload(in, out);
     out->straggler_cv = in->opt.straggler_cv >= 0 ? in->opt.straggler_cv
                                                   : in->profile->straggler_cv;
     out->straggler_sigma_max = sim_expected_max_normal(l->n_gpus);

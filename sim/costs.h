@@ -28,6 +28,7 @@
 #include "models/model.h"
 #include "topologies/cluster.h"
 #include "topologies/placement.h"
+#include "sim/offload.h"
 
 /* Context parallelism's K/V exchange. */
 typedef enum {
@@ -140,6 +141,7 @@ typedef struct {
     double tp;        /* exposed tensor-parallel communication */
     double cp;        /* exposed context-parallel ring exchange */
     double dp;        /* exposed ZeRO-3 parameter gathers inside the pass */
+    double offload;   /* exposed host transfers (layout_t.offload; sim/offload.h) */
 } cost_parts_t;
 
 double cost_total(const cost_parts_t *c);
@@ -171,7 +173,12 @@ typedef struct {
     op_cost_t ops[SIM_MAX_OPS]; /* per-operation breakdown of one layer */
     double straggler_sigma_max; /* E[max of n_gpus standard normals] */
     double straggler_cv;
+    offload_costs_t offload;    /* host transfers and CPU step (zeros without offload) */
 } step_costs_t;
+
+/* ERR_INPUT, one line, for models the simulator cannot price yet
+ * (mixture-of-experts blocks, multi-latent attention). */
+int sim_model_supported(const model_t *m, err_t *err);
 
 /* Price every piece. ERR_INPUT if the cluster has fewer GPUs than the
  * layout, or if the profile is for another GPU than the cluster's. */

@@ -8,6 +8,8 @@
 
 #include "common/catalog.h"
 #include "common/clock.h"
+#include "sim/costs.h"
+#include "sim/offload.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -266,7 +268,7 @@ static const recompute_t RC_ORDER[] = {RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECO
 
 /* One base layout (everything but recompute): the lightest recompute mode
  * of the framework that fits is kept; heavier ones are never faster. */
-static void consider(enum_ctx_t *e, int fi, layout_t base)
+static bool consider(enum_ctx_t *e, int fi, layout_t base)
 {
     const plan_fw_t *f = &e->fws[fi];
     plan_search_t *out = e->out;
@@ -292,7 +294,9 @@ static void consider(enum_ctx_t *e, int fi, layout_t base)
             out->smallest_memory_gib = gib;
             out->smallest_memory_layout = l;
         }
-        if (gib > e->c->gpu.memory_gib) {
+        double host_need, host_have;
+        if (gib > e->c->gpu.memory_gib ||
+            (l.offload && !offload_host_fits(&mem, e->c, &l, &host_need, &host_have))) {
             out->pruned[PRUNE_MEMORY]++;
             continue;
         }
@@ -302,8 +306,9 @@ static void consider(enum_ctx_t *e, int fi, layout_t base)
             continue;
         }
         push(e->cl, &l, fi);
-        return;
+        return true;
     }
+    return false;
 }
 
 /* The batch dimensions of one (tp, cp, pp, vpp, split) shape. */
@@ -332,7 +337,12 @@ static void enum_batch(enum_ctx_t *e, int fi, const layout_t *shape, int dp)
             l.grad_accum = 0;
             l.distributed_optimizer = z == 1;
             l.zero = z == 1 ? 0 : z;
-            consider(e, fi, l);
+            /* Host transfers never speed a step up: offload only what no
+             * recompute mode fits on the GPU. */
+            if (!consider(e, fi, l) && s->allow_offload && z >= 1) {
+                l.offload = LAYOUT_OFFLOAD_OPTIMIZER | (z == 3 ? LAYOUT_OFFLOAD_PARAMS : 0);
+                consider(e, fi, l);
+            }
         }
     }
 }
@@ -581,6 +591,8 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
                 err_t *err)
 {
     memset(out, 0, sizeof *out);
+    if (sim_model_supported(m, err))
+        return ERR_INPUT;
     double t0 = clock_now_s();
     plan_fw_t fws[PLAN_MAX_FRAMEWORKS];
     int n_fws = 0;

@@ -23,7 +23,11 @@
  *   recompute the framework's modes, each searched only where the
  *         lighter ones do not fit (recompute never speeds a step up);
  *   schedule 1F1B, interleaved and GPipe as the framework runs them;
- *   sequence parallelism whenever TP > 1 and the framework has it.
+ *   sequence parallelism whenever TP > 1 and the framework has it;
+ *   offload (allow_offload) the optimizer state, and with ZeRO-3 the
+ *         parameters, to host memory: tried only for sharded layouts whose
+ *         every recompute mode is over GPU memory, and kept when the
+ *         host's memory holds it.
  *
  * Every candidate is checked with the simulator's memory model; those that
  * fit are ranked by a lower bound on their step time and simulated in that
@@ -67,6 +71,8 @@ typedef struct {
     plan_range_t tp, pp, cp, vpp, micro_batch, zero; /* constraints */
     unsigned recompute_mask; /* bit 1 << recompute_t; 0 = the framework's */
     unsigned schedule_mask;  /* bit 1 << schedule_t; 0 = the framework's */
+    bool allow_offload;      /* also offload the optimizer (and ZeRO-3's
+                                parameters) to host memory where it is sharded */
 } plan_space_t;
 
 void plan_space_default(plan_space_t *s);

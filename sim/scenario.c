@@ -5,14 +5,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/offload.h"
+
 int scenario_begin(const scenario_spec_t *spec, scenario_t *s, err_t *err)
 {
     memset(s, 0, sizeof *s);
     int rc;
     if (spec->model_given)
         s->model = *spec->model_given;
-    else if ((rc = model_load(spec->model, &s->model, err)))
-        return rc;
+    else {
+        model_load_opts_t mo = {spec->assume_architecture};
+        if ((rc = model_load_ex(spec->model, &mo, &s->model, &s->notes, err)))
+            return rc;
+    }
     if (!spec->cluster.n_gpus)
         return err_setf(err, ERR_INPUT, NULL, "--gpus",
                         "say how many GPUs the job uses (e.g. --gpus 256)");
@@ -29,6 +34,8 @@ int scenario_begin(const scenario_spec_t *spec, scenario_t *s, err_t *err)
 int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
 {
     int rc;
+    if (s->notes.oom)
+        return err_set(err, ERR_RUNTIME, "out of memory listing the inputs' notes");
     if (s->fw.sp_with_tp && s->layout.tp > 1)
         s->layout.sequence_parallel = true;
     /* a plain "fp8" is whatever fp8 recipe the framework runs by that name */
@@ -47,6 +54,7 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--tp-comm-overlap",
                         "needs --sequence-parallel (Transformer Engine overlaps the "
                         "all-gather and reduce-scatter that SP uses)");
+    offload_notes(&s->layout, &s->cluster, &s->notes);
     rc = profile_path ? prof_load(profile_path, &s->profile, err)
                       : prof_load_default(s->cluster.gpu.name, &s->profile, err);
     if (rc)
@@ -83,4 +91,5 @@ void scenario_assumptions(const scenario_t *s, char *buf, size_t cap)
 void scenario_free(scenario_t *s)
 {
     prof_free(&s->profile);
+    notes_free(&s->notes);
 }

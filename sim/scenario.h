@@ -22,6 +22,7 @@
 #define SCALEPLAN_SIM_SCENARIO_H
 
 #include "common/error.h"
+#include "common/notes.h"
 #include "models/layout.h"
 #include "models/model.h"
 #include "profile/profile.h"
@@ -34,6 +35,8 @@ typedef struct {
     const model_t *model_given; /* or a model built elsewhere (copied); wins */
     cluster_spec_t cluster;     /* GPU or cluster, n_gpus required */
     const char *framework;      /* framework preset; NULL = the default */
+    const char *assume_architecture; /* read a config's model_type as this
+                                        one (model_load_opts_t); NULL = its own */
 } scenario_spec_t;
 
 typedef struct {
@@ -45,6 +48,9 @@ typedef struct {
     char framework[32]; /* the preset's name ("" = the default) */
     fw_preset_t fw;     /* the preset itself */
     sim_input_t input; /* points into this struct after scenario_finish */
+    notes_t notes;     /* what the readers of the user's files ignored or
+                          assumed (the model's config, DeepSpeed, Megatron,
+                          torchtitan); printed and put in --json */
 } scenario_t;
 
 /* Start s from spec: the model, the cluster (ERR_INPUT naming --gpus when
@@ -66,7 +72,7 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err);
  * preset's sections that say ASSUMED. "" when there are none. */
 void scenario_assumptions(const scenario_t *s, char *buf, size_t cap);
 
-/* Free what s owns (the profile). */
+/* Free what s owns (the profile, the notes). */
 void scenario_free(scenario_t *s);
 
 #endif

@@ -41,7 +41,7 @@ const char *sim_bd_name(sim_bd_t b)
 {
     static const char *names[BD_COUNT] = {"compute",   "recompute", "tp_comm",  "cp_comm",
                                           "pp_comm",   "pp_bubble", "dp_comm",  "optimizer",
-                                          "straggler", "other"};
+                                          "offload",   "straggler", "other"};
     return b < BD_COUNT ? names[b] : "?";
 }
 
@@ -143,6 +143,7 @@ static void scale_add(cost_parts_t *acc, const cost_parts_t *x, double k)
     acc->tp += k * x->tp;
     acc->cp += k * x->cp;
     acc->dp += k * x->dp;
+    acc->offload += k * x->offload;
 }
 
 static int chunk_layers(const builder_t *b, int vs)
@@ -353,6 +354,33 @@ static void build_embed_sync(builder_t *b, build_scratch_t *x)
     x->dp_tasks[x->n_dp++] = id;
 }
 
+/* The optimizer step of one stage after the sync: on the GPU, or with
+ * optimizer offload the gradients out, the CPU step (with what stays on the
+ * GPU) and the parameters back, in that order. Returns the last task. */
+static int add_step_tasks(builder_t *b, int stage, double params_on_gpu, int after)
+{
+    const offload_costs_t *o = &b->c->offload;
+    double gpu_s = sim_optimizer_time(b->in, params_on_gpu);
+    if (b->in->layout->offload & LAYOUT_OFFLOAD_OPTIMIZER)
+        gpu_s *= o->step_gpu_share;
+    int prev = after;
+    if (o->step_grad_s > 0) {
+        prev = add_task(b, stage, ST_COMPUTE, o->step_grad_s, TASK_OFFLOAD, TAG(0, 0, NO_LAYER),
+                        NULL);
+        add_dep(b, prev, after);
+    }
+    int opt = add_task(b, stage, ST_COMPUTE, gpu_s + o->step_cpu_s, TASK_OPTIMIZER,
+                       TAG(0, 0, NO_LAYER), NULL);
+    add_dep(b, opt, prev);
+    if (o->step_param_s > 0) {
+        int back = add_task(b, stage, ST_COMPUTE, o->step_param_s, TASK_OFFLOAD,
+                            TAG(0, 0, NO_LAYER), NULL);
+        add_dep(b, back, opt);
+        return back;
+    }
+    return opt;
+}
+
 /* Phase 4: end of step: gradient-norm synchronisation over every rank, then
  * the optimizer and (sharded optimizers) the parameter all-gather. */
 static void build_step_end(builder_t *b, const build_scratch_t *x)
@@ -381,9 +409,7 @@ static void build_step_end(builder_t *b, const build_scratch_t *x)
             params += chunk_params(b, cidx * b->p + s, &head, &embed);
             layers += chunk_layers(b, cidx * b->p + s);
         }
-        int opt = add_task(b, s, ST_COMPUTE, sim_optimizer_time(in, params / shard), TASK_OPTIMIZER,
-                           TAG(0, 0, NO_LAYER), NULL);
-        add_dep(b, opt, sync);
+        int opt = add_step_tasks(b, s, params / shard, sync);
         if (sharded_opt && l->zero < 3) {
             double gather = sim_param_gather_time(in, c, params);
             if (in->opt.overlap_param_gather) {
@@ -506,6 +532,10 @@ static void classify_gap(const sim_engine_t *e, int t, double gap_start, double 
         bd[BD_DP_COMM] += gap;
         return;
     }
+    if (kind == TASK_OFFLOAD) {
+        bd[BD_OFFLOAD] += gap;
+        return;
+    }
     bd[BD_PP_BUBBLE] += gap;
 }
 
@@ -523,6 +553,8 @@ static void read_breakdown(const builder_t *b, int stage, double makespan, doubl
             classify_gap(e, t, prev_end, start, bd);
         if (eng_kind(e, t) == TASK_OPTIMIZER) {
             bd[BD_OPTIMIZER] += eng_duration(e, t);
+        } else if (eng_kind(e, t) == TASK_OFFLOAD) {
+            bd[BD_OFFLOAD] += eng_duration(e, t);
         } else {
             const cost_parts_t *p = &ctx->parts[t];
             bd[BD_COMPUTE] += p->compute;
@@ -530,6 +562,7 @@ static void read_breakdown(const builder_t *b, int stage, double makespan, doubl
             bd[BD_TP_COMM] += p->tp;
             bd[BD_CP_COMM] += p->cp;
             bd[BD_DP_COMM] += p->dp;
+            bd[BD_OFFLOAD] += p->offload;
         }
         prev_end = eng_end(e, t);
     }
@@ -589,6 +622,24 @@ int sim_check_size(const sim_input_t *in, err_t *err)
                         l->grad_accum, l->pp, l->vpp, tasks, SIM_MAX_TASKS,
                         SIM_MAX_MICRO_BATCHES);
     return ERR_OK;
+}
+
+/* All host transfers of the critical stage in one step: per pass the
+ * parameter fetches (forward and backward) and gradient stores of each
+ * layer and the activations of the offloaded blocks, and the per-step
+ * gradient and parameter copies of the optimizer offload. */
+static void offload_totals(const builder_t *b, int stage, sim_result_t *out)
+{
+    const offload_costs_t *o = &b->c->offload;
+    const layout_t *l = b->in->layout;
+    offload_env_t env;
+    offload_env(b->in->cluster, l, &env);
+    double layers = layout_stage_layers(l, b->in->model, stage);
+    double per_mb = layers * (2 * o->param_fetch_s + o->grad_store_s) +
+                    2 * o->act_share * layers * o->act_layer_s;
+    double s = b->m * per_mb + o->step_grad_s + o->step_param_s;
+    out->offload_transfer_s = s;
+    out->offload_transfer_gb = s * env.link_gbs;
 }
 
 int sim_run_step(sim_ctx_t *ctx, const sim_input_t *in, sim_result_t *out, err_t *err)
@@ -654,6 +705,12 @@ int sim_run_step_costs(sim_ctx_t *ctx, const sim_input_t *in, const step_costs_t
     model_memory_peak(in->model, l, &mo, &out->memory);
     out->capacity_gib = in->cluster->gpu.memory_gib;
     out->fits = out->memory.total_bytes / GIB <= out->capacity_gib;
+    if (l->offload) {
+        if (!offload_host_fits(&out->memory, in->cluster, l, &out->host_gib,
+                               &out->host_capacity_gib))
+            out->fits = false;
+        offload_totals(&b, crit, out);
+    }
     return ERR_OK;
 }
 
@@ -661,7 +718,7 @@ int sim_run_step_costs(sim_ctx_t *ctx, const sim_input_t *in, const step_costs_t
 
 static const char *kind_names[TASK_KIND_COUNT] = {
     "fwd", "bwd", "send", "dp reduce", "embedding grad sync", "step sync", "optimizer",
-    "param all-gather"};
+    "param all-gather", "offload transfer"};
 
 const char *sim_task_kind_name(sim_task_kind_t k)
 {

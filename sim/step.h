@@ -30,13 +30,14 @@ typedef enum {
     BD_PP_BUBBLE,
     BD_DP_COMM,
     BD_OPTIMIZER,
+    BD_OFFLOAD,   /* exposed host transfers of offloaded state (sim/offload.h) */
     BD_STRAGGLER,
     BD_OTHER,
     BD_COUNT
 } sim_bd_t;
 
 /* JSON/table names: compute, recompute, tp_comm, cp_comm, pp_comm,
- * pp_bubble, dp_comm, optimizer, straggler, other. */
+ * pp_bubble, dp_comm, optimizer, offload, straggler, other. */
 const char *sim_bd_name(sim_bd_t b);
 
 /* Task kinds on the timeline (for traces and analysis). */
@@ -49,6 +50,7 @@ typedef enum {
     TASK_SYNC,       /* end-of-step synchronisation (gradient norm) */
     TASK_OPTIMIZER,
     TASK_PARAM_GATHER,
+    TASK_OFFLOAD,    /* gradients to the host / parameters back (optimizer offload) */
     TASK_KIND_COUNT
 } sim_task_kind_t;
 
@@ -62,7 +64,12 @@ typedef struct {
     double mfu, hfu;            /* against the dense bf16 (fp16) peak */
     model_memory_t memory;      /* peak pipeline stage */
     double capacity_gib;
-    bool fits;
+    double host_gib, host_capacity_gib; /* offload's host memory per GPU and the
+                                           GPU's share of its node; 0 without */
+    bool fits;                  /* GPU memory, and host memory with offload */
+    double offload_transfer_s;  /* host transfers of one step on the critical
+                                   stage, hidden or not (offload only) */
+    double offload_transfer_gb; /* their volume, both directions, GB per GPU */
     int critical_stage;         /* stage whose timeline the breakdown reads */
     int tasks;
     long events;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "models/hfconfig.h"
 #include "models/layout_json.h"
 #include "sim/step.h"
 

@@ -164,7 +164,11 @@ static void test_bad_inputs_exit_2(void)
         {"model --model tests/fixtures/configs/negative.json", "num_hidden_layers"},
         {"model --model tests/fixtures/configs/huge.json", "num_hidden_layers"},
         {"model --model tests/fixtures/configs/nan.json", "malformed JSON"},
-        {"model --model tests/fixtures/configs/mixtral-config.json", "mixture-of-experts"},
+        {"model --model tests/fixtures/hf/bert-base-uncased/config.json", "encoder-only"},
+        {"sim --model mixtral-8x7b --gpu h100-sxm --gpus 8 --ep 8",
+         "does not price MoE layers yet"},
+        {"model --model mixtral-8x7b --ep 3 --gpus 6", "--ep"},
+        {"model --model llama3-8b --ep 2 --gpus 2", "dense"},
         {"model --model /no/such/config.json", "no such file"},
         {"model --model llama3-8b --deepspeed tests/fixtures/configs/ds_bad.json",
          "train_micro_batch_size_per_gpu"},
@@ -626,7 +630,146 @@ static void test_unmet_requests_exit_1(void)
            0, NULL, NULL);
 }
 
-TEST_SUITE(suite_cli, "cli", TEST(test_help_and_version), TEST(test_model_json_contract),
+/* Framework inputs on the sim command line: a whole Megatron-LM launch
+ * script defines model, layout and GPU count; its notes are printed and in
+ * --json; explicit flags override it. */
+static void test_framework_inputs(void)
+{
+    char *out = NULL;
+    expect("sim --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt --gpu h100-sxm",
+           0, &out, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP4 PP8 VPP5 CP1 DP2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "read from the inputs"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "ignored --lr: no effect on speed or memory"));
+    free(out);
+    out = NULL;
+    expect("sim --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt --gpu h100-sxm "
+           "--gpus 128 --json",
+           0, &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "dp")->valueint, 4);
+    cJSON *notes = cJSON_GetObjectItem(j, "notes");
+    CU_ASSERT_TRUE(cJSON_GetArraySize(notes) > 20);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(notes, 0), "kind")->valuestring,
+                           "ignored");
+    cJSON_Delete(j);
+    free(out);
+    out = NULL;
+    expect("sim --megatron-args \"--num-layers 4 --hidden-size 256 --num-attention-heads 4 "
+           "--max-position-embeddings 1024 --seq-length 1024 --vocab-size 5000 "
+           "--tokenizer-type NullTokenizer --bf16 --tensor-model-parallel-size 2\" "
+           "--gpu h100-sxm --gpus 8 --json",
+           0, &out, NULL);
+    j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "tp")->valueint, 2);
+    cJSON_Delete(j);
+    free(out);
+    /* A torchtitan job config: the model from its flavor, FSDP over --gpus. */
+    expect("sim --torchtitan tests/fixtures/torchtitan/llama3_70b.toml --gpu h100-sxm --gpus 64 "
+           "--json",
+           0, &out, NULL);
+    j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "model")->valuestring, "llama3-70b");
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "tp")->valueint, 8);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "zero")->valueint, 3);
+    /* without --framework, the config's torchtitan generation runs it */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "torchtitan-2025-06 (the framework of the torchtitan"));
+    cJSON_Delete(j);
+    free(out);
+    out = NULL;
+    /* A ZeRO-2 DeepSpeed config runs as DeepSpeed (the default Megatron-Core
+     * preset has no ZeRO-2), its optimizer offload honoured. */
+    expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 "
+           "--deepspeed tests/fixtures/deepspeed/zero2_offload.json --json",
+           0, &out, NULL);
+    j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "zero")->valueint, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "deepspeed (the framework of the DeepSpeed config"));
+    CU_ASSERT_TRUE(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "breakdown_s"), "offload")->valuedouble > 0);
+    cJSON_Delete(j);
+    free(out);
+    out = NULL;
+    /* A Trainer-style DeepSpeed config with "auto": resolved, offload honoured,
+     * said in the notes. */
+    expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --micro-batch 2 --recompute full "
+           "--deepspeed tests/fixtures/deepspeed/zero3_auto.json --json",
+           0, &out, NULL);
+    j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    cJSON *lay = cJSON_GetObjectItem(j, "layout");
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(lay, "zero")->valueint, 3);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(lay, "micro_batch")->valueint, 2);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(lay, "offload")->valuestring, "optimizer,params");
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "zero_optimization.reduce_bucket_size"));
+    cJSON_Delete(j);
+    free(out);
+    out = NULL;
+    char *err = NULL;
+    expect("sim --model llama3-8b --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt "
+           "--gpu h100-sxm",
+           2, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "give one or the other"));
+    free(err);
+    err = NULL;
+    expect("sim --torchtitan tests/fixtures/torchtitan/llama3_8b.toml --gpu h100-sxm", 2, NULL,
+           &err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "give --gpus"));
+    free(err);
+    err = NULL;
+    expect("sim --megatron-args \"--num-layer 4\" --model llama3-8b --gpu h100-sxm --gpus 8", 2,
+           NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "did you mean --num-layers"));
+    free(err);
+}
+
+/* Offload on the command line: the acceptance case (with full recompute:
+ * at 8192 tokens the activations alone exceed the GPU otherwise), its
+ * breakdown key and JSON, and the host memory in the model command. */
+static void test_offload_cli(void)
+{
+    char *out = NULL;
+    expect("sim --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer,params "
+           "--recompute full --json",
+           0, &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(j, "fits")));
+    CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "breakdown_s"), "offload"));
+    cJSON *off = cJSON_GetObjectItem(j, "offload");
+    CU_ASSERT_TRUE(cJSON_GetObjectItem(off, "transfer_gb")->valuedouble > 0);
+    CU_ASSERT_TRUE(cJSON_GetObjectItem(off, "cpu_step_s")->valuedouble > 1);
+    CU_ASSERT_STRING_EQUAL(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "offload")->valuestring,
+        "optimizer,params");
+    CU_ASSERT_TRUE(cJSON_GetArraySize(cJSON_GetObjectItem(j, "notes")) >= 2);
+    cJSON_Delete(j);
+    free(out);
+    out = NULL;
+    /* At seq 8192 without recompute the activations (about 174 GiB) do not
+     * fit: exit 1, the advice names full recompute first. */
+    char *err = NULL;
+    expect("sim --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer,params", 1,
+           &out, &err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "offload: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "try --recompute full, --offload ...,activations"));
+    free(out);
+    free(err);
+    out = NULL;
+    expect("model --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer", 0,
+           &out, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "host (offload)"));
+    free(out);
+    err = NULL;
+    expect("sim --model llama3-8b --gpus 8 --gpu h100-sxm --offload params", 2, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "--zero 3"));
+    free(err);
+}
+
+TEST_SUITE(suite_cli, "cli", TEST(test_framework_inputs), TEST(test_offload_cli), TEST(test_help_and_version), TEST(test_model_json_contract),
            TEST(test_megatron_aliases), TEST(test_model_text), TEST(test_bad_inputs_exit_2),
            TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_errors_and_fit),
            TEST(test_reliability_and_budget), TEST(test_plan_cli),

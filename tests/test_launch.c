@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "inputs/deepspeed.h"
 #include "inputs/megatron_args.h"
 #include "models/layout_json.h"
 #include "reports/launch.h"
@@ -218,7 +219,12 @@ static void test_deepspeed_round_trip(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(cfg);
         layout_t back;
         layout_defaults(&back);
-        CU_ASSERT_EQUAL_FATAL(layout_apply_deepspeed(cfg, "emitted", &back, &e), 0);
+        notes_t notes;
+        notes_init(&notes);
+        CU_ASSERT_EQUAL_FATAL(deepspeed_apply(text, strlen(text), "emitted", NULL, &back, NULL,
+                                              &notes, &e),
+                              0);
+        notes_free(&notes);
         CU_ASSERT_EQUAL(back.micro_batch, l.micro_batch);
         CU_ASSERT_EQUAL(back.global_batch, l.global_batch);
         CU_ASSERT_EQUAL(back.zero, z);

@@ -151,35 +151,6 @@ static void test_uneven_pipeline(void)
     CHECK_ERR(rc, &e, ERR_INPUT, "--first-stage-layers", "split evenly");
 }
 
-static void test_deepspeed_config(void)
-{
-    model_t m = load("llama3-8b");
-    cJSON *cfg = NULL;
-    err_t e;
-    CU_ASSERT_EQUAL_FATAL(json_parse_file(fixture("configs/ds_config.json"), &cfg, &e), 0);
-    layout_t l;
-    layout_defaults(&l);
-    CU_ASSERT_EQUAL(layout_apply_deepspeed(cfg, "ds_config.json", &l, &e), 0);
-    cJSON_Delete(cfg);
-    CU_ASSERT_EQUAL(l.zero, 2);
-    CU_ASSERT_EQUAL(l.micro_batch, 2);
-    CU_ASSERT_EQUAL(l.global_batch, 512);
-    CU_ASSERT_EQUAL(l.precision, PRECISION_BF16);
-    /* 512 = 2 x 4 x DP: consistent on 64 GPUs ... */
-    layout_t ok = l;
-    CU_ASSERT_EQUAL(layout_finalize(&ok, &m, 64, &e), 0);
-    CU_ASSERT_EQUAL(ok.grad_accum, 4);
-    /* ... and refused on 32, where the accumulation would be 8 */
-    layout_t bad = l;
-    int rc = layout_finalize(&bad, &m, 32, &e);
-    CHECK_ERR(rc, &e, ERR_INPUT, "--grad-accum", "4 micro-batches");
-    CU_ASSERT_EQUAL_FATAL(json_parse_file(fixture("configs/ds_bad.json"), &cfg, &e), 0);
-    layout_defaults(&l);
-    rc = layout_apply_deepspeed(cfg, "ds_bad.json", &l, &e);
-    CHECK_ERR(rc, &e, ERR_INPUT, "ds_bad.json", "train_micro_batch_size_per_gpu");
-    cJSON_Delete(cfg);
-}
-
 static void test_enum_names(void)
 {
     err_t e;
@@ -197,4 +168,4 @@ static void test_enum_names(void)
 }
 
 TEST_SUITE(suite_layout, "layout", TEST(test_derived), TEST(test_refusals),
-           TEST(test_uneven_pipeline), TEST(test_deepspeed_config), TEST(test_enum_names));
+           TEST(test_uneven_pipeline), TEST(test_enum_names));

@@ -76,15 +76,17 @@ static void test_llama3_70b_script(void)
     CU_ASSERT_EQUAL(l->seq_len, 8192);
     CU_ASSERT_EQUAL(l->precision, PRECISION_FP8_CS); /* --fp8-recipe tensorwise */
     CU_ASSERT_EQUAL(l->grad_bytes, 2); /* --grad-reduce-in-bf16 */
+    CU_ASSERT_TRUE(a.opt.fp8_param_gather);
     CU_ASSERT_TRUE(l->flash_attention);
     CU_ASSERT_TRUE(a.opt.overlap_grad_reduce);
     CU_ASSERT_TRUE(a.opt.overlap_param_gather);
     CU_ASSERT_TRUE(a.opt.tp_comm_overlap);
     CU_ASSERT_EQUAL(a.world_size, 64); /* torchrun --nproc_per_node 8 --nnodes 8 */
-    /* Said, not silent: training hyper-parameters, fp8 details, the
-     * environment, the vocabulary padding. */
+    /* Said, not silent: training hyper-parameters,
+     * the environment, the vocabulary padding. */
     CU_ASSERT_TRUE(has_note(&a, "--lr", NOTE_IGNORED));
     CU_ASSERT_TRUE(has_note(&a, "--save", NOTE_IGNORED));
+    CU_ASSERT_FALSE(has_note(&a, "--fp8-recipe", NOTE_IGNORED)); /* read */
     CU_ASSERT_TRUE(has_note(&a, "--manual-gc", NOTE_IGNORED));
     CU_ASSERT_TRUE(has_note(&a, "CUDA_DEVICE_MAX_CONNECTIONS=1", NOTE_IGNORED));
     CU_ASSERT_TRUE(has_note(&a, "--make-vocab-size-divisible-by", NOTE_ASSUMED));
@@ -223,9 +225,18 @@ static void test_bad_arguments(void)
         {"--num-layers 2 --hidden-size 64 --num-attention-heads 3 --max-position-embeddings 8 "
          "--vocab-size 10",
          {"--num-attention-heads", "must divide"}},
-        {"--num-layers 2 --hidden-size 64 --num-attention-heads 4 --num-experts 8 "
+        {"--num-layers 4 --hidden-size 64 --num-attention-heads 4 --num-experts 8 "
+         "--moe-layer-freq ([0]*1+[1]*2) --max-position-embeddings 8 --vocab-size 10",
+         {"--moe-layer-freq", "3 entries", "--num-layers 4"}},
+        {"--num-layers 4 --hidden-size 64 --num-attention-heads 4 --num-experts 8 "
+         "--moe-layer-freq [0,2] --max-position-embeddings 8 --vocab-size 10",
+         {"--moe-layer-freq", "list of 0/1"}},
+        {"--num-layers 2 --hidden-size 64 --num-attention-heads 4 --multi-latent-attention "
          "--max-position-embeddings 8 --vocab-size 10",
-         {"--num-experts", "mixture-of-experts"}},
+         {"--multi-latent-attention", "--disable-bias-linear"}},
+        {"--num-layers 2 --hidden-size 64 --num-attention-heads 4 --hybrid-layer-pattern M*- "
+         "--max-position-embeddings 8 --vocab-size 10",
+         {"--hybrid-layer-pattern", "Mamba"}},
         {"--bf16 --fp16", {"--fp16", "--bf16"}},
         {"torchrun pretrain_gpt.py --seq-length '4096", {"single quote"}},
         {"--bf16 stray", {"stray", "--bf16"}},
@@ -271,6 +282,130 @@ static void test_legacy_flags(void)
     megatron_args_free(&a);
 }
 
+/* DeepSeek-V3 as Megatron-LM arguments (the shape of Megatron-Bridge's
+ * deepseek_v3 recipe: MLA with q/kv LoRA ranks 1536/512, 3 dense blocks
+ * then 58 MoE blocks of 256 experts of 2048 plus one shared expert, top 8,
+ * one MTP layer, no biases, untied, RMSNorm, --qk-layernorm for the latent
+ * norms). The main model is HF's 671,026,419,200 parameters less the
+ * e_score_correction_bias vectors (a buffer in Megatron-Core: 58 x 256 =
+ * 14,848) plus the vocabulary padding (129280 is already a multiple of 128
+ * x TP 2 = 256, so none). */
+static void test_deepseek_v3_moe(void)
+{
+    const char *text =
+        "--num-layers 61 --hidden-size 7168 --ffn-hidden-size 18432 --num-attention-heads 128 "
+        "--multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 "
+        "--qk-pos-emb-head-dim 64 --v-head-dim 128 --qk-layernorm --swiglu "
+        "--normalization RMSNorm --position-embedding-type rope --disable-bias-linear "
+        "--untie-embeddings-and-output-weights --max-position-embeddings 163840 "
+        "--num-experts 256 --moe-router-topk 8 --moe-ffn-hidden-size 2048 "
+        "--moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) "
+        "--moe-router-enable-expert-bias --mtp-num-layers 1 --tokenizer-type NullTokenizer "
+        "--vocab-size 129280 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 8 "
+        "--expert-model-parallel-size 64 --expert-tensor-parallel-size 1 --seq-length 4096 "
+        "--bf16 --attention-dropout 0 --hidden-dropout 0";
+    megatron_args_t a;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(read_text(text, &a, &e), 0);
+    model_params_t p;
+    model_params(&a.model, &p);
+    CU_ASSERT_EQUAL(a.model.moe.n_moe_layers, 58);
+    CU_ASSERT_FALSE(model_moe_layer(&a.model, 2));
+    CU_ASSERT_TRUE(model_moe_layer(&a.model, 3));
+    CHECK_REL(p.total, 671026419200.0 - 58 * 256, 0);
+    CHECK_REL(p.mtp, 11610068224.0 - 256, 0);
+    CU_ASSERT_EQUAL(a.layout.ep, 64);
+    CU_ASSERT_EQUAL(a.layout.etp, 1);
+    CU_ASSERT_TRUE(has_note(&a, "--moe-router-enable-expert-bias", NOTE_ASSUMED));
+    megatron_args_free(&a);
+    /* The same pattern as an integer: every block MoE with --moe-layer-freq 1,
+     * every other with 2 (blocks 0, 2, ...). */
+    CU_ASSERT_EQUAL_FATAL(read_text("--num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+                                    "--num-experts 4 --moe-layer-freq 2 --disable-bias-linear "
+                                    "--max-position-embeddings 8 --vocab-size 128 --qk-layernorm "
+                                    "--normalization RMSNorm",
+                                    &a, &e),
+                          0);
+    CU_ASSERT_EQUAL(a.model.moe.n_moe_layers, 2);
+    CU_ASSERT_TRUE(model_moe_layer(&a.model, 0) && model_moe_layer(&a.model, 2));
+    CU_ASSERT_EQUAL(a.model.moe.expert_ffn, 256); /* --ffn-hidden-size default 4h */
+    CU_ASSERT_EQUAL(a.model.qk_norm, MODEL_QK_NORM_HEAD);
+    megatron_args_free(&a);
+}
+
+/* Offload flags: the GB200 recipes' --cpu-offloading-num-layers (activation
+ * offload of N blocks per stage) and Megatron's optimizer CPU offload with a
+ * fraction. */
+static void test_offload_flags(void)
+{
+    megatron_args_t a;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(read_text("--num-layers 80 --hidden-size 8192 --num-attention-heads 64 "
+                                    "--max-position-embeddings 8192 --vocab-size 128256 "
+                                    "--cpu-offloading-num-layers 40 --optimizer-cpu-offload "
+                                    "--optimizer-offload-fraction 0.5 --use-distributed-optimizer",
+                                    &a, &e),
+                          0);
+    CU_ASSERT_EQUAL(a.layout.offload, LAYOUT_OFFLOAD_ACTIVATIONS | LAYOUT_OFFLOAD_OPTIMIZER);
+    CU_ASSERT_EQUAL(a.layout.offload_act_layers, 40);
+    CHECK_REL(a.layout.offload_fraction, 0.5, 0);
+    megatron_args_free(&a);
+}
+
+/* Precision recipes: --fp8-recipe picks the scaling (delayed stays the
+ * plain fp8 the framework preset names), --fp4-format NVFP4; and the
+ * options the command line decides go onto a preset's options, leaving
+ * the rest (kernels, loss, fp8 caching) the preset's. */
+static void test_recipes_and_options(void)
+{
+    static const struct {
+        const char *flags;
+        precision_t want;
+    } cases[] = {
+        {"--bf16 --fp8-format hybrid", PRECISION_FP8},
+        {"--bf16 --fp8-format hybrid --fp8-recipe delayed", PRECISION_FP8},
+        {"--bf16 --fp8-format hybrid --fp8-recipe tensorwise", PRECISION_FP8_CS},
+        {"--bf16 --fp8-format e4m3 --fp8-recipe mxfp8", PRECISION_MXFP8},
+        {"--bf16 --fp8-format e4m3 --fp8-recipe blockwise", PRECISION_FP8_BLOCK},
+        {"--bf16 --fp4-format e2m1", PRECISION_NVFP4},
+        {"--bf16 --fp8-recipe tensorwise", PRECISION_BF16}, /* no fp8: the recipe is moot */
+    };
+    const char *model = "--num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+                        "--max-position-embeddings 8 --vocab-size 128 ";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "%s%s", model, cases[i].flags);
+        megatron_args_t a;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(read_text(text, &a, &e), 0);
+        if (a.layout.precision != cases[i].want)
+            fprintf(stderr, "%s: precision %d, want %d\n", cases[i].flags, a.layout.precision,
+                    cases[i].want);
+        CU_ASSERT_EQUAL(a.layout.precision, cases[i].want);
+        megatron_args_free(&a);
+    }
+    megatron_args_t a;
+    err_t e;
+    char text[512];
+    snprintf(text, sizeof text, "%s--bf16 --overlap-grad-reduce --fp8-param-gather "
+             "--ddp-bucket-size 1000000", model);
+    CU_ASSERT_EQUAL_FATAL(read_text(text, &a, &e), 0);
+    sim_options_t o;
+    memset(&o, 0, sizeof o);
+    o.overlap_param_gather = true; /* the preset's; Megatron's default is off */
+    o.ce_fwd_bytes = 123;
+    snprintf(o.attn_kernel, sizeof o.attn_kernel, "cudnn");
+    megatron_args_options(&a, &o);
+    CU_ASSERT_TRUE(o.overlap_grad_reduce);
+    CU_ASSERT_FALSE(o.overlap_param_gather);
+    CU_ASSERT_TRUE(o.fp8_param_gather);
+    CHECK_REL(o.bucket_params, 1e6, 0);
+    CHECK_REL(o.ce_fwd_bytes, 123, 0);
+    CU_ASSERT_STRING_EQUAL(o.attn_kernel, "cudnn");
+    megatron_args_free(&a);
+}
+
 TEST_SUITE(suite_megatron_args, "megatron_args", TEST(test_llama3_70b_script),
            TEST(test_shell_script), TEST(test_argument_block), TEST(test_bad_arguments),
-           TEST(test_legacy_flags));
+           TEST(test_legacy_flags), TEST(test_deepseek_v3_moe), TEST(test_offload_flags),
+           TEST(test_recipes_and_options));

@@ -209,7 +209,7 @@ static void test_bad_configs(void)
         {"configs/fractional.json", "hidden_size", "whole number"},
         {"configs/heads-not-dividing.json", "num_attention_heads", "must divide hidden_size"},
         {"configs/kv-not-dividing.json", "num_key_value_heads", "must divide"},
-        {"configs/mixtral-config.json", "num_local_experts", "mixture-of-experts"},
+        {"hf/bert-base-uncased/config.json", "encoder-only", "bert"},
         {"configs/not-a-model.json", "not a transformer config", "not-a-model.json"},
         {"configs/empty.json", "empty", "empty.json"},
         {"configs/array.json", "must be a JSON object", "array.json"},

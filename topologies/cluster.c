@@ -94,6 +94,28 @@ static int cluster_from_json(const cJSON *obj, const char *file, cluster_t *c,
         return rc;
     if (c->gpus_per_host == 0)
         c->gpus_per_host = c->gpus_per_node;
+    const cJSON *host = NULL;
+    if ((rc = json_get_object(obj, "host", &ctx, JSON_OPTIONAL, &host, err)))
+        return rc;
+    /* Defaults for files without a host object: a 1 TiB, 64-core, 10 GB/s
+     * NVMe server (assumed, said by the commands that use it). */
+    c->host_memory_gib = 1024;
+    c->host_cpu_cores = 64;
+    c->nvme_gbs_per_node = 10;
+    c->host_assumed = host == NULL;
+    if (host) {
+        json_ctx_t hctx = json_ctx_member(&ctx, "host");
+        if ((rc = json_get_double(host, "memory_gib", &hctx, JSON_REQUIRED, 1, 1e9,
+                                  &c->host_memory_gib, err)) ||
+            (rc = json_get_int(host, "cpu_cores", &hctx, JSON_REQUIRED, 1, 1 << 20,
+                               &c->host_cpu_cores, err)) ||
+            (rc = json_get_double(host, "nvme_gbs", &hctx, JSON_REQUIRED, 0.01, 1e6,
+                                  &c->nvme_gbs_per_node, err)))
+            return rc;
+        if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(host, "source")))
+            return err_setf(err, ERR_INPUT, file, "host.source",
+                            "missing (every catalog figure needs one)");
+    }
     if ((rc = gpu_load(gpu, &c->gpu, err)) ||
         (rc = fabric_load(intra, &c->intra, err)) ||
         (rc = fabric_load(inter, &c->inter, err)))

@@ -11,6 +11,8 @@
 #ifndef SCALEPLAN_TOPOLOGIES_CLUSTER_H
 #define SCALEPLAN_TOPOLOGIES_CLUSTER_H
 
+#include <stdbool.h>
+
 #include "common/error.h"
 #include "common/json.h"
 #include "topologies/fabric.h"
@@ -30,6 +32,14 @@ typedef struct {
     double oversubscription; /* >= 1; taper above a leaf (1 = non-blocking) */
     int nodes_per_leaf;      /* nodes under one leaf before the taper applies */
     double storage_gbs_per_node; /* checkpoint write bandwidth per node, GB/s */
+    /* The host side of a node, for offload: CPU memory, CPU cores (they run
+     * an offloaded optimizer step) and local NVMe bandwidth. From the
+     * cluster file's "host" object; defaults when it has none, with
+     * host_assumed set so the user is told. */
+    double host_memory_gib;  /* CPU memory per node */
+    int host_cpu_cores;      /* physical cores per node */
+    double nvme_gbs_per_node; /* local NVMe bandwidth (sustained), GB/s */
+    bool host_assumed;       /* the figures are scaleplan's defaults */
 } cluster_t;
 
 /* What the user asked for on the command line. Unset fields are NULL / 0. */

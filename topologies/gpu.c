@@ -87,9 +87,18 @@ int gpu_from_json(const cJSON *obj, const json_ctx_t *ctx, gpu_t *g, err_t *err)
                               1e6, &g->scaleup_gbs, err)) ||
         (rc = json_get_int(link, "pcie_gen", &c_link, JSON_OPTIONAL, 1, 10,
                            &g->pcie_gen, err)) ||
+        (rc = json_get_double(link, "host_link_gbs", &c_link, JSON_OPTIONAL, 0.1, 1e5,
+                              &g->host_link_gbs, err)) ||
         (rc = json_get_double(power, "tdp_w", &c_pow, JSON_REQUIRED, 1, 1e5,
                               &g->tdp_w, err)))
         return rc;
+    if (g->host_link_gbs <= 0) {
+        /* A x16 link of the GPU's PCIe generation: 128b/130b lanes at 8, 16,
+         * 32 GT/s for gen 3, 4, 5 (PCI-SIG base specifications), i.e. 15.75,
+         * 31.5, 63 GB/s per direction, doubling per generation. */
+        int gen = g->pcie_gen > 0 ? g->pcie_gen : 4;
+        g->host_link_gbs = gen >= 3 ? 15.75 * (double)(1 << (gen - 3)) : 8.0 / (3 - gen + 1);
+    }
     /* Every group of figures must say where it comes from. */
     const cJSON *groups[] = {mem, link, power};
     const json_ctx_t *ctxs[] = {&c_mem, &c_link, &c_pow};

@@ -42,6 +42,9 @@ typedef struct {
     int sm_count;       /* streaming multiprocessors (CUs on AMD) */
     double scaleup_gbs; /* NVLink/xGMI per GPU per direction, GB/s; 0 = PCIe */
     int pcie_gen;
+    double host_link_gbs; /* GPU <-> host CPU memory, GB/s per direction (PCIe x16
+                             or NVLink-C2C); from pcie_gen when the entry
+                             does not give it */
     double tdp_w;
     char source[800];   /* source of the peak-throughput figures */
 } gpu_t;

@@ -62,6 +62,12 @@ static int check_split(const model_t *a, int tp, err_t *err)
 {
     if (tp < 1)
         return err_setf(err, ERR_INPUT, NULL, "--tp", "must be at least 1 (got %d)", tp);
+    const char *extra = model_trainer_unsupported(a);
+    if (extra)
+        return err_setf(err, ERR_INPUT, a->name, NULL,
+                        "the reference trainer builds GPT- and Llama-style dense blocks; "
+                        "this model has %s",
+                        extra);
     if (a->n_heads % tp != 0)
         return err_setf(err, ERR_INPUT, a->name, "num_attention_heads",
                         "%d heads do not split over TP %d", a->n_heads, tp);

@@ -1,9 +1,12 @@
-/* A DeepSpeed ds_config.json (--deepspeed FILE): layout_apply_deepspeed,
- * then the layout checked against a model as the commands do. */
+/* A DeepSpeed ds_config.json (--deepspeed FILE): inputs/deepspeed with its
+ * "auto" values filled as from the flags, then the layout checked against
+ * a model as the commands do. Errors are one line. */
 #include "tests/fuzz/fuzz.h"
 
+#include <string.h>
+
+#include "inputs/deepspeed.h"
 #include "models/layout.h"
-#include "models/layout_json.h"
 #include "models/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -16,13 +19,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             return 0;
         loaded = 1;
     }
-    cJSON *root = fuzz_json(data, size);
-    if (!root)
-        return 0;
     layout_t l;
     layout_defaults(&l);
-    if (layout_apply_deepspeed(root, "ds_config.json", &l, &err) == 0)
+    sim_options_t o;
+    sim_options_default(&o);
+    notes_t notes;
+    notes_init(&notes);
+    deepspeed_given_t g = {.hidden = m.hidden};
+    int rc = deepspeed_apply((const char *)data, size, "ds_config.json", &g, &l, &o, &notes, &err);
+    if (rc && (err.msg[0] == '\0' || strchr(err.msg, '\n')))
+        __builtin_trap(); /* errors are one non-empty line */
+    if (rc == 0)
         (void)layout_finalize(&l, &m, 64, &err);
-    cJSON_Delete(root);
+    notes_free(&notes);
     return 0;
 }

@@ -1,0 +1,624 @@
+/* torchtitan: job-config TOML into a model name, a layout and simulator
+ * options. Keys and defaults from torchtitan/config/job_config.py (the
+ * JobConfig dataclasses) at 238fa995 (2026-02-23, the last TOML-based
+ * commit) and the renames before it; flavors from torchtitan/models/<name>/__init__.py. */
+#include "inputs/torchtitan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "inputs/toml.h"
+
+typedef struct {
+    toml_doc_t *doc;
+    torchtitan_t *t;
+    const char *file;
+    err_t *err;
+} tt_t;
+
+/* The entry at the first of the spellings that is present (newest first),
+ * marked as read; NULL when none is. */
+static toml_entry_t *find_any(tt_t *x, const char *const *keys)
+{
+    toml_entry_t *found = NULL;
+    for (const char *const *k = keys; *k; k++) {
+        toml_entry_t *e = toml_find(x->doc, *k);
+        if (e) {
+            e->used = true;
+            if (!found)
+                found = e;
+        }
+    }
+    return found;
+}
+
+#define KEYS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static int want_int(tt_t *x, const char *const *keys, long lo, long hi, int *out, bool *present)
+{
+    toml_entry_t *e = find_any(x, keys);
+    if (present)
+        *present = e != NULL;
+    if (!e)
+        return ERR_OK;
+    double v = e->v.type == TOML_INT ? (double)e->v.i : e->v.type == TOML_FLOAT ? e->v.f : NAN;
+    if ((e->v.type != TOML_INT && e->v.type != TOML_FLOAT) || v != floor(v) || v < lo || v > hi)
+        return err_setf(x->err, ERR_INPUT, x->file, e->key,
+                        "line %d: must be a whole number from %ld to %ld", e->v.line, lo, hi);
+    *out = (int)v;
+    return ERR_OK;
+}
+
+static int want_bool(tt_t *x, const char *const *keys, bool *out, bool *present)
+{
+    toml_entry_t *e = find_any(x, keys);
+    if (present)
+        *present = e != NULL;
+    if (!e)
+        return ERR_OK;
+    if (e->v.type != TOML_BOOL)
+        return err_setf(x->err, ERR_INPUT, x->file, e->key, "line %d: must be true or false",
+                        e->v.line);
+    *out = e->v.b;
+    return ERR_OK;
+}
+
+static int want_str(tt_t *x, const char *const *keys, const char **out)
+{
+    toml_entry_t *e = find_any(x, keys);
+    if (!e)
+        return ERR_OK;
+    if (e->v.type != TOML_STRING)
+        return err_setf(x->err, ERR_INPUT, x->file, e->key, "line %d: must be a string",
+                        e->v.line);
+    *out = e->v.str;
+    return ERR_OK;
+}
+
+/* Whether a string array at keys holds one of the words. */
+static int array_has(tt_t *x, const char *const *keys, const char *const *words, bool *out)
+{
+    toml_entry_t *e = find_any(x, keys);
+    *out = false;
+    if (!e)
+        return ERR_OK;
+    if (e->v.type != TOML_ARRAY)
+        return err_setf(x->err, ERR_INPUT, x->file, e->key, "line %d: must be a list of names",
+                        e->v.line);
+    for (int i = 0; i < e->v.n_items; i++) {
+        const toml_value_t *it = &e->v.items[i];
+        if (it->type != TOML_STRING)
+            return err_setf(x->err, ERR_INPUT, x->file, e->key,
+                            "line %d: must be a list of names", e->v.line);
+        for (const char *const *w = words; *w; w++)
+            if (strcmp(it->str, *w) == 0)
+                *out = true;
+    }
+    return ERR_OK;
+}
+
+/* ------------------------------------------------------------ the model */
+
+static const struct {
+    const char *name, *flavor, *catalog;
+} FLAVORS[] = {
+    {"llama3", "8B", "llama3-8b"},
+    {"llama3", "70B", "llama3-70b"},
+    {"llama3", "405B", "llama3-405b"},
+    {"llama4", "17bx16e", "llama4-scout"},
+    {"deepseek_v3", "671B", "deepseek-v3"},
+    {"qwen3", "30B-A3B", "qwen3-30b-a3b"},
+    {"qwen3", "235B-A22B", "qwen3-235b-a22b"},
+};
+
+/* torchtitan's llama3 "debugmodel": dim 256, 6 layers, 16 heads, FFN from
+ * multiple_of 256 (int(8 x 256 / 3) rounded up to 768), a 2048-token test
+ * vocabulary, RoPE base 500000 (torchtitan/models/llama3/__init__.py). */
+static void debug_model(model_t *m)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "torchtitan-debugmodel");
+    snprintf(m->display, sizeof m->display, "torchtitan llama3 debugmodel");
+    snprintf(m->source, sizeof m->source,
+             "torchtitan/models/llama3/__init__.py debugmodel: dim 256, 6 layers, 16 heads, "
+             "FFN 768, vocab 2048");
+    snprintf(m->arch, sizeof m->arch, "llama");
+    m->family = MODEL_FAMILY_LLAMA;
+    m->norm = MODEL_NORM_RMSNORM;
+    m->mlp = MODEL_MLP_SWIGLU;
+    m->act = MODEL_ACT_SILU;
+    m->pos = MODEL_POS_ROPE;
+    m->n_layers = 6;
+    m->hidden = 256;
+    m->n_heads = m->n_kv_heads = 16;
+    m->head_dim = 16;
+    m->ffn = 768;
+    m->vocab = 2048;
+    m->max_seq = 131072;
+    m->norm_eps = 1e-5;
+    m->rope_theta = 500000;
+}
+
+static int model(tt_t *x)
+{
+    torchtitan_t *t = x->t;
+    const char *name = "llama3", *flavor = "debugmodel";
+    bool has_name = toml_find(x->doc, "model.name") != NULL;
+    bool has_flavor = toml_find(x->doc, "model.flavor") != NULL;
+    int rc;
+    if ((rc = want_str(x, KEYS("model.name"), &name)) ||
+        (rc = want_str(x, KEYS("model.flavor"), &flavor)))
+        return rc;
+    if (!has_name || !has_flavor)
+        notes_add(&t->notes, NOTE_ASSUMED, "model", "%s: torchtitan's default %s %s",
+                  !has_name ? "model.name absent" : "model.flavor absent", name, flavor);
+    char base[64];
+    snprintf(base, sizeof base, "%s", flavor);
+    char *suffix = strchr(base, '_');
+    if (suffix) {
+        notes_add(&t->notes, NOTE_ASSUMED, "model.flavor",
+                  "'%s': the %s variant is simulated with the standard attention kernel", flavor,
+                  suffix + 1);
+        *suffix = '\0';
+    }
+    if (strcmp(name, "llama3") == 0 && strcmp(base, "debugmodel") == 0) {
+        debug_model(&t->model);
+        t->have_model = true;
+        return ERR_OK;
+    }
+    char known[256] = "";
+    for (size_t i = 0; i < sizeof FLAVORS / sizeof FLAVORS[0]; i++) {
+        if (strcmp(FLAVORS[i].name, name) == 0 && strcmp(FLAVORS[i].flavor, base) == 0) {
+            snprintf(t->model_name, sizeof t->model_name, "%s", FLAVORS[i].catalog);
+            return ERR_OK;
+        }
+        if (strcmp(FLAVORS[i].name, name) == 0) {
+            size_t n = strlen(known);
+            snprintf(known + n, sizeof known - n, "%s%s", n ? ", " : "", FLAVORS[i].flavor);
+        }
+    }
+    return err_setf(x->err, ERR_INPUT, x->file, "model.flavor",
+                    "%s %s is not in scaleplan's catalog (%s%s); give --model NAME or a "
+                    "config.json",
+                    name, flavor, known[0] ? known : "no flavors of this model",
+                    strcmp(name, "llama3") == 0 ? ", debugmodel" : "");
+}
+
+/* ------------------------------------------------------------ the layout */
+
+static int schedule(tt_t *x, layout_t *l, int n_layers)
+{
+    const char *sched = "1F1B";
+    int rc;
+    if ((rc = want_str(x,
+                       KEYS("parallelism.pipeline_parallel_schedule",
+                            "experimental.pipeline_parallel_schedule"),
+                       &sched)))
+        return rc;
+    int per_stage = 0;
+    bool has_per_stage;
+    if ((rc = want_int(x, KEYS("parallelism.pipeline_parallel_layers_per_stage"), 1, 100000,
+                       &per_stage, &has_per_stage)))
+        return rc;
+    if (l->pp <= 1)
+        return ERR_OK;
+    static const char *const looped[] = {"Interleaved1F1B", "LoopedBFS", "InterleavedZeroBubble",
+                                         "ZBVZeroBubble", "DualPipeV"};
+    if (strcmp(sched, "1F1B") == 0) {
+        l->schedule = SCHEDULE_1F1B;
+    } else if (strcmp(sched, "GPipe") == 0) {
+        l->schedule = SCHEDULE_GPIPE;
+    } else {
+        bool is_looped = false;
+        for (size_t i = 0; i < sizeof looped / sizeof looped[0]; i++)
+            is_looped = is_looped || strcmp(sched, looped[i]) == 0;
+        if (!is_looped)
+            return err_setf(x->err, ERR_INPUT, x->file, "parallelism.pipeline_parallel_schedule",
+                            "'%s' is not a schedule scaleplan knows (1F1B, GPipe, "
+                            "Interleaved1F1B, LoopedBFS, InterleavedZeroBubble, ZBVZeroBubble, "
+                            "DualPipeV)",
+                            sched);
+        l->schedule = SCHEDULE_INTERLEAVED;
+        if (strcmp(sched, "Interleaved1F1B") != 0)
+            notes_add(&x->t->notes, NOTE_ASSUMED, "parallelism.pipeline_parallel_schedule",
+                      "%s is simulated as interleaved 1F1B (the same stages per rank)", sched);
+        if (has_per_stage && n_layers > 0) {
+            long stages = (long)l->pp * per_stage;
+            if (n_layers % stages != 0)
+                return err_setf(x->err, ERR_INPUT, x->file,
+                                "parallelism.pipeline_parallel_layers_per_stage",
+                                "%d layers do not split into PP %d x %d-layer stages", n_layers,
+                                l->pp, per_stage);
+            l->vpp = (int)(n_layers / stages);
+        } else {
+            l->vpp = 2;
+            notes_add(&x->t->notes, NOTE_ASSUMED, "parallelism.pipeline_parallel_layers_per_stage",
+                      "absent: 2 stages per rank for the looped schedule");
+        }
+    }
+    return ERR_OK;
+}
+
+static int layout(tt_t *x, int n_gpus, int n_layers)
+{
+    torchtitan_t *t = x->t;
+    layout_t *l = &t->layout;
+    int rc;
+    const long big = 1 << 24;
+    int rep = 1, shard = -1, tp = 1, pp = 1, cp = 1, ep = 1, etp = 1;
+    bool has_shard, has_etp, has_old_dp;
+    int old_dp = -1;
+    if ((rc = want_int(x,
+                       KEYS("parallelism.data_parallel_replicate_degree",
+                            "training.data_parallel_replicate_degree"),
+                       1, big, &rep, NULL)) ||
+        (rc = want_int(x,
+                       KEYS("parallelism.data_parallel_shard_degree",
+                            "training.data_parallel_shard_degree"),
+                       -1, big, &shard, &has_shard)) ||
+        (rc = want_int(x, KEYS("training.data_parallel_degree"), -1, big, &old_dp, &has_old_dp)) ||
+        (rc = want_int(x, KEYS("parallelism.tensor_parallel_degree", "training.tensor_parallel_degree"),
+                       1, big, &tp, NULL)) ||
+        (rc = want_int(x,
+                       KEYS("parallelism.pipeline_parallel_degree",
+                            "experimental.pipeline_parallel_degree",
+                            "training.pipeline_parallel_degree"),
+                       1, big, &pp, NULL)) ||
+        (rc = want_int(x,
+                       KEYS("parallelism.context_parallel_degree",
+                            "experimental.context_parallel_degree"),
+                       1, big, &cp, NULL)) ||
+        (rc = want_int(x, KEYS("parallelism.expert_parallel_degree"), 1, big, &ep, NULL)) ||
+        (rc = want_int(x, KEYS("parallelism.expert_tensor_parallel_degree"), 1, big, &etp,
+                       &has_etp)))
+        return rc;
+    if (!has_shard && has_old_dp)
+        shard = old_dp; /* before HSDP (2024-09) one data_parallel_degree, FSDP */
+    if (shard == 0)
+        return err_setf(x->err, ERR_INPUT, x->file, "parallelism.data_parallel_shard_degree",
+                        "must be -1 (the remaining GPUs) or a positive degree");
+    long others = (long)rep * tp * pp * cp;
+    if (shard == -1) {
+        if (!n_gpus)
+            return err_setf(x->err, ERR_INPUT, x->file, "parallelism.data_parallel_shard_degree",
+                            "-1 takes the GPUs the other degrees leave; give --gpus");
+        if (n_gpus % others != 0)
+            return err_setf(x->err, ERR_INPUT, x->file, "parallelism",
+                            "--gpus %d is not a multiple of replicate x TP x PP x CP = %ld",
+                            n_gpus, others);
+        shard = (int)(n_gpus / others);
+        notes_add(&t->notes, NOTE_ASSUMED, "parallelism.data_parallel_shard_degree",
+                  "-1: %d, the GPUs the other degrees leave of %d", shard, n_gpus);
+    }
+    long world = others * shard;
+    if (n_gpus && world != n_gpus)
+        return err_setf(x->err, ERR_INPUT, x->file, "parallelism",
+                        "the degrees multiply to %ld GPUs but --gpus is %d (torchtitan refuses "
+                        "a mismatch)",
+                        world, n_gpus);
+    t->world_size = world <= big ? (int)world : 0;
+    l->tp = tp;
+    l->pp = pp;
+    l->cp = cp;
+    l->ep = ep;
+    if (has_etp)
+        l->etp = etp;
+    l->sequence_parallel = tp > 1; /* torchtitan's TP plan shards the norms along the sequence */
+    if (shard > 1) {
+        l->zero = 3;
+        if (rep > 1)
+            notes_add(&t->notes, NOTE_ASSUMED, "parallelism.data_parallel_replicate_degree",
+                      "HSDP (replicate %d x shard %d): simulated with the state sharded over "
+                      "all %d data-parallel ranks",
+                      rep, shard, rep * shard);
+    }
+    int dp = rep * shard;
+    /* Batch: local_batch_size per rank (batch_size before 2025-06),
+     * global_batch_size for accumulation; with PP micro-batches of
+     * pipeline_parallel_microbatch_size. */
+    int local = 8, global = -1, pp_mbs = 1;
+    bool has_local;
+    if ((rc = want_int(x, KEYS("training.local_batch_size", "training.batch_size"), 1, big, &local,
+                       &has_local)) ||
+        (rc = want_int(x, KEYS("training.global_batch_size"), -1, 1L << 30, &global, NULL)) ||
+        (rc = want_int(x, KEYS("parallelism.pipeline_parallel_microbatch_size"), 1, big, &pp_mbs,
+                       NULL)) ||
+        (rc = want_int(x, KEYS("training.seq_len"), 1, 100000000L, &l->seq_len, NULL)))
+        return rc;
+    if (!has_local)
+        notes_add(&t->notes, NOTE_ASSUMED, "training.local_batch_size",
+                  "absent: torchtitan's default 8");
+    if (!toml_find(x->doc, "training.seq_len"))
+        l->seq_len = 2048; /* JobConfig default */
+    if (pp > 1) {
+        if (local % pp_mbs != 0)
+            return err_setf(x->err, ERR_INPUT, x->file,
+                            "parallelism.pipeline_parallel_microbatch_size",
+                            "%d must divide local_batch_size %d", pp_mbs, local);
+        l->micro_batch = pp_mbs;
+    } else {
+        l->micro_batch = local;
+    }
+    long gb = global > 0 ? global : (long)local * dp;
+    if (gb > (1L << 30))
+        return err_setf(x->err, ERR_INPUT, x->file, "training.global_batch_size", "too large");
+    l->global_batch = (int)gb;
+    if (global > 0 && global % ((long)local * dp) != 0)
+        return err_setf(x->err, ERR_INPUT, x->file, "training.global_batch_size",
+                        "%d must be a multiple of local_batch_size x data-parallel ranks = %ld",
+                        global, (long)local * dp);
+    return schedule(x, l, n_layers);
+}
+
+static int recompute(tt_t *x)
+{
+    layout_t *l = &x->t->layout;
+    const char *mode = "selective", *option = "2";
+    bool has_mode = toml_find(x->doc, "activation_checkpoint.mode") != NULL;
+    int rc;
+    toml_entry_t *opt = toml_find(x->doc, "activation_checkpoint.selective_ac_option");
+    if ((rc = want_str(x, KEYS("activation_checkpoint.mode"), &mode)))
+        return rc;
+    if (opt) {
+        opt->used = true;
+        if (opt->v.type == TOML_STRING)
+            option = opt->v.str;
+    }
+    if (!has_mode)
+        notes_add(&x->t->notes, NOTE_ASSUMED, "activation_checkpoint.mode",
+                  "absent: torchtitan's default selective (every 2nd block)");
+    if (strcmp(mode, "none") == 0) {
+        l->recompute = RECOMPUTE_NONE;
+    } else if (strcmp(mode, "full") == 0) {
+        l->recompute = RECOMPUTE_FULL;
+    } else if (strcmp(mode, "selective") == 0) {
+        if (strcmp(option, "op") == 0) {
+            l->recompute = RECOMPUTE_OPS; /* torchtitan's op-level policy */
+        } else {
+            l->recompute = RECOMPUTE_FULL;
+            notes_add(&x->t->notes, NOTE_ASSUMED, "activation_checkpoint.selective_ac_option",
+                      "'%s' (every N-th block checkpointed) is simulated as full recompute of "
+                      "every block",
+                      option);
+        }
+    } else if (strcmp(mode, "memory_budget") == 0) {
+        l->recompute = RECOMPUTE_SELECTIVE;
+        notes_add(&x->t->notes, NOTE_ASSUMED, "activation_checkpoint.mode",
+                  "memory_budget is simulated as selective recompute of the attention core");
+    } else {
+        return err_setf(x->err, ERR_INPUT, x->file, "activation_checkpoint.mode",
+                        "'%s' is not none, selective, full or memory_budget", mode);
+    }
+    return ERR_OK;
+}
+
+static int precision(tt_t *x)
+{
+    torchtitan_t *t = x->t;
+    layout_t *l = &t->layout;
+    int rc;
+    bool float8 = false, mx = false, old_fp8 = false, has;
+    if ((rc = array_has(x, KEYS("model.converters"),
+                        KEYS("float8", "quantize.linear.float8", "quantize.grouped_mm.float8"),
+                        &float8)) ||
+        (rc = array_has(x, KEYS("model.converters"),
+                        KEYS("mx", "quantize.linear.mx", "quantize.grouped_mm.mx"), &mx)) ||
+        (rc = want_bool(x, KEYS("float8.enable_float8_linear"), &old_fp8, &has)))
+        return rc;
+    toml_entry_t *e = toml_find(x->doc, "training.fp8_linear");
+    if (e) {
+        e->used = true;
+        old_fp8 = old_fp8 || (e->v.type == TOML_STRING && e->v.str[0]) ||
+                  (e->v.type == TOML_BOOL && e->v.b);
+    }
+    const char *param = "bfloat16", *reduce = "float32", *dtype = "float32";
+    if ((rc = want_str(x, KEYS("training.mixed_precision_param"), &param)) ||
+        (rc = want_str(x, KEYS("training.mixed_precision_reduce"), &reduce)) ||
+        (rc = want_str(x, KEYS("training.dtype"), &dtype)))
+        return rc;
+    const char *recipe = NULL;
+    if ((rc = want_str(x, KEYS("quantize.linear.float8.recipe_name", "float8.recipe_name"),
+                       &recipe)))
+        return rc;
+    if (float8 || old_fp8) {
+        bool gather = false;
+        if ((rc = want_bool(x,
+                            KEYS("quantize.linear.float8.enable_fsdp_float8_all_gather",
+                                 "float8.enable_fsdp_float8_all_gather"),
+                            &gather, NULL)))
+            return rc;
+        t->fp8_all_gather = gather;
+    }
+    if (mx) {
+        l->precision = PRECISION_MXFP8;
+    } else if (float8 || old_fp8) {
+        /* torchao's default (recipe_name unset) is tensorwise dynamic
+         * scaling: the plain fp8 the torchtitan preset names. */
+        l->precision = PRECISION_FP8;
+        if (recipe && strncmp(recipe, "rowwise", 7) == 0)
+            l->precision = PRECISION_FP8_ROWWISE;
+        else if (recipe && strcmp(recipe, "tensorwise") != 0)
+            notes_add(&t->notes, NOTE_ASSUMED, "quantize.linear.float8.recipe_name",
+                      "'%s' priced as the preset's fp8 recipe", recipe);
+        if (recipe && strcmp(recipe, "rowwise_with_gw_hp") == 0)
+            notes_add(&t->notes, NOTE_ASSUMED, "quantize.linear.float8.recipe_name",
+                      "rowwise_with_gw_hp: the weight-gradient GEMM in bf16 is priced as fp8");
+    } else if (strcmp(param, "float32") == 0 && strcmp(dtype, "float32") == 0) {
+        l->precision = PRECISION_FP32;
+    } else {
+        l->precision = PRECISION_BF16;
+    }
+    if (strcmp(dtype, "bfloat16") == 0)
+        notes_add(&t->notes, NOTE_ASSUMED, "training.dtype",
+                  "bfloat16 (pure bf16 training, no fp32 master weights): memory is counted "
+                  "with fp32 optimizer state");
+    /* FSDP2 reduces gradients in mixed_precision_reduce (fp32 by default). */
+    l->grad_bytes = strcmp(reduce, "bfloat16") == 0 ? 2 : 4;
+    return ERR_OK;
+}
+
+static int options(tt_t *x)
+{
+    torchtitan_t *t = x->t;
+    int rc;
+    bool async_tp = false, offload = false, compile = false;
+    if ((rc = want_bool(x,
+                        KEYS("parallelism.enable_async_tensor_parallel",
+                             "experimental.enable_async_tensor_parallel"),
+                        &async_tp, NULL)) ||
+        (rc = want_bool(x, KEYS("training.enable_cpu_offload"), &offload, NULL)) ||
+        (rc = want_bool(x, KEYS("compile.enable", "training.compile"), &compile, NULL)))
+        return rc;
+    if (async_tp && t->layout.tp > 1)
+        t->opt.tp_comm_overlap = true;
+    t->async_tp = async_tp && t->layout.tp > 1;
+    t->compiled = compile;
+    if (compile)
+        sim_options_compiled(&t->opt);
+    t->opt.fp8_param_gather = t->fp8_all_gather;
+    if (offload) {
+        /* FSDP2 CPUOffloadPolicy: parameters, gradients and the optimizer step on the host. */
+        t->layout.offload |= LAYOUT_OFFLOAD_OPTIMIZER;
+        if (t->layout.zero >= 3)
+            t->layout.offload |= LAYOUT_OFFLOAD_PARAMS;
+    }
+    return ERR_OK;
+}
+
+/* Sections and keys that do not change speed or memory ('N') or are
+ * accepted without being modeled ('M'). Sections are matched by prefix. */
+static const struct {
+    const char *prefix;
+    char kind;
+} OTHER[] = {
+    {"job.", 'N'},          {"profiling.", 'N'},       {"metrics.", 'N'},
+    {"optimizer.early_step_in_backward", 'M'},        {"optimizer.", 'N'},
+    {"lr_scheduler.", 'N'}, {"checkpoint.", 'N'},      {"validation.", 'N'},
+    {"comm.", 'N'},         {"fault_tolerance.", 'N'}, {"memory_estimation.", 'N'},
+    {"debug.", 'N'},        {"experimental.", 'M'},    {"float8.", 'M'},
+    {"quantize.", 'M'},     {"mx.", 'M'},              {"compile.", 'N'},
+    {"activation_checkpoint.", 'M'},                  {"model.", 'N'},
+    {"parallelism.", 'M'},  {"training.steps", 'N'},   {"training.max_norm", 'N'},
+    {"training.dataset", 'N'}, {"training.warmup_steps", 'N'}, {"training.seed", 'N'},
+    {"training.deterministic", 'N'}, {"training.gc_freq", 'M'}, {"training.", 'M'},
+};
+
+static void other_notes(tt_t *x)
+{
+    bool fp8 = x->t->layout.precision == PRECISION_FP8;
+    char said[64][48];
+    int n_said = 0;
+    for (size_t i = 0; i < x->doc->n; i++) {
+        toml_entry_t *e = &x->doc->entries[i];
+        if (e->used)
+            continue;
+        char kind = 0;
+        const char *prefix = NULL;
+        for (size_t k = 0; k < sizeof OTHER / sizeof OTHER[0] && !kind; k++)
+            if (strncmp(e->key, OTHER[k].prefix, strlen(OTHER[k].prefix)) == 0) {
+                kind = OTHER[k].kind;
+                prefix = OTHER[k].prefix;
+            }
+        bool quant = strncmp(e->key, "quantize.", 9) == 0 || strncmp(e->key, "float8.", 7) == 0 ||
+                     strncmp(e->key, "mx.", 3) == 0;
+        if (quant && !fp8) {
+            kind = 'N'; /* settings of a converter model.converters does not enable */
+            prefix = "quantize.";
+        }
+        if (kind == 'M') {
+            notes_add(&x->t->notes, NOTE_IGNORED, e->key, "accepted; its effect is not modeled");
+            continue;
+        }
+        if (kind == 'N') {
+            /* One note per section of settings without effect. */
+            char section[48];
+            snprintf(section, sizeof section, "%.*s", (int)strcspn(e->key, "."), e->key);
+            bool dup = false;
+            for (int s = 0; s < n_said; s++)
+                dup = dup || strcmp(said[s], section) == 0;
+            if (dup)
+                continue;
+            if (n_said < 64)
+                snprintf(said[n_said++], sizeof said[0], "%s", section);
+            if (quant)
+                notes_add(&x->t->notes, NOTE_IGNORED, section,
+                          "[%s...]: no effect (no Float8/MX converter in model.converters)",
+                          section);
+            else if (prefix[strlen(prefix) - 1] == '.')
+                notes_add(&x->t->notes, NOTE_IGNORED, section,
+                          "[%s]: no effect on speed or memory", section);
+            else
+                notes_add(&x->t->notes, NOTE_IGNORED, e->key, "no effect on speed or memory");
+            continue;
+        }
+        notes_add(&x->t->notes, NOTE_IGNORED, e->key, "not a torchtitan job-config key");
+    }
+}
+
+int torchtitan_read(const char *text, size_t len, const char *file, int n_gpus, torchtitan_t *t,
+                    err_t *err)
+{
+    memset(t, 0, sizeof *t);
+    layout_defaults(&t->layout);
+    sim_options_default(&t->opt);
+    toml_doc_t doc;
+    int rc = toml_parse(text, len, file, &doc, err);
+    if (rc)
+        return rc;
+    tt_t x = {&doc, t, file, err};
+    if ((rc = model(&x)))
+        goto out;
+    /* Layers, for the stages of looped schedules: the debug model's, or
+     * the catalog model's looked up by the caller later (0 here). */
+    int layers = t->have_model ? t->model.n_layers : 0;
+    if (!t->have_model && t->model_name[0]) {
+        model_t m;
+        err_t ignore;
+        if (model_load(t->model_name, &m, &ignore) == 0)
+            layers = m.n_layers;
+    }
+    if ((rc = layout(&x, n_gpus, layers)) || (rc = recompute(&x)) || (rc = precision(&x)) ||
+        (rc = options(&x)))
+        goto out;
+    other_notes(&x);
+    /* The preset of the torchtitan generation whose keys the file uses:
+     * [training] batch_size until June 2025, local_batch_size after. */
+    snprintf(t->framework, sizeof t->framework, "%s",
+             toml_find(&doc, "training.batch_size") ? "torchtitan-2024-12" : "torchtitan-2025-06");
+    if (t->notes.oom)
+        rc = err_set(err, ERR_RUNTIME, "out of memory listing the torchtitan notes");
+out:
+    toml_free(&doc);
+    return rc;
+}
+
+int torchtitan_read_file(const char *path, int n_gpus, torchtitan_t *t, err_t *err)
+{
+    char *data = NULL;
+    size_t len = 0;
+    memset(t, 0, sizeof *t);
+    int rc = fileio_read_all(path, &data, &len, err);
+    if (rc)
+        return rc;
+    rc = torchtitan_read(data, len, path, n_gpus, t, err);
+    free(data);
+    return rc;
+}
+
+void torchtitan_free(torchtitan_t *t)
+{
+    if (t)
+        notes_free(&t->notes);
+}
+
+void torchtitan_options(const torchtitan_t *t, sim_options_t *o)
+{
+    if (t->async_tp)
+        o->tp_comm_overlap = true;
+    if (t->compiled)
+        sim_options_compiled(o);
+    o->fp8_param_gather = t->fp8_all_gather;
+}

@@ -1,0 +1,1009 @@
+/* hfconfig: one reader per Hugging Face model_type. Each states the
+ * tensors its architecture has (what model_params then counts) and the
+ * defaults of the transformers configuration class for keys a config
+ * leaves out. Sources: the modeling_*.py / configuration_*.py of
+ * huggingface/transformers for each type; the counts they give are checked
+ * against published figures in tests/test_hfconfig.c. */
+#include "models/hfconfig.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/json.h"
+
+#define MAX_LAYERS 100000
+#define MAX_WIDTH 10000000L
+#define MAX_VOCAB 100000000L
+#define MAX_SEQ 100000000L
+
+typedef struct {
+    const cJSON *c;   /* the object being read (a text_config inside a wrapper) */
+    json_ctx_t ctx;   /* its path, for messages */
+    const char *file;
+    const char *type; /* the model_type it is read as */
+    bool tie_outside; /* the wrapper config sets tie_word_embeddings */
+    notes_t *notes;
+    err_t *err;
+} rd_t;
+
+static bool has(const rd_t *r, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->c, k);
+    return v && !cJSON_IsNull(v);
+}
+
+static int geti(rd_t *r, const char *k, long lo, long hi, int *out)
+{
+    return json_get_int(r->c, k, &r->ctx, JSON_REQUIRED, lo, hi, out, r->err);
+}
+
+/* An optional integer; *out keeps its value (the default) when absent. */
+static int opti(rd_t *r, const char *k, long lo, long hi, int *out)
+{
+    return json_get_int(r->c, k, &r->ctx, JSON_OPTIONAL, lo, hi, out, r->err);
+}
+
+static int optd(rd_t *r, const char *k, double lo, double hi, double *out)
+{
+    return json_get_double(r->c, k, &r->ctx, JSON_OPTIONAL, lo, hi, out, r->err);
+}
+
+static int optb(rd_t *r, const char *k, bool *out)
+{
+    return json_get_bool(r->c, k, &r->ctx, JSON_OPTIONAL, out, r->err);
+}
+
+static int opts(rd_t *r, const char *k, char *out, size_t cap)
+{
+    return json_get_string(r->c, k, &r->ctx, JSON_OPTIONAL, out, cap, r->err);
+}
+
+static void assumed(rd_t *r, const char *key, const char *fmt, const char *detail)
+{
+    char field[96];
+    json_ctx_t k = json_ctx_member(&r->ctx, key);
+    snprintf(field, sizeof field, "%s", k.path);
+    notes_add(r->notes, NOTE_ASSUMED, field, fmt, detail);
+}
+
+/* tie_word_embeddings with the class default of the type, said when the
+ * key is absent (the default decides whether the output head is a second
+ * vocab x hidden matrix). */
+static int read_tie(rd_t *r, bool def, model_t *m)
+{
+    m->tied_embeddings = def;
+    if (r->tie_outside)
+        return ERR_OK; /* read from the wrapper afterwards */
+    if (!has(r, "tie_word_embeddings")) {
+        char why[96];
+        snprintf(why, sizeof why, "absent: %s's default, %s (%s)", r->type,
+                 def ? "true" : "false",
+                 def ? "the output head is the word embedding" : "a separate output head");
+        assumed(r, "tie_word_embeddings", "%s", why);
+        return ERR_OK;
+    }
+    return optb(r, "tie_word_embeddings", &m->tied_embeddings);
+}
+
+/* The sizes every llama-style config has. defs gives class defaults for
+ * configs that leave them out (Gemma 3's text config), NULL when the keys
+ * are required. */
+typedef struct {
+    int hidden, layers, heads, kv_heads, head_dim, ffn, vocab;
+} size_defaults_t;
+
+static int sized(rd_t *r, const char *k, long lo, long hi, int def, bool required, int *out)
+{
+    if (required)
+        return geti(r, k, lo, hi, out);
+    *out = def;
+    if (!has(r, k)) {
+        char v[32];
+        snprintf(v, sizeof v, "%d", def);
+        char why[96];
+        snprintf(why, sizeof why, "absent: %s's default %s", r->type, v);
+        assumed(r, k, "%s", why);
+        return ERR_OK;
+    }
+    return opti(r, k, lo, hi, out);
+}
+
+static int read_core(rd_t *r, model_t *m, const size_defaults_t *defs, int max_pos_default)
+{
+    int rc;
+    bool req = defs == NULL;
+    size_defaults_t d = defs ? *defs : (size_defaults_t){0};
+    if ((rc = sized(r, "num_hidden_layers", 1, MAX_LAYERS, d.layers, req, &m->n_layers)) ||
+        (rc = sized(r, "hidden_size", 1, MAX_WIDTH, d.hidden, req, &m->hidden)) ||
+        (rc = sized(r, "num_attention_heads", 1, MAX_WIDTH, d.heads, req, &m->n_heads)) ||
+        (rc = sized(r, "intermediate_size", 1, MAX_WIDTH, d.ffn, req, &m->ffn)) ||
+        (rc = sized(r, "vocab_size", 1, MAX_VOCAB, d.vocab, req, &m->vocab)))
+        return rc;
+    m->max_seq = max_pos_default;
+    if ((rc = opti(r, "max_position_embeddings", 1, MAX_SEQ, &m->max_seq)))
+        return rc;
+    if (defs) {
+        if ((rc = sized(r, "num_key_value_heads", 1, MAX_WIDTH, d.kv_heads, false,
+                        &m->n_kv_heads)) ||
+            (rc = sized(r, "head_dim", 1, MAX_WIDTH, d.head_dim, false, &m->head_dim)))
+            return rc;
+    } else {
+        m->n_kv_heads = m->n_heads;
+        m->head_dim = 0;
+        if ((rc = opti(r, "num_key_value_heads", 1, MAX_WIDTH, &m->n_kv_heads)) ||
+            (rc = opti(r, "head_dim", 1, MAX_WIDTH, &m->head_dim)))
+            return rc;
+    }
+    if (m->head_dim == 0) {
+        if (m->hidden % m->n_heads != 0)
+            return err_setf(r->err, ERR_INPUT, r->file, "num_attention_heads",
+                            "must divide hidden_size %d (got %d)", m->hidden, m->n_heads);
+        m->head_dim = m->hidden / m->n_heads;
+    }
+    if (m->n_heads % m->n_kv_heads != 0)
+        return err_setf(r->err, ERR_INPUT, r->file, "num_key_value_heads",
+                        "must divide num_attention_heads %d (got %d)", m->n_heads,
+                        m->n_kv_heads);
+    m->rope_theta = 10000.0;
+    m->norm_eps = 1e-6;
+    if ((rc = optd(r, "rope_theta", 1, 1e12, &m->rope_theta)) ||
+        (rc = optd(r, "rms_norm_eps", 1e-12, 0.1, &m->norm_eps)) ||
+        (rc = optd(r, "attention_dropout", 0, 1, &m->dropout)))
+        return rc;
+    return ERR_OK;
+}
+
+/* hidden_act as the activation of an MLP. */
+static int read_act(rd_t *r, const char *key, model_t *m)
+{
+    char act[48] = "";
+    int rc = opts(r, key, act, sizeof act);
+    if (rc || !act[0])
+        return rc;
+    if (strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0)
+        m->act = MODEL_ACT_SILU;
+    else if (strncmp(act, "gelu", 4) == 0 || strcmp(act, "quick_gelu") == 0)
+        m->act = MODEL_ACT_GELU;
+    else if (strcmp(act, "relu") == 0)
+        m->act = MODEL_ACT_RELU;
+    else if (strcmp(act, "relu2") == 0)
+        m->act = MODEL_ACT_RELU2;
+    else
+        return err_setf(r->err, ERR_INPUT, r->file, key,
+                        "activation '%s' is not one scaleplan prices (silu, gelu, relu, relu2)",
+                        act);
+    return ERR_OK;
+}
+
+/* attention_bias: Q, K, V and output biases together. */
+static int read_attention_bias(rd_t *r, bool def, model_t *m)
+{
+    bool b = def;
+    int rc = optb(r, "attention_bias", &b);
+    if (!rc && b)
+        m->qkv_bias = m->out_bias = true;
+    return rc;
+}
+
+/* Sliding-window attention: no parameters; priced as full attention. */
+static void note_window(rd_t *r, model_t *m, int window, int layers)
+{
+    if (window <= 0 || layers <= 0)
+        return;
+    m->window = window;
+    m->window_layers = layers;
+    char why[200];
+    snprintf(why, sizeof why,
+             "%d of %d blocks attend to a %d-token window: no parameters; FLOPs and time are "
+             "counted as full attention (Megatron's MFU convention)",
+             layers, m->n_layers, window);
+    assumed(r, "sliding_window", "%s", why);
+}
+
+static void llama_block(model_t *m)
+{
+    m->family = MODEL_FAMILY_LLAMA;
+    m->norm = MODEL_NORM_RMSNORM;
+    m->mlp = MODEL_MLP_SWIGLU;
+    m->act = MODEL_ACT_SILU;
+    m->pos = MODEL_POS_ROPE;
+}
+
+/* Routed experts on every block. */
+static void all_moe(model_t *m)
+{
+    for (int i = 0; i < m->n_layers; i++)
+        model_moe_set_layer(m, i, true);
+}
+
+static int moe_layers_limit(rd_t *r, const model_t *m)
+{
+    if (m->n_layers > MODEL_MAX_MOE_LAYERS)
+        return err_setf(r->err, ERR_INPUT, r->file, "num_hidden_layers",
+                        "a mixture-of-experts model may have at most %d layers (got %d)",
+                        MODEL_MAX_MOE_LAYERS, m->n_layers);
+    return ERR_OK;
+}
+
+/* --------------------------------------------------------------- readers */
+
+/* llama, mistral (and the dense DeepSeek LLM, Yi, ... that use them). */
+static int read_llama(rd_t *r, model_t *m)
+{
+    llama_block(m);
+    int rc;
+    if ((rc = read_core(r, m, NULL, 2048)) || (rc = read_tie(r, false, m)) ||
+        (rc = read_attention_bias(r, false, m)) || (rc = optb(r, "mlp_bias", &m->mlp_bias)) ||
+        (rc = read_act(r, "hidden_act", m)))
+        return rc;
+    if (strcmp(r->type, "mistral") == 0) {
+        int w = 0;
+        if ((rc = opti(r, "sliding_window", 1, MAX_SEQ, &w)))
+            return rc;
+        note_window(r, m, w, m->n_layers);
+    }
+    return ERR_OK;
+}
+
+static int read_mixtral(rd_t *r, model_t *m)
+{
+    int rc;
+    if ((rc = read_llama(r, m)) || (rc = moe_layers_limit(r, m)) ||
+        (rc = geti(r, "num_local_experts", 1, 1 << 20, &m->moe.n_experts)) ||
+        (rc = geti(r, "num_experts_per_tok", 1, 1 << 20, &m->moe.top_k)))
+        return rc;
+    m->moe.expert_ffn = m->ffn; /* intermediate_size is each expert's width */
+    all_moe(m);
+    return ERR_OK;
+}
+
+/* Qwen2: biases on Q, K and V, never on the output. */
+static int read_qwen2(rd_t *r, model_t *m)
+{
+    llama_block(m);
+    int rc;
+    if ((rc = read_core(r, m, NULL, 32768)) || (rc = read_tie(r, false, m)) ||
+        (rc = read_act(r, "hidden_act", m)))
+        return rc;
+    m->qkv_bias = true;
+    bool use_window = false;
+    int w = 0, max_window_layers = m->n_layers;
+    if ((rc = optb(r, "use_sliding_window", &use_window)) ||
+        (rc = opti(r, "sliding_window", 1, MAX_SEQ, &w)) ||
+        (rc = opti(r, "max_window_layers", 0, MAX_LAYERS, &max_window_layers)))
+        return rc;
+    if (use_window && max_window_layers < m->n_layers)
+        note_window(r, m, w, m->n_layers - max_window_layers);
+    return ERR_OK;
+}
+
+/* Qwen3: per-head RMSNorm on Q and K, attention_bias for biases. */
+static int read_qwen3(rd_t *r, model_t *m)
+{
+    llama_block(m);
+    int rc;
+    if ((rc = read_core(r, m, NULL, 32768)) || (rc = read_tie(r, false, m)) ||
+        (rc = read_attention_bias(r, false, m)) || (rc = read_act(r, "hidden_act", m)))
+        return rc;
+    m->qk_norm = MODEL_QK_NORM_HEAD;
+    return ERR_OK;
+}
+
+/* Qwen-MoE block pattern: block i is sparse unless listed in
+ * mlp_only_layers, when (i + 1) % decoder_sparse_step == 0. */
+static int qwen_moe_layers(rd_t *r, model_t *m)
+{
+    int rc, step = 1;
+    const cJSON *only = NULL;
+    if ((rc = moe_layers_limit(r, m)) || (rc = opti(r, "decoder_sparse_step", 1, MAX_LAYERS, &step)) ||
+        (rc = json_get_array(r->c, "mlp_only_layers", &r->ctx, JSON_OPTIONAL, &only, r->err)))
+        return rc;
+    for (int i = 0; i < m->n_layers; i++)
+        model_moe_set_layer(m, i, (i + 1) % step == 0);
+    const cJSON *v;
+    int k = 0;
+    cJSON_ArrayForEach(v, only)
+    {
+        if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 0 ||
+            v->valuedouble >= m->n_layers) {
+            json_ctx_t c = json_ctx_index(&r->ctx, k);
+            return err_setf(r->err, ERR_INPUT, r->file, c.path,
+                            "mlp_only_layers entries are block numbers from 0 to %d",
+                            m->n_layers - 1);
+        }
+        model_moe_set_layer(m, (int)v->valuedouble, false);
+        k++;
+    }
+    return ERR_OK;
+}
+
+static int read_qwen_moe(rd_t *r, model_t *m)
+{
+    bool v3 = strcmp(r->type, "qwen3_moe") == 0;
+    int rc = v3 ? read_qwen3(r, m) : read_qwen2(r, m);
+    if (rc || (rc = geti(r, "num_experts", 1, 1 << 20, &m->moe.n_experts)) ||
+        (rc = geti(r, "num_experts_per_tok", 1, 1 << 20, &m->moe.top_k)) ||
+        (rc = geti(r, "moe_intermediate_size", 1, MAX_WIDTH, &m->moe.expert_ffn)) ||
+        (rc = qwen_moe_layers(r, m)))
+        return rc;
+    if (!v3) {
+        /* Qwen2MoeSparseMoeBlock: one shared expert and its gate. */
+        if ((rc = geti(r, "shared_expert_intermediate_size", 1, MAX_WIDTH, &m->moe.shared_ffn)))
+            return rc;
+        m->moe.n_shared = 1;
+        m->moe.shared_gate = true;
+    }
+    return ERR_OK;
+}
+
+/* Gemma: GeGLU, RMSNorm stored as (1 + w), head_dim 256 by default, tied. */
+static int read_gemma(rd_t *r, model_t *m)
+{
+    llama_block(m);
+    m->act = MODEL_ACT_GELU;
+    int rc;
+    bool v2 = strcmp(r->type, "gemma2") == 0, v3 = strcmp(r->type, "gemma3_text") == 0;
+    static const size_defaults_t gemma3 = {2304, 26, 8, 4, 256, 9216, 262208};
+    if (v3)
+        rc = read_core(r, m, &gemma3, 131072);
+    else
+        rc = read_core(r, m, NULL, 8192);
+    if (rc || (rc = read_tie(r, true, m)) || (rc = read_attention_bias(r, false, m)) ||
+        (rc = read_act(r, has(r, "hidden_activation") ? "hidden_activation" : "hidden_act", m)))
+        return rc;
+    m->mlp = MODEL_MLP_SWIGLU; /* gated whatever the activation */
+    if (!has(r, "head_dim") && !v3) {
+        m->head_dim = 256; /* GemmaConfig / Gemma2Config default */
+        assumed(r, "head_dim", "%s", "absent: Gemma's default 256");
+    }
+    if (v2 || v3) {
+        m->norms_per_layer = 4; /* input, post-attention, pre- and post-feedforward */
+        int w = 4096, pattern = v3 ? 6 : 2;
+        if ((rc = opti(r, "sliding_window", 1, MAX_SEQ, &w)) ||
+            (rc = opti(r, "sliding_window_pattern", 1, MAX_LAYERS, &pattern)))
+            return rc;
+        note_window(r, m, w, m->n_layers - m->n_layers / pattern);
+        if (has(r, "attn_logit_softcapping") || has(r, "final_logit_softcapping"))
+            notes_add(r->notes, NOTE_IGNORED, "final_logit_softcapping",
+                      "logit soft-capping: no parameters, elementwise cost not priced");
+    }
+    if (v3)
+        m->qk_norm = MODEL_QK_NORM_HEAD;
+    return ERR_OK;
+}
+
+/* Phi-3/4: fused qkv and gate_up projections (the same counts as separate
+ * ones), no biases, untied by default. */
+static int read_phi3(rd_t *r, model_t *m)
+{
+    llama_block(m);
+    int rc;
+    if ((rc = read_core(r, m, NULL, 4096)) || (rc = read_tie(r, false, m)) ||
+        (rc = read_act(r, "hidden_act", m)))
+        return rc;
+    double partial = 1.0;
+    if ((rc = optd(r, "partial_rotary_factor", 0, 1, &partial)))
+        return rc;
+    m->rope_fraction = partial;
+    int w = 0;
+    if ((rc = opti(r, "sliding_window", 1, MAX_SEQ, &w)))
+        return rc;
+    note_window(r, m, w, m->n_layers);
+    return ERR_OK;
+}
+
+/* OLMo: LayerNorm without parameters everywhere. OLMo 2: RMSNorm after
+ * attention and after the MLP (no input norm) and RMSNorm over the whole Q
+ * and K projections. */
+static int read_olmo(rd_t *r, model_t *m)
+{
+    llama_block(m);
+    int rc;
+    bool v2 = strcmp(r->type, "olmo2") == 0;
+    if ((rc = read_core(r, m, NULL, 2048)) || (rc = read_tie(r, false, m)) ||
+        (rc = read_attention_bias(r, false, m)) || (rc = read_act(r, "hidden_act", m)))
+        return rc;
+    if (v2) {
+        m->qk_norm = MODEL_QK_NORM_FULL;
+    } else {
+        m->norm = MODEL_NORM_LAYERNORM;
+        m->norm_weightless = true;
+        m->norm_eps = 1e-5;
+    }
+    return ERR_OK;
+}
+
+static int read_olmoe(rd_t *r, model_t *m)
+{
+    llama_block(m);
+    int rc;
+    if ((rc = read_core(r, m, NULL, 4096)) || (rc = read_tie(r, false, m)) ||
+        (rc = read_attention_bias(r, false, m)) || (rc = read_act(r, "hidden_act", m)) ||
+        (rc = moe_layers_limit(r, m)) ||
+        (rc = geti(r, "num_experts", 1, 1 << 20, &m->moe.n_experts)) ||
+        (rc = geti(r, "num_experts_per_tok", 1, 1 << 20, &m->moe.top_k)))
+        return rc;
+    m->qk_norm = MODEL_QK_NORM_FULL;
+    m->moe.expert_ffn = m->ffn; /* intermediate_size is each expert's width */
+    all_moe(m);
+    return ERR_OK;
+}
+
+/* StarCoder2: LayerNorm with bias, plain GELU MLP, biases everywhere
+ * (use_bias), tied by default. */
+static int read_starcoder2(rd_t *r, model_t *m)
+{
+    llama_block(m);
+    m->family = MODEL_FAMILY_GPT;
+    m->norm = MODEL_NORM_LAYERNORM;
+    m->mlp = MODEL_MLP_GELU;
+    m->act = MODEL_ACT_GELU;
+    int rc;
+    bool bias = true;
+    if ((rc = read_core(r, m, NULL, 4096)) || (rc = read_tie(r, true, m)) ||
+        (rc = optb(r, "use_bias", &bias)) || (rc = read_act(r, "hidden_act", m)) ||
+        (rc = optd(r, "norm_epsilon", 1e-12, 0.1, &m->norm_eps)))
+        return rc;
+    m->qkv_bias = m->out_bias = m->mlp_bias = bias;
+    char norm[32] = "layer_norm";
+    if ((rc = opts(r, "norm_type", norm, sizeof norm)))
+        return rc;
+    if (strcmp(norm, "layer_norm") != 0)
+        return err_setf(r->err, ERR_INPUT, r->file, "norm_type",
+                        "'%s' is not the LayerNorm StarCoder2 uses", norm);
+    int w = 0;
+    if ((rc = opti(r, "sliding_window", 1, MAX_SEQ, &w)))
+        return rc;
+    note_window(r, m, w, m->n_layers);
+    return ERR_OK;
+}
+
+/* GPT-2: learned positions, LayerNorm, GELU, biases everywhere, tied. */
+static int read_gpt2(rd_t *r, model_t *m)
+{
+    int rc;
+    m->family = MODEL_FAMILY_GPT;
+    m->norm = MODEL_NORM_LAYERNORM;
+    m->mlp = MODEL_MLP_GELU;
+    m->act = MODEL_ACT_GELU;
+    m->pos = MODEL_POS_LEARNED;
+    m->qkv_bias = m->out_bias = m->mlp_bias = true;
+    m->dropout = 0.1;   /* GPT2Config resid/attn/embd dropout */
+    m->norm_eps = 1e-5; /* GPT2Config layer_norm_epsilon */
+    m->rope_theta = 0;
+    if ((rc = geti(r, "n_layer", 1, MAX_LAYERS, &m->n_layers)) ||
+        (rc = geti(r, "n_embd", 1, MAX_WIDTH, &m->hidden)) ||
+        (rc = geti(r, "n_head", 1, MAX_WIDTH, &m->n_heads)) ||
+        (rc = geti(r, "vocab_size", 1, MAX_VOCAB, &m->vocab)))
+        return rc;
+    const char *pos_key = has(r, "n_positions") ? "n_positions" : "n_ctx";
+    if ((rc = geti(r, pos_key, 1, MAX_SEQ, &m->max_seq)))
+        return rc;
+    m->ffn = 4 * m->hidden;
+    m->tied_embeddings = true;
+    if ((rc = opti(r, "n_inner", 1, MAX_WIDTH, &m->ffn)) ||
+        (rc = optb(r, "tie_word_embeddings", &m->tied_embeddings)) ||
+        (rc = optd(r, "resid_pdrop", 0, 1, &m->dropout)) ||
+        (rc = optd(r, "layer_norm_epsilon", 1e-12, 0.1, &m->norm_eps)))
+        return rc;
+    char act[32] = "gelu_new";
+    if ((rc = opts(r, "activation_function", act, sizeof act)))
+        return rc;
+    if (strstr(act, "glu") && strncmp(act, "gelu", 4) != 0)
+        return err_setf(r->err, ERR_INPUT, r->file, "activation_function",
+                        "gated MLP '%s' in a gpt2-style config is not supported", act);
+    if (strcmp(act, "relu") == 0)
+        m->act = MODEL_ACT_RELU;
+    m->n_kv_heads = m->n_heads;
+    if (m->hidden % m->n_heads != 0)
+        return err_setf(r->err, ERR_INPUT, r->file, "n_head", "must divide n_embd %d (got %d)",
+                        m->hidden, m->n_heads);
+    m->head_dim = m->hidden / m->n_heads;
+    return ERR_OK;
+}
+
+/* GPT-NeoX / Pythia: fused QKV with biases, LayerNorm x 2, plain GELU,
+ * partial rotary, untied embed_out by default. */
+static int read_gpt_neox(rd_t *r, model_t *m)
+{
+    int rc;
+    llama_block(m);
+    m->family = MODEL_FAMILY_GPT;
+    m->norm = MODEL_NORM_LAYERNORM;
+    m->mlp = MODEL_MLP_GELU;
+    m->act = MODEL_ACT_GELU;
+    if ((rc = read_core(r, m, NULL, 2048)) || (rc = read_tie(r, false, m)) ||
+        (rc = optd(r, "layer_norm_eps", 1e-12, 0.1, &m->norm_eps)) ||
+        (rc = optd(r, "rotary_emb_base", 1, 1e12, &m->rope_theta)) ||
+        (rc = optd(r, "rotary_pct", 0, 1, &m->rope_fraction)) ||
+        (rc = optd(r, "hidden_dropout", 0, 1, &m->dropout)) ||
+        (rc = optd(r, "hidden_dropout_prob", 0, 1, &m->dropout)))
+        return rc;
+    bool bias = true; /* GPTNeoXConfig attention_bias default */
+    if ((rc = optb(r, "attention_bias", &bias)))
+        return rc;
+    m->qkv_bias = m->out_bias = bias;
+    m->mlp_bias = true;
+    return ERR_OK;
+}
+
+/* OPT: learned positions with two extra rows (OPTLearnedPositionalEmbedding
+ * offset 2), biases everywhere, ReLU, tied. */
+static int read_opt(rd_t *r, model_t *m)
+{
+    int rc;
+    m->family = MODEL_FAMILY_GPT;
+    m->norm = MODEL_NORM_LAYERNORM;
+    m->mlp = MODEL_MLP_GELU;
+    m->act = MODEL_ACT_RELU;
+    m->pos = MODEL_POS_LEARNED;
+    m->pos_extra_rows = 2;
+    m->norm_eps = 1e-5;
+    m->dropout = 0.1; /* OPTConfig dropout */
+    m->max_seq = 2048;
+    if ((rc = geti(r, "num_hidden_layers", 1, MAX_LAYERS, &m->n_layers)) ||
+        (rc = geti(r, "hidden_size", 1, MAX_WIDTH, &m->hidden)) ||
+        (rc = geti(r, "num_attention_heads", 1, MAX_WIDTH, &m->n_heads)) ||
+        (rc = geti(r, "ffn_dim", 1, MAX_WIDTH, &m->ffn)) ||
+        (rc = geti(r, "vocab_size", 1, MAX_VOCAB, &m->vocab)) ||
+        (rc = opti(r, "max_position_embeddings", 1, MAX_SEQ, &m->max_seq)) ||
+        (rc = read_tie(r, true, m)) || (rc = optd(r, "dropout", 0, 1, &m->dropout)) ||
+        (rc = read_act(r, "activation_function", m)))
+        return rc;
+    int proj = m->hidden;
+    bool before = true, bias = true, affine = true;
+    if ((rc = opti(r, "word_embed_proj_dim", 1, MAX_WIDTH, &proj)) ||
+        (rc = optb(r, "do_layer_norm_before", &before)) || (rc = optb(r, "enable_bias", &bias)) ||
+        (rc = optb(r, "layer_norm_elementwise_affine", &affine)))
+        return rc;
+    if (proj != m->hidden)
+        return err_setf(r->err, ERR_INPUT, r->file, "word_embed_proj_dim",
+                        "%d differs from hidden_size %d: OPT-350m's projected embeddings are "
+                        "not modeled",
+                        proj, m->hidden);
+    if (!before)
+        return err_setf(r->err, ERR_INPUT, r->file, "do_layer_norm_before",
+                        "false (post-norm OPT-350m without a final norm) is not modeled");
+    m->qkv_bias = m->out_bias = m->mlp_bias = bias;
+    m->norm_weightless = !affine;
+    m->n_kv_heads = m->n_heads;
+    if (m->hidden % m->n_heads != 0)
+        return err_setf(r->err, ERR_INPUT, r->file, "num_attention_heads",
+                        "must divide hidden_size %d (got %d)", m->hidden, m->n_heads);
+    m->head_dim = m->hidden / m->n_heads;
+    return ERR_OK;
+}
+
+/* Falcon, and the RefinedWeb/RefinedWebModel configs it started as:
+ * multi-query or grouped attention in one fused QKV, parallel attention
+ * and MLP with one or two LayerNorms, no linear biases, tied. */
+static int read_falcon(rd_t *r, model_t *m)
+{
+    int rc;
+    m->family = MODEL_FAMILY_GPT;
+    m->norm = MODEL_NORM_LAYERNORM;
+    m->mlp = MODEL_MLP_GELU;
+    m->act = MODEL_ACT_GELU;
+    m->pos = MODEL_POS_ROPE;
+    m->norm_eps = 1e-5;
+    m->rope_theta = 10000.0;
+    m->max_seq = 2048; /* FalconConfig max_position_embeddings */
+    bool rw = strcmp(r->type, "RefinedWeb") == 0, rwm = strcmp(r->type, "RefinedWebModel") == 0;
+    const char *layers = has(r, "num_hidden_layers") ? "num_hidden_layers" : "n_layer";
+    const char *heads = has(r, "num_attention_heads") ? "num_attention_heads" : "n_head";
+    const char *hidden = has(r, "hidden_size") ? "hidden_size" : "n_embed";
+    if ((rc = geti(r, layers, 1, MAX_LAYERS, &m->n_layers)) ||
+        (rc = geti(r, hidden, 1, MAX_WIDTH, &m->hidden)) ||
+        (rc = geti(r, heads, 1, MAX_WIDTH, &m->n_heads)) ||
+        (rc = geti(r, "vocab_size", 1, MAX_VOCAB, &m->vocab)) ||
+        (rc = opti(r, "max_position_embeddings", 1, MAX_SEQ, &m->max_seq)) ||
+        (rc = read_tie(r, true, m)) ||
+        (rc = optd(r, "layer_norm_epsilon", 1e-12, 0.1, &m->norm_eps)) ||
+        (rc = optd(r, "rope_theta", 1, 1e12, &m->rope_theta)) ||
+        (rc = optd(r, "hidden_dropout", 0, 1, &m->dropout)))
+        return rc;
+    if (m->hidden % m->n_heads != 0)
+        return err_setf(r->err, ERR_INPUT, r->file, heads, "must divide %s %d (got %d)", hidden,
+                        m->hidden, m->n_heads);
+    m->head_dim = m->hidden / m->n_heads;
+    bool new_arch = rw, multi_query = true, parallel = true, bias = false, alibi = false;
+    if ((rc = optb(r, "new_decoder_architecture", &new_arch)) ||
+        (rc = optb(r, "multi_query", &multi_query)) || (rc = optb(r, "parallel_attn", &parallel)) ||
+        (rc = optb(r, "bias", &bias)) || (rc = optb(r, "alibi", &alibi)))
+        return rc;
+    (void)rwm;
+    if (new_arch) {
+        m->n_kv_heads = m->n_heads;
+        const char *kv = has(r, "num_kv_heads") ? "num_kv_heads" : "n_head_kv";
+        if ((rc = opti(r, kv, 1, MAX_WIDTH, &m->n_kv_heads)))
+            return rc;
+        int lns = 2;
+        if ((rc = opti(r, "num_ln_in_parallel_attn", 1, 2, &lns)))
+            return rc;
+        m->norms_per_layer = lns; /* ln_attn and ln_mlp, or one shared */
+    } else {
+        m->n_kv_heads = multi_query ? 1 : m->n_heads;
+        m->norms_per_layer = parallel ? 1 : 2;
+    }
+    if (m->n_heads % m->n_kv_heads != 0)
+        return err_setf(r->err, ERR_INPUT, r->file, "num_kv_heads",
+                        "must divide the %d attention heads (got %d)", m->n_heads, m->n_kv_heads);
+    m->ffn = 4 * m->hidden;
+    if ((rc = opti(r, "ffn_hidden_size", 1, MAX_WIDTH, &m->ffn)))
+        return rc;
+    m->qkv_bias = m->out_bias = m->mlp_bias = bias;
+    if (alibi)
+        m->pos = MODEL_POS_NONE;
+    return ERR_OK;
+}
+
+/* DeepSeek-V2/V3: MLA, dense blocks before the first MoE block
+ * (first_k_dense_replace) and every moe_layer_freq-th after, shared
+ * experts as one MLP, the noaux_tc score-correction bias, and V3's
+ * multi-token prediction modules. */
+static int read_deepseek(rd_t *r, model_t *m)
+{
+    llama_block(m);
+    int rc;
+    if ((rc = read_core(r, m, NULL, 2048)) || (rc = read_tie(r, false, m)) ||
+        (rc = read_attention_bias(r, false, m)) || (rc = read_act(r, "hidden_act", m)) ||
+        (rc = moe_layers_limit(r, m)))
+        return rc;
+    model_mla_t *a = &m->mla;
+    if ((rc = geti(r, "kv_lora_rank", 1, MAX_WIDTH, &a->kv_lora_rank)) ||
+        (rc = opti(r, "q_lora_rank", 1, MAX_WIDTH, &a->q_lora_rank)) ||
+        (rc = geti(r, "qk_nope_head_dim", 1, MAX_WIDTH, &a->qk_nope_dim)) ||
+        (rc = geti(r, "qk_rope_head_dim", 1, MAX_WIDTH, &a->qk_rope_dim)) ||
+        (rc = geti(r, "v_head_dim", 1, MAX_WIDTH, &a->v_dim)))
+        return rc;
+    m->head_dim = a->qk_nope_dim + a->qk_rope_dim;
+    m->n_kv_heads = m->n_heads;
+    int experts = 0;
+    if ((rc = opti(r, "n_routed_experts", 1, 1 << 20, &experts)))
+        return rc;
+    if (experts > 0) {
+        int first = 0, freq = 1, shared = 0;
+        if ((rc = geti(r, "num_experts_per_tok", 1, 1 << 20, &m->moe.top_k)) ||
+            (rc = geti(r, "moe_intermediate_size", 1, MAX_WIDTH, &m->moe.expert_ffn)) ||
+            (rc = opti(r, "first_k_dense_replace", 0, MAX_LAYERS, &first)) ||
+            (rc = opti(r, "moe_layer_freq", 1, MAX_LAYERS, &freq)) ||
+            (rc = opti(r, "n_shared_experts", 0, 1 << 20, &shared)))
+            return rc;
+        m->moe.n_experts = experts;
+        for (int i = 0; i < m->n_layers; i++)
+            model_moe_set_layer(m, i, i >= first && i % freq == 0);
+        m->moe.n_shared = shared;
+        m->moe.shared_ffn = shared * m->moe.expert_ffn;
+        char topk[32] = "";
+        if ((rc = opts(r, "topk_method", topk, sizeof topk)))
+            return rc;
+        m->moe.router_bias = strcmp(topk, "noaux_tc") == 0;
+    }
+    if ((rc = opti(r, "num_nextn_predict_layers", 0, 64, &m->n_mtp)))
+        return rc;
+    if (m->n_mtp > 0)
+        notes_add(r->notes, NOTE_ASSUMED, "num_nextn_predict_layers",
+                  "%d multi-token prediction module(s): counted apart from the total (they "
+                  "share the embedding and output head), trained with the model",
+                  m->n_mtp);
+    return ERR_OK;
+}
+
+/* gpt-oss: biases on Q, K, V and output, a sink logit per head, a router
+ * with bias, experts with biases, alternating sliding windows. */
+static int read_gpt_oss(rd_t *r, model_t *m)
+{
+    llama_block(m);
+    int rc;
+    if ((rc = read_core(r, m, NULL, 131072)) || (rc = read_tie(r, false, m)) ||
+        (rc = read_attention_bias(r, true, m)) || (rc = moe_layers_limit(r, m)) ||
+        (rc = geti(r, "num_local_experts", 1, 1 << 20, &m->moe.n_experts)))
+        return rc;
+    const char *k = has(r, "num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token";
+    if ((rc = geti(r, k, 1, 1 << 20, &m->moe.top_k)))
+        return rc;
+    m->attn_sinks = true;
+    m->moe.expert_ffn = m->ffn;
+    m->moe.router_bias = m->moe.expert_bias = true;
+    all_moe(m);
+    const cJSON *types = NULL;
+    int w = 0;
+    if ((rc = json_get_array(r->c, "layer_types", &r->ctx, JSON_OPTIONAL, &types, r->err)) ||
+        (rc = opti(r, "sliding_window", 1, MAX_SEQ, &w)))
+        return rc;
+    int sliding = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, types)
+    {
+        if (cJSON_IsString(t) && strcmp(t->valuestring, "sliding_attention") == 0)
+            sliding++;
+    }
+    note_window(r, m, w, types ? sliding : m->n_layers / 2);
+    return ERR_OK;
+}
+
+/* Llama 4 text model: MoE blocks every interleave_moe_layer_step-th block
+ * (or the listed moe_layers) with one shared expert of the experts' width,
+ * dense blocks of intermediate_size_mlp; QK norm without weights. */
+static int read_llama4_text(rd_t *r, model_t *m)
+{
+    llama_block(m);
+    int rc, expert_ffn = 0;
+    if ((rc = read_core(r, m, NULL, 4096 * 32)) || (rc = read_tie(r, false, m)) ||
+        (rc = read_attention_bias(r, false, m)) || (rc = read_act(r, "hidden_act", m)) ||
+        (rc = moe_layers_limit(r, m)) ||
+        (rc = geti(r, "num_local_experts", 1, 1 << 20, &m->moe.n_experts)) ||
+        (rc = geti(r, "num_experts_per_tok", 1, 1 << 20, &m->moe.top_k)))
+        return rc;
+    expert_ffn = m->ffn;
+    if ((rc = geti(r, "intermediate_size_mlp", 1, MAX_WIDTH, &m->ffn)))
+        return rc;
+    m->moe.expert_ffn = expert_ffn;
+    m->moe.shared_ffn = expert_ffn;
+    m->moe.n_shared = 1;
+    int step = 1;
+    const cJSON *list = NULL;
+    if ((rc = opti(r, "interleave_moe_layer_step", 1, MAX_LAYERS, &step)) ||
+        (rc = json_get_array(r->c, "moe_layers", &r->ctx, JSON_OPTIONAL, &list, r->err)))
+        return rc;
+    if (list && cJSON_GetArraySize(list) > 0) {
+        const cJSON *v;
+        int k = 0;
+        cJSON_ArrayForEach(v, list)
+        {
+            if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+                v->valuedouble < 0 || v->valuedouble >= m->n_layers) {
+                json_ctx_t c = json_ctx_index(&r->ctx, k);
+                return err_setf(r->err, ERR_INPUT, r->file, c.path,
+                                "moe_layers entries are block numbers from 0 to %d",
+                                m->n_layers - 1);
+            }
+            model_moe_set_layer(m, (int)v->valuedouble, true);
+            k++;
+        }
+    } else {
+        for (int i = step - 1; i < m->n_layers; i += step)
+            model_moe_set_layer(m, i, true);
+    }
+    int chunk = 0;
+    if ((rc = opti(r, "attention_chunk_size", 1, MAX_SEQ, &chunk)))
+        return rc;
+    if (chunk)
+        notes_add(r->notes, NOTE_ASSUMED, "attention_chunk_size",
+                  "chunked attention (%d tokens) on the RoPE blocks is counted as full "
+                  "attention",
+                  chunk);
+    return ERR_OK;
+}
+
+/* Nemotron (Nemotron-4, Minitron): LayerNorm1P (weight and bias), a plain
+ * squared-ReLU MLP, RoPE on part of the head, untied by default. */
+static int read_nemotron(rd_t *r, model_t *m)
+{
+    llama_block(m);
+    m->family = MODEL_FAMILY_GPT;
+    m->norm = MODEL_NORM_LAYERNORM;
+    m->mlp = MODEL_MLP_GELU;
+    m->act = MODEL_ACT_RELU2;
+    int rc;
+    if ((rc = read_core(r, m, NULL, 4096)) || (rc = read_tie(r, false, m)) ||
+        (rc = read_attention_bias(r, false, m)) || (rc = optb(r, "mlp_bias", &m->mlp_bias)) ||
+        (rc = read_act(r, "hidden_act", m)) ||
+        (rc = optd(r, "norm_eps", 1e-12, 0.1, &m->norm_eps)))
+        return rc;
+    m->rope_fraction = 0.5; /* NemotronConfig partial_rotary_factor */
+    return optd(r, "partial_rotary_factor", 0, 1, &m->rope_fraction);
+}
+
+/* --------------------------------------------------------------- table */
+
+typedef int (*read_fn)(rd_t *, model_t *);
+
+typedef struct {
+    const char *type;
+    read_fn read;
+    const char *wrapper_of; /* multimodal wrapper: read text_config as this type */
+} arch_t;
+
+static const arch_t ARCHS[] = {
+    {"llama", read_llama, NULL},
+    {"mistral", read_llama, NULL},
+    {"mixtral", read_mixtral, NULL},
+    {"qwen2", read_qwen2, NULL},
+    {"qwen2_moe", read_qwen_moe, NULL},
+    {"qwen3", read_qwen3, NULL},
+    {"qwen3_moe", read_qwen_moe, NULL},
+    {"gemma", read_gemma, NULL},
+    {"gemma2", read_gemma, NULL},
+    {"gemma3_text", read_gemma, NULL},
+    {"gemma3", NULL, "gemma3_text"},
+    {"phi3", read_phi3, NULL},
+    {"nemotron", read_nemotron, NULL},
+    {"falcon", read_falcon, NULL},
+    {"RefinedWeb", read_falcon, NULL},
+    {"RefinedWebModel", read_falcon, NULL},
+    {"gpt2", read_gpt2, NULL},
+    {"gpt_neox", read_gpt_neox, NULL},
+    {"opt", read_opt, NULL},
+    {"olmo", read_olmo, NULL},
+    {"olmo2", read_olmo, NULL},
+    {"olmoe", read_olmoe, NULL},
+    {"starcoder2", read_starcoder2, NULL},
+    {"deepseek_v2", read_deepseek, NULL},
+    {"deepseek_v3", read_deepseek, NULL},
+    {"gpt_oss", read_gpt_oss, NULL},
+    {"llama4_text", read_llama4_text, NULL},
+    {"llama4", NULL, "llama4_text"},
+};
+
+/* Types refused with the reason. */
+static const struct {
+    const char *type;
+    const char *why;
+} REFUSED[] = {
+    {"bert", "encoder-only"},        {"roberta", "encoder-only"},
+    {"distilbert", "encoder-only"},  {"albert", "encoder-only"},
+    {"electra", "encoder-only"},     {"deberta", "encoder-only"},
+    {"deberta-v2", "encoder-only"},  {"xlm-roberta", "encoder-only"},
+    {"modernbert", "encoder-only"},  {"t5", "encoder-decoder"},
+    {"mt5", "encoder-decoder"},      {"umt5", "encoder-decoder"},
+    {"bart", "encoder-decoder"},     {"mbart", "encoder-decoder"},
+    {"pegasus", "encoder-decoder"},  {"marian", "encoder-decoder"},
+    {"whisper", "encoder-decoder"},  {"mamba", "state-space"},
+    {"mamba2", "state-space"},       {"falcon_mamba", "state-space"},
+    {"rwkv", "state-space"},         {"jamba", "state-space"},
+    {"zamba", "state-space"},        {"zamba2", "state-space"},
+};
+
+static const arch_t *find_arch(const char *type)
+{
+    for (size_t i = 0; i < sizeof ARCHS / sizeof ARCHS[0]; i++)
+        if (strcmp(ARCHS[i].type, type) == 0)
+            return &ARCHS[i];
+    return NULL;
+}
+
+const char *hfconfig_supported_types(void)
+{
+    return "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
+           "gemma3, phi3, nemotron, falcon, gpt2, gpt_neox, opt, olmo, olmo2, olmoe, starcoder2, "
+           "deepseek_v2, deepseek_v3, gpt_oss, llama4";
+}
+
+static int refuse(const char *file, const char *type, const char *why, err_t *err)
+{
+    if (strcmp(why, "encoder-only") == 0)
+        return err_setf(err, ERR_INPUT, file, "model_type",
+                        "'%s' is an encoder-only model; scaleplan models decoder-only "
+                        "language models",
+                        type);
+    if (strcmp(why, "encoder-decoder") == 0)
+        return err_setf(err, ERR_INPUT, file, "model_type",
+                        "'%s' is an encoder-decoder model; scaleplan models decoder-only "
+                        "language models",
+                        type);
+    return err_setf(err, ERR_INPUT, file, "model_type",
+                    "'%s' is a state-space model (Mamba-style, no attention blocks); scaleplan "
+                    "models attention transformers",
+                    type);
+}
+
+/* The model_type to read as, after refusals; *wrapped is set to the text
+ * config of a multimodal wrapper. */
+static int pick_type(const cJSON *c, const char *file, const model_load_opts_t *opts,
+                     const arch_t **arch, const cJSON **text, notes_t *notes, err_t *err)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "model_type");
+    const char *type = cJSON_IsString(t) ? t->valuestring : NULL;
+    const char *assume = opts && opts->assume_architecture && *opts->assume_architecture
+                             ? opts->assume_architecture
+                             : NULL;
+    *text = c;
+    if (type) {
+        for (size_t i = 0; i < sizeof REFUSED / sizeof REFUSED[0]; i++)
+            if (strcmp(REFUSED[i].type, type) == 0)
+                return refuse(file, type, REFUSED[i].why, err);
+    }
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "is_encoder_decoder")))
+        return refuse(file, type ? type : "this config", "encoder-decoder", err);
+    if (!type && !assume) {
+        if (cJSON_GetObjectItemCaseSensitive(c, "ssm_cfg") ||
+            (cJSON_GetObjectItemCaseSensitive(c, "d_model") &&
+             !cJSON_GetObjectItemCaseSensitive(c, "n_head") &&
+             !cJSON_GetObjectItemCaseSensitive(c, "num_attention_heads")))
+            return err_setf(err, ERR_INPUT, file, "model_type",
+                            "absent, and d_model/ssm_cfg make this a Mamba (state-space) "
+                            "config; scaleplan models attention transformers");
+        if (cJSON_GetObjectItemCaseSensitive(c, "n_embd") &&
+            cJSON_GetObjectItemCaseSensitive(c, "n_head")) {
+            notes_add(notes, NOTE_ASSUMED, "model_type",
+                      "absent: read as gpt2 (the config has GPT-2's n_embd/n_head/n_layer)");
+            *arch = find_arch("gpt2");
+            return ERR_OK;
+        }
+        return err_setf(err, ERR_INPUT, file, "model_type",
+                        "not a transformer config: no model_type (scaleplan reads %s; "
+                        "--assume-architecture NAME reads it as one of them)",
+                        hfconfig_supported_types());
+    }
+    const char *want = assume ? assume : type;
+    const arch_t *a = find_arch(want);
+    if (!a) {
+        if (assume)
+            return err_setf(err, ERR_INPUT, NULL, "--assume-architecture",
+                            "'%s' is not an architecture scaleplan reads (%s)", assume,
+                            hfconfig_supported_types());
+        return err_setf(err, ERR_INPUT, file, "model_type",
+                        "'%s' is not supported (scaleplan reads %s); --assume-architecture "
+                        "llama reads it as a Llama config if it is one",
+                        type, hfconfig_supported_types());
+    }
+    if (assume && (!type || strcmp(type, assume) != 0))
+        notes_add(notes, NOTE_ASSUMED, "model_type",
+                  "'%s' read as %s (--assume-architecture)", type ? type : "(none)", assume);
+    if (a->wrapper_of) {
+        const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c, "text_config");
+        if (!cJSON_IsObject(tc))
+            return err_setf(err, ERR_INPUT, file, "text_config",
+                            "missing: a %s config holds its language model there", a->type);
+        *text = tc;
+        if (cJSON_GetObjectItemCaseSensitive(c, "vision_config"))
+            notes_add(notes, NOTE_IGNORED, "vision_config",
+                      "the vision tower and projector are not modeled: parameters, FLOPs and "
+                      "memory are the language model's");
+        *arch = find_arch(a->wrapper_of);
+        return ERR_OK;
+    }
+    if (!assume && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c, "text_config")))
+        return err_setf(err, ERR_INPUT, file, "text_config",
+                        "multimodal configs are read for gemma3 and llama4 only; pass the "
+                        "language model's own config.json");
+    *arch = a;
+    return ERR_OK;
+}
+
+int model_from_config_ex(const cJSON *config, const char *file, const char *name,
+                         const model_load_opts_t *opts, model_t *m, notes_t *notes, err_t *err)
+{
+    memset(m, 0, sizeof *m);
+    json_ctx_t ctx = json_ctx_root(file);
+    int rc = json_expect_object(config, &ctx, err);
+    if (rc)
+        return rc;
+    const arch_t *arch = NULL;
+    const cJSON *text = NULL;
+    if ((rc = pick_type(config, file, opts, &arch, &text, notes, err)))
+        return rc;
+    bool tie_outside = text != config && cJSON_GetObjectItemCaseSensitive(config,
+                                                                          "tie_word_embeddings");
+    rd_t r = {text,  text == config ? ctx : json_ctx_member(&ctx, "text_config"),
+              file,  arch->type,
+              tie_outside, notes,
+              err};
+    if ((rc = arch->read(&r, m)))
+        return rc;
+    if (text != config) {
+        /* The wrapper's own tie_word_embeddings governs the output head. */
+        rd_t top = {config, ctx, file, arch->type, false, NULL, err};
+        if ((rc = optb(&top, "tie_word_embeddings", &m->tied_embeddings)))
+            return rc;
+    }
+    snprintf(m->arch, sizeof m->arch, "%s", arch->type);
+    snprintf(m->name, sizeof m->name, "%s", name);
+    snprintf(m->display, sizeof m->display, "%s", name);
+    snprintf(m->source, sizeof m->source, "%s", file);
+    /* scaleplan's own annotations in catalog files (ignored by HF). */
+    if ((rc = json_get_string(config, "display_name", &ctx, JSON_OPTIONAL, m->display,
+                              sizeof m->display, err)) ||
+        (rc = json_get_string(config, "source", &ctx, JSON_OPTIONAL, m->source, sizeof m->source,
+                              err)))
+        return rc;
+    return model_validate(m, file, err);
+}
+
+int model_from_config(const cJSON *config, const char *file, const char *name, model_t *m,
+                      err_t *err)
+{
+    return model_from_config_ex(config, file, name, NULL, m, NULL, err);
+}
