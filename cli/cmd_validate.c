@@ -218,9 +218,9 @@ static int run_published(const cli_args_t *a, const char *csv, err_t *err)
     profile_t prof;
     const char *pp = cli_get(a, "--profile");
     int rc;
-    if (pp && (rc = prof_load(pp, &prof, err)))
+    if (pp && (rc = prof_load_in(a->catalog, pp, &prof, err)))
         return rc;
-    pub_options_t o = {pp ? &prof : NULL, !cli_machine_output(a)};
+    pub_options_t o = {pp ? &prof : NULL, !cli_machine_output(a), a->catalog};
     pub_row_t *rows = NULL;
     pub_group_t *g = NULL;
     int n = 0, ng = 0, pairs = 0, mis = 0, *wrong = NULL;

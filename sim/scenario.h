@@ -32,7 +32,9 @@
 typedef struct {
     const char *model;          /* catalog name or config.json path */
     const model_t *model_given; /* or a model built elsewhere (copied); wins */
-    cluster_spec_t cluster;     /* GPU or cluster, n_gpus required */
+    cluster_spec_t cluster;     /* GPU or cluster, n_gpus required; its catalog
+                                   (NULL: parse the files) serves the framework
+                                   and the profile's GPU too */
     const char *framework;      /* framework preset; NULL = the default */
 } scenario_spec_t;
 
@@ -45,6 +47,7 @@ typedef struct {
     char framework[32]; /* the preset's name ("" = the default) */
     fw_preset_t fw;     /* the preset itself */
     sim_input_t input; /* points into this struct after scenario_finish */
+    catalog_t *catalog; /* the spec's parsed catalog (borrowed), or NULL */
 } scenario_t;
 
 /* Start s from spec: the model, the cluster (ERR_INPUT naming --gpus when

@@ -101,24 +101,25 @@ static int set_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out,
 
 int failure_load_set(const char *name, failure_set_t *out, err_t *err)
 {
+    catalog_t *cat = catalog_create(); /* one parse for the default's name and the set */
+    if (!cat)
+        return err_set(err, ERR_RUNTIME, "out of memory");
     char def[32] = "";
+    int rc = ERR_OK;
     if (!name || !*name) {
-        cJSON *root = NULL;
-        char origin[CATALOG_ORIGIN_MAX];
-        int rc = catalog_parse(FAILURE_FILE, &root, origin, sizeof origin, err);
-        if (rc)
-            return rc;
-        json_ctx_t ctx = json_ctx_root(origin);
-        rc = json_get_string(root, "default_set", &ctx, JSON_REQUIRED, def,
-                             sizeof def, err);
-        cJSON_Delete(root);
-        if (rc)
-            return rc;
+        const cJSON *root;
+        const char *origin;
+        if (!(rc = catalog_get(cat, FAILURE_FILE, &root, &origin, err))) {
+            json_ctx_t ctx = json_ctx_root(origin);
+            rc = json_get_string(root, "default_set", &ctx, JSON_REQUIRED, def, sizeof def, err);
+        }
         name = def;
     }
-    return catalog_load_named(FAILURE_FILE, "rate_sets", name, "--failure-rates",
-                              "scaleplan catalog failures", set_from_json, out,
-                              err);
+    if (!rc)
+        rc = catalog_lookup_named(cat, FAILURE_FILE, "rate_sets", name, "--failure-rates",
+                                  "scaleplan catalog failures", set_from_json, out, err);
+    catalog_destroy(cat);
+    return rc;
 }
 
 double failure_components(const cluster_t *c, failure_component_t comp)
