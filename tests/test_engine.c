@@ -188,7 +188,42 @@ static void test_schedules_complete(void)
     CU_ASSERT_EQUAL(sched_get(SCHEDULE_INTERLEAVED)->order(4, 0, 6, 2, big), -1);
 }
 
+/* The interleaved order steps its micro-steps without dividing: the same
+ * ops as Megatron-LM's formula (micro-step k: chunk (k mod pv) / p,
+ * reversed for backward; micro-batch (k / pv) p + k mod p) in the order
+ * warm-up forwards, forward/backward pairs, cool-down backwards. */
+static void test_interleaved_matches_formula(void)
+{
+    pp_op_t ops[2 * 32 * 5];
+    int bad = 0, checked = 0;
+    for (int p = 1; p <= 8; p++)
+        for (int v = 1; v <= 5; v++)
+            for (int m = p; m <= 4 * p && 2 * m * v <= (int)(sizeof ops / sizeof *ops); m += p)
+                for (int s = 0; s < p; s++) {
+                    int n = sched_get(SCHEDULE_INTERLEAVED)->order(p, s, m, v, ops);
+                    CU_ASSERT_EQUAL_FATAL(n, 2 * m * v);
+                    int total = m * v;
+                    int warm = m == p ? total : (p - s - 1) * 2 + (v - 1) * p;
+                    if (warm > total)
+                        warm = total;
+                    int f = 0, b = 0;
+                    for (int i = 0; i < n; i++) {
+                        /* forwards: the warm-up, then every other op */
+                        bool fwd = i < warm || (i < warm + 2 * (total - warm) && (i - warm) % 2 == 0);
+                        int k = fwd ? f++ : b++;
+                        int chunk = (k % (p * v)) / p;
+                        if (!fwd)
+                            chunk = v - 1 - chunk;
+                        int mb = (k / (p * v)) * p + k % p;
+                        bad += ops[i].forward != fwd || ops[i].chunk != chunk || ops[i].mb != mb;
+                        checked++;
+                    }
+                }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(checked > 10000);
+}
+
 TEST_SUITE(suite_engine, "engine", TEST(test_stream_order), TEST(test_deadlock_detected),
            TEST(test_deterministic_and_reusable), TEST(test_start_is_latest_predecessor),
-           TEST(test_reserve_last_and_partial_deadlock),
+           TEST(test_reserve_last_and_partial_deadlock), TEST(test_interleaved_matches_formula),
            TEST(test_schedules_complete));
