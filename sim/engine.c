@@ -1,5 +1,6 @@
 #include "sim/engine.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,9 +61,15 @@ void eng_destroy(sim_engine_t *e)
     free(e);
 }
 
-/* Grow *p to hold cap elements of size bytes; 0 or -1. */
-static int grow(void **p, size_t cap, size_t size)
+/* Grow *p to hold cap elements of size bytes, keeping its contents when
+ * keep (else they are dropped, not copied); 0, or -1 with *p intact when
+ * keep and NULL when not. */
+static int grow(void **p, size_t cap, size_t size, bool keep)
 {
+    if (!keep) {
+        free(*p);
+        *p = NULL;
+    }
     void *q = realloc(*p, cap * size);
     if (!q)
         return -1;
@@ -70,13 +77,23 @@ static int grow(void **p, size_t cap, size_t size)
     return 0;
 }
 
+/* The capacity to grow to for need: at least twice the old one, so that a
+ * sweep over ever larger graphs reallocates a few times only. */
+static size_t next_cap(size_t need, size_t old)
+{
+    size_t cap = need > 2 * old ? need : 2 * old;
+    return cap > (size_t)1 << 30 ? need : cap;
+}
+
 int eng_reset(sim_engine_t *e, int n_streams)
 {
     if (n_streams < 1)
         return ERR_RUNTIME;
     if (n_streams > e->stream_cap) {
-        if (grow((void **)&e->stream_tail, (size_t)n_streams, sizeof(int)))
+        if (grow((void **)&e->stream_tail, (size_t)n_streams, sizeof(int), false)) {
+            e->stream_cap = 0;
             return ERR_RUNTIME;
+        }
         e->stream_cap = n_streams;
     }
     e->n_streams = n_streams;
@@ -89,36 +106,47 @@ int eng_reset(sim_engine_t *e, int n_streams)
     return ERR_OK;
 }
 
-/* Room for cap tasks; 0 or -1 (nothing lost: arrays already grown keep
- * their contents). */
-static int reserve_tasks(sim_engine_t *e, size_t cap)
+/* Room for need tasks; 0 or -1. The tasks added so far are kept (an
+ * empty engine's arrays are replaced, not copied); after a failure the
+ * engine holds what it held, or nothing when it was empty. */
+static int reserve_tasks(sim_engine_t *e, size_t need)
 {
-    if (cap <= (size_t)e->cap)
+    if (need <= (size_t)e->cap)
         return 0;
+    size_t cap = next_cap(need, (size_t)e->cap);
     if (cap > (size_t)1 << 30)
         return -1;
-    if (grow((void **)&e->dur, cap, sizeof(double)) ||
-        grow((void **)&e->start, cap, sizeof(double)) ||
-        grow((void **)&e->end, cap, sizeof(double)) ||
-        grow((void **)&e->stream, cap, sizeof(int)) ||
-        grow((void **)&e->kind, cap, sizeof(int)) ||
-        grow((void **)&e->prev, cap, sizeof(int)) ||
-        grow((void **)&e->next, cap, sizeof(int)) ||
-        grow((void **)&e->tag, cap, sizeof(uint32_t)))
+    bool keep = e->n > 0;
+    if (grow((void **)&e->dur, cap, sizeof(double), keep) ||
+        grow((void **)&e->start, cap, sizeof(double), keep) ||
+        grow((void **)&e->end, cap, sizeof(double), keep) ||
+        grow((void **)&e->stream, cap, sizeof(int), keep) ||
+        grow((void **)&e->kind, cap, sizeof(int), keep) ||
+        grow((void **)&e->prev, cap, sizeof(int), keep) ||
+        grow((void **)&e->next, cap, sizeof(int), keep) ||
+        grow((void **)&e->tag, cap, sizeof(uint32_t), keep)) {
+        if (!keep)
+            e->cap = 0;
         return -1;
+    }
     e->cap = (int)cap;
     return 0;
 }
 
-static int reserve_edges(sim_engine_t *e, size_t cap)
+static int reserve_edges(sim_engine_t *e, size_t need)
 {
-    if (cap <= (size_t)e->edge_cap)
+    if (need <= (size_t)e->edge_cap)
         return 0;
+    size_t cap = next_cap(need, (size_t)e->edge_cap);
     if (cap > (size_t)1 << 30)
         return -1;
-    if (grow((void **)&e->edge_task, cap, sizeof(int)) ||
-        grow((void **)&e->edge_before, cap, sizeof(int)))
+    bool keep = e->n_edges > 0;
+    if (grow((void **)&e->edge_task, cap, sizeof(int), keep) ||
+        grow((void **)&e->edge_before, cap, sizeof(int), keep)) {
+        if (!keep)
+            e->edge_cap = 0;
         return -1;
+    }
     e->edge_cap = (int)cap;
     return 0;
 }
@@ -135,7 +163,7 @@ int eng_task(sim_engine_t *e, int stream, double duration, int kind, uint32_t ta
 {
     if (stream < 0 || stream >= e->n_streams || !(duration >= 0))
         return -1;
-    if (e->n == e->cap && reserve_tasks(e, e->cap ? 2 * (size_t)e->cap : 1024))
+    if (e->n == e->cap && reserve_tasks(e, e->cap ? (size_t)e->cap + 1 : 1024))
         return -1;
     int id = e->n++;
     e->dur[id] = duration;
@@ -156,7 +184,7 @@ int eng_dep(sim_engine_t *e, int task, int before)
     if (task < 0 || task >= e->n || before < 0 || before >= e->n || task == before)
         return -1;
     if (e->n_edges == e->edge_cap &&
-        reserve_edges(e, e->edge_cap ? 2 * (size_t)e->edge_cap : 2048))
+        reserve_edges(e, e->edge_cap ? (size_t)e->edge_cap + 1 : 2048))
         return -1;
     e->edge_task[e->n_edges] = task;
     e->edge_before[e->n_edges] = before;
@@ -169,19 +197,25 @@ int eng_dep(sim_engine_t *e, int task, int before)
 static int prepare_run(sim_engine_t *e)
 {
     size_t rows = (size_t)e->n + 1, edges = (size_t)(e->n_edges ? e->n_edges : 1);
-    if ((int)rows > e->csr_cap) {
-        if (grow((void **)&e->out_start, rows, sizeof(int)) ||
-            grow((void **)&e->in_start, rows, sizeof(int)) ||
-            grow((void **)&e->pending, rows, sizeof(int)) ||
-            grow((void **)&e->ready, rows, sizeof(int)))
+    if (rows > (size_t)1 << 30 || edges > (size_t)1 << 30)
+        return -1;
+    if (rows > (size_t)e->csr_cap) { /* scratch: nothing to keep */
+        size_t cap = next_cap(rows, (size_t)e->csr_cap);
+        e->csr_cap = 0;
+        if (grow((void **)&e->out_start, cap, sizeof(int), false) ||
+            grow((void **)&e->in_start, cap, sizeof(int), false) ||
+            grow((void **)&e->pending, cap, sizeof(int), false) ||
+            grow((void **)&e->ready, cap, sizeof(int), false))
             return -1;
-        e->csr_cap = (int)rows;
+        e->csr_cap = (int)cap;
     }
-    if ((int)edges > e->csr_edge_cap) {
-        if (grow((void **)&e->out_list, edges, sizeof(int)) ||
-            grow((void **)&e->in_list, edges, sizeof(int)))
+    if (edges > (size_t)e->csr_edge_cap) {
+        size_t cap = next_cap(edges, (size_t)e->csr_edge_cap);
+        e->csr_edge_cap = 0;
+        if (grow((void **)&e->out_list, cap, sizeof(int), false) ||
+            grow((void **)&e->in_list, cap, sizeof(int), false))
             return -1;
-        e->csr_edge_cap = (int)edges;
+        e->csr_edge_cap = (int)cap;
     }
     int n = e->n, *out_start = e->out_start, *in_start = e->in_start;
     const int *edge_task = e->edge_task, *edge_before = e->edge_before;

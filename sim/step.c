@@ -94,6 +94,8 @@ void sim_ctx_destroy(sim_ctx_t *ctx)
     free(ctx);
 }
 
+/* Room for need elements of a scratch array (its contents are not kept:
+ * every build rewrites them); 0 or -1 (then *p is NULL and *cap 0). */
 static int grow_to(void **p, int *cap, long need, size_t size)
 {
     if (need <= *cap)
@@ -101,12 +103,11 @@ static int grow_to(void **p, int *cap, long need, size_t size)
     long cap2 = *cap ? *cap : 256;
     while (cap2 < need)
         cap2 *= 2;
-    if (cap2 > (1L << 30))
+    free(*p);
+    *p = NULL;
+    *cap = 0;
+    if (cap2 > (1L << 30) || !(*p = malloc((size_t)cap2 * size)))
         return -1;
-    void *q = realloc(*p, (size_t)cap2 * size);
-    if (!q)
-        return -1;
-    *p = q;
     *cap = (int)cap2;
     return 0;
 }
