@@ -599,7 +599,7 @@ static int run(const cli_args_t *a, err_t *err)
     val_measured_t m;
     sim_ctx_t *ctx = NULL;
     cJSON *j = NULL;
-    if ((rc = val_measured_load(file, cli_get(a, "--profile"), &m, err)))
+    if ((rc = val_measured_load_in(a->catalog, file, cli_get(a, "--profile"), &m, err)))
         goto out;
     if (!(ctx = sim_ctx_create())) {
         rc = err_set(err, ERR_RUNTIME, "out of memory");
