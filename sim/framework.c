@@ -479,18 +479,24 @@ void fw_describe_caps(const fw_caps_t *c, char *buf, size_t cap)
 
 int fw_names(char ***names, size_t *count, err_t *err)
 {
-    cJSON *root = NULL;
+    return fw_names_in(NULL, names, count, err);
+}
+
+int fw_names_in(catalog_t *cat, char ***names, size_t *count, err_t *err)
+{
+    cJSON *owned = NULL;
+    const cJSON *root;
     char origin[CATALOG_ORIGIN_MAX];
     *names = NULL;
     *count = 0;
-    int rc = catalog_parse(FW_FILE, &root, origin, sizeof origin, err);
+    int rc = catalog_doc(cat, FW_FILE, &root, &owned, origin, sizeof origin, err);
     if (rc)
         return rc;
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "frameworks");
     size_t n = (size_t)cJSON_GetArraySize(arr);
     char **v = calloc(n ? n : 1, sizeof *v);
     if (!v) {
-        cJSON_Delete(root);
+        cJSON_Delete(owned);
         return err_set(err, ERR_RUNTIME, "out of memory");
     }
     size_t k = 0;
@@ -501,7 +507,7 @@ int fw_names(char ***names, size_t *count, err_t *err)
         if (cJSON_IsString(nm))
             k++;
     }
-    cJSON_Delete(root);
+    cJSON_Delete(owned);
     if (k < n && cJSON_GetArraySize(arr) != (int)k) {
         catalog_free_names(v, k);
         return err_set(err, ERR_RUNTIME, "out of memory");

@@ -105,4 +105,7 @@ void fw_describe_caps(const fw_caps_t *c, char *buf, size_t cap);
 /* The catalog's preset names in file order; free with catalog_free_names. */
 int fw_names(char ***names, size_t *count, err_t *err);
 
+/* The same, read from the parsed catalog cat (NULL: parse it now). */
+int fw_names_in(catalog_t *cat, char ***names, size_t *count, err_t *err);
+
 #endif
