@@ -405,12 +405,15 @@ static void test_threads_same_json(void)
     CU_ASSERT_EQUAL(run_cli_env("OMP_NUM_THREADS=2 ", args, &b, NULL), 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
-    /* blank the elapsed-time figures */
+    /* drop the elapsed-time figures (their printed lengths differ too) */
     char *docs[2] = {a, b};
     for (int d = 0; d < 2; d++)
-        for (char *q = docs[d]; (q = strstr(q, "elapsed_s\"")); q++)
-            for (char *x = strchr(q, ':') + 1; *x && *x != ',' && *x != '}' && *x != '\n'; x++)
-                *x = ' ';
+        for (char *q = docs[d]; (q = strstr(q, "elapsed_s\"")); q++) {
+            char *x = strchr(q, ':') + 1, *y = x;
+            while (*y && *y != ',' && *y != '}' && *y != '\n')
+                y++;
+            memmove(x, y, strlen(y) + 1);
+        }
     CU_ASSERT_STRING_EQUAL(a, b);
     free(a);
     free(b);
