@@ -1,19 +1,39 @@
 /* bench: speed of the simulator (make bench). Prints figures; it is a
  * benchmark, not a test, and fails only if something cannot run.
  *
+ * Every figure is also given as a multiple of a fixed reference workload
+ * timed in the same rounds (interleaved with it), so that a regression
+ * shows whatever the machine's load: a busy machine slows both alike, a
+ * slower scaleplan moves only the figure. Whole processes are measured
+ * against starting /bin/true; in-process work against sorting a fixed set
+ * of pseudo-random numbers (qsort: calls, branches and memory, like the
+ * simulator), on one core or on each of two cores for two-thread figures.
+ * The multiples are comparable between runs and machines of one kind; the
+ * targets are in seconds, as the issues state them (2 cores).
+ *
  *   1. whole processes of the real binary, started directly (posix_spawn,
- *      no shell), interleaved round by round so that a busy machine slows
- *      all alike, with /bin/true as the cost of starting any process:
- *      `scaleplan --help` (target: under 5 ms), a 70B `sim` (under 10 ms)
- *      and one step of Llama 3 405B on 16,384 H100s (TP8 PP16 DP128,
- *      interleaved, seq 8192, global batch 2048; under 10 ms), with the
- *      peak resident memory of each; BENCH_COMPARE_BIN=path adds the same
- *      commands of another build (an older one, say) to the same rounds;
- *   2. the 405B step in-process;
+ *      no shell): `scaleplan --help` (target: under 5 ms), a 70B `sim`
+ *      (under 10 ms) and one step of Llama 3 405B on 16,384 H100s (TP8 PP16
+ *      DP128, interleaved, seq 8192, global batch 2048; it needs 87 GiB of
+ *      the 80, hence --allow-oom; under 10 ms), with
+ *      the peak resident memory of each; BENCH_COMPARE_BIN=path adds the
+ *      same commands of another build (an older one, say) to the same
+ *      rounds;
+ *   2. the 405B step in-process (target: under 0.15 ms), and the same step
+ *      graph (16 micro-batches per DP rank) at 1,024 and 131,072 GPUs:
+ *      the cost must not grow with the GPU count (target: ratio <= 1.2);
  *   3. 1,000 different layouts of a 70B model simulated in-process on one
  *      core (target: under 0.5 s), with layouts and events per second;
  *   4. 10,000 reliability trials (target: under 0.2 s on 2 cores) and the
- *      adaptive default; 5. the full plan ladder.
+ *      adaptive default;
+ *   5. plans as `scaleplan plan` makes them (its defaults: 4M tokens per
+ *      step, 300 Monte Carlo trials per rung, 2 threads): the 70B ladder to
+ *      16,384 H100s, Llama 3 405B at 131,072 H100s alone (target: under
+ *      0.3 s) and its ladder from 8 to 131,072 (target: under 1.5 s), with
+ *      the layout search's share.
+ *
+ * run_bench [processes] [steps] [layouts] [reliability] [plans] runs only
+ * those sections (make bench: all).
  */
 #define _DEFAULT_SOURCE /* wait4 */
 #include <spawn.h>
@@ -41,6 +61,94 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* ------------------------------------------------------------ the reference */
+
+/* The reference workload: qsort of REF_N doubles drawn from a fixed seed,
+ * a few milliseconds, on each of `threads` cores at once. It does not use
+ * scaleplan's code, so it stays the same while scaleplan changes. */
+enum { REF_N = 1 << 14 };
+
+static int cmp_ref(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double reference_sort(double *buf)
+{
+    uint64_t x = 0x9e3779b97f4a7c15ULL;
+    for (int i = 0; i < REF_N; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+        buf[i] = (double)(x >> 11);
+    }
+    qsort(buf, REF_N, sizeof *buf, cmp_ref);
+    return buf[REF_N / 2];
+}
+
+/* The reference's buffers, one per core, and what its sorts returned
+ * (kept so that they cannot be optimized away). */
+typedef struct {
+    double *buf[2];
+    double sink;
+} reference_t;
+
+/* Seconds of one reference run on `threads` (1 or 2) cores at once. */
+static double reference_s(reference_t *ref, int threads)
+{
+    double got[2] = {0, 0};
+    double t0 = clock_now_s();
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+#endif
+    for (int t = 0; t < threads; t++)
+        got[t] = reference_sort(ref->buf[t]);
+    double dt = clock_now_s() - t0;
+    ref->sink += got[0] + got[1];
+    return dt;
+}
+
+/* Work measured in rounds: each round times `reps` calls of the work
+ * between two runs of the reference; the figure is the median seconds per
+ * call, its multiple the median over rounds of seconds per call over the
+ * mean of the two references around it. */
+typedef int (*work_fn)(void *arg, err_t *err);
+
+typedef struct {
+    double s;        /* median seconds per call */
+    double multiple; /* of the reference */
+} figure_t;
+
+static int measure(reference_t *refw, work_fn work, void *arg, int rounds, int reps, int threads,
+                   figure_t *out, err_t *err)
+{
+    double t[64], ratio[64];
+    if (rounds > 64)
+        rounds = 64;
+    for (int r = 0; r < rounds; r++) {
+        double before = reference_s(refw, threads);
+        double t0 = clock_now_s();
+        for (int i = 0; i < reps; i++)
+            if (work(arg, err))
+                return 1;
+        t[r] = (clock_now_s() - t0) / reps;
+        ratio[r] = t[r] / (0.5 * (before + reference_s(refw, threads)));
+    }
+    out->s = median(t, rounds);
+    out->multiple = median(ratio, rounds);
+    return 0;
+}
+
+static const char *verdict(double value, double target)
+{
+    return value < target ? "met" : "NOT MET";
 }
 
 #define MAX_ARGS 40
@@ -94,7 +202,7 @@ static const char *SIM70_ARGS = "sim --model llama3-70b --gpu h100-sxm --gpus 25
 static const char *LLAMA405_ARGS =
     "sim --model llama3-405b --gpu h100-sxm --gpus 16384 --tp 8 --pp 16 --vpp 4 "
     "--first-stage-layers 1 --last-stage-layers 1 --seq-len 8192 --micro-batch 1 "
-    "--global-batch 2048 --sequence-parallel --distributed-optimizer --json";
+    "--global-batch 2048 --sequence-parallel --distributed-optimizer --json --allow-oom";
 
 static int bench_processes(void)
 {
@@ -160,56 +268,146 @@ static int bench_processes(void)
     return 0;
 }
 
-static int bench_405b_inprocess(void)
-{
-    err_t e;
+/* One step of Llama 3 405B, TP8 PP16, 4 virtual stages, seq 8192, on gpus
+ * H100s with global_batch sequences, simulated again and again. */
+typedef struct {
     model_t m;
     cluster_t c;
     profile_t p;
-    cluster_spec_t spec = {.gpu = "h100-sxm", .n_gpus = 16384};
     layout_t l;
-    layout_defaults(&l);
-    l.tp = 8;
-    l.pp = 16;
-    l.vpp = 4;
-    l.schedule = SCHEDULE_INTERLEAVED;
-    l.first_stage_layers = l.last_stage_layers = 1;
-    l.seq_len = 8192;
-    l.global_batch = 2048;
-    l.sequence_parallel = true;
-    l.distributed_optimizer = true;
-    if (model_load("llama3-405b", &m, &e) || cluster_resolve(&spec, &c, &e) ||
-        prof_load_default("h100-sxm", &p, &e) || layout_finalize(&l, &m, 16384, &e)) {
+    sim_input_t in;
+    sim_ctx_t *ctx;
+    sim_result_t r;
+} step_work_t;
+
+static int step_setup(step_work_t *w, int gpus, int global_batch, bool layer_events, err_t *e)
+{
+    memset(w, 0, sizeof *w);
+    cluster_spec_t spec = {.gpu = "h100-sxm", .n_gpus = gpus};
+    layout_t *l = &w->l;
+    layout_defaults(l);
+    l->tp = 8;
+    l->pp = 16;
+    l->vpp = 4;
+    l->schedule = SCHEDULE_INTERLEAVED;
+    l->first_stage_layers = l->last_stage_layers = 1;
+    l->seq_len = 8192;
+    l->global_batch = global_batch;
+    l->sequence_parallel = true;
+    l->distributed_optimizer = true;
+    if (model_load("llama3-405b", &w->m, e) || cluster_resolve(&spec, &w->c, e) ||
+        prof_load_default("h100-sxm", &w->p, e) || layout_finalize(l, &w->m, gpus, e))
+        return 1;
+    w->in = (sim_input_t){&w->m, l, &w->c, &w->p, {0}};
+    sim_options_default(&w->in.opt);
+    w->in.opt.layer_events = layer_events;
+    if (!(w->ctx = sim_ctx_create()))
+        return err_set(e, ERR_RUNTIME, "out of memory");
+    return sim_run_step(w->ctx, &w->in, &w->r, e);
+}
+
+static void step_free(step_work_t *w)
+{
+    sim_ctx_destroy(w->ctx);
+    prof_free(&w->p);
+}
+
+static int step_once(void *arg, err_t *e)
+{
+    step_work_t *w = arg;
+    return sim_run_step(w->ctx, &w->in, &w->r, e);
+}
+
+static int bench_405b_inprocess(reference_t *ref)
+{
+    err_t e;
+    step_work_t w;
+    figure_t f;
+    for (int pass = 0; pass < 2; pass++) {
+        if (step_setup(&w, 16384, 2048, pass == 1, &e) ||
+            measure(ref, step_once, &w, 31, 40, 1, &f, &e)) {
+            fprintf(stderr, "bench: %s\n", e.msg);
+            step_free(&w);
+            return 1;
+        }
+        printf("  in-process, %s events: %.3f ms per step (%.3f x reference), %d tasks, "
+               "%.2fM events/s (step %.2f s, MFU %.1f%%)",
+               pass ? "per-layer" : "per-chunk", 1e3 * f.s, f.multiple, w.r.tasks,
+               w.r.events / f.s / 1e6, w.r.step_time_s, 100 * w.r.mfu);
+        if (!pass)
+            printf("  target < 0.15 ms: %s", verdict(f.s, 0.15e-3));
+        printf("\n");
+        step_free(&w);
+    }
+    /* The same graph (16 micro-batches per DP rank) at 1,024 and 131,072
+     * GPUs, interleaved round by round. */
+    step_work_t small, large;
+    memset(&large, 0, sizeof large);
+    if (step_setup(&small, 1024, 128, false, &e) || step_setup(&large, 131072, 16384, false, &e)) {
         fprintf(stderr, "bench: %s\n", e.msg);
+        step_free(&small);
+        step_free(&large);
         return 1;
     }
-    sim_input_t in = {&m, &l, &c, &p, {0}};
-    sim_options_default(&in.opt);
-    sim_ctx_t *ctx = sim_ctx_create();
-    sim_result_t r;
+    enum { ROUNDS = 31, REPS = 40 };
+    double ts[ROUNDS], tl[ROUNDS], ratio[ROUNDS];
     int rc = 0;
-    for (int pass = 0; pass < 2 && !rc; pass++) {
-        in.opt.layer_events = pass == 1;
+    for (int r = 0; r < ROUNDS && !rc; r++) {
+        /* each goes first in every other round */
+        step_work_t *first = r % 2 ? &large : &small, *second = r % 2 ? &small : &large;
         double t0 = clock_now_s();
-        enum { REPS = 20 };
         for (int i = 0; i < REPS && !rc; i++)
-            rc = sim_run_step(ctx, &in, &r, &e);
-        double dt = (clock_now_s() - t0) / REPS;
-        if (!rc)
-            printf("  in-process, %s events: %.2f ms per step, %d tasks, %.2fM events/s "
-                   "(step %.2f s, MFU %.1f%%)\n",
-                   pass ? "per-layer" : "per-chunk", 1e3 * dt, r.tasks, r.events / dt / 1e6,
-                   r.step_time_s, 100 * r.mfu);
+            rc = step_once(first, &e);
+        double t1 = clock_now_s();
+        for (int i = 0; i < REPS && !rc; i++)
+            rc = step_once(second, &e);
+        double t2 = clock_now_s();
+        ts[r] = (r % 2 ? t2 - t1 : t1 - t0) / REPS;
+        tl[r] = (r % 2 ? t1 - t0 : t2 - t1) / REPS;
+        ratio[r] = tl[r] / ts[r];
     }
-    if (rc)
+    if (rc) {
         fprintf(stderr, "bench: %s\n", e.msg);
-    sim_ctx_destroy(ctx);
-    prof_free(&p);
+    } else {
+        double q = median(ratio, ROUNDS);
+        printf("  in-process, the same %d-task graph at 1,024 GPUs %.3f ms, at 131,072 GPUs %.3f ms: "
+               "%.2f x  target <= 1.2: %s\n",
+               small.r.tasks, 1e3 * median(ts, ROUNDS), 1e3 * median(tl, ROUNDS), q,
+               q <= 1.2 ? "met" : "NOT MET");
+    }
+    step_free(&small);
+    step_free(&large);
     return rc ? 1 : 0;
 }
 
 /* 1,000 distinct valid layouts of Llama 3 70B across GPU counts. */
-static int bench_70b_layouts(void)
+typedef struct {
+    sim_ctx_t *ctx;
+    const model_t *m;
+    const profile_t *p;
+    const layout_t *layouts;
+    const cluster_t *clusters;
+    const int *which;
+    int n;
+    long events;
+} layouts_work_t;
+
+static int layouts_once(void *arg, err_t *e)
+{
+    layouts_work_t *w = arg;
+    w->events = 0;
+    for (int i = 0; i < w->n; i++) {
+        sim_input_t in = {w->m, &w->layouts[i], &w->clusters[w->which[i]], w->p, {0}};
+        sim_options_default(&in.opt);
+        sim_result_t r;
+        if (sim_run_step(w->ctx, &in, &r, e))
+            return 1;
+        w->events += r.events;
+    }
+    return 0;
+}
+
+static int bench_70b_layouts(reference_t *ref)
 {
     err_t e;
     model_t m;
@@ -256,24 +454,16 @@ static int bench_70b_layouts(void)
                             layouts[n] = l;
                             which[n++] = (int)g;
                         }
-    sim_ctx_t *ctx = sim_ctx_create();
-    long events = 0;
-    double t0 = clock_now_s();
-    for (int i = 0; i < n; i++) {
-        sim_input_t in = {&m, &layouts[i], &clusters[which[i]], &p, {0}};
-        sim_options_default(&in.opt);
-        sim_result_t r;
-        if (sim_run_step(ctx, &in, &r, &e)) {
-            fprintf(stderr, "bench: %s\n", e.msg);
-            return 1;
-        }
-        events += r.events;
+    layouts_work_t w = {sim_ctx_create(), &m, &p, layouts, clusters, which, n, 0};
+    figure_t f;
+    if (!w.ctx || measure(ref, layouts_once, &w, 5, 1, 1, &f, &e)) {
+        fprintf(stderr, "bench: %s\n", w.ctx ? e.msg : "out of memory");
+        return 1;
     }
-    double dt = clock_now_s() - t0;
-    printf("%d layouts of llama3-70b (64-2048 H100s) on one core: %.3f s (target < 0.5 s), "
-           "%.0f layouts/s, %.2fM events/s\n",
-           n, dt, n / dt, events / dt / 1e6);
-    sim_ctx_destroy(ctx);
+    printf("%d layouts of llama3-70b (64-2048 H100s) on one core: %.3f s (%.1f x reference)  "
+           "target < 0.5 s: %s; %.0f layouts/s, %.2fM events/s\n",
+           n, f.s, f.multiple, verdict(f.s, 0.5), n / f.s, w.events / f.s / 1e6);
+    sim_ctx_destroy(w.ctx);
     prof_free(&p);
     free(layouts);
     free(clusters);
@@ -282,7 +472,7 @@ static int bench_70b_layouts(void)
 }
 
 /* 10,000 trials of a 54-day run on 16,384 H100s (Llama 3 405B rates). */
-static int bench_reliability(void)
+static int bench_reliability(reference_t *ref)
 {
     err_t e;
     cluster_t c;
@@ -310,6 +500,7 @@ static int bench_reliability(void)
         if (threads > 1)
             break;
 #endif
+        double ref_s = reference_s(ref, threads);
         double t0 = clock_now_s();
         if (rel_simulate(&cfg, &r, &e)) {
             fprintf(stderr, "bench: %s\n", e.msg);
@@ -317,8 +508,8 @@ static int bench_reliability(void)
         }
         double dt = clock_now_s() - t0;
         printf("reliability: 10,000 trials of 54 days on 16,384 H100s on %d core%s: %.3f s "
-               "(target < 0.2 s on 2 cores), %.0f interruptions per trial\n",
-               threads, threads > 1 ? "s" : "", dt, r.interruptions_mean);
+               "(%.1f x reference; target < 0.2 s on 2 cores), %.0f interruptions per trial\n",
+               threads, threads > 1 ? "s" : "", dt, dt / ref_s, r.interruptions_mean);
         if (threads == 2) {
             /* the default: trials until P50/P90 are within the tolerance */
             rel_config_t ad = cfg;
@@ -336,63 +527,159 @@ static int bench_reliability(void)
     return 0;
 }
 
-/* The full ladder for Llama 3 70B, 8 to 16,384 H100s, every valid layout. */
-static int bench_ladder(void)
-{
-    err_t e;
+/* A plan as `scaleplan plan --model M --tokens T --gpu h100-sxm --min-gpus
+ * MIN --max-gpus MAX` makes it (cmd_plan's defaults: ladder_input_defaults,
+ * the reliability template for the base cluster with 300 trials and 2%
+ * spares per rung, 12 bytes per parameter checkpointed, $2.49/GPU-h);
+ * global_batch_max > 0 replaces the default batch with a range. */
+typedef struct {
     model_t m;
     cluster_t c;
     profile_t p;
     failure_set_t f;
-    cluster_spec_t spec = {.gpu = "h100-sxm", .n_gpus = 8};
-    if (model_load("llama3-70b", &m, &e) || cluster_resolve(&spec, &c, &e) ||
-        prof_load_default("h100-sxm", &p, &e) || failure_load_set(NULL, &f, &e)) {
-        fprintf(stderr, "bench: %s\n", e.msg);
-        return 1;
-    }
     ladder_input_t in;
-    memset(&in, 0, sizeof in);
-    in.model = &m;
-    in.base = &c;
-    in.profile = &p;
-    in.failures = &f;
-    in.tokens = 2e12;
-    in.usd_per_gpu_hour = 2.49;
-    plan_space_default(&in.space);
-    in.space.seq_len = 8192;
-    in.space.global_batch_min = 512;
-    in.space.global_batch_max = 2048;
-    in.min_marginal = 0.5;
-    in.min_gpus = 8;
-    in.max_gpus = 16384;
-    if (rel_config_init(&in.rel, &c, &f, NULL, &e)) {
-        fprintf(stderr, "bench: %s\n", e.msg);
+    ladder_t l;
+    double search_s; /* of the last run: the layout searches, all rungs */
+} plan_work_t;
+
+static int plan_setup(plan_work_t *w, const char *model, double tokens, int min_gpus,
+                      int max_gpus, int global_batch_min, int global_batch_max, err_t *e)
+{
+    memset(w, 0, sizeof *w);
+    cluster_spec_t spec = {.gpu = "h100-sxm", .n_gpus = 8};
+    if (model_load(model, &w->m, e) || cluster_resolve(&spec, &w->c, e) ||
+        prof_load_default("h100-sxm", &w->p, e) || failure_load_set(NULL, &w->f, e))
         return 1;
+    ladder_input_t *in = &w->in;
+    ladder_input_defaults(in, &w->m);
+    in->model = &w->m;
+    in->base = &w->c;
+    in->profile = &w->p;
+    in->failures = &w->f;
+    in->tokens = tokens;
+    in->usd_per_gpu_hour = 2.49;
+    in->min_gpus = min_gpus;
+    in->max_gpus = max_gpus;
+    if (global_batch_max > 0) {
+        in->space.global_batch_min = global_batch_min;
+        in->space.global_batch_max = global_batch_max;
     }
-    in.rel.trials = 0; /* adaptive, as plan runs it */
-    in.rel.spares = -1;
-    in.ckpt_bytes = 12 * 70.6e9;
-    static ladder_t l;
-#ifdef _OPENMP
-    omp_set_num_threads(2);
-#endif
-    if (plan_ladder(&in, &l, &e)) {
-        fprintf(stderr, "bench: %s\n", e.msg);
-        return 1;
-    }
-    printf("plan ladder llama3-70b, 8 to 16,384 H100s (%d rungs, global batch 512-2048): %.2f s on "
-           "2 threads (target < 10 s), %ld layouts (%.0f layouts/s), %ld simulated\n",
-           l.n, l.elapsed_s, l.layouts, l.layouts / l.elapsed_s, l.simulated);
-    prof_free(&p);
+    int trials = in->rel.trials, spares = in->rel.spares;
+    rel_config_default(&in->rel, &w->c, &w->f);
+    in->rel.trials = trials;
+    in->rel.spares = spares;
+    model_params_t mp;
+    model_params(&w->m, &mp);
+    in->ckpt_bytes = mp.total * REL_CKPT_BYTES_PER_PARAM;
     return 0;
 }
 
-int main(void)
+static int plan_once(void *arg, err_t *e)
 {
-    int rc = bench_processes();
-    rc |= bench_405b_inprocess();
-    rc |= bench_70b_layouts();
-    rc |= bench_reliability();
-    rc |= bench_ladder();
+    plan_work_t *w = arg;
+    if (plan_ladder(&w->in, &w->l, e))
+        return 1;
+    w->search_s = 0;
+    for (int i = 0; i < w->l.n; i++)
+        w->search_s += w->l.rung[i].search_s;
+    return 0;
+}
+
+/* The plan's time, its multiple of the two-core reference, the share of
+ * its layout searches, and the target. */
+static int bench_plan(reference_t *ref, const char *what, plan_work_t *w, int rounds,
+                      double target_s)
+{
+    err_t e;
+    figure_t f;
+#ifdef _OPENMP
+    omp_set_num_threads(2);
+#endif
+    if (measure(ref, plan_once, w, rounds, 1, 2, &f, &e)) {
+        fprintf(stderr, "bench: %s\n", e.msg);
+        return 1;
+    }
+    const rung_t *last = &w->l.rung[w->l.n - 1];
+    char desc[200] = "nothing fits";
+    if (last->feasible)
+        layout_describe(&last->layout, desc, sizeof desc);
+    printf("plan %s (%d rung%s): %.3f s on 2 threads (%.1f x reference): layout search %.3f s "
+           "(%ld layouts, %ld simulated), the rest (reliability of the best layouts) %.3f s; "
+           "largest rung %s, step %.2f s",
+           what, w->l.n, w->l.n > 1 ? "s" : "", f.s, f.multiple, w->search_s, w->l.layouts,
+           w->l.simulated, f.s - w->search_s, desc, last->step.step_time_s);
+    if (target_s > 0)
+        printf("  target < %g s: %s", target_s, verdict(f.s, target_s));
+    printf("\n");
+    return 0;
+}
+
+static int bench_ladders(reference_t *ref)
+{
+    err_t e;
+    plan_work_t *w = malloc(sizeof *w); /* large: a ladder holds every rung's step */
+    if (!w) {
+        fprintf(stderr, "bench: out of memory\n");
+        return 1;
+    }
+    int rc = 0;
+    if (plan_setup(w, "llama3-70b", 2e12, 8, 16384, 512, 2048, &e))
+        goto fail;
+    rc |= bench_plan(ref, "llama3-70b, 8 to 16,384 H100s, global batch 512-2048", w, 3, 10);
+    prof_free(&w->p);
+    if (plan_setup(w, "llama3-405b", 15e12, 131072, 131072, 0, 0, &e))
+        goto fail;
+    rc |= bench_plan(ref, "llama3-405b on 131,072 H100s", w, 5, 0.3);
+    prof_free(&w->p);
+    if (plan_setup(w, "llama3-405b", 15e12, 8, 131072, 0, 0, &e))
+        goto fail;
+    rc |= bench_plan(ref, "llama3-405b, 8 to 131,072 H100s", w, 3, 1.5);
+    prof_free(&w->p);
+    free(w);
+    return rc;
+fail:
+    fprintf(stderr, "bench: %s\n", e.msg);
+    prof_free(&w->p);
+    free(w);
+    return 1;
+}
+
+/* Whether section name was asked for (no arguments: every section). */
+static bool wanted(int argc, char **argv, const char *name)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], name) == 0)
+            return true;
+    return argc < 2;
+}
+
+int main(int argc, char **argv)
+{
+    reference_t ref = {{malloc(REF_N * sizeof(double)), malloc(REF_N * sizeof(double))}, 0};
+    if (!ref.buf[0] || !ref.buf[1]) {
+        fprintf(stderr, "bench: out of memory\n");
+        return 1;
+    }
+    double r1[9], r2[9];
+    for (int i = 0; i < 9; i++) {
+        r1[i] = reference_s(&ref, 1);
+        r2[i] = reference_s(&ref, 2);
+    }
+    printf("reference: qsort of %d doubles, %.2f ms on one core, %.2f ms on each of two at "
+           "once (medians of 9)\n",
+           REF_N, 1e3 * median(r1, 9), 1e3 * median(r2, 9));
+    int rc = 0;
+    if (wanted(argc, argv, "processes"))
+        rc |= bench_processes();
+    if (wanted(argc, argv, "steps"))
+        rc |= bench_405b_inprocess(&ref);
+    if (wanted(argc, argv, "layouts"))
+        rc |= bench_70b_layouts(&ref);
+    if (wanted(argc, argv, "reliability"))
+        rc |= bench_reliability(&ref);
+    if (wanted(argc, argv, "plans"))
+        rc |= bench_ladders(&ref);
+    free(ref.buf[0]);
+    free(ref.buf[1]);
     return rc;
 }

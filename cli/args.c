@@ -496,6 +496,7 @@ int cli_model(const cli_args_t *a, model_t *m, err_t *err)
 int cli_cluster_spec(const cli_args_t *a, cluster_spec_t *spec, err_t *err)
 {
     memset(spec, 0, sizeof *spec);
+    spec->catalog = a->catalog;
     spec->gpu = cli_get(a, "--gpu");
     spec->cluster = cli_get(a, "--cluster");
     spec->fabric = cli_get(a, "--fabric");

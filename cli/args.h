@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "common/catalog.h"
 #include "common/error.h"
 #include "models/layout.h"
 #include "models/model.h"
@@ -84,6 +85,8 @@ typedef struct {
     const char *positional[CLI_MAX_POSITIONAL]; /* bare words no option took */
     int n_positional;
     bool help;
+    catalog_t *catalog; /* the process's parsed catalog (main() owns it; NULL
+                           where a caller has none): names are looked up in it */
 } cli_args_t;
 
 extern const cli_group_t CLI_MODEL_OPTS, CLI_CLUSTER_OPTS, CLI_LAYOUT_OPTS,

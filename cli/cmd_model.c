@@ -272,8 +272,8 @@ static int memory_options(const cli_args_t *a, const model_report_t *r,
     if (!path && !r->have_gpu)
         return ERR_OK;
     profile_t prof;
-    int rc = path ? prof_load(path, &prof, err)
-                  : prof_load_default(r->cluster.gpu.name, &prof, err);
+    int rc = path ? prof_load_in(a->catalog, path, &prof, err)
+                  : prof_load_default_in(a->catalog, r->cluster.gpu.name, &prof, err);
     if (rc)
         return rc;
     opts->reserved_bytes = prof.reserved_gib * GIB;

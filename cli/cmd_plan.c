@@ -133,8 +133,8 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     if ((rc = cluster_resolve(&spec, &p->base, err)))
         return rc;
     const char *prof = cli_get(a, "--profile");
-    if ((rc = prof ? prof_load(prof, &p->profile, err)
-                   : prof_load_default(p->base.gpu.name, &p->profile, err)))
+    if ((rc = prof ? prof_load_in(a->catalog, prof, &p->profile, err)
+                   : prof_load_default_in(a->catalog, p->base.gpu.name, &p->profile, err)))
         return rc;
     if ((rc = cli_failure_set(a, &p->base, NULL, &p->failures, &p->pick, err)))
         return rc;

@@ -219,9 +219,9 @@ static int run_published(const cli_args_t *a, const char *csv, err_t *err)
     profile_t prof;
     const char *pp = cli_get(a, "--profile");
     int rc;
-    if (pp && (rc = prof_load(pp, &prof, err)))
+    if (pp && (rc = prof_load_in(a->catalog, pp, &prof, err)))
         return rc;
-    pub_options_t o = {pp ? &prof : NULL, !cli_machine_output(a)};
+    pub_options_t o = {pp ? &prof : NULL, !cli_machine_output(a), a->catalog};
     pub_row_t *rows = NULL;
     pub_group_t *g = NULL;
     int n = 0, ng = 0, pairs = 0, mis = 0, *wrong = NULL;
@@ -602,7 +602,7 @@ static int run(const cli_args_t *a, err_t *err)
     val_measured_t m;
     sim_ctx_t *ctx = NULL;
     cJSON *j = NULL;
-    if ((rc = val_measured_load(file, cli_get(a, "--profile"), &m, err)))
+    if ((rc = val_measured_load_in(a->catalog, file, cli_get(a, "--profile"), &m, err)))
         goto out;
     if (!(ctx = sim_ctx_create())) {
         rc = err_set(err, ERR_RUNTIME, "out of memory");

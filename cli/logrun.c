@@ -166,7 +166,10 @@ static int merge(const cli_args_t *a, logrun_t *r, err_t *err)
         rc = add_word(r, a->argv[i], NULL, err);
     if (rc)
         return rc;
-    return cli_parse(r->n_words, r->words, a->groups, a->n_groups, 0, &r->args, err);
+    if ((rc = cli_parse(r->n_words, r->words, a->groups, a->n_groups, 0, &r->args, err)))
+        return rc;
+    r->args.catalog = a->catalog; /* the run's parsed catalog */
+    return ERR_OK;
 }
 
 /* The run for the simulator side: the steady state of the log. */

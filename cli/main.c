@@ -2,7 +2,9 @@
  *
  * main() looks up the subcommand in one table, runs it, and is the only
  * place that turns an error record into a message on stderr and an exit
- * status (2 for bad input, 1 for runtime failures).
+ * status (2 for bad input, 1 for runtime failures). It owns the process's
+ * parsed catalog (common/catalog.h), which the command reaches through its
+ * arguments, so each catalog file is parsed once per run.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -53,7 +55,8 @@ static void list_options(FILE *out)
             }
 }
 
-/* Parse the command's options, print its help when asked, or run it. */
+/* Parse the command's options, print its help when asked, or run it with
+ * a catalog of its own. */
 static int run_command(const cli_command_t *c, int argc, char **argv, err_t *err)
 {
     cli_args_t a;
@@ -64,7 +67,11 @@ static int run_command(const cli_command_t *c, int argc, char **argv, err_t *err
         cli_print_help(stdout, c->usage, c->description, c->groups, c->n_groups);
         return ERR_OK;
     }
-    return c->run(&a, err);
+    if (!(a.catalog = catalog_create()))
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    rc = c->run(&a, err);
+    catalog_destroy(a.catalog);
+    return rc;
 }
 
 int main(int argc, char **argv)

@@ -207,23 +207,18 @@ static int entry_matches(const cJSON *e, const char *norm)
     return 0;
 }
 
-int catalog_find_named(const char *relpath, const char *array_key,
-                       const char *query, const char *flag,
-                       const char *list_hint, cJSON **root,
-                       const cJSON **entry, int *index, char *origin,
-                       size_t origin_cap, err_t *err)
+/* Find the entry called query in table array_key of the parsed document
+ * root (named file in messages); a miss as catalog_find_named says. */
+static int find_in_doc(const cJSON *root, const char *file, const char *array_key,
+                       const char *query, const char *flag, const char *list_hint,
+                       const cJSON **entry, int *index, err_t *err)
 {
-    char file[CATALOG_ORIGIN_MAX];
     *entry = NULL;
-    int rc = catalog_parse(relpath, root, file, sizeof file, err);
-    if (rc)
-        return rc;
-    if (origin)
-        snprintf(origin, origin_cap, "%s", file);
     json_ctx_t ctx = json_ctx_root(file);
     const cJSON *arr;
-    if ((rc = json_get_array(*root, array_key, &ctx, JSON_REQUIRED, &arr, err)))
-        goto out_free_root;
+    int rc;
+    if ((rc = json_get_array(root, array_key, &ctx, JSON_REQUIRED, &arr, err)))
+        return rc;
     char norm[128];
     names_normalize(query ? query : "", norm, sizeof norm);
     int i = 0;
@@ -241,10 +236,8 @@ int catalog_find_named(const char *relpath, const char *array_key,
     /* A miss: suggest the closest name. */
     int n = cJSON_GetArraySize(arr);
     const char **names = calloc((size_t)(n > 0 ? n : 1), sizeof *names);
-    if (!names) {
-        rc = err_set(err, ERR_RUNTIME, "out of memory");
-        goto out_free_root;
-    }
+    if (!names)
+        return err_set(err, ERR_RUNTIME, "out of memory");
     int k = 0;
     cJSON_ArrayForEach(e, arr)
     {
@@ -262,10 +255,38 @@ int catalog_find_named(const char *relpath, const char *array_key,
                       "unknown name '%s' (%s lists all)", query ? query : "",
                       list_hint);
     free(names);
-out_free_root:
-    cJSON_Delete(*root);
-    *root = NULL;
     return rc;
+}
+
+int catalog_find_named(const char *relpath, const char *array_key,
+                       const char *query, const char *flag,
+                       const char *list_hint, cJSON **root,
+                       const cJSON **entry, int *index, char *origin,
+                       size_t origin_cap, err_t *err)
+{
+    char file[CATALOG_ORIGIN_MAX];
+    *entry = NULL;
+    int rc = catalog_parse(relpath, root, file, sizeof file, err);
+    if (rc)
+        return rc;
+    if (origin)
+        snprintf(origin, origin_cap, "%s", file);
+    if ((rc = find_in_doc(*root, file, array_key, query, flag, list_hint, entry, index, err))) {
+        cJSON_Delete(*root);
+        *root = NULL;
+    }
+    return rc;
+}
+
+/* Parse the entry of table array_key found at index of the document from
+ * file origin. */
+static int parse_found(const cJSON *entry, const char *origin, const char *array_key, int index,
+                       catalog_entry_parser_t parse, void *out, err_t *err)
+{
+    json_ctx_t top = json_ctx_root(origin);
+    json_ctx_t arr = json_ctx_member(&top, array_key);
+    json_ctx_t ctx = json_ctx_index(&arr, index);
+    return parse(entry, &ctx, out, err);
 }
 
 int catalog_load_named(const char *relpath, const char *array_key,
@@ -282,11 +303,97 @@ int catalog_load_named(const char *relpath, const char *array_key,
                                 err);
     if (rc)
         return rc;
-    json_ctx_t top = json_ctx_root(origin);
-    json_ctx_t arr = json_ctx_member(&top, array_key);
-    json_ctx_t ctx = json_ctx_index(&arr, index);
-    rc = parse(entry, &ctx, out, err);
+    rc = parse_found(entry, origin, array_key, index, parse, out, err);
     cJSON_Delete(root);
+    return rc;
+}
+
+/* ------------------------------------------------------------ kept documents */
+
+struct catalog {
+    struct catalog_doc {
+        char relpath[CATALOG_ORIGIN_MAX];
+        char origin[CATALOG_ORIGIN_MAX];
+        cJSON *root;
+    } *docs;
+    int n, cap;
+};
+
+catalog_t *catalog_create(void)
+{
+    return calloc(1, sizeof(catalog_t));
+}
+
+void catalog_destroy(catalog_t *cat)
+{
+    if (!cat)
+        return;
+    for (int i = 0; i < cat->n; i++)
+        cJSON_Delete(cat->docs[i].root);
+    free(cat->docs);
+    free(cat);
+}
+
+int catalog_get(catalog_t *cat, const char *relpath, const cJSON **root,
+                const char **origin, err_t *err)
+{
+    for (int i = 0; i < cat->n; i++)
+        if (strcmp(cat->docs[i].relpath, relpath) == 0) {
+            *root = cat->docs[i].root;
+            *origin = cat->docs[i].origin;
+            return ERR_OK;
+        }
+    if (strlen(relpath) >= CATALOG_ORIGIN_MAX)
+        return err_setf(err, ERR_INPUT, relpath, NULL, "catalog path too long");
+    if (cat->n == cat->cap) {
+        int cap = cat->cap ? 2 * cat->cap : 8;
+        struct catalog_doc *d = realloc(cat->docs, (size_t)cap * sizeof *d);
+        if (!d)
+            return err_set(err, ERR_RUNTIME, "out of memory reading %s", relpath);
+        cat->docs = d;
+        cat->cap = cap;
+    }
+    struct catalog_doc *d = &cat->docs[cat->n];
+    int rc = catalog_parse(relpath, &d->root, d->origin, sizeof d->origin, err);
+    if (rc)
+        return rc;
+    snprintf(d->relpath, sizeof d->relpath, "%s", relpath);
+    cat->n++;
+    *root = d->root;
+    *origin = d->origin;
+    return ERR_OK;
+}
+
+int catalog_doc(catalog_t *cat, const char *relpath, const cJSON **root, cJSON **owned,
+                char *origin, size_t origin_cap, err_t *err)
+{
+    *owned = NULL;
+    if (!cat) {
+        int rc = catalog_parse(relpath, owned, origin, origin_cap, err);
+        *root = *owned;
+        return rc;
+    }
+    const char *name;
+    int rc = catalog_get(cat, relpath, root, &name, err);
+    if (!rc && origin)
+        snprintf(origin, origin_cap, "%s", name);
+    return rc;
+}
+
+int catalog_lookup_named(catalog_t *cat, const char *relpath, const char *array_key,
+                         const char *query, const char *flag, const char *list_hint,
+                         catalog_entry_parser_t parse, void *out, err_t *err)
+{
+    if (!cat)
+        return catalog_load_named(relpath, array_key, query, flag, list_hint, parse, out, err);
+    const cJSON *root, *entry;
+    const char *origin;
+    int index = 0;
+    int rc = catalog_get(cat, relpath, &root, &origin, err);
+    if (!rc)
+        rc = find_in_doc(root, origin, array_key, query, flag, list_hint, &entry, &index, err);
+    if (!rc)
+        rc = parse_found(entry, origin, array_key, index, parse, out, err);
     return rc;
 }
 

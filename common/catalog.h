@@ -89,4 +89,35 @@ int catalog_unknown_name(const char *dir, const char *query, const char *flag,
 int catalog_parse(const char *relpath, struct cJSON **root, char *origin,
                   size_t origin_cap, err_t *err);
 
+/* Parsed catalog files kept for reuse: an opaque handle that a caller
+ * creates and hands down to the loaders (main() makes one per process), so
+ * each catalog file is read and parsed once however many names are looked
+ * up in it. Its documents are never modified. A file is read the first time
+ * it is asked for, $SCALEPLAN_CATALOG as it is then. Not for concurrent use:
+ * names are looked up while setting up, before any parallel sweep. Where a
+ * function takes a catalog_t *, NULL means: parse the file for this call. */
+typedef struct catalog catalog_t;
+
+/* A new, empty handle; NULL on OOM. */
+catalog_t *catalog_create(void);
+/* Free every document; NULL is fine. */
+void catalog_destroy(catalog_t *cat);
+
+/* The parsed file relpath, parsed now if it was not yet (errors as
+ * catalog_parse; a failed parse is not kept). *root and *origin (the name
+ * for messages) belong to cat until catalog_destroy. */
+int catalog_get(catalog_t *cat, const char *relpath, const struct cJSON **root,
+                const char **origin, err_t *err);
+
+/* The parsed file relpath from cat, or (cat NULL) parsed now into *owned,
+ * which the caller deletes (NULL when cat holds the document); origin gets
+ * the name for messages. Errors as catalog_parse. */
+int catalog_doc(catalog_t *cat, const char *relpath, const struct cJSON **root,
+                struct cJSON **owned, char *origin, size_t origin_cap, err_t *err);
+
+/* catalog_load_named on the document from cat (NULL: parse it now). */
+int catalog_lookup_named(catalog_t *cat, const char *relpath, const char *array_key,
+                         const char *query, const char *flag, const char *list_hint,
+                         catalog_entry_parser_t parse, void *out, err_t *err);
+
 #endif

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/catalog.h"
 #include "common/error.h"
 #include "topologies/fabric.h"
 #include "topologies/gpu.h"
@@ -220,6 +221,11 @@ typedef struct {
  * catalog figures from the GPU named in the profile. Free with prof_free. */
 int prof_load(const char *path, profile_t *p, err_t *err);
 int prof_load_default(const char *gpu_name, profile_t *p, err_t *err);
+
+/* The same with the GPUs looked up in the parsed catalog cat (NULL: parse
+ * it now). */
+int prof_load_in(catalog_t *cat, const char *path, profile_t *p, err_t *err);
+int prof_load_default_in(catalog_t *cat, const char *gpu_name, profile_t *p, err_t *err);
 
 /* Save atomically (profile_json.h has the JSON form itself). */
 int prof_save(const profile_t *p, const char *path, err_t *err);

@@ -337,7 +337,16 @@ static int read_calibration(const cJSON *root, const json_ctx_t *top, profile_t 
     return ERR_OK;
 }
 
+static int from_json(catalog_t *cat, const cJSON *root, const char *file, profile_t *p,
+                     err_t *err);
+
 int prof_from_json(const cJSON *root, const char *file, profile_t *p, err_t *err)
+{
+    return from_json(NULL, root, file, p, err);
+}
+
+static int from_json(catalog_t *cat, const cJSON *root, const char *file, profile_t *p,
+                     err_t *err)
 {
     memset(p, 0, sizeof *p);
     json_ctx_t top = json_ctx_root(file);
@@ -374,7 +383,7 @@ int prof_from_json(const cJSON *root, const char *file, profile_t *p, err_t *err
         goto fail;
     /* Figures the profile leaves out come from the GPU catalog. */
     gpu_t gpu;
-    if ((rc = gpu_load(p->gpu, &gpu, err))) {
+    if ((rc = gpu_load_in(cat, p->gpu, &gpu, err))) {
         err_prefix(err, file);
         goto fail;
     }
@@ -394,30 +403,48 @@ fail:
 
 int prof_load(const char *path, profile_t *p, err_t *err)
 {
+    return prof_load_in(NULL, path, p, err);
+}
+
+int prof_load_in(catalog_t *cat, const char *path, profile_t *p, err_t *err)
+{
     cJSON *root = NULL;
     memset(p, 0, sizeof *p);
     int rc = json_parse_file(path, &root, err);
     if (rc)
         return rc;
-    rc = prof_from_json(root, path, p, err);
+    rc = from_json(cat, root, path, p, err);
     cJSON_Delete(root);
     return rc;
 }
 
 int prof_load_default(const char *gpu_name, profile_t *p, err_t *err)
 {
+    catalog_t *cat = catalog_create(); /* one parse of the GPUs for both look-ups */
+    if (!cat)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    int rc = prof_load_default_in(cat, gpu_name, p, err);
+    catalog_destroy(cat);
+    return rc;
+}
+
+int prof_load_default_in(catalog_t *cat, const char *gpu_name, profile_t *p, err_t *err)
+{
+    if (!cat)
+        return prof_load_default(gpu_name, p, err);
     gpu_t gpu;
     memset(p, 0, sizeof *p);
-    int rc = gpu_load(gpu_name, &gpu, err);
+    int rc = gpu_load_in(cat, gpu_name, &gpu, err);
     if (rc)
         return rc;
     char rel[128], origin[CATALOG_ORIGIN_MAX];
     snprintf(rel, sizeof rel, PROFILE_DIR "/%s.json", gpu.name);
-    cJSON *root = NULL;
-    if ((rc = catalog_parse(rel, &root, origin, sizeof origin, err)))
+    cJSON *owned;
+    const cJSON *root;
+    if ((rc = catalog_doc(cat, rel, &root, &owned, origin, sizeof origin, err)))
         return rc;
-    rc = prof_from_json(root, origin, p, err);
-    cJSON_Delete(root);
+    rc = from_json(cat, root, origin, p, err);
+    cJSON_Delete(owned);
     return rc;
 }
 

@@ -43,7 +43,12 @@ void sim_options_compiled(sim_options_t *o)
 
 int sim_options_precision(sim_options_t *o, precision_t p, err_t *err)
 {
-    int rc = prec_costs(p, &o->prec, err);
+    return sim_options_precision_in(NULL, o, p, err);
+}
+
+int sim_options_precision_in(catalog_t *cat, sim_options_t *o, precision_t p, err_t *err)
+{
+    int rc = prec_costs_in(cat, p, &o->prec, err);
     if (!rc)
         o->prec_for = (int)p + 1;
     return rc;
@@ -51,8 +56,14 @@ int sim_options_precision(sim_options_t *o, precision_t p, err_t *err)
 
 int sim_options_framework(const char *name, sim_options_t *o, layout_t *l, err_t *err)
 {
+    return sim_options_framework_in(NULL, name, o, l, err);
+}
+
+int sim_options_framework_in(catalog_t *cat, const char *name, sim_options_t *o, layout_t *l,
+                             err_t *err)
+{
     fw_preset_t p;
-    int rc = fw_load(name, &p, err);
+    int rc = fw_load_in(cat, name, &p, err);
     if (rc)
         return rc;
     fw_apply(&p, o, l);

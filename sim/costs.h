@@ -113,6 +113,9 @@ void sim_options_compiled(sim_options_t *o);
  * missing; callers that price many layouts do it once). */
 int sim_options_precision(sim_options_t *o, precision_t p, err_t *err);
 
+/* The same, looked up in the parsed catalog cat (NULL: parse it now). */
+int sim_options_precision_in(catalog_t *cat, sim_options_t *o, precision_t p, err_t *err);
+
 /* Megatron-Core defaults: overlapped grad reduce and param gather, async
  * TP gradient reduction, no TP comm overlap, 40M-parameter buckets, causal
  * attention, chunk-level tasks, the profile's straggler CV. */
@@ -125,6 +128,10 @@ void sim_options_default(sim_options_t *o);
  * attention kind (2021/2022 Megatron materialized the scores). ERR_INPUT
  * names the accepted presets. */
 int sim_options_framework(const char *name, sim_options_t *o, layout_t *l, err_t *err);
+
+/* The same, looked up in the parsed catalog cat (NULL: parse it now). */
+int sim_options_framework_in(catalog_t *cat, const char *name, sim_options_t *o, layout_t *l,
+                             err_t *err);
 
 typedef struct {
     const model_t *model;

@@ -1,16 +1,18 @@
 #include "sim/engine.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Tasks are stored as parallel arrays (cache-friendly for sweeps). The
- * stream order is kept as a link to the previous and next task of the same
- * stream: the previous task is an implicit dependency. Explicit
- * dependencies are an edge list turned into compressed rows at run time. */
+/* Tasks are stored as parallel arrays, sized once from eng_reserve (or
+ * doubled when a caller adds more than it reserved). The stream order is a
+ * link to the previous and next task of the same stream: the previous task
+ * is an implicit dependency. Explicit dependencies are an edge list turned
+ * into compressed rows at run time. */
 struct sim_engine {
     int n, cap;        /* tasks */
     double *dur, *start, *end;
-    int *stream, *kind, *prev, *next, *pending;
+    int *stream, *kind, *prev, *next; /* next: the stream's following task */
     uint32_t *tag;
     int n_streams, stream_cap;
     int *stream_tail;  /* last task added to each stream, -1 if none */
@@ -18,8 +20,9 @@ struct sim_engine {
     int *edge_task, *edge_before; /* task waits for before */
     int *out_start, *out_list;    /* dependents of each task (CSR) */
     int *in_start, *in_list;      /* dependencies of each task (CSR) */
+    int *pending;                 /* waits left of each task during a run */
+    int *ready;                   /* tasks in the order they became ready */
     int csr_cap, csr_edge_cap;
-    int *heap;         /* task ids ordered by (end, id) */
     long events;
     double makespan;
 };
@@ -45,7 +48,6 @@ void eng_destroy(sim_engine_t *e)
     free(e->kind);
     free(e->prev);
     free(e->next);
-    free(e->pending);
     free(e->tag);
     free(e->stream_tail);
     free(e->edge_task);
@@ -54,13 +56,20 @@ void eng_destroy(sim_engine_t *e)
     free(e->out_list);
     free(e->in_start);
     free(e->in_list);
-    free(e->heap);
+    free(e->pending);
+    free(e->ready);
     free(e);
 }
 
-/* Grow *p to hold cap elements of size bytes; 0 or -1. */
-static int grow(void **p, size_t cap, size_t size)
+/* Grow *p to hold cap elements of size bytes, keeping its contents when
+ * keep (else they are dropped, not copied); 0, or -1 with *p intact when
+ * keep and NULL when not. */
+static int grow(void **p, size_t cap, size_t size, bool keep)
 {
+    if (!keep) {
+        free(*p);
+        *p = NULL;
+    }
     void *q = realloc(*p, cap * size);
     if (!q)
         return -1;
@@ -68,13 +77,23 @@ static int grow(void **p, size_t cap, size_t size)
     return 0;
 }
 
+/* The capacity to grow to for need: at least twice the old one, so that a
+ * sweep over ever larger graphs reallocates a few times only. */
+static size_t next_cap(size_t need, size_t old)
+{
+    size_t cap = need > 2 * old ? need : 2 * old;
+    return cap > (size_t)1 << 30 ? need : cap;
+}
+
 int eng_reset(sim_engine_t *e, int n_streams)
 {
     if (n_streams < 1)
         return ERR_RUNTIME;
     if (n_streams > e->stream_cap) {
-        if (grow((void **)&e->stream_tail, (size_t)n_streams, sizeof(int)))
+        if (grow((void **)&e->stream_tail, (size_t)n_streams, sizeof(int), false)) {
+            e->stream_cap = 0;
             return ERR_RUNTIME;
+        }
         e->stream_cap = n_streams;
     }
     e->n_streams = n_streams;
@@ -87,40 +106,75 @@ int eng_reset(sim_engine_t *e, int n_streams)
     return ERR_OK;
 }
 
-static int ensure_tasks(sim_engine_t *e)
+/* Room for need tasks; 0 or -1. The tasks added so far are kept (an
+ * empty engine's arrays are replaced, not copied); after a failure the
+ * engine holds what it held, or nothing when it was empty. */
+static int reserve_tasks(sim_engine_t *e, size_t need)
 {
-    if (e->n < e->cap)
+    if (need <= (size_t)e->cap)
         return 0;
-    size_t cap = e->cap ? 2 * (size_t)e->cap : 1024;
-    if (grow((void **)&e->dur, cap, sizeof(double)) ||
-        grow((void **)&e->start, cap, sizeof(double)) ||
-        grow((void **)&e->end, cap, sizeof(double)) ||
-        grow((void **)&e->stream, cap, sizeof(int)) ||
-        grow((void **)&e->kind, cap, sizeof(int)) ||
-        grow((void **)&e->prev, cap, sizeof(int)) ||
-        grow((void **)&e->next, cap, sizeof(int)) ||
-        grow((void **)&e->pending, cap, sizeof(int)) ||
-        grow((void **)&e->tag, cap, sizeof(uint32_t)) ||
-        grow((void **)&e->heap, cap, sizeof(int)))
+    size_t cap = next_cap(need, (size_t)e->cap);
+    if (cap > (size_t)1 << 30)
         return -1;
+    bool keep = e->n > 0;
+    if (grow((void **)&e->dur, cap, sizeof(double), keep) ||
+        grow((void **)&e->start, cap, sizeof(double), keep) ||
+        grow((void **)&e->end, cap, sizeof(double), keep) ||
+        grow((void **)&e->stream, cap, sizeof(int), keep) ||
+        grow((void **)&e->kind, cap, sizeof(int), keep) ||
+        grow((void **)&e->prev, cap, sizeof(int), keep) ||
+        grow((void **)&e->next, cap, sizeof(int), keep) ||
+        grow((void **)&e->tag, cap, sizeof(uint32_t), keep)) {
+        if (!keep)
+            e->cap = 0;
+        return -1;
+    }
     e->cap = (int)cap;
     return 0;
 }
 
+static int reserve_edges(sim_engine_t *e, size_t need)
+{
+    if (need <= (size_t)e->edge_cap)
+        return 0;
+    size_t cap = next_cap(need, (size_t)e->edge_cap);
+    if (cap > (size_t)1 << 30)
+        return -1;
+    bool keep = e->n_edges > 0;
+    if (grow((void **)&e->edge_task, cap, sizeof(int), keep) ||
+        grow((void **)&e->edge_before, cap, sizeof(int), keep)) {
+        if (!keep)
+            e->edge_cap = 0;
+        return -1;
+    }
+    e->edge_cap = (int)cap;
+    return 0;
+}
+
+int eng_reserve(sim_engine_t *e, long tasks, long deps)
+{
+    if (tasks < 0 || deps < 0 || reserve_tasks(e, (size_t)tasks) ||
+        reserve_edges(e, (size_t)deps))
+        return ERR_RUNTIME;
+    return ERR_OK;
+}
+
 int eng_task(sim_engine_t *e, int stream, double duration, int kind, uint32_t tag)
 {
-    if (stream < 0 || stream >= e->n_streams || !(duration >= 0) || ensure_tasks(e))
+    if (stream < 0 || stream >= e->n_streams || !(duration >= 0))
+        return -1;
+    if (e->n == e->cap && reserve_tasks(e, e->cap ? (size_t)e->cap + 1 : 1024))
         return -1;
     int id = e->n++;
     e->dur[id] = duration;
-    e->start[id] = e->end[id] = 0;
     e->stream[id] = stream;
     e->kind[id] = kind;
     e->tag[id] = tag;
-    e->prev[id] = e->stream_tail[stream];
+    int prev = e->stream_tail[stream];
+    e->prev[id] = prev;
     e->next[id] = -1;
-    if (e->prev[id] >= 0)
-        e->next[e->prev[id]] = id;
+    if (prev >= 0)
+        e->next[prev] = id;
     e->stream_tail[stream] = id;
     return id;
 }
@@ -129,101 +183,109 @@ int eng_dep(sim_engine_t *e, int task, int before)
 {
     if (task < 0 || task >= e->n || before < 0 || before >= e->n || task == before)
         return -1;
-    if (e->n_edges == e->edge_cap) {
-        size_t cap = e->edge_cap ? 2 * (size_t)e->edge_cap : 2048;
-        if (grow((void **)&e->edge_task, cap, sizeof(int)) ||
-            grow((void **)&e->edge_before, cap, sizeof(int)))
-            return -1;
-        e->edge_cap = (int)cap;
-    }
+    if (e->n_edges == e->edge_cap &&
+        reserve_edges(e, e->edge_cap ? (size_t)e->edge_cap + 1 : 2048))
+        return -1;
     e->edge_task[e->n_edges] = task;
     e->edge_before[e->n_edges] = before;
     e->n_edges++;
     return 0;
 }
 
-/* Build the dependents and dependencies of each task as compressed rows. */
-static int build_csr(sim_engine_t *e)
+/* The dependents and the dependencies of each task as compressed rows
+ * (each in the order the dependencies were added), and the run's scratch. */
+static int prepare_run(sim_engine_t *e)
 {
     size_t rows = (size_t)e->n + 1, edges = (size_t)(e->n_edges ? e->n_edges : 1);
-    if ((int)rows > e->csr_cap) {
-        if (grow((void **)&e->out_start, rows, sizeof(int)) ||
-            grow((void **)&e->in_start, rows, sizeof(int)))
+    if (rows > (size_t)1 << 30 || edges > (size_t)1 << 30)
+        return -1;
+    if (rows > (size_t)e->csr_cap) { /* scratch: nothing to keep */
+        size_t cap = next_cap(rows, (size_t)e->csr_cap);
+        e->csr_cap = 0;
+        if (grow((void **)&e->out_start, cap, sizeof(int), false) ||
+            grow((void **)&e->in_start, cap, sizeof(int), false) ||
+            grow((void **)&e->pending, cap, sizeof(int), false) ||
+            grow((void **)&e->ready, cap, sizeof(int), false))
             return -1;
-        e->csr_cap = (int)rows;
+        e->csr_cap = (int)cap;
     }
-    if ((int)edges > e->csr_edge_cap) {
-        if (grow((void **)&e->out_list, edges, sizeof(int)) ||
-            grow((void **)&e->in_list, edges, sizeof(int)))
+    if (edges > (size_t)e->csr_edge_cap) {
+        size_t cap = next_cap(edges, (size_t)e->csr_edge_cap);
+        e->csr_edge_cap = 0;
+        if (grow((void **)&e->out_list, cap, sizeof(int), false) ||
+            grow((void **)&e->in_list, cap, sizeof(int), false))
             return -1;
-        e->csr_edge_cap = (int)edges;
+        e->csr_edge_cap = (int)cap;
     }
-    memset(e->out_start, 0, rows * sizeof(int));
-    memset(e->in_start, 0, rows * sizeof(int));
+    int n = e->n, *out_start = e->out_start, *in_start = e->in_start;
+    const int *edge_task = e->edge_task, *edge_before = e->edge_before;
+    memset(out_start, 0, rows * sizeof(int));
+    memset(in_start, 0, rows * sizeof(int));
     for (int i = 0; i < e->n_edges; i++) {
-        e->out_start[e->edge_before[i] + 1]++;
-        e->in_start[e->edge_task[i] + 1]++;
+        out_start[edge_before[i] + 1]++;
+        in_start[edge_task[i] + 1]++;
     }
-    for (int t = 0; t < e->n; t++) {
-        e->out_start[t + 1] += e->out_start[t];
-        e->in_start[t + 1] += e->in_start[t];
+    for (int t = 0; t < n; t++) {
+        out_start[t + 1] += out_start[t];
+        in_start[t + 1] += in_start[t];
     }
-    /* Fill using pending[] and heap[] as scratch cursors. */
-    int *out_pos = e->pending, *in_pos = e->heap;
-    memcpy(out_pos, e->out_start, (size_t)e->n * sizeof(int));
-    memcpy(in_pos, e->in_start, (size_t)e->n * sizeof(int));
+    /* Fill using pending[] and ready[] as the rows' cursors. */
+    int *out_pos = e->pending, *in_pos = e->ready;
+    memcpy(out_pos, out_start, (size_t)n * sizeof(int));
+    memcpy(in_pos, in_start, (size_t)n * sizeof(int));
     for (int i = 0; i < e->n_edges; i++) {
-        e->out_list[out_pos[e->edge_before[i]]++] = e->edge_task[i];
-        e->in_list[in_pos[e->edge_task[i]]++] = e->edge_before[i];
+        e->out_list[out_pos[edge_before[i]]++] = edge_task[i];
+        e->in_list[in_pos[edge_task[i]]++] = edge_before[i];
     }
     return 0;
 }
 
-/* Binary min-heap of task ids keyed by (end time, id). */
-static int before_in_heap(const sim_engine_t *e, int a, int b)
+/* One pass over the graph in dependency order (Kahn's): a task is ready
+ * once the task before it on its stream and all its dependencies have
+ * ended, and starts at the latest of their ends, which is when its last
+ * wait ends: the same times an event queue processing completions in time
+ * order gives, in O(tasks + dependencies) with a plain list of ready
+ * tasks instead of a priority queue. Returns the tasks that ran. */
+static long settle(sim_engine_t *e)
 {
-    return e->end[a] < e->end[b] || (e->end[a] == e->end[b] && a < b);
-}
-
-static void heap_push(sim_engine_t *e, int *size, int task)
-{
-    int i = (*size)++;
-    while (i > 0) {
-        int parent = (i - 1) / 2;
-        if (!before_in_heap(e, task, e->heap[parent]))
-            break;
-        e->heap[i] = e->heap[parent];
-        i = parent;
+    const int n = e->n;
+    const double *restrict dur = e->dur;
+    double *restrict start = e->start, *restrict end = e->end;
+    const int *restrict prev = e->prev, *restrict next = e->next;
+    const int *restrict in_start = e->in_start, *restrict out_start = e->out_start;
+    const int *restrict out_list = e->out_list;
+    int *restrict pending = e->pending, *restrict ready = e->ready;
+    int tail = 0;
+    for (int t = 0; t < n; t++) {
+        start[t] = end[t] = 0;
+        pending[t] = in_start[t + 1] - in_start[t] + (prev[t] >= 0);
+        if (pending[t] == 0)
+            ready[tail++] = t;
     }
-    e->heap[i] = task;
-}
-
-static int heap_pop(sim_engine_t *e, int *size)
-{
-    int top = e->heap[0];
-    int last = e->heap[--(*size)];
-    int i = 0;
-    for (;;) {
-        int child = 2 * i + 1;
-        if (child >= *size)
-            break;
-        if (child + 1 < *size && before_in_heap(e, e->heap[child + 1], e->heap[child]))
-            child++;
-        if (!before_in_heap(e, e->heap[child], last))
-            break;
-        e->heap[i] = e->heap[child];
-        i = child;
+    double makespan = 0;
+    for (int head = 0; head < tail; head++) {
+        int t = ready[head];
+        double done = start[t] + dur[t];
+        end[t] = done;
+        if (done > makespan)
+            makespan = done;
+        int nx = next[t];
+        if (nx >= 0) {
+            if (done > start[nx])
+                start[nx] = done;
+            if (--pending[nx] == 0)
+                ready[tail++] = nx;
+        }
+        for (int k = out_start[t]; k < out_start[t + 1]; k++) {
+            int d = out_list[k];
+            if (done > start[d])
+                start[d] = done;
+            if (--pending[d] == 0)
+                ready[tail++] = d;
+        }
     }
-    if (*size > 0)
-        e->heap[i] = last;
-    return top;
-}
-
-static void start_task(sim_engine_t *e, int *heap_size, int task, double now)
-{
-    e->start[task] = now;
-    e->end[task] = now + e->dur[task];
-    heap_push(e, heap_size, task);
+    e->makespan = makespan;
+    return tail;
 }
 
 int eng_run(sim_engine_t *e, err_t *err)
@@ -232,44 +294,22 @@ int eng_run(sim_engine_t *e, err_t *err)
     e->makespan = 0;
     if (e->n == 0)
         return ERR_OK;
-    if (build_csr(e))
+    if (prepare_run(e))
         return err_set(err, ERR_RUNTIME, "out of memory in the event engine");
-    int heap_size = 0;
-    for (int t = 0; t < e->n; t++)
-        e->pending[t] = (e->in_start[t + 1] - e->in_start[t]) + (e->prev[t] >= 0);
-    for (int t = 0; t < e->n; t++)
-        if (e->pending[t] == 0)
-            start_task(e, &heap_size, t, 0.0);
-    long done = 0;
-    double now = 0;
-    while (heap_size > 0) {
-        int t = heap_pop(e, &heap_size);
-        now = e->end[t];
-        done++;
-        /* The next task on the stream and every dependent lose one wait;
-         * completions arrive in time order, so the last wait to go is the
-         * latest end among a task's predecessors: it starts now. */
-        int nx = e->next[t];
-        if (nx >= 0 && --e->pending[nx] == 0)
-            start_task(e, &heap_size, nx, now);
-        for (int k = e->out_start[t]; k < e->out_start[t + 1]; k++) {
-            int d = e->out_list[k];
-            if (--e->pending[d] == 0)
-                start_task(e, &heap_size, d, now);
-        }
-    }
+    long done = settle(e);
     e->events = done;
-    e->makespan = now;
     if (done < e->n) {
         int stuck = -1;
-        for (int t = 0; t < e->n && stuck < 0; t++)
-            if (e->pending[t] > 0)
-                stuck = t;
+        for (int t = 0; t < e->n; t++)
+            if (e->pending[t] > 0) {
+                e->start[t] = 0; /* it never started, whatever ended before */
+                if (stuck < 0)
+                    stuck = t;
+            }
         return err_set(err, ERR_RUNTIME,
                        "simulated schedule deadlocked: task %d (stream %d, kind %d) never "
                        "started (%ld of %d tasks ran)",
-                       stuck, stuck >= 0 ? e->stream[stuck] : -1,
-                       stuck >= 0 ? e->kind[stuck] : -1, done, e->n);
+                       stuck, e->stream[stuck], e->kind[stuck], done, e->n);
     }
     return ERR_OK;
 }
@@ -285,6 +325,7 @@ uint32_t eng_tag(const sim_engine_t *e, int t) { return e->tag[t]; }
 double eng_makespan(const sim_engine_t *e) { return e->makespan; }
 long eng_events(const sim_engine_t *e) { return e->events; }
 int eng_stream_prev(const sim_engine_t *e, int t) { return e->prev[t]; }
+int eng_stream_last(const sim_engine_t *e, int stream) { return e->stream_tail[stream]; }
 
 int eng_deps(const sim_engine_t *e, int task, const int **deps)
 {

@@ -4,12 +4,19 @@
  * and dependencies on other tasks. Each stream runs its tasks one at a time
  * in the order they were added, like a CUDA stream: a task starts when the
  * task before it on its stream has ended and all its dependencies have
- * ended. The engine processes task completions from a binary-heap event
- * queue in time order (ties broken by task id, so runs are deterministic)
- * and records every task's start and end.
+ * ended. The engine records every task's start and end.
+ *
+ * The graph is static and every duration is known before the run, so no
+ * event queue is needed: one pass in dependency order gives each task the
+ * latest end among its predecessors as its start, exactly the times an
+ * event queue processing completions in time order would give, in time
+ * linear in tasks plus dependencies (deterministic; no ties to break). A
+ * simulation whose durations depended on what happens during the run
+ * (failures inside a step, shared links) would need the queue back.
  *
  * The engine is an opaque handle meant to be reused: eng_reset keeps its
- * memory, so sweeping thousands of simulations allocates only at the start.
+ * memory, and eng_reserve sizes it once from the counts a builder knows,
+ * so sweeping thousands of simulations allocates only at the start.
  */
 #ifndef SCALEPLAN_SIM_ENGINE_H
 #define SCALEPLAN_SIM_ENGINE_H
@@ -28,6 +35,11 @@ void eng_destroy(sim_engine_t *e);
  * Returns 0 or ERR_RUNTIME on OOM. */
 int eng_reset(sim_engine_t *e, int n_streams);
 
+/* Room for at least tasks tasks and deps dependencies (a capacity hint:
+ * adding more still works, growing the arrays). Returns 0 or ERR_RUNTIME
+ * on OOM, the tasks already added kept. */
+int eng_reserve(sim_engine_t *e, long tasks, long deps);
+
 /* Add a task to stream (0 <= stream < n_streams) with duration (>= 0
  * seconds) and kind; tag is free for the caller (e.g. packed layer and
  * micro-batch numbers). Returns its id (0, 1, 2, ... in order) or -1 on OOM
@@ -39,7 +51,9 @@ int eng_dep(sim_engine_t *e, int task, int before);
 
 /* Run to completion. ERR_RUNTIME if some task can never start (a cycle:
  * a dependency on a later task of the same stream, or a circular wait),
- * naming the first stuck task; on OOM likewise. */
+ * naming the first stuck task (its start and end, and those of every task
+ * waiting on it, are 0); on OOM likewise. Starts and ends are valid after
+ * a run. */
 int eng_run(sim_engine_t *e, err_t *err);
 
 int eng_task_count(const sim_engine_t *e);
@@ -52,7 +66,7 @@ int eng_kind(const sim_engine_t *e, int task);
 uint32_t eng_tag(const sim_engine_t *e, int task);
 /* Latest end of any task (0 before a run or with no tasks). */
 double eng_makespan(const sim_engine_t *e);
-/* Events (task completions) processed by the last run. */
+/* Events (task completions) of the last run: the tasks that ran. */
 long eng_events(const sim_engine_t *e);
 
 /* Dependencies of task (ids), for analysing who made a task wait: sets
@@ -62,5 +76,8 @@ int eng_deps(const sim_engine_t *e, int task, const int **deps);
 
 /* Task that ran just before task on its stream, or -1. */
 int eng_stream_prev(const sim_engine_t *e, int task);
+
+/* Last task added to stream (it ends last: a stream runs in order), or -1. */
+int eng_stream_last(const sim_engine_t *e, int stream);
 
 #endif

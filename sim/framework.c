@@ -253,22 +253,32 @@ static int preset_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out, 
 
 int fw_load(const char *name, fw_preset_t *out, err_t *err)
 {
+    catalog_t *cat = catalog_create(); /* one parse for the default's name and its preset */
+    if (!cat)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    int rc = fw_load_in(cat, name, out, err);
+    catalog_destroy(cat);
+    return rc;
+}
+
+int fw_load_in(catalog_t *cat, const char *name, fw_preset_t *out, err_t *err)
+{
+    if (!cat)
+        return fw_load(name, out, err);
     char def[FW_NAME_MAX] = "";
     if (!name || !*name) {
-        cJSON *root = NULL;
-        char origin[CATALOG_ORIGIN_MAX];
-        int rc = catalog_parse(FW_FILE, &root, origin, sizeof origin, err);
+        const cJSON *root;
+        const char *origin;
+        int rc = catalog_get(cat, FW_FILE, &root, &origin, err);
         if (rc)
             return rc;
         json_ctx_t ctx = json_ctx_root(origin);
-        rc = json_get_string(root, "default", &ctx, JSON_REQUIRED, def, sizeof def, err);
-        cJSON_Delete(root);
-        if (rc)
+        if ((rc = json_get_string(root, "default", &ctx, JSON_REQUIRED, def, sizeof def, err)))
             return rc;
         name = def;
     }
-    return catalog_load_named(FW_FILE, "frameworks", name, "--framework",
-                              "scaleplan catalog frameworks", preset_from_json, out, err);
+    return catalog_lookup_named(cat, FW_FILE, "frameworks", name, "--framework",
+                                "scaleplan catalog frameworks", preset_from_json, out, err);
 }
 
 /* Case-insensitive substring. */
@@ -283,9 +293,22 @@ static bool contains(const char *hay, const char *needle)
 
 int fw_match(const char *framework_text, const char *source_text, fw_preset_t *out, err_t *err)
 {
-    cJSON *root = NULL;
-    char origin[CATALOG_ORIGIN_MAX];
-    int rc = catalog_parse(FW_FILE, &root, origin, sizeof origin, err);
+    catalog_t *cat = catalog_create();
+    if (!cat)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    int rc = fw_match_in(cat, framework_text, source_text, out, err);
+    catalog_destroy(cat);
+    return rc;
+}
+
+int fw_match_in(catalog_t *cat, const char *framework_text, const char *source_text,
+                fw_preset_t *out, err_t *err)
+{
+    if (!cat)
+        return fw_match(framework_text, source_text, out, err);
+    const cJSON *root;
+    const char *origin;
+    int rc = catalog_get(cat, FW_FILE, &root, &origin, err);
     if (rc)
         return rc;
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "frameworks");
@@ -313,15 +336,12 @@ int fw_match(const char *framework_text, const char *source_text, fw_preset_t *o
         }
     }
     if (best < 0) {
-        cJSON_Delete(root);
         return err_setf(err, ERR_INPUT, NULL, "framework",
                         "no framework preset matches '%s' (scaleplan catalog frameworks)",
                         framework_text);
     }
     json_ctx_t ectx = json_ctx_index(&actx, best);
-    rc = preset_from_json(cJSON_GetArrayItem(arr, best), &ectx, out, err);
-    cJSON_Delete(root);
-    return rc;
+    return preset_from_json(cJSON_GetArrayItem(arr, best), &ectx, out, err);
 }
 
 void fw_apply(const fw_preset_t *p, sim_options_t *o, layout_t *l)
@@ -459,18 +479,24 @@ void fw_describe_caps(const fw_caps_t *c, char *buf, size_t cap)
 
 int fw_names(char ***names, size_t *count, err_t *err)
 {
-    cJSON *root = NULL;
+    return fw_names_in(NULL, names, count, err);
+}
+
+int fw_names_in(catalog_t *cat, char ***names, size_t *count, err_t *err)
+{
+    cJSON *owned = NULL;
+    const cJSON *root;
     char origin[CATALOG_ORIGIN_MAX];
     *names = NULL;
     *count = 0;
-    int rc = catalog_parse(FW_FILE, &root, origin, sizeof origin, err);
+    int rc = catalog_doc(cat, FW_FILE, &root, &owned, origin, sizeof origin, err);
     if (rc)
         return rc;
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "frameworks");
     size_t n = (size_t)cJSON_GetArraySize(arr);
     char **v = calloc(n ? n : 1, sizeof *v);
     if (!v) {
-        cJSON_Delete(root);
+        cJSON_Delete(owned);
         return err_set(err, ERR_RUNTIME, "out of memory");
     }
     size_t k = 0;
@@ -481,7 +507,7 @@ int fw_names(char ***names, size_t *count, err_t *err)
         if (cJSON_IsString(nm))
             k++;
     }
-    cJSON_Delete(root);
+    cJSON_Delete(owned);
     if (k < n && cJSON_GetArraySize(arr) != (int)k) {
         catalog_free_names(v, k);
         return err_set(err, ERR_RUNTIME, "out of memory");

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 
+#include "common/catalog.h"
 #include "common/error.h"
 #include "models/layout.h"
 #include "sim/costs.h"
@@ -77,9 +78,16 @@ typedef struct {
  * presets. */
 int fw_load(const char *name, fw_preset_t *out, err_t *err);
 
+/* The same, looked up in the parsed catalog cat (NULL: parse it now). */
+int fw_load_in(catalog_t *cat, const char *name, fw_preset_t *out, err_t *err);
+
 /* The preset whose "match" patterns fit a published run's framework column
  * (and source title). ERR_INPUT when none does. */
 int fw_match(const char *framework_text, const char *source_text, fw_preset_t *out, err_t *err);
+
+/* The same, looked up in the parsed catalog cat (NULL: parse it now). */
+int fw_match_in(catalog_t *cat, const char *framework_text, const char *source_text,
+                fw_preset_t *out, err_t *err);
 
 /* Apply the preset's defaults: options into *o (replaced), layout defaults
  * into *l (fields the preset sets; the rest untouched). */
@@ -96,5 +104,8 @@ void fw_describe_caps(const fw_caps_t *c, char *buf, size_t cap);
 
 /* The catalog's preset names in file order; free with catalog_free_names. */
 int fw_names(char ***names, size_t *count, err_t *err);
+
+/* The same, read from the parsed catalog cat (NULL: parse it now). */
+int fw_names_in(catalog_t *cat, char ***names, size_t *count, err_t *err);
 
 #endif

@@ -37,13 +37,19 @@ static int entry_from_json(const cJSON *o, const json_ctx_t *ctx, void *out, err
     return ERR_OK;
 }
 
-static int load_entry(precision_t p, entry_t *e, err_t *err)
+static int load_entry(catalog_t *cat, precision_t p, entry_t *e, err_t *err)
 {
-    return catalog_load_named(PREC_FILE, "precisions", layout_precision_name(p), "--precision",
-                              "scaleplan catalog precisions", entry_from_json, e, err);
+    return catalog_lookup_named(cat, PREC_FILE, "precisions", layout_precision_name(p),
+                                "--precision", "scaleplan catalog precisions", entry_from_json, e,
+                                err);
 }
 
 int prec_costs(precision_t p, prec_costs_t *out, err_t *err)
+{
+    return prec_costs_in(NULL, p, out, err);
+}
+
+int prec_costs_in(catalog_t *cat, precision_t p, prec_costs_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
     if (!layout_precision_quantized(p)) {
@@ -53,7 +59,7 @@ int prec_costs(precision_t p, prec_costs_t *out, err_t *err)
         return ERR_OK;
     }
     entry_t e;
-    int rc = load_entry(p, &e, err);
+    int rc = load_entry(cat, p, &e, err);
     if (!rc)
         *out = e.c;
     return rc;
@@ -73,7 +79,7 @@ static bool has(const gpu_t *g, const char *requires)
     return false;
 }
 
-static bool runs(precision_t p, const gpu_t *g)
+static bool runs(catalog_t *cat, precision_t p, const gpu_t *g)
 {
     if (p == PRECISION_BF16)
         return g->peak_tflops[DTYPE_BF16] > 0;
@@ -83,25 +89,25 @@ static bool runs(precision_t p, const gpu_t *g)
         return true;
     entry_t e;
     err_t ignore;
-    return load_entry(p, &e, &ignore) == 0 && has(g, e.requires);
+    return load_entry(cat, p, &e, &ignore) == 0 && has(g, e.requires);
 }
 
-void prec_list_for_gpu(const gpu_t *g, char *buf, size_t cap)
+void prec_list_for_gpu(catalog_t *cat, const gpu_t *g, char *buf, size_t cap)
 {
     size_t n = 0;
     buf[0] = '\0';
     for (int p = 0; p < PRECISION_COUNT && n < cap; p++)
-        if (runs((precision_t)p, g))
+        if (runs(cat, (precision_t)p, g))
             n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? ", " : "",
                                   layout_precision_name((precision_t)p));
 }
 
-int prec_check_gpu(precision_t p, const gpu_t *g, err_t *err)
+int prec_check_gpu(catalog_t *cat, precision_t p, const gpu_t *g, err_t *err)
 {
-    if (runs(p, g))
+    if (runs(cat, p, g))
         return ERR_OK;
     char list[160];
-    prec_list_for_gpu(g, list, sizeof list);
+    prec_list_for_gpu(cat, g, list, sizeof list);
     return err_setf(err, ERR_INPUT, NULL, "--precision", "%s cannot run %s; it runs %s", g->name,
                     layout_precision_name(p), list);
 }

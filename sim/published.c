@@ -125,7 +125,7 @@ static int model_from_catalog(const char *name, model_t *m, err_t *err)
 /* The GPU named by the start of text: the words before "(" or ",", then
  * shorter and shorter word prefixes ("H100 96GB HBM2e 2.4TB/s" ... "H100
  * 96GB HBM2e"). */
-static int row_gpu(const char *text, gpu_t *g)
+static int row_gpu(catalog_t *cat, const char *text, gpu_t *g)
 {
     char buf[160];
     snprintf(buf, sizeof buf, "%s", text);
@@ -137,7 +137,7 @@ static int row_gpu(const char *text, gpu_t *g)
         if (!len)
             return -1;
         err_t ignore;
-        if (gpu_load(buf, g, &ignore) == 0)
+        if (gpu_load_in(cat, buf, g, &ignore) == 0)
             return 0;
         char *sp = strrchr(buf, ' ');
         if (!sp)
@@ -150,7 +150,7 @@ static int row_gpu(const char *text, gpu_t *g)
  * ("(DGX A100, Selene, HDR IB)", "(NVL72)", "(Grand Teton)") that holds
  * this GPU (or a variant of its family), tried as the word itself and as
  * "<gpu>-<word>". Empty when none. */
-static void row_cluster(const char *text, const gpu_t *g, char *out, size_t cap)
+static void row_cluster(catalog_t *cat, const char *text, const gpu_t *g, char *out, size_t cap)
 {
     out[0] = '\0';
     const char *p = text + strcspn(text, "(,");
@@ -169,7 +169,7 @@ static void row_cluster(const char *text, const gpu_t *g, char *out, size_t cap)
         for (int k = 0; k < 2; k++) {
             cluster_t cl;
             err_t ignore;
-            if (cluster_load(tries[k], &cl, &ignore) == 0 &&
+            if (cluster_load_in(cat, tries[k], &cl, &ignore) == 0 &&
                 strncmp(cl.gpu.name, family, strlen(family)) == 0) {
                 snprintf(out, cap, "%s", tries[k]);
                 return;
@@ -313,12 +313,14 @@ static void skip(pub_row_t *v, const char *why)
     snprintf(v->reason, sizeof v->reason, "%s", why);
 }
 
-/* Rules 1-4 into r->s; v->skipped when the row cannot be replayed. */
-static int setup_row(const csv_t *c, int i, pub_row_t *v, row_setup_t *r, err_t *err)
+/* Rules 1-4 into r->s, names looked up in cat; v->skipped when the row
+ * cannot be replayed. */
+static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_setup_t *r,
+                     err_t *err)
 {
     const char *fw_text = csv_get(c, i, "framework");
     err_t e;
-    if (fw_match(fw_text, csv_get(c, i, "source_title"), &r->fw, &e)) {
+    if (fw_match_in(cat, fw_text, csv_get(c, i, "source_title"), &r->fw, &e)) {
         skip(v, e.msg);
         return ERR_OK;
     }
@@ -354,7 +356,7 @@ static int setup_row(const csv_t *c, int i, pub_row_t *v, row_setup_t *r, err_t 
     /* rule 2 */
     gpu_t g;
     const char *gpu_text = csv_get(c, i, "gpu_type");
-    if (row_gpu(gpu_text, &g)) {
+    if (row_gpu(cat, gpu_text, &g)) {
         char why[240];
         snprintf(why, sizeof why, "GPU '%.160s' not in the catalog", gpu_text);
         skip(v, why);
@@ -362,8 +364,9 @@ static int setup_row(const csv_t *c, int i, pub_row_t *v, row_setup_t *r, err_t 
     }
     snprintf(v->gpu, sizeof v->gpu, "%s", g.name);
     char cluster[160];
-    row_cluster(gpu_text, &g, cluster, sizeof cluster);
+    row_cluster(cat, gpu_text, &g, cluster, sizeof cluster);
     scenario_spec_t spec = {0};
+    spec.cluster.catalog = cat;
     spec.model_given = &m;
     spec.framework = r->fw.name;
     spec.cluster.n_gpus = v->gpus = lead_int(csv_get(c, i, "num_gpus"));
@@ -463,12 +466,12 @@ static int open_choices(sim_ctx_t *ctx, row_setup_t *r, sim_result_t *best, bool
     return ERR_OK;
 }
 
-static int run_row(const csv_t *c, int i, const pub_options_t *o, sim_ctx_t *ctx, pub_row_t *v,
-                   err_t *err)
+static int run_row(catalog_t *cat, const csv_t *c, int i, const pub_options_t *o, sim_ctx_t *ctx,
+                   pub_row_t *v, err_t *err)
 {
     row_setup_t r;
     memset(&r, 0, sizeof r);
-    int rc = setup_row(c, i, v, &r, err);
+    int rc = setup_row(cat, c, i, v, &r, err);
     if (rc || v->skipped)
         goto out;
     if (o && o->profile && strcmp(o->profile->gpu, r.s.cluster.gpu.name) == 0)
@@ -550,7 +553,10 @@ int pub_replay(const char *csv_path, const pub_options_t *opt, pub_row_t **rows,
     int count = csv_rows(c);
     pub_row_t *out = calloc((size_t)(count > 0 ? count : 1), sizeof *out);
     sim_ctx_t *ctx = sim_ctx_create();
-    if (!out || !ctx) {
+    catalog_t *own = NULL, *cat = opt ? opt->catalog : NULL;
+    if (!cat)
+        cat = own = catalog_create();
+    if (!out || !ctx || !cat) {
         rc = err_set(err, ERR_RUNTIME, "out of memory");
         goto done;
     }
@@ -559,13 +565,14 @@ int pub_replay(const char *csv_path, const pub_options_t *opt, pub_row_t **rows,
     for (int i = 0; i < count && !rc; i++) {
         snprintf(out[i].row_id, sizeof out[i].row_id, "%s", csv_get(c, i, "row_id"));
         snprintf(out[i].model, sizeof out[i].model, "%s", csv_get(c, i, "model"));
-        rc = run_row(c, i, opt, ctx, &out[i], err);
+        rc = run_row(cat, c, i, opt, ctx, &out[i], err);
         if (rc)
             err_prefix(err, out[i].row_id);
         progress_update(bar, i + 1);
     }
     progress_destroy(bar);
 done:
+    catalog_destroy(own);
     sim_ctx_destroy(ctx);
     csv_free(c);
     if (rc) {

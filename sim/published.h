@@ -49,6 +49,7 @@
 
 #include <stdbool.h>
 
+#include "common/catalog.h"
 #include "common/error.h"
 #include "models/layout.h"
 #include "models/model.h"
@@ -83,6 +84,8 @@ typedef struct {
 typedef struct {
     const profile_t *profile; /* replaces the default profile for its GPU; may be NULL */
     bool progress;            /* progress bar on stderr */
+    catalog_t *catalog;       /* where names are looked up; NULL: the replay
+                                 parses each catalog file once for itself */
 } pub_options_t;
 
 /* Replay every row of csv_path. *rows is a heap array (freed by the

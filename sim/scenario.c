@@ -25,7 +25,8 @@ int scenario_begin(const scenario_spec_t *spec, scenario_t *s, err_t *err)
         return rc;
     layout_defaults(&s->layout);
     snprintf(s->framework, sizeof s->framework, "%s", spec->framework ? spec->framework : "");
-    if ((rc = fw_load(spec->framework, &s->fw, err)))
+    s->catalog = spec->cluster.catalog;
+    if ((rc = fw_load_in(s->catalog, spec->framework, &s->fw, err)))
         return rc;
     fw_apply(&s->fw, &s->opt, &s->layout);
     return ERR_OK;
@@ -47,16 +48,16 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
         s->opt.tp_comm_overlap = false; /* no TP group: nothing to overlap */
     if ((rc = fw_check_layout(&s->fw, &s->layout, &s->opt, err)))
         return rc;
-    if ((rc = prec_check_gpu(s->layout.precision, &s->cluster.gpu, err)) ||
-        (rc = sim_options_precision(&s->opt, s->layout.precision, err)))
+    if ((rc = prec_check_gpu(s->catalog, s->layout.precision, &s->cluster.gpu, err)) ||
+        (rc = sim_options_precision_in(s->catalog, &s->opt, s->layout.precision, err)))
         return rc;
     if (s->opt.tp_comm_overlap && !s->layout.sequence_parallel)
         return err_setf(err, ERR_INPUT, NULL, "--tp-comm-overlap",
                         "needs --sequence-parallel (Transformer Engine overlaps the "
                         "all-gather and reduce-scatter that SP uses)");
     offload_notes(&s->layout, &s->cluster, &s->notes);
-    rc = profile_path ? prof_load(profile_path, &s->profile, err)
-                      : prof_load_default(s->cluster.gpu.name, &s->profile, err);
+    rc = profile_path ? prof_load_in(s->catalog, profile_path, &s->profile, err)
+                      : prof_load_default_in(s->catalog, s->cluster.gpu.name, &s->profile, err);
     if (rc)
         return rc;
     s->input.model = &s->model;

@@ -33,7 +33,9 @@
 typedef struct {
     const char *model;          /* catalog name or config.json path */
     const model_t *model_given; /* or a model built elsewhere (copied); wins */
-    cluster_spec_t cluster;     /* GPU or cluster, n_gpus required */
+    cluster_spec_t cluster;     /* GPU or cluster, n_gpus required; its catalog
+                                   (NULL: parse the files) serves the framework
+                                   and the profile's GPU too */
     const char *framework;      /* framework preset; NULL = the default */
     const char *assume_architecture; /* read a config's model_type as this
                                         one (model_load_opts_t); NULL = its own */
@@ -51,6 +53,7 @@ typedef struct {
     notes_t notes;     /* what the readers of the user's files ignored or
                           assumed (the model's config, DeepSpeed, Megatron,
                           torchtitan); printed and put in --json */
+    catalog_t *catalog; /* the spec's parsed catalog (borrowed), or NULL */
 } scenario_t;
 
 /* Start s from spec: the model, the cluster (ERR_INPUT naming --gpus when

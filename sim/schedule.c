@@ -37,15 +37,29 @@ static int one_f_one_b_order(int p, int stage, int m, int v, pp_op_t *out)
 
 /* Megatron-LM's interleaved schedule: virtual micro-step k of p*v per
  * group maps to chunk (k mod pv) / p (reversed for backward) and
- * micro-batch (k / pv) * p + k mod p. */
-static pp_op_t interleaved_step(int p, int v, int k, bool forward)
+ * micro-batch (k / pv) * p + k mod p. The forward and the backward steps
+ * each run through k = 0, 1, 2, ...; a cursor keeps k's digits so that
+ * stepping it needs no division. */
+typedef struct {
+    int p, v;
+    int in_chunk;   /* k mod p */
+    int chunk;      /* (k mod pv) / p */
+    int group;      /* k / pv */
+    bool forward;
+} step_cursor_t;
+
+static pp_op_t cursor_next(step_cursor_t *c)
 {
-    int in_group = k % (p * v);
-    int chunk = in_group / p;
-    if (!forward)
-        chunk = v - 1 - chunk;
-    int mb = (k / (p * v)) * p + k % p;
-    return (pp_op_t){mb, chunk, forward};
+    pp_op_t op = {c->group * c->p + c->in_chunk, c->forward ? c->chunk : c->v - 1 - c->chunk,
+                  c->forward};
+    if (++c->in_chunk == c->p) {
+        c->in_chunk = 0;
+        if (++c->chunk == c->v) {
+            c->chunk = 0;
+            c->group++;
+        }
+    }
+    return op;
 }
 
 static int interleaved_order(int p, int stage, int m, int v, pp_op_t *out)
@@ -61,15 +75,16 @@ static int interleaved_order(int p, int stage, int m, int v, pp_op_t *out)
         if (warmup > total)
             warmup = total;
     }
+    step_cursor_t fwd = {p, v, 0, 0, 0, true}, bwd = {p, v, 0, 0, 0, false};
     int n = 0;
     for (int k = 0; k < warmup; k++)
-        out[n++] = interleaved_step(p, v, k, true);
+        out[n++] = cursor_next(&fwd);
     for (int i = 0; i < total - warmup; i++) {
-        out[n++] = interleaved_step(p, v, warmup + i, true);
-        out[n++] = interleaved_step(p, v, i, false);
+        out[n++] = cursor_next(&fwd);
+        out[n++] = cursor_next(&bwd);
     }
     for (int k = total - warmup; k < total; k++)
-        out[n++] = interleaved_step(p, v, k, false);
+        out[n++] = cursor_next(&bwd);
     return n;
 }
 

@@ -21,19 +21,33 @@ enum { ST_COMPUTE = 0, ST_SEND, ST_DP, ST_SPARE, STREAMS_PER_STAGE };
 #define TAG_LAYER(t) ((int)((t) & 1023))
 #define NO_LAYER 1023
 
+/* Pieces of work a compute task can be, numbered in the context's table:
+ * one layer, the embedding or the head (forward or backward), then one
+ * fused pass per virtual stage and direction at PIECE_CHUNK + 2 vs + dir. */
+enum { PIECE_FWD = 0, PIECE_BWD, PIECE_EMBED_FWD, PIECE_EMBED_BWD, PIECE_HEAD_FWD,
+       PIECE_HEAD_BWD, PIECE_CHUNK };
+
 struct sim_ctx {
     sim_engine_t *eng;
-    cost_parts_t *parts;  /* per task: what its duration is made of */
-    int parts_cap;
+    cost_parts_t *pieces; /* what each piece's duration is made of */
+    double *piece_s;      /* and its duration */
+    int piece_cap, piece_s_cap;
+    int *vs_layers;       /* layers of each virtual stage */
+    int vs_cap;
+    int *last_bwd;        /* scratch: per chunk, the index of its last backward */
+    int last_bwd_cap;
     pp_op_t *ops;         /* program order of every stage, p x 2mv */
     int ops_cap;
     int *first, *last;    /* per (virtual stage, micro-batch, phase): task ids */
     int first_cap, last_cap;
     int *compute_tasks;   /* compute-stream tasks of every stage, in order */
+    int *compute_piece;   /* and the piece each one is (-1: the optimizer) */
     int stride;           /* room per stage in compute_tasks */
     int *n_compute;       /* per stage */
     double *stage_end;    /* per stage: latest end of its tasks */
-    int compute_cap, stage_cap, end_cap;
+    int compute_cap, compute_piece_cap, stage_cap, end_cap;
+    int *layer_ids, *dp_tasks, *last_compute; /* scratch of a build (build_scratch_t) */
+    int layer_ids_cap, dp_tasks_cap, last_compute_cap;
     int pp;               /* of the last run */
 };
 
@@ -63,7 +77,14 @@ void sim_ctx_destroy(sim_ctx_t *ctx)
     if (!ctx)
         return;
     eng_destroy(ctx->eng);
-    free(ctx->parts);
+    free(ctx->pieces);
+    free(ctx->piece_s);
+    free(ctx->vs_layers);
+    free(ctx->last_bwd);
+    free(ctx->compute_piece);
+    free(ctx->layer_ids);
+    free(ctx->dp_tasks);
+    free(ctx->last_compute);
     free(ctx->ops);
     free(ctx->first);
     free(ctx->last);
@@ -73,6 +94,8 @@ void sim_ctx_destroy(sim_ctx_t *ctx)
     free(ctx);
 }
 
+/* Room for need elements of a scratch array (its contents are not kept:
+ * every build rewrites them); 0 or -1 (then *p is NULL and *cap 0). */
 static int grow_to(void **p, int *cap, long need, size_t size)
 {
     if (need <= *cap)
@@ -80,12 +103,11 @@ static int grow_to(void **p, int *cap, long need, size_t size)
     long cap2 = *cap ? *cap : 256;
     while (cap2 < need)
         cap2 *= 2;
-    if (cap2 > (1L << 30))
+    free(*p);
+    *p = NULL;
+    *cap = 0;
+    if (cap2 > (1L << 30) || !(*p = malloc((size_t)cap2 * size)))
         return -1;
-    void *q = realloc(*p, (size_t)cap2 * size);
-    if (!q)
-        return -1;
-    *p = q;
     *cap = (int)cap2;
     return 0;
 }
@@ -109,25 +131,37 @@ typedef struct {
     bool async_p2p;
     int sync_stream;
     int oom;          /* a task or dependency could not be added */
+    double reduce_params, reduce_s; /* the last gradient reduction priced */
 } builder_t;
 
+/* Add a task; piece (compute tasks only) names what it is made of. */
 static int add_task(builder_t *b, int stage, int stream_kind, double dur, int kind,
-                    uint32_t tag, const cost_parts_t *parts)
+                    uint32_t tag, int piece)
 {
     sim_ctx_t *ctx = b->ctx;
     int stream = stream_kind < 0 ? b->sync_stream : stage * STREAMS_PER_STAGE + stream_kind;
     int id = eng_task(ctx->eng, stream, dur, kind, tag);
-    if (id < 0 || grow_to((void **)&ctx->parts, &ctx->parts_cap, id + 1, sizeof *ctx->parts)) {
+    if (id < 0) {
         b->oom = 1;
         return -1;
     }
-    static const cost_parts_t none = {0};
-    ctx->parts[id] = parts ? *parts : none;
     if (stream_kind == ST_COMPUTE) {
-        int k = ctx->n_compute[stage]++;
-        ctx->compute_tasks[(long)stage * ctx->stride + k] = id;
+        long k = (long)stage * ctx->stride + ctx->n_compute[stage]++;
+        ctx->compute_tasks[k] = id;
+        ctx->compute_piece[k] = piece;
     }
     return id;
+}
+
+/* Seconds to reduce params gradients; bucket after bucket has the same
+ * size, so the last answer is kept. */
+static double grad_reduce_time(builder_t *b, double params)
+{
+    if (params != b->reduce_params) {
+        b->reduce_params = params;
+        b->reduce_s = sim_grad_reduce_time(b->in, b->c, params);
+    }
+    return b->reduce_s;
 }
 
 static void add_dep(builder_t *b, int task, int before)
@@ -148,7 +182,7 @@ static void scale_add(cost_parts_t *acc, const cost_parts_t *x, double k)
 
 static int chunk_layers(const builder_t *b, int vs)
 {
-    return layout_chunk_layers(b->in->layout, b->in->model, vs);
+    return b->ctx->vs_layers[vs];
 }
 
 static long map_index(const builder_t *b, int vs, int mb, bool fwd)
@@ -156,57 +190,38 @@ static long map_index(const builder_t *b, int vs, int mb, bool fwd)
     return ((long)vs * b->m + mb) * 2 + (fwd ? 0 : 1);
 }
 
-/* Whether op i of stage's order is the last backward of its chunk: the
- * backward whose gradients complete the chunk's buckets. */
-static bool last_backward_of_chunk(const builder_t *b, const pp_op_t *ops, int i)
-{
-    if (ops[i].forward)
-        return false;
-    for (int k = i + 1; k < 2 * b->m * b->v; k++)
-        if (!ops[k].forward && ops[k].chunk == ops[i].chunk)
-            return false;
-    return true;
-}
-
 /* Emit the compute tasks of one pass; per-layer tasks when asked (or when
  * bucket boundaries need them), one fused task otherwise. */
 static void emit_pass(builder_t *b, int stage, const pp_op_t *op, bool per_layer,
                       int *first_id, int *last_id, int *layer_ids)
 {
-    const step_costs_t *c = b->c;
+    const double *piece_s = b->ctx->piece_s;
     int vs = op->chunk * b->p + stage;
     int layers = chunk_layers(b, vs);
     bool first_vs = vs == 0, last_vs = vs == b->V - 1;
-    int kind = op->forward ? TASK_FWD : TASK_BWD;
-    const cost_parts_t *layer = op->forward ? &c->fwd : &c->bwd;
-    const cost_parts_t *head = op->forward ? &c->head_fwd : &c->head_bwd;
-    const cost_parts_t *embed = op->forward ? &c->embed_fwd : &c->embed_bwd;
+    int kind = op->forward ? TASK_FWD : TASK_BWD, dir = op->forward ? 0 : 1;
+    int layer = PIECE_FWD + dir, head = PIECE_HEAD_FWD + dir, embed = PIECE_EMBED_FWD + dir;
     *first_id = *last_id = -1;
     if (!per_layer) {
-        cost_parts_t sum = {0};
-        scale_add(&sum, layer, layers);
-        if (first_vs)
-            scale_add(&sum, embed, 1);
-        if (last_vs)
-            scale_add(&sum, head, 1);
-        int id = add_task(b, stage, ST_COMPUTE, cost_total(&sum), kind,
-                          TAG(op->mb, op->chunk, NO_LAYER), &sum);
+        int chunk = PIECE_CHUNK + 2 * vs + dir;
+        int id = add_task(b, stage, ST_COMPUTE, piece_s[chunk], kind,
+                          TAG(op->mb, op->chunk, NO_LAYER), chunk);
         *first_id = *last_id = id;
         return;
     }
     /* Forward: embedding, layers, head. Backward: head, layers in reverse,
      * embedding. layer_ids[k] gets the task of the k-th layer run. */
-    const cost_parts_t *pre = op->forward ? (first_vs ? embed : NULL) : (last_vs ? head : NULL);
-    const cost_parts_t *post = op->forward ? (last_vs ? head : NULL) : (first_vs ? embed : NULL);
+    int pre = op->forward ? (first_vs ? embed : -1) : (last_vs ? head : -1);
+    int post = op->forward ? (last_vs ? head : -1) : (first_vs ? embed : -1);
     int prev = -1;
-    if (pre) {
-        prev = add_task(b, stage, ST_COMPUTE, cost_total(pre), kind,
+    if (pre >= 0) {
+        prev = add_task(b, stage, ST_COMPUTE, piece_s[pre], kind,
                         TAG(op->mb, op->chunk, NO_LAYER), pre);
         *first_id = prev;
     }
     for (int k = 0; k < layers; k++) {
         int layer_no = op->forward ? k : layers - 1 - k;
-        int id = add_task(b, stage, ST_COMPUTE, cost_total(layer), kind,
+        int id = add_task(b, stage, ST_COMPUTE, piece_s[layer], kind,
                           TAG(op->mb, op->chunk, layer_no), layer);
         if (layer_ids)
             layer_ids[k] = id;
@@ -214,8 +229,8 @@ static void emit_pass(builder_t *b, int stage, const pp_op_t *op, bool per_layer
             *first_id = id;
         prev = id;
     }
-    if (post)
-        prev = add_task(b, stage, ST_COMPUTE, cost_total(post), kind,
+    if (post >= 0)
+        prev = add_task(b, stage, ST_COMPUTE, piece_s[post], kind,
                         TAG(op->mb, op->chunk, NO_LAYER), post);
     *last_id = prev;
 }
@@ -254,8 +269,8 @@ static void emit_buckets(builder_t *b, int stage, int vs, const int *layer_ids, 
         if (acc <= 0)
             continue;
         int ready = overlap && layer_ids && !end ? layer_ids[k] : after_all;
-        int id = add_task(b, stage, ST_DP, sim_grad_reduce_time(in, b->c, acc), TASK_DP,
-                          TAG(0, vs / b->p, end ? NO_LAYER : k), NULL);
+        int id = add_task(b, stage, ST_DP, grad_reduce_time(b, acc), TASK_DP,
+                          TAG(0, vs / b->p, end ? NO_LAYER : k), -1);
         add_dep(b, id, ready);
         dp_tasks[(*n_dp)++] = id;
         acc = 0;
@@ -278,14 +293,18 @@ static void build_compute(builder_t *b, build_scratch_t *x)
     sim_ctx_t *ctx = b->ctx;
     const sim_input_t *in = b->in;
     const layout_t *l = in->layout;
-    const step_costs_t *c = b->c;
     int per_stage = 2 * b->m * b->v;
+    int *last_bwd = ctx->last_bwd;
     for (int s = 0; s < b->p; s++) {
         const pp_op_t *ops = ctx->ops + (long)s * per_stage;
+        /* the backward of each chunk whose gradients complete its buckets */
+        for (int i = 0; i < per_stage; i++)
+            if (!ops[i].forward)
+                last_bwd[ops[i].chunk] = i;
         for (int i = 0; i < per_stage; i++) {
             const pp_op_t *op = &ops[i];
             int vs = op->chunk * b->p + s;
-            bool buckets_here = !op->forward && last_backward_of_chunk(b, ops, i);
+            bool buckets_here = !op->forward && last_bwd[op->chunk] == i;
             bool per_layer = in->opt.layer_events || (buckets_here && in->opt.overlap_grad_reduce);
             int f, t;
             emit_pass(b, s, op, per_layer, &f, &t, buckets_here ? x->layer_ids : NULL);
@@ -301,8 +320,8 @@ static void build_compute(builder_t *b, build_scratch_t *x)
                  * (ZeRO-3's reductions are priced per layer in sim/costs). */
                 double head, embed;
                 double params = chunk_params(b, vs, &head, &embed);
-                int id = add_task(b, s, ST_DP, sim_grad_reduce_time(in, c, params), TASK_DP,
-                                  TAG(op->mb, op->chunk, NO_LAYER), NULL);
+                int id = add_task(b, s, ST_DP, grad_reduce_time(b, params), TASK_DP,
+                                  TAG(op->mb, op->chunk, NO_LAYER), -1);
                 add_dep(b, id, t);
                 x->dp_tasks[x->n_dp++] = id;
             }
@@ -328,7 +347,7 @@ static void build_transfers(builder_t *b)
             long from_k = map_index(b, vs, op->mb, op->forward);
             long to_k = map_index(b, to, op->mb, op->forward);
             int id = add_task(b, s, ST_SEND, c->p2p_s, TASK_SEND,
-                              TAG(op->mb, op->chunk, op->forward ? 0 : 1), NULL);
+                              TAG(op->mb, op->chunk, op->forward ? 0 : 1), -1);
             add_dep(b, id, ctx->last[from_k]);
             add_dep(b, ctx->first[to_k], id);
             /* Blocking p2p: the sender's next pass waits for the send. */
@@ -348,7 +367,7 @@ static void build_embed_sync(builder_t *b, build_scratch_t *x)
     const model_t *m = in->model;
     double bytes = (double)m->vocab * m->hidden / l->tp * l->grad_bytes;
     double t = prof_coll_time(in->profile, COLL_ALL_REDUCE, &b->c->pp_span, bytes);
-    int id = add_task(b, 0, ST_DP, t, TASK_EMBED_SYNC, TAG(0, 0, NO_LAYER), NULL);
+    int id = add_task(b, 0, ST_DP, t, TASK_EMBED_SYNC, TAG(0, 0, NO_LAYER), -1);
     add_dep(b, id, x->last_compute[0]);
     add_dep(b, id, x->last_compute[b->p - 1]);
     x->dp_tasks[x->n_dp++] = id;
@@ -366,15 +385,15 @@ static int add_step_tasks(builder_t *b, int stage, double params_on_gpu, int aft
     int prev = after;
     if (o->step_grad_s > 0) {
         prev = add_task(b, stage, ST_COMPUTE, o->step_grad_s, TASK_OFFLOAD, TAG(0, 0, NO_LAYER),
-                        NULL);
+                        -1);
         add_dep(b, prev, after);
     }
     int opt = add_task(b, stage, ST_COMPUTE, gpu_s + o->step_cpu_s, TASK_OPTIMIZER,
-                       TAG(0, 0, NO_LAYER), NULL);
+                       TAG(0, 0, NO_LAYER), -1);
     add_dep(b, opt, prev);
     if (o->step_param_s > 0) {
         int back = add_task(b, stage, ST_COMPUTE, o->step_param_s, TASK_OFFLOAD,
-                            TAG(0, 0, NO_LAYER), NULL);
+                            TAG(0, 0, NO_LAYER), -1);
         add_dep(b, back, opt);
         return back;
     }
@@ -394,7 +413,7 @@ static void build_step_end(builder_t *b, const build_scratch_t *x)
     world.ranks_per_node = l->n_gpus < in->cluster->gpus_per_node ? l->n_gpus
                                                                   : in->cluster->gpus_per_node;
     double norm_t = prof_coll_time(in->profile, COLL_ALL_REDUCE, &world, 8);
-    int sync = add_task(b, 0, -1, norm_t, TASK_SYNC, TAG(0, 0, NO_LAYER), NULL);
+    int sync = add_task(b, 0, -1, norm_t, TASK_SYNC, TAG(0, 0, NO_LAYER), -1);
     for (int s = 0; s < b->p; s++)
         add_dep(b, sync, x->last_compute[s]);
     for (int i = 0; i < x->n_dp; i++)
@@ -419,19 +438,48 @@ static void build_step_end(builder_t *b, const build_scratch_t *x)
                 gather = fmax(0, gather - fwd_time);
             }
             if (gather > 0) {
-                int g = add_task(b, s, ST_DP, gather, TASK_PARAM_GATHER, TAG(0, 0, NO_LAYER), NULL);
+                int g = add_task(b, s, ST_DP, gather, TASK_PARAM_GATHER, TAG(0, 0, NO_LAYER), -1);
                 add_dep(b, g, opt);
             }
         }
     }
 }
 
-/* Size the context for this step and lay out every stage's schedule. */
+/* The pieces of work compute tasks are made of, priced once per step: a
+ * layer, the embedding and the head, and every virtual stage's fused pass
+ * (its layers, plus the embedding or head where they live). */
+static void price_pieces(builder_t *b)
+{
+    const step_costs_t *c = b->c;
+    cost_parts_t *pieces = b->ctx->pieces;
+    pieces[PIECE_FWD] = c->fwd;
+    pieces[PIECE_BWD] = c->bwd;
+    pieces[PIECE_EMBED_FWD] = c->embed_fwd;
+    pieces[PIECE_EMBED_BWD] = c->embed_bwd;
+    pieces[PIECE_HEAD_FWD] = c->head_fwd;
+    pieces[PIECE_HEAD_BWD] = c->head_bwd;
+    for (int vs = 0; vs < b->V; vs++)
+        for (int dir = 0; dir < 2; dir++) {
+            cost_parts_t sum = {0};
+            scale_add(&sum, &pieces[PIECE_FWD + dir], chunk_layers(b, vs));
+            if (vs == 0)
+                scale_add(&sum, &pieces[PIECE_EMBED_FWD + dir], 1);
+            if (vs == b->V - 1)
+                scale_add(&sum, &pieces[PIECE_HEAD_FWD + dir], 1);
+            pieces[PIECE_CHUNK + 2 * vs + dir] = sum;
+        }
+    for (int i = 0; i < PIECE_CHUNK + 2 * b->V; i++)
+        b->ctx->piece_s[i] = cost_total(&pieces[i]);
+}
+
+/* Size the context for this step (and the engine for the most tasks and
+ * dependencies it can get), and lay out every stage's schedule. */
 static int build_prepare(builder_t *b)
 {
     sim_ctx_t *ctx = b->ctx;
     const sim_input_t *in = b->in;
-    const sched_def_t *sched = sched_get(in->layout->schedule);
+    const layout_t *l = in->layout;
+    const sched_def_t *sched = sched_get(l->schedule);
     int per_stage = 2 * b->m * b->v;
     long n_map = (long)b->V * b->m * 2;
     int max_layers = in->model->n_layers;
@@ -442,15 +490,40 @@ static int build_prepare(builder_t *b)
     if (stride > (1L << 28))
         return -1;
     ctx->stride = (int)stride;
+    /* gradient reductions: a bucket per layer at most, per chunk (ZeRO-2:
+     * per micro-batch too) */
+    long dp_cap = (long)b->p * b->v * (max_layers + 4) * (l->zero >= 2 ? b->m : 1) + 8;
     if (grow_to((void **)&ctx->ops, &ctx->ops_cap, (long)b->p * per_stage, sizeof *ctx->ops) ||
         grow_to((void **)&ctx->first, &ctx->first_cap, n_map, sizeof(int)) ||
         grow_to((void **)&ctx->last, &ctx->last_cap, n_map, sizeof(int)) ||
         grow_to((void **)&ctx->compute_tasks, &ctx->compute_cap, (long)b->p * stride,
                 sizeof(int)) ||
+        grow_to((void **)&ctx->compute_piece, &ctx->compute_piece_cap, (long)b->p * stride,
+                sizeof(int)) ||
         grow_to((void **)&ctx->n_compute, &ctx->stage_cap, b->p, sizeof(int)) ||
-        grow_to((void **)&ctx->stage_end, &ctx->end_cap, b->p, sizeof(double)))
+        grow_to((void **)&ctx->stage_end, &ctx->end_cap, b->p, sizeof(double)) ||
+        grow_to((void **)&ctx->last_compute, &ctx->last_compute_cap, b->p, sizeof(int)) ||
+        grow_to((void **)&ctx->vs_layers, &ctx->vs_cap, b->V, sizeof(int)) ||
+        grow_to((void **)&ctx->pieces, &ctx->piece_cap, PIECE_CHUNK + 2L * b->V,
+                sizeof(cost_parts_t)) ||
+        grow_to((void **)&ctx->piece_s, &ctx->piece_s_cap, PIECE_CHUNK + 2L * b->V,
+                sizeof(double)) ||
+        grow_to((void **)&ctx->last_bwd, &ctx->last_bwd_cap, b->v, sizeof(int)) ||
+        grow_to((void **)&ctx->layer_ids, &ctx->layer_ids_cap, max_layers + 1L, sizeof(int)) ||
+        grow_to((void **)&ctx->dp_tasks, &ctx->dp_tasks_cap, dp_cap, sizeof(int)))
+        return -1;
+    /* Every task: the compute tasks, a send per pass, the reductions, the
+     * embedding sync, the step-end sync and a gather per stage. Every
+     * dependency: three per send, one per reduction and gather, and the
+     * syncs' waits. */
+    long sends = (long)b->p * per_stage;
+    if (eng_reserve(ctx->eng, (long)b->p * stride + sends + dp_cap + 2L * b->p + 2,
+                    3 * sends + 2 * dp_cap + 3L * b->p + 4))
         return -1;
     memset(ctx->n_compute, 0, (size_t)b->p * sizeof(int));
+    for (int vs = 0; vs < b->V; vs++)
+        ctx->vs_layers[vs] = layout_chunk_layers(l, in->model, vs);
+    price_pieces(b);
     for (int s = 0; s < b->p; s++)
         if (sched->order(b->p, s, b->m, b->v, ctx->ops + (long)s * per_stage) != per_stage)
             return -2;
@@ -464,26 +537,15 @@ static int build(builder_t *b)
     int rc = build_prepare(b);
     if (rc)
         return rc;
-    const layout_t *l = b->in->layout;
-    int max_layers = b->in->model->n_layers;
-    build_scratch_t x = {0};
-    long dp_cap = (long)b->p * b->v * (max_layers + 4) * (l->zero >= 2 ? b->m : 1) + 8;
-    x.layer_ids = malloc((size_t)(max_layers + 1) * sizeof(int));
-    x.dp_tasks = malloc((size_t)dp_cap * sizeof(int));
-    x.last_compute = malloc((size_t)b->p * sizeof(int));
-    if (x.layer_ids && x.dp_tasks && x.last_compute) {
-        build_compute(b, &x);
-        if (b->p > 1)
-            build_transfers(b);
-        if (b->in->model->tied_embeddings && b->p > 1)
-            build_embed_sync(b, &x);
-        build_step_end(b, &x);
-    }
-    rc = x.layer_ids && x.dp_tasks && x.last_compute && !b->oom ? 0 : -1;
-    free(x.layer_ids);
-    free(x.dp_tasks);
-    free(x.last_compute);
-    return rc;
+    sim_ctx_t *ctx = b->ctx;
+    build_scratch_t x = {ctx->layer_ids, ctx->dp_tasks, 0, ctx->last_compute};
+    build_compute(b, &x);
+    if (b->p > 1)
+        build_transfers(b);
+    if (b->in->model->tied_embeddings && b->p > 1)
+        build_embed_sync(b, &x);
+    build_step_end(b, &x);
+    return b->oom ? -1 : 0;
 }
 
 /* ------------------------------------------------------------ reading back */
@@ -545,6 +607,7 @@ static void read_breakdown(const builder_t *b, int stage, double makespan, doubl
     const sim_engine_t *e = ctx->eng;
     int n = ctx->n_compute[stage];
     const int *tasks = ctx->compute_tasks + (long)stage * ctx->stride;
+    const int *pieces = ctx->compute_piece + (long)stage * ctx->stride;
     double prev_end = 0;
     for (int i = 0; i < n; i++) {
         int t = tasks[i];
@@ -556,7 +619,7 @@ static void read_breakdown(const builder_t *b, int stage, double makespan, doubl
         } else if (eng_kind(e, t) == TASK_OFFLOAD) {
             bd[BD_OFFLOAD] += eng_duration(e, t);
         } else {
-            const cost_parts_t *p = &ctx->parts[t];
+            const cost_parts_t *p = &ctx->pieces[pieces[i]];
             bd[BD_COMPUTE] += p->compute;
             bd[BD_RECOMPUTE] += p->recompute;
             bd[BD_TP_COMM] += p->tp;
@@ -571,16 +634,17 @@ static void read_breakdown(const builder_t *b, int stage, double makespan, doubl
         bd[BD_DP_COMM] += makespan - prev_end;
 }
 
-/* Latest end of each stage's tasks (compute and communication). */
+/* Latest end of each stage's tasks (compute and communication): the end
+ * of the last task of one of its streams, which run in order. */
 static void stage_ends(const sim_engine_t *e, int p, double *end)
 {
-    for (int s = 0; s < p; s++)
+    for (int s = 0; s < p; s++) {
         end[s] = 0;
-    int n = eng_task_count(e);
-    for (int t = 0; t < n; t++) {
-        int stage = eng_stream(e, t) / STREAMS_PER_STAGE;
-        if (stage < p && eng_end(e, t) > end[stage])
-            end[stage] = eng_end(e, t);
+        for (int k = 0; k < STREAMS_PER_STAGE; k++) {
+            int t = eng_stream_last(e, s * STREAMS_PER_STAGE + k);
+            if (t >= 0 && eng_end(e, t) > end[s])
+                end[s] = eng_end(e, t);
+        }
     }
 }
 
@@ -668,7 +732,7 @@ int sim_run_step_costs(sim_ctx_t *ctx, const sim_input_t *in, const step_costs_t
         return err_set(err, ERR_INPUT, "unknown pipeline schedule");
     builder_t b = {ctx, in, &out->costs, l->pp, l->vpp, l->grad_accum, l->pp * l->vpp,
                    in->opt.overlap_p2p < 0 ? sched->async_p2p : in->opt.overlap_p2p > 0,
-                   l->pp * STREAMS_PER_STAGE, 0};
+                   l->pp * STREAMS_PER_STAGE, 0, -1, 0};
     if (eng_reset(ctx->eng, l->pp * STREAMS_PER_STAGE + 1))
         return err_set(err, ERR_RUNTIME, "out of memory setting up the simulation");
     ctx->pp = l->pp;

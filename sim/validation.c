@@ -13,8 +13,8 @@
 /* ------------------------------------------------------------ measured runs */
 
 /* Model, cluster, framework and layout of the run in root. */
-static int measured_scenario(const cJSON *root, const char *file, const char *profile,
-                             val_measured_t *m, err_t *err)
+static int measured_scenario(catalog_t *cat, const cJSON *root, const char *file,
+                             const char *profile, val_measured_t *m, err_t *err)
 {
     json_ctx_t ctx = json_ctx_root(file);
     int rc = json_expect_object(root, &ctx, err);
@@ -45,6 +45,7 @@ static int measured_scenario(const cJSON *root, const char *file, const char *pr
             return rc;
         spec.model_given = &given;
     }
+    spec.cluster.catalog = cat;
     spec.cluster.gpu = gpu;
     spec.cluster.n_gpus = gpus;
     spec.cluster.gpus_per_node = per_node;
@@ -93,12 +94,18 @@ static int measured_figures(const cJSON *root, const char *file, val_measured_t 
 
 int val_measured_load(const char *path, const char *profile, val_measured_t *m, err_t *err)
 {
+    return val_measured_load_in(NULL, path, profile, m, err);
+}
+
+int val_measured_load_in(catalog_t *cat, const char *path, const char *profile,
+                         val_measured_t *m, err_t *err)
+{
     memset(m, 0, sizeof *m);
     cJSON *root = NULL;
     int rc = json_parse_file(path, &root, err);
     if (rc)
         return rc;
-    if (!(rc = measured_scenario(root, path, profile, m, err)))
+    if (!(rc = measured_scenario(cat, root, path, profile, m, err)))
         rc = measured_figures(root, path, m, err);
     cJSON_Delete(root);
     return rc;

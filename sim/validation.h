@@ -34,6 +34,11 @@ typedef struct {
  * default) prices it. Errors name the file and key. Free with
  * val_measured_free whatever it returns. */
 int val_measured_load(const char *path, const char *profile, val_measured_t *m, err_t *err);
+
+/* The same with names looked up in the parsed catalog cat (NULL: the files
+ * are parsed for this call). */
+int val_measured_load_in(catalog_t *cat, const char *path, const char *profile,
+                         val_measured_t *m, err_t *err);
 void val_measured_free(val_measured_t *m);
 
 /* One compared quantity: the step, or a breakdown part. */

@@ -111,6 +111,40 @@ static void test_start_is_latest_predecessor(void)
     eng_destroy(e);
 }
 
+/* Reserved room is a hint: a run with more tasks and dependencies than
+ * reserved still works; the stream's last task is the one that ends last;
+ * tasks behind a cycle never run and the others do (3 of 5 here). */
+static void test_reserve_last_and_partial_deadlock(void)
+{
+    sim_engine_t *e = eng_create();
+    CU_ASSERT_EQUAL(eng_reset(e, 2), 0);
+    CU_ASSERT_EQUAL(eng_reserve(e, 2, 1), 0);
+    CU_ASSERT_EQUAL(eng_reserve(e, -1, 0), ERR_RUNTIME);
+    int a = eng_task(e, 0, 1.0, 0, 0), b = eng_task(e, 0, 2.0, 0, 0);
+    int c = eng_task(e, 1, 0.5, 0, 0);
+    CU_ASSERT_EQUAL(eng_dep(e, c, b), 0);
+    CU_ASSERT_EQUAL(eng_dep(e, c, a), 0);
+    CU_ASSERT_EQUAL(eng_stream_last(e, 0), b);
+    CU_ASSERT_EQUAL(eng_stream_last(e, 1), c);
+    err_t err;
+    CU_ASSERT_EQUAL_FATAL(eng_run(e, &err), 0);
+    CHECK_REL(eng_start(e, c), 3, 1e-12); /* after b (ends at 3), not a (1) */
+    const int *deps;
+    CU_ASSERT_EQUAL(eng_deps(e, c, &deps), 2);
+    CU_ASSERT(deps[0] == b && deps[1] == a); /* in the order added */
+    /* d and f wait for each other; g (after f on stream 1) waits too */
+    int d = eng_task(e, 1, 1.0, 0, 0), f = eng_task(e, 0, 1.0, 0, 0);
+    CU_ASSERT_EQUAL(eng_dep(e, d, f), 0);
+    CU_ASSERT_EQUAL(eng_dep(e, f, d), 0);
+    int rc = eng_run(e, &err);
+    CHECK_ERR(rc, &err, ERR_RUNTIME, "deadlocked", "task 3", "3 of 5 tasks ran");
+    CU_ASSERT_EQUAL(eng_events(e), 3);
+    CU_ASSERT_EQUAL(eng_start(e, d), 0);
+    CU_ASSERT_EQUAL(eng_end(e, f), 0);
+    CU_ASSERT_EQUAL(eng_stream_last(e, 0), f);
+    eng_destroy(e);
+}
+
 /* Every schedule runs each (micro-batch, chunk) forward once and backward
  * once, the forward first. */
 static void test_schedules_complete(void)
@@ -154,6 +188,42 @@ static void test_schedules_complete(void)
     CU_ASSERT_EQUAL(sched_get(SCHEDULE_INTERLEAVED)->order(4, 0, 6, 2, big), -1);
 }
 
+/* The interleaved order steps its micro-steps without dividing: the same
+ * ops as Megatron-LM's formula (micro-step k: chunk (k mod pv) / p,
+ * reversed for backward; micro-batch (k / pv) p + k mod p) in the order
+ * warm-up forwards, forward/backward pairs, cool-down backwards. */
+static void test_interleaved_matches_formula(void)
+{
+    pp_op_t ops[2 * 32 * 5];
+    int bad = 0, checked = 0;
+    for (int p = 1; p <= 8; p++)
+        for (int v = 1; v <= 5; v++)
+            for (int m = p; m <= 4 * p && 2 * m * v <= (int)(sizeof ops / sizeof *ops); m += p)
+                for (int s = 0; s < p; s++) {
+                    int n = sched_get(SCHEDULE_INTERLEAVED)->order(p, s, m, v, ops);
+                    CU_ASSERT_EQUAL_FATAL(n, 2 * m * v);
+                    int total = m * v;
+                    int warm = m == p ? total : (p - s - 1) * 2 + (v - 1) * p;
+                    if (warm > total)
+                        warm = total;
+                    int f = 0, b = 0;
+                    for (int i = 0; i < n; i++) {
+                        /* forwards: the warm-up, then every other op */
+                        bool fwd = i < warm || (i < warm + 2 * (total - warm) && (i - warm) % 2 == 0);
+                        int k = fwd ? f++ : b++;
+                        int chunk = (k % (p * v)) / p;
+                        if (!fwd)
+                            chunk = v - 1 - chunk;
+                        int mb = (k / (p * v)) * p + k % p;
+                        bad += ops[i].forward != fwd || ops[i].chunk != chunk || ops[i].mb != mb;
+                        checked++;
+                    }
+                }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(checked > 10000);
+}
+
 TEST_SUITE(suite_engine, "engine", TEST(test_stream_order), TEST(test_deadlock_detected),
            TEST(test_deterministic_and_reusable), TEST(test_start_is_latest_predecessor),
+           TEST(test_reserve_last_and_partial_deadlock), TEST(test_interleaved_matches_formula),
            TEST(test_schedules_complete));

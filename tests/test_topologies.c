@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/catalog.h"
 #include "common/fileio.h"
 #include "topologies/cluster.h"
 #include "topologies/failure.h"
@@ -225,6 +226,60 @@ static void test_failure_rates(void)
     CHECK_ERR(rc, &e, ERR_INPUT, "--failure-rates", "unknown name 'llama4'");
 }
 
-TEST_SUITE(suite_topologies, "topologies", TEST(test_gpu_catalog), TEST(test_gpu_spellings),
+/* A catalog context parses a file once and keeps it: lookups through it
+ * agree with fresh ones, keep answering from the document read first even
+ * when the file changes on disk afterwards (here: $SCALEPLAN_CATALOG now
+ * points at a gpus.json without the H100), and a file that fails to parse
+ * is not kept. */
+static void test_catalog_context(void)
+{
+    err_t e;
+    catalog_t *cat = catalog_create();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cat);
+    const cJSON *doc1, *doc2;
+    const char *origin;
+    CU_ASSERT_EQUAL_FATAL(catalog_get(cat, "topologies/catalog/gpus.json", &doc1, &origin, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(catalog_get(cat, "topologies/catalog/gpus.json", &doc2, &origin, &e), 0);
+    CU_ASSERT_PTR_EQUAL(doc1, doc2);
+    CU_ASSERT_STRING_EQUAL(origin, "topologies/catalog/gpus.json");
+    /* the same cluster as a resolution that parses for itself */
+    cluster_spec_t spec = {.gpu = "H100", .n_gpus = 64, .fabric = "ib-hdr"};
+    cluster_t fresh, shared;
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&spec, &fresh, &e), 0);
+    spec.catalog = cat;
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&spec, &shared, &e), 0);
+    CU_ASSERT_EQUAL(memcmp(&fresh, &shared, sizeof fresh), 0);
+    CU_ASSERT_STRING_EQUAL(shared.inter.name, "ib-hdr");
+    /* unknown names: the same message */
+    gpu_t g;
+    err_t e2;
+    int rc = gpu_load_in(cat, "h1000", &g, &e);
+    CU_ASSERT_EQUAL(gpu_load("h1000", &g, &e2), rc);
+    CU_ASSERT_STRING_EQUAL(e.msg, e2.msg);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--gpu", "did you mean");
+    /* the file changes: the context keeps the document it read */
+    char dir[256], path[400];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/topologies/catalog", dir);
+    CU_ASSERT_EQUAL_FATAL(fileio_mkdirs(path, &e), 0);
+    snprintf(path, sizeof path, "%s/topologies/catalog/gpus.json", dir);
+    CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, "{\"gpus\": []}", 12, &e), 0);
+    snprintf(path, sizeof path, "%s/topologies/catalog/prices.json", dir);
+    CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, "{\"prices\": [", 12, &e), 0);
+    setenv("SCALEPLAN_CATALOG", dir, 1);
+    CU_ASSERT_EQUAL(gpu_load_in(cat, "h100-sxm", &g, &e), 0);
+    CU_ASSERT_STRING_EQUAL(g.name, "h100-sxm");
+    CU_ASSERT_EQUAL(gpu_load("h100-sxm", &g, &e), ERR_INPUT); /* a fresh parse sees the edit */
+    /* prices.json was not read yet: the broken override fails, and is not kept */
+    rc = catalog_get(cat, "topologies/catalog/prices.json", &doc1, &origin, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "prices.json");
+    unsetenv("SCALEPLAN_CATALOG");
+    CU_ASSERT_EQUAL(catalog_get(cat, "topologies/catalog/prices.json", &doc1, &origin, &e), 0);
+    remove_tree(dir);
+    catalog_destroy(cat);
+    catalog_destroy(NULL);
+}
+
+TEST_SUITE(suite_topologies, "topologies", TEST(test_catalog_context), TEST(test_gpu_catalog), TEST(test_gpu_spellings),
            TEST(test_fabrics), TEST(test_cluster_resolve), TEST(test_cluster_errors),
            TEST(test_prices), TEST(test_failure_rates));

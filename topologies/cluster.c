@@ -57,7 +57,7 @@ int cluster_validate(const cluster_t *c, err_t *err)
     return ERR_OK;
 }
 
-static int cluster_from_json(const cJSON *obj, const char *file, cluster_t *c,
+static int cluster_from_json(catalog_t *cat, const cJSON *obj, const char *file, cluster_t *c,
                              err_t *err)
 {
     memset(c, 0, sizeof *c);
@@ -116,22 +116,34 @@ static int cluster_from_json(const cJSON *obj, const char *file, cluster_t *c,
             return err_setf(err, ERR_INPUT, file, "host.source",
                             "missing (every catalog figure needs one)");
     }
-    if ((rc = gpu_load(gpu, &c->gpu, err)) ||
-        (rc = fabric_load(intra, &c->intra, err)) ||
-        (rc = fabric_load(inter, &c->inter, err)))
+    if ((rc = gpu_load_in(cat, gpu, &c->gpu, err)) ||
+        (rc = fabric_load_in(cat, intra, &c->intra, err)) ||
+        (rc = fabric_load_in(cat, inter, &c->inter, err)))
         return err_prefix(err, file);
     return cluster_validate(c, err);
 }
 
 int cluster_load(const char *name_or_path, cluster_t *c, err_t *err)
 {
-    cJSON *root = NULL;
+    catalog_t *cat = catalog_create(); /* one parse of the fabrics for both */
+    if (!cat)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    int rc = cluster_load_in(cat, name_or_path, c, err);
+    catalog_destroy(cat);
+    return rc;
+}
+
+int cluster_load_in(catalog_t *cat, const char *name_or_path, cluster_t *c, err_t *err)
+{
+    cJSON *owned = NULL;
+    const cJSON *root = NULL;
     char origin[CATALOG_ORIGIN_MAX];
     struct stat st;
     int rc;
     if (stat(name_or_path, &st) == 0 && S_ISREG(st.st_mode)) {
         snprintf(origin, sizeof origin, "%s", name_or_path);
-        rc = json_parse_file(name_or_path, &root, err);
+        rc = json_parse_file(name_or_path, &owned, err);
+        root = owned;
     } else {
         char norm[64], rel[160];
         names_normalize(name_or_path, norm, sizeof norm);
@@ -144,16 +156,28 @@ int cluster_load(const char *name_or_path, cluster_t *c, err_t *err)
                                         "cluster", "scaleplan catalog clusters",
                                         "; a JSON file works too", err);
         }
-        rc = catalog_parse(rel, &root, origin, sizeof origin, err);
+        rc = catalog_doc(cat, rel, &root, &owned, origin, sizeof origin, err);
     }
     if (rc)
         return rc;
-    rc = cluster_from_json(root, origin, c, err);
-    cJSON_Delete(root);
+    rc = cluster_from_json(cat, root, origin, c, err);
+    cJSON_Delete(owned);
     return rc;
 }
 
+static int resolve(catalog_t *cat, const cluster_spec_t *spec, cluster_t *c, err_t *err);
+
 int cluster_resolve(const cluster_spec_t *spec, cluster_t *c, err_t *err)
+{
+    catalog_t *own = NULL, *cat = spec->catalog;
+    if (!cat && !(cat = own = catalog_create())) /* this call's: each file parsed once */
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    int rc = resolve(cat, spec, c, err);
+    catalog_destroy(own);
+    return rc;
+}
+
+static int resolve(catalog_t *cat, const cluster_spec_t *spec, cluster_t *c, err_t *err)
 {
     int rc;
     if (!spec->cluster && !spec->gpu)
@@ -161,15 +185,15 @@ int cluster_resolve(const cluster_spec_t *spec, cluster_t *c, err_t *err)
                         "say which GPUs: --gpu NAME (e.g. h100-sxm) or "
                         "--cluster FILE");
     if (spec->cluster) {
-        if ((rc = cluster_load(spec->cluster, c, err)))
+        if ((rc = cluster_load_in(cat, spec->cluster, c, err)))
             return rc;
-        if (spec->gpu && (rc = gpu_load(spec->gpu, &c->gpu, err)))
+        if (spec->gpu && (rc = gpu_load_in(cat, spec->gpu, &c->gpu, err)))
             return rc;
     } else {
         gpu_t gpu;
-        if ((rc = gpu_load(spec->gpu, &gpu, err)))
+        if ((rc = gpu_load_in(cat, spec->gpu, &gpu, err)))
             return rc;
-        if ((rc = cluster_load(gpu.default_cluster, c, err)))
+        if ((rc = cluster_load_in(cat, gpu.default_cluster, c, err)))
             return err_prefix(err, "default cluster of the GPU");
         c->gpu = gpu; /* the default cluster may be described with a sibling GPU */
     }
@@ -187,7 +211,7 @@ int cluster_resolve(const cluster_spec_t *spec, cluster_t *c, err_t *err)
         c->oversubscription = spec->oversubscription;
     if (spec->fabric) {
         fabric_t f;
-        if ((rc = fabric_load(spec->fabric, &f, err)))
+        if ((rc = fabric_load_in(cat, spec->fabric, &f, err)))
             return rc;
         if (f.intra)
             c->intra = f;

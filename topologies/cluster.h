@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 
+#include "common/catalog.h"
 #include "common/error.h"
 #include "common/json.h"
 #include "topologies/fabric.h"
@@ -51,6 +52,9 @@ typedef struct {
     const char *fabric;   /* --fabric: replaces the intra or inter fabric */
     int nics_per_node;    /* --nics-per-node */
     double oversubscription; /* --oversubscription */
+    catalog_t *catalog;   /* where GPU and fabric names are looked up: the
+                             process's parsed catalog, or NULL to parse the
+                             files for this call (once each) */
 } cluster_spec_t;
 
 /* Build a cluster from a spec: --cluster, else the GPU's default cluster,
@@ -60,6 +64,9 @@ int cluster_resolve(const cluster_spec_t *spec, cluster_t *c, err_t *err);
 /* Load a cluster definition by catalog name or file path (n_gpus from the
  * file when it has one, else 0). */
 int cluster_load(const char *name_or_path, cluster_t *c, err_t *err);
+
+/* The same, its GPU and fabrics looked up in cat (NULL: parse them now). */
+int cluster_load_in(catalog_t *cat, const char *name_or_path, cluster_t *c, err_t *err);
 
 /* Check the fields (used after overrides). */
 int cluster_validate(const cluster_t *c, err_t *err);

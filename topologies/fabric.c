@@ -78,8 +78,13 @@ static int parse_entry(const cJSON *obj, const json_ctx_t *ctx, void *out,
 
 int fabric_load(const char *name, fabric_t *out, err_t *err)
 {
-    return catalog_load_named(FABRIC_FILE, "fabrics", name, "--fabric",
-                              "scaleplan catalog fabrics", parse_entry, out, err);
+    return fabric_load_in(NULL, name, out, err);
+}
+
+int fabric_load_in(catalog_t *cat, const char *name, fabric_t *out, err_t *err)
+{
+    return catalog_lookup_named(cat, FABRIC_FILE, "fabrics", name, "--fabric",
+                                "scaleplan catalog fabrics", parse_entry, out, err);
 }
 
 int fabric_load_all(fabric_t **list, size_t *count, err_t *err)

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/catalog.h"
 #include "common/error.h"
 #include "common/json.h"
 
@@ -41,6 +42,9 @@ const char *fabric_kind_name(fabric_kind_t k);
 
 /* Load a fabric by catalog name ("ib-ndr", "nvlink4"). */
 int fabric_load(const char *name, fabric_t *f, err_t *err);
+
+/* The same, looked up in the parsed catalog cat (NULL: parse it now). */
+int fabric_load_in(catalog_t *cat, const char *name, fabric_t *f, err_t *err);
 
 /* Read one entry of fabrics.json. */
 int fabric_from_json(const cJSON *obj, const json_ctx_t *ctx, fabric_t *f,

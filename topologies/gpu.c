@@ -120,8 +120,13 @@ static int parse_entry(const cJSON *obj, const json_ctx_t *ctx, void *out,
 
 int gpu_load(const char *name, gpu_t *out, err_t *err)
 {
-    return catalog_load_named(GPU_FILE, "gpus", name, "--gpu",
-                              "scaleplan catalog gpus", parse_entry, out, err);
+    return gpu_load_in(NULL, name, out, err);
+}
+
+int gpu_load_in(catalog_t *cat, const char *name, gpu_t *out, err_t *err)
+{
+    return catalog_lookup_named(cat, GPU_FILE, "gpus", name, "--gpu", "scaleplan catalog gpus",
+                                parse_entry, out, err);
 }
 
 int gpu_load_all(gpu_t **list, size_t *count, err_t *err)

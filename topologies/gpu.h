@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/catalog.h"
 #include "common/error.h"
 #include "common/json.h"
 
@@ -57,6 +58,9 @@ double dtype_bytes(dtype_t d);
 
 /* Load a GPU by catalog name or alias; unknown names suggest the closest. */
 int gpu_load(const char *name, gpu_t *g, err_t *err);
+
+/* The same, looked up in the parsed catalog cat (NULL: parse it now). */
+int gpu_load_in(catalog_t *cat, const char *name, gpu_t *g, err_t *err);
 
 /* Read one catalog entry (an object of gpus.json); ctx names it. */
 int gpu_from_json(const cJSON *obj, const json_ctx_t *ctx, gpu_t *g,

@@ -1,6 +1,6 @@
 #include "topologies/placement.h"
 
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 const char *topo_group_name(group_kind_t k)
@@ -10,82 +10,125 @@ const char *topo_group_name(group_kind_t k)
     return k < GROUP_KIND_COUNT ? names[k] : "?";
 }
 
-/* Span of the group whose members are first + k*stride (k < size). */
-static void span_of(long long first, long long stride, int size, int gpn,
-                    int *nodes, int *min_per_node)
+static long long gcd_ll(long long a, long long b)
 {
-    long long prev_node = -1;
-    int count = 0, n_nodes = 0, min_run = size;
-    /* Members are increasing, so a node's members are contiguous in k. */
-    for (int k = 0; k < size; k++) {
-        long long node = (first + k * stride) / gpn;
-        if (node != prev_node) {
-            if (count && count < min_run)
-                min_run = count;
-            n_nodes++;
-            count = 0;
-            prev_node = node;
-        }
-        count++;
+    while (b) {
+        long long t = a % b;
+        a = b;
+        b = t;
     }
-    if (count && count < min_run)
-        min_run = count;
-    *nodes = n_nodes;
-    *min_per_node = min_run;
+    return a;
 }
 
-/* Worst span over the groups of one kind. The span of a group depends only
- * on its first rank modulo the node size, so at most gpus_per_node distinct
- * groups need checking; first ranks are enumerated through the digits of
- * the other dimensions. */
-static void place_kind(const int dims[5], const long long strides[5],
-                       int kind_dim, long long stride, int size, int gpn,
-                       group_place_t *out)
+/* Smallest k >= 0 with r + k * stride >= x (x >= 0). */
+static long long first_member_from(long long r, long long stride, long long x)
+{
+    return x <= r ? 0 : (x - r + stride - 1) / stride;
+}
+
+/* Span of the group whose members are r + k*stride (k < size), r being its
+ * first rank modulo the node size gpn: nodes it touches and the fewest of
+ * its members on one of them. Closed form, or a walk over at most one
+ * period of the node boundaries (fewer than gpn nodes): never a walk over
+ * the members. */
+static void span_of(long long r, long long stride, int size, int gpn, int *nodes,
+                    int *min_per_node)
+{
+    if (size <= 1) {
+        *nodes = size > 0 ? 1 : 0;
+        *min_per_node = size;
+        return;
+    }
+    long long last = r + (long long)(size - 1) * stride;
+    if (stride >= gpn) { /* consecutive members on consecutive or farther nodes */
+        *nodes = size;
+        *min_per_node = 1;
+        return;
+    }
+    /* Members are less than a node apart, so no node in between is skipped. */
+    long long n = last / gpn + 1;
+    *nodes = (int)n;
+    if (n == 1) {
+        *min_per_node = size;
+        return;
+    }
+    /* Node j (counted from the group's first) holds members a_j .. a_{j+1}-1
+     * where a_j is the first member at or past j * gpn. */
+    long long first_node = first_member_from(r, stride, gpn);
+    long long last_node = size - first_member_from(r, stride, (n - 1) * gpn);
+    long long fewest = first_node < last_node ? first_node : last_node;
+    /* Interior nodes hold floor or ceil(gpn / stride) members, in a pattern
+     * that repeats every stride / gcd(gpn, stride) nodes. */
+    long long floor_q = gpn / stride;
+    if (n > 2 && floor_q < fewest) {
+        long long period = stride / gcd_ll(gpn, stride);
+        long long interior = n - 2 < period ? n - 2 : period;
+        long long a = first_node;
+        for (long long j = 1; j <= interior && fewest > floor_q; j++) {
+            long long b = first_member_from(r, stride, (j + 1) * gpn);
+            if (b - a < fewest)
+                fewest = b - a;
+            a = b;
+        }
+    }
+    *min_per_node = (int)fewest;
+}
+
+/* Worst span over the groups of one kind. A group's span depends only on
+ * its first rank modulo the node size, and the first ranks are sums of one
+ * digit times its stride per dimension other than the group's own; digit
+ * x of stride s contributes x * s mod gpn, which repeats every
+ * gpn / gcd(s, gpn) values. So the first ranks' residues are built digit by
+ * digit over at most one period each (at most gpn residues in all) and the
+ * work does not grow with the number of groups or GPUs. */
+static void place_kind(const int dims[5], const long long strides[5], int kind_dim,
+                       long long stride, int size, int gpn, group_place_t *out)
 {
     out->size = size;
     out->stride = (int)stride;
     out->nodes = 0;
     out->ranks_per_node = size;
-    char *seen = calloc((size_t)gpn, 1);
-    long long total = 1;
-    for (int d = 0; d < 5; d++)
-        total *= dims[d];
-    long long groups = total / size, checked = 0;
-    for (long long g = 0; g < groups && g < (1 << 16) && checked < gpn; g++) {
-        /* Decode g over the dimensions other than the group's own. */
-        long long rest = g, first = 0;
-        for (int d = 0; d < 5; d++) {
-            if (d == kind_dim || (kind_dim == 5 && (d == 1 || d == 3)))
-                continue;
-            first += (rest % dims[d]) * strides[d];
-            rest /= dims[d];
-        }
-        int residue = (int)(first % gpn);
-        if (seen) {
-            if (seen[residue])
-                continue;
-            seen[residue] = 1;
-        }
-        checked++;
+    /* residues[0..n): distinct first ranks modulo gpn; seen marks them */
+    uint16_t residues[PLACEMENT_MAX_GPUS_PER_NODE];
+    unsigned char seen[PLACEMENT_MAX_GPUS_PER_NODE];
+    int n = 1;
+    residues[0] = 0;
+    memset(seen, 0, (size_t)gpn);
+    seen[0] = 1;
+    for (int d = 0; d < 5 && n < gpn; d++) {
+        if (d == kind_dim || (kind_dim == 5 && (d == 1 || d == 3)))
+            continue;
+        long long step = strides[d] % gpn;
+        long long period = step == 0 ? 1 : gpn / gcd_ll(gpn, step);
+        long long digits = dims[d] < period ? dims[d] : period;
+        int before = n; /* the sums so far, each plus x * step for x >= 1 */
+        for (long long x = 1, add = step; x < digits && n < gpn; x++, add = (add + step) % gpn)
+            for (int i = 0; i < before; i++) {
+                int res = (int)((residues[i] + add) % gpn);
+                if (!seen[res]) {
+                    seen[res] = 1;
+                    residues[n++] = (uint16_t)res;
+                }
+            }
+    }
+    for (int i = 0; i < n; i++) {
         int nodes, per_node;
-        span_of(first, stride, size, gpn, &nodes, &per_node);
+        span_of(residues[i], stride, size, gpn, &nodes, &per_node);
         if (nodes > out->nodes)
             out->nodes = nodes;
         if (per_node < out->ranks_per_node)
             out->ranks_per_node = per_node;
-        if (!seen)
-            break; /* no memory for the table: the first group stands for all */
     }
     out->crosses_nodes = out->nodes > 1;
-    free(seen);
 }
 
 int topo_place_groups(const layout_t *l, int gpus_per_node, placement_t *out,
                       err_t *err)
 {
-    if (gpus_per_node < 1)
+    if (gpus_per_node < 1 || gpus_per_node > PLACEMENT_MAX_GPUS_PER_NODE)
         return err_setf(err, ERR_INPUT, NULL, "--gpus-per-node",
-                        "must be at least 1 (got %d)", gpus_per_node);
+                        "must be from 1 to %d (got %d)", PLACEMENT_MAX_GPUS_PER_NODE,
+                        gpus_per_node);
     memset(out, 0, sizeof *out);
     out->gpus_per_node = gpus_per_node;
     /* Dimensions fastest first: TP, CP, EP, DP/EP, PP. EP splits DP. */

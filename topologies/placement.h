@@ -8,7 +8,8 @@
  * share a node, so the simulator knows which collectives stay on NVLink and
  * which cross the network. Groups of one kind are congruent in a regular
  * layout; where they are not (degrees that do not divide the node), the
- * worst group is reported.
+ * worst group is reported. The cost does not grow with the number of GPUs
+ * or groups: only a group's first rank modulo the node size matters.
  */
 #ifndef SCALEPLAN_TOPOLOGIES_PLACEMENT_H
 #define SCALEPLAN_TOPOLOGIES_PLACEMENT_H
@@ -43,8 +44,12 @@ typedef struct {
     int nodes; /* nodes the whole job spans */
 } placement_t;
 
+/* Largest node (NVLink domain) placement handles; cluster_validate allows
+ * no more. */
+#define PLACEMENT_MAX_GPUS_PER_NODE 4096
+
 /* Place the groups of finalized layout l on nodes of gpus_per_node GPUs.
- * ERR_INPUT if gpus_per_node < 1. */
+ * ERR_INPUT if gpus_per_node is not from 1 to PLACEMENT_MAX_GPUS_PER_NODE. */
 int topo_place_groups(const layout_t *l, int gpus_per_node, placement_t *out,
                       err_t *err);
 
