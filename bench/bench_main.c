@@ -565,7 +565,8 @@ static int plan_setup(plan_work_t *w, const char *model, double tokens, int min_
         in->space.global_batch_max = global_batch_max;
     }
     int trials = in->rel.trials, spares = in->rel.spares;
-    rel_config_default(&in->rel, &w->c, &w->f);
+    if (rel_config_init(&in->rel, &w->c, &w->f, NULL, e))
+        return 1;
     in->rel.trials = trials;
     in->rel.spares = spares;
     model_params_t mp;

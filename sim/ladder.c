@@ -125,9 +125,13 @@ static int rung_alternatives(const ladder_input_t *in, const cluster_t *c, const
         double tokens_per_step = (double)l->global_batch * l->seq_len;
         rel_config_t cfg;
         rung_rel_config(in, c, l, ps->top_step_s[k], tokens_per_step, &cfg);
-        /* a quarter of the trials: enough for the whiskers of a point that
-         * only sets the others in context */
-        cfg.trials = cfg.trials / 4 > 200 ? cfg.trials / 4 : (cfg.trials < 200 ? cfg.trials : 200);
+        /* a quarter of the trials (200 where the best layout's are
+         * adaptive): enough for the whiskers of a point that only sets the
+         * others in context */
+        cfg.trials = cfg.trials == 0        ? 200
+                     : cfg.trials / 4 > 200 ? cfg.trials / 4
+                     : cfg.trials < 200     ? cfg.trials
+                                            : 200;
         rel_result_t rr;
         int rc = rel_simulate(&cfg, &rr, err);
         if (rc && rr.unfinished > 0)
