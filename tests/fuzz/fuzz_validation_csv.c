@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     pub_row_t *out = NULL;
     int n = 0;
-    pub_options_t opt = {NULL, false};
+    pub_options_t opt = {0};
     if (pub_replay(path, &opt, &out, &n, &err) == 0) {
         double median, p90;
         int count;
