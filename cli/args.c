@@ -612,6 +612,9 @@ int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l, sim_opt
         (rc = cli_get_int(a, "--zero", &l->zero, err)) ||
         (rc = cli_get_int(a, "--first-stage-layers", &l->first_stage_layers, err)) ||
         (rc = cli_get_int(a, "--last-stage-layers", &l->last_stage_layers, err)) ||
+        (rc = cli_has(a, "--last-stage-layers") && l->last_stage_layers == 0
+                  ? (l->last_stage_layers = LAYOUT_STAGE_EMPTY, ERR_OK)
+                  : ERR_OK) ||
         (rc = layout_switches(a, l, err)))
         return rc;
     if (per_vstage) {
@@ -662,6 +665,17 @@ static const cli_opt_t sim_opts[] = {
      CLI_KIND(CLI_COUNT, 1, 1e15)},
     {"--straggler-cv", NULL, "X", "per-rank compute jitter (default: the profile's)", CLI_X(0, 1)},
     {"--no-causal", NULL, NULL, "full (bidirectional) attention instead of causal", CLI_WORD},
+    {"--moe-dispatcher", "--moe-token-dispatcher-type", "alltoall|allgather|deepep",
+     "how MoE tokens reach their experts (default: the framework's; flex = deepep)", CLI_WORD},
+    {"--moe-grouped-gemm", NULL, NULL, "the local experts in one grouped GEMM", CLI_WORD},
+    {"--moe-permute-fusion", NULL, NULL, "fused token permute and unpermute", CLI_WORD},
+    {"--moe-shared-expert-overlap", NULL, NULL,
+     "shared experts computed during the dispatch and combine", CLI_WORD},
+    {"--moe-a2a-overlap", "--overlap-moe-expert-parallel-comm", NULL,
+     "EP all-to-alls hidden behind another micro-batch's compute", CLI_WORD},
+    {"--moe-imbalance", NULL, "X",
+     "tokens on the busiest EP rank over the mean (default 1: balanced, an assumption)",
+     CLI_X(1, 64)},
 };
 const cli_group_t CLI_SIM_OPTS = {"Simulation", sim_opts, sizeof sim_opts / sizeof sim_opts[0]};
 
@@ -684,8 +698,33 @@ int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
         o->overlap_p2p = 0;
     if (cli_has(a, "--no-causal"))
         o->causal = false;
+    if (cli_has(a, "--moe-grouped-gemm"))
+        o->moe.grouped_gemm = true;
+    if (cli_has(a, "--moe-permute-fusion"))
+        o->moe.permute_fusion = true;
+    if (cli_has(a, "--moe-shared-expert-overlap"))
+        o->moe.shared_overlap = true;
+    if (cli_has(a, "--moe-a2a-overlap"))
+        o->moe.a2a_overlap = true;
     double bucket = 0;
     int rc;
+    const char *disp = cli_get(a, "--moe-dispatcher");
+    if (disp) {
+        if (strcmp(disp, "alltoall") == 0)
+            o->moe.dispatcher = MOE_DISPATCH_ALLTOALL;
+        else if (strcmp(disp, "allgather") == 0)
+            o->moe.dispatcher = MOE_DISPATCH_ALLGATHER;
+        else if (strcmp(disp, "deepep") == 0 || strcmp(disp, "flex") == 0)
+            o->moe.dispatcher = MOE_DISPATCH_DEEPEP;
+        else
+            return err_setf(err, ERR_INPUT, NULL, "--moe-dispatcher",
+                            "use alltoall, allgather or deepep (got '%s')", disp);
+    }
+    if (cli_has(a, "--moe-imbalance")) {
+        if ((rc = cli_get_double(a, "--moe-imbalance", &o->moe.imbalance, err)))
+            return rc;
+        o->moe.imbalance_given = true;
+    }
     if ((rc = cli_get_double(a, "--bucket-size", &bucket, err)))
         return rc;
     if (cli_has(a, "--bucket-size")) {

@@ -67,6 +67,9 @@ static const cli_opt_t space_opts[] = {
      CLI_KIND(CLI_INT_SPAN, 1, 1 << 16)},
     {"--zero", NULL, "N|LO..HI", "ZeRO stages to search (1 = distributed optimizer, 3 = FSDP)",
      CLI_KIND(CLI_INT_SPAN, 0, 3)},
+    {"--ep", "--expert-model-parallel-size", "N|LO..HI",
+     "expert parallel degree(s) to search (mixture-of-experts models)",
+     CLI_KIND(CLI_INT_SPAN, 1, 1 << 16)},
     {"--micro-batch", "--micro-batch-size", "N|LO..HI", "micro-batch sizes to search (default 1..16)",
      CLI_KIND(CLI_INT_SPAN, 1, 1 << 16)},
     {"--recompute", NULL, "LIST", "recompute modes to search: none,selective,ops,full", CLI_WORD},
@@ -98,6 +101,7 @@ static int space_flags(const cli_args_t *a, plan_space_t *s, err_t *err)
     if ((rc = space_range(a, "--tp", &s->tp, err)) || (rc = space_range(a, "--pp", &s->pp, err)) ||
         (rc = space_range(a, "--cp", &s->cp, err)) || (rc = space_range(a, "--vpp", &s->vpp, err)) ||
         (rc = space_range(a, "--zero", &s->zero, err)) ||
+        (rc = space_range(a, "--ep", &s->ep, err)) ||
         (rc = space_range(a, "--micro-batch", &s->micro_batch, err)))
         return rc;
     if ((v = cli_get(a, "--recompute")) && (rc = plan_parse_recompute_set(v, &s->recompute_mask, err)))
@@ -119,6 +123,7 @@ typedef struct {
     ladder_t ladder;
     price_t price;
     char recommendation[4096];
+    bool tokens_assumed; /* no --tokens: 20 per parameter */
 } plan_run_t;
 
 static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
@@ -145,6 +150,14 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     double duration;
     if ((rc = cli_run_length(a, &in->tokens, &duration, err)))
         return rc;
+    if (!cli_has(a, "--tokens") && !(duration > 0)) {
+        /* Hoffmann et al. 2022 (Chinchilla): about 20 training tokens per
+         * parameter is compute-optimal; an assumption, said in the plan */
+        model_params_t mp;
+        model_params(&p->model, &mp);
+        in->tokens = 20 * mp.total;
+        p->tokens_assumed = true;
+    }
     if (!(in->tokens > 0))
         return err_setf(err, ERR_INPUT, NULL, "--tokens", "say how many tokens to train (e.g. 2T)");
     const char *v;
@@ -153,6 +166,17 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     in->space.framework = cli_get(a, "--framework");
     if ((rc = space_flags(a, &in->space, err)))
         return rc;
+    if (in->space.ep.hi > 1 && !model_is_moe(&p->model))
+        return err_setf(err, ERR_INPUT, NULL, "--ep",
+                        "expert parallelism needs a mixture-of-experts model; %s is dense "
+                        "(drop --ep)",
+                        p->model.name);
+    if (in->space.ep.hi > 0 && model_is_moe(&p->model) &&
+        p->model.moe.n_experts % in->space.ep.lo != 0 && in->space.ep.lo == in->space.ep.hi)
+        return err_setf(err, ERR_INPUT, NULL, "--ep",
+                        "%d routed experts must divide evenly over EP %d (each EP rank holds "
+                        "whole experts)",
+                        p->model.moe.n_experts, in->space.ep.lo);
     if ((v = cli_get(a, "--emit"))) {
         launch_kind_t k;
         if ((rc = launch_parse(v, &k, err)))
@@ -272,11 +296,15 @@ static void layout_short(const layout_t *l, char *buf, size_t cap)
              : l->distributed_optimizer ? " dist-opt"
                                          : "",
              l->cp > 1 ? "" : "");
+    char ep[16] = "";
+    if (l->ep > 1)
+        snprintf(ep, sizeof ep, " EP%d", l->ep);
     if (l->cp > 1)
-        snprintf(buf, cap, "TP%d CP%d PP%d%s DP%d mb%d%s", l->tp, l->cp, l->pp, vpp, l->dp,
+        snprintf(buf, cap, "TP%d CP%d PP%d%s%s DP%d mb%d%s", l->tp, l->cp, l->pp, vpp, ep, l->dp,
                  l->micro_batch, extra);
     else
-        snprintf(buf, cap, "TP%d PP%d%s DP%d mb%d%s", l->tp, l->pp, vpp, l->dp, l->micro_batch, extra);
+        snprintf(buf, cap, "TP%d PP%d%s%s DP%d mb%d%s", l->tp, l->pp, vpp, ep, l->dp,
+                 l->micro_batch, extra);
 }
 
 static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
@@ -288,6 +316,9 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
            p->model.display, units_fmt_count(in->tokens, a, sizeof a), p->base.gpu.name,
            in->usd_per_gpu_hour, p->price.provider, in->space.global_batch_min,
            in->space.global_batch_max, in->space.seq_len);
+    if (p->tokens_assumed)
+        printf("  tokens: no --tokens given; 20 per parameter assumed (Chinchilla, Hoffmann et al. "
+               "2022)\n");
     printf("  failures '%s': %s; storage '%s', restarts '%s'; each rung checkpoints at its best "
            "interval; Monte Carlo until P50/P90 are within %.2g%%\n",
            p->failures.name, p->pick.set_given ? "given" : p->pick.choice.why,
@@ -465,6 +496,7 @@ static cJSON *plan_json(const plan_run_t *p, const whatif_t *w, int nw, const ru
     bool ok = o && cJSON_AddStringToObject(o, "model", p->model.name) &&
               cJSON_AddStringToObject(o, "gpu", p->base.gpu.name) &&
               json_add_number(o, "tokens", p->in.tokens) &&
+              cJSON_AddBoolToObject(o, "tokens_assumed", p->tokens_assumed) &&
               json_add_number(o, "price_usd_per_gpu_hour", p->in.usd_per_gpu_hour) &&
               json_add_number(o, "global_batch_min", p->in.space.global_batch_min) &&
               json_add_number(o, "global_batch_max", p->in.space.global_batch_max) &&
@@ -617,7 +649,7 @@ static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
 const cli_command_t CLI_CMD_PLAN = {
     "plan",
     "choose GPU counts and layouts: the scale ladder and a recommendation",
-    "scaleplan plan --model M --tokens T --gpu G [--min-gpus 8 --max-gpus 16384] "
+    "scaleplan plan --model M [--tokens T] --gpu G [--min-gpus 8 --max-gpus 16384] "
                        "[--objective time|cost] [--deadline 30d] [--budget 500000] [--json]",
     "For each doubling of the GPU count, search the layouts the framework runs,\n"
                        "keep the fastest that fits, and simulate the whole run with failures and\n"
@@ -635,7 +667,10 @@ const cli_command_t CLI_CMD_PLAN = {
                        "  micro-batch 1..16; global batch the largest in range that divides;\n"
                        "  ZeRO stages the framework runs (1 = distributed optimizer); recompute\n"
                        "        modes, heavier ones only where lighter ones do not fit; schedules;\n"
-                       "        SP with TP. Every candidate is checked for memory.\n"
+                       "        SP with TP; for mixture-of-experts models, EP over every degree\n"
+                       "        dividing the experts (experts whole, expert TP 1) where the\n"
+                       "        framework has it. Every candidate is checked for memory.\n"
+                       "Without --tokens, 20 tokens per parameter are assumed (and said).\n"
                        "Without --framework every plannable framework is searched and the\n"
                        "recommendation says which wins and by how much. Scaling efficiency is\n"
                        "per-GPU throughput against the best per-GPU throughput at a smaller rung.",

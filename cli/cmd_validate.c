@@ -105,9 +105,11 @@ static int print_text(const val_measured_t *m, const val_component_t *c, int n, 
 
 /* ------------------------------------------------------------ --published */
 
+/* Dense rows: replayed without expert parallelism (MoE rows carry an EP
+ * degree, or a refusal that names mixture-of-experts). */
 static bool not_moe(const pub_row_t *r)
 {
-    return !strstr(r->reason, "mixture-of-experts");
+    return !strstr(r->reason, "mixture-of-experts") && r->sim_layout.ep <= 1;
 }
 
 static cJSON *published_json(const pub_row_t *rows, int n, const pub_group_t *g, int ng,

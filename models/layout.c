@@ -223,11 +223,13 @@ static int check_pipeline_split(const layout_t *l, const model_t *m, err_t *err)
                         "at least one layer",
                         p, l->vpp, L);
     int first = l->first_stage_layers, last = l->last_stage_layers;
-    if (first < 0 || last < 0)
+    if (first < 0 || (last < 0 && last != LAYOUT_STAGE_EMPTY))
         return err_setf(err, ERR_INPUT, NULL, "--first-stage-layers",
                         "must not be negative");
     if (first || last) {
-        int special = (first > 0) + (last > 0);
+        int special = (first > 0) + (last != 0);
+        if (last == LAYOUT_STAGE_EMPTY)
+            last = 0;
         if (V <= special)
             return err_setf(err, ERR_INPUT, NULL, "--first-stage-layers",
                             "an uneven split needs more than %d (virtual) stages", special);
@@ -462,9 +464,9 @@ int layout_chunk_layers(const layout_t *l, const model_t *m, int vs)
     if (vs == 0 && first)
         return first;
     if (vs == V - 1 && last)
-        return last;
-    int middle = V - (first > 0) - (last > 0);
-    return (m->n_layers - first - last) / middle;
+        return last == LAYOUT_STAGE_EMPTY ? 0 : last;
+    int middle = V - (first > 0) - (last != 0);
+    return (m->n_layers - first - (last > 0 ? last : 0)) / middle;
 }
 
 int layout_stage_layers(const layout_t *l, const model_t *m, int stage)

@@ -76,6 +76,10 @@ enum {
 /* Most pipeline stages a layout may have (bounds the uneven-split table). */
 #define LAYOUT_MAX_PP 1024
 
+/* last_stage_layers of a last stage without transformer layers (0 means
+ * "not set"; --last-stage-layers 0 gives this). */
+#define LAYOUT_STAGE_EMPTY (-1)
+
 typedef struct {
     int tp;  /* tensor parallel degree */
     int pp;  /* pipeline parallel degree (stages) */
@@ -104,7 +108,11 @@ typedef struct {
                              main grads (Megatron's default) */
     int first_stage_layers; /* uneven pipeline split: layers on the first
                                (virtual) stage, 0 = even split */
-    int last_stage_layers;  /* likewise for the last (virtual) stage */
+    int last_stage_layers;  /* likewise for the last (virtual) stage;
+                               LAYOUT_STAGE_EMPTY: none (the stage holds
+                               only the loss, or the MTP modules and the
+                               loss, as Megatron-Bridge's DeepSeek-V3
+                               layout "Et|(tt|)*30mL") */
     int n_gpus;             /* tp * pp * cp * dp */
     int offload;            /* LAYOUT_OFFLOAD_* bits; 0 = everything on the GPU */
     bool offload_nvme;      /* offloaded optimizer state / parameters go on to the

@@ -34,6 +34,12 @@ void sim_options_default(sim_options_t *o)
     o->zero3.regather_backward = true;
     o->zero3.prefetch_backward = true;
     o->zero3.reshard_with_pp = true;
+    /* Megatron-Core's MoE defaults (transformer_config.py): the allgather
+     * token dispatcher, one GEMM per expert, unfused permutes, no shared
+     * expert or all-to-all overlap; routing assumed balanced until the run
+     * says otherwise. */
+    o->moe.dispatcher = MOE_DISPATCH_ALLGATHER;
+    o->moe.imbalance = 1;
 }
 
 void sim_options_compiled(sim_options_t *o)
@@ -72,20 +78,29 @@ int sim_options_framework_in(catalog_t *cat, const char *name, sim_options_t *o,
 
 int sim_model_supported(const model_t *m, err_t *err)
 {
-    if (model_is_moe(m))
-        return err_setf(err, ERR_INPUT, m->name, NULL,
-                        "the step simulator does not price MoE layers yet (scaleplan model "
-                        "counts its parameters, FLOPs and memory)");
-    if (model_is_mla(m))
-        return err_setf(err, ERR_INPUT, m->name, NULL,
-                        "the step simulator does not price multi-latent attention yet "
-                        "(scaleplan model counts its parameters, FLOPs and memory)");
+    (void)m;
+    (void)err;
     return ERR_OK;
 }
 
 double cost_total(const cost_parts_t *c)
 {
-    return c->compute + c->recompute + c->tp + c->cp + c->dp + c->offload;
+    return c->compute + c->recompute + c->tp + c->cp + c->dp + c->offload + c->ep + c->imbalance;
+}
+
+/* a x wa + b x wb, part by part (layers of two kinds averaged). */
+static cost_parts_t parts_mix(const cost_parts_t *a, double wa, const cost_parts_t *b, double wb)
+{
+    cost_parts_t r;
+    r.compute = a->compute * wa + b->compute * wb;
+    r.recompute = a->recompute * wa + b->recompute * wb;
+    r.tp = a->tp * wa + b->tp * wb;
+    r.cp = a->cp * wa + b->cp * wb;
+    r.dp = a->dp * wa + b->dp * wb;
+    r.offload = a->offload * wa + b->offload * wb;
+    r.ep = a->ep * wa + b->ep * wb;
+    r.imbalance = a->imbalance * wa + b->imbalance * wb;
+    return r;
 }
 
 double sim_expected_max_normal(int n)
@@ -190,6 +205,14 @@ static void price_attention(pricer_t *pr, double *fwd, double *bwd)
     const layout_t *l = pr->in->layout;
     double s = l->seq_len, s_loc = s / l->cp, b = l->micro_batch;
     double heads = m->n_heads / pr->t, hd = m->head_dim;
+    /* multi-latent attention: queries and keys of qk_nope + qk_rope per
+     * head, values of v_dim (the kernel runs at the query-key width) */
+    double qk_dim = hd, v_dim = hd;
+    if (model_is_mla(m)) {
+        qk_dim = m->mla.qk_nope_dim + m->mla.qk_rope_dim;
+        v_dim = m->mla.v_dim;
+        hd = (qk_dim + v_dim) / 2;
+    }
     if (l->flash_attention) {
         /* Fused kernels do the work they cannot skip: half of it under a
          * causal mask. Backward does 2.5x the forward's matmuls (five
@@ -197,7 +220,7 @@ static void price_attention(pricer_t *pr, double *fwd, double *bwd)
         double flops = 4 * pr->T * s * heads * hd * (pr->in->opt.causal ? 0.5 : 1.0);
         /* a ring attends block by block: each call sees s/cp keys */
         double keys = l->cp > 1 && pr->in->opt.cp_comm == CP_RING ? s_loc : s;
-        prof_attn_call_t call = {pr->in->opt.attn_kernel, pr->in->opt.causal, keys, m->head_dim};
+        prof_attn_call_t call = {pr->in->opt.attn_kernel, pr->in->opt.causal, keys, (int)qk_dim};
         dtype_t dt = (pr->dt == DTYPE_FP8 || pr->dt == DTYPE_FP4) ? DTYPE_BF16 : pr->dt;
         *fwd = prof_attn_time(pr->p, dt, &call, flops, false);
         *bwd = prof_attn_time(pr->p, dt, &call, 2.5 * flops, true);
@@ -208,15 +231,15 @@ static void price_attention(pricer_t *pr, double *fwd, double *bwd)
     dtype_t dt = (pr->dt == DTYPE_FP8 || pr->dt == DTYPE_FP4) ? DTYPE_BF16 : pr->dt;
     double batch = b * heads;
     double E = batch * s_loc * s; /* score elements */
-    double qk = prof_gemm_time(pr->p, dt, s_loc, s, hd, batch);
-    double av = prof_gemm_time(pr->p, dt, s_loc, hd, s, batch);
+    double qk = prof_gemm_time(pr->p, dt, s_loc, s, qk_dim, batch);
+    double av = prof_gemm_time(pr->p, dt, s_loc, v_dim, s, batch);
     double softmax = mem(pr, 2 * E * pr->e);
     double dropout = m->dropout > 0 ? mem(pr, E * (2 * pr->e + 1)) : 0;
     *fwd = qk + softmax + dropout + av;
-    double av_b = prof_gemm_time(pr->p, dt, s_loc, s, hd, batch) +
-                  prof_gemm_time(pr->p, dt, s, hd, s_loc, batch);
-    double qk_b = prof_gemm_time(pr->p, dt, s_loc, hd, s, batch) +
-                  prof_gemm_time(pr->p, dt, s, hd, s_loc, batch);
+    double av_b = prof_gemm_time(pr->p, dt, s_loc, s, v_dim, batch) +
+                  prof_gemm_time(pr->p, dt, s, v_dim, s_loc, batch);
+    double qk_b = prof_gemm_time(pr->p, dt, s_loc, qk_dim, s, batch) +
+                  prof_gemm_time(pr->p, dt, s, qk_dim, s_loc, batch);
     double softmax_b = mem(pr, 3 * E * pr->e);
     double dropout_b = m->dropout > 0 ? mem(pr, E * (2 * pr->e + 1)) : 0;
     *bwd = av_b + dropout_b + softmax_b + qk_b;
@@ -257,11 +280,12 @@ static void price_tp(pricer_t *pr, const gemm_cost_t *qkv, const gemm_cost_t *pr
     const coll_span_t *s = &out->tp_span;
     double bytes = pr->T * pr->in->model->hidden * pr->e; /* full activation */
     const gemm_cost_t *col[2] = {qkv, fc1}, *row[2] = {proj, fc2};
+    int halves = fc1 && fc2 ? 2 : 1; /* an MoE block's routed experts have no TP MLP */
     const tpo_role_t *roles = NULL;
     if (o->tp_comm_overlap && l->sequence_parallel && !(o->tp_overlap_off & (1u << l->precision)))
         roles = tpo_select(&o->tp_overlap, pr->in->cluster->gpu.architecture,
                            pr->in->model->hidden, l->tp);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < halves; i++) {
         if (!l->sequence_parallel) {
             /* forward: all-reduce after the row-parallel GEMM; backward:
              * all-reduce of the column-parallel input gradient, which can
@@ -338,7 +362,232 @@ static void price_cp(pricer_t *pr, double attn_fwd, double attn_bwd)
     pr->out->bwd.cp = 2 * a2a;
 }
 
-static void price_layer(pricer_t *pr)
+/* The attention half's projections before the core: Q, K and V (or
+ * multi-latent attention's down- and up-projections), as one column-
+ * parallel GEMM cost for the TP pricing; the ops go into the layer. */
+static gemm_cost_t price_qkv(pricer_t *pr)
+{
+    const model_t *m = pr->in->model;
+    double h = m->hidden, t = pr->t, e = pr->e;
+    if (!model_is_mla(m)) {
+        double qw = model_q_width(m), kvw = model_kv_width(m);
+        gemm_cost_t qkv = linear(pr, pr->T, (qw + 2 * kvw) / t, h);
+        add_op(pr, "qkv", qkv.fwd, qkv.dgrad + qkv.wgrad);
+        return qkv;
+    }
+    /* MLA (Megatron-Core's MLASelfAttention): the down-projections are
+     * replicated over TP (each rank runs them on the gathered tokens), the
+     * up-projections column-parallel; RMSNorm on both latents. */
+    const model_mla_t *a = &m->mla;
+    double nh = m->n_heads, qk = a->qk_nope_dim + a->qk_rope_dim;
+    double kv_down_w = (double)a->kv_lora_rank + a->qk_rope_dim;
+    double q_down_w = a->q_lora_rank > 0 ? a->q_lora_rank : 0;
+    gemm_cost_t down = linear(pr, pr->T, q_down_w + kv_down_w, h);
+    gemm_cost_t q_up = a->q_lora_rank > 0 ? linear(pr, pr->T, nh * qk / t, a->q_lora_rank)
+                                          : linear(pr, pr->T, nh * qk / t, h);
+    gemm_cost_t kv_up = linear(pr, pr->T, nh * (a->qk_nope_dim + a->v_dim) / t, a->kv_lora_rank);
+    add_op(pr, "mla_down", down.fwd, down.dgrad + down.wgrad);
+    double latent = pr->T * (q_down_w + a->kv_lora_rank) * e * pr->in->opt.eager_norm;
+    if (!a->no_latent_norms)
+        add_op(pr, "mla_norm", mem(pr, 2 * latent), mem(pr, 3 * latent));
+    add_op(pr, "mla_up", q_up.fwd + kv_up.fwd, q_up.dgrad + q_up.wgrad + kv_up.dgrad + kv_up.wgrad);
+    gemm_cost_t all = {down.fwd + q_up.fwd + kv_up.fwd, down.dgrad + q_up.dgrad + kv_up.dgrad,
+                       down.wgrad + q_up.wgrad + kv_up.wgrad,
+                       pr->T, (q_down_w + kv_down_w + nh * (qk + a->qk_nope_dim + a->v_dim)) / t,
+                       h};
+    return all;
+}
+
+/* A grouped GEMM over `batch` experts, each Y[M x N] = X[M x K] W[K x N],
+ * with the recipe's casts; one GEMM after another when not grouped. */
+static gemm_cost_t grouped_linear(const pricer_t *pr, double M, double N, double K, double batch,
+                                  bool grouped)
+{
+    gemm_cost_t g;
+    if (grouped) {
+        g.fwd = gemm(pr, M, N, K, batch);
+        g.dgrad = gemm(pr, M, K, N, batch);
+        g.wgrad = gemm(pr, K, N, M, batch);
+    } else {
+        g.fwd = batch * gemm(pr, M, N, K, 1);
+        g.dgrad = batch * gemm(pr, M, K, N, 1);
+        g.wgrad = batch * gemm(pr, K, N, M, 1);
+    }
+    g.m = M;
+    g.n = N;
+    g.k = K;
+    const prec_costs_t *q = pr->q;
+    if (q->quantized) {
+        double mb = pr->in->layout->grad_accum > 0 ? pr->in->layout->grad_accum : 1;
+        bool per_step = q->weight_cast_per_step && pr->in->opt.fp8_weight_cache;
+        double w = q->cast_weight * K * N * batch / (per_step ? mb : 1);
+        g.fwd += mem(pr, q->cast_input * M * K * batch + w);
+        g.dgrad += mem(pr, q->cast_grad * M * N * batch);
+    }
+    return g;
+}
+
+/* The expert-parallel group on the nodes: Megatron-Core lays expert ranks
+ * out as ETP x EP x expert-DP, so one EP group is ep ranks at a stride of
+ * etp, on consecutive nodes. */
+static coll_span_t ep_span_of(const cluster_t *c, const layout_t *l, int etp)
+{
+    long span = (long)l->ep * etp;
+    int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : 1;
+    group_place_t g;
+    g.size = l->ep;
+    g.stride = etp;
+    g.nodes = span <= gpn ? 1 : (int)((span + gpn - 1) / gpn);
+    g.ranks_per_node = g.nodes == 1 ? l->ep : (gpn / etp > 0 ? gpn / etp : 1);
+    g.crosses_nodes = g.nodes > 1;
+    return span_of(c, &g);
+}
+
+/* The expert-data-parallel group: ranks holding the same experts, at a
+ * stride of EP x ETP (Megatron-Core's expert rank order ETP, EP, expert
+ * DP). With a stride of a node or more, each member sits on its own node
+ * and the group's traffic goes through one NIC per GPU. */
+static coll_span_t edp_span_of(const cluster_t *c, const layout_t *l)
+{
+    int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : 1;
+    long stride = (long)l->ep * layout_etp(l);
+    int size = (int)(layout_expert_dp(l) + 0.5);
+    group_place_t g;
+    g.size = size;
+    g.stride = (int)stride;
+    if (stride * size <= gpn) {
+        g.nodes = 1;
+        g.ranks_per_node = size;
+    } else if (stride >= gpn) {
+        g.nodes = size;
+        g.ranks_per_node = 1;
+    } else {
+        g.ranks_per_node = (int)(gpn / stride);
+        g.nodes = (size + g.ranks_per_node - 1) / g.ranks_per_node;
+    }
+    g.crosses_nodes = g.nodes > 1;
+    return span_of(c, &g);
+}
+
+/* A group of n consecutive ranks (expert-TP: the ranks of one expert). */
+static coll_span_t consecutive_span(const cluster_t *c, int n)
+{
+    int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : 1;
+    group_place_t g = {n, 1, n <= gpn ? 1 : (n + gpn - 1) / gpn, n <= gpn ? n : gpn, n > gpn};
+    return span_of(c, &g);
+}
+
+/* One MoE block's MLP part (after the second norm): router, token permute,
+ * dispatch, the local experts as a grouped GEMM, combine, unpermute, and
+ * the shared experts (TP-split like a dense MLP: sh1/sh2 for the TP
+ * pricing, NULL when there are none). Communication goes into ep, the
+ * busiest rank's extra expert time into imbalance. */
+static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *shared)
+{
+    const model_t *m = pr->in->model;
+    const model_moe_t *x = &m->moe;
+    const layout_t *l = pr->in->layout;
+    const moe_opts_t *mo = &pr->in->opt.moe;
+    const sim_options_t *o = &pr->in->opt;
+    step_costs_t *out = pr->out;
+    double h = m->hidden, e = pr->e, k = x->top_k, E = x->n_experts;
+    double gate = m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
+    int etp = layout_etp(l);
+    double ep = l->ep;
+    /* Tokens entering the block on this rank: 1/TP of the micro-batch with
+     * sequence parallelism (Megatron requires it for MoE with TP). */
+    double Tn = pr->Tn;
+    /* router: fp32 scores, top-k and softmax over the experts */
+    double router_f = prof_gemm_time(pr->p, DTYPE_BF16, Tn, E, h, 1) + mem(pr, 3 * Tn * E * 4);
+    double router_b = prof_gemm_time(pr->p, DTYPE_BF16, Tn, h, E, 1) +
+                      prof_gemm_time(pr->p, DTYPE_BF16, h, E, Tn, 1) + mem(pr, 4 * Tn * E * 4);
+    add_op(pr, "router", router_f, router_b);
+    /* permute: each token copied once per chosen expert, grouped by expert
+     * (an unfused permute sorts indices and gathers in separate kernels:
+     * about twice the traffic, an assumption) */
+    double routed = Tn * k * h * e;
+    double perm = mem(pr, Tn * h * e + routed) * (mo->permute_fusion ? 1 : 2);
+    add_op(pr, "permute", perm, perm);
+    /* the local experts: E/EP of them, each on its share of the EP x ETP
+     * group's tokens, width split over ETP */
+    double local = E / ep;
+    double tok = Tn * k * ep * etp / E;
+    double imb = mo->imbalance > 1 ? mo->imbalance : 1;
+    double fe = (double)x->expert_ffn / etp;
+    gemm_cost_t in = grouped_linear(pr, tok, fe * gate, h, local, mo->grouped_gemm);
+    gemm_cost_t outg = grouped_linear(pr, tok, h, fe, local, mo->grouped_gemm);
+    double act = local * tok * fe * e * o->eager_act;
+    double act_f = mem(pr, (gate > 1 ? 3 : 2) * act), act_b = mem(pr, (gate > 1 ? 5 : 3) * act);
+    add_op(pr, "experts_in", in.fwd, in.dgrad + in.wgrad);
+    add_op(pr, "expert_act", act_f, act_b);
+    add_op(pr, "experts_out", outg.fwd, outg.dgrad + outg.wgrad);
+    if (imb > 1) {
+        /* the busiest rank's experts run imb x the mean tokens; the others
+         * wait for it at the combine */
+        gemm_cost_t in2 = grouped_linear(pr, tok * imb, fe * gate, h, local, mo->grouped_gemm);
+        gemm_cost_t out2 = grouped_linear(pr, tok * imb, h, fe, local, mo->grouped_gemm);
+        out->fwd.imbalance = in2.fwd + out2.fwd - in.fwd - outg.fwd + (imb - 1) * act_f;
+        out->bwd.imbalance = in2.dgrad + in2.wgrad + out2.dgrad + out2.wgrad - in.dgrad -
+                             in.wgrad - outg.dgrad - outg.wgrad + (imb - 1) * act_b;
+    }
+    add_op(pr, "unpermute", perm, perm);
+    /* shared experts: a dense MLP, TP-split */
+    double shared_f = 0, shared_b = 0;
+    *shared = x->shared_ffn > 0;
+    if (*shared) {
+        double fs = x->shared_ffn, t = pr->t;
+        *sh1 = linear(pr, pr->T, fs * gate / t, h);
+        *sh2 = linear(pr, pr->T, h, fs / t);
+        double sact = pr->T * fs / t * e * o->eager_act;
+        double sa_f = mem(pr, (gate > 1 ? 3 : 2) * sact), sa_b = mem(pr, (gate > 1 ? 5 : 3) * sact);
+        add_op(pr, "shared_in", sh1->fwd, sh1->dgrad + sh1->wgrad);
+        add_op(pr, "shared_act", sa_f, sa_b);
+        add_op(pr, "shared_out", sh2->fwd, sh2->dgrad + sh2->wgrad);
+        shared_f = sh1->fwd + sa_f + sh2->fwd;
+        shared_b = sh1->dgrad + sh1->wgrad + sa_b + sh2->dgrad + sh2->wgrad;
+    }
+    /* dispatch and combine on the topology */
+    const cluster_t *c = pr->in->cluster;
+    double comm = 0; /* one direction: dispatch + combine */
+    if (mo->dispatcher == MOE_DISPATCH_ALLGATHER) {
+        /* every rank gathers the group's tokens and keeps those for its
+         * experts; the outputs are reduce-scattered back */
+        coll_span_t g = ep_span_of(c, l, etp);
+        coll_span_t all = consecutive_span(c, l->ep * etp);
+        all.nodes = g.nodes > all.nodes ? g.nodes : all.nodes;
+        double gathered = Tn * h * e * ep * etp;
+        comm = coll(pr, COLL_ALL_GATHER, &all, gathered) +
+               coll(pr, COLL_REDUCE_SCATTER, &all, gathered);
+    } else {
+        /* a quantized run's DeepEP dispatch sends fp8 tokens with one fp32
+         * scale per 128 values; the combine stays in 16 bits */
+        double disp_e = mo->dispatcher == MOE_DISPATCH_DEEPEP && pr->q->quantized
+                            ? 1 + 4.0 / 128
+                            : e;
+        coll_span_t g = ep_span_of(c, l, etp);
+        comm = coll(pr, COLL_ALL_TO_ALL, &g, Tn * k * h * disp_e) +
+               coll(pr, COLL_ALL_TO_ALL, &g, routed);
+        if (etp > 1) {
+            coll_span_t et = consecutive_span(c, etp);
+            comm += coll(pr, COLL_ALL_GATHER, &et, routed * etp) +
+                    coll(pr, COLL_REDUCE_SCATTER, &et, routed * etp);
+        }
+    }
+    out->ep_comm_layer_s = 2 * comm;
+    /* what hides it: the shared experts run during the all-to-alls; with
+     * the combined 1F1B overlap, another micro-batch's compute */
+    double hide_f = mo->shared_overlap ? shared_f : 0;
+    double hide_b = mo->shared_overlap ? shared_b : 0;
+    if (mo->a2a_overlap) {
+        hide_f = out->fwd.compute;
+        hide_b = out->bwd.compute;
+    }
+    out->fwd.ep = fmax(0, comm - hide_f);
+    out->bwd.ep = fmax(0, comm - hide_b);
+}
+
+/* One transformer layer; moe: its MLP is a mixture-of-experts block. */
+static void price_layer(pricer_t *pr, bool moe)
 {
     const model_t *m = pr->in->model;
     const layout_t *l = pr->in->layout;
@@ -352,31 +601,38 @@ static void price_layer(pricer_t *pr)
     double resid_bytes = 3 * pr->Tn * h * e + (m->dropout > 0 ? pr->Tn * h : 0);
 
     add_op(pr, "norm_1", norm_f, norm_b);
-    gemm_cost_t qkv = linear(pr, pr->T, (qw + 2 * kvw) / t, h);
-    add_op(pr, "qkv", qkv.fwd, qkv.dgrad + qkv.wgrad);
+    gemm_cost_t qkv = price_qkv(pr);
     if (m->pos == MODEL_POS_ROPE) {
-        double bytes = 2 * pr->T * (qw + kvw) / t * e * o->eager_rope;
+        double rope_w = model_is_mla(m) ? m->n_heads * 2.0 * m->mla.qk_rope_dim : qw + kvw;
+        double bytes = 2 * pr->T * rope_w / t * e * o->eager_rope;
         add_op(pr, "rope", mem(pr, bytes), mem(pr, bytes));
     }
     double attn_f, attn_b;
     price_attention(pr, &attn_f, &attn_b);
     add_op(pr, "attention", attn_f, attn_b);
-    gemm_cost_t proj = linear(pr, pr->T, h, qw / t);
+    double attn_in = model_is_mla(m) ? (double)m->n_heads * m->mla.v_dim : qw;
+    gemm_cost_t proj = linear(pr, pr->T, h, attn_in / t);
     add_op(pr, "attn_out", proj.fwd, proj.dgrad + proj.wgrad);
     add_op(pr, "residual_1", mem(pr, resid_bytes), mem(pr, 2 * resid_bytes));
     add_op(pr, "norm_2", norm_f, norm_b);
-    gemm_cost_t fc1 = linear(pr, pr->T, f * gate / t, h);
-    add_op(pr, "mlp_in", fc1.fwd, fc1.dgrad + fc1.wgrad);
-    double act = pr->T * f / t * e;
-    if (m->mlp == MODEL_MLP_SWIGLU)
-        add_op(pr, "swiglu", mem(pr, 3 * act * o->eager_act), mem(pr, 5 * act * o->eager_act));
-    else
-        add_op(pr, "gelu", mem(pr, 2 * act * o->eager_act), mem(pr, 3 * act * o->eager_act));
-    gemm_cost_t fc2 = linear(pr, pr->T, h, f / t);
-    add_op(pr, "mlp_out", fc2.fwd, fc2.dgrad + fc2.wgrad);
+    gemm_cost_t fc1 = {0}, fc2 = {0};
+    bool tp_mlp = true;
+    if (moe) {
+        price_moe(pr, &fc1, &fc2, &tp_mlp);
+    } else {
+        fc1 = linear(pr, pr->T, f * gate / t, h);
+        add_op(pr, "mlp_in", fc1.fwd, fc1.dgrad + fc1.wgrad);
+        double act = pr->T * f / t * e;
+        if (m->mlp == MODEL_MLP_SWIGLU)
+            add_op(pr, "swiglu", mem(pr, 3 * act * o->eager_act), mem(pr, 5 * act * o->eager_act));
+        else
+            add_op(pr, "gelu", mem(pr, 2 * act * o->eager_act), mem(pr, 3 * act * o->eager_act));
+        fc2 = linear(pr, pr->T, h, f / t);
+        add_op(pr, "mlp_out", fc2.fwd, fc2.dgrad + fc2.wgrad);
+    }
     add_op(pr, "residual_2", mem(pr, resid_bytes), mem(pr, 2 * resid_bytes));
 
-    price_tp(pr, &qkv, &proj, &fc1, &fc2);
+    price_tp(pr, &qkv, &proj, tp_mlp ? &fc1 : NULL, tp_mlp ? &fc2 : NULL);
     price_cp(pr, attn_f, attn_b);
     /* Recompute runs forward work again inside the backward pass. */
     if (l->recompute == RECOMPUTE_SELECTIVE)
@@ -391,9 +647,10 @@ static void price_layer(pricer_t *pr)
         double third = m->mlp == MODEL_MLP_SWIGLU ? fc1.fwd / 2 : fc2.fwd;
         out->bwd.recompute = mem_ops + wk + proj.fwd + third;
     } else if (l->recompute == RECOMPUTE_FULL) {
-        out->bwd.recompute = out->fwd.compute;
+        out->bwd.recompute = out->fwd.compute + out->fwd.imbalance;
         out->bwd.tp += out->fwd.tp;
         out->bwd.cp += out->fwd.cp;
+        out->bwd.ep += out->fwd.ep;
     }
 }
 
@@ -435,11 +692,38 @@ static void price_edges(pricer_t *pr)
         double grad = coll(pr, l->sequence_parallel ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, s, act);
         out->head_bwd.tp = pr->in->opt.async_tp_grad ? fmax(0, grad - logits.wgrad) : grad;
     }
+    /* Multi-token prediction (DeepSeek-V3, Megatron --mtp-num-layers) on
+     * the last stage: per module two norms, the 2h -> h projection, one
+     * block (priced as the model's mean layer) and its own logits and
+     * loss. */
+    for (int k = 0; k < m->n_mtp; k++) {
+        gemm_cost_t proj = linear(pr, pr->T, h / t, 2 * h);
+        double norms_f = mem(pr, 2 * 2 * pr->Tn * h * e), norms_b = mem(pr, 2 * 3 * pr->Tn * h * e);
+        cost_parts_t f = out->fwd, b = out->bwd;
+        f.compute += norms_f + proj.fwd + logits.fwd + mem(pr, logit_el * o->ce_fwd_bytes);
+        b.compute += norms_b + proj.dgrad + proj.wgrad + logits.dgrad + logits.wgrad +
+                     mem(pr, logit_el * o->ce_bwd_bytes);
+        out->head_fwd = parts_mix(&out->head_fwd, 1, &f, 1);
+        out->head_bwd = parts_mix(&out->head_bwd, 1, &b, 1);
+    }
 }
 
 /* Parameters of one transformer block on one GPU (as memory.c counts). */
-static double layer_params_gpu(const model_t *m, const layout_t *l)
+static double layer_params_gpu(const model_t *m, const layout_t *l, double *experts_out)
 {
+    *experts_out = 0;
+    if (model_is_moe(m) || model_is_mla(m)) {
+        /* blocks differ (dense and MoE): their mean */
+        double sum = 0, sum_e = 0;
+        for (int i = 0; i < m->n_layers; i++) {
+            double dense, experts;
+            model_block_params_gpu(m, i, l->tp, l->ep, layout_etp(l), &dense, &experts);
+            sum += dense + experts;
+            sum_e += experts;
+        }
+        *experts_out = sum_e / m->n_layers;
+        return sum / m->n_layers;
+    }
     model_params_t p;
     model_params(m, &p);
     double replicated = p.norms + (m->out_bias ? m->hidden : 0) + (m->mlp_bias ? m->hidden : 0);
@@ -566,7 +850,25 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
     pr.t = l->tp;
     pr.T = (double)l->seq_len / l->cp * l->micro_batch;
     pr.Tn = l->sequence_parallel ? pr.T / l->tp : pr.T;
-    price_layer(&pr);
+    out->ep_span = ep_span_of(c, l, layout_etp(l));
+    out->edp_span = edp_span_of(c, l);
+    int L = in->model->n_layers, Lm = model_is_moe(in->model) ? in->model->moe.n_moe_layers : 0;
+    if (Lm > 0 && Lm < L) {
+        /* dense and MoE blocks: the step builder prices a layer as one, so
+         * a layer is their average by count (the ops shown: the MoE
+         * block's) */
+        step_costs_t dense = *out;
+        pr.out = &dense;
+        price_layer(&pr, false);
+        pr.out = out;
+        price_layer(&pr, true);
+        double wm = (double)Lm / L, wd = 1 - wm;
+        out->fwd = parts_mix(&out->fwd, wm, &dense.fwd, wd);
+        out->bwd = parts_mix(&out->bwd, wm, &dense.bwd, wd);
+        out->ep_comm_layer_s *= wm;
+    } else {
+        price_layer(&pr, Lm > 0);
+    }
     price_edges(&pr);
 
     /* Pipeline transfer of one micro-batch's activations: 1/t of the tensor
@@ -579,7 +881,7 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
         if (l->tp > 1 && !l->sequence_parallel)
             out->p2p_s += prof_coll_time(in->profile, COLL_ALL_GATHER, &out->tp_span, act);
     }
-    out->layer_params = layer_params_gpu(in->model, l);
+    out->layer_params = layer_params_gpu(in->model, l, &out->layer_expert_params);
     if (l->zero >= 3)
         price_zero3(in, out);
     if (l->offload)
@@ -590,17 +892,35 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
     return ERR_OK;
 }
 
+/* The routed experts' share of a GPU's layer parameters (0 when dense). */
+static double expert_share(const step_costs_t *c)
+{
+    return c->layer_params > 0 ? c->layer_expert_params / c->layer_params : 0;
+}
+
 double sim_grad_reduce_time(const sim_input_t *in, const step_costs_t *c, double params)
 {
     const layout_t *l = in->layout;
     bool sharded = l->zero >= 1 || l->distributed_optimizer;
-    return prof_coll_time(in->profile, sharded ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE,
-                          &c->dp_span, params * reduce_bytes(in));
+    coll_op_t op = sharded ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE;
+    double x = expert_share(c);
+    if (x <= 0)
+        return prof_coll_time(in->profile, op, &c->dp_span, params * reduce_bytes(in));
+    /* experts over their own group, the rest over DP x CP */
+    return prof_coll_time(in->profile, op, &c->dp_span, params * (1 - x) * reduce_bytes(in)) +
+           prof_coll_time(in->profile, op, &c->edp_span, params * x * reduce_bytes(in));
 }
 
 double sim_param_gather_time(const sim_input_t *in, const step_costs_t *c, double params)
 {
-    return prof_coll_time(in->profile, COLL_ALL_GATHER, &c->dp_span, params * gather_bytes(in));
+    double x = expert_share(c);
+    if (x <= 0)
+        return prof_coll_time(in->profile, COLL_ALL_GATHER, &c->dp_span,
+                              params * gather_bytes(in));
+    return prof_coll_time(in->profile, COLL_ALL_GATHER, &c->dp_span,
+                          params * (1 - x) * gather_bytes(in)) +
+           prof_coll_time(in->profile, COLL_ALL_GATHER, &c->edp_span,
+                          params * x * gather_bytes(in));
 }
 
 double sim_optimizer_time(const sim_input_t *in, double params_on_gpu)

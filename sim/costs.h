@@ -64,6 +64,33 @@ typedef struct {
                                    traffic; 0 = what NCCL reaches */
 } zero3_opts_t;
 
+/* How a mixture-of-experts block moves tokens to its experts. */
+typedef enum {
+    MOE_DISPATCH_ALLTOALL = 0, /* all-to-all over the EP group (NCCL), then an
+                                  all-gather over expert-TP ranks */
+    MOE_DISPATCH_ALLGATHER,    /* every token all-gathered over EP x ETP, the
+                                  outputs reduce-scattered back (Megatron's
+                                  default --moe-token-dispatcher-type) */
+    MOE_DISPATCH_DEEPEP        /* DeepEP's fused all-to-all kernels ("flex"):
+                                  fp8 dispatch in quantized runs */
+} moe_dispatch_t;
+
+/* Mixture-of-experts behaviour of a framework (and of the run). */
+typedef struct {
+    moe_dispatch_t dispatcher;
+    bool grouped_gemm;    /* the local experts in one grouped GEMM; false: one
+                             GEMM per expert, one after another */
+    bool permute_fusion;  /* token permute/unpermute as one fused kernel each */
+    bool shared_overlap;  /* shared experts computed while the dispatch and
+                             combine all-to-alls run */
+    bool a2a_overlap;     /* EP all-to-alls of one micro-batch hidden behind
+                             another's compute (Megatron-Core's combined 1F1B
+                             with --overlap-moe-expert-parallel-comm) */
+    double imbalance;     /* tokens on the busiest EP rank over the mean: 1 =
+                             balanced (forced balance, or measured) */
+    bool imbalance_given; /* set by the user or the run's notes (else assumed) */
+} moe_opts_t;
+
 typedef struct {
     bool overlap_grad_reduce;  /* DP gradient buckets reduced during backward */
     bool overlap_param_gather; /* updated parameters gathered during the next
@@ -103,6 +130,7 @@ typedef struct {
     int prec_for;              /* ... for precision prec_for - 1 (0: not loaded;
                                   sim_costs loads them) */
     zero3_opts_t zero3;
+    moe_opts_t moe;
 } sim_options_t;
 
 /* The fused elementwise kernels of a compiled model (torch.compile): the
@@ -148,6 +176,8 @@ typedef struct {
     double tp;        /* exposed tensor-parallel communication */
     double cp;        /* exposed context-parallel ring exchange */
     double dp;        /* exposed ZeRO-3 parameter gathers inside the pass */
+    double ep;        /* exposed expert-parallel dispatch and combine */
+    double imbalance; /* experts' extra time on the busiest EP rank */
     double offload;   /* exposed host transfers (layout_t.offload; sim/offload.h) */
 } cost_parts_t;
 
@@ -170,11 +200,18 @@ typedef struct {
     double p2p_s;           /* one activation or gradient transfer between stages */
     double p2p_bytes;
     double layer_params;    /* parameters of one layer on one GPU */
+    double layer_expert_params; /* of which routed experts (sharded over the
+                                   expert-DP group, not DP x CP) */
     double zero3_gather_layer_s;  /* all-gather one layer's weights (ZeRO-3) */
     double zero3_reduce_layer_s;  /* reduce-scatter one layer's gradients */
     coll_span_t dp_span;    /* gradient reduction group (DP x CP) */
     coll_span_t tp_span;
     coll_span_t pp_span;    /* neighbouring pipeline stages */
+    coll_span_t ep_span;    /* expert-parallel group (dispatch and combine) */
+    coll_span_t edp_span;   /* expert-data-parallel group: reduces and gathers
+                               the routed experts' gradients and weights */
+    double ep_comm_layer_s; /* one MoE block's dispatch and combine, forward
+                               and backward, before overlap */
     placement_t placement;
     int n_ops;
     op_cost_t ops[SIM_MAX_OPS]; /* per-operation breakdown of one layer */
@@ -183,8 +220,9 @@ typedef struct {
     offload_costs_t offload;    /* host transfers and CPU step (zeros without offload) */
 } step_costs_t;
 
-/* ERR_INPUT, one line, for models the simulator cannot price yet
- * (mixture-of-experts blocks, multi-latent attention). */
+/* ERR_INPUT, one line, for models the simulator cannot price. Every
+ * model scaleplan reads is priced today (dense, mixture-of-experts,
+ * multi-latent attention); kept as the one place such a refusal goes. */
 int sim_model_supported(const model_t *m, err_t *err);
 
 /* Price every piece. ERR_INPUT if the cluster has fewer GPUs than the

@@ -56,7 +56,7 @@ int dbl_check_run(sim_ctx_t *ctx, const dbl_measured_t *m, double tolerance, dbl
     const double *bd = r->breakdown_s;
     double comp[DBL_COMP_COUNT] = {
         bd[BD_COMPUTE] + bd[BD_RECOMPUTE] + bd[BD_TP_COMM] + bd[BD_CP_COMM] + bd[BD_PP_COMM] +
-            bd[BD_PP_BUBBLE],
+            bd[BD_PP_BUBBLE] + bd[BD_EP_COMM] + bd[BD_MOE_IMBALANCE],
         bd[BD_DP_COMM] + bd[BD_STRAGGLER], bd[BD_OPTIMIZER]};
     static const char *const names[DBL_COMP_COUNT] = {"forward+backward (s)", "gradient reduction (s)",
                                                       "optimizer step (s)"};

@@ -12,6 +12,33 @@
 
 #define FW_FILE "sim/catalog/frameworks.json"
 
+/* options.moe: how the framework runs mixture-of-experts blocks. */
+static int read_moe(const cJSON *o, const json_ctx_t *ctx, moe_opts_t *m, err_t *err)
+{
+    char disp[16] = "alltoall";
+    int rc;
+    if ((rc = json_expect_object(o, ctx, err)) ||
+        (rc = json_get_string(o, "dispatcher", ctx, JSON_REQUIRED, disp, sizeof disp, err)) ||
+        (rc = json_get_bool(o, "grouped_gemm", ctx, JSON_REQUIRED, &m->grouped_gemm, err)) ||
+        (rc = json_get_bool(o, "permute_fusion", ctx, JSON_REQUIRED, &m->permute_fusion, err)) ||
+        (rc = json_get_bool(o, "shared_overlap", ctx, JSON_REQUIRED, &m->shared_overlap, err)) ||
+        (rc = json_get_bool(o, "a2a_overlap", ctx, JSON_REQUIRED, &m->a2a_overlap, err)))
+        return rc;
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "source")))
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
+                        "source: missing (every framework default needs one)");
+    if (strcmp(disp, "alltoall") == 0)
+        m->dispatcher = MOE_DISPATCH_ALLTOALL;
+    else if (strcmp(disp, "allgather") == 0)
+        m->dispatcher = MOE_DISPATCH_ALLGATHER;
+    else if (strcmp(disp, "deepep") == 0)
+        m->dispatcher = MOE_DISPATCH_DEEPEP;
+    else
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
+                        "dispatcher: use alltoall, allgather or deepep (got '%s')", disp);
+    return ERR_OK;
+}
+
 static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *opt, err_t *err)
 {
     char p2p[16] = "schedule", cp[16] = "ring";
@@ -45,7 +72,12 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
         (rc = json_get_double(o, "ce_peak_bytes", ctx, JSON_OPTIONAL, 0, 1000, &opt->ce_peak_bytes,
                               err)))
         return rc;
-    const cJSON *tpo = NULL, *off = NULL;
+    const cJSON *tpo = NULL, *off = NULL, *moe = NULL;
+    if ((rc = json_get_object(o, "moe", ctx, JSON_OPTIONAL, &moe, err)))
+        return rc;
+    json_ctx_t mctx = json_ctx_member(ctx, "moe");
+    if (moe && (rc = read_moe(moe, &mctx, &opt->moe, err)))
+        return rc;
     if ((rc = json_get_object(o, "tp_overlap", ctx, JSON_OPTIONAL, &tpo, err)) ||
         (rc = json_get_array(o, "tp_overlap_off_with", ctx, JSON_OPTIONAL, &off, err)))
         return rc;
@@ -183,6 +215,7 @@ static int read_supports(const cJSON *o, const json_ctx_t *ctx, fw_caps_t *c, er
         (rc = json_get_bool(o, "pp", ctx, JSON_REQUIRED, &c->pp, err)) ||
         (rc = json_get_bool(o, "zero3_with_pp", ctx, JSON_REQUIRED, &c->zero3_with_pp, err)) ||
         (rc = json_get_bool(o, "uneven_split", ctx, JSON_REQUIRED, &c->uneven_split, err)) ||
+        (rc = json_get_bool(o, "ep", ctx, JSON_OPTIONAL, &c->ep, err)) ||
         (rc = read_name_set(o, "cp", ctx, cp, 3, c->cp, err)) ||
         (rc = read_name_set(o, "schedules", ctx, sched, SCHEDULE_COUNT, c->schedule, err)) ||
         (rc = read_name_set(o, "recompute", ctx, rec, RECOMPUTE_COUNT, c->recompute, err)) ||
@@ -407,6 +440,8 @@ int fw_check_layout(const fw_preset_t *p, const layout_t *l, const sim_options_t
     if ((l->first_stage_layers || l->last_stage_layers) && !c->uneven_split)
         return err_setf(err, ERR_INPUT, NULL, "--first-stage-layers",
                         "%s splits layers evenly over pipeline stages", p->name);
+    if (l->ep > 1 && !c->ep)
+        return err_setf(err, ERR_INPUT, NULL, "--ep", "%s has no expert parallelism", p->name);
     if (l->cp > 1 && !c->cp[0] && !c->cp[1] && !c->cp[2])
         return err_setf(err, ERR_INPUT, NULL, "--cp", "%s has no context parallelism", p->name);
     if (l->cp > 1 && !c->cp[o->cp_comm]) {
@@ -466,6 +501,10 @@ void fw_describe_caps(const fw_caps_t *c, char *buf, size_t cap)
         l = strlen(buf);
         snprintf(buf + l, cap - l, ", CP ");
         join(buf, cap, "/", c->cp, 3, cp_name);
+    }
+    if (c->ep) {
+        l = strlen(buf);
+        snprintf(buf + l, cap - l, ", EP");
     }
     if (c->pp) {
         l = strlen(buf);

@@ -46,6 +46,7 @@ typedef struct {
     bool zero3_with_pp;    /* FSDP/ZeRO-3 together with pipeline stages */
     bool uneven_split;     /* first/last stages with other layer counts */
     bool cp[3];            /* context parallelism by cp_comm_t; none = no CP */
+    bool ep;               /* expert parallelism for mixture-of-experts models */
     bool schedule[SCHEDULE_COUNT];
     bool recompute[RECOMPUTE_COUNT];
     unsigned precisions;   /* bit 1 << precision_t */

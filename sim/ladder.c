@@ -32,6 +32,11 @@ static const loss_t losses[] = {
      "find the slow GPUs: compare per-rank step times and replace the outliers"},
     {"recompute", "activation recompute",
      "free memory another way (sequence parallel, distributed optimizer) to recompute less"},
+    {"ep_comm", "expert-parallel all-to-all",
+     "keep the EP group inside the NVLink domain, or hide the dispatch and combine (shared-"
+     "expert overlap, DeepEP, Megatron's --overlap-moe-expert-parallel-comm)"},
+    {"moe_imbalance", "expert load imbalance",
+     "balance the routing (auxiliary loss, a capacity factor) or give each EP rank more experts"},
     {"failures", "failures and restarts",
      "checkpoint more often or faster (asynchronous saves), automate restarts and keep spare "
      "nodes"},
@@ -50,6 +55,8 @@ static double loss_share(const rung_t *r, int k)
     case 4: return bd[BD_CP_COMM] / step;
     case 5: return bd[BD_STRAGGLER] / step;
     case 6: return bd[BD_RECOMPUTE] / step;
+    case 7: return bd[BD_EP_COMM] / step;
+    case 8: return bd[BD_MOE_IMBALANCE] / step;
     default: return 1 - r->goodput;
     }
 }

@@ -324,24 +324,33 @@ static void enum_batch(enum_ctx_t *e, int fi, const layout_t *shape, int dp)
         int gb = pick_batch(s->global_batch_min, s->global_batch_max, step);
         if (!gb)
             continue;
-        for (int z = 0; z <= 3; z++) {
-            if (!caps->zero[z] || !in_range(&s->zero, z, 0, 3))
+        bool moe = model_is_moe(e->m);
+        int experts = moe ? e->m->moe.n_experts : 1;
+        long ranks = (long)shape->tp * shape->cp * dp;
+        for (int ep = 1; ep <= (moe && caps->ep ? experts : 1); ep++) {
+            if (experts % ep || ranks % ep || !in_range(&s->ep, ep, 1, 1 << 24))
                 continue;
-            if (z > 0 && (long)dp * shape->cp == 1)
-                continue; /* nothing to shard over */
-            if (z >= 2 && shape->pp > 1 && !caps->zero3_with_pp)
-                continue;
-            layout_t l = *shape;
-            l.micro_batch = mb;
-            l.global_batch = gb;
-            l.grad_accum = 0;
-            l.distributed_optimizer = z == 1;
-            l.zero = z == 1 ? 0 : z;
-            /* Host transfers never speed a step up: offload only what no
-             * recompute mode fits on the GPU. */
-            if (!consider(e, fi, l) && s->allow_offload && z >= 1) {
-                l.offload = LAYOUT_OFFLOAD_OPTIMIZER | (z == 3 ? LAYOUT_OFFLOAD_PARAMS : 0);
-                consider(e, fi, l);
+            for (int z = 0; z <= 3; z++) {
+                if (!caps->zero[z] || !in_range(&s->zero, z, 0, 3))
+                    continue;
+                if (z > 0 && (long)dp * shape->cp == 1)
+                    continue; /* nothing to shard over */
+                if (z >= 2 && shape->pp > 1 && !caps->zero3_with_pp)
+                    continue;
+                layout_t l = *shape;
+                l.micro_batch = mb;
+                l.global_batch = gb;
+                l.grad_accum = 0;
+                l.distributed_optimizer = z == 1;
+                l.zero = z == 1 ? 0 : z;
+                l.ep = ep;
+                l.etp = ep > 1 ? 1 : 0;
+                /* Host transfers never speed a step up: offload only what
+                 * no recompute mode fits on the GPU. */
+                if (!consider(e, fi, l) && s->allow_offload && z >= 1) {
+                    l.offload = LAYOUT_OFFLOAD_OPTIMIZER | (z == 3 ? LAYOUT_OFFLOAD_PARAMS : 0);
+                    consider(e, fi, l);
+                }
             }
         }
     }

@@ -23,6 +23,10 @@
  *   recompute the framework's modes, each searched only where the
  *         lighter ones do not fit (recompute never speeds a step up);
  *   schedule 1F1B, interleaved and GPipe as the framework runs them;
+ *   EP    for mixture-of-experts models, every degree that divides the
+ *         routed experts and the stage's TP x CP x DP ranks, experts kept
+ *         whole (expert TP 1) where the framework has expert parallelism
+ *         (else EP 1, experts split over TP);
  *   sequence parallelism whenever TP > 1 and the framework has it;
  *   offload (allow_offload) the optimizer state, and with ZeRO-3 the
  *         parameters, to host memory: tried only for sharded layouts whose
@@ -69,6 +73,7 @@ typedef struct {
     const char *framework; /* preset; NULL = every plannable preset */
     precision_t precision; /* of every candidate ("fp8": the framework's recipe) */
     plan_range_t tp, pp, cp, vpp, micro_batch, zero; /* constraints */
+    plan_range_t ep;         /* expert parallel degrees (MoE models) */
     unsigned recompute_mask; /* bit 1 << recompute_t; 0 = the framework's */
     unsigned schedule_mask;  /* bit 1 << schedule_t; 0 = the framework's */
     bool allow_offload;      /* also offload the optimizer (and ZeRO-3's

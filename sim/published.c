@@ -262,6 +262,17 @@ static void uneven_split(layout_t *l, const model_t *m)
     if ((m->n_layers + 2) % V == 0) {
         int per = (m->n_layers + 2) / V;
         l->first_stage_layers = l->last_stage_layers = per - 1;
+        return;
+    }
+    /* the embedding, each multi-token-prediction module and the loss
+     * counted as a layer each (Megatron-Bridge's DeepSeek-V3 layout
+     * "Et|(tt|)*30mL": 1 layer first, 0 last) */
+    int slots = m->n_layers + 2 + m->n_mtp;
+    if (m->n_mtp > 0 && slots % V == 0 && slots / V >= 1 + m->n_mtp) {
+        int per = slots / V;
+        l->first_stage_layers = per - 1;
+        int last = per - 1 - m->n_mtp;
+        l->last_stage_layers = last > 0 ? last : LAYOUT_STAGE_EMPTY;
     }
 }
 
@@ -285,6 +296,12 @@ static void notes_flags(const char *notes, sim_options_t *o, layout_t *l)
     }
     if (has(notes, "--sequence-parallel"))
         l->sequence_parallel = true;
+    /* Megatron's --moe-router-force-load-balancing: every expert gets its
+     * share of the tokens */
+    if (has(notes, "forced balance")) {
+        o->moe.imbalance = 1;
+        o->moe.imbalance_given = true;
+    }
 }
 
 /* Features the framework column names ("torchtitan 3D + compile + Float8
@@ -331,11 +348,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     tp = tp ? tp : 1;
     pp = pp ? pp : 1;
     cp = cp ? cp : 1;
-    if (ep > 1 || has(csv_get(c, i, "model"), "mixtral") || has(csv_get(c, i, "model"), "deepseek") ||
-        has(csv_get(c, i, "notes"), "MoE")) {
-        skip(v, "mixture-of-experts: the step simulator does not price MoE layers yet");
-        return ERR_OK;
-    }
+    ep = ep ? ep : 1;
     /* rule 1 */
     model_t m;
     int got = model_from_columns(c, i, tp, &m, &e);
@@ -384,6 +397,10 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     l->tp = tp;
     l->pp = pp;
     l->cp = cp;
+    l->ep = ep;
+    /* the MoE recipes behind the published runs keep each expert whole
+     * (expert TP 1: Megatron-Bridge's perf matrix, NeMo's Mixtral configs) */
+    l->etp = ep > 1 ? 1 : 0;
     int dp = spec.cluster.n_gpus / (tp * pp * cp);
     l->sequence_parallel = (has(cpsp, "SP") && !has(cpsp, "no SP")) || (r->fw.sp_with_tp && tp > 1);
     l->vpp = row_vpp(csv_get(c, i, "vpp_or_interleave"), pp, 2);

@@ -54,6 +54,7 @@ struct sim_ctx {
 const char *sim_bd_name(sim_bd_t b)
 {
     static const char *names[BD_COUNT] = {"compute",   "recompute", "tp_comm",  "cp_comm",
+                                          "ep_comm",   "moe_imbalance",
                                           "pp_comm",   "pp_bubble", "dp_comm",  "optimizer",
                                           "offload",   "straggler", "other"};
     return b < BD_COUNT ? names[b] : "?";
@@ -178,6 +179,8 @@ static void scale_add(cost_parts_t *acc, const cost_parts_t *x, double k)
     acc->cp += k * x->cp;
     acc->dp += k * x->dp;
     acc->offload += k * x->offload;
+    acc->ep += k * x->ep;
+    acc->imbalance += k * x->imbalance;
 }
 
 static int chunk_layers(const builder_t *b, int vs)
@@ -428,7 +431,10 @@ static void build_step_end(builder_t *b, const build_scratch_t *x)
             params += chunk_params(b, cidx * b->p + s, &head, &embed);
             layers += chunk_layers(b, cidx * b->p + s);
         }
-        int opt = add_step_tasks(b, s, params / shard, sync);
+        /* routed experts are sharded over their own data-parallel group */
+        double experts = layers * c->layer_expert_params;
+        double shard_e = sharded_opt ? layout_expert_dp(l) : 1;
+        int opt = add_step_tasks(b, s, (params - experts) / shard + experts / shard_e, sync);
         if (sharded_opt && l->zero < 3) {
             double gather = sim_param_gather_time(in, c, params);
             if (in->opt.overlap_param_gather) {
@@ -624,6 +630,8 @@ static void read_breakdown(const builder_t *b, int stage, double makespan, doubl
             bd[BD_RECOMPUTE] += p->recompute;
             bd[BD_TP_COMM] += p->tp;
             bd[BD_CP_COMM] += p->cp;
+            bd[BD_EP_COMM] += p->ep;
+            bd[BD_MOE_IMBALANCE] += p->imbalance;
             bd[BD_DP_COMM] += p->dp;
             bd[BD_OFFLOAD] += p->offload;
         }
@@ -761,7 +769,8 @@ int sim_run_step_costs(sim_ctx_t *ctx, const sim_input_t *in, const step_costs_t
     out->critical_stage = crit;
     out->tasks = eng_task_count(ctx->eng);
     out->events = eng_events(ctx->eng);
-    double work = busy + out->breakdown_s[BD_TP_COMM] + out->breakdown_s[BD_CP_COMM];
+    double work = busy + out->breakdown_s[BD_TP_COMM] + out->breakdown_s[BD_CP_COMM] +
+                  out->breakdown_s[BD_EP_COMM] + out->breakdown_s[BD_MOE_IMBALANCE];
     out->bubble_fraction = work > 0 ? out->breakdown_s[BD_PP_BUBBLE] / work : 0;
     fill_rates(in, out);
     memory_opts_t mo;

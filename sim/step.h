@@ -26,6 +26,8 @@ typedef enum {
     BD_RECOMPUTE,
     BD_TP_COMM,
     BD_CP_COMM,
+    BD_EP_COMM,       /* exposed MoE dispatch and combine (all-to-all) */
+    BD_MOE_IMBALANCE, /* experts' wait for the busiest EP rank */
     BD_PP_COMM,
     BD_PP_BUBBLE,
     BD_DP_COMM,
@@ -36,8 +38,9 @@ typedef enum {
     BD_COUNT
 } sim_bd_t;
 
-/* JSON/table names: compute, recompute, tp_comm, cp_comm, pp_comm,
- * pp_bubble, dp_comm, optimizer, offload, straggler, other. */
+/* JSON/table names: compute, recompute, tp_comm, cp_comm, ep_comm,
+ * moe_imbalance, pp_comm, pp_bubble, dp_comm, optimizer, offload,
+ * straggler, other. */
 const char *sim_bd_name(sim_bd_t b);
 
 /* Task kinds on the timeline (for traces and analysis). */

@@ -165,8 +165,9 @@ static void test_bad_inputs_exit_2(void)
         {"model --model tests/fixtures/configs/huge.json", "num_hidden_layers"},
         {"model --model tests/fixtures/configs/nan.json", "malformed JSON"},
         {"model --model tests/fixtures/hf/bert-base-uncased/config.json", "encoder-only"},
-        {"sim --model mixtral-8x7b --gpu h100-sxm --gpus 8 --ep 8",
-         "does not price MoE layers yet"},
+        {"sim --model mixtral-8x7b --gpu h100-sxm --gpus 8 --ep 3", "8 routed experts"},
+        {"sim --model llama3-8b --gpu h100-sxm --gpus 8 --ep 2", "dense"},
+        {"plan --model llama3-8b --tokens 1T --gpu h100-sxm --ep 2", "dense"},
         {"model --model mixtral-8x7b --ep 3 --gpus 6", "--ep"},
         {"model --model llama3-8b --ep 2 --gpus 2", "dense"},
         {"model --model /no/such/config.json", "no such file"},
@@ -455,7 +456,7 @@ static void test_plan_cli(void)
         {"plan --model llama3-8b --tokens 1T --gpu h100-sxm --objective fast", "time, cost"},
         {"plan --model llama3-8b --tokens 1T --gpu h100-sxm --min-gpus 64 --max-gpus 8",
          "--min-gpus"},
-        {"plan --model llama3-8b --gpu h100-sxm", "--tokens"},
+        {"plan --model llama3-8b --gpu h100-sxm --tokens 0", "--tokens"},
         {"plan --model llama3-8b --tokens 1T --gpu h100-sxm --global-batch 0", "--global-batch"},
         {"plan --model llama3-8b --tokens 1T --gpu h100-sxm --what-if color=red", "unknown change"},
         {"plan --model llama3-8b --tokens 1T --gpu h100-sxm --deadline soon", "--deadline"},
@@ -469,6 +470,14 @@ static void test_plan_cli(void)
         CU_ASSERT_TRUE(ok);
         free(err);
     }
+    /* no --tokens: 20 per parameter, said */
+    expect("plan --model llama3-8b --gpu h100-sxm --min-gpus 8 --max-gpus 8 --framework "
+           "megatron-core",
+           0, &out, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "20 per parameter assumed"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "on 161B tokens"));
+    free(out);
+    out = NULL;
     /* impossible, but well-formed: the nearest plan printed, exit 1 */
     expect("plan --model llama3-405b --tokens 15T --gpu h100-sxm --max-gpus 16", 1, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "No GPU count"));

@@ -482,8 +482,8 @@ static void test_moe_layout_errors(void)
     layout_defaults(&l);
     l.ep = 2;
     CHECK_ERR(layout_finalize(&l, &dense, 8, &e), &e, ERR_INPUT, "--ep", "dense");
-    /* The simulator says it cannot price MoE yet, in one line. */
-    CHECK_ERR(sim_model_supported(&m, &e), &e, ERR_INPUT, "does not price MoE layers yet");
+    /* The simulator prices MoE models now. */
+    CU_ASSERT_EQUAL(sim_model_supported(&m, &e), 0);
 }
 
 /* Catalog entries with their published counts (sources in each file):

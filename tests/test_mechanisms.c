@@ -556,8 +556,141 @@ static void test_framework_capabilities(void)
     scenario_free(&ok.s);
 }
 
+
+/* ------------------------------------------------------ mixture of experts */
+
+static void moe_layout(priced_t *p, int ep, int gb)
+{
+    layout_t *l = &p->s.layout;
+    set_batch(l, 1, 1, gb, 4096);
+    l->ep = ep;
+    l->etp = 1;
+    l->precision = PRECISION_BF16;
+    moe_opts_t *m = &p->s.opt.moe;
+    m->dispatcher = MOE_DISPATCH_ALLTOALL;
+    m->a2a_overlap = m->shared_overlap = false;
+    m->grouped_gemm = true;
+    m->imbalance = 1;
+}
+
+/* Dispatch and combine: two all-to-alls of each token's top-k copies over
+ * the EP group each way (forward, backward), exposed when nothing hides
+ * them; EP8 on a node stays on NVLink; DeepEP sends fp8 tokens with a
+ * scale per 128 values in quantized runs; the allgather dispatcher moves
+ * every token of the group. */
+static void test_moe_dispatch(void)
+{
+    priced_t a;
+    CU_ASSERT_EQUAL_FATAL(begin(&a, "mixtral-8x7b", "h100-sxm", 16, "megatron-core"), 0);
+    moe_layout(&a, 8, 16);
+    CU_ASSERT_EQUAL_FATAL(price(&a), 0);
+    double h = 4096, k = 2, Tn = 4096, routed = Tn * k * h * 2;
+    CU_ASSERT_EQUAL(a.c.ep_span.nodes, 1);
+    CU_ASSERT_EQUAL(a.c.ep_span.n_ranks, 8);
+    double a2a = prof_coll_time(&a.s.profile, COLL_ALL_TO_ALL, &a.c.ep_span, routed);
+    CHECK_REL(a.c.fwd.ep, 2 * a2a, 1e-12); /* no shared experts to hide it */
+    CHECK_REL(a.c.bwd.ep, 2 * a2a, 1e-12);
+    CHECK_REL(a.c.ep_comm_layer_s, 4 * a2a, 1e-12);
+    /* the shared-expert overlap hides nothing without shared experts; the
+     * combined 1F1B overlap hides it behind another micro-batch's compute */
+    priced_t o;
+    CU_ASSERT_EQUAL_FATAL(begin(&o, "mixtral-8x7b", "h100-sxm", 16, "megatron-core"), 0);
+    moe_layout(&o, 8, 16);
+    o.s.opt.moe.a2a_overlap = true;
+    CU_ASSERT_EQUAL_FATAL(price(&o), 0);
+    CHECK_REL(o.c.fwd.ep, fmax(0, 2 * a2a - o.c.fwd.compute), 1e-12);
+    CU_ASSERT_TRUE(o.c.fwd.ep < a.c.fwd.ep);
+    /* DeepSeek-V2-Lite (64 experts) with EP16 over two nodes, fp8 with DeepEP */
+    priced_t d;
+    CU_ASSERT_EQUAL_FATAL(begin(&d, "deepseek-v2-lite", "h100-sxm", 16, "megatron-core"), 0);
+    moe_layout(&d, 16, 16);
+    d.s.layout.precision = PRECISION_FP8_CS;
+    d.s.opt.moe.dispatcher = MOE_DISPATCH_DEEPEP;
+    CU_ASSERT_EQUAL_FATAL(price(&d), 0);
+    CU_ASSERT_EQUAL(d.c.ep_span.nodes, 2);
+    double hd = 2048, kd = 6;
+    double disp = prof_coll_time(&d.s.profile, COLL_ALL_TO_ALL, &d.c.ep_span,
+                                 Tn * kd * hd * (1 + 4.0 / 128));
+    double comb = prof_coll_time(&d.s.profile, COLL_ALL_TO_ALL, &d.c.ep_span, Tn * kd * hd * 2);
+    CHECK_REL(d.c.ep_comm_layer_s, 2 * (disp + comb) * 26.0 / 27, 1e-12); /* 26 of 27 layers MoE */
+    /* allgather: every token of the group gathered, the outputs scattered */
+    priced_t g;
+    CU_ASSERT_EQUAL_FATAL(begin(&g, "mixtral-8x7b", "h100-sxm", 16, "megatron-core"), 0);
+    moe_layout(&g, 8, 16);
+    g.s.opt.moe.dispatcher = MOE_DISPATCH_ALLGATHER;
+    CU_ASSERT_EQUAL_FATAL(price(&g), 0);
+    double gathered = Tn * h * 2 * 8;
+    CHECK_REL(g.c.fwd.ep,
+              prof_coll_time(&g.s.profile, COLL_ALL_GATHER, &g.c.ep_span, gathered) +
+                  prof_coll_time(&g.s.profile, COLL_REDUCE_SCATTER, &g.c.ep_span, gathered),
+              1e-12);
+    scenario_free(&a.s);
+    scenario_free(&o.s);
+    scenario_free(&d.s);
+    scenario_free(&g.s);
+}
+
+/* The local experts as one grouped GEMM (E/EP experts, each on its share
+ * of the EP group's tokens) or one GEMM after another; a busy EP rank's
+ * extra tokens as imbalance; the routed experts' optimizer state sharded
+ * over their own data-parallel group, which sits one rank per node. */
+static void test_moe_experts(void)
+{
+    priced_t a, s, b;
+    CU_ASSERT_EQUAL_FATAL(begin(&a, "deepseek-v2-lite", "h100-sxm", 8, "megatron-core"), 0);
+    moe_layout(&a, 8, 8);
+    CU_ASSERT_EQUAL_FATAL(price(&a), 0);
+    double tok = 4096 * 6 * 8 / 64.0, local = 8, fe = 1408, h = 2048;
+    CHECK_REL(op_fwd(&a.c, "experts_in"),
+              prof_gemm_time(&a.s.profile, DTYPE_BF16, tok, 2 * fe, h, local), 1e-12);
+    CHECK_REL(op_fwd(&a.c, "experts_out"),
+              prof_gemm_time(&a.s.profile, DTYPE_BF16, tok, h, fe, local), 1e-12);
+    CU_ASSERT_EQUAL_FATAL(begin(&s, "deepseek-v2-lite", "h100-sxm", 8, "megatron-core"), 0);
+    moe_layout(&s, 8, 8);
+    s.s.opt.moe.grouped_gemm = false;
+    CU_ASSERT_EQUAL_FATAL(price(&s), 0);
+    CHECK_REL(op_fwd(&s.c, "experts_in"),
+              local * prof_gemm_time(&s.s.profile, DTYPE_BF16, tok, 2 * fe, h, 1), 1e-12);
+    CU_ASSERT_TRUE(op_fwd(&s.c, "experts_in") >= op_fwd(&a.c, "experts_in"));
+    CU_ASSERT_EQUAL_FATAL(begin(&b, "deepseek-v2-lite", "h100-sxm", 8, "megatron-core"), 0);
+    moe_layout(&b, 8, 8);
+    b.s.opt.moe.imbalance = 1.5;
+    CU_ASSERT_EQUAL_FATAL(price(&b), 0);
+    double gemms = prof_gemm_time(&b.s.profile, DTYPE_BF16, 1.5 * tok, 2 * fe, h, local) +
+                   prof_gemm_time(&b.s.profile, DTYPE_BF16, 1.5 * tok, h, fe, local) -
+                   op_fwd(&a.c, "experts_in") - op_fwd(&a.c, "experts_out");
+    double moe_share = 26.0 / 27; /* the first block is dense */
+    CHECK_REL(b.c.fwd.imbalance, moe_share * (gemms + 0.5 * op_fwd(&a.c, "expert_act")), 1e-9);
+    sim_ctx_t *ctx = sim_ctx_create();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+    sim_result_t ra, rb;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &a.s.input, &ra, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &b.s.input, &rb, &e), 0);
+    CU_ASSERT_TRUE(rb.breakdown_s[BD_MOE_IMBALANCE] > 0);
+    CU_ASSERT_EQUAL(ra.breakdown_s[BD_MOE_IMBALANCE], 0);
+    CU_ASSERT_TRUE(rb.step_time_s > ra.step_time_s);
+    sim_ctx_destroy(ctx);
+    scenario_free(&a.s);
+    scenario_free(&s.s);
+    scenario_free(&b.s);
+    /* Mixtral EP8 on 64 GPUs: the 8 ranks holding an expert sit one per node */
+    priced_t m;
+    CU_ASSERT_EQUAL_FATAL(begin(&m, "mixtral-8x7b", "h100-sxm", 64, "megatron-core"), 0);
+    moe_layout(&m, 8, 64);
+    CU_ASSERT_EQUAL_FATAL(price(&m), 0);
+    CU_ASSERT_EQUAL(m.c.edp_span.n_ranks, 8);
+    CU_ASSERT_EQUAL(m.c.edp_span.nodes, 8);
+    CU_ASSERT_EQUAL(m.c.edp_span.ranks_per_node, 1);
+    double dense, experts;
+    model_block_params_gpu(&m.s.model, 0, 1, 8, 1, &dense, &experts);
+    CHECK_REL(m.c.layer_expert_params, experts, 1e-12);
+    CHECK_REL(m.c.layer_params, dense + experts, 1e-12);
+    scenario_free(&m.s);
+}
+
 TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TEST(test_published_memory), TEST(test_tp_overlap_by_gemm),
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
            TEST(test_attention_by_sequence), TEST(test_precision_recipes),
            TEST(test_eager_and_recompute), TEST(test_cp_exchange),
-           TEST(test_fp8_weight_cache));
+           TEST(test_fp8_weight_cache), TEST(test_moe_dispatch), TEST(test_moe_experts));

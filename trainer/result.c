@@ -45,6 +45,7 @@ cJSON *train_result_json(const train_config_t *c, const train_result_t *r, const
               (bd = cJSON_AddObjectToObject(o, "breakdown_s")) &&
               json_add_number(bd, "compute", compute) && json_add_number(bd, "recompute", 0) &&
               json_add_number(bd, "tp_comm", r->mean.tp_s) && json_add_number(bd, "cp_comm", 0) &&
+              json_add_number(bd, "ep_comm", 0) && json_add_number(bd, "moe_imbalance", 0) &&
               json_add_number(bd, "pp_comm", 0) && json_add_number(bd, "pp_bubble", 0) &&
               json_add_number(bd, "dp_comm", r->mean.dp_s) &&
               json_add_number(bd, "optimizer", r->mean.opt_s) &&
