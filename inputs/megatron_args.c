@@ -1743,6 +1743,21 @@ static int build_options(interp_t *in)
     if (has_bucket)
         o->bucket_params = bucket;
     o->fp8_param_gather = get_switch(in, "fp8_param_gather", false);
+    /* mixture of experts: Megatron's defaults unless given */
+    const char *disp = get_str(in, "moe_token_dispatcher_type");
+    o->moe.dispatcher = MOE_DISPATCH_ALLGATHER;
+    if (disp && strcmp(disp, "alltoall") == 0)
+        o->moe.dispatcher = MOE_DISPATCH_ALLTOALL;
+    else if (disp && strcmp(disp, "flex") == 0)
+        o->moe.dispatcher = MOE_DISPATCH_DEEPEP;
+    else if (disp && strcmp(disp, "allgather") != 0)
+        return err_setf(in->err, ERR_INPUT, a->origin, "--moe-token-dispatcher-type",
+                        "'%s' is not one of Megatron's dispatchers (allgather, alltoall, flex)",
+                        disp);
+    o->moe.grouped_gemm = get_switch(in, "moe_grouped_gemm", false);
+    o->moe.permute_fusion = get_switch(in, "moe_permute_fusion", false);
+    o->moe.shared_overlap = get_switch(in, "moe_shared_expert_overlap", false);
+    o->moe.a2a_overlap = get_switch(in, "overlap_moe_expert_parallel_comm", false);
     return ERR_OK;
 }
 
@@ -1755,6 +1770,12 @@ void megatron_args_options(const megatron_args_t *a, sim_options_t *o)
     o->overlap_p2p = a->opt.overlap_p2p;
     o->bucket_params = a->opt.bucket_params;
     o->fp8_param_gather = a->opt.fp8_param_gather;
+    /* how MoE blocks run; the imbalance is the run's, not the command's */
+    double imbalance = o->moe.imbalance;
+    bool given = o->moe.imbalance_given;
+    o->moe = a->opt.moe;
+    o->moe.imbalance = imbalance;
+    o->moe.imbalance_given = given;
 }
 
 /* Arguments the parser's table marks as affecting speed or memory that in

@@ -317,7 +317,35 @@ static void test_deepseek_v3_moe(void)
     CU_ASSERT_EQUAL(a.layout.ep, 64);
     CU_ASSERT_EQUAL(a.layout.etp, 1);
     CU_ASSERT_TRUE(has_note(&a, "--moe-router-enable-expert-bias", NOTE_ASSUMED));
+    /* Megatron's MoE defaults: the allgather dispatcher, one GEMM per
+     * expert, nothing fused or overlapped */
+    CU_ASSERT_EQUAL(a.opt.moe.dispatcher, MOE_DISPATCH_ALLGATHER);
+    CU_ASSERT_FALSE(a.opt.moe.grouped_gemm || a.opt.moe.a2a_overlap);
     megatron_args_free(&a);
+    /* Megatron-Bridge's DeepSeek-V3 settings as flags, written onto a
+     * preset's options; the imbalance stays the run's */
+    CU_ASSERT_EQUAL_FATAL(read_text("--num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+                                    "--num-experts 4 --vocab-size 128 "
+                                    "--max-position-embeddings 8 "
+                                    "--moe-token-dispatcher-type flex --moe-grouped-gemm "
+                                    "--moe-permute-fusion --moe-shared-expert-overlap "
+                                    "--overlap-moe-expert-parallel-comm",
+                                    &a, &e),
+                          0);
+    sim_options_t o;
+    sim_options_default(&o);
+    o.moe.imbalance = 1.2;
+    megatron_args_options(&a, &o);
+    CU_ASSERT_EQUAL(o.moe.dispatcher, MOE_DISPATCH_DEEPEP);
+    CU_ASSERT_TRUE(o.moe.grouped_gemm && o.moe.permute_fusion && o.moe.shared_overlap &&
+                   o.moe.a2a_overlap);
+    CU_ASSERT_EQUAL(o.moe.imbalance, 1.2);
+    megatron_args_free(&a);
+    CU_ASSERT_EQUAL(read_text("--num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+                              "--num-experts 4 --moe-token-dispatcher-type nccl",
+                              &a, &e),
+                    ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "--moe-token-dispatcher-type"));
     /* The same pattern as an integer: every block MoE with --moe-layer-freq 1,
      * every other with 2 (blocks 0, 2, ...). */
     CU_ASSERT_EQUAL_FATAL(read_text("--num-layers 4 --hidden-size 64 --num-attention-heads 4 "
