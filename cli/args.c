@@ -87,7 +87,7 @@ static const cli_opt_t layout_opts[] = {
      "layers on the last pipeline stage (uneven split)", CLI_N(1, 100000)},
     {"--offload", NULL, "LIST",
      "keep state on the host: optimizer, params (needs --zero 3), activations[=N blocks], "
-     "nvme (ZeRO-Infinity), e.g. optimizer,params",
+     "nvme (ZeRO-Infinity), e.g. optimizer,params; recompute full unless --recompute is given",
      CLI_WORD},
     {"--deepspeed", NULL, "FILE",
      "DeepSpeed ds_config.json: batch sizes, ZeRO stage and offload, overlap, bucket, "
