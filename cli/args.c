@@ -635,20 +635,11 @@ int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l, sim_opt
     /* Virtual stages imply the interleaved schedule unless one is named. */
     if (l->vpp > 1 && !cli_has(a, "--schedule"))
         l->schedule = SCHEDULE_INTERLEAVED;
-    /* Offloading the optimizer or the parameters is done with activations
-     * checkpointed (DeepSpeed's ZeRO-Offload and ZeRO-Infinity tutorials
-     * and configs turn activation checkpointing on): the default unless a
-     * recompute mode is named. */
+    /* --offload without a recompute mode: sim/offload's default */
     bool named = cli_has(a, "--recompute") || cli_has(a, "--recompute-activations") ||
                  cli_has(a, "--checkpoint-activations") || cli_has(a, "--deepspeed");
-    if (cli_has(a, "--offload") && !named && l->recompute == RECOMPUTE_NONE &&
-        (l->offload & (LAYOUT_OFFLOAD_OPTIMIZER | LAYOUT_OFFLOAD_PARAMS))) {
-        l->recompute = RECOMPUTE_FULL;
-        if (notes)
-            notes_add(notes, NOTE_ASSUMED, "--recompute",
-                      "full with --offload, as offloading runs are launched (DeepSpeed "
-                      "ZeRO-Offload/Infinity); --recompute none to keep every activation");
-    }
+    if (cli_has(a, "--offload") && !named)
+        offload_default_recompute(l, notes);
     return ERR_OK;
 }
 

@@ -151,11 +151,7 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     if ((rc = cli_run_length(a, &in->tokens, &duration, err)))
         return rc;
     if (!cli_has(a, "--tokens") && !(duration > 0)) {
-        /* Hoffmann et al. 2022 (Chinchilla): about 20 training tokens per
-         * parameter is compute-optimal; an assumption, said in the plan */
-        model_params_t mp;
-        model_params(&p->model, &mp);
-        in->tokens = 20 * mp.total;
+        in->tokens = ladder_default_tokens(&p->model);
         p->tokens_assumed = true;
     }
     if (!(in->tokens > 0))

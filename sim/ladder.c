@@ -286,6 +286,13 @@ static bool preferred(const ladder_input_t *in, const rung_t *a, const rung_t *b
            (fabs(a->cost_usd - b->cost_usd) <= 1e-9 * b->cost_usd && a->days_p50 < b->days_p50);
 }
 
+double ladder_default_tokens(const model_t *m)
+{
+    model_params_t p;
+    model_params(m, &p);
+    return LADDER_TOKENS_PER_PARAM * p.total;
+}
+
 void ladder_input_defaults(ladder_input_t *in, const model_t *m)
 {
     plan_space_default(&in->space);

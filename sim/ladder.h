@@ -107,6 +107,12 @@ typedef struct {
  * failures, tokens, price and the reliability template to the caller. */
 void ladder_input_defaults(ladder_input_t *in, const model_t *m);
 
+/* Tokens to plan for when the user names none: 20 per parameter, the
+ * compute-optimal ratio of Hoffmann et al. 2022 (Chinchilla), counted over
+ * all parameters (an assumption the plan command prints). */
+#define LADDER_TOKENS_PER_PARAM 20.0
+double ladder_default_tokens(const model_t *m);
+
 /* Sequences per step for a global batch of tokens at seq_len (at least 1). */
 int ladder_batch_for_tokens(double tokens, int seq_len);
 

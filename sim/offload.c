@@ -106,6 +106,19 @@ bool offload_host_fits(const model_memory_t *mem, const cluster_t *c, const layo
     return *need_gib <= *have_gib;
 }
 
+bool offload_default_recompute(layout_t *l, notes_t *notes)
+{
+    if (l->recompute != RECOMPUTE_NONE ||
+        !(l->offload & (LAYOUT_OFFLOAD_OPTIMIZER | LAYOUT_OFFLOAD_PARAMS)))
+        return false;
+    l->recompute = RECOMPUTE_FULL;
+    if (notes)
+        notes_add(notes, NOTE_ASSUMED, "--recompute",
+                  "full with --offload, as offloading runs are launched (DeepSpeed "
+                  "ZeRO-Offload/Infinity); --recompute none to keep every activation");
+    return true;
+}
+
 void offload_notes(const layout_t *l, const cluster_t *c, notes_t *notes)
 {
     if (!l->offload)

@@ -87,4 +87,11 @@ bool offload_host_fits(const model_memory_t *mem, const cluster_t *c, const layo
  * rate, host figures the cluster file does not give), for the user. */
 void offload_notes(const layout_t *l, const cluster_t *c, notes_t *notes);
 
+/* Offloading the optimizer or the parameters is done with activations
+ * checkpointed (DeepSpeed's ZeRO-Offload and ZeRO-Infinity tutorials and
+ * configs turn activation checkpointing on): full recompute for such a
+ * layout that names none. True (and a note in notes, which may be NULL)
+ * when it changed l. */
+bool offload_default_recompute(layout_t *l, notes_t *notes);
+
 #endif

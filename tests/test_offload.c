@@ -278,6 +278,30 @@ static void test_planner(void)
     prof_free(&p);
 }
 
+/* Offloading the optimizer or parameters implies full recompute when the
+ * layout names none; activation offload alone, or a named mode, stays. */
+static void test_default_recompute(void)
+{
+    layout_t l;
+    layout_defaults(&l);
+    l.offload = LAYOUT_OFFLOAD_OPTIMIZER;
+    notes_t n;
+    notes_init(&n);
+    CU_ASSERT_TRUE(offload_default_recompute(&l, &n));
+    CU_ASSERT_EQUAL(l.recompute, RECOMPUTE_FULL);
+    CU_ASSERT_EQUAL(n.n, 1);
+    layout_defaults(&l);
+    l.offload = LAYOUT_OFFLOAD_PARAMS;
+    l.recompute = RECOMPUTE_SELECTIVE;
+    CU_ASSERT_FALSE(offload_default_recompute(&l, &n));
+    CU_ASSERT_EQUAL(l.recompute, RECOMPUTE_SELECTIVE);
+    layout_defaults(&l);
+    l.offload = LAYOUT_OFFLOAD_ACTIVATIONS;
+    CU_ASSERT_FALSE(offload_default_recompute(&l, NULL));
+    CU_ASSERT_EQUAL(l.recompute, RECOMPUTE_NONE);
+    notes_free(&n);
+}
+
 TEST_SUITE(suite_offload, "offload", TEST(test_parse_and_errors), TEST(test_memory),
            TEST(test_acceptance_case), TEST(test_transfers_and_link),
-           TEST(test_activation_offload), TEST(test_planner));
+           TEST(test_activation_offload), TEST(test_planner), TEST(test_default_recompute));

@@ -419,6 +419,18 @@ static void test_threads_same_json(void)
     free(b);
 }
 
+/* No --tokens: 20 per parameter (Chinchilla), over all parameters. */
+static void test_default_tokens(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("deepseek-v3", &m, &e), 0);
+    model_params_t p;
+    model_params(&m, &p);
+    CHECK_REL(ladder_default_tokens(&m), 20 * p.total, 1e-15);
+    CU_ASSERT_TRUE(ladder_default_tokens(&m) > 13e12 && ladder_default_tokens(&m) < 14e12);
+}
+
 TEST_SUITE(suite_plan, "plan", TEST(test_framework_spaces), TEST(test_constraints),
            TEST(test_meta_405b), TEST(test_published_ranks), TEST(test_threads_same_json), TEST(test_ladder_properties),
-           TEST(test_impossible_requests), TEST(test_search_consistent));
+           TEST(test_impossible_requests), TEST(test_search_consistent), TEST(test_default_tokens));
