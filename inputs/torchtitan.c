@@ -102,18 +102,6 @@ static int array_has(tt_t *x, const char *const *keys, const char *const *words,
 
 /* ------------------------------------------------------------ the model */
 
-static const struct {
-    const char *name, *flavor, *catalog;
-} FLAVORS[] = {
-    {"llama3", "8B", "llama3-8b"},
-    {"llama3", "70B", "llama3-70b"},
-    {"llama3", "405B", "llama3-405b"},
-    {"llama4", "17bx16e", "llama4-scout"},
-    {"deepseek_v3", "671B", "deepseek-v3"},
-    {"qwen3", "30B-A3B", "qwen3-30b-a3b"},
-    {"qwen3", "235B-A22B", "qwen3-235b-a22b"},
-};
-
 /* torchtitan's llama3 "debugmodel": dim 256, 6 layers, 16 heads, FFN from
  * multiple_of 256 (int(8 x 256 / 3) rounded up to 768), a 2048-token test
  * vocabulary, RoPE base 500000 (torchtitan/models/llama3/__init__.py). */
@@ -170,14 +158,15 @@ static int model(tt_t *x)
         return ERR_OK;
     }
     char known[256] = "";
-    for (size_t i = 0; i < sizeof FLAVORS / sizeof FLAVORS[0]; i++) {
-        if (strcmp(FLAVORS[i].name, name) == 0 && strcmp(FLAVORS[i].flavor, base) == 0) {
-            snprintf(t->model_name, sizeof t->model_name, "%s", FLAVORS[i].catalog);
+    const model_torchtitan_t *f;
+    for (size_t i = 0; (f = model_torchtitan(i)); i++) {
+        if (strcmp(f->name, name) == 0 && strcmp(f->flavor, base) == 0) {
+            snprintf(t->model_name, sizeof t->model_name, "%s", f->catalog);
             return ERR_OK;
         }
-        if (strcmp(FLAVORS[i].name, name) == 0) {
+        if (strcmp(f->name, name) == 0) {
             size_t n = strlen(known);
-            snprintf(known + n, sizeof known - n, "%s%s", n ? ", " : "", FLAVORS[i].flavor);
+            snprintf(known + n, sizeof known - n, "%s%s", n ? ", " : "", f->flavor);
         }
     }
     return err_setf(x->err, ERR_INPUT, x->file, "model.flavor",

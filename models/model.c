@@ -573,3 +573,26 @@ int model_load(const char *name_or_path, model_t *m, err_t *err)
 {
     return model_load_ex(name_or_path, NULL, m, NULL, err);
 }
+
+static const model_torchtitan_t TORCHTITAN[] = {
+    {"llama3", "8B", "llama3-8b"},
+    {"llama3", "70B", "llama3-70b"},
+    {"llama3", "405B", "llama3-405b"},
+    {"llama4", "17bx16e", "llama4-scout"},
+    {"deepseek_v3", "671B", "deepseek-v3"},
+    {"qwen3", "30B-A3B", "qwen3-30b-a3b"},
+    {"qwen3", "235B-A22B", "qwen3-235b-a22b"},
+};
+
+const model_torchtitan_t *model_torchtitan(size_t i)
+{
+    return i < sizeof TORCHTITAN / sizeof TORCHTITAN[0] ? &TORCHTITAN[i] : NULL;
+}
+
+const model_torchtitan_t *model_torchtitan_of(const char *catalog_name)
+{
+    for (size_t i = 0; i < sizeof TORCHTITAN / sizeof TORCHTITAN[0]; i++)
+        if (strcmp(TORCHTITAN[i].catalog, catalog_name) == 0)
+            return &TORCHTITAN[i];
+    return NULL;
+}

@@ -255,4 +255,15 @@ const char *model_trainer_unsupported(const model_t *m);
 const char *model_family_name(model_family_t f);
 const char *model_act_name(model_act_t a, bool gated);
 
+/* torchtitan's model names and flavors (torchtitan/models/<name>/__init__.py)
+ * for the catalog models torchtitan trains, entry i of 0..n: name, flavor
+ * and catalog name; NULL past the end. */
+typedef struct {
+    const char *name, *flavor, *catalog;
+} model_torchtitan_t;
+const model_torchtitan_t *model_torchtitan(size_t i);
+
+/* The torchtitan name and flavor of a catalog model, NULL if none. */
+const model_torchtitan_t *model_torchtitan_of(const char *catalog_name);
+
 #endif

@@ -297,6 +297,17 @@ static int write_torchtitan(const model_t *m, const layout_t *l, const sim_optio
     (void)o;
     int shard = l->zero >= 2 ? l->dp : 1, replicate = l->zero >= 2 ? 1 : l->dp;
     fprintf(f, "# %s: torchtitan job config written by scaleplan\n", m->display);
+    const model_torchtitan_t *tt = model_torchtitan_of(m->name);
+    bool fp8 = l->precision == PRECISION_FP8_CS || l->precision == PRECISION_FP8_ROWWISE ||
+               l->precision == PRECISION_MXFP8;
+    fprintf(f, "[model]\n");
+    if (tt)
+        fprintf(f, "name = \"%s\"\nflavor = \"%s\"\n", tt->name, tt->flavor);
+    else
+        fprintf(f, "# %s has no torchtitan flavor: add its name and flavor\n", m->name);
+    if (fp8)
+        fprintf(f, "converters = [\"%s\"]\n", l->precision == PRECISION_MXFP8 ? "mx" : "float8");
+    fprintf(f, "\n");
     fprintf(f, "[parallelism]\n");
     fprintf(f, "data_parallel_replicate_degree = %d\n", replicate);
     fprintf(f, "data_parallel_shard_degree = %d\n", shard);
@@ -329,14 +340,9 @@ static int write_torchtitan(const model_t *m, const layout_t *l, const sim_optio
                                                                   : "none");
     if (l->recompute == RECOMPUTE_OPS)
         fprintf(f, "selective_ac_option = \"op\"\n");
-    if (l->precision == PRECISION_FP8_CS || l->precision == PRECISION_FP8_ROWWISE ||
-        l->precision == PRECISION_MXFP8) {
-        fprintf(f, "\n[model]\nconverters = [\"%s\"]\n",
-                l->precision == PRECISION_MXFP8 ? "mx" : "float8");
-        if (l->precision != PRECISION_MXFP8)
-            fprintf(f, "\n[float8]\nrecipe_name = \"%s\"\n",
-                    l->precision == PRECISION_FP8_ROWWISE ? "rowwise" : "tensorwise");
-    }
+    if (fp8 && l->precision != PRECISION_MXFP8)
+        fprintf(f, "\n[float8]\nrecipe_name = \"%s\"\n",
+                l->precision == PRECISION_FP8_ROWWISE ? "rowwise" : "tensorwise");
     return ERR_OK;
 }
 

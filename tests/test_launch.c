@@ -12,6 +12,7 @@
 
 #include "inputs/deepspeed.h"
 #include "inputs/megatron_args.h"
+#include "inputs/torchtitan.h"
 #include "models/layout_json.h"
 #include "reports/launch.h"
 #include "sim/framework.h"
@@ -281,6 +282,26 @@ static void test_torchtitan_keys(void)
         }
         p += n + (eol ? 1 : 0);
     }
+    /* round trip: torchtitan's own reader gives the layout back */
+    torchtitan_t t;
+    CU_ASSERT_EQUAL_FATAL(torchtitan_read(text, strlen(text), "emitted.toml", 256, &t, &e), 0);
+    CU_ASSERT_EQUAL(t.layout.tp, l.tp);
+    CU_ASSERT_EQUAL(t.layout.pp, l.pp);
+    CU_ASSERT_EQUAL(t.layout.cp, l.cp);
+    CU_ASSERT_EQUAL(t.layout.zero, 3);
+    CU_ASSERT_EQUAL(t.layout.recompute, RECOMPUTE_OPS);
+    /* tensorwise Float8: plain fp8, which the torchtitan preset runs as
+     * current scaling */
+    CU_ASSERT_EQUAL(t.layout.precision, PRECISION_FP8);
+    CU_ASSERT_EQUAL(t.layout.seq_len, l.seq_len);
+    CU_ASSERT_EQUAL(t.world_size, 256);
+    CU_ASSERT_STRING_EQUAL(t.model_name, "llama3-70b");
+    layout_t back = t.layout;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&back, &m, 256, &e), 0);
+    CU_ASSERT_EQUAL(back.dp, l.dp);
+    CU_ASSERT_EQUAL(back.global_batch, l.global_batch);
+    CU_ASSERT_EQUAL(back.micro_batch, l.micro_batch);
+    torchtitan_free(&t);
     /* a layout torchtitan cannot express is refused, naming why */
     l.recompute = RECOMPUTE_SELECTIVE;
     sim_options_t o;
