@@ -253,6 +253,14 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     if ((v = cli_get(a, "--price-end")) && (rc = price_end_parse(v, &end, err)))
         return rc;
     in->usd_per_gpu_hour = cli_has(a, "--price") ? p->price.usd_per_gpu_hour : price_usd(&p->price, end);
+    if (!cli_has(a, "--price")) {
+        /* each rung at the quote for its own size (the largest's where a
+         * size has none) */
+        snprintf(in->price_gpu, sizeof in->price_gpu, "%s", p->base.gpu.name);
+        if ((v = cli_get(a, "--provider")))
+            snprintf(in->price_provider, sizeof in->price_provider, "%s", v);
+        in->price_end = end;
+    }
     /* reliability template: the flags over the per-rung defaults */
     int trials = in->rel.trials, spares = in->rel.spares;
     /* a provider's quote says what kind of site it is: its failure rates */
@@ -308,10 +316,11 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
     const ladder_t *l = &p->ladder;
     const ladder_input_t *in = &p->in;
     char a[32], b[32], c[32];
-    printf("Plan: %s on %s tokens, %s at $%.2f/GPU-h (%s), global batch %d..%d x %d tokens\n",
+    printf("Plan: %s on %s tokens, %s at $%.2f/GPU-h (%s%s), global batch %d..%d x %d tokens\n",
            p->model.display, units_fmt_count(in->tokens, a, sizeof a), p->base.gpu.name,
-           in->usd_per_gpu_hour, p->price.provider, in->space.global_batch_min,
-           in->space.global_batch_max, in->space.seq_len);
+           in->usd_per_gpu_hour, p->price.provider,
+           in->price_gpu[0] ? "; each rung at its own size's quote, column $/GPU-h" : "",
+           in->space.global_batch_min, in->space.global_batch_max, in->space.seq_len);
     if (p->tokens_assumed)
         printf("  tokens: no --tokens given; 20 per parameter assumed (Chinchilla, Hoffmann et al. "
                "2022)\n");
@@ -323,11 +332,11 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
            100 * in->rel.tolerance);
     static const char *hdr[] = {"GPUs", "layout", "framework", "step", "tokens/s", "MFU",
                                 "scaling", "main loss", "days P50", "P90", "interrupts",
-                                "GPU-hours", "cost", "cost/day"};
-    table_t *t = table_create(14, hdr);
+                                "GPU-hours", "$/GPU-h", "cost", "cost/day"};
+    table_t *t = table_create(15, hdr);
     if (!t)
         return ERR_RUNTIME;
-    for (int k = 3; k < 14; k++)
+    for (int k = 3; k < 15; k++)
         if (k != 7)
             table_align_right(t, k);
     for (int i = 0; i < l->n; i++) {
@@ -335,18 +344,18 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
         char mark[8];
         snprintf(mark, sizeof mark, "%s%s", i == l->best ? "*" : "", r->stops_paying ? "!" : "");
         if (!r->feasible) {
-            table_add_rowf(t, "%d%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t", r->gpus, mark, r->why_not);
+            table_add_rowf(t, "%d%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t", r->gpus, mark, r->why_not);
             continue;
         }
         char lay[96], step[32], tps[32], gh[32], cost[32], day[32];
         layout_short(&r->layout, lay, sizeof lay);
-        table_add_rowf(t, "%d%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.0f%%\t%s\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s",
+        table_add_rowf(t, "%d%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.0f%%\t%s\t%.1f\t%.1f\t%.1f\t%s\t%.2f\t%s\t%s",
                        r->gpus, mark, lay, r->framework,
                        units_fmt_duration(r->step.step_time_s, step, sizeof step),
                        units_fmt_count(r->tokens_per_s, tps, sizeof tps), 100 * r->step.mfu,
                        100 * r->scaling_efficiency, r->main_loss, r->days_p50, r->days_p90,
                        r->interruptions, units_fmt_count(r->gpu_hours, gh, sizeof gh),
-                       units_fmt_usd(r->cost_usd, cost, sizeof cost),
+                       r->usd_per_gpu_hour, units_fmt_usd(r->cost_usd, cost, sizeof cost),
                        units_fmt_usd(r->cost_per_day_usd, day, sizeof day));
     }
     printf("\n");
@@ -429,6 +438,8 @@ static cJSON *rung_json(const rung_t *r)
              json_add_number(o, "interruptions_mean", r->interruptions) &&
              json_add_number(o, "gpu_hours", r->gpu_hours) &&
              json_add_number(o, "cost_usd", r->cost_usd) &&
+             json_add_number(o, "usd_per_gpu_hour", r->usd_per_gpu_hour) &&
+             cJSON_AddStringToObject(o, "price_provider", r->price_provider) &&
              json_add_number(o, "cost_per_day_usd", r->cost_per_day_usd) &&
              cJSON_AddItemToObject(o, "memory_gib",
                                    report_memory_json(&r->step.memory, r->step.capacity_gib)) &&

@@ -152,13 +152,33 @@ static int rung_alternatives(const ladder_input_t *in, const cluster_t *c, const
         a->days_p10 = rr.wall_s_p10 / 86400;
         a->days_p50 = rr.wall_s_p50 / 86400;
         a->days_p90 = rr.wall_s_p90 / 86400;
-        a->cost_usd = r->gpus * rr.wall_s_p50 / 3600 * in->usd_per_gpu_hour;
+        a->cost_usd = r->gpus * rr.wall_s_p50 / 3600 * r->usd_per_gpu_hour;
     }
     return ERR_OK;
 }
 
+/* The rung's GPU-hour price: its size's quote where the input asks for
+ * per-rung prices and the catalog has one, else the input's price. */
+static void rung_price(const ladder_input_t *in, rung_t *r)
+{
+    r->usd_per_gpu_hour = in->usd_per_gpu_hour;
+    snprintf(r->price_provider, sizeof r->price_provider, "given");
+    if (!in->price_gpu[0])
+        return;
+    price_t q;
+    err_t ignore;
+    int rc = in->price_provider[0]
+                 ? price_find(in->price_gpu, in->price_provider, NULL, r->gpus, &q, &ignore)
+                 : price_default_for_gpu(in->price_gpu, r->gpus, &q, &ignore);
+    if (rc == 0) {
+        r->usd_per_gpu_hour = price_usd(&q, in->price_end);
+        snprintf(r->price_provider, sizeof r->price_provider, "%s", q.provider);
+    }
+}
+
 static int run_rung(const ladder_input_t *in, rung_t *r, err_t *err)
 {
+    rung_price(in, r);
     cluster_t c = *in->base;
     c.n_gpus = r->gpus;
     plan_search_t ps;
@@ -219,8 +239,8 @@ static int run_rung(const ladder_input_t *in, rung_t *r, err_t *err)
     r->goodput = rr.goodput_mean;
     r->interruptions = rr.interruptions_mean;
     r->gpu_hours = r->gpus * rr.wall_s_p50 / 3600;
-    r->cost_usd = r->gpu_hours * in->usd_per_gpu_hour;
-    r->cost_per_day_usd = r->gpus * 24.0 * in->usd_per_gpu_hour;
+    r->cost_usd = r->gpu_hours * r->usd_per_gpu_hour;
+    r->cost_per_day_usd = r->gpus * 24.0 * r->usd_per_gpu_hour;
     return rung_alternatives(in, &c, &ps, r, err);
 }
 

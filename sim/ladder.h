@@ -18,6 +18,7 @@
 #include "sim/plan.h"
 #include "sim/reliability.h"
 #include "sim/scenario.h"
+#include "topologies/price.h"
 
 /* Tokens per optimizer step when the user names none: 4M (2^22), the
  * order of magnitude of GPT-3 (3.1M) and Llama 3 70B (4M early on). */
@@ -56,6 +57,8 @@ typedef struct {
     double main_loss_share; /* its share of the time at this rung */
     double days_p10, days_p50, days_p90, ideal_days, goodput, interruptions;
     double gpu_hours, cost_usd, cost_per_day_usd;
+    double usd_per_gpu_hour;  /* the rung's price */
+    char price_provider[32];  /* whose quote, or "given" */
     long candidates, simulated;
     long pruned[PRUNE_REASON_COUNT];
     double search_s;
@@ -71,7 +74,14 @@ typedef struct {
     const profile_t *profile;
     const failure_set_t *failures;
     double tokens;           /* to train */
-    double usd_per_gpu_hour;
+    double usd_per_gpu_hour; /* every rung's price unless price_gpu is set */
+    /* Per-rung prices: with price_gpu set, each rung is priced at the
+     * catalog quote for its own job size (the provider's, or the default
+     * for that size), at price_end; a size without a quote keeps
+     * usd_per_gpu_hour. */
+    char price_gpu[32];
+    char price_provider[32]; /* "" = the default quote for each size */
+    price_end_t price_end;
     plan_space_t space;
     plan_objective_t objective;
     double deadline_s;       /* 0 = none */

@@ -31,8 +31,10 @@ static int apply(rerun_t *v, const rung_t *best, const char *key, const char *va
             v->base.inter = f;
         return ERR_OK;
     }
-    if (strcmp(key, "price") == 0)
+    if (strcmp(key, "price") == 0) {
+        v->in.price_gpu[0] = '\0'; /* one price, the given one */
         return units_parse_price(val, "--what-if price", &v->in.usd_per_gpu_hour, err);
+    }
     if (strcmp(key, "gpu") == 0) {
         cluster_spec_t spec = {.gpu = val, .n_gpus = best->gpus};
         if ((rc = cluster_resolve(&spec, &v->base, err)))
@@ -44,6 +46,8 @@ static int apply(rerun_t *v, const rung_t *best, const char *key, const char *va
         err_t ignore;
         if (price_default_for_gpu(v->base.gpu.name, best->gpus, &pr, &ignore) == 0)
             v->in.usd_per_gpu_hour = price_usd(&pr, PRICE_MID);
+        if (v->in.price_gpu[0]) /* per-rung prices: the new GPU's quotes */
+            snprintf(v->in.price_gpu, sizeof v->in.price_gpu, "%s", v->base.gpu.name);
         return ERR_OK;
     }
     if (strcmp(key, "gpus") == 0) {

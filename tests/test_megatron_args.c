@@ -346,6 +346,7 @@ static void test_deepseek_v3_moe(void)
                               &a, &e),
                     ERR_INPUT);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "--moe-token-dispatcher-type"));
+    megatron_args_free(&a);
     /* The same pattern as an integer: every block MoE with --moe-layer-freq 1,
      * every other with 2 (blocks 0, 2, ...). */
     CU_ASSERT_EQUAL_FATAL(read_text("--num-layers 4 --hidden-size 64 --num-attention-heads 4 "

@@ -419,6 +419,39 @@ static void test_threads_same_json(void)
     free(b);
 }
 
+/* Per-rung prices: each rung at the catalog's quote for its own size (the
+ * 8-GPU marketplace quote, the larger clusters' on-demand range), and its
+ * cost GPU-hours x that price; the objective cost then weighs them. */
+static void test_rung_prices(void)
+{
+    ladder_input_t in;
+    model_t m;
+    cluster_t c;
+    profile_t p;
+    failure_set_t f;
+    ladder_for("llama3-8b", "h100-sxm", 1e11, 8, 32, &in, &m, &c, &p, &f);
+    in.space.framework = "megatron-core";
+    snprintf(in.price_gpu, sizeof in.price_gpu, "h100-sxm");
+    in.price_end = PRICE_MID;
+    ladder_t *l = calloc(1, sizeof *l);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(plan_ladder(&in, l, &e), 0);
+    for (int i = 0; i < l->n; i++) {
+        const rung_t *r = &l->rung[i];
+        price_t q;
+        CU_ASSERT_EQUAL_FATAL(price_default_for_gpu("h100-sxm", r->gpus, &q, &e), 0);
+        CHECK_REL(r->usd_per_gpu_hour, price_usd(&q, PRICE_MID), 1e-15);
+        CU_ASSERT_STRING_EQUAL(r->price_provider, q.provider);
+        if (r->feasible)
+            CHECK_REL(r->cost_usd, r->gpu_hours * r->usd_per_gpu_hour, 1e-12);
+    }
+    /* the catalog quotes 8 GPUs apart from larger jobs */
+    CU_ASSERT_TRUE(l->rung[0].usd_per_gpu_hour != l->rung[1].usd_per_gpu_hour);
+    free(l);
+    prof_free(&p);
+}
+
 /* No --tokens: 20 per parameter (Chinchilla), over all parameters. */
 static void test_default_tokens(void)
 {
@@ -433,4 +466,5 @@ static void test_default_tokens(void)
 
 TEST_SUITE(suite_plan, "plan", TEST(test_framework_spaces), TEST(test_constraints),
            TEST(test_meta_405b), TEST(test_published_ranks), TEST(test_threads_same_json), TEST(test_ladder_properties),
-           TEST(test_impossible_requests), TEST(test_search_consistent), TEST(test_default_tokens));
+           TEST(test_impossible_requests), TEST(test_search_consistent), TEST(test_default_tokens),
+           TEST(test_rung_prices));
