@@ -332,11 +332,11 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
            100 * in->rel.tolerance);
     static const char *hdr[] = {"GPUs", "layout", "framework", "step", "tokens/s", "MFU",
                                 "scaling", "main loss", "days P50", "P90", "interrupts",
-                                "GPU-hours", "$/GPU-h", "cost", "cost/day"};
-    table_t *t = table_create(15, hdr);
+                                "ckpt every", "GPU-hours", "$/GPU-h", "cost", "cost/day"};
+    table_t *t = table_create(16, hdr);
     if (!t)
         return ERR_RUNTIME;
-    for (int k = 3; k < 15; k++)
+    for (int k = 3; k < 16; k++)
         if (k != 7)
             table_align_right(t, k);
     for (int i = 0; i < l->n; i++) {
@@ -344,17 +344,19 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
         char mark[8];
         snprintf(mark, sizeof mark, "%s%s", i == l->best ? "*" : "", r->stops_paying ? "!" : "");
         if (!r->feasible) {
-            table_add_rowf(t, "%d%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t", r->gpus, mark, r->why_not);
+            table_add_rowf(t, "%d%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t\t", r->gpus, mark, r->why_not);
             continue;
         }
-        char lay[96], step[32], tps[32], gh[32], cost[32], day[32];
+        char lay[96], step[32], tps[32], gh[32], cost[32], day[32], every[32];
         layout_short(&r->layout, lay, sizeof lay);
-        table_add_rowf(t, "%d%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.0f%%\t%s\t%.1f\t%.1f\t%.1f\t%s\t%.2f\t%s\t%s",
+        table_add_rowf(t, "%d%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.0f%%\t%s\t%.1f\t%.1f\t%.1f\t%s\t%s\t%.2f\t%s\t%s",
                        r->gpus, mark, lay, r->framework,
                        units_fmt_duration(r->step.step_time_s, step, sizeof step),
                        units_fmt_count(r->tokens_per_s, tps, sizeof tps), 100 * r->step.mfu,
                        100 * r->scaling_efficiency, r->main_loss, r->days_p50, r->days_p90,
-                       r->interruptions, units_fmt_count(r->gpu_hours, gh, sizeof gh),
+                       r->interruptions,
+                       units_fmt_duration(r->checkpoint_interval_s, every, sizeof every),
+                       units_fmt_count(r->gpu_hours, gh, sizeof gh),
                        r->usd_per_gpu_hour, units_fmt_usd(r->cost_usd, cost, sizeof cost),
                        units_fmt_usd(r->cost_per_day_usd, day, sizeof day));
     }
@@ -439,6 +441,8 @@ static cJSON *rung_json(const rung_t *r)
              json_add_number(o, "gpu_hours", r->gpu_hours) &&
              json_add_number(o, "cost_usd", r->cost_usd) &&
              json_add_number(o, "usd_per_gpu_hour", r->usd_per_gpu_hour) &&
+             json_add_number(o, "checkpoint_interval_s", r->checkpoint_interval_s) &&
+             cJSON_AddBoolToObject(o, "checkpoint_interval_best", r->interval_best) &&
              cJSON_AddStringToObject(o, "price_provider", r->price_provider) &&
              json_add_number(o, "cost_per_day_usd", r->cost_per_day_usd) &&
              cJSON_AddItemToObject(o, "memory_gib",

@@ -237,6 +237,8 @@ static int run_rung(const ladder_input_t *in, rung_t *r, err_t *err)
     r->days_p90 = rr.wall_s_p90 / 86400;
     r->ideal_days = in->tokens / ps.result.tokens_per_step * ps.result.step_time_s / 86400;
     r->goodput = rr.goodput_mean;
+    r->checkpoint_interval_s = rr.ckpt_interval_s;
+    r->interval_best = rr.interval_best;
     r->interruptions = rr.interruptions_mean;
     r->gpu_hours = r->gpus * rr.wall_s_p50 / 3600;
     r->cost_usd = r->gpu_hours * r->usd_per_gpu_hour;

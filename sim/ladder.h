@@ -58,6 +58,8 @@ typedef struct {
     double days_p10, days_p50, days_p90, ideal_days, goodput, interruptions;
     double gpu_hours, cost_usd, cost_per_day_usd;
     double usd_per_gpu_hour;  /* the rung's price */
+    double checkpoint_interval_s; /* compute between checkpoints at this rung */
+    bool interval_best;       /* the best for its storage and failure rates */
     char price_provider[32];  /* whose quote, or "given" */
     long candidates, simulated;
     long pruned[PRUNE_REASON_COUNT];

@@ -443,8 +443,14 @@ static void test_rung_prices(void)
         CU_ASSERT_EQUAL_FATAL(price_default_for_gpu("h100-sxm", r->gpus, &q, &e), 0);
         CHECK_REL(r->usd_per_gpu_hour, price_usd(&q, PRICE_MID), 1e-15);
         CU_ASSERT_STRING_EQUAL(r->price_provider, q.provider);
-        if (r->feasible)
-            CHECK_REL(r->cost_usd, r->gpu_hours * r->usd_per_gpu_hour, 1e-12);
+        if (!r->feasible)
+            continue;
+        CHECK_REL(r->cost_usd, r->gpu_hours * r->usd_per_gpu_hour, 1e-12);
+        /* each rung at its own best checkpoint interval, shorter as the
+         * failure rate grows with the GPUs */
+        CU_ASSERT_TRUE(r->interval_best && r->checkpoint_interval_s > 0);
+        if (i > 0 && l->rung[i - 1].feasible)
+            CU_ASSERT_TRUE(r->checkpoint_interval_s < l->rung[i - 1].checkpoint_interval_s);
     }
     /* the catalog quotes 8 GPUs apart from larger jobs */
     CU_ASSERT_TRUE(l->rung[0].usd_per_gpu_hour != l->rung[1].usd_per_gpu_hour);
