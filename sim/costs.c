@@ -512,7 +512,8 @@ static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *sh
      * group's tokens, width split over ETP */
     double local = E / ep;
     double tok = Tn * k * ep * etp / E;
-    double imb = mo->imbalance > 1 ? mo->imbalance : 1;
+    /* (with EP 1 every rank holds every expert: no rank waits for another) */
+    double imb = mo->imbalance > 1 && l->ep > 1 ? mo->imbalance : 1;
     double fe = (double)x->expert_ffn / etp;
     gemm_cost_t in = grouped_linear(pr, tok, fe * gate, h, local, mo->grouped_gemm);
     gemm_cost_t outg = grouped_linear(pr, tok, h, fe, local, mo->grouped_gemm);

@@ -87,6 +87,13 @@ void scenario_assumptions(const scenario_t *s, char *buf, size_t cap)
     if (s->fw.assumed[0] && len + 1 < cap)
         snprintf(buf + len, cap - len, "%sframework %s: %s", len ? "; " : "", s->fw.name,
                  s->fw.assumed);
+    len = strlen(buf);
+    if (model_is_moe(&s->model) && s->layout.ep > 1 && !s->opt.moe.imbalance_given &&
+        len + 1 < cap)
+        snprintf(buf + len, cap - len,
+                 "%smoe: expert load imbalance %.2f (balanced routing; --moe-imbalance sets "
+                 "yours)",
+                 len ? "; " : "", s->opt.moe.imbalance);
 }
 
 void scenario_free(scenario_t *s)

@@ -74,6 +74,9 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err);
  * profile's assumed figures (profile/provenance.h) and the framework
  * preset's sections that say ASSUMED. "" when there are none. */
 void scenario_assumptions(const scenario_t *s, char *buf, size_t cap);
+/* (the list: the profile's assumed figures, the framework's assumed
+ * options, and for MoE layouts with EP the load imbalance when the run did
+ * not give one) */
 
 /* Free what s owns (the profile, the notes). */
 void scenario_free(scenario_t *s);
