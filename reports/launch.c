@@ -72,6 +72,63 @@ static const char *fp8_recipe(precision_t p)
     }
 }
 
+/* --moe-layer-freq as Megatron's Python list expression: runs of dense (0)
+ * and MoE (1) blocks, "([0]*3+[1]*58)". */
+static void moe_layer_freq(const model_t *m, FILE *f)
+{
+    fprintf(f, "--moe-layer-freq (");
+    int i = 0;
+    bool first = true;
+    while (i < m->n_layers) {
+        bool moe = model_moe_layer(m, i);
+        int j = i;
+        while (j < m->n_layers && model_moe_layer(m, j) == moe)
+            j++;
+        fprintf(f, "%s[%d]*%d", first ? "" : "+", moe ? 1 : 0, j - i);
+        first = false;
+        i = j;
+    }
+    fprintf(f, ")\n");
+}
+
+/* Multi-latent attention, mixture of experts and multi-token prediction
+ * as Megatron-LM arguments (architecture), with the run's MoE options. */
+static void megatron_moe_mla(const model_t *m, const sim_options_t *o, FILE *f)
+{
+    if (model_is_mla(m)) {
+        const model_mla_t *a = &m->mla;
+        fprintf(f, "--multi-latent-attention\n");
+        if (a->q_lora_rank > 0)
+            fprintf(f, "--q-lora-rank %d\n", a->q_lora_rank);
+        fprintf(f, "--kv-lora-rank %d\n--qk-head-dim %d\n--qk-pos-emb-head-dim %d\n"
+                   "--v-head-dim %d\n",
+                a->kv_lora_rank, a->qk_nope_dim, a->qk_rope_dim, a->v_dim);
+        if (!a->no_latent_norms)
+            fprintf(f, "--qk-layernorm\n");
+    }
+    if (model_is_moe(m)) {
+        const model_moe_t *x = &m->moe;
+        fprintf(f, "--num-experts %d\n--moe-router-topk %d\n--moe-ffn-hidden-size %d\n",
+                x->n_experts, x->top_k, x->expert_ffn);
+        if (x->shared_ffn > 0)
+            fprintf(f, "--moe-shared-expert-intermediate-size %d\n", x->shared_ffn);
+        if (x->n_moe_layers != m->n_layers)
+            moe_layer_freq(m, f);
+        static const char *const disp[] = {"alltoall", "allgather", "flex"};
+        fprintf(f, "--moe-token-dispatcher-type %s\n", disp[o->moe.dispatcher]);
+        if (o->moe.grouped_gemm)
+            fprintf(f, "--moe-grouped-gemm\n");
+        if (o->moe.permute_fusion)
+            fprintf(f, "--moe-permute-fusion\n");
+        if (o->moe.shared_overlap && x->shared_ffn > 0)
+            fprintf(f, "--moe-shared-expert-overlap\n");
+        if (o->moe.a2a_overlap)
+            fprintf(f, "--overlap-moe-expert-parallel-comm\n");
+    }
+    if (m->n_mtp > 0)
+        fprintf(f, "--mtp-num-layers %d\n", m->n_mtp);
+}
+
 static int write_megatron(const model_t *m, const layout_t *l, const sim_options_t *o, FILE *f,
                           err_t *err)
 {
@@ -110,9 +167,13 @@ static int write_megatron(const model_t *m, const layout_t *l, const sim_options
         fprintf(f, "--untie-embeddings-and-output-weights\n");
     fprintf(f, "--vocab-size %d\n--make-vocab-size-divisible-by 1\n", m->vocab);
     fprintf(f, "--attention-dropout %g\n--hidden-dropout %g\n", m->dropout, m->dropout);
+    megatron_moe_mla(m, o, f);
     fprintf(f, "--tensor-model-parallel-size %d\n--pipeline-model-parallel-size %d\n"
                "--context-parallel-size %d\n",
             l->tp, l->pp, l->cp);
+    if (model_is_moe(m))
+        fprintf(f, "--expert-model-parallel-size %d\n--expert-tensor-parallel-size %d\n", l->ep,
+                layout_etp(l));
     if (l->vpp > 1 && !l->first_stage_layers && !l->last_stage_layers)
         fprintf(f, "--num-layers-per-virtual-pipeline-stage %d\n", m->n_layers / (l->pp * l->vpp));
     else if (l->vpp > 1)
@@ -195,6 +256,9 @@ static int write_nemo(const model_t *m, const layout_t *l, const sim_options_t *
     fprintf(f, "model.tensor_model_parallel_size=%d\nmodel.pipeline_model_parallel_size=%d\n"
                "model.context_parallel_size=%d\n",
             l->tp, l->pp, l->cp);
+    if (model_is_moe(m))
+        fprintf(f, "model.expert_model_parallel_size=%d\nmodel.expert_tensor_parallel_size=%d\n",
+                l->ep, layout_etp(l));
     fprintf(f, "model.virtual_pipeline_model_parallel_size=%s",
             l->vpp > 1 ? "" : "null\n");
     if (l->vpp > 1)
@@ -240,6 +304,11 @@ static int write_nemo(const model_t *m, const layout_t *l, const sim_options_t *
 static int write_deepspeed(const model_t *m, const layout_t *l, const sim_options_t *o,
                            FILE *f, err_t *err)
 {
+    if (model_is_moe(m))
+        return err_setf(err, ERR_INPUT, NULL, "--emit",
+                        "the DeepSpeed launch written here is for dense models; %s is a "
+                        "mixture of experts (use --emit megatron or nemo)",
+                        m->name);
     if (l->recompute == RECOMPUTE_OPS || l->recompute == RECOMPUTE_SELECTIVE)
         return err_setf(err, ERR_INPUT, NULL, "--emit",
                         "DeepSpeed checkpoints whole layers (full recompute) or nothing");
@@ -437,6 +506,10 @@ int launch_read_nemo(const char *text, const char *origin, const model_t *m, lay
             rc = to_int(v, origin, line, k, &l->pp, err);
         else if (strcmp(k, "model.context_parallel_size") == 0)
             rc = to_int(v, origin, line, k, &l->cp, err);
+        else if (strcmp(k, "model.expert_model_parallel_size") == 0)
+            rc = to_int(v, origin, line, k, &l->ep, err);
+        else if (strcmp(k, "model.expert_tensor_parallel_size") == 0)
+            rc = to_int(v, origin, line, k, &l->etp, err);
         else if (strcmp(k, "model.virtual_pipeline_model_parallel_size") == 0) {
             l->vpp = 1;
             if (strcmp(v, "null") != 0 && strcmp(v, "None") != 0)

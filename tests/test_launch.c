@@ -145,6 +145,59 @@ static void test_megatron_round_trip(void)
     }
 }
 
+/* A mixture-of-experts layout (DeepSeek-V3: MLA, 3 dense and 58 MoE
+ * blocks, MTP, EP 64): the Megatron arguments define the same model and
+ * layout, with the framework's MoE options; Bridge overrides carry the EP;
+ * the DeepSpeed launcher refuses MoE models. */
+static void test_moe_round_trip(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("deepseek-v3", &m, &e), 0);
+    layout_t l = finalized(&m, 1024, 2, 1, 1, 1, 1, 1024, 4096);
+    l.ep = 64;
+    l.etp = 1;
+    l.distributed_optimizer = true;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&l, &m, 1024, &e), 0);
+    char *text = written(LAUNCH_MEGATRON, &m, &l, "megatron-bridge-25.09");
+    megatron_flags_known(text);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "--moe-layer-freq ([0]*3+[1]*58)"));
+    megatron_args_t a;
+    int rc = megatron_args_read(text, strlen(text), "emitted", &a, &e);
+    if (rc)
+        fprintf(stderr, "read back: %s\n", e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    model_params_t p, q;
+    model_params(&m, &p);
+    model_params(&a.model, &q);
+    CHECK_REL(q.total, p.total, 1e-6);
+    CHECK_REL(q.active, p.active, 1e-6);
+    CU_ASSERT_EQUAL(a.model.moe.n_moe_layers, 58);
+    CU_ASSERT_EQUAL(a.model.n_mtp, 1);
+    CU_ASSERT_TRUE(model_is_mla(&a.model));
+    CU_ASSERT_EQUAL(a.layout.ep, 64);
+    CU_ASSERT_EQUAL(a.layout.etp, 1);
+    CU_ASSERT_EQUAL(a.opt.moe.dispatcher, MOE_DISPATCH_DEEPEP); /* Bridge's recipe */
+    CU_ASSERT_TRUE(a.opt.moe.grouped_gemm && a.opt.moe.a2a_overlap);
+    megatron_args_free(&a);
+    free(text);
+    text = written(LAUNCH_NEMO, &m, &l, "megatron-bridge-25.09");
+    layout_t back;
+    layout_defaults(&back);
+    CU_ASSERT_EQUAL(launch_read_nemo(text, "emitted", &m, &back, &e), 0);
+    CU_ASSERT_EQUAL(back.ep, 64);
+    CU_ASSERT_EQUAL(back.etp, 1);
+    free(text);
+    sim_options_t o;
+    layout_t scratch = l;
+    CU_ASSERT_EQUAL_FATAL(sim_options_framework("deepspeed", &o, &scratch, &e), 0);
+    FILE *f = fopen("/dev/null", "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CHECK_ERR(launch_write(LAUNCH_DEEPSPEED, &m, &l, &o, f, &e), &e, ERR_INPUT, "--emit",
+              "mixture of experts");
+    fclose(f);
+}
+
 /* Megatron-Bridge overrides: every key is a field of the configs the
  * recipe CLI sets, and launch_read_nemo reads them back, including the
  * interleaved split that counts the embedding and the loss. */
@@ -341,4 +394,5 @@ static void test_plan_emit(void)
 }
 
 TEST_SUITE(suite_launch, "launch", TEST(test_megatron_round_trip), TEST(test_nemo_round_trip),
-           TEST(test_deepspeed_round_trip), TEST(test_torchtitan_keys), TEST(test_plan_emit));
+           TEST(test_deepspeed_round_trip), TEST(test_torchtitan_keys), TEST(test_plan_emit),
+           TEST(test_moe_round_trip));
