@@ -898,6 +898,9 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     if ((rc = cli_layout_flags(a, &s->model, &s->layout, &s->opt, &s->notes, err)) ||
         (rc = cli_sim_switches(a, &s->opt, err)))
         goto out;
+    /* no batch from flags or inputs: the plan's default, said */
+    if (!in.have_tt && !in.have_mg && !cli_get(a, "--deepspeed") && !(base && base->layout))
+        scenario_default_batch(&s->model, &s->layout, s->cluster.n_gpus, &s->notes);
     rc = scenario_finish(s, cli_get(a, "--profile"), err);
 out:
     inputs_free(&in);

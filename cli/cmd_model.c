@@ -301,8 +301,12 @@ static int report(const cli_args_t *a, model_report_t *r, err_t *err)
         (rc = cli_layout_flags(a, &r->model, &r->layout, NULL, &r->notes, err)))
         return rc;
     int n_gpus = r->layout.tp * r->layout.pp * r->layout.cp;
-    if ((rc = cli_get_int(a, "--gpus", &n_gpus, err)) ||
-        (rc = layout_finalize(&r->layout, &r->model, n_gpus, err)))
+    if ((rc = cli_get_int(a, "--gpus", &n_gpus, err)))
+        return rc;
+    if (!cli_get(a, "--deepspeed") && !cli_has(a, "--megatron-args") &&
+        !cli_has(a, "--megatron-args-file") && !cli_has(a, "--torchtitan"))
+        scenario_default_batch(&r->model, &r->layout, n_gpus, &r->notes);
+    if ((rc = layout_finalize(&r->layout, &r->model, n_gpus, err)))
         return rc;
     if (cli_has(a, "--gpu") || cli_has(a, "--cluster")) {
         cluster_spec_t spec;

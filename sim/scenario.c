@@ -1,9 +1,12 @@
 #include "sim/scenario.h"
 
-#include "profile/provenance.h"
-
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "profile/provenance.h"
+#include "sim/ladder.h"
 
 #include "sim/offload.h"
 
@@ -66,6 +69,31 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
     s->input.profile = &s->profile;
     s->input.opt = s->opt;
     return ERR_OK;
+}
+
+bool scenario_default_batch(const model_t *m, layout_t *l, int n_gpus, notes_t *notes)
+{
+    if (l->global_batch > 0 || l->grad_accum > 0)
+        return false;
+    long mp = (long)l->tp * l->pp * l->cp;
+    if (mp < 1 || n_gpus < mp || n_gpus % mp)
+        return false;
+    int seq = l->seq_len > 0 ? l->seq_len : (m->max_seq < 8192 ? m->max_seq : 8192);
+    if (seq <= 0)
+        return false;
+    long dp = n_gpus / mp;
+    long step = (long)(l->micro_batch > 0 ? l->micro_batch : 1) * dp * (l->vpp > 1 ? l->pp : 1);
+    double target = ladder_batch_for_tokens(LADDER_DEFAULT_BATCH_TOKENS, seq);
+    double gb = fmax(1, round(target / step)) * step;
+    if (gb > INT_MAX)
+        return false;
+    l->global_batch = (int)gb;
+    if (notes)
+        notes_add(notes, NOTE_ASSUMED, "--global-batch",
+                  "%.0f sequences of %d tokens (%.2fM tokens a step: the plan's default of "
+                  "about 4M; --global-batch sets yours)",
+                  gb, seq, gb * seq / 1e6);
+    return true;
 }
 
 void scenario_assumptions(const scenario_t *s, char *buf, size_t cap)

@@ -69,6 +69,14 @@ int scenario_begin(const scenario_spec_t *spec, scenario_t *s, err_t *err);
  * whatever it returns. */
 int scenario_finish(scenario_t *s, const char *profile_path, err_t *err);
 
+/* A layout that names no batch (global batch and accumulation 0) gets the
+ * plan's default, LADDER_DEFAULT_BATCH_TOKENS (4M) per step: the multiple
+ * of micro-batch x DP (x PP when interleaved) nearest to it, with a note in
+ * notes (may be NULL) saying so. Nothing when the layout names a batch or
+ * its degrees do not divide n_gpus (layout_finalize says why). True when it
+ * set one. */
+bool scenario_default_batch(const model_t *m, layout_t *l, int n_gpus, notes_t *notes);
+
 /* The inputs of a finished scenario that are assumptions rather than
  * measured, fitted or sourced figures, as one comma-separated line: the
  * profile's assumed figures (profile/provenance.h) and the framework
