@@ -287,7 +287,49 @@ static void test_preflight_table(void)
     CHECK_ERR(rc, &e, ERR_INPUT, "--device", "cpu or cuda");
 }
 
+/* No batch named: about 4M tokens a step, a multiple of micro-batch x DP
+ * (x PP interleaved), said; a named batch or accumulation stays. */
+static void test_default_batch(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("llama3-8b", &m, &e), 0);
+    layout_t l;
+    layout_defaults(&l);
+    l.tp = 2;
+    notes_t n;
+    notes_init(&n);
+    CU_ASSERT_TRUE(scenario_default_batch(&m, &l, 8, &n));
+    CU_ASSERT_EQUAL(l.global_batch, 512); /* 4,194,304 / 8192 */
+    CU_ASSERT_EQUAL(n.n, 1);
+    layout_defaults(&l);
+    l.tp = 8;
+    l.pp = 4;
+    l.vpp = 2;
+    l.schedule = SCHEDULE_INTERLEAVED;
+    l.micro_batch = 3;
+    l.seq_len = 4096;
+    CU_ASSERT_TRUE(scenario_default_batch(&m, &l, 96, NULL));
+    /* DP 3, step 3 x 3 x 4 = 36: the multiple nearest 1024 is 1008 */
+    CU_ASSERT_EQUAL(l.global_batch, 1008);
+    int rc = layout_finalize(&l, &m, 96, &e);
+    if (rc)
+        fprintf(stderr, "finalize: %s\n", e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    layout_defaults(&l);
+    l.global_batch = 64;
+    CU_ASSERT_FALSE(scenario_default_batch(&m, &l, 8, NULL));
+    CU_ASSERT_EQUAL(l.global_batch, 64);
+    layout_defaults(&l);
+    l.grad_accum = 4;
+    CU_ASSERT_FALSE(scenario_default_batch(&m, &l, 8, NULL));
+    layout_defaults(&l);
+    l.tp = 3; /* does not divide 8 GPUs: left to layout_finalize */
+    CU_ASSERT_FALSE(scenario_default_batch(&m, &l, 8, NULL));
+    notes_free(&n);
+}
+
 TEST_SUITE(suite_scenario, "scenario", TEST(test_scenario_from_values), TEST(test_scenario_errors),
            TEST(test_planning_defaults), TEST(test_fastest_layout), TEST(test_whatif),
            TEST(test_measured_run), TEST(test_planning_guides), TEST(test_train_result_schema),
-           TEST(test_preflight_table));
+           TEST(test_preflight_table), TEST(test_default_batch));
