@@ -678,6 +678,11 @@ static const cli_opt_t sim_opts[] = {
      "shared experts computed during the dispatch and combine", CLI_WORD},
     {"--moe-a2a-overlap", "--overlap-moe-expert-parallel-comm", NULL,
      "EP all-to-alls hidden behind another micro-batch's compute", CLI_WORD},
+    {"--moe-capacity-factor", "--moe-expert-capacity-factor", "X",
+     "tokens an expert takes over the mean; the rest are dropped (default: dropless)",
+     CLI_X(0.01, 64)},
+    {"--moe-pad-expert-input-to-capacity", NULL, NULL,
+     "pad every expert to its capacity (needs --moe-capacity-factor)", CLI_WORD},
     {"--moe-imbalance", NULL, "X",
      "tokens on the busiest EP rank over the mean (default 1: balanced, an assumption)",
      CLI_X(1, 64)},
@@ -724,6 +729,15 @@ int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
         else
             return err_setf(err, ERR_INPUT, NULL, "--moe-dispatcher",
                             "use alltoall, allgather or deepep (got '%s')", disp);
+    }
+    if (cli_has(a, "--moe-capacity-factor") &&
+        (rc = cli_get_double(a, "--moe-capacity-factor", &o->moe.capacity_factor, err)))
+        return rc;
+    if (cli_has(a, "--moe-pad-expert-input-to-capacity")) {
+        if (!(o->moe.capacity_factor > 0))
+            return err_setf(err, ERR_INPUT, NULL, "--moe-pad-expert-input-to-capacity",
+                            "needs --moe-capacity-factor (padding is to a capacity)");
+        o->moe.pad_to_capacity = true;
     }
     if (cli_has(a, "--moe-imbalance")) {
         if ((rc = cli_get_double(a, "--moe-imbalance", &o->moe.imbalance, err)))

@@ -1758,6 +1758,16 @@ static int build_options(interp_t *in)
     o->moe.permute_fusion = get_switch(in, "moe_permute_fusion", false);
     o->moe.shared_overlap = get_switch(in, "moe_shared_expert_overlap", false);
     o->moe.a2a_overlap = get_switch(in, "overlap_moe_expert_parallel_comm", false);
+    const char *cf = get_str(in, "moe_expert_capacity_factor");
+    double cfv = 0;
+    if (cf && strcmp(cf, "None") != 0) {
+        if (!parse_double(cf, &cfv) || !(cfv > 0))
+            return err_setf(in->err, ERR_INPUT, a->origin, "--moe-expert-capacity-factor",
+                            "must be a positive number (got '%s')", cf);
+        o->moe.capacity_factor = cfv;
+    }
+    o->moe.pad_to_capacity = get_switch(in, "moe_pad_expert_input_to_capacity", false) &&
+                             o->moe.capacity_factor > 0;
     return ERR_OK;
 }
 

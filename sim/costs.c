@@ -505,7 +505,9 @@ static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *sh
     /* permute: each token copied once per chosen expert, grouped by expert
      * (an unfused permute sorts indices and gathers in separate kernels:
      * about twice the traffic, an assumption) */
-    double routed = Tn * k * h * e;
+    /* padded to capacity, the padding goes over the wire too */
+    double pad = mo->capacity_factor > 0 && mo->pad_to_capacity ? mo->capacity_factor : 1;
+    double routed = Tn * k * h * e * pad;
     double perm = mem(pr, Tn * h * e + routed) * (mo->permute_fusion ? 1 : 2);
     add_op(pr, "permute", perm, perm);
     /* the local experts: E/EP of them, each on its share of the EP x ETP
@@ -514,6 +516,15 @@ static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *sh
     double tok = Tn * k * ep * etp / E;
     /* (with EP 1 every rank holds every expert: no rank waits for another) */
     double imb = mo->imbalance > 1 && l->ep > 1 ? mo->imbalance : 1;
+    /* a capacity factor drops what is beyond it; padded, every expert runs
+     * exactly its capacity (no rank waits, all do the padding) */
+    double cf = mo->capacity_factor;
+    if (cf > 0 && mo->pad_to_capacity) {
+        tok *= pad;
+        imb = 1;
+    } else if (cf > 0 && imb > cf) {
+        imb = cf;
+    }
     double fe = (double)x->expert_ffn / etp;
     gemm_cost_t in = grouped_linear(pr, tok, fe * gate, h, local, mo->grouped_gemm);
     gemm_cost_t outg = grouped_linear(pr, tok, h, fe, local, mo->grouped_gemm);
@@ -566,7 +577,7 @@ static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *sh
                             ? 1 + 4.0 / 128
                             : e;
         coll_span_t g = ep_span_of(c, l, etp);
-        comm = coll(pr, COLL_ALL_TO_ALL, &g, Tn * k * h * disp_e) +
+        comm = coll(pr, COLL_ALL_TO_ALL, &g, Tn * k * h * disp_e * pad) +
                coll(pr, COLL_ALL_TO_ALL, &g, routed);
         if (etp > 1) {
             coll_span_t et = consecutive_span(c, etp);

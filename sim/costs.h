@@ -89,6 +89,10 @@ typedef struct {
     double imbalance;     /* tokens on the busiest EP rank over the mean: 1 =
                              balanced (forced balance, or measured) */
     bool imbalance_given; /* set by the user or the run's notes (else assumed) */
+    double capacity_factor; /* tokens an expert takes, over the mean; those
+                               beyond are dropped (0 = dropless) */
+    bool pad_to_capacity; /* every expert padded to its capacity (Megatron
+                             --moe-pad-expert-input-to-capacity) */
 } moe_opts_t;
 
 typedef struct {

@@ -661,6 +661,29 @@ static void test_moe_experts(void)
                    op_fwd(&a.c, "experts_in") - op_fwd(&a.c, "experts_out");
     double moe_share = 26.0 / 27; /* the first block is dense */
     CHECK_REL(b.c.fwd.imbalance, moe_share * (gemms + 0.5 * op_fwd(&a.c, "expert_act")), 1e-9);
+    /* a capacity factor caps the imbalance (the rest is dropped); padded to
+     * capacity, every expert runs cf x the mean and nobody waits */
+    priced_t cap, padded;
+    CU_ASSERT_EQUAL_FATAL(begin(&cap, "deepseek-v2-lite", "h100-sxm", 8, "megatron-core"), 0);
+    moe_layout(&cap, 8, 8);
+    cap.s.opt.moe.imbalance = 1.5;
+    cap.s.opt.moe.capacity_factor = 1.25;
+    CU_ASSERT_EQUAL_FATAL(price(&cap), 0);
+    double capped = prof_gemm_time(&cap.s.profile, DTYPE_BF16, 1.25 * tok, 2 * fe, h, local) +
+                    prof_gemm_time(&cap.s.profile, DTYPE_BF16, 1.25 * tok, h, fe, local) -
+                    op_fwd(&a.c, "experts_in") - op_fwd(&a.c, "experts_out");
+    CHECK_REL(cap.c.fwd.imbalance, moe_share * (capped + 0.25 * op_fwd(&a.c, "expert_act")), 1e-9);
+    CU_ASSERT_EQUAL_FATAL(begin(&padded, "deepseek-v2-lite", "h100-sxm", 8, "megatron-core"), 0);
+    moe_layout(&padded, 8, 8);
+    padded.s.opt.moe.imbalance = 1.5;
+    padded.s.opt.moe.capacity_factor = 1.25;
+    padded.s.opt.moe.pad_to_capacity = true;
+    CU_ASSERT_EQUAL_FATAL(price(&padded), 0);
+    CU_ASSERT_EQUAL(padded.c.fwd.imbalance, 0);
+    CHECK_REL(op_fwd(&padded.c, "experts_in"),
+              prof_gemm_time(&padded.s.profile, DTYPE_BF16, 1.25 * tok, 2 * fe, h, local), 1e-12);
+    scenario_free(&cap.s);
+    scenario_free(&padded.s);
     sim_ctx_t *ctx = sim_ctx_create();
     CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
     sim_result_t ra, rb;
