@@ -174,6 +174,35 @@ typedef struct {
     double m, n, k; /* the forward's shape: Y[m x n] = X[m x k] W[k x n] */
 } gemm_cost_t;
 
+/* A grouped GEMM over `batch` experts, each Y[M x N] = X[M x K] W[K x N],
+ * with the recipe's casts; one GEMM after another when not grouped. */
+static gemm_cost_t grouped_linear(const pricer_t *pr, double M, double N, double K, double batch,
+                                  bool grouped)
+{
+    gemm_cost_t g;
+    if (grouped) {
+        g.fwd = gemm(pr, M, N, K, batch);
+        g.dgrad = gemm(pr, M, K, N, batch);
+        g.wgrad = gemm(pr, K, N, M, batch);
+    } else {
+        g.fwd = batch * gemm(pr, M, N, K, 1);
+        g.dgrad = batch * gemm(pr, M, K, N, 1);
+        g.wgrad = batch * gemm(pr, K, N, M, 1);
+    }
+    g.m = M;
+    g.n = N;
+    g.k = K;
+    const prec_costs_t *q = pr->q;
+    if (q->quantized) {
+        double mb = pr->in->layout->grad_accum > 0 ? pr->in->layout->grad_accum : 1;
+        bool per_step = q->weight_cast_per_step && pr->in->opt.fp8_weight_cache;
+        double w = q->cast_weight * K * N * batch / (per_step ? mb : 1);
+        g.fwd += mem(pr, q->cast_input * M * K * batch + w);
+        g.dgrad += mem(pr, q->cast_grad * M * N * batch);
+    }
+    return g;
+}
+
 /* Y[M x N] = X[M x K] W[K x N]: forward, input gradient, weight gradient,
  * with the low-precision recipe's quantization of X in the forward, of dY
  * in the backward (counted with dgrad) and of W (once per step when the
@@ -181,16 +210,7 @@ typedef struct {
  * forward). */
 static gemm_cost_t linear(const pricer_t *pr, double M, double N, double K)
 {
-    gemm_cost_t g = {gemm(pr, M, N, K, 1), gemm(pr, M, K, N, 1), gemm(pr, K, N, M, 1), M, N, K};
-    const prec_costs_t *q = pr->q;
-    if (q->quantized) {
-        double mb = pr->in->layout->grad_accum > 0 ? pr->in->layout->grad_accum : 1;
-        bool per_step = q->weight_cast_per_step && pr->in->opt.fp8_weight_cache;
-        double w = q->cast_weight * K * N / (per_step ? mb : 1);
-        g.fwd += mem(pr, q->cast_input * M * K + w);
-        g.dgrad += mem(pr, q->cast_grad * M * N);
-    }
-    return g;
+    return grouped_linear(pr, M, N, K, 1, true);
 }
 
 static double coll(const pricer_t *pr, coll_op_t op, const coll_span_t *s, double bytes)
@@ -398,34 +418,6 @@ static gemm_cost_t price_qkv(pricer_t *pr)
     return all;
 }
 
-/* A grouped GEMM over `batch` experts, each Y[M x N] = X[M x K] W[K x N],
- * with the recipe's casts; one GEMM after another when not grouped. */
-static gemm_cost_t grouped_linear(const pricer_t *pr, double M, double N, double K, double batch,
-                                  bool grouped)
-{
-    gemm_cost_t g;
-    if (grouped) {
-        g.fwd = gemm(pr, M, N, K, batch);
-        g.dgrad = gemm(pr, M, K, N, batch);
-        g.wgrad = gemm(pr, K, N, M, batch);
-    } else {
-        g.fwd = batch * gemm(pr, M, N, K, 1);
-        g.dgrad = batch * gemm(pr, M, K, N, 1);
-        g.wgrad = batch * gemm(pr, K, N, M, 1);
-    }
-    g.m = M;
-    g.n = N;
-    g.k = K;
-    const prec_costs_t *q = pr->q;
-    if (q->quantized) {
-        double mb = pr->in->layout->grad_accum > 0 ? pr->in->layout->grad_accum : 1;
-        bool per_step = q->weight_cast_per_step && pr->in->opt.fp8_weight_cache;
-        double w = q->cast_weight * K * N * batch / (per_step ? mb : 1);
-        g.fwd += mem(pr, q->cast_input * M * K * batch + w);
-        g.dgrad += mem(pr, q->cast_grad * M * N * batch);
-    }
-    return g;
-}
 
 /* The expert-parallel group on the nodes: Megatron-Core lays expert ranks
  * out as ETP x EP x expert-DP, so one EP group is ep ranks at a stride of
