@@ -10,6 +10,7 @@
 #include "inputs/deepspeed.h"
 #include "inputs/megatron_args.h"
 #include "inputs/torchtitan.h"
+#include "reports/launch.h"
 #include "models/layout_json.h"
 #include "common/names.h"
 #include "common/units.h"
@@ -765,6 +766,11 @@ static const cli_opt_t input_opts[] = {
      "a torchtitan job config: model flavor, parallelism, batch, activation checkpointing, "
      "float8, compile; runs as the torchtitan preset of its generation unless --framework",
      CLI_WORD},
+    {"--bridge-overrides", NULL, "FILE",
+     "Megatron-Bridge / NeMo 2 recipe overrides (KEY=VALUE lines, as plan --emit nemo writes "
+     "them): parallel sizes, batch, recompute, precision; runs as the newest Megatron-Bridge "
+     "preset unless --framework",
+     CLI_WORD},
 };
 const cli_group_t CLI_INPUT_OPTS = {"Framework inputs (explicit flags override them)",
                                     input_opts, sizeof input_opts / sizeof input_opts[0]};
@@ -795,6 +801,10 @@ static int read_inputs(const cli_args_t *a, int n_gpus, cli_inputs_t *in, err_t 
         return err_setf(err, ERR_INPUT, NULL, "--megatron-args-file",
                         "give the Megatron arguments once (--megatron-args or "
                         "--megatron-args-file)");
+    if (cli_get(a, "--bridge-overrides") && (toml || text || file))
+        return err_setf(err, ERR_INPUT, NULL, "--bridge-overrides",
+                        "give one framework's inputs (Bridge overrides, Megatron arguments or a "
+                        "torchtitan config)");
     if (toml && (text || file))
         return err_setf(err, ERR_INPUT, NULL, "--torchtitan",
                         "give one framework's inputs (Megatron arguments or a torchtitan "
@@ -842,6 +852,8 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
         fw_assumed = in.tt.framework;
     else if (!spec.framework && cli_get(a, "--deepspeed"))
         fw_assumed = "deepspeed";
+    else if (!spec.framework && cli_get(a, "--bridge-overrides"))
+        fw_assumed = launch_framework(LAUNCH_NEMO);
     if (fw_assumed)
         spec.framework = fw_assumed;
     bool from_launcher = false, toml_model_ignored = false;
@@ -881,7 +893,9 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     if (fw_assumed)
         notes_add(&s->notes, NOTE_ASSUMED, "--framework",
                   "%s (the framework of the %s; --framework overrides)", s->fw.name,
-                  in.have_tt ? "torchtitan config" : "DeepSpeed config");
+                  in.have_tt                      ? "torchtitan config"
+                  : cli_get(a, "--bridge-overrides") ? "Megatron-Bridge overrides"
+                                                     : "DeepSpeed config");
     /* what the base fixes replaces the preset's defaults; flags come last */
     if (base && base->layout)
         s->layout = *base->layout;
@@ -909,11 +923,22 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
                       "%d from the launcher (torchrun --nproc_per_node x --nnodes)",
                       in.mg.world_size);
     }
+    const char *ov = cli_get(a, "--bridge-overrides");
+    if (ov) {
+        char *data = NULL;
+        if ((rc = fileio_read_all(ov, &data, NULL, err)))
+            goto out;
+        rc = launch_read_nemo(data, ov, &s->model, &s->layout, err);
+        free(data);
+        if (rc)
+            goto out;
+    }
     if ((rc = cli_layout_flags(a, &s->model, &s->layout, &s->opt, &s->notes, err)) ||
         (rc = cli_sim_switches(a, &s->opt, err)))
         goto out;
     /* no batch from flags or inputs: the plan's default, said */
-    if (!in.have_tt && !in.have_mg && !cli_get(a, "--deepspeed") && !(base && base->layout))
+    if (!in.have_tt && !in.have_mg && !cli_get(a, "--deepspeed") && !ov &&
+        !(base && base->layout))
         scenario_default_batch(&s->model, &s->layout, s->cluster.n_gpus, &s->notes);
     rc = scenario_finish(s, cli_get(a, "--profile"), err);
 out:

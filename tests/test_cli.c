@@ -645,6 +645,29 @@ static void test_unmet_requests_exit_1(void)
 static void test_framework_inputs(void)
 {
     char *out = NULL;
+    /* plan --emit nemo's overrides read back as the same layout, under the
+     * Bridge preset (said) */
+    expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --bridge-overrides "
+           "tests/fixtures/launch/llama3_70b_256.bridge.txt",
+           0, &out, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP4 PP1 CP1 DP64 mb1 gb512 (x8) 1f1b ZeRO-3"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "assumed --framework: megatron-bridge-26.04"));
+    free(out);
+    out = NULL;
+    char *err = NULL;
+    expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --bridge-overrides "
+           "tests/fixtures/launch/bad.bridge.txt",
+           2, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "model.tensor_model_parallel_size"));
+    CU_ASSERT_EQUAL(count_lines(err ? err : ""), 1);
+    free(err);
+    err = NULL;
+    expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --bridge-overrides "
+           "tests/fixtures/launch/llama3_70b_256.bridge.txt --torchtitan "
+           "tests/fixtures/torchtitan/llama3_70b.toml",
+           2, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "one framework's inputs"));
+    free(err);
     expect("sim --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt --gpu h100-sxm",
            0, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP4 PP8 VPP5 CP1 DP2"));
@@ -717,14 +740,14 @@ static void test_framework_inputs(void)
     cJSON_Delete(j);
     free(out);
     out = NULL;
-    char *err = NULL;
+    err = NULL;
     expect("sim --model llama3-8b --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt "
            "--gpu h100-sxm",
            2, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "give one or the other"));
     free(err);
     err = NULL;
-    expect("sim --torchtitan tests/fixtures/torchtitan/llama3_8b.toml --gpu h100-sxm", 2, NULL,
+    expect("sim --torchtitan tests/fixtures/torchtitan/llama3_70b.toml --gpu h100-sxm", 2, NULL,
            &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "give --gpus"));
     free(err);
