@@ -218,6 +218,7 @@ FUZZ_SEEDS_checkpoint      := tests/fuzz/seeds/checkpoint/*
 FUZZ_SEEDS_units           := tests/fuzz/seeds/units/*
 FUZZ_SEEDS_megatron_args   := tests/fixtures/megatron/*.txt tests/fixtures/logs/gen/*.txt
 FUZZ_SEEDS_toml            := tests/fixtures/torchtitan/*.toml
+FUZZ_SEEDS_bridge          := tests/fixtures/launch/*.bridge.txt
 FUZZ_SEEDS_torchtitan      := tests/fixtures/torchtitan/*.toml
 FUZZ_SEEDS_trainlog        := tests/fixtures/logs/*.log tests/fixtures/logs/*.csv \
                               tests/fixtures/logs/*.jsonl tests/fixtures/logs/ladder/*.log
