@@ -613,6 +613,17 @@ static void test_moe_dispatch(void)
                                  Tn * kd * hd * (1 + 4.0 / 128));
     double comb = prof_coll_time(&d.s.profile, COLL_ALL_TO_ALL, &d.c.ep_span, Tn * kd * hd * 2);
     CHECK_REL(d.c.ep_comm_layer_s, 2 * (disp + comb) * 26.0 / 27, 1e-12); /* 26 of 27 layers MoE */
+    /* a measured scale-out bandwidth (calibrate, nccl-tests import) feeds
+     * the dispatch across nodes: half of it, a slower all-to-all */
+    double before = d.c.ep_comm_layer_s;
+    d.s.profile.net_gpu_gbs = 20;
+    err_t pe;
+    CU_ASSERT_EQUAL_FATAL(sim_costs(&d.s.input, &d.c, &pe), 0);
+    double fast = d.c.ep_comm_layer_s;
+    d.s.profile.net_gpu_gbs = 10;
+    CU_ASSERT_EQUAL_FATAL(sim_costs(&d.s.input, &d.c, &pe), 0);
+    CU_ASSERT_TRUE(d.c.ep_comm_layer_s > 1.8 * fast && d.c.ep_comm_layer_s < 2 * fast);
+    CU_ASSERT_TRUE(fast != before);
     /* allgather: every token of the group gathered, the outputs scattered */
     priced_t g;
     CU_ASSERT_EQUAL_FATAL(begin(&g, "mixtral-8x7b", "h100-sxm", 16, "megatron-core"), 0);
