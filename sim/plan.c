@@ -595,6 +595,93 @@ static void explain_constraints(const model_t *m, const cluster_t *c, const prof
 
 /* ------------------------------------------------------------ the search */
 
+/* The reference layout's rank among every candidate of its framework:
+ * every candidate whose bound beats it is simulated to settle the rank. */
+static int rank_reference(const sim_env_t *env, cand_t *v, long kept, bool *mark,
+                          const layout_t *reference, plan_search_t *out, err_t *err)
+{
+    int ref_fw = 0;
+    layout_t ref = *reference;
+    sim_ctx_t *ctx = sim_ctx_create();
+    if (!ctx)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    sim_input_t in = {env->m, &ref, env->c, env->p, env->fws[ref_fw].opt};
+    sim_result_t r;
+    int rc = sim_run_step(ctx, &in, &r, err) == 0 ? ERR_OK : ERR_INPUT;
+    sim_ctx_destroy(ctx);
+    if (rc)
+        return rc;
+    double ref_tps = r.tokens_per_s;
+    out->reference_step_s = r.step_time_s;
+    for (long i = 0; i < kept; i++)
+        mark[i] = v[i].fw == ref_fw && v[i].tps == 0 && v[i].bound_tps > ref_tps;
+    if (simulate_marked(env, v, kept, mark))
+        rc = err_set(err, ERR_RUNTIME, "out of memory in the layout search");
+    int rank = 1;
+    long of = 0;
+    for (long i = 0; i < kept; i++) {
+        if (v[i].fw != ref_fw)
+            continue;
+        of++;
+        if (v[i].tps > ref_tps * (1 + 1e-12))
+            rank++;
+    }
+    out->rank_of_reference = rank;
+    out->reference_of = of;
+    return rc;
+}
+
+/* What had to be simulated (independent of thread timing) and each
+ * framework's best. */
+static void tally(const cand_t *v, long kept, plan_search_t *out)
+{
+    double kth = kth_best(v, kept, -1, PLAN_TOP);
+    for (long i = 0; i < kept; i++)
+        if (v[i].bound_tps > kth)
+            out->simulated++;
+    out->pruned[PRUNE_BOUND] = kept - out->simulated;
+    for (long i = 0; i < kept; i++) {
+        plan_fw_best_t *b = &out->per_framework[v[i].fw];
+        if (v[i].tps > 0 && (v[i].tps > b->tokens_per_s ||
+                             (v[i].tps == b->tokens_per_s && !b->found))) {
+            b->found = true;
+            b->tokens_per_s = v[i].tps;
+            b->layout = v[i].l;
+        }
+    }
+}
+
+/* The winner, simulated again for its full result, and the runners-up
+ * (ties by enumeration order); v is compacted to the simulated ones. */
+static int pick_winners(const sim_env_t *env, cand_t *v, long kept, plan_search_t *out,
+                        err_t *err)
+{
+    long n_sim = 0;
+    for (long i = 0; i < kept; i++)
+        if (v[i].tps > 0)
+            v[n_sim++] = v[i];
+    if (n_sim == 0)
+        return ERR_OK;
+    qsort(v, (size_t)n_sim, sizeof *v, cmp_tps);
+    out->found = true;
+    out->layout = v[0].l;
+    snprintf(out->framework, sizeof out->framework, "%s", env->fws[v[0].fw].fw.name);
+    int rc = ERR_OK;
+    sim_ctx_t *ctx = sim_ctx_create();
+    sim_input_t in = {env->m, &out->layout, env->c, env->p, env->fws[v[0].fw].opt};
+    if (!ctx || sim_run_step(ctx, &in, &out->result, err))
+        rc = ERR_RUNTIME;
+    sim_ctx_destroy(ctx);
+    for (int k = 0; k < PLAN_TOP && k < n_sim; k++) {
+        out->top_layout[k] = v[k].l;
+        out->top_step_s[k] = v[k].l.global_batch * (double)v[k].l.seq_len / v[k].tps;
+        snprintf(out->top_framework[k], sizeof out->top_framework[k], "%s",
+                 env->fws[v[k].fw].fw.name);
+        out->n_ranked = k + 1;
+    }
+    return rc;
+}
+
 int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
                 const plan_space_t *space, const layout_t *reference, plan_search_t *out,
                 err_t *err)
@@ -608,6 +695,8 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
     int rc = frameworks_for(space, fws, &n_fws, err);
     if (rc)
         return rc;
+    /* 1. every candidate the frameworks run that fits, each framework's
+     * memory options */
     memory_opts_t mo[PLAN_MAX_FRAMEWORKS];
     out->n_frameworks = n_fws;
     for (int i = 0; i < n_fws; i++) {
@@ -626,7 +715,7 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
     }
     long kept = cl.n;
     cand_t *v = cl.v;
-    /* bounds, in parallel */
+    /* 2. bounds, in parallel, best first */
 #pragma omp parallel for schedule(dynamic, 16)
     for (long i = 0; i < kept; i++) {
         sim_input_t in = {m, &v[i].l, c, p, fws[v[i].fw].opt};
@@ -642,87 +731,18 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
         return err_set(err, ERR_RUNTIME, "out of memory in the layout search");
     }
     sim_env_t env = {m, c, p, fws};
-    /* the best PLAN_TOP overall, then each framework's best, exactly */
+    /* 3. the best PLAN_TOP overall, then each framework's best, exactly */
     if (settle(&env, v, kept, -1, PLAN_TOP, mark) != 0)
         rc = err_set(err, ERR_RUNTIME, "out of memory in the layout search");
     for (int f = 0; !rc && n_fws > 1 && f < n_fws; f++)
         if (settle(&env, v, kept, f, 1, mark) != 0)
             rc = err_set(err, ERR_RUNTIME, "out of memory in the layout search");
-    /* the reference: its rank among every candidate of its framework */
-    int ref_fw = 0;
-    double ref_tps = 0;
-    if (!rc && reference) {
-        layout_t ref = *reference;
-        sim_ctx_t *ctx = sim_ctx_create();
-        sim_input_t in = {m, &ref, c, p, fws[ref_fw].opt};
-        sim_result_t r;
-        if (!ctx)
-            rc = err_set(err, ERR_RUNTIME, "out of memory");
-        else if (sim_run_step(ctx, &in, &r, err) == 0) {
-            ref_tps = r.tokens_per_s;
-            out->reference_step_s = r.step_time_s;
-        } else {
-            rc = ERR_INPUT;
-        }
-        sim_ctx_destroy(ctx);
-        if (!rc) {
-            for (long i = 0; i < kept; i++)
-                mark[i] = v[i].fw == ref_fw && v[i].tps == 0 && v[i].bound_tps > ref_tps;
-            if (simulate_marked(&env, v, kept, mark))
-                rc = err_set(err, ERR_RUNTIME, "out of memory in the layout search");
-            int rank = 1;
-            long of = 0;
-            for (long i = 0; i < kept; i++) {
-                if (v[i].fw != ref_fw)
-                    continue;
-                of++;
-                if (v[i].tps > ref_tps * (1 + 1e-12))
-                    rank++;
-            }
-            out->rank_of_reference = rank;
-            out->reference_of = of;
-        }
-    }
-    /* what had to be simulated, independent of thread timing */
-    double kth = kth_best(v, kept, -1, PLAN_TOP);
-    for (long i = 0; i < kept; i++)
-        if (v[i].bound_tps > kth)
-            out->simulated++;
-    out->pruned[PRUNE_BOUND] = kept - out->simulated;
-    /* per framework */
-    for (long i = 0; i < kept; i++) {
-        plan_fw_best_t *b = &out->per_framework[v[i].fw];
-        if (v[i].tps > 0 && (v[i].tps > b->tokens_per_s ||
-                             (v[i].tps == b->tokens_per_s && !b->found))) {
-            b->found = true;
-            b->tokens_per_s = v[i].tps;
-            b->layout = v[i].l;
-        }
-    }
-    /* the winner and the runners-up (ties by enumeration order) */
-    long n_sim = 0;
-    for (long i = 0; i < kept; i++)
-        if (v[i].tps > 0)
-            v[n_sim++] = v[i];
-    if (n_sim)
-        qsort(v, (size_t)n_sim, sizeof *v, cmp_tps);
-    if (n_sim > 0 && !rc) {
-        out->found = true;
-        out->layout = v[0].l;
-        snprintf(out->framework, sizeof out->framework, "%s", fws[v[0].fw].fw.name);
-        sim_ctx_t *ctx = sim_ctx_create();
-        sim_input_t in = {m, &out->layout, c, p, fws[v[0].fw].opt};
-        if (!ctx || sim_run_step(ctx, &in, &out->result, err))
-            rc = ERR_RUNTIME;
-        sim_ctx_destroy(ctx);
-        for (int k = 0; k < PLAN_TOP && k < n_sim; k++) {
-            out->top_layout[k] = v[k].l;
-            out->top_step_s[k] = v[k].l.global_batch * (double)v[k].l.seq_len / v[k].tps;
-            snprintf(out->top_framework[k], sizeof out->top_framework[k], "%s",
-                     fws[v[k].fw].fw.name);
-            out->n_ranked = k + 1;
-        }
-    }
+    /* 4. the reference's rank, the tallies, the winners */
+    if (!rc && reference)
+        rc = rank_reference(&env, v, kept, mark, reference, out, err);
+    tally(v, kept, out);
+    if (!rc)
+        rc = pick_winners(&env, v, kept, out, err);
     free(mark);
     free(v);
     out->elapsed_s = clock_now_s() - t0;
