@@ -469,43 +469,19 @@ static coll_span_t consecutive_span(const cluster_t *c, int n)
     return span_of(c, &g);
 }
 
-/* One MoE block's MLP part (after the second norm): router, token permute,
- * dispatch, the local experts as a grouped GEMM, combine, unpermute, and
- * the shared experts (TP-split like a dense MLP: sh1/sh2 for the TP
- * pricing, NULL when there are none). Communication goes into ep, the
- * busiest rank's extra expert time into imbalance. */
-static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *shared)
+/* The local experts of one MoE block: E/EP of them, each on its share of
+ * the EP x ETP group's tokens (tok, padded to capacity when asked), width
+ * split over ETP, as a grouped or a sequential GEMM; the busiest rank's
+ * extra time goes into imbalance. */
+static void price_experts(pricer_t *pr, double tok, double pad)
 {
     const model_t *m = pr->in->model;
     const model_moe_t *x = &m->moe;
     const layout_t *l = pr->in->layout;
     const moe_opts_t *mo = &pr->in->opt.moe;
-    const sim_options_t *o = &pr->in->opt;
     step_costs_t *out = pr->out;
-    double h = m->hidden, e = pr->e, k = x->top_k, E = x->n_experts;
-    double gate = m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
-    int etp = layout_etp(l);
-    double ep = l->ep;
-    /* Tokens entering the block on this rank: 1/TP of the micro-batch with
-     * sequence parallelism (Megatron requires it for MoE with TP). */
-    double Tn = pr->Tn;
-    /* router: fp32 scores, top-k and softmax over the experts */
-    double router_f = prof_gemm_time(pr->p, DTYPE_BF16, Tn, E, h, 1) + mem(pr, 3 * Tn * E * 4);
-    double router_b = prof_gemm_time(pr->p, DTYPE_BF16, Tn, h, E, 1) +
-                      prof_gemm_time(pr->p, DTYPE_BF16, h, E, Tn, 1) + mem(pr, 4 * Tn * E * 4);
-    add_op(pr, "router", router_f, router_b);
-    /* permute: each token copied once per chosen expert, grouped by expert
-     * (an unfused permute sorts indices and gathers in separate kernels:
-     * about twice the traffic, an assumption) */
-    /* padded to capacity, the padding goes over the wire too */
-    double pad = mo->capacity_factor > 0 && mo->pad_to_capacity ? mo->capacity_factor : 1;
-    double routed = Tn * k * h * e * pad;
-    double perm = mem(pr, Tn * h * e + routed) * (mo->permute_fusion ? 1 : 2);
-    add_op(pr, "permute", perm, perm);
-    /* the local experts: E/EP of them, each on its share of the EP x ETP
-     * group's tokens, width split over ETP */
-    double local = E / ep;
-    double tok = Tn * k * ep * etp / E;
+    double h = m->hidden, e = pr->e, gate = m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
+    double local = (double)x->n_experts / l->ep, fe = (double)x->expert_ffn / layout_etp(l);
     /* (with EP 1 every rank holds every expert: no rank waits for another) */
     double imb = mo->imbalance > 1 && l->ep > 1 ? mo->imbalance : 1;
     /* a capacity factor drops what is beyond it; padded, every expert runs
@@ -517,10 +493,9 @@ static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *sh
     } else if (cf > 0 && imb > cf) {
         imb = cf;
     }
-    double fe = (double)x->expert_ffn / etp;
     gemm_cost_t in = grouped_linear(pr, tok, fe * gate, h, local, mo->grouped_gemm);
     gemm_cost_t outg = grouped_linear(pr, tok, h, fe, local, mo->grouped_gemm);
-    double act = local * tok * fe * e * o->eager_act;
+    double act = local * tok * fe * e * pr->in->opt.eager_act;
     double act_f = mem(pr, (gate > 1 ? 3 : 2) * act), act_b = mem(pr, (gate > 1 ? 5 : 3) * act);
     add_op(pr, "experts_in", in.fwd, in.dgrad + in.wgrad);
     add_op(pr, "expert_act", act_f, act_b);
@@ -534,6 +509,72 @@ static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *sh
         out->bwd.imbalance = in2.dgrad + in2.wgrad + out2.dgrad + out2.wgrad - in.dgrad -
                              in.wgrad - outg.dgrad - outg.wgrad + (imb - 1) * act_b;
     }
+}
+
+/* One direction's dispatch and combine of one MoE block on the topology
+ * (routed: this rank's token copies in bytes, padding included). */
+static double price_dispatch(pricer_t *pr, double routed, double pad)
+{
+    const model_t *m = pr->in->model;
+    const layout_t *l = pr->in->layout;
+    const moe_opts_t *mo = &pr->in->opt.moe;
+    const cluster_t *c = pr->in->cluster;
+    double h = m->hidden, e = pr->e, k = m->moe.top_k, Tn = pr->Tn;
+    int etp = layout_etp(l);
+    coll_span_t g = ep_span_of(c, l, etp);
+    if (mo->dispatcher == MOE_DISPATCH_ALLGATHER) {
+        /* every rank gathers the group's tokens and keeps those for its
+         * experts; the outputs are reduce-scattered back */
+        coll_span_t all = consecutive_span(c, l->ep * etp);
+        all.nodes = g.nodes > all.nodes ? g.nodes : all.nodes;
+        double gathered = Tn * h * e * l->ep * etp;
+        return coll(pr, COLL_ALL_GATHER, &all, gathered) +
+               coll(pr, COLL_REDUCE_SCATTER, &all, gathered);
+    }
+    /* a quantized run's DeepEP dispatch sends fp8 tokens with one fp32
+     * scale per 128 values; the combine stays in 16 bits */
+    double disp_e = mo->dispatcher == MOE_DISPATCH_DEEPEP && pr->q->quantized ? 1 + 4.0 / 128 : e;
+    double comm = coll(pr, COLL_ALL_TO_ALL, &g, Tn * k * h * disp_e * pad) +
+                  coll(pr, COLL_ALL_TO_ALL, &g, routed);
+    if (etp > 1) {
+        coll_span_t et = consecutive_span(c, etp);
+        comm += coll(pr, COLL_ALL_GATHER, &et, routed * etp) +
+                coll(pr, COLL_REDUCE_SCATTER, &et, routed * etp);
+    }
+    return comm;
+}
+
+/* One MoE block's MLP part (after the second norm): router, token permute,
+ * dispatch, the local experts, combine, unpermute, and the shared experts
+ * (TP-split like a dense MLP: sh1/sh2 for the TP pricing, *shared false
+ * when there are none). Communication goes into ep, what overlap does not
+ * hide. */
+static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *shared)
+{
+    const model_t *m = pr->in->model;
+    const model_moe_t *x = &m->moe;
+    const layout_t *l = pr->in->layout;
+    const moe_opts_t *mo = &pr->in->opt.moe;
+    step_costs_t *out = pr->out;
+    double h = m->hidden, e = pr->e, k = x->top_k, E = x->n_experts;
+    double gate = m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
+    /* Tokens entering the block on this rank: 1/TP of the micro-batch with
+     * sequence parallelism (Megatron requires it for MoE with TP). */
+    double Tn = pr->Tn;
+    /* router: fp32 scores, top-k and softmax over the experts */
+    double router_f = prof_gemm_time(pr->p, DTYPE_BF16, Tn, E, h, 1) + mem(pr, 3 * Tn * E * 4);
+    double router_b = prof_gemm_time(pr->p, DTYPE_BF16, Tn, h, E, 1) +
+                      prof_gemm_time(pr->p, DTYPE_BF16, h, E, Tn, 1) + mem(pr, 4 * Tn * E * 4);
+    add_op(pr, "router", router_f, router_b);
+    /* permute: each token copied once per chosen expert, grouped by expert
+     * (an unfused permute sorts indices and gathers in separate kernels:
+     * about twice the traffic, an assumption); padded to capacity, the
+     * padding is copied and sent too */
+    double pad = mo->capacity_factor > 0 && mo->pad_to_capacity ? mo->capacity_factor : 1;
+    double routed = Tn * k * h * e * pad;
+    double perm = mem(pr, Tn * h * e + routed) * (mo->permute_fusion ? 1 : 2);
+    add_op(pr, "permute", perm, perm);
+    price_experts(pr, Tn * k * l->ep * layout_etp(l) / E, pad);
     add_op(pr, "unpermute", perm, perm);
     /* shared experts: a dense MLP, TP-split */
     double shared_f = 0, shared_b = 0;
@@ -542,7 +583,7 @@ static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *sh
         double fs = x->shared_ffn, t = pr->t;
         *sh1 = linear(pr, pr->T, fs * gate / t, h);
         *sh2 = linear(pr, pr->T, h, fs / t);
-        double sact = pr->T * fs / t * e * o->eager_act;
+        double sact = pr->T * fs / t * e * pr->in->opt.eager_act;
         double sa_f = mem(pr, (gate > 1 ? 3 : 2) * sact), sa_b = mem(pr, (gate > 1 ? 5 : 3) * sact);
         add_op(pr, "shared_in", sh1->fwd, sh1->dgrad + sh1->wgrad);
         add_op(pr, "shared_act", sa_f, sa_b);
@@ -550,33 +591,7 @@ static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *sh
         shared_f = sh1->fwd + sa_f + sh2->fwd;
         shared_b = sh1->dgrad + sh1->wgrad + sa_b + sh2->dgrad + sh2->wgrad;
     }
-    /* dispatch and combine on the topology */
-    const cluster_t *c = pr->in->cluster;
-    double comm = 0; /* one direction: dispatch + combine */
-    if (mo->dispatcher == MOE_DISPATCH_ALLGATHER) {
-        /* every rank gathers the group's tokens and keeps those for its
-         * experts; the outputs are reduce-scattered back */
-        coll_span_t g = ep_span_of(c, l, etp);
-        coll_span_t all = consecutive_span(c, l->ep * etp);
-        all.nodes = g.nodes > all.nodes ? g.nodes : all.nodes;
-        double gathered = Tn * h * e * ep * etp;
-        comm = coll(pr, COLL_ALL_GATHER, &all, gathered) +
-               coll(pr, COLL_REDUCE_SCATTER, &all, gathered);
-    } else {
-        /* a quantized run's DeepEP dispatch sends fp8 tokens with one fp32
-         * scale per 128 values; the combine stays in 16 bits */
-        double disp_e = mo->dispatcher == MOE_DISPATCH_DEEPEP && pr->q->quantized
-                            ? 1 + 4.0 / 128
-                            : e;
-        coll_span_t g = ep_span_of(c, l, etp);
-        comm = coll(pr, COLL_ALL_TO_ALL, &g, Tn * k * h * disp_e * pad) +
-               coll(pr, COLL_ALL_TO_ALL, &g, routed);
-        if (etp > 1) {
-            coll_span_t et = consecutive_span(c, etp);
-            comm += coll(pr, COLL_ALL_GATHER, &et, routed * etp) +
-                    coll(pr, COLL_REDUCE_SCATTER, &et, routed * etp);
-        }
-    }
+    double comm = price_dispatch(pr, routed, pad);
     out->ep_comm_layer_s = 2 * comm;
     /* what hides it: the shared experts run during the all-to-alls; with
      * the combined 1F1B overlap, another micro-batch's compute */
