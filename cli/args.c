@@ -720,17 +720,8 @@ int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
     double bucket = 0;
     int rc;
     const char *disp = cli_get(a, "--moe-dispatcher");
-    if (disp) {
-        if (strcmp(disp, "alltoall") == 0)
-            o->moe.dispatcher = MOE_DISPATCH_ALLTOALL;
-        else if (strcmp(disp, "allgather") == 0)
-            o->moe.dispatcher = MOE_DISPATCH_ALLGATHER;
-        else if (strcmp(disp, "deepep") == 0 || strcmp(disp, "flex") == 0)
-            o->moe.dispatcher = MOE_DISPATCH_DEEPEP;
-        else
-            return err_setf(err, ERR_INPUT, NULL, "--moe-dispatcher",
-                            "use alltoall, allgather or deepep (got '%s')", disp);
-    }
+    if (disp && (rc = moe_dispatch_parse(disp, "--moe-dispatcher", &o->moe.dispatcher, err)))
+        return rc;
     if (cli_has(a, "--moe-capacity-factor") &&
         (rc = cli_get_double(a, "--moe-capacity-factor", &o->moe.capacity_factor, err)))
         return rc;

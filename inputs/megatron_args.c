@@ -1746,11 +1746,9 @@ static int build_options(interp_t *in)
     /* mixture of experts: Megatron's defaults unless given */
     const char *disp = get_str(in, "moe_token_dispatcher_type");
     o->moe.dispatcher = MOE_DISPATCH_ALLGATHER;
-    if (disp && strcmp(disp, "alltoall") == 0)
-        o->moe.dispatcher = MOE_DISPATCH_ALLTOALL;
-    else if (disp && strcmp(disp, "flex") == 0)
-        o->moe.dispatcher = MOE_DISPATCH_DEEPEP;
-    else if (disp && strcmp(disp, "allgather") != 0)
+    if (disp && (strcmp(disp, "deepep") == 0 ||
+                 moe_dispatch_parse(disp, "--moe-token-dispatcher-type", &o->moe.dispatcher,
+                                    in->err)))
         return err_setf(in->err, ERR_INPUT, a->origin, "--moe-token-dispatcher-type",
                         "'%s' is not one of Megatron's dispatchers (allgather, alltoall, flex)",
                         disp);
@@ -1758,14 +1756,11 @@ static int build_options(interp_t *in)
     o->moe.permute_fusion = get_switch(in, "moe_permute_fusion", false);
     o->moe.shared_overlap = get_switch(in, "moe_shared_expert_overlap", false);
     o->moe.a2a_overlap = get_switch(in, "overlap_moe_expert_parallel_comm", false);
-    const char *cf = get_str(in, "moe_expert_capacity_factor");
-    double cfv = 0;
-    if (cf && strcmp(cf, "None") != 0) {
-        if (!parse_double(cf, &cfv) || !(cfv > 0))
-            return err_setf(in->err, ERR_INPUT, a->origin, "--moe-expert-capacity-factor",
-                            "must be a positive number (got '%s')", cf);
-        o->moe.capacity_factor = cfv;
-    }
+    const char *cf = get_str(in, "moe_expert_capacity_factor"); /* None: dropless */
+    if (cf && strcmp(cf, "None") != 0 &&
+        (rc = get_double(in, "moe_expert_capacity_factor", 1e-6, 1e6, &o->moe.capacity_factor,
+                         NULL)))
+        return rc;
     o->moe.pad_to_capacity = get_switch(in, "moe_pad_expert_input_to_capacity", false) &&
                              o->moe.capacity_factor > 0;
     return ERR_OK;

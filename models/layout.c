@@ -191,6 +191,11 @@ int layout_weight_bytes(precision_t p)
     return p == PRECISION_FP32 ? 4 : 2;
 }
 
+int layout_default_seq_len(const model_t *m)
+{
+    return m->max_seq < 8192 ? m->max_seq : 8192;
+}
+
 int layout_etp(const layout_t *l)
 {
     return l->etp > 0 ? l->etp : l->tp;
@@ -354,7 +359,7 @@ static int derive_dp_and_sequence(layout_t *l, const model_t *m, int n_gpus, err
         return err_setf(err, ERR_INPUT, NULL, "--seq-len",
                         "must be positive (got %d)", l->seq_len);
     if (l->seq_len == 0)
-        l->seq_len = m->max_seq < 8192 ? m->max_seq : 8192;
+        l->seq_len = layout_default_seq_len(m);
     if (m->pos == MODEL_POS_LEARNED && l->seq_len > m->max_seq)
         return err_setf(err, ERR_INPUT, NULL, "--seq-len",
                         "%d is longer than the %d learned positions of %s",

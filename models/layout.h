@@ -123,6 +123,10 @@ typedef struct {
                                offloaded; 0 = all but the last one */
 } layout_t;
 
+/* The sequence length a layout without one trains at: the model's
+ * max_seq, capped at 8192. */
+int layout_default_seq_len(const model_t *m);
+
 /* Expert tensor parallel degree (etp, or tp when 0). */
 int layout_etp(const layout_t *l);
 

@@ -114,8 +114,8 @@ static void megatron_moe_mla(const model_t *m, const sim_options_t *o, FILE *f)
             fprintf(f, "--moe-shared-expert-intermediate-size %d\n", x->shared_ffn);
         if (x->n_moe_layers != m->n_layers)
             moe_layer_freq(m, f);
-        static const char *const disp[] = {"alltoall", "allgather", "flex"};
-        fprintf(f, "--moe-token-dispatcher-type %s\n", disp[o->moe.dispatcher]);
+        fprintf(f, "--moe-token-dispatcher-type %s\n",
+                moe_dispatch_megatron_name(o->moe.dispatcher));
         if (o->moe.grouped_gemm)
             fprintf(f, "--moe-grouped-gemm\n");
         if (o->moe.permute_fusion)

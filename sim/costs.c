@@ -42,6 +42,26 @@ void sim_options_default(sim_options_t *o)
     o->moe.imbalance = 1;
 }
 
+int moe_dispatch_parse(const char *text, const char *field, moe_dispatch_t *out, err_t *err)
+{
+    if (strcmp(text, "alltoall") == 0)
+        *out = MOE_DISPATCH_ALLTOALL;
+    else if (strcmp(text, "allgather") == 0)
+        *out = MOE_DISPATCH_ALLGATHER;
+    else if (strcmp(text, "deepep") == 0 || strcmp(text, "flex") == 0)
+        *out = MOE_DISPATCH_DEEPEP;
+    else
+        return err_setf(err, ERR_INPUT, NULL, field,
+                        "use alltoall, allgather or deepep (flex) (got '%s')", text);
+    return ERR_OK;
+}
+
+const char *moe_dispatch_megatron_name(moe_dispatch_t d)
+{
+    static const char *const names[] = {"alltoall", "allgather", "flex"};
+    return d <= MOE_DISPATCH_DEEPEP ? names[d] : "?";
+}
+
 void sim_options_compiled(sim_options_t *o)
 {
     o->eager_norm = o->eager_rope = o->eager_act = 1;
@@ -419,31 +439,12 @@ static gemm_cost_t price_qkv(pricer_t *pr)
 }
 
 
-/* The expert-parallel group on the nodes: Megatron-Core lays expert ranks
- * out as ETP x EP x expert-DP, so one EP group is ep ranks at a stride of
- * etp, on consecutive nodes. */
-static coll_span_t ep_span_of(const cluster_t *c, const layout_t *l, int etp)
-{
-    long span = (long)l->ep * etp;
-    int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : 1;
-    group_place_t g;
-    g.size = l->ep;
-    g.stride = etp;
-    g.nodes = span <= gpn ? 1 : (int)((span + gpn - 1) / gpn);
-    g.ranks_per_node = g.nodes == 1 ? l->ep : (gpn / etp > 0 ? gpn / etp : 1);
-    g.crosses_nodes = g.nodes > 1;
-    return span_of(c, &g);
-}
-
-/* The expert-data-parallel group: ranks holding the same experts, at a
- * stride of EP x ETP (Megatron-Core's expert rank order ETP, EP, expert
- * DP). With a stride of a node or more, each member sits on its own node
- * and the group's traffic goes through one NIC per GPU. */
-static coll_span_t edp_span_of(const cluster_t *c, const layout_t *l)
+/* size ranks at a distance of stride on nodes of gpus_per_node: on one
+ * node when they fit, one per node when the stride is a node or more, else
+ * gpus_per_node / stride on each node. */
+static coll_span_t strided_span(const cluster_t *c, int size, long stride)
 {
     int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : 1;
-    long stride = (long)l->ep * layout_etp(l);
-    int size = (int)(layout_expert_dp(l) + 0.5);
     group_place_t g;
     g.size = size;
     g.stride = (int)stride;
@@ -461,12 +462,25 @@ static coll_span_t edp_span_of(const cluster_t *c, const layout_t *l)
     return span_of(c, &g);
 }
 
+/* The expert-parallel group: Megatron-Core lays expert ranks out as ETP,
+ * EP, expert DP, so one EP group is ep ranks at a stride of etp. */
+static coll_span_t ep_span_of(const cluster_t *c, const layout_t *l, int etp)
+{
+    return strided_span(c, l->ep, etp);
+}
+
+/* The expert-data-parallel group: ranks holding the same experts, at a
+ * stride of EP x ETP. With a stride of a node or more, each member sits on
+ * its own node and the group's traffic goes through one NIC per GPU. */
+static coll_span_t edp_span_of(const cluster_t *c, const layout_t *l)
+{
+    return strided_span(c, (int)(layout_expert_dp(l) + 0.5), (long)l->ep * layout_etp(l));
+}
+
 /* A group of n consecutive ranks (expert-TP: the ranks of one expert). */
 static coll_span_t consecutive_span(const cluster_t *c, int n)
 {
-    int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : 1;
-    group_place_t g = {n, 1, n <= gpn ? 1 : (n + gpn - 1) / gpn, n <= gpn ? n : gpn, n > gpn};
-    return span_of(c, &g);
+    return strided_span(c, n, 1);
 }
 
 /* The local experts of one MoE block: E/EP of them, each on its share of

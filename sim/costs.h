@@ -75,6 +75,13 @@ typedef enum {
                                   fp8 dispatch in quantized runs */
 } moe_dispatch_t;
 
+/* "alltoall", "allgather", "deepep" (Megatron's "flex" reads as deepep);
+ * ERR_INPUT naming field when text is none of them. */
+int moe_dispatch_parse(const char *text, const char *field, moe_dispatch_t *out, err_t *err);
+
+/* Megatron-LM's --moe-token-dispatcher-type for d ("flex" for DeepEP). */
+const char *moe_dispatch_megatron_name(moe_dispatch_t d);
+
 /* Mixture-of-experts behaviour of a framework (and of the run). */
 typedef struct {
     moe_dispatch_t dispatcher;

@@ -27,15 +27,8 @@ static int read_moe(const cJSON *o, const json_ctx_t *ctx, moe_opts_t *m, err_t 
     if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "source")))
         return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
                         "source: missing (every framework default needs one)");
-    if (strcmp(disp, "alltoall") == 0)
-        m->dispatcher = MOE_DISPATCH_ALLTOALL;
-    else if (strcmp(disp, "allgather") == 0)
-        m->dispatcher = MOE_DISPATCH_ALLGATHER;
-    else if (strcmp(disp, "deepep") == 0)
-        m->dispatcher = MOE_DISPATCH_DEEPEP;
-    else
-        return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
-                        "dispatcher: use alltoall, allgather or deepep (got '%s')", disp);
+    if (moe_dispatch_parse(disp, "dispatcher", &m->dispatcher, err))
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "%s", err->msg);
     return ERR_OK;
 }
 

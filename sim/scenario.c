@@ -78,7 +78,7 @@ bool scenario_default_batch(const model_t *m, layout_t *l, int n_gpus, notes_t *
     long mp = (long)l->tp * l->pp * l->cp;
     if (mp < 1 || n_gpus < mp || n_gpus % mp)
         return false;
-    int seq = l->seq_len > 0 ? l->seq_len : (m->max_seq < 8192 ? m->max_seq : 8192);
+    int seq = l->seq_len > 0 ? l->seq_len : layout_default_seq_len(m);
     if (seq <= 0)
         return false;
     long dp = n_gpus / mp;
