@@ -348,7 +348,8 @@ const cli_command_t CLI_CMD_MODEL = {
     "Parameters (total, per stage, per GPU), FLOPs per token by operation\n"
                        "(Megatron convention), and per-GPU memory (weights, gradients, optimizer\n"
                        "states, activations, buffers) for a parallel layout. Without --gpus the\n"
-                       "layout uses one model replica (TP x PP x CP GPUs).",
+                       "layout uses one model replica (TP x PP x CP GPUs); without a batch, about\n"
+                       "4M tokens a step as plan takes (it sets the micro-batches in flight).",
     groups,
     sizeof groups / sizeof groups[0],
     run,

@@ -267,16 +267,19 @@ static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
 const cli_command_t CLI_CMD_SIM = {
     "sim",
     "simulate one training step: step time, breakdown, MFU, memory",
-    "scaleplan sim (--model M | --megatron-args \"...\" | --torchtitan F.toml) --gpu G "
+    "scaleplan sim (--model M | --megatron-args \"...\" | --torchtitan F.toml | "
+                       "--bridge-overrides F) --gpu G "
                        "--gpus N [layout] [--profile F] [--trace F.json] [--json]",
     "Simulate one training step event by event: one representative GPU per\n"
                        "pipeline stage, per-layer GEMMs, attention and memory-bound kernels from\n"
-                       "the cost profile, TP/CP/PP/DP communication on the cluster's real links,\n"
-                       "the pipeline schedule, gradient buckets, the optimizer and stragglers.\n"
-                       "The breakdown lists exposed (non-overlapped) time; it sums to the step.\n"
-                       "The model, layout and options can come from a Megatron-LM command line,\n"
-                       "a torchtitan TOML or a DeepSpeed config; what they ignore or assume is\n"
-                       "listed. --offload prices optimizer, parameter and activation offload.",
+                       "the cost profile, TP/CP/EP/PP/DP communication on the cluster's real\n"
+                       "links, mixture-of-experts dispatch and load imbalance, the pipeline\n"
+                       "schedule, gradient buckets, the optimizer and stragglers. The breakdown\n"
+                       "lists exposed (non-overlapped) time; it sums to the step. Without a\n"
+                       "batch, about 4M tokens a step (as plan; said). The model, layout and\n"
+                       "options can come from a Megatron-LM command line, a torchtitan TOML, a\n"
+                       "DeepSpeed config or Megatron-Bridge overrides; what they ignore or assume\n"
+                       "is listed. --offload prices optimizer, parameter and activation offload.",
     groups,
     sizeof groups / sizeof groups[0],
     run,
