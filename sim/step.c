@@ -438,10 +438,19 @@ static void build_step_end(builder_t *b, const build_scratch_t *x)
         if (sharded_opt && l->zero < 3) {
             double gather = sim_param_gather_time(in, c, params);
             if (in->opt.overlap_param_gather) {
-                /* Hidden behind the next step's forward passes; only what
-                 * they cannot cover stays exposed. */
-                double fwd_time = b->m * cost_total(&c->fwd) * layers;
-                gather = fmax(0, gather - fwd_time);
+                /* Hidden behind the next step's forward passes until each
+                 * bucket's first use: Megatron's forward pre-hooks wait for
+                 * a bucket's all-gather in the first micro-batch's forward
+                 * and start the next one (Megatron-LM megatron/core/
+                 * distributed/param_and_grad_buffer.py, finish_param_sync), so
+                 * only that forward hides them; under the interleaved
+                 * schedule chunk c is first used after the forwards of
+                 * min(m, p) micro-batches through each earlier chunk. */
+                double fwd_chunk = cost_total(&c->fwd) * layers / b->v;
+                double first_uses = 1;
+                if (b->v > 1)
+                    first_uses += (double)(b->v - 1) * (b->m < b->p ? b->m : b->p);
+                gather = fmax(0, gather - first_uses * fwd_chunk);
             }
             if (gather > 0) {
                 int g = add_task(b, s, ST_DP, gather, TASK_PARAM_GATHER, TAG(0, 0, NO_LAYER), -1);
