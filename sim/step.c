@@ -616,7 +616,7 @@ static void classify_gap(const sim_engine_t *e, int t, double gap_start, double 
     bd[BD_PP_BUBBLE] += gap;
 }
 
-static void read_breakdown(const builder_t *b, int stage, double makespan, double *bd)
+static void read_breakdown(const builder_t *b, int stage, double end, double *bd)
 {
     const sim_ctx_t *ctx = b->ctx;
     const sim_engine_t *e = ctx->eng;
@@ -647,8 +647,26 @@ static void read_breakdown(const builder_t *b, int stage, double makespan, doubl
         prev_end = eng_end(e, t);
     }
     /* After the optimizer: a parameter all-gather that was not hidden. */
-    if (makespan > prev_end)
-        bd[BD_DP_COMM] += makespan - prev_end;
+    if (end > prev_end)
+        bd[BD_DP_COMM] += end - prev_end;
+}
+
+/* Compute and recompute seconds stage ran (its passes' pieces). */
+static double stage_busy(const builder_t *b, int stage)
+{
+    const sim_ctx_t *ctx = b->ctx;
+    const sim_engine_t *e = ctx->eng;
+    int n = ctx->n_compute[stage];
+    const int *tasks = ctx->compute_tasks + (long)stage * ctx->stride;
+    const int *pieces = ctx->compute_piece + (long)stage * ctx->stride;
+    double busy = 0;
+    for (int i = 0; i < n; i++) {
+        int kind = eng_kind(e, tasks[i]);
+        if (kind == TASK_OPTIMIZER || kind == TASK_OFFLOAD)
+            continue;
+        busy += ctx->pieces[pieces[i]].compute + ctx->pieces[pieces[i]].recompute;
+    }
+    return busy;
 }
 
 /* Latest end of each stage's tasks (compute and communication): the end
@@ -762,19 +780,26 @@ int sim_run_step_costs(sim_ctx_t *ctx, const sim_input_t *in, const step_costs_t
         return err_set(err, ERR_RUNTIME, "out of memory building the simulation");
     if ((rc = eng_run(ctx->eng, err)))
         return rc;
-    double makespan = eng_makespan(ctx->eng);
-    /* The critical stage is the one that finishes last. */
-    int crit = 0;
-    stage_ends(ctx->eng, b.p, ctx->stage_end);
-    for (int s = 1; s < b.p; s++)
-        if (ctx->stage_end[s] > ctx->stage_end[crit] + 1e-15)
-            crit = s;
-    read_breakdown(&b, crit, makespan, out->breakdown_s);
     /* The step waits for the slowest of all GPUs: E[max of n normals] x
-     * sigma of the compute on the critical path. */
+     * sigma of the compute a stage ran comes on top of when it ends. The
+     * critical stage is the one whose end plus that wait is latest (a stage
+     * that ends a little earlier with more compute can be the one the step
+     * waits for). */
+    double k_straggle = out->costs.straggler_cv * out->costs.straggler_sigma_max;
+    int crit = 0;
+    double crit_end = -1;
+    stage_ends(ctx->eng, b.p, ctx->stage_end);
+    for (int s = 0; s < b.p; s++) {
+        double end = ctx->stage_end[s] + k_straggle * stage_busy(&b, s);
+        if (end > crit_end + 1e-15) {
+            crit = s;
+            crit_end = end;
+        }
+    }
+    read_breakdown(&b, crit, ctx->stage_end[crit], out->breakdown_s);
     double busy = out->breakdown_s[BD_COMPUTE] + out->breakdown_s[BD_RECOMPUTE];
-    out->breakdown_s[BD_STRAGGLER] = out->costs.straggler_cv * out->costs.straggler_sigma_max * busy;
-    out->step_time_s = makespan + out->breakdown_s[BD_STRAGGLER];
+    out->breakdown_s[BD_STRAGGLER] = k_straggle * busy;
+    out->step_time_s = ctx->stage_end[crit] + out->breakdown_s[BD_STRAGGLER];
     out->critical_stage = crit;
     out->tasks = eng_task_count(ctx->eng);
     out->events = eng_events(ctx->eng);

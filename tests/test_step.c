@@ -3,6 +3,7 @@
  * the properties a user relies on hold. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim/step.h"
@@ -157,6 +158,48 @@ static void test_breakdown_sums_and_layer_events(void)
     sim_ctx_destroy(ctx);
 }
 
+/* The straggler wait comes on top of every stage's end: the step is at
+ * least each stage's end plus E[max] x CV x the compute that stage ran, so
+ * the stage with more work can be the critical one although another ends
+ * a little later. Llama 3 8B on PP2 with 17 layers and the embedding on the
+ * first stage, 15 and the output head on the last: the first holds more
+ * parameters, so its optimizer step ends last, but the last computes more
+ * (the head's GEMM is worth 2.6 layers); with a large jitter the step
+ * waits for the last. */
+static void test_straggler_critical_stage(void)
+{
+    layout_t l = lay(1, 2, 1, 1, 128, 2048);
+    l.first_stage_layers = 17;
+    setup_t s;
+    CU_ASSERT_EQUAL_FATAL(setup(&s, "llama3-8b", "h100-sxm", 16, &l, NULL), 0);
+    s.in.opt.straggler_cv = 0.3;
+    sim_ctx_t *ctx = sim_ctx_create();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+    sim_result_t r;
+    double step = run(ctx, &s, &r);
+    step_costs_t c;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(sim_costs(&s.in, &c, &e), 0);
+    sim_event_t *ev = NULL;
+    int n = 0;
+    CU_ASSERT_EQUAL_FATAL(sim_timeline(ctx, &ev, &n, &e), 0);
+    double end[2] = {0, 0};
+    for (int i = 0; i < n; i++)
+        if (ev[i].stage < 2 && ev[i].end_s > end[ev[i].stage])
+            end[ev[i].stage] = ev[i].end_s;
+    free(ev);
+    double k = c.straggler_cv * c.straggler_sigma_max, m = s.layout.grad_accum;
+    double per_layer = c.fwd.compute + c.fwd.recompute + c.bwd.compute + c.bwd.recompute;
+    double busy0 = m * (17 * per_layer + c.embed_fwd.compute + c.embed_bwd.compute);
+    double busy1 = m * (15 * per_layer + c.head_fwd.compute + c.head_bwd.compute);
+    CU_ASSERT_TRUE(end[0] > end[1]);                         /* the first ends last */
+    CU_ASSERT_TRUE(end[1] + k * busy1 > end[0] + k * busy0); /* the last waits longer */
+    CU_ASSERT_EQUAL(r.critical_stage, 1);
+    CHECK_REL(step, end[1] + k * busy1, 1e-9);
+    sim_ctx_destroy(ctx);
+    prof_free(&s.profile);
+}
+
 /* Properties: more network bandwidth or a faster GPU is never slower; the
  * same input gives the same output; GPipe and 1F1B have the same bubble
  * but GPipe holds more activations; doubling DP at a fixed per-GPU batch
@@ -248,4 +291,5 @@ static void test_errors(void)
 }
 
 TEST_SUITE(suite_step, "step", TEST(test_bubble_from_simulation),
-           TEST(test_breakdown_sums_and_layer_events), TEST(test_properties), TEST(test_errors));
+           TEST(test_breakdown_sums_and_layer_events), TEST(test_straggler_critical_stage),
+           TEST(test_properties), TEST(test_errors));
