@@ -150,6 +150,18 @@ static void test_intra_allreduce_matches_measurements(void)
     coll_span_t sa = span(8, 8, 1, &nv3, NULL, 0);
     CHECK_REL(prof_coll_time(&a, COLL_ALL_REDUCE, &sa, 1073741824.0), 8203.9e-6, 0.05);
     CHECK_REL(prof_coll_time(&a, COLL_ALL_REDUCE, &sa, 32768.0), 43.83e-6, 0.10);
+    /* all-to-all inside the node at NCCL's measured 320 (H100), 210 (A100)
+     * and 640 (B200) GB/s busbw (GTC25 S72583), below the all-reduce's
+     * NVLink SHARP figures */
+    double big = 8589934592.0;
+    CHECK_REL(0.875 * big / prof_coll_time(&h, COLL_ALL_TO_ALL, &s, big) / 1e9, 320, 0.01);
+    CHECK_REL(0.875 * big / prof_coll_time(&a, COLL_ALL_TO_ALL, &sa, big) / 1e9, 210, 0.01);
+    fabric_t nv5;
+    CU_ASSERT_EQUAL_FATAL(fabric_load("nvlink5", &nv5, &e), 0);
+    profile_t b = load_default("b200");
+    coll_span_t sb = span(8, 8, 1, &nv5, NULL, 0);
+    CHECK_REL(0.875 * big / prof_coll_time(&b, COLL_ALL_TO_ALL, &sb, big) / 1e9, 640, 0.01);
+    prof_free(&b);
     prof_free(&h);
     prof_free(&a);
 }
