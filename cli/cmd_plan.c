@@ -76,7 +76,7 @@ static const cli_opt_t space_opts[] = {
     {"--micro-batch", "--micro-batch-size", "N|LO..HI", "micro-batch sizes to search (default 1..16)",
      CLI_KIND(CLI_INT_SPAN, 1, 1 << 16)},
     {"--recompute", NULL, "LIST", "recompute modes to search: none,selective,ops,full", CLI_WORD},
-    {"--schedule", NULL, "LIST", "pipeline schedules to search: 1f1b,interleaved,gpipe", CLI_WORD},
+    {"--schedule", NULL, "LIST", "pipeline schedules to search: 1f1b,interleaved,gpipe,dualpipev (each where the framework runs it)", CLI_WORD},
     {"--precision", NULL, "NAME", "training precision (default bf16; fp8 = the framework's fp8)",
      CLI_WORD},
 };
@@ -289,7 +289,9 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
 static void layout_short(const layout_t *l, char *buf, size_t cap)
 {
     char vpp[16] = "", extra[64] = "";
-    if (l->vpp > 1)
+    if (l->schedule == SCHEDULE_DUALPIPEV)
+        snprintf(vpp, sizeof vpp, " DualPipeV");
+    else if (l->vpp > 1)
         snprintf(vpp, sizeof vpp, "v%d", l->vpp);
     snprintf(extra, sizeof extra, "%s%s%s%s",
              l->recompute == RECOMPUTE_FULL        ? " full-rc"

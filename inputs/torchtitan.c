@@ -195,11 +195,22 @@ static int schedule(tt_t *x, layout_t *l, int n_layers)
     if (l->pp <= 1)
         return ERR_OK;
     static const char *const looped[] = {"Interleaved1F1B", "LoopedBFS", "InterleavedZeroBubble",
-                                         "ZBVZeroBubble", "DualPipeV"};
+                                         "ZBVZeroBubble"};
     if (strcmp(sched, "1F1B") == 0) {
         l->schedule = SCHEDULE_1F1B;
     } else if (strcmp(sched, "GPipe") == 0) {
         l->schedule = SCHEDULE_GPIPE;
+    } else if (strcmp(sched, "DualPipeV") == 0) {
+        /* two stages per rank in a V (torchtitan 803906b8f, PyTorch's
+         * ScheduleDualPipeV) */
+        l->schedule = SCHEDULE_DUALPIPEV;
+        l->vpp = 2;
+        if (has_per_stage && n_layers > 0 && (long)l->pp * 2 * per_stage != n_layers)
+            return err_setf(x->err, ERR_INPUT, x->file,
+                            "parallelism.pipeline_parallel_layers_per_stage",
+                            "DualPipeV holds two stages per rank: %d layers on PP %d need %g "
+                            "layers per stage, not %d",
+                            n_layers, l->pp, (double)n_layers / (2.0 * l->pp), per_stage);
     } else {
         bool is_looped = false;
         for (size_t i = 0; i < sizeof looped / sizeof looped[0]; i++)
@@ -574,9 +585,16 @@ int torchtitan_read(const char *text, size_t len, const char *file, int n_gpus, 
         goto out;
     other_notes(&x);
     /* The preset of the torchtitan generation whose keys the file uses:
-     * [training] batch_size until June 2025, local_batch_size after. */
-    snprintf(t->framework, sizeof t->framework, "%s",
-             toml_find(&doc, "training.batch_size") ? "torchtitan-2024-12" : "torchtitan-2025-06");
+     * [training] batch_size until June 2025, local_batch_size after;
+     * expert parallelism and DualPipeV came after June 2025 (torchtitan
+     * job_config.py at c08fa570a, not at 820504e). */
+    const char *gen = "torchtitan-2025-06";
+    if (toml_find(&doc, "training.batch_size"))
+        gen = "torchtitan-2024-12";
+    else if (toml_find(&doc, "parallelism.expert_parallel_degree") ||
+             t->layout.schedule == SCHEDULE_DUALPIPEV)
+        gen = "torchtitan-2025-12";
+    snprintf(t->framework, sizeof t->framework, "%s", gen);
     if (t->notes.oom)
         rc = err_set(err, ERR_RUNTIME, "out of memory listing the torchtitan notes");
 out:

@@ -36,7 +36,9 @@ typedef struct {
     layout_t layout;     /* layout_defaults + the config; not finalized */
     sim_options_t opt;   /* sim_options_default + the config */
     char framework[32];  /* the torchtitan preset of the file's generation
-                            ("torchtitan-2024-12" or "torchtitan-2025-06") */
+                            ("torchtitan-2024-12", "torchtitan-2025-06" or,
+                            with expert parallelism or DualPipeV,
+                            "torchtitan-2025-12") */
     bool async_tp;       /* async TP on (with TP > 1) */
     bool compiled;       /* torch.compile: elementwise ops fused */
     bool fp8_all_gather; /* Float8 FSDP all-gather of the weights */

@@ -24,8 +24,8 @@ void layout_defaults(layout_t *l)
     l->n_gpus = 1;
 }
 
-static const char *schedule_names[SCHEDULE_COUNT] = {"gpipe", "1f1b",
-                                                     "interleaved"};
+static const char *schedule_names[SCHEDULE_COUNT] = {"gpipe", "1f1b", "interleaved",
+                                                     "dualpipev"};
 static const char *recompute_names[RECOMPUTE_COUNT] = {"none", "selective", "full", "ops"};
 static const char *precision_names[PRECISION_COUNT] = {
     "bf16", "fp16", "fp8", "fp32", "fp8-cs", "mxfp8", "fp8-block", "fp8-rowwise", "nvfp4", "mxfp4"};
@@ -329,7 +329,7 @@ static int check_model_split(const layout_t *l, const model_t *m, err_t *err)
     if (has_dense && m->ffn % l->tp != 0)
         return err_setf(err, ERR_INPUT, NULL, "--tp",
                         "intermediate size %d must divide by TP %d", m->ffn, l->tp);
-    if (l->vpp > 1 && l->schedule != SCHEDULE_INTERLEAVED)
+    if (l->vpp > 1 && l->schedule != SCHEDULE_INTERLEAVED && l->schedule != SCHEDULE_DUALPIPEV)
         return err_setf(err, ERR_INPUT, NULL, "--vpp",
                         "virtual pipeline stages need --schedule interleaved (got %s)",
                         layout_schedule_name(l->schedule));
@@ -375,6 +375,9 @@ static int derive_dp_and_sequence(layout_t *l, const model_t *m, int n_gpus, err
                         "sequence length %d must divide by 2 x CP = %d (context "
                         "parallelism splits it into 2 x CP load-balanced chunks)",
                         l->seq_len, 2 * l->cp);
+    if (l->schedule == SCHEDULE_DUALPIPEV && l->pp < 2)
+        return err_setf(err, ERR_INPUT, NULL, "--schedule",
+                        "dualpipev needs --pp of at least 2");
     if (l->schedule == SCHEDULE_INTERLEAVED) {
         if (l->pp < 2)
             return err_setf(err, ERR_INPUT, NULL, "--schedule",
@@ -437,6 +440,12 @@ static int derive_batch(layout_t *l, err_t *err)
                         "the interleaved schedule needs micro-batches per step "
                         "(%d) to be a multiple of PP %d",
                         l->grad_accum, l->pp);
+    /* deepseek-ai/DualPipe dualpipev.py asserts num_chunks >= num_ranks * 2 */
+    if (l->schedule == SCHEDULE_DUALPIPEV && l->grad_accum < 2 * l->pp)
+        return err_setf(err, ERR_INPUT, NULL, "--global-batch",
+                        "dualpipev needs at least 2 x PP = %d micro-batches per step (got %d); "
+                        "raise --global-batch or lower --micro-batch",
+                        2 * l->pp, l->grad_accum);
     if (l->distributed_optimizer && l->zero > 1)
         return err_setf(err, ERR_INPUT, NULL, "--distributed-optimizer",
                         "already shards optimizer states (ZeRO-1); it cannot be "
@@ -448,6 +457,15 @@ static int derive_batch(layout_t *l, err_t *err)
 int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
 {
     int rc;
+    if (l->schedule == SCHEDULE_DUALPIPEV) {
+        /* the V: every rank holds exactly two stages */
+        if (l->vpp > 2)
+            return err_setf(err, ERR_INPUT, NULL, "--vpp",
+                            "dualpipev holds two stages per rank (a V); --vpp must be 2 "
+                            "or left out (got %d)",
+                            l->vpp);
+        l->vpp = 2;
+    }
     if ((rc = check_ranges(l, n_gpus, err)) || (rc = check_model_split(l, m, err)) ||
         (rc = derive_dp_and_sequence(l, m, n_gpus, err)) || (rc = derive_batch(l, err)))
         return rc;
@@ -474,11 +492,37 @@ int layout_chunk_layers(const layout_t *l, const model_t *m, int vs)
     return (m->n_layers - first - (last > 0 ? last : 0)) / middle;
 }
 
+int layout_vstage(const layout_t *l, int stage, int chunk)
+{
+    if (l->schedule == SCHEDULE_DUALPIPEV)
+        return chunk == 0 ? stage : 2 * l->pp - 1 - stage;
+    return chunk * l->pp + stage;
+}
+
+int layout_vstage_rank(const layout_t *l, int vs)
+{
+    if (l->schedule == SCHEDULE_DUALPIPEV)
+        return vs < l->pp ? vs : 2 * l->pp - 1 - vs;
+    return vs % l->pp;
+}
+
+int layout_vstage_chunk(const layout_t *l, int vs)
+{
+    if (l->schedule == SCHEDULE_DUALPIPEV)
+        return vs < l->pp ? 0 : 1;
+    return vs / l->pp;
+}
+
+int layout_head_rank(const layout_t *l)
+{
+    return layout_vstage_rank(l, l->pp * l->vpp - 1);
+}
+
 int layout_stage_layers(const layout_t *l, const model_t *m, int stage)
 {
     int n = 0;
     for (int c = 0; c < l->vpp; c++)
-        n += layout_chunk_layers(l, m, c * l->pp + stage);
+        n += layout_chunk_layers(l, m, layout_vstage(l, stage, c));
     return n;
 }
 
@@ -490,6 +534,10 @@ double layout_inflight_microbatches(const layout_t *l, int stage)
     switch (l->schedule) {
     case SCHEDULE_GPIPE:
         return m;
+    case SCHEDULE_DUALPIPEV: {
+        double held = p + 0.5;
+        return held < m ? held : m;
+    }
     case SCHEDULE_INTERLEAVED: {
         long long chunks = 2LL * (p - stage - 1) + (long long)(v - 1) * p + 1;
         if (chunks > (long long)m * v)

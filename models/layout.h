@@ -22,6 +22,9 @@ typedef enum {
     SCHEDULE_GPIPE = 0,   /* all forwards, then all backwards */
     SCHEDULE_1F1B = 1,    /* PipeDream-Flush: warm-up, steady 1F1B, cool-down */
     SCHEDULE_INTERLEAVED = 2, /* Megatron interleaved 1F1B with vpp chunks */
+    SCHEDULE_DUALPIPEV = 3,   /* DeepSeek's DualPipeV: two stages per rank in a V,
+                                 paired forward-backward chunks, split weight
+                                 gradients (sim/schedule.h) */
     SCHEDULE_COUNT
 } schedule_t;
 
@@ -155,12 +158,28 @@ int layout_stage_layers(const layout_t *l, const model_t *m, int stage);
  * the uneven split sets the first and last virtual stages. */
 int layout_chunk_layers(const layout_t *l, const model_t *m, int vs);
 
+/* Virtual stage of chunk `chunk` on pipeline rank `stage`: chunk x pp +
+ * stage, except under DualPipeV, where the stages form a V (chunk 0 of rank
+ * r is stage r, chunk 1 is stage 2pp - 1 - r: the first and the last stage,
+ * embedding and loss, both live on rank 0). */
+int layout_vstage(const layout_t *l, int stage, int chunk);
+
+/* The pipeline rank and the chunk that hold virtual stage vs. */
+int layout_vstage_rank(const layout_t *l, int vs);
+int layout_vstage_chunk(const layout_t *l, int vs);
+
+/* The rank holding the output head (the last virtual stage). */
+int layout_head_rank(const layout_t *l);
+
 /* Micro-batches whose activations pipeline rank stage holds at its peak,
  * in units of "all of this rank's layers for one micro-batch" (may be
  * fractional under the interleaved schedule). GPipe keeps all m; 1F1B keeps
  * min(p - stage, m); interleaved keeps min(m*v, 2(p-stage-1) + (v-1)p + 1)
  * chunks (Megatron's warm-up count plus one), i.e. p(1 + (p-1)/(pv)) on the
- * first stage when m is large (Korthikanti et al. 2022, sec. 4.2.3). */
+ * first stage when m is large (Korthikanti et al. 2022, sec. 4.2.3).
+ * DualPipeV holds PP + 1 stages' worth on a device, PP counting the 2pp
+ * stages (deepseek-ai/DualPipe README, "Activation Per Device"): (2pp + 1)
+ * chunks, pp + 1/2 of this rank's two chunks, at most m. */
 double layout_inflight_microbatches(const layout_t *l, int stage);
 
 /* Names for the enums (stable, used in JSON and flags) and their parsers.

@@ -187,7 +187,7 @@ static int stage_moe_layers(const layout_t *l, const model_t *m, int stage)
         return 0;
     int moe = 0;
     for (int c = 0; c < l->vpp; c++) {
-        int vs = c * l->pp + stage, first = 0;
+        int vs = layout_vstage(l, stage, c), first = 0;
         for (int v = 0; v < vs; v++)
             first += layout_chunk_layers(l, m, v);
         moe += model_moe_layers_in(m, first, layout_chunk_layers(l, m, vs));
@@ -228,11 +228,12 @@ void model_gpu_params_split(const model_t *m, const layout_t *l, int stage, doub
         if (m->pos == MODEL_POS_LEARNED)
             p += model_position_rows(m) * h; /* replicated position table */
     }
-    if (stage == l->pp - 1) {
+    if (stage == layout_head_rank(l)) {
         p += one_norm;
-        /* Untied: the output head. Tied with PP > 1: Megatron keeps a copy
-         * of the embedding on the last stage and syncs its gradient. */
-        if (!m->tied_embeddings || l->pp > 1)
+        /* Untied: the output head. Tied with the head on another rank:
+         * Megatron keeps a copy of the embedding on the last stage and
+         * syncs its gradient. */
+        if (!m->tied_embeddings || layout_head_rank(l) != 0)
             p += vocab_slice;
         if (m->n_mtp > 0) {
             /* Megatron places the MTP modules on the last stage. */
@@ -263,7 +264,7 @@ static double edge_activation_bytes(const model_t *m, const layout_t *l,
     double bytes = 0;
     if (stage == 0 && m->dropout > 0)
         bytes += inflight * sbh / sp_div; /* embedding dropout mask, 1 byte */
-    if (stage == l->pp - 1) {
+    if (stage == layout_head_rank(l)) {
         /* Final norm input and output-layer input, and the logits the
          * cross entropy holds at its peak (Korthikanti: 4sbh/t (1 + v/h)
          * with SP, for 4 bytes per logit; the framework's loss decides).

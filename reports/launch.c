@@ -383,9 +383,16 @@ static int write_torchtitan(const model_t *m, const layout_t *l, const sim_optio
     fprintf(f, "fsdp_reshard_after_forward = \"%s\"\n", l->zero == 2 ? "never" : "default");
     fprintf(f, "tensor_parallel_degree = %d\n", l->tp);
     fprintf(f, "context_parallel_degree = %d\n", l->cp);
+    if (l->ep > 1) {
+        /* experts take EP of the data-parallel shard ranks (torchtitan's
+         * dp2ep); expert TP is TP or 1 */
+        fprintf(f, "expert_parallel_degree = %d\n", l->ep);
+        fprintf(f, "expert_tensor_parallel_degree = %d\n", layout_etp(l));
+    }
     fprintf(f, "pipeline_parallel_degree = %d\n", l->pp);
     if (l->pp > 1) {
         const char *sched = l->schedule == SCHEDULE_INTERLEAVED ? "Interleaved1F1B"
+                            : l->schedule == SCHEDULE_DUALPIPEV ? "DualPipeV"
                             : l->schedule == SCHEDULE_GPIPE     ? "GPipe"
                                                                 : "1F1B";
         fprintf(f, "pipeline_parallel_schedule = \"%s\"\n", sched);
@@ -401,8 +408,19 @@ static int write_torchtitan(const model_t *m, const layout_t *l, const sim_optio
     fprintf(f, "seq_len = %d\n", l->seq_len);
     fprintf(f, "mixed_precision_param = \"%s\"\n", l->precision == PRECISION_FP32 ? "float32"
                                                                                     : "bfloat16");
-    fprintf(f, "mixed_precision_reduce = \"%s\"\n", l->grad_bytes == 2 ? "bfloat16" : "float32");
-    fprintf(f, "compile = true\n");
+    /* the gradient reduction's dtype and torch.compile as the simulation
+     * assumed them (the preset's reduce_bytes; eager kernels unless the
+     * options are compiled's); PyTorch's DualPipeV refuses compiled stage
+     * modules */
+    fprintf(f, "mixed_precision_reduce = \"%s\"\n", o->reduce_bytes == 2 ? "bfloat16" : "float32");
+    bool compiled = o->eager_norm <= 1 && o->eager_rope <= 1 && o->eager_act <= 1 &&
+                    l->schedule != SCHEDULE_DUALPIPEV;
+    /* expert parallelism and DualPipeV need a torchtitan of late 2025,
+     * whose job config moved compile to its own [compile] section
+     * (torchtitan c08fa570a torchtitan/config/job_config.py) */
+    bool late_2025 = l->ep > 1 || l->schedule == SCHEDULE_DUALPIPEV;
+    if (!late_2025)
+        fprintf(f, "compile = %s\n", compiled ? "true" : "false");
     fprintf(f, "\n[activation_checkpoint]\n");
     fprintf(f, "mode = \"%s\"\n", l->recompute == RECOMPUTE_FULL  ? "full"
                                   : l->recompute == RECOMPUTE_OPS ? "selective"
@@ -412,6 +430,8 @@ static int write_torchtitan(const model_t *m, const layout_t *l, const sim_optio
     if (fp8 && l->precision != PRECISION_MXFP8)
         fprintf(f, "\n[float8]\nrecipe_name = \"%s\"\n",
                 l->precision == PRECISION_FP8_ROWWISE ? "rowwise" : "tensorwise");
+    if (late_2025)
+        fprintf(f, "\n[compile]\nenable = %s\n", compiled ? "true" : "false");
     return ERR_OK;
 }
 

@@ -178,6 +178,14 @@ static void add_op(pricer_t *pr, const char *name, double fwd, double bwd)
     o->bwd.compute += bwd;
 }
 
+/* An operation made of GEMMs: its backward's weight-gradient part is also
+ * counted apart (step_costs_t.bwd_wgrad_s). */
+static void add_gemm_op(pricer_t *pr, const char *name, double fwd, double dgrad, double wgrad)
+{
+    add_op(pr, name, fwd, dgrad + wgrad);
+    pr->out->bwd_wgrad_s += wgrad;
+}
+
 static double mem(const pricer_t *pr, double bytes)
 {
     return prof_mem_time(pr->p, bytes);
@@ -412,7 +420,7 @@ static gemm_cost_t price_qkv(pricer_t *pr)
     if (!model_is_mla(m)) {
         double qw = model_q_width(m), kvw = model_kv_width(m);
         gemm_cost_t qkv = linear(pr, pr->T, (qw + 2 * kvw) / t, h);
-        add_op(pr, "qkv", qkv.fwd, qkv.dgrad + qkv.wgrad);
+        add_gemm_op(pr, "qkv", qkv.fwd, qkv.dgrad, qkv.wgrad);
         return qkv;
     }
     /* MLA (Megatron-Core's MLASelfAttention): the down-projections are
@@ -426,11 +434,12 @@ static gemm_cost_t price_qkv(pricer_t *pr)
     gemm_cost_t q_up = a->q_lora_rank > 0 ? linear(pr, pr->T, nh * qk / t, a->q_lora_rank)
                                           : linear(pr, pr->T, nh * qk / t, h);
     gemm_cost_t kv_up = linear(pr, pr->T, nh * (a->qk_nope_dim + a->v_dim) / t, a->kv_lora_rank);
-    add_op(pr, "mla_down", down.fwd, down.dgrad + down.wgrad);
+    add_gemm_op(pr, "mla_down", down.fwd, down.dgrad, down.wgrad);
     double latent = pr->T * (q_down_w + a->kv_lora_rank) * e * pr->in->opt.eager_norm;
     if (!a->no_latent_norms)
         add_op(pr, "mla_norm", mem(pr, 2 * latent), mem(pr, 3 * latent));
-    add_op(pr, "mla_up", q_up.fwd + kv_up.fwd, q_up.dgrad + q_up.wgrad + kv_up.dgrad + kv_up.wgrad);
+    add_gemm_op(pr, "mla_up", q_up.fwd + kv_up.fwd, q_up.dgrad + kv_up.dgrad,
+                q_up.wgrad + kv_up.wgrad);
     gemm_cost_t all = {down.fwd + q_up.fwd + kv_up.fwd, down.dgrad + q_up.dgrad + kv_up.dgrad,
                        down.wgrad + q_up.wgrad + kv_up.wgrad,
                        pr->T, (q_down_w + kv_down_w + nh * (qk + a->qk_nope_dim + a->v_dim)) / t,
@@ -511,9 +520,9 @@ static void price_experts(pricer_t *pr, double tok, double pad)
     gemm_cost_t outg = grouped_linear(pr, tok, h, fe, local, mo->grouped_gemm);
     double act = local * tok * fe * e * pr->in->opt.eager_act;
     double act_f = mem(pr, (gate > 1 ? 3 : 2) * act), act_b = mem(pr, (gate > 1 ? 5 : 3) * act);
-    add_op(pr, "experts_in", in.fwd, in.dgrad + in.wgrad);
+    add_gemm_op(pr, "experts_in", in.fwd, in.dgrad, in.wgrad);
     add_op(pr, "expert_act", act_f, act_b);
-    add_op(pr, "experts_out", outg.fwd, outg.dgrad + outg.wgrad);
+    add_gemm_op(pr, "experts_out", outg.fwd, outg.dgrad, outg.wgrad);
     if (imb > 1) {
         /* the busiest rank's experts run imb x the mean tokens; the others
          * wait for it at the combine */
@@ -599,9 +608,9 @@ static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *sh
         *sh2 = linear(pr, pr->T, h, fs / t);
         double sact = pr->T * fs / t * e * pr->in->opt.eager_act;
         double sa_f = mem(pr, (gate > 1 ? 3 : 2) * sact), sa_b = mem(pr, (gate > 1 ? 5 : 3) * sact);
-        add_op(pr, "shared_in", sh1->fwd, sh1->dgrad + sh1->wgrad);
+        add_gemm_op(pr, "shared_in", sh1->fwd, sh1->dgrad, sh1->wgrad);
         add_op(pr, "shared_act", sa_f, sa_b);
-        add_op(pr, "shared_out", sh2->fwd, sh2->dgrad + sh2->wgrad);
+        add_gemm_op(pr, "shared_out", sh2->fwd, sh2->dgrad, sh2->wgrad);
         shared_f = sh1->fwd + sa_f + sh2->fwd;
         shared_b = sh1->dgrad + sh1->wgrad + sa_b + sh2->dgrad + sh2->wgrad;
     }
@@ -645,7 +654,7 @@ static void price_layer(pricer_t *pr, bool moe)
     add_op(pr, "attention", attn_f, attn_b);
     double attn_in = model_is_mla(m) ? (double)m->n_heads * m->mla.v_dim : qw;
     gemm_cost_t proj = linear(pr, pr->T, h, attn_in / t);
-    add_op(pr, "attn_out", proj.fwd, proj.dgrad + proj.wgrad);
+    add_gemm_op(pr, "attn_out", proj.fwd, proj.dgrad, proj.wgrad);
     add_op(pr, "residual_1", mem(pr, resid_bytes), mem(pr, 2 * resid_bytes));
     add_op(pr, "norm_2", norm_f, norm_b);
     gemm_cost_t fc1 = {0}, fc2 = {0};
@@ -654,14 +663,14 @@ static void price_layer(pricer_t *pr, bool moe)
         price_moe(pr, &fc1, &fc2, &tp_mlp);
     } else {
         fc1 = linear(pr, pr->T, f * gate / t, h);
-        add_op(pr, "mlp_in", fc1.fwd, fc1.dgrad + fc1.wgrad);
+        add_gemm_op(pr, "mlp_in", fc1.fwd, fc1.dgrad, fc1.wgrad);
         double act = pr->T * f / t * e;
         if (m->mlp == MODEL_MLP_SWIGLU)
             add_op(pr, "swiglu", mem(pr, 3 * act * o->eager_act), mem(pr, 5 * act * o->eager_act));
         else
             add_op(pr, "gelu", mem(pr, 2 * act * o->eager_act), mem(pr, 3 * act * o->eager_act));
         fc2 = linear(pr, pr->T, h, f / t);
-        add_op(pr, "mlp_out", fc2.fwd, fc2.dgrad + fc2.wgrad);
+        add_gemm_op(pr, "mlp_out", fc2.fwd, fc2.dgrad, fc2.wgrad);
     }
     add_op(pr, "residual_2", mem(pr, resid_bytes), mem(pr, 2 * resid_bytes));
 
@@ -898,6 +907,7 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
         double wm = (double)Lm / L, wd = 1 - wm;
         out->fwd = parts_mix(&out->fwd, wm, &dense.fwd, wd);
         out->bwd = parts_mix(&out->bwd, wm, &dense.bwd, wd);
+        out->bwd_wgrad_s = wm * out->bwd_wgrad_s + wd * dense.bwd_wgrad_s;
         out->ep_comm_layer_s *= wm;
     } else {
         price_layer(&pr, Lm > 0);

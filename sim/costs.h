@@ -204,6 +204,8 @@ typedef struct {
 typedef struct {
     cost_parts_t fwd;       /* one layer's forward, one micro-batch */
     cost_parts_t bwd;       /* one layer's backward, incl. recompute */
+    double bwd_wgrad_s;     /* of bwd.compute: the weight-gradient GEMMs, which
+                               a zero-bubble schedule runs apart */
     cost_parts_t embed_fwd; /* first virtual stage, per micro-batch */
     cost_parts_t embed_bwd;
     cost_parts_t head_fwd;  /* last virtual stage: final norm, logits, loss */

@@ -386,15 +386,18 @@ static void enum_framework(enum_ctx_t *e, int fi)
                         continue;
                     if (s->schedule_mask && pp > 1 && !(s->schedule_mask & (1u << sched)))
                         continue;
-                    int v_lo = sched == SCHEDULE_INTERLEAVED ? 2 : 1;
-                    int v_hi = sched == SCHEDULE_INTERLEAVED ? (L + 2) / pp : 1;
+                    /* interleaved: 2 or more chunks per rank; DualPipeV's V:
+                     * exactly 2 */
+                    bool chunked = sched == SCHEDULE_INTERLEAVED || sched == SCHEDULE_DUALPIPEV;
+                    int v_lo = chunked ? 2 : 1;
+                    int v_hi = sched == SCHEDULE_INTERLEAVED ? (L + 2) / pp : v_lo;
                     if (s->vpp.hi) {
                         v_lo = v_lo > s->vpp.lo ? v_lo : s->vpp.lo;
                         v_hi = v_hi < s->vpp.hi ? v_hi : s->vpp.hi;
                     }
                     for (int v = v_lo; v <= v_hi; v++) {
                         int first, last;
-                        int ok = sched == SCHEDULE_INTERLEAVED
+                        int ok = chunked
                                      ? interleaved_split(L, pp, v, caps->uneven_split, &first,
                                                          &last)
                                      : (caps->uneven_split ? uneven_split(L, pp, &first, &last)
@@ -437,6 +440,9 @@ static double tps_bound(const sim_input_t *in, const step_costs_t *c)
             busiest = n;
     }
     double per_mb = busiest * (cost_total(&c->fwd) + cost_total(&c->bwd));
+    /* DualPipeV's paired passes can hide all of their all-to-alls */
+    if (l->schedule == SCHEDULE_DUALPIPEV)
+        per_mb -= busiest * (c->fwd.ep + c->bwd.ep);
     double step = l->grad_accum * per_mb;
     return step > 0 ? (double)l->global_batch * l->seq_len / step : INFINITY;
 }

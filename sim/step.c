@@ -23,7 +23,10 @@ enum { ST_COMPUTE = 0, ST_SEND, ST_DP, ST_SPARE, STREAMS_PER_STAGE };
 
 /* Pieces of work a compute task can be, numbered in the context's table:
  * one layer, the embedding or the head (forward or backward), then one
- * fused pass per virtual stage and direction at PIECE_CHUNK + 2 vs + dir. */
+ * fused pass per virtual stage and direction at PIECE_CHUNK + 2 vs + dir;
+ * under a schedule that splits weight gradients also, per virtual stage,
+ * the backward for the input only and the weight gradient, and per rank
+ * the two forward-backward pairs (piece_* below). */
 enum { PIECE_FWD = 0, PIECE_BWD, PIECE_EMBED_FWD, PIECE_EMBED_BWD, PIECE_HEAD_FWD,
        PIECE_HEAD_BWD, PIECE_CHUNK };
 
@@ -36,8 +39,11 @@ struct sim_ctx {
     int vs_cap;
     int *last_bwd;        /* scratch: per chunk, the index of its last backward */
     int last_bwd_cap;
-    pp_op_t *ops;         /* program order of every stage, p x 2mv */
+    pp_op_t *ops;         /* program order of every stage, p x ops_stride */
     int ops_cap;
+    int *n_ops;           /* per stage: entries of its program */
+    int n_ops_cap;
+    long ops_stride;      /* room per stage in ops */
     int *first, *last;    /* per (virtual stage, micro-batch, phase): task ids */
     int first_cap, last_cap;
     int *compute_tasks;   /* compute-stream tasks of every stage, in order */
@@ -87,6 +93,7 @@ void sim_ctx_destroy(sim_ctx_t *ctx)
     free(ctx->dp_tasks);
     free(ctx->last_compute);
     free(ctx->ops);
+    free(ctx->n_ops);
     free(ctx->first);
     free(ctx->last);
     free(ctx->compute_tasks);
@@ -129,6 +136,7 @@ typedef struct {
     const sim_input_t *in;
     const step_costs_t *c;
     int p, v, m, V;   /* stages, chunks per stage, micro-batches, virtual stages */
+    int head_rank;    /* the rank holding the last virtual stage */
     bool async_p2p;
     int sync_stream;
     int oom;          /* a task or dependency could not be added */
@@ -199,7 +207,7 @@ static void emit_pass(builder_t *b, int stage, const pp_op_t *op, bool per_layer
                       int *first_id, int *last_id, int *layer_ids)
 {
     const double *piece_s = b->ctx->piece_s;
-    int vs = op->chunk * b->p + stage;
+    int vs = layout_vstage(b->in->layout, stage, op->chunk);
     int layers = chunk_layers(b, vs);
     bool first_vs = vs == 0, last_vs = vs == b->V - 1;
     int kind = op->forward ? TASK_FWD : TASK_BWD, dir = op->forward ? 0 : 1;
@@ -248,7 +256,7 @@ static double chunk_params(const builder_t *b, int vs, double *head, double *emb
     *embed = vs == 0 ? vocab + (m->pos == MODEL_POS_LEARNED ? (double)m->max_seq * m->hidden : 0)
                      : 0;
     *head = 0;
-    if (vs == b->V - 1 && (!m->tied_embeddings || b->p > 1))
+    if (vs == b->V - 1 && (!m->tied_embeddings || b->head_rank != 0))
         *head = vocab;
     return chunk_layers(b, vs) * b->c->layer_params + *head + *embed;
 }
@@ -273,7 +281,8 @@ static void emit_buckets(builder_t *b, int stage, int vs, const int *layer_ids, 
             continue;
         int ready = overlap && layer_ids && !end ? layer_ids[k] : after_all;
         int id = add_task(b, stage, ST_DP, grad_reduce_time(b, acc), TASK_DP,
-                          TAG(0, vs / b->p, end ? NO_LAYER : k), -1);
+                          TAG(0, layout_vstage_chunk(b->in->layout, vs), end ? NO_LAYER : k),
+                          -1);
         add_dep(b, id, ready);
         dp_tasks[(*n_dp)++] = id;
         acc = 0;
@@ -289,6 +298,80 @@ typedef struct {
     int *last_compute; /* per stage: its last compute task */
 } build_scratch_t;
 
+/* The pieces a schedule that splits weight gradients adds (see above). */
+static int piece_chunk(int vs, int dir) { return PIECE_CHUNK + 2 * vs + dir; }
+static int piece_igrad(const builder_t *b, int vs) { return PIECE_CHUNK + 2 * b->V + vs; }
+static int piece_wgrad(const builder_t *b, int vs) { return PIECE_CHUNK + 3 * b->V + vs; }
+static int piece_pair(const builder_t *b, int stage, int fwd_chunk)
+{
+    return PIECE_CHUNK + 4 * b->V + 2 * stage + fwd_chunk;
+}
+static long piece_count(const builder_t *b, bool split)
+{
+    return PIECE_CHUNK + 2L * b->V + (split ? 2L * b->V + 2L * b->p : 0);
+}
+
+/* The chunk whose weight gradients op completes (-1: none). */
+static int op_grads_chunk(const pp_op_t *op)
+{
+    switch (op->kind) {
+    case PP_OP_PASS:
+        return op->forward ? -1 : op->chunk;
+    case PP_OP_WEIGHT:
+        return op->chunk;
+    case PP_OP_PAIR:
+        return op->chunk2;
+    default:
+        return -1;
+    }
+}
+
+/* The micro-batch whose gradients op completes (with op_grads_chunk). */
+static int op_grads_mb(const pp_op_t *op)
+{
+    return op->kind == PP_OP_PAIR ? op->mb2 : op->mb;
+}
+
+/* Emit one entry of a stage's program: a pass (per layer where asked), an
+ * input-gradient backward, a weight gradient or a forward-backward pair,
+ * and record the tasks that start and end each pass it runs. Returns the
+ * entry's last task. */
+static int emit_op(builder_t *b, int s, const pp_op_t *op, bool per_layer, int *layer_ids)
+{
+    sim_ctx_t *ctx = b->ctx;
+    const layout_t *l = b->in->layout;
+    int vs = layout_vstage(l, s, op->chunk);
+    int f, t, piece;
+    switch (op->kind) {
+    case PP_OP_INPUT_GRAD:
+        piece = piece_igrad(b, vs);
+        t = add_task(b, s, ST_COMPUTE, ctx->piece_s[piece], TASK_BWD,
+                     TAG(op->mb, op->chunk, NO_LAYER), piece);
+        ctx->first[map_index(b, vs, op->mb, false)] = ctx->last[map_index(b, vs, op->mb, false)] = t;
+        return t;
+    case PP_OP_WEIGHT:
+        piece = piece_wgrad(b, vs);
+        return add_task(b, s, ST_COMPUTE, ctx->piece_s[piece], TASK_WGRAD,
+                        TAG(op->mb, op->chunk, NO_LAYER), piece);
+    case PP_OP_PAIR: {
+        piece = piece_pair(b, s, op->chunk);
+        t = add_task(b, s, ST_COMPUTE, ctx->piece_s[piece], TASK_FWD_BWD,
+                     TAG(op->mb, op->chunk, NO_LAYER), piece);
+        int vb = layout_vstage(l, s, op->chunk2);
+        ctx->first[map_index(b, vs, op->mb, true)] = ctx->last[map_index(b, vs, op->mb, true)] = t;
+        ctx->first[map_index(b, vb, op->mb2, false)] =
+            ctx->last[map_index(b, vb, op->mb2, false)] = t;
+        return t;
+    }
+    default:
+        emit_pass(b, s, op, per_layer, &f, &t, layer_ids);
+        long k = map_index(b, vs, op->mb, op->forward);
+        ctx->first[k] = f;
+        ctx->last[k] = t;
+        return t;
+    }
+}
+
 /* Phase 1: compute tasks, stage by stage in program order, with the
  * gradient buckets (or ZeRO-2/3 reduce-scatters) their backwards release. */
 static void build_compute(builder_t *b, build_scratch_t *x)
@@ -296,35 +379,33 @@ static void build_compute(builder_t *b, build_scratch_t *x)
     sim_ctx_t *ctx = b->ctx;
     const sim_input_t *in = b->in;
     const layout_t *l = in->layout;
-    int per_stage = 2 * b->m * b->v;
     int *last_bwd = ctx->last_bwd;
     for (int s = 0; s < b->p; s++) {
-        const pp_op_t *ops = ctx->ops + (long)s * per_stage;
-        /* the backward of each chunk whose gradients complete its buckets */
-        for (int i = 0; i < per_stage; i++)
-            if (!ops[i].forward)
-                last_bwd[ops[i].chunk] = i;
-        for (int i = 0; i < per_stage; i++) {
+        const pp_op_t *ops = ctx->ops + (long)s * ctx->ops_stride;
+        int n = ctx->n_ops[s];
+        /* the entry of each chunk whose gradients complete its buckets */
+        for (int i = 0; i < n; i++)
+            if (op_grads_chunk(&ops[i]) >= 0)
+                last_bwd[op_grads_chunk(&ops[i])] = i;
+        for (int i = 0; i < n; i++) {
             const pp_op_t *op = &ops[i];
-            int vs = op->chunk * b->p + s;
-            bool buckets_here = !op->forward && last_bwd[op->chunk] == i;
-            bool per_layer = in->opt.layer_events || (buckets_here && in->opt.overlap_grad_reduce);
-            int f, t;
-            emit_pass(b, s, op, per_layer, &f, &t, buckets_here ? x->layer_ids : NULL);
-            long k = map_index(b, vs, op->mb, op->forward);
-            ctx->first[k] = f;
-            ctx->last[k] = t;
-            int layers = chunk_layers(b, vs);
+            int gc = op_grads_chunk(op);
+            bool buckets_here = gc >= 0 && last_bwd[gc] == i;
+            bool plain = op->kind == PP_OP_PASS;
+            bool per_layer =
+                plain && (in->opt.layer_events || (buckets_here && in->opt.overlap_grad_reduce));
+            int t = emit_op(b, s, op, per_layer, buckets_here && plain ? x->layer_ids : NULL);
+            int vs = gc >= 0 ? layout_vstage(l, s, gc) : -1;
             if (buckets_here && l->zero < 2)
-                emit_buckets(b, s, vs, per_layer ? x->layer_ids : NULL, layers, t, x->dp_tasks,
-                             &x->n_dp);
-            else if (!op->forward && l->zero == 2) {
+                emit_buckets(b, s, vs, per_layer ? x->layer_ids : NULL, chunk_layers(b, vs), t,
+                             x->dp_tasks, &x->n_dp);
+            else if (gc >= 0 && l->zero == 2) {
                 /* ZeRO-2 reduce-scatters gradients after every micro-batch
                  * (ZeRO-3's reductions are priced per layer in sim/costs). */
                 double head, embed;
                 double params = chunk_params(b, vs, &head, &embed);
                 int id = add_task(b, s, ST_DP, grad_reduce_time(b, params), TASK_DP,
-                                  TAG(op->mb, op->chunk, NO_LAYER), -1);
+                                  TAG(op_grads_mb(op), gc, NO_LAYER), -1);
                 add_dep(b, id, t);
                 x->dp_tasks[x->n_dp++] = id;
             }
@@ -333,31 +414,52 @@ static void build_compute(builder_t *b, build_scratch_t *x)
     }
 }
 
+/* One pass's activation (forward) or gradient (backward) to the next
+ * virtual stage: a send between ranks, or a dependency inside one (the
+ * turn of a V). */
+static void transfer(builder_t *b, int s, int vs, int mb, bool forward, uint32_t tag,
+                     const pp_op_t *next)
+{
+    sim_ctx_t *ctx = b->ctx;
+    const layout_t *l = b->in->layout;
+    int to = forward ? vs + 1 : vs - 1;
+    if (to < 0 || to >= b->V)
+        return;
+    long from_k = map_index(b, vs, mb, forward);
+    long to_k = map_index(b, to, mb, forward);
+    if (layout_vstage_rank(l, to) == s) {
+        add_dep(b, ctx->first[to_k], ctx->last[from_k]);
+        return;
+    }
+    int id = add_task(b, s, ST_SEND, b->c->p2p_s, TASK_SEND, tag, -1);
+    add_dep(b, id, ctx->last[from_k]);
+    add_dep(b, ctx->first[to_k], id);
+    /* Blocking p2p: the sender's next pass waits for the send. */
+    if (!b->async_p2p && next && next->kind == PP_OP_PASS)
+        add_dep(b,
+                ctx->first[map_index(b, layout_vstage(l, s, next->chunk), next->mb,
+                                     next->forward)],
+                id);
+}
+
 /* Phase 2: pipeline transfers, in each sender's program order. */
 static void build_transfers(builder_t *b)
 {
     sim_ctx_t *ctx = b->ctx;
-    const step_costs_t *c = b->c;
-    int per_stage = 2 * b->m * b->v;
+    const layout_t *l = b->in->layout;
     for (int s = 0; s < b->p; s++) {
-        const pp_op_t *ops = ctx->ops + (long)s * per_stage;
-        for (int i = 0; i < per_stage; i++) {
+        const pp_op_t *ops = ctx->ops + (long)s * ctx->ops_stride;
+        int n = ctx->n_ops[s];
+        for (int i = 0; i < n; i++) {
             const pp_op_t *op = &ops[i];
-            int vs = op->chunk * b->p + s;
-            int to = op->forward ? vs + 1 : vs - 1;
-            if (to < 0 || to >= b->V)
+            const pp_op_t *next = i + 1 < n ? &ops[i + 1] : NULL;
+            if (op->kind == PP_OP_WEIGHT)
                 continue;
-            long from_k = map_index(b, vs, op->mb, op->forward);
-            long to_k = map_index(b, to, op->mb, op->forward);
-            int id = add_task(b, s, ST_SEND, c->p2p_s, TASK_SEND,
-                              TAG(op->mb, op->chunk, op->forward ? 0 : 1), -1);
-            add_dep(b, id, ctx->last[from_k]);
-            add_dep(b, ctx->first[to_k], id);
-            /* Blocking p2p: the sender's next pass waits for the send. */
-            if (!b->async_p2p && i + 1 < per_stage) {
-                const pp_op_t *nx = &ops[i + 1];
-                add_dep(b, ctx->first[map_index(b, nx->chunk * b->p + s, nx->mb, nx->forward)], id);
-            }
+            transfer(b, s, layout_vstage(l, s, op->chunk), op->mb, op->forward,
+                     TAG(op->mb, op->chunk, op->forward ? 0 : 1), next);
+            if (op->kind == PP_OP_PAIR)
+                transfer(b, s, layout_vstage(l, s, op->chunk2), op->mb2, false,
+                         TAG(op->mb2, op->chunk2, 1), next);
         }
     }
 }
@@ -372,7 +474,7 @@ static void build_embed_sync(builder_t *b, build_scratch_t *x)
     double t = prof_coll_time(in->profile, COLL_ALL_REDUCE, &b->c->pp_span, bytes);
     int id = add_task(b, 0, ST_DP, t, TASK_EMBED_SYNC, TAG(0, 0, NO_LAYER), -1);
     add_dep(b, id, x->last_compute[0]);
-    add_dep(b, id, x->last_compute[b->p - 1]);
+    add_dep(b, id, x->last_compute[b->head_rank]);
     x->dp_tasks[x->n_dp++] = id;
 }
 
@@ -428,8 +530,9 @@ static void build_step_end(builder_t *b, const build_scratch_t *x)
         int layers = 0;
         for (int cidx = 0; cidx < b->v; cidx++) {
             double head, embed;
-            params += chunk_params(b, cidx * b->p + s, &head, &embed);
-            layers += chunk_layers(b, cidx * b->p + s);
+            int vs = layout_vstage(l, s, cidx);
+            params += chunk_params(b, vs, &head, &embed);
+            layers += chunk_layers(b, vs);
         }
         /* routed experts are sharded over their own data-parallel group */
         double experts = layers * c->layer_expert_params;
@@ -460,6 +563,37 @@ static void build_step_end(builder_t *b, const build_scratch_t *x)
     }
 }
 
+/* The pieces of a schedule that splits weight gradients off and pairs
+ * passes: per virtual stage the weight gradient (its layers' weight-
+ * gradient GEMMs) and the rest of the backward, and per rank the two
+ * forward-backward pairs, whose expert-parallel all-to-alls hide behind
+ * the other pass's compute (DualPipe's overlap; the pairs' other
+ * communication is counted as in the passes alone). */
+static void price_split_pieces(builder_t *b)
+{
+    const layout_t *l = b->in->layout;
+    cost_parts_t *pieces = b->ctx->pieces;
+    for (int vs = 0; vs < b->V; vs++) {
+        cost_parts_t w = {0};
+        w.compute = chunk_layers(b, vs) * b->c->bwd_wgrad_s;
+        cost_parts_t in = pieces[piece_chunk(vs, 1)];
+        in.compute -= w.compute;
+        pieces[piece_wgrad(b, vs)] = w;
+        pieces[piece_igrad(b, vs)] = in;
+    }
+    for (int s = 0; s < b->p; s++)
+        for (int cf = 0; cf < 2; cf++) {
+            const cost_parts_t *f = &pieces[piece_chunk(layout_vstage(l, s, cf), 0)];
+            const cost_parts_t *g = &pieces[piece_chunk(layout_vstage(l, s, 1 - cf), 1)];
+            cost_parts_t pair = {0};
+            scale_add(&pair, f, 1);
+            scale_add(&pair, g, 1);
+            pair.ep = fmax(0, f->ep - (g->compute + g->recompute)) +
+                      fmax(0, g->ep - (f->compute + f->recompute));
+            pieces[piece_pair(b, s, cf)] = pair;
+        }
+}
+
 /* The pieces of work compute tasks are made of, priced once per step: a
  * layer, the embedding and the head, and every virtual stage's fused pass
  * (its layers, plus the embedding or head where they live). */
@@ -481,9 +615,12 @@ static void price_pieces(builder_t *b)
                 scale_add(&sum, &pieces[PIECE_EMBED_FWD + dir], 1);
             if (vs == b->V - 1)
                 scale_add(&sum, &pieces[PIECE_HEAD_FWD + dir], 1);
-            pieces[PIECE_CHUNK + 2 * vs + dir] = sum;
+            pieces[piece_chunk(vs, dir)] = sum;
         }
-    for (int i = 0; i < PIECE_CHUNK + 2 * b->V; i++)
+    bool split = sched_get(b->in->layout->schedule)->ops_per_pass > 2;
+    if (split)
+        price_split_pieces(b);
+    for (long i = 0; i < piece_count(b, split); i++)
         b->ctx->piece_s[i] = cost_total(&pieces[i]);
 }
 
@@ -495,20 +632,23 @@ static int build_prepare(builder_t *b)
     const sim_input_t *in = b->in;
     const layout_t *l = in->layout;
     const sched_def_t *sched = sched_get(l->schedule);
-    int per_stage = 2 * b->m * b->v;
+    long per_stage = sched_max_ops(sched, b->m, b->v);
+    bool split = sched->ops_per_pass > 2;
     long n_map = (long)b->V * b->m * 2;
     int max_layers = in->model->n_layers;
     /* Compute tasks per stage: every pass, split into layers (and the two
      * edge layers) where per-layer events are kept, and the optimizer. */
-    long split = in->opt.layer_events ? per_stage : b->v;
-    long stride = (long)per_stage + split * (max_layers + 2) + 2;
+    long split_passes = in->opt.layer_events ? per_stage : b->v;
+    long stride = per_stage + split_passes * (max_layers + 2) + 2;
     if (stride > (1L << 28))
         return -1;
     ctx->stride = (int)stride;
     /* gradient reductions: a bucket per layer at most, per chunk (ZeRO-2:
      * per micro-batch too) */
     long dp_cap = (long)b->p * b->v * (max_layers + 4) * (l->zero >= 2 ? b->m : 1) + 8;
+    ctx->ops_stride = per_stage;
     if (grow_to((void **)&ctx->ops, &ctx->ops_cap, (long)b->p * per_stage, sizeof *ctx->ops) ||
+        grow_to((void **)&ctx->n_ops, &ctx->n_ops_cap, b->p, sizeof(int)) ||
         grow_to((void **)&ctx->first, &ctx->first_cap, n_map, sizeof(int)) ||
         grow_to((void **)&ctx->last, &ctx->last_cap, n_map, sizeof(int)) ||
         grow_to((void **)&ctx->compute_tasks, &ctx->compute_cap, (long)b->p * stride,
@@ -519,9 +659,9 @@ static int build_prepare(builder_t *b)
         grow_to((void **)&ctx->stage_end, &ctx->end_cap, b->p, sizeof(double)) ||
         grow_to((void **)&ctx->last_compute, &ctx->last_compute_cap, b->p, sizeof(int)) ||
         grow_to((void **)&ctx->vs_layers, &ctx->vs_cap, b->V, sizeof(int)) ||
-        grow_to((void **)&ctx->pieces, &ctx->piece_cap, PIECE_CHUNK + 2L * b->V,
+        grow_to((void **)&ctx->pieces, &ctx->piece_cap, piece_count(b, split),
                 sizeof(cost_parts_t)) ||
-        grow_to((void **)&ctx->piece_s, &ctx->piece_s_cap, PIECE_CHUNK + 2L * b->V,
+        grow_to((void **)&ctx->piece_s, &ctx->piece_s_cap, piece_count(b, split),
                 sizeof(double)) ||
         grow_to((void **)&ctx->last_bwd, &ctx->last_bwd_cap, b->v, sizeof(int)) ||
         grow_to((void **)&ctx->layer_ids, &ctx->layer_ids_cap, max_layers + 1L, sizeof(int)) ||
@@ -539,9 +679,12 @@ static int build_prepare(builder_t *b)
     for (int vs = 0; vs < b->V; vs++)
         ctx->vs_layers[vs] = layout_chunk_layers(l, in->model, vs);
     price_pieces(b);
-    for (int s = 0; s < b->p; s++)
-        if (sched->order(b->p, s, b->m, b->v, ctx->ops + (long)s * per_stage) != per_stage)
+    for (int s = 0; s < b->p; s++) {
+        int n = sched->order(b->p, s, b->m, b->v, ctx->ops + (long)s * per_stage);
+        if (n < 0 || n > per_stage)
             return -2;
+        ctx->n_ops[s] = n;
+    }
     return 0;
 }
 
@@ -557,7 +700,7 @@ static int build(builder_t *b)
     build_compute(b, &x);
     if (b->p > 1)
         build_transfers(b);
-    if (b->in->model->tied_embeddings && b->p > 1)
+    if (b->in->model->tied_embeddings && b->head_rank != 0)
         build_embed_sync(b, &x);
     build_step_end(b, &x);
     return b->oom ? -1 : 0;
@@ -703,7 +846,9 @@ static void fill_rates(const sim_input_t *in, sim_result_t *r)
 long sim_step_tasks(const sim_input_t *in)
 {
     const layout_t *l = in->layout;
-    long passes = 2L * l->pp * l->vpp * l->grad_accum;
+    const sched_def_t *sched = sched_get(l->schedule);
+    long per_pass = sched ? sched->ops_per_pass : 2;
+    long passes = per_pass * l->pp * l->vpp * l->grad_accum;
     if (in->opt.layer_events && l->pp * l->vpp > 0)
         passes *= in->model->n_layers / (l->pp * l->vpp) + 2;
     return passes;
@@ -766,6 +911,7 @@ int sim_run_step_costs(sim_ctx_t *ctx, const sim_input_t *in, const step_costs_t
     if (!sched)
         return err_set(err, ERR_INPUT, "unknown pipeline schedule");
     builder_t b = {ctx, in, &out->costs, l->pp, l->vpp, l->grad_accum, l->pp * l->vpp,
+                   layout_head_rank(l),
                    in->opt.overlap_p2p < 0 ? sched->async_p2p : in->opt.overlap_p2p > 0,
                    l->pp * STREAMS_PER_STAGE, 0, -1, 0};
     if (eng_reset(ctx->eng, l->pp * STREAMS_PER_STAGE + 1))
@@ -825,7 +971,7 @@ int sim_run_step_costs(sim_ctx_t *ctx, const sim_input_t *in, const step_costs_t
 
 static const char *kind_names[TASK_KIND_COUNT] = {
     "fwd", "bwd", "send", "dp reduce", "embedding grad sync", "step sync", "optimizer",
-    "param all-gather", "offload transfer"};
+    "param all-gather", "offload transfer", "wgrad", "fwd+bwd"};
 
 const char *sim_task_kind_name(sim_task_kind_t k)
 {

@@ -54,6 +54,8 @@ typedef enum {
     TASK_OPTIMIZER,
     TASK_PARAM_GATHER,
     TASK_OFFLOAD,    /* gradients to the host / parameters back (optimizer offload) */
+    TASK_WGRAD,      /* weight gradient split off a backward (zero-bubble schedules) */
+    TASK_FWD_BWD,    /* a forward and another micro-batch's backward run together */
     TASK_KIND_COUNT
 } sim_task_kind_t;
 

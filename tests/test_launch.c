@@ -369,6 +369,88 @@ static void test_torchtitan_keys(void)
     free(text);
 }
 
+/* Every key of text's [section] lines is in the key list keys. */
+static void check_toml_keys(const char *text, const char *keys)
+{
+    char section[48] = "";
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        if (n && *p == '[') {
+            snprintf(section, sizeof section, "%.*s", (int)(n - 2), p + 1);
+        } else if (n && *p != '#') {
+            char needle[128];
+            size_t k = strcspn(p, " =");
+            snprintf(needle, sizeof needle, "\n%s.%.*s\n", section, (int)k, p);
+            if (!strstr(keys, needle))
+                fprintf(stderr, "not a torchtitan key: %s", needle + 1);
+            CU_ASSERT_PTR_NOT_NULL(strstr(keys, needle));
+        }
+        p += n + (eol ? 1 : 0);
+    }
+}
+
+/* A DualPipeV layout with expert parallelism (Llama 4 Scout, 48 layers on
+ * PP4 as 8 stages of 6, EP8) is written with the keys of torchtitan's
+ * December 2025 job config and read back to the same layout under the
+ * torchtitan-2025-12 preset, eager (DualPipeV refuses compiled stages)
+ * and reducing gradients in fp32 as the preset does. */
+static void test_torchtitan_dualpipev_round_trip(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("llama4-scout", &m, &e), 0);
+    layout_t l;
+    layout_defaults(&l);
+    l.pp = 4;
+    l.ep = 8;
+    l.schedule = SCHEDULE_DUALPIPEV;
+    l.micro_batch = 1;
+    l.global_batch = 512;
+    l.seq_len = 8192;
+    l.zero = 3;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&l, &m, 256, &e), 0);
+    CU_ASSERT_EQUAL(l.vpp, 2);
+    char *text = written(LAUNCH_TORCHTITAN, &m, &l, "torchtitan-2025-12");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "pipeline_parallel_schedule = \"DualPipeV\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "expert_parallel_degree = 8"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "[compile]\nenable = false"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "mixed_precision_reduce = \"float32\""));
+    char *keys = slurp(fixture("launch/torchtitan_2025_12_keys.txt"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(keys);
+    check_toml_keys(text, keys);
+    torchtitan_t t;
+    CU_ASSERT_EQUAL_FATAL(torchtitan_read(text, strlen(text), "emitted.toml", 256, &t, &e), 0);
+    CU_ASSERT_STRING_EQUAL(t.framework, "torchtitan-2025-12");
+    CU_ASSERT_STRING_EQUAL(t.model_name, "llama4-scout");
+    CU_ASSERT_FALSE(t.compiled);
+    layout_t back = t.layout;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&back, &m, 256, &e), 0);
+    CU_ASSERT_EQUAL(back.schedule, SCHEDULE_DUALPIPEV);
+    CU_ASSERT_EQUAL(back.vpp, 2);
+    CU_ASSERT_EQUAL(back.pp, 4);
+    CU_ASSERT_EQUAL(back.ep, 8);
+    CU_ASSERT_EQUAL(back.dp, l.dp);
+    CU_ASSERT_EQUAL(back.global_batch, l.global_batch);
+    CU_ASSERT_EQUAL(back.micro_batch, l.micro_batch);
+    CU_ASSERT_EQUAL(back.grad_accum, l.grad_accum);
+    torchtitan_free(&t);
+    /* the June 2025 preset has no DualPipeV: refused, naming what it runs */
+    fw_preset_t june;
+    CU_ASSERT_EQUAL_FATAL(fw_load("torchtitan-2025-06", &june, &e), 0);
+    sim_options_t o;
+    layout_t scratch = l;
+    CU_ASSERT_EQUAL_FATAL(sim_options_framework("torchtitan-2025-06", &o, &scratch, &e), 0);
+    CHECK_ERR(fw_check_layout(&june, &l, &o, &e), &e, ERR_INPUT, "--ep",
+              "no expert parallelism");
+    layout_t dense = l;
+    dense.ep = 1;
+    CHECK_ERR(fw_check_layout(&june, &dense, &o, &e), &e, ERR_INPUT, "--schedule", "dualpipev");
+    free(keys);
+    free(text);
+}
+
 /* plan --emit picks the format's framework and writes the recommended
  * layout; a framework the format cannot launch is refused. */
 static void test_plan_emit(void)
@@ -394,5 +476,5 @@ static void test_plan_emit(void)
 }
 
 TEST_SUITE(suite_launch, "launch", TEST(test_megatron_round_trip), TEST(test_nemo_round_trip),
-           TEST(test_deepspeed_round_trip), TEST(test_torchtitan_keys), TEST(test_plan_emit),
+           TEST(test_deepspeed_round_trip), TEST(test_torchtitan_keys), TEST(test_torchtitan_dualpipev_round_trip), TEST(test_plan_emit),
            TEST(test_moe_round_trip));

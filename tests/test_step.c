@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/schedule.h"
 #include "sim/step.h"
 #include "tests/testing.h"
 
@@ -115,7 +116,141 @@ static void check_sum(const sim_result_t *r)
         CU_ASSERT_TRUE(r->breakdown_s[i] >= -1e-12);
         sum += r->breakdown_s[i];
     }
+
+
     CHECK_REL(sum, r->step_time_s, 1e-9);
+}
+
+/* DualPipeV's program (deepseek-ai/DualPipe dualpipev.py): every
+ * (micro-batch, chunk) runs its forward once and its backward once, in
+ * micro-batch order per chunk, each split-off weight gradient after its
+ * input-gradient part; fewer than 2 x PP micro-batches is refused. */
+static void test_dualpipev_order(void)
+{
+    const sched_def_t *d = sched_get(SCHEDULE_DUALPIPEV);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    static const int ps[] = {2, 3, 4, 8};
+    pp_op_t ops[3 * 2 * 48];
+    for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++) {
+        int p = ps[pi];
+        CU_ASSERT_EQUAL(d->order(p, 0, 2 * p - 1, 2, ops), -1);
+        const int ms[] = {2 * p, 2 * p + 1, 5 * p + 3};
+        for (int mi = 0; mi < 3; mi++) {
+            int m = ms[mi];
+            CU_ASSERT_TRUE_FATAL(sched_max_ops(d, m, 2) <= (long)(sizeof ops / sizeof ops[0]));
+            for (int r = 0; r < p; r++) {
+                int n = d->order(p, r, m, 2, ops);
+                CU_ASSERT_TRUE_FATAL(n > 0 && n <= sched_max_ops(d, m, 2));
+                int next_f[2] = {0, 0}, next_b[2] = {0, 0}, igrad = 0, weights = 0;
+                int open_w[2 * 48], head = 0, tail = 0; /* split-off weights pending */
+                for (int i = 0; i < n; i++) {
+                    const pp_op_t *o = &ops[i];
+                    if (o->kind == PP_OP_WEIGHT) {
+                        CU_ASSERT_TRUE_FATAL(head < tail);
+                        CU_ASSERT_EQUAL(open_w[head], o->chunk * 64 + o->mb);
+                        head++;
+                        weights++;
+                        continue;
+                    }
+                    if (o->forward) {
+                        CU_ASSERT_EQUAL(o->mb, next_f[o->chunk]);
+                        next_f[o->chunk]++;
+                    }
+                    if (o->kind == PP_OP_PAIR) {
+                        CU_ASSERT_NOT_EQUAL(o->chunk, o->chunk2);
+                        CU_ASSERT_EQUAL(o->mb2, next_b[o->chunk2]);
+                        next_b[o->chunk2]++;
+                    } else if (!o->forward) {
+                        CU_ASSERT_EQUAL(o->mb, next_b[o->chunk]);
+                        next_b[o->chunk]++;
+                        if (o->kind == PP_OP_INPUT_GRAD) {
+                            open_w[tail++] = o->chunk * 64 + o->mb;
+                            igrad++;
+                        }
+                    }
+                }
+                for (int c = 0; c < 2; c++) {
+                    CU_ASSERT_EQUAL(next_f[c], m);
+                    CU_ASSERT_EQUAL(next_b[c], m);
+                }
+                CU_ASSERT_EQUAL(weights, igrad);
+                CU_ASSERT_TRUE(igrad > 0);
+            }
+        }
+    }
+}
+
+/* DualPipeV's bubble comes out of the simulation as its authors state it,
+ * (PP/2 - 1)(F&B + B - 3W) over PP = 2p stages (deepseek-ai/DualPipe
+ * README), with F&B = F + B and F = B - W (a forward as long as a backward
+ * for the input), whatever the number of micro-batches. */
+static void test_dualpipev_bubble(void)
+{
+    static const struct {
+        int p, m;
+    } cases[] = {{2, 4}, {2, 9}, {4, 8}, {4, 13}, {8, 16}, {8, 40}};
+    sim_ctx_t *ctx = sim_ctx_create();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int p = cases[i].p, m = cases[i].m;
+        layout_t l = lay(1, p, 1, 1, m, 2048);
+        l.schedule = SCHEDULE_DUALPIPEV;
+        setup_t s;
+        CU_ASSERT_EQUAL_FATAL(setup(&s, "llama2-7b", "h100-sxm", p, &l, NULL), 0);
+        CU_ASSERT_EQUAL(s.layout.vpp, 2);
+        s.in.opt.straggler_cv = 0;
+        step_costs_t c;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(sim_costs(&s.in, &c, &e), 0);
+        const double x = 1e-3; /* one layer's forward */
+        memset(&c.fwd, 0, sizeof c.fwd);
+        memset(&c.bwd, 0, sizeof c.bwd);
+        memset(&c.embed_fwd, 0, sizeof c.embed_fwd);
+        memset(&c.embed_bwd, 0, sizeof c.embed_bwd);
+        memset(&c.head_fwd, 0, sizeof c.head_fwd);
+        memset(&c.head_bwd, 0, sizeof c.head_bwd);
+        c.fwd.compute = x;
+        c.bwd.compute = 2 * x;
+        c.bwd_wgrad_s = x;
+        c.p2p_s = 0;
+        sim_result_t r;
+        CU_ASSERT_EQUAL_FATAL(sim_run_step_costs(ctx, &s.in, &c, &r, &e), 0);
+        double layers = 32.0 / (2 * p), F = layers * x, B = 2 * F, W = F;
+        CHECK_REL(r.breakdown_s[BD_COMPUTE], 2.0 * m * (F + B), 1e-9);
+        CHECK_REL(r.breakdown_s[BD_PP_BUBBLE], (p - 1) * ((F + B) + B - 3 * W), 1e-9);
+        prof_free(&s.profile);
+    }
+    sim_ctx_destroy(ctx);
+}
+
+/* A forward paired with another micro-batch's backward hides each one's
+ * expert-parallel all-to-alls behind the other's compute: Mixtral 8x7B with
+ * EP8 on PP2 exposes less all-to-all under DualPipeV than under 1F1B with
+ * the same stages and batch, and what it exposes is what the pairs cannot
+ * cover. */
+static void test_dualpipev_hides_all_to_all(void)
+{
+    sim_ctx_t *ctx = sim_ctx_create();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+    double ep[2];
+    for (int k = 0; k < 2; k++) {
+        layout_t l = lay(1, 2, 1, 1, 64, 4096);
+        l.ep = 8;
+        l.distributed_optimizer = true;
+        l.schedule = k ? SCHEDULE_DUALPIPEV : SCHEDULE_1F1B;
+        if (!k)
+            l.vpp = 1;
+        setup_t s;
+        CU_ASSERT_EQUAL_FATAL(setup(&s, "mixtral-8x7b", "h100-sxm", 16, &l, NULL), 0);
+        sim_result_t r;
+        run(ctx, &s, &r);
+        check_sum(&r);
+        ep[k] = r.breakdown_s[BD_EP_COMM];
+        prof_free(&s.profile);
+    }
+    CU_ASSERT_TRUE(ep[0] > 0);
+    CU_ASSERT_TRUE(ep[1] < 0.5 * ep[0]);
+    sim_ctx_destroy(ctx);
 }
 
 /* The breakdown's exposed times add up to the step, for every shape of
@@ -292,4 +427,5 @@ static void test_errors(void)
 
 TEST_SUITE(suite_step, "step", TEST(test_bubble_from_simulation),
            TEST(test_breakdown_sums_and_layer_events), TEST(test_straggler_critical_stage),
+           TEST(test_dualpipev_order), TEST(test_dualpipev_bubble), TEST(test_dualpipev_hides_all_to_all),
            TEST(test_properties), TEST(test_errors));
