@@ -241,6 +241,15 @@ double prof_attn_time(const profile_t *p, dtype_t dtype, const prof_attn_call_t 
            flops / (p->peak_tflops[d] * 1e12 * eff * p->sustained_factor);
 }
 
+double prof_atomic_time(const profile_t *p, double adds)
+{
+    if (!(adds > 0))
+        return 0;
+    if (!(p->atomic_add_gops > 0))
+        return prof_mem_time(p, 6 * adds); /* read the source, read and write the sum */
+    return p->kernel_launch_us * 1e-6 + adds / (p->atomic_add_gops * 1e9);
+}
+
 double prof_mem_time(const profile_t *p, double bytes)
 {
     if (!(bytes > 0))

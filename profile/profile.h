@@ -176,6 +176,11 @@ typedef struct {
     double reserved_gib; /* CUDA context, NCCL, cuBLAS workspaces */
     double fragmentation;
     char mem_source[PROF_SOURCE_MAX];
+    double atomic_add_gops; /* bf16 atomic adds to global memory per second,
+                               billions, as PyTorch's scatter_add_ reaches
+                               them (0: not known; such scatters are then
+                               priced as memory traffic) */
+    char atomic_source[PROF_SOURCE_MAX];
 
     /* Collectives */
     char intra_fabric[32]; /* fabric the tables were measured on */
@@ -262,6 +267,11 @@ typedef struct {
 /* Seconds of fused attention doing flops (forward or backward). */
 double prof_attn_time(const profile_t *p, dtype_t dtype, const prof_attn_call_t *call,
                       double flops, bool backward);
+
+/* Seconds of `adds` bf16 atomic adds scattered into global memory (an
+ * unfused scatter_add_ / index_add_): at the profile's atomic rate, or as
+ * 6 bytes of memory traffic each when the profile has none. */
+double prof_atomic_time(const profile_t *p, double adds);
 
 /* The efficiency prof_attn_time uses (a fraction of the dtype's peak, before
  * the sustained factor). */

@@ -145,8 +145,15 @@ static int read_attention_memory(const cJSON *root, const json_ctx_t *top,
                               &p->fragmentation, err)) ||
         (rc = json_get_double(m, "bw_gbs", &mctx, JSON_OPTIONAL, 1, 1e7,
                               &p->mem_bw_peak_gbs, err)) ||
+        (rc = json_get_double(m, "atomic_add_gops", &mctx, JSON_OPTIONAL, 0.001, 1e6,
+                              &p->atomic_add_gops, err)) ||
+        (rc = json_get_string(m, "atomic_add_source", &mctx, JSON_OPTIONAL, p->atomic_source,
+                              sizeof p->atomic_source, err)) ||
         (rc = read_source(m, &mctx, p->mem_source, err)))
         return rc;
+    if (p->atomic_add_gops > 0 && !p->atomic_source[0])
+        return err_setf(err, ERR_INPUT, mctx.file, mctx.path,
+                        "atomic_add_source: missing (atomic_add_gops needs its source)");
     return ERR_OK;
 }
 
@@ -575,6 +582,9 @@ cJSON *prof_to_json(const profile_t *p)
          json_add_number(m, "kernel_launch_us", p->kernel_launch_us) &&
          json_add_number(m, "reserved_gib", p->reserved_gib) &&
          json_add_number(m, "fragmentation", p->fragmentation) &&
+         (!(p->atomic_add_gops > 0) ||
+          (json_add_number(m, "atomic_add_gops", p->atomic_add_gops) &&
+           cJSON_AddStringToObject(m, "atomic_add_source", p->atomic_source))) &&
          add_source(m, p->mem_source);
     cJSON *c = ok ? cJSON_AddObjectToObject(root, "collectives") : NULL;
     ok = ok && c && cJSON_AddStringToObject(c, "intra_fabric", p->intra_fabric) &&

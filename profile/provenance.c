@@ -130,6 +130,8 @@ int prov_figures(const profile_t *p, prov_figure_t *out, int max)
     add_clause(out, max, &n, "memory.reserved_gib", p->reserved_gib, p->mem_source, "GiB");
     add_clause(out, max, &n, "memory.fragmentation", p->fragmentation, p->mem_source,
                "fragmentation");
+    if (p->atomic_add_gops > 0)
+        add(out, max, &n, "memory.atomic_add_gops", p->atomic_add_gops, p->atomic_source);
     add(out, max, &n, "network", p->net_efficiency, p->net_source);
     add(out, max, &n, "straggler_cv", p->straggler_cv, p->straggler_source);
     return n;

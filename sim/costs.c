@@ -596,9 +596,15 @@ static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *sh
     double pad = mo->capacity_factor > 0 && mo->pad_to_capacity ? mo->capacity_factor : 1;
     double routed = Tn * k * h * e * pad;
     double perm = mem(pr, Tn * h * e + routed) * (mo->permute_fusion ? 1 : 2);
-    add_op(pr, "permute", perm, perm);
+    /* unfused permutes scatter with atomic adds: an unpermute by
+     * scatter_add_ in the forward, the gather's gradient by index_add_ in
+     * the backward (the framework's scatter_adds_fwd/bwd) */
+    double adds = Tn * k * h * pad;
+    double scatter_f = prof_atomic_time(pr->p, mo->scatter_adds_fwd * adds);
+    double scatter_b = prof_atomic_time(pr->p, mo->scatter_adds_bwd * adds);
+    add_op(pr, "permute", perm, perm + scatter_b);
     price_experts(pr, Tn * k * l->ep * layout_etp(l) / E, pad);
-    add_op(pr, "unpermute", perm, perm);
+    add_op(pr, "unpermute", perm + scatter_f, perm);
     /* shared experts: a dense MLP, TP-split */
     double shared_f = 0, shared_b = 0;
     *shared = x->shared_ffn > 0;

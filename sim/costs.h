@@ -100,6 +100,11 @@ typedef struct {
                                beyond are dropped (0 = dropless) */
     bool pad_to_capacity; /* every expert padded to its capacity (Megatron
                              --moe-pad-expert-input-to-capacity) */
+    /* Atomic scatter-adds over the routed tokens (element adds per routed
+     * element): in the forward (an unpermute by scatter_add_) and in the
+     * backward (the gradient of an index gather, index_add_); 0 for fused
+     * permutes. Priced at the profile's atomic rate. */
+    double scatter_adds_fwd, scatter_adds_bwd;
 } moe_opts_t;
 
 typedef struct {

@@ -22,7 +22,11 @@ static int read_moe(const cJSON *o, const json_ctx_t *ctx, moe_opts_t *m, err_t 
         (rc = json_get_bool(o, "grouped_gemm", ctx, JSON_REQUIRED, &m->grouped_gemm, err)) ||
         (rc = json_get_bool(o, "permute_fusion", ctx, JSON_REQUIRED, &m->permute_fusion, err)) ||
         (rc = json_get_bool(o, "shared_overlap", ctx, JSON_REQUIRED, &m->shared_overlap, err)) ||
-        (rc = json_get_bool(o, "a2a_overlap", ctx, JSON_REQUIRED, &m->a2a_overlap, err)))
+        (rc = json_get_bool(o, "a2a_overlap", ctx, JSON_REQUIRED, &m->a2a_overlap, err)) ||
+        (rc = json_get_double(o, "scatter_adds_fwd", ctx, JSON_OPTIONAL, 0, 8,
+                              &m->scatter_adds_fwd, err)) ||
+        (rc = json_get_double(o, "scatter_adds_bwd", ctx, JSON_OPTIONAL, 0, 8,
+                              &m->scatter_adds_bwd, err)))
         return rc;
     if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "source")))
         return err_setf(err, ERR_INPUT, ctx->file, ctx->path,

@@ -625,6 +625,41 @@ static void moe_layout(priced_t *p, int ep, int gb)
     m->imbalance = 1;
 }
 
+/* Unfused permutes scatter with atomic adds: NeMo 25.02's Megatron-Core
+ * unpermutes by scatter_add_ (forward) and its gather's gradient is an
+ * index_add_ (backward), one add per routed element each, at the profile's
+ * measured rate (84 billion bf16 adds per second on H200, TileOPs #608);
+ * fused permutes have none; without a rate they are memory traffic. */
+static void test_moe_scatter_adds(void)
+{
+    priced_t u, f;
+    CU_ASSERT_EQUAL_FATAL(begin(&u, "mixtral-8x7b", "h200", 16, "nemo-25.02"), 0);
+    moe_layout(&u, 8, 16);
+    CU_ASSERT_EQUAL_FATAL(price(&u), 0);
+    CU_ASSERT_EQUAL_FATAL(begin(&f, "mixtral-8x7b", "h200", 16, "nemo-25.02"), 0);
+    moe_layout(&f, 8, 16);
+    f.s.opt.moe.scatter_adds_fwd = f.s.opt.moe.scatter_adds_bwd = 0;
+    CU_ASSERT_EQUAL_FATAL(price(&f), 0);
+    CHECK_REL(u.s.profile.atomic_add_gops, 84, 1e-12);
+    double adds = 4096.0 * 2 * 4096; /* tokens x top-k x hidden */
+    double t = u.s.profile.kernel_launch_us * 1e-6 + adds / 84e9;
+    double unperm_u = 0, unperm_f = 0, perm_bu = 0, perm_bf = 0;
+    for (int i = 0; i < u.c.n_ops; i++) {
+        if (strcmp(u.c.ops[i].name, "unpermute") == 0)
+            unperm_u = u.c.ops[i].fwd_s, unperm_f = f.c.ops[i].fwd_s;
+        if (strcmp(u.c.ops[i].name, "permute") == 0)
+            perm_bu = u.c.ops[i].bwd_s, perm_bf = f.c.ops[i].bwd_s;
+    }
+    CHECK_REL(unperm_u - unperm_f, t, 1e-9);
+    CHECK_REL(perm_bu - perm_bf, t, 1e-9);
+    /* a profile without the rate prices the adds as 6 bytes of traffic */
+    profile_t bare = u.s.profile;
+    bare.atomic_add_gops = 0;
+    CHECK_REL(prof_atomic_time(&bare, adds), prof_mem_time(&bare, 6 * adds), 1e-12);
+    scenario_free(&u.s);
+    scenario_free(&f.s);
+}
+
 /* Dispatch and combine: two all-to-alls of each token's top-k copies over
  * the EP group each way (forward, backward), exposed when nothing hides
  * them; EP8 on a node stays on NVLink; DeepEP sends fp8 tokens with a
@@ -779,4 +814,4 @@ TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TE
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
            TEST(test_attention_by_sequence), TEST(test_precision_recipes),
            TEST(test_eager_and_recompute), TEST(test_cp_exchange),
-           TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_experts));
+           TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts));
