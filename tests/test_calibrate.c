@@ -679,6 +679,51 @@ static void test_sustained_factor(void)
 
 /* ------------------------------------------------------------ end to end */
 
+/* An nccl-tests alltoall_perf log (a synthetic one, 40 us + 7/8 x size /
+ * 280 GB/s) imports as the all-to-all table the MoE dispatch is priced
+ * with: Mixtral 8x7B with EP8 in one node exposes exactly four all-to-alls
+ * of its routed tokens per layer at the measured bus bandwidth. */
+static void test_alltoall_import_feeds_dispatch(void)
+{
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(tmpdir, sizeof tmpdir), 0);
+    char args[1024], *out = NULL, *err = NULL;
+    snprintf(args, sizeof args, "calibrate --from-nccl-tests %s --gpu h100-sxm --out %s/a2a.json",
+             fixture("calibrate/synthetic_h100_alltoall_perf.log"), tmpdir);
+    CU_ASSERT_EQUAL(run_cli(args, &out, &err), 0);
+    CU_ASSERT_TRUE(out && strstr(out, "all_to_all/8/default"));
+    free(out);
+    free(err);
+    char path[600];
+    snprintf(path, sizeof path, "%s/a2a.json", tmpdir);
+    profile_t p;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(prof_load(path, &p, &e), 0);
+    fabric_t nv4;
+    CU_ASSERT_EQUAL_FATAL(fabric_load("nvlink4", &nv4, &e), 0);
+    coll_span_t s = {8, 8, 1, &nv4, NULL, 0, 1.0};
+    double bytes = 134217728.0;
+    CHECK_REL(prof_coll_time(&p, COLL_ALL_TO_ALL, &s, bytes), 40e-6 + 0.875 * bytes / 280e9, 1e-4);
+    prof_free(&p);
+    /* the step's exposed all-to-all: 4 per layer and micro-batch of
+     * 4096 x top-2 x 4096 x 2 bytes */
+    snprintf(args, sizeof args,
+             "sim --model mixtral-8x7b --gpu h100-sxm --gpus 16 --ep 8 --global-batch 16 "
+             "--seq-len 4096 --distributed-optimizer --profile %s/a2a.json --json --allow-oom",
+             tmpdir);
+    CU_ASSERT_EQUAL(run_cli(args, &out, &err), 0);
+    cJSON *j = out ? cJSON_Parse(out) : NULL;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    double ep = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "breakdown_s"), "ep_comm")->valuedouble;
+    double routed = 4096.0 * 2 * 4096 * 2;
+    CHECK_REL(ep, 32 * 4 * (40e-6 + 0.875 * routed / 280e9), 1e-3);
+    cJSON_Delete(j);
+    free(out);
+    free(err);
+    remove_tree(tmpdir);
+}
+
+
+
 static void test_cli_import_then_sim(void)
 {
     CU_ASSERT_EQUAL_FATAL(make_temp_dir(tmpdir, sizeof tmpdir), 0);
@@ -984,6 +1029,6 @@ TEST_SUITE(suite_calibrate, "calibrate", TEST(test_network_from_multinode), TEST
            TEST(test_malformed_logs), TEST(test_ranks_from_ratio),
            TEST(test_truncated_and_mutated_logs), TEST(test_truncated_measurements_and_profile),
            TEST(test_measurements_round_trip), TEST(test_fit_and_round_trip),
-           TEST(test_sustained_factor), TEST(test_cli_import_then_sim),
+           TEST(test_sustained_factor), TEST(test_cli_import_then_sim), TEST(test_alltoall_import_feeds_dispatch),
            TEST(test_cli_combines_logs), TEST(test_cli_refit_synthetic),
            TEST(test_cli_measure_without_gpu), TEST(test_cli_bad_input));
