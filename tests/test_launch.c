@@ -306,6 +306,27 @@ static void test_deepspeed_round_trip(void)
     }
 }
 
+/* Every key of text's [section] lines is in the key list keys. */
+static void check_toml_keys(const char *text, const char *keys)
+{
+    char section[48] = "";
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        if (n && *p == '[') {
+            snprintf(section, sizeof section, "%.*s", (int)(n - 2), p + 1);
+        } else if (n && *p != '#') {
+            char needle[128];
+            size_t k = strcspn(p, " =");
+            snprintf(needle, sizeof needle, "\n%s.%.*s\n", section, (int)k, p);
+            if (!strstr(keys, needle))
+                fprintf(stderr, "not a torchtitan key: %s", needle + 1);
+            CU_ASSERT_PTR_NOT_NULL(strstr(keys, needle));
+        }
+        p += n + (eol ? 1 : 0);
+    }
+}
+
 /* torchtitan's TOML: every [section] key is a field of its job config. */
 static void test_torchtitan_keys(void)
 {
@@ -319,22 +340,7 @@ static void test_torchtitan_keys(void)
     char *text = written(LAUNCH_TORCHTITAN, &m, &l, "torchtitan-2025-06");
     char *keys = slurp(fixture("launch/torchtitan_keys.txt"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(keys);
-    char section[48] = "";
-    for (char *p = text; *p;) {
-        char *eol = strchr(p, '\n');
-        size_t n = eol ? (size_t)(eol - p) : strlen(p);
-        if (n && *p == '[')
-            snprintf(section, sizeof section, "%.*s", (int)(n - 2), p + 1);
-        else if (n && *p != '#') {
-            char needle[128];
-            size_t k = strcspn(p, " =");
-            snprintf(needle, sizeof needle, "\n%s.%.*s\n", section, (int)k, p);
-            if (!strstr(keys, needle))
-                fprintf(stderr, "not a torchtitan key: %s", needle + 1);
-            CU_ASSERT_PTR_NOT_NULL(strstr(keys, needle));
-        }
-        p += n + (eol ? 1 : 0);
-    }
+    check_toml_keys(text, keys);
     /* round trip: torchtitan's own reader gives the layout back */
     torchtitan_t t;
     CU_ASSERT_EQUAL_FATAL(torchtitan_read(text, strlen(text), "emitted.toml", 256, &t, &e), 0);
@@ -367,27 +373,6 @@ static void test_torchtitan_keys(void)
     fclose(f);
     free(keys);
     free(text);
-}
-
-/* Every key of text's [section] lines is in the key list keys. */
-static void check_toml_keys(const char *text, const char *keys)
-{
-    char section[48] = "";
-    for (const char *p = text; *p;) {
-        const char *eol = strchr(p, '\n');
-        size_t n = eol ? (size_t)(eol - p) : strlen(p);
-        if (n && *p == '[') {
-            snprintf(section, sizeof section, "%.*s", (int)(n - 2), p + 1);
-        } else if (n && *p != '#') {
-            char needle[128];
-            size_t k = strcspn(p, " =");
-            snprintf(needle, sizeof needle, "\n%s.%.*s\n", section, (int)k, p);
-            if (!strstr(keys, needle))
-                fprintf(stderr, "not a torchtitan key: %s", needle + 1);
-            CU_ASSERT_PTR_NOT_NULL(strstr(keys, needle));
-        }
-        p += n + (eol ? 1 : 0);
-    }
 }
 
 /* A DualPipeV layout with expert parallelism (Llama 4 Scout, 48 layers on
