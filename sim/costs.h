@@ -105,6 +105,9 @@ typedef struct {
      * backward (the gradient of an index gather, index_add_); 0 for fused
      * permutes. Priced at the profile's atomic rate. */
     double scatter_adds_fwd, scatter_adds_bwd;
+    bool pair_overlap_no_recompute; /* DualPipeV's paired passes hide each
+                                       other's all-to-alls only without
+                                       activation recompute */
 } moe_opts_t;
 
 typedef struct {

@@ -125,6 +125,26 @@ static int fw_setup(const char *name, precision_t p, plan_fw_t *f, err_t *err)
     return sim_options_precision(&f->opt, f->precision, err);
 }
 
+/* A --schedule constraint naming only schedules the framework does not
+ * run leaves it nothing with pipeline stages: say so rather than fall back
+ * to layouts without them. */
+static int check_schedules(const plan_space_t *s, const fw_preset_t *fw, err_t *err)
+{
+    if (!s->schedule_mask)
+        return ERR_OK;
+    char asked[96] = "", runs[96] = "";
+    for (int k = 0; k < SCHEDULE_COUNT; k++) {
+        if (fw->caps.schedule[k] && (s->schedule_mask & (1u << k)))
+            return ERR_OK;
+        char *dst = (s->schedule_mask & (1u << k)) ? asked : fw->caps.schedule[k] ? runs : NULL;
+        if (dst)
+            snprintf(dst + strlen(dst), 96 - strlen(dst), "%s%s", *dst ? ", " : "",
+                     layout_schedule_name((schedule_t)k));
+    }
+    return err_setf(err, ERR_INPUT, NULL, "--schedule", "%s does not run %s; it runs %s",
+                    fw->name, asked, runs);
+}
+
 /* One framework (space->framework) or every plannable preset that trains
  * in the precision. */
 static int frameworks_for(const plan_space_t *s, plan_fw_t *fws, int *n, err_t *err)
@@ -135,7 +155,7 @@ static int frameworks_for(const plan_space_t *s, plan_fw_t *fws, int *n, err_t *
         if (rc)
             return rc;
         *n = 1;
-        return ERR_OK;
+        return check_schedules(s, &fws[0].fw, err);
     }
     char **names = NULL;
     size_t count = 0;

@@ -581,6 +581,8 @@ static void price_split_pieces(builder_t *b)
         pieces[piece_wgrad(b, vs)] = w;
         pieces[piece_igrad(b, vs)] = in;
     }
+    /* torchtitan runs its pair overlap only without activation recompute */
+    bool hide = !(b->in->opt.moe.pair_overlap_no_recompute && l->recompute != RECOMPUTE_NONE);
     for (int s = 0; s < b->p; s++)
         for (int cf = 0; cf < 2; cf++) {
             const cost_parts_t *f = &pieces[piece_chunk(layout_vstage(l, s, cf), 0)];
@@ -588,8 +590,9 @@ static void price_split_pieces(builder_t *b)
             cost_parts_t pair = {0};
             scale_add(&pair, f, 1);
             scale_add(&pair, g, 1);
-            pair.ep = fmax(0, f->ep - (g->compute + g->recompute)) +
-                      fmax(0, g->ep - (f->compute + f->recompute));
+            if (hide)
+                pair.ep = fmax(0, f->ep - (g->compute + g->recompute)) +
+                          fmax(0, g->ep - (f->compute + f->recompute));
             pieces[piece_pair(b, s, cf)] = pair;
         }
 }

@@ -279,6 +279,13 @@ static void test_constraints(void)
     s.recompute_mask = 1u << RECOMPUTE_FULL;
     CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &r, &e), 0);
     CU_ASSERT_TRUE(r.found && r.layout.recompute == RECOMPUTE_FULL);
+    /* a schedule the named framework does not run leaves it no pipeline */
+    s.recompute_mask = 0;
+    s.schedule_mask = 1u << SCHEDULE_DUALPIPEV;
+    s.framework = "megatron-core";
+    CHECK_ERR(plan_search(&m, &c, &p, &s, NULL, &r, &e), &e, ERR_INPUT, "--schedule",
+              "megatron-core does not run dualpipev");
+    s.schedule_mask = 0;
     /* a framework that cannot train in the precision */
     s.recompute_mask = 0;
     s.framework = "megatron-2021";

@@ -250,6 +250,24 @@ static void test_dualpipev_hides_all_to_all(void)
     }
     CU_ASSERT_TRUE(ep[0] > 0);
     CU_ASSERT_TRUE(ep[1] < 0.5 * ep[0]);
+    /* a framework whose pair overlap refuses activation recompute
+     * (torchtitan) hides nothing in the pairs under full recompute */
+    double full[2];
+    for (int k = 0; k < 2; k++) {
+        layout_t l = lay(1, 2, 1, 1, 64, 4096);
+        l.ep = 8;
+        l.distributed_optimizer = true;
+        l.schedule = SCHEDULE_DUALPIPEV;
+        l.recompute = RECOMPUTE_FULL;
+        setup_t s;
+        CU_ASSERT_EQUAL_FATAL(setup(&s, "mixtral-8x7b", "h100-sxm", 16, &l, NULL), 0);
+        s.in.opt.moe.pair_overlap_no_recompute = k;
+        sim_result_t r;
+        run(ctx, &s, &r);
+        full[k] = r.breakdown_s[BD_EP_COMM];
+        prof_free(&s.profile);
+    }
+    CU_ASSERT_TRUE(full[1] > 2 * full[0]);
     sim_ctx_destroy(ctx);
 }
 
