@@ -78,7 +78,9 @@ static const cli_opt_t layout_opts[] = {
     {"--fp16", NULL, NULL, "same as --precision fp16", CLI_WORD},
     {"--fp8-format", NULL, "FORMAT", "Megatron: fp8 GEMMs (same as --precision fp8)", CLI_WORD},
     {"--schedule", NULL, "gpipe|1f1b|interleaved|dualpipev",
-     "pipeline schedule (default 1f1b; dualpipev: DeepSeek's V-shaped DualPipeV, two stages per rank, at least 2 x PP micro-batches)",
+     "pipeline schedule (default 1f1b; dualpipev: DeepSeek's V-shaped DualPipeV, two stages per rank, at least 2 x PP micro-batches; "
+     "DeepSeek-V3's two-way DualPipe on PP ranks is its cut-in-half twin: dualpipev on PP/2 ranks with twice the data parallelism, "
+     "the same stages, bubble and activations per GPU)",
      CLI_WORD},
     {"--attention", NULL, "flash|eager", "fused attention or materialized scores (default flash)",
      CLI_WORD},
