@@ -797,22 +797,20 @@ static void read_breakdown(const builder_t *b, int stage, double end, double *bd
         bd[BD_DP_COMM] += end - prev_end;
 }
 
-/* Compute and recompute seconds stage ran (its passes' pieces). */
+/* Compute and recompute seconds stage runs in the step: each of its
+ * chunks' forward and backward for every micro-batch (however the
+ * schedule splits or pairs them, their pieces add up to these), from the
+ * priced pieces rather than a walk over the stage's tasks. */
 static double stage_busy(const builder_t *b, int stage)
 {
-    const sim_ctx_t *ctx = b->ctx;
-    const sim_engine_t *e = ctx->eng;
-    int n = ctx->n_compute[stage];
-    const int *tasks = ctx->compute_tasks + (long)stage * ctx->stride;
-    const int *pieces = ctx->compute_piece + (long)stage * ctx->stride;
+    const cost_parts_t *pieces = b->ctx->pieces;
     double busy = 0;
-    for (int i = 0; i < n; i++) {
-        int kind = eng_kind(e, tasks[i]);
-        if (kind == TASK_OPTIMIZER || kind == TASK_OFFLOAD)
-            continue;
-        busy += ctx->pieces[pieces[i]].compute + ctx->pieces[pieces[i]].recompute;
+    for (int c = 0; c < b->v; c++) {
+        int vs = layout_vstage(b->in->layout, stage, c);
+        for (int dir = 0; dir < 2; dir++)
+            busy += pieces[piece_chunk(vs, dir)].compute + pieces[piece_chunk(vs, dir)].recompute;
     }
-    return busy;
+    return b->m * busy;
 }
 
 /* Latest end of each stage's tasks (compute and communication): the end
@@ -940,7 +938,7 @@ int sim_run_step_costs(sim_ctx_t *ctx, const sim_input_t *in, const step_costs_t
     stage_ends(ctx->eng, b.p, ctx->stage_end);
     for (int s = 0; s < b.p; s++) {
         double end = ctx->stage_end[s] + k_straggle * stage_busy(&b, s);
-        if (end > crit_end + 1e-15) {
+        if (end > crit_end * (1 + 1e-12)) { /* ties: the first stage */
             crit = s;
             crit_end = end;
         }
