@@ -37,6 +37,21 @@ static char *written(launch_kind_t k, const model_t *m, const layout_t *l, const
     return buf;
 }
 
+/* Writing layout l for kind under framework fw is refused on --emit,
+ * saying says. */
+static void refused(launch_kind_t k, const model_t *m, const layout_t *l, const char *fw,
+                    const char *says)
+{
+    sim_options_t o;
+    layout_t scratch = *l;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(sim_options_framework(fw, &o, &scratch, &e), 0);
+    FILE *f = fopen("/dev/null", "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CHECK_ERR(launch_write(k, m, l, &o, f, &e), &e, ERR_INPUT, "--emit", says);
+    fclose(f);
+}
+
 static layout_t finalized(const model_t *m, int gpus, int tp, int pp, int vpp, int cp, int mb,
                           int gb, int seq)
 {
@@ -188,14 +203,7 @@ static void test_moe_round_trip(void)
     CU_ASSERT_EQUAL(back.ep, 64);
     CU_ASSERT_EQUAL(back.etp, 1);
     free(text);
-    sim_options_t o;
-    layout_t scratch = l;
-    CU_ASSERT_EQUAL_FATAL(sim_options_framework("deepspeed", &o, &scratch, &e), 0);
-    FILE *f = fopen("/dev/null", "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    CHECK_ERR(launch_write(LAUNCH_DEEPSPEED, &m, &l, &o, f, &e), &e, ERR_INPUT, "--emit",
-              "mixture of experts");
-    fclose(f);
+    refused(LAUNCH_DEEPSPEED, &m, &l, "deepspeed", "mixture of experts");
 }
 
 /* Megatron-Bridge overrides: every key is a field of the configs the
@@ -363,14 +371,7 @@ static void test_torchtitan_keys(void)
     torchtitan_free(&t);
     /* a layout torchtitan cannot express is refused, naming why */
     l.recompute = RECOMPUTE_SELECTIVE;
-    sim_options_t o;
-    layout_t scratch = l;
-    CU_ASSERT_EQUAL_FATAL(sim_options_framework("torchtitan-2025-06", &o, &scratch, &e), 0);
-    FILE *f = fopen("/dev/null", "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    CHECK_ERR(launch_write(LAUNCH_TORCHTITAN, &m, &l, &o, f, &e), &e, ERR_INPUT, "--emit",
-              "selective");
-    fclose(f);
+    refused(LAUNCH_TORCHTITAN, &m, &l, "torchtitan-2025-06", "selective");
     free(keys);
     free(text);
 }
