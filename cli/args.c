@@ -89,7 +89,8 @@ static const cli_opt_t layout_opts[] = {
     {"--first-stage-layers", "--decoder-first-pipeline-num-layers", "N",
      "layers on the first pipeline stage (uneven split)", CLI_N(1, 100000)},
     {"--last-stage-layers", "--decoder-last-pipeline-num-layers", "N",
-     "layers on the last pipeline stage (uneven split)", CLI_N(1, 100000)},
+     "layers on the last pipeline stage (uneven split; 0: only the loss and any MTP modules)",
+     CLI_N(0, 100000)},
     {"--offload", NULL, "LIST",
      "keep state on the host: optimizer, params (needs --zero 3), activations[=N blocks], "
      "nvme (ZeRO-Infinity), e.g. optimizer,params; recompute full unless --recompute is given",

@@ -319,6 +319,12 @@ static void test_sim_errors_and_fit(void)
         CU_ASSERT_TRUE(ok);
         free(err);
     }
+    /* an empty last stage (only the loss and the MTP module), Megatron-Bridge's
+     * DeepSeek-V3 split "Et|(tt|)*30mL", is a layout sim accepts */
+    expect("sim --model deepseek-v3 --gpu h100-sxm --gpus 1024 --tp 2 --pp 8 --vpp 4 --ep 64 "
+           "--first-stage-layers 1 --last-stage-layers 0 --global-batch 8192 --seq-len 4096 "
+           "--sequence-parallel --distributed-optimizer --allow-oom",
+           0, NULL, NULL);
     char *out = NULL;
     expect("sim --model llama3-70b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --json", 1,
            &out, NULL);
