@@ -679,6 +679,10 @@ static int read_deepseek(rd_t *r, model_t *m)
         if ((rc = opts(r, "topk_method", topk, sizeof topk)))
             return rc;
         m->moe.router_bias = strcmp(topk, "noaux_tc") == 0;
+        /* group-limited routing: n_group groups, topk_group per token */
+        if ((rc = opti(r, "n_group", 1, 1 << 20, &m->moe.n_groups)) ||
+            (rc = opti(r, "topk_group", 1, 1 << 20, &m->moe.group_topk)))
+            return rc;
     }
     if ((rc = opti(r, "num_nextn_predict_layers", 0, 64, &m->n_mtp)))
         return rc;

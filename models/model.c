@@ -1,5 +1,6 @@
 #include "models/model.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,61 @@ int model_moe_layers_in(const model_t *m, int first, int count)
     return n;
 }
 
+/* Probability that k experts drawn without replacement from n miss a given
+ * a of them: C(n - a, k) / C(n, k). */
+static double miss_all(int n, int a, int k)
+{
+    double p = 1;
+    for (int i = 0; i < k; i++) {
+        if (n - a - i <= 0)
+            return 0;
+        p *= (double)(n - a - i) / (n - i);
+    }
+    return p;
+}
+
+/* Hypergeometric: of G groups, m in a block, t drawn: P(j of the block's). */
+static double hypergeom(int G, int m, int t, int j)
+{
+    if (j > m || t - j > G - m || j < 0 || t - j < 0)
+        return 0;
+    /* C(m, j) C(G - m, t - j) / C(G, t) through log-gamma */
+    double lp = lgamma(m + 1.0) - lgamma(j + 1.0) - lgamma(m - j + 1.0) + lgamma(G - m + 1.0) -
+                lgamma(t - j + 1.0) - lgamma(G - m - t + j + 1.0) - lgamma(G + 1.0) +
+                lgamma(t + 1.0) + lgamma(G - t + 1.0);
+    return exp(lp);
+}
+
+double model_moe_destinations(const model_t *m, int n_dest)
+{
+    const model_moe_t *x = &m->moe;
+    int E = x->n_experts, k = x->top_k;
+    if (E <= 0 || n_dest <= 1)
+        return 1;
+    if (E % n_dest != 0)
+        return k;
+    int q = E / n_dest; /* experts per destination */
+    int G = x->n_groups, t = x->group_topk;
+    double touched; /* probability one destination receives the token */
+    if (G <= 1 || t >= G || E % G != 0) {
+        touched = 1 - miss_all(E, q, k);
+    } else if (n_dest % G == 0) {
+        /* each destination inside one group: used when its group is drawn */
+        int avail = t * (E / G);
+        touched = (double)t / G * (1 - miss_all(avail, q, k));
+    } else if (G % n_dest == 0) {
+        /* each destination holds G / n_dest whole groups, j of them drawn */
+        int per = G / n_dest, avail = t * (E / G);
+        touched = 0;
+        for (int j = 1; j <= per && j <= t; j++)
+            touched += hypergeom(G, per, t, j) * (1 - miss_all(avail, j * (E / G), k));
+    } else {
+        return k;
+    }
+    double d = n_dest * touched;
+    return d < 1 ? 1 : d;
+}
+
 /* Recount the MoE blocks from the mask (bits beyond n_layers cleared). */
 static void recount_moe(model_t *m)
 {
@@ -130,6 +186,14 @@ static int validate_moe(model_t *m, const char *ctx, err_t *err)
         return err_setf(err, ERR_INPUT, ctx, "moe_intermediate_size",
                         "expert widths must be from 1 to %ld (got %d, shared %d)", MAX_WIDTH,
                         e->expert_ffn, e->shared_ffn);
+    if (e->n_groups < 0 || e->group_topk < 0 ||
+        (e->n_groups > 1 && (e->n_experts % e->n_groups != 0 || e->group_topk < 1 ||
+                             e->group_topk > e->n_groups ||
+                             e->top_k > e->group_topk * (e->n_experts / e->n_groups))))
+        return err_setf(err, ERR_INPUT, ctx, "n_group",
+                        "%d expert groups with %d per token do not fit %d experts with top-%d "
+                        "(the groups must divide the experts and hold the top-k)",
+                        e->n_groups, e->group_topk, e->n_experts, e->top_k);
     recount_moe(m);
     if (e->n_moe_layers == 0)
         return err_setf(err, ERR_INPUT, ctx, "experts",

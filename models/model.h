@@ -102,6 +102,10 @@ typedef struct {
     bool router_bias; /* a vector of n_experts on the router: gpt-oss's
                          linear bias, DeepSeek-V3's score correction */
     bool expert_bias; /* biases on every expert linear (gpt-oss) */
+    int n_groups;     /* group-limited routing (DeepSeek's n_group): the
+                         experts split into this many consecutive groups;
+                         0 or 1: no limit */
+    int group_topk;   /* groups a token may use (DeepSeek's topk_group) */
     int n_moe_layers; /* blocks with an MoE MLP (bits set in layer_mask) */
     uint64_t layer_mask[MODEL_MAX_MOE_LAYERS / 64];
 } model_moe_t;
@@ -233,6 +237,13 @@ void model_moe_set_layer(model_t *m, int layer, bool moe);
 /* MoE blocks among [first, first + count). */
 int model_moe_layers_in(const model_t *m, int first, int count);
 bool model_is_mla(const model_t *m);
+/* Expected number of distinct destinations a token's top-k experts lie on
+ * when the routed experts are split into n_dest equal consecutive blocks
+ * (EP ranks, or the nodes of an EP group), with routing balanced: the
+ * token's groups (when group-limited) and then its experts among them
+ * drawn uniformly. Between 1 and min(top_k, n_dest); top_k when n_dest
+ * does not divide the experts or the groups and the blocks do not nest. */
+double model_moe_destinations(const model_t *m, int n_dest);
 
 /* One block's parameters held by one GPU of a model-parallel group: dense
  * parts (attention, norms, dense MLP or shared experts, router) split over

@@ -556,9 +556,18 @@ static double price_dispatch(pricer_t *pr, double routed, double pad)
     }
     /* a quantized run's DeepEP dispatch sends fp8 tokens with one fp32
      * scale per 128 values; the combine stays in 16 bits */
-    double disp_e = mo->dispatcher == MOE_DISPATCH_DEEPEP && pr->q->quantized ? 1 + 4.0 / 128 : e;
-    double comm = coll(pr, COLL_ALL_TO_ALL, &g, Tn * k * h * disp_e * pad) +
-                  coll(pr, COLL_ALL_TO_ALL, &g, routed);
+    bool deepep = mo->dispatcher == MOE_DISPATCH_DEEPEP;
+    double disp_e = deepep && pr->q->quantized ? 1 + 4.0 / 128 : e;
+    /* copies of a token on the wire: the all-to-all dispatchers send one
+     * per chosen expert; DeepEP sends one per destination rank inside a
+     * node, and across nodes one per destination node over the network,
+     * forwarded over NVLink there (the DeepSeek-V3 report, section 3.2.2;
+     * deepseek-ai/DeepEP's dispatch layout counts tokens per rank and per
+     * RDMA rank), its combine reducing the same way; the NVLink forwarding
+     * runs alongside and is not priced */
+    double copies = deepep ? model_moe_destinations(m, g.nodes > 1 ? g.nodes : l->ep) : k;
+    double comm = coll(pr, COLL_ALL_TO_ALL, &g, Tn * copies * h * disp_e * pad) +
+                  coll(pr, COLL_ALL_TO_ALL, &g, routed * copies / k);
     if (etp > 1) {
         coll_span_t et = consecutive_span(c, etp);
         comm += coll(pr, COLL_ALL_GATHER, &et, routed * etp) +

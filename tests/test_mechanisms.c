@@ -695,11 +695,24 @@ static void test_moe_dispatch(void)
     d.s.opt.moe.dispatcher = MOE_DISPATCH_DEEPEP;
     CU_ASSERT_EQUAL_FATAL(price(&d), 0);
     CU_ASSERT_EQUAL(d.c.ep_span.nodes, 2);
-    double hd = 2048, kd = 6;
+    /* DeepEP sends a token once per destination node across nodes: of its
+     * 6 experts among 64, split 32 per node, it reaches 2 (1 - C(32,6) /
+     * C(64,6)) = 1.976 nodes on average, not 6 copies */
+    double hd = 2048, nodes = 2 * (1 - 32.0 * 31 * 30 * 29 * 28 * 27 / (64.0 * 63 * 62 * 61 * 60 * 59));
+    CHECK_REL(model_moe_destinations(&d.s.model, 2), nodes, 1e-12);
     double disp = prof_coll_time(&d.s.profile, COLL_ALL_TO_ALL, &d.c.ep_span,
-                                 Tn * kd * hd * (1 + 4.0 / 128));
-    double comb = prof_coll_time(&d.s.profile, COLL_ALL_TO_ALL, &d.c.ep_span, Tn * kd * hd * 2);
+                                 Tn * nodes * hd * (1 + 4.0 / 128));
+    double comb = prof_coll_time(&d.s.profile, COLL_ALL_TO_ALL, &d.c.ep_span, Tn * nodes * hd * 2);
     CHECK_REL(d.c.ep_comm_layer_s, 2 * (disp + comb) * 26.0 / 27, 1e-12); /* 26 of 27 layers MoE */
+    /* the same run with the all-to-all dispatcher sends all 6 copies */
+    priced_t n;
+    CU_ASSERT_EQUAL_FATAL(begin(&n, "deepseek-v2-lite", "h100-sxm", 16, "megatron-core"), 0);
+    moe_layout(&n, 16, 16);
+    n.s.layout.precision = PRECISION_FP8_CS;
+    CU_ASSERT_EQUAL_FATAL(price(&n), 0);
+    double disp6 = prof_coll_time(&n.s.profile, COLL_ALL_TO_ALL, &n.c.ep_span, Tn * 6 * hd * 2);
+    CHECK_REL(n.c.ep_comm_layer_s, 4 * disp6 * 26.0 / 27, 1e-12);
+    scenario_free(&n.s);
     /* a measured scale-out bandwidth (calibrate, nccl-tests import) feeds
      * the dispatch across nodes: half of it, a slower all-to-all */
     double before = d.c.ep_comm_layer_s;

@@ -237,7 +237,55 @@ static void test_unknown_name_suggests(void)
     CHECK_ERR(rc, &e, ERR_INPUT, "--model");
 }
 
+/* C(n - a, k) / C(n, k), written out for the tests */
+static double miss(int n, int a, int k)
+{
+    double p = 1;
+    for (int i = 0; i < k; i++)
+        p *= (double)(n - a - i) / (n - i);
+    return p;
+}
+
+/* Distinct destinations of a token's experts under balanced routing: the
+ * closed forms for uniform and group-limited routing, and a Monte Carlo
+ * estimate (200,000 draws, Python's random.sample) for groups nested in
+ * destinations. */
+static void test_moe_destinations(void)
+{
+    model_t v3 = load("deepseek-v3"); /* 256 experts, top-8, 8 groups, 4 per token */
+    CU_ASSERT_EQUAL(v3.moe.n_groups, 8);
+    CU_ASSERT_EQUAL(v3.moe.group_topk, 4);
+    /* EP over 8 nodes (a group per node): 4 of 8 nodes drawn, then 8 of
+     * their 128 experts */
+    CHECK_REL(model_moe_destinations(&v3, 8), 8 * 0.5 * (1 - miss(128, 32, 8)), 1e-12);
+    CHECK_REL(model_moe_destinations(&v3, 8), 3.629, 1e-3);
+    CHECK_REL(model_moe_destinations(&v3, 64), 64 * 0.5 * (1 - miss(128, 4, 8)), 1e-12);
+    /* two groups per node: Monte Carlo 2.928 (4 nodes), 1.924 (2 nodes) */
+    CHECK_REL(model_moe_destinations(&v3, 4), 2.928, 0.005);
+    CHECK_REL(model_moe_destinations(&v3, 2), 1.924, 0.005);
+    CHECK_REL(model_moe_destinations(&v3, 1), 1, 1e-12);
+    /* without the group limit: uniform over the 256 experts */
+    v3.moe.n_groups = v3.moe.group_topk = 0;
+    CHECK_REL(model_moe_destinations(&v3, 8), 8 * (1 - miss(256, 32, 8)), 1e-12);
+    /* one expert per destination: every copy goes somewhere else */
+    CHECK_REL(model_moe_destinations(&v3, 256), 8, 1e-12);
+    /* blocks that do not divide the experts: no sharing assumed */
+    CHECK_REL(model_moe_destinations(&v3, 3), 8, 1e-12);
+    model_t mx = load("mixtral-8x7b");
+    CHECK_REL(model_moe_destinations(&mx, 8), 2, 1e-12);
+    CHECK_REL(model_moe_destinations(&mx, 2), 2 * (1 - miss(8, 4, 2)), 1e-12);
+    /* groups that cannot hold the top-k are refused */
+    model_t bad = load("deepseek-v3");
+    bad.moe.group_topk = 0;
+    err_t e;
+    CHECK_ERR(model_validate(&bad, "deepseek-v3", &e), &e, ERR_INPUT, "n_group");
+    bad.moe.n_groups = 7;
+    bad.moe.group_topk = 4;
+    CHECK_ERR(model_validate(&bad, "deepseek-v3", &e), &e, ERR_INPUT, "n_group",
+              "must divide the experts");
+}
+
 TEST_SUITE(suite_models, "models", TEST(test_published_param_counts),
            TEST(test_sc21_param_counts), TEST(test_sc21_equation3), TEST(test_flops_by_op),
            TEST(test_hf_configs), TEST(test_catalog_names_and_aliases), TEST(test_bad_configs),
-           TEST(test_unknown_name_suggests));
+           TEST(test_unknown_name_suggests), TEST(test_moe_destinations));
