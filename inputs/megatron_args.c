@@ -1264,7 +1264,9 @@ static int build_moe(interp_t *in, model_t *m, bool bias)
     if ((rc = get_int(in, "moe_router_topk", 1, 1 << 20, &e->top_k, NULL)) ||
         (rc = get_int(in, "moe_ffn_hidden_size", 1, MAX_WIDTH, &e->expert_ffn, &has_ffn)) ||
         (rc = get_int(in, "moe_shared_expert_intermediate_size", 1, MAX_WIDTH, &e->shared_ffn,
-                      &has_shared)))
+                      &has_shared)) ||
+        (rc = get_int(in, "moe_router_num_groups", 1, 1 << 20, &e->n_groups, NULL)) ||
+        (rc = get_int(in, "moe_router_group_topk", 1, 1 << 20, &e->group_topk, NULL)))
         return rc;
     if (!has_ffn) {
         e->expert_ffn = m->ffn;

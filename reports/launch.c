@@ -112,6 +112,9 @@ static void megatron_moe_mla(const model_t *m, const sim_options_t *o, FILE *f)
                 x->n_experts, x->top_k, x->expert_ffn);
         if (x->shared_ffn > 0)
             fprintf(f, "--moe-shared-expert-intermediate-size %d\n", x->shared_ffn);
+        if (x->n_groups > 1)
+            fprintf(f, "--moe-router-num-groups %d\n--moe-router-group-topk %d\n", x->n_groups,
+                    x->group_topk);
         if (x->n_moe_layers != m->n_layers)
             moe_layer_freq(m, f);
         fprintf(f, "--moe-token-dispatcher-type %s\n",

@@ -188,6 +188,8 @@ static void test_moe_round_trip(void)
     CHECK_REL(q.total, p.total, 1e-6);
     CHECK_REL(q.active, p.active, 1e-6);
     CU_ASSERT_EQUAL(a.model.moe.n_moe_layers, 58);
+    CU_ASSERT_EQUAL(a.model.moe.n_groups, 8); /* node-limited routing */
+    CU_ASSERT_EQUAL(a.model.moe.group_topk, 4);
     CU_ASSERT_EQUAL(a.model.n_mtp, 1);
     CU_ASSERT_TRUE(model_is_mla(&a.model));
     CU_ASSERT_EQUAL(a.layout.ep, 64);
