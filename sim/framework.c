@@ -1,5 +1,6 @@
 #include "sim/framework.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,6 +247,48 @@ static void note_assumed(const cJSON *o, const char *label, char *list, size_t c
     snprintf(list + n, cap - n, "%s%s", n ? ", " : "", label);
 }
 
+/* "YYYY-MM" as year x 12 + month - 1; 0 when text is not such a month. */
+static int month_of(const char *text)
+{
+    int y = 0, m = 0;
+    char tail;
+    if (!text || sscanf(text, "%4d-%2d%c", &y, &m, &tail) != 2 || y < 1990 || y > 2200 || m < 1 ||
+        m > 12)
+        return 0;
+    return y * 12 + m - 1;
+}
+
+/* "YYYY-MM" at the start of text, whatever follows; 0 when not there. */
+static int month_of_prefix(const char *text)
+{
+    int y = 0, m = 0, n = 0;
+    if (sscanf(text, "%4d-%2d%n", &y, &m, &n) != 2 || n != 7 || y < 1990 || y > 2200 || m < 1 ||
+        m > 12)
+        return 0;
+    return y * 12 + m - 1;
+}
+
+/* The optional "release": {"family", "date": "YYYY-MM"}. */
+static int read_release(const cJSON *obj, const json_ctx_t *ctx, fw_preset_t *p, err_t *err)
+{
+    const cJSON *rel = NULL;
+    int rc;
+    if ((rc = json_get_object(obj, "release", ctx, JSON_OPTIONAL, &rel, err)) || !rel)
+        return rc;
+    json_ctx_t rctx = json_ctx_member(ctx, "release");
+    char date[16];
+    if ((rc = json_get_string(rel, "family", &rctx, JSON_REQUIRED, p->family, sizeof p->family,
+                              err)) ||
+        (rc = json_get_string(rel, "date", &rctx, JSON_REQUIRED, date, sizeof date, err)))
+        return rc;
+    p->released_month = month_of(date);
+    if (!p->released_month || !p->family[0])
+        return err_setf(err, ERR_INPUT, rctx.file, rctx.path,
+                        "needs a family name and a date as YYYY-MM (got '%s', '%s')", p->family,
+                        date);
+    return ERR_OK;
+}
+
 static int preset_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out, err_t *err)
 {
     fw_preset_t *p = out;
@@ -264,7 +307,8 @@ static int preset_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out, 
         (rc = json_get_object(obj, "zero3", ctx, JSON_OPTIONAL, &z3, err)) ||
         (rc = json_get_object(obj, "supports", ctx, JSON_REQUIRED, &sup, err)))
         return rc;
-    if ((rc = json_get_bool(obj, "plannable", ctx, JSON_OPTIONAL, &p->plannable, err)))
+    if ((rc = json_get_bool(obj, "plannable", ctx, JSON_OPTIONAL, &p->plannable, err)) ||
+        (rc = read_release(obj, ctx, p, err)))
         return rc;
     json_ctx_t sctx = json_ctx_member(ctx, "supports");
     if ((rc = read_supports(sup, &sctx, &p->caps, err)))
@@ -323,6 +367,110 @@ static bool contains(const char *hay, const char *needle)
     return n == 0;
 }
 
+/* A release named in text: "YY.MM" after the family word ("NeMo 25.07",
+ * "26.04.01"), else a month and year ("Dec 2024", "June 2025") or
+ * "YYYY-MM"; year x 12 + month - 1, or 0 when text names none. */
+static int release_in(const char *text, const char *family)
+{
+    static const char *const months[] = {"jan", "feb", "mar", "apr", "may", "jun",
+                                         "jul", "aug", "sep", "oct", "nov", "dec"};
+    if (!text)
+        return 0;
+    const char *from = text;
+    size_t fl = family ? strlen(family) : 0;
+    for (const char *p = text; fl && *p; p++)
+        if (strncasecmp(p, family, fl) == 0) {
+            from = p + fl;
+            break;
+        }
+    for (const char *p = from; *p; p++) {
+        int yy, mm, n = 0;
+        if (isdigit((unsigned char)*p) && (p == from || !isdigit((unsigned char)p[-1])) &&
+            sscanf(p, "%2d.%2d%n", &yy, &mm, &n) == 2 && n == 5 && !isdigit((unsigned char)p[5]) &&
+            yy >= 19 && yy <= 60 && mm >= 1 && mm <= 12)
+            return (2000 + yy) * 12 + mm - 1;
+    }
+    for (const char *p = text; *p; p++) {
+        if (p != text && isalpha((unsigned char)p[-1]))
+            continue;
+        for (int m = 0; m < 12; m++) {
+            if (strncasecmp(p, months[m], 3) != 0)
+                continue;
+            const char *q = p + 3;
+            while (isalpha((unsigned char)*q) || *q == '.')
+                q++;
+            int y = 0, n = 0;
+            if (sscanf(q, " %4d%n", &y, &n) == 1 && n >= 5 && y >= 2019 && y <= 2100)
+                return y * 12 + m;
+        }
+        int mo = isdigit((unsigned char)*p) && (p == text || !isdigit((unsigned char)p[-1]))
+                     ? month_of_prefix(p)
+                     : 0;
+        if (mo)
+            return mo;
+    }
+    return 0;
+}
+
+/* The family fallback of fw_match_in: the longest family word the column
+ * carries, then the family's preset by release. */
+static int match_release(const cJSON *arr, const json_ctx_t *actx, const char *framework_text,
+                         const char *source_text, fw_preset_t *out, err_t *err)
+{
+    char family[32] = "";
+    for (const cJSON *e = arr ? arr->child : NULL; e; e = e->next) {
+        const cJSON *rel = cJSON_GetObjectItemCaseSensitive(e, "release");
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(rel, "family");
+        if (cJSON_IsString(f) && contains(framework_text, f->valuestring) &&
+            strlen(f->valuestring) > strlen(family))
+            snprintf(family, sizeof family, "%s", f->valuestring);
+    }
+    if (!family[0])
+        return err_setf(err, ERR_INPUT, NULL, "framework",
+                        "no framework preset matches '%s' (scaleplan catalog frameworks)",
+                        framework_text);
+    int want = release_in(framework_text, family);
+    if (!want)
+        want = release_in(source_text, NULL);
+    int pick = -1, pick_month = 0, oldest = -1, oldest_month = 0, latest = -1, latest_month = 0;
+    int i = 0;
+    for (const cJSON *e = arr->child; e; e = e->next, i++) {
+        const cJSON *rel = cJSON_GetObjectItemCaseSensitive(e, "release");
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(rel, "family");
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(rel, "date");
+        if (!cJSON_IsString(f) || strcasecmp(f->valuestring, family) != 0 || !cJSON_IsString(d))
+            continue;
+        int mo = month_of(d->valuestring);
+        if (!mo)
+            continue;
+        if (oldest < 0 || mo < oldest_month)
+            oldest = i, oldest_month = mo;
+        if (latest < 0 || mo > latest_month)
+            latest = i, latest_month = mo;
+        if (want && mo <= want && (pick < 0 || mo > pick_month))
+            pick = i, pick_month = mo;
+    }
+    const char *how = "the latest %s preset released no later";
+    if (!want)
+        pick = latest, how = "no version named, the latest %s preset";
+    else if (pick < 0)
+        pick = oldest, how = "older than every %s preset, the oldest";
+    if (pick < 0)
+        return err_setf(err, ERR_INPUT, NULL, "framework",
+                        "no framework preset matches '%s' (scaleplan catalog frameworks)",
+                        framework_text);
+    json_ctx_t ectx = json_ctx_index(actx, pick);
+    int rc = preset_from_json(cJSON_GetArrayItem(arr, pick), &ectx, out, err);
+    if (rc)
+        return rc;
+    char why[80];
+    snprintf(why, sizeof why, how, family);
+    snprintf(out->matched_by, sizeof out->matched_by,
+             "framework '%.80s' has no preset of its own: replayed with %s (%s)", framework_text,
+             out->name, why);
+    return ERR_OK;
+}
+
 int fw_match(const char *framework_text, const char *source_text, fw_preset_t *out, err_t *err)
 {
     catalog_t *cat = catalog_create();
@@ -367,13 +515,11 @@ int fw_match_in(catalog_t *cat, const char *framework_text, const char *source_t
             }
         }
     }
-    if (best < 0) {
-        return err_setf(err, ERR_INPUT, NULL, "framework",
-                        "no framework preset matches '%s' (scaleplan catalog frameworks)",
-                        framework_text);
+    if (best >= 0) {
+        json_ctx_t ectx = json_ctx_index(&actx, best);
+        return preset_from_json(cJSON_GetArrayItem(arr, best), &ectx, out, err);
     }
-    json_ctx_t ectx = json_ctx_index(&actx, best);
-    return preset_from_json(cJSON_GetArrayItem(arr, best), &ectx, out, err);
+    return match_release(arr, &actx, framework_text, source_text, out, err);
 }
 
 void fw_apply(const fw_preset_t *p, sim_options_t *o, layout_t *l)

@@ -72,6 +72,12 @@ typedef struct {
                                   (the current version of each framework) */
     char assumed[96];          /* sections whose source says ASSUMED
                                   ("options, tp_overlap"), "" if none */
+    char family[32];           /* a versioned framework's family ("NeMo"), the
+                                  word its runs' framework column carries;
+                                  "" for an unversioned preset */
+    int released_month;        /* its release, year x 12 + month - 1; 0 if none */
+    char matched_by[200];      /* fw_match: how a column naming no preset's
+                                  pattern was mapped to this one; "" else */
 } fw_preset_t;
 
 /* Load the preset called name (or one of its aliases); NULL or "" loads the
@@ -83,7 +89,12 @@ int fw_load(const char *name, fw_preset_t *out, err_t *err);
 int fw_load_in(catalog_t *cat, const char *name, fw_preset_t *out, err_t *err);
 
 /* The preset whose "match" patterns fit a published run's framework column
- * (and source title). ERR_INPUT when none does. */
+ * (and source title). When none does but the column names a versioned
+ * family ("NeMo 25.07", "Megatron-Bridge / NeMo 26.02", "torchtitan" with a
+ * month in the column or the source title), the family's latest preset
+ * released no later than that version (the oldest when it predates them
+ * all; the latest when no version is given), said in out->matched_by.
+ * ERR_INPUT when nothing fits. */
 int fw_match(const char *framework_text, const char *source_text, fw_preset_t *out, err_t *err);
 
 /* The same, looked up in the parsed catalog cat (NULL: parse it now). */

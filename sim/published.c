@@ -358,6 +358,14 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
         skip(v, e.msg);
         return ERR_OK;
     }
+    /* the columns cannot describe experts: a mixture-of-experts row (EP > 1,
+     * or "MoE" in its notes) takes the catalog model of that name when its
+     * layers and width agree with the columns */
+    model_t cm;
+    if (got > 0 && (ep > 1 || has(csv_get(c, i, "notes"), "MoE")) &&
+        model_from_catalog(csv_get(c, i, "model"), &cm, &e) == 0 && model_is_moe(&cm) &&
+        cm.n_layers == m.n_layers && cm.hidden == m.hidden)
+        m = cm;
     if (got == 0 && model_from_catalog(csv_get(c, i, "model"), &m, &e)) {
         char why[240];
         snprintf(why, sizeof why, "model not in the catalog: %s", e.msg);
@@ -483,6 +491,13 @@ static int open_choices(sim_ctx_t *ctx, row_setup_t *r, sim_result_t *best, bool
     return ERR_OK;
 }
 
+/* One more assumption of the row's replay. */
+static void add_assumed(pub_row_t *v, const char *what)
+{
+    size_t n = strlen(v->assumed);
+    snprintf(v->assumed + n, sizeof v->assumed - n, "%s%s", n ? "; " : "", what);
+}
+
 static int run_row(catalog_t *cat, const csv_t *c, int i, const pub_options_t *o, sim_ctx_t *ctx,
                    pub_row_t *v, err_t *err)
 {
@@ -491,6 +506,8 @@ static int run_row(catalog_t *cat, const csv_t *c, int i, const pub_options_t *o
     int rc = setup_row(cat, c, i, v, &r, err);
     if (rc || v->skipped)
         goto out;
+    if (r.fw.matched_by[0])
+        add_assumed(v, r.fw.matched_by);
     if (o && o->profile && strcmp(o->profile->gpu, r.s.cluster.gpu.name) == 0)
         r.s.input.profile = o->profile;
     sim_result_t res;
@@ -502,8 +519,7 @@ static int run_row(catalog_t *cat, const csv_t *c, int i, const pub_options_t *o
             skip(v, "no micro-batch, recompute and interleaving choice fits in memory");
             goto out;
         }
-        snprintf(v->assumed, sizeof v->assumed,
-                 "the row gives no micro-batch or recompute: the fastest choice that fits");
+        add_assumed(v, "the row gives no micro-batch or recompute: the fastest choice that fits");
     } else if ((rc = sim_run_step(ctx, &r.s.input, &res, err))) {
         goto out;
     }

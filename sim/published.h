@@ -13,12 +13,19 @@
  *     block (LayerNorm, GELU, learned positions, tied embeddings, biases,
  *     ffn 4 x hidden when blank); blank columns: the catalog model whose
  *     name or alias matches the model column. A blank vocabulary is GPT-2's
- *     50257 padded as Megatron pads it (a multiple of 128 x TP).
+ *     50257 padded as Megatron pads it (a multiple of 128 x TP). The columns
+ *     cannot describe experts: a mixture-of-experts row (EP > 1 in cp_or_sp
+ *     or "MoE" in its notes) whose model names a catalog MoE model with the
+ *     same layers and hidden size runs that model.
  *  2. GPU: the catalog GPU whose aliases match the gpu_type text (see
  *     topologies/catalog/gpus.json); its default cluster.
  *  3. Framework: the preset whose match patterns fit the framework column
  *     (and source title) (sim/catalog/frameworks.json); its defaults fill
- *     what the row leaves out.
+ *     what the row leaves out. A version with no preset of its own ("NeMo
+ *     25.07", "Megatron-Bridge / NeMo 26.02", torchtitan dated by its
+ *     source title) runs the family's latest preset released no later
+ *     (the oldest for a version before them all, the latest when no
+ *     version is named), and the row's assumptions say which.
  *  4. Layout: tp, pp; CP and EP from cp_or_sp ("CP=2; EP=8"); sequence
  *     parallelism when the column says SP or the preset runs SP with TP;
  *     virtual stages from vpp_or_interleave ("VP=6", "(=3 chunks per PP
@@ -40,9 +47,9 @@
  *     published - 1 (for a step time, published / predicted - 1).
  *
  * Rows the rules cannot replay (an unknown GPU or model, a layout the
- * framework would refuse, a mixture-of-experts model before MoE layers are
- * priced) are reported as skipped with the reason, and count as failed
- * (100% error) in the summary.
+ * framework would refuse, a framework no preset family names) are
+ * reported as skipped with the reason, and count as failed (100% error) in
+ * the summary.
  */
 #ifndef SCALEPLAN_SIM_PUBLISHED_H
 #define SCALEPLAN_SIM_PUBLISHED_H
@@ -72,7 +79,8 @@ typedef struct {
     char model_key[64];  /* model identity for ordering pairs (name + size) */
     bool skipped;
     char reason[240];    /* why it was skipped */
-    char assumed[240];   /* choices the row left open and how they were made */
+    char assumed[480];   /* choices the row left open and how they were made
+                            ("; " between them) */
     /* what was simulated, for re-use (e.g. ranking the row's layout in a
      * layout search): valid when not skipped */
     model_t sim_model;

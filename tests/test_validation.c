@@ -114,5 +114,51 @@ static void test_bad_csv(void)
     CHECK_ERR(rc, &e, ERR_INPUT, "/no/such/runs.csv");
 }
 
+/* tests/fixtures/validation/versions.csv: shared rows with their framework
+ * column renamed to versions that have no preset (a newer Megatron-Bridge,
+ * an older NeMo, NeMo without a version, torchtitan dated only by its source
+ * title) replay with the family's preset released no later, said in the
+ * row's assumptions; a mixture-of-experts row whose columns give the
+ * dimensions replays with the catalog's experts, as one that gives none. */
+static void test_versions_and_moe_columns(void)
+{
+    pub_row_t *rows;
+    int n;
+    err_t e;
+    int rc = pub_replay(fixture("validation/versions.csv"), NULL, &rows, &n, &e);
+    if (rc)
+        fprintf(stderr, "versions: %s\n", e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL_FATAL(n, 9);
+    static const struct {
+        const char *group, *said;
+    } want[] = {
+        {"megatron-bridge-25.11", NULL},
+        {"megatron-bridge-25.11", "the latest Megatron-Bridge preset released no later"},
+        {"megatron-bridge-26.04", "the latest Megatron-Bridge preset released no later"},
+        {"nemo-24.07", "older than every NeMo preset"},
+        {"nemo-25.04", "no version named"},
+        {"torchtitan-2024-12", "the latest torchtitan preset released no later"},
+        {"nemo-25.02", NULL},
+        {"nemo-25.02", NULL},
+        {"megatron-core", NULL},
+    };
+    for (int i = 0; i < n; i++) {
+        CU_ASSERT_FALSE(rows[i].skipped);
+        CU_ASSERT_STRING_EQUAL(rows[i].group, want[i].group);
+        if (want[i].said) {
+            CU_ASSERT_PTR_NOT_NULL(strstr(rows[i].assumed, want[i].said));
+        } else {
+            CU_ASSERT_PTR_NULL(strstr(rows[i].assumed, "no preset of its own"));
+        }
+    }
+    /* the same configuration under the preset the fallback picked */
+    CHECK_REL(rows[1].predicted, rows[0].predicted, 1e-12);
+    /* Mixtral 8x7B from its columns is the catalog's MoE model */
+    CHECK_REL(rows[7].predicted, rows[6].predicted, 1e-12);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[7].layout, "EP8"));
+    free(rows);
+}
+
 TEST_SUITE(suite_validation, "validation", TEST(test_published_runs), TEST(test_results_not_read),
-           TEST(test_bad_csv));
+           TEST(test_bad_csv), TEST(test_versions_and_moe_columns));
