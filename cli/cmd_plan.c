@@ -584,7 +584,7 @@ static int emit_launch(const cli_args_t *a, const plan_run_t *p, err_t *err)
     const rung_t *r = &p->ladder.rung[p->ladder.best];
     sim_options_t o;
     layout_t scratch = r->layout;
-    if ((rc = sim_options_framework(r->framework, &o, &scratch, err)))
+    if ((rc = sim_options_framework(r->framework, p->base.gpu.name, &o, &scratch, err)))
         return rc;
     const char *path = cli_get(a, "--out");
     FILE *f = path ? fopen(path, "w") : stdout;

@@ -80,19 +80,21 @@ int sim_options_precision_in(catalog_t *cat, sim_options_t *o, precision_t p, er
     return rc;
 }
 
-int sim_options_framework(const char *name, sim_options_t *o, layout_t *l, err_t *err)
+int sim_options_framework(const char *name, const char *gpu, sim_options_t *o, layout_t *l,
+                          err_t *err)
 {
-    return sim_options_framework_in(NULL, name, o, l, err);
+    return sim_options_framework_in(NULL, name, gpu, o, l, err);
 }
 
-int sim_options_framework_in(catalog_t *cat, const char *name, sim_options_t *o, layout_t *l,
-                             err_t *err)
+int sim_options_framework_in(catalog_t *cat, const char *name, const char *gpu, sim_options_t *o,
+                             layout_t *l, err_t *err)
 {
     fw_preset_t p;
     int rc = fw_load_in(cat, name, &p, err);
     if (rc)
         return rc;
     fw_apply(&p, o, l);
+    fw_apply_gpu(&p, gpu, o);
     return ERR_OK;
 }
 

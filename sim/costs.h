@@ -174,11 +174,14 @@ void sim_options_default(sim_options_t *o);
  * "fsdp". They set options and, where the framework fixes it, the layout's
  * attention kind (2021/2022 Megatron materialized the scores). ERR_INPUT
  * names the accepted presets. */
-int sim_options_framework(const char *name, sim_options_t *o, layout_t *l, err_t *err);
+/* gpu (a catalog GPU name, or NULL) picks the preset's per-GPU recipe
+ * settings (fw_apply_gpu). */
+int sim_options_framework(const char *name, const char *gpu, sim_options_t *o, layout_t *l,
+                          err_t *err);
 
 /* The same, looked up in the parsed catalog cat (NULL: parse it now). */
-int sim_options_framework_in(catalog_t *cat, const char *name, sim_options_t *o, layout_t *l,
-                             err_t *err);
+int sim_options_framework_in(catalog_t *cat, const char *name, const char *gpu, sim_options_t *o,
+                             layout_t *l, err_t *err);
 
 typedef struct {
     const model_t *model;

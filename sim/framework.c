@@ -39,6 +39,51 @@ static int read_moe(const cJSON *o, const json_ctx_t *ctx, moe_opts_t *m, err_t 
     return ERR_OK;
 }
 
+/* options.moe.by_gpu: [{"gpus": [...], "dispatcher", "a2a_overlap",
+ * "shared_overlap", "source"}]. */
+static int read_moe_by_gpu(const cJSON *moe, const json_ctx_t *mctx, fw_preset_t *p, err_t *err)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(moe, "by_gpu");
+    if (!arr)
+        return ERR_OK;
+    json_ctx_t actx = json_ctx_member(mctx, "by_gpu");
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > FW_MOE_BY_GPU_MAX)
+        return err_setf(err, ERR_INPUT, actx.file, actx.path,
+                        "must be an array of at most %d entries", FW_MOE_BY_GPU_MAX);
+    int i = 0;
+    for (const cJSON *e = arr->child; e; e = e->next, i++) {
+        json_ctx_t ectx = json_ctx_index(&actx, i);
+        fw_moe_gpu_t *g = &p->moe_by_gpu[i];
+        char disp[16] = "";
+        int rc;
+        if ((rc = json_expect_object(e, &ectx, err)) ||
+            (rc = json_get_string(e, "dispatcher", &ectx, JSON_REQUIRED, disp, sizeof disp, err)) ||
+            (rc = json_get_bool(e, "a2a_overlap", &ectx, JSON_REQUIRED, &g->a2a_overlap, err)) ||
+            (rc = json_get_bool(e, "shared_overlap", &ectx, JSON_REQUIRED, &g->shared_overlap,
+                                err)))
+            return rc;
+        if (moe_dispatch_parse(disp, "dispatcher", &g->dispatcher, err))
+            return err_setf(err, ERR_INPUT, ectx.file, ectx.path, "%s", err->msg);
+        const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(e, "gpus");
+        if (!cJSON_IsArray(gpus) || !gpus->child ||
+            !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "source")))
+            return err_setf(err, ERR_INPUT, ectx.file, ectx.path,
+                            "needs \"gpus\" (a list of GPU names) and a \"source\"");
+        for (const cJSON *n = gpus->child; n; n = n->next) {
+            size_t len = strlen(g->gpus);
+            if (!cJSON_IsString(n) ||
+                len + strlen(n->valuestring) + 2 >= sizeof g->gpus)
+                return err_setf(err, ERR_INPUT, ectx.file, ectx.path,
+                                "gpus: GPU names as strings, %zu characters in all at most",
+                                sizeof g->gpus - 2);
+            snprintf(g->gpus + len, sizeof g->gpus - len, "%s%s", len ? "," : "",
+                     n->valuestring);
+        }
+    }
+    p->n_moe_by_gpu = i;
+    return ERR_OK;
+}
+
 static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *opt, err_t *err)
 {
     char p2p[16] = "schedule", cp[16] = "ring";
@@ -315,7 +360,10 @@ static int preset_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out, 
         return rc;
     json_ctx_t octx = json_ctx_member(ctx, "options"), lctx = json_ctx_member(ctx, "layout");
     json_ctx_t zctx = json_ctx_member(ctx, "zero3");
-    if ((rc = read_options(opt, &octx, &p->opt, err)) || (rc = read_layout(lay, &lctx, p, err)) ||
+    json_ctx_t mctx = json_ctx_member(&octx, "moe");
+    if ((rc = read_options(opt, &octx, &p->opt, err)) ||
+        (rc = read_moe_by_gpu(cJSON_GetObjectItemCaseSensitive(opt, "moe"), &mctx, p, err)) ||
+        (rc = read_layout(lay, &lctx, p, err)) ||
         (z3 && (rc = read_zero3(z3, &zctx, &p->opt.zero3, err))))
         return rc;
     note_assumed(obj, "preset", p->assumed, sizeof p->assumed);
@@ -531,6 +579,26 @@ void fw_apply(const fw_preset_t *p, sim_options_t *o, layout_t *l)
     if (l->zero < p->zero_min)
         l->zero = p->zero_min;
     l->recompute = p->recompute;
+}
+
+void fw_apply_gpu(const fw_preset_t *p, const char *gpu, sim_options_t *o)
+{
+    if (!gpu || !*gpu)
+        return;
+    size_t n = strlen(gpu);
+    for (int i = 0; i < p->n_moe_by_gpu; i++) {
+        const fw_moe_gpu_t *g = &p->moe_by_gpu[i];
+        for (const char *q = g->gpus; *q;) {
+            size_t len = strcspn(q, ",");
+            if (len == n && strncmp(q, gpu, n) == 0) {
+                o->moe.dispatcher = g->dispatcher;
+                o->moe.a2a_overlap = g->a2a_overlap;
+                o->moe.shared_overlap = g->shared_overlap;
+                return;
+            }
+            q += len + (q[len] == ',');
+        }
+    }
 }
 
 /* The names of the set members, comma separated. */

@@ -52,6 +52,17 @@ typedef struct {
     unsigned precisions;   /* bit 1 << precision_t */
 } fw_caps_t;
 
+/* MoE settings a framework's recipes choose by GPU (Megatron-Bridge's
+ * performance configs run DeepEP and the all-to-all overlap on H100 only,
+ * for example): they replace the preset's options.moe on these GPUs. */
+#define FW_MOE_BY_GPU_MAX 4
+typedef struct {
+    char gpus[160];          /* catalog GPU names, comma separated */
+    moe_dispatch_t dispatcher;
+    bool a2a_overlap;
+    bool shared_overlap;
+} fw_moe_gpu_t;
+
 typedef struct {
     char name[FW_NAME_MAX];
     char display[96];
@@ -76,6 +87,8 @@ typedef struct {
                                   word its runs' framework column carries;
                                   "" for an unversioned preset */
     int released_month;        /* its release, year x 12 + month - 1; 0 if none */
+    fw_moe_gpu_t moe_by_gpu[FW_MOE_BY_GPU_MAX]; /* options.moe.by_gpu */
+    int n_moe_by_gpu;
     char matched_by[200];      /* fw_match: how a column naming no preset's
                                   pattern was mapped to this one; "" else */
 } fw_preset_t;
@@ -104,6 +117,10 @@ int fw_match_in(catalog_t *cat, const char *framework_text, const char *source_t
 /* Apply the preset's defaults: options into *o (replaced), layout defaults
  * into *l (fields the preset sets; the rest untouched). */
 void fw_apply(const fw_preset_t *p, sim_options_t *o, layout_t *l);
+
+/* The preset's MoE settings for runs on gpu (a catalog GPU name; NULL or
+ * one the preset does not list: options.moe as it is), after fw_apply. */
+void fw_apply_gpu(const fw_preset_t *p, const char *gpu, sim_options_t *o);
 
 /* Whether the preset can run layout l (finalized or not) with options o:
  * ERR_INPUT naming the flag and what the framework runs instead

@@ -108,7 +108,7 @@ typedef struct {
 
 /* The preset's options with the precision's costs; false when it cannot
  * train in p. */
-static int fw_setup(const char *name, precision_t p, plan_fw_t *f, err_t *err)
+static int fw_setup(const char *name, const char *gpu, precision_t p, plan_fw_t *f, err_t *err)
 {
     memset(f, 0, sizeof *f);
     int rc = fw_load(name, &f->fw, err);
@@ -117,6 +117,7 @@ static int fw_setup(const char *name, precision_t p, plan_fw_t *f, err_t *err)
     layout_t scratch;
     layout_defaults(&scratch);
     fw_apply(&f->fw, &f->opt, &scratch);
+    fw_apply_gpu(&f->fw, gpu, &f->opt);
     f->flash = scratch.flash_attention;
     f->precision = p == PRECISION_FP8 ? f->fw.fp8_recipe : p;
     if (!(f->fw.caps.precisions & (1u << f->precision)))
@@ -147,11 +148,12 @@ static int check_schedules(const plan_space_t *s, const fw_preset_t *fw, err_t *
 
 /* One framework (space->framework) or every plannable preset that trains
  * in the precision. */
-static int frameworks_for(const plan_space_t *s, plan_fw_t *fws, int *n, err_t *err)
+static int frameworks_for(const plan_space_t *s, const char *gpu, plan_fw_t *fws, int *n,
+                          err_t *err)
 {
     *n = 0;
     if (s->framework && *s->framework) {
-        int rc = fw_setup(s->framework, s->precision, &fws[0], err);
+        int rc = fw_setup(s->framework, gpu, s->precision, &fws[0], err);
         if (rc)
             return rc;
         *n = 1;
@@ -169,7 +171,7 @@ static int frameworks_for(const plan_space_t *s, plan_fw_t *fws, int *n, err_t *
             break;
         if (!f.fw.plannable)
             continue;
-        if (fw_setup(names[i], s->precision, &fws[*n], &ignore) == ERR_OK)
+        if (fw_setup(names[i], gpu, s->precision, &fws[*n], &ignore) == ERR_OK)
             (*n)++;
     }
     catalog_free_names(names, count);
@@ -718,7 +720,7 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
     double t0 = clock_now_s();
     plan_fw_t fws[PLAN_MAX_FRAMEWORKS];
     int n_fws = 0;
-    int rc = frameworks_for(space, fws, &n_fws, err);
+    int rc = frameworks_for(space, c->gpu.name, fws, &n_fws, err);
     if (rc)
         return rc;
     /* 1. every candidate the frameworks run that fits, each framework's

@@ -24,7 +24,7 @@ static char *written(launch_kind_t k, const model_t *m, const layout_t *l, const
     sim_options_t o;
     layout_t scratch = *l;
     err_t e;
-    CU_ASSERT_EQUAL_FATAL(sim_options_framework(fw, &o, &scratch, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(sim_options_framework(fw, NULL, &o, &scratch, &e), 0);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -45,7 +45,7 @@ static void refused(launch_kind_t k, const model_t *m, const layout_t *l, const 
     sim_options_t o;
     layout_t scratch = *l;
     err_t e;
-    CU_ASSERT_EQUAL_FATAL(sim_options_framework(fw, &o, &scratch, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(sim_options_framework(fw, NULL, &o, &scratch, &e), 0);
     FILE *f = fopen("/dev/null", "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     CHECK_ERR(launch_write(k, m, l, &o, f, &e), &e, ERR_INPUT, "--emit", says);
@@ -429,7 +429,7 @@ static void test_torchtitan_dualpipev_round_trip(void)
     CU_ASSERT_EQUAL_FATAL(fw_load("torchtitan-2025-06", &june, &e), 0);
     sim_options_t o;
     layout_t scratch = l;
-    CU_ASSERT_EQUAL_FATAL(sim_options_framework("torchtitan-2025-06", &o, &scratch, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(sim_options_framework("torchtitan-2025-06", NULL, &o, &scratch, &e), 0);
     CHECK_ERR(fw_check_layout(&june, &l, &o, &e), &e, ERR_INPUT, "--ep",
               "no expert parallelism");
     layout_t dense = l;

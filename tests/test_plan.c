@@ -330,7 +330,7 @@ static void test_meta_405b(void)
     CU_ASSERT_EQUAL(meta.dp, 128);
     sim_options_t o;
     layout_t scratch = meta;
-    CU_ASSERT_EQUAL_FATAL(sim_options_framework("megatron-core", &o, &scratch, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(sim_options_framework("megatron-core", NULL, &o, &scratch, &e), 0);
     CU_ASSERT_EQUAL_FATAL(sim_options_precision(&o, PRECISION_BF16, &e), 0);
     sim_input_t in = {&m, &meta, &c, &p, o};
     sim_ctx_t *ctx = sim_ctx_create();

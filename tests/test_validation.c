@@ -117,7 +117,8 @@ static void test_bad_csv(void)
 /* tests/fixtures/validation/versions.csv: shared rows with their framework
  * column renamed to versions that have no preset (a newer Megatron-Bridge,
  * an older NeMo, NeMo without a version, torchtitan dated only by its source
- * title) replay with the family's preset released no later, said in the
+ * title, Megatron-LM naming only Megatron-Core) replay with the family's
+ * preset released no later, said in the
  * row's assumptions; a mixture-of-experts row whose columns give the
  * dimensions replays with the catalog's experts, as one that gives none. */
 static void test_versions_and_moe_columns(void)
@@ -129,7 +130,7 @@ static void test_versions_and_moe_columns(void)
     if (rc)
         fprintf(stderr, "versions: %s\n", e.msg);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
-    CU_ASSERT_EQUAL_FATAL(n, 9);
+    CU_ASSERT_EQUAL_FATAL(n, 10);
     static const struct {
         const char *group, *said;
     } want[] = {
@@ -141,7 +142,8 @@ static void test_versions_and_moe_columns(void)
         {"torchtitan-2024-12", "the latest torchtitan preset released no later"},
         {"nemo-25.02", NULL},
         {"nemo-25.02", NULL},
-        {"megatron-core", NULL},
+        {"nemo-24.07", NULL},
+        {"megatron-core", "replayed with megatron-core"},
     };
     for (int i = 0; i < n; i++) {
         CU_ASSERT_FALSE(rows[i].skipped);
