@@ -329,7 +329,56 @@ static void test_default_batch(void)
     notes_free(&n);
 }
 
+/* A release's MoE recipe by GPU (frameworks.json options.moe.by_gpu):
+ * Megatron-Bridge 25.11 runs DeepEP with the all-to-all overlap on H100,
+ * the alltoall dispatcher with shared-expert overlap on B200, HybridEP
+ * (deepep) without overlap on GB300; 26.04 no overlap on H100 either. The
+ * scenario picks them from its GPU, and the user's flags come after. */
+static void test_moe_recipe_by_gpu(void)
+{
+    static const struct {
+        const char *fw, *gpu;
+        moe_dispatch_t disp;
+        bool a2a, shared;
+    } cases[] = {
+        {"megatron-bridge-25.11", "h100-sxm", MOE_DISPATCH_DEEPEP, true, false},
+        {"megatron-bridge-25.11", "b200", MOE_DISPATCH_ALLTOALL, false, true},
+        {"megatron-bridge-25.11", "gb300", MOE_DISPATCH_DEEPEP, false, false},
+        {"megatron-bridge-25.09", "gb200", MOE_DISPATCH_ALLTOALL, false, true},
+        {"megatron-bridge-26.04", "h100-sxm", MOE_DISPATCH_DEEPEP, false, false},
+        {"nemo-25.02", "b200", MOE_DISPATCH_ALLTOALL, false, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        scenario_spec_t spec = {0};
+        spec.model = "deepseek-v2-lite";
+        spec.cluster.gpu = cases[i].gpu;
+        spec.cluster.n_gpus = 16;
+        spec.framework = cases[i].fw;
+        scenario_t s;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
+        CU_ASSERT_EQUAL(s.opt.moe.dispatcher, cases[i].disp);
+        CU_ASSERT_EQUAL(s.opt.moe.a2a_overlap, cases[i].a2a);
+        CU_ASSERT_EQUAL(s.opt.moe.shared_overlap, cases[i].shared);
+        scenario_free(&s);
+        /* the same settings through sim_options_framework with the GPU; a
+         * GPU the preset does not list keeps options.moe */
+        sim_options_t o;
+        layout_t l;
+        layout_defaults(&l);
+        CU_ASSERT_EQUAL_FATAL(sim_options_framework(cases[i].fw, cases[i].gpu, &o, &l, &e), 0);
+        CU_ASSERT_EQUAL(o.moe.a2a_overlap, cases[i].a2a);
+    }
+    sim_options_t o;
+    layout_t l;
+    layout_defaults(&l);
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(sim_options_framework("megatron-bridge-25.11", "a100-80g", &o, &l, &e),
+                          0);
+    CU_ASSERT_TRUE(o.moe.a2a_overlap && o.moe.dispatcher == MOE_DISPATCH_DEEPEP);
+}
+
 TEST_SUITE(suite_scenario, "scenario", TEST(test_scenario_from_values), TEST(test_scenario_errors),
            TEST(test_planning_defaults), TEST(test_fastest_layout), TEST(test_whatif),
            TEST(test_measured_run), TEST(test_planning_guides), TEST(test_train_result_schema),
-           TEST(test_preflight_table), TEST(test_default_batch));
+           TEST(test_preflight_table), TEST(test_default_batch), TEST(test_moe_recipe_by_gpu));
