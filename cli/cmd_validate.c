@@ -107,11 +107,6 @@ static int print_text(const val_measured_t *m, const val_component_t *c, int n, 
 
 /* Dense rows: replayed without expert parallelism (MoE rows carry an EP
  * degree, or a refusal that names mixture-of-experts). */
-static bool not_moe(const pub_row_t *r)
-{
-    return !strstr(r->reason, "mixture-of-experts") && r->sim_layout.ep <= 1;
-}
-
 static cJSON *published_json(const pub_row_t *rows, int n, const pub_group_t *g, int ng,
                              int pairs, int misordered)
 {
@@ -136,7 +131,7 @@ static cJSON *published_json(const pub_row_t *rows, int n, const pub_group_t *g,
     double med, p90, nm_med, nm_p90;
     int k, nm_k;
     pub_summary(rows, n, NULL, &med, &p90, &k);
-    pub_summary(rows, n, not_moe, &nm_med, &nm_p90, &nm_k);
+    pub_summary(rows, n, pub_row_dense, &nm_med, &nm_p90, &nm_k);
     ok = ok && json_add_number(o, "median_abs_error", med) &&
          json_add_number(o, "p90_abs_error", p90) && json_add_number(o, "rows_counted", k) &&
          json_add_number(o, "median_abs_error_non_moe", nm_med) &&
@@ -188,7 +183,7 @@ static int published_text(const pub_row_t *rows, int n, const pub_group_t *g, in
     double med, p90, nm_med, nm_p90;
     int k, nm_k;
     pub_summary(rows, n, NULL, &med, &p90, &k);
-    pub_summary(rows, n, not_moe, &nm_med, &nm_p90, &nm_k);
+    pub_summary(rows, n, pub_row_dense, &nm_med, &nm_p90, &nm_k);
     printf("\n  all rows: %d, median |error| %.1f%%, 90th percentile %.1f%% (skipped rows count as "
            "100%%)\n",
            k, 100 * med, 100 * p90);

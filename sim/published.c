@@ -619,6 +619,12 @@ done:
 
 /* ------------------------------------------------------------ summaries */
 
+bool pub_row_dense(const pub_row_t *r)
+{
+    return !strstr(r->reason, "mixture-of-experts") && r->sim_layout.ep <= 1 &&
+           !model_is_moe(&r->sim_model);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

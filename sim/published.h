@@ -103,6 +103,10 @@ int pub_replay(const char *csv_path, const pub_options_t *opt, pub_row_t **rows,
 
 const char *pub_metric_name(pub_metric_t m);
 
+/* Whether a replayed row is of a dense model: not a mixture-of-experts
+ * model, no expert parallelism, and not skipped for needing experts. */
+bool pub_row_dense(const pub_row_t *r);
+
 /* Median and 90th percentile of |error| over rows (skipped ones count as
  * 100%), keeping those for which keep(row) is true (NULL = all). */
 void pub_summary(const pub_row_t *rows, int n, bool (*keep)(const pub_row_t *), double *median,
