@@ -30,6 +30,7 @@
 typedef struct {
     int trans_a, trans_b, m, n, k, lda, ldb, ldd, batch;
     int ab_type, d_type, bias;
+    int bf16_reduction; /* gemm_allow_bf16_reduction at build time */
     long long stride_a, stride_b, stride_d;
     unsigned align_a, align_b, align_d, align_bias;
 } gemm_key_t;
@@ -40,6 +41,8 @@ typedef struct {
     cublasLtMatrixLayout_t la, lb, ld; /* ld describes both C and D */
     cublasLtMatmulAlgo_t algo;
     bool fused_bias; /* CUBLASLT_EPILOGUE_BIAS in op; otherwise bias_add_kernel after */
+    bool split_k;    /* the algorithm splits K ... */
+    bool bf16_sums;  /* ... and adds its partial sums in the bf16 output */
 } gemm_entry_t;
 
 struct gemm {
@@ -47,6 +50,7 @@ struct gemm {
     void *workspace;
     size_t workspace_bytes;
     gemm_counters_t counters;
+    bool allow_bf16_reduction;
     int n_entries;
     gemm_entry_t entries[GEMM_CACHE_ENTRIES];
 };
@@ -129,12 +133,17 @@ extern "C" void gemm_counters(const gemm_t *g, gemm_counters_t *out)
     out->entries = g->n_entries;
 }
 
+extern "C" void gemm_allow_bf16_reduction(gemm_t *g, bool allow)
+{
+    g->allow_bf16_reduction = allow;
+}
+
 extern "C" size_t gemm_cublaslt_version(void)
 {
     return cublasLtGetVersion();
 }
 
-static void make_key(const gemm_args_t *a, gemm_key_t *k)
+static void make_key(const gemm_t *g, const gemm_args_t *a, gemm_key_t *k)
 {
     memset(k, 0, sizeof *k);
     k->trans_a = a->trans_a;
@@ -149,6 +158,7 @@ static void make_key(const gemm_args_t *a, gemm_key_t *k)
     k->ab_type = (int)a->ab_type;
     k->d_type = (int)a->d_type;
     k->bias = a->bias != NULL;
+    k->bf16_reduction = a->d_type == KERN_BF16 && g->allow_bf16_reduction;
     k->stride_a = a->batch > 1 ? a->stride_a : 0;
     k->stride_b = a->batch > 1 ? a->stride_b : 0;
     k->stride_d = a->batch > 1 ? a->stride_d : 0;
@@ -187,6 +197,16 @@ static int heuristic(gemm_t *g, gemm_entry_t *e, cublasLtMatmulPreference_t pref
     if (count > 0 && res.state == CUBLAS_STATUS_SUCCESS) {
         e->algo = res.algo;
         *found = 1;
+        uint32_t splits = 1, scheme = CUBLASLT_REDUCTION_SCHEME_NONE;
+        size_t got = 0;
+        LT_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&e->algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM,
+                                                      &splits, sizeof splits, &got));
+        LT_CHECK(cublasLtMatmulAlgoConfigGetAttribute(
+            &e->algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme, sizeof scheme, &got));
+        e->split_k = splits > 1;
+        e->bf16_sums = e->split_k && e->key.d_type == (int)KERN_BF16 &&
+                       (scheme == CUBLASLT_REDUCTION_SCHEME_INPLACE ||
+                        scheme == CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE);
     }
     return ERR_OK;
 }
@@ -222,6 +242,13 @@ static int build(gemm_t *g, const gemm_args_t *a, const gemm_key_t *key, gemm_en
                                                   &al[2], sizeof al[2]));
     LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
                                                   &al[3], sizeof al[3]));
+    /* bf16 output: split-K partial sums in fp32 only, unless allowed
+     * (cuda_gemm.h); NONE, no split, is always allowed */
+    uint32_t schemes = key->d_type == (int)KERN_BF16 && !key->bf16_reduction
+                           ? (uint32_t)CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE
+                           : (uint32_t)CUBLASLT_REDUCTION_SCHEME_MASK;
+    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                                  &schemes, sizeof schemes));
     int found = 0;
     if (GEMM_BIAS_FUSE && a->bias && a->batch == 1) {
         /* the heuristic reads the bias pointer's alignment from the descriptor */
@@ -287,6 +314,8 @@ static int run_entry(gemm_t *g, gemm_entry_t *e, const gemm_args_t *a, cudaStrea
 {
     if (a->bias)
         (e->fused_bias ? g->counters.bias_fused : g->counters.bias_unfused)++;
+    g->counters.split_k += e->split_k;
+    g->counters.bf16_reduced += e->bf16_sums;
     if (e->fused_bias)
         LT_CHECK(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &a->bias,
                                                 sizeof a->bias));
@@ -302,7 +331,7 @@ extern "C" int gemm_run(gemm_t *g, const gemm_args_t *a, kern_stream_t stream, e
     if (a->bias && a->batch != 1)
         return err_set(err, ERR_RUNTIME, "gemm_run: a bias needs batch 1 (got %d)", a->batch);
     gemm_key_t key;
-    make_key(a, &key);
+    make_key(g, a, &key);
     for (int i = 0; i < g->n_entries; i++)
         if (memcmp(&g->entries[i].key, &key, sizeof key) == 0) {
             g->counters.cached++;

@@ -17,6 +17,17 @@
  * GEMM_BIAS_FUSE 0) added by a small kernel after the product. Both limits
  * are compile-time defaults a test build overrides to run the rare paths.
  *
+ * Split-K: with a bf16 output, cuBLASLt may split K and add the partial
+ * sums in bf16 (its INPLACE and OUTPUT_TYPE reduction schemes; PyTorch
+ * calls this a reduced-precision reduction and allows it unless
+ * torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction is
+ * off, pytorch/pytorch#89172). Each partial sum is then rounded to 8 bits:
+ * measured on an H200 (2026-11-27, cuBLASLt 13.1), dinp = dout W for
+ * N=8193, C=33, O=768 erred by up to 1% of the output's RMS, 2.5 times the
+ * kernel tests' bf16 tolerance. The module therefore allows only fp32
+ * partial sums (CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE) by default;
+ * gemm_allow_bf16_reduction turns the cheaper scheme back on.
+ *
  * Plain C interface (the kernel tests call it from C). Not thread-safe:
  * one gemm_t per stream of work.
  */
@@ -59,13 +70,20 @@ typedef struct {
 typedef struct {
     long cached, uncached;
     long bias_fused, bias_unfused;
-    int entries; /* shapes in the cache now */
+    long split_k;      /* products whose algorithm splits K */
+    long bf16_reduced; /* of those, partial sums added in bf16 */
+    int entries;       /* shapes in the cache now */
 } gemm_counters_t;
 
 /* A cuBLASLt handle with workspace_bytes of device workspace on the current
  * device. ERR_RUNTIME when cuBLASLt or the allocation fails. */
 int gemm_create(size_t workspace_bytes, gemm_t **out, err_t *err);
 void gemm_destroy(gemm_t *g);
+
+/* Allow (true) or forbid (false, the default) split-K partial sums added
+ * in a bf16 output's own type; applies to shapes first met afterwards
+ * (the setting is part of the cache key). */
+void gemm_allow_bf16_reduction(gemm_t *g, bool allow);
 
 /* Enqueue one product on stream. ERR_RUNTIME (with the shape) when no
  * cuBLASLt algorithm supports it or a call fails. */

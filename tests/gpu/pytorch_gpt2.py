@@ -176,7 +176,7 @@ def main():
         "model_tflops_per_gpu": tflops,
         "mfu": tflops / a.peak_tflops if a.peak_tflops > 0 else None,
         "peak_memory_gib": torch.cuda.max_memory_allocated() / 2**30,
-        "losses": [float(l) for l in losses],
+        "losses": [float(l.detach()) for l in losses],
     }
     print(json.dumps(out, indent=1))
     return 0
