@@ -26,13 +26,15 @@
 #    with bf16 autocast on the same model, batch and sequence
 #    (tests/gpu/pytorch_gpt2.py) measured in this same run, with the same
 #    attention algorithm (materialised scores, --attn manual) and with
-#    scaled_dot_product_attention (flash kernels). Recorded, not a gate:
-#    no run on a GPU has measured these yet. The target, scaleplan's
-#    tokens/s >= PyTorch's (GPU_TEST_TORCH_ATTN, default manual), becomes a
-#    gate with GPU_TEST_GATE_PERF=1 once measured numbers support it.
+#    scaled_dot_product_attention (flash kernels). Gate, set from the
+#    first measured run (H200, 2026-11-27, docs/gpu-runs/: 1.79x PyTorch
+#    with the same attention, 0.96x with flash attention): scaleplan's
+#    tokens/s >= PyTorch's with the same attention algorithm
+#    (GPU_TEST_TORCH_ATTN, default manual); the flash figure is recorded.
 # 3. Simulator, `scaleplan validate --measured` on the GPT-2 run: the
-#    predicted step time against the measured one. Recorded; the target
-#    (within 10%) gates only with GPU_TEST_GATE_PERF=1.
+#    predicted step time against the measured one. Recorded, not a gate:
+#    the first run measured -22% (H200), outside the 10% target, which
+#    gates only with GPU_TEST_GATE_PERF=1.
 # Every JSON and a summary with the exact commands go to
 # $GPU_TEST_OUT/trainer/.
 set -u
@@ -245,7 +247,7 @@ if [ -n "$ours" ] && [ -n "$torch_tps" ]; then
         note "  throughput: scaleplan $ours >= pytorch ($TORCH_ATTN) $torch_tps tokens/s -> PASS"
     else
         note "  throughput: scaleplan $ours < pytorch ($TORCH_ATTN) $torch_tps tokens/s"
-        perf_miss "GPT-2 124M throughput below PyTorch eager ($TORCH_ATTN)"
+        fail "GPT-2 124M throughput below PyTorch eager ($TORCH_ATTN attention)"
     fi
 fi
 
