@@ -69,6 +69,14 @@ static const cli_opt_t layout_opts[] = {
      "Megatron distributed optimizer (optimizer state sharded over DP)", CLI_WORD},
     {"--recompute", "--recompute-granularity", "none|selective|full", "activation recompute",
      CLI_WORD},
+    {"--recompute-num-layers", NULL, "N",
+     "with --recompute full: recompute only the first N layers of each (virtual) pipeline "
+     "stage, the rest keep their activations (Megatron --recompute-method block)",
+     CLI_N(1, 100000)},
+    {"--recompute-method", NULL, "block|uniform",
+     "Megatron: block = the first --recompute-num-layers layers, uniform = every layer "
+     "(default block when --recompute-num-layers is given)",
+     CLI_WORD},
     {"--recompute-activations", NULL, NULL, "Megatron: selective recompute", CLI_WORD},
     {"--checkpoint-activations", NULL, NULL, "Megatron (2021): full recompute", CLI_WORD},
     {"--sequence-parallel", NULL, NULL, "Megatron sequence parallelism over the TP group",
@@ -566,6 +574,14 @@ static int layout_switches(const cli_args_t *a, layout_t *l, err_t *err)
     if ((v = cli_get(a, "--recompute")) &&
         (rc = layout_parse_recompute(v, &l->recompute, err)))
         return rc;
+    if ((v = cli_get(a, "--recompute-method")) && strcmp(v, "block") != 0 &&
+        strcmp(v, "uniform") != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--recompute-method",
+                        "use block or uniform (got '%s')", v);
+    if ((rc = cli_get_int(a, "--recompute-num-layers", &l->recompute_layers, err)))
+        return rc;
+    if (v && strcmp(v, "uniform") == 0)
+        l->recompute_layers = 0; /* every layer, in groups: their checkpoints not modeled */
     if ((v = cli_get(a, "--precision")) &&
         (rc = layout_parse_precision(v, &l->precision, err)))
         return rc;

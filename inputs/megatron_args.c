@@ -1609,10 +1609,7 @@ static int build_layout(interp_t *in)
     if ((rc = get_int(in, "recompute_num_layers", 1, MAX_LAYERS, &rc_layers, &has_rcl)))
         return rc;
     if (l->recompute == RECOMPUTE_FULL && method && strcmp(method, "block") == 0)
-        notes_add(&a->notes, NOTE_ASSUMED, "--recompute-method",
-                  "block recompute of %d layers per stage is simulated as full recompute of "
-                  "every layer (partial recompute is not modeled)",
-                  rc_layers);
+        l->recompute_layers = has_rcl ? rc_layers : 1; /* Megatron's default: 1 */
     else if (l->recompute == RECOMPUTE_FULL && has_rcl && rc_layers > 1)
         notes_add(&a->notes, NOTE_ASSUMED, "--recompute-num-layers",
                   "uniform recompute in groups of %d layers is simulated with one checkpoint "

@@ -128,7 +128,15 @@ double model_flops_per_step(const model_t *m, const layout_t *l)
 
 double model_hw_flops_per_step(const model_t *m, const layout_t *l)
 {
+    double share = 1;
+    if (l->recompute == RECOMPUTE_FULL && l->recompute_layers > 0 && m->n_layers > 0) {
+        /* partial recompute: the share of the layers rebuilt */
+        int rebuilt = 0;
+        for (int s = 0; s < l->pp; s++)
+            rebuilt += layout_stage_recomputed(l, m, s);
+        share = (double)rebuilt / m->n_layers;
+    }
     return model_flops_per_step(m, l) +
-           model_recompute_flops_per_token(m, l->seq_len, l->recompute) *
+           share * model_recompute_flops_per_token(m, l->seq_len, l->recompute) *
                tokens_per_step(l);
 }

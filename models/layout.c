@@ -466,6 +466,13 @@ int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
                             l->vpp);
         l->vpp = 2;
     }
+    if (l->recompute_layers < 0 || l->recompute_layers > 100000)
+        return err_setf(err, ERR_INPUT, NULL, "--recompute-num-layers",
+                        "must be from 1 to 100000 (got %d)", l->recompute_layers);
+    if (l->recompute_layers > 0 && l->recompute != RECOMPUTE_FULL)
+        return err_setf(err, ERR_INPUT, NULL, "--recompute-num-layers",
+                        "recomputes whole layers: it needs --recompute full (got --recompute %s)",
+                        layout_recompute_name(l->recompute));
     if ((rc = check_ranges(l, n_gpus, err)) || (rc = check_model_split(l, m, err)) ||
         (rc = derive_dp_and_sequence(l, m, n_gpus, err)) || (rc = derive_batch(l, err)))
         return rc;
@@ -516,6 +523,22 @@ int layout_vstage_chunk(const layout_t *l, int vs)
 int layout_head_rank(const layout_t *l)
 {
     return layout_vstage_rank(l, l->pp * l->vpp - 1);
+}
+
+int layout_chunk_recomputed(const layout_t *l, const model_t *m, int vs)
+{
+    if (l->recompute != RECOMPUTE_FULL)
+        return 0;
+    int n = layout_chunk_layers(l, m, vs);
+    return l->recompute_layers > 0 && l->recompute_layers < n ? l->recompute_layers : n;
+}
+
+int layout_stage_recomputed(const layout_t *l, const model_t *m, int stage)
+{
+    int n = 0;
+    for (int c = 0; c < l->vpp; c++)
+        n += layout_chunk_recomputed(l, m, layout_vstage(l, stage, c));
+    return n;
 }
 
 int layout_stage_layers(const layout_t *l, const model_t *m, int stage)
@@ -571,10 +594,13 @@ void layout_describe(const layout_t *l, char *buf, int cap)
         layout_offload_name(l, names, sizeof names);
         snprintf(off, sizeof off, " offload=%s", names);
     }
+    char rc_layers[24] = "";
+    if (l->recompute == RECOMPUTE_FULL && l->recompute_layers > 0)
+        snprintf(rc_layers, sizeof rc_layers, "(first %d)", l->recompute_layers);
     snprintf(buf, (size_t)cap,
-             "TP%d PP%d%s CP%d DP%d mb%d gb%d (x%d) %s %s recompute=%s%s %s%s",
+             "TP%d PP%d%s CP%d DP%d mb%d gb%d (x%d) %s %s recompute=%s%s%s %s%s",
              l->tp, l->pp, vpp, l->cp, l->dp, l->micro_batch, l->global_batch,
              l->grad_accum, layout_schedule_name(l->schedule), zero,
-             layout_recompute_name(l->recompute), l->sequence_parallel ? " SP" : "",
+             layout_recompute_name(l->recompute), rc_layers, l->sequence_parallel ? " SP" : "",
              layout_precision_name(l->precision), off);
 }

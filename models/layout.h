@@ -103,6 +103,11 @@ typedef struct {
     bool distributed_optimizer; /* Megatron: optimizer state sharded over
                                    DP x CP, like ZeRO-1 */
     recompute_t recompute;
+    int recompute_layers; /* with full recompute: only the first N layers of
+                             each (virtual) pipeline stage are recomputed,
+                             the rest keep their activations (Megatron's
+                             --recompute-method block --recompute-num-layers
+                             N); 0 = every layer */
     bool sequence_parallel;     /* Megatron SP: norms/dropout split over TP */
     precision_t precision;
     schedule_t schedule;
@@ -153,6 +158,13 @@ int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err);
 /* Layers held by pipeline rank stage (all its chunks together). Assumes a
  * finalized layout. */
 int layout_stage_layers(const layout_t *l, const model_t *m, int stage);
+
+/* Layers of virtual stage vs that full recompute rebuilds: all of them, or
+ * the first recompute_layers (0 without full recompute). */
+int layout_chunk_recomputed(const layout_t *l, const model_t *m, int vs);
+
+/* The same summed over the virtual stages of pipeline rank stage. */
+int layout_stage_recomputed(const layout_t *l, const model_t *m, int stage);
 
 /* Layers of virtual stage vs (chunk c of rank s is virtual stage c*pp + s);
  * the uneven split sets the first and last virtual stages. */

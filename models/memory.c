@@ -381,9 +381,25 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
     } else {
         act = inflight * out->layers * per_layer;
     }
+    int rebuilt = layout_stage_recomputed(l, m, stage);
+    if (l->recompute == RECOMPUTE_FULL && rebuilt < out->layers) {
+        /* partial recompute: the layers past each virtual stage's first
+         * recompute_layers keep all their activations (the MoE share of
+         * them as the stage's) */
+        layout_t keep = *l;
+        keep.recompute = RECOMPUTE_NONE;
+        double moe_share = out->layers > 0 ? (double)moe / out->layers : 0;
+        double full = model_is_moe(m) ? moe_share * layer_bytes(m, &keep, true) +
+                                            (1 - moe_share) * layer_bytes(m, &keep, false)
+                                      : layer_bytes(m, &keep, false);
+        double ckpt = model_is_moe(m) ? moe_share * layer_bytes(m, l, true) +
+                                            (1 - moe_share) * layer_bytes(m, l, false)
+                                      : per_layer;
+        act = inflight * (rebuilt * ckpt + (out->layers - rebuilt) * full);
+    }
     double blocks_act = act; /* the blocks' share, before the edges' */
     act += edge_activation_bytes(m, l, stage, inflight, opts->logit_bytes);
-    if (l->recompute == RECOMPUTE_FULL) {
+    if (l->recompute == RECOMPUTE_FULL && rebuilt > 0) {
         /* Backward recomputes one block at a time: its full activations
          * are alive on top of the checkpoints. */
         layout_t no_rc = *l;

@@ -201,6 +201,10 @@ static int write_megatron(const model_t *m, const layout_t *l, const sim_options
         fprintf(f, "--use-distributed-optimizer\n");
     if (l->recompute == RECOMPUTE_SELECTIVE)
         fprintf(f, "--recompute-granularity selective\n");
+    else if (l->recompute == RECOMPUTE_FULL && l->recompute_layers > 0)
+        fprintf(f, "--recompute-granularity full\n--recompute-method block\n"
+                   "--recompute-num-layers %d\n",
+                l->recompute_layers);
     else if (l->recompute == RECOMPUTE_FULL)
         fprintf(f, "--recompute-granularity full\n--recompute-method uniform\n"
                    "--recompute-num-layers 1\n");
@@ -283,6 +287,10 @@ static int write_nemo(const model_t *m, const layout_t *l, const sim_options_t *
             l->global_batch);
     if (l->recompute == RECOMPUTE_SELECTIVE)
         fprintf(f, "model.recompute_granularity=selective\n");
+    else if (l->recompute == RECOMPUTE_FULL && l->recompute_layers > 0)
+        fprintf(f, "model.recompute_granularity=full\nmodel.recompute_method=block\n"
+                   "model.recompute_num_layers=%d\n",
+                l->recompute_layers);
     else if (l->recompute == RECOMPUTE_FULL)
         fprintf(f, "model.recompute_granularity=full\nmodel.recompute_method=uniform\n"
                    "model.recompute_num_layers=1\n");
@@ -307,6 +315,11 @@ static int write_nemo(const model_t *m, const layout_t *l, const sim_options_t *
 static int write_deepspeed(const model_t *m, const layout_t *l, const sim_options_t *o,
                            FILE *f, err_t *err)
 {
+    if (l->recompute_layers > 0)
+        return err_setf(err, ERR_INPUT, NULL, "--emit",
+                        "recomputing the first %d layers of each stage is Megatron's block "
+                        "recompute; the DeepSpeed launch checkpoints every layer or none",
+                        l->recompute_layers);
     if (model_is_moe(m))
         return err_setf(err, ERR_INPUT, NULL, "--emit",
                         "the DeepSpeed launch written here is for dense models; %s is a "
@@ -354,6 +367,12 @@ static int write_deepspeed(const model_t *m, const layout_t *l, const sim_option
 static int write_torchtitan(const model_t *m, const layout_t *l, const sim_options_t *o,
                             FILE *f, err_t *err)
 {
+    if (l->recompute_layers > 0)
+        return err_setf(err, ERR_INPUT, NULL, "--emit",
+                        "recomputing the first %d layers of each stage is Megatron's block "
+                        "recompute; torchtitan's full activation checkpointing covers every "
+                        "layer",
+                        l->recompute_layers);
     if (l->recompute == RECOMPUTE_SELECTIVE)
         return err_setf(err, ERR_INPUT, NULL, "--emit",
                         "torchtitan has no Megatron selective recompute (its selective "
@@ -506,8 +525,8 @@ int launch_read_nemo(const char *text, const char *origin, const model_t *m, lay
     char *copy = strdup(text);
     if (!copy)
         return err_set(err, ERR_RUNTIME, "out of memory");
-    int rc = ERR_OK, line = 0;
-    bool account = false, fsdp = false;
+    int rc = ERR_OK, line = 0, rc_layers = 1;
+    bool account = false, fsdp = false, block = false;
     char strategy[32] = "optim_grads_params";
     char *save = NULL;
     for (char *ln = strtok_r(copy, "\n", &save); ln && !rc; ln = strtok_r(NULL, "\n", &save)) {
@@ -558,7 +577,12 @@ int launch_read_nemo(const char *text, const char *origin, const model_t *m, lay
                 l->recompute = RECOMPUTE_NONE;
             else if ((rc = layout_parse_recompute(v, &l->recompute, err)))
                 rc = err_setf(err, ERR_INPUT, origin, NULL, "line %d: %s: %s", line, k, err->msg);
-        } else if (strcmp(k, "ddp.use_distributed_optimizer") == 0)
+        } else if (strcmp(k, "model.recompute_method") == 0)
+            block = strcmp(v, "block") == 0;
+        else if (strcmp(k, "model.recompute_num_layers") == 0 && strcmp(v, "null") != 0 &&
+                 strcmp(v, "None") != 0)
+            rc = to_int(v, origin, line, k, &rc_layers, err);
+        else if (strcmp(k, "ddp.use_distributed_optimizer") == 0)
             rc = to_bool(v, origin, line, k, &l->distributed_optimizer, err);
         else if (strcmp(k, "ddp.use_megatron_fsdp") == 0)
             rc = to_bool(v, origin, line, k, &fsdp, err);
@@ -583,12 +607,13 @@ int launch_read_nemo(const char *text, const char *origin, const model_t *m, lay
                               line, v);
             l->precision = p;
         }
-        /* other keys (overlap switches, recompute method, ...) do not change
-         * the layout */
+        /* other keys (overlap switches, ...) do not change the layout */
     }
     free(copy);
     if (rc)
         return rc;
+    /* block recompute: the first N layers of each virtual stage */
+    l->recompute_layers = block && l->recompute == RECOMPUTE_FULL ? rc_layers : 0;
     if (fsdp)
         l->zero = strcmp(strategy, "optim_grads") == 0 ? 2 : 3;
     if (account && l->vpp > 1) {

@@ -946,6 +946,13 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
         price_zero3(in, out);
     if (l->offload)
         price_offload(in, out);
+    out->bwd_keep = out->bwd;
+    if (l->recompute == RECOMPUTE_FULL) {
+        out->bwd_keep.recompute = 0;
+        out->bwd_keep.tp = fmax(0, out->bwd.tp - out->fwd.tp);
+        out->bwd_keep.cp = fmax(0, out->bwd.cp - out->fwd.cp);
+        out->bwd_keep.ep = fmax(0, out->bwd.ep - out->fwd.ep);
+    }
     out->straggler_cv = in->opt.straggler_cv >= 0 ? in->opt.straggler_cv
                                                   : in->profile->straggler_cv;
     out->straggler_sigma_max = sim_expected_max_normal(l->n_gpus);

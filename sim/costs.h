@@ -215,6 +215,10 @@ typedef struct {
 typedef struct {
     cost_parts_t fwd;       /* one layer's forward, one micro-batch */
     cost_parts_t bwd;       /* one layer's backward, incl. recompute */
+    cost_parts_t bwd_keep;  /* the backward of a layer that keeps its
+                               activations (partial full recompute:
+                               layout_t.recompute_layers): bwd without the
+                               recomputed forward and its communication */
     double bwd_wgrad_s;     /* of bwd.compute: the weight-gradient GEMMs, which
                                a zero-bubble schedule runs apart */
     cost_parts_t embed_fwd; /* first virtual stage, per micro-batch */

@@ -28,7 +28,7 @@ enum { ST_COMPUTE = 0, ST_SEND, ST_DP, ST_SPARE, STREAMS_PER_STAGE };
  * the backward for the input only and the weight gradient, and per rank
  * the two forward-backward pairs (piece_* below). */
 enum { PIECE_FWD = 0, PIECE_BWD, PIECE_EMBED_FWD, PIECE_EMBED_BWD, PIECE_HEAD_FWD,
-       PIECE_HEAD_BWD, PIECE_CHUNK };
+       PIECE_HEAD_BWD, PIECE_BWD_KEEP, PIECE_CHUNK };
 
 struct sim_ctx {
     sim_engine_t *eng;
@@ -230,10 +230,16 @@ static void emit_pass(builder_t *b, int stage, const pp_op_t *op, bool per_layer
                         TAG(op->mb, op->chunk, NO_LAYER), pre);
         *first_id = prev;
     }
+    /* partial recompute: the chunk's first layers rebuild their
+     * activations in the backward, the others kept theirs */
+    int rebuilt = layout_chunk_recomputed(b->in->layout, b->in->model, vs);
     for (int k = 0; k < layers; k++) {
         int layer_no = op->forward ? k : layers - 1 - k;
-        int id = add_task(b, stage, ST_COMPUTE, piece_s[layer], kind,
-                          TAG(op->mb, op->chunk, layer_no), layer);
+        int piece = !op->forward && layer_no >= rebuilt && b->in->layout->recompute_layers > 0
+                        ? PIECE_BWD_KEEP
+                        : layer;
+        int id = add_task(b, stage, ST_COMPUTE, piece_s[piece], kind,
+                          TAG(op->mb, op->chunk, layer_no), piece);
         if (layer_ids)
             layer_ids[k] = id;
         if (*first_id < 0)
@@ -610,10 +616,18 @@ static void price_pieces(builder_t *b)
     pieces[PIECE_EMBED_BWD] = c->embed_bwd;
     pieces[PIECE_HEAD_FWD] = c->head_fwd;
     pieces[PIECE_HEAD_BWD] = c->head_bwd;
+    pieces[PIECE_BWD_KEEP] = c->bwd_keep;
+    const layout_t *l = b->in->layout;
     for (int vs = 0; vs < b->V; vs++)
         for (int dir = 0; dir < 2; dir++) {
             cost_parts_t sum = {0};
-            scale_add(&sum, &pieces[PIECE_FWD + dir], chunk_layers(b, vs));
+            int layers = chunk_layers(b, vs);
+            int rebuilt = dir == 1 && l->recompute_layers > 0
+                              ? layout_chunk_recomputed(l, b->in->model, vs)
+                              : layers;
+            scale_add(&sum, &pieces[PIECE_FWD + dir], rebuilt);
+            if (rebuilt < layers)
+                scale_add(&sum, &pieces[PIECE_BWD_KEEP], layers - rebuilt);
             if (vs == 0)
                 scale_add(&sum, &pieces[PIECE_EMBED_FWD + dir], 1);
             if (vs == b->V - 1)

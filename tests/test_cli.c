@@ -309,6 +309,11 @@ static void test_sim_errors_and_fit(void)
          "unknown name 'nemesis'"},
         {"sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --profile /nope.json",
          "cannot open"},
+        {"sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --recompute-num-layers 2",
+         "needs --recompute full"},
+        {"sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --recompute full "
+         "--recompute-method sideways",
+         "use block or uniform"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *err = NULL;

@@ -208,6 +208,38 @@ static void test_moe_round_trip(void)
     refused(LAUNCH_DEEPSPEED, &m, &l, "deepspeed", "mixture of experts");
 }
 
+/* Block recompute of the first 2 layers of each virtual stage goes out as
+ * Megatron's --recompute-method block / Bridge's recompute_method=block
+ * and comes back; DeepSpeed and torchtitan cannot say it and refuse. */
+static void test_block_recompute_round_trip(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("llama3-70b", &m, &e), 0);
+    layout_t l = finalized(&m, 64, 8, 4, 1, 1, 1, 128, 8192);
+    l.recompute = RECOMPUTE_FULL;
+    l.recompute_layers = 2;
+    l.sequence_parallel = true;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&l, &m, 64, &e), 0);
+    char *text = written(LAUNCH_MEGATRON, &m, &l, "megatron-core");
+    megatron_flags_known(text);
+    megatron_args_t a;
+    CU_ASSERT_EQUAL_FATAL(megatron_args_read(text, strlen(text), "emitted", &a, &e), 0);
+    CU_ASSERT_EQUAL(a.layout.recompute, RECOMPUTE_FULL);
+    CU_ASSERT_EQUAL(a.layout.recompute_layers, 2);
+    megatron_args_free(&a);
+    free(text);
+    text = written(LAUNCH_NEMO, &m, &l, "megatron-bridge-26.04");
+    layout_t back;
+    layout_defaults(&back);
+    CU_ASSERT_EQUAL(launch_read_nemo(text, "emitted", &m, &back, &e), 0);
+    CU_ASSERT_EQUAL(back.recompute, RECOMPUTE_FULL);
+    CU_ASSERT_EQUAL(back.recompute_layers, 2);
+    free(text);
+    refused(LAUNCH_DEEPSPEED, &m, &l, "deepspeed", "block recompute");
+    refused(LAUNCH_TORCHTITAN, &m, &l, "torchtitan-2025-12", "block recompute");
+}
+
 /* Megatron-Bridge overrides: every key is a field of the configs the
  * recipe CLI sets, and launch_read_nemo reads them back, including the
  * interleaved split that counts the embedding and the loss. */
@@ -465,4 +497,4 @@ static void test_plan_emit(void)
 
 TEST_SUITE(suite_launch, "launch", TEST(test_megatron_round_trip), TEST(test_nemo_round_trip),
            TEST(test_deepspeed_round_trip), TEST(test_torchtitan_keys), TEST(test_torchtitan_dualpipev_round_trip), TEST(test_plan_emit),
-           TEST(test_moe_round_trip));
+           TEST(test_moe_round_trip), TEST(test_block_recompute_round_trip));

@@ -282,6 +282,36 @@ static void test_legacy_flags(void)
     megatron_args_free(&a);
 }
 
+/* Block recompute keeps its layer count (the first N layers of each
+ * virtual stage); uniform recomputes every layer; --recompute-num-layers
+ * defaults to 1 as in Megatron. */
+static void test_block_recompute(void)
+{
+    static const struct {
+        const char *flags;
+        int layers;
+    } cases[] = {
+        {"--recompute-granularity full --recompute-method block --recompute-num-layers 3", 3},
+        {"--recompute-granularity full --recompute-method block", 1},
+        {"--recompute-granularity full --recompute-method uniform --recompute-num-layers 2", 0},
+        {"--recompute-granularity full", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "--num-layers 8 --hidden-size 256 --num-attention-heads 4 "
+                 "--max-position-embeddings 1024 --seq-length 1024 "
+                 "--tokenizer-type GPT2BPETokenizer %s",
+                 cases[i].flags);
+        megatron_args_t a;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(read_text(text, &a, &e), 0);
+        CU_ASSERT_EQUAL(a.layout.recompute, RECOMPUTE_FULL);
+        CU_ASSERT_EQUAL(a.layout.recompute_layers, cases[i].layers);
+        megatron_args_free(&a);
+    }
+}
+
 /* DeepSeek-V3 as Megatron-LM arguments (the shape of Megatron-Bridge's
  * deepseek_v3 recipe: MLA with q/kv LoRA ranks 1536/512, 3 dense blocks
  * then 58 MoE blocks of 256 experts of 2048 plus one shared expert, top 8,
@@ -437,4 +467,4 @@ static void test_recipes_and_options(void)
 TEST_SUITE(suite_megatron_args, "megatron_args", TEST(test_llama3_70b_script),
            TEST(test_shell_script), TEST(test_argument_block), TEST(test_bad_arguments),
            TEST(test_legacy_flags), TEST(test_deepseek_v3_moe), TEST(test_offload_flags),
-           TEST(test_recipes_and_options));
+           TEST(test_recipes_and_options), TEST(test_block_recompute));
