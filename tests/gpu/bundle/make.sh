@@ -33,7 +33,7 @@ done | sort -u | while read -r name path; do
     esac
 done
 cp tests/gpu/bundle/run.sh "$out/run.sh"
-cp tests/gpu/run.sh tests/gpu/kernels.sh tests/gpu/trainer.sh tests/gpu/calibrate.sh \
+cp tests/gpu/run.sh tests/gpu/kernels.sh tests/gpu/trainer.sh tests/gpu/calibrate.sh tests/gpu/kernel_times.sh \
     tests/gpu/*.py "$out/tests/gpu/"
 cp -r tests/fixtures/configs tests/fixtures/validation "$out/tests/fixtures/"
 {
