@@ -127,6 +127,11 @@ typedef struct {
     /* parameters and optimizer state (device) */
     float *params, *grads;  /* n_pad each */
     void *wparams;          /* weights the GEMMs read: bf16 copy, or params in fp32 mode */
+    void *lm_pad;           /* [Vp, hidden] T: the head's weights copied before each forward,
+                               rows [vocab, Vp) zero; NULL when vocab == Vp. With m or k =
+                               vocab = 50257 cuBLASLt 13.1 ran GPT-2's head products on
+                               unaligned sm75 kernels, 11.5 ms of a 42 ms step (H200,
+                               2026-11-27, tests/gpu/kernel_times.sh); Vp rows align them */
     float *adam_m, *adam_v; /* shard */
     float *shard_grads;     /* ZeRO-1: this rank's reduced shard (= grads when dp == 1) */
     uint8_t *flags;         /* n_pad: bit 0 weight decay, bit 1 counted in the norm */
@@ -533,6 +538,7 @@ static void cuda_destroy(void *state)
     cudaFree(s->grads);
     if (s->wparams != (void *)s->params)
         cudaFree(s->wparams);
+    cudaFree(s->lm_pad);
     cudaFree(s->adam_m);
     cudaFree(s->adam_v);
     if (s->shard_grads != s->grads)
@@ -650,6 +656,12 @@ static int setup(cuda_state_t *s, int device_count, err_t *err)
         TRY(dev_alloc(s, &s->wparams, np * sizeof(bf16), "bf16 weights", err));
     else
         s->wparams = s->params;
+    size_t pad_bytes = 0;
+    if (s->Vp != m->vocab) {
+        pad_bytes = s->es * (size_t)s->Vp * (size_t)m->hidden;
+        TRY(dev_alloc(s, &s->lm_pad, pad_bytes, "padded head weights", err));
+        CUDA_CHECK(cudaMemsetAsync(s->lm_pad, 0, pad_bytes, s->s_main));
+    }
     size_t sh = s->shard ? s->shard : 1;
     TRY(dev_alloc(s, (void **)&s->adam_m, sh * sizeof(float), "Adam moments", err));
     TRY(dev_alloc(s, (void **)&s->adam_v, sh * sizeof(float), "Adam moments", err));
@@ -696,7 +708,7 @@ static int setup(cuda_state_t *s, int device_count, err_t *err)
     s->h_count = (int32_t *)calloc((size_t)m->vocab, sizeof(int32_t));
     if (!s->h_count)
         return err_set(err, ERR_RUNTIME, "out of memory");
-    s->other_bytes = (double)np + (double)gemm_workspace_bytes(s->gemm);
+    s->other_bytes = (double)np + (double)gemm_workspace_bytes(s->gemm) + (double)pad_bytes;
     TRY(cuda_reset(s, err));
     sample_memory(s);
     return ERR_OK;
@@ -877,7 +889,17 @@ static int forward(cuda_state_t *s, double loss_scale, err_t *err)
     }
     TRY(kern_norm_fwd(st, dt, s->lnf, s->lnf_mean, s->lnf_rstd, s->final_x, P + m->lnf_w,
                       at(P, m->lnf_b), N, C, m->eps, ln, err));
-    TRY(linear_fwd(s, s->logits, false, s->Vp, s->lnf, W + es * m->lm_w, NULL, N, C, V, err));
+    /* the head over Vp rows when padded: the zero rows give zero logits in
+     * columns [V, Vp), which the loss leaves alone, so the backward's
+     * product over Vp adds nothing for them */
+    const void *head_w = W + es * m->lm_w;
+    if (s->lm_pad) {
+        CUDA_CHECK(cudaMemcpyAsync(s->lm_pad, head_w, es * (size_t)V * C, cudaMemcpyDeviceToDevice,
+                                   st));
+        head_w = s->lm_pad;
+    }
+    TRY(linear_fwd(s, s->logits, false, s->Vp, s->lnf, head_w, NULL, N, C, s->lm_pad ? s->Vp : V,
+                   err));
     /* the loss, and d(loss_scale x mean loss)/dlogits in place of the logits */
     TRY(kern_crossentropy(st, dt, s->logits, s->losses, targets, N, V, s->Vp,
                           (float)(loss_scale / N), err));
@@ -901,7 +923,8 @@ static int backward(cuda_state_t *s, err_t *err)
     const void *dxT = s->dx_t;
     size_t NC = (size_t)N * C;
     /* head: dlogits (in the logits buffer) -> final norm input */
-    TRY(linear_bwd_data(s, s->dln, true, s->logits, s->Vp, W + es * m->lm_w, N, C, V, err));
+    TRY(linear_bwd_data(s, s->dln, true, s->logits, s->Vp, s->lm_pad ? s->lm_pad : W + es * m->lm_w,
+                        N, C, s->lm_pad ? s->Vp : V, err));
     TRY(linear_bwd_weight(s, G + m->lm_w, s->logits, s->Vp, s->lnf, N, C, V, err));
     TRY(kern_norm_bwd(st, dt, s->dx, dx_copy, G + m->lnf_w, at(G, m->lnf_b), s->dln, s->final_x,
                       P + m->lnf_w, s->lnf_mean, s->lnf_rstd, N, C, ln, false, s->part_a,
