@@ -58,6 +58,8 @@ static cJSON *validate_json(const val_measured_t *m, const sim_result_t *r, cons
               json_add_number(o, "measured_tokens_per_s", m->tokens_per_s) &&
               json_add_number(o, "predicted_memory_gib", pred_gib) &&
               json_add_number(o, "measured_memory_gib", m->memory_gib) &&
+              json_add_number(o, "measured_peak_memory_gib", m->memory_peak_gib) &&
+              json_add_number(o, "memory_error", pred_gib / val_measured_memory_gib(m) - 1) &&
               json_add_number(o, "flag_over", flag_over) &&
               (arr = cJSON_AddArrayToObject(o, "components"));
     int flagged = 0;
@@ -78,7 +80,8 @@ static cJSON *validate_json(const val_measured_t *m, const sim_result_t *r, cons
     return o;
 }
 
-static int print_text(const val_measured_t *m, const val_component_t *c, int n, double flag_over)
+static int print_text(const val_measured_t *m, const sim_result_t *r, const val_component_t *c,
+                      int n, double flag_over)
 {
     char desc[200];
     layout_describe(&m->s.layout, desc, sizeof desc);
@@ -100,6 +103,11 @@ static int print_text(const val_measured_t *m, const val_component_t *c, int n, 
     int rc = table_print(t, stdout, 2, 0);
     table_destroy(t);
     printf("\n  %d of %d components off by more than %.0f%%\n", flagged, n, 100 * flag_over);
+    double pred = r->memory.total_bytes / (1024.0 * 1024 * 1024), meas = val_measured_memory_gib(m);
+    if (!isnan(meas) && meas > 0)
+        printf("  memory: predicted %.2f GiB against %.2f GiB %s (%+.1f%%)\n", pred, meas,
+               isnan(m->memory_peak_gib) ? "counted by the run" : "measured at the device's peak",
+               100 * (pred / meas - 1));
     return rc;
 }
 
@@ -611,7 +619,7 @@ static int run(const cli_args_t *a, err_t *err)
     val_component_t comp[VAL_MAX_COMPONENTS];
     int n = 0;
     val_measured_compare(&m, &r, flag_pct / 100, comp, &n);
-    if (!cli_machine_output(a) && print_text(&m, comp, n, flag_pct / 100)) {
+    if (!cli_machine_output(a) && print_text(&m, &r, comp, n, flag_pct / 100)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
         goto out;
     }
@@ -651,7 +659,9 @@ const cli_command_t CLI_CMD_VALIDATE = {
     "error; errors over the tolerance are flagged. The run is what scaleplan\n"
     "train --json prints (on a GPU), or any file with its keys: model (or\n"
     "model_config), gpu, gpus, layout, step_time_s, breakdown_s, optionally\n"
-    "framework (a sim --framework preset) and memory_gib.\n"
+    "framework (a sim --framework preset) and memory_gib. Predicted memory is\n"
+    "judged against memory_gib.peak_measured (the device's peak, which the CUDA\n"
+    "trainer reads from the driver) where given, else memory_gib.total.\n"
     "\n"
     "With --log, the run is a training log: Megatron-LM or Megatron-Bridge, NeMo 2,\n"
     "torchtitan, DeepSpeed, the Hugging Face Trainer, or a step,seconds[,tokens]\n"

@@ -85,11 +85,19 @@ static int measured_figures(const cJSON *root, const char *file, val_measured_t 
         m->has_part[i] = true;
     }
     const cJSON *tps = cJSON_GetObjectItemCaseSensitive(root, "tokens_per_s");
-    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(root, "memory_gib"), "total");
+    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root, "memory_gib");
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(mem, "total");
+    const cJSON *mp = cJSON_GetObjectItemCaseSensitive(mem, "peak_measured");
     m->tokens_per_s = cJSON_IsNumber(tps) ? tps->valuedouble : NAN;
     m->memory_gib = cJSON_IsNumber(mt) ? mt->valuedouble : NAN;
+    /* a zero or negative peak means the run could not read one */
+    m->memory_peak_gib = cJSON_IsNumber(mp) && mp->valuedouble > 0 ? mp->valuedouble : NAN;
     return ERR_OK;
+}
+
+double val_measured_memory_gib(const val_measured_t *m)
+{
+    return isnan(m->memory_peak_gib) ? m->memory_gib : m->memory_peak_gib;
 }
 
 int val_measured_load(const char *path, const char *profile, val_measured_t *m, err_t *err)

@@ -18,8 +18,9 @@
  * The run is what `scaleplan train --json` prints on a GPU, or any JSON
  * file with its keys: model (or model_config), gpu, gpus, gpus_per_node,
  * layout, framework (a preset name), step_time_s, and optionally
- * breakdown_s, tokens_per_s, memory_gib.total, overlap_grad_reduce and
- * dropout_disabled. */
+ * breakdown_s, tokens_per_s, memory_gib.total (what the run counted),
+ * memory_gib.peak_measured (the device's peak, as the CUDA trainer reads
+ * it from the driver), overlap_grad_reduce and dropout_disabled. */
 typedef struct {
     scenario_t s;          /* the run's configuration, ready to simulate */
     char framework[32];
@@ -27,8 +28,13 @@ typedef struct {
     bool has_part[BD_COUNT];
     double part_s[BD_COUNT]; /* measured breakdown, where given */
     double tokens_per_s;   /* NAN when not given */
-    double memory_gib;     /* NAN when not given */
+    double memory_gib;     /* counted by the run; NAN when not given */
+    double memory_peak_gib; /* measured on the device; NAN when not given */
 } val_measured_t;
+
+/* The memory the prediction is judged against: the device's measured
+ * peak where the run gives one, else what it counted (NAN: neither). */
+double val_measured_memory_gib(const val_measured_t *m);
 
 /* Read and check the run in path; profile (a file, or NULL for the GPU's
  * default) prices it. Errors name the file and key. Free with
