@@ -180,6 +180,17 @@ static void test_whatif(void)
     prof_free(&p);
 }
 
+/* Simulate a measured run and compare at 10%, as validate --measured does. */
+static void predict_measured(const val_measured_t *m, sim_result_t *r, val_component_t *c, int *n)
+{
+    sim_ctx_t *ctx = sim_ctx_create();
+    err_t e;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+    CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &m->s.input, r, &e), 0);
+    sim_ctx_destroy(ctx);
+    val_measured_compare(m, r, 0.10, c, n);
+}
+
 static void test_measured_run(void)
 {
     val_measured_t m;
@@ -190,12 +201,10 @@ static void test_measured_run(void)
     CU_ASSERT_STRING_EQUAL(m.framework, "megatron-2021");
     CHECK_REL(m.step_time_s, 3.528, 0);
     CU_ASSERT_TRUE(isnan(m.tokens_per_s));
-    sim_ctx_t *ctx = sim_ctx_create();
     sim_result_t r;
-    CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &m.s.input, &r, &e), 0);
     val_component_t c[VAL_MAX_COMPONENTS];
     int n = 0;
-    val_measured_compare(&m, &r, 0.10, c, &n);
+    predict_measured(&m, &r, c, &n);
     CU_ASSERT_EQUAL(n, 1); /* no breakdown measured: the step only */
     CHECK_REL(c[0].error, r.step_time_s / 3.528 - 1, 1e-12);
     CU_ASSERT_EQUAL(c[0].flagged, !(fabs(c[0].error) <= 0.10));
@@ -206,7 +215,6 @@ static void test_measured_run(void)
     val_measured_compare(&m, &r, 0.10, c, &n);
     CU_ASSERT_EQUAL(n, 2);
     CU_ASSERT_STRING_EQUAL(c[1].name, "dp_comm");
-    sim_ctx_destroy(ctx);
     val_measured_free(&m);
     rc = val_measured_load(fixture("configs/gpt2-config.json"), NULL, &m, &e);
     CHECK_ERR(rc, &e, ERR_INPUT, "gpt2-config.json");
@@ -231,18 +239,15 @@ static void test_measured_gpu_run(void)
     CHECK_REL(m.memory_gib, 8.36110, 1e-4);
     CHECK_REL(m.memory_peak_gib, 8.88947, 1e-4);
     CHECK_REL(val_measured_memory_gib(&m), m.memory_peak_gib, 0);
-    sim_ctx_t *ctx = sim_ctx_create();
     sim_result_t r;
-    CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &m.s.input, &r, &e), 0);
     val_component_t c[VAL_MAX_COMPONENTS];
     int n = 0;
-    val_measured_compare(&m, &r, 0.10, c, &n);
+    predict_measured(&m, &r, c, &n);
     CU_ASSERT_TRUE(fabs(c[0].error) <= 0.10);
     CU_ASSERT_FALSE(c[0].flagged);
     /* without a peak the run's own count is the measurement */
     m.memory_peak_gib = NAN;
     CHECK_REL(val_measured_memory_gib(&m), m.memory_gib, 0);
-    sim_ctx_destroy(ctx);
     val_measured_free(&m);
 }
 

@@ -760,6 +760,20 @@ static void test_optim(run_t *r, size_t n, bool with_p16)
 
 /* The three products of a linear layer out[N, O] = inp[N, C] W[O, C]^T +
  * bias, mapped onto cuda_gemm as trainer/backend_cuda.cu maps them. */
+/* dinp[N, C] = dout[N, O] W[O, C] as the trainer runs it (overwrite):
+ * column-major dinp^T = W^T-stored x dout^T-stored. */
+static void bwd_data_args(gemm_args_t *a, void *d_dinp, const void *d_dout, const void *d_w, int N,
+                          int C, int O, kern_dtype_t t, kern_dtype_t dt_out)
+{
+    memset(a, 0, sizeof *a);
+    a->m = C, a->n = N, a->k = O;
+    a->a = d_w, a->lda = C;
+    a->b = d_dout, a->ldb = O;
+    a->d = d_dinp, a->ldd = C;
+    a->batch = 1, a->alpha = 1, a->beta = 0;
+    a->ab_type = t, a->d_type = dt_out;
+}
+
 static void test_linear(run_t *r, kern_dtype_t t, int N, int C, int O, bool out_f32)
 {
     err_t err;
@@ -793,13 +807,7 @@ static void test_linear(run_t *r, kern_dtype_t t, int N, int C, int O, bool out_
     void *d_dout = upload(dout, (size_t)N * O, t), *d_dinp = dev_alloc((size_t)N * C * kern_dtype_bytes(dt_out));
     void *d_dw = upload(dw, (size_t)O * C, KERN_F32);
     cpu_matmul_bwd_f64(dinp, dw, NULL, dout, x, w, N, C, O);
-    memset(&a, 0, sizeof a);
-    a.m = C, a.n = N, a.k = O;
-    a.a = d_w, a.lda = C;
-    a.b = d_dout, a.ldb = O;
-    a.d = d_dinp, a.ldd = C;
-    a.batch = 1, a.alpha = 1, a.beta = 0;
-    a.ab_type = t, a.d_type = dt_out;
+    bwd_data_args(&a, d_dinp, d_dout, d_w, N, C, O, t, dt_out);
     ok(gemm_run(r->gemm, &a, r->s, &err), &err);
     memset(&a, 0, sizeof a);
     a.trans_b = true;
@@ -846,13 +854,7 @@ static void report_bf16_reduction(run_t *r)
     void *d_w = upload(w, (size_t)O * C, KERN_BF16), *d_dout = upload(dout, (size_t)N * O, KERN_BF16);
     void *d_dinp = dev_alloc((size_t)N * C * 2);
     gemm_args_t a;
-    memset(&a, 0, sizeof a);
-    a.m = C, a.n = N, a.k = O;
-    a.a = d_w, a.lda = C;
-    a.b = d_dout, a.ldb = O;
-    a.d = d_dinp, a.ldd = C;
-    a.batch = 1, a.alpha = 1, a.beta = 0;
-    a.ab_type = KERN_BF16, a.d_type = KERN_BF16;
+    bwd_data_args(&a, d_dinp, d_dout, d_w, N, C, O, KERN_BF16, KERN_BF16);
     ok(gemm_run(g, &a, r->s, &err), &err);
     double *got = download(d_dinp, (size_t)N * C, KERN_BF16);
     gemm_counters_t gc;
