@@ -293,6 +293,15 @@ static void price_attention(pricer_t *pr, double *fwd, double *bwd)
     double softmax_b = mem(pr, 3 * E * pr->e);
     double dropout_b = m->dropout > 0 ? mem(pr, E * (2 * pr->e + 1)) : 0;
     *bwd = av_b + dropout_b + softmax_b + qk_b;
+    /* the framework's layout copies into and out of the batched products
+     * (each pass reads and writes every element once) */
+    const sim_options_t *o = &pr->in->opt;
+    double out_el = b * s_loc * heads * v_dim;
+    double qkv_el = b * s_loc * (model_q_width(m) + 2.0 * model_kv_width(m)) / pr->t;
+    *fwd += mem(pr, 2 * pr->e * o->attn_copy_fwd_qkv * qkv_el) +
+            mem(pr, 2 * pr->e * o->attn_copy_fwd_out * out_el);
+    *bwd += mem(pr, 2 * pr->e * o->attn_copy_bwd_qkv * qkv_el) +
+            mem(pr, 2 * pr->e * o->attn_copy_bwd_out * out_el);
 }
 
 /* What one GEMM and the TP collective overlapped with it cost beyond the

@@ -145,6 +145,11 @@ typedef struct {
     double ce_fwd_bytes, ce_bwd_bytes;
     double ce_peak_bytes;      /* bytes per logit element alive at the loss's
                                   peak (memory); 0 = the memory model's default */
+    /* Layout copies around materialized attention's batched products:
+     * read-and-write passes over Q/K/V (qkv) and over the attention
+     * output (out), forward and backward (0 = none: the products read
+     * strided views). */
+    double attn_copy_fwd_qkv, attn_copy_fwd_out, attn_copy_bwd_qkv, attn_copy_bwd_out;
     prec_costs_t prec;         /* the precision recipe's costs ... */
     int prec_for;              /* ... for precision prec_for - 1 (0: not loaded;
                                   sim_costs loads them) */

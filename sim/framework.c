@@ -117,6 +117,20 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
         (rc = json_get_double(o, "ce_peak_bytes", ctx, JSON_OPTIONAL, 0, 1000, &opt->ce_peak_bytes,
                               err)))
         return rc;
+    const cJSON *copies = NULL;
+    if ((rc = json_get_object(o, "attn_copies", ctx, JSON_OPTIONAL, &copies, err)))
+        return rc;
+    json_ctx_t cctx = json_ctx_member(ctx, "attn_copies");
+    if (copies &&
+        ((rc = json_get_double(copies, "fwd_qkv", &cctx, JSON_REQUIRED, 0, 100,
+                               &opt->attn_copy_fwd_qkv, err)) ||
+         (rc = json_get_double(copies, "fwd_out", &cctx, JSON_REQUIRED, 0, 100,
+                               &opt->attn_copy_fwd_out, err)) ||
+         (rc = json_get_double(copies, "bwd_qkv", &cctx, JSON_REQUIRED, 0, 100,
+                               &opt->attn_copy_bwd_qkv, err)) ||
+         (rc = json_get_double(copies, "bwd_out", &cctx, JSON_REQUIRED, 0, 100,
+                               &opt->attn_copy_bwd_out, err))))
+        return rc;
     const cJSON *tpo = NULL, *off = NULL, *moe = NULL;
     if ((rc = json_get_object(o, "moe", ctx, JSON_OPTIONAL, &moe, err)))
         return rc;

@@ -23,7 +23,11 @@ static int measured_scenario(catalog_t *cat, const cJSON *root, const char *file
     char model[128] = "", gpu[64] = "";
     int gpus = 0, per_node = 0;
     const cJSON *cfg = NULL, *lay = NULL;
-    snprintf(m->framework, sizeof m->framework, "megatron-core");
+    /* scaleplan train's own runs (they name their backend) replay with the
+     * trainer's preset; other runs default to Megatron-Core */
+    snprintf(m->framework, sizeof m->framework, "%s",
+             cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "backend")) ? "scaleplan-train"
+                                                                              : "megatron-core");
     if ((rc = json_get_string(root, "model", &ctx, JSON_REQUIRED, model, sizeof model, err)) ||
         (rc = json_get_string(root, "gpu", &ctx, JSON_REQUIRED, gpu, sizeof gpu, err)) ||
         (rc = json_get_int(root, "gpus", &ctx, JSON_REQUIRED, 1, 1 << 24, &gpus, err)) ||

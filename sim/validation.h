@@ -17,7 +17,9 @@
  *
  * The run is what `scaleplan train --json` prints on a GPU, or any JSON
  * file with its keys: model (or model_config), gpu, gpus, gpus_per_node,
- * layout, framework (a preset name), step_time_s, and optionally
+ * layout, framework (a preset name; default scaleplan-train for a run that
+ * names its backend, as scaleplan train does, else megatron-core),
+ * step_time_s, and optionally
  * breakdown_s, tokens_per_s, memory_gib.total (what the run counted),
  * memory_gib.peak_measured (the device's peak, as the CUDA trainer reads
  * it from the driver), overlap_grad_reduce and dropout_disabled. */

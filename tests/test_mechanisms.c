@@ -183,6 +183,34 @@ static void test_cross_entropy_traffic(void)
     scenario_free(&br.s);
 }
 
+/* Layout copies around materialized attention (scaleplan's trainer:
+ * Q/K/V split out of the fused rows and the output put back, forward; the
+ * output, Q/K/V and their merged gradients, backward): GPT-2 124M on an
+ * H200, micro-batch 8 x 1024, one layer's attention costs exactly those
+ * passes more than without them (each pass reads and writes bf16). */
+static void test_attention_copies(void)
+{
+    priced_t with, without;
+    CU_ASSERT_EQUAL_FATAL(begin(&with, "gpt2-124m", "h200", 1, "scaleplan-train"), 0);
+    set_batch(&with.s.layout, 1, 8, 8, 1024);
+    CU_ASSERT_EQUAL_FATAL(begin(&without, "gpt2-124m", "h200", 1, "scaleplan-train"), 0);
+    set_batch(&without.s.layout, 1, 8, 8, 1024);
+    without.s.opt.attn_copy_fwd_qkv = without.s.opt.attn_copy_fwd_out = 0;
+    without.s.opt.attn_copy_bwd_qkv = without.s.opt.attn_copy_bwd_out = 0;
+    CU_ASSERT_FALSE(with.s.layout.flash_attention);
+    CHECK_REL(with.s.opt.attn_copy_bwd_qkv, 2, 0);
+    CU_ASSERT_EQUAL_FATAL(price(&with), 0);
+    CU_ASSERT_EQUAL_FATAL(price(&without), 0);
+    const profile_t *p = &with.s.profile;
+    double qkv = 8.0 * 1024 * 3 * 768, out = 8.0 * 1024 * 768; /* elements, bf16 */
+    CHECK_REL(with.c.fwd.compute - without.c.fwd.compute,
+              prof_mem_time(p, 4 * qkv) + prof_mem_time(p, 4 * out), 1e-9);
+    CHECK_REL(with.c.bwd.compute - without.c.bwd.compute,
+              prof_mem_time(p, 8 * qkv) + prof_mem_time(p, 4 * out), 1e-9);
+    scenario_free(&with.s);
+    scenario_free(&without.s);
+}
+
 /* --------------------------------------------------------------- ZeRO-3 */
 
 /* One layer's ZeRO-3 gathers and reductions by how the framework runs
@@ -823,7 +851,7 @@ static void test_moe_experts(void)
     scenario_free(&m.s);
 }
 
-TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TEST(test_published_memory), TEST(test_tp_overlap_by_gemm),
+TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TEST(test_published_memory), TEST(test_attention_copies), TEST(test_tp_overlap_by_gemm),
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
            TEST(test_attention_by_sequence), TEST(test_precision_recipes),
            TEST(test_eager_and_recompute), TEST(test_cp_exchange),

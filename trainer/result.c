@@ -67,6 +67,7 @@ cJSON *train_result_json(const train_config_t *c, const train_result_t *r, const
               cJSON_AddStringToObject(o, "gpu", in->gpu[0] ? in->gpu : "cpu") &&
               cJSON_AddStringToObject(o, "device", in->device) &&
               cJSON_AddStringToObject(o, "backend", c->backend->name) &&
+              cJSON_AddStringToObject(o, "framework", "scaleplan-train") &&
               json_add_number(o, "gpus", r->world) &&
               cJSON_AddStringToObject(o, "software", in->software) &&
               json_add_number(o, "tokens_per_step", r->tokens_per_step) &&
