@@ -612,7 +612,14 @@ int launch_read_nemo(const char *text, const char *origin, const model_t *m, lay
     free(copy);
     if (rc)
         return rc;
-    /* block recompute: the first N layers of each virtual stage */
+    /* block recompute: the first N layers of each virtual stage (N >= 1:
+     * Megatron's block with none recomputes nothing, which the recompute
+     * setting says more plainly) */
+    if (block && l->recompute == RECOMPUTE_FULL && rc_layers < 1)
+        return err_setf(err, ERR_INPUT, origin, "model.recompute_num_layers",
+                        "block recompute needs at least 1 layer (got %d); set "
+                        "model.recompute_granularity=null for none",
+                        rc_layers);
     l->recompute_layers = block && l->recompute == RECOMPUTE_FULL ? rc_layers : 0;
     if (fsdp)
         l->zero = strcmp(strategy, "optim_grads") == 0 ? 2 : 3;

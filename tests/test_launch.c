@@ -236,6 +236,12 @@ static void test_block_recompute_round_trip(void)
     CU_ASSERT_EQUAL(back.recompute, RECOMPUTE_FULL);
     CU_ASSERT_EQUAL(back.recompute_layers, 2);
     free(text);
+    /* block over no layers is refused, naming the key */
+    layout_defaults(&back);
+    const char *none = "model.recompute_granularity=full\nmodel.recompute_method=block\n"
+                       "model.recompute_num_layers=0\n";
+    CU_ASSERT_EQUAL(launch_read_nemo(none, "overrides", &m, &back, &e), ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "at least 1 layer"));
     refused(LAUNCH_DEEPSPEED, &m, &l, "deepspeed", "block recompute");
     refused(LAUNCH_TORCHTITAN, &m, &l, "torchtitan-2025-12", "block recompute");
 }
