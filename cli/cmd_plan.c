@@ -288,13 +288,15 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
 
 static void layout_short(const layout_t *l, char *buf, size_t cap)
 {
-    char vpp[16] = "", extra[64] = "";
+    char vpp[16] = "", extra[64] = "", rc[16] = " full-rc";
+    if (l->recompute_layers > 0) /* block recompute: rebuilt layers per chunk */
+        snprintf(rc, sizeof rc, " rc%d/chunk", l->recompute_layers);
     if (l->schedule == SCHEDULE_DUALPIPEV)
         snprintf(vpp, sizeof vpp, " DualPipeV");
     else if (l->vpp > 1)
         snprintf(vpp, sizeof vpp, "v%d", l->vpp);
     snprintf(extra, sizeof extra, "%s%s%s%s",
-             l->recompute == RECOMPUTE_FULL        ? " full-rc"
+             l->recompute == RECOMPUTE_FULL        ? rc
              : l->recompute == RECOMPUTE_SELECTIVE ? " sel-rc"
              : l->recompute == RECOMPUTE_OPS       ? " ops-rc"
                                                    : "",
@@ -682,7 +684,9 @@ const cli_command_t CLI_CMD_PLAN = {
                        "        of virtual stages that divides the layers (plus embedding and loss);\n"
                        "  micro-batch 1..16; global batch the largest in range that divides;\n"
                        "  ZeRO stages the framework runs (1 = distributed optimizer); recompute\n"
-                       "        modes, heavier ones only where lighter ones do not fit; schedules;\n"
+                       "        modes, heavier ones only where lighter ones do not fit (full\n"
+                       "        recompute first of the fewest layers per chunk that fit, where the\n"
+                       "        framework runs Megatron's block recompute); schedules;\n"
                        "        SP with TP; for mixture-of-experts models, EP over every degree\n"
                        "        dividing the experts (experts whole, expert TP 1) where the\n"
                        "        framework has it. Every candidate is checked for memory.\n"

@@ -48,7 +48,9 @@ int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *
                               err)) ||
         (rc = json_get_string(o, "offload", ctx, JSON_OPTIONAL, offload, sizeof offload, err)) ||
         (rc = json_get_double(o, "offload_fraction", ctx, JSON_OPTIONAL, 0, 1,
-                              &l->offload_fraction, err)))
+                              &l->offload_fraction, err)) ||
+        (rc = json_get_int(o, "recompute_layers", ctx, JSON_OPTIONAL, 1, 100000,
+                           &l->recompute_layers, err)))
         return rc;
     if (offload[0]) {
         int layers = 0;
@@ -89,6 +91,8 @@ cJSON *layout_to_json(const layout_t *l)
               json_add_number(o, "gpus", l->n_gpus);
     if (ok && l->etp > 0)
         ok = json_add_number(o, "etp", l->etp);
+    if (ok && l->recompute_layers > 0) /* block recompute: rebuilt per chunk */
+        ok = json_add_number(o, "recompute_layers", l->recompute_layers);
     if (ok && l->offload) {
         char names[64];
         layout_offload_name(l, names, sizeof names);

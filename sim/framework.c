@@ -275,6 +275,7 @@ static int read_supports(const cJSON *o, const json_ctx_t *ctx, fw_caps_t *c, er
         (rc = json_get_bool(o, "zero3_with_pp", ctx, JSON_REQUIRED, &c->zero3_with_pp, err)) ||
         (rc = json_get_bool(o, "uneven_split", ctx, JSON_REQUIRED, &c->uneven_split, err)) ||
         (rc = json_get_bool(o, "ep", ctx, JSON_OPTIONAL, &c->ep, err)) ||
+        (rc = json_get_bool(o, "recompute_block", ctx, JSON_OPTIONAL, &c->recompute_block, err)) ||
         (rc = read_name_set(o, "cp", ctx, cp, 3, c->cp, err)) ||
         (rc = read_name_set(o, "schedules", ctx, sched, SCHEDULE_COUNT, c->schedule, err)) ||
         (rc = read_name_set(o, "recompute", ctx, rec, RECOMPUTE_COUNT, c->recompute, err)) ||
@@ -686,6 +687,11 @@ int fw_check_layout(const fw_preset_t *p, const layout_t *l, const sim_options_t
         return err_setf(err, ERR_INPUT, NULL, "--recompute", "%s has no %s recompute; it runs %s",
                         p->name, layout_recompute_name(l->recompute), list);
     }
+    if (l->recompute_layers > 0 && !c->recompute_block)
+        return err_setf(err, ERR_INPUT, NULL, "--recompute-num-layers",
+                        "%s recomputes every layer or none (no Megatron block recompute of the "
+                        "first %d layers of each stage)",
+                        p->name, l->recompute_layers);
     if (!(c->precisions & (1u << l->precision))) {
         bool set[PRECISION_COUNT];
         for (int i = 0; i < PRECISION_COUNT; i++)
@@ -741,6 +747,10 @@ void fw_describe_caps(const fw_caps_t *c, char *buf, size_t cap)
     l = strlen(buf);
     snprintf(buf + l, cap - l, "; recompute ");
     join(buf, cap, "/", c->recompute, RECOMPUTE_COUNT, rec_name);
+    if (c->recompute_block) {
+        l = strlen(buf);
+        snprintf(buf + l, cap - l, " (block)");
+    }
 }
 
 int fw_names(char ***names, size_t *count, err_t *err)

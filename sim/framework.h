@@ -49,6 +49,8 @@ typedef struct {
     bool ep;               /* expert parallelism for mixture-of-experts models */
     bool schedule[SCHEDULE_COUNT];
     bool recompute[RECOMPUTE_COUNT];
+    bool recompute_block;  /* full recompute of only the first N layers of
+                              each chunk (Megatron --recompute-method block) */
     unsigned precisions;   /* bit 1 << precision_t */
 } fw_caps_t;
 

@@ -288,12 +288,94 @@ typedef struct {
 static const recompute_t RC_ORDER[] = {RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_OPS,
                                        RECOMPUTE_FULL};
 
-/* One base layout (everything but recompute): the lightest recompute mode
- * of the framework that fits is kept; heavier ones are never faster. */
-static bool consider(enum_ctx_t *e, int fi, layout_t base)
+/* Why try_layout did not keep a layout. */
+enum { TRY_KEPT = 0, TRY_INVALID, TRY_MEMORY, TRY_SIZE };
+
+/* Finalize l and check it against the framework and the GPU's memory
+ * (counting what is pruned); keep it when it fits. */
+static int try_layout(enum_ctx_t *e, int fi, layout_t l)
 {
     const plan_fw_t *f = &e->fws[fi];
     plan_search_t *out = e->out;
+    out->candidates++;
+    out->per_framework[fi].candidates++;
+    err_t ignore;
+    if (layout_finalize(&l, e->m, e->c->n_gpus, &ignore) ||
+        fw_check_layout(&f->fw, &l, &f->opt, &ignore)) {
+        out->pruned[PRUNE_INVALID]++;
+        return TRY_INVALID;
+    }
+    model_memory_t mem;
+    model_memory_peak(e->m, &l, &e->mo[fi], &mem);
+    double gib = mem.total_bytes / (1024.0 * 1024 * 1024);
+    if (gib < out->smallest_memory_gib) {
+        out->smallest_memory_gib = gib;
+        out->smallest_memory_layout = l;
+    }
+    double host_need, host_have;
+    if (gib > e->c->gpu.memory_gib ||
+        (l.offload && !offload_host_fits(&mem, e->c, &l, &host_need, &host_have))) {
+        out->pruned[PRUNE_MEMORY]++;
+        return TRY_MEMORY;
+    }
+    sim_input_t in = {e->m, &l, e->c, e->p, f->opt};
+    if (sim_check_size(&in, &ignore)) {
+        out->pruned[PRUNE_SIZE]++;
+        return TRY_SIZE;
+    }
+    push(e->cl, &l, fi);
+    return TRY_KEPT;
+}
+
+/* Whether l (full recompute of the first n layers of each chunk) fits in
+ * the GPU's memory; memory only, nothing counted. */
+static bool block_fits(const enum_ctx_t *e, int fi, const layout_t *base, int n)
+{
+    layout_t l = *base;
+    l.recompute_layers = n;
+    err_t ignore;
+    if (layout_finalize(&l, e->m, e->c->n_gpus, &ignore))
+        return false;
+    model_memory_t mem;
+    model_memory_peak(e->m, &l, &e->mo[fi], &mem);
+    return mem.total_bytes / (1024.0 * 1024 * 1024) <= e->c->gpu.memory_gib;
+}
+
+/* Megatron block recompute before full recompute of every layer: the
+ * fewest layers per chunk to rebuild (1 .. the largest chunk - 1) that
+ * fits, by bisection (memory falls as more layers are rebuilt); 0 when
+ * none does. */
+static int fewest_block_layers(const enum_ctx_t *e, int fi, const layout_t *full)
+{
+    layout_t l = *full;
+    err_t ignore;
+    if (layout_finalize(&l, e->m, e->c->n_gpus, &ignore))
+        return 0;
+    int most = 0;
+    for (int vs = 0; vs < l.pp * l.vpp; vs++) {
+        int n = layout_chunk_layers(&l, e->m, vs);
+        most = n > most ? n : most;
+    }
+    int lo = 1, hi = most - 1;
+    if (hi < lo || !block_fits(e, fi, full, hi))
+        return 0;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (block_fits(e, fi, full, mid))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* One base layout (everything but recompute): the lightest recompute mode
+ * of the framework that fits is kept; heavier ones are never faster. Full
+ * recompute tries the fewest rebuilt layers per chunk first where the
+ * framework runs Megatron's block recompute. */
+static bool consider(enum_ctx_t *e, int fi, layout_t base)
+{
+    const plan_fw_t *f = &e->fws[fi];
     for (size_t r = 0; r < sizeof RC_ORDER / sizeof *RC_ORDER; r++) {
         recompute_t rc = RC_ORDER[r];
         if (!f->fw.caps.recompute[rc] ||
@@ -301,34 +383,17 @@ static bool consider(enum_ctx_t *e, int fi, layout_t base)
             continue;
         layout_t l = base;
         l.recompute = rc;
-        out->candidates++;
-        out->per_framework[fi].candidates++;
-        err_t ignore;
-        if (layout_finalize(&l, e->m, e->c->n_gpus, &ignore) ||
-            fw_check_layout(&f->fw, &l, &f->opt, &ignore)) {
-            out->pruned[PRUNE_INVALID]++;
-            continue;
+        if (rc == RECOMPUTE_FULL && f->fw.caps.recompute_block && !l.offload) {
+            int n = fewest_block_layers(e, fi, &l);
+            if (n > 0) {
+                layout_t partial = l;
+                partial.recompute_layers = n;
+                if (try_layout(e, fi, partial) == TRY_KEPT)
+                    return true;
+            }
         }
-        model_memory_t mem;
-        model_memory_peak(e->m, &l, &e->mo[fi], &mem);
-        double gib = mem.total_bytes / (1024.0 * 1024 * 1024);
-        if (gib < out->smallest_memory_gib) {
-            out->smallest_memory_gib = gib;
-            out->smallest_memory_layout = l;
-        }
-        double host_need, host_have;
-        if (gib > e->c->gpu.memory_gib ||
-            (l.offload && !offload_host_fits(&mem, e->c, &l, &host_need, &host_have))) {
-            out->pruned[PRUNE_MEMORY]++;
-            continue;
-        }
-        sim_input_t in = {e->m, &l, e->c, e->p, f->opt};
-        if (sim_check_size(&in, &ignore)) {
-            out->pruned[PRUNE_SIZE]++;
-            continue;
-        }
-        push(e->cl, &l, fi);
-        return true;
+        if (try_layout(e, fi, l) == TRY_KEPT)
+            return true;
     }
     return false;
 }

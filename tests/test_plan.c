@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "sim/ladder.h"
+#include "sim/framework.h"
 #include "sim/published.h"
+#include "sim/step.h"
 #include "tests/testing.h"
 
 static void ladder_for(const char *model, const char *gpu, double tokens, int lo, int hi,
@@ -295,6 +297,63 @@ static void test_constraints(void)
     prof_free(&p);
 }
 
+/* Megatron's block recompute in the search: Llama 3 70B on 64 H100s at
+ * TP8 PP2, micro-batch 2 x 8192, does not fit without recompute; the
+ * planner rebuilds the fewest layers per pipeline chunk that fit (fewer
+ * than all 40) and that beats full recompute of every layer; one layer
+ * fewer does not fit. A framework without block recompute (DeepSpeed)
+ * rebuilds every layer. */
+static void test_block_recompute(void)
+{
+    model_t m;
+    cluster_t c;
+    profile_t p;
+    plan_space_t s;
+    err_t e;
+    setup_search("llama3-70b", "h100-sxm", 64, 8192, 256, &m, &c, &p, &s);
+    s.framework = "megatron-core";
+    s.tp = (plan_range_t){8, 8};
+    s.pp = (plan_range_t){2, 2};
+    s.cp = (plan_range_t){1, 1};
+    s.vpp = (plan_range_t){1, 1};
+    s.micro_batch = (plan_range_t){2, 2};
+    plan_search_t r;
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &r, &e), 0);
+    CU_ASSERT_TRUE_FATAL(r.found);
+    layout_t best = r.layout;
+    CU_ASSERT_EQUAL(best.recompute, RECOMPUTE_FULL);
+    CU_ASSERT_TRUE(best.recompute_layers > 0 && best.recompute_layers < 40);
+    sim_ctx_t *ctx = sim_ctx_create();
+    sim_options_t opt;
+    fw_preset_t fw;
+    CU_ASSERT_EQUAL_FATAL(fw_load("megatron-core", &fw, &e), 0);
+    opt = fw.opt;
+    memory_opts_t mo;
+    sim_memory_opts(&p, &opt, &mo);
+    sim_result_t partial, all;
+    sim_input_t in = {&m, &best, &c, &p, opt};
+    CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &in, &partial, &e), 0);
+    layout_t every = best;
+    every.recompute_layers = 0;
+    in.layout = &every;
+    CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &in, &all, &e), 0);
+    CU_ASSERT_TRUE(partial.step_time_s < all.step_time_s);
+    layout_t fewer = best;
+    fewer.recompute_layers = best.recompute_layers - 1;
+    if (fewer.recompute_layers > 0) {
+        model_memory_t mm;
+        model_memory_peak(&m, &fewer, &mo, &mm);
+        CU_ASSERT_TRUE(mm.total_bytes / (1024.0 * 1024 * 1024) > c.gpu.memory_gib);
+    }
+    sim_ctx_destroy(ctx);
+    s.framework = "deepspeed";
+    s.pp = (plan_range_t){0, 0};
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &r, &e), 0);
+    for (int k = 0; r.found && k < r.n_ranked; k++)
+        CU_ASSERT_EQUAL(r.top_layout[k].recompute_layers, 0);
+    prof_free(&p);
+}
+
 /* Llama 3 405B on 16,384 H100s with Meta's batch (Dubey et al. 2024,
  * Table 4: 2,048 sequences of 8,192 tokens, TP8 CP1 PP16 DP128,
  * interleaved, one layer fewer on the first and last stages): the plan is
@@ -489,4 +548,4 @@ static void test_default_tokens(void)
 TEST_SUITE(suite_plan, "plan", TEST(test_framework_spaces), TEST(test_constraints),
            TEST(test_meta_405b), TEST(test_published_ranks), TEST(test_threads_same_json), TEST(test_ladder_properties),
            TEST(test_impossible_requests), TEST(test_search_consistent), TEST(test_default_tokens),
-           TEST(test_rung_prices));
+           TEST(test_rung_prices), TEST(test_block_recompute));
