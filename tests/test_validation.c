@@ -160,7 +160,8 @@ static void test_versions_and_moe_columns(void)
 /* tests/fixtures/validation/more/runs.csv: 120 published runs gathered
  * after the constants were set. Every row replays (but the two whose layout
  * or model the rules refuse, each with its reason), and the dense rows stay
- * within the bars they reach today (median 7.2%, 90th percentile 21.3%);
+ * within the bars they reach today (median 6.3%, 90th percentile 16.3%,
+ * since Blackwell Ultra's fp4 rate became measured: 7.2% and 21.3% before);
  * the mixture-of-experts rows are reported, not held to a bar. */
 static void test_more_runs(void)
 {
@@ -181,12 +182,12 @@ static void test_more_runs(void)
     double med, p90;
     int k;
     pub_summary(rows, n, pub_row_dense, &med, &p90, &k);
-    if (med > 0.08 || p90 > 0.22)
+    if (med > 0.07 || p90 > 0.17)
         fprintf(stderr, "\nmore runs, dense: median %.1f%%, p90 %.1f%% over %d\n", 100 * med,
                 100 * p90, k);
     CU_ASSERT_TRUE(k >= 75);
-    CU_ASSERT_TRUE(med <= 0.08);
-    CU_ASSERT_TRUE(p90 <= 0.22);
+    CU_ASSERT_TRUE(med <= 0.07);
+    CU_ASSERT_TRUE(p90 <= 0.17);
     free(rows);
 }
 
