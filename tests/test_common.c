@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "common/catalog.h"
 #include "common/dist.h"
@@ -167,6 +168,39 @@ static void test_progress_quiet_off_tty(void)
     progress_destroy(p);
 }
 
+/* Off a terminal the report is log lines: none for work shorter than the
+ * interval, then one per interval with the share done, and a closing line
+ * only when a line was written. */
+static void test_progress_log_lines(void)
+{
+    FILE *f = tmpfile();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    progress_t *p = progress_create_on(f, "quick", 10, 0, 60);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    progress_update(p, 5);
+    progress_destroy(p);
+    CU_ASSERT_EQUAL(ftell(f), 0); /* shorter than the interval: silent */
+    p = progress_create_on(f, "long", 4, 0, 0.02);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    struct timespec pause = {0, 30 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    progress_update(p, 1);
+    nanosleep(&pause, NULL);
+    progress_update(p, 3);
+    progress_destroy(p);
+    rewind(f);
+    char text[512] = "";
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "long: 25.0% after 0 s"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "long: 75.0% after 0 s"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "long: 75.0% done in 0 s\n"));
+    CU_ASSERT_PTR_NULL(strchr(text, '\r')); /* no bar redraws in a log */
+    CU_ASSERT_PTR_NULL(progress_create_on(NULL, "x", 1, 0, 1));
+    CU_ASSERT_PTR_NULL(progress_create_on(stderr, "x", 0, 0, 1));
+}
+
 /* Every launcher's variable gives the local rank; the first set wins. */
 static void test_local_rank(void)
 {
@@ -199,5 +233,5 @@ static void test_local_rank(void)
 
 TEST_SUITE(suite_common, "common", TEST(test_error_format), TEST(test_names),
            TEST(test_rng_streams), TEST(test_fileio_atomic), TEST(test_catalog_embedded),
-           TEST(test_catalog_override_dir), TEST(test_progress_quiet_off_tty),
+           TEST(test_catalog_override_dir), TEST(test_progress_quiet_off_tty), TEST(test_progress_log_lines),
            TEST(test_local_rank));
