@@ -226,7 +226,7 @@ static void test_measured_run(void)
  * run 4): 32.19 ms a step, 8.36 GiB counted by the trainer, 8.89 GiB at
  * the device's peak. A trainer run (it names its backend) replays with the
  * trainer's own preset; the step stays within the 10% the GPU trainer
- * check gates on (-9.1% when recorded: the trainer's loss, copy and AdamW
+ * check gates on (-7.1% when recorded: the trainer's loss, copy and AdamW
  * kernels run below the bandwidth the model prices them at) and the
  * memory within 5% of the device's peak (-1.6%). */
 static void test_measured_gpu_run(void)

@@ -35,7 +35,7 @@
 # 3. Simulator, `scaleplan validate --measured` on the GPT-2 run (replayed
 #    with the trainer's own preset, scaleplan-train): the predicted step
 #    time within 10% of the measured one. Gate, set from the same runs:
-#    -9.1% (the trainer's loss, layout-copy and AdamW kernels run below the
+#    -7.1% (the trainer's loss, layout-copy and AdamW kernels run below the
 #    bandwidth they are priced at; kernel_times.sh shows them).
 # Every JSON and a summary with the exact commands go to
 # $GPU_TEST_OUT/trainer/.
