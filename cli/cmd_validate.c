@@ -10,6 +10,7 @@
 #include "cli/logrun.h"
 #include "cli/output.h"
 #include "cli/validate_failures.h"
+#include "common/units.h"
 #include "common/json.h"
 #include "models/layout_json.h"
 #include "reports/logcheck.h"
@@ -103,7 +104,7 @@ static int print_text(const val_measured_t *m, const sim_result_t *r, const val_
     int rc = table_print(t, stdout, 2, 0);
     table_destroy(t);
     printf("\n  %d of %d components off by more than %.0f%%\n", flagged, n, 100 * flag_over);
-    double pred = r->memory.total_bytes / (1024.0 * 1024 * 1024), meas = val_measured_memory_gib(m);
+    double pred = r->memory.total_bytes / GIB, meas = val_measured_memory_gib(m);
     if (!isnan(meas) && meas > 0)
         printf("  memory: predicted %.2f GiB against %.2f GiB %s (%+.1f%%)\n", pred, meas,
                isnan(m->memory_peak_gib) ? "counted by the run" : "measured at the device's peak",

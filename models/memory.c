@@ -155,6 +155,15 @@ static double layer_bytes(const model_t *m, const layout_t *l, bool moe)
     }
 }
 
+/* The activations of `layers` blocks, moe of them mixture-of-experts
+ * blocks, one micro-batch. */
+static double blocks_bytes(const model_t *m, const layout_t *l, int layers, int moe)
+{
+    if (!model_is_moe(m))
+        return layers * model_layer_activation_bytes(m, l);
+    return (layers - moe) * layer_bytes(m, l, false) + moe * layer_bytes(m, l, true);
+}
+
 double model_layer_activation_bytes(const model_t *m, const layout_t *l)
 {
     return layer_bytes(m, l, model_is_moe(m) && m->moe.n_moe_layers == m->n_layers);
@@ -374,13 +383,7 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
     out->layer_activation_bytes = per_layer;
     out->inflight_microbatches = inflight;
     int moe = stage_moe_layers(l, m, stage);
-    double act;
-    if (model_is_moe(m)) {
-        double dense_layer = layer_bytes(m, l, false), moe_layer = layer_bytes(m, l, true);
-        act = inflight * ((out->layers - moe) * dense_layer + moe * moe_layer);
-    } else {
-        act = inflight * out->layers * per_layer;
-    }
+    double act = inflight * blocks_bytes(m, l, out->layers, moe);
     int rebuilt = layout_stage_recomputed(l, m, stage);
     if (l->recompute == RECOMPUTE_FULL && rebuilt < out->layers) {
         /* partial recompute: the layers past each virtual stage's first
@@ -388,14 +391,9 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
          * them as the stage's) */
         layout_t keep = *l;
         keep.recompute = RECOMPUTE_NONE;
-        double moe_share = out->layers > 0 ? (double)moe / out->layers : 0;
-        double full = model_is_moe(m) ? moe_share * layer_bytes(m, &keep, true) +
-                                            (1 - moe_share) * layer_bytes(m, &keep, false)
-                                      : layer_bytes(m, &keep, false);
-        double ckpt = model_is_moe(m) ? moe_share * layer_bytes(m, l, true) +
-                                            (1 - moe_share) * layer_bytes(m, l, false)
-                                      : per_layer;
-        act = inflight * (rebuilt * ckpt + (out->layers - rebuilt) * full);
+        double share = (double)rebuilt / out->layers;
+        act = inflight * (share * blocks_bytes(m, l, out->layers, moe) +
+                          (1 - share) * blocks_bytes(m, &keep, out->layers, moe));
     }
     double blocks_act = act; /* the blocks' share, before the edges' */
     act += edge_activation_bytes(m, l, stage, inflight, opts->logit_bytes);

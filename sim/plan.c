@@ -8,6 +8,7 @@
 
 #include "common/catalog.h"
 #include "common/clock.h"
+#include "common/units.h"
 #include "sim/costs.h"
 #include "sim/offload.h"
 
@@ -327,18 +328,16 @@ static int try_layout(enum_ctx_t *e, int fi, layout_t l)
     return TRY_KEPT;
 }
 
-/* Whether l (full recompute of the first n layers of each chunk) fits in
- * the GPU's memory; memory only, nothing counted. */
-static bool block_fits(const enum_ctx_t *e, int fi, const layout_t *base, int n)
+/* Whether the finalized layout fin with full recompute of only the first
+ * n layers of each chunk fits in the GPU's memory (the layer count changes
+ * nothing finalize derives); memory only, nothing counted. */
+static bool block_fits(const enum_ctx_t *e, int fi, const layout_t *fin, int n)
 {
-    layout_t l = *base;
+    layout_t l = *fin;
     l.recompute_layers = n;
-    err_t ignore;
-    if (layout_finalize(&l, e->m, e->c->n_gpus, &ignore))
-        return false;
     model_memory_t mem;
     model_memory_peak(e->m, &l, &e->mo[fi], &mem);
-    return mem.total_bytes / (1024.0 * 1024 * 1024) <= e->c->gpu.memory_gib;
+    return mem.total_bytes <= e->c->gpu.memory_gib * GIB;
 }
 
 /* Megatron block recompute before full recompute of every layer: the
@@ -357,11 +356,11 @@ static int fewest_block_layers(const enum_ctx_t *e, int fi, const layout_t *full
         most = n > most ? n : most;
     }
     int lo = 1, hi = most - 1;
-    if (hi < lo || !block_fits(e, fi, full, hi))
+    if (hi < lo || !block_fits(e, fi, &l, hi))
         return 0;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if (block_fits(e, fi, full, mid))
+        if (block_fits(e, fi, &l, mid))
             hi = mid;
         else
             lo = mid + 1;

@@ -232,12 +232,12 @@ static void emit_pass(builder_t *b, int stage, const pp_op_t *op, bool per_layer
     }
     /* partial recompute: the chunk's first layers rebuild their
      * activations in the backward, the others kept theirs */
-    int rebuilt = layout_chunk_recomputed(b->in->layout, b->in->model, vs);
+    int rebuilt = b->in->layout->recompute_layers > 0
+                      ? layout_chunk_recomputed(b->in->layout, b->in->model, vs)
+                      : layers;
     for (int k = 0; k < layers; k++) {
         int layer_no = op->forward ? k : layers - 1 - k;
-        int piece = !op->forward && layer_no >= rebuilt && b->in->layout->recompute_layers > 0
-                        ? PIECE_BWD_KEEP
-                        : layer;
+        int piece = !op->forward && layer_no >= rebuilt ? PIECE_BWD_KEEP : layer;
         int id = add_task(b, stage, ST_COMPUTE, piece_s[piece], kind,
                           TAG(op->mb, op->chunk, layer_no), piece);
         if (layer_ids)
