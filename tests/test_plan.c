@@ -415,6 +415,40 @@ static void test_meta_405b(void)
     prof_free(&p);
 }
 
+/* The planner's pick where a framework's own team published its tuned
+ * layout: Megatron-Bridge's Llama 3.1 405B pre-training recipe on 1,024
+ * H100s (throughput.csv T143, 26.04; the same layout in 25.09 and 25.11,
+ * tests/fixtures/validation/more/runs.csv H013, H034): FP8, 1,536 sequences
+ * of 8,192 tokens, TP8 PP8 CP2 VP8, micro-batch 1. Searching everything the
+ * framework runs (TP, CP, PP, VPP, uneven stages, micro-batch, ZeRO,
+ * recompute) must land on that layout: CP 2 at 8K tokens is the team's
+ * choice too, for the reason the model gives (twice the micro-batches per
+ * pipeline, half the bubble, with a KV exchange that GQA makes small). */
+static void test_bridge_405b_recipe(void)
+{
+    model_t m;
+    cluster_t c;
+    profile_t p;
+    plan_space_t s;
+    err_t e;
+    setup_search("llama3-405b", "h100-sxm", 1024, 8192, 1536, &m, &c, &p, &s);
+    s.framework = "megatron-bridge-26.04";
+    s.precision = PRECISION_FP8;
+    plan_search_t r;
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &r, &e), 0);
+    CU_ASSERT_TRUE_FATAL(r.found);
+    printf("\n  pick TP%d CP%d PP%d VPP%d mb%d recompute %d (published TP8 CP2 PP8 VP8 mb1 none)\n",
+           r.layout.tp, r.layout.cp, r.layout.pp, r.layout.vpp, r.layout.micro_batch,
+           (int)r.layout.recompute);
+    CU_ASSERT_EQUAL(r.layout.tp, 8);
+    CU_ASSERT_EQUAL(r.layout.cp, 2);
+    CU_ASSERT_EQUAL(r.layout.pp, 8);
+    CU_ASSERT_EQUAL(r.layout.vpp, 8);
+    CU_ASSERT_EQUAL(r.layout.micro_batch, 1);
+    CU_ASSERT_EQUAL(r.layout.recompute, RECOMPUTE_NONE);
+    prof_free(&p);
+}
+
 /* Published layouts ranked among every layout their framework runs at that
  * scale with the same recompute method (the rank counts every candidate
  * that fits, simulating those the bound cannot rule out). The teams tuned
@@ -546,6 +580,6 @@ static void test_default_tokens(void)
 }
 
 TEST_SUITE(suite_plan, "plan", TEST(test_framework_spaces), TEST(test_constraints),
-           TEST(test_meta_405b), TEST(test_published_ranks), TEST(test_threads_same_json), TEST(test_ladder_properties),
+           TEST(test_meta_405b), TEST(test_bridge_405b_recipe), TEST(test_published_ranks), TEST(test_threads_same_json), TEST(test_ladder_properties),
            TEST(test_impossible_requests), TEST(test_search_consistent), TEST(test_default_tokens),
            TEST(test_rung_prices), TEST(test_block_recompute));
