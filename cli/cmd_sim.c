@@ -11,6 +11,7 @@
 #include "common/units.h"
 #include "reports/jsonout.h"
 #include "reports/table.h"
+#include "sim/plan.h"
 #include "sim/step.h"
 
 static const cli_opt_t own_opts[] = {
@@ -21,6 +22,10 @@ static const cli_opt_t own_opts[] = {
     {"--timeline", NULL, NULL, "add the step's tasks (stage, stream, kind, start, end) to --json",
      CLI_WORD},
     {"--allow-oom", NULL, NULL, "exit 0 even when the layout does not fit in GPU memory",
+     CLI_WORD},
+    {"--rank", NULL, NULL,
+     "also search every layout the framework runs on these GPUs with the same batch, sequence "
+     "and precision (as plan does): where this layout ranks among those that fit, and the best",
      CLI_WORD},
     CLI_REPORT_OPT,
 };
@@ -208,6 +213,64 @@ static cJSON *sim_json(const scenario_t *s, const sim_result_t *r, const sim_eve
     return o;
 }
 
+/* This layout among every layout its framework runs on the same GPUs,
+ * batch, sequence length and precision (plan_search with it as the
+ * reference): its rank among those that fit and the best of them. */
+static int rank_layout(const scenario_t *s, plan_search_t *out, err_t *err)
+{
+    plan_space_t sp;
+    plan_space_default(&sp);
+    sp.framework = s->fw.name;
+    sp.seq_len = s->layout.seq_len;
+    sp.global_batch_min = sp.global_batch_max = s->layout.global_batch;
+    sp.precision = s->layout.precision;
+    return plan_search(&s->model, &s->cluster, &s->profile, &sp, &s->layout, out, err);
+}
+
+static void print_rank(const scenario_t *s, const plan_search_t *ps)
+{
+    char best[200], a[32], b[32];
+    layout_describe(&ps->layout, best, sizeof best);
+    printf("\n  rank among %s's layouts on %d GPUs (batch %d x %d, %s; %ld candidates):\n",
+           s->fw.name, s->layout.n_gpus, s->layout.global_batch, s->layout.seq_len,
+           layout_precision_name(s->layout.precision), ps->candidates);
+    if (ps->rank_of_reference <= 0) {
+        printf("    this layout is not among them (it does not fit, or the search's options "
+               "differ); the best takes %s: %s\n",
+               units_fmt_duration(ps->result.step_time_s, a, sizeof a), best);
+        return;
+    }
+    if (ps->rank_of_reference == 1) {
+        printf("    the best of %ld that fit (%s a step as the search prices it)\n",
+               ps->reference_of, units_fmt_duration(ps->reference_step_s, a, sizeof a));
+        return;
+    }
+    printf("    %d of %ld that fit: %s a step as the search prices it; the best takes %s "
+           "(%.1f%% faster): %s\n",
+           ps->rank_of_reference, ps->reference_of,
+           units_fmt_duration(ps->reference_step_s, a, sizeof a),
+           units_fmt_duration(ps->result.step_time_s, b, sizeof b),
+           100 * (ps->reference_step_s / ps->result.step_time_s - 1), best);
+}
+
+static cJSON *rank_json(const scenario_t *s, const plan_search_t *ps)
+{
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o && cJSON_AddStringToObject(o, "framework", s->fw.name) &&
+              json_add_number(o, "candidates", (double)ps->candidates) &&
+              json_add_number(o, "fit", (double)ps->reference_of) &&
+              json_add_number(o, "rank", ps->rank_of_reference) &&
+              json_add_number(o, "step_time_s", ps->reference_step_s) &&
+              json_add_number(o, "best_step_time_s", ps->result.step_time_s) &&
+              json_add_number(o, "best_tokens_per_s", ps->result.tokens_per_s) &&
+              cJSON_AddItemToObject(o, "best_layout", layout_to_json(&ps->layout));
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
 static int run(const cli_args_t *a, err_t *err)
 {
     int rc = ERR_OK;
@@ -231,10 +294,27 @@ static int run(const cli_args_t *a, err_t *err)
     if (!rc && timeline)
         rc = sim_timeline(ctx, &events, &n_events, err);
     sim_ctx_destroy(ctx);
+    bool ranked = false;
+    plan_search_t ps;
+    if (!rc && cli_has(a, "--rank")) {
+        rc = rank_layout(&s, &ps, err);
+        ranked = rc == ERR_OK;
+    }
     if (!rc && !cli_machine_output(a) && print_text(&s, &r, cli_has(a, "--ops")))
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
+    if (!rc && ranked && !cli_machine_output(a))
+        print_rank(&s, &ps);
     if (!rc && cli_wants_result(a)) {
         cJSON *j = sim_json(&s, &r, events, n_events);
+        cJSON *rk = j && ranked ? rank_json(&s, &ps) : NULL;
+        if (rk && !cJSON_AddItemToObject(j, "rank", rk)) {
+            cJSON_Delete(rk);
+            rk = NULL;
+        }
+        if (!j || (ranked && !rk)) {
+            cJSON_Delete(j);
+            j = NULL;
+        }
         if (!j)
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
         else if (!cli_machine_output(a))

@@ -289,6 +289,64 @@ static void test_sim_json_and_trace(void)
     remove_tree(dir);
 }
 
+/* sim --rank: the layout among every layout its framework runs on the same
+ * GPUs, batch and sequence. TP 8 for an 8B model on 64 GPUs is not the
+ * best (every layer's activations cross NVLink twice for little memory
+ * saved); the best layout found is faster, and ranking the best layout
+ * again puts it first. */
+static void test_sim_rank(void)
+{
+    const char *common = "sim --model llama3-8b --gpu h100-sxm --gpus 64 --global-batch 256 "
+                         "--seq-len 8192 --framework megatron-core --rank --json";
+    char args[1024];
+    snprintf(args, sizeof args, "%s --tp 8 --sequence-parallel --micro-batch 1", common);
+    char *out = NULL;
+    expect(args, 0, &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    free(out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    cJSON *rk = cJSON_GetObjectItem(j, "rank");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rk);
+    int rank = cJSON_GetObjectItem(rk, "rank")->valueint;
+    double fit = cJSON_GetObjectItem(rk, "fit")->valuedouble;
+    double step = cJSON_GetObjectItem(rk, "step_time_s")->valuedouble;
+    double best = cJSON_GetObjectItem(rk, "best_step_time_s")->valuedouble;
+    CU_ASSERT_TRUE(rank >= 2 && rank <= fit);
+    CU_ASSERT_TRUE(best < step);
+    CU_ASSERT_TRUE(fit <= cJSON_GetObjectItem(rk, "candidates")->valuedouble);
+    /* the search prices the layout as sim does (the same preset's options) */
+    CHECK_REL(step, cJSON_GetObjectItem(j, "step_time_s")->valuedouble, 1e-9);
+    cJSON *bl = cJSON_GetObjectItem(rk, "best_layout");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bl);
+    int tp = cJSON_GetObjectItem(bl, "tp")->valueint, pp = cJSON_GetObjectItem(bl, "pp")->valueint,
+        cp = cJSON_GetObjectItem(bl, "cp")->valueint,
+        vpp = cJSON_GetObjectItem(bl, "vpp")->valueint,
+        mb = cJSON_GetObjectItem(bl, "micro_batch")->valueint,
+        zero = cJSON_GetObjectItem(bl, "zero")->valueint;
+    const char *rec = cJSON_GetObjectItem(bl, "recompute")->valuestring;
+    bool sp = cJSON_IsTrue(cJSON_GetObjectItem(bl, "sequence_parallel"));
+    bool dopt = cJSON_IsTrue(cJSON_GetObjectItem(bl, "distributed_optimizer"));
+    char best_args[1024];
+    snprintf(best_args, sizeof best_args,
+             "%s --tp %d --pp %d --cp %d --micro-batch %d --recompute %s%s%s --zero %d%s", common,
+             tp, pp, cp, mb, rec, sp ? " --sequence-parallel" : "",
+             dopt ? " --distributed-optimizer" : "", zero,
+             vpp > 1 ? " --schedule interleaved" : "");
+    if (vpp > 1)
+        snprintf(best_args + strlen(best_args), sizeof best_args - strlen(best_args), " --vpp %d",
+                 vpp);
+    cJSON_Delete(j);
+    expect(best_args, 0, &out, NULL);
+    j = cJSON_Parse(out ? out : "");
+    free(out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    rk = cJSON_GetObjectItem(j, "rank");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rk);
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(rk, "rank")->valueint, 1);
+    CHECK_REL(cJSON_GetObjectItem(rk, "step_time_s")->valuedouble, best, 1e-9);
+    cJSON_Delete(j);
+}
+
 /* Layouts that cannot run: one line, exit 2. A layout that does not fit in
  * memory still simulates, with fits false and what to change. */
 static void test_sim_errors_and_fit(void)
@@ -825,7 +883,7 @@ static void test_offload_cli(void)
 
 TEST_SUITE(suite_cli, "cli", TEST(test_framework_inputs), TEST(test_offload_cli), TEST(test_help_and_version), TEST(test_model_json_contract),
            TEST(test_megatron_aliases), TEST(test_model_text), TEST(test_bad_inputs_exit_2),
-           TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_errors_and_fit),
+           TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_rank), TEST(test_sim_errors_and_fit),
            TEST(test_reliability_and_budget), TEST(test_plan_cli),
            TEST(test_flags_checked), TEST(test_reliability_limits),
            TEST(test_huge_global_batch), TEST(test_unmet_requests_exit_1));
