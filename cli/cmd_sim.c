@@ -234,10 +234,15 @@ static void print_rank(const scenario_t *s, const plan_search_t *ps)
     printf("\n  rank among %s's layouts on %d GPUs (batch %d x %d, %s; %ld candidates):\n",
            s->fw.name, s->layout.n_gpus, s->layout.global_batch, s->layout.seq_len,
            layout_precision_name(s->layout.precision), ps->candidates);
+    if (!ps->found) {
+        printf("    none of them fits in %.0f GiB per GPU\n", s->cluster.gpu.memory_gib);
+        return;
+    }
     if (ps->rank_of_reference <= 0) {
-        printf("    this layout is not among them (it does not fit, or the search's options "
-               "differ); the best takes %s: %s\n",
-               units_fmt_duration(ps->result.step_time_s, a, sizeof a), best);
+        printf("    this layout is not ranked (%s); the best of %ld that fit takes %s: %s\n",
+               ps->reference_fits ? "the framework does not run it"
+                                  : "it does not fit in memory",
+               ps->reference_of, units_fmt_duration(ps->result.step_time_s, a, sizeof a), best);
         return;
     }
     if (ps->rank_of_reference == 1) {
@@ -246,11 +251,11 @@ static void print_rank(const scenario_t *s, const plan_search_t *ps)
         return;
     }
     printf("    %d of %ld that fit: %s a step as the search prices it; the best takes %s "
-           "(%.1f%% faster): %s\n",
+           "(%.2fx the tokens/s): %s\n",
            ps->rank_of_reference, ps->reference_of,
            units_fmt_duration(ps->reference_step_s, a, sizeof a),
            units_fmt_duration(ps->result.step_time_s, b, sizeof b),
-           100 * (ps->reference_step_s / ps->result.step_time_s - 1), best);
+           ps->reference_step_s / ps->result.step_time_s, best);
 }
 
 static cJSON *rank_json(const scenario_t *s, const plan_search_t *ps)
@@ -258,12 +263,14 @@ static cJSON *rank_json(const scenario_t *s, const plan_search_t *ps)
     cJSON *o = cJSON_CreateObject();
     bool ok = o && cJSON_AddStringToObject(o, "framework", s->fw.name) &&
               json_add_number(o, "candidates", (double)ps->candidates) &&
-              json_add_number(o, "fit", (double)ps->reference_of) &&
+              json_add_number(o, "fit", ps->found ? (double)ps->reference_of : 0) &&
               json_add_number(o, "rank", ps->rank_of_reference) &&
-              json_add_number(o, "step_time_s", ps->reference_step_s) &&
-              json_add_number(o, "best_step_time_s", ps->result.step_time_s) &&
-              json_add_number(o, "best_tokens_per_s", ps->result.tokens_per_s) &&
-              cJSON_AddItemToObject(o, "best_layout", layout_to_json(&ps->layout));
+              cJSON_AddBoolToObject(o, "layout_fits", ps->reference_fits) &&
+              json_add_number(o, "step_time_s", ps->reference_step_s);
+    if (ok && ps->found)
+        ok = json_add_number(o, "best_step_time_s", ps->result.step_time_s) &&
+             json_add_number(o, "best_tokens_per_s", ps->result.tokens_per_s) &&
+             cJSON_AddItemToObject(o, "best_layout", layout_to_json(&ps->layout));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;

@@ -705,6 +705,7 @@ static int rank_reference(const sim_env_t *env, cand_t *v, long kept, bool *mark
         return rc;
     double ref_tps = r.tokens_per_s;
     out->reference_step_s = r.step_time_s;
+    out->reference_fits = r.fits;
     for (long i = 0; i < kept; i++)
         mark[i] = v[i].fw == ref_fw && v[i].tps == 0 && v[i].bound_tps > ref_tps;
     if (simulate_marked(env, v, kept, mark))
@@ -718,7 +719,7 @@ static int rank_reference(const sim_env_t *env, cand_t *v, long kept, bool *mark
         if (v[i].tps > ref_tps * (1 + 1e-12))
             rank++;
     }
-    out->rank_of_reference = rank;
+    out->rank_of_reference = r.fits ? rank : 0; /* a rank only among layouts that fit */
     out->reference_of = of;
     return rc;
 }

@@ -113,7 +113,8 @@ typedef struct {
     long pruned[PRUNE_REASON_COUNT];
     int rank_of_reference;   /* rank of the reference layout among every
                                 candidate of its framework that fits (1 =
-                                best), 0 if none */
+                                best), 0 if none or if it does not fit */
+    bool reference_fits;     /* the reference fits in GPU memory */
     long reference_of;       /* ... out of this many */
     double reference_step_s; /* its step time */
     double elapsed_s;

@@ -345,6 +345,21 @@ static void test_sim_rank(void)
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(rk, "rank")->valueint, 1);
     CHECK_REL(cJSON_GetObjectItem(rk, "step_time_s")->valuedouble, best, 1e-9);
     cJSON_Delete(j);
+    /* a layout that does not fit has no rank; the best that fits is said */
+    expect("sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --global-batch 64 "
+           "--framework megatron-core --rank --json --allow-oom",
+           0, &out, NULL);
+    j = cJSON_Parse(out ? out : "");
+    free(out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    rk = cJSON_GetObjectItem(j, "rank");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rk);
+    CU_ASSERT_FALSE(cJSON_IsTrue(cJSON_GetObjectItem(j, "fits")));
+    CU_ASSERT_FALSE(cJSON_IsTrue(cJSON_GetObjectItem(rk, "layout_fits")));
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(rk, "rank")->valueint, 0);
+    CU_ASSERT_TRUE(cJSON_GetObjectItem(rk, "fit")->valuedouble > 0);
+    CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(rk, "best_layout"));
+    cJSON_Delete(j);
 }
 
 /* Layouts that cannot run: one line, exit 2. A layout that does not fit in
