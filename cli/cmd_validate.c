@@ -17,6 +17,7 @@
 #include "reports/table.h"
 #include "sim/ladder.h"
 #include "sim/published.h"
+#include "sim/pubfit.h"
 #include "sim/validation.h"
 
 static const cli_opt_t own_opts[] = {
@@ -34,6 +35,10 @@ static const cli_opt_t own_opts[] = {
     {"--published", NULL, "FILE",
      "replay published runs (a CSV in the schema of shared/validation/throughput.csv)", CLI_WORD},
     {"--by-group", NULL, NULL, "with --published: the error per framework and version", CLI_WORD},
+    {"--fit-sustained", NULL, NULL,
+     "with --published: per GPU, the profile's sustained factor that makes the median signed "
+     "error of its dense runs zero (the rule the default profiles are fitted by)",
+     CLI_WORD},
     {"--flag-over", NULL, "PCT", "the tolerance: flag errors over this (default 10, the plan's)",
      CLI_X(0, 1e6)},
     CLI_FAILURES_OPT,
@@ -220,6 +225,73 @@ static int published_text(const pub_row_t *rows, int n, const pub_group_t *g, in
     return rc;
 }
 
+static cJSON *fits_json(const pub_fit_t *f, int n)
+{
+    cJSON *o = cJSON_CreateObject(), *arr = NULL;
+    bool ok = o && (arr = cJSON_AddArrayToObject(o, "fits"));
+    for (int i = 0; ok && i < n; i++) {
+        cJSON *e = cJSON_CreateObject();
+        ok = e && cJSON_AddItemToArray(arr, e) && cJSON_AddStringToObject(e, "gpu", f[i].gpu) &&
+             json_add_number(e, "rows", f[i].rows) &&
+             cJSON_AddStringToObject(e, "row_ids", f[i].row_ids) &&
+             json_add_number(e, "sustained_factor", f[i].current) &&
+             json_add_number(e, "fitted", f[i].fitted) &&
+             json_add_number(e, "median_signed_error", f[i].median_current) &&
+             json_add_number(e, "median_signed_error_fitted", f[i].median_fitted) &&
+             cJSON_AddBoolToObject(e, "bracketed", f[i].bracketed);
+    }
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int fits_text(const char *csv, const pub_fit_t *f, int n)
+{
+    printf("Sustained factor per GPU that makes the median signed error of its dense runs in %s "
+           "zero\n(the rule the default profiles' FITTED factors follow; scaleplan catalog "
+           "profiles --figures lists them)\n\n",
+           csv);
+    static const char *hdr[] = {"gpu",    "rows", "profile", "fitted", "median error",
+                                "at fitted", "runs"};
+    table_t *t = table_create(7, hdr);
+    if (!t)
+        return ERR_RUNTIME;
+    for (int c = 1; c < 6; c++)
+        table_align_right(t, c);
+    for (int i = 0; i < n; i++)
+        table_add_rowf(t, "%s\t%d\t%.3f\t%.3f%s\t%+.1f%%\t%+.1f%%\t%s", f[i].gpu, f[i].rows,
+                       f[i].current, f[i].fitted, f[i].bracketed ? "" : " (bound)",
+                       100 * f[i].median_current, 100 * f[i].median_fitted, f[i].row_ids);
+    int rc = table_print(t, stdout, 2, 0);
+    table_destroy(t);
+    if (!rc)
+        printf("\n  A fitted factor stands for what the model does not list (the clock under the "
+               "power limit, library\n  versions, kernels it does not price); scaleplan "
+               "calibrate measures the first on your GPUs.\n");
+    return rc;
+}
+
+/* validate --published F --fit-sustained */
+static int run_fit(const cli_args_t *a, const char *csv, const pub_options_t *o, err_t *err)
+{
+    pub_fit_t *f = NULL;
+    int n = 0;
+    int rc = pub_fit_sustained(csv, o, &f, &n, err);
+    if (rc)
+        return rc;
+    if (cli_machine_output(a)) {
+        cJSON *j = fits_json(f, n);
+        rc = j ? cli_emit(a, j, "fits", err) : err_set(err, ERR_RUNTIME, "out of memory");
+        cJSON_Delete(j);
+    } else if (fits_text(csv, f, n)) {
+        rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
+    }
+    free(f);
+    return rc;
+}
+
 static int run_published(const cli_args_t *a, const char *csv, err_t *err)
 {
     profile_t prof;
@@ -227,7 +299,13 @@ static int run_published(const cli_args_t *a, const char *csv, err_t *err)
     int rc;
     if (pp && (rc = prof_load_in(a->catalog, pp, &prof, err)))
         return rc;
-    pub_options_t o = {pp ? &prof : NULL, !cli_machine_output(a), a->catalog};
+    pub_options_t o = {pp ? &prof : NULL, !cli_machine_output(a), a->catalog, NULL};
+    if (cli_has(a, "--fit-sustained")) {
+        rc = run_fit(a, csv, &o, err);
+        if (pp)
+            prof_free(&prof);
+        return rc;
+    }
     pub_row_t *rows = NULL;
     pub_group_t *g = NULL;
     int n = 0, ng = 0, pairs = 0, mis = 0, *wrong = NULL;
@@ -591,6 +669,11 @@ static int run(const cli_args_t *a, err_t *err)
         return run_logs(a, err);
     if ((rc = refuse_run_options(a, cli_get(a, "--published") ? "--published" : "--measured", err)))
         return rc;
+    static const char *const published_only[] = {"--by-group", "--fit-sustained"};
+    for (size_t i = 0; !cli_get(a, "--published") && i < 2; i++)
+        if (cli_has(a, published_only[i]))
+            return err_setf(err, ERR_INPUT, NULL, published_only[i],
+                            "goes with --published runs.csv");
     if (cli_get(a, "--published"))
         return run_published(a, cli_get(a, "--published"), err);
     if (cli_get(a, "--failures"))

@@ -506,6 +506,11 @@ static int run_row(catalog_t *cat, const csv_t *c, int i, const pub_options_t *o
     int rc = setup_row(cat, c, i, v, &r, err);
     if (rc || v->skipped)
         goto out;
+    snprintf(v->profile_gpu, sizeof v->profile_gpu, "%s", r.s.cluster.gpu.name);
+    if (o && o->only_gpu && strcmp(o->only_gpu, r.s.cluster.gpu.name) != 0) {
+        skip(v, "another GPU");
+        goto out;
+    }
     if (r.fw.matched_by[0])
         add_assumed(v, r.fw.matched_by);
     if (o && o->profile && strcmp(o->profile->gpu, r.s.cluster.gpu.name) == 0)

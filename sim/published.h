@@ -68,7 +68,9 @@ typedef struct {
     char row_id[16];
     char group[40];      /* the framework preset: errors are summarised per group */
     char model[64];      /* the row's model column */
-    char gpu[32];        /* catalog GPU */
+    char gpu[32];        /* catalog GPU the gpu_type column names */
+    char profile_gpu[32]; /* the GPU of the cluster it ran on, whose profile priced
+                            it (a variant of gpu: v100-dgx2h for a DGX-2H's V100) */
     char layout[200];    /* layout_describe of what was simulated */
     int gpus;
     pub_metric_t metric;
@@ -94,6 +96,9 @@ typedef struct {
     bool progress;            /* progress bar on stderr */
     catalog_t *catalog;       /* where names are looked up; NULL: the replay
                                  parses each catalog file once for itself */
+    const char *only_gpu;     /* replay only the rows on this catalog GPU (the
+                                 others are skipped, reason "another GPU");
+                                 NULL: every row */
 } pub_options_t;
 
 /* Replay every row of csv_path. *rows is a heap array (freed by the
