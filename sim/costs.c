@@ -243,6 +243,22 @@ static gemm_cost_t linear(const pricer_t *pr, double M, double N, double K)
     return grouped_linear(pr, M, N, K, 1, true);
 }
 
+/* The output layer's GEMMs: in the run's 16-bit type and never quantized,
+ * whatever the recipe. Megatron-Core (and so NeMo and Megatron-Bridge)
+ * builds the output layer as its own tensor_parallel.ColumnParallelLinear,
+ * outside Transformer Engine's fp8/fp4 autocast (megatron/core/models/gpt/
+ * gpt_model.py); torchtitan's Llama 3 configs leave it out of float8
+ * (filter_fqns = ["output"], torchtitan/models/llama3/train_configs) and its
+ * MX converter skips it by default; MPT's head is the tied embedding
+ * (F.linear on the bf16 wte weight), outside llm-foundry's te.Linear layers. */
+static gemm_cost_t linear_head(const pricer_t *pr, double M, double N, double K)
+{
+    dtype_t d = (pr->dt == DTYPE_FP8 || pr->dt == DTYPE_FP4) ? DTYPE_BF16 : pr->dt;
+    gemm_cost_t g = {prof_gemm_time(pr->p, d, M, N, K, 1), prof_gemm_time(pr->p, d, M, K, N, 1),
+                     prof_gemm_time(pr->p, d, K, N, M, 1), M, N, K};
+    return g;
+}
+
 static double coll(const pricer_t *pr, coll_op_t op, const coll_span_t *s, double bytes)
 {
     return prof_coll_time(pr->p, op, s, bytes);
@@ -338,6 +354,12 @@ static void price_tp(pricer_t *pr, const gemm_cost_t *qkv, const gemm_cost_t *pr
         return;
     const coll_span_t *s = &out->tp_span;
     double bytes = pr->T * pr->in->model->hidden * pr->e; /* full activation */
+    /* per-tensor fp8 recipes quantize before sequence parallelism's
+     * all-gathers (sim_options_t.fp8_tp_gather): 1 byte an element */
+    double ag_bytes = o->fp8_tp_gather && (l->precision == PRECISION_FP8 ||
+                                           l->precision == PRECISION_FP8_CS)
+                          ? pr->T * pr->in->model->hidden
+                          : bytes;
     const gemm_cost_t *col[2] = {qkv, fc1}, *row[2] = {proj, fc2};
     int halves = fc1 && fc2 ? 2 : 1; /* an MoE block's routed experts have no TP MLP */
     const tpo_role_t *roles = NULL;
@@ -354,7 +376,7 @@ static void price_tp(pricer_t *pr, const gemm_cost_t *qkv, const gemm_cost_t *pr
             out->bwd.tp += o->async_tp_grad ? fmax(0, ar - col[i]->wgrad) : ar;
             continue;
         }
-        double ag = coll(pr, COLL_ALL_GATHER, s, bytes);
+        double ag = coll(pr, COLL_ALL_GATHER, s, ag_bytes);
         double rs = coll(pr, COLL_REDUCE_SCATTER, s, bytes);
         if (roles) {
             /* forward: gather | column GEMM, row GEMM | scatter; backward:
@@ -745,7 +767,7 @@ static void price_edges(pricer_t *pr)
     }
     /* Head: final norm, logits GEMM, the vocabulary-parallel cross entropy
      * as the framework computes it (sim_options_t ce_*_bytes). */
-    gemm_cost_t logits = linear(pr, pr->T, V / t, h);
+    gemm_cost_t logits = linear_head(pr, pr->T, V / t, h);
     double logit_el = pr->T * V / t;
     const sim_options_t *o = &pr->in->opt;
     out->head_fwd.compute =

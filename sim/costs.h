@@ -131,6 +131,12 @@ typedef struct {
     double reduce_bytes;       /* bytes per gradient element on the wire in DP
                                   reductions; 0 = the main gradients' (layout) */
     bool fp8_param_gather;     /* fp8 runs gather parameters in fp8 (1 byte) */
+    bool fp8_tp_gather;        /* per-tensor fp8 runs (delayed or current scaling)
+                                  quantize before sequence parallelism's
+                                  all-gathers (forward input, backward output
+                                  gradient, the weight gradient's re-gathered
+                                  input: 1 byte an element); reduce-scatters stay
+                                  in the 16-bit type */
     char attn_kernel[16];      /* fused attention kernel ("cudnn", "flash2", ...) */
     bool fp8_weight_cache;     /* quantized weights reused for the step's micro-batches */
     /* Memory traffic of the elementwise ops relative to one fused kernel

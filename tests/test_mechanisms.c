@@ -381,6 +381,65 @@ static void test_precision_recipes(void)
     scenario_free(&fp4.s);
 }
 
+/* The output layer stays in bf16 under every fp8 recipe (Megatron's own
+ * ColumnParallelLinear outside Transformer Engine; torchtitan's filter of
+ * "output"): an fp8 run's head costs what a bf16 run's does, while its
+ * layers' GEMMs run at the fp8 rate. */
+static void test_head_in_bf16(void)
+{
+    priced_t f8, bf;
+    CU_ASSERT_EQUAL_FATAL(begin(&f8, "llama3-8b", "h100-sxm", 8, "megatron-core"), 0);
+    set_batch(&f8.s.layout, 1, 1, 8, 4096);
+    f8.s.layout.precision = PRECISION_FP8;
+    CU_ASSERT_EQUAL_FATAL(price(&f8), 0);
+    CU_ASSERT_EQUAL_FATAL(begin(&bf, "llama3-8b", "h100-sxm", 8, "megatron-core"), 0);
+    set_batch(&bf.s.layout, 1, 1, 8, 4096);
+    CU_ASSERT_EQUAL_FATAL(price(&bf), 0);
+    CHECK_REL(f8.c.head_fwd.compute, bf.c.head_fwd.compute, 1e-12);
+    CHECK_REL(f8.c.head_bwd.compute, bf.c.head_bwd.compute, 1e-12);
+    /* the logits GEMM is most of the head: at the fp8 rate it would be far less */
+    const profile_t *p = &bf.s.profile;
+    double logits = prof_gemm_time(p, DTYPE_BF16, 4096, bf.s.model.vocab, bf.s.model.hidden, 1);
+    CU_ASSERT_TRUE(bf.c.head_fwd.compute > logits);
+    CU_ASSERT_TRUE(prof_gemm_time(p, DTYPE_FP8, 4096, bf.s.model.vocab, bf.s.model.hidden, 1) <
+                   0.7 * logits);
+    CU_ASSERT_TRUE(op_fwd(&f8.c, "mlp_in") < 0.7 * op_fwd(&bf.c, "mlp_in"));
+    scenario_free(&f8.s);
+    scenario_free(&bf.s);
+}
+
+/* Sequence parallelism's all-gathers move fp8 in a per-tensor fp8 run of
+ * Transformer Engine (and torchao's tensorwise float8 TP): Llama 3 70B at
+ * TP8 without TP overlap, the forward's exposed TP time is one all-gather
+ * of 1 byte an element and one reduce-scatter of 2 per half-layer; with
+ * the preset's fp8_tp_gather off, both are of 2 bytes. */
+static void test_fp8_tp_gather(void)
+{
+    priced_t on, off;
+    CU_ASSERT_EQUAL_FATAL(begin(&on, "llama3-70b", "h100-sxm", 8, "megatron-core"), 0);
+    set_batch(&on.s.layout, 8, 1, 8, 4096);
+    on.s.layout.precision = PRECISION_FP8_CS;
+    on.s.opt.tp_comm_overlap = false;
+    CU_ASSERT_TRUE(on.s.opt.fp8_tp_gather);
+    CU_ASSERT_EQUAL_FATAL(price(&on), 0);
+    CU_ASSERT_EQUAL_FATAL(begin(&off, "llama3-70b", "h100-sxm", 8, "megatron-core"), 0);
+    set_batch(&off.s.layout, 8, 1, 8, 4096);
+    off.s.layout.precision = PRECISION_FP8_CS;
+    off.s.opt.tp_comm_overlap = false;
+    off.s.opt.fp8_tp_gather = false;
+    CU_ASSERT_EQUAL_FATAL(price(&off), 0);
+    const profile_t *p = &on.s.profile;
+    double el = 4096.0 * on.s.model.hidden;
+    double ag1 = prof_coll_time(p, COLL_ALL_GATHER, &on.c.tp_span, el);
+    double ag2 = prof_coll_time(p, COLL_ALL_GATHER, &on.c.tp_span, 2 * el);
+    double rs2 = prof_coll_time(p, COLL_REDUCE_SCATTER, &on.c.tp_span, 2 * el);
+    CHECK_REL(on.c.fwd.tp, 2 * (ag1 + rs2), 1e-9);
+    CHECK_REL(off.c.fwd.tp, 2 * (ag2 + rs2), 1e-9);
+    CU_ASSERT_TRUE(ag1 < ag2);
+    scenario_free(&on.s);
+    scenario_free(&off.s);
+}
+
 /* ----------------------------------------------- elementwise and recompute */
 
 /* Eager PyTorch (torchtitan without torch.compile) moves 9x the bytes of a
@@ -853,6 +912,7 @@ static void test_moe_experts(void)
 
 TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TEST(test_published_memory), TEST(test_attention_copies), TEST(test_tp_overlap_by_gemm),
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
-           TEST(test_attention_by_sequence), TEST(test_precision_recipes),
+           TEST(test_attention_by_sequence), TEST(test_precision_recipes), TEST(test_head_in_bf16),
+           TEST(test_fp8_tp_gather),
            TEST(test_eager_and_recompute), TEST(test_cp_exchange),
            TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts));
