@@ -11,6 +11,7 @@
 #include "cli/output.h"
 #include "cli/validate_failures.h"
 #include "common/units.h"
+#include "common/fileio.h"
 #include "common/json.h"
 #include "models/layout_json.h"
 #include "reports/logcheck.h"
@@ -38,6 +39,10 @@ static const cli_opt_t own_opts[] = {
     {"--fit-sustained", NULL, NULL,
      "with --published: per GPU, the profile's sustained factor that makes the median signed "
      "error of its dense runs zero (the rule the default profiles are fitted by)",
+     CLI_WORD},
+    {"--write-profiles", NULL, "DIR",
+     "with --fit-sustained: write each GPU's profile with its fitted factor to DIR/GPU.json "
+     "(for sim --profile)",
      CLI_WORD},
     {"--flag-over", NULL, "PCT", "the tolerance: flag errors over this (default 10, the plan's)",
      CLI_X(0, 1e6)},
@@ -273,13 +278,45 @@ static int fits_text(const char *csv, const pub_fit_t *f, int n)
     return rc;
 }
 
-/* validate --published F --fit-sustained */
+/* Each fitted GPU's profile (--profile's for its GPU, else the default)
+ * with the fitted factor, to dir/GPU.json; the paths are printed. */
+static int write_profiles(const cli_args_t *a, const char *dir, const char *csv,
+                          const pub_options_t *o, const pub_fit_t *f, int n, err_t *err)
+{
+    int rc = ERR_OK;
+    for (int i = 0; i < n && !rc; i++) {
+        profile_t p;
+        if (o->profile && strcmp(o->profile->gpu, f[i].gpu) == 0)
+            rc = prof_copy(&p, o->profile, err);
+        else
+            rc = prof_load_default_in(a->catalog, f[i].gpu, &p, err);
+        if (rc)
+            break;
+        p.sustained_factor = f[i].fitted;
+        snprintf(p.origin, sizeof p.origin, "measured");
+        snprintf(p.description, sizeof p.description,
+                 "%s with sustained_factor %.3f fitted to %d published runs (%.100s)", f[i].gpu,
+                 f[i].fitted, f[i].rows, csv);
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s.json", dir, f[i].gpu);
+        rc = prof_save(&p, path, err);
+        if (!rc && !cli_machine_output(a))
+            printf("  wrote %s\n", path);
+        prof_free(&p);
+    }
+    return rc;
+}
+
+/* validate --published F --fit-sustained [--write-profiles DIR] */
 static int run_fit(const cli_args_t *a, const char *csv, const pub_options_t *o, err_t *err)
 {
+    const char *dir = cli_get(a, "--write-profiles");
+    int rc;
+    if (dir && (rc = fileio_mkdirs(dir, err)))
+        return err_setf(err, ERR_INPUT, dir, "--write-profiles", "%s", err->msg);
     pub_fit_t *f = NULL;
     int n = 0;
-    int rc = pub_fit_sustained(csv, o, &f, &n, err);
-    if (rc)
+    if ((rc = pub_fit_sustained(csv, o, &f, &n, err)))
         return rc;
     if (cli_machine_output(a)) {
         cJSON *j = fits_json(f, n);
@@ -288,6 +325,8 @@ static int run_fit(const cli_args_t *a, const char *csv, const pub_options_t *o,
     } else if (fits_text(csv, f, n)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
     }
+    if (!rc && dir)
+        rc = write_profiles(a, dir, csv, o, f, n, err);
     free(f);
     return rc;
 }
@@ -674,6 +713,9 @@ static int run(const cli_args_t *a, err_t *err)
         if (cli_has(a, published_only[i]))
             return err_setf(err, ERR_INPUT, NULL, published_only[i],
                             "goes with --published runs.csv");
+    if (cli_get(a, "--write-profiles") && !cli_has(a, "--fit-sustained"))
+        return err_setf(err, ERR_INPUT, NULL, "--write-profiles",
+                        "goes with --published runs.csv --fit-sustained");
     if (cli_get(a, "--published"))
         return run_published(a, cli_get(a, "--published"), err);
     if (cli_get(a, "--failures"))

@@ -9,6 +9,7 @@
 
 #include "common/json.h"
 
+#include "profile/profile.h"
 #include "tests/testing.h"
 
 /* Run and expect rc; on mismatch print what came out. */
@@ -360,6 +361,61 @@ static void test_sim_rank(void)
     CU_ASSERT_TRUE(cJSON_GetObjectItem(rk, "fit")->valuedouble > 0);
     CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(rk, "best_layout"));
     cJSON_Delete(j);
+}
+
+/* validate --fit-sustained on three H100 rows of the published table: one
+ * fit, for h100-sxm, over those three rows, its median signed error zero;
+ * --write-profiles writes that GPU's profile with the fitted factor, which
+ * sim reads back. */
+static void test_fit_sustained_cli(void)
+{
+    char dir[256], csv[320], args[1024];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(csv, sizeof csv, "%s/runs.csv", dir);
+    FILE *in = fopen(fixture("validation/throughput.csv"), "r"), *out = fopen(csv, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    char line[8192];
+    int kept = 0;
+    for (int i = 0; fgets(line, sizeof line, in); i++)
+        if (i == 0 || strncmp(line, "T045,", 5) == 0 || strncmp(line, "T046,", 5) == 0 ||
+            strncmp(line, "T047,", 5) == 0) {
+            fputs(line, out);
+            kept++;
+        }
+    fclose(in);
+    fclose(out);
+    CU_ASSERT_EQUAL_FATAL(kept, 4);
+    snprintf(args, sizeof args,
+             "validate --published %s --fit-sustained --write-profiles %s/fit --json", csv, dir);
+    char *o = NULL;
+    expect(args, 0, &o, NULL);
+    cJSON *j = cJSON_Parse(o ? o : "");
+    free(o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    cJSON *fits = cJSON_GetObjectItem(j, "fits");
+    CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(fits), 1);
+    cJSON *f = cJSON_GetArrayItem(fits, 0);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(f, "gpu")->valuestring, "h100-sxm");
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(f, "rows")->valueint, 3);
+    CU_ASSERT_TRUE(fabs(cJSON_GetObjectItem(f, "median_signed_error_fitted")->valuedouble) < 1e-3);
+    double fitted = cJSON_GetObjectItem(f, "fitted")->valuedouble;
+    cJSON_Delete(j);
+    char path[400];
+    snprintf(path, sizeof path, "%s/fit/h100-sxm.json", dir);
+    profile_t p;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(prof_load(path, &p, &e), 0);
+    CU_ASSERT_DOUBLE_EQUAL(p.sustained_factor, fitted, 1e-6);
+    prof_free(&p);
+    snprintf(args, sizeof args,
+             "sim --model llama3-8b --gpu h100-sxm --gpus 8 --tp 2 --distributed-optimizer "
+             "--profile %s --json",
+             path);
+    expect(args, 0, NULL, NULL);
+    /* the flag needs the fit */
+    expect("validate --write-profiles /tmp", 2, NULL, NULL);
+    remove_tree(dir);
 }
 
 /* Layouts that cannot run: one line, exit 2. A layout that does not fit in
@@ -898,7 +954,7 @@ static void test_offload_cli(void)
 
 TEST_SUITE(suite_cli, "cli", TEST(test_framework_inputs), TEST(test_offload_cli), TEST(test_help_and_version), TEST(test_model_json_contract),
            TEST(test_megatron_aliases), TEST(test_model_text), TEST(test_bad_inputs_exit_2),
-           TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_rank), TEST(test_sim_errors_and_fit),
+           TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_rank), TEST(test_fit_sustained_cli), TEST(test_sim_errors_and_fit),
            TEST(test_reliability_and_budget), TEST(test_plan_cli),
            TEST(test_flags_checked), TEST(test_reliability_limits),
            TEST(test_huge_global_batch), TEST(test_unmet_requests_exit_1));
