@@ -233,7 +233,7 @@ Q :=
 endif
 
 # ---------------------------------------------------------------- targets
-.PHONY: validate-more all test check check-layers check-bundle golden-update asan bench gpu-test \
+.PHONY: validate-more validate-dgxc all test check check-layers check-bundle golden-update asan bench gpu-test \
         gpu-bundle demo deps deps-browser install clean validate valgrind fuzz fuzz-build \
         fuzz-smoke fuzz-smoke-if-clang fuzz-run
 
@@ -344,6 +344,11 @@ validate: $(BIN)
 # tests/fixtures/validation/more/SOURCES.md): the out-of-sample check
 validate-more: $(BIN)
 	$(Q)$(BIN) validate --published tests/fixtures/validation/more/runs.csv --by-group $(VALIDATE_ARGS)
+
+# 102 DGX Cloud benchmarking runs of Llama 3.1 on H100, bf16 and fp8 pairs
+# (sources in tests/fixtures/validation/dgxc/SOURCES.md).
+validate-dgxc: $(BIN)
+	$(Q)$(BIN) validate --published tests/fixtures/validation/dgxc/runs.csv --by-group $(VALIDATE_ARGS)
 
 # `make test` is what README and .ci/run call: install what is missing, then
 # build and run the CPU tests and check the GPU bundle builds self-contained.
