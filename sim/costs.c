@@ -193,6 +193,13 @@ static double mem(const pricer_t *pr, double bytes)
     return prof_mem_time(pr->p, bytes);
 }
 
+/* The run's 16-bit type: what an fp8/fp4 recipe leaves unquantized
+ * (attention, the output layer) runs in bf16. */
+static dtype_t dtype16(const pricer_t *pr)
+{
+    return pr->dt == DTYPE_FP8 || pr->dt == DTYPE_FP4 ? DTYPE_BF16 : pr->dt;
+}
+
 /* A GEMM's time at the recipe's GEMM rate (its inputs already quantized). */
 static double gemm(const pricer_t *pr, double M, double N, double K, double batch)
 {
@@ -253,7 +260,7 @@ static gemm_cost_t linear(const pricer_t *pr, double M, double N, double K)
  * (F.linear on the bf16 wte weight), outside llm-foundry's te.Linear layers. */
 static gemm_cost_t linear_head(const pricer_t *pr, double M, double N, double K)
 {
-    dtype_t d = (pr->dt == DTYPE_FP8 || pr->dt == DTYPE_FP4) ? DTYPE_BF16 : pr->dt;
+    dtype_t d = dtype16(pr);
     gemm_cost_t g = {prof_gemm_time(pr->p, d, M, N, K, 1), prof_gemm_time(pr->p, d, M, K, N, 1),
                      prof_gemm_time(pr->p, d, K, N, M, 1), M, N, K};
     return g;
@@ -287,14 +294,14 @@ static void price_attention(pricer_t *pr, double *fwd, double *bwd)
         /* a ring attends block by block: each call sees s/cp keys */
         double keys = l->cp > 1 && pr->in->opt.cp_comm == CP_RING ? s_loc : s;
         prof_attn_call_t call = {pr->in->opt.attn_kernel, pr->in->opt.causal, keys, (int)qk_dim};
-        dtype_t dt = (pr->dt == DTYPE_FP8 || pr->dt == DTYPE_FP4) ? DTYPE_BF16 : pr->dt;
+        dtype_t dt = dtype16(pr);
         *fwd = prof_attn_time(pr->p, dt, &call, flops, false);
         *bwd = prof_attn_time(pr->p, dt, &call, 2.5 * flops, true);
         return;
     }
     /* Materialized scores (Megatron's fused scale-mask-softmax): batched
      * GEMMs over the full s x s product, softmax and dropout over it. */
-    dtype_t dt = (pr->dt == DTYPE_FP8 || pr->dt == DTYPE_FP4) ? DTYPE_BF16 : pr->dt;
+    dtype_t dt = dtype16(pr);
     double batch = b * heads;
     double E = batch * s_loc * s; /* score elements */
     double qk = prof_gemm_time(pr->p, dt, s_loc, s, qk_dim, batch);

@@ -159,6 +159,31 @@ static void test_versions_and_moe_columns(void)
     free(rows);
 }
 
+/* Replay a fixture of count rows: every row replays or says why not, and
+ * at most max_skipped are refused. *rows is the caller's to free. */
+static void replay_fixture(const char *name, int count, int max_skipped, pub_row_t **rows)
+{
+    int n;
+    err_t e;
+    int rc = pub_replay(fixture(name), NULL, rows, &n, &e);
+    if (rc)
+        fprintf(stderr, "%s: %s\n", name, e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL_FATAL(n, count);
+    int skipped = 0;
+    for (int i = 0; i < n; i++) {
+        skipped += (*rows)[i].skipped;
+        CU_ASSERT_TRUE(!(*rows)[i].skipped || (*rows)[i].reason[0]);
+    }
+    CU_ASSERT_TRUE(skipped <= max_skipped);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 /* tests/fixtures/validation/more/runs.csv: 120 published runs gathered
  * after the constants were set. Every row replays (but the two whose layout
  * or model the rules refuse, each with its reason), and the dense rows stay
@@ -169,19 +194,8 @@ static void test_versions_and_moe_columns(void)
 static void test_more_runs(void)
 {
     pub_row_t *rows;
-    int n;
-    err_t e;
-    int rc = pub_replay(fixture("validation/more/runs.csv"), NULL, &rows, &n, &e);
-    if (rc)
-        fprintf(stderr, "more runs: %s\n", e.msg);
-    CU_ASSERT_EQUAL_FATAL(rc, 0);
-    CU_ASSERT_EQUAL(n, 120);
-    int skipped = 0;
-    for (int i = 0; i < n; i++) {
-        skipped += rows[i].skipped;
-        CU_ASSERT_TRUE(!rows[i].skipped || rows[i].reason[0]);
-    }
-    CU_ASSERT_TRUE(skipped <= 2);
+    const int n = 120;
+    replay_fixture("validation/more/runs.csv", n, 2, &rows);
     double med, p90;
     int k;
     pub_summary(rows, n, pub_row_dense, &med, &p90, &k);
@@ -205,19 +219,8 @@ static void test_more_runs(void)
 static void test_dgxc_runs(void)
 {
     pub_row_t *rows;
-    int n;
-    err_t e;
-    int rc = pub_replay(fixture("validation/dgxc/runs.csv"), NULL, &rows, &n, &e);
-    if (rc)
-        fprintf(stderr, "dgxc runs: %s\n", e.msg);
-    CU_ASSERT_EQUAL_FATAL(rc, 0);
-    CU_ASSERT_EQUAL(n, 102);
-    int skipped = 0;
-    for (int i = 0; i < n; i++) {
-        skipped += rows[i].skipped;
-        CU_ASSERT_TRUE(!rows[i].skipped || rows[i].reason[0]);
-    }
-    CU_ASSERT_TRUE(skipped <= 2);
+    const int n = 102;
+    replay_fixture("validation/dgxc/runs.csv", n, 2, &rows);
     double med, p90;
     int k;
     pub_summary(rows, n, NULL, &med, &p90, &k);
@@ -237,15 +240,8 @@ static void test_dgxc_runs(void)
             break;
         }
     }
-    double sorted_r[64];
-    memcpy(sorted_r, ratio, (size_t)np * sizeof *ratio);
-    for (int a = 1; a < np; a++)
-        for (int b = a; b > 0 && sorted_r[b] < sorted_r[b - 1]; b--) {
-            double t = sorted_r[b];
-            sorted_r[b] = sorted_r[b - 1];
-            sorted_r[b - 1] = t;
-        }
-    double pair_med = np ? sorted_r[np / 2] : NAN;
+    qsort(ratio, (size_t)np, sizeof *ratio, cmp_double);
+    double pair_med = np ? ratio[np / 2] : NAN;
     printf("\n  dgxc: median %.1f%%, p90 %.1f%% over %d rows; predicted fp8 speed-up over the "
            "published, median of %d pairs: %.3f\n",
            100 * med, 100 * p90, k, np, pair_med);
