@@ -779,7 +779,8 @@ const cli_command_t CLI_CMD_VALIDATE = {
     "scaleplan validate --measured run.json [--profile p.json] [--json]\n"
     "       scaleplan validate --log run.log [--log run2.log ...] [--plan plan.json]\n"
     "                          [--model M --gpu G ...]\n"
-    "       scaleplan validate --published runs.csv | --failures failures.csv[,more.csv]",
+    "       scaleplan validate --published runs.csv [--by-group | --fit-sustained [--write-profiles DIR]]\n"
+    "       scaleplan validate --failures failures.csv[,more.csv]",
     "Simulate the model, GPU, GPU count and layout of a measured run and print\n"
     "predicted against measured, in total and per breakdown component, with the\n"
     "error; errors over the tolerance are flagged. The run is what scaleplan\n"
