@@ -233,7 +233,7 @@ Q :=
 endif
 
 # ---------------------------------------------------------------- targets
-.PHONY: validate-more validate-dgxc all test check check-layers check-bundle golden-update asan bench gpu-test \
+.PHONY: validate-more validate-dgxc validate-mpt all test check check-layers check-bundle golden-update asan bench gpu-test \
         gpu-bundle demo deps deps-browser install clean validate valgrind fuzz fuzz-build \
         fuzz-smoke fuzz-smoke-if-clang fuzz-run
 
@@ -349,6 +349,11 @@ validate-more: $(BIN)
 # (sources in tests/fixtures/validation/dgxc/SOURCES.md).
 validate-dgxc: $(BIN)
 	$(Q)$(BIN) validate --published tests/fixtures/validation/dgxc/runs.csv --by-group $(VALIDATE_ARGS)
+
+# 211 MosaicML MPT benchmark runs (llm-foundry FSDP1 on A100 40/80GB and H100;
+# sources in tests/fixtures/validation/mpt/SOURCES.md).
+validate-mpt: $(BIN)
+	$(Q)$(BIN) validate --published tests/fixtures/validation/mpt/runs.csv --by-group $(VALIDATE_ARGS)
 
 # `make test` is what README and .ci/run call: install what is missing, then
 # build and run the CPU tests and check the GPU bundle builds self-contained.

@@ -252,6 +252,51 @@ static void test_dgxc_runs(void)
     free(rows);
 }
 
+/* Signed median error of the replayed rows on one GPU with or without full
+ * activation recompute. */
+static double signed_median(const pub_row_t *rows, int n, const char *gpu, bool full)
+{
+    double e[256];
+    int k = 0;
+    for (int i = 0; i < n && k < 256; i++)
+        if (!rows[i].skipped && strcmp(rows[i].gpu, gpu) == 0 &&
+            (rows[i].sim_layout.recompute == RECOMPUTE_FULL) == full)
+            e[k++] = rows[i].error;
+    qsort(e, (size_t)k, sizeof *e, cmp_double);
+    return k ? (k % 2 ? e[k / 2] : 0.5 * (e[k / 2 - 1] + e[k / 2])) : NAN;
+}
+
+/* tests/fixtures/validation/mpt/runs.csv: 211 MosaicML MPT benchmark runs
+ * (llm-foundry FSDP1, MPT 125M-70B, 8-512 A100 40/80GB and H100, sequences
+ * of 512-65,536 tokens), gathered after the constants were set. Every row
+ * replays, within today's bars (median 5.2%, 90th percentile 13.2%). The
+ * runs with activation checkpointing read slower than published and those
+ * without faster (H100: -11% and +1%, A100 80GB: -7% and +4%, A100 40GB:
+ * -1% and +7%): printed, the mechanism is not known (see README). */
+static void test_mpt_runs(void)
+{
+    pub_row_t *rows;
+    const int n = 211;
+    replay_fixture("validation/mpt/runs.csv", n, 0, &rows);
+    double med, p90;
+    int k;
+    pub_summary(rows, n, NULL, &med, &p90, &k);
+    printf("\n  mpt: median %.1f%%, p90 %.1f%% over %d rows; signed median, recompute full / none:",
+           100 * med, 100 * p90, k);
+    static const char *const gpus[] = {"h100-sxm", "a100-80g", "a100-40g"};
+    for (int g = 0; g < 3; g++) {
+        double full = signed_median(rows, n, gpus[g], true);
+        double none = signed_median(rows, n, gpus[g], false);
+        printf(" %s %+.1f%% / %+.1f%%", gpus[g], 100 * full, 100 * none);
+        CU_ASSERT_TRUE(isfinite(full) && isfinite(none));
+    }
+    printf("\n");
+    CU_ASSERT_EQUAL(k, n);
+    CU_ASSERT_TRUE(med <= 0.055);
+    CU_ASSERT_TRUE(p90 <= 0.14);
+    free(rows);
+}
+
 /* The FITTED sustained factors are what their rule gives: per GPU, the
  * factor that makes the median signed error of its dense published runs
  * zero (scaleplan validate --published ... --fit-sustained). Each default
@@ -303,4 +348,5 @@ static void test_fit_sustained(void)
 
 TEST_SUITE(suite_validation, "validation", TEST(test_published_runs), TEST(test_results_not_read),
            TEST(test_bad_csv), TEST(test_versions_and_moe_columns),
-           TEST(test_more_runs), TEST(test_dgxc_runs), TEST(test_fit_sustained));
+           TEST(test_more_runs), TEST(test_dgxc_runs), TEST(test_mpt_runs),
+           TEST(test_fit_sustained));
