@@ -350,15 +350,19 @@ static double tpo_cost(const pricer_t *pr, const tpo_role_t *r, double rows, dou
     return fmax(0, split) + fmax(0, comm_s - g) + tail + sm;
 }
 
-/* TP collectives of one layer: forward, backward (what stays exposed). */
-static void price_tp(pricer_t *pr, const gemm_cost_t *qkv, const gemm_cost_t *proj,
-                     const gemm_cost_t *fc1, const gemm_cost_t *fc2)
+/* TP collectives of one layer: forward, backward (what stays exposed).
+ * Returns the forward cost of the MLP's last collective (the one after its
+ * row-parallel GEMM; 0 without a TP MLP), which an early-stopping
+ * recompute does not run again. */
+static double price_tp(pricer_t *pr, const gemm_cost_t *qkv, const gemm_cost_t *proj,
+                       const gemm_cost_t *fc1, const gemm_cost_t *fc2)
 {
     const layout_t *l = pr->in->layout;
     const sim_options_t *o = &pr->in->opt;
     step_costs_t *out = pr->out;
+    double tail = 0;
     if (l->tp <= 1)
-        return;
+        return 0;
     const coll_span_t *s = &out->tp_span;
     double bytes = pr->T * pr->in->model->hidden * pr->e; /* full activation */
     /* per-tensor fp8 recipes quantize before sequence parallelism's
@@ -380,6 +384,7 @@ static void price_tp(pricer_t *pr, const gemm_cost_t *qkv, const gemm_cost_t *pr
              * run during that layer's weight-gradient GEMM. */
             double ar = coll(pr, COLL_ALL_REDUCE, s, bytes);
             out->fwd.tp += ar;
+            tail = halves == 2 && i == 1 ? ar : 0;
             out->bwd.tp += o->async_tp_grad ? fmax(0, ar - col[i]->wgrad) : ar;
             continue;
         }
@@ -391,8 +396,10 @@ static void price_tp(pricer_t *pr, const gemm_cost_t *qkv, const gemm_cost_t *pr
              * column dgrad, scatter the input gradient | column wgrad */
             const tpo_role_t *r = roles + (i == 0 ? 0 : TPO_FC1_FPROP - TPO_QKV_FPROP);
             const gemm_cost_t *c = col[i], *w = row[i];
-            out->fwd.tp += tpo_cost(pr, &r[TPO_QKV_FPROP], c->m, c->n, c->k, c->fwd, ag, false) +
-                           tpo_cost(pr, &r[TPO_PROJ_FPROP], w->m, w->n, w->k, w->fwd, rs, true);
+            double scatter = tpo_cost(pr, &r[TPO_PROJ_FPROP], w->m, w->n, w->k, w->fwd, rs, true);
+            out->fwd.tp +=
+                tpo_cost(pr, &r[TPO_QKV_FPROP], c->m, c->n, c->k, c->fwd, ag, false) + scatter;
+            tail = halves == 2 && i == 1 ? scatter : 0;
             out->bwd.tp +=
                 tpo_cost(pr, &r[TPO_PROJ_DGRAD], w->m, w->k, w->n, w->dgrad, ag, false) +
                 tpo_cost(pr, &r[TPO_QKV_DGRAD], c->m, c->k, c->n, c->dgrad, ag, false) +
@@ -404,11 +411,13 @@ static void price_tp(pricer_t *pr, const gemm_cost_t *qkv, const gemm_cost_t *pr
              * the input-gradient GEMM) and reduce-scatter the input
              * gradient (during the weight-gradient GEMM). */
             out->fwd.tp += ag + rs;
+            tail = halves == 2 && i == 1 ? rs : 0;
             double hidden = o->async_tp_grad ? fmax(0, ag + rs - col[i]->dgrad - col[i]->wgrad)
                                              : ag + rs;
             out->bwd.tp += ag + hidden;
         }
     }
+    return tail;
 }
 
 /* Context parallelism's K/V exchange, by the framework's method
@@ -727,9 +736,10 @@ static void price_layer(pricer_t *pr, bool moe)
         fc2 = linear(pr, pr->T, h, f / t);
         add_gemm_op(pr, "mlp_out", fc2.fwd, fc2.dgrad, fc2.wgrad);
     }
-    add_op(pr, "residual_2", mem(pr, resid_bytes), mem(pr, 2 * resid_bytes));
+    double resid_2 = mem(pr, resid_bytes);
+    add_op(pr, "residual_2", resid_2, mem(pr, 2 * resid_bytes));
 
-    price_tp(pr, &qkv, &proj, tp_mlp ? &fc1 : NULL, tp_mlp ? &fc2 : NULL);
+    double tp_tail = price_tp(pr, &qkv, &proj, tp_mlp ? &fc1 : NULL, tp_mlp ? &fc2 : NULL);
     price_cp(pr, attn_f, attn_b);
     /* Recompute runs forward work again inside the backward pass. */
     if (l->recompute == RECOMPUTE_SELECTIVE)
@@ -744,8 +754,19 @@ static void price_layer(pricer_t *pr, bool moe)
         double third = m->mlp == MODEL_MLP_SWIGLU ? fc1.fwd / 2 : fc2.fwd;
         out->bwd.recompute = mem_ops + wk + proj.fwd + third;
     } else if (l->recompute == RECOMPUTE_FULL) {
-        out->bwd.recompute = out->fwd.compute + out->fwd.imbalance;
-        out->bwd.tp += out->fwd.tp;
+        /* PyTorch's non-reentrant checkpoint stops once the tensors the
+         * backward saved are rebuilt (torch.utils.checkpoint
+         * set_checkpoint_early_stop, on by default): the residual add ending
+         * the block saves nothing, and a dense MLP's down projection saves
+         * its input, not its output, so neither runs again (an MoE block's
+         * combine keeps the experts' outputs for the router's gradient). */
+        double skip = 0, skip_tp = 0;
+        if (o->recompute_early_stop) {
+            skip = resid_2 + (moe ? 0 : fc2.fwd);
+            skip_tp = moe ? 0 : tp_tail;
+        }
+        out->bwd.recompute = out->fwd.compute + out->fwd.imbalance - skip;
+        out->bwd.tp += out->fwd.tp - skip_tp;
         out->bwd.cp += out->fwd.cp;
         out->bwd.ep += out->fwd.ep;
     }

@@ -138,6 +138,12 @@ typedef struct {
                                   input: 1 byte an element); reduce-scatters stay
                                   in the 16-bit type */
     char attn_kernel[16];      /* fused attention kernel ("cudnn", "flash2", ...) */
+    bool recompute_early_stop; /* full recompute by PyTorch's non-reentrant
+                                  checkpoint, which stops re-running a block's
+                                  forward once every tensor its backward saved
+                                  is rebuilt: a dense layer's last GEMM (the MLP
+                                  down projection, its TP collective) and the
+                                  residual add after it are not run again */
     bool fp8_weight_cache;     /* quantized weights reused for the step's micro-batches */
     /* Memory traffic of the elementwise ops relative to one fused kernel
      * (1 = fused, e.g. Transformer Engine or torch.compile; eager PyTorch

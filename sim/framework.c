@@ -103,6 +103,8 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
         (rc = json_get_bool(o, "fp8_param_gather", ctx, JSON_OPTIONAL, &opt->fp8_param_gather,
                             err)) ||
         (rc = json_get_bool(o, "fp8_tp_gather", ctx, JSON_OPTIONAL, &opt->fp8_tp_gather, err)) ||
+        (rc = json_get_bool(o, "recompute_early_stop", ctx, JSON_OPTIONAL,
+                            &opt->recompute_early_stop, err)) ||
         (rc = json_get_string(o, "attention_kernel", ctx, JSON_OPTIONAL, opt->attn_kernel,
                               sizeof opt->attn_kernel, err)) ||
         (rc = json_get_bool(o, "fp8_weight_cache", ctx, JSON_OPTIONAL, &opt->fp8_weight_cache,

@@ -479,11 +479,49 @@ static void test_eager_and_recompute(void)
         err_t e;
         CU_ASSERT_EQUAL_FATAL(sim_costs(&in, &c, &e), 0);
         rec[i] = c.bwd.recompute;
-        if (modes[i] == RECOMPUTE_FULL)
-            CHECK_REL(rec[i], c.fwd.compute, 1e-12);
+        if (modes[i] == RECOMPUTE_FULL) /* torchtitan's checkpoint stops early */
+            CHECK_REL(rec[i], c.fwd.compute - op_fwd(&c, "mlp_out") - op_fwd(&c, "residual_2"),
+                      1e-12);
     }
     scenario_free(&r.s);
     CU_ASSERT_TRUE(rec[0] < rec[1] && rec[1] < rec[2]);
+}
+
+/* Full recompute by PyTorch's non-reentrant checkpoint (torchtitan,
+ * llm-foundry) stops once the tensors the backward saved are rebuilt: a
+ * dense layer's down projection, its TP reduce-scatter and the last
+ * residual add are not run again. Megatron's checkpoint re-runs the whole
+ * forward, collectives included. Same model, GPUs and layout (TP 2 with
+ * sequence parallelism, no TP overlap) under both. */
+static void test_recompute_early_stop(void)
+{
+    const char *fw[2] = {"megatron-core", "torchtitan-2025-06"};
+    step_costs_t c[2][2]; /* [framework][recompute none, full] */
+    double rs = 0;
+    for (int k = 0; k < 2; k++)
+        for (int full = 0; full < 2; full++) {
+            priced_t r;
+            CU_ASSERT_EQUAL_FATAL(begin(&r, "llama3-8b", "h100-sxm", 8, fw[k]), 0);
+            set_batch(&r.s.layout, 2, 1, 8, 8192);
+            r.s.layout.recompute = full ? RECOMPUTE_FULL : RECOMPUTE_NONE;
+            r.s.opt.tp_comm_overlap = false;
+            CU_ASSERT_EQUAL_FATAL(price(&r), 0);
+            c[k][full] = r.c;
+            if (k == 1)
+                rs = prof_coll_time(&r.s.profile, COLL_REDUCE_SCATTER, &r.c.tp_span,
+                                    8192.0 * r.s.model.hidden * 2);
+            scenario_free(&r.s);
+        }
+    const step_costs_t *mc = &c[0][1], *tt = &c[1][1];
+    CHECK_REL(mc->bwd.recompute, mc->fwd.compute, 1e-12);
+    double skipped = op_fwd(tt, "mlp_out") + op_fwd(tt, "residual_2");
+    CU_ASSERT_TRUE(skipped > 0.1 * tt->fwd.compute);
+    CHECK_REL(tt->bwd.recompute, tt->fwd.compute - skipped, 1e-12);
+    /* the backward's own collectives plus the forward's again, less (for
+     * the early stop) the down projection's reduce-scatter */
+    CU_ASSERT_TRUE(rs > 0);
+    CHECK_REL(mc->bwd.tp, c[0][0].bwd.tp + mc->fwd.tp, 1e-12);
+    CHECK_REL(tt->bwd.tp, c[1][0].bwd.tp + tt->fwd.tp - rs, 1e-12);
 }
 
 /* ------------------------------------------------- context parallelism */
@@ -914,5 +952,5 @@ TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TE
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
            TEST(test_attention_by_sequence), TEST(test_precision_recipes), TEST(test_head_in_bf16),
            TEST(test_fp8_tp_gather),
-           TEST(test_eager_and_recompute), TEST(test_cp_exchange),
+           TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_cp_exchange),
            TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts));

@@ -269,10 +269,11 @@ static double signed_median(const pub_row_t *rows, int n, const char *gpu, bool 
 /* tests/fixtures/validation/mpt/runs.csv: 211 MosaicML MPT benchmark runs
  * (llm-foundry FSDP1, MPT 125M-70B, 8-512 A100 40/80GB and H100, sequences
  * of 512-65,536 tokens), gathered after the constants were set. Every row
- * replays, within today's bars (median 5.2%, 90th percentile 13.2%). The
- * runs with activation checkpointing read slower than published and those
- * without faster (H100: -11% and +1%, A100 80GB: -7% and +4%, A100 40GB:
- * -1% and +7%): printed, the mechanism is not known (see README). */
+ * replays, within today's bars (median 4.8%, 90th percentile 13.0%). The
+ * signed error with and without activation checkpointing is printed per
+ * GPU: H100 -4.8% and +0.8%, A100 80GB -1.6% and +3.6%, A100 40GB +5.5% and
+ * +6.9% (before PyTorch's early-stopping recompute was modeled, -11.4/+0.8,
+ * -6.6/+3.6, -0.6/+6.9: the gap between the two halved). */
 static void test_mpt_runs(void)
 {
     pub_row_t *rows;
@@ -292,8 +293,8 @@ static void test_mpt_runs(void)
     }
     printf("\n");
     CU_ASSERT_EQUAL(k, n);
-    CU_ASSERT_TRUE(med <= 0.055);
-    CU_ASSERT_TRUE(p90 <= 0.14);
+    CU_ASSERT_TRUE(med <= 0.05);
+    CU_ASSERT_TRUE(p90 <= 0.135);
     free(rows);
 }
 
