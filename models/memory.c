@@ -15,6 +15,8 @@ void memory_opts_default(memory_opts_t *o)
     /* Megatron's vocabulary-parallel cross entropy: the bf16 logits and
      * their fp32 copy, which the softmax and its gradient then reuse */
     o->logit_bytes = 6;
+    /* ZeRO-3 reshards each stage per micro-batch */
+    o->pp_gathered_grad_bytes = 0;
 }
 
 /* One tensor kept for backward, per layer and micro-batch, before any
@@ -368,9 +370,17 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
         grads /= shard;
         g_e /= eshard;
     }
-    if (l->zero >= 3) {
+    bool kept = l->zero >= 3 && l->pp > 1 && opts->pp_gathered_grad_bytes > 0;
+    if (l->zero >= 3 && !kept) {
         weights /= shard;
         w_e /= eshard;
+    }
+    if (kept) {
+        /* the stage's parameters stay gathered for the step and its
+         * gradients accumulate unsharded until the last micro-batch (the
+         * sharded copies beside them are 1/shard of these) */
+        grads += opts->pp_gathered_grad_bytes * psi;
+        g_e += opts->pp_gathered_grad_bytes * psi_e;
     }
     if (psi_e > 0) {
         weights += w_e;
@@ -420,7 +430,7 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
         double sbh = ((double)l->seq_len / l->cp) * l->micro_batch * m->hidden;
         buffers += 2 * e * sbh / (l->sequence_parallel ? l->tp : 1);
     }
-    if (l->zero >= 3) {
+    if (l->zero >= 3 && !kept) {
         /* FSDP gathers a block's full (TP-split) weights before use and
          * prefetches the next: two blocks unsharded at a time. */
         buffers += 2 * w_bytes * block_params_per_gpu(m, l);

@@ -683,6 +683,45 @@ static void test_published_memory(void)
     scenario_free(&mc.s);
 }
 
+/* FSDP2 under torchtitan's pipelining keeps each stage gathered for the
+ * step (reshard_after_forward False with PP) and accumulates the unsharded
+ * gradients in the reduce dtype (fp32) until the last micro-batch: the
+ * stage's weights and fp32 gradients are whole on every GPU. Resharded per
+ * micro-batch, both are 1/DP. Llama 3.1 405B, TP8 PP8 DP8 on 512 GPUs (the
+ * layout of torchtitan's December 2024 run, whose published peak is 82.5
+ * GiB; with the stage sharded the model said 33.5). */
+static void test_pp_gathered_stage(void)
+{
+    double bytes[2][2]; /* [resharded, kept][weights, grads] */
+    double params = 0;
+    for (int kept = 0; kept < 2; kept++) {
+        priced_t p;
+        CU_ASSERT_EQUAL_FATAL(begin(&p, "llama3.1-405b", "h100-96g", 512, "torchtitan-2024-12"), 0);
+        layout_t *l = &p.s.layout;
+        set_batch(l, 8, 4, 256, 8192);
+        l->pp = 8;
+        l->first_stage_layers = l->last_stage_layers = 15;
+        l->recompute = RECOMPUTE_FULL;
+        l->precision = PRECISION_BF16;
+        p.s.opt.zero3.reshard_with_pp = !kept;
+        CU_ASSERT_EQUAL_FATAL(price(&p), 0);
+        memory_opts_t mo;
+        sim_memory_opts(&p.s.profile, &p.s.opt, &mo);
+        model_memory_t mm;
+        model_memory_stage(&p.s.model, l, 1, &mo, &mm);
+        bytes[kept][0] = mm.params_bytes;
+        bytes[kept][1] = mm.grads_bytes;
+        params = mm.params_count;
+        CU_ASSERT_EQUAL(l->dp, 8);
+        scenario_free(&p.s);
+    }
+    CHECK_REL(bytes[0][0], 2 * params / 8, 1e-9);
+    CHECK_REL(bytes[1][0], 2 * params, 1e-9);
+    /* the sharded bf16 gradients, plus the unsharded fp32 accumulation */
+    CHECK_REL(bytes[1][1], 2 * params / 8 + 4 * params, 1e-9);
+    CU_ASSERT_TRUE(params > 6e9 && params < 7e9);
+}
+
 /* ---------------------------------------------- framework capabilities */
 
 /* A preset refuses what its framework cannot run, naming the flag and what
@@ -952,5 +991,5 @@ TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TE
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
            TEST(test_attention_by_sequence), TEST(test_precision_recipes), TEST(test_head_in_bf16),
            TEST(test_fp8_tp_gather),
-           TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_cp_exchange),
+           TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_exchange),
            TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts));
