@@ -515,7 +515,13 @@ static void enum_framework(enum_ctx_t *e, int fi)
 /* ------------------------------------------------------------ ranking */
 
 /* Tokens per second no step can beat: every stage computes its layers for
- * every micro-batch, so the busiest stage's compute bounds the step. */
+ * every micro-batch, so the busiest stage's compute bounds the step. Under
+ * the one-direction schedules (GPipe, 1F1B, interleaved) of a dense model,
+ * a stage also waits for the first micro-batch's forward through the
+ * virtual stages before it, and the step waits for the last backward to
+ * come back through them: each stage's work plus that chain of compute
+ * bounds the step too (the pipeline fill and drain, which no overlap
+ * hides). */
 static double tps_bound(const sim_input_t *in, const step_costs_t *c)
 {
     const layout_t *l = in->layout;
@@ -530,6 +536,17 @@ static double tps_bound(const sim_input_t *in, const step_costs_t *c)
     if (l->schedule == SCHEDULE_DUALPIPEV)
         per_mb -= busiest * (c->fwd.ep + c->bwd.ep);
     double step = l->grad_accum * per_mb;
+    if (l->pp > 1 && l->schedule != SCHEDULE_DUALPIPEV && !model_is_moe(in->model)) {
+        double layer_compute = c->fwd.compute + c->bwd.compute + c->bwd.recompute;
+        int chain = 0; /* layers of the virtual stages before stage s's first */
+        for (int s = 0; s < l->pp; s++) {
+            double work = (double)l->grad_accum * layout_stage_layers(l, in->model, s) +
+                          chain;
+            if (work * layer_compute > step)
+                step = work * layer_compute;
+            chain += layout_chunk_layers(l, in->model, layout_vstage(l, s, 0));
+        }
+    }
     return step > 0 ? (double)l->global_batch * l->seq_len / step : INFINITY;
 }
 
