@@ -522,7 +522,7 @@ static void enum_framework(enum_ctx_t *e, int fi)
  * come back through them: each stage's work plus that chain of compute
  * bounds the step too (the pipeline fill and drain, which no overlap
  * hides). */
-static double tps_bound(const sim_input_t *in, const step_costs_t *c)
+double plan_tps_bound(const sim_input_t *in, const step_costs_t *c)
 {
     const layout_t *l = in->layout;
     int busiest = 0;
@@ -831,7 +831,7 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
         sim_input_t in = {m, &v[i].l, c, p, fws[v[i].fw].opt};
         step_costs_t sc;
         err_t e;
-        v[i].bound_tps = sim_costs(&in, &sc, &e) == 0 ? tps_bound(&in, &sc) : 0;
+        v[i].bound_tps = sim_costs(&in, &sc, &e) == 0 ? plan_tps_bound(&in, &sc) : 0;
     }
     if (kept)
         qsort(v, (size_t)kept, sizeof *v, cmp_bound);

@@ -140,6 +140,14 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
                 const plan_space_t *space, const layout_t *reference, plan_search_t *out,
                 err_t *err);
 
+/* Tokens per second that no simulated step of in's layout exceeds, from its
+ * per-layer costs c (sim_costs): the busiest pipeline stage's work and,
+ * under one-direction schedules of a dense model, each stage's work plus
+ * the pipeline's fill and drain. The search simulates only candidates whose
+ * bound beats the k-th best found, so a bound below the simulated
+ * throughput would drop layouts wrongly (a test holds it above). */
+double plan_tps_bound(const sim_input_t *in, const step_costs_t *c);
+
 /* Parse a constraint "8" or "1..8" for flag (ERR_INPUT naming it). */
 int plan_parse_range(const char *text, const char *flag, int max, plan_range_t *out, err_t *err);
 

@@ -8,6 +8,8 @@
 #include "sim/ladder.h"
 #include "sim/framework.h"
 #include "sim/published.h"
+#include "sim/plan.h"
+#include "sim/scenario.h"
 #include "sim/step.h"
 #include "tests/testing.h"
 
@@ -579,7 +581,80 @@ static void test_default_tokens(void)
     CU_ASSERT_TRUE(ladder_default_tokens(&m) > 13e12 && ladder_default_tokens(&m) < 14e12);
 }
 
+/* The bound that prunes the search never falls below what the simulator
+ * gives: over dense models, pipeline depths, interleaving, schedules,
+ * micro-batch counts, recompute and two frameworks (Megatron-Core, whose
+ * P2P and DP traffic overlap, and torchtitan with FSDP), every simulated
+ * step is at most as fast as its layout's bound, and the pipelined ones
+ * come within a fifth of it (the bound is not vacuous). */
+static void test_bound_holds(void)
+{
+    static const char *const models[] = {"llama3-8b", "llama3-70b"};
+    static const char *const fws[] = {"megatron-core", "torchtitan-2025-06"};
+    static const struct {
+        int pp, vpp;
+        schedule_t sched;
+    } pipes[] = {{2, 1, SCHEDULE_1F1B},   {4, 1, SCHEDULE_1F1B},   {8, 1, SCHEDULE_1F1B},
+                 {4, 1, SCHEDULE_GPIPE},  {4, 2, SCHEDULE_INTERLEAVED},
+                 {8, 4, SCHEDULE_INTERLEAVED}, {2, 8, SCHEDULE_INTERLEAVED}};
+    static const int accum[] = {1, 3, 8, 32};
+    sim_ctx_t *ctx = sim_ctx_create();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+    int checked = 0, close = 0;
+    double worst = 0;
+    for (size_t mi = 0; mi < 2; mi++)
+        for (size_t fi = 0; fi < 2; fi++)
+            for (size_t pi = 0; pi < sizeof pipes / sizeof *pipes; pi++)
+                for (size_t ai = 0; ai < sizeof accum / sizeof *accum; ai++)
+                    for (int rc = 0; rc < 2; rc++) {
+                        scenario_t sc;
+                        scenario_spec_t spec = {0};
+                        spec.model = models[mi];
+                        spec.cluster.gpu = "h100-sxm";
+                        spec.cluster.n_gpus = 64;
+                        spec.framework = fws[fi];
+                        err_t e;
+                        CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &sc, &e), 0);
+                        layout_t *l = &sc.layout;
+                        l->tp = 4;
+                        l->sequence_parallel = true;
+                        l->pp = pipes[pi].pp;
+                        l->vpp = pipes[pi].vpp;
+                        l->schedule = pipes[pi].sched;
+                        l->micro_batch = 1;
+                        l->seq_len = 4096;
+                        l->global_batch = accum[ai] * (64 / (4 * l->pp));
+                        l->recompute = rc ? RECOMPUTE_FULL : RECOMPUTE_NONE;
+                        if (scenario_finish(&sc, NULL, &e)) {
+                            /* a layout the framework does not run */
+                            scenario_free(&sc);
+                            continue;
+                        }
+                        step_costs_t c;
+                        sim_result_t r;
+                        CU_ASSERT_EQUAL_FATAL(sim_costs(&sc.input, &c, &e), 0);
+                        CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &sc.input, &r, &e), 0);
+                        double b = plan_tps_bound(&sc.input, &c);
+                        double ratio = r.tokens_per_s / b;
+                        if (ratio > 1 + 1e-9)
+                            fprintf(stderr, "\nbound %g below simulated %g: %s %s PP%d VPP%d m%d\n",
+                                    b, r.tokens_per_s, models[mi], fws[fi], l->pp, l->vpp,
+                                    l->grad_accum);
+                        CU_ASSERT_TRUE(ratio <= 1 + 1e-9);
+                        if (ratio > worst)
+                            worst = ratio;
+                        checked++;
+                        close += ratio > 0.8;
+                        scenario_free(&sc);
+                    }
+    sim_ctx_destroy(ctx);
+    printf("\n  bound: %d layouts, simulated / bound at most %.3f, %d within 20%%\n", checked,
+           worst, close);
+    CU_ASSERT_TRUE(checked >= 150);
+    CU_ASSERT_TRUE(close >= checked / 4);
+}
+
 TEST_SUITE(suite_plan, "plan", TEST(test_framework_spaces), TEST(test_constraints),
            TEST(test_meta_405b), TEST(test_bridge_405b_recipe), TEST(test_published_ranks), TEST(test_threads_same_json), TEST(test_ladder_properties),
            TEST(test_impossible_requests), TEST(test_search_consistent), TEST(test_default_tokens),
-           TEST(test_rung_prices), TEST(test_block_recompute));
+           TEST(test_rung_prices), TEST(test_block_recompute), TEST(test_bound_holds));
