@@ -426,7 +426,11 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
         break;
     case FW_BATCH_LOCAL_SPLIT_PP:
     case FW_BATCH_LOCAL_SIZE1: {
-        /* without pipeline stages the whole local batch is one micro-batch */
+        /* without pipeline stages the whole local batch is one micro-batch;
+         * with them torchtitan (December 2024) splits it into one per
+         * pipeline rank, interleaved or not (9dec370 pipelining_utils.py:
+         * n_microbatches defaults to pipeline_parallel_degree; later
+         * versions count the virtual stages) */
         int local = mb ? mb : 1;
         int micro = pp == 1 ? local : r->fw.batch == FW_BATCH_LOCAL_SIZE1 ? 1 : local / pp;
         l->micro_batch = micro > 0 ? micro : 1;
