@@ -396,14 +396,20 @@ static double price_tp(pricer_t *pr, const gemm_cost_t *qkv, const gemm_cost_t *
              * column dgrad, scatter the input gradient | column wgrad */
             const tpo_role_t *r = roles + (i == 0 ? 0 : TPO_FC1_FPROP - TPO_QKV_FPROP);
             const gemm_cost_t *c = col[i], *w = row[i];
-            double scatter = tpo_cost(pr, &r[TPO_PROJ_FPROP], w->m, w->n, w->k, w->fwd, rs, true);
+            /* symmetric-memory async TP adds the reduce-scatter's t partial
+             * sums in one kernel after the last chunk: the whole output read,
+             * the shard written, for the forward's scatter and the input
+             * gradient's (PyTorch _fused_matmul_reduce_scatter_impl) */
+            double reduce = o->tp_overlap.reduce_pass ? mem(pr, bytes * (1 + 1 / pr->t)) : 0;
+            double scatter =
+                tpo_cost(pr, &r[TPO_PROJ_FPROP], w->m, w->n, w->k, w->fwd, rs, true) + reduce;
             out->fwd.tp +=
                 tpo_cost(pr, &r[TPO_QKV_FPROP], c->m, c->n, c->k, c->fwd, ag, false) + scatter;
             tail = halves == 2 && i == 1 ? scatter : 0;
             out->bwd.tp +=
                 tpo_cost(pr, &r[TPO_PROJ_DGRAD], w->m, w->k, w->n, w->dgrad, ag, false) +
                 tpo_cost(pr, &r[TPO_QKV_DGRAD], c->m, c->k, c->n, c->dgrad, ag, false) +
-                tpo_cost(pr, &r[TPO_QKV_WGRAD], c->k, c->n, c->m, c->wgrad, rs, false);
+                tpo_cost(pr, &r[TPO_QKV_WGRAD], c->k, c->n, c->m, c->wgrad, rs, false) + reduce;
         } else {
             /* forward: gather before the column-parallel GEMM, scatter
              * after the row-parallel one; backward: gather the output

@@ -65,6 +65,11 @@ typedef struct {
     tpo_role_t def[TPO_COUNT]; /* what runs when no config matches */
     bool off_unmatched;        /* no config matches: no overlap at all (the
                                   recipe turns it on only for its models) */
+    bool reduce_pass;          /* a reduce-scatter's partial sums are moved
+                                  whole and added by one kernel after the last
+                                  chunk (PyTorch's symmetric-memory async TP):
+                                  a memory pass over the t partials, on the
+                                  SMs and after the GEMM, that nothing hides */
     int n_configs;
     tpo_config_t configs[TPO_MAX_CONFIGS];
 } tp_overlap_t;
@@ -79,7 +84,7 @@ const char *tpo_name(tpo_gemm_t g);
 void tpo_default(tp_overlap_t *t);
 
 /* Read a preset's "tp_overlap" object: {"default": {role: "method sms
- * [margin]", ...}, "unmatched": "default"|"off", "configs":
+ * [margin]", ...}, "unmatched": "default"|"off", "reduce_pass": bool, "configs":
  * [{"architecture", "hidden", "tp", "roles": {...}}]}. Roles a config
  * leaves out take the default's. */
 int tpo_from_json(const cJSON *o, const json_ctx_t *ctx, tp_overlap_t *t, err_t *err);

@@ -197,8 +197,9 @@ static int cmp_double(const void *a, const void *b)
 /* tests/fixtures/validation/more/runs.csv: 120 published runs gathered
  * after the constants were set. Every row replays (but the two whose layout
  * or model the rules refuse, each with its reason), and the dense rows stay
- * within the bars they reach today (median 6.4%, 90th percentile 16.8%, with
- * torchtitan's early-stopping recompute; 6.2% before it, with the output
+ * within the bars they reach today (median 6.2%, 90th percentile 16.8%, with
+ * torchtitan's early-stopping recompute and async TP's reduce pass; 6.2%
+ * before both, with the output
  * layer in bf16 and fp8 all-gathers; 7.2% and 21.3% before Blackwell Ultra's
  * fp4 rate became measured);
  * the mixture-of-experts rows are reported, not held to a bar. */
