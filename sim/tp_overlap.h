@@ -18,6 +18,9 @@
  * communication runs. A framework preset gives TE's defaults and, where
  * its recipes ship per-model settings (NeMo, Megatron-Bridge), those
  * settings keyed by GPU architecture, hidden size and TP degree.
+ * PyTorch's async TP (torchtitan) is described with the same roles: ring
+ * chunks moved by copy engines, and (reduce_pass) the reduce-scatter's
+ * partial sums added by one more kernel after the last chunk.
  */
 #ifndef SCALEPLAN_SIM_TP_OVERLAP_H
 #define SCALEPLAN_SIM_TP_OVERLAP_H
