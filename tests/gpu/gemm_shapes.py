@@ -25,7 +25,7 @@ the clock falls under the power limit (the sustained factor the profiles
 otherwise fit); and causal flash attention through PyTorch's flash and
 cuDNN backends at 2K-64K keys (backward counted as 2.5 forwards).
 
-Usage: gemm_shapes.py OUTDIR [--sustain-s 45] [--reps 20]
+Usage: gemm_shapes.py OUTDIR [--sustain-s 45] [--reps 20] [--models llama,mpt]
 Writes OUTDIR/gemm-shapes.csv, attention.csv, sustain.csv, sustain-smi.csv and prints a summary.
 """
 import argparse
@@ -38,20 +38,30 @@ import time
 
 import torch
 
-MODELS = {  # name: hidden, ffn, heads, kv heads, head dim, vocab (Llama 3 configs)
-    "llama3-8b": (4096, 14336, 32, 8, 128, 128256),
-    "llama3-70b": (8192, 28672, 64, 8, 128, 128256),
-    "llama3-405b": (16384, 53248, 128, 8, 128, 128256),
+# name: hidden, ffn, heads, kv heads, head dim, vocab, gated MLP
+LLAMA = {  # Llama 3 configs (SwiGLU)
+    "llama3-8b": (4096, 14336, 32, 8, 128, 128256, True),
+    "llama3-70b": (8192, 28672, 64, 8, 128, 128256, True),
+    "llama3-405b": (16384, 53248, 128, 8, 128, 128256, True),
 }
+MPT = {  # llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml (GELU, ffn 4h): the narrow
+    # models whose GEMMs have K of 768-2560, where the model's k_half matters most
+    "mpt-125m": (768, 3072, 12, 12, 64, 50368, False),
+    "mpt-760m": (1536, 6144, 12, 12, 128, 50368, False),
+    "mpt-1b": (2048, 8192, 16, 16, 128, 50368, False),
+    "mpt-3b": (2560, 10240, 20, 20, 128, 50368, False),
+}
+SETS = {"llama": (LLAMA, (1, 2, 4, 8), (4096, 8192, 16384)),
+        "mpt": (MPT, (1,), (8192, 24576, 65536))}
 
 
-def layer_gemms(h, ffn, heads, kv, hd, vocab, tp, tokens):
+def layer_gemms(h, ffn, heads, kv, hd, vocab, gated, tp, tokens):
     """(name, m, n, k) of one layer's forward GEMMs under tensor parallel tp,
     and their input- and weight-gradient products; the head once."""
     fwd = [
         ("qkv", tokens, (heads + 2 * kv) * hd // tp, h),
         ("proj", tokens, h, heads * hd // tp),
-        ("fc1", tokens, 2 * ffn // tp, h),  # SwiGLU: gate and up in one
+        ("fc1", tokens, (2 if gated else 1) * ffn // tp, h),  # SwiGLU: gate and up in one
         ("fc2", tokens, h, ffn // tp),
         ("head", tokens, vocab // tp, h),
     ]
@@ -207,7 +217,14 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("--sustain-s", type=float, default=45.0)
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--models", default="llama",
+                    help="comma-separated shape sets: llama (Llama 3 8B/70B/405B, TP 1-8, 4K-16K "
+                         "tokens; the default), mpt (MPT 125M-3B, TP 1, 8K-64K tokens)")
     args = ap.parse_args()
+    wanted = [x for x in args.models.split(",") if x]
+    for x in wanted:
+        if x not in SETS:
+            sys.exit("gemm_shapes.py: --models: unknown set '%s' (use %s)" % (x, ", ".join(SETS)))
     os.makedirs(args.outdir, exist_ok=True)
     dev = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -215,11 +232,13 @@ def main():
                                      torch.cuda.get_device_properties(0).multi_processor_count),
           flush=True)
     shapes = {}
-    for model, dims in MODELS.items():
-        for tp in (1, 2, 4, 8):
-            for tokens in (4096, 8192, 16384):
-                for name, m, n, k in layer_gemms(*dims, tp, tokens):
-                    shapes.setdefault((m, n, k), "%s tp%d t%d %s" % (model, tp, tokens, name))
+    for set_name in wanted:
+        models, tps, token_counts = SETS[set_name]
+        for model, dims in models.items():
+            for tp in tps:
+                for tokens in token_counts:
+                    for name, m, n, k in layer_gemms(*dims, tp, tokens):
+                        shapes.setdefault((m, n, k), "%s tp%d t%d %s" % (model, tp, tokens, name))
     t0 = time.time()
     path = os.path.join(args.outdir, "gemm-shapes.csv")
     errors = set()
