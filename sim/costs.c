@@ -772,7 +772,8 @@ static void price_layer(pricer_t *pr, bool moe)
             skip_tp = moe ? 0 : tp_tail;
         }
         out->bwd.recompute = out->fwd.compute + out->fwd.imbalance - skip;
-        out->bwd.tp += out->fwd.tp - skip_tp;
+        out->recompute_tp_s = out->fwd.tp - skip_tp;
+        out->bwd.tp += out->recompute_tp_s;
         out->bwd.cp += out->fwd.cp;
         out->bwd.ep += out->fwd.ep;
     }
@@ -990,6 +991,7 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
         out->fwd = parts_mix(&out->fwd, wm, &dense.fwd, wd);
         out->bwd = parts_mix(&out->bwd, wm, &dense.bwd, wd);
         out->bwd_wgrad_s = wm * out->bwd_wgrad_s + wd * dense.bwd_wgrad_s;
+        out->recompute_tp_s = wm * out->recompute_tp_s + wd * dense.recompute_tp_s;
         out->ep_comm_layer_s *= wm;
     } else {
         price_layer(&pr, Lm > 0);
@@ -1014,7 +1016,7 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
     out->bwd_keep = out->bwd;
     if (l->recompute == RECOMPUTE_FULL) {
         out->bwd_keep.recompute = 0;
-        out->bwd_keep.tp = fmax(0, out->bwd.tp - out->fwd.tp);
+        out->bwd_keep.tp = fmax(0, out->bwd.tp - out->recompute_tp_s);
         out->bwd_keep.cp = fmax(0, out->bwd.cp - out->fwd.cp);
         out->bwd_keep.ep = fmax(0, out->bwd.ep - out->fwd.ep);
     }

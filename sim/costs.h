@@ -238,6 +238,9 @@ typedef struct {
                                recomputed forward and its communication */
     double bwd_wgrad_s;     /* of bwd.compute: the weight-gradient GEMMs, which
                                a zero-bubble schedule runs apart */
+    double recompute_tp_s;  /* of bwd.tp: the forward's TP collectives run
+                               again by the recompute (less what an
+                               early-stopping recompute skips) */
     cost_parts_t embed_fwd; /* first virtual stage, per micro-batch */
     cost_parts_t embed_bwd;
     cost_parts_t head_fwd;  /* last virtual stage: final norm, logits, loss */

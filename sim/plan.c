@@ -525,27 +525,34 @@ static void enum_framework(enum_ctx_t *e, int fi)
 double plan_tps_bound(const sim_input_t *in, const step_costs_t *c)
 {
     const layout_t *l = in->layout;
-    int busiest = 0;
-    for (int s = 0; s < l->pp; s++) {
-        int n = layout_stage_layers(l, in->model, s);
-        if (n > busiest)
-            busiest = n;
-    }
-    double per_mb = busiest * (cost_total(&c->fwd) + cost_total(&c->bwd));
+    const model_t *m = in->model;
+    /* a layer's forward and backward, with the recompute and without it
+     * (partial recompute: the layers past each chunk's first N keep their
+     * activations) */
+    double full = cost_total(&c->fwd) + cost_total(&c->bwd);
+    double keep = cost_total(&c->fwd) + cost_total(&c->bwd_keep);
     /* DualPipeV's paired passes can hide all of their all-to-alls */
-    if (l->schedule == SCHEDULE_DUALPIPEV)
-        per_mb -= busiest * (c->fwd.ep + c->bwd.ep);
-    double step = l->grad_accum * per_mb;
-    if (l->pp > 1 && l->schedule != SCHEDULE_DUALPIPEV && !model_is_moe(in->model)) {
-        double layer_compute = c->fwd.compute + c->bwd.compute + c->bwd.recompute;
-        int chain = 0; /* layers of the virtual stages before stage s's first */
-        for (int s = 0; s < l->pp; s++) {
-            double work = (double)l->grad_accum * layout_stage_layers(l, in->model, s) +
-                          chain;
-            if (work * layer_compute > step)
-                step = work * layer_compute;
-            chain += layout_chunk_layers(l, in->model, layout_vstage(l, s, 0));
-        }
+    if (l->schedule == SCHEDULE_DUALPIPEV) {
+        full -= c->fwd.ep + c->bwd.ep;
+        keep -= c->fwd.ep + c->bwd_keep.ep;
+    }
+    double c_full = c->fwd.compute + c->bwd.compute + c->bwd.recompute;
+    double c_keep = c->fwd.compute + c->bwd.compute;
+    bool chained = l->pp > 1 && l->schedule != SCHEDULE_DUALPIPEV && !model_is_moe(m);
+    double step = 0, chain = 0; /* compute of the virtual stages before stage s's first */
+    for (int s = 0; s < l->pp; s++) {
+        int layers = layout_stage_layers(l, m, s), rebuilt = layout_stage_recomputed(l, m, s);
+        double work = l->grad_accum * (rebuilt * full + (layers - rebuilt) * keep);
+        if (work > step)
+            step = work;
+        if (!chained)
+            continue;
+        double mine = l->grad_accum * (rebuilt * c_full + (layers - rebuilt) * c_keep);
+        if (mine + chain > step)
+            step = mine + chain;
+        int vs = layout_vstage(l, s, 0);
+        int n = layout_chunk_layers(l, m, vs), r = layout_chunk_recomputed(l, m, vs);
+        chain += r * c_full + (n - r) * c_keep;
     }
     return step > 0 ? (double)l->global_batch * l->seq_len / step : INFINITY;
 }
