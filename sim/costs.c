@@ -235,7 +235,8 @@ static gemm_cost_t grouped_linear(const pricer_t *pr, double M, double N, double
         bool per_step = q->weight_cast_per_step && pr->in->opt.fp8_weight_cache;
         double w = q->cast_weight * K * N * batch / (per_step ? mb : 1);
         g.fwd += mem(pr, q->cast_input * M * K * batch + w);
-        g.dgrad += mem(pr, q->cast_grad * M * N * batch);
+        g.dgrad += mem(pr, (q->cast_grad * M * N + q->rescale_grad_out * M * K) * batch);
+        g.wgrad += mem(pr, q->rescale_grad_out * K * N * batch);
     }
     return g;
 }

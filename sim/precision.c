@@ -29,7 +29,9 @@ static int entry_from_json(const cJSON *o, const json_ctx_t *ctx, void *out, err
         (rc = json_get_double(o, "cast_grad", ctx, JSON_REQUIRED, 0, 64, &e->c.cast_grad, err)) ||
         (rc = json_get_double(o, "cast_weight", ctx, JSON_REQUIRED, 0, 64, &e->c.cast_weight, err)) ||
         (rc = json_get_bool(o, "weight_cast_per_step", ctx, JSON_REQUIRED,
-                            &e->c.weight_cast_per_step, err)))
+                            &e->c.weight_cast_per_step, err)) ||
+        (rc = json_get_double(o, "rescale_grad_out", ctx, JSON_OPTIONAL, 0, 64,
+                              &e->c.rescale_grad_out, err)))
         return rc;
     if (dtype_parse(dt, &e->c.gemm_dtype, err))
         return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "gemm_dtype: unknown '%s'", dt);

@@ -24,6 +24,9 @@ typedef struct {
     double cast_grad;        /* per backward output-gradient element */
     double cast_weight;      /* per weight element */
     bool weight_cast_per_step; /* cached across the step's micro-batches */
+    double rescale_grad_out; /* bytes moved per output element of the input-
+                                and weight-gradient GEMMs, rescaled after the
+                                GEMM (0: the scales applied inside it) */
 } prec_costs_t;
 
 /* The costs of precision p (bf16/fp16/fp32: not quantized, GEMMs in their

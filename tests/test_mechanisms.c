@@ -54,6 +54,15 @@ static double op_fwd(const step_costs_t *c, const char *name)
     return NAN;
 }
 
+static double op_bwd(const step_costs_t *c, const char *name)
+{
+    for (int i = 0; i < c->n_ops; i++)
+        if (strcmp(c->ops[i].name, name) == 0)
+            return c->ops[i].bwd_s;
+    CU_FAIL("operation not priced");
+    return NAN;
+}
+
 static void set_batch(layout_t *l, int tp, int mb, int gb, int seq)
 {
     l->tp = tp;
@@ -372,6 +381,34 @@ static void test_precision_recipes(void)
     scenario_free(&dl.s);
     scenario_free(&cs.s);
     scenario_free(&bf16.s);
+
+    /* torchao rowwise: both axes cast (10 bytes an element against the
+     * tensor-wise 6), and the gradient GEMMs' outputs rescaled after the
+     * GEMM (4 bytes an element of each output) */
+    priced_t tw, rw;
+    CU_ASSERT_EQUAL_FATAL(begin(&tw, "llama3-8b", "h100-sxm", 8, "torchtitan-2025-06"), 0);
+    set_batch(&tw.s.layout, 1, 1, 8, 4096);
+    tw.s.layout.precision = PRECISION_FP8_CS;
+    CU_ASSERT_EQUAL_FATAL(price(&tw), 0);
+    CU_ASSERT_EQUAL_FATAL(begin(&rw, "llama3-8b", "h100-sxm", 8, "torchtitan-2025-06"), 0);
+    set_batch(&rw.s.layout, 1, 1, 8, 4096);
+    rw.s.layout.precision = PRECISION_FP8_ROWWISE;
+    CU_ASSERT_EQUAL_FATAL(price(&rw), 0);
+    CU_ASSERT_EQUAL(rw.s.opt.prec.cast_input, 10);
+    CU_ASSERT_EQUAL(rw.s.opt.prec.rescale_grad_out, 4);
+    CU_ASSERT_EQUAL(tw.s.opt.prec.rescale_grad_out, 0);
+    const profile_t *pp = &rw.s.profile;
+    double h = rw.s.model.hidden, f = rw.s.model.ffn;
+    /* mlp_out: Y[T x h] = X[T x f] W[f x h]: the forward casts X, the
+     * backward casts dY and rescales dX[T x f] and dW[f x h] */
+    double d_fwd = op_fwd(&rw.c, "mlp_out") - op_fwd(&tw.c, "mlp_out");
+    CHECK_REL(d_fwd, prof_mem_time(pp, 10 * 4096 * f + 10 * f * h) -
+                         prof_mem_time(pp, 6 * 4096 * f + 6 * f * h), 1e-9);
+    double d_bwd = op_bwd(&rw.c, "mlp_out") - op_bwd(&tw.c, "mlp_out");
+    CHECK_REL(d_bwd, prof_mem_time(pp, 10 * 4096 * h + 4 * 4096 * f) +
+                         prof_mem_time(pp, 4 * f * h) - prof_mem_time(pp, 6 * 4096 * h), 1e-9);
+    scenario_free(&tw.s);
+    scenario_free(&rw.s);
 
     priced_t fp4;
     CU_ASSERT_EQUAL_FATAL(begin(&fp4, "llama3-8b", "h100-sxm", 8, NULL), 0);
