@@ -404,12 +404,21 @@ static double price_tp(pricer_t *pr, const gemm_cost_t *qkv, const gemm_cost_t *
             double reduce = o->tp_overlap.reduce_pass ? mem(pr, bytes * (1 + 1 / pr->t)) : 0;
             double scatter =
                 tpo_cost(pr, &r[TPO_PROJ_FPROP], w->m, w->n, w->k, w->fwd, rs, true) + reduce;
+            /* row-scaled fp8 gathers that the async TP pass leaves unfused
+             * run whole before their GEMMs (pytorch/pytorch#149990) */
+            bool unfused = o->tp_overlap.rowwise_gather_unfused &&
+                           l->precision == PRECISION_FP8_ROWWISE;
             out->fwd.tp +=
-                tpo_cost(pr, &r[TPO_QKV_FPROP], c->m, c->n, c->k, c->fwd, ag, false) + scatter;
+                (unfused ? ag
+                         : tpo_cost(pr, &r[TPO_QKV_FPROP], c->m, c->n, c->k, c->fwd, ag, false)) +
+                scatter;
             tail = halves == 2 && i == 1 ? scatter : 0;
             out->bwd.tp +=
-                tpo_cost(pr, &r[TPO_PROJ_DGRAD], w->m, w->k, w->n, w->dgrad, ag, false) +
-                tpo_cost(pr, &r[TPO_QKV_DGRAD], c->m, c->k, c->n, c->dgrad, ag, false) +
+                (unfused ? 2 * ag
+                         : tpo_cost(pr, &r[TPO_PROJ_DGRAD], w->m, w->k, w->n, w->dgrad, ag,
+                                    false) +
+                               tpo_cost(pr, &r[TPO_QKV_DGRAD], c->m, c->k, c->n, c->dgrad, ag,
+                                        false)) +
                 tpo_cost(pr, &r[TPO_QKV_WGRAD], c->k, c->n, c->m, c->wgrad, rs, false) + reduce;
         } else {
             /* forward: gather before the column-parallel GEMM, scatter

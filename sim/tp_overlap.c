@@ -87,6 +87,8 @@ int tpo_from_json(const cJSON *o, const json_ctx_t *ctx, tp_overlap_t *t, err_t 
         (rc = json_get_string(o, "unmatched", ctx, JSON_OPTIONAL, unmatched, sizeof unmatched,
                               err)) ||
         (rc = json_get_bool(o, "reduce_pass", ctx, JSON_OPTIONAL, &t->reduce_pass, err)) ||
+        (rc = json_get_bool(o, "rowwise_gather_unfused", ctx, JSON_OPTIONAL,
+                            &t->rowwise_gather_unfused, err)) ||
         (rc = json_get_object(o, "default", ctx, JSON_OPTIONAL, &def, err)) ||
         (rc = json_get_array(o, "configs", ctx, JSON_OPTIONAL, &cfgs, err)))
         return rc;

@@ -68,6 +68,10 @@ typedef struct {
     tpo_role_t def[TPO_COUNT]; /* what runs when no config matches */
     bool off_unmatched;        /* no config matches: no overlap at all (the
                                   recipe turns it on only for its models) */
+    bool rowwise_gather_unfused; /* with row-scaled fp8 the all-gathers are not
+                                  fused with their GEMMs (PyTorch's async TP
+                                  pass matches only the reduce-scatter side):
+                                  they run whole, before the GEMM */
     bool reduce_pass;          /* a reduce-scatter's partial sums are moved
                                   whole and added by one kernel after the last
                                   chunk (PyTorch's symmetric-memory async TP):

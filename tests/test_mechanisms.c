@@ -482,7 +482,8 @@ static void test_fp8_tp_gather(void)
  * chunk: per layer half, the forward's scatter and the input gradient's
  * each cost a memory pass reading the whole output and writing the shard,
  * beyond what the overlapped collective leaves exposed. Llama 3 8B, TP 8,
- * one micro-batch of 8,192 tokens. */
+ * one micro-batch of 8,192 tokens. Under row-scaled fp8 the gathers are
+ * not fused at all. */
 static void test_async_tp_reduce_pass(void)
 {
     step_costs_t c[2];
@@ -502,6 +503,28 @@ static void test_async_tp_reduce_pass(void)
     CU_ASSERT_TRUE(pass > 0);
     CHECK_REL(c[1].fwd.tp - c[0].fwd.tp, 2 * pass, 1e-9);
     CHECK_REL(c[1].bwd.tp - c[0].bwd.tp, 2 * pass, 1e-9);
+
+    /* with row-scaled fp8 the pass leaves the all-gathers unfused
+     * (pytorch/pytorch#149990): the forward's two gathers (bf16) run whole */
+    double ag = 0;
+    for (int unfused = 0; unfused < 2; unfused++) {
+        priced_t r;
+        CU_ASSERT_EQUAL_FATAL(begin(&r, "llama3-8b", "h100-sxm", 8, "torchtitan-2025-06"), 0);
+        set_batch(&r.s.layout, 8, 1, 1, 8192);
+        r.s.layout.precision = PRECISION_FP8_ROWWISE;
+        r.s.opt.tp_comm_overlap = true;
+        CU_ASSERT_TRUE(r.s.opt.tp_overlap.rowwise_gather_unfused);
+        r.s.opt.tp_overlap.rowwise_gather_unfused = unfused;
+        CU_ASSERT_EQUAL_FATAL(price(&r), 0);
+        c[unfused] = r.c;
+        ag = prof_coll_time(&r.s.profile, COLL_ALL_GATHER, &r.c.tp_span,
+                            8192.0 * r.s.model.hidden * 2);
+        scenario_free(&r.s);
+    }
+    CU_ASSERT_TRUE(ag > 0);
+    CU_ASSERT_TRUE(c[1].fwd.tp > 2 * ag);
+    CU_ASSERT_TRUE(c[0].fwd.tp < c[1].fwd.tp - ag);
+    CU_ASSERT_TRUE(c[1].bwd.tp > c[0].bwd.tp);
 }
 
 /* ----------------------------------------------- elementwise and recompute */
