@@ -72,6 +72,16 @@ static void set_batch(layout_t *l, int tp, int mb, int gb, int seq)
     l->sequence_parallel = tp > 1;
 }
 
+/* Llama 3 8B on 8 H100 SXM under framework fw: TP tp, one micro-batch of
+ * seq tokens a step, in precision prec, priced (the caller frees). */
+static void price_8b(priced_t *p, const char *fw, int tp, int seq, precision_t prec)
+{
+    CU_ASSERT_EQUAL_FATAL(begin(p, "llama3-8b", "h100-sxm", 8, fw), 0);
+    set_batch(&p->s.layout, tp, 1, 8 / tp, seq);
+    p->s.layout.precision = prec;
+    CU_ASSERT_EQUAL_FATAL(price(p), 0);
+}
+
 /* ------------------------------------------------ TP communication overlap */
 
 /* Llama 3 70B at TP4 on H100: NeMo 25.02 has a userbuffers setting for
@@ -386,14 +396,8 @@ static void test_precision_recipes(void)
      * tensor-wise 6), and the gradient GEMMs' outputs rescaled after the
      * GEMM (4 bytes an element of each output) */
     priced_t tw, rw;
-    CU_ASSERT_EQUAL_FATAL(begin(&tw, "llama3-8b", "h100-sxm", 8, "torchtitan-2025-06"), 0);
-    set_batch(&tw.s.layout, 1, 1, 8, 4096);
-    tw.s.layout.precision = PRECISION_FP8_CS;
-    CU_ASSERT_EQUAL_FATAL(price(&tw), 0);
-    CU_ASSERT_EQUAL_FATAL(begin(&rw, "llama3-8b", "h100-sxm", 8, "torchtitan-2025-06"), 0);
-    set_batch(&rw.s.layout, 1, 1, 8, 4096);
-    rw.s.layout.precision = PRECISION_FP8_ROWWISE;
-    CU_ASSERT_EQUAL_FATAL(price(&rw), 0);
+    price_8b(&tw, "torchtitan-2025-06", 1, 4096, PRECISION_FP8_CS);
+    price_8b(&rw, "torchtitan-2025-06", 1, 4096, PRECISION_FP8_ROWWISE);
     CU_ASSERT_EQUAL(rw.s.opt.prec.cast_input, 10);
     CU_ASSERT_EQUAL(rw.s.opt.prec.rescale_grad_out, 4);
     CU_ASSERT_EQUAL(tw.s.opt.prec.rescale_grad_out, 0);
