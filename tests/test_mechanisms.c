@@ -45,23 +45,20 @@ static int price(priced_t *p)
     return rc;
 }
 
-static double op_fwd(const step_costs_t *c, const char *name)
+/* One priced operation's forward or backward seconds (NaN, and a failed
+ * assertion, when the layer has no such operation). */
+static double op_time(const step_costs_t *c, const char *name, bool backward)
 {
     for (int i = 0; i < c->n_ops; i++)
         if (strcmp(c->ops[i].name, name) == 0)
-            return c->ops[i].fwd_s;
+            return backward ? c->ops[i].bwd_s : c->ops[i].fwd_s;
     CU_FAIL("operation not priced");
     return NAN;
 }
 
-static double op_bwd(const step_costs_t *c, const char *name)
-{
-    for (int i = 0; i < c->n_ops; i++)
-        if (strcmp(c->ops[i].name, name) == 0)
-            return c->ops[i].bwd_s;
-    CU_FAIL("operation not priced");
-    return NAN;
-}
+static double op_fwd(const step_costs_t *c, const char *name) { return op_time(c, name, false); }
+static double op_bwd(const step_costs_t *c, const char *name) { return op_time(c, name, true); }
+
 
 static void set_batch(layout_t *l, int tp, int mb, int gb, int seq)
 {
@@ -488,47 +485,47 @@ static void test_fp8_tp_gather(void)
  * beyond what the overlapped collective leaves exposed. Llama 3 8B, TP 8,
  * one micro-batch of 8,192 tokens. Under row-scaled fp8 the gathers are
  * not fused at all. */
+/* Llama 3 8B at TP 8, one micro-batch of 8,192 tokens, under torchtitan's
+ * async TP in precision prec with the two PyTorch mechanisms as given: the
+ * layer's costs, and on its profile one reduce pass and one bf16 gather of
+ * the micro-batch's activations. */
+static step_costs_t async_tp_8b(precision_t prec, bool reduce_pass, bool unfused, double *pass,
+                                double *ag)
+{
+    priced_t r;
+    CU_ASSERT_EQUAL_FATAL(begin(&r, "llama3-8b", "h100-sxm", 8, "torchtitan-2025-06"), 0);
+    set_batch(&r.s.layout, 8, 1, 1, 8192);
+    r.s.layout.precision = prec;
+    r.s.opt.tp_comm_overlap = true;
+    CU_ASSERT_TRUE(r.s.opt.tp_overlap.reduce_pass && r.s.opt.tp_overlap.rowwise_gather_unfused);
+    r.s.opt.tp_overlap.reduce_pass = reduce_pass;
+    r.s.opt.tp_overlap.rowwise_gather_unfused = unfused;
+    CU_ASSERT_EQUAL_FATAL(price(&r), 0);
+    double act = 8192.0 * r.s.model.hidden * 2;
+    *pass = prof_mem_time(&r.s.profile, act * (1 + 1.0 / 8));
+    *ag = prof_coll_time(&r.s.profile, COLL_ALL_GATHER, &r.c.tp_span, act);
+    step_costs_t c = r.c;
+    scenario_free(&r.s);
+    return c;
+}
+
 static void test_async_tp_reduce_pass(void)
 {
-    step_costs_t c[2];
-    double pass = 0;
-    for (int on = 0; on < 2; on++) {
-        priced_t r;
-        CU_ASSERT_EQUAL_FATAL(begin(&r, "llama3-8b", "h100-sxm", 8, "torchtitan-2025-06"), 0);
-        set_batch(&r.s.layout, 8, 1, 1, 8192);
-        r.s.opt.tp_comm_overlap = true;
-        CU_ASSERT_TRUE(r.s.opt.tp_overlap.reduce_pass);
-        r.s.opt.tp_overlap.reduce_pass = on;
-        CU_ASSERT_EQUAL_FATAL(price(&r), 0);
-        c[on] = r.c;
-        pass = prof_mem_time(&r.s.profile, 8192.0 * r.s.model.hidden * 2 * (1 + 1.0 / 8));
-        scenario_free(&r.s);
-    }
+    double pass, ag;
+    step_costs_t off = async_tp_8b(PRECISION_BF16, false, true, &pass, &ag);
+    step_costs_t on = async_tp_8b(PRECISION_BF16, true, true, &pass, &ag);
     CU_ASSERT_TRUE(pass > 0);
-    CHECK_REL(c[1].fwd.tp - c[0].fwd.tp, 2 * pass, 1e-9);
-    CHECK_REL(c[1].bwd.tp - c[0].bwd.tp, 2 * pass, 1e-9);
+    CHECK_REL(on.fwd.tp - off.fwd.tp, 2 * pass, 1e-9);
+    CHECK_REL(on.bwd.tp - off.bwd.tp, 2 * pass, 1e-9);
 
     /* with row-scaled fp8 the pass leaves the all-gathers unfused
      * (pytorch/pytorch#149990): the forward's two gathers (bf16) run whole */
-    double ag = 0;
-    for (int unfused = 0; unfused < 2; unfused++) {
-        priced_t r;
-        CU_ASSERT_EQUAL_FATAL(begin(&r, "llama3-8b", "h100-sxm", 8, "torchtitan-2025-06"), 0);
-        set_batch(&r.s.layout, 8, 1, 1, 8192);
-        r.s.layout.precision = PRECISION_FP8_ROWWISE;
-        r.s.opt.tp_comm_overlap = true;
-        CU_ASSERT_TRUE(r.s.opt.tp_overlap.rowwise_gather_unfused);
-        r.s.opt.tp_overlap.rowwise_gather_unfused = unfused;
-        CU_ASSERT_EQUAL_FATAL(price(&r), 0);
-        c[unfused] = r.c;
-        ag = prof_coll_time(&r.s.profile, COLL_ALL_GATHER, &r.c.tp_span,
-                            8192.0 * r.s.model.hidden * 2);
-        scenario_free(&r.s);
-    }
+    step_costs_t fused = async_tp_8b(PRECISION_FP8_ROWWISE, true, false, &pass, &ag);
+    step_costs_t whole = async_tp_8b(PRECISION_FP8_ROWWISE, true, true, &pass, &ag);
     CU_ASSERT_TRUE(ag > 0);
-    CU_ASSERT_TRUE(c[1].fwd.tp > 2 * ag);
-    CU_ASSERT_TRUE(c[0].fwd.tp < c[1].fwd.tp - ag);
-    CU_ASSERT_TRUE(c[1].bwd.tp > c[0].bwd.tp);
+    CU_ASSERT_TRUE(whole.fwd.tp > 2 * ag);
+    CU_ASSERT_TRUE(fused.fwd.tp < whole.fwd.tp - ag);
+    CU_ASSERT_TRUE(whole.bwd.tp > fused.bwd.tp);
 }
 
 /* ----------------------------------------------- elementwise and recompute */
