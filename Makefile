@@ -13,6 +13,8 @@
 #   make fuzz-smoke each target for FUZZ_SMOKE_S seconds on its seed corpus
 #   make fuzz-run FUZZ=NAME [FUZZ_TIME=600]   one target for a long run
 #   make bench      speed of the simulator and planner, whole-process start-up
+#   make validate   the simulator against published runs (validate-more,
+#                   validate-dgxc, validate-mpt: the out-of-sample sets)
 #   make gpu-test   tests that need an NVIDIA GPU
 #   make gpu-bundle one folder, gpu-bundle/, to copy to a GPU machine and run
 #                   (sh gpu-bundle/run.sh OUT_DIR); built in build-gpu/
