@@ -584,12 +584,13 @@ static void test_default_tokens(void)
 /* The bound that prunes the search never falls below what the simulator
  * gives: over dense models, pipeline depths, interleaving, schedules,
  * micro-batch counts, recompute (none, full, and Megatron's block recompute
- * of one layer per chunk), host offload and the frameworks (Megatron-Core, whose P2P and
- * DP traffic overlap, and torchtitan with FSDP), every simulated
- * step is at most as fast as its layout's bound (the bound before 2026-11-27
+ * of one layer per chunk), host offload (optimizer state, activations,
+ * ZeRO-3 parameters) and frameworks (Megatron-Core, whose P2P and DP
+ * traffic overlap, torchtitan with FSDP, DeepSpeed), every simulated step
+ * is at most as fast as its layout's bound (the bound before 2026-11-27
  * priced every layer of a block-recompute layout as recomputed and fell
- * below it), and the pipelined ones
- * come within a fifth of it (the bound is not vacuous). */
+ * below it), and the pipelined ones come within a fifth of it (the bound
+ * is not vacuous). */
 static void test_bound_holds(void)
 {
     static const char *const models[] = {"llama3-8b", "llama3-70b"};
