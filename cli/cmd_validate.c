@@ -286,11 +286,7 @@ static int write_profiles(const cli_args_t *a, const char *dir, const char *csv,
     int rc = ERR_OK;
     for (int i = 0; i < n && !rc; i++) {
         profile_t p;
-        if (o->profile && strcmp(o->profile->gpu, f[i].gpu) == 0)
-            rc = prof_copy(&p, o->profile, err);
-        else
-            rc = prof_load_default_in(a->catalog, f[i].gpu, &p, err);
-        if (rc)
+        if ((rc = pub_fit_profile(o, f[i].gpu, &p, err)))
             break;
         p.sustained_factor = f[i].fitted;
         snprintf(p.origin, sizeof p.origin, "measured");

@@ -292,6 +292,14 @@ static const recompute_t RC_ORDER[] = {RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECO
 /* Why try_layout did not keep a layout. */
 enum { TRY_KEPT = 0, TRY_INVALID, TRY_MEMORY, TRY_SIZE };
 
+/* The peak memory per GPU of the finalized layout l under framework fi,
+ * GiB (*mem: its parts). */
+static double peak_gib(const enum_ctx_t *e, int fi, const layout_t *l, model_memory_t *mem)
+{
+    model_memory_peak(e->m, l, &e->mo[fi], mem);
+    return mem->total_bytes / GIB;
+}
+
 /* Finalize l and check it against the framework and the GPU's memory
  * (counting what is pruned); keep it when it fits. */
 static int try_layout(enum_ctx_t *e, int fi, layout_t l)
@@ -307,8 +315,7 @@ static int try_layout(enum_ctx_t *e, int fi, layout_t l)
         return TRY_INVALID;
     }
     model_memory_t mem;
-    model_memory_peak(e->m, &l, &e->mo[fi], &mem);
-    double gib = mem.total_bytes / (1024.0 * 1024 * 1024);
+    double gib = peak_gib(e, fi, &l, &mem);
     if (gib < out->smallest_memory_gib) {
         out->smallest_memory_gib = gib;
         out->smallest_memory_layout = l;
@@ -336,8 +343,7 @@ static bool block_fits(const enum_ctx_t *e, int fi, const layout_t *fin, int n)
     layout_t l = *fin;
     l.recompute_layers = n;
     model_memory_t mem;
-    model_memory_peak(e->m, &l, &e->mo[fi], &mem);
-    return mem.total_bytes <= e->c->gpu.memory_gib * GIB;
+    return peak_gib(e, fi, &l, &mem) <= e->c->gpu.memory_gib;
 }
 
 /* Megatron block recompute before full recompute of every layer: the

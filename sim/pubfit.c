@@ -98,6 +98,13 @@ static void list_ids(const pub_row_t *rows, int n, const char *gpu, char *out, s
     }
 }
 
+int pub_fit_profile(const pub_options_t *opt, const char *gpu, profile_t *p, err_t *err)
+{
+    if (opt && opt->profile && strcmp(opt->profile->gpu, gpu) == 0)
+        return prof_copy(p, opt->profile, err);
+    return prof_load_default_in(opt ? opt->catalog : NULL, gpu, p, err);
+}
+
 int pub_fit_sustained(const char *csv_path, const pub_options_t *opt, pub_fit_t **fits, int *n,
                       err_t *err)
 {
@@ -132,11 +139,7 @@ int pub_fit_sustained(const char *csv_path, const pub_options_t *opt, pub_fit_t 
         f->median_current = median_signed(rows, n_rows, r->profile_gpu, &f->rows);
         list_ids(rows, n_rows, r->profile_gpu, f->row_ids, sizeof f->row_ids);
         profile_t p;
-        if (opt && opt->profile && strcmp(opt->profile->gpu, r->profile_gpu) == 0)
-            rc = prof_copy(&p, opt->profile, err);
-        else
-            rc = prof_load_default_in(base.catalog, r->profile_gpu, &p, err);
-        if (rc)
+        if ((rc = pub_fit_profile(&base, r->profile_gpu, &p, err)))
             break;
         f->current = p.sustained_factor;
         rc = fit_one(csv_path, &base, &p, f, err);

@@ -38,4 +38,9 @@ typedef struct {
 int pub_fit_sustained(const char *csv_path, const pub_options_t *opt, pub_fit_t **fits, int *n,
                       err_t *err);
 
+/* The profile a fit for gpu starts from (pub_fit_t.current): a copy of
+ * opt->profile when it is gpu's, else gpu's default profile (looked up in
+ * opt->catalog). The caller frees it with prof_free. */
+int pub_fit_profile(const pub_options_t *opt, const char *gpu, profile_t *p, err_t *err);
+
 #endif

@@ -32,6 +32,16 @@ static int expect(const char *args, int rc_expected, char **out, char **err)
     return rc;
 }
 
+/* expect(), then the standard output parsed as JSON (NULL when it is not). */
+static cJSON *expect_json(const char *args, int rc_expected)
+{
+    char *out = NULL;
+    expect(args, rc_expected, &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    free(out);
+    return j;
+}
+
 static void test_help_and_version(void)
 {
     char *out = NULL;
@@ -55,11 +65,9 @@ static void test_help_and_version(void)
 
 static void test_model_json_contract(void)
 {
-    char *out = NULL;
-    expect("model --model llama3-70b --tp 8 --pp 4 --gpus 256 --global-batch 512 "
-           "--gpu h100-sxm --json",
-           0, &out, NULL);
-    cJSON *j = cJSON_Parse(out ? out : "");
+    cJSON *j = expect_json("model --model llama3-70b --tp 8 --pp 4 --gpus 256 --global-batch 512 "
+                           "--gpu h100-sxm --json",
+                           0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     const char *keys[] = {"params", "params_non_embedding", "flops_per_token", "memory_gib",
                           "layout", "fits"};
@@ -82,7 +90,6 @@ static void test_model_json_contract(void)
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(layout, "grad_accum")->valueint, 64);
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(layout, "schedule")->valuestring, "1f1b");
     cJSON_Delete(j);
-    free(out);
 }
 
 /* Megatron flag names are aliases; the result is the same JSON. */
@@ -102,29 +109,24 @@ static void test_megatron_aliases(void)
     free(a);
     free(b);
     /* layers per virtual stage -> vpp: 96 layers / (PP 8 x 4) = 3 chunks */
-    char *out = NULL;
-    expect("model --model gpt3-175b --tp 8 --pp 8 --gpus 64 --global-batch 64 "
-           "--num-layers-per-virtual-pipeline-stage 4 --json",
-           0, &out, NULL);
-    cJSON *j = cJSON_Parse(out ? out : "");
+    cJSON *j = expect_json("model --model gpt3-175b --tp 8 --pp 8 --gpus 64 --global-batch 64 "
+                           "--num-layers-per-virtual-pipeline-stage 4 --json",
+                           0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     cJSON *layout = cJSON_GetObjectItem(j, "layout");
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(layout, "vpp")->valueint, 3);
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(layout, "schedule")->valuestring, "interleaved");
     cJSON_Delete(j);
-    free(out);
     /* a DeepSpeed config gives ZeRO stage and batch sizes */
     char args[512];
     snprintf(args, sizeof args, "model --model llama3-8b --gpus 64 --deepspeed %s --json",
              fixture("configs/ds_config.json"));
-    expect(args, 0, &out, NULL);
-    j = cJSON_Parse(out ? out : "");
+    j = expect_json(args, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     layout = cJSON_GetObjectItem(j, "layout");
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(layout, "zero")->valueint, 2);
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(layout, "global_batch")->valueint, 512);
     cJSON_Delete(j);
-    free(out);
 }
 
 static void test_model_text(void)
@@ -197,8 +199,7 @@ static void test_catalog_lists(void)
     for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
         CU_ASSERT_PTR_NOT_NULL(strstr(out, must[i]));
     free(out);
-    expect("catalog gpus --json", 0, &out, NULL);
-    cJSON *j = cJSON_Parse(out ? out : "");
+    cJSON *j = expect_json("catalog gpus --json", 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     /* every GPU a team plans on (issue 13), each with its source */
     const cJSON *gpus = cJSON_GetObjectItem(j, "gpus");
@@ -221,7 +222,6 @@ static void test_catalog_lists(void)
     }
     CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(j, "models")); /* only the section asked for */
     cJSON_Delete(j);
-    free(out);
 }
 
 /* scaleplan sim --json: the contract keys, a breakdown that sums to the
@@ -235,9 +235,7 @@ static void test_sim_json_and_trace(void)
              "--global-batch 64 --sequence-parallel --recompute selective --json "
              "--trace %s/trace.json",
              dir);
-    char *out = NULL;
-    expect(args, 0, &out, NULL);
-    cJSON *j = cJSON_Parse(out ? out : "");
+    cJSON *j = expect_json(args, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     const char *keys[] = {"step_time_s", "tokens_per_s", "model_tflops_per_gpu",
                           "hardware_tflops_per_gpu", "mfu", "hfu", "breakdown_s",
@@ -262,7 +260,6 @@ static void test_sim_json_and_trace(void)
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(l, "dp")->valueint, 4);
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(l, "schedule")->valuestring, "interleaved");
     cJSON_Delete(j);
-    free(out);
     /* the trace */
     char path[300];
     snprintf(path, sizeof path, "%s/trace.json", dir);
@@ -301,10 +298,7 @@ static void test_sim_rank(void)
                          "--seq-len 8192 --framework megatron-core --rank --json";
     char args[1024];
     snprintf(args, sizeof args, "%s --tp 8 --sequence-parallel --micro-batch 1", common);
-    char *out = NULL;
-    expect(args, 0, &out, NULL);
-    cJSON *j = cJSON_Parse(out ? out : "");
-    free(out);
+    cJSON *j = expect_json(args, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     cJSON *rk = cJSON_GetObjectItem(j, "rank");
     CU_ASSERT_PTR_NOT_NULL_FATAL(rk);
@@ -337,9 +331,7 @@ static void test_sim_rank(void)
         snprintf(best_args + strlen(best_args), sizeof best_args - strlen(best_args), " --vpp %d",
                  vpp);
     cJSON_Delete(j);
-    expect(best_args, 0, &out, NULL);
-    j = cJSON_Parse(out ? out : "");
-    free(out);
+    j = expect_json(best_args, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     rk = cJSON_GetObjectItem(j, "rank");
     CU_ASSERT_PTR_NOT_NULL_FATAL(rk);
@@ -347,11 +339,9 @@ static void test_sim_rank(void)
     CHECK_REL(cJSON_GetObjectItem(rk, "step_time_s")->valuedouble, best, 1e-9);
     cJSON_Delete(j);
     /* a layout that does not fit has no rank; the best that fits is said */
-    expect("sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --global-batch 64 "
-           "--framework megatron-core --rank --json --allow-oom",
-           0, &out, NULL);
-    j = cJSON_Parse(out ? out : "");
-    free(out);
+    j = expect_json("sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --global-batch 64 "
+                    "--framework megatron-core --rank --json --allow-oom",
+                    0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     rk = cJSON_GetObjectItem(j, "rank");
     CU_ASSERT_PTR_NOT_NULL_FATAL(rk);
@@ -459,24 +449,20 @@ static void test_sim_errors_and_fit(void)
            "--first-stage-layers 1 --last-stage-layers 0 --global-batch 8192 --seq-len 4096 "
            "--sequence-parallel --distributed-optimizer --allow-oom",
            0, NULL, NULL);
-    char *out = NULL;
-    expect("sim --model llama3-70b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --json", 1,
-           &out, NULL);
-    cJSON *j = cJSON_Parse(out ? out : "");
+    cJSON *j = expect_json(
+        "sim --model llama3-70b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --json", 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     CU_ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(j, "fits")));
     cJSON *reason = cJSON_GetObjectItem(j, "fit_reason");
     CU_ASSERT_TRUE(cJSON_IsString(reason) && strstr(reason->valuestring, "GiB"));
     cJSON_Delete(j);
-    free(out);
 }
 
 /* reliability and budget end to end */
 static void test_reliability_and_budget(void)
 {
     char *out = NULL, *err = NULL;
-    expect("reliability --ladder --json", 0, &out, NULL);
-    cJSON *j = cJSON_Parse(out ? out : "");
+    cJSON *j = expect_json("reliability --ladder --json", 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     cJSON *ladder = cJSON_GetObjectItem(j, "ladder");
     CU_ASSERT_EQUAL(cJSON_GetArraySize(ladder), 4);
@@ -489,11 +475,9 @@ static void test_reliability_and_budget(void)
         prev = w;
     }
     cJSON_Delete(j);
-    free(out);
-    expect("reliability --gpu h100-sxm --gpus 1024 --days 30 --checkpoint-size 840GB "
-           "--trials 200 --json",
-           0, &out, NULL);
-    j = cJSON_Parse(out ? out : "");
+    j = expect_json("reliability --gpu h100-sxm --gpus 1024 --days 30 --checkpoint-size 840GB "
+                    "--trials 200 --json",
+                    0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     const char *keys[] = {"wall_days_p10", "wall_days_p50", "wall_days_p90", "goodput",
                           "interruptions_mean", "interruptions_by_cause", "checkpoint_interval_s",
@@ -503,16 +487,15 @@ static void test_reliability_and_budget(void)
     double g = cJSON_GetObjectItem(j, "goodput")->valuedouble;
     CU_ASSERT_TRUE(g > 0.5 && g < 1);
     cJSON_Delete(j);
-    free(out);
     /* the planning guide's claim: 70B on 2T tokens on 256 H100s in 14 days */
     expect("budget --model llama3-70b --tokens 2T --gpus 256 --gpu h100-sxm --days 14 --trials 100",
            0, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "not possible"));
     free(out);
-    expect("budget --model llama3-70b --tokens 2T --gpus 256 --gpu h100-sxm --days 14 --trials 100 "
-           "--json --compare",
-           0, &out, NULL);
-    j = cJSON_Parse(out ? out : "");
+    j = expect_json(
+        "budget --model llama3-70b --tokens 2T --gpus 256 --gpu h100-sxm --days 14 --trials 100 "
+        "--json --compare",
+        0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     CU_ASSERT_TRUE(cJSON_GetObjectItem(j, "required_mfu")->valuedouble > 1);
     CU_ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(j, "feasible")));
@@ -522,7 +505,6 @@ static void test_reliability_and_budget(void)
     CU_ASSERT_TRUE(cost >= gpuh * 2.49);
     CU_ASSERT_TRUE(cJSON_GetArraySize(cJSON_GetObjectItem(j, "providers")) >= 5);
     cJSON_Delete(j);
-    free(out);
     static const struct {
         const char *args, *needle;
     } bad[] = {
@@ -560,8 +542,7 @@ static void test_plan_cli(void)
              "--trials 100 --what-if fabric=ib-hdr,price=4.10,gpu=h200 --report %s/r --json",
              dir);
     char *out = NULL;
-    expect(args, 0, &out, NULL);
-    cJSON *j = cJSON_Parse(out ? out : "");
+    cJSON *j = expect_json(args, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     cJSON *ladder = cJSON_GetObjectItem(j, "ladder");
     CU_ASSERT_EQUAL(cJSON_GetArraySize(ladder), 4);
@@ -582,7 +563,6 @@ static void test_plan_cli(void)
     CU_ASSERT_TRUE(cJSON_GetObjectItem(pw, "cost_usd")->valuedouble >
                    cJSON_GetObjectItem(best, "cost_usd")->valuedouble);
     cJSON_Delete(j);
-    free(out);
     char path[400];
     snprintf(path, sizeof path, "%s/r/result.json", dir);
     cJSON *f = NULL;
@@ -677,12 +657,10 @@ static void test_flags_checked(void)
     expect("model llama3-8b --json", 0, &out, NULL);
     CU_ASSERT_TRUE(out && strstr(out, "\"params\""));
     free(out);
-    expect("sim --model llama3-8b --gpu h100-sxm --gpus 1k --tp 8 --global-batch 1k --json", 0,
-           &out, NULL);
-    cJSON *j = cJSON_Parse(out ? out : "");
+    cJSON *j = expect_json(
+        "sim --model llama3-8b --gpu h100-sxm --gpus 1k --tp 8 --global-batch 1k --json", 0);
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "dp")->valueint, 128);
     cJSON_Delete(j);
-    free(out);
     expect("catalog gpus fabrics", 0, NULL, NULL);
 }
 
@@ -708,17 +686,15 @@ static void test_reliability_limits(void)
     CU_ASSERT_TRUE(err && strstr(err, "never finishes") && count_lines(err) == 1);
     free(out);
     free(err);
-    expect("reliability --gpu h100-sxm --gpus 1024 --tokens 1T --step-time 5 "
-           "--checkpoint-every 1e308 --checkpoint-size 1TB --trials 100 --json",
-           0, &out, NULL);
-    cJSON *j = cJSON_Parse(out ? out : "");
+    cJSON *j = expect_json("reliability --gpu h100-sxm --gpus 1024 --tokens 1T --step-time 5 "
+                           "--checkpoint-every 1e308 --checkpoint-size 1TB --trials 100 --json",
+                           0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     double goodput = cJSON_GetObjectItem(j, "goodput")->valuedouble;
     CU_ASSERT_TRUE(goodput > 0 && goodput <= 1);
     CU_ASSERT_TRUE(cJSON_GetObjectItem(j, "lost_gpu_hours")->valuedouble >= 0);
     CU_ASSERT_TRUE(cJSON_GetObjectItem(j, "checkpoint_hours")->valuedouble < 0.01);
     cJSON_Delete(j);
-    free(out);
 }
 
 /* Issue 17 row 7: a huge global batch is bounded: the planner skips the
@@ -815,10 +791,10 @@ static void test_framework_inputs(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "ignored --lr: no effect on speed or memory"));
     free(out);
     out = NULL;
-    expect("sim --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt --gpu h100-sxm "
-           "--gpus 128 --json",
-           0, &out, NULL);
-    cJSON *j = cJSON_Parse(out ? out : "");
+    cJSON *j = expect_json(
+        "sim --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt --gpu h100-sxm "
+        "--gpus 128 --json",
+        0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "dp")->valueint, 4);
     cJSON *notes = cJSON_GetObjectItem(j, "notes");
@@ -826,18 +802,16 @@ static void test_framework_inputs(void)
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(notes, 0), "kind")->valuestring,
                            "ignored");
     cJSON_Delete(j);
-    free(out);
     out = NULL;
-    expect("sim --megatron-args \"--num-layers 4 --hidden-size 256 --num-attention-heads 4 "
-           "--max-position-embeddings 1024 --seq-length 1024 --vocab-size 5000 "
-           "--tokenizer-type NullTokenizer --bf16 --tensor-model-parallel-size 2\" "
-           "--gpu h100-sxm --gpus 8 --json",
-           0, &out, NULL);
-    j = cJSON_Parse(out ? out : "");
+    j = expect_json(
+        "sim --megatron-args \"--num-layers 4 --hidden-size 256 --num-attention-heads 4 "
+        "--max-position-embeddings 1024 --seq-length 1024 --vocab-size 5000 "
+        "--tokenizer-type NullTokenizer --bf16 --tensor-model-parallel-size 2\" "
+        "--gpu h100-sxm --gpus 8 --json",
+        0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "tp")->valueint, 2);
     cJSON_Delete(j);
-    free(out);
     /* A torchtitan job config: the model from its flavor, FSDP over --gpus. */
     expect("sim --torchtitan tests/fixtures/torchtitan/llama3_70b.toml --gpu h100-sxm --gpus 64 "
            "--json",
@@ -904,10 +878,10 @@ static void test_framework_inputs(void)
 static void test_offload_cli(void)
 {
     char *out = NULL;
-    expect("sim --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer,params "
-           "--recompute full --json",
-           0, &out, NULL);
-    cJSON *j = cJSON_Parse(out ? out : "");
+    cJSON *j = expect_json(
+        "sim --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer,params "
+        "--recompute full --json",
+        0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     CU_ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(j, "fits")));
     CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "breakdown_s"), "offload"));
@@ -919,7 +893,6 @@ static void test_offload_cli(void)
         "optimizer,params");
     CU_ASSERT_TRUE(cJSON_GetArraySize(cJSON_GetObjectItem(j, "notes")) >= 2);
     cJSON_Delete(j);
-    free(out);
     out = NULL;
     /* The issue's command as given: offload runs checkpoint activations
      * unless a recompute mode is named (said as an assumption); it fits */
