@@ -319,12 +319,14 @@ static int layout(tt_t *x, int n_gpus, int n_layers)
     /* Batch: local_batch_size per rank (batch_size before 2025-06),
      * global_batch_size for accumulation; with PP micro-batches of
      * pipeline_parallel_microbatch_size. */
-    int local = 8, global = -1, pp_mbs = 1;
-    bool has_local;
+    int local = 8, global = -1, pp_mbs = 1, pp_n = 0;
+    bool has_local, has_mbs;
     if ((rc = want_int(x, KEYS("training.local_batch_size", "training.batch_size"), 1, big, &local,
                        &has_local)) ||
         (rc = want_int(x, KEYS("training.global_batch_size"), -1, 1L << 30, &global, NULL)) ||
         (rc = want_int(x, KEYS("parallelism.pipeline_parallel_microbatch_size"), 1, big, &pp_mbs,
+                       &has_mbs)) ||
+        (rc = want_int(x, KEYS("experimental.pipeline_parallel_microbatches"), 1, big, &pp_n,
                        NULL)) ||
         (rc = want_int(x, KEYS("training.seq_len"), 1, 100000000L, &l->seq_len, NULL)))
         return rc;
@@ -333,6 +335,22 @@ static int layout(tt_t *x, int n_gpus, int n_layers)
                   "absent: torchtitan's default 8");
     if (!toml_find(x->doc, "training.seq_len"))
         l->seq_len = 2048; /* JobConfig default */
+    /* Before pipeline_parallel_microbatch_size (2025), torchtitan split the
+     * local batch into experimental.pipeline_parallel_microbatches
+     * micro-batches, by default one per stage (torchtitan 9dec370
+     * parallelisms/pipeline_llama.py: "pipeline_parallel_microbatches or
+     * parallel_dims.pp"); the 2024 keys ([training] batch_size) mean that
+     * generation. */
+    if (pp > 1 && !has_mbs && (pp_n > 0 || toml_find(x->doc, "training.batch_size"))) {
+        int n = pp_n > 0 ? pp_n : pp;
+        if (local % n != 0)
+            return err_setf(x->err, ERR_INPUT, x->file,
+                            pp_n > 0 ? "experimental.pipeline_parallel_microbatches"
+                                     : "training.batch_size",
+                            "the local batch %d must split into %d pipeline micro-batches%s", local,
+                            n, pp_n > 0 ? "" : " (one per stage, this generation's default)");
+        pp_mbs = local / n;
+    }
     if (pp > 1) {
         if (local % pp_mbs != 0)
             return err_setf(x->err, ERR_INPUT, x->file,

@@ -230,6 +230,46 @@ static void test_old_keys_and_options(void)
     torchtitan_free(&t);
 }
 
+/* The 2024 generation split the local batch into one pipeline micro-batch
+ * per stage unless experimental.pipeline_parallel_microbatches said how
+ * many (torchtitan's December 2024 405B runs: local batch 32 on 8 stages
+ * is 8 micro-batches of 4); the 2025 key sets the micro-batch size. */
+static void test_old_pipeline_microbatches(void)
+{
+    static const struct {
+        const char *extra;
+        int micro_batch;
+    } cases[] = {
+        {"", 4},                                                  /* 32 / PP 8 */
+        {"pipeline_parallel_microbatches = 16\n", 2},             /* 32 / 16 */
+        {"[parallelism]\npipeline_parallel_microbatch_size = 1\n", 1}, /* the 2025 key */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "[model]\nname = \"llama3\"\nflavor = \"405B\"\n"
+                 "[training]\nbatch_size = 32\ndata_parallel_degree = 8\n"
+                 "tensor_parallel_degree = 8\n"
+                 "[experimental]\npipeline_parallel_degree = 8\n%s",
+                 cases[i].extra);
+        torchtitan_t t;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(torchtitan_read(text, strlen(text), "old.toml", 512, &t, &e), 0);
+        CU_ASSERT_EQUAL(t.layout.micro_batch, cases[i].micro_batch);
+        CU_ASSERT_EQUAL(t.layout.global_batch, 256);
+        CU_ASSERT_STRING_EQUAL(t.framework, "torchtitan-2024-12");
+        torchtitan_free(&t);
+    }
+    const char *bad = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n"
+                      "[training]\nbatch_size = 6\n"
+                      "[experimental]\npipeline_parallel_degree = 4\n";
+    torchtitan_t t;
+    err_t e;
+    CHECK_ERR(torchtitan_read(bad, strlen(bad), "old.toml", 8, &t, &e), &e, ERR_INPUT,
+              "training.batch_size", "4 pipeline micro-batches");
+    torchtitan_free(&t);
+}
+
 static void test_bad_configs(void)
 {
     static const struct {
@@ -263,4 +303,5 @@ static void test_bad_configs(void)
 
 TEST_SUITE(suite_torchtitan, "torchtitan", TEST(test_toml_values), TEST(test_toml_errors),
            TEST(test_llama3_8b), TEST(test_llama3_70b), TEST(test_llama3_405b),
-           TEST(test_old_keys_and_options), TEST(test_bad_configs));
+           TEST(test_old_keys_and_options), TEST(test_old_pipeline_microbatches),
+           TEST(test_bad_configs));
