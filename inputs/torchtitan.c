@@ -12,11 +12,20 @@
 #include "common/fileio.h"
 #include "inputs/toml.h"
 
+/* The torchtitan generation whose keys a file uses: its presets differ in
+ * defaults, and in how the pipeline's stages split the layers. */
+typedef enum {
+    TT_GEN_2024_12, /* [training] batch_size (torchtitan 9dec370) */
+    TT_GEN_2025_06, /* local_batch_size (820504e) */
+    TT_GEN_2025_12  /* expert parallelism, DualPipeV, first/last_stage_less_layers */
+} tt_gen_t;
+
 typedef struct {
     toml_doc_t *doc;
     torchtitan_t *t;
     const char *file;
     err_t *err;
+    tt_gen_t gen;
 } tt_t;
 
 /* The entry at the first of the spellings that is present (newest first),
@@ -178,6 +187,178 @@ static int model(tt_t *x)
 
 /* ------------------------------------------------------------ the layout */
 
+/* What the first and last stages count in place of layers (the embedding,
+ * the norm and output head): pipeline_parallel_first/last_stage_less_layers
+ * since late 2025, one each before (torchtitan f64cf3c, 2025-04); nothing
+ * in the 2024 generation. */
+static int stage_weights(tt_t *x, int *in_w, int *out_w)
+{
+    *in_w = *out_w = x->gen == TT_GEN_2024_12 ? 0 : 1;
+    int rc;
+    if ((rc = want_int(x, KEYS("parallelism.pipeline_parallel_first_stage_less_layers"), 0,
+                       100000, in_w, NULL)) ||
+        (rc = want_int(x, KEYS("parallelism.pipeline_parallel_last_stage_less_layers"), 0,
+                       100000, out_w, NULL)))
+        return rc;
+    return ERR_OK;
+}
+
+/* Stages per rank from pipeline_parallel_layers_per_stage, as torchtitan
+ * derives them: in 2024 the key did not exist (layers / (PP x per stage),
+ * kept for files that mix generations); from 2025-04 the embedding and the
+ * output count as layers (distributed/pipeline.py generate_split_points at
+ * 820504e: an exact fit of layers + 2 onto PP ranks of per-stage stages);
+ * from late 2025 the stages are ceil((layers + weights) / per stage),
+ * divisible by PP (distributed/pipeline_parallel.py
+ * _get_pipeline_metadata). Single-stage schedules need one per rank. */
+static int stages_per_rank(tt_t *x, layout_t *l, int n_layers, int per_stage)
+{
+    const char *key = "parallelism.pipeline_parallel_layers_per_stage";
+    int in_w, out_w, rc;
+    if ((rc = stage_weights(x, &in_w, &out_w)))
+        return rc;
+    long eff = (long)n_layers + in_w + out_w, per_rank;
+    if (x->gen == TT_GEN_2024_12) {
+        if (l->schedule != SCHEDULE_INTERLEAVED)
+            return ERR_OK;
+        long stages = (long)l->pp * per_stage;
+        if (n_layers % stages != 0)
+            return err_setf(x->err, ERR_INPUT, x->file, key,
+                            "%d layers do not split into PP %d x %d-layer stages", n_layers,
+                            l->pp, per_stage);
+        l->vpp = (int)(n_layers / stages);
+        return ERR_OK;
+    }
+    if (x->gen == TT_GEN_2025_06) {
+        if (eff % l->pp != 0 || (eff / l->pp) % per_stage != 0)
+            return err_setf(x->err, ERR_INPUT, x->file, key,
+                            "%d layers + the embedding and output (%ld) do not fit PP %d ranks of "
+                            "%d-layer stages exactly, as this torchtitan requires",
+                            n_layers, eff, l->pp, per_stage);
+        per_rank = eff / l->pp / per_stage;
+    } else {
+        long stages = (eff + per_stage - 1) / per_stage;
+        if (stages % l->pp != 0)
+            return err_setf(x->err, ERR_INPUT, x->file, key,
+                            "%ld stages of %d layers (for %d layers + %d + %d for the first and "
+                            "last stages) do not divide by PP %d",
+                            stages, per_stage, n_layers, in_w, out_w, l->pp);
+        per_rank = stages / l->pp;
+    }
+    bool looped = l->schedule == SCHEDULE_INTERLEAVED;
+    if (looped ? per_rank < 2 : per_rank != 1)
+        return err_setf(x->err, ERR_INPUT, x->file, key,
+                        "%d gives %ld stages per rank; the %s schedule needs %s", per_stage,
+                        per_rank, looped ? "looped" : "single-stage",
+                        looped ? "at least 2" : "exactly 1");
+    if (looped)
+        l->vpp = (int)per_rank;
+    return ERR_OK;
+}
+
+/* The split points, when given as a non-empty list (an empty list is the
+ * default: generate them); not marked as read. */
+static const toml_entry_t *split_points_entry(tt_t *x)
+{
+    const toml_entry_t *e = toml_find(x->doc, "parallelism.pipeline_parallel_split_points");
+    if (!e)
+        e = toml_find(x->doc, "experimental.pipeline_parallel_split_points");
+    return e && e->v.type == TOML_ARRAY && e->v.n_items > 0 ? e : NULL;
+}
+
+/* Layers per stage from pipeline_parallel_split_points ("layers.N", where
+ * each stage after the first begins). */
+static int split_points(tt_t *x, toml_entry_t *e, int n_layers, int V, int *sizes)
+{
+    if (e->v.type != TOML_ARRAY)
+        return err_setf(x->err, ERR_INPUT, x->file, e->key,
+                        "line %d: must be a list of \"layers.N\" names", e->v.line);
+    if (e->v.n_items != V - 1)
+        return err_setf(x->err, ERR_INPUT, x->file, e->key,
+                        "line %d: %d split points for %d (virtual) stages; give %d",
+                        e->v.line, e->v.n_items, V, V - 1);
+    int prev = 0;
+    for (int i = 0; i < e->v.n_items; i++) {
+        const toml_value_t *it = &e->v.items[i];
+        char *end = NULL;
+        long at = it->type == TOML_STRING && strncmp(it->str, "layers.", 7) == 0
+                      ? strtol(it->str + 7, &end, 10)
+                      : -1;
+        if (!end || *end || at <= prev || at >= n_layers)
+            return err_setf(x->err, ERR_INPUT, x->file, e->key,
+                            "line %d: item %d must be \"layers.N\" with N increasing from 1 "
+                            "to %d",
+                            e->v.line, i + 1, n_layers - 1);
+        sizes[i] = (int)at - prev;
+        prev = (int)at;
+    }
+    sizes[V - 1] = n_layers - prev;
+    return ERR_OK;
+}
+
+/* Layers per stage as torchtitan generates them without split points:
+ * its generation's rule (layout_split_rule_t). */
+static int generated_split(tt_t *x, int n_layers, int V, int *sizes)
+{
+    int in_w, out_w, rc;
+    if ((rc = stage_weights(x, &in_w, &out_w)))
+        return rc;
+    layout_split_rule_t rule =
+        x->gen == TT_GEN_2024_12 ? LAYOUT_SPLIT_EXTRA_MIDDLE : LAYOUT_SPLIT_WEIGHTED;
+    if ((rc = layout_rule_stage_sizes(rule, n_layers, V, in_w, out_w, sizes,
+                                      "parallelism.pipeline_parallel_degree", x->err)))
+        err_prefix(x->err, x->file);
+    return rc;
+}
+
+/* The pipeline's stages as torchtitan splits the layers (split points,
+ * else its generation's rule), into the layout's uneven split; a note
+ * says the split, and where the simulator's equal middle stages
+ * approximate it. */
+static int stage_split(tt_t *x, layout_t *l, int n_layers)
+{
+    long stages = (long)l->pp * l->vpp;
+    if (stages < 2)
+        return ERR_OK;
+    /* (what each stage must hold is checked with the weights below) */
+    if (stages > (long)n_layers + 200000)
+        return err_setf(x->err, ERR_INPUT, x->file, "parallelism.pipeline_parallel_degree",
+                        "%ld (virtual) stages for %d layers", stages, n_layers);
+    int V = (int)stages;
+    toml_entry_t *pts = find_any(x, KEYS("parallelism.pipeline_parallel_split_points",
+                                         "experimental.pipeline_parallel_split_points"));
+    if (pts && pts->v.type == TOML_ARRAY && pts->v.n_items == 0)
+        pts = NULL; /* the default: generate them */
+    int *sizes = calloc((size_t)V, sizeof *sizes);
+    if (!sizes)
+        return err_set(x->err, ERR_RUNTIME, "out of memory splitting the pipeline stages");
+    int rc = pts ? split_points(x, pts, n_layers, V, sizes) : generated_split(x, n_layers, V, sizes);
+    bool approx = false;
+    const char *what = pts ? pts->key : "parallelism.pipeline_parallel_degree";
+    if (!rc && (rc = layout_set_stage_sizes(l, sizes, V, n_layers, what, &approx, x->err)))
+        err_prefix(x->err, x->file);
+    if (!rc && (l->first_stage_layers || l->last_stage_layers)) {
+        char list[160] = "";
+        size_t n = 0;
+        for (int i = 0; i < V && n + 16 < sizeof list; i++)
+            n += (size_t)snprintf(list + n, sizeof list - n, "%s%d", i ? "/" : "", sizes[i]);
+        if (n + 16 >= sizeof list)
+            snprintf(list + n, sizeof list - n, "/...");
+        int last = l->last_stage_layers == LAYOUT_STAGE_EMPTY ? 0 : l->last_stage_layers;
+        int middle = V > 2 ? (n_layers - l->first_stage_layers - last) / (V - 2) : 0;
+        if (approx)
+            notes_add(&x->t->notes, NOTE_ASSUMED, what,
+                      "torchtitan places %s layers on the %d stages; simulated as %d, %d x %d, "
+                      "%d (equal middle stages: the largest stage and the total kept)",
+                      list, V, l->first_stage_layers, V - 2, middle, last);
+        else
+            notes_add(&x->t->notes, NOTE_ASSUMED, what,
+                      "torchtitan places %s layers on the %d stages", list, V);
+    }
+    free(sizes);
+    return rc;
+}
+
 static int schedule(tt_t *x, layout_t *l, int n_layers)
 {
     const char *sched = "1F1B";
@@ -225,21 +406,26 @@ static int schedule(tt_t *x, layout_t *l, int n_layers)
         if (strcmp(sched, "Interleaved1F1B") != 0)
             notes_add(&x->t->notes, NOTE_ASSUMED, "parallelism.pipeline_parallel_schedule",
                       "%s is simulated as interleaved 1F1B (the same stages per rank)", sched);
-        if (has_per_stage && n_layers > 0) {
-            long stages = (long)l->pp * per_stage;
-            if (n_layers % stages != 0)
-                return err_setf(x->err, ERR_INPUT, x->file,
-                                "parallelism.pipeline_parallel_layers_per_stage",
-                                "%d layers do not split into PP %d x %d-layer stages", n_layers,
-                                l->pp, per_stage);
-            l->vpp = (int)(n_layers / stages);
-        } else {
+        const toml_entry_t *pts = split_points_entry(x);
+        if (!has_per_stage && pts) {
+            /* the split points say how many stages there are */
+            int stages = pts->v.n_items + 1;
+            if (stages % l->pp != 0 || stages / l->pp < 2)
+                return err_setf(x->err, ERR_INPUT, x->file, pts->key,
+                                "line %d: %d stages (from %d split points) are not 2 or more "
+                                "per rank on PP %d",
+                                pts->v.line, stages, pts->v.n_items, l->pp);
+            l->vpp = stages / l->pp;
+        } else if (!has_per_stage) {
             l->vpp = 2;
             notes_add(&x->t->notes, NOTE_ASSUMED, "parallelism.pipeline_parallel_layers_per_stage",
                       "absent: 2 stages per rank for the looped schedule");
         }
     }
-    return ERR_OK;
+    if (has_per_stage && n_layers > 0 && l->schedule != SCHEDULE_DUALPIPEV &&
+        (rc = stages_per_rank(x, l, n_layers, per_stage)))
+        return rc;
+    return n_layers > 0 ? stage_split(x, l, n_layers) : ERR_OK;
 }
 
 static int layout(tt_t *x, int n_gpus, int n_layers)
@@ -576,6 +762,23 @@ static void other_notes(tt_t *x)
     }
 }
 
+/* The generation whose keys the file uses: [training] batch_size until
+ * June 2025, local_batch_size after; expert parallelism, DualPipeV and the
+ * first/last_stage_less_layers weights came after June 2025 (torchtitan
+ * job_config.py at c08fa570a, not at 820504e). */
+static tt_gen_t file_generation(toml_doc_t *doc)
+{
+    if (toml_find(doc, "training.batch_size"))
+        return TT_GEN_2024_12;
+    const toml_entry_t *sched = toml_find(doc, "parallelism.pipeline_parallel_schedule");
+    if (toml_find(doc, "parallelism.expert_parallel_degree") ||
+        toml_find(doc, "parallelism.pipeline_parallel_first_stage_less_layers") ||
+        toml_find(doc, "parallelism.pipeline_parallel_last_stage_less_layers") ||
+        (sched && sched->v.type == TOML_STRING && strcmp(sched->v.str, "DualPipeV") == 0))
+        return TT_GEN_2025_12;
+    return TT_GEN_2025_06;
+}
+
 int torchtitan_read(const char *text, size_t len, const char *file, int n_gpus, torchtitan_t *t,
                     err_t *err)
 {
@@ -586,7 +789,7 @@ int torchtitan_read(const char *text, size_t len, const char *file, int n_gpus, 
     int rc = toml_parse(text, len, file, &doc, err);
     if (rc)
         return rc;
-    tt_t x = {&doc, t, file, err};
+    tt_t x = {&doc, t, file, err, file_generation(&doc)};
     if ((rc = model(&x)))
         goto out;
     /* Layers, for the stages of looped schedules: the debug model's, or
@@ -602,17 +805,9 @@ int torchtitan_read(const char *text, size_t len, const char *file, int n_gpus, 
         (rc = options(&x)))
         goto out;
     other_notes(&x);
-    /* The preset of the torchtitan generation whose keys the file uses:
-     * [training] batch_size until June 2025, local_batch_size after;
-     * expert parallelism and DualPipeV came after June 2025 (torchtitan
-     * job_config.py at c08fa570a, not at 820504e). */
-    const char *gen = "torchtitan-2025-06";
-    if (toml_find(&doc, "training.batch_size"))
-        gen = "torchtitan-2024-12";
-    else if (toml_find(&doc, "parallelism.expert_parallel_degree") ||
-             t->layout.schedule == SCHEDULE_DUALPIPEV)
-        gen = "torchtitan-2025-12";
-    snprintf(t->framework, sizeof t->framework, "%s", gen);
+    static const char *const presets[] = {"torchtitan-2024-12", "torchtitan-2025-06",
+                                          "torchtitan-2025-12"};
+    snprintf(t->framework, sizeof t->framework, "%s", presets[x.gen]);
     if (t->notes.oom)
         rc = err_set(err, ERR_RUNTIME, "out of memory listing the torchtitan notes");
 out:

@@ -499,6 +499,91 @@ int layout_chunk_layers(const layout_t *l, const model_t *m, int vs)
     return (m->n_layers - first - (last > 0 ? last : 0)) / middle;
 }
 
+int layout_rule_stage_sizes(layout_split_rule_t rule, int n_layers, int n_stages, int in_w,
+                            int out_w, int *sizes, const char *what, err_t *err)
+{
+    if (n_stages < 1 || n_stages > n_layers + in_w + out_w)
+        return err_setf(err, ERR_INPUT, NULL, what, "%d (virtual) stages for %d layers",
+                        n_stages, n_layers);
+    if (rule == LAYOUT_SPLIT_EXTRA_MIDDLE) {
+        /* torchtitan 9dec370 parallelisms/pipelining_utils.py
+         * generate_split_points */
+        int base = n_layers / n_stages, extra = n_layers % n_stages, used = 0;
+        for (int i = 0; i < n_stages - 1; i++) {
+            int more = i > 0 && extra > 0;
+            extra -= more;
+            sizes[i] = base + more;
+            used += sizes[i];
+        }
+        sizes[n_stages - 1] = n_layers - used;
+        return ERR_OK;
+    }
+    /* torchtitan distributed/pipeline.py generate_split_points (820504e) and
+     * pipeline_parallel.py _generate_llm_fqn_per_model_part (late 2025):
+     * the stages share layers + in_w + out_w, the remainder to the first */
+    long eff = (long)n_layers + in_w + out_w;
+    long per = eff / n_stages, extra = eff % n_stages;
+    if (rule != LAYOUT_SPLIT_WEIGHTED || per < in_w || per < out_w || per < 1)
+        return err_setf(err, ERR_INPUT, NULL, what,
+                        "%d (virtual) stages for %d layers + %d + %d for the first and last "
+                        "stages leave a stage without what it must hold",
+                        n_stages, n_layers, in_w, out_w);
+    for (int i = 0; i < n_stages; i++)
+        sizes[i] = (int)(per + (i < extra ? 1 : 0));
+    sizes[0] -= in_w;
+    sizes[n_stages - 1] -= out_w;
+    return ERR_OK;
+}
+
+int layout_set_stage_sizes(layout_t *l, const int *sizes, int n_stages, int n_layers,
+                           const char *what, bool *approximated, err_t *err)
+{
+    *approximated = false;
+    long sum = 0;
+    bool all_equal = true;
+    for (int i = 0; i < n_stages; i++) {
+        if (sizes[i] < 0)
+            return err_setf(err, ERR_INPUT, NULL, what, "stage %d would hold %d layers", i,
+                            sizes[i]);
+        sum += sizes[i];
+        all_equal = all_equal && sizes[i] == sizes[0];
+    }
+    if (n_stages < 1 || sum != n_layers)
+        return err_setf(err, ERR_INPUT, NULL, what,
+                        "the %d stages hold %ld layers, not the model's %d", n_stages, sum,
+                        n_layers);
+    l->first_stage_layers = l->last_stage_layers = 0;
+    if (n_stages == 1 || all_equal)
+        return ERR_OK;
+    if (sizes[0] == 0)
+        return err_setf(err, ERR_INPUT, NULL, what,
+                        "a first stage without transformer layers (the embedding alone) is "
+                        "not a split scaleplan simulates; give --first-stage-layers and "
+                        "--last-stage-layers");
+    if (n_stages == 2) {
+        /* the second stage is the rest */
+        l->first_stage_layers = sizes[0];
+        return ERR_OK;
+    }
+    int middle = 0;
+    for (int i = 1; i < n_stages - 1; i++) {
+        if (sizes[i] > middle)
+            middle = sizes[i];
+        *approximated = *approximated || sizes[i] != sizes[1];
+    }
+    int last = n_layers - sizes[0] - (n_stages - 2) * middle;
+    if (last < 0)
+        return err_setf(err, ERR_INPUT, NULL, what,
+                        "the split %d/%d.../%d leaves the last stage no layers when the "
+                        "middle stages hold %d each; give --first-stage-layers and "
+                        "--last-stage-layers",
+                        sizes[0], sizes[1], sizes[n_stages - 1], middle);
+    *approximated = *approximated || last != sizes[n_stages - 1];
+    l->first_stage_layers = sizes[0];
+    l->last_stage_layers = last > 0 ? last : LAYOUT_STAGE_EMPTY;
+    return ERR_OK;
+}
+
 int layout_vstage(const layout_t *l, int stage, int chunk)
 {
     if (l->schedule == SCHEDULE_DUALPIPEV)

@@ -170,6 +170,42 @@ int layout_stage_recomputed(const layout_t *l, const model_t *m, int stage);
  * the uneven split sets the first and last virtual stages. */
 int layout_chunk_layers(const layout_t *l, const model_t *m, int vs);
 
+/* How a framework splits the layers over its pipeline's stages by
+ * default. */
+typedef enum {
+    LAYOUT_SPLIT_MEGATRON = 0,  /* even; uneven only as the run's flags say
+                                   (Megatron-LM --decoder-first/last-pipeline-
+                                   num-layers, --account-for-embedding/loss-
+                                   in-pipeline-split) */
+    LAYOUT_SPLIT_EXTRA_MIDDLE,  /* layers / stages each, the remainder one
+                                   apiece to the middle stages, the last the
+                                   rest (torchtitan 2024) */
+    LAYOUT_SPLIT_WEIGHTED       /* the first and last stages count in_w and
+                                   out_w layers for the embedding and the
+                                   output head, the remainder one apiece to
+                                   the first stages (torchtitan 2025 on) */
+} layout_split_rule_t;
+
+/* Layers on each of n_stages (virtual) stages under rule (not MEGATRON),
+ * into sizes[n_stages]; ERR_INPUT (naming `what`) when a stage would be
+ * left without what it must hold. */
+int layout_rule_stage_sizes(layout_split_rule_t rule, int n_layers, int n_stages, int in_w,
+                            int out_w, int *sizes, const char *what, err_t *err);
+
+/* Sets l's uneven split (first_stage_layers, last_stage_layers) from the
+ * layers a framework puts on each of its n_stages = pp x vpp (virtual)
+ * stages, sizes[] summing to n_layers. The simulator's middle stages hold
+ * equal layers; where the framework's differ, every middle stage gets the
+ * largest of them and the last stage what is left, which keeps the
+ * largest stage and the total: what a pipeline's step time depends on
+ * ((micro-batches - 1) x the slowest stage + the sum of the stages, for
+ * the one-forward-one-backward schedules). *approximated says whether
+ * that happened. ERR_INPUT (naming `what`) when no such split exists: a
+ * first stage without layers, sizes that do not sum to n_layers, or too
+ * few layers left for the last stage. */
+int layout_set_stage_sizes(layout_t *l, const int *sizes, int n_stages, int n_layers,
+                           const char *what, bool *approximated, err_t *err);
+
 /* Virtual stage of chunk `chunk` on pipeline rank `stage`: chunk x pp +
  * stage, except under DualPipeV, where the stages form a V (chunk 0 of rank
  * r is stage r, chunk 1 is stage 2pp - 1 - r: the first and the last stage,

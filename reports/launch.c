@@ -364,6 +364,41 @@ static int write_deepspeed(const model_t *m, const layout_t *l, const sim_option
 
 /* ------------------------------------------------------------ torchtitan */
 
+/* The layers of each pipeline stage, as the torchtitan that runs the
+ * layout places them: torchtitan of mid 2025 takes the stage boundaries
+ * (pipeline_parallel_split_points, "layers.N" where each stage after the
+ * first begins); later ones derive the stages from the layers per stage
+ * and what the first and last stages hold less (the embedding and the
+ * output head counted as layers; torchtitan distributed/pipeline_parallel.py
+ * _get_pipeline_metadata), which here are the middle stages' layers and
+ * the first and last stages' shortfall. */
+static int write_torchtitan_stages(const model_t *m, const layout_t *l, FILE *f, err_t *err)
+{
+    int V = l->pp * l->vpp;
+    bool late_2025 = l->ep > 1 || l->schedule == SCHEDULE_DUALPIPEV;
+    if (late_2025) {
+        int first = layout_chunk_layers(l, m, 0), last = layout_chunk_layers(l, m, V - 1);
+        int middle = V > 2 ? layout_chunk_layers(l, m, 1) : first > last ? first : last;
+        if (first > middle || last > middle)
+            return err_setf(err, ERR_INPUT, NULL, "--emit",
+                            "torchtitan's stage split gives the first and last stages at most "
+                            "the middle stages' layers (%d), not %d and %d",
+                            middle, first, last);
+        fprintf(f, "pipeline_parallel_layers_per_stage = %d\n", middle);
+        fprintf(f, "pipeline_parallel_first_stage_less_layers = %d\n", middle - first);
+        fprintf(f, "pipeline_parallel_last_stage_less_layers = %d\n", middle - last);
+        return ERR_OK;
+    }
+    fprintf(f, "pipeline_parallel_split_points = [");
+    int at = 0;
+    for (int vs = 0; vs < V - 1; vs++) {
+        at += layout_chunk_layers(l, m, vs);
+        fprintf(f, "%s\"layers.%d\"", vs ? ", " : "", at);
+    }
+    fprintf(f, "]\n");
+    return ERR_OK;
+}
+
 static int write_torchtitan(const model_t *m, const layout_t *l, const sim_options_t *o,
                             FILE *f, err_t *err)
 {
@@ -419,8 +454,9 @@ static int write_torchtitan(const model_t *m, const layout_t *l, const sim_optio
                                                                 : "1F1B";
         fprintf(f, "pipeline_parallel_schedule = \"%s\"\n", sched);
         fprintf(f, "pipeline_parallel_microbatch_size = %d\n", l->micro_batch);
-        int layers_per_stage = m->n_layers / (l->pp * l->vpp) > 0 ? m->n_layers / (l->pp * l->vpp) : 1;
-        fprintf(f, "pipeline_parallel_layers_per_stage = %d\n", layers_per_stage);
+        int rc = write_torchtitan_stages(m, l, f, err);
+        if (rc)
+            return rc;
     }
     if (l->tp > 1)
         fprintf(f, "enable_async_tensor_parallel = %s\n", o->tp_comm_overlap ? "true" : "false");

@@ -195,7 +195,7 @@ static int read_zero3(const cJSON *o, const json_ctx_t *ctx, zero3_opts_t *z, er
 
 static int read_layout(const cJSON *o, const json_ctx_t *ctx, fw_preset_t *p, err_t *err)
 {
-    char rc_name[16] = "none", batch[24] = "micro_batch", fp8[16] = "fp8";
+    char rc_name[16] = "none", batch[24] = "micro_batch", fp8[16] = "fp8", split[24] = "megatron";
     int rc;
     if ((rc = json_expect_object(o, ctx, err)) ||
         (rc = json_get_bool(o, "flash_attention", ctx, JSON_REQUIRED, &p->flash_attention, err)) ||
@@ -208,8 +208,19 @@ static int read_layout(const cJSON *o, const json_ctx_t *ctx, fw_preset_t *p, er
         (rc = json_get_string(o, "recompute", ctx, JSON_REQUIRED, rc_name, sizeof rc_name, err)) ||
         (rc = json_get_string(o, "batch", ctx, JSON_OPTIONAL, batch, sizeof batch, err)) ||
         (rc = json_get_double(o, "gpt_dropout", ctx, JSON_OPTIONAL, 0, 1, &p->gpt_dropout, err)) ||
-        (rc = json_get_string(o, "fp8_recipe", ctx, JSON_OPTIONAL, fp8, sizeof fp8, err)))
+        (rc = json_get_string(o, "fp8_recipe", ctx, JSON_OPTIONAL, fp8, sizeof fp8, err)) ||
+        (rc = json_get_string(o, "pp_split", ctx, JSON_OPTIONAL, split, sizeof split, err)))
         return rc;
+    static const char *const splits[] = {"megatron", "torchtitan-2024", "torchtitan-2025"};
+    int sp = -1;
+    for (int i = 0; i < 3; i++)
+        if (strcmp(split, splits[i]) == 0)
+            sp = i;
+    if (sp < 0)
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
+                        "pp_split: use megatron, torchtitan-2024 or torchtitan-2025 (got '%s')",
+                        split);
+    p->pp_split = (layout_split_rule_t)sp;
     static const char *const rules[] = {"micro_batch", "whole_share", "local_split_pp",
                                         "local_size1"};
     int k = -1;

@@ -80,6 +80,8 @@ typedef struct {
     fw_batch_rule_t batch;     /* what a run's stated batch size means */
     double gpt_dropout;        /* dropout of GPT models built from a run's columns */
     precision_t fp8_recipe;    /* what a plain "fp8" means in this framework */
+    layout_split_rule_t pp_split; /* how its pipeline stages split the layers
+                                     when a run does not say */
     fw_caps_t caps;            /* what it can run */
     bool plannable;            /* searched by plan when no framework is named
                                   (the current version of each framework) */

@@ -276,6 +276,26 @@ static void uneven_split(layout_t *l, const model_t *m)
     }
 }
 
+/* The framework's own split of the layers over its stages (torchtitan:
+ * layout_split_rule_t), the embedding and output head counted as one layer
+ * each where the rule weighs them; equal middle stages approximate an
+ * uneven middle (layout_set_stage_sizes). */
+static int framework_split(layout_t *l, const model_t *m, layout_split_rule_t rule, err_t *err)
+{
+    int V = l->pp * l->vpp;
+    if (V < 2 || V > m->n_layers + 2)
+        return ERR_OK; /* the layout's own check says what is wrong */
+    int *sizes = calloc((size_t)V, sizeof *sizes);
+    if (!sizes)
+        return err_set(err, ERR_RUNTIME, "out of memory splitting the pipeline stages");
+    bool approx;
+    int rc = layout_rule_stage_sizes(rule, m->n_layers, V, 1, 1, sizes, "pp", err);
+    if (!rc)
+        rc = layout_set_stage_sizes(l, sizes, V, m->n_layers, "pp", &approx, err);
+    free(sizes);
+    return rc;
+}
+
 /* Megatron-LM flags a row's notes name ("overlap flags: --overlap-grad-reduce
  * --overlap-param-gather --tp-comm-overlap"). */
 static void notes_flags(const char *notes, sim_options_t *o, layout_t *l)
@@ -445,7 +465,12 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     }
     notes_flags(csv_get(c, i, "notes"), &r->s.opt, l);
     framework_flags(fw_text, &r->s.opt, l);
-    uneven_split(l, &r->s.model);
+    if (r->fw.pp_split == LAYOUT_SPLIT_MEGATRON)
+        uneven_split(l, &r->s.model);
+    else if (framework_split(l, &r->s.model, r->fw.pp_split, &e)) {
+        skip(v, e.msg);
+        return ERR_OK;
+    }
     if ((rc = scenario_finish(&r->s, NULL, &e))) {
         skip(v, e.msg);
         return ERR_OK;

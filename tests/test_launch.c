@@ -416,6 +416,73 @@ static void test_torchtitan_keys(void)
     free(text);
 }
 
+/* Uneven pipeline stages go out as torchtitan takes them and come back
+ * the same: mid-2025 split points for Llama 3.1 405B's 126 layers on PP 8
+ * (15/16 x 6/15, torchtitan's own split), late-2025 layers per stage with
+ * the first and last stages' shortfall for an expert-parallel layout
+ * (DeepSeek-V2-Lite's 27 layers on PP 4 as 6/7/7/7); one torchtitan
+ * cannot say (a first stage larger than the middle ones) is refused. */
+static void test_torchtitan_stage_split_round_trip(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("llama3-405b", &m, &e), 0);
+    layout_t l;
+    layout_defaults(&l);
+    l.tp = 8;
+    l.pp = 8;
+    l.sequence_parallel = true;
+    l.first_stage_layers = l.last_stage_layers = 15;
+    l.micro_batch = 1;
+    l.global_batch = 64;
+    l.seq_len = 8192;
+    l.zero = 3;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&l, &m, 512, &e), 0);
+    char *text = written(LAUNCH_TORCHTITAN, &m, &l, "torchtitan-2025-06");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "pipeline_parallel_split_points = [\"layers.15\", "
+                                        "\"layers.31\", \"layers.47\", \"layers.63\", "
+                                        "\"layers.79\", \"layers.95\", \"layers.111\"]"));
+    torchtitan_t t;
+    CU_ASSERT_EQUAL_FATAL(torchtitan_read(text, strlen(text), "emitted.toml", 512, &t, &e), 0);
+    CU_ASSERT_EQUAL(t.layout.first_stage_layers, 15);
+    CU_ASSERT_EQUAL(t.layout.last_stage_layers, 15);
+    torchtitan_free(&t);
+    free(text);
+    /* late 2025: Qwen3-30B-A3B's 48 layers on PP 4 as 10/13/13/12 */
+    model_t q;
+    CU_ASSERT_EQUAL_FATAL(model_load("qwen3-30b-a3b", &q, &e), 0);
+    layout_t x;
+    layout_defaults(&x);
+    x.pp = 4;
+    x.ep = 2;
+    x.first_stage_layers = 10;
+    x.last_stage_layers = 12;
+    x.micro_batch = 1;
+    x.global_batch = 64;
+    x.seq_len = 4096;
+    x.zero = 3;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&x, &q, 8, &e), 0);
+    text = written(LAUNCH_TORCHTITAN, &q, &x, "torchtitan-2025-12");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "pipeline_parallel_layers_per_stage = 13\n"
+                                        "pipeline_parallel_first_stage_less_layers = 3\n"
+                                        "pipeline_parallel_last_stage_less_layers = 1\n"));
+    CU_ASSERT_EQUAL_FATAL(torchtitan_read(text, strlen(text), "emitted.toml", 8, &t, &e), 0);
+    CU_ASSERT_STRING_EQUAL(t.framework, "torchtitan-2025-12");
+    layout_t back = t.layout;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&back, &q, 8, &e), 0);
+    for (int vs = 0; vs < 4; vs++)
+        CU_ASSERT_EQUAL(layout_chunk_layers(&back, &q, vs), layout_chunk_layers(&x, &q, vs));
+    torchtitan_free(&t);
+    free(text);
+    /* a first stage above the middle ones: no shortfall says it */
+    x.first_stage_layers = 14;
+    x.last_stage_layers = 8;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&x, &q, 8, &e), 0);
+    refused(LAUNCH_TORCHTITAN, &q, &x, "torchtitan-2025-12", "first and last stages");
+}
+
 /* A DualPipeV layout with expert parallelism (Llama 4 Scout, 48 layers on
  * PP4 as 8 stages of 6, EP8) is written with the keys of torchtitan's
  * December 2025 job config and read back to the same layout under the
@@ -502,5 +569,6 @@ static void test_plan_emit(void)
 }
 
 TEST_SUITE(suite_launch, "launch", TEST(test_megatron_round_trip), TEST(test_nemo_round_trip),
-           TEST(test_deepspeed_round_trip), TEST(test_torchtitan_keys), TEST(test_torchtitan_dualpipev_round_trip), TEST(test_plan_emit),
+           TEST(test_deepspeed_round_trip), TEST(test_torchtitan_keys), TEST(test_torchtitan_dualpipev_round_trip),
+           TEST(test_torchtitan_stage_split_round_trip), TEST(test_plan_emit),
            TEST(test_moe_round_trip), TEST(test_block_recompute_round_trip));

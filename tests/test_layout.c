@@ -167,5 +167,57 @@ static void test_enum_names(void)
     CU_ASSERT_EQUAL(p, PRECISION_FP8);
 }
 
+/* Framework split rules and their mapping onto the simulator's first,
+ * equal middle and last stages. */
+static void test_stage_sizes(void)
+{
+    int sizes[16];
+    err_t e;
+    /* torchtitan 2024: 126 layers on 8 stages: 15, 16 x 6, 15 */
+    CU_ASSERT_EQUAL_FATAL(
+        layout_rule_stage_sizes(LAYOUT_SPLIT_EXTRA_MIDDLE, 126, 8, 0, 0, sizes, "pp", &e), 0);
+    static const int tt24[8] = {15, 16, 16, 16, 16, 16, 16, 15};
+    for (int i = 0; i < 8; i++)
+        CU_ASSERT_EQUAL(sizes[i], tt24[i]);
+    /* torchtitan 2025: 32 layers + 2 on 4 stages: 8, 9, 8, 7 */
+    CU_ASSERT_EQUAL_FATAL(
+        layout_rule_stage_sizes(LAYOUT_SPLIT_WEIGHTED, 32, 4, 1, 1, sizes, "pp", &e), 0);
+    static const int tt25[4] = {8, 9, 8, 7};
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(sizes[i], tt25[i]);
+    /* 3 layers + 2 + 1 on 4 stages: one layer a stage, short of the first
+     * stage's weight of 2 (torchtitan refuses) */
+    CHECK_ERR(layout_rule_stage_sizes(LAYOUT_SPLIT_WEIGHTED, 3, 4, 2, 1, sizes, "pp", &e), &e,
+              ERR_INPUT, "pp", "without what it must hold");
+    layout_t l;
+    layout_defaults(&l);
+    bool approx;
+    /* exact: 15 / 16 x 6 / 15 */
+    CU_ASSERT_EQUAL(layout_set_stage_sizes(&l, tt24, 8, 126, "pp", &approx, &e), 0);
+    CU_ASSERT_FALSE(approx);
+    CU_ASSERT_EQUAL(l.first_stage_layers, 15);
+    CU_ASSERT_EQUAL(l.last_stage_layers, 15);
+    /* approximated: 8 / 9 x 2 / 6 keeps the largest stage and the total */
+    CU_ASSERT_EQUAL(layout_set_stage_sizes(&l, tt25, 4, 32, "pp", &approx, &e), 0);
+    CU_ASSERT_TRUE(approx);
+    CU_ASSERT_EQUAL(l.first_stage_layers, 8);
+    CU_ASSERT_EQUAL(l.last_stage_layers, 6);
+    /* two stages: the second is the rest; even: no split */
+    static const int two[2] = {14, 18}, even[4] = {8, 8, 8, 8}, empty_last[3] = {4, 4, 0};
+    CU_ASSERT_EQUAL(layout_set_stage_sizes(&l, two, 2, 32, "pp", &approx, &e), 0);
+    CU_ASSERT_EQUAL(l.first_stage_layers, 14);
+    CU_ASSERT_EQUAL(l.last_stage_layers, 0);
+    CU_ASSERT_EQUAL(layout_set_stage_sizes(&l, even, 4, 32, "pp", &approx, &e), 0);
+    CU_ASSERT_EQUAL(l.first_stage_layers, 0);
+    CU_ASSERT_EQUAL(layout_set_stage_sizes(&l, empty_last, 3, 8, "pp", &approx, &e), 0);
+    CU_ASSERT_EQUAL(l.last_stage_layers, LAYOUT_STAGE_EMPTY);
+    /* refused: sizes that do not sum to the layers, an empty first stage */
+    static const int empty_first[3] = {0, 4, 4};
+    CHECK_ERR(layout_set_stage_sizes(&l, even, 4, 33, "pp", &approx, &e), &e, ERR_INPUT, "pp",
+              "not the model's 33");
+    CHECK_ERR(layout_set_stage_sizes(&l, empty_first, 3, 8, "pp", &approx, &e), &e, ERR_INPUT,
+              "pp", "first stage without");
+}
+
 TEST_SUITE(suite_layout, "layout", TEST(test_derived), TEST(test_refusals),
-           TEST(test_uneven_pipeline), TEST(test_enum_names));
+           TEST(test_uneven_pipeline), TEST(test_stage_sizes), TEST(test_enum_names));

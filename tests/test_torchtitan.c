@@ -270,6 +270,102 @@ static void test_old_pipeline_microbatches(void)
     torchtitan_free(&t);
 }
 
+/* Pipeline stages as torchtitan splits the layers. December 2024
+ * (9dec370 generate_split_points): Llama 3.1 405B's 126 layers on PP 8 are
+ * 15/16 x 6/15, the split its benchmark ran; split points given say the
+ * stages. From 2025 the embedding and output count as layers and the
+ * remainder goes to the first stages: Llama 3 8B on PP 4 is 8/9/8/7,
+ * simulated with equal middle stages as 8/9/9/6 (the largest stage and
+ * the total kept), with a note; pipeline_parallel_layers_per_stage must fit
+ * exactly in mid 2025, and late 2025 reads the first/last-stage
+ * shortfalls. */
+static void test_pipeline_split(void)
+{
+    static const struct {
+        const char *text;
+        int gpus, vpp, first, last;
+        const char *note; /* a note naming this field must be there */
+    } cases[] = {
+        {"[model]\nname = \"llama3\"\nflavor = \"405B\"\n[training]\nbatch_size = 32\n"
+         "tensor_parallel_degree = 8\n[experimental]\npipeline_parallel_degree = 8\n",
+         512, 1, 15, 15, "parallelism.pipeline_parallel_degree"},
+        {"[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nbatch_size = 4\n"
+         "[experimental]\npipeline_parallel_degree = 2\n"
+         "pipeline_parallel_split_points = [\"layers.14\"]\n",
+         8, 1, 14, 0, "experimental.pipeline_parallel_split_points"},
+        {"[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\n"
+         "pipeline_parallel_degree = 4\n",
+         8, 1, 8, 6, "parallelism.pipeline_parallel_degree"},
+        /* (32 + 2) / (PP 2 x 17-layer stages): 16/16, even */
+        {"[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\n"
+         "pipeline_parallel_degree = 2\npipeline_parallel_layers_per_stage = 17\n",
+         8, 1, 0, 0, NULL},
+        /* Interleaved: 3 split points on PP 2 are 2 stages per rank,
+         * 7/8/8/9 */
+        {"[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\n"
+         "pipeline_parallel_degree = 2\npipeline_parallel_schedule = \"Interleaved1F1B\"\n"
+         "pipeline_parallel_split_points = [\"layers.7\", \"layers.15\", \"layers.23\"]\n",
+         8, 2, 7, 9, "parallelism.pipeline_parallel_split_points"},
+        /* late 2025: no shortfall on either end, 8 layers a stage: even */
+        {"[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\n"
+         "pipeline_parallel_degree = 4\npipeline_parallel_layers_per_stage = 8\n"
+         "pipeline_parallel_first_stage_less_layers = 0\n"
+         "pipeline_parallel_last_stage_less_layers = 0\n",
+         8, 1, 0, 0, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        torchtitan_t t;
+        err_t e;
+        int rc = torchtitan_read(cases[i].text, strlen(cases[i].text), "pp.toml", cases[i].gpus,
+                                 &t, &e);
+        CU_ASSERT_EQUAL_FATAL(rc, 0);
+        if (rc)
+            fprintf(stderr, "case %zu: %s\n", i, e.msg);
+        CU_ASSERT_EQUAL(t.layout.vpp, cases[i].vpp);
+        CU_ASSERT_EQUAL(t.layout.first_stage_layers, cases[i].first);
+        CU_ASSERT_EQUAL(t.layout.last_stage_layers, cases[i].last);
+        if (cases[i].note)
+            CU_ASSERT_TRUE(has_note(&t, cases[i].note));
+        torchtitan_free(&t);
+    }
+    /* the 8/9/8/7 note says what torchtitan does and what is simulated */
+    const char *pp4 = cases[2].text;
+    torchtitan_t t;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(torchtitan_read(pp4, strlen(pp4), "pp.toml", 8, &t, &e), 0);
+    bool said = false;
+    for (size_t i = 0; i < t.notes.n; i++)
+        said = said || (strstr(t.notes.items[i].text, "8/9/8/7") &&
+                        strstr(t.notes.items[i].text, "8, 2 x 9, 6"));
+    CU_ASSERT_TRUE(said);
+    torchtitan_free(&t);
+    static const struct {
+        const char *text;
+        const char *needles[2];
+    } bad[] = {
+        {"[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\npipeline_parallel_degree = 2\n"
+         "pipeline_parallel_split_points = [\"layers.10\", \"layers.20\"]\n",
+         {"pipeline_parallel_split_points", "2 split points for 2"}},
+        {"[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\npipeline_parallel_degree = 2\n"
+         "pipeline_parallel_split_points = [\"layer.10\"]\n",
+         {"pipeline_parallel_split_points", "layers.N"}},
+        {"[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\npipeline_parallel_degree = 2\n"
+         "pipeline_parallel_split_points = [\"layers.40\"]\n",
+         {"pipeline_parallel_split_points", "to 31"}},
+        {"[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\npipeline_parallel_degree = 4\n"
+         "pipeline_parallel_layers_per_stage = 8\n",
+         {"pipeline_parallel_layers_per_stage", "exactly"}},
+        {"[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\npipeline_parallel_degree = 2\n"
+         "pipeline_parallel_schedule = \"Interleaved1F1B\"\npipeline_parallel_layers_per_stage = 17\n",
+         {"pipeline_parallel_layers_per_stage", "at least 2"}},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = torchtitan_read(bad[i].text, strlen(bad[i].text), "pp.toml", 8, &t, &e);
+        CHECK_ERR(rc, &e, ERR_INPUT, bad[i].needles[0], bad[i].needles[1]);
+        torchtitan_free(&t);
+    }
+}
+
 static void test_bad_configs(void)
 {
     static const struct {
@@ -304,4 +400,4 @@ static void test_bad_configs(void)
 TEST_SUITE(suite_torchtitan, "torchtitan", TEST(test_toml_values), TEST(test_toml_errors),
            TEST(test_llama3_8b), TEST(test_llama3_70b), TEST(test_llama3_405b),
            TEST(test_old_keys_and_options), TEST(test_old_pipeline_microbatches),
-           TEST(test_bad_configs));
+           TEST(test_pipeline_split), TEST(test_bad_configs));

@@ -100,6 +100,50 @@ static void test_results_not_read(void)
     remove_tree(dir);
 }
 
+/* A run whose columns leave the pipeline split to the framework gets the
+ * framework's split: Llama 3 8B on PP 4 under torchtitan (June 2025) is
+ * 8/9/8/7 (the embedding and output weigh one layer each, the remainder to
+ * the first stages), simulated with equal middle stages as 8/9/9/6; under
+ * Megatron-Core the 32 layers split evenly. */
+static void test_framework_pipeline_split(void)
+{
+    char dir[256], path[400];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/runs.csv", dir);
+    char *csv = slurp(fixture("validation/throughput.csv"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(csv);
+    char *nl = strchr(csv, '\n');
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fwrite(csv, 1, (size_t)(nl - csv + 1), f);
+    static const char *const head =
+        "Llama 3 8B,8,32,4096,32,8,14336,128256,8192,\"H100 96GB HBM2e 2.4TB/s @500W (Grand "
+        "Teton), 400Gb/s RDMA per GPU\",64,1,4,16,,,8,,,";
+    fprintf(f, "P1,\"PyTorch team, async TP benchmark (June 2025)\",x,x,%sFSDP 16,full,bf16,"
+               "torchtitan + compile,,,,,1000,,,,,\n",
+            head);
+    fprintf(f, "P2,Megatron-Core r0.8 performance table,x,x,%s,full,bf16,Megatron-Core,,,,,1000,"
+               ",,,,\n",
+            head);
+    fclose(f);
+    pub_row_t *rows;
+    int n;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(pub_replay(path, NULL, &rows, &n, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT_FALSE_FATAL(rows[0].skipped || rows[1].skipped);
+    CU_ASSERT_STRING_EQUAL(rows[0].framework, "torchtitan-2025-06");
+    CU_ASSERT_EQUAL(rows[0].sim_layout.first_stage_layers, 8);
+    CU_ASSERT_EQUAL(rows[0].sim_layout.last_stage_layers, 6);
+    CU_ASSERT_EQUAL(layout_chunk_layers(&rows[0].sim_layout, &rows[0].sim_model, 1), 9);
+    CU_ASSERT_STRING_EQUAL(rows[1].framework, "megatron-core");
+    CU_ASSERT_EQUAL(rows[1].sim_layout.first_stage_layers, 0);
+    CU_ASSERT_EQUAL(rows[1].sim_layout.last_stage_layers, 0);
+    free(rows);
+    free(csv);
+    remove_tree(dir);
+}
+
 static void test_bad_csv(void)
 {
     pub_row_t *rows;
@@ -357,6 +401,7 @@ static void test_fit_sustained(void)
 }
 
 TEST_SUITE(suite_validation, "validation", TEST(test_published_runs), TEST(test_results_not_read),
+           TEST(test_framework_pipeline_split),
            TEST(test_bad_csv), TEST(test_versions_and_moe_columns),
            TEST(test_more_runs), TEST(test_dgxc_runs), TEST(test_mpt_runs),
            TEST(test_fit_sustained));
