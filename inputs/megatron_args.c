@@ -424,7 +424,10 @@ int megatron_args_parse_argv(megatron_args_t *a, int argc, const char *const *ar
             if (w[0] == '\0')
                 continue;
             return err_setf(err, ERR_INPUT, a->origin, w,
-                            "unexpected word (Megatron arguments start with --)");
+                            "unexpected word after %s (Megatron arguments start with --; a "
+                            "script's unquoted ${ARRAY[@]} splits a quoted item with blanks "
+                            "into words, as bash does)",
+                            i > 0 ? argv[i - 1] : "nothing");
         }
         const char *eq = strchr(w, '=');
         size_t len = eq ? (size_t)(eq - w) : strlen(w);
@@ -472,9 +475,16 @@ int megatron_args_parse_argv(megatron_args_t *a, int argc, const char *const *ar
 /* ------------------------------------------------------------ shell text */
 
 /* The text is split the way a shell would for the parts launch scripts
- * use: comments, backslash-newline, quotes, NAME=value and NAME=( ... )
- * assignments, $NAME / ${NAME} / ${NAME[@]} / ${NAME:-default}
- * expansions, and commands ended by newlines, ';', '&&', '||' and '|'. */
+ * use: comments, backslash-newline, quotes, NAME=value, NAME+=value,
+ * NAME=( ... ) and NAME+=( ... ) assignments, $NAME / ${NAME} / ${NAME[@]}
+ * / ${NAME:-default} expansions (unquoted ones split at blanks), commands
+ * ended by newlines, ';', '&&', '||' and '|', and if / elif / else / fi
+ * whose conditions are string tests ([[ A == B ]], [ A != B ], -z, -n,
+ * joined by || and &&, negated by !): a branch whose condition is false
+ * is not read, and when a condition cannot be decided (a file test, a
+ * value from outside the text) no branch of that if is read, with a
+ * note. (An assignment on the same line as its "then" is read before the
+ * condition is decided.) */
 
 typedef struct {
     char **w;
@@ -486,11 +496,28 @@ typedef struct {
     words_t value; /* one word for a scalar */
 } shvar_t;
 
+/* One open if: which of its branches is read. */
+typedef struct {
+    bool outer;   /* the if itself is read (its enclosing branch is) */
+    bool in_cond; /* reading the condition (before its then) */
+    int cond;     /* the condition so far: 1 true, 0 false, -1 undecided */
+    char op[3];   /* the operator joining the next test ("||", "&&") */
+    bool taken;   /* a branch has been read: the later ones are not */
+    bool unknown; /* a condition was undecided: no branch is read */
+    bool active;  /* the branch being read now is */
+    int line;     /* where the if is */
+} sh_if_t;
+
+#define SH_MAX_IF 32
+
 typedef struct {
     megatron_args_t *a;
     const char *s;
     size_t len, pos;
     int line;
+    char sep[3];       /* what ended the last command: "\n", ";", "||", "&&", "|", "&" */
+    sh_if_t ifs[SH_MAX_IF];
+    int n_ifs;
     shvar_t *vars;
     int n_vars, cap_vars;
     words_t cmd;       /* the command being read */
@@ -556,6 +583,15 @@ static shvar_t *var_set(shell_t *sh, const char *name, size_t n)
     return v;
 }
 
+/* Whether the command being read is in a branch that is read. */
+static bool sh_active(const shell_t *sh)
+{
+    if (sh->n_ifs == 0)
+        return true;
+    const sh_if_t *t = &sh->ifs[sh->n_ifs - 1];
+    return t->outer && t->active && !t->in_cond;
+}
+
 /* A growing buffer for the word being read. */
 typedef struct {
     char *b;
@@ -588,6 +624,8 @@ static bool name_char(char c, bool first)
     return c == '_' || isalpha((unsigned char)c) || (!first && isdigit((unsigned char)c));
 }
 
+static int word_end(shell_t *sh, wbuf_t *b, words_t *out);
+
 /* Expand one $-expression at sh->pos (just after '$'). Array expansions
  * ("${A[@]}") outside double quotes add whole words to out directly; other
  * expansions append to the word in b. */
@@ -608,7 +646,10 @@ static int expand(shell_t *sh, wbuf_t *b, words_t *out, bool quoted)
         if (close >= sh->len)
             return wb_put(sh, b, "$", 1);
         name = s + p + 1;
-        while (name + n < s + close && name_char(name[n], n == 0))
+        /* a positional parameter (${1:-default}): never set in the text */
+        bool positional = name < s + close && isdigit((unsigned char)name[0]);
+        while (name + n < s + close &&
+               (positional ? isdigit((unsigned char)name[n]) != 0 : name_char(name[n], n == 0)))
             n++;
         const char *rest = name + n;
         if (rest + 3 <= s + close && (strncmp(rest, "[@]", 3) == 0 || strncmp(rest, "[*]", 3) == 0)) {
@@ -618,6 +659,11 @@ static int expand(shell_t *sh, wbuf_t *b, words_t *out, bool quoted)
         else if (rest + 2 <= s + close && strncmp(rest, ":-", 2) == 0) {
             def = rest + 2;
             def_len = (size_t)(s + close - def);
+            /* a quoted default ("MOCK" or 'MOCK') is its text */
+            if (def_len >= 2 && (def[0] == '"' || def[0] == '\'') && def[def_len - 1] == def[0]) {
+                def++;
+                def_len -= 2;
+            }
         }
         sh->pos = close + 1;
     } else if (p < sh->len && s[p] == '(') {
@@ -651,21 +697,26 @@ static int expand(shell_t *sh, wbuf_t *b, words_t *out, bool quoted)
         return wb_put(sh, b, kept, (size_t)k);
     }
     if (array && (!quoted || at)) {
-        /* Words of the array become words of the command ("${A[@]}" too). */
+        /* Words of the array become words of the command ("${A[@]}" too);
+         * unquoted, each item is split at blanks as well ("--fp8-format
+         * hybrid" as one item is two words). */
         for (int i = 0; i < v->value.n; i++) {
             if (i == 0 && b->any) {
                 if (wb_put(sh, b, v->value.w[0], strlen(v->value.w[0])))
                     return -1;
+                if (!quoted)
+                    b->split = true;
                 continue;
             }
             if (b->any) {
-                if (words_push(sh, out, b->b, b->n))
+                if (word_end(sh, b, out))
                     return -1;
-                b->n = 0;
-                b->any = false;
             }
             if (wb_put(sh, b, v->value.w[i], strlen(v->value.w[i])))
                 return -1;
+            b->any = true;
+            if (!quoted)
+                b->split = true;
         }
         return 0;
     }
@@ -805,6 +856,7 @@ static int read_words(shell_t *sh, words_t *out, bool in_array)
             sh->pos++;
             sh->line++;
             if (!in_array) {
+                snprintf(sh->sep, sizeof sh->sep, "\n");
                 result = 1;
                 goto done;
             }
@@ -820,14 +872,18 @@ static int read_words(shell_t *sh, words_t *out, bool in_array)
         if (!in_array && (c == ';' || c == '|' || c == '&')) {
             if (word_end(sh, &b, out))
                 goto fail;
+            size_t from = sh->pos;
             while (sh->pos < sh->len && strchr(";|&", s[sh->pos]))
                 sh->pos++;
+            size_t n = sh->pos - from;
+            snprintf(sh->sep, sizeof sh->sep, "%.*s", (int)(n < 2 ? n : 2), s + from);
             result = 1;
             goto done;
         }
-        /* NAME=( starts an array assignment. */
+        /* NAME=( starts an array assignment, NAME+=( an append. */
         if (!in_array && c == '(' && b.any && b.n > 1 && b.b[b.n - 1] == '=' && !b.split) {
-            size_t n = b.n - 1;
+            bool append = b.n > 2 && b.b[b.n - 2] == '+';
+            size_t n = b.n - 1 - (append ? 1 : 0);
             bool ok = n > 0;
             for (size_t i = 0; i < n; i++)
                 ok = ok && name_char(b.b[i], i == 0);
@@ -846,12 +902,25 @@ static int read_words(shell_t *sh, words_t *out, bool in_array)
                              b.b);
                     goto fail;
                 }
-                shvar_t *v = var_set(sh, b.b, n);
-                if (!v) {
+                if (!sh_active(sh)) {
+                    /* in a branch that is not read */
                     words_free(&items);
-                    goto fail;
+                } else if (append && var_find(sh, b.b, n)) {
+                    shvar_t *v = var_find(sh, b.b, n);
+                    for (int i = 0; i < items.n; i++)
+                        if (words_push(sh, &v->value, items.w[i], strlen(items.w[i]))) {
+                            words_free(&items);
+                            goto fail;
+                        }
+                    words_free(&items);
+                } else {
+                    shvar_t *v = var_set(sh, b.b, n);
+                    if (!v) {
+                        words_free(&items);
+                        goto fail;
+                    }
+                    v->value = items;
                 }
-                v->value = items;
                 b.n = 0;
                 b.any = false;
                 continue;
@@ -887,12 +956,33 @@ static int assignments(shell_t *sh, const words_t *cmd, int from)
         const char *eq = strchr(w, '=');
         if (!eq || eq == w)
             break;
-        bool ok = true;
-        for (const char *p = w; p < eq; p++)
+        bool append = eq > w + 1 && eq[-1] == '+';
+        const char *name_end = append ? eq - 1 : eq;
+        bool ok = name_end > w;
+        for (const char *p = w; p < name_end; p++)
             ok = ok && name_char(*p, p == w);
         if (!ok)
             break;
-        shvar_t *v = var_set(sh, w, (size_t)(eq - w));
+        shvar_t *old = append ? var_find(sh, w, (size_t)(name_end - w)) : NULL;
+        if (old && old->value.n == 1) {
+            /* NAME+=value on a scalar: the texts joined */
+            size_t a = strlen(old->value.w[0]), b = strlen(eq + 1);
+            char *joined = malloc(a + b + 1);
+            if (!joined)
+                return sh->oom = 1, -1;
+            memcpy(joined, old->value.w[0], a);
+            memcpy(joined + a, eq + 1, b + 1);
+            free(old->value.w[0]);
+            old->value.w[0] = joined;
+            continue;
+        }
+        if (old) {
+            /* NAME+=value on an array: one more item */
+            if (words_push(sh, &old->value, eq + 1, strlen(eq + 1)))
+                return -1;
+            continue;
+        }
+        shvar_t *v = var_set(sh, w, (size_t)(name_end - w));
         if (!v || words_push(sh, &v->value, eq + 1, strlen(eq + 1)))
             return -1;
     }
@@ -936,12 +1026,12 @@ static int read_launcher(shell_t *sh, const words_t *cmd, int script)
 
 /* Decide what one command is: assignments, the training command (words
  * after a Python script), pasted flags, or something else. */
-static int take_command(shell_t *sh)
+static int take_command(shell_t *sh, int start)
 {
     words_t *cmd = &sh->cmd;
-    int skip = 0;
-    if (cmd->n > 0 && strcmp(cmd->w[0], "export") == 0)
-        skip = 1;
+    int skip = start;
+    if (cmd->n > start && strcmp(cmd->w[start], "export") == 0)
+        skip = start + 1;
     int k = assignments(sh, cmd, skip);
     if (k < 0)
         return -1;
@@ -984,6 +1074,146 @@ static int take_command(shell_t *sh)
     return 0;
 }
 
+/* Whether a word still holds something the text does not give (a
+ * variable set outside it, a positional parameter, a command's output). */
+static bool undecided_word(const char *w)
+{
+    return strchr(w, '$') != NULL || strchr(w, '`') != NULL;
+}
+
+/* One test of a condition, cmd->w[from..n): [[ A == B ]], [ A != B ],
+ * [[ -z A ]], [[ -n A ]], [[ A ]], numeric -eq/-ne/-lt/-le/-gt/-ge, true,
+ * false, each optionally negated by !: 1 true, 0 false, -1 when the text
+ * cannot decide it (another test, an unexpanded value, a glob pattern). */
+static int eval_test(const words_t *cmd, int from)
+{
+    char *const *w = cmd->w;
+    int i = from, n = cmd->n;
+    bool neg = false;
+    if (i < n && strcmp(w[i], "!") == 0) {
+        neg = true;
+        i++;
+    }
+    if (i == n - 1 && (strcmp(w[i], "true") == 0 || strcmp(w[i], ":") == 0))
+        return !neg;
+    if (i == n - 1 && strcmp(w[i], "false") == 0)
+        return neg;
+    const char *close = i < n && strcmp(w[i], "[[") == 0 ? "]]"
+                        : i < n && strcmp(w[i], "[") == 0 ? "]"
+                                                          : NULL;
+    if (!close || n - i < 2 || strcmp(w[n - 1], close) != 0)
+        return -1;
+    int a = i + 1, b = n - 1;
+    if (a < b && strcmp(w[a], "!") == 0) {
+        neg = !neg;
+        a++;
+    }
+    for (int k = a; k < b; k++)
+        if (undecided_word(w[k]))
+            return -1;
+    int r = -1;
+    if (b - a == 1) {
+        r = w[a][0] != '\0';
+    } else if (b - a == 2 && strcmp(w[a], "-z") == 0) {
+        r = w[a + 1][0] == '\0';
+    } else if (b - a == 2 && strcmp(w[a], "-n") == 0) {
+        r = w[a + 1][0] != '\0';
+    } else if (b - a == 3) {
+        const char *x = w[a], *op = w[a + 1], *y = w[a + 2];
+        bool glob = strcmp(close, "]]") == 0 && strpbrk(y, "*?[") != NULL;
+        long u, v;
+        if ((strcmp(op, "==") == 0 || strcmp(op, "=") == 0) && !glob)
+            r = strcmp(x, y) == 0;
+        else if (strcmp(op, "!=") == 0 && !glob)
+            r = strcmp(x, y) != 0;
+        else if (op[0] == '-' && parse_long(x, &u) && parse_long(y, &v)) {
+            r = strcmp(op, "-eq") == 0   ? u == v
+                : strcmp(op, "-ne") == 0 ? u != v
+                : strcmp(op, "-lt") == 0 ? u < v
+                : strcmp(op, "-le") == 0 ? u <= v
+                : strcmp(op, "-gt") == 0 ? u > v
+                : strcmp(op, "-ge") == 0 ? u >= v
+                                         : -1;
+        }
+    }
+    return r < 0 ? -1 : neg ? !r : r;
+}
+
+/* a || b and a && b over true (1), false (0) and undecided (-1). */
+static int join_tests(int a, const char *op, int b)
+{
+    if (strcmp(op, "&&") == 0)
+        return a == 0 || b == 0 ? 0 : a == 1 && b == 1 ? 1 : -1;
+    return a == 1 || b == 1 ? 1 : a == 0 && b == 0 ? 0 : -1;
+}
+
+/* The if / elif / else / fi words at the start of the command just read:
+ * updates which branch is read and sets *start to the first word of what
+ * remains of the command. Returns 1 when that remainder is to be read, 0
+ * when not (a condition, a branch not read), -1 on error. */
+static int control(shell_t *sh, int *start)
+{
+    words_t *cmd = &sh->cmd;
+    int i = 0;
+    while (i < cmd->n) {
+        const char *w = cmd->w[i];
+        sh_if_t *top = sh->n_ifs ? &sh->ifs[sh->n_ifs - 1] : NULL;
+        if (top && top->in_cond && strcmp(w, "then") != 0) {
+            /* another test of the condition, joined by the last operator */
+            top->cond = join_tests(top->cond, top->op, eval_test(cmd, i));
+            snprintf(top->op, sizeof top->op, "%s", sh->sep);
+            return 0;
+        }
+        if (top && top->in_cond) { /* then: decide the branch */
+            top->in_cond = false;
+            if (top->cond < 0 && !top->unknown && top->outer) {
+                top->unknown = true;
+                notes_add(&sh->a->notes, NOTE_IGNORED, "if",
+                          "line %d: a condition the text does not decide (a file test or a "
+                          "value set outside it): none of this if's branches was read",
+                          top->line);
+            }
+            top->active = top->outer && !top->taken && !top->unknown && top->cond == 1;
+            top->taken = top->taken || top->active;
+            i++;
+            continue;
+        }
+        if (strcmp(w, "if") == 0 || (top && strcmp(w, "elif") == 0)) {
+            if (w[0] == 'i') {
+                if (sh->n_ifs == SH_MAX_IF)
+                    return err_setf(sh->err, ERR_INPUT, sh->a->origin, NULL,
+                                    "line %d: if nested more than %d deep", sh->line,
+                                    SH_MAX_IF),
+                           -1;
+                bool outer = sh_active(sh);
+                top = &sh->ifs[sh->n_ifs++];
+                memset(top, 0, sizeof *top);
+                top->outer = outer;
+                top->line = sh->line;
+            }
+            top->active = false;
+            top->in_cond = true;
+            top->cond = eval_test(cmd, i + 1);
+            snprintf(top->op, sizeof top->op, "%s", sh->sep);
+            return 0;
+        }
+        if (top && strcmp(w, "else") == 0) {
+            top->active = top->outer && !top->taken && !top->unknown;
+            top->taken = true;
+            i++;
+            continue;
+        }
+        if (top && strcmp(w, "fi") == 0) {
+            sh->n_ifs--;
+            i++;
+            continue;
+        }
+        break;
+    }
+    *start = i;
+    return i < cmd->n && sh_active(sh);
+}
+
 int megatron_args_parse_text(megatron_args_t *a, const char *text, size_t len, err_t *err)
 {
     shell_t sh;
@@ -1001,7 +1231,12 @@ int megatron_args_parse_text(megatron_args_t *a, const char *text, size_t len, e
                         : ERR_INPUT;
             goto out;
         }
-        if (sh.cmd.n && take_command(&sh)) {
+        int start = 0, run = sh.cmd.n ? control(&sh, &start) : 0;
+        if (run < 0) {
+            rc = ERR_INPUT;
+            goto out;
+        }
+        if (run && take_command(&sh, start)) {
             rc = err_set(err, ERR_RUNTIME, "out of memory reading Megatron arguments");
             goto out;
         }

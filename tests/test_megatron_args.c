@@ -155,6 +155,55 @@ static void test_shell_script(void)
     megatron_args_free(&a);
 }
 
+/* Launch scripts as NVIDIA writes them (Megatron-LM examples/llama/
+ * train_llama3_8b_h100_fp8.sh): positional parameters with quoted
+ * defaults, arrays grown with +=, items of several words that the unquoted
+ * expansion splits, and if / else on string tests; a branch whose test is
+ * false is not read, and an if whose test the text cannot decide (a file
+ * test) reads no branch and says so. */
+static void test_script_control_flow(void)
+{
+    const char *text =
+        "TOKENIZER_ARG=${3:-\"MOCK\"}\n"
+        "DTYPE=\"fp8\"\n"
+        "LIST=()\n"
+        "if [[ \"$TOKENIZER_ARG\" == \"MOCK\" ]] || [[ -z \"$TOKENIZER_ARG\" ]]; then\n"
+        "    LIST+=(\n"
+        "        \"--tokenizer-type NullTokenizer\"\n"
+        "        \"--vocab-size 128256\"\n"
+        "    )\n"
+        "elif [ \"$DTYPE\" != \"fp8\" ]; then\n"
+        "    LIST+=(\"--vocab-size 50000\")\n"
+        "else\n"
+        "    LIST+=(\"--vocab-size 32000\")\n"
+        "fi\n"
+        "if [[ \"$DTYPE\" == \"bf16\" ]]; then\n"
+        "    LIST+=(--bf16)\n"
+        "else\n"
+        "    LIST+=(--bf16 \"--fp8-format hybrid\")\n"
+        "    if [ -f \"$TOKENIZER_ARG\" ]; then LIST+=(--fp16); fi\n"
+        "fi\n"
+        "NAME=llama\nNAME+=3\n"
+        "if [ ! -f pretrain_gpt.py ]; then\n"
+        "    echo missing; exit 1\n"
+        "fi\n"
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --hidden-size 256 "
+        "--num-attention-heads 4 --seq-length 512 --max-position-embeddings 512 "
+        "--micro-batch-size 1 --global-batch-size 8 --data-cache-path /d/$NAME ${LIST[@]}\n";
+    megatron_args_t a;
+    err_t e;
+    int rc = read_text(text, &a, &e);
+    if (rc)
+        fprintf(stderr, "%s\n", e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL(a.model.vocab, 128256); /* the first branch's */
+    CU_ASSERT_EQUAL(a.layout.precision, PRECISION_FP8); /* --fp8-format hybrid, two words */
+    CU_ASSERT_TRUE(has_note(&a, "if", NOTE_IGNORED)); /* the file tests */
+    CU_ASSERT_EQUAL(a.world_size, 8);
+    megatron_args_free(&a);
+    /* the nested file test read no branch: no --fp16 beside --bf16 */
+}
+
 /* The argument block Megatron prints at start-up gives dests and Python
  * values: switches as True/False, unset options as None, lists and enums
  * as Python writes them. */
@@ -465,6 +514,6 @@ static void test_recipes_and_options(void)
 }
 
 TEST_SUITE(suite_megatron_args, "megatron_args", TEST(test_llama3_70b_script),
-           TEST(test_shell_script), TEST(test_argument_block), TEST(test_bad_arguments),
+           TEST(test_shell_script), TEST(test_script_control_flow), TEST(test_argument_block), TEST(test_bad_arguments),
            TEST(test_legacy_flags), TEST(test_deepseek_v3_moe), TEST(test_offload_flags),
            TEST(test_recipes_and_options), TEST(test_block_recompute));
