@@ -676,6 +676,21 @@ static int options(tt_t *x)
         (rc = want_bool(x, KEYS("training.enable_cpu_offload"), &offload, NULL)) ||
         (rc = want_bool(x, KEYS("compile.enable", "training.compile"), &compile, NULL)))
         return rc;
+    /* compile.components (late 2025, default model and loss): the model's
+     * elementwise kernels are fused only when "model" is among them */
+    bool has_model = true;
+    const toml_entry_t *comp = toml_find(x->doc, "compile.components");
+    if (comp && (rc = array_has(x, KEYS("compile.components"), KEYS("model"), &has_model)))
+        return rc;
+    if (compile && !has_model) {
+        compile = false;
+        notes_add(&t->notes, NOTE_ASSUMED, "compile.components",
+                  "without \"model\": the model runs eager (unfused elementwise kernels)");
+    }
+    if (async_tp && t->layout.tp > 1 && !compile)
+        return err_setf(x->err, ERR_INPUT, x->file, "parallelism.enable_async_tensor_parallel",
+                        "async TP needs the model compiled (compile.enable with \"model\" in "
+                        "compile.components); torchtitan refuses it otherwise");
     if (async_tp && t->layout.tp > 1)
         t->opt.tp_comm_overlap = true;
     t->async_tp = async_tp && t->layout.tp > 1;

@@ -230,6 +230,25 @@ static void test_old_keys_and_options(void)
     torchtitan_free(&t);
 }
 
+/* compile.components without "model" (torchtitan's DeepSeek-V3 configs
+ * compile only the loss) leaves the model's elementwise kernels eager. */
+static void test_compile_components(void)
+{
+    static const char *const texts[2] = {
+        "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[compile]\nenable = true\n"
+        "components = [\"loss\"]\n",
+        "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[compile]\nenable = true\n"
+        "components = [\"model\", \"loss\"]\n"};
+    for (int i = 0; i < 2; i++) {
+        torchtitan_t t;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(torchtitan_read(texts[i], strlen(texts[i]), "c.toml", 8, &t, &e), 0);
+        CU_ASSERT_EQUAL(t.compiled, i == 1);
+        CU_ASSERT_EQUAL(has_note(&t, "compile.components"), i == 0);
+        torchtitan_free(&t);
+    }
+}
+
 /* The 2024 generation split the local batch into one pipeline micro-batch
  * per stage unless experimental.pipeline_parallel_microbatches said how
  * many (torchtitan's December 2024 405B runs: local batch 32 on 8 stages
@@ -385,6 +404,17 @@ static void test_bad_configs(void)
         {"[activation_checkpoint]\nmode = \"some\"\n", 8, {"activation_checkpoint.mode", "some"}},
         {"[training]\nlocal_batch_size = 3\nglobal_batch_size = 10\n", 8,
          {"global_batch_size", "multiple"}},
+        /* torchtitan refuses async TP on an eager model (2024: "Async TP
+         * requires --training.compile"; late 2025: 'model' in
+         * compile.components) */
+        {"[parallelism]\ntensor_parallel_degree = 8\nenable_async_tensor_parallel = true\n"
+         "[compile]\nenable = true\ncomponents = [\"loss\"]\n",
+         8,
+         {"enable_async_tensor_parallel", "compiled"}},
+        {"[training]\nbatch_size = 1\ncompile = false\ntensor_parallel_degree = 8\n"
+         "[experimental]\nenable_async_tensor_parallel = true\n",
+         8,
+         {"enable_async_tensor_parallel", "compiled"}},
         {"[training\n", 8, {"t.toml", "line 1"}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -399,5 +429,6 @@ static void test_bad_configs(void)
 
 TEST_SUITE(suite_torchtitan, "torchtitan", TEST(test_toml_values), TEST(test_toml_errors),
            TEST(test_llama3_8b), TEST(test_llama3_70b), TEST(test_llama3_405b),
-           TEST(test_old_keys_and_options), TEST(test_old_pipeline_microbatches),
+           TEST(test_old_keys_and_options), TEST(test_compile_components),
+           TEST(test_old_pipeline_microbatches),
            TEST(test_pipeline_split), TEST(test_bad_configs));
