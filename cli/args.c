@@ -780,8 +780,9 @@ static const cli_opt_t input_opts[] = {
      CLI_WORD},
     {"--bridge-overrides", NULL, "FILE",
      "Megatron-Bridge / NeMo 2 recipe overrides (KEY=VALUE lines, as plan --emit nemo writes "
-     "them): parallel sizes, batch, recompute, precision; runs as the newest Megatron-Bridge "
-     "preset unless --framework",
+     "them, or a whole run_recipe.py launch command): parallel sizes, batch, recompute, "
+     "precision; a --recipe name gives the model, GPU, GPU count and precision the flags do "
+     "not; runs as the newest Megatron-Bridge preset unless --framework",
      CLI_WORD},
 };
 const cli_group_t CLI_INPUT_OPTS = {"Framework inputs (explicit flags override them)",
@@ -855,9 +856,31 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     spec.framework = cli_get(a, "--framework");
     spec.assume_architecture = cli_get(a, "--assume-architecture");
     memset(&in, 0, sizeof in);
+    /* a Megatron-Bridge launch command's recipe names the model, the GPUs
+     * and the precision where the flags do not */
+    const char *ov = cli_get(a, "--bridge-overrides");
+    char *ov_data = NULL, recipe_name[160] = "";
+    launch_recipe_t recipe;
+    memset(&recipe, 0, sizeof recipe);
+    recipe.precision = -1;
     if ((rc = cli_cluster_spec(a, &spec.cluster, err)) ||
         (rc = read_inputs(a, spec.cluster.n_gpus, &in, err)))
         goto out;
+    if (ov) {
+        if ((rc = fileio_read_all(ov, &ov_data, NULL, err)))
+            goto out;
+        if (launch_nemo_recipe(ov_data, recipe_name, sizeof recipe_name))
+            launch_nemo_recipe_parts(recipe_name, &recipe);
+    }
+    bool recipe_model = false, recipe_gpu = false, recipe_gpus = false;
+    if (recipe.gpu[0] && !spec.cluster.gpu && !spec.cluster.cluster) {
+        spec.cluster.gpu = recipe.gpu;
+        recipe_gpu = true;
+    }
+    if (recipe.gpus && !spec.cluster.n_gpus) {
+        spec.cluster.n_gpus = recipe.gpus;
+        recipe_gpus = true;
+    }
     /* Without --framework, the inputs name the framework that runs them. */
     const char *fw_assumed = NULL;
     if (!spec.framework && in.have_tt)
@@ -893,6 +916,18 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
         spec.model_given = &in.mg.model;
     } else if (base && base->model) {
         spec.model_given = base->model;
+    } else if (recipe.model[0] && !cli_get(a, "--model") && a->n_positional == 0) {
+        model_t probe;
+        err_t ignore;
+        if (model_load(recipe.model, &probe, &ignore)) {
+            rc = err_setf(err, ERR_INPUT, ov, "--recipe",
+                          "%s names the model '%s', which is not in scaleplan's catalog "
+                          "(scaleplan catalog models); give --model NAME or a config.json",
+                          recipe_name, recipe.model);
+            goto out;
+        }
+        spec.model = recipe.model;
+        recipe_model = true;
     } else if ((rc = model_name(a, &spec.model, err))) {
         goto out;
     }
@@ -935,15 +970,27 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
                       "%d from the launcher (torchrun --nproc_per_node x --nnodes)",
                       in.mg.world_size);
     }
-    const char *ov = cli_get(a, "--bridge-overrides");
     if (ov) {
-        char *data = NULL;
-        if ((rc = fileio_read_all(ov, &data, NULL, err)))
+        if ((rc = launch_read_nemo_notes(ov_data, ov, &s->model, &s->layout, &s->notes, err)))
             goto out;
-        rc = launch_read_nemo(data, ov, &s->model, &s->layout, err);
-        free(data);
-        if (rc)
-            goto out;
+        if (recipe_model)
+            notes_add(&s->notes, NOTE_ASSUMED, "--model", "%s, the model of the recipe %s",
+                      recipe.model, recipe_name);
+        if (recipe_gpu)
+            notes_add(&s->notes, NOTE_ASSUMED, "--gpu", "%s, the GPU of the recipe %s",
+                      recipe.gpu, recipe_name);
+        if (recipe_gpus)
+            notes_add(&s->notes, NOTE_ASSUMED, "--gpus", "%d, the GPU count of the recipe %s",
+                      recipe.gpus, recipe_name);
+        bool precision_given = strstr(ov_data, "mixed_precision=") || cli_get(a, "--precision") ||
+                               cli_has(a, "--bf16") || cli_has(a, "--fp16") ||
+                               cli_has(a, "--fp8-format");
+        if (recipe.precision >= 0 && !precision_given) {
+            s->layout.precision = (precision_t)recipe.precision;
+            notes_add(&s->notes, NOTE_ASSUMED, "mixed_precision",
+                      "%s, the precision of the recipe %s",
+                      layout_precision_name(s->layout.precision), recipe_name);
+        }
     }
     if ((rc = cli_layout_flags(a, &s->model, &s->layout, &s->opt, &s->notes, err)) ||
         (rc = cli_sim_switches(a, &s->opt, err)))
@@ -955,6 +1002,7 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     rc = scenario_finish(s, cli_get(a, "--profile"), err);
 out:
     inputs_free(&in);
+    free(ov_data);
     return rc;
 }
 

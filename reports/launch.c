@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -520,16 +521,6 @@ int launch_write(launch_kind_t k, const model_t *m, const layout_t *l, const sim
 
 /* ------------------------------------------------------------ reading back */
 
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    char *e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1]))
-        *--e = '\0';
-    return s;
-}
-
 static int to_int(const char *v, const char *origin, int line, const char *key, int *out,
                   err_t *err)
 {
@@ -555,28 +546,241 @@ static int to_bool(const char *v, const char *origin, int line, const char *key,
     return ERR_OK;
 }
 
+/* One word of a Bridge launch command or override list: shell-like
+ * splitting at blanks, '\\' + newline continuing the line, '#' comments,
+ * quotes removed. Returns false at the end of the text. */
+typedef struct {
+    const char *s;
+    size_t pos;
+    int line;
+} words_in_t;
+
+static bool next_word(words_in_t *in, char *out, size_t cap, int *line)
+{
+    const char *s = in->s;
+    for (;;) {
+        while (s[in->pos] == ' ' || s[in->pos] == '\t' || s[in->pos] == '\r' ||
+               s[in->pos] == '\n' || (s[in->pos] == '\\' && s[in->pos + 1] == '\n')) {
+            if (s[in->pos] == '\\')
+                in->pos++;
+            if (s[in->pos] == '\n')
+                in->line++;
+            in->pos++;
+        }
+        if (s[in->pos] != '#')
+            break;
+        while (s[in->pos] && s[in->pos] != '\n')
+            in->pos++;
+    }
+    if (!s[in->pos])
+        return false;
+    *line = in->line;
+    size_t n = 0;
+    char quote = 0;
+    while (s[in->pos] && (quote || !strchr(" \t\r\n", s[in->pos]))) {
+        char c = s[in->pos++];
+        if (!quote && (c == '\'' || c == '"')) {
+            quote = c;
+            continue;
+        }
+        if (quote && c == quote) {
+            quote = 0;
+            continue;
+        }
+        if (c == '\n')
+            in->line++;
+        if (n + 1 < cap)
+            out[n++] = c;
+    }
+    out[n] = '\0';
+    return true;
+}
+
+/* Whether word is KEY=VALUE with a dotted config key (model.x, train.y)
+ * or the mixed_precision recipe. */
+static bool override_word(const char *w)
+{
+    const char *eq = strchr(w, '=');
+    if (!eq || eq == w)
+        return false;
+    if ((size_t)(eq - w) == strlen("mixed_precision") && strncmp(w, "mixed_precision", 15) == 0)
+        return true;
+    bool dot = false;
+    for (const char *p = w; p < eq; p++) {
+        if (*p == '.')
+            dot = true;
+        else if (!(isalnum((unsigned char)*p) || *p == '_'))
+            return false;
+    }
+    return dot;
+}
+
+int launch_nemo_recipe(const char *text, char *recipe, size_t cap)
+{
+    words_in_t in = {text, 0, 1};
+    char w[512];
+    int line;
+    bool next = false;
+    recipe[0] = '\0';
+    while (next_word(&in, w, sizeof w, &line)) {
+        if (next) {
+            snprintf(recipe, cap, "%s", w);
+            next = false;
+        } else if (strcmp(w, "--recipe") == 0) {
+            next = true;
+        } else if (strncmp(w, "--recipe=", 9) == 0) {
+            snprintf(recipe, cap, "%s", w + 9);
+        }
+    }
+    return recipe[0] ? 1 : 0;
+}
+
+int launch_nemo_recipe_parts(const char *recipe, launch_recipe_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->precision = -1;
+    /* <model>_<pretrain|sft|peft|finetune>_<N>gpu_<gpu>_<precision>[_...]_config */
+    static const char *const kinds[] = {"_pretrain", "_sft", "_peft", "_finetune"};
+    const char *cut = NULL;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        const char *at = strstr(recipe, kinds[i]);
+        if (at && (!cut || at < cut))
+            cut = at;
+    }
+    if (!cut || cut == recipe)
+        return 0;
+    /* the model: its words joined by '-', Bridge's llama31 / llama32 /
+     * qwen25 / 1p5b spellings as the catalog writes them */
+    char name[64] = "";
+    size_t n = 0;
+    for (const char *p = recipe; p < cut && n + 2 < sizeof name; p++) {
+        if (*p == '_')
+            name[n++] = '-';
+        else if (*p == 'p' && p > recipe && isdigit((unsigned char)p[-1]) && p + 1 < cut &&
+                 isdigit((unsigned char)p[1]))
+            name[n++] = '.';
+        else
+            name[n++] = *p;
+    }
+    name[n] = '\0';
+    static const struct {
+        const char *bridge, *catalog;
+    } FAMILY[] = {{"llama31-", "llama3.1-"}, {"llama32-", "llama3.2-"}, {"llama33-", "llama3.3-"},
+                  {"qwen25-", "qwen2.5-"},   {"qwen35-", "qwen3.5-"}};
+    for (size_t i = 0; i < sizeof FAMILY / sizeof FAMILY[0]; i++) {
+        size_t k = strlen(FAMILY[i].bridge);
+        if (strncmp(name, FAMILY[i].bridge, k) == 0) {
+            char rest[64];
+            snprintf(rest, sizeof rest, "%s", name + k);
+            snprintf(name, sizeof name, "%s%s", FAMILY[i].catalog, rest);
+            break;
+        }
+    }
+    snprintf(out->model, sizeof out->model, "%s", name);
+    /* _<N>gpu_<gpu>_<precision> */
+    const char *p = strchr(cut + 1, '_');
+    char gpu[16] = "";
+    int gpus = 0;
+    if (p && sscanf(p, "_%dgpu_%15[a-z0-9]", &gpus, gpu) == 2 && gpus > 0) {
+        out->gpus = gpus;
+        static const struct {
+            const char *bridge, *catalog;
+        } GPUS[] = {{"h100", "h100-sxm"}, {"h200", "h200"},   {"b200", "b200"}, {"b300", "b300"},
+                    {"gb200", "gb200"},   {"gb300", "gb300"}, {"a100", "a100-80g"}};
+        for (size_t i = 0; i < sizeof GPUS / sizeof GPUS[0]; i++)
+            if (strcmp(gpu, GPUS[i].bridge) == 0)
+                snprintf(out->gpu, sizeof out->gpu, "%s", GPUS[i].catalog);
+        const char *q = strstr(p, gpu) + strlen(gpu);
+        static const struct {
+            const char *word;
+            precision_t precision;
+        } PREC[] = {{"_bf16", PRECISION_BF16},     {"_fp8cs", PRECISION_FP8_CS},
+                    {"_fp8mx", PRECISION_MXFP8},   {"_fp8sc", PRECISION_FP8_BLOCK},
+                    {"_fp8ds", PRECISION_FP8},     {"_nvfp4", PRECISION_NVFP4}};
+        for (size_t i = 0; i < sizeof PREC / sizeof PREC[0]; i++) {
+            size_t k = strlen(PREC[i].word);
+            if (strncmp(q, PREC[i].word, k) == 0 && (q[k] == '_' || q[k] == '\0'))
+                out->precision = (int)PREC[i].precision;
+        }
+    }
+    return 1;
+}
+
+/* An architecture override must describe the model being simulated. */
+static int check_arch(const model_t *m, const char *origin, int line, const char *k,
+                      const char *v, err_t *err)
+{
+    static const struct {
+        const char *key;
+        size_t offset;
+    } ARCH[] = {
+        {"model.num_layers", offsetof(model_t, n_layers)},
+        {"model.hidden_size", offsetof(model_t, hidden)},
+        {"model.num_attention_heads", offsetof(model_t, n_heads)},
+        {"model.num_query_groups", offsetof(model_t, n_kv_heads)},
+        {"model.ffn_hidden_size", offsetof(model_t, ffn)},
+    };
+    for (size_t i = 0; i < sizeof ARCH / sizeof ARCH[0]; i++) {
+        if (strcmp(k, ARCH[i].key) != 0)
+            continue;
+        int x, have = *(const int *)((const char *)m + ARCH[i].offset);
+        int rc = to_int(v, origin, line, k, &x, err);
+        if (rc)
+            return rc;
+        if (x != have)
+            return err_setf(err, ERR_INPUT, origin, NULL,
+                            "line %d: %s=%d, but %s has %d; give --model for a model with this "
+                            "architecture (a config.json)",
+                            line, k, x, m->display, have);
+        return ERR_OK;
+    }
+    return ERR_OK;
+}
+
 int launch_read_nemo(const char *text, const char *origin, const model_t *m, layout_t *l,
                      err_t *err)
 {
-    char *copy = strdup(text);
-    if (!copy)
-        return err_set(err, ERR_RUNTIME, "out of memory");
+    return launch_read_nemo_notes(text, origin, m, l, NULL, err);
+}
+
+int launch_read_nemo_notes(const char *text, const char *origin, const model_t *m, layout_t *l,
+                           notes_t *notes, err_t *err)
+{
     int rc = ERR_OK, line = 0, rc_layers = 1;
-    bool account = false, fsdp = false, block = false;
+    bool account = false, fsdp = false, block = false, launcher_noted = false;
     char strategy[32] = "optim_grads_params";
-    char *save = NULL;
-    for (char *ln = strtok_r(copy, "\n", &save); ln && !rc; ln = strtok_r(NULL, "\n", &save)) {
-        line++;
-        char *s = trim(ln);
-        if (!*s || *s == '#')
+    words_in_t in = {text, 0, 1};
+    char word[1024];
+    while (!rc && next_word(&in, word, sizeof word, &line)) {
+        if (strcmp(word, "--recipe") == 0 || strncmp(word, "--recipe=", 9) == 0)
+            notes_add(notes, NOTE_ASSUMED, "--recipe",
+                      "line %d: the recipe's own settings are not known to scaleplan: the "
+                      "framework preset's defaults and these overrides are what is simulated",
+                      line);
+        if (!override_word(word)) {
+            /* the launch command around the overrides: the recipe (which
+             * names the model: read by launch_nemo_recipe), its options
+             * and the launcher, none of which change the layout */
+            if (strncmp(word, "--", 2) == 0 && strncmp(word, "--recipe", 8) != 0)
+                notes_add(notes, NOTE_IGNORED, word, "line %d: a launcher option: no effect on "
+                                                     "the layout",
+                          line);
+            else if (!launcher_noted && strncmp(word, "--recipe", 8) != 0 &&
+                     strchr(word, '=') == NULL) {
+                notes_add(notes, NOTE_IGNORED, word,
+                          "line %d: the launch command; its overrides are read", line);
+                launcher_noted = true;
+            } else if (strchr(word, '=') && word[0] != '-')
+                notes_add(notes, NOTE_IGNORED, word,
+                          "line %d: an environment variable or option without a config key",
+                          line);
             continue;
-        char *eq = strchr(s, '=');
-        if (!eq) {
-            rc = err_setf(err, ERR_INPUT, origin, NULL, "line %d: expected KEY=VALUE", line);
-            break;
         }
+        char *eq = strchr(word, '=');
         *eq = '\0';
-        char *k = trim(s), *v = trim(eq + 1);
+        char *k = word, *v = eq + 1;
+        if ((rc = check_arch(m, origin, line, k, v, err)))
+            break;
         bool b;
         if (strcmp(k, "model.tensor_model_parallel_size") == 0)
             rc = to_int(v, origin, line, k, &l->tp, err);
@@ -602,7 +806,7 @@ int launch_read_nemo(const char *text, const char *origin, const model_t *m, lay
             rc = to_bool(v, origin, line, k, &account, err);
         else if (strcmp(k, "model.sequence_parallel") == 0)
             rc = to_bool(v, origin, line, k, &l->sequence_parallel, err);
-        else if (strcmp(k, "model.seq_length") == 0)
+        else if (strcmp(k, "model.seq_length") == 0 || strcmp(k, "dataset.seq_length") == 0)
             rc = to_int(v, origin, line, k, &l->seq_len, err);
         else if (strcmp(k, "train.micro_batch_size") == 0)
             rc = to_int(v, origin, line, k, &l->micro_batch, err);
@@ -645,7 +849,6 @@ int launch_read_nemo(const char *text, const char *origin, const model_t *m, lay
         }
         /* other keys (overlap switches, ...) do not change the layout */
     }
-    free(copy);
     if (rc)
         return rc;
     /* block recompute: the first N layers of each virtual stage (N >= 1:
@@ -659,6 +862,18 @@ int launch_read_nemo(const char *text, const char *origin, const model_t *m, lay
     l->recompute_layers = block && l->recompute == RECOMPUTE_FULL ? rc_layers : 0;
     if (fsdp)
         l->zero = strcmp(strategy, "optim_grads") == 0 ? 2 : 3;
+    long stages = (long)(l->pp > 0 ? l->pp : 1) * (l->vpp > 0 ? l->vpp : 1);
+    if (!account && l->vpp > 1 && !l->first_stage_layers && !l->last_stage_layers &&
+        m->n_layers % stages != 0 && (m->n_layers + 2) % stages == 0) {
+        /* the layers split only with the embedding and the loss counted,
+         * as Bridge's recipes for such models set it (llama31_405b:
+         * account_for_embedding/loss_in_pipeline_split True) */
+        account = true;
+        notes_add(notes, NOTE_ASSUMED, "model.account_for_embedding_in_pipeline_split",
+                  "true with account_for_loss_in_pipeline_split: %d layers split over %ld "
+                  "(virtual) stages only with the embedding and the loss counted as layers",
+                  m->n_layers, stages);
+    }
     if (account && l->vpp > 1) {
         /* the embedding and the loss count as one layer each: (L + 2) /
          * (PP x VPP) per chunk, the first and last chunks one lighter */

@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "common/error.h"
+#include "common/notes.h"
 #include "models/layout.h"
 #include "models/model.h"
 #include "sim/costs.h"
@@ -52,10 +53,35 @@ bool launch_accepts(launch_kind_t k, const char *framework);
 int launch_write(launch_kind_t k, const model_t *m, const layout_t *l, const sim_options_t *o,
                  FILE *out, err_t *err);
 
-/* Read Megatron-Bridge overrides (KEY=VALUE lines, '#' comments) for model
- * m into a layout (over its current values) and its precision. ERR_INPUT
- * names the line. */
+/* Read Megatron-Bridge overrides (KEY=VALUE words, '#' comments) for model
+ * m into a layout (over its current values) and its precision. The text
+ * may be a whole launch command (uv run python scripts/training/
+ * run_recipe.py --recipe NAME ... key=value ...): the words that are not
+ * config overrides are left out, each with a note (notes may be NULL);
+ * architecture overrides (model.num_layers, hidden_size, heads, query
+ * groups, ffn) must agree with m. ERR_INPUT names the line. */
+int launch_read_nemo_notes(const char *text, const char *origin, const model_t *m, layout_t *l,
+                           notes_t *notes, err_t *err);
 int launch_read_nemo(const char *text, const char *origin, const model_t *m, layout_t *l,
                      err_t *err);
+
+/* The recipe a Bridge launch command names (--recipe NAME), into recipe;
+ * returns 1 if there is one, 0 if not. */
+int launch_nemo_recipe(const char *text, char *recipe, size_t cap);
+
+/* What a Megatron-Bridge recipe's name says
+ * (<model>_pretrain_<N>gpu_<gpu>_<precision>..._config, as in
+ * src/megatron/bridge/recipes): the model as the catalog spells it
+ * (llama31_405b: llama3.1-405b), the GPU count, the catalog GPU (h100:
+ * h100-sxm) and the precision (bf16, fp8cs, fp8mx, fp8sc = blockwise,
+ * nvfp4); "" / 0 / -1 for what it does not say. Returns 0 for a name
+ * without a model part. */
+typedef struct {
+    char model[64];
+    int gpus;
+    char gpu[32];
+    int precision; /* precision_t, or -1 */
+} launch_recipe_t;
+int launch_nemo_recipe_parts(const char *recipe, launch_recipe_t *out);
 
 #endif

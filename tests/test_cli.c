@@ -784,6 +784,26 @@ static void test_framework_inputs(void)
            2, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "one framework's inputs"));
     free(err);
+    /* a whole Bridge launch command: the recipe's name gives the model, the
+     * GPUs and the precision (said), the overrides the layout, the rest of
+     * the command is left out with notes */
+    expect("sim --bridge-overrides tests/fixtures/launch/llama31_405b.bridge-command.txt", 0, &out,
+           NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "Llama 3.1 405B on 1024 x h100-sxm"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP8 PP8 VPP8 CP2 DP8 mb1 gb512"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "fp8-cs, the precision of the recipe"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "ignored --mode"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "account_for_embedding_in_pipeline_split"));
+    free(out);
+    out = NULL;
+    /* its architecture overrides must be the model's */
+    expect("sim --model llama3-8b --bridge-overrides tests/fixtures/launch/bad_arch.bridge.txt "
+           "--gpu h100-sxm --gpus 8",
+           2, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "model.num_layers=40"));
+    CU_ASSERT_EQUAL(count_lines(err ? err : ""), 1);
+    free(err);
+    err = NULL;
     expect("sim --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt --gpu h100-sxm",
            0, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP4 PP8 VPP5 CP1 DP2"));

@@ -416,6 +416,45 @@ static void test_torchtitan_keys(void)
     free(text);
 }
 
+/* Megatron-Bridge recipe names say the model, GPUs and precision
+ * (src/megatron/bridge/recipes: <model>_pretrain_<N>gpu_<gpu>_<precision>
+ * ..._config); a launch command's recipe is found among its words. */
+static void test_bridge_recipe_names(void)
+{
+    static const struct {
+        const char *recipe, *model;
+        int gpus;
+        const char *gpu;
+        int precision;
+    } cases[] = {
+        {"llama31_405b_pretrain_1024gpu_h100_fp8cs_config", "llama3.1-405b", 1024, "h100-sxm",
+         PRECISION_FP8_CS},
+        {"deepseek_v3_pretrain_256gpu_gb200_fp8mx_large_scale_config", "deepseek-v3", 256,
+         "gb200", PRECISION_MXFP8},
+        {"deepseek_v3_pretrain_1024gpu_h100_fp8sc_config", "deepseek-v3", 1024, "h100-sxm",
+         PRECISION_FP8_BLOCK},
+        {"qwen25_1p5b_pretrain_config", "qwen2.5-1.5b", 0, "", -1},
+        {"qwen3_30b_a3b_sft_8gpu_b200_bf16_config", "qwen3-30b-a3b", 8, "b200", PRECISION_BF16},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        launch_recipe_t r;
+        CU_ASSERT_EQUAL_FATAL(launch_nemo_recipe_parts(cases[i].recipe, &r), 1);
+        CU_ASSERT_STRING_EQUAL(r.model, cases[i].model);
+        CU_ASSERT_EQUAL(r.gpus, cases[i].gpus);
+        CU_ASSERT_STRING_EQUAL(r.gpu, cases[i].gpu);
+        CU_ASSERT_EQUAL(r.precision, cases[i].precision);
+    }
+    launch_recipe_t r;
+    CU_ASSERT_EQUAL(launch_nemo_recipe_parts("my_config", &r), 0);
+    char name[64];
+    CU_ASSERT_EQUAL(launch_nemo_recipe("python run_recipe.py --recipe=llama3_8b_pretrain_config "
+                                       "train.micro_batch_size=1",
+                                       name, sizeof name),
+                    1);
+    CU_ASSERT_STRING_EQUAL(name, "llama3_8b_pretrain_config");
+    CU_ASSERT_EQUAL(launch_nemo_recipe("train.micro_batch_size=1\n", name, sizeof name), 0);
+}
+
 /* Uneven pipeline stages go out as torchtitan takes them and come back
  * the same: mid-2025 split points for Llama 3.1 405B's 126 layers on PP 8
  * (15/16 x 6/15, torchtitan's own split), late-2025 layers per stage with
@@ -570,5 +609,6 @@ static void test_plan_emit(void)
 
 TEST_SUITE(suite_launch, "launch", TEST(test_megatron_round_trip), TEST(test_nemo_round_trip),
            TEST(test_deepspeed_round_trip), TEST(test_torchtitan_keys), TEST(test_torchtitan_dualpipev_round_trip),
-           TEST(test_torchtitan_stage_split_round_trip), TEST(test_plan_emit),
+           TEST(test_torchtitan_stage_split_round_trip), TEST(test_bridge_recipe_names),
+           TEST(test_plan_emit),
            TEST(test_moe_round_trip), TEST(test_block_recompute_round_trip));
