@@ -493,7 +493,10 @@ static int layout(tt_t *x, int n_gpus, int n_layers)
     if (has_etp)
         l->etp = etp;
     l->sequence_parallel = tp > 1; /* torchtitan's TP plan shards the norms along the sequence */
-    if (shard > 1) {
+    /* FSDP shards over data_parallel_shard x context_parallel ranks: it is
+     * applied when either is above 1 (torchtitan parallelize_llama.py:
+     * dp_shard_enabled or cp_enabled, mesh "dp_shard_cp") */
+    if (shard > 1 || cp > 1) {
         l->zero = 3;
         if (rep > 1)
             notes_add(&t->notes, NOTE_ASSUMED, "parallelism.data_parallel_replicate_degree",
@@ -659,8 +662,11 @@ static int precision(tt_t *x)
         notes_add(&t->notes, NOTE_ASSUMED, "training.dtype",
                   "bfloat16 (pure bf16 training, no fp32 master weights): memory is counted "
                   "with fp32 optimizer state");
-    /* FSDP2 reduces gradients in mixed_precision_reduce (fp32 by default). */
-    l->grad_bytes = strcmp(reduce, "bfloat16") == 0 ? 2 : 4;
+    /* FSDP2 reduces gradients in mixed_precision_reduce (fp32 by default):
+     * the reduce-scatter's bytes; the gradients it leaves are sharded in
+     * the fp32 parameters' dtype whatever it is (the presets' accounting:
+     * 2 + 2 + 12 bytes a parameter = fp32 parameter, gradient and moments) */
+    t->reduce_bytes = strcmp(reduce, "bfloat16") == 0 ? 2 : 4;
     return ERR_OK;
 }
 
@@ -856,4 +862,6 @@ void torchtitan_options(const torchtitan_t *t, sim_options_t *o)
     if (t->compiled)
         sim_options_compiled(o);
     o->fp8_param_gather = t->fp8_all_gather;
+    if (t->reduce_bytes)
+        o->reduce_bytes = t->reduce_bytes;
 }

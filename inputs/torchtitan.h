@@ -42,6 +42,10 @@ typedef struct {
     bool async_tp;       /* async TP on (with TP > 1) */
     bool compiled;       /* torch.compile: elementwise ops fused */
     bool fp8_all_gather; /* Float8 FSDP all-gather of the weights */
+    int reduce_bytes;    /* FSDP2's gradient reduction dtype, mixed_precision_reduce:
+                            4 (float32, the default) or 2 (bfloat16); the sharded
+                            gradients stay in the sharded fp32 parameters' dtype,
+                            which the presets' memory accounting already holds */
     int world_size;      /* GPUs the degrees multiply to (0: shard degree -1
                             takes the rest of --gpus) */
     notes_t notes;

@@ -462,7 +462,11 @@ static int write_torchtitan(const model_t *m, const layout_t *l, const sim_optio
     if (l->tp > 1)
         fprintf(f, "enable_async_tensor_parallel = %s\n", o->tp_comm_overlap ? "true" : "false");
     fprintf(f, "\n[training]\n");
-    fprintf(f, "local_batch_size = %d\n", l->global_batch / (l->dp > 0 ? l->dp : 1));
+    /* the batch a rank runs at once: with pipeline stages the step's
+     * micro-batches (split by pipeline_parallel_microbatch_size), without
+     * them one micro-batch, accumulated up to global_batch_size */
+    fprintf(f, "local_batch_size = %d\n",
+            l->pp > 1 ? l->global_batch / (l->dp > 0 ? l->dp : 1) : l->micro_batch);
     fprintf(f, "global_batch_size = %d\n", l->global_batch);
     fprintf(f, "seq_len = %d\n", l->seq_len);
     fprintf(f, "mixed_precision_param = \"%s\"\n", l->precision == PRECISION_FP32 ? "float32"

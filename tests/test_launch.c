@@ -14,6 +14,7 @@
 #include "inputs/megatron_args.h"
 #include "inputs/torchtitan.h"
 #include "models/layout_json.h"
+#include "models/memory.h"
 #include "reports/launch.h"
 #include "sim/framework.h"
 #include "tests/testing.h"
@@ -416,6 +417,51 @@ static void test_torchtitan_keys(void)
     free(text);
 }
 
+/* FSDP over context-parallel ranks alone (data_parallel_shard_degree 1,
+ * CP 4: torchtitan shards over dp_shard x cp) comes back as ZeRO-3, with
+ * the preset's gradient accounting (the reduction dtype is the
+ * reduce-scatter's, not the gradients' memory): a planned layout and its
+ * emitted config simulate alike. */
+static void test_torchtitan_fsdp_over_cp_round_trip(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("llama3-8b", &m, &e), 0);
+    layout_t l;
+    layout_defaults(&l);
+    l.tp = 4;
+    l.cp = 4;
+    l.sequence_parallel = true;
+    l.zero = 3;
+    l.micro_batch = 1;
+    l.global_batch = 8;
+    l.seq_len = 32768;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&l, &m, 16, &e), 0);
+    CU_ASSERT_EQUAL(l.dp, 1);
+    char *text = written(LAUNCH_TORCHTITAN, &m, &l, "torchtitan-2025-06");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "data_parallel_shard_degree = 1\n"));
+    torchtitan_t t;
+    CU_ASSERT_EQUAL_FATAL(torchtitan_read(text, strlen(text), "emitted.toml", 16, &t, &e), 0);
+    CU_ASSERT_EQUAL(t.layout.zero, 3);
+    CU_ASSERT_EQUAL(t.layout.grad_bytes, l.grad_bytes);
+    CU_ASSERT_EQUAL(t.reduce_bytes, 4);
+    layout_t back = t.layout;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&back, &m, 16, &e), 0);
+    /* one micro-batch a rank, accumulated 8 times: local_batch_size 1 */
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "local_batch_size = 1\n"));
+    CU_ASSERT_EQUAL(back.micro_batch, 1);
+    CU_ASSERT_EQUAL(back.grad_accum, 8);
+    model_memory_t a, b;
+    memory_opts_t mo;
+    memory_opts_default(&mo);
+    model_memory_peak(&m, &l, &mo, &a);
+    model_memory_peak(&m, &back, &mo, &b);
+    CU_ASSERT_DOUBLE_EQUAL(a.total_bytes, b.total_bytes, 1);
+    torchtitan_free(&t);
+    free(text);
+}
+
 /* Megatron-Bridge recipe names say the model, GPUs and precision
  * (src/megatron/bridge/recipes: <model>_pretrain_<N>gpu_<gpu>_<precision>
  * ..._config); a launch command's recipe is found among its words. */
@@ -609,6 +655,7 @@ static void test_plan_emit(void)
 
 TEST_SUITE(suite_launch, "launch", TEST(test_megatron_round_trip), TEST(test_nemo_round_trip),
            TEST(test_deepspeed_round_trip), TEST(test_torchtitan_keys), TEST(test_torchtitan_dualpipev_round_trip),
-           TEST(test_torchtitan_stage_split_round_trip), TEST(test_bridge_recipe_names),
+           TEST(test_torchtitan_stage_split_round_trip), TEST(test_torchtitan_fsdp_over_cp_round_trip),
+           TEST(test_bridge_recipe_names),
            TEST(test_plan_emit),
            TEST(test_moe_round_trip), TEST(test_block_recompute_round_trip));

@@ -125,7 +125,7 @@ static void test_llama3_8b(void)
     CU_ASSERT_EQUAL(t.layout.seq_len, 8192);
     CU_ASSERT_EQUAL(t.layout.recompute, RECOMPUTE_OPS); /* selective, op-level policy */
     CU_ASSERT_EQUAL(t.layout.precision, PRECISION_BF16);
-    CU_ASSERT_EQUAL(t.layout.grad_bytes, 4); /* FSDP reduces in fp32 by default */
+    CU_ASSERT_EQUAL(t.reduce_bytes, 4); /* FSDP reduces in fp32 by default */
     CU_ASSERT_EQUAL(t.world_size, 64);
     CU_ASSERT_FALSE(has_note(&t, "activation_checkpoint.selective_ac_option"));
     CU_ASSERT_STRING_EQUAL(t.framework, "torchtitan-2025-06");
@@ -224,7 +224,7 @@ static void test_old_keys_and_options(void)
     CU_ASSERT_EQUAL(t.layout.zero, 3);
     CU_ASSERT_EQUAL(t.layout.offload, LAYOUT_OFFLOAD_OPTIMIZER | LAYOUT_OFFLOAD_PARAMS);
     CU_ASSERT_EQUAL(t.layout.global_batch, 32); /* gradient accumulation 4 */
-    CU_ASSERT_EQUAL(t.layout.grad_bytes, 2);
+    CU_ASSERT_EQUAL(t.reduce_bytes, 2);
     CU_ASSERT_TRUE(has_note(&t, "parallelism.data_parallel_replicate_degree"));
     CU_ASSERT_TRUE(has_note(&t, "training.unknown_key"));
     torchtitan_free(&t);
