@@ -600,6 +600,14 @@ static int emit_launch(const cli_args_t *a, const plan_run_t *p, err_t *err)
     if (!rc && path && !cli_machine_output(a))
         printf("\nwrote %s: the recommended layout as a %s configuration\n", path,
                launch_name(k));
+    if (!rc && k == LAUNCH_DEEPSPEED) {
+        /* the file is JSON alone; its launcher arguments are said here */
+        char args[400];
+        launch_deepspeed_args(&r->layout, args, sizeof args);
+        FILE *to = cli_machine_output(a) ? stderr : stdout;
+        fprintf(to, "%sMegatron-DeepSpeed launcher arguments for %s:\n%s%s\n",
+                path ? "" : "# ", p->model.display, path ? "  " : "# ", args);
+    }
     return rc;
 }
 

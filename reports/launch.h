@@ -53,6 +53,10 @@ bool launch_accepts(launch_kind_t k, const char *framework);
 int launch_write(launch_kind_t k, const model_t *m, const layout_t *l, const sim_options_t *o,
                  FILE *out, err_t *err);
 
+/* The Megatron-DeepSpeed launcher arguments that go with a written
+ * ds_config.json (layout, batch, recompute), into out. */
+void launch_deepspeed_args(const layout_t *l, char *out, size_t cap);
+
 /* Read Megatron-Bridge overrides (KEY=VALUE words, '#' comments) for model
  * m into a layout (over its current values) and its precision. The text
  * may be a whole launch command (uv run python scripts/training/

@@ -315,9 +315,13 @@ static void test_deepspeed_round_trip(void)
         if (z == 3)
             l.recompute = RECOMPUTE_FULL;
         char *text = written(LAUNCH_DEEPSPEED, &m, &l, "deepspeed");
-        char *hash = strchr(text, '#');
-        CU_ASSERT_PTR_NOT_NULL_FATAL(hash);
-        *hash = '\0';
+        /* the file is the JSON document alone (DeepSpeed json.loads it);
+         * the launcher arguments are said apart */
+        CU_ASSERT_PTR_NULL(strchr(text, '#'));
+        char args[400];
+        launch_deepspeed_args(&l, args, sizeof args);
+        CU_ASSERT_PTR_NOT_NULL(strstr(args, "--micro-batch-size 2 --global-batch-size 256"));
+        CU_ASSERT_EQUAL(strstr(args, "--checkpoint-activations") != NULL, z == 3);
         cJSON *cfg = cJSON_Parse(text);
         CU_ASSERT_PTR_NOT_NULL_FATAL(cfg);
         layout_t back;
@@ -653,9 +657,67 @@ static void test_plan_emit(void)
     free(errout);
 }
 
+/* Every format's configuration, as plan --emit writes it to a file, reads
+ * back through sim's own reader to the plan's step time: Megatron-LM
+ * arguments, Bridge overrides, a DeepSpeed config (JSON alone), torchtitan
+ * TOML (mid and late 2025). */
+static void test_plan_emit_sim_round_trip(void)
+{
+    static const struct {
+        const char *model, *framework, *emit, *reader;
+        int gpus;
+    } cases[] = {
+        {"llama3-70b", "megatron-core", "megatron", "--megatron-args-file", 256},
+        {"llama3-70b", "megatron-bridge-26.04", "nemo", "--bridge-overrides", 256},
+        {"llama3-8b", "deepspeed", "deepspeed", "--deepspeed", 64},
+        {"llama3-8b", "torchtitan-2025-06", "torchtitan", "--torchtitan", 64},
+        {"llama3-70b", "torchtitan-2025-12", "torchtitan", "--torchtitan", 256},
+    };
+    char dir[256];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[1024], path[400];
+        snprintf(path, sizeof path, "%s/emitted.%zu", dir, i);
+        snprintf(args, sizeof args,
+                 "plan --model %s --gpu h100-sxm --min-gpus %d --max-gpus %d --framework %s "
+                 "--trials 50 --emit %s --out %s --json",
+                 cases[i].model, cases[i].gpus, cases[i].gpus, cases[i].framework, cases[i].emit,
+                 path);
+        char *out = NULL;
+        CU_ASSERT_EQUAL_FATAL(run_cli(args, &out, NULL), 0);
+        cJSON *plan = cJSON_Parse(out ? out : "");
+        free(out);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(plan);
+        cJSON *best = cJSON_GetObjectItem(plan, "best");
+        cJSON *st = best ? cJSON_GetObjectItem(best, "step_time_s") : NULL;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+        /* Bridge overrides and DeepSpeed configs do not carry the model */
+        bool no_model = strcmp(cases[i].emit, "nemo") == 0 || strcmp(cases[i].emit, "deepspeed") == 0;
+        snprintf(args, sizeof args, "sim %s %s%s%s --gpu h100-sxm --gpus %d --framework %s --json",
+                 cases[i].reader, path, no_model ? " --model " : "",
+                 no_model ? cases[i].model : "", cases[i].gpus, cases[i].framework);
+        out = NULL;
+        char *err = NULL;
+        int rc = run_cli(args, &out, &err);
+        if (rc)
+            fprintf(stderr, "%s: %s\n", cases[i].emit, err ? err : "");
+        CU_ASSERT_EQUAL(rc, 0);
+        cJSON *sim = cJSON_Parse(out ? out : "");
+        cJSON *sst = sim ? cJSON_GetObjectItem(sim, "step_time_s") : NULL;
+        CU_ASSERT_PTR_NOT_NULL(sst);
+        if (sst)
+            CHECK_REL(sst->valuedouble, st->valuedouble, 1e-9);
+        cJSON_Delete(sim);
+        cJSON_Delete(plan);
+        free(out);
+        free(err);
+    }
+    remove_tree(dir);
+}
+
 TEST_SUITE(suite_launch, "launch", TEST(test_megatron_round_trip), TEST(test_nemo_round_trip),
            TEST(test_deepspeed_round_trip), TEST(test_torchtitan_keys), TEST(test_torchtitan_dualpipev_round_trip),
            TEST(test_torchtitan_stage_split_round_trip), TEST(test_torchtitan_fsdp_over_cp_round_trip),
            TEST(test_bridge_recipe_names),
-           TEST(test_plan_emit),
+           TEST(test_plan_emit), TEST(test_plan_emit_sim_round_trip),
            TEST(test_moe_round_trip), TEST(test_block_recompute_round_trip));
