@@ -685,6 +685,10 @@ static const cli_opt_t sim_opts[] = {
      CLI_WORD},
     {"--no-overlap-param-gather", NULL, NULL, "gather parameters after the optimizer", CLI_WORD},
     {"--tp-comm-overlap", NULL, NULL, "pipeline TP collectives with GEMMs (needs SP)", CLI_WORD},
+    {"--compile", NULL, NULL,
+     "torch.compile the model (torchtitan, PyTorch FSDP, llm-foundry): fused elementwise "
+     "kernels (Megatron, NeMo and DeepSpeed presets fuse theirs already)",
+     CLI_WORD},
     {"--overlap-p2p", "--overlap-p2p-communication", NULL, "asynchronous pipeline transfers",
      CLI_WORD},
     {"--no-overlap-p2p", NULL, NULL, "blocking pipeline transfers", CLI_WORD},
@@ -724,6 +728,8 @@ int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
         o->overlap_param_gather = false;
     if (cli_has(a, "--tp-comm-overlap"))
         o->tp_comm_overlap = true;
+    if (cli_has(a, "--compile"))
+        sim_options_compiled(o);
     if (cli_has(a, "--overlap-p2p"))
         o->overlap_p2p = 1;
     if (cli_has(a, "--no-overlap-p2p"))

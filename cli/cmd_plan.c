@@ -129,6 +129,13 @@ typedef struct {
     bool tokens_assumed; /* no --tokens: 20 per parameter */
 } plan_run_t;
 
+/* The simulation switches given to plan, over each searched framework's
+ * options (plan_space_t.adjust_options). */
+static int plan_switches(sim_options_t *o, const void *ctx, err_t *err)
+{
+    return cli_sim_switches((const cli_args_t *)ctx, o, err);
+}
+
 static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
 {
     int rc;
@@ -192,6 +199,8 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--out", "goes with --emit FORMAT");
     }
     in->space.allow_offload = cli_has(a, "--offload-search");
+    in->space.adjust_options = plan_switches;
+    in->space.adjust_ctx = a;
     int seq = in->space.seq_len;
     if ((rc = cli_get_int(a, "--seq-len", &seq, err)))
         return rc;

@@ -109,8 +109,10 @@ typedef struct {
 
 /* The preset's options with the precision's costs; false when it cannot
  * train in p. */
-static int fw_setup(const char *name, const char *gpu, precision_t p, plan_fw_t *f, err_t *err)
+static int fw_setup(const char *name, const char *gpu, const plan_space_t *s, plan_fw_t *f,
+                    err_t *err)
 {
+    precision_t p = s->precision;
     memset(f, 0, sizeof *f);
     int rc = fw_load(name, &f->fw, err);
     if (rc)
@@ -119,6 +121,8 @@ static int fw_setup(const char *name, const char *gpu, precision_t p, plan_fw_t 
     layout_defaults(&scratch);
     fw_apply(&f->fw, &f->opt, &scratch);
     fw_apply_gpu(&f->fw, gpu, &f->opt);
+    if (s->adjust_options && (rc = s->adjust_options(&f->opt, s->adjust_ctx, err)))
+        return rc;
     f->flash = scratch.flash_attention;
     f->precision = p == PRECISION_FP8 ? f->fw.fp8_recipe : p;
     if (!(f->fw.caps.precisions & (1u << f->precision)))
@@ -154,7 +158,7 @@ static int frameworks_for(const plan_space_t *s, const char *gpu, plan_fw_t *fws
 {
     *n = 0;
     if (s->framework && *s->framework) {
-        int rc = fw_setup(s->framework, gpu, s->precision, &fws[0], err);
+        int rc = fw_setup(s->framework, gpu, s, &fws[0], err);
         if (rc)
             return rc;
         *n = 1;
@@ -172,7 +176,7 @@ static int frameworks_for(const plan_space_t *s, const char *gpu, plan_fw_t *fws
             break;
         if (!f.fw.plannable)
             continue;
-        if (fw_setup(names[i], gpu, s->precision, &fws[*n], &ignore) == ERR_OK)
+        if (fw_setup(names[i], gpu, s, &fws[*n], &ignore) == ERR_OK)
             (*n)++;
     }
     catalog_free_names(names, count);

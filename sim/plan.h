@@ -78,6 +78,12 @@ typedef struct {
     unsigned schedule_mask;  /* bit 1 << schedule_t; 0 = the framework's */
     bool allow_offload;      /* also offload the optimizer (and ZeRO-3's
                                 parameters) to host memory where it is sharded */
+    /* The user's simulation switches (overlap, compile, buckets, ...),
+     * applied over every searched framework's options after its preset's;
+     * NULL = the presets' alone. Called from the planner's threads: it
+     * must only read ctx. */
+    int (*adjust_options)(sim_options_t *o, const void *ctx, err_t *err);
+    const void *adjust_ctx;
 } plan_space_t;
 
 void plan_space_default(plan_space_t *s);

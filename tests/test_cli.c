@@ -533,6 +533,33 @@ static void test_reliability_and_budget(void)
 
 /* plan end to end: the --json contract, what-if, the report file, and
  * errors */
+/* plan's simulation switches reach every candidate it simulates (they
+ * were listed and silently left out): TP comm overlap makes the 70B plan
+ * faster, compile the torchtitan plan, a larger straggler jitter slower. */
+static double plan_best_step(const char *extra, const char *fw)
+{
+    char args[512];
+    snprintf(args, sizeof args,
+             "plan --model llama3-70b --gpu h100-sxm --min-gpus 256 --max-gpus 256 --trials 30 "
+             "--framework %s --json %s",
+             fw, extra);
+    cJSON *j = expect_json(args, 0);
+    cJSON *st = j ? cJSON_GetObjectItem(cJSON_GetObjectItem(j, "best"), "step_time_s") : NULL;
+    double v = st ? st->valuedouble : 0;
+    cJSON_Delete(j);
+    return v;
+}
+
+static void test_plan_switches(void)
+{
+    double base = plan_best_step("", "megatron-core");
+    CU_ASSERT_TRUE(base > 0);
+    CU_ASSERT_TRUE(plan_best_step("--tp-comm-overlap", "megatron-core") < base);
+    CU_ASSERT_TRUE(plan_best_step("--straggler-cv 0.2", "megatron-core") > base);
+    double eager = plan_best_step("", "torchtitan-2025-06");
+    CU_ASSERT_TRUE(plan_best_step("--compile", "torchtitan-2025-06") < eager);
+}
+
 static void test_plan_cli(void)
 {
     char dir[256], args[1024];
@@ -948,6 +975,6 @@ static void test_offload_cli(void)
 TEST_SUITE(suite_cli, "cli", TEST(test_framework_inputs), TEST(test_offload_cli), TEST(test_help_and_version), TEST(test_model_json_contract),
            TEST(test_megatron_aliases), TEST(test_model_text), TEST(test_bad_inputs_exit_2),
            TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_rank), TEST(test_fit_sustained_cli), TEST(test_sim_errors_and_fit),
-           TEST(test_reliability_and_budget), TEST(test_plan_cli),
+           TEST(test_reliability_and_budget), TEST(test_plan_cli), TEST(test_plan_switches),
            TEST(test_flags_checked), TEST(test_reliability_limits),
            TEST(test_huge_global_batch), TEST(test_unmet_requests_exit_1));
