@@ -885,7 +885,7 @@ int launch_read_nemo_notes(const char *text, const char *origin, const model_t *
                   "(virtual) stages only with the embedding and the loss counted as layers",
                   m->n_layers, stages);
     }
-    if (account && l->vpp > 1) {
+    if (account && l->vpp > 1 && l->pp > 0) { /* (PP 0 is the layout check's to refuse) */
         /* the embedding and the loss count as one layer each: (L + 2) /
          * (PP x VPP) per chunk, the first and last chunks one lighter */
         long chunks = (long)l->pp * l->vpp;

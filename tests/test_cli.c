@@ -814,7 +814,7 @@ static void test_framework_inputs(void)
     /* a whole Bridge launch command: the recipe's name gives the model, the
      * GPUs and the precision (said), the overrides the layout, the rest of
      * the command is left out with notes */
-    expect("sim --bridge-overrides tests/fixtures/launch/llama31_405b.bridge-command.txt", 0, &out,
+    expect("sim --bridge-overrides tests/fixtures/launch/llama31_405b_command.bridge.txt", 0, &out,
            NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "Llama 3.1 405B on 1024 x h100-sxm"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP8 PP8 VPP8 CP2 DP8 mb1 gb512"));

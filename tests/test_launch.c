@@ -297,6 +297,15 @@ static void test_nemo_round_trip(void)
     /* a bad line is named */
     CHECK_ERR(launch_read_nemo("model.tensor_model_parallel_size=eight\n", "x.txt", &m, &back, &e),
               &e, ERR_INPUT, "x.txt", "line 1");
+    /* PP 0 with the embedding counted is left to the layout's check (the
+     * reader divided by it; found by the bridge fuzzer) */
+    layout_defaults(&back);
+    CU_ASSERT_EQUAL(launch_read_nemo("model.pipeline_model_parallel_size=0\n"
+                                     "model.virtual_pipeline_model_parallel_size=2\n"
+                                     "model.account_for_embedding_in_pipeline_split=true\n",
+                                     "x.txt", &m, &back, &e),
+                    0);
+    CU_ASSERT_NOT_EQUAL(layout_finalize(&back, &m, 64, &e), 0);
     free(keys);
     free(text);
 }
