@@ -786,9 +786,10 @@ static const cli_opt_t input_opts[] = {
      CLI_WORD},
     {"--bridge-overrides", NULL, "FILE",
      "Megatron-Bridge / NeMo 2 recipe overrides (KEY=VALUE lines, as plan --emit nemo writes "
-     "them, or a whole run_recipe.py launch command): parallel sizes, batch, recompute, "
-     "precision; a --recipe name gives the model, GPU, GPU count and precision the flags do "
-     "not; runs as the newest Megatron-Bridge preset unless --framework",
+     "them, or a whole run_recipe.py or performance setup_experiment.py launch command): "
+     "parallel sizes, batch, recompute, precision; the recipe's name (or -mr, -ng, -g, -c) "
+     "gives the model, GPU, GPU count and precision the flags do not; runs as the newest "
+     "Megatron-Bridge preset unless --framework",
      CLI_WORD},
 };
 const cli_group_t CLI_INPUT_OPTS = {"Framework inputs (explicit flags override them)",
@@ -877,6 +878,9 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
             goto out;
         if (launch_nemo_recipe(ov_data, recipe_name, sizeof recipe_name))
             launch_nemo_recipe_parts(recipe_name, &recipe);
+        launch_nemo_perf_run(ov_data, &recipe);
+        if (!recipe_name[0] && (recipe.gpus || recipe.gpu[0] || recipe.precision >= 0))
+            snprintf(recipe_name, sizeof recipe_name, "performance launcher");
     }
     bool recipe_model = false, recipe_gpu = false, recipe_gpus = false;
     if (recipe.gpu[0] && !spec.cluster.gpu && !spec.cluster.cluster) {
@@ -980,13 +984,13 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
         if ((rc = launch_read_nemo_notes(ov_data, ov, &s->model, &s->layout, &s->notes, err)))
             goto out;
         if (recipe_model)
-            notes_add(&s->notes, NOTE_ASSUMED, "--model", "%s, the model of the recipe %s",
+            notes_add(&s->notes, NOTE_ASSUMED, "--model", "%s, from the launch command (%s)",
                       recipe.model, recipe_name);
         if (recipe_gpu)
-            notes_add(&s->notes, NOTE_ASSUMED, "--gpu", "%s, the GPU of the recipe %s",
+            notes_add(&s->notes, NOTE_ASSUMED, "--gpu", "%s, from the launch command (%s)",
                       recipe.gpu, recipe_name);
         if (recipe_gpus)
-            notes_add(&s->notes, NOTE_ASSUMED, "--gpus", "%d, the GPU count of the recipe %s",
+            notes_add(&s->notes, NOTE_ASSUMED, "--gpus", "%d, from the launch command (%s)",
                       recipe.gpus, recipe_name);
         bool precision_given = strstr(ov_data, "mixed_precision=") || cli_get(a, "--precision") ||
                                cli_has(a, "--bf16") || cli_has(a, "--fp16") ||
@@ -994,7 +998,7 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
         if (recipe.precision >= 0 && !precision_given) {
             s->layout.precision = (precision_t)recipe.precision;
             notes_add(&s->notes, NOTE_ASSUMED, "mixed_precision",
-                      "%s, the precision of the recipe %s",
+                      "%s, from the launch command (%s)",
                       layout_precision_name(s->layout.precision), recipe_name);
         }
     }

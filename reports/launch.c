@@ -641,6 +641,11 @@ int launch_nemo_recipe(const char *text, char *recipe, size_t cap)
             next = true;
         } else if (strncmp(w, "--recipe=", 9) == 0) {
             snprintf(recipe, cap, "%s", w + 9);
+        } else if (strcmp(w, "-mr") == 0 || strcmp(w, "--model_recipe_name") == 0) {
+            /* the performance launcher names the model part alone
+             * (llama31_405b): as a pretraining recipe */
+            if (next_word(&in, w, sizeof w, &line))
+                snprintf(recipe, cap, "%s_pretrain", w);
         }
     }
     return recipe[0] ? 1 : 0;
@@ -717,6 +722,95 @@ int launch_nemo_recipe_parts(const char *recipe, launch_recipe_t *out)
     return 1;
 }
 
+/* Megatron-Bridge's performance launcher (scripts/performance/
+ * setup_experiment.py, argument_parser.py): the flags that set the layout,
+ * each with the override key it stands for, and those that name the run. */
+typedef enum { PF_INT, PF_VPP, PF_BOOL, PF_LIST, PF_RUN } perf_kind_t;
+
+static const struct {
+    const char *shrt, *lng;
+    const char *key; /* the override it sets ("" for the run's naming flags) */
+    perf_kind_t kind;
+} PERF_FLAGS[] = {
+    {"-tp", "--tensor_model_parallel_size", "model.tensor_model_parallel_size", PF_INT},
+    {"-pp", "--pipeline_model_parallel_size", "model.pipeline_model_parallel_size", PF_INT},
+    {"-cp", "--context_parallel_size", "model.context_parallel_size", PF_INT},
+    {"-vp", "--virtual_pipeline_model_parallel_size", "model.virtual_pipeline_model_parallel_size",
+     PF_VPP},
+    {"-ep", "--expert_model_parallel_size", "model.expert_model_parallel_size", PF_INT},
+    {"-et", "--expert_tensor_parallel_size", "model.expert_tensor_parallel_size", PF_INT},
+    {"-mb", "--micro_batch_size", "train.micro_batch_size", PF_INT},
+    {"-gb", "--global_batch_size", "train.global_batch_size", PF_INT},
+    {"-sl", "--seq_length", "model.seq_length", PF_INT},
+    {"-rl", "--recompute_num_layers", "model.recompute_num_layers", PF_INT},
+    {NULL, "--use_megatron_fsdp", "ddp.use_megatron_fsdp", PF_BOOL},
+    {NULL, "--recompute_modules", "model.recompute_modules", PF_LIST},
+    {"-m", "--model_family_name", "", PF_RUN},
+    {"-mr", "--model_recipe_name", "", PF_RUN},
+    {"-ng", "--num_gpus", "", PF_RUN},
+    {"-g", "--gpu", "", PF_RUN},
+    {"-c", "--compute_dtype", "", PF_RUN},
+    {"-gn", "--gpus_per_node", "", PF_RUN},
+};
+
+static int perf_flag(const char *w)
+{
+    for (size_t i = 0; i < sizeof PERF_FLAGS / sizeof PERF_FLAGS[0]; i++)
+        if ((PERF_FLAGS[i].shrt && strcmp(w, PERF_FLAGS[i].shrt) == 0) ||
+            strcmp(w, PERF_FLAGS[i].lng) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* The value after flag index f in text (the performance launcher's
+ * --flag VALUE), or NULL. */
+static bool perf_value(const char *text, int f, char *out, size_t cap)
+{
+    words_in_t in = {text, 0, 1};
+    char w[512];
+    int line;
+    bool next = false, found = false;
+    while (next_word(&in, w, sizeof w, &line)) {
+        if (next) {
+            snprintf(out, cap, "%s", w);
+            found = true;
+            next = false;
+        } else if (perf_flag(w) == f) {
+            next = true;
+        }
+    }
+    return found;
+}
+
+void launch_nemo_perf_run(const char *text, launch_recipe_t *out)
+{
+    char v[128];
+    int f;
+    if ((f = perf_flag("-ng")) >= 0 && perf_value(text, f, v, sizeof v) && atoi(v) > 0)
+        out->gpus = atoi(v);
+    if ((f = perf_flag("-g")) >= 0 && perf_value(text, f, v, sizeof v)) {
+        launch_recipe_t g;
+        char name[160];
+        snprintf(name, sizeof name, "x_pretrain_1gpu_%s_bf16_config", v);
+        if (launch_nemo_recipe_parts(name, &g) && g.gpu[0])
+            snprintf(out->gpu, sizeof out->gpu, "%s", g.gpu);
+    }
+    if ((f = perf_flag("-c")) >= 0 && perf_value(text, f, v, sizeof v)) {
+        /* bf16, fp8_cs, fp8_mx, fp8_sc, nvfp4: the recipe-name spellings
+         * without the underscore */
+        char word[32] = "", name[160];
+        size_t n = 0;
+        for (const char *p = v; *p && n + 1 < sizeof word; p++)
+            if (*p != '_')
+                word[n++] = *p;
+        word[n] = '\0';
+        launch_recipe_t g;
+        snprintf(name, sizeof name, "x_pretrain_1gpu_h100_%s_config", word);
+        if (launch_nemo_recipe_parts(name, &g) && g.precision >= 0)
+            out->precision = g.precision;
+    }
+}
+
 /* An architecture override must describe the model being simulated. */
 static int check_arch(const model_t *m, const char *origin, int line, const char *k,
                       const char *v, err_t *err)
@@ -763,11 +857,43 @@ int launch_read_nemo_notes(const char *text, const char *origin, const model_t *
     words_in_t in = {text, 0, 1};
     char word[1024];
     while (!rc && next_word(&in, word, sizeof word, &line)) {
-        if (strcmp(word, "--recipe") == 0 || strncmp(word, "--recipe=", 9) == 0)
-            notes_add(notes, NOTE_ASSUMED, "--recipe",
+        if (strcmp(word, "--recipe") == 0 || strncmp(word, "--recipe=", 9) == 0 ||
+            strcmp(word, "-mr") == 0 || strcmp(word, "--model_recipe_name") == 0)
+            notes_add(notes, NOTE_ASSUMED, word,
                       "line %d: the recipe's own settings are not known to scaleplan: the "
                       "framework preset's defaults and these overrides are what is simulated",
                       line);
+        int pf = perf_flag(word);
+        if (pf >= 0) {
+            char value[256];
+            int vline;
+            if (!next_word(&in, value, sizeof value, &vline))
+                return err_setf(err, ERR_INPUT, origin, NULL, "line %d: %s needs a value", line,
+                                word);
+            if (PERF_FLAGS[pf].kind == PF_RUN)
+                continue; /* model, GPUs, precision: read by the caller */
+            if (PERF_FLAGS[pf].kind == PF_VPP && (strcmp(value, "None") == 0 ||
+                                                  strcmp(value, "-1") == 0))
+                snprintf(value, sizeof value, "null");
+            if (PERF_FLAGS[pf].kind == PF_INT && strcmp(PERF_FLAGS[pf].key,
+                                                        "model.recompute_num_layers") == 0) {
+                /* Megatron's block recompute of that many layers */
+                block = true;
+                l->recompute = RECOMPUTE_FULL;
+            }
+            if (PERF_FLAGS[pf].kind == PF_LIST) {
+                /* core_attn alone is Megatron's selective recompute; other
+                 * modules are not priced one by one */
+                if (strcmp(value, "core_attn") == 0)
+                    l->recompute = RECOMPUTE_SELECTIVE;
+                else
+                    notes_add(notes, NOTE_IGNORED, word,
+                              "line %d: recompute of %s is not modeled module by module", line,
+                              value);
+                continue;
+            }
+            snprintf(word, sizeof word, "%s=%s", PERF_FLAGS[pf].key, value);
+        }
         if (!override_word(word)) {
             /* the launch command around the overrides: the recipe (which
              * names the model: read by launch_nemo_recipe), its options

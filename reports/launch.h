@@ -88,4 +88,12 @@ typedef struct {
 } launch_recipe_t;
 int launch_nemo_recipe_parts(const char *recipe, launch_recipe_t *out);
 
+/* What Megatron-Bridge's performance launcher (scripts/performance/
+ * setup_experiment.py) says of the run, over out: -ng/--num_gpus, -g/--gpu
+ * and -c/--compute_dtype (its -mr/--model_recipe_name is the recipe
+ * launch_nemo_recipe returns; its -tp, -pp, -cp, -vp, -ep, -et, -mb, -gb,
+ * -sl, -rl, --use_megatron_fsdp and --recompute_modules are read as the
+ * overrides they stand for). */
+void launch_nemo_perf_run(const char *text, launch_recipe_t *out);
+
 #endif

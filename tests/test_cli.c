@@ -818,9 +818,18 @@ static void test_framework_inputs(void)
            NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "Llama 3.1 405B on 1024 x h100-sxm"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP8 PP8 VPP8 CP2 DP8 mb1 gb512"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "fp8-cs, the precision of the recipe"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "fp8-cs, from the launch command"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "ignored --mode"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "account_for_embedding_in_pipeline_split"));
+    free(out);
+    out = NULL;
+    /* Bridge's performance launcher (setup_experiment.py -mr ... -ng ... -tp ...)
+     * reads the same: 26.04's 405B H100 run */
+    expect("sim --bridge-overrides tests/fixtures/launch/llama31_405b_perf.bridge.txt", 0, &out,
+           NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "Llama 3.1 405B on 1024 x h100-sxm"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP8 PP8 VPP8 CP2 DP8 mb1 gb1536"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "fp8-cs"));
     free(out);
     out = NULL;
     /* its architecture overrides must be the model's */

@@ -512,6 +512,34 @@ static void test_bridge_recipe_names(void)
                     1);
     CU_ASSERT_STRING_EQUAL(name, "llama3_8b_pretrain_config");
     CU_ASSERT_EQUAL(launch_nemo_recipe("train.micro_batch_size=1\n", name, sizeof name), 0);
+    /* the performance launcher: -mr names the model part, -ng/-g/-c the run;
+     * its layout flags are the overrides they stand for */
+    const char *perf = "python scripts/performance/setup_experiment.py -m qwen "
+                       "-mr qwen3_30b_a3b -ng 16 -g b200 -c fp8_mx -tp 1 -pp 2 -vp None "
+                       "-ep 8 -mb 2 -gb 512 -rl 2 --use_megatron_fsdp false\n";
+    CU_ASSERT_EQUAL(launch_nemo_recipe(perf, name, sizeof name), 1);
+    CU_ASSERT_EQUAL(launch_nemo_recipe_parts(name, &r), 1);
+    launch_nemo_perf_run(perf, &r);
+    CU_ASSERT_STRING_EQUAL(r.model, "qwen3-30b-a3b");
+    CU_ASSERT_EQUAL(r.gpus, 16);
+    CU_ASSERT_STRING_EQUAL(r.gpu, "b200");
+    CU_ASSERT_EQUAL(r.precision, PRECISION_MXFP8);
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("qwen3-30b-a3b", &m, &e), 0);
+    layout_t l;
+    layout_defaults(&l);
+    CU_ASSERT_EQUAL_FATAL(launch_read_nemo(perf, "perf", &m, &l, &e), 0);
+    CU_ASSERT_EQUAL(l.pp, 2);
+    CU_ASSERT_EQUAL(l.vpp, 1);
+    CU_ASSERT_EQUAL(l.ep, 8);
+    CU_ASSERT_EQUAL(l.micro_batch, 2);
+    CU_ASSERT_EQUAL(l.global_batch, 512);
+    CU_ASSERT_EQUAL(l.recompute, RECOMPUTE_FULL);
+    CU_ASSERT_EQUAL(l.recompute_layers, 2);
+    CU_ASSERT_EQUAL(l.zero, 0);
+    CHECK_ERR(launch_read_nemo("x.py -tp\n", "perf", &m, &l, &e), &e, ERR_INPUT, "-tp",
+              "needs a value");
 }
 
 /* Uneven pipeline stages go out as torchtitan takes them and come back
