@@ -644,6 +644,13 @@ static const model_torchtitan_t TORCHTITAN[] = {
     {"llama3", "405B", "llama3-405b"},
     {"llama4", "17bx16e", "llama4-scout"},
     {"deepseek_v3", "671B", "deepseek-v3"},
+    /* torchtitan's deepseek_v3 "16B" flavor is DeepSeek-V2-Lite's shape
+     * (models/deepseek_v3/__init__.py at 1bd254: dim 2048, 27 layers, 1
+     * dense, 16 heads, 64 routed + 2 shared experts of 1408, top 6, MLA kv
+     * rank 512, vocabulary 102400); mid-2025 ran it as the deepseek_v2
+     * experiment under its Hugging Face name */
+    {"deepseek_v3", "16B", "deepseek-v2-lite"},
+    {"deepseek_v2", "deepseek-ai/DeepSeek-V2-Lite", "deepseek-v2-lite"},
     {"qwen3", "30B-A3B", "qwen3-30b-a3b"},
     {"qwen3", "235B-A22B", "qwen3-235b-a22b"},
 };

@@ -230,6 +230,23 @@ static void test_old_keys_and_options(void)
     torchtitan_free(&t);
 }
 
+/* torchtitan flavors that are catalog models under another name: the
+ * deepseek_v3 "16B" flavor (and mid-2025's deepseek_v2 experiment) is
+ * DeepSeek-V2-Lite. */
+static void test_flavor_names(void)
+{
+    static const char *const texts[2] = {
+        "[model]\nname = \"deepseek_v3\"\nflavor = \"16B\"\n",
+        "[model]\nname = \"deepseek_v2\"\nflavor = \"deepseek-ai/DeepSeek-V2-Lite\"\n"};
+    for (int i = 0; i < 2; i++) {
+        torchtitan_t t;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(torchtitan_read(texts[i], strlen(texts[i]), "f.toml", 8, &t, &e), 0);
+        CU_ASSERT_STRING_EQUAL(t.model_name, "deepseek-v2-lite");
+        torchtitan_free(&t);
+    }
+}
+
 /* compile.components without "model" (torchtitan's DeepSeek-V3 configs
  * compile only the loss) leaves the model's elementwise kernels eager. */
 static void test_compile_components(void)
@@ -429,6 +446,6 @@ static void test_bad_configs(void)
 
 TEST_SUITE(suite_torchtitan, "torchtitan", TEST(test_toml_values), TEST(test_toml_errors),
            TEST(test_llama3_8b), TEST(test_llama3_70b), TEST(test_llama3_405b),
-           TEST(test_old_keys_and_options), TEST(test_compile_components),
+           TEST(test_old_keys_and_options), TEST(test_flavor_names), TEST(test_compile_components),
            TEST(test_old_pipeline_microbatches),
            TEST(test_pipeline_split), TEST(test_bad_configs));
