@@ -603,7 +603,7 @@ static int emit_launch(const cli_args_t *a, const plan_run_t *p, err_t *err)
         return err_setf(err, ERR_INPUT, path, NULL, "cannot write: %s", strerror(errno));
     if (!path && !cli_machine_output(a))
         printf("\nLaunch configuration (%s, %s):\n", launch_name(k), r->framework);
-    rc = launch_write(k, &p->model, &r->layout, &o, f, err);
+    rc = launch_write_for(k, r->framework, &p->model, &r->layout, &o, f, err);
     if (path && fclose(f) != 0 && !rc)
         rc = err_setf(err, ERR_RUNTIME, path, NULL, "cannot write: %s", strerror(errno));
     if (!rc && path && !cli_machine_output(a))

@@ -370,7 +370,9 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
         grads /= shard;
         g_e /= eshard;
     }
-    bool kept = l->zero >= 3 && l->pp > 1 && opts->pp_gathered_grad_bytes > 0;
+    /* FSDP2 (ZeRO-3 kept gathered, or ZeRO-2: reshard never) under
+     * pipelining accumulates each micro-batch's gradients unsharded */
+    bool kept = l->zero >= 2 && l->pp > 1 && opts->pp_gathered_grad_bytes > 0;
     if (l->zero >= 3 && !kept) {
         weights /= shard;
         w_e /= eshard;

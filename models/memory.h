@@ -33,13 +33,15 @@ typedef struct {
     double logit_bytes;    /* bytes per logit element alive at the loss's peak
                               on the last stage: how the framework computes
                               cross entropy (sim_options_t ce_peak_bytes) */
-    double pp_gathered_grad_bytes; /* ZeRO-3 with pipeline stages that keeps
+    double pp_gathered_grad_bytes; /* ZeRO-2/3 with pipeline stages that keeps
                               each stage gathered for the whole step (FSDP2
-                              under torchtitan's pipelining): the stage's
-                              parameters stay unsharded and its gradients
-                              accumulate unsharded across the micro-batches,
-                              this many bytes per parameter, until the last
-                              one reduce-scatters them; 0 = resharded per
+                              under torchtitan's pipelining, which turns
+                              gradient sync off but for the last
+                              micro-batch): the stage's parameters stay
+                              unsharded and its gradients accumulate
+                              unsharded across the micro-batches, this many
+                              bytes per parameter, until the last one
+                              reduce-scatters them; 0 = resharded per
                               micro-batch (nothing kept) */
 } memory_opts_t;
 

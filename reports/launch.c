@@ -505,10 +505,100 @@ static int write_torchtitan(const model_t *m, const layout_t *l, const sim_optio
     return ERR_OK;
 }
 
+/* torchtitan of December 2024 (9dec370, the Dec-2024 benchmarks' commit):
+ * its argparse keys ([training] batch_size and degrees, pipeline and CP
+ * under [experimental], [float8] enable_float8_linear); no gradient
+ * accumulation, no expert parallelism, no DualPipeV, no rowwise or MX
+ * float8, no choice of resharding. */
+static int write_torchtitan_2024(const model_t *m, const layout_t *l, const sim_options_t *o,
+                                 FILE *f, err_t *err)
+{
+    if (l->ep > 1 || l->schedule == SCHEDULE_DUALPIPEV)
+        return err_setf(err, ERR_INPUT, NULL, "--emit",
+                        "torchtitan of December 2024 has no %s (plan with torchtitan-2025-12)",
+                        l->ep > 1 ? "expert parallelism" : "DualPipeV schedule");
+    if (l->precision == PRECISION_FP8_ROWWISE || l->precision == PRECISION_MXFP8)
+        return err_setf(err, ERR_INPUT, NULL, "--emit",
+                        "torchtitan of December 2024 has tensor-wise Float8 only, not %s",
+                        layout_precision_name(l->precision));
+    if (l->zero == 2 && l->pp <= 1)
+        return err_setf(err, ERR_INPUT, NULL, "--emit",
+                        "torchtitan of December 2024 reshards after the forward (ZeRO-3) "
+                        "without pipeline stages; ZeRO-2 cannot be written");
+    if (l->pp <= 1 && l->grad_accum > 1)
+        return err_setf(err, ERR_INPUT, NULL, "--emit",
+                        "torchtitan of December 2024 has no gradient accumulation: the step's "
+                        "%d micro-batches per rank cannot be written",
+                        l->grad_accum);
+    int shard = l->zero >= 2 ? l->dp : 1, replicate = l->zero >= 2 ? 1 : l->dp;
+    int local = l->pp > 1 ? l->global_batch / (l->dp > 0 ? l->dp : 1) : l->micro_batch;
+    bool fp8 = l->precision == PRECISION_FP8_CS || l->precision == PRECISION_FP8;
+    bool compiled = o->eager_norm <= 1 && o->eager_rope <= 1 && o->eager_act <= 1;
+    const model_torchtitan_t *tt = model_torchtitan_of(m->name);
+    fprintf(f, "# %s: torchtitan job config (December 2024 keys) written by scaleplan\n",
+            m->display);
+    fprintf(f, "[model]\n");
+    if (tt)
+        fprintf(f, "name = \"%s\"\nflavor = \"%s\"\n", tt->name, tt->flavor);
+    else
+        fprintf(f, "# %s has no torchtitan flavor: add its name and flavor\n", m->name);
+    fprintf(f, "\n[training]\n");
+    fprintf(f, "batch_size = %d\n", local);
+    fprintf(f, "seq_len = %d\n", l->seq_len);
+    fprintf(f, "data_parallel_replicate_degree = %d\n", replicate);
+    fprintf(f, "data_parallel_shard_degree = %d\n", shard);
+    fprintf(f, "tensor_parallel_degree = %d\n", l->tp);
+    fprintf(f, "mixed_precision_param = \"%s\"\n",
+            l->precision == PRECISION_FP32 ? "float32" : "bfloat16");
+    fprintf(f, "mixed_precision_reduce = \"%s\"\n", o->reduce_bytes == 2 ? "bfloat16" : "float32");
+    fprintf(f, "compile = %s\n", compiled ? "true" : "false");
+    fprintf(f, "\n[experimental]\n");
+    fprintf(f, "context_parallel_degree = %d\n", l->cp);
+    fprintf(f, "pipeline_parallel_degree = %d\n", l->pp);
+    if (l->pp > 1) {
+        fprintf(f, "pipeline_parallel_schedule = \"%s\"\n",
+                l->schedule == SCHEDULE_INTERLEAVED ? "Interleaved1F1B"
+                : l->schedule == SCHEDULE_GPIPE     ? "GPipe"
+                                                    : "1F1B");
+        fprintf(f, "pipeline_parallel_microbatches = %d\n", l->grad_accum);
+        fprintf(f, "pipeline_parallel_split_points = [");
+        int at = 0;
+        for (int vs = 0; vs < l->pp * l->vpp - 1; vs++) {
+            at += layout_chunk_layers(l, m, vs);
+            fprintf(f, "%s\"layers.%d\"", vs ? ", " : "", at);
+        }
+        fprintf(f, "]\n");
+    }
+    if (l->tp > 1)
+        fprintf(f, "enable_async_tensor_parallel = %s\n",
+                o->tp_comm_overlap && compiled ? "true" : "false");
+    fprintf(f, "\n[activation_checkpoint]\n");
+    fprintf(f, "mode = \"%s\"\n", l->recompute == RECOMPUTE_FULL  ? "full"
+                                  : l->recompute == RECOMPUTE_OPS ? "selective"
+                                                                  : "none");
+    if (l->recompute == RECOMPUTE_OPS)
+        fprintf(f, "selective_ac_option = \"op\"\n");
+    if (fp8)
+        fprintf(f, "\n[float8]\nenable_float8_linear = true\n");
+    return ERR_OK;
+}
+
 int launch_write(launch_kind_t k, const model_t *m, const layout_t *l, const sim_options_t *o,
                  FILE *out, err_t *err)
 {
+    return launch_write_for(k, NULL, m, l, o, out, err);
+}
+
+int launch_write_for(launch_kind_t k, const char *framework, const model_t *m, const layout_t *l,
+                     const sim_options_t *o, FILE *out, err_t *err)
+{
     int rc;
+    if (k == LAUNCH_TORCHTITAN && framework && strcmp(framework, "torchtitan-2024-12") == 0) {
+        rc = write_torchtitan_2024(m, l, o, out, err);
+        if (!rc && ferror(out))
+            rc = err_set(err, ERR_RUNTIME, "cannot write the launch configuration");
+        return rc;
+    }
     switch (k) {
     case LAUNCH_MEGATRON:
         rc = write_megatron(m, l, o, out, err);

@@ -53,6 +53,12 @@ bool launch_accepts(launch_kind_t k, const char *framework);
 int launch_write(launch_kind_t k, const model_t *m, const layout_t *l, const sim_options_t *o,
                  FILE *out, err_t *err);
 
+/* The same in the keys of the framework preset's version where they differ
+ * (torchtitan-2024-12: torchtitan's December 2024 job config); NULL or
+ * another preset: the current keys. */
+int launch_write_for(launch_kind_t k, const char *framework, const model_t *m, const layout_t *l,
+                     const sim_options_t *o, FILE *out, err_t *err);
+
 /* The Megatron-DeepSpeed launcher arguments that go with a written
  * ds_config.json (layout, batch, recompute), into out. */
 void launch_deepspeed_args(const layout_t *l, char *out, size_t cap);

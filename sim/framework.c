@@ -281,6 +281,7 @@ static int read_supports(const cJSON *o, const json_ctx_t *ctx, fw_caps_t *c, er
     bool precs[PRECISION_COUNT] = {false};
     int rc;
     memset(c, 0, sizeof *c);
+    c->accumulation = true;
     if ((rc = json_expect_object(o, ctx, err)) ||
         (rc = json_get_array(o, "zero", ctx, JSON_REQUIRED, &zero, err)) ||
         (rc = json_get_bool(o, "tp", ctx, JSON_REQUIRED, &c->tp, err)) ||
@@ -288,6 +289,7 @@ static int read_supports(const cJSON *o, const json_ctx_t *ctx, fw_caps_t *c, er
         (rc = json_get_bool(o, "pp", ctx, JSON_REQUIRED, &c->pp, err)) ||
         (rc = json_get_bool(o, "zero3_with_pp", ctx, JSON_REQUIRED, &c->zero3_with_pp, err)) ||
         (rc = json_get_bool(o, "uneven_split", ctx, JSON_REQUIRED, &c->uneven_split, err)) ||
+        (rc = json_get_bool(o, "grad_accumulation", ctx, JSON_OPTIONAL, &c->accumulation, err)) ||
         (rc = json_get_bool(o, "ep", ctx, JSON_OPTIONAL, &c->ep, err)) ||
         (rc = json_get_bool(o, "recompute_block", ctx, JSON_OPTIONAL, &c->recompute_block, err)) ||
         (rc = read_name_set(o, "cp", ctx, cp, 3, c->cp, err)) ||
@@ -684,6 +686,13 @@ int fw_check_layout(const fw_preset_t *p, const layout_t *l, const sim_options_t
                         "%s splits layers evenly over pipeline stages", p->name);
     if (l->ep > 1 && !c->ep)
         return err_setf(err, ERR_INPUT, NULL, "--ep", "%s has no expert parallelism", p->name);
+    if (!c->accumulation && l->pp <= 1 && l->grad_accum > 1)
+        return err_setf(err, ERR_INPUT, NULL, "--global-batch",
+                        "%s has no gradient accumulation: without pipeline stages a step is "
+                        "one micro-batch per data-parallel rank (global batch %d = micro-batch "
+                        "%d x %d ranks, not %d)",
+                        p->name, l->micro_batch * l->dp, l->micro_batch, l->dp,
+                        l->global_batch);
     if (l->cp > 1 && !c->cp[0] && !c->cp[1] && !c->cp[2])
         return err_setf(err, ERR_INPUT, NULL, "--cp", "%s has no context parallelism", p->name);
     if (l->cp > 1 && !c->cp[o->cp_comm]) {
@@ -740,9 +749,10 @@ void fw_describe_caps(const fw_caps_t *c, char *buf, size_t cap)
     snprintf(buf, cap, "ZeRO ");
     join(buf, cap, "/", c->zero, 4, digit);
     size_t l = strlen(buf);
-    snprintf(buf + l, cap - l, "%s%s%s%s%s", c->tp ? ", TP" : "", c->tp && c->sp ? "+SP" : "",
+    snprintf(buf + l, cap - l, "%s%s%s%s%s%s", c->tp ? ", TP" : "", c->tp && c->sp ? "+SP" : "",
              c->pp ? ", PP" : "", c->pp && c->uneven_split ? " (uneven)" : "",
-             c->pp && c->zero3_with_pp ? " with FSDP" : "");
+             c->pp && c->zero3_with_pp ? " with FSDP" : "",
+             c->accumulation ? "" : ", no gradient accumulation");
     bool any_cp = c->cp[0] || c->cp[1] || c->cp[2];
     if (any_cp) {
         l = strlen(buf);

@@ -45,6 +45,9 @@ typedef struct {
     bool tp, sp, pp;       /* tensor, sequence (with TP), pipeline parallelism */
     bool zero3_with_pp;    /* FSDP/ZeRO-3 together with pipeline stages */
     bool uneven_split;     /* first/last stages with other layer counts */
+    bool accumulation;     /* gradient accumulation over micro-batches without
+                              pipeline stages ("grad_accumulation", default
+                              true) */
     bool cp[3];            /* context parallelism by cp_comm_t; none = no CP */
     bool ep;               /* expert parallelism for mixture-of-experts models */
     bool schedule[SCHEDULE_COUNT];

@@ -832,6 +832,14 @@ static void test_framework_inputs(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "fp8-cs"));
     free(out);
     out = NULL;
+    /* torchtitan of December 2024 had no gradient accumulation */
+    expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --framework torchtitan-2024-12 "
+           "--global-batch 64 --micro-batch 1",
+           2, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "no gradient accumulation"));
+    CU_ASSERT_EQUAL(count_lines(err ? err : ""), 1);
+    free(err);
+    err = NULL;
     /* its architecture overrides must be the model's */
     expect("sim --model llama3-8b --bridge-overrides tests/fixtures/launch/bad_arch.bridge.txt "
            "--gpu h100-sxm --gpus 8",

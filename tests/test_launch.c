@@ -30,7 +30,7 @@ static char *written(launch_kind_t k, const model_t *m, const layout_t *l, const
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    int rc = launch_write(k, m, l, &o, f, &e);
+    int rc = launch_write_for(k, fw, m, l, &o, f, &e);
     fclose(f);
     if (rc)
         fprintf(stderr, "launch_write: %s\n", e.msg);
@@ -49,7 +49,7 @@ static void refused(launch_kind_t k, const model_t *m, const layout_t *l, const 
     CU_ASSERT_EQUAL_FATAL(sim_options_framework(fw, NULL, &o, &scratch, &e), 0);
     FILE *f = fopen("/dev/null", "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    CHECK_ERR(launch_write(k, m, l, &o, f, &e), &e, ERR_INPUT, "--emit", says);
+    CHECK_ERR(launch_write_for(k, fw, m, l, &o, f, &e), &e, ERR_INPUT, "--emit", says);
     fclose(f);
 }
 
@@ -475,6 +475,47 @@ static void test_torchtitan_fsdp_over_cp_round_trip(void)
     free(text);
 }
 
+/* The torchtitan-2024-12 preset's layouts go out in the keys of that
+ * torchtitan (9dec370's argparse flags: [training] batch_size and degrees,
+ * pipeline under [experimental] with its micro-batch count and split
+ * points) and read back as that generation; what it could not run is
+ * refused: gradient accumulation without pipeline stages, expert
+ * parallelism. */
+static void test_torchtitan_2024_keys(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("llama3-70b", &m, &e), 0);
+    layout_t l = finalized(&m, 256, 4, 4, 20, 1, 1, 512, 8192);
+    l.zero = 3;
+    l.recompute = RECOMPUTE_FULL;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&l, &m, 256, &e), 0);
+    char *text = written(LAUNCH_TORCHTITAN, &m, &l, "torchtitan-2024-12");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "December 2024 keys"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "pipeline_parallel_microbatches = 32\n"));
+    char *keys = slurp(fixture("launch/torchtitan_2024_12_keys.txt"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(keys);
+    check_toml_keys(text, keys);
+    torchtitan_t t;
+    CU_ASSERT_EQUAL_FATAL(torchtitan_read(text, strlen(text), "emitted.toml", 256, &t, &e), 0);
+    CU_ASSERT_STRING_EQUAL(t.framework, "torchtitan-2024-12");
+    layout_t back = t.layout;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&back, &m, 256, &e), 0);
+    same_layout(&l, &back);
+    CU_ASSERT_EQUAL(back.micro_batch, 1);
+    CU_ASSERT_EQUAL(back.grad_accum, 32);
+    CU_ASSERT_EQUAL(back.recompute, RECOMPUTE_FULL);
+    torchtitan_free(&t);
+    free(text);
+    free(keys);
+    layout_t acc = finalized(&m, 256, 8, 1, 1, 1, 1, 512, 8192);
+    acc.zero = 3;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&acc, &m, 256, &e), 0);
+    CU_ASSERT_TRUE(acc.grad_accum > 1);
+    refused(LAUNCH_TORCHTITAN, &m, &acc, "torchtitan-2024-12", "no gradient accumulation");
+}
+
 /* Megatron-Bridge recipe names say the model, GPUs and precision
  * (src/megatron/bridge/recipes: <model>_pretrain_<N>gpu_<gpu>_<precision>
  * ..._config); a launch command's recipe is found among its words. */
@@ -709,6 +750,7 @@ static void test_plan_emit_sim_round_trip(void)
         {"llama3-8b", "deepspeed", "deepspeed", "--deepspeed", 64},
         {"llama3-8b", "torchtitan-2025-06", "torchtitan", "--torchtitan", 64},
         {"llama3-70b", "torchtitan-2025-12", "torchtitan", "--torchtitan", 256},
+        {"llama3-70b", "torchtitan-2024-12", "torchtitan", "--torchtitan", 256},
     };
     char dir[256];
     CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
@@ -755,6 +797,7 @@ static void test_plan_emit_sim_round_trip(void)
 TEST_SUITE(suite_launch, "launch", TEST(test_megatron_round_trip), TEST(test_nemo_round_trip),
            TEST(test_deepspeed_round_trip), TEST(test_torchtitan_keys), TEST(test_torchtitan_dualpipev_round_trip),
            TEST(test_torchtitan_stage_split_round_trip), TEST(test_torchtitan_fsdp_over_cp_round_trip),
+           TEST(test_torchtitan_2024_keys),
            TEST(test_bridge_recipe_names),
            TEST(test_plan_emit), TEST(test_plan_emit_sim_round_trip),
            TEST(test_moe_round_trip), TEST(test_block_recompute_round_trip));
