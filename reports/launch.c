@@ -253,7 +253,7 @@ static const char *bridge_precision(precision_t p)
 }
 
 static int write_nemo(const model_t *m, const layout_t *l, const sim_options_t *o, FILE *f,
-                      err_t *err)
+                      const char *framework, err_t *err)
 {
     const char *prec = bridge_precision(l->precision);
     if (!prec || l->recompute == RECOMPUTE_OPS)
@@ -261,6 +261,14 @@ static int write_nemo(const model_t *m, const layout_t *l, const sim_options_t *
                         "Megatron-Bridge has no %s",
                         prec ? "op-level selective recompute" : layout_precision_name(l->precision));
     fprintf(f, "# %s: Megatron-Bridge recipe overrides written by scaleplan\n", m->display);
+    if (framework && strncmp(framework, "nemo-", 5) == 0)
+        /* NeMo 1.0 (24.x) read Hydra YAML keys (model.micro_batch_size,
+         * model.optim.name, ...) and NeMo 2.0 NeMo-Run recipe keys
+         * (trainer.strategy.*, data.*): the layout's values carry over,
+         * these names are Megatron-Bridge's, NeMo's successor */
+        fprintf(f, "# planned for %s; these are Megatron-Bridge's key names (NeMo 1.0's Hydra "
+                   "YAML and NeMo 2.0's recipe keys differ; the values carry over)\n",
+                framework);
     fprintf(f, "model.tensor_model_parallel_size=%d\nmodel.pipeline_model_parallel_size=%d\n"
                "model.context_parallel_size=%d\n",
             l->tp, l->pp, l->cp);
@@ -604,7 +612,7 @@ int launch_write_for(launch_kind_t k, const char *framework, const model_t *m, c
         rc = write_megatron(m, l, o, out, err);
         break;
     case LAUNCH_NEMO:
-        rc = write_nemo(m, l, o, out, err);
+        rc = write_nemo(m, l, o, out, framework, err);
         break;
     case LAUNCH_DEEPSPEED:
         rc = write_deepspeed(m, l, o, out, err);

@@ -294,6 +294,11 @@ static void test_nemo_round_trip(void)
     CU_ASSERT_EQUAL_FATAL(launch_read_nemo(text, "emitted", &m, &back, &e), 0);
     CU_ASSERT_EQUAL_FATAL(layout_finalize(&back, &m, 16384, &e), 0);
     same_layout(&u, &back);
+    /* planned for a NeMo preset, the Bridge key names are said to be Bridge's */
+    char *nemo = written(LAUNCH_NEMO, &m, &u, "nemo-25.02");
+    CU_ASSERT_PTR_NOT_NULL(strstr(nemo, "planned for nemo-25.02; these are Megatron-Bridge's key"));
+    CU_ASSERT_PTR_NULL(strstr(text, "planned for"));
+    free(nemo);
     /* a bad line is named */
     CHECK_ERR(launch_read_nemo("model.tensor_model_parallel_size=eight\n", "x.txt", &m, &back, &e),
               &e, ERR_INPUT, "x.txt", "line 1");
