@@ -134,7 +134,7 @@ static void megatron_moe_mla(const model_t *m, const sim_options_t *o, FILE *f)
 }
 
 static int write_megatron(const model_t *m, const layout_t *l, const sim_options_t *o, FILE *f,
-                          err_t *err)
+                          const char *framework, err_t *err)
 {
     if (l->recompute == RECOMPUTE_OPS)
         return err_setf(err, ERR_INPUT, NULL, "--emit",
@@ -144,6 +144,15 @@ static int write_megatron(const model_t *m, const layout_t *l, const sim_options
         return err_setf(err, ERR_INPUT, NULL, "--emit", "Megatron-LM has no %s recipe",
                         layout_precision_name(l->precision));
     fprintf(f, "# %s: Megatron-LM pretrain_gpt.py arguments written by scaleplan\n", m->display);
+    if (framework && (strcmp(framework, "megatron-2020") == 0 ||
+                      strcmp(framework, "megatron-2021") == 0 ||
+                      strcmp(framework, "megatron-2022") == 0))
+        /* the releases of those papers spelled some flags otherwise
+         * (--checkpoint-activations) and had no others (context
+         * parallelism, --normalization, --grad-reduce-in-bf16) */
+        fprintf(f, "# planned for %s; these are today's Megatron-LM flags (that release spells "
+                   "some otherwise and lacks others; the values carry over)\n",
+                framework);
     fprintf(f, "--num-layers %d\n--hidden-size %d\n--ffn-hidden-size %d\n--num-attention-heads %d\n",
             m->n_layers, m->hidden, m->ffn, m->n_heads);
     if (m->n_kv_heads != m->n_heads)
@@ -609,7 +618,7 @@ int launch_write_for(launch_kind_t k, const char *framework, const model_t *m, c
     }
     switch (k) {
     case LAUNCH_MEGATRON:
-        rc = write_megatron(m, l, o, out, err);
+        rc = write_megatron(m, l, o, out, framework, err);
         break;
     case LAUNCH_NEMO:
         rc = write_nemo(m, l, o, out, framework, err);

@@ -294,6 +294,10 @@ static void test_nemo_round_trip(void)
     CU_ASSERT_EQUAL_FATAL(launch_read_nemo(text, "emitted", &m, &back, &e), 0);
     CU_ASSERT_EQUAL_FATAL(layout_finalize(&back, &m, 16384, &e), 0);
     same_layout(&u, &back);
+    /* a 2021 Megatron-LM plan says its flags are today's */
+    char *mg21 = written(LAUNCH_MEGATRON, &m, &u, "megatron-2021");
+    CU_ASSERT_PTR_NOT_NULL(strstr(mg21, "planned for megatron-2021; these are today's"));
+    free(mg21);
     /* planned for a NeMo preset, the Bridge key names are said to be Bridge's */
     char *nemo = written(LAUNCH_NEMO, &m, &u, "nemo-25.02");
     CU_ASSERT_PTR_NOT_NULL(strstr(nemo, "planned for nemo-25.02; these are Megatron-Bridge's key"));
