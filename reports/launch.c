@@ -389,6 +389,42 @@ void launch_deepspeed_args(const layout_t *l, char *out, size_t cap)
 
 /* ------------------------------------------------------------ torchtitan */
 
+/* torchtitan's [model] name and flavor of m (a comment where torchtitan
+ * has no flavor of it). */
+static void tt_model_section(FILE *f, const model_t *m)
+{
+    const model_torchtitan_t *tt = model_torchtitan_of(m->name);
+    fprintf(f, "[model]\n");
+    if (tt)
+        fprintf(f, "name = \"%s\"\nflavor = \"%s\"\n", tt->name, tt->flavor);
+    else
+        fprintf(f, "# %s has no torchtitan flavor: add its name and flavor\n", m->name);
+}
+
+/* pipeline_parallel_split_points: "layers.N" where each stage after the
+ * first begins. */
+static void tt_split_points(FILE *f, const model_t *m, const layout_t *l)
+{
+    fprintf(f, "pipeline_parallel_split_points = [");
+    int at = 0;
+    for (int vs = 0; vs < l->pp * l->vpp - 1; vs++) {
+        at += layout_chunk_layers(l, m, vs);
+        fprintf(f, "%s\"layers.%d\"", vs ? ", " : "", at);
+    }
+    fprintf(f, "]\n");
+}
+
+/* The [activation_checkpoint] section (the same keys in every version). */
+static void tt_checkpointing(FILE *f, const layout_t *l)
+{
+    fprintf(f, "\n[activation_checkpoint]\n");
+    fprintf(f, "mode = \"%s\"\n", l->recompute == RECOMPUTE_FULL  ? "full"
+                                  : l->recompute == RECOMPUTE_OPS ? "selective"
+                                                                  : "none");
+    if (l->recompute == RECOMPUTE_OPS)
+        fprintf(f, "selective_ac_option = \"op\"\n");
+}
+
 /* The layers of each pipeline stage, as the torchtitan that runs the
  * layout places them: torchtitan of mid 2025 takes the stage boundaries
  * (pipeline_parallel_split_points, "layers.N" where each stage after the
@@ -414,13 +450,7 @@ static int write_torchtitan_stages(const model_t *m, const layout_t *l, FILE *f,
         fprintf(f, "pipeline_parallel_last_stage_less_layers = %d\n", middle - last);
         return ERR_OK;
     }
-    fprintf(f, "pipeline_parallel_split_points = [");
-    int at = 0;
-    for (int vs = 0; vs < V - 1; vs++) {
-        at += layout_chunk_layers(l, m, vs);
-        fprintf(f, "%s\"layers.%d\"", vs ? ", " : "", at);
-    }
-    fprintf(f, "]\n");
+    tt_split_points(f, m, l);
     return ERR_OK;
 }
 
@@ -448,14 +478,9 @@ static int write_torchtitan(const model_t *m, const layout_t *l, const sim_optio
     (void)o;
     int shard = l->zero >= 2 ? l->dp : 1, replicate = l->zero >= 2 ? 1 : l->dp;
     fprintf(f, "# %s: torchtitan job config written by scaleplan\n", m->display);
-    const model_torchtitan_t *tt = model_torchtitan_of(m->name);
     bool fp8 = l->precision == PRECISION_FP8_CS || l->precision == PRECISION_FP8_ROWWISE ||
                l->precision == PRECISION_MXFP8;
-    fprintf(f, "[model]\n");
-    if (tt)
-        fprintf(f, "name = \"%s\"\nflavor = \"%s\"\n", tt->name, tt->flavor);
-    else
-        fprintf(f, "# %s has no torchtitan flavor: add its name and flavor\n", m->name);
+    tt_model_section(f, m);
     if (fp8)
         fprintf(f, "converters = [\"%s\"]\n", l->precision == PRECISION_MXFP8 ? "mx" : "float8");
     fprintf(f, "\n");
@@ -508,12 +533,7 @@ static int write_torchtitan(const model_t *m, const layout_t *l, const sim_optio
     bool late_2025 = l->ep > 1 || l->schedule == SCHEDULE_DUALPIPEV;
     if (!late_2025)
         fprintf(f, "compile = %s\n", compiled ? "true" : "false");
-    fprintf(f, "\n[activation_checkpoint]\n");
-    fprintf(f, "mode = \"%s\"\n", l->recompute == RECOMPUTE_FULL  ? "full"
-                                  : l->recompute == RECOMPUTE_OPS ? "selective"
-                                                                  : "none");
-    if (l->recompute == RECOMPUTE_OPS)
-        fprintf(f, "selective_ac_option = \"op\"\n");
+    tt_checkpointing(f, l);
     if (fp8 && l->precision != PRECISION_MXFP8)
         fprintf(f, "\n[float8]\nrecipe_name = \"%s\"\n",
                 l->precision == PRECISION_FP8_ROWWISE ? "rowwise" : "tensorwise");
@@ -551,14 +571,9 @@ static int write_torchtitan_2024(const model_t *m, const layout_t *l, const sim_
     int local = l->pp > 1 ? l->global_batch / (l->dp > 0 ? l->dp : 1) : l->micro_batch;
     bool fp8 = l->precision == PRECISION_FP8_CS || l->precision == PRECISION_FP8;
     bool compiled = o->eager_norm <= 1 && o->eager_rope <= 1 && o->eager_act <= 1;
-    const model_torchtitan_t *tt = model_torchtitan_of(m->name);
     fprintf(f, "# %s: torchtitan job config (December 2024 keys) written by scaleplan\n",
             m->display);
-    fprintf(f, "[model]\n");
-    if (tt)
-        fprintf(f, "name = \"%s\"\nflavor = \"%s\"\n", tt->name, tt->flavor);
-    else
-        fprintf(f, "# %s has no torchtitan flavor: add its name and flavor\n", m->name);
+    tt_model_section(f, m);
     fprintf(f, "\n[training]\n");
     fprintf(f, "batch_size = %d\n", local);
     fprintf(f, "seq_len = %d\n", l->seq_len);
@@ -578,23 +593,12 @@ static int write_torchtitan_2024(const model_t *m, const layout_t *l, const sim_
                 : l->schedule == SCHEDULE_GPIPE     ? "GPipe"
                                                     : "1F1B");
         fprintf(f, "pipeline_parallel_microbatches = %d\n", l->grad_accum);
-        fprintf(f, "pipeline_parallel_split_points = [");
-        int at = 0;
-        for (int vs = 0; vs < l->pp * l->vpp - 1; vs++) {
-            at += layout_chunk_layers(l, m, vs);
-            fprintf(f, "%s\"layers.%d\"", vs ? ", " : "", at);
-        }
-        fprintf(f, "]\n");
+        tt_split_points(f, m, l);
     }
     if (l->tp > 1)
         fprintf(f, "enable_async_tensor_parallel = %s\n",
                 o->tp_comm_overlap && compiled ? "true" : "false");
-    fprintf(f, "\n[activation_checkpoint]\n");
-    fprintf(f, "mode = \"%s\"\n", l->recompute == RECOMPUTE_FULL  ? "full"
-                                  : l->recompute == RECOMPUTE_OPS ? "selective"
-                                                                  : "none");
-    if (l->recompute == RECOMPUTE_OPS)
-        fprintf(f, "selective_ac_option = \"op\"\n");
+    tt_checkpointing(f, l);
     if (fp8)
         fprintf(f, "\n[float8]\nenable_float8_linear = true\n");
     return ERR_OK;

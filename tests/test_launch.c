@@ -488,8 +488,7 @@ static void test_torchtitan_fsdp_over_cp_round_trip(void)
  * torchtitan (9dec370's argparse flags: [training] batch_size and degrees,
  * pipeline under [experimental] with its micro-batch count and split
  * points) and read back as that generation; what it could not run is
- * refused: gradient accumulation without pipeline stages, expert
- * parallelism. */
+ * refused (gradient accumulation without pipeline stages). */
 static void test_torchtitan_2024_keys(void)
 {
     model_t m;

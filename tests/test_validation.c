@@ -62,23 +62,32 @@ static void test_published_runs(void)
     free(rows);
 }
 
+/* A runs.csv in a new temporary directory (dir, path), opened for writing
+ * with the fixture's header line written; *csv is the fixture's text. */
+static FILE *runs_csv(char *dir, size_t dir_cap, char *path, size_t path_cap, char **csv)
+{
+    if (make_temp_dir(dir, dir_cap))
+        return NULL;
+    snprintf(path, path_cap, "%s/runs.csv", dir);
+    *csv = slurp(fixture("validation/throughput.csv"));
+    char *nl = *csv ? strchr(*csv, '\n') : NULL;
+    FILE *f = nl ? fopen(path, "w") : NULL;
+    if (f)
+        fwrite(*csv, 1, (size_t)(nl - *csv + 1), f);
+    return f;
+}
+
 /* The rules read the configuration columns, never the result: changing a
  * result column changes the error, not the prediction. */
 static void test_results_not_read(void)
 {
-    char dir[256], path[400];
-    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
-    snprintf(path, sizeof path, "%s/runs.csv", dir);
-    char *csv = slurp(fixture("validation/throughput.csv"));
-    CU_ASSERT_PTR_NOT_NULL_FATAL(csv);
+    char dir[256], path[400], *csv = NULL;
+    FILE *f = runs_csv(dir, sizeof dir, path, sizeof path, &csv);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     /* keep the header and row T001 (SC21 GPT 1.7B, 137 hardware TFLOP/s) */
-    char *nl = strchr(csv, '\n');
     char *t001 = strstr(csv, "\nT001,");
     CU_ASSERT_PTR_NOT_NULL_FATAL(t001);
     char *end = strchr(t001 + 1, '\n');
-    FILE *f = fopen(path, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fwrite(csv, 1, (size_t)(nl - csv + 1), f);
     fwrite(t001 + 1, 1, (size_t)(end - t001), f);
     /* the same row claiming twice the throughput */
     char *row = strndup(t001 + 1, (size_t)(end - t001 - 1));
@@ -107,15 +116,9 @@ static void test_results_not_read(void)
  * Megatron-Core the 32 layers split evenly. */
 static void test_framework_pipeline_split(void)
 {
-    char dir[256], path[400];
-    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
-    snprintf(path, sizeof path, "%s/runs.csv", dir);
-    char *csv = slurp(fixture("validation/throughput.csv"));
-    CU_ASSERT_PTR_NOT_NULL_FATAL(csv);
-    char *nl = strchr(csv, '\n');
-    FILE *f = fopen(path, "w");
+    char dir[256], path[400], *csv = NULL;
+    FILE *f = runs_csv(dir, sizeof dir, path, sizeof path, &csv);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fwrite(csv, 1, (size_t)(nl - csv + 1), f);
     static const char *const head =
         "Llama 3 8B,8,32,4096,32,8,14336,128256,8192,\"H100 96GB HBM2e 2.4TB/s @500W (Grand "
         "Teton), 400Gb/s RDMA per GPU\",64,1,4,16,,,8,,,";
