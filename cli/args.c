@@ -32,17 +32,21 @@ const cli_group_t CLI_MODEL_NAME_OPTS = {"Model", model_opts, 1};
 static const cli_opt_t cluster_opts[] = {
     {"--gpu", NULL, "NAME", "GPU type, e.g. h100-sxm (scaleplan catalog gpus)", CLI_WORD},
     {"--gpus", NULL, "N", "GPUs the job uses (16k = 16384)", CLI_N(1, 1 << 24)},
+    {"--cluster", NULL, "NAME|FILE", "cluster definition (scaleplan catalog clusters) or JSON file",
+     CLI_WORD},
+    /* (the node and network shape: not in CLI_GPUS_OPTS) */
     {"--gpus-per-node", NULL, "N", "GPUs sharing one node's NVLink/PCIe fabric", CLI_N(1, 4096)},
     {"--fabric", NULL, "NAME", "replace the node or network fabric (ib-ndr, roce-400, ...)",
      CLI_WORD},
     {"--nics-per-node", NULL, "N", "scale-out rails per node", CLI_N(1, 4096)},
     {"--oversubscription", NULL, "X", "network taper above a leaf switch (1 = non-blocking)",
      CLI_X(1, 1000)},
-    {"--cluster", NULL, "NAME|FILE", "cluster definition (scaleplan catalog clusters) or JSON file",
-     CLI_WORD},
 };
 const cli_group_t CLI_CLUSTER_OPTS = {"Cluster", cluster_opts,
                                       sizeof cluster_opts / sizeof cluster_opts[0]};
+/* The GPUs alone (type, count, cluster), for commands whose answers the
+ * node and network shape do not change (model: parameters, FLOPs, memory). */
+const cli_group_t CLI_GPUS_OPTS = {"Cluster", cluster_opts, 3};
 
 static const cli_opt_t layout_opts[] = {
     {"--tp", "--tensor-model-parallel-size", "N", "tensor parallel degree", CLI_N(1, 1 << 24)},
@@ -515,10 +519,14 @@ int cli_cluster_spec(const cli_args_t *a, cluster_spec_t *spec, err_t *err)
     spec->cluster = cli_get(a, "--cluster");
     spec->fabric = cli_get(a, "--fabric");
     int rc;
-    if ((rc = cli_get_int(a, "--gpus", &spec->n_gpus, err)) ||
-        (rc = cli_get_int(a, "--gpus-per-node", &spec->gpus_per_node, err)) ||
-        (rc = cli_get_int(a, "--nics-per-node", &spec->nics_per_node, err)) ||
-        (rc = cli_get_double(a, "--oversubscription", &spec->oversubscription, err)))
+    if ((rc = cli_get_int(a, "--gpus", &spec->n_gpus, err)))
+        return rc;
+    /* the node and network shape, for the commands that take it
+     * (CLI_CLUSTER_OPTS, not CLI_GPUS_OPTS) */
+    if (cli_find_opt(a, "--gpus-per-node") &&
+        ((rc = cli_get_int(a, "--gpus-per-node", &spec->gpus_per_node, err)) ||
+         (rc = cli_get_int(a, "--nics-per-node", &spec->nics_per_node, err)) ||
+         (rc = cli_get_double(a, "--oversubscription", &spec->oversubscription, err))))
         return rc;
     return ERR_OK;
 }

@@ -89,7 +89,7 @@ typedef struct {
                            where a caller has none): names are looked up in it */
 } cli_args_t;
 
-extern const cli_group_t CLI_MODEL_OPTS, CLI_CLUSTER_OPTS, CLI_LAYOUT_OPTS,
+extern const cli_group_t CLI_MODEL_OPTS, CLI_CLUSTER_OPTS, CLI_GPUS_OPTS, CLI_LAYOUT_OPTS,
     CLI_OUTPUT_OPTS, CLI_MODEL_NAME_OPTS;
 
 /* Parse argv[1..argc) (argv[0] is the subcommand). Bare words go first to

@@ -337,7 +337,7 @@ static int report(const cli_args_t *a, model_report_t *r, err_t *err)
 
 static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
                                          &CLI_LAYOUT_OPTS,
-                                         &CLI_CLUSTER_OPTS,
+                                         &CLI_GPUS_OPTS,
                                          &own_group,
                                          &CLI_OUTPUT_OPTS};
 

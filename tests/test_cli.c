@@ -160,6 +160,8 @@ static void test_bad_inputs_exit_2(void)
         {"model --model llama3-70b --gpu h10", "did you mean"},
         {"model --model llama3-70b --gpus 99999999999", "--gpus"},
         {"model --model llama3-70b --recompute most", "none, selective, full"},
+        /* the network changes nothing model reports: not its option */
+        {"model --model llama3-70b --fabric roce-400", "--fabric: unknown option"},
         {"model", "--model"},
         {"catalog gpuz", "did you mean 'gpus'"},
         {"model --model tests/fixtures/configs/malformed.json", "malformed JSON at line 6"},
