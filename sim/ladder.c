@@ -339,7 +339,9 @@ int ladder_fastest_layout(scenario_t *s, int global_batch, plan_search_t *out, e
     plan_space_t space;
     plan_space_default(&space);
     space.seq_len = s->layout.seq_len;
-    space.framework = s->fw.name; /* the scenario's options are this preset's */
+    space.framework = s->fw.name; /* the scenario's options are this preset's ... */
+    space.adjust_options = plan_use_options; /* ... with the user's switches */
+    space.adjust_ctx = &s->opt;
     space.precision = s->layout.precision;
     if (!global_batch)
         global_batch = ladder_batch_for_tokens(LADDER_DEFAULT_BATCH_TOKENS, space.seq_len);

@@ -16,6 +16,13 @@
 #include <omp.h>
 #endif
 
+int plan_use_options(sim_options_t *o, const void *ctx, err_t *err)
+{
+    (void)err;
+    *o = *(const sim_options_t *)ctx;
+    return ERR_OK;
+}
+
 void plan_space_default(plan_space_t *s)
 {
     memset(s, 0, sizeof *s);

@@ -88,6 +88,11 @@ typedef struct {
 
 void plan_space_default(plan_space_t *s);
 
+/* An adjust_options for a search of one scenario's framework: every
+ * candidate runs with *ctx (that scenario's sim_options_t: its preset's
+ * with the user's switches and input files). */
+int plan_use_options(sim_options_t *o, const void *ctx, err_t *err);
+
 /* Why candidates were dropped. */
 typedef enum {
     PRUNE_INVALID = 0, /* the framework would refuse it */

@@ -48,14 +48,15 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
         s->layout.precision = s->fw.fp8_recipe;
     if ((rc = layout_finalize(&s->layout, &s->model, s->cluster.n_gpus, err)))
         return rc;
-    if (s->layout.tp == 1)
-        s->opt.tp_comm_overlap = false; /* no TP group: nothing to overlap */
+    /* (TP comm overlap stays as asked at TP 1, where there is nothing to
+     * overlap: a layout search from this scenario applies it to the
+     * candidates with TP) */
     if ((rc = fw_check_layout(&s->fw, &s->layout, &s->opt, err)))
         return rc;
     if ((rc = prec_check_gpu(s->catalog, s->layout.precision, &s->cluster.gpu, err)) ||
         (rc = sim_options_precision_in(s->catalog, &s->opt, s->layout.precision, err)))
         return rc;
-    if (s->opt.tp_comm_overlap && !s->layout.sequence_parallel)
+    if (s->opt.tp_comm_overlap && s->layout.tp > 1 && !s->layout.sequence_parallel)
         return err_setf(err, ERR_INPUT, NULL, "--tp-comm-overlap",
                         "needs --sequence-parallel (Transformer Engine overlaps the "
                         "all-gather and reduce-scatter that SP uses)");

@@ -537,7 +537,8 @@ static void test_reliability_and_budget(void)
  * errors */
 /* plan's simulation switches reach every candidate it simulates (they
  * were listed and silently left out): TP comm overlap makes the 70B plan
- * faster, compile the torchtitan plan, a larger straggler jitter slower. */
+ * faster, compile the torchtitan plan, a larger straggler jitter slower;
+ * budget's search for a layout takes them alike. */
 static double plan_best_step(const char *extra, const char *fw)
 {
     char args[512];
@@ -560,6 +561,16 @@ static void test_plan_switches(void)
     CU_ASSERT_TRUE(plan_best_step("--straggler-cv 0.2", "megatron-core") > base);
     double eager = plan_best_step("", "torchtitan-2025-06");
     CU_ASSERT_TRUE(plan_best_step("--compile", "torchtitan-2025-06") < eager);
+    /* budget (and reliability) search the fastest layout when none is given:
+     * with the same switches, the same step as plan */
+    const char *budget = "budget --model llama3-70b --gpu h100-sxm --gpus 256 --tokens 100B "
+                         "--framework megatron-core --json --tp-comm-overlap";
+    cJSON *j = expect_json(budget, 0);
+    cJSON *st = j ? cJSON_GetObjectItem(j, "step_time_s") : NULL;
+    CU_ASSERT_PTR_NOT_NULL(st);
+    if (st)
+        CHECK_REL(st->valuedouble, plan_best_step("--tp-comm-overlap", "megatron-core"), 1e-9);
+    cJSON_Delete(j);
 }
 
 static void test_plan_cli(void)
