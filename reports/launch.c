@@ -205,7 +205,12 @@ static int write_megatron(const model_t *m, const layout_t *l, const sim_options
     if (l->sequence_parallel)
         fprintf(f, "--sequence-parallel\n");
     if (l->zero >= 2)
-        fprintf(f, "--use-megatron-fsdp\n--data-parallel-sharding-strategy %s\n",
+        /* Megatron-FSDP asserts the fsdp_dtensor checkpoint format and
+         * CUDA_DEVICE_MAX_CONNECTIONS other than 1 (megatron/training/
+         * arguments.py, validate_args) */
+        fprintf(f, "--use-megatron-fsdp\n--data-parallel-sharding-strategy %s\n"
+                   "--ckpt-format fsdp_dtensor\n"
+                   "# Megatron-FSDP: leave CUDA_DEVICE_MAX_CONNECTIONS unset or above 1\n",
                 l->zero == 3 ? "optim_grads_params" : "optim_grads");
     else if (l->distributed_optimizer || l->zero == 1)
         fprintf(f, "--use-distributed-optimizer\n");
@@ -317,7 +322,10 @@ static int write_nemo(const model_t *m, const layout_t *l, const sim_options_t *
     fprintf(f, "ddp.use_distributed_optimizer=%s\n",
             l->distributed_optimizer || l->zero == 1 ? "true" : "false");
     if (l->zero >= 2)
-        fprintf(f, "ddp.use_megatron_fsdp=true\nddp.data_parallel_sharding_strategy=%s\n",
+        /* Bridge asserts the fsdp_dtensor format for Megatron-FSDP runs that
+         * save or load checkpoints (training/config.py) */
+        fprintf(f, "ddp.use_megatron_fsdp=true\nddp.data_parallel_sharding_strategy=%s\n"
+                   "checkpoint.ckpt_format=fsdp_dtensor\n",
                 l->zero == 3 ? "optim_grads_params" : "optim_grads");
     fprintf(f, "ddp.grad_reduce_in_fp32=%s\n", l->grad_bytes == 4 ? "true" : "false");
     fprintf(f, "ddp.overlap_grad_reduce=%s\nddp.overlap_param_gather=%s\n",

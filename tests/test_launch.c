@@ -139,6 +139,9 @@ static void test_megatron_round_trip(void)
     for (int i = 0; i < 4; i++) {
         char *text = written(LAUNCH_MEGATRON, &m, &cases[i], "megatron-core");
         megatron_flags_known(text);
+        /* Megatron-FSDP asserts the fsdp_dtensor checkpoint format */
+        CU_ASSERT_EQUAL(strstr(text, "--ckpt-format fsdp_dtensor") != NULL,
+                        cases[i].zero >= 2);
         megatron_args_t a;
         int rc = megatron_args_read(text, strlen(text), "emitted", &a, &e);
         if (rc)
@@ -294,6 +297,26 @@ static void test_nemo_round_trip(void)
     CU_ASSERT_EQUAL_FATAL(launch_read_nemo(text, "emitted", &m, &back, &e), 0);
     CU_ASSERT_EQUAL_FATAL(layout_finalize(&back, &m, 16384, &e), 0);
     same_layout(&u, &back);
+    /* Megatron-FSDP under Bridge: the checkpoint format it asserts, a key
+     * of Bridge's CheckpointConfig */
+    layout_t fsdp = u;
+    fsdp.pp = 1;
+    fsdp.vpp = 1;
+    fsdp.schedule = SCHEDULE_1F1B;
+    fsdp.first_stage_layers = fsdp.last_stage_layers = 0;
+    fsdp.zero = 3;
+    fsdp.cp = 1;
+    fsdp.grad_accum = 0;
+    fsdp.dp = 0;
+    fsdp.distributed_optimizer = false;
+    int frc = layout_finalize(&fsdp, &m, 1024, &e);
+    if (frc)
+        fprintf(stderr, "fsdp: %s\n", e.msg);
+    CU_ASSERT_EQUAL_FATAL(frc, 0);
+    char *fs = written(LAUNCH_NEMO, &m, &fsdp, "megatron-bridge-26.04");
+    CU_ASSERT_PTR_NOT_NULL(strstr(fs, "\ncheckpoint.ckpt_format=fsdp_dtensor\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(keys, "\ncheckpoint.ckpt_format\n"));
+    free(fs);
     /* a 2021 Megatron-LM plan says its flags are today's */
     char *mg21 = written(LAUNCH_MEGATRON, &m, &u, "megatron-2021");
     CU_ASSERT_PTR_NOT_NULL(strstr(mg21, "planned for megatron-2021; these are today's"));
