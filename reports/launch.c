@@ -233,9 +233,11 @@ static int write_megatron(const model_t *m, const layout_t *l, const sim_options
         fprintf(f, "--fp4-format e2m1\n--fp4-recipe nvfp4\n");
     if (l->grad_bytes == 2 && l->precision != PRECISION_FP16)
         fprintf(f, "--grad-reduce-in-bf16\n");
-    if (o->overlap_grad_reduce && l->dp * l->cp > 1)
+    bool overlap_grads = o->overlap_grad_reduce && l->dp * l->cp > 1;
+    if (overlap_grads)
         fprintf(f, "--overlap-grad-reduce\n");
-    if (o->overlap_param_gather && (l->distributed_optimizer || l->zero >= 1))
+    /* Megatron asserts --overlap-grad-reduce with it (validate_args) */
+    if (o->overlap_param_gather && overlap_grads && (l->distributed_optimizer || l->zero >= 1))
         fprintf(f, "--overlap-param-gather\n");
     if (o->tp_comm_overlap && l->tp > 1 && l->sequence_parallel)
         fprintf(f, "--tp-comm-overlap\n");

@@ -162,6 +162,15 @@ static void test_megatron_round_trip(void)
         megatron_args_free(&a);
         free(text);
     }
+    /* one replica: no gradient reduce to overlap, so no parameter-gather
+     * overlap either (Megatron asserts the one with the other) */
+    layout_t one = finalized(&m, 8, 8, 1, 1, 1, 1, 8, 8192);
+    one.distributed_optimizer = true;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&one, &m, 8, &e), 0);
+    char *text = written(LAUNCH_MEGATRON, &m, &one, "megatron-core");
+    CU_ASSERT_PTR_NULL(strstr(text, "--overlap-param-gather"));
+    CU_ASSERT_PTR_NULL(strstr(text, "--overlap-grad-reduce"));
+    free(text);
 }
 
 /* A mixture-of-experts layout (DeepSeek-V3: MLA, 3 dense and 58 MoE
