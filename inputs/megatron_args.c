@@ -1759,6 +1759,12 @@ static int build_layout(interp_t *in)
     if (get_str(in, "rampup_batch_size"))
         notes_add(&a->notes, NOTE_ASSUMED, "--rampup-batch-size",
                   "the step is simulated at the full --global-batch-size");
+    /* The embedding and the loss may count as one layer each in the split
+     * (Megatron's --account-for-embedding/loss-in-pipeline-split); Megatron
+     * adds them before dividing the layers into virtual stages too
+     * (megatron/training/arguments.py validate_args). */
+    bool acc_emb = get_switch(in, "account_for_embedding_in_pipeline_split", false);
+    bool acc_loss = get_switch(in, "account_for_loss_in_pipeline_split", false);
     /* Virtual pipeline stages. */
     int per_vstage = 0, vstages = 0;
     bool has_pv, has_vs;
@@ -1774,20 +1780,20 @@ static int build_layout(interp_t *in)
                             "--num-layers-per-virtual-pipeline-stage",
                             "needs --num-layers to give the number of virtual stages");
         long denom = (long)l->pp * per_vstage;
-        if (a->model.n_layers % denom != 0)
+        long split_layers = a->model.n_layers + (l->pp > 1 ? acc_emb + acc_loss : 0);
+        if (split_layers % denom != 0)
             return err_setf(in->err, ERR_INPUT, a->origin,
                             "--num-layers-per-virtual-pipeline-stage",
-                            "--num-layers %d must divide by PP x %d = %ld", a->model.n_layers,
-                            per_vstage, denom);
-        l->vpp = (int)(a->model.n_layers / denom);
+                            "--num-layers %d%s%s must divide by PP x %d = %ld",
+                            a->model.n_layers,
+                            l->pp > 1 && acc_emb ? " + the embedding" : "",
+                            l->pp > 1 && acc_loss ? " + the loss" : "", per_vstage, denom);
+        l->vpp = (int)(split_layers / denom);
     }
     if (l->vpp > 1)
         l->schedule = SCHEDULE_INTERLEAVED;
-    /* The embedding and the loss counted as one layer each in the split
-     * (Megatron's --account-for-embedding/loss-in-pipeline-split): the
-     * first and last virtual stages one layer lighter. */
-    bool acc_emb = get_switch(in, "account_for_embedding_in_pipeline_split", false);
-    bool acc_loss = get_switch(in, "account_for_loss_in_pipeline_split", false);
+    /* With the embedding or the loss counted as a layer, the first and
+     * last virtual stages are one layer lighter. */
     if ((acc_emb || acc_loss) && l->pp > 1) {
         if (!a->have_model)
             return err_setf(in->err, ERR_INPUT, a->origin,

@@ -361,6 +361,35 @@ static void test_block_recompute(void)
     }
 }
 
+/* Megatron adds the embedding and the loss to the layers before dividing
+ * them by --num-layers-per-virtual-pipeline-stage (validate_args): Llama 3
+ * 405B's 126 layers + 2 on PP 16 are 8 a rank, 2 a virtual stage, so VPP 4
+ * with one layer on the first and last virtual stages. Without the two
+ * switches 126 does not divide by PP 16 x 2 and is refused. */
+static void test_virtual_stages_with_embedding_and_loss(void)
+{
+    const char *base = "--num-layers 126 --hidden-size 512 --num-attention-heads 8 "
+                       "--max-position-embeddings 1024 --seq-length 1024 "
+                       "--tokenizer-type GPT2BPETokenizer --pipeline-model-parallel-size 16 "
+                       "--num-layers-per-virtual-pipeline-stage 2";
+    char text[768];
+    snprintf(text, sizeof text,
+             "%s --account-for-embedding-in-pipeline-split "
+             "--account-for-loss-in-pipeline-split",
+             base);
+    megatron_args_t a;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(read_text(text, &a, &e), 0);
+    CU_ASSERT_EQUAL(a.layout.vpp, 4);
+    CU_ASSERT_EQUAL(a.layout.schedule, SCHEDULE_INTERLEAVED);
+    CU_ASSERT_EQUAL(a.layout.first_stage_layers, 1);
+    CU_ASSERT_EQUAL(a.layout.last_stage_layers, 1);
+    megatron_args_free(&a);
+    CU_ASSERT_NOT_EQUAL(megatron_args_read(base, strlen(base), "test", &a, &e), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "--num-layers-per-virtual-pipeline-stage"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "126"));
+}
+
 /* DeepSeek-V3 as Megatron-LM arguments (the shape of Megatron-Bridge's
  * deepseek_v3 recipe: MLA with q/kv LoRA ranks 1536/512, 3 dense blocks
  * then 58 MoE blocks of 256 experts of 2048 plus one shared expert, top 8,
@@ -516,4 +545,5 @@ static void test_recipes_and_options(void)
 TEST_SUITE(suite_megatron_args, "megatron_args", TEST(test_llama3_70b_script),
            TEST(test_shell_script), TEST(test_script_control_flow), TEST(test_argument_block), TEST(test_bad_arguments),
            TEST(test_legacy_flags), TEST(test_deepseek_v3_moe), TEST(test_offload_flags),
-           TEST(test_recipes_and_options), TEST(test_block_recompute));
+           TEST(test_recipes_and_options), TEST(test_block_recompute),
+           TEST(test_virtual_stages_with_embedding_and_loss));
