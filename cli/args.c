@@ -99,7 +99,8 @@ static const cli_opt_t layout_opts[] = {
     {"--grad-dtype", NULL, "bf16|fp32", "gradient precision (Megatron keeps fp32 main grads)",
      CLI_WORD},
     {"--first-stage-layers", "--decoder-first-pipeline-num-layers", "N",
-     "layers on the first pipeline stage (uneven split)", CLI_N(1, 100000)},
+     "layers on the first pipeline stage (uneven split; 0: only the embedding)",
+     CLI_N(0, 100000)},
     {"--last-stage-layers", "--decoder-last-pipeline-num-layers", "N",
      "layers on the last pipeline stage (uneven split; 0: only the loss and any MTP modules)",
      CLI_N(0, 100000)},
@@ -642,6 +643,9 @@ int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l, sim_opt
         (rc = cli_get_int(a, "--zero", &l->zero, err)) ||
         (rc = cli_get_int(a, "--first-stage-layers", &l->first_stage_layers, err)) ||
         (rc = cli_get_int(a, "--last-stage-layers", &l->last_stage_layers, err)) ||
+        (rc = cli_has(a, "--first-stage-layers") && l->first_stage_layers == 0
+                  ? (l->first_stage_layers = LAYOUT_STAGE_EMPTY, ERR_OK)
+                  : ERR_OK) ||
         (rc = cli_has(a, "--last-stage-layers") && l->last_stage_layers == 0
                   ? (l->last_stage_layers = LAYOUT_STAGE_EMPTY, ERR_OK)
                   : ERR_OK) ||

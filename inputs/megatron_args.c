@@ -1799,16 +1799,21 @@ static int build_layout(interp_t *in)
             return err_setf(in->err, ERR_INPUT, a->origin,
                             "--account-for-embedding-in-pipeline-split", "needs --num-layers");
         long chunks = (long)l->pp * l->vpp, total = a->model.n_layers + acc_emb + acc_loss;
-        if (total % chunks || total / chunks < 2)
+        if (total % chunks)
             return err_setf(in->err, ERR_INPUT, a->origin,
                             "--account-for-embedding-in-pipeline-split",
                             "%d layers%s%s do not split into PP x VPP = %ld equal chunks",
                             a->model.n_layers, acc_emb ? " + the embedding" : "",
                             acc_loss ? " + the loss" : "", chunks);
+        /* one layer a chunk leaves the embedding or the loss alone on its
+         * chunk, which Megatron-Core builds */
+        int lighter = (int)(total / chunks) - 1;
+        if (lighter == 0)
+            lighter = LAYOUT_STAGE_EMPTY;
         if (acc_emb)
-            l->first_stage_layers = (int)(total / chunks) - 1;
+            l->first_stage_layers = lighter;
         if (acc_loss)
-            l->last_stage_layers = (int)(total / chunks) - 1;
+            l->last_stage_layers = lighter;
     }
     l->sequence_parallel = get_switch(in, "sequence_parallel", false);
     l->distributed_optimizer = get_switch(in, "use_distributed_optimizer", false);

@@ -344,13 +344,14 @@ static int stage_split(tt_t *x, layout_t *l, int n_layers)
             n += (size_t)snprintf(list + n, sizeof list - n, "%s%d", i ? "/" : "", sizes[i]);
         if (n + 16 >= sizeof list)
             snprintf(list + n, sizeof list - n, "/...");
-        int last = l->last_stage_layers == LAYOUT_STAGE_EMPTY ? 0 : l->last_stage_layers;
-        int middle = V > 2 ? (n_layers - l->first_stage_layers - last) / (V - 2) : 0;
+        int first = layout_split_layers(l->first_stage_layers);
+        int last = layout_split_layers(l->last_stage_layers);
+        int middle = V > 2 ? (n_layers - first - last) / (V - 2) : 0;
         if (approx)
             notes_add(&x->t->notes, NOTE_ASSUMED, what,
                       "torchtitan places %s layers on the %d stages; simulated as %d, %d x %d, "
                       "%d (equal middle stages: the largest stage and the total kept)",
-                      list, V, l->first_stage_layers, V - 2, middle, last);
+                      list, V, first, V - 2, middle, last);
         else
             notes_add(&x->t->notes, NOTE_ASSUMED, what,
                       "torchtitan places %s layers on the %d stages", list, V);

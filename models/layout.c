@@ -222,19 +222,23 @@ static int check_degree(int v, const char *flag, err_t *err)
 static int check_pipeline_split(const layout_t *l, const model_t *m, err_t *err)
 {
     int L = m->n_layers, p = l->pp, V = l->pp * l->vpp;
-    if (p > L || V > L)
+    int first = l->first_stage_layers, last = l->last_stage_layers;
+    if (first < 0 && first != LAYOUT_STAGE_EMPTY)
+        return err_setf(err, ERR_INPUT, NULL, "--first-stage-layers", "must not be negative");
+    if (last < 0 && last != LAYOUT_STAGE_EMPTY)
+        return err_setf(err, ERR_INPUT, NULL, "--last-stage-layers", "must not be negative");
+    /* a first stage with the embedding alone or a last one with the loss
+     * alone is a stage without layers the split asked for */
+    int empty = (first == LAYOUT_STAGE_EMPTY) + (last == LAYOUT_STAGE_EMPTY);
+    if (p > L + empty || V > L + empty)
         return err_setf(err, ERR_INPUT, NULL, "--pp",
                         "%d pipeline stages (x %d virtual) for %d layers; a stage needs "
                         "at least one layer",
                         p, l->vpp, L);
-    int first = l->first_stage_layers, last = l->last_stage_layers;
-    if (first < 0 || (last < 0 && last != LAYOUT_STAGE_EMPTY))
-        return err_setf(err, ERR_INPUT, NULL, "--first-stage-layers",
-                        "must not be negative");
     if (first || last) {
-        int special = (first > 0) + (last != 0);
-        if (last == LAYOUT_STAGE_EMPTY)
-            last = 0;
+        int special = (first != 0) + (last != 0);
+        first = layout_split_layers(first);
+        last = layout_split_layers(last);
         if (V <= special)
             return err_setf(err, ERR_INPUT, NULL, "--first-stage-layers",
                             "an uneven split needs more than %d (virtual) stages", special);
@@ -486,17 +490,22 @@ int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
     return ERR_OK;
 }
 
+int layout_split_layers(int stage_layers)
+{
+    return stage_layers > 0 ? stage_layers : 0;
+}
+
 int layout_chunk_layers(const layout_t *l, const model_t *m, int vs)
 {
     int V = l->pp * l->vpp, first = l->first_stage_layers, last = l->last_stage_layers;
     if (!first && !last)
         return m->n_layers / V;
     if (vs == 0 && first)
-        return first;
+        return layout_split_layers(first);
     if (vs == V - 1 && last)
-        return last == LAYOUT_STAGE_EMPTY ? 0 : last;
-    int middle = V - (first > 0) - (last != 0);
-    return (m->n_layers - first - (last > 0 ? last : 0)) / middle;
+        return layout_split_layers(last);
+    int middle = V - (first != 0) - (last != 0);
+    return (m->n_layers - layout_split_layers(first) - layout_split_layers(last)) / middle;
 }
 
 int layout_rule_stage_sizes(layout_split_rule_t rule, int n_layers, int n_stages, int in_w,
@@ -555,14 +564,10 @@ int layout_set_stage_sizes(layout_t *l, const int *sizes, int n_stages, int n_la
     l->first_stage_layers = l->last_stage_layers = 0;
     if (n_stages == 1 || all_equal)
         return ERR_OK;
-    if (sizes[0] == 0)
-        return err_setf(err, ERR_INPUT, NULL, what,
-                        "a first stage without transformer layers (the embedding alone) is "
-                        "not a split scaleplan simulates; give --first-stage-layers and "
-                        "--last-stage-layers");
+    int first = sizes[0] > 0 ? sizes[0] : LAYOUT_STAGE_EMPTY;
     if (n_stages == 2) {
         /* the second stage is the rest */
-        l->first_stage_layers = sizes[0];
+        l->first_stage_layers = first;
         return ERR_OK;
     }
     int middle = 0;
@@ -579,7 +584,7 @@ int layout_set_stage_sizes(layout_t *l, const int *sizes, int n_stages, int n_la
                         "--last-stage-layers",
                         sizes[0], sizes[1], sizes[n_stages - 1], middle);
     *approximated = *approximated || last != sizes[n_stages - 1];
-    l->first_stage_layers = sizes[0];
+    l->first_stage_layers = first;
     l->last_stage_layers = last > 0 ? last : LAYOUT_STAGE_EMPTY;
     return ERR_OK;
 }

@@ -79,8 +79,9 @@ enum {
 /* Most pipeline stages a layout may have (bounds the uneven-split table). */
 #define LAYOUT_MAX_PP 1024
 
-/* last_stage_layers of a last stage without transformer layers (0 means
- * "not set"; --last-stage-layers 0 gives this). */
+/* first_stage_layers or last_stage_layers of a first or last (virtual)
+ * stage without transformer layers (0 means "not set"; --first-stage-layers
+ * 0 and --last-stage-layers 0 give this). */
 #define LAYOUT_STAGE_EMPTY (-1)
 
 typedef struct {
@@ -115,7 +116,12 @@ typedef struct {
     int grad_bytes;       /* bytes per gradient element: 2, or 4 for fp32
                              main grads (Megatron's default) */
     int first_stage_layers; /* uneven pipeline split: layers on the first
-                               (virtual) stage, 0 = even split */
+                               (virtual) stage, 0 = even split;
+                               LAYOUT_STAGE_EMPTY: none (the stage holds
+                               only the embedding, as Megatron's
+                               --account-for-embedding-in-pipeline-split
+                               leaves it when the chunks hold one layer
+                               each) */
     int last_stage_layers;  /* likewise for the last (virtual) stage;
                                LAYOUT_STAGE_EMPTY: none (the stage holds
                                only the loss, or the MTP modules and the
@@ -166,6 +172,11 @@ int layout_chunk_recomputed(const layout_t *l, const model_t *m, int vs);
 /* The same summed over the virtual stages of pipeline rank stage. */
 int layout_stage_recomputed(const layout_t *l, const model_t *m, int stage);
 
+/* The layers an uneven-split field (first_stage_layers, last_stage_layers)
+ * puts on its stage: LAYOUT_STAGE_EMPTY is none; 0 (not set) is returned
+ * as 0 too, so callers test the field itself for "set". */
+int layout_split_layers(int stage_layers);
+
 /* Layers of virtual stage vs (chunk c of rank s is virtual stage c*pp + s);
  * the uneven split sets the first and last virtual stages. */
 int layout_chunk_layers(const layout_t *l, const model_t *m, int vs);
@@ -200,9 +211,10 @@ int layout_rule_stage_sizes(layout_split_rule_t rule, int n_layers, int n_stages
  * largest stage and the total: what a pipeline's step time depends on
  * ((micro-batches - 1) x the slowest stage + the sum of the stages, for
  * the one-forward-one-backward schedules). *approximated says whether
- * that happened. ERR_INPUT (naming `what`) when no such split exists: a
- * first stage without layers, sizes that do not sum to n_layers, or too
- * few layers left for the last stage. */
+ * that happened. A first or last stage without layers is
+ * LAYOUT_STAGE_EMPTY. ERR_INPUT (naming `what`) when no such split exists:
+ * sizes that do not sum to n_layers, or too few layers left for the last
+ * stage. */
 int layout_set_stage_sizes(layout_t *l, const int *sizes, int n_stages, int n_layers,
                            const char *what, bool *approximated, err_t *err);
 

@@ -197,9 +197,7 @@ static int write_megatron(const model_t *m, const layout_t *l, const sim_options
                 l->vpp);
     else if (l->first_stage_layers || l->last_stage_layers)
         fprintf(f, "--decoder-first-pipeline-num-layers %d\n--decoder-last-pipeline-num-layers %d\n",
-                l->first_stage_layers ? l->first_stage_layers : layout_chunk_layers(l, m, 0),
-                l->last_stage_layers ? l->last_stage_layers
-                                     : layout_chunk_layers(l, m, l->pp * l->vpp - 1));
+                layout_chunk_layers(l, m, 0), layout_chunk_layers(l, m, l->pp * l->vpp - 1));
     fprintf(f, "--micro-batch-size %d\n--global-batch-size %d\n", l->micro_batch,
             l->global_batch);
     if (l->sequence_parallel)
@@ -302,9 +300,7 @@ static int write_nemo(const model_t *m, const layout_t *l, const sim_options_t *
         else
             fprintf(f, "model.num_layers_in_first_pipeline_stage=%d\n"
                        "model.num_layers_in_last_pipeline_stage=%d\n",
-                    l->first_stage_layers ? l->first_stage_layers : layout_chunk_layers(l, m, 0),
-                    l->last_stage_layers ? l->last_stage_layers
-                                         : layout_chunk_layers(l, m, l->pp - 1));
+                    layout_chunk_layers(l, m, 0), layout_chunk_layers(l, m, l->pp - 1));
     }
     fprintf(f, "model.sequence_parallel=%s\nmodel.seq_length=%d\n",
             l->sequence_parallel ? "true" : "false", l->seq_len);
@@ -1136,12 +1132,13 @@ int launch_read_nemo_notes(const char *text, const char *origin, const model_t *
         /* the embedding and the loss count as one layer each: (L + 2) /
          * (PP x VPP) per chunk, the first and last chunks one lighter */
         long chunks = (long)l->pp * l->vpp;
-        if ((m->n_layers + 2) % chunks || (m->n_layers + 2) / chunks < 2)
+        if ((m->n_layers + 2) % chunks)
             return err_setf(err, ERR_INPUT, origin, NULL,
                             "account_for_embedding/loss_in_pipeline_split: %d layers + 2 do not "
                             "split into %ld chunks",
                             m->n_layers, chunks);
-        l->first_stage_layers = l->last_stage_layers = (int)((m->n_layers + 2) / chunks) - 1;
+        int lighter = (int)((m->n_layers + 2) / chunks) - 1;
+        l->first_stage_layers = l->last_stage_layers = lighter > 0 ? lighter : LAYOUT_STAGE_EMPTY;
     }
     return ERR_OK;
 }

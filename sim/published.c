@@ -260,8 +260,10 @@ static void uneven_split(layout_t *l, const model_t *m)
     if (V < 2 || m->n_layers % V == 0)
         return;
     if ((m->n_layers + 2) % V == 0) {
+        /* one layer a chunk leaves the first with the embedding alone and
+         * the last with the loss alone (Megatron-Core builds such chunks) */
         int per = (m->n_layers + 2) / V;
-        l->first_stage_layers = l->last_stage_layers = per - 1;
+        l->first_stage_layers = l->last_stage_layers = per > 1 ? per - 1 : LAYOUT_STAGE_EMPTY;
         return;
     }
     /* the embedding, each multi-token-prediction module and the loss
@@ -270,7 +272,7 @@ static void uneven_split(layout_t *l, const model_t *m)
     int slots = m->n_layers + 2 + m->n_mtp;
     if (m->n_mtp > 0 && slots % V == 0 && slots / V >= 1 + m->n_mtp) {
         int per = slots / V;
-        l->first_stage_layers = per - 1;
+        l->first_stage_layers = per > 1 ? per - 1 : LAYOUT_STAGE_EMPTY;
         int last = per - 1 - m->n_mtp;
         l->last_stage_layers = last > 0 ? last : LAYOUT_STAGE_EMPTY;
     }

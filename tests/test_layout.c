@@ -149,6 +149,43 @@ static void test_uneven_pipeline(void)
     l.first_stage_layers = 5;
     rc = layout_finalize(&l, &m, 128, &e);
     CHECK_ERR(rc, &e, ERR_INPUT, "--first-stage-layers", "split evenly");
+    /* one layer a chunk with the embedding and the loss counted (NVIDIA's
+     * 30-layer 405B proxy on PP 4 x VPP 8): the first chunk holds the
+     * embedding alone, the last the loss alone, 30 chunks one layer each */
+    m.n_layers = 30;
+    layout_defaults(&l);
+    l.tp = 8;
+    l.pp = 4;
+    l.vpp = 8;
+    l.schedule = SCHEDULE_INTERLEAVED;
+    l.global_batch = 64;
+    l.first_stage_layers = LAYOUT_STAGE_EMPTY;
+    l.last_stage_layers = LAYOUT_STAGE_EMPTY;
+    rc = layout_finalize(&l, &m, 32, &e);
+    if (rc)
+        fprintf(stderr, "%s\n", e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL(layout_chunk_layers(&l, &m, 0), 0);
+    CU_ASSERT_EQUAL(layout_chunk_layers(&l, &m, 1), 1);
+    CU_ASSERT_EQUAL(layout_chunk_layers(&l, &m, 31), 0);
+    CU_ASSERT_EQUAL(layout_stage_layers(&l, &m, 0), 7);
+    CU_ASSERT_EQUAL(layout_stage_layers(&l, &m, 1), 8);
+    CU_ASSERT_EQUAL(layout_stage_layers(&l, &m, 3), 7);
+    /* more empty stages than that is a stage without layers */
+    l.vpp = 9;
+    rc = layout_finalize(&l, &m, 32, &e);
+    CU_ASSERT_NOT_EQUAL(rc, 0);
+    /* a framework's split with the embedding alone on its first stage */
+    int sizes[4] = {0, 10, 10, 10};
+    bool approx = true;
+    layout_defaults(&l);
+    l.pp = 4;
+    CU_ASSERT_EQUAL_FATAL(layout_set_stage_sizes(&l, sizes, 4, 30, "test", &approx, &e), 0);
+    CU_ASSERT_FALSE(approx);
+    CU_ASSERT_EQUAL(l.first_stage_layers, LAYOUT_STAGE_EMPTY);
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&l, &m, 4, &e), 0);
+    CU_ASSERT_EQUAL(layout_stage_layers(&l, &m, 0), 0);
+    CU_ASSERT_EQUAL(layout_stage_layers(&l, &m, 3), 10);
 }
 
 static void test_enum_names(void)
@@ -211,12 +248,14 @@ static void test_stage_sizes(void)
     CU_ASSERT_EQUAL(l.first_stage_layers, 0);
     CU_ASSERT_EQUAL(layout_set_stage_sizes(&l, empty_last, 3, 8, "pp", &approx, &e), 0);
     CU_ASSERT_EQUAL(l.last_stage_layers, LAYOUT_STAGE_EMPTY);
-    /* refused: sizes that do not sum to the layers, an empty first stage */
+    /* an empty first stage (the embedding alone) */
     static const int empty_first[3] = {0, 4, 4};
+    CU_ASSERT_EQUAL(layout_set_stage_sizes(&l, empty_first, 3, 8, "pp", &approx, &e), 0);
+    CU_ASSERT_EQUAL(l.first_stage_layers, LAYOUT_STAGE_EMPTY);
+    CU_ASSERT_EQUAL(l.last_stage_layers, 4);
+    /* refused: sizes that do not sum to the layers */
     CHECK_ERR(layout_set_stage_sizes(&l, even, 4, 33, "pp", &approx, &e), &e, ERR_INPUT, "pp",
               "not the model's 33");
-    CHECK_ERR(layout_set_stage_sizes(&l, empty_first, 3, 8, "pp", &approx, &e), &e, ERR_INPUT,
-              "pp", "first stage without");
 }
 
 TEST_SUITE(suite_layout, "layout", TEST(test_derived), TEST(test_refusals),

@@ -388,6 +388,19 @@ static void test_virtual_stages_with_embedding_and_loss(void)
     CU_ASSERT_NOT_EQUAL(megatron_args_read(base, strlen(base), "test", &a, &e), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "--num-layers-per-virtual-pipeline-stage"));
     CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "126"));
+    /* one layer a virtual stage (NVIDIA's 30-layer 405B proxy on PP 4):
+     * VPP 8, the first chunk the embedding alone, the last the loss alone */
+    const char *proxy = "--num-layers 30 --hidden-size 512 --num-attention-heads 8 "
+                        "--max-position-embeddings 1024 --seq-length 1024 "
+                        "--tokenizer-type GPT2BPETokenizer --pipeline-model-parallel-size 4 "
+                        "--num-layers-per-virtual-pipeline-stage 1 "
+                        "--account-for-embedding-in-pipeline-split "
+                        "--account-for-loss-in-pipeline-split";
+    CU_ASSERT_EQUAL_FATAL(read_text(proxy, &a, &e), 0);
+    CU_ASSERT_EQUAL(a.layout.vpp, 8);
+    CU_ASSERT_EQUAL(a.layout.first_stage_layers, LAYOUT_STAGE_EMPTY);
+    CU_ASSERT_EQUAL(a.layout.last_stage_layers, LAYOUT_STAGE_EMPTY);
+    megatron_args_free(&a);
 }
 
 /* DeepSeek-V3 as Megatron-LM arguments (the shape of Megatron-Bridge's

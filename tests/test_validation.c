@@ -268,10 +268,11 @@ static void test_more_runs(void)
 
 /* tests/fixtures/validation/dgxc/runs.csv: 102 DGX Cloud benchmarking runs
  * of Llama 3.1 on H100 (NeMo 24.09-25.02), bf16 and fp8 cells of one layout
- * side by side, gathered after the constants were set. Every row replays
- * but the two whose layout the rules refuse; the error stays within today's
- * bars (median 11.4%, 90th percentile 15.0%: every run faster than
- * predicted), and over the pairs that differ only in precision the
+ * side by side, gathered after the constants were set. Every row replays,
+ * the 30-layer 405B proxies on PP 4 x VPP 8 too (their first and last chunks
+ * hold the embedding and the loss alone; refused until 2026-11-28, then
+ * counted as 100%); the error stays within today's bars (median 10.5%, 90th
+ * percentile 14.7%: nearly every run faster than predicted), and over the pairs that differ only in precision the
  * predicted fp8 speed-up over bf16 is at most 10% above the published one
  * (9.3% today: the fp8 GEMM rate, see docs/gpu-runs/2026-11-27-h200-2). */
 static void test_dgxc_runs(void)
@@ -280,7 +281,7 @@ static void test_dgxc_runs(void)
     const int n = 102;
     double med, p90;
     int k;
-    replay_summary("validation/dgxc/runs.csv", n, 2, NULL, &rows, &med, &p90, &k);
+    replay_summary("validation/dgxc/runs.csv", n, 0, NULL, &rows, &med, &p90, &k);
     /* pairs: the same model, layout and GPU count in bf16 and in fp8 */
     double ratio[64];
     int np = 0;
@@ -302,9 +303,9 @@ static void test_dgxc_runs(void)
     printf("\n  dgxc: median %.1f%%, p90 %.1f%% over %d rows; predicted fp8 speed-up over the "
            "published, median of %d pairs: %.3f\n",
            100 * med, 100 * p90, k, np, pair_med);
-    CU_ASSERT_TRUE(med <= 0.12);
-    CU_ASSERT_TRUE(p90 <= 0.16);
-    CU_ASSERT_TRUE(np >= 40);
+    CU_ASSERT_TRUE(med <= 0.11);
+    CU_ASSERT_TRUE(p90 <= 0.15);
+    CU_ASSERT_TRUE(np >= 50);
     CU_ASSERT_TRUE(pair_med <= 1.10);
     free(rows);
 }
