@@ -344,7 +344,24 @@ static int month_of_prefix(const char *text)
     return y * 12 + m - 1;
 }
 
-/* The optional "release": {"family", "date": "YYYY-MM"}. */
+/* Calls each(name, arg) for the release family names of a preset's JSON
+ * ("family": a name, or a list of names); stops at and returns the first
+ * nonzero. */
+static int each_family(const cJSON *preset, int (*each)(const char *name, void *arg), void *arg)
+{
+    const cJSON *rel = cJSON_GetObjectItemCaseSensitive(preset, "release");
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(rel, "family");
+    if (cJSON_IsString(f))
+        return each(f->valuestring, arg);
+    for (const cJSON *e = cJSON_IsArray(f) ? f->child : NULL; e; e = e->next) {
+        int rc = cJSON_IsString(e) ? each(e->valuestring, arg) : 0;
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The optional "release": {"family": name or [names], "date": "YYYY-MM"}. */
 static int read_release(const cJSON *obj, const json_ctx_t *ctx, fw_preset_t *p, err_t *err)
 {
     const cJSON *rel = NULL;
@@ -353,9 +370,17 @@ static int read_release(const cJSON *obj, const json_ctx_t *ctx, fw_preset_t *p,
         return rc;
     json_ctx_t rctx = json_ctx_member(ctx, "release");
     char date[16];
-    if ((rc = json_get_string(rel, "family", &rctx, JSON_REQUIRED, p->family, sizeof p->family,
-                              err)) ||
-        (rc = json_get_string(rel, "date", &rctx, JSON_REQUIRED, date, sizeof date, err)))
+    const cJSON *fam = cJSON_GetObjectItemCaseSensitive(rel, "family");
+    const cJSON *first = cJSON_IsArray(fam) ? fam->child : fam;
+    if (!first)
+        return err_setf(err, ERR_INPUT, rctx.file, rctx.path,
+                        "family: expected a name or a list of names");
+    for (const cJSON *e = first; e; e = cJSON_IsArray(fam) ? e->next : NULL)
+        if (!cJSON_IsString(e) || !e->valuestring[0])
+            return err_setf(err, ERR_INPUT, rctx.file, rctx.path,
+                            "family: expected a name or a list of names");
+    snprintf(p->family, sizeof p->family, "%s", first->valuestring);
+    if ((rc = json_get_string(rel, "date", &rctx, JSON_REQUIRED, date, sizeof date, err)))
         return rc;
     p->released_month = month_of(date);
     if (!p->released_month || !p->family[0])
@@ -491,19 +516,33 @@ static int release_in(const char *text, const char *family)
     return 0;
 }
 
+typedef struct {
+    const char *text; /* the framework column */
+    char family[32];  /* the longest family name it contains so far */
+} family_search_t;
+
+static int longest_family_in(const char *name, void *arg)
+{
+    family_search_t *fs = arg;
+    if (contains(fs->text, name) && strlen(name) > strlen(fs->family))
+        snprintf(fs->family, sizeof fs->family, "%s", name);
+    return 0;
+}
+
+static int is_family(const char *name, void *family)
+{
+    return strcasecmp(name, family) == 0;
+}
+
 /* The family fallback of fw_match_in: the longest family word the column
  * carries, then the family's preset by release. */
 static int match_release(const cJSON *arr, const json_ctx_t *actx, const char *framework_text,
                          const char *source_text, fw_preset_t *out, err_t *err)
 {
-    char family[32] = "";
-    for (const cJSON *e = arr ? arr->child : NULL; e; e = e->next) {
-        const cJSON *rel = cJSON_GetObjectItemCaseSensitive(e, "release");
-        const cJSON *f = cJSON_GetObjectItemCaseSensitive(rel, "family");
-        if (cJSON_IsString(f) && contains(framework_text, f->valuestring) &&
-            strlen(f->valuestring) > strlen(family))
-            snprintf(family, sizeof family, "%s", f->valuestring);
-    }
+    family_search_t fs = {framework_text, ""};
+    for (const cJSON *e = arr ? arr->child : NULL; e; e = e->next)
+        each_family(e, longest_family_in, &fs);
+    const char *family = fs.family;
     if (!family[0])
         return err_setf(err, ERR_INPUT, NULL, "framework",
                         "no framework preset matches '%s' (scaleplan catalog frameworks)",
@@ -515,9 +554,8 @@ static int match_release(const cJSON *arr, const json_ctx_t *actx, const char *f
     int i = 0;
     for (const cJSON *e = arr->child; e; e = e->next, i++) {
         const cJSON *rel = cJSON_GetObjectItemCaseSensitive(e, "release");
-        const cJSON *f = cJSON_GetObjectItemCaseSensitive(rel, "family");
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(rel, "date");
-        if (!cJSON_IsString(f) || strcasecmp(f->valuestring, family) != 0 || !cJSON_IsString(d))
+        if (!each_family(e, is_family, (void *)family) || !cJSON_IsString(d))
             continue;
         int mo = month_of(d->valuestring);
         if (!mo)

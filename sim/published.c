@@ -354,12 +354,35 @@ static void skip(pub_row_t *v, const char *why)
 
 /* Rules 1-4 into r->s, names looked up in cat; v->skipped when the row
  * cannot be replayed. */
+/* Rule 3's fallback: a framework column no preset family names (a
+ * launcher or trainer such as the Hugging Face Trainer or Accelerate) runs
+ * the engine its zero_or_fsdp column names: DeepSpeed for ZeRO, PyTorch
+ * FSDP for FSDP, PyTorch DDP for DDP. Nonzero when it names none. */
+static int engine_from_zero_column(catalog_t *cat, const char *fw_text, const char *zero_text,
+                                   const char *source, fw_preset_t *fw)
+{
+    const char *engine = has(zero_text, "ZeRO") || has(zero_text, "DeepSpeed") ? "DeepSpeed"
+                         : has(zero_text, "FSDP") || has(zero_text, "SHARD_GRAD_OP") ? "FSDP"
+                         : has(zero_text, "DDP")                                      ? "DDP"
+                                                                                      : NULL;
+    err_t ignore;
+    if (!engine || fw_match_in(cat, engine, source, fw, &ignore))
+        return -1;
+    snprintf(fw->matched_by, sizeof fw->matched_by,
+             "framework '%.60s' has no preset: replayed with %s, the engine its ZeRO/FSDP "
+             "column names ('%.40s')",
+             fw_text, fw->name, zero_text);
+    return 0;
+}
+
 static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_setup_t *r,
                      err_t *err)
 {
     const char *fw_text = csv_get(c, i, "framework");
     err_t e;
-    if (fw_match_in(cat, fw_text, csv_get(c, i, "source_title"), &r->fw, &e)) {
+    if (fw_match_in(cat, fw_text, csv_get(c, i, "source_title"), &r->fw, &e) &&
+        engine_from_zero_column(cat, fw_text, csv_get(c, i, "zero_or_fsdp"),
+                                csv_get(c, i, "source_title"), &r->fw)) {
         skip(v, e.msg);
         return ERR_OK;
     }

@@ -25,7 +25,11 @@
  *     25.07", "Megatron-Bridge / NeMo 26.02", torchtitan dated by its
  *     source title) runs the family's latest preset released no later
  *     (the oldest for a version before them all, the latest when no
- *     version is named), and the row's assumptions say which.
+ *     version is named: "Megatron-LM" alone is today's Megatron-Core), and
+ *     the row's assumptions say which. A framework no preset family names
+ *     (a launcher or trainer: the Hugging Face Trainer, Accelerate) runs
+ *     the engine its zero_or_fsdp column names: ZeRO or DeepSpeed ->
+ *     deepspeed, FSDP -> fsdp, DDP -> pytorch-ddp; the row says so.
  *  4. Layout: tp, pp; CP and EP from cp_or_sp ("CP=2; EP=8"); sequence
  *     parallelism when the column says SP or the preset runs SP with TP;
  *     virtual stages from vpp_or_interleave ("VP=6", "(=3 chunks per PP

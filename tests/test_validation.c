@@ -161,10 +161,13 @@ static void test_bad_csv(void)
 /* tests/fixtures/validation/versions.csv: shared rows with their framework
  * column renamed to versions that have no preset (a newer Megatron-Bridge,
  * an older NeMo, NeMo without a version, torchtitan dated only by its source
- * title, Megatron-LM naming only Megatron-Core) replay with the family's
- * preset released no later, said in the
- * row's assumptions; a mixture-of-experts row whose columns give the
- * dimensions replays with the catalog's experts, as one that gives none. */
+ * title, Megatron-LM naming only Megatron-Core, Megatron-LM dated by its
+ * source title or not at all) replay with the family's preset released no
+ * later, said in the row's assumptions; GPT-NeoX runs DeepSpeed, PyTorch
+ * DDP its preset, and a trainer no preset names (the Hugging Face Trainer)
+ * the engine its ZeRO/FSDP column names; a mixture-of-experts row whose
+ * columns give the dimensions replays with the catalog's experts, as one
+ * that gives none. */
 static void test_versions_and_moe_columns(void)
 {
     pub_row_t *rows;
@@ -174,7 +177,7 @@ static void test_versions_and_moe_columns(void)
     if (rc)
         fprintf(stderr, "versions: %s\n", e.msg);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
-    CU_ASSERT_EQUAL_FATAL(n, 10);
+    CU_ASSERT_EQUAL_FATAL(n, 15);
     static const struct {
         const char *group, *said;
     } want[] = {
@@ -188,6 +191,11 @@ static void test_versions_and_moe_columns(void)
         {"nemo-25.02", NULL},
         {"nemo-24.07", NULL},
         {"megatron-core", "replayed with megatron-core"},
+        {"megatron-2022", "the latest Megatron-LM preset released no later"},
+        {"megatron-core", "replayed with megatron-core"},
+        {"deepspeed", NULL},
+        {"pytorch-ddp", NULL},
+        {"deepspeed", "the engine its ZeRO/FSDP column names"},
     };
     for (int i = 0; i < n; i++) {
         CU_ASSERT_FALSE(rows[i].skipped);
@@ -242,9 +250,12 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* tests/fixtures/validation/more/runs.csv: 120 published runs gathered
- * after the constants were set. Every row replays (but the two whose layout
- * or model the rules refuse, each with its reason), and the dense rows stay
- * within the bars they reach today (median 6.2%, 90th percentile 16.8%, with
+ * after the constants were set. Every row replays (since 2026-11-28 also
+ * H043, whose 126 layers on PP 16 x VPP 8 leave the first and last chunks
+ * the embedding and the loss alone, and H098, NeMo's "LLAMA4-Scout-LLM",
+ * the catalog's Llama 4 Scout), and the dense rows stay
+ * within the bars they reach today (median 6.2%, 90th percentile 15.4%;
+ * 16.8% with H043 refused; with
  * torchtitan's early-stopping recompute and async TP's reduce pass; 6.2%
  * before both, with the output
  * layer in bf16 and fp8 all-gathers; 7.2% and 21.3% before Blackwell Ultra's
@@ -256,13 +267,13 @@ static void test_more_runs(void)
     const int n = 120;
     double med, p90;
     int k;
-    replay_summary("validation/more/runs.csv", n, 2, pub_row_dense, &rows, &med, &p90, &k);
-    if (med > 0.07 || p90 > 0.17)
+    replay_summary("validation/more/runs.csv", n, 0, pub_row_dense, &rows, &med, &p90, &k);
+    if (med > 0.07 || p90 > 0.16)
         fprintf(stderr, "\nmore runs, dense: median %.1f%%, p90 %.1f%% over %d\n", 100 * med,
                 100 * p90, k);
     CU_ASSERT_TRUE(k >= 75);
     CU_ASSERT_TRUE(med <= 0.07);
-    CU_ASSERT_TRUE(p90 <= 0.17);
+    CU_ASSERT_TRUE(p90 <= 0.16);
     free(rows);
 }
 
