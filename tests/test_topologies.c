@@ -36,6 +36,26 @@ static void test_gpu_catalog(void)
     CU_ASSERT_EQUAL_FATAL(gpu_load("a100-80g", &a, &e), 0);
     CU_ASSERT_EQUAL(a.peak_tflops[DTYPE_FP8], 0); /* A100 has no fp8 */
     CHECK_REL(a.peak_tflops[DTYPE_BF16], 312, 1e-9);
+    /* the China-market parts: the same compute, NVLink cut to 200 GB/s per
+     * direction, their own HGX nodes over the 8-link fabric */
+    static const struct {
+        const char *name, *like, *cluster, *fabric;
+    } cut[] = {{"h800", "h100-sxm", "hgx-h800", "nvlink4-h800"},
+               {"a800", "a100-80g", "hgx-a800", "nvlink3-a800"}};
+    for (size_t i = 0; i < sizeof cut / sizeof cut[0]; i++) {
+        gpu_t g, full;
+        CU_ASSERT_EQUAL_FATAL(gpu_load(cut[i].name, &g, &e), 0);
+        CU_ASSERT_EQUAL_FATAL(gpu_load(cut[i].like, &full, &e), 0);
+        CHECK_REL(g.peak_tflops[DTYPE_BF16], full.peak_tflops[DTYPE_BF16], 1e-12);
+        CHECK_REL(g.mem_bw_gbs, full.mem_bw_gbs, 1e-12);
+        CHECK_REL(g.scaleup_gbs, 200, 1e-12);
+        cluster_spec_t spec = {.gpu = cut[i].name, .n_gpus = 64};
+        cluster_t c;
+        CU_ASSERT_EQUAL_FATAL(cluster_resolve(&spec, &c, &e), 0);
+        CU_ASSERT_STRING_EQUAL(c.name, cut[i].cluster);
+        CU_ASSERT_STRING_EQUAL(c.intra.name, cut[i].fabric);
+        CHECK_REL(c.intra.bw_gbs, 200, 1e-12);
+    }
 }
 
 static void test_gpu_spellings(void)
@@ -48,7 +68,9 @@ static void test_gpu_spellings(void)
                  {"nvidia-h200", "h200"},
                  {"AMD Instinct MI300X", "mi300x"},
                  {"a100", "a100-80g"},
-                 {"H100_PCIe", "h100-pcie"}};
+                 {"H100_PCIe", "h100-pcie"},
+                 {"NVIDIA H800", "h800"},
+                 {"A800-SXM4-80GB", "a800"}};
     err_t e;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gpu_t g;
