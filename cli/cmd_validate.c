@@ -184,21 +184,32 @@ static int published_text(const pub_row_t *rows, int n, const pub_group_t *g, in
     for (int k = 4; k < 9; k++)
         if (k != 5)
             table_align_right(t, k);
+    int marked = 0;
     for (int i = 0; i < n; i++) {
         const pub_row_t *r = &rows[i];
+        /* other assumptions than the open choices are listed below */
+        bool more = r->assumed[0] && !(r->open_choices && !strchr(r->assumed, ';'));
+        marked += more && !r->skipped;
         if (r->skipped)
             table_add_rowf(t, "%s\t%s\t%.24s\t%s\t%d\t\t\t\t\tskipped: %s", r->row_id, r->group,
                            r->model, r->gpu, r->gpus, r->reason);
         else
-            table_add_rowf(t, "%s\t%s\t%.24s\t%s\t%d\t%s\t%.4g\t%.4g\t%+.1f%%\t%s%s", r->row_id,
+            table_add_rowf(t, "%s\t%s\t%.24s\t%s\t%d\t%s\t%.4g\t%.4g\t%+.1f%%\t%s%s%s", r->row_id,
                            r->group, r->model, r->gpu, r->gpus, pub_metric_name(r->metric),
                            r->published, r->predicted, 100 * r->error, r->layout,
-                           r->assumed[0] ? " (open choices: fastest that fits)" : "");
+                           r->open_choices ? " (open choices: fastest that fits)" : "",
+                           more ? " [a]" : "");
     }
     int rc = table_print(t, stdout, 2, 0);
     table_destroy(t);
     if (rc)
         return rc;
+    if (marked)
+        printf("\n  [a] assumed in replaying the row:\n");
+    for (int i = 0; marked && i < n; i++)
+        if (!rows[i].skipped && rows[i].assumed[0] &&
+            !(rows[i].open_choices && !strchr(rows[i].assumed, ';')))
+            printf("    %s: %s\n", rows[i].row_id, rows[i].assumed);
     double med, p90, nm_med, nm_p90;
     int k, nm_k;
     pub_summary(rows, n, NULL, &med, &p90, &k);

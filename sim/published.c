@@ -31,16 +31,46 @@ static bool has(const char *hay, const char *needle)
     return false;
 }
 
-/* The number a cell starts with ("8192 (default config)"), NAN if none. */
+/* The number a cell starts with ("8192 (default config)", "14,080",
+ * "~1.2k", "4M tokens"), NAN if none: thousands separated by commas, and a
+ * k, M or B right after the digits scales it. */
 static double lead_num(const char *s)
 {
     if (!s)
         return NAN;
-    while (*s == ' ')
+    while (*s == ' ' || *s == '~')
         s++;
+    char digits[64];
+    size_t n = 0;
+    const char *p = s;
+    if (*p == '+' || *p == '-')
+        digits[n++] = *p++;
+    for (; *p && n + 1 < sizeof digits; p++) {
+        if (isdigit((unsigned char)*p) || *p == '.' || *p == 'e' || *p == 'E' ||
+            ((*p == '+' || *p == '-') && n && (digits[n - 1] == 'e' || digits[n - 1] == 'E')))
+            digits[n++] = *p;
+        else if (*p == ',' && n && isdigit((unsigned char)digits[n - 1]) &&
+                 isdigit((unsigned char)p[1]) && isdigit((unsigned char)p[2]) &&
+                 isdigit((unsigned char)p[3]) && !isdigit((unsigned char)p[4]))
+            continue; /* a thousands separator */
+        else
+            break;
+    }
+    digits[n] = '\0';
     char *end;
-    double v = strtod(s, &end);
-    return end == s ? NAN : v;
+    double v = strtod(digits, &end);
+    if (end == digits)
+        return NAN;
+    /* what strtod left of the copy ("1e" of "1 each") stays unread */
+    const char *after = p - (size_t)(digits + n - end);
+    static const struct {
+        char c;
+        double scale;
+    } suffix[] = {{'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'B', 1e9}};
+    for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++)
+        if (*after == suffix[i].c && !isalpha((unsigned char)after[1]))
+            return v * suffix[i].scale;
+    return v;
 }
 
 static int lead_int(const char *s)
@@ -56,6 +86,44 @@ static int int_after(const char *text, const char *key)
     for (const char *p = text; p && *p; p++)
         if (strncasecmp(p, key, n) == 0)
             return lead_int(p + n);
+    return 0;
+}
+
+/* A parallel degree named by word in text: "CP=2", "CP 2", "cp2", "CP: 2",
+ * "context parallel 2" for the word "CP" or "context parallel"; the word
+ * stands alone ("CPU" is not "CP"). 0 if absent. */
+static int degree_in(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = text; p && *p; p++) {
+        if (strncasecmp(p, word, n) != 0 || (p > text && isalpha((unsigned char)p[-1])) ||
+            isalpha((unsigned char)p[n]))
+            continue;
+        const char *q = p + n;
+        q += strspn(q, " =:");
+        if (isdigit((unsigned char)*q))
+            return lead_int(q);
+    }
+    return 0;
+}
+
+/* Whether word stands alone in text (no letters either side). */
+static bool has_word(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = text; p && *p; p++)
+        if (strncasecmp(p, word, n) == 0 && (p == text || !isalpha((unsigned char)p[-1])) &&
+            !isalpha((unsigned char)p[n]))
+            return true;
+    return false;
+}
+
+/* The first whole number in text ("mbs=1", "1 (inferred)"), 0 if none. */
+static int first_int(const char *text)
+{
+    for (const char *p = text; p && *p; p++)
+        if (isdigit((unsigned char)*p))
+            return lead_int(p);
     return 0;
 }
 
@@ -183,13 +251,18 @@ static void row_cluster(catalog_t *cat, const char *text, const gpu_t *g, char *
 
 static int row_vpp(const char *text, int pp, int stages_per_rank_interleaved)
 {
-    int v = int_after(text, "VP=");
+    int v = degree_in(text, "VP");
+    if (!v)
+        v = degree_in(text, "VPP");
     if (v)
         return v;
     if (has(text, "(="))
         return lead_int(strstr(text, "(=") + 2);
     if (isdigit((unsigned char)text[0]))
         return lead_int(text);
+    if (has(text, "interleaved") && strchr(text, '(') && pp > 1 &&
+        isdigit((unsigned char)strchr(text, '(')[1]))
+        return lead_int(strchr(text, '(') + 1);
     if (has(text, "interleaved") && pp > 1)
         return stages_per_rank_interleaved;
     return 1;
@@ -199,6 +272,10 @@ static void row_zero(const char *text, layout_t *l)
 {
     if (has(text, "ZeRO-"))
         l->zero = int_after(text, "ZeRO-");
+    else if (has(text, "ZeRO stage"))
+        l->zero = int_after(text, "ZeRO stage");
+    else if (degree_in(text, "ZeRO"))
+        l->zero = degree_in(text, "ZeRO");
     else if (has(text, "SHARD_GRAD_OP"))
         l->zero = 2;
     else if (has(text, "FSDP"))
@@ -220,10 +297,19 @@ static void row_recompute(const char *text, const fw_preset_t *fw, layout_t *l)
         l->recompute = RECOMPUTE_OPS;
     else if (has(text, "selective"))
         l->recompute = RECOMPUTE_SELECTIVE;
-    else if (has(text, "full"))
+    else if (has_word(text, "no") || has_word(text, "none") || has_word(text, "off") ||
+             has_word(text, "false") || has(text, "without") || has(text, "disabled"))
+        l->recompute = RECOMPUTE_NONE;
+    else if (has(text, "full") || has_word(text, "yes") || has_word(text, "true") ||
+             has_word(text, "on") || has_word(text, "AC") || has(text, "checkpoint") ||
+             has(text, "recompute") || has(text, "block") || has(text, "partial"))
         l->recompute = RECOMPUTE_FULL;
     else
         l->recompute = RECOMPUTE_NONE;
+    /* "block, 4 layers", "partial (2 layers)": Megatron's block recompute of
+     * the first N layers of each (virtual) stage */
+    if (l->recompute == RECOMPUTE_FULL && has(text, "layer") && first_int(text) > 0)
+        l->recompute_layers = first_int(text);
 }
 
 /* The precision column: the recipe it names; a bare "fp8" is the preset's
@@ -247,6 +333,8 @@ static void row_precision(const char *text, const fw_preset_t *fw, layout_t *l)
         l->precision = fw->fp8_recipe;
     else if (has(text, "fp16"))
         l->precision = PRECISION_FP16;
+    else if (!has(text, "bf16") && (has(text, "fp32") || has(text, "tf32") || has(text, "float32")))
+        l->precision = PRECISION_FP32;
     else
         l->precision = PRECISION_BF16;
 }
@@ -354,6 +442,12 @@ static void skip(pub_row_t *v, const char *why)
 
 /* Rules 1-4 into r->s, names looked up in cat; v->skipped when the row
  * cannot be replayed. */
+static void add_assumed(pub_row_t *v, const char *what)
+{
+    size_t n = strlen(v->assumed);
+    snprintf(v->assumed + n, sizeof v->assumed - n, "%s%s", n ? "; " : "", what);
+}
+
 /* Rule 3's fallback: a framework column no preset family names (a
  * launcher or trainer such as the Hugging Face Trainer or Accelerate) runs
  * the engine its zero_or_fsdp column names: DeepSpeed for ZeRO, PyTorch
@@ -389,7 +483,11 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     snprintf(v->group, sizeof v->group, "%s", r->fw.name);
     int tp = lead_int(csv_get(c, i, "tp")), pp = lead_int(csv_get(c, i, "pp"));
     const char *cpsp = csv_get(c, i, "cp_or_sp");
-    int cp = int_after(cpsp, "CP="), ep = int_after(cpsp, "EP=");
+    int cp = degree_in(cpsp, "CP"), ep = degree_in(cpsp, "EP");
+    if (!cp)
+        cp = degree_in(cpsp, "context parallel");
+    if (!cp)
+        cp = degree_in(cpsp, "context parallelism");
     tp = tp ? tp : 1;
     pp = pp ? pp : 1;
     cp = cp ? cp : 1;
@@ -455,7 +553,9 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
      * (expert TP 1: Megatron-Bridge's perf matrix, NeMo's Mixtral configs) */
     l->etp = ep > 1 ? 1 : 0;
     int dp = spec.cluster.n_gpus / (tp * pp * cp);
-    l->sequence_parallel = (has(cpsp, "SP") && !has(cpsp, "no SP")) || (r->fw.sp_with_tp && tp > 1);
+    bool sp_named = (has_word(cpsp, "SP") || has(cpsp, "sequence parallel")) &&
+                    !has(cpsp, "no SP") && !has(cpsp, "SP=False") && !has(cpsp, "SP: no");
+    l->sequence_parallel = sp_named || (r->fw.sp_with_tp && tp > 1);
     l->vpp = row_vpp(csv_get(c, i, "vpp_or_interleave"), pp, 2);
     if (l->vpp > 1)
         l->schedule = SCHEDULE_INTERLEAVED;
@@ -463,7 +563,19 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     row_recompute(csv_get(c, i, "act_recompute"), &r->fw, l);
     row_precision(csv_get(c, i, "precision"), &r->fw, l);
     l->seq_len = lead_int(csv_get(c, i, "seq_len"));
-    int mb = lead_int(csv_get(c, i, "micro_batch")), gb = lead_int(csv_get(c, i, "global_batch_seqs"));
+    const char *mb_text = csv_get(c, i, "micro_batch"), *gb_text = csv_get(c, i, "global_batch_seqs");
+    int mb = lead_int(mb_text) ? lead_int(mb_text) : first_int(mb_text);
+    /* the batch in sequences; a count of tokens there ("4M tokens"), or
+     * only in global_batch_tokens, divided by the sequence */
+    bool gb_tokens = has(gb_text, "token");
+    int gb = gb_tokens ? 0 : lead_int(gb_text);
+    if (!gb && l->seq_len > 0) {
+        double tokens = lead_num(gb_tokens ? gb_text : csv_get(c, i, "global_batch_tokens"));
+        if (isfinite(tokens) && tokens >= l->seq_len && tokens < 1e15) {
+            gb = (int)llround(tokens / l->seq_len);
+            add_assumed(v, "global batch in sequences from its tokens over the sequence length");
+        }
+    }
     switch (r->fw.batch) {
     case FW_BATCH_WHOLE_SHARE:
         l->micro_batch = dp > 0 && gb ? gb / dp : 1;
@@ -546,12 +658,6 @@ static int open_choices(sim_ctx_t *ctx, row_setup_t *r, sim_result_t *best, bool
 }
 
 /* One more assumption of the row's replay. */
-static void add_assumed(pub_row_t *v, const char *what)
-{
-    size_t n = strlen(v->assumed);
-    snprintf(v->assumed + n, sizeof v->assumed - n, "%s%s", n ? "; " : "", what);
-}
-
 static int run_row(catalog_t *cat, const csv_t *c, int i, const pub_options_t *o, sim_ctx_t *ctx,
                    pub_row_t *v, err_t *err)
 {
@@ -579,6 +685,7 @@ static int run_row(catalog_t *cat, const csv_t *c, int i, const pub_options_t *o
             goto out;
         }
         add_assumed(v, "the row gives no micro-batch or recompute: the fastest choice that fits");
+        v->open_choices = true;
     } else if ((rc = sim_run_step(ctx, &r.s.input, &res, err))) {
         goto out;
     }

@@ -30,16 +30,23 @@
  *     (a launcher or trainer: the Hugging Face Trainer, Accelerate) runs
  *     the engine its zero_or_fsdp column names: ZeRO or DeepSpeed ->
  *     deepspeed, FSDP -> fsdp, DDP -> pytorch-ddp; the row says so.
- *  4. Layout: tp, pp; CP and EP from cp_or_sp ("CP=2; EP=8"); sequence
- *     parallelism when the column says SP or the preset runs SP with TP;
- *     virtual stages from vpp_or_interleave ("VP=6", "(=3 chunks per PP
- *     rank)", a bare number); ZeRO/FSDP from zero_or_fsdp (ZeRO-N, FSDP =
- *     stage 3, SHARD_GRAD_OP = stage 2, "distributed optimizer"); recompute
- *     from act_recompute (full, selective = attention core, op-level =
- *     torchtitan's selective policy; blank = the preset's default);
- *     precision from its column (fp16, bf16, fp8 and its scaling recipe,
- *     NVFP4); the batch from micro_batch and global_batch_seqs as the
- *     preset's batch rule reads them. Pipeline stages that do not divide
+ *  4. Layout: tp, pp; CP and EP from cp_or_sp ("CP=2; EP=8", "CP 2",
+ *     "cp2", "context parallel 2"); sequence parallelism when the column
+ *     says SP or the preset runs SP with TP; virtual stages from
+ *     vpp_or_interleave ("VP=6", "VPP=6", "(=3 chunks per PP rank)",
+ *     "interleaved (3)", a bare number); ZeRO/FSDP from zero_or_fsdp
+ *     (ZeRO-N, "ZeRO stage N", FSDP = stage 3, SHARD_GRAD_OP = stage 2,
+ *     "distributed optimizer"); recompute from act_recompute (full, or any
+ *     "yes", "AC", "activation checkpointing"; "N layers" with it is
+ *     Megatron's block recompute of N layers; selective = attention core;
+ *     op-level = torchtitan's selective policy; "no", "none", "off" = none;
+ *     blank = the preset's default); precision from its column (fp16,
+ *     bf16, fp32/tf32, fp8 and its scaling recipe, NVFP4); the batch from
+ *     micro_batch (its first number: "mbs=1") and global_batch_seqs as the
+ *     preset's batch rule reads them, a batch given in tokens ("4,194,304
+ *     tokens", or global_batch_tokens alone) divided by the sequence.
+ *     Numbers read with thousands separators ("14,080") and a k/M/B
+ *     suffix ("1.2k"). Pipeline stages that do not divide
  *     the layers get an uneven first and last stage with the embedding and
  *     the loss counted as one layer each.
  *  5. Open choices: a row that gives no micro-batch (and the preset no
@@ -87,6 +94,8 @@ typedef struct {
     char reason[240];    /* why it was skipped */
     char assumed[480];   /* choices the row left open and how they were made
                             ("; " between them) */
+    bool open_choices;   /* micro-batch, recompute and interleaving were the
+                            fastest that fit (rule 5) */
     /* what was simulated, for re-use (e.g. ranking the row's layout in a
      * layout search): valid when not skipped */
     model_t sim_model;

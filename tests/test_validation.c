@@ -214,6 +214,54 @@ static void test_versions_and_moe_columns(void)
     free(rows);
 }
 
+/* tests/fixtures/validation/spellings.csv: T134 with its columns spelled
+ * as other tables spell them. Each spelling replays as the canonical one:
+ * "1,602" as 1602; "CP 2", "cp2", "context parallel 2" as "CP=2"; "VPP=5"
+ * and "interleaved (5)" as "VP=5"; "activation checkpointing" and "AC" as
+ * full recompute, "no activation checkpointing" as none, "block, 1 layer"
+ * as Megatron's block recompute of one layer; "mbs=1" as 1; the global
+ * batch from global_batch_tokens, or as tokens in its own column; "fp32"
+ * as fp32. */
+static void test_column_spellings(void)
+{
+    pub_row_t *rows;
+    int n;
+    err_t e;
+    int rc = pub_replay(fixture("validation/spellings.csv"), NULL, &rows, &n, &e);
+    if (rc)
+        fprintf(stderr, "spellings: %s\n", e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL_FATAL(n, 17);
+    for (int i = 0; i < n; i++) {
+        if (rows[i].skipped)
+            fprintf(stderr, "%s: %s\n", rows[i].row_id, rows[i].reason);
+        CU_ASSERT_FALSE_FATAL(rows[i].skipped);
+    }
+    /* S01 as published; pairs that must replay alike */
+    static const int same[][2] = {{1, 0},  {3, 2},  {4, 2},   {5, 2},   {6, 0},  {7, 0},
+                                  {9, 8},  {10, 8}, {11, 0},  {13, 0},  {14, 0}, {15, 0}};
+    for (size_t k = 0; k < sizeof same / sizeof same[0]; k++) {
+        const pub_row_t *a = &rows[same[k][0]], *b = &rows[same[k][1]];
+        if (fabs(a->predicted / b->predicted - 1) > 1e-12)
+            fprintf(stderr, "%s (%s) != %s (%s)\n", a->row_id, a->layout, b->row_id, b->layout);
+        CHECK_REL(a->predicted, b->predicted, 1e-12);
+        CHECK_REL(a->published, b->published, 1e-12);
+    }
+    CU_ASSERT_EQUAL(rows[2].sim_layout.cp, 2);
+    CU_ASSERT_EQUAL(rows[6].sim_layout.vpp, 5);
+    CU_ASSERT_EQUAL(rows[8].sim_layout.recompute, RECOMPUTE_FULL);
+    CU_ASSERT_EQUAL(rows[11].sim_layout.recompute, RECOMPUTE_NONE);
+    CU_ASSERT_EQUAL(rows[12].sim_layout.recompute, RECOMPUTE_FULL);
+    CU_ASSERT_EQUAL(rows[12].sim_layout.recompute_layers, 1);
+    CU_ASSERT_TRUE(rows[12].predicted > rows[8].predicted); /* one layer of two recomputed */
+    CU_ASSERT_EQUAL(rows[14].sim_layout.global_batch, 128);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[14].assumed, "global batch in sequences"));
+    CU_ASSERT_EQUAL(rows[15].sim_layout.global_batch, 128);
+    CU_ASSERT_EQUAL(rows[16].sim_layout.precision, PRECISION_FP32);
+    CU_ASSERT_FALSE(rows[0].open_choices);
+    free(rows);
+}
+
 /* Replay a fixture of count rows: every row replays or says why not, and
  * at most max_skipped are refused. *rows is the caller's to free. */
 static void replay_fixture(const char *name, int count, int max_skipped, pub_row_t **rows)
@@ -416,6 +464,7 @@ static void test_fit_sustained(void)
 }
 
 TEST_SUITE(suite_validation, "validation", TEST(test_published_runs), TEST(test_results_not_read),
+           TEST(test_column_spellings),
            TEST(test_framework_pipeline_split),
            TEST(test_bad_csv), TEST(test_versions_and_moe_columns),
            TEST(test_more_runs), TEST(test_dgxc_runs), TEST(test_mpt_runs),
