@@ -575,6 +575,54 @@ static int read_opt(rd_t *r, model_t *m)
     return ERR_OK;
 }
 
+/* BLOOM (transformers BloomConfig; BigScience, arXiv:2211.05100): a GPT
+ * block (LayerNorm, a GELU MLP of 4 x hidden, biases, tied embeddings)
+ * with ALiBi attention biases instead of positions, so no position
+ * parameters and no length limit of its own (max_seq: seq_length when
+ * given, else the 2,048 it was trained at). The LayerNorm after the word
+ * embeddings (2 x hidden parameters, one norm pass a step) is left out. */
+static int read_bloom(rd_t *r, model_t *m)
+{
+    int rc;
+    m->family = MODEL_FAMILY_GPT;
+    m->norm = MODEL_NORM_LAYERNORM;
+    m->mlp = MODEL_MLP_GELU;
+    m->act = MODEL_ACT_GELU;
+    m->pos = MODEL_POS_NONE;
+    m->qkv_bias = m->out_bias = m->mlp_bias = true;
+    m->norm_eps = 1e-5;
+    m->dropout = 0.0; /* BloomConfig hidden_dropout and attention_dropout */
+    m->max_seq = 2048;
+    m->rope_theta = 0;
+    const char *layers = has(r, "n_layer") ? "n_layer" : "num_hidden_layers";
+    const char *heads = has(r, "n_head") ? "n_head" : "num_attention_heads";
+    const char *width = has(r, "hidden_size") ? "hidden_size" : "n_embed";
+    double hdrop = 0, adrop = 0;
+    if ((rc = geti(r, layers, 1, MAX_LAYERS, &m->n_layers)) ||
+        (rc = geti(r, width, 1, MAX_WIDTH, &m->hidden)) ||
+        (rc = geti(r, heads, 1, MAX_WIDTH, &m->n_heads)) ||
+        (rc = geti(r, "vocab_size", 1, MAX_VOCAB, &m->vocab)) ||
+        (rc = opti(r, "seq_length", 1, MAX_SEQ, &m->max_seq)) ||
+        (rc = optd(r, "layer_norm_epsilon", 1e-12, 0.1, &m->norm_eps)) ||
+        (rc = optd(r, "hidden_dropout", 0, 1, &hdrop)) ||
+        (rc = optd(r, "attention_dropout", 0, 1, &adrop)) || (rc = read_tie(r, true, m)))
+        return rc;
+    bool post = false;
+    if ((rc = optb(r, "apply_residual_connection_post_layernorm", &post)))
+        return rc;
+    if (post)
+        return err_setf(r->err, ERR_INPUT, r->file, "apply_residual_connection_post_layernorm",
+                        "true (the residual taken after the norm) is not modeled");
+    m->dropout = hdrop > adrop ? hdrop : adrop;
+    m->ffn = 4 * m->hidden;
+    m->n_kv_heads = m->n_heads;
+    if (m->hidden % m->n_heads != 0)
+        return err_setf(r->err, ERR_INPUT, r->file, heads, "must divide %s %d (got %d)", width,
+                        m->hidden, m->n_heads);
+    m->head_dim = m->hidden / m->n_heads;
+    return ERR_OK;
+}
+
 /* Falcon, and the RefinedWeb/RefinedWebModel configs it started as:
  * multi-query or grouped attention in one fused QKV, parallel attention
  * and MLP with one or two LayerNorms, no linear biases, tied. */
@@ -828,6 +876,7 @@ static const arch_t ARCHS[] = {
     {"RefinedWeb", read_falcon, NULL},
     {"RefinedWebModel", read_falcon, NULL},
     {"gpt2", read_gpt2, NULL},
+    {"bloom", read_bloom, NULL},
     {"gpt_neox", read_gpt_neox, NULL},
     {"opt", read_opt, NULL},
     {"olmo", read_olmo, NULL},
@@ -871,7 +920,7 @@ static const arch_t *find_arch(const char *type)
 const char *hfconfig_supported_types(void)
 {
     return "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
-           "gemma3, phi3, nemotron, falcon, gpt2, gpt_neox, opt, olmo, olmo2, olmoe, starcoder2, "
+           "gemma3, phi3, nemotron, falcon, gpt2, bloom, gpt_neox, opt, olmo, olmo2, olmoe, starcoder2, "
            "deepseek_v2, deepseek_v3, gpt_oss, llama4";
 }
 

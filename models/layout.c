@@ -527,6 +527,26 @@ int layout_rule_stage_sizes(layout_split_rule_t rule, int n_layers, int n_stages
         sizes[n_stages - 1] = n_layers - used;
         return ERR_OK;
     }
+    if (rule == LAYOUT_SPLIT_BALANCED) {
+        /* DeepSpeed runtime/pipe/module.py PipelineModule._partition_layers
+         * with partition_method 'type:transformer' (Megatron-DeepSpeed's
+         * GPT pipeline model): ds_utils.partition_balanced over the
+         * transformer layers, whose heaviest stage is ceil(layers /
+         * stages); the first and last stages, which also hold the
+         * embedding and the output layer, take what the middle ones leave */
+        int mid = (n_layers + n_stages - 1) / n_stages;
+        int rest = n_layers - (n_stages - 2) * mid;
+        if (n_stages >= 3 && rest >= 2 && rest - rest / 2 <= mid) {
+            for (int i = 1; i < n_stages - 1; i++)
+                sizes[i] = mid;
+            sizes[0] = rest / 2;
+            sizes[n_stages - 1] = rest - rest / 2;
+        } else {
+            for (int i = 0; i < n_stages; i++)
+                sizes[i] = n_layers / n_stages + (i < n_layers % n_stages);
+        }
+        return ERR_OK;
+    }
     /* torchtitan distributed/pipeline.py generate_split_points (820504e) and
      * pipeline_parallel.py _generate_llm_fqn_per_model_part (late 2025):
      * the stages share layers + in_w + out_w, the remainder to the first */

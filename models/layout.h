@@ -191,10 +191,15 @@ typedef enum {
     LAYOUT_SPLIT_EXTRA_MIDDLE,  /* layers / stages each, the remainder one
                                    apiece to the middle stages, the last the
                                    rest (torchtitan 2024) */
-    LAYOUT_SPLIT_WEIGHTED       /* the first and last stages count in_w and
+    LAYOUT_SPLIT_WEIGHTED,      /* the first and last stages count in_w and
                                    out_w layers for the embedding and the
                                    output head, the remainder one apiece to
                                    the first stages (torchtitan 2025 on) */
+    LAYOUT_SPLIT_BALANCED       /* the heaviest stage as light as it can be,
+                                   ceil(layers / stages): the middle stages
+                                   hold that many, the first and last share
+                                   the rest (DeepSpeed's pipeline engine,
+                                   which balances the transformer layers) */
 } layout_split_rule_t;
 
 /* Layers on each of n_stages (virtual) stages under rule (not MEGATRON),

@@ -211,14 +211,16 @@ static int read_layout(const cJSON *o, const json_ctx_t *ctx, fw_preset_t *p, er
         (rc = json_get_string(o, "fp8_recipe", ctx, JSON_OPTIONAL, fp8, sizeof fp8, err)) ||
         (rc = json_get_string(o, "pp_split", ctx, JSON_OPTIONAL, split, sizeof split, err)))
         return rc;
-    static const char *const splits[] = {"megatron", "torchtitan-2024", "torchtitan-2025"};
+    static const char *const splits[] = {"megatron", "torchtitan-2024", "torchtitan-2025",
+                                         "balanced"};
     int sp = -1;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (strcmp(split, splits[i]) == 0)
             sp = i;
     if (sp < 0)
         return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
-                        "pp_split: use megatron, torchtitan-2024 or torchtitan-2025 (got '%s')",
+                        "pp_split: use megatron, torchtitan-2024, torchtitan-2025 or balanced "
+                        "(got '%s')",
                         split);
     p->pp_split = (layout_split_rule_t)sp;
     static const char *const rules[] = {"micro_batch", "whole_share", "local_split_pp",

@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "profile/provenance.h"
@@ -36,6 +37,43 @@ int scenario_begin(const scenario_spec_t *spec, scenario_t *s, err_t *err)
     return ERR_OK;
 }
 
+/* Pipeline stages that do not divide the layers, with no split given,
+ * split as the framework splits them by itself (DeepSpeed's balanced
+ * partition, torchtitan's rules; layout_rule_stage_sizes), said in the
+ * notes; Megatron-LM asks for the split in its flags (and refuses without
+ * one), so its presets leave the layout's check to say so. */
+static int framework_stage_split(scenario_t *s, err_t *err)
+{
+    layout_t *l = &s->layout;
+    int V = l->pp * l->vpp, L = s->model.n_layers;
+    if (s->fw.pp_split == LAYOUT_SPLIT_MEGATRON || V < 2 || L < 1 || V > L ||
+        l->first_stage_layers || l->last_stage_layers || L % V == 0)
+        return ERR_OK;
+    int *sizes = calloc((size_t)V, sizeof *sizes);
+    if (!sizes)
+        return err_set(err, ERR_RUNTIME, "out of memory splitting the pipeline stages");
+    bool approx = false;
+    int rc = layout_rule_stage_sizes(s->fw.pp_split, L, V, 1, 1, sizes, "--pp", err);
+    if (!rc)
+        rc = layout_set_stage_sizes(l, sizes, V, L, "--pp", &approx, err);
+    if (!rc) {
+        char list[160] = "";
+        size_t n = 0;
+        for (int i = 0; i < V && n + 16 < sizeof list; i++)
+            n += (size_t)snprintf(list + n, sizeof list - n, "%s%d", i ? "/" : "", sizes[i]);
+        if (n + 16 >= sizeof list)
+            snprintf(list + n, sizeof list - n, "/...");
+        notes_add(&s->notes, NOTE_ASSUMED, "--pp",
+                  "%s splits the %d layers over its %d stages itself: %s%s", s->fw.name, L, V,
+                  list,
+                  approx ? " (simulated with equal middle stages, the largest stage and the "
+                           "total kept)"
+                         : "");
+    }
+    free(sizes);
+    return rc;
+}
+
 int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
 {
     int rc;
@@ -46,7 +84,8 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
     /* a plain "fp8" is whatever fp8 recipe the framework runs by that name */
     if (s->layout.precision == PRECISION_FP8)
         s->layout.precision = s->fw.fp8_recipe;
-    if ((rc = layout_finalize(&s->layout, &s->model, s->cluster.n_gpus, err)))
+    if ((rc = framework_stage_split(s, err)) ||
+        (rc = layout_finalize(&s->layout, &s->model, s->cluster.n_gpus, err)))
         return rc;
     /* (TP comm overlap stays as asked at TP 1, where there is nothing to
      * overlap: a layout search from this scenario applies it to the

@@ -342,6 +342,8 @@ static void test_refusals(void)
     CHECK_ERR(model_load(hf("mamba-130m"), &m, &e), &e, ERR_INPUT, "model_type", "Mamba");
     CHECK_ERR(model_load(fixture("configs/internlm2-config.json"), &m, &e), &e, ERR_INPUT,
               "'internlm2' is not supported", "llama, mistral", "--assume-architecture");
+    CHECK_ERR(model_load(fixture("configs/bloom-post-ln-config.json"), &m, &e), &e, ERR_INPUT,
+              "apply_residual_connection_post_layernorm", "not modeled");
     model_load_opts_t o = {"llama"};
     notes_t n;
     notes_init(&n);

@@ -222,6 +222,25 @@ static void test_stage_sizes(void)
     static const int tt25[4] = {8, 9, 8, 7};
     for (int i = 0; i < 4; i++)
         CU_ASSERT_EQUAL(sizes[i], tt25[i]);
+    /* DeepSpeed's balanced partition: BLOOM's 70 layers on 12 stages, the
+     * heaviest 6; 7 layers on 4 stages: 1, 2, 2, 2; 5 on 4, where the
+     * middle stages' ceiling leaves the ends too little: 2, 1, 1, 1 */
+    int ds[12];
+    CU_ASSERT_EQUAL_FATAL(
+        layout_rule_stage_sizes(LAYOUT_SPLIT_BALANCED, 70, 12, 1, 1, ds, "pp", &e), 0);
+    CU_ASSERT_EQUAL(ds[0], 5);
+    CU_ASSERT_EQUAL(ds[1], 6);
+    CU_ASSERT_EQUAL(ds[10], 6);
+    CU_ASSERT_EQUAL(ds[11], 5);
+    CU_ASSERT_EQUAL_FATAL(
+        layout_rule_stage_sizes(LAYOUT_SPLIT_BALANCED, 7, 4, 1, 1, ds, "pp", &e), 0);
+    static const int ds7[4] = {1, 2, 2, 2}, ds5[4] = {2, 1, 1, 1};
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(ds[i], ds7[i]);
+    CU_ASSERT_EQUAL_FATAL(
+        layout_rule_stage_sizes(LAYOUT_SPLIT_BALANCED, 5, 4, 1, 1, ds, "pp", &e), 0);
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(ds[i], ds5[i]);
     /* 3 layers + 2 + 1 on 4 stages: one layer a stage, short of the first
      * stage's weight of 2 (torchtitan refuses) */
     CHECK_ERR(layout_rule_stage_sizes(LAYOUT_SPLIT_WEIGHTED, 3, 4, 2, 1, sizes, "pp", &e), &e,

@@ -50,6 +50,11 @@ static void test_published_param_counts(void)
     CHECK_REL(params_of("mistral-7b"), 7.24e9, 0.005);  /* Mistral 7B: 7.24B */
     CHECK_REL(params_of("qwen2.5-7b"), 7.61e9, 0.005);  /* Qwen2.5 card: 7.61B */
     CHECK_REL(params_of("qwen2.5-72b"), 72.7e9, 0.005); /* 72.7B */
+    /* HF bigscience/bloom: 176,247,271,424 with the embedding LayerNorm
+     * (2 x 14336), which the model leaves out; ALiBi has no parameters */
+    CHECK_REL(params_of("bloom-176b"), 176247271424.0 - 2 * 14336, 1e-12);
+    /* OPT paper Table 1: 175B (96 layers, 12288 wide, 2,048 + 2 positions) */
+    CHECK_REL(params_of("opt-175b"), 175.2e9, 0.005);
 }
 
 /* SC21 Table 1 (tests/fixtures/validation/throughput.csv T001-T010):

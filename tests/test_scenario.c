@@ -55,6 +55,43 @@ static void test_scenario_from_values(void)
     scenario_free(&s);
 }
 
+/* Stages that do not divide the layers: DeepSpeed's pipeline engine
+ * balances them by itself (BLOOM's 70 layers on PP 12: 5, 6 x 10, 5, said
+ * in the notes); Megatron-LM asks for the split and is refused without
+ * one. */
+static void test_framework_stage_split(void)
+{
+    scenario_spec_t spec = {0};
+    spec.model = "bloom-176b";
+    spec.cluster.gpu = "a100-80g";
+    spec.cluster.n_gpus = 384;
+    spec.framework = "deepspeed";
+    scenario_t s;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
+    s.layout.tp = 4;
+    s.layout.pp = 12;
+    s.layout.zero = 1;
+    s.layout.global_batch = 2048;
+    int rc = scenario_finish(&s, NULL, &e);
+    if (rc)
+        fprintf(stderr, "%s\n", e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL(layout_stage_layers(&s.layout, &s.model, 0), 5);
+    CU_ASSERT_EQUAL(layout_stage_layers(&s.layout, &s.model, 1), 6);
+    CU_ASSERT_EQUAL(layout_stage_layers(&s.layout, &s.model, 11), 5);
+    CU_ASSERT_TRUE(notes_has(&s.notes, "--pp"));
+    scenario_free(&s);
+    spec.framework = "megatron-core";
+    CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
+    s.layout.tp = 4;
+    s.layout.pp = 12;
+    s.layout.global_batch = 2048;
+    rc = scenario_finish(&s, NULL, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--pp", "must divide by PP 12");
+    scenario_free(&s);
+}
+
 static void test_scenario_errors(void)
 {
     scenario_spec_t spec = {0};
@@ -421,7 +458,8 @@ static void test_moe_recipe_by_gpu(void)
     CU_ASSERT_TRUE(o.moe.a2a_overlap && o.moe.dispatcher == MOE_DISPATCH_DEEPEP);
 }
 
-TEST_SUITE(suite_scenario, "scenario", TEST(test_scenario_from_values), TEST(test_scenario_errors),
+TEST_SUITE(suite_scenario, "scenario", TEST(test_scenario_from_values),
+           TEST(test_framework_stage_split), TEST(test_scenario_errors),
            TEST(test_planning_defaults), TEST(test_fastest_layout), TEST(test_whatif),
            TEST(test_measured_run), TEST(test_measured_gpu_run), TEST(test_planning_guides), TEST(test_train_result_schema),
            TEST(test_preflight_table), TEST(test_default_batch), TEST(test_moe_recipe_by_gpu));
