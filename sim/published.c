@@ -658,6 +658,39 @@ static int open_choices(sim_ctx_t *ctx, row_setup_t *r, sim_result_t *best, bool
 }
 
 /* One more assumption of the row's replay. */
+/* Rule 6's last resort: a row that gives only MFU (or HFU) is compared as
+ * model (hardware) TFLOP/s, the percentage of the GPU's dense bf16 peak
+ * (the basis of the Megatron, PaLM and Llama 3 papers' MFU), or of its fp8
+ * peak where the row says so ("FP8 peak"). False when it gives neither. */
+static bool mfu_as_tflops(const csv_t *c, int i, const gpu_t *g, const sim_result_t *res,
+                          pub_row_t *v)
+{
+    double mfu = lead_num(csv_get(c, i, "mfu_pct")), hfu = lead_num(csv_get(c, i, "hfu_pct"));
+    bool use_hfu = !(isfinite(mfu) && mfu > 0);
+    double pct = use_hfu ? hfu : mfu;
+    if (!(isfinite(pct) && pct > 0 && pct <= 100))
+        return false;
+    const char *said[] = {csv_get(c, i, "other_result"), csv_get(c, i, "notes"),
+                          csv_get(c, i, "tflops_basis")};
+    bool fp8 = false;
+    for (int k = 0; k < 3; k++)
+        fp8 = fp8 || has(said[k], "FP8 peak");
+    double peak = g->peak_tflops[fp8 ? DTYPE_FP8 : DTYPE_BF16];
+    if (!(peak > 0))
+        peak = g->peak_tflops[DTYPE_FP16];
+    if (!(peak > 0))
+        return false;
+    v->metric = use_hfu ? PUB_HW_TFLOPS : PUB_MODEL_TFLOPS;
+    v->published = pct / 100 * peak;
+    v->predicted = use_hfu ? res->hardware_tflops_per_gpu : res->model_tflops_per_gpu;
+    v->published_tps_gpu = v->predicted_tps_gpu * v->published / v->predicted;
+    char what[160];
+    snprintf(what, sizeof what, "only %s given: %.4g%% of the %s dense peak (%.0f TFLOP/s)",
+             use_hfu ? "HFU" : "MFU", pct, fp8 ? "fp8" : "bf16", peak);
+    add_assumed(v, what);
+    return true;
+}
+
 static int run_row(catalog_t *cat, const csv_t *c, int i, const pub_options_t *o, sim_ctx_t *ctx,
                    pub_row_t *v, err_t *err)
 {
@@ -716,8 +749,8 @@ static int run_row(catalog_t *cat, const csv_t *c, int i, const pub_options_t *o
         v->published = tflops;
         v->predicted = hw ? res.hardware_tflops_per_gpu : res.model_tflops_per_gpu;
         v->published_tps_gpu = v->predicted_tps_gpu * tflops / v->predicted;
-    } else {
-        skip(v, "the row gives no tokens/s, step time or TFLOP/s");
+    } else if (!mfu_as_tflops(c, i, &r.s.cluster.gpu, &res, v)) {
+        skip(v, "the row gives no tokens/s, step time, TFLOP/s, MFU or HFU");
         goto out;
     }
     v->error = v->metric == PUB_STEP_TIME ? v->published / v->predicted - 1

@@ -54,7 +54,9 @@
  *     interleaving that fit, as a tuned run would; the row says so.
  *  6. Metric: tokens/s per GPU where the row has it, else seconds per
  *     iteration, else TFLOP/s per GPU on the row's own basis (hardware
- *     FLOPs with recompute, or model FLOPs). error = predicted throughput /
+ *     FLOPs with recompute, or model FLOPs), else MFU (HFU) as that share
+ *     of the GPU's dense bf16 peak (fp8 peak where the row says "FP8
+ *     peak"). error = predicted throughput /
  *     published - 1 (for a step time, published / predicted - 1).
  *
  * Rows the rules cannot replay (an unknown GPU or model, a layout the
