@@ -141,7 +141,14 @@ static int model_from_columns(const csv_t *c, int i, int tp, model_t *m, err_t *
     snprintf(m->name, sizeof m->name, "%s", name);
     snprintf(m->display, sizeof m->display, "%s", name);
     snprintf(m->source, sizeof m->source, "throughput.csv %s", csv_get(c, i, "row_id"));
-    bool llama = has(name, "llama");
+    /* Llama-style blocks (RMSNorm, gated MLP, rotary positions, no biases):
+     * Llama and the families built on its design */
+    static const char *const llama_like[] = {"llama",   "mistral",  "mixtral", "qwen",
+                                             "internlm", "baichuan", "deepseek", "olmo",
+                                             "gemma",   "granite",  "phi-3",   "phi3"};
+    bool llama = false;
+    for (size_t k = 0; k < sizeof llama_like / sizeof llama_like[0]; k++)
+        llama = llama || has(name, llama_like[k]);
     m->family = llama ? MODEL_FAMILY_LLAMA : MODEL_FAMILY_GPT;
     m->norm = llama ? MODEL_NORM_RMSNORM : MODEL_NORM_LAYERNORM;
     m->mlp = llama ? MODEL_MLP_SWIGLU : MODEL_MLP_GELU;
@@ -170,6 +177,29 @@ static int model_from_columns(const csv_t *c, int i, int tp, model_t *m, err_t *
     m->rope_theta = llama ? 500000 : 0;
     int rc = model_validate(m, csv_get(c, i, "row_id"), err);
     return rc ? -rc : 1;
+}
+
+/* A dense row whose model names a catalog model of the same depth and
+ * width: the catalog's block (norms, MLP, positions, biases, tied
+ * embeddings: what the columns cannot say), with the sizes the columns
+ * give (heads, KV heads, FFN, vocabulary, positions). */
+static model_t catalog_block(const model_t *catalog, const model_t *cols, const csv_t *c, int i)
+{
+    model_t m = *catalog;
+    m.n_heads = cols->n_heads;
+    if (lead_int(csv_get(c, i, "kv_heads")))
+        m.n_kv_heads = cols->n_kv_heads;
+    else if (m.n_heads != catalog->n_heads)
+        m.n_kv_heads = m.n_heads;
+    if (m.n_heads != catalog->n_heads)
+        m.head_dim = m.hidden / m.n_heads;
+    if (lead_int(csv_get(c, i, "ffn")))
+        m.ffn = cols->ffn;
+    if (lead_int(csv_get(c, i, "vocab")))
+        m.vocab = cols->vocab;
+    if (m.pos == MODEL_POS_LEARNED && cols->max_seq > m.max_seq)
+        m.max_seq = cols->max_seq;
+    return m;
 }
 
 /* The catalog model named by the model column ("LLAMA2-70B", "MPT-70b"). */
@@ -495,8 +525,6 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     /* rule 1 */
     model_t m;
     int got = model_from_columns(c, i, tp, &m, &e);
-    if (got > 0 && m.family == MODEL_FAMILY_GPT)
-        m.dropout = r->fw.gpt_dropout;
     if (got < 0) {
         skip(v, e.msg);
         return ERR_OK;
@@ -505,10 +533,15 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
      * or "MoE" in its notes) takes the catalog model of that name when its
      * layers and width agree with the columns */
     model_t cm;
-    if (got > 0 && (ep > 1 || has(csv_get(c, i, "notes"), "MoE")) &&
-        model_from_catalog(csv_get(c, i, "model"), &cm, &e) == 0 && model_is_moe(&cm) &&
-        cm.n_layers == m.n_layers && cm.hidden == m.hidden)
+    bool same = got > 0 && model_from_catalog(csv_get(c, i, "model"), &cm, &e) == 0 &&
+                cm.n_layers == m.n_layers && cm.hidden == m.hidden;
+    if (same && model_is_moe(&cm) && (ep > 1 || has(csv_get(c, i, "notes"), "MoE")))
         m = cm;
+    else if (same && !model_is_moe(&cm))
+        m = catalog_block(&cm, &m, c, i);
+    /* a GPT block drops out as the framework's GPT recipes set it */
+    if (got > 0 && m.family == MODEL_FAMILY_GPT)
+        m.dropout = r->fw.gpt_dropout;
     if (got == 0 && model_from_catalog(csv_get(c, i, "model"), &m, &e)) {
         char why[240];
         snprintf(why, sizeof why, "model not in the catalog: %s", e.msg);

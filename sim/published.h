@@ -8,11 +8,15 @@
  * to compare. The rules, in order:
  *
  *  1. Model: the architecture columns (layers, hidden, heads, kv_heads,
- *     ffn, vocab) when given - a name with "llama" is a Llama block (RMSNorm,
- *     SwiGLU, RoPE, untied embeddings, no biases), any other a Megatron GPT
- *     block (LayerNorm, GELU, learned positions, tied embeddings, biases,
- *     ffn 4 x hidden when blank); blank columns: the catalog model whose
- *     name or alias matches the model column. A blank vocabulary is GPT-2's
+ *     ffn, vocab) when given - on the block of the catalog model of that
+ *     name when its layers and hidden agree (its norms, MLP, positions,
+ *     biases; its KV heads, FFN and vocabulary where the columns are
+ *     blank), else a name of a Llama-style family (llama, mistral, qwen,
+ *     deepseek, gemma, ...) is a Llama block (RMSNorm, SwiGLU, RoPE,
+ *     untied embeddings, no biases), any other a Megatron GPT block
+ *     (LayerNorm, GELU, learned positions, tied embeddings, biases, ffn 4 x
+ *     hidden when blank); blank columns: the catalog model whose name or
+ *     alias matches the model column. A blank vocabulary is GPT-2's
  *     50257 padded as Megatron pads it (a multiple of 128 x TP). The columns
  *     cannot describe experts: a mixture-of-experts row (EP > 1 in cp_or_sp
  *     or "MoE" in its notes) whose model names a catalog MoE model with the

@@ -266,6 +266,36 @@ static void test_column_spellings(void)
     free(rows);
 }
 
+/* tests/fixtures/validation/blocks.csv: what the architecture columns
+ * cannot say comes from the catalog model of that name when its depth and
+ * width agree (blank KV heads and FFN filled, a Qwen row's gated MLP and
+ * RMSNorm); a model the catalog lacks gets a Llama-style block when its
+ * name is of a Llama-style family. */
+static void test_model_blocks(void)
+{
+    pub_row_t *rows;
+    int n;
+    err_t e;
+    int rc = pub_replay(fixture("validation/blocks.csv"), NULL, &rows, &n, &e);
+    if (rc)
+        fprintf(stderr, "blocks: %s\n", e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL_FATAL(n, 4);
+    for (int i = 0; i < n; i++)
+        CU_ASSERT_FALSE_FATAL(rows[i].skipped);
+    CHECK_REL(rows[1].predicted, rows[0].predicted, 1e-12);
+    CU_ASSERT_EQUAL(rows[1].sim_model.n_kv_heads, 8);
+    CU_ASSERT_EQUAL(rows[1].sim_model.ffn, 28672);
+    for (int i = 2; i < 4; i++) {
+        CU_ASSERT_EQUAL(rows[i].sim_model.mlp, MODEL_MLP_SWIGLU);
+        CU_ASSERT_EQUAL(rows[i].sim_model.norm, MODEL_NORM_RMSNORM);
+        CU_ASSERT_EQUAL(rows[i].sim_model.pos, MODEL_POS_ROPE);
+    }
+    CU_ASSERT_TRUE(rows[2].sim_model.qkv_bias); /* Qwen2's QKV bias, from the catalog */
+    CU_ASSERT_EQUAL(rows[2].sim_model.ffn, 29568);
+    free(rows);
+}
+
 /* Replay a fixture of count rows: every row replays or says why not, and
  * at most max_skipped are refused. *rows is the caller's to free. */
 static void replay_fixture(const char *name, int count, int max_skipped, pub_row_t **rows)
@@ -468,7 +498,7 @@ static void test_fit_sustained(void)
 }
 
 TEST_SUITE(suite_validation, "validation", TEST(test_published_runs), TEST(test_results_not_read),
-           TEST(test_column_spellings),
+           TEST(test_column_spellings), TEST(test_model_blocks),
            TEST(test_framework_pipeline_split),
            TEST(test_bad_csv), TEST(test_versions_and_moe_columns),
            TEST(test_more_runs), TEST(test_dgxc_runs), TEST(test_mpt_runs),
