@@ -260,11 +260,17 @@ static void row_cluster(catalog_t *cat, const char *text, const gpu_t *g, char *
         size_t n = strcspn(p, "(),;");
         if (!n)
             break;
-        char word[96], tries[2][160];
+        char word[96], tries[4][160];
         snprintf(word, sizeof word, "%.*s", (int)n, p);
         snprintf(tries[0], sizeof tries[0], "%s", word);
         snprintf(tries[1], sizeof tries[1], "%s-%s", g->name, word);
-        for (int k = 0; k < 2; k++) {
+        /* an AWS instance type ("AWS p5.48xlarge", "p4d") names aws-p5 */
+        const char *inst = word;
+        if (strncasecmp(inst, "AWS ", 4) == 0)
+            inst += 4;
+        snprintf(tries[2], sizeof tries[2], "aws-%.*s", (int)strcspn(inst, ". "), inst);
+        snprintf(tries[3], sizeof tries[3], "%.*s", (int)strcspn(word, " "), word);
+        for (int k = 0; k < 4; k++) {
             cluster_t cl;
             err_t ignore;
             if (cluster_load_in(cat, tries[k], &cl, &ignore) == 0 &&
@@ -275,6 +281,23 @@ static void row_cluster(catalog_t *cat, const char *text, const gpu_t *g, char *
         }
         p += n;
     }
+}
+
+/* The scale-out fabric the GPU text names ("RoCE 400G", "EFA", "NDR
+ * InfiniBand"), NULL when none: RoCE at the speed it gives (400 Gb/s when
+ * none), EFA as the p5's v2, InfiniBand by its generation. */
+static const char *row_fabric(const char *text)
+{
+    if (has(text, "RoCE"))
+        return has(text, "100") ? "roce-100" : has(text, "200") ? "roce-200" : "roce-400";
+    if (has_word(text, "EFA"))
+        return "efa-v2";
+    static const char *const ib[][2] = {
+        {"XDR", "ib-xdr"}, {"NDR", "ib-ndr"}, {"HDR", "ib-hdr"}, {"EDR", "ib-edr"}};
+    for (size_t k = 0; k < sizeof ib / sizeof ib[0]; k++)
+        if (has_word(text, ib[k][0]))
+            return ib[k][1];
+    return NULL;
 }
 
 /* ------------------------------------------------------------ rule 4: layout */
@@ -571,6 +594,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
         spec.cluster.cluster = cluster;
     else
         spec.cluster.gpu = g.name;
+    spec.cluster.fabric = row_fabric(gpu_text);
     int rc = scenario_begin(&spec, &r->s, &e);
     if (rc) {
         skip(v, e.msg);

@@ -22,7 +22,10 @@
  *     or "MoE" in its notes) whose model names a catalog MoE model with the
  *     same layers and hidden size runs that model.
  *  2. GPU: the catalog GPU whose aliases match the gpu_type text (see
- *     topologies/catalog/gpus.json); its default cluster.
+ *     topologies/catalog/gpus.json); the catalog cluster its parentheses
+ *     name ("(DGX A100)", "(Grand Teton)", an AWS instance type "p5.48xlarge"
+ *     for aws-p5), else its default cluster; a network it names ("RoCE
+ *     400G", "EFA", "NDR") replaces the cluster's scale-out fabric.
  *  3. Framework: the preset whose match patterns fit the framework column
  *     (and source title) (sim/catalog/frameworks.json); its defaults fill
  *     what the row leaves out. A version with no preset of its own ("NeMo

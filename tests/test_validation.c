@@ -221,7 +221,8 @@ static void test_versions_and_moe_columns(void)
  * full recompute, "no activation checkpointing" as none, "block, 1 layer"
  * as Megatron's block recompute of one layer; "mbs=1" as 1; the global
  * batch from global_batch_tokens, or as tokens in its own column; "fp32"
- * as fp32; a row with only an MFU is compared as model TFLOP/s. */
+ * as fp32; a row with only an MFU is compared as model TFLOP/s; "AWS
+ * p5.48xlarge" names the aws-p5 node and "RoCE 400G" its network. */
 static void test_column_spellings(void)
 {
     pub_row_t *rows;
@@ -231,7 +232,7 @@ static void test_column_spellings(void)
     if (rc)
         fprintf(stderr, "spellings: %s\n", e.msg);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
-    CU_ASSERT_EQUAL_FATAL(n, 18);
+    CU_ASSERT_EQUAL_FATAL(n, 20);
     for (int i = 0; i < n; i++) {
         if (rows[i].skipped)
             fprintf(stderr, "%s: %s\n", rows[i].row_id, rows[i].reason);
@@ -263,6 +264,10 @@ static void test_column_spellings(void)
     CU_ASSERT_EQUAL(rows[17].metric, PUB_MODEL_TFLOPS);
     CHECK_REL(rows[17].published, 0.3635 * 1978.9, 1e-9);
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[17].assumed, "only MFU given"));
+    /* the node and the network the GPU text names */
+    CU_ASSERT_STRING_EQUAL(rows[0].cluster, "dgx-h100");
+    CU_ASSERT_STRING_EQUAL(rows[18].cluster, "aws-p5");
+    CU_ASSERT_TRUE(rows[19].predicted < rows[0].predicted); /* RoCE rather than NDR */
     free(rows);
 }
 
