@@ -590,6 +590,14 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     spec.model_given = &m;
     spec.framework = r->fw.name;
     spec.cluster.n_gpus = v->gpus = lead_int(csv_get(c, i, "num_gpus"));
+    if (!v->gpus && lead_int(csv_get(c, i, "dp")) > 0) {
+        /* no GPU count: the product of the parallel degrees the row gives */
+        long all = (long)tp * pp * cp * lead_int(csv_get(c, i, "dp"));
+        if (all <= 1 << 24) {
+            spec.cluster.n_gpus = v->gpus = (int)all;
+            add_assumed(v, "GPUs as TP x PP x CP x DP (no num_gpus)");
+        }
+    }
     if (cluster[0])
         spec.cluster.cluster = cluster;
     else

@@ -232,7 +232,7 @@ static void test_column_spellings(void)
     if (rc)
         fprintf(stderr, "spellings: %s\n", e.msg);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
-    CU_ASSERT_EQUAL_FATAL(n, 20);
+    CU_ASSERT_EQUAL_FATAL(n, 21);
     for (int i = 0; i < n; i++) {
         if (rows[i].skipped)
             fprintf(stderr, "%s: %s\n", rows[i].row_id, rows[i].reason);
@@ -268,6 +268,9 @@ static void test_column_spellings(void)
     CU_ASSERT_STRING_EQUAL(rows[0].cluster, "dgx-h100");
     CU_ASSERT_STRING_EQUAL(rows[18].cluster, "aws-p5");
     CU_ASSERT_TRUE(rows[19].predicted < rows[0].predicted); /* RoCE rather than NDR */
+    /* no GPU count: TP x PP x CP x DP */
+    CU_ASSERT_EQUAL(rows[20].gpus, 64);
+    CHECK_REL(rows[20].predicted, rows[0].predicted, 1e-12);
     free(rows);
 }
 
