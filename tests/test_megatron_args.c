@@ -388,6 +388,7 @@ static void test_virtual_stages_with_embedding_and_loss(void)
     CU_ASSERT_NOT_EQUAL(megatron_args_read(base, strlen(base), "test", &a, &e), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "--num-layers-per-virtual-pipeline-stage"));
     CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "126"));
+    megatron_args_free(&a);
     /* one layer a virtual stage (NVIDIA's 30-layer 405B proxy on PP 4):
      * VPP 8, the first chunk the embedding alone, the last the loss alone */
     const char *proxy = "--num-layers 30 --hidden-size 512 --num-attention-heads 8 "
