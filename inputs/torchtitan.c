@@ -338,12 +338,8 @@ static int stage_split(tt_t *x, layout_t *l, int n_layers)
     if (!rc && (rc = layout_set_stage_sizes(l, sizes, V, n_layers, what, &approx, x->err)))
         err_prefix(x->err, x->file);
     if (!rc && (l->first_stage_layers || l->last_stage_layers)) {
-        char list[160] = "";
-        size_t n = 0;
-        for (int i = 0; i < V && n + 16 < sizeof list; i++)
-            n += (size_t)snprintf(list + n, sizeof list - n, "%s%d", i ? "/" : "", sizes[i]);
-        if (n + 16 >= sizeof list)
-            snprintf(list + n, sizeof list - n, "/...");
+        char list[160];
+        layout_format_stage_sizes(sizes, V, list, sizeof list);
         int first = layout_split_layers(l->first_stage_layers);
         int last = layout_split_layers(l->last_stage_layers);
         int middle = V > 2 ? (n_layers - first - last) / (V - 2) : 0;

@@ -564,6 +564,22 @@ int layout_rule_stage_sizes(layout_split_rule_t rule, int n_layers, int n_stages
     return ERR_OK;
 }
 
+void layout_format_stage_sizes(const int *sizes, int n, char *buf, size_t cap)
+{
+    if (!cap)
+        return;
+    buf[0] = '\0';
+    size_t used = 0;
+    for (int i = 0; i < n; i++) {
+        int w = snprintf(buf + used, cap - used, "%s%d", i ? "/" : "", sizes[i]);
+        if (w < 0 || used + (size_t)w + 5 >= cap) {
+            snprintf(buf + used, cap - used, "/...");
+            return;
+        }
+        used += (size_t)w;
+    }
+}
+
 int layout_set_stage_sizes(layout_t *l, const int *sizes, int n_stages, int n_layers,
                            const char *what, bool *approximated, err_t *err)
 {

@@ -208,6 +208,10 @@ typedef enum {
 int layout_rule_stage_sizes(layout_split_rule_t rule, int n_layers, int n_stages, int in_w,
                             int out_w, int *sizes, const char *what, err_t *err);
 
+/* "8/9/8/7": the layers of n stages for messages, "/..." where buf ends
+ * before the list does. */
+void layout_format_stage_sizes(const int *sizes, int n, char *buf, size_t cap);
+
 /* Sets l's uneven split (first_stage_layers, last_stage_layers) from the
  * layers a framework puts on each of its n_stages = pp x vpp (virtual)
  * stages, sizes[] summing to n_layers. The simulator's middle stages hold

@@ -57,12 +57,8 @@ static int framework_stage_split(scenario_t *s, err_t *err)
     if (!rc)
         rc = layout_set_stage_sizes(l, sizes, V, L, "--pp", &approx, err);
     if (!rc) {
-        char list[160] = "";
-        size_t n = 0;
-        for (int i = 0; i < V && n + 16 < sizeof list; i++)
-            n += (size_t)snprintf(list + n, sizeof list - n, "%s%d", i ? "/" : "", sizes[i]);
-        if (n + 16 >= sizeof list)
-            snprintf(list + n, sizeof list - n, "/...");
+        char list[160];
+        layout_format_stage_sizes(sizes, V, list, sizeof list);
         notes_add(&s->notes, NOTE_ASSUMED, "--pp",
                   "%s splits the %d layers over its %d stages itself: %s%s", s->fw.name, L, V,
                   list,

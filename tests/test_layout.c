@@ -267,6 +267,13 @@ static void test_stage_sizes(void)
     CU_ASSERT_EQUAL(l.first_stage_layers, 0);
     CU_ASSERT_EQUAL(layout_set_stage_sizes(&l, empty_last, 3, 8, "pp", &approx, &e), 0);
     CU_ASSERT_EQUAL(l.last_stage_layers, LAYOUT_STAGE_EMPTY);
+    /* the list for messages, cut short with "/..." where the buffer ends */
+    char list[16];
+    layout_format_stage_sizes(tt25, 4, list, sizeof list);
+    CU_ASSERT_STRING_EQUAL(list, "8/9/8/7");
+    static const int many[8] = {10, 11, 12, 13, 14, 15, 16, 17};
+    layout_format_stage_sizes(many, 8, list, sizeof list);
+    CU_ASSERT_STRING_EQUAL(list, "10/11/12/...");
     /* an empty first stage (the embedding alone) */
     static const int empty_first[3] = {0, 4, 4};
     CU_ASSERT_EQUAL(layout_set_stage_sizes(&l, empty_first, 3, 8, "pp", &approx, &e), 0);

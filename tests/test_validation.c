@@ -214,6 +214,25 @@ static void test_versions_and_moe_columns(void)
     free(rows);
 }
 
+/* Replay a fixture of count rows: every row replays or says why not, and
+ * at most max_skipped are refused. *rows is the caller's to free. */
+static void replay_fixture(const char *name, int count, int max_skipped, pub_row_t **rows)
+{
+    int n;
+    err_t e;
+    int rc = pub_replay(fixture(name), NULL, rows, &n, &e);
+    if (rc)
+        fprintf(stderr, "%s: %s\n", name, e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL_FATAL(n, count);
+    int skipped = 0;
+    for (int i = 0; i < n; i++) {
+        skipped += (*rows)[i].skipped;
+        CU_ASSERT_TRUE(!(*rows)[i].skipped || (*rows)[i].reason[0]);
+    }
+    CU_ASSERT_TRUE(skipped <= max_skipped);
+}
+
 /* tests/fixtures/validation/spellings.csv: T134 with its columns spelled
  * as other tables spell them. Each spelling replays as the canonical one:
  * "1,602" as 1602; "CP 2", "cp2", "context parallel 2" as "CP=2"; "VPP=5"
@@ -226,18 +245,7 @@ static void test_versions_and_moe_columns(void)
 static void test_column_spellings(void)
 {
     pub_row_t *rows;
-    int n;
-    err_t e;
-    int rc = pub_replay(fixture("validation/spellings.csv"), NULL, &rows, &n, &e);
-    if (rc)
-        fprintf(stderr, "spellings: %s\n", e.msg);
-    CU_ASSERT_EQUAL_FATAL(rc, 0);
-    CU_ASSERT_EQUAL_FATAL(n, 21);
-    for (int i = 0; i < n; i++) {
-        if (rows[i].skipped)
-            fprintf(stderr, "%s: %s\n", rows[i].row_id, rows[i].reason);
-        CU_ASSERT_FALSE_FATAL(rows[i].skipped);
-    }
+    replay_fixture("validation/spellings.csv", 21, 0, &rows);
     /* S01 as published; pairs that must replay alike */
     static const int same[][2] = {{1, 0},  {3, 2},  {4, 2},   {5, 2},   {6, 0},  {7, 0},
                                   {9, 8},  {10, 8}, {11, 0},  {13, 0},  {14, 0}, {15, 0}};
@@ -282,15 +290,7 @@ static void test_column_spellings(void)
 static void test_model_blocks(void)
 {
     pub_row_t *rows;
-    int n;
-    err_t e;
-    int rc = pub_replay(fixture("validation/blocks.csv"), NULL, &rows, &n, &e);
-    if (rc)
-        fprintf(stderr, "blocks: %s\n", e.msg);
-    CU_ASSERT_EQUAL_FATAL(rc, 0);
-    CU_ASSERT_EQUAL_FATAL(n, 4);
-    for (int i = 0; i < n; i++)
-        CU_ASSERT_FALSE_FATAL(rows[i].skipped);
+    replay_fixture("validation/blocks.csv", 4, 0, &rows);
     CHECK_REL(rows[1].predicted, rows[0].predicted, 1e-12);
     CU_ASSERT_EQUAL(rows[1].sim_model.n_kv_heads, 8);
     CU_ASSERT_EQUAL(rows[1].sim_model.ffn, 28672);
@@ -302,25 +302,6 @@ static void test_model_blocks(void)
     CU_ASSERT_TRUE(rows[2].sim_model.qkv_bias); /* Qwen2's QKV bias, from the catalog */
     CU_ASSERT_EQUAL(rows[2].sim_model.ffn, 29568);
     free(rows);
-}
-
-/* Replay a fixture of count rows: every row replays or says why not, and
- * at most max_skipped are refused. *rows is the caller's to free. */
-static void replay_fixture(const char *name, int count, int max_skipped, pub_row_t **rows)
-{
-    int n;
-    err_t e;
-    int rc = pub_replay(fixture(name), NULL, rows, &n, &e);
-    if (rc)
-        fprintf(stderr, "%s: %s\n", name, e.msg);
-    CU_ASSERT_EQUAL_FATAL(rc, 0);
-    CU_ASSERT_EQUAL_FATAL(n, count);
-    int skipped = 0;
-    for (int i = 0; i < n; i++) {
-        skipped += (*rows)[i].skipped;
-        CU_ASSERT_TRUE(!(*rows)[i].skipped || (*rows)[i].reason[0]);
-    }
-    CU_ASSERT_TRUE(skipped <= max_skipped);
 }
 
 /* replay_fixture, then the median and 90th percentile of |error| over the
