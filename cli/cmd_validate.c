@@ -34,7 +34,9 @@ static const cli_opt_t own_opts[] = {
     {"--plan", NULL, "FILE", "with --log: the ladder scaleplan plan --json planned (next rung, plot)",
      CLI_WORD},
     {"--published", NULL, "FILE",
-     "replay published runs (a CSV in the schema of shared/validation/throughput.csv)", CLI_WORD},
+     "replay published runs (a CSV in the schema of shared/validation/throughput.csv; row_id, "
+     "model, gpu_type, framework and a result column are required, the others may be left out)",
+     CLI_WORD},
     {"--by-group", NULL, NULL, "with --published: the error per framework and version", CLI_WORD},
     {"--fit-sustained", NULL, NULL,
      "with --published: per GPU, the profile's sustained factor that makes the median signed "

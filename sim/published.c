@@ -22,6 +22,14 @@ const char *pub_metric_name(pub_metric_t m)
 
 /* ------------------------------------------------------------ text */
 
+/* A row's cell, "" for a column the file does not have (only REQUIRED
+ * ones must be there). */
+static const char *cell(const csv_t *c, int row, const char *column)
+{
+    const char *v = csv_get(c, row, column);
+    return v ? v : "";
+}
+
 static bool has(const char *hay, const char *needle)
 {
     size_t n = strlen(needle);
@@ -132,15 +140,15 @@ static int first_int(const char *text)
 /* The architecture the columns give, or 0 when they leave it out. */
 static int model_from_columns(const csv_t *c, int i, int tp, model_t *m, err_t *err)
 {
-    int layers = lead_int(csv_get(c, i, "layers")), hidden = lead_int(csv_get(c, i, "hidden"));
-    int heads = lead_int(csv_get(c, i, "heads"));
+    int layers = lead_int(cell(c, i, "layers")), hidden = lead_int(cell(c, i, "hidden"));
+    int heads = lead_int(cell(c, i, "heads"));
     if (!layers || !hidden || !heads)
         return 0;
-    const char *name = csv_get(c, i, "model");
+    const char *name = cell(c, i, "model");
     memset(m, 0, sizeof *m);
     snprintf(m->name, sizeof m->name, "%s", name);
     snprintf(m->display, sizeof m->display, "%s", name);
-    snprintf(m->source, sizeof m->source, "throughput.csv %s", csv_get(c, i, "row_id"));
+    snprintf(m->source, sizeof m->source, "throughput.csv %s", cell(c, i, "row_id"));
     /* Llama-style blocks (RMSNorm, gated MLP, rotary positions, no biases):
      * Llama and the families built on its design */
     static const char *const llama_like[] = {"llama",   "mistral",  "mixtral", "qwen",
@@ -156,26 +164,26 @@ static int model_from_columns(const csv_t *c, int i, int tp, model_t *m, err_t *
     m->n_layers = layers;
     m->hidden = hidden;
     m->n_heads = heads;
-    m->n_kv_heads = lead_int(csv_get(c, i, "kv_heads"));
+    m->n_kv_heads = lead_int(cell(c, i, "kv_heads"));
     if (!m->n_kv_heads)
         m->n_kv_heads = heads;
     m->head_dim = hidden / heads;
-    m->ffn = lead_int(csv_get(c, i, "ffn"));
+    m->ffn = lead_int(cell(c, i, "ffn"));
     if (!m->ffn)
         m->ffn = 4 * hidden;
-    m->vocab = lead_int(csv_get(c, i, "vocab"));
+    m->vocab = lead_int(cell(c, i, "vocab"));
     if (!m->vocab) {
         /* GPT-2's BPE vocabulary padded as Megatron pads it: to a multiple of
          * 128 x TP (--make-vocab-size-divisible-by 128). */
         int mult = 128 * (tp > 0 ? tp : 1);
         m->vocab = (50257 + mult - 1) / mult * mult;
     }
-    m->max_seq = lead_int(csv_get(c, i, "seq_len"));
+    m->max_seq = lead_int(cell(c, i, "seq_len"));
     m->tied_embeddings = !llama;
     m->qkv_bias = m->out_bias = m->mlp_bias = !llama;
     m->norm_eps = 1e-5;
     m->rope_theta = llama ? 500000 : 0;
-    int rc = model_validate(m, csv_get(c, i, "row_id"), err);
+    int rc = model_validate(m, cell(c, i, "row_id"), err);
     return rc ? -rc : 1;
 }
 
@@ -187,15 +195,15 @@ static model_t catalog_block(const model_t *catalog, const model_t *cols, const 
 {
     model_t m = *catalog;
     m.n_heads = cols->n_heads;
-    if (lead_int(csv_get(c, i, "kv_heads")))
+    if (lead_int(cell(c, i, "kv_heads")))
         m.n_kv_heads = cols->n_kv_heads;
     else if (m.n_heads != catalog->n_heads)
         m.n_kv_heads = m.n_heads;
     if (m.n_heads != catalog->n_heads)
         m.head_dim = m.hidden / m.n_heads;
-    if (lead_int(csv_get(c, i, "ffn")))
+    if (lead_int(cell(c, i, "ffn")))
         m.ffn = cols->ffn;
-    if (lead_int(csv_get(c, i, "vocab")))
+    if (lead_int(cell(c, i, "vocab")))
         m.vocab = cols->vocab;
     if (m.pos == MODEL_POS_LEARNED && cols->max_seq > m.max_seq)
         m.max_seq = cols->max_seq;
@@ -525,17 +533,17 @@ static int engine_from_zero_column(catalog_t *cat, const char *fw_text, const ch
 static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_setup_t *r,
                      err_t *err)
 {
-    const char *fw_text = csv_get(c, i, "framework");
+    const char *fw_text = cell(c, i, "framework");
     err_t e;
-    if (fw_match_in(cat, fw_text, csv_get(c, i, "source_title"), &r->fw, &e) &&
-        engine_from_zero_column(cat, fw_text, csv_get(c, i, "zero_or_fsdp"),
-                                csv_get(c, i, "source_title"), &r->fw)) {
+    if (fw_match_in(cat, fw_text, cell(c, i, "source_title"), &r->fw, &e) &&
+        engine_from_zero_column(cat, fw_text, cell(c, i, "zero_or_fsdp"),
+                                cell(c, i, "source_title"), &r->fw)) {
         skip(v, e.msg);
         return ERR_OK;
     }
     snprintf(v->group, sizeof v->group, "%s", r->fw.name);
-    int tp = lead_int(csv_get(c, i, "tp")), pp = lead_int(csv_get(c, i, "pp"));
-    const char *cpsp = csv_get(c, i, "cp_or_sp");
+    int tp = lead_int(cell(c, i, "tp")), pp = lead_int(cell(c, i, "pp"));
+    const char *cpsp = cell(c, i, "cp_or_sp");
     int cp = degree_in(cpsp, "CP"), ep = degree_in(cpsp, "EP");
     if (!cp)
         cp = degree_in(cpsp, "context parallel");
@@ -556,16 +564,16 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
      * or "MoE" in its notes) takes the catalog model of that name when its
      * layers and width agree with the columns */
     model_t cm;
-    bool same = got > 0 && model_from_catalog(csv_get(c, i, "model"), &cm, &e) == 0 &&
+    bool same = got > 0 && model_from_catalog(cell(c, i, "model"), &cm, &e) == 0 &&
                 cm.n_layers == m.n_layers && cm.hidden == m.hidden;
-    if (same && model_is_moe(&cm) && (ep > 1 || has(csv_get(c, i, "notes"), "MoE")))
+    if (same && model_is_moe(&cm) && (ep > 1 || has(cell(c, i, "notes"), "MoE")))
         m = cm;
     else if (same && !model_is_moe(&cm))
         m = catalog_block(&cm, &m, c, i);
     /* a GPT block drops out as the framework's GPT recipes set it */
     if (got > 0 && m.family == MODEL_FAMILY_GPT)
         m.dropout = r->fw.gpt_dropout;
-    if (got == 0 && model_from_catalog(csv_get(c, i, "model"), &m, &e)) {
+    if (got == 0 && model_from_catalog(cell(c, i, "model"), &m, &e)) {
         char why[240];
         snprintf(why, sizeof why, "model not in the catalog: %s", e.msg);
         skip(v, why);
@@ -575,7 +583,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
              m.n_heads, m.n_kv_heads, m.ffn, m.vocab);
     /* rule 2 */
     gpu_t g;
-    const char *gpu_text = csv_get(c, i, "gpu_type");
+    const char *gpu_text = cell(c, i, "gpu_type");
     if (row_gpu(cat, gpu_text, &g)) {
         char why[240];
         snprintf(why, sizeof why, "GPU '%.160s' not in the catalog", gpu_text);
@@ -589,10 +597,10 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     spec.cluster.catalog = cat;
     spec.model_given = &m;
     spec.framework = r->fw.name;
-    spec.cluster.n_gpus = v->gpus = lead_int(csv_get(c, i, "num_gpus"));
-    if (!v->gpus && lead_int(csv_get(c, i, "dp")) > 0) {
+    spec.cluster.n_gpus = v->gpus = lead_int(cell(c, i, "num_gpus"));
+    if (!v->gpus && lead_int(cell(c, i, "dp")) > 0) {
         /* no GPU count: the product of the parallel degrees the row gives */
-        long all = (long)tp * pp * cp * lead_int(csv_get(c, i, "dp"));
+        long all = (long)tp * pp * cp * lead_int(cell(c, i, "dp"));
         if (all <= 1 << 24) {
             spec.cluster.n_gpus = v->gpus = (int)all;
             add_assumed(v, "GPUs as TP x PP x CP x DP (no num_gpus)");
@@ -621,21 +629,21 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     bool sp_named = (has_word(cpsp, "SP") || has(cpsp, "sequence parallel")) &&
                     !has(cpsp, "no SP") && !has(cpsp, "SP=False") && !has(cpsp, "SP: no");
     l->sequence_parallel = sp_named || (r->fw.sp_with_tp && tp > 1);
-    l->vpp = row_vpp(csv_get(c, i, "vpp_or_interleave"), pp, 2);
+    l->vpp = row_vpp(cell(c, i, "vpp_or_interleave"), pp, 2);
     if (l->vpp > 1)
         l->schedule = SCHEDULE_INTERLEAVED;
-    row_zero(csv_get(c, i, "zero_or_fsdp"), l);
-    row_recompute(csv_get(c, i, "act_recompute"), &r->fw, l);
-    row_precision(csv_get(c, i, "precision"), &r->fw, l);
-    l->seq_len = lead_int(csv_get(c, i, "seq_len"));
-    const char *mb_text = csv_get(c, i, "micro_batch"), *gb_text = csv_get(c, i, "global_batch_seqs");
+    row_zero(cell(c, i, "zero_or_fsdp"), l);
+    row_recompute(cell(c, i, "act_recompute"), &r->fw, l);
+    row_precision(cell(c, i, "precision"), &r->fw, l);
+    l->seq_len = lead_int(cell(c, i, "seq_len"));
+    const char *mb_text = cell(c, i, "micro_batch"), *gb_text = cell(c, i, "global_batch_seqs");
     int mb = lead_int(mb_text) ? lead_int(mb_text) : first_int(mb_text);
     /* the batch in sequences; a count of tokens there ("4M tokens"), or
      * only in global_batch_tokens, divided by the sequence */
     bool gb_tokens = has(gb_text, "token");
     int gb = gb_tokens ? 0 : lead_int(gb_text);
     if (!gb && l->seq_len > 0) {
-        double tokens = lead_num(gb_tokens ? gb_text : csv_get(c, i, "global_batch_tokens"));
+        double tokens = lead_num(gb_tokens ? gb_text : cell(c, i, "global_batch_tokens"));
         if (isfinite(tokens) && tokens >= l->seq_len && tokens < 1e15) {
             gb = (int)llround(tokens / l->seq_len);
             add_assumed(v, "global batch in sequences from its tokens over the sequence length");
@@ -665,7 +673,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
         r->open_choices = mb == 0;
         break;
     }
-    notes_flags(csv_get(c, i, "notes"), &r->s.opt, l);
+    notes_flags(cell(c, i, "notes"), &r->s.opt, l);
     framework_flags(fw_text, &r->s.opt, l);
     if (r->fw.pp_split == LAYOUT_SPLIT_MEGATRON)
         uneven_split(l, &r->s.model);
@@ -730,13 +738,13 @@ static int open_choices(sim_ctx_t *ctx, row_setup_t *r, sim_result_t *best, bool
 static bool mfu_as_tflops(const csv_t *c, int i, const gpu_t *g, const sim_result_t *res,
                           pub_row_t *v)
 {
-    double mfu = lead_num(csv_get(c, i, "mfu_pct")), hfu = lead_num(csv_get(c, i, "hfu_pct"));
+    double mfu = lead_num(cell(c, i, "mfu_pct")), hfu = lead_num(cell(c, i, "hfu_pct"));
     bool use_hfu = !(isfinite(mfu) && mfu > 0);
     double pct = use_hfu ? hfu : mfu;
     if (!(isfinite(pct) && pct > 0 && pct <= 100))
         return false;
-    const char *said[] = {csv_get(c, i, "other_result"), csv_get(c, i, "notes"),
-                          csv_get(c, i, "tflops_basis")};
+    const char *said[] = {cell(c, i, "other_result"), cell(c, i, "notes"),
+                          cell(c, i, "tflops_basis")};
     bool fp8 = false;
     for (int k = 0; k < 3; k++)
         fp8 = fp8 || has(said[k], "FP8 peak");
@@ -795,10 +803,10 @@ static int run_row(catalog_t *cat, const csv_t *c, int i, const pub_options_t *o
     const layout_t *l = &r.s.layout;
     double tokens_step = (double)l->global_batch * l->seq_len;
     v->predicted_tps_gpu = res.tokens_per_s / l->n_gpus;
-    double tps = lead_num(csv_get(c, i, "tokens_per_sec_per_gpu"));
-    double spi = lead_num(csv_get(c, i, "sec_per_iter"));
-    double tflops = lead_num(csv_get(c, i, "tflops_per_gpu"));
-    bool hw = has(csv_get(c, i, "tflops_basis"), "hardware");
+    double tps = lead_num(cell(c, i, "tokens_per_sec_per_gpu"));
+    double spi = lead_num(cell(c, i, "sec_per_iter"));
+    double tflops = lead_num(cell(c, i, "tflops_per_gpu"));
+    bool hw = has(cell(c, i, "tflops_basis"), "hardware");
     if (isfinite(tps) && tps > 0) {
         v->metric = PUB_TOKENS_PER_S;
         v->published = tps;
@@ -825,12 +833,11 @@ out:
     return rc;
 }
 
-static const char *const REQUIRED[] = {
-    "row_id",   "source_title", "model",      "layers",       "hidden",   "heads",
-    "kv_heads", "ffn",          "vocab",      "seq_len",      "gpu_type", "num_gpus",
-    "tp",       "pp",           "cp_or_sp",   "vpp_or_interleave", "micro_batch",
-    "global_batch_seqs", "zero_or_fsdp", "act_recompute", "precision", "framework",
-    "tflops_per_gpu", "tflops_basis", "tokens_per_sec_per_gpu", "sec_per_iter", "notes"};
+/* The columns a file must have; any other column of the schema may be
+ * left out and reads as empty. */
+static const char *const REQUIRED[] = {"row_id", "model", "gpu_type", "framework"};
+static const char *const METRICS[] = {"tokens_per_sec_per_gpu", "sec_per_iter", "tflops_per_gpu",
+                                      "mfu_pct", "hfu_pct"};
 
 int pub_replay(const char *csv_path, const pub_options_t *opt, pub_row_t **rows, int *n,
                err_t *err)
@@ -847,6 +854,16 @@ int pub_replay(const char *csv_path, const pub_options_t *opt, pub_row_t **rows,
             return err_setf(err, ERR_INPUT, csv_path, REQUIRED[k],
                             "missing column (the schema of shared/validation/throughput.csv)");
         }
+    bool metric = false;
+    for (size_t k = 0; k < sizeof METRICS / sizeof METRICS[0]; k++)
+        metric = metric || csv_get(c, 0, METRICS[k]);
+    if (!metric) {
+        csv_free(c);
+        return err_setf(err, ERR_INPUT, csv_path, NULL,
+                        "no result column: give tokens_per_sec_per_gpu, sec_per_iter, "
+                        "tflops_per_gpu, mfu_pct or hfu_pct (the schema of "
+                        "shared/validation/throughput.csv)");
+    }
     int count = csv_rows(c);
     pub_row_t *out = calloc((size_t)(count > 0 ? count : 1), sizeof *out);
     sim_ctx_t *ctx = sim_ctx_create();
@@ -860,8 +877,8 @@ int pub_replay(const char *csv_path, const pub_options_t *opt, pub_row_t **rows,
     progress_t *bar = opt && opt->progress ? progress_create("replaying published runs", count)
                                            : NULL;
     for (int i = 0; i < count && !rc; i++) {
-        snprintf(out[i].row_id, sizeof out[i].row_id, "%s", csv_get(c, i, "row_id"));
-        snprintf(out[i].model, sizeof out[i].model, "%s", csv_get(c, i, "model"));
+        snprintf(out[i].row_id, sizeof out[i].row_id, "%s", cell(c, i, "row_id"));
+        snprintf(out[i].model, sizeof out[i].model, "%s", cell(c, i, "model"));
         rc = run_row(cat, c, i, opt, ctx, &out[i], err);
         if (rc)
             err_prefix(err, out[i].row_id);

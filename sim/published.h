@@ -124,7 +124,11 @@ typedef struct {
 } pub_options_t;
 
 /* Replay every row of csv_path. *rows is a heap array (freed by the
- * caller). ERR_INPUT for an unreadable CSV or a missing column (named). */
+ * caller). A file needs the columns row_id, model, gpu_type and framework
+ * and one result column (tokens_per_sec_per_gpu, sec_per_iter,
+ * tflops_per_gpu, mfu_pct or hfu_pct); the schema's other columns may be
+ * left out and read as empty. ERR_INPUT for an unreadable CSV or a missing
+ * column (named). */
 int pub_replay(const char *csv_path, const pub_options_t *opt, pub_row_t **rows, int *n,
                err_t *err);
 

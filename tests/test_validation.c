@@ -156,6 +156,39 @@ static void test_bad_csv(void)
     CU_ASSERT_EQUAL(rc, ERR_INPUT);
     rc = pub_replay("/no/such/runs.csv", NULL, &rows, &n, &e);
     CHECK_ERR(rc, &e, ERR_INPUT, "/no/such/runs.csv");
+    /* the columns a file must have, and a result to compare */
+    char dir[256], path[320];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/runs.csv", dir);
+    static const struct {
+        const char *text, *field, *why;
+    } bad[] = {
+        {"row_id,model,gpu_type,tokens_per_sec_per_gpu\nX,llama3-8b,H100,1000\n", "framework",
+         "missing column"},
+        {"row_id,model,gpu_type,framework,tp\nX,llama3-8b,H100,DeepSpeed,1\n", NULL,
+         "no result column"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        FILE *f = fopen(path, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fputs(bad[k].text, f);
+        fclose(f);
+        rc = pub_replay(path, NULL, &rows, &n, &e);
+        if (bad[k].field)
+            CHECK_ERR(rc, &e, ERR_INPUT, bad[k].field, bad[k].why);
+        else
+            CHECK_ERR(rc, &e, ERR_INPUT, bad[k].why);
+    }
+    remove_tree(dir);
+    /* a file with only some of the schema's columns: the others read as
+     * empty (T134's run without its VP column runs 1F1B) */
+    rc = pub_replay(fixture("validation/minimal.csv"), NULL, &rows, &n, &e);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    CU_ASSERT_FALSE(rows[0].skipped);
+    CU_ASSERT_STRING_EQUAL(rows[0].group, "megatron-bridge-25.11");
+    CU_ASSERT_EQUAL(rows[0].sim_layout.pp, 8);
+    free(rows);
 }
 
 /* tests/fixtures/validation/versions.csv: shared rows with their framework
