@@ -41,8 +41,10 @@ static bool has(const char *hay, const char *needle)
 
 /* The number a cell starts with ("8192 (default config)", "14,080",
  * "~1.2k", "4M tokens"), NAN if none: thousands separated by commas, and a
- * k, M or B right after the digits scales it. */
-static double lead_num(const char *s)
+ * k, M or B right after the digits scales it by powers of 1000, or by
+ * powers of 1024 where binary is set (sequence lengths and batches of
+ * tokens: "8K" is 8,192, "4M tokens" 4,194,304). */
+static double lead_num_base(const char *s, bool binary)
 {
     if (!s)
         return NAN;
@@ -73,12 +75,24 @@ static double lead_num(const char *s)
     const char *after = p - (size_t)(digits + n - end);
     static const struct {
         char c;
-        double scale;
-    } suffix[] = {{'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'B', 1e9}};
+        int power;
+    } suffix[] = {{'k', 1}, {'K', 1}, {'M', 2}, {'B', 3}};
     for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++)
         if (*after == suffix[i].c && !isalpha((unsigned char)after[1]))
-            return v * suffix[i].scale;
+            return v * pow(binary ? 1024 : 1000, suffix[i].power);
     return v;
+}
+
+static double lead_num(const char *s)
+{
+    return lead_num_base(s, false);
+}
+
+/* A token count: lead_num with binary suffixes, rounded. */
+static int lead_tokens(const char *s)
+{
+    double v = lead_num_base(s, true);
+    return isfinite(v) && v >= 0 && v < 1e9 ? (int)llround(v) : 0;
 }
 
 static int lead_int(const char *s)
@@ -178,7 +192,7 @@ static int model_from_columns(const csv_t *c, int i, int tp, model_t *m, err_t *
         int mult = 128 * (tp > 0 ? tp : 1);
         m->vocab = (50257 + mult - 1) / mult * mult;
     }
-    m->max_seq = lead_int(cell(c, i, "seq_len"));
+    m->max_seq = lead_tokens(cell(c, i, "seq_len"));
     m->tied_embeddings = !llama;
     m->qkv_bias = m->out_bias = m->mlp_bias = !llama;
     m->norm_eps = 1e-5;
@@ -635,7 +649,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     row_zero(cell(c, i, "zero_or_fsdp"), l);
     row_recompute(cell(c, i, "act_recompute"), &r->fw, l);
     row_precision(cell(c, i, "precision"), &r->fw, l);
-    l->seq_len = lead_int(cell(c, i, "seq_len"));
+    l->seq_len = lead_tokens(cell(c, i, "seq_len"));
     const char *mb_text = cell(c, i, "micro_batch"), *gb_text = cell(c, i, "global_batch_seqs");
     int mb = lead_int(mb_text) ? lead_int(mb_text) : first_int(mb_text);
     /* the batch in sequences; a count of tokens there ("4M tokens"), or
@@ -643,7 +657,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     bool gb_tokens = has(gb_text, "token");
     int gb = gb_tokens ? 0 : lead_int(gb_text);
     if (!gb && l->seq_len > 0) {
-        double tokens = lead_num(gb_tokens ? gb_text : cell(c, i, "global_batch_tokens"));
+        double tokens = lead_num_base(gb_tokens ? gb_text : cell(c, i, "global_batch_tokens"), true);
         if (isfinite(tokens) && tokens >= l->seq_len && tokens < 1e15) {
             gb = (int)llround(tokens / l->seq_len);
             add_assumed(v, "global batch in sequences from its tokens over the sequence length");

@@ -53,7 +53,8 @@
  *     preset's batch rule reads them, a batch given in tokens ("4,194,304
  *     tokens", or global_batch_tokens alone) divided by the sequence.
  *     Numbers read with thousands separators ("14,080") and a k/M/B
- *     suffix ("1.2k"). Pipeline stages that do not divide
+ *     suffix ("1.2k" tokens/s is 1,200), binary for sequence lengths and
+ *     batches of tokens ("8K" is 8,192, "4M tokens" 4,194,304). Pipeline stages that do not divide
  *     the layers get an uneven first and last stage with the embedding and
  *     the loss counted as one layer each.
  *  5. Open choices: a row that gives no micro-batch (and the preset no

@@ -278,7 +278,7 @@ static void replay_fixture(const char *name, int count, int max_skipped, pub_row
 static void test_column_spellings(void)
 {
     pub_row_t *rows;
-    replay_fixture("validation/spellings.csv", 21, 0, &rows);
+    replay_fixture("validation/spellings.csv", 22, 0, &rows);
     /* S01 as published; pairs that must replay alike */
     static const int same[][2] = {{1, 0},  {3, 2},  {4, 2},   {5, 2},   {6, 0},  {7, 0},
                                   {9, 8},  {10, 8}, {11, 0},  {13, 0},  {14, 0}, {15, 0}};
@@ -312,6 +312,10 @@ static void test_column_spellings(void)
     /* no GPU count: TP x PP x CP x DP */
     CU_ASSERT_EQUAL(rows[20].gpus, 64);
     CHECK_REL(rows[20].predicted, rows[0].predicted, 1e-12);
+    /* "8K" tokens a sequence and "1M" a batch are 8,192 and 1,048,576 */
+    CU_ASSERT_EQUAL(rows[21].sim_layout.seq_len, 8192);
+    CU_ASSERT_EQUAL(rows[21].sim_layout.global_batch, 128);
+    CHECK_REL(rows[21].predicted, rows[0].predicted, 1e-12);
     free(rows);
 }
 
