@@ -2,6 +2,7 @@
 
 #include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -620,6 +621,18 @@ static int layout_switches(const cli_args_t *a, layout_t *l, err_t *err)
     return ERR_OK;
 }
 
+int cli_check_batch_tokens(const char *flag, double sequences, int seq_len, err_t *err)
+{
+    double tokens = sequences * (seq_len > 0 ? seq_len : 1);
+    if (tokens <= (double)CLI_MAX_BATCH_TOKENS)
+        return ERR_OK;
+    int seq = seq_len > 0 ? seq_len : 1;
+    return err_setf(err, ERR_INPUT, NULL, flag,
+                    "%.0f sequences of %d tokens is %.3g tokens a step, beyond any training "
+                    "run: %s counts sequences (%.0f tokens would be %s %.0f)",
+                    sequences, seq, tokens, flag, sequences, flag, fmax(1, round(sequences / seq)));
+}
+
 int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l, sim_options_t *opt,
                      notes_t *notes, err_t *err)
 {
@@ -650,6 +663,11 @@ int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l, sim_opt
                   ? (l->last_stage_layers = LAYOUT_STAGE_EMPTY, ERR_OK)
                   : ERR_OK) ||
         (rc = layout_switches(a, l, err)))
+        return rc;
+    if (l->global_batch > 0 &&
+        (rc = cli_check_batch_tokens("--global-batch", l->global_batch,
+                                     l->seq_len > 0 ? l->seq_len : layout_default_seq_len(m),
+                                     err)))
         return rc;
     if (per_vstage) {
         /* Megatron counts layers per virtual stage; scaleplan counts chunks. */

@@ -141,6 +141,15 @@ int cli_cluster_spec(const cli_args_t *a, cluster_spec_t *spec, err_t *err);
 int cli_layout(const cli_args_t *a, const model_t *m, int n_gpus, layout_t *l,
                err_t *err);
 
+/* Refuses (ERR_INPUT naming flag) a batch of sequences x seq_len tokens
+ * beyond CLI_MAX_BATCH_TOKENS, which is a count of tokens given where
+ * sequences are asked ("--global-batch 4M"): the message points to the
+ * flag that takes tokens. */
+#define CLI_MAX_BATCH_TOKENS (1L << 30) /* ASSUMED: 16x the largest published
+                                           step (DeepSeek-V3: 15,360 x 4,096 =
+                                           63M tokens) */
+int cli_check_batch_tokens(const char *flag, double sequences, int seq_len, err_t *err);
+
 /* Layout flags only, not finalized (for commands that choose the GPU
  * count themselves). A --deepspeed config also sets opt (may be NULL) and
  * says what it assumed or ignored in notes (may be NULL). */

@@ -207,7 +207,8 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     in->space.seq_len = seq;
     double lo, hi;
     if (cli_has(a, "--global-batch")) {
-        if ((rc = cli_get_span(a, "--global-batch", &lo, &hi, err)))
+        if ((rc = cli_get_span(a, "--global-batch", &lo, &hi, err)) ||
+            (rc = cli_check_batch_tokens("--global-batch", hi, seq, err)))
             return rc;
     } else {
         double tlo = LADDER_DEFAULT_BATCH_TOKENS, thi = LADDER_DEFAULT_BATCH_TOKENS;

@@ -179,6 +179,11 @@ static void test_bad_inputs_exit_2(void)
         {"model --model llama3-8b --deepspeed tests/fixtures/configs/ds_bad.json",
          "train_micro_batch_size_per_gpu"},
         {"model --model llama3-8b --deepspeed tests/fixtures/configs/missing.json", "cannot open"},
+        /* tokens given where sequences are asked */
+        {"sim --model llama3-8b --gpu h100-sxm --gpus 8 --global-batch 4M",
+         "would be --global-batch 512"},
+        {"plan --model llama3-8b --tokens 1T --gpu h100-sxm --global-batch 4M",
+         "--global-batch counts sequences"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *err = NULL;
@@ -739,13 +744,14 @@ static void test_reliability_limits(void)
 
 /* Issue 17 row 7: a huge global batch is bounded: the planner skips the
  * layouts whose step would need more than the simulator's limit, in
- * bounded memory and time, and the flag has a ceiling. */
+ * bounded memory and time, and the flag has a ceiling (131,072 sequences
+ * of 8,192 tokens is CLI_MAX_BATCH_TOKENS itself). */
 static void test_huge_global_batch(void)
 {
     char *out = NULL, *err = NULL;
     int rc = run_cli_limited(120,
                              "plan --model llama3-8b --tokens 1T --gpu h100-sxm --min-gpus 8 "
-                             "--max-gpus 8 --global-batch 262144 --trials 20 --json",
+                             "--max-gpus 8 --global-batch 131072 --trials 20 --json",
                              &out, &err);
     CU_ASSERT_EQUAL(rc, 0);
     struct rusage ru;
@@ -761,7 +767,9 @@ static void test_huge_global_batch(void)
     expect("plan --model llama3-8b --tokens 1T --gpu h100-sxm --global-batch 1e9", 2, NULL, &err);
     CU_ASSERT_TRUE(err && strstr(err, "--global-batch") && count_lines(err) == 1);
     free(err);
-    expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --pp 8 --global-batch 1M", 2, NULL,
+    /* (100,000 sequences: under the batch's token ceiling, over the
+     * simulator's micro-batch limit) */
+    expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --pp 8 --global-batch 100000", 2, NULL,
            &err);
     CU_ASSERT_TRUE(err && strstr(err, "simulator's limit") && count_lines(err) == 1);
     free(err);
