@@ -716,7 +716,7 @@ static const cli_opt_t sim_opts[] = {
     {"--no-overlap-param-gather", NULL, NULL, "gather parameters after the optimizer", CLI_WORD},
     {"--tp-comm-overlap", NULL, NULL, "pipeline TP collectives with GEMMs (needs SP)", CLI_WORD},
     {"--compile", NULL, NULL,
-     "torch.compile the model (torchtitan, PyTorch FSDP, llm-foundry): fused elementwise "
+     "torch.compile the model (torchtitan, PyTorch FSDP and DDP, llm-foundry): fused elementwise "
      "kernels (Megatron, NeMo and DeepSpeed presets fuse theirs already)",
      CLI_WORD},
     {"--overlap-p2p", "--overlap-p2p-communication", NULL, "asynchronous pipeline transfers",
