@@ -1075,9 +1075,47 @@ static void test_moe_experts(void)
     scenario_free(&m.s);
 }
 
+/* PyTorch DDP (the pytorch-ddp preset): every rank keeps the model and
+ * all-reduces fp32 gradients (4 bytes an element under autocast) in 25 MiB
+ * buckets during the backward. Reduced after the backward, the exposed
+ * DP time is the whole all-reduce, twice a bf16 reduction's; during the
+ * backward most of it hides. */
+static void test_ddp_all_reduce(void)
+{
+    double dp[3];
+    for (int k = 0; k < 3; k++) {
+        scenario_spec_t spec = {0};
+        spec.model = "gpt2-1.5b";
+        spec.cluster.gpu = "a100-80g";
+        spec.cluster.n_gpus = 16; /* two nodes: the ring crosses the network */
+        spec.framework = "pytorch-ddp";
+        scenario_t s;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
+        CU_ASSERT_EQUAL(s.layout.zero, 0);
+        CU_ASSERT_EQUAL(s.layout.grad_bytes, 4);
+        set_batch(&s.layout, 1, 8, 128, 1024);
+        if (k > 0)
+            s.opt.overlap_grad_reduce = false;
+        if (k == 2)
+            s.opt.reduce_bytes = 2;
+        CU_ASSERT_EQUAL_FATAL(scenario_finish(&s, NULL, &e), 0);
+        sim_ctx_t *ctx = sim_ctx_create();
+        sim_result_t r;
+        CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &s.input, &r, &e), 0);
+        dp[k] = r.breakdown_s[BD_DP_COMM];
+        sim_ctx_destroy(ctx);
+        scenario_free(&s);
+    }
+    CU_ASSERT_TRUE(dp[1] > 0);
+    CU_ASSERT_TRUE(dp[0] < 0.5 * dp[1]); /* overlapped with the backward */
+    CHECK_REL(dp[1], 2 * dp[2], 0.1);     /* fp32 against bf16 on the wire */
+}
+
 TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TEST(test_published_memory), TEST(test_attention_copies), TEST(test_tp_overlap_by_gemm),
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
            TEST(test_attention_by_sequence), TEST(test_precision_recipes), TEST(test_head_in_bf16),
            TEST(test_fp8_tp_gather), TEST(test_async_tp_reduce_pass),
            TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_exchange),
-           TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts));
+           TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts),
+           TEST(test_ddp_all_reduce));
