@@ -820,7 +820,10 @@ static int run_row(catalog_t *cat, const csv_t *c, int i, const pub_options_t *o
     double tps = lead_num(cell(c, i, "tokens_per_sec_per_gpu"));
     double spi = lead_num(cell(c, i, "sec_per_iter"));
     double tflops = lead_num(cell(c, i, "tflops_per_gpu"));
-    bool hw = has(cell(c, i, "tflops_basis"), "hardware");
+    /* hardware FLOPs where the basis says so ("hardware FLOPs incl.
+     * recompute", "HFU") */
+    const char *basis = cell(c, i, "tflops_basis");
+    bool hw = has(basis, "hardware") || has_word(basis, "HFU");
     if (isfinite(tps) && tps > 0) {
         v->metric = PUB_TOKENS_PER_S;
         v->published = tps;
