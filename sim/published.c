@@ -395,6 +395,8 @@ static void row_precision(const char *text, const fw_preset_t *fw, layout_t *l)
         l->precision = PRECISION_NVFP4;
     else if (has(text, "mxfp4"))
         l->precision = PRECISION_MXFP4;
+    else if (has(text, "fp4"))
+        l->precision = PRECISION_NVFP4; /* Blackwell's fp4 training recipe */
     else if (has(text, "mxfp8") || has(text, "FP8-MX") || has(text, "fp8_mx"))
         l->precision = PRECISION_MXFP8;
     else if (has(text, "blockwise") || has(text, "subchannel"))

@@ -48,7 +48,7 @@
  *     Megatron's block recompute of N layers; selective = attention core;
  *     op-level = torchtitan's selective policy; "no", "none", "off" = none;
  *     blank = the preset's default); precision from its column (fp16,
- *     bf16, fp32/tf32, fp8 and its scaling recipe, NVFP4); the batch from
+ *     bf16, fp32/tf32, fp8 and its scaling recipe, NVFP4 or a bare FP4); the batch from
  *     micro_batch (its first number: "mbs=1") and global_batch_seqs as the
  *     preset's batch rule reads them, a batch given in tokens ("4,194,304
  *     tokens", or global_batch_tokens alone) divided by the sequence.

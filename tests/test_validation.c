@@ -278,7 +278,7 @@ static void replay_fixture(const char *name, int count, int max_skipped, pub_row
 static void test_column_spellings(void)
 {
     pub_row_t *rows;
-    replay_fixture("validation/spellings.csv", 23, 0, &rows);
+    replay_fixture("validation/spellings.csv", 24, 0, &rows);
     /* S01 as published; pairs that must replay alike */
     static const int same[][2] = {{1, 0},  {3, 2},  {4, 2},   {5, 2},   {6, 0},  {7, 0},
                                   {9, 8},  {10, 8}, {11, 0},  {13, 0},  {14, 0}, {15, 0}};
@@ -318,6 +318,8 @@ static void test_column_spellings(void)
     CHECK_REL(rows[21].predicted, rows[0].predicted, 1e-12);
     /* TFLOP/s on a basis written "HFU": hardware FLOPs */
     CU_ASSERT_EQUAL(rows[22].metric, PUB_HW_TFLOPS);
+    /* "FP4" on Blackwell is NVFP4 */
+    CU_ASSERT_EQUAL(rows[23].sim_layout.precision, PRECISION_NVFP4);
     free(rows);
 }
 
