@@ -834,6 +834,8 @@ static void test_framework_capabilities(void)
         {"torchtitan-2024-12", 1, 1, 1, 3, RECOMPUTE_NONE, PRECISION_FP8_BLOCK, "--precision",
          "fp8-cs"},
         {"megatron-core", 1, 1, 1, 0, RECOMPUTE_OPS, PRECISION_BF16, "--recompute", "selective"},
+        {"fsdp", 1, 1, 1, 3, RECOMPUTE_NONE, PRECISION_MXFP8, "--precision", "fp8-cs"},
+        {"pytorch-ddp", 1, 1, 1, 0, RECOMPUTE_NONE, PRECISION_FP8_CS, "--precision", "bf16"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         priced_t p;
@@ -857,6 +859,14 @@ static void test_framework_capabilities(void)
     set_batch(&ok.s.layout, 2, 1, 0, 4096);
     ok.s.layout.pp = 2;
     CU_ASSERT_EQUAL(price(&ok), 0);
+    scenario_free(&ok.s);
+    /* PyTorch FSDP2 trains in fp8 through torchao (tensor-wise by default) */
+    CU_ASSERT_EQUAL_FATAL(begin(&ok, "llama3-8b", "h100-sxm", 16, "fsdp"), 0);
+    set_batch(&ok.s.layout, 1, 1, 0, 4096);
+    ok.s.layout.zero = 3;
+    ok.s.layout.precision = PRECISION_FP8;
+    CU_ASSERT_EQUAL(price(&ok), 0);
+    CU_ASSERT_EQUAL(ok.s.layout.precision, PRECISION_FP8_CS);
     scenario_free(&ok.s);
 }
 
