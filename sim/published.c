@@ -526,23 +526,33 @@ static void add_assumed(pub_row_t *v, const char *what)
 }
 
 /* Rule 3's fallback: a framework column no preset family names (a
- * launcher or trainer such as the Hugging Face Trainer or Accelerate) runs
- * the engine its zero_or_fsdp column names: DeepSpeed for ZeRO, PyTorch
- * FSDP for FSDP, PyTorch DDP for DDP. Nonzero when it names none. */
-static int engine_from_zero_column(catalog_t *cat, const char *fw_text, const char *zero_text,
-                                   const char *source, fw_preset_t *fw)
+ * launcher or trainer such as the Hugging Face Trainer or Accelerate, or an
+ * in-house framework) runs the engine its zero_or_fsdp column names:
+ * DeepSpeed for ZeRO, PyTorch FSDP for FSDP (torchtitan's FSDP2 when the
+ * row also splits the model: TP, PP or CP), PyTorch DDP for DDP alone; and
+ * where that column names none, or DDP with the model split, Megatron-LM,
+ * the reference of tensor and pipeline parallelism; each engine's latest
+ * preset (the source's date says nothing of an engine it does not name). */
+static int engine_for_unnamed(catalog_t *cat, const char *fw_text, const char *zero_text,
+                              bool split, fw_preset_t *fw)
 {
-    const char *engine = has(zero_text, "ZeRO") || has(zero_text, "DeepSpeed") ? "DeepSpeed"
-                         : has(zero_text, "FSDP") || has(zero_text, "SHARD_GRAD_OP") ? "FSDP"
-                         : has(zero_text, "DDP")                                      ? "DDP"
-                                                                                      : NULL;
+    const char *engine, *why;
+    if (has(zero_text, "ZeRO") || has(zero_text, "DeepSpeed"))
+        engine = "DeepSpeed", why = "the engine its ZeRO/FSDP column names";
+    else if (has(zero_text, "FSDP") || has(zero_text, "SHARD_GRAD_OP"))
+        engine = split ? "torchtitan" : "FSDP",
+        why = split ? "FSDP with the model split, as torchtitan runs it"
+                    : "the engine its ZeRO/FSDP column names";
+    else if (has(zero_text, "DDP") && !split)
+        engine = "DDP", why = "the engine its ZeRO/FSDP column names";
+    else
+        engine = "Megatron-LM", why = "no engine named: Megatron-LM's parallelism";
     err_t ignore;
-    if (!engine || fw_match_in(cat, engine, source, fw, &ignore))
+    if (fw_match_in(cat, engine, "", fw, &ignore))
         return -1;
     snprintf(fw->matched_by, sizeof fw->matched_by,
-             "framework '%.60s' has no preset: replayed with %s, the engine its ZeRO/FSDP "
-             "column names ('%.40s')",
-             fw_text, fw->name, zero_text);
+             "framework '%.60s' has no preset: replayed with %s (%s%s%.40s%s)", fw_text, fw->name,
+             why, zero_text[0] ? ": '" : "", zero_text, zero_text[0] ? "'" : "");
     return 0;
 }
 
@@ -551,13 +561,6 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
 {
     const char *fw_text = cell(c, i, "framework");
     err_t e;
-    if (fw_match_in(cat, fw_text, cell(c, i, "source_title"), &r->fw, &e) &&
-        engine_from_zero_column(cat, fw_text, cell(c, i, "zero_or_fsdp"),
-                                cell(c, i, "source_title"), &r->fw)) {
-        skip(v, e.msg);
-        return ERR_OK;
-    }
-    snprintf(v->group, sizeof v->group, "%s", r->fw.name);
     int tp = lead_int(cell(c, i, "tp")), pp = lead_int(cell(c, i, "pp"));
     const char *cpsp = cell(c, i, "cp_or_sp");
     int cp = degree_in(cpsp, "CP"), ep = degree_in(cpsp, "EP");
@@ -569,6 +572,15 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     pp = pp ? pp : 1;
     cp = cp ? cp : 1;
     ep = ep ? ep : 1;
+    /* rule 3 */
+    if (fw_match_in(cat, fw_text, cell(c, i, "source_title"), &r->fw, &e) &&
+        (!fw_text[0] ||
+         engine_for_unnamed(cat, fw_text, cell(c, i, "zero_or_fsdp"), tp > 1 || pp > 1 || cp > 1,
+                            &r->fw))) {
+        skip(v, e.msg);
+        return ERR_OK;
+    }
+    snprintf(v->group, sizeof v->group, "%s", r->fw.name);
     /* rule 1 */
     model_t m;
     int got = model_from_columns(c, i, tp, &m, &e);

@@ -34,9 +34,12 @@
  *     (the oldest for a version before them all, the latest when no
  *     version is named: "Megatron-LM" alone is today's Megatron-Core), and
  *     the row's assumptions say which. A framework no preset family names
- *     (a launcher or trainer: the Hugging Face Trainer, Accelerate) runs
- *     the engine its zero_or_fsdp column names: ZeRO or DeepSpeed ->
- *     deepspeed, FSDP -> fsdp, DDP -> pytorch-ddp; the row says so.
+ *     (a launcher or trainer: the Hugging Face Trainer, Accelerate; an
+ *     in-house framework) runs the engine its zero_or_fsdp column names:
+ *     ZeRO or DeepSpeed -> deepspeed, FSDP -> fsdp (torchtitan's FSDP2 when
+ *     the row also has TP, PP or CP), DDP -> pytorch-ddp; with none named
+ *     (or DDP with the model split) Megatron-LM; each engine's latest
+ *     preset; the row says so. An empty framework column is refused.
  *  4. Layout: tp, pp; CP and EP from cp_or_sp ("CP=2; EP=8", "CP 2",
  *     "cp2", "context parallel 2"); sequence parallelism when the column
  *     says SP or the preset runs SP with TP; virtual stages from

@@ -198,7 +198,8 @@ static void test_bad_csv(void)
  * source title or not at all) replay with the family's preset released no
  * later, said in the row's assumptions; GPT-NeoX runs DeepSpeed, PyTorch
  * DDP its preset, and a trainer no preset names (the Hugging Face Trainer)
- * the engine its ZeRO/FSDP column names; a mixture-of-experts row whose
+ * the engine its ZeRO/FSDP column names (torchtitan for FSDP with TP or PP,
+ * Megatron-LM where none is named); a mixture-of-experts row whose
  * columns give the dimensions replays with the catalog's experts, as one
  * that gives none. */
 static void test_versions_and_moe_columns(void)
@@ -210,7 +211,7 @@ static void test_versions_and_moe_columns(void)
     if (rc)
         fprintf(stderr, "versions: %s\n", e.msg);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
-    CU_ASSERT_EQUAL_FATAL(n, 15);
+    CU_ASSERT_EQUAL_FATAL(n, 17);
     static const struct {
         const char *group, *said;
     } want[] = {
@@ -229,6 +230,8 @@ static void test_versions_and_moe_columns(void)
         {"deepspeed", NULL},
         {"pytorch-ddp", NULL},
         {"deepspeed", "the engine its ZeRO/FSDP column names"},
+        {"torchtitan-2025-12", "FSDP with the model split"},
+        {"megatron-core", "no engine named"},
     };
     for (int i = 0; i < n; i++) {
         CU_ASSERT_FALSE(rows[i].skipped);
