@@ -237,7 +237,26 @@ static int model_from_catalog(const char *name, model_t *m, err_t *err)
     size_t len = strlen(buf);
     while (len && buf[len - 1] == ' ')
         buf[--len] = '\0';
-    return model_load(buf, m, err);
+    int rc = model_load(buf, m, err);
+    /* a released variant trains the same network: "Llama-3.1-8B-Instruct",
+     * "Qwen3-30B-A3B-Base" are their base models */
+    static const char *const variants[] = {"instruct", "base", "chat", "hf", "it", "sft"};
+    for (int tries = 0; rc && tries < 2; tries++) {
+        char *cut = strrchr(buf, '-');
+        char *sp = strrchr(buf, ' ');
+        if (sp > cut)
+            cut = sp;
+        bool variant = false;
+        for (size_t k = 0; cut && k < sizeof variants / sizeof variants[0]; k++)
+            variant = variant || strcasecmp(cut + 1, variants[k]) == 0;
+        if (!variant)
+            break;
+        *cut = '\0';
+        err_t again;
+        if (model_load(buf, m, &again) == 0)
+            rc = ERR_OK;
+    }
+    return rc;
 }
 
 /* ------------------------------------------------------------ rule 2: GPU */

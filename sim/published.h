@@ -16,7 +16,8 @@
  *     untied embeddings, no biases), any other a Megatron GPT block
  *     (LayerNorm, GELU, learned positions, tied embeddings, biases, ffn 4 x
  *     hidden when blank); blank columns: the catalog model whose name or
- *     alias matches the model column. A blank vocabulary is GPT-2's
+ *     alias matches the model column (a released variant, "-Instruct",
+ *     "-Base", "-Chat", "-hf", names its base model). A blank vocabulary is GPT-2's
  *     50257 padded as Megatron pads it (a multiple of 128 x TP). The columns
  *     cannot describe experts: a mixture-of-experts row (EP > 1 in cp_or_sp
  *     or "MoE" in its notes) whose model names a catalog MoE model with the

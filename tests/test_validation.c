@@ -334,7 +334,7 @@ static void test_column_spellings(void)
 static void test_model_blocks(void)
 {
     pub_row_t *rows;
-    replay_fixture("validation/blocks.csv", 4, 0, &rows);
+    replay_fixture("validation/blocks.csv", 5, 0, &rows);
     CHECK_REL(rows[1].predicted, rows[0].predicted, 1e-12);
     CU_ASSERT_EQUAL(rows[1].sim_model.n_kv_heads, 8);
     CU_ASSERT_EQUAL(rows[1].sim_model.ffn, 28672);
@@ -345,6 +345,8 @@ static void test_model_blocks(void)
     }
     CU_ASSERT_TRUE(rows[2].sim_model.qkv_bias); /* Qwen2's QKV bias, from the catalog */
     CU_ASSERT_EQUAL(rows[2].sim_model.ffn, 29568);
+    /* a released variant ("-Instruct") names its base model */
+    CU_ASSERT_STRING_EQUAL(rows[4].sim_model.name, "llama3-70b");
     free(rows);
 }
 
