@@ -503,6 +503,22 @@ void plan_recommend(const ladder_input_t *in, const ladder_t *l, char *buf, size
                      in->min_gpus, in->max_gpus, in->model->name, last->why_not);
             return;
         }
+        /* a framework that keeps the whole model on every GPU (PyTorch
+         * DDP: no sharding, tensor or pipeline parallelism) fits no better
+         * on more of them */
+        fw_preset_t fw;
+        err_t ignore;
+        if (in->space.framework && fw_load(in->space.framework, &fw, &ignore) == 0 &&
+            !fw.caps.tp && !fw.caps.pp && !fw.caps.zero[1] && !fw.caps.zero[2] &&
+            !fw.caps.zero[3]) {
+            snprintf(buf, cap,
+                     "No GPU count from %d to %d can train %s: %s. %s keeps the whole model "
+                     "and its optimizer state on every GPU, so more GPUs do not help: use GPUs "
+                     "with more memory, or a framework that shards the model (drop "
+                     "--framework to search them).",
+                     in->min_gpus, in->max_gpus, in->model->name, last->why_not, fw.name);
+            return;
+        }
         /* sharded state shrinks with the GPU count: estimate where it fits */
         double cap_gib = in->base->gpu.memory_gib;
         long need = last->gpus;

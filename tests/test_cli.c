@@ -646,6 +646,16 @@ static void test_plan_cli(void)
     /* impossible, but well-formed: the nearest plan printed, exit 1 */
     expect("plan --model llama3-405b --tokens 15T --gpu h100-sxm --max-gpus 16", 1, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "No GPU count"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "raise --max-gpus"));
+    free(out);
+    out = NULL;
+    /* a framework that keeps the whole model on every GPU: more GPUs do
+     * not help, and the recommendation does not say they would */
+    expect("plan --model llama3-70b --tokens 1T --gpu h100-sxm --min-gpus 64 --max-gpus 64 "
+           "--framework pytorch-ddp",
+           1, &out, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "more GPUs do not help"));
+    CU_ASSERT_PTR_NULL(strstr(out ? out : "", "raise --max-gpus"));
     free(out);
 }
 
