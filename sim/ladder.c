@@ -354,12 +354,19 @@ int ladder_fastest_layout(scenario_t *s, int global_batch, plan_search_t *out, e
                         "every layout of %s that fits on %d x %s has more micro-batches per "
                         "step than the simulator takes (%ld passes); use a smaller global batch",
                         s->model.name, s->cluster.n_gpus, s->cluster.gpu.name, SIM_MAX_TASKS);
+    /* (a framework that shards nothing and splits nothing fits no better
+     * on more GPUs) */
+    const fw_caps_t *c = &s->fw.caps;
+    bool shards = c->tp || c->pp || c->zero[1] || c->zero[2] || c->zero[3];
     if (!out->found)
         return err_setf(err, ERR_INPUT, NULL, "--gpus",
                         "no layout of %s fits on %d x %s (the smallest needs %.1f GiB per "
-                        "GPU of %.1f); use more GPUs or GPUs with more memory",
+                        "GPU of %.1f); %s",
                         s->model.name, s->cluster.n_gpus, s->cluster.gpu.name,
-                        out->smallest_memory_gib, s->cluster.gpu.memory_gib);
+                        out->smallest_memory_gib, s->cluster.gpu.memory_gib,
+                        shards ? "use more GPUs or GPUs with more memory"
+                               : "the framework keeps the whole model on every GPU: use GPUs "
+                                 "with more memory or a framework that shards it");
     s->layout = out->layout;
     return ERR_OK;
 }

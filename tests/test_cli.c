@@ -184,6 +184,9 @@ static void test_bad_inputs_exit_2(void)
          "would be --global-batch 512"},
         {"plan --model llama3-8b --tokens 1T --gpu h100-sxm --global-batch 4M",
          "--global-batch counts sequences"},
+        /* more GPUs do not help a framework that shards nothing */
+        {"budget --model llama3-70b --gpu h100-sxm --gpus 64 --tokens 1T --framework pytorch-ddp",
+         "keeps the whole model on every GPU"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *err = NULL;
