@@ -96,7 +96,7 @@ typedef struct {
     int released_month;        /* its release, year x 12 + month - 1; 0 if none */
     fw_moe_gpu_t moe_by_gpu[FW_MOE_BY_GPU_MAX]; /* options.moe.by_gpu */
     int n_moe_by_gpu;
-    char matched_by[200];      /* fw_match: how a column naming no preset's
+    char matched_by[320];      /* fw_match: how a column naming no preset's
                                   pattern was mapped to this one; "" else */
 } fw_preset_t;
 

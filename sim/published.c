@@ -1,6 +1,7 @@
 #include "sim/published.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -544,6 +545,39 @@ static void add_assumed(pub_row_t *v, const char *what)
     snprintf(v->assumed + n, sizeof v->assumed - n, "%s%s", n ? "; " : "", what);
 }
 
+/* Whether the preset runs context parallelism of any kind. */
+static bool fw_runs_cp(const fw_preset_t *fw)
+{
+    for (size_t k = 0; k < sizeof fw->caps.cp / sizeof fw->caps.cp[0]; k++)
+        if (fw->caps.cp[k])
+            return true;
+    return false;
+}
+
+/* Rule 4's batch: every framework runs whole micro-batches on every
+ * data-parallel rank, so a published batch that does not divide by
+ * micro-batch x DP ("1,538 sequences" on DP 12 with micro-batch 4, a batch
+ * given as "2M tokens") was rounded in the writing; the nearest multiple
+ * (at least one) is replayed, and the row says so. With the micro-batch
+ * open, the multiple of DP. */
+static void round_batch(layout_t *l, int dp, bool mb_open, pub_row_t *v)
+{
+    long long unit = (long long)(mb_open ? 1 : l->micro_batch) * dp;
+    if (unit <= 0 || l->global_batch <= 0 || l->global_batch % unit == 0)
+        return;
+    long long k = llround((double)l->global_batch / (double)unit);
+    k = k < 1 ? 1 : k;
+    if (k * unit > INT_MAX)
+        return; /* left for the layout's own check to refuse */
+    char what[200];
+    snprintf(what, sizeof what,
+             "global batch %d sequences does not divide by micro-batch x DP = %lld: replayed "
+             "with %lld, the nearest multiple",
+             l->global_batch, unit, k * unit);
+    l->global_batch = (int)(k * unit);
+    add_assumed(v, what);
+}
+
 /* Rule 3's fallback: a framework column no preset family names (a
  * launcher or trainer such as the Hugging Face Trainer or Accelerate, or an
  * in-house framework) runs the engine its zero_or_fsdp column names:
@@ -553,12 +587,19 @@ static void add_assumed(pub_row_t *v, const char *what)
  * the reference of tensor and pipeline parallelism; each engine's latest
  * preset (the source's date says nothing of an engine it does not name). */
 static int engine_for_unnamed(catalog_t *cat, const char *fw_text, const char *zero_text,
-                              bool split, fw_preset_t *fw)
+                              bool split, bool fp16, const char *lead, fw_preset_t *fw)
 {
     const char *engine, *why;
-    if (has(zero_text, "ZeRO") || has(zero_text, "DeepSpeed"))
+    /* FSDP named beside a ZeRO stage ("FSDP (ZeRO-2 style)") is PyTorch
+     * FSDP sharding to that stage: the ZeRO word alone means DeepSpeed */
+    bool fsdp = has(zero_text, "FSDP") || has(zero_text, "SHARD_GRAD_OP");
+    if (has(zero_text, "DeepSpeed") || (has(zero_text, "ZeRO") && !fsdp))
         engine = "DeepSpeed", why = "the engine its ZeRO/FSDP column names";
-    else if (has(zero_text, "FSDP") || has(zero_text, "SHARD_GRAD_OP"))
+    else if (fsdp && split && fp16)
+        engine = "Megatron-LM",
+        why = "FSDP with the model split in fp16, which torchtitan does not train: Megatron-Core's "
+              "FSDP";
+    else if (fsdp)
         engine = split ? "torchtitan" : "FSDP",
         why = split ? "FSDP with the model split, as torchtitan runs it"
                     : "the engine its ZeRO/FSDP column names";
@@ -570,7 +611,7 @@ static int engine_for_unnamed(catalog_t *cat, const char *fw_text, const char *z
     if (fw_match_in(cat, engine, "", fw, &ignore))
         return -1;
     snprintf(fw->matched_by, sizeof fw->matched_by,
-             "framework '%.60s' has no preset: replayed with %s (%s%s%.40s%s)", fw_text, fw->name,
+             "framework '%.60s' %s: replayed with %s (%s%s%.40s%s)", fw_text, lead, fw->name,
              why, zero_text[0] ? ": '" : "", zero_text, zero_text[0] ? "'" : "");
     return 0;
 }
@@ -592,12 +633,27 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     cp = cp ? cp : 1;
     ep = ep ? ep : 1;
     /* rule 3 */
-    if (fw_match_in(cat, fw_text, cell(c, i, "source_title"), &r->fw, &e) &&
-        (!fw_text[0] ||
-         engine_for_unnamed(cat, fw_text, cell(c, i, "zero_or_fsdp"), tp > 1 || pp > 1 || cp > 1,
-                            &r->fw))) {
-        skip(v, e.msg);
-        return ERR_OK;
+    bool split = tp > 1 || pp > 1 || cp > 1;
+    const char *zero_text = cell(c, i, "zero_or_fsdp");
+    bool fp16 = has_word(cell(c, i, "precision"), "fp16") || has(cell(c, i, "precision"), "float16");
+    if (fw_match_in(cat, fw_text, cell(c, i, "source_title"), &r->fw, &e)) {
+        if (!fw_text[0] ||
+            engine_for_unnamed(cat, fw_text, zero_text, split, fp16, "has no preset", &r->fw)) {
+            skip(v, e.msg);
+            return ERR_OK;
+        }
+    } else if (split && !r->fw.caps.tp && !r->fw.caps.pp && !fw_runs_cp(&r->fw)) {
+        if (!zero_text[0])
+            zero_text = fw_text; /* the engine the framework column names */
+        /* a column naming only the engine ("FSDP", "DDP": metaseq's
+         * "FSDP + Megatron TP") with the model split: that engine's preset
+         * runs no TP, PP or CP, so the engine that runs it with them */
+        if (engine_for_unnamed(cat, fw_text, zero_text, split, fp16,
+                               "names an engine whose preset does not split the model",
+                               &r->fw)) {
+            skip(v, "no preset runs this engine with the model split");
+            return ERR_OK;
+        }
     }
     snprintf(v->group, sizeof v->group, "%s", r->fw.name);
     /* rule 1 */
@@ -679,7 +735,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     l->vpp = row_vpp(cell(c, i, "vpp_or_interleave"), pp, 2);
     if (l->vpp > 1)
         l->schedule = SCHEDULE_INTERLEAVED;
-    row_zero(cell(c, i, "zero_or_fsdp"), l);
+    row_zero(zero_text, l);
     row_recompute(cell(c, i, "act_recompute"), &r->fw, l);
     row_precision(cell(c, i, "precision"), &r->fw, l);
     l->seq_len = lead_tokens(cell(c, i, "seq_len"));
@@ -720,6 +776,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
         r->open_choices = mb == 0;
         break;
     }
+    round_batch(l, dp, r->open_choices, v);
     notes_flags(cell(c, i, "notes"), &r->s.opt, l);
     framework_flags(fw_text, &r->s.opt, l);
     if (r->fw.pp_split == LAYOUT_SPLIT_MEGATRON)

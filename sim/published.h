@@ -38,7 +38,9 @@
  *     (a launcher or trainer: the Hugging Face Trainer, Accelerate; an
  *     in-house framework) runs the engine its zero_or_fsdp column names:
  *     ZeRO or DeepSpeed -> deepspeed, FSDP -> fsdp (torchtitan's FSDP2 when
- *     the row also has TP, PP or CP), DDP -> pytorch-ddp; with none named
+ *     the row also has TP, PP or CP; FSDP beside a ZeRO stage, "FSDP
+ *     (ZeRO-2 style)", is FSDP sharding to that stage), DDP -> pytorch-ddp;
+ *     with none named
  *     (or DDP with the model split) Megatron-LM; each engine's latest
  *     preset; the row says so. An empty framework column is refused.
  *  4. Layout: tp, pp; CP and EP from cp_or_sp ("CP=2; EP=8", "CP 2",
@@ -55,8 +57,10 @@
  *     bf16, fp32/tf32, fp8 and its scaling recipe, NVFP4 or a bare FP4); the batch from
  *     micro_batch (its first number: "mbs=1") and global_batch_seqs as the
  *     preset's batch rule reads them, a batch given in tokens ("4,194,304
- *     tokens", or global_batch_tokens alone) divided by the sequence.
- *     Numbers read with thousands separators ("14,080") and a k/M/B
+ *     tokens", or global_batch_tokens alone) divided by the sequence; a
+ *     batch that does not divide by micro-batch x DP (rounded in the
+ *     writing: "1,538" on DP 12 with micro-batch 4) runs as the nearest
+ *     multiple, said. Numbers read with thousands separators ("14,080") and a k/M/B
  *     suffix ("1.2k" tokens/s is 1,200), binary for sequence lengths and
  *     batches of tokens ("8K" is 8,192, "4M tokens" 4,194,304). Pipeline stages that do not divide
  *     the layers get an uneven first and last stage with the embedding and
@@ -106,7 +110,7 @@ typedef struct {
     char model_key[64];  /* model identity for ordering pairs (name + size) */
     bool skipped;
     char reason[240];    /* why it was skipped */
-    char assumed[480];   /* choices the row left open and how they were made
+    char assumed[640];   /* choices the row left open and how they were made
                             ("; " between them) */
     bool open_choices;   /* micro-batch, recompute and interleaving were the
                             fastest that fit (rule 5) */

@@ -199,7 +199,11 @@ static void test_bad_csv(void)
  * later, said in the row's assumptions; GPT-NeoX runs DeepSpeed, PyTorch
  * DDP its preset, and a trainer no preset names (the Hugging Face Trainer)
  * the engine its ZeRO/FSDP column names (torchtitan for FSDP with TP or PP,
- * Megatron-LM where none is named); a mixture-of-experts row whose
+ * to the ZeRO stage named beside it; Megatron-Core's FSDP for it in fp16;
+ * Megatron-LM where none is named), as does a column naming only an engine
+ * whose preset does not split the model ("PyTorch FSDP" with TP); a batch
+ * that does not divide by micro-batch x DP runs as the nearest multiple;
+ * a mixture-of-experts row whose
  * columns give the dimensions replays with the catalog's experts, as one
  * that gives none. */
 static void test_versions_and_moe_columns(void)
@@ -211,7 +215,7 @@ static void test_versions_and_moe_columns(void)
     if (rc)
         fprintf(stderr, "versions: %s\n", e.msg);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
-    CU_ASSERT_EQUAL_FATAL(n, 17);
+    CU_ASSERT_EQUAL_FATAL(n, 21);
     static const struct {
         const char *group, *said;
     } want[] = {
@@ -232,6 +236,10 @@ static void test_versions_and_moe_columns(void)
         {"deepspeed", "the engine its ZeRO/FSDP column names"},
         {"torchtitan-2025-12", "FSDP with the model split"},
         {"megatron-core", "no engine named"},
+        {"torchtitan-2025-12", "FSDP with the model split"},
+        {"torchtitan-2025-12", "names an engine whose preset does not split the model"},
+        {"megatron-core", "in fp16, which torchtitan does not train"},
+        {"megatron-core", "replayed with 192, the nearest multiple"},
     };
     for (int i = 0; i < n; i++) {
         CU_ASSERT_FALSE(rows[i].skipped);
@@ -244,6 +252,16 @@ static void test_versions_and_moe_columns(void)
     }
     /* the same configuration under the preset the fallback picked */
     CHECK_REL(rows[1].predicted, rows[0].predicted, 1e-12);
+    /* FSDP beside a ZeRO stage is FSDP sharding to that stage, not
+     * DeepSpeed (which runs no ZeRO-2 with TP here: it was refused) */
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[17].layout, "ZeRO-2"));
+    /* "PyTorch FSDP" with TP runs as the in-house FSDP row does */
+    CHECK_REL(rows[18].predicted, rows[15].predicted, 1e-12);
+    /* metaseq's FSDP in fp16: Megatron-Core's FSDP (ZeRO-3) */
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[19].layout, "ZeRO-3"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[19].layout, "fp16"));
+    /* a batch of 190 on DP 48 with micro-batch 4 runs as 192 */
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[20].layout, "gb192"));
     /* Mixtral 8x7B from its columns is the catalog's MoE model */
     CHECK_REL(rows[7].predicted, rows[6].predicted, 1e-12);
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[7].layout, "EP8"));
