@@ -14,7 +14,7 @@
 #   make fuzz-run FUZZ=NAME [FUZZ_TIME=600]   one target for a long run
 #   make bench      speed of the simulator and planner, whole-process start-up
 #   make validate   the simulator against published runs (validate-more,
-#                   validate-dgxc, validate-mpt: the out-of-sample sets)
+#                   validate-dgxc, validate-mpt, validate-mds: the out-of-sample sets)
 #   make gpu-test   tests that need an NVIDIA GPU
 #   make gpu-bundle one folder, gpu-bundle/, to copy to a GPU machine and run
 #                   (sh gpu-bundle/run.sh OUT_DIR); built in build-gpu/
@@ -235,7 +235,7 @@ Q :=
 endif
 
 # ---------------------------------------------------------------- targets
-.PHONY: validate-more validate-dgxc validate-mpt all test check check-layers check-bundle golden-update asan bench gpu-test \
+.PHONY: validate-more validate-dgxc validate-mpt validate-mds all test check check-layers check-bundle golden-update asan bench gpu-test \
         gpu-bundle demo deps deps-browser install clean validate valgrind fuzz fuzz-build \
         fuzz-smoke fuzz-smoke-if-clang fuzz-run
 
@@ -354,6 +354,11 @@ validate-dgxc: $(BIN)
 
 # 211 MosaicML MPT benchmark runs (llm-foundry FSDP1 on A100 40/80GB and H100;
 # sources in tests/fixtures/validation/mpt/SOURCES.md).
+# 5 Megatron-DeepSpeed runs of 2022: BLOOM 176B over Omni-Path and MT-NLG
+# 530B on Selene (sources in tests/fixtures/validation/mds/SOURCES.md).
+validate-mds: $(BIN)
+	$(Q)$(BIN) validate --published tests/fixtures/validation/mds/runs.csv --by-group $(VALIDATE_ARGS)
+
 validate-mpt: $(BIN)
 	$(Q)$(BIN) validate --published tests/fixtures/validation/mpt/runs.csv --by-group $(VALIDATE_ARGS)
 

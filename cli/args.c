@@ -708,7 +708,7 @@ int cli_layout(const cli_args_t *a, const model_t *m, int n_gpus, layout_t *l,
 static const cli_opt_t sim_opts[] = {
     {"--profile", NULL, "FILE", "cost profile (default: the GPU's built-in profile)", CLI_WORD},
     {"--framework", NULL, "NAME",
-     "framework preset: megatron-core (default), megatron-2020/2021/2022, deepspeed, deepspeed-2021, fsdp, pytorch-ddp, torchtitan-2024-12/2025-06/2025-12, nemo-24.07/25.02/25.04, megatron-bridge-25.09/25.11/26.04, llm-foundry, scaleplan-train (this project's trainer) (exact names: scaleplan catalog frameworks)", CLI_WORD},
+     "framework preset: megatron-core (default), megatron-2020/2021/2022, deepspeed, deepspeed-2021, megatron-deepspeed, fsdp, pytorch-ddp, torchtitan-2024-12/2025-06/2025-12, nemo-24.07/25.02/25.04, megatron-bridge-25.09/25.11/26.04, llm-foundry, scaleplan-train (this project's trainer) (exact names: scaleplan catalog frameworks)", CLI_WORD},
     {"--overlap-grad-reduce", NULL, NULL, "reduce gradient buckets during the backward", CLI_WORD},
     {"--no-overlap-grad-reduce", NULL, NULL, "reduce gradients after the backward", CLI_WORD},
     {"--overlap-param-gather", NULL, NULL, "gather updated parameters during the next forward",

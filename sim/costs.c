@@ -1010,12 +1010,14 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
 
     /* Pipeline transfer of one micro-batch's activations: 1/t of the tensor
      * per TP rank (sequence parallel, or Megatron's scatter/gather
-     * optimization, which then re-gathers it over NVLink). */
+     * optimization, which then re-gathers it over NVLink); the whole tensor
+     * from every TP rank where the framework sends it as it is. */
     double act = pr.T * in->model->hidden * pr.e;
     if (l->pp > 1) {
-        out->p2p_bytes = l->tp > 1 ? act / l->tp : act;
+        bool whole = l->tp > 1 && !l->sequence_parallel && in->opt.p2p_whole_tensor;
+        out->p2p_bytes = l->tp > 1 && !whole ? act / l->tp : act;
         out->p2p_s = prof_coll_time(in->profile, COLL_SEND_RECV, &out->pp_span, out->p2p_bytes);
-        if (l->tp > 1 && !l->sequence_parallel)
+        if (l->tp > 1 && !l->sequence_parallel && !whole)
             out->p2p_s += prof_coll_time(in->profile, COLL_ALL_GATHER, &out->tp_span, act);
     }
     out->layer_params = layer_params_gpu(in->model, l, &out->layer_expert_params);

@@ -112,6 +112,11 @@ typedef struct {
 
 typedef struct {
     bool overlap_grad_reduce;  /* DP gradient buckets reduced during backward */
+    bool grad_reduce_after_pipeline; /* with pipeline stages every reduction
+                                        waits for the stage's schedule to end
+                                        (DeepSpeed's pipeline engine: ReduceGrads
+                                        after the last backward), whatever
+                                        overlap_grad_reduce says */
     bool overlap_param_gather; /* updated parameters gathered during the next
                                   step's forward (distributed optimizer) */
     bool tp_comm_overlap;      /* TP all-gather/reduce-scatter pipelined with
@@ -122,6 +127,11 @@ typedef struct {
                                   framework runs without TP overlap */
     bool async_tp_grad;        /* backward TP reduction of input gradients
                                   overlapped with the weight-gradient GEMM */
+    bool p2p_whole_tensor;     /* without sequence parallelism every TP rank
+                                  sends the whole activation to the next stage
+                                  (DeepSpeed's pipeline engine), not 1/t of it
+                                  re-gathered over NVLink (Megatron's
+                                  scatter/gather optimization) */
     int overlap_p2p;           /* pipeline transfers asynchronous: 1 yes, 0 no,
                                   -1 the schedule's default */
     double bucket_params;      /* DP gradient bucket size, parameters */

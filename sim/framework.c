@@ -91,12 +91,16 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
     if ((rc = json_expect_object(o, ctx, err)) ||
         (rc = json_get_bool(o, "overlap_grad_reduce", ctx, JSON_REQUIRED,
                             &opt->overlap_grad_reduce, err)) ||
+        (rc = json_get_bool(o, "grad_reduce_after_pipeline", ctx, JSON_OPTIONAL,
+                            &opt->grad_reduce_after_pipeline, err)) ||
         (rc = json_get_bool(o, "overlap_param_gather", ctx, JSON_REQUIRED,
                             &opt->overlap_param_gather, err)) ||
         (rc = json_get_bool(o, "tp_comm_overlap", ctx, JSON_REQUIRED, &opt->tp_comm_overlap,
                             err)) ||
         (rc = json_get_bool(o, "async_tp_grad", ctx, JSON_REQUIRED, &opt->async_tp_grad, err)) ||
         (rc = json_get_string(o, "overlap_p2p", ctx, JSON_OPTIONAL, p2p, sizeof p2p, err)) ||
+        (rc = json_get_bool(o, "p2p_whole_tensor", ctx, JSON_OPTIONAL, &opt->p2p_whole_tensor,
+                            err)) ||
         (rc = json_get_double(o, "bucket_params", ctx, JSON_REQUIRED, 1, 1e12, &opt->bucket_params,
                               err)) ||
         (rc = json_get_double(o, "reduce_bytes", ctx, JSON_OPTIONAL, 0, 8, &opt->reduce_bytes, err)) ||

@@ -330,6 +330,8 @@ static void row_cluster(catalog_t *cat, const char *text, const gpu_t *g, char *
  * none), EFA as the p5's v2, InfiniBand by its generation. */
 static const char *row_fabric(const char *text)
 {
+    if (has(text, "Omni-Path") || has(text, "OmniPath") || has_word(text, "OPA"))
+        return "opa-100";
     if (has(text, "RoCE"))
         return has(text, "100") ? "roce-100" : has(text, "200") ? "roce-200" : "roce-400";
     if (has_word(text, "EFA"))
@@ -340,6 +342,36 @@ static const char *row_fabric(const char *text)
         if (has_word(text, ib[k][0]))
             return ib[k][1];
     return NULL;
+}
+
+/* The scale-out links per node the GPU text counts: a number just before
+ * the fabric's word ("4 OmniPath links", "8x HDR", "4 x Omni-Path") or
+ * before "NICs", "HCAs" or "rails" ("8 NICs per node"); 0 when none. */
+static int row_nics(const char *text)
+{
+    static const char *const words[] = {"Omni-Path", "OmniPath", "OPA", "RoCE", "EFA", "XDR", "NDR",
+                                        "HDR", "EDR", "ConnectX", "NICs", "HCAs", "rails"};
+    for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
+        for (const char *p = strstr(text, words[w]); p; p = strstr(p + 1, words[w])) {
+            const char *q = p;
+            while (q > text && q[-1] == ' ')
+                q--;
+            if (q > text && (q[-1] == 'x' || q[-1] == 'X')) {
+                q--;
+                while (q > text && q[-1] == ' ')
+                    q--;
+            }
+            const char *end = q;
+            while (q > text && isdigit((unsigned char)q[-1]))
+                q--;
+            if (q == end || (q > text && (isalnum((unsigned char)q[-1]) || q[-1] == '.')))
+                continue;
+            int n = atoi(q);
+            if (n >= 1 && n <= 64)
+                return n;
+        }
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------ rule 4: layout */
@@ -714,6 +746,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     else
         spec.cluster.gpu = g.name;
     spec.cluster.fabric = row_fabric(gpu_text);
+    spec.cluster.nics_per_node = row_nics(gpu_text);
     int rc = scenario_begin(&spec, &r->s, &e);
     if (rc) {
         skip(v, e.msg);

@@ -271,6 +271,15 @@ static double chunk_params(const builder_t *b, int vs, double *head, double *emb
     return chunk_layers(b, vs) * b->c->layer_params + *head + *embed;
 }
 
+/* Whether gradient buckets reduce during the backward: the options ask
+ * for it and the pipeline engine does not defer every reduction to the
+ * schedule's end. */
+static bool grads_overlap(const sim_input_t *in)
+{
+    return in->opt.overlap_grad_reduce &&
+           !(in->opt.grad_reduce_after_pipeline && in->layout->pp > 1);
+}
+
 /* Gradient buckets of one chunk during the backward that completes them:
  * a reduction task is launched when a bucket fills (Megatron DDP), or all
  * of them after the whole backward when overlap is off. */
@@ -281,7 +290,7 @@ static void emit_buckets(builder_t *b, int stage, int vs, const int *layer_ids, 
     double head, embed;
     chunk_params(b, vs, &head, &embed);
     double bucket = in->opt.bucket_params, acc = head;
-    bool overlap = in->opt.overlap_grad_reduce;
+    bool overlap = grads_overlap(in);
     for (int k = 0; k <= layers; k++) {
         bool end = k == layers;
         acc += end ? embed : b->c->layer_params;
@@ -403,7 +412,7 @@ static void build_compute(builder_t *b, build_scratch_t *x)
             bool buckets_here = gc >= 0 && last_bwd[gc] == i;
             bool plain = op->kind == PP_OP_PASS;
             bool per_layer =
-                plain && (in->opt.layer_events || (buckets_here && in->opt.overlap_grad_reduce));
+                plain && (in->opt.layer_events || (buckets_here && grads_overlap(in)));
             int t = emit_op(b, s, op, per_layer, buckets_here && plain ? x->layer_ids : NULL);
             int vs = gc >= 0 ? layout_vstage(l, s, gc) : -1;
             if (buckets_here && l->zero < 2)

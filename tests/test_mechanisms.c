@@ -1122,10 +1122,57 @@ static void test_ddp_all_reduce(void)
     CHECK_REL(dp[1], 2 * dp[2], 0.1);     /* fp32 against bf16 on the wire */
 }
 
+
+/* DeepSpeed's pipeline engine (deepspeed/runtime/pipe): every TP rank sends
+ * its whole (replicated) activation to the next stage, not 1/t of it
+ * re-gathered over NVLink as Megatron does; the sends block; and the
+ * gradients are reduced after the schedule's last backward whatever
+ * overlap_comm says. Llama 3 8B on 32 A100s, TP 4, PP 2, DP 4: the preset
+ * prices the transfer at the whole tensor, and turning each switch off
+ * makes the step faster. */
+static void test_deepspeed_pipeline_engine(void)
+{
+    double step[3], p2p_bytes[3], act = 0;
+    for (int k = 0; k < 3; k++) {
+        scenario_spec_t spec = {0};
+        spec.model = "llama3-8b";
+        spec.cluster.gpu = "a100-80g";
+        spec.cluster.n_gpus = 32;
+        spec.framework = "megatron-deepspeed";
+        scenario_t s;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
+        CU_ASSERT_TRUE(s.opt.p2p_whole_tensor);
+        CU_ASSERT_TRUE(s.opt.grad_reduce_after_pipeline);
+        set_batch(&s.layout, 4, 1, 64, 1024);
+        s.layout.sequence_parallel = false; /* the engine of 2022 has none */
+        s.layout.pp = 2;
+        if (k == 1)
+            s.opt.p2p_whole_tensor = false;
+        if (k == 2) {
+            s.opt.grad_reduce_after_pipeline = false;
+            s.opt.overlap_grad_reduce = true;
+        }
+        CU_ASSERT_EQUAL_FATAL(scenario_finish(&s, NULL, &e), 0);
+        sim_ctx_t *ctx = sim_ctx_create();
+        sim_result_t r;
+        CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &s.input, &r, &e), 0);
+        step[k] = r.step_time_s;
+        p2p_bytes[k] = r.costs.p2p_bytes;
+        act = 1024.0 * s.model.hidden * layout_weight_bytes(s.layout.precision);
+        sim_ctx_destroy(ctx);
+        scenario_free(&s);
+    }
+    CHECK_REL(p2p_bytes[0], act, 1e-12);     /* the whole micro-batch activation */
+    CHECK_REL(p2p_bytes[1], act / 4, 1e-12); /* Megatron's scatter/gather share */
+    CU_ASSERT_TRUE(step[1] < step[0]);
+    CU_ASSERT_TRUE(step[2] < step[0]);
+}
+
 TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TEST(test_published_memory), TEST(test_attention_copies), TEST(test_tp_overlap_by_gemm),
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
            TEST(test_attention_by_sequence), TEST(test_precision_recipes), TEST(test_head_in_bf16),
            TEST(test_fp8_tp_gather), TEST(test_async_tp_reduce_pass),
            TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_exchange),
            TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts),
-           TEST(test_ddp_all_reduce));
+           TEST(test_ddp_all_reduce), TEST(test_deepspeed_pipeline_engine));

@@ -196,7 +196,7 @@ static void test_bad_csv(void)
  * an older NeMo, NeMo without a version, torchtitan dated only by its source
  * title, Megatron-LM naming only Megatron-Core, Megatron-LM dated by its
  * source title or not at all) replay with the family's preset released no
- * later, said in the row's assumptions; GPT-NeoX runs DeepSpeed, PyTorch
+ * later, said in the row's assumptions; GPT-NeoX runs Megatron-DeepSpeed, PyTorch
  * DDP its preset, and a trainer no preset names (the Hugging Face Trainer)
  * the engine its ZeRO/FSDP column names (torchtitan for FSDP with TP or PP,
  * to the ZeRO stage named beside it; Megatron-Core's FSDP for it in fp16;
@@ -231,7 +231,7 @@ static void test_versions_and_moe_columns(void)
         {"megatron-core", "replayed with megatron-core"},
         {"megatron-2022", "the latest Megatron-LM preset released no later"},
         {"megatron-core", "replayed with megatron-core"},
-        {"deepspeed", NULL},
+        {"megatron-deepspeed", NULL},
         {"pytorch-ddp", NULL},
         {"deepspeed", "the engine its ZeRO/FSDP column names"},
         {"torchtitan-2025-12", "FSDP with the model split"},
@@ -456,6 +456,34 @@ static void test_dgxc_runs(void)
     free(rows);
 }
 
+/* tests/fixtures/validation/mds/runs.csv: Megatron-DeepSpeed runs of
+ * 2022 (SOURCES.md), gathered with the megatron-deepspeed preset: BLOOM
+ * 176B on 384 A100s over Omni-Path (the end of epoch one, and a global
+ * batch of 16 that leaves each pipeline one micro-batch) and MT-NLG 530B on
+ * 2,240-3,360 A100s. Every row replays under that preset, BLOOM's main run
+ * within 10%, MT-NLG's three scales ordered as published; the bars hold
+ * today's errors (MT-NLG 17-22% fast, the one-micro-batch step 46% fast:
+ * per-step costs the model does not have). */
+static void test_mds_runs(void)
+{
+    pub_row_t *rows;
+    const int n = 5;
+    double med, p90;
+    int k;
+    replay_summary("validation/mds/runs.csv", n, 0, NULL, &rows, &med, &p90, &k);
+    for (int i = 0; i < n; i++)
+        CU_ASSERT_STRING_EQUAL(rows[i].group, "megatron-deepspeed");
+    printf("\n  mds: median %.1f%%, p90 %.1f%% over %d rows; BLOOM %+.1f%%, MT-NLG %+.1f%% "
+           "%+.1f%% %+.1f%%\n",
+           100 * med, 100 * p90, k, 100 * rows[0].error, 100 * rows[2].error,
+           100 * rows[3].error, 100 * rows[4].error);
+    CU_ASSERT_TRUE(fabs(rows[0].error) <= 0.10);
+    CU_ASSERT_TRUE(rows[2].predicted > rows[3].predicted && rows[3].predicted > rows[4].predicted);
+    CU_ASSERT_TRUE(med <= 0.20);
+    CU_ASSERT_TRUE(p90 <= 0.50);
+    free(rows);
+}
+
 /* Signed median error of the replayed rows on one GPU with or without full
  * activation recompute. */
 static double signed_median(const pub_row_t *rows, int n, const char *gpu, bool full)
@@ -554,5 +582,5 @@ TEST_SUITE(suite_validation, "validation", TEST(test_published_runs), TEST(test_
            TEST(test_column_spellings), TEST(test_model_blocks),
            TEST(test_framework_pipeline_split),
            TEST(test_bad_csv), TEST(test_versions_and_moe_columns),
-           TEST(test_more_runs), TEST(test_dgxc_runs), TEST(test_mpt_runs),
+           TEST(test_more_runs), TEST(test_dgxc_runs), TEST(test_mds_runs), TEST(test_mpt_runs),
            TEST(test_fit_sustained));

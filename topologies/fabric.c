@@ -9,7 +9,7 @@
 #define FABRIC_FILE "topologies/catalog/fabrics.json"
 
 static const char *kind_names[FABRIC_KIND_COUNT] = {
-    "nvlink", "xgmi", "pcie", "infiniband", "roce", "efa", "ethernet"};
+    "nvlink", "xgmi", "pcie", "infiniband", "roce", "efa", "ethernet", "omnipath"};
 
 const char *fabric_kind_name(fabric_kind_t k)
 {
@@ -50,7 +50,7 @@ int fabric_from_json(const cJSON *obj, const json_ctx_t *ctx, fabric_t *f,
     if (k < 0)
         return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
                         "kind: unknown '%s' (nvlink, xgmi, pcie, infiniband, "
-                        "roce, efa or ethernet)",
+                        "roce, efa, ethernet or omnipath)",
                         kind);
     f->kind = (fabric_kind_t)k;
     if (strcmp(scope, "intra") == 0) {

@@ -24,6 +24,7 @@ typedef enum {
     FABRIC_ROCE,
     FABRIC_EFA,
     FABRIC_ETHERNET,
+    FABRIC_OMNIPATH,
     FABRIC_KIND_COUNT
 } fabric_kind_t;
 
