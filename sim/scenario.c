@@ -46,7 +46,7 @@ static int framework_stage_split(scenario_t *s, err_t *err)
 {
     layout_t *l = &s->layout;
     int V = l->pp * l->vpp, L = s->model.n_layers;
-    if (s->fw.pp_split == LAYOUT_SPLIT_MEGATRON || V < 2 || L < 1 || V > L ||
+    if (s->fw.pp_split == LAYOUT_SPLIT_MEGATRON || V < 2 || L < 1 || V > L + 2 ||
         l->first_stage_layers || l->last_stage_layers || L % V == 0)
         return ERR_OK;
     int *sizes = calloc((size_t)V, sizeof *sizes);

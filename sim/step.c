@@ -280,6 +280,17 @@ static bool grads_overlap(const sim_input_t *in)
            !(in->opt.grad_reduce_after_pipeline && in->layout->pp > 1);
 }
 
+/* ZeRO-2 as FSDP2 runs it under pipelining (parameters never resharded,
+ * zero3.reshard_with_pp false): torch.distributed.pipelining turns the
+ * gradient sync off but for the last micro-batch, so the gradients are
+ * reduce-scattered once a step, as the memory model's unsharded
+ * accumulation has it, not after every micro-batch as DeepSpeed's ZeRO-2
+ * does. */
+static bool zero2_synced_once(const sim_input_t *in)
+{
+    return in->layout->zero == 2 && in->layout->pp > 1 && !in->opt.zero3.reshard_with_pp;
+}
+
 /* Gradient buckets of one chunk during the backward that completes them:
  * a reduction task is launched when a bucket fills (Megatron DDP), or all
  * of them after the whole backward when overlap is off. */
@@ -415,10 +426,10 @@ static void build_compute(builder_t *b, build_scratch_t *x)
                 plain && (in->opt.layer_events || (buckets_here && grads_overlap(in)));
             int t = emit_op(b, s, op, per_layer, buckets_here && plain ? x->layer_ids : NULL);
             int vs = gc >= 0 ? layout_vstage(l, s, gc) : -1;
-            if (buckets_here && l->zero < 2)
+            if (buckets_here && (l->zero < 2 || zero2_synced_once(in)))
                 emit_buckets(b, s, vs, per_layer ? x->layer_ids : NULL, chunk_layers(b, vs), t,
                              x->dp_tasks, &x->n_dp);
-            else if (gc >= 0 && l->zero == 2) {
+            else if (gc >= 0 && l->zero == 2 && !zero2_synced_once(in)) {
                 /* ZeRO-2 reduce-scatters gradients after every micro-batch
                  * (ZeRO-3's reductions are priced per layer in sim/costs). */
                 double head, embed;

@@ -90,6 +90,29 @@ static void test_framework_stage_split(void)
     rc = scenario_finish(&s, NULL, &e);
     CHECK_ERR(rc, &e, ERR_INPUT, "--pp", "must divide by PP 12");
     scenario_free(&s);
+    /* more virtual stages than layers where the framework weighs the
+     * embedding and the loss as a layer each: torchtitan puts Llama 3
+     * 405B's 126 layers on 16 x 8 stages, the first and last holding the
+     * embedding and the loss alone (Meta's layout) */
+    spec.model = "llama3-405b";
+    spec.cluster.gpu = "h100-sxm";
+    spec.cluster.n_gpus = 16384;
+    spec.framework = "torchtitan-2025-12";
+    CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
+    s.layout.tp = 8;
+    s.layout.pp = 16;
+    s.layout.vpp = 8;
+    s.layout.schedule = SCHEDULE_INTERLEAVED;
+    s.layout.global_batch = 2048;
+    s.layout.seq_len = 8192;
+    rc = scenario_finish(&s, NULL, &e);
+    if (rc)
+        fprintf(stderr, "%s\n", e.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL(layout_stage_layers(&s.layout, &s.model, 0), 7);
+    CU_ASSERT_EQUAL(layout_stage_layers(&s.layout, &s.model, 1), 8);
+    CU_ASSERT_EQUAL(layout_stage_layers(&s.layout, &s.model, 15), 7);
+    scenario_free(&s);
 }
 
 static void test_scenario_errors(void)
