@@ -56,6 +56,24 @@ static void test_gpu_catalog(void)
         CU_ASSERT_STRING_EQUAL(c.intra.name, cut[i].fabric);
         CHECK_REL(c.intra.bw_gbs, 200, 1e-12);
     }
+    /* an MI250X is two devices to PyTorch: one GCD is a GPU here, half the
+     * module's 383 TFLOP/s and 128 GB, on Frontier's 8-GCD nodes with 4
+     * Slingshot NICs; the 16 GB V100 is the 32 GB one with less memory */
+    gpu_t gcd, v16, v32;
+    CU_ASSERT_EQUAL_FATAL(gpu_load("mi250x", &gcd, &e), 0);
+    CHECK_REL(gcd.peak_tflops[DTYPE_BF16], 383.0 / 2, 1e-12);
+    CHECK_REL(gcd.memory_gib, 64, 1e-12);
+    cluster_spec_t fspec = {.gpu = "mi250x", .n_gpus = 64};
+    cluster_t fr;
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&fspec, &fr, &e), 0);
+    CU_ASSERT_STRING_EQUAL(fr.name, "frontier");
+    CU_ASSERT_EQUAL(fr.gpus_per_node, 8);
+    CU_ASSERT_EQUAL(fr.nics_per_node, 4);
+    CU_ASSERT_STRING_EQUAL(fr.inter.name, "slingshot-11");
+    CU_ASSERT_EQUAL_FATAL(gpu_load("v100-16g", &v16, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(gpu_load("v100", &v32, &e), 0);
+    CHECK_REL(v16.peak_tflops[DTYPE_FP16], v32.peak_tflops[DTYPE_FP16], 1e-12);
+    CU_ASSERT_TRUE(v16.memory_gib < v32.memory_gib / 2 + 0.1);
 }
 
 static void test_gpu_spellings(void)
@@ -70,7 +88,10 @@ static void test_gpu_spellings(void)
                  {"a100", "a100-80g"},
                  {"H100_PCIe", "h100-pcie"},
                  {"NVIDIA H800", "h800"},
-                 {"A800-SXM4-80GB", "a800"}};
+                 {"A800-SXM4-80GB", "a800"},
+                 {"AMD Instinct MI250X", "mi250x"},
+                 {"V100-SXM2-16GB", "v100-16g"},
+                 {"Tesla V100-SXM2-32GB", "v100"}};
     err_t e;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gpu_t g;
