@@ -420,9 +420,17 @@ static void row_recompute(const char *text, const fw_preset_t *fw, layout_t *l)
         l->recompute = fw->recompute;
         return;
     }
+    /* named modules recomputed ("RMSNorm and MLA up-projections
+     * recomputed", Megatron's --recompute-modules layernorm mla_up_proj
+     * moe_act) are Megatron's selective granularity, not the whole block */
+    bool modules = !has(text, "full") &&
+                   (has(text, "norm") || has(text, "up-proj") || has(text, "up_proj") ||
+                    has(text, "MLA") || has(text, "moe_act") || has(text, "SwiGLU") ||
+                    has(text, "GeLU") || has(text, "activation function") ||
+                    has(text, "recompute-modules") || has(text, "recompute_modules"));
     if (has(text, "op-level") || has(text, "per-op") || has(text, "default config (selective"))
         l->recompute = RECOMPUTE_OPS;
-    else if (has(text, "selective"))
+    else if (has(text, "selective") || modules)
         l->recompute = RECOMPUTE_SELECTIVE;
     else if (has_word(text, "no") || has_word(text, "none") || has_word(text, "off") ||
              has_word(text, "false") || has(text, "without") || has(text, "disabled"))
@@ -451,8 +459,9 @@ static void row_precision(const char *text, const fw_preset_t *fw, layout_t *l)
         l->precision = PRECISION_NVFP4; /* Blackwell's fp4 training recipe */
     else if (has(text, "mxfp8") || has(text, "FP8-MX") || has(text, "fp8_mx"))
         l->precision = PRECISION_MXFP8;
-    else if (has(text, "blockwise") || has(text, "subchannel"))
-        l->precision = PRECISION_FP8_BLOCK;
+    else if (has(text, "blockwise") || has(text, "subchannel") || has(text, "block-wise") ||
+             has(text, "128x128") || has(text, "1x128") || has(text, "fine-grained"))
+        l->precision = PRECISION_FP8_BLOCK; /* DeepSeek-V3's tiles and blocks */
     else if (has(text, "rowwise"))
         l->precision = PRECISION_FP8_ROWWISE;
     else if (has(text, "current scaling") || has(text, "FP8-CS") || has(text, "tensorwise") ||
@@ -561,6 +570,7 @@ typedef struct {
     scenario_t s;
     fw_preset_t fw;
     bool open_choices; /* micro-batch (and recompute) left to the fastest */
+    bool recompute_given, vpp_given; /* the row's own choices, kept open or not */
 } row_setup_t;
 
 static void skip(pub_row_t *v, const char *why)
@@ -619,13 +629,20 @@ static void round_batch(layout_t *l, int dp, bool mb_open, pub_row_t *v)
  * the reference of tensor and pipeline parallelism; each engine's latest
  * preset (the source's date says nothing of an engine it does not name). */
 static int engine_for_unnamed(catalog_t *cat, const char *fw_text, const char *zero_text,
-                              bool split, bool fp16, const char *lead, fw_preset_t *fw)
+                              bool split, bool fp16, bool fp8, const char *lead,
+                              fw_preset_t *fw)
 {
     const char *engine, *why;
     /* FSDP named beside a ZeRO stage ("FSDP (ZeRO-2 style)") is PyTorch
-     * FSDP sharding to that stage: the ZeRO word alone means DeepSpeed */
+     * FSDP sharding to that stage: the ZeRO word alone means DeepSpeed,
+     * unless the row trains in fp8 or fp4, which DeepSpeed does not
+     * (DeepSeek-V3's in-house ZeRO-1 in fp8): then Megatron-Core's
+     * distributed optimizer (ZeRO-1) or FSDP (ZeRO-3) */
     bool fsdp = has(zero_text, "FSDP") || has(zero_text, "SHARD_GRAD_OP");
-    if (has(zero_text, "DeepSpeed") || (has(zero_text, "ZeRO") && !fsdp))
+    if (!has(zero_text, "DeepSpeed") && has(zero_text, "ZeRO") && !fsdp && fp8)
+        engine = "Megatron-LM",
+        why = "ZeRO in fp8 or fp4, which DeepSpeed does not train: Megatron-Core's sharding";
+    else if (has(zero_text, "DeepSpeed") || (has(zero_text, "ZeRO") && !fsdp))
         engine = "DeepSpeed", why = "the engine its ZeRO/FSDP column names";
     else if (fsdp && split && fp16)
         engine = "Megatron-LM",
@@ -667,10 +684,12 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     /* rule 3 */
     bool split = tp > 1 || pp > 1 || cp > 1;
     const char *zero_text = cell(c, i, "zero_or_fsdp");
-    bool fp16 = has_word(cell(c, i, "precision"), "fp16") || has(cell(c, i, "precision"), "float16");
+    const char *prec_text = cell(c, i, "precision");
+    bool fp16 = has_word(prec_text, "fp16") || has(prec_text, "float16");
+    bool fp8 = has(prec_text, "fp8") || has(prec_text, "fp4") || has(prec_text, "float8");
     if (fw_match_in(cat, fw_text, cell(c, i, "source_title"), &r->fw, &e)) {
         if (!fw_text[0] ||
-            engine_for_unnamed(cat, fw_text, zero_text, split, fp16, "has no preset", &r->fw)) {
+            engine_for_unnamed(cat, fw_text, zero_text, split, fp16, fp8, "has no preset", &r->fw)) {
             skip(v, e.msg);
             return ERR_OK;
         }
@@ -680,7 +699,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
         /* a column naming only the engine ("FSDP", "DDP": metaseq's
          * "FSDP + Megatron TP") with the model split: that engine's preset
          * runs no TP, PP or CP, so the engine that runs it with them */
-        if (engine_for_unnamed(cat, fw_text, zero_text, split, fp16,
+        if (engine_for_unnamed(cat, fw_text, zero_text, split, fp16, fp8,
                                "names an engine whose preset does not split the model",
                                &r->fw)) {
             skip(v, "no preset runs this engine with the model split");
@@ -770,6 +789,8 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
         l->schedule = SCHEDULE_INTERLEAVED;
     row_zero(zero_text, l);
     row_recompute(cell(c, i, "act_recompute"), &r->fw, l);
+    r->recompute_given = cell(c, i, "act_recompute")[0] != '\0';
+    r->vpp_given = cell(c, i, "vpp_or_interleave")[0] != '\0';
     row_precision(cell(c, i, "precision"), &r->fw, l);
     l->seq_len = lead_tokens(cell(c, i, "seq_len"));
     const char *mb_text = cell(c, i, "micro_batch"), *gb_text = cell(c, i, "global_batch_seqs");
@@ -826,19 +847,24 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     return ERR_OK;
 }
 
-/* Rule 5: the fastest micro-batch, recompute and interleaving that fit. */
-static int open_choices(sim_ctx_t *ctx, row_setup_t *r, sim_result_t *best, bool *found,
-                        err_t *err)
+/* Rule 5: the fastest micro-batch, recompute and interleaving that fit;
+ * a recompute or interleaving the row gives stays as given (keep), unless
+ * nothing fits with it. */
+static int open_choices(sim_ctx_t *ctx, row_setup_t *r, bool keep, sim_result_t *best,
+                        bool *found, err_t *err)
 {
     layout_t base = r->s.layout, winner = base;
     const model_t *m = &r->s.model;
     double best_t = INFINITY;
     static const int mbs[] = {1, 2, 4, 8};
     int per_stage = m->n_layers / (base.pp > 0 ? base.pp : 1);
+    bool fixed_rc = keep && r->recompute_given, fixed_vpp = keep && r->vpp_given;
     for (size_t a = 0; a < sizeof mbs / sizeof mbs[0]; a++)
         for (int rcmp = RECOMPUTE_NONE; rcmp <= RECOMPUTE_FULL; rcmp++)
             for (int vpp = 1; vpp <= per_stage; vpp++) {
                 if (per_stage % vpp || (vpp > 1 && base.pp < 2))
+                    continue;
+                if ((fixed_rc && rcmp != (int)base.recompute) || (fixed_vpp && vpp != base.vpp))
                     continue;
                 layout_t t = base;
                 t.micro_batch = mbs[a];
@@ -921,13 +947,23 @@ static int run_row(catalog_t *cat, const csv_t *c, int i, const pub_options_t *o
     sim_result_t res;
     if (r.open_choices) {
         bool found = false;
-        if ((rc = open_choices(ctx, &r, &res, &found, err)))
+        bool kept = r.recompute_given || r.vpp_given;
+        if ((rc = open_choices(ctx, &r, true, &res, &found, err)))
             goto out;
+        if (!found && kept) {
+            if ((rc = open_choices(ctx, &r, false, &res, &found, err)))
+                goto out;
+            if (found)
+                add_assumed(v, "nothing fits in memory with the row's recompute and "
+                               "interleaving: they are chosen too");
+        }
         if (!found) {
             skip(v, "no micro-batch, recompute and interleaving choice fits in memory");
             goto out;
         }
-        add_assumed(v, "the row gives no micro-batch or recompute: the fastest choice that fits");
+        add_assumed(v, kept ? "the row gives no micro-batch: the fastest that fits"
+                            : "the row gives no micro-batch or recompute: the fastest choice "
+                              "that fits");
         v->open_choices = true;
     } else if ((rc = sim_run_step(ctx, &r.s.input, &res, err))) {
         goto out;

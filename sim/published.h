@@ -39,7 +39,8 @@
  *     in-house framework) runs the engine its zero_or_fsdp column names:
  *     ZeRO or DeepSpeed -> deepspeed, FSDP -> fsdp (torchtitan's FSDP2 when
  *     the row also has TP, PP or CP; FSDP beside a ZeRO stage, "FSDP
- *     (ZeRO-2 style)", is FSDP sharding to that stage), DDP -> pytorch-ddp;
+ *     (ZeRO-2 style)", is FSDP sharding to that stage; ZeRO in fp8 or fp4,
+ *     which DeepSpeed does not train, is Megatron-Core's), DDP -> pytorch-ddp;
  *     with none named
  *     (or DDP with the model split) Megatron-LM; each engine's latest
  *     preset; the row says so. An empty framework column is refused.
@@ -51,7 +52,10 @@
  *     (ZeRO-N, "ZeRO stage N", FSDP = stage 3, SHARD_GRAD_OP = stage 2,
  *     "distributed optimizer"); recompute from act_recompute (full, or any
  *     "yes", "AC", "activation checkpointing"; "N layers" with it is
- *     Megatron's block recompute of N layers; selective = attention core;
+ *     Megatron's block recompute of N layers; selective = attention core,
+ *     or named modules ("RMSNorm and MLA up-projections recomputed", as
+ *     Megatron's --recompute-modules); blockwise fp8 also from DeepSeek-V3's
+ *     "1x128 tiles, 128x128 blocks"; NICs per node from "N x <fabric>";
  *     op-level = torchtitan's selective policy; "no", "none", "off" = none;
  *     blank = the preset's default); precision from its column (fp16,
  *     bf16, fp32/tf32, fp8 and its scaling recipe, NVFP4 or a bare FP4); the batch from
@@ -65,9 +69,10 @@
  *     batches of tokens ("8K" is 8,192, "4M tokens" 4,194,304). Pipeline stages that do not divide
  *     the layers get an uneven first and last stage with the embedding and
  *     the loss counted as one layer each.
- *  5. Open choices: a row that gives no micro-batch (and the preset no
- *     recompute) is run with the fastest micro-batch, recompute and
- *     interleaving that fit, as a tuned run would; the row says so.
+ *  5. Open choices: a row that gives no micro-batch is run with the
+ *     fastest micro-batch, and the recompute and interleaving it leaves
+ *     blank, that fit, as a tuned run would (what it gives stays, unless
+ *     nothing fits with it); the row says so.
  *  6. Metric: tokens/s per GPU where the row has it, else seconds per
  *     iteration, else TFLOP/s per GPU on the row's own basis (hardware
  *     FLOPs with recompute, or model FLOPs), else MFU (HFU) as that share

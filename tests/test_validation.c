@@ -215,7 +215,7 @@ static void test_versions_and_moe_columns(void)
     if (rc)
         fprintf(stderr, "versions: %s\n", e.msg);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
-    CU_ASSERT_EQUAL_FATAL(n, 21);
+    CU_ASSERT_EQUAL_FATAL(n, 22);
     static const struct {
         const char *group, *said;
     } want[] = {
@@ -240,6 +240,7 @@ static void test_versions_and_moe_columns(void)
         {"torchtitan-2025-12", "names an engine whose preset does not split the model"},
         {"megatron-core", "in fp16, which torchtitan does not train"},
         {"megatron-core", "replayed with 192, the nearest multiple"},
+        {"megatron-core", "ZeRO in fp8 or fp4, which DeepSpeed does not train"},
     };
     for (int i = 0; i < n; i++) {
         CU_ASSERT_FALSE(rows[i].skipped);
@@ -260,6 +261,9 @@ static void test_versions_and_moe_columns(void)
     /* metaseq's FSDP in fp16: Megatron-Core's FSDP (ZeRO-3) */
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[19].layout, "ZeRO-3"));
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[19].layout, "fp16"));
+    /* ZeRO-1 in blockwise fp8 (DeepSeek-V3's in-house stack): Megatron-Core's
+     * distributed optimizer, not DeepSpeed, which refused the precision */
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[21].layout, "fp8-block"));
     /* a batch of 190 on DP 48 with micro-batch 4 runs as 192 */
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[20].layout, "gb192"));
     /* Mixtral 8x7B from its columns is the catalog's MoE model */
@@ -295,11 +299,13 @@ static void replay_fixture(const char *name, int count, int max_skipped, pub_row
  * as Megatron's block recompute of one layer; "mbs=1" as 1; the global
  * batch from global_batch_tokens, or as tokens in its own column; "fp32"
  * as fp32; a row with only an MFU is compared as model TFLOP/s; "AWS
- * p5.48xlarge" names the aws-p5 node and "RoCE 400G" its network. */
+ * p5.48xlarge" names the aws-p5 node and "RoCE 400G" its network; named
+ * recomputed modules, fine-grained fp8 tiles, a recompute given without a
+ * micro-batch and a count of rails (S25-S28). */
 static void test_column_spellings(void)
 {
     pub_row_t *rows;
-    replay_fixture("validation/spellings.csv", 24, 0, &rows);
+    replay_fixture("validation/spellings.csv", 28, 0, &rows);
     /* S01 as published; pairs that must replay alike */
     static const int same[][2] = {{1, 0},  {3, 2},  {4, 2},   {5, 2},   {6, 0},  {7, 0},
                                   {9, 8},  {10, 8}, {11, 0},  {13, 0},  {14, 0}, {15, 0}};
@@ -326,6 +332,16 @@ static void test_column_spellings(void)
     CU_ASSERT_EQUAL(rows[17].metric, PUB_MODEL_TFLOPS);
     CHECK_REL(rows[17].published, 0.3635 * 1978.9, 1e-9);
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[17].assumed, "only MFU given"));
+    /* named modules recomputed are Megatron's selective granularity;
+     * DeepSeek-V3's tiles and blocks are blockwise fp8; a row that gives
+     * its recompute but no micro-batch keeps the recompute; "4 x NDR per
+     * node" is 4 rails, not the DGX's 8 */
+    CU_ASSERT_EQUAL(rows[24].sim_layout.recompute, RECOMPUTE_SELECTIVE);
+    CU_ASSERT_EQUAL(rows[25].sim_layout.precision, PRECISION_FP8_BLOCK);
+    CU_ASSERT_TRUE(rows[26].open_choices);
+    CU_ASSERT_EQUAL(rows[26].sim_layout.recompute, RECOMPUTE_FULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[26].assumed, "the row gives no micro-batch: the fastest"));
+    CU_ASSERT_TRUE(rows[27].predicted < rows[0].predicted);
     /* the node and the network the GPU text names */
     CU_ASSERT_STRING_EQUAL(rows[0].cluster, "dgx-h100");
     CU_ASSERT_STRING_EQUAL(rows[18].cluster, "aws-p5");
