@@ -784,9 +784,29 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     bool sp_named = (has_word(cpsp, "SP") || has(cpsp, "sequence parallel")) &&
                     !has(cpsp, "no SP") && !has(cpsp, "SP=False") && !has(cpsp, "SP: no");
     l->sequence_parallel = sp_named || (r->fw.sp_with_tp && tp > 1);
-    l->vpp = row_vpp(cell(c, i, "vpp_or_interleave"), pp, 2);
+    const char *vpp_text = cell(c, i, "vpp_or_interleave");
+    l->vpp = row_vpp(vpp_text, pp, 2);
     if (l->vpp > 1)
         l->schedule = SCHEDULE_INTERLEAVED;
+    /* a schedule named there: DualPipe (DeepSeek-V3's) as the DualPipeV
+     * the simulator runs, where the preset runs it; GPipe */
+    if (pp > 1 && has(vpp_text, "DualPipe")) {
+        if (r->fw.caps.schedule[SCHEDULE_DUALPIPEV]) {
+            l->schedule = SCHEDULE_DUALPIPEV;
+            l->vpp = 2;
+            add_assumed(v, "DualPipe as DualPipeV, two stages a rank in a V");
+        } else {
+            l->schedule = SCHEDULE_1F1B;
+            l->vpp = 1;
+            char what[160];
+            snprintf(what, sizeof what, "DualPipe: %s runs no DualPipeV, replayed with 1F1B",
+                     r->fw.name);
+            add_assumed(v, what);
+        }
+    } else if (pp > 1 && has(vpp_text, "GPipe")) {
+        l->schedule = SCHEDULE_GPIPE;
+        l->vpp = 1;
+    }
     row_zero(zero_text, l);
     row_recompute(cell(c, i, "act_recompute"), &r->fw, l);
     r->recompute_given = cell(c, i, "act_recompute")[0] != '\0';
@@ -870,7 +890,9 @@ static int open_choices(sim_ctx_t *ctx, row_setup_t *r, bool keep, sim_result_t 
                 t.micro_batch = mbs[a];
                 t.recompute = (recompute_t)rcmp;
                 t.vpp = vpp;
-                t.schedule = vpp > 1 ? SCHEDULE_INTERLEAVED : SCHEDULE_1F1B;
+                t.schedule = fixed_vpp       ? base.schedule
+                             : vpp > 1 ? SCHEDULE_INTERLEAVED
+                                       : SCHEDULE_1F1B;
                 t.grad_accum = 0;
                 err_t ignore;
                 if (layout_finalize(&t, m, t.n_gpus, &ignore))

@@ -48,7 +48,8 @@
  *     "cp2", "context parallel 2"); sequence parallelism when the column
  *     says SP or the preset runs SP with TP; virtual stages from
  *     vpp_or_interleave ("VP=6", "VPP=6", "(=3 chunks per PP rank)",
- *     "interleaved (3)", a bare number); ZeRO/FSDP from zero_or_fsdp
+ *     "interleaved (3)", a bare number; "DualPipe" as DualPipeV where the
+ *     preset runs it, else 1F1B, said; "GPipe"); ZeRO/FSDP from zero_or_fsdp
  *     (ZeRO-N, "ZeRO stage N", FSDP = stage 3, SHARD_GRAD_OP = stage 2,
  *     "distributed optimizer"); recompute from act_recompute (full, or any
  *     "yes", "AC", "activation checkpointing"; "N layers" with it is

@@ -215,7 +215,7 @@ static void test_versions_and_moe_columns(void)
     if (rc)
         fprintf(stderr, "versions: %s\n", e.msg);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
-    CU_ASSERT_EQUAL_FATAL(n, 22);
+    CU_ASSERT_EQUAL_FATAL(n, 23);
     static const struct {
         const char *group, *said;
     } want[] = {
@@ -241,6 +241,7 @@ static void test_versions_and_moe_columns(void)
         {"megatron-core", "in fp16, which torchtitan does not train"},
         {"megatron-core", "replayed with 192, the nearest multiple"},
         {"megatron-core", "ZeRO in fp8 or fp4, which DeepSpeed does not train"},
+        {"torchtitan-2025-12", "DualPipe as DualPipeV"},
     };
     for (int i = 0; i < n; i++) {
         CU_ASSERT_FALSE(rows[i].skipped);
@@ -264,6 +265,9 @@ static void test_versions_and_moe_columns(void)
     /* ZeRO-1 in blockwise fp8 (DeepSeek-V3's in-house stack): Megatron-Core's
      * distributed optimizer, not DeepSpeed, which refused the precision */
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[21].layout, "fp8-block"));
+    /* DeepSeek's DualPipe named in the interleaving column, under a preset
+     * that runs DualPipeV */
+    CU_ASSERT_EQUAL(rows[22].sim_layout.schedule, SCHEDULE_DUALPIPEV);
     /* a batch of 190 on DP 48 with micro-batch 4 runs as 192 */
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[20].layout, "gb192"));
     /* Mixtral 8x7B from its columns is the catalog's MoE model */
@@ -305,7 +309,7 @@ static void replay_fixture(const char *name, int count, int max_skipped, pub_row
 static void test_column_spellings(void)
 {
     pub_row_t *rows;
-    replay_fixture("validation/spellings.csv", 28, 0, &rows);
+    replay_fixture("validation/spellings.csv", 29, 0, &rows);
     /* S01 as published; pairs that must replay alike */
     static const int same[][2] = {{1, 0},  {3, 2},  {4, 2},   {5, 2},   {6, 0},  {7, 0},
                                   {9, 8},  {10, 8}, {11, 0},  {13, 0},  {14, 0}, {15, 0}};
@@ -342,6 +346,9 @@ static void test_column_spellings(void)
     CU_ASSERT_EQUAL(rows[26].sim_layout.recompute, RECOMPUTE_FULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[26].assumed, "the row gives no micro-batch: the fastest"));
     CU_ASSERT_TRUE(rows[27].predicted < rows[0].predicted);
+    /* DualPipe under a preset that runs no DualPipeV: 1F1B, said */
+    CU_ASSERT_EQUAL(rows[28].sim_layout.schedule, SCHEDULE_1F1B);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[28].assumed, "runs no DualPipeV"));
     /* the node and the network the GPU text names */
     CU_ASSERT_STRING_EQUAL(rows[0].cluster, "dgx-h100");
     CU_ASSERT_STRING_EQUAL(rows[18].cluster, "aws-p5");
