@@ -571,6 +571,9 @@ typedef struct {
     fw_preset_t fw;
     bool open_choices; /* micro-batch (and recompute) left to the fastest */
     bool recompute_given, vpp_given; /* the row's own choices, kept open or not */
+    bool mb_open;        /* no micro-batch given */
+    bool vpp_count_open; /* "interleaved" without a count under a Megatron-LM
+                            preset, which has no default count */
 } row_setup_t;
 
 static void skip(pub_row_t *v, const char *why)
@@ -847,10 +850,19 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     default:
         l->micro_batch = mb ? mb : 1;
         l->global_batch = gb;
-        r->open_choices = mb == 0;
+        r->mb_open = r->open_choices = mb == 0;
         break;
     }
-    round_batch(l, dp, r->open_choices, v);
+    /* "interleaved" with no count: Megatron-LM takes the count as an
+     * argument (--num-layers-per-virtual-pipeline-stage), so the row leaves
+     * it open; torchtitan's presets have their own default (2 a rank) */
+    if (pp > 1 && r->fw.pp_split == LAYOUT_SPLIT_MEGATRON && has(vpp_text, "nterleav") &&
+        !strpbrk(vpp_text, "0123456789")) {
+        r->vpp_count_open = true;
+        r->vpp_given = false;
+        r->open_choices = true;
+    }
+    round_batch(l, dp, r->mb_open, v);
     notes_flags(cell(c, i, "notes"), &r->s.opt, l);
     framework_flags(fw_text, &r->s.opt, l);
     if (r->fw.pp_split == LAYOUT_SPLIT_MEGATRON)
@@ -876,12 +888,14 @@ static int open_choices(sim_ctx_t *ctx, row_setup_t *r, bool keep, sim_result_t 
     layout_t base = r->s.layout, winner = base;
     const model_t *m = &r->s.model;
     double best_t = INFINITY;
-    static const int mbs[] = {1, 2, 4, 8};
+    static const int open_mbs[] = {1, 2, 4, 8};
+    const int *mbs = r->mb_open ? open_mbs : &base.micro_batch;
+    size_t n_mbs = r->mb_open ? sizeof open_mbs / sizeof open_mbs[0] : 1;
     int per_stage = m->n_layers / (base.pp > 0 ? base.pp : 1);
     bool fixed_rc = keep && r->recompute_given, fixed_vpp = keep && r->vpp_given;
-    for (size_t a = 0; a < sizeof mbs / sizeof mbs[0]; a++)
+    for (size_t a = 0; a < n_mbs; a++)
         for (int rcmp = RECOMPUTE_NONE; rcmp <= RECOMPUTE_FULL; rcmp++)
-            for (int vpp = 1; vpp <= per_stage; vpp++) {
+            for (int vpp = r->vpp_count_open ? 2 : 1; vpp <= per_stage; vpp++) {
                 if (per_stage % vpp || (vpp > 1 && base.pp < 2))
                     continue;
                 if ((fixed_rc && rcmp != (int)base.recompute) || (fixed_vpp && vpp != base.vpp))
@@ -983,9 +997,12 @@ static int run_row(catalog_t *cat, const csv_t *c, int i, const pub_options_t *o
             skip(v, "no micro-batch, recompute and interleaving choice fits in memory");
             goto out;
         }
-        add_assumed(v, kept ? "the row gives no micro-batch: the fastest that fits"
-                            : "the row gives no micro-batch or recompute: the fastest choice "
-                              "that fits");
+        if (r.vpp_count_open)
+            add_assumed(v, "interleaved without a count: the fastest count that fits");
+        if (r.mb_open)
+            add_assumed(v, kept ? "the row gives no micro-batch: the fastest that fits"
+                                : "the row gives no micro-batch or recompute: the fastest "
+                                  "choice that fits");
         v->open_choices = true;
     } else if ((rc = sim_run_step(ctx, &r.s.input, &res, err))) {
         goto out;

@@ -48,7 +48,9 @@
  *     "cp2", "context parallel 2"); sequence parallelism when the column
  *     says SP or the preset runs SP with TP; virtual stages from
  *     vpp_or_interleave ("VP=6", "VPP=6", "(=3 chunks per PP rank)",
- *     "interleaved (3)", a bare number; "DualPipe" as DualPipeV where the
+ *     "interleaved (3)", a bare number; "interleaved" alone under a
+ *     Megatron-LM preset, which has no default count, leaves the count to
+ *     rule 5; "DualPipe" as DualPipeV where the
  *     preset runs it, else 1F1B, said; "GPipe"); ZeRO/FSDP from zero_or_fsdp
  *     (ZeRO-N, "ZeRO stage N", FSDP = stage 3, SHARD_GRAD_OP = stage 2,
  *     "distributed optimizer"); recompute from act_recompute (full, or any

@@ -309,7 +309,7 @@ static void replay_fixture(const char *name, int count, int max_skipped, pub_row
 static void test_column_spellings(void)
 {
     pub_row_t *rows;
-    replay_fixture("validation/spellings.csv", 29, 0, &rows);
+    replay_fixture("validation/spellings.csv", 30, 0, &rows);
     /* S01 as published; pairs that must replay alike */
     static const int same[][2] = {{1, 0},  {3, 2},  {4, 2},   {5, 2},   {6, 0},  {7, 0},
                                   {9, 8},  {10, 8}, {11, 0},  {13, 0},  {14, 0}, {15, 0}};
@@ -349,6 +349,13 @@ static void test_column_spellings(void)
     /* DualPipe under a preset that runs no DualPipeV: 1F1B, said */
     CU_ASSERT_EQUAL(rows[28].sim_layout.schedule, SCHEDULE_1F1B);
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[28].assumed, "runs no DualPipeV"));
+    /* "interleaved" without a count under a Megatron-LM preset (which has no
+     * default count): the fastest count that fits, at least as fast as the
+     * published count of 5 */
+    CU_ASSERT_TRUE(rows[29].sim_layout.vpp >= 2);
+    CU_ASSERT_EQUAL(rows[29].sim_layout.micro_batch, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[29].assumed, "interleaved without a count"));
+    CU_ASSERT_TRUE(rows[29].predicted >= rows[0].predicted * (1 - 1e-9));
     /* the node and the network the GPU text names */
     CU_ASSERT_STRING_EQUAL(rows[0].cluster, "dgx-h100");
     CU_ASSERT_STRING_EQUAL(rows[18].cluster, "aws-p5");
