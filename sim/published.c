@@ -451,6 +451,7 @@ static void row_recompute(const char *text, const fw_preset_t *fw, layout_t *l)
  * default fp8 recipe. */
 static void row_precision(const char *text, const fw_preset_t *fw, layout_t *l)
 {
+    bool fp8 = has(text, "fp8") || has(text, "float8");
     if (has(text, "nvfp4"))
         l->precision = PRECISION_NVFP4;
     else if (has(text, "mxfp4"))
@@ -459,15 +460,18 @@ static void row_precision(const char *text, const fw_preset_t *fw, layout_t *l)
         l->precision = PRECISION_NVFP4; /* Blackwell's fp4 training recipe */
     else if (has(text, "mxfp8") || has(text, "FP8-MX") || has(text, "fp8_mx"))
         l->precision = PRECISION_MXFP8;
-    else if (has(text, "blockwise") || has(text, "subchannel") || has(text, "block-wise") ||
-             has(text, "128x128") || has(text, "1x128") || has(text, "fine-grained"))
+    /* the scaling words describe fp8 only ("fp16 with dynamic loss
+     * scaling" is fp16) */
+    else if (fp8 && (has(text, "blockwise") || has(text, "subchannel") ||
+                     has(text, "block-wise") || has(text, "128x128") || has(text, "1x128") ||
+                     has(text, "fine-grained")))
         l->precision = PRECISION_FP8_BLOCK; /* DeepSeek-V3's tiles and blocks */
-    else if (has(text, "rowwise"))
+    else if (fp8 && has(text, "rowwise"))
         l->precision = PRECISION_FP8_ROWWISE;
-    else if (has(text, "current scaling") || has(text, "FP8-CS") || has(text, "tensorwise") ||
-             has(text, "dynamic"))
+    else if (fp8 && (has(text, "current scaling") || has(text, "FP8-CS") ||
+                     has(text, "tensorwise") || has(text, "dynamic")))
         l->precision = PRECISION_FP8_CS;
-    else if (has(text, "fp8"))
+    else if (fp8)
         l->precision = fw->fp8_recipe;
     else if (has(text, "fp16"))
         l->precision = PRECISION_FP16;

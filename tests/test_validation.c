@@ -309,7 +309,7 @@ static void replay_fixture(const char *name, int count, int max_skipped, pub_row
 static void test_column_spellings(void)
 {
     pub_row_t *rows;
-    replay_fixture("validation/spellings.csv", 30, 0, &rows);
+    replay_fixture("validation/spellings.csv", 31, 0, &rows);
     /* S01 as published; pairs that must replay alike */
     static const int same[][2] = {{1, 0},  {3, 2},  {4, 2},   {5, 2},   {6, 0},  {7, 0},
                                   {9, 8},  {10, 8}, {11, 0},  {13, 0},  {14, 0}, {15, 0}};
@@ -356,6 +356,9 @@ static void test_column_spellings(void)
     CU_ASSERT_EQUAL(rows[29].sim_layout.micro_batch, 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[29].assumed, "interleaved without a count"));
     CU_ASSERT_TRUE(rows[29].predicted >= rows[0].predicted * (1 - 1e-9));
+    /* "dynamic" is fp8 current scaling only where fp8 is named: OPT's "fp16
+     * with dynamic loss scaling" is fp16 */
+    CU_ASSERT_EQUAL(rows[30].sim_layout.precision, PRECISION_FP16);
     /* the node and the network the GPU text names */
     CU_ASSERT_STRING_EQUAL(rows[0].cluster, "dgx-h100");
     CU_ASSERT_STRING_EQUAL(rows[18].cluster, "aws-p5");
@@ -515,7 +518,8 @@ static void test_mds_runs(void)
 }
 
 /* tests/fixtures/validation/meta/runs.csv: Meta's Llama 3 405B
- * pre-training (the Llama 3 paper's Table 4, SOURCES.md), replayed by the
+ * pre-training (the Llama 3 paper's Table 4, SOURCES.md) and OPT-175B; the
+ * Llama runs replayed by the
  * FSDP-with-the-model-split fallback (torchtitan) with the paper's ZeRO-2
  * sharding and its one-layer chunks: every row within 15% and the two 8K
  * scales ordered as published. ZeRO-2 under pipelining reduces the
@@ -525,18 +529,22 @@ static void test_mds_runs(void)
 static void test_meta_runs(void)
 {
     pub_row_t *rows;
-    const int n = 3;
+    const int n = 4;
     double med, p90;
     int k;
     replay_summary("validation/meta/runs.csv", n, 0, NULL, &rows, &med, &p90, &k);
     printf("\n  meta: %+.1f%% %+.1f%% %+.1f%%\n", 100 * rows[0].error, 100 * rows[1].error,
            100 * rows[2].error);
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < 3; i++) {
         CU_ASSERT_PTR_NOT_NULL(strstr(rows[i].layout, "ZeRO-2"));
         CU_ASSERT_PTR_NOT_NULL(strstr(rows[i].layout, "VPP8"));
         CU_ASSERT_TRUE(fabs(rows[i].error) <= 0.15);
     }
     CU_ASSERT_TRUE(rows[0].predicted > rows[1].predicted);
+    /* OPT-175B (metaseq: FSDP with Megatron-LM TP, fp16): Megatron-Core's
+     * FSDP stands in, within 10% of its "up to 147 TFLOP/s" */
+    CU_ASSERT_EQUAL(rows[3].sim_layout.precision, PRECISION_FP16);
+    CU_ASSERT_TRUE(fabs(rows[3].error) <= 0.10);
     free(rows);
 }
 
