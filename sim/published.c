@@ -141,6 +141,26 @@ static bool has_word(const char *text, const char *word)
     return false;
 }
 
+/* The whole number just before word in text ("8 nodes (64 GPUs)" with
+ * "GPU": 64; thousands separators allowed), 0 if none. */
+static int int_before(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = text; p && *p; p++) {
+        if (strncasecmp(p, word, n) != 0)
+            continue;
+        const char *q = p;
+        while (q > text && q[-1] == ' ')
+            q--;
+        const char *end = q;
+        while (q > text && (isdigit((unsigned char)q[-1]) || q[-1] == ','))
+            q--;
+        if (q < end && isdigit((unsigned char)*q))
+            return lead_int(q);
+    }
+    return 0;
+}
+
 /* The first whole number in text ("mbs=1", "1 (inferred)"), 0 if none. */
 static int first_int(const char *text)
 {
@@ -758,7 +778,36 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     spec.cluster.catalog = cat;
     spec.model_given = &m;
     spec.framework = r->fw.name;
-    spec.cluster.n_gpus = v->gpus = lead_int(cell(c, i, "num_gpus"));
+    const char *gpus_text = cell(c, i, "num_gpus");
+    spec.cluster.n_gpus = v->gpus = lead_int(gpus_text);
+    if (int_before(gpus_text, "GPU") > 0) {
+        /* "8 nodes (64 GPUs)": the GPUs */
+        spec.cluster.n_gpus = v->gpus = int_before(gpus_text, "GPU");
+    } else if (int_before(gpus_text, "node") > 0) {
+        /* "48 nodes": that many of the row's (or the GPU's default) nodes */
+        cluster_t cl;
+        err_t ignore;
+        if (cluster_load_in(cat, cluster[0] ? cluster : g.default_cluster, &cl, &ignore) == 0 &&
+            cl.gpus_per_node > 0) {
+            long all = (long)int_before(gpus_text, "node") * cl.gpus_per_node;
+            if (all <= 1 << 24) {
+                spec.cluster.n_gpus = v->gpus = (int)all;
+                char what[160];
+                snprintf(what, sizeof what, "GPUs as %d nodes x %d GPUs per node (%s)",
+                         int_before(gpus_text, "node"), cl.gpus_per_node, cl.name);
+                add_assumed(v, what);
+            }
+        }
+    }
+    if (v->gpus > 0 && lead_int(cell(c, i, "dp")) > 0 &&
+        (long)tp * pp * cp * lead_int(cell(c, i, "dp")) != v->gpus) {
+        char what[200];
+        snprintf(what, sizeof what,
+                 "the dp column says %d, but %d GPUs over TP x PP x CP = %d give %d: the GPU "
+                 "count used",
+                 lead_int(cell(c, i, "dp")), v->gpus, tp * pp * cp, v->gpus / (tp * pp * cp));
+        add_assumed(v, what);
+    }
     if (!v->gpus && lead_int(cell(c, i, "dp")) > 0) {
         /* no GPU count: the product of the parallel degrees the row gives */
         long all = (long)tp * pp * cp * lead_int(cell(c, i, "dp"));

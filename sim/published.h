@@ -69,7 +69,10 @@
  *     writing: "1,538" on DP 12 with micro-batch 4) runs as the nearest
  *     multiple, said. Numbers read with thousands separators ("14,080") and a k/M/B
  *     suffix ("1.2k" tokens/s is 1,200), binary for sequence lengths and
- *     batches of tokens ("8K" is 8,192, "4M tokens" 4,194,304). Pipeline stages that do not divide
+ *     batches of tokens ("8K" is 8,192, "4M tokens" 4,194,304). A GPU
+ *     count given as nodes ("48 nodes") is that many of the row's nodes
+ *     ("8 nodes (64 GPUs)": the GPUs); a dp column that disagrees with the
+ *     GPU count is said, the GPU count used. Pipeline stages that do not divide
  *     the layers get an uneven first and last stage with the embedding and
  *     the loss counted as one layer each.
  *  5. Open choices: a row that gives no micro-batch is run with the
