@@ -258,6 +258,15 @@ static int model_from_catalog(const char *name, model_t *m, err_t *err)
     size_t len = strlen(buf);
     while (len && buf[len - 1] == ' ')
         buf[--len] = '\0';
+    /* a Hugging Face repository name: the organisation before the slash
+     * ("meta-llama/Llama-3.1-70B") and Meta's "Meta-" prefix of the Llama 3
+     * releases ("Meta-Llama-3.1-70B") name no different network */
+    char *name_start = buf;
+    if (strchr(name_start, '/'))
+        name_start = strrchr(name_start, '/') + 1;
+    if (strncasecmp(name_start, "Meta-", 5) == 0 && strncasecmp(name_start + 5, "Llama", 5) == 0)
+        name_start += 5;
+    memmove(buf, name_start, strlen(name_start) + 1);
     int rc = model_load(buf, m, err);
     /* a released variant trains the same network: "Llama-3.1-8B-Instruct",
      * "Qwen3-30B-A3B-Base" are their base models */

@@ -309,7 +309,7 @@ static void replay_fixture(const char *name, int count, int max_skipped, pub_row
 static void test_column_spellings(void)
 {
     pub_row_t *rows;
-    replay_fixture("validation/spellings.csv", 34, 0, &rows);
+    replay_fixture("validation/spellings.csv", 35, 0, &rows);
     /* S01 as published; pairs that must replay alike */
     static const int same[][2] = {{1, 0},  {3, 2},  {4, 2},   {5, 2},   {6, 0},  {7, 0},
                                   {9, 8},  {10, 8}, {11, 0},  {13, 0},  {14, 0}, {15, 0}};
@@ -367,6 +367,9 @@ static void test_column_spellings(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[32].assumed, "8 nodes x 8 GPUs per node"));
     CU_ASSERT_EQUAL(rows[33].gpus, 128);
     CU_ASSERT_PTR_NOT_NULL(strstr(rows[33].assumed, "the dp column says 2"));
+    /* a Hugging Face repository name, organisation and "Meta-" prefix and
+     * all, is the catalog model */
+    CHECK_REL(rows[34].predicted, rows[0].predicted, 1e-12);
     /* the node and the network the GPU text names */
     CU_ASSERT_STRING_EQUAL(rows[0].cluster, "dgx-h100");
     CU_ASSERT_STRING_EQUAL(rows[18].cluster, "aws-p5");
