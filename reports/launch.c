@@ -46,7 +46,9 @@ bool launch_accepts(launch_kind_t k, const char *fw)
     case LAUNCH_NEMO:
         return starts(fw, "nemo-") || starts(fw, "megatron-bridge");
     case LAUNCH_DEEPSPEED:
-        return starts(fw, "deepspeed");
+        /* Megatron-DeepSpeed launches with a ds_config.json and Megatron's
+         * arguments, what this writes */
+        return starts(fw, "deepspeed") || starts(fw, "megatron-deepspeed");
     case LAUNCH_TORCHTITAN:
         return starts(fw, "torchtitan");
     default:

@@ -773,6 +773,15 @@ static void test_plan_emit(void)
                                   : NULL);
     free(out);
     free(errout);
+    /* Megatron-DeepSpeed launches with a ds_config.json and Megatron's
+     * arguments: what --emit deepspeed writes */
+    out = NULL;
+    CU_ASSERT_EQUAL(run_cli("plan --model llama3-8b --gpu a100-80g --tokens 1T --gpus 64 "
+                            "--trials 50 --framework megatron-deepspeed --emit deepspeed",
+                            &out, NULL),
+                    0);
+    CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "train_micro_batch_size_per_gpu") : NULL);
+    free(out);
 }
 
 /* Every format's configuration, as plan --emit writes it to a file, reads
