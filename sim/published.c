@@ -424,6 +424,21 @@ static int row_vpp(const char *text, int pp, int stages_per_rank_interleaved)
     return 1;
 }
 
+/* Host offload the ZeRO/FSDP column (or the notes) names: DeepSpeed's
+ * offload_optimizer / --cpu-optimizer ("optimizer offloaded to CPU"), its
+ * offload_param, NVMe for either. */
+static void row_offload(const char *text, layout_t *l)
+{
+    if (!has(text, "offload") && !has(text, "cpu-optimizer") && !has(text, "CPU optimizer"))
+        return;
+    if (has(text, "param"))
+        l->offload |= LAYOUT_OFFLOAD_PARAMS | LAYOUT_OFFLOAD_OPTIMIZER;
+    else
+        l->offload |= LAYOUT_OFFLOAD_OPTIMIZER;
+    if (has(text, "NVMe"))
+        l->offload_nvme = true;
+}
+
 static void row_zero(const char *text, layout_t *l)
 {
     if (has(text, "ZeRO-"))
@@ -873,6 +888,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
         l->vpp = 1;
     }
     row_zero(zero_text, l);
+    row_offload(zero_text, l);
     row_recompute(cell(c, i, "act_recompute"), &r->fw, l);
     r->recompute_given = cell(c, i, "act_recompute")[0] != '\0';
     r->vpp_given = cell(c, i, "vpp_or_interleave")[0] != '\0';

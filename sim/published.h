@@ -53,7 +53,9 @@
  *     rule 5; "DualPipe" as DualPipeV where the
  *     preset runs it, else 1F1B, said; "GPipe"); ZeRO/FSDP from zero_or_fsdp
  *     (ZeRO-N, "ZeRO stage N", FSDP = stage 3, SHARD_GRAD_OP = stage 2,
- *     "distributed optimizer"); recompute from act_recompute (full, or any
+ *     "distributed optimizer"; "offload" there: the optimizer on the host,
+ *     with "param" the parameters too, "NVMe" on drives); recompute from
+ *     act_recompute (full, or any
  *     "yes", "AC", "activation checkpointing"; "N layers" with it is
  *     Megatron's block recompute of N layers; selective = attention core,
  *     or named modules ("RMSNorm and MLA up-projections recomputed", as
