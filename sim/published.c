@@ -1012,6 +1012,80 @@ static int open_choices(sim_ctx_t *ctx, row_setup_t *r, bool keep, sim_result_t 
  * model (hardware) TFLOP/s, the percentage of the GPU's dense bf16 peak
  * (the basis of the Megatron, PaLM and Llama 3 papers' MFU), or of its fp8
  * peak where the row says so ("FP8 peak"). False when it gives neither. */
+/* The number written just before text + at ("19.561 samples/s"): digits,
+ * a decimal point and thousands separators, NAN when none. */
+static double num_before(const char *text, const char *at)
+{
+    const char *q = at;
+    while (q > text && q[-1] == ' ')
+        q--;
+    const char *end = q;
+    while (q > text && (isdigit((unsigned char)q[-1]) || q[-1] == '.' || q[-1] == ','))
+        q--;
+    return q < end ? lead_num(q) : NAN;
+}
+
+/* The number after the first occurrence of key, past spaces and a colon
+ * ("samples per second: 19.561"), NAN when none. */
+static double num_after(const char *text, const char *key)
+{
+    const char *p = text;
+    size_t n = strlen(key);
+    for (; *p; p++)
+        if (strncasecmp(p, key, n) == 0)
+            break;
+    if (!*p)
+        return NAN;
+    p += n;
+    p += strspn(p, " :=");
+    return isdigit((unsigned char)*p) ? lead_num(p) : NAN;
+}
+
+/* The first of keys in text, NULL when none. */
+static const char *find_any(const char *text, const char *const *keys, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        for (const char *p = text; *p; p++)
+            if (strncasecmp(p, keys[k], strlen(keys[k])) == 0)
+                return p;
+    return NULL;
+}
+
+/* Rule 6's last resort: a throughput or step time written in other_result
+ * ("19.561 samples/s", "samples per second: 19.561", "85,459 tokens/s
+ * (all GPUs)", "104.7 s/iter"). Samples and tokens a second are the whole
+ * job's unless the text says "per GPU"; false when it gives none. */
+static bool other_result_metric(const char *text, double seq, int gpus, double *tps_gpu,
+                                double *step_s)
+{
+    *tps_gpu = *step_s = NAN;
+    bool per_gpu = has(text, "per GPU") || has(text, "/GPU");
+    static const char *const samples[] = {"samples/s", "samples/sec", "sequences/s", "seqs/s",
+                                          "samples per second", "sequences per second"};
+    static const char *const tokens[] = {"tokens/s", "tokens/sec", "tok/s", "tokens per second"};
+    static const char *const steps[] = {"s/iter", "s/step", "sec/iter", "s per iteration",
+                                        "seconds per iteration", "s per step",
+                                        "seconds per step"};
+    const char *at;
+    double v;
+    if ((at = find_any(text, samples, sizeof samples / sizeof samples[0]))) {
+        v = num_before(text, at);
+        if (!(isfinite(v) && v > 0))
+            v = num_after(at, strchr(at, ':') ? ":" : " ");
+        if (isfinite(v) && v > 0 && seq > 0 && gpus > 0)
+            *tps_gpu = v * seq / (per_gpu ? 1 : gpus);
+    } else if ((at = find_any(text, tokens, sizeof tokens / sizeof tokens[0]))) {
+        v = num_before(text, at);
+        if (isfinite(v) && v > 0 && gpus > 0)
+            *tps_gpu = per_gpu ? v : v / gpus;
+    } else if ((at = find_any(text, steps, sizeof steps / sizeof steps[0]))) {
+        v = num_before(text, at);
+        if (isfinite(v) && v > 0)
+            *step_s = v;
+    }
+    return isfinite(*tps_gpu) || isfinite(*step_s);
+}
+
 static bool mfu_as_tflops(const csv_t *c, int i, const gpu_t *g, const sim_result_t *res,
                           pub_row_t *v)
 {
@@ -1115,9 +1189,26 @@ static int run_row(catalog_t *cat, const csv_t *c, int i, const pub_options_t *o
         v->published = tflops;
         v->predicted = hw ? res.hardware_tflops_per_gpu : res.model_tflops_per_gpu;
         v->published_tps_gpu = v->predicted_tps_gpu * tflops / v->predicted;
-    } else if (!mfu_as_tflops(c, i, &r.s.cluster.gpu, &res, v)) {
-        skip(v, "the row gives no tokens/s, step time, TFLOP/s, MFU or HFU");
-        goto out;
+    } else if (mfu_as_tflops(c, i, &r.s.cluster.gpu, &res, v)) {
+        /* compared as TFLOP/s */
+    } else {
+        double o_tps, o_step;
+        if (!other_result_metric(cell(c, i, "other_result"), l->seq_len, l->n_gpus, &o_tps,
+                                 &o_step)) {
+            skip(v, "the row gives no tokens/s, step time, TFLOP/s, MFU or HFU");
+            goto out;
+        }
+        add_assumed(v, "the result read from other_result");
+        if (isfinite(o_tps)) {
+            v->metric = PUB_TOKENS_PER_S;
+            v->published = v->published_tps_gpu = o_tps;
+            v->predicted = v->predicted_tps_gpu;
+        } else {
+            v->metric = PUB_STEP_TIME;
+            v->published = o_step;
+            v->predicted = res.step_time_s;
+            v->published_tps_gpu = tokens_step / o_step / l->n_gpus;
+        }
     }
     v->error = v->metric == PUB_STEP_TIME ? v->published / v->predicted - 1
                                           : v->predicted / v->published - 1;
@@ -1130,7 +1221,7 @@ out:
  * left out and reads as empty. */
 static const char *const REQUIRED[] = {"row_id", "model", "gpu_type", "framework"};
 static const char *const METRICS[] = {"tokens_per_sec_per_gpu", "sec_per_iter", "tflops_per_gpu",
-                                      "mfu_pct", "hfu_pct"};
+                                      "mfu_pct", "hfu_pct", "other_result"};
 
 int pub_replay(const char *csv_path, const pub_options_t *opt, pub_row_t **rows, int *n,
                err_t *err)
@@ -1154,7 +1245,7 @@ int pub_replay(const char *csv_path, const pub_options_t *opt, pub_row_t **rows,
         csv_free(c);
         return err_setf(err, ERR_INPUT, csv_path, NULL,
                         "no result column: give tokens_per_sec_per_gpu, sec_per_iter, "
-                        "tflops_per_gpu, mfu_pct or hfu_pct (the schema of "
+                        "tflops_per_gpu, mfu_pct, hfu_pct or other_result (the schema of "
                         "shared/validation/throughput.csv)");
     }
     int count = csv_rows(c);

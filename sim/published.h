@@ -85,7 +85,9 @@
  *     iteration, else TFLOP/s per GPU on the row's own basis (hardware
  *     FLOPs with recompute, or model FLOPs), else MFU (HFU) as that share
  *     of the GPU's dense bf16 peak (fp8 peak where the row says "FP8
- *     peak"). error = predicted throughput /
+ *     peak"), else a throughput or step time written in other_result
+ *     ("19.561 samples/s", "85,459 tokens/s (all GPUs)", "104.7 s/iter";
+ *     the whole job's unless it says per GPU). error = predicted throughput /
  *     published - 1 (for a step time, published / predicted - 1).
  *
  * Rows the rules cannot replay (an unknown GPU or model, a layout the

@@ -309,7 +309,7 @@ static void replay_fixture(const char *name, int count, int max_skipped, pub_row
 static void test_column_spellings(void)
 {
     pub_row_t *rows;
-    replay_fixture("validation/spellings.csv", 35, 0, &rows);
+    replay_fixture("validation/spellings.csv", 38, 0, &rows);
     /* S01 as published; pairs that must replay alike */
     static const int same[][2] = {{1, 0},  {3, 2},  {4, 2},   {5, 2},   {6, 0},  {7, 0},
                                   {9, 8},  {10, 8}, {11, 0},  {13, 0},  {14, 0}, {15, 0}};
@@ -370,6 +370,15 @@ static void test_column_spellings(void)
     /* a Hugging Face repository name, organisation and "Meta-" prefix and
      * all, is the catalog model */
     CHECK_REL(rows[34].predicted, rows[0].predicted, 1e-12);
+    /* a result written only in other_result: samples a second and tokens a
+     * second of the whole job, seconds an iteration */
+    for (int k = 35; k <= 36; k++) {
+        CU_ASSERT_EQUAL(rows[k].metric, PUB_TOKENS_PER_S);
+        CHECK_REL(rows[k].published, rows[0].published, 1e-3);
+        CU_ASSERT_PTR_NOT_NULL(strstr(rows[k].assumed, "read from other_result"));
+    }
+    CU_ASSERT_EQUAL(rows[37].metric, PUB_STEP_TIME);
+    CHECK_REL(rows[37].published, 10.23, 1e-12);
     /* the node and the network the GPU text names */
     CU_ASSERT_STRING_EQUAL(rows[0].cluster, "dgx-h100");
     CU_ASSERT_STRING_EQUAL(rows[18].cluster, "aws-p5");
