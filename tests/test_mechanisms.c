@@ -1163,6 +1163,12 @@ static void test_deepspeed_pipeline_engine(void)
         sim_ctx_destroy(ctx);
         scenario_free(&s);
     }
+    /* the deepspeed preset runs the same engine */
+    fw_preset_t ds;
+    err_t fe;
+    CU_ASSERT_EQUAL_FATAL(fw_load("deepspeed", &ds, &fe), 0);
+    CU_ASSERT_TRUE(ds.opt.p2p_whole_tensor && ds.opt.grad_reduce_after_pipeline);
+    CU_ASSERT_EQUAL(ds.opt.overlap_p2p, 0);
     CHECK_REL(p2p_bytes[0], act, 1e-12);     /* the whole micro-batch activation */
     CHECK_REL(p2p_bytes[1], act / 4, 1e-12); /* Megatron's scatter/gather share */
     CU_ASSERT_TRUE(step[1] < step[0]);
