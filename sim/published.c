@@ -155,6 +155,10 @@ static int int_before(const char *text, const char *word)
         const char *end = q;
         while (q > text && (isdigit((unsigned char)q[-1]) || q[-1] == ','))
             q--;
+        /* part of a longer token ("-8", "1e9", "x8") is no count */
+        if (q > text && (isalpha((unsigned char)q[-1]) || q[-1] == '-' || q[-1] == '+' ||
+                         q[-1] == '.'))
+            continue;
         if (q < end && isdigit((unsigned char)*q))
             return lead_int(q);
     }
@@ -1022,7 +1026,10 @@ static double num_before(const char *text, const char *at)
     const char *end = q;
     while (q > text && (isdigit((unsigned char)q[-1]) || q[-1] == '.' || q[-1] == ','))
         q--;
-    return q < end ? lead_num(q) : NAN;
+    /* part of a longer token ("1e400", "-3", "x86") is no count */
+    if (q == end || (q > text && (isalpha((unsigned char)q[-1]) || q[-1] == '-' || q[-1] == '+')))
+        return NAN;
+    return lead_num(q);
 }
 
 /* The number after the first occurrence of key, past spaces and a colon
