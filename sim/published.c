@@ -374,6 +374,20 @@ static const char *row_fabric(const char *text)
     for (size_t k = 0; k < sizeof ib / sizeof ib[0]; k++)
         if (has_word(text, ib[k][0]))
             return ib[k][1];
+    /* InfiniBand by its speed ("200 Gb/s InfiniBand", "IB 400Gbps"): the
+     * generation that runs it per port */
+    if (has(text, "InfiniBand") || has_word(text, "IB")) {
+        static const struct {
+            const char *speed, *fabric;
+        } by_speed[] = {{"800", "ib-xdr"}, {"400", "ib-ndr"}, {"200", "ib-hdr"}, {"100", "ib-edr"}};
+        for (size_t k = 0; k < sizeof by_speed / sizeof by_speed[0]; k++) {
+            const char *p = strstr(text, by_speed[k].speed);
+            if (p && (p == text || !isdigit((unsigned char)p[-1])) &&
+                !isdigit((unsigned char)p[strlen(by_speed[k].speed)]) &&
+                (has(p, "Gb") || has(p, "G ")))
+                return by_speed[k].fabric;
+        }
+    }
     return NULL;
 }
 

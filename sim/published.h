@@ -61,6 +61,7 @@
  *     or named modules ("RMSNorm and MLA up-projections recomputed", as
  *     Megatron's --recompute-modules); blockwise fp8 also from DeepSeek-V3's
  *     "1x128 tiles, 128x128 blocks"; NICs per node from "N x <fabric>";
+ *     InfiniBand's generation from its speed ("200 Gb/s InfiniBand": HDR);
  *     op-level = torchtitan's selective policy; "no", "none", "off" = none;
  *     blank = the preset's default); precision from its column (fp16,
  *     bf16, fp32/tf32, fp8 and its scaling recipe, NVFP4 or a bare FP4); the batch from
