@@ -17,6 +17,8 @@ void memory_opts_default(memory_opts_t *o)
     o->logit_bytes = 6;
     /* ZeRO-3 reshards each stage per micro-batch */
     o->pp_gathered_grad_bytes = 0;
+    /* two blocks gathered whole (FSDP's unit and its prefetch) */
+    o->zero3_max_live_params = 0;
 }
 
 /* One tensor kept for backward, per layer and micro-batch, before any
@@ -434,8 +436,12 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
     }
     if (l->zero >= 3 && !kept) {
         /* FSDP gathers a block's full (TP-split) weights before use and
-         * prefetches the next: two blocks unsharded at a time. */
-        buffers += 2 * w_bytes * block_params_per_gpu(m, l);
+         * prefetches the next: two blocks unsharded at a time; DeepSpeed
+         * releases gathered parameters beyond its live limit */
+        double live = 2 * block_params_per_gpu(m, l);
+        if (opts->zero3_max_live_params > 0 && live > opts->zero3_max_live_params)
+            live = opts->zero3_max_live_params;
+        buffers += w_bytes * live;
     }
     double allocated = weights + grads + optim + act;
     buffers += opts->fragmentation * allocated;

@@ -33,6 +33,9 @@ typedef struct {
     double logit_bytes;    /* bytes per logit element alive at the loss's peak
                               on the last stage: how the framework computes
                               cross entropy (sim_options_t ce_peak_bytes) */
+    double zero3_max_live_params; /* ZeRO-3's gathered working set at most this
+                              many parameters (DeepSpeed's
+                              stage3_max_live_parameters); 0 = two blocks */
     double pp_gathered_grad_bytes; /* ZeRO-2/3 with pipeline stages that keeps
                               each stage gathered for the whole step (FSDP2
                               under torchtitan's pipelining, which turns

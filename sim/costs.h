@@ -62,6 +62,9 @@ typedef struct {
     double path_gbs;            /* the implementation's own throughput limit per
                                    GPU for gathers and reductions, GB/s of bus
                                    traffic; 0 = what NCCL reaches */
+    double max_live_params;     /* parameters gathered at once at most (DeepSpeed's
+                                   stage3_max_live_parameters); 0 = two blocks
+                                   whole (the current and the prefetched) */
 } zero3_opts_t;
 
 /* How a mixture-of-experts block moves tokens to its experts. */

@@ -192,7 +192,9 @@ static int read_zero3(const cJSON *o, const json_ctx_t *ctx, zero3_opts_t *z, er
         (rc = json_get_bool(o, "reshard_with_pp", ctx, JSON_REQUIRED, &z->reshard_with_pp, err)) ||
         (rc = json_get_bool(o, "prefetch_backward", ctx, JSON_OPTIONAL, &z->prefetch_backward,
                             err)) ||
-        (rc = json_get_double(o, "path_gbs", ctx, JSON_REQUIRED, 0, 1e6, &z->path_gbs, err)))
+        (rc = json_get_double(o, "path_gbs", ctx, JSON_REQUIRED, 0, 1e6, &z->path_gbs, err)) ||
+        (rc = json_get_double(o, "max_live_params", ctx, JSON_OPTIONAL, 0, 1e15,
+                              &z->max_live_params, err)))
         return rc;
     return ERR_OK;
 }

@@ -131,6 +131,7 @@ void sim_memory_opts(const profile_t *p, const sim_options_t *opt, memory_opts_t
      * false) and accumulates the unsharded gradients in the reduce dtype */
     if (!opt->zero3.reshard_with_pp)
         o->pp_gathered_grad_bytes = opt->reduce_bytes > 0 ? opt->reduce_bytes : 4;
+    o->zero3_max_live_params = opt->zero3.max_live_params;
 }
 
 /* ------------------------------------------------------------ building */

@@ -810,6 +810,35 @@ static void test_pp_gathered_stage(void)
     CU_ASSERT_TRUE(params > 6e9 && params < 7e9);
 }
 
+/* DeepSpeed's ZeRO-3 releases gathered parameters beyond
+ * stage3_max_live_parameters (1e9 by default): the 1T model of SC21 (a
+ * block of 7.9B parameters) on 1,024 A100s holds 1e9 gathered parameters,
+ * where FSDP's two whole blocks would be 15.7B. */
+static void test_zero3_live_parameters(void)
+{
+    double buffers[2];
+    const char *fw[2] = {"deepspeed", "fsdp"};
+    for (int k = 0; k < 2; k++) {
+        priced_t p;
+        CU_ASSERT_EQUAL_FATAL(begin(&p, "sc21-gpt-1t", "a100-80g", 1024, fw[k]), 0);
+        layout_t *l = &p.s.layout;
+        set_batch(l, 1, 8, 8192, 1024);
+        l->zero = 3;
+        l->recompute = RECOMPUTE_FULL;
+        l->precision = PRECISION_BF16;
+        CU_ASSERT_EQUAL_FATAL(price(&p), 0);
+        memory_opts_t mo;
+        sim_memory_opts(&p.s.profile, &p.s.opt, &mo);
+        mo.fragmentation = 0; /* compare the gathered working set alone */
+        model_memory_t mm;
+        model_memory_stage(&p.s.model, l, 0, &mo, &mm);
+        buffers[k] = mm.buffers_bytes - mo.reserved_bytes;
+        scenario_free(&p.s);
+    }
+    CHECK_REL(buffers[0], 2 * 1e9, 1e-9);   /* bf16, capped */
+    CU_ASSERT_TRUE(buffers[1] > 2 * 2 * 7e9); /* two 7.9B-parameter blocks */
+}
+
 /* ---------------------------------------------- framework capabilities */
 
 /* A preset refuses what its framework cannot run, naming the flag and what
@@ -1181,4 +1210,5 @@ TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TE
            TEST(test_fp8_tp_gather), TEST(test_async_tp_reduce_pass),
            TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_exchange),
            TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts),
-           TEST(test_ddp_all_reduce), TEST(test_deepspeed_pipeline_engine));
+           TEST(test_ddp_all_reduce), TEST(test_deepspeed_pipeline_engine),
+           TEST(test_zero3_live_parameters));
