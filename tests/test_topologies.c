@@ -90,6 +90,7 @@ static void test_gpu_spellings(void)
                  {"NVIDIA H800", "h800"},
                  {"A800-SXM4-80GB", "a800"},
                  {"AMD Instinct MI250X", "mi250x"},
+                 {"AMD Instinct MI250", "mi250"},
                  {"V100-SXM2-16GB", "v100-16g"},
                  {"Tesla V100-SXM2-32GB", "v100"}};
     err_t e;
