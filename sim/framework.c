@@ -502,6 +502,14 @@ static int release_in(const char *text, const char *family)
             yy >= 19 && yy <= 60 && mm >= 1 && mm <= 12)
             return (2000 + yy) * 12 + mm - 1;
     }
+    /* an arXiv identifier dates its paper ("arXiv:2402.15627": February
+     * 2024, the first version's month) */
+    for (const char *p = text; *p; p++) {
+        int yy, mm, n = 0;
+        if (strncasecmp(p, "arXiv:", 6) == 0 && sscanf(p + 6, "%2d%2d.%*5d%n", &yy, &mm, &n) == 2 &&
+            n >= 9 && yy >= 7 && yy <= 60 && mm >= 1 && mm <= 12)
+            return (2000 + yy) * 12 + mm - 1;
+    }
     for (const char *p = text; *p; p++) {
         if (p != text && isalpha((unsigned char)p[-1]))
             continue;

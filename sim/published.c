@@ -638,6 +638,8 @@ typedef struct {
     bool open_choices; /* micro-batch (and recompute) left to the fastest */
     bool recompute_given, vpp_given; /* the row's own choices, kept open or not */
     bool mb_open;        /* no micro-batch given */
+    bool sp_open;        /* TP without a word on sequence parallelism, under a
+                            preset that runs it but not by default */
     bool vpp_count_open; /* "interleaved" without a count under a Megatron-LM
                             preset, which has no default count */
 } row_setup_t;
@@ -882,6 +884,10 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     bool sp_named = (has_word(cpsp, "SP") || has(cpsp, "sequence parallel")) &&
                     !has(cpsp, "no SP") && !has(cpsp, "SP=False") && !has(cpsp, "SP: no");
     l->sequence_parallel = sp_named || (r->fw.sp_with_tp && tp > 1);
+    /* Megatron-LM takes --sequence-parallel as an argument (off by
+     * default): a row with TP that does not say leaves it open */
+    r->sp_open = tp > 1 && !l->sequence_parallel && r->fw.caps.sp && !has(cpsp, "SP") &&
+                 !has(cpsp, "sequence parallel");
     const char *vpp_text = cell(c, i, "vpp_or_interleave");
     l->vpp = row_vpp(vpp_text, pp, 2);
     if (l->vpp > 1)
@@ -989,6 +995,7 @@ static int open_choices(sim_ctx_t *ctx, row_setup_t *r, bool keep, sim_result_t 
     size_t n_mbs = r->mb_open ? sizeof open_mbs / sizeof open_mbs[0] : 1;
     int per_stage = m->n_layers / (base.pp > 0 ? base.pp : 1);
     bool fixed_rc = keep && r->recompute_given, fixed_vpp = keep && r->vpp_given;
+    for (int sp = 0; sp <= (r->sp_open ? 1 : 0); sp++)
     for (size_t a = 0; a < n_mbs; a++)
         for (int rcmp = RECOMPUTE_NONE; rcmp <= RECOMPUTE_FULL; rcmp++)
             for (int vpp = r->vpp_count_open ? 2 : 1; vpp <= per_stage; vpp++) {
@@ -997,6 +1004,8 @@ static int open_choices(sim_ctx_t *ctx, row_setup_t *r, bool keep, sim_result_t 
                 if ((fixed_rc && rcmp != (int)base.recompute) || (fixed_vpp && vpp != base.vpp))
                     continue;
                 layout_t t = base;
+                if (sp)
+                    t.sequence_parallel = true;
                 t.micro_batch = mbs[a];
                 t.recompute = (recompute_t)rcmp;
                 t.vpp = vpp;

@@ -33,7 +33,9 @@
  *     25.07", "Megatron-Bridge / NeMo 26.02", torchtitan dated by its
  *     source title) runs the family's latest preset released no later
  *     (the oldest for a version before them all, the latest when no
- *     version is named: "Megatron-LM" alone is today's Megatron-Core), and
+ *     version is named: "Megatron-LM" alone is today's Megatron-Core; a
+ *     source title's arXiv identifier dates it, "arXiv:2402.15627" February
+ *     2024), and
  *     the row's assumptions say which. A framework no preset family names
  *     (a launcher or trainer: the Hugging Face Trainer, Accelerate; an
  *     in-house framework) runs the engine its zero_or_fsdp column names:
@@ -80,8 +82,10 @@
  *     the loss counted as one layer each.
  *  5. Open choices: a row that gives no micro-batch is run with the
  *     fastest micro-batch, and the recompute and interleaving it leaves
- *     blank, that fit, as a tuned run would (what it gives stays, unless
- *     nothing fits with it); the row says so.
+ *     blank (and sequence parallelism, with TP under a preset that takes
+ *     it as an argument, when the row does not say), that fit, as a tuned
+ *     run would (what it gives stays, unless nothing fits with it); the
+ *     row says so.
  *  6. Metric: tokens/s per GPU where the row has it, else seconds per
  *     iteration, else TFLOP/s per GPU on the row's own basis (hardware
  *     FLOPs with recompute, or model FLOPs), else MFU (HFU) as that share

@@ -215,7 +215,7 @@ static void test_versions_and_moe_columns(void)
     if (rc)
         fprintf(stderr, "versions: %s\n", e.msg);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
-    CU_ASSERT_EQUAL_FATAL(n, 23);
+    CU_ASSERT_EQUAL_FATAL(n, 24);
     static const struct {
         const char *group, *said;
     } want[] = {
@@ -242,6 +242,7 @@ static void test_versions_and_moe_columns(void)
         {"megatron-core", "replayed with 192, the nearest multiple"},
         {"megatron-core", "ZeRO in fp8 or fp4, which DeepSpeed does not train"},
         {"torchtitan-2025-12", "DualPipe as DualPipeV"},
+        {"megatron-2022", "the latest Megatron-LM preset released no later"},
     };
     for (int i = 0; i < n; i++) {
         CU_ASSERT_FALSE(rows[i].skipped);
@@ -577,6 +578,31 @@ static void test_meta_runs(void)
     free(rows);
 }
 
+/* tests/fixtures/validation/megascale/runs.csv: Megatron-LM's 175B runs on
+ * 256-12,288 A100s, the MegaScale paper's baseline (SOURCES.md): the
+ * source's arXiv identifier dates the framework (Megatron-LM of 2022), the
+ * open choices include sequence parallelism; median within 10%, every row
+ * within 20%, and the per-GPU throughput falls with the GPU count at each
+ * batch as published. */
+static void test_megascale_runs(void)
+{
+    pub_row_t *rows;
+    const int n = 8;
+    double med, p90;
+    int k;
+    replay_summary("validation/megascale/runs.csv", n, 0, NULL, &rows, &med, &p90, &k);
+    printf("\n  megascale: median %.1f%%, p90 %.1f%% over %d rows\n", 100 * med, 100 * p90, k);
+    for (int i = 0; i < n; i++) {
+        CU_ASSERT_STRING_EQUAL(rows[i].group, "megatron-2022");
+        CU_ASSERT_TRUE(rows[i].sim_layout.sequence_parallel);
+        CU_ASSERT_TRUE(fabs(rows[i].error) <= 0.20);
+        if (i % 4)
+            CU_ASSERT_TRUE(rows[i].predicted_tps_gpu < rows[i - 1].predicted_tps_gpu);
+    }
+    CU_ASSERT_TRUE(med <= 0.10);
+    free(rows);
+}
+
 /* Signed median error of the replayed rows on one GPU with or without full
  * activation recompute. */
 static double signed_median(const pub_row_t *rows, int n, const char *gpu, bool full)
@@ -675,5 +701,5 @@ TEST_SUITE(suite_validation, "validation", TEST(test_published_runs), TEST(test_
            TEST(test_column_spellings), TEST(test_model_blocks),
            TEST(test_framework_pipeline_split),
            TEST(test_bad_csv), TEST(test_versions_and_moe_columns),
-           TEST(test_more_runs), TEST(test_dgxc_runs), TEST(test_mds_runs), TEST(test_meta_runs), TEST(test_mpt_runs),
+           TEST(test_more_runs), TEST(test_dgxc_runs), TEST(test_mds_runs), TEST(test_meta_runs), TEST(test_megascale_runs), TEST(test_mpt_runs),
            TEST(test_fit_sustained));
