@@ -97,7 +97,7 @@ static const cli_opt_t layout_opts[] = {
      CLI_WORD},
     {"--attention", NULL, "flash|eager", "fused attention or materialized scores (default flash)",
      CLI_WORD},
-    {"--grad-dtype", NULL, "bf16|fp32", "gradient precision (Megatron keeps fp32 main grads)",
+    {"--grad-dtype", NULL, "bf16|fp32", "gradient precision (default: the framework's for the run's precision; Megatron keeps fp32 for bf16, fp16 for fp16)",
      CLI_WORD},
     {"--first-stage-layers", "--decoder-first-pipeline-num-layers", "N",
      "layers on the first pipeline stage (uneven split; 0: only the embedding)",
@@ -1035,6 +1035,10 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     if ((rc = cli_layout_flags(a, &s->model, &s->layout, &s->opt, &s->notes, err)) ||
         (rc = cli_sim_switches(a, &s->opt, err)))
         goto out;
+    /* a launch file or --grad-dtype says the gradients' size; otherwise the
+     * framework's, for the precision the run ends with */
+    s->grad_bytes_fixed = in.have_tt || in.have_mg || (base && base->layout) ||
+                          cli_get(a, "--grad-dtype") != NULL;
     /* no batch from flags or inputs: the plan's default, said */
     if (!in.have_tt && !in.have_mg && !cli_get(a, "--deepspeed") && !ov &&
         !(base && base->layout))

@@ -59,7 +59,10 @@ static int section_frameworks(cJSON *json, const cli_args_t *a, err_t *err)
                            p.opt.overlap_grad_reduce ? "yes" : "no",
                            p.opt.tp_comm_overlap ? "yes" : "no",
                            p.flash_attention ? "fused" : "materialized",
-                           p.grad_bytes == 4 ? "fp32" : "bf16", opt,
+                           p.fp16_grad_bytes != p.grad_bytes
+                               ? (p.grad_bytes == 4 ? "fp32 (fp16 runs: fp16)" : "bf16 (fp16 runs: fp32)")
+                               : (p.grad_bytes == 4 ? "fp32" : "bf16"),
+                           opt,
                            layout_recompute_name(p.recompute), runs);
         } else {
             cJSON *o = cJSON_CreateObject();
@@ -70,6 +73,7 @@ static int section_frameworks(cJSON *json, const cli_args_t *a, err_t *err)
                 !cJSON_AddBoolToObject(o, "tp_comm_overlap", p.opt.tp_comm_overlap) ||
                 !cJSON_AddBoolToObject(o, "flash_attention", p.flash_attention) ||
                 !json_add_number(o, "grad_bytes", p.grad_bytes) ||
+                !json_add_number(o, "fp16_grad_bytes", p.fp16_grad_bytes) ||
                 !cJSON_AddBoolToObject(o, "distributed_optimizer", p.distributed_optimizer) ||
                 !json_add_number(o, "zero_min", p.zero_min) ||
                 !cJSON_AddStringToObject(o, "recompute", layout_recompute_name(p.recompute)) ||

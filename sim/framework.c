@@ -206,6 +206,8 @@ static int read_layout(const cJSON *o, const json_ctx_t *ctx, fw_preset_t *p, er
     if ((rc = json_expect_object(o, ctx, err)) ||
         (rc = json_get_bool(o, "flash_attention", ctx, JSON_REQUIRED, &p->flash_attention, err)) ||
         (rc = json_get_int(o, "grad_bytes", ctx, JSON_REQUIRED, 2, 4, &p->grad_bytes, err)) ||
+        (rc = json_get_int(o, "fp16_grad_bytes", ctx, JSON_OPTIONAL, 2, 4, &p->fp16_grad_bytes,
+                           err)) ||
         (rc = json_get_bool(o, "distributed_optimizer", ctx, JSON_REQUIRED,
                             &p->distributed_optimizer, err)) ||
         (rc = json_get_bool(o, "sequence_parallel_with_tp", ctx, JSON_REQUIRED, &p->sp_with_tp,
@@ -247,6 +249,11 @@ static int read_layout(const cJSON *o, const json_ctx_t *ctx, fw_preset_t *p, er
     if (p->grad_bytes != 2 && p->grad_bytes != 4)
         return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "grad_bytes: 2 or 4 (got %d)",
                         p->grad_bytes);
+    if (p->fp16_grad_bytes == 0)
+        p->fp16_grad_bytes = p->grad_bytes; /* not given: as any other run */
+    else if (p->fp16_grad_bytes != 2 && p->fp16_grad_bytes != 4)
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "fp16_grad_bytes: 2 or 4 (got %d)",
+                        p->fp16_grad_bytes);
     if (layout_parse_recompute(rc_name, &p->recompute, err))
         return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "recompute: unknown '%s'", rc_name);
     return ERR_OK;
@@ -659,11 +666,18 @@ void fw_apply(const fw_preset_t *p, sim_options_t *o, layout_t *l)
 {
     *o = p->opt;
     l->flash_attention = p->flash_attention;
-    l->grad_bytes = p->grad_bytes;
+    l->grad_bytes = fw_grad_bytes(p, l->precision);
     l->distributed_optimizer = p->distributed_optimizer;
     if (l->zero < p->zero_min)
         l->zero = p->zero_min;
     l->recompute = p->recompute;
+}
+
+int fw_grad_bytes(const fw_preset_t *p, precision_t precision)
+{
+    if (precision == PRECISION_FP32)
+        return 4;
+    return precision == PRECISION_FP16 ? p->fp16_grad_bytes : p->grad_bytes;
 }
 
 void fw_apply_gpu(const fw_preset_t *p, const char *gpu, sim_options_t *o)

@@ -75,7 +75,9 @@ typedef struct {
     sim_options_t opt;    /* the simulator options it runs with */
     /* layout defaults it imposes (before the user's flags) */
     bool flash_attention;
-    int grad_bytes;            /* main-gradient element size */
+    int grad_bytes;            /* main-gradient element size (bf16, fp8 and
+                                  fp4 training; fp32 training keeps 4) */
+    int fp16_grad_bytes;       /* the same when the run trains in fp16 */
     bool distributed_optimizer; /* Megatron distributed optimizer by default */
     bool sp_with_tp;           /* sequence parallel whenever TP > 1 */
     int zero_min;              /* smallest ZeRO stage it runs (3: FSDP-only) */
@@ -124,6 +126,12 @@ int fw_match_in(catalog_t *cat, const char *framework_text, const char *source_t
 /* Apply the preset's defaults: options into *o (replaced), layout defaults
  * into *l (fields the preset sets; the rest untouched). */
 void fw_apply(const fw_preset_t *p, sim_options_t *o, layout_t *l);
+
+/* Bytes of each main-gradient element the framework keeps and reduces when
+ * training in precision: fp32 training, 4; fp16, the preset's
+ * fp16_grad_bytes (Megatron accumulates fp16 runs' gradients in fp16 unless
+ * told otherwise, bf16 runs' in fp32); else its grad_bytes. */
+int fw_grad_bytes(const fw_preset_t *p, precision_t precision);
 
 /* The preset's MoE settings for runs on gpu (a catalog GPU name; NULL or
  * one the preset does not list: options.moe as it is), after fw_apply. */

@@ -77,6 +77,9 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
         return err_set(err, ERR_RUNTIME, "out of memory listing the inputs' notes");
     if (s->fw.sp_with_tp && s->layout.tp > 1)
         s->layout.sequence_parallel = true;
+    /* the framework's gradients for the precision the run ended with */
+    if (!s->grad_bytes_fixed)
+        s->layout.grad_bytes = fw_grad_bytes(&s->fw, s->layout.precision);
     /* a plain "fp8" is whatever fp8 recipe the framework runs by that name */
     if (s->layout.precision == PRECISION_FP8)
         s->layout.precision = s->fw.fp8_recipe;

@@ -54,6 +54,9 @@ typedef struct {
                           assumed (the model's config, DeepSpeed, Megatron,
                           torchtitan); printed and put in --json */
     catalog_t *catalog; /* the spec's parsed catalog (borrowed), or NULL */
+    bool grad_bytes_fixed; /* the layout's gradient size comes from the user's
+                              inputs (--grad-dtype, a launch file), not from
+                              the framework for the final precision */
 } scenario_t;
 
 /* Start s from spec: the model, the cluster (ERR_INPUT naming --gpus when
