@@ -411,26 +411,45 @@ static void build_compute(builder_t *b, build_scratch_t *x)
     const sim_input_t *in = b->in;
     const layout_t *l = in->layout;
     int *last_bwd = ctx->last_bwd;
+    bool overlap = grads_overlap(in);
     for (int s = 0; s < b->p; s++) {
         const pp_op_t *ops = ctx->ops + (long)s * ctx->ops_stride;
         int n = ctx->n_ops[s];
-        /* the entry of each chunk whose gradients complete its buckets */
+        /* the entry of each chunk whose gradients complete its buckets, and
+         * the stage's last such entry */
+        int last_grads = -1;
+        for (int c = 0; c < b->v; c++)
+            last_bwd[c] = -1;
         for (int i = 0; i < n; i++)
-            if (op_grads_chunk(&ops[i]) >= 0)
+            if (op_grads_chunk(&ops[i]) >= 0) {
                 last_bwd[op_grads_chunk(&ops[i])] = i;
+                last_grads = i;
+            }
         for (int i = 0; i < n; i++) {
             const pp_op_t *op = &ops[i];
             int gc = op_grads_chunk(op);
             bool buckets_here = gc >= 0 && last_bwd[gc] == i;
             bool plain = op->kind == PP_OP_PASS;
-            bool per_layer =
-                plain && (in->opt.layer_events || (buckets_here && grads_overlap(in)));
+            bool per_layer = plain && (in->opt.layer_events || (buckets_here && overlap));
             int t = emit_op(b, s, op, per_layer, buckets_here && plain ? x->layer_ids : NULL);
             int vs = gc >= 0 ? layout_vstage(l, s, gc) : -1;
-            if (buckets_here && (l->zero < 2 || zero2_synced_once(in)))
-                emit_buckets(b, s, vs, per_layer ? x->layer_ids : NULL, chunk_layers(b, vs), t,
-                             x->dp_tasks, &x->n_dp);
-            else if (gc >= 0 && l->zero == 2 && !zero2_synced_once(in)) {
+            if (buckets_here && (l->zero < 2 || zero2_synced_once(in))) {
+                if (overlap)
+                    emit_buckets(b, s, vs, per_layer ? x->layer_ids : NULL, chunk_layers(b, vs),
+                                 t, x->dp_tasks, &x->n_dp);
+                else if (i == last_grads)
+                    /* Without overlap the reduction waits for the whole
+                     * schedule (Megatron-LM before Megatron-Core's DDP
+                     * reduced the grad buffer after forward_backward_func
+                     * returned): every chunk's buckets, one chunk after
+                     * another, once the stage's last backward is done. */
+                    for (int c = 0; c < b->v; c++) {
+                        int cs = last_bwd[c] >= 0 ? layout_vstage(l, s, c) : -1;
+                        if (cs >= 0)
+                            emit_buckets(b, s, cs, NULL, chunk_layers(b, cs), t, x->dp_tasks,
+                                         &x->n_dp);
+                    }
+            } else if (gc >= 0 && l->zero == 2 && !zero2_synced_once(in)) {
                 /* ZeRO-2 reduce-scatters gradients after every micro-batch
                  * (ZeRO-3's reductions are priced per layer in sim/costs). */
                 double head, embed;

@@ -1152,6 +1152,67 @@ static void test_ddp_all_reduce(void)
 }
 
 
+/* Megatron-LM before Megatron-Core's DDP (the 2021 and 2022 presets: no
+ * gradient overlap) all-reduces the gradient buffer once the whole
+ * interleaved schedule is done: on every stage each reduction starts after
+ * the stage's last backward, not after the last backward of its own chunk
+ * (which leaves all but one chunk's reduction hidden behind the others'
+ * backwards). GPT-3 175B on 1,024 A100s with TP 8, PP 8 and six chunks a
+ * rank, as MegaScale's Megatron-LM baseline ran it; with overlap asked,
+ * reductions start during the backward. */
+static void test_dp_reduce_after_schedule(void)
+{
+    double exposed[2];
+    for (int k = 0; k < 2; k++) {
+        scenario_spec_t spec = {0};
+        spec.model = "gpt3-175b";
+        spec.cluster.gpu = "a100-80g";
+        spec.cluster.n_gpus = 1024;
+        spec.framework = "megatron-2022";
+        scenario_t s;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
+        set_batch(&s.layout, 8, 2, 768, 2048);
+        s.layout.pp = 8;
+        s.layout.vpp = 6;
+        s.layout.schedule = SCHEDULE_INTERLEAVED;
+        s.layout.recompute = RECOMPUTE_SELECTIVE;
+        CU_ASSERT_FALSE(s.opt.overlap_grad_reduce);
+        if (k == 1)
+            s.opt.overlap_grad_reduce = true;
+        CU_ASSERT_EQUAL_FATAL(scenario_finish(&s, NULL, &e), 0);
+        sim_ctx_t *ctx = sim_ctx_create();
+        sim_result_t r;
+        CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &s.input, &r, &e), 0);
+        exposed[k] = r.breakdown_s[BD_DP_COMM];
+        sim_event_t *ev;
+        int n;
+        CU_ASSERT_EQUAL_FATAL(sim_timeline(ctx, &ev, &n, &e), 0);
+        int early = 0, reductions = 0;
+        for (int st = 0; st < 8; st++) {
+            double last_bwd = 0;
+            for (int i = 0; i < n; i++)
+                if (ev[i].stage == st && ev[i].kind == TASK_BWD && ev[i].end_s > last_bwd)
+                    last_bwd = ev[i].end_s;
+            for (int i = 0; i < n; i++)
+                if (ev[i].stage == st && ev[i].kind == TASK_DP) {
+                    reductions++;
+                    early += ev[i].start_s < last_bwd - 1e-9;
+                }
+        }
+        CU_ASSERT_TRUE(reductions >= 8 * 6);
+        if (k == 0) {
+            CU_ASSERT_EQUAL(early, 0);
+        } else {
+            CU_ASSERT_TRUE(early > reductions / 2);
+        }
+        free(ev);
+        sim_ctx_destroy(ctx);
+        scenario_free(&s);
+    }
+    CU_ASSERT_TRUE(exposed[0] > 2 * exposed[1]);
+}
+
 /* DeepSpeed's pipeline engine (deepspeed/runtime/pipe): every TP rank sends
  * its whole (replicated) activation to the next stage, not 1/t of it
  * re-gathered over NVLink as Megatron does; the sends block; and the
@@ -1210,5 +1271,5 @@ TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TE
            TEST(test_fp8_tp_gather), TEST(test_async_tp_reduce_pass),
            TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_exchange),
            TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts),
-           TEST(test_ddp_all_reduce), TEST(test_deepspeed_pipeline_engine),
+           TEST(test_ddp_all_reduce), TEST(test_dp_reduce_after_schedule), TEST(test_deepspeed_pipeline_engine),
            TEST(test_zero3_live_parameters));
