@@ -904,10 +904,13 @@ static void price_zero3(const sim_input_t *in, step_costs_t *out)
     double r = zero3_coll(in, out, z->grad_all_reduce ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER,
                           out->layer_params * reduce_bytes(in));
     /* With pipeline stages and no resharding, a layer is gathered once per
-     * step and reduced once: each micro-batch carries 1/m of it. */
-    if (l->pp > 1 && !z->reshard_with_pp && l->grad_accum > 1) {
-        g /= l->grad_accum;
-        r /= l->grad_accum;
+     * step (each micro-batch carries 1/m of it) and its gradients are
+     * reduce-scattered once, after the stage's last backward: sim/step
+     * places that reduction, not the layer's passes. */
+    if (l->pp > 1 && !z->reshard_with_pp) {
+        if (l->grad_accum > 1)
+            g /= l->grad_accum;
+        r = 0;
     }
     double g_bwd = z->regather_backward ? g : 0;
     out->zero3_gather_layer_s = g;

@@ -358,15 +358,40 @@ static void row_cluster(catalog_t *cat, const char *text, const gpu_t *g, char *
     }
 }
 
+/* The link speed the text states in Gb/s (800, 400, 200 or 100), 0 when
+ * none: a number standing alone ("400 Gb/s", "400G", "400Gbps"), not part
+ * of a longer token (the 100 of "H100", the 80 of "80GB"). */
+static int row_link_gbps(const char *text)
+{
+    static const int speeds[] = {800, 400, 200, 100};
+    for (const char *p = text; *p; p++) {
+        if (!isdigit((unsigned char)*p) || (p > text && isalnum((unsigned char)p[-1])))
+            continue;
+        char *end;
+        long v = strtol(p, &end, 10);
+        const char *q = end;
+        while (*q == ' ')
+            q++;
+        bool gbit = (q[0] == 'G' || q[0] == 'g') && (q[1] == 'b' || !isalpha((unsigned char)q[1]));
+        for (size_t k = 0; gbit && k < sizeof speeds / sizeof speeds[0]; k++)
+            if (v == speeds[k])
+                return speeds[k];
+        p = end - 1;
+    }
+    return 0;
+}
+
 /* The scale-out fabric the GPU text names ("RoCE 400G", "EFA", "NDR
  * InfiniBand"), NULL when none: RoCE at the speed it gives (400 Gb/s when
- * none), EFA as the p5's v2, InfiniBand by its generation. */
+ * none), EFA as the p5's v2, InfiniBand by its generation, or by its speed
+ * ("200 Gb/s InfiniBand": the generation that runs it per port). */
 static const char *row_fabric(const char *text)
 {
     if (has(text, "Omni-Path") || has(text, "OmniPath") || has_word(text, "OPA"))
         return "opa-100";
+    int gbps = row_link_gbps(text);
     if (has(text, "RoCE"))
-        return has(text, "100") ? "roce-100" : has(text, "200") ? "roce-200" : "roce-400";
+        return gbps == 100 ? "roce-100" : gbps == 200 ? "roce-200" : "roce-400";
     if (has_word(text, "EFA"))
         return "efa-v2";
     static const char *const ib[][2] = {
@@ -374,19 +399,8 @@ static const char *row_fabric(const char *text)
     for (size_t k = 0; k < sizeof ib / sizeof ib[0]; k++)
         if (has_word(text, ib[k][0]))
             return ib[k][1];
-    /* InfiniBand by its speed ("200 Gb/s InfiniBand", "IB 400Gbps"): the
-     * generation that runs it per port */
-    if (has(text, "InfiniBand") || has_word(text, "IB")) {
-        static const struct {
-            const char *speed, *fabric;
-        } by_speed[] = {{"800", "ib-xdr"}, {"400", "ib-ndr"}, {"200", "ib-hdr"}, {"100", "ib-edr"}};
-        for (size_t k = 0; k < sizeof by_speed / sizeof by_speed[0]; k++) {
-            const char *p = strstr(text, by_speed[k].speed);
-            if (p && (p == text || !isdigit((unsigned char)p[-1])) &&
-                !isdigit((unsigned char)p[strlen(by_speed[k].speed)]) &&
-                (has(p, "Gb") || has(p, "G ")))
-                return by_speed[k].fabric;
-        }
+    if ((has(text, "InfiniBand") || has_word(text, "IB")) && gbps) {
+        return gbps == 800 ? "ib-xdr" : gbps == 400 ? "ib-ndr" : gbps == 200 ? "ib-hdr" : "ib-edr";
     }
     return NULL;
 }

@@ -26,7 +26,9 @@
  *     topologies/catalog/gpus.json); the catalog cluster its parentheses
  *     name ("(DGX A100)", "(Grand Teton)", an AWS instance type "p5.48xlarge"
  *     for aws-p5), else its default cluster; a network it names ("RoCE
- *     400G", "EFA", "NDR") replaces the cluster's scale-out fabric.
+ *     400G", "EFA", "NDR") replaces the cluster's scale-out fabric, at the
+ *     speed a number standing alone before "G"/"Gb" gives ("RoCE 400 Gb/s";
+ *     the 100 of "H100" is no speed).
  *  3. Framework: the preset whose match patterns fit the framework column
  *     (and source title) (sim/catalog/frameworks.json); its defaults fill
  *     what the row leaves out. A version with no preset of its own ("NeMo

@@ -281,15 +281,17 @@ static bool grads_overlap(const sim_input_t *in)
            !(in->opt.grad_reduce_after_pipeline && in->layout->pp > 1);
 }
 
-/* ZeRO-2 as FSDP2 runs it under pipelining (parameters never resharded,
- * zero3.reshard_with_pp false): torch.distributed.pipelining turns the
- * gradient sync off but for the last micro-batch, so the gradients are
- * reduce-scattered once a step, as the memory model's unsharded
- * accumulation has it, not after every micro-batch as DeepSpeed's ZeRO-2
- * does. */
-static bool zero2_synced_once(const sim_input_t *in)
+/* FSDP2 under torch.distributed.pipelining (ZeRO-2, or ZeRO-3 kept
+ * gathered: zero3.reshard_with_pp false): the pipeline stage turns gradient
+ * sync off for every micro-batch's backward, the last one included, and
+ * after the last one runs the post-backward of every parameter group
+ * (PyTorch stage.py backward_maybe_with_nosync, run_post_backward): the
+ * stage's gradients are reduce-scattered once a step, after its last
+ * backward, as the memory model's unsharded accumulation has it; not after
+ * every micro-batch as DeepSpeed's ZeRO-2 does, nor during the backward. */
+static bool fsdp_synced_once(const sim_input_t *in)
 {
-    return in->layout->zero == 2 && in->layout->pp > 1 && !in->opt.zero3.reshard_with_pp;
+    return in->layout->zero >= 2 && in->layout->pp > 1 && !in->opt.zero3.reshard_with_pp;
 }
 
 /* Gradient buckets of one chunk during the backward that completes them:
@@ -411,7 +413,7 @@ static void build_compute(builder_t *b, build_scratch_t *x)
     const sim_input_t *in = b->in;
     const layout_t *l = in->layout;
     int *last_bwd = ctx->last_bwd;
-    bool overlap = grads_overlap(in);
+    bool overlap = grads_overlap(in), once = fsdp_synced_once(in);
     for (int s = 0; s < b->p; s++) {
         const pp_op_t *ops = ctx->ops + (long)s * ctx->ops_stride;
         int n = ctx->n_ops[s];
@@ -430,15 +432,17 @@ static void build_compute(builder_t *b, build_scratch_t *x)
             int gc = op_grads_chunk(op);
             bool buckets_here = gc >= 0 && last_bwd[gc] == i;
             bool plain = op->kind == PP_OP_PASS;
-            bool per_layer = plain && (in->opt.layer_events || (buckets_here && overlap));
+            bool per_layer =
+                plain && (in->opt.layer_events || (buckets_here && overlap && !once));
             int t = emit_op(b, s, op, per_layer, buckets_here && plain ? x->layer_ids : NULL);
             int vs = gc >= 0 ? layout_vstage(l, s, gc) : -1;
-            if (buckets_here && (l->zero < 2 || zero2_synced_once(in))) {
-                if (overlap)
+            if (buckets_here && (l->zero < 2 || once)) {
+                if (overlap && !once)
                     emit_buckets(b, s, vs, per_layer ? x->layer_ids : NULL, chunk_layers(b, vs),
                                  t, x->dp_tasks, &x->n_dp);
                 else if (i == last_grads)
-                    /* Without overlap the reduction waits for the whole
+                    /* Without overlap (or synced once, above) the
+                     * reduction waits for the whole
                      * schedule (Megatron-LM before Megatron-Core's DDP
                      * reduced the grad buffer after forward_backward_func
                      * returned): every chunk's buckets, one chunk after
@@ -449,7 +453,7 @@ static void build_compute(builder_t *b, build_scratch_t *x)
                             emit_buckets(b, s, cs, NULL, chunk_layers(b, cs), t, x->dp_tasks,
                                          &x->n_dp);
                     }
-            } else if (gc >= 0 && l->zero == 2 && !zero2_synced_once(in)) {
+            } else if (gc >= 0 && l->zero == 2 && !once) {
                 /* ZeRO-2 reduce-scatters gradients after every micro-batch
                  * (ZeRO-3's reductions are priced per layer in sim/costs). */
                 double head, embed;

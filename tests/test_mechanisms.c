@@ -288,7 +288,61 @@ static void test_zero3_modes(void)
     in.opt.zero3.reshard_with_pp = false;
     CU_ASSERT_EQUAL_FATAL(sim_costs(&in, &c, &e), 0);
     CHECK_REL(c.zero3_gather_layer_s, per_mb / pp.s.layout.grad_accum, 1e-12);
+    /* and no layer reduces during the passes: the stage's reduction comes
+     * after its last backward (test_fsdp_pipeline_reduce) */
+    CU_ASSERT_EQUAL(c.zero3_reduce_layer_s, 0);
     scenario_free(&pp.s);
+}
+
+/* FSDP2 under torch.distributed.pipelining (torchtitan with PP, ZeRO-2 or
+ * ZeRO-3 kept gathered): gradient sync is off for every micro-batch's
+ * backward, and the stage reduce-scatters its gradients once, after its
+ * last backward (PyTorch stage.py backward_maybe_with_nosync runs each
+ * parameter group's post-backward then). Llama 3 8B on 64 H100s, PP 2, 16
+ * micro-batches: every reduction of each stage starts after the stage's
+ * last backward and the stage's whole gradient is reduced once, so the
+ * step exposes it; DeepSpeed's ZeRO-2 reduces after every micro-batch. */
+static void test_fsdp_pipeline_reduce(void)
+{
+    for (int zero = 2; zero <= 3; zero++) {
+        priced_t p;
+        CU_ASSERT_EQUAL_FATAL(begin(&p, "llama3-8b", "h100-sxm", 64, "torchtitan-2025-12"), 0);
+        set_batch(&p.s.layout, 1, 1, 512, 4096);
+        p.s.layout.pp = 2;
+        p.s.layout.zero = zero;
+        CU_ASSERT_FALSE(p.s.opt.zero3.reshard_with_pp);
+        CU_ASSERT_EQUAL_FATAL(price(&p), 0);
+        CU_ASSERT_EQUAL(p.s.layout.grad_accum, 16);
+        sim_ctx_t *ctx = sim_ctx_create();
+        sim_result_t r;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &p.s.input, &r, &e), 0);
+        sim_event_t *ev;
+        int n;
+        CU_ASSERT_EQUAL_FATAL(sim_timeline(ctx, &ev, &n, &e), 0);
+        for (int st = 0; st < 2; st++) {
+            double last_bwd = 0, reduced = 0;
+            int reductions = 0, early = 0;
+            for (int i = 0; i < n; i++)
+                if (ev[i].stage == st && ev[i].kind == TASK_BWD && ev[i].end_s > last_bwd)
+                    last_bwd = ev[i].end_s;
+            for (int i = 0; i < n; i++)
+                if (ev[i].stage == st && ev[i].kind == TASK_DP) {
+                    reductions++;
+                    early += ev[i].start_s < last_bwd - 1e-9;
+                    reduced += ev[i].end_s - ev[i].start_s;
+                }
+            CU_ASSERT_TRUE(reductions > 0);
+            CU_ASSERT_EQUAL(early, 0);
+            /* one reduction of the stage's gradients, not one per micro-batch */
+            double stage = sim_grad_reduce_time(&p.s.input, &p.c, model_gpu_params(&p.s.model, &p.s.layout, st));
+            CU_ASSERT_TRUE(reduced > 0.5 * stage && reduced < 2 * stage);
+        }
+        CU_ASSERT_TRUE(r.breakdown_s[BD_DP_COMM] > 0);
+        free(ev);
+        sim_ctx_destroy(ctx);
+        scenario_free(&p.s);
+    }
 }
 
 /* ------------------------------------------------------------ attention */
@@ -1271,5 +1325,5 @@ TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TE
            TEST(test_fp8_tp_gather), TEST(test_async_tp_reduce_pass),
            TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_exchange),
            TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts),
-           TEST(test_ddp_all_reduce), TEST(test_dp_reduce_after_schedule), TEST(test_deepspeed_pipeline_engine),
+           TEST(test_ddp_all_reduce), TEST(test_dp_reduce_after_schedule), TEST(test_fsdp_pipeline_reduce), TEST(test_deepspeed_pipeline_engine),
            TEST(test_zero3_live_parameters));

@@ -310,7 +310,7 @@ static void replay_fixture(const char *name, int count, int max_skipped, pub_row
 static void test_column_spellings(void)
 {
     pub_row_t *rows;
-    replay_fixture("validation/spellings.csv", 39, 0, &rows);
+    replay_fixture("validation/spellings.csv", 41, 0, &rows);
     /* S01 as published; pairs that must replay alike */
     static const int same[][2] = {{1, 0},  {3, 2},  {4, 2},   {5, 2},   {6, 0},  {7, 0},
                                   {9, 8},  {10, 8}, {11, 0},  {13, 0},  {14, 0}, {15, 0}};
@@ -387,6 +387,10 @@ static void test_column_spellings(void)
     CU_ASSERT_STRING_EQUAL(rows[0].cluster, "dgx-h100");
     CU_ASSERT_STRING_EQUAL(rows[18].cluster, "aws-p5");
     CU_ASSERT_TRUE(rows[19].predicted < rows[0].predicted); /* RoCE rather than NDR */
+    /* a speed stands alone: "H100 80GB ..., RoCE 400 Gb/s" is RoCE at 400
+     * (the 100 of H100 is no link speed), "RoCE 100 Gb/s" is slower */
+    CHECK_REL(rows[39].predicted, rows[19].predicted, 1e-12);
+    CU_ASSERT_TRUE(rows[40].predicted < rows[39].predicted);
     /* no GPU count: TP x PP x CP x DP */
     CU_ASSERT_EQUAL(rows[20].gpus, 64);
     CHECK_REL(rows[20].predicted, rows[0].predicted, 1e-12);
