@@ -15,7 +15,7 @@
 #   make bench      speed of the simulator and planner, whole-process start-up
 #   make validate   the simulator against published runs (validate-more,
 #                   validate-dgxc, validate-mpt, validate-mds, validate-meta,
-#                   validate-megascale: the out-of-sample sets)
+#                   validate-megascale, validate-nemotron: the out-of-sample sets)
 #   make gpu-test   tests that need an NVIDIA GPU
 #   make gpu-bundle one folder, gpu-bundle/, to copy to a GPU machine and run
 #                   (sh gpu-bundle/run.sh OUT_DIR); built in build-gpu/
@@ -236,7 +236,7 @@ Q :=
 endif
 
 # ---------------------------------------------------------------- targets
-.PHONY: validate-more validate-dgxc validate-mpt validate-mds validate-meta validate-megascale all test check check-layers check-bundle golden-update asan bench gpu-test \
+.PHONY: validate-more validate-dgxc validate-mpt validate-mds validate-meta validate-megascale validate-nemotron all test check check-layers check-bundle golden-update asan bench gpu-test \
         gpu-bundle demo deps deps-browser install clean validate valgrind fuzz fuzz-build \
         fuzz-smoke fuzz-smoke-if-clang fuzz-run
 
@@ -369,6 +369,9 @@ validate-meta: $(BIN)
 # (sources in tests/fixtures/validation/megascale/SOURCES.md).
 validate-megascale: $(BIN)
 	$(Q)$(BIN) validate --published tests/fixtures/validation/megascale/runs.csv --by-group $(VALIDATE_ARGS)
+
+validate-nemotron: $(BIN)
+	$(Q)$(BIN) validate --published tests/fixtures/validation/nemotron/runs.csv --by-group $(VALIDATE_ARGS)
 
 validate-mpt: $(BIN)
 	$(Q)$(BIN) validate --published tests/fixtures/validation/mpt/runs.csv --by-group $(VALIDATE_ARGS)

@@ -525,7 +525,7 @@ static void row_recompute(const char *text, const fw_preset_t *fw, layout_t *l)
 
 /* The precision column: the recipe it names; a bare "fp8" is the preset's
  * default fp8 recipe. */
-static void row_precision(const char *text, const fw_preset_t *fw, layout_t *l)
+static bool row_precision(const char *text, const fw_preset_t *fw, layout_t *l)
 {
     bool fp8 = has(text, "fp8") || has(text, "float8");
     if (has(text, "nvfp4"))
@@ -547,7 +547,10 @@ static void row_precision(const char *text, const fw_preset_t *fw, layout_t *l)
     else if (fp8 && (has(text, "current scaling") || has(text, "FP8-CS") ||
                      has(text, "tensorwise") || has(text, "dynamic")))
         l->precision = PRECISION_FP8_CS;
-    else if (fp8)
+    else if (fp8 && (has(text, "delayed") || has(text, "amax_history"))) {
+        l->precision = PRECISION_FP8; /* Transformer Engine's delayed scaling */
+        return true;
+    } else if (fp8)
         l->precision = fw->fp8_recipe;
     else if (has(text, "fp16"))
         l->precision = PRECISION_FP16;
@@ -555,6 +558,7 @@ static void row_precision(const char *text, const fw_preset_t *fw, layout_t *l)
         l->precision = PRECISION_FP32;
     else
         l->precision = PRECISION_BF16;
+    return false;
 }
 
 /* Megatron's uneven split when the stages do not divide the layers: the
@@ -930,7 +934,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     row_recompute(cell(c, i, "act_recompute"), &r->fw, l);
     r->recompute_given = cell(c, i, "act_recompute")[0] != '\0';
     r->vpp_given = cell(c, i, "vpp_or_interleave")[0] != '\0';
-    row_precision(cell(c, i, "precision"), &r->fw, l);
+    r->s.fp8_recipe_fixed = row_precision(cell(c, i, "precision"), &r->fw, l);
     l->seq_len = lead_tokens(cell(c, i, "seq_len"));
     const char *mb_text = cell(c, i, "micro_batch"), *gb_text = cell(c, i, "global_batch_seqs");
     int mb = lead_int(mb_text) ? lead_int(mb_text) : first_int(mb_text);

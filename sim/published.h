@@ -68,7 +68,10 @@
  *     InfiniBand's generation from its speed ("200 Gb/s InfiniBand": HDR);
  *     op-level = torchtitan's selective policy; "no", "none", "off" = none;
  *     blank = the preset's default); precision from its column (fp16,
- *     bf16, fp32/tf32, fp8 and its scaling recipe, NVFP4 or a bare FP4); the batch from
+ *     bf16, fp32/tf32, fp8 and its scaling recipe: "current scaling",
+ *     "tensorwise" or "dynamic" per-tensor current scaling, "delayed" or
+ *     "amax_history" Transformer Engine's delayed scaling, "rowwise",
+ *     "blockwise", MXFP8, else the preset's own fp8; NVFP4 or a bare FP4); the batch from
  *     micro_batch (its first number: "mbs=1") and global_batch_seqs as the
  *     preset's batch rule reads them, a batch given in tokens ("4,194,304
  *     tokens", or global_batch_tokens alone) divided by the sequence; a

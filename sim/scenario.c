@@ -81,7 +81,7 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
     if (!s->grad_bytes_fixed)
         s->layout.grad_bytes = fw_grad_bytes(&s->fw, s->layout.precision);
     /* a plain "fp8" is whatever fp8 recipe the framework runs by that name */
-    if (s->layout.precision == PRECISION_FP8)
+    if (s->layout.precision == PRECISION_FP8 && !s->fp8_recipe_fixed)
         s->layout.precision = s->fw.fp8_recipe;
     if ((rc = framework_stage_split(s, err)) ||
         (rc = layout_finalize(&s->layout, &s->model, s->cluster.n_gpus, err)))

@@ -54,6 +54,8 @@ typedef struct {
                           assumed (the model's config, DeepSpeed, Megatron,
                           torchtitan); printed and put in --json */
     catalog_t *catalog; /* the spec's parsed catalog (borrowed), or NULL */
+    bool fp8_recipe_fixed; /* PRECISION_FP8 means Transformer Engine's delayed
+                              scaling as said, not the framework's own fp8 */
     bool grad_bytes_fixed; /* the layout's gradient size comes from the user's
                               inputs (--grad-dtype, a launch file), not from
                               the framework for the final precision */
