@@ -773,6 +773,49 @@ static int build(builder_t *b)
 
 /* ------------------------------------------------------------ reading back */
 
+/* The dependency of task t that ended last, or its stream predecessor if
+ * that ended later (what t waited for); -1 if none. */
+static int last_blocker(const sim_engine_t *e, int t)
+{
+    const int *deps;
+    int n = eng_deps(e, t, &deps);
+    int blocker = eng_stream_prev(e, t);
+    for (int i = 0; i < n; i++)
+        if (blocker < 0 || eng_end(e, deps[i]) > eng_end(e, blocker))
+            blocker = deps[i];
+    return blocker;
+}
+
+static bool is_dp_kind(int kind)
+{
+    return kind == TASK_DP || kind == TASK_EMBED_SYNC || kind == TASK_PARAM_GATHER;
+}
+
+/* A stage's wait for the step-end synchronisation: the sync itself and the
+ * gradient reductions of the stage that finished last, back through the
+ * chain of reductions that held it, are DP time; before them that stage
+ * was still running its passes (the pipeline's drain, or more work than
+ * this stage): bubble. */
+static void classify_sync_wait(const sim_engine_t *e, int sync, double gap_start,
+                               double gap_end, double *bd)
+{
+    double own = fmin(gap_end - gap_start, eng_duration(e, sync));
+    bd[BD_DP_COMM] += own;
+    double hi = gap_end - own;
+    for (int t = last_blocker(e, sync); t >= 0 && hi > gap_start && is_dp_kind(eng_kind(e, t));
+         t = last_blocker(e, t)) {
+        double lo = fmax(gap_start, eng_start(e, t));
+        double top = fmin(hi, eng_end(e, t));
+        if (top > lo)
+            bd[BD_DP_COMM] += top - lo;
+        if (hi > top)
+            bd[BD_PP_BUBBLE] += hi - top;
+        hi = fmin(hi, lo);
+    }
+    if (hi > gap_start)
+        bd[BD_PP_BUBBLE] += hi - gap_start;
+}
+
 /* The kind of wait a gap before task t was: who ended last among its deps. */
 static void classify_gap(const sim_engine_t *e, int t, double gap_start, double gap_end,
                          double *bd)
@@ -790,19 +833,7 @@ static void classify_gap(const sim_engine_t *e, int t, double gap_start, double 
     }
     int kind = eng_kind(e, blocker);
     if (kind == TASK_SYNC) {
-        /* The optimizer waited for the step-end sync: charge the wait to
-         * whatever the sync waited for. */
-        const int *sd;
-        int sn = eng_deps(e, blocker, &sd);
-        int last = -1;
-        for (int i = 0; i < sn; i++)
-            if (last < 0 || eng_end(e, sd[i]) > eng_end(e, last))
-                last = sd[i];
-        double sync_own = fmin(gap, eng_duration(e, blocker));
-        bd[BD_DP_COMM] += sync_own;
-        gap -= sync_own;
-        int lk = last >= 0 ? eng_kind(e, last) : -1;
-        bd[(lk == TASK_DP || lk == TASK_EMBED_SYNC) ? BD_DP_COMM : BD_PP_BUBBLE] += gap;
+        classify_sync_wait(e, blocker, gap_start, gap_end, bd);
         return;
     }
     if (kind == TASK_SEND) {

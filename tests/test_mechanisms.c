@@ -1267,6 +1267,41 @@ static void test_dp_reduce_after_schedule(void)
     CU_ASSERT_TRUE(exposed[0] > 2 * exposed[1]);
 }
 
+/* The breakdown of a pipelined step: a stage that finishes its passes early
+ * (the last stage of 1F1B) waits for the step-end synchronisation while the
+ * first stage drains the pipeline; that wait is bubble, and only the
+ * slowest stage's gradient reductions inside it are DP time. MT-NLG's
+ * layout (530B, TP 8, PP 35, 240 micro-batches of one sequence on 2,240
+ * A100s): the bubble is about (p - 1) / m of the stage's work, as 1F1B
+ * has it, not the last stage's warm-up alone (it read 1.6 s of 6, with
+ * the other 4.4 s called DP). */
+static void test_pipeline_wait_is_bubble(void)
+{
+    priced_t p;
+    CU_ASSERT_EQUAL_FATAL(begin(&p, "sc21-gpt-530b", "a100-80g", 2240, "megatron-deepspeed"), 0);
+    set_batch(&p.s.layout, 8, 1, 1920, 2048);
+    p.s.layout.sequence_parallel = false;
+    p.s.layout.pp = 35;
+    p.s.layout.recompute = RECOMPUTE_FULL;
+    CU_ASSERT_EQUAL_FATAL(price(&p), 0);
+    CU_ASSERT_EQUAL(p.s.layout.grad_accum, 240);
+    sim_ctx_t *ctx = sim_ctx_create();
+    sim_result_t r;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &p.s.input, &r, &e), 0);
+    const double *bd = r.breakdown_s;
+    double work = bd[BD_COMPUTE] + bd[BD_RECOMPUTE] + bd[BD_TP_COMM];
+    double textbook = 34.0 / 240.0 * work;
+    CU_ASSERT_TRUE(bd[BD_PP_BUBBLE] > 0.8 * textbook && bd[BD_PP_BUBBLE] < 1.25 * textbook);
+    CU_ASSERT_TRUE(bd[BD_DP_COMM] < 0.25 * bd[BD_PP_BUBBLE]);
+    double sum = 0;
+    for (int k = 0; k < BD_COUNT; k++)
+        sum += bd[k];
+    CHECK_REL(sum, r.step_time_s, 1e-9);
+    sim_ctx_destroy(ctx);
+    scenario_free(&p.s);
+}
+
 /* DeepSpeed's pipeline engine (deepspeed/runtime/pipe): every TP rank sends
  * its whole (replicated) activation to the next stage, not 1/t of it
  * re-gathered over NVLink as Megatron does; the sends block; and the
@@ -1325,5 +1360,5 @@ TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TE
            TEST(test_fp8_tp_gather), TEST(test_async_tp_reduce_pass),
            TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_exchange),
            TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts),
-           TEST(test_ddp_all_reduce), TEST(test_dp_reduce_after_schedule), TEST(test_fsdp_pipeline_reduce), TEST(test_deepspeed_pipeline_engine),
+           TEST(test_ddp_all_reduce), TEST(test_dp_reduce_after_schedule), TEST(test_fsdp_pipeline_reduce), TEST(test_pipeline_wait_is_bubble), TEST(test_deepspeed_pipeline_engine),
            TEST(test_zero3_live_parameters));
