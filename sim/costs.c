@@ -1051,6 +1051,8 @@ double sim_grad_reduce_time(const sim_input_t *in, const step_costs_t *c, double
 {
     const layout_t *l = in->layout;
     bool sharded = l->zero >= 1 || l->distributed_optimizer;
+    if (in->opt.bf16_grad_all_reduce && l->precision == PRECISION_BF16 && l->zero <= 1)
+        sharded = false; /* BF16_Optimizer: all-reduced, then its shard updated */
     coll_op_t op = sharded ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE;
     double x = expert_share(c);
     if (x <= 0)

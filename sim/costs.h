@@ -120,6 +120,11 @@ typedef struct {
                                         (DeepSpeed's pipeline engine: ReduceGrads
                                         after the last backward), whatever
                                         overlap_grad_reduce says */
+    bool bf16_grad_all_reduce; /* bf16 with ZeRO 0-1 runs DeepSpeed's
+                                  BF16_Optimizer: the fp32 gradients are
+                                  all-reduced whole (its shard of the update
+                                  then all-gathers the parameters), not
+                                  reduce-scattered */
     bool overlap_param_gather; /* updated parameters gathered during the next
                                   step's forward (distributed optimizer) */
     bool tp_comm_overlap;      /* TP all-gather/reduce-scatter pipelined with

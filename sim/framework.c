@@ -93,6 +93,8 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
                             &opt->overlap_grad_reduce, err)) ||
         (rc = json_get_bool(o, "grad_reduce_after_pipeline", ctx, JSON_OPTIONAL,
                             &opt->grad_reduce_after_pipeline, err)) ||
+        (rc = json_get_bool(o, "bf16_grad_all_reduce", ctx, JSON_OPTIONAL,
+                            &opt->bf16_grad_all_reduce, err)) ||
         (rc = json_get_bool(o, "overlap_param_gather", ctx, JSON_REQUIRED,
                             &opt->overlap_param_gather, err)) ||
         (rc = json_get_bool(o, "tp_comm_overlap", ctx, JSON_REQUIRED, &opt->tp_comm_overlap,

@@ -1302,6 +1302,36 @@ static void test_pipeline_wait_is_bubble(void)
     scenario_free(&p.s);
 }
 
+/* DeepSpeed's BF16_Optimizer (bf16 with ZeRO 0, or 1 with fp32 gradient
+ * accumulation: BLOOM's run) has the pipeline engine all-reduce the whole
+ * fp32 gradients (_bf16_reduce_grads -> buffered_allreduce_fallback), then
+ * updates its shard: under the megatron-deepspeed preset a bf16 ZeRO-1
+ * reduction costs an all-reduce, an fp16 one (the ZeRO optimizer, which
+ * reduces to the shards' owners) a reduce-scatter, and with the switch off
+ * bf16 reduce-scatters too. BLOOM 176B's layout on 384 A100s. */
+static void test_bf16_optimizer_all_reduce(void)
+{
+    double t[3];
+    for (int k = 0; k < 3; k++) {
+        priced_t p;
+        CU_ASSERT_EQUAL_FATAL(begin(&p, "gpt3-175b", "a100-80g", 384, "megatron-deepspeed"), 0);
+        set_batch(&p.s.layout, 4, 2, 2048, 2048);
+        p.s.layout.sequence_parallel = false;
+        p.s.layout.pp = 12;
+        p.s.layout.zero = 1;
+        p.s.layout.precision = k == 1 ? PRECISION_FP16 : PRECISION_BF16;
+        CU_ASSERT_TRUE(p.s.opt.bf16_grad_all_reduce);
+        if (k == 2)
+            p.s.opt.bf16_grad_all_reduce = false;
+        CU_ASSERT_EQUAL_FATAL(price(&p), 0);
+        t[k] = sim_grad_reduce_time(&p.s.input, &p.c, 1e9) / p.s.layout.grad_bytes;
+        scenario_free(&p.s);
+    }
+    /* per gradient byte: an all-reduce moves twice a reduce-scatter's */
+    CHECK_REL(t[0], 2 * t[1], 0.05);
+    CHECK_REL(t[2], t[1], 0.05);
+}
+
 /* DeepSpeed's pipeline engine (deepspeed/runtime/pipe): every TP rank sends
  * its whole (replicated) activation to the next stage, not 1/t of it
  * re-gathered over NVLink as Megatron does; the sends block; and the
@@ -1360,5 +1390,5 @@ TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TE
            TEST(test_fp8_tp_gather), TEST(test_async_tp_reduce_pass),
            TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_exchange),
            TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts),
-           TEST(test_ddp_all_reduce), TEST(test_dp_reduce_after_schedule), TEST(test_fsdp_pipeline_reduce), TEST(test_pipeline_wait_is_bubble), TEST(test_deepspeed_pipeline_engine),
+           TEST(test_ddp_all_reduce), TEST(test_dp_reduce_after_schedule), TEST(test_fsdp_pipeline_reduce), TEST(test_pipeline_wait_is_bubble), TEST(test_bf16_optimizer_all_reduce), TEST(test_deepspeed_pipeline_engine),
            TEST(test_zero3_live_parameters));
