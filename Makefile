@@ -15,7 +15,8 @@
 #   make bench      speed of the simulator and planner, whole-process start-up
 #   make validate   the simulator against published runs (validate-more,
 #                   validate-dgxc, validate-mpt, validate-mds, validate-meta,
-#                   validate-megascale, validate-nemotron: the out-of-sample sets)
+#                   validate-megascale, validate-nemotron, validate-bigscience: the
+#                   out-of-sample sets)
 #   make gpu-test   tests that need an NVIDIA GPU
 #   make gpu-bundle one folder, gpu-bundle/, to copy to a GPU machine and run
 #                   (sh gpu-bundle/run.sh OUT_DIR); built in build-gpu/
@@ -236,7 +237,7 @@ Q :=
 endif
 
 # ---------------------------------------------------------------- targets
-.PHONY: validate-more validate-dgxc validate-mpt validate-mds validate-meta validate-megascale validate-nemotron all test check check-layers check-bundle golden-update asan bench gpu-test \
+.PHONY: validate-more validate-dgxc validate-mpt validate-mds validate-meta validate-megascale validate-nemotron validate-bigscience all test check check-layers check-bundle golden-update asan bench gpu-test \
         gpu-bundle demo deps deps-browser install clean validate valgrind fuzz fuzz-build \
         fuzz-smoke fuzz-smoke-if-clang fuzz-run
 
@@ -372,6 +373,9 @@ validate-megascale: $(BIN)
 
 validate-nemotron: $(BIN)
 	$(Q)$(BIN) validate --published tests/fixtures/validation/nemotron/runs.csv --by-group $(VALIDATE_ARGS)
+
+validate-bigscience: $(BIN)
+	$(Q)$(BIN) validate --published tests/fixtures/validation/bigscience/runs.csv --by-group $(VALIDATE_ARGS)
 
 validate-mpt: $(BIN)
 	$(Q)$(BIN) validate --published tests/fixtures/validation/mpt/runs.csv --by-group $(VALIDATE_ARGS)

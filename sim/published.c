@@ -435,6 +435,16 @@ static int row_nics(const char *text)
     return 0;
 }
 
+/* The GPUs per node the GPU text states ("4 per node", "8 GPUs per node"),
+ * 0 when none. */
+static int row_gpus_per_node(const char *text)
+{
+    int n = int_before(text, "per node");
+    if (n <= 0)
+        n = int_before(text, "GPUs per node");
+    return n >= 1 && n <= 72 ? n : 0;
+}
+
 /* ------------------------------------------------------------ rule 4: layout */
 
 static int row_vpp(const char *text, int pp, int stages_per_rank_interleaved)
@@ -884,6 +894,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
         spec.cluster.gpu = g.name;
     spec.cluster.fabric = row_fabric(gpu_text);
     spec.cluster.nics_per_node = row_nics(gpu_text);
+    spec.cluster.gpus_per_node = row_gpus_per_node(gpu_text);
     int rc = scenario_begin(&spec, &r->s, &e);
     if (rc) {
         skip(v, e.msg);

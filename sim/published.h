@@ -28,7 +28,8 @@
  *     for aws-p5), else its default cluster; a network it names ("RoCE
  *     400G", "EFA", "NDR") replaces the cluster's scale-out fabric, at the
  *     speed a number standing alone before "G"/"Gb" gives ("RoCE 400 Gb/s";
- *     the 100 of "H100" is no speed).
+ *     the 100 of "H100" is no speed); the GPUs per node it states ("4 per
+ *     node", "8 GPUs per node") replace the cluster's.
  *  3. Framework: the preset whose match patterns fit the framework column
  *     (and source title) (sim/catalog/frameworks.json); its defaults fill
  *     what the row leaves out. A version with no preset of its own ("NeMo
