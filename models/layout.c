@@ -527,6 +527,23 @@ int layout_rule_stage_sizes(layout_split_rule_t rule, int n_layers, int n_stages
         sizes[n_stages - 1] = n_layers - used;
         return ERR_OK;
     }
+    if (rule == LAYOUT_SPLIT_BALANCED_EMBED) {
+        /* DeepSpeed's partition_balanced over the layers matching
+         * 'transformer|embedding': the input embedding first and the tied
+         * output embedding last weigh one layer each */
+        int units = n_layers + 2;
+        int mid = (units + n_stages - 1) / n_stages;
+        int rest = units - (n_stages - 2) * mid;
+        if (n_stages < 3 || rest < 2 || rest - rest / 2 > mid)
+            return err_setf(err, ERR_INPUT, NULL, what,
+                            "%d stages cannot share %d layers and the two embeddings evenly",
+                            n_stages, n_layers);
+        for (int i = 1; i < n_stages - 1; i++)
+            sizes[i] = mid;
+        sizes[0] = rest / 2 - 1;
+        sizes[n_stages - 1] = rest - rest / 2 - 1;
+        return ERR_OK;
+    }
     if (rule == LAYOUT_SPLIT_BALANCED) {
         /* DeepSpeed runtime/pipe/module.py PipelineModule._partition_layers
          * with partition_method 'type:transformer' (Megatron-DeepSpeed's

@@ -195,11 +195,17 @@ typedef enum {
                                    out_w layers for the embedding and the
                                    output head, the remainder one apiece to
                                    the first stages (torchtitan 2025 on) */
-    LAYOUT_SPLIT_BALANCED       /* the heaviest stage as light as it can be,
+    LAYOUT_SPLIT_BALANCED,      /* the heaviest stage as light as it can be,
                                    ceil(layers / stages): the middle stages
                                    hold that many, the first and last share
                                    the rest (DeepSpeed's pipeline engine,
                                    which balances the transformer layers) */
+    LAYOUT_SPLIT_BALANCED_EMBED /* the same over the layers and the two
+                                   embeddings (the input one and the tied
+                                   output one), each counted as a layer on
+                                   the first and last stage (partition_method
+                                   'type:transformer|embedding', BLOOM's):
+                                   an end stage may hold its embedding alone */
 } layout_split_rule_t;
 
 /* Layers on each of n_stages (virtual) stages under rule (not MEGATRON),

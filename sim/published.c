@@ -996,9 +996,14 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     round_batch(l, dp, r->mb_open, v);
     notes_flags(cell(c, i, "notes"), &r->s.opt, l);
     framework_flags(fw_text, &r->s.opt, l);
-    if (r->fw.pp_split == LAYOUT_SPLIT_MEGATRON)
+    /* DeepSpeed's partition_method naming the embeddings too (BLOOM's
+     * --pp-partition-method 'type:transformer|embedding') */
+    layout_split_rule_t split_rule = r->fw.pp_split;
+    if (split_rule == LAYOUT_SPLIT_BALANCED && has(cell(c, i, "notes"), "transformer|embedding"))
+        split_rule = LAYOUT_SPLIT_BALANCED_EMBED;
+    if (split_rule == LAYOUT_SPLIT_MEGATRON)
         uneven_split(l, &r->s.model);
-    else if (framework_split(l, &r->s.model, r->fw.pp_split, &e)) {
+    else if (framework_split(l, &r->s.model, split_rule, &e)) {
         skip(v, e.msg);
         return ERR_OK;
     }

@@ -85,7 +85,9 @@
  *     ("8 nodes (64 GPUs)": the GPUs); a dp column that disagrees with the
  *     GPU count is said, the GPU count used. Pipeline stages that do not divide
  *     the layers get an uneven first and last stage with the embedding and
- *     the loss counted as one layer each.
+ *     the loss counted as one layer each (Megatron), or the framework's own
+ *     split (DeepSpeed's balanced partition; with notes naming
+ *     'type:transformer|embedding', over the layers and both embeddings).
  *  5. Open choices: a row that gives no micro-batch is run with the
  *     fastest micro-batch, and the recompute and interleaving it leaves
  *     blank (and sequence parallelism, with TP under a preset that takes

@@ -241,6 +241,24 @@ static void test_stage_sizes(void)
         layout_rule_stage_sizes(LAYOUT_SPLIT_BALANCED, 5, 4, 1, 1, ds, "pp", &e), 0);
     for (int i = 0; i < 4; i++)
         CU_ASSERT_EQUAL(ds[i], ds5[i]);
+    /* 'type:transformer|embedding' (BLOOM's): the two embeddings count as
+     * layers; 70 layers on 72 stages leave each end stage its embedding
+     * alone, on 12 stages 5/6 x 10/5 as above; 70 on 2 stages cannot be
+     * shared evenly by this rule */
+    int dse[72];
+    CU_ASSERT_EQUAL_FATAL(
+        layout_rule_stage_sizes(LAYOUT_SPLIT_BALANCED_EMBED, 70, 72, 1, 1, dse, "pp", &e), 0);
+    CU_ASSERT_EQUAL(dse[0], 0);
+    CU_ASSERT_EQUAL(dse[1], 1);
+    CU_ASSERT_EQUAL(dse[70], 1);
+    CU_ASSERT_EQUAL(dse[71], 0);
+    CU_ASSERT_EQUAL_FATAL(
+        layout_rule_stage_sizes(LAYOUT_SPLIT_BALANCED_EMBED, 70, 12, 1, 1, dse, "pp", &e), 0);
+    CU_ASSERT_EQUAL(dse[0], 5);
+    CU_ASSERT_EQUAL(dse[5], 6);
+    CU_ASSERT_EQUAL(dse[11], 5);
+    CHECK_ERR(layout_rule_stage_sizes(LAYOUT_SPLIT_BALANCED_EMBED, 70, 2, 1, 1, dse, "pp", &e), &e,
+              ERR_INPUT, "pp", "cannot share");
     /* 3 layers + 2 + 1 on 4 stages: one layer a stage, short of the first
      * stage's weight of 2 (torchtitan refuses) */
     CHECK_ERR(layout_rule_stage_sizes(LAYOUT_SPLIT_WEIGHTED, 3, 4, 2, 1, sizes, "pp", &e), &e,
