@@ -45,6 +45,25 @@ static int price(priced_t *p)
     return rc;
 }
 
+/* On the timeline of one run, stage's gradient reductions: how many, how
+ * many started before the stage's last backward ended, their seconds. */
+static void stage_reductions(const sim_event_t *ev, int n, int stage, int *reductions,
+                             int *early, double *seconds)
+{
+    double last_bwd = 0;
+    for (int i = 0; i < n; i++)
+        if (ev[i].stage == stage && ev[i].kind == TASK_BWD && ev[i].end_s > last_bwd)
+            last_bwd = ev[i].end_s;
+    *reductions = *early = 0;
+    *seconds = 0;
+    for (int i = 0; i < n; i++)
+        if (ev[i].stage == stage && ev[i].kind == TASK_DP) {
+            (*reductions)++;
+            *early += ev[i].start_s < last_bwd - 1e-9;
+            *seconds += ev[i].end_s - ev[i].start_s;
+        }
+}
+
 /* One priced operation's forward or backward seconds (NaN, and a failed
  * assertion, when the layer has no such operation). */
 static double op_time(const step_costs_t *c, const char *name, bool backward)
@@ -321,17 +340,9 @@ static void test_fsdp_pipeline_reduce(void)
         int n;
         CU_ASSERT_EQUAL_FATAL(sim_timeline(ctx, &ev, &n, &e), 0);
         for (int st = 0; st < 2; st++) {
-            double last_bwd = 0, reduced = 0;
-            int reductions = 0, early = 0;
-            for (int i = 0; i < n; i++)
-                if (ev[i].stage == st && ev[i].kind == TASK_BWD && ev[i].end_s > last_bwd)
-                    last_bwd = ev[i].end_s;
-            for (int i = 0; i < n; i++)
-                if (ev[i].stage == st && ev[i].kind == TASK_DP) {
-                    reductions++;
-                    early += ev[i].start_s < last_bwd - 1e-9;
-                    reduced += ev[i].end_s - ev[i].start_s;
-                }
+            double reduced;
+            int reductions, early;
+            stage_reductions(ev, n, st, &reductions, &early, &reduced);
             CU_ASSERT_TRUE(reductions > 0);
             CU_ASSERT_EQUAL(early, 0);
             /* one reduction of the stage's gradients, not one per micro-batch */
@@ -1218,41 +1229,32 @@ static void test_dp_reduce_after_schedule(void)
 {
     double exposed[2];
     for (int k = 0; k < 2; k++) {
-        scenario_spec_t spec = {0};
-        spec.model = "gpt3-175b";
-        spec.cluster.gpu = "a100-80g";
-        spec.cluster.n_gpus = 1024;
-        spec.framework = "megatron-2022";
-        scenario_t s;
-        err_t e;
-        CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
-        set_batch(&s.layout, 8, 2, 768, 2048);
-        s.layout.pp = 8;
-        s.layout.vpp = 6;
-        s.layout.schedule = SCHEDULE_INTERLEAVED;
-        s.layout.recompute = RECOMPUTE_SELECTIVE;
-        CU_ASSERT_FALSE(s.opt.overlap_grad_reduce);
+        priced_t p;
+        CU_ASSERT_EQUAL_FATAL(begin(&p, "gpt3-175b", "a100-80g", 1024, "megatron-2022"), 0);
+        set_batch(&p.s.layout, 8, 2, 768, 2048);
+        p.s.layout.pp = 8;
+        p.s.layout.vpp = 6;
+        p.s.layout.schedule = SCHEDULE_INTERLEAVED;
+        p.s.layout.recompute = RECOMPUTE_SELECTIVE;
+        CU_ASSERT_FALSE(p.s.opt.overlap_grad_reduce);
         if (k == 1)
-            s.opt.overlap_grad_reduce = true;
-        CU_ASSERT_EQUAL_FATAL(scenario_finish(&s, NULL, &e), 0);
+            p.s.opt.overlap_grad_reduce = true;
+        CU_ASSERT_EQUAL_FATAL(price(&p), 0);
         sim_ctx_t *ctx = sim_ctx_create();
         sim_result_t r;
-        CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &s.input, &r, &e), 0);
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &p.s.input, &r, &e), 0);
         exposed[k] = r.breakdown_s[BD_DP_COMM];
         sim_event_t *ev;
         int n;
         CU_ASSERT_EQUAL_FATAL(sim_timeline(ctx, &ev, &n, &e), 0);
         int early = 0, reductions = 0;
         for (int st = 0; st < 8; st++) {
-            double last_bwd = 0;
-            for (int i = 0; i < n; i++)
-                if (ev[i].stage == st && ev[i].kind == TASK_BWD && ev[i].end_s > last_bwd)
-                    last_bwd = ev[i].end_s;
-            for (int i = 0; i < n; i++)
-                if (ev[i].stage == st && ev[i].kind == TASK_DP) {
-                    reductions++;
-                    early += ev[i].start_s < last_bwd - 1e-9;
-                }
+            int r_st, e_st;
+            double secs;
+            stage_reductions(ev, n, st, &r_st, &e_st, &secs);
+            reductions += r_st;
+            early += e_st;
         }
         CU_ASSERT_TRUE(reductions >= 8 * 6);
         if (k == 0) {
@@ -1262,7 +1264,7 @@ static void test_dp_reduce_after_schedule(void)
         }
         free(ev);
         sim_ctx_destroy(ctx);
-        scenario_free(&s);
+        scenario_free(&p.s);
     }
     CU_ASSERT_TRUE(exposed[0] > 2 * exposed[1]);
 }
