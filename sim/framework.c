@@ -814,6 +814,19 @@ static const char *digit(int i)
     return d[i];
 }
 
+bool fw_caps_cp(const fw_caps_t *c)
+{
+    for (size_t k = 0; k < sizeof c->cp / sizeof c->cp[0]; k++)
+        if (c->cp[k])
+            return true;
+    return false;
+}
+
+bool fw_caps_shards(const fw_caps_t *c)
+{
+    return c->tp || c->pp || c->zero[1] || c->zero[2] || c->zero[3];
+}
+
 void fw_describe_caps(const fw_caps_t *c, char *buf, size_t cap)
 {
     snprintf(buf, cap, "ZeRO ");

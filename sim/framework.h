@@ -146,6 +146,14 @@ int fw_check_layout(const fw_preset_t *p, const layout_t *l, const sim_options_t
  * CP ring/allgather/a2a; 1f1b/interleaved; recompute none/selective/full". */
 void fw_describe_caps(const fw_caps_t *c, char *buf, size_t cap);
 
+/* Whether the framework runs context parallelism of any kind. */
+bool fw_caps_cp(const fw_caps_t *c);
+
+/* Whether it splits or shards the model at all (TP, PP or a ZeRO stage):
+ * a framework that does neither keeps the whole model on every GPU, so
+ * more GPUs never make it fit. */
+bool fw_caps_shards(const fw_caps_t *c);
+
 /* The catalog's preset names in file order; free with catalog_free_names. */
 int fw_names(char ***names, size_t *count, err_t *err);
 

@@ -356,8 +356,7 @@ int ladder_fastest_layout(scenario_t *s, int global_batch, plan_search_t *out, e
                         s->model.name, s->cluster.n_gpus, s->cluster.gpu.name, SIM_MAX_TASKS);
     /* (a framework that shards nothing and splits nothing fits no better
      * on more GPUs) */
-    const fw_caps_t *c = &s->fw.caps;
-    bool shards = c->tp || c->pp || c->zero[1] || c->zero[2] || c->zero[3];
+    bool shards = fw_caps_shards(&s->fw.caps);
     if (!out->found)
         return err_setf(err, ERR_INPUT, NULL, "--gpus",
                         "no layout of %s fits on %d x %s (the smallest needs %.1f GiB per "
@@ -516,8 +515,7 @@ void plan_recommend(const ladder_input_t *in, const ladder_t *l, char *buf, size
         fw_preset_t fw;
         err_t ignore;
         if (in->space.framework && fw_load(in->space.framework, &fw, &ignore) == 0 &&
-            !fw.caps.tp && !fw.caps.pp && !fw.caps.zero[1] && !fw.caps.zero[2] &&
-            !fw.caps.zero[3]) {
+            !fw_caps_shards(&fw.caps)) {
             snprintf(buf, cap,
                      "No GPU count from %d to %d can train %s: %s. %s keeps the whole model "
                      "and its optimizer state on every GPU, so more GPUs do not help: use GPUs "

@@ -466,7 +466,7 @@ static void enum_framework(enum_ctx_t *e, int fi)
     const fw_caps_t *caps = &e->fws[fi].fw.caps;
     int G = e->c->n_gpus, L = m->n_layers;
     int tp_hi = range_hi(&s->tp, caps->tp ? 2 * e->c->gpus_per_node : 1);
-    bool any_cp = caps->cp[0] || caps->cp[1] || caps->cp[2];
+    bool any_cp = fw_caps_cp(caps);
     int cp_hi = range_hi(&s->cp, any_cp ? 64 : 1);
     for (int tp = s->tp.hi ? s->tp.lo : 1; tp <= tp_hi && tp <= G; tp++) {
         if (tp < 1 || G % tp || m->n_heads % tp || m->n_kv_heads % tp || (tp > 1 && !caps->tp))

@@ -686,15 +686,6 @@ static void add_assumed(pub_row_t *v, const char *what)
     snprintf(v->assumed + n, sizeof v->assumed - n, "%s%s", n ? "; " : "", what);
 }
 
-/* Whether the preset runs context parallelism of any kind. */
-static bool fw_runs_cp(const fw_preset_t *fw)
-{
-    for (size_t k = 0; k < sizeof fw->caps.cp / sizeof fw->caps.cp[0]; k++)
-        if (fw->caps.cp[k])
-            return true;
-    return false;
-}
-
 /* Rule 4's batch: every framework runs whole micro-batches on every
  * data-parallel rank, so a published batch that does not divide by
  * micro-batch x DP ("1,538 sequences" on DP 12 with micro-batch 4, a batch
@@ -792,7 +783,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
             skip(v, e.msg);
             return ERR_OK;
         }
-    } else if (split && !r->fw.caps.tp && !r->fw.caps.pp && !fw_runs_cp(&r->fw)) {
+    } else if (split && !r->fw.caps.tp && !r->fw.caps.pp && !fw_caps_cp(&r->fw.caps)) {
         if (!zero_text[0])
             zero_text = fw_text; /* the engine the framework column names */
         /* a column naming only the engine ("FSDP", "DDP": metaseq's

@@ -413,7 +413,9 @@ static void build_compute(builder_t *b, build_scratch_t *x)
     const sim_input_t *in = b->in;
     const layout_t *l = in->layout;
     int *last_bwd = ctx->last_bwd;
-    bool overlap = grads_overlap(in), once = fsdp_synced_once(in);
+    /* buckets reduced during the backward that fills them; else after the
+     * stage's last backward */
+    bool once = fsdp_synced_once(in), during = grads_overlap(in) && !once;
     for (int s = 0; s < b->p; s++) {
         const pp_op_t *ops = ctx->ops + (long)s * ctx->ops_stride;
         int n = ctx->n_ops[s];
@@ -433,11 +435,11 @@ static void build_compute(builder_t *b, build_scratch_t *x)
             bool buckets_here = gc >= 0 && last_bwd[gc] == i;
             bool plain = op->kind == PP_OP_PASS;
             bool per_layer =
-                plain && (in->opt.layer_events || (buckets_here && overlap && !once));
+                plain && (in->opt.layer_events || (buckets_here && during));
             int t = emit_op(b, s, op, per_layer, buckets_here && plain ? x->layer_ids : NULL);
             int vs = gc >= 0 ? layout_vstage(l, s, gc) : -1;
             if (buckets_here && (l->zero < 2 || once)) {
-                if (overlap && !once)
+                if (during)
                     emit_buckets(b, s, vs, per_layer ? x->layer_ids : NULL, chunk_layers(b, vs),
                                  t, x->dp_tasks, &x->n_dp);
                 else if (i == last_grads)
@@ -844,7 +846,7 @@ static void classify_gap(const sim_engine_t *e, int t, double gap_start, double 
         bd[BD_PP_BUBBLE] += gap - transfer;
         return;
     }
-    if (kind == TASK_DP || kind == TASK_EMBED_SYNC || kind == TASK_PARAM_GATHER) {
+    if (is_dp_kind(kind)) {
         bd[BD_DP_COMM] += gap;
         return;
     }
