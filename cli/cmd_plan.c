@@ -380,9 +380,11 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
     printf("\n");
     table_print(t, stdout, 2, 0);
     table_destroy(t);
-    printf("  * recommended   ! a doubling here adds less than %.0f%% of linear speed\n"
-           "  scaling: per-GPU throughput against the best per-GPU throughput at a smaller rung\n\n",
-           100 * in->min_marginal);
+    /* the '!' legend only where a rung carries the mark */
+    printf("  * recommended");
+    if (l->stops_paying_at >= 0)
+        printf("   ! a doubling here adds less than %.0f%% of linear speed", 100 * in->min_marginal);
+    printf("\n  scaling: per-GPU throughput against the best per-GPU throughput at a smaller rung\n\n");
     printf("%s\n", p->recommendation);
     if (nw > 0) {
         static const char *wh[] = {"what if", "GPUs", "layout", "days P50", "cost", "MFU",
