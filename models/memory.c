@@ -15,6 +15,7 @@ void memory_opts_default(memory_opts_t *o)
     /* Megatron's vocabulary-parallel cross entropy: the bf16 logits and
      * their fp32 copy, which the softmax and its gradient then reuse */
     o->logit_bytes = 6;
+    o->logit_bytes_tp = 0;
     /* ZeRO-3 reshards each stage per micro-batch */
     o->pp_gathered_grad_bytes = 0;
     /* two blocks gathered whole (FSDP's unit and its prefetch) */
@@ -410,7 +411,9 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
                           (1 - share) * blocks_bytes(m, &keep, out->layers, moe));
     }
     double blocks_act = act; /* the blocks' share, before the edges' */
-    act += edge_activation_bytes(m, l, stage, inflight, opts->logit_bytes);
+    double logit_bytes =
+        l->tp > 1 && opts->logit_bytes_tp > 0 ? opts->logit_bytes_tp : opts->logit_bytes;
+    act += edge_activation_bytes(m, l, stage, inflight, logit_bytes);
     if (l->recompute == RECOMPUTE_FULL && rebuilt > 0) {
         /* Backward recomputes one block at a time: its full activations
          * are alive on top of the checkpoints. */

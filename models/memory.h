@@ -33,6 +33,8 @@ typedef struct {
     double logit_bytes;    /* bytes per logit element alive at the loss's peak
                               on the last stage: how the framework computes
                               cross entropy (sim_options_t ce_peak_bytes) */
+    double logit_bytes_tp; /* the same with TP > 1 (ce_tp_peak_bytes); 0 = as
+                              without TP */
     double zero3_max_live_params; /* ZeRO-3's gathered working set at most this
                               many parameters (DeepSpeed's
                               stage3_max_live_parameters); 0 = two blocks */

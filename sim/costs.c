@@ -815,9 +815,11 @@ static void price_edges(pricer_t *pr)
     gemm_cost_t logits = linear_head(pr, pr->T, V / t, h);
     double logit_el = pr->T * V / t;
     const sim_options_t *o = &pr->in->opt;
-    out->head_fwd.compute =
-        mem(pr, 2 * pr->Tn * h * e) + logits.fwd + mem(pr, logit_el * o->ce_fwd_bytes);
-    out->head_bwd.compute = mem(pr, logit_el * o->ce_bwd_bytes) + logits.dgrad + logits.wgrad +
+    bool tp_loss = l->tp > 1 && o->ce_tp_fwd_bytes > 0;
+    double ce_fwd = tp_loss ? o->ce_tp_fwd_bytes : o->ce_fwd_bytes;
+    double ce_bwd = tp_loss ? o->ce_tp_bwd_bytes : o->ce_bwd_bytes;
+    out->head_fwd.compute = mem(pr, 2 * pr->Tn * h * e) + logits.fwd + mem(pr, logit_el * ce_fwd);
+    out->head_bwd.compute = mem(pr, logit_el * ce_bwd) + logits.dgrad + logits.wgrad +
                             mem(pr, 3 * pr->Tn * h * e);
     if (l->tp > 1) {
         /* three tiny all-reduces (max, sum of exponentials, target logit) */
@@ -835,9 +837,9 @@ static void price_edges(pricer_t *pr)
         gemm_cost_t proj = linear(pr, pr->T, h / t, 2 * h);
         double norms_f = mem(pr, 2 * 2 * pr->Tn * h * e), norms_b = mem(pr, 2 * 3 * pr->Tn * h * e);
         cost_parts_t f = out->fwd, b = out->bwd;
-        f.compute += norms_f + proj.fwd + logits.fwd + mem(pr, logit_el * o->ce_fwd_bytes);
+        f.compute += norms_f + proj.fwd + logits.fwd + mem(pr, logit_el * ce_fwd);
         b.compute += norms_b + proj.dgrad + proj.wgrad + logits.dgrad + logits.wgrad +
-                     mem(pr, logit_el * o->ce_bwd_bytes);
+                     mem(pr, logit_el * ce_bwd);
         out->head_fwd = parts_mix(&out->head_fwd, 1, &f, 1);
         out->head_bwd = parts_mix(&out->head_bwd, 1, &b, 1);
     }

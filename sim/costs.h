@@ -175,6 +175,10 @@ typedef struct {
     double ce_fwd_bytes, ce_bwd_bytes;
     double ce_peak_bytes;      /* bytes per logit element alive at the loss's
                                   peak (memory); 0 = the memory model's default */
+    /* The same three with TP > 1, where a framework computes the loss over
+     * vocabulary shards another way (torchtitan's loss_parallel); 0 = as
+     * without TP */
+    double ce_tp_fwd_bytes, ce_tp_bwd_bytes, ce_tp_peak_bytes;
     /* Layout copies around materialized attention's batched products:
      * read-and-write passes over Q/K/V (qkv) and over the attention
      * output (out), forward and backward (0 = none: the products read
