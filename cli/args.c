@@ -717,7 +717,8 @@ static const cli_opt_t sim_opts[] = {
     {"--tp-comm-overlap", NULL, NULL, "pipeline TP collectives with GEMMs (needs SP)", CLI_WORD},
     {"--compile", NULL, NULL,
      "torch.compile the model (torchtitan, PyTorch FSDP and DDP, llm-foundry): fused elementwise "
-     "kernels (Megatron, NeMo and DeepSpeed presets fuse theirs already)",
+     "kernels (Megatron, NeMo and DeepSpeed presets fuse theirs already); torchtitan since "
+     "2025 compiles the loss too",
      CLI_WORD},
     {"--overlap-p2p", "--overlap-p2p-communication", NULL, "asynchronous pipeline transfers",
      CLI_WORD},

@@ -680,11 +680,15 @@ static int options(tt_t *x)
         (rc = want_bool(x, KEYS("compile.enable", "training.compile"), &compile, NULL)))
         return rc;
     /* compile.components (late 2025, default model and loss): the model's
-     * elementwise kernels are fused only when "model" is among them */
-    bool has_model = true;
+     * elementwise kernels are fused only when "model" is among them, the
+     * loss compiled only when "loss" is (before the list, training.compile
+     * compiled both where the preset's compile covers the loss) */
+    bool has_model = true, has_loss = true;
     const toml_entry_t *comp = toml_find(x->doc, "compile.components");
-    if (comp && (rc = array_has(x, KEYS("compile.components"), KEYS("model"), &has_model)))
+    if (comp && ((rc = array_has(x, KEYS("compile.components"), KEYS("model"), &has_model)) ||
+                 (rc = array_has(x, KEYS("compile.components"), KEYS("loss"), &has_loss))))
         return rc;
+    bool loss = compile && has_loss;
     if (compile && !has_model) {
         compile = false;
         notes_add(&t->notes, NOTE_ASSUMED, "compile.components",
@@ -698,8 +702,9 @@ static int options(tt_t *x)
         t->opt.tp_comm_overlap = true;
     t->async_tp = async_tp && t->layout.tp > 1;
     t->compiled = compile;
+    t->compiled_loss = loss;
     if (compile)
-        sim_options_compiled(&t->opt);
+        sim_options_compiled_model(&t->opt);
     t->opt.fp8_param_gather = t->fp8_all_gather;
     if (offload) {
         /* FSDP2 CPUOffloadPolicy: parameters, gradients and the optimizer step on the host. */
@@ -857,7 +862,9 @@ void torchtitan_options(const torchtitan_t *t, sim_options_t *o)
     if (t->async_tp)
         o->tp_comm_overlap = true;
     if (t->compiled)
-        sim_options_compiled(o);
+        sim_options_compiled_model(o);
+    if (t->compiled_loss)
+        sim_options_compiled_loss(o);
     o->fp8_param_gather = t->fp8_all_gather;
     if (t->reduce_bytes)
         o->reduce_bytes = t->reduce_bytes;

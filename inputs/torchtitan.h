@@ -41,6 +41,8 @@ typedef struct {
                             "torchtitan-2025-12") */
     bool async_tp;       /* async TP on (with TP > 1) */
     bool compiled;       /* torch.compile: elementwise ops fused */
+    bool compiled_loss;  /* the loss compiled (compile on, and
+                            compile.components names "loss" or is absent) */
     bool fp8_all_gather; /* Float8 FSDP all-gather of the weights */
     int reduce_bytes;    /* FSDP2's gradient reduction dtype, mixed_precision_reduce:
                             4 (float32, the default) or 2 (bfloat16); the sharded

@@ -25,7 +25,7 @@ void sim_options_default(sim_options_t *o)
     o->straggler_cv = -1;
     snprintf(o->attn_kernel, sizeof o->attn_kernel, "cudnn");
     o->fp8_weight_cache = true;
-    sim_options_compiled(o);
+    sim_options_compiled_model(o);
     tpo_default(&o->tp_overlap);
     /* Megatron's unfused vocabulary-parallel cross entropy (see the
      * megatron-core preset for the passes) */
@@ -62,9 +62,26 @@ const char *moe_dispatch_megatron_name(moe_dispatch_t d)
     return d <= MOE_DISPATCH_DEEPEP ? names[d] : "?";
 }
 
-void sim_options_compiled(sim_options_t *o)
+void sim_options_compiled_model(sim_options_t *o)
 {
     o->eager_norm = o->eager_rope = o->eager_act = 1;
+}
+
+void sim_options_compiled_loss(sim_options_t *o)
+{
+    if (o->ce_compiled_fwd_bytes > 0) {
+        /* one compiled loss, with or without TP */
+        o->ce_fwd_bytes = o->ce_compiled_fwd_bytes;
+        o->ce_bwd_bytes = o->ce_compiled_bwd_bytes;
+        o->ce_peak_bytes = o->ce_compiled_peak_bytes;
+        o->ce_tp_fwd_bytes = o->ce_tp_bwd_bytes = o->ce_tp_peak_bytes = 0;
+    }
+}
+
+void sim_options_compiled(sim_options_t *o)
+{
+    sim_options_compiled_model(o);
+    sim_options_compiled_loss(o);
 }
 
 int sim_options_precision(sim_options_t *o, precision_t p, err_t *err)

@@ -179,6 +179,10 @@ typedef struct {
      * vocabulary shards another way (torchtitan's loss_parallel); 0 = as
      * without TP */
     double ce_tp_fwd_bytes, ce_tp_bwd_bytes, ce_tp_peak_bytes;
+    /* The three when torch.compile covers the loss too (the framework's
+     * compile switch compiles it: sim_options_compiled); 0 = its compile
+     * leaves the loss eager */
+    double ce_compiled_fwd_bytes, ce_compiled_bwd_bytes, ce_compiled_peak_bytes;
     /* Layout copies around materialized attention's batched products:
      * read-and-write passes over Q/K/V (qkv) and over the attention
      * output (out), forward and backward (0 = none: the products read
@@ -193,6 +197,14 @@ typedef struct {
 
 /* The fused elementwise kernels of a compiled model (torch.compile): the
  * eager multipliers back to 1. */
+void sim_options_compiled_model(sim_options_t *o);
+
+/* The loss compiled, where the preset says its compile covers it
+ * (ce_compiled_*; otherwise nothing changes). Call after the preset is
+ * loaded. */
+void sim_options_compiled_loss(sim_options_t *o);
+
+/* The framework's compile switch: both of the above. */
 void sim_options_compiled(sim_options_t *o);
 
 /* Load the costs of precision p into o (sim_costs does it when they are

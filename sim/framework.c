@@ -130,7 +130,13 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
         (rc = json_get_double(o, "ce_tp_bwd_bytes", ctx, JSON_OPTIONAL, 0, 1000,
                               &opt->ce_tp_bwd_bytes, err)) ||
         (rc = json_get_double(o, "ce_tp_peak_bytes", ctx, JSON_OPTIONAL, 0, 1000,
-                              &opt->ce_tp_peak_bytes, err)))
+                              &opt->ce_tp_peak_bytes, err)) ||
+        (rc = json_get_double(o, "ce_compiled_fwd_bytes", ctx, JSON_OPTIONAL, 0, 1000,
+                              &opt->ce_compiled_fwd_bytes, err)) ||
+        (rc = json_get_double(o, "ce_compiled_bwd_bytes", ctx, JSON_OPTIONAL, 0, 1000,
+                              &opt->ce_compiled_bwd_bytes, err)) ||
+        (rc = json_get_double(o, "ce_compiled_peak_bytes", ctx, JSON_OPTIONAL, 0, 1000,
+                              &opt->ce_compiled_peak_bytes, err)))
         return rc;
     const cJSON *copies = NULL;
     if ((rc = json_get_object(o, "attn_copies", ctx, JSON_OPTIONAL, &copies, err)))

@@ -248,20 +248,33 @@ static void test_flavor_names(void)
 }
 
 /* compile.components without "model" (torchtitan's DeepSeek-V3 configs
- * compile only the loss) leaves the model's elementwise kernels eager. */
+ * compile only the loss) leaves the model's elementwise kernels eager;
+ * without "loss" the loss runs eager; without the list both compile. */
 static void test_compile_components(void)
 {
-    static const char *const texts[2] = {
+    static const char *const texts[4] = {
         "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[compile]\nenable = true\n"
         "components = [\"loss\"]\n",
         "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[compile]\nenable = true\n"
-        "components = [\"model\", \"loss\"]\n"};
-    for (int i = 0; i < 2; i++) {
+        "components = [\"model\", \"loss\"]\n",
+        "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[compile]\nenable = true\n"
+        "components = [\"model\"]\n",
+        "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\ncompile = true\n"};
+    static const bool model[4] = {false, true, true, true}, loss[4] = {true, true, false, true};
+    for (int i = 0; i < 4; i++) {
         torchtitan_t t;
         err_t e;
         CU_ASSERT_EQUAL_FATAL(torchtitan_read(texts[i], strlen(texts[i]), "c.toml", 8, &t, &e), 0);
-        CU_ASSERT_EQUAL(t.compiled, i == 1);
+        CU_ASSERT_EQUAL(t.compiled, model[i]);
+        CU_ASSERT_EQUAL(t.compiled_loss, loss[i]);
         CU_ASSERT_EQUAL(has_note(&t, "compile.components"), i == 0);
+        /* under the June 2025 preset, whose compile covers the loss */
+        sim_options_t o;
+        sim_options_default(&o);
+        o.ce_fwd_bytes = 22;
+        o.ce_compiled_fwd_bytes = o.ce_compiled_bwd_bytes = o.ce_compiled_peak_bytes = 4;
+        torchtitan_options(&t, &o);
+        CU_ASSERT_DOUBLE_EQUAL(o.ce_fwd_bytes, loss[i] ? 4 : 22, 0);
         torchtitan_free(&t);
     }
 }
