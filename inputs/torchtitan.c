@@ -490,6 +490,8 @@ static int layout(tt_t *x, int n_gpus, int n_layers)
     if (has_etp)
         l->etp = etp;
     l->sequence_parallel = tp > 1; /* torchtitan's TP plan shards the norms along the sequence */
+    /* ... through DTensor: the GEMMs' gathered inputs are saved whole */
+    l->sp_saves_gathered = tp > 1;
     /* FSDP shards over data_parallel_shard x context_parallel ranks: it is
      * applied when either is above 1 (torchtitan parallelize_llama.py:
      * dp_shard_enabled or cp_enabled, mesh "dp_shard_cp") */

@@ -110,6 +110,11 @@ typedef struct {
                              --recompute-method block --recompute-num-layers
                              N); 0 = every layer */
     bool sequence_parallel;     /* Megatron SP: norms/dropout split over TP */
+    bool sp_saves_gathered;     /* SP as PyTorch's DTensor runs it (torchtitan):
+                                   the column-parallel GEMMs' inputs (QKV,
+                                   first MLP) are kept for the backward as
+                                   all-gathered, whole; Megatron keeps the
+                                   shard and gathers again in the backward */
     precision_t precision;
     schedule_t schedule;
     bool flash_attention; /* fused attention: no s x s scores kept */

@@ -29,6 +29,8 @@ typedef struct {
     double bytes_per_element;
     bool split_by_tp;  /* lives inside the TP region (heads, ffn) */
     bool selective;    /* recomputed by selective recompute (attention core) */
+    bool gathered;     /* a column-parallel GEMM's input: all-gathered over
+                          the sequence under SP (layout_t sp_saves_gathered) */
 } act_term_t;
 
 enum { MAX_TERMS = 24 };
@@ -47,14 +49,14 @@ static void moe_terms(const model_t *m, const layout_t *l, double sb, double e, 
     double h = m->hidden, k = x->top_k, fe = x->expert_ffn, fs = x->shared_ffn;
     double etp_ratio = (double)l->tp / layout_etp(l); /* TP terms divide by tp */
     bool gated = m->mlp == MODEL_MLP_SWIGLU;
-    t[(*n)++] = (act_term_t){sb * x->n_experts, 4, false, false};   /* router scores, fp32 */
-    t[(*n)++] = (act_term_t){sb * k * h, e, false, false};          /* dispatched tokens */
-    t[(*n)++] = (act_term_t){sb * k * fe * (gated ? 2 : 1) * etp_ratio, e, true, false};
-    t[(*n)++] = (act_term_t){sb * k * fe * etp_ratio, e, true, false}; /* activation output */
-    t[(*n)++] = (act_term_t){sb * k * h, e, false, false};          /* expert outputs */
+    t[(*n)++] = (act_term_t){sb * x->n_experts, 4, false, false, false};   /* router scores, fp32 */
+    t[(*n)++] = (act_term_t){sb * k * h, e, false, false, false};          /* dispatched tokens */
+    t[(*n)++] = (act_term_t){sb * k * fe * (gated ? 2 : 1) * etp_ratio, e, true, false, false};
+    t[(*n)++] = (act_term_t){sb * k * fe * etp_ratio, e, true, false, false}; /* activation output */
+    t[(*n)++] = (act_term_t){sb * k * h, e, false, false, false};          /* expert outputs */
     if (fs > 0) {
-        t[(*n)++] = (act_term_t){sb * fs * (gated ? 2 : 1), e, true, false};
-        t[(*n)++] = (act_term_t){sb * fs, e, true, false};
+        t[(*n)++] = (act_term_t){sb * fs * (gated ? 2 : 1), e, true, false, false};
+        t[(*n)++] = (act_term_t){sb * fs, e, true, false, false};
     }
 }
 
@@ -73,10 +75,10 @@ static int layer_terms(const model_t *m, const layout_t *l, bool moe, act_term_t
     bool drop = m->dropout > 0;
     int n = 0;
 #define TERM(el, bpe, tp_split, sel) \
-    (t[n++] = (act_term_t){(el), (bpe), (tp_split), (sel)})
+    (t[n++] = (act_term_t){(el), (bpe), (tp_split), (sel), false})
     /* attention sub-block */
     TERM(sb * h, e, false, false);  /* norm 1 input */
-    TERM(sb * h, e, false, false);  /* QKV GEMM input (norm 1 output) */
+    t[n++] = (act_term_t){sb * h, e, false, false, true}; /* QKV GEMM input (norm 1 output) */
     TERM(sb * qw, e, true, false);  /* Q */
     TERM(sb * kvw, e, true, false); /* K */
     TERM(sb * kvw, e, true, false); /* V */
@@ -96,7 +98,7 @@ static int layer_terms(const model_t *m, const layout_t *l, bool moe, act_term_t
         TERM(sb * h, 1, false, false); /* dropout mask after projection */
     /* MLP sub-block */
     TERM(sb * h, e, false, false); /* norm 2 input */
-    TERM(sb * h, e, false, false); /* first MLP GEMM input */
+    t[n++] = (act_term_t){sb * h, e, false, false, true}; /* first MLP GEMM input */
     if (moe) {
         moe_terms(m, l, sb, e, t, &n);
     } else if (m->mlp == MODEL_MLP_SWIGLU) {
@@ -123,6 +125,15 @@ static double sum_terms(const model_t *m, const layout_t *l, bool moe, bool drop
         if (drop_selective && t[i].selective)
             continue;
         double bytes = t[i].elements * t[i].bytes_per_element;
+        if (t[i].gathered && l->sequence_parallel && l->sp_saves_gathered && l->tp > 1) {
+            /* saved whole, as gathered; a per-tensor fp8 recipe gathers
+             * (and saves) the quantized input, 1 byte an element
+             * (torchao's Float8ColwiseParallel) */
+            if (l->precision == PRECISION_FP8 || l->precision == PRECISION_FP8_CS)
+                bytes = t[i].elements;
+            total += bytes;
+            continue;
+        }
         /* Inside the TP region every tensor is split over TP; outside it,
          * only sequence parallelism splits it (along the sequence). */
         if (t[i].split_by_tp || l->sequence_parallel)

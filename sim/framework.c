@@ -226,6 +226,8 @@ static int read_layout(const cJSON *o, const json_ctx_t *ctx, fw_preset_t *p, er
                             &p->distributed_optimizer, err)) ||
         (rc = json_get_bool(o, "sequence_parallel_with_tp", ctx, JSON_REQUIRED, &p->sp_with_tp,
                             err)) ||
+        (rc = json_get_bool(o, "sp_saves_gathered", ctx, JSON_OPTIONAL, &p->sp_saves_gathered,
+                            err)) ||
         (rc = json_get_int(o, "zero_min", ctx, JSON_REQUIRED, 0, 3, &p->zero_min, err)) ||
         (rc = json_get_string(o, "recompute", ctx, JSON_REQUIRED, rc_name, sizeof rc_name, err)) ||
         (rc = json_get_string(o, "batch", ctx, JSON_OPTIONAL, batch, sizeof batch, err)) ||
@@ -680,6 +682,7 @@ void fw_apply(const fw_preset_t *p, sim_options_t *o, layout_t *l)
 {
     *o = p->opt;
     l->flash_attention = p->flash_attention;
+    l->sp_saves_gathered = p->sp_saves_gathered;
     l->grad_bytes = fw_grad_bytes(p, l->precision);
     l->distributed_optimizer = p->distributed_optimizer;
     if (l->zero < p->zero_min)

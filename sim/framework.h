@@ -75,6 +75,7 @@ typedef struct {
     sim_options_t opt;    /* the simulator options it runs with */
     /* layout defaults it imposes (before the user's flags) */
     bool flash_attention;
+    bool sp_saves_gathered;    /* layout_t sp_saves_gathered */
     int grad_bytes;            /* main-gradient element size (bf16, fp8 and
                                   fp4 training; fp32 training keeps 4) */
     int fp16_grad_bytes;       /* the same when the run trains in fp16 */

@@ -519,6 +519,7 @@ static void enum_framework(enum_ctx_t *e, int fi)
                         l.seq_len = s->seq_len;
                         l.precision = e->fws[fi].precision;
                         l.flash_attention = e->fws[fi].flash;
+                        l.sp_saves_gathered = e->fws[fi].fw.sp_saves_gathered;
                         l.grad_bytes = fw_grad_bytes(&e->fws[fi].fw, l.precision);
                         l.sequence_parallel = tp > 1 && caps->sp;
                         enum_batch(e, fi, &l, dp);

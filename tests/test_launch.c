@@ -486,6 +486,7 @@ static void test_torchtitan_fsdp_over_cp_round_trip(void)
     l.tp = 4;
     l.cp = 4;
     l.sequence_parallel = true;
+    l.sp_saves_gathered = true; /* as the planner sets it for torchtitan */
     l.zero = 3;
     l.micro_batch = 1;
     l.global_batch = 8;
