@@ -608,7 +608,7 @@ static int match_release(const cJSON *arr, const json_ctx_t *actx, const char *f
     }
     const char *how = "the latest %s preset released no later";
     if (!want)
-        pick = latest, how = "no version named, the latest %s preset";
+        pick = latest, how = "no release date in its name, the latest %s preset";
     else if (pick < 0)
         pick = oldest, how = "older than every %s preset, the oldest";
     if (pick < 0)

@@ -223,7 +223,7 @@ static void test_versions_and_moe_columns(void)
         {"megatron-bridge-25.11", "the latest Megatron-Bridge preset released no later"},
         {"megatron-bridge-26.04", "the latest Megatron-Bridge preset released no later"},
         {"nemo-24.07", "older than every NeMo preset"},
-        {"nemo-25.04", "no version named"},
+        {"nemo-25.04", "no release date in its name"},
         {"torchtitan-2024-12", "the latest torchtitan preset released no later"},
         {"nemo-25.02", NULL},
         {"nemo-25.02", NULL},
