@@ -797,66 +797,50 @@ static void test_param_gather_window(void)
  * optimizer, which the megatron-core preset reproduces. */
 static void test_published_memory(void)
 {
+    static const char *const b8 = "llama3.1-8b", *const g96 = "h100-96g", *const t24 =
+                                                                          "torchtitan-2024-12";
     static const struct {
-        int gpus, cp, mb, seq;
+        const char *model, *gpu, *fw;
+        int gpus, tp, cp, mb, seq;
         recompute_t rc;
         precision_t prec;
+        bool fp8_gather; /* float8 all-gathers for FSDP */
         double gib;
     } rows[] = {
-        {8, 1, 2, 8192, RECOMPUTE_OPS, PRECISION_BF16, 77.0},
-        {8, 1, 2, 8192, RECOMPUTE_OPS, PRECISION_FP8_CS, 76.8},
-        {128, 1, 2, 8192, RECOMPUTE_OPS, PRECISION_BF16, 62.0},
-        {128, 1, 2, 8192, RECOMPUTE_OPS, PRECISION_FP8_CS, 61.8},
-        {8, 1, 1, 32768, RECOMPUTE_FULL, PRECISION_FP8_CS, 83.9},
-        {8, 2, 1, 65536, RECOMPUTE_FULL, PRECISION_FP8_CS, 84.2},
-        {8, 4, 1, 131072, RECOMPUTE_FULL, PRECISION_FP8_CS, 84.0},
-        {8, 8, 1, 262144, RECOMPUTE_FULL, PRECISION_FP8_CS, 84.5},
+        {b8, g96, t24, 8, 1, 1, 2, 8192, RECOMPUTE_OPS, PRECISION_BF16, false, 77.0},
+        {b8, g96, t24, 8, 1, 1, 2, 8192, RECOMPUTE_OPS, PRECISION_FP8_CS, false, 76.8},
+        {b8, g96, t24, 128, 1, 1, 2, 8192, RECOMPUTE_OPS, PRECISION_BF16, false, 62.0},
+        {b8, g96, t24, 128, 1, 1, 2, 8192, RECOMPUTE_OPS, PRECISION_FP8_CS, false, 61.8},
+        {b8, g96, t24, 8, 1, 1, 1, 32768, RECOMPUTE_FULL, PRECISION_FP8_CS, false, 83.9},
+        {b8, g96, t24, 8, 1, 2, 1, 65536, RECOMPUTE_FULL, PRECISION_FP8_CS, false, 84.2},
+        {b8, g96, t24, 8, 1, 4, 1, 131072, RECOMPUTE_FULL, PRECISION_FP8_CS, false, 84.0},
+        {b8, g96, t24, 8, 1, 8, 1, 262144, RECOMPUTE_FULL, PRECISION_FP8_CS, false, 84.5},
+        {"llama3.1-70b", g96, t24, 256, 8, 1, 16, 8192, RECOMPUTE_FULL, PRECISION_FP8_CS, false,
+         67.6},
+        {b8, "h200", "torchtitan-2025-06", 32, 1, 1, 2, 8192, RECOMPUTE_OPS, PRECISION_FP8_CS,
+         true, 47.96},
     };
     sim_ctx_t *ctx = sim_ctx_create();
     CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         priced_t p;
-        CU_ASSERT_EQUAL_FATAL(begin(&p, "llama3.1-8b", "h100-96g", rows[i].gpus,
-                                    "torchtitan-2024-12"), 0);
+        CU_ASSERT_EQUAL_FATAL(begin(&p, rows[i].model, rows[i].gpu, rows[i].gpus, rows[i].fw), 0);
         layout_t *l = &p.s.layout;
-        set_batch(l, 1, rows[i].mb, rows[i].mb * rows[i].gpus / rows[i].cp, rows[i].seq);
+        int ranks = rows[i].gpus / rows[i].cp / rows[i].tp; /* data-parallel ranks */
+        set_batch(l, rows[i].tp, rows[i].mb, rows[i].mb * ranks, rows[i].seq);
         l->cp = rows[i].cp;
         l->recompute = rows[i].rc;
         l->precision = rows[i].prec;
         sim_options_compiled(&p.s.opt);
+        p.s.opt.fp8_param_gather = rows[i].fp8_gather;
         CU_ASSERT_EQUAL_FATAL(price(&p), 0);
+        CU_ASSERT_EQUAL(l->dp, ranks);
         sim_result_t r;
         err_t e;
         CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &p.s.input, &r, &e), 0);
         CHECK_REL(r.memory.total_bytes / (1024.0 * 1024 * 1024), rows[i].gib, 0.05);
         scenario_free(&p.s);
     }
-    priced_t tt;
-    CU_ASSERT_EQUAL_FATAL(begin(&tt, "llama3.1-70b", "h100-96g", 256, "torchtitan-2024-12"), 0);
-    set_batch(&tt.s.layout, 8, 16, 512, 8192);
-    tt.s.layout.recompute = RECOMPUTE_FULL;
-    tt.s.layout.precision = PRECISION_FP8_CS;
-    sim_options_compiled(&tt.s.opt);
-    CU_ASSERT_EQUAL_FATAL(price(&tt), 0);
-    sim_result_t r;
-    err_t e;
-    CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &tt.s.input, &r, &e), 0);
-    CU_ASSERT_EQUAL(tt.s.layout.dp, 32);
-    CHECK_REL(r.memory.total_bytes / (1024.0 * 1024 * 1024), 67.6, 0.05);
-    scenario_free(&tt.s);
-
-    priced_t h2;
-    CU_ASSERT_EQUAL_FATAL(begin(&h2, "llama3.1-8b", "h200", 32, "torchtitan-2025-06"), 0);
-    set_batch(&h2.s.layout, 1, 2, 64, 8192);
-    h2.s.layout.recompute = RECOMPUTE_OPS;
-    h2.s.layout.precision = PRECISION_FP8_CS;
-    sim_options_compiled(&h2.s.opt);
-    h2.s.opt.fp8_param_gather = true;
-    CU_ASSERT_EQUAL_FATAL(price(&h2), 0);
-    CU_ASSERT_EQUAL_FATAL(sim_run_step(ctx, &h2.s.input, &r, &e), 0);
-    CU_ASSERT_EQUAL(h2.s.layout.dp, 32);
-    CHECK_REL(r.memory.total_bytes / (1024.0 * 1024 * 1024), 47.96, 0.05);
-    scenario_free(&h2.s);
     sim_ctx_destroy(ctx);
 
     /* Megatron-Core: fp32 main gradients by default */
@@ -878,22 +862,30 @@ static void test_published_memory(void)
  * fused aten kernels without TP) and a backward peak of 16 (12). Llama 3 8B
  * at TP2 on 8 H100s, 4,096 tokens a micro-batch, against the same preset
  * with the TP figures cleared; at TP1 the preset's TP figures do nothing. */
+/* Llama 3 8B on 8 H100s under torchtitan-2024-12 at TP tp, 4,096 tokens a
+ * micro-batch, priced; without_tp_loss clears the preset's TP loss figures.
+ * The loss stage's activations (no fragmentation) go to act. */
+static void price_tp_loss(priced_t *p, int tp, bool without_tp_loss, double *act)
+{
+    CU_ASSERT_EQUAL_FATAL(begin(p, "llama3-8b", "h100-sxm", 8, "torchtitan-2024-12"), 0);
+    set_batch(&p->s.layout, tp, 1, 8 / tp, 4096);
+    if (without_tp_loss)
+        p->s.opt.ce_tp_fwd_bytes = p->s.opt.ce_tp_bwd_bytes = p->s.opt.ce_tp_peak_bytes = 0;
+    CU_ASSERT_EQUAL_FATAL(price(p), 0);
+    memory_opts_t mo;
+    sim_memory_opts(&p->s.profile, &p->s.opt, &mo);
+    mo.fragmentation = 0;
+    model_memory_t mm;
+    model_memory_stage(&p->s.model, &p->s.layout, 0, &mo, &mm);
+    *act = mm.activations_bytes;
+}
+
 static void test_loss_parallel(void)
 {
     priced_t p[2];
-    memory_opts_t mo[2];
-    model_memory_t mm[2];
-    for (int k = 0; k < 2; k++) {
-        CU_ASSERT_EQUAL_FATAL(begin(&p[k], "llama3-8b", "h100-sxm", 8, "torchtitan-2024-12"), 0);
-        set_batch(&p[k].s.layout, 2, 1, 4, 4096);
-        if (k == 1)
-            p[k].s.opt.ce_tp_fwd_bytes = p[k].s.opt.ce_tp_bwd_bytes =
-                p[k].s.opt.ce_tp_peak_bytes = 0;
-        CU_ASSERT_EQUAL_FATAL(price(&p[k]), 0);
-        sim_memory_opts(&p[k].s.profile, &p[k].s.opt, &mo[k]);
-        mo[k].fragmentation = 0;
-        model_memory_stage(&p[k].s.model, &p[k].s.layout, 0, &mo[k], &mm[k]);
-    }
+    double act[2];
+    for (int k = 0; k < 2; k++)
+        price_tp_loss(&p[k], 2, k == 1, &act[k]);
     const sim_options_t *o = &p[0].s.opt;
     CHECK_REL(o->ce_tp_fwd_bytes, 38, 0);
     CHECK_REL(o->ce_tp_bwd_bytes, 38, 0);
@@ -904,24 +896,18 @@ static void test_loss_parallel(void)
               prof_mem_time(prof, logit_el * 38) - prof_mem_time(prof, logit_el * 22), 1e-9);
     CHECK_REL(p[0].c.head_bwd.compute - p[1].c.head_bwd.compute,
               prof_mem_time(prof, logit_el * 38) - prof_mem_time(prof, logit_el * 22), 1e-9);
-    CHECK_REL(mm[0].activations_bytes - mm[1].activations_bytes, (16 - 12) * logit_el, 1e-9);
+    CHECK_REL(act[0] - act[1], (16 - 12) * logit_el, 1e-9);
     for (int k = 0; k < 2; k++)
         scenario_free(&p[k].s);
 
     /* TP1: the fused kernels' figures */
-    priced_t one[2];
-    for (int k = 0; k < 2; k++) {
-        CU_ASSERT_EQUAL_FATAL(begin(&one[k], "llama3-8b", "h100-sxm", 8, "torchtitan-2024-12"), 0);
-        set_batch(&one[k].s.layout, 1, 1, 8, 4096);
-        if (k == 1)
-            one[k].s.opt.ce_tp_fwd_bytes = one[k].s.opt.ce_tp_bwd_bytes =
-                one[k].s.opt.ce_tp_peak_bytes = 0;
-        CU_ASSERT_EQUAL_FATAL(price(&one[k]), 0);
-    }
-    CHECK_REL(one[0].c.head_fwd.compute, one[1].c.head_fwd.compute, 1e-12);
-    CHECK_REL(one[0].c.head_bwd.compute, one[1].c.head_bwd.compute, 1e-12);
     for (int k = 0; k < 2; k++)
-        scenario_free(&one[k].s);
+        price_tp_loss(&p[k], 1, k == 1, &act[k]);
+    CHECK_REL(p[0].c.head_fwd.compute, p[1].c.head_fwd.compute, 1e-12);
+    CHECK_REL(p[0].c.head_bwd.compute, p[1].c.head_bwd.compute, 1e-12);
+    CHECK_REL(act[0], act[1], 1e-12);
+    for (int k = 0; k < 2; k++)
+        scenario_free(&p[k].s);
 }
 
 /* torchtitan's compile switch compiles the loss too since April 2025
