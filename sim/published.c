@@ -638,6 +638,18 @@ static void notes_flags(const char *notes, sim_options_t *o, layout_t *l)
     }
     if (has(notes, "--sequence-parallel"))
         l->sequence_parallel = true;
+    /* NeMo's switch (ub_tp_comm_overlap in NeMo 1.0, the comm-overlap
+     * callback's tp_comm_overlap in NeMo 2.0): on, Transformer Engine's
+     * default roles where the preset has no userbuffers setting for the
+     * model (TE initializes userbuffers with its defaults when the recipe
+     * gives no config); off, none */
+    if (has(notes, "tp_comm_overlap=true") && l->tp > 1) {
+        o->tp_comm_overlap = true;
+        o->tp_overlap.off_unmatched = false;
+        l->sequence_parallel = true;
+    } else if (has(notes, "tp_comm_overlap=false")) {
+        o->tp_comm_overlap = false;
+    }
     /* Megatron's --moe-router-force-load-balancing: every expert gets its
      * share of the tokens */
     if (has(notes, "forced balance")) {

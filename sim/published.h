@@ -39,7 +39,13 @@
  *     version is named: "Megatron-LM" alone is today's Megatron-Core; a
  *     source title's arXiv identifier dates it, "arXiv:2402.15627" February
  *     2024), and
- *     the row's assumptions say which. A framework no preset family names
+ *     the row's assumptions say which. Flags the notes name: Megatron's
+ *     --overlap-grad-reduce, --overlap-param-gather, --use-distributed-
+ *     optimizer, --tp-comm-overlap, --sequence-parallel; NeMo's
+ *     "tp_comm_overlap=true" (ub_tp_comm_overlap in NeMo 1.0) turns
+ *     Transformer Engine's TP overlap on, with TE's default roles where the
+ *     preset has no userbuffers setting for the model, "=false" off. A
+ *     framework no preset family names
  *     (a launcher or trainer: the Hugging Face Trainer, Accelerate; an
  *     in-house framework) runs the engine its zero_or_fsdp column names:
  *     ZeRO or DeepSpeed -> deepspeed, FSDP -> fsdp (torchtitan's FSDP2 when

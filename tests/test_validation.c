@@ -147,6 +147,47 @@ static void test_framework_pipeline_split(void)
     remove_tree(dir);
 }
 
+/* NeMo's TP-overlap switch in a row's notes: "ub_tp_comm_overlap=true"
+ * turns Transformer Engine's overlap on, with its default roles where the
+ * preset has no userbuffers setting for the model (NeMo 24.07's has none
+ * for hidden 16384: it overlaps only its own models); "tp_comm_overlap=false"
+ * turns it off where the preset would overlap (NeMo 25.02 has a setting
+ * for hidden 16384 at TP8 on Hopper). Llama 3.1 405B, TP8 PP9 on 576 H100s. */
+static void test_notes_tp_overlap(void)
+{
+    char dir[256], path[400], *csv = NULL;
+    FILE *f = runs_csv(dir, sizeof dir, path, sizeof path, &csv);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    static const char *const head =
+        "x,x,x,LLAMA3.1-405B,405,126,16384,128,8,53248,128256,8192,H100 (DGX-H100),576,8,9,8,,,1,"
+        "64,,DDP (distributed optimizer),none,bf16";
+    static const char *const rows_fw_notes[4][2] = {
+        {"NeMo 24.09", ""},
+        {"NeMo 24.09", "sequence_parallel=true; ub_tp_comm_overlap=true"},
+        {"NeMo 25.02", ""},
+        {"NeMo 25.02", "tp_comm_overlap=false"},
+    };
+    for (int i = 0; i < 4; i++)
+        fprintf(f, "O%d,%s,%s,,,,,300,,,,,\"%s\"\n", i, head, rows_fw_notes[i][0],
+                rows_fw_notes[i][1]);
+    fclose(f);
+    pub_row_t *rows;
+    int n;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(pub_replay(path, NULL, &rows, &n, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 4);
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_FALSE_FATAL(rows[i].skipped);
+    CU_ASSERT_STRING_EQUAL(rows[0].framework, "nemo-24.07");
+    CU_ASSERT_STRING_EQUAL(rows[2].framework, "nemo-25.02");
+    /* the overlap hides TP collectives: a few percent on this layout */
+    CU_ASSERT_TRUE(rows[1].predicted > 1.01 * rows[0].predicted);
+    CU_ASSERT_TRUE(rows[3].predicted < 0.99 * rows[2].predicted);
+    free(rows);
+    free(csv);
+    remove_tree(dir);
+}
+
 static void test_bad_csv(void)
 {
     pub_row_t *rows;
@@ -779,7 +820,7 @@ static void test_fit_sustained(void)
 
 TEST_SUITE(suite_validation, "validation", TEST(test_published_runs), TEST(test_results_not_read),
            TEST(test_column_spellings), TEST(test_model_blocks),
-           TEST(test_framework_pipeline_split),
+           TEST(test_framework_pipeline_split), TEST(test_notes_tp_overlap),
            TEST(test_bad_csv), TEST(test_versions_and_moe_columns),
            TEST(test_more_runs), TEST(test_dgxc_runs), TEST(test_mds_runs), TEST(test_meta_runs), TEST(test_megascale_runs), TEST(test_nemotron_runs), TEST(test_bigscience_runs), TEST(test_mpt_runs),
            TEST(test_fit_sustained));
