@@ -347,7 +347,8 @@ static void price_attention(pricer_t *pr, double *fwd, double *bwd)
 
 /* What one GEMM and the TP collective overlapped with it cost beyond the
  * GEMM alone (sim/tp_overlap.h): the collective's uncovered part, the last
- * chunk of a reduce-scatter that nothing follows, the GEMM cut into chunks
+ * chunk of a reduce-scatter that nothing follows (the first chunk an
+ * aggregated ring gather waits for), the GEMM cut into chunks
  * (smaller GEMMs run less efficiently) and the SMs the communication
  * takes. rows/cols/inner: the GEMM's shape, cut along rows; gemm_s its
  * time whole; rs: the collective reduce-scatters the GEMM's output. */
@@ -355,11 +356,19 @@ static double tpo_cost(const pricer_t *pr, const tpo_role_t *r, double rows, dou
                        double inner, double gemm_s, double comm_s, bool rs)
 {
     double chunks = r->method == TPO_RING ? pr->t : r->method == TPO_PIPELINE ? r->splits : 1;
+    /* an aggregated ring gather: the first GEMM waits for one chunk from the
+     * paired neighbour, then TP/2 GEMMs of two chunks each hide the rest */
+    double head = 0;
+    if (r->method == TPO_RING && r->aggregate && !rs && pr->t >= 2) {
+        chunks = pr->t / 2;
+        head = comm_s / (pr->t - 1);
+        comm_s -= head;
+    }
     double split = 0;
     if (chunks > 1)
         split = chunks * gemm(pr, rows / chunks, cols, inner, 1) - gemm(pr, rows, cols, inner, 1);
     double g = gemm_s + fmax(0, split);
-    double tail = rs && chunks > 1 ? comm_s / chunks : 0;
+    double tail = (rs && chunks > 1 ? comm_s / chunks : 0) + head;
     double sms = pr->in->cluster->gpu.sm_count > 0 ? pr->in->cluster->gpu.sm_count : 1;
     double share = fmin(r->sms / sms, 0.9);
     /* with a margin the GEMM runs on the SMs left for all of its length;

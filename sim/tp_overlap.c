@@ -18,22 +18,32 @@ void tpo_default(tp_overlap_t *t)
 {
     memset(t, 0, sizeof *t);
     for (int i = 0; i < TPO_COUNT; i++)
-        t->def[i] = (tpo_role_t){TPO_BULK, 16, false, 4};
+        t->def[i] = (tpo_role_t){TPO_BULK, 16, false, false, 4};
     const tpo_gemm_t ring[] = {TPO_QKV_FPROP, TPO_FC1_FPROP, TPO_PROJ_DGRAD, TPO_FC2_DGRAD};
     for (size_t i = 0; i < sizeof ring / sizeof *ring; i++)
-        t->def[ring[i]] = (tpo_role_t){TPO_RING, 1, false, 4};
-    t->def[TPO_PROJ_FPROP] = (tpo_role_t){TPO_PIPELINE, 16, false, 4};
-    t->def[TPO_FC2_FPROP] = (tpo_role_t){TPO_PIPELINE, 16, false, 4};
+        t->def[ring[i]] = (tpo_role_t){TPO_RING, 1, false, false, 4};
+    t->def[TPO_PROJ_FPROP] = (tpo_role_t){TPO_PIPELINE, 16, false, false, 4};
+    t->def[TPO_FC2_FPROP] = (tpo_role_t){TPO_PIPELINE, 16, false, false, 4};
 }
 
-/* "ring 1", "pipeline 24 margin", "bulk 4". */
+/* "ring 1", "pipeline 24 margin", "bulk 4", "ring 1 aggregate". */
 static int parse_role(const char *text, const json_ctx_t *ctx, tpo_role_t *r, err_t *err)
 {
-    char method[16] = "", extra[16] = "";
-    int sms = 0, n = sscanf(text, "%15s %d %15s", method, &sms, extra);
-    if (n < 2 || sms < 1 || sms > 1024 || (n == 3 && strcmp(extra, "margin") != 0))
+    char method[16] = "", extra[2][16] = {"", ""}, rest[2] = "";
+    int sms = 0, n = sscanf(text, "%15s %d %15s %15s %1s", method, &sms, extra[0], extra[1], rest);
+    bool margin = false, aggregate = false, ok = n >= 2 && n <= 4 && sms >= 1 && sms <= 1024;
+    for (int i = 0; ok && i < n - 2; i++) {
+        if (strcmp(extra[i], "margin") == 0 && !margin)
+            margin = true;
+        else if (strcmp(extra[i], "aggregate") == 0 && !aggregate)
+            aggregate = true;
+        else
+            ok = false;
+    }
+    if (!ok)
         return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
-                        "expected \"ring|pipeline|bulk SMS [margin]\" (got '%s')", text);
+                        "expected \"ring|pipeline|bulk SMS [margin] [aggregate]\" (got '%s')",
+                        text);
     if (strcmp(method, "ring") == 0)
         r->method = TPO_RING;
     else if (strcmp(method, "pipeline") == 0)
@@ -43,8 +53,12 @@ static int parse_role(const char *text, const json_ctx_t *ctx, tpo_role_t *r, er
     else
         return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
                         "method: use ring, pipeline or bulk (got '%s')", method);
+    if (aggregate && r->method != TPO_RING)
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
+                        "aggregate applies to ring only (got '%s')", text);
     r->sms = sms;
-    r->sm_margin = n == 3;
+    r->sm_margin = margin;
+    r->aggregate = aggregate;
     r->splits = 4; /* TE's pipeline default; every shipped config keeps it */
     return ERR_OK;
 }

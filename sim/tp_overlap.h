@@ -8,7 +8,11 @@
  * as TE names them (qkv_fprop, qkv_dgrad, ...), by one of three methods:
  *
  *   ring      the GEMM split into TP chunks, each chunk's peer data moved
- *             by copy engines (P2P) while the previous chunk computes; 1 SM
+ *             by copy engines (P2P) while the previous chunk computes; 1 SM;
+ *             "aggregate" (all-gathers only): TP/2 GEMMs of two chunks each,
+ *             after a first one-chunk exchange with the paired neighbour
+ *             that the first GEMM waits for (Transformer Engine
+ *             comm_gemm_overlap.cpp split_overlap_ag, _aggregate)
  *   pipeline  the GEMM split into `splits` chunks, each chunk's
  *             reduce-scatter run by `sms` SMs while the next computes
  *   bulk      one collective run by `sms` SMs beside one whole GEMM
@@ -52,6 +56,7 @@ typedef struct {
     tpo_method_t method;
     int sms;        /* SMs the communication kernel takes */
     bool sm_margin; /* GEMM launched on the remaining SMs */
+    bool aggregate; /* ring all-gather in TP/2 steps of two chunks */
     int splits;     /* pipeline chunks (TE: 4) */
 } tpo_role_t;
 

@@ -137,7 +137,7 @@ static void test_tp_overlap_by_gemm(void)
     set_batch(&ring.s.layout, 4, 1, 64, 8192);
     ring.s.opt.tp_overlap.n_configs = 0;
     for (int i = 0; i < TPO_COUNT; i++)
-        ring.s.opt.tp_overlap.def[i] = (tpo_role_t){TPO_RING, 1, false, 4};
+        ring.s.opt.tp_overlap.def[i] = (tpo_role_t){TPO_RING, 1, false, false, 4};
     CU_ASSERT_EQUAL_FATAL(price(&ring), 0);
     CU_ASSERT_TRUE(ring.c.fwd.tp < nemo.c.fwd.tp);
     /* a pipelined GEMM with a margin of s SMs out of S runs S/(S - s) as
@@ -146,8 +146,8 @@ static void test_tp_overlap_by_gemm(void)
     CU_ASSERT_EQUAL_FATAL(begin(&more, "llama3-70b", "h100-sxm", 64, "nemo-25.02"), 0);
     set_batch(&more.s.layout, 4, 1, 64, 8192);
     for (int k = 0; k < more.s.opt.tp_overlap.n_configs; k++) {
-        more.s.opt.tp_overlap.configs[k].role[TPO_PROJ_FPROP] = (tpo_role_t){TPO_PIPELINE, 48, true, 4};
-        more.s.opt.tp_overlap.configs[k].role[TPO_FC2_FPROP] = (tpo_role_t){TPO_PIPELINE, 48, true, 4};
+        more.s.opt.tp_overlap.configs[k].role[TPO_PROJ_FPROP] = (tpo_role_t){TPO_PIPELINE, 48, true, false, 4};
+        more.s.opt.tp_overlap.configs[k].role[TPO_FC2_FPROP] = (tpo_role_t){TPO_PIPELINE, 48, true, false, 4};
     }
     CU_ASSERT_EQUAL_FATAL(price(&more), 0);
     CU_ASSERT_TRUE(more.c.fwd.tp > nemo.c.fwd.tp);
@@ -187,6 +187,70 @@ static void test_tp_overlap_by_gemm(void)
     scenario_free(&fp4_off.s);
     scenario_free(&off.s);
     scenario_free(&nemo.s);
+}
+
+/* An aggregated ring all-gather (TE split_overlap_ag with aggregate, NeMo
+ * 25.02's setting for hidden 16384): its first GEMM waits for one chunk from
+ * the paired neighbour, then TP/2 GEMMs of two chunks hide the rest. At TP4
+ * the forward's two gathers each expose up to a third of the gather more
+ * than the plain ring (less what fewer, larger GEMM chunks save); at TP2 the
+ * one GEMM waits for the whole gather. The role text parses "aggregate"
+ * after the SMs, for rings only. */
+static void test_tp_overlap_aggregate(void)
+{
+    for (int tp = 2; tp <= 4; tp += 2) {
+        priced_t p[2]; /* [plain ring, aggregated] */
+        for (int k = 0; k < 2; k++) {
+            CU_ASSERT_EQUAL_FATAL(begin(&p[k], "llama3-70b", "h100-sxm", 64, "nemo-25.02"), 0);
+            set_batch(&p[k].s.layout, tp, 1, 64 / tp, 8192);
+            p[k].s.opt.tp_overlap.n_configs = 0;
+            for (int i = 0; i < TPO_COUNT; i++)
+                p[k].s.opt.tp_overlap.def[i] = (tpo_role_t){TPO_RING, 1, false, false, 4};
+            const tpo_gemm_t ag[] = {TPO_QKV_FPROP, TPO_FC1_FPROP, TPO_PROJ_DGRAD, TPO_FC2_DGRAD};
+            for (size_t i = 0; i < sizeof ag / sizeof ag[0]; i++)
+                p[k].s.opt.tp_overlap.def[ag[i]].aggregate = k == 1;
+            CU_ASSERT_EQUAL_FATAL(price(&p[k]), 0);
+        }
+        double h = p[0].s.model.hidden, tokens = 8192;
+        double gather = prof_coll_time(&p[0].s.profile, COLL_ALL_GATHER, &p[0].c.tp_span,
+                                       tokens * h * 2);
+        double more = p[1].c.fwd.tp - p[0].c.fwd.tp;
+        CU_ASSERT_TRUE(more > 0);
+        CU_ASSERT_TRUE(more <= 2 * gather / (tp - 1) * (1 + 1e-9));
+        if (tp == 2) /* both gathers wait whole: nothing overlaps them */
+            CU_ASSERT_TRUE(p[1].c.fwd.tp >= 2 * gather * (1 - 1e-9));
+        for (int k = 0; k < 2; k++)
+            scenario_free(&p[k].s);
+    }
+
+    /* NeMo 25.02's setting for Llama 3.1 405B on H100 (hidden 16384, TP8) */
+    priced_t n;
+    CU_ASSERT_EQUAL_FATAL(begin(&n, "llama3-8b", "h100-sxm", 8, "nemo-25.02"), 0);
+    const tpo_role_t *r = tpo_select(&n.s.opt.tp_overlap, "hopper", 16384, 8);
+    CU_ASSERT_TRUE(r[TPO_QKV_FPROP].aggregate && r[TPO_FC2_DGRAD].aggregate);
+    CU_ASSERT_FALSE(r[TPO_PROJ_FPROP].aggregate);
+    CU_ASSERT_FALSE(tpo_select(&n.s.opt.tp_overlap, "hopper", 8192, 4)[TPO_QKV_FPROP].aggregate);
+    scenario_free(&n.s);
+    static const char *const bad[] = {"{\"default\": {\"qkv_wgrad\": \"bulk 4 aggregate\"}}",
+                                      "{\"default\": {\"qkv_fprop\": \"ring 1 aggregate x\"}}",
+                                      "{\"default\": {\"qkv_fprop\": \"ring 1 margin margin\"}}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cJSON *o = cJSON_Parse(bad[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+        tp_overlap_t t;
+        err_t e;
+        json_ctx_t ctx = json_ctx_root("frameworks.json");
+        CU_ASSERT_EQUAL(tpo_from_json(o, &ctx, &t, &e), ERR_INPUT);
+        cJSON_Delete(o);
+    }
+    cJSON *ok = cJSON_Parse("{\"default\": {\"qkv_fprop\": \"ring 1 margin aggregate\"}}");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ok);
+    tp_overlap_t t;
+    err_t e;
+    json_ctx_t ctx = json_ctx_root("frameworks.json");
+    CU_ASSERT_EQUAL(tpo_from_json(ok, &ctx, &t, &e), ERR_OK);
+    CU_ASSERT_TRUE(t.def[TPO_QKV_FPROP].aggregate && t.def[TPO_QKV_FPROP].sm_margin);
+    cJSON_Delete(ok);
 }
 
 /* ------------------------------------------------------- cross entropy */
@@ -1543,7 +1607,7 @@ static void test_deepspeed_pipeline_engine(void)
     CU_ASSERT_TRUE(step[2] < step[0]);
 }
 
-TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TEST(test_published_memory), TEST(test_loss_parallel), TEST(test_compiled_loss), TEST(test_sp_saves_gathered), TEST(test_attention_copies), TEST(test_tp_overlap_by_gemm),
+TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TEST(test_published_memory), TEST(test_loss_parallel), TEST(test_compiled_loss), TEST(test_sp_saves_gathered), TEST(test_attention_copies), TEST(test_tp_overlap_by_gemm), TEST(test_tp_overlap_aggregate),
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
            TEST(test_attention_by_sequence), TEST(test_precision_recipes), TEST(test_head_in_bf16),
            TEST(test_fp8_tp_gather), TEST(test_async_tp_reduce_pass),
