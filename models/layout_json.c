@@ -40,6 +40,8 @@ int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *
                             &l->distributed_optimizer, err)) ||
         (rc = json_get_bool(o, "flash_attention", ctx, JSON_OPTIONAL, &l->flash_attention,
                             err)) ||
+        (rc = json_get_bool(o, "sp_saves_gathered", ctx, JSON_OPTIONAL, &l->sp_saves_gathered,
+                            err)) ||
         (rc = json_get_string(o, "recompute", ctx, JSON_OPTIONAL, recompute, sizeof recompute,
                               err)) ||
         (rc = json_get_string(o, "schedule", ctx, JSON_OPTIONAL, schedule, sizeof schedule,
@@ -91,6 +93,8 @@ cJSON *layout_to_json(const layout_t *l)
               json_add_number(o, "gpus", l->n_gpus);
     if (ok && l->etp > 0)
         ok = json_add_number(o, "etp", l->etp);
+    if (ok && l->sp_saves_gathered) /* DTensor SP (torchtitan): said only where set */
+        ok = cJSON_AddBoolToObject(o, "sp_saves_gathered", true) != NULL;
     if (ok && l->recompute_layers > 0) /* block recompute: rebuilt per chunk */
         ok = json_add_number(o, "recompute_layers", l->recompute_layers);
     if (ok && l->offload) {

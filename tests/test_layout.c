@@ -302,5 +302,34 @@ static void test_stage_sizes(void)
               "not the model's 33");
 }
 
+/* A layout's JSON carries DTensor's sequence parallelism (sp_saves_gathered)
+ * only where it is set, and reads it back. */
+static void test_json_sp_saves_gathered(void)
+{
+    for (int set = 0; set < 2; set++) {
+        layout_t l, back;
+        layout_defaults(&l);
+        l.tp = 8;
+        l.sequence_parallel = true;
+        l.sp_saves_gathered = set;
+        l.global_batch = 8;
+        l.seq_len = 4096;
+        cJSON *o = layout_to_json(&l);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+        CU_ASSERT_EQUAL(cJSON_GetObjectItemCaseSensitive(o, "sp_saves_gathered") != NULL, set);
+        layout_defaults(&back);
+        json_ctx_t ctx = json_ctx_root("plan.json");
+        err_t e;
+        int rc = layout_from_json(o, &ctx, &back, &e);
+        if (rc)
+            fprintf(stderr, "layout json: %s\n", e.msg);
+        CU_ASSERT_EQUAL(rc, 0);
+        CU_ASSERT_EQUAL(back.sp_saves_gathered, set);
+        CU_ASSERT_EQUAL(back.tp, 8);
+        cJSON_Delete(o);
+    }
+}
+
 TEST_SUITE(suite_layout, "layout", TEST(test_derived), TEST(test_refusals),
-           TEST(test_uneven_pipeline), TEST(test_stage_sizes), TEST(test_enum_names));
+           TEST(test_uneven_pipeline), TEST(test_stage_sizes), TEST(test_enum_names),
+           TEST(test_json_sp_saves_gathered));
