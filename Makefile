@@ -237,7 +237,7 @@ Q :=
 endif
 
 # ---------------------------------------------------------------- targets
-.PHONY: validate-more validate-dgxc validate-mpt validate-mds validate-meta validate-megascale validate-nemotron validate-bigscience all test check check-layers check-bundle golden-update asan bench gpu-test \
+.PHONY: all test check check-layers check-bundle golden-update asan bench gpu-test \
         gpu-bundle demo deps deps-browser install clean validate valgrind fuzz fuzz-build \
         fuzz-smoke fuzz-smoke-if-clang fuzz-run
 
@@ -344,41 +344,21 @@ $(KTEST_SMALL): $(KTEST_C_OBJS) $(KERN_SRCS:%.cu=$(BUILD)/%.cu.o) \
 validate: $(BIN)
 	$(Q)$(BIN) validate --published tests/fixtures/validation/throughput.csv --by-group $(VALIDATE_ARGS)
 
-# 120 more published runs, gathered after the constants were set (sources in
-# tests/fixtures/validation/more/SOURCES.md): the out-of-sample check
-validate-more: $(BIN)
-	$(Q)$(BIN) validate --published tests/fixtures/validation/more/runs.csv --by-group $(VALIDATE_ARGS)
+# The out-of-sample sets, each tests/fixtures/validation/SET/runs.csv with
+# its sources in SOURCES.md beside it, gathered after the constants were set:
+#   more        120 runs: NeMo/Megatron-Bridge tables, Megatron-LM examples, torchtitan
+#   dgxc        102 DGX Cloud benchmarking runs of Llama 3.1 on H100, bf16/fp8 pairs
+#   mpt         211 MosaicML MPT runs (llm-foundry FSDP1 on A100 40/80GB and H100)
+#   mds         Megatron-DeepSpeed runs of 2022 (BLOOM, MT-NLG, DeepSpeed on Azure)
+#   meta        Meta's Llama 3 405B pre-training (Table 4 of the Llama 3 paper)
+#   megascale   Megatron-LM's 175B runs on 256-12,288 A100s (MegaScale's baseline)
+#   nemotron    80 DGX Cloud runs of Nemotron-4 15B/340B
+#   bigscience  184 BigScience runs and tuning experiments (2021-2022)
+VALIDATION_SETS := more dgxc mpt mds meta megascale nemotron bigscience
+.PHONY: $(addprefix validate-,$(VALIDATION_SETS))
 
-# 102 DGX Cloud benchmarking runs of Llama 3.1 on H100, bf16 and fp8 pairs
-# (sources in tests/fixtures/validation/dgxc/SOURCES.md).
-validate-dgxc: $(BIN)
-	$(Q)$(BIN) validate --published tests/fixtures/validation/dgxc/runs.csv --by-group $(VALIDATE_ARGS)
-
-# 211 MosaicML MPT benchmark runs (llm-foundry FSDP1 on A100 40/80GB and H100;
-# sources in tests/fixtures/validation/mpt/SOURCES.md).
-# 5 Megatron-DeepSpeed runs of 2022: BLOOM 176B over Omni-Path and MT-NLG
-# 530B on Selene (sources in tests/fixtures/validation/mds/SOURCES.md).
-validate-mds: $(BIN)
-	$(Q)$(BIN) validate --published tests/fixtures/validation/mds/runs.csv --by-group $(VALIDATE_ARGS)
-
-# Meta's Llama 3 405B pre-training, Table 4 of the Llama 3 paper (sources in
-# tests/fixtures/validation/meta/SOURCES.md).
-validate-meta: $(BIN)
-	$(Q)$(BIN) validate --published tests/fixtures/validation/meta/runs.csv --by-group $(VALIDATE_ARGS)
-
-# Megatron-LM's 175B runs on 256-12,288 A100s, the MegaScale paper's baseline
-# (sources in tests/fixtures/validation/megascale/SOURCES.md).
-validate-megascale: $(BIN)
-	$(Q)$(BIN) validate --published tests/fixtures/validation/megascale/runs.csv --by-group $(VALIDATE_ARGS)
-
-validate-nemotron: $(BIN)
-	$(Q)$(BIN) validate --published tests/fixtures/validation/nemotron/runs.csv --by-group $(VALIDATE_ARGS)
-
-validate-bigscience: $(BIN)
-	$(Q)$(BIN) validate --published tests/fixtures/validation/bigscience/runs.csv --by-group $(VALIDATE_ARGS)
-
-validate-mpt: $(BIN)
-	$(Q)$(BIN) validate --published tests/fixtures/validation/mpt/runs.csv --by-group $(VALIDATE_ARGS)
+$(addprefix validate-,$(VALIDATION_SETS)): validate-%: $(BIN)
+	$(Q)$(BIN) validate --published tests/fixtures/validation/$*/runs.csv --by-group $(VALIDATE_ARGS)
 
 # `make test` is what README and .ci/run call: install what is missing, then
 # build and run the CPU tests and check the GPU bundle builds self-contained.

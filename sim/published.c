@@ -31,13 +31,19 @@ static const char *cell(const csv_t *c, int row, const char *column)
     return v ? v : "";
 }
 
-static bool has(const char *hay, const char *needle)
+/* The first place needle stands in hay, case aside; NULL when nowhere. */
+static const char *find_ci(const char *hay, const char *needle)
 {
     size_t n = strlen(needle);
     for (const char *p = hay; p && *p; p++)
         if (strncasecmp(p, needle, n) == 0)
-            return true;
-    return false;
+            return p;
+    return NULL;
+}
+
+static bool has(const char *hay, const char *needle)
+{
+    return find_ci(hay, needle) != NULL;
 }
 
 /* The number a cell starts with ("8192 (default config)", "14,080",
@@ -141,25 +147,31 @@ static bool has_word(const char *text, const char *word)
     return false;
 }
 
+/* Where the number written just before at starts (spaces between them
+ * allowed): digits and thousands separators, with decimal a point too;
+ * NULL when there is none or it ends a longer token ("-8", "1e9", "x8"). */
+static const char *number_before(const char *text, const char *at, bool decimal)
+{
+    const char *q = at;
+    while (q > text && q[-1] == ' ')
+        q--;
+    const char *end = q;
+    while (q > text &&
+           (isdigit((unsigned char)q[-1]) || q[-1] == ',' || (decimal && q[-1] == '.')))
+        q--;
+    if (q == end || (q > text && (isalpha((unsigned char)q[-1]) || q[-1] == '-' ||
+                                  q[-1] == '+' || q[-1] == '.')))
+        return NULL;
+    return q;
+}
+
 /* The whole number just before word in text ("8 nodes (64 GPUs)" with
  * "GPU": 64; thousands separators allowed), 0 if none. */
 static int int_before(const char *text, const char *word)
 {
-    size_t n = strlen(word);
-    for (const char *p = text; p && *p; p++) {
-        if (strncasecmp(p, word, n) != 0)
-            continue;
-        const char *q = p;
-        while (q > text && q[-1] == ' ')
-            q--;
-        const char *end = q;
-        while (q > text && (isdigit((unsigned char)q[-1]) || q[-1] == ','))
-            q--;
-        /* part of a longer token ("-8", "1e9", "x8") is no count */
-        if (q > text && (isalpha((unsigned char)q[-1]) || q[-1] == '-' || q[-1] == '+' ||
-                         q[-1] == '.'))
-            continue;
-        if (q < end && isdigit((unsigned char)*q))
+    for (const char *p = find_ci(text, word); p; p = find_ci(p + 1, word)) {
+        const char *q = number_before(text, p, false);
+        if (q && isdigit((unsigned char)*q))
             return lead_int(q);
     }
     return 0;
@@ -1080,30 +1092,18 @@ static int open_choices(sim_ctx_t *ctx, row_setup_t *r, bool keep, sim_result_t 
  * a decimal point and thousands separators, NAN when none. */
 static double num_before(const char *text, const char *at)
 {
-    const char *q = at;
-    while (q > text && q[-1] == ' ')
-        q--;
-    const char *end = q;
-    while (q > text && (isdigit((unsigned char)q[-1]) || q[-1] == '.' || q[-1] == ','))
-        q--;
-    /* part of a longer token ("1e400", "-3", "x86") is no count */
-    if (q == end || (q > text && (isalpha((unsigned char)q[-1]) || q[-1] == '-' || q[-1] == '+')))
-        return NAN;
-    return lead_num(q);
+    const char *q = number_before(text, at, true);
+    return q ? lead_num(q) : NAN;
 }
 
 /* The number after the first occurrence of key, past spaces and a colon
  * ("samples per second: 19.561"), NAN when none. */
 static double num_after(const char *text, const char *key)
 {
-    const char *p = text;
-    size_t n = strlen(key);
-    for (; *p; p++)
-        if (strncasecmp(p, key, n) == 0)
-            break;
-    if (!*p)
+    const char *p = find_ci(text, key);
+    if (!p)
         return NAN;
-    p += n;
+    p += strlen(key);
     p += strspn(p, " :=");
     return isdigit((unsigned char)*p) ? lead_num(p) : NAN;
 }
@@ -1111,11 +1111,10 @@ static double num_after(const char *text, const char *key)
 /* The first of keys in text, NULL when none. */
 static const char *find_any(const char *text, const char *const *keys, size_t n)
 {
-    for (size_t k = 0; k < n; k++)
-        for (const char *p = text; *p; p++)
-            if (strncasecmp(p, keys[k], strlen(keys[k])) == 0)
-                return p;
-    return NULL;
+    const char *p = NULL;
+    for (size_t k = 0; k < n && !p; k++)
+        p = find_ci(text, keys[k]);
+    return p;
 }
 
 /* Rule 6's last resort: a throughput or step time written in other_result

@@ -776,17 +776,27 @@ static int build(builder_t *b)
 
 /* ------------------------------------------------------------ reading back */
 
-/* The dependency of task t that ended last, or its stream predecessor if
- * that ended later (what t waited for); -1 if none. */
-static int last_blocker(const sim_engine_t *e, int t)
+/* The dependency of task t that ended last (the first of equals); -1 if
+ * none. */
+static int latest_dep(const sim_engine_t *e, int t)
 {
     const int *deps;
     int n = eng_deps(e, t, &deps);
-    int blocker = eng_stream_prev(e, t);
+    int last = -1;
     for (int i = 0; i < n; i++)
-        if (blocker < 0 || eng_end(e, deps[i]) > eng_end(e, blocker))
-            blocker = deps[i];
-    return blocker;
+        if (last < 0 || eng_end(e, deps[i]) > eng_end(e, last))
+            last = deps[i];
+    return last;
+}
+
+/* The dependency of task t that ended last, or its stream predecessor if
+ * that ended no earlier (what t waited for); -1 if none. */
+static int last_blocker(const sim_engine_t *e, int t)
+{
+    int dep = latest_dep(e, t), prev = eng_stream_prev(e, t);
+    if (prev < 0 || (dep >= 0 && eng_end(e, dep) > eng_end(e, prev)))
+        return dep;
+    return prev;
 }
 
 static bool is_dp_kind(int kind)
@@ -823,12 +833,7 @@ static void classify_sync_wait(const sim_engine_t *e, int sync, double gap_start
 static void classify_gap(const sim_engine_t *e, int t, double gap_start, double gap_end,
                          double *bd)
 {
-    const int *deps;
-    int n = eng_deps(e, t, &deps);
-    int blocker = -1;
-    for (int i = 0; i < n; i++)
-        if (blocker < 0 || eng_end(e, deps[i]) > eng_end(e, blocker))
-            blocker = deps[i];
+    int blocker = latest_dep(e, t);
     double gap = gap_end - gap_start;
     if (blocker < 0) {
         bd[BD_OTHER] += gap;

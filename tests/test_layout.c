@@ -204,6 +204,20 @@ static void test_enum_names(void)
     CU_ASSERT_EQUAL(p, PRECISION_FP8);
 }
 
+/* rule splits layers over n stages (embedding and output weighing w_in and
+ * w_out layers) into exactly want. */
+static void check_split(layout_split_rule_t rule, int layers, int w_in, int w_out,
+                        const int *want, int n)
+{
+    int got[128];
+    err_t e;
+    CU_ASSERT_FATAL(n <= 128);
+    CU_ASSERT_EQUAL_FATAL(
+        layout_rule_stage_sizes(rule, layers, n, w_in, w_out, got, "pp", &e), 0);
+    for (int i = 0; i < n; i++)
+        CU_ASSERT_EQUAL(got[i], want[i]);
+}
+
 /* Framework split rules and their mapping onto the simulator's first,
  * equal middle and last stages. */
 static void test_stage_sizes(void)
@@ -211,17 +225,11 @@ static void test_stage_sizes(void)
     int sizes[16];
     err_t e;
     /* torchtitan 2024: 126 layers on 8 stages: 15, 16 x 6, 15 */
-    CU_ASSERT_EQUAL_FATAL(
-        layout_rule_stage_sizes(LAYOUT_SPLIT_EXTRA_MIDDLE, 126, 8, 0, 0, sizes, "pp", &e), 0);
     static const int tt24[8] = {15, 16, 16, 16, 16, 16, 16, 15};
-    for (int i = 0; i < 8; i++)
-        CU_ASSERT_EQUAL(sizes[i], tt24[i]);
+    check_split(LAYOUT_SPLIT_EXTRA_MIDDLE, 126, 0, 0, tt24, 8);
     /* torchtitan 2025: 32 layers + 2 on 4 stages: 8, 9, 8, 7 */
-    CU_ASSERT_EQUAL_FATAL(
-        layout_rule_stage_sizes(LAYOUT_SPLIT_WEIGHTED, 32, 4, 1, 1, sizes, "pp", &e), 0);
     static const int tt25[4] = {8, 9, 8, 7};
-    for (int i = 0; i < 4; i++)
-        CU_ASSERT_EQUAL(sizes[i], tt25[i]);
+    check_split(LAYOUT_SPLIT_WEIGHTED, 32, 1, 1, tt25, 4);
     /* DeepSpeed's balanced partition: BLOOM's 70 layers on 12 stages, the
      * heaviest 6; 7 layers on 4 stages: 1, 2, 2, 2; 5 on 4, where the
      * middle stages' ceiling leaves the ends too little: 2, 1, 1, 1 */
@@ -232,15 +240,9 @@ static void test_stage_sizes(void)
     CU_ASSERT_EQUAL(ds[1], 6);
     CU_ASSERT_EQUAL(ds[10], 6);
     CU_ASSERT_EQUAL(ds[11], 5);
-    CU_ASSERT_EQUAL_FATAL(
-        layout_rule_stage_sizes(LAYOUT_SPLIT_BALANCED, 7, 4, 1, 1, ds, "pp", &e), 0);
     static const int ds7[4] = {1, 2, 2, 2}, ds5[4] = {2, 1, 1, 1};
-    for (int i = 0; i < 4; i++)
-        CU_ASSERT_EQUAL(ds[i], ds7[i]);
-    CU_ASSERT_EQUAL_FATAL(
-        layout_rule_stage_sizes(LAYOUT_SPLIT_BALANCED, 5, 4, 1, 1, ds, "pp", &e), 0);
-    for (int i = 0; i < 4; i++)
-        CU_ASSERT_EQUAL(ds[i], ds5[i]);
+    check_split(LAYOUT_SPLIT_BALANCED, 7, 1, 1, ds7, 4);
+    check_split(LAYOUT_SPLIT_BALANCED, 5, 1, 1, ds5, 4);
     /* 'type:transformer|embedding' (BLOOM's): the two embeddings count as
      * layers; 70 layers on 72 stages leave each end stage its embedding
      * alone, on 12 stages 5/6 x 10/5 as above; 70 on 2 stages cannot be

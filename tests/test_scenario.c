@@ -55,6 +55,17 @@ static void test_scenario_from_values(void)
     scenario_free(&s);
 }
 
+/* Begin spec's scenario with GPT-3 175B's layout of the 1,024-GPU runs:
+ * TP 8, PP 8, 768 sequences a step. */
+static void begin_175b_tp8_pp8(const scenario_spec_t *spec, scenario_t *s)
+{
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(scenario_begin(spec, s, &e), 0);
+    s->layout.tp = 8;
+    s->layout.pp = 8;
+    s->layout.global_batch = 768;
+}
+
 /* The framework keeps its gradients in the size it uses for the run's final
  * precision: Megatron-LM of 2022 accumulates and all-reduces a bf16 run's
  * gradients in fp32 and an fp16 run's in fp16; --grad-dtype (or a launch
@@ -74,10 +85,7 @@ static void test_grad_bytes_by_precision(void)
     for (int i = 0; i < 3; i++) {
         scenario_t s;
         err_t e;
-        CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
-        s.layout.tp = 8;
-        s.layout.pp = 8;
-        s.layout.global_batch = 768;
+        begin_175b_tp8_pp8(&spec, &s);
         s.layout.recompute = RECOMPUTE_FULL;
         s.layout.precision = precs[i];
         CU_ASSERT_EQUAL_FATAL(scenario_finish(&s, NULL, &e), 0);
@@ -98,10 +106,7 @@ static void test_grad_bytes_by_precision(void)
     /* a size the user fixed stays */
     scenario_t s;
     err_t e;
-    CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
-    s.layout.tp = 8;
-    s.layout.pp = 8;
-    s.layout.global_batch = 768;
+    begin_175b_tp8_pp8(&spec, &s);
     s.layout.grad_bytes = 2;
     s.grad_bytes_fixed = true;
     CU_ASSERT_EQUAL_FATAL(scenario_finish(&s, NULL, &e), 0);
