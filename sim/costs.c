@@ -25,6 +25,12 @@ void sim_options_default(sim_options_t *o)
     o->straggler_cv = -1;
     snprintf(o->attn_kernel, sizeof o->attn_kernel, "cudnn");
     o->fp8_weight_cache = true;
+    /* Transformer Engine's ring (AttnFuncWithCPAndKVP2P, v1.13): each
+     * step's output corrected into the running bf16 output by one fused
+     * kernel (flash_attn_fwd_out_correction: read both, write one), the
+     * gradients added in place (dq.add_): 6 bytes an element */
+    o->cp_merge_bytes = 6;
+    o->kv_repeated = false;
     sim_options_compiled_model(o);
     tpo_default(&o->tp_overlap);
     /* Megatron's unfused vocabulary-parallel cross entropy (see the
@@ -64,7 +70,7 @@ const char *moe_dispatch_megatron_name(moe_dispatch_t d)
 
 void sim_options_compiled_model(sim_options_t *o)
 {
-    o->eager_norm = o->eager_rope = o->eager_act = 1;
+    o->eager_norm = o->eager_rope = o->eager_act = o->eager_cp_merge = 1;
 }
 
 void sim_options_compiled_loss(sim_options_t *o)
@@ -186,6 +192,9 @@ typedef struct {
     double Tn;     /* tokens norms and residuals see (T/t with SP) */
     double t;      /* TP degree */
     const prec_costs_t *q; /* the precision recipe */
+    /* with CP, the attention of one ring step (sim price_cp_blocks): the
+     * first (local, masked) block and each later one, forward and backward */
+    double cp_f0, cp_b0, cp_fs, cp_bs;
 } pricer_t;
 
 static void add_op(pricer_t *pr, const char *name, double fwd, double bwd)
@@ -289,6 +298,45 @@ static double coll(const pricer_t *pr, coll_op_t op, const coll_span_t *s, doubl
     return prof_coll_time(pr->p, op, s, bytes);
 }
 
+/* Context-parallel attention as the ring implementations run it, block by
+ * block (Transformer Engine's AttnFuncWithCPAndKVP2P; PyTorch's
+ * _templated_ring_attention, which torchtitan's all-gather rotation also
+ * runs). With a causal mask and load balancing (rank r holds chunks r and
+ * 2cp-1-r) step 0 is the local causal block over s/cp keys, 1/cp of the
+ * work; each of the cp - 1 later steps is a mask-free block of the same
+ * work, either all queries against the first half of the keys (steps
+ * i <= r) or the second half of the queries against all keys (i > r).
+ * The forward kernel loops over keys, the backward over queries, so the
+ * two kinds differ in speed; the last rank runs only the first kind, rank
+ * 0 only the second, and the slower of the two paces the group. Without a
+ * mask every step is a full block over s/cp. */
+static void price_cp_blocks(pricer_t *pr, dtype_t dt, double flops, double s_loc, int qk_dim,
+                            double *fwd, double *bwd)
+{
+    const layout_t *l = pr->in->layout;
+    bool causal = pr->in->opt.causal;
+    const char *k = pr->in->opt.attn_kernel;
+    double steps = l->cp - 1, per_step = flops / l->cp;
+    prof_attn_call_t first = {k, causal, s_loc, qk_dim};
+    prof_attn_call_t whole = {k, false, s_loc, qk_dim};
+    prof_attn_call_t half = {k, false, causal ? s_loc / 2 : s_loc, qk_dim};
+    double f0 = prof_attn_time(pr->p, dt, &first, per_step, false);
+    double b0 = prof_attn_time(pr->p, dt, &first, 2.5 * per_step, true);
+    /* half the keys: short forward loop, whole backward loop; half the
+     * queries: the other way round */
+    double f_kv = prof_attn_time(pr->p, dt, &half, per_step, false);
+    double b_kv = prof_attn_time(pr->p, dt, &whole, 2.5 * per_step, true);
+    double f_q = prof_attn_time(pr->p, dt, &whole, per_step, false);
+    double b_q = prof_attn_time(pr->p, dt, &half, 2.5 * per_step, true);
+    bool kv_slower = f_kv + b_kv >= f_q + b_q;
+    pr->cp_f0 = f0;
+    pr->cp_b0 = b0;
+    pr->cp_fs = kv_slower ? f_kv : f_q;
+    pr->cp_bs = kv_slower ? b_kv : b_q;
+    *fwd = f0 + steps * pr->cp_fs;
+    *bwd = b0 + steps * pr->cp_bs;
+}
+
 /* Attention core of one layer: returns forward and backward seconds. */
 static void price_attention(pricer_t *pr, double *fwd, double *bwd)
 {
@@ -308,11 +356,14 @@ static void price_attention(pricer_t *pr, double *fwd, double *bwd)
         /* Fused kernels do the work they cannot skip: half of it under a
          * causal mask. Backward does 2.5x the forward's matmuls (five
          * GEMM-shaped products to the forward's two). */
-        double flops = 4 * pr->T * s * heads * hd * (pr->in->opt.causal ? 0.5 : 1.0);
-        /* a ring attends block by block: each call sees s/cp keys */
-        double keys = l->cp > 1 && pr->in->opt.cp_comm == CP_RING ? s_loc : s;
-        prof_attn_call_t call = {pr->in->opt.attn_kernel, pr->in->opt.causal, keys, (int)qk_dim};
+        bool causal = pr->in->opt.causal;
+        double flops = 4 * pr->T * s * heads * hd * (causal ? 0.5 : 1.0);
         dtype_t dt = dtype16(pr);
+        if (l->cp > 1 && pr->in->opt.cp_comm != CP_A2A) {
+            price_cp_blocks(pr, dt, flops, s_loc, (int)qk_dim, fwd, bwd);
+            return;
+        }
+        prof_attn_call_t call = {pr->in->opt.attn_kernel, causal, s, (int)qk_dim};
         *fwd = prof_attn_time(pr->p, dt, &call, flops, false);
         *bwd = prof_attn_time(pr->p, dt, &call, 2.5 * flops, true);
         return;
@@ -343,6 +394,9 @@ static void price_attention(pricer_t *pr, double *fwd, double *bwd)
             mem(pr, 2 * pr->e * o->attn_copy_fwd_out * out_el);
     *bwd += mem(pr, 2 * pr->e * o->attn_copy_bwd_qkv * qkv_el) +
             mem(pr, 2 * pr->e * o->attn_copy_bwd_out * out_el);
+    /* with CP, each ring step an equal share of the products */
+    pr->cp_f0 = pr->cp_fs = *fwd / l->cp;
+    pr->cp_b0 = pr->cp_bs = *bwd / l->cp;
 }
 
 /* What one GEMM and the TP collective overlapped with it cost beyond the
@@ -463,39 +517,67 @@ static double price_tp(pricer_t *pr, const gemm_cost_t *qkv, const gemm_cost_t *
 }
 
 /* Context parallelism's K/V exchange, by the framework's method
- * (cp_comm_t): a ring hides each block's transfer behind the attention of
- * the block in hand; an all-gather (and the reduce-scatter of the K/V
- * gradients) and Ulysses' all-to-alls sit on the critical path. */
-static void price_cp(pricer_t *pr, double attn_fwd, double attn_bwd)
+ * (cp_comm_t), with the ring steps' attention blocks priced by
+ * price_cp_blocks: a ring hides each block's transfer behind the block in
+ * hand; PyTorch's all-gather rotation issues its one gather before the
+ * local block and waits for it after, then passes the K/V gradients round a
+ * ring; Ulysses' all-to-alls sit on the critical path. Each later ring step
+ * also merges its partial output (and, in the backward, accumulates the
+ * query and K/V gradients): a memory pass of opt.cp_merge_bytes an element. */
+static void price_cp(pricer_t *pr)
 {
     const layout_t *l = pr->in->layout;
+    const sim_options_t *o = &pr->in->opt;
     if (l->cp <= 1)
         return;
+    const model_t *m = pr->in->model;
     const cluster_t *c = pr->in->cluster;
     const group_place_t *g = &pr->out->placement.group[GROUP_CP];
-    double kv = 2 * pr->T * model_kv_width(pr->in->model) / pr->t * pr->e; /* this rank's K and V */
-    if (pr->in->opt.cp_comm == CP_RING) {
-        group_place_t pair = {2, g->stride, g->crosses_nodes ? 2 : 1, g->crosses_nodes ? 1 : 2,
-                              g->crosses_nodes};
-        coll_span_t s = span_of(c, &pair);
-        double send_f = coll(pr, COLL_SEND_RECV, &s, kv);
-        double send_b = coll(pr, COLL_SEND_RECV, &s, 2 * kv); /* K/V and their gradients */
-        double steps = l->cp - 1;
-        pr->out->fwd.cp = steps * fmax(0, send_f - attn_fwd / l->cp);
-        pr->out->bwd.cp = steps * fmax(0, send_b - attn_bwd / l->cp);
+    double qw = model_q_width(m);
+    /* K and V as attention sees them: grouped heads repeated to every query
+     * head first when the model does so (sim_options_t.kv_repeated) */
+    double kvw = o->kv_repeated ? qw : model_kv_width(m);
+    double kv_el = 2 * pr->T * kvw / pr->t; /* this rank's K and V */
+    double kv = kv_el * pr->e;
+    double steps = l->cp - 1;
+    if (o->cp_comm != CP_A2A) {
+        double out_el = pr->T * (model_is_mla(m) ? (double)m->n_heads * m->mla.v_dim : qw) / pr->t;
+        double q_el = pr->T * qw / pr->t;
+        /* eager PyTorch decomposes the forward's merge into several passes;
+         * the backward's accumulations are single in-place adds either way */
+        double b = o->cp_merge_bytes;
+        add_op(pr, "cp_merge", steps * mem(pr, b * o->eager_cp_merge * out_el),
+               steps * mem(pr, b * (q_el + kv_el)));
+    }
+    group_place_t pair = {2, g->stride, g->crosses_nodes ? 2 : 1, g->crosses_nodes ? 1 : 2,
+                          g->crosses_nodes};
+    coll_span_t ps = pr->out->cp_pair_span = span_of(c, &pair);
+    coll_span_t s = pr->out->cp_span = span_of(c, g);
+    if (o->cp_comm == CP_RING) {
+        /* step i sends the block step i + 1 needs while attending to its own;
+         * the backward's blocks travel with their gradients */
+        double send_f = coll(pr, COLL_SEND_RECV, &ps, kv);
+        double send_b = coll(pr, COLL_SEND_RECV, &ps, 2 * kv);
+        pr->out->fwd.cp = fmax(0, send_f - pr->cp_f0) + (steps - 1) * fmax(0, send_f - pr->cp_fs);
+        pr->out->bwd.cp = fmax(0, send_b - pr->cp_b0) + (steps - 1) * fmax(0, send_b - pr->cp_bs);
         return;
     }
-    coll_span_t s = span_of(c, g);
-    if (pr->in->opt.cp_comm == CP_ALLGATHER) {
+    if (o->cp_comm == CP_ALLGATHER) {
+        /* PyTorch _templated_ring_attention with _AllGatherRotater: the
+         * gather runs during the local block, forward and backward (the
+         * backward gathers again); the backward's K/V gradients, fp32
+         * (_ContextParallelOptions.convert_to_f32), go to the next rank
+         * after every step, each transfer waited for after the next step's
+         * block and the last one after the loop. */
         double ag = coll(pr, COLL_ALL_GATHER, &s, kv * l->cp);
-        pr->out->fwd.cp = ag;
-        pr->out->bwd.cp = ag + coll(pr, COLL_REDUCE_SCATTER, &s, kv * l->cp);
+        double dkv = coll(pr, COLL_SEND_RECV, &ps, kv_el * 4);
+        pr->out->fwd.cp = fmax(0, ag - pr->cp_f0);
+        pr->out->bwd.cp = fmax(0, ag - pr->cp_b0) + steps * fmax(0, dkv - pr->cp_bs) + dkv;
         return;
     }
     /* Ulysses: Q, K, V in and the output back, each an all-to-all of this
      * rank's share; twice as many in the backward */
-    double qkvo = pr->T * (2 * model_q_width(pr->in->model) + 2 * model_kv_width(pr->in->model)) /
-                  pr->t * pr->e;
+    double qkvo = pr->T * (2 * qw + 2 * model_kv_width(m)) / pr->t * pr->e;
     double a2a = coll(pr, COLL_ALL_TO_ALL, &s, qkvo);
     pr->out->fwd.cp = a2a;
     pr->out->bwd.cp = 2 * a2a;
@@ -782,7 +864,7 @@ static void price_layer(pricer_t *pr, bool moe)
     add_op(pr, "residual_2", resid_2, mem(pr, 2 * resid_bytes));
 
     double tp_tail = price_tp(pr, &qkv, &proj, tp_mlp ? &fc1 : NULL, tp_mlp ? &fc2 : NULL);
-    price_cp(pr, attn_f, attn_b);
+    price_cp(pr);
     /* Recompute runs forward work again inside the backward pass. */
     if (l->recompute == RECOMPUTE_SELECTIVE)
         out->bwd.recompute = attn_f;
@@ -1000,7 +1082,7 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
     out->dp_span = span_of(c, &out->placement.group[GROUP_DP_CP]);
     out->pp_span = pp_pair_span(c, &out->placement.group[GROUP_PP]);
 
-    pricer_t pr;
+    pricer_t pr = {0};
     pr.in = in;
     pr.p = in->profile;
     pr.out = out;

@@ -35,8 +35,10 @@ typedef enum {
     CP_RING = 0,  /* P2P ring (Megatron/Transformer Engine "p2p"): cp - 1 steps,
                      each attending over one K/V block of s/cp while the next
                      block arrives */
-    CP_ALLGATHER, /* K/V all-gathered first, one attention over s keys; the
-                     K/V gradients reduce-scattered (torchtitan "allgather") */
+    CP_ALLGATHER, /* PyTorch's all-gather rotation (torchtitan "allgather"):
+                     K/V gathered once during the local block, attention
+                     block by block as in the ring, the fp32 K/V gradients
+                     passed round a ring */
     CP_A2A        /* all-to-all between sequence and head splits (Ulysses):
                      each rank attends over all s keys with heads/cp heads */
 } cp_comm_t;
@@ -168,6 +170,16 @@ typedef struct {
      * decomposes RMSNorm, rotary embeddings and SwiGLU into several
      * kernels, each reading and writing the tensor). */
     double eager_norm, eager_rope, eager_act;
+    double eager_cp_merge;     /* the same for the forward's merge of a
+                                  context-parallel ring step (cp_merge_bytes) */
+    double cp_merge_bytes;     /* memory traffic per element of merging one
+                                  later ring step's partial attention output
+                                  (forward) and accumulating its query and
+                                  K/V gradients (backward), fused */
+    bool kv_repeated;          /* the model repeats grouped K/V heads to every
+                                  query head before attention (torchtitan's
+                                  Llama repeat_kv): a context-parallel
+                                  exchange moves query-width K and V */
     /* Memory traffic of the loss per logit element on this GPU, forward
      * and backward (bytes): how the framework computes cross entropy over
      * the vocabulary (fp32 copies, separate max/exp/sum/div passes, or one
@@ -290,6 +302,8 @@ typedef struct {
     coll_span_t tp_span;
     coll_span_t pp_span;    /* neighbouring pipeline stages */
     coll_span_t ep_span;    /* expert-parallel group (dispatch and combine) */
+    coll_span_t cp_span;    /* context-parallel group */
+    coll_span_t cp_pair_span; /* two neighbouring context-parallel ranks */
     coll_span_t edp_span;   /* expert-data-parallel group: reduces and gathers
                                the routed experts' gradients and weights */
     double ep_comm_layer_s; /* one MoE block's dispatch and combine, forward

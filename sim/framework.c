@@ -119,6 +119,11 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
         (rc = json_get_double(o, "eager_norm", ctx, JSON_OPTIONAL, 1, 100, &opt->eager_norm, err)) ||
         (rc = json_get_double(o, "eager_rope", ctx, JSON_OPTIONAL, 1, 100, &opt->eager_rope, err)) ||
         (rc = json_get_double(o, "eager_act", ctx, JSON_OPTIONAL, 1, 100, &opt->eager_act, err)) ||
+        (rc = json_get_double(o, "eager_cp_merge", ctx, JSON_OPTIONAL, 1, 100,
+                              &opt->eager_cp_merge, err)) ||
+        (rc = json_get_double(o, "cp_merge_bytes", ctx, JSON_OPTIONAL, 0, 100,
+                              &opt->cp_merge_bytes, err)) ||
+        (rc = json_get_bool(o, "kv_repeated", ctx, JSON_OPTIONAL, &opt->kv_repeated, err)) ||
         (rc = json_get_double(o, "ce_fwd_bytes", ctx, JSON_OPTIONAL, 0, 1000, &opt->ce_fwd_bytes,
                               err)) ||
         (rc = json_get_double(o, "ce_bwd_bytes", ctx, JSON_OPTIONAL, 0, 1000, &opt->ce_bwd_bytes,

@@ -687,6 +687,7 @@ static void framework_flags(const char *text, sim_options_t *o, layout_t *l)
 typedef struct {
     scenario_t s;
     fw_preset_t fw;
+    bool stand_in;     /* the framework has no preset: fw runs its engine */
     bool open_choices; /* micro-batch (and recompute) left to the fastest */
     bool recompute_given, vpp_given; /* the row's own choices, kept open or not */
     bool mb_open;        /* no micro-batch given */
@@ -807,6 +808,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
             skip(v, e.msg);
             return ERR_OK;
         }
+        r->stand_in = true;
     } else if (split && !r->fw.caps.tp && !r->fw.caps.pp && !fw_caps_cp(&r->fw.caps)) {
         if (!zero_text[0])
             zero_text = fw_text; /* the engine the framework column names */
@@ -1011,6 +1013,12 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     round_batch(l, dp, r->mb_open, v);
     notes_flags(cell(c, i, "notes"), &r->s.opt, l);
     framework_flags(fw_text, &r->s.opt, l);
+    /* a stand-in lends its parallelism, not its model code: torchtitan's
+     * Llama repeats the grouped K/V heads before attention (and so before a
+     * context-parallel exchange); an in-house stack need not (Llama 3's
+     * all-gathers the grouped K and V, arXiv:2407.21783 sec. 3.3.2) */
+    if (r->stand_in)
+        r->s.opt.kv_repeated = false;
     /* DeepSpeed's partition_method naming the embeddings too (BLOOM's
      * --pp-partition-method 'type:transformer|embedding') */
     layout_split_rule_t split_rule = r->fw.pp_split;

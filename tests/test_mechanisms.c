@@ -743,28 +743,90 @@ static void test_recompute_early_stop(void)
 
 /* ------------------------------------------------- context parallelism */
 
-/* The K/V exchange by method: a ring hides each block behind the attention
- * of the one in hand, showing (cp - 1) x max(0, send - attention / cp); an
- * all-gather sits on the critical path whole. */
+/* Llama 3 8B on gpus x gpu under fw: one micro-batch of seq tokens split
+ * over cp ranks, priced (the caller frees). */
+static void price_cp_8b(priced_t *p, const char *gpu, int gpus, const char *fw, int cp, int seq)
+{
+    CU_ASSERT_EQUAL_FATAL(begin(p, "llama3-8b", gpu, gpus, fw), 0);
+    set_batch(&p->s.layout, 1, 1, gpus / cp, seq);
+    p->s.layout.cp = cp;
+    CU_ASSERT_EQUAL_FATAL(price(p), 0);
+}
+
+/* Context-parallel attention runs block by block (Transformer Engine's
+ * P2P ring, PyTorch's templated ring): with a causal mask and load
+ * balancing, a local causal block over s/cp keys, 1/cp of the work, then
+ * cp - 1 mask-free blocks of the same work, each either all queries over
+ * half a chunk of keys or half the queries over a chunk (the forward loops
+ * over keys, the backward over queries); the slower kind paces the group.
+ * Priced as one causal call over the local keys it would be slower: the
+ * mask-free blocks skip the masking. */
+static void test_cp_blocks(void)
+{
+    priced_t r;
+    const int cp = 4, seq = 131072;
+    price_cp_8b(&r, "h100-sxm", 8, NULL, cp, seq);
+    const profile_t *p = &r.s.profile;
+    double s_loc = (double)seq / cp, heads = r.s.model.n_heads, hd = r.s.model.head_dim;
+    double flops = 4 * s_loc * seq * heads * hd * 0.5, step = flops / cp;
+    prof_attn_call_t first = {"cudnn", true, s_loc, (int)hd};
+    prof_attn_call_t whole = {"cudnn", false, s_loc, (int)hd};
+    prof_attn_call_t half = {"cudnn", false, s_loc / 2, (int)hd};
+    double f0 = prof_attn_time(p, DTYPE_BF16, &first, step, false);
+    double b0 = prof_attn_time(p, DTYPE_BF16, &first, 2.5 * step, true);
+    double f_kv = prof_attn_time(p, DTYPE_BF16, &half, step, false);
+    double b_kv = prof_attn_time(p, DTYPE_BF16, &whole, 2.5 * step, true);
+    double f_q = prof_attn_time(p, DTYPE_BF16, &whole, step, false);
+    double b_q = prof_attn_time(p, DTYPE_BF16, &half, 2.5 * step, true);
+    bool kv = f_kv + b_kv >= f_q + b_q;
+    CHECK_REL(op_fwd(&r.c, "attention"), f0 + (cp - 1) * (kv ? f_kv : f_q), 1e-12);
+    CHECK_REL(op_bwd(&r.c, "attention"), b0 + (cp - 1) * (kv ? b_kv : b_q), 1e-12);
+    CU_ASSERT_TRUE(op_fwd(&r.c, "attention") < cp * f0);
+    scenario_free(&r.s);
+}
+
+/* The K/V exchange by method. A ring hides each block's transfer behind
+ * the block in hand (at 64k tokens, all of it). PyTorch's all-gather
+ * rotation (torchtitan) gathers once during the local block, forward and
+ * backward, and passes fp32 K/V gradients round a ring, the last transfer
+ * exposed; torchtitan's Llama repeats the grouped K/V heads first, so the
+ * gradients travel at the query width (4x Llama 3 8B's K/V). Each later
+ * step merges its partial output and accumulates gradients: 6 bytes an
+ * element in Transformer Engine's fused kernels, 10 in PyTorch's fp32
+ * merge (4.2x that in the forward when eager). */
 static void test_cp_exchange(void)
 {
-    priced_t ring, ag;
-    CU_ASSERT_EQUAL_FATAL(begin(&ring, "llama3-8b", "h100-sxm", 16, NULL), 0);
-    set_batch(&ring.s.layout, 1, 1, 8, 65536);
-    ring.s.layout.cp = 2;
-    CU_ASSERT_EQUAL_FATAL(price(&ring), 0);
-    CU_ASSERT_EQUAL_FATAL(begin(&ag, "llama3-8b", "h100-sxm", 16, NULL), 0);
-    set_batch(&ag.s.layout, 1, 1, 8, 65536);
-    ag.s.layout.cp = 2;
-    ag.s.opt.cp_comm = CP_ALLGATHER;
-    CU_ASSERT_EQUAL_FATAL(price(&ag), 0);
-    /* 64k tokens: the ring's transfer hides behind a half-sequence
-     * attention block; the all-gather does not */
+    priced_t ring, ag, grouped;
+    price_cp_8b(&ring, "h100-sxm", 16, NULL, 2, 65536);
     CHECK_REL(ring.c.fwd.cp, 0, 1e-12);
-    CU_ASSERT_TRUE(ag.c.fwd.cp > 0);
-    CU_ASSERT_TRUE(ag.c.bwd.cp > ag.c.fwd.cp);
+    CHECK_REL(ring.c.bwd.cp, 0, 1e-12);
+    double T = 32768, qw = ring.s.model.n_heads * ring.s.model.head_dim;
+    double kvw = ring.s.model.n_kv_heads * ring.s.model.head_dim;
+    const profile_t *p = &ring.s.profile;
+    CHECK_REL(op_fwd(&ring.c, "cp_merge"), prof_mem_time(p, 6 * T * qw), 1e-12);
+    CHECK_REL(op_bwd(&ring.c, "cp_merge"), prof_mem_time(p, 6 * T * (qw + 2 * kvw)), 1e-12);
+
+    price_cp_8b(&ag, "h100-96g", 8, "torchtitan-2024-12", 2, 65536);
+    CU_ASSERT_TRUE(ag.s.opt.kv_repeated);
+    p = &ag.s.profile;
+    double dkv = prof_coll_time(p, COLL_SEND_RECV, &ag.c.cp_pair_span, 2 * T * qw * 4);
+    CHECK_REL(ag.c.fwd.cp, 0, 1e-12);
+    CHECK_REL(ag.c.bwd.cp, dkv, 1e-12);
+    CHECK_REL(op_fwd(&ag.c, "cp_merge"), prof_mem_time(p, 10 * 4.2 * T * qw), 1e-12);
+    CHECK_REL(op_bwd(&ag.c, "cp_merge"), prof_mem_time(p, 10 * T * 3 * qw), 1e-12);
+    sim_options_compiled(&ag.s.opt);
+    CU_ASSERT_EQUAL_FATAL(price(&ag), 0);
+    CHECK_REL(op_fwd(&ag.c, "cp_merge"), prof_mem_time(p, 10 * T * qw), 1e-12);
+
+    price_cp_8b(&grouped, "h100-96g", 8, "torchtitan-2024-12", 2, 65536);
+    grouped.s.opt.kv_repeated = false;
+    CU_ASSERT_EQUAL_FATAL(price(&grouped), 0);
+    CHECK_REL(grouped.c.bwd.cp,
+              prof_coll_time(p, COLL_SEND_RECV, &grouped.c.cp_pair_span, 2 * T * kvw * 4), 1e-12);
+    CU_ASSERT_TRUE(ag.c.bwd.cp > 3 * grouped.c.bwd.cp);
     scenario_free(&ring.s);
     scenario_free(&ag.s);
+    scenario_free(&grouped.s);
 }
 
 /* ------------------------------------------------- fp8 weight casting */
@@ -1611,7 +1673,7 @@ TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TE
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
            TEST(test_attention_by_sequence), TEST(test_precision_recipes), TEST(test_head_in_bf16),
            TEST(test_fp8_tp_gather), TEST(test_async_tp_reduce_pass),
-           TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_exchange),
+           TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_blocks), TEST(test_cp_exchange),
            TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts),
            TEST(test_ddp_all_reduce), TEST(test_dp_reduce_after_schedule), TEST(test_fsdp_pipeline_reduce), TEST(test_pipeline_wait_is_bubble), TEST(test_bf16_optimizer_all_reduce), TEST(test_deepspeed_pipeline_engine),
            TEST(test_zero3_live_parameters));
