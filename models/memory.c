@@ -18,6 +18,7 @@ void memory_opts_default(memory_opts_t *o)
     o->logit_bytes_tp = 0;
     /* ZeRO-3 reshards each stage per micro-batch */
     o->pp_gathered_grad_bytes = 0;
+    o->kv_repeated = false;
     /* two blocks gathered whole (FSDP's unit and its prefetch) */
     o->zero3_max_live_params = 0;
 }
@@ -65,12 +66,12 @@ static void moe_terms(const model_t *m, const layout_t *l, double sb, double e, 
  * TP (norm inputs, linear inputs, dropout masks) + 24sbh inside the TP
  * region (Q, K, V, projection input, MLP intermediates) + 5as^2b for the
  * materialized attention (softmax output, its dropout mask and output). */
-static int layer_terms(const model_t *m, const layout_t *l, bool moe, act_term_t *t)
+static int layer_terms(const model_t *m, const layout_t *l, bool moe, bool kv_rep, act_term_t *t)
 {
     double e = layout_weight_bytes(l->precision); /* activations dtype */
     double s = (double)l->seq_len / l->cp, b = l->micro_batch;
     double h = m->hidden, f = m->ffn, a = m->n_heads;
-    double qw = model_q_width(m), kvw = model_kv_width(m);
+    double qw = model_q_width(m), kvw = kv_rep ? model_q_width(m) : model_kv_width(m);
     double sb = s * b;
     bool drop = m->dropout > 0;
     int n = 0;
@@ -116,10 +117,11 @@ static int layer_terms(const model_t *m, const layout_t *l, bool moe, act_term_t
 
 /* Bytes of one block's tensors on one GPU, optionally skipping those that
  * selective recompute drops. */
-static double sum_terms(const model_t *m, const layout_t *l, bool moe, bool drop_selective)
+static double sum_terms(const model_t *m, const layout_t *l, bool moe, bool kv_rep,
+                        bool drop_selective)
 {
     act_term_t t[MAX_TERMS];
-    int n = layer_terms(m, l, moe, t);
+    int n = layer_terms(m, l, moe, kv_rep, t);
     double total = 0;
     for (int i = 0; i < n; i++) {
         if (drop_selective && t[i].selective)
@@ -143,8 +145,9 @@ static double sum_terms(const model_t *m, const layout_t *l, bool moe, bool drop
     return total;
 }
 
-/* One block's activations; moe picks the MoE block's MLP tensors. */
-static double layer_bytes(const model_t *m, const layout_t *l, bool moe)
+/* One block's activations; moe picks the MoE block's MLP tensors, kv_rep
+ * keeps K and V at the query width (memory_opts_t.kv_repeated). */
+static double layer_bytes(const model_t *m, const layout_t *l, bool moe, bool kv_rep)
 {
     switch (l->recompute) {
     case RECOMPUTE_FULL: {
@@ -154,7 +157,7 @@ static double layer_bytes(const model_t *m, const layout_t *l, bool moe)
         return l->sequence_parallel ? bytes / l->tp : bytes;
     }
     case RECOMPUTE_SELECTIVE:
-        return sum_terms(m, l, moe, true);
+        return sum_terms(m, l, moe, kv_rep, true);
     case RECOMPUTE_OPS: {
         /* torchtitan's op-level policy keeps the block input, the outputs of
          * the matmuls it does not recompute (wq, wv, w1, w2) and the
@@ -167,22 +170,24 @@ static double layer_bytes(const model_t *m, const layout_t *l, bool moe)
         return (l->sequence_parallel ? rep / l->tp : rep) + split / l->tp;
     }
     default:
-        return sum_terms(m, l, moe, false);
+        return sum_terms(m, l, moe, kv_rep, false);
     }
 }
 
 /* The activations of `layers` blocks, moe of them mixture-of-experts
  * blocks, one micro-batch. */
-static double blocks_bytes(const model_t *m, const layout_t *l, int layers, int moe)
+static double blocks_bytes(const model_t *m, const layout_t *l, int layers, int moe,
+                           bool kv_rep)
 {
     if (!model_is_moe(m))
-        return layers * model_layer_activation_bytes(m, l);
-    return (layers - moe) * layer_bytes(m, l, false) + moe * layer_bytes(m, l, true);
+        return layers * layer_bytes(m, l, false, kv_rep);
+    return (layers - moe) * layer_bytes(m, l, false, kv_rep) +
+           moe * layer_bytes(m, l, true, kv_rep);
 }
 
 double model_layer_activation_bytes(const model_t *m, const layout_t *l)
 {
-    return layer_bytes(m, l, model_is_moe(m) && m->moe.n_moe_layers == m->n_layers);
+    return layer_bytes(m, l, model_is_moe(m) && m->moe.n_moe_layers == m->n_layers, false);
 }
 
 /* Parameters of the largest transformer block held by one GPU of its
@@ -404,12 +409,14 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
         optim += o_e;
     }
 
-    double per_layer = model_layer_activation_bytes(m, l);
+    bool kv_rep = opts->kv_repeated;
+    double per_layer = layer_bytes(m, l, model_is_moe(m) && m->moe.n_moe_layers == m->n_layers,
+                                   kv_rep);
     double inflight = layout_inflight_microbatches(l, stage);
     out->layer_activation_bytes = per_layer;
     out->inflight_microbatches = inflight;
     int moe = stage_moe_layers(l, m, stage);
-    double act = inflight * blocks_bytes(m, l, out->layers, moe);
+    double act = inflight * blocks_bytes(m, l, out->layers, moe, kv_rep);
     int rebuilt = layout_stage_recomputed(l, m, stage);
     if (l->recompute == RECOMPUTE_FULL && rebuilt < out->layers) {
         /* partial recompute: the layers past each virtual stage's first
@@ -418,8 +425,8 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
         layout_t keep = *l;
         keep.recompute = RECOMPUTE_NONE;
         double share = (double)rebuilt / out->layers;
-        act = inflight * (share * blocks_bytes(m, l, out->layers, moe) +
-                          (1 - share) * blocks_bytes(m, &keep, out->layers, moe));
+        act = inflight * (share * blocks_bytes(m, l, out->layers, moe, kv_rep) +
+                          (1 - share) * blocks_bytes(m, &keep, out->layers, moe, kv_rep));
     }
     double blocks_act = act; /* the blocks' share, before the edges' */
     double logit_bytes =
@@ -430,7 +437,7 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
          * are alive on top of the checkpoints. */
         layout_t no_rc = *l;
         no_rc.recompute = RECOMPUTE_NONE;
-        act += layer_bytes(m, &no_rc, moe > 0);
+        act += layer_bytes(m, &no_rc, moe > 0, kv_rep);
     }
 
     if (l->offload)

@@ -22,6 +22,8 @@
 #ifndef SCALEPLAN_MODELS_MEMORY_H
 #define SCALEPLAN_MODELS_MEMORY_H
 
+#include <stdbool.h>
+
 #include "models/layout.h"
 #include "models/model.h"
 
@@ -48,6 +50,9 @@ typedef struct {
                               bytes per parameter, until the last one
                               reduce-scatters them; 0 = resharded per
                               micro-batch (nothing kept) */
+    bool kv_repeated;      /* attention saves K and V repeated to every query
+                              head (sim_options_t.kv_repeated): kept at the
+                              query width where a block keeps them */
 } memory_opts_t;
 
 typedef struct {

@@ -829,6 +829,40 @@ static void test_cp_exchange(void)
     scenario_free(&grouped.s);
 }
 
+/* torchtitan's Llama repeats the grouped K/V heads before attention, and
+ * scaled_dot_product_attention saves its inputs: a block that keeps its
+ * activations keeps K and V at the query width (Llama 3 8B: 4096 where
+ * Megatron keeps 1024 each). Under full recompute only the block input is
+ * kept, but the block rebuilt in the backward holds them at that width. */
+static void test_kv_repeated_memory(void)
+{
+    priced_t p;
+    CU_ASSERT_EQUAL_FATAL(begin(&p, "llama3-8b", "h100-96g", 8, "torchtitan-2024-12"), 0);
+    set_batch(&p.s.layout, 1, 1, 8, 8192);
+    p.s.layout.recompute = RECOMPUTE_NONE;
+    CU_ASSERT_EQUAL_FATAL(price(&p), 0);
+    CU_ASSERT_TRUE(p.s.opt.kv_repeated);
+    memory_opts_t mo;
+    sim_memory_opts(&p.s.profile, &p.s.opt, &mo);
+    CU_ASSERT_TRUE(mo.kv_repeated);
+    model_memory_t rep, grouped;
+    model_memory_stage(&p.s.model, &p.s.layout, 0, &mo, &rep);
+    mo.kv_repeated = false;
+    model_memory_stage(&p.s.model, &p.s.layout, 0, &mo, &grouped);
+    double qw = p.s.model.n_heads * p.s.model.head_dim;
+    double kvw = p.s.model.n_kv_heads * p.s.model.head_dim;
+    double extra = p.s.model.n_layers * 8192.0 * 2 * (qw - kvw) * 2; /* bf16 K and V */
+    CHECK_REL(rep.activations_bytes - grouped.activations_bytes, extra, 1e-9);
+    p.s.layout.recompute = RECOMPUTE_FULL;
+    mo.kv_repeated = true;
+    model_memory_stage(&p.s.model, &p.s.layout, 0, &mo, &rep);
+    mo.kv_repeated = false;
+    model_memory_stage(&p.s.model, &p.s.layout, 0, &mo, &grouped);
+    CHECK_REL(rep.activations_bytes - grouped.activations_bytes, extra / p.s.model.n_layers,
+              1e-9);
+    scenario_free(&p.s);
+}
+
 /* ------------------------------------------------- fp8 weight casting */
 
 /* Transformer Engine reuses a step's quantized weights over its
@@ -1673,7 +1707,7 @@ TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TE
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
            TEST(test_attention_by_sequence), TEST(test_precision_recipes), TEST(test_head_in_bf16),
            TEST(test_fp8_tp_gather), TEST(test_async_tp_reduce_pass),
-           TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_blocks), TEST(test_cp_exchange),
+           TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_blocks), TEST(test_cp_exchange), TEST(test_kv_repeated_memory),
            TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts),
            TEST(test_ddp_all_reduce), TEST(test_dp_reduce_after_schedule), TEST(test_fsdp_pipeline_reduce), TEST(test_pipeline_wait_is_bubble), TEST(test_bf16_optimizer_all_reduce), TEST(test_deepspeed_pipeline_engine),
            TEST(test_zero3_live_parameters));
