@@ -54,7 +54,9 @@
  *     which DeepSpeed does not train, is Megatron-Core's), DDP -> pytorch-ddp;
  *     with none named
  *     (or DDP with the model split) Megatron-LM; each engine's latest
- *     preset; the row says so. An empty framework column is refused.
+ *     preset; the row says so. Such a stand-in lends its parallelism, not
+ *     its model code: K/V heads stay grouped (torchtitan's Llama repeats
+ *     them). An empty framework column is refused.
  *  4. Layout: tp, pp; CP and EP from cp_or_sp ("CP=2; EP=8", "CP 2",
  *     "cp2", "context parallel 2"); sequence parallelism when the column
  *     says SP or the preset runs SP with TP; virtual stages from
