@@ -277,6 +277,47 @@ static gemm_cost_t linear(const pricer_t *pr, double M, double N, double K)
     return grouped_linear(pr, M, N, K, 1, true);
 }
 
+/* A per-tensor fp8 recipe that quantizes before sequence parallelism's
+ * all-gathers (sim_options_t.fp8_tp_gather) with TP over SP. */
+static bool fp8_sp_gather(const pricer_t *pr)
+{
+    const layout_t *l = pr->in->layout;
+    return pr->in->opt.fp8_tp_gather && l->sequence_parallel && l->tp > 1 &&
+           (l->precision == PRECISION_FP8 || l->precision == PRECISION_FP8_CS);
+}
+
+/* What quantizing a tensor of el gathered elements costs when it is cast
+ * on this rank's sequence shard before the gather: the cast without its
+ * transposed write (cast_bytes - 1) over el/t, and the transposed copy the
+ * weight gradient needs made from the gathered fp8 tensor (read 1, write 1
+ * an element: Transformer Engine's fp8_transpose of the re-gathered input
+ * and output gradient, torchao's transposed float8 data). */
+static double sharded_cast(const pricer_t *pr, double cast_bytes, double el)
+{
+    return mem(pr, (cast_bytes - 1) * el / pr->t + 2 * el);
+}
+
+/* A column-parallel GEMM (Q/K/V, the MLP's first): under an fp8 recipe that
+ * gathers quantized inputs, the input cast runs on the shard. */
+static gemm_cost_t linear_col(const pricer_t *pr, double M, double N, double K)
+{
+    gemm_cost_t g = linear(pr, M, N, K);
+    if (fp8_sp_gather(pr))
+        g.fwd += sharded_cast(pr, pr->q->cast_input, M * K) - mem(pr, pr->q->cast_input * M * K);
+    return g;
+}
+
+/* A row-parallel GEMM (the attention output's, the MLP's second): under an
+ * fp8 recipe that gathers quantized gradients, the output-gradient cast of
+ * the backward runs on the shard. */
+static gemm_cost_t linear_row(const pricer_t *pr, double M, double N, double K)
+{
+    gemm_cost_t g = linear(pr, M, N, K);
+    if (fp8_sp_gather(pr))
+        g.dgrad += sharded_cast(pr, pr->q->cast_grad, M * N) - mem(pr, pr->q->cast_grad * M * N);
+    return g;
+}
+
 /* The output layer's GEMMs: in the run's 16-bit type and never quantized,
  * whatever the recipe. Megatron-Core (and so NeMo and Megatron-Bridge)
  * builds the output layer as its own tensor_parallel.ColumnParallelLinear,
@@ -592,7 +633,7 @@ static gemm_cost_t price_qkv(pricer_t *pr)
     double h = m->hidden, t = pr->t, e = pr->e;
     if (!model_is_mla(m)) {
         double qw = model_q_width(m), kvw = model_kv_width(m);
-        gemm_cost_t qkv = linear(pr, pr->T, (qw + 2 * kvw) / t, h);
+        gemm_cost_t qkv = linear_col(pr, pr->T, (qw + 2 * kvw) / t, h);
         add_gemm_op(pr, "qkv", qkv.fwd, qkv.dgrad, qkv.wgrad);
         return qkv;
     }
@@ -792,8 +833,8 @@ static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *sh
     *shared = x->shared_ffn > 0;
     if (*shared) {
         double fs = x->shared_ffn, t = pr->t;
-        *sh1 = linear(pr, pr->T, fs * gate / t, h);
-        *sh2 = linear(pr, pr->T, h, fs / t);
+        *sh1 = linear_col(pr, pr->T, fs * gate / t, h);
+        *sh2 = linear_row(pr, pr->T, h, fs / t);
         double sact = pr->T * fs / t * e * pr->in->opt.eager_act;
         double sa_f = mem(pr, (gate > 1 ? 3 : 2) * sact), sa_b = mem(pr, (gate > 1 ? 5 : 3) * sact);
         add_gemm_op(pr, "shared_in", sh1->fwd, sh1->dgrad, sh1->wgrad);
@@ -841,7 +882,7 @@ static void price_layer(pricer_t *pr, bool moe)
     price_attention(pr, &attn_f, &attn_b);
     add_op(pr, "attention", attn_f, attn_b);
     double attn_in = model_is_mla(m) ? (double)m->n_heads * m->mla.v_dim : qw;
-    gemm_cost_t proj = linear(pr, pr->T, h, attn_in / t);
+    gemm_cost_t proj = linear_row(pr, pr->T, h, attn_in / t);
     add_gemm_op(pr, "attn_out", proj.fwd, proj.dgrad, proj.wgrad);
     add_op(pr, "residual_1", mem(pr, resid_bytes), mem(pr, 2 * resid_bytes));
     add_op(pr, "norm_2", norm_f, norm_b);
@@ -850,14 +891,14 @@ static void price_layer(pricer_t *pr, bool moe)
     if (moe) {
         price_moe(pr, &fc1, &fc2, &tp_mlp);
     } else {
-        fc1 = linear(pr, pr->T, f * gate / t, h);
+        fc1 = linear_col(pr, pr->T, f * gate / t, h);
         add_gemm_op(pr, "mlp_in", fc1.fwd, fc1.dgrad, fc1.wgrad);
         double act = pr->T * f / t * e;
         if (m->mlp == MODEL_MLP_SWIGLU)
             add_op(pr, "swiglu", mem(pr, 3 * act * o->eager_act), mem(pr, 5 * act * o->eager_act));
         else
             add_op(pr, "gelu", mem(pr, 2 * act * o->eager_act), mem(pr, 3 * act * o->eager_act));
-        fc2 = linear(pr, pr->T, h, f / t);
+        fc2 = linear_row(pr, pr->T, h, f / t);
         add_gemm_op(pr, "mlp_out", fc2.fwd, fc2.dgrad, fc2.wgrad);
     }
     double resid_2 = mem(pr, resid_bytes);
@@ -942,7 +983,7 @@ static void price_edges(pricer_t *pr)
      * block (priced as the model's mean layer) and its own logits and
      * loss. */
     for (int k = 0; k < m->n_mtp; k++) {
-        gemm_cost_t proj = linear(pr, pr->T, h / t, 2 * h);
+        gemm_cost_t proj = linear_col(pr, pr->T, h / t, 2 * h);
         double norms_f = mem(pr, 2 * 2 * pr->Tn * h * e), norms_b = mem(pr, 2 * 3 * pr->Tn * h * e);
         cost_parts_t f = out->fwd, b = out->bwd;
         f.compute += norms_f + proj.fwd + logits.fwd + mem(pr, logit_el * ce_fwd);

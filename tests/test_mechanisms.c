@@ -579,7 +579,8 @@ static void test_head_in_bf16(void)
  * Transformer Engine (and torchao's tensorwise float8 TP): Llama 3 70B at
  * TP8 without TP overlap, the forward's exposed TP time is one all-gather
  * of 1 byte an element and one reduce-scatter of 2 per half-layer; with
- * the preset's fp8_tp_gather off, both are of 2 bytes. */
+ * the preset's fp8_tp_gather off, both are of 2 bytes, and the casts run
+ * on the gathered tensors. */
 static void test_fp8_tp_gather(void)
 {
     priced_t on, off;
@@ -603,6 +604,18 @@ static void test_fp8_tp_gather(void)
     CHECK_REL(on.c.fwd.tp, 2 * (ag1 + rs2), 1e-9);
     CHECK_REL(off.c.fwd.tp, 2 * (ag2 + rs2), 1e-9);
     CU_ASSERT_TRUE(ag1 < ag2);
+    /* and the quantization runs on the sequence shard: the Q/K/V input's
+     * cast (6 bytes an element under current scaling) over el / 8 without
+     * its transposed write, the transposed copy (2) made from the gathered
+     * tensor; the same for the attention output's incoming gradient */
+    double c = on.s.opt.prec.cast_input;
+    CHECK_REL(c, 6, 0);
+    double sharded = prof_mem_time(p, (c - 1) * el / 8 + 2 * el), whole = prof_mem_time(p, c * el);
+    CHECK_REL(op_fwd(&off.c, "qkv") - op_fwd(&on.c, "qkv"), whole - sharded, 1e-9);
+    double g = on.s.opt.prec.cast_grad;
+    CHECK_REL(op_bwd(&off.c, "attn_out") - op_bwd(&on.c, "attn_out"),
+              prof_mem_time(p, g * el) - prof_mem_time(p, (g - 1) * el / 8 + 2 * el), 1e-9);
+    CU_ASSERT_TRUE(whole > sharded);
     scenario_free(&on.s);
     scenario_free(&off.s);
 }

@@ -57,7 +57,29 @@ static void test_published_runs(void)
     int k;
     pub_summary(rows, n, pub_row_dense, &med, &p90, &k);
     CU_ASSERT_TRUE(k >= 78);
-    CU_ASSERT_TRUE(med <= 0.08);
+    /* the issue's acceptance bars, reached on 2026-11-28: the dense rows'
+     * median |error| <= 5% and 90th percentile <= 12%, every group of three
+     * or more rows <= 8% (today 4.6% / 9.6%, the worst group torchtitan
+     * 2024-12 at 7.7%), and every pair of one model on one GPU count more
+     * than 3% apart ordered as published (31 pairs; T112 against T137, the
+     * last one the wrong way round, is ordered since fp8 quantization
+     * before sequence-parallel gathers runs on the shard, 0.2% apart) */
+    if (med > 0.05 || p90 > 0.12)
+        fprintf(stderr, "\nshared table, dense: median %.1f%%, p90 %.1f%%\n", 100 * med,
+                100 * p90);
+    CU_ASSERT_TRUE(med <= 0.05);
+    CU_ASSERT_TRUE(p90 <= 0.12);
+    for (int i = 0; i < ng; i++) {
+        if (g[i].rows < 3)
+            continue;
+        if (g[i].median > 0.08)
+            fprintf(stderr, "\n%s: median |error| %.1f%%\n", g[i].group, 100 * g[i].median);
+        CU_ASSERT_TRUE(g[i].median <= 0.08);
+    }
+    int pairs, misordered;
+    CU_ASSERT_EQUAL_FATAL(pub_ordering(rows, n, 0.03, &pairs, &misordered, NULL, &e), 0);
+    CU_ASSERT_TRUE(pairs >= 31);
+    CU_ASSERT_EQUAL(misordered, 0);
     free(g);
     free(rows);
 }
@@ -494,11 +516,13 @@ static int cmp_double(const void *a, const void *b)
  * H043, whose 126 layers on PP 16 x VPP 8 leave the first and last chunks
  * the embedding and the loss alone, and H098, NeMo's "LLAMA4-Scout-LLM",
  * the catalog's Llama 4 Scout), and the dense rows stay
- * within the bars they reach today (median 6.2%, 90th percentile 16.4%:
- * 15.6% until the ring steps were priced block by block and the B200
- * factor re-fitted by its rule, 0.655 -> 0.662, which moves NeMo's B200
- * Nemotron rows H086 and H087 from +15.2% and +15.6% to +16.3% and +16.5%;
- * 15.4% before; 16.8% with H043 refused; with
+ * within the bars they reach today (median 6.4%, 90th percentile 16.8%;
+ * 16.4% until fp8 casts before sequence-parallel gathers were priced on the
+ * shard, which makes torchtitan's fp8 TP runs read faster still; 15.6%
+ * until the ring steps were priced block by block and the B200 factor
+ * re-fitted by its rule, which moved NeMo's B200 Nemotron rows H086 and
+ * H087 from +15.2% and +15.6% to +16.3% and +16.5%; 15.4% before; 16.8%
+ * with H043 refused; with
  * torchtitan's early-stopping recompute and async TP's reduce pass; 6.2%
  * before both, with the output
  * layer in bf16 and fp8 all-gathers; 7.2% and 21.3% before Blackwell Ultra's
