@@ -82,6 +82,10 @@ static const cli_opt_t layout_opts[] = {
      "Megatron: block = the first --recompute-num-layers layers, uniform = every layer "
      "(default block when --recompute-num-layers is given)",
      CLI_WORD},
+    {"--recompute-modules", NULL, "LIST",
+     "with --recompute selective: what the backward rebuilds, Megatron-Core's names "
+     "(core_attn, layernorm, mlp, moe_act, moe, mla_up_proj, shared_experts; default core_attn)",
+     CLI_WORD},
     {"--recompute-activations", NULL, NULL, "Megatron: selective recompute", CLI_WORD},
     {"--checkpoint-activations", NULL, NULL, "Megatron (2021): full recompute", CLI_WORD},
     {"--sequence-parallel", NULL, NULL, "Megatron sequence parallelism over the TP group",
@@ -589,6 +593,10 @@ static int layout_switches(const cli_args_t *a, layout_t *l, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--recompute-method",
                         "use block or uniform (got '%s')", v);
     if ((rc = cli_get_int(a, "--recompute-num-layers", &l->recompute_layers, err)))
+        return rc;
+    const char *mods = cli_get(a, "--recompute-modules");
+    if (mods && (rc = layout_parse_recompute_modules(mods, "--recompute-modules",
+                                                     &l->recompute_modules, err)))
         return rc;
     if (v && strcmp(v, "uniform") == 0)
         l->recompute_layers = 0; /* every layer, in groups: their checkpoints not modeled */

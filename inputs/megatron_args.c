@@ -1862,10 +1862,18 @@ static int build_layout(interp_t *in)
                   "per layer",
                   rc_layers);
     const char *modules = get_str(in, "recompute_modules");
-    if (modules && l->recompute == RECOMPUTE_SELECTIVE && strcmp(modules, "core_attn") != 0)
-        notes_add(&a->notes, NOTE_ASSUMED, "--recompute-modules",
-                  "'%s': selective recompute is simulated for the attention core only",
-                  modules);
+    if (modules && l->recompute == RECOMPUTE_SELECTIVE &&
+        layout_parse_recompute_modules(modules, "--recompute-modules", &l->recompute_modules,
+                                       in->err)) {
+        /* the same reason, addressed to the launch file */
+        char why[ERR_MSG_MAX];
+        const char *colon = strstr(in->err->msg, ": ");
+        snprintf(why, sizeof why, "%s", colon ? colon + 2 : in->err->msg);
+        return err_setf(in->err, ERR_INPUT, a->origin, "--recompute-modules", "%s", why);
+    } else if (modules && l->recompute != RECOMPUTE_SELECTIVE)
+        notes_add(&a->notes, NOTE_IGNORED, "--recompute-modules",
+                  "'%s' names what selective recompute rebuilds; this run's recompute is %s",
+                  modules, layout_recompute_name(l->recompute));
     if (get_switch(in, "distribute_saved_activations", false))
         notes_add(&a->notes, NOTE_IGNORED, "--distribute-saved-activations",
                   "checkpoints split across TP are not modeled");

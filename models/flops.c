@@ -114,6 +114,35 @@ double model_recompute_flops_per_token(const model_t *m, int seq_len,
     }
 }
 
+double model_recompute_modules_flops_per_token(const model_t *m, int seq_len, unsigned modules)
+{
+    model_flops_t f;
+    model_flops(m, seq_len, &f);
+    const double *op = f.fwd_per_token;
+    double h = m->hidden, gate = m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
+    double Lm = model_is_moe(m) ? m->moe.n_moe_layers : 0, Ld = m->n_layers - Lm;
+    double fs = model_is_moe(m) ? m->moe.shared_ffn : 0;
+    double shared = Lm * (2 * h * fs * gate + (model_is_moe(m) && m->moe.shared_gate ? 2 * h : 0) +
+                          2 * fs * h);
+    double sum = 0;
+    if (modules & LAYOUT_RC_CORE_ATTN)
+        sum += op[FLOP_ATTN_SCORES] + op[FLOP_ATTN_VALUES];
+    if (modules & LAYOUT_RC_MLP) /* the dense layers' MLPs */
+        sum += Ld * (2 * h * m->ffn * gate + 2 * m->ffn * h);
+    if (modules & LAYOUT_RC_MOE)
+        sum += op[FLOP_ROUTER] + op[FLOP_EXPERT_IN] + op[FLOP_EXPERT_OUT] + shared;
+    else if (modules & LAYOUT_RC_SHARED_EXPERTS)
+        sum += shared;
+    if ((modules & LAYOUT_RC_MLA_UP_PROJ) && model_is_mla(m)) {
+        const model_mla_t *a = &m->mla;
+        double nh = m->n_heads, qk = a->qk_nope_dim + a->qk_rope_dim;
+        double q_up = a->q_lora_rank > 0 ? (double)a->q_lora_rank * nh * qk : 0;
+        double kv_up = (double)a->kv_lora_rank * nh * (a->qk_nope_dim + a->v_dim);
+        sum += m->n_layers * 2 * (q_up + kv_up);
+    }
+    return sum;
+}
+
 static double tokens_per_step(const layout_t *l)
 {
     return (double)l->global_batch * l->seq_len;
@@ -136,7 +165,8 @@ double model_hw_flops_per_step(const model_t *m, const layout_t *l)
             rebuilt += layout_stage_recomputed(l, m, s);
         share = (double)rebuilt / m->n_layers;
     }
-    return model_flops_per_step(m, l) +
-           share * model_recompute_flops_per_token(m, l->seq_len, l->recompute) *
-               tokens_per_step(l);
+    double rc = l->recompute == RECOMPUTE_SELECTIVE
+                    ? model_recompute_modules_flops_per_token(m, l->seq_len, layout_rc_modules(l))
+                    : model_recompute_flops_per_token(m, l->seq_len, l->recompute);
+    return model_flops_per_step(m, l) + share * rc * tokens_per_step(l);
 }

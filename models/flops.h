@@ -54,6 +54,13 @@ void model_flops(const model_t *m, int seq_len, model_flops_t *out);
 double model_recompute_flops_per_token(const model_t *m, int seq_len,
                                        recompute_t r);
 
+/* The same for selective recompute of Megatron's modules (a LAYOUT_RC_*
+ * mask): the attention core's scores and values, a dense MLP's GEMMs, an
+ * MoE block's router, experts and shared experts, the shared experts
+ * alone, MLA's up-projections; norms and activation functions have no
+ * matmul FLOPs. */
+double model_recompute_modules_flops_per_token(const model_t *m, int seq_len, unsigned modules);
+
 /* Model FLOPs of one step of layout l: 3 x forward x tokens. */
 double model_flops_per_step(const model_t *m, const layout_t *l);
 

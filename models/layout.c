@@ -97,6 +97,59 @@ int layout_parse_recompute(const char *text, recompute_t *out, err_t *err)
     return rc;
 }
 
+static const char *const rc_module_names[] = {"core_attn", "layernorm",   "mlp",
+                                              "moe_act",   "moe",         "mla_up_proj",
+                                              "shared_experts"};
+enum { RC_MODULES = sizeof rc_module_names / sizeof rc_module_names[0] };
+
+int layout_parse_recompute_modules(const char *text, const char *flag, unsigned *out, err_t *err)
+{
+    unsigned mask = 0;
+    const char *p = text;
+    for (;;) {
+        while (*p && strchr("[]'\", \t", *p))
+            p++;
+        if (!*p)
+            break;
+        size_t n = strcspn(p, "[]'\", \t");
+        int found = -1;
+        for (int i = 0; i < RC_MODULES; i++)
+            if (strlen(rc_module_names[i]) == n && strncmp(p, rc_module_names[i], n) == 0)
+                found = i;
+        if (found < 0)
+            return err_setf(err, ERR_INPUT, NULL, flag,
+                            "unknown module '%.*s' (use core_attn, layernorm, mlp, moe_act, moe, "
+                            "mla_up_proj or shared_experts)",
+                            (int)(n < 40 ? n : 40), p);
+        mask |= 1u << found;
+        p += n;
+    }
+    if (!mask)
+        return err_setf(err, ERR_INPUT, NULL, flag,
+                        "names no module (use core_attn, layernorm, mlp, moe_act, moe, "
+                        "mla_up_proj or shared_experts)");
+    *out = mask;
+    return ERR_OK;
+}
+
+void layout_recompute_modules_name(unsigned modules, char *buf, int cap)
+{
+    int used = 0;
+    if (cap > 0)
+        buf[0] = '\0';
+    for (int i = 0; i < RC_MODULES && used < cap; i++)
+        if (modules & (1u << i))
+            used += snprintf(buf + used, (size_t)(cap - used), "%s%s", used ? "," : "",
+                             rc_module_names[i]);
+}
+
+unsigned layout_rc_modules(const layout_t *l)
+{
+    if (l->recompute != RECOMPUTE_SELECTIVE)
+        return 0;
+    return l->recompute_modules ? l->recompute_modules : LAYOUT_RC_CORE_ATTN;
+}
+
 int layout_parse_precision(const char *text, precision_t *out, err_t *err)
 {
     int v;
@@ -477,6 +530,13 @@ int layout_finalize(layout_t *l, const model_t *m, int n_gpus, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--recompute-num-layers",
                         "recomputes whole layers: it needs --recompute full (got --recompute %s)",
                         layout_recompute_name(l->recompute));
+    if (l->recompute_modules & ~(unsigned)LAYOUT_RC_ALL)
+        return err_setf(err, ERR_INPUT, NULL, "--recompute-modules", "unknown module bits");
+    if (l->recompute_modules && l->recompute != RECOMPUTE_SELECTIVE)
+        return err_setf(err, ERR_INPUT, NULL, "--recompute-modules",
+                        "names what selective recompute rebuilds: it needs --recompute selective "
+                        "(got --recompute %s)",
+                        layout_recompute_name(l->recompute));
     if ((rc = check_ranges(l, n_gpus, err)) || (rc = check_model_split(l, m, err)) ||
         (rc = derive_dp_and_sequence(l, m, n_gpus, err)) || (rc = derive_batch(l, err)))
         return rc;
@@ -737,9 +797,15 @@ void layout_describe(const layout_t *l, char *buf, int cap)
         layout_offload_name(l, names, sizeof names);
         snprintf(off, sizeof off, " offload=%s", names);
     }
-    char rc_layers[24] = "";
+    char rc_layers[120] = "";
     if (l->recompute == RECOMPUTE_FULL && l->recompute_layers > 0)
         snprintf(rc_layers, sizeof rc_layers, "(first %d)", l->recompute_layers);
+    if (l->recompute == RECOMPUTE_SELECTIVE && l->recompute_modules &&
+        l->recompute_modules != LAYOUT_RC_CORE_ATTN) {
+        char names[100];
+        layout_recompute_modules_name(l->recompute_modules, names, sizeof names);
+        snprintf(rc_layers, sizeof rc_layers, "(%s)", names);
+    }
     snprintf(buf, (size_t)cap,
              "TP%d PP%d%s CP%d DP%d mb%d gb%d (x%d) %s %s recompute=%s%s%s %s%s",
              l->tp, l->pp, vpp, l->cp, l->dp, l->micro_batch, l->global_batch,

@@ -28,6 +28,19 @@ typedef enum {
     SCHEDULE_COUNT
 } schedule_t;
 
+/* Megatron-Core's --recompute-modules (transformer_config.py
+ * recompute_modules): what selective recompute rebuilds in the backward. */
+enum {
+    LAYOUT_RC_CORE_ATTN = 1u << 0,      /* the attention core (the default) */
+    LAYOUT_RC_LAYERNORM = 1u << 1,      /* the norms before attention and MLP */
+    LAYOUT_RC_MLP = 1u << 2,            /* a dense MLP, whole */
+    LAYOUT_RC_MOE_ACT = 1u << 3,        /* the experts' activation function */
+    LAYOUT_RC_MOE = 1u << 4,            /* a mixture-of-experts block, whole */
+    LAYOUT_RC_MLA_UP_PROJ = 1u << 5,    /* MLA's up-projections */
+    LAYOUT_RC_SHARED_EXPERTS = 1u << 6, /* the shared experts */
+    LAYOUT_RC_ALL = (1u << 7) - 1
+};
+
 typedef enum {
     RECOMPUTE_NONE = 0,
     RECOMPUTE_SELECTIVE = 1, /* attention core only (Korthikanti et al.) */
@@ -104,6 +117,10 @@ typedef struct {
     bool distributed_optimizer; /* Megatron: optimizer state sharded over
                                    DP x CP, like ZeRO-1 */
     recompute_t recompute;
+    unsigned recompute_modules; /* with selective recompute: the submodules
+                                   the backward rebuilds (LAYOUT_RC_*,
+                                   Megatron-Core's --recompute-modules);
+                                   0 = its default, the attention core */
     int recompute_layers; /* with full recompute: only the first N layers of
                              each (virtual) pipeline stage are recomputed,
                              the rest keep their activations (Megatron's
@@ -270,6 +287,19 @@ const char *layout_precision_name(precision_t p);
 int layout_parse_schedule(const char *text, schedule_t *out, err_t *err);
 int layout_parse_recompute(const char *text, recompute_t *out, err_t *err);
 int layout_parse_precision(const char *text, precision_t *out, err_t *err);
+
+/* Megatron's module names ("core_attn", "layernorm", "mlp", "moe_act",
+ * "moe", "mla_up_proj", "shared_experts") separated by commas, spaces or
+ * written as a Python list ("['core_attn', 'mlp']") into a LAYOUT_RC_*
+ * mask; ERR_INPUT naming flag and the unknown name. */
+int layout_parse_recompute_modules(const char *text, const char *flag, unsigned *out, err_t *err);
+
+/* "layernorm,mlp" for a mask (in the order above; "" for 0). */
+void layout_recompute_modules_name(unsigned modules, char *buf, int cap);
+
+/* The submodules l's selective recompute rebuilds (the attention core when
+ * none are named); 0 without selective recompute. */
+unsigned layout_rc_modules(const layout_t *l);
 
 /* Parse an offload list "optimizer,params,activations" (also "none",
  * "nvme" for ZeRO-Infinity's NVMe tier, "activations=N" for N blocks per

@@ -21,6 +21,7 @@ int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *
     if (rc)
         return rc;
     char recompute[16] = "", schedule[16] = "", precision[16] = "", offload[64] = "";
+    char modules[160] = "";
     if ((rc = json_get_int(o, "tp", ctx, JSON_OPTIONAL, 1, 1 << 16, &l->tp, err)) ||
         (rc = json_get_int(o, "pp", ctx, JSON_OPTIONAL, 1, LAYOUT_MAX_PP, &l->pp, err)) ||
         (rc = json_get_int(o, "cp", ctx, JSON_OPTIONAL, 1, 1 << 16, &l->cp, err)) ||
@@ -52,8 +53,13 @@ int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *
         (rc = json_get_double(o, "offload_fraction", ctx, JSON_OPTIONAL, 0, 1,
                               &l->offload_fraction, err)) ||
         (rc = json_get_int(o, "recompute_layers", ctx, JSON_OPTIONAL, 1, 100000,
-                           &l->recompute_layers, err)))
+                           &l->recompute_layers, err)) ||
+        (rc = json_get_string(o, "recompute_modules", ctx, JSON_OPTIONAL, modules,
+                              sizeof modules, err)))
         return rc;
+    if (modules[0] &&
+        layout_parse_recompute_modules(modules, "recompute_modules", &l->recompute_modules, err))
+        return field_error(ctx, "recompute_modules", err);
     if (offload[0]) {
         int layers = 0;
         if ((rc = json_get_int(o, "offload_activation_layers", ctx, JSON_OPTIONAL, 1, 100000,
@@ -97,6 +103,11 @@ cJSON *layout_to_json(const layout_t *l)
         ok = cJSON_AddBoolToObject(o, "sp_saves_gathered", true) != NULL;
     if (ok && l->recompute_layers > 0) /* block recompute: rebuilt per chunk */
         ok = json_add_number(o, "recompute_layers", l->recompute_layers);
+    if (ok && l->recompute_modules) { /* selective recompute's modules, where named */
+        char names[160];
+        layout_recompute_modules_name(l->recompute_modules, names, sizeof names);
+        ok = cJSON_AddStringToObject(o, "recompute_modules", names) != NULL;
+    }
     if (ok && l->offload) {
         char names[64];
         layout_offload_name(l, names, sizeof names);

@@ -29,7 +29,8 @@ typedef struct {
     double elements;
     double bytes_per_element;
     bool split_by_tp;  /* lives inside the TP region (heads, ffn) */
-    bool selective;    /* recomputed by selective recompute (attention core) */
+    unsigned rc;       /* the selective-recompute modules (LAYOUT_RC_*) whose
+                          backward rebuilds it, so it is not kept */
     bool gathered;     /* a column-parallel GEMM's input: all-gathered over
                           the sequence under SP (layout_t sp_saves_gathered) */
 } act_term_t;
@@ -50,14 +51,18 @@ static void moe_terms(const model_t *m, const layout_t *l, double sb, double e, 
     double h = m->hidden, k = x->top_k, fe = x->expert_ffn, fs = x->shared_ffn;
     double etp_ratio = (double)l->tp / layout_etp(l); /* TP terms divide by tp */
     bool gated = m->mlp == MODEL_MLP_SWIGLU;
-    t[(*n)++] = (act_term_t){sb * x->n_experts, 4, false, false, false};   /* router scores, fp32 */
-    t[(*n)++] = (act_term_t){sb * k * h, e, false, false, false};          /* dispatched tokens */
-    t[(*n)++] = (act_term_t){sb * k * fe * (gated ? 2 : 1) * etp_ratio, e, true, false, false};
-    t[(*n)++] = (act_term_t){sb * k * fe * etp_ratio, e, true, false, false}; /* activation output */
-    t[(*n)++] = (act_term_t){sb * k * h, e, false, false, false};          /* expert outputs */
+    /* Megatron's "moe" recompute rebuilds all of them, "moe_act" the
+     * activation output, "shared_experts" the shared experts' tensors */
+    const unsigned MOE = LAYOUT_RC_MOE, SH = LAYOUT_RC_MOE | LAYOUT_RC_SHARED_EXPERTS;
+    t[(*n)++] = (act_term_t){sb * x->n_experts, 4, false, MOE, false};   /* router scores, fp32 */
+    t[(*n)++] = (act_term_t){sb * k * h, e, false, MOE, false};          /* dispatched tokens */
+    t[(*n)++] = (act_term_t){sb * k * fe * (gated ? 2 : 1) * etp_ratio, e, true, MOE, false};
+    t[(*n)++] = (act_term_t){sb * k * fe * etp_ratio, e, true, MOE | LAYOUT_RC_MOE_ACT,
+                             false};                                     /* activation output */
+    t[(*n)++] = (act_term_t){sb * k * h, e, false, MOE, false};          /* expert outputs */
     if (fs > 0) {
-        t[(*n)++] = (act_term_t){sb * fs * (gated ? 2 : 1), e, true, false, false};
-        t[(*n)++] = (act_term_t){sb * fs, e, true, false, false};
+        t[(*n)++] = (act_term_t){sb * fs * (gated ? 2 : 1), e, true, SH, false};
+        t[(*n)++] = (act_term_t){sb * fs, e, true, SH, false};
     }
 }
 
@@ -75,56 +80,64 @@ static int layer_terms(const model_t *m, const layout_t *l, bool moe, bool kv_re
     double sb = s * b;
     bool drop = m->dropout > 0;
     int n = 0;
-#define TERM(el, bpe, tp_split, sel) \
-    (t[n++] = (act_term_t){(el), (bpe), (tp_split), (sel), false})
+#define TERM(el, bpe, tp_split, rc) (t[n++] = (act_term_t){(el), (bpe), (tp_split), (rc), false})
+    /* Megatron-Core's selective recompute modules (transformer_layer.py):
+     * "layernorm" rebuilds a norm that is its own module (MLA's input norm,
+     * an MoE block's pre-MLP norm; Transformer Engine fuses the others into
+     * the next GEMM), "mlp" a dense MLP whole (its input kept), "mla_up_proj"
+     * MLA's up-projected queries, keys and values */
+    const unsigned CORE = LAYOUT_RC_CORE_ATTN;
+    unsigned up = model_is_mla(m) ? LAYOUT_RC_MLA_UP_PROJ : 0;
     /* attention sub-block */
-    TERM(sb * h, e, false, false);  /* norm 1 input */
-    t[n++] = (act_term_t){sb * h, e, false, false, true}; /* QKV GEMM input (norm 1 output) */
-    TERM(sb * qw, e, true, false);  /* Q */
-    TERM(sb * kvw, e, true, false); /* K */
-    TERM(sb * kvw, e, true, false); /* V */
+    TERM(sb * h, e, false, 0); /* norm 1 input */
+    t[n++] = (act_term_t){sb * h, e, false, model_is_mla(m) ? LAYOUT_RC_LAYERNORM : 0,
+                          true}; /* QKV GEMM input (norm 1 output) */
+    TERM(sb * qw, e, true, up);  /* Q */
+    TERM(sb * kvw, e, true, up); /* K */
+    TERM(sb * kvw, e, true, up); /* V */
     if (l->flash_attention) {
-        TERM(a * sb, 4, true, false); /* softmax log-sum-exp, fp32 */
+        TERM(a * sb, 4, true, 0); /* softmax log-sum-exp, fp32 */
     } else {
         /* scores are (s/cp) x s per head: each CP rank's queries see every key */
         double scores = a * sb * (double)l->seq_len;
-        TERM(scores, e, true, true); /* softmax output */
+        TERM(scores, e, true, CORE); /* softmax output */
         if (drop) {
-            TERM(scores, 1, true, true); /* attention dropout mask */
-            TERM(scores, e, true, true); /* dropout output, input to x V */
+            TERM(scores, 1, true, CORE); /* attention dropout mask */
+            TERM(scores, e, true, CORE); /* dropout output, input to x V */
         }
     }
-    TERM(sb * qw, e, true, false); /* output projection input */
+    TERM(sb * qw, e, true, 0); /* output projection input */
     if (drop)
-        TERM(sb * h, 1, false, false); /* dropout mask after projection */
+        TERM(sb * h, 1, false, 0); /* dropout mask after projection */
     /* MLP sub-block */
-    TERM(sb * h, e, false, false); /* norm 2 input */
-    t[n++] = (act_term_t){sb * h, e, false, false, true}; /* first MLP GEMM input */
+    TERM(sb * h, e, false, 0); /* norm 2 input */
+    t[n++] = (act_term_t){sb * h, e, false, moe ? LAYOUT_RC_LAYERNORM : 0,
+                          true}; /* first MLP GEMM input */
     if (moe) {
         moe_terms(m, l, sb, e, t, &n);
     } else if (m->mlp == MODEL_MLP_SWIGLU) {
-        TERM(sb * f * 2, e, true, false); /* gate and up outputs */
-        TERM(sb * f, e, true, false);     /* silu(gate) * up: second GEMM input */
+        TERM(sb * f * 2, e, true, LAYOUT_RC_MLP); /* gate and up outputs */
+        TERM(sb * f, e, true, LAYOUT_RC_MLP);     /* silu(gate) * up: second GEMM input */
     } else {
-        TERM(sb * f, e, true, false); /* GELU input */
-        TERM(sb * f, e, true, false); /* GELU output: second GEMM input */
+        TERM(sb * f, e, true, LAYOUT_RC_MLP); /* GELU input */
+        TERM(sb * f, e, true, LAYOUT_RC_MLP); /* GELU output: second GEMM input */
     }
     if (drop)
-        TERM(sb * h, 1, false, false); /* dropout mask after the MLP */
+        TERM(sb * h, 1, false, 0); /* dropout mask after the MLP */
 #undef TERM
     return n;
 }
 
-/* Bytes of one block's tensors on one GPU, optionally skipping those that
- * selective recompute drops. */
+/* Bytes of one block's tensors on one GPU, skipping those the selective
+ * recompute modules in `rebuilt` (LAYOUT_RC_*) drop. */
 static double sum_terms(const model_t *m, const layout_t *l, bool moe, bool kv_rep,
-                        bool drop_selective)
+                        unsigned rebuilt)
 {
     act_term_t t[MAX_TERMS];
     int n = layer_terms(m, l, moe, kv_rep, t);
     double total = 0;
     for (int i = 0; i < n; i++) {
-        if (drop_selective && t[i].selective)
+        if (t[i].rc & rebuilt)
             continue;
         double bytes = t[i].elements * t[i].bytes_per_element;
         if (t[i].gathered && l->sequence_parallel && l->sp_saves_gathered && l->tp > 1) {
@@ -157,7 +170,7 @@ static double layer_bytes(const model_t *m, const layout_t *l, bool moe, bool kv
         return l->sequence_parallel ? bytes / l->tp : bytes;
     }
     case RECOMPUTE_SELECTIVE:
-        return sum_terms(m, l, moe, kv_rep, true);
+        return sum_terms(m, l, moe, kv_rep, layout_rc_modules(l));
     case RECOMPUTE_OPS: {
         /* torchtitan's op-level policy keeps the block input, the outputs of
          * the matmuls it does not recompute (wq, wv, w1, w2) and the
@@ -170,7 +183,7 @@ static double layer_bytes(const model_t *m, const layout_t *l, bool moe, bool kv
         return (l->sequence_parallel ? rep / l->tp : rep) + split / l->tp;
     }
     default:
-        return sum_terms(m, l, moe, kv_rep, false);
+        return sum_terms(m, l, moe, kv_rep, 0);
     }
 }
 

@@ -214,9 +214,16 @@ static int write_megatron(const model_t *m, const layout_t *l, const sim_options
                 l->zero == 3 ? "optim_grads_params" : "optim_grads");
     else if (l->distributed_optimizer || l->zero == 1)
         fprintf(f, "--use-distributed-optimizer\n");
-    if (l->recompute == RECOMPUTE_SELECTIVE)
+    if (l->recompute == RECOMPUTE_SELECTIVE) {
         fprintf(f, "--recompute-granularity selective\n");
-    else if (l->recompute == RECOMPUTE_FULL && l->recompute_layers > 0)
+        if (l->recompute_modules) {
+            char names[160];
+            layout_recompute_modules_name(l->recompute_modules, names, sizeof names);
+            for (char *c = names; *c; c++)
+                *c = *c == ',' ? ' ' : *c;
+            fprintf(f, "--recompute-modules %s\n", names);
+        }
+    } else if (l->recompute == RECOMPUTE_FULL && l->recompute_layers > 0)
         fprintf(f, "--recompute-granularity full\n--recompute-method block\n"
                    "--recompute-num-layers %d\n",
                 l->recompute_layers);
@@ -308,9 +315,14 @@ static int write_nemo(const model_t *m, const layout_t *l, const sim_options_t *
             l->sequence_parallel ? "true" : "false", l->seq_len);
     fprintf(f, "train.micro_batch_size=%d\ntrain.global_batch_size=%d\n", l->micro_batch,
             l->global_batch);
-    if (l->recompute == RECOMPUTE_SELECTIVE)
+    if (l->recompute == RECOMPUTE_SELECTIVE) {
         fprintf(f, "model.recompute_granularity=selective\n");
-    else if (l->recompute == RECOMPUTE_FULL && l->recompute_layers > 0)
+        if (l->recompute_modules) {
+            char names[160];
+            layout_recompute_modules_name(l->recompute_modules, names, sizeof names);
+            fprintf(f, "model.recompute_modules=[%s]\n", names);
+        }
+    } else if (l->recompute == RECOMPUTE_FULL && l->recompute_layers > 0)
         fprintf(f, "model.recompute_granularity=full\nmodel.recompute_method=block\n"
                    "model.recompute_num_layers=%d\n",
                 l->recompute_layers);
@@ -1001,14 +1013,11 @@ int launch_read_nemo_notes(const char *text, const char *origin, const model_t *
                 l->recompute = RECOMPUTE_FULL;
             }
             if (PERF_FLAGS[pf].kind == PF_LIST) {
-                /* core_attn alone is Megatron's selective recompute; other
-                 * modules are not priced one by one */
-                if (strcmp(value, "core_attn") == 0)
-                    l->recompute = RECOMPUTE_SELECTIVE;
-                else
-                    notes_add(notes, NOTE_IGNORED, word,
-                              "line %d: recompute of %s is not modeled module by module", line,
-                              value);
+                /* the performance scripts' --recompute_modules: selective
+                 * recompute of those modules */
+                if (layout_parse_recompute_modules(value, word, &l->recompute_modules, err))
+                    return err_setf(err, ERR_INPUT, origin, word, "line %d: %s", line, err->msg);
+                l->recompute = RECOMPUTE_SELECTIVE;
                 continue;
             }
             snprintf(word, sizeof word, "%s=%s", PERF_FLAGS[pf].key, value);
@@ -1073,6 +1082,10 @@ int launch_read_nemo_notes(const char *text, const char *origin, const model_t *
                 l->recompute = RECOMPUTE_NONE;
             else if ((rc = layout_parse_recompute(v, &l->recompute, err)))
                 rc = err_setf(err, ERR_INPUT, origin, NULL, "line %d: %s: %s", line, k, err->msg);
+        } else if (strcmp(k, "model.recompute_modules") == 0) {
+            if (strcmp(v, "null") != 0 && strcmp(v, "None") != 0 &&
+                layout_parse_recompute_modules(v, k, &l->recompute_modules, err))
+                rc = err_setf(err, ERR_INPUT, origin, NULL, "line %d: %s", line, err->msg);
         } else if (strcmp(k, "model.recompute_method") == 0)
             block = strcmp(v, "block") == 0;
         else if (strcmp(k, "model.recompute_num_layers") == 0 && strcmp(v, "null") != 0 &&
@@ -1116,6 +1129,13 @@ int launch_read_nemo_notes(const char *text, const char *origin, const model_t *
                         "model.recompute_granularity=null for none",
                         rc_layers);
     l->recompute_layers = block && l->recompute == RECOMPUTE_FULL ? rc_layers : 0;
+    if (l->recompute_modules && l->recompute != RECOMPUTE_SELECTIVE) {
+        /* Megatron reads the modules only under selective granularity */
+        notes_add(notes, NOTE_IGNORED, "model.recompute_modules",
+                  "applies to selective recompute only; this run's is %s",
+                  layout_recompute_name(l->recompute));
+        l->recompute_modules = 0;
+    }
     if (fsdp)
         l->zero = strcmp(strategy, "optim_grads") == 0 ? 2 : 3;
     long stages = (long)(l->pp > 0 ? l->pp : 1) * (l->vpp > 0 ? l->vpp : 1);

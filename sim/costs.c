@@ -858,11 +858,67 @@ static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *sh
 }
 
 /* One transformer layer; moe: its MLP is a mixture-of-experts block. */
+/* Forward seconds of the ops named in names (NULL-terminated) that the
+ * layer being priced added from index `from` of the op list on. */
+static double ops_fwd(const pricer_t *pr, int from, const char *const *names)
+{
+    double sum = 0;
+    for (int i = from; i < pr->out->n_ops; i++)
+        for (const char *const *n = names; *n; n++)
+            if (strcmp(pr->out->ops[i].name, *n) == 0)
+                sum += pr->out->ops[i].fwd_s;
+    return sum;
+}
+
+/* Selective recompute of Megatron-Core's modules (layout_rc_modules; its
+ * transformer_layer.py): the forward work the backward runs again, for the
+ * layer priced from op `from` on. "layernorm" rebuilds only norms that are
+ * their own module (MLA's input norm, an MoE block's pre-MLP norm; TE fuses
+ * the others into the next GEMM); "mlp" checkpoints a dense MLP whole, its
+ * TP collectives included; "moe" an MoE block whole, its expert-parallel
+ * exchange included. */
+static double selective_recompute(pricer_t *pr, int from, bool moe, double attn_f)
+{
+    const model_t *m = pr->in->model;
+    step_costs_t *out = pr->out;
+    unsigned rc = layout_rc_modules(pr->in->layout);
+    static const char *const norm1[] = {"norm_1", NULL}, *const norm2[] = {"norm_2", NULL};
+    static const char *const mlp[] = {"mlp_in", "swiglu", "gelu", "mlp_out", NULL};
+    static const char *const act[] = {"expert_act", NULL};
+    static const char *const shared[] = {"shared_in", "shared_act", "shared_out", NULL};
+    static const char *const block[] = {"router",   "permute",   "experts_in", "expert_act",
+                                        "experts_out", "unpermute", "shared_in", "shared_act",
+                                        "shared_out", NULL};
+    static const char *const up[] = {"mla_up", NULL};
+    double t = rc & LAYOUT_RC_CORE_ATTN ? attn_f : 0;
+    if ((rc & LAYOUT_RC_LAYERNORM) && model_is_mla(m))
+        t += ops_fwd(pr, from, norm1);
+    if ((rc & LAYOUT_RC_LAYERNORM) && moe)
+        t += ops_fwd(pr, from, norm2);
+    if ((rc & LAYOUT_RC_MLP) && !moe) {
+        t += ops_fwd(pr, from, mlp);
+        out->bwd.tp += out->fwd.tp / 2; /* the MLP half's gather and scatter */
+    }
+    if ((rc & LAYOUT_RC_MOE) && moe) {
+        t += ops_fwd(pr, from, block) + out->fwd.imbalance;
+        out->bwd.ep += out->fwd.ep;
+    } else if (moe) {
+        if (rc & LAYOUT_RC_MOE_ACT)
+            t += ops_fwd(pr, from, act);
+        if (rc & LAYOUT_RC_SHARED_EXPERTS)
+            t += ops_fwd(pr, from, shared);
+    }
+    if ((rc & LAYOUT_RC_MLA_UP_PROJ) && model_is_mla(m))
+        t += ops_fwd(pr, from, up);
+    return t;
+}
+
 static void price_layer(pricer_t *pr, bool moe)
 {
     const model_t *m = pr->in->model;
     const layout_t *l = pr->in->layout;
     step_costs_t *out = pr->out;
+    int first_op = out->n_ops;
     double h = m->hidden, f = m->ffn, t = pr->t, e = pr->e;
     double qw = model_q_width(m), kvw = model_kv_width(m);
     double gate = m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
@@ -908,7 +964,7 @@ static void price_layer(pricer_t *pr, bool moe)
     price_cp(pr);
     /* Recompute runs forward work again inside the backward pass. */
     if (l->recompute == RECOMPUTE_SELECTIVE)
-        out->bwd.recompute = attn_f;
+        out->bwd.recompute = selective_recompute(pr, first_op, moe, attn_f);
     else if (l->recompute == RECOMPUTE_OPS) {
         /* torchtitan's op-level policy (parallelize_llama.py): of the
          * matmuls in execution order (wq, wk, wv, wo, w1, [w3], w2) every

@@ -328,6 +328,8 @@ static int read_supports(const cJSON *o, const json_ctx_t *ctx, fw_caps_t *c, er
         (rc = json_get_bool(o, "grad_accumulation", ctx, JSON_OPTIONAL, &c->accumulation, err)) ||
         (rc = json_get_bool(o, "ep", ctx, JSON_OPTIONAL, &c->ep, err)) ||
         (rc = json_get_bool(o, "recompute_block", ctx, JSON_OPTIONAL, &c->recompute_block, err)) ||
+        (rc = json_get_bool(o, "recompute_modules", ctx, JSON_OPTIONAL, &c->recompute_modules,
+                            err)) ||
         (rc = read_name_set(o, "cp", ctx, cp, 3, c->cp, err)) ||
         (rc = read_name_set(o, "schedules", ctx, sched, SCHEDULE_COUNT, c->schedule, err)) ||
         (rc = read_name_set(o, "recompute", ctx, rec, RECOMPUTE_COUNT, c->recompute, err)) ||
@@ -805,6 +807,11 @@ int fw_check_layout(const fw_preset_t *p, const layout_t *l, const sim_options_t
                         "%s recomputes every layer or none (no Megatron block recompute of the "
                         "first %d layers of each stage)",
                         p->name, l->recompute_layers);
+    if ((l->recompute_modules & ~(unsigned)LAYOUT_RC_CORE_ATTN) && !c->recompute_modules)
+        return err_setf(err, ERR_INPUT, NULL, "--recompute-modules",
+                        "%s's selective recompute rebuilds the attention core only (recompute "
+                        "modules came with Megatron-Core 0.12: megatron-core, Megatron-Bridge)",
+                        p->name);
     if (!(c->precisions & (1u << l->precision))) {
         bool set[PRECISION_COUNT];
         for (int i = 0; i < PRECISION_COUNT; i++)
@@ -877,6 +884,10 @@ void fw_describe_caps(const fw_caps_t *c, char *buf, size_t cap)
     if (c->recompute_block) {
         l = strlen(buf);
         snprintf(buf + l, cap - l, " (block)");
+    }
+    if (c->recompute_modules) {
+        l = strlen(buf);
+        snprintf(buf + l, cap - l, " (modules)");
     }
 }
 

@@ -54,6 +54,8 @@ typedef struct {
     bool recompute[RECOMPUTE_COUNT];
     bool recompute_block;  /* full recompute of only the first N layers of
                               each chunk (Megatron --recompute-method block) */
+    bool recompute_modules; /* selective recompute of named submodules
+                               (Megatron-Core's --recompute-modules) */
     unsigned precisions;   /* bit 1 << precision_t */
 } fw_caps_t;
 

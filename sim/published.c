@@ -543,6 +543,25 @@ static void row_recompute(const char *text, const fw_preset_t *fw, layout_t *l)
      * the first N layers of each (virtual) stage */
     if (l->recompute == RECOMPUTE_FULL && has(text, "layer") && first_int(text) > 0)
         l->recompute_layers = first_int(text);
+    /* the modules named, as Megatron-Core's --recompute-modules (a preset
+     * without them rebuilds the attention core) */
+    if (l->recompute == RECOMPUTE_SELECTIVE && modules && fw->caps.recompute_modules) {
+        unsigned rc = 0;
+        if (has(text, "norm"))
+            rc |= LAYOUT_RC_LAYERNORM;
+        if (has(text, "up-proj") || has(text, "up_proj"))
+            rc |= LAYOUT_RC_MLA_UP_PROJ;
+        if (has(text, "moe_act") || has(text, "SwiGLU") || has(text, "GeLU") ||
+            has(text, "activation function"))
+            rc |= LAYOUT_RC_MOE_ACT;
+        if (has(text, "core_attn") || has(text, "attention core"))
+            rc |= LAYOUT_RC_CORE_ATTN;
+        if (has(text, "shared_experts") || has(text, "shared expert"))
+            rc |= LAYOUT_RC_SHARED_EXPERTS;
+        if (has_word(text, "mlp") || has_word(text, "MLP"))
+            rc |= LAYOUT_RC_MLP;
+        l->recompute_modules = rc;
+    }
 }
 
 /* The precision column: the recipe it names; a bare "fp8" is the preset's

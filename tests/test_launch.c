@@ -259,6 +259,56 @@ static void test_block_recompute_round_trip(void)
     refused(LAUNCH_TORCHTITAN, &m, &l, "torchtitan-2025-12", "block recompute");
 }
 
+/* Selective recompute of named modules goes out as Megatron's
+ * --recompute-modules and Bridge's model.recompute_modules and comes back;
+ * the performance scripts' --recompute_modules means selective recompute
+ * of those modules; modules under full recompute are ignored, said. */
+static void test_recompute_modules_round_trip(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("llama3-70b", &m, &e), 0);
+    layout_t l = finalized(&m, 64, 8, 4, 1, 1, 1, 128, 8192);
+    l.recompute = RECOMPUTE_SELECTIVE;
+    l.recompute_modules = LAYOUT_RC_CORE_ATTN | LAYOUT_RC_MLP;
+    l.sequence_parallel = true;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&l, &m, 64, &e), 0);
+    char *text = written(LAUNCH_MEGATRON, &m, &l, "megatron-core");
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "--recompute-modules core_attn mlp"));
+    megatron_flags_known(text);
+    megatron_args_t a;
+    CU_ASSERT_EQUAL_FATAL(megatron_args_read(text, strlen(text), "emitted", &a, &e), 0);
+    CU_ASSERT_EQUAL(a.layout.recompute, RECOMPUTE_SELECTIVE);
+    CU_ASSERT_EQUAL(a.layout.recompute_modules, l.recompute_modules);
+    megatron_args_free(&a);
+    free(text);
+    text = written(LAUNCH_NEMO, &m, &l, "megatron-bridge-26.04");
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "model.recompute_modules=[core_attn,mlp]"));
+    layout_t back;
+    layout_defaults(&back);
+    CU_ASSERT_EQUAL(launch_read_nemo(text, "emitted", &m, &back, &e), 0);
+    CU_ASSERT_EQUAL(back.recompute, RECOMPUTE_SELECTIVE);
+    CU_ASSERT_EQUAL(back.recompute_modules, l.recompute_modules);
+    free(text);
+    layout_defaults(&back);
+    CU_ASSERT_EQUAL(launch_read_nemo("-tp 8 --recompute_modules layernorm,moe_act", "perf", &m,
+                                     &back, &e),
+                    0);
+    CU_ASSERT_EQUAL(back.recompute, RECOMPUTE_SELECTIVE);
+    CU_ASSERT_EQUAL(back.recompute_modules, LAYOUT_RC_LAYERNORM | LAYOUT_RC_MOE_ACT);
+    layout_defaults(&back);
+    CU_ASSERT_EQUAL(launch_read_nemo("model.recompute_modules=[core_attn,shortcut]\n", "overrides",
+                                     &m, &back, &e),
+                    ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "unknown module 'shortcut'"));
+    layout_defaults(&back);
+    CU_ASSERT_EQUAL(launch_read_nemo("model.recompute_granularity=full\n"
+                                     "model.recompute_modules=[mlp]\n",
+                                     "overrides", &m, &back, &e),
+                    0);
+    CU_ASSERT_EQUAL(back.recompute_modules, 0u);
+}
+
 /* Megatron-Bridge overrides: every key is a field of the configs the
  * recipe CLI sets, and launch_read_nemo reads them back, including the
  * interleaved split that counts the embedding and the loss. */
@@ -850,4 +900,5 @@ TEST_SUITE(suite_launch, "launch", TEST(test_megatron_round_trip), TEST(test_nem
            TEST(test_torchtitan_2024_keys),
            TEST(test_bridge_recipe_names),
            TEST(test_plan_emit), TEST(test_plan_emit_sim_round_trip),
-           TEST(test_moe_round_trip), TEST(test_block_recompute_round_trip));
+           TEST(test_moe_round_trip), TEST(test_block_recompute_round_trip),
+           TEST(test_recompute_modules_round_trip));

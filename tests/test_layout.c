@@ -1,9 +1,11 @@
 /* Tests of models/layout: derived degrees, every refusal with its one-line
  * reason, uneven pipeline splits, DeepSpeed configs. */
 #include <stdio.h>
+#include <string.h>
 
 #include "common/json.h"
 #include "models/layout_json.h"
+#include "models/model.h"
 #include "tests/testing.h"
 
 static model_t load(const char *name)
@@ -332,6 +334,57 @@ static void test_json_sp_saves_gathered(void)
     }
 }
 
+/* Megatron-Core's --recompute-modules: the names as its flag, a Python
+ * list or a comma list give one mask; the layout says them and JSON keeps
+ * them; an unknown name, an empty list or modules without selective
+ * recompute are refused naming the flag; no modules is the attention core. */
+static void test_recompute_modules(void)
+{
+    unsigned m = 0;
+    err_t e;
+    CU_ASSERT_EQUAL(layout_parse_recompute_modules("layernorm mlp", "--recompute-modules", &m, &e),
+                    0);
+    CU_ASSERT_EQUAL(m, LAYOUT_RC_LAYERNORM | LAYOUT_RC_MLP);
+    CU_ASSERT_EQUAL(layout_parse_recompute_modules("['moe_act', 'mla_up_proj']", "x", &m, &e), 0);
+    CU_ASSERT_EQUAL(m, LAYOUT_RC_MOE_ACT | LAYOUT_RC_MLA_UP_PROJ);
+    CU_ASSERT_EQUAL(layout_parse_recompute_modules("[core_attn,moe,shared_experts]", "x", &m, &e),
+                    0);
+    CU_ASSERT_EQUAL(m, LAYOUT_RC_CORE_ATTN | LAYOUT_RC_MOE | LAYOUT_RC_SHARED_EXPERTS);
+    int rc = layout_parse_recompute_modules("core_attn,attention", "--recompute-modules", &m, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--recompute-modules", "unknown module 'attention'");
+    rc = layout_parse_recompute_modules("[]", "--recompute-modules", &m, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--recompute-modules", "names no module");
+    char names[160];
+    layout_recompute_modules_name(LAYOUT_RC_MLP | LAYOUT_RC_CORE_ATTN, names, sizeof names);
+    CU_ASSERT_STRING_EQUAL(names, "core_attn,mlp");
+
+    layout_t l, back;
+    layout_defaults(&l);
+    l.global_batch = 8;
+    l.seq_len = 4096;
+    l.recompute = RECOMPUTE_SELECTIVE;
+    CU_ASSERT_EQUAL(layout_rc_modules(&l), LAYOUT_RC_CORE_ATTN);
+    l.recompute_modules = LAYOUT_RC_LAYERNORM | LAYOUT_RC_MLP;
+    CU_ASSERT_EQUAL(layout_rc_modules(&l), LAYOUT_RC_LAYERNORM | LAYOUT_RC_MLP);
+    char line[256];
+    layout_describe(&l, line, sizeof line);
+    CU_ASSERT_PTR_NOT_NULL(strstr(line, "recompute=selective(layernorm,mlp)"));
+    cJSON *o = layout_to_json(&l);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+    layout_defaults(&back);
+    json_ctx_t ctx = json_ctx_root("plan.json");
+    CU_ASSERT_EQUAL(layout_from_json(o, &ctx, &back, &e), 0);
+    CU_ASSERT_EQUAL(back.recompute_modules, l.recompute_modules);
+    CU_ASSERT_EQUAL(back.recompute, RECOMPUTE_SELECTIVE);
+    cJSON_Delete(o);
+
+    model_t mdl;
+    CU_ASSERT_EQUAL_FATAL(model_load("llama3-8b", &mdl, &e), 0);
+    l.recompute = RECOMPUTE_FULL;
+    rc = layout_finalize(&l, &mdl, 8, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--recompute-modules", "needs --recompute selective");
+}
+
 TEST_SUITE(suite_layout, "layout", TEST(test_derived), TEST(test_refusals),
            TEST(test_uneven_pipeline), TEST(test_stage_sizes), TEST(test_enum_names),
-           TEST(test_json_sp_saves_gathered));
+           TEST(test_json_sp_saves_gathered), TEST(test_recompute_modules));

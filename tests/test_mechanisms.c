@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/flops.h"
 #include "sim/scenario.h"
 #include "sim/step.h"
 #include "tests/testing.h"
@@ -876,6 +877,78 @@ static void test_kv_repeated_memory(void)
     scenario_free(&p.s);
 }
 
+static void moe_layout(priced_t *p, int ep, int gb);
+
+/* Llama 3 8B at TP 2 with SP or Mixtral 8x7B at EP 8 on 8 H100s under
+ * Megatron-Core, selective recompute of the given modules (0: the default),
+ * priced, with the stage's memory under the preset's options. */
+static void price_rc_modules(priced_t *p, bool moe, unsigned modules, model_memory_t *mm)
+{
+    CU_ASSERT_EQUAL_FATAL(begin(p, moe ? "mixtral-8x7b" : "llama3-8b", "h100-sxm", 8,
+                                "megatron-core"),
+                          0);
+    if (moe)
+        moe_layout(p, 8, 8);
+    else
+        set_batch(&p->s.layout, 2, 1, 4, 4096);
+    p->s.layout.recompute = RECOMPUTE_SELECTIVE;
+    p->s.layout.recompute_modules = modules;
+    CU_ASSERT_EQUAL_FATAL(price(p), 0);
+    memory_opts_t mo;
+    sim_memory_opts(&p->s.profile, &p->s.opt, &mo);
+    model_memory_stage(&p->s.model, &p->s.layout, 0, &mo, mm);
+}
+
+/* Megatron-Core's --recompute-modules (transformer_layer.py): "mlp"
+ * checkpoints a dense MLP whole, dropping its intermediates (SwiGLU's gate
+ * and up outputs and their product, 3 x ffn an element a token, split over
+ * TP) and running its GEMMs, activation and TP collectives again in the
+ * backward; "layernorm" rebuilds only norms that are their own module, so
+ * nothing for Llama under Transformer Engine (fused into the next GEMM) but
+ * an MoE block's pre-MLP norm; "moe_act" the experts' activation output;
+ * "moe" the whole MoE block, its all-to-alls included. */
+static void test_recompute_modules(void)
+{
+    priced_t d0, mlp, ln;
+    model_memory_t m0, m_mlp, m_ln;
+    price_rc_modules(&d0, false, 0, &m0);
+    price_rc_modules(&mlp, false, LAYOUT_RC_CORE_ATTN | LAYOUT_RC_MLP, &m_mlp);
+    price_rc_modules(&ln, false, LAYOUT_RC_CORE_ATTN | LAYOUT_RC_LAYERNORM, &m_ln);
+    const model_t *m = &d0.s.model;
+    double mlp_f = op_fwd(&d0.c, "mlp_in") + op_fwd(&d0.c, "swiglu") + op_fwd(&d0.c, "mlp_out");
+    CHECK_REL(mlp.c.bwd.recompute - d0.c.bwd.recompute, mlp_f, 1e-9);
+    CHECK_REL(mlp.c.bwd.tp - d0.c.bwd.tp, d0.c.fwd.tp / 2, 1e-9);
+    CU_ASSERT_TRUE(d0.c.fwd.tp > 0);
+    CHECK_REL(ln.c.bwd.recompute, d0.c.bwd.recompute, 1e-12);
+    double kept = m->n_layers * 4096.0 * 3 * m->ffn * 2 / 2; /* bf16, TP 2 */
+    CHECK_REL(m0.activations_bytes - m_mlp.activations_bytes, kept, 1e-9);
+    CHECK_REL(m_ln.activations_bytes, m0.activations_bytes, 1e-12);
+    CU_ASSERT_TRUE(model_hw_flops_per_step(m, &mlp.s.layout) >
+                   model_hw_flops_per_step(m, &d0.s.layout));
+
+    priced_t e0, act, whole, eln;
+    model_memory_t me0, me_act, me_whole, me_ln;
+    price_rc_modules(&e0, true, 0, &me0);
+    price_rc_modules(&act, true, LAYOUT_RC_MOE_ACT, &me_act);
+    price_rc_modules(&whole, true, LAYOUT_RC_MOE, &me_whole);
+    price_rc_modules(&eln, true, LAYOUT_RC_LAYERNORM, &me_ln);
+    double attn = op_fwd(&e0.c, "attention");
+    CHECK_REL(e0.c.bwd.recompute, attn, 1e-12);
+    CHECK_REL(act.c.bwd.recompute, op_fwd(&e0.c, "expert_act"), 1e-9);
+    CHECK_REL(eln.c.bwd.recompute, op_fwd(&e0.c, "norm_2"), 1e-9);
+    double block = op_fwd(&e0.c, "router") + op_fwd(&e0.c, "permute") +
+                   op_fwd(&e0.c, "experts_in") + op_fwd(&e0.c, "expert_act") +
+                   op_fwd(&e0.c, "experts_out") + op_fwd(&e0.c, "unpermute");
+    CHECK_REL(whole.c.bwd.recompute, block + e0.c.fwd.imbalance, 1e-9);
+    CHECK_REL(whole.c.bwd.ep - e0.c.bwd.ep, e0.c.fwd.ep, 1e-9);
+    CU_ASSERT_TRUE(me_act.activations_bytes < me0.activations_bytes);
+    CU_ASSERT_TRUE(me_whole.activations_bytes < me_act.activations_bytes);
+    CU_ASSERT_TRUE(me_ln.activations_bytes < me0.activations_bytes);
+    priced_t *all[] = {&d0, &mlp, &ln, &e0, &act, &whole, &eln};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        scenario_free(&all[i]->s);
+}
+
 /* ------------------------------------------------- fp8 weight casting */
 
 /* Transformer Engine reuses a step's quantized weights over its
@@ -1720,7 +1793,7 @@ TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TE
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
            TEST(test_attention_by_sequence), TEST(test_precision_recipes), TEST(test_head_in_bf16),
            TEST(test_fp8_tp_gather), TEST(test_async_tp_reduce_pass),
-           TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_blocks), TEST(test_cp_exchange), TEST(test_kv_repeated_memory),
+           TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_blocks), TEST(test_cp_exchange), TEST(test_kv_repeated_memory), TEST(test_recompute_modules),
            TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts),
            TEST(test_ddp_all_reduce), TEST(test_dp_reduce_after_schedule), TEST(test_fsdp_pipeline_reduce), TEST(test_pipeline_wait_is_bubble), TEST(test_bf16_optimizer_all_reduce), TEST(test_deepspeed_pipeline_engine),
            TEST(test_zero3_live_parameters));

@@ -405,6 +405,8 @@ static void test_column_spellings(void)
      * its recompute but no micro-batch keeps the recompute; "4 x NDR per
      * node" is 4 rails, not the DGX's 8 */
     CU_ASSERT_EQUAL(rows[24].sim_layout.recompute, RECOMPUTE_SELECTIVE);
+    CU_ASSERT_EQUAL(rows[24].sim_layout.recompute_modules,
+                    LAYOUT_RC_LAYERNORM | LAYOUT_RC_MLA_UP_PROJ);
     CU_ASSERT_EQUAL(rows[25].sim_layout.precision, PRECISION_FP8_BLOCK);
     CU_ASSERT_TRUE(rows[26].open_choices);
     CU_ASSERT_EQUAL(rows[26].sim_layout.recompute, RECOMPUTE_FULL);
