@@ -76,6 +76,10 @@ static const cli_opt_t space_opts[] = {
     {"--micro-batch", "--micro-batch-size", "N|LO..HI", "micro-batch sizes to search (default 1..16)",
      CLI_KIND(CLI_INT_SPAN, 1, 1 << 16)},
     {"--recompute", NULL, "LIST", "recompute modes to search: none,selective,ops,full", CLI_WORD},
+    {"--recompute-modules", NULL, "LIST",
+     "selective recompute of these Megatron-Core modules only (core_attn, layernorm, mlp, "
+     "moe_act, moe, mla_up_proj, shared_experts; implies --recompute selective unless given)",
+     CLI_WORD},
     {"--schedule", NULL, "LIST", "pipeline schedules to search: 1f1b,interleaved,gpipe,dualpipev (each where the framework runs it)", CLI_WORD},
     {"--precision", NULL, "NAME", "training precision (default bf16; fp8 = the framework's fp8)",
      CLI_WORD},
@@ -109,6 +113,16 @@ static int space_flags(const cli_args_t *a, plan_space_t *s, err_t *err)
         return rc;
     if ((v = cli_get(a, "--recompute")) && (rc = plan_parse_recompute_set(v, &s->recompute_mask, err)))
         return rc;
+    if ((v = cli_get(a, "--recompute-modules"))) {
+        if ((rc = layout_parse_recompute_modules(v, "--recompute-modules", &s->rc_modules, err)))
+            return rc;
+        if (!s->recompute_mask)
+            s->recompute_mask = 1u << RECOMPUTE_SELECTIVE;
+        else if (!(s->recompute_mask & (1u << RECOMPUTE_SELECTIVE)))
+            return err_setf(err, ERR_INPUT, NULL, "--recompute-modules",
+                            "names what selective recompute rebuilds, but --recompute leaves "
+                            "selective out");
+    }
     if ((v = cli_get(a, "--schedule")) && (rc = plan_parse_schedule_set(v, &s->schedule_mask, err)))
         return rc;
     if ((v = cli_get(a, "--precision")) && (rc = layout_parse_precision(v, &s->precision, err)))
@@ -298,16 +312,26 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
 
 static void layout_short(const layout_t *l, char *buf, size_t cap)
 {
-    char vpp[16] = "", extra[64] = "", rc[16] = " full-rc";
+    char vpp[16] = "", extra[200] = "", rc[16] = " full-rc", sel[120] = " sel-rc";
     if (l->recompute_layers > 0) /* block recompute: rebuilt layers per chunk */
         snprintf(rc, sizeof rc, " rc%d/chunk", l->recompute_layers);
+    if (l->recompute_modules) { /* selective recompute of named modules, short */
+        static const char *const abbrev[] = {"attn", "norm", "mlp", "act", "moe", "up", "shared"};
+        int used = snprintf(sel, sizeof sel, " sel-rc(");
+        for (int i = 0; i < 7 && used < (int)sizeof sel; i++)
+            if (l->recompute_modules & (1u << i))
+                used += snprintf(sel + used, sizeof sel - (size_t)used, "%s%s",
+                                 sel[used - 1] == '(' ? "" : ",", abbrev[i]);
+        if (used < (int)sizeof sel)
+            snprintf(sel + used, sizeof sel - (size_t)used, ")");
+    }
     if (l->schedule == SCHEDULE_DUALPIPEV)
         snprintf(vpp, sizeof vpp, " DualPipeV");
     else if (l->vpp > 1)
         snprintf(vpp, sizeof vpp, "v%d", l->vpp);
     snprintf(extra, sizeof extra, "%s%s%s%s",
              l->recompute == RECOMPUTE_FULL        ? rc
-             : l->recompute == RECOMPUTE_SELECTIVE ? " sel-rc"
+             : l->recompute == RECOMPUTE_SELECTIVE ? sel
              : l->recompute == RECOMPUTE_OPS       ? " ops-rc"
                                                    : "",
              l->sequence_parallel ? " SP" : "",
@@ -706,7 +730,12 @@ const cli_command_t CLI_CMD_PLAN = {
                        "  ZeRO stages the framework runs (1 = distributed optimizer); recompute\n"
                        "        modes, heavier ones only where lighter ones do not fit (full\n"
                        "        recompute first of the fewest layers per chunk that fit, where the\n"
-                       "        framework runs Megatron's block recompute); schedules;\n"
+                       "        framework runs Megatron's block recompute; where it runs\n"
+                       "        Megatron-Core's recompute modules, selective recompute of more\n"
+                       "        modules, which competes with that block recompute: a dense\n"
+                       "        model's MLP; an MoE or MLA model's norms, expert activations,\n"
+                       "        MLA up-projections and shared experts, then whole MoE blocks);\n"
+                       "        schedules;\n"
                        "        SP with TP; for mixture-of-experts models, EP over every degree\n"
                        "        dividing the experts (experts whole, expert TP 1) where the\n"
                        "        framework has it. Every candidate is checked for memory.\n"

@@ -385,13 +385,49 @@ static int fewest_block_layers(const enum_ctx_t *e, int fi, const layout_t *full
     return lo;
 }
 
+/* The selective recompute modules to try, lightest first (plan.h): the
+ * attention core alone, then more modules where the framework names them;
+ * or the space's fixed set. Returns how many (at most 3). */
+static int module_ladder(const enum_ctx_t *e, const plan_fw_t *f, unsigned out[3])
+{
+    if (e->s->rc_modules) {
+        out[0] = e->s->rc_modules;
+        return 1;
+    }
+    out[0] = LAYOUT_RC_CORE_ATTN;
+    if (!f->fw.caps.recompute_modules)
+        return 1;
+    const model_t *m = e->m;
+    bool moe = model_is_moe(m), mla = model_is_mla(m);
+    bool dense_mlp = !moe || m->moe.n_moe_layers < m->n_layers;
+    if (!moe && !mla) {
+        out[1] = LAYOUT_RC_CORE_ATTN | LAYOUT_RC_MLP;
+        return 2;
+    }
+    unsigned light = LAYOUT_RC_CORE_ATTN | LAYOUT_RC_LAYERNORM;
+    if (moe)
+        light |= LAYOUT_RC_MOE_ACT | (m->moe.shared_ffn > 0 ? LAYOUT_RC_SHARED_EXPERTS : 0);
+    if (mla)
+        light |= LAYOUT_RC_MLA_UP_PROJ;
+    out[1] = light;
+    /* the whole MoE block covers its activations and shared experts */
+    out[2] = LAYOUT_RC_CORE_ATTN | LAYOUT_RC_LAYERNORM | (moe ? LAYOUT_RC_MOE : 0) |
+             (mla ? LAYOUT_RC_MLA_UP_PROJ : 0) | (dense_mlp ? LAYOUT_RC_MLP : 0);
+    return out[2] != out[1] ? 3 : 2;
+}
+
 /* One base layout (everything but recompute): the lightest recompute mode
- * of the framework that fits is kept; heavier ones are never faster. Full
- * recompute tries the fewest rebuilt layers per chunk first where the
- * framework runs Megatron's block recompute. */
+ * of the framework that fits is kept; heavier ones are never faster.
+ * Selective recompute climbs the module ladder; full recompute tries the
+ * fewest rebuilt layers per chunk first where the framework runs
+ * Megatron's block recompute. */
 static bool consider(enum_ctx_t *e, int fi, layout_t base)
 {
     const plan_fw_t *f = &e->fws[fi];
+    /* a selective recompute of more modules that fits competes with block
+     * recompute of the fewest layers (either may cost less), not with
+     * heavier modes */
+    bool modules_kept = false;
     for (size_t r = 0; r < sizeof RC_ORDER / sizeof *RC_ORDER; r++) {
         recompute_t rc = RC_ORDER[r];
         if (!f->fw.caps.recompute[rc] ||
@@ -399,6 +435,22 @@ static bool consider(enum_ctx_t *e, int fi, layout_t base)
             continue;
         layout_t l = base;
         l.recompute = rc;
+        if (rc == RECOMPUTE_SELECTIVE) {
+            unsigned ladder[3];
+            int n = module_ladder(e, f, ladder);
+            for (int k = 0; k < n && !modules_kept; k++) {
+                layout_t sel = l;
+                sel.recompute_modules = ladder[k] == LAYOUT_RC_CORE_ATTN ? 0 : ladder[k];
+                if (try_layout(e, fi, sel) == TRY_KEPT) {
+                    if (!sel.recompute_modules)
+                        return true;
+                    modules_kept = true;
+                }
+            }
+            continue;
+        }
+        if (modules_kept && rc != RECOMPUTE_FULL)
+            continue;
         if (rc == RECOMPUTE_FULL && f->fw.caps.recompute_block && !l.offload) {
             int n = fewest_block_layers(e, fi, &l);
             if (n > 0) {
@@ -408,10 +460,12 @@ static bool consider(enum_ctx_t *e, int fi, layout_t base)
                     return true;
             }
         }
+        if (modules_kept)
+            return true;
         if (try_layout(e, fi, l) == TRY_KEPT)
             return true;
     }
-    return false;
+    return modules_kept;
 }
 
 /* The batch dimensions of one (tp, cp, pp, vpp, split) shape. */

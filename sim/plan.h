@@ -21,7 +21,13 @@
  *   ZeRO  every stage the framework runs (1 is the distributed
  *         optimizer), with pipeline stages only where it allows;
  *   recompute the framework's modes, each searched only where the
- *         lighter ones do not fit (recompute never speeds a step up);
+ *         lighter ones do not fit (recompute never speeds a step up); where
+ *         the framework has Megatron-Core's recompute modules, selective
+ *         recompute of the attention core, then (before op-level or full
+ *         recompute) of more modules: a dense model's MLP; an MoE or MLA
+ *         model's separate norms, expert activations, MLA up-projections and
+ *         shared experts, then its whole MoE blocks (and dense MLPs) -
+ *         or only the modules rc_modules names;
  *   schedule 1F1B, interleaved and GPipe as the framework runs them;
  *   EP    for mixture-of-experts models, every degree that divides the
  *         routed experts and the stage's TP x CP x DP ranks, experts kept
@@ -75,6 +81,8 @@ typedef struct {
     plan_range_t tp, pp, cp, vpp, micro_batch, zero; /* constraints */
     plan_range_t ep;         /* expert parallel degrees (MoE models) */
     unsigned recompute_mask; /* bit 1 << recompute_t; 0 = the framework's */
+    unsigned rc_modules;     /* selective recompute of these modules only
+                                (LAYOUT_RC_*); 0 = the ladder above */
     unsigned schedule_mask;  /* bit 1 << schedule_t; 0 = the framework's */
     bool allow_offload;      /* also offload the optimizer (and ZeRO-3's
                                 parameters) to host memory where it is sharded */

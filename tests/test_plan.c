@@ -698,7 +698,45 @@ static void test_bound_holds(void)
     CU_ASSERT_TRUE(close >= checked / 4);
 }
 
+/* Megatron-Core's recompute modules in the search: Mixtral 8x7B on 16
+ * H100s (global batch 256 x 4,096) fits with selective recompute of its
+ * norms and expert activations, which beats rebuilding whole layers; a
+ * fixed set of modules is what every candidate uses; a framework without
+ * them finds nothing with them. */
+static void test_recompute_modules_searched(void)
+{
+    model_t m;
+    cluster_t c;
+    profile_t p;
+    plan_space_t s;
+    err_t e;
+    setup_search("mixtral-8x7b", "h100-sxm", 16, 4096, 256, &m, &c, &p, &s);
+    s.framework = "megatron-core";
+    plan_search_t r;
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &r, &e), 0);
+    CU_ASSERT_TRUE_FATAL(r.found);
+    CU_ASSERT_EQUAL(r.layout.recompute, RECOMPUTE_SELECTIVE);
+    CU_ASSERT_TRUE(r.layout.recompute_modules & LAYOUT_RC_MOE_ACT);
+    CU_ASSERT_TRUE(r.layout.recompute_modules & LAYOUT_RC_LAYERNORM);
+    double laddered = r.result.step_time_s;
+    s.recompute_mask = 1u << RECOMPUTE_FULL;
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &r, &e), 0);
+    CU_ASSERT_TRUE_FATAL(r.found);
+    CU_ASSERT_TRUE(laddered < r.result.step_time_s);
+    s.recompute_mask = 1u << RECOMPUTE_SELECTIVE;
+    s.rc_modules = LAYOUT_RC_CORE_ATTN | LAYOUT_RC_LAYERNORM | LAYOUT_RC_MOE;
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &r, &e), 0);
+    CU_ASSERT_TRUE_FATAL(r.found);
+    CU_ASSERT_EQUAL(r.layout.recompute_modules, s.rc_modules);
+    CU_ASSERT_TRUE(r.result.step_time_s >= laddered);
+    s.framework = "nemo-25.02";
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &r, &e), 0);
+    CU_ASSERT_FALSE(r.found);
+    prof_free(&p);
+}
+
 TEST_SUITE(suite_plan, "plan", TEST(test_framework_spaces), TEST(test_constraints),
            TEST(test_meta_405b), TEST(test_bridge_405b_recipe), TEST(test_published_ranks), TEST(test_threads_same_json), TEST(test_ladder_properties),
            TEST(test_impossible_requests), TEST(test_search_consistent), TEST(test_default_tokens),
-           TEST(test_rung_prices), TEST(test_block_recompute), TEST(test_bound_holds));
+           TEST(test_rung_prices), TEST(test_block_recompute), TEST(test_bound_holds),
+           TEST(test_recompute_modules_searched));
