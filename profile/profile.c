@@ -154,8 +154,15 @@ double prof_gemm_model_eff(const profile_t *p, dtype_t dtype, double m,
     if (util > 1)
         util = 1;
     double util_soft = 1 - p->wave_penalty * (1 - util);
-    /* Each tile's main loop over K amortises a fixed prologue/epilogue. */
-    double k_eff = k / (k + p->k_half);
+    /* Each tile's main loop over K amortises a fixed prologue/epilogue: a
+     * time, so a type whose K loop runs n times faster than bf16's needs n
+     * times the K to amortise it (measured: fp8 GEMMs on an H200 fit best
+     * with twice bf16's k_half, and fall to 1.36x bf16 at K <= 1,024 from
+     * 1.83x at K > 4,096; docs/gpu-runs/2026-11-27-h200-2). */
+    double kh = p->k_half;
+    if (p->peak_tflops[DTYPE_BF16] > 0 && p->peak_tflops[d] > p->peak_tflops[DTYPE_BF16])
+        kh *= p->peak_tflops[d] / p->peak_tflops[DTYPE_BF16];
+    double k_eff = k / (k + kh);
     return p->gemm_max_eff[d] * util_soft * k_eff;
 }
 

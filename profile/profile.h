@@ -150,7 +150,10 @@ typedef struct {
     double gemm_max_eff[DTYPE_COUNT]; /* best achievable fraction of peak */
     int tile_m, tile_n;  /* output tile per SM for wave quantization */
     double wave_penalty; /* 0..1: share of the wave-quantization loss seen */
-    double k_half;       /* K at which main-loop efficiency is one half */
+    double k_half;       /* K at which main-loop efficiency is one half, in
+                            bf16; a faster type's (fp8, fp4) is this times
+                            its peak over bf16's (the fixed cost per tile is
+                            a time: docs/gpu-runs/2026-11-27-h200-2) */
     double gemm_launch_us;
     double sustained_factor; /* share of the modeled GEMM and attention
                                 throughput that sustained training reaches

@@ -56,12 +56,21 @@ static void test_gemm_by_hand(void)
     double eff = 0.8389 * (1 - 0.5 * (1 - util)) * (8192.0 / (8192 + 384));
     CHECK_REL(prof_gemm_model_eff(&p, DTYPE_BF16, 8192, 8192, 8192, 1), eff, 1e-12);
     CHECK_REL(eff, 0.78920, 1e-4);
-    CU_ASSERT_DOUBLE_EQUAL(p.sustained_factor, 0.722, 1e-12);
-    double expected = 2 * pow(8192, 3) / (989.4e12 * eff * 0.722) + 4e-6;
+    CU_ASSERT_DOUBLE_EQUAL(p.sustained_factor, 0.734, 1e-12);
+    double expected = 2 * pow(8192, 3) / (989.4e12 * eff * 0.734) + 4e-6;
     CHECK_REL(prof_gemm_time(&p, DTYPE_BF16, 8192, 8192, 8192, 1), expected, 1e-12);
     /* the MAMF shape itself comes out at the measured 80.3% of peak */
     CHECK_REL(prof_gemm_model_eff(&p, DTYPE_BF16, 2048, 2048, 13312, 1), 0.803, 1e-3);
-    /* fp8 uses its own peak and efficiency; A100 has no fp8 and falls back */
+    /* fp8 uses its own peak and efficiency, and twice bf16's k_half (its K
+     * loop runs twice as fast past the same fixed cost per tile); A100 has
+     * no fp8 and falls back */
+    double kh8 = 384 * p.peak_tflops[DTYPE_FP8] / p.peak_tflops[DTYPE_BF16];
+    CHECK_REL(kh8, 768, 1e-3);
+    CHECK_REL(prof_gemm_model_eff(&p, DTYPE_FP8, 8192, 8192, 8192, 1),
+              0.8429 * (1 - 0.5 * (1 - util)) * (8192.0 / (8192 + kh8)), 1e-12);
+    CHECK_REL(prof_gemm_model_eff(&p, DTYPE_FP8, 4096, 4096, 1024, 1) /
+                  prof_gemm_model_eff(&p, DTYPE_BF16, 4096, 4096, 1024, 1),
+              0.8429 / 0.8389 * (1024.0 + 384) / (1024 + kh8), 1e-12);
     CU_ASSERT_TRUE(prof_gemm_time(&p, DTYPE_FP8, 8192, 8192, 8192, 1) < 0.6 * expected);
     profile_t a = load_default("a100-80g");
     CHECK_REL(prof_gemm_time(&a, DTYPE_FP8, 4096, 4096, 4096, 1),
