@@ -169,6 +169,11 @@ static int frameworks_for(const plan_space_t *s, const char *gpu, plan_fw_t *fws
         if (rc)
             return rc;
         *n = 1;
+        if ((s->rc_modules & ~(unsigned)LAYOUT_RC_CORE_ATTN) && !fws[0].fw.caps.recompute_modules)
+            return err_setf(err, ERR_INPUT, NULL, "--recompute-modules",
+                            "%s's selective recompute rebuilds the attention core only "
+                            "(recompute modules: megatron-core, Megatron-Bridge)",
+                            fws[0].fw.name);
         return check_schedules(s, &fws[0].fw, err);
     }
     char **names = NULL;
