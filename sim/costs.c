@@ -298,12 +298,21 @@ static double sharded_cast(const pricer_t *pr, double cast_bytes, double el)
 }
 
 /* A column-parallel GEMM (Q/K/V, the MLP's first): under an fp8 recipe that
- * gathers quantized inputs, the input cast runs on the shard. */
-static gemm_cost_t linear_col(const pricer_t *pr, double M, double N, double K)
+ * gathers quantized inputs, the input cast runs on the shard. After a norm
+ * that writes the delayed-scaling fp8 input itself (after_norm with
+ * sim_options_t.fp8_norm_cast: Transformer Engine's LayerNormLinear, which
+ * quantizes in the normalization kernel, TE 2.1 layernorm_linear.py
+ * with_quantized_norm) only the weight gradient's transposed copy is left:
+ * a read and a write of 1 byte an element (TE's fp8_transpose / the
+ * columnwise copy). */
+static gemm_cost_t linear_col(const pricer_t *pr, double M, double N, double K, bool after_norm)
 {
     gemm_cost_t g = linear(pr, M, N, K);
-    if (fp8_sp_gather(pr))
-        g.fwd += sharded_cast(pr, pr->q->cast_input, M * K) - mem(pr, pr->q->cast_input * M * K);
+    double whole = mem(pr, pr->q->cast_input * M * K);
+    if (after_norm && pr->in->opt.fp8_norm_cast && pr->in->layout->precision == PRECISION_FP8)
+        g.fwd += mem(pr, 2 * M * K) - whole;
+    else if (fp8_sp_gather(pr))
+        g.fwd += sharded_cast(pr, pr->q->cast_input, M * K) - whole;
     return g;
 }
 
@@ -633,7 +642,7 @@ static gemm_cost_t price_qkv(pricer_t *pr)
     double h = m->hidden, t = pr->t, e = pr->e;
     if (!model_is_mla(m)) {
         double qw = model_q_width(m), kvw = model_kv_width(m);
-        gemm_cost_t qkv = linear_col(pr, pr->T, (qw + 2 * kvw) / t, h);
+        gemm_cost_t qkv = linear_col(pr, pr->T, (qw + 2 * kvw) / t, h, true);
         add_gemm_op(pr, "qkv", qkv.fwd, qkv.dgrad, qkv.wgrad);
         return qkv;
     }
@@ -833,7 +842,7 @@ static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *sh
     *shared = x->shared_ffn > 0;
     if (*shared) {
         double fs = x->shared_ffn, t = pr->t;
-        *sh1 = linear_col(pr, pr->T, fs * gate / t, h);
+        *sh1 = linear_col(pr, pr->T, fs * gate / t, h, false);
         *sh2 = linear_row(pr, pr->T, h, fs / t);
         double sact = pr->T * fs / t * e * pr->in->opt.eager_act;
         double sa_f = mem(pr, (gate > 1 ? 3 : 2) * sact), sa_b = mem(pr, (gate > 1 ? 5 : 3) * sact);
@@ -947,7 +956,7 @@ static void price_layer(pricer_t *pr, bool moe)
     if (moe) {
         price_moe(pr, &fc1, &fc2, &tp_mlp);
     } else {
-        fc1 = linear_col(pr, pr->T, f * gate / t, h);
+        fc1 = linear_col(pr, pr->T, f * gate / t, h, true);
         add_gemm_op(pr, "mlp_in", fc1.fwd, fc1.dgrad, fc1.wgrad);
         double act = pr->T * f / t * e;
         if (m->mlp == MODEL_MLP_SWIGLU)
@@ -1039,7 +1048,7 @@ static void price_edges(pricer_t *pr)
      * block (priced as the model's mean layer) and its own logits and
      * loss. */
     for (int k = 0; k < m->n_mtp; k++) {
-        gemm_cost_t proj = linear_col(pr, pr->T, h / t, 2 * h);
+        gemm_cost_t proj = linear_col(pr, pr->T, h / t, 2 * h, false);
         double norms_f = mem(pr, 2 * 2 * pr->Tn * h * e), norms_b = mem(pr, 2 * 3 * pr->Tn * h * e);
         cost_parts_t f = out->fwd, b = out->bwd;
         f.compute += norms_f + proj.fwd + logits.fwd + mem(pr, logit_el * ce_fwd);

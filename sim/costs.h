@@ -176,6 +176,10 @@ typedef struct {
                                   later ring step's partial attention output
                                   (forward) and accumulating its query and
                                   K/V gradients (backward), fused */
+    bool fp8_norm_cast;        /* Transformer Engine's LayerNormLinear: the norm
+                                  before the Q/K/V and first MLP GEMMs writes a
+                                  delayed-scaling fp8 input itself; only the
+                                  weight gradient's transposed copy remains */
     bool kv_repeated;          /* the model repeats grouped K/V heads to every
                                   query head before attention (torchtitan's
                                   Llama repeat_kv): a context-parallel

@@ -124,6 +124,7 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
         (rc = json_get_double(o, "cp_merge_bytes", ctx, JSON_OPTIONAL, 0, 100,
                               &opt->cp_merge_bytes, err)) ||
         (rc = json_get_bool(o, "kv_repeated", ctx, JSON_OPTIONAL, &opt->kv_repeated, err)) ||
+        (rc = json_get_bool(o, "fp8_norm_cast", ctx, JSON_OPTIONAL, &opt->fp8_norm_cast, err)) ||
         (rc = json_get_double(o, "ce_fwd_bytes", ctx, JSON_OPTIONAL, 0, 1000, &opt->ce_fwd_bytes,
                               err)) ||
         (rc = json_get_double(o, "ce_bwd_bytes", ctx, JSON_OPTIONAL, 0, 1000, &opt->ce_bwd_bytes,
