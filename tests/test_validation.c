@@ -59,7 +59,7 @@ static void test_published_runs(void)
     CU_ASSERT_TRUE(k >= 78);
     /* the issue's acceptance bars, reached on 2026-11-28: the dense rows'
      * median |error| <= 5% and 90th percentile <= 12%, every group of three
-     * or more rows <= 8% (today 4.4% / 9.1%, the worst groups Megatron-
+     * or more rows <= 8% (today 4.5% / 9.1%, the worst groups Megatron-
      * Bridge 25.11 at 7.7% and torchtitan 2024-12 at 7.6%), and every pair of
      * one model on one GPU count more
      * than 3% apart ordered as published (31 pairs; T112 against T137, the
