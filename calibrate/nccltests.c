@@ -629,10 +629,7 @@ static int parse_json(const char *text, size_t len, const char *name, const nccl
             continue;
         if ((rc = add_row(out, NULL, 0, (double)size, time_us, busbw, name, err))) {
             /* name the JSON element instead of a line */
-            char why[ERR_MSG_MAX];
-            const char *colon = strstr(err->msg, ": ");
-            snprintf(why, sizeof why, "%s", colon ? colon + 2 : err->msg);
-            err_setf(err, rc, name, ic.path, "%s", why);
+            err_readdress(err, name, ic.path);
             goto out;
         }
     }

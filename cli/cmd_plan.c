@@ -315,15 +315,10 @@ static void layout_short(const layout_t *l, char *buf, size_t cap)
     char vpp[16] = "", extra[200] = "", rc[16] = " full-rc", sel[120] = " sel-rc";
     if (l->recompute_layers > 0) /* block recompute: rebuilt layers per chunk */
         snprintf(rc, sizeof rc, " rc%d/chunk", l->recompute_layers);
-    if (l->recompute_modules) { /* selective recompute of named modules, short */
-        static const char *const abbrev[] = {"attn", "norm", "mlp", "act", "moe", "up", "shared"};
-        int used = snprintf(sel, sizeof sel, " sel-rc(");
-        for (int i = 0; i < 7 && used < (int)sizeof sel; i++)
-            if (l->recompute_modules & (1u << i))
-                used += snprintf(sel + used, sizeof sel - (size_t)used, "%s%s",
-                                 sel[used - 1] == '(' ? "" : ",", abbrev[i]);
-        if (used < (int)sizeof sel)
-            snprintf(sel + used, sizeof sel - (size_t)used, ")");
+    if (l->recompute_modules) { /* selective recompute of named modules, brief */
+        char names[100];
+        layout_recompute_modules_name(l->recompute_modules, ",", true, names, sizeof names);
+        snprintf(sel, sizeof sel, " sel-rc(%s)", names);
     }
     if (l->schedule == SCHEDULE_DUALPIPEV)
         snprintf(vpp, sizeof vpp, " DualPipeV");

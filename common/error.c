@@ -54,6 +54,16 @@ int err_setf(err_t *err, int code, const char *file, const char *field,
     return code;
 }
 
+int err_readdress(err_t *err, const char *file, const char *field)
+{
+    if (!err)
+        return ERR_RUNTIME;
+    char why[ERR_MSG_MAX];
+    const char *colon = strstr(err->msg, ": ");
+    snprintf(why, sizeof why, "%s", colon ? colon + 2 : err->msg);
+    return err_setf(err, err->code, file, field, "%s", why);
+}
+
 int err_prefix(err_t *err, const char *prefix)
 {
     if (!err)

@@ -44,4 +44,9 @@ int err_setf(err_t *err, int code, const char *file, const char *field,
  * lower layer only knew the field). Returns err->code. */
 int err_prefix(err_t *err, const char *prefix);
 
+/* Address an existing message to file and field instead: the reason after
+ * its first "x: " is kept ("--recompute-modules: unknown ..." becomes
+ * "plan.json: recompute_modules: unknown ..."). Returns err->code. */
+int err_readdress(err_t *err, const char *file, const char *field);
+
 #endif

@@ -1864,13 +1864,10 @@ static int build_layout(interp_t *in)
     const char *modules = get_str(in, "recompute_modules");
     if (modules && l->recompute == RECOMPUTE_SELECTIVE &&
         layout_parse_recompute_modules(modules, "--recompute-modules", &l->recompute_modules,
-                                       in->err)) {
+                                       in->err))
         /* the same reason, addressed to the launch file */
-        char why[ERR_MSG_MAX];
-        const char *colon = strstr(in->err->msg, ": ");
-        snprintf(why, sizeof why, "%s", colon ? colon + 2 : in->err->msg);
-        return err_setf(in->err, ERR_INPUT, a->origin, "--recompute-modules", "%s", why);
-    } else if (modules && l->recompute != RECOMPUTE_SELECTIVE)
+        return err_readdress(in->err, a->origin, "--recompute-modules");
+    else if (modules && l->recompute != RECOMPUTE_SELECTIVE)
         notes_add(&a->notes, NOTE_IGNORED, "--recompute-modules",
                   "'%s' names what selective recompute rebuilds; this run's recompute is %s",
                   modules, layout_recompute_name(l->recompute));

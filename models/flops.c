@@ -36,6 +36,22 @@ static void attention_flops(const model_t *m, double s, double *qkv, double *sco
     *out = 2 * qw * h;
 }
 
+/* Forward FLOPs per token of one dense MLP. */
+static double dense_mlp_flops(const model_t *m)
+{
+    double h = m->hidden, f = m->ffn, gate = m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
+    return 2 * h * f * gate + 2 * f * h;
+}
+
+/* Forward FLOPs per token of one MoE block's shared experts: the first
+ * GEMM (with the shared-expert gate) and the second. */
+static void shared_expert_flops(const model_t *m, double *in, double *out)
+{
+    double h = m->hidden, fs = m->moe.shared_ffn, gate = m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
+    *in = 2 * h * fs * gate + (m->moe.shared_gate ? 2 * h : 0);
+    *out = 2 * fs * h;
+}
+
 void model_flops(const model_t *m, int seq_len, model_flops_t *out)
 {
     double h = m->hidden, f = m->ffn, s = seq_len, L = m->n_layers;
@@ -64,10 +80,9 @@ void model_flops(const model_t *m, int seq_len, model_flops_t *out)
     double moe_block = 0; /* forward FLOPs of one MoE block's MLP part */
     if (Lm > 0) {
         const model_moe_t *e = &m->moe;
-        double k = e->top_k, fe = e->expert_ffn, fs = e->shared_ffn;
-        double router = 2 * h * e->n_experts;
-        double shared_in = 2 * h * fs * gate + (e->shared_gate ? 2 * h : 0);
-        double shared_out = 2 * fs * h;
+        double k = e->top_k, fe = e->expert_ffn;
+        double router = 2 * h * e->n_experts, shared_in, shared_out;
+        shared_expert_flops(m, &shared_in, &shared_out);
         op[FLOP_MLP_IN] += Lm * shared_in;
         op[FLOP_MLP_OUT] += Lm * shared_out;
         op[FLOP_ROUTER] = Lm * router;
@@ -78,8 +93,7 @@ void model_flops(const model_t *m, int seq_len, model_flops_t *out)
     if (m->n_mtp > 0) {
         /* Each module: the 2h -> h projection, one block like the last
          * main block, and its own logits. */
-        double mlp = model_moe_layer(m, m->n_layers - 1) ? moe_block
-                                                         : 2 * h * f * gate + 2 * f * h;
+        double mlp = model_moe_layer(m, m->n_layers - 1) ? moe_block : dense_mlp_flops(m);
         op[FLOP_MTP] = m->n_mtp * (2 * 2 * h * h + qkv + scores + values + attn_out + mlp +
                                    2 * h * (double)m->vocab);
     }
@@ -119,16 +133,18 @@ double model_recompute_modules_flops_per_token(const model_t *m, int seq_len, un
     model_flops_t f;
     model_flops(m, seq_len, &f);
     const double *op = f.fwd_per_token;
-    double h = m->hidden, gate = m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
     double Lm = model_is_moe(m) ? m->moe.n_moe_layers : 0, Ld = m->n_layers - Lm;
-    double fs = model_is_moe(m) ? m->moe.shared_ffn : 0;
-    double shared = Lm * (2 * h * fs * gate + (model_is_moe(m) && m->moe.shared_gate ? 2 * h : 0) +
-                          2 * fs * h);
+    double shared = 0;
+    if (Lm > 0) {
+        double in, out;
+        shared_expert_flops(m, &in, &out);
+        shared = Lm * (in + out);
+    }
     double sum = 0;
     if (modules & LAYOUT_RC_CORE_ATTN)
         sum += op[FLOP_ATTN_SCORES] + op[FLOP_ATTN_VALUES];
     if (modules & LAYOUT_RC_MLP) /* the dense layers' MLPs */
-        sum += Ld * (2 * h * m->ffn * gate + 2 * m->ffn * h);
+        sum += Ld * dense_mlp_flops(m);
     if (modules & LAYOUT_RC_MOE)
         sum += op[FLOP_ROUTER] + op[FLOP_EXPERT_IN] + op[FLOP_EXPERT_OUT] + shared;
     else if (modules & LAYOUT_RC_SHARED_EXPERTS)

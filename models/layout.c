@@ -100,7 +100,9 @@ int layout_parse_recompute(const char *text, recompute_t *out, err_t *err)
 static const char *const rc_module_names[] = {"core_attn", "layernorm",   "mlp",
                                               "moe_act",   "moe",         "mla_up_proj",
                                               "shared_experts"};
+static const char *const rc_module_brief[] = {"attn", "norm", "mlp", "act", "moe", "up", "shared"};
 enum { RC_MODULES = sizeof rc_module_names / sizeof rc_module_names[0] };
+#define RC_MODULE_LIST "core_attn, layernorm, mlp, moe_act, moe, mla_up_proj or shared_experts"
 
 int layout_parse_recompute_modules(const char *text, const char *flag, unsigned *out, err_t *err)
 {
@@ -118,29 +120,27 @@ int layout_parse_recompute_modules(const char *text, const char *flag, unsigned 
                 found = i;
         if (found < 0)
             return err_setf(err, ERR_INPUT, NULL, flag,
-                            "unknown module '%.*s' (use core_attn, layernorm, mlp, moe_act, moe, "
-                            "mla_up_proj or shared_experts)",
+                            "unknown module '%.*s' (use " RC_MODULE_LIST ")",
                             (int)(n < 40 ? n : 40), p);
         mask |= 1u << found;
         p += n;
     }
     if (!mask)
-        return err_setf(err, ERR_INPUT, NULL, flag,
-                        "names no module (use core_attn, layernorm, mlp, moe_act, moe, "
-                        "mla_up_proj or shared_experts)");
+        return err_setf(err, ERR_INPUT, NULL, flag, "names no module (use " RC_MODULE_LIST ")");
     *out = mask;
     return ERR_OK;
 }
 
-void layout_recompute_modules_name(unsigned modules, char *buf, int cap)
+void layout_recompute_modules_name(unsigned modules, const char *sep, bool brief, char *buf,
+                                   int cap)
 {
     int used = 0;
     if (cap > 0)
         buf[0] = '\0';
     for (int i = 0; i < RC_MODULES && used < cap; i++)
         if (modules & (1u << i))
-            used += snprintf(buf + used, (size_t)(cap - used), "%s%s", used ? "," : "",
-                             rc_module_names[i]);
+            used += snprintf(buf + used, (size_t)(cap - used), "%s%s", used ? sep : "",
+                             brief ? rc_module_brief[i] : rc_module_names[i]);
 }
 
 unsigned layout_rc_modules(const layout_t *l)
@@ -803,7 +803,7 @@ void layout_describe(const layout_t *l, char *buf, int cap)
     if (l->recompute == RECOMPUTE_SELECTIVE && l->recompute_modules &&
         l->recompute_modules != LAYOUT_RC_CORE_ATTN) {
         char names[100];
-        layout_recompute_modules_name(l->recompute_modules, names, sizeof names);
+        layout_recompute_modules_name(l->recompute_modules, ",", false, names, sizeof names);
         snprintf(rc_layers, sizeof rc_layers, "(%s)", names);
     }
     snprintf(buf, (size_t)cap,

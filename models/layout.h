@@ -294,8 +294,11 @@ int layout_parse_precision(const char *text, precision_t *out, err_t *err);
  * mask; ERR_INPUT naming flag and the unknown name. */
 int layout_parse_recompute_modules(const char *text, const char *flag, unsigned *out, err_t *err);
 
-/* "layernorm,mlp" for a mask (in the order above; "" for 0). */
-void layout_recompute_modules_name(unsigned modules, char *buf, int cap);
+/* The mask's names joined by sep, in the order above ("" for 0): Megatron's
+ * ("layernorm,mlp"), or brief ones for tables ("norm,mlp": attn, norm,
+ * mlp, act, moe, up, shared). */
+void layout_recompute_modules_name(unsigned modules, const char *sep, bool brief, char *buf,
+                                   int cap);
 
 /* The submodules l's selective recompute rebuilds (the attention core when
  * none are named); 0 without selective recompute. */

@@ -8,11 +8,9 @@
  * JSON member it came from. */
 static int field_error(const json_ctx_t *ctx, const char *key, err_t *err)
 {
-    char msg[ERR_MSG_MAX];
-    const char *reason = strstr(err->msg, ": ");
-    snprintf(msg, sizeof msg, "%s", reason ? reason + 2 : err->msg);
     json_ctx_t k = json_ctx_member(ctx, key);
-    return err_setf(err, ERR_INPUT, k.file, k.path, "%s", msg);
+    err->code = ERR_INPUT;
+    return err_readdress(err, k.file, k.path);
 }
 
 int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *err)
@@ -105,7 +103,7 @@ cJSON *layout_to_json(const layout_t *l)
         ok = json_add_number(o, "recompute_layers", l->recompute_layers);
     if (ok && l->recompute_modules) { /* selective recompute's modules, where named */
         char names[160];
-        layout_recompute_modules_name(l->recompute_modules, names, sizeof names);
+        layout_recompute_modules_name(l->recompute_modules, ",", false, names, sizeof names);
         ok = cJSON_AddStringToObject(o, "recompute_modules", names) != NULL;
     }
     if (ok && l->offload) {

@@ -198,9 +198,15 @@ static double blocks_bytes(const model_t *m, const layout_t *l, int layers, int 
            moe * layer_bytes(m, l, true, kv_rep);
 }
 
+/* Every block a mixture-of-experts block (the block a layer is priced as). */
+static bool all_moe(const model_t *m)
+{
+    return model_is_moe(m) && m->moe.n_moe_layers == m->n_layers;
+}
+
 double model_layer_activation_bytes(const model_t *m, const layout_t *l)
 {
-    return layer_bytes(m, l, model_is_moe(m) && m->moe.n_moe_layers == m->n_layers, false);
+    return layer_bytes(m, l, all_moe(m), false);
 }
 
 /* Parameters of the largest transformer block held by one GPU of its
@@ -423,8 +429,7 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
     }
 
     bool kv_rep = opts->kv_repeated;
-    double per_layer = layer_bytes(m, l, model_is_moe(m) && m->moe.n_moe_layers == m->n_layers,
-                                   kv_rep);
+    double per_layer = layer_bytes(m, l, all_moe(m), kv_rep);
     double inflight = layout_inflight_microbatches(l, stage);
     out->layer_activation_bytes = per_layer;
     out->inflight_microbatches = inflight;

@@ -218,9 +218,7 @@ static int write_megatron(const model_t *m, const layout_t *l, const sim_options
         fprintf(f, "--recompute-granularity selective\n");
         if (l->recompute_modules) {
             char names[160];
-            layout_recompute_modules_name(l->recompute_modules, names, sizeof names);
-            for (char *c = names; *c; c++)
-                *c = *c == ',' ? ' ' : *c;
+            layout_recompute_modules_name(l->recompute_modules, " ", false, names, sizeof names);
             fprintf(f, "--recompute-modules %s\n", names);
         }
     } else if (l->recompute == RECOMPUTE_FULL && l->recompute_layers > 0)
@@ -319,7 +317,7 @@ static int write_nemo(const model_t *m, const layout_t *l, const sim_options_t *
         fprintf(f, "model.recompute_granularity=selective\n");
         if (l->recompute_modules) {
             char names[160];
-            layout_recompute_modules_name(l->recompute_modules, names, sizeof names);
+            layout_recompute_modules_name(l->recompute_modules, ",", false, names, sizeof names);
             fprintf(f, "model.recompute_modules=[%s]\n", names);
         }
     } else if (l->recompute == RECOMPUTE_FULL && l->recompute_layers > 0)

@@ -308,11 +308,10 @@ static double sharded_cast(const pricer_t *pr, double cast_bytes, double el)
 static gemm_cost_t linear_col(const pricer_t *pr, double M, double N, double K, bool after_norm)
 {
     gemm_cost_t g = linear(pr, M, N, K);
-    double whole = mem(pr, pr->q->cast_input * M * K);
     if (after_norm && pr->in->opt.fp8_norm_cast && pr->in->layout->precision == PRECISION_FP8)
-        g.fwd += mem(pr, 2 * M * K) - whole;
+        g.fwd += mem(pr, 2 * M * K) - mem(pr, pr->q->cast_input * M * K);
     else if (fp8_sp_gather(pr))
-        g.fwd += sharded_cast(pr, pr->q->cast_input, M * K) - whole;
+        g.fwd += sharded_cast(pr, pr->q->cast_input, M * K) - mem(pr, pr->q->cast_input * M * K);
     return g;
 }
 

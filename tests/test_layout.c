@@ -355,7 +355,8 @@ static void test_recompute_modules(void)
     rc = layout_parse_recompute_modules("[]", "--recompute-modules", &m, &e);
     CHECK_ERR(rc, &e, ERR_INPUT, "--recompute-modules", "names no module");
     char names[160];
-    layout_recompute_modules_name(LAYOUT_RC_MLP | LAYOUT_RC_CORE_ATTN, names, sizeof names);
+    layout_recompute_modules_name(LAYOUT_RC_MLP | LAYOUT_RC_CORE_ATTN, ",", false, names,
+                                  sizeof names);
     CU_ASSERT_STRING_EQUAL(names, "core_attn,mlp");
 
     layout_t l, back;
