@@ -496,7 +496,19 @@ static int layout(tt_t *x, int n_gpus, int n_layers)
      * applied when either is above 1 (torchtitan parallelize_llama.py:
      * dp_shard_enabled or cp_enabled, mesh "dp_shard_cp") */
     if (shard > 1 || cp > 1) {
-        l->zero = 3;
+        /* fsdp_reshard_after_forward (torchtitan 2025 on): "never" keeps
+         * the parameters gathered from the forward to the backward,
+         * ZeRO-2; "default" reshards unless the model is pipelined (where
+         * the simulator keeps the stage gathered at either stage),
+         * "always" reshards */
+        const char *reshard = "default";
+        if ((rc = want_str(x, KEYS("parallelism.fsdp_reshard_after_forward"), &reshard)))
+            return rc;
+        if (strcmp(reshard, "default") && strcmp(reshard, "always") && strcmp(reshard, "never"))
+            return err_setf(x->err, ERR_INPUT, x->file, "parallelism.fsdp_reshard_after_forward",
+                            "must be \"default\", \"always\" or \"never\" (got \"%s\")",
+                            reshard);
+        l->zero = strcmp(reshard, "never") == 0 ? 2 : 3;
         if (rep > 1)
             notes_add(&t->notes, NOTE_ASSUMED, "parallelism.data_parallel_replicate_degree",
                       "HSDP (replicate %d x shard %d): simulated with the state sharded over "

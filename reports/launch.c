@@ -468,6 +468,20 @@ static int write_torchtitan_stages(const model_t *m, const layout_t *l, FILE *f,
         fprintf(f, "pipeline_parallel_last_stage_less_layers = %d\n", middle - last);
         return ERR_OK;
     }
+    if (layout_chunk_layers(l, m, 0) == 0 || layout_chunk_layers(l, m, V - 1) == 0) {
+        /* the embedding or the output alone on a stage has no "layers.N"
+         * split point; one layer a stage with the embedding and the output
+         * counted as a layer each (the default weights since torchtitan
+         * 2025-04) gives exactly that split */
+        if (V > 2 && layout_chunk_layers(l, m, 1) == 1 && layout_chunk_layers(l, m, 0) == 0 &&
+            layout_chunk_layers(l, m, V - 1) == 0) {
+            fprintf(f, "pipeline_parallel_layers_per_stage = 1\n");
+            return ERR_OK;
+        }
+        return err_setf(err, ERR_INPUT, NULL, "--emit",
+                        "torchtitan's split points cannot leave a stage without layers except "
+                        "as one layer a stage with the embedding and the output alone");
+    }
     tt_split_points(f, m, l);
     return ERR_OK;
 }

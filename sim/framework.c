@@ -777,6 +777,14 @@ int fw_check_layout(const fw_preset_t *p, const layout_t *l, const sim_options_t
     if ((l->first_stage_layers || l->last_stage_layers) && !c->uneven_split)
         return err_setf(err, ERR_INPUT, NULL, "--first-stage-layers",
                         "%s splits layers evenly over pipeline stages", p->name);
+    /* torchtitan of 2024 splits at layer boundaries ("layers.N" split
+     * points, N from 1): every stage holds a layer */
+    if (p->pp_split == LAYOUT_SPLIT_EXTRA_MIDDLE &&
+        (l->first_stage_layers == LAYOUT_STAGE_EMPTY || l->last_stage_layers == LAYOUT_STAGE_EMPTY))
+        return err_setf(err, ERR_INPUT, NULL, "--first-stage-layers",
+                        "%s splits at layer boundaries: every pipeline stage holds at least "
+                        "one layer, none the embedding or the loss alone",
+                        p->name);
     if (l->ep > 1 && !c->ep)
         return err_setf(err, ERR_INPUT, NULL, "--ep", "%s has no expert parallelism", p->name);
     if (!c->accumulation && l->pp <= 1 && l->grad_accum > 1)

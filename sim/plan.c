@@ -253,7 +253,13 @@ static int uneven_split(int L, int pp, int *first, int *last)
 /* Virtual stages of vpp chunks per rank over pp ranks: even, or (when the
  * framework allows it) the embedding and the loss counted as one layer
  * each, the first and last chunks one layer lighter (Megatron's
- * account_for_embedding/loss_in_pipeline_split). */
+ * account_for_embedding/loss_in_pipeline_split). With one layer a chunk
+ * the first holds the embedding alone and the last the loss alone
+ * (LAYOUT_STAGE_EMPTY): Megatron-Core builds such chunks (core_r0.11
+ * get_num_layers_to_build asserts only that none goes below zero layers),
+ * torchtitan's split weighs the embedding and the output as a layer each,
+ * and Llama 3 405B trained so (Dubey et al. 2024, sec. 3.3.2: "the first
+ * model chunk on the first stage has only the embedding"). */
 static int interleaved_split(int L, int pp, int v, bool uneven, int *first, int *last)
 {
     *first = *last = 0;
@@ -263,9 +269,9 @@ static int interleaved_split(int L, int pp, int v, bool uneven, int *first, int 
     if (!uneven || (L + 2) % chunks)
         return 0;
     int per = (int)((L + 2) / chunks);
-    if (per < 2)
+    if (per < 1)
         return 0;
-    *first = *last = per - 1;
+    *first = *last = per > 1 ? per - 1 : LAYOUT_STAGE_EMPTY;
     return 1;
 }
 

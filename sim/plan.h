@@ -14,7 +14,9 @@
  *         where the framework allows it, with lighter first and last
  *         stages; the interleaved schedule with every number of virtual
  *         stages that divides the layers (or the layers plus the
- *         embedding and the loss, counted as one layer each);
+ *         embedding and the loss, counted as one layer each, down to one
+ *         layer a chunk with the embedding and the loss alone on theirs,
+ *         as Llama 3 405B was trained);
  *   micro-batch 1..16 sequences, the global batch the largest in the
  *         requested range that micro-batch x DP (x PP when interleaved)
  *         divides;

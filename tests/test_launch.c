@@ -741,6 +741,77 @@ static void test_torchtitan_stage_split_round_trip(void)
     refused(LAUNCH_TORCHTITAN, &q, &x, "torchtitan-2025-12", "first and last stages");
 }
 
+/* Llama 3 405B as Meta trained it (TP8 PP16, one layer a chunk, 8 chunks
+ * a rank, the embedding and the output alone on the first and last;
+ * ZeRO-2: parameters kept gathered from the forward to the backward): no
+ * "layers.N" split point leaves a stage without layers, so torchtitan gets
+ * one layer a stage, with the embedding and the output counted as a layer
+ * each, and fsdp_reshard_after_forward "never"; both read back to the same
+ * layout. torchtitan of 2024 splits only at layer boundaries and refuses
+ * the layout. */
+static void test_torchtitan_embedding_alone_round_trip(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("llama3-405b", &m, &e), 0);
+    layout_t l;
+    layout_defaults(&l);
+    l.tp = 8;
+    l.pp = 16;
+    l.vpp = 8;
+    l.schedule = SCHEDULE_INTERLEAVED;
+    l.first_stage_layers = l.last_stage_layers = LAYOUT_STAGE_EMPTY;
+    l.sequence_parallel = true;
+    l.sp_saves_gathered = true;
+    l.zero = 2;
+    l.micro_batch = 1;
+    l.global_batch = 2048;
+    l.seq_len = 8192;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&l, &m, 16384, &e), 0);
+    static const char *const fws[] = {"torchtitan-2025-06", "torchtitan-2025-12"};
+    for (int k = 0; k < 2; k++) {
+        char *text = written(LAUNCH_TORCHTITAN, &m, &l, fws[k]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        CU_ASSERT_PTR_NOT_NULL(strstr(text, "pipeline_parallel_layers_per_stage = 1\n"));
+        CU_ASSERT_PTR_NULL(strstr(text, "split_points"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(text, "fsdp_reshard_after_forward = \"never\"\n"));
+        torchtitan_t t;
+        CU_ASSERT_EQUAL_FATAL(torchtitan_read(text, strlen(text), "emitted.toml", 16384, &t, &e),
+                              0);
+        layout_t back = t.layout;
+        CU_ASSERT_EQUAL_FATAL(layout_finalize(&back, &m, 16384, &e), 0);
+        CU_ASSERT_EQUAL(back.vpp, 8);
+        CU_ASSERT_EQUAL(back.zero, 2);
+        CU_ASSERT_EQUAL(back.dp, 128);
+        for (int vs = 0; vs < 16 * 8; vs++)
+            CU_ASSERT_EQUAL(layout_chunk_layers(&back, &m, vs), layout_chunk_layers(&l, &m, vs));
+        torchtitan_free(&t);
+        free(text);
+    }
+    /* "default" reshards (ZeRO-3), an unknown policy is refused */
+    const char *toml = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n"
+                       "[parallelism]\ndata_parallel_shard_degree = 8\n"
+                       "fsdp_reshard_after_forward = \"%s\"\n";
+    char doc[256];
+    torchtitan_t t;
+    snprintf(doc, sizeof doc, toml, "default");
+    CU_ASSERT_EQUAL_FATAL(torchtitan_read(doc, strlen(doc), "a.toml", 8, &t, &e), 0);
+    CU_ASSERT_EQUAL(t.layout.zero, 3);
+    torchtitan_free(&t);
+    snprintf(doc, sizeof doc, toml, "sometimes");
+    CHECK_ERR(torchtitan_read(doc, strlen(doc), "a.toml", 8, &t, &e), &e, ERR_INPUT,
+              "parallelism.fsdp_reshard_after_forward", "never");
+    /* torchtitan of 2024: every stage holds a layer */
+    sim_options_t o;
+    layout_t scratch = l;
+    CU_ASSERT_EQUAL_FATAL(sim_options_framework("torchtitan-2024-12", NULL, &o, &scratch, &e), 0);
+    fw_preset_t fw;
+    CU_ASSERT_EQUAL_FATAL(fw_load("torchtitan-2024-12", &fw, &e), 0);
+    l.zero = 3;
+    CHECK_ERR(fw_check_layout(&fw, &l, &o, &e), &e, ERR_INPUT, "--first-stage-layers",
+              "layer boundaries");
+}
+
 /* A DualPipeV layout with expert parallelism (Llama 4 Scout, 48 layers on
  * PP4 as 8 stages of 6, EP8) is written with the keys of torchtitan's
  * December 2025 job config and read back to the same layout under the
@@ -896,7 +967,8 @@ static void test_plan_emit_sim_round_trip(void)
 
 TEST_SUITE(suite_launch, "launch", TEST(test_megatron_round_trip), TEST(test_nemo_round_trip),
            TEST(test_deepspeed_round_trip), TEST(test_torchtitan_keys), TEST(test_torchtitan_dualpipev_round_trip),
-           TEST(test_torchtitan_stage_split_round_trip), TEST(test_torchtitan_fsdp_over_cp_round_trip),
+           TEST(test_torchtitan_stage_split_round_trip),
+           TEST(test_torchtitan_embedding_alone_round_trip), TEST(test_torchtitan_fsdp_over_cp_round_trip),
            TEST(test_torchtitan_2024_keys),
            TEST(test_bridge_recipe_names),
            TEST(test_plan_emit), TEST(test_plan_emit_sim_round_trip),
