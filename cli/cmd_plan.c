@@ -324,7 +324,7 @@ static void layout_short(const layout_t *l, char *buf, size_t cap)
         snprintf(vpp, sizeof vpp, " DualPipeV");
     else if (l->vpp > 1)
         snprintf(vpp, sizeof vpp, "v%d", l->vpp);
-    snprintf(extra, sizeof extra, "%s%s%s%s",
+    snprintf(extra, sizeof extra, "%s%s%s",
              l->recompute == RECOMPUTE_FULL        ? rc
              : l->recompute == RECOMPUTE_SELECTIVE ? sel
              : l->recompute == RECOMPUTE_OPS       ? " ops-rc"
@@ -334,8 +334,7 @@ static void layout_short(const layout_t *l, char *buf, size_t cap)
              : l->zero == 2              ? " ZeRO-2"
              : l->zero == 1              ? " ZeRO-1"
              : l->distributed_optimizer ? " dist-opt"
-                                         : "",
-             l->cp > 1 ? "" : "");
+                                         : "");
     char ep[16] = "";
     if (l->ep > 1)
         snprintf(ep, sizeof ep, " EP%d", l->ep);
@@ -345,6 +344,53 @@ static void layout_short(const layout_t *l, char *buf, size_t cap)
     else
         snprintf(buf, cap, "TP%d PP%d%s%s DP%d mb%d%s", l->tp, l->pp, vpp, ep, l->dp,
                  l->micro_batch, extra);
+}
+
+/* The best layout each framework runs at the recommended rung, fastest
+ * first (the search's frameworks in their order when tied), so that a team
+ * tied to one framework sees its layout and what the choice costs. */
+static int print_frameworks(const rung_t *r)
+{
+    static const char *head[] = {"framework", "its best layout", "tokens/s", "vs recommended"};
+    table_t *t = table_create(4, head);
+    if (!t)
+        return ERR_RUNTIME;
+    table_align_right(t, 2);
+    table_align_right(t, 3);
+    bool shown[PLAN_MAX_FRAMEWORKS] = {false};
+    for (int k = 0; k < r->n_frameworks; k++) {
+        /* the recommended first, then the fastest not shown; those that
+         * fit nothing last */
+        int pick = -1;
+        for (int i = 0; i < r->n_frameworks; i++) {
+            const plan_fw_best_t *f = &r->frameworks[i];
+            if (shown[i])
+                continue;
+            if (strcmp(f->name, r->framework) == 0) {
+                pick = i;
+                break;
+            }
+            if (pick < 0 || (f->found && (!r->frameworks[pick].found ||
+                                          f->tokens_per_s > r->frameworks[pick].tokens_per_s)))
+                pick = i;
+        }
+        shown[pick] = true;
+        const plan_fw_best_t *f = &r->frameworks[pick];
+        if (!f->found) {
+            table_add_rowf(t, "%s\tnothing fits\t\t", f->name);
+            continue;
+        }
+        char lay[96], tps[32], gap[32] = "recommended";
+        layout_short(&f->layout, lay, sizeof lay);
+        if (strcmp(f->name, r->framework) != 0)
+            snprintf(gap, sizeof gap, "%.1f%% slower", 100 * (1 - f->tokens_per_s / r->tokens_per_s));
+        table_add_rowf(t, "%s\t%s\t%s\t%s", f->name, lay,
+                       units_fmt_count(f->tokens_per_s, tps, sizeof tps), gap);
+    }
+    printf("\n  each framework's best at %d GPUs:\n", r->gpus);
+    table_print(t, stdout, 4, 0);
+    table_destroy(t);
+    return ERR_OK;
 }
 
 static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
@@ -405,6 +451,9 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
         printf("   ! a doubling here adds less than %.0f%% of linear speed", 100 * in->min_marginal);
     printf("\n  scaling: per-GPU throughput against the best per-GPU throughput at a smaller rung\n\n");
     printf("%s\n", p->recommendation);
+    if (l->best >= 0 && l->rung[l->best].n_frameworks > 1 &&
+        print_frameworks(&l->rung[l->best]) != ERR_OK)
+        return ERR_RUNTIME;
     if (nw > 0) {
         static const char *wh[] = {"what if", "GPUs", "layout", "days P50", "cost", "MFU",
                                    "vs plan"};
