@@ -1,6 +1,7 @@
 /* Tests of the planner (sim/plan, sim/ladder): the ladder's properties
  * hold, and impossible requests get the nearest plan. */
 #include <math.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -543,6 +544,137 @@ static void test_published_ranks(void)
     free(rows);
 }
 
+/* Where a team published several layouts of one model at one scale (same
+ * framework, GPUs, batch and sequence), the planner's pick against the
+ * team's choice: with the dimensions the published layouts share fixed
+ * (TP, PP, VPP, CP, micro-batch), the search must land on the published
+ * layout the team measured fastest, and over the whole space the team's
+ * choice must rank ahead of its other published layouts (each rank printed;
+ * one layout published at two releases is not a choice).
+ * The shared table's groups: Korthikanti et al. 2022 Table 4/5 (22B, 175B,
+ * 530B, 1T on A100s), full recompute against sequence parallelism with
+ * selective recompute; every one must agree. BigScience's layout searches
+ * (tests/fixtures/validation/bigscience: 26 groups on V100s and A100s,
+ * TP/PP/micro-batch/ZeRO varied, where the model's median error is 14%)
+ * are reported: at 2026-11-28 the measured fastest ranks first in 16 and
+ * the pick with the shared dimensions fixed is the team's in 24 (the two
+ * others: ZeRO-3 for 1.3B on 8 GPUs, which the team did not measure); the
+ * test holds them to more than half and to all but two. */
+static int published_choices(const char *csv, int agree[2])
+{
+    pub_row_t *rows = NULL;
+    int n = 0;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(pub_replay(fixture(csv), NULL, &rows, &n, &e), 0);
+    int groups = 0;
+    agree[0] = agree[1] = 0;
+    bool *done = calloc((size_t)n, sizeof *done);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(done);
+    for (int i = 0; i < n; i++) {
+        if (done[i] || rows[i].skipped)
+            continue;
+        const layout_t *li = &rows[i].sim_layout;
+        int members[8], k = 0;
+        for (int j = i; j < n && k < 8; j++) {
+            const layout_t *lj = &rows[j].sim_layout;
+            if (rows[j].skipped || done[j] || strcmp(rows[j].group, rows[i].group) ||
+                strcmp(rows[j].model_key, rows[i].model_key) || strcmp(rows[j].gpu, rows[i].gpu) ||
+                rows[j].gpus != rows[i].gpus || lj->global_batch != li->global_batch ||
+                lj->seq_len != li->seq_len || lj->precision != li->precision)
+                continue;
+            bool again = false; /* one layout at two releases is no choice */
+            for (int a = 0; a < k; a++)
+                again = again || strcmp(rows[members[a]].layout, rows[j].layout) == 0;
+            if (again)
+                continue;
+            members[k++] = j;
+            done[j] = true;
+        }
+        if (k < 2)
+            continue;
+        int chosen = members[0];
+        for (int a = 1; a < k; a++)
+            if (rows[members[a]].published_tps_gpu > rows[chosen].published_tps_gpu)
+                chosen = members[a];
+        const pub_row_t *v = &rows[chosen];
+        cluster_spec_t spec = {.cluster = v->cluster, .n_gpus = v->gpus};
+        cluster_t c;
+        profile_t p;
+        CU_ASSERT_EQUAL_FATAL(cluster_resolve(&spec, &c, &e), 0);
+        CU_ASSERT_EQUAL_FATAL(prof_load_default(c.gpu.name, &p, &e), 0);
+        plan_space_t s;
+        plan_space_default(&s);
+        s.framework = v->framework;
+        s.seq_len = v->sim_layout.seq_len;
+        s.global_batch_min = s.global_batch_max = v->sim_layout.global_batch;
+        s.precision = v->sim_layout.precision;
+        /* the whole space: each published layout's rank */
+        int rank[8];
+        long of = 0;
+        for (int a = 0; a < k; a++) {
+            plan_search_t r;
+            CU_ASSERT_EQUAL_FATAL(
+                plan_search(&v->sim_model, &c, &p, &s, &rows[members[a]].sim_layout, &r, &e), 0);
+            rank[a] = r.rank_of_reference > 0 ? r.rank_of_reference : INT_MAX;
+            of = r.reference_of;
+        }
+        int chosen_rank = 0;
+        for (int a = 0; a < k; a++)
+            if (members[a] == chosen)
+                chosen_rank = rank[a];
+        printf("\n  %s %d GPUs:", v->model, v->gpus);
+        bool first = true;
+        for (int a = 0; a < k; a++) {
+            printf(" %s%s rank %d of %ld", rows[members[a]].row_id, members[a] == chosen ? "*" : "",
+                   rank[a] == INT_MAX ? 0 : rank[a], of);
+            first = first && (members[a] == chosen || chosen_rank < rank[a]);
+        }
+        /* the shared dimensions fixed: the pick is the team's choice */
+        const layout_t *t = &v->sim_layout;
+        s.tp = (plan_range_t){t->tp, t->tp};
+        s.pp = (plan_range_t){t->pp, t->pp};
+        s.vpp = (plan_range_t){t->vpp, t->vpp};
+        s.cp = (plan_range_t){t->cp, t->cp};
+        s.micro_batch = (plan_range_t){t->micro_batch, t->micro_batch};
+        plan_search_t r;
+        CU_ASSERT_EQUAL_FATAL(plan_search(&v->sim_model, &c, &p, &s, NULL, &r, &e), 0);
+        CU_ASSERT_TRUE_FATAL(r.found);
+        printf("; pick recompute=%s SP %d (%s: recompute=%s SP %d)", layout_recompute_name(r.layout.recompute),
+               r.layout.sequence_parallel, v->row_id, layout_recompute_name(t->recompute),
+               t->sequence_parallel);
+        /* the distributed optimizer is ZeRO-1 */
+        int z_pick = r.layout.zero ? r.layout.zero : r.layout.distributed_optimizer;
+        int z_team = t->zero ? t->zero : t->distributed_optimizer;
+        bool same = r.layout.recompute == t->recompute &&
+                    r.layout.sequence_parallel == t->sequence_parallel && z_pick == z_team;
+        printf(" ZeRO-%d (%s ZeRO-%d)%s%s", z_pick, v->row_id, z_team,
+               first ? "" : " [ordered otherwise]", same ? "" : " [pick differs]");
+        agree[0] += first;
+        agree[1] += same;
+        groups++;
+        prof_free(&p);
+    }
+    printf("\n");
+    free(done);
+    free(rows);
+    return groups;
+}
+
+static void test_published_choices(void)
+{
+    int agree[2];
+    int groups = published_choices("validation/throughput.csv", agree);
+    CU_ASSERT_TRUE(groups >= 4);
+    CU_ASSERT_EQUAL(agree[0], groups);
+    CU_ASSERT_EQUAL(agree[1], groups);
+    groups = published_choices("validation/bigscience/runs.csv", agree);
+    printf("  bigscience: the measured fastest ranks first in %d of %d groups; the pick with its "
+           "shared dimensions fixed is it in %d\n", agree[0], groups, agree[1]);
+    CU_ASSERT_TRUE(groups >= 20);
+    CU_ASSERT_TRUE(2 * agree[0] > groups);
+    CU_ASSERT_TRUE(agree[1] >= groups - 2);
+}
+
 /* Two runs of plan --json, with one thread and with two, agree byte for
  * byte apart from the elapsed time. */
 static void test_threads_same_json(void)
@@ -774,7 +906,7 @@ static void test_recompute_modules_searched(void)
 }
 
 TEST_SUITE(suite_plan, "plan", TEST(test_framework_spaces), TEST(test_constraints),
-           TEST(test_meta_405b), TEST(test_bridge_405b_recipe), TEST(test_published_ranks), TEST(test_threads_same_json), TEST(test_ladder_properties),
+           TEST(test_meta_405b), TEST(test_bridge_405b_recipe), TEST(test_published_ranks), TEST(test_published_choices), TEST(test_threads_same_json), TEST(test_ladder_properties),
            TEST(test_impossible_requests), TEST(test_search_consistent), TEST(test_default_tokens),
            TEST(test_rung_prices), TEST(test_block_recompute), TEST(test_bound_holds),
            TEST(test_recompute_modules_searched));
