@@ -81,7 +81,9 @@ static const cli_opt_t space_opts[] = {
      "moe_act, moe, mla_up_proj, shared_experts; implies --recompute selective unless given)",
      CLI_WORD},
     {"--schedule", NULL, "LIST", "pipeline schedules to search: 1f1b,interleaved,gpipe,dualpipev (each where the framework runs it)", CLI_WORD},
-    {"--precision", NULL, "NAME", "training precision (default bf16; fp8 = the framework's fp8)",
+    {"--precision", NULL, "LIST",
+     "training precision(s) to search: bf16 (default), fp8 (each framework's fp8 recipe), "
+     "fp16, ...; bf16,fp8 searches both and says which wins",
      CLI_WORD},
 };
 static const cli_group_t space_group = {
@@ -125,8 +127,15 @@ static int space_flags(const cli_args_t *a, plan_space_t *s, err_t *err)
     }
     if ((v = cli_get(a, "--schedule")) && (rc = plan_parse_schedule_set(v, &s->schedule_mask, err)))
         return rc;
-    if ((v = cli_get(a, "--precision")) && (rc = layout_parse_precision(v, &s->precision, err)))
-        return err_setf(err, ERR_INPUT, NULL, "--precision", "%s", err->msg);
+    if ((v = cli_get(a, "--precision"))) {
+        unsigned mask;
+        if ((rc = plan_parse_precision_set(v, &mask, err)))
+            return rc;
+        for (int k = PRECISION_COUNT - 1; k >= 0; k--)
+            if (mask & (1u << k))
+                s->precision = (precision_t)k; /* the first, for messages */
+        s->precision_mask = (mask & (mask - 1)) ? mask : 0;
+    }
     return ERR_OK;
 }
 
@@ -140,7 +149,8 @@ typedef struct {
     ladder_t ladder;
     price_t price;
     char recommendation[4096];
-    bool tokens_assumed; /* no --tokens: 20 per parameter */
+    bool tokens_assumed;    /* no --tokens: 20 per parameter */
+    bool precision_assumed; /* no --precision: bf16 */
 } plan_run_t;
 
 /* The simulation switches given to plan, over each searched framework's
@@ -186,6 +196,7 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     in->space.framework = cli_get(a, "--framework");
     if ((rc = space_flags(a, &in->space, err)))
         return rc;
+    p->precision_assumed = !cli_has(a, "--precision");
     if (in->space.ep.hi > 1 && !model_is_moe(&p->model))
         return err_setf(err, ERR_INPUT, NULL, "--ep",
                         "expert parallelism needs a mixture-of-experts model; %s is dense "
@@ -346,6 +357,12 @@ static void layout_short(const layout_t *l, char *buf, size_t cap)
                  l->micro_batch, extra);
 }
 
+/* Whether f (a framework in a precision) runs the rung's recommendation. */
+static bool is_recommended(const rung_t *r, const plan_fw_best_t *f)
+{
+    return strcmp(f->name, r->framework) == 0 && f->precision == r->layout.precision;
+}
+
 /* The best layout each framework runs at the recommended rung, fastest
  * first (the search's frameworks in their order when tied), so that a team
  * tied to one framework sees its layout and what the choice costs. */
@@ -366,7 +383,7 @@ static int print_frameworks(const rung_t *r)
             const plan_fw_best_t *f = &r->frameworks[i];
             if (shown[i])
                 continue;
-            if (strcmp(f->name, r->framework) == 0) {
+            if (is_recommended(r, f)) {
                 pick = i;
                 break;
             }
@@ -376,15 +393,17 @@ static int print_frameworks(const rung_t *r)
         }
         shown[pick] = true;
         const plan_fw_best_t *f = &r->frameworks[pick];
+        char name[FW_NAME_MAX + 16];
+        plan_fw_label(f, r->frameworks, r->n_frameworks, name, sizeof name);
         if (!f->found) {
-            table_add_rowf(t, "%s\tnothing fits\t\t", f->name);
+            table_add_rowf(t, "%s\tnothing fits\t\t", name);
             continue;
         }
         char lay[96], tps[32], gap[32] = "recommended";
         layout_short(&f->layout, lay, sizeof lay);
-        if (strcmp(f->name, r->framework) != 0)
+        if (!is_recommended(r, f))
             snprintf(gap, sizeof gap, "%.1f%% slower", 100 * (1 - f->tokens_per_s / r->tokens_per_s));
-        table_add_rowf(t, "%s\t%s\t%s\t%s", f->name, lay,
+        table_add_rowf(t, "%s\t%s\t%s\t%s", name, lay,
                        units_fmt_count(f->tokens_per_s, tps, sizeof tps), gap);
     }
     printf("\n  each framework's best at %d GPUs:\n", r->gpus);
@@ -406,6 +425,9 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
     if (p->tokens_assumed)
         printf("  tokens: no --tokens given; 20 per parameter assumed (Chinchilla, Hoffmann et al. "
                "2022)\n");
+    if (p->precision_assumed)
+        printf("  precision: bf16 (no --precision given; --precision bf16,fp8 also searches each "
+               "framework's fp8 recipe)\n");
     printf("  failures '%s': %s; storage '%s', restarts '%s'; each rung checkpoints at its best "
            "interval; Monte Carlo until P50/P90 are within %.2g%%\n",
            p->failures.name, p->pick.set_given ? "given" : p->pick.choice.why,
@@ -563,6 +585,7 @@ static cJSON *rung_json(const rung_t *r)
             const plan_fw_best_t *f = &r->frameworks[i];
             cJSON *e = cJSON_CreateObject();
             ok = e && cJSON_AddItemToArray(fws, e) && cJSON_AddStringToObject(e, "name", f->name) &&
+                 cJSON_AddStringToObject(e, "precision", layout_precision_name(f->precision)) &&
                  cJSON_AddBoolToObject(e, "fits", f->found) &&
                  json_add_number(e, "layouts_searched", (double)f->candidates) &&
                  (!f->found || (json_add_number(e, "tokens_per_s", f->tokens_per_s) &&
@@ -595,6 +618,7 @@ static cJSON *plan_json(const plan_run_t *p, const whatif_t *w, int nw, const ru
               cJSON_AddStringToObject(o, "gpu", p->base.gpu.name) &&
               json_add_number(o, "tokens", p->in.tokens) &&
               cJSON_AddBoolToObject(o, "tokens_assumed", p->tokens_assumed) &&
+              cJSON_AddBoolToObject(o, "precision_assumed", p->precision_assumed) &&
               json_add_number(o, "price_usd_per_gpu_hour", p->in.usd_per_gpu_hour) &&
               json_add_number(o, "global_batch_min", p->in.space.global_batch_min) &&
               json_add_number(o, "global_batch_max", p->in.space.global_batch_max) &&
@@ -772,6 +796,8 @@ const cli_command_t CLI_CMD_PLAN = {
                        "        of virtual stages that divides the layers (plus embedding and loss,\n"
                        "        down to one layer a chunk with the embedding and the loss alone);\n"
                        "  micro-batch 1..16; global batch the largest in range that divides;\n"
+                       "  precision bf16, or each one --precision lists that the framework\n"
+                       "        trains in (fp8: its own recipe);\n"
                        "  ZeRO stages the framework runs (1 = distributed optimizer); recompute\n"
                        "        modes, heavier ones only where lighter ones do not fit (full\n"
                        "        recompute first of the fewest layers per chunk that fit, where the\n"

@@ -583,17 +583,25 @@ void plan_recommend(const ladder_input_t *in, const ladder_t *l, char *buf, size
     }
     /* which framework wins, and by how much */
     if (r->n_frameworks > 1 && n > 0 && (size_t)n < cap) {
-        n += snprintf(buf + n, cap - (size_t)n, " Of the %d frameworks searched, %s is fastest here",
-                      r->n_frameworks, r->framework);
+        char win[FW_NAME_MAX + 16] = "", name[FW_NAME_MAX + 16];
+        for (int i = 0; i < r->n_frameworks; i++)
+            if (strcmp(r->frameworks[i].name, r->framework) == 0 &&
+                r->frameworks[i].precision == r->layout.precision)
+                plan_fw_label(&r->frameworks[i], r->frameworks, r->n_frameworks, win, sizeof win);
+        bool vary = strcmp(win, r->framework) != 0;
+        n += snprintf(buf + n, cap - (size_t)n, " Of the %d %s searched, %s is fastest here",
+                      r->n_frameworks, vary ? "frameworks and precisions" : "frameworks",
+                      win[0] ? win : r->framework);
         for (int i = 0; i < r->n_frameworks && n > 0 && (size_t)n < cap; i++) {
             const plan_fw_best_t *f = &r->frameworks[i];
-            if (strcmp(f->name, r->framework) == 0)
+            if (strcmp(f->name, r->framework) == 0 && f->precision == r->layout.precision)
                 continue;
+            plan_fw_label(f, r->frameworks, r->n_frameworks, name, sizeof name);
             if (f->found)
-                n += snprintf(buf + n, cap - (size_t)n, "; %s %.1f%% slower", f->name,
+                n += snprintf(buf + n, cap - (size_t)n, "; %s %.1f%% slower", name,
                               100 * (1 - f->tokens_per_s / r->tokens_per_s));
             else
-                n += snprintf(buf + n, cap - (size_t)n, "; %s: nothing fits", f->name);
+                n += snprintf(buf + n, cap - (size_t)n, "; %s: nothing fits", name);
         }
         if (n > 0 && (size_t)n < cap)
             n += snprintf(buf + n, cap - (size_t)n, ".");

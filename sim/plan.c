@@ -70,8 +70,8 @@ static int parse_set(const char *text, const char *flag, int (*parse)(const char
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         int v;
-        if (parse(tok, &v, err))
-            return err_setf(err, ERR_INPUT, NULL, flag, "%s", err->msg);
+        if (parse(tok, &v, err)) /* its message names the flag */
+            return ERR_INPUT;
         *mask |= 1u << v;
     }
     if (!*mask)
@@ -95,6 +95,30 @@ static int parse_sched(const char *t, int *v, err_t *err)
     return rc;
 }
 
+static int parse_prec(const char *t, int *v, err_t *err)
+{
+    precision_t p;
+    int rc = layout_parse_precision(t, &p, err);
+    *v = (int)p;
+    return rc;
+}
+
+int plan_parse_precision_set(const char *text, unsigned *mask, err_t *err)
+{
+    return parse_set(text, "--precision", parse_prec, mask, err);
+}
+
+void plan_fw_label(const plan_fw_best_t *f, const plan_fw_best_t *all, int n, char *buf, int cap)
+{
+    bool vary = false;
+    for (int i = 0; i < n; i++)
+        vary = vary || all[i].precision != all[0].precision;
+    if (vary)
+        snprintf(buf, (size_t)cap, "%s %s", f->name, layout_precision_name(f->precision));
+    else
+        snprintf(buf, (size_t)cap, "%s", f->name);
+}
+
 int plan_parse_recompute_set(const char *text, unsigned *mask, err_t *err)
 {
     return parse_set(text, "--recompute", parse_rc, mask, err);
@@ -116,10 +140,9 @@ typedef struct {
 
 /* The preset's options with the precision's costs; false when it cannot
  * train in p. */
-static int fw_setup(const char *name, const char *gpu, const plan_space_t *s, plan_fw_t *f,
-                    err_t *err)
+static int fw_setup(const char *name, const char *gpu, const plan_space_t *s, precision_t p,
+                    plan_fw_t *f, err_t *err)
 {
-    precision_t p = s->precision;
     memset(f, 0, sizeof *f);
     int rc = fw_load(name, &f->fw, err);
     if (rc)
@@ -158,17 +181,62 @@ static int check_schedules(const plan_space_t *s, const fw_preset_t *fw, err_t *
                     fw->name, asked, runs);
 }
 
-/* One framework (space->framework) or every plannable preset that trains
- * in the precision. */
+/* The precisions to search, in precision_t order (plan_space_t). */
+static int precisions_of(const plan_space_t *s, precision_t out[PRECISION_COUNT])
+{
+    if (!s->precision_mask) {
+        out[0] = s->precision;
+        return 1;
+    }
+    int n = 0;
+    for (int k = 0; k < PRECISION_COUNT; k++)
+        if (s->precision_mask & (1u << k))
+            out[n++] = (precision_t)k;
+    return n;
+}
+
+/* Preset `name` in each precision it trains in (one precision: the error
+ * when it does not); a precision that maps to one already added (fp8 and
+ * the preset's fp8 recipe) is added once. */
+static int add_framework(const char *name, const char *gpu, const plan_space_t *s, bool strict,
+                         plan_fw_t *fws, int *n, err_t *err)
+{
+    precision_t ps[PRECISION_COUNT];
+    int np = precisions_of(s, ps), added = 0, first = *n;
+    err_t why = {0};
+    for (int k = 0; k < np && *n < PLAN_MAX_FRAMEWORKS; k++) {
+        plan_fw_t f;
+        err_t e;
+        if (fw_setup(name, gpu, s, ps[k], &f, &e)) {
+            if (!why.code)
+                why = e;
+            continue;
+        }
+        bool again = false;
+        for (int i = first; i < *n; i++)
+            again = again || fws[i].precision == f.precision;
+        if (again)
+            continue;
+        fws[(*n)++] = f;
+        added++;
+    }
+    if (!added && strict) {
+        *err = why;
+        return why.code ? why.code : ERR_INPUT;
+    }
+    return ERR_OK;
+}
+
+/* One framework (space->framework) or every plannable preset, each in every
+ * precision searched that it trains in. */
 static int frameworks_for(const plan_space_t *s, const char *gpu, plan_fw_t *fws, int *n,
                           err_t *err)
 {
     *n = 0;
     if (s->framework && *s->framework) {
-        int rc = fw_setup(s->framework, gpu, s, &fws[0], err);
+        int rc = add_framework(s->framework, gpu, s, true, fws, n, err);
         if (rc)
             return rc;
-        *n = 1;
         if ((s->rc_modules & ~(unsigned)LAYOUT_RC_CORE_ATTN) && !fws[0].fw.caps.recompute_modules)
             return err_setf(err, ERR_INPUT, NULL, "--recompute-modules",
                             "%s's selective recompute rebuilds the attention core only "
@@ -182,20 +250,25 @@ static int frameworks_for(const plan_space_t *s, const char *gpu, plan_fw_t *fws
     if (rc)
         return rc;
     for (size_t i = 0; i < count && *n < PLAN_MAX_FRAMEWORKS; i++) {
-        err_t ignore;
         plan_fw_t f;
         if ((rc = fw_load(names[i], &f.fw, err)))
             break;
         if (!f.fw.plannable)
             continue;
-        if (fw_setup(names[i], gpu, s, &fws[*n], &ignore) == ERR_OK)
-            (*n)++;
+        if ((rc = add_framework(names[i], gpu, s, false, fws, n, err)))
+            break;
     }
     catalog_free_names(names, count);
-    if (!rc && *n == 0)
+    if (!rc && *n == 0) {
+        char list[96] = "";
+        precision_t ps[PRECISION_COUNT];
+        int np = precisions_of(s, ps);
+        for (int k = 0; k < np; k++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? " or " : "",
+                     layout_precision_name(ps[k]));
         rc = err_setf(err, ERR_INPUT, NULL, "--precision",
-                      "no plannable framework trains in %s (scaleplan catalog frameworks)",
-                      layout_precision_name(s->precision));
+                      "no plannable framework trains in %s (scaleplan catalog frameworks)", list);
+    }
     return rc;
 }
 
@@ -661,6 +734,7 @@ typedef struct {
     const cluster_t *c;
     const profile_t *p;
     const plan_fw_t *fws;
+    int n_fws;
 } sim_env_t;
 
 /* Simulate every candidate in v[0..n) whose flag is set and tps is 0.
@@ -799,7 +873,11 @@ static void explain_constraints(const model_t *m, const cluster_t *c, const prof
 static int rank_reference(const sim_env_t *env, cand_t *v, long kept, bool *mark,
                           const layout_t *reference, plan_search_t *out, err_t *err)
 {
-    int ref_fw = 0;
+    int ref_fw = 0; /* the first framework searched in the reference's precision */
+    while (ref_fw + 1 < env->n_fws && env->fws[ref_fw].precision != reference->precision)
+        ref_fw++;
+    if (env->fws[ref_fw].precision != reference->precision)
+        ref_fw = 0;
     layout_t ref = *reference;
     sim_ctx_t *ctx = sim_ctx_create();
     if (!ctx)
@@ -903,6 +981,7 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
         sim_memory_opts(p, &fws[i].opt, &mo[i]);
         snprintf(out->per_framework[i].name, sizeof out->per_framework[i].name, "%s",
                  fws[i].fw.name);
+        out->per_framework[i].precision = fws[i].precision;
     }
     cand_list_t cl = {0};
     out->smallest_memory_gib = INFINITY;
@@ -930,7 +1009,7 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
         free(v);
         return err_set(err, ERR_RUNTIME, "out of memory in the layout search");
     }
-    sim_env_t env = {m, c, p, fws};
+    sim_env_t env = {m, c, p, fws, n_fws};
     /* 3. the best PLAN_TOP overall, then each framework's best, exactly */
     if (settle(&env, v, kept, -1, PLAN_TOP, mark) != 0)
         rc = err_set(err, ERR_RUNTIME, "out of memory in the layout search");

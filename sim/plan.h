@@ -20,6 +20,9 @@
  *   micro-batch 1..16 sequences, the global batch the largest in the
  *         requested range that micro-batch x DP (x PP when interleaved)
  *         divides;
+ *   precision the space's, or each of precision_mask's that the framework
+ *         trains in (a framework in a precision is searched as one entry
+ *         of per_framework);
  *   ZeRO  every stage the framework runs (1 is the distributed
  *         optimizer), with pipeline stages only where it allows;
  *   recompute the framework's modes, each searched only where the
@@ -59,7 +62,7 @@
 /* The largest global batch (sequences per step) the planner searches. */
 #define PLAN_MAX_GLOBAL_BATCH (1 << 24)
 /* Frameworks one search can compare. */
-#define PLAN_MAX_FRAMEWORKS 8
+#define PLAN_MAX_FRAMEWORKS 16 /* presets x precisions searched */
 /* Runners-up kept. */
 #define PLAN_TOP 5
 
@@ -80,6 +83,9 @@ typedef struct {
     int seq_len;
     const char *framework; /* preset; NULL = every plannable preset */
     precision_t precision; /* of every candidate ("fp8": the framework's recipe) */
+    unsigned precision_mask; /* bit 1 << precision_t: the precisions to
+                                search, each framework in each it trains in
+                                (PRECISION_FP8: its recipe); 0 = precision */
     plan_range_t tp, pp, cp, vpp, micro_batch, zero; /* constraints */
     plan_range_t ep;         /* expert parallel degrees (MoE models) */
     unsigned recompute_mask; /* bit 1 << recompute_t; 0 = the framework's */
@@ -116,6 +122,7 @@ typedef enum {
 /* The best layout one framework runs. */
 typedef struct {
     char name[FW_NAME_MAX];
+    precision_t precision; /* it was searched in */
     bool found;
     long candidates;       /* layouts of this framework enumerated */
     double tokens_per_s;   /* of its best layout */
@@ -176,5 +183,13 @@ int plan_parse_range(const char *text, const char *flag, int max, plan_range_t *
  * mask for flag. */
 int plan_parse_recompute_set(const char *text, unsigned *mask, err_t *err);
 int plan_parse_schedule_set(const char *text, unsigned *mask, err_t *err);
+/* "bf16,fp8" into a mask of 1 << precision_t for plan_space_t.precision_mask;
+ * ERR_INPUT naming --precision. */
+int plan_parse_precision_set(const char *text, unsigned *mask, err_t *err);
+
+/* "nemo-25.04", or "nemo-25.04 fp8" when the n frameworks searched span more
+ * than one precision: how output names f. */
+void plan_fw_label(const plan_fw_best_t *f, const plan_fw_best_t *all, int n, char *buf,
+                   int cap);
 
 #endif

@@ -675,6 +675,62 @@ static void test_published_choices(void)
     CU_ASSERT_TRUE(agree[1] >= groups - 2);
 }
 
+/* Precision as a searched dimension: with bf16 and fp8 every framework is
+ * searched in each it trains in (fp8 as its own recipe), the per-framework
+ * bests name their precision, and the pick is no slower than the bf16
+ * search's; a framework without fp8 (DeepSpeed) is searched in bf16 alone,
+ * and asked for fp8 alone it is refused naming --precision. */
+static void test_precision_searched(void)
+{
+    model_t m;
+    cluster_t c;
+    profile_t p;
+    plan_space_t s;
+    err_t e;
+    setup_search("llama3-70b", "h100-sxm", 256, 8192, 512, &m, &c, &p, &s);
+    plan_search_t bf16, both;
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &bf16, &e), 0);
+    CU_ASSERT_TRUE_FATAL(bf16.found);
+    CU_ASSERT_EQUAL_FATAL(plan_parse_precision_set("bf16,fp8", &s.precision_mask, &e), 0);
+    CU_ASSERT_EQUAL(s.precision_mask, (1u << PRECISION_BF16) | (1u << PRECISION_FP8));
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &both, &e), 0);
+    CU_ASSERT_TRUE_FATAL(both.found);
+    CU_ASSERT_TRUE(both.n_frameworks > bf16.n_frameworks);
+    CU_ASSERT_TRUE(both.result.tokens_per_s >= bf16.result.tokens_per_s);
+    printf("\n  bf16 pick %s %.0f tokens/s; bf16 or fp8 pick %s %s %.0f tokens/s\n",
+           bf16.framework, bf16.result.tokens_per_s, both.framework,
+           layout_precision_name(both.layout.precision), both.result.tokens_per_s);
+    CU_ASSERT_NOT_EQUAL(both.layout.precision, PRECISION_BF16);
+    int in_bf16 = 0, in_fp8 = 0, deepspeed = 0;
+    for (int i = 0; i < both.n_frameworks; i++) {
+        const plan_fw_best_t *f = &both.per_framework[i];
+        in_bf16 += f->precision == PRECISION_BF16;
+        in_fp8 += f->precision != PRECISION_BF16;
+        if (strcmp(f->name, "deepspeed") == 0) {
+            deepspeed++;
+            CU_ASSERT_EQUAL(f->precision, PRECISION_BF16);
+        }
+        CU_ASSERT_TRUE(!f->found || f->layout.precision == f->precision);
+        char label[64];
+        plan_fw_label(f, both.per_framework, both.n_frameworks, label, sizeof label);
+        CU_ASSERT_PTR_NOT_NULL(strstr(label, layout_precision_name(f->precision)));
+    }
+    CU_ASSERT_EQUAL(in_bf16, bf16.n_frameworks);
+    CU_ASSERT_TRUE(in_fp8 >= 4);
+    CU_ASSERT_EQUAL(deepspeed, 1);
+    /* a named framework: the precisions it trains in; none is an error */
+    s.framework = "deepspeed";
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &both, &e), 0);
+    CU_ASSERT_EQUAL(both.n_frameworks, 1);
+    s.precision_mask = 0;
+    s.precision = PRECISION_FP8;
+    CHECK_ERR(plan_search(&m, &c, &p, &s, NULL, &both, &e), &e, ERR_INPUT, "--precision",
+              "deepspeed");
+    CHECK_ERR(plan_parse_precision_set("bf16,fp9", &s.precision_mask, &e), &e, ERR_INPUT,
+              "--precision", "fp9");
+    prof_free(&p);
+}
+
 /* Two runs of plan --json, with one thread and with two, agree byte for
  * byte apart from the elapsed time. */
 static void test_threads_same_json(void)
@@ -906,7 +962,7 @@ static void test_recompute_modules_searched(void)
 }
 
 TEST_SUITE(suite_plan, "plan", TEST(test_framework_spaces), TEST(test_constraints),
-           TEST(test_meta_405b), TEST(test_bridge_405b_recipe), TEST(test_published_ranks), TEST(test_published_choices), TEST(test_threads_same_json), TEST(test_ladder_properties),
+           TEST(test_meta_405b), TEST(test_bridge_405b_recipe), TEST(test_published_ranks), TEST(test_published_choices), TEST(test_precision_searched), TEST(test_threads_same_json), TEST(test_ladder_properties),
            TEST(test_impossible_requests), TEST(test_search_consistent), TEST(test_default_tokens),
            TEST(test_rung_prices), TEST(test_block_recompute), TEST(test_bound_holds),
            TEST(test_recompute_modules_searched));
