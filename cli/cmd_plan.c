@@ -38,8 +38,10 @@ static const cli_opt_t own_opts[] = {
      CLI_KIND(CLI_INT_SPAN, 1, 1 << 24)},
     {"--global-batch-tokens", NULL, "N|N..M", "the same in tokens (e.g. 4M or 2M..8M)",
      CLI_KIND(CLI_COUNT_SPAN, 1, 1e12)},
-    {"--seq-len", "--seq-length", "N", "tokens per sequence (default: the model's, at most 8192)",
-     CLI_N(1, 1 << 24)},
+    {"--seq-len", "--seq-length", "N|LO..HI",
+     "tokens per sequence (default: the model's, at most 8192); a range searches its ends and "
+     "the powers of two between, the batch held in tokens (in sequences with --global-batch)",
+     CLI_KIND(CLI_COUNT_SPAN, 1, 1 << 24)},
     {"--min-marginal", NULL, "X", "adding GPUs stops paying below this speed-up per GPU (0.5)",
      CLI_X(0, 10)},
     {"--what-if", NULL, "K=V,...", "rerun the best plan with fabric=, price=, gpu=, gpus=, tokens=",
@@ -227,13 +229,21 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     in->space.adjust_options = plan_switches;
     in->space.adjust_ctx = a;
     int seq = in->space.seq_len;
-    if ((rc = cli_get_int(a, "--seq-len", &seq, err)))
-        return rc;
+    if (cli_has(a, "--seq-len")) {
+        double slo, shi;
+        if ((rc = cli_get_span(a, "--seq-len", &slo, &shi, err)))
+            return rc;
+        if (slo != floor(slo) || shi != floor(shi))
+            return err_setf(err, ERR_INPUT, NULL, "--seq-len", "must be whole tokens");
+        seq = (int)slo;
+        in->space.seq_len_max = shi > slo ? (int)shi : 0;
+    }
     in->space.seq_len = seq;
+    int seq_hi = in->space.seq_len_max > seq ? in->space.seq_len_max : seq;
     double lo, hi;
     if (cli_has(a, "--global-batch")) {
         if ((rc = cli_get_span(a, "--global-batch", &lo, &hi, err)) ||
-            (rc = cli_check_batch_tokens("--global-batch", hi, seq, err)))
+            (rc = cli_check_batch_tokens("--global-batch", hi, seq_hi, err)))
             return rc;
     } else {
         double tlo = LADDER_DEFAULT_BATCH_TOKENS, thi = LADDER_DEFAULT_BATCH_TOKENS;
@@ -241,6 +251,8 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
             return rc;
         lo = ladder_batch_for_tokens(tlo, seq);
         hi = fmax(lo, ladder_batch_for_tokens(thi, seq));
+        in->space.batch_tokens_min = tlo;
+        in->space.batch_tokens_max = thi;
     }
     if (hi > PLAN_MAX_GLOBAL_BATCH)
         return err_setf(err, ERR_INPUT, NULL,
@@ -321,7 +333,8 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
 
 /* ------------------------------------------------------------ output */
 
-static void layout_short(const layout_t *l, char *buf, size_t cap)
+/* with_seq: the search spanned sequence lengths; say this one's. */
+static void layout_short(const layout_t *l, bool with_seq, char *buf, size_t cap)
 {
     char vpp[16] = "", extra[200] = "", rc[16] = " full-rc", sel[120] = " sel-rc";
     if (l->recompute_layers > 0) /* block recompute: rebuilt layers per chunk */
@@ -349,12 +362,15 @@ static void layout_short(const layout_t *l, char *buf, size_t cap)
     char ep[16] = "";
     if (l->ep > 1)
         snprintf(ep, sizeof ep, " EP%d", l->ep);
+    char seq[24] = "";
+    if (with_seq)
+        snprintf(seq, sizeof seq, " seq %d", l->seq_len);
     if (l->cp > 1)
-        snprintf(buf, cap, "TP%d CP%d PP%d%s%s DP%d mb%d%s", l->tp, l->cp, l->pp, vpp, ep, l->dp,
-                 l->micro_batch, extra);
+        snprintf(buf, cap, "TP%d CP%d PP%d%s%s DP%d mb%d%s%s", l->tp, l->cp, l->pp, vpp, ep, l->dp,
+                 l->micro_batch, extra, seq);
     else
-        snprintf(buf, cap, "TP%d PP%d%s%s DP%d mb%d%s", l->tp, l->pp, vpp, ep, l->dp,
-                 l->micro_batch, extra);
+        snprintf(buf, cap, "TP%d PP%d%s%s DP%d mb%d%s%s", l->tp, l->pp, vpp, ep, l->dp,
+                 l->micro_batch, extra, seq);
 }
 
 /* Whether f (a framework in a precision) runs the rung's recommendation. */
@@ -366,7 +382,7 @@ static bool is_recommended(const rung_t *r, const plan_fw_best_t *f)
 /* The best layout each framework runs at the recommended rung, fastest
  * first (the search's frameworks in their order when tied), so that a team
  * tied to one framework sees its layout and what the choice costs. */
-static int print_frameworks(const rung_t *r)
+static int print_frameworks(const rung_t *r, bool with_seq)
 {
     static const char *head[] = {"framework", "its best layout", "tokens/s", "vs recommended"};
     table_t *t = table_create(4, head);
@@ -400,7 +416,7 @@ static int print_frameworks(const rung_t *r)
             continue;
         }
         char lay[96], tps[32], gap[32] = "recommended";
-        layout_short(&f->layout, lay, sizeof lay);
+        layout_short(&f->layout, with_seq, lay, sizeof lay);
         if (!is_recommended(r, f))
             snprintf(gap, sizeof gap, "%.1f%% slower", 100 * (1 - f->tokens_per_s / r->tokens_per_s));
         table_add_rowf(t, "%s\t%s\t%s\t%s", name, lay,
@@ -417,11 +433,24 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
     const ladder_t *l = &p->ladder;
     const ladder_input_t *in = &p->in;
     char a[32], b[32], c[32];
-    printf("Plan: %s on %s tokens, %s at $%.2f/GPU-h (%s%s), global batch %d..%d x %d tokens\n",
-           p->model.display, units_fmt_count(in->tokens, a, sizeof a), p->base.gpu.name,
-           in->usd_per_gpu_hour, p->price.provider,
-           in->price_gpu[0] ? "; each rung at its own size's quote, column $/GPU-h" : "",
-           in->space.global_batch_min, in->space.global_batch_max, in->space.seq_len);
+    bool with_seq = in->space.seq_len_max > in->space.seq_len;
+    char batch[96];
+    if (with_seq && in->space.batch_tokens_min > 0)
+        snprintf(batch, sizeof batch, "global batch %s..%s tokens in sequences of %d..%d",
+                 units_fmt_count(in->space.batch_tokens_min, b, sizeof b),
+                 units_fmt_count(in->space.batch_tokens_max, c, sizeof c), in->space.seq_len,
+                 in->space.seq_len_max);
+    else if (with_seq)
+        snprintf(batch, sizeof batch, "global batch %d..%d x %d..%d tokens",
+                 in->space.global_batch_min, in->space.global_batch_max, in->space.seq_len,
+                 in->space.seq_len_max);
+    else
+        snprintf(batch, sizeof batch, "global batch %d..%d x %d tokens", in->space.global_batch_min,
+                 in->space.global_batch_max, in->space.seq_len);
+    printf("Plan: %s on %s tokens, %s at $%.2f/GPU-h (%s%s), %s\n", p->model.display,
+           units_fmt_count(in->tokens, a, sizeof a), p->base.gpu.name, in->usd_per_gpu_hour,
+           p->price.provider,
+           in->price_gpu[0] ? "; each rung at its own size's quote, column $/GPU-h" : "", batch);
     if (p->tokens_assumed)
         printf("  tokens: no --tokens given; 20 per parameter assumed (Chinchilla, Hoffmann et al. "
                "2022)\n");
@@ -452,7 +481,7 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
             continue;
         }
         char lay[96], step[32], tps[32], gh[32], cost[32], day[32], every[32];
-        layout_short(&r->layout, lay, sizeof lay);
+        layout_short(&r->layout, with_seq, lay, sizeof lay);
         table_add_rowf(t, "%d%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.0f%%\t%s\t%.1f\t%.1f\t%.1f\t%s\t%s\t%.2f\t%s\t%s",
                        r->gpus, mark, lay, r->framework,
                        units_fmt_duration(r->step.step_time_s, step, sizeof step),
@@ -474,7 +503,7 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
     printf("\n  scaling: per-GPU throughput against the best per-GPU throughput at a smaller rung\n\n");
     printf("%s\n", p->recommendation);
     if (l->best >= 0 && l->rung[l->best].n_frameworks > 1 &&
-        print_frameworks(&l->rung[l->best]) != ERR_OK)
+        print_frameworks(&l->rung[l->best], with_seq) != ERR_OK)
         return ERR_RUNTIME;
     if (nw > 0) {
         static const char *wh[] = {"what if", "GPUs", "layout", "days P50", "cost", "MFU",
@@ -623,6 +652,9 @@ static cJSON *plan_json(const plan_run_t *p, const whatif_t *w, int nw, const ru
               json_add_number(o, "global_batch_min", p->in.space.global_batch_min) &&
               json_add_number(o, "global_batch_max", p->in.space.global_batch_max) &&
               json_add_number(o, "seq_len", p->in.space.seq_len) &&
+              json_add_number(o, "seq_len_max", p->in.space.seq_len_max > p->in.space.seq_len
+                                                    ? p->in.space.seq_len_max
+                                                    : p->in.space.seq_len) &&
               (arr = cJSON_AddArrayToObject(o, "ladder"));
     for (int i = 0; ok && i < l->n; i++) {
         cJSON *r = rung_json(&l->rung[i]);
@@ -795,6 +827,8 @@ const cli_command_t CLI_CMD_PLAN = {
                        "        allows, lighter first and last stages; interleaved with every number\n"
                        "        of virtual stages that divides the layers (plus embedding and loss,\n"
                        "        down to one layer a chunk with the embedding and the loss alone);\n"
+                       "  sequence length the one given, or with --seq-len LO..HI both ends and\n"
+                       "        the powers of two between;\n"
                        "  micro-batch 1..16; global batch the largest in range that divides;\n"
                        "  precision bf16, or each one --precision lists that the framework\n"
                        "        trains in (fp8: its own recipe);\n"

@@ -538,6 +538,8 @@ void plan_recommend(const ladder_input_t *in, const ladder_t *l, char *buf, size
     }
     const rung_t *r = &l->rung[l->best];
     layout_describe(&r->layout, d, sizeof d);
+    if (in->space.seq_len_max > in->space.seq_len) /* the length was searched too */
+        snprintf(d + strlen(d), sizeof d - strlen(d), " seq %d", r->layout.seq_len);
     /* broken constraints first: the plan below is only the nearest */
     char broken[400];
     broken_constraints(in, l, broken, sizeof broken);

@@ -29,6 +29,32 @@ void plan_space_default(plan_space_t *s)
     s->precision = PRECISION_BF16;
 }
 
+int plan_seq_lens(const plan_space_t *s, int *out, int cap)
+{
+    int n = 0;
+    if (cap < 1)
+        return 0;
+    out[n++] = s->seq_len;
+    if (s->seq_len_max <= s->seq_len)
+        return n;
+    for (long p = 1; p < s->seq_len_max && n < cap; p *= 2)
+        if (p > s->seq_len)
+            out[n++] = (int)p;
+    if (n < cap)
+        out[n++] = s->seq_len_max;
+    return n;
+}
+
+void plan_batch_range(const plan_space_t *s, int seq, int *lo, int *hi)
+{
+    *lo = s->global_batch_min;
+    *hi = s->global_batch_max;
+    if (s->seq_len_max > s->seq_len && s->batch_tokens_min > 0 && seq > 0) {
+        *lo = (int)fmax(1, round(s->batch_tokens_min / seq));
+        *hi = (int)fmax(*lo, round(s->batch_tokens_max / seq));
+    }
+}
+
 /* ------------------------------------------------------------ parsing */
 
 int plan_parse_range(const char *text, const char *flag, int max, plan_range_t *out, err_t *err)
@@ -562,7 +588,9 @@ static void enum_batch(enum_ctx_t *e, int fi, const layout_t *shape, int dp)
         if (mb < 1)
             continue;
         long step = (long)mb * dp * (shape->vpp > 1 ? shape->pp : 1);
-        int gb = pick_batch(s->global_batch_min, s->global_batch_max, step);
+        int gb_lo, gb_hi;
+        plan_batch_range(s, shape->seq_len, &gb_lo, &gb_hi);
+        int gb = pick_batch(gb_lo, gb_hi, step);
         if (!gb)
             continue;
         bool moe = model_is_moe(e->m);
@@ -597,22 +625,36 @@ static void enum_batch(enum_ctx_t *e, int fi, const layout_t *shape, int dp)
     }
 }
 
+static void enum_shapes(enum_ctx_t *e, int fi, int seq, int tp_hi, int cp_hi, bool any_cp);
+
+/* Every shape framework fi runs, at each sequence length searched. */
 static void enum_framework(enum_ctx_t *e, int fi)
+{
+    const plan_space_t *s = e->s;
+    const fw_caps_t *caps = &e->fws[fi].fw.caps;
+    int tp_hi = range_hi(&s->tp, caps->tp ? 2 * e->c->gpus_per_node : 1);
+    bool any_cp = fw_caps_cp(caps);
+    int cp_hi = range_hi(&s->cp, any_cp ? 64 : 1);
+    int seqs[PLAN_MAX_SEQ_LENS];
+    int n_seq = plan_seq_lens(s, seqs, PLAN_MAX_SEQ_LENS);
+    for (int si = 0; si < n_seq; si++)
+        enum_shapes(e, fi, seqs[si], tp_hi, cp_hi, any_cp);
+}
+
+/* The (TP, CP, PP, schedule, VPP, split) shapes of one sequence length. */
+static void enum_shapes(enum_ctx_t *e, int fi, int seq, int tp_hi, int cp_hi, bool any_cp)
 {
     const model_t *m = e->m;
     const plan_space_t *s = e->s;
     const fw_caps_t *caps = &e->fws[fi].fw.caps;
     int G = e->c->n_gpus, L = m->n_layers;
-    int tp_hi = range_hi(&s->tp, caps->tp ? 2 * e->c->gpus_per_node : 1);
-    bool any_cp = fw_caps_cp(caps);
-    int cp_hi = range_hi(&s->cp, any_cp ? 64 : 1);
     for (int tp = s->tp.hi ? s->tp.lo : 1; tp <= tp_hi && tp <= G; tp++) {
         if (tp < 1 || G % tp || m->n_heads % tp || m->n_kv_heads % tp || (tp > 1 && !caps->tp))
             continue;
         for (int cp = s->cp.hi ? s->cp.lo : 1; cp <= cp_hi; cp++) {
-            if (cp < 1 || G % ((long)tp * cp) || (cp > 1 && s->seq_len % (2 * cp)))
+            if (cp < 1 || G % ((long)tp * cp) || (cp > 1 && seq % (2 * cp)))
                 continue;
-            if (cp > 1 && (!any_cp || (!s->cp.hi && s->seq_len / cp < 1024)))
+            if (cp > 1 && (!any_cp || (!s->cp.hi && seq / cp < 1024)))
                 continue;
             int pp_hi = range_hi(&s->pp, caps->pp ? L : 1);
             for (int pp = s->pp.hi ? s->pp.lo : 1; pp <= pp_hi && pp <= L; pp++) {
@@ -654,7 +696,7 @@ static void enum_framework(enum_ctx_t *e, int fi)
                         l.schedule = (schedule_t)sched;
                         l.first_stage_layers = first;
                         l.last_stage_layers = last;
-                        l.seq_len = s->seq_len;
+                        l.seq_len = seq;
                         l.precision = e->fws[fi].precision;
                         l.flash_attention = e->fws[fi].flash;
                         l.sp_saves_gathered = e->fws[fi].fw.sp_saves_gathered;

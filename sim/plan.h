@@ -20,6 +20,9 @@
  *   micro-batch 1..16 sequences, the global batch the largest in the
  *         requested range that micro-batch x DP (x PP when interleaved)
  *         divides;
+ *   sequence length seq_len, or from seq_len to seq_len_max its ends and
+ *         the powers of two between (plan_seq_lens), each with its own
+ *         global batch range (plan_batch_range);
  *   precision the space's, or each of precision_mask's that the framework
  *         trains in (a framework in a precision is searched as one entry
  *         of per_framework);
@@ -63,6 +66,8 @@
 #define PLAN_MAX_GLOBAL_BATCH (1 << 24)
 /* Frameworks one search can compare. */
 #define PLAN_MAX_FRAMEWORKS 16 /* presets x precisions searched */
+/* Sequence lengths one search takes (a range's ends and powers of two). */
+#define PLAN_MAX_SEQ_LENS 32
 /* Runners-up kept. */
 #define PLAN_TOP 5
 
@@ -81,6 +86,13 @@ typedef struct {
 typedef struct {
     int global_batch_min, global_batch_max; /* sequences; equal = fixed */
     int seq_len;
+    int seq_len_max; /* above seq_len: sequence lengths from seq_len to this
+                        are searched (both ends and the powers of two
+                        between); 0 = seq_len alone */
+    double batch_tokens_min, batch_tokens_max; /* with a length range and
+                        above 0: the global batch in tokens (each length's
+                        in sequences rounded); else global_batch_min/max
+                        sequences at every length */
     const char *framework; /* preset; NULL = every plannable preset */
     precision_t precision; /* of every candidate ("fp8": the framework's recipe) */
     unsigned precision_mask; /* bit 1 << precision_t: the precisions to
@@ -183,6 +195,12 @@ int plan_parse_range(const char *text, const char *flag, int max, plan_range_t *
  * mask for flag. */
 int plan_parse_recompute_set(const char *text, unsigned *mask, err_t *err);
 int plan_parse_schedule_set(const char *text, unsigned *mask, err_t *err);
+/* The sequence lengths s searches, ascending (at most cap); how many. */
+int plan_seq_lens(const plan_space_t *s, int *out, int cap);
+
+/* The global batch range, in sequences, s gives sequences of seq tokens. */
+void plan_batch_range(const plan_space_t *s, int seq, int *lo, int *hi);
+
 /* "bf16,fp8" into a mask of 1 << precision_t for plan_space_t.precision_mask;
  * ERR_INPUT naming --precision. */
 int plan_parse_precision_set(const char *text, unsigned *mask, err_t *err);

@@ -731,6 +731,67 @@ static void test_precision_searched(void)
     prof_free(&p);
 }
 
+/* A sequence-length range: its ends and the powers of two between are
+ * searched, the batch held in tokens (each length's sequences rounded) or
+ * in sequences; the pick is the best of the lengths searched one by one. */
+static void test_seq_len_range(void)
+{
+    plan_space_t s;
+    plan_space_default(&s);
+    s.seq_len = 3000;
+    s.seq_len_max = 9000;
+    int seqs[PLAN_MAX_SEQ_LENS];
+    int n = plan_seq_lens(&s, seqs, PLAN_MAX_SEQ_LENS);
+    CU_ASSERT_EQUAL_FATAL(n, 4);
+    CU_ASSERT_EQUAL(seqs[0], 3000);
+    CU_ASSERT_EQUAL(seqs[1], 4096);
+    CU_ASSERT_EQUAL(seqs[2], 8192);
+    CU_ASSERT_EQUAL(seqs[3], 9000);
+    s.global_batch_min = s.global_batch_max = 100;
+    int lo, hi;
+    plan_batch_range(&s, 4096, &lo, &hi); /* in sequences */
+    CU_ASSERT_EQUAL(lo, 100);
+    CU_ASSERT_EQUAL(hi, 100);
+    s.batch_tokens_min = s.batch_tokens_max = 4194304;
+    plan_batch_range(&s, 4096, &lo, &hi); /* in tokens */
+    CU_ASSERT_EQUAL(lo, 1024);
+    CU_ASSERT_EQUAL(hi, 1024);
+
+    model_t m;
+    cluster_t c;
+    profile_t p;
+    err_t e;
+    setup_search("llama3-8b", "h100-sxm", 64, 2048, 2048, &m, &c, &p, &s);
+    s.framework = "megatron-core";
+    s.seq_len_max = 8192;
+    s.batch_tokens_min = s.batch_tokens_max = 4194304;
+    plan_search_t all, one;
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, &all, &e), 0);
+    CU_ASSERT_TRUE_FATAL(all.found);
+    double best = 0;
+    int best_seq = 0;
+    static const int lens[] = {2048, 4096, 8192};
+    for (int k = 0; k < 3; k++) {
+        plan_space_t x = s;
+        x.seq_len = lens[k];
+        x.seq_len_max = 0;
+        x.global_batch_min = x.global_batch_max = 4194304 / lens[k];
+        CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &x, NULL, &one, &e), 0);
+        CU_ASSERT_TRUE_FATAL(one.found);
+        CU_ASSERT_EQUAL(one.layout.seq_len, lens[k]);
+        if (one.result.tokens_per_s > best) {
+            best = one.result.tokens_per_s;
+            best_seq = lens[k];
+        }
+    }
+    printf("\n  seq 2048..8192: pick seq %d %.0f tokens/s (best alone: seq %d %.0f)\n",
+           all.layout.seq_len, all.result.tokens_per_s, best_seq, best);
+    CU_ASSERT_EQUAL(all.layout.seq_len, best_seq);
+    CU_ASSERT_DOUBLE_EQUAL(all.result.tokens_per_s, best, 1e-6 * best);
+    CU_ASSERT_EQUAL(all.layout.global_batch * all.layout.seq_len, 4194304);
+    prof_free(&p);
+}
+
 /* Two runs of plan --json, with one thread and with two, agree byte for
  * byte apart from the elapsed time. */
 static void test_threads_same_json(void)
@@ -962,7 +1023,7 @@ static void test_recompute_modules_searched(void)
 }
 
 TEST_SUITE(suite_plan, "plan", TEST(test_framework_spaces), TEST(test_constraints),
-           TEST(test_meta_405b), TEST(test_bridge_405b_recipe), TEST(test_published_ranks), TEST(test_published_choices), TEST(test_precision_searched), TEST(test_threads_same_json), TEST(test_ladder_properties),
+           TEST(test_meta_405b), TEST(test_bridge_405b_recipe), TEST(test_published_ranks), TEST(test_published_choices), TEST(test_precision_searched), TEST(test_seq_len_range), TEST(test_threads_same_json), TEST(test_ladder_properties),
            TEST(test_impossible_requests), TEST(test_search_consistent), TEST(test_default_tokens),
            TEST(test_rung_prices), TEST(test_block_recompute), TEST(test_bound_holds),
            TEST(test_recompute_modules_searched));
