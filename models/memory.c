@@ -488,11 +488,28 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
     out->total_bytes = allocated + buffers;
 }
 
+/* Whether pipeline stage s needs no more memory than stage s - 1: neither
+ * holds the embedding or the head, both hold the same blocks (layers, MoE
+ * layers, rebuilt layers: the same parameters and activations a
+ * micro-batch) and s holds no more micro-batches in flight. */
+static bool no_more_than_previous(const model_t *m, const layout_t *l, int s)
+{
+    int head = layout_head_rank(l);
+    if (s < 2 || s == head || s - 1 == head)
+        return false;
+    return layout_stage_layers(l, m, s) == layout_stage_layers(l, m, s - 1) &&
+           stage_moe_layers(l, m, s) == stage_moe_layers(l, m, s - 1) &&
+           layout_stage_recomputed(l, m, s) == layout_stage_recomputed(l, m, s - 1) &&
+           layout_inflight_microbatches(l, s) <= layout_inflight_microbatches(l, s - 1);
+}
+
 void model_memory_peak(const model_t *m, const layout_t *l,
                        const memory_opts_t *opts, model_memory_t *out)
 {
     model_memory_stage(m, l, 0, opts, out);
     for (int s = 1; s < l->pp; s++) {
+        if (no_more_than_previous(m, l, s))
+            continue; /* its peak cannot be the largest first */
         model_memory_t cur;
         model_memory_stage(m, l, s, opts, &cur);
         if (cur.total_bytes > out->total_bytes)

@@ -713,7 +713,9 @@ static void enum_shapes(enum_ctx_t *e, int fi, int seq, int tp_hi, int cp_hi, bo
 /* ------------------------------------------------------------ ranking */
 
 /* Tokens per second no step can beat: every stage computes its layers for
- * every micro-batch, so the busiest stage's compute bounds the step. Under
+ * every micro-batch, so the busiest stage's compute bounds the step; the
+ * slowest GPU's lateness (the straggler term, a share of the stage's
+ * compute) comes on top. Under
  * the one-direction schedules (GPipe, 1F1B, interleaved) of a dense model,
  * a stage also waits for the first micro-batch's forward through the
  * virtual stages before it, and the step waits for the last backward to
@@ -737,17 +739,21 @@ double plan_tps_bound(const sim_input_t *in, const step_costs_t *c)
     double c_full = c->fwd.compute + c->bwd.compute + c->bwd.recompute;
     double c_keep = c->fwd.compute + c->bwd.compute;
     bool chained = l->pp > 1 && l->schedule != SCHEDULE_DUALPIPEV && !model_is_moe(m);
+    /* the step waits for the slowest GPU: a stage ends its compute late by
+     * this share of it (sim_run_step's straggler term) */
+    double k_straggle = c->straggler_cv * c->straggler_sigma_max;
     double step = 0, chain = 0; /* compute of the virtual stages before stage s's first */
     for (int s = 0; s < l->pp; s++) {
         int layers = layout_stage_layers(l, m, s), rebuilt = layout_stage_recomputed(l, m, s);
         double work = l->grad_accum * (rebuilt * full + (layers - rebuilt) * keep);
-        if (work > step)
-            step = work;
+        double mine = l->grad_accum * (rebuilt * c_full + (layers - rebuilt) * c_keep);
+        double late = k_straggle * mine;
+        if (work + late > step)
+            step = work + late;
         if (!chained)
             continue;
-        double mine = l->grad_accum * (rebuilt * c_full + (layers - rebuilt) * c_keep);
-        if (mine + chain > step)
-            step = mine + chain;
+        if (mine + chain + late > step)
+            step = mine + chain + late;
         int vs = layout_vstage(l, s, 0);
         int n = layout_chunk_layers(l, m, vs), r = layout_chunk_recomputed(l, m, vs);
         chain += r * c_full + (n - r) * c_keep;
