@@ -490,6 +490,21 @@ static void test_bridge_405b_recipe(void)
     prof_free(&p);
 }
 
+/* The cluster, default profile and search space of a replayed published
+ * row: its framework, sequence, global batch and precision. */
+static void row_space(const pub_row_t *v, cluster_t *c, profile_t *p, plan_space_t *s)
+{
+    err_t e;
+    cluster_spec_t spec = {.cluster = v->cluster, .n_gpus = v->gpus};
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&spec, c, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(prof_load_default(c->gpu.name, p, &e), 0);
+    plan_space_default(s);
+    s->framework = v->framework;
+    s->seq_len = v->sim_layout.seq_len;
+    s->global_batch_min = s->global_batch_max = v->sim_layout.global_batch;
+    s->precision = v->sim_layout.precision;
+}
+
 /* Published layouts ranked among every layout their framework runs at that
  * scale with the same recompute method (the rank counts every candidate
  * that fits, simulating those the bound cannot rule out). The teams tuned
@@ -507,17 +522,10 @@ static void test_published_ranks(void)
         pub_row_t *v = &rows[i];
         if (v->skipped || strcmp(v->group, "megatron-2021") != 0 || strcmp(v->row_id, "T011") >= 0)
             continue;
-        cluster_spec_t spec = {.cluster = v->cluster, .n_gpus = v->gpus};
         cluster_t c;
         profile_t p;
-        CU_ASSERT_EQUAL_FATAL(cluster_resolve(&spec, &c, &e), 0);
-        CU_ASSERT_EQUAL_FATAL(prof_load_default(c.gpu.name, &p, &e), 0);
         plan_space_t s;
-        plan_space_default(&s);
-        s.framework = v->framework;
-        s.seq_len = v->sim_layout.seq_len;
-        s.global_batch_min = s.global_batch_max = v->sim_layout.global_batch;
-        s.precision = v->sim_layout.precision;
+        row_space(v, &c, &p, &s);
         /* SC21 checkpointed activations in every run as a method, not as a
          * choice of layout: rank among layouts that do the same */
         s.recompute_mask = 1u << v->sim_layout.recompute;
@@ -597,17 +605,10 @@ static int published_choices(const char *csv, int agree[2])
             if (rows[members[a]].published_tps_gpu > rows[chosen].published_tps_gpu)
                 chosen = members[a];
         const pub_row_t *v = &rows[chosen];
-        cluster_spec_t spec = {.cluster = v->cluster, .n_gpus = v->gpus};
         cluster_t c;
         profile_t p;
-        CU_ASSERT_EQUAL_FATAL(cluster_resolve(&spec, &c, &e), 0);
-        CU_ASSERT_EQUAL_FATAL(prof_load_default(c.gpu.name, &p, &e), 0);
         plan_space_t s;
-        plan_space_default(&s);
-        s.framework = v->framework;
-        s.seq_len = v->sim_layout.seq_len;
-        s.global_batch_min = s.global_batch_max = v->sim_layout.global_batch;
-        s.precision = v->sim_layout.precision;
+        row_space(v, &c, &p, &s);
         /* the whole space: each published layout's rank */
         int rank[8];
         long of = 0;
