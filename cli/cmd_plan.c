@@ -428,6 +428,33 @@ static int print_frameworks(const rung_t *r, bool with_seq)
     return ERR_OK;
 }
 
+/* Why a rung scales above 100%: the smaller rung it is measured against
+ * ran slower per GPU, which the user can check in that rung's row (its
+ * recompute, or more model parallelism, needed to fit). The first such
+ * rung is named. */
+static void explain_superlinear(const ladder_t *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        const rung_t *r = &l->rung[i];
+        if (!r->feasible || r->scaling_efficiency <= 1.005)
+            continue;
+        const rung_t *b = NULL;
+        for (int k = 0; k < i; k++)
+            if (l->rung[k].feasible && l->rung[k].gpus == r->scaling_base)
+                b = &l->rung[k];
+        if (!b)
+            return;
+        bool rc = b->layout.recompute != RECOMPUTE_NONE &&
+                  (r->layout.recompute == RECOMPUTE_NONE ||
+                   b->layout.recompute_layers > r->layout.recompute_layers);
+        printf("; %d GPUs reads %.0f%%: the %d-GPU rung %s", r->gpus,
+               100 * r->scaling_efficiency, b->gpus,
+               rc ? "fits only by recomputing activations, which the larger one needs less"
+                  : "fits only with a layout slower per GPU");
+        return;
+    }
+}
+
 static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
 {
     const ladder_t *l = &p->ladder;
@@ -500,7 +527,9 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
     printf("  * recommended");
     if (l->stops_paying_at >= 0)
         printf("   ! a doubling here adds less than %.0f%% of linear speed", 100 * in->min_marginal);
-    printf("\n  scaling: per-GPU throughput against the best per-GPU throughput at a smaller rung\n\n");
+    printf("\n  scaling: per-GPU throughput against the best per-GPU throughput at a smaller rung");
+    explain_superlinear(l);
+    printf("\n\n");
     printf("%s\n", p->recommendation);
     if (l->best >= 0 && l->rung[l->best].n_frameworks > 1 &&
         print_frameworks(&l->rung[l->best], with_seq) != ERR_OK)
