@@ -356,6 +356,20 @@ static void test_nemo_round_trip(void)
     CU_ASSERT_EQUAL_FATAL(launch_read_nemo(text, "emitted", &m, &back, &e), 0);
     CU_ASSERT_EQUAL_FATAL(layout_finalize(&back, &m, 16384, &e), 0);
     same_layout(&u, &back);
+    /* one layer a chunk: the embedding and the loss alone on theirs */
+    layout_t one = u;
+    one.vpp = 8;
+    one.first_stage_layers = one.last_stage_layers = LAYOUT_STAGE_EMPTY;
+    one.grad_accum = 0;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&one, &m, 16384, &e), 0);
+    char *t1 = written(LAUNCH_NEMO, &m, &one, "megatron-bridge-26.04");
+    CU_ASSERT_PTR_NOT_NULL(strstr(t1, "model.account_for_embedding_in_pipeline_split=true\n"));
+    layout_defaults(&back);
+    CU_ASSERT_EQUAL_FATAL(launch_read_nemo(t1, "emitted", &m, &back, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&back, &m, 16384, &e), 0);
+    same_layout(&one, &back);
+    CU_ASSERT_EQUAL(back.first_stage_layers, LAYOUT_STAGE_EMPTY);
+    free(t1);
     /* Megatron-FSDP under Bridge: the checkpoint format it asserts, a key
      * of Bridge's CheckpointConfig */
     layout_t fsdp = u;
