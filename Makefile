@@ -15,8 +15,8 @@
 #   make bench      speed of the simulator and planner, whole-process start-up
 #   make validate   the simulator against published runs (validate-more,
 #                   validate-dgxc, validate-mpt, validate-mds, validate-meta,
-#                   validate-megascale, validate-nemotron, validate-bigscience: the
-#                   out-of-sample sets)
+#                   validate-megascale, validate-nemotron, validate-bigscience,
+#                   validate-mcoremoe: the out-of-sample sets)
 #   make gpu-test   tests that need an NVIDIA GPU
 #   make gpu-bundle one folder, gpu-bundle/, to copy to a GPU machine and run
 #                   (sh gpu-bundle/run.sh OUT_DIR); built in build-gpu/
@@ -354,7 +354,7 @@ validate: $(BIN)
 #   megascale   Megatron-LM's 175B runs on 256-12,288 A100s (MegaScale's baseline)
 #   nemotron    80 DGX Cloud runs of Nemotron-4 15B/340B
 #   bigscience  184 BigScience runs and tuning experiments (2021-2022)
-VALIDATION_SETS := more dgxc mpt mds meta megascale nemotron bigscience
+VALIDATION_SETS := more dgxc mpt mds meta megascale nemotron bigscience mcoremoe
 .PHONY: $(addprefix validate-,$(VALIDATION_SETS))
 
 $(addprefix validate-,$(VALIDATION_SETS)): validate-%: $(BIN)

@@ -684,6 +684,38 @@ static void test_megascale_runs(void)
     free(rows);
 }
 
+/* tests/fixtures/validation/mcoremoe/runs.csv: Megatron-Core MoE's tuned
+ * DeepSeek-V3 and Qwen3-235B runs on GB300, GB200 and H100 (arXiv:2603.07685
+ * Table 11 and Table 20, SOURCES.md), gathered after every constant was
+ * set. Every row replays with expert parallelism and its precision; the
+ * median stays within 10% and every row within 45% (today 8.3%, worst
+ * +39.5%: DeepSeek-V3 on 1,024 H100s); every pair of one model on one GPU
+ * count is ordered as published. */
+static void test_mcoremoe_runs(void)
+{
+    pub_row_t *rows;
+    const int n = 9;
+    double med, p90;
+    int k;
+    err_t e;
+    replay_summary("validation/mcoremoe/runs.csv", n, 0, NULL, &rows, &med, &p90, &k);
+    printf("\n  mcoremoe: median %.1f%%, p90 %.1f%% over %d rows\n", 100 * med, 100 * p90, k);
+    for (int i = 0; i < n; i++) {
+        CU_ASSERT_TRUE(rows[i].sim_layout.ep > 1);
+        CU_ASSERT_TRUE(fabs(rows[i].error) <= 0.45);
+    }
+    CU_ASSERT_EQUAL(rows[0].sim_layout.precision, PRECISION_MXFP8);
+    CU_ASSERT_EQUAL(rows[2].sim_layout.precision, PRECISION_BF16);
+    CU_ASSERT_EQUAL(rows[3].sim_layout.precision, PRECISION_FP8_BLOCK);
+    CU_ASSERT_EQUAL(rows[8].sim_layout.seq_len, 131072);
+    CU_ASSERT_TRUE(med <= 0.10);
+    int pairs = 0, misordered = 0;
+    CU_ASSERT_EQUAL_FATAL(pub_ordering(rows, n, 0.03, &pairs, &misordered, NULL, &e), 0);
+    CU_ASSERT_TRUE(pairs >= 5);
+    CU_ASSERT_EQUAL(misordered, 0);
+    free(rows);
+}
+
 /* tests/fixtures/validation/nemotron/runs.csv: NVIDIA's DGX Cloud recipes for
  * Nemotron-4 15B and 340B on 16-2,048 H100s, bf16 and fp8, at four
  * releases (SOURCES.md), gathered after every constant was set. Every row
@@ -852,5 +884,5 @@ TEST_SUITE(suite_validation, "validation", TEST(test_published_runs), TEST(test_
            TEST(test_column_spellings), TEST(test_model_blocks),
            TEST(test_framework_pipeline_split), TEST(test_notes_tp_overlap),
            TEST(test_bad_csv), TEST(test_versions_and_moe_columns),
-           TEST(test_more_runs), TEST(test_dgxc_runs), TEST(test_mds_runs), TEST(test_meta_runs), TEST(test_megascale_runs), TEST(test_nemotron_runs), TEST(test_bigscience_runs), TEST(test_mpt_runs),
+           TEST(test_more_runs), TEST(test_dgxc_runs), TEST(test_mds_runs), TEST(test_meta_runs), TEST(test_megascale_runs), TEST(test_mcoremoe_runs), TEST(test_nemotron_runs), TEST(test_bigscience_runs), TEST(test_mpt_runs),
            TEST(test_fit_sustained));
