@@ -548,10 +548,12 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
                 table_add_rowf(x, "%s\t%d\t%s\t\t\t\t", w[i].change, w[i].gpus, w[i].why_not);
                 continue;
             }
-            table_add_rowf(x, "%s\t%d\t%s\t%.1f\t%s\t%.1f%%\t%+.1f days, %s", w[i].change,
+            /* signed like the days: "+$855" costs more than the plan */
+            table_add_rowf(x, "%s\t%d\t%s\t%.1f\t%s\t%.1f%%\t%+.1f days, %s%s", w[i].change,
                            w[i].gpus, w[i].layout, w[i].days_p50,
                            units_fmt_usd(w[i].cost_usd, a, sizeof a), 100 * w[i].mfu,
                            w[i].days_p50 - best->days_p50,
+                           w[i].cost_usd - best->cost_usd >= 0 ? "+" : "",
                            units_fmt_usd(w[i].cost_usd - best->cost_usd, b, sizeof b));
         }
         printf("\n");
