@@ -19,6 +19,7 @@ void memory_opts_default(memory_opts_t *o)
     /* ZeRO-3 reshards each stage per micro-batch */
     o->pp_gathered_grad_bytes = 0;
     o->kv_repeated = false;
+    o->moe_probs_in_act = false;
     /* two blocks gathered whole (FSDP's unit and its prefetch) */
     o->zero3_max_live_params = 0;
 }
@@ -44,8 +45,8 @@ enum { MAX_TERMS = 24 };
  * split over ETP, their outputs before the weighted combine, and the shared
  * experts' intermediates split over TP. Sizes as Megatron-Core's MoE layer
  * keeps them for backward. */
-static void moe_terms(const model_t *m, const layout_t *l, double sb, double e, act_term_t *t,
-                      int *n)
+static void moe_terms(const model_t *m, const layout_t *l, double sb, double e, bool probs_in_act,
+                      act_term_t *t, int *n)
 {
     const model_moe_t *x = &m->moe;
     double h = m->hidden, k = x->top_k, fe = x->expert_ffn, fs = x->shared_ffn;
@@ -59,7 +60,13 @@ static void moe_terms(const model_t *m, const layout_t *l, double sb, double e, 
     t[(*n)++] = (act_term_t){sb * k * fe * (gated ? 2 : 1) * etp_ratio, e, true, MOE, false};
     t[(*n)++] = (act_term_t){sb * k * fe * etp_ratio, e, true, MOE | LAYOUT_RC_MOE_ACT,
                              false};                                     /* activation output */
-    t[(*n)++] = (act_term_t){sb * k * h, e, false, MOE, false};          /* expert outputs */
+    /* the expert outputs before the weighted combine, kept for the
+     * probabilities' gradient where the combine applies them; Megatron-Core
+     * 0.13 on weights the activation instead (experts.py
+     * activation_func_with_probs: "memory-efficient permutation", arXiv:
+     * 2603.07685 sec. 4.1.2), whose saved input already serves */
+    if (!probs_in_act)
+        t[(*n)++] = (act_term_t){sb * k * h, e, false, MOE, false};
     if (fs > 0) {
         t[(*n)++] = (act_term_t){sb * fs * (gated ? 2 : 1), e, true, SH, false};
         t[(*n)++] = (act_term_t){sb * fs, e, true, SH, false};
@@ -71,8 +78,10 @@ static void moe_terms(const model_t *m, const layout_t *l, double sb, double e, 
  * TP (norm inputs, linear inputs, dropout masks) + 24sbh inside the TP
  * region (Q, K, V, projection input, MLP intermediates) + 5as^2b for the
  * materialized attention (softmax output, its dropout mask and output). */
-static int layer_terms(const model_t *m, const layout_t *l, bool moe, bool kv_rep, act_term_t *t)
+static int layer_terms(const model_t *m, const layout_t *l, bool moe, const memory_opts_t *o,
+                       act_term_t *t)
 {
+    bool kv_rep = o->kv_repeated;
     double e = layout_weight_bytes(l->precision); /* activations dtype */
     double s = (double)l->seq_len / l->cp, b = l->micro_batch;
     double h = m->hidden, f = m->ffn, a = m->n_heads;
@@ -114,7 +123,7 @@ static int layer_terms(const model_t *m, const layout_t *l, bool moe, bool kv_re
     t[n++] = (act_term_t){sb * h, e, false, moe ? LAYOUT_RC_LAYERNORM : 0,
                           true}; /* first MLP GEMM input */
     if (moe) {
-        moe_terms(m, l, sb, e, t, &n);
+        moe_terms(m, l, sb, e, o->moe_probs_in_act, t, &n);
     } else if (m->mlp == MODEL_MLP_SWIGLU) {
         TERM(sb * f * 2, e, true, LAYOUT_RC_MLP); /* gate and up outputs */
         TERM(sb * f, e, true, LAYOUT_RC_MLP);     /* silu(gate) * up: second GEMM input */
@@ -130,11 +139,11 @@ static int layer_terms(const model_t *m, const layout_t *l, bool moe, bool kv_re
 
 /* Bytes of one block's tensors on one GPU, skipping those the selective
  * recompute modules in `rebuilt` (LAYOUT_RC_*) drop. */
-static double sum_terms(const model_t *m, const layout_t *l, bool moe, bool kv_rep,
+static double sum_terms(const model_t *m, const layout_t *l, bool moe, const memory_opts_t *o,
                         unsigned rebuilt)
 {
     act_term_t t[MAX_TERMS];
-    int n = layer_terms(m, l, moe, kv_rep, t);
+    int n = layer_terms(m, l, moe, o, t);
     double total = 0;
     for (int i = 0; i < n; i++) {
         if (t[i].rc & rebuilt)
@@ -158,9 +167,9 @@ static double sum_terms(const model_t *m, const layout_t *l, bool moe, bool kv_r
     return total;
 }
 
-/* One block's activations; moe picks the MoE block's MLP tensors, kv_rep
- * keeps K and V at the query width (memory_opts_t.kv_repeated). */
-static double layer_bytes(const model_t *m, const layout_t *l, bool moe, bool kv_rep)
+/* One block's activations; moe picks the MoE block's MLP tensors; o says
+ * what the framework keeps (K and V at the query width, the expert outputs). */
+static double layer_bytes(const model_t *m, const layout_t *l, bool moe, const memory_opts_t *o)
 {
     switch (l->recompute) {
     case RECOMPUTE_FULL: {
@@ -170,7 +179,7 @@ static double layer_bytes(const model_t *m, const layout_t *l, bool moe, bool kv
         return l->sequence_parallel ? bytes / l->tp : bytes;
     }
     case RECOMPUTE_SELECTIVE:
-        return sum_terms(m, l, moe, kv_rep, layout_rc_modules(l));
+        return sum_terms(m, l, moe, o, layout_rc_modules(l));
     case RECOMPUTE_OPS: {
         /* torchtitan's op-level policy keeps the block input, the outputs of
          * the matmuls it does not recompute (wq, wv, w1, w2) and the
@@ -183,19 +192,18 @@ static double layer_bytes(const model_t *m, const layout_t *l, bool moe, bool kv
         return (l->sequence_parallel ? rep / l->tp : rep) + split / l->tp;
     }
     default:
-        return sum_terms(m, l, moe, kv_rep, 0);
+        return sum_terms(m, l, moe, o, 0);
     }
 }
 
 /* The activations of `layers` blocks, moe of them mixture-of-experts
  * blocks, one micro-batch. */
 static double blocks_bytes(const model_t *m, const layout_t *l, int layers, int moe,
-                           bool kv_rep)
+                           const memory_opts_t *o)
 {
     if (!model_is_moe(m))
-        return layers * layer_bytes(m, l, false, kv_rep);
-    return (layers - moe) * layer_bytes(m, l, false, kv_rep) +
-           moe * layer_bytes(m, l, true, kv_rep);
+        return layers * layer_bytes(m, l, false, o);
+    return (layers - moe) * layer_bytes(m, l, false, o) + moe * layer_bytes(m, l, true, o);
 }
 
 /* Every block a mixture-of-experts block (the block a layer is priced as). */
@@ -206,7 +214,9 @@ static bool all_moe(const model_t *m)
 
 double model_layer_activation_bytes(const model_t *m, const layout_t *l)
 {
-    return layer_bytes(m, l, all_moe(m), false);
+    memory_opts_t o;
+    memory_opts_default(&o);
+    return layer_bytes(m, l, all_moe(m), &o);
 }
 
 /* Parameters of the largest transformer block held by one GPU of its
@@ -428,13 +438,12 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
         optim += o_e;
     }
 
-    bool kv_rep = opts->kv_repeated;
-    double per_layer = layer_bytes(m, l, all_moe(m), kv_rep);
+    double per_layer = layer_bytes(m, l, all_moe(m), opts);
     double inflight = layout_inflight_microbatches(l, stage);
     out->layer_activation_bytes = per_layer;
     out->inflight_microbatches = inflight;
     int moe = stage_moe_layers(l, m, stage);
-    double act = inflight * blocks_bytes(m, l, out->layers, moe, kv_rep);
+    double act = inflight * blocks_bytes(m, l, out->layers, moe, opts);
     int rebuilt = layout_stage_recomputed(l, m, stage);
     if (l->recompute == RECOMPUTE_FULL && rebuilt < out->layers) {
         /* partial recompute: the layers past each virtual stage's first
@@ -443,8 +452,8 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
         layout_t keep = *l;
         keep.recompute = RECOMPUTE_NONE;
         double share = (double)rebuilt / out->layers;
-        act = inflight * (share * blocks_bytes(m, l, out->layers, moe, kv_rep) +
-                          (1 - share) * blocks_bytes(m, &keep, out->layers, moe, kv_rep));
+        act = inflight * (share * blocks_bytes(m, l, out->layers, moe, opts) +
+                          (1 - share) * blocks_bytes(m, &keep, out->layers, moe, opts));
     }
     double blocks_act = act; /* the blocks' share, before the edges' */
     double logit_bytes =
@@ -455,7 +464,7 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
          * are alive on top of the checkpoints. */
         layout_t no_rc = *l;
         no_rc.recompute = RECOMPUTE_NONE;
-        act += layer_bytes(m, &no_rc, moe > 0, kv_rep);
+        act += layer_bytes(m, &no_rc, moe > 0, opts);
     }
 
     if (l->offload)

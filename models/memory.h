@@ -53,6 +53,10 @@ typedef struct {
     bool kv_repeated;      /* attention saves K and V repeated to every query
                               head (sim_options_t.kv_repeated): kept at the
                               query width where a block keeps them */
+    bool moe_probs_in_act; /* the router's probabilities weight the expert
+                              activation, not the expert outputs (Megatron-Core
+                              0.13 on, moe_opts_t.probs_in_act): the outputs
+                              before the combine are not kept */
 } memory_opts_t;
 
 typedef struct {

@@ -113,6 +113,9 @@ typedef struct {
     bool pair_overlap_no_recompute; /* DualPipeV's paired passes hide each
                                        other's all-to-alls only without
                                        activation recompute */
+    bool probs_in_act;    /* the router's probabilities weight the expert
+                             activation (Megatron-Core 0.13 on), so the expert
+                             outputs are not kept for their gradient */
 } moe_opts_t;
 
 typedef struct {

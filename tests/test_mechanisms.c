@@ -910,6 +910,46 @@ static void test_kv_repeated_memory(void)
 
 static void moe_layout(priced_t *p, int ep, int gb);
 
+/* Megatron-Core from 0.13.0 weights the expert activation by the router's
+ * probabilities (experts.py activation_func_with_probs) where earlier
+ * releases weighted the expert outputs in the combine and kept them for the
+ * probabilities' gradient: Mixtral 8x7B at EP 8 without recompute keeps
+ * top_k x hidden fewer elements a token in each MoE block under the
+ * presets of Megatron-Core 0.13 on (megatron-core, Megatron-Bridge) than
+ * under NeMo 25.04's Megatron-Core 0.12. */
+static void test_moe_probs_in_activation(void)
+{
+    priced_t p;
+    CU_ASSERT_EQUAL_FATAL(begin(&p, "mixtral-8x7b", "h100-sxm", 8, "megatron-core"), 0);
+    moe_layout(&p, 8, 8);
+    p.s.layout.recompute = RECOMPUTE_NONE;
+    CU_ASSERT_EQUAL_FATAL(price(&p), 0);
+    CU_ASSERT_TRUE(p.s.opt.moe.probs_in_act);
+    memory_opts_t mo;
+    sim_memory_opts(&p.s.profile, &p.s.opt, &mo);
+    CU_ASSERT_TRUE(mo.moe_probs_in_act);
+    model_memory_t in_act, in_combine;
+    model_memory_stage(&p.s.model, &p.s.layout, 0, &mo, &in_act);
+    mo.moe_probs_in_act = false;
+    model_memory_stage(&p.s.model, &p.s.layout, 0, &mo, &in_combine);
+    double kept = p.s.model.n_layers * 4096.0 * p.s.model.moe.top_k * p.s.model.hidden * 2;
+    CHECK_REL(in_combine.activations_bytes - in_act.activations_bytes, kept, 1e-9);
+    scenario_free(&p.s);
+    static const char *const older[] = {"nemo-25.04", "nemo-25.02"};
+    static const char *const newer[] = {"megatron-bridge-25.09", "megatron-bridge-25.11",
+                                        "megatron-bridge-26.04"};
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_EQUAL_FATAL(begin(&p, "mixtral-8x7b", "h100-sxm", 8, older[i]), 0);
+        CU_ASSERT_FALSE(p.s.opt.moe.probs_in_act);
+        scenario_free(&p.s);
+    }
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL_FATAL(begin(&p, "mixtral-8x7b", "h100-sxm", 8, newer[i]), 0);
+        CU_ASSERT_TRUE(p.s.opt.moe.probs_in_act);
+        scenario_free(&p.s);
+    }
+}
+
 /* Llama 3 8B at TP 2 with SP or Mixtral 8x7B at EP 8 on 8 H100s under
  * Megatron-Core, selective recompute of the given modules (0: the default),
  * priced, with the stage's memory under the preset's options. */
@@ -1824,7 +1864,7 @@ TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TE
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
            TEST(test_attention_by_sequence), TEST(test_precision_recipes), TEST(test_head_in_bf16),
            TEST(test_fp8_tp_gather), TEST(test_async_tp_reduce_pass),
-           TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_blocks), TEST(test_cp_exchange), TEST(test_kv_repeated_memory), TEST(test_recompute_modules), TEST(test_fp8_norm_cast),
+           TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_blocks), TEST(test_cp_exchange), TEST(test_kv_repeated_memory), TEST(test_moe_probs_in_activation), TEST(test_recompute_modules), TEST(test_fp8_norm_cast),
            TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts),
            TEST(test_ddp_all_reduce), TEST(test_dp_reduce_after_schedule), TEST(test_fsdp_pipeline_reduce), TEST(test_pipeline_wait_is_bubble), TEST(test_bf16_optimizer_all_reduce), TEST(test_deepspeed_pipeline_engine),
            TEST(test_zero3_live_parameters));
