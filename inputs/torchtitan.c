@@ -800,15 +800,17 @@ static void other_notes(tt_t *x)
 }
 
 /* The generation whose keys the file uses: [training] batch_size until
- * June 2025, local_batch_size after; expert parallelism, DualPipeV and the
- * first/last_stage_less_layers weights came after June 2025 (torchtitan
- * job_config.py at c08fa570a, not at 820504e). */
+ * June 2025, local_batch_size after; expert parallelism, DualPipeV, the
+ * first/last_stage_less_layers weights and the [compile] section (compile
+ * had been a [training] key) came after June 2025 (torchtitan job_config.py
+ * at c08fa570a, not at 820504e). */
 static tt_gen_t file_generation(toml_doc_t *doc)
 {
     if (toml_find(doc, "training.batch_size"))
         return TT_GEN_2024_12;
     const toml_entry_t *sched = toml_find(doc, "parallelism.pipeline_parallel_schedule");
-    if (toml_find(doc, "parallelism.expert_parallel_degree") ||
+    if (toml_find(doc, "parallelism.expert_parallel_degree") || toml_find(doc, "compile.enable") ||
+        toml_find(doc, "compile.components") ||
         toml_find(doc, "parallelism.pipeline_parallel_first_stage_less_layers") ||
         toml_find(doc, "parallelism.pipeline_parallel_last_stage_less_layers") ||
         (sched && sched->v.type == TOML_STRING && strcmp(sched->v.str, "DualPipeV") == 0))

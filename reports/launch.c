@@ -451,10 +451,10 @@ static void tt_checkpointing(FILE *f, const layout_t *l)
  * output head counted as layers; torchtitan distributed/pipeline_parallel.py
  * _get_pipeline_metadata), which here are the middle stages' layers and
  * the first and last stages' shortfall. */
-static int write_torchtitan_stages(const model_t *m, const layout_t *l, FILE *f, err_t *err)
+static int write_torchtitan_stages(const model_t *m, const layout_t *l, bool late_2025, FILE *f,
+                                   err_t *err)
 {
     int V = l->pp * l->vpp;
-    bool late_2025 = l->ep > 1 || l->schedule == SCHEDULE_DUALPIPEV;
     if (late_2025) {
         int first = layout_chunk_layers(l, m, 0), last = layout_chunk_layers(l, m, V - 1);
         int middle = V > 2 ? layout_chunk_layers(l, m, 1) : first > last ? first : last;
@@ -486,8 +486,11 @@ static int write_torchtitan_stages(const model_t *m, const layout_t *l, FILE *f,
     return ERR_OK;
 }
 
+/* late_2025: the job config of torchtitan of late 2025 (the torchtitan-2025-12
+ * preset, and whatever runs expert parallelism or DualPipeV), else that of
+ * mid 2025. */
 static int write_torchtitan(const model_t *m, const layout_t *l, const sim_options_t *o,
-                            FILE *f, err_t *err)
+                            bool late_2025, FILE *f, err_t *err)
 {
     if (l->recompute_layers > 0)
         return err_setf(err, ERR_INPUT, NULL, "--emit",
@@ -536,7 +539,7 @@ static int write_torchtitan(const model_t *m, const layout_t *l, const sim_optio
                                                                 : "1F1B";
         fprintf(f, "pipeline_parallel_schedule = \"%s\"\n", sched);
         fprintf(f, "pipeline_parallel_microbatch_size = %d\n", l->micro_batch);
-        int rc = write_torchtitan_stages(m, l, f, err);
+        int rc = write_torchtitan_stages(m, l, late_2025, f, err);
         if (rc)
             return rc;
     }
@@ -559,10 +562,8 @@ static int write_torchtitan(const model_t *m, const layout_t *l, const sim_optio
     fprintf(f, "mixed_precision_reduce = \"%s\"\n", o->reduce_bytes == 2 ? "bfloat16" : "float32");
     bool compiled = o->eager_norm <= 1 && o->eager_rope <= 1 && o->eager_act <= 1 &&
                     l->schedule != SCHEDULE_DUALPIPEV;
-    /* expert parallelism and DualPipeV need a torchtitan of late 2025,
-     * whose job config moved compile to its own [compile] section
+    /* torchtitan of late 2025 moved compile to its own [compile] section
      * (torchtitan c08fa570a torchtitan/config/job_config.py) */
-    bool late_2025 = l->ep > 1 || l->schedule == SCHEDULE_DUALPIPEV;
     if (!late_2025)
         fprintf(f, "compile = %s\n", compiled ? "true" : "false");
     tt_checkpointing(f, l);
@@ -662,9 +663,13 @@ int launch_write_for(launch_kind_t k, const char *framework, const model_t *m, c
     case LAUNCH_DEEPSPEED:
         rc = write_deepspeed(m, l, o, out, err);
         break;
-    case LAUNCH_TORCHTITAN:
-        rc = write_torchtitan(m, l, o, out, err);
+    case LAUNCH_TORCHTITAN: {
+        /* expert parallelism and DualPipeV need a torchtitan of late 2025 */
+        bool late = (framework && strcmp(framework, "torchtitan-2025-12") == 0) || l->ep > 1 ||
+                    l->schedule == SCHEDULE_DUALPIPEV;
+        rc = write_torchtitan(m, l, o, late, out, err);
         break;
+    }
     default:
         return err_set(err, ERR_RUNTIME, "unknown launch format");
     }

@@ -783,9 +783,15 @@ static void test_torchtitan_embedding_alone_round_trip(void)
     l.seq_len = 8192;
     CU_ASSERT_EQUAL_FATAL(layout_finalize(&l, &m, 16384, &e), 0);
     static const char *const fws[] = {"torchtitan-2025-06", "torchtitan-2025-12"};
+    static const char *const key_files[] = {"launch/torchtitan_keys.txt",
+                                            "launch/torchtitan_2025_12_keys.txt"};
     for (int k = 0; k < 2; k++) {
         char *text = written(LAUNCH_TORCHTITAN, &m, &l, fws[k]);
         CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        char *keys = slurp(fixture(key_files[k])); /* the job config's own fields */
+        CU_ASSERT_PTR_NOT_NULL_FATAL(keys);
+        check_toml_keys(text, keys);
+        free(keys);
         CU_ASSERT_PTR_NOT_NULL(strstr(text, "pipeline_parallel_layers_per_stage = 1\n"));
         CU_ASSERT_PTR_NULL(strstr(text, "split_points"));
         CU_ASSERT_PTR_NOT_NULL(strstr(text, "fsdp_reshard_after_forward = \"never\"\n"));
