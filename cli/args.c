@@ -840,6 +840,7 @@ typedef struct {
     bool have_mg;
     torchtitan_t tt;
     bool have_tt;
+    char planned_for[FW_NAME_MAX]; /* the preset a scaleplan export names */
 } cli_inputs_t;
 
 static void inputs_free(cli_inputs_t *in)
@@ -884,6 +885,8 @@ static int read_inputs(const cli_args_t *a, int n_gpus, cli_inputs_t *in, err_t 
     in->have_mg = true;
     int rc = megatron_args_read(file ? data : text, file ? len : strlen(text),
                                 file ? file : "--megatron-args", &in->mg, err);
+    if (!rc)
+        launch_planned_for(file ? data : text, in->planned_for, sizeof in->planned_for);
     free(data);
     return rc;
 }
@@ -915,6 +918,7 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     if (ov) {
         if ((rc = fileio_read_all(ov, &ov_data, NULL, err)))
             goto out;
+        launch_planned_for(ov_data, in.planned_for, sizeof in.planned_for);
         if (launch_nemo_recipe(ov_data, recipe_name, sizeof recipe_name))
             launch_nemo_recipe_parts(recipe_name, &recipe);
         launch_nemo_perf_run(ov_data, &recipe);
@@ -932,10 +936,16 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     }
     /* Without --framework, the inputs name the framework that runs them. */
     const char *fw_assumed = NULL;
+    fw_preset_t planned;
+    err_t no_preset;
+    /* a scaleplan export names the preset it was planned for */
+    bool from_plan = in.planned_for[0] && fw_load(in.planned_for, &planned, &no_preset) == ERR_OK;
     if (!spec.framework && in.have_tt)
         fw_assumed = in.tt.framework;
     else if (!spec.framework && cli_get(a, "--deepspeed"))
         fw_assumed = "deepspeed";
+    else if (!spec.framework && from_plan)
+        fw_assumed = in.planned_for;
     else if (!spec.framework && cli_get(a, "--bridge-overrides"))
         fw_assumed = launch_framework(LAUNCH_NEMO);
     if (fw_assumed)
@@ -989,7 +999,8 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     if (fw_assumed)
         notes_add(&s->notes, NOTE_ASSUMED, "--framework",
                   "%s (the framework of the %s; --framework overrides)", s->fw.name,
-                  in.have_tt                      ? "torchtitan config"
+                  in.have_tt                         ? "torchtitan config"
+                  : fw_assumed == in.planned_for     ? "plan the configuration was written from"
                   : cli_get(a, "--bridge-overrides") ? "Megatron-Bridge overrides"
                                                      : "DeepSpeed config");
     /* what the base fixes replaces the preset's defaults; flags come last */

@@ -831,6 +831,51 @@ static void test_framework_inputs(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "assumed --framework: megatron-bridge-26.04"));
     free(out);
     out = NULL;
+    /* an export names the preset it was planned for ("# planned for
+     * nemo-25.04;"): read back under it, at the plan's step time; a name
+     * that is no preset leaves the Bridge default */
+    {
+        char dir[512], path[600], cmd[900];
+        CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+        static const char *const names[] = {"nemo-25.04", "no-such-framework"};
+        static const char *const want[] = {"assumed --framework: nemo-25.04",
+                                           "assumed --framework: megatron-bridge-26.04"};
+        char *body = slurp(fixture("launch/llama3_70b_256.bridge.txt"));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(body);
+        char *pinned = NULL;
+        expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --framework nemo-25.04 "
+               "--bridge-overrides tests/fixtures/launch/llama3_70b_256.bridge.txt",
+               0, &pinned, NULL);
+        const char *st = pinned ? strstr(pinned, "step time ") : NULL;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+        char pinned_step[32] = "";
+        sscanf(st, "step time %31s", pinned_step);
+        for (int k = 0; k < 2; k++) {
+            snprintf(path, sizeof path, "%s/planned.txt", dir);
+            FILE *f = fopen(path, "w");
+            CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+            fprintf(f, "# planned for %s; these are Megatron-Bridge's key names\n%s", names[k],
+                    body);
+            fclose(f);
+            snprintf(cmd, sizeof cmd,
+                     "sim --model llama3-70b --gpu h100-sxm --gpus 256 --bridge-overrides %s",
+                     path);
+            expect(cmd, 0, &out, NULL);
+            CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", want[k]));
+            if (k == 0) {
+                char mine[32] = "";
+                const char *t = out ? strstr(out, "step time ") : NULL;
+                if (t)
+                    sscanf(t, "step time %31s", mine);
+                CU_ASSERT_STRING_EQUAL(mine, pinned_step);
+            }
+            free(out);
+            out = NULL;
+        }
+        free(pinned);
+        free(body);
+        remove_tree(dir);
+    }
     char *err = NULL;
     expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --bridge-overrides "
            "tests/fixtures/launch/bad.bridge.txt",
