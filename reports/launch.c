@@ -202,6 +202,10 @@ static int write_megatron(const model_t *m, const layout_t *l, const sim_options
                 layout_chunk_layers(l, m, 0), layout_chunk_layers(l, m, l->pp * l->vpp - 1));
     fprintf(f, "--micro-batch-size %d\n--global-batch-size %d\n", l->micro_batch,
             l->global_batch);
+    if (!l->flash_attention)
+        /* materialized scores as planned (an old release's, or --attention
+         * eager); today's Megatron-LM picks a fused kernel unless told */
+        fprintf(f, "--attention-backend unfused\n");
     if (l->sequence_parallel)
         fprintf(f, "--sequence-parallel\n");
     if (l->zero >= 2)
