@@ -373,12 +373,6 @@ static void layout_short(const layout_t *l, bool with_seq, char *buf, size_t cap
                  l->micro_batch, extra, seq);
 }
 
-/* Whether f (a framework in a precision) runs the rung's recommendation. */
-static bool is_recommended(const rung_t *r, const plan_fw_best_t *f)
-{
-    return strcmp(f->name, r->framework) == 0 && f->precision == r->layout.precision;
-}
-
 /* The best layout each framework runs at the recommended rung, fastest
  * first (the search's frameworks in their order when tied), so that a team
  * tied to one framework sees its layout and what the choice costs. */
@@ -391,6 +385,7 @@ static int print_frameworks(const rung_t *r, bool with_seq)
     table_align_right(t, 2);
     table_align_right(t, 3);
     bool shown[PLAN_MAX_FRAMEWORKS] = {false};
+    int best = plan_fw_index(r->frameworks, r->n_frameworks, r->framework, r->layout.precision);
     for (int k = 0; k < r->n_frameworks; k++) {
         /* the recommended first, then the fastest not shown; those that
          * fit nothing last */
@@ -399,7 +394,7 @@ static int print_frameworks(const rung_t *r, bool with_seq)
             const plan_fw_best_t *f = &r->frameworks[i];
             if (shown[i])
                 continue;
-            if (is_recommended(r, f)) {
+            if (i == best) {
                 pick = i;
                 break;
             }
@@ -417,7 +412,7 @@ static int print_frameworks(const rung_t *r, bool with_seq)
         }
         char lay[96], tps[32], gap[32] = "recommended";
         layout_short(&f->layout, with_seq, lay, sizeof lay);
-        if (!is_recommended(r, f))
+        if (pick != best)
             snprintf(gap, sizeof gap, "%.1f%% slower", 100 * (1 - f->tokens_per_s / r->tokens_per_s));
         table_add_rowf(t, "%s\t%s\t%s\t%s", name, lay,
                        units_fmt_count(f->tokens_per_s, tps, sizeof tps), gap);

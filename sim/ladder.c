@@ -586,17 +586,16 @@ void plan_recommend(const ladder_input_t *in, const ladder_t *l, char *buf, size
     /* which framework wins, and by how much */
     if (r->n_frameworks > 1 && n > 0 && (size_t)n < cap) {
         char win[FW_NAME_MAX + 16] = "", name[FW_NAME_MAX + 16];
-        for (int i = 0; i < r->n_frameworks; i++)
-            if (strcmp(r->frameworks[i].name, r->framework) == 0 &&
-                r->frameworks[i].precision == r->layout.precision)
-                plan_fw_label(&r->frameworks[i], r->frameworks, r->n_frameworks, win, sizeof win);
+        int best = plan_fw_index(r->frameworks, r->n_frameworks, r->framework, r->layout.precision);
+        if (best >= 0)
+            plan_fw_label(&r->frameworks[best], r->frameworks, r->n_frameworks, win, sizeof win);
         bool vary = strcmp(win, r->framework) != 0;
         n += snprintf(buf + n, cap - (size_t)n, " Of the %d %s searched, %s is fastest here",
                       r->n_frameworks, vary ? "frameworks and precisions" : "frameworks",
                       win[0] ? win : r->framework);
         for (int i = 0; i < r->n_frameworks && n > 0 && (size_t)n < cap; i++) {
             const plan_fw_best_t *f = &r->frameworks[i];
-            if (strcmp(f->name, r->framework) == 0 && f->precision == r->layout.precision)
+            if (i == best)
                 continue;
             plan_fw_label(f, r->frameworks, r->n_frameworks, name, sizeof name);
             if (f->found)

@@ -134,6 +134,14 @@ int plan_parse_precision_set(const char *text, unsigned *mask, err_t *err)
     return parse_set(text, "--precision", parse_prec, mask, err);
 }
 
+int plan_fw_index(const plan_fw_best_t *all, int n, const char *name, precision_t precision)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(all[i].name, name) == 0 && all[i].precision == precision)
+            return i;
+    return -1;
+}
+
 void plan_fw_label(const plan_fw_best_t *f, const plan_fw_best_t *all, int n, char *buf, int cap)
 {
     bool vary = false;
@@ -166,13 +174,12 @@ typedef struct {
 
 /* The preset's options with the precision's costs; false when it cannot
  * train in p. */
-static int fw_setup(const char *name, const char *gpu, const plan_space_t *s, precision_t p,
+static int fw_setup(const fw_preset_t *fw, const char *gpu, const plan_space_t *s, precision_t p,
                     plan_fw_t *f, err_t *err)
 {
     memset(f, 0, sizeof *f);
-    int rc = fw_load(name, &f->fw, err);
-    if (rc)
-        return rc;
+    f->fw = *fw;
+    int rc;
     layout_t scratch;
     layout_defaults(&scratch);
     fw_apply(&f->fw, &f->opt, &scratch);
@@ -224,8 +231,8 @@ static int precisions_of(const plan_space_t *s, precision_t out[PRECISION_COUNT]
 /* Preset `name` in each precision it trains in (one precision: the error
  * when it does not); a precision that maps to one already added (fp8 and
  * the preset's fp8 recipe) is added once. */
-static int add_framework(const char *name, const char *gpu, const plan_space_t *s, bool strict,
-                         plan_fw_t *fws, int *n, err_t *err)
+static int add_framework(const fw_preset_t *fw, const char *gpu, const plan_space_t *s,
+                         bool strict, plan_fw_t *fws, int *n, err_t *err)
 {
     precision_t ps[PRECISION_COUNT];
     int np = precisions_of(s, ps), added = 0, first = *n;
@@ -233,7 +240,7 @@ static int add_framework(const char *name, const char *gpu, const plan_space_t *
     for (int k = 0; k < np && *n < PLAN_MAX_FRAMEWORKS; k++) {
         plan_fw_t f;
         err_t e;
-        if (fw_setup(name, gpu, s, ps[k], &f, &e)) {
+        if (fw_setup(fw, gpu, s, ps[k], &f, &e)) {
             if (!why.code)
                 why = e;
             continue;
@@ -259,9 +266,10 @@ static int frameworks_for(const plan_space_t *s, const char *gpu, plan_fw_t *fws
                           err_t *err)
 {
     *n = 0;
+    fw_preset_t fw;
     if (s->framework && *s->framework) {
-        int rc = add_framework(s->framework, gpu, s, true, fws, n, err);
-        if (rc)
+        int rc = fw_load(s->framework, &fw, err);
+        if (rc || (rc = add_framework(&fw, gpu, s, true, fws, n, err)))
             return rc;
         if ((s->rc_modules & ~(unsigned)LAYOUT_RC_CORE_ATTN) && !fws[0].fw.caps.recompute_modules)
             return err_setf(err, ERR_INPUT, NULL, "--recompute-modules",
@@ -276,12 +284,11 @@ static int frameworks_for(const plan_space_t *s, const char *gpu, plan_fw_t *fws
     if (rc)
         return rc;
     for (size_t i = 0; i < count && *n < PLAN_MAX_FRAMEWORKS; i++) {
-        plan_fw_t f;
-        if ((rc = fw_load(names[i], &f.fw, err)))
+        if ((rc = fw_load(names[i], &fw, err)))
             break;
-        if (!f.fw.plannable)
+        if (!fw.plannable)
             continue;
-        if ((rc = add_framework(names[i], gpu, s, false, fws, n, err)))
+        if ((rc = add_framework(&fw, gpu, s, false, fws, n, err)))
             break;
     }
     catalog_free_names(names, count);

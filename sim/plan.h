@@ -205,6 +205,10 @@ void plan_batch_range(const plan_space_t *s, int seq, int *lo, int *hi);
  * ERR_INPUT naming --precision. */
 int plan_parse_precision_set(const char *text, unsigned *mask, err_t *err);
 
+/* The entry of all[0..n) for framework name in precision; -1 when none
+ * (the recommended one: the search's framework and its layout's precision). */
+int plan_fw_index(const plan_fw_best_t *all, int n, const char *name, precision_t precision);
+
 /* "nemo-25.04", or "nemo-25.04 fp8" when the n frameworks searched span more
  * than one precision: how output names f. */
 void plan_fw_label(const plan_fw_best_t *f, const plan_fw_best_t *all, int n, char *buf,
