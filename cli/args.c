@@ -816,7 +816,8 @@ int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
 static const cli_opt_t input_opts[] = {
     {"--megatron-args", NULL, "\"ARGS\"",
      "a Megatron-LM pretrain_gpt.py argument list or launch command, quoted: architecture, "
-     "layout, precision and overlap flags are read; the rest listed as ignored", CLI_WORD},
+     "layout, precision and overlap flags are read; the rest listed as ignored; a plan --emit "
+     "megatron file runs as the preset it was planned for unless --framework", CLI_WORD},
     {"--megatron-args-file", NULL, "FILE", "the same from a file (a launch script works)",
      CLI_WORD},
     {"--torchtitan", NULL, "FILE.toml",
@@ -827,8 +828,9 @@ static const cli_opt_t input_opts[] = {
      "Megatron-Bridge / NeMo 2 recipe overrides (KEY=VALUE lines, as plan --emit nemo writes "
      "them, or a whole run_recipe.py or performance setup_experiment.py launch command): "
      "parallel sizes, batch, recompute, precision; the recipe's name (or -mr, -ng, -g, -c) "
-     "gives the model, GPU, GPU count and precision the flags do not; runs as the newest "
-     "Megatron-Bridge preset unless --framework",
+     "gives the model, GPU, GPU count and precision the flags do not; runs as the preset a "
+     "plan --emit nemo file was planned for, else the newest Megatron-Bridge preset, unless "
+     "--framework",
      CLI_WORD},
 };
 const cli_group_t CLI_INPUT_OPTS = {"Framework inputs (explicit flags override them)",
