@@ -217,11 +217,17 @@ static int run_rung(const ladder_input_t *in, rung_t *r, err_t *err)
         if (rr.unfinished == 0)
             return rc;
         /* the fastest layout runs, but the run never ends at this scale */
-        char every[32];
-        snprintf(r->why_not, sizeof r->why_not,
-                 "never finishes: interruptions undo the work between checkpoints "
-                 "(--checkpoint-every %s)",
-                 units_fmt_duration(cfg.ckpt_interval_s, every, sizeof every));
+        char a[32], b[32];
+        if (rr.interrupted_out)
+            snprintf(r->why_not, sizeof r->why_not,
+                     "never finishes: an interruption every %s, a restart takes %s",
+                     units_fmt_duration(rr.mtbf_s, a, sizeof a),
+                     units_fmt_duration(rr.restart_mean_s, b, sizeof b));
+        else
+            snprintf(r->why_not, sizeof r->why_not,
+                     "never finishes: interruptions undo the work between checkpoints "
+                     "(--checkpoint-every %s)",
+                     units_fmt_duration(rr.ckpt_interval_s, a, sizeof a));
         err_clear(err);
         return ERR_OK;
     }
@@ -496,10 +502,15 @@ void plan_recommend(const ladder_input_t *in, const ladder_t *l, char *buf, size
     if (l->best < 0) {
         const rung_t *last = &l->rung[l->n - 1];
         if (strncmp(last->why_not, "never finishes", 14) == 0) {
-            snprintf(buf, cap,
-                     "No GPU count from %d to %d can train %s: the run %s. Checkpoint more "
-                     "often (--checkpoint-every) or to faster storage (--storage-bw).",
-                     in->min_gpus, in->max_gpus, in->model->name, last->why_not);
+            /* restarts outrun by failures want fewer GPUs or a steadier
+             * environment; lost work between checkpoints wants checkpoints */
+            bool restarts = strstr(last->why_not, "a restart takes") != NULL;
+            snprintf(buf, cap, "No GPU count from %d to %d can train %s: the run %s. %s",
+                     in->min_gpus, in->max_gpus, in->model->name, last->why_not,
+                     restarts ? "Use fewer GPUs (a lower --min-gpus), a steadier --environment, no "
+                                "--spot, or a faster restart (--restart-overhead)."
+                              : "Checkpoint more often (--checkpoint-every) or to faster "
+                                "storage (--storage-bw).");
             return;
         }
         if (strncmp(last->why_not, "--", 2) == 0 ||

@@ -468,8 +468,13 @@ static void xr_seed(xrng_t *r, uint64_t seed, uint64_t trial)
 typedef struct {
     double wall, useful, lost, ckpt, restart, tokens, checkpoints;
     int during;
+    long events; /* interruptions simulated, the trial's cost */
     int count[REL_MAX_CLASSES];
 } trial_t;
+
+/* How a trial ended: the target trained (or the duration reached), or
+ * given up on past REL_MAX_WALL_S or past REL_MAX_INTERRUPTIONS. */
+typedef enum { TRIAL_DONE = 0, TRIAL_CENTURY, TRIAL_INTERRUPTED } trial_end_t;
 
 /* Wall-clock failure clocks of one trial. */
 typedef struct {
@@ -601,10 +606,12 @@ static double downtime(const rel_config_t *cfg, const plan_t *p, int c, double n
     return down;
 }
 
-/* One trial; false when it had not finished within REL_MAX_WALL_S (or an
- * absurd number of interruptions), its figures then meaningless. */
-static bool run_trial(const rel_config_t *cfg, const plan_t *p, xrng_t *r, double *pool,
-                      trial_t *t)
+/* One trial; TRIAL_DONE unless it had not finished within REL_MAX_WALL_S
+ * or REL_MAX_INTERRUPTIONS (its figures then meaningless). Every loop here
+ * counts interruptions, so a trial costs at most REL_MAX_INTERRUPTIONS
+ * events however fast the failures come. */
+static trial_end_t run_trial(const rel_config_t *cfg, const plan_t *p, xrng_t *r, double *pool,
+                             trial_t *t)
 {
     memset(t, 0, sizeof *t);
     clocks_t k;
@@ -616,8 +623,8 @@ static bool run_trial(const rel_config_t *cfg, const plan_t *p, xrng_t *r, doubl
     double limit = cfg->duration_s > 0 ? cfg->duration_s : INFINITY;
     repair_state_t rs = {cfg->spares, 0, 0, 0, 0, pool, pool + POOL};
     double now = 0;
-    bool finished = false;
-    for (long guard = 0; guard < 10000000L; guard++) {
+    trial_end_t end_kind = TRIAL_INTERRUPTED;
+    for (;;) {
         int c;
         double tf = peek(p, &k, &c);
         double D = fmax(0, tf - now); /* wall time until the next failure */
@@ -640,7 +647,7 @@ static bool run_trial(const rel_config_t *cfg, const plan_t *p, xrng_t *r, doubl
                 t->ckpt += (k_need - 1) * p->save_block + p->save_write;
                 t->checkpoints += k_need;
                 committed = W;
-                finished = true;
+                end_kind = TRIAL_DONE;
                 break;
             }
         }
@@ -663,21 +670,30 @@ static bool run_trial(const rel_config_t *cfg, const plan_t *p, xrng_t *r, doubl
             now += D;
         }
         if (at_limit || now >= limit) {
-            finished = true;
+            end_kind = TRIAL_DONE;
             break;
         }
-        if (now > REL_MAX_WALL_S)
-            break; /* never finishes */
-        /* the interruption, and any that strike while it restarts */
+        if (now > REL_MAX_WALL_S) {
+            end_kind = TRIAL_CENTURY; /* never finishes */
+            break;
+        }
+        if (t->events >= REL_MAX_INTERRUPTIONS)
+            break; /* restarts all the way down */
+        /* the interruption, and any that strike while it restarts: when
+         * they come faster than a restart completes this loop would run
+         * on, so it stops at the same caps */
         double start = now;
+        t->events++;
         t->count[c]++;
         consume(p, &k, c, tf, r);
         double end = now + downtime(cfg, p, c, now, &rs);
         for (;;) {
             int c2;
             double t2 = peek(p, &k, &c2);
-            if (!(t2 < end) || t2 >= limit)
+            if (!(t2 < end) || t2 >= limit || end > REL_MAX_WALL_S ||
+                t->events >= REL_MAX_INTERRUPTIONS)
                 break;
+            t->events++;
             t->count[c2]++;
             t->during++;
             consume(p, &k, c2, t2, r);
@@ -698,14 +714,14 @@ static bool run_trial(const rel_config_t *cfg, const plan_t *p, xrng_t *r, doubl
             }
         }
         if (now >= limit) {
-            finished = true;
+            end_kind = TRIAL_DONE;
             break;
         }
     }
     t->wall = now;
     t->useful = committed;
     t->tokens = committed / cfg->step_time_s * cfg->tokens_per_step;
-    return finished;
+    return end_kind;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -714,12 +730,19 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* What the trials so far came to: how many were given up on, and why. */
+typedef struct {
+    int unfinished;  /* trials that had not finished */
+    int interrupted; /* ... of them, past REL_MAX_INTERRUPTIONS */
+    double events;   /* interruptions simulated in all */
+} trial_tally_t;
+
 /* Run trials [from, to); once one trial has not finished the rest are
- * skipped (the run is refused anyway); *unfinished counts those. */
+ * skipped (the run is refused anyway); the tally counts them. */
 static int run_trials(const rel_config_t *cfg, const plan_t *p, trial_t *trials, int from, int to,
-                      progress_t *bar, int *unfinished, err_t *err)
+                      progress_t *bar, trial_tally_t *tally, err_t *err)
 {
-    int failed = 0, stop = 0, count = 0;
+    int failed = 0, stop = 0, count = 0, interrupted = 0;
     long done = 0;
 #pragma omp parallel
     {
@@ -737,11 +760,16 @@ static int run_trials(const rel_config_t *cfg, const plan_t *p, trial_t *trials,
                 continue;
             xrng_t r;
             xr_seed(&r, cfg->seed, (uint64_t)i);
-            if (!run_trial(cfg, p, &r, pool, &trials[i])) {
+            trial_end_t how = run_trial(cfg, p, &r, pool, &trials[i]);
+            if (how != TRIAL_DONE) {
 #pragma omp atomic write
                 stop = 1;
 #pragma omp atomic
                 count++;
+                if (how == TRIAL_INTERRUPTED) {
+#pragma omp atomic
+                    interrupted++;
+                }
             }
 #ifdef _OPENMP
             if (bar && omp_get_thread_num() == 0)
@@ -761,7 +789,10 @@ static int run_trials(const rel_config_t *cfg, const plan_t *p, trial_t *trials,
         }
         free(pool);
     }
-    *unfinished += count;
+    tally->unfinished += count;
+    tally->interrupted += interrupted;
+    for (int i = from; i < to && !stop; i++)
+        tally->events += (double)trials[i].events;
     if (failed)
         return err_set(err, ERR_RUNTIME, "out of memory in the reliability simulation");
     return ERR_OK;
@@ -780,17 +811,40 @@ static double quantile_se(const double *x, int n, double p)
     return 0.5 * (x[hi] - x[lo]) / fabs(mid);
 }
 
+/* The refusal when failures come so fast that restarts are interrupted
+ * before they complete: restart and interruption figures, and what helps. */
+static int restarts_never_end(const rel_config_t *cfg, const rel_result_t *out, err_t *err)
+{
+    char mtbf[32], restart[32];
+    units_fmt_duration(out->mtbf_s, mtbf, sizeof mtbf);
+    units_fmt_duration(out->restart_mean_s, restart, sizeof restart);
+    const char *what = cfg->target_tokens > 0 ? "the run never finishes" : "the reservation trains nothing";
+    const char *why = out->restart_mean_s >= out->mtbf_s
+                          ? "restarts are interrupted before they complete"
+                          : "the run is all restarts";
+    return err_setf(err, ERR_INPUT, NULL, "--gpus",
+                    "%s: an interruption comes every %s on average and a restart takes %s, so "
+                    "%s (a trial had been interrupted %ld times without finishing); use fewer "
+                    "GPUs, a steadier --environment, spare capacity instead of --spot, or a "
+                    "faster restart (--restart-overhead)",
+                    what, mtbf, restart, why, (long)REL_MAX_INTERRUPTIONS);
+}
+
 /* Refuse a run that never finishes: if even without a failure its
- * checkpoints leave too little time to compute, or if a trial did not
- * finish. */
-static int never_finishes(const rel_config_t *cfg, const plan_t *p, double mtbf_s, int unfinished,
+ * checkpoints leave too little time to compute, if restarts cannot
+ * complete between interruptions, or if a trial did not finish. */
+static int never_finishes(const rel_config_t *cfg, const plan_t *p, const trial_tally_t *tally,
                           rel_result_t *out, err_t *err)
 {
+    int unfinished = tally->unfinished;
     out->unfinished = unfinished > 0 ? unfinished : (cfg->trials > 0 ? cfg->trials : 1);
+    out->interrupted_out = tally->interrupted > 0;
+    if (out->interrupted_out)
+        return restarts_never_end(cfg, out, err);
     char every[32], save[32], mtbf[32];
     units_fmt_duration(p->interval, every, sizeof every);
     units_fmt_duration(p->save_block, save, sizeof save);
-    units_fmt_duration(mtbf_s, mtbf, sizeof mtbf);
+    units_fmt_duration(out->mtbf_s, mtbf, sizeof mtbf);
     if (unfinished == 0)
         return err_setf(err, ERR_INPUT, NULL, "--checkpoint-every",
                         "the run never finishes: a checkpoint every %s that blocks for %s leaves "
@@ -805,6 +859,20 @@ static int never_finishes(const rel_config_t *cfg, const plan_t *p, double mtbf_
                     every, save, mtbf);
 }
 
+/* The first batch of an adaptive Monte Carlo: REL_MIN_TRIALS, fewer when
+ * the renewal model expects so many interruptions a trial that they would
+ * exceed REL_EVENT_BUDGET (such trials vary little: a wall time made of
+ * n interruptions has a relative spread near 1/sqrt(n)). */
+static int first_batch(const rel_result_t *out, double work, double duration)
+{
+    double wall = work > 0 ? (out->model_goodput > 0 ? work / out->model_goodput : INFINITY)
+                           : duration;
+    double per_trial = fmin(wall / out->mtbf_s, (double)REL_MAX_INTERRUPTIONS);
+    if (!(per_trial * REL_MIN_TRIALS > REL_EVENT_BUDGET))
+        return REL_MIN_TRIALS;
+    return (int)fmax(REL_MIN_FIRST_TRIALS, REL_EVENT_BUDGET / per_trial);
+}
+
 int rel_simulate(const rel_config_t *cfg, rel_result_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
@@ -815,10 +883,10 @@ int rel_simulate(const rel_config_t *cfg, rel_result_t *out, err_t *err)
     make_plan(cfg, &p, out);
     /* without any failure: the work in cycles of interval + blocking save */
     if (work_s(cfg) / p.work_per_cycle * p.cycle > REL_MAX_WALL_S)
-        return never_finishes(cfg, &p, out->mtbf_s, 0, out, err);
+        return never_finishes(cfg, &p, &(trial_tally_t){0, 0, 0}, out, err);
     bool adaptive = cfg->trials == 0;
     int cap = adaptive ? REL_MAX_TRIALS : cfg->trials;
-    int target = adaptive ? REL_MIN_TRIALS : cfg->trials;
+    int target = adaptive ? first_batch(out, work_s(cfg), cfg->duration_s) : cfg->trials;
     trial_t *trials = malloc((size_t)cap * sizeof *trials);
     double *main_v = malloc((size_t)cap * sizeof *main_v);
     if (!trials || !main_v) {
@@ -829,26 +897,30 @@ int rel_simulate(const rel_config_t *cfg, rel_result_t *out, err_t *err)
     progress_t *bar = cfg->progress && !adaptive ? progress_create("reliability", cfg->trials)
                                                  : NULL;
     bool by_tokens = !(cfg->target_tokens > 0); /* fixed duration: tokens vary, not wall */
-    int done = 0, unfinished = 0;
+    int done = 0;
+    trial_tally_t tally = {0, 0, 0};
     double se50 = 0, se90 = 0;
     for (;;) {
-        if ((rc = run_trials(cfg, &p, trials, done, target, bar, &unfinished, err)))
+        if ((rc = run_trials(cfg, &p, trials, done, target, bar, &tally, err)))
             break;
         done = target;
-        if (unfinished > 0)
+        if (tally.unfinished > 0)
             break;
         for (int i = 0; i < done; i++)
             main_v[i] = by_tokens ? trials[i].tokens : trials[i].wall;
         qsort(main_v, (size_t)done, sizeof *main_v, cmp_double);
         se50 = quantile_se(main_v, done, 0.5);
         se90 = quantile_se(main_v, done, by_tokens ? 0.1 : 0.9); /* the bad tail */
-        if (!adaptive || (se50 <= cfg->tolerance && se90 <= cfg->tolerance) || done >= cap)
+        /* the budget bounds the time (doubling would pass it); the
+         * standard errors printed say what precision it bought */
+        if (!adaptive || (se50 <= cfg->tolerance && se90 <= cfg->tolerance) || done >= cap ||
+            2 * tally.events > REL_EVENT_BUDGET)
             break;
         target = done * 2 < cap ? done * 2 : cap;
     }
     progress_destroy(bar);
-    if (!rc && unfinished > 0)
-        rc = never_finishes(cfg, &p, out->mtbf_s, unfinished, out, err);
+    if (!rc && tally.unfinished > 0)
+        rc = never_finishes(cfg, &p, &tally, out, err);
     if (rc)
         goto out;
     int n = done;

@@ -56,6 +56,21 @@ typedef enum {
  * REL_MAX_TRIALS are done. */
 #define REL_MIN_TRIALS 500
 #define REL_MAX_TRIALS 32000
+
+/* Interruptions one trial may see before it is given up on: a run
+ * interrupted a million times is all restarts whatever its length
+ * (Llama 3 405B's 54 days on 16,384 GPUs saw 466; Dubey et al. 2024
+ * Table 5), and the cap bounds a trial at about 20 ms of simulation when
+ * failures come faster than restarts complete. */
+#define REL_MAX_INTERRUPTIONS 1000000L
+
+/* Interruptions an adaptive Monte Carlo simulates at most (two to four
+ * seconds on one core): its first batch is smaller than REL_MIN_TRIALS
+ * (never under REL_MIN_FIRST_TRIALS) when the renewal model expects more,
+ * and it does not double past it; the standard errors it reports say what
+ * precision it reached. */
+#define REL_EVENT_BUDGET 1e8
+#define REL_MIN_FIRST_TRIALS 32
 #define REL_DEFAULT_TOLERANCE 0.002
 
 typedef struct {
@@ -145,6 +160,9 @@ typedef struct {
                                      had not trained the target within
                                      REL_MAX_WALL_S); rel_simulate then fails
                                      and the other figures are not set */
+    bool interrupted_out;         /* unfinished because a trial passed
+                                     REL_MAX_INTERRUPTIONS (failures faster
+                                     than restarts complete), not the century */
 } rel_result_t;
 
 /* The longest wall time a trial may take (a century): a run that needs

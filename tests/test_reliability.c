@@ -5,6 +5,7 @@
  * adaptive trials, policies, determinism and bad inputs. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -543,9 +544,105 @@ static void test_never_finishes(void)
     CU_ASSERT_TRUE(g[0] > 0.5 && best < 1e6);
 }
 
+
+/* Issue 35.1: interruptions faster than a restart completes. Each
+ * interruption that strikes a restart starts it again, so the restart
+ * loop had no end (spot preemptions every 85 s against 42-minute restarts
+ * on 32,768 H100s; a day's restart on 131,072). Every command that runs
+ * the Monte Carlo must say "never finishes" within seconds. */
+static void test_restarts_never_end(void)
+{
+    static const char *const cmds[] = {
+        "reliability --gpu h100-sxm --gpus 32768 --model llama3-8b --tokens 100B "
+        "--environment cloud --spot --trials 1",
+        "reliability --gpu h100-sxm --gpus 32768 --model llama3-8b --tokens 100B "
+        "--environment cloud --spot",
+        "budget --gpu h100-sxm --gpus 32768 --model llama3-8b --tokens 100B --environment cloud "
+        "--spot",
+        "reliability --gpu h100-sxm --gpus 131072 --model llama3-8b --tokens 100B "
+        "--restart-overhead 1d",
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char *err = NULL;
+        int rc = run_cli_limited(20, cmds[i], NULL, &err);
+        CU_ASSERT_EQUAL(rc, 2);
+        CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "never finishes"));
+        CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "restarts are interrupted before they complete"));
+        CU_ASSERT_EQUAL(count_lines(err ? err : ""), 1);
+        free(err);
+    }
+    /* plan: each rung says why, and the sentence says what helps */
+    char *out = NULL;
+    int rc = run_cli_limited(30,
+                             "plan --gpu h100-sxm --model llama3-8b --tokens 100B --environment "
+                             "cloud --spot --min-gpus 16384 --max-gpus 32768",
+                             &out, NULL);
+    CU_ASSERT_EQUAL(rc, 1);
+    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "never finishes: an interruption every"));
+    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "a steadier --environment"));
+    free(out);
+}
+
+/* The same through the library: the trial stops at REL_MAX_INTERRUPTIONS
+ * and the refusal says why (interrupted_out), never a figure. */
+static void test_restart_loop_bounded(void)
+{
+    cluster_t c = cluster_of("h100-sxm", 1024);
+    failure_set_t fs;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(failure_load_set("llama3-405b", &fs, &e), 0);
+    rel_config_t cfg;
+    CU_ASSERT_EQUAL_FATAL(rel_config_init(&cfg, &c, &fs, NULL, &e), 0);
+    cfg.step_time_s = 5;
+    cfg.tokens_per_step = 4e6;
+    cfg.target_tokens = 1e12;
+    cfg.ckpt_bytes = 1e12;
+    cfg.preempt_per_node_hour = 1; /* 128 nodes: a preemption every 28 s */
+    cfg.restart_overhead_s = 3600;
+    rel_result_t r;
+    int rc = rel_simulate(&cfg, &r, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "never finishes", "restarts are interrupted");
+    CU_ASSERT_TRUE(r.unfinished > 0 && r.interrupted_out);
+    CU_ASSERT_EQUAL(r.wall_s_p50, 0);
+    /* a fixed reservation under the same storm trains nothing, and says so */
+    cfg.target_tokens = 0;
+    cfg.duration_s = 365 * 86400.0;
+    rc = rel_simulate(&cfg, &r, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "trains nothing");
+}
+
+/* A year's reservation interrupted about 350,000 times a trial: the first
+ * batch is cut to REL_EVENT_BUDGET's worth instead of REL_MIN_TRIALS (500
+ * trials would be 1.75e8 interruptions), and the result is still within
+ * the tolerance (such trials vary little). */
+static void test_event_budget(void)
+{
+    cluster_t c = cluster_of("h100-sxm", 1024);
+    failure_set_t fs;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(failure_load_set("llama3-405b", &fs, &e), 0);
+    rel_config_t cfg;
+    CU_ASSERT_EQUAL_FATAL(rel_config_init(&cfg, &c, &fs, NULL, &e), 0);
+    cfg.step_time_s = 5;
+    cfg.tokens_per_step = 4e6;
+    cfg.duration_s = 365 * 86400.0;
+    cfg.ckpt_bytes = 1e11;
+    cfg.preempt_per_node_hour = 0.3125; /* 128 nodes: one every 90 s */
+    cfg.restart_overhead_s = 60;
+    cfg.preempt_wait_s = 0; /* capacity back at once */
+    rel_result_t r;
+    CU_ASSERT_EQUAL_FATAL(rel_simulate(&cfg, &r, &e), 0);
+    fprintf(stderr, "\n  event budget: %d trials, %.0f interruptions a trial, se %.4f, goodput %.3f, model %.4f, mtbf %.1f\n", r.trials, r.interruptions_mean, r.se_p50, r.goodput_mean, r.model_goodput, r.mtbf_s);
+    CU_ASSERT_TRUE(r.interruptions_mean > 1e5);
+    CU_ASSERT_TRUE(r.trials < REL_MIN_TRIALS);
+    CU_ASSERT_TRUE(r.trials * r.interruptions_mean <= 1.1 * REL_EVENT_BUDGET);
+    CU_ASSERT_TRUE(r.se_p50 <= r.tolerance && r.goodput_mean > 0 && r.goodput_mean < 1);
+}
+
 TEST_SUITE(suite_reliability, "reliability", TEST(test_llama3_405b_run),
            TEST(test_storage_bandwidth_monotone), TEST(test_storage_limits),
            TEST(test_restart_model), TEST(test_meta_ettr), TEST(test_best_interval),
            TEST(test_wall_clock_rates), TEST(test_planned_loses_nothing),
            TEST(test_adaptive_trials), TEST(test_policies_and_determinism),
-           TEST(test_bad_inputs), TEST(test_interval_longer_than_run), TEST(test_never_finishes));
+           TEST(test_bad_inputs), TEST(test_interval_longer_than_run), TEST(test_never_finishes),
+           TEST(test_restarts_never_end), TEST(test_restart_loop_bounded), TEST(test_event_budget));
