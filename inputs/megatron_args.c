@@ -524,8 +524,23 @@ typedef struct {
     words_t chosen;    /* the training command (or the pasted flags) */
     bool chose_script; /* chosen holds a command with a Python script */
     int oom;
+    bool too_big;      /* the expansions passed MEGATRON_MAX_EXPANDED_BYTES */
+    size_t made;       /* bytes of words made so far, the text's own included */
     err_t *err;
 } shell_t;
+
+/* Charge n bytes of words against the cap: every byte of a word, read or
+ * expanded, passes here, so a variable that doubles itself stops the
+ * reader after MEGATRON_MAX_EXPANDED_BYTES of work, not of memory. */
+static int sh_charge(shell_t *sh, size_t n)
+{
+    if (n > MEGATRON_MAX_EXPANDED_BYTES - sh->made) {
+        sh->too_big = true;
+        return -1;
+    }
+    sh->made += n;
+    return 0;
+}
 
 static void words_free(words_t *w)
 {
@@ -537,6 +552,12 @@ static void words_free(words_t *w)
 
 static int words_push(shell_t *sh, words_t *w, const char *text, size_t n)
 {
+    if (w->n >= MEGATRON_MAX_WORDS) {
+        sh->too_big = true;
+        return -1;
+    }
+    if (sh_charge(sh, n + 1))
+        return -1;
     if (w->n == w->cap) {
         int cap = w->cap ? 2 * w->cap : 32;
         char **p = realloc(w->w, (size_t)cap * sizeof *p);
@@ -602,6 +623,8 @@ typedef struct {
 
 static int wb_put(shell_t *sh, wbuf_t *b, const char *t, size_t n)
 {
+    if (sh_charge(sh, n))
+        return -1;
     if (b->n + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 64;
         while (cap < b->n + n + 1)
@@ -967,6 +990,8 @@ static int assignments(shell_t *sh, const words_t *cmd, int from)
         if (old && old->value.n == 1) {
             /* NAME+=value on a scalar: the texts joined */
             size_t a = strlen(old->value.w[0]), b = strlen(eq + 1);
+            if (sh_charge(sh, a + b))
+                return -1;
             char *joined = malloc(a + b + 1);
             if (!joined)
                 return sh->oom = 1, -1;
@@ -1214,6 +1239,16 @@ static int control(shell_t *sh, int *start)
     return i < cmd->n && sh_active(sh);
 }
 
+/* The refusal of a text whose expansions pass the caps, at its line. */
+static int too_big(shell_t *sh)
+{
+    return err_setf(sh->err, ERR_INPUT, sh->a->origin, NULL,
+                    "line %d: expanding the variables makes more than %d MiB of words or %d "
+                    "words in one list (a variable that grows by itself?); no launch script "
+                    "needs that many",
+                    sh->line, (int)(MEGATRON_MAX_EXPANDED_BYTES >> 20), MEGATRON_MAX_WORDS);
+}
+
 int megatron_args_parse_text(megatron_args_t *a, const char *text, size_t len, err_t *err)
 {
     shell_t sh;
@@ -1227,8 +1262,9 @@ int megatron_args_parse_text(megatron_args_t *a, const char *text, size_t len, e
     for (;;) {
         int r = read_words(&sh, &sh.cmd, false);
         if (r < 0) {
-            rc = sh.oom ? err_set(err, ERR_RUNTIME, "out of memory reading Megatron arguments")
-                        : ERR_INPUT;
+            rc = sh.too_big ? too_big(&sh)
+                 : sh.oom   ? err_set(err, ERR_RUNTIME, "out of memory reading Megatron arguments")
+                            : ERR_INPUT;
             goto out;
         }
         int start = 0, run = sh.cmd.n ? control(&sh, &start) : 0;
@@ -1237,17 +1273,20 @@ int megatron_args_parse_text(megatron_args_t *a, const char *text, size_t len, e
             goto out;
         }
         if (run && take_command(&sh, start)) {
-            rc = err_set(err, ERR_RUNTIME, "out of memory reading Megatron arguments");
+            rc = sh.too_big ? too_big(&sh)
+                            : err_set(err, ERR_RUNTIME, "out of memory reading Megatron arguments");
             goto out;
         }
         words_free(&sh.cmd);
         if (r == 0)
             break;
     }
-    if (sh.oom) {
-        rc = err_set(err, ERR_RUNTIME, "out of memory reading Megatron arguments");
+    if (sh.oom || sh.too_big) {
+        rc = sh.too_big ? too_big(&sh)
+                        : err_set(err, ERR_RUNTIME, "out of memory reading Megatron arguments");
         goto out;
     }
+    a->expanded_bytes += sh.made;
     rc = megatron_args_parse_argv(a, sh.chosen.n, (const char *const *)sh.chosen.w, err);
 out:
     words_free(&sh.cmd);

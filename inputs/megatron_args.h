@@ -64,7 +64,17 @@ typedef struct {
     megatron_arg_t *args;
     size_t n_args, cap_args;
     int nproc_per_node, nnodes;
+    size_t expanded_bytes; /* bytes of words the shell reader made, at most
+                              MEGATRON_MAX_EXPANDED_BYTES a text */
 } megatron_args_t;
+
+/* Caps on what the shell reader makes of one text: bytes of words (the
+ * text's own and every expansion of a variable) and words in one list.
+ * Real launch scripts make kilobytes; a variable that doubles itself 40
+ * times would make a terabyte. Past either cap the text is refused at the
+ * line it had reached (ERR_INPUT). */
+#define MEGATRON_MAX_EXPANDED_BYTES ((size_t)64 << 20)
+#define MEGATRON_MAX_WORDS 65536
 
 /* An empty argument list; origin names where the arguments come from in
  * error messages and notes (may be NULL). */

@@ -556,8 +556,42 @@ static void test_recipes_and_options(void)
     megatron_args_free(&a);
 }
 
+
+/* Issue 35.2: a 364-byte script whose variable doubles itself 40 times
+ * (a terabyte) exhausted memory. Every byte the reader makes is counted:
+ * past MEGATRON_MAX_EXPANDED_BYTES, or MEGATRON_MAX_WORDS words in one
+ * list, the text is refused at its line; a real script stays far below. */
+static void test_expansion_bounded(void)
+{
+    static const char *const growers[] = {"A=\"$A$A\"\n", "A=(${A[@]} ${A[@]})\n", "A+=$A\n"};
+    for (size_t g = 0; g < sizeof growers / sizeof growers[0]; g++) {
+        char text[2048] = "A=xy\n";
+        for (int i = 0; i < 40; i++)
+            strcat(text, growers[g]);
+        strcat(text, "torchrun pretrain_gpt.py --num-layers 2 --hidden-size $A\n");
+        megatron_args_t a;
+        megatron_args_init(&a, "grow.sh");
+        err_t e;
+        int rc = megatron_args_parse_text(&a, text, strlen(text), &e);
+        CHECK_ERR(rc, &e, ERR_INPUT, "grow.sh: line ", "expanding the variables");
+        megatron_args_free(&a);
+    }
+    /* a real launch script: a few kilobytes made */
+    char *script = slurp(fixture("megatron/llama3_8b_script_branches.txt"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(script);
+    {
+        megatron_args_t a;
+        megatron_args_init(&a, "script");
+        err_t e;
+        CU_ASSERT_EQUAL(megatron_args_parse_text(&a, script, strlen(script), &e), 0);
+        CU_ASSERT_TRUE(a.expanded_bytes > 0 && a.expanded_bytes < 64 * 1024);
+        megatron_args_free(&a);
+        free(script);
+    }
+}
+
 TEST_SUITE(suite_megatron_args, "megatron_args", TEST(test_llama3_70b_script),
            TEST(test_shell_script), TEST(test_script_control_flow), TEST(test_argument_block), TEST(test_bad_arguments),
            TEST(test_legacy_flags), TEST(test_deepseek_v3_moe), TEST(test_offload_flags),
            TEST(test_recipes_and_options), TEST(test_block_recompute),
-           TEST(test_virtual_stages_with_embedding_and_loss));
+           TEST(test_virtual_stages_with_embedding_and_loss), TEST(test_expansion_bounded));
