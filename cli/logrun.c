@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "models/flops.h"
+
 /* Options for which a log only gives a guess; the user's flag decides. */
 static bool guessed(const char *name)
 {
@@ -121,6 +123,84 @@ static bool last_of_its_option(const trainlog_t *t, int i)
     return true;
 }
 
+/* The value of a batch option as the user, the log's settings or its
+ * argument block give it; 0 when none does. */
+static double batch_given(const cli_args_t *a, const logrun_t *r, const char *name)
+{
+    const char *v = cli_get(a, name);
+    if (!v)
+        v = trainlog_setting(&r->log, name);
+    if (v)
+        return strtod(v, NULL);
+    if (!r->has_margs)
+        return 0;
+    return strcmp(name, "--seq-len") == 0 ? r->margs.layout.seq_len : r->margs.layout.global_batch;
+}
+
+/* Whether x is a whole number within a millionth (a batch the log
+ * derived from tokens and samples). */
+static bool whole(double x)
+{
+    return x >= 1 && fabs(x - round(x)) <= 1e-6 * x;
+}
+
+/* The batch the log records in tokens (the plain forms' tokens column) or
+ * sequences, as --global-batch and --seq-len where nothing else gives
+ * them: the measured throughput is the log's tokens over its seconds, so
+ * a batch assumed instead would make every measured rate wrong. */
+static int batch_from_log(const cli_args_t *a, logrun_t *r, err_t *err)
+{
+    double tokens = r->log.tokens_per_step, samples = r->log.samples_per_step;
+    double gb = batch_given(a, r, "--global-batch"), seq = batch_given(a, r, "--seq-len");
+    if (!(tokens > 0)) {
+        if (samples > 0 && !(gb > 0) && whole(samples)) {
+            char v[32];
+            snprintf(v, sizeof v, "%.0f", samples);
+            return add_word(r, "--global-batch", v, err);
+        }
+        return ERR_OK;
+    }
+    if (!(seq > 0) && samples > 0)
+        seq = tokens / samples;
+    if (!(seq > 0) && gb > 0)
+        seq = tokens / gb;
+    if (!(seq > 0))
+        return err_setf(err, ERR_INPUT, r->log.file, "--seq-len",
+                        "the log records %.0f tokens a step but neither the sequence length nor "
+                        "the batch in sequences; give --seq-len (or --global-batch)",
+                        tokens);
+    if (!whole(seq) || !whole(tokens / seq))
+        return err_setf(err, ERR_INPUT, r->log.file, "--seq-len",
+                        "the log records %.0f tokens a step, which is not a whole number of "
+                        "%.0f-token sequences",
+                        tokens, seq);
+    char v[32];
+    int rc = ERR_OK;
+    if (!cli_get(a, "--seq-len") && !trainlog_setting(&r->log, "--seq-len") && !r->has_margs) {
+        snprintf(v, sizeof v, "%.0f", round(seq));
+        rc = add_word(r, "--seq-len", v, err);
+    }
+    if (!rc && !(gb > 0)) {
+        snprintf(v, sizeof v, "%.0f", round(tokens / seq));
+        rc = add_word(r, "--global-batch", v, err);
+    }
+    return rc;
+}
+
+/* The batch the run was simulated with against the tokens a step the log
+ * records: a flag that contradicts the log is an error, not a rate. */
+static int batch_agrees(const logrun_t *r, err_t *err)
+{
+    const layout_t *l = &r->s.layout;
+    double tokens = r->log.tokens_per_step, mine = (double)l->global_batch * l->seq_len;
+    if (!(tokens > 0) || fabs(mine - tokens) <= 1e-6 * tokens)
+        return ERR_OK;
+    return err_setf(err, ERR_INPUT, r->log.file, "--global-batch",
+                    "the log records %.0f tokens a step; a global batch of %d x %d tokens makes "
+                    "%.0f",
+                    tokens, l->global_batch, l->seq_len, mine);
+}
+
 /* The log's settings as options, checked against the user's flags, then
  * the user's own words. */
 static int merge(const cli_args_t *a, logrun_t *r, err_t *err)
@@ -162,6 +242,8 @@ static int merge(const cli_args_t *a, logrun_t *r, err_t *err)
             }
         }
     }
+    if (!rc)
+        rc = batch_from_log(a, r, err);
     for (int i = 1; i < a->argc && !rc; i++)
         rc = add_word(r, a->argv[i], NULL, err);
     if (rc)
@@ -188,6 +270,39 @@ static void measured(logrun_t *r, const char *path)
     m->comp_s[DBL_COMP_OPTIMIZER] = t->part_s[TLOG_PART_OPTIMIZER];
 }
 
+/* Refuse a steady state no GPU could deliver: the fastest steady step's
+ * model FLOPs per GPU above the dense peak of the fastest type the run's
+ * precision computes in. Such a log has the wrong batch, GPU count or
+ * model for the run, or a step time that is not a step's. */
+static int physical(const logrun_t *r, err_t *err)
+{
+    const trainlog_t *t = &r->log;
+    const sim_input_t *in = &r->s.input;
+    double ceiling = sim_ceiling_tflops(in), flops = model_flops_per_step(in->model, in->layout);
+    int fastest = -1;
+    for (int i = t->first_steady; i >= 0 && i < t->n_records; i++) {
+        const tlog_record_t *x = &t->records[i];
+        if (x->skipped || !(x->step_time_s > 0))
+            continue;
+        if (fastest < 0 || x->step_time_s < t->records[fastest].step_time_s)
+            fastest = i;
+    }
+    if (fastest < 0 || !(ceiling > 0))
+        return ERR_OK;
+    const tlog_record_t *x = &t->records[fastest];
+    double implied = flops / (x->step_time_s * in->layout->n_gpus) / 1e12;
+    if (!(implied > ceiling))
+        return ERR_OK;
+    char where[32];
+    snprintf(where, sizeof where, "line %d", x->line);
+    return err_setf(err, ERR_INPUT, t->file, where,
+                    "a step of %.4g s implies %.0f model TFLOP/s per GPU (%.0f%% of the %s's "
+                    "%.0f TFLOP/s dense peak): no GPU runs that fast, so the model, the batch "
+                    "(%d x %d tokens) or the GPU count (%d) is not the log's run",
+                    x->step_time_s, implied, 100 * implied / ceiling, in->cluster->gpu.name,
+                    ceiling, in->layout->global_batch, in->layout->seq_len, in->layout->n_gpus);
+}
+
 int logrun_load(const cli_args_t *a, const char *path, logrun_t *r, err_t *err)
 {
     memset(r, 0, sizeof *r);
@@ -210,7 +325,8 @@ int logrun_load(const cli_args_t *a, const char *path, logrun_t *r, err_t *err)
     }
     const layout_t *l = &r->s.layout;
     tlog_known_t known = {l->n_gpus, l->global_batch, (double)l->global_batch * l->seq_len};
-    if ((rc = trainlog_settle(&r->log, &known, err)))
+    if ((rc = batch_agrees(r, err)) || (rc = trainlog_settle(&r->log, &known, err)) ||
+        (rc = physical(r, err)))
         return rc;
     measured(r, path);
     return ERR_OK;

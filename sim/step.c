@@ -930,6 +930,20 @@ static void stage_ends(const sim_engine_t *e, int p, double *end)
     }
 }
 
+double sim_ceiling_tflops(const sim_input_t *in)
+{
+    const double *peak = in->cluster->gpu.peak_tflops;
+    precision_t p = in->layout->precision;
+    double best = fmax(peak[DTYPE_BF16], peak[DTYPE_FP16]);
+    if (p == PRECISION_FP32)
+        best = fmax(best, fmax(peak[DTYPE_FP32], peak[DTYPE_TF32]));
+    if (layout_precision_quantized(p) || layout_precision_fp4(p))
+        best = fmax(best, peak[DTYPE_FP8]);
+    if (layout_precision_fp4(p))
+        best = fmax(best, peak[DTYPE_FP4]);
+    return best;
+}
+
 static void fill_rates(const sim_input_t *in, sim_result_t *r)
 {
     const layout_t *l = in->layout;

@@ -139,4 +139,11 @@ const char *sim_task_kind_name(sim_task_kind_t k);
  * loss's logit bytes from the framework options. */
 void sim_memory_opts(const profile_t *p, const sim_options_t *opt, memory_opts_t *o);
 
+/* The most model TFLOP/s per GPU a run of this configuration can reach:
+ * the GPU's dense peak in the fastest type its precision computes in (fp4
+ * for the fp4 recipes, fp8 for the fp8 ones, else bf16 or fp16); 0 when
+ * the catalog lists none. A measurement above it is not a measurement of
+ * this run. */
+double sim_ceiling_tflops(const sim_input_t *in);
+
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "models/flops.h"
 #include "models/hfconfig.h"
 #include "models/layout_json.h"
 #include "sim/step.h"
@@ -109,6 +110,24 @@ int val_measured_load(const char *path, const char *profile, val_measured_t *m, 
     return val_measured_load_in(NULL, path, profile, m, err);
 }
 
+/* A measured step no GPU could take: the model FLOPs per GPU it implies
+ * above the ceiling of the run's precision (sim_ceiling_tflops). */
+static int measured_physical(const val_measured_t *m, const char *file, err_t *err)
+{
+    const sim_input_t *in = &m->s.input;
+    double ceiling = sim_ceiling_tflops(in);
+    double implied = model_flops_per_step(in->model, in->layout) /
+                     (m->step_time_s * in->layout->n_gpus) / 1e12;
+    if (!(ceiling > 0) || !(implied > ceiling))
+        return ERR_OK;
+    return err_setf(err, ERR_INPUT, file, "step_time_s",
+                    "%.4g s implies %.0f model TFLOP/s per GPU (%.0f%% of the %s's %.0f "
+                    "TFLOP/s dense peak): no GPU runs that fast, so the model, the layout's "
+                    "batch or the GPU count is not the run's",
+                    m->step_time_s, implied, 100 * implied / ceiling, in->cluster->gpu.name,
+                    ceiling);
+}
+
 int val_measured_load_in(catalog_t *cat, const char *path, const char *profile,
                          val_measured_t *m, err_t *err)
 {
@@ -117,8 +136,9 @@ int val_measured_load_in(catalog_t *cat, const char *path, const char *profile,
     int rc = json_parse_file(path, &root, err);
     if (rc)
         return rc;
-    if (!(rc = measured_scenario(cat, root, path, profile, m, err)))
-        rc = measured_figures(root, path, m, err);
+    if (!(rc = measured_scenario(cat, root, path, profile, m, err)) &&
+        !(rc = measured_figures(root, path, m, err)))
+        rc = measured_physical(m, path, err);
     cJSON_Delete(root);
     return rc;
 }

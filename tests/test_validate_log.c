@@ -255,9 +255,10 @@ static void test_doubling_with_plan(void)
     CU_ASSERT_TRUE(num(r0, "planned_step_time_s") > 0);
     CU_ASSERT_TRUE(cJSON_IsArray(get(j, "plan_ladder")));
     cJSON_Delete(j);
-    /* a plan for another model is refused */
+    /* a plan for another model is refused (a smaller one: a larger model
+     * at these step times would be refused as faster than the GPU) */
     snprintf(args, sizeof args,
-             "validate --log %s --plan %s --model llama3-70b --gpu h100-sxm --seq-len 8192 "
+             "validate --log %s --plan %s --model mistral-7b --gpu h100-sxm --seq-len 8192 "
              "--distributed-optimizer",
              p[0], plan);
     check_refused(args, "plan.json: model", "the plan is for llama3-8b");
@@ -367,6 +368,67 @@ static void test_fail_over(void)
     remove_tree(dir);
 }
 
+
+/* Issue 35.3: the tokens a step the log records are the batch (a plain
+ * log of 65,536 tokens every 4 s is 16,384 tokens/s, not the 4M-token
+ * default's 1M), a flag that contradicts them is refused, a log that does
+ * not say how they split into sequences asks for --seq-len, and a step no
+ * GPU could take is refused naming its line. */
+static void test_log_batch_and_physics(void)
+{
+    char dir[256], path[512], args[1024];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/run.csv", dir);
+    const char *log = "step,seconds,tokens\n1,12.5,65536\n2,4.0,65536\n3,4.0,65536\n"
+                      "4,4.0,65536\n5,4.0,65536\n";
+    CU_ASSERT_EQUAL_FATAL(write_text(path, log, strlen(log)), 0);
+    snprintf(args, sizeof args,
+             "validate --log %s --model llama3-8b --gpu h100-sxm --gpus 8 --seq-len 4096 --json",
+             path);
+    char *out = NULL;
+    CU_ASSERT_EQUAL_FATAL(run_cli(args, &out, NULL), 0);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    /* the measured tokens/s wherever the document puts it */
+    char *flat = cJSON_PrintUnformatted(j);
+    CU_ASSERT_PTR_NOT_NULL(flat && strstr(flat, "\"measured\":16384"));
+    CU_ASSERT_PTR_NULL(flat ? strstr(flat, "\"measured\":1048576") : NULL);
+    free(flat);
+    cJSON_Delete(j);
+    free(out);
+    snprintf(args, sizeof args, "validate --log %s --model llama3-8b --gpu h100-sxm --gpus 8", path);
+    check_refused(args, "run.csv: --seq-len", "65536 tokens a step");
+    snprintf(args, sizeof args,
+             "validate --log %s --model llama3-8b --gpu h100-sxm --gpus 8 --seq-len 4096 "
+             "--global-batch 32",
+             path);
+    check_refused(args, "run.csv: --global-batch", "65536 tokens a step");
+    /* 4M tokens a millisecond on 8 GPUs: three million times the peak */
+    const char *fast = "step,seconds,tokens\n1,0.5,4194304\n2,0.001,4194304\n3,0.001,4194304\n"
+                       "4,0.0009,4194304\n5,0.001,4194304\n";
+    CU_ASSERT_EQUAL_FATAL(write_text(path, fast, strlen(fast)), 0);
+    snprintf(args, sizeof args,
+             "validate --log %s --model llama3-8b --gpu h100-sxm --gpus 8 --seq-len 8192", path);
+    check_refused(args, "run.csv: line 5:", "dense peak");
+    remove_tree(dir);
+    /* a measured run's JSON likewise */
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    char *m = slurp(fixture("validate/sc21-gpt-1.7b-32xa100.json"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    cJSON *mj = cJSON_Parse(m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mj);
+    cJSON_ReplaceItemInObject(mj, "step_time_s", cJSON_CreateNumber(1e-6));
+    char *text = cJSON_Print(mj);
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    CU_ASSERT_EQUAL_FATAL(write_text(path, text, strlen(text)), 0);
+    snprintf(args, sizeof args, "validate --measured %s", path);
+    check_refused(args, "run.json: step_time_s:", "dense peak");
+    free(text);
+    cJSON_Delete(mj);
+    free(m);
+    remove_tree(dir);
+}
+
 TEST_SUITE(suite_validate_log, "validate_log", TEST(test_t049), TEST(test_doubling_check),
            TEST(test_doubling_with_plan), TEST(test_damaged), TEST(test_flags_and_log),
-           TEST(test_fail_over));
+           TEST(test_fail_over), TEST(test_log_batch_and_physics));
