@@ -194,6 +194,8 @@ EMBED       := $(BUILD)/tools/embed
 
 TEST_RUNNER := $(BUILD)/tests/run_tests
 ROBUST_BIN  := $(BUILD)/tests/robust/robust
+INVARIANTS_BIN := $(BUILD)/tests/robust/invariants
+INVARIANTS_N   ?= 1000
 BENCH_BIN   := $(BUILD)/bench/run_bench
 
 # Fuzzing: every tests/fuzz/fuzz_NAME.c is a libFuzzer target, built with
@@ -221,6 +223,7 @@ FUZZ_SEEDS_tokens          := tests/fuzz/seeds/tokens/* tests/fixtures/validatio
 FUZZ_SEEDS_checkpoint      := tests/fuzz/seeds/checkpoint/*
 FUZZ_SEEDS_units           := tests/fuzz/seeds/units/*
 FUZZ_SEEDS_megatron_args   := tests/fixtures/megatron/*.txt tests/fixtures/logs/gen/*.txt
+FUZZ_SEEDS_shell           := tests/fuzz/seeds/shell/* tests/fixtures/megatron/*.txt
 FUZZ_SEEDS_toml            := tests/fixtures/torchtitan/*.toml
 FUZZ_SEEDS_bridge          := tests/fixtures/launch/*.bridge.txt
 FUZZ_SEEDS_torchtitan      := tests/fixtures/torchtitan/*.toml
@@ -310,6 +313,13 @@ $(ROBUST_BIN): $(BUILD)/tests/robust/robust.o
 	@echo "  LD      $@"
 	$(Q)$(CC) $(OPT) $(SANFLAGS) $(LDFLAGS) -o $@ $^
 
+# The semantic invariant suite (tests/robust/invariants.c): random
+# reliability/plan/budget runs of the real binary, their JSON checked.
+$(INVARIANTS_BIN): $(BUILD)/tests/robust/invariants.o
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(OPT) $(SANFLAGS) $(LDFLAGS) -o $@ $^ -lcjson -lm
+
 $(BENCH_BIN): $(BENCH_OBJS) $(LIB_OBJS) $(CATALOG_OBJ) $(SETTINGS)/link
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
@@ -367,11 +377,12 @@ test: deps deps-browser
 	$(Q)$(MAKE) --no-print-directory check-bundle
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke-if-clang
 
-check: $(BIN) $(PLUGINS) $(TEST_RUNNER) $(GPU_TEST_BINS) $(ROBUST_BIN) check-layers
+check: $(BIN) $(PLUGINS) $(TEST_RUNNER) $(GPU_TEST_BINS) $(ROBUST_BIN) $(INVARIANTS_BIN) check-layers
 	$(Q)SCALEPLAN_BIN=$(abspath $(BIN)) SCALEPLAN_PROGRESS=0 $(TEST_RUNNER)
 	$(Q)sh tests/golden/run.sh $(abspath $(BIN))
 	$(Q)sh tests/build/settings.sh "$(MAKE)" $(BUILD) $(BIN)
 	$(Q)$(ROBUST_BIN) $(abspath $(BIN))
+	$(Q)$(INVARIANTS_BIN) $(abspath $(BIN)) $(INVARIANTS_N)
 
 # The folders' include graph is a one-way DAG (docs/ARCHITECTURE.md).
 check-layers:

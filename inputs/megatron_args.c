@@ -1286,9 +1286,9 @@ int megatron_args_parse_text(megatron_args_t *a, const char *text, size_t len, e
                         : err_set(err, ERR_RUNTIME, "out of memory reading Megatron arguments");
         goto out;
     }
-    a->expanded_bytes += sh.made;
     rc = megatron_args_parse_argv(a, sh.chosen.n, (const char *const *)sh.chosen.w, err);
 out:
+    a->expanded_bytes += sh.made;
     words_free(&sh.cmd);
     words_free(&sh.chosen);
     for (int i = 0; i < sh.n_vars; i++)

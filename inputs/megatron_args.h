@@ -64,7 +64,8 @@ typedef struct {
     megatron_arg_t *args;
     size_t n_args, cap_args;
     int nproc_per_node, nnodes;
-    size_t expanded_bytes; /* bytes of words the shell reader made, at most
+    size_t expanded_bytes; /* bytes of words the shell reader made (also
+                              when it refused the text), at most
                               MEGATRON_MAX_EXPANDED_BYTES a text */
 } megatron_args_t;
 
