@@ -74,7 +74,7 @@ typedef struct {
  * Real launch scripts make kilobytes; a variable that doubles itself 40
  * times would make a terabyte. Past either cap the text is refused at the
  * line it had reached (ERR_INPUT). */
-#define MEGATRON_MAX_EXPANDED_BYTES ((size_t)64 << 20)
+#define MEGATRON_MAX_EXPANDED_BYTES ((size_t)4 << 20)
 #define MEGATRON_MAX_WORDS 65536
 
 /* An empty argument list; origin names where the arguments come from in
