@@ -811,8 +811,11 @@ static int simulate_marked(const sim_env_t *env, cand_t *v, long n, const bool *
             sim_input_t in = {env->m, &v[i].l, env->c, env->p, env->fws[v[i].fw].opt};
             sim_result_t r;
             err_t e;
-            /* a layout the simulator refuses counts as never faster */
-            v[i].tps = sim_run_step(ctx, &in, &r, &e) == 0 ? r.tokens_per_s : -1;
+            /* a layout the simulator refuses counts as never faster; so
+             * does a rate that is not positive, which would leave the
+             * candidate unsimulated (tps 0) and settle() looping on it */
+            bool ok = sim_run_step(ctx, &in, &r, &e) == 0 && r.tokens_per_s > 0;
+            v[i].tps = ok ? r.tokens_per_s : -1;
         }
         sim_ctx_destroy(ctx);
     }
