@@ -693,6 +693,16 @@ static int gemm_data_init(const profile_t *base, const prof_gemm_point_t *pts, s
         if (!(pt->m >= 1 && pt->n >= 1 && pt->k >= 1 && pt->tflops > 0 && isfinite(pt->tflops)))
             return err_set(err, ERR_INPUT,
                            "GEMM point %zu: dimensions and TFLOP/s must be positive", i);
+        /* a GEMM faster than the datasheet's dense peak (at the boost
+         * clock) was not measured on this GPU, or not timed whole; 1%
+         * leaves room for the timer's resolution */
+        if (pt->tflops > FIT_PEAK_SLACK * base->peak_tflops[pt->dtype])
+            return err_set(err, ERR_INPUT,
+                           "GEMM point %zu (%gx%gx%g %s): %.1f TFLOP/s is above %s's dense "
+                           "peak of %.1f: not a measurement of this GPU, or a time that missed "
+                           "part of the work",
+                           i, pt->m, pt->n, pt->k, dtype_name(pt->dtype), pt->tflops, base->gpu,
+                           base->peak_tflops[pt->dtype]);
         (*used)[d->n] = *pt;
         d->log_t[d->n] = log(2 * pt->m * pt->n * pt->k / (pt->tflops * 1e12));
         d->n++;

@@ -101,6 +101,10 @@ typedef struct {
     fit_quality_t q; /* on the TFLOP/s of the points used */
 } fit_gemm_t;
 
+/* A measured rate may exceed the datasheet's figure by this factor (the
+ * timer's resolution), no more. */
+#define FIT_PEAK_SLACK 1.01
+
 /* Fit the GEMM model to measured points. base supplies the fixed figures
  * (peak TFLOP/s per dtype, SM count, memory bandwidth and efficiency,
  * launch overhead); points whose dtype has no peak are skipped. Needs more

@@ -339,7 +339,7 @@ static void test_gemm_exact(void)
     prof_free(&truth);
 }
 
-/* Too few points, and dtypes the GPU has no peak for. */
+/* Too few points, dtypes the GPU has no peak for, rates above its peak. */
 static void test_gemm_errors(void)
 {
     err_t e;
@@ -357,6 +357,15 @@ static void test_gemm_errors(void)
     prof_gemm_point_t bad = {DTYPE_BF16, 0, 4096, 4096, 250};
     rc = fit_gemm(&a100, &bad, 1, &f, &e);
     CHECK_ERR(rc, &e, ERR_INPUT, "must be positive");
+    /* issue 35: a measurement above the A100's 312 TFLOP/s bf16 peak is
+     * not one of this GPU; it is refused, not fitted */
+    prof_gemm_point_t fast[5] = {{DTYPE_BF16, 4096, 4096, 4096, 250},
+                                 {DTYPE_BF16, 8192, 8192, 8192, 260},
+                                 {DTYPE_BF16, 1024, 1024, 1024, 150},
+                                 {DTYPE_BF16, 2048, 2048, 2048, 200},
+                                 {DTYPE_BF16, 16384, 16384, 16384, 400}};
+    rc = fit_gemm(&a100, fast, 5, &f, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "GEMM point 4", "above a100-80g's dense peak");
     prof_free(&a100);
 }
 
