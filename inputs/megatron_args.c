@@ -569,7 +569,8 @@ static int words_push(shell_t *sh, words_t *w, const char *text, size_t n)
     char *c = malloc(n + 1);
     if (!c)
         return sh->oom = 1, -1;
-    memcpy(c, text, n);
+    if (n) /* an empty quoted word ("") has no text at all */
+        memcpy(c, text, n);
     c[n] = '\0';
     w->w[w->n++] = c;
     return 0;

@@ -576,6 +576,16 @@ static void test_expansion_bounded(void)
         CHECK_ERR(rc, &e, ERR_INPUT, "grow.sh: line ", "expanding the variables");
         megatron_args_free(&a);
     }
+    /* an empty quoted word has no text at all (fuzz_shell found the
+     * memcpy from NULL it made; make asan fails on it) */
+    {
+        const char *text = "A=\"\"\nB=''\necho \"\" \"$A\" $B\n";
+        megatron_args_t a;
+        megatron_args_init(&a, "empty.sh");
+        err_t e;
+        (void)megatron_args_parse_text(&a, text, strlen(text), &e);
+        megatron_args_free(&a);
+    }
     /* a real launch script: a few kilobytes made */
     char *script = slurp(fixture("megatron/llama3_8b_script_branches.txt"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(script);
