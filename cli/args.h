@@ -87,6 +87,9 @@ typedef struct {
     bool help;
     catalog_t *catalog; /* the process's parsed catalog (main() owns it; NULL
                            where a caller has none): names are looked up in it */
+    char **capture;     /* when set (the library's callers, include/scaleplan.h),
+                           the --json document is handed here (heap text, the
+                           caller frees) instead of printed */
 } cli_args_t;
 
 extern const cli_group_t CLI_MODEL_OPTS, CLI_CLUSTER_OPTS, CLI_GPUS_OPTS, CLI_LAYOUT_OPTS,

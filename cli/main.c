@@ -11,15 +11,8 @@
 #include <string.h>
 
 #include "build_config.h"
-#include "cli/commands.h"
+#include "cli/dispatch.h"
 #include "common/names.h"
-
-static const cli_command_t *const commands[] = {
-    &CLI_CMD_PLAN,     &CLI_CMD_CATALOG,  &CLI_CMD_MODEL,     &CLI_CMD_SIM,
-    &CLI_CMD_RELIABILITY, &CLI_CMD_BUDGET, &CLI_CMD_TRAIN,    &CLI_CMD_VALIDATE,
-    &CLI_CMD_PREFLIGHT, &CLI_CMD_REPORT,  &CLI_CMD_CALIBRATE,
-};
-static const int n_commands = sizeof commands / sizeof commands[0];
 
 static void usage(FILE *out)
 {
@@ -27,8 +20,8 @@ static void usage(FILE *out)
             "usage: scaleplan COMMAND [options]   (scaleplan COMMAND --help for its options)\n\n"
             "scaleplan tells, before you reserve GPUs, how a training run will behave at\n"
             "scale: GPU counts, parallel layouts, step time, failures and cost.\n\ncommands:\n");
-    for (int i = 0; i < n_commands; i++)
-        fprintf(out, "  %-12s %s\n", commands[i]->name, commands[i]->summary);
+    for (int i = 0; i < cli_command_count(); i++)
+        fprintf(out, "  %-12s %s\n", cli_command_at(i)->name, cli_command_at(i)->summary);
     fprintf(out, "\nexamples:\n"
                  "  scaleplan catalog gpus\n"
                  "  scaleplan model --model llama3-70b --tp 8 --pp 4 --gpus 256 --gpu h100-sxm\n"
@@ -45,33 +38,16 @@ static void list_options(FILE *out)
     static const char *kinds[] = {"text",  "int",       "int-span", "real",     "count",
                                   "count-span", "bytes", "bandwidth", "duration", "days",
                                   "price", "money"};
-    for (int i = 0; i < n_commands; i++)
-        for (int g = 0; g < commands[i]->n_groups; g++)
-            for (int k = 0; k < commands[i]->groups[g]->n; k++) {
-                const cli_opt_t *o = &commands[i]->groups[g]->opts[k];
-                fprintf(out, "%s\t%s\t%s\t%s\t%s\n", commands[i]->name, o->name,
+    for (int i = 0; i < cli_command_count(); i++) {
+        const cli_command_t *c = cli_command_at(i);
+        for (int g = 0; g < c->n_groups; g++)
+            for (int k = 0; k < c->groups[g]->n; k++) {
+                const cli_opt_t *o = &c->groups[g]->opts[k];
+                fprintf(out, "%s\t%s\t%s\t%s\t%s\n", c->name, o->name,
                         o->alias ? o->alias : "-", o->metavar ? o->metavar : "-",
                         (size_t)o->kind < sizeof kinds / sizeof kinds[0] ? kinds[o->kind] : "?");
             }
-}
-
-/* Parse the command's options, print its help when asked, or run it with
- * a catalog of its own. */
-static int run_command(const cli_command_t *c, int argc, char **argv, err_t *err)
-{
-    cli_args_t a;
-    int rc = cli_parse(argc, argv, c->groups, c->n_groups, c->max_operands, &a, err);
-    if (rc)
-        return rc;
-    if (a.help) {
-        cli_print_help(stdout, c->usage, c->description, c->groups, c->n_groups);
-        return ERR_OK;
     }
-    if (!(a.catalog = catalog_create()))
-        return err_set(err, ERR_RUNTIME, "out of memory");
-    rc = c->run(&a, err);
-    catalog_destroy(a.catalog);
-    return rc;
 }
 
 int main(int argc, char **argv)
@@ -94,22 +70,21 @@ int main(int argc, char **argv)
         printf("scaleplan %s (%s)\n", SCALEPLAN_VERSION, SCALEPLAN_BUILD_FEATURES);
         return 0;
     }
-    for (int i = 0; i < n_commands; i++) {
-        if (strcmp(argv[1], commands[i]->name) != 0)
-            continue;
+    const cli_command_t *c = cli_command_find(argv[1]);
+    if (c) {
         err_t err;
         err_clear(&err);
-        int rc = run_command(commands[i], argc - 1, argv + 1, &err);
+        int rc = cli_command_run(c, argc - 1, argv + 1, NULL, NULL, &err);
         if (rc == ERR_OK)
             return fflush(stdout) == 0 ? 0 : 1;
-        fprintf(stderr, "scaleplan %s: %s\n", commands[i]->name,
-                err.msg[0] ? err.msg : "failed");
+        fprintf(stderr, "scaleplan %s: %s\n", c->name, err.msg[0] ? err.msg : "failed");
         return rc == ERR_INPUT ? 2 : 1;
     }
-    const char *names[sizeof commands / sizeof commands[0]];
-    for (int i = 0; i < n_commands; i++)
-        names[i] = commands[i]->name;
-    int best = names_closest(argv[1], names, (size_t)n_commands);
+    int n_commands = cli_command_count();
+    const char *names[32];
+    for (int i = 0; i < n_commands && i < 32; i++)
+        names[i] = cli_command_at(i)->name;
+    int best = names_closest(argv[1], names, (size_t)(n_commands < 32 ? n_commands : 32));
     if (best >= 0)
         fprintf(stderr, "scaleplan: unknown command '%s'; did you mean '%s'? (scaleplan --help lists all)\n",
                 argv[1], names[best]);

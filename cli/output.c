@@ -1,6 +1,7 @@
 #include "cli/output.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "common/json.h"
 #include "reports/csvdoc.h"
@@ -44,6 +45,13 @@ int cli_emit(const cli_args_t *a, cJSON *result, const char *table_key, err_t *e
         return err_set(err, ERR_RUNTIME, "out of memory");
     if (cli_has(a, "--csv"))
         return csv_document(stdout, result, table_key, err);
+    if (a->capture) {
+        /* the same text json_print_stdout writes, without its newline */
+        free(*a->capture);
+        if (!(*a->capture = cJSON_Print(result)))
+            return err_set(err, ERR_RUNTIME, "out of memory while formatting JSON");
+        return ERR_OK;
+    }
     return json_print_stdout(result, err);
 }
 
