@@ -55,7 +55,7 @@ WARN      := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -We
 WARN      += $(shell echo 'int x;' | $(CC) -Werror -Wno-format-truncation -x c -c - -o /dev/null 2>/dev/null && echo -Wno-format-truncation)
 OPT       ?= -O2 -g
 DEPFLAGS  := -MMD -MP
-CPPFLAGS  += -I. -I$(BUILD)/gen -D_POSIX_C_SOURCE=200809L
+CPPFLAGS  += -I. -Iinclude -I$(BUILD)/gen -D_POSIX_C_SOURCE=200809L
 CFLAGS    ?=
 ALL_CFLAGS = $(CSTD) $(OPT) $(WARN) $(DEPFLAGS) $(OMPFLAGS) $(SANFLAGS) $(CFLAGS) \
              $(if $(OMPFLAGS),,-Wno-unknown-pragmas)
@@ -130,7 +130,8 @@ FEATURES  := $(if $(filter 1,$(HAVE_CUDA)),CUDA plug-in (sm_$(subst $(SPACE),/sm
 
 # Debian packages the build, tests, reports and MPI paths need.
 DEB_PKGS  := gcc make libgsl-dev libcjson-dev libcunit1-dev gnuplot-nox libopenmpi-dev openmpi-bin \
-             libpng-dev clang libclang-rt-dev valgrind
+             libpng-dev clang libclang-rt-dev valgrind python3 python3-pytest python3-setuptools \
+             python3-wheel
 # The report test renders the HTML page in headless Chromium; large and
 # optional: when it cannot be installed the test says so and skips.
 BROWSER_PKGS := chromium
@@ -165,6 +166,13 @@ LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CU_OBJS   := $(CU_SRCS:%.cu=$(BUILD)/%.cu.o)
 CLI_SRCS  := $(wildcard cli/*.c)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+# The library (include/scaleplan.h): the same sources compiled position-
+# independent, only the sp_ entry points visible, main() left out.
+API_SRCS  := $(wildcard api/*.c)
+PIC_SRCS  := $(LIB_SRCS) $(filter-out cli/main.c,$(CLI_SRCS)) $(API_SRCS)
+PIC_OBJS  := $(PIC_SRCS:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/catalog_data.o
+SO_LIB    := $(BIN_DIR)/libscaleplan.so
+A_LIB     := $(BIN_DIR)/libscaleplan.a
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -223,6 +231,7 @@ FUZZ_SEEDS_tokens          := tests/fuzz/seeds/tokens/* tests/fixtures/validatio
 FUZZ_SEEDS_checkpoint      := tests/fuzz/seeds/checkpoint/*
 FUZZ_SEEDS_units           := tests/fuzz/seeds/units/*
 FUZZ_SEEDS_megatron_args   := tests/fixtures/megatron/*.txt tests/fixtures/logs/gen/*.txt
+FUZZ_SEEDS_api             := tests/fuzz/seeds/api/*
 FUZZ_SEEDS_shell           := tests/fuzz/seeds/shell/* tests/fixtures/megatron/*.txt
 FUZZ_SEEDS_toml            := tests/fixtures/torchtitan/*.toml
 FUZZ_SEEDS_bridge          := tests/fixtures/launch/*.bridge.txt
@@ -240,7 +249,7 @@ Q :=
 endif
 
 # ---------------------------------------------------------------- targets
-.PHONY: all test check check-layers check-bundle golden-update asan bench gpu-test \
+.PHONY: all lib python test check check-layers check-bundle golden-update asan bench gpu-test \
         gpu-bundle demo deps deps-browser install clean validate valgrind fuzz fuzz-build \
         fuzz-smoke fuzz-smoke-if-clang fuzz-run
 
@@ -299,6 +308,35 @@ $(BUILD)/gen/catalog.list: FORCE
 
 $(CATALOG_OBJ): $(BUILD)/gen/catalog_data.c $(SETTINGS)/cc
 	$(Q)$(CC) $(CPPFLAGS) $(CSTD) -O0 -c $< -o $@
+
+$(BUILD)/pic/%.o: %.c $(SETTINGS)/cc
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (library)"
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/pic/gen/catalog_data.o: $(BUILD)/gen/catalog_data.c $(SETTINGS)/cc
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CSTD) -O0 -fPIC -fvisibility=hidden -c $< -o $@
+
+$(SO_LIB): $(PIC_OBJS) $(SETTINGS)/link
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) -shared $(OPT) $(SANFLAGS) $(LDFLAGS) -Wl,-soname,libscaleplan.so -o $@ \
+	    $(filter %.o,$^) $(LINK_OMP) $(LDLIBS)
+
+$(A_LIB): $(PIC_OBJS)
+	@mkdir -p $(dir $@)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $(filter %.o,$^)
+
+lib: $(SO_LIB) $(A_LIB)
+
+# The Python module over the library (python/scaleplan, ctypes, standard
+# library only) and its tests (Debian's python3-pytest).
+PYTHON ?= /usr/bin/python3
+python: $(SO_LIB) $(BIN)
+	$(Q)SCALEPLAN_LIB=$(abspath $(SO_LIB)) SCALEPLAN_BIN=$(abspath $(BIN)) PYTHONPATH=python \
+	    $(PYTHON) -m pytest -q python/tests
 
 $(TEST_RUNNER): $(TEST_OBJS) $(LIB_OBJS) $(CATALOG_OBJ) $(SETTINGS)/link
 	@mkdir -p $(dir $@)
@@ -374,6 +412,7 @@ $(addprefix validate-,$(VALIDATION_SETS)): validate-%: $(BIN)
 # build and run the CPU tests and check the GPU bundle builds self-contained.
 test: deps deps-browser
 	$(Q)$(MAKE) --no-print-directory check
+	$(Q)$(MAKE) --no-print-directory python
 	$(Q)$(MAKE) --no-print-directory check-bundle
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke-if-clang
 
@@ -479,6 +518,16 @@ fuzz-build: $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz/%)
 
 $(FUZZ_BUILD)/fuzz/%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/harness.o $(LIB_OBJS) \
                       $(CATALOG_OBJ) $(SETTINGS)/link
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(OPT) -fsanitize=fuzzer $(FUZZ_SAN) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LINK_OMP) \
+	    $(LDLIBS)
+
+# The library's spec reader runs the commands themselves: it links the
+# command line's objects and the library's entry points too.
+$(FUZZ_BUILD)/fuzz/api: $(BUILD)/tests/fuzz/fuzz_api.o $(BUILD)/tests/fuzz/harness.o $(LIB_OBJS) \
+                        $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJS)) $(API_SRCS:%.c=$(BUILD)/%.o) \
+                        $(CATALOG_OBJ) $(SETTINGS)/link
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(OPT) -fsanitize=fuzzer $(FUZZ_SAN) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LINK_OMP) \

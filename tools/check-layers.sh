@@ -17,11 +17,12 @@ allowed() {
     trainer) echo "common models topologies profile sim" ;;
     reports) echo "common models topologies profile sim trainer" ;;
     cli) echo "common models topologies profile calibrate sim inputs trainer reports" ;;
+    api) echo "common models topologies profile calibrate sim inputs trainer reports cli" ;;
     *) echo "*" ;;
     esac
 }
 fail=0
-for dir in common models topologies profile calibrate sim inputs trainer reports cli; do
+for dir in common models topologies profile calibrate sim inputs trainer reports cli api; do
     [ -d "$dir" ] || continue
     ok=$(allowed "$dir")
     for f in $(find "$dir" -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' -o -name '*.inc'); do
