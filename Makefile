@@ -452,8 +452,9 @@ valgrind: $(BIN) $(PLUGINS) $(TEST_RUNNER)
 	    $(VALGRIND) $(TEST_RUNNER) $(VALGRIND_SUITES)
 	$(Q)OMP_NUM_THREADS=1 GOLDEN_WRAP="$(VALGRIND)" sh tests/golden/run.sh $(abspath $(BIN))
 
-bench: $(BENCH_BIN) $(BIN) $(PLUGINS)
+bench: $(BENCH_BIN) $(BIN) $(PLUGINS) $(SO_LIB)
 	$(Q)SCALEPLAN_BIN=$(abspath $(BIN)) $(BENCH_BIN)
+	$(Q)SCALEPLAN_LIB=$(abspath $(SO_LIB)) PYTHONPATH=python $(PYTHON) python/bench.py
 
 gpu-test: $(BIN) $(PLUGINS) $(GPU_TEST_BINS)
 	$(Q)if [ "$(HAVE_CUDA)" != 1 ]; then echo "gpu-test: nvcc not found under $(CUDA_HOME); set CUDA_HOME" >&2; exit 1; fi

@@ -1,0 +1,51 @@
+"""make bench's library section: a GPT-3 175B step (Korthikanti et al. 2022
+Table 5's layout on 64 A100s: TP8 PP8, sequence parallel, selective
+recompute, micro-batch 1, global batch 64, 2,048 tokens) through the Python
+module, median over 1,000 calls in one context (target: under 0.5 ms), and
+a sweep of 64 such calls on one thread against two threads with a context
+each (target: at least 1.7x). A benchmark, not a test: it prints figures."""
+import statistics
+import threading
+import time
+
+import scaleplan
+
+SPEC = dict(model="gpt3-175b", gpu="a100-80g", gpus=64, tp=8, pp=8, micro_batch=1,
+            global_batch=64, seq_len=2048, sequence_parallel=True, recompute="selective")
+
+
+def one_thread(ctx, n):
+    for _ in range(n):
+        ctx.sim(**SPEC)
+
+
+def main():
+    ctx = scaleplan.Context()
+    ctx.sim(**SPEC)
+    times = []
+    for _ in range(1000):
+        t = time.perf_counter()
+        ctx.sim(**SPEC)
+        times.append(time.perf_counter() - t)
+    med = statistics.median(times)
+    print("library: 175B step from Python %.3f ms median over 1000 calls (target < 0.5 ms)"
+          % (1e3 * med))
+    t = time.perf_counter()
+    one_thread(ctx, 64)
+    t1 = time.perf_counter() - t
+    ctxs = [scaleplan.Context(), scaleplan.Context()]
+    for c in ctxs:
+        c.sim(**SPEC)
+    threads = [threading.Thread(target=one_thread, args=(c, 32)) for c in ctxs]
+    t = time.perf_counter()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    t2 = time.perf_counter() - t
+    print("library: 64 steps on 1 thread %.1f ms, on 2 threads %.1f ms: %.2fx (target >= 1.7x)"
+          % (1e3 * t1, 1e3 * t2, t1 / t2))
+
+
+if __name__ == "__main__":
+    main()
