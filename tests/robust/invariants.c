@@ -139,7 +139,7 @@ static bool ends_with(const char *s, const char *tail)
 static bool signed_key(const char *k)
 {
     static const char *const words[] = {"error", "delta", "difference", "change", "shortfall",
-                                        "offset", "vs_", "saving", "seed"};
+                                        "offset", "vs_", "saving", "seed", "marginal"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strstr(k, words[i]))
             return true;
