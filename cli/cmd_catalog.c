@@ -317,16 +317,61 @@ static int section_prices(cJSON *json, const cli_args_t *a, err_t *err)
                         err);
 }
 
+/* Each set's sources and what it counts, below the table (the catalog's
+ * failure rates are only as good as what their sources count). */
+static void print_failure_sources(const failure_set_t *sets, size_t n)
+{
+    printf("What each set counts and its source:\n");
+    for (size_t s = 0; s < n; s++) {
+        const failure_set_t *fs = &sets[s];
+        char era[16] = "";
+        if (fs->year > 0)
+            snprintf(era, sizeof era, ", %d", fs->year);
+        printf("  %s (%s, %s%s; %s-level, covers %s%s): %s\n    source: %s\n", fs->name,
+               fs->environment, fs->architectures[0] ? fs->architectures : "GPU not stated", era,
+               fs->scope == FAIL_SCOPE_CLUSTER ? "cluster" : "job",
+               failure_level_name(fs->covers),
+               fs->evidence ? "" : "; a rule of thumb, not evidence", fs->counts, fs->source);
+        for (int i = 0; i < fs->n_classes; i++)
+            printf("    %s: %s\n", fs->classes[i].name, fs->classes[i].source);
+    }
+    printf("\n");
+}
+
+static bool failure_json_row(cJSON *arr, const failure_set_t *fs, const failure_class_t *f,
+                             double week)
+{
+    cJSON *o = cJSON_CreateObject();
+    return o && cJSON_AddItemToArray(arr, o) && cJSON_AddStringToObject(o, "set", fs->name) &&
+           cJSON_AddStringToObject(o, "environment", fs->environment) &&
+           cJSON_AddStringToObject(o, "architectures", fs->architectures) &&
+           cJSON_AddStringToObject(o, "scope",
+                                   fs->scope == FAIL_SCOPE_CLUSTER ? "cluster" : "job") &&
+           cJSON_AddStringToObject(o, "covers", failure_level_name(fs->covers)) &&
+           json_add_number(o, "year", fs->year) &&
+           cJSON_AddBoolToObject(o, "set_is_evidence", fs->evidence) &&
+           cJSON_AddStringToObject(o, "counts", fs->counts) &&
+           cJSON_AddStringToObject(o, "class", f->name) &&
+           cJSON_AddStringToObject(o, "kind", failure_kind_name(f->kind)) &&
+           cJSON_AddStringToObject(o, "component", failure_component_name(f->component)) &&
+           json_add_number(o, "rate_per_component_hour", f->rate_per_component_hour) &&
+           json_add_number(o, "per_1k_gpus_per_week", week) &&
+           cJSON_AddBoolToObject(o, "hang", f->hang) &&
+           cJSON_AddStringToObject(o, "evidence", f->evidence) &&
+           cJSON_AddStringToObject(o, "source", f->source);
+}
+
 static int section_failures(cJSON *json, const cli_args_t *a, err_t *err)
 {
     (void)a;
-    static const char *hdr[] = {"set", "environment", "class", "kind", "per",
-                                "rate per component-hour", "per 1k GPUs per week", "description"};
-    table_t *t = json ? NULL : table_create(8, hdr);
+    static const char *hdr[] = {"set",  "environment", "counts", "class", "kind", "per",
+                                "rate per component-hour", "per 1k GPUs per week", "evidence",
+                                "description"};
+    table_t *t = json ? NULL : table_create(10, hdr);
     cJSON *arr = json ? cJSON_AddArrayToObject(json, "failures") : NULL;
     if (t) {
-        table_align_right(t, 5);
         table_align_right(t, 6);
+        table_align_right(t, 7);
     }
     failure_set_t *sets = NULL;
     size_t n = 0;
@@ -343,40 +388,34 @@ static int section_failures(cJSON *json, const cli_args_t *a, err_t *err)
             const failure_class_t *f = &fs->classes[i];
             double week = failure_job_rate_per_hour(f, &ref) * 24 * 7;
             if (t) {
-                table_add_rowf(t, "%s\t%s\t%s\t%s\t%s\t%.3g\t%.2f\t%s", fs->name,
-                               fs->environment, f->name, failure_kind_name(f->kind),
-                               failure_component_name(f->component), f->rate_per_component_hour,
-                               week, f->description);
+                table_add_rowf(t, "%s\t%s\t%s %s\t%s\t%s\t%s\t%.3g\t%.2f\t%s\t%s", fs->name,
+                               fs->environment, fs->scope == FAIL_SCOPE_CLUSTER ? "cluster" : "job",
+                               failure_level_name(fs->covers), f->name,
+                               failure_kind_name(f->kind), failure_component_name(f->component),
+                               f->rate_per_component_hour, week,
+                               f->copied_from[0] ? "copied" : f->evidence[0] ? f->evidence : "-",
+                               f->description);
                 continue;
             }
-            cJSON *o = cJSON_CreateObject();
-            if (!o || !cJSON_AddItemToArray(arr, o) ||
-                !cJSON_AddStringToObject(o, "set", fs->name) ||
-                !cJSON_AddStringToObject(o, "environment", fs->environment) ||
-                !cJSON_AddStringToObject(o, "architectures", fs->architectures) ||
-                !cJSON_AddStringToObject(o, "scope",
-                                         fs->scope == FAIL_SCOPE_CLUSTER ? "cluster" : "job") ||
-                !cJSON_AddStringToObject(o, "class", f->name) ||
-                !cJSON_AddStringToObject(o, "kind", failure_kind_name(f->kind)) ||
-                !cJSON_AddStringToObject(o, "component", failure_component_name(f->component)) ||
-                !json_add_number(o, "rate_per_component_hour", f->rate_per_component_hour) ||
-                !json_add_number(o, "per_1k_gpus_per_week", week) ||
-                !cJSON_AddStringToObject(o, "evidence", f->evidence) ||
-                !cJSON_AddStringToObject(o, "source", f->source)) {
+            if (!failure_json_row(arr, fs, f, week)) {
                 rc = err_set(err, ERR_RUNTIME, "out of memory");
                 break;
             }
         }
     }
-    free(sets);
     if (rc || json) {
+        free(sets);
         table_destroy(t);
         return rc;
     }
-    return finish_table(t, "Failure rates by environment (defaults by environment and GPU "
-                           "architecture, evidence rows and sources in "
-                           "topologies/catalog/failures.json)",
-                        err);
+    rc = finish_table(t, "Failure rates by environment (defaults by environment and GPU "
+                         "architecture; counts: job or cluster, and the widest level the "
+                         "evidence covers; sources below and in topologies/catalog/failures.json)",
+                      err);
+    if (!rc)
+        print_failure_sources(sets, n);
+    free(sets);
+    return rc;
 }
 
 static int section_storage(cJSON *json, const cli_args_t *a, err_t *err)

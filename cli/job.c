@@ -44,7 +44,7 @@ static const cli_opt_t rel_opts[] = {
     {"--drain-slowdown", NULL, "X", "async: share of speed lost while a write drains (default 0)",
      CLI_X(0, 0.99)},
     {"--environment", NULL, "NAME",
-     "dedicated, research, hpc, cloud or marketplace (failure rates, restarts)", CLI_WORD},
+     "dedicated, new, research, hpc, cloud or marketplace (failure rates, restarts)", CLI_WORD},
     {"--failure-rates", NULL, "NAME", "failure-rate set (default: by --environment and GPU)",
      CLI_WORD},
     {"--restart", NULL, "automated|requeue", "restart profile (default: by --environment)",
@@ -58,6 +58,9 @@ static const cli_opt_t rel_opts[] = {
      CLI_KIND(CLI_DURATION, 0, 1e7)},
     {"--repair-time", NULL, "T", "until a failed node is back (default 24h)",
      CLI_KIND(CLI_DURATION, 0, 1e8)},
+    {"--watchdog-timeout", NULL, "T",
+     "a hung collective is found after this (default 10m, PyTorch's NCCL timeout)",
+     CLI_KIND(CLI_DURATION, 0, 1e7)},
     {"--spot", NULL, NULL, "spot capacity: add preemptions", CLI_WORD},
     {"--spot-preemption-rate", NULL, "X", "preemptions per node-hour (default: catalog)",
      CLI_X(0, 1000)},
@@ -195,6 +198,7 @@ int cli_rel_config(const cli_args_t *a, const cluster_t *c, const failure_set_t 
         (rc = cli_get_double(a, "--restart-overhead", &cfg->restart_overhead_s, err)) ||
         (rc = cli_get_double(a, "--replace-time", &replace, err)) ||
         (rc = cli_get_double(a, "--repair-time", &cfg->repair_s, err)) ||
+        (rc = cli_get_double(a, "--watchdog-timeout", &cfg->watchdog_timeout_s, err)) ||
         (rc = cli_get_double(a, "--spot-wait", &cfg->preempt_wait_s, err)) ||
         (rc = cli_get_int(a, "--spares", &cfg->spares, err)) ||
         (rc = cli_get_int(a, "--trials", &cfg->trials, err)) ||
@@ -332,6 +336,16 @@ void cli_rel_print_defaults(const cli_args_t *a, const rel_config_t *cfg,
                units_fmt_duration(r->warmup_s, b4, sizeof b4),
                units_fmt_duration(r->load_s, b5, sizeof b5),
                units_fmt_duration(r->restart_mean_s, b6, sizeof b6));
+    for (int i = 0; i < cfg->failures->n_classes; i++)
+        if (cfg->failures->classes[i].hang) {
+            printf("    a hung collective (%s) is found when the watchdog times out: %s%s\n",
+                   cfg->failures->classes[i].name,
+                   units_fmt_duration(cfg->watchdog_timeout_s, b1, sizeof b1),
+                   cli_has(a, "--watchdog-timeout")
+                       ? " (--watchdog-timeout)"
+                       : " (PyTorch's default NCCL timeout; --watchdog-timeout)");
+            break;
+        }
     printf("  %d hot spare node%s, repairs take %s%s\n", cfg->spares, cfg->spares == 1 ? "" : "s",
            units_fmt_duration(cfg->repair_s, b1, sizeof b1),
            cli_has(a, "--spares") || cli_has(a, "--repair-time")

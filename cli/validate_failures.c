@@ -63,14 +63,14 @@ static int print_text(const fv_row_t *rows, int n)
                      r->row_id, r->reason);
             continue;
         }
-        char pub[48], pred[32], held[80] = "";
+        char pub[48], pred[32], held[120] = "";
         fmt_published(r, pub, sizeof pub);
         fmt_value(r, r->predicted, pred, sizeof pred);
         if (r->heldout) {
             char hv[32];
             fmt_value(r, r->heldout_predicted, hv, sizeof hv);
-            snprintf(held, sizeof held, "%s %+.0f%% (%s)", hv, 100 * r->heldout_error,
-                     r->heldout_set);
+            snprintf(held, sizeof held, "%s %+.0f%% x%.2g (%s)", hv, 100 * r->heldout_error,
+                     exp2(r->heldout_log2), r->heldout_set);
         }
         table_add_rowf(t, "%s\t%d\t%.0f\t%s\t%s\t%s%s%s\t%s\t%s\t%s\t%+.1f%%\t%s", r->row_id,
                        r->gpus, r->window_days, r->gpu, r->environment, r->set,
@@ -83,8 +83,13 @@ static int print_text(const fv_row_t *rows, int n)
     table_destroy(t);
     printf("  * in fit: the rate set was derived from this record's source   ? the set's "
            "evidence is from another GPU generation or setting (ASSUMED)\n");
-    printf("  held out: what the next default set from another source predicts (the "
-           "out-of-sample view)\n");
+    printf("  held out: leave-one-source-out, what the evidence sets of the record's environment "
+           "(every environment when none) predict without the record's source, brought to what "
+           "the record counts\n    (GPU, hardware, unexpected or all) through the other sources' "
+           "shares, pooled by the geometric mean, one vote per source; x = the factor off "
+           "(1 inside a range or above a bound met)\n"
+           "  ASSUMED: a cluster's fault tickets and a job's interruptions compare per GPU-hour "
+           "(a ticket interrupts the job on its GPUs)\n");
     if (skipped[0])
         printf("  not compared: %s\n", skipped);
     double med, p90;
@@ -106,6 +111,13 @@ static int print_text(const fv_row_t *rows, int n)
         printf("  held out (each record predicted without its own source's rates): median "
                "%.1f%% over %d (90th percentile %.1f%%)\n",
                100 * med, k, 100 * p90);
+    double worst;
+    const fv_row_t *wr;
+    fv_heldout_log2(rows, n, &med, &worst, &wr, &k);
+    if (k > 0)
+        printf("  held out |log2(predicted/recorded)|: median %.2f (a factor %.2f) over %d, worst "
+               "%.2f (a factor %.2f, %s)\n",
+               med, exp2(med), k, worst, exp2(worst), wr->row_id);
     for (int i = 0; i < n; i++)
         if (!rows[i].skipped && rows[i].measure == FV_GOODPUT)
             printf("  goodput %s: predicted %.1f%% against %s%.0f%% published (%s)\n",
@@ -123,6 +135,18 @@ static bool add_summary(cJSON *o, const char *key, const fv_row_t *rows, int n, 
     return e && json_add_number(e, "records", k) &&
            json_add_number(e, "median_abs_error", k ? med : NAN) &&
            json_add_number(e, "p90_abs_error", k ? p90 : NAN);
+}
+
+static bool add_log2(cJSON *o, const fv_row_t *rows, int n)
+{
+    double med, worst;
+    const fv_row_t *wr;
+    int k;
+    fv_heldout_log2(rows, n, &med, &worst, &wr, &k);
+    cJSON *e = cJSON_AddObjectToObject(o, "held_out_log2");
+    return e && json_add_number(e, "records", k) && json_add_number(e, "median", k ? med : NAN) &&
+           json_add_number(e, "worst", k ? worst : NAN) &&
+           cJSON_AddStringToObject(e, "worst_row", wr ? wr->row_id : "");
 }
 
 static cJSON *failures_json(const fv_row_t *rows, int n)
@@ -154,13 +178,15 @@ static cJSON *failures_json(const fv_row_t *rows, int n)
              cJSON_AddStringToObject(e, "heldout_set", r->heldout ? r->heldout_set : "") &&
              json_add_number(e, "heldout_predicted", r->heldout ? r->heldout_predicted : NAN) &&
              json_add_number(e, "heldout_error", r->heldout ? r->heldout_error : NAN) &&
+             json_add_number(e, "heldout_log2", r->heldout ? r->heldout_log2 : NAN) &&
+             json_add_number(e, "heldout_sources", r->heldout ? r->heldout_sources : 0) &&
              cJSON_AddStringToObject(e, "assumed", r->assumed);
     }
     cJSON *s = ok ? cJSON_AddObjectToObject(o, "summary") : NULL;
     ok = ok && s && add_summary(s, "all", rows, n, FV_ALL) &&
          add_summary(s, "beyond_default_source", rows, n, FV_BEYOND_DEFAULT) &&
          add_summary(s, "out_of_fit", rows, n, FV_OUT_OF_FIT) &&
-         add_summary(s, "held_out", rows, n, FV_HELD_OUT) &&
+         add_summary(s, "held_out", rows, n, FV_HELD_OUT) && add_log2(s, rows, n) &&
          add_summary(s, "goodput", rows, n, FV_GOODPUTS);
     if (!ok) {
         cJSON_Delete(o);

@@ -226,9 +226,9 @@ static const char *skip(fv_row_t *r, const char *why)
     return NULL;
 }
 
-/* The default set for the record and the held-out one. */
-static int choose_sets(fv_row_t *r, const cluster_t *c, const char *text, const char *title,
-                       failure_set_t *set, failure_set_t *held, bool *have_held, err_t *err)
+/* The default set for the record (the in-fit view). */
+static int choose_set(fv_row_t *r, const cluster_t *c, const char *text, const char *title,
+                      failure_set_t *set, err_t *err)
 {
     char env[24];
     int rc = failure_environment_of(text, env, sizeof env, err);
@@ -242,21 +242,189 @@ static int choose_sets(fv_row_t *r, const cluster_t *c, const char *text, const 
     r->set_assumed = ch.assumed;
     if ((rc = failure_load_set(ch.set, set, err)))
         return rc;
-    r->in_fit = has(title, set->source_key);
+    r->in_fit = failure_set_from(set, title);
     failure_set_t def;
     if ((rc = failure_load_set(NULL, &def, err)))
         return rc;
-    r->default_source = has(title, def.source_key);
-    *have_held = false;
-    for (int k = 0; k < ch.n_chain && !*have_held; k++) {
-        if ((rc = failure_load_set(ch.chain[k], held, err)))
-            return rc;
-        if (!has(title, held->source_key)) {
-            *have_held = true;
-            snprintf(r->heldout_set, sizeof r->heldout_set, "%s", held->name);
+    r->default_source = failure_set_from(&def, title);
+    return ERR_OK;
+}
+
+/* ---- leave-one-source-out ------------------------------------------- */
+
+typedef struct {
+    const failure_set_t *sets; /* every rate set of the catalog */
+    size_t n;
+} pool_t;
+
+static bool in_level(const failure_class_t *f, failure_level_t l)
+{
+    switch (l) {
+    case FAIL_LEVEL_GPU: return strcasecmp(f->category, "GPU") == 0;
+    case FAIL_LEVEL_HARDWARE: return f->kind == FAIL_KIND_HARDWARE;
+    case FAIL_LEVEL_UNEXPECTED: return f->unexpected;
+    default: return true;
+    }
+}
+
+/* A set's own evidence at level l: interruptions per hour on cluster c of
+ * its classes inside l, copied classes left out. False when the set does
+ * not count level l or cannot split it out (no class of that kind). */
+static bool level_rate(const failure_set_t *s, const cluster_t *c, failure_level_t l,
+                       double *rate)
+{
+    if (l > s->covers)
+        return false;
+    double r = 0;
+    bool split = l == s->covers;
+    for (int i = 0; i < s->n_classes; i++) {
+        const failure_class_t *f = &s->classes[i];
+        if (f->copied_from[0])
+            continue; /* another source's evidence */
+        if (in_level(f, l)) {
+            r += failure_job_rate_per_hour(f, c);
+            split = true;
         }
     }
-    return ERR_OK;
+    *rate = r;
+    return split && r > 0;
+}
+
+/* The sets a record's prediction may use: evidence, not from its source. */
+static bool usable(const failure_set_t *s, const char *title)
+{
+    return s->evidence && !failure_set_from(s, title);
+}
+
+/* shares[l]: the geometric mean, over the usable sets that count both, of
+ * rate(level l) / rate(level l + 1); 0 when no set does. */
+static void level_shares(const pool_t *p, const cluster_t *c, const char *title,
+                         double shares[FAIL_LEVEL_COUNT])
+{
+    for (int l = 0; l + 1 < FAIL_LEVEL_COUNT; l++) {
+        double sum = 0;
+        int k = 0;
+        for (size_t i = 0; i < p->n; i++) {
+            double lo, hi;
+            if (usable(&p->sets[i], title) && level_rate(&p->sets[i], c, l, &lo) &&
+                level_rate(&p->sets[i], c, l + 1, &hi)) {
+                sum += log(lo / hi);
+                k++;
+            }
+        }
+        shares[l] = k ? exp(sum / k) : 0;
+    }
+    shares[FAIL_LEVEL_COUNT - 1] = 1;
+}
+
+/* Set s's rate at level m: its own when it can split m out, else from its
+ * nearest level through the shares (down: times, up: divided by). */
+static bool set_at_level(const failure_set_t *s, const cluster_t *c, failure_level_t m,
+                         const double shares[FAIL_LEVEL_COUNT], double *rate)
+{
+    if (level_rate(s, c, m, rate))
+        return true;
+    for (int d = 1; d < FAIL_LEVEL_COUNT; d++) {
+        double r;
+        int below = (int)m - d, above = (int)m + d;
+        if (below >= 0 && level_rate(s, c, (failure_level_t)below, &r)) {
+            for (int l = below; l < (int)m; l++) {
+                /* no source counts planned maintenance besides: none assumed */
+                double sh = shares[l] > 0 ? shares[l] : l == FAIL_LEVEL_UNEXPECTED ? 1 : 0;
+                if (!(sh > 0))
+                    return false;
+                r /= sh;
+            }
+            *rate = r;
+            return true;
+        }
+        if (above < FAIL_LEVEL_COUNT && level_rate(s, c, (failure_level_t)above, &r)) {
+            for (int l = (int)m; l < above; l++) {
+                double sh = shares[l] > 0 ? shares[l] : l == FAIL_LEVEL_UNEXPECTED ? 1 : 0;
+                if (!(sh > 0))
+                    return false;
+                r *= sh;
+            }
+            *rate = r;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Planned maintenance per hour from a set's planned classes (none: false). */
+static bool planned_rate(const failure_set_t *s, const cluster_t *c, double *rate)
+{
+    *rate = 0;
+    for (int i = 0; i < s->n_classes; i++)
+        if (!s->classes[i].unexpected && !s->classes[i].copied_from[0])
+            *rate += failure_job_rate_per_hour(&s->classes[i], c);
+    return *rate > 0;
+}
+
+/* The pooled rate per hour of the usable sets of environment env (every
+ * environment when env is NULL) at level m (planned when planned): the
+ * geometric mean with one vote per source. False when no set predicts. */
+static bool pooled(const pool_t *p, const cluster_t *c, const char *title, const char *env,
+                   int m, bool planned, const double shares[FAIL_LEVEL_COUNT], double *rate,
+                   int *sources, char *names, size_t cap)
+{
+    double sum = 0, weight = 0;
+    *sources = 0;
+    names[0] = '\0';
+    for (size_t i = 0; i < p->n; i++) {
+        const failure_set_t *s = &p->sets[i];
+        double r;
+        if (!usable(s, title) || (env && strcmp(s->environment, env) != 0))
+            continue;
+        if (!(planned ? planned_rate(s, c, &r)
+                      : set_at_level(s, c, (failure_level_t)m, shares, &r)))
+            continue;
+        int same = 0; /* sets of this source in the pool: one vote between them */
+        for (size_t j = 0; j < p->n; j++) {
+            double ignore;
+            const failure_set_t *t = &p->sets[j];
+            same += usable(t, title) && (!env || strcmp(t->environment, env) == 0) &&
+                    strcmp(t->source_key, s->source_key) == 0 &&
+                    (planned ? planned_rate(t, c, &ignore)
+                             : set_at_level(t, c, (failure_level_t)m, shares, &ignore));
+        }
+        bool first = true;
+        for (size_t j = 0; j < i; j++)
+            first = first && !(usable(&p->sets[j], title) &&
+                               strcmp(p->sets[j].source_key, s->source_key) == 0 &&
+                               (!env || strcmp(p->sets[j].environment, env) == 0));
+        *sources += first;
+        sum += log(r) / same;
+        weight += 1.0 / same;
+        size_t used = strlen(names);
+        snprintf(names + used, cap - used, "%s%s", used ? "+" : "", s->name);
+    }
+    if (!(weight > 0))
+        return false;
+    *rate = exp(sum / weight);
+    return true;
+}
+
+/* The leave-one-source-out prediction of a record counting level m (or
+ * planned maintenance), per hour of the job on c. */
+static void heldout_predict(const pool_t *p, fv_row_t *r, const cluster_t *c, const char *title,
+                            int m, bool planned, double *rate)
+{
+    double shares[FAIL_LEVEL_COUNT];
+    level_shares(p, c, title, shares);
+    char names[200];
+    int k;
+    r->heldout = pooled(p, c, title, r->environment, m, planned, shares, rate, &k, names,
+                        sizeof names);
+    if (r->heldout && k == 1 && !strchr(names, '+'))
+        snprintf(r->heldout_set, sizeof r->heldout_set, "%s", names);
+    else if (r->heldout)
+        snprintf(r->heldout_set, sizeof r->heldout_set, "%d sources, %s", k, r->environment);
+    else if ((r->heldout = pooled(p, c, title, NULL, m, planned, shares, rate, &k, names,
+                                  sizeof names)))
+        snprintf(r->heldout_set, sizeof r->heldout_set, "%d sources, every environment", k);
+    r->heldout_sources = k;
 }
 
 /* The goodput of the record's run under the default policy. */
@@ -288,15 +456,131 @@ static int predict_goodput(fv_row_t *r, const cluster_t *c, const failure_set_t 
     return ERR_OK;
 }
 
+/* |log2(pred / published)| against a value, a range or a lower bound. */
+static double log2_error(double pred, double lo, double hi, bool lower_bound)
+{
+    if (!(pred > 0))
+        return INFINITY;
+    if (lower_bound)
+        return pred >= lo ? 0 : log2(lo / pred);
+    if (pred >= lo && pred <= hi)
+        return 0;
+    return pred < lo ? log2(lo / pred) : log2(pred / hi);
+}
+
+/* A leading number of a cell that is negative or not a number is bad
+ * input, not a record to skip. */
+static int check_cell(const csv_t *t, int i, const char *col, const char *file, err_t *err)
+{
+    const char *p = csv_get(t, i, col);
+    while (*p == ' ' || *p == '~' || *p == '>' || *p == '=')
+        p++;
+    char *end;
+    double v = strtod(p, &end);
+    if (end != p && (!isfinite(v) || v < 0))
+        return err_setf(err, ERR_INPUT, file, col, "row %s: must be a non-negative number (got '%s')",
+                        csv_get(t, i, "row_id"), csv_get(t, i, col));
+    return ERR_OK;
+}
+
+static match_t level_match(failure_level_t l)
+{
+    static const match_t m[FAIL_LEVEL_COUNT] = {M_GPU, M_HARDWARE, M_UNEXPECTED, M_ALL};
+    return m[l];
+}
+
+/* A count or MTTF record: the default set's prediction and the held-out
+ * one, at the level the record counts. */
+static void compare_counts(const pool_t *pool, fv_row_t *r, const cluster_t *c,
+                           const failure_set_t *set, const char *title, const char *cat,
+                           const char *item, const char *unit, bool mttf)
+{
+    match_t m = aggregate_match(cat, item, unit);
+    double hours = r->window_days * 24, rate = 0, lo = r->published;
+    bool fell_back = false, per_category = false;
+    int hits = 0;
+    char category[32] = "";
+    if (m == M_NONE) {
+        rate = evidence_rate(set, c, r->row_id, &hits, category, sizeof category);
+        if (hits == 0) {
+            skip(r, "no class of the rate set counts what this record counts");
+            return;
+        }
+        snprintf(r->counts, sizeof r->counts, "%s", hits == 1 ? "its own class" : "its classes");
+        /* the record covers its source's whole category: comparable with
+         * another set's classes of that category */
+        per_category = strcasecmp(category, "GPU") == 0 && count_category(set, category) == hits;
+    } else {
+        rate = rate_of(set, c, m, &fell_back);
+        snprintf(r->counts, sizeof r->counts, "%s%s", match_name(m),
+                 fell_back ? " (no GPU category: hardware)" : "");
+    }
+    double scale = mttf ? 1.0 / r->gpus : hours;
+    if (mttf) {
+        /* compare rates per GPU-hour: 1 / (GPUs x MTTF) */
+        r->measure = FV_RATE;
+        double mttf_h = lo * (has(unit, "day") ? 24 : 1);
+        r->published = r->published_high = 1 / (r->gpus * mttf_h);
+        r->lower_bound = false;
+    } else {
+        r->measure = FV_COUNT;
+    }
+    r->predicted = rate * scale;
+    r->error = error_of(r->predicted, r->published, r->published_high, r->lower_bound);
+    /* held out: a rate set derived without the record's source */
+    match_t hm = m != M_NONE ? m : per_category ? M_GPU : M_NONE;
+    if (hm == M_NONE)
+        return;
+    int level = 0;
+    for (int l = 0; l < FAIL_LEVEL_COUNT; l++)
+        if (level_match((failure_level_t)l) == hm)
+            level = l;
+    double hr = 0;
+    heldout_predict(pool, r, c, title, level, hm == M_PLANNED, &hr);
+    if (!r->heldout)
+        return;
+    r->heldout_predicted = hr * scale;
+    r->heldout_error =
+        error_of(r->heldout_predicted, r->published, r->published_high, r->lower_bound);
+    r->heldout_log2 =
+        log2_error(r->heldout_predicted, r->published, r->published_high, r->lower_bound);
+}
+
+/* The record's GPU type, or its source's for the same GPU count; a record
+ * that states none is priced on H100 nodes of 8 (ASSUMED: only the GPU
+ * and node counts enter a rate). False when a stated type is unknown. */
+static bool record_gpu(const csv_t *t, int i, fv_row_t *r, cluster_t *c, char *buf, size_t cap)
+{
+    const char *title = csv_get(t, i, "source_title");
+    snprintf(buf, cap, "%s", csv_get(t, i, "gpu_type"));
+    for (int k = 0; !buf[0] && k < csv_rows(t); k++)
+        if (k != i && strcmp(csv_get(t, k, "source_title"), title) == 0 &&
+            atoi(csv_get(t, k, "num_gpus")) == r->gpus && csv_get(t, k, "gpu_type")[0])
+            snprintf(buf, cap, "%s", csv_get(t, k, "gpu_type"));
+    if (!buf[0] || has(buf, "not stated")) {
+        snprintf(r->assumed, sizeof r->assumed,
+                 "GPU type not stated: 8-GPU H100 nodes ASSUMED (only GPU and node counts "
+                 "enter a rate)");
+        snprintf(buf, cap, "H100");
+        r->set_assumed = true;
+    }
+    return resolve_gpu(buf, c, r->gpus);
+}
+
 /* One record. */
-static int replay_row(const csv_t *t, int i, const char *file, fv_row_t *r, err_t *err)
+static int replay_row(const pool_t *pool, const csv_t *t, int i, const char *file, fv_row_t *r,
+                      err_t *err)
 {
     memset(r, 0, sizeof *r);
+    int rc;
+    if ((rc = check_cell(t, i, "count_or_value", file, err)) ||
+        (rc = check_cell(t, i, "observation_window", file, err)) ||
+        (rc = check_cell(t, i, "num_gpus", file, err)))
+        return rc;
     snprintf(r->row_id, sizeof r->row_id, "%s", csv_get(t, i, "row_id"));
     snprintf(r->file, sizeof r->file, "%s", file);
     const char *title = csv_get(t, i, "source_title");
     const char *system = csv_get(t, i, "system_or_run");
-    const char *gpu_text = csv_get(t, i, "gpu_type");
     const char *cat = csv_get(t, i, "category"), *item = csv_get(t, i, "item");
     const char *unit = csv_get(t, i, "unit"), *value = csv_get(t, i, "count_or_value");
     snprintf(r->source, sizeof r->source, "%s", title);
@@ -308,17 +592,10 @@ static int replay_row(const csv_t *t, int i, const char *file, fv_row_t *r, err_
         return skip(r, "no GPU count"), ERR_OK;
     if (!(r->window_days > 0))
         return skip(r, "no observation window"), ERR_OK;
-    /* a record without a GPU type takes the one its source gives for the
-     * same GPU count */
     char gpu_buf[96];
-    snprintf(gpu_buf, sizeof gpu_buf, "%s", gpu_text);
-    for (int k = 0; !gpu_buf[0] && k < csv_rows(t); k++)
-        if (k != i && strcmp(csv_get(t, k, "source_title"), title) == 0 &&
-            atoi(csv_get(t, k, "num_gpus")) == r->gpus && csv_get(t, k, "gpu_type")[0])
-            snprintf(gpu_buf, sizeof gpu_buf, "%s", csv_get(t, k, "gpu_type"));
     cluster_t c;
-    if (!resolve_gpu(gpu_buf, &c, r->gpus))
-        return skip(r, "the GPU type is not stated or not in the catalog"), ERR_OK;
+    if (!record_gpu(t, i, r, &c, gpu_buf, sizeof gpu_buf))
+        return skip(r, "the GPU type is not in the catalog"), ERR_OK;
     snprintf(r->gpu, sizeof r->gpu, "%s", c.gpu.name);
     double lo, hi;
     if (!parse_value(value, &lo, &hi, &r->lower_bound))
@@ -328,16 +605,16 @@ static int replay_row(const csv_t *t, int i, const char *file, fv_row_t *r, err_
     bool goodput = has(cat, "goodput") || unit[0] == '%';
     bool mttf = has(unit, "MTTF");
     bool count = has(unit, "interruption") || has(unit, "restart") || has(unit, "failure") ||
-                 has(unit, "case") || has(unit, "host");
+                 has(unit, "case") || has(unit, "host") || has(unit, "fault");
     if (!goodput && !mttf && !count)
         return skip(r, "not a count, a time to failure or a goodput"), ERR_OK;
     char text[400];
     snprintf(text, sizeof text, "%s %s %s", system, gpu_buf, title);
-    failure_set_t set, held;
-    bool have_held;
-    int rc = choose_sets(r, &c, text, title, &set, &held, &have_held, err);
-    if (rc)
+    failure_set_t set;
+    bool gpu_assumed = r->set_assumed;
+    if ((rc = choose_set(r, &c, text, title, &set, err)))
         return rc;
+    r->set_assumed = r->set_assumed || gpu_assumed;
     if (goodput) {
         r->measure = FV_GOODPUT;
         r->published /= 100;
@@ -348,46 +625,7 @@ static int replay_row(const csv_t *t, int i, const char *file, fv_row_t *r, err_
             r->error = error_of(r->predicted, r->published, r->published_high, r->lower_bound);
         return ERR_OK;
     }
-    /* what is compared: the record's own classes, or an aggregate */
-    match_t m = aggregate_match(cat, item, unit);
-    double hours = r->window_days * 24, rate = 0;
-    bool fell_back = false, per_category = false;
-    int hits = 0;
-    char category[32] = "";
-    if (m == M_NONE) {
-        rate = evidence_rate(&set, &c, r->row_id, &hits, category, sizeof category);
-        if (hits == 0)
-            return skip(r, "no class of the rate set counts what this record counts"), ERR_OK;
-        snprintf(r->counts, sizeof r->counts, "%s", hits == 1 ? "its own class" : "its classes");
-        /* the record covers its source's whole category: comparable with
-         * another set's classes of that category */
-        per_category = strcasecmp(category, "GPU") == 0 && count_category(&set, category) == hits;
-    } else {
-        rate = rate_of(&set, &c, m, &fell_back);
-        snprintf(r->counts, sizeof r->counts, "%s%s", match_name(m),
-                 fell_back ? " (no GPU category: hardware)" : "");
-    }
-    if (mttf) {
-        /* compare rates per GPU-hour: 1 / (GPUs x MTTF) */
-        r->measure = FV_RATE;
-        double mttf_h = lo * (has(unit, "day") ? 24 : 1);
-        r->published = r->published_high = 1 / (r->gpus * mttf_h);
-        r->lower_bound = false;
-        r->predicted = rate / r->gpus;
-    } else {
-        r->measure = FV_COUNT;
-        r->predicted = rate * hours;
-    }
-    r->error = error_of(r->predicted, r->published, r->published_high, r->lower_bound);
-    /* held out: the next default set from another source */
-    match_t hm = m != M_NONE ? m : per_category ? M_GPU : M_NONE;
-    if (have_held && hm != M_NONE) {
-        double hr = rate_of(&held, &c, hm, &fell_back);
-        r->heldout = true;
-        r->heldout_predicted = mttf ? hr / r->gpus : hr * hours;
-        r->heldout_error =
-            error_of(r->heldout_predicted, r->published, r->published_high, r->lower_bound);
-    }
+    compare_counts(pool, r, &c, &set, title, cat, item, unit, mttf);
     return ERR_OK;
 }
 
@@ -397,6 +635,11 @@ int fv_replay(const char *const *paths, int n_paths, fv_row_t **rows, int *n, er
     *n = 0;
     fv_row_t *out = NULL;
     int total = 0, rc = ERR_OK;
+    failure_set_t *sets = NULL;
+    size_t n_sets = 0;
+    if ((rc = failure_load_all(&sets, &n_sets, err)))
+        return rc;
+    pool_t pool = {sets, n_sets};
     for (int p = 0; p < n_paths && !rc; p++) {
         csv_t *t = NULL;
         if ((rc = csv_load(paths[p], &t, err)))
@@ -417,9 +660,10 @@ int fv_replay(const char *const *paths, int n_paths, fv_row_t **rows, int *n, er
         const char *base = strrchr(paths[p], '/');
         base = base ? base + 1 : paths[p];
         for (int i = 0; i < m && !rc; i++)
-            rc = replay_row(t, i, base, &out[total++], err);
+            rc = replay_row(&pool, t, i, base, &out[total++], err);
         csv_free(t);
     }
+    free(sets);
     if (rc) {
         free(out);
         return rc;
@@ -476,6 +720,33 @@ void fv_summary(const fv_row_t *rows, int n, fv_subset_t which, double *median, 
         qsort(v, (size_t)k, sizeof *v, cmp_double);
         *median = k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
         *p90 = v[(int)ceil(0.9 * k) - 1];
+    }
+    *count = k;
+    free(v);
+}
+
+void fv_heldout_log2(const fv_row_t *rows, int n, double *median, double *worst,
+                     const fv_row_t **worst_row, int *count)
+{
+    *median = *worst = NAN;
+    *worst_row = NULL;
+    *count = 0;
+    double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    if (!v)
+        return;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const fv_row_t *r = &rows[i];
+        if (r->skipped || r->measure == FV_GOODPUT || !r->heldout)
+            continue;
+        v[k++] = r->heldout_log2;
+        if (!*worst_row || r->heldout_log2 > (*worst_row)->heldout_log2)
+            *worst_row = r;
+    }
+    if (k > 0) {
+        qsort(v, (size_t)k, sizeof *v, cmp_double);
+        *median = k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+        *worst = v[k - 1];
     }
     *count = k;
     free(v);

@@ -15,8 +15,16 @@
  *
  * Each row also says whether the rate set used was derived from the
  * record's own source ("in fit") and, for records of aggregate counts,
- * what the next default set from another source predicts ("held out"):
- * the out-of-sample view.
+ * what a rate set derived WITHOUT the record's source predicts ("held out",
+ * leave-one-source-out): every evidence set of the record's environment
+ * from another source (every environment when none), each brought to the
+ * level the record counts (GPU faults, hardware, unexpected, all: see
+ * failure_level_t) through the shares of the other sources that count
+ * both levels, pooled by the geometric mean with one vote per source.
+ * The record's source takes part in neither the rates nor the shares, so
+ * the held-out view is out of sample by construction. A cluster's tickets
+ * and a job's interruptions are compared per GPU-hour (ASSUMED: a ticket
+ * interrupts the job on its GPUs).
  */
 #ifndef SCALEPLAN_SIM_FAILVAL_H
 #define SCALEPLAN_SIM_FAILVAL_H
@@ -48,8 +56,11 @@ typedef struct {
     bool in_fit;              /* the set was derived from this record's source */
     bool default_source;      /* the record's source is that of the catalog's default set */
     bool heldout;             /* a held-out prediction exists */
-    char heldout_set[32];
+    char heldout_set[64];     /* the pool: "stepfun-llm", "5 sources, every environment" */
+    int heldout_sources;      /* sources pooled */
     double heldout_predicted, heldout_error;
+    double heldout_log2;      /* |log2(predicted / published)|; 0 inside a
+                                 range or above a lower bound met */
     bool skipped;
     char reason[200];
     char assumed[160];        /* assumptions a goodput row needed */
@@ -58,7 +69,9 @@ typedef struct {
 /* Replay every record of the tables at paths (n_paths of them, in the
  * columns of failures.csv). *rows is a heap array the caller frees, *n its
  * length (skipped records included, with their reason). ERR_INPUT for a
- * missing file or a table without the columns. */
+ * missing file, a table without the columns, or a record whose count,
+ * window or GPU count is negative or not a number (naming the file, the
+ * row and the column); nothing is returned then. */
 int fv_replay(const char *const *paths, int n_paths, fv_row_t **rows, int *n, err_t *err);
 
 /* Which rows a summary takes. */
@@ -73,5 +86,10 @@ typedef enum {
 /* Median and 90th percentile of |error| over a subset; *count rows. */
 void fv_summary(const fv_row_t *rows, int n, fv_subset_t which, double *median, double *p90,
                 int *count);
+
+/* Median and largest |log2(predicted / published)| of the held-out
+ * predictions; *worst_row the row of the largest (NULL when none). */
+void fv_heldout_log2(const fv_row_t *rows, int n, double *median, double *worst,
+                     const fv_row_t **worst_row, int *count);
 
 #endif

@@ -28,6 +28,7 @@ void rel_config_default(rel_config_t *cfg, const cluster_t *c, const failure_set
     /* Assumed: a node repair (or RMA) takes a day; 2% of the nodes are kept
      * as hot spares. */
     cfg->repair_s = 86400;
+    cfg->watchdog_timeout_s = REL_WATCHDOG_TIMEOUT_S;
     cfg->spares = (int)ceil(0.02 * cluster_hosts(c));
     if (cfg->spares < 1)
         cfg->spares = 1;
@@ -95,6 +96,9 @@ int rel_validate(const rel_config_t *cfg, err_t *err)
                         "--storage system)");
     if (cfg->storage_write_bps < 0 || cfg->storage_read_bps < 0 || cfg->snapshot_bps < 0)
         return err_setf(err, ERR_INPUT, NULL, "--storage-bw", "must be greater than zero");
+    if (!(cfg->watchdog_timeout_s >= 0) || !isfinite(cfg->watchdog_timeout_s))
+        return err_setf(err, ERR_INPUT, NULL, "--watchdog-timeout",
+                        "must be a non-negative duration (got %g s)", cfg->watchdog_timeout_s);
     if (cfg->ckpt_bytes < 0 || cfg->repair_s < 0 || cfg->spares < 0 ||
         cfg->preempt_per_node_hour < 0 || cfg->preempt_wait_s < 0 ||
         cfg->storage_capacity_tib < 0 || cfg->keep_checkpoints < 0)
@@ -333,7 +337,10 @@ static void make_plan(const rel_config_t *cfg, plan_t *p, rel_result_t *info)
         p->kind[c] = f->kind;
         double relaunch = p->repair[c] == 0 ? cfg->restart.replace_s : cfg->restart.reschedule_s;
         double over = cfg->restart_overhead_s >= 0 ? cfg->restart_overhead_s : relaunch + init + warm;
-        p->down[c] = f->detect_s + over + load;
+        /* a hang is found when the watchdog times out, not by the health
+         * checks that find a crash */
+        double detect = f->hang ? cfg->watchdog_timeout_s : f->detect_s;
+        p->down[c] = detect + over + load;
         if (p->planned[c]) {
             lam_planned += p->rate[c];
             Rp += p->rate[c] * p->down[c];
@@ -341,7 +348,7 @@ static void make_plan(const rel_config_t *cfg, plan_t *p, rel_result_t *info)
             lam += p->rate[c];
             R += p->rate[c] * p->down[c];
         }
-        det += p->rate[c] * f->detect_s;
+        det += p->rate[c] * detect;
         rel += p->rate[c] * (cfg->restart_overhead_s >= 0 ? 0 : relaunch);
     }
     if (cfg->preempt_per_node_hour > 0) {

@@ -73,6 +73,13 @@ typedef enum {
 #define REL_MIN_FIRST_TRIALS 32
 #define REL_DEFAULT_TOLERANCE 0.002
 
+/* PyTorch's default collective timeout for the NCCL backend: 10 minutes
+ * (torch.distributed.init_process_group, 'timeout': "default value is 10
+ * minutes for NCCL"; ProcessGroupNCCL kProcessGroupNCCLDefaultTimeout). A
+ * hang is noticed only when the watchdog fires, so it costs the timeout
+ * plus the restart (--watchdog-timeout). */
+#define REL_WATCHDOG_TIMEOUT_S 600.0
+
 typedef struct {
     /* the job */
     const cluster_t *cluster;  /* GPUs, hosts, NICs for the failure rates */
@@ -98,6 +105,10 @@ typedef struct {
     restart_profile_t restart; /* restart_load */
     double restart_overhead_s; /* >= 0: replaces the profile's swap/relaunch, start-up and warm-up */
     double repair_s;           /* a failed node returns to the pool */
+    double watchdog_timeout_s; /* a hung collective (a class with hang set) is
+                                  found only when the watchdog times out:
+                                  it costs this instead of the class's
+                                  detect_s (default REL_WATCHDOG_TIMEOUT_S) */
     int spares;                /* hot spare nodes */
     repair_policy_t policy;
     /* spot capacity */

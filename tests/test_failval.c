@@ -19,42 +19,42 @@ static const fv_row_t *row(const fv_row_t *rows, int n, const char *id)
 }
 
 /* The shared failure table (tests/fixtures/validation/failures.csv, a copy
- * of shared/validation/failures.csv) and the project's further records
- * (failures_more.csv). Every rate set is derived from published records,
- * so most records are in their own set's fit: the medians over all records
- * and over those from other sources than Llama 3 are 0.0% today (pinned
- * below 1%), the Llama 3 hardware share (F089) is -1.8%, RSC's 8-GPU MTTF
- * (F027) +13% and its ~10 h at 4K GPUs (F029) +406%, far off (RSC's 8- and
+ * of shared/validation/failures.csv), the project's further records
+ * (failures_more.csv) and the records by environment (failures_env.csv:
+ * OPT-175B's logbook, StepFun's fault trace). */
+static int replay_all(fv_row_t **rows, int *n)
+{
+    static char p[3][512];
+    snprintf(p[0], sizeof p[0], "%s", fixture("validation/failures.csv"));
+    snprintf(p[1], sizeof p[1], "%s", fixture("validation/failures_more.csv"));
+    snprintf(p[2], sizeof p[2], "%s", fixture("validation/failures_env.csv"));
+    const char *paths[3] = {p[0], p[1], p[2]};
+    err_t e;
+    return fv_replay(paths, 3, rows, n, &e);
+}
+
+/* Every rate set is derived from published records, so most records are
+ * in their own set's fit: the median over all records is 0.0% (pinned
+ * below 1%), the Llama 3 hardware share (F089) -1.8%, RSC's 8-GPU MTTF
+ * (F027) +13% and its ~10 h at 4K GPUs (F029) +406% (RSC's 8- and
  * 1,024-GPU jobs fail about four times as often per GPU-hour as its 4K
- * jobs). The held-out view, each aggregate record predicted by the next
- * default set from another source, has a median of 80% (pinned at most
- * 82%): rates differ by 2-5x between environments. */
+ * jobs). StepFun's records (F091-F093) take the dedicated default
+ * (Llama 3's set): +0.4%, +36%, +113%. */
 static void test_published_records(void)
 {
-    const char *paths[2] = {fixture("validation/failures.csv"),
-                            fixture("validation/failures_more.csv")};
-    char p0[512], p1[512];
-    snprintf(p0, sizeof p0, "%s", paths[0]);
-    snprintf(p1, sizeof p1, "%s", paths[1]);
-    const char *both[2] = {p0, p1};
     fv_row_t *rows = NULL;
     int n = 0;
-    err_t e;
-    CU_ASSERT_EQUAL_FATAL(fv_replay(both, 2, &rows, &n, &e), 0);
-    double med, p90, med_beyond, med_held;
-    int k, k_beyond, k_held;
+    CU_ASSERT_EQUAL_FATAL(replay_all(&rows, &n), 0);
+    double med, p90, med_beyond;
+    int k, k_beyond;
     fv_summary(rows, n, FV_ALL, &med, &p90, &k);
     fv_summary(rows, n, FV_BEYOND_DEFAULT, &med_beyond, &p90, &k_beyond);
-    fv_summary(rows, n, FV_HELD_OUT, &med_held, &p90, &k_held);
-    fprintf(stderr, "\n  failures: median %.1f%% over %d records, %.1f%% over %d beyond Llama 3, "
-                    "held out %.1f%% over %d\n",
-            100 * med, k, 100 * med_beyond, k_beyond, 100 * med_held, k_held);
-    CU_ASSERT_TRUE(k >= 34);
+    fprintf(stderr, "\n  failures: median %.1f%% over %d records, %.1f%% over %d beyond Llama 3\n",
+            100 * med, k, 100 * med_beyond, k_beyond);
+    CU_ASSERT_TRUE(k >= 38);
     CU_ASSERT_TRUE(med <= 0.01);
-    CU_ASSERT_TRUE(k_beyond >= 11);
+    CU_ASSERT_TRUE(k_beyond >= 15);
     CU_ASSERT_TRUE(med_beyond <= 0.01);
-    CU_ASSERT_TRUE(k_held >= 14);
-    CU_ASSERT_TRUE(med_held <= 0.82);
     /* rows by hand: 419 unexpected of the Llama 3 table (F021) */
     const fv_row_t *r = row(rows, n, "F021");
     CU_ASSERT_FATAL(r != NULL);
@@ -77,6 +77,10 @@ static void test_published_records(void)
     CU_ASSERT_FATAL(r != NULL);
     CU_ASSERT_STRING_EQUAL(r->gpu, "h100-sxm");
     CHECK_REL(r->predicted, 268, 1e-9);
+    /* a source that states none: H100 nodes of 8 ASSUMED, and said */
+    r = row(rows, n, "F091");
+    CU_ASSERT_FATAL(r != NULL);
+    CU_ASSERT_TRUE(r->set_assumed && strstr(r->assumed, "ASSUMED"));
     /* a lower bound met is no error; a range holds */
     r = row(rows, n, "F080");
     CU_ASSERT_FATAL(r != NULL);
@@ -92,7 +96,60 @@ static void test_published_records(void)
     /* what is left out says why */
     r = row(rows, n, "F085");
     CU_ASSERT_FATAL(r != NULL);
-    CU_ASSERT_TRUE(r->skipped && strstr(r->reason, "GPU type"));
+    CU_ASSERT_TRUE(r->skipped && strstr(r->reason, "model size"));
+    free(rows);
+}
+
+/* Leave-one-source-out: each aggregate record is predicted by the evidence
+ * sets of its environment from OTHER sources, brought to the level it
+ * counts. Before (the next default set from another source, no levels):
+ * median |log2| 1.07 over 14, worst infinite (F020, planned, predicted 0)
+ * or 2.4 (F028, 5.3x). Now: median 0.67 (1.6x) over 17, worst 1.67
+ * (F028, 3.2x); the issue's acceptance is median <= 1 and none past 4x.
+ * By hand: StepFun's 584 faults (F091) from Llama 3's 466 interruptions
+ * per 21,233,664 GPU-hours x 26,726,400 = 586.6; its 158 GPU faults (F093)
+ * from Llama 3's 268 GPU interruptions = 337.3. Llama 3's own records are
+ * predicted by StepFun alone (F019: 584 / 26,726,400 x 21,233,664 =
+ * 464.0), never by Llama 3's set: switching the exclusion off makes F019
+ * exact and this test fail. Planned maintenance (F020) has no held-out
+ * prediction: no other source counts it. */
+static void test_leave_one_source_out(void)
+{
+    fv_row_t *rows = NULL;
+    int n = 0;
+    CU_ASSERT_EQUAL_FATAL(replay_all(&rows, &n), 0);
+    double med, worst;
+    const fv_row_t *wr;
+    int k;
+    fv_heldout_log2(rows, n, &med, &worst, &wr, &k);
+    fprintf(stderr, "\n  held out: median |log2| %.2f over %d, worst %.2f (%s)\n", med, k, worst,
+            wr ? wr->row_id : "-");
+    CU_ASSERT_TRUE(k >= 17);
+    CU_ASSERT_TRUE(med <= 1.0);
+    CU_ASSERT_TRUE(worst <= 2.0);
+    const fv_row_t *r = row(rows, n, "F019");
+    CU_ASSERT_FATAL(r != NULL && r->heldout);
+    CU_ASSERT_STRING_EQUAL(r->heldout_set, "stepfun-llm");
+    CHECK_REL(r->heldout_predicted, 584.0 / 26726400 * 21233664, 1e-9);
+    r = row(rows, n, "F091");
+    CU_ASSERT_FATAL(r != NULL && r->heldout);
+    CU_ASSERT_STRING_EQUAL(r->heldout_set, "llama3-405b");
+    CHECK_REL(r->heldout_predicted, 466.0 / 21233664 * 26726400, 1e-9);
+    r = row(rows, n, "F093");
+    CU_ASSERT_FATAL(r != NULL && r->heldout);
+    CHECK_REL(r->heldout_predicted, 268.0 / 21233664 * 26726400, 1e-9);
+    /* no research source besides RSC: every environment, without RSC */
+    r = row(rows, n, "F028");
+    CU_ASSERT_FATAL(r != NULL && r->heldout);
+    CU_ASSERT_TRUE(strstr(r->heldout_set, "every environment") != NULL);
+    r = row(rows, n, "F020");
+    CU_ASSERT_FATAL(r != NULL);
+    CU_ASSERT_FALSE(r->heldout);
+    /* a GPU-only source (BLOOM) predicted at its level from sets that count
+     * more: inside its published 1-2 a week */
+    r = row(rows, n, "F081");
+    CU_ASSERT_FATAL(r != NULL && r->heldout);
+    CU_ASSERT_TRUE(r->heldout_log2 < 0.5);
     free(rows);
 }
 
@@ -112,10 +169,28 @@ static void test_bad_tables(void)
     err_t e;
     int rc = fv_replay(paths, 1, &rows, &n, &e);
     CHECK_ERR(rc, &e, ERR_INPUT, "bad.csv", "source_title");
+    /* a negative count, a NaN window, a negative GPU count: one line each */
+    static const char *bad_rows[] = {"X2,Src,,Run,H100,8,54 days,total,All,-3,interruptions\n",
+                                     "X3,Src,,Run,H100,8,nan days,total,All,3,interruptions\n",
+                                     "X4,Src,,Run,H100,-8,54 days,total,All,3,interruptions\n"};
+    static const char *bad_cols[] = {"count_or_value", "observation_window", "num_gpus"};
+    for (int i = 0; i < 3; i++) {
+        f = fopen(path, "w");
+        CU_ASSERT_FATAL(f != NULL);
+        fputs("row_id,source_title,source_locator,system_or_run,gpu_type,num_gpus,"
+              "observation_window,category,item,count_or_value,unit\n",
+              f);
+        fputs(bad_rows[i], f);
+        fclose(f);
+        rc = fv_replay(paths, 1, &rows, &n, &e);
+        CHECK_ERR(rc, &e, ERR_INPUT, "bad.csv", bad_cols[i]);
+        CU_ASSERT_TRUE(strchr(e.msg, '\n') == NULL);
+    }
     const char *missing[1] = {"no/such/failures.csv"};
     rc = fv_replay(missing, 1, &rows, &n, &e);
     CHECK_ERR(rc, &e, ERR_INPUT, "no/such/failures.csv");
     remove_tree(dir);
 }
 
-TEST_SUITE(suite_failval, "failval", TEST(test_published_records), TEST(test_bad_tables));
+TEST_SUITE(suite_failval, "failval", TEST(test_published_records),
+           TEST(test_leave_one_source_out), TEST(test_bad_tables));

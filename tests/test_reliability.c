@@ -639,10 +639,46 @@ static void test_event_budget(void)
     CU_ASSERT_TRUE(r.se_p50 <= r.tolerance && r.goodput_mean > 0 && r.goodput_mean < 1);
 }
 
+
+/* A hung collective costs the watchdog timeout, not a health check's
+ * detection (--watchdog-timeout): Llama 3's 7 NCCL watchdog timeouts
+ * (F009) of 466 interruptions. With the default 600 s (PyTorch's NCCL
+ * timeout) and with 60 s the mean detection differs by 7/466 x 540 s =
+ * 8.11 s, the restart by as much, and the goodput falls with a longer
+ * timeout. A catalog that ignored the flag (or a class without hang)
+ * would give equal figures. */
+static void test_watchdog_timeout(void)
+{
+    cluster_t c = cluster_of("h100-sxm", 16384);
+    failure_set_t fs;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(failure_load_set("llama3-405b", &fs, &e), 0);
+    int hangs = 0;
+    for (int i = 0; i < fs.n_classes; i++)
+        hangs += fs.classes[i].hang;
+    CU_ASSERT_EQUAL(hangs, 1);
+    rel_config_t cfg;
+    llama3_config(&cfg, &c, &fs);
+    CHECK_REL(cfg.watchdog_timeout_s, 600, 1e-12);
+    cfg.ckpt_interval_s = 1800;
+    rel_result_t lo, hi;
+    memset(&lo, 0, sizeof lo);
+    memset(&hi, 0, sizeof hi);
+    CU_ASSERT_EQUAL_FATAL(rel_policy(&cfg, &hi, &e), 0);
+    cfg.watchdog_timeout_s = 60;
+    CU_ASSERT_EQUAL_FATAL(rel_policy(&cfg, &lo, &e), 0);
+    CHECK_REL(hi.detect_mean_s - lo.detect_mean_s, 7.0 / 466 * 540, 1e-6);
+    CHECK_REL(hi.restart_mean_s - lo.restart_mean_s, 7.0 / 466 * 540, 1e-6);
+    CU_ASSERT_TRUE(hi.model_goodput < lo.model_goodput);
+    cfg.watchdog_timeout_s = NAN;
+    CU_ASSERT_NOT_EQUAL(rel_validate(&cfg, &e), 0);
+}
+
 TEST_SUITE(suite_reliability, "reliability", TEST(test_llama3_405b_run),
            TEST(test_storage_bandwidth_monotone), TEST(test_storage_limits),
            TEST(test_restart_model), TEST(test_meta_ettr), TEST(test_best_interval),
            TEST(test_wall_clock_rates), TEST(test_planned_loses_nothing),
            TEST(test_adaptive_trials), TEST(test_policies_and_determinism),
            TEST(test_bad_inputs), TEST(test_interval_longer_than_run), TEST(test_never_finishes),
-           TEST(test_restarts_never_end), TEST(test_restart_loop_bounded), TEST(test_event_budget));
+           TEST(test_restarts_never_end), TEST(test_restart_loop_bounded), TEST(test_event_budget),
+           TEST(test_watchdog_timeout));

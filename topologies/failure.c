@@ -12,8 +12,16 @@
 static const char *component_names[FAIL_COMPONENT_COUNT] = {"gpu", "node",
                                                             "nic", "job"};
 
-static const char *kind_names[FAIL_KIND_COUNT] = {"hardware", "software",  "network",   "storage",
-                                                  "planned",  "stability", "preemption"};
+static const char *kind_names[FAIL_KIND_COUNT] = {"hardware",  "software",   "network",
+                                                  "storage",   "planned",    "stability",
+                                                  "preemption", "unknown"};
+
+static const char *level_names[FAIL_LEVEL_COUNT] = {"gpu", "hardware", "unexpected", "all"};
+
+const char *failure_level_name(failure_level_t l)
+{
+    return l < FAIL_LEVEL_COUNT ? level_names[l] : "?";
+}
 
 const char *failure_component_name(failure_component_t c)
 {
@@ -66,6 +74,19 @@ static bool list_has(const char *list, const char *word)
     return false;
 }
 
+/* Case-insensitive substring test. */
+static bool contains_ci(const char *hay, const char *needle);
+
+bool failure_set_from(const failure_set_t *s, const char *title)
+{
+    char keys[sizeof s->source_key];
+    snprintf(keys, sizeof keys, "%s", s->source_key);
+    for (char *save = NULL, *k = strtok_r(keys, "|", &save); k; k = strtok_r(NULL, "|", &save))
+        if (*k && contains_ci(title, k))
+            return true;
+    return false;
+}
+
 bool failure_set_covers(const failure_set_t *s, const char *arch)
 {
     return list_has(s->architectures, arch);
@@ -106,6 +127,7 @@ static int class_from_json(const cJSON *obj, const json_ctx_t *ctx,
         (rc = json_get_string(obj, "copied_from", ctx, JSON_OPTIONAL, f->copied_from,
                               sizeof f->copied_from, err)) ||
         (rc = json_get_double(obj, "count", ctx, JSON_OPTIONAL, 0, 1e9, &f->count, err)) ||
+        (rc = json_get_bool(obj, "hang", ctx, JSON_OPTIONAL, &f->hang, err)) ||
         (rc = json_get_string(obj, "source", ctx, JSON_REQUIRED, f->source,
                               sizeof f->source, err)))
         return rc;
@@ -116,7 +138,7 @@ static int class_from_json(const cJSON *obj, const json_ctx_t *ctx,
     if (kk < 0)
         return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
                         "kind: unknown '%s' (hardware, software, network, storage, planned, "
-                        "stability or preemption)",
+                        "stability, preemption or unknown)",
                         kind);
     f->kind = (failure_kind_t)kk;
     f->unexpected = f->kind != FAIL_KIND_PLANNED;
@@ -150,7 +172,8 @@ static int set_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out,
     memset(s, 0, sizeof *s);
     int rc;
     const cJSON *classes;
-    char scope[16] = "job";
+    char scope[16] = "job", covers[16] = "all";
+    s->evidence = true;
     if ((rc = json_expect_object(obj, ctx, err)) ||
         (rc = json_get_string(obj, "name", ctx, JSON_REQUIRED, s->name,
                               sizeof s->name, err)) ||
@@ -163,6 +186,9 @@ static int set_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out,
         (rc = json_get_string(obj, "scope", ctx, JSON_OPTIONAL, scope, sizeof scope, err)) ||
         (rc = json_get_string(obj, "counts", ctx, JSON_REQUIRED, s->counts, sizeof s->counts,
                               err)) ||
+        (rc = json_get_string(obj, "covers", ctx, JSON_OPTIONAL, covers, sizeof covers, err)) ||
+        (rc = json_get_int(obj, "year", ctx, JSON_OPTIONAL, 0, 2100, &s->year, err)) ||
+        (rc = json_get_bool(obj, "evidence", ctx, JSON_OPTIONAL, &s->evidence, err)) ||
         (rc = json_get_string(obj, "source_key", ctx, JSON_REQUIRED, s->source_key,
                               sizeof s->source_key, err)) ||
         (rc = json_get_string(obj, "source", ctx, JSON_REQUIRED, s->source, sizeof s->source,
@@ -176,6 +202,14 @@ static int set_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out,
     else
         return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
                         "scope: unknown '%s' (job or cluster)", scope);
+    int lv = -1;
+    for (int i = 0; i < FAIL_LEVEL_COUNT; i++)
+        if (strcmp(covers, level_names[i]) == 0)
+            lv = i;
+    if (lv < 0)
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
+                        "covers: unknown '%s' (gpu, hardware, unexpected or all)", covers);
+    s->covers = (failure_level_t)lv;
     json_ctx_t arr = json_ctx_member(ctx, "classes");
     int n = cJSON_GetArraySize(classes);
     if (n < 1 || n > FAILURE_MAX_CLASSES)

@@ -42,6 +42,7 @@ typedef enum {
     FAIL_KIND_PLANNED,
     FAIL_KIND_STABILITY, /* manual and training-stability restarts */
     FAIL_KIND_PREEMPTION,
+    FAIL_KIND_UNKNOWN,   /* a fault the source could not attribute */
     FAIL_KIND_COUNT
 } failure_kind_t;
 
@@ -62,10 +63,26 @@ typedef struct {
     char evidence[64];    /* validation rows it was derived from, comma-separated */
     char copied_from[32]; /* another set it was copied from (an assumption), or "" */
     double count;         /* the published count it was derived from (0 = none) */
-    char source[700];
+    bool hang;            /* a hung collective: found only when the watchdog
+                             times out (rel_config_t.watchdog_timeout_s) */
+    char source[900];
 } failure_class_t;
 
 typedef enum { FAIL_SCOPE_JOB = 0, FAIL_SCOPE_CLUSTER = 1 } failure_scope_t;
+
+/* What a published count covers, each level inside the next: GPU faults,
+ * all hardware faults, every unexpected interruption, everything (planned
+ * maintenance included). A set's "covers" says the widest level its
+ * evidence counts; a record is compared at its own level. */
+typedef enum {
+    FAIL_LEVEL_GPU = 0,
+    FAIL_LEVEL_HARDWARE,
+    FAIL_LEVEL_UNEXPECTED,
+    FAIL_LEVEL_ALL,
+    FAIL_LEVEL_COUNT
+} failure_level_t;
+
+const char *failure_level_name(failure_level_t l);
 
 typedef struct {
     char name[32];
@@ -74,7 +91,12 @@ typedef struct {
     char architectures[64]; /* GPU architectures of the evidence, comma-separated */
     failure_scope_t scope;  /* interruptions of one job, or tickets of a cluster */
     char counts[200];       /* what the source counts */
-    char source_key[48];    /* a phrase of the source's title (validation rows) */
+    failure_level_t covers; /* the widest level its evidence counts */
+    int year;               /* when the evidence was gathered (the era) */
+    bool evidence;          /* derived from published counts (false: a
+                               planning rule of thumb, never pooled) */
+    char source_key[96];    /* phrases of the source's title, '|' between
+                               alternatives (validation rows) */
     char source[800];
     int n_classes;
     failure_class_t classes[FAILURE_MAX_CLASSES];
@@ -83,6 +105,10 @@ typedef struct {
 /* Load a rate set by name; NULL or "" loads the catalog's default set (the
  * first choice for the default environment and the hopper architecture). */
 int failure_load_set(const char *name, failure_set_t *out, err_t *err);
+
+/* Whether a record's source title names the set's source (any of its
+ * source_key phrases, case-insensitive). */
+bool failure_set_from(const failure_set_t *s, const char *title);
 
 /* Every rate set in file order; *sets is a heap array the caller frees. */
 int failure_load_all(failure_set_t **sets, size_t *count, err_t *err);
