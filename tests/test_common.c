@@ -13,6 +13,7 @@
 #include "common/names.h"
 #include "common/progress.h"
 #include "common/rng.h"
+#include "common/strfmt.h"
 #include "tests/testing.h"
 
 static void test_error_format(void)
@@ -231,7 +232,25 @@ static void test_local_rank(void)
     }
 }
 
+/* strfmt: a heap string exactly as long as the text, however long. */
+static void test_strfmt(void)
+{
+    char *big = malloc(10001);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+    memset(big, 'x', 10000);
+    big[10000] = '\0';
+    char *s = str_printf("%s/%s-%05d", big, "step", 42);
+    CU_ASSERT_TRUE(s && strlen(s) == 10000 + 11 && strcmp(s + 10000, "/step-00042") == 0);
+    free(s);
+    s = NULL;
+    CU_ASSERT_EQUAL(str_appendf(&s, "%s", "a"), 0);
+    CU_ASSERT_EQUAL(str_appendf(&s, "; %s", big), 0);
+    CU_ASSERT_TRUE(s && strlen(s) == 10003 && strncmp(s, "a; x", 4) == 0);
+    free(s);
+    free(big);
+}
+
 TEST_SUITE(suite_common, "common", TEST(test_error_format), TEST(test_names),
            TEST(test_rng_streams), TEST(test_fileio_atomic), TEST(test_catalog_embedded),
            TEST(test_catalog_override_dir), TEST(test_progress_quiet_off_tty), TEST(test_progress_log_lines),
-           TEST(test_local_rank));
+           TEST(test_local_rank), TEST(test_strfmt));
