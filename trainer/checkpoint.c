@@ -185,7 +185,10 @@ struct ckpt_writer {
 };
 
 /* The folder of checkpoint step under root (heap; NULL on OOM). */
-static char *step_dir(const char *root, long step) { return str_printf("%s/step-%08ld", root, step); }
+static char *step_dir(const char *root, long step)
+{
+    return str_printf("%s/step-%08ld", root, step);
+}
 
 static void shard_name(int rank, char *buf, size_t cap) { snprintf(buf, cap, "rank-%05d.bin", rank); }
 
@@ -839,7 +842,11 @@ static int try_checkpoint(const ckpt_config_t *c, const dist_group_t *world, con
     if (access(man_path, F_OK) != 0) {
         snprintf(why, cap, "no manifest (the save did not finish)");
     } else if (json_parse_file(man_path, &man, &perr)) {
-        snprintf(why, cap, "damaged manifest: %s", perr.msg);
+        /* the reason without the manifest's path, which the note names */
+        size_t k = strlen(man_path);
+        bool prefixed = strncmp(perr.msg, man_path, k) == 0 && strncmp(perr.msg + k, ": ", 2) == 0;
+        snprintf(why, cap, "damaged manifest: %.*s", (int)cap - 20,
+                 perr.msg + (prefixed ? k + 2 : 0));
     } else {
         const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(man, "format");
         bool known = cJSON_IsString(fmt) && (strcmp(fmt->valuestring, CKPT_FORMAT) == 0 ||
@@ -977,7 +984,8 @@ static int make_retired(const char *root, long step, char **out, err_t *err)
         }
         free(dir);
     }
-    return err_setf(err, ERR_RUNTIME, root, NULL, "too many retired-after-step-%08ld folders", step);
+    return err_setf(err, ERR_RUNTIME, root, NULL, "too many retired-after-step-%08ld folders",
+                    step);
 }
 
 /* Whether step folder dir is to be retired after a resume from `step`

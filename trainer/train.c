@@ -38,6 +38,7 @@ void train_defaults(train_config_t *c)
 void train_result_free(train_result_t *r)
 {
     ckpt_resume_info_free(&r->resume);
+    free(r->data_source);
     free(r->losses);
     free(r->grad_norms);
     free(r->step_s);
@@ -146,20 +147,17 @@ static int dump_grads(const train_config_t *c, void *backend, err_t *err)
     gpt_t m;
     if ((rc = gpt_create(c->model, c->tp, 0, &m, err)))
         return rc;
-    size_t cap = (size_t)m.n_tensors * 80 + 1, len = 0;
-    char *text = malloc(cap);
-    if (!text) {
-        gpt_free(&m);
-        return err_set(err, ERR_RUNTIME, "out of memory");
-    }
-    text[0] = '\0';
-    for (int i = 0; i < m.n_tensors && len < cap; i++)
-        len += (size_t)snprintf(text + len, cap - len, "%s %zu %zu\n", m.tensors[i].name,
-                                m.tensors[i].offset, m.tensors[i].size);
+    char *text = NULL;
+    for (int i = 0; !rc && i < m.n_tensors; i++)
+        if (str_appendf(&text, "%s %zu %zu\n", m.tensors[i].name, m.tensors[i].offset,
+                        m.tensors[i].size) != 0)
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
     gpt_free(&m);
-    char *path = str_printf("%s.tensors", c->dump_grads);
-    rc = path ? fileio_write_atomic(path, text, len < cap ? len : cap - 1, err)
-              : err_set(err, ERR_RUNTIME, "out of memory");
+    char *path = rc ? NULL : str_printf("%s.tensors", c->dump_grads);
+    if (!rc && !path)
+        rc = err_set(err, ERR_RUNTIME, "out of memory");
+    if (!rc)
+        rc = fileio_write_atomic(path, text ? text : "", text ? strlen(text) : 0, err);
     free(path);
     free(text);
     return rc;
@@ -217,7 +215,8 @@ static int start_backend(const train_config_t *c, const dist_group_t *world, run
  * heads of 8 and 8 heads of 4 hold the same weights in other roles. */
 static int checkpoint_architecture(ckpt_config_t *cc, const model_t *m, err_t *err)
 {
-    static const char *const NORMS[] = {"layernorm", "rmsnorm"}, *const POS[] = {"learned", "rope", "none"};
+    static const char *const NORMS[] = {"layernorm", "rmsnorm"};
+    static const char *const POS[] = {"learned", "rope", "none"};
     bool gated = m->mlp == MODEL_MLP_SWIGLU;
     const struct { const char *name; int value; } ints[] = {
         {"n_layers", m->n_layers}, {"hidden", m->hidden}, {"n_heads", m->n_heads},
@@ -260,6 +259,7 @@ static int checkpoint_identity(const train_config_t *c, run_t *u, err_t *err)
     cc->dir = c->ckpt_dir ? c->ckpt_dir : ".";
     cc->keep = c->ckpt_keep;
     cc->async = c->ckpt_async;
+    _Static_assert(sizeof cc->model >= sizeof c->model->name, "a model's name fits");
     snprintf(cc->model, sizeof cc->model, "%s", c->model->name);
     cc->tp = c->tp;
     cc->dp = u->dp;
@@ -360,7 +360,8 @@ static int prepare_result(const train_config_t *c, const dist_group_t *world, ru
     r->grad_accum = u->accum;
     r->first_step = u->start;
     r->tokens_per_step = (double)u->accum * u->dp * u->mb_tokens;
-    snprintf(r->data_source, sizeof r->data_source, "%s", u->data.source);
+    if (!(r->data_source = str_printf("%s", u->data.source)))
+        return err_set(err, ERR_RUNTIME, "out of memory");
     r->data_tokens = (long)u->data.n;
     mon_init(&r->monitor, c->predicted_tokens_per_s);
     model_flops_t mf;

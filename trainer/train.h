@@ -99,7 +99,7 @@ typedef struct {
     ckpt_resume_info_t resume; /* resume.step -1: started fresh */
     bool resume_found_none;  /* --resume found no usable checkpoint */
     bool stopped_on_nan;   /* training stopped: loss or gradients not finite */
-    char data_source[256];
+    char *data_source;     /* heap: the data's file path, or "built-in corpus" */
     long data_tokens;
 } train_result_t;
 
