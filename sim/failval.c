@@ -293,7 +293,10 @@ static int replay_row(const csv_t *t, int i, const char *file, fv_row_t *r, err_
 {
     memset(r, 0, sizeof *r);
     snprintf(r->row_id, sizeof r->row_id, "%s", csv_get(t, i, "row_id"));
-    snprintf(r->file, sizeof r->file, "%s", file);
+    if (strlen(file) >= sizeof r->file)
+        return err_setf(err, ERR_INPUT, file, NULL, "a file name longer than %zu bytes",
+                        sizeof r->file - 1);
+    memcpy(r->file, file, strlen(file) + 1);
     const char *title = csv_get(t, i, "source_title");
     const char *system = csv_get(t, i, "system_or_run");
     const char *gpu_text = csv_get(t, i, "gpu_type");
