@@ -13,6 +13,7 @@
 #include "common/units.h"
 #include "common/fileio.h"
 #include "common/json.h"
+#include "common/strfmt.h"
 #include "models/layout_json.h"
 #include "reports/logcheck.h"
 #include "reports/table.h"
@@ -306,11 +307,11 @@ static int write_profiles(const cli_args_t *a, const char *dir, const char *csv,
         snprintf(p.description, sizeof p.description,
                  "%s with sustained_factor %.3f fitted to %d published runs (%.100s)", f[i].gpu,
                  f[i].fitted, f[i].rows, csv);
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s.json", dir, f[i].gpu);
-        rc = prof_save(&p, path, err);
+        char *path = str_printf("%s/%s.json", dir, f[i].gpu);
+        rc = path ? prof_save(&p, path, err) : err_set(err, ERR_RUNTIME, "out of memory");
         if (!rc && !cli_machine_output(a))
             printf("  wrote %s\n", path);
+        free(path);
         prof_free(&p);
     }
     return rc;

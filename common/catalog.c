@@ -9,6 +9,7 @@
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/names.h"
+#include "common/strfmt.h"
 
 /* The override directory, or NULL. Read on each call: tests set it. */
 static const char *override_dir(void)
@@ -25,33 +26,67 @@ static const catalog_entry_t *find_embedded(const char *relpath)
     return NULL;
 }
 
-static int override_path(const char *relpath, char *out, size_t cap)
+/* The override file for relpath (heap) in *out when $SCALEPLAN_CATALOG
+ * holds one, else NULL. ERR_RUNTIME on OOM (no silent fall back to the
+ * built-in file). */
+static int override_path(const char *relpath, char **out, err_t *err)
 {
+    *out = NULL;
     const char *dir = override_dir();
     if (!dir)
-        return 0;
-    int n = snprintf(out, cap, "%s/%s", dir, relpath);
-    if (n < 0 || (size_t)n >= cap)
-        return 0;
+        return ERR_OK;
+    char *path = str_printf("%s/%s", dir, relpath);
+    if (!path)
+        return err_set(err, ERR_RUNTIME, "out of memory");
     struct stat st;
-    return stat(out, &st) == 0 && S_ISREG(st.st_mode);
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        *out = path;
+    else
+        free(path);
+    return ERR_OK;
+}
+
+/* Copy name into origin (cap bytes, may be NULL): ERR_INPUT naming
+ * $SCALEPLAN_CATALOG when it does not fit, never a cut name. Callers'
+ * buffers hold CATALOG_ORIGIN_MAX bytes: every path the system opens. */
+static int set_origin(char *origin, size_t cap, const char *name, err_t *err)
+{
+    if (!origin)
+        return ERR_OK;
+    size_t n = strlen(name);
+    if (n >= cap)
+        return err_setf(err, ERR_INPUT, NULL, "SCALEPLAN_CATALOG",
+                        "a catalog file's path of %zu bytes is longer than the %zu kept for it; "
+                        "use a shorter folder (%s)",
+                        n, cap - 1, name);
+    memcpy(origin, name, n + 1);
+    return ERR_OK;
 }
 
 int catalog_exists(const char *relpath)
 {
-    char path[CATALOG_ORIGIN_MAX];
-    return override_path(relpath, path, sizeof path) || find_embedded(relpath);
+    char *path = NULL;
+    err_t ignored;
+    int rc = override_path(relpath, &path, &ignored);
+    int found = (!rc && path) || find_embedded(relpath);
+    free(path);
+    return found;
 }
 
 int catalog_read(const char *relpath, char **text, size_t *len, char *origin,
                  size_t origin_cap, err_t *err)
 {
     *text = NULL;
-    char path[CATALOG_ORIGIN_MAX];
-    if (override_path(relpath, path, sizeof path)) {
-        if (origin)
-            snprintf(origin, origin_cap, "%s", path);
-        return fileio_read_all(path, text, len, err);
+    char *path = NULL;
+    int rc = override_path(relpath, &path, err);
+    if (rc)
+        return rc;
+    if (path) {
+        rc = set_origin(origin, origin_cap, path, err);
+        if (!rc)
+            rc = fileio_read_all(path, text, len, err);
+        free(path);
+        return rc;
     }
     const catalog_entry_t *e = find_embedded(relpath);
     if (!e)
@@ -61,12 +96,14 @@ int catalog_read(const char *relpath, char **text, size_t *len, char *origin,
     char *copy = malloc(e->len + 1);
     if (!copy)
         return err_setf(err, ERR_RUNTIME, relpath, NULL, "out of memory");
+    if ((rc = set_origin(origin, origin_cap, relpath, err))) {
+        free(copy);
+        return rc;
+    }
     memcpy(copy, e->text, e->len + 1);
     *text = copy;
     if (len)
         *len = e->len;
-    if (origin)
-        snprintf(origin, origin_cap, "%s", relpath);
     return ERR_OK;
 }
 
@@ -132,9 +169,11 @@ int catalog_list(const char *dir, char ***names, size_t *count, err_t *err)
     }
     const char *od = override_dir();
     if (od) {
-        char path[CATALOG_ORIGIN_MAX];
-        snprintf(path, sizeof path, "%s/%s", od, dir);
+        char *path = str_printf("%s/%s", od, dir);
+        if (!path)
+            goto out_oom;
         DIR *d = opendir(path);
+        free(path);
         if (d) {
             struct dirent *de;
             while ((de = readdir(d)) != NULL) {
@@ -179,8 +218,10 @@ int catalog_parse(const char *relpath, cJSON **root, char *origin,
         return rc;
     rc = json_parse_text(text, len, name, root, err);
     free(text);
-    if (origin)
-        snprintf(origin, origin_cap, "%s", name);
+    if (!rc && (rc = set_origin(origin, origin_cap, name, err))) {
+        cJSON_Delete(*root);
+        *root = NULL;
+    }
     return rc;
 }
 
@@ -269,9 +310,8 @@ int catalog_find_named(const char *relpath, const char *array_key,
     int rc = catalog_parse(relpath, root, file, sizeof file, err);
     if (rc)
         return rc;
-    if (origin)
-        snprintf(origin, origin_cap, "%s", file);
-    if ((rc = find_in_doc(*root, file, array_key, query, flag, list_hint, entry, index, err))) {
+    if ((rc = set_origin(origin, origin_cap, file, err)) ||
+        (rc = find_in_doc(*root, file, array_key, query, flag, list_hint, entry, index, err))) {
         cJSON_Delete(*root);
         *root = NULL;
     }
@@ -312,8 +352,8 @@ int catalog_load_named(const char *relpath, const char *array_key,
 
 struct catalog {
     struct catalog_doc {
-        char relpath[CATALOG_ORIGIN_MAX];
-        char origin[CATALOG_ORIGIN_MAX];
+        char *relpath; /* heap */
+        char *origin;  /* heap: the name for messages */
         cJSON *root;
     } *docs;
     int n, cap;
@@ -328,8 +368,11 @@ void catalog_destroy(catalog_t *cat)
 {
     if (!cat)
         return;
-    for (int i = 0; i < cat->n; i++)
+    for (int i = 0; i < cat->n; i++) {
         cJSON_Delete(cat->docs[i].root);
+        free(cat->docs[i].relpath);
+        free(cat->docs[i].origin);
+    }
     free(cat->docs);
     free(cat);
 }
@@ -343,8 +386,6 @@ int catalog_get(catalog_t *cat, const char *relpath, const cJSON **root,
             *origin = cat->docs[i].origin;
             return ERR_OK;
         }
-    if (strlen(relpath) >= CATALOG_ORIGIN_MAX)
-        return err_setf(err, ERR_INPUT, relpath, NULL, "catalog path too long");
     if (cat->n == cat->cap) {
         int cap = cat->cap ? 2 * cat->cap : 8;
         struct catalog_doc *d = realloc(cat->docs, (size_t)cap * sizeof *d);
@@ -354,10 +395,15 @@ int catalog_get(catalog_t *cat, const char *relpath, const cJSON **root,
         cat->cap = cap;
     }
     struct catalog_doc *d = &cat->docs[cat->n];
-    int rc = catalog_parse(relpath, &d->root, d->origin, sizeof d->origin, err);
+    char name[CATALOG_ORIGIN_MAX];
+    int rc = catalog_parse(relpath, &d->root, name, sizeof name, err);
     if (rc)
         return rc;
-    snprintf(d->relpath, sizeof d->relpath, "%s", relpath);
+    if (!(d->relpath = str_printf("%s", relpath)) || !(d->origin = str_printf("%s", name))) {
+        free(d->relpath);
+        cJSON_Delete(d->root);
+        return err_set(err, ERR_RUNTIME, "out of memory reading %s", relpath);
+    }
     cat->n++;
     *root = d->root;
     *origin = d->origin;
@@ -375,8 +421,8 @@ int catalog_doc(catalog_t *cat, const char *relpath, const cJSON **root, cJSON *
     }
     const char *name;
     int rc = catalog_get(cat, relpath, root, &name, err);
-    if (!rc && origin)
-        snprintf(origin, origin_cap, "%s", name);
+    if (!rc)
+        rc = set_origin(origin, origin_cap, name, err);
     return rc;
 }
 

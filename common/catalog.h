@@ -28,11 +28,16 @@ typedef struct {
 extern const catalog_entry_t catalog_embedded[];
 extern const size_t catalog_embedded_count;
 
-#define CATALOG_ORIGIN_MAX 512
+/* Bytes of a buffer for a catalog file's name in messages (origin): the
+ * longest path the system opens (Linux PATH_MAX), so that any override
+ * file fits; one that does not is refused, never cut. */
+#define CATALOG_ORIGIN_MAX 4096
 
 /* Read catalog file relpath. *text is a heap copy (NUL-terminated) that the
  * caller frees; origin receives the name to use in messages (the override
- * file's path, or relpath). A file in neither place is ERR_INPUT. */
+ * file's path, or relpath). A file in neither place is ERR_INPUT, and so is
+ * a name longer than origin_cap - 1 (naming $SCALEPLAN_CATALOG; *text is
+ * NULL then). Origins of the other calls below are copied the same way. */
 int catalog_read(const char *relpath, char **text, size_t *len, char *origin,
                  size_t origin_cap, err_t *err);
 

@@ -45,10 +45,11 @@ extern "C" {
  * need libmpi's symbols globally). */
 typedef enum { PLUGIN_LOCAL = 0, PLUGIN_GLOBAL = 1 } plugin_scope_t;
 
-/* The path of file in the first folder of the search order that holds
- * it, into path (cap bytes). False when none does (path then lists the
- * folders searched, for a message). Opens nothing. */
-bool plugin_find(const char *file, char *path, size_t cap);
+/* Whether a folder of the search order holds file; *path (heap, the
+ * caller frees) is its path in the first that does, or when none does the
+ * folders searched (for a message); NULL on OOM. No length limit (the
+ * executable's own path is read whole). Opens nothing. */
+bool plugin_find(const char *file, char **path);
 
 /* Open plug-in file (once: later calls get the same handle) and return
  * the address of its exported symbol in *sym. ERR_RUNTIME with one line

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/strfmt.h"
 #include "inputs/trainlog_impl.h"
 
 /* Detection order: a Megatron-DeepSpeed log also carries DeepSpeed's engine
@@ -258,10 +259,16 @@ static int add_pair(tlog_setting_t **arr, int *n, const char *file, const char *
             return err_set(err, ERR_RUNTIME, "out of memory reading %s", file);
         *arr = s;
     }
-    tlog_setting_t *s = &(*arr)[(*n)++];
-    snprintf(s->name, sizeof s->name, "%s", name);
-    snprintf(s->value, sizeof s->value, "%s", value);
+    tlog_setting_t *s = &(*arr)[*n];
+    s->name = str_printf("%s", name);
+    s->value = str_printf("%s", value);
+    if (!s->name || !s->value) {
+        free(s->name);
+        free(s->value);
+        return err_set(err, ERR_RUNTIME, "out of memory reading %s", file);
+    }
     s->line = line;
+    (*n)++;
     return ERR_OK;
 }
 
@@ -286,8 +293,17 @@ const char *trainlog_setting(const trainlog_t *t, const char *name)
 void trainlog_free(trainlog_t *t)
 {
     free(t->records);
+    for (int i = 0; i < t->n_settings; i++) {
+        free(t->settings[i].name);
+        free(t->settings[i].value);
+    }
     free(t->settings);
+    for (int i = 0; i < t->n_args; i++) {
+        free(t->args[i].name);
+        free(t->args[i].value);
+    }
     free(t->args);
+    free(t->file);
     memset(t, 0, sizeof *t);
 }
 
@@ -486,31 +502,32 @@ int trainlog_parse(const char *text, size_t len, const char *file, const char *f
 {
     memset(out, 0, sizeof *out);
     const char *name = file && *file ? file : "log";
-    snprintf(out->file, sizeof out->file, "%s", name);
+    if (!(out->file = str_printf("%s", name)))
+        return err_set(err, ERR_RUNTIME, "out of memory");
     const tlog_reader_t *rd = NULL;
-    if (format) {
-        if (!(rd = reader_named(format))) {
-            char list[160] = "";
-            for (int i = 0; i < N_READERS; i++)
-                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
-                         readers[i]->name);
-            return err_setf(err, ERR_INPUT, NULL, "--log-format", "unknown format '%s' (use %s)",
-                            format, list);
-        }
+    int rc = ERR_OK;
+    if (format && !(rd = reader_named(format))) {
+        char list[160] = "";
+        for (int i = 0; i < N_READERS; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                     readers[i]->name);
+        rc = err_setf(err, ERR_INPUT, NULL, "--log-format", "unknown format '%s' (use %s)",
+                      format, list);
+        goto out;
     }
     tlog_text_t t;
-    int rc = text_split(text, len, out->file, &t, err);
-    if (rc)
-        return rc;
+    if ((rc = text_split(text, len, out->file, &t, err)))
+        goto out;
     for (int i = 0; !rd && i < N_READERS; i++)
         if (readers[i]->detect(&t))
             rd = readers[i];
     if (!rd) {
         text_free(&t);
-        return err_setf(err, ERR_INPUT, out->file, NULL,
-                        "not a training log scaleplan reads: no Megatron-LM/Bridge iteration line, "
-                        "NeMo progress line, torchtitan step line, DeepSpeed throughput line, "
-                        "Hugging Face Trainer output, or step,seconds CSV/JSON");
+        rc = err_setf(err, ERR_INPUT, out->file, NULL,
+                      "not a training log scaleplan reads: no Megatron-LM/Bridge iteration line, "
+                      "NeMo progress line, torchtitan step line, DeepSpeed throughput line, "
+                      "Hugging Face Trainer output, or step,seconds CSV/JSON");
+        goto out;
     }
     snprintf(out->format, sizeof out->format, "%s", rd->name);
     snprintf(out->framework, sizeof out->framework, "%s", rd->title);
@@ -521,12 +538,9 @@ int trainlog_parse(const char *text, size_t len, const char *file, const char *f
                       rd->title);
     if (!rc)
         rc = settle(out, NULL, false, err);
-    if (rc) {
-        char keep[sizeof out->file];
-        memcpy(keep, out->file, sizeof keep);
-        trainlog_free(out);
-        memcpy(out->file, keep, sizeof keep);
-    }
+out:
+    if (rc)
+        trainlog_free(out); /* the file's name too: the message already has it */
     return rc;
 }
 

@@ -62,8 +62,8 @@ typedef struct {
 /* One piece of configuration the log prints, as an option: "--tp" "8",
  * or "--sequence-parallel" "" for a switch that is on. */
 typedef struct {
-    char name[64];
-    char value[160];
+    char *name;  /* heap, as the log has it (any length) */
+    char *value; /* heap */
     int line;
 } tlog_setting_t;
 
@@ -77,7 +77,7 @@ typedef struct {
 } tlog_stat_t;
 
 typedef struct {
-    char file[256];        /* as given, for messages */
+    char *file;            /* heap: as given, for messages (any length) */
     char format[16];       /* the reader's name: "megatron", "nemo", ... */
     char framework[48];    /* "Megatron-LM", "Megatron-Bridge", ... */
 
@@ -124,7 +124,7 @@ typedef struct {
  * names a reader (trainlog_format_name) or is NULL to detect it; file
  * names the log in messages. On success *out holds the records, the
  * settings and the steady state (trainlog_settle with what the log itself
- * knows). On error *out is left empty (safe to trainlog_free). */
+ * knows). On error *out is left empty (file too; safe to trainlog_free). */
 int trainlog_parse(const char *text, size_t len, const char *file, const char *format,
                    trainlog_t *out, err_t *err);
 

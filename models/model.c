@@ -10,6 +10,7 @@
 #include "common/catalog.h"
 #include "common/json.h"
 #include "common/names.h"
+#include "common/strfmt.h"
 #include "models/hfconfig.h"
 
 #define CATALOG_DIR "models/catalog"
@@ -250,24 +251,36 @@ int model_validate(model_t *m, const char *ctx, err_t *err)
 }
 
 /* The model name for a config file: its stem, or for ".../NAME/config.json"
- * the directory name, which is how Hugging Face checkouts are laid out. */
-static void name_from_path(const char *path, char *out, size_t cap)
+ * the directory name, which is how Hugging Face checkouts are laid out.
+ * ERR_INPUT when it does not fit out (cap bytes): a name identifies the
+ * model (checkpoints compare it), so it is never cut. */
+static int name_from_path(const char *path, char *out, size_t cap, err_t *err)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
+    const char *start = base;
+    size_t n = strlen(base);
     if (strcmp(base, "config.json") == 0 && base > path + 1) {
         const char *end = base - 1; /* the '/' before config.json */
-        const char *start = end;
+        start = end;
         while (start > path && start[-1] != '/')
             start--;
-        snprintf(out, cap, "%.*s", (int)(end - start), start);
-        return;
-    }
-    size_t n = strlen(base);
-    if (n > 5 && strcmp(base + n - 5, ".json") == 0)
+        n = (size_t)(end - start);
+    } else if (n > 5 && strcmp(base + n - 5, ".json") == 0) {
         n -= 5;
-    snprintf(out, cap, "%.*s", (int)n, base);
+    }
+    if (n >= cap)
+        return err_setf(err, ERR_INPUT, path, NULL,
+                        "the model's name '%.*s' (from the file name) is longer than %zu "
+                        "characters; rename the file or its folder",
+                        (int)n, start, cap - 1);
+    memcpy(out, start, n);
+    out[n] = '\0';
+    return ERR_OK;
 }
+
+/* The catalog file of model `name` (heap; NULL on OOM). */
+static char *catalog_rel(const char *name) { return str_printf(CATALOG_DIR "/%s.json", name); }
 
 static int load_file(const char *path, const model_load_opts_t *opts, model_t *m, notes_t *notes,
                      err_t *err)
@@ -277,8 +290,8 @@ static int load_file(const char *path, const model_load_opts_t *opts, model_t *m
     if (rc)
         return rc;
     char name[MODEL_NAME_MAX];
-    name_from_path(path, name, sizeof name);
-    rc = model_from_config_ex(root, path, name, opts, m, notes, err);
+    if (!(rc = name_from_path(path, name, sizeof name, err)))
+        rc = model_from_config_ex(root, path, name, opts, m, notes, err);
     cJSON_Delete(root);
     return rc;
 }
@@ -286,11 +299,13 @@ static int load_file(const char *path, const model_load_opts_t *opts, model_t *m
 static int load_catalog_entry(const char *name, const model_load_opts_t *opts, model_t *m,
                               notes_t *notes, err_t *err)
 {
-    char rel[160], origin[CATALOG_ORIGIN_MAX];
-    snprintf(rel, sizeof rel, CATALOG_DIR "/%s.json", name);
+    char origin[CATALOG_ORIGIN_MAX];
+    char *rel = catalog_rel(name);
     char *text = NULL;
     size_t len = 0;
-    int rc = catalog_read(rel, &text, &len, origin, sizeof origin, err);
+    int rc = rel ? catalog_read(rel, &text, &len, origin, sizeof origin, err)
+                 : err_set(err, ERR_RUNTIME, "out of memory");
+    free(rel);
     if (rc)
         return rc;
     cJSON *root = NULL;
@@ -306,12 +321,13 @@ static int load_catalog_entry(const char *name, const model_load_opts_t *opts, m
 /* Whether a catalog file lists alias among its "aliases". */
 static bool catalog_has_alias(const char *name, const char *alias)
 {
-    char rel[160];
-    snprintf(rel, sizeof rel, CATALOG_DIR "/%s.json", name);
+    char *rel = catalog_rel(name);
     char *text = NULL;
     size_t len = 0;
     err_t ignored;
-    if (catalog_read(rel, &text, &len, NULL, 0, &ignored) != 0)
+    int rc = rel ? catalog_read(rel, &text, &len, NULL, 0, &ignored) : ERR_RUNTIME;
+    free(rel);
+    if (rc)
         return false;
     cJSON *root = cJSON_ParseWithLength(text, len);
     free(text);
@@ -342,18 +358,24 @@ static int load_by_name(const char *query, const model_load_opts_t *opts, model_
 {
     /* "meta-llama/Meta-Llama-3-70B" -> "meta-llama-3-70b" */
     const char *slash = strrchr(query, '/');
+    const char *tail = slash ? slash + 1 : query;
     char norm[MODEL_NAME_MAX];
-    names_normalize(slash ? slash + 1 : query, norm, sizeof norm);
-    char rel[160];
-    snprintf(rel, sizeof rel, CATALOG_DIR "/%s.json", norm);
-    if (catalog_exists(rel))
+    names_normalize(tail, norm, sizeof norm);
+    /* a name too long for the buffer is no catalog name: not looked up cut */
+    bool fits = strlen(tail) < sizeof norm;
+    char *rel = catalog_rel(norm);
+    if (!rel)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    bool exists = fits && catalog_exists(rel);
+    free(rel);
+    if (exists)
         return load_catalog_entry(norm, opts, m, notes, err);
     char **names = NULL;
     size_t n = 0;
     int rc = model_catalog_names(&names, &n, err);
     if (rc)
         return rc;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; fits && i < n; i++) {
         if (catalog_has_alias(names[i], norm)) {
             rc = load_catalog_entry(names[i], opts, m, notes, err);
             catalog_free_names(names, n);
@@ -382,9 +404,11 @@ int model_load_ex(const char *name_or_path, const model_load_opts_t *opts, model
                         "no such file");
     if (stat(name_or_path, &st) == 0 && S_ISDIR(st.st_mode)) {
         /* A Hugging Face checkout directory: use its config.json. */
-        char path[4096];
-        snprintf(path, sizeof path, "%s/config.json", name_or_path);
-        return load_file(path, opts, m, notes, err);
+        char *path = str_printf("%s/config.json", name_or_path);
+        int rc = path ? load_file(path, opts, m, notes, err)
+                      : err_set(err, ERR_RUNTIME, "out of memory");
+        free(path);
+        return rc;
     }
     return load_by_name(name_or_path, opts, m, notes, err);
 }

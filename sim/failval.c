@@ -578,7 +578,10 @@ static int replay_row(const pool_t *pool, const csv_t *t, int i, const char *fil
         (rc = check_cell(t, i, "num_gpus", file, err)))
         return rc;
     snprintf(r->row_id, sizeof r->row_id, "%s", csv_get(t, i, "row_id"));
-    snprintf(r->file, sizeof r->file, "%s", file);
+    if (strlen(file) >= sizeof r->file)
+        return err_setf(err, ERR_INPUT, file, NULL, "a file name longer than %zu bytes",
+                        sizeof r->file - 1);
+    memcpy(r->file, file, strlen(file) + 1);
     const char *title = csv_get(t, i, "source_title");
     const char *system = csv_get(t, i, "system_or_run");
     const char *cat = csv_get(t, i, "category"), *item = csv_get(t, i, "item");

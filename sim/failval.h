@@ -37,7 +37,8 @@ typedef enum { FV_COUNT = 0, FV_RATE, FV_GOODPUT } fv_measure_t;
 
 typedef struct {
     char row_id[16];
-    char file[64];            /* the table it came from (base name) */
+    char file[256];           /* the table it came from (base name: NAME_MAX bytes fit;
+                                 a longer one is refused, not cut) */
     char source[120];
     char system[96];
     char item[120];

@@ -1216,7 +1216,10 @@ static int run_row(catalog_t *cat, const csv_t *c, int i, const pub_options_t *o
     int rc = setup_row(cat, c, i, v, &r, err);
     if (rc || v->skipped)
         goto out;
-    snprintf(v->profile_gpu, sizeof v->profile_gpu, "%s", r.s.cluster.gpu.name);
+    /* a catalog GPU name: as long as the field at most, never cut */
+    _Static_assert(sizeof v->profile_gpu >= sizeof r.s.cluster.gpu.name,
+                   "profile_gpu holds any GPU name");
+    memcpy(v->profile_gpu, r.s.cluster.gpu.name, sizeof r.s.cluster.gpu.name);
     if (o && o->only_gpu && strcmp(o->only_gpu, r.s.cluster.gpu.name) != 0) {
         skip(v, "another GPU");
         goto out;

@@ -134,7 +134,8 @@ typedef struct {
     char group[40];      /* the framework preset: errors are summarised per group */
     char model[64];      /* the row's model column */
     char gpu[32];        /* catalog GPU the gpu_type column names */
-    char profile_gpu[32]; /* the GPU of the cluster it ran on, whose profile priced
+    char profile_gpu[32]; /* (a name, not a path: holds GPU_NAME_MAX, checked where set)
+                            the GPU of the cluster it ran on, whose profile priced
                             it (a variant of gpu: v100-dgx2h for a DGX-2H's V100) */
     char layout[200];    /* layout_describe of what was simulated */
     int gpus;

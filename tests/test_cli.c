@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/json.h"
+#include "common/strfmt.h"
 
 #include "profile/profile.h"
 #include "tests/testing.h"
@@ -363,13 +364,26 @@ static void test_sim_rank(void)
     cJSON_Delete(j);
 }
 
+/* A folder under dir of exactly len bytes (heap, not created). */
+static char *folder_of_length(const char *dir, size_t len)
+{
+    char *s = str_printf("%s/fit", dir);
+    while (s && strlen(s) + 100 < len)
+        if (str_appendf(&s, "/%099d", 0) != 0)
+            s = NULL;
+    if (s && strlen(s) + 1 < len && str_appendf(&s, "/%0*d", (int)(len - strlen(s) - 1), 0) != 0)
+        s = NULL;
+    return s;
+}
+
 /* validate --fit-sustained on three H100 rows of the published table: one
  * fit, for h100-sxm, over those three rows, its median signed error zero;
  * --write-profiles writes that GPU's profile with the fitted factor, which
- * sim reads back. */
+ * sim reads back. The folder is 1,015 bytes long (issue 35 row 7: the old
+ * 1,024-byte path buffer cut the file name, writing "h100-sx"). */
 static void test_fit_sustained_cli(void)
 {
-    char dir[256], csv[320], args[1024];
+    char dir[256], csv[320];
     CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
     snprintf(csv, sizeof csv, "%s/runs.csv", dir);
     FILE *in = fopen(fixture("validation/throughput.csv"), "r"), *out = fopen(csv, "w");
@@ -386,10 +400,13 @@ static void test_fit_sustained_cli(void)
     fclose(in);
     fclose(out);
     CU_ASSERT_EQUAL_FATAL(kept, 4);
-    snprintf(args, sizeof args,
-             "validate --published %s --fit-sustained --write-profiles %s/fit --json", csv, dir);
+    char *fit = folder_of_length(dir, 1015);
+    CU_ASSERT_TRUE_FATAL(fit && strlen(fit) == 1015);
+    char *args = str_printf("validate --published %s --fit-sustained --write-profiles %s --json",
+                            csv, fit);
     char *o = NULL;
     expect(args, 0, &o, NULL);
+    free(args);
     cJSON *j = cJSON_Parse(o ? o : "");
     free(o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
@@ -401,18 +418,19 @@ static void test_fit_sustained_cli(void)
     CU_ASSERT_TRUE(fabs(cJSON_GetObjectItem(f, "median_signed_error_fitted")->valuedouble) < 1e-3);
     double fitted = cJSON_GetObjectItem(f, "fitted")->valuedouble;
     cJSON_Delete(j);
-    char path[400];
-    snprintf(path, sizeof path, "%s/fit/h100-sxm.json", dir);
+    char *path = str_printf("%s/h100-sxm.json", fit);
     profile_t p;
     err_t e;
     CU_ASSERT_EQUAL_FATAL(prof_load(path, &p, &e), 0);
     CU_ASSERT_DOUBLE_EQUAL(p.sustained_factor, fitted, 1e-6);
     prof_free(&p);
-    snprintf(args, sizeof args,
-             "sim --model llama3-8b --gpu h100-sxm --gpus 8 --tp 2 --distributed-optimizer "
-             "--profile %s --json",
-             path);
+    args = str_printf("sim --model llama3-8b --gpu h100-sxm --gpus 8 --tp 2 --distributed-optimizer "
+                      "--profile %s --json",
+                      path);
     expect(args, 0, NULL, NULL);
+    free(args);
+    free(path);
+    free(fit);
     /* the flag needs the fit */
     expect("validate --write-profiles /tmp", 2, NULL, NULL);
     remove_tree(dir);

@@ -13,6 +13,7 @@
 #include "common/names.h"
 #include "common/progress.h"
 #include "common/rng.h"
+#include "common/strfmt.h"
 #include "tests/testing.h"
 
 static void test_error_format(void)
@@ -156,6 +157,45 @@ static void test_catalog_override_dir(void)
     remove_tree(dir);
 }
 
+/* Issue 35 row 7: an override folder past the old 512-byte buffers (which
+ * cut the path, found no file and fell back to the built-in catalog
+ * silently) is used, and named whole in messages. */
+static void test_catalog_override_long_dir(void)
+{
+    char dir[256];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    char *deep = str_printf("%s", dir);
+    while (deep && strlen(deep) < 600)
+        CU_ASSERT_EQUAL_FATAL(str_appendf(&deep, "/%s", "a-folder-name-of-forty-bytes-0123456789"),
+                              0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(deep);
+    char *folder = str_printf("%s/models/catalog", deep);
+    char *path = str_printf("%s/models/catalog/my-model.json", deep);
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(fileio_mkdirs(folder, &e), 0);
+    const char *text = "{\"n_layer\": 2}";
+    CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, text, strlen(text), &e), 0);
+    setenv("SCALEPLAN_CATALOG", deep, 1);
+    CU_ASSERT_TRUE(catalog_exists("models/catalog/my-model.json"));
+    char *got = NULL;
+    char origin[CATALOG_ORIGIN_MAX];
+    CU_ASSERT_EQUAL(catalog_read("models/catalog/my-model.json", &got, NULL, origin,
+                                 sizeof origin, &e), 0);
+    CU_ASSERT_STRING_EQUAL(origin, path);
+    CU_ASSERT_TRUE(got && strcmp(got, text) == 0);
+    free(got);
+    /* a buffer too small for the name is refused, not cut */
+    char small[64];
+    CHECK_ERR(catalog_read("models/catalog/my-model.json", &got, NULL, small, sizeof small, &e),
+              &e, ERR_INPUT, "SCALEPLAN_CATALOG", "use a shorter folder");
+    CU_ASSERT_PTR_NULL(got);
+    unsetenv("SCALEPLAN_CATALOG");
+    free(folder);
+    free(path);
+    free(deep);
+    remove_tree(dir);
+}
+
 static void test_progress_quiet_off_tty(void)
 {
     /* Tests run with stderr redirected or SCALEPLAN_PROGRESS=0: no bar, and
@@ -231,7 +271,26 @@ static void test_local_rank(void)
     }
 }
 
+/* strfmt: a heap string exactly as long as the text, however long. */
+static void test_strfmt(void)
+{
+    char *big = malloc(10001);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+    memset(big, 'x', 10000);
+    big[10000] = '\0';
+    char *s = str_printf("%s/%s-%05d", big, "step", 42);
+    CU_ASSERT_TRUE(s && strlen(s) == 10000 + 11 && strcmp(s + 10000, "/step-00042") == 0);
+    free(s);
+    s = NULL;
+    CU_ASSERT_EQUAL(str_appendf(&s, "%s", "a"), 0);
+    CU_ASSERT_EQUAL(str_appendf(&s, "; %s", big), 0);
+    CU_ASSERT_TRUE(s && strlen(s) == 10003 && strncmp(s, "a; x", 4) == 0);
+    free(s);
+    free(big);
+}
+
 TEST_SUITE(suite_common, "common", TEST(test_error_format), TEST(test_names),
            TEST(test_rng_streams), TEST(test_fileio_atomic), TEST(test_catalog_embedded),
-           TEST(test_catalog_override_dir), TEST(test_progress_quiet_off_tty), TEST(test_progress_log_lines),
-           TEST(test_local_rank));
+           TEST(test_catalog_override_dir),
+           TEST(test_catalog_override_long_dir), TEST(test_progress_quiet_off_tty), TEST(test_progress_log_lines),
+           TEST(test_local_rank), TEST(test_strfmt));

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fileio.h"
 #include "sim/failval.h"
 #include "tests/testing.h"
 
@@ -192,5 +193,29 @@ static void test_bad_tables(void)
     remove_tree(dir);
 }
 
+/* Issue 35 row 7: a table's name is kept whole in its rows (the old
+ * 64-byte field cut a longer one). */
+static void test_long_table_name(void)
+{
+    char dir[256], path[512];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    char base[120];
+    memset(base, 'f', 110);
+    snprintf(base + 110, sizeof base - 110, ".csv");
+    snprintf(path, sizeof path, "%s/%s", dir, base);
+    char *text = slurp(fixture("validation/failures.csv"));
+    err_t e;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, text, strlen(text), &e), 0);
+    free(text);
+    const char *paths[1] = {path};
+    fv_row_t *rows = NULL;
+    int n = 0;
+    CU_ASSERT_EQUAL_FATAL(fv_replay(paths, 1, &rows, &n, &e), 0);
+    CU_ASSERT_TRUE(n > 0 && strcmp(rows[0].file, base) == 0);
+    free(rows);
+    remove_tree(dir);
+}
+
 TEST_SUITE(suite_failval, "failval", TEST(test_published_records),
-           TEST(test_leave_one_source_out), TEST(test_bad_tables));
+           TEST(test_leave_one_source_out), TEST(test_bad_tables), TEST(test_long_table_name));

@@ -3,7 +3,10 @@
  * they are, and every kind of bad config. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "common/fileio.h"
 
 #include "models/flops.h"
 #include "models/layout.h"
@@ -290,7 +293,37 @@ static void test_moe_destinations(void)
               "must divide the experts");
 }
 
+/* Issue 35 row 7: a model's name comes from its file's name and identifies
+ * it (checkpoints compare it): one that does not fit model_t.name is
+ * refused naming the file, not cut to a prefix another file may share. */
+static void test_model_name_not_cut(void)
+{
+    char dir[256], path[512];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    char *text = slurp("tests/fixtures/configs/tiny-gpt.json");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    char stem[MODEL_NAME_MAX + 8];
+    err_t e;
+    for (int len = MODEL_NAME_MAX - 1; len <= MODEL_NAME_MAX; len++) {
+        memset(stem, 'm', (size_t)len);
+        stem[len] = '\0';
+        snprintf(path, sizeof path, "%s/%s.json", dir, stem);
+        CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, text, strlen(text), &e), 0);
+        model_t m;
+        int rc = model_load(path, &m, &e);
+        if (len < MODEL_NAME_MAX) {
+            CU_ASSERT_EQUAL(rc, 0);
+            CU_ASSERT_STRING_EQUAL(m.name, stem);
+        } else {
+            CHECK_ERR(rc, &e, ERR_INPUT, "longer than 63 characters", "rename the file");
+        }
+    }
+    free(text);
+    remove_tree(dir);
+}
+
 TEST_SUITE(suite_models, "models", TEST(test_published_param_counts),
            TEST(test_sc21_param_counts), TEST(test_sc21_equation3), TEST(test_flops_by_op),
            TEST(test_hf_configs), TEST(test_catalog_names_and_aliases), TEST(test_bad_configs),
-           TEST(test_unknown_name_suggests), TEST(test_moe_destinations));
+           TEST(test_unknown_name_suggests), TEST(test_moe_destinations),
+           TEST(test_model_name_not_cut));

@@ -151,17 +151,31 @@ static void test_plugin_errors(void)
     CHECK_ERR(rc, &e, ERR_RUNTIME, "scaleplan-test.so not found", tmpdir,
               "SCALEPLAN_PLUGIN_DIR");
     CU_ASSERT_PTR_NULL(sym);
-    char path[400];
-    CU_ASSERT_FALSE(plugin_find("scaleplan-test.so", path, sizeof path));
+    char path[400], *found = NULL;
+    CU_ASSERT_FALSE(plugin_find("scaleplan-test.so", &found));
+    CU_ASSERT_TRUE(found && strstr(found, tmpdir)); /* the folders searched */
+    free(found);
     /* a file that is no shared object */
     snprintf(path, sizeof path, "%s/scaleplan-test.so", tmpdir);
     FILE *f = fopen(path, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fputs("not an ELF file\n", f);
     fclose(f);
-    char found[400];
-    CU_ASSERT_TRUE(plugin_find("scaleplan-test.so", found, sizeof found));
-    CU_ASSERT_STRING_EQUAL(found, path);
+    CU_ASSERT_TRUE(plugin_find("scaleplan-test.so", &found));
+    CU_ASSERT_TRUE(found && strcmp(found, path) == 0);
+    free(found);
+    /* Issue 35 row 7: a folder past PATH_MAX is listed whole, not cut */
+    char *deep = malloc(5001);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(deep);
+    memset(deep, 'd', 5000);
+    deep[0] = '/';
+    deep[5000] = '\0';
+    setenv("SCALEPLAN_PLUGIN_DIR", deep, 1);
+    CU_ASSERT_FALSE(plugin_find("scaleplan-test.so", &found));
+    CU_ASSERT_TRUE(found && strncmp(found, deep, 5000) == 0 && found[5000] == ',');
+    free(found);
+    free(deep);
+    setenv("SCALEPLAN_PLUGIN_DIR", tmpdir, 1);
     err_clear(&e);
     rc = plugin_symbol("scaleplan-test.so", "anything", PLUGIN_LOCAL, "the hint", &sym, &e);
     CHECK_ERR(rc, &e, ERR_RUNTIME, "cannot load", path, "; the hint");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/strfmt.h"
 #include "trainer/tokens.h"
 
 #include "tests/testing.h"
@@ -98,5 +99,36 @@ static void test_sequences(void)
     tok_free(&d);
 }
 
+/* Issue 35 row 7: the data's path is kept whole (the old 256-byte field
+ * cut it, and the checkpoint's "data" setting compared the cut text), for
+ * a token file and a text file alike. */
+static void test_long_source_path(void)
+{
+    char dir[256];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    char *deep = str_printf("%s", dir);
+    while (deep && strlen(deep) < 600)
+        CU_ASSERT_EQUAL_FATAL(str_appendf(&deep, "/%s", "a-folder-name-of-forty-bytes-0123456789"),
+                              0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(deep);
+    err_t err;
+    CU_ASSERT_EQUAL_FATAL(fileio_mkdirs(deep, &err), 0);
+    uint32_t toks[] = {1, 2, 3};
+    for (int text = 0; text <= 1; text++) {
+        char *path = str_printf("%s/data.%s", deep, text ? "txt" : "tok");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(path);
+        CU_ASSERT_EQUAL_FATAL(text ? fileio_write_atomic(path, "abc", 3, &err)
+                                   : tok_write(path, toks, 3, 10, 2, &err),
+                              0);
+        tok_data_t d;
+        CU_ASSERT_EQUAL_FATAL(tok_load(path, &d, &err), 0);
+        CU_ASSERT_TRUE(d.source && strcmp(d.source, path) == 0);
+        tok_free(&d);
+        free(path);
+    }
+    free(deep);
+    remove_tree(dir);
+}
+
 TEST_SUITE(suite_tokens, "tokens", TEST(test_token_file_round_trip),
-           TEST(test_text_and_builtin_corpus), TEST(test_sequences));
+           TEST(test_text_and_builtin_corpus), TEST(test_sequences), TEST(test_long_source_path));

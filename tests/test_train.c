@@ -4,13 +4,18 @@
  * skipped; validate compares a measured run with the simulator; preflight
  * passes on the CPU; bad input fails in one line. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "common/fileio.h"
+#include "common/strfmt.h"
 
 #include "tests/testing.h"
 
@@ -468,9 +473,263 @@ static void test_watchdog_names_stopped_rank(void)
     free(err);
 }
 
+
+/* Issue 35 row 4: the manifest records the architecture, and a resume into
+ * another one is refused naming each field and both values - here a model
+ * of the same file name and parameter count with 8 heads of 4 instead of 4
+ * of 8 (tiny-gpt: hidden 32), whose weights would load without complaint.
+ * --allow-changes does not accept it. */
+static void test_checkpoint_of_another_architecture(void)
+{
+    char dir[256], a[900], *err = NULL;
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    char *text = slurp(TINY_GPT);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    char *at = strstr(text, "\"n_head\": 4");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    err_t e;
+    char path[400];
+    snprintf(path, sizeof path, "%s/four", dir);
+    CU_ASSERT_EQUAL_FATAL(fileio_mkdirs(path, &e), 0);
+    snprintf(path, sizeof path, "%s/four/tiny.json", dir);
+    CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, text, strlen(text), &e), 0);
+    at[strlen("\"n_head\": ")] = '8';
+    snprintf(path, sizeof path, "%s/eight", dir);
+    CU_ASSERT_EQUAL_FATAL(fileio_mkdirs(path, &e), 0);
+    snprintf(path, sizeof path, "%s/eight/tiny.json", dir);
+    CU_ASSERT_EQUAL_FATAL(fileio_write_atomic(path, text, strlen(text), &e), 0);
+    free(text);
+    const char *common = "--steps 4 --micro-batch 2 --seq-len 16 --quiet --checkpoint-every 2";
+    snprintf(a, sizeof a, "train --model %s/four/tiny.json %s --stop-after 2 --checkpoint-dir %s/c",
+             dir, common, dir);
+    CU_ASSERT_EQUAL_FATAL(run_cli(a, NULL, NULL), 0);
+    /* the manifest carries the architecture */
+    snprintf(path, sizeof path, "%s/c/step-00000002/manifest.json", dir);
+    char *man = slurp(path);
+    cJSON *m = cJSON_Parse(man ? man : "");
+    free(man);
+    const cJSON *arch = cJSON_GetObjectItem(m, "architecture");
+    static const char *const keys[] = {"n_layers", "hidden", "n_heads", "n_kv_heads", "head_dim",
+                                       "ffn", "vocab", "max_seq", "norm", "activation", "position",
+                                       "tied_embeddings", "norm_eps"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        CU_ASSERT_TRUE(cJSON_IsString(cJSON_GetObjectItem(arch, keys[i])));
+    const cJSON *heads = cJSON_GetObjectItem(arch, "n_heads");
+    CU_ASSERT_TRUE(cJSON_IsString(heads) && strcmp(heads->valuestring, "4") == 0);
+    cJSON_Delete(m);
+    for (int allow = 0; allow <= 1; allow++) {
+        snprintf(a, sizeof a, "train --model %s/eight/tiny.json %s --checkpoint-dir %s/c --resume%s",
+                 dir, common, dir, allow ? " --allow-changes" : "");
+        CU_ASSERT_EQUAL(run_err(a, &err), 2);
+        CU_ASSERT_TRUE(err && strstr(err, "another model architecture") &&
+                       strstr(err, "n_heads 4 in the checkpoint, 8 in this run") &&
+                       count_lines(err) == 1);
+        if (!err || !strstr(err, "n_heads 4 in the checkpoint, 8 in this run"))
+            fprintf(stderr, "\n  architecture: stderr %s\n", err ? err : "(none)");
+        free(err);
+    }
+    /* the same architecture resumes */
+    snprintf(a, sizeof a, "train --model %s/four/tiny.json %s --checkpoint-dir %s/c --resume --json",
+             dir, common, dir);
+    cJSON *j = run_json(a, 0);
+    const cJSON *first = cJSON_GetObjectItem(j, "first_step");
+    CU_ASSERT_TRUE(cJSON_IsNumber(first) && first->valueint == 2);
+    cJSON_Delete(j);
+    remove_tree(dir);
+}
+
+/* Issue 35 row 5: a rollback with --resume-from an older step starts a new
+ * timeline; the newer step folders of the abandoned one are moved into a
+ * retired-* folder (said in one line, nothing deleted), so that a later
+ * plain --resume continues the new timeline: from its step 6, not the old
+ * run's step 8. */
+static void test_rollback_fences_abandoned_timeline(void)
+{
+    char dir[256], a[900], *err = NULL;
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    const char *common = "train --model " TINY_GPT " --steps 8 --micro-batch 2 --seq-len 16 "
+                         "--quiet --checkpoint-every 2";
+    snprintf(a, sizeof a, "%s --checkpoint-dir %s/c", common, dir);
+    CU_ASSERT_EQUAL_FATAL(run_cli(a, NULL, NULL), 0); /* keeps steps 4, 6, 8 */
+    /* roll back to step 4 and train to 6 */
+    snprintf(a, sizeof a, "%s --checkpoint-dir %s/c --resume-from %s/c/step-00000004 --stop-after 6",
+             common, dir, dir);
+    CU_ASSERT_EQUAL(run_err(a, &err), 0);
+    CU_ASSERT_TRUE(err && strstr(err, "resumed from step 4: moved 2 newer checkpoint folders") &&
+                   strstr(err, "retired-after-step-00000004-") &&
+                   strstr(err, "nothing was deleted") && count_lines(err) == 1);
+    if (!err || count_lines(err) != 1)
+        fprintf(stderr, "\n  rollback: stderr %s\n", err ? err : "(none)");
+    free(err);
+    /* the abandoned checkpoints are kept, aside */
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd,
+             "test -f %s/c/retired-after-step-00000004-*/step-00000008/manifest.json && "
+             "test -f %s/c/retired-after-step-00000004-*/step-00000006/rank-00000.bin && "
+             "test ! -e %s/c/step-00000008",
+             dir, dir, dir);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    /* a plain --resume continues the new timeline */
+    snprintf(a, sizeof a, "%s --checkpoint-dir %s/c --resume --json", common, dir);
+    cJSON *j = run_json(a, 0);
+    const cJSON *first = cJSON_GetObjectItem(j, "first_step");
+    CU_ASSERT_TRUE(cJSON_IsNumber(first) && first->valueint == 6);
+    CU_ASSERT_EQUAL(n_losses(j), 2);
+    cJSON_Delete(j);
+    remove_tree(dir);
+}
+
+/* "scaleplan ARGS" started in the background, stderr into errfile: its
+ * pid, or -1. */
+static pid_t start_cli(const char *args, const char *errfile)
+{
+    const char *bin = getenv("SCALEPLAN_BIN");
+    char *cmd = str_printf("exec %s %s >/dev/null 2>%s", bin ? bin : "bin/scaleplan", args, errfile);
+    if (!cmd)
+        return -1;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    free(cmd);
+    return pid;
+}
+
+/* Wait up to limit_s for file path to contain needle. */
+static bool wait_for_text(const char *path, const char *needle, int limit_s)
+{
+    for (int i = 0; i < limit_s * 20; i++) {
+        char *text = slurp(path);
+        bool found = text && strstr(text, needle);
+        free(text);
+        if (found)
+            return true;
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return false;
+}
+
+/* Issue 35 row 6: two trainings into one --checkpoint-dir. The first holds
+ * the folder's lock while it runs (here: stopped with SIGSTOP at step 3,
+ * as a hung job); a second is refused with exit 2 naming the holder's
+ * pid, host and start time. Once the first is killed, the kernel has
+ * released its lock: the lock file it left (still naming it) blocks
+ * nothing, and a resume continues from its checkpoint. */
+static void test_checkpoint_dir_locked(void)
+{
+    char dir[256], a[900], errfile[300], lock[300], needle[64], *err = NULL;
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    const char *common = "train --model " TINY_GPT " --steps 6 --micro-batch 2 --seq-len 16 "
+                         "--quiet --checkpoint-every 2";
+    snprintf(a, sizeof a, "%s --checkpoint-dir %s/c --fail-at-step 4 --fail-how stop", common, dir);
+    snprintf(errfile, sizeof errfile, "%s/first.err", dir);
+    snprintf(lock, sizeof lock, "%s/c/train.lock", dir);
+    pid_t pid = start_cli(a, errfile);
+    CU_ASSERT_FATAL(pid > 0);
+    snprintf(needle, sizeof needle, "pid %ld\n", (long)pid);
+    bool stopped = wait_for_text(errfile, "stopped on purpose at step 4", 120);
+    CU_ASSERT_TRUE(stopped);
+    if (stopped) {
+        snprintf(a, sizeof a, "%s --checkpoint-dir %s/c --resume", common, dir);
+        int rc = run_err(a, &err);
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        char who[80];
+        snprintf(who, sizeof who, "pid %ld on host ", (long)pid);
+        CU_ASSERT_EQUAL(rc, 2);
+        CU_ASSERT_TRUE(err && strstr(err, "--checkpoint-dir: in use by another training") &&
+                       strstr(err, who) && strstr(err, host) && strstr(err, "started 2") &&
+                       count_lines(err) == 1);
+        if (rc != 2 || !err || !strstr(err, who))
+            fprintf(stderr, "\n  second run: exit %d, stderr %s\n", rc, err ? err : "(none)");
+        free(err);
+    }
+    kill(pid, SIGKILL);
+    int status;
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    /* a stale lock file: it still names the dead run, and blocks nothing */
+    char *text = slurp(lock);
+    CU_ASSERT_TRUE(text && strstr(text, needle));
+    free(text);
+    snprintf(a, sizeof a, "%s --checkpoint-dir %s/c --resume --json", common, dir);
+    cJSON *j = run_json(a, 0);
+    const cJSON *first = cJSON_GetObjectItem(j, "first_step");
+    CU_ASSERT_TRUE(cJSON_IsNumber(first) && first->valueint == 2);
+    cJSON_Delete(j);
+    remove_tree(dir);
+}
+
+/* dir + "/" + as many 99-byte folder names as make it at least len bytes
+ * (heap). */
+static char *long_path(const char *dir, size_t len)
+{
+    char name[100];
+    memset(name, 'd', 99);
+    name[99] = '\0';
+    char *p = str_printf("%s", dir);
+    while (p && strlen(p) < len)
+        if (str_appendf(&p, "/%s", name) != 0) {
+            free(p);
+            p = NULL;
+        }
+    return p;
+}
+
+/* Issue 35 row 7: a --checkpoint-dir of 600 bytes (past the old 512-byte
+ * buffers, which cut it: the save went to another folder and --resume
+ * started over) saves and resumes at the right step; one of 5000 bytes
+ * (past PATH_MAX) is refused on one line naming --checkpoint-dir, exit 2,
+ * creating nothing. Neither starts over silently. */
+static void test_long_checkpoint_dir(void)
+{
+    char dir[256], *err = NULL;
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    const char *common = "train --model " TINY_GPT " --steps 4 --micro-batch 2 --seq-len 16 "
+                         "--quiet --checkpoint-every 2";
+    char *mid = long_path(dir, 600), *huge = long_path(dir, 5000);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mid);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(huge);
+    char *a = str_printf("%s --stop-after 2 --checkpoint-dir %s", common, mid);
+    CU_ASSERT_EQUAL(run_cli(a, NULL, NULL), 0);
+    free(a);
+    a = str_printf("%s --checkpoint-dir %s --resume --json", common, mid);
+    cJSON *j = run_json(a, 0);
+    free(a);
+    const cJSON *first = cJSON_GetObjectItem(j, "first_step");
+    const cJSON *from = cJSON_GetObjectItem(j, "resumed_from");
+    char *want = str_printf("%s/step-00000002", mid);
+    CU_ASSERT_TRUE(cJSON_IsNumber(first) && first->valueint == 2);
+    CU_ASSERT_TRUE(cJSON_IsString(from) && want && strcmp(from->valuestring, want) == 0);
+    CU_ASSERT_EQUAL(n_losses(j), 2);
+    cJSON_Delete(j);
+    free(want);
+    for (int resume = 0; resume <= 1; resume++) {
+        a = str_printf("%s --checkpoint-dir %s%s", common, huge, resume ? " --resume" : "");
+        CU_ASSERT_EQUAL(run_err(a, &err), 2);
+        CU_ASSERT_TRUE(err && strstr(err, "--checkpoint-dir: a path of ") &&
+                       strstr(err, "too long") && count_lines(err) == 1);
+        free(err);
+        free(a);
+    }
+    /* nothing of it was created: mid is its beginning, the next folder is
+     * not there */
+    char *next = str_printf("%.*s", (int)strlen(mid) + 100, huge);
+    CU_ASSERT_TRUE(next && strncmp(next, mid, strlen(mid)) == 0 && access(next, F_OK) != 0);
+    free(next);
+    free(mid);
+    free(huge);
+    remove_tree(dir);
+}
+
 TEST_SUITE(suite_train, "train", TEST(test_loss_falls_and_json),
            TEST(test_parallel_runs_equal_single), TEST(test_kill_and_resume_bit_exact),
            TEST(test_damaged_checkpoint_skipped), TEST(test_validate), TEST(test_bad_input),
            TEST(test_preflight_cpu),
            TEST(test_checkpoint_of_another_run), TEST(test_checkpoint_edges),
-           TEST(test_watchdog_names_stopped_rank));
+           TEST(test_watchdog_names_stopped_rank), TEST(test_checkpoint_of_another_architecture),
+           TEST(test_rollback_fences_abandoned_timeline), TEST(test_checkpoint_dir_locked),
+           TEST(test_long_checkpoint_dir));

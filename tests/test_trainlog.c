@@ -434,7 +434,28 @@ static void test_formats(void)
     trainlog_free(&t);
 }
 
+/* Issue 35 row 7: the log's name is kept whole for messages (the old
+ * 256-byte field cut a longer path); a log that fails names it whole too. */
+static void test_long_log_name(void)
+{
+    char name[400];
+    memset(name, 'l', sizeof name - 5);
+    snprintf(name + sizeof name - 5, 5, ".log");
+    trainlog_t t;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(parse("step,seconds\n1,2.0\n2,2.0\n3,2.0\n", NULL, &t, &e), 0);
+    trainlog_free(&t);
+    const char *text = "step,seconds\n1,2.0\n2,2.0\n3,2.0\n";
+    CU_ASSERT_EQUAL_FATAL(trainlog_parse(text, strlen(text), name, NULL, &t, &e), 0);
+    CU_ASSERT_TRUE(t.file && strcmp(t.file, name) == 0);
+    trainlog_free(&t);
+    CU_ASSERT_NOT_EQUAL(trainlog_parse("nothing here", 12, name, NULL, &t, &e), 0);
+    CU_ASSERT_PTR_NULL(t.file); /* left empty */
+    CU_ASSERT_EQUAL(strncmp(e.msg, name, strlen(name)), 0);
+}
+
 TEST_SUITE(suite_trainlog, "trainlog", TEST(test_megatron_lm), TEST(test_megatron_bridge),
            TEST(test_nemo), TEST(test_torchtitan), TEST(test_deepspeed), TEST(test_hf),
            TEST(test_plain), TEST(test_settle_needs_batch), TEST(test_bad_logs),
-           TEST(test_damaged_fixture), TEST(test_cleaning), TEST(test_numbers), TEST(test_formats));
+           TEST(test_damaged_fixture), TEST(test_cleaning), TEST(test_numbers), TEST(test_formats),
+           TEST(test_long_log_name));

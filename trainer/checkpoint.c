@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -20,6 +22,11 @@
 #include "common/clock.h"
 #include "common/fileio.h"
 #include "common/json.h"
+#include "common/strfmt.h"
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
 
 #define SHARD_MAGIC "SPCKPT01"
 #define SHARD_HEADER_BYTES 64
@@ -99,15 +106,12 @@ static int fsync_dir(const char *dir, err_t *err)
     return rc;
 }
 
-/* Write header + params + m + v to path (temp, fsync, rename); the CRC and
- * size of what was written come back. */
-static int write_shard(const char *dir, const char *name, const shard_header_t *h,
-                       const float *params, const float *m, const float *v, uint32_t *crc_out,
-                       uint64_t *bytes_out, err_t *err)
+/* Write header + params + m + v to tmp, fsync it and rename it to path;
+ * the CRC and size of what was written come back. */
+static int write_shard_at(const char *path, const char *tmp, const shard_header_t *h,
+                          const float *params, const float *m, const float *v,
+                          uint32_t *crc_out, uint64_t *bytes_out, err_t *err)
 {
-    char path[640], tmp[660];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "wb");
     if (!f)
         return err_setf(err, ERR_RUNTIME, tmp, NULL, "cannot create: %s", strerror(errno));
@@ -139,7 +143,20 @@ static int write_shard(const char *dir, const char *name, const shard_header_t *
     }
     *crc_out = crc;
     *bytes_out = SHARD_HEADER_BYTES + (h->n_params + 2 * h->n_opt) * sizeof(float);
-    return fsync_dir(dir, err);
+    return ERR_OK;
+}
+
+/* Write shard `name` into dir (write_shard_at) and sync the folder. */
+static int write_shard(const char *dir, const char *name, const shard_header_t *h,
+                       const float *params, const float *m, const float *v, uint32_t *crc_out,
+                       uint64_t *bytes_out, err_t *err)
+{
+    char *path = str_printf("%s/%s", dir, name), *tmp = str_printf("%s/%s.tmp", dir, name);
+    int rc = path && tmp ? write_shard_at(path, tmp, h, params, m, v, crc_out, bytes_out, err)
+                         : err_set(err, ERR_RUNTIME, "out of memory");
+    free(path);
+    free(tmp);
+    return rc ? rc : fsync_dir(dir, err);
 }
 
 /* ------------------------------------------------------------ the writer */
@@ -152,13 +169,13 @@ typedef struct {
 } shard_report_t;
 
 struct ckpt_writer {
-    ckpt_config_t c;
-    char root[512];
+    ckpt_config_t c; /* a copy: its setting values stay the caller's */
+    char *root;      /* heap copy of c.dir */
     const dist_group_t *world;
     /* the save in flight (asynchronous) */
     bool pending;
     long pending_step;
-    char pending_dir[600];
+    char *pending_dir; /* heap */
     float *snapshot; /* params, m, v */
     pthread_t thread;
     atomic_int done;
@@ -167,12 +184,24 @@ struct ckpt_writer {
     err_t thread_err;
 };
 
-static void step_dir(const ckpt_writer_t *w, long step, char *buf, size_t cap)
+/* The folder of checkpoint step under root (heap; NULL on OOM). */
+static char *step_dir(const char *root, long step)
 {
-    snprintf(buf, cap, "%s/step-%08ld", w->root, step);
+    return str_printf("%s/step-%08ld", root, step);
 }
 
 static void shard_name(int rank, char *buf, size_t cap) { snprintf(buf, cap, "rank-%05d.bin", rank); }
+
+int ckpt_check_path(const char *path, const char *flag, err_t *err)
+{
+    size_t n = strlen(path);
+    if (n + CKPT_PATH_ROOM < (size_t)PATH_MAX)
+        return ERR_OK;
+    return err_setf(err, ERR_INPUT, NULL, flag,
+                    "a path of %zu bytes is too long: the checkpoint files under it would pass "
+                    "the system's limit of %d bytes per path (at most %d bytes here)",
+                    n, PATH_MAX, PATH_MAX - CKPT_PATH_ROOM - 1);
+}
 
 int ckpt_writer_create(const ckpt_config_t *c, const dist_group_t *world, ckpt_writer_t **out,
                        err_t *err)
@@ -181,15 +210,19 @@ int ckpt_writer_create(const ckpt_config_t *c, const dist_group_t *world, ckpt_w
     if (c->keep < 1)
         return err_setf(err, ERR_INPUT, NULL, "--checkpoint-keep", "must be at least 1 (got %d)",
                         c->keep);
+    int rc = ckpt_check_path(c->dir, "--checkpoint-dir", err);
+    if (rc)
+        return rc;
     ckpt_writer_t *w = calloc(1, sizeof *w);
-    if (!w)
+    if (!w || !(w->root = str_printf("%s", c->dir))) {
+        free(w);
         return err_set(err, ERR_RUNTIME, "out of memory");
+    }
     w->c = *c;
-    snprintf(w->root, sizeof w->root, "%s", c->dir);
     w->c.dir = w->root;
     w->world = world;
-    int rc = fileio_mkdirs(w->root, err);
-    if (rc) {
+    if ((rc = fileio_mkdirs(w->root, err))) {
+        free(w->root);
         free(w);
         return rc;
     }
@@ -197,21 +230,89 @@ int ckpt_writer_create(const ckpt_config_t *c, const dist_group_t *world, ckpt_w
     return ERR_OK;
 }
 
+/* Add field name = printf(fmt, ap) to list (n used of max). */
+static int add_field(ckpt_setting_t *list, int *n, int max, const char *name, err_t *err,
+                     const char *fmt, va_list ap)
+{
+    if (*n >= max)
+        return err_set(err, ERR_RUNTIME, "too many checkpoint fields (%d, at %s)", *n, name);
+    if (strlen(name) >= sizeof list[0].name)
+        return err_set(err, ERR_RUNTIME, "checkpoint field name '%s' is too long", name);
+    ckpt_setting_t *s = &list[*n];
+    if (!(s->value = str_vprintf(fmt, ap)))
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    memcpy(s->name, name, strlen(name) + 1);
+    (*n)++;
+    return ERR_OK;
+}
+
 int ckpt_setting(ckpt_config_t *c, const char *name, err_t *err, const char *fmt, ...)
 {
-    if (c->n_settings >= CKPT_MAX_SETTINGS)
-        return err_set(err, ERR_RUNTIME, "too many checkpoint settings (%d)", c->n_settings);
-    ckpt_setting_t *s = &c->settings[c->n_settings++];
-    snprintf(s->name, sizeof s->name, "%s", name);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(s->value, sizeof s->value, fmt, ap);
+    int rc = add_field(c->settings, &c->n_settings, CKPT_MAX_SETTINGS, name, err, fmt, ap);
     va_end(ap);
-    return ERR_OK;
+    return rc;
+}
+
+int ckpt_arch(ckpt_config_t *c, const char *name, err_t *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = add_field(c->arch, &c->n_arch, CKPT_MAX_ARCH, name, err, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+void ckpt_config_free(ckpt_config_t *c)
+{
+    for (int i = 0; i < c->n_settings; i++)
+        free(c->settings[i].value);
+    for (int i = 0; i < c->n_arch; i++)
+        free(c->arch[i].value);
+    c->n_settings = c->n_arch = 0;
 }
 
 static int list_steps(const char *root, long **steps, int *n, err_t *err);
 static int remove_folder(const char *dir);
+
+/* Whether step folder `step` under root has its manifest: 1 or 0; -1 on
+ * OOM. */
+static int is_committed(const char *root, long step)
+{
+    char *man = str_printf("%s/step-%08ld/%s", root, step, MANIFEST);
+    if (!man)
+        return -1;
+    int yes = access(man, F_OK) == 0;
+    free(man);
+    return yes;
+}
+
+/* Rank 0's look at root for a fresh run: the newest committed step in
+ * *newest (0 when none); with overwrite, every step folder removed. */
+static int fresh_look(const char *root, bool overwrite, int64_t *newest, err_t *err)
+{
+    long *steps = NULL;
+    int n = 0;
+    int rc = list_steps(root, &steps, &n, err);
+    for (int i = 0; !rc && i < n && !*newest; i++) {
+        int yes = is_committed(root, steps[i]);
+        if (yes < 0)
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
+        else if (yes)
+            *newest = steps[i];
+    }
+    for (int i = 0; !rc && overwrite && *newest > 0 && i < n; i++) {
+        char *dir = step_dir(root, steps[i]);
+        if (!dir)
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
+        else
+            remove_folder(dir);
+        free(dir);
+    }
+    free(steps);
+    return rc;
+}
 
 int ckpt_check_fresh(const ckpt_config_t *c, const dist_group_t *world, bool overwrite,
                      err_t *err)
@@ -219,27 +320,9 @@ int ckpt_check_fresh(const ckpt_config_t *c, const dist_group_t *world, bool ove
     /* rank 0 decides; the others learn the outcome */
     int64_t verdict[2] = {ERR_OK, 0}; /* status, newest step found */
     if (world->rank == 0) {
-        long *steps = NULL;
-        int n = 0;
-        verdict[0] = list_steps(c->dir, &steps, &n, err);
-        for (int i = 0; !verdict[0] && i < n && !verdict[1]; i++) {
-            char man[640];
-            snprintf(man, sizeof man, "%s/step-%08ld/%s", c->dir, steps[i], MANIFEST);
-            if (access(man, F_OK) == 0)
-                verdict[1] = steps[i]; /* the newest committed one */
-        }
-        if (!verdict[0] && verdict[1] > 0) {
-            if (overwrite) {
-                for (int i = 0; i < n; i++) {
-                    char dir[600];
-                    snprintf(dir, sizeof dir, "%s/step-%08ld", c->dir, steps[i]);
-                    remove_folder(dir);
-                }
-            } else {
-                verdict[0] = ERR_INPUT;
-            }
-        }
-        free(steps);
+        verdict[0] = fresh_look(c->dir, overwrite, &verdict[1], err);
+        if (!verdict[0] && verdict[1] > 0 && !overwrite)
+            verdict[0] = ERR_INPUT;
     }
     int rc = dist_bcast(world, verdict, sizeof verdict, 0, err);
     if (rc)
@@ -268,7 +351,7 @@ static void header_of(const ckpt_writer_t *w, long step, shard_header_t *h)
 /* The manifest of a committed checkpoint. */
 static cJSON *manifest_json(const ckpt_writer_t *w, long step, const shard_report_t *reports)
 {
-    cJSON *o = cJSON_CreateObject(), *files = NULL, *run = NULL;
+    cJSON *o = cJSON_CreateObject(), *files = NULL, *run = NULL, *arch = NULL;
     bool ok = o && cJSON_AddStringToObject(o, "format", CKPT_FORMAT) &&
               json_add_number(o, "step", (double)step) &&
               cJSON_AddStringToObject(o, "model", w->c.model) &&
@@ -277,8 +360,11 @@ static cJSON *manifest_json(const ckpt_writer_t *w, long step, const shard_repor
               json_add_number(o, "tp", w->c.tp) && json_add_number(o, "dp", w->c.dp) &&
               json_add_number(o, "world", w->world->size) &&
               cJSON_AddBoolToObject(o, "zero1", w->c.zero1) &&
+              (arch = cJSON_AddObjectToObject(o, "architecture")) &&
               (run = cJSON_AddObjectToObject(o, "run")) &&
               (files = cJSON_AddArrayToObject(o, "shards"));
+    for (int i = 0; ok && i < w->c.n_arch; i++)
+        ok = cJSON_AddStringToObject(arch, w->c.arch[i].name, w->c.arch[i].value) != NULL;
     for (int i = 0; ok && i < w->c.n_settings; i++)
         ok = cJSON_AddStringToObject(run, w->c.settings[i].name, w->c.settings[i].value) != NULL;
     for (int r = 0; ok && r < w->world->size; r++) {
@@ -297,18 +383,21 @@ static cJSON *manifest_json(const ckpt_writer_t *w, long step, const shard_repor
     return o;
 }
 
+/* Remove the files of dir, then dir (a step folder holds no folders). */
 static int remove_folder(const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d)
         return -1;
     struct dirent *e;
-    char path[900];
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        char *path = str_printf("%s/%s", dir, e->d_name);
+        if (!path)
+            break; /* out of memory: the rmdir below fails and says so */
         unlink(path);
+        free(path);
     }
     closedir(d);
     return rmdir(dir);
@@ -363,18 +452,17 @@ static void rotate(const ckpt_writer_t *w, long step)
         return;
     int kept = 0;
     for (int i = 0; i < n; i++) {
-        char dir[600], man[640];
-        step_dir(w, steps[i], dir, sizeof dir);
-        snprintf(man, sizeof man, "%s/%s", dir, MANIFEST);
-        bool committed = access(man, F_OK) == 0;
         if (steps[i] > step)
             continue; /* a later save in flight: not ours to judge */
-        if (committed && kept < w->c.keep) {
+        int committed = is_committed(w->root, steps[i]);
+        char *dir = committed < 0 ? NULL : step_dir(w->root, steps[i]);
+        if (!dir)
+            break; /* out of memory: keep the rest for the next commit */
+        if (committed && kept < w->c.keep)
             kept++;
-            continue;
-        }
-        if (steps[i] < step || committed)
+        else if (steps[i] < step || committed)
             remove_folder(dir);
+        free(dir);
     }
     free(steps);
 }
@@ -395,10 +483,10 @@ static int commit(ckpt_writer_t *w, long step, const char *dir, const shard_repo
                          step, r);
     if (!rc && w->world->rank == 0) {
         cJSON *m = manifest_json(w, step, all);
-        char path[700];
-        snprintf(path, sizeof path, "%s/%s", dir, MANIFEST);
-        rc = m ? json_write_file(path, m, err) : err_set(err, ERR_RUNTIME, "out of memory");
+        char *path = str_printf("%s/%s", dir, MANIFEST);
+        rc = m && path ? json_write_file(path, m, err) : err_set(err, ERR_RUNTIME, "out of memory");
         cJSON_Delete(m);
+        free(path);
         if (!rc)
             rc = fsync_dir(dir, err);
         if (!rc)
@@ -452,38 +540,39 @@ int ckpt_poll(ckpt_writer_t *w, bool wait, long *committed_step, err_t *err)
     return rc;
 }
 
-int ckpt_save(ckpt_writer_t *w, const ckpt_state_t *s, double *blocking_s, err_t *err)
+/* An asynchronous save: snapshot s and start the writer thread on folder
+ * dir (heap; the writer keeps it). */
+static int save_async(ckpt_writer_t *w, const ckpt_state_t *s, char *dir, double t0,
+                      double *blocking_s, err_t *err)
 {
-    double t0 = clock_now_s();
-    int rc = ckpt_poll(w, true, NULL, err);
-    if (rc)
-        return rc;
-    char dir[600];
-    step_dir(w, s->step, dir, sizeof dir);
-    if ((rc = fileio_mkdirs(dir, err)))
-        return rc;
-    if (w->c.async) {
-        size_t n = w->c.n_params + 2 * w->c.n_opt;
-        if (!w->snapshot && !(w->snapshot = malloc(n * sizeof(float))))
-            return err_set(err, ERR_RUNTIME,
-                           "out of memory for the asynchronous checkpoint snapshot (%.2f GiB)",
-                           (double)n * sizeof(float) / (1u << 30));
-        memcpy(w->snapshot, s->params, w->c.n_params * sizeof(float));
-        memcpy(w->snapshot + w->c.n_params, s->m, w->c.n_opt * sizeof(float));
-        memcpy(w->snapshot + w->c.n_params + w->c.n_opt, s->v, w->c.n_opt * sizeof(float));
-        snprintf(w->pending_dir, sizeof w->pending_dir, "%s", dir);
-        w->pending_step = s->step;
-        atomic_store(&w->done, 0);
-        w->joined = false;
-        memset(&w->report, 0, sizeof w->report);
-        memset(&w->thread_err, 0, sizeof w->thread_err);
-        if (pthread_create(&w->thread, NULL, write_thread, w) != 0)
-            return err_set(err, ERR_RUNTIME, "cannot start the checkpoint writer thread");
-        w->pending = true;
-        if (blocking_s)
-            *blocking_s = clock_now_s() - t0;
-        return ERR_OK;
+    size_t n = w->c.n_params + 2 * w->c.n_opt;
+    if (!w->snapshot && !(w->snapshot = malloc(n * sizeof(float)))) {
+        free(dir);
+        return err_set(err, ERR_RUNTIME,
+                       "out of memory for the asynchronous checkpoint snapshot (%.2f GiB)",
+                       (double)n * sizeof(float) / (1u << 30));
     }
+    memcpy(w->snapshot, s->params, w->c.n_params * sizeof(float));
+    memcpy(w->snapshot + w->c.n_params, s->m, w->c.n_opt * sizeof(float));
+    memcpy(w->snapshot + w->c.n_params + w->c.n_opt, s->v, w->c.n_opt * sizeof(float));
+    free(w->pending_dir);
+    w->pending_dir = dir;
+    w->pending_step = s->step;
+    atomic_store(&w->done, 0);
+    w->joined = false;
+    memset(&w->report, 0, sizeof w->report);
+    memset(&w->thread_err, 0, sizeof w->thread_err);
+    if (pthread_create(&w->thread, NULL, write_thread, w) != 0)
+        return err_set(err, ERR_RUNTIME, "cannot start the checkpoint writer thread");
+    w->pending = true;
+    if (blocking_s)
+        *blocking_s = clock_now_s() - t0;
+    return ERR_OK;
+}
+
+/* A synchronous save of s into folder dir: write, then commit. */
+static int save_now(ckpt_writer_t *w, const ckpt_state_t *s, const char *dir, err_t *err)
+{
     shard_header_t h;
     header_of(w, s->step, &h);
     char name[32];
@@ -493,9 +582,29 @@ int ckpt_save(ckpt_writer_t *w, const ckpt_state_t *s, double *blocking_s, err_t
     memset(&local, 0, sizeof local);
     int wrc = write_shard(dir, name, &h, s->params, s->m, s->v, &mine.crc, &mine.bytes, &local);
     mine.ok = wrc == ERR_OK;
-    rc = commit(w, s->step, dir, &mine, err);
+    int rc = commit(w, s->step, dir, &mine, err);
     if (wrc && rc)
         *err = local; /* this rank's own cause, not "rank r could not" */
+    return rc;
+}
+
+int ckpt_save(ckpt_writer_t *w, const ckpt_state_t *s, double *blocking_s, err_t *err)
+{
+    double t0 = clock_now_s();
+    int rc = ckpt_poll(w, true, NULL, err);
+    if (rc)
+        return rc;
+    char *dir = step_dir(w->root, s->step);
+    if (!dir)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    if ((rc = fileio_mkdirs(dir, err))) {
+        free(dir);
+        return rc;
+    }
+    if (w->c.async)
+        return save_async(w, s, dir, t0, blocking_s, err);
+    rc = save_now(w, s, dir, err);
+    free(dir);
     if (blocking_s)
         *blocking_s = clock_now_s() - t0;
     return rc;
@@ -515,6 +624,8 @@ void ckpt_writer_destroy(ckpt_writer_t *w)
     if (w->pending && !w->joined)
         pthread_join(w->thread, NULL);
     free(w->snapshot);
+    free(w->pending_dir);
+    free(w->root);
     free(w);
 }
 
@@ -532,7 +643,7 @@ static void identity_mismatch(const ckpt_config_t *c, const dist_group_t *world,
     double nw = number_or(man, "world", -1);
     bool zero1 = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(man, "zero1"));
     if (!cJSON_IsString(model) || strcmp(model->valuestring, c->model) != 0)
-        snprintf(buf, cap, "it is of model '%s', this run trains '%s'",
+        snprintf(buf, cap, "it is of model '%.64s', this run trains '%s'",
                  cJSON_IsString(model) ? model->valuestring : "?", c->model);
     else if (tp != c->tp || dp != c->dp || nw != world->size)
         snprintf(buf, cap, "it was written by TP %.0f x DP %.0f, this run is TP %d x DP %d", tp, dp,
@@ -544,26 +655,45 @@ static void identity_mismatch(const ckpt_config_t *c, const dist_group_t *world,
         snprintf(buf, cap, "it holds %.0f parameters per rank, this run has %zu", np, c->n_params);
 }
 
-/* The run's settings against the manifest's: "" when they agree, else each
- * difference ("seq_len 32, this run 16"; a setting the manifest lacks
- * counts as different). */
-static void settings_changed(const ckpt_config_t *c, const cJSON *man, char *buf, size_t cap)
+/* Append "name A in the checkpoint, B in this run" (values shortened to 60
+ * characters: a message) to *out, "; " between entries. -1 on OOM. */
+static int add_change(char **out, const char *name, const char *theirs, const char *ours)
 {
-    buf[0] = '\0';
-    const cJSON *run = cJSON_GetObjectItemCaseSensitive(man, "run");
-    size_t n = 0;
-    for (int i = 0; i < c->n_settings && n < cap; i++) {
-        const ckpt_setting_t *s = &c->settings[i];
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(run, s->name);
-        if (cJSON_IsString(v) && strcmp(v->valuestring, s->value) == 0)
-            continue;
-        int k = snprintf(buf + n, cap - n, "%s%s %.60s in the checkpoint, %.60s in this run",
-                         n ? "; " : "", s->name, cJSON_IsString(v) ? v->valuestring : "(none)",
-                         s->value);
-        if (k < 0)
-            break;
-        n += (size_t)k;
+    return str_appendf(out, "%s%s %.60s in the checkpoint, %.60s in this run", *out ? "; " : "",
+                       name, theirs ? theirs : "(none)", ours ? ours : "(none)");
+}
+
+/* The run's fields (n of them) against the manifest's object `key`: *out
+ * (heap) lists each difference, NULL when they agree. A field the manifest
+ * lacks counts as different; with both_ways, so does a field the manifest
+ * has and the run does not. -1 on OOM. */
+static int fields_changed(const ckpt_setting_t *fields, int n, const cJSON *man, const char *key,
+                          bool both_ways, char **out)
+{
+    *out = NULL;
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(man, key);
+    int rc = 0;
+    for (int i = 0; !rc && i < n; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, fields[i].name);
+        if (!cJSON_IsString(v) || strcmp(v->valuestring, fields[i].value) != 0)
+            rc = add_change(out, fields[i].name, cJSON_IsString(v) ? v->valuestring : NULL,
+                            fields[i].value);
     }
+    const cJSON *e, *extra = both_ways ? obj : NULL;
+    cJSON_ArrayForEach(e, extra)
+    {
+        bool known = false;
+        for (int i = 0; i < n && !known; i++)
+            known = e->string && strcmp(e->string, fields[i].name) == 0;
+        if (!rc && !known)
+            rc = add_change(out, e->string ? e->string : "?",
+                            cJSON_IsString(e) ? e->valuestring : "?", NULL);
+    }
+    if (rc) {
+        free(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 /* The step a manifest records: a whole number from 0 to 2^53, else -1 (no
@@ -576,40 +706,12 @@ static long manifest_step(const cJSON *man)
     return (long)v;
 }
 
-/* This rank's shard of the checkpoint in dir: read, check against the
- * manifest and the run, load into s. "" on success, else why not. */
-static void load_shard(const ckpt_config_t *c, const dist_group_t *world, const char *dir,
-                       const cJSON *man, long step, ckpt_state_t *s, char *why, size_t cap)
+/* Read this rank's shard file at path into s, checking it against the
+ * manifest's crc and the run; "" on success, else why not. */
+static void read_shard(const ckpt_config_t *c, const dist_group_t *world, const char *path,
+                       const char *name, const char *crc_s, long step, ckpt_state_t *s,
+                       char *why, size_t cap)
 {
-    why[0] = '\0';
-    const cJSON *shards = cJSON_GetObjectItemCaseSensitive(man, "shards");
-    const cJSON *e = cJSON_GetArrayItem(shards, world->rank);
-    char name[32], path[700];
-    shard_name(world->rank, name, sizeof name);
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    const cJSON *file = cJSON_GetObjectItemCaseSensitive(e, "file");
-    const cJSON *crc_s = cJSON_GetObjectItemCaseSensitive(e, "crc32");
-    double bytes = number_or(e, "bytes", -1);
-    if (!cJSON_IsString(file) || strcmp(file->valuestring, name) != 0 || !cJSON_IsString(crc_s)) {
-        snprintf(why, cap, "the manifest has no entry for %s", name);
-        return;
-    }
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        snprintf(why, cap, "%s is missing", name);
-        return;
-    }
-    if ((double)st.st_size != bytes) {
-        snprintf(why, cap, "%s has %lld bytes, the manifest says %.0f (truncated?)", name,
-                 (long long)st.st_size, bytes);
-        return;
-    }
-    size_t want = SHARD_HEADER_BYTES + (c->n_params + 2 * c->n_opt) * sizeof(float);
-    if ((size_t)st.st_size != want) {
-        snprintf(why, cap, "%s has %lld bytes, this run needs %zu", name, (long long)st.st_size,
-                 want);
-        return;
-    }
     FILE *f = fopen(path, "rb");
     if (!f) {
         snprintf(why, cap, "%s cannot be opened: %s", name, strerror(errno));
@@ -628,7 +730,7 @@ static void load_shard(const ckpt_config_t *c, const dist_group_t *world, const 
         crc = checksum_crc32(crc, parts[p], counts[p] * sizeof(float));
     }
     fclose(f);
-    unsigned long want_crc = strtoul(crc_s->valuestring, NULL, 16);
+    unsigned long want_crc = strtoul(crc_s, NULL, 16);
     if (!ok)
         snprintf(why, cap, "%s cannot be read or has a damaged header", name);
     else if (crc != (uint32_t)want_crc)
@@ -637,6 +739,141 @@ static void load_shard(const ckpt_config_t *c, const dist_group_t *world, const 
     else if (h.step != (uint64_t)step || h.rank != (uint32_t)world->rank ||
              h.n_params != c->n_params || h.n_opt != c->n_opt)
         snprintf(why, cap, "%s's header does not match the manifest", name);
+}
+
+/* This rank's shard of the checkpoint in dir: check its manifest entry and
+ * size, then read it (read_shard). "" on success, else why not. */
+static void load_shard(const ckpt_config_t *c, const dist_group_t *world, const char *dir,
+                       const cJSON *man, long step, ckpt_state_t *s, char *why, size_t cap)
+{
+    why[0] = '\0';
+    const cJSON *shards = cJSON_GetObjectItemCaseSensitive(man, "shards");
+    const cJSON *e = cJSON_GetArrayItem(shards, world->rank);
+    char name[32];
+    shard_name(world->rank, name, sizeof name);
+    const cJSON *file = cJSON_GetObjectItemCaseSensitive(e, "file");
+    const cJSON *crc_s = cJSON_GetObjectItemCaseSensitive(e, "crc32");
+    double bytes = number_or(e, "bytes", -1);
+    if (!cJSON_IsString(file) || strcmp(file->valuestring, name) != 0 || !cJSON_IsString(crc_s)) {
+        snprintf(why, cap, "the manifest has no entry for %s", name);
+        return;
+    }
+    char *path = str_printf("%s/%s", dir, name);
+    struct stat st;
+    size_t want = SHARD_HEADER_BYTES + (c->n_params + 2 * c->n_opt) * sizeof(float);
+    if (!path)
+        snprintf(why, cap, "out of memory");
+    else if (stat(path, &st) != 0)
+        snprintf(why, cap, "%s is missing", name);
+    else if ((double)st.st_size != bytes)
+        snprintf(why, cap, "%s has %lld bytes, the manifest says %.0f (truncated?)", name,
+                 (long long)st.st_size, bytes);
+    else if ((size_t)st.st_size != want)
+        snprintf(why, cap, "%s has %lld bytes, this run needs %zu", name, (long long)st.st_size,
+                 want);
+    else
+        read_shard(c, world, path, name, crc_s->valuestring, step, s, why, cap);
+    free(path);
+}
+
+/* The manifest m of checkpoint dir against the run: ERR_INPUT when it is
+ * of another run, another architecture, an old format or (unless
+ * allow_changes) other settings; *changed (heap, NULL when none) lists the
+ * settings that differ. */
+static int check_manifest(const ckpt_config_t *c, const dist_group_t *world, const char *dir,
+                          const cJSON *m, char **changed, err_t *err)
+{
+    *changed = NULL;
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(m, "format");
+    bool v2 = cJSON_IsString(fmt) && strcmp(fmt->valuestring, CKPT_FORMAT_V2) == 0;
+    char mismatch[200], *arch = NULL;
+    identity_mismatch(c, world, m, mismatch, sizeof mismatch);
+    if (mismatch[0])
+        return err_setf(err, ERR_INPUT, dir, NULL,
+                        "this checkpoint belongs to another run: %s; use another "
+                        "--checkpoint-dir or the same settings",
+                        mismatch);
+    if (v2)
+        return err_setf(err, ERR_INPUT, dir, NULL,
+                        "written by an older scaleplan (%s), whose manifest does not record the "
+                        "model's architecture: it cannot be checked against this run's model; "
+                        "resume it with the release that wrote it, or start over (--overwrite)",
+                        CKPT_FORMAT_V2);
+    if (fields_changed(c->arch, c->n_arch, m, "architecture", true, &arch) ||
+        fields_changed(c->settings, c->n_settings, m, "run", false, changed)) {
+        free(arch);
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    }
+    int rc = ERR_OK;
+    if (arch)
+        rc = err_setf(err, ERR_INPUT, dir, NULL,
+                      "this checkpoint is of another model architecture: %s; use another "
+                      "--checkpoint-dir or the model it was written with",
+                      arch);
+    else if (*changed && !c->allow_changes)
+        rc = err_setf(err, ERR_INPUT, dir, NULL,
+                      "this checkpoint was written with other settings: %s; use the same "
+                      "settings, another --checkpoint-dir, or --allow-changes",
+                      *changed);
+    free(arch);
+    if (rc) {
+        free(*changed);
+        *changed = NULL;
+    }
+    return rc;
+}
+
+/* Try the checkpoint in dir: ERR_INPUT when it belongs to another run
+ * (check_manifest); else why is "" when this rank's shard is loaded into s
+ * (*step its step, info->changed the settings accepted), or why it is
+ * unusable. */
+static int try_checkpoint(const ckpt_config_t *c, const dist_group_t *world, const char *dir,
+                          ckpt_state_t *s, ckpt_resume_info_t *info, long *step, char *why,
+                          size_t cap, err_t *err)
+{
+    *step = -1;
+    why[0] = '\0';
+    char *man_path = str_printf("%s/%s", dir, MANIFEST);
+    if (!man_path)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    cJSON *man = NULL;
+    err_t perr;
+    int rc = ERR_OK;
+    if (access(man_path, F_OK) != 0) {
+        snprintf(why, cap, "no manifest (the save did not finish)");
+    } else if (json_parse_file(man_path, &man, &perr)) {
+        /* the reason without the manifest's path, which the note names */
+        size_t k = strlen(man_path);
+        bool prefixed = strncmp(perr.msg, man_path, k) == 0 && strncmp(perr.msg + k, ": ", 2) == 0;
+        snprintf(why, cap, "damaged manifest: %.*s", (int)cap - 20,
+                 perr.msg + (prefixed ? k + 2 : 0));
+    } else {
+        const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(man, "format");
+        bool known = cJSON_IsString(fmt) && (strcmp(fmt->valuestring, CKPT_FORMAT) == 0 ||
+                                             strcmp(fmt->valuestring, CKPT_FORMAT_V2) == 0);
+        char *changed = NULL;
+        *step = manifest_step(man);
+        if (!known || *step < 0) {
+            snprintf(why, cap, "not a %s manifest", CKPT_FORMAT);
+        } else if (!(rc = check_manifest(c, world, dir, man, &changed, err))) {
+            free(info->changed);
+            info->changed = changed;
+            load_shard(c, world, dir, man, *step, s, why, cap);
+        }
+    }
+    cJSON_Delete(man);
+    free(man_path);
+    return rc;
+}
+
+void ckpt_resume_info_free(ckpt_resume_info_t *info)
+{
+    free(info->path);
+    free(info->changed);
+    for (int i = 0; i < info->n_notes; i++)
+        free(info->notes[i]);
+    memset(info, 0, sizeof *info);
+    info->step = -1;
 }
 
 int ckpt_resume(const ckpt_config_t *c, const dist_group_t *world, const char *which,
@@ -651,67 +888,179 @@ int ckpt_resume(const ckpt_config_t *c, const dist_group_t *world, const char *w
         return rc;
     int tries = automatic ? n : 1;
     for (int i = 0; i < tries && !rc; i++) {
-        char dir[600], man_path[700], why[320] = "";
-        if (automatic)
-            snprintf(dir, sizeof dir, "%s/step-%08ld", c->dir, steps[i]);
-        else
-            snprintf(dir, sizeof dir, "%s", which);
-        snprintf(man_path, sizeof man_path, "%s/%s", dir, MANIFEST);
-        cJSON *man = NULL;
-        err_t perr;
+        char why[320];
         long step = -1;
-        if (access(man_path, F_OK) != 0) {
-            snprintf(why, sizeof why, "no manifest (the save did not finish)");
-        } else if (json_parse_file(man_path, &man, &perr)) {
-            snprintf(why, sizeof why, "damaged manifest: %s", perr.msg);
-        } else {
-            const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(man, "format");
-            step = manifest_step(man);
-            char mismatch[200], changed[320];
-            identity_mismatch(c, world, man, mismatch, sizeof mismatch);
-            settings_changed(c, man, changed, sizeof changed);
-            if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, CKPT_FORMAT) != 0 || step < 0)
-                snprintf(why, sizeof why, "not a %s manifest", CKPT_FORMAT);
-            else if (mismatch[0])
-                rc = err_setf(err, ERR_INPUT, dir, NULL,
-                              "this checkpoint belongs to another run: %s; use another "
-                              "--checkpoint-dir or the same settings",
-                              mismatch);
-            else if (changed[0] && !c->allow_changes)
-                rc = err_setf(err, ERR_INPUT, dir, NULL,
-                              "this checkpoint was written with other settings: %s; use the same "
-                              "settings, another --checkpoint-dir, or --allow-changes",
-                              changed);
-            else {
-                snprintf(info->changed, sizeof info->changed, "%s", changed);
-                load_shard(c, world, dir, man, step, s, why, sizeof why);
-            }
-        }
-        cJSON_Delete(man);
-        if (rc)
+        char *dir = automatic ? step_dir(c->dir, steps[i]) : str_printf("%s", which);
+        if (!dir) {
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
             break;
+        }
+        rc = try_checkpoint(c, world, dir, s, info, &step, why, sizeof why, err);
         /* usable only if every rank could load its shard */
         int64_t bad = why[0] != '\0';
-        if ((rc = dist_allreduce_sum(world, &bad, 1, DIST_I64, err)))
-            break;
-        if (bad == 0) {
-            info->step = step;
-            snprintf(info->path, sizeof info->path, "%s", dir);
-            s->step = step;
+        if (!rc)
+            rc = dist_allreduce_sum(world, &bad, 1, DIST_I64, err);
+        if (!rc && bad == 0) {
+            info->step = s->step = step;
+            info->path = dir;
             break;
         }
-        if (!why[0])
+        if (!rc && !why[0])
             snprintf(why, sizeof why, "a shard of another rank failed its checks");
-        if (!automatic) {
+        if (!rc && !automatic)
             rc = err_setf(err, ERR_INPUT, dir, NULL, "cannot resume: %s", why);
-            break;
-        }
-        if (info->n_notes < CKPT_MAX_NOTES)
-            snprintf(info->notes[info->n_notes++], sizeof info->notes[0], "skipped %s: %s", dir,
-                     why);
+        else if (!rc && info->n_notes < CKPT_MAX_NOTES &&
+                 !(info->notes[info->n_notes++] = str_printf("skipped %s: %s", dir, why)))
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
+        free(dir);
     }
-    if (info->step < 0)
-        info->changed[0] = '\0'; /* only the checkpoint resumed from counts */
+    if (info->step < 0) { /* only the checkpoint resumed from counts */
+        free(info->changed);
+        info->changed = NULL;
+    }
     free(steps);
+    return rc;
+}
+
+/* ------------------------------------------------------------ one run per folder */
+
+/* Run on rank 0 and give every rank its outcome: the record is
+ * broadcast, so each rank reports the same line. */
+static int rank0_outcome(const dist_group_t *world, err_t *mine, err_t *err)
+{
+    int rc = dist_bcast(world, mine, sizeof *mine, 0, err);
+    if (rc)
+        return rc;
+    if (mine->code)
+        *err = *mine;
+    return mine->code;
+}
+
+int ckpt_lock(const ckpt_config_t *c, const dist_group_t *world, runlock_t **out, err_t *err)
+{
+    *out = NULL;
+    err_t mine;
+    err_clear(&mine);
+    if (world->rank == 0 && !ckpt_check_path(c->dir, "--checkpoint-dir", &mine) &&
+        !fileio_mkdirs(c->dir, &mine))
+        runlock_acquire(c->dir, "--checkpoint-dir", out, &mine);
+    int rc = rank0_outcome(world, &mine, err);
+    if (rc) {
+        runlock_release(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+void ckpt_unlock(runlock_t *lock) { runlock_release(lock); }
+
+/* ------------------------------------------------------------ timelines */
+
+/* A new folder root/retired-after-step-NNNNNNNN-YYYYMMDD-HHMMSS[-K] (heap
+ * path in *out). */
+static int make_retired(const char *root, long step, char **out, err_t *err)
+{
+    *out = NULL;
+    char stamp[32] = "unknown-time";
+    time_t now = time(NULL);
+    struct tm tm;
+    if (localtime_r(&now, &tm) && strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm) == 0)
+        snprintf(stamp, sizeof stamp, "unknown-time");
+    for (int k = 1; k < 1000; k++) {
+        char *dir = k == 1 ? str_printf("%s/retired-after-step-%08ld-%s", root, step, stamp)
+                           : str_printf("%s/retired-after-step-%08ld-%s-%d", root, step, stamp, k);
+        if (!dir)
+            return err_set(err, ERR_RUNTIME, "out of memory");
+        if (mkdir(dir, 0755) == 0) {
+            *out = dir;
+            return ERR_OK;
+        }
+        int e = errno;
+        if (e != EEXIST) {
+            err_setf(err, ERR_RUNTIME, dir, NULL, "cannot create the folder for retired "
+                     "checkpoints: %s", strerror(e));
+            free(dir);
+            return ERR_RUNTIME;
+        }
+        free(dir);
+    }
+    return err_setf(err, ERR_RUNTIME, root, NULL, "too many retired-after-step-%08ld folders",
+                    step);
+}
+
+/* Whether step folder dir is to be retired after a resume from `step`
+ * (from_st: the folder resumed from, when it could be looked at). */
+static bool abandoned(const char *dir, long s, long step, const struct stat *from_st)
+{
+    if (s != step)
+        return s > step;
+    struct stat st; /* the same step: retired unless it is the folder resumed from */
+    return from_st && stat(dir, &st) == 0 &&
+           !(st.st_dev == from_st->st_dev && st.st_ino == from_st->st_ino);
+}
+
+/* Move step folder `s` of root into retired (created on first use). */
+static int move_step(const char *root, long step, long s, char **retired, err_t *err)
+{
+    int rc = *retired ? ERR_OK : make_retired(root, step, retired, err);
+    if (rc)
+        return rc;
+    char *src = step_dir(root, s), *dst = step_dir(*retired, s);
+    if (!src || !dst)
+        rc = err_set(err, ERR_RUNTIME, "out of memory");
+    else if (rename(src, dst) != 0)
+        rc = err_setf(err, ERR_RUNTIME, src, NULL, "cannot move into %s: %s", *retired,
+                      strerror(errno));
+    free(src);
+    free(dst);
+    return rc;
+}
+
+/* Rank 0's part of ckpt_retire_newer. */
+static int retire(const char *root, long step, const char *from, char **note, err_t *err)
+{
+    long *steps = NULL;
+    int n = 0, moved = 0, rc = list_steps(root, &steps, &n, err);
+    struct stat from_st;
+    bool have_from = stat(from, &from_st) == 0;
+    char *retired = NULL;
+    long lo = -1, hi = -1;
+    for (int i = n - 1; !rc && i >= 0; i--) { /* oldest first */
+        char *dir = step_dir(root, steps[i]);
+        if (!dir)
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
+        else if (abandoned(dir, steps[i], step, have_from ? &from_st : NULL) &&
+                 !(rc = move_step(root, step, steps[i], &retired, err))) {
+            lo = moved++ ? lo : steps[i];
+            hi = steps[i];
+        }
+        free(dir);
+    }
+    if (moved && !rc)
+        rc = fsync_dir(root, err);
+    if (moved && !rc &&
+        !(*note = str_printf("resumed from step %ld: moved %d newer checkpoint folder%s of the "
+                             "abandoned timeline (steps %ld to %ld) into %s, so that --resume "
+                             "continues this one; nothing was deleted",
+                             step, moved, moved > 1 ? "s" : "", lo, hi, retired)))
+        rc = err_set(err, ERR_RUNTIME, "out of memory");
+    free(retired);
+    free(steps);
+    return rc;
+}
+
+int ckpt_retire_newer(const ckpt_config_t *c, const dist_group_t *world, long step,
+                      const char *from, char **note, err_t *err)
+{
+    *note = NULL;
+    err_t mine;
+    err_clear(&mine);
+    if (world->rank == 0)
+        retire(c->dir, step, from, note, &mine);
+    int rc = rank0_outcome(world, &mine, err);
+    if (rc) {
+        free(*note);
+        *note = NULL;
+    }
     return rc;
 }

@@ -7,7 +7,12 @@
  *   step-00000100/manifest.json      written last, by rank 0, once every
  *                                    shard is on disk: step, run identity
  *                                    (model, parameters, TP x DP, ZeRO-1),
- *                                    and each shard's size and CRC-32.
+ *                                    the model's architecture, the run's
+ *                                    settings, and each shard's size and
+ *                                    CRC-32;
+ *   train.lock                       held by the run writing here (ckpt_lock);
+ *   retired-after-step-N-TIME/       step folders of an abandoned timeline
+ *                                    (ckpt_retire_newer), kept, never read.
  * Every file is written to a temporary name, fsync'ed and renamed, and the
  * folder is fsync'ed, so a crash leaves either a complete checkpoint or one
  * without a manifest, which is ignored. After each commit the oldest
@@ -23,14 +28,33 @@
  * their size and CRC checks on every rank; a damaged one is reported and
  * skipped. A checkpoint from a different run is an error naming what
  * differs, not something to skip silently: its model, TP x DP and ZeRO-1
- * (its shards would not fit), and the run's settings the manifest records
- * (seed, data, batch shape, sequence length, steps, learning-rate schedule;
- * the trainer chooses them), which only allow_changes accepts, noting
- * each change.
+ * (its shards would not fit), its architecture (every field of the model
+ * recorded with ckpt_arch: the same name and parameter count with other
+ * heads is another model, whose weights would load without complaint), and
+ * the run's settings the manifest records (seed, data, batch shape,
+ * sequence length, steps, learning-rate schedule; the trainer chooses
+ * them), which only allow_changes accepts, noting each change.
+ *
+ * Format: manifests are CKPT_FORMAT. Those of CKPT_FORMAT_V2 (before the
+ * architecture was recorded) are refused with a message saying so: their
+ * model cannot be checked, and skipping them would start the run over.
+ *
+ * Timelines: resuming from a checkpoint older than the newest (a rollback
+ * with --resume-from, or past damaged ones) starts a new timeline. Before
+ * it writes, ckpt_retire_newer moves the newer step folders of the old
+ * timeline aside into a retired-* folder, so that a later "auto" resume
+ * continues the new timeline, not the abandoned one; nothing is deleted.
+ *
+ * One run at a time: ckpt_lock holds an exclusive lock on the folder for
+ * the run's life (trainer/runlock.h: flock, released by the kernel when
+ * the holder dies, so a stale lock file blocks nothing).
+ *
+ * Paths have no fixed limit here; a folder so long that the files under it
+ * would pass the system's PATH_MAX is refused up front (ckpt_check_path).
  *
  * A fresh run (no resume) into a folder that already holds checkpoints is
  * refused (ckpt_check_fresh): they would mix with the new run's; overwrite
- * removes them first.
+ * removes them first (step folders only: retired-* folders stay).
  */
 #ifndef SCALEPLAN_TRAINER_CHECKPOINT_H
 #define SCALEPLAN_TRAINER_CHECKPOINT_H
@@ -40,16 +64,20 @@
 
 #include "common/dist.h"
 #include "common/error.h"
+#include "trainer/runlock.h"
 
-#define CKPT_FORMAT "scaleplan-checkpoint/2"
+#define CKPT_FORMAT "scaleplan-checkpoint/3"
+#define CKPT_FORMAT_V2 "scaleplan-checkpoint/2" /* no architecture: refused */
 #define CKPT_MAX_NOTES 8
 #define CKPT_MAX_SETTINGS 16
+#define CKPT_MAX_ARCH 40
+#define CKPT_NAME_MAX 24
 
-/* One setting of the run recorded in the manifest, as text ("seq_len",
- * "128"): compared as text on resume. */
+/* One setting or architecture field recorded in the manifest, as text
+ * ("seq_len", "128"): compared as text on resume. */
 typedef struct {
-    char name[24];
-    char value[280];
+    char name[CKPT_NAME_MAX]; /* a name from the code, checked to fit */
+    char *value;              /* heap, owned by the ckpt_config_t */
 } ckpt_setting_t;
 
 typedef struct {
@@ -67,11 +95,36 @@ typedef struct {
     int n_settings;
     ckpt_setting_t settings[CKPT_MAX_SETTINGS];
     bool allow_changes;
+    /* the model's architecture (recorded; a resume with any other value is
+     * refused, whatever allow_changes says) */
+    int n_arch;
+    ckpt_setting_t arch[CKPT_MAX_ARCH];
 } ckpt_config_t;
 
-/* Add a setting (name, printf value) to c; ERR_RUNTIME when full. */
+/* Add a setting (name, printf value) to c; ERR_RUNTIME when full, on a
+ * name of CKPT_NAME_MAX bytes or more, or OOM. */
 int ckpt_setting(ckpt_config_t *c, const char *name, err_t *err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* Add an architecture field (name, printf value) to c; errors as above. */
+int ckpt_arch(ckpt_config_t *c, const char *name, err_t *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Free the values ckpt_setting and ckpt_arch added (copies of c made with
+ * `=` share them: free one). c is left with none. */
+void ckpt_config_free(ckpt_config_t *c);
+
+/* ERR_INPUT naming flag when path is too long for the files a checkpoint
+ * puts under it (more than PATH_MAX - CKPT_PATH_ROOM bytes). */
+#define CKPT_PATH_ROOM 160
+int ckpt_check_path(const char *path, const char *flag, err_t *err);
+
+/* Lock c->dir (created if needed) for this run (collective: rank 0 holds
+ * the lock; every rank gets its outcome). ERR_INPUT naming --checkpoint-dir
+ * and the holder (pid, host, start time) when another run holds it.
+ * Release with ckpt_unlock (NULL is fine) once the writer is closed. */
+int ckpt_lock(const ckpt_config_t *c, const dist_group_t *world, runlock_t **out, err_t *err);
+void ckpt_unlock(runlock_t *lock);
 
 /* A fresh run's check of c->dir (collective; rank 0 looks): ERR_INPUT when it
  * holds a committed checkpoint, unless overwrite, which removes every step
@@ -89,7 +142,10 @@ typedef struct {
 typedef struct ckpt_writer ckpt_writer_t;
 
 /* A writer for this run; world is the job's group (this rank saves its
- * shard; rank 0 commits). NULL and ERR_RUNTIME on OOM. */
+ * shard; rank 0 commits). It copies c->dir but not the setting and
+ * architecture values, which must outlive it. ERR_INPUT for keep < 1 or a
+ * folder too long (ckpt_check_path); ERR_RUNTIME when the folder cannot be
+ * created, or on OOM; *out is NULL then. */
 int ckpt_writer_create(const ckpt_config_t *c, const dist_group_t *world, ckpt_writer_t **out,
                        err_t *err);
 
@@ -111,11 +167,16 @@ void ckpt_writer_destroy(ckpt_writer_t *w);
 
 typedef struct {
     long step;                 /* resumed from; -1 when nothing was usable */
-    char path[512];            /* the checkpoint folder used */
+    char *path;                /* heap: the checkpoint folder used, or NULL */
     int n_notes;
-    char notes[CKPT_MAX_NOTES][320]; /* damaged checkpoints skipped, and why */
-    char changed[320];         /* settings that differ, accepted by allow_changes */
+    char *notes[CKPT_MAX_NOTES]; /* heap: damaged checkpoints skipped, and why */
+    char *changed;             /* heap: settings that differ, accepted by
+                                  allow_changes; NULL when none */
 } ckpt_resume_info_t;
+
+/* Free what ckpt_resume put in info (and zero it, step -1). Safe on a
+ * zeroed info. */
+void ckpt_resume_info_free(ckpt_resume_info_t *info);
 
 /* Load into s (buffers sized by c) from `which`: "auto" for the newest
  * valid checkpoint under c->dir, or a step folder's path. Collective. With
@@ -124,8 +185,21 @@ typedef struct {
  * into it before its checksum failed). An explicit folder that fails its
  * checks is ERR_INPUT. A checkpoint of a different run is ERR_INPUT naming
  * what differs (the settings: unless c->allow_changes, then listed in
- * info->changed). */
+ * info->changed; the architecture: each field with both values). A
+ * CKPT_FORMAT_V2 manifest (no architecture) is ERR_INPUT, automatic or
+ * not. Free info with ckpt_resume_info_free, also after an error. */
 int ckpt_resume(const ckpt_config_t *c, const dist_group_t *world, const char *which,
                 ckpt_state_t *s, ckpt_resume_info_t *info, err_t *err);
+
+/* After a resume from checkpoint `step` (folder `from`, which may lie
+ * outside c->dir): move every step folder of c->dir newer than step, and
+ * one of the same step that is not `from`, into a new folder
+ * c->dir/retired-after-step-NNNNNNNN-YYYYMMDD-HHMMSS (a suffix -2, -3 ...
+ * when taken), so that the abandoned timeline cannot win a later "auto"
+ * resume. Collective (rank 0 moves). *note (heap, may be NULL on return
+ * when nothing moved; caller frees) says in one line what moved where.
+ * ERR_RUNTIME when a folder cannot be moved (those moved stay moved). */
+int ckpt_retire_newer(const ckpt_config_t *c, const dist_group_t *world, long step,
+                      const char *from, char **note, err_t *err);
 
 #endif

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +17,14 @@
 #include "common/dist.h"
 #include "common/fileio.h"
 #include "common/json.h"
+#include "common/strfmt.h"
 
 /* One preflight run's working state. */
 typedef struct {
     const pf_config_t *cfg;
-    char self[1024];    /* the scaleplan binary the checks start */
-    char dir[512];      /* work folder */
-    char model[640];    /* the model the runs train */
+    const char *self;   /* the scaleplan binary the checks start (cfg's) */
+    const char *dir;    /* work folder (cfg's) */
+    char *model;        /* heap: the model the runs train */
     const char *device;
     const char *mpirun;
     bool have_mpirun;
@@ -49,6 +51,19 @@ void pf_config_default(pf_config_t *c)
 }
 
 /* ------------------------------------------------------------ child runs */
+
+/* The path of file NAME (printf) in the work folder: heap, NULL on OOM. */
+static char *in_dir(const pf_run_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *in_dir(const pf_run_t *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *name = str_vprintf(fmt, ap);
+    va_end(ap);
+    char *path = name ? str_printf("%s/%s", p->dir, name) : NULL;
+    free(name);
+    return path;
+}
 
 /* Run argv with stdout and stderr into files; the exit status (or 128 +
  * signal) in *status. ERR_RUNTIME when it cannot be started. */
@@ -79,6 +94,31 @@ static int spawn(char *const *argv, const char *out, const char *errf, int *stat
     return ERR_OK;
 }
 
+/* What run files o (stdout) and e (stderr) say: the JSON of a run that
+ * exited 0 in *out, the last line of its stderr in tail. */
+static void read_run(const char *o, const char *e, cJSON **out, const int *status, char *tail,
+                     size_t tail_cap)
+{
+    err_t ignored;
+    char *log = NULL;
+    size_t len = 0;
+    tail[0] = '\0';
+    if (fileio_read_all(e, &log, &len, &ignored) == 0) {
+        /* the last line says what went wrong */
+        while (len > 0 && (log[len - 1] == '\n' || log[len - 1] == '\r'))
+            log[--len] = '\0';
+        const char *last = strrchr(log, '\n');
+        /* a summary for the check's figure: cut to fit on purpose */
+        snprintf(tail, tail_cap, "%.*s", (int)tail_cap - 1, last ? last + 1 : log);
+        free(log);
+    }
+    if (*status == 0) {
+        err_t perr;
+        if (json_parse_file(o, out, &perr) != 0)
+            *out = NULL;
+    }
+}
+
 /* One `scaleplan train` run with ranks processes and extra arguments
  * (NULL-terminated); its JSON in *out (NULL when it printed none), its
  * stderr tail in tail. */
@@ -100,7 +140,7 @@ static int train(pf_run_t *p, int ranks, const char *const *extra, cJSON **out, 
         argv[n++] = "-np";
         argv[n++] = np;
     }
-    argv[n++] = p->self;
+    argv[n++] = (char *)p->self;
     argv[n++] = "train";
     argv[n++] = "--model";
     argv[n++] = p->model;
@@ -122,30 +162,14 @@ static int train(pf_run_t *p, int ranks, const char *const *extra, cJSON **out, 
     for (int i = 0; extra && extra[i] && n < 62; i++)
         argv[n++] = (char *)extra[i];
     argv[n] = NULL;
-    char o[640], e[640];
     int id = ++p->run_id;
-    snprintf(o, sizeof o, "%s/run-%02d.json", p->dir, id);
-    snprintf(e, sizeof e, "%s/run-%02d.log", p->dir, id);
-    int rc = spawn(argv, o, e, status, err);
-    if (rc)
-        return rc;
-    char *log = NULL;
-    size_t len = 0;
-    tail[0] = '\0';
-    if (fileio_read_all(e, &log, &len, err) == 0) {
-        /* the last line says what went wrong */
-        while (len > 0 && (log[len - 1] == '\n' || log[len - 1] == '\r'))
-            log[--len] = '\0';
-        const char *last = strrchr(log, '\n');
-        snprintf(tail, tail_cap, "%s", last ? last + 1 : log);
-        free(log);
-    }
-    if (*status == 0) {
-        err_t perr;
-        if (json_parse_file(o, out, &perr) != 0)
-            *out = NULL;
-    }
-    return ERR_OK;
+    char *o = in_dir(p, "run-%02d.json", id), *e = in_dir(p, "run-%02d.log", id);
+    int rc = o && e ? spawn(argv, o, e, status, err) : err_set(err, ERR_RUNTIME, "out of memory");
+    if (!rc)
+        read_run(o, e, out, status, tail, tail_cap);
+    free(o);
+    free(e);
+    return rc;
 }
 
 /* The losses of a run, as an array node (borrowed), or NULL. */
@@ -263,18 +287,17 @@ out:
     return rc;
 }
 
-/* An uninterrupted run with checkpoints, then the same run stopped (by
- * --steps, or killed) and resumed; the resumed losses must equal the
- * uninterrupted ones. */
-static int check_resume(pf_run_t *p, pf_check_t *c, bool kill, double tol, err_t *err)
+/* An uninterrupted run with checkpoints into dir_a, then the same run
+ * into dir_b stopped (by --steps, or killed) and resumed; the resumed
+ * losses must equal the uninterrupted ones. */
+static int resume_runs(pf_run_t *p, pf_check_t *c, bool kill, double tol, const char *dir_a,
+                       const char *dir_b, err_t *err)
 {
     int ranks = kill && p->have_mpirun ? p->ranks : 1;
-    char every[16], half[16], dir_a[600], dir_b[600], fail_at[16], fail_rank[16];
+    char every[16], half[16], fail_at[16], fail_rank[16];
     int k = p->steps / 2 > 0 ? p->steps / 2 : 1;
     snprintf(every, sizeof every, "%d", kill ? (k > 1 ? k - 1 : 1) : k);
     snprintf(half, sizeof half, "%d", k);
-    snprintf(dir_a, sizeof dir_a, "%s/ckpt-%s-a", p->dir, kill ? "kill" : "stop");
-    snprintf(dir_b, sizeof dir_b, "%s/ckpt-%s-b", p->dir, kill ? "kill" : "stop");
     snprintf(fail_at, sizeof fail_at, "%d", k + 1);
     snprintf(fail_rank, sizeof fail_rank, "%d", ranks - 1);
     char gb[16];
@@ -373,6 +396,23 @@ out:
     return rc;
 }
 
+/* The verdict of `scaleplan validate` (exit status st, JSON in file out). */
+static void judge_validate(pf_check_t *c, int st, const char *out, double tol)
+{
+    cJSON *v = NULL;
+    err_t perr;
+    if (st != 0 || json_parse_file(out, &v, &perr) != 0) {
+        failed_run(c, "scaleplan validate", st, "see validate.log");
+        return;
+    }
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(v, "step_time_error");
+    double error = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+    c->verdict = fabs(error) <= tol ? PF_PASS : PF_FAIL;
+    snprintf(c->figure, sizeof c->figure, "step time predicted %+.1f%% from measured (limit %.0f%%)",
+             100 * error, 100 * tol);
+    cJSON_Delete(v);
+}
+
 static int check_throughput(pf_run_t *p, pf_check_t *c, double tol, err_t *err)
 {
     if (strcmp(p->device, "cuda") != 0) {
@@ -392,27 +432,33 @@ static int check_throughput(pf_run_t *p, pf_check_t *c, double tol, err_t *err)
         return ERR_OK;
     }
     cJSON_Delete(run);
-    char measured[700], out[700], errf[700];
-    snprintf(measured, sizeof measured, "%s/run-%02d.json", p->dir, p->run_id);
-    snprintf(out, sizeof out, "%s/validate.json", p->dir);
-    snprintf(errf, sizeof errf, "%s/validate.log", p->dir);
-    char *argv[] = {p->self, "validate", "--measured", measured, "--json", NULL};
-    int st;
-    if ((rc = spawn(argv, out, errf, &st, err)))
-        return rc;
-    cJSON *v = NULL;
-    err_t perr;
-    if (st != 0 || json_parse_file(out, &v, &perr) != 0) {
-        failed_run(c, "scaleplan validate", st, "see validate.log");
-        return ERR_OK;
+    char *measured = in_dir(p, "run-%02d.json", p->run_id);
+    char *out = in_dir(p, "validate.json"), *errf = in_dir(p, "validate.log");
+    int st = 0;
+    if (!measured || !out || !errf) {
+        rc = err_set(err, ERR_RUNTIME, "out of memory");
+    } else {
+        char *argv[] = {(char *)p->self, "validate", "--measured", measured, "--json", NULL};
+        rc = spawn(argv, out, errf, &st, err);
     }
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(v, "step_time_error");
-    double error = cJSON_IsNumber(e) ? e->valuedouble : NAN;
-    c->verdict = fabs(error) <= tol ? PF_PASS : PF_FAIL;
-    snprintf(c->figure, sizeof c->figure, "step time predicted %+.1f%% from measured (limit %.0f%%)",
-             100 * error, 100 * tol);
-    cJSON_Delete(v);
-    return ERR_OK;
+    if (!rc)
+        judge_validate(c, st, out, tol);
+    free(measured);
+    free(out);
+    free(errf);
+    return rc;
+}
+
+/* resume_runs with its two checkpoint folders in the work folder. */
+static int check_resume(pf_run_t *p, pf_check_t *c, bool kill, double tol, err_t *err)
+{
+    const char *how = kill ? "kill" : "stop";
+    char *dir_a = in_dir(p, "ckpt-%s-a", how), *dir_b = in_dir(p, "ckpt-%s-b", how);
+    int rc = dir_a && dir_b ? resume_runs(p, c, kill, tol, dir_a, dir_b, err)
+                            : err_set(err, ERR_RUNTIME, "out of memory");
+    free(dir_a);
+    free(dir_b);
+    return rc;
 }
 
 /* The same checks whether killed or stopped: a wrapper per table row. */
@@ -449,7 +495,8 @@ static const struct {
 /* A small GPT for the checks when no model is given: seconds per run. */
 static int write_default_model(pf_run_t *p, err_t *err)
 {
-    snprintf(p->model, sizeof p->model, "%s/preflight-gpt.json", p->dir);
+    if (!(p->model = in_dir(p, "preflight-gpt.json")))
+        return err_set(err, ERR_RUNTIME, "out of memory");
     static const char *cfg =
         "{\n  \"model_type\": \"gpt2\",\n  \"n_layer\": 2,\n  \"n_embd\": 64,\n"
         "  \"n_head\": 4,\n  \"n_positions\": 128,\n  \"vocab_size\": 256,\n"
@@ -462,11 +509,12 @@ static bool on_path(const char *cmd)
     if (strchr(cmd, '/'))
         return access(cmd, X_OK) == 0;
     const char *path = getenv("PATH");
-    char buf[1024];
     while (path && *path) {
         size_t n = strcspn(path, ":");
-        snprintf(buf, sizeof buf, "%.*s/%s", (int)n, path, cmd);
-        if (access(buf, X_OK) == 0)
+        char *candidate = str_printf("%.*s/%s", (int)n, path, cmd);
+        bool found = candidate && access(candidate, X_OK) == 0;
+        free(candidate);
+        if (found)
             return true;
         path += n;
         if (*path == ':')
@@ -480,18 +528,18 @@ static void detect_mpirun(pf_run_t *p)
     p->have_mpirun = dist_have_mpi() && on_path(p->mpirun);
     if (!p->have_mpirun)
         return;
-    char out[700], errf[700];
-    snprintf(out, sizeof out, "%s/mpirun-version.txt", p->dir);
-    snprintf(errf, sizeof errf, "%s/mpirun-version.log", p->dir);
+    char *out = in_dir(p, "mpirun-version.txt"), *errf = in_dir(p, "mpirun-version.log");
     char *argv[] = {(char *)p->mpirun, "--version", NULL};
     int st;
     err_t ignored;
     char *text = NULL;
-    if (spawn(argv, out, errf, &st, &ignored) == 0 &&
+    if (out && errf && spawn(argv, out, errf, &st, &ignored) == 0 &&
         fileio_read_all(out, &text, NULL, &ignored) == 0) {
         p->open_mpi = strstr(text, "Open MPI") != NULL;
         free(text);
     }
+    free(out);
+    free(errf);
 }
 
 int pf_run(const pf_config_t *cfg, pf_check_t checks[PF_N_CHECKS], err_t *err)
@@ -508,18 +556,20 @@ int pf_run(const pf_config_t *cfg, pf_check_t checks[PF_N_CHECKS], err_t *err)
     p.seq_len = cfg->seq_len;
     if (strcmp(p.device, "cpu") != 0 && strcmp(p.device, "cuda") != 0)
         return err_setf(err, ERR_INPUT, NULL, "--device", "must be cpu or cuda (got '%s')", p.device);
-    snprintf(p.self, sizeof p.self, "%s", cfg->self);
-    snprintf(p.dir, sizeof p.dir, "%s", cfg->dir);
+    p.self = cfg->self;
+    p.dir = cfg->dir;
     int rc;
     if (cfg->model)
-        snprintf(p.model, sizeof p.model, "%s", cfg->model);
-    else if ((rc = write_default_model(&p, err)))
-        return rc;
-    detect_mpirun(&p);
-    for (int i = 0; i < PF_N_CHECKS; i++) {
+        rc = (p.model = str_printf("%s", cfg->model)) ? ERR_OK
+                                                       : err_set(err, ERR_RUNTIME, "out of memory");
+    else
+        rc = write_default_model(&p, err);
+    if (!rc)
+        detect_mpirun(&p);
+    for (int i = 0; !rc && i < PF_N_CHECKS; i++) {
         checks[i].name = CHECKS[i].name;
-        if ((rc = CHECKS[i].run(&p, &checks[i], CHECKS[i].tol, err)))
-            return rc;
+        rc = CHECKS[i].run(&p, &checks[i], CHECKS[i].tol, err);
     }
-    return ERR_OK;
+    free(p.model);
+    return rc;
 }

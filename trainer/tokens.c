@@ -6,6 +6,7 @@
 
 #include "common/fileio.h"
 #include "common/rng.h"
+#include "common/strfmt.h"
 
 static uint32_t read_u32(const unsigned char *p)
 {
@@ -39,7 +40,10 @@ int tok_from_text(const char *text, size_t len, const char *source, tok_data_t *
         d->tokens[i] = (unsigned char)text[i];
     d->n = len;
     d->vocab = TOK_BYTE_VOCAB;
-    snprintf(d->source, sizeof d->source, "%s", source);
+    if (!(d->source = str_printf("%s", source))) {
+        tok_free(d);
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    }
     return ERR_OK;
 }
 
@@ -81,7 +85,10 @@ static int parse_token_file(const char *path, const unsigned char *buf, size_t l
     }
     d->n = (size_t)n;
     d->vocab = (int)vocab;
-    snprintf(d->source, sizeof d->source, "%s", path);
+    if (!(d->source = str_printf("%s", path))) {
+        tok_free(d);
+        return err_set(err, ERR_RUNTIME, "out of memory reading %s", path);
+    }
     return ERR_OK;
 }
 
@@ -140,6 +147,7 @@ int tok_write(const char *path, const uint32_t *tokens, size_t n, int vocab,
 void tok_free(tok_data_t *d)
 {
     free(d->tokens);
+    free(d->source);
     memset(d, 0, sizeof *d);
 }
 

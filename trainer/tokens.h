@@ -31,7 +31,7 @@ typedef struct {
     uint32_t *tokens;  /* heap, n of them */
     size_t n;
     int vocab;         /* tokens are < vocab */
-    char source[256];  /* file path, or "built-in corpus" */
+    char *source;      /* heap: file path (any length), or "built-in corpus" */
 } tok_data_t;
 
 /* Load path: a token file (by its magic) or any other file as text bytes.

@@ -9,6 +9,7 @@
 #include "common/checksum.h"
 #include "common/clock.h"
 #include "common/fileio.h"
+#include "common/strfmt.h"
 #include "models/flops.h"
 #include "trainer/gpt.h"
 #include "trainer/tokens.h"
@@ -36,6 +37,8 @@ void train_defaults(train_config_t *c)
 
 void train_result_free(train_result_t *r)
 {
+    ckpt_resume_info_free(&r->resume);
+    free(r->data_source);
     free(r->losses);
     free(r->grad_norms);
     free(r->step_s);
@@ -53,6 +56,7 @@ typedef struct {
     tok_data_t data;
     void *backend;
     ckpt_config_t cc;
+    runlock_t *lock;         /* held on the checkpoint folder while the run writes there */
     ckpt_writer_t *writer;
     int32_t *inputs, *targets;
     long start, end;         /* steps [start, end) run here */
@@ -67,6 +71,8 @@ static void run_free(const train_config_t *c, run_t *u)
     if (u->backend)
         c->backend->destroy(u->backend);
     ckpt_writer_destroy(u->writer);
+    ckpt_unlock(u->lock); /* after the writer: no save may land unlocked */
+    ckpt_config_free(&u->cc);
     tok_free(&u->data);
     free(u->inputs);
     free(u->targets);
@@ -82,12 +88,13 @@ static void notice(const train_config_t *c, const dist_group_t *world, const cha
 {
     if (!c->on_notice || world->rank != 0)
         return;
-    char line[800];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    char *line = str_vprintf(fmt, ap);
     va_end(ap);
-    c->on_notice(c->on_notice_ctx, line);
+    /* out of memory: the format at least says which notice was lost */
+    c->on_notice(c->on_notice_ctx, line ? line : fmt);
+    free(line);
 }
 
 static int check_config(const train_config_t *c, const dist_group_t *world, int *dp,
@@ -115,6 +122,11 @@ static int check_config(const train_config_t *c, const dist_group_t *world, int 
     if (c->resume && !c->ckpt_dir && strcmp(c->resume, "auto") == 0)
         return err_setf(err, ERR_INPUT, NULL, "--resume",
                         "needs --checkpoint-dir to look in (or --resume-from DIR)");
+    int rc;
+    if ((c->ckpt_dir && (rc = ckpt_check_path(c->ckpt_dir, "--checkpoint-dir", err))) ||
+        (c->resume && strcmp(c->resume, "auto") != 0 &&
+         (rc = ckpt_check_path(c->resume, "--resume-from", err))))
+        return rc;
     /* stopping early is for resuming later: without a folder it would
      * train and keep nothing */
     if (c->stop_after > 0 && !c->ckpt_dir)
@@ -135,20 +147,18 @@ static int dump_grads(const train_config_t *c, void *backend, err_t *err)
     gpt_t m;
     if ((rc = gpt_create(c->model, c->tp, 0, &m, err)))
         return rc;
-    size_t cap = (size_t)m.n_tensors * 80 + 1, len = 0;
-    char *text = malloc(cap);
-    if (!text) {
-        gpt_free(&m);
-        return err_set(err, ERR_RUNTIME, "out of memory");
-    }
-    text[0] = '\0';
-    for (int i = 0; i < m.n_tensors && len < cap; i++)
-        len += (size_t)snprintf(text + len, cap - len, "%s %zu %zu\n", m.tensors[i].name,
-                                m.tensors[i].offset, m.tensors[i].size);
+    char *text = NULL;
+    for (int i = 0; !rc && i < m.n_tensors; i++)
+        if (str_appendf(&text, "%s %zu %zu\n", m.tensors[i].name, m.tensors[i].offset,
+                        m.tensors[i].size) != 0)
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
     gpt_free(&m);
-    char path[1024];
-    snprintf(path, sizeof path, "%s.tensors", c->dump_grads);
-    rc = fileio_write_atomic(path, text, len < cap ? len : cap - 1, err);
+    char *path = rc ? NULL : str_printf("%s.tensors", c->dump_grads);
+    if (!rc && !path)
+        rc = err_set(err, ERR_RUNTIME, "out of memory");
+    if (!rc)
+        rc = fileio_write_atomic(path, text ? text : "", text ? strlen(text) : 0, err);
+    free(path);
     free(text);
     return rc;
 }
@@ -198,6 +208,44 @@ static int start_backend(const train_config_t *c, const dist_group_t *world, run
 
 /* ------------------------------------------------------------ checkpoints */
 
+/* Every field of model_t that defines the architecture the trainer builds
+ * (and those it refuses, so that a later trainer that builds them cannot
+ * mistake one model for another): recorded in the checkpoint and required
+ * to match on resume. The same name and parameter count is not enough: 4
+ * heads of 8 and 8 heads of 4 hold the same weights in other roles. */
+static int checkpoint_architecture(ckpt_config_t *cc, const model_t *m, err_t *err)
+{
+    static const char *const NORMS[] = {"layernorm", "rmsnorm"};
+    static const char *const POS[] = {"learned", "rope", "none"};
+    bool gated = m->mlp == MODEL_MLP_SWIGLU;
+    const struct { const char *name; int value; } ints[] = {
+        {"n_layers", m->n_layers}, {"hidden", m->hidden}, {"n_heads", m->n_heads},
+        {"n_kv_heads", m->n_kv_heads}, {"head_dim", m->head_dim}, {"ffn", m->ffn},
+        {"vocab", m->vocab}, {"max_seq", m->max_seq}, {"pos_extra_rows", m->pos_extra_rows},
+        {"norms_per_layer", model_norms_per_layer(m)}, {"qk_norm", (int)m->qk_norm},
+        {"window", m->window}, {"window_layers", m->window_layers},
+        {"n_experts", m->moe.n_experts}, {"kv_lora_rank", m->mla.kv_lora_rank}, {"n_mtp", m->n_mtp},
+        {"tied_embeddings", m->tied_embeddings}, {"qkv_bias", m->qkv_bias},
+        {"out_bias", m->out_bias}, {"mlp_bias", m->mlp_bias},
+        {"norm_weightless", m->norm_weightless}, {"attn_sinks", m->attn_sinks},
+    };
+    int rc;
+    if ((rc = ckpt_arch(cc, "family", err, "%s", model_family_name(m->family))) ||
+        (rc = ckpt_arch(cc, "norm", err, "%s", NORMS[m->norm == MODEL_NORM_RMSNORM])) ||
+        (rc = ckpt_arch(cc, "mlp", err, "%s", gated ? "gated" : "plain")) ||
+        (rc = ckpt_arch(cc, "activation", err, "%s", model_act_name(m->act, gated))) ||
+        (rc = ckpt_arch(cc, "position", err, "%s", POS[m->pos <= MODEL_POS_NONE ? m->pos : 2])))
+        return rc;
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if ((rc = ckpt_arch(cc, ints[i].name, err, "%d", ints[i].value)))
+            return rc;
+    if ((rc = ckpt_arch(cc, "norm_eps", err, "%.17g", m->norm_eps)) ||
+        (rc = ckpt_arch(cc, "rope_theta", err, "%.17g", m->rope_theta)) ||
+        (rc = ckpt_arch(cc, "rope_fraction", err, "%.17g", m->rope_fraction)))
+        return rc;
+    return ERR_OK;
+}
+
 /* What identifies the run in its checkpoints: the model and layout (whose
  * shards must fit) and the settings a resumed run must share to continue
  * the same run. */
@@ -211,11 +259,14 @@ static int checkpoint_identity(const train_config_t *c, run_t *u, err_t *err)
     cc->dir = c->ckpt_dir ? c->ckpt_dir : ".";
     cc->keep = c->ckpt_keep;
     cc->async = c->ckpt_async;
+    _Static_assert(sizeof cc->model >= sizeof c->model->name, "a model's name fits");
     snprintf(cc->model, sizeof cc->model, "%s", c->model->name);
     cc->tp = c->tp;
     cc->dp = u->dp;
     cc->zero1 = c->zero1;
     cc->allow_changes = c->allow_changes;
+    if ((rc = checkpoint_architecture(cc, c->model, err)))
+        return rc;
     const optim_config_t *o = &c->optim;
     uint32_t crc = checksum_crc32(0, u->data.tokens, u->data.n * sizeof *u->data.tokens);
     if ((rc = ckpt_setting(cc, "seed", err, "%llu", (unsigned long long)c->seed)) ||
@@ -254,24 +305,43 @@ static int resume(const train_config_t *c, const dist_group_t *world, run_t *u,
         /* nothing usable: what a damaged checkpoint left in the buffers goes */
         return r->resume.n_notes > 0 ? c->backend->reset(u->backend, err) : ERR_OK;
     }
-    if (r->resume.changed[0])
+    if (r->resume.changed)
         notice(c, world, "resuming %s with changed settings (--allow-changes): %s",
                r->resume.path, r->resume.changed);
     u->start = r->resume.step;
     return c->backend->state_from_host(u->backend, err);
 }
 
-/* Checkpoints: the run's identity, then a resume or the fresh-run check of
- * the folder, then the writer. */
+/* A run that writes checkpoints after a resume continues the timeline of
+ * the checkpoint it resumed from: newer step folders of the folder (an
+ * abandoned timeline) are moved aside, said in one line. */
+static int fence_timeline(const train_config_t *c, const dist_group_t *world, run_t *u,
+                          const train_result_t *r, err_t *err)
+{
+    if (!c->ckpt_dir || r->resume.step < 0)
+        return ERR_OK;
+    char *note = NULL;
+    int rc = ckpt_retire_newer(&u->cc, world, r->resume.step, r->resume.path, &note, err);
+    if (!rc && note)
+        notice(c, world, "%s", note);
+    free(note);
+    return rc;
+}
+
+/* Checkpoints: the run's identity, the folder's lock, then a resume (and
+ * the fence of an abandoned timeline) or the fresh-run check of the
+ * folder, then the writer. */
 static int setup_checkpoints(const train_config_t *c, const dist_group_t *world, run_t *u,
                              train_result_t *r, err_t *err)
 {
     if (!c->ckpt_dir && !c->resume)
         return ERR_OK;
     int rc = checkpoint_identity(c, u, err);
-    if (!rc && c->resume)
-        rc = resume(c, world, u, r, err);
-    else if (!rc)
+    if (!rc && c->ckpt_dir)
+        rc = ckpt_lock(&u->cc, world, &u->lock, err);
+    if (!rc && c->resume && !(rc = resume(c, world, u, r, err)))
+        rc = fence_timeline(c, world, u, r, err);
+    else if (!rc && !c->resume)
         rc = ckpt_check_fresh(&u->cc, world, c->ckpt_overwrite, err);
     if (!rc && c->ckpt_dir)
         rc = ckpt_writer_create(&u->cc, world, &u->writer, err);
@@ -290,7 +360,8 @@ static int prepare_result(const train_config_t *c, const dist_group_t *world, ru
     r->grad_accum = u->accum;
     r->first_step = u->start;
     r->tokens_per_step = (double)u->accum * u->dp * u->mb_tokens;
-    snprintf(r->data_source, sizeof r->data_source, "%s", u->data.source);
+    if (!(r->data_source = str_printf("%s", u->data.source)))
+        return err_set(err, ERR_RUNTIME, "out of memory");
     r->data_tokens = (long)u->data.n;
     mon_init(&r->monitor, c->predicted_tokens_per_s);
     model_flops_t mf;

@@ -99,7 +99,7 @@ typedef struct {
     ckpt_resume_info_t resume; /* resume.step -1: started fresh */
     bool resume_found_none;  /* --resume found no usable checkpoint */
     bool stopped_on_nan;   /* training stopped: loss or gradients not finite */
-    char data_source[256];
+    char *data_source;     /* heap: the data's file path, or "built-in corpus" */
     long data_tokens;
 } train_result_t;
 
@@ -113,10 +113,15 @@ void train_defaults(train_config_t *c);
  * caller with dist_watchdog). ERR_INPUT for a configuration that cannot run
  * (batch does not split over DP x micro-batch, TP does not divide the
  * world, --stop-after without a checkpoint folder, bad data, a checkpoint
- * of another run or with other settings, a fresh run into a folder holding
- * checkpoints), ERR_RUNTIME for failures while running (a NaN loss stops
+ * of another run, architecture or with other settings, a fresh run into a
+ * folder holding checkpoints, a folder another run holds (its lock, held
+ * until train_run returns), a checkpoint folder too long for PATH_MAX),
+ * ERR_RUNTIME for failures while running (a NaN loss stops
  * the run with ERR_RUNTIME after recording it; a collective past the
- * watchdog's timeout). Free r with train_result_free. */
+ * watchdog's timeout). A run that resumes and writes checkpoints first
+ * moves the newer step folders of an abandoned timeline aside
+ * (ckpt_retire_newer), said through on_notice. Free r with
+ * train_result_free (also after an error). */
 int train_run(const train_config_t *c, const dist_group_t *world, train_result_t *r, err_t *err);
 void train_result_free(train_result_t *r);
 

@@ -32,11 +32,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c.tp = c.dp = 1;
     err_t err;
     (void)ckpt_setting(&c, "seed", &err, "1");
+    (void)ckpt_arch(&c, "n_heads", &err, "4");
     float params[NP], m[NP], v[NP];
     ckpt_state_t s = {params, m, v, 0};
     dist_group_t world = {0, 1, NULL, NULL, NULL};
     ckpt_resume_info_t info;
     (void)ckpt_resume(&c, &world, "auto", &s, &info, &err);
+    ckpt_resume_info_free(&info);
     (void)ckpt_resume(&c, &world, step, &s, &info, &err);
+    ckpt_resume_info_free(&info);
+    ckpt_config_free(&c);
     return 0;
 }
