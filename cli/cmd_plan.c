@@ -1,6 +1,5 @@
 /* scaleplan plan: choose GPU counts and layouts - the scale ladder, the
  * recommendation, and what-if variations. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -751,14 +750,22 @@ static int emit_launch(const cli_args_t *a, const plan_run_t *p, err_t *err)
     if ((rc = sim_options_framework(r->framework, p->base.gpu.name, &o, &scratch, err)))
         return rc;
     const char *path = cli_get(a, "--out");
-    FILE *f = path ? fopen(path, "w") : stdout;
-    if (!f)
-        return err_setf(err, ERR_INPUT, path, NULL, "cannot write: %s", strerror(errno));
+    /* --out is written beside itself and renamed into place: a launcher
+     * reading it never sees half a configuration, a failure keeps the old */
+    fileio_out_t out = {0};
+    if (path && fileio_out_open(&out, path, err)) {
+        if (err)
+            err->code = ERR_INPUT; /* an --out the user cannot write */
+        return ERR_INPUT;
+    }
+    FILE *f = path ? out.f : stdout;
     if (!path && !cli_machine_output(a))
         printf("\nLaunch configuration (%s, %s):\n", launch_name(k), r->framework);
     rc = launch_write_for(k, r->framework, &p->model, &r->layout, &o, f, err);
-    if (path && fclose(f) != 0 && !rc)
-        rc = err_setf(err, ERR_RUNTIME, path, NULL, "cannot write: %s", strerror(errno));
+    if (path && rc)
+        fileio_out_abort(&out);
+    else if (path)
+        rc = fileio_out_commit(&out, err);
     if (!rc && path && !cli_machine_output(a))
         printf("\nwrote %s: the recommended layout as a %s configuration\n", path,
                launch_name(k));
