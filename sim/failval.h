@@ -58,7 +58,8 @@ typedef struct {
 /* Replay every record of the tables at paths (n_paths of them, in the
  * columns of failures.csv). *rows is a heap array the caller frees, *n its
  * length (skipped records included, with their reason). ERR_INPUT for a
- * missing file or a table without the columns. */
+ * missing file, a table without the columns or a table with no records
+ * (empty, or a header alone), naming the file. */
 int fv_replay(const char *const *paths, int n_paths, fv_row_t **rows, int *n, err_t *err);
 
 /* Which rows a summary takes. */
