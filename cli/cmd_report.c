@@ -25,8 +25,13 @@ static int run(const cli_args_t *a, err_t *err)
     if (!dir)
         dir = "report";
     cJSON *result = NULL;
+    json_ctx_t top = json_ctx_root(path);
     if ((rc = json_parse_file(path, &result, err)))
         return rc;
+    if ((rc = json_check_unique_keys(result, &top, err))) {
+        cJSON_Delete(result);
+        return rc;
+    }
     report_info_t info;
     rc = report_write(result, path, dir, &info, err);
     cJSON_Delete(result);

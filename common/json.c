@@ -169,6 +169,72 @@ int json_parse_file(const char *path, cJSON **root, err_t *err)
     return rc;
 }
 
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A key that obj gives twice, or NULL (also when out of memory: the
+ * check then passes, as cJSON itself would). Small objects are compared
+ * pairwise, large ones sorted, so a hostile object of 10^5 keys costs
+ * n log n. */
+static const char *duplicate_key(const cJSON *obj)
+{
+    size_t n = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, obj)
+        n++;
+    if (n < 2)
+        return NULL;
+    if (n <= 16) {
+        for (const cJSON *a = obj->child; a; a = a->next)
+            for (const cJSON *b = a->next; b; b = b->next)
+                if (a->string && b->string && strcmp(a->string, b->string) == 0)
+                    return a->string;
+        return NULL;
+    }
+    const char **keys = malloc(n * sizeof *keys);
+    if (!keys)
+        return NULL;
+    size_t k = 0;
+    cJSON_ArrayForEach(c, obj)
+        keys[k++] = c->string ? c->string : "";
+    qsort(keys, n, sizeof *keys, cmp_key);
+    const char *dup = NULL;
+    for (size_t i = 1; i < n && !dup; i++)
+        if (strcmp(keys[i - 1], keys[i]) == 0)
+            dup = keys[i];
+    free(keys);
+    return dup;
+}
+
+int json_check_unique_keys(const cJSON *node, const json_ctx_t *ctx, err_t *err)
+{
+    if (cJSON_IsObject(node)) {
+        const char *dup = duplicate_key(node);
+        if (dup)
+            return field_error(err, ctx, dup,
+                               "given twice in one object; JSON readers differ on which value "
+                               "counts (keep one)");
+    } else if (!cJSON_IsArray(node)) {
+        return ERR_OK;
+    }
+    int i = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, node)
+    {
+        if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
+            json_ctx_t sub = cJSON_IsObject(node) ? json_ctx_member(ctx, c->string ? c->string : "")
+                                                  : json_ctx_index(ctx, i);
+            int rc = json_check_unique_keys(c, &sub, err);
+            if (rc)
+                return rc;
+        }
+        i++;
+    }
+    return ERR_OK;
+}
+
 /* Find member key; distinguishes absent (returns 0 with *v NULL) from the
  * required-but-absent error. JSON null counts as absent. */
 static int lookup(const cJSON *obj, const char *key, const json_ctx_t *ctx,

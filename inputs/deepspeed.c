@@ -496,7 +496,8 @@ int deepspeed_apply(const char *text, size_t len, const char *file, const deepsp
         return rc;
     json_ctx_t ctx = json_ctx_root(file);
     ds_t d = {file, given, l, o, notes, err};
-    if ((rc = json_expect_object(cfg, &ctx, err)) || (rc = batch(&d, cfg, &ctx)) ||
+    if ((rc = json_expect_object(cfg, &ctx, err)) ||
+        (rc = json_check_unique_keys(cfg, &ctx, err)) || (rc = batch(&d, cfg, &ctx)) ||
         (rc = precision(&d, cfg, &ctx)) || (rc = zero(&d, cfg, &ctx)) ||
         (rc = checkpointing(&d, cfg, &ctx)))
         goto out;

@@ -9,7 +9,7 @@
  * would, and says so. Keys that have no effect on speed or memory are
  * listed as ignored; keys scaleplan cannot model exactly are listed as
  * such; nothing is dropped silently. Refused with one line naming the key:
- * malformed JSON, wrong types, fp16 and bf16 both on, apex amp with ZeRO,
+ * malformed JSON, a key given twice in one object, wrong types, fp16 and bf16 both on, apex amp with ZeRO,
  * parameter offload below stage 3, keys DeepSpeed itself rejects inside
  * zero_optimization.
  */

@@ -1022,7 +1022,7 @@ int model_from_config_ex(const cJSON *config, const char *file, const char *name
     memset(m, 0, sizeof *m);
     json_ctx_t ctx = json_ctx_root(file);
     int rc = json_expect_object(config, &ctx, err);
-    if (rc)
+    if (rc || (rc = json_check_unique_keys(config, &ctx, err)))
         return rc;
     const arch_t *arch = NULL;
     const cJSON *text = NULL;

@@ -179,5 +179,32 @@ static void test_bad_configs(void)
     }
 }
 
+/* Issue 35 item 8e: a DeepSpeed config that gives a key twice is refused
+ * with the file and the key, at the top level and inside a block. */
+static void test_duplicate_keys(void)
+{
+    static const struct {
+        const char *text, *key;
+    } cases[] = {
+        {"{\"train_batch_size\": 512, \"train_batch_size\": 256}", "t.json: train_batch_size"},
+        {"{\"zero_optimization\": {\"stage\": 1, \"overlap_comm\": true, \"stage\": 3}}",
+         "t.json: zero_optimization.stage"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        layout_t l;
+        layout_defaults(&l);
+        sim_options_t o;
+        sim_options_default(&o);
+        notes_t n;
+        notes_init(&n);
+        err_t e;
+        int rc = deepspeed_apply(cases[i].text, strlen(cases[i].text), "t.json", NULL, &l, &o,
+                                 &n, &e);
+        CHECK_ERR(rc, &e, ERR_INPUT, cases[i].key, "given twice");
+        notes_free(&n);
+    }
+}
+
 TEST_SUITE(suite_deepspeed, "deepspeed", TEST(test_plain_config), TEST(test_zero2_offload_auto),
-           TEST(test_zero3_auto), TEST(test_zero3_nvme), TEST(test_t011), TEST(test_bad_configs));
+           TEST(test_zero3_auto), TEST(test_zero3_nvme), TEST(test_t011), TEST(test_bad_configs),
+           TEST(test_duplicate_keys));

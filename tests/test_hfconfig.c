@@ -549,7 +549,36 @@ static void test_catalog_entries(void)
     CHECK_REL(p.non_embedding, 331.6e9, 0.0002);
 }
 
-TEST_SUITE(suite_hfconfig, "hfconfig", TEST(test_exact_counts), TEST(test_checkpoint_sizes),
+/* Issue 35 item 8e: a config that gives a key twice is refused with the
+ * file and the key, also inside a multimodal wrapper's text_config. */
+static void test_duplicate_keys_refused(void)
+{
+    static const struct {
+        const char *text, *key;
+    } cases[] = {
+        {"{\"model_type\": \"llama\", \"hidden_size\": 4096, \"num_hidden_layers\": 32, "
+         "\"num_attention_heads\": 32, \"num_attention_heads\": 64, \"intermediate_size\": 14336, "
+         "\"vocab_size\": 128256}",
+         "config.json: num_attention_heads: given twice"},
+        {"{\"model_type\": \"gemma3\", \"text_config\": {\"hidden_size\": 2560, \"hidden_size\": "
+         "2560}}",
+         "config.json: text_config.hidden_size: given twice"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cJSON *root = cJSON_Parse(cases[i].text);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+        model_t m;
+        err_t e;
+        notes_t n;
+        notes_init(&n);
+        int rc = model_from_config_ex(root, "config.json", "x", NULL, &m, &n, &e);
+        CHECK_ERR(rc, &e, ERR_INPUT, cases[i].key);
+        notes_free(&n);
+        cJSON_Delete(root);
+    }
+}
+
+TEST_SUITE(suite_hfconfig, "hfconfig", TEST(test_duplicate_keys_refused), TEST(test_exact_counts), TEST(test_checkpoint_sizes),
            TEST(test_non_embedding_counts), TEST(test_architecture_details), TEST(test_notes),
            TEST(test_refusals), TEST(test_moe_flops), TEST(test_mla_and_mtp_flops),
            TEST(test_moe_memory), TEST(test_moe_layout_errors), TEST(test_catalog_entries));
