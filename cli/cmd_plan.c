@@ -653,11 +653,12 @@ static cJSON *rung_json(const rung_t *r)
     return o;
 }
 
-/* The best rung's checkpoint-interval sweep and step timeline. */
+/* The best rung's checkpoint-interval sweep and step timeline. Its
+ * checkpoint_interval_s is the rung's own (the interval simulated); the
+ * detail's configured one (0 for "best") would give the key twice. */
 static bool add_detail(cJSON *b, const rung_detail_t *d)
 {
-    return json_add_number(b, "checkpoint_interval_s", d->checkpoint_interval_s) &&
-           json_add_number(b, "young_daly_interval_s", d->young_daly_interval_s) &&
+    return json_add_number(b, "young_daly_interval_s", d->young_daly_interval_s) &&
            json_add_number(b, "optimal_interval_s", d->optimal_interval_s) &&
            cJSON_AddItemToObject(b, "interval_sweep",
                                  report_sweep_json(d->interval_s, d->goodput, d->n_sweep)) &&
