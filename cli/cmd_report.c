@@ -45,12 +45,13 @@ static int run(const cli_args_t *a, err_t *err)
                   cJSON_AddBoolToObject(o, "gnuplot", !info.no_gnuplot);
         rc = ok ? cli_emit(a, o, NULL, err) : err_set(err, ERR_RUNTIME, "out of memory");
         cJSON_Delete(o);
-        return rc;
-    }
+    } else {
         printf("wrote %s: %s report, %d plot%s%s\n", info.index, info.kind, info.plots,
                info.plots == 1 ? "" : "s",
                info.no_gnuplot ? " (gnuplot missing: " GP_INSTALL_HINT ")" : "");
-    return ERR_OK;
+    }
+    report_info_free(&info);
+    return rc;
 }
 
 static const cli_group_t *const groups[] = {&own_group,

@@ -1,6 +1,7 @@
 #include "common/fileio.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,6 +208,16 @@ void fileio_out_abort(fileio_out_t *o)
     free(o->tmp);
     free(o->path);
     memset(o, 0, sizeof *o);
+}
+
+char *fileio_join(const char *dir, const char *name)
+{
+    bool has_dir = dir && *dir;
+    size_t n = (has_dir ? strlen(dir) + 1 : 0) + strlen(name) + 1;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s%s%s", has_dir ? dir : "", has_dir ? "/" : "", name);
+    return p;
 }
 
 int fileio_mkdirs(const char *path, err_t *err)

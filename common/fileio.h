@@ -52,6 +52,11 @@ int fileio_out_commit(fileio_out_t *o, err_t *err);
  * emptied or zeroed *o and on NULL. */
 void fileio_out_abort(fileio_out_t *o);
 
+/* "dir/name" (just name when dir is NULL or empty) as a heap string the
+ * caller frees; NULL when out of memory. Paths are never cut to fit a
+ * buffer. */
+char *fileio_join(const char *dir, const char *name);
+
 /* Create directory path and its parents (like mkdir -p). ERR_RUNTIME on
  * failure; an existing directory is success. */
 int fileio_mkdirs(const char *path, err_t *err);
