@@ -21,7 +21,9 @@
 #define JSON_PATH_MAX 192
 
 /* Where an object sits: the file (or other source name) and the dotted path
- * from the document root ("" at the root). */
+ * from the document root ("" at the root). A path longer than
+ * JSON_PATH_MAX - 1 keeps its end after "..." (the member being read,
+ * which is what a message must name). */
 typedef struct {
     const char *file;
     char path[JSON_PATH_MAX];

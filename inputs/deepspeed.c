@@ -369,20 +369,15 @@ static void zero_absent(ds_t *d, const json_ctx_t *ctx, const char *key)
     note(d, NOTE_ASSUMED, ctx, key, text);
 }
 
-static int zero(ds_t *d, const cJSON *cfg, const json_ctx_t *ctx)
+/* zero_optimization's keys: each known one read or said, an unknown one
+ * refused as DeepSpeed's config model does. */
+static int zero_keys(ds_t *d, const cJSON *z, const json_ctx_t *zctx)
 {
-    const cJSON *z = NULL;
-    int rc = json_get_object(cfg, "zero_optimization", ctx, JSON_OPTIONAL, &z, d->err);
-    if (!rc && !z)
-        zero_absent(d, ctx, "zero_optimization");
-    if (rc || !z)
-        return rc;
-    json_ctx_t zctx = json_ctx_member(ctx, "zero_optimization");
     const cJSON *k;
     cJSON_ArrayForEach(k, z)
     {
         if (strcmp(k->string, "aio") == 0) {
-            note(d, NOTE_IGNORED, &zctx, "aio",
+            note(d, NOTE_IGNORED, zctx, "aio",
                  "DeepSpeed reads aio only at the top level (recent versions reject it here); "
                  "NVMe I/O tuning is not modeled");
             continue;
@@ -392,19 +387,73 @@ static int zero(ds_t *d, const cJSON *cfg, const json_ctx_t *ctx)
             if (strcmp(k->string, ZERO_KEYS[i].key) == 0)
                 kind = ZERO_KEYS[i].kind;
         if (!kind) {
-            json_ctx_t kc = json_ctx_member(&zctx, k->string);
+            json_ctx_t kc = json_ctx_member(zctx, k->string);
             return err_setf(d->err, ERR_INPUT, d->file, kc.path,
                             "not a DeepSpeed zero_optimization key (DeepSpeed rejects unknown "
                             "keys)");
         }
         if (kind == 'N')
-            note(d, NOTE_IGNORED, &zctx, k->string, "no effect on speed or memory");
+            note(d, NOTE_IGNORED, zctx, k->string, "no effect on speed or memory");
         else if (kind == 'M')
-            note(d, NOTE_IGNORED, &zctx, k->string,
+            note(d, NOTE_IGNORED, zctx, k->string,
                  is_auto(k) ? "\"auto\" (the Trainer derives it from hidden_size): accepted; "
                               "not modeled"
                             : "accepted; its effect is not modeled");
     }
+    return ERR_OK;
+}
+
+/* overlap_comm and reduce_bucket_size, for the simulator's options. */
+static int zero_comm(ds_t *d, const cJSON *z, const json_ctx_t *zctx, int stage)
+{
+    int rc, got;
+    sim_options_t *o = d->o;
+    if (!o)
+        return ERR_OK;
+    /* overlap_comm: DeepSpeed's default is on for stage 3, off below. */
+    bool overlap = stage == 3;
+    if ((rc = get_bool(d, z, zctx, "overlap_comm", &overlap, &got)))
+        return rc;
+    if (got == 0)
+        note(d, NOTE_ASSUMED, zctx, "overlap_comm",
+             stage == 3 ? "absent: DeepSpeed's default for stage 3, true"
+                        : "absent: DeepSpeed's default below stage 3, false");
+    o->overlap_grad_reduce = overlap;
+    o->bucket_params = 5e8; /* DeepSpeed's reduce_bucket_size default */
+    int bucket = 0;
+    if ((rc = get_int(d, z, zctx, "reduce_bucket_size", 1, 2000000000L, &bucket, &got)))
+        return rc;
+    if (got == 0)
+        note(d, NOTE_ASSUMED, zctx, "reduce_bucket_size",
+             "absent: DeepSpeed's default 5e8 elements");
+    if (got == 1)
+        o->bucket_params = bucket;
+    if (got == 2) {
+        char text[160];
+        int hidden = d->g ? d->g->hidden : 0;
+        if (hidden > 0) {
+            o->bucket_params = (double)hidden * hidden;
+            snprintf(text, sizeof text, "\"auto\": hidden_size^2 = %.0f (the Trainer's value)",
+                     o->bucket_params);
+        } else {
+            snprintf(text, sizeof text, "\"auto\": DeepSpeed's default 5e8 (no model size known)");
+        }
+        note(d, NOTE_ASSUMED, zctx, "reduce_bucket_size", text);
+    }
+    return ERR_OK;
+}
+
+static int zero(ds_t *d, const cJSON *cfg, const json_ctx_t *ctx)
+{
+    const cJSON *z = NULL;
+    int rc = json_get_object(cfg, "zero_optimization", ctx, JSON_OPTIONAL, &z, d->err);
+    if (!rc && !z)
+        zero_absent(d, ctx, "zero_optimization");
+    if (rc || !z)
+        return rc;
+    json_ctx_t zctx = json_ctx_member(ctx, "zero_optimization");
+    if ((rc = zero_keys(d, z, &zctx)))
+        return rc;
     int stage = 0, got;
     if ((rc = get_int(d, z, &zctx, "stage", 0, 3, &stage, &got)))
         return rc;
@@ -432,40 +481,7 @@ static int zero(ds_t *d, const cJSON *cfg, const json_ctx_t *ctx)
     if (d->l->offload_fraction > 0 && stage < 3)
         return err_setf(d->err, ERR_INPUT, d->file, "zero_optimization.offload_optimizer.ratio",
                         "partial optimizer offload needs stage 3 (got stage %d)", stage);
-    sim_options_t *o = d->o;
-    if (!o)
-        return ERR_OK;
-    /* overlap_comm: DeepSpeed's default is on for stage 3, off below. */
-    bool overlap = stage == 3;
-    if ((rc = get_bool(d, z, &zctx, "overlap_comm", &overlap, &got)))
-        return rc;
-    if (got == 0)
-        note(d, NOTE_ASSUMED, &zctx, "overlap_comm",
-             stage == 3 ? "absent: DeepSpeed's default for stage 3, true"
-                        : "absent: DeepSpeed's default below stage 3, false");
-    o->overlap_grad_reduce = overlap;
-    o->bucket_params = 5e8; /* DeepSpeed's reduce_bucket_size default */
-    int bucket = 0;
-    if ((rc = get_int(d, z, &zctx, "reduce_bucket_size", 1, 2000000000L, &bucket, &got)))
-        return rc;
-    if (got == 0)
-        note(d, NOTE_ASSUMED, &zctx, "reduce_bucket_size",
-             "absent: DeepSpeed's default 5e8 elements");
-    if (got == 1)
-        o->bucket_params = bucket;
-    if (got == 2) {
-        char text[160];
-        int hidden = d->g ? d->g->hidden : 0;
-        if (hidden > 0) {
-            o->bucket_params = (double)hidden * hidden;
-            snprintf(text, sizeof text, "\"auto\": hidden_size^2 = %.0f (the Trainer's value)",
-                     o->bucket_params);
-        } else {
-            snprintf(text, sizeof text, "\"auto\": DeepSpeed's default 5e8 (no model size known)");
-        }
-        note(d, NOTE_ASSUMED, &zctx, "reduce_bucket_size", text);
-    }
-    return ERR_OK;
+    return zero_comm(d, z, &zctx, stage);
 }
 
 /* ------------------------------------------------------------ the rest */

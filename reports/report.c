@@ -868,11 +868,19 @@ static int render_reliability(const cJSON *r, ctx_t *c, err_t *err)
     const cJSON *by = obj(r, "interruptions_by_cause"), *e;
     cJSON_ArrayForEach(e, by)
     {
-        char key[96];
+        /* the cause's name comes from the result: its path is as long as it is */
+        static const char prefix[] = "interruptions_by_cause.";
+        size_t n = sizeof prefix + strlen(e->string);
+        char *key = malloc(n);
+        if (!key) {
+            free(csv.s);
+            return err_set(err, ERR_RUNTIME, "out of memory");
+        }
+        snprintf(key, n, "%s%s", prefix, e->string);
         html_row_begin(h);
         html_cell_text(h, e->string);
-        snprintf(key, sizeof key, "interruptions_by_cause.%s", e->string);
         html_cell_num(h, key, e->valuedouble, "%.2f", 1);
+        free(key);
         html_row_end(h);
         tlabel(&csv, e->string);
         tprintf(&csv, ",%.9g\n", e->valuedouble);

@@ -116,5 +116,38 @@ static void test_duplicate_keys(void)
     cJSON_Delete(root);
 }
 
+/* Issue 35 item 8h: paths are never cut at a buffer's end. A context
+ * deeper than JSON_PATH_MAX keeps its end ("...", then the member being
+ * read, whole); a field error names a key of any length whole. */
+static void test_long_paths(void)
+{
+    char key[100];
+    memset(key, 'k', sizeof key - 1);
+    key[sizeof key - 1] = '\0';
+    json_ctx_t c = json_ctx_root("deep.json");
+    for (int i = 0; i < 4; i++)
+        c = json_ctx_member(&c, key);
+    c = json_ctx_member(&c, "last_member");
+    c = json_ctx_index(&c, 12345);
+    CU_ASSERT(strlen(c.path) < JSON_PATH_MAX);
+    CU_ASSERT_EQUAL(strncmp(c.path, "...", 3), 0);
+    const char *tail = ".last_member[12345]";
+    CU_ASSERT_STRING_EQUAL(c.path + strlen(c.path) - strlen(tail), tail);
+    /* a 300-character key, named whole in the error */
+    char text[400], big[301];
+    memset(big, 'b', 300);
+    big[300] = '\0';
+    snprintf(text, sizeof text, "{\"%s\": \"x\"}", big);
+    cJSON *root = NULL;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(json_parse_text(text, strlen(text), "k.json", &root, &e), 0);
+    json_ctx_t top = json_ctx_root("k.json");
+    double d;
+    CHECK_ERR(json_get_double(root, big, &top, JSON_REQUIRED, 0, 1, &d, &e), &e, ERR_INPUT,
+              big, "finite number");
+    cJSON_Delete(root);
+}
+
 TEST_SUITE(suite_json, "json", TEST(test_parse_errors), TEST(test_typed_readers),
-           TEST(test_number_output), TEST(test_duplicate_keys));
+           TEST(test_number_output), TEST(test_duplicate_keys),
+           TEST(test_long_paths));

@@ -25,6 +25,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/csv.h"
+#include "reports/csvdoc.h"
 #include "reports/csvout.h"
 #include "tests/testing.h"
 
@@ -1033,10 +1034,55 @@ static void test_report_strings_escaped(void)
     remove_tree(tmp);
 }
 
+/* Issue 35 item 8h: CSV column names are as long as the JSON's keys make
+ * them, never cut to a buffer (a cut name found no cell: the column came
+ * out empty): two levels of 300-character keys in --csv of a table and of
+ * a whole document. */
+static void test_csv_long_names(void)
+{
+    char big[301], dotted[700];
+    memset(big, 'n', 300);
+    big[300] = '\0';
+    snprintf(dotted, sizeof dotted, "%s.%s", big, big);
+    cJSON *rows = cJSON_CreateArray(), *row = cJSON_CreateObject(), *inner = cJSON_CreateObject();
+    cJSON_AddNumberToObject(inner, big, 42);
+    cJSON_AddItemToObject(row, big, inner);
+    cJSON_AddItemToArray(rows, row);
+    char tmp[256], path[300];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(tmp, sizeof tmp), 0);
+    snprintf(path, sizeof path, "%s/t.csv", tmp);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    err_t e;
+    CU_ASSERT_EQUAL(csv_from_json(f, rows, "rows", &e), 0);
+    fclose(f);
+    csv_t *c = NULL;
+    CU_ASSERT_EQUAL_FATAL(csv_load(path, &c, &e), 0);
+    const char *cell = csv_get(c, 0, dotted);
+    CU_ASSERT_TRUE(cell && strcmp(cell, "42") == 0);
+    csv_free(c);
+    /* the whole document as key,value rows: the key whole */
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddItemToObject(doc, big, cJSON_Duplicate(row, true));
+    f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(csv_document(f, doc, NULL, &e), 0);
+    fclose(f);
+    char *text = slurp(path);
+    char want[1200];
+    snprintf(want, sizeof want, "%s.%s,42", big, dotted);
+    CU_ASSERT_TRUE(text && strstr(text, want));
+    free(text);
+    cJSON_Delete(doc);
+    cJSON_Delete(rows);
+    remove_tree(tmp);
+}
+
 TEST_SUITE(suite_report, "report", TEST(test_plan_report_numbers_and_plots),
            TEST(test_sim_and_reliability_reports), TEST(test_report_renders_in_chromium),
            TEST(test_report_without_gnuplot), TEST(test_report_bad_results),
            TEST(test_csv_output), TEST(test_validate_log_report),
            TEST(test_report_text_printed_once), TEST(test_csv_cells_quoted),
            TEST(test_report_links_not_followed), TEST(test_report_replaces_previous),
-           TEST(test_concurrent_reports), TEST(test_report_strings_escaped));
+           TEST(test_concurrent_reports), TEST(test_report_strings_escaped),
+           TEST(test_csv_long_names));
