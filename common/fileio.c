@@ -82,8 +82,11 @@ static int temp_beside(const char *path, char **tmp, int *fd, err_t *err)
 {
     static const char suffix[] = ".tmp-XXXXXX";
     size_t n = strlen(path) + sizeof suffix;
-    *tmp = malloc(n);
+    *tmp = NULL;
     *fd = -1;
+    if (!*path) /* the temporary would land in the working directory as ".tmp-..." */
+        return err_set(err, ERR_INPUT, "an output file needs a name (got \"\")");
+    *tmp = malloc(n);
     if (!*tmp)
         return err_setf(err, ERR_RUNTIME, path, NULL, "out of memory");
     int k = snprintf(*tmp, n, "%s%s", path, suffix);

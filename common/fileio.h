@@ -27,7 +27,8 @@ int fileio_read_all(const char *path, char **data, size_t *len, err_t *err);
  * rename over path (which replaces a symbolic link at path rather than
  * writing through it). The file gets mode 0644 less the umask. Parent
  * directories must exist. On error the target is untouched and the
- * temporary file removed; the error is ERR_RUNTIME naming the path. */
+ * temporary file removed; the error is ERR_RUNTIME naming the path
+ * (ERR_INPUT for an empty path). */
 int fileio_write_atomic(const char *path, const void *data, size_t len,
                         err_t *err);
 

@@ -83,6 +83,8 @@ static int cmp_name(const void *a, const void *b)
 int outdir_begin(outdir_t *o, const char *dir, err_t *err)
 {
     memset(o, 0, sizeof *o);
+    if (!*dir)
+        return err_set(err, ERR_INPUT, "a report folder needs a name (got \"\")");
     int rc = fileio_mkdirs(dir, err);
     if (rc)
         return rc;

@@ -34,8 +34,9 @@ typedef struct {
     char *stage; /* the private folder inside it, where files are written (heap) */
 } outdir_t;
 
-/* Create dir and the private folder. ERR_RUNTIME naming the folder that
- * cannot be made; then *o is empty and nothing needs undoing. */
+/* Create dir and the private folder. ERR_INPUT for an empty name,
+ * ERR_RUNTIME naming the folder that cannot be made; then *o is empty and
+ * nothing needs undoing. */
 int outdir_begin(outdir_t *o, const char *dir, err_t *err);
 
 /* Swap the private folder's files into dir as above and remove it.
