@@ -375,10 +375,12 @@ int meas_load(const char *path, meas_set_t *s, err_t *err)
 {
     cJSON *root = NULL;
     meas_init(s);
+    json_ctx_t top = json_ctx_root(path);
     int rc = json_parse_file(path, &root, err);
     if (rc)
         return rc;
-    rc = meas_from_json(root, path, s, err);
+    if (!(rc = json_check_unique_keys(root, &top, err)))
+        rc = meas_from_json(root, path, s, err);
     cJSON_Delete(root);
     return rc;
 }

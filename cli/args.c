@@ -508,7 +508,7 @@ int cli_model_noted(const cli_args_t *a, model_t *m, notes_t *notes, err_t *err)
 {
     const char *name;
     int rc = model_name(a, &name, err);
-    model_load_opts_t o = {cli_get(a, "--assume-architecture")};
+    model_load_opts_t o = {.assume_architecture = cli_get(a, "--assume-architecture")};
     return rc ? rc : model_load_ex(name, &o, m, notes, err);
 }
 
@@ -561,6 +561,11 @@ static int apply_deepspeed(const cli_args_t *a, const char *path, const model_t 
     v = cli_get(a, "--recompute");
     g.full_recompute = cli_has(a, "--checkpoint-activations") || (v && strcmp(v, "full") == 0);
     g.hidden = m ? m->hidden : 0;
+    g.have_zero = cli_has(a, "--zero") || cli_has(a, "--fsdp");
+    if (g.have_zero && (rc = cli_get_int(a, "--zero", &g.zero, err)))
+        return rc;
+    if (cli_has(a, "--fsdp"))
+        g.zero = 3;
     return deepspeed_apply_file(path, &g, l, opt, notes, err);
 }
 

@@ -1,6 +1,5 @@
 /* scaleplan plan: choose GPU counts and layouts - the scale ladder, the
  * recommendation, and what-if variations. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -654,11 +653,12 @@ static cJSON *rung_json(const rung_t *r)
     return o;
 }
 
-/* The best rung's checkpoint-interval sweep and step timeline. */
+/* The best rung's checkpoint-interval sweep and step timeline. Its
+ * checkpoint_interval_s is the rung's own (the interval simulated); the
+ * detail's configured one (0 for "best") would give the key twice. */
 static bool add_detail(cJSON *b, const rung_detail_t *d)
 {
-    return json_add_number(b, "checkpoint_interval_s", d->checkpoint_interval_s) &&
-           json_add_number(b, "young_daly_interval_s", d->young_daly_interval_s) &&
+    return json_add_number(b, "young_daly_interval_s", d->young_daly_interval_s) &&
            json_add_number(b, "optimal_interval_s", d->optimal_interval_s) &&
            cJSON_AddItemToObject(b, "interval_sweep",
                                  report_sweep_json(d->interval_s, d->goodput, d->n_sweep)) &&
@@ -751,14 +751,22 @@ static int emit_launch(const cli_args_t *a, const plan_run_t *p, err_t *err)
     if ((rc = sim_options_framework(r->framework, p->base.gpu.name, &o, &scratch, err)))
         return rc;
     const char *path = cli_get(a, "--out");
-    FILE *f = path ? fopen(path, "w") : stdout;
-    if (!f)
-        return err_setf(err, ERR_INPUT, path, NULL, "cannot write: %s", strerror(errno));
+    /* --out is written beside itself and renamed into place: a launcher
+     * reading it never sees half a configuration, a failure keeps the old */
+    fileio_out_t out = {0};
+    if (path && fileio_out_open(&out, path, err)) {
+        if (err)
+            err->code = ERR_INPUT; /* an --out the user cannot write */
+        return ERR_INPUT;
+    }
+    FILE *f = path ? out.f : stdout;
     if (!path && !cli_machine_output(a))
         printf("\nLaunch configuration (%s, %s):\n", launch_name(k), r->framework);
     rc = launch_write_for(k, r->framework, &p->model, &r->layout, &o, f, err);
-    if (path && fclose(f) != 0 && !rc)
-        rc = err_setf(err, ERR_RUNTIME, path, NULL, "cannot write: %s", strerror(errno));
+    if (path && rc)
+        fileio_out_abort(&out);
+    else if (path)
+        rc = fileio_out_commit(&out, err);
     if (!rc && path && !cli_machine_output(a))
         printf("\nwrote %s: the recommended layout as a %s configuration\n", path,
                launch_name(k));

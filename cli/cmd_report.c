@@ -25,8 +25,13 @@ static int run(const cli_args_t *a, err_t *err)
     if (!dir)
         dir = "report";
     cJSON *result = NULL;
+    json_ctx_t top = json_ctx_root(path);
     if ((rc = json_parse_file(path, &result, err)))
         return rc;
+    if ((rc = json_check_unique_keys(result, &top, err))) {
+        cJSON_Delete(result);
+        return rc;
+    }
     report_info_t info;
     rc = report_write(result, path, dir, &info, err);
     cJSON_Delete(result);
@@ -40,12 +45,13 @@ static int run(const cli_args_t *a, err_t *err)
                   cJSON_AddBoolToObject(o, "gnuplot", !info.no_gnuplot);
         rc = ok ? cli_emit(a, o, NULL, err) : err_set(err, ERR_RUNTIME, "out of memory");
         cJSON_Delete(o);
-        return rc;
-    }
+    } else {
         printf("wrote %s: %s report, %d plot%s%s\n", info.index, info.kind, info.plots,
                info.plots == 1 ? "" : "s",
                info.no_gnuplot ? " (gnuplot missing: " GP_INSTALL_HINT ")" : "");
-    return ERR_OK;
+    }
+    report_info_free(&info);
+    return rc;
 }
 
 static const cli_group_t *const groups[] = {&own_group,

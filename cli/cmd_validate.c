@@ -643,6 +643,7 @@ static int run_logs(const cli_args_t *a, err_t *err)
     if (plan_file) {
         json_ctx_t pc = json_ctx_root(plan_file);
         if ((rc = json_parse_file(plan_file, &plan, err)) ||
+            (rc = json_check_unique_keys(plan, &pc, err)) ||
             (rc = json_get_array(plan, "ladder", &pc, JSON_REQUIRED, &plan_ladder, err)))
             goto out;
     }

@@ -70,6 +70,7 @@ int cli_output_result(const cli_args_t *a, const char *command, cJSON *result,
         FILE *to = json ? stderr : stdout;
         fprintf(to, "wrote %s (%d plot%s%s)\n", info.index, info.plots, info.plots == 1 ? "" : "s",
                 info.no_gnuplot ? "; gnuplot missing: " GP_INSTALL_HINT : "");
+        report_info_free(&info);
     }
     return json ? cli_emit(a, result, table_key, err) : ERR_OK;
 }

@@ -197,20 +197,26 @@ static cJSON *failures_json(const fv_row_t *rows, int n)
 
 int cli_validate_failures(const cli_args_t *a, const char *files, err_t *err)
 {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", files);
+    /* a copy to cut at the commas (a fixed buffer would cut a long list) */
+    char *buf = strdup(files);
+    if (!buf)
+        return err_set(err, ERR_RUNTIME, "out of memory");
     const char *paths[MAX_TABLES];
-    int np = 0;
-    for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+    int np = 0, rc = ERR_OK;
+    for (char *save = NULL, *p = strtok_r(buf, ",", &save); p && !rc;
+         p = strtok_r(NULL, ",", &save)) {
         if (np == MAX_TABLES)
-            return err_setf(err, ERR_INPUT, NULL, "--failures", "at most %d tables", MAX_TABLES);
-        paths[np++] = p;
+            rc = err_setf(err, ERR_INPUT, NULL, "--failures", "at most %d tables", MAX_TABLES);
+        else
+            paths[np++] = p;
     }
-    if (np == 0)
-        return err_setf(err, ERR_INPUT, NULL, "--failures", "name a table (failures.csv)");
+    if (!rc && np == 0)
+        rc = err_setf(err, ERR_INPUT, NULL, "--failures", "name a table (failures.csv)");
     fv_row_t *rows = NULL;
     int n = 0;
-    int rc = fv_replay(paths, np, &rows, &n, err);
+    if (!rc)
+        rc = fv_replay(paths, np, &rows, &n, err);
+    free(buf);
     if (rc)
         return rc;
     if (!cli_machine_output(a) && print_text(rows, n))

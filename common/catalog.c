@@ -218,6 +218,13 @@ int catalog_parse(const char *relpath, cJSON **root, char *origin,
         return rc;
     rc = json_parse_text(text, len, name, root, err);
     free(text);
+    /* catalog files are data users edit (SCALEPLAN_CATALOG): a key given
+     * twice is refused as in their own files */
+    json_ctx_t top = json_ctx_root(name);
+    if (!rc && (rc = json_check_unique_keys(*root, &top, err))) {
+        cJSON_Delete(*root);
+        *root = NULL;
+    }
     if (!rc && (rc = set_origin(origin, origin_cap, name, err))) {
         cJSON_Delete(*root);
         *root = NULL;

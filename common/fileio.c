@@ -1,6 +1,7 @@
 #include "common/fileio.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,21 +65,59 @@ out_close:
     return rc;
 }
 
+/* The mode new output files get: rw-r--r-- less the umask, as open(2)
+ * with 0644 would give; mkstemp creates 0600. umask can only be read by
+ * setting it, so it is set back at once (outputs are written by the main
+ * thread only). */
+static mode_t output_mode(void)
+{
+    mode_t mask = umask(0);
+    umask(mask);
+    return 0644 & ~mask;
+}
+
+/* Create PATH.tmp-XXXXXX beside path with O_EXCL (mkstemp): a name nobody
+ * can predict, so no link planted there is followed. *tmp is heap. */
+static int temp_beside(const char *path, char **tmp, int *fd, err_t *err)
+{
+    static const char suffix[] = ".tmp-XXXXXX";
+    size_t n = strlen(path) + sizeof suffix;
+    *tmp = NULL;
+    *fd = -1;
+    if (!*path) /* the temporary would land in the working directory as ".tmp-..." */
+        return err_set(err, ERR_INPUT, "an output file needs a name (got \"\")");
+    *tmp = malloc(n);
+    if (!*tmp)
+        return err_setf(err, ERR_RUNTIME, path, NULL, "out of memory");
+    int k = snprintf(*tmp, n, "%s%s", path, suffix);
+    if (k < 0 || (size_t)k >= n) {
+        free(*tmp);
+        *tmp = NULL;
+        return err_setf(err, ERR_RUNTIME, path, NULL, "cannot name a temporary file");
+    }
+    *fd = mkstemp(*tmp);
+    if (*fd < 0 || fchmod(*fd, output_mode()) != 0) {
+        int e = errno;
+        if (*fd >= 0) {
+            close(*fd);
+            unlink(*tmp);
+        }
+        free(*tmp);
+        *tmp = NULL;
+        *fd = -1;
+        return err_setf(err, ERR_RUNTIME, path, NULL, "cannot create: %s", strerror(e));
+    }
+    return ERR_OK;
+}
+
 int fileio_write_atomic(const char *path, const void *data, size_t len,
                         err_t *err)
 {
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
-    if (!tmp)
-        return err_setf(err, ERR_RUNTIME, path, NULL, "out of memory");
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    int rc = ERR_OK;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        rc = err_setf(err, ERR_RUNTIME, path, NULL, "cannot create: %s",
-                      strerror(errno));
-        goto out_free_tmp;
-    }
+    char *tmp = NULL;
+    int fd;
+    int rc = temp_beside(path, &tmp, &fd, err);
+    if (rc)
+        return rc;
     const char *p = data;
     size_t left = len;
     while (left > 0) {
@@ -118,6 +157,70 @@ out_close_unlink:
 out_free_tmp:
     free(tmp);
     return rc;
+}
+
+int fileio_out_open(fileio_out_t *o, const char *path, err_t *err)
+{
+    memset(o, 0, sizeof *o);
+    int fd;
+    int rc = temp_beside(path, &o->tmp, &fd, err);
+    if (rc)
+        return rc;
+    o->path = strdup(path);
+    o->f = o->path ? fdopen(fd, "w") : NULL;
+    if (!o->f) {
+        close(fd);
+        fileio_out_abort(o);
+        return err_setf(err, ERR_RUNTIME, path, NULL, "out of memory");
+    }
+    return ERR_OK;
+}
+
+int fileio_out_commit(fileio_out_t *o, err_t *err)
+{
+    const char *path = o->path ? o->path : "output";
+    int rc = ERR_OK;
+    /* ferror catches a write that failed earlier (EFBIG, ENOSPC) whose
+     * data fflush would not try again */
+    if (fflush(o->f) != 0 || ferror(o->f))
+        rc = err_setf(err, ERR_RUNTIME, path, NULL, "write failed: %s", strerror(errno));
+    else if (fsync(fileno(o->f)) != 0)
+        rc = err_setf(err, ERR_RUNTIME, path, NULL, "fsync failed: %s", strerror(errno));
+    int closed = fclose(o->f);
+    o->f = NULL;
+    if (!rc && closed != 0)
+        rc = err_setf(err, ERR_RUNTIME, path, NULL, "close failed: %s", strerror(errno));
+    if (!rc && rename(o->tmp, o->path) != 0)
+        rc = err_setf(err, ERR_RUNTIME, path, NULL, "rename failed: %s", strerror(errno));
+    if (!rc) {
+        free(o->tmp);
+        o->tmp = NULL;
+    }
+    fileio_out_abort(o);
+    return rc;
+}
+
+void fileio_out_abort(fileio_out_t *o)
+{
+    if (!o)
+        return;
+    if (o->f)
+        fclose(o->f);
+    if (o->tmp)
+        unlink(o->tmp);
+    free(o->tmp);
+    free(o->path);
+    memset(o, 0, sizeof *o);
+}
+
+char *fileio_join(const char *dir, const char *name)
+{
+    bool has_dir = dir && *dir;
+    size_t n = (has_dir ? strlen(dir) + 1 : 0) + strlen(name) + 1;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s%s%s", has_dir ? dir : "", has_dir ? "/" : "", name);
+    return p;
 }
 
 int fileio_mkdirs(const char *path, err_t *err)

@@ -15,46 +15,55 @@ json_ctx_t json_ctx_root(const char *file)
     return c;
 }
 
+/* a, sep and b joined into out (cap bytes). A path that does not fit
+ * keeps its end, the part that names the field, after "...": a message
+ * then says where the reader was, never a path cut off at its tail. */
+static void join_path(char *out, size_t cap, const char *a, const char *sep, const char *b)
+{
+    size_t la = strlen(a), ls = strlen(sep), lb = strlen(b), total = la + ls + lb;
+    size_t skip = total < cap ? 0 : total - (cap - 4);
+    char *p = out;
+    if (skip) {
+        memcpy(p, "...", 3);
+        p += 3;
+    }
+    for (size_t i = skip; i < total; i++)
+        *p++ = i < la ? a[i] : i < la + ls ? sep[i - la] : b[i - la - ls];
+    *p = '\0';
+}
+
 json_ctx_t json_ctx_member(const json_ctx_t *parent, const char *key)
 {
     json_ctx_t c;
     c.file = parent->file;
-    if (parent->path[0])
-        snprintf(c.path, sizeof c.path, "%.*s.%s", JSON_PATH_MAX / 2,
-                 parent->path, key);
-    else
-        snprintf(c.path, sizeof c.path, "%s", key);
+    join_path(c.path, sizeof c.path, parent->path, parent->path[0] ? "." : "", key);
     return c;
 }
 
 json_ctx_t json_ctx_index(const json_ctx_t *parent, int index)
 {
     json_ctx_t c;
+    char at[24];
+    snprintf(at, sizeof at, "[%d]", index); /* at most 13 characters */
     c.file = parent->file;
-    snprintf(c.path, sizeof c.path, "%.*s[%d]", JSON_PATH_MAX / 2,
-             parent->path, index);
+    join_path(c.path, sizeof c.path, parent->path, "", at);
     return c;
-}
-
-/* The path of member key under ctx, for messages. */
-static void field_path(const json_ctx_t *ctx, const char *key, char *out,
-                       size_t cap)
-{
-    if (ctx->path[0] && key)
-        snprintf(out, cap, "%s.%s", ctx->path, key);
-    else if (key)
-        snprintf(out, cap, "%s", key);
-    else
-        snprintf(out, cap, "%s", ctx->path);
 }
 
 static int field_error(err_t *err, const json_ctx_t *ctx, const char *key,
                        const char *reason)
 {
-    char path[JSON_PATH_MAX + 64];
-    field_path(ctx, key, path, sizeof path);
-    return err_setf(err, ERR_INPUT, ctx->file, path[0] ? path : NULL, "%s",
-                    reason);
+    /* ctx's path and key whole, however long the key (the error record
+     * itself is one line of ERR_MSG_MAX) */
+    const char *sep = ctx->path[0] && key ? "." : "";
+    size_t n = strlen(ctx->path) + strlen(sep) + (key ? strlen(key) : 0) + 1;
+    char *path = malloc(n);
+    if (!path)
+        return err_setf(err, ERR_INPUT, ctx->file, key, "%s", reason);
+    snprintf(path, n, "%s%s%s", ctx->path, sep, key ? key : "");
+    int rc = err_setf(err, ERR_INPUT, ctx->file, path[0] ? path : NULL, "%s", reason);
+    free(path);
+    return rc;
 }
 
 /* Short rendering of a JSON value for "(got ...)" in messages. */
@@ -167,6 +176,72 @@ int json_parse_file(const char *path, cJSON **root, err_t *err)
     rc = json_parse_text(text, len, path, root, err);
     free(text);
     return rc;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A key that obj gives twice, or NULL (also when out of memory: the
+ * check then passes, as cJSON itself would). Small objects are compared
+ * pairwise, large ones sorted, so a hostile object of 10^5 keys costs
+ * n log n. */
+static const char *duplicate_key(const cJSON *obj)
+{
+    size_t n = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, obj)
+        n++;
+    if (n < 2)
+        return NULL;
+    if (n <= 16) {
+        for (const cJSON *a = obj->child; a; a = a->next)
+            for (const cJSON *b = a->next; b; b = b->next)
+                if (a->string && b->string && strcmp(a->string, b->string) == 0)
+                    return a->string;
+        return NULL;
+    }
+    const char **keys = malloc(n * sizeof *keys);
+    if (!keys)
+        return NULL;
+    size_t k = 0;
+    cJSON_ArrayForEach(c, obj)
+        keys[k++] = c->string ? c->string : "";
+    qsort(keys, n, sizeof *keys, cmp_key);
+    const char *dup = NULL;
+    for (size_t i = 1; i < n && !dup; i++)
+        if (strcmp(keys[i - 1], keys[i]) == 0)
+            dup = keys[i];
+    free(keys);
+    return dup;
+}
+
+int json_check_unique_keys(const cJSON *node, const json_ctx_t *ctx, err_t *err)
+{
+    if (cJSON_IsObject(node)) {
+        const char *dup = duplicate_key(node);
+        if (dup)
+            return field_error(err, ctx, dup,
+                               "given twice in one object; JSON readers differ on which value "
+                               "counts (keep one)");
+    } else if (!cJSON_IsArray(node)) {
+        return ERR_OK;
+    }
+    int i = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, node)
+    {
+        if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
+            json_ctx_t sub = cJSON_IsObject(node) ? json_ctx_member(ctx, c->string ? c->string : "")
+                                                  : json_ctx_index(ctx, i);
+            int rc = json_check_unique_keys(c, &sub, err);
+            if (rc)
+                return rc;
+        }
+        i++;
+    }
+    return ERR_OK;
 }
 
 /* Find member key; distinguishes absent (returns 0 with *v NULL) from the

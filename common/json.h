@@ -21,7 +21,9 @@
 #define JSON_PATH_MAX 192
 
 /* Where an object sits: the file (or other source name) and the dotted path
- * from the document root ("" at the root). */
+ * from the document root ("" at the root). A path longer than
+ * JSON_PATH_MAX - 1 keeps its end after "..." (the member being read,
+ * which is what a message must name). */
 typedef struct {
     const char *file;
     char path[JSON_PATH_MAX];
@@ -44,6 +46,12 @@ int json_parse_text(const char *text, size_t len, const char *name,
 
 /* Read and parse a file; errors name the path. */
 int json_parse_file(const char *path, cJSON **root, err_t *err);
+
+/* Refuse a key given twice in one object anywhere under node (ctx names
+ * node): JSON leaves the meaning open (cJSON's lookups take the first,
+ * Python's json the last), and a config with two "num_attention_heads" is
+ * a mistake either way. ERR_INPUT naming the file and the key's path. */
+int json_check_unique_keys(const cJSON *node, const json_ctx_t *ctx, err_t *err);
 
 /* Numbers. The value must be finite and in [lo, hi]. */
 int json_get_double(const cJSON *obj, const char *key, const json_ctx_t *ctx,

@@ -85,47 +85,79 @@ static int get_bool(ds_t *d, const cJSON *obj, const json_ctx_t *ctx, const char
 
 /* ------------------------------------------------------------ batch */
 
-static int batch(ds_t *d, const cJSON *cfg, const json_ctx_t *ctx)
+/* train_micro_batch_size_per_gpu: a number, "auto" (the Trainer's
+ * per_device_train_batch_size: --micro-batch) or absent (--micro-batch or
+ * the layout's), each said. */
+static int micro_batch(ds_t *d, const cJSON *cfg, const json_ctx_t *ctx)
 {
     const deepspeed_given_t *g = d->g;
-    layout_t *l = d->l;
     int rc, got, v = 0;
     char text[200];
     if ((rc = get_int(d, cfg, ctx, "train_micro_batch_size_per_gpu", 1, 1 << 20, &v, &got)))
         return rc;
-    if (got == 1)
-        l->micro_batch = v;
-    if (got == 2) {
-        if (g && g->micro_batch)
-            snprintf(text, sizeof text, "\"auto\": --micro-batch %d", g->micro_batch);
-        else
-            snprintf(text, sizeof text,
-                     "\"auto\" (the Trainer's per_device_train_batch_size): %d assumed; give "
-                     "--micro-batch",
-                     l->micro_batch);
-        note(d, NOTE_ASSUMED, ctx, "train_micro_batch_size_per_gpu", text);
+    if (got == 1) {
+        d->l->micro_batch = v;
+        return ERR_OK;
     }
+    const char *what = got == 2 ? "\"auto\"" : "absent";
+    if (g && g->micro_batch)
+        snprintf(text, sizeof text, "%s: --micro-batch %d", what, g->micro_batch);
+    else if (got == 2)
+        snprintf(text, sizeof text,
+                 "\"auto\" (the Trainer's per_device_train_batch_size): %d assumed; give "
+                 "--micro-batch",
+                 d->l->micro_batch);
+    else
+        snprintf(text, sizeof text, "absent: %d assumed (give --micro-batch)", d->l->micro_batch);
+    note(d, NOTE_ASSUMED, ctx, "train_micro_batch_size_per_gpu", text);
+    return ERR_OK;
+}
+
+/* gradient_accumulation_steps: a number, "auto" or absent, each said. */
+static int grad_accum(ds_t *d, const cJSON *cfg, const json_ctx_t *ctx)
+{
+    const deepspeed_given_t *g = d->g;
+    int rc, got, v = 0;
+    char text[200];
     if ((rc = get_int(d, cfg, ctx, "gradient_accumulation_steps", 1, 1 << 20, &v, &got)))
         return rc;
-    if (got == 1)
-        l->grad_accum = v;
-    if (got == 2) {
-        if (g && g->grad_accum)
-            snprintf(text, sizeof text, "\"auto\": --grad-accum %d", g->grad_accum);
-        else
-            snprintf(text, sizeof text,
-                     "\"auto\" (the Trainer's gradient_accumulation_steps): 1 assumed unless "
-                     "--global-batch sets it; give --grad-accum");
-        note(d, NOTE_ASSUMED, ctx, "gradient_accumulation_steps", text);
+    if (got == 1) {
+        d->l->grad_accum = v;
+        return ERR_OK;
     }
-    if ((rc = get_int(d, cfg, ctx, "train_batch_size", 1, 1 << 30, &v, &got)))
+    if (g && g->grad_accum)
+        snprintf(text, sizeof text, "%s: --grad-accum %d", got == 2 ? "\"auto\"" : "absent",
+                 g->grad_accum);
+    else if (got == 2)
+        snprintf(text, sizeof text,
+                 "\"auto\" (the Trainer's gradient_accumulation_steps): 1 assumed unless "
+                 "--global-batch sets it; give --grad-accum");
+    else
+        snprintf(text, sizeof text,
+                 "absent: the global batch / (micro-batch x data-parallel ranks), 1 without a "
+                 "global batch (DeepSpeed's default)");
+    note(d, NOTE_ASSUMED, ctx, "gradient_accumulation_steps", text);
+    return ERR_OK;
+}
+
+static int batch(ds_t *d, const cJSON *cfg, const json_ctx_t *ctx)
+{
+    const deepspeed_given_t *g = d->g;
+    int rc, got, v = 0;
+    char text[200];
+    if ((rc = micro_batch(d, cfg, ctx)) || (rc = grad_accum(d, cfg, ctx)) ||
+        (rc = get_int(d, cfg, ctx, "train_batch_size", 1, 1 << 30, &v, &got)))
         return rc;
     if (got == 1)
-        l->global_batch = v;
-    if (got == 2)
-        note(d, NOTE_ASSUMED, ctx, "train_batch_size",
-             "\"auto\": micro-batch x accumulation x data-parallel ranks, as the Trainer "
-             "computes it");
+        d->l->global_batch = v;
+    else if (got == 0 && g && g->global_batch)
+        snprintf(text, sizeof text, "absent: --global-batch %d", g->global_batch);
+    else
+        snprintf(text, sizeof text,
+                 "%s: micro-batch x accumulation x data-parallel ranks, as %s computes it",
+                 got == 2 ? "\"auto\"" : "absent", got == 2 ? "the Trainer" : "DeepSpeed");
+    if (got != 1)
+        note(d, NOTE_ASSUMED, ctx, "train_batch_size", text);
     return ERR_OK;
 }
 
@@ -288,6 +320,8 @@ static int offload_block(ds_t *d, const cJSON *zero, const json_ctx_t *zctx, con
     char device[16] = "none";
     if ((rc = json_get_string(b, "device", &bctx, JSON_OPTIONAL, device, sizeof device, d->err)))
         return rc;
+    if (!cJSON_GetObjectItemCaseSensitive(b, "device"))
+        note(d, NOTE_ASSUMED, &bctx, "device", "absent: DeepSpeed's default none (nothing offloaded)");
     if (strcmp(device, "none") == 0)
         return ERR_OK;
     if (strcmp(device, "cpu") != 0 && strcmp(device, "nvme") != 0) {
@@ -303,6 +337,9 @@ static int offload_block(ds_t *d, const cJSON *zero, const json_ctx_t *zctx, con
         int got;
         if ((rc = get_double(d, b, &bctx, "ratio", 0, 1, &ratio, &got)))
             return rc;
+        if (got == 0)
+            note(d, NOTE_ASSUMED, &bctx, "ratio",
+                 "absent: DeepSpeed's default 1 (the whole optimizer state offloaded)");
         if (got == 1 && ratio < 1)
             d->l->offload_fraction = ratio;
     }
@@ -314,18 +351,33 @@ static int offload_block(ds_t *d, const cJSON *zero, const json_ctx_t *zctx, con
     return ERR_OK;
 }
 
-static int zero(ds_t *d, const cJSON *cfg, const json_ctx_t *ctx)
+/* The ZeRO stage when the file gives none: --zero, or the layout's (its
+ * framework's), whose DeepSpeed default is 0. */
+static void zero_absent(ds_t *d, const json_ctx_t *ctx, const char *key)
 {
-    const cJSON *z = NULL;
-    int rc = json_get_object(cfg, "zero_optimization", ctx, JSON_OPTIONAL, &z, d->err);
-    if (rc || !z)
-        return rc;
-    json_ctx_t zctx = json_ctx_member(ctx, "zero_optimization");
+    char text[200];
+    if (d->g && d->g->have_zero)
+        snprintf(text, sizeof text, "absent: --zero %d", d->g->zero);
+    else if (d->l->zero == 0)
+        snprintf(text, sizeof text, "absent: DeepSpeed's default, ZeRO stage 0 (nothing "
+                                    "partitioned)");
+    else
+        snprintf(text, sizeof text,
+                 "absent: ZeRO stage %d, the framework's (DeepSpeed's own default is 0; "
+                 "--zero sets it)",
+                 d->l->zero);
+    note(d, NOTE_ASSUMED, ctx, key, text);
+}
+
+/* zero_optimization's keys: each known one read or said, an unknown one
+ * refused as DeepSpeed's config model does. */
+static int zero_keys(ds_t *d, const cJSON *z, const json_ctx_t *zctx)
+{
     const cJSON *k;
     cJSON_ArrayForEach(k, z)
     {
         if (strcmp(k->string, "aio") == 0) {
-            note(d, NOTE_IGNORED, &zctx, "aio",
+            note(d, NOTE_IGNORED, zctx, "aio",
                  "DeepSpeed reads aio only at the top level (recent versions reject it here); "
                  "NVMe I/O tuning is not modeled");
             continue;
@@ -335,19 +387,73 @@ static int zero(ds_t *d, const cJSON *cfg, const json_ctx_t *ctx)
             if (strcmp(k->string, ZERO_KEYS[i].key) == 0)
                 kind = ZERO_KEYS[i].kind;
         if (!kind) {
-            json_ctx_t kc = json_ctx_member(&zctx, k->string);
+            json_ctx_t kc = json_ctx_member(zctx, k->string);
             return err_setf(d->err, ERR_INPUT, d->file, kc.path,
                             "not a DeepSpeed zero_optimization key (DeepSpeed rejects unknown "
                             "keys)");
         }
         if (kind == 'N')
-            note(d, NOTE_IGNORED, &zctx, k->string, "no effect on speed or memory");
+            note(d, NOTE_IGNORED, zctx, k->string, "no effect on speed or memory");
         else if (kind == 'M')
-            note(d, NOTE_IGNORED, &zctx, k->string,
+            note(d, NOTE_IGNORED, zctx, k->string,
                  is_auto(k) ? "\"auto\" (the Trainer derives it from hidden_size): accepted; "
                               "not modeled"
                             : "accepted; its effect is not modeled");
     }
+    return ERR_OK;
+}
+
+/* overlap_comm and reduce_bucket_size, for the simulator's options. */
+static int zero_comm(ds_t *d, const cJSON *z, const json_ctx_t *zctx, int stage)
+{
+    int rc, got;
+    sim_options_t *o = d->o;
+    if (!o)
+        return ERR_OK;
+    /* overlap_comm: DeepSpeed's default is on for stage 3, off below. */
+    bool overlap = stage == 3;
+    if ((rc = get_bool(d, z, zctx, "overlap_comm", &overlap, &got)))
+        return rc;
+    if (got == 0)
+        note(d, NOTE_ASSUMED, zctx, "overlap_comm",
+             stage == 3 ? "absent: DeepSpeed's default for stage 3, true"
+                        : "absent: DeepSpeed's default below stage 3, false");
+    o->overlap_grad_reduce = overlap;
+    o->bucket_params = 5e8; /* DeepSpeed's reduce_bucket_size default */
+    int bucket = 0;
+    if ((rc = get_int(d, z, zctx, "reduce_bucket_size", 1, 2000000000L, &bucket, &got)))
+        return rc;
+    if (got == 0)
+        note(d, NOTE_ASSUMED, zctx, "reduce_bucket_size",
+             "absent: DeepSpeed's default 5e8 elements");
+    if (got == 1)
+        o->bucket_params = bucket;
+    if (got == 2) {
+        char text[160];
+        int hidden = d->g ? d->g->hidden : 0;
+        if (hidden > 0) {
+            o->bucket_params = (double)hidden * hidden;
+            snprintf(text, sizeof text, "\"auto\": hidden_size^2 = %.0f (the Trainer's value)",
+                     o->bucket_params);
+        } else {
+            snprintf(text, sizeof text, "\"auto\": DeepSpeed's default 5e8 (no model size known)");
+        }
+        note(d, NOTE_ASSUMED, zctx, "reduce_bucket_size", text);
+    }
+    return ERR_OK;
+}
+
+static int zero(ds_t *d, const cJSON *cfg, const json_ctx_t *ctx)
+{
+    const cJSON *z = NULL;
+    int rc = json_get_object(cfg, "zero_optimization", ctx, JSON_OPTIONAL, &z, d->err);
+    if (!rc && !z)
+        zero_absent(d, ctx, "zero_optimization");
+    if (rc || !z)
+        return rc;
+    json_ctx_t zctx = json_ctx_member(ctx, "zero_optimization");
+    if ((rc = zero_keys(d, z, &zctx)))
+        return rc;
     int stage = 0, got;
     if ((rc = get_int(d, z, &zctx, "stage", 0, 3, &stage, &got)))
         return rc;
@@ -355,6 +461,8 @@ static int zero(ds_t *d, const cJSON *cfg, const json_ctx_t *ctx)
         return err_setf(d->err, ERR_INPUT, d->file, "zero_optimization.stage",
                         "\"auto\" is not a ZeRO stage (the Trainer does not fill it)");
     d->l->zero = stage;
+    if (got == 0)
+        zero_absent(d, &zctx, "stage");
     bool legacy = false;
     if ((rc = get_bool(d, z, &zctx, "cpu_offload", &legacy, &got)))
         return rc;
@@ -373,33 +481,7 @@ static int zero(ds_t *d, const cJSON *cfg, const json_ctx_t *ctx)
     if (d->l->offload_fraction > 0 && stage < 3)
         return err_setf(d->err, ERR_INPUT, d->file, "zero_optimization.offload_optimizer.ratio",
                         "partial optimizer offload needs stage 3 (got stage %d)", stage);
-    sim_options_t *o = d->o;
-    if (!o)
-        return ERR_OK;
-    /* overlap_comm: DeepSpeed's default is on for stage 3, off below. */
-    bool overlap = stage == 3;
-    if ((rc = get_bool(d, z, &zctx, "overlap_comm", &overlap, &got)))
-        return rc;
-    o->overlap_grad_reduce = overlap;
-    o->bucket_params = 5e8; /* DeepSpeed's reduce_bucket_size default */
-    int bucket = 0;
-    if ((rc = get_int(d, z, &zctx, "reduce_bucket_size", 1, 2000000000L, &bucket, &got)))
-        return rc;
-    if (got == 1)
-        o->bucket_params = bucket;
-    if (got == 2) {
-        char text[160];
-        int hidden = d->g ? d->g->hidden : 0;
-        if (hidden > 0) {
-            o->bucket_params = (double)hidden * hidden;
-            snprintf(text, sizeof text, "\"auto\": hidden_size^2 = %.0f (the Trainer's value)",
-                     o->bucket_params);
-        } else {
-            snprintf(text, sizeof text, "\"auto\": DeepSpeed's default 5e8 (no model size known)");
-        }
-        note(d, NOTE_ASSUMED, &zctx, "reduce_bucket_size", text);
-    }
-    return ERR_OK;
+    return zero_comm(d, z, &zctx, stage);
 }
 
 /* ------------------------------------------------------------ the rest */
@@ -413,8 +495,12 @@ static int checkpointing(ds_t *d, const cJSON *cfg, const json_ctx_t *ctx)
     json_ctx_t actx = json_ctx_member(ctx, "activation_checkpointing");
     bool cpu = false, partition = false;
     int got;
-    if ((rc = get_bool(d, a, &actx, "cpu_checkpointing", &cpu, &got)) ||
-        (rc = get_bool(d, a, &actx, "partition_activations", &partition, &got)))
+    if ((rc = get_bool(d, a, &actx, "cpu_checkpointing", &cpu, &got)))
+        return rc;
+    if (got == 0)
+        note(d, NOTE_ASSUMED, &actx, "cpu_checkpointing",
+             "absent: DeepSpeed's default false (checkpoints stay on the GPU)");
+    if ((rc = get_bool(d, a, &actx, "partition_activations", &partition, &got)))
         return rc;
     note(d, NOTE_ASSUMED, ctx, "activation_checkpointing",
          "configures DeepSpeed's checkpointing API; whether the model recomputes is the "
@@ -496,7 +582,8 @@ int deepspeed_apply(const char *text, size_t len, const char *file, const deepsp
         return rc;
     json_ctx_t ctx = json_ctx_root(file);
     ds_t d = {file, given, l, o, notes, err};
-    if ((rc = json_expect_object(cfg, &ctx, err)) || (rc = batch(&d, cfg, &ctx)) ||
+    if ((rc = json_expect_object(cfg, &ctx, err)) ||
+        (rc = json_check_unique_keys(cfg, &ctx, err)) || (rc = batch(&d, cfg, &ctx)) ||
         (rc = precision(&d, cfg, &ctx)) || (rc = zero(&d, cfg, &ctx)) ||
         (rc = checkpointing(&d, cfg, &ctx)))
         goto out;

@@ -6,10 +6,12 @@
  * written for the Hugging Face Trainer hold "auto" where the Trainer fills
  * in its own arguments; scaleplan fills them from the command line (the
  * deepspeed_cli_t values) or its defaults and the model, as the Trainer
- * would, and says so. Keys that have no effect on speed or memory are
+ * would, and says so; so is every value a key the file leaves out defaults
+ * to (batch sizes, ZeRO stage, overlap_comm, reduce_bucket_size, offload
+ * device and ratio, cpu_checkpointing). Keys that have no effect on speed or memory are
  * listed as ignored; keys scaleplan cannot model exactly are listed as
  * such; nothing is dropped silently. Refused with one line naming the key:
- * malformed JSON, wrong types, fp16 and bf16 both on, apex amp with ZeRO,
+ * malformed JSON, a key given twice in one object, wrong types, fp16 and bf16 both on, apex amp with ZeRO,
  * parameter offload below stage 3, keys DeepSpeed itself rejects inside
  * zero_optimization.
  */
@@ -32,6 +34,8 @@ typedef struct {
     bool have_precision;
     precision_t precision; /* --precision / --bf16 / --fp16 */
     bool full_recompute;   /* --recompute full or --checkpoint-activations */
+    bool have_zero;        /* --zero (or --fsdp) given */
+    int zero;              /* its stage */
     int hidden;            /* the model's hidden size ("auto" buckets), 0 = unknown */
 } deepspeed_given_t;
 

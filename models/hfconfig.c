@@ -7,6 +7,7 @@
 #include "models/hfconfig.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +24,11 @@ typedef struct {
     const char *file;
     const char *type; /* the model_type it is read as */
     bool tie_outside; /* the wrapper config sets tie_word_embeddings */
+    bool say_defaults; /* list what absent keys default to (not for catalog entries) */
+    const char *eps_key;  /* the norm epsilon's key, NULL when the type has none */
+    const char *rope_key; /* the RoPE base's key */
+    int head_dim_default; /* the class default of head_dim, 0: hidden / heads */
+    bool mla;             /* head sizes come from the MLA keys (DeepSeek) */
     notes_t *notes;
     err_t *err;
 } rd_t;
@@ -38,33 +44,82 @@ static int geti(rd_t *r, const char *k, long lo, long hi, int *out)
     return json_get_int(r->c, k, &r->ctx, JSON_REQUIRED, lo, hi, out, r->err);
 }
 
-/* An optional integer; *out keeps its value (the default) when absent. */
-static int opti(rd_t *r, const char *k, long lo, long hi, int *out)
+/* A note on key (its path in the file). */
+static void assumed(rd_t *r, const char *key, const char *fmt, const char *detail)
+{
+    json_ctx_t k = json_ctx_member(&r->ctx, key);
+    notes_add(r->notes, NOTE_ASSUMED, k.path, fmt, detail);
+}
+
+/* Say that key is absent and what stands for it: the class default of the
+ * type, or what absence means. Every value a reader fills in goes through
+ * here, so nothing is taken silently from a user's config; scaleplan's own
+ * catalog entries are checked as they stand (their figures are pinned in
+ * tests/test_hfconfig.c) and say nothing. */
+static void absent(rd_t *r, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void absent(rd_t *r, const char *key, const char *fmt, ...)
+{
+    if (!r->say_defaults || !r->notes)
+        return;
+    char what[240];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    json_ctx_t k = json_ctx_member(&r->ctx, key);
+    notes_add(r->notes, NOTE_ASSUMED, k.path, "absent: %s", what);
+}
+
+/* Optional keys read quietly: the caller says what their absence means. */
+static int readi(rd_t *r, const char *k, long lo, long hi, int *out)
 {
     return json_get_int(r->c, k, &r->ctx, JSON_OPTIONAL, lo, hi, out, r->err);
 }
 
-static int optd(rd_t *r, const char *k, double lo, double hi, double *out)
+static int readb(rd_t *r, const char *k, bool *out)
+{
+    return json_get_bool(r->c, k, &r->ctx, JSON_OPTIONAL, out, r->err);
+}
+
+static int readd(rd_t *r, const char *k, double lo, double hi, double *out)
 {
     return json_get_double(r->c, k, &r->ctx, JSON_OPTIONAL, lo, hi, out, r->err);
 }
 
+static int reads(rd_t *r, const char *k, char *out, size_t cap)
+{
+    return json_get_string(r->c, k, &r->ctx, JSON_OPTIONAL, out, cap, r->err);
+}
+
+/* Optional keys whose absence leaves *out, the type's class default, and
+ * says so. */
+static int opti(rd_t *r, const char *k, long lo, long hi, int *out)
+{
+    if (!has(r, k))
+        absent(r, k, "%s's default %d", r->type, *out);
+    return readi(r, k, lo, hi, out);
+}
+
+static int optd(rd_t *r, const char *k, double lo, double hi, double *out)
+{
+    if (!has(r, k))
+        absent(r, k, "%s's default %g", r->type, *out);
+    return readd(r, k, lo, hi, out);
+}
+
 static int optb(rd_t *r, const char *k, bool *out)
 {
+    if (!has(r, k))
+        absent(r, k, "%s's default %s", r->type, *out ? "true" : "false");
     return json_get_bool(r->c, k, &r->ctx, JSON_OPTIONAL, out, r->err);
 }
 
 static int opts(rd_t *r, const char *k, char *out, size_t cap)
 {
-    return json_get_string(r->c, k, &r->ctx, JSON_OPTIONAL, out, cap, r->err);
-}
-
-static void assumed(rd_t *r, const char *key, const char *fmt, const char *detail)
-{
-    char field[96];
-    json_ctx_t k = json_ctx_member(&r->ctx, key);
-    snprintf(field, sizeof field, "%s", k.path);
-    notes_add(r->notes, NOTE_ASSUMED, field, fmt, detail);
+    if (!has(r, k))
+        absent(r, k, "%s's default '%s'", r->type, out);
+    return reads(r, k, out, cap);
 }
 
 /* tie_word_embeddings with the class default of the type, said when the
@@ -76,14 +131,12 @@ static int read_tie(rd_t *r, bool def, model_t *m)
     if (r->tie_outside)
         return ERR_OK; /* read from the wrapper afterwards */
     if (!has(r, "tie_word_embeddings")) {
-        char why[96];
-        snprintf(why, sizeof why, "absent: %s's default, %s (%s)", r->type,
-                 def ? "true" : "false",
-                 def ? "the output head is the word embedding" : "a separate output head");
-        assumed(r, "tie_word_embeddings", "%s", why);
+        absent(r, "tie_word_embeddings", "%s's default, %s (%s)", r->type,
+               def ? "true" : "false",
+               def ? "the output head is the word embedding" : "a separate output head");
         return ERR_OK;
     }
-    return optb(r, "tie_word_embeddings", &m->tied_embeddings);
+    return readb(r, "tie_word_embeddings", &m->tied_embeddings);
 }
 
 /* The sizes every llama-style config has. defs gives class defaults for
@@ -98,15 +151,34 @@ static int sized(rd_t *r, const char *k, long lo, long hi, int def, bool require
     if (required)
         return geti(r, k, lo, hi, out);
     *out = def;
-    if (!has(r, k)) {
-        char v[32];
-        snprintf(v, sizeof v, "%d", def);
-        char why[96];
-        snprintf(why, sizeof why, "absent: %s's default %s", r->type, v);
-        assumed(r, k, "%s", why);
-        return ERR_OK;
-    }
     return opti(r, k, lo, hi, out);
+}
+
+/* num_key_value_heads (absent: one per attention head) and head_dim
+ * (absent: the type's class default, or hidden_size / heads). */
+static int read_heads(rd_t *r, model_t *m)
+{
+    m->n_kv_heads = m->n_heads;
+    m->head_dim = 0;
+    int rc;
+    if ((rc = readi(r, "num_key_value_heads", 1, MAX_WIDTH, &m->n_kv_heads)) ||
+        (rc = readi(r, "head_dim", 1, MAX_WIDTH, &m->head_dim)))
+        return rc;
+    if (!has(r, "num_key_value_heads") && !r->mla)
+        absent(r, "num_key_value_heads", "num_attention_heads, %d (no grouped-query attention)",
+               m->n_heads);
+    if (m->head_dim == 0 && r->head_dim_default > 0) {
+        m->head_dim = r->head_dim_default;
+        absent(r, "head_dim", "%s's default %d", r->type, m->head_dim);
+    } else if (m->head_dim == 0) {
+        if (m->hidden % m->n_heads != 0)
+            return err_setf(r->err, ERR_INPUT, r->file, "num_attention_heads",
+                            "must divide hidden_size %d (got %d)", m->hidden, m->n_heads);
+        m->head_dim = m->hidden / m->n_heads;
+        if (!r->mla)
+            absent(r, "head_dim", "hidden_size / num_attention_heads = %d", m->head_dim);
+    }
+    return ERR_OK;
 }
 
 static int read_core(rd_t *r, model_t *m, const size_defaults_t *defs, int max_pos_default)
@@ -128,18 +200,8 @@ static int read_core(rd_t *r, model_t *m, const size_defaults_t *defs, int max_p
                         &m->n_kv_heads)) ||
             (rc = sized(r, "head_dim", 1, MAX_WIDTH, d.head_dim, false, &m->head_dim)))
             return rc;
-    } else {
-        m->n_kv_heads = m->n_heads;
-        m->head_dim = 0;
-        if ((rc = opti(r, "num_key_value_heads", 1, MAX_WIDTH, &m->n_kv_heads)) ||
-            (rc = opti(r, "head_dim", 1, MAX_WIDTH, &m->head_dim)))
-            return rc;
-    }
-    if (m->head_dim == 0) {
-        if (m->hidden % m->n_heads != 0)
-            return err_setf(r->err, ERR_INPUT, r->file, "num_attention_heads",
-                            "must divide hidden_size %d (got %d)", m->hidden, m->n_heads);
-        m->head_dim = m->hidden / m->n_heads;
+    } else if ((rc = read_heads(r, m))) {
+        return rc;
     }
     if (m->n_heads % m->n_kv_heads != 0)
         return err_setf(r->err, ERR_INPUT, r->file, "num_key_value_heads",
@@ -147,8 +209,8 @@ static int read_core(rd_t *r, model_t *m, const size_defaults_t *defs, int max_p
                         m->n_kv_heads);
     m->rope_theta = 10000.0;
     m->norm_eps = 1e-6;
-    if ((rc = optd(r, "rope_theta", 1, 1e12, &m->rope_theta)) ||
-        (rc = optd(r, "rms_norm_eps", 1e-12, 0.1, &m->norm_eps)) ||
+    if ((rc = optd(r, r->rope_key, 1, 1e12, &m->rope_theta)) ||
+        (r->eps_key && (rc = optd(r, r->eps_key, 1e-12, 0.1, &m->norm_eps))) ||
         (rc = optd(r, "attention_dropout", 0, 1, &m->dropout)))
         return rc;
     return ERR_OK;
@@ -158,7 +220,10 @@ static int read_core(rd_t *r, model_t *m, const size_defaults_t *defs, int max_p
 static int read_act(rd_t *r, const char *key, model_t *m)
 {
     char act[48] = "";
-    int rc = opts(r, key, act, sizeof act);
+    int rc = reads(r, key, act, sizeof act);
+    if (!rc && !act[0])
+        absent(r, key, "%s's default, %s", r->type,
+               model_act_name(m->act, m->mlp == MODEL_MLP_SWIGLU));
     if (rc || !act[0])
         return rc;
     if (strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0)
@@ -201,6 +266,20 @@ static void note_window(rd_t *r, model_t *m, int window, int layers)
     assumed(r, "sliding_window", "%s", why);
 }
 
+/* sliding_window over `layers` blocks; absent, every block attends to the
+ * whole sequence (priced the same: note_window). */
+static int read_window(rd_t *r, model_t *m, int layers)
+{
+    int w = 0;
+    int rc = readi(r, "sliding_window", 1, MAX_SEQ, &w);
+    if (!rc && !has(r, "sliding_window"))
+        absent(r, "sliding_window", "no sliding window: every block attends to the whole "
+                                    "sequence");
+    if (!rc)
+        note_window(r, m, w, layers);
+    return rc;
+}
+
 static void llama_block(model_t *m)
 {
     m->family = MODEL_FAMILY_LLAMA;
@@ -237,12 +316,8 @@ static int read_llama(rd_t *r, model_t *m)
         (rc = read_attention_bias(r, false, m)) || (rc = optb(r, "mlp_bias", &m->mlp_bias)) ||
         (rc = read_act(r, "hidden_act", m)))
         return rc;
-    if (strcmp(r->type, "mistral") == 0) {
-        int w = 0;
-        if ((rc = opti(r, "sliding_window", 1, MAX_SEQ, &w)))
-            return rc;
-        note_window(r, m, w, m->n_layers);
-    }
+    if (strcmp(r->type, "mistral") == 0)
+        return read_window(r, m, m->n_layers);
     return ERR_OK;
 }
 
@@ -268,14 +343,18 @@ static int read_qwen2(rd_t *r, model_t *m)
         return rc;
     m->qkv_bias = true;
     bool use_window = false;
-    int w = 0, max_window_layers = m->n_layers;
+    int max_window_layers = m->n_layers;
     if ((rc = optb(r, "use_sliding_window", &use_window)) ||
-        (rc = opti(r, "sliding_window", 1, MAX_SEQ, &w)) ||
-        (rc = opti(r, "max_window_layers", 0, MAX_LAYERS, &max_window_layers)))
+        (rc = readi(r, "max_window_layers", 0, MAX_LAYERS, &max_window_layers)))
         return rc;
-    if (use_window && max_window_layers < m->n_layers)
-        note_window(r, m, w, m->n_layers - max_window_layers);
-    return ERR_OK;
+    if (!use_window) { /* the window's size and layers then do not matter */
+        int unused = 0;
+        return readi(r, "sliding_window", 1, MAX_SEQ, &unused);
+    }
+    if (!has(r, "max_window_layers"))
+        absent(r, "max_window_layers", "num_hidden_layers, %d (no block uses the window)",
+               m->n_layers);
+    return read_window(r, m, m->n_layers - max_window_layers);
 }
 
 /* Qwen3: per-head RMSNorm on Q and K, attention_bias for biases. */
@@ -299,6 +378,8 @@ static int qwen_moe_layers(rd_t *r, model_t *m)
     if ((rc = moe_layers_limit(r, m)) || (rc = opti(r, "decoder_sparse_step", 1, MAX_LAYERS, &step)) ||
         (rc = json_get_array(r->c, "mlp_only_layers", &r->ctx, JSON_OPTIONAL, &only, r->err)))
         return rc;
+    if (!only)
+        absent(r, "mlp_only_layers", "none: decoder_sparse_step alone places the experts");
     for (int i = 0; i < m->n_layers; i++)
         model_moe_set_layer(m, i, (i + 1) % step == 0);
     const cJSON *v;
@@ -345,6 +426,7 @@ static int read_gemma(rd_t *r, model_t *m)
     int rc;
     bool v2 = strcmp(r->type, "gemma2") == 0, v3 = strcmp(r->type, "gemma3_text") == 0;
     static const size_defaults_t gemma3 = {2304, 26, 8, 4, 256, 9216, 262208};
+    r->head_dim_default = 256; /* GemmaConfig / Gemma2Config default */
     if (v3)
         rc = read_core(r, m, &gemma3, 131072);
     else
@@ -353,10 +435,6 @@ static int read_gemma(rd_t *r, model_t *m)
         (rc = read_act(r, has(r, "hidden_activation") ? "hidden_activation" : "hidden_act", m)))
         return rc;
     m->mlp = MODEL_MLP_SWIGLU; /* gated whatever the activation */
-    if (!has(r, "head_dim") && !v3) {
-        m->head_dim = 256; /* GemmaConfig / Gemma2Config default */
-        assumed(r, "head_dim", "%s", "absent: Gemma's default 256");
-    }
     if (v2 || v3) {
         m->norms_per_layer = 4; /* input, post-attention, pre- and post-feedforward */
         int w = 4096, pattern = v3 ? 6 : 2;
@@ -386,11 +464,7 @@ static int read_phi3(rd_t *r, model_t *m)
     if ((rc = optd(r, "partial_rotary_factor", 0, 1, &partial)))
         return rc;
     m->rope_fraction = partial;
-    int w = 0;
-    if ((rc = opti(r, "sliding_window", 1, MAX_SEQ, &w)))
-        return rc;
-    note_window(r, m, w, m->n_layers);
-    return ERR_OK;
+    return read_window(r, m, m->n_layers);
 }
 
 /* OLMo: LayerNorm without parameters everywhere. OLMo 2: RMSNorm after
@@ -401,6 +475,8 @@ static int read_olmo(rd_t *r, model_t *m)
     llama_block(m);
     int rc;
     bool v2 = strcmp(r->type, "olmo2") == 0;
+    if (!v2)
+        r->eps_key = NULL; /* OLMo's parameter-free LayerNorm has a fixed epsilon */
     if ((rc = read_core(r, m, NULL, 2048)) || (rc = read_tie(r, false, m)) ||
         (rc = read_attention_bias(r, false, m)) || (rc = read_act(r, "hidden_act", m)))
         return rc;
@@ -441,9 +517,9 @@ static int read_starcoder2(rd_t *r, model_t *m)
     m->act = MODEL_ACT_GELU;
     int rc;
     bool bias = true;
+    r->eps_key = "norm_epsilon";
     if ((rc = read_core(r, m, NULL, 4096)) || (rc = read_tie(r, true, m)) ||
-        (rc = optb(r, "use_bias", &bias)) || (rc = read_act(r, "hidden_act", m)) ||
-        (rc = optd(r, "norm_epsilon", 1e-12, 0.1, &m->norm_eps)))
+        (rc = optb(r, "use_bias", &bias)) || (rc = read_act(r, "hidden_act", m)))
         return rc;
     m->qkv_bias = m->out_bias = m->mlp_bias = bias;
     char norm[32] = "layer_norm";
@@ -452,11 +528,7 @@ static int read_starcoder2(rd_t *r, model_t *m)
     if (strcmp(norm, "layer_norm") != 0)
         return err_setf(r->err, ERR_INPUT, r->file, "norm_type",
                         "'%s' is not the LayerNorm StarCoder2 uses", norm);
-    int w = 0;
-    if ((rc = opti(r, "sliding_window", 1, MAX_SEQ, &w)))
-        return rc;
-    note_window(r, m, w, m->n_layers);
-    return ERR_OK;
+    return read_window(r, m, m->n_layers);
 }
 
 /* GPT-2: learned positions, LayerNorm, GELU, biases everywhere, tied. */
@@ -481,9 +553,9 @@ static int read_gpt2(rd_t *r, model_t *m)
     if ((rc = geti(r, pos_key, 1, MAX_SEQ, &m->max_seq)))
         return rc;
     m->ffn = 4 * m->hidden;
-    m->tied_embeddings = true;
-    if ((rc = opti(r, "n_inner", 1, MAX_WIDTH, &m->ffn)) ||
-        (rc = optb(r, "tie_word_embeddings", &m->tied_embeddings)) ||
+    if (!has(r, "n_inner"))
+        absent(r, "n_inner", "4 x n_embd = %d", m->ffn);
+    if ((rc = readi(r, "n_inner", 1, MAX_WIDTH, &m->ffn)) || (rc = read_tie(r, true, m)) ||
         (rc = optd(r, "resid_pdrop", 0, 1, &m->dropout)) ||
         (rc = optd(r, "layer_norm_epsilon", 1e-12, 0.1, &m->norm_eps)))
         return rc;
@@ -513,13 +585,17 @@ static int read_gpt_neox(rd_t *r, model_t *m)
     m->norm = MODEL_NORM_LAYERNORM;
     m->mlp = MODEL_MLP_GELU;
     m->act = MODEL_ACT_GELU;
+    r->eps_key = "layer_norm_eps";
+    r->rope_key = has(r, "rotary_emb_base") ? "rotary_emb_base" : "rope_theta";
+    /* the hidden dropout keys (two spellings) replace attention_dropout,
+     * already said when absent */
     if ((rc = read_core(r, m, NULL, 2048)) || (rc = read_tie(r, false, m)) ||
-        (rc = optd(r, "layer_norm_eps", 1e-12, 0.1, &m->norm_eps)) ||
-        (rc = optd(r, "rotary_emb_base", 1, 1e12, &m->rope_theta)) ||
-        (rc = optd(r, "rotary_pct", 0, 1, &m->rope_fraction)) ||
-        (rc = optd(r, "hidden_dropout", 0, 1, &m->dropout)) ||
-        (rc = optd(r, "hidden_dropout_prob", 0, 1, &m->dropout)))
+        (rc = readd(r, "rotary_pct", 0, 1, &m->rope_fraction)) ||
+        (rc = readd(r, "hidden_dropout", 0, 1, &m->dropout)) ||
+        (rc = readd(r, "hidden_dropout_prob", 0, 1, &m->dropout)))
         return rc;
+    if (!has(r, "rotary_pct"))
+        absent(r, "rotary_pct", "1, the whole head rotated");
     bool bias = true; /* GPTNeoXConfig attention_bias default */
     if ((rc = optb(r, "attention_bias", &bias)))
         return rc;
@@ -553,7 +629,9 @@ static int read_opt(rd_t *r, model_t *m)
         return rc;
     int proj = m->hidden;
     bool before = true, bias = true, affine = true;
-    if ((rc = opti(r, "word_embed_proj_dim", 1, MAX_WIDTH, &proj)) ||
+    if (!has(r, "word_embed_proj_dim"))
+        absent(r, "word_embed_proj_dim", "hidden_size, %d (no projection)", proj);
+    if ((rc = readi(r, "word_embed_proj_dim", 1, MAX_WIDTH, &proj)) ||
         (rc = optb(r, "do_layer_norm_before", &before)) || (rc = optb(r, "enable_bias", &bias)) ||
         (rc = optb(r, "layer_norm_elementwise_affine", &affine)))
         return rc;
@@ -623,6 +701,32 @@ static int read_bloom(rd_t *r, model_t *m)
     return ERR_OK;
 }
 
+/* Falcon's key/value heads and norms per block: the new decoder
+ * architecture's grouped heads and one or two parallel norms, or the old
+ * one's multi-query or full heads, parallel (one norm) or sequential. */
+static int falcon_attention(rd_t *r, bool new_arch, model_t *m)
+{
+    int rc;
+    m->n_kv_heads = m->n_heads;
+    if (new_arch) {
+        const char *kv = has(r, "num_kv_heads") ? "num_kv_heads" : "n_head_kv";
+        int lns = 2;
+        if (!has(r, kv))
+            absent(r, kv, "num_attention_heads, %d (no grouped-query attention)", m->n_heads);
+        if ((rc = readi(r, kv, 1, MAX_WIDTH, &m->n_kv_heads)) ||
+            (rc = opti(r, "num_ln_in_parallel_attn", 1, 2, &lns)))
+            return rc;
+        m->norms_per_layer = lns; /* ln_attn and ln_mlp, or one shared */
+        return ERR_OK;
+    }
+    bool multi_query = true, parallel = true;
+    if ((rc = optb(r, "multi_query", &multi_query)) || (rc = optb(r, "parallel_attn", &parallel)))
+        return rc;
+    m->n_kv_heads = multi_query ? 1 : m->n_heads;
+    m->norms_per_layer = parallel ? 1 : 2;
+    return ERR_OK;
+}
+
 /* Falcon, and the RefinedWeb/RefinedWebModel configs it started as:
  * multi-query or grouped attention in one fused QKV, parallel attention
  * and MLP with one or two LayerNorms, no linear biases, tied. */
@@ -655,34 +759,60 @@ static int read_falcon(rd_t *r, model_t *m)
         return err_setf(r->err, ERR_INPUT, r->file, heads, "must divide %s %d (got %d)", hidden,
                         m->hidden, m->n_heads);
     m->head_dim = m->hidden / m->n_heads;
-    bool new_arch = rw, multi_query = true, parallel = true, bias = false, alibi = false;
-    if ((rc = optb(r, "new_decoder_architecture", &new_arch)) ||
-        (rc = optb(r, "multi_query", &multi_query)) || (rc = optb(r, "parallel_attn", &parallel)) ||
-        (rc = optb(r, "bias", &bias)) || (rc = optb(r, "alibi", &alibi)))
+    bool new_arch = rw, bias = false, alibi = false;
+    if ((rc = optb(r, "new_decoder_architecture", &new_arch)) || (rc = optb(r, "bias", &bias)) ||
+        (rc = optb(r, "alibi", &alibi)) || (rc = falcon_attention(r, new_arch, m)))
         return rc;
     (void)rwm;
-    if (new_arch) {
-        m->n_kv_heads = m->n_heads;
-        const char *kv = has(r, "num_kv_heads") ? "num_kv_heads" : "n_head_kv";
-        if ((rc = opti(r, kv, 1, MAX_WIDTH, &m->n_kv_heads)))
-            return rc;
-        int lns = 2;
-        if ((rc = opti(r, "num_ln_in_parallel_attn", 1, 2, &lns)))
-            return rc;
-        m->norms_per_layer = lns; /* ln_attn and ln_mlp, or one shared */
-    } else {
-        m->n_kv_heads = multi_query ? 1 : m->n_heads;
-        m->norms_per_layer = parallel ? 1 : 2;
-    }
     if (m->n_heads % m->n_kv_heads != 0)
         return err_setf(r->err, ERR_INPUT, r->file, "num_kv_heads",
                         "must divide the %d attention heads (got %d)", m->n_heads, m->n_kv_heads);
     m->ffn = 4 * m->hidden;
-    if ((rc = opti(r, "ffn_hidden_size", 1, MAX_WIDTH, &m->ffn)))
+    if (!has(r, "ffn_hidden_size"))
+        absent(r, "ffn_hidden_size", "4 x hidden_size = %d", m->ffn);
+    if ((rc = readi(r, "ffn_hidden_size", 1, MAX_WIDTH, &m->ffn)))
         return rc;
     m->qkv_bias = m->out_bias = m->mlp_bias = bias;
     if (alibi)
         m->pos = MODEL_POS_NONE;
+    return ERR_OK;
+}
+
+/* DeepSeek's routed experts: n_routed_experts absent is a dense model. */
+static int deepseek_experts(rd_t *r, model_t *m)
+{
+    int rc, experts = 0;
+    if ((rc = readi(r, "n_routed_experts", 1, 1 << 20, &experts)))
+        return rc;
+    if (experts == 0) {
+        absent(r, "n_routed_experts", "a dense model (no routed experts)");
+        return ERR_OK;
+    }
+    int first = 0, freq = 1, shared = 0;
+    if ((rc = geti(r, "num_experts_per_tok", 1, 1 << 20, &m->moe.top_k)) ||
+        (rc = geti(r, "moe_intermediate_size", 1, MAX_WIDTH, &m->moe.expert_ffn)) ||
+        (rc = opti(r, "first_k_dense_replace", 0, MAX_LAYERS, &first)) ||
+        (rc = opti(r, "moe_layer_freq", 1, MAX_LAYERS, &freq)) ||
+        (rc = opti(r, "n_shared_experts", 0, 1 << 20, &shared)))
+        return rc;
+    m->moe.n_experts = experts;
+    for (int i = 0; i < m->n_layers; i++)
+        model_moe_set_layer(m, i, i >= first && i % freq == 0);
+    m->moe.n_shared = shared;
+    m->moe.shared_ffn = shared * m->moe.expert_ffn;
+    char topk[32] = "";
+    if ((rc = reads(r, "topk_method", topk, sizeof topk)))
+        return rc;
+    if (!topk[0])
+        absent(r, "topk_method", "plain top-k routing (no score-correction bias)");
+    m->moe.router_bias = strcmp(topk, "noaux_tc") == 0;
+    /* group-limited routing: n_group groups, topk_group per token */
+    if ((rc = readi(r, "n_group", 1, 1 << 20, &m->moe.n_groups)) ||
+        (rc = readi(r, "topk_group", 1, 1 << 20, &m->moe.group_topk)))
+        return rc;
+    if (!has(r, "n_group") || !has(r, "topk_group"))
+        absent(r, !has(r, "n_group") ? "n_group" : "topk_group",
+               "no group-limited routing: every expert is open to every token");
     return ERR_OK;
 }
 
@@ -694,46 +824,26 @@ static int read_deepseek(rd_t *r, model_t *m)
 {
     llama_block(m);
     int rc;
+    r->mla = true;
     if ((rc = read_core(r, m, NULL, 2048)) || (rc = read_tie(r, false, m)) ||
         (rc = read_attention_bias(r, false, m)) || (rc = read_act(r, "hidden_act", m)) ||
         (rc = moe_layers_limit(r, m)))
         return rc;
     model_mla_t *a = &m->mla;
     if ((rc = geti(r, "kv_lora_rank", 1, MAX_WIDTH, &a->kv_lora_rank)) ||
-        (rc = opti(r, "q_lora_rank", 1, MAX_WIDTH, &a->q_lora_rank)) ||
+        (rc = readi(r, "q_lora_rank", 1, MAX_WIDTH, &a->q_lora_rank)) ||
         (rc = geti(r, "qk_nope_head_dim", 1, MAX_WIDTH, &a->qk_nope_dim)) ||
         (rc = geti(r, "qk_rope_head_dim", 1, MAX_WIDTH, &a->qk_rope_dim)) ||
         (rc = geti(r, "v_head_dim", 1, MAX_WIDTH, &a->v_dim)))
         return rc;
+    if (!has(r, "q_lora_rank"))
+        absent(r, "q_lora_rank", "queries projected directly (no low-rank compression)");
     m->head_dim = a->qk_nope_dim + a->qk_rope_dim;
     m->n_kv_heads = m->n_heads;
-    int experts = 0;
-    if ((rc = opti(r, "n_routed_experts", 1, 1 << 20, &experts)))
+    if ((rc = deepseek_experts(r, m)) || (rc = readi(r, "num_nextn_predict_layers", 0, 64, &m->n_mtp)))
         return rc;
-    if (experts > 0) {
-        int first = 0, freq = 1, shared = 0;
-        if ((rc = geti(r, "num_experts_per_tok", 1, 1 << 20, &m->moe.top_k)) ||
-            (rc = geti(r, "moe_intermediate_size", 1, MAX_WIDTH, &m->moe.expert_ffn)) ||
-            (rc = opti(r, "first_k_dense_replace", 0, MAX_LAYERS, &first)) ||
-            (rc = opti(r, "moe_layer_freq", 1, MAX_LAYERS, &freq)) ||
-            (rc = opti(r, "n_shared_experts", 0, 1 << 20, &shared)))
-            return rc;
-        m->moe.n_experts = experts;
-        for (int i = 0; i < m->n_layers; i++)
-            model_moe_set_layer(m, i, i >= first && i % freq == 0);
-        m->moe.n_shared = shared;
-        m->moe.shared_ffn = shared * m->moe.expert_ffn;
-        char topk[32] = "";
-        if ((rc = opts(r, "topk_method", topk, sizeof topk)))
-            return rc;
-        m->moe.router_bias = strcmp(topk, "noaux_tc") == 0;
-        /* group-limited routing: n_group groups, topk_group per token */
-        if ((rc = opti(r, "n_group", 1, 1 << 20, &m->moe.n_groups)) ||
-            (rc = opti(r, "topk_group", 1, 1 << 20, &m->moe.group_topk)))
-            return rc;
-    }
-    if ((rc = opti(r, "num_nextn_predict_layers", 0, 64, &m->n_mtp)))
-        return rc;
+    if (!has(r, "num_nextn_predict_layers"))
+        absent(r, "num_nextn_predict_layers", "no multi-token prediction modules");
     if (m->n_mtp > 0)
         notes_add(r->notes, NOTE_ASSUMED, "num_nextn_predict_layers",
                   "%d multi-token prediction module(s): counted apart from the total (they "
@@ -760,9 +870,7 @@ static int read_gpt_oss(rd_t *r, model_t *m)
     m->moe.router_bias = m->moe.expert_bias = true;
     all_moe(m);
     const cJSON *types = NULL;
-    int w = 0;
-    if ((rc = json_get_array(r->c, "layer_types", &r->ctx, JSON_OPTIONAL, &types, r->err)) ||
-        (rc = opti(r, "sliding_window", 1, MAX_SEQ, &w)))
+    if ((rc = json_get_array(r->c, "layer_types", &r->ctx, JSON_OPTIONAL, &types, r->err)))
         return rc;
     int sliding = 0;
     const cJSON *t;
@@ -771,8 +879,12 @@ static int read_gpt_oss(rd_t *r, model_t *m)
         if (cJSON_IsString(t) && strcmp(t->valuestring, "sliding_attention") == 0)
             sliding++;
     }
-    note_window(r, m, w, types ? sliding : m->n_layers / 2);
-    return ERR_OK;
+    if (!types) {
+        sliding = m->n_layers / 2;
+        absent(r, "layer_types", "every other block (%d of %d) uses the sliding window", sliding,
+               m->n_layers);
+    }
+    return read_window(r, m, sliding);
 }
 
 /* Llama 4 text model: MoE blocks every interleave_moe_layer_step-th block
@@ -796,10 +908,13 @@ static int read_llama4_text(rd_t *r, model_t *m)
     m->moe.n_shared = 1;
     int step = 1;
     const cJSON *list = NULL;
-    if ((rc = opti(r, "interleave_moe_layer_step", 1, MAX_LAYERS, &step)) ||
+    if ((rc = readi(r, "interleave_moe_layer_step", 1, MAX_LAYERS, &step)) ||
         (rc = json_get_array(r->c, "moe_layers", &r->ctx, JSON_OPTIONAL, &list, r->err)))
         return rc;
-    if (list && cJSON_GetArraySize(list) > 0) {
+    bool listed = list && cJSON_GetArraySize(list) > 0;
+    if (!listed && !has(r, "interleave_moe_layer_step"))
+        absent(r, "interleave_moe_layer_step", "%s's default 1 (experts on every block)", r->type);
+    if (listed) {
         const cJSON *v;
         int k = 0;
         cJSON_ArrayForEach(v, list)
@@ -819,8 +934,10 @@ static int read_llama4_text(rd_t *r, model_t *m)
             model_moe_set_layer(m, i, true);
     }
     int chunk = 0;
-    if ((rc = opti(r, "attention_chunk_size", 1, MAX_SEQ, &chunk)))
+    if ((rc = readi(r, "attention_chunk_size", 1, MAX_SEQ, &chunk)))
         return rc;
+    if (!has(r, "attention_chunk_size"))
+        absent(r, "attention_chunk_size", "no chunked attention");
     if (chunk)
         notes_add(r->notes, NOTE_ASSUMED, "attention_chunk_size",
                   "chunked attention (%d tokens) on the RoPE blocks is counted as full "
@@ -839,10 +956,10 @@ static int read_nemotron(rd_t *r, model_t *m)
     m->mlp = MODEL_MLP_GELU;
     m->act = MODEL_ACT_RELU2;
     int rc;
+    r->eps_key = "norm_eps";
     if ((rc = read_core(r, m, NULL, 4096)) || (rc = read_tie(r, false, m)) ||
         (rc = read_attention_bias(r, false, m)) || (rc = optb(r, "mlp_bias", &m->mlp_bias)) ||
-        (rc = read_act(r, "hidden_act", m)) ||
-        (rc = optd(r, "norm_eps", 1e-12, 0.1, &m->norm_eps)))
+        (rc = read_act(r, "hidden_act", m)))
         return rc;
     m->rope_fraction = 0.5; /* NemotronConfig partial_rotary_factor */
     return optd(r, "partial_rotary_factor", 0, 1, &m->rope_fraction);
@@ -1022,7 +1139,7 @@ int model_from_config_ex(const cJSON *config, const char *file, const char *name
     memset(m, 0, sizeof *m);
     json_ctx_t ctx = json_ctx_root(file);
     int rc = json_expect_object(config, &ctx, err);
-    if (rc)
+    if (rc || (rc = json_check_unique_keys(config, &ctx, err)))
         return rc;
     const arch_t *arch = NULL;
     const cJSON *text = NULL;
@@ -1030,16 +1147,22 @@ int model_from_config_ex(const cJSON *config, const char *file, const char *name
         return rc;
     bool tie_outside = text != config && cJSON_GetObjectItemCaseSensitive(config,
                                                                           "tie_word_embeddings");
-    rd_t r = {text,  text == config ? ctx : json_ctx_member(&ctx, "text_config"),
-              file,  arch->type,
-              tie_outside, notes,
-              err};
+    rd_t r = {.c = text,
+              .ctx = text == config ? ctx : json_ctx_member(&ctx, "text_config"),
+              .file = file,
+              .type = arch->type,
+              .tie_outside = tie_outside,
+              .say_defaults = !(opts && opts->catalog_entry),
+              .eps_key = "rms_norm_eps",
+              .rope_key = "rope_theta",
+              .notes = notes,
+              .err = err};
     if ((rc = arch->read(&r, m)))
         return rc;
     if (text != config) {
         /* The wrapper's own tie_word_embeddings governs the output head. */
-        rd_t top = {config, ctx, file, arch->type, false, NULL, err};
-        if ((rc = optb(&top, "tie_word_embeddings", &m->tied_embeddings)))
+        rd_t top = {.c = config, .ctx = ctx, .file = file, .type = arch->type, .err = err};
+        if ((rc = readb(&top, "tie_word_embeddings", &m->tied_embeddings)))
             return rc;
     }
     snprintf(m->arch, sizeof m->arch, "%s", arch->type);

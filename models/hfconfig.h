@@ -10,7 +10,8 @@
  * assumption. Multimodal configs (gemma3, llama4) are read for their
  * language model; the vision tower is said to be left out.
  *
- * Refused with a one-line reason: encoder-only models (BERT and kin),
+ * Refused with a one-line reason: a key given twice in one object (which
+ * of the two counts is up to the JSON reader), encoder-only models (BERT and kin),
  * encoder-decoder models (T5, BART, is_encoder_decoder), state-space models
  * (Mamba, also the original mamba_ssm config without model_type), and any
  * other model_type, listing what is supported; model_load_opts_t's

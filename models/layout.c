@@ -131,16 +131,25 @@ int layout_parse_recompute_modules(const char *text, const char *flag, unsigned 
     return ERR_OK;
 }
 
-void layout_recompute_modules_name(unsigned modules, const char *sep, bool brief, char *buf,
-                                   int cap)
+int layout_recompute_modules_name(unsigned modules, const char *sep, bool brief, char *buf,
+                                  int cap)
 {
-    int used = 0;
+    size_t need = 0;
+    bool cut = cap <= 0;
     if (cap > 0)
         buf[0] = '\0';
-    for (int i = 0; i < RC_MODULES && used < cap; i++)
-        if (modules & (1u << i))
-            used += snprintf(buf + used, (size_t)(cap - used), "%s%s", used ? sep : "",
-                             brief ? rc_module_brief[i] : rc_module_names[i]);
+    for (int i = 0; i < RC_MODULES; i++) {
+        if (!(modules & (1u << i)))
+            continue;
+        const char *w = brief ? rc_module_brief[i] : rc_module_names[i];
+        size_t add = (need ? strlen(sep) : 0) + strlen(w);
+        /* whole names only: past the first that does not fit, none */
+        cut = cut || need + add >= (size_t)cap;
+        if (!cut)
+            snprintf(buf + need, (size_t)cap - need, "%s%s", need ? sep : "", w);
+        need += add;
+    }
+    return (int)need;
 }
 
 unsigned layout_rc_modules(const layout_t *l)

@@ -296,9 +296,11 @@ int layout_parse_recompute_modules(const char *text, const char *flag, unsigned 
 
 /* The mask's names joined by sep, in the order above ("" for 0): Megatron's
  * ("layernorm,mlp"), or brief ones for tables ("norm,mlp": attn, norm,
- * mlp, act, moe, up, shared). */
-void layout_recompute_modules_name(unsigned modules, const char *sep, bool brief, char *buf,
-                                   int cap);
+ * mlp, act, moe, up, shared). Returns the length the whole list takes, as
+ * snprintf does: cap or more means buf holds only the names that fit. All
+ * seven of Megatron's names with one-character separators take 62. */
+int layout_recompute_modules_name(unsigned modules, const char *sep, bool brief, char *buf,
+                                  int cap);
 
 /* The submodules l's selective recompute rebuilds (the attention core when
  * none are named); 0 without selective recompute. */

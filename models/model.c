@@ -313,7 +313,9 @@ static int load_catalog_entry(const char *name, const model_load_opts_t *opts, m
     free(text);
     if (rc)
         return rc;
-    rc = model_from_config_ex(root, origin, name, opts, m, notes, err);
+    model_load_opts_t own = opts ? *opts : (model_load_opts_t){0};
+    own.catalog_entry = true;
+    rc = model_from_config_ex(root, origin, name, &own, m, notes, err);
     cJSON_Delete(root);
     return rc;
 }

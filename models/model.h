@@ -191,6 +191,9 @@ typedef struct {
  * follow one it does. */
 typedef struct {
     const char *assume_architecture; /* NULL: the config's own model_type */
+    bool catalog_entry; /* set by the loader for scaleplan's own catalog files: the class
+                           defaults of their absent keys are part of the vetted entry
+                           and not listed as assumed (a user's config lists each) */
 } model_load_opts_t;
 
 /* Load a model by catalog name (normalised, "did you mean" on a miss) or,

@@ -417,10 +417,12 @@ int prof_load_in(catalog_t *cat, const char *path, profile_t *p, err_t *err)
 {
     cJSON *root = NULL;
     memset(p, 0, sizeof *p);
+    json_ctx_t top = json_ctx_root(path);
     int rc = json_parse_file(path, &root, err);
     if (rc)
         return rc;
-    rc = from_json(cat, root, path, p, err);
+    if (!(rc = json_check_unique_keys(root, &top, err)))
+        rc = from_json(cat, root, path, p, err);
     cJSON_Delete(root);
     return rc;
 }

@@ -47,20 +47,22 @@ static bool flatten(leaves_t *l, const cJSON *node, const char *prefix, const ch
     const cJSON *e;
     cJSON_ArrayForEach(e, node)
     {
-        char name[512];
-        if (cJSON_IsArray(node))
-            snprintf(name, sizeof name, "%s%s%d", prefix, prefix[0] ? "." : "", i);
-        else
-            snprintf(name, sizeof name, "%s%s%s", prefix, prefix[0] ? "." : "", e->string);
-        i++;
-        if (skip && !cJSON_IsArray(node) && strcmp(e->string, skip) == 0)
+        char index[24];
+        snprintf(index, sizeof index, "%d", i++);
+        const char *key = cJSON_IsArray(node) ? index : e->string;
+        if (skip && !cJSON_IsArray(node) && strcmp(key, skip) == 0)
             continue;
-        if (cJSON_IsObject(e) || cJSON_IsArray(e)) {
-            if (!flatten(l, e, name, NULL))
-                return false;
-        } else if (!leaves_add(l, name, e)) {
+        /* a name as long as the keys make it: never cut to a buffer */
+        size_t n = strlen(prefix) + strlen(key) + 2;
+        char *name = malloc(n);
+        if (!name)
             return false;
-        }
+        snprintf(name, n, "%s%s%s", prefix, prefix[0] ? "." : "", key);
+        bool ok = cJSON_IsObject(e) || cJSON_IsArray(e) ? flatten(l, e, name, NULL)
+                                                         : leaves_add(l, name, e);
+        free(name);
+        if (!ok)
+            return false;
     }
     return true;
 }

@@ -32,28 +32,40 @@ static bool collect(columns_t *c, const cJSON *o, const char *prefix)
     const cJSON *e;
     cJSON_ArrayForEach(e, o)
     {
-        char name[256];
-        snprintf(name, sizeof name, "%s%s%s", prefix, prefix[0] ? "." : "", e->string);
+        /* a name as long as the keys make it: never cut to a buffer */
+        size_t n = strlen(prefix) + strlen(e->string) + 2;
+        char *name = malloc(n);
+        if (!name)
+            return false;
+        snprintf(name, n, "%s%s%s", prefix, prefix[0] ? "." : "", e->string);
+        bool ok = true;
         if (cJSON_IsObject(e)) {
-            if (!collect(c, e, name))
-                return false;
+            ok = collect(c, e, name);
         } else if (!cJSON_IsArray(e) && column_index(c, name) < 0) {
-            if (c->n == MAX_COLUMNS || !(c->name[c->n] = strdup(name)))
-                return false;
-            c->n++;
+            ok = c->n < MAX_COLUMNS;
+            if (ok) {
+                c->name[c->n++] = name; /* the list owns it now */
+                name = NULL;
+            }
         }
+        free(name);
+        if (!ok)
+            return false;
     }
     return true;
 }
 
+/* The leaf of o at dotted (NULL when absent or out of memory: the cell
+ * is then empty). */
 static const cJSON *leaf(const cJSON *o, const char *dotted)
 {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", dotted);
-    const cJSON *node = o;
+    char *buf = strdup(dotted);
+    const cJSON *node = buf ? o : NULL;
     char *save = NULL;
-    for (char *seg = strtok_r(buf, ".", &save); seg && node; seg = strtok_r(NULL, ".", &save))
+    for (char *seg = buf ? strtok_r(buf, ".", &save) : NULL; seg && node;
+         seg = strtok_r(NULL, ".", &save))
         node = cJSON_GetObjectItemCaseSensitive(node, seg);
+    free(buf);
     return node;
 }
 

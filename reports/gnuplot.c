@@ -22,19 +22,18 @@ static bool on_path(const char *cmd)
     if (strchr(cmd, '/'))
         return access(cmd, X_OK) == 0;
     const char *path = getenv("PATH");
-    if (!path)
-        return false;
-    char dir[4096];
-    while (*path) {
+    bool found = false;
+    while (path && *path && !found) {
         size_t n = strcspn(path, ":");
-        snprintf(dir, sizeof dir, "%.*s/%s", (int)n, path, cmd);
-        if (access(dir, X_OK) == 0)
-            return true;
+        char *dir = strndup(path, n), *exe = dir ? fileio_join(dir, cmd) : NULL;
+        found = exe && access(exe, X_OK) == 0;
+        free(exe);
+        free(dir);
         path += n;
         if (*path == ':')
             path++;
     }
-    return false;
+    return found;
 }
 
 bool gp_available(void)
@@ -61,16 +60,59 @@ static const char *PREAMBLE =
     "set linetype 9 lc rgb '#d46fa3' lw 2 pt 4\n"
     "set linetype 10 lc rgb '#5d8c3a' lw 2 pt 6\n";
 
+/* "NAME.ext" (heap), or NULL when out of memory. */
+static char *with_ext(const char *name, const char *ext)
+{
+    size_t n = strlen(name) + strlen(ext) + 1;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s%s", name, ext);
+    return s;
+}
+
+/* Run gnuplot on script (a name relative to dir) with dir as its working
+ * directory, so every file it writes lands there. */
+static int run_gnuplot(const char *dir, const char *script, const char *name, err_t *err)
+{
+    /* The child gets a copy of every stdio buffer: empty them first, or
+     * text printed before the report would come out once per plot. */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return err_setf(err, ERR_RUNTIME, name, NULL, "cannot start gnuplot: %s", strerror(errno));
+    if (pid == 0) {
+        /* child: quiet unless it fails; no stdio call here (it would flush
+         * the copied buffers again) */
+        int null = open("/dev/null", O_WRONLY);
+        if (chdir(dir) != 0 || null < 0 || dup2(null, STDOUT_FILENO) < 0)
+            _exit(126);
+        execlp(gp_command(), gp_command(), script, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return err_setf(err, ERR_RUNTIME, name, NULL, "waiting for gnuplot: %s",
+                            strerror(errno));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return err_setf(err, ERR_RUNTIME, script, NULL,
+                        "gnuplot failed (exit %d) drawing the %s plot; its messages are above",
+                        WIFEXITED(status) ? WEXITSTATUS(status) : -1, name);
+    return ERR_OK;
+}
+
 int gp_render(const char *dir, const char *name, const char *body, err_t *err)
 {
-    char script[4096], svg[4096], png[4096];
-    snprintf(script, sizeof script, "%s/%s.gp", dir, name);
-    snprintf(svg, sizeof svg, "%s.svg", name);
-    snprintf(png, sizeof png, "%s.png", name);
-    size_t n = strlen(PREAMBLE) + 2 * strlen(body) + 1024;
+    char *local = with_ext(name, ".gp"), *svg = with_ext(name, ".svg"),
+         *png = with_ext(name, ".png");
+    char *script = local ? fileio_join(dir, local) : NULL, *out = png ? fileio_join(dir, png) : NULL;
+    size_t n = strlen(PREAMBLE) + 4 * strlen(name) + strlen(body) + 1024;
     char *text = malloc(n);
-    if (!text)
-        return err_set(err, ERR_RUNTIME, "out of memory");
+    int rc = ERR_OK;
+    if (!local || !svg || !png || !script || !out || !text) {
+        rc = err_set(err, ERR_RUNTIME, "out of memory");
+        goto out_free;
+    }
     int len = snprintf(text, n,
                        "# Made by scaleplan: %s.svg and %s.png from the CSV beside it.\n%s"
                        "set terminal svg size 1000,560 dynamic noenhanced font 'Helvetica,13' "
@@ -78,39 +120,22 @@ int gp_render(const char *dir, const char *name, const char *body, err_t *err)
                        "set terminal pngcairo size 1000,560 noenhanced font 'Helvetica,11' "
                        "background '#ffffff'\nset output '%s'\nreplot\nunset output\n",
                        name, name, PREAMBLE, svg, body, png);
-    int rc = fileio_write_atomic(script, text, (size_t)len, err);
-    free(text);
-    if (rc)
-        return rc;
-    /* The child gets a copy of every stdio buffer: empty them first, or
-     * text printed before the report would come out once per plot. */
-    char local[512];
-    snprintf(local, sizeof local, "%s.gp", name);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0)
-        return err_setf(err, ERR_RUNTIME, script, NULL, "cannot start gnuplot: %s",
-                        strerror(errno));
-    if (pid == 0) {
-        /* child: run in the report directory, quiet unless it fails; no
-         * stdio call here (it would flush the copied buffers again) */
-        int null = open("/dev/null", O_WRONLY);
-        if (chdir(dir) != 0 || null < 0 || dup2(null, STDOUT_FILENO) < 0)
-            _exit(126);
-        execlp(gp_command(), gp_command(), local, (char *)NULL);
-        _exit(127);
+    if (len < 0 || (size_t)len >= n) {
+        rc = err_setf(err, ERR_RUNTIME, script, NULL, "the plot script does not fit its buffer");
+        goto out_free;
     }
-    int status = 0;
-    if (waitpid(pid, &status, 0) < 0)
-        return err_setf(err, ERR_RUNTIME, script, NULL, "waiting for gnuplot: %s", strerror(errno));
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return err_setf(err, ERR_RUNTIME, script, NULL,
-                        "gnuplot failed (exit %d); run 'gnuplot %s.gp' in %s to see why",
-                        WIFEXITED(status) ? WEXITSTATUS(status) : -1, name, dir);
     struct stat st;
-    char out[4096];
-    snprintf(out, sizeof out, "%s/%s", dir, png);
+    if ((rc = fileio_write_atomic(script, text, (size_t)len, err)) ||
+        (rc = run_gnuplot(dir, local, name, err)))
+        goto out_free;
     if (stat(out, &st) != 0 || st.st_size == 0)
-        return err_setf(err, ERR_RUNTIME, out, NULL, "gnuplot wrote no image");
-    return ERR_OK;
+        rc = err_setf(err, ERR_RUNTIME, out, NULL, "gnuplot wrote no image");
+out_free:
+    free(text);
+    free(out);
+    free(script);
+    free(png);
+    free(svg);
+    free(local);
+    return rc;
 }

@@ -16,9 +16,12 @@
 /* Whether gnuplot can be run ($SCALEPLAN_GNUPLOT or gnuplot on PATH). */
 bool gp_available(void);
 
-/* Write DIR/NAME.gp (preamble + body) and run it to make DIR/NAME.svg and
- * DIR/NAME.png. The body plots its data with paths relative to DIR.
- * ERR_RUNTIME naming the script when gnuplot fails. */
+/* Write DIR/NAME.gp (preamble + body) and run it with DIR as gnuplot's
+ * working directory to make DIR/NAME.svg and DIR/NAME.png: gnuplot writes
+ * nowhere else, so DIR should be a folder only this report writes (the
+ * report's private folder, reports/outdir.h). The body plots its data with
+ * paths relative to DIR. ERR_RUNTIME naming the script when gnuplot fails
+ * (its own messages go to standard error). */
 int gp_render(const char *dir, const char *name, const char *body, err_t *err);
 
 /* The install hint shown when gnuplot is missing. */

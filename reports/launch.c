@@ -135,6 +135,18 @@ static void megatron_moe_mla(const model_t *m, const sim_options_t *o, FILE *f)
         fprintf(f, "--mtp-num-layers %d\n", m->n_mtp);
 }
 
+/* The selective-recompute modules as Megatron names them, joined by sep,
+ * in the line fmt. */
+static int put_modules(FILE *f, const char *fmt, const char *sep, unsigned modules, err_t *err)
+{
+    char names[160]; /* all seven names take 62 characters (models/layout.h) */
+    if (layout_recompute_modules_name(modules, sep, false, names, sizeof names) >=
+        (int)sizeof names)
+        return err_set(err, ERR_RUNTIME, "recompute modules: the list does not fit");
+    fprintf(f, fmt, names);
+    return ERR_OK;
+}
+
 static int write_megatron(const model_t *m, const layout_t *l, const sim_options_t *o, FILE *f,
                           const char *framework, err_t *err)
 {
@@ -220,11 +232,9 @@ static int write_megatron(const model_t *m, const layout_t *l, const sim_options
         fprintf(f, "--use-distributed-optimizer\n");
     if (l->recompute == RECOMPUTE_SELECTIVE) {
         fprintf(f, "--recompute-granularity selective\n");
-        if (l->recompute_modules) {
-            char names[160];
-            layout_recompute_modules_name(l->recompute_modules, " ", false, names, sizeof names);
-            fprintf(f, "--recompute-modules %s\n", names);
-        }
+        if (l->recompute_modules &&
+            put_modules(f, "--recompute-modules %s\n", " ", l->recompute_modules, err))
+            return ERR_RUNTIME;
     } else if (l->recompute == RECOMPUTE_FULL && l->recompute_layers > 0)
         fprintf(f, "--recompute-granularity full\n--recompute-method block\n"
                    "--recompute-num-layers %d\n",
@@ -319,11 +329,9 @@ static int write_nemo(const model_t *m, const layout_t *l, const sim_options_t *
             l->global_batch);
     if (l->recompute == RECOMPUTE_SELECTIVE) {
         fprintf(f, "model.recompute_granularity=selective\n");
-        if (l->recompute_modules) {
-            char names[160];
-            layout_recompute_modules_name(l->recompute_modules, ",", false, names, sizeof names);
-            fprintf(f, "model.recompute_modules=[%s]\n", names);
-        }
+        if (l->recompute_modules &&
+            put_modules(f, "model.recompute_modules=[%s]\n", ",", l->recompute_modules, err))
+            return ERR_RUNTIME;
     } else if (l->recompute == RECOMPUTE_FULL && l->recompute_layers > 0)
         fprintf(f, "model.recompute_granularity=full\nmodel.recompute_method=block\n"
                    "model.recompute_num_layers=%d\n",
@@ -836,9 +844,11 @@ int launch_nemo_recipe_parts(const char *recipe, launch_recipe_t *out)
         return 0;
     /* the model: its words joined by '-', Bridge's llama31 / llama32 /
      * qwen25 / 1p5b spellings as the catalog writes them */
-    char name[64] = "";
+    char name[sizeof out->model] = "";
     size_t n = 0;
-    for (const char *p = recipe; p < cut && n + 2 < sizeof name; p++) {
+    if ((size_t)(cut - recipe) >= sizeof name)
+        return 0; /* longer than any catalog name: not a model part scaleplan knows */
+    for (const char *p = recipe; p < cut; p++) {
         if (*p == '_')
             name[n++] = '-';
         else if (*p == 'p' && p > recipe && isdigit((unsigned char)p[-1]) && p + 1 < cut &&
@@ -855,9 +865,11 @@ int launch_nemo_recipe_parts(const char *recipe, launch_recipe_t *out)
     for (size_t i = 0; i < sizeof FAMILY / sizeof FAMILY[0]; i++) {
         size_t k = strlen(FAMILY[i].bridge);
         if (strncmp(name, FAMILY[i].bridge, k) == 0) {
-            char rest[64];
+            char rest[sizeof name];
             snprintf(rest, sizeof rest, "%s", name + k);
-            snprintf(name, sizeof name, "%s%s", FAMILY[i].catalog, rest);
+            int w = snprintf(name, sizeof name, "%s%s", FAMILY[i].catalog, rest);
+            if (w < 0 || (size_t)w >= sizeof name)
+                return 0; /* as above: no catalog name is that long */
             break;
         }
     }
@@ -959,9 +971,9 @@ void launch_nemo_perf_run(const char *text, launch_recipe_t *out)
         out->gpus = atoi(v);
     if ((f = perf_flag("-g")) >= 0 && perf_value(text, f, v, sizeof v)) {
         launch_recipe_t g;
-        char name[160];
-        snprintf(name, sizeof name, "x_pretrain_1gpu_%s_bf16_config", v);
-        if (launch_nemo_recipe_parts(name, &g) && g.gpu[0])
+        char name[160]; /* v is under 128 characters: the whole name fits */
+        int w = snprintf(name, sizeof name, "x_pretrain_1gpu_%s_bf16_config", v);
+        if (w > 0 && (size_t)w < sizeof name && launch_nemo_recipe_parts(name, &g) && g.gpu[0])
             snprintf(out->gpu, sizeof out->gpu, "%s", g.gpu);
     }
     if ((f = perf_flag("-c")) >= 0 && perf_value(text, f, v, sizeof v)) {
@@ -974,8 +986,9 @@ void launch_nemo_perf_run(const char *text, launch_recipe_t *out)
                 word[n++] = *p;
         word[n] = '\0';
         launch_recipe_t g;
-        snprintf(name, sizeof name, "x_pretrain_1gpu_h100_%s_config", word);
-        if (launch_nemo_recipe_parts(name, &g) && g.precision >= 0)
+        int w = snprintf(name, sizeof name, "x_pretrain_1gpu_h100_%s_config", word);
+        if (w > 0 && (size_t)w < sizeof name && launch_nemo_recipe_parts(name, &g) &&
+            g.precision >= 0)
             out->precision = g.precision;
     }
 }

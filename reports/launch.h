@@ -90,7 +90,8 @@ int launch_nemo_recipe(const char *text, char *recipe, size_t cap);
  * (llama31_405b: llama3.1-405b), the GPU count, the catalog GPU (h100:
  * h100-sxm) and the precision (bf16, fp8cs, fp8mx, fp8sc = blockwise,
  * nvfp4); "" / 0 / -1 for what it does not say. Returns 0 for a name
- * without a model part. */
+ * without a model part, or with one too long for any catalog name (never
+ * a model cut to fit). */
 typedef struct {
     char model[64];
     int gpus;

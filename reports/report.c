@@ -12,6 +12,7 @@
 #include "reports/gnuplot.h"
 #include "reports/html.h"
 #include "reports/logcheck.h"
+#include "reports/outdir.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -84,8 +85,11 @@ static void tcell(text_t *t, const char *s)
     free(q);
 }
 
-/* The same for the CSV files gnuplot reads: it takes quoted commas but
- * not a line break inside a cell, so line breaks become spaces there. */
+/* The same for the CSV files gnuplot reads. Its data reader takes a
+ * quoted cell with commas but has no escape for a quote inside one (a
+ * doubled "" ends the cell and the row is dropped, or the whole plot when
+ * every row has one: a result whose strings hold quotes made report fail)
+ * nor a line break: quotes become apostrophes and line breaks spaces. */
 static void tlabel(text_t *t, const char *s)
 {
     char *flat = strdup(s);
@@ -96,23 +100,25 @@ static void tlabel(text_t *t, const char *s)
     for (char *p = flat; *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
+        else if (*p == '"')
+            *p = '\'';
     tcell(t, flat);
     free(flat);
 }
 
 static int tsave(text_t *t, const char *dir, const char *name, err_t *err)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    int rc = t->failed ? err_set(err, ERR_RUNTIME, "out of memory writing %s", name)
-                       : fileio_write_atomic(path, t->s ? t->s : "", t->n, err);
+    char *path = fileio_join(dir, name);
+    int rc = t->failed || !path ? err_set(err, ERR_RUNTIME, "out of memory writing %s", name)
+                                : fileio_write_atomic(path, t->s ? t->s : "", t->n, err);
+    free(path);
     free(t->s);
     memset(t, 0, sizeof *t);
     return rc;
 }
 
 typedef struct {
-    const char *dir;
+    const char *dir; /* the report's private folder: every file is written here */
     html_t *h;
     report_info_t *info;
     bool gnuplot;
@@ -135,11 +141,9 @@ static int need(const cJSON *o, const char *where, const char *const *keys, int 
         case 'a': ok = cJSON_IsArray(v); what = "an array"; break;
         default: ok = cJSON_IsString(v); what = "a string"; break;
         }
-        if (!ok) {
-            char path[160];
-            snprintf(path, sizeof path, "%s%s%s", where, where[0] ? "." : "", key);
-            return err_setf(err, ERR_INPUT, src, path, "missing or not %s", what);
-        }
+        if (!ok)
+            return err_setf(err, ERR_INPUT, src, NULL, "%s%s%s: missing or not %s", where,
+                            where[0] ? "." : "", key, what);
     }
     return ERR_OK;
 }
@@ -864,11 +868,19 @@ static int render_reliability(const cJSON *r, ctx_t *c, err_t *err)
     const cJSON *by = obj(r, "interruptions_by_cause"), *e;
     cJSON_ArrayForEach(e, by)
     {
-        char key[96];
+        /* the cause's name comes from the result: its path is as long as it is */
+        static const char prefix[] = "interruptions_by_cause.";
+        size_t n = sizeof prefix + strlen(e->string);
+        char *key = malloc(n);
+        if (!key) {
+            free(csv.s);
+            return err_set(err, ERR_RUNTIME, "out of memory");
+        }
+        snprintf(key, n, "%s%s", prefix, e->string);
         html_row_begin(h);
         html_cell_text(h, e->string);
-        snprintf(key, sizeof key, "interruptions_by_cause.%s", e->string);
         html_cell_num(h, key, e->valuedouble, "%.2f", 1);
+        free(key);
         html_row_end(h);
         tlabel(&csv, e->string);
         tprintf(&csv, ",%.9g\n", e->valuedouble);
@@ -1228,6 +1240,40 @@ static const renderer_t renderers[] = {
     {"sim", "One training step", "breakdown_s", check_sim, render_sim},
 };
 
+/* Write the page, result.json and every plot and CSV into the private
+ * folder stage. */
+static int write_all(const renderer_t *rd, const cJSON *result, const char *stage,
+                     report_info_t *info, err_t *err)
+{
+    char *path = fileio_join(stage, "result.json");
+    int rc = path ? json_write_file(path, result, err) : err_set(err, ERR_RUNTIME, "out of memory");
+    free(path);
+    if (rc)
+        return rc;
+    html_t h;
+    const char *model = str(result, "model");
+    size_t n = strlen(rd->title) + strlen(model) + 3;
+    char *title = malloc(n);
+    if (!title)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    snprintf(title, n, "%s%s%s", rd->title, model[0] ? ": " : "", model);
+    html_begin(&h, title);
+    free(title);
+    ctx_t c = {stage, &h, info, gp_available()};
+    info->no_gnuplot = !c.gnuplot;
+    if (!c.gnuplot)
+        html_paragraph(&h, "note", "gnuplot was not found, so this report has tables only: "
+                                   GP_INSTALL_HINT ".");
+    rc = rd->render(result, &c, err);
+    if (!rc) {
+        path = fileio_join(stage, "index.html");
+        rc = path ? html_save(&h, path, err) : err_set(err, ERR_RUNTIME, "out of memory");
+        free(path);
+    }
+    html_free(&h);
+    return rc;
+}
+
 int report_write(const cJSON *result, const char *source, const char *dir, report_info_t *info,
                  err_t *err)
 {
@@ -1241,28 +1287,32 @@ int report_write(const cJSON *result, const char *source, const char *dir, repor
                         "not a scaleplan result: expected the --json output of plan, sim, "
                         "reliability or validate (--measured or --log)");
     int rc = rd->check(result, source, err);
-    if (rc || (rc = fileio_mkdirs(dir, err)))
+    if (rc)
         return rc;
     info->kind = rd->kind;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/result.json", dir);
-    if ((rc = json_write_file(path, result, err)))
-        return rc;
-    html_t h;
-    char title[256];
-    const char *model = str(result, "model");
-    snprintf(title, sizeof title, "%s%s%s", rd->title, model[0] ? ": " : "", model);
-    html_begin(&h, title);
-    ctx_t c = {dir, &h, info, gp_available()};
-    info->no_gnuplot = !c.gnuplot;
-    if (!c.gnuplot)
-        html_paragraph(&h, "note", "gnuplot was not found, so this report has tables only: "
-                                   GP_INSTALL_HINT ".");
-    rc = rd->render(result, &c, err);
-    if (!rc) {
-        snprintf(info->index, sizeof info->index, "%s/index.html", dir);
-        rc = html_save(&h, info->index, err);
+    info->index = fileio_join(dir, "index.html");
+    if (!info->index)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    /* written in private, then swapped in whole (reports/outdir.h) */
+    outdir_t od;
+    if ((rc = outdir_begin(&od, dir, err)))
+        goto out_free_index;
+    if ((rc = write_all(rd, result, od.stage, info, err))) {
+        outdir_abort(&od);
+        goto out_free_index;
     }
-    html_free(&h);
+    if ((rc = outdir_commit(&od, err)))
+        goto out_free_index;
+    return ERR_OK;
+out_free_index:
+    report_info_free(info);
     return rc;
+}
+
+void report_info_free(report_info_t *info)
+{
+    if (!info)
+        return;
+    free(info->index);
+    info->index = NULL;
 }

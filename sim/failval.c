@@ -647,6 +647,14 @@ int fv_replay(const char *const *paths, int n_paths, fv_row_t **rows, int *n, er
         csv_t *t = NULL;
         if ((rc = csv_load(paths[p], &t, err)))
             break;
+        /* a table of nothing would report medians over 0 records as if
+         * it had validated something */
+        if (csv_rows(t) == 0) {
+            rc = err_setf(err, ERR_INPUT, paths[p], NULL,
+                          "has no records (the file is empty or holds only a header)");
+            csv_free(t);
+            break;
+        }
         static const char *need[] = {"row_id", "source_title", "system_or_run", "gpu_type",
                                      "num_gpus", "observation_window", "category", "item",
                                      "count_or_value", "unit"};

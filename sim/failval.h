@@ -70,9 +70,10 @@ typedef struct {
 /* Replay every record of the tables at paths (n_paths of them, in the
  * columns of failures.csv). *rows is a heap array the caller frees, *n its
  * length (skipped records included, with their reason). ERR_INPUT for a
- * missing file, a table without the columns, or a record whose count,
- * window or GPU count is negative or not a number (naming the file, the
- * row and the column); nothing is returned then. */
+ * missing file, a table without the columns, a table with no records
+ * (empty, or a header alone), or a record whose count, window or GPU count
+ * is negative or not a number (naming the file, the row and the column);
+ * nothing is returned then. */
 int fv_replay(const char *const *paths, int n_paths, fv_row_t **rows, int *n, err_t *err);
 
 /* Which rows a summary takes. */

@@ -18,7 +18,7 @@ int scenario_begin(const scenario_spec_t *spec, scenario_t *s, err_t *err)
     if (spec->model_given)
         s->model = *spec->model_given;
     else {
-        model_load_opts_t mo = {spec->assume_architecture};
+        model_load_opts_t mo = {.assume_architecture = spec->assume_architecture};
         if ((rc = model_load_ex(spec->model, &mo, &s->model, &s->notes, err)))
             return rc;
     }

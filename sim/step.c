@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fileio.h"
 #include "common/units.h"
 #include "models/flops.h"
 #include "sim/engine.h"
@@ -1133,9 +1134,13 @@ int sim_timeline(const sim_ctx_t *ctx, sim_event_t **events, int *n, err_t *err)
 int sim_write_trace(const sim_ctx_t *ctx, const char *path, err_t *err)
 {
     const sim_engine_t *e = ctx->eng;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return err_setf(err, ERR_RUNTIME, path, NULL, "cannot create the trace file");
+    /* written beside path and renamed over it: a reader (Perfetto) never
+     * opens half a trace, and a failed run leaves the old one */
+    fileio_out_t out;
+    int rc = fileio_out_open(&out, path, err);
+    if (rc)
+        return rc;
+    FILE *f = out.f;
     static const char *stream_names[STREAMS_PER_STAGE] = {"compute", "pp send", "dp comm",
                                                           "spare"};
     fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
@@ -1172,8 +1177,5 @@ int sim_write_trace(const sim_ctx_t *ctx, const char *path, err_t *err)
                 eng_duration(e, t) * 1e6);
     }
     fprintf(f, "\n]}\n");
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad)
-        return err_setf(err, ERR_RUNTIME, path, NULL, "write failed");
-    return ERR_OK;
+    return fileio_out_commit(&out, err);
 }

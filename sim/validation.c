@@ -133,10 +133,12 @@ int val_measured_load_in(catalog_t *cat, const char *path, const char *profile,
 {
     memset(m, 0, sizeof *m);
     cJSON *root = NULL;
+    json_ctx_t top = json_ctx_root(path);
     int rc = json_parse_file(path, &root, err);
     if (rc)
         return rc;
-    if (!(rc = measured_scenario(cat, root, path, profile, m, err)) &&
+    if (!(rc = json_check_unique_keys(root, &top, err)) &&
+        !(rc = measured_scenario(cat, root, path, profile, m, err)) &&
         !(rc = measured_figures(root, path, m, err)))
         rc = measured_physical(m, path, err);
     cJSON_Delete(root);

@@ -1,9 +1,14 @@
 /* End-to-end tests: the real scaleplan binary, its exit codes, its one-line
  * errors on stderr, and the --json contract. */
+#include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -1087,9 +1092,90 @@ static void test_offload_cli(void)
     free(err);
 }
 
+/* Whether path is a regular file (not a link) holding exactly want. */
+static bool regular_with(const char *path, const char *want)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return false;
+    char *got = slurp(path);
+    bool same = got && (!want || strcmp(got, want) == 0);
+    free(got);
+    return same;
+}
+
+/* Whether dir holds an entry whose name contains part. */
+static bool dir_has(const char *dir, const char *part)
+{
+    DIR *d = opendir(dir);
+    bool found = false;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        found = found || strstr(e->d_name, part) != NULL;
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* Issue 35 item 8c: sim --trace FILE and plan --emit ... --out FILE are
+ * written beside FILE and renamed over it. A symbolic link planted at FILE
+ * is replaced, not written through (the victim keeps its text); a run
+ * whose write fails (a file-size limit of 512 bytes, below a trace or a
+ * launch script, with SIGXFSZ ignored so the write returns EFBIG) exits 1
+ * and leaves the old FILE whole and no temporary file beside it. */
+static void test_outputs_written_atomically(void)
+{
+    static const struct {
+        const char *args; /* %s: the output file */
+    } cmds[] = {
+        {"sim --model llama3-8b --gpu h100-sxm --gpus 16 --tp 2 --global-batch 32 --allow-oom "
+         "--trace %s"},
+        {"plan --model llama3-8b --gpu h100-sxm --min-gpus 8 --max-gpus 8 --trials 20 --emit "
+         "megatron --out %s"},
+    };
+    char dir[256];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char victim[400], out[400], args[1200];
+        snprintf(victim, sizeof victim, "%s/victim%zu", dir, i);
+        snprintf(out, sizeof out, "%s/out%zu", dir, i);
+        FILE *f = fopen(victim, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fputs("VICTIM\n", f);
+        fclose(f);
+        CU_ASSERT_EQUAL_FATAL(symlink(victim, out), 0);
+        snprintf(args, sizeof args, cmds[i].args, out);
+        CU_ASSERT_EQUAL(run_cli(args, NULL, NULL), 0);
+        CU_ASSERT_TRUE(regular_with(victim, "VICTIM\n"));
+        CU_ASSERT_TRUE(regular_with(out, NULL));
+        /* the old file survives a failed write */
+        f = fopen(out, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fputs("OLD\n", f);
+        fclose(f);
+        char cmd[2000], errpath[400];
+        snprintf(errpath, sizeof errpath, "%s/stderr", dir);
+        snprintf(cmd, sizeof cmd, "trap '' XFSZ; ulimit -f 1; '%s' %s >/dev/null 2>'%s'",
+                 getenv("SCALEPLAN_BIN") ? getenv("SCALEPLAN_BIN") : "bin/scaleplan", args,
+                 errpath);
+        int status = system(cmd);
+        int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        char *err = slurp(errpath);
+        if (rc != 1 || !regular_with(out, "OLD\n"))
+            fprintf(stderr, "\n$ scaleplan %s (512-byte limit): exit %d, %s\n", args, rc,
+                    err ? err : "");
+        CU_ASSERT_EQUAL(rc, 1);
+        CU_ASSERT_TRUE(regular_with(out, "OLD\n"));
+        CU_ASSERT_FALSE(dir_has(dir, ".tmp"));
+        free(err);
+    }
+    remove_tree(dir);
+}
+
 TEST_SUITE(suite_cli, "cli", TEST(test_framework_inputs), TEST(test_offload_cli), TEST(test_help_and_version), TEST(test_model_json_contract),
            TEST(test_megatron_aliases), TEST(test_model_text), TEST(test_bad_inputs_exit_2),
            TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_rank), TEST(test_fit_sustained_cli), TEST(test_sim_errors_and_fit),
            TEST(test_reliability_and_budget), TEST(test_plan_cli), TEST(test_plan_switches),
            TEST(test_flags_checked), TEST(test_reliability_limits),
-           TEST(test_huge_global_batch), TEST(test_unmet_requests_exit_1));
+           TEST(test_huge_global_batch), TEST(test_unmet_requests_exit_1),
+           TEST(test_outputs_written_atomically));

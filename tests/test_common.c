@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/catalog.h"
 #include "common/dist.h"
@@ -103,6 +104,31 @@ static void test_fileio_atomic(void)
     snprintf(path, sizeof path, "%s/missing-dir/out.txt", dir);
     rc = fileio_write_atomic(path, "x", 1, &e);
     CHECK_ERR(rc, &e, ERR_RUNTIME, "missing-dir");
+    /* piece by piece: nothing at the target until commit, abort keeps the
+     * old file, and a link at the target is replaced, not followed */
+    char victim[300];
+    snprintf(path, sizeof path, "%s/sub/out.txt", dir);
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    fileio_out_t o;
+    CU_ASSERT_EQUAL_FATAL(fileio_out_open(&o, path, &e), 0);
+    fputs("third", o.f);
+    fileio_out_abort(&o);
+    CU_ASSERT_EQUAL(fileio_read_all(path, &data, NULL, &e), 0);
+    CU_ASSERT_STRING_EQUAL(data ? data : "", "second");
+    free(data);
+    CU_ASSERT_EQUAL(fileio_write_atomic(victim, "victim", 6, &e), 0);
+    CU_ASSERT_EQUAL(unlink(path), 0);
+    CU_ASSERT_EQUAL_FATAL(symlink(victim, path), 0);
+    CU_ASSERT_EQUAL_FATAL(fileio_out_open(&o, path, &e), 0);
+    fputs("fourth", o.f);
+    CU_ASSERT_EQUAL(fileio_out_commit(&o, &e), 0);
+    CU_ASSERT_EQUAL(fileio_read_all(path, &data, NULL, &e), 0);
+    CU_ASSERT_STRING_EQUAL(data ? data : "", "fourth");
+    free(data);
+    CU_ASSERT_EQUAL(fileio_read_all(victim, &data, NULL, &e), 0);
+    CU_ASSERT_STRING_EQUAL(data ? data : "", "victim");
+    free(data);
+    CU_ASSERT_NOT_EQUAL(system(cmd), 0);
     remove_tree(dir);
 }
 

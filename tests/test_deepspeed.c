@@ -179,5 +179,108 @@ static void test_bad_configs(void)
     }
 }
 
+/* Issue 35 item 8e: a DeepSpeed config that gives a key twice is refused
+ * with the file and the key, at the top level and inside a block. */
+static void test_duplicate_keys(void)
+{
+    static const struct {
+        const char *text, *key;
+    } cases[] = {
+        {"{\"train_batch_size\": 512, \"train_batch_size\": 256}", "t.json: train_batch_size"},
+        {"{\"zero_optimization\": {\"stage\": 1, \"overlap_comm\": true, \"stage\": 3}}",
+         "t.json: zero_optimization.stage"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        layout_t l;
+        layout_defaults(&l);
+        sim_options_t o;
+        sim_options_default(&o);
+        notes_t n;
+        notes_init(&n);
+        err_t e;
+        int rc = deepspeed_apply(cases[i].text, strlen(cases[i].text), "t.json", NULL, &l, &o,
+                                 &n, &e);
+        CHECK_ERR(rc, &e, ERR_INPUT, cases[i].key, "given twice");
+        notes_free(&n);
+    }
+}
+
+/* The fields of the notes that say an absent key's default, in order. */
+static void absent_fields(const notes_t *n, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (size_t i = 0; i < n->n; i++)
+        if (strncmp(n->items[i].text, "absent: ", 8) == 0) {
+            size_t used = strlen(out);
+            snprintf(out + used, cap - used, "%s%s", used ? "," : "", n->items[i].field);
+        }
+}
+
+/* Issue 35 item 8f: every value the reader fills in for a key the config
+ * leaves out is said ("absent: ..."): the batch sizes and ZeRO of an empty
+ * config; the stage, offload device and ratio, overlap_comm, bucket size
+ * and cpu_checkpointing of blocks that are there but bare; the flags that
+ * stand in when given (--micro-batch, --zero). A config that gives them
+ * (configs/ds_config.json has the batch, stage and overlap keys) says only
+ * what it leaves out (the bucket size). */
+static void test_defaults_said(void)
+{
+    deepspeed_given_t flags = {.micro_batch = 4, .have_zero = true, .zero = 2};
+    static const char *bare = "{\"zero_optimization\": {\"offload_optimizer\": {\"device\": "
+                              "\"cpu\"}}, \"activation_checkpointing\": {}}";
+    const struct {
+        const char *text;
+        const deepspeed_given_t *g;
+        const char *fields, *needle;
+    } cases[] = {
+        {"{}", NULL,
+         "train_micro_batch_size_per_gpu,gradient_accumulation_steps,train_batch_size,"
+         "zero_optimization",
+         "ZeRO stage 0"},
+        {"{}", &flags,
+         "train_micro_batch_size_per_gpu,gradient_accumulation_steps,train_batch_size,"
+         "zero_optimization",
+         "--zero 2"},
+        {bare, NULL,
+         "train_micro_batch_size_per_gpu,gradient_accumulation_steps,train_batch_size,"
+         "zero_optimization.stage,zero_optimization.offload_optimizer.ratio,"
+         "zero_optimization.overlap_comm,zero_optimization.reduce_bucket_size,"
+         "activation_checkpointing.cpu_checkpointing",
+         "5e8"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        layout_t l;
+        layout_defaults(&l);
+        sim_options_t o;
+        sim_options_default(&o);
+        notes_t n;
+        notes_init(&n);
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(deepspeed_apply(cases[i].text, strlen(cases[i].text), "t.json",
+                                              cases[i].g, &l, &o, &n, &e),
+                              0);
+        char got[1024];
+        absent_fields(&n, got, sizeof got);
+        if (strcmp(got, cases[i].fields) != 0)
+            fprintf(stderr, "\n  said: %s\n  want: %s\n", got, cases[i].fields);
+        CU_ASSERT_STRING_EQUAL(got, cases[i].fields);
+        bool found = false;
+        for (size_t k = 0; k < n.n; k++)
+            found = found || strstr(n.items[k].text, cases[i].needle);
+        CU_ASSERT_TRUE(found);
+        notes_free(&n);
+    }
+    layout_t l;
+    sim_options_t o;
+    notes_t n;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(apply("configs/ds_config.json", NULL, &l, &o, &n, &e), 0);
+    char got[1024];
+    absent_fields(&n, got, sizeof got);
+    CU_ASSERT_STRING_EQUAL(got, "zero_optimization.reduce_bucket_size");
+    notes_free(&n);
+}
+
 TEST_SUITE(suite_deepspeed, "deepspeed", TEST(test_plain_config), TEST(test_zero2_offload_auto),
-           TEST(test_zero3_auto), TEST(test_zero3_nvme), TEST(test_t011), TEST(test_bad_configs));
+           TEST(test_zero3_auto), TEST(test_zero3_nvme), TEST(test_t011), TEST(test_bad_configs),
+           TEST(test_duplicate_keys), TEST(test_defaults_said));

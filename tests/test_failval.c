@@ -3,6 +3,7 @@
  * pinned so that a regression shows; ranges, lower bounds, a record
  * without a GPU type, and bad tables. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,5 +218,46 @@ static void test_long_table_name(void)
     remove_tree(dir);
 }
 
+/* Issue 35 item 8d: validate --failures refuses a table with no records
+ * (an empty file, a header alone, a header and blank lines) with exit 2
+ * and one line naming that file, also when it follows a good table. */
+static void test_tables_without_records(void)
+{
+    char dir[256];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    static const struct {
+        const char *name, *text;
+    } cases[] = {
+        {"empty.csv", ""},
+        {"header.csv", "row_id,source_title,system_or_run,gpu_type,num_gpus,observation_window,"
+                       "category,item,count_or_value,unit\n"},
+        {"blank.csv", "row_id,source_title,system_or_run,gpu_type,num_gpus,observation_window,"
+                      "category,item,count_or_value,unit\n\n\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[400], args[1200];
+        snprintf(path, sizeof path, "%s/%s", dir, cases[i].name);
+        FILE *f = fopen(path, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fputs(cases[i].text, f);
+        fclose(f);
+        for (int after_good = 0; after_good < 2; after_good++) {
+            snprintf(args, sizeof args, "validate --failures %s%s",
+                     after_good ? "tests/fixtures/validation/failures.csv," : "", path);
+            char *err = NULL;
+            int rc = run_cli(args, NULL, &err);
+            bool ok = rc == 2 && err && strstr(err, path) && strstr(err, "no records") &&
+                      count_lines(err) == 1;
+            if (!ok)
+                fprintf(stderr, "\n$ scaleplan %s: exit %d, stderr: %s\n", args, rc,
+                        err ? err : "");
+            CU_ASSERT_TRUE(ok);
+            free(err);
+        }
+    }
+    remove_tree(dir);
+}
+
 TEST_SUITE(suite_failval, "failval", TEST(test_published_records),
-           TEST(test_leave_one_source_out), TEST(test_bad_tables), TEST(test_long_table_name));
+           TEST(test_leave_one_source_out), TEST(test_bad_tables), TEST(test_long_table_name),
+           TEST(test_tables_without_records));

@@ -324,8 +324,10 @@ static void test_notes(void)
     CU_ASSERT_EQUAL_FATAL(model_load_ex(hf("gemma-7b"), NULL, &m, &n, &e), 0);
     CU_ASSERT_TRUE(notes_has(&n, "tie_word_embeddings"));
     notes_free(&n);
+    /* what Llama 3 8B's config leaves out, said (test_defaults_said) */
     CU_ASSERT_EQUAL_FATAL(model_load_ex(hf("Meta-Llama-3-8B"), NULL, &m, &n, &e), 0);
-    CU_ASSERT_EQUAL(n.n, 0); /* nothing assumed */
+    CU_ASSERT_EQUAL(n.n, 2);
+    CU_ASSERT_TRUE(notes_has(&n, "head_dim") && notes_has(&n, "mlp_bias"));
     notes_free(&n);
 }
 
@@ -344,7 +346,7 @@ static void test_refusals(void)
               "'internlm2' is not supported", "llama, mistral", "--assume-architecture");
     CHECK_ERR(model_load(fixture("configs/bloom-post-ln-config.json"), &m, &e), &e, ERR_INPUT,
               "apply_residual_connection_post_layernorm", "not modeled");
-    model_load_opts_t o = {"llama"};
+    model_load_opts_t o = {.assume_architecture = "llama"};
     notes_t n;
     notes_init(&n);
     CU_ASSERT_EQUAL(model_load_ex(fixture("configs/internlm2-config.json"), &o, &m, &n, &e), 0);
@@ -549,7 +551,110 @@ static void test_catalog_entries(void)
     CHECK_REL(p.non_embedding, 331.6e9, 0.0002);
 }
 
-TEST_SUITE(suite_hfconfig, "hfconfig", TEST(test_exact_counts), TEST(test_checkpoint_sizes),
+/* Issue 35 item 8e: a config that gives a key twice is refused with the
+ * file and the key, also inside a multimodal wrapper's text_config. */
+static void test_duplicate_keys_refused(void)
+{
+    static const struct {
+        const char *text, *key;
+    } cases[] = {
+        {"{\"model_type\": \"llama\", \"hidden_size\": 4096, \"num_hidden_layers\": 32, "
+         "\"num_attention_heads\": 32, \"num_attention_heads\": 64, \"intermediate_size\": 14336, "
+         "\"vocab_size\": 128256}",
+         "config.json: num_attention_heads: given twice"},
+        {"{\"model_type\": \"gemma3\", \"text_config\": {\"hidden_size\": 2560, \"hidden_size\": "
+         "2560}}",
+         "config.json: text_config.hidden_size: given twice"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cJSON *root = cJSON_Parse(cases[i].text);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+        model_t m;
+        err_t e;
+        notes_t n;
+        notes_init(&n);
+        int rc = model_from_config_ex(root, "config.json", "x", NULL, &m, &n, &e);
+        CHECK_ERR(rc, &e, ERR_INPUT, cases[i].key);
+        notes_free(&n);
+        cJSON_Delete(root);
+    }
+}
+
+/* The fields of the notes that say an absent key's default, in order, as
+ * one comma-separated string. */
+static void absent_fields(const notes_t *n, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (size_t i = 0; i < n->n; i++)
+        if (strncmp(n->items[i].text, "absent: ", 8) == 0) {
+            size_t used = strlen(out);
+            snprintf(out + used, cap - used, "%s%s", used ? "," : "", n->items[i].field);
+        }
+}
+
+/* Issue 35 item 8f: every value the reader fills in for a key a config
+ * leaves out is said as assumed, "absent: ..." with what stands for it.
+ * Minimal configs of four types (their required keys only) list every
+ * optional key the reader consults, and nothing else; a full config lists
+ * only what it leaves out (Llama 3 8B: head_dim and mlp_bias); scaleplan's
+ * own catalog entries list nothing (vetted as they stand). */
+static void test_defaults_said(void)
+{
+    static const struct {
+        const char *text, *fields;
+    } cases[] = {
+        {"{\"model_type\": \"llama\", \"hidden_size\": 1024, \"num_hidden_layers\": 4, "
+         "\"num_attention_heads\": 8, \"intermediate_size\": 4096, \"vocab_size\": 32000}",
+         "max_position_embeddings,num_key_value_heads,head_dim,rope_theta,rms_norm_eps,"
+         "attention_dropout,tie_word_embeddings,attention_bias,mlp_bias,hidden_act"},
+        {"{\"model_type\": \"gpt2\", \"n_layer\": 2, \"n_embd\": 64, \"n_head\": 4, "
+         "\"n_positions\": 128, \"vocab_size\": 1000}",
+         "n_inner,tie_word_embeddings,resid_pdrop,layer_norm_epsilon,activation_function"},
+        {"{\"model_type\": \"falcon\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+         "\"num_attention_heads\": 4, \"vocab_size\": 1000}",
+         "max_position_embeddings,tie_word_embeddings,layer_norm_epsilon,rope_theta,"
+         "hidden_dropout,new_decoder_architecture,bias,alibi,multi_query,parallel_attn,"
+         "ffn_hidden_size"},
+        {"{\"model_type\": \"deepseek_v3\", \"hidden_size\": 1024, \"num_hidden_layers\": 4, "
+         "\"num_attention_heads\": 8, \"intermediate_size\": 4096, \"vocab_size\": 32000, "
+         "\"kv_lora_rank\": 128, \"qk_nope_head_dim\": 64, \"qk_rope_head_dim\": 32, "
+         "\"v_head_dim\": 64, \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, "
+         "\"moe_intermediate_size\": 512}",
+         "max_position_embeddings,rope_theta,rms_norm_eps,attention_dropout,"
+         "tie_word_embeddings,attention_bias,hidden_act,q_lora_rank,first_k_dense_replace,"
+         "moe_layer_freq,n_shared_experts,topk_method,n_group,num_nextn_predict_layers"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cJSON *root = cJSON_Parse(cases[i].text);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+        model_t m;
+        err_t e;
+        notes_t n;
+        notes_init(&n);
+        CU_ASSERT_EQUAL_FATAL(model_from_config_ex(root, "config.json", "x", NULL, &m, &n, &e), 0);
+        char got[1024];
+        absent_fields(&n, got, sizeof got);
+        if (strcmp(got, cases[i].fields) != 0)
+            fprintf(stderr, "\n  said: %s\n  want: %s\n", got, cases[i].fields);
+        CU_ASSERT_STRING_EQUAL(got, cases[i].fields);
+        notes_free(&n);
+        cJSON_Delete(root);
+    }
+    model_t m;
+    err_t e;
+    notes_t n;
+    notes_init(&n);
+    char got[1024];
+    CU_ASSERT_EQUAL_FATAL(model_load_ex(hf("Meta-Llama-3-8B"), NULL, &m, &n, &e), 0);
+    absent_fields(&n, got, sizeof got);
+    CU_ASSERT_STRING_EQUAL(got, "head_dim,mlp_bias");
+    notes_free(&n);
+    CU_ASSERT_EQUAL_FATAL(model_load_ex("llama3-8b", NULL, &m, &n, &e), 0);
+    CU_ASSERT_EQUAL(n.n, 0);
+    notes_free(&n);
+}
+
+TEST_SUITE(suite_hfconfig, "hfconfig", TEST(test_duplicate_keys_refused), TEST(test_defaults_said), TEST(test_exact_counts), TEST(test_checkpoint_sizes),
            TEST(test_non_embedding_counts), TEST(test_architecture_details), TEST(test_notes),
            TEST(test_refusals), TEST(test_moe_flops), TEST(test_mla_and_mtp_flops),
            TEST(test_moe_memory), TEST(test_moe_layout_errors), TEST(test_catalog_entries));

@@ -74,5 +74,80 @@ static void test_number_output(void)
     cJSON_Delete(o);
 }
 
+/* Issue 35 item 8e: a key given twice in one object is refused with the
+ * file and the key's path, at any depth, in objects small (pairwise) and
+ * large (sorted); the same key in different objects is fine. */
+static void test_duplicate_keys(void)
+{
+    static const struct {
+        const char *text, *path; /* path NULL: accepted */
+    } cases[] = {
+        {"{\"a\": 1, \"b\": 2, \"a\": 3}", "d.json: a: given twice"},
+        {"{\"a\": {\"b\": [{\"c\": 1}, {\"c\": 1, \"c\": 2}]}}", "d.json: a.b[1].c: given twice"},
+        {"[{\"x\": 1}, [{\"y\": 1, \"y\": 1}]]", "d.json: [1][0].y: given twice"},
+        {"{\"\": 1, \"\": 2}", "given twice"},
+        {"{\"a\": {\"k\": 1}, \"b\": {\"k\": 1}, \"c\": [{\"k\": 1}, {\"k\": 2}]}", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cJSON *root = NULL;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(json_parse_text(cases[i].text, strlen(cases[i].text), "d.json",
+                                              &root, &e),
+                              0);
+        json_ctx_t top = json_ctx_root("d.json");
+        int rc = json_check_unique_keys(root, &top, &e);
+        if (cases[i].path)
+            CHECK_ERR(rc, &e, ERR_INPUT, cases[i].path);
+        else
+            CU_ASSERT_EQUAL(rc, 0);
+        cJSON_Delete(root);
+    }
+    /* 40 keys, the duplicate far apart: found by sorting */
+    char text[2048];
+    int n = snprintf(text, sizeof text, "{");
+    for (int k = 0; k < 40; k++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "\"key%02d\": %d, ", k, k);
+    snprintf(text + n, sizeof text - (size_t)n, "\"key07\": 0}");
+    cJSON *root = NULL;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(json_parse_text(text, strlen(text), "big.json", &root, &e), 0);
+    json_ctx_t top = json_ctx_root("big.json");
+    CHECK_ERR(json_check_unique_keys(root, &top, &e), &e, ERR_INPUT, "big.json: key07: given twice");
+    cJSON_Delete(root);
+}
+
+/* Issue 35 item 8h: paths are never cut at a buffer's end. A context
+ * deeper than JSON_PATH_MAX keeps its end ("...", then the member being
+ * read, whole); a field error names a key of any length whole. */
+static void test_long_paths(void)
+{
+    char key[100];
+    memset(key, 'k', sizeof key - 1);
+    key[sizeof key - 1] = '\0';
+    json_ctx_t c = json_ctx_root("deep.json");
+    for (int i = 0; i < 4; i++)
+        c = json_ctx_member(&c, key);
+    c = json_ctx_member(&c, "last_member");
+    c = json_ctx_index(&c, 12345);
+    CU_ASSERT(strlen(c.path) < JSON_PATH_MAX);
+    CU_ASSERT_EQUAL(strncmp(c.path, "...", 3), 0);
+    const char *tail = ".last_member[12345]";
+    CU_ASSERT_STRING_EQUAL(c.path + strlen(c.path) - strlen(tail), tail);
+    /* a 300-character key, named whole in the error */
+    char text[400], big[301];
+    memset(big, 'b', 300);
+    big[300] = '\0';
+    snprintf(text, sizeof text, "{\"%s\": \"x\"}", big);
+    cJSON *root = NULL;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(json_parse_text(text, strlen(text), "k.json", &root, &e), 0);
+    json_ctx_t top = json_ctx_root("k.json");
+    double d;
+    CHECK_ERR(json_get_double(root, big, &top, JSON_REQUIRED, 0, 1, &d, &e), &e, ERR_INPUT,
+              big, "finite number");
+    cJSON_Delete(root);
+}
+
 TEST_SUITE(suite_json, "json", TEST(test_parse_errors), TEST(test_typed_readers),
-           TEST(test_number_output));
+           TEST(test_number_output), TEST(test_duplicate_keys),
+           TEST(test_long_paths));

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/json.h"
 #include "reports/jsonout.h"
 #include "tests/testing.h"
 
@@ -142,6 +143,18 @@ static bool same(const cJSON *v, const char *cell)
 
 #define MAX_LEAVES 20000
 
+/* No object of a command's JSON gives a key twice (its readers, report
+ * among them, refuse that). */
+static void check_unique(const cJSON *doc, const char *args)
+{
+    json_ctx_t top = json_ctx_root(args);
+    err_t e;
+    if (json_check_unique_keys(doc, &top, &e) != 0) {
+        fprintf(stderr, "\n  %s\n", e.msg);
+        CU_FAIL("a key given twice in a command's JSON");
+    }
+}
+
 /* Run args with --json and --csv and compare; table names the CSV's table
  * member (NULL: key,value); values false compares keys only (measured
  * figures that differ run to run); skip_key is a key left out of the
@@ -162,6 +175,7 @@ static void check_same(const char *args, const char *table, bool values, const c
     }
     cJSON *doc = cJSON_Parse(json);
     CU_ASSERT_FATAL(doc != NULL);
+    check_unique(doc, args);
     const cJSON *sv = cJSON_GetObjectItem(doc, "schema_version");
     CU_ASSERT(cJSON_IsNumber(sv) && sv->valuedouble == REPORT_SCHEMA_VERSION);
     leaf_t *leaves = malloc(MAX_LEAVES * sizeof *leaves);
@@ -247,6 +261,18 @@ static void test_planning_commands(void)
                "ladder", true, "elapsed_s");
     check_same("catalog gpus", NULL, true, NULL);
     check_same("catalog failures", NULL, true, NULL);
+    /* plan --details (JSON only): the best rung's detail once gave
+     * best.checkpoint_interval_s a second time */
+    char *json = NULL;
+    CU_ASSERT_EQUAL_FATAL(run_cli("plan --model llama3-8b --tokens 1T --gpu h100-sxm --min-gpus 8 "
+                                  "--max-gpus 16 --trials 20 --details --json",
+                                  &json, NULL),
+                          0);
+    cJSON *doc = cJSON_Parse(json ? json : "");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+    check_unique(doc, "plan --details --json");
+    cJSON_Delete(doc);
+    free(json);
 }
 
 static void test_run_level_commands(void)

@@ -10,6 +10,8 @@
  * - a report rebuilt from the saved result.json is the same page;
  * - bad results fail with one line naming the file and the key.
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <math.h>
 #include <png.h>
@@ -17,11 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "common/csv.h"
+#include "reports/csvdoc.h"
 #include "reports/csvout.h"
 #include "tests/testing.h"
 
@@ -708,8 +712,9 @@ static void test_csv_cells_quoted(void)
         err_t err;
         CU_ASSERT_EQUAL_FATAL(csv_load(csv_path, &c, &err), 0);
         CU_ASSERT_EQUAL(csv_rows(c), rungs);
-        /* the file gnuplot reads has the line breaks as spaces */
-        const char *want = i == 0 ? evil : "a,b \"c\" d,e  f";
+        /* the file gnuplot reads has the line breaks as spaces and the
+         * quotes as apostrophes (gnuplot has no escape for a quote) */
+        const char *want = i == 0 ? evil : "a,b 'c' d,e  f";
         for (int k = 0; k < csv_rows(c); k++) {
             const char *cell = csv_get(c, k, "main_loss");
             CU_ASSERT_TRUE(cell && strcmp(cell, want) == 0);
@@ -738,8 +743,346 @@ static void test_csv_cells_quoted(void)
     remove_tree(dir);
 }
 
+/* ------------------------------------------------------------ the folder (issue 35 item 8) */
+
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The entries of dir (hidden ones too), sorted and joined by ',' (heap). */
+static char *listing(const char *dir)
+{
+    DIR *d = opendir(dir);
+    char *names[256], *out = calloc(1, 8192);
+    size_t n = 0;
+    struct dirent *e;
+    while (d && out && (e = readdir(d)) != NULL && n < 256)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            names[n++] = strdup(e->d_name);
+    if (d)
+        closedir(d);
+    qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        if (out && strlen(out) + strlen(names[i]) + 2 < 8192)
+            strcat(strcat(out, i ? "," : ""), names[i]);
+        free(names[i]);
+    }
+    return out;
+}
+
+/* Save what "scaleplan ARGS" prints as path. */
+static void save_result(const char *args, const char *path)
+{
+    char *out = NULL;
+    CU_ASSERT_EQUAL_FATAL(run_cli(args, &out, NULL), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    put(path, out);
+    free(out);
+}
+
+/* "report FROM --out TO", its exit status (stdout in *out when not NULL). */
+static int report_into(const char *from, const char *to, char **out, char **err)
+{
+    char args[1200];
+    snprintf(args, sizeof args, "report %s --out %s", from, to);
+    return run_cli(args, out, err);
+}
+
+static const char *SIM_RESULT = "sim --model llama3-8b --gpu h100-sxm --gpus 8 --tp 1 --allow-oom "
+                                "--timeline --json";
+static const char *REL_RESULT = "reliability --gpu h100-sxm --gpus 64 --days 3 "
+                                "--checkpoint-size 100GB --trials 50 --sweep --json";
+
+/* Issue 35 item 8a: a symbolic link planted in the report folder under
+ * the name of a file the report writes (gnuplot's images included) is
+ * replaced by the file, and what it pointed to keeps its text; a link
+ * planted as the folder's manifest makes the report fail, leaving its
+ * target alone. */
+static void test_report_links_not_followed(void)
+{
+    static const char *names[] = {"index.html",    "result.json",   "breakdown.csv",
+                                  "breakdown.gp",  "breakdown.png", "breakdown.svg",
+                                  "memory.png",    "memory.svg",    "timeline.png",
+                                  "timeline.svg"};
+    enum { N = sizeof names / sizeof names[0] };
+    char tmp[256], sim[300], dir[300], victim[N][320], link[N][400];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(tmp, sizeof tmp), 0);
+    snprintf(sim, sizeof sim, "%s/sim.json", tmp);
+    snprintf(dir, sizeof dir, "%s/r", tmp);
+    save_result(SIM_RESULT, sim);
+    CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
+    for (int i = 0; i < N; i++) {
+        snprintf(victim[i], sizeof victim[i], "%s/victim%d", tmp, i);
+        snprintf(link[i], sizeof link[i], "%s/%s", dir, names[i]);
+        put(victim[i], "VICTIM\n");
+        CU_ASSERT_EQUAL_FATAL(symlink(victim[i], link[i]), 0);
+    }
+    CU_ASSERT_EQUAL(report_into(sim, dir, NULL, NULL), 0);
+    for (int i = 0; i < N; i++) {
+        struct stat st;
+        char *v = slurp(victim[i]);
+        if (!v || strcmp(v, "VICTIM\n") != 0)
+            fprintf(stderr, "\n  %s was written through\n", names[i]);
+        CU_ASSERT_TRUE(v && strcmp(v, "VICTIM\n") == 0);
+        CU_ASSERT_TRUE(lstat(link[i], &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0);
+        free(v);
+    }
+    char manifest[400], *err = NULL;
+    snprintf(manifest, sizeof manifest, "%s/.scaleplan-report", dir);
+    unlink(manifest);
+    CU_ASSERT_EQUAL_FATAL(symlink(victim[0], manifest), 0);
+    CU_ASSERT_EQUAL(report_into(sim, dir, NULL, &err), 1);
+    CU_ASSERT_TRUE(err && strstr(err, ".scaleplan-report") && count_lines(err) == 1);
+    char *v = slurp(victim[0]);
+    CU_ASSERT_TRUE(v && strcmp(v, "VICTIM\n") == 0);
+    free(v);
+    free(err);
+    remove_tree(tmp);
+}
+
+/* Issue 35 item 8b: a report of another command into a folder that holds
+ * a report leaves the folder holding exactly what the new report alone
+ * holds: the old report's files are gone (causes.csv, goodput.png, ...),
+ * a file of the user's stays. */
+static void test_report_replaces_previous(void)
+{
+    char tmp[256], sim[300], rel[300], alone[300], dir[300], mine[400];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(tmp, sizeof tmp), 0);
+    snprintf(sim, sizeof sim, "%s/sim.json", tmp);
+    snprintf(rel, sizeof rel, "%s/rel.json", tmp);
+    snprintf(alone, sizeof alone, "%s/alone", tmp);
+    snprintf(dir, sizeof dir, "%s/r", tmp);
+    save_result(SIM_RESULT, sim);
+    save_result(REL_RESULT, rel);
+    CU_ASSERT_EQUAL_FATAL(report_into(sim, alone, NULL, NULL), 0);
+    snprintf(mine, sizeof mine, "%s/notes.txt", alone);
+    put(mine, "mine\n");
+    CU_ASSERT_EQUAL_FATAL(report_into(rel, dir, NULL, NULL), 0);
+    snprintf(mine, sizeof mine, "%s/notes.txt", dir);
+    put(mine, "mine\n");
+    CU_ASSERT_EQUAL_FATAL(report_into(sim, dir, NULL, NULL), 0);
+    char *want = listing(alone), *got = listing(dir);
+    if (!want || !got || strcmp(want, got) != 0)
+        fprintf(stderr, "\n  after two reports: %s\n  one report:        %s\n", got, want);
+    CU_ASSERT_TRUE(want && got && strcmp(want, got) == 0);
+    free(want);
+    free(got);
+    remove_tree(tmp);
+}
+
+/* Start "scaleplan report FROM --out TO" in a child; its pid. */
+static pid_t start_report(const char *from, const char *to)
+{
+    const char *bin = getenv("SCALEPLAN_BIN") ? getenv("SCALEPLAN_BIN") : "bin/scaleplan";
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null < 0 || dup2(null, STDOUT_FILENO) < 0 || dup2(null, STDERR_FILENO) < 0)
+            _exit(126);
+        execl(bin, bin, "report", from, "--out", to, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int wait_exit(pid_t pid)
+{
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+        return -1;
+    return WEXITSTATUS(status);
+}
+
+/* Issue 35 item 8b: two reports of different commands started together
+ * into one folder (three rounds, the order swapped) both succeed, and the
+ * folder then holds one of them whole: exactly the files that report
+ * alone has, its own result.json among them. */
+static void test_concurrent_reports(void)
+{
+    char tmp[256], sim[300], rel[300], dir[300], ref[2][300];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(tmp, sizeof tmp), 0);
+    snprintf(sim, sizeof sim, "%s/sim.json", tmp);
+    snprintf(rel, sizeof rel, "%s/rel.json", tmp);
+    snprintf(dir, sizeof dir, "%s/r", tmp);
+    save_result(SIM_RESULT, sim);
+    save_result(REL_RESULT, rel);
+    const char *from[2] = {sim, rel};
+    char *want[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(ref[k], sizeof ref[k], "%s/alone%d", tmp, k);
+        CU_ASSERT_EQUAL_FATAL(report_into(from[k], ref[k], NULL, NULL), 0);
+        want[k] = listing(ref[k]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(want[k]);
+    }
+    for (int round = 0; round < 3; round++) {
+        pid_t a = start_report(from[round % 2], dir), b = start_report(from[1 - round % 2], dir);
+        CU_ASSERT_EQUAL(wait_exit(a), 0);
+        CU_ASSERT_EQUAL(wait_exit(b), 0);
+        char *got = listing(dir), *result = slurp(path_in(dir, "result.json"));
+        int which = got && strcmp(got, want[0]) == 0 ? 0 : got && strcmp(got, want[1]) == 0 ? 1 : -1;
+        if (which < 0)
+            fprintf(stderr, "\n  round %d, the folder holds: %s\n", round, got ? got : "");
+        CU_ASSERT(which >= 0);
+        /* the sim result has a breakdown, the reliability result none */
+        if (which >= 0)
+            CU_ASSERT_EQUAL(result && strstr(result, "\"breakdown_s\"") != NULL, which == 0);
+        free(got);
+        free(result);
+    }
+    free(want[0]);
+    free(want[1]);
+    remove_tree(tmp);
+}
+
+/* Append the text that breaks careless writers to every string of node,
+ * and to the names of interruptions_by_cause (the causes' plot labels). */
+static void spoil(cJSON *node, const char *evil)
+{
+    cJSON *e;
+    cJSON_ArrayForEach(e, node)
+    {
+        if (cJSON_IsString(e)) {
+            char *v = malloc(strlen(e->valuestring) + strlen(evil) + 1);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+            strcat(strcpy(v, e->valuestring), evil);
+            cJSON_SetValuestring(e, v);
+            free(v);
+        }
+        if (node->string && strcmp(node->string, "interruptions_by_cause") == 0) {
+            char *k = malloc(strlen(e->string) + strlen(evil) + 1);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+            strcat(strcpy(k, e->string), evil);
+            cJSON_free(e->string);
+            e->string = k;
+        }
+        spoil(e, evil);
+    }
+}
+
+/* Issue 35 item 8g: a result whose strings hold '"', ',', a line break, '<'
+ * and '&' (model, GPU, layout words, timeline kinds, component names,
+ * failure causes, the recommendation) makes the same report as the plain
+ * one: the command succeeds with as many plots, the page has the text
+ * escaped (no '<b>' of the string becomes markup) and every CSV file reads
+ * back as RFC 4180 with the rows of the plain one. */
+static void test_report_strings_escaped(void)
+{
+    static const char *evil = " \"q\", <b>x&y</b>\nz";
+    const char *kinds[] = {SIM_RESULT, REL_RESULT,
+                           "plan --model llama3-8b --tokens 100B --gpu h100-sxm --min-gpus 8 "
+                           "--max-gpus 16 --trials 20 --details --json",
+                           "validate --measured tests/fixtures/validate/sc21-gpt-1.7b-32xa100.json "
+                           "--json"};
+    char tmp[256];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(tmp, sizeof tmp), 0);
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        char plain[300], spoiled[300], pdir[300], sdir[300];
+        snprintf(plain, sizeof plain, "%s/plain%zu.json", tmp, i);
+        snprintf(spoiled, sizeof spoiled, "%s/spoiled%zu.json", tmp, i);
+        snprintf(pdir, sizeof pdir, "%s/p%zu", tmp, i);
+        snprintf(sdir, sizeof sdir, "%s/s%zu", tmp, i);
+        save_result(kinds[i], plain);
+        char *text = slurp(plain), *pout = NULL, *sout = NULL, *serr = NULL;
+        cJSON *doc = cJSON_Parse(text ? text : "");
+        free(text);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+        spoil(doc, evil);
+        text = cJSON_Print(doc);
+        put(spoiled, text);
+        free(text);
+        cJSON_Delete(doc);
+        CU_ASSERT_EQUAL_FATAL(report_into(plain, pdir, &pout, NULL), 0);
+        int rc = report_into(spoiled, sdir, &sout, &serr);
+        if (rc != 0)
+            fprintf(stderr, "\n  report of %s: exit %d: %s\n", kinds[i], rc, serr ? serr : "");
+        CU_ASSERT_EQUAL(rc, 0);
+        /* "wrote DIR/index.html: KIND report, N plots" */
+        const char *pn = pout ? strstr(pout, ": ") : NULL, *sn = sout ? strstr(sout, ": ") : NULL;
+        CU_ASSERT_TRUE(pn && sn && strcmp(pn, sn) == 0);
+        char *html = slurp(path_in(sdir, "index.html"));
+        CU_ASSERT_TRUE(html && !strstr(html, "<b>") && strstr(html, "&lt;b&gt;x&amp;y"));
+        free(html);
+        char *names = listing(pdir);
+        for (char *save = NULL, *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+            if (!strstr(n, ".csv"))
+                continue;
+            csv_t *a = NULL, *b = NULL;
+            err_t e;
+            CU_ASSERT_EQUAL(csv_load(path_in(pdir, n), &a, &e), 0);
+            int loaded = csv_load(path_in(sdir, n), &b, &e);
+            if (loaded != 0 || (a && csv_rows(a) != csv_rows(b)))
+                fprintf(stderr, "\n  %s of the spoiled result: %s\n", n, loaded ? e.msg : "rows");
+            CU_ASSERT_TRUE(loaded == 0 && a && csv_rows(a) == csv_rows(b));
+            csv_free(a);
+            csv_free(b);
+        }
+        free(names);
+        free(pout);
+        free(sout);
+        free(serr);
+    }
+    remove_tree(tmp);
+}
+
+/* Issue 35 item 8h: CSV column names are as long as the JSON's keys make
+ * them, never cut to a buffer (a cut name found no cell: the column came
+ * out empty): two levels of 300-character keys in --csv of a table and of
+ * a whole document. */
+static void test_csv_long_names(void)
+{
+    char big[301], dotted[700];
+    memset(big, 'n', 300);
+    big[300] = '\0';
+    snprintf(dotted, sizeof dotted, "%s.%s", big, big);
+    cJSON *rows = cJSON_CreateArray(), *row = cJSON_CreateObject(), *inner = cJSON_CreateObject();
+    cJSON_AddNumberToObject(inner, big, 42);
+    cJSON_AddItemToObject(row, big, inner);
+    cJSON_AddItemToArray(rows, row);
+    char tmp[256], path[300];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(tmp, sizeof tmp), 0);
+    snprintf(path, sizeof path, "%s/t.csv", tmp);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    err_t e;
+    CU_ASSERT_EQUAL(csv_from_json(f, rows, "rows", &e), 0);
+    fclose(f);
+    csv_t *c = NULL;
+    CU_ASSERT_EQUAL_FATAL(csv_load(path, &c, &e), 0);
+    const char *cell = csv_get(c, 0, dotted);
+    CU_ASSERT_TRUE(cell && strcmp(cell, "42") == 0);
+    csv_free(c);
+    /* the whole document as key,value rows: the key whole */
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddItemToObject(doc, big, cJSON_Duplicate(row, true));
+    f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(csv_document(f, doc, NULL, &e), 0);
+    fclose(f);
+    char *text = slurp(path);
+    char want[1200];
+    snprintf(want, sizeof want, "%s.%s,42", big, dotted);
+    CU_ASSERT_TRUE(text && strstr(text, want));
+    free(text);
+    cJSON_Delete(doc);
+    cJSON_Delete(rows);
+    remove_tree(tmp);
+}
+
 TEST_SUITE(suite_report, "report", TEST(test_plan_report_numbers_and_plots),
            TEST(test_sim_and_reliability_reports), TEST(test_report_renders_in_chromium),
            TEST(test_report_without_gnuplot), TEST(test_report_bad_results),
            TEST(test_csv_output), TEST(test_validate_log_report),
-           TEST(test_report_text_printed_once), TEST(test_csv_cells_quoted));
+           TEST(test_report_text_printed_once), TEST(test_csv_cells_quoted),
+           TEST(test_report_links_not_followed), TEST(test_report_replaces_previous),
+           TEST(test_concurrent_reports), TEST(test_report_strings_escaped),
+           TEST(test_csv_long_names));

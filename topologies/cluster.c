@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "common/catalog.h"
+#include "common/json.h"
 #include "common/names.h"
 
 #define CLUSTER_DIR "topologies/catalog/clusters"
@@ -142,8 +143,11 @@ int cluster_load_in(catalog_t *cat, const char *name_or_path, cluster_t *c, err_
     int rc;
     if (stat(name_or_path, &st) == 0 && S_ISREG(st.st_mode)) {
         snprintf(origin, sizeof origin, "%s", name_or_path);
+        json_ctx_t top = json_ctx_root(name_or_path);
         rc = json_parse_file(name_or_path, &owned, err);
         root = owned;
+        if (!rc)
+            rc = json_check_unique_keys(root, &top, err);
     } else {
         char norm[64], rel[160];
         names_normalize(name_or_path, norm, sizeof norm);

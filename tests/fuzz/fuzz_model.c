@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         model_t m;
         notes_t notes;
         notes_init(&notes);
-        model_load_opts_t o = {assume[i]};
+        model_load_opts_t o = {.assume_architecture = assume[i]};
         err_t err;
         int rc = model_from_config_ex(root, "config.json", "fuzz", &o, &m, &notes, &err);
         if (rc && (err.msg[0] == '\0' || strchr(err.msg, '\n')))

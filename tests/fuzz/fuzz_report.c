@@ -17,7 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     snprintf(dir, sizeof dir, "%s/report", fuzz_dir());
     report_info_t info;
     err_t err;
-    (void)report_write(root, "result.json", dir, &info, &err);
+    if (report_write(root, "result.json", dir, &info, &err) == 0)
+        report_info_free(&info);
     fuzz_clear(dir);
     cJSON_Delete(root);
     return 0;
