@@ -127,6 +127,11 @@ typedef struct {
                              --recompute-method block --recompute-num-layers
                              N); 0 = every layer */
     bool sequence_parallel;     /* Megatron SP: norms/dropout split over TP */
+    bool sp_off;                /* sequence parallelism turned off by name
+                                   (--no-sequence-parallel, a Bridge override
+                                   model.sequence_parallel=false, a published
+                                   row's "no SP"): a framework that needs it
+                                   refuses the layout rather than imply it */
     bool sp_saves_gathered;     /* SP as PyTorch's DTensor runs it (torchtitan):
                                    the column-parallel GEMMs' inputs (QKV,
                                    first MLP) are kept for the backward as

@@ -946,9 +946,9 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
      * (expert TP 1: Megatron-Bridge's perf matrix, NeMo's Mixtral configs) */
     l->etp = ep > 1 ? 1 : 0;
     int dp = spec.cluster.n_gpus / (tp * pp * cp);
-    bool sp_named = (has_word(cpsp, "SP") || has(cpsp, "sequence parallel")) &&
-                    !has(cpsp, "no SP") && !has(cpsp, "SP=False") && !has(cpsp, "SP: no");
-    l->sequence_parallel = sp_named || (r->fw.sp_with_tp && tp > 1);
+    l->sp_off = has(cpsp, "no SP") || has(cpsp, "SP=False") || has(cpsp, "SP: no");
+    bool sp_named = (has_word(cpsp, "SP") || has(cpsp, "sequence parallel")) && !l->sp_off;
+    l->sequence_parallel = sp_named || (r->fw.sp_with_tp && tp > 1 && !l->sp_off);
     /* Megatron-LM takes --sequence-parallel as an argument (off by
      * default): a row with TP that does not say leaves it open */
     r->sp_open = tp > 1 && !l->sequence_parallel && r->fw.caps.sp && !has(cpsp, "SP") &&
@@ -1052,6 +1052,14 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     if ((rc = scenario_finish(&r->s, NULL, &e))) {
         skip(v, e.msg);
         return ERR_OK;
+    }
+    /* sequence parallelism the framework needs (an MoE model with TP under
+     * Megatron-Core) is no longer open, and is said */
+    if (notes_has(&r->s.notes, "--sequence-parallel")) {
+        r->sp_open = false;
+        for (size_t k = 0; k < r->s.notes.n; k++)
+            if (strcmp(r->s.notes.items[k].field, "--sequence-parallel") == 0)
+                add_assumed(v, r->s.notes.items[k].text);
     }
     (void)err;
     return ERR_OK;
