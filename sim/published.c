@@ -1065,6 +1065,19 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     return ERR_OK;
 }
 
+/* Whether vpp chunks a pipeline rank split the layers as base's uneven
+ * split leaves them: the layers left after the first and last (virtual)
+ * stages' own counts divide evenly over the others (layout_finalize's
+ * rule; with no uneven split, the layers over PP x VPP). */
+static bool vpp_splits(const layout_t *base, const model_t *m, int vpp)
+{
+    int first = base->first_stage_layers, last = base->last_stage_layers;
+    int special = (first != 0) + (last != 0);
+    int rest = m->n_layers - layout_split_layers(first) - layout_split_layers(last);
+    int middle = base->pp * vpp - special;
+    return middle > 0 && rest >= middle && rest % middle == 0;
+}
+
 /* Rule 5: the fastest micro-batch, recompute and interleaving that fit;
  * a recompute or interleaving the row gives stays as given (keep), unless
  * nothing fits with it. */
@@ -1077,13 +1090,14 @@ static int open_choices(sim_ctx_t *ctx, row_setup_t *r, bool keep, sim_result_t 
     static const int open_mbs[] = {1, 2, 4, 8};
     const int *mbs = r->mb_open ? open_mbs : &base.micro_batch;
     size_t n_mbs = r->mb_open ? sizeof open_mbs / sizeof open_mbs[0] : 1;
-    int per_stage = m->n_layers / (base.pp > 0 ? base.pp : 1);
+    /* (a first and last chunk without layers leave L + 2 slots) */
+    int max_vpp = (m->n_layers + 2) / (base.pp > 0 ? base.pp : 1);
     bool fixed_rc = keep && r->recompute_given, fixed_vpp = keep && r->vpp_given;
     for (int sp = 0; sp <= (r->sp_open ? 1 : 0); sp++)
     for (size_t a = 0; a < n_mbs; a++)
         for (int rcmp = RECOMPUTE_NONE; rcmp <= RECOMPUTE_FULL; rcmp++)
-            for (int vpp = r->vpp_count_open ? 2 : 1; vpp <= per_stage; vpp++) {
-                if (per_stage % vpp || (vpp > 1 && base.pp < 2))
+            for (int vpp = r->vpp_count_open ? 2 : 1; vpp <= max_vpp; vpp++) {
+                if (!vpp_splits(&base, m, vpp) || (vpp > 1 && base.pp < 2))
                     continue;
                 if ((fixed_rc && rcmp != (int)base.recompute) || (fixed_vpp && vpp != base.vpp))
                     continue;

@@ -170,6 +170,40 @@ static void test_framework_pipeline_split(void)
     remove_tree(dir);
 }
 
+/* "interleaved" without a count on a Megatron-Core row whose layers do not
+ * divide over the stages: Llama 3.1 405B's 126 layers on PP 16 take the
+ * split Megatron-Core builds for two chunks a rank (126 + 2 = 128 slots over
+ * 32 chunks: 3 layers on the first and last chunks, 4 on the 30 others).
+ * The open interleaving is then tried by the layers left per middle chunk
+ * (120 over 16 x VPP - 2), which two chunks a rank divide; issue 36: it
+ * tested 126 / 16 = 7 % VPP instead, tried only VPP 7, which the split does
+ * not fit, and skipped the row as "nothing fits". */
+static void test_open_interleaving_uneven_split(void)
+{
+    char dir[256], path[400], *csv = NULL;
+    FILE *f = runs_csv(dir, sizeof dir, path, sizeof path, &csv);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "V1,x,x,x,LLAMA3.1-405B,405,126,16384,128,8,53248,128256,8192,H100 (DGX-H100),"
+               "1024,8,16,8,,interleaved,1,512,,DDP (distributed optimizer),none,bf16,"
+               "Megatron-Core,,,,,200,,,,,\n");
+    fclose(f);
+    pub_row_t *rows;
+    int n;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(pub_replay(path, NULL, &rows, &n, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    if (rows[0].skipped)
+        fprintf(stderr, "\nV1 skipped: %s\n", rows[0].reason);
+    CU_ASSERT_FALSE_FATAL(rows[0].skipped);
+    CU_ASSERT_EQUAL(rows[0].sim_layout.vpp, 2);
+    CU_ASSERT_EQUAL(rows[0].sim_layout.first_stage_layers, 3);
+    CU_ASSERT_EQUAL(rows[0].sim_layout.last_stage_layers, 3);
+    CU_ASSERT_EQUAL(layout_chunk_layers(&rows[0].sim_layout, &rows[0].sim_model, 1), 4);
+    free(rows);
+    free(csv);
+    remove_tree(dir);
+}
+
 /* NeMo's TP-overlap switch in a row's notes: "ub_tp_comm_overlap=true"
  * turns Transformer Engine's overlap on, with its default roles where the
  * preset has no userbuffers setting for the model (NeMo 24.07's has none
@@ -882,7 +916,8 @@ static void test_fit_sustained(void)
 
 TEST_SUITE(suite_validation, "validation", TEST(test_published_runs), TEST(test_results_not_read),
            TEST(test_column_spellings), TEST(test_model_blocks),
-           TEST(test_framework_pipeline_split), TEST(test_notes_tp_overlap),
+           TEST(test_framework_pipeline_split), TEST(test_open_interleaving_uneven_split),
+           TEST(test_notes_tp_overlap),
            TEST(test_bad_csv), TEST(test_versions_and_moe_columns),
            TEST(test_more_runs), TEST(test_dgxc_runs), TEST(test_mds_runs), TEST(test_meta_runs), TEST(test_megascale_runs), TEST(test_mcoremoe_runs), TEST(test_nemotron_runs), TEST(test_bigscience_runs), TEST(test_mpt_runs),
            TEST(test_fit_sustained));
