@@ -11,6 +11,7 @@
 #include "common/csv.h"
 #include "common/names.h"
 #include "common/progress.h"
+#include "common/units.h"
 #include "sim/framework.h"
 #include "sim/scenario.h"
 #include "sim/step.h"
@@ -1275,6 +1276,10 @@ static int run_row(catalog_t *cat, const csv_t *c, int i, const pub_options_t *o
         goto out;
     }
     layout_describe(&r.s.layout, v->layout, sizeof v->layout);
+    /* the row's own layout is timed whether it fits or not, and says which */
+    v->fits = res.fits;
+    v->memory_gib = res.memory.total_bytes / GIB;
+    v->capacity_gib = res.capacity_gib;
     v->sim_model = r.s.model;
     v->sim_layout = r.s.layout;
     snprintf(v->framework, sizeof v->framework, "%s", r.fw.name);
@@ -1378,6 +1383,7 @@ int pub_replay(const char *csv_path, const pub_options_t *opt, pub_row_t **rows,
     for (int i = 0; i < count && !rc; i++) {
         snprintf(out[i].row_id, sizeof out[i].row_id, "%s", cell(c, i, "row_id"));
         snprintf(out[i].model, sizeof out[i].model, "%s", cell(c, i, "model"));
+        out[i].memory_gib = out[i].capacity_gib = NAN;
         rc = run_row(cat, c, i, opt, ctx, &out[i], err);
         if (rc)
             err_prefix(err, out[i].row_id);

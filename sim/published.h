@@ -101,7 +101,9 @@
  *     blank (and sequence parallelism, with TP under a preset that takes
  *     it as an argument, when the row does not say), that fit, as a tuned
  *     run would (what it gives stays, unless nothing fits with it); the
- *     row says so.
+ *     row says so. A row whose layout is given whole is timed as given,
+ *     and its memory checked: one that does not fit is marked, not
+ *     refused (pub_row_t fits).
  *  6. Metric: tokens/s per GPU where the row has it, else seconds per
  *     iteration, else TFLOP/s per GPU on the row's own basis (hardware
  *     FLOPs with recompute, or model FLOPs), else MFU (HFU) as that share
@@ -150,6 +152,11 @@ typedef struct {
                             ("; " between them) */
     bool open_choices;   /* micro-batch, recompute and interleaving were the
                             fastest that fit (rule 5) */
+    bool fits;           /* the simulated layout fits in the GPU's memory (and
+                            the host's with offload); a row that does not is
+                            timed all the same (its layout is the row's) */
+    double memory_gib;   /* the simulated peak per GPU, GiB (NAN when skipped) */
+    double capacity_gib; /* the GPU's memory, GiB (NAN when skipped) */
     /* what was simulated, for re-use (e.g. ranking the row's layout in a
      * layout search): valid when not skipped */
     model_t sim_model;

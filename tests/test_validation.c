@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "profile/profile.h"
 #include "sim/pubfit.h"
 #include "sim/published.h"
@@ -200,6 +202,58 @@ static void test_open_interleaving_uneven_split(void)
     CU_ASSERT_EQUAL(rows[0].sim_layout.last_stage_layers, 3);
     CU_ASSERT_EQUAL(layout_chunk_layers(&rows[0].sim_layout, &rows[0].sim_model, 1), 4);
     free(rows);
+    free(csv);
+    remove_tree(dir);
+}
+
+/* A row that gives its whole layout is timed as given and its memory
+ * checked: Llama 3 70B on 8 H100s at DP 8 without ZeRO keeps 16 bytes a
+ * parameter on every GPU (70.6B x 16 B = 1,052 GiB, of 80) and does not
+ * fit; the same row on 64 GPUs at TP8 PP8 does. Both
+ * are timed (issue 36: the first was timed with no word that the model says
+ * it cannot run); --json carries fits and memory_gib on every row, the table
+ * marks the first [m] with a legend line. */
+static void test_replay_memory_checked(void)
+{
+    char dir[256], path[400], *csv = NULL;
+    FILE *f = runs_csv(dir, sizeof dir, path, sizeof path, &csv);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    static const char *const mid = ",Llama 3 70B,70,80,8192,64,8,28672,128256,4096,H100 (DGX-H100),";
+    fprintf(f, "F1,x,x,x%s8,1,1,8,,,1,64,,DDP,none,bf16,Megatron-Core,,,,,500,,,,,\n", mid);
+    fprintf(f, "F2,x,x,x%s64,8,8,1,,,1,64,,DDP,none,bf16,Megatron-Core,,,,,500,,,,,\n", mid);
+    fclose(f);
+    char args[600], *out = NULL, *err = NULL;
+    snprintf(args, sizeof args, "validate --published %s --json", path);
+    CU_ASSERT_EQUAL_FATAL(run_cli(args, &out, &err), 0);
+    cJSON *o = cJSON_Parse(out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(o, "rows");
+    CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(rows), 2);
+    for (int i = 0; i < 2; i++) {
+        const cJSON *r = cJSON_GetArrayItem(rows, i);
+        CU_ASSERT_FALSE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "skipped")));
+        const cJSON *fits = cJSON_GetObjectItemCaseSensitive(r, "fits");
+        const cJSON *gib = cJSON_GetObjectItemCaseSensitive(r, "memory_gib");
+        CU_ASSERT_TRUE_FATAL(cJSON_IsBool(fits) && cJSON_IsNumber(gib));
+        CU_ASSERT_EQUAL(cJSON_IsTrue(fits), i == 1);
+        if (i == 0)
+            CU_ASSERT_TRUE(gib->valuedouble > 1052);
+        if (i == 1)
+            CU_ASSERT_TRUE(gib->valuedouble < 80);
+        CU_ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(r, "predicted")));
+    }
+    cJSON_Delete(o);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "validate --published %s", path);
+    CU_ASSERT_EQUAL_FATAL(run_cli(args, &out, &err), 0);
+    const char *f1 = strstr(out, "F1 "), *f2 = strstr(out, "F2 ");
+    CU_ASSERT_TRUE_FATAL(f1 && f2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(f1, "[m]"));
+    CU_ASSERT_TRUE(strstr(f1, "[m]") < f2); /* on F1's line, not F2's */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "[m] does not fit in memory"));
+    free(out);
+    free(err);
     free(csv);
     remove_tree(dir);
 }
@@ -917,6 +971,7 @@ static void test_fit_sustained(void)
 TEST_SUITE(suite_validation, "validation", TEST(test_published_runs), TEST(test_results_not_read),
            TEST(test_column_spellings), TEST(test_model_blocks),
            TEST(test_framework_pipeline_split), TEST(test_open_interleaving_uneven_split),
+           TEST(test_replay_memory_checked),
            TEST(test_notes_tp_overlap),
            TEST(test_bad_csv), TEST(test_versions_and_moe_columns),
            TEST(test_more_runs), TEST(test_dgxc_runs), TEST(test_mds_runs), TEST(test_meta_runs), TEST(test_megascale_runs), TEST(test_mcoremoe_runs), TEST(test_nemotron_runs), TEST(test_bigscience_runs), TEST(test_mpt_runs),
