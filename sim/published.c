@@ -513,6 +513,43 @@ static void row_zero(const char *text, layout_t *l)
 }
 
 /* Returns false (with the reason) for a recompute mode it cannot model. */
+/* The selective-recompute modules an act_recompute cell names, word by
+ * word: Megatron's --recompute-modules names and the brief ones tables
+ * print (layout_rc_module_word: "moe" the whole MoE block, "act" its
+ * experts' activation, Megatron's moe_act), and prose ("RMSNorm",
+ * "up-projections", "SwiGLU", "activation function", "attention core",
+ * "shared experts"). */
+static unsigned row_rc_modules(const char *text)
+{
+    unsigned rc = 0;
+    for (const char *p = text; *p;) {
+        size_t n = 0;
+        while (p[n] && (isalnum((unsigned char)p[n]) || p[n] == '_' || p[n] == '-'))
+            n++;
+        if (!n) {
+            p++;
+            continue;
+        }
+        char w[48];
+        snprintf(w, sizeof w, "%.*s", (int)n, p);
+        rc |= layout_rc_module_word(w, strlen(w));
+        if (find_ci(w, "norm"))
+            rc |= LAYOUT_RC_LAYERNORM;
+        if (find_ci(w, "up-proj") || find_ci(w, "up_proj"))
+            rc |= LAYOUT_RC_MLA_UP_PROJ;
+        if (strcasecmp(w, "SwiGLU") == 0 || strcasecmp(w, "GeLU") == 0)
+            rc |= LAYOUT_RC_MOE_ACT;
+        p += n;
+    }
+    if (has(text, "activation function"))
+        rc |= LAYOUT_RC_MOE_ACT;
+    if (has(text, "attention core"))
+        rc |= LAYOUT_RC_CORE_ATTN;
+    if (has(text, "shared expert"))
+        rc |= LAYOUT_RC_SHARED_EXPERTS;
+    return rc;
+}
+
 static void row_recompute(const char *text, const fw_preset_t *fw, layout_t *l)
 {
     if (!text[0]) {
@@ -522,11 +559,10 @@ static void row_recompute(const char *text, const fw_preset_t *fw, layout_t *l)
     /* named modules recomputed ("RMSNorm and MLA up-projections
      * recomputed", Megatron's --recompute-modules layernorm mla_up_proj
      * moe_act) are Megatron's selective granularity, not the whole block */
+    unsigned named = row_rc_modules(text);
     bool modules = !has(text, "full") &&
-                   (has(text, "norm") || has(text, "up-proj") || has(text, "up_proj") ||
-                    has(text, "MLA") || has(text, "moe_act") || has(text, "SwiGLU") ||
-                    has(text, "GeLU") || has(text, "activation function") ||
-                    has(text, "recompute-modules") || has(text, "recompute_modules"));
+                   (named || has(text, "MLA") || has(text, "recompute-modules") ||
+                    has(text, "recompute_modules"));
     if (has(text, "op-level") || has(text, "per-op") || has(text, "default config (selective"))
         l->recompute = RECOMPUTE_OPS;
     else if (has(text, "selective") || modules)
@@ -546,23 +582,8 @@ static void row_recompute(const char *text, const fw_preset_t *fw, layout_t *l)
         l->recompute_layers = first_int(text);
     /* the modules named, as Megatron-Core's --recompute-modules (a preset
      * without them rebuilds the attention core) */
-    if (l->recompute == RECOMPUTE_SELECTIVE && modules && fw->caps.recompute_modules) {
-        unsigned rc = 0;
-        if (has(text, "norm"))
-            rc |= LAYOUT_RC_LAYERNORM;
-        if (has(text, "up-proj") || has(text, "up_proj"))
-            rc |= LAYOUT_RC_MLA_UP_PROJ;
-        if (has(text, "moe_act") || has(text, "SwiGLU") || has(text, "GeLU") ||
-            has(text, "activation function"))
-            rc |= LAYOUT_RC_MOE_ACT;
-        if (has(text, "core_attn") || has(text, "attention core"))
-            rc |= LAYOUT_RC_CORE_ATTN;
-        if (has(text, "shared_experts") || has(text, "shared expert"))
-            rc |= LAYOUT_RC_SHARED_EXPERTS;
-        if (has_word(text, "mlp") || has_word(text, "MLP"))
-            rc |= LAYOUT_RC_MLP;
-        l->recompute_modules = rc;
-    }
+    if (l->recompute == RECOMPUTE_SELECTIVE && modules && fw->caps.recompute_modules)
+        l->recompute_modules = named;
 }
 
 /* The precision column: the recipe it names; a bare "fp8" is the preset's
@@ -816,6 +837,11 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     pp = pp ? pp : 1;
     cp = cp ? cp : 1;
     ep = ep ? ep : 1;
+    /* a mixture-of-experts row is one before anything can refuse it (the
+     * dense summary leaves it out either way) */
+    model_t cm;
+    bool in_catalog = model_from_catalog(cell(c, i, "model"), &cm, &e) == 0;
+    v->moe = ep > 1 || (in_catalog && model_is_moe(&cm));
     /* rule 3 */
     bool split = tp > 1 || pp > 1 || cp > 1;
     const char *zero_text = cell(c, i, "zero_or_fsdp");
@@ -853,9 +879,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     /* the columns cannot describe experts: a mixture-of-experts row (EP > 1,
      * or "MoE" in its notes) takes the catalog model of that name when its
      * layers and width agree with the columns */
-    model_t cm;
-    bool same = got > 0 && model_from_catalog(cell(c, i, "model"), &cm, &e) == 0 &&
-                cm.n_layers == m.n_layers && cm.hidden == m.hidden;
+    bool same = got > 0 && in_catalog && cm.n_layers == m.n_layers && cm.hidden == m.hidden;
     if (same && model_is_moe(&cm) && (ep > 1 || has(cell(c, i, "notes"), "MoE")))
         m = cm;
     else if (same && !model_is_moe(&cm))
@@ -869,6 +893,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
         skip(v, why);
         return ERR_OK;
     }
+    v->moe = v->moe || model_is_moe(&m);
     snprintf(v->model_key, sizeof v->model_key, "L%d-H%d-A%d-K%d-F%d-V%d", m.n_layers, m.hidden,
              m.n_heads, m.n_kv_heads, m.ffn, m.vocab);
     /* rule 2 */
@@ -1407,7 +1432,7 @@ done:
 
 bool pub_row_dense(const pub_row_t *r)
 {
-    return !strstr(r->reason, "mixture-of-experts") && r->sim_layout.ep <= 1 &&
+    return !r->moe && !strstr(r->reason, "mixture-of-experts") && r->sim_layout.ep <= 1 &&
            !model_is_moe(&r->sim_model);
 }
 

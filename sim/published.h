@@ -148,6 +148,9 @@ typedef struct {
     char model_key[64];  /* model identity for ordering pairs (name + size) */
     bool skipped;
     char reason[240];    /* why it was skipped */
+    bool moe;            /* a mixture-of-experts row: EP > 1 in its columns, or
+                            its model (the catalog's of that name, or the one
+                            replayed) has experts; known for a skipped row too */
     char assumed[640];   /* choices the row left open and how they were made
                             ("; " between them) */
     bool open_choices;   /* micro-batch, recompute and interleaving were the
@@ -186,8 +189,9 @@ int pub_replay(const char *csv_path, const pub_options_t *opt, pub_row_t **rows,
 
 const char *pub_metric_name(pub_metric_t m);
 
-/* Whether a replayed row is of a dense model: not a mixture-of-experts
- * model, no expert parallelism, and not skipped for needing experts. */
+/* Whether a row is of a dense model: not a mixture-of-experts row
+ * (pub_row_t moe; a skipped one included), no expert parallelism, and not
+ * skipped for needing experts. */
 bool pub_row_dense(const pub_row_t *r);
 
 /* Median and 90th percentile of |error| over rows (skipped ones count as

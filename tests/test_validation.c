@@ -258,6 +258,57 @@ static void test_replay_memory_checked(void)
     remove_tree(dir);
 }
 
+/* The recompute column's module words, read as Megatron-Core's
+ * --recompute-modules: "moe" (the whole MoE block) and "act" (its experts'
+ * activation, Megatron's moe_act), the brief names scaleplan's tables print,
+ * and Megatron's own. And a mixture-of-experts row the replay refuses
+ * (Mixtral 8x7B with EP 8 under llm-foundry, which runs no expert
+ * parallelism) stays out of the dense summary. Issue 36: "moe" and "act"
+ * were not read (the row ran the default attention-core recompute), and the
+ * refused MoE row counted as dense. */
+static void test_recompute_words_and_moe_rows(void)
+{
+    char dir[256], path[400], *csv = NULL;
+    FILE *f = runs_csv(dir, sizeof dir, path, sizeof path, &csv);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    static const char *const rc_text[] = {"selective (moe, act)", "selective (attn, norm)",
+                                          "selective (--recompute-modules moe_act layernorm)"};
+    for (int k = 0; k < 3; k++)
+        fprintf(f, "R%d,x,x,x,Qwen3-235B-A22B,,,,,,,,4096,H100 (DGX-H100),256,1,8,32,EP32,,1,"
+                   "2048,,DDP (distributed optimizer),\"%s\",bf16,Megatron-Bridge 25.11,,,,,1000,,,"
+                   ",,\n",
+                k, rc_text[k]);
+    fprintf(f, "D1,x,x,x,Mixtral-8x7B,,,,,,,,4096,H100 (DGX-H100),64,1,1,64,EP8,,1,256,,FSDP,"
+               "none,bf16,llm-foundry,,,,,1000,,,,,\n");
+    fprintf(f, "D2,x,x,x,Llama 3 8B,,,,,,,,8192,H100 (DGX-H100),8,1,1,8,,,1,64,,FSDP,none,bf16,"
+               "llm-foundry,,,,,5000,,,,,\n");
+    fclose(f);
+    pub_row_t *rows;
+    int n;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(pub_replay(path, NULL, &rows, &n, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 5);
+    static const unsigned want[] = {LAYOUT_RC_MOE | LAYOUT_RC_MOE_ACT,
+                                    LAYOUT_RC_CORE_ATTN | LAYOUT_RC_LAYERNORM,
+                                    LAYOUT_RC_MOE_ACT | LAYOUT_RC_LAYERNORM};
+    for (int k = 0; k < 3; k++) {
+        if (rows[k].skipped)
+            fprintf(stderr, "\n%s skipped: %s\n", rows[k].row_id, rows[k].reason);
+        CU_ASSERT_FALSE_FATAL(rows[k].skipped);
+        CU_ASSERT_EQUAL(rows[k].sim_layout.recompute, RECOMPUTE_SELECTIVE);
+        CU_ASSERT_EQUAL(rows[k].sim_layout.recompute_modules, want[k]);
+    }
+    CU_ASSERT_TRUE(rows[3].skipped);
+    CU_ASSERT_FALSE(rows[4].skipped);
+    double med, p90;
+    int dense;
+    pub_summary(rows, n, pub_row_dense, &med, &p90, &dense);
+    CU_ASSERT_EQUAL(dense, 1); /* D2 only */
+    free(rows);
+    free(csv);
+    remove_tree(dir);
+}
+
 /* NeMo's TP-overlap switch in a row's notes: "ub_tp_comm_overlap=true"
  * turns Transformer Engine's overlap on, with its default roles where the
  * preset has no userbuffers setting for the model (NeMo 24.07's has none
@@ -971,7 +1022,7 @@ static void test_fit_sustained(void)
 TEST_SUITE(suite_validation, "validation", TEST(test_published_runs), TEST(test_results_not_read),
            TEST(test_column_spellings), TEST(test_model_blocks),
            TEST(test_framework_pipeline_split), TEST(test_open_interleaving_uneven_split),
-           TEST(test_replay_memory_checked),
+           TEST(test_replay_memory_checked), TEST(test_recompute_words_and_moe_rows),
            TEST(test_notes_tp_overlap),
            TEST(test_bad_csv), TEST(test_versions_and_moe_columns),
            TEST(test_more_runs), TEST(test_dgxc_runs), TEST(test_mds_runs), TEST(test_meta_runs), TEST(test_megascale_runs), TEST(test_mcoremoe_runs), TEST(test_nemotron_runs), TEST(test_bigscience_runs), TEST(test_mpt_runs),
