@@ -821,6 +821,18 @@ static int engine_for_unnamed(catalog_t *cat, const char *fw_text, const char *z
     return 0;
 }
 
+/* Sequence parallelism the framework needs (an MoE model with TP under
+ * Megatron-Core: scenario_finish's note) is no longer open, and is said. */
+static void implied_sp(row_setup_t *r, pub_row_t *v)
+{
+    if (!notes_has(&r->s.notes, "--sequence-parallel"))
+        return;
+    r->sp_open = false;
+    for (size_t k = 0; k < r->s.notes.n; k++)
+        if (strcmp(r->s.notes.items[k].field, "--sequence-parallel") == 0)
+            add_assumed(v, r->s.notes.items[k].text);
+}
+
 static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_setup_t *r,
                      err_t *err)
 {
@@ -1079,14 +1091,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
         skip(v, e.msg);
         return ERR_OK;
     }
-    /* sequence parallelism the framework needs (an MoE model with TP under
-     * Megatron-Core) is no longer open, and is said */
-    if (notes_has(&r->s.notes, "--sequence-parallel")) {
-        r->sp_open = false;
-        for (size_t k = 0; k < r->s.notes.n; k++)
-            if (strcmp(r->s.notes.items[k].field, "--sequence-parallel") == 0)
-                add_assumed(v, r->s.notes.items[k].text);
-    }
+    implied_sp(r, v);
     (void)err;
     return ERR_OK;
 }
