@@ -90,6 +90,10 @@ static const cli_opt_t layout_opts[] = {
     {"--checkpoint-activations", NULL, NULL, "Megatron (2021): full recompute", CLI_WORD},
     {"--sequence-parallel", NULL, NULL, "Megatron sequence parallelism over the TP group",
      CLI_WORD},
+    {"--no-sequence-parallel", NULL, NULL,
+     "no sequence parallelism, not even where the framework's recipes run it with TP (a "
+     "framework that needs it refuses the layout)",
+     CLI_WORD},
     {"--precision", NULL, "bf16|fp16|fp8|fp32", "training precision (default bf16)", CLI_WORD},
     {"--bf16", NULL, NULL, "same as --precision bf16", CLI_WORD},
     {"--fp16", NULL, NULL, "same as --precision fp16", CLI_WORD},
@@ -578,8 +582,17 @@ static int layout_switches(const cli_args_t *a, layout_t *l, err_t *err)
         l->zero = 3;
     if (cli_has(a, "--distributed-optimizer"))
         l->distributed_optimizer = true;
-    if (cli_has(a, "--sequence-parallel"))
+    if (cli_has(a, "--sequence-parallel") && cli_has(a, "--no-sequence-parallel"))
+        return err_setf(err, ERR_INPUT, NULL, "--no-sequence-parallel",
+                        "give --sequence-parallel or --no-sequence-parallel, not both");
+    if (cli_has(a, "--sequence-parallel")) {
         l->sequence_parallel = true;
+        l->sp_off = false;
+    }
+    if (cli_has(a, "--no-sequence-parallel")) {
+        l->sequence_parallel = false;
+        l->sp_off = true;
+    }
     if (cli_has(a, "--recompute-activations"))
         l->recompute = RECOMPUTE_SELECTIVE;
     if (cli_has(a, "--checkpoint-activations"))

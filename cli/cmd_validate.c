@@ -148,7 +148,11 @@ static cJSON *published_json(const pub_row_t *rows, int n, const pub_group_t *g,
              json_add_number(e, "predicted", r->skipped ? NAN : r->predicted) &&
              json_add_number(e, "error", r->skipped ? NAN : r->error) &&
              cJSON_AddStringToObject(e, "layout", r->layout) &&
-             cJSON_AddStringToObject(e, "assumed", r->assumed);
+             cJSON_AddStringToObject(e, "assumed", r->assumed) &&
+             (r->skipped ? cJSON_AddNullToObject(e, "fits") != NULL
+                         : cJSON_AddBoolToObject(e, "fits", r->fits) != NULL) &&
+             json_add_number(e, "memory_gib", r->memory_gib) &&
+             json_add_number(e, "capacity_gib", r->capacity_gib);
     }
     double med, p90, nm_med, nm_p90;
     int k, nm_k;
@@ -187,26 +191,33 @@ static int published_text(const pub_row_t *rows, int n, const pub_group_t *g, in
     for (int k = 4; k < 9; k++)
         if (k != 5)
             table_align_right(t, k);
-    int marked = 0;
+    int marked = 0, oom = 0;
     for (int i = 0; i < n; i++) {
         const pub_row_t *r = &rows[i];
         /* other assumptions than the open choices are listed below */
         bool more = r->assumed[0] && !(r->open_choices && !strchr(r->assumed, ';'));
         marked += more && !r->skipped;
+        oom += !r->skipped && !r->fits;
         if (r->skipped)
             table_add_rowf(t, "%s\t%s\t%.24s\t%s\t%d\t\t\t\t\tskipped: %s", r->row_id, r->group,
                            r->model, r->gpu, r->gpus, r->reason);
         else
-            table_add_rowf(t, "%s\t%s\t%.24s\t%s\t%d\t%s\t%.4g\t%.4g\t%+.1f%%\t%s%s%s", r->row_id,
+            table_add_rowf(t, "%s\t%s\t%.24s\t%s\t%d\t%s\t%.4g\t%.4g\t%+.1f%%\t%s%s%s%s", r->row_id,
                            r->group, r->model, r->gpu, r->gpus, pub_metric_name(r->metric),
                            r->published, r->predicted, 100 * r->error, r->layout,
                            r->open_choices ? " (open choices: fastest that fits)" : "",
-                           more ? " [a]" : "");
+                           r->fits ? "" : " [m]", more ? " [a]" : "");
     }
     int rc = table_print(t, stdout, 2, 0);
     table_destroy(t);
     if (rc)
         return rc;
+    if (oom)
+        printf("\n  [m] does not fit in memory as simulated (timed all the same):\n");
+    for (int i = 0; oom && i < n; i++)
+        if (!rows[i].skipped && !rows[i].fits)
+            printf("    %s: %.1f GiB a GPU of %.1f\n", rows[i].row_id, rows[i].memory_gib,
+                   rows[i].capacity_gib);
     if (marked)
         printf("\n  [a] assumed in replaying the row:\n");
     for (int i = 0; marked && i < n; i++)

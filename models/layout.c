@@ -102,7 +102,21 @@ static const char *const rc_module_names[] = {"core_attn", "layernorm",   "mlp",
                                               "shared_experts"};
 static const char *const rc_module_brief[] = {"attn", "norm", "mlp", "act", "moe", "up", "shared"};
 enum { RC_MODULES = sizeof rc_module_names / sizeof rc_module_names[0] };
-#define RC_MODULE_LIST "core_attn, layernorm, mlp, moe_act, moe, mla_up_proj or shared_experts"
+#define RC_MODULE_LIST                                                                    \
+    "core_attn, layernorm, mlp, moe_act, moe, mla_up_proj or shared_experts (or attn, norm, "   \
+    "act, up, shared)"
+
+unsigned layout_rc_module_word(const char *word, size_t n)
+{
+    /* Megatron's names and the brief ones this project prints ("act" is
+     * Megatron's moe_act, not a dense MLP's activation: a dense MLP is
+     * rebuilt whole by "mlp") */
+    for (int i = 0; i < RC_MODULES; i++)
+        if ((strlen(rc_module_names[i]) == n && strncasecmp(word, rc_module_names[i], n) == 0) ||
+            (strlen(rc_module_brief[i]) == n && strncasecmp(word, rc_module_brief[i], n) == 0))
+            return 1u << i;
+    return 0;
+}
 
 int layout_parse_recompute_modules(const char *text, const char *flag, unsigned *out, err_t *err)
 {
@@ -114,15 +128,12 @@ int layout_parse_recompute_modules(const char *text, const char *flag, unsigned 
         if (!*p)
             break;
         size_t n = strcspn(p, "[]'\", \t");
-        int found = -1;
-        for (int i = 0; i < RC_MODULES; i++)
-            if (strlen(rc_module_names[i]) == n && strncmp(p, rc_module_names[i], n) == 0)
-                found = i;
-        if (found < 0)
+        unsigned bit = layout_rc_module_word(p, n);
+        if (!bit)
             return err_setf(err, ERR_INPUT, NULL, flag,
                             "unknown module '%.*s' (use " RC_MODULE_LIST ")",
                             (int)(n < 40 ? n : 40), p);
-        mask |= 1u << found;
+        mask |= bit;
         p += n;
     }
     if (!mask)

@@ -127,6 +127,11 @@ typedef struct {
                              --recompute-method block --recompute-num-layers
                              N); 0 = every layer */
     bool sequence_parallel;     /* Megatron SP: norms/dropout split over TP */
+    bool sp_off;                /* sequence parallelism turned off by name
+                                   (--no-sequence-parallel, a Bridge override
+                                   model.sequence_parallel=false, a published
+                                   row's "no SP"): a framework that needs it
+                                   refuses the layout rather than imply it */
     bool sp_saves_gathered;     /* SP as PyTorch's DTensor runs it (torchtitan):
                                    the column-parallel GEMMs' inputs (QKV,
                                    first MLP) are kept for the backward as
@@ -289,10 +294,16 @@ int layout_parse_recompute(const char *text, recompute_t *out, err_t *err);
 int layout_parse_precision(const char *text, precision_t *out, err_t *err);
 
 /* Megatron's module names ("core_attn", "layernorm", "mlp", "moe_act",
- * "moe", "mla_up_proj", "shared_experts") separated by commas, spaces or
- * written as a Python list ("['core_attn', 'mlp']") into a LAYOUT_RC_*
- * mask; ERR_INPUT naming flag and the unknown name. */
+ * "moe", "mla_up_proj", "shared_experts") or the brief ones tables print
+ * (layout_recompute_modules_name: "attn", "norm", "mlp", "act", "moe",
+ * "up", "shared"), in any case, separated by commas, spaces or written as a
+ * Python list ("['core_attn', 'mlp']") into a LAYOUT_RC_* mask; ERR_INPUT
+ * naming flag and the unknown name. */
 int layout_parse_recompute_modules(const char *text, const char *flag, unsigned *out, err_t *err);
+
+/* The LAYOUT_RC_* bit of one module word of n characters (a Megatron name
+ * or a brief one, as above, in any case); 0 when it names none. */
+unsigned layout_rc_module_word(const char *word, size_t n);
 
 /* The mask's names joined by sep, in the order above ("" for 0): Megatron's
  * ("layernorm,mlp"), or brief ones for tables ("norm,mlp": attn, norm,

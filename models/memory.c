@@ -40,26 +40,40 @@ enum { MAX_TERMS = 24 };
 
 /* An MoE block's MLP tensors for one micro-batch on one GPU (the router
  * input is the norm output already kept): the router's fp32 scores, the
- * tokens dispatched to experts (top_k copies of each; with EP the GPU runs
- * its experts on that many tokens on average), the experts' intermediates
- * split over ETP, their outputs before the weighted combine, and the shared
- * experts' intermediates split over TP. Sizes as Megatron-Core's MoE layer
- * keeps them for backward. */
+ * tokens the local experts run on, the experts' intermediates, their
+ * outputs before the weighted combine, and the shared experts'
+ * intermediates split over TP. Sizes as Megatron-Core's MoE layer keeps
+ * them for backward.
+ *
+ * What a rank holds (Megatron-Core transformer/moe/token_dispatcher.py,
+ * MoEAlltoAllTokenDispatcher: "permute->A2A(EP)->AG(TP)", its TP being the
+ * expert-TP group; the all-gather dispatcher gathers over ETP x EP at once):
+ * the block's input is the rank's sequence-parallel share, sb/TP tokens
+ * (sb without SP). The EP all-to-all brings each rank, on average, as many
+ * token copies as it sent (top_k per token: E/EP local experts times EP
+ * senders), and the all-gather over ETP multiplies them by ETP: the first
+ * expert GEMM's input, kept for its weight gradient, is sb*k*ETP/TP tokens
+ * of h. Each expert's width is split over ETP, so the intermediates are
+ * sb*k*ETP/TP tokens x fe/ETP = sb*k*fe/TP, the same for every ETP. The
+ * outputs are reduce-scattered over ETP and sent back, sb*k/TP tokens of h
+ * at the combine. The step's pricing runs the experts on the same tokens
+ * (sim/costs.c price_moe). None of these is split by the attention TP, so
+ * every term here divides by TP only with SP (sum_terms). */
 static void moe_terms(const model_t *m, const layout_t *l, double sb, double e, bool probs_in_act,
                       act_term_t *t, int *n)
 {
     const model_moe_t *x = &m->moe;
     double h = m->hidden, k = x->top_k, fe = x->expert_ffn, fs = x->shared_ffn;
-    double etp_ratio = (double)l->tp / layout_etp(l); /* TP terms divide by tp */
+    double etp = layout_etp(l);
     bool gated = m->mlp == MODEL_MLP_SWIGLU;
     /* Megatron's "moe" recompute rebuilds all of them, "moe_act" the
      * activation output, "shared_experts" the shared experts' tensors */
     const unsigned MOE = LAYOUT_RC_MOE, SH = LAYOUT_RC_MOE | LAYOUT_RC_SHARED_EXPERTS;
-    t[(*n)++] = (act_term_t){sb * x->n_experts, 4, false, MOE, false};   /* router scores, fp32 */
-    t[(*n)++] = (act_term_t){sb * k * h, e, false, MOE, false};          /* dispatched tokens */
-    t[(*n)++] = (act_term_t){sb * k * fe * (gated ? 2 : 1) * etp_ratio, e, true, MOE, false};
-    t[(*n)++] = (act_term_t){sb * k * fe * etp_ratio, e, true, MOE | LAYOUT_RC_MOE_ACT,
-                             false};                                     /* activation output */
+    t[(*n)++] = (act_term_t){sb * x->n_experts, 4, false, MOE, false}; /* router scores, fp32 */
+    t[(*n)++] = (act_term_t){sb * k * etp * h, e, false, MOE, false};  /* experts' input */
+    t[(*n)++] = (act_term_t){sb * k * fe * (gated ? 2 : 1), e, false, MOE, false};
+    t[(*n)++] = (act_term_t){sb * k * fe, e, false, MOE | LAYOUT_RC_MOE_ACT,
+                             false};                                   /* activation output */
     /* the expert outputs before the weighted combine, kept for the
      * probabilities' gradient where the combine applies them; Megatron-Core
      * 0.13 on weights the activation instead (experts.py

@@ -1120,8 +1120,10 @@ int launch_read_nemo_notes(const char *text, const char *origin, const model_t *
         else if (strcmp(k, "model.account_for_embedding_in_pipeline_split") == 0 ||
                  strcmp(k, "model.account_for_loss_in_pipeline_split") == 0)
             rc = to_bool(v, origin, line, k, &account, err);
-        else if (strcmp(k, "model.sequence_parallel") == 0)
+        else if (strcmp(k, "model.sequence_parallel") == 0) {
             rc = to_bool(v, origin, line, k, &l->sequence_parallel, err);
+            l->sp_off = !l->sequence_parallel; /* said off: not implied */
+        }
         else if (strcmp(k, "model.seq_length") == 0 || strcmp(k, "dataset.seq_length") == 0)
             rc = to_int(v, origin, line, k, &l->seq_len, err);
         else if (strcmp(k, "train.micro_batch_size") == 0)

@@ -330,6 +330,8 @@ static int read_supports(const cJSON *o, const json_ctx_t *ctx, fw_caps_t *c, er
         (rc = json_get_bool(o, "uneven_split", ctx, JSON_REQUIRED, &c->uneven_split, err)) ||
         (rc = json_get_bool(o, "grad_accumulation", ctx, JSON_OPTIONAL, &c->accumulation, err)) ||
         (rc = json_get_bool(o, "ep", ctx, JSON_OPTIONAL, &c->ep, err)) ||
+        (rc = json_get_bool(o, "sp_with_moe_tp", ctx, JSON_OPTIONAL, &c->sp_with_moe_tp,
+                            err)) ||
         (rc = json_get_bool(o, "recompute_block", ctx, JSON_OPTIONAL, &c->recompute_block, err)) ||
         (rc = json_get_bool(o, "recompute_modules", ctx, JSON_OPTIONAL, &c->recompute_modules,
                             err)) ||
@@ -750,6 +752,28 @@ static const char *zero_name(int i)
 {
     static const char *const n[] = {"0", "1 (distributed optimizer)", "2", "3 (FSDP)"};
     return n[i];
+}
+
+/* Megatron-Core's MoE layer refuses to train with TP and without SP
+ * (transformer/moe/moe_layer.py forward: "During training, performance may
+ * degrade if MoE and tensor parallelism are enabled without also enabling
+ * sequence parallelism"; model_parallel_config.py refuses EP with TP
+ * without it too), so a layout that does not say runs with it. */
+int fw_require_sp(const fw_preset_t *p, const model_t *m, layout_t *l, bool *implied,
+                  err_t *err)
+{
+    *implied = false;
+    if (!p->caps.sp_with_moe_tp || !model_is_moe(m) || l->tp <= 1 || l->sequence_parallel)
+        return ERR_OK;
+    if (l->sp_off)
+        return err_setf(err, ERR_INPUT, NULL, "--sequence-parallel",
+                        "%s trains mixture-of-experts blocks with TP only with sequence "
+                        "parallelism (Megatron-Core's MoE layer refuses TP %d without it), "
+                        "which is turned off here",
+                        p->name, l->tp);
+    l->sequence_parallel = true;
+    *implied = true;
+    return ERR_OK;
 }
 
 int fw_check_layout(const fw_preset_t *p, const layout_t *l, const sim_options_t *o, err_t *err)

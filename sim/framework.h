@@ -50,6 +50,9 @@ typedef struct {
                               true) */
     bool cp[3];            /* context parallelism by cp_comm_t; none = no CP */
     bool ep;               /* expert parallelism for mixture-of-experts models */
+    bool sp_with_moe_tp;   /* runs mixture-of-experts blocks with TP only
+                              with sequence parallelism (Megatron-Core's MoE
+                              layer refuses to train without it) */
     bool schedule[SCHEDULE_COUNT];
     bool recompute[RECOMPUTE_COUNT];
     bool recompute_block;  /* full recompute of only the first N layers of
@@ -144,6 +147,14 @@ void fw_apply_gpu(const fw_preset_t *p, const char *gpu, sim_options_t *o);
  * ERR_INPUT naming the flag and what the framework runs instead
  * ("--cp: megatron-2021 has no context parallelism"). */
 int fw_check_layout(const fw_preset_t *p, const layout_t *l, const sim_options_t *o, err_t *err);
+
+/* Sequence parallelism where the preset needs it: a mixture-of-experts
+ * model m with TP > 1 under a preset that runs MoE blocks with TP only with
+ * SP (caps.sp_with_moe_tp). Without it, l gets it (*implied true: the
+ * caller says so) unless l turns it off by name (l->sp_off): ERR_INPUT
+ * naming --sequence-parallel, l unchanged. Otherwise nothing. */
+int fw_require_sp(const fw_preset_t *p, const model_t *m, layout_t *l, bool *implied,
+                  err_t *err);
 
 /* What the preset runs, in one line: "ZeRO 0/1/3, TP+SP, PP (uneven),
  * CP ring/allgather/a2a; 1f1b/interleaved; recompute none/selective/full". */

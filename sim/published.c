@@ -11,6 +11,7 @@
 #include "common/csv.h"
 #include "common/names.h"
 #include "common/progress.h"
+#include "common/units.h"
 #include "sim/framework.h"
 #include "sim/scenario.h"
 #include "sim/step.h"
@@ -512,6 +513,43 @@ static void row_zero(const char *text, layout_t *l)
 }
 
 /* Returns false (with the reason) for a recompute mode it cannot model. */
+/* The selective-recompute modules an act_recompute cell names, word by
+ * word: Megatron's --recompute-modules names and the brief ones tables
+ * print (layout_rc_module_word: "moe" the whole MoE block, "act" its
+ * experts' activation, Megatron's moe_act), and prose ("RMSNorm",
+ * "up-projections", "SwiGLU", "activation function", "attention core",
+ * "shared experts"). */
+static unsigned row_rc_modules(const char *text)
+{
+    unsigned rc = 0;
+    for (const char *p = text; *p;) {
+        size_t n = 0;
+        while (p[n] && (isalnum((unsigned char)p[n]) || p[n] == '_' || p[n] == '-'))
+            n++;
+        if (!n) {
+            p++;
+            continue;
+        }
+        char w[48];
+        snprintf(w, sizeof w, "%.*s", (int)n, p);
+        rc |= layout_rc_module_word(w, strlen(w));
+        if (find_ci(w, "norm"))
+            rc |= LAYOUT_RC_LAYERNORM;
+        if (find_ci(w, "up-proj") || find_ci(w, "up_proj"))
+            rc |= LAYOUT_RC_MLA_UP_PROJ;
+        if (strcasecmp(w, "SwiGLU") == 0 || strcasecmp(w, "GeLU") == 0)
+            rc |= LAYOUT_RC_MOE_ACT;
+        p += n;
+    }
+    if (has(text, "activation function"))
+        rc |= LAYOUT_RC_MOE_ACT;
+    if (has(text, "attention core"))
+        rc |= LAYOUT_RC_CORE_ATTN;
+    if (has(text, "shared expert"))
+        rc |= LAYOUT_RC_SHARED_EXPERTS;
+    return rc;
+}
+
 static void row_recompute(const char *text, const fw_preset_t *fw, layout_t *l)
 {
     if (!text[0]) {
@@ -521,11 +559,10 @@ static void row_recompute(const char *text, const fw_preset_t *fw, layout_t *l)
     /* named modules recomputed ("RMSNorm and MLA up-projections
      * recomputed", Megatron's --recompute-modules layernorm mla_up_proj
      * moe_act) are Megatron's selective granularity, not the whole block */
+    unsigned named = row_rc_modules(text);
     bool modules = !has(text, "full") &&
-                   (has(text, "norm") || has(text, "up-proj") || has(text, "up_proj") ||
-                    has(text, "MLA") || has(text, "moe_act") || has(text, "SwiGLU") ||
-                    has(text, "GeLU") || has(text, "activation function") ||
-                    has(text, "recompute-modules") || has(text, "recompute_modules"));
+                   (named || has(text, "MLA") || has(text, "recompute-modules") ||
+                    has(text, "recompute_modules"));
     if (has(text, "op-level") || has(text, "per-op") || has(text, "default config (selective"))
         l->recompute = RECOMPUTE_OPS;
     else if (has(text, "selective") || modules)
@@ -545,23 +582,8 @@ static void row_recompute(const char *text, const fw_preset_t *fw, layout_t *l)
         l->recompute_layers = first_int(text);
     /* the modules named, as Megatron-Core's --recompute-modules (a preset
      * without them rebuilds the attention core) */
-    if (l->recompute == RECOMPUTE_SELECTIVE && modules && fw->caps.recompute_modules) {
-        unsigned rc = 0;
-        if (has(text, "norm"))
-            rc |= LAYOUT_RC_LAYERNORM;
-        if (has(text, "up-proj") || has(text, "up_proj"))
-            rc |= LAYOUT_RC_MLA_UP_PROJ;
-        if (has(text, "moe_act") || has(text, "SwiGLU") || has(text, "GeLU") ||
-            has(text, "activation function"))
-            rc |= LAYOUT_RC_MOE_ACT;
-        if (has(text, "core_attn") || has(text, "attention core"))
-            rc |= LAYOUT_RC_CORE_ATTN;
-        if (has(text, "shared_experts") || has(text, "shared expert"))
-            rc |= LAYOUT_RC_SHARED_EXPERTS;
-        if (has_word(text, "mlp") || has_word(text, "MLP"))
-            rc |= LAYOUT_RC_MLP;
-        l->recompute_modules = rc;
-    }
+    if (l->recompute == RECOMPUTE_SELECTIVE && modules && fw->caps.recompute_modules)
+        l->recompute_modules = named;
 }
 
 /* The precision column: the recipe it names; a bare "fp8" is the preset's
@@ -799,6 +821,18 @@ static int engine_for_unnamed(catalog_t *cat, const char *fw_text, const char *z
     return 0;
 }
 
+/* Sequence parallelism the framework needs (an MoE model with TP under
+ * Megatron-Core: scenario_finish's note) is no longer open, and is said. */
+static void implied_sp(row_setup_t *r, pub_row_t *v)
+{
+    if (!notes_has(&r->s.notes, "--sequence-parallel"))
+        return;
+    r->sp_open = false;
+    for (size_t k = 0; k < r->s.notes.n; k++)
+        if (strcmp(r->s.notes.items[k].field, "--sequence-parallel") == 0)
+            add_assumed(v, r->s.notes.items[k].text);
+}
+
 static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_setup_t *r,
                      err_t *err)
 {
@@ -815,6 +849,11 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     pp = pp ? pp : 1;
     cp = cp ? cp : 1;
     ep = ep ? ep : 1;
+    /* a mixture-of-experts row is one before anything can refuse it (the
+     * dense summary leaves it out either way) */
+    model_t cm;
+    bool in_catalog = model_from_catalog(cell(c, i, "model"), &cm, &e) == 0;
+    v->moe = ep > 1 || (in_catalog && model_is_moe(&cm));
     /* rule 3 */
     bool split = tp > 1 || pp > 1 || cp > 1;
     const char *zero_text = cell(c, i, "zero_or_fsdp");
@@ -852,9 +891,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     /* the columns cannot describe experts: a mixture-of-experts row (EP > 1,
      * or "MoE" in its notes) takes the catalog model of that name when its
      * layers and width agree with the columns */
-    model_t cm;
-    bool same = got > 0 && model_from_catalog(cell(c, i, "model"), &cm, &e) == 0 &&
-                cm.n_layers == m.n_layers && cm.hidden == m.hidden;
+    bool same = got > 0 && in_catalog && cm.n_layers == m.n_layers && cm.hidden == m.hidden;
     if (same && model_is_moe(&cm) && (ep > 1 || has(cell(c, i, "notes"), "MoE")))
         m = cm;
     else if (same && !model_is_moe(&cm))
@@ -868,6 +905,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
         skip(v, why);
         return ERR_OK;
     }
+    v->moe = v->moe || model_is_moe(&m);
     snprintf(v->model_key, sizeof v->model_key, "L%d-H%d-A%d-K%d-F%d-V%d", m.n_layers, m.hidden,
              m.n_heads, m.n_kv_heads, m.ffn, m.vocab);
     /* rule 2 */
@@ -946,9 +984,9 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
      * (expert TP 1: Megatron-Bridge's perf matrix, NeMo's Mixtral configs) */
     l->etp = ep > 1 ? 1 : 0;
     int dp = spec.cluster.n_gpus / (tp * pp * cp);
-    bool sp_named = (has_word(cpsp, "SP") || has(cpsp, "sequence parallel")) &&
-                    !has(cpsp, "no SP") && !has(cpsp, "SP=False") && !has(cpsp, "SP: no");
-    l->sequence_parallel = sp_named || (r->fw.sp_with_tp && tp > 1);
+    l->sp_off = has(cpsp, "no SP") || has(cpsp, "SP=False") || has(cpsp, "SP: no");
+    bool sp_named = (has_word(cpsp, "SP") || has(cpsp, "sequence parallel")) && !l->sp_off;
+    l->sequence_parallel = sp_named || (r->fw.sp_with_tp && tp > 1 && !l->sp_off);
     /* Megatron-LM takes --sequence-parallel as an argument (off by
      * default): a row with TP that does not say leaves it open */
     r->sp_open = tp > 1 && !l->sequence_parallel && r->fw.caps.sp && !has(cpsp, "SP") &&
@@ -1053,8 +1091,22 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
         skip(v, e.msg);
         return ERR_OK;
     }
+    implied_sp(r, v);
     (void)err;
     return ERR_OK;
+}
+
+/* Whether vpp chunks a pipeline rank split the layers as base's uneven
+ * split leaves them: the layers left after the first and last (virtual)
+ * stages' own counts divide evenly over the others (layout_finalize's
+ * rule; with no uneven split, the layers over PP x VPP). */
+static bool vpp_splits(const layout_t *base, const model_t *m, int vpp)
+{
+    int first = base->first_stage_layers, last = base->last_stage_layers;
+    int special = (first != 0) + (last != 0);
+    int rest = m->n_layers - layout_split_layers(first) - layout_split_layers(last);
+    int middle = base->pp * vpp - special;
+    return middle > 0 && rest >= middle && rest % middle == 0;
 }
 
 /* Rule 5: the fastest micro-batch, recompute and interleaving that fit;
@@ -1069,13 +1121,14 @@ static int open_choices(sim_ctx_t *ctx, row_setup_t *r, bool keep, sim_result_t 
     static const int open_mbs[] = {1, 2, 4, 8};
     const int *mbs = r->mb_open ? open_mbs : &base.micro_batch;
     size_t n_mbs = r->mb_open ? sizeof open_mbs / sizeof open_mbs[0] : 1;
-    int per_stage = m->n_layers / (base.pp > 0 ? base.pp : 1);
+    /* (a first and last chunk without layers leave L + 2 slots) */
+    int max_vpp = (m->n_layers + 2) / (base.pp > 0 ? base.pp : 1);
     bool fixed_rc = keep && r->recompute_given, fixed_vpp = keep && r->vpp_given;
     for (int sp = 0; sp <= (r->sp_open ? 1 : 0); sp++)
     for (size_t a = 0; a < n_mbs; a++)
         for (int rcmp = RECOMPUTE_NONE; rcmp <= RECOMPUTE_FULL; rcmp++)
-            for (int vpp = r->vpp_count_open ? 2 : 1; vpp <= per_stage; vpp++) {
-                if (per_stage % vpp || (vpp > 1 && base.pp < 2))
+            for (int vpp = r->vpp_count_open ? 2 : 1; vpp <= max_vpp; vpp++) {
+                if (!vpp_splits(&base, m, vpp) || (vpp > 1 && base.pp < 2))
                     continue;
                 if ((fixed_rc && rcmp != (int)base.recompute) || (fixed_vpp && vpp != base.vpp))
                     continue;
@@ -1256,6 +1309,10 @@ static int run_row(catalog_t *cat, const csv_t *c, int i, const pub_options_t *o
         goto out;
     }
     layout_describe(&r.s.layout, v->layout, sizeof v->layout);
+    /* the row's own layout is timed whether it fits or not, and says which */
+    v->fits = res.fits;
+    v->memory_gib = res.memory.total_bytes / GIB;
+    v->capacity_gib = res.capacity_gib;
     v->sim_model = r.s.model;
     v->sim_layout = r.s.layout;
     snprintf(v->framework, sizeof v->framework, "%s", r.fw.name);
@@ -1359,6 +1416,7 @@ int pub_replay(const char *csv_path, const pub_options_t *opt, pub_row_t **rows,
     for (int i = 0; i < count && !rc; i++) {
         snprintf(out[i].row_id, sizeof out[i].row_id, "%s", cell(c, i, "row_id"));
         snprintf(out[i].model, sizeof out[i].model, "%s", cell(c, i, "model"));
+        out[i].memory_gib = out[i].capacity_gib = NAN;
         rc = run_row(cat, c, i, opt, ctx, &out[i], err);
         if (rc)
             err_prefix(err, out[i].row_id);
@@ -1382,7 +1440,7 @@ done:
 
 bool pub_row_dense(const pub_row_t *r)
 {
-    return !strstr(r->reason, "mixture-of-experts") && r->sim_layout.ep <= 1 &&
+    return !r->moe && !strstr(r->reason, "mixture-of-experts") && r->sim_layout.ep <= 1 &&
            !model_is_moe(&r->sim_model);
 }
 

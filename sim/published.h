@@ -101,7 +101,9 @@
  *     blank (and sequence parallelism, with TP under a preset that takes
  *     it as an argument, when the row does not say), that fit, as a tuned
  *     run would (what it gives stays, unless nothing fits with it); the
- *     row says so.
+ *     row says so. A row whose layout is given whole is timed as given,
+ *     and its memory checked: one that does not fit is marked, not
+ *     refused (pub_row_t fits).
  *  6. Metric: tokens/s per GPU where the row has it, else seconds per
  *     iteration, else TFLOP/s per GPU on the row's own basis (hardware
  *     FLOPs with recompute, or model FLOPs), else MFU (HFU) as that share
@@ -147,10 +149,18 @@ typedef struct {
     char model_key[64];  /* model identity for ordering pairs (name + size) */
     bool skipped;
     char reason[240];    /* why it was skipped */
+    bool moe;            /* a mixture-of-experts row: EP > 1 in its columns, or
+                            its model (the catalog's of that name, or the one
+                            replayed) has experts; known for a skipped row too */
     char assumed[640];   /* choices the row left open and how they were made
                             ("; " between them) */
     bool open_choices;   /* micro-batch, recompute and interleaving were the
                             fastest that fit (rule 5) */
+    bool fits;           /* the simulated layout fits in the GPU's memory (and
+                            the host's with offload); a row that does not is
+                            timed all the same (its layout is the row's) */
+    double memory_gib;   /* the simulated peak per GPU, GiB (NAN when skipped) */
+    double capacity_gib; /* the GPU's memory, GiB (NAN when skipped) */
     /* what was simulated, for re-use (e.g. ranking the row's layout in a
      * layout search): valid when not skipped */
     model_t sim_model;
@@ -180,8 +190,9 @@ int pub_replay(const char *csv_path, const pub_options_t *opt, pub_row_t **rows,
 
 const char *pub_metric_name(pub_metric_t m);
 
-/* Whether a replayed row is of a dense model: not a mixture-of-experts
- * model, no expert parallelism, and not skipped for needing experts. */
+/* Whether a row is of a dense model: not a mixture-of-experts row
+ * (pub_row_t moe; a skipped one included), no expert parallelism, and not
+ * skipped for needing experts. */
 bool pub_row_dense(const pub_row_t *r);
 
 /* Median and 90th percentile of |error| over rows (skipped ones count as

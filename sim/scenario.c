@@ -75,7 +75,16 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
     int rc;
     if (s->notes.oom)
         return err_set(err, ERR_RUNTIME, "out of memory listing the inputs' notes");
-    if (s->fw.sp_with_tp && s->layout.tp > 1)
+    bool implied;
+    if ((rc = fw_require_sp(&s->fw, &s->model, &s->layout, &implied, err)))
+        return rc;
+    if (implied)
+        notes_add(&s->notes, NOTE_ASSUMED, "--sequence-parallel",
+                  "implied: %s trains mixture-of-experts blocks with TP %d only with sequence "
+                  "parallelism (Megatron-Core's MoE layer refuses TP without it)",
+                  s->fw.name, s->layout.tp);
+    /* the recipes' default, unless the inputs turn it off by name */
+    if (s->fw.sp_with_tp && s->layout.tp > 1 && !s->layout.sp_off)
         s->layout.sequence_parallel = true;
     /* the framework's gradients for the precision the run ended with */
     if (!s->grad_bytes_fixed)

@@ -67,9 +67,11 @@ typedef struct {
 int scenario_begin(const scenario_spec_t *spec, scenario_t *s, err_t *err);
 
 /* Finalize s->layout for the cluster's GPU count, check the options against
- * it (sequence parallelism where the preset runs it with TP; TP
- * communication overlap needs sequence parallelism), and load the
- * profile: the file profile_path, or the GPU's default when NULL. Then
+ * it (sequence parallelism where the preset runs it with TP, unless the
+ * layout turns it off by name; where the preset needs it, for an MoE model
+ * with TP, implied with a note in s->notes or refused when turned off: see
+ * fw_require_sp; TP communication overlap needs sequence parallelism), and
+ * load the profile: the file profile_path, or the GPU's default when NULL. Then
  * s->input is ready for sim_run_step. Call scenario_free after this,
  * whatever it returns. */
 int scenario_finish(scenario_t *s, const char *profile_path, err_t *err);

@@ -386,6 +386,28 @@ static void test_recompute_modules(void)
     CHECK_ERR(rc, &e, ERR_INPUT, "--recompute-modules", "needs --recompute selective");
 }
 
+/* The brief module names the tables print (sel-rc(attn,norm,act,up,shared),
+ * layout_recompute_modules_name) read back as Megatron's: "act" is moe_act,
+ * "moe" the whole MoE block, in any case (issue 36: --recompute-modules read
+ * only Megatron's spellings, so a layout copied from a plan table failed). */
+static void test_recompute_module_words(void)
+{
+    unsigned m = 0;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(
+        layout_parse_recompute_modules("attn,norm,mlp,act,moe,up,shared", "x", &m, &e), 0);
+    CU_ASSERT_EQUAL(m, LAYOUT_RC_ALL);
+    CU_ASSERT_EQUAL_FATAL(layout_parse_recompute_modules("ACT Moe_Act", "x", &m, &e), 0);
+    CU_ASSERT_EQUAL(m, LAYOUT_RC_MOE_ACT);
+    int rc = layout_parse_recompute_modules("activation", "--recompute-modules", &m, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "--recompute-modules", "unknown module 'activation'");
+    char names[160];
+    layout_recompute_modules_name(LAYOUT_RC_ALL, ",", true, names, sizeof names);
+    CU_ASSERT_EQUAL_FATAL(layout_parse_recompute_modules(names, "x", &m, &e), 0);
+    CU_ASSERT_EQUAL(m, LAYOUT_RC_ALL);
+}
+
 TEST_SUITE(suite_layout, "layout", TEST(test_derived), TEST(test_refusals),
            TEST(test_uneven_pipeline), TEST(test_stage_sizes), TEST(test_enum_names),
-           TEST(test_json_sp_saves_gathered), TEST(test_recompute_modules));
+           TEST(test_json_sp_saves_gathered), TEST(test_recompute_modules),
+           TEST(test_recompute_module_words));

@@ -178,6 +178,46 @@ static void test_stage_params_sum(void)
               pg.total + pg.word_embedding, 1e-12);
 }
 
+/* An MoE block under TP 4 with sequence parallelism, EP 8 and expert TP
+ * 1, 2, 4 (Qwen3-235B-A22B: h 4096, 64/4 heads of 128, 128 experts of
+ * 1536, top-8, SwiGLU; s 2048, b 1, bf16, flash attention, no dropout).
+ * Megatron-Core's all-to-all dispatcher (token_dispatcher.py:
+ * "permute->A2A(EP)->AG(TP)", its TP the expert-TP group) gives each rank
+ * sb/4 tokens, k copies each after the EP all-to-all, ETP times that after
+ * the all-gather; each expert's width splits over ETP. Bytes per layer:
+ *   attention, replicated tensors SP-split: (4 h + 2 qw + 2 kvw) sb e/4
+ *     + the fp32 log-sum-exp 4 a sb/4
+ *   router scores, fp32:          sb E 4/4
+ *   experts' input (kept):        sb k ETP h e/4    (grows with ETP)
+ *   gate/up and activation out:   sb k 3 fe e/4     (the same for any ETP)
+ *   expert outputs at the combine: sb k h e/4
+ * The expert intermediates once grew with TP/ETP (36.0 / 23.6 / 17.4 GiB
+ * of activations for one layout at ETP 1 / 2 / 4, issue 36). */
+static void test_moe_expert_tp_activations(void)
+{
+    model_t m = load("qwen3-235b-a22b");
+    const double sb = 2048, e = 2, h = 4096, qw = 8192, kvw = 512, a = 64;
+    const double E = 128, k = 8, fe = 1536;
+    const int etps[] = {1, 2, 4};
+    for (int i = 0; i < 3; i++) {
+        layout_t l;
+        layout_defaults(&l);
+        l.tp = 4;
+        l.ep = 8;
+        l.etp = etps[i];
+        l.sequence_parallel = true;
+        l.micro_batch = 1;
+        l.global_batch = 8;
+        l.seq_len = 2048;
+        err_t err;
+        CU_ASSERT_EQUAL_FATAL(layout_finalize(&l, &m, 32, &err), 0);
+        double attn = (4 * h + 2 * qw + 2 * kvw) * sb * e / 4 + 4 * a * sb / 4;
+        double moe = sb * E * 4 / 4 + sb * k * etps[i] * h * e / 4 + sb * k * 3 * fe * e / 4 +
+                     sb * k * h * e / 4;
+        CHECK_REL(model_layer_activation_bytes(&m, &l), attn + moe, 1e-12);
+    }
+}
+
 TEST_SUITE(suite_memory, "memory", TEST(test_zero_model_states), TEST(test_korthikanti_gpt3),
            TEST(test_llama_block_by_hand), TEST(test_inflight_by_schedule),
-           TEST(test_stage_params_sum));
+           TEST(test_stage_params_sum), TEST(test_moe_expert_tp_activations));

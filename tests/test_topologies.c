@@ -159,6 +159,33 @@ static void test_cluster_resolve(void)
     CU_ASSERT_EQUAL(cluster_hosts(&c), 36);
 }
 
+/* --gpus-per-node keeps the cluster's NICs per GPU: GB200 NVL72 has one
+ * 400 Gb/s NIC per GPU (72 a 72-GPU node), so 4-GPU nodes have 4 of them,
+ * 50 GB/s a GPU as on the whole rack (issue 36: the node kept its 72 NICs,
+ * 18 a GPU, 900 GB/s). DGX H100's 8 rails over 2-GPU nodes are 2; 3-GPU
+ * nodes get the nearest whole count (3); --nics-per-node still wins. */
+static void test_nics_follow_node_size(void)
+{
+    err_t e;
+    cluster_t c;
+    cluster_spec_t g = {.cluster = "gb200-nvl72", .n_gpus = 64, .gpus_per_node = 4};
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&g, &c, &e), 0);
+    CU_ASSERT_EQUAL(c.nics_per_node, 4);
+    CHECK_REL(cluster_nic_gbs_per_gpu(&c), 50, 1e-12);
+    cluster_spec_t d = {.gpu = "h100-sxm", .n_gpus = 64, .gpus_per_node = 2};
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&d, &c, &e), 0);
+    CU_ASSERT_EQUAL(c.nics_per_node, 2);
+    CHECK_REL(cluster_nic_gbs_per_gpu(&c), 50, 1e-12);
+    d.gpus_per_node = 3;
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&d, &c, &e), 0);
+    CU_ASSERT_EQUAL(c.nics_per_node, 3);
+    cluster_spec_t n = {.cluster = "gb200-nvl72", .n_gpus = 64, .gpus_per_node = 4,
+                        .nics_per_node = 1};
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&n, &c, &e), 0);
+    CU_ASSERT_EQUAL(c.nics_per_node, 1);
+    CHECK_REL(cluster_nic_gbs_per_gpu(&c), 12.5, 1e-12);
+}
+
 static void test_cluster_errors(void)
 {
     err_t e;
@@ -324,6 +351,6 @@ static void test_catalog_context(void)
     catalog_destroy(NULL);
 }
 
-TEST_SUITE(suite_topologies, "topologies", TEST(test_catalog_context), TEST(test_gpu_catalog), TEST(test_gpu_spellings),
+TEST_SUITE(suite_topologies, "topologies", TEST(test_catalog_context), TEST(test_gpu_catalog), TEST(test_gpu_spellings), TEST(test_nics_follow_node_size),
            TEST(test_fabrics), TEST(test_cluster_resolve), TEST(test_cluster_errors),
            TEST(test_prices), TEST(test_failure_rates));

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "profile/profile.h"
 #include "sim/pubfit.h"
 #include "sim/published.h"
@@ -165,6 +167,143 @@ static void test_framework_pipeline_split(void)
     CU_ASSERT_STRING_EQUAL(rows[1].framework, "megatron-core");
     CU_ASSERT_EQUAL(rows[1].sim_layout.first_stage_layers, 0);
     CU_ASSERT_EQUAL(rows[1].sim_layout.last_stage_layers, 0);
+    free(rows);
+    free(csv);
+    remove_tree(dir);
+}
+
+/* "interleaved" without a count on a Megatron-Core row whose layers do not
+ * divide over the stages: Llama 3.1 405B's 126 layers on PP 16 take the
+ * split Megatron-Core builds for two chunks a rank (126 + 2 = 128 slots over
+ * 32 chunks: 3 layers on the first and last chunks, 4 on the 30 others).
+ * The open interleaving is then tried by the layers left per middle chunk
+ * (120 over 16 x VPP - 2), which two chunks a rank divide; issue 36: it
+ * tested 126 / 16 = 7 % VPP instead, tried only VPP 7, which the split does
+ * not fit, and skipped the row as "nothing fits". */
+static void test_open_interleaving_uneven_split(void)
+{
+    char dir[256], path[400], *csv = NULL;
+    FILE *f = runs_csv(dir, sizeof dir, path, sizeof path, &csv);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "V1,x,x,x,LLAMA3.1-405B,405,126,16384,128,8,53248,128256,8192,H100 (DGX-H100),"
+               "1024,8,16,8,,interleaved,1,512,,DDP (distributed optimizer),none,bf16,"
+               "Megatron-Core,,,,,200,,,,,\n");
+    fclose(f);
+    pub_row_t *rows;
+    int n;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(pub_replay(path, NULL, &rows, &n, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    if (rows[0].skipped)
+        fprintf(stderr, "\nV1 skipped: %s\n", rows[0].reason);
+    CU_ASSERT_FALSE_FATAL(rows[0].skipped);
+    CU_ASSERT_EQUAL(rows[0].sim_layout.vpp, 2);
+    CU_ASSERT_EQUAL(rows[0].sim_layout.first_stage_layers, 3);
+    CU_ASSERT_EQUAL(rows[0].sim_layout.last_stage_layers, 3);
+    CU_ASSERT_EQUAL(layout_chunk_layers(&rows[0].sim_layout, &rows[0].sim_model, 1), 4);
+    free(rows);
+    free(csv);
+    remove_tree(dir);
+}
+
+/* A row that gives its whole layout is timed as given and its memory
+ * checked: Llama 3 70B on 8 H100s at DP 8 without ZeRO keeps 16 bytes a
+ * parameter on every GPU (70.6B x 16 B = 1,052 GiB, of 80) and does not
+ * fit; the same row on 64 GPUs at TP8 PP8 does. Both
+ * are timed (issue 36: the first was timed with no word that the model says
+ * it cannot run); --json carries fits and memory_gib on every row, the table
+ * marks the first [m] with a legend line. */
+static void test_replay_memory_checked(void)
+{
+    char dir[256], path[400], *csv = NULL;
+    FILE *f = runs_csv(dir, sizeof dir, path, sizeof path, &csv);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    static const char *const mid = ",Llama 3 70B,70,80,8192,64,8,28672,128256,4096,H100 (DGX-H100),";
+    fprintf(f, "F1,x,x,x%s8,1,1,8,,,1,64,,DDP,none,bf16,Megatron-Core,,,,,500,,,,,\n", mid);
+    fprintf(f, "F2,x,x,x%s64,8,8,1,,,1,64,,DDP,none,bf16,Megatron-Core,,,,,500,,,,,\n", mid);
+    fclose(f);
+    char args[600], *out = NULL, *err = NULL;
+    snprintf(args, sizeof args, "validate --published %s --json", path);
+    CU_ASSERT_EQUAL_FATAL(run_cli(args, &out, &err), 0);
+    cJSON *o = cJSON_Parse(out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(o, "rows");
+    CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(rows), 2);
+    for (int i = 0; i < 2; i++) {
+        const cJSON *r = cJSON_GetArrayItem(rows, i);
+        CU_ASSERT_FALSE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "skipped")));
+        const cJSON *fits = cJSON_GetObjectItemCaseSensitive(r, "fits");
+        const cJSON *gib = cJSON_GetObjectItemCaseSensitive(r, "memory_gib");
+        CU_ASSERT_TRUE_FATAL(cJSON_IsBool(fits) && cJSON_IsNumber(gib));
+        CU_ASSERT_EQUAL(cJSON_IsTrue(fits), i == 1);
+        if (i == 0)
+            CU_ASSERT_TRUE(gib->valuedouble > 1052);
+        if (i == 1)
+            CU_ASSERT_TRUE(gib->valuedouble < 80);
+        CU_ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(r, "predicted")));
+    }
+    cJSON_Delete(o);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "validate --published %s", path);
+    CU_ASSERT_EQUAL_FATAL(run_cli(args, &out, &err), 0);
+    const char *f1 = strstr(out, "F1 "), *f2 = strstr(out, "F2 ");
+    CU_ASSERT_TRUE_FATAL(f1 && f2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(f1, "[m]"));
+    CU_ASSERT_TRUE(strstr(f1, "[m]") < f2); /* on F1's line, not F2's */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "[m] does not fit in memory"));
+    free(out);
+    free(err);
+    free(csv);
+    remove_tree(dir);
+}
+
+/* The recompute column's module words, read as Megatron-Core's
+ * --recompute-modules: "moe" (the whole MoE block) and "act" (its experts'
+ * activation, Megatron's moe_act), the brief names scaleplan's tables print,
+ * and Megatron's own. And a mixture-of-experts row the replay refuses
+ * (Mixtral 8x7B with EP 8 under llm-foundry, which runs no expert
+ * parallelism) stays out of the dense summary. Issue 36: "moe" and "act"
+ * were not read (the row ran the default attention-core recompute), and the
+ * refused MoE row counted as dense. */
+static void test_recompute_words_and_moe_rows(void)
+{
+    char dir[256], path[400], *csv = NULL;
+    FILE *f = runs_csv(dir, sizeof dir, path, sizeof path, &csv);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    static const char *const rc_text[] = {"selective (moe, act)", "selective (attn, norm)",
+                                          "selective (--recompute-modules moe_act layernorm)"};
+    for (int k = 0; k < 3; k++)
+        fprintf(f, "R%d,x,x,x,Qwen3-235B-A22B,,,,,,,,4096,H100 (DGX-H100),256,1,8,32,EP32,,1,"
+                   "2048,,DDP (distributed optimizer),\"%s\",bf16,Megatron-Bridge 25.11,,,,,1000,,,"
+                   ",,\n",
+                k, rc_text[k]);
+    fprintf(f, "D1,x,x,x,Mixtral-8x7B,,,,,,,,4096,H100 (DGX-H100),64,1,1,64,EP8,,1,256,,FSDP,"
+               "none,bf16,llm-foundry,,,,,1000,,,,,\n");
+    fprintf(f, "D2,x,x,x,Llama 3 8B,,,,,,,,8192,H100 (DGX-H100),8,1,1,8,,,1,64,,FSDP,none,bf16,"
+               "llm-foundry,,,,,5000,,,,,\n");
+    fclose(f);
+    pub_row_t *rows;
+    int n;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(pub_replay(path, NULL, &rows, &n, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 5);
+    static const unsigned want[] = {LAYOUT_RC_MOE | LAYOUT_RC_MOE_ACT,
+                                    LAYOUT_RC_CORE_ATTN | LAYOUT_RC_LAYERNORM,
+                                    LAYOUT_RC_MOE_ACT | LAYOUT_RC_LAYERNORM};
+    for (int k = 0; k < 3; k++) {
+        if (rows[k].skipped)
+            fprintf(stderr, "\n%s skipped: %s\n", rows[k].row_id, rows[k].reason);
+        CU_ASSERT_FALSE_FATAL(rows[k].skipped);
+        CU_ASSERT_EQUAL(rows[k].sim_layout.recompute, RECOMPUTE_SELECTIVE);
+        CU_ASSERT_EQUAL(rows[k].sim_layout.recompute_modules, want[k]);
+    }
+    CU_ASSERT_TRUE(rows[3].skipped);
+    CU_ASSERT_FALSE(rows[4].skipped);
+    double med, p90;
+    int dense;
+    pub_summary(rows, n, pub_row_dense, &med, &p90, &dense);
+    CU_ASSERT_EQUAL(dense, 1); /* D2 only */
     free(rows);
     free(csv);
     remove_tree(dir);
@@ -882,7 +1021,9 @@ static void test_fit_sustained(void)
 
 TEST_SUITE(suite_validation, "validation", TEST(test_published_runs), TEST(test_results_not_read),
            TEST(test_column_spellings), TEST(test_model_blocks),
-           TEST(test_framework_pipeline_split), TEST(test_notes_tp_overlap),
+           TEST(test_framework_pipeline_split), TEST(test_open_interleaving_uneven_split),
+           TEST(test_replay_memory_checked), TEST(test_recompute_words_and_moe_rows),
+           TEST(test_notes_tp_overlap),
            TEST(test_bad_csv), TEST(test_versions_and_moe_columns),
            TEST(test_more_runs), TEST(test_dgxc_runs), TEST(test_mds_runs), TEST(test_meta_runs), TEST(test_megascale_runs), TEST(test_mcoremoe_runs), TEST(test_nemotron_runs), TEST(test_bigscience_runs), TEST(test_mpt_runs),
            TEST(test_fit_sustained));

@@ -207,6 +207,12 @@ static int resolve(catalog_t *cat, const cluster_spec_t *spec, cluster_t *c, err
         /* A user's node is one server unless the cluster says otherwise. */
         if (c->gpus_per_host == c->gpus_per_node)
             c->gpus_per_host = spec->gpus_per_node;
+        /* The scale-out NICs belong to the GPUs (a rail each on DGX H100,
+         * one per GPU on GB200 NVL72's compute trays): a node of another
+         * size keeps the cluster's NICs per GPU, at least one a node. */
+        double per_gpu = (double)c->nics_per_node / c->gpus_per_node;
+        long nics = lround(per_gpu * spec->gpus_per_node);
+        c->nics_per_node = nics < 1 ? 1 : nics > 4096 ? 4096 : (int)nics;
         c->gpus_per_node = spec->gpus_per_node;
     }
     if (spec->nics_per_node)

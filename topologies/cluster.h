@@ -58,7 +58,9 @@ typedef struct {
 } cluster_spec_t;
 
 /* Build a cluster from a spec: --cluster, else the GPU's default cluster,
- * then the overrides. Needs --cluster or --gpu. n_gpus must be >= 1. */
+ * then the overrides. Needs --cluster or --gpu. n_gpus must be >= 1.
+ * --gpus-per-node keeps the cluster's NICs per GPU (nics_per_node scaled
+ * with the node, rounded, at least 1) unless --nics-per-node is given. */
 int cluster_resolve(const cluster_spec_t *spec, cluster_t *c, err_t *err);
 
 /* Load a cluster definition by catalog name or file path (n_gpus from the
