@@ -47,3 +47,15 @@ int str_appendf(char **s, const char *fmt, ...)
     *s = joined;
     return 0;
 }
+
+void str_label(char *out, size_t cap, const char *text)
+{
+    size_t n = strlen(text);
+    if (n < cap) {
+        memcpy(out, text, n + 1);
+        return;
+    }
+    size_t keep = cap - 4; /* "...", the end, the terminator */
+    memcpy(out, "...", 3);
+    memcpy(out + 3, text + n - keep, keep + 1);
+}

@@ -5,6 +5,7 @@
  * tokenizer's vocabulary padding at the commit the table names. */
 #include "inputs/megatron_args.h"
 
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/strfmt.h"
 #include "common/names.h"
 
 /* ------------------------------------------------------------ the table */
@@ -171,7 +173,7 @@ struct megatron_arg {
 void megatron_args_init(megatron_args_t *a, const char *origin)
 {
     memset(a, 0, sizeof *a);
-    snprintf(a->origin, sizeof a->origin, "%s", origin && *origin ? origin : "megatron arguments");
+    str_label(a->origin, sizeof a->origin, origin && *origin ? origin : "megatron arguments");
 }
 
 void megatron_args_free(megatron_args_t *a)

@@ -60,7 +60,8 @@ typedef struct {
                           --nnodes); 0 when the text has no launcher */
     notes_t notes;     /* ignored and assumed arguments */
     /* Arguments as read (private to the module). */
-    char origin[256];  /* file or "--megatron-args", for messages */
+    char origin[256];  /* file or "--megatron-args", for messages (a longer
+                          name keeps its end after "...": str_label) */
     megatron_arg_t *args;
     size_t n_args, cap_args;
     int nproc_per_node, nnodes;

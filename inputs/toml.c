@@ -2,6 +2,7 @@
  * (TOML 1.0, toml.io/en/v1.0.0), refusing the rest in one line. */
 #include "inputs/toml.h"
 
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -9,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/strfmt.h"
 
 #define MAX_KEY 512
 #define MAX_DEPTH 32
@@ -530,7 +533,7 @@ static int end_of_line(parser_t *p)
 int toml_parse(const char *text, size_t len, const char *origin, toml_doc_t *doc, err_t *err)
 {
     memset(doc, 0, sizeof *doc);
-    snprintf(doc->origin, sizeof doc->origin, "%s", origin && *origin ? origin : "toml");
+    str_label(doc->origin, sizeof doc->origin, origin && *origin ? origin : "toml");
     parser_t p = {text, len, 0, 1, doc, err, 0};
     char table[MAX_KEY] = "";
     if (len >= 3 && (unsigned char)text[0] == 0xEF && (unsigned char)text[1] == 0xBB &&

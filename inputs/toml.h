@@ -39,7 +39,8 @@ typedef struct {
 typedef struct {
     toml_entry_t *entries;
     size_t n, cap;
-    char origin[256]; /* file name for messages */
+    char origin[256]; /* file name for messages (a longer one keeps its end
+                         after "...": str_label) */
 } toml_doc_t;
 
 /* Parse text (len bytes). On error doc is freed and empty; ERR_INPUT says

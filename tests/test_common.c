@@ -298,6 +298,18 @@ static void test_local_rank(void)
 }
 
 /* strfmt: a heap string exactly as long as the text, however long. */
+/* A label that does not fit keeps its end (the file's name) after "...";
+ * one that fits is whole. */
+static void test_str_label(void)
+{
+    char out[16];
+    str_label(out, sizeof out, "short.sh");
+    CU_ASSERT_STRING_EQUAL(out, "short.sh");
+    str_label(out, sizeof out, "/a/very/long/folder/train.sh");
+    CU_ASSERT_STRING_EQUAL(out, "...der/train.sh");
+    CU_ASSERT_EQUAL(strlen(out), sizeof out - 1);
+}
+
 static void test_strfmt(void)
 {
     char *big = malloc(10001);
@@ -319,4 +331,4 @@ TEST_SUITE(suite_common, "common", TEST(test_error_format), TEST(test_names),
            TEST(test_rng_streams), TEST(test_fileio_atomic), TEST(test_catalog_embedded),
            TEST(test_catalog_override_dir),
            TEST(test_catalog_override_long_dir), TEST(test_progress_quiet_off_tty), TEST(test_progress_log_lines),
-           TEST(test_local_rank), TEST(test_strfmt));
+           TEST(test_local_rank), TEST(test_strfmt), TEST(test_str_label));
