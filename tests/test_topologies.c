@@ -351,6 +351,27 @@ static void test_catalog_context(void)
     catalog_destroy(NULL);
 }
 
+/* A cluster file that gives a key twice is refused naming it, and what
+ * was parsed is freed (make asan's leak check: fuzz_cluster found the
+ * refused document kept). */
+static void test_cluster_duplicate_key(void)
+{
+    char dir[256], path[400];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/twice.json", dir);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("{\"name\": \"x\", \"gpu\": \"h100-sxm\", \"gpus_per_node\": 8, "
+          "\"gpus_per_node\": 4, \"intra_fabric\": \"nvlink4\", \"inter_fabric\": \"ib-ndr\"}\n",
+          f);
+    fclose(f);
+    cluster_t c;
+    err_t e;
+    int rc = cluster_load(path, &c, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "gpus_per_node");
+    remove_tree(dir);
+}
+
 TEST_SUITE(suite_topologies, "topologies", TEST(test_catalog_context), TEST(test_gpu_catalog), TEST(test_gpu_spellings), TEST(test_nics_follow_node_size),
            TEST(test_fabrics), TEST(test_cluster_resolve), TEST(test_cluster_errors),
-           TEST(test_prices), TEST(test_failure_rates));
+           TEST(test_prices), TEST(test_failure_rates), TEST(test_cluster_duplicate_key));

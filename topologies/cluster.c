@@ -162,9 +162,8 @@ int cluster_load_in(catalog_t *cat, const char *name_or_path, cluster_t *c, err_
         }
         rc = catalog_doc(cat, rel, &root, &owned, origin, sizeof origin, err);
     }
-    if (rc)
-        return rc;
-    rc = cluster_from_json(cat, root, origin, c, err);
+    if (!rc) /* a file refused for a key given twice is parsed, and freed here */
+        rc = cluster_from_json(cat, root, origin, c, err);
     cJSON_Delete(owned);
     return rc;
 }
