@@ -420,10 +420,7 @@ static void test_long_paths(void)
 {
     char dir[256];
     CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
-    char *deep = str_printf("%s", dir);
-    while (deep && strlen(deep) < 600)
-        CU_ASSERT_EQUAL_FATAL(str_appendf(&deep, "/%s", "a-folder-name-of-forty-bytes-0123456789"),
-                              0);
+    char *deep = deep_path(dir, 600);
     CU_ASSERT_PTR_NOT_NULL_FATAL(deep);
     save_steps(deep, 2, true, 1, 3);
     CU_ASSERT_EQUAL(count_steps(deep), 2); /* keep 2 */
@@ -441,9 +438,10 @@ static void test_long_paths(void)
     CU_ASSERT_EQUAL(memcmp(b, want, sizeof *b), 0);
     ckpt_resume_info_free(&info);
     CU_ASSERT_EQUAL(ckpt_check_path(deep, "--checkpoint-dir", &err), 0);
-    while (strlen(deep) < 5000)
-        CU_ASSERT_EQUAL_FATAL(str_appendf(&deep, "/%s", "a-folder-name-of-forty-bytes-0123456789"),
-                              0);
+    char *deeper = deep_path(deep, 5000);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(deeper);
+    free(deep);
+    deep = deeper;
     CHECK_ERR(ckpt_check_path(deep, "--checkpoint-dir", &err), &err, ERR_INPUT,
               "--checkpoint-dir: a path of ", "too long");
     c = config(deep, 2, false);

@@ -190,10 +190,7 @@ static void test_catalog_override_long_dir(void)
 {
     char dir[256];
     CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
-    char *deep = str_printf("%s", dir);
-    while (deep && strlen(deep) < 600)
-        CU_ASSERT_EQUAL_FATAL(str_appendf(&deep, "/%s", "a-folder-name-of-forty-bytes-0123456789"),
-                              0);
+    char *deep = deep_path(dir, 600);
     CU_ASSERT_PTR_NOT_NULL_FATAL(deep);
     char *folder = str_printf("%s/models/catalog", deep);
     char *path = str_printf("%s/models/catalog/my-model.json", deep);

@@ -106,10 +106,7 @@ static void test_long_source_path(void)
 {
     char dir[256];
     CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
-    char *deep = str_printf("%s", dir);
-    while (deep && strlen(deep) < 600)
-        CU_ASSERT_EQUAL_FATAL(str_appendf(&deep, "/%s", "a-folder-name-of-forty-bytes-0123456789"),
-                              0);
+    char *deep = deep_path(dir, 600);
     CU_ASSERT_PTR_NOT_NULL_FATAL(deep);
     err_t err;
     CU_ASSERT_EQUAL_FATAL(fileio_mkdirs(deep, &err), 0);

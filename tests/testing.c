@@ -1,5 +1,7 @@
 #include "tests/testing.h"
 
+#include "common/strfmt.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/fileio.h"
+#include "common/strfmt.h"
 
 void check_rel_at(double actual, double expected, double rel, const char *what,
                   const char *file, int line)
@@ -155,4 +158,15 @@ int count_lines(const char *s)
     if (s && *s && s[strlen(s) - 1] != '\n')
         n++;
     return n;
+}
+
+char *deep_path(const char *dir, size_t min_len)
+{
+    char *deep = str_printf("%s", dir);
+    while (deep && strlen(deep) < min_len)
+        if (str_appendf(&deep, "/%s", "a-folder-name-of-forty-bytes-0123456789")) {
+            free(deep);
+            return NULL;
+        }
+    return deep;
 }

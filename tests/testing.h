@@ -80,6 +80,10 @@ const char *fixture(const char *name);
 /* A fresh temporary directory (mkdtemp); removed by the caller with
  * remove_tree. */
 int make_temp_dir(char *buf, size_t cap);
+
+/* A path under dir at least min_len bytes long, of 40-byte folder names
+ * (heap, caller frees; not created). */
+char *deep_path(const char *dir, size_t min_len);
 void remove_tree(const char *path);
 
 /* Number of lines in s (a trailing newline does not start a new line). */
