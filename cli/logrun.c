@@ -6,8 +6,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "models/flops.h"
-
 /* Options for which a log only gives a guess; the user's flag decides. */
 static bool guessed(const char *name)
 {
@@ -278,7 +276,7 @@ static int physical(const logrun_t *r, err_t *err)
 {
     const trainlog_t *t = &r->log;
     const sim_input_t *in = &r->s.input;
-    double ceiling = sim_ceiling_tflops(in), flops = model_flops_per_step(in->model, in->layout);
+    double ceiling = sim_ceiling_tflops(in);
     int fastest = -1;
     for (int i = t->first_steady; i >= 0 && i < t->n_records; i++) {
         const tlog_record_t *x = &t->records[i];
@@ -290,7 +288,7 @@ static int physical(const logrun_t *r, err_t *err)
     if (fastest < 0 || !(ceiling > 0))
         return ERR_OK;
     const tlog_record_t *x = &t->records[fastest];
-    double implied = flops / (x->step_time_s * in->layout->n_gpus) / 1e12;
+    double implied = sim_implied_tflops(in, x->step_time_s);
     if (!(implied > ceiling))
         return ERR_OK;
     char where[32];

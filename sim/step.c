@@ -945,6 +945,11 @@ double sim_ceiling_tflops(const sim_input_t *in)
     return best;
 }
 
+double sim_implied_tflops(const sim_input_t *in, double step_s)
+{
+    return model_flops_per_step(in->model, in->layout) / (step_s * in->layout->n_gpus) / 1e12;
+}
+
 static void fill_rates(const sim_input_t *in, sim_result_t *r)
 {
     const layout_t *l = in->layout;

@@ -146,4 +146,8 @@ void sim_memory_opts(const profile_t *p, const sim_options_t *opt, memory_opts_t
  * this run. */
 double sim_ceiling_tflops(const sim_input_t *in);
 
+/* The model TFLOP/s per GPU a step of step_s seconds of this configuration
+ * implies (its model FLOPs over the GPUs and the time). */
+double sim_implied_tflops(const sim_input_t *in, double step_s);
+
 #endif

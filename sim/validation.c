@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "common/json.h"
-#include "models/flops.h"
 #include "models/hfconfig.h"
 #include "models/layout_json.h"
 #include "sim/step.h"
@@ -116,8 +115,7 @@ static int measured_physical(const val_measured_t *m, const char *file, err_t *e
 {
     const sim_input_t *in = &m->s.input;
     double ceiling = sim_ceiling_tflops(in);
-    double implied = model_flops_per_step(in->model, in->layout) /
-                     (m->step_time_s * in->layout->n_gpus) / 1e12;
+    double implied = sim_implied_tflops(in, m->step_time_s);
     if (!(ceiling > 0) || !(implied > ceiling))
         return ERR_OK;
     return err_setf(err, ERR_INPUT, file, "step_time_s",
