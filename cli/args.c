@@ -769,6 +769,14 @@ static const cli_opt_t sim_opts[] = {
     {"--moe-imbalance", NULL, "X",
      "tokens on the busiest EP rank over the mean (default 1: balanced, an assumption)",
      CLI_X(1, 64)},
+    {"--moe-router-fusion", NULL, NULL,
+     "the router's element-wise kernels fused (Megatron-Core: 31 kernels instead of 72)",
+     CLI_WORD},
+    {"--cuda-graph-scope", NULL, "LIST",
+     "what CUDA graphs capture, Megatron-Core's names: attn, mlp, moe (token-drop only), "
+     "moe_router, moe_preprocess, full_iteration (no MoE sync), none (default: the "
+     "framework's recipe)",
+     CLI_WORD},
 };
 const cli_group_t CLI_SIM_OPTS = {"Simulation", sim_opts, sizeof sim_opts / sizeof sim_opts[0]};
 
@@ -815,6 +823,12 @@ int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
                             "needs --moe-capacity-factor (padding is to a capacity)");
         o->moe.pad_to_capacity = true;
     }
+    if (cli_has(a, "--moe-router-fusion"))
+        o->host.router_fusion = true;
+    const char *scopes = cli_get(a, "--cuda-graph-scope");
+    if (scopes && (rc = host_graph_scopes_parse(scopes, "--cuda-graph-scope",
+                                                &o->host.graph_scopes, err)))
+        return rc;
     if (cli_has(a, "--moe-imbalance")) {
         if ((rc = cli_get_double(a, "--moe-imbalance", &o->moe.imbalance, err)))
             return rc;

@@ -29,6 +29,7 @@
 #include "topologies/cluster.h"
 #include "topologies/placement.h"
 #include "sim/offload.h"
+#include "sim/host.h"
 
 /* Context parallelism's K/V exchange. */
 typedef enum {
@@ -212,6 +213,7 @@ typedef struct {
                                   sim_costs loads them) */
     zero3_opts_t zero3;
     moe_opts_t moe;
+    host_opts_t host;          /* the host thread issuing the kernels (sim/host.h) */
 } sim_options_t;
 
 /* The fused elementwise kernels of a compiled model (torch.compile): the
@@ -271,6 +273,7 @@ typedef struct {
     double ep;        /* exposed expert-parallel dispatch and combine */
     double imbalance; /* experts' extra time on the busiest EP rank */
     double offload;   /* exposed host transfers (layout_t.offload; sim/offload.h) */
+    double host;      /* the GPU waiting for the host to issue kernels (sim/host.h) */
 } cost_parts_t;
 
 double cost_total(const cost_parts_t *c);

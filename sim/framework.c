@@ -41,6 +41,41 @@ static int read_moe(const cJSON *o, const json_ctx_t *ctx, moe_opts_t *m, err_t 
     return ERR_OK;
 }
 
+/* A list of Megatron-Core --cuda-graph-scope names (NULL: none). */
+static int read_scopes(const cJSON *arr, const json_ctx_t *ctx, unsigned *bits, err_t *err)
+{
+    *bits = 0;
+    for (const cJSON *e = arr ? arr->child : NULL; e; e = e->next) {
+        if (!cJSON_IsString(e))
+            return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
+                            "cuda_graph_scope: a list of scope names");
+        if (host_graph_scopes_add(e->valuestring, "cuda_graph_scope", bits, err))
+            return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "%s", err->msg);
+    }
+    if (host_graph_scopes_check(*bits, "cuda_graph_scope", err))
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "%s", err->msg);
+    return ERR_OK;
+}
+
+/* options.host: how the framework's host thread issues kernels (sim/host.h);
+ * absent: not modelled. */
+static int read_host(const cJSON *o, const json_ctx_t *ctx, host_opts_t *h, err_t *err)
+{
+    const cJSON *scopes = NULL;
+    int rc;
+    if ((rc = json_expect_object(o, ctx, err)) ||
+        (rc = json_get_double(o, "op_us", ctx, JSON_REQUIRED, 0.01, 1000, &h->op_us, err)) ||
+        (rc = json_get_double(o, "launch_us", ctx, JSON_REQUIRED, 0, 1000, &h->launch_us, err)) ||
+        (rc = json_get_double(o, "graph_us", ctx, JSON_REQUIRED, 0, 10000, &h->graph_us, err)) ||
+        (rc = json_get_bool(o, "router_fusion", ctx, JSON_OPTIONAL, &h->router_fusion, err)) ||
+        (rc = json_get_array(o, "cuda_graph_scope", ctx, JSON_OPTIONAL, &scopes, err)))
+        return rc;
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "source")))
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
+                        "source: missing (every framework default needs one)");
+    return read_scopes(scopes, ctx, &h->graph_scopes, err);
+}
+
 /* options.moe.by_gpu: [{"gpus": [...], "dispatcher", "a2a_overlap",
  * "shared_overlap", "source"}]. */
 static int read_moe_by_gpu(const cJSON *moe, const json_ctx_t *mctx, fw_preset_t *p, err_t *err)
@@ -66,6 +101,11 @@ static int read_moe_by_gpu(const cJSON *moe, const json_ctx_t *mctx, fw_preset_t
             return rc;
         if (moe_dispatch_parse(disp, "dispatcher", &g->dispatcher, err))
             return err_setf(err, ERR_INPUT, ectx.file, ectx.path, "%s", err->msg);
+        const cJSON *scopes = NULL;
+        if ((rc = json_get_array(e, "cuda_graph_scope", &ectx, JSON_OPTIONAL, &scopes, err)) ||
+            (rc = read_scopes(scopes, &ectx, &g->graph_scopes, err)))
+            return rc;
+        g->graph_scopes_set = scopes != NULL;
         const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(e, "gpus");
         if (!cJSON_IsArray(gpus) || !gpus->child ||
             !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "source")))
@@ -165,6 +205,12 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
         return rc;
     json_ctx_t mctx = json_ctx_member(ctx, "moe");
     if (moe && (rc = read_moe(moe, &mctx, &opt->moe, err)))
+        return rc;
+    const cJSON *host = NULL;
+    if ((rc = json_get_object(o, "host", ctx, JSON_OPTIONAL, &host, err)))
+        return rc;
+    json_ctx_t hctx = json_ctx_member(ctx, "host");
+    if (host && (rc = read_host(host, &hctx, &opt->host, err)))
         return rc;
     if ((rc = json_get_object(o, "tp_overlap", ctx, JSON_OPTIONAL, &tpo, err)) ||
         (rc = json_get_array(o, "tp_overlap_off_with", ctx, JSON_OPTIONAL, &off, err)))
@@ -585,6 +631,16 @@ static int is_family(const char *name, void *family)
     return strcasecmp(name, family) == 0;
 }
 
+/* A preset that matched but cannot be read is not "no preset": the
+ * catalog is broken, and a caller that falls back to another preset on
+ * ERR_INPUT must not (ERR_RUNTIME). */
+static int preset_unreadable(int rc, err_t *err)
+{
+    if (rc == ERR_INPUT)
+        err->code = ERR_RUNTIME;
+    return rc ? ERR_RUNTIME : ERR_OK;
+}
+
 /* The family fallback of fw_match_in: the longest family word the column
  * carries, then the family's preset by release. */
 static int match_release(const cJSON *arr, const json_ctx_t *actx, const char *framework_text,
@@ -628,7 +684,8 @@ static int match_release(const cJSON *arr, const json_ctx_t *actx, const char *f
                         "no framework preset matches '%s' (scaleplan catalog frameworks)",
                         framework_text);
     json_ctx_t ectx = json_ctx_index(actx, pick);
-    int rc = preset_from_json(cJSON_GetArrayItem(arr, pick), &ectx, out, err);
+    int rc = preset_unreadable(preset_from_json(cJSON_GetArrayItem(arr, pick), &ectx, out, err),
+                               err);
     if (rc)
         return rc;
     char why[80];
@@ -685,7 +742,8 @@ int fw_match_in(catalog_t *cat, const char *framework_text, const char *source_t
     }
     if (best >= 0) {
         json_ctx_t ectx = json_ctx_index(&actx, best);
-        return preset_from_json(cJSON_GetArrayItem(arr, best), &ectx, out, err);
+        return preset_unreadable(preset_from_json(cJSON_GetArrayItem(arr, best), &ectx, out, err),
+                                 err);
     }
     return match_release(arr, &actx, framework_text, source_text, out, err);
 }
@@ -722,6 +780,8 @@ void fw_apply_gpu(const fw_preset_t *p, const char *gpu, sim_options_t *o)
                 o->moe.dispatcher = g->dispatcher;
                 o->moe.a2a_overlap = g->a2a_overlap;
                 o->moe.shared_overlap = g->shared_overlap;
+                if (g->graph_scopes_set)
+                    o->host.graph_scopes = g->graph_scopes;
                 return;
             }
             q += len + (q[len] == ',');

@@ -71,6 +71,8 @@ typedef struct {
     moe_dispatch_t dispatcher;
     bool a2a_overlap;
     bool shared_overlap;
+    unsigned graph_scopes;   /* the recipe's CUDA graph scopes on these GPUs ... */
+    bool graph_scopes_set;   /* ... when it names them (else the preset's host's) */
 } fw_moe_gpu_t;
 
 typedef struct {
@@ -122,7 +124,8 @@ int fw_load_in(catalog_t *cat, const char *name, fw_preset_t *out, err_t *err);
  * month in the column or the source title), the family's latest preset
  * released no later than that version (the oldest when it predates them
  * all; the latest when no version is given), said in out->matched_by.
- * ERR_INPUT when nothing fits. */
+ * ERR_INPUT when nothing fits; ERR_RUNTIME when the preset that fits
+ * cannot be read (a broken catalog: never a reason to try another). */
 int fw_match(const char *framework_text, const char *source_text, fw_preset_t *out, err_t *err);
 
 /* The same, looked up in the parsed catalog cat (NULL: parse it now). */

@@ -860,7 +860,12 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     const char *prec_text = cell(c, i, "precision");
     bool fp16 = has_word(prec_text, "fp16") || has(prec_text, "float16");
     bool fp8 = has(prec_text, "fp8") || has(prec_text, "fp4") || has(prec_text, "float8");
-    if (fw_match_in(cat, fw_text, cell(c, i, "source_title"), &r->fw, &e)) {
+    int mrc = fw_match_in(cat, fw_text, cell(c, i, "source_title"), &r->fw, &e);
+    if (mrc == ERR_RUNTIME) {
+        *err = e;
+        return mrc;
+    }
+    if (mrc) {
         if (!fw_text[0] ||
             engine_for_unnamed(cat, fw_text, zero_text, split, fp16, fp8, "has no preset", &r->fw)) {
             skip(v, e.msg);

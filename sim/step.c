@@ -61,7 +61,7 @@ struct sim_ctx {
 const char *sim_bd_name(sim_bd_t b)
 {
     static const char *names[BD_COUNT] = {"compute",   "recompute", "tp_comm",  "cp_comm",
-                                          "ep_comm",   "moe_imbalance",
+                                          "ep_comm",   "moe_imbalance", "host_bound",
                                           "pp_comm",   "pp_bubble", "dp_comm",  "optimizer",
                                           "offload",   "straggler", "other"};
     return b < BD_COUNT ? names[b] : "?";
@@ -198,6 +198,7 @@ static void scale_add(cost_parts_t *acc, const cost_parts_t *x, double k)
     acc->offload += k * x->offload;
     acc->ep += k * x->ep;
     acc->imbalance += k * x->imbalance;
+    acc->host += k * x->host;
 }
 
 static int chunk_layers(const builder_t *b, int vs)
@@ -891,6 +892,7 @@ static void read_breakdown(const builder_t *b, int stage, double end, double *bd
             bd[BD_CP_COMM] += p->cp;
             bd[BD_EP_COMM] += p->ep;
             bd[BD_MOE_IMBALANCE] += p->imbalance;
+            bd[BD_HOST] += p->host;
             bd[BD_DP_COMM] += p->dp;
             bd[BD_OFFLOAD] += p->offload;
         }

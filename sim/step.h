@@ -28,6 +28,7 @@ typedef enum {
     BD_CP_COMM,
     BD_EP_COMM,       /* exposed MoE dispatch and combine (all-to-all) */
     BD_MOE_IMBALANCE, /* experts' wait for the busiest EP rank */
+    BD_HOST,      /* the GPU waiting for the host to issue kernels (sim/host.h) */
     BD_PP_COMM,
     BD_PP_BUBBLE,
     BD_DP_COMM,
@@ -39,7 +40,7 @@ typedef enum {
 } sim_bd_t;
 
 /* JSON/table names: compute, recompute, tp_comm, cp_comm, ep_comm,
- * moe_imbalance, pp_comm, pp_bubble, dp_comm, optimizer, offload,
+ * moe_imbalance, host_bound, pp_comm, pp_bubble, dp_comm, optimizer, offload,
  * straggler, other. */
 const char *sim_bd_name(sim_bd_t b);
 

@@ -1920,6 +1920,89 @@ static void test_deepspeed_pipeline_engine(void)
     CU_ASSERT_TRUE(step[2] < step[0]);
 }
 
+/* The host's race with the GPU (sim/host.h): a kernel starts once issued
+ * and once the one before it ends; after a synchronization the host waits
+ * for the GPU to drain. */
+static void test_host_race(void)
+{
+    host_item_t gpu_bound[] = {{2e-3, 1e-4, 1, false}, {3e-3, 1e-4, 1, false}};
+    CHECK_REL(host_race_s(gpu_bound, 2), 1e-4 + 5e-3, 1e-12);
+    host_item_t host_bound[] = {{1e-5, 1e-3, 10, false}};
+    CHECK_REL(host_race_s(host_bound, 1), 1e-3 + 1e-6, 1e-12);
+    host_item_t ahead[] = {{5e-3, 1e-5, 1, false}, {1e-5, 1e-3, 1, false}};
+    CHECK_REL(host_race_s(ahead, 2), 1e-5 + 5e-3 + 1e-5, 1e-12);
+    host_item_t synced[] = {{5e-3, 1e-5, 1, true}, {1e-5, 1e-3, 1, false}};
+    CHECK_REL(host_race_s(synced, 2), 1e-5 + 5e-3 + 1e-3 + 1e-5, 1e-12);
+    unsigned bits;
+    err_t e;
+    CU_ASSERT_EQUAL(host_graph_scopes_parse("attn, moe_router moe_preprocess", "f", &bits, &e), 0);
+    CU_ASSERT_EQUAL(bits, HOST_GRAPH_ATTN | HOST_GRAPH_MOE_ROUTER | HOST_GRAPH_MOE_PREPROCESS);
+    CU_ASSERT_EQUAL(host_graph_scopes_parse("moe_preprocess", "f", &bits, &e), ERR_INPUT);
+    CU_ASSERT_EQUAL(host_graph_scopes_parse("attention", "f", &bits, &e), ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "'attention' is not a CUDA graph scope"));
+}
+
+/* Fine-grained experts at a small micro-batch (Qwen3-30B-A3B, 1,024 tokens
+ * on 8 GB200s, EP 8): the host issues the router, the permutes and every
+ * local expert's GEMMs and casts slower than the GPU runs them, and the
+ * dropless block's synchronization leaves the GPU waiting. Megatron-LM's
+ * DeepSeek-V3 GB200 guide: router fusion, CUDA graphs of the attention,
+ * router and preprocess, and a token-drop run (no synchronization) each
+ * cut the wait; a large dense layer never waits. */
+static void host_moe(priced_t *p, const char *model, void (*set)(priced_t *))
+{
+    CU_ASSERT_EQUAL_FATAL(begin(p, model, "gb200", 8, "megatron-core"), 0);
+    moe_layout(p, 8, 8);
+    set_batch(&p->s.layout, 1, 1, 8, 1024);
+    p->s.opt.host = (host_opts_t){.op_us = 10, .launch_us = 4, .graph_us = 10};
+    if (set)
+        set(p);
+    CU_ASSERT_EQUAL_FATAL(price(p), 0);
+}
+static void host_off(priced_t *p) { p->s.opt.host.op_us = 0; }
+static void host_graphs(priced_t *p)
+{
+    p->s.opt.host.graph_scopes = HOST_GRAPH_ATTN | HOST_GRAPH_MOE_ROUTER | HOST_GRAPH_MOE_PREPROCESS;
+}
+static void host_fused(priced_t *p) { p->s.opt.host.router_fusion = true; }
+static void host_drop(priced_t *p) { p->s.opt.moe.capacity_factor = 1; }
+static void host_dense(priced_t *p)
+{
+    p->s.layout.ep = 1;
+    set_batch(&p->s.layout, 1, 1, 8, 8192);
+}
+
+static void test_host_bound_moe(void)
+{
+    priced_t a, off, graphs, fused, drop, dense;
+    host_moe(&a, "qwen3-30b-a3b", NULL);
+    host_moe(&off, "qwen3-30b-a3b", host_off);
+    host_moe(&graphs, "qwen3-30b-a3b", host_graphs);
+    host_moe(&fused, "qwen3-30b-a3b", host_fused);
+    host_moe(&drop, "qwen3-30b-a3b", host_drop);
+    host_moe(&dense, "llama3-70b", host_dense);
+    CU_ASSERT_TRUE(a.c.fwd.host > 0);
+    CU_ASSERT_TRUE(a.c.bwd.host > 0);
+    CU_ASSERT_EQUAL(off.c.fwd.host + off.c.bwd.host, 0);
+    CU_ASSERT_TRUE(cost_total(&a.c.fwd) > cost_total(&off.c.fwd) + a.c.fwd.host * 0.99);
+    CU_ASSERT_TRUE(graphs.c.fwd.host < a.c.fwd.host);
+    CU_ASSERT_TRUE(fused.c.fwd.host < a.c.fwd.host);
+    CU_ASSERT_TRUE(fused.c.bwd.host < a.c.bwd.host);
+    CU_ASSERT_TRUE(drop.c.fwd.host < a.c.fwd.host);
+    CU_ASSERT_EQUAL(dense.c.fwd.host + dense.c.bwd.host, 0);
+    /* a whole-block graph needs fixed sizes: refused for a dropless run */
+    priced_t whole;
+    CU_ASSERT_EQUAL_FATAL(begin(&whole, "qwen3-30b-a3b", "gb200", 8, "megatron-core"), 0);
+    moe_layout(&whole, 8, 8);
+    whole.s.opt.host.graph_scopes = HOST_GRAPH_MOE;
+    err_t e;
+    CU_ASSERT_EQUAL(scenario_finish(&whole.s, NULL, &e), 0);
+    CU_ASSERT_EQUAL(sim_costs(&whole.s.input, &whole.c, &e), ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "--cuda-graph-scope"));
+    scenario_free(&a.s), scenario_free(&off.s), scenario_free(&graphs.s);
+    scenario_free(&fused.s), scenario_free(&drop.s), scenario_free(&dense.s), scenario_free(&whole.s);
+}
+
 TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TEST(test_published_memory), TEST(test_loss_parallel), TEST(test_compiled_loss), TEST(test_sp_saves_gathered), TEST(test_attention_copies), TEST(test_tp_overlap_by_gemm), TEST(test_tp_overlap_aggregate),
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
            TEST(test_attention_by_sequence), TEST(test_precision_recipes), TEST(test_head_in_bf16),
@@ -1927,4 +2010,4 @@ TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TE
            TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_blocks), TEST(test_cp_exchange), TEST(test_kv_repeated_memory), TEST(test_moe_probs_in_activation), TEST(test_recompute_modules), TEST(test_fp8_norm_cast),
            TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts), TEST(test_moe_tp_needs_sp),
            TEST(test_ddp_all_reduce), TEST(test_dp_reduce_after_schedule), TEST(test_fsdp_pipeline_reduce), TEST(test_pipeline_wait_is_bubble), TEST(test_bf16_optimizer_all_reduce), TEST(test_deepspeed_pipeline_engine),
-           TEST(test_zero3_live_parameters));
+           TEST(test_zero3_live_parameters), TEST(test_host_race), TEST(test_host_bound_moe));
