@@ -2014,6 +2014,33 @@ static int build_layout(interp_t *in)
     return ERR_OK;
 }
 
+/* What the run captures in CUDA graphs: nothing without --cuda-graph-impl,
+ * the whole iteration with full_iteration, else the scopes named
+ * (--cuda-graph-scope, --cuda-graph-modules in later releases) or, when
+ * none is, the whole layer (Megatron-Core's default scope). */
+static int read_cuda_graphs(interp_t *in, unsigned *scopes)
+{
+    const char *impl = get_str(in, "cuda_graph_impl");
+    bool legacy = get_switch(in, "enable_cuda_graph", false);
+    *scopes = 0;
+    if ((!impl || strcmp(impl, "none") == 0) && !legacy)
+        return ERR_OK;
+    if (impl && strcmp(impl, "full_iteration") == 0) {
+        *scopes = HOST_GRAPH_FULL;
+        return ERR_OK;
+    }
+    const char *dest = get(in, "cuda_graph_modules") ? "cuda_graph_modules"
+                                                       : "cuda_graph_scope_deprecated";
+    megatron_arg_t *x = get(in, dest);
+    if (!x || strcmp(x->value, "[]") == 0 || strcmp(x->value, "None") == 0) {
+        *scopes = HOST_GRAPH_ATTN | HOST_GRAPH_MLP | HOST_GRAPH_MOE;
+        return ERR_OK;
+    }
+    if (host_graph_scopes_parse(x->value, NULL, scopes, in->err))
+        return err_setf(in->err, ERR_INPUT, in->a->origin, spelling_of(x), "%s", in->err->msg);
+    return ERR_OK;
+}
+
 static int build_options(interp_t *in)
 {
     megatron_args_t *a = in->a;
@@ -2055,7 +2082,8 @@ static int build_options(interp_t *in)
         return rc;
     o->moe.pad_to_capacity = get_switch(in, "moe_pad_expert_input_to_capacity", false) &&
                              o->moe.capacity_factor > 0;
-    return ERR_OK;
+    o->host.router_fusion = get_switch(in, "moe_router_fusion", false);
+    return read_cuda_graphs(in, &o->host.graph_scopes);
 }
 
 void megatron_args_options(const megatron_args_t *a, sim_options_t *o)
@@ -2073,6 +2101,10 @@ void megatron_args_options(const megatron_args_t *a, sim_options_t *o)
     o->moe = a->opt.moe;
     o->moe.imbalance = imbalance;
     o->moe.imbalance_given = given;
+    /* the host's costs stay the preset's; what the run fuses and captures is
+     * the file's */
+    o->host.router_fusion = a->opt.host.router_fusion;
+    o->host.graph_scopes = a->opt.host.graph_scopes;
 }
 
 /* Arguments the parser's table marks as affecting speed or memory that in

@@ -49,11 +49,12 @@ static int read_scopes(const cJSON *arr, const json_ctx_t *ctx, unsigned *bits, 
         if (!cJSON_IsString(e))
             return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
                             "cuda_graph_scope: a list of scope names");
-        if (host_graph_scopes_add(e->valuestring, "cuda_graph_scope", bits, err))
-            return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "%s", err->msg);
+        if (host_graph_scopes_add(e->valuestring, NULL, bits, err))
+            return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "cuda_graph_scope: %s",
+                            err->msg);
     }
-    if (host_graph_scopes_check(*bits, "cuda_graph_scope", err))
-        return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "%s", err->msg);
+    if (host_graph_scopes_check(*bits, NULL, err))
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "cuda_graph_scope: %s", err->msg);
     return ERR_OK;
 }
 

@@ -28,9 +28,9 @@ static int scope_word(const char *w, size_t len, const char *field, unsigned *ou
     if (len == 4 && strncmp(w, "none", 4) == 0)
         return ERR_OK;
     return err_set(err, ERR_INPUT,
-                   "%s: '%.*s' is not a CUDA graph scope (attn, mlp, moe, moe_router, "
+                   "%s%s'%.*s' is not a CUDA graph scope (attn, mlp, moe, moe_router, "
                    "moe_preprocess, full_iteration, none)",
-                   field, (int)(len > 40 ? 40 : len), w);
+                   field ? field : "", field ? ": " : "", (int)(len > 40 ? 40 : len), w);
 }
 
 int host_graph_scopes_parse(const char *text, const char *field, unsigned *out, err_t *err)
@@ -60,9 +60,9 @@ int host_graph_scopes_check(unsigned bits, const char *field, err_t *err)
 {
     if ((bits & HOST_GRAPH_MOE_PREPROCESS) && !(bits & HOST_GRAPH_MOE_ROUTER))
         return err_set(err, ERR_INPUT,
-                       "%s: moe_preprocess is captured with moe_router only (Megatron-Core "
+                       "%s%smoe_preprocess is captured with moe_router only (Megatron-Core "
                        "refuses it alone): add moe_router",
-                       field);
+                       field ? field : "", field ? ": " : "");
     return ERR_OK;
 }
 

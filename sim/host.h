@@ -50,7 +50,8 @@ typedef struct {
 } host_opts_t;
 
 /* "attn,moe_router,..." (commas or blanks; "none" or "" for none) into
- * HOST_GRAPH_* bits; ERR_INPUT naming field and the accepted names. */
+ * HOST_GRAPH_* bits; ERR_INPUT naming field (NULL: a message without it, for
+ * a caller that names the file and flag itself) and the accepted names. */
 int host_graph_scopes_parse(const char *text, const char *field, unsigned *out, err_t *err);
 
 /* The same without the check of the whole set: the scopes of text added to

@@ -462,6 +462,43 @@ static void test_deepseek_v3_moe(void)
     CU_ASSERT_TRUE(o.moe.grouped_gemm && o.moe.permute_fusion && o.moe.shared_overlap &&
                    o.moe.a2a_overlap);
     CU_ASSERT_EQUAL(o.moe.imbalance, 1.2);
+    /* no router fusion or CUDA graph unless the file asks (library defaults) */
+    CU_ASSERT_FALSE(o.host.router_fusion);
+    CU_ASSERT_EQUAL(o.host.graph_scopes, 0u);
+    megatron_args_free(&a);
+    /* the router fused and partial CUDA graphs, as the DeepSeek-V3 GB200
+     * guide launches them; a scope without --cuda-graph-impl captures
+     * nothing; full_iteration captures the whole step */
+    static const struct {
+        const char *flags;
+        unsigned scopes;
+    } graphs[] = {
+        {"--moe-router-fusion --cuda-graph-impl transformer_engine --cuda-graph-scope attn "
+         "moe_router moe_preprocess",
+         HOST_GRAPH_ATTN | HOST_GRAPH_MOE_ROUTER | HOST_GRAPH_MOE_PREPROCESS},
+        {"--moe-router-fusion --cuda-graph-scope attn", 0},
+        {"--moe-router-fusion --cuda-graph-impl full_iteration", HOST_GRAPH_FULL},
+    };
+    for (size_t g = 0; g < sizeof graphs / sizeof graphs[0]; g++) {
+        char flags[512];
+        snprintf(flags, sizeof flags,
+                 "--num-layers 4 --hidden-size 64 --num-attention-heads 4 --num-experts 4 "
+                 "--vocab-size 128 --max-position-embeddings 8 %s",
+                 graphs[g].flags);
+        CU_ASSERT_EQUAL_FATAL(read_text(flags, &a, &e), 0);
+        sim_options_default(&o);
+        megatron_args_options(&a, &o);
+        CU_ASSERT_TRUE(o.host.router_fusion);
+        CU_ASSERT_EQUAL(o.host.graph_scopes, graphs[g].scopes);
+        megatron_args_free(&a);
+    }
+    CU_ASSERT_EQUAL(read_text("--num-layers 4 --hidden-size 64 --num-attention-heads 4 "
+                              "--num-experts 4 --vocab-size 128 --max-position-embeddings 8 "
+                              "--cuda-graph-impl transformer_engine "
+                              "--cuda-graph-scope moe_preprocess",
+                              &a, &e),
+                    ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "--cuda-graph-scope: moe_preprocess is captured with"));
     megatron_args_free(&a);
     CU_ASSERT_EQUAL(read_text("--num-layers 4 --hidden-size 64 --num-attention-heads 4 "
                               "--num-experts 4 --moe-token-dispatcher-type nccl",
