@@ -389,6 +389,29 @@ static void price_cp_blocks(pricer_t *pr, dtype_t dt, double flops, double s_loc
 }
 
 /* Attention core of one layer: returns forward and backward seconds. */
+/* Sliding-window blocks (model_t.window over window_layers of the
+ * layers): a fused kernel skips the key blocks outside the window as it
+ * skips the masked ones, so a query attends to at most `window` keys
+ * (causal: on average w - w^2/2s of them; FlashAttention-2's and cuDNN's
+ * window_size). The layer priced stands for every block, so its attention is
+ * the blocks' average. Kept whole (said by the model reader) with context
+ * parallelism, whose ring splits the sequence first. */
+static void price_window(const pricer_t *pr, const prof_attn_call_t *full, dtype_t dt,
+                         double width, double *fwd, double *bwd)
+{
+    const model_t *m = pr->in->model;
+    double s = pr->in->layout->seq_len, w = m->window;
+    if (!(w > 0 && w < s && m->window_layers > 0))
+        return;
+    double keys = full->causal ? w - w * w / (2 * s) : w;
+    double flops = 4 * pr->T * keys * width;
+    prof_attn_call_t call = *full;
+    call.keys = w;
+    double share = (double)m->window_layers / m->n_layers;
+    *fwd = (1 - share) * *fwd + share * prof_attn_time(pr->p, dt, &call, flops, false);
+    *bwd = (1 - share) * *bwd + share * prof_attn_time(pr->p, dt, &call, 2.5 * flops, true);
+}
+
 static void price_attention(pricer_t *pr, double *fwd, double *bwd)
 {
     const model_t *m = pr->in->model;
@@ -417,6 +440,7 @@ static void price_attention(pricer_t *pr, double *fwd, double *bwd)
         prof_attn_call_t call = {pr->in->opt.attn_kernel, causal, s, (int)qk_dim};
         *fwd = prof_attn_time(pr->p, dt, &call, flops, false);
         *bwd = prof_attn_time(pr->p, dt, &call, 2.5 * flops, true);
+        price_window(pr, &call, dt, heads * hd, fwd, bwd);
         return;
     }
     /* Materialized scores (Megatron's fused scale-mask-softmax): batched

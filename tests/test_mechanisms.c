@@ -2003,6 +2003,35 @@ static void test_host_bound_moe(void)
     scenario_free(&fused.s), scenario_free(&drop.s), scenario_free(&dense.s), scenario_free(&whole.s);
 }
 
+/* Sliding-window blocks (gpt-oss: every other block attends to the last
+ * 128 tokens): the fused kernel skips key blocks outside the window, so
+ * those blocks' attention is w - w^2/2s keys a query instead of s/2; the
+ * priced layer averages the two kinds. Without the window, full causal. */
+static void test_sliding_window(void)
+{
+    priced_t win, full;
+    CU_ASSERT_EQUAL_FATAL(begin(&win, "gpt-oss-20b", "h100-sxm", 8, "megatron-core"), 0);
+    moe_layout(&win, 8, 8);
+    set_batch(&win.s.layout, 1, 1, 8, 8192);
+    CU_ASSERT_EQUAL_FATAL(price(&win), 0);
+    CU_ASSERT_EQUAL_FATAL(begin(&full, "gpt-oss-20b", "h100-sxm", 8, "megatron-core"), 0);
+    moe_layout(&full, 8, 8);
+    set_batch(&full.s.layout, 1, 1, 8, 8192);
+    full.s.model.window = 0;
+    CU_ASSERT_EQUAL_FATAL(price(&full), 0);
+    const model_t *m = &win.s.model;
+    CU_ASSERT_EQUAL_FATAL(m->window, 128);
+    double share = (double)m->window_layers / m->n_layers;
+    double s = 8192, w = 128, width = m->n_heads * (double)m->head_dim;
+    prof_attn_call_t call = {win.s.opt.attn_kernel, true, w, m->head_dim};
+    double windowed = prof_attn_time(&win.s.profile, DTYPE_BF16, &call,
+                                     4 * s * (w - w * w / (2 * s)) * width, false);
+    CHECK_REL(op_fwd(&win.c, "attention"),
+              (1 - share) * op_fwd(&full.c, "attention") + share * windowed, 1e-12);
+    CU_ASSERT_TRUE(op_fwd(&win.c, "attention") < 0.6 * op_fwd(&full.c, "attention"));
+    scenario_free(&win.s), scenario_free(&full.s);
+}
+
 TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TEST(test_published_memory), TEST(test_loss_parallel), TEST(test_compiled_loss), TEST(test_sp_saves_gathered), TEST(test_attention_copies), TEST(test_tp_overlap_by_gemm), TEST(test_tp_overlap_aggregate),
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
            TEST(test_attention_by_sequence), TEST(test_precision_recipes), TEST(test_head_in_bf16),
@@ -2010,4 +2039,4 @@ TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TE
            TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_blocks), TEST(test_cp_exchange), TEST(test_kv_repeated_memory), TEST(test_moe_probs_in_activation), TEST(test_recompute_modules), TEST(test_fp8_norm_cast),
            TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts), TEST(test_moe_tp_needs_sp),
            TEST(test_ddp_all_reduce), TEST(test_dp_reduce_after_schedule), TEST(test_fsdp_pipeline_reduce), TEST(test_pipeline_wait_is_bubble), TEST(test_bf16_optimizer_all_reduce), TEST(test_deepspeed_pipeline_engine),
-           TEST(test_zero3_live_parameters), TEST(test_host_race), TEST(test_host_bound_moe));
+           TEST(test_zero3_live_parameters), TEST(test_host_race), TEST(test_host_bound_moe), TEST(test_sliding_window));
