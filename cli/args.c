@@ -814,6 +814,7 @@ int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
     const char *disp = cli_get(a, "--moe-dispatcher");
     if (disp && (rc = moe_dispatch_parse(disp, "--moe-dispatcher", &o->moe.dispatcher, err)))
         return rc;
+    o->moe.dispatcher_given = o->moe.dispatcher_given || disp != NULL;
     if (cli_has(a, "--moe-capacity-factor") &&
         (rc = cli_get_double(a, "--moe-capacity-factor", &o->moe.capacity_factor, err)))
         return rc;

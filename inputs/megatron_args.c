@@ -2071,6 +2071,7 @@ static int build_options(interp_t *in)
         return err_setf(in->err, ERR_INPUT, a->origin, "--moe-token-dispatcher-type",
                         "'%s' is not one of Megatron's dispatchers (allgather, alltoall, flex)",
                         disp);
+    o->moe.dispatcher_given = disp != NULL;
     o->moe.grouped_gemm = get_switch(in, "moe_grouped_gemm", false);
     o->moe.permute_fusion = get_switch(in, "moe_permute_fusion", false);
     o->moe.shared_overlap = get_switch(in, "moe_shared_expert_overlap", false);

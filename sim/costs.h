@@ -91,6 +91,7 @@ const char *moe_dispatch_megatron_name(moe_dispatch_t d);
 /* Mixture-of-experts behaviour of a framework (and of the run). */
 typedef struct {
     moe_dispatch_t dispatcher;
+    bool dispatcher_given; /* named by the user or the run's file (else the preset's) */
     bool grouped_gemm;    /* the local experts in one grouped GEMM; false: one
                              GEMM per expert, one after another */
     bool permute_fusion;  /* token permute/unpermute as one fused kernel each */

@@ -387,6 +387,10 @@ static int read_supports(const cJSON *o, const json_ctx_t *ctx, fw_caps_t *c, er
         (rc = read_name_set(o, "recompute", ctx, rec, RECOMPUTE_COUNT, c->recompute, err)) ||
         (rc = read_name_set(o, "precisions", ctx, prec, PRECISION_COUNT, precs, err)))
         return rc;
+    /* moe_dispatch_t order: alltoall, allgather, deepep */
+    static const char *const disp[] = {"alltoall", "allgather", "deepep"};
+    if (c->ep && (rc = read_name_set(o, "moe_dispatchers", ctx, disp, 3, c->dispatchers, err)))
+        return rc;
     src = cJSON_GetObjectItemCaseSensitive(o, "source");
     if (!cJSON_IsString(src) || !src->valuestring[0])
         return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "source: missing");

@@ -50,6 +50,8 @@ typedef struct {
                               true) */
     bool cp[3];            /* context parallelism by cp_comm_t; none = no CP */
     bool ep;               /* expert parallelism for mixture-of-experts models */
+    bool dispatchers[3];   /* the MoE token dispatchers it offers, by
+                              moe_dispatch_t ("moe_dispatchers", required with ep) */
     bool sp_with_moe_tp;   /* runs mixture-of-experts blocks with TP only
                               with sequence parallelism (Megatron-Core's MoE
                               layer refuses to train without it) */

@@ -70,6 +70,55 @@ static int framework_stage_split(scenario_t *s, err_t *err)
     return rc;
 }
 
+/* --moe-dispatcher's names, by moe_dispatch_t. */
+static const char *const MOE_DISPATCH_NAMES[] = {"alltoall", "allgather", "deepep"};
+
+/* Why DeepEP (Megatron's flex dispatcher; HybridEP the same) cannot run on
+ * gpu, or NULL when it can: it needs an NVIDIA GPU of compute capability
+ * 8.0 or later (Ampere SM80, Hopper SM90 and later) joined to its node by
+ * NVLink (deepseek-ai/DeepEP README, requirements). */
+static const char *deepep_unsupported(const gpu_t *g)
+{
+    static const char *const archs[] = {"ampere", "hopper", "blackwell"};
+    if (strcmp(g->vendor, "nvidia") != 0)
+        return "not an NVIDIA GPU";
+    bool arch = false;
+    for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++)
+        arch = arch || strcmp(g->architecture, archs[i]) == 0;
+    if (!arch)
+        return "compute capability below 8.0 or without NVLink";
+    return g->scaleup_gbs > 0 ? NULL : "no NVLink between the node's GPUs";
+}
+
+/* A dispatcher the framework does not offer is refused. A DeepEP
+ * dispatcher on a GPU it does not run on: refused when the user or
+ * the run's file asked for it, else (a preset's default) the all-to-all
+ * dispatcher, said. */
+static int moe_dispatch_check(scenario_t *s, err_t *err)
+{
+    moe_opts_t *mo = &s->opt.moe;
+    if (!model_is_moe(&s->model))
+        return ERR_OK;
+    if (s->fw.caps.ep && !s->fw.caps.dispatchers[mo->dispatcher])
+        return err_setf(err, ERR_INPUT, NULL, "--moe-dispatcher",
+                        "%s does not offer the %s dispatcher (scaleplan catalog frameworks: "
+                        "its supports.moe_dispatchers)",
+                        s->fw.name, MOE_DISPATCH_NAMES[mo->dispatcher]);
+    const char *why = deepep_unsupported(&s->cluster.gpu);
+    if (mo->dispatcher != MOE_DISPATCH_DEEPEP || !why)
+        return ERR_OK;
+    if (mo->dispatcher_given)
+        return err_setf(err, ERR_INPUT, NULL, "--moe-dispatcher",
+                        "deepep does not run on %s (%s): DeepEP needs an NVIDIA GPU of compute "
+                        "capability 8.0 or later joined by NVLink; use alltoall",
+                        s->cluster.gpu.name, why);
+    mo->dispatcher = MOE_DISPATCH_ALLTOALL;
+    notes_add(&s->notes, NOTE_ASSUMED, "--moe-dispatcher",
+              "alltoall: %s's DeepEP dispatcher does not run on %s (%s)", s->fw.name,
+              s->cluster.gpu.name, why);
+    return ERR_OK;
+}
+
 int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
 {
     int rc;
@@ -100,7 +149,8 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
      * candidates with TP) */
     if ((rc = fw_check_layout(&s->fw, &s->layout, &s->opt, err)))
         return rc;
-    if ((rc = prec_check_gpu(s->catalog, s->layout.precision, &s->cluster.gpu, err)) ||
+    if ((rc = moe_dispatch_check(s, err)) ||
+        (rc = prec_check_gpu(s->catalog, s->layout.precision, &s->cluster.gpu, err)) ||
         (rc = sim_options_precision_in(s->catalog, &s->opt, s->layout.precision, err)))
         return rc;
     if (s->opt.tp_comm_overlap && s->layout.tp > 1 && !s->layout.sequence_parallel)

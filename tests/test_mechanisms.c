@@ -2032,6 +2032,54 @@ static void test_sliding_window(void)
     scenario_free(&win.s), scenario_free(&full.s);
 }
 
+/* Dispatchers as frameworks and GPUs offer them: DeepSpeed's MoE has its
+ * own all-to-all only; DeepEP runs on NVIDIA GPUs of compute capability
+ * 8.0 on joined by NVLink. Asked for where it cannot run: refused naming
+ * the flag; a preset's DeepEP default on such a GPU: all-to-all, said. */
+static int dispatch_finish(const char *gpu, const char *fw, moe_dispatch_t d, bool given,
+                           priced_t *p, err_t *e)
+{
+    CU_ASSERT_EQUAL_FATAL(begin(p, "mixtral-8x7b", gpu, 16, fw), 0);
+    moe_layout(p, 8, 16);
+    p->s.opt.moe.dispatcher = d;
+    p->s.opt.moe.dispatcher_given = given;
+    return scenario_finish(&p->s, NULL, e);
+}
+
+static void test_moe_dispatcher_offered(void)
+{
+    priced_t p;
+    err_t e;
+    CU_ASSERT_EQUAL(dispatch_finish("h100-sxm", "deepspeed", MOE_DISPATCH_DEEPEP, true, &p, &e),
+                    ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "deepspeed does not offer the deepep dispatcher"));
+    scenario_free(&p.s);
+    CU_ASSERT_EQUAL(dispatch_finish("h100-sxm", "deepspeed", MOE_DISPATCH_ALLTOALL, true, &p, &e),
+                    0);
+    scenario_free(&p.s);
+    CU_ASSERT_EQUAL(dispatch_finish("h100-pcie", "megatron-core", MOE_DISPATCH_DEEPEP, true, &p,
+                                    &e),
+                    ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "no NVLink"));
+    scenario_free(&p.s);
+    CU_ASSERT_EQUAL(dispatch_finish("mi300x", "megatron-core", MOE_DISPATCH_DEEPEP, true, &p, &e),
+                    ERR_INPUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "not an NVIDIA GPU"));
+    scenario_free(&p.s);
+    CU_ASSERT_EQUAL(dispatch_finish("mi300x", "megatron-bridge-26.04", MOE_DISPATCH_DEEPEP, false,
+                                    &p, &e),
+                    0);
+    CU_ASSERT_EQUAL(p.s.input.opt.moe.dispatcher, MOE_DISPATCH_ALLTOALL);
+    bool said = false;
+    for (size_t k = 0; k < p.s.notes.n; k++)
+        said = said || strcmp(p.s.notes.items[k].field, "--moe-dispatcher") == 0;
+    CU_ASSERT_TRUE(said);
+    scenario_free(&p.s);
+    CU_ASSERT_EQUAL(dispatch_finish("a100-80g", "megatron-core", MOE_DISPATCH_DEEPEP, true, &p, &e),
+                    0);
+    scenario_free(&p.s);
+}
+
 TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TEST(test_published_memory), TEST(test_loss_parallel), TEST(test_compiled_loss), TEST(test_sp_saves_gathered), TEST(test_attention_copies), TEST(test_tp_overlap_by_gemm), TEST(test_tp_overlap_aggregate),
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
            TEST(test_attention_by_sequence), TEST(test_precision_recipes), TEST(test_head_in_bf16),
@@ -2039,4 +2087,4 @@ TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TE
            TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_blocks), TEST(test_cp_exchange), TEST(test_kv_repeated_memory), TEST(test_moe_probs_in_activation), TEST(test_recompute_modules), TEST(test_fp8_norm_cast),
            TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts), TEST(test_moe_tp_needs_sp),
            TEST(test_ddp_all_reduce), TEST(test_dp_reduce_after_schedule), TEST(test_fsdp_pipeline_reduce), TEST(test_pipeline_wait_is_bubble), TEST(test_bf16_optimizer_all_reduce), TEST(test_deepspeed_pipeline_engine),
-           TEST(test_zero3_live_parameters), TEST(test_host_race), TEST(test_host_bound_moe), TEST(test_sliding_window));
+           TEST(test_zero3_live_parameters), TEST(test_host_race), TEST(test_host_bound_moe), TEST(test_sliding_window), TEST(test_moe_dispatcher_offered));
