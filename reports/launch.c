@@ -94,6 +94,22 @@ static void moe_layer_freq(const model_t *m, FILE *f)
     fprintf(f, ")\n");
 }
 
+/* The run's CUDA graphs as Megatron-LM arguments (what megatron_args reads
+ * back: full_iteration, or Transformer Engine's partial graphs of the
+ * scopes named). */
+static void megatron_cuda_graphs(unsigned scopes, FILE *f)
+{
+    if (!scopes)
+        return;
+    if (scopes & HOST_GRAPH_FULL) {
+        fprintf(f, "--cuda-graph-impl full_iteration\n");
+        return;
+    }
+    char names[96];
+    host_graph_scopes_name(scopes, names, sizeof names);
+    fprintf(f, "--cuda-graph-impl transformer_engine\n--cuda-graph-scope %s\n", names);
+}
+
 /* Multi-latent attention, mixture of experts and multi-token prediction
  * as Megatron-LM arguments (architecture), with the run's MoE options. */
 static void megatron_moe_mla(const model_t *m, const sim_options_t *o, FILE *f)
@@ -130,7 +146,10 @@ static void megatron_moe_mla(const model_t *m, const sim_options_t *o, FILE *f)
             fprintf(f, "--moe-shared-expert-overlap\n");
         if (o->moe.a2a_overlap)
             fprintf(f, "--overlap-moe-expert-parallel-comm\n");
+        if (o->host.router_fusion)
+            fprintf(f, "--moe-router-fusion\n");
     }
+    megatron_cuda_graphs(o->host.graph_scopes, f);
     if (m->n_mtp > 0)
         fprintf(f, "--mtp-num-layers %d\n", m->n_mtp);
 }

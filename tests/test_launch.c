@@ -209,8 +209,30 @@ static void test_moe_round_trip(void)
     CU_ASSERT_EQUAL(a.layout.etp, 1);
     CU_ASSERT_EQUAL(a.opt.moe.dispatcher, MOE_DISPATCH_DEEPEP); /* Bridge's recipe */
     CU_ASSERT_TRUE(a.opt.moe.grouped_gemm && a.opt.moe.a2a_overlap);
+    CU_ASSERT_TRUE(a.opt.host.router_fusion); /* Bridge's performance configs */
+    CU_ASSERT_EQUAL(a.opt.host.graph_scopes, 0u);
     megatron_args_free(&a);
     free(text);
+    /* partial CUDA graphs go out as Transformer Engine's and come back */
+    sim_options_t o;
+    layout_t scratch = l;
+    CU_ASSERT_EQUAL_FATAL(sim_options_framework("megatron-bridge-26.04", "gb200", &o, &scratch, &e),
+                          0);
+    CU_ASSERT_EQUAL(o.host.graph_scopes,
+                    HOST_GRAPH_ATTN | HOST_GRAPH_MOE_ROUTER | HOST_GRAPH_MOE_PREPROCESS);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(launch_write_for(LAUNCH_MEGATRON, "megatron-bridge-26.04", &m, &l, &o, f, &e),
+                    0);
+    fclose(f);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "--cuda-graph-impl transformer_engine\n"
+                                       "--cuda-graph-scope attn moe_router moe_preprocess\n"));
+    CU_ASSERT_EQUAL_FATAL(megatron_args_read(buf, len, "emitted", &a, &e), 0);
+    CU_ASSERT_EQUAL(a.opt.host.graph_scopes, o.host.graph_scopes);
+    megatron_args_free(&a);
+    free(buf);
     text = written(LAUNCH_NEMO, &m, &l, "megatron-bridge-25.09");
     layout_t back;
     layout_defaults(&back);
