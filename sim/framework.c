@@ -620,15 +620,53 @@ static int release_in(const char *text, const char *family)
 
 typedef struct {
     const char *text; /* the framework column */
+    size_t len;       /* how much of it to search */
     char family[32];  /* the longest family name it contains so far */
 } family_search_t;
+
+/* Case-insensitive substring within the first len characters of hay. */
+static bool contains_n(const char *hay, size_t len, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (size_t i = 0; i + n <= len && hay[i]; i++)
+        if (strncasecmp(hay + i, needle, n) == 0)
+            return true;
+    return n == 0;
+}
 
 static int longest_family_in(const char *name, void *arg)
 {
     family_search_t *fs = arg;
-    if (contains(fs->text, name) && strlen(name) > strlen(fs->family))
+    if (contains_n(fs->text, fs->len, name) && strlen(name) > strlen(fs->family))
         snprintf(fs->family, sizeof fs->family, "%s", name);
     return 0;
+}
+
+/* The family a framework column names: the longest family word before a
+ * parenthesis when a release number follows it there ("NeMo 24.03
+ * (Megatron-Core)" is NeMo 24.03, run on the engine in brackets), else the
+ * longest family word anywhere in it. */
+static void column_family(const cJSON *arr, const char *framework_text, family_search_t *fs)
+{
+    const char *paren = strchr(framework_text, '(');
+    fs->text = framework_text;
+    fs->len = paren ? (size_t)(paren - framework_text) : strlen(framework_text);
+    fs->family[0] = '\0';
+    for (const cJSON *e = arr ? arr->child : NULL; e; e = e->next)
+        each_family(e, longest_family_in, fs);
+    if (!paren)
+        return;
+    if (fs->family[0]) {
+        char *lead = strndup(framework_text, fs->len);
+        bool versioned = lead && release_in(lead, fs->family) != 0;
+        free(lead);
+        if (versioned)
+            return;
+        fs->family[0] = '\0';
+    }
+    fs->len = strlen(framework_text);
+    for (const cJSON *e = arr ? arr->child : NULL; e; e = e->next)
+        each_family(e, longest_family_in, fs);
 }
 
 static int is_family(const char *name, void *family)
@@ -651,9 +689,8 @@ static int preset_unreadable(int rc, err_t *err)
 static int match_release(const cJSON *arr, const json_ctx_t *actx, const char *framework_text,
                          const char *source_text, fw_preset_t *out, err_t *err)
 {
-    family_search_t fs = {framework_text, ""};
-    for (const cJSON *e = arr ? arr->child : NULL; e; e = e->next)
-        each_family(e, longest_family_in, &fs);
+    family_search_t fs;
+    column_family(arr, framework_text, &fs);
     const char *family = fs.family;
     if (!family[0])
         return err_setf(err, ERR_INPUT, NULL, "framework",

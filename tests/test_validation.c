@@ -406,6 +406,8 @@ static void test_bad_csv(void)
  * Megatron-LM where none is named), as does a column naming only an engine
  * whose preset does not split the model ("PyTorch FSDP" with TP); a batch
  * that does not divide by micro-batch x DP runs as the nearest multiple;
+ * a release before a bracketed engine names the family ("NeMo 24.09
+ * (Megatron-Core)" is NeMo's);
  * a mixture-of-experts row whose
  * columns give the dimensions replays with the catalog's experts, as one
  * that gives none. */
@@ -418,7 +420,7 @@ static void test_versions_and_moe_columns(void)
     if (rc)
         fprintf(stderr, "versions: %s\n", e.msg);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
-    CU_ASSERT_EQUAL_FATAL(n, 24);
+    CU_ASSERT_EQUAL_FATAL(n, 26);
     static const struct {
         const char *group, *said;
     } want[] = {
@@ -446,6 +448,10 @@ static void test_versions_and_moe_columns(void)
         {"megatron-core", "ZeRO in fp8 or fp4, which DeepSpeed does not train"},
         {"torchtitan-2025-12", "DualPipe as DualPipeV"},
         {"megatron-2022", "the latest Megatron-LM preset released no later"},
+        /* the release before the brackets names the family; a bracket
+         * without a release before it leaves the longest family word */
+        {"nemo-24.07", "the latest NeMo preset released no later"},
+        {"megatron-core", "the latest Megatron-Core preset"},
     };
     for (int i = 0; i < n; i++) {
         CU_ASSERT_FALSE(rows[i].skipped);
