@@ -558,7 +558,8 @@ typedef struct {
     bool labelled;      /* label holds a kept label */
     int skipped_labels; /* lines of other labels' tables skipped */
     hosts_t hosts;
-    unsigned char *rank_seen; /* MAX_RANK_ID flags, allocated on the first rank line */
+    unsigned char *rank_seen; /* one flag per rank number, grown as rank lines come */
+    long rank_cap;
     group_facts_t group;
     bool have_layout, implicit, footer;
     bool continued; /* the previous line ended with '\\' */
@@ -653,8 +654,15 @@ static int on_rank_line(text_log_t *x, long rank, const char *host, const char *
     if (rank >= MAX_RANK_ID)
         return err_setf(err, ERR_INPUT, NULL, NULL, "%s:%d: rank %ld is beyond %d", x->name,
                         x->lineno, rank, MAX_RANK_ID);
-    if (!x->rank_seen && !(x->rank_seen = calloc(MAX_RANK_ID, 1)))
-        return err_set(err, ERR_RUNTIME, "out of memory reading %s", x->name);
+    if (rank >= x->rank_cap) {
+        long cap = rank + 64 < MAX_RANK_ID ? rank + 64 : MAX_RANK_ID;
+        unsigned char *grown = realloc(x->rank_seen, (size_t)cap);
+        if (!grown)
+            return err_set(err, ERR_RUNTIME, "out of memory reading %s", x->name);
+        memset(grown + x->rank_cap, 0, (size_t)(cap - x->rank_cap));
+        x->rank_seen = grown;
+        x->rank_cap = cap;
+    }
     if (!x->rank_seen[rank]) {
         x->rank_seen[rank] = 1;
         x->group.listed++;
