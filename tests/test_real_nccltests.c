@@ -255,6 +255,62 @@ static void test_rows_only(void)
     free(log);
 }
 
+/* The text without the lines that contain needle. */
+static char *drop_lines(const char *text, const char *needle)
+{
+    char *out = malloc(strlen(text) + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (const char *s = text; *s;) {
+        const char *nl = strchr(s, '\n');
+        size_t l = nl ? (size_t)(nl - s + 1) : strlen(s);
+        char *line = strndup(s, l);
+        if (line && !strstr(line, needle)) {
+            memcpy(o, s, l);
+            o += l;
+        }
+        free(line);
+        s += l;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* The group size without rank lines: NCCL's "nranks 16" lines of a
+ * 2 x 8 A100 EFA log (every rank's INFO lines tagged), and without those
+ * too the busbw/algbw ratio of its widest row (43.81 / 23.36 = 1.875 =
+ * 2 x 15/16); each said in a note. */
+static void test_ranks_without_rank_lines(void)
+{
+    char *log = slurp(fixture(REAL_DIR "aws_efa_eks_p4d_readme.log"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    char *no_rank = drop_lines(log, "#   Rank");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(no_rank);
+    char *no_info = drop_lines(no_rank, "nranks");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(no_info);
+    err_t e;
+    nccltests_hint_t given = {0, 0, "all_reduce"};
+    nccltests_reading_t *r = read_text(log, "efa.log", &given, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(r->series.n_ranks, 16);
+    CU_ASSERT_EQUAL(r->series.nodes, 2); /* two worker host names */
+    CU_ASSERT_STRING_EQUAL(r->device, "A100-SXM4-40GB");
+    free(r);
+    r = read_text(no_rank, "efa.log", &given, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(r->series.n_ranks, 16);
+    CU_ASSERT_TRUE(has_note(r, "16 ranks taken from NCCL's 'nranks' lines"));
+    free(r);
+    r = read_text(no_info, "efa.log", &given, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(r->series.n_ranks, 16);
+    CU_ASSERT_TRUE(has_note(r, "16 ranks inferred from busbw/algbw 1.875"));
+    free(r);
+    free(no_info);
+    free(no_rank);
+    free(log);
+}
+
 /* End to end: a log from a GPU outside the catalog is refused naming the
  * device and --gpu; --gpu maps it and says so; a reduce table is read and
  * left out with a note, and alone it is refused (exit 2). */
@@ -295,4 +351,5 @@ static void test_cli_pasted_logs(void)
 
 TEST_SUITE(suite_real_nccltests, "real_nccltests", TEST(test_real_pastes_read_right),
            TEST(test_labels_fold_copies), TEST(test_carriage_returns), TEST(test_rows_only),
+           TEST(test_ranks_without_rank_lines),
            TEST(test_cli_pasted_logs));
