@@ -36,7 +36,9 @@ static const cli_opt_t own_opts[] = {
     {"--ranks", NULL, "N", "group size of imported logs that do not list their ranks",
      CLI_N(1, 1 << 24)},
     {"--collective", NULL, "NAME",
-     "collective of imported logs that do not name it (all_reduce, all_gather, ...)", CLI_WORD},
+     "collective the imported logs measured, where they do not say (all_reduce, all_gather, "
+     "...; a log that names another is refused)",
+     CLI_WORD},
     {"--nodes", NULL, "N", "nodes the imported logs spanned (default: their host names)",
      CLI_N(1, 1 << 24)},
     {"--fit", NULL, "FILE", "refit saved measurements (no GPU needed)", CLI_WORD},
