@@ -224,7 +224,8 @@ FUZZ_SEEDS_model           := models/catalog/*.json tests/fixtures/configs/*.jso
 FUZZ_SEEDS_cluster         := topologies/catalog/clusters/*.json
 FUZZ_SEEDS_profile         := profile/catalog/*.json
 FUZZ_SEEDS_ds_config       := tests/fixtures/configs/ds_*.json tests/fixtures/deepspeed/*.json
-FUZZ_SEEDS_nccltests       := tests/fixtures/calibrate/*.log tests/fixtures/calibrate/*perf.json
+FUZZ_SEEDS_nccltests       := tests/fixtures/calibrate/*.log tests/fixtures/calibrate/*perf.json \
+                              tests/fixtures/real/nccltests/*.log
 FUZZ_SEEDS_measurements    := tests/fixtures/calibrate/*.measurements.json
 FUZZ_SEEDS_validation_csv  := tests/fixtures/validation/*.csv tests/fuzz/seeds/validation_csv/*.csv
 FUZZ_SEEDS_measured        := tests/fixtures/validate/*.json

@@ -123,37 +123,59 @@ int cal_resolve_gpu(meas_set_t *m, const char *gpu_name, err_t *err)
 
 /* ------------------------------------------------------------ import */
 
-int cal_import(const char *const *paths, int n, const nccltests_hint_t *hint, meas_set_t *m,
-               err_t *err)
+/* Add one reading to m: its series, device and group; refuses a second
+ * log of the same collective and group. */
+static int import_reading(const char *path, const nccltests_reading_t *r, meas_set_t *m,
+                          err_t *err)
 {
-    meas_coll_t *c = malloc(sizeof *c);
-    if (!c)
-        return err_set(err, ERR_RUNTIME, "out of memory importing logs");
-    int rc = ERR_OK;
-    for (int i = 0; i < n; i++) {
-        char device[96];
-        if ((rc = nccltests_load(paths[i], hint, c, device, sizeof device, err)))
-            break;
-        for (int j = 0; j < m->n_coll; j++)
-            if (m->coll[j].op == c->op && m->coll[j].n_ranks == c->n_ranks &&
-                m->coll[j].nodes == c->nodes && strcmp(m->coll[j].algo, c->algo) == 0) {
-                rc = err_setf(err, ERR_INPUT, paths[i], NULL,
-                              "measures %s on %d ranks (%s) again; give one log per collective "
-                              "and group size",
-                              prof_coll_name(c->op), c->n_ranks, c->algo);
-                break;
-            }
-        if (rc || (rc = meas_add_coll(m, c, err)))
-            break;
-        if (!m->env.device[0] && device[0])
-            snprintf(m->env.device, sizeof m->env.device, "%s", device);
-        if (c->n_ranks > m->env.ranks) {
-            m->env.ranks = c->n_ranks;
-            m->env.nodes = c->nodes;
-            m->env.gpus_per_node = c->n_ranks / c->nodes;
-        }
+    const meas_coll_t *c = &r->series;
+    for (int j = 0; j < m->n_coll; j++)
+        if (m->coll[j].op == c->op && m->coll[j].n_ranks == c->n_ranks &&
+            m->coll[j].nodes == c->nodes && strcmp(m->coll[j].algo, c->algo) == 0)
+            return err_setf(err, ERR_INPUT, path, NULL,
+                            "measures %s on %d ranks (%s) again; give one log per collective "
+                            "and group size",
+                            prof_coll_name(c->op), c->n_ranks, c->algo);
+    int rc = meas_add_coll(m, c, err);
+    if (rc)
+        return rc;
+    if (!m->env.device[0] && r->device[0])
+        snprintf(m->env.device, sizeof m->env.device, "%s", r->device);
+    if (c->n_ranks > m->env.ranks) {
+        m->env.ranks = c->n_ranks;
+        m->env.nodes = c->nodes;
+        m->env.gpus_per_node = c->n_ranks / c->nodes;
     }
-    free(c);
+    return ERR_OK;
+}
+
+int cal_import(const char *const *paths, int n, const nccltests_hint_t *hint, meas_set_t *m,
+               cal_notes_t *notes, err_t *err)
+{
+    nccltests_reading_t *r = malloc(sizeof *r);
+    if (!r)
+        return err_set(err, ERR_RUNTIME, "out of memory importing logs");
+    int rc = ERR_OK, imported = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        if ((rc = nccltests_read_file(paths[i], hint, r, err)))
+            break;
+        for (int k = 0; k < r->n_notes; k++)
+            note(notes, "%s", r->notes[k]);
+        if (!r->modeled) {
+            note(notes, "%s: a %s table (%d sizes, %d ranks) read but not imported: the "
+                        "profile models all_reduce, all_gather, reduce_scatter, broadcast, "
+                        "sendrecv and alltoall",
+                 paths[i], r->collective, r->series.n, r->series.n_ranks);
+            continue;
+        }
+        if (!(rc = import_reading(paths[i], r, m, err)))
+            imported++;
+    }
+    free(r);
+    if (!rc && imported == 0)
+        rc = err_setf(err, ERR_INPUT, paths[0], NULL,
+                      "no log of a collective the profile models (all_reduce, all_gather, "
+                      "reduce_scatter, broadcast, sendrecv, alltoall)");
     return rc;
 }
 

@@ -78,9 +78,13 @@ int cal_fit(const meas_set_t *m, const profile_t *base, const cal_fit_opts_t *o,
             cal_notes_t *notes, err_t *err);
 
 /* Read nccl-tests logs (text or JSON) into m (collective series; the
- * device the logs name, ranks and nodes into m->env). */
+ * device the logs name, ranks and nodes into m->env). notes (may be NULL)
+ * receives what the reader inferred or assumed (nccltests_reading_t's
+ * notes) and the logs of collectives the profile does not model (reduce,
+ * gather, scatter, hypercube), which are read and skipped; ERR_INPUT when
+ * no log is left to import. */
 int cal_import(const char *const *paths, int n, const nccltests_hint_t *hint, meas_set_t *m,
-               err_t *err);
+               cal_notes_t *notes, err_t *err);
 
 /* The catalog GPU a measurement set belongs to: gpu_name when given, else
  * the set's, else the device name the driver or logs report. Fills

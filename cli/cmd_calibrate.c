@@ -35,6 +35,10 @@ static const cli_opt_t own_opts[] = {
      CLI_WORD, .positional = CLI_POS_MORE},
     {"--ranks", NULL, "N", "group size of imported logs that do not list their ranks",
      CLI_N(1, 1 << 24)},
+    {"--collective", NULL, "NAME",
+     "collective the imported logs measured, where they do not say (all_reduce, all_gather, "
+     "...; a log that names another is refused)",
+     CLI_WORD},
     {"--nodes", NULL, "N", "nodes the imported logs spanned (default: their host names)",
      CLI_N(1, 1 << 24)},
     {"--fit", NULL, "FILE", "refit saved measurements (no GPU needed)", CLI_WORD},
@@ -151,7 +155,7 @@ static int base_profile(const cli_args_t *a, meas_set_t *m, profile_t *base, err
 /* Fit m onto the base profile, save the profile (and measurements when
  * asked), report. */
 static int fit_and_write(const cli_args_t *a, meas_set_t *m, const char *command,
-                         const char *meas_path, err_t *err)
+                         const char *meas_path, const cal_notes_t *pre, err_t *err)
 {
     const char *out_path = cli_get(a, "--out") ? cli_get(a, "--out") : "profile.json";
     cal_fit_opts_t fo;
@@ -171,6 +175,13 @@ static int fit_and_write(const cli_args_t *a, meas_set_t *m, const char *command
     }
     rc = cal_fit(m, &base, &fo, &out, notes, err);
     prof_free(&base);
+    if (!rc && pre && pre->n > 0) {
+        /* what the import inferred first, then the fit's notes */
+        cal_notes_t fit_notes = *notes;
+        *notes = *pre;
+        for (int i = 0; i < fit_notes.n && notes->n < CAL_MAX_NOTES; i++)
+            memcpy(notes->text[notes->n++], fit_notes.text[i], sizeof notes->text[0]);
+    }
     if (!rc) {
         rc = prof_save(&out, out_path, err);
         if (!rc)
@@ -198,6 +209,17 @@ static int run_show(const cli_args_t *a, err_t *err)
     return rc;
 }
 
+/* A note when --gpu names the logs' device as a catalog GPU of another
+ * name (a device the catalog does not know, or a variant). */
+static void note_gpu_mapping(const meas_set_t *m, const char *gpu_flag, cal_notes_t *notes)
+{
+    if (!gpu_flag || !m->env.device[0] || strcmp(m->env.device, m->env.gpu) == 0 ||
+        notes->n >= CAL_MAX_NOTES)
+        return;
+    snprintf(notes->text[notes->n++], sizeof notes->text[0],
+             "the logs' device '%s' taken as catalog GPU %s (--gpu)", m->env.device, m->env.gpu);
+}
+
 static int run_import(const cli_args_t *a, const char *command, err_t *err)
 {
     const char *paths[CLI_MAX_POSITIONAL + 1];
@@ -205,7 +227,7 @@ static int run_import(const cli_args_t *a, const char *command, err_t *err)
     paths[n++] = cli_get(a, "--from-nccl-tests");
     for (int i = 0; i < a->n_positional; i++)
         paths[n++] = a->positional[i];
-    nccltests_hint_t hint = {0, 0};
+    nccltests_hint_t hint = {0, 0, cli_get(a, "--collective")};
     int rc;
     if ((rc = cli_get_int(a, "--ranks", &hint.n_ranks, err)) ||
         (rc = cli_get_int(a, "--nodes", &hint.nodes, err)))
@@ -215,7 +237,10 @@ static int run_import(const cli_args_t *a, const char *command, err_t *err)
     gpu_t g;
     if (cli_get(a, "--gpu") && (rc = gpu_load(cli_get(a, "--gpu"), &g, err)))
         return rc; /* a wrong flag before reading any log */
-    if ((rc = cal_import(paths, n, &hint, &m, err)))
+    cal_notes_t *notes = calloc(1, sizeof *notes);
+    if (!notes)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    if ((rc = cal_import(paths, n, &hint, &m, notes, err)))
         goto out;
     meas_now_utc(m.env.date, sizeof m.env.date);
     snprintf(m.env.command, sizeof m.env.command, "%s", command);
@@ -223,10 +248,12 @@ static int run_import(const cli_args_t *a, const char *command, err_t *err)
     /* the GPU first, so saved measurements name it */
     if (!cli_get(a, "--profile") && (rc = cal_resolve_gpu(&m, cli_get(a, "--gpu"), err)))
         goto out;
+    note_gpu_mapping(&m, cli_get(a, "--gpu"), notes);
     if (meas_path && (rc = meas_save(&m, meas_path, err)))
         goto out;
-    rc = fit_and_write(a, &m, command, meas_path, err);
+    rc = fit_and_write(a, &m, command, meas_path, notes, err);
 out:
+    free(notes);
     meas_free(&m);
     return rc;
 }
@@ -237,7 +264,7 @@ static int run_refit(const cli_args_t *a, const char *command, err_t *err)
     int rc = meas_load(cli_get(a, "--fit"), &m, err);
     if (rc)
         return rc;
-    rc = fit_and_write(a, &m, command, NULL, err);
+    rc = fit_and_write(a, &m, command, NULL, NULL, err);
     meas_free(&m);
     return rc;
 }
@@ -297,7 +324,7 @@ static int run_measure(int *argc, char ***argv, const cli_args_t *a, const char 
         /* raw numbers first: a failed fit must not lose a measuring run */
         rc = meas_save(&m, meas_path, err);
         if (!rc)
-            rc = fit_and_write(a, &m, command, meas_path, err);
+            rc = fit_and_write(a, &m, command, meas_path, NULL, err);
     }
     meas_free(&m);
     if (rc && world.size > 1) {
@@ -359,7 +386,10 @@ const cli_command_t CLI_CMD_CALIBRATE = {
             "line per size regime of each collective (weighted least squares); every fit\n"
             "records R^2, its worst error and 95% prediction intervals. Raw measurements are\n"
             "saved next to the profile so --fit can redo the fit without a GPU; nccl-tests\n"
-            "logs can be imported instead of measuring collectives.",
+            "logs can be imported instead of measuring collectives, as written or as pasted\n"
+            "(no header or footer, mpirun --tag-output or srun -l labels): every collective's\n"
+            "table is read, those the profile models are imported, and what a log does not\n"
+            "say is asked for (--collective, --ranks) or inferred with a note.",
     groups,
     sizeof groups / sizeof groups[0],
     run,

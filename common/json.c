@@ -1,5 +1,6 @@
 #include "common/json.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,11 +67,18 @@ static int field_error(err_t *err, const json_ctx_t *ctx, const char *key,
     return rc;
 }
 
-/* Short rendering of a JSON value for "(got ...)" in messages. */
+/* Short rendering of a JSON value for "(got ...)" in messages (cJSON
+ * prints a non-finite number as null: name it as the file did). */
 static void describe(const cJSON *v, char *out, size_t cap)
 {
     if (!v) {
         snprintf(out, cap, "nothing");
+        return;
+    }
+    if (cJSON_IsNumber(v) && !isfinite(v->valuedouble)) {
+        snprintf(out, cap, "%s", isnan(v->valuedouble) ? "NaN"
+                                 : v->valuedouble > 0  ? "Infinity"
+                                                       : "-Infinity");
         return;
     }
     char *s = cJSON_PrintUnformatted(v);
@@ -112,8 +120,141 @@ static bool unclosed_at_end(const char *text, size_t len)
     return in_string || depth > 0;
 }
 
+/* ------------------------------------------------ Infinity and NaN
+ *
+ * Python's json module writes the non-finite floats as the bare words
+ * Infinity, -Infinity and NaN (json.dumps' default allow_nan=True), and so
+ * do the config files transformers saves; JSON has no literal for them and
+ * cJSON refuses them. Before parsing, each such word standing as a value
+ * (outside strings, between delimiters) becomes a marked string, which
+ * cJSON reads; after parsing, the marked strings become numbers again.
+ * The rewrite is one pass over the text into one buffer of known size
+ * (each word grows by MARK_GROWTH bytes; a string the file itself spells
+ * "\u0001NaN" would read as NaN too, which no real file holds). Readers then see a
+ * non-finite number and refuse it where a finite one is needed
+ * (json_get_double, json_check_finite), naming the key. */
+
+static const struct {
+    const char *word; /* as Python writes it */
+    double value;
+} nonfinite[] = {{"-Infinity", -INFINITY}, {"Infinity", INFINITY}, {"NaN", NAN}};
+
+#define MARK_TEXT "\\u0001" /* in the rewritten JSON: "\u0001NaN" */
+#define MARK_CHAR '\001'     /* what cJSON decodes it to */
+#define MARK_GROWTH 8       /* two quotes and the six characters of the escape */
+
+static bool is_in(char c, const char *set)
+{
+    return c != '\0' && strchr(set, c) != NULL;
+}
+
+/* The nonfinite[] entry whose word stands as a value at text[i], or -1. */
+static int nonfinite_at(const char *text, size_t len, size_t i)
+{
+    if (i > 0 && !is_in(text[i - 1], " \t\r\n[,:"))
+        return -1;
+    for (size_t k = 0; k < sizeof nonfinite / sizeof nonfinite[0]; k++) {
+        size_t wl = strlen(nonfinite[k].word);
+        if (i + wl <= len && memcmp(text + i, nonfinite[k].word, wl) == 0 &&
+            (i + wl == len || is_in(text[i + wl], " \t\r\n,]}")))
+            return (int)k;
+    }
+    return -1;
+}
+
+/* Copy text into out (NULL: only count), the non-finite words outside
+ * strings marked; returns the number marked and sets *out_len. */
+static size_t mark_nonfinite(const char *text, size_t len, char *out, size_t *out_len)
+{
+    bool in_string = false, escaped = false;
+    size_t marked = 0, o = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        int k = -1;
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if ((c == '-' || c == 'I' || c == 'N') && (k = nonfinite_at(text, len, i)) >= 0) {
+            const char *w = nonfinite[k].word;
+            if (out)
+                o += (size_t)sprintf(out + o, "\"" MARK_TEXT "%s\"", w);
+            else
+                o += strlen(w) + MARK_GROWTH;
+            i += strlen(w) - 1;
+            marked++;
+            continue;
+        }
+        if (out)
+            out[o] = c;
+        o++;
+    }
+    *out_len = o;
+    return marked;
+}
+
+/* The marked strings under node back to numbers; returns how many marks
+ * stand where no number can (an object key). cJSON nests at most
+ * CJSON_NESTING_LIMIT deep, which bounds the recursion. */
+static int unmark_nonfinite(cJSON *node)
+{
+    int stray = 0;
+    for (; node; node = node->next) {
+        if (node->child)
+            stray += unmark_nonfinite(node->child);
+        stray += node->string && node->string[0] == MARK_CHAR;
+        if (!cJSON_IsString(node) || !node->valuestring || node->valuestring[0] != MARK_CHAR)
+            continue;
+        for (size_t k = 0; k < sizeof nonfinite / sizeof nonfinite[0]; k++) {
+            if (strcmp(node->valuestring + 1, nonfinite[k].word) != 0)
+                continue;
+            cJSON_free(node->valuestring);
+            node->valuestring = NULL;
+            node->type = cJSON_Number;
+            node->valuedouble = nonfinite[k].value;
+            node->valueint = isnan(nonfinite[k].value) ? 0
+                             : nonfinite[k].value > 0  ? INT_MAX
+                                                       : INT_MIN;
+            break;
+        }
+    }
+    return stray;
+}
+
+static int parse_marked(const char *text, size_t len, const char *name, cJSON **root,
+                        err_t *err);
+
 int json_parse_text(const char *text, size_t len, const char *name,
                     cJSON **root, err_t *err)
+{
+    size_t marked_len;
+    *root = NULL;
+    if (mark_nonfinite(text, len, NULL, &marked_len) == 0)
+        return parse_marked(text, len, name, root, err);
+    char *marked = malloc(marked_len + 1);
+    if (!marked)
+        return err_setf(err, ERR_RUNTIME, name, NULL, "out of memory reading JSON");
+    mark_nonfinite(text, len, marked, &marked_len);
+    marked[marked_len] = '\0';
+    int rc = parse_marked(marked, marked_len, name, root, err);
+    free(marked);
+    if (rc == ERR_OK && unmark_nonfinite(*root) > 0) {
+        cJSON_Delete(*root);
+        *root = NULL;
+        return err_setf(err, ERR_INPUT, name, NULL,
+                        "malformed JSON: Infinity or NaN where an object key belongs");
+    }
+    return rc;
+}
+
+/* Parse text as JSON (no marks left to undo here). */
+static int parse_marked(const char *text, size_t len, const char *name, cJSON **root,
+                        err_t *err)
 {
     *root = NULL;
     const char *end = NULL;
@@ -283,6 +424,17 @@ int json_get_double(const cJSON *obj, const char *key, const json_ctx_t *ctx,
     }
     *out = x;
     return ERR_OK;
+}
+
+int json_check_finite(const cJSON *obj, const char *key, const json_ctx_t *ctx, err_t *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsNumber(v) || isfinite(v->valuedouble))
+        return ERR_OK;
+    char got[64], why[96];
+    describe(v, got, sizeof got);
+    snprintf(why, sizeof why, "must be a finite number (got %s)", got);
+    return field_error(err, ctx, key, why);
 }
 
 int json_get_long(const cJSON *obj, const char *key, const json_ctx_t *ctx,

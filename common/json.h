@@ -40,7 +40,11 @@ json_ctx_t json_ctx_index(const json_ctx_t *parent, int index);
 
 /* Parse text (len bytes, need not be NUL-terminated) named name. A syntax
  * error or trailing garbage is ERR_INPUT with line and column. An empty
- * document is an error too. Caller frees *root with cJSON_Delete. */
+ * document is an error too. The bare values Infinity, -Infinity and NaN
+ * that Python's json module (and transformers' config files) write are
+ * read as non-finite numbers: the number readers below refuse them where a
+ * finite number is needed, naming the key. Caller frees *root with
+ * cJSON_Delete. */
 int json_parse_text(const char *text, size_t len, const char *name,
                     cJSON **root, err_t *err);
 
@@ -57,6 +61,11 @@ int json_check_unique_keys(const cJSON *node, const json_ctx_t *ctx, err_t *err)
 int json_get_double(const cJSON *obj, const char *key, const json_ctx_t *ctx,
                     json_need_t need, double lo, double hi, double *out,
                     err_t *err);
+/* A reader that takes obj[key] as it is (an optional figure kept as NaN
+ * when absent) first calls this: ERR_INPUT naming the key when the value
+ * is a non-finite number (Infinity, -Infinity, NaN); 0 otherwise, absent
+ * or of another type included. */
+int json_check_finite(const cJSON *obj, const char *key, const json_ctx_t *ctx, err_t *err);
 /* Integers: a JSON number with no fractional part, in [lo, hi]. */
 int json_get_int(const cJSON *obj, const char *key, const json_ctx_t *ctx,
                  json_need_t need, long lo, long hi, int *out, err_t *err);

@@ -396,7 +396,7 @@ static int read_supports(const cJSON *o, const json_ctx_t *ctx, fw_caps_t *c, er
         return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "source: missing");
     json_ctx_t zctx = json_ctx_member(ctx, "zero");
     for (const cJSON *e = zero->child; e; e = e->next) {
-        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 3 ||
+        if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0 && e->valuedouble <= 3) ||
             e->valuedouble != (int)e->valuedouble)
             return err_setf(err, ERR_INPUT, zctx.file, zctx.path, "ZeRO stages are 0..3");
         c->zero[(int)e->valuedouble] = true;

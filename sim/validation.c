@@ -90,6 +90,12 @@ static int measured_figures(const cJSON *root, const char *file, val_measured_t 
     }
     const cJSON *tps = cJSON_GetObjectItemCaseSensitive(root, "tokens_per_s");
     const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root, "memory_gib");
+    json_ctx_t mctx = json_ctx_member(&ctx, "memory_gib");
+    /* absent figures are NaN below: a NaN or Infinity in the file is refused */
+    if ((rc = json_check_finite(root, "tokens_per_s", &ctx, err)) ||
+        (rc = json_check_finite(mem, "total", &mctx, err)) ||
+        (rc = json_check_finite(mem, "peak_measured", &mctx, err)))
+        return rc;
     const cJSON *mt = cJSON_GetObjectItemCaseSensitive(mem, "total");
     const cJSON *mp = cJSON_GetObjectItemCaseSensitive(mem, "peak_measured");
     m->tokens_per_s = cJSON_IsNumber(tps) ? tps->valuedouble : NAN;

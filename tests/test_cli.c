@@ -174,7 +174,7 @@ static void test_bad_inputs_exit_2(void)
         {"model --model tests/fixtures/configs/truncated.json", "truncated"},
         {"model --model tests/fixtures/configs/negative.json", "num_hidden_layers"},
         {"model --model tests/fixtures/configs/huge.json", "num_hidden_layers"},
-        {"model --model tests/fixtures/configs/nan.json", "malformed JSON"},
+        {"model --model tests/fixtures/configs/nan.json", "hidden_size: must be a whole number (got NaN)"},
         {"model --model tests/fixtures/hf/bert-base-uncased/config.json", "encoder-only"},
         {"sim --model mixtral-8x7b --gpu h100-sxm --gpus 8 --ep 3", "8 routed experts"},
         {"sim --model llama3-8b --gpu h100-sxm --gpus 8 --ep 2", "dense"},

@@ -7,6 +7,7 @@
  * size values) is in tests/fixtures/hf/README.md. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "models/flops.h"
@@ -654,7 +655,50 @@ static void test_defaults_said(void)
     notes_free(&n);
 }
 
-TEST_SUITE(suite_hfconfig, "hfconfig", TEST(test_duplicate_keys_refused), TEST(test_defaults_said), TEST(test_exact_counts), TEST(test_checkpoint_sizes),
+/* Issue 37: a config saved by Python's json (transformers' save_pretrained
+ * writes float("inf") as Infinity, float("nan") as NaN). Mistral-7B's
+ * config with two such keys scaleplan does not read loads as the original
+ * (7.24e9 parameters either way); one in hidden_size is refused naming it. */
+static void test_python_written_config(void)
+{
+    char *text = slurp(hf("Mistral-7B-v0.1"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    char dir[256], path[512];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    char *py = malloc(strlen(text) + 128);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(py);
+    const char *brace = strchr(text, '{');
+    CU_ASSERT_PTR_NOT_NULL_FATAL(brace);
+    sprintf(py, "{\n  \"max_grad_norm\": Infinity,\n  \"final_logit_softcapping\": NaN,%s",
+            brace + 1);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(py, f);
+    fclose(f);
+    model_t m, ref;
+    model_params_t p, pref;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load(path, &m, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(model_load(hf("Mistral-7B-v0.1"), &ref, &e), 0);
+    model_params(&m, &p);
+    model_params(&ref, &pref);
+    CU_ASSERT_EQUAL(p.total, pref.total);
+    CHECK_REL(p.total, 7.24e9, 0.01); /* Mistral 7B: 7.24 B parameters (its model card) */
+    char *hs = strstr(py, "\"hidden_size\": 4096");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(hs);
+    memcpy(hs, "\"hidden_size\": NaN, ", strlen("\"hidden_size\": NaN, "));
+    f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(py, f);
+    fclose(f);
+    CHECK_ERR(model_load(path, &m, &e), &e, ERR_INPUT, "config.json", "hidden_size", "(got NaN)");
+    free(py);
+    free(text);
+    remove_tree(dir);
+}
+
+TEST_SUITE(suite_hfconfig, "hfconfig", TEST(test_python_written_config), TEST(test_duplicate_keys_refused), TEST(test_defaults_said), TEST(test_exact_counts), TEST(test_checkpoint_sizes),
            TEST(test_non_embedding_counts), TEST(test_architecture_details), TEST(test_notes),
            TEST(test_refusals), TEST(test_moe_flops), TEST(test_mla_and_mtp_flops),
            TEST(test_moe_memory), TEST(test_moe_layout_errors), TEST(test_catalog_entries));

@@ -1,5 +1,6 @@
 /* Tests of common/json: syntax errors with positions, typed readers with
  * path-aware messages, number output. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,8 +23,6 @@ static void test_parse_errors(void)
     const char *trail = "{\"a\": 1} {\"b\": 2}";
     rc = json_parse_text(trail, strlen(trail), "t.json", &root, &e);
     CHECK_ERR(rc, &e, ERR_INPUT, "t.json", "after the document");
-    rc = json_parse_file(fixture("configs/nan.json"), &root, &e);
-    CHECK_ERR(rc, &e, ERR_INPUT, "nan.json", "malformed");
 }
 
 static void test_typed_readers(void)
@@ -148,6 +147,86 @@ static void test_long_paths(void)
     cJSON_Delete(root);
 }
 
+/* Issue 37: JSON as Python's json.dumps writes it (allow_nan=True, as
+ * transformers' configs are saved): bare Infinity, -Infinity and NaN read
+ * as non-finite numbers, in objects and arrays, with or without spaces;
+ * the same words inside strings stay text; everything else in the file
+ * reads as before. */
+static void test_python_nonfinite_read(void)
+{
+    err_t e;
+    cJSON *root = NULL;
+    /* json.dumps({"a": float("inf"), "b": -float("inf"), "c": float("nan"),
+     *             "s": "NaN Infinity", "q": "say \"NaN\"", "arr": [1, float("nan"),
+     *             float("inf")], "n": 2}) */
+    const char *py = "{\"a\": Infinity, \"b\": -Infinity, \"c\": NaN, \"s\": \"NaN Infinity\", "
+                     "\"q\": \"say \\\"NaN\\\"\", \"arr\": [1, NaN, Infinity], \"n\": 2}";
+    CU_ASSERT_EQUAL_FATAL(json_parse_text(py, strlen(py), "py.json", &root, &e), 0);
+    const cJSON *a = cJSON_GetObjectItem(root, "a"), *b = cJSON_GetObjectItem(root, "b"),
+                *c = cJSON_GetObjectItem(root, "c"), *arr = cJSON_GetObjectItem(root, "arr");
+    CU_ASSERT_TRUE(cJSON_IsNumber(a) && isinf(a->valuedouble) && a->valuedouble > 0);
+    CU_ASSERT_TRUE(cJSON_IsNumber(b) && isinf(b->valuedouble) && b->valuedouble < 0);
+    CU_ASSERT_TRUE(cJSON_IsNumber(c) && isnan(c->valuedouble));
+    CU_ASSERT_TRUE(isnan(cJSON_GetArrayItem(arr, 1)->valuedouble));
+    CU_ASSERT_TRUE(isinf(cJSON_GetArrayItem(arr, 2)->valuedouble));
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(root, "s")->valuestring, "NaN Infinity");
+    CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(root, "q")->valuestring, "say \"NaN\"");
+    CU_ASSERT_EQUAL(cJSON_GetObjectItem(root, "n")->valueint, 2);
+    cJSON_Delete(root);
+    /* compact, as json.dumps(separators=(",", ":")) writes, and at the top */
+    const char *compact = "[NaN,-Infinity,{\"k\":Infinity}]";
+    CU_ASSERT_EQUAL_FATAL(json_parse_text(compact, strlen(compact), "c.json", &root, &e), 0);
+    CU_ASSERT_TRUE(isnan(cJSON_GetArrayItem(root, 0)->valuedouble));
+    CU_ASSERT_TRUE(isinf(cJSON_GetObjectItem(cJSON_GetArrayItem(root, 2), "k")->valuedouble));
+    cJSON_Delete(root);
+    CU_ASSERT_EQUAL_FATAL(json_parse_text("NaN", 3, "top.json", &root, &e), 0);
+    CU_ASSERT_TRUE(isnan(root->valuedouble));
+    cJSON_Delete(root);
+}
+
+/* A non-finite value where a finite number must be is refused naming the
+ * key and the word the file wrote; words that are not values stay
+ * malformed JSON. */
+static void test_python_nonfinite_refused(void)
+{
+    err_t e;
+    cJSON *root = NULL;
+    const char *text = "{\"m\": {\"lr\": NaN, \"top\": Infinity, \"low\": -Infinity}}";
+    CU_ASSERT_EQUAL_FATAL(json_parse_text(text, strlen(text), "cfg.json", &root, &e), 0);
+    json_ctx_t top = json_ctx_root("cfg.json"), m = json_ctx_member(&top, "m");
+    const cJSON *o = cJSON_GetObjectItem(root, "m");
+    double d = 1;
+    int i = 1;
+    long long l = 1;
+    CHECK_ERR(json_get_double(o, "lr", &m, JSON_REQUIRED, 0, 1, &d, &e), &e, ERR_INPUT,
+              "cfg.json: m.lr: must be a finite number (got NaN)");
+    CHECK_ERR(json_get_double(o, "top", &m, JSON_OPTIONAL, 0, 1e300, &d, &e), &e, ERR_INPUT,
+              "m.top", "(got Infinity)");
+    CHECK_ERR(json_get_int(o, "low", &m, JSON_REQUIRED, -10, 10, &i, &e), &e, ERR_INPUT,
+              "m.low", "(got -Infinity)");
+    CHECK_ERR(json_get_long(o, "lr", &m, JSON_REQUIRED, 0, 10, &l, &e), &e, ERR_INPUT, "m.lr",
+              "(got NaN)");
+    CHECK_ERR(json_check_finite(o, "top", &m, &e), &e, ERR_INPUT, "m.top", "finite");
+    CU_ASSERT_EQUAL(json_check_finite(o, "absent", &m, &e), 0);
+    CU_ASSERT_TRUE(d == 1 && i == 1 && l == 1); /* untouched */
+    cJSON_Delete(root);
+    static const char *const bad[] = {"{\"a\": NaNa}", "{\"a\": Infinit}", "{\"a\": nan}",
+                                      "{\"a\": -NaN}", "{\"a\": 1, NaN: 2}", "{\"a\": xNaN}"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        int rc = json_parse_text(bad[k], strlen(bad[k]), "bad.json", &root, &e);
+        CHECK_ERR(rc, &e, ERR_INPUT, "bad.json", "malformed JSON");
+        CU_ASSERT_PTR_NULL(root);
+    }
+    /* a file Python wrote with a NaN where a model needs a number */
+    int rc = json_parse_file(fixture("configs/nan.json"), &root, &e);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    json_ctx_t f = json_ctx_root("nan.json");
+    CHECK_ERR(json_get_int(root, "hidden_size", &f, JSON_REQUIRED, 1, 1 << 20, &i, &e), &e,
+              ERR_INPUT, "nan.json: hidden_size", "(got NaN)");
+    cJSON_Delete(root);
+}
+
 TEST_SUITE(suite_json, "json", TEST(test_parse_errors), TEST(test_typed_readers),
            TEST(test_number_output), TEST(test_duplicate_keys),
-           TEST(test_long_paths));
+           TEST(test_long_paths), TEST(test_python_nonfinite_read),
+           TEST(test_python_nonfinite_refused));

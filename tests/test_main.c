@@ -22,7 +22,7 @@ extern const test_suite_t suite_common, suite_units, suite_json, suite_table,
 extern const test_suite_t suite_gpt, suite_tokens, suite_checkpoint, suite_monitor, suite_train,
     suite_buckets;
 /* the calibrator */
-extern const test_suite_t suite_fit, suite_calibrate;
+extern const test_suite_t suite_fit, suite_calibrate, suite_real_nccltests;
 
 extern const test_suite_t suite_plugin;
 
@@ -37,7 +37,7 @@ static const test_suite_t *const suites[] = {
     &suite_hfconfig, &suite_offload, &suite_deepspeed, &suite_torchtitan,
     &suite_gpt,        &suite_tokens,    &suite_checkpoint, &suite_monitor,
     &suite_train,      &suite_buckets,
-    &suite_fit,        &suite_calibrate,
+    &suite_fit,        &suite_calibrate, &suite_real_nccltests,
     &suite_plugin,
 };
 

@@ -210,7 +210,7 @@ static void test_bad_configs(void)
         {"configs/missing-field.json", "num_hidden_layers", "missing"},
         {"configs/negative.json", "num_hidden_layers", "(got -32)"},
         {"configs/zero.json", "hidden_size", "(got 0)"},
-        {"configs/nan.json", "malformed JSON", "nan.json"},
+        {"configs/nan.json", "hidden_size", "(got NaN)"},
         {"configs/huge.json", "num_hidden_layers", "between 1 and 100000"},
         {"configs/overflow.json", "vocab_size", "whole number"},
         {"configs/wrong-type.json", "hidden_size", "whole number"},

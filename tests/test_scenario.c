@@ -344,6 +344,34 @@ static void test_measured_run(void)
     rc = val_measured_load(fixture("configs/gpt2-config.json"), NULL, &m, &e);
     CHECK_ERR(rc, &e, ERR_INPUT, "gpt2-config.json");
     val_measured_free(&m);
+    /* issue 37: a measured run written by Python with tokens_per_s NaN or
+     * a memory figure Infinity (absent figures are NaN inside) is refused
+     * naming the key, not taken as "not measured" */
+    char *run = slurp(fixture("validate/gpt2-124m-h200-trainer.json"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(run);
+    char dir[256], path[512];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    static const struct {
+        const char *from, *to, *key;
+    } edits[] = {{"\"tokens_per_s\":\t254476.908264", "\"tokens_per_s\":\tNaN", "tokens_per_s"},
+                 {"\"total\":\t8.36110496894", "\"total\":\tInfinity", "memory_gib.total"},
+                 {"\"peak_measured\":\t8.88946533203", "\"peak_measured\":\t-Infinity",
+                  "memory_gib.peak_measured"}};
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        char *at = strstr(run, edits[i].from);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+        FILE *f = fopen(path, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fprintf(f, "%.*s%s%s", (int)(at - run), run, edits[i].to, at + strlen(edits[i].from));
+        fclose(f);
+        rc = val_measured_load(path, NULL, &m, &e);
+        CHECK_ERR(rc, &e, ERR_INPUT, "run.json", edits[i].key, "finite");
+        if (rc == ERR_OK)
+            val_measured_free(&m);
+    }
+    remove_tree(dir);
+    free(run);
 }
 
 /* A real GPU run: scaleplan train --json of GPT-2 124M (bf16, micro-batch
