@@ -181,9 +181,9 @@ static int config_line(const tlog_text_t *t, const tlog_line_t *l, trainlog_t *o
         char text[32];
         snprintf(text, sizeof text, "%ld", v);
         if (strcmp(keys[k].name, "train_batch_size") == 0)
-            out->samples_per_step = (double)v;
+            out->samples_per_step = (double)v, out->batch_line = l->line;
         if (strcmp(keys[k].name, "world_size") == 0)
-            out->n_gpus = (int)v;
+            out->n_gpus = (int)v, out->gpus_line = l->line;
         return tlog_add_setting(out, keys[k].option, text, l->line, err);
     }
     if (strstr(l->s, "  fp16_enabled ") && strstr(l->s, " True"))

@@ -21,6 +21,13 @@
 static const char *iteration_start(const char *s)
 {
     s = tlog_skip_blanks(s);
+    /* GPT-NeoX puts " samples/sec: X |" in front of the iteration */
+    if (strncmp(s, "samples/sec:", 12) == 0) {
+        const char *bar = strchr(s, '|');
+        if (!bar)
+            return NULL;
+        s = tlog_skip_blanks(bar + 1);
+    }
     if (*s == '[') {
         const char *e = strchr(s, ']');
         if (!e)
@@ -98,8 +105,10 @@ static int iteration_line(const tlog_text_t *t, const tlog_line_t *l, long *prev
     /* an interval whose every iteration was skipped (fp16 overflow) ran no
      * optimizer step */
     r->skipped = skipped >= (double)r->covers;
-    if (batch > 0)
+    if (batch > 0 && out->samples_per_step != batch) {
         out->samples_per_step = batch;
+        out->batch_line = l->line;
+    }
     return ERR_OK;
 }
 
@@ -272,14 +281,16 @@ static int parse(const tlog_text_t *t, trainlog_t *out, err_t *err)
             bool bad = false;
             double b;
             if (tlog_value_after(s, "billions:", false, "", &b, &bad))
-                out->params = b * 1e9;
+                out->params = b * 1e9, out->params_line = l->line;
         }
     }
     if (rc)
         return rc;
     bool bridge = strcmp(out->framework, "Megatron-Bridge") == 0;
     if (!bridge)
-        snprintf(out->framework, sizeof out->framework, "Megatron-LM");
+        snprintf(out->framework, sizeof out->framework, "%s",
+                 tlog_find(t, "| iteration") && tlog_find(t, "samples/sec:") ? "GPT-NeoX"
+                                                                             : "Megatron-LM");
     /* Megatron-LM is the default preset; Megatron-Bridge runs its recipes */
     if (bridge && (rc = tlog_add_setting(out, "--framework", "megatron-bridge", 0, err)))
         return rc;
