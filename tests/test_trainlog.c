@@ -591,12 +591,23 @@ static void test_composer(void)
     err_t e;
     CU_ASSERT_EQUAL_FATAL(parse(text, NULL, &t, &e), 0);
     CU_ASSERT_STRING_EQUAL(t.format, "composer");
-    CU_ASSERT_EQUAL(t.n_records, 2);
+    CU_ASSERT_EQUAL(t.n_records, 3); /* the first without a time: no rate, no earlier block */
     CU_ASSERT_DOUBLE_EQUAL(t.step_time_s.mean, 3.6, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(t.samples_per_step, 320, 0);
     CU_ASSERT_DOUBLE_EQUAL(t.tokens_per_step, 320 * 2048, 0);
     CU_ASSERT_EQUAL(t.n_gpus, 8);
-    CU_ASSERT_EQUAL(t.batch_line, 6);
+    CU_ASSERT_EQUAL(t.batch_line, 1);
+    trainlog_free(&t);
+    /* one block: one over its batches per second; 7,313,623.75 tokens a
+     * batch (variable-length sequences) are not a batch in tokens */
+    const char *one = "[epoch=1][batch=5/5]:\n"
+                      "         Train time/batch: 4\n         Train time/sample: 4096\n"
+                      "         Train time/token: 29254495\n"
+                      "         Train throughput/batches_per_sec: 0.0025\n";
+    CU_ASSERT_EQUAL_FATAL(parse(one, NULL, &t, &e), 0);
+    CU_ASSERT_DOUBLE_EQUAL(t.step_time_s.mean, 400, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(t.samples_per_step, 1024, 0);
+    CU_ASSERT_FALSE(t.tokens_per_step > 0);
     trainlog_free(&t);
 }
 
