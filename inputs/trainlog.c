@@ -474,8 +474,13 @@ static int steady_of_run(const trainlog_t *t, int from, const int *valid, const 
 {
     double level;
     int w = warmup_count(times, n, &level);
-    if (w == 0 && n >= 3 && t->records[valid[0]].step - t->records[valid[0]].covers < 1)
-        w = 1; /* the run's first training step: it compiles and allocates */
+    /* the run's first training step compiles and allocates: a first record
+     * that covers step 1 at the run's logging interval (a pasted part of a
+     * log starts later, and its first record's span is unknown) */
+    const tlog_record_t *r0 = &t->records[valid[0]];
+    if (w == 0 && n >= 3 && r0->step - r0->covers < 1 &&
+        r0->covers <= t->records[valid[1]].covers)
+        w = 1;
     int warm = valid[w < n ? w : n - 1] - from;
     for (int i = w; i < n; i++) {
         if (times[i] > 1.5 * level) {
@@ -565,17 +570,36 @@ static int settle(trainlog_t *t, const tlog_known_t *known, bool strict, err_t *
         free(times);
         return err_set(err, ERR_RUNTIME, "out of memory reading %s", t->file);
     }
-    int nv = 0;
+    int nv = 0, skipped = 0;
     for (int i = 0; i < t->n_records; i++) {
         const tlog_record_t *r = &t->records[i];
-        if (!r->skipped && r->step_time_s > 0 && isfinite(r->step_time_s)) {
+        bool timed = r->step_time_s > 0 && isfinite(r->step_time_s);
+        skipped += timed && r->skipped;
+        if (!r->skipped && timed) {
             valid[nv] = i;
             times[nv++] = r->step_time_s;
         }
     }
     int rc = ERR_OK, outliers = 0, ns = nv > 0 ? steady_records(t, valid, times, nv, idx, &outliers) : 0;
-    if (ns == 0) {
+    if (ns == 0 && skipped > 0) {
         if (strict)
+            rc = err_setf(err, ERR_INPUT, t->file, NULL,
+                          "no step to measure: each of the log's %d timed steps was skipped by "
+                          "the optimizer (fp16 loss-scale overflow)",
+                          skipped);
+        goto out;
+    }
+    if (ns == 0) {
+        int rates = 0;
+        for (int i = 0; i < t->n_records; i++)
+            rates += t->records[i].tokens_per_s > 0 || t->records[i].tokens_per_s_per_gpu > 0 ||
+                     t->records[i].samples_per_s > 0;
+        if (strict && rates == 0)
+            rc = err_setf(err, ERR_INPUT, t->file, NULL,
+                          "no step time in the log: none of its %d records carries a step time "
+                          "or a throughput",
+                          t->n_records);
+        else if (strict)
             rc = err_setf(err, ERR_INPUT, t->file, NULL,
                           "no step time in the log: its %d records give throughput only, and "
                           "turning that into seconds per step needs the GPU count and the batch "
@@ -633,6 +657,16 @@ static void fold_records(trainlog_t *out, const tlog_text_t *t)
         out->records[w++] = *x;
     }
     out->n_records = w;
+    /* A run's first record counts its iterations from step 0, which is
+     * only right when the log starts with the run: a pasted part of a log
+     * starting at iteration 122 does not average 122 iterations. The span
+     * is at most the run's next interval. */
+    for (int i = 0; i + 1 < w; i++) {
+        tlog_record_t *x = &out->records[i];
+        bool first = i == 0 || x->step < out->records[i - 1].step;
+        if (first && out->records[i + 1].step > x->step && out->records[i + 1].covers < x->covers)
+            x->covers = out->records[i + 1].covers;
+    }
 }
 
 /* ------------------------------------------------------------ parameter count */
