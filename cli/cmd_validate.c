@@ -26,8 +26,8 @@ static const cli_opt_t own_opts[] = {
     {"--measured", NULL, "FILE", "the run: scaleplan train --json output (or the same keys)",
      CLI_WORD, .positional = CLI_POS_ONE},
     {"--log", NULL, "FILE",
-     "a training log (Megatron-LM/Bridge, NeMo, torchtitan, DeepSpeed, HF Trainer, step,seconds "
-     "CSV/JSON); repeat for each rung of a ladder",
+     "a training log (Megatron-LM/Bridge, NeMo, torchtitan, DeepSpeed, GPT-NeoX, Composer, HF "
+     "Trainer, step,seconds CSV/JSON); repeat for each rung of a ladder",
      CLI_WORD, .repeat = true},
     {"--log-format", NULL, "NAME",
      "read the logs as megatron, nemo, torchtitan, deepspeed, hf, composer, csv or json (default: "
@@ -856,15 +856,20 @@ const cli_command_t CLI_CMD_VALIDATE = {
     "trainer reads from the driver) where given, else memory_gib.total.\n"
     "\n"
     "With --log, the run is a training log: Megatron-LM or Megatron-Bridge, NeMo 2,\n"
-    "torchtitan, DeepSpeed, the Hugging Face Trainer, or a step,seconds[,tokens]\n"
-    "CSV or JSON. Warm-up steps are dropped and the steady state is compared with\n"
-    "the simulator's prediction for the configuration the log prints (model,\n"
-    "GPUs, parallel sizes, batch); what it does not print comes from the flags\n"
-    "(--model, --gpu, --gpus, layout flags), and a flag that contradicts the log\n"
-    "is an error. Tokens a step the log records are the batch (a log that does\n"
-    "not split them into sequences asks for --seq-len); a step faster than the\n"
-    "GPU's dense peak allows is refused naming its line. The verdict uses the\n"
-    "plan's tolerance (10%, --flag-over).\n"
+    "torchtitan, DeepSpeed, GPT-NeoX, Composer/llm-foundry, the Hugging Face\n"
+    "Trainer, or a step,seconds[,tokens] CSV or JSON. Launcher rank prefixes are\n"
+    "folded to one rank; warm-up steps (per run) are dropped and the steady state\n"
+    "is compared with the simulator's prediction for the configuration the log\n"
+    "prints (model, GPUs, parallel sizes, batch); what it does not print comes from\n"
+    "the flags (--model, --gpu, --gpus, layout flags), and a flag that contradicts\n"
+    "the log is an error. The global batch, sequence length and GPU count are never\n"
+    "assumed: one that neither the log nor a flag gives is asked for by name\n"
+    "(--global-batch or --tokens-per-step, --seq-len, --gpus), and the output says\n"
+    "where each came from. Tokens a step the log records are the batch (a log that\n"
+    "does not split them into sequences asks for --seq-len); a parameter count the\n"
+    "log prints more than 10% from --model's, or a step faster than the GPU's dense\n"
+    "peak allows, is refused naming its line. The verdict uses the plan's\n"
+    "tolerance (10%, --flag-over).\n"
     "With logs at several GPU counts (or --plan and the logs so far), the\n"
     "doubling check tabulates predicted against measured scaling efficiency per\n"
     "rung, names the most likely cause of a rung that falls short, re-fits the\n"

@@ -7,7 +7,10 @@
  * Hugging Face Trainer's console output, and a plain CSV or JSON form
  * (step, seconds, tokens) for anything else. Line formats follow the
  * frameworks' print statements (see tests/fixtures/logs/README.md for the
- * versions). Every reader fills the same trainlog_t:
+ * versions; tests/fixtures/real/logs holds real pastes). GPT-NeoX's iteration
+ * lines are Megatron's with "samples/sec: X |" in front; Composer's console
+ * blocks (llm-foundry) are read by trainlog_composer. Every reader fills the
+ * same trainlog_t:
  *
  *   records   one per logged step (or logging interval), with the line it
  *             came from; figures a line does not carry are NAN
@@ -164,8 +167,8 @@ const char *trainlog_setting(const trainlog_t *t, const char *name);
 /* Free what t owns; t is empty afterwards. Safe on a zeroed record. */
 void trainlog_free(trainlog_t *t);
 
-/* The readers, in detection order: "megatron", "nemo", "torchtitan",
- * "deepspeed", "hf", "csv", "json". */
+/* The readers, in detection order: "megatron" (GPT-NeoX too), "nemo",
+ * "torchtitan", "deepspeed", "hf", "composer", "csv", "json". */
 int trainlog_format_count(void);
 const char *trainlog_format_name(int i);
 const char *trainlog_format_title(int i);
