@@ -549,6 +549,32 @@ static void describe_steady(trainlog_t *t, const int *idx, int ns, int outliers,
              first->line, last->line);
 }
 
+/* Why a log has no steady step time, for the strict settle: every timed
+ * step skipped, no record with a time or a rate, or rates without the
+ * batch and GPU count that turn them into seconds. */
+static int no_steady_state(const trainlog_t *t, int skipped, err_t *err)
+{
+    if (skipped > 0)
+        return err_setf(err, ERR_INPUT, t->file, NULL,
+                        "no step to measure: each of the log's %d timed steps was skipped by "
+                        "the optimizer (fp16 loss-scale overflow)",
+                        skipped);
+    int rates = 0;
+    for (int i = 0; i < t->n_records; i++)
+        rates += t->records[i].tokens_per_s > 0 || t->records[i].tokens_per_s_per_gpu > 0 ||
+                 t->records[i].samples_per_s > 0;
+    if (rates == 0)
+        return err_setf(err, ERR_INPUT, t->file, NULL,
+                        "no step time in the log: none of its %d records carries a step time "
+                        "or a throughput",
+                        t->n_records);
+    return err_setf(err, ERR_INPUT, t->file, NULL,
+                    "no step time in the log: its %d records give throughput only, and "
+                    "turning that into seconds per step needs the GPU count and the batch "
+                    "(--gpus, --global-batch, --seq-len)",
+                    t->n_records);
+}
+
 /* Settle: strict callers need a steady step time; the parse-time pass
  * accepts a log whose throughput waits for the command line's figures. */
 static int settle(trainlog_t *t, const tlog_known_t *known, bool strict, err_t *err)
@@ -581,30 +607,9 @@ static int settle(trainlog_t *t, const tlog_known_t *known, bool strict, err_t *
         }
     }
     int rc = ERR_OK, outliers = 0, ns = nv > 0 ? steady_records(t, valid, times, nv, idx, &outliers) : 0;
-    if (ns == 0 && skipped > 0) {
-        if (strict)
-            rc = err_setf(err, ERR_INPUT, t->file, NULL,
-                          "no step to measure: each of the log's %d timed steps was skipped by "
-                          "the optimizer (fp16 loss-scale overflow)",
-                          skipped);
-        goto out;
-    }
     if (ns == 0) {
-        int rates = 0;
-        for (int i = 0; i < t->n_records; i++)
-            rates += t->records[i].tokens_per_s > 0 || t->records[i].tokens_per_s_per_gpu > 0 ||
-                     t->records[i].samples_per_s > 0;
-        if (strict && rates == 0)
-            rc = err_setf(err, ERR_INPUT, t->file, NULL,
-                          "no step time in the log: none of its %d records carries a step time "
-                          "or a throughput",
-                          t->n_records);
-        else if (strict)
-            rc = err_setf(err, ERR_INPUT, t->file, NULL,
-                          "no step time in the log: its %d records give throughput only, and "
-                          "turning that into seconds per step needs the GPU count and the batch "
-                          "(--gpus, --global-batch, --seq-len)",
-                          t->n_records);
+        if (strict)
+            rc = no_steady_state(t, skipped, err);
         goto out;
     }
     t->first_steady = idx[0];

@@ -631,10 +631,41 @@ static void test_params_shards(void)
     trainlog_free(&t);
 }
 
+
+/* The refusals say what is missing: a log whose every timed step was
+ * skipped (fp16 overflow), one whose records carry no time or rate, and a
+ * DeepSpeed part whose first progress line's cumulative skipped count
+ * (3 of 10 steps) does not make that step a skipped one. */
+static void test_no_steady_reasons(void)
+{
+    trainlog_t t;
+    err_t e;
+    tlog_known_t k = {8, 64, 65536};
+    const char *all_skipped = "[Rank 0] step=1, skipped=1, lr=[1e-4], mom=[0.9]\n"
+                              "0/1, SamplesPerSec=10.0\n"
+                              "[Rank 0] step=2, skipped=2, lr=[1e-4], mom=[0.9]\n"
+                              "0/2, SamplesPerSec=10.0\n";
+    CU_ASSERT_EQUAL_FATAL(parse(all_skipped, NULL, &t, &e), 0);
+    CHECK_ERR(trainlog_settle(&t, &k, &e), &e, ERR_INPUT, "t.log", "each of the log's 2 timed",
+              "skipped");
+    trainlog_free(&t);
+    const char *part = "[Rank 0] step=10, skipped=3, lr=[1e-4], mom=[0.9]\n"
+                       "0/10, SamplesPerSec=16.0\n";
+    CU_ASSERT_EQUAL_FATAL(parse(part, NULL, &t, &e), 0);
+    CU_ASSERT_FALSE(t.records[0].skipped);
+    CU_ASSERT_EQUAL_FATAL(trainlog_settle(&t, &k, &e), 0);
+    CU_ASSERT_DOUBLE_EQUAL(t.step_time_s.mean, 4.0, 1e-12); /* 64 / 16 */
+    trainlog_free(&t);
+    const char *no_rate = "[batch=2/10]:\n\t Train time/batch: 1\n\t Train time/sample: 256\n";
+    CU_ASSERT_EQUAL_FATAL(parse(no_rate, NULL, &t, &e), 0);
+    CHECK_ERR(trainlog_settle(&t, &k, &e), &e, ERR_INPUT, "none of its 1 records carries");
+    trainlog_free(&t);
+}
+
 TEST_SUITE(suite_trainlog, "trainlog", TEST(test_megatron_lm), TEST(test_megatron_bridge),
            TEST(test_nemo), TEST(test_torchtitan), TEST(test_deepspeed), TEST(test_hf),
            TEST(test_plain), TEST(test_settle_needs_batch), TEST(test_bad_logs),
            TEST(test_damaged_fixture), TEST(test_cleaning), TEST(test_numbers), TEST(test_formats),
            TEST(test_long_log_name), TEST(test_rank_folding), TEST(test_unprefixed_duplicates),
            TEST(test_runs), TEST(test_carriage_returns), TEST(test_neox), TEST(test_composer),
-           TEST(test_params_shards));
+           TEST(test_params_shards), TEST(test_no_steady_reasons));
