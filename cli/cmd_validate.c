@@ -522,6 +522,7 @@ static bool add_sources(cJSON *o, const logrun_t *r)
     return json_add_number(o, "logged_params", r->log.params > 0 ? r->log.params : NAN) &&
            json_add_number(o, "logged_params_line",
                            r->log.params_line > 0 ? r->log.params_line : NAN) &&
+           cJSON_AddStringToObject(o, "logged_params_how", r->log.params_how) &&
            json_add_number(o, "runs", r->log.runs) && json_add_number(o, "folded_records", r->log.folded);
 }
 

@@ -665,22 +665,40 @@ static void fold_records(trainlog_t *out, const tlog_text_t *t)
     /* A run's first record counts its iterations from step 0, which is
      * only right when the log starts with the run: a pasted part of a log
      * starting at iteration 122 does not average 122 iterations. The span
-     * is at most the run's next interval. */
+     * is taken as the run's next interval when it is more than twice that
+     * (a progress bar's first redraw may span two steps, legitimately). */
     for (int i = 0; i + 1 < w; i++) {
         tlog_record_t *x = &out->records[i];
+        const tlog_record_t *next = &out->records[i + 1];
         bool first = i == 0 || x->step < out->records[i - 1].step;
-        if (first && out->records[i + 1].step > x->step && out->records[i + 1].covers < x->covers)
-            x->covers = out->records[i + 1].covers;
+        if (first && next->step > x->step && x->covers > 2 * next->covers)
+            x->covers = next->covers;
     }
 }
 
 /* ------------------------------------------------------------ parameter count */
 
+/* DeepSpeed's flops profiler: "params of model = params per GPU * mp_size:
+ * 1575.59 M" (K, M, G/B, T suffixes as its number_to_string prints). */
+static bool profiler_params(const char *s, double *v)
+{
+    static const char key[] = "params of model = params per GPU * mp_size:";
+    const char *k = strstr(s, key), *end;
+    if (!k || !tlog_number(k + sizeof key - 1, false, v, &end))
+        return false;
+    end = tlog_skip_blanks(end);
+    double scale = *end == 'K' ? 1e3 : *end == 'M' ? 1e6 : *end == 'G' || *end == 'B' ? 1e9
+                 : *end == 'T' ? 1e12 : 1;
+    *v *= scale;
+    return true;
+}
+
 /* Per-rank parameter counts: Megatron-LM's "number of parameters on
  * (tensor, pipeline) model parallel rank (0, 1): N" and the older
  * "number of parameters on model parallel rank 1: N" (GPT-NeoX,
  * Megatron-DeepSpeed), summed once per distinct shard; DeepSpeed's
- * pipeline engine "TOTAL_PARAMS=N"; llm-foundry's "n_params: N". Only
+ * pipeline engine "TOTAL_PARAMS=N" and flops profiler; llm-foundry's
+ * "n_params: N". Only
  * where the reader found no count of its own. */
 static void scan_params(trainlog_t *out, const tlog_text_t *t)
 {
@@ -715,7 +733,9 @@ static void scan_params(trainlog_t *out, const tlog_text_t *t)
             line = t->lines[i].line;
         }
         if ((tlog_value_after(s, "TOTAL_PARAMS=", false, " (", &v, &bad) ||
-             tlog_value_after(s, "n_params:", false, "", &v, &bad)) && v > 0) {
+             tlog_value_after(s, "n_params:", false, "", &v, &bad) ||
+             profiler_params(s, &v)) &&
+            v > 0) {
             total = v;
             out->params_line = t->lines[i].line;
         }

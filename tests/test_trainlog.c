@@ -629,6 +629,14 @@ static void test_params_shards(void)
     CU_ASSERT_DOUBLE_EQUAL(t.params, 3000, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(t.params_how, "4 model-parallel"));
     trainlog_free(&t);
+    /* DeepSpeed's flops profiler, in the DeepSpeed reader's log */
+    const char *ds = "params of model = params per GPU * mp_size:                   1575.59 M\n"
+                     "[Rank 0] step=1, skipped=0, lr=[1e-4], mom=[0.9]\n"
+                     "0/1, SamplesPerSec=10.0\n";
+    CU_ASSERT_EQUAL_FATAL(parse(ds, NULL, &t, &e), 0);
+    CU_ASSERT_DOUBLE_EQUAL(t.params, 1575.59e6, 1);
+    CU_ASSERT_EQUAL(t.params_line, 1);
+    trainlog_free(&t);
 }
 
 
