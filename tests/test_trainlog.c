@@ -561,6 +561,10 @@ static void test_neox(void)
     CU_ASSERT_EQUAL_FATAL(parse(text, NULL, &t, &e), 0);
     CU_ASSERT_STRING_EQUAL(t.framework, "GPT-NeoX");
     CU_ASSERT_EQUAL(t.n_records, 3);
+    /* 7.799 samples/s x 4.1031 s = 32.000 (NeoX's samples/sec is the batch
+     * over the time per iteration) */
+    CU_ASSERT_DOUBLE_EQUAL(t.samples_per_step, 32, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.caveat, "samples/sec x the time"));
     /* the first (steps 1-10) is the run's first and is left out */
     CU_ASSERT_DOUBLE_EQUAL(t.step_time_s.mean, 4.1016, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(t.params, 2e8, 0);
