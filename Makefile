@@ -240,7 +240,8 @@ FUZZ_SEEDS_toml            := tests/fixtures/torchtitan/*.toml
 FUZZ_SEEDS_bridge          := tests/fixtures/launch/*.bridge.txt
 FUZZ_SEEDS_torchtitan      := tests/fixtures/torchtitan/*.toml
 FUZZ_SEEDS_trainlog        := tests/fixtures/logs/*.log tests/fixtures/logs/*.csv \
-                              tests/fixtures/logs/*.jsonl tests/fixtures/logs/ladder/*.log
+                              tests/fixtures/logs/*.jsonl tests/fixtures/logs/ladder/*.log \
+                              tests/fixtures/real/logs/*.log
 # clang that can link libFuzzer (the check runs where it is used)
 HAVE_FUZZ = $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; \
               (void)n; return 0; }' | $(FUZZ_CC) -x c -fsanitize=fuzzer - -o /dev/null \

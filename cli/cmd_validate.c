@@ -26,12 +26,17 @@ static const cli_opt_t own_opts[] = {
     {"--measured", NULL, "FILE", "the run: scaleplan train --json output (or the same keys)",
      CLI_WORD, .positional = CLI_POS_ONE},
     {"--log", NULL, "FILE",
-     "a training log (Megatron-LM/Bridge, NeMo, torchtitan, DeepSpeed, HF Trainer, step,seconds "
-     "CSV/JSON); repeat for each rung of a ladder",
+     "a training log (Megatron-LM/Bridge, NeMo, torchtitan, DeepSpeed, GPT-NeoX, Composer, HF "
+     "Trainer, step,seconds CSV/JSON); repeat for each rung of a ladder",
      CLI_WORD, .repeat = true},
     {"--log-format", NULL, "NAME",
-     "read the logs as megatron, nemo, torchtitan, deepspeed, hf, csv or json (default: detect)",
+     "read the logs as megatron, nemo, torchtitan, deepspeed, hf, composer, csv or json (default: "
+     "detect)",
      CLI_WORD},
+    {"--tokens-per-step", NULL, "N",
+     "with --log: the global batch in tokens, for a log that prints neither it nor the batch in "
+     "sequences",
+     CLI_N(1, 1e12)},
     {"--plan", NULL, "FILE", "with --log: the ladder scaleplan plan --json planned (next rung, plot)",
      CLI_WORD},
     {"--published", NULL, "FILE",
@@ -401,7 +406,7 @@ static int refuse_run_options(const cli_args_t *a, const char *mode, err_t *err)
 {
     static const cli_group_t *const run_groups[] = {&CLI_MODEL_OPTS, &CLI_CLUSTER_OPTS,
                                                     &CLI_LAYOUT_OPTS, &CLI_SIM_OPTS};
-    static const char *const log_only[] = {"--log-format", "--plan"};
+    static const char *const log_only[] = {"--log-format", "--plan", "--tokens-per-step"};
     for (size_t g = 0; g < sizeof run_groups / sizeof run_groups[0]; g++)
         for (int i = 0; i < run_groups[g]->n; i++) {
             const char *name = run_groups[g]->opts[i].name;
@@ -489,6 +494,38 @@ static cJSON *stat_json(const tlog_stat_t *st)
     return NULL;
 }
 
+/* Where the run's batch, sequence length, GPU count and step time came
+ * from, with the values the run used. */
+static bool add_sources(cJSON *o, const logrun_t *r)
+{
+    const layout_t *l = &r->s.layout;
+    cJSON *src = cJSON_CreateObject();
+    if (!src || !cJSON_AddItemToObject(o, "sources", src)) {
+        cJSON_Delete(src);
+        return false;
+    }
+    const struct {
+        const char *key;
+        double value;
+        const char *from;
+    } rows[] = {{"global_batch", l->global_batch, r->from_batch},
+                {"seq_len", l->seq_len, r->from_seq},
+                {"gpus", l->n_gpus, r->from_gpus},
+                {"step_time_s", r->log.step_time_s.mean, r->from_step}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        cJSON *e = cJSON_CreateObject();
+        if (!e || !cJSON_AddItemToObject(src, rows[i].key, e) ||
+            !json_add_number(e, "value", rows[i].value) ||
+            !cJSON_AddStringToObject(e, "from", rows[i].from))
+            return false;
+    }
+    return json_add_number(o, "logged_params", r->log.params > 0 ? r->log.params : NAN) &&
+           json_add_number(o, "logged_params_line",
+                           r->log.params_line > 0 ? r->log.params_line : NAN) &&
+           cJSON_AddStringToObject(o, "logged_params_how", r->log.params_how) &&
+           json_add_number(o, "runs", r->log.runs) && json_add_number(o, "folded_records", r->log.folded);
+}
+
 /* What the log gave: its format, records, warm-up, steady state and the
  * configuration it printed. */
 static bool add_log(cJSON *run, const logrun_t *r)
@@ -504,7 +541,7 @@ static bool add_log(cJSON *run, const logrun_t *r)
         cJSON_Delete(st);
         return false;
     }
-    return cJSON_AddStringToObject(o, "file", t->file) &&
+    return add_sources(o, r) && cJSON_AddStringToObject(o, "file", t->file) &&
            cJSON_AddStringToObject(o, "format", t->format) &&
            cJSON_AddStringToObject(o, "framework", t->framework) &&
            json_add_number(o, "records", t->n_records) &&
@@ -533,6 +570,12 @@ static int print_run(const logrun_t *r, const dbl_check_t *c, double tolerance)
            s->cluster.gpu.name, desc, s->fw.name, s->profile.origin);
     if (r->from_log[0])
         printf("  from the log: %s\n", r->from_log);
+    printf("  batch %d sequences (%s), %d tokens each (%s), %d GPUs (%s)\n", s->layout.global_batch,
+           r->from_batch, s->layout.seq_len, r->from_seq, s->layout.n_gpus, r->from_gpus);
+    printf("  step time: %s\n", r->from_step);
+    if (t->params > 0)
+        printf("  the log counts %.4g parameters (line %d%s%s), within 10%% of the model's\n",
+               t->params, t->params_line, t->params_how[0] ? ", " : "", t->params_how);
     if (t->n_args > 0)
         printf("  model and layout from the log's argument block (%d entries, %d not read: derived "
                "values and flags scaleplan does not model)\n",
@@ -814,15 +857,20 @@ const cli_command_t CLI_CMD_VALIDATE = {
     "trainer reads from the driver) where given, else memory_gib.total.\n"
     "\n"
     "With --log, the run is a training log: Megatron-LM or Megatron-Bridge, NeMo 2,\n"
-    "torchtitan, DeepSpeed, the Hugging Face Trainer, or a step,seconds[,tokens]\n"
-    "CSV or JSON. Warm-up steps are dropped and the steady state is compared with\n"
-    "the simulator's prediction for the configuration the log prints (model,\n"
-    "GPUs, parallel sizes, batch); what it does not print comes from the flags\n"
-    "(--model, --gpu, --gpus, layout flags), and a flag that contradicts the log\n"
-    "is an error. Tokens a step the log records are the batch (a log that does\n"
-    "not split them into sequences asks for --seq-len); a step faster than the\n"
-    "GPU's dense peak allows is refused naming its line. The verdict uses the\n"
-    "plan's tolerance (10%, --flag-over).\n"
+    "torchtitan, DeepSpeed, GPT-NeoX, Composer/llm-foundry, the Hugging Face\n"
+    "Trainer, or a step,seconds[,tokens] CSV or JSON. Launcher rank prefixes are\n"
+    "folded to one rank; warm-up steps (per run) are dropped and the steady state\n"
+    "is compared with the simulator's prediction for the configuration the log\n"
+    "prints (model, GPUs, parallel sizes, batch); what it does not print comes from\n"
+    "the flags (--model, --gpu, --gpus, layout flags), and a flag that contradicts\n"
+    "the log is an error. The global batch, sequence length and GPU count are never\n"
+    "assumed: one that neither the log nor a flag gives is asked for by name\n"
+    "(--global-batch or --tokens-per-step, --seq-len, --gpus), and the output says\n"
+    "where each came from. Tokens a step the log records are the batch (a log that\n"
+    "does not split them into sequences asks for --seq-len); a parameter count the\n"
+    "log prints more than 10% from --model's, or a step faster than the GPU's dense\n"
+    "peak allows, is refused naming its line. The verdict uses the plan's\n"
+    "tolerance (10%, --flag-over).\n"
     "With logs at several GPU counts (or --plan and the logs so far), the\n"
     "doubling check tabulates predicted against measured scaling efficiency per\n"
     "rung, names the most likely cause of a rung that falls short, re-fits the\n"

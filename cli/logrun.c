@@ -149,6 +149,13 @@ static bool whole(double x)
 static int batch_from_log(const cli_args_t *a, logrun_t *r, err_t *err)
 {
     double tokens = r->log.tokens_per_step, samples = r->log.samples_per_step;
+    const char *flag_tokens = cli_get(a, "--tokens-per-step");
+    if (flag_tokens && tokens > 0 && fabs(strtod(flag_tokens, NULL) - tokens) > 1e-6 * tokens)
+        return err_setf(err, ERR_INPUT, r->log.file, "--tokens-per-step",
+                        "the log records %.0f tokens a step; the command line says %s", tokens,
+                        flag_tokens);
+    if (!(tokens > 0) && flag_tokens)
+        tokens = strtod(flag_tokens, NULL);
     double gb = batch_given(a, r, "--global-batch"), seq = batch_given(a, r, "--seq-len");
     if (!(tokens > 0)) {
         if (samples > 0 && !(gb > 0) && whole(samples)) {
@@ -164,8 +171,9 @@ static int batch_from_log(const cli_args_t *a, logrun_t *r, err_t *err)
         seq = tokens / gb;
     if (!(seq > 0))
         return err_setf(err, ERR_INPUT, r->log.file, "--seq-len",
-                        "the log records %.0f tokens a step but neither the sequence length nor "
-                        "the batch in sequences; give --seq-len (or --global-batch)",
+                        "%s %.0f tokens a step but neither the sequence length nor the batch in "
+                        "sequences: give --seq-len (or --global-batch)",
+                        r->log.tokens_per_step > 0 ? "the log records" : "--tokens-per-step gives",
                         tokens);
     if (!whole(seq) || !whole(tokens / seq))
         return err_setf(err, ERR_INPUT, r->log.file, "--seq-len",
@@ -187,16 +195,111 @@ static int batch_from_log(const cli_args_t *a, logrun_t *r, err_t *err)
 
 /* The batch the run was simulated with against the tokens a step the log
  * records: a flag that contradicts the log is an error, not a rate. */
-static int batch_agrees(const logrun_t *r, err_t *err)
+static int batch_agrees(const cli_args_t *a, const logrun_t *r, err_t *err)
 {
     const layout_t *l = &r->s.layout;
     double tokens = r->log.tokens_per_step, mine = (double)l->global_batch * l->seq_len;
+    const char *flag_tokens = cli_get(a, "--tokens-per-step");
+    if (!(tokens > 0) && flag_tokens) {
+        tokens = strtod(flag_tokens, NULL);
+        if (fabs(mine - tokens) > 1e-6 * tokens)
+            return err_setf(err, ERR_INPUT, NULL, "--tokens-per-step",
+                            "%s; a global batch of %d x %d tokens makes %.0f", flag_tokens,
+                            l->global_batch, l->seq_len, mine);
+    }
     if (!(tokens > 0) || fabs(mine - tokens) <= 1e-6 * tokens)
         return ERR_OK;
     return err_setf(err, ERR_INPUT, r->log.file, "--global-batch",
                     "the log records %.0f tokens a step; a global batch of %d x %d tokens makes "
                     "%.0f",
                     tokens, l->global_batch, l->seq_len, mine);
+}
+
+/* "log line N" for the log's setting name, or "" when it has none. */
+static bool from_setting(const logrun_t *r, const char *name, char *buf, size_t cap)
+{
+    for (int i = r->log.n_settings - 1; i >= 0; i--)
+        if (strcmp(r->log.settings[i].name, name) == 0) {
+            snprintf(buf, cap, "log line %d", r->log.settings[i].line);
+            return true;
+        }
+    return false;
+}
+
+/* Where the run's batch, sequence length and GPU count come from, in the
+ * order they are taken: the user's flag decides where given (a flag that
+ * contradicts the log is refused elsewhere), then the log's settings and
+ * argument block, then the figures the log's lines carry. A figure none
+ * gives is an error naming the flag to give: a default batch, sequence
+ * length or GPU count would turn the log's throughput into a wrong step
+ * time or rate that nothing flags. */
+static int figure_sources(const cli_args_t *a, logrun_t *r, err_t *err)
+{
+    const trainlog_t *t = &r->log;
+    const layout_t *ml = r->has_margs ? &r->margs.layout : NULL;
+    /* batch */
+    if (cli_has(a, "--global-batch"))
+        snprintf(r->from_batch, sizeof r->from_batch, "flag --global-batch");
+    else if (from_setting(r, "--global-batch", r->from_batch, sizeof r->from_batch))
+        ;
+    else if (ml && ml->global_batch > 0)
+        snprintf(r->from_batch, sizeof r->from_batch, "log's argument block");
+    else if ((t->samples_per_step > 0 || t->tokens_per_step > 0) && t->batch_line > 0)
+        snprintf(r->from_batch, sizeof r->from_batch, "log line %d", t->batch_line);
+    else if (cli_has(a, "--tokens-per-step"))
+        snprintf(r->from_batch, sizeof r->from_batch, "flag --tokens-per-step");
+    else
+        return err_setf(err, ERR_INPUT, t->file, NULL,
+                        "the log gives no global batch: give --global-batch (sequences) or "
+                        "--tokens-per-step");
+    /* sequence length */
+    if (cli_has(a, "--seq-len"))
+        snprintf(r->from_seq, sizeof r->from_seq, "flag --seq-len");
+    else if (from_setting(r, "--seq-len", r->from_seq, sizeof r->from_seq))
+        ;
+    else if (ml && ml->seq_len > 0)
+        snprintf(r->from_seq, sizeof r->from_seq, "log's argument block");
+    else if (t->tokens_per_step > 0 && t->batch_line > 0)
+        snprintf(r->from_seq, sizeof r->from_seq, "log line %d (tokens over sequences a step)",
+                 t->batch_line);
+    else if (cli_has(a, "--tokens-per-step"))
+        snprintf(r->from_seq, sizeof r->from_seq, "flag --tokens-per-step over the batch");
+    else
+        return err_setf(err, ERR_INPUT, t->file, NULL,
+                        "the log gives no sequence length: give --seq-len");
+    /* GPUs */
+    if (cli_has(a, "--gpus"))
+        snprintf(r->from_gpus, sizeof r->from_gpus, "flag --gpus");
+    else if (from_setting(r, "--gpus", r->from_gpus, sizeof r->from_gpus))
+        ;
+    else if (t->n_gpus > 0 && t->gpus_line > 0)
+        snprintf(r->from_gpus, sizeof r->from_gpus, "log line %d", t->gpus_line);
+    else if (ml && ml->n_gpus > 0)
+        snprintf(r->from_gpus, sizeof r->from_gpus, "log's argument block");
+    else
+        return err_setf(err, ERR_INPUT, t->file, NULL, "the log gives no GPU count: give --gpus");
+    return ERR_OK;
+}
+
+/* The parameter count the log prints against the model's: more than 10%
+ * apart means --model (or the log's own guess of it) is not the log's
+ * model. Per-rank shard counts were summed by the reader. */
+static int params_agree(const logrun_t *r, err_t *err)
+{
+    const trainlog_t *t = &r->log;
+    if (!(t->params > 0))
+        return ERR_OK;
+    model_params_t mp;
+    model_params(&r->s.model, &mp);
+    if (!(mp.total > 0) || fabs(t->params / mp.total - 1) <= 0.10)
+        return ERR_OK;
+    char where[32];
+    snprintf(where, sizeof where, "line %d", t->params_line);
+    return err_setf(err, ERR_INPUT, t->file, t->params_line > 0 ? where : NULL,
+                    "the log counts %.4g parameters%s%s; %s has %.4g (more than 10%% apart): "
+                    "give the log's model with --model",
+                    t->params, t->params_how[0] ? ", " : "", t->params_how, r->s.model.display,
+                    mp.total);
 }
 
 /* The log's settings as options, checked against the user's flags, then
@@ -242,6 +345,8 @@ static int merge(const cli_args_t *a, logrun_t *r, err_t *err)
     }
     if (!rc)
         rc = batch_from_log(a, r, err);
+    if (!rc)
+        rc = figure_sources(a, r, err);
     for (int i = 1; i < a->argc && !rc; i++)
         rc = add_word(r, a->argv[i], NULL, err);
     if (rc)
@@ -323,9 +428,13 @@ int logrun_load(const cli_args_t *a, const char *path, logrun_t *r, err_t *err)
     }
     const layout_t *l = &r->s.layout;
     tlog_known_t known = {l->n_gpus, l->global_batch, (double)l->global_batch * l->seq_len};
-    if ((rc = batch_agrees(r, err)) || (rc = trainlog_settle(&r->log, &known, err)) ||
-        (rc = physical(r, err)))
+    if ((rc = batch_agrees(a, r, err)) || (rc = params_agree(r, err)) ||
+        (rc = trainlog_settle(&r->log, &known, err)) || (rc = physical(r, err)))
         return rc;
+    snprintf(r->from_step, sizeof r->from_step, "%s%s", r->log.step_time_from,
+             r->log.step_time_s.n > 0 && r->log.records[r->log.first_steady].derived
+                 ? " (batch and GPU count as above)"
+                 : "");
     measured(r, path);
     return ERR_OK;
 }

@@ -11,7 +11,11 @@
  *     flavour name, a device string, a framework family) and the flag
  *     decides;
  *   - what the log does not print comes from the flags (model, GPU, GPU
- *     count, layout), and the scenario's own errors say which is missing;
+ *     count, layout); the global batch, the sequence length and the GPU
+ *     count are never defaulted: when neither the log nor a flag gives
+ *     one, the error names the flag to give;
+ *   - a parameter count the log prints is checked against the model's
+ *     (beyond 10% is an error naming both);
  *   - a Megatron-LM argument block is read by inputs/megatron_args into
  *     the model, the layout and the overlap options; layout flags and
  *     --model are then refused (the log already fixes them).
@@ -41,6 +45,9 @@ typedef struct {
     scenario_t s;
     dbl_measured_t m;
     char from_log[400];        /* the options the log gave, with their lines */
+    /* Where each figure of the run came from: "log line 12", "flag",
+     * "log's argument block", "log lines 4-9 (tokens / sequences)". */
+    char from_batch[96], from_seq[96], from_gpus[96], from_step[200];
 } logrun_t;
 
 /* Read the log at path (format: --log-format, or detected) and build its

@@ -7,7 +7,10 @@
  * Hugging Face Trainer's console output, and a plain CSV or JSON form
  * (step, seconds, tokens) for anything else. Line formats follow the
  * frameworks' print statements (see tests/fixtures/logs/README.md for the
- * versions). Every reader fills the same trainlog_t:
+ * versions; tests/fixtures/real/logs holds real pastes). GPT-NeoX's iteration
+ * lines are Megatron's with "samples/sec: X |" in front; Composer's console
+ * blocks (llm-foundry) are read by trainlog_composer. Every reader fills the
+ * same trainlog_t:
  *
  *   records   one per logged step (or logging interval), with the line it
  *             came from; figures a line does not carry are NAN
@@ -15,6 +18,13 @@
  *             (scaleplan's flag names, or Megatron-LM's own for its
  *             argument block), each with its line
  *   steady    warm-up records dropped, the rest summarised with their spread
+ *
+ * Lines a launcher prefixes with the rank that printed them ("[rank3]:",
+ * "[default3]:", "3: ", "[1,3]<stdout>:") are read as that rank's; records
+ * are then folded so each step counts once: the lowest rank that logs
+ * steps is kept, and a record repeating the step just logged (every rank
+ * printing the same line, unprefixed) is dropped. A step counter that goes
+ * back starts a new run (a restart); each run has its own warm-up.
  *
  * Parsing takes bytes (any bytes: the readers are fuzz targets) and never
  * reads past len. A log that is not one of the formats, a record line that
@@ -57,6 +67,8 @@ typedef struct {
     double loss;           /* NAN */
     double part_s[TLOG_PART_COUNT]; /* NAN where not logged */
     bool skipped;          /* the optimizer skipped the step (fp16 overflow) */
+    bool derived;          /* step_time_s came from throughput and a batch,
+                              not from the log's own timing */
 } tlog_record_t;
 
 /* One piece of configuration the log prints, as an option: "--tp" "8",
@@ -97,7 +109,13 @@ typedef struct {
     double memory_gib;     /* the peak over the memory reports and ranks */
     char memory_kind[48];  /* what that peak counts: "max reserved", ... */
     int memory_line;
-    double params;         /* total parameters the log prints */
+    int batch_line;        /* line giving samples/tokens_per_step; 0 */
+    int gpus_line;         /* line giving n_gpus; 0 */
+    double params;         /* total parameters the log prints (per-rank
+                              shard counts summed over the distinct
+                              (tensor, pipeline) ranks); 0 when none */
+    int params_line;       /* the (last) line giving them */
+    char params_how[96];   /* how they were counted, "" for one figure */
     double gpu_memory_gib; /* the device's capacity, when the log prints it */
     double final_samples_per_s; /* HF train_samples_per_second, whole run */
     char caveat[200];      /* what the reader had to assume, "" if nothing */
@@ -110,6 +128,13 @@ typedef struct {
     tlog_stat_t tflops_per_gpu, mfu;  /* as the framework counts them */
     double part_s[TLOG_PART_COUNT];   /* steady means; NAN where not logged */
     char note[240];        /* how the steady state was taken */
+    char step_time_from[160]; /* where the steady step times come from:
+                              the log's own lines, or its throughput with
+                              the batch and GPU count (and whence those) */
+    int runs;              /* runs in the log (a step count that restarts
+                              begins one); warm-up is found in each */
+    int folded;            /* records dropped as another rank's copy or a
+                              repeat of the step just logged */
 } trainlog_t;
 
 /* What the caller knows beyond the log (command-line flags), for logs that
@@ -142,8 +167,8 @@ const char *trainlog_setting(const trainlog_t *t, const char *name);
 /* Free what t owns; t is empty afterwards. Safe on a zeroed record. */
 void trainlog_free(trainlog_t *t);
 
-/* The readers, in detection order: "megatron", "nemo", "torchtitan",
- * "deepspeed", "hf", "csv", "json". */
+/* The readers, in detection order: "megatron" (GPT-NeoX too), "nemo",
+ * "torchtitan", "deepspeed", "hf", "composer", "csv", "json". */
 int trainlog_format_count(void);
 const char *trainlog_format_name(int i);
 const char *trainlog_format_title(int i);

@@ -76,7 +76,10 @@ static int progress_line(const tlog_text_t *t, const tlog_line_t *l, long *skipp
     tlog_record_t *r = record_for(out, (long)step, l->line);
     if (!r)
         return err_set(err, ERR_RUNTIME, "out of memory reading %s", t->file);
-    r->skipped = (long)skipped > *skipped_before;
+    /* skipped counts from the start of training: a rise since the last
+     * progress line is a skipped step; the first line a log (or a pasted
+     * part of one) shows says so only when every step so far was skipped */
+    r->skipped = *skipped_before < 0 ? skipped >= step : (long)skipped > *skipped_before;
     *skipped_before = (long)skipped;
     return ERR_OK;
 }
@@ -181,9 +184,9 @@ static int config_line(const tlog_text_t *t, const tlog_line_t *l, trainlog_t *o
         char text[32];
         snprintf(text, sizeof text, "%ld", v);
         if (strcmp(keys[k].name, "train_batch_size") == 0)
-            out->samples_per_step = (double)v;
+            out->samples_per_step = (double)v, out->batch_line = l->line;
         if (strcmp(keys[k].name, "world_size") == 0)
-            out->n_gpus = (int)v;
+            out->n_gpus = (int)v, out->gpus_line = l->line;
         return tlog_add_setting(out, keys[k].option, text, l->line, err);
     }
     if (strstr(l->s, "  fp16_enabled ") && strstr(l->s, " True"))
@@ -219,7 +222,7 @@ static void times_from_wall_clock(trainlog_t *out)
 
 static int parse(const tlog_text_t *t, trainlog_t *out, err_t *err)
 {
-    long skipped = 0;
+    long skipped = -1; /* no progress line yet */
     bool in_config = false;
     int rc = ERR_OK;
     for (int i = 0; i < t->n && !rc; i++) {

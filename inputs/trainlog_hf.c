@@ -118,6 +118,7 @@ static int preamble_settings(const hf_preamble_t *p, trainlog_t *out, err_t *err
         return rc;
     if (p->total >= 1) {
         out->samples_per_step = p->total;
+        out->batch_line = p->line;
         if ((rc = add_whole(out, "--global-batch", p->total, p->line, err)))
             return rc;
     }
@@ -180,7 +181,7 @@ static int parse(const tlog_text_t *t, trainlog_t *out, err_t *err)
         } else if (preamble_value(s, "Total optimization steps", &v)) {
             pre.steps = v;
         } else if (preamble_value(s, "Number of trainable parameters", &v)) {
-            out->params = v;
+            out->params = v, out->params_line = l->line;
         }
     }
     snprintf(out->framework, sizeof out->framework, "Hugging Face Trainer");

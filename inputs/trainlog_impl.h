@@ -2,7 +2,8 @@
  *
  * The text is copied once and split into lines; each line is cleaned the
  * way every framework's output needs: ANSI colour codes removed, a leading
- * launcher prefix ("[rank0]:", "[default0]:") removed, and a carriage
+ * launcher prefix ("[rank0]:", "[default0]:", "0: ",
+ * "[1,0]<stdout>:") removed and its rank kept, and a carriage
  * return treated as a line break (tqdm redraws) while keeping the file's
  * line number. A reader is a (detect, parse) pair over those lines.
  */
@@ -16,6 +17,7 @@
 typedef struct {
     char *s;   /* cleaned, NUL-terminated; points into the text's copy */
     int line;  /* 1-based line of the file */
+    int rank;  /* the launcher prefix's rank, -1 when unprefixed */
 } tlog_line_t;
 
 typedef struct {
@@ -24,6 +26,9 @@ typedef struct {
     int n;
     bool cut;            /* the file ends inside its last line (no newline) */
     char *buf;           /* the copy the lines point into */
+    int *rank_of_line;   /* [file line] the prefix's rank or -1; heap,
+                            n_file_lines + 1 entries */
+    int n_file_lines;
 } tlog_text_t;
 
 typedef struct {
@@ -37,7 +42,8 @@ typedef struct {
 } tlog_reader_t;
 
 extern const tlog_reader_t TLOG_READER_MEGATRON, TLOG_READER_NEMO, TLOG_READER_TORCHTITAN,
-    TLOG_READER_DEEPSPEED, TLOG_READER_HF, TLOG_READER_CSV, TLOG_READER_JSON;
+    TLOG_READER_DEEPSPEED, TLOG_READER_HF, TLOG_READER_COMPOSER, TLOG_READER_CSV,
+    TLOG_READER_JSON;
 
 /* A new record for step from line, every figure NAN, covers 1; NULL when
  * out of memory. The pointer is valid until the next tlog_add_record. */

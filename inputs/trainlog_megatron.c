@@ -21,6 +21,13 @@
 static const char *iteration_start(const char *s)
 {
     s = tlog_skip_blanks(s);
+    /* GPT-NeoX puts " samples/sec: X |" in front of the iteration */
+    if (strncmp(s, "samples/sec:", 12) == 0) {
+        const char *bar = strchr(s, '|');
+        if (!bar)
+            return NULL;
+        s = tlog_skip_blanks(bar + 1);
+    }
     if (*s == '[') {
         const char *e = strchr(s, ']');
         if (!e)
@@ -89,7 +96,8 @@ static int iteration_line(const tlog_text_t *t, const tlog_line_t *l, long *prev
         (rc = optional_value(t, l, "throughput per GPU (TFLOP/s/GPU):", "|", &r->tflops_per_gpu, err)) ||
         (rc = optional_value(t, l, "global batch size:", "|", &batch, err)) ||
         (rc = optional_value(t, l, "lm loss:", "|", &r->loss, err)) ||
-        (rc = optional_value(t, l, "number of skipped iterations:", "|", &skipped, err)))
+        (rc = optional_value(t, l, "number of skipped iterations:", "|", &skipped, err)) ||
+        (rc = optional_value(t, l, "samples/sec:", "|", &r->samples_per_s, err)))
         return rc;
     if (!(ms > 0))
         return tlog_bad(t, l->line, err, "%s must be a positive number of milliseconds",
@@ -98,9 +106,37 @@ static int iteration_line(const tlog_text_t *t, const tlog_line_t *l, long *prev
     /* an interval whose every iteration was skipped (fp16 overflow) ran no
      * optimizer step */
     r->skipped = skipped >= (double)r->covers;
-    if (batch > 0)
+    if (batch > 0 && out->samples_per_step != batch) {
         out->samples_per_step = batch;
+        out->batch_line = l->line;
+    }
     return ERR_OK;
+}
+
+/* GPT-NeoX prints no batch, but its samples/sec is train_batch_size over
+ * the same interval's time per iteration (megatron/logging.py
+ * training_log): their product is the batch. Taken when every line gives
+ * the same whole number within 0.2% (three decimals of samples/sec, one of
+ * the milliseconds), and said. */
+static void neox_batch(trainlog_t *out)
+{
+    double batch = NAN;
+    for (int i = 0; i < out->n_records; i++) {
+        const tlog_record_t *r = &out->records[i];
+        double b = r->samples_per_s * r->step_time_s;
+        if (!(b >= 0.5) || (isfinite(batch) && fabs(b / batch - 1) > 0.002))
+            return;
+        if (!isfinite(batch))
+            batch = b;
+    }
+    if (!isfinite(batch) || fabs(batch / round(batch) - 1) > 0.002)
+        return;
+    out->samples_per_step = round(batch);
+    out->batch_line = out->records[0].line;
+    snprintf(out->caveat, sizeof out->caveat,
+             "GPT-NeoX prints no batch: %.0f sequences is samples/sec x the time per "
+             "iteration on its lines",
+             out->samples_per_step);
 }
 
 /* "[Rank N] (after K iterations) memory (MB) | ... | max reserved: x" or
@@ -272,14 +308,18 @@ static int parse(const tlog_text_t *t, trainlog_t *out, err_t *err)
             bool bad = false;
             double b;
             if (tlog_value_after(s, "billions:", false, "", &b, &bad))
-                out->params = b * 1e9;
+                out->params = b * 1e9, out->params_line = l->line;
         }
     }
     if (rc)
         return rc;
     bool bridge = strcmp(out->framework, "Megatron-Bridge") == 0;
     if (!bridge)
-        snprintf(out->framework, sizeof out->framework, "Megatron-LM");
+        snprintf(out->framework, sizeof out->framework, "%s",
+                 tlog_find(t, "| iteration") && tlog_find(t, "samples/sec:") ? "GPT-NeoX"
+                                                                             : "Megatron-LM");
+    if (strcmp(out->framework, "GPT-NeoX") == 0 && !(out->samples_per_step > 0))
+        neox_batch(out);
     /* Megatron-LM is the default preset; Megatron-Bridge runs its recipes */
     if (bridge && (rc = tlog_add_setting(out, "--framework", "megatron-bridge", 0, err)))
         return rc;

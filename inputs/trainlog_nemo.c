@@ -98,7 +98,7 @@ static int metric_line(const tlog_text_t *t, const tlog_line_t *l, char sep, tra
     char key[32];
     snprintf(key, sizeof key, "global_batch_size%c", sep);
     if (tlog_value_after(s, key, false, sep == ':' ? "|" : ",]", &gb, &bad) && gb >= 1)
-        out->samples_per_step = gb;
+        out->samples_per_step = gb, out->batch_line = l->line;
     if (isfinite(r->memory_gib) && !(r->memory_gib <= out->memory_gib)) {
         out->memory_gib = r->memory_gib;
         out->memory_line = l->line;

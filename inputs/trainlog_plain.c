@@ -76,6 +76,8 @@ static void batch_from_rows(trainlog_t *out)
         tokens = tk;
         samples = sm;
     }
+    if ((same_t && isfinite(tokens)) || (same_s && isfinite(samples)))
+        out->batch_line = out->records[0].line;
     if (same_t && isfinite(tokens))
         out->tokens_per_step = tokens;
     if (same_s && isfinite(samples))

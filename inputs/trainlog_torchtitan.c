@@ -187,6 +187,7 @@ static int trainer_line(const tlog_text_t *t, const tlog_line_t *l, trainlog_t *
             return rc;
     }
     out->samples_per_step = v[1];
+    out->batch_line = l->line;
     out->tokens_per_step = v[1] * v[2];
     return ERR_OK;
 }
@@ -205,7 +206,7 @@ static int model_line(const tlog_line_t *l, trainlog_t *out, err_t *err)
     double params;
     bool bad = false;
     if (tlog_value_after(size, "size:", true, NULL, &params, &bad))
-        out->params = params;
+        out->params = params, out->params_line = l->line;
     return n ? tlog_add_setting(out, "--model", name, l->line, err) : ERR_OK;
 }
 

@@ -15,7 +15,7 @@ extern const test_suite_t suite_common, suite_units, suite_json, suite_table,
     suite_models, suite_memory, suite_layout, suite_topologies, suite_placement,
     suite_profile, suite_engine, suite_step, suite_validation, suite_reliability,
     suite_budget, suite_plan, suite_report, suite_cpu_ops, suite_cli, suite_layers,
-    suite_scenario, suite_mechanisms, suite_megatron_args, suite_trainlog, suite_doubling, suite_validate_log,
+    suite_scenario, suite_mechanisms, suite_megatron_args, suite_trainlog, suite_real_logs, suite_doubling, suite_validate_log,
     suite_failval, suite_outputs, suite_launch, suite_hfconfig, suite_offload,
     suite_deepspeed, suite_torchtitan;
 /* the reference trainer */
@@ -32,7 +32,7 @@ static const test_suite_t *const suites[] = {
     &suite_placement,  &suite_profile,   &suite_engine,  &suite_step,
     &suite_validation, &suite_reliability, &suite_budget, &suite_plan,
     &suite_report,     &suite_cpu_ops,   &suite_cli,       &suite_layers,
-    &suite_scenario,   &suite_mechanisms, &suite_launch, &suite_megatron_args, &suite_trainlog, &suite_doubling, &suite_validate_log,
+    &suite_scenario,   &suite_mechanisms, &suite_launch, &suite_megatron_args, &suite_trainlog, &suite_real_logs, &suite_doubling, &suite_validate_log,
     &suite_failval, &suite_outputs,
     &suite_hfconfig, &suite_offload, &suite_deepspeed, &suite_torchtitan,
     &suite_gpt,        &suite_tokens,    &suite_checkpoint, &suite_monitor,

@@ -417,9 +417,10 @@ static void test_numbers(void)
 /* Detection order and forcing a format. */
 static void test_formats(void)
 {
-    CU_ASSERT_EQUAL(trainlog_format_count(), 7);
+    CU_ASSERT_EQUAL(trainlog_format_count(), 8);
     CU_ASSERT_STRING_EQUAL(trainlog_format_name(0), "megatron");
-    CU_ASSERT_PTR_NULL(trainlog_format_name(7));
+    CU_ASSERT_STRING_EQUAL(trainlog_format_name(5), "composer");
+    CU_ASSERT_PTR_NULL(trainlog_format_name(8));
     /* a Megatron-DeepSpeed log: the iteration lines win */
     const char *text =
         "[Rank 0] DeepSpeed info: version=0.16.4, git-hash=unknown, git-branch=unknown\n"
@@ -454,8 +455,229 @@ static void test_long_log_name(void)
     CU_ASSERT_EQUAL(strncmp(e.msg, name, strlen(name)), 0);
 }
 
+
+/* Issue 37 item 2: launcher prefixes of each kind are read as ranks, and
+ * the lines every rank prints fold to the lowest rank's. Four ranks print
+ * each Megatron iteration line with a different time; rank 0's are 1000 ms
+ * (steps 2-6), the others 9000 ms: folding off would average them in. */
+static void test_rank_folding(void)
+{
+    static const char *const prefixes[] = {"[rank%d]:", "[default%d]:", "%d: ",
+                                           "[1,%d]<stdout>:"};
+    for (size_t k = 0; k < sizeof prefixes / sizeof prefixes[0]; k++) {
+        char text[8192] = "";
+        size_t n = 0;
+        for (int step = 1; step <= 6; step++)
+            for (int rank = 3; rank >= 0; rank--) {
+                char pre[32];
+                snprintf(pre, sizeof pre, prefixes[k], rank);
+                n += (size_t)snprintf(text + n, sizeof text - n,
+                                      "%s iteration %8d/ 100 | elapsed time per iteration (ms): "
+                                      "%.1f | global batch size: 64 |\n",
+                                      pre, step, step == 1 ? 5000.0 : rank == 0 ? 1000.0 : 9000.0);
+            }
+        trainlog_t t;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(parse(text, NULL, &t, &e), 0);
+        CU_ASSERT_EQUAL(t.n_records, 6);
+        CU_ASSERT_EQUAL(t.folded, 18);
+        CU_ASSERT_DOUBLE_EQUAL(t.step_time_s.mean, 1.0, 1e-12);
+        CU_ASSERT_EQUAL(t.warmup, 1); /* step 1 at 5 s */
+        CU_ASSERT_PTR_NOT_NULL(strstr(t.note, "folded"));
+        trainlog_free(&t);
+    }
+}
+
+/* Unprefixed copies of one step (every rank printing to one stream, as in
+ * a torchtitan log pasted from eight ranks) count once: the first. */
+static void test_unprefixed_duplicates(void)
+{
+    const char *text =
+        "[titan] - root - INFO - step:  1  loss:  8.0  memory: 66.91GiB(37.51%)  tps: 2,000  tflops: 1  mfu: 1%\n"
+        "[titan] - root - INFO - step:  2  loss:  7.6  memory: 66.91GiB(37.51%)  tps: 10,000  tflops: 1  mfu: 1%\n"
+        "[titan] - root - INFO - step:  2  loss:  7.6  memory: 66.91GiB(37.51%)  tps: 5,000  tflops: 1  mfu: 1%\n"
+        "[titan] - root - INFO - step:  3  loss:  7.1  memory: 66.91GiB(37.51%)  tps: 10,000  tflops: 1  mfu: 1%\n"
+        "[titan] - root - INFO - step:  3  loss:  7.1  memory: 66.91GiB(37.51%)  tps: 5,000  tflops: 1  mfu: 1%\n"
+        "[titan] - root - INFO - step:  4  loss:  7.0  memory: 66.91GiB(37.51%)  tps: 10,000  tflops: 1  mfu: 1%\n";
+    trainlog_t t;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(parse(text, NULL, &t, &e), 0);
+    CU_ASSERT_EQUAL(t.n_records, 4);
+    CU_ASSERT_EQUAL(t.folded, 2);
+    /* 8 GPUs x 10,000 tokens/s/GPU over 80,000 tokens a step: 1 s */
+    tlog_known_t k = {8, 10, 80000};
+    CU_ASSERT_EQUAL_FATAL(trainlog_settle(&t, &k, &e), 0);
+    CU_ASSERT_DOUBLE_EQUAL(t.step_time_s.mean, 1.0, 1e-12);
+    CU_ASSERT_EQUAL(t.step_time_s.n, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.step_time_from, "throughput"));
+    trainlog_free(&t);
+}
+
+/* A log with two runs (the step count restarts after a crash): warm-up is
+ * found in each, so the restart's slow first steps are left out too.
+ * Run 1: 9, 2, 2, 2, 2 s; run 2: 8, 6, 2, 2, 2, 2 s. Mean of the steady 2 s. */
+static void test_runs(void)
+{
+    const char *text = "step,seconds\n1,9\n2,2\n3,2\n4,2\n5,2\n"
+                       "1,8\n2,6\n3,2\n4,2\n5,2\n6,2\n";
+    trainlog_t t;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(parse(text, NULL, &t, &e), 0);
+    CU_ASSERT_EQUAL(t.runs, 2);
+    CU_ASSERT_EQUAL(t.warmup, 3);
+    CU_ASSERT_EQUAL(t.step_time_s.n, 8);
+    CU_ASSERT_DOUBLE_EQUAL(t.step_time_s.mean, 2.0, 1e-12);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.note, "2 runs"));
+    trainlog_free(&t);
+}
+
+/* Carriage returns split a redrawn line into records of their own; the
+ * file's line number is kept. */
+static void test_carriage_returns(void)
+{
+    const char *text = "step,seconds\n1,5\r2,2\r3,2\n4,2\n";
+    trainlog_t t;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(parse(text, NULL, &t, &e), 0);
+    CU_ASSERT_EQUAL(t.n_records, 4);
+    CU_ASSERT_EQUAL(t.records[2].line, 2);
+    CU_ASSERT_EQUAL(t.records[3].line, 3);
+    trainlog_free(&t);
+}
+
+/* GPT-NeoX: "samples/sec: X |" before the iteration; the per-rank
+ * parameter counts of two model-parallel ranks are summed. */
+static void test_neox(void)
+{
+    const char *text =
+        " > number of parameters on model parallel rank 0: 100000000\n"
+        " > number of parameters on model parallel rank 1: 100000000\n"
+        " > number of parameters on model parallel rank 0: 100000000\n"
+        " samples/sec: 7.799 | iteration       10/   10000 | elapsed time per iteration (ms): 4103.1 | learning rate: 2.111E-06 | lm_loss: 1.1E+01 | number of skipped iterations:   0 | number of nan iterations:   0 |\n"
+        " samples/sec: 7.801 | iteration       20/   10000 | elapsed time per iteration (ms): 4102.1 | learning rate: 2.111E-06 | lm_loss: 1.1E+01 | number of skipped iterations:   0 | number of nan iterations:   0 |\n"
+        " samples/sec: 7.802 | iteration       30/   10000 | elapsed time per iteration (ms): 4101.1 | learning rate: 2.111E-06 | lm_loss: 1.1E+01 | number of skipped iterations:   0 | number of nan iterations:   0 |\n";
+    trainlog_t t;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(parse(text, NULL, &t, &e), 0);
+    CU_ASSERT_STRING_EQUAL(t.framework, "GPT-NeoX");
+    CU_ASSERT_EQUAL(t.n_records, 3);
+    /* 7.799 samples/s x 4.1031 s = 32.000 (NeoX's samples/sec is the batch
+     * over the time per iteration) */
+    CU_ASSERT_DOUBLE_EQUAL(t.samples_per_step, 32, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.caveat, "samples/sec x the time"));
+    /* the first (steps 1-10) is the run's first and is left out */
+    CU_ASSERT_DOUBLE_EQUAL(t.step_time_s.mean, 4.1016, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(t.params, 2e8, 0);
+    CU_ASSERT_EQUAL(t.params_line, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.params_how, "2 model-parallel ranks"));
+    trainlog_free(&t);
+}
+
+/* Composer's console blocks: step time from time/train (hours) between
+ * logged batches, batch and tokens from time/sample and time/token, GPUs
+ * from the job's over one device's samples per second. Batches 10, 20, 30
+ * at 0.01, 0.02, 0.03 h: 3.6 s a step; 320 sequences of 2048 tokens. */
+static void test_composer(void)
+{
+    const char *text = "[batch=10/100]:\n"
+                       "\t Train time/batch: 10\n\t Train time/sample: 3200\n"
+                       "\t Train time/token: 6553600\n\t Train time/train: 0.0100\n"
+                       "[batch=20/100]:\n"
+                       "\t Train time/batch: 20\n\t Train time/sample: 6400\n"
+                       "\t Train time/token: 13107200\n"
+                       "\t Train throughput/samples_per_sec: 88.8\n"
+                       "\t Train throughput/device/samples_per_sec: 11.1\n"
+                       "\t Train time/train: 0.0200\n"
+                       "[epoch=1][batch=30/100]:\n"
+                       "\t Train time/batch: 30\n\t Train time/sample: 9600\n"
+                       "\t Train time/token: 19660800\n\t Train time/train: 0.0300\n";
+    trainlog_t t;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(parse(text, NULL, &t, &e), 0);
+    CU_ASSERT_STRING_EQUAL(t.format, "composer");
+    CU_ASSERT_EQUAL(t.n_records, 3); /* the first without a time: no rate, no earlier block */
+    CU_ASSERT_DOUBLE_EQUAL(t.step_time_s.mean, 3.6, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(t.samples_per_step, 320, 0);
+    CU_ASSERT_DOUBLE_EQUAL(t.tokens_per_step, 320 * 2048, 0);
+    CU_ASSERT_EQUAL(t.n_gpus, 8);
+    CU_ASSERT_EQUAL(t.batch_line, 1);
+    trainlog_free(&t);
+    /* one block: one over its batches per second; 7,313,623.75 tokens a
+     * batch (variable-length sequences) are not a batch in tokens */
+    const char *one = "[epoch=1][batch=5/5]:\n"
+                      "         Train time/batch: 4\n         Train time/sample: 4096\n"
+                      "         Train time/token: 29254495\n"
+                      "         Train throughput/batches_per_sec: 0.0025\n";
+    CU_ASSERT_EQUAL_FATAL(parse(one, NULL, &t, &e), 0);
+    CU_ASSERT_DOUBLE_EQUAL(t.step_time_s.mean, 400, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(t.samples_per_step, 1024, 0);
+    CU_ASSERT_FALSE(t.tokens_per_step > 0);
+    trainlog_free(&t);
+}
+
+/* Megatron-LM's per-(tensor, pipeline)-rank counts: every distinct shard
+ * once, repeats (data-parallel copies) not. */
+static void test_params_shards(void)
+{
+    const char *text =
+        " > number of parameters on (tensor, pipeline) model parallel rank (0, 0): 1000\n"
+        " > number of parameters on (tensor, pipeline) model parallel rank (1, 0): 1000\n"
+        " > number of parameters on (tensor, pipeline) model parallel rank (0, 1): 500\n"
+        " > number of parameters on (tensor, pipeline) model parallel rank (1, 1): 500\n"
+        " > number of parameters on (tensor, pipeline) model parallel rank (1, 1): 500\n"
+        " iteration        1/      20 | elapsed time per iteration (ms): 2000.0 |\n"
+        " iteration        2/      20 | elapsed time per iteration (ms): 2000.0 |\n";
+    trainlog_t t;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(parse(text, NULL, &t, &e), 0);
+    CU_ASSERT_DOUBLE_EQUAL(t.params, 3000, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t.params_how, "4 model-parallel"));
+    trainlog_free(&t);
+    /* DeepSpeed's flops profiler, in the DeepSpeed reader's log */
+    const char *ds = "params of model = params per GPU * mp_size:                   1575.59 M\n"
+                     "[Rank 0] step=1, skipped=0, lr=[1e-4], mom=[0.9]\n"
+                     "0/1, SamplesPerSec=10.0\n";
+    CU_ASSERT_EQUAL_FATAL(parse(ds, NULL, &t, &e), 0);
+    CU_ASSERT_DOUBLE_EQUAL(t.params, 1575.59e6, 1);
+    CU_ASSERT_EQUAL(t.params_line, 1);
+    trainlog_free(&t);
+}
+
+
+/* The refusals say what is missing: a log whose every timed step was
+ * skipped (fp16 overflow), one whose records carry no time or rate, and a
+ * DeepSpeed part whose first progress line's cumulative skipped count
+ * (3 of 10 steps) does not make that step a skipped one. */
+static void test_no_steady_reasons(void)
+{
+    trainlog_t t;
+    err_t e;
+    tlog_known_t k = {8, 64, 65536};
+    const char *all_skipped = "[Rank 0] step=1, skipped=1, lr=[1e-4], mom=[0.9]\n"
+                              "0/1, SamplesPerSec=10.0\n"
+                              "[Rank 0] step=2, skipped=2, lr=[1e-4], mom=[0.9]\n"
+                              "0/2, SamplesPerSec=10.0\n";
+    CU_ASSERT_EQUAL_FATAL(parse(all_skipped, NULL, &t, &e), 0);
+    CHECK_ERR(trainlog_settle(&t, &k, &e), &e, ERR_INPUT, "t.log", "each of the log's 2 timed",
+              "skipped");
+    trainlog_free(&t);
+    const char *part = "[Rank 0] step=10, skipped=3, lr=[1e-4], mom=[0.9]\n"
+                       "0/10, SamplesPerSec=16.0\n";
+    CU_ASSERT_EQUAL_FATAL(parse(part, NULL, &t, &e), 0);
+    CU_ASSERT_FALSE(t.records[0].skipped);
+    CU_ASSERT_EQUAL_FATAL(trainlog_settle(&t, &k, &e), 0);
+    CU_ASSERT_DOUBLE_EQUAL(t.step_time_s.mean, 4.0, 1e-12); /* 64 / 16 */
+    trainlog_free(&t);
+    const char *no_rate = "[batch=2/10]:\n\t Train time/batch: 1\n\t Train time/sample: 256\n";
+    CU_ASSERT_EQUAL_FATAL(parse(no_rate, NULL, &t, &e), 0);
+    CHECK_ERR(trainlog_settle(&t, &k, &e), &e, ERR_INPUT, "none of its 1 records carries");
+    trainlog_free(&t);
+}
+
 TEST_SUITE(suite_trainlog, "trainlog", TEST(test_megatron_lm), TEST(test_megatron_bridge),
            TEST(test_nemo), TEST(test_torchtitan), TEST(test_deepspeed), TEST(test_hf),
            TEST(test_plain), TEST(test_settle_needs_batch), TEST(test_bad_logs),
            TEST(test_damaged_fixture), TEST(test_cleaning), TEST(test_numbers), TEST(test_formats),
-           TEST(test_long_log_name));
+           TEST(test_long_log_name), TEST(test_rank_folding), TEST(test_unprefixed_duplicates),
+           TEST(test_runs), TEST(test_carriage_returns), TEST(test_neox), TEST(test_composer),
+           TEST(test_params_shards), TEST(test_no_steady_reasons));

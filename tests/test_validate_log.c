@@ -302,7 +302,8 @@ static void test_flags_and_log(void)
                   "the log says --gpus 8");
     check_refused("validate --log tests/fixtures/logs/megatron_lm.log --gpu h100-sxm --tp 4",
                   "megatron_lm.log: --tp", "argument block gives the layout");
-    check_refused("validate --log tests/fixtures/logs/nemo.log --gpu h100-sxm --gpus 512", "nemo.log",
+    check_refused("validate --log tests/fixtures/logs/nemo.log --gpu h100-sxm --gpus 512 "
+                  "--seq-len 2048", "nemo.log",
                   "--model");
     check_refused("validate --log tests/fixtures/logs/hf_trainer.log --model llama3-8b", "hf_trainer.log",
                   NULL);
@@ -429,6 +430,56 @@ static void test_log_batch_and_physics(void)
     remove_tree(dir);
 }
 
+
+/* Issue 37 item 1: a log that does not print the batch, the sequence
+ * length or the GPU count is refused naming the flag to give, never run
+ * with a default (the 4M-token batch and the model's sequence length made
+ * a 1.40 s step read as 89.7 s); giving the named flag then works, and the
+ * output says where each figure came from. Item 4: the log's parameter
+ * count against --model. */
+static void test_figures_asked(void)
+{
+    char dir[512], path[600], args[1400];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/run.csv", dir);
+    const char *text = "step,seconds\n1,5\n2,2\n3,2\n4,2\n";
+    CU_ASSERT_EQUAL_FATAL(write_text(path, text, strlen(text)), 0);
+    const char *base = "validate --log %s --model llama3-8b --gpu h100-sxm%s";
+    snprintf(args, sizeof args, base, path, " --gpus 8");
+    check_refused(args, "run.csv: the log gives no global batch",
+                  "give --global-batch (sequences) or --tokens-per-step");
+    snprintf(args, sizeof args, base, path, " --gpus 8 --global-batch 64");
+    check_refused(args, "run.csv: the log gives no sequence length", "give --seq-len");
+    snprintf(args, sizeof args, base, path, " --global-batch 64 --seq-len 2048");
+    check_refused(args, "run.csv: the log gives no GPU count", "give --gpus");
+    /* each asked-for flag given: it runs, and says where each figure is from */
+    snprintf(args, sizeof args, base, path, " --gpus 8 --global-batch 64 --seq-len 2048 --json");
+    char *out = NULL;
+    CU_ASSERT_EQUAL_FATAL(run_cli(args, &out, NULL), 0);
+    cJSON *j = cJSON_Parse(out);
+    const cJSON *src = get(get(cJSON_GetArrayItem(get(j, "runs"), 0), "log"), "sources");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(src);
+    CU_ASSERT_STRING_EQUAL(get(get(src, "global_batch"), "from")->valuestring, "flag --global-batch");
+    CU_ASSERT_STRING_EQUAL(get(get(src, "seq_len"), "from")->valuestring, "flag --seq-len");
+    CU_ASSERT_EQUAL(num(get(src, "seq_len"), "value"), 2048);
+    CU_ASSERT_STRING_EQUAL(get(get(src, "gpus"), "from")->valuestring, "flag --gpus");
+    CU_ASSERT_PTR_NOT_NULL(strstr(get(get(src, "step_time_s"), "from")->valuestring,
+                                  "the log's own step times, lines 3-5"));
+    CU_ASSERT_DOUBLE_EQUAL(num(get(src, "step_time_s"), "value"), 2.0, 1e-12);
+    cJSON_Delete(j);
+    free(out);
+    /* the batch in tokens works as well, with the sequence length */
+    snprintf(args, sizeof args, base, path, " --gpus 8 --tokens-per-step 131072 --seq-len 2048");
+    CU_ASSERT_EQUAL(run_cli(args, NULL, NULL), 0);
+    /* the torchtitan log prints 8.03e9 parameters (line 33): a 70B --model
+     * is refused naming both counts */
+    check_refused("validate --log tests/fixtures/logs/torchtitan.log --model llama3-70b",
+                  "torchtitan.log: line 33: the log counts 8.03e+09 parameters", "7.055e+10");
+    CU_ASSERT_EQUAL(run_cli("validate --log tests/fixtures/logs/torchtitan.log --model llama3-8b",
+                            NULL, NULL), 0);
+    remove_tree(dir);
+}
+
 TEST_SUITE(suite_validate_log, "validate_log", TEST(test_t049), TEST(test_doubling_check),
            TEST(test_doubling_with_plan), TEST(test_damaged), TEST(test_flags_and_log),
-           TEST(test_fail_over), TEST(test_log_batch_and_physics));
+           TEST(test_fail_over), TEST(test_log_batch_and_physics), TEST(test_figures_asked));
