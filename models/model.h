@@ -4,7 +4,8 @@
  * its widths, and the variants real models use:
  *   - attention: multi-head, grouped-query or multi-query; head size given
  *     apart from hidden/heads; biases; QK norm (per head or full width);
- *     attention sinks; DeepSeek's multi-head latent attention (MLA);
+ *     attention sinks; DeepSeek's multi-head latent attention (MLA) and the
+ *     sparse-attention indexer of DeepSeek-V3.2 and GLM-5;
  *   - MLP: plain (two matrices: GELU, ReLU, squared ReLU) or gated (three
  *     matrices: SwiGLU, GeGLU), with or without biases;
  *   - norms: LayerNorm (weight and bias), RMSNorm (weight) or weightless,
