@@ -1135,10 +1135,14 @@ static int read_structure(rd_t *r, model_t *m)
     snprintf(what, sizeof what, "%s attention%s, %s", model_is_mla(m) ? "multi-latent" : "grouped-query",
              m->indexer.n_heads > 0 ? " with a sparse-attention indexer" : "",
              model_is_moe(m) ? "routed experts" : "a dense MLP");
+    char who[96];
+    if (strcmp(r->own_type, "(none)") == 0)
+        snprintf(who, sizeof who, "absent");
+    else
+        snprintf(who, sizeof who, "'%.60s' is not a type scaleplan knows by name", r->own_type);
     notes_add(r->notes, NOTE_ASSUMED, "model_type",
-              "'%s' is not a type scaleplan knows by name: read by structure as a decoder with "
-              "RMSNorm, RoPE and %s (%s) from its keys",
-              r->own_type, m->mlp == MODEL_MLP_SWIGLU ? "a gated MLP" : "a plain MLP", what);
+              "%s: read by structure as a decoder with RMSNorm, RoPE and %s (%s) from its keys",
+              who, m->mlp == MODEL_MLP_SWIGLU ? "a gated MLP" : "a plain MLP", what);
     return ERR_OK;
 }
 
@@ -1506,6 +1510,11 @@ static int pick_untyped(const cJSON *c, const char *file, const arch_t **arch, n
         notes_add(notes, NOTE_ASSUMED, "model_type",
                   "absent: read as gpt2 (the config has GPT-2's n_embd/n_head/n_layer)");
         *arch = find_arch("gpt2");
+        return ERR_OK;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(c, "hidden_size") &&
+        cJSON_GetObjectItemCaseSensitive(c, "num_attention_heads")) {
+        *arch = &BY_STRUCTURE; /* a decoder's keys without a name: said by the reader */
         return ERR_OK;
     }
     return err_setf(err, ERR_INPUT, file, "model_type",

@@ -229,6 +229,16 @@ static void test_unknown_type_by_structure(void)
     model_params(&renamed, &b);
     CHECK_REL(b.total, a.total, 0);
     CHECK_REL(b.active, a.active, 0);
+    /* a decoder's keys without any model_type: read by structure, said */
+    notes_t n;
+    notes_init(&n);
+    CU_ASSERT_EQUAL(read_text("{\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                              "\"num_attention_heads\": 4, \"intermediate_size\": 128, "
+                              "\"vocab_size\": 10}",
+                              NULL, &renamed, &n, &e),
+                    0);
+    CU_ASSERT_TRUE(notes_has(&n, "model_type"));
+    notes_free(&n);
     /* what structure cannot read is refused naming the key */
     CHECK_ERR(read_text("{\"model_type\": \"future\", \"hidden_size\": 64}", NULL, &renamed, NULL,
                         &e),
@@ -260,7 +270,7 @@ static void test_unpriced_layers_refused(void)
     }
     model_t m;
     err_t e;
-    CHECK_ERR(read_text("{\"model_type\": \"deci\", \"hidden_size\": 64, \"block_configs\": "
+    CHECK_ERR(read_text("{\"model_type\": \"nemotron-nas\", \"hidden_size\": 64, \"block_configs\": "
                         "[{\"attention\": {\"no_op\": true}}]}",
                         NULL, &m, NULL, &e),
               &e, ERR_INPUT, "block_configs", "not modelled");
