@@ -209,7 +209,12 @@ static void test_unknown_type_by_structure(void)
         CU_ASSERT_EQUAL(m.moe.n_moe_layers, 3);
         notes_free(&n);
     }
-    /* Kimi K2 under a name scaleplan does not know counts as kimi_k2 does */
+}
+
+/* Kimi K2 under a name scaleplan does not know counts as kimi_k2 does, and
+ * what structure cannot read is refused naming the key. */
+static void test_structure_matches_named(void)
+{
     char path[512];
     model_t named, renamed;
     err_t e;
@@ -300,4 +305,5 @@ static void test_assume_checked(void)
 
 TEST_SUITE(suite_hfstructure, "hfstructure", TEST(test_real_configs), TEST(test_grok1),
            TEST(test_indexer_counted), TEST(test_unknown_type_by_structure),
+           TEST(test_structure_matches_named),
            TEST(test_unpriced_layers_refused), TEST(test_assume_checked));
