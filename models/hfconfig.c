@@ -1114,6 +1114,46 @@ static int read_glm4_moe(rd_t *r, model_t *m)
     return ERR_OK;
 }
 
+/* Keys that give some blocks another shape than the rest, or parameters
+ * the Llama block has not (Gemma 4's wider full-attention heads, shared
+ * K/V and per-layer inputs; Gemma 3n's AltUp and LAuReL): reading by
+ * structure would count every block alike, so a config that sets one is
+ * refused naming it. A key at its neutral value (0, false, null, or equal
+ * to the key it differs from) is no such block. */
+static int structure_unreadable(rd_t *r)
+{
+    static const struct {
+        const char *key, *same_as, *what;
+    } keys[] = {
+        {"global_head_dim", "head_dim", "full-attention blocks with another head size"},
+        {"num_global_key_value_heads", "num_key_value_heads",
+         "full-attention blocks with another number of key/value heads"},
+        {"attention_k_eq_v", NULL, "keys and values from one projection"},
+        {"hidden_size_per_layer_input", NULL, "per-layer input embeddings"},
+        {"num_kv_shared_layers", NULL, "blocks that reuse another block's keys and values"},
+        {"use_double_wide_mlp", NULL, "blocks with a double-width MLP"},
+        {"altup_num_inputs", NULL, "AltUp streams"},
+        {"laurel_rank", NULL, "LAuReL low-rank residuals"},
+        {"intermediate_size_mlp", NULL, "dense blocks of another width than intermediate_size"},
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->c, keys[i].key);
+        if (!v || cJSON_IsNull(v) || cJSON_IsFalse(v) ||
+            (cJSON_IsNumber(v) && v->valuedouble == 0))
+            continue;
+        const cJSON *o = keys[i].same_as
+                             ? cJSON_GetObjectItemCaseSensitive(r->c, keys[i].same_as)
+                             : NULL;
+        if (o && cJSON_IsNumber(o) && cJSON_IsNumber(v) && o->valuedouble == v->valuedouble)
+            continue;
+        return err_setf(r->err, ERR_INPUT, r->file, keys[i].key,
+                        "model_type '%s' is not one scaleplan knows by name, and reading it "
+                        "by structure cannot count its %s",
+                        r->own_type, keys[i].what);
+    }
+    return ERR_OK;
+}
+
 /* A config whose model_type scaleplan does not know by name, read from
  * what its keys describe: MLA (kv_lora_rank, with DeepSeek's reader) or
  * grouped-query attention, experts in any naming. What it cannot read is
@@ -1128,8 +1168,8 @@ static int read_structure(rd_t *r, model_t *m)
                             "missing: model_type '%s' is not one scaleplan knows by name, and "
                             "reading it by structure needs %s",
                             r->own_type, need[i]);
-    int rc = has(r, "kv_lora_rank") ? read_deepseek(r, m) : read_gqa_by_keys(r, m);
-    if (rc)
+    int rc = structure_unreadable(r);
+    if (rc || (rc = has(r, "kv_lora_rank") ? read_deepseek(r, m) : read_gqa_by_keys(r, m)))
         return rc;
     char what[200];
     snprintf(what, sizeof what, "%s attention%s, %s", model_is_mla(m) ? "multi-latent" : "grouped-query",
