@@ -63,6 +63,7 @@ static const real_row_t ROWS[] = {
     {"Phi-4-mini-instruct", NULL, 3.8e9, 0.114e9, 0, 0, ACT_DENSE, false},
     {"OLMo-2-0325-32B", NULL, 32e9, 0.96e9, 0, 0, ACT_DENSE, false},
     {"SmolLM3-3B", NULL, 3e9, 0.5e9, 0, 0, ACT_DENSE, false},
+    {"MiMo-7B-Base", NULL, 7.83e9, 0.235e9, 0, 0, ACT_DENSE, true},
     /* Gemma 3 report: 1,416M embedding + 25,600M non-embedding */
     {"gemma-3-27b-pt", NULL, 27.016e9, 0.81e9, 0, 0, ACT_DENSE, false},
 };
