@@ -1089,6 +1089,9 @@ static int read_gqa_by_keys(rd_t *r, model_t *m)
         (rc = read_moe_by_keys(r, m)) || (rc = structure_window(r, m)) ||
         (rc = readi(r, "num_nextn_predict_layers", 0, 64, &m->n_mtp)))
         return rc;
+    if (has(r, "attention_chunk_size"))
+        notes_add(r->notes, NOTE_ASSUMED, "attention_chunk_size",
+                  "chunked attention is counted as full attention");
     if (has(r, "num_mtp_modules"))
         notes_add(r->notes, NOTE_IGNORED, "num_mtp_modules",
                   "multi-token prediction modules of this layout are not counted");
