@@ -877,6 +877,10 @@ static int refuse_unpriced_layers(const cJSON *c, const char *file, err_t *err)
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, keys[i].key);
         if (!v || cJSON_IsNull(v))
             continue;
+        if (strcmp(keys[i].key, "hybrid_override_pattern") == 0 && !cJSON_IsString(v))
+            return err_setf(err, ERR_INPUT, file, keys[i].key,
+                            "must be a string of block letters (got a JSON %s)",
+                            cJSON_IsNumber(v) ? "number" : "non-string");
         if (cJSON_IsString(v) && !strchr(v->valuestring, 'M'))
             continue; /* a pattern without Mamba layers */
         if (cJSON_IsArray(v) && strcmp(keys[i].key, "layers_block_type") == 0 &&
@@ -910,7 +914,8 @@ static int moe_list_layers(rd_t *r, const cJSON *list, const char *key, model_t 
     {
         if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 0 ||
             v->valuedouble >= m->n_layers) {
-            json_ctx_t c = json_ctx_index(&r->ctx, k);
+            json_ctx_t list_ctx = json_ctx_member(&r->ctx, key);
+            json_ctx_t c = json_ctx_index(&list_ctx, k);
             return err_setf(r->err, ERR_INPUT, r->file, c.path,
                             "%s entries are block numbers from 0 to %d", key, m->n_layers - 1);
         }

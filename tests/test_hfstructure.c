@@ -285,6 +285,39 @@ static void test_unpriced_layers_refused(void)
               &e, ERR_INPUT, "block_configs", "not modelled");
 }
 
+/* Bad values in the keys reading by structure uses: one line naming the
+ * key (and the entry), never a model. */
+static void test_structure_bad_values(void)
+{
+    static const struct {
+        const char *extra, *key, *why;
+    } rows[] = {
+        {"\"num_experts\": 0, \"top_k\": 1", "num_experts", "between 1"},
+        {"\"num_experts\": 4, \"top_k\": 9", "num_experts_per_tok", "routed experts"},
+        {"\"num_experts\": 4, \"top_k\": 2, \"mlp_layer_types\": [\"dense\"]",
+         "mlp_layer_types", "1 entries for 4 blocks"},
+        {"\"num_experts\": 4, \"top_k\": 2, \"moe_layers\": [99]", "moe_layers[0]", "0 to 3"},
+        {"\"num_experts\": 4, \"top_k\": 2, \"n_shared_experts\": -1", "n_shared_experts",
+         "between 0"},
+        {"\"kv_lora_rank\": 16, \"qk_nope_head_dim\": 8, \"qk_rope_head_dim\": 8, "
+         "\"v_head_dim\": 16, \"index_n_heads\": 4",
+         "index_head_dim", "missing"},
+        {"\"hybrid_override_pattern\": 5", "hybrid_override_pattern", "string"},
+        {"\"use_qk_norm\": \"yes\"", "use_qk_norm", "true or false"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"model_type\": \"zz\", \"hidden_size\": 64, \"num_hidden_layers\": 4, "
+                 "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 10, "
+                 "%s}",
+                 rows[i].extra);
+        model_t m;
+        err_t e;
+        CHECK_ERR(read_text(text, NULL, &m, NULL, &e), &e, ERR_INPUT, rows[i].key, rows[i].why);
+    }
+}
+
 /* --assume-architecture naming a reader that would drop what the config
  * describes is refused with the key and a reading that counts it (Kimi K2
  * read as llama would be 39B, not 1.03T). */
@@ -310,4 +343,5 @@ static void test_assume_checked(void)
 TEST_SUITE(suite_hfstructure, "hfstructure", TEST(test_real_configs), TEST(test_grok1),
            TEST(test_indexer_counted), TEST(test_unknown_type_by_structure),
            TEST(test_structure_matches_named),
-           TEST(test_unpriced_layers_refused), TEST(test_assume_checked));
+           TEST(test_unpriced_layers_refused), TEST(test_structure_bad_values),
+           TEST(test_assume_checked));
