@@ -235,6 +235,21 @@ static void test_structure_matches_named(void)
     model_params(&renamed, &b);
     CHECK_REL(b.total, a.total, 0);
     CHECK_REL(b.active, a.active, 0);
+    /* and inside a wrapper scaleplan does not know (Kimi K2.5's kimi_k25
+     * holds its language model in text_config): the language model, the
+     * vision tower said to be left out */
+    memcpy(t, "\"kimi_k2\"", 9);
+    static char wrapped[9000];
+    snprintf(wrapped, sizeof wrapped,
+             "{\"model_type\": \"kimi_k25\", \"vision_config\": {}, \"text_config\": %s}", buf);
+    notes_t wn;
+    notes_init(&wn);
+    CU_ASSERT_EQUAL_FATAL(read_text(wrapped, NULL, &renamed, &wn, &e), 0);
+    model_params(&renamed, &b);
+    CHECK_REL(b.total, a.total, 0);
+    CU_ASSERT_STRING_EQUAL(renamed.arch, "kimi_k2");
+    CU_ASSERT_TRUE(notes_has(&wn, "vision_config"));
+    notes_free(&wn);
     /* a decoder's keys without any model_type: read by structure, said */
     notes_t n;
     notes_init(&n);
