@@ -143,6 +143,44 @@ static void test_grok1(void)
     CHECK_REL(p.total, 314e9, 0.03);
 }
 
+/* GLM-4.5-Air counted tensor by tensor (transformers' Glm4Moe modules):
+ * embedding and untied head 2 x 151552 x 4096; a block's two RMSNorms
+ * 2 x 4096 and attention q 4096 x 12288 + 12288 bias, k and v 4096 x 1024
+ * + 1024 bias each, o 12288 x 4096 without bias (attention_bias covers Q, K
+ * and V only); block 0 a dense MLP 3 x 4096 x 10944; blocks 1-45 a router
+ * 128 x 4096 with its 128 score-correction biases, 128 experts and one
+ * shared expert of 3 x 4096 x 1408; final norm 4096. Total
+ * 106,852,251,264; active (8 experts) 13,424,129,664. */
+static void test_glm45_air_exact(void)
+{
+    char path[512];
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load(real("GLM-4.5-Air", path, sizeof path), &m, &e), 0);
+    model_params_t p;
+    model_params(&m, &p);
+    CHECK_REL(p.total, 106852251264.0, 0);
+    CHECK_REL(p.active, 13424129664.0, 0);
+}
+
+/* MiniMax-M2 tensor by tensor (MiniMaxM2 modules): embedding and untied
+ * head 2 x 200064 x 3072; a block's two RMSNorms, q 3072 x 6144, k and v
+ * 3072 x 1024, o 6144 x 3072, QK norms over the whole projections (6144 +
+ * 1024: qk_norm_type per_layer), router 256 x 3072 with 256 routing biases
+ * and 256 experts of 3 x 3072 x 1536 (intermediate_size is the experts'
+ * width); final norm. Total 228,689,764,864; active 11,030,553,088. */
+static void test_minimax_m2_exact(void)
+{
+    char path[512];
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load(real("MiniMax-M2", path, sizeof path), &m, &e), 0);
+    model_params_t p;
+    model_params(&m, &p);
+    CHECK_REL(p.total, 228689764864.0, 0);
+    CHECK_REL(p.active, 11030553088.0, 0);
+}
+
 /* DeepSeek-V3.2's indexer, counted: the same config as DeepSeek-V3
  * (tests/fixtures/hf) plus, a block, wq_b 1536 x 64 x 128 = 12,582,912,
  * wk 7168 x 128 = 917,504, k_norm 2 x 128 and weights_proj 7168 x 64 =
@@ -355,7 +393,8 @@ static void test_assume_checked(void)
               ERR_INPUT, "num_local_experts", "routed experts", "by structure");
 }
 
-TEST_SUITE(suite_hfstructure, "hfstructure", TEST(test_real_configs), TEST(test_grok1),
+TEST_SUITE(suite_hfstructure, "hfstructure", TEST(test_real_configs), TEST(test_grok1), TEST(test_glm45_air_exact),
+           TEST(test_minimax_m2_exact),
            TEST(test_indexer_counted), TEST(test_unknown_type_by_structure),
            TEST(test_structure_matches_named),
            TEST(test_unpriced_layers_refused), TEST(test_structure_bad_values),
