@@ -1,9 +1,10 @@
-/* hfconfig: one reader per Hugging Face model_type. Each states the
- * tensors its architecture has (what model_params then counts) and the
- * defaults of the transformers configuration class for keys a config
- * leaves out. Sources: the modeling_*.py / configuration_*.py of
- * huggingface/transformers for each type; the counts they give are checked
- * against published figures in tests/test_hfconfig.c. */
+/* hfconfig: one reader per Hugging Face model_type, and one by structure
+ * for any other decoder config. Each states the tensors its architecture
+ * has (what model_params then counts) and the defaults of the transformers
+ * configuration class for keys a config leaves out. Sources: the
+ * modeling_*.py / configuration_*.py of huggingface/transformers for each
+ * type; the counts they give are checked against published figures in
+ * tests/test_hfconfig.c and tests/test_hfstructure.c. */
 #include "models/hfconfig.h"
 
 #include <math.h>
