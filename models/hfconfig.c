@@ -798,7 +798,8 @@ static const char *const TOPK_KEYS[] = {"num_experts_per_tok", "experts_per_toke
 static const char *const EXPERT_FFN_KEYS[] = {"moe_intermediate_size", "expert_intermediate_size",
                                               "moe_ffn_hidden_size", NULL};
 static const char *const SHARED_COUNT_KEYS[] = {"n_shared_experts", "num_shared_experts",
-                                                "moe_num_shared_experts", NULL};
+                                                "moe_num_shared_experts", "num_shared_expert",
+                                                NULL};
 static const char *const SHARED_FFN_KEYS[] = {"shared_expert_intermediate_size",
                                               "moe_shared_expert_intermediate_size",
                                               "shared_intermediate_size", NULL};
@@ -945,11 +946,26 @@ static int moe_typed_layers(rd_t *r, const cJSON *list, model_t *m)
     return ERR_OK;
 }
 
+/* ERNIE 4.5's placement (transformers Ernie4_5_MoeConfig): block i holds
+ * experts from moe_layer_start_index to moe_layer_end_index (-1: the last
+ * block) when (i + 1) % moe_layer_interval == 0. */
+static int ernie_moe_layers(rd_t *r, model_t *m)
+{
+    int rc, start = 0, end = -1, interval = 1;
+    if ((rc = opti(r, "moe_layer_start_index", 0, MAX_LAYERS, &start)) ||
+        (rc = readi(r, "moe_layer_end_index", -1, MAX_LAYERS, &end)) ||
+        (rc = opti(r, "moe_layer_interval", 1, MAX_LAYERS, &interval)))
+        return rc;
+    for (int i = 0; i < m->n_layers; i++)
+        model_moe_set_layer(m, i, i >= start && (end < 0 || i <= end) && (i + 1) % interval == 0);
+    return ERR_OK;
+}
+
 /* Which blocks hold experts, from the placement keys the config has:
  * DeepSeek's first_k_dense_replace/moe_layer_freq, Qwen's
  * decoder_sparse_step/mlp_only_layers, Llama 4's
- * interleave_moe_layer_step/moe_layers, GLM-5's mlp_layer_types; none of
- * them: every block. */
+ * interleave_moe_layer_step/moe_layers, GLM-5's mlp_layer_types, ERNIE's
+ * moe_layer_start_index/moe_layer_interval; none of them: every block. */
 static int moe_placement(rd_t *r, model_t *m)
 {
     int rc;
@@ -970,6 +986,8 @@ static int moe_placement(rd_t *r, model_t *m)
     }
     if (has(r, "decoder_sparse_step") || has(r, "mlp_only_layers"))
         return qwen_moe_layers(r, m);
+    if (has(r, "moe_layer_start_index") || has(r, "moe_layer_interval"))
+        return ernie_moe_layers(r, m);
     if (has(r, "moe_layers")) {
         if ((rc = json_get_array(r->c, "moe_layers", &r->ctx, JSON_REQUIRED, &list, r->err)))
             return rc;

@@ -213,7 +213,8 @@ static int read_text(const char *text, const char *assume, model_t *m, notes_t *
 }
 
 /* A model_type scaleplan does not know is read from its keys and said so;
- * the experts' keys are read in every naming. By hand for the config
+ * the experts' keys and their placement are read in every naming (each
+ * expert naming with each placement below). By hand for the config
  * below (hidden 64, 4 heads of 16, 2 kv heads, vocab 100, untied, 4
  * blocks, the first dense of 256, 8 experts of 32 top 2 and 2 shared):
  * attention 64 x 64 + 2 x 64 x 32 + 64 x 64 = 12,288; norms 128; a dense
@@ -227,14 +228,23 @@ static void test_unknown_type_by_structure(void)
         "\"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"n_shared_experts\": 2",
         "\"num_local_experts\": 8, \"top_k\": 2, \"shared_expert_intermediate_size\": 64",
     };
-    for (size_t i = 0; i < sizeof namings / sizeof namings[0]; i++) {
+    /* the first dense block placed by each naming of the placement */
+    static const char *const placements[] = {
+        "\"first_k_dense_replace\": 1",
+        "\"mlp_only_layers\": [0]",
+        "\"moe_layer_start_index\": 1, \"moe_layer_interval\": 1",
+        "\"moe_layers\": [1, 2, 3]",
+        "\"mlp_layer_types\": [\"dense\", \"sparse\", \"sparse\", \"sparse\"]",
+    };
+    for (size_t k = 0; k < 15; k++) {
+        size_t i = k % 3, j = k % 5; /* every naming with every placement */
         char text[1024];
         snprintf(text, sizeof text,
                  "{\"model_type\": \"future_moe\", \"hidden_size\": 64, \"num_hidden_layers\": 4, "
                  "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"intermediate_size\": "
-                 "256, \"moe_intermediate_size\": 32, \"first_k_dense_replace\": 1, "
+                 "256, \"moe_intermediate_size\": 32, %s, "
                  "\"vocab_size\": 100, \"tie_word_embeddings\": false, %s}",
-                 namings[i]);
+                 placements[j], namings[i]);
         model_t m;
         err_t e;
         notes_t n;
