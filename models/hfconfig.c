@@ -832,7 +832,8 @@ static unsigned config_features(const cJSON *c, const char **key)
         f |= F_MLA;
         *key = "kv_lora_rank";
     }
-    if (cJSON_GetObjectItemCaseSensitive(c, "index_n_heads")) {
+    const cJSON *ix = cJSON_GetObjectItemCaseSensitive(c, "index_n_heads");
+    if (ix && !cJSON_IsNull(ix)) {
         f |= F_INDEXER;
         *key = "index_n_heads";
     }
