@@ -852,6 +852,26 @@ static bool list_has(const cJSON *list, const char *prefix)
     return false;
 }
 
+/* The first entry of a layer_types list that is not an attention block
+ * (Qwen3-Next/Qwen3.5's linear_attention, LFM2's conv, Mamba), or NULL. */
+static const char *unpriced_layer_kind(const cJSON *types)
+{
+    static const char *const attention[] = {"full_attention", "sliding_attention",
+                                            "chunked_attention", "attention"};
+    const cJSON *v;
+    cJSON_ArrayForEach(v, types)
+    {
+        if (!cJSON_IsString(v))
+            return "(not a name)";
+        bool known = false;
+        for (size_t i = 0; i < sizeof attention / sizeof attention[0]; i++)
+            known = known || strcmp(v->valuestring, attention[i]) == 0;
+        if (!known)
+            return v->valuestring;
+    }
+    return NULL;
+}
+
 /* Layers the simulator cannot price: Mamba-2/SSM mixers and linear
  * attention have other FLOPs and state than attention, so a config that
  * has them is refused naming the key, never read as attention. */
@@ -859,11 +879,10 @@ static int refuse_unpriced_layers(const cJSON *c, const char *file, err_t *err)
 {
     static const char *const why = "scaleplan prices attention blocks only (no FLOPs or memory "
                                    "model of these layers yet)";
-    const cJSON *lt = cJSON_GetObjectItemCaseSensitive(c, "layer_types");
-    if (cJSON_IsArray(lt) && (list_has(lt, "linear") || list_has(lt, "mamba")))
+    const char *kind = unpriced_layer_kind(cJSON_GetObjectItemCaseSensitive(c, "layer_types"));
+    if (kind)
         return err_setf(err, ERR_INPUT, file, "layer_types",
-                        "the layer pattern has %s layers: not modelled; %s",
-                        list_has(lt, "mamba") ? "Mamba" : "linear-attention", why);
+                        "the layer pattern has '%.40s' layers: not modelled; %s", kind, why);
     static const struct {
         const char *key, *what;
     } keys[] = {

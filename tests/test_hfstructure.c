@@ -330,7 +330,7 @@ static void test_unpriced_layers_refused(void)
         {"Nemotron-H-8B-Base-8K", "hybrid_override_pattern", "Mamba", "not modelled"},
         {"Qwen3-Next-80B-A3B-Instruct", "full_attention_interval", "linear-attention",
          "not modelled"},
-        {"Qwen3.5-35B-A3B", "layer_types", "linear-attention", "not modelled"},
+        {"Qwen3.5-35B-A3B", "layer_types", "'linear_attention' layers", "not modelled"},
         {"Gemma-4-31B-it", "global_head_dim", "another head size", "by structure cannot"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -342,6 +342,10 @@ static void test_unpriced_layers_refused(void)
     }
     model_t m;
     err_t e;
+    CHECK_ERR(read_text("{\"model_type\": \"lfm2\", \"hidden_size\": 64, \"layer_types\": "
+                        "[\"conv\", \"full_attention\"]}",
+                        NULL, &m, NULL, &e),
+              &e, ERR_INPUT, "layer_types", "'conv' layers");
     CHECK_ERR(read_text("{\"model_type\": \"nemotron-nas\", \"hidden_size\": 64, \"block_configs\": "
                         "[{\"attention\": {\"no_op\": true}}]}",
                         NULL, &m, NULL, &e),
