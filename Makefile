@@ -220,7 +220,8 @@ FUZZ_SAN     := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-r
 FUZZ_SMOKE_S ?= 4
 FUZZ_TIME    ?= 600
 FUZZ_SEEDS_model           := models/catalog/*.json tests/fixtures/configs/*.json \
-                              tests/fixtures/configs/*/*.json tests/fixtures/hf/*/config.json
+                              tests/fixtures/configs/*/*.json tests/fixtures/hf/*/config.json \
+                              tests/fixtures/real/configs/*/config.json
 FUZZ_SEEDS_cluster         := topologies/catalog/clusters/*.json
 FUZZ_SEEDS_profile         := profile/catalog/*.json
 FUZZ_SEEDS_ds_config       := tests/fixtures/configs/ds_*.json tests/fixtures/deepspeed/*.json

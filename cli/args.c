@@ -21,7 +21,7 @@ static const cli_opt_t model_opts[] = {
      "catalog model (scaleplan catalog models) or a Hugging Face config.json",
       CLI_WORD, .positional = CLI_POS_ONE},
     {"--assume-architecture", NULL, "TYPE",
-     "read a config whose model_type scaleplan does not know as this one (e.g. llama)",
+     "read a config as this model_type (e.g. llama); without it an unknown one is read by structure",
      CLI_WORD},
 };
 const cli_group_t CLI_MODEL_OPTS = {"Model", model_opts,

@@ -49,6 +49,9 @@ static void print_architecture(const model_t *m)
         printf("  multi-latent attention: q rank %d, kv rank %d, head %d + %d rope, v %d\n",
                m->mla.q_lora_rank, m->mla.kv_lora_rank, m->mla.qk_nope_dim, m->mla.qk_rope_dim,
                m->mla.v_dim);
+    if (m->indexer.n_heads > 0)
+        printf("  sparse-attention indexer: %d heads of %d, each query keeps %d keys\n",
+               m->indexer.n_heads, m->indexer.head_dim, m->indexer.topk);
     if (model_is_moe(m)) {
         const model_moe_t *e = &m->moe;
         printf("  mixture of experts: %d of %d blocks, %d routed experts of width %d, top %d",

@@ -27,6 +27,17 @@ static void attention_flops(const model_t *m, double s, double *qkv, double *sco
         *scores = 2 * s * nh * qk;
         *values = 2 * s * nh * a->v_dim;
         *out = 2 * nh * a->v_dim * h;
+        const model_indexer_t *x = &m->indexer;
+        if (x->n_heads > 0) {
+            /* The indexer's projections, and its scores of each query
+             * against every earlier key (DeepSeek-V3.2 report: O(L^2) with
+             * few heads). The attention it selects for is still counted
+             * over all s keys, not index_topk: an upper bound said in the
+             * reader's note. */
+            double q_in = a->q_lora_rank > 0 ? a->q_lora_rank : h;
+            *qkv += 2 * (q_in * x->n_heads * x->head_dim + h * x->head_dim + h * x->n_heads);
+            *scores += 2 * s * x->n_heads * x->head_dim;
+        }
         return;
     }
     double qw = model_q_width(m), kvw = model_kv_width(m);

@@ -1,9 +1,10 @@
-/* hfconfig: one reader per Hugging Face model_type. Each states the
- * tensors its architecture has (what model_params then counts) and the
- * defaults of the transformers configuration class for keys a config
- * leaves out. Sources: the modeling_*.py / configuration_*.py of
- * huggingface/transformers for each type; the counts they give are checked
- * against published figures in tests/test_hfconfig.c. */
+/* hfconfig: one reader per Hugging Face model_type, and one by structure
+ * for any other decoder config. Each states the tensors its architecture
+ * has (what model_params then counts) and the defaults of the transformers
+ * configuration class for keys a config leaves out. Sources: the
+ * modeling_*.py / configuration_*.py of huggingface/transformers for each
+ * type; the counts they give are checked against published figures in
+ * tests/test_hfconfig.c and tests/test_hfstructure.c. */
 #include "models/hfconfig.h"
 
 #include <math.h>
@@ -22,7 +23,9 @@ typedef struct {
     const cJSON *c;   /* the object being read (a text_config inside a wrapper) */
     json_ctx_t ctx;   /* its path, for messages */
     const char *file;
-    const char *type; /* the model_type it is read as */
+    const char *type; /* the model_type it is read as ("scaleplan" when read by
+                         structure: absent keys then take scaleplan's own defaults) */
+    const char *own_type; /* the config's own model_type, for messages */
     bool tie_outside; /* the wrapper config sets tie_word_embeddings */
     bool say_defaults; /* list what absent keys default to (not for catalog entries) */
     const char *eps_key;  /* the norm epsilon's key, NULL when the type has none */
@@ -778,6 +781,458 @@ static int read_falcon(rd_t *r, model_t *m)
     return ERR_OK;
 }
 
+static int read_deepseek(rd_t *r, model_t *m);
+
+/* ------------------------------------------------- reading by structure */
+
+/* The keys of each mixture-of-experts quantity, in every naming the
+ * decoder configs of 2024-26 use (transformers' configuration_*.py:
+ * Mixtral/gpt-oss/MiniMax num_local_experts, Qwen/OLMoE num_experts,
+ * DeepSeek/Kimi/GLM n_routed_experts, ERNIE/Hunyuan moe_num_experts and
+ * moe_topk, Megatron-style expert widths). NULL-terminated. */
+static const char *const EXPERT_KEYS[] = {"n_routed_experts", "num_experts", "num_local_experts",
+                                          "moe_num_experts", NULL};
+static const char *const TOPK_KEYS[] = {"num_experts_per_tok", "experts_per_token",
+                                        "num_experts_per_token", "moe_topk", "moe_k", "top_k",
+                                        NULL};
+static const char *const EXPERT_FFN_KEYS[] = {"moe_intermediate_size", "expert_intermediate_size",
+                                              "moe_ffn_hidden_size", NULL};
+static const char *const SHARED_COUNT_KEYS[] = {"n_shared_experts", "num_shared_experts",
+                                                "moe_num_shared_experts", "num_shared_expert",
+                                                NULL};
+static const char *const SHARED_FFN_KEYS[] = {"shared_expert_intermediate_size",
+                                              "moe_shared_expert_intermediate_size",
+                                              "shared_intermediate_size", NULL};
+
+/* The first of keys the object holds (not null), or NULL. */
+static const char *first_key(const cJSON *c, const char *const *keys)
+{
+    for (size_t i = 0; keys[i]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, keys[i]);
+        if (v && !cJSON_IsNull(v))
+            return keys[i];
+    }
+    return NULL;
+}
+
+/* Structural features a config's keys describe, and which reader reads
+ * each (arch_t.reads). */
+enum { F_MOE = 1, F_MLA = 2, F_INDEXER = 4 };
+
+static unsigned config_features(const cJSON *c, const char **key)
+{
+    unsigned f = 0;
+    *key = NULL;
+    if (first_key(c, EXPERT_KEYS)) {
+        f |= F_MOE;
+        *key = first_key(c, EXPERT_KEYS);
+    }
+    const cJSON *kv = cJSON_GetObjectItemCaseSensitive(c, "kv_lora_rank");
+    if (kv && !cJSON_IsNull(kv)) {
+        f |= F_MLA;
+        *key = "kv_lora_rank";
+    }
+    const cJSON *ix = cJSON_GetObjectItemCaseSensitive(c, "index_n_heads");
+    if (ix && !cJSON_IsNull(ix)) {
+        f |= F_INDEXER;
+        *key = "index_n_heads";
+    }
+    return f;
+}
+
+/* Whether a string list holds an entry starting with prefix. */
+static bool list_has(const cJSON *list, const char *prefix)
+{
+    const cJSON *v;
+    cJSON_ArrayForEach(v, list)
+    {
+        if (cJSON_IsString(v) && strncmp(v->valuestring, prefix, strlen(prefix)) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The first entry of a layer_types list that is not an attention block
+ * (Qwen3-Next/Qwen3.5's linear_attention, LFM2's conv, Mamba), or NULL. */
+static const char *unpriced_layer_kind(const cJSON *types)
+{
+    static const char *const attention[] = {"full_attention", "sliding_attention",
+                                            "chunked_attention", "attention"};
+    const cJSON *v;
+    cJSON_ArrayForEach(v, types)
+    {
+        if (!cJSON_IsString(v))
+            return "(not a name)";
+        bool known = false;
+        for (size_t i = 0; i < sizeof attention / sizeof attention[0]; i++)
+            known = known || strcmp(v->valuestring, attention[i]) == 0;
+        if (!known)
+            return v->valuestring;
+    }
+    return NULL;
+}
+
+/* Layers the simulator cannot price: Mamba-2/SSM mixers and linear
+ * attention have other FLOPs and state than attention, so a config that
+ * has them is refused naming the key, never read as attention. */
+static int refuse_unpriced_layers(const cJSON *c, const char *file, err_t *err)
+{
+    static const char *const why = "scaleplan prices attention blocks only (no FLOPs or memory "
+                                   "model of these layers yet)";
+    const char *kind = unpriced_layer_kind(cJSON_GetObjectItemCaseSensitive(c, "layer_types"));
+    if (kind)
+        return err_setf(err, ERR_INPUT, file, "layer_types",
+                        "the layer pattern has '%.40s' layers: not modelled; %s", kind, why);
+    static const struct {
+        const char *key, *what;
+    } keys[] = {
+        {"hybrid_override_pattern", "Mamba-2 layers ('M')"},
+        {"layers_block_type", "Mamba layers"},
+        {"full_attention_interval", "linear-attention layers between the full-attention ones"},
+        {"linear_attn_config", "linear-attention layers"},
+        {"linear_num_value_heads", "linear-attention (Gated DeltaNet) layers"},
+        {"block_configs", "per-block attention and MLP sizes (Nemotron-NAS blocks)"},
+        {"ssm_state_size", "state-space (Mamba) mixers"},
+        {"mamba_d_state", "state-space (Mamba) mixers"},
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, keys[i].key);
+        if (!v || cJSON_IsNull(v))
+            continue;
+        if (strcmp(keys[i].key, "hybrid_override_pattern") == 0 && !cJSON_IsString(v))
+            return err_setf(err, ERR_INPUT, file, keys[i].key,
+                            "must be a string of block letters (got a JSON %s)",
+                            cJSON_IsNumber(v) ? "number" : "non-string");
+        if (cJSON_IsString(v) && !strchr(v->valuestring, 'M'))
+            continue; /* a pattern without Mamba layers */
+        if (cJSON_IsArray(v) && strcmp(keys[i].key, "layers_block_type") == 0 &&
+            !list_has(v, "mamba"))
+            continue;
+        if (cJSON_IsNumber(v) && strcmp(keys[i].key, "full_attention_interval") == 0 &&
+            v->valuedouble <= 1)
+            continue;
+        return err_setf(err, ERR_INPUT, file, keys[i].key, "the model has %s: not modelled; %s",
+                        keys[i].what, why);
+    }
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(c, "attn_type_list");
+    const cJSON *v;
+    cJSON_ArrayForEach(v, at)
+    {
+        if (cJSON_IsNumber(v) && v->valuedouble == 0) /* MiniMax: 0 = lightning (linear) */
+            return err_setf(err, ERR_INPUT, file, "attn_type_list",
+                            "the layer pattern has linear (lightning) attention layers: not "
+                            "modelled; %s",
+                            why);
+    }
+    return ERR_OK;
+}
+
+/* Blocks listed in an array key (block numbers) get experts. */
+static int moe_list_layers(rd_t *r, const cJSON *list, const char *key, model_t *m)
+{
+    const cJSON *v;
+    int k = 0;
+    cJSON_ArrayForEach(v, list)
+    {
+        if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 0 ||
+            v->valuedouble >= m->n_layers) {
+            json_ctx_t list_ctx = json_ctx_member(&r->ctx, key);
+            json_ctx_t c = json_ctx_index(&list_ctx, k);
+            return err_setf(r->err, ERR_INPUT, r->file, c.path,
+                            "%s entries are block numbers from 0 to %d", key, m->n_layers - 1);
+        }
+        model_moe_set_layer(m, (int)v->valuedouble, true);
+        k++;
+    }
+    return ERR_OK;
+}
+
+/* mlp_layer_types (GLM-5.x): one "dense" or "sparse" a block. */
+static int moe_typed_layers(rd_t *r, const cJSON *list, model_t *m)
+{
+    if (cJSON_GetArraySize(list) != m->n_layers)
+        return err_setf(r->err, ERR_INPUT, r->file, "mlp_layer_types",
+                        "has %d entries for %d blocks", cJSON_GetArraySize(list), m->n_layers);
+    const cJSON *v;
+    int i = 0;
+    cJSON_ArrayForEach(v, list)
+    {
+        bool sparse = cJSON_IsString(v) && strcmp(v->valuestring, "sparse") == 0;
+        if (!sparse && !(cJSON_IsString(v) && strcmp(v->valuestring, "dense") == 0))
+            return err_setf(r->err, ERR_INPUT, r->file, "mlp_layer_types",
+                            "entry %d is not \"dense\" or \"sparse\"", i);
+        model_moe_set_layer(m, i++, sparse);
+    }
+    return ERR_OK;
+}
+
+/* ERNIE 4.5's placement (transformers Ernie4_5_MoeConfig): block i holds
+ * experts from moe_layer_start_index to moe_layer_end_index (-1: the last
+ * block) when (i + 1) % moe_layer_interval == 0. */
+static int ernie_moe_layers(rd_t *r, model_t *m)
+{
+    int rc, start = 0, end = -1, interval = 1;
+    if ((rc = opti(r, "moe_layer_start_index", 0, MAX_LAYERS, &start)) ||
+        (rc = readi(r, "moe_layer_end_index", -1, MAX_LAYERS, &end)) ||
+        (rc = opti(r, "moe_layer_interval", 1, MAX_LAYERS, &interval)))
+        return rc;
+    for (int i = 0; i < m->n_layers; i++)
+        model_moe_set_layer(m, i, i >= start && (end < 0 || i <= end) && (i + 1) % interval == 0);
+    return ERR_OK;
+}
+
+/* Which blocks hold experts, from the placement keys the config has:
+ * DeepSeek's first_k_dense_replace/moe_layer_freq, Qwen's
+ * decoder_sparse_step/mlp_only_layers, Llama 4's
+ * interleave_moe_layer_step/moe_layers, GLM-5's mlp_layer_types, ERNIE's
+ * moe_layer_start_index/moe_layer_interval; none of them: every block. */
+static int moe_placement(rd_t *r, model_t *m)
+{
+    int rc;
+    const cJSON *list = NULL;
+    if (has(r, "mlp_layer_types")) {
+        if ((rc = json_get_array(r->c, "mlp_layer_types", &r->ctx, JSON_REQUIRED, &list, r->err)))
+            return rc;
+        return moe_typed_layers(r, list, m);
+    }
+    if (has(r, "first_k_dense_replace") || has(r, "moe_layer_freq")) {
+        int first = 0, freq = 1;
+        if ((rc = opti(r, "first_k_dense_replace", 0, MAX_LAYERS, &first)) ||
+            (rc = opti(r, "moe_layer_freq", 1, MAX_LAYERS, &freq)))
+            return rc;
+        for (int i = 0; i < m->n_layers; i++)
+            model_moe_set_layer(m, i, i >= first && i % freq == 0);
+        return ERR_OK;
+    }
+    if (has(r, "decoder_sparse_step") || has(r, "mlp_only_layers"))
+        return qwen_moe_layers(r, m);
+    if (has(r, "moe_layer_start_index") || has(r, "moe_layer_interval"))
+        return ernie_moe_layers(r, m);
+    if (has(r, "moe_layers")) {
+        if ((rc = json_get_array(r->c, "moe_layers", &r->ctx, JSON_REQUIRED, &list, r->err)))
+            return rc;
+        return moe_list_layers(r, list, "moe_layers", m);
+    }
+    if (has(r, "interleave_moe_layer_step")) {
+        int step = 1;
+        if ((rc = readi(r, "interleave_moe_layer_step", 1, MAX_LAYERS, &step)))
+            return rc;
+        for (int i = step - 1; i < m->n_layers; i += step)
+            model_moe_set_layer(m, i, true);
+        return ERR_OK;
+    }
+    absent(r, "first_k_dense_replace", "no placement key: experts on every block");
+    all_moe(m);
+    return ERR_OK;
+}
+
+/* Shared experts in their namings: a total width, or a count of experts
+ * of the routed experts' width. */
+static int moe_shared(rd_t *r, model_t *m)
+{
+    int rc, count = 0, width = 0;
+    const char *ck = first_key(r->c, SHARED_COUNT_KEYS), *wk = first_key(r->c, SHARED_FFN_KEYS);
+    if ((ck && (rc = readi(r, ck, 0, 1 << 20, &count))) ||
+        (wk && (rc = readi(r, wk, 0, MAX_WIDTH, &width))))
+        return rc;
+    if (!ck && !wk)
+        absent(r, "n_shared_experts", "no shared experts");
+    if (wk) {
+        m->moe.shared_ffn = width;
+        m->moe.n_shared = width > 0 ? (count > 0 ? count : 1) : 0;
+    } else {
+        m->moe.shared_ffn = count * m->moe.expert_ffn;
+        m->moe.n_shared = count;
+    }
+    return ERR_OK;
+}
+
+/* Routed experts read from whichever naming the config uses; no expert
+ * key is a dense model. */
+static int read_moe_by_keys(rd_t *r, model_t *m)
+{
+    const char *ek = first_key(r->c, EXPERT_KEYS), *tk = first_key(r->c, TOPK_KEYS);
+    const char *fk = first_key(r->c, EXPERT_FFN_KEYS);
+    if (!ek)
+        return ERR_OK;
+    if (!tk)
+        return err_setf(r->err, ERR_INPUT, r->file, "num_experts_per_tok",
+                        "missing: %s gives routed experts but no key says how many a token uses "
+                        "(num_experts_per_tok, moe_topk, top_k)",
+                        ek);
+    int rc;
+    if ((rc = moe_layers_limit(r, m)) || (rc = geti(r, ek, 1, 1 << 20, &m->moe.n_experts)) ||
+        (rc = geti(r, tk, 1, 1 << 20, &m->moe.top_k)))
+        return rc;
+    m->moe.expert_ffn = m->ffn;
+    if (!fk)
+        absent(r, "moe_intermediate_size", "intermediate_size, %d, is each expert's width",
+               m->ffn);
+    else if ((rc = geti(r, fk, 1, MAX_WIDTH, &m->moe.expert_ffn)))
+        return rc;
+    bool bias = false;
+    char topk[32] = "";
+    if ((rc = moe_shared(r, m)) || (rc = readb(r, "use_routing_bias", &bias)) ||
+        (rc = reads(r, "topk_method", topk, sizeof topk)) ||
+        (rc = readi(r, "n_group", 1, 1 << 20, &m->moe.n_groups)) ||
+        (rc = readi(r, "topk_group", 1, 1 << 20, &m->moe.group_topk)))
+        return rc;
+    m->moe.router_bias = bias || strcmp(topk, "noaux_tc") == 0;
+    return moe_placement(r, m);
+}
+
+/* QK norm: use_qk_norm (GLM-4.5, MiniMax), per head over head_dim unless
+ * qk_norm_type says per_layer (over the whole Q and K projections). */
+static int read_qk_norm(rd_t *r, model_t *m)
+{
+    bool on = false;
+    char kind[32] = "per_head";
+    int rc;
+    if ((rc = readb(r, "use_qk_norm", &on)) || (rc = reads(r, "qk_norm_type", kind, sizeof kind)))
+        return rc;
+    if (!has(r, "use_qk_norm"))
+        absent(r, "use_qk_norm", "no QK norm");
+    if (on)
+        m->qk_norm = strcmp(kind, "per_layer") == 0 ? MODEL_QK_NORM_FULL : MODEL_QK_NORM_HEAD;
+    return ERR_OK;
+}
+
+/* Windowed blocks: layer_types' sliding_attention entries, else
+ * sliding_window on every block unless use_sliding_window is false. */
+static int structure_window(rd_t *r, model_t *m)
+{
+    const cJSON *types = NULL;
+    int rc;
+    if ((rc = json_get_array(r->c, "layer_types", &r->ctx, JSON_OPTIONAL, &types, r->err)))
+        return rc;
+    if (!types) {
+        bool use = true;
+        if ((rc = readb(r, "use_sliding_window", &use)))
+            return rc;
+        return use ? read_window(r, m, m->n_layers) : ERR_OK;
+    }
+    int sliding = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, types)
+    {
+        if (cJSON_IsString(t) && strcmp(t->valuestring, "sliding_attention") == 0)
+            sliding++;
+    }
+    return read_window(r, m, sliding);
+}
+
+/* A grouped-query decoder read from its keys: the Llama block, the
+ * attention and expert keys it gives, multi-token prediction modules. */
+static int read_gqa_by_keys(rd_t *r, model_t *m)
+{
+    llama_block(m);
+    int rc;
+    if ((rc = read_core(r, m, NULL, 2048)) || (rc = read_tie(r, false, m)) ||
+        (rc = read_attention_bias(r, false, m)) || (rc = optb(r, "mlp_bias", &m->mlp_bias)) ||
+        (rc = read_act(r, "hidden_act", m)) || (rc = read_qk_norm(r, m)) ||
+        (rc = read_moe_by_keys(r, m)) || (rc = structure_window(r, m)) ||
+        (rc = readi(r, "num_nextn_predict_layers", 0, 64, &m->n_mtp)))
+        return rc;
+    if (has(r, "attention_chunk_size"))
+        notes_add(r->notes, NOTE_ASSUMED, "attention_chunk_size",
+                  "chunked attention is counted as full attention");
+    if (has(r, "num_mtp_modules"))
+        notes_add(r->notes, NOTE_IGNORED, "num_mtp_modules",
+                  "multi-token prediction modules of this layout are not counted");
+    if (m->n_mtp > 0)
+        notes_add(r->notes, NOTE_ASSUMED, "num_nextn_predict_layers",
+                  "%d multi-token prediction module(s) of DeepSeek-V3's layout: counted apart "
+                  "from the total",
+                  m->n_mtp);
+    return ERR_OK;
+}
+
+/* GLM-4.5/4.6 (transformers Glm4MoeConfig): the keys as read above; the
+ * output projection has no bias whatever attention_bias says (only Q, K
+ * and V do), and the router always carries the score-correction bias
+ * (Glm4MoeTopkRouter.e_score_correction_bias). */
+static int read_glm4_moe(rd_t *r, model_t *m)
+{
+    int rc = read_gqa_by_keys(r, m);
+    if (rc)
+        return rc;
+    m->out_bias = false;
+    m->moe.router_bias = model_is_moe(m);
+    return ERR_OK;
+}
+
+/* Keys that give some blocks another shape than the rest, or parameters
+ * the Llama block has not (Gemma 4's wider full-attention heads, shared
+ * K/V and per-layer inputs; Gemma 3n's AltUp and LAuReL): reading by
+ * structure would count every block alike, so a config that sets one is
+ * refused naming it. A key at its neutral value (0, false, null, or equal
+ * to the key it differs from) is no such block. */
+static int structure_unreadable(rd_t *r)
+{
+    static const struct {
+        const char *key, *same_as, *what;
+    } keys[] = {
+        {"global_head_dim", "head_dim", "full-attention blocks with another head size"},
+        {"num_global_key_value_heads", "num_key_value_heads",
+         "full-attention blocks with another number of key/value heads"},
+        {"attention_k_eq_v", NULL, "keys and values from one projection"},
+        {"hidden_size_per_layer_input", NULL, "per-layer input embeddings"},
+        {"num_kv_shared_layers", NULL, "blocks that reuse another block's keys and values"},
+        {"use_double_wide_mlp", NULL, "blocks with a double-width MLP"},
+        {"altup_num_inputs", NULL, "AltUp streams"},
+        {"laurel_rank", NULL, "LAuReL low-rank residuals"},
+        {"intermediate_size_mlp", NULL, "dense blocks of another width than intermediate_size"},
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->c, keys[i].key);
+        if (!v || cJSON_IsNull(v) || cJSON_IsFalse(v) ||
+            (cJSON_IsNumber(v) && v->valuedouble == 0))
+            continue;
+        const cJSON *o = keys[i].same_as
+                             ? cJSON_GetObjectItemCaseSensitive(r->c, keys[i].same_as)
+                             : NULL;
+        if (o && cJSON_IsNumber(o) && cJSON_IsNumber(v) && o->valuedouble == v->valuedouble)
+            continue;
+        return err_setf(r->err, ERR_INPUT, r->file, keys[i].key,
+                        "model_type '%s' is not one scaleplan knows by name, and reading it "
+                        "by structure cannot count its %s",
+                        r->own_type, keys[i].what);
+    }
+    return ERR_OK;
+}
+
+/* A config whose model_type scaleplan does not know by name, read from
+ * what its keys describe: MLA (kv_lora_rank, with DeepSeek's reader) or
+ * grouped-query attention, experts in any naming. What it cannot read is
+ * refused naming the key. */
+static int read_structure(rd_t *r, model_t *m)
+{
+    static const char *const need[] = {"num_hidden_layers", "hidden_size", "num_attention_heads",
+                                        "intermediate_size", "vocab_size"};
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (!has(r, need[i]))
+            return err_setf(r->err, ERR_INPUT, r->file, need[i],
+                            "missing: model_type '%s' is not one scaleplan knows by name, and "
+                            "reading it by structure needs %s",
+                            r->own_type, need[i]);
+    int rc = structure_unreadable(r);
+    if (rc || (rc = has(r, "kv_lora_rank") ? read_deepseek(r, m) : read_gqa_by_keys(r, m)))
+        return rc;
+    char what[200];
+    snprintf(what, sizeof what, "%s attention%s, %s", model_is_mla(m) ? "multi-latent" : "grouped-query",
+             m->indexer.n_heads > 0 ? " with a sparse-attention indexer" : "",
+             model_is_moe(m) ? "routed experts" : "a dense MLP");
+    char who[96];
+    if (strcmp(r->own_type, "(none)") == 0)
+        snprintf(who, sizeof who, "absent");
+    else
+        snprintf(who, sizeof who, "'%.60s' is not a type scaleplan knows by name", r->own_type);
+    notes_add(r->notes, NOTE_ASSUMED, "model_type",
+              "%s: read by structure as a decoder with RMSNorm, RoPE and %s (%s) from its keys",
+              who, m->mlp == MODEL_MLP_SWIGLU ? "a gated MLP" : "a plain MLP", what);
+    return ERR_OK;
+}
+
 /* DeepSeek's routed experts: n_routed_experts absent is a dense model. */
 static int deepseek_experts(rd_t *r, model_t *m)
 {
@@ -816,6 +1271,26 @@ static int deepseek_experts(rd_t *r, model_t *m)
     return ERR_OK;
 }
 
+/* DeepSeek Sparse Attention's indexer (DeepSeek-V3.2, GLM-5): index_n_heads,
+ * index_head_dim and index_topk, all three or none. */
+static int read_indexer(rd_t *r, model_t *m)
+{
+    model_indexer_t *x = &m->indexer;
+    if (!has(r, "index_n_heads"))
+        return ERR_OK;
+    int rc;
+    if ((rc = geti(r, "index_n_heads", 1, MAX_WIDTH, &x->n_heads)) ||
+        (rc = geti(r, "index_head_dim", 1, MAX_WIDTH, &x->head_dim)) ||
+        (rc = geti(r, "index_topk", 1, MAX_SEQ, &x->topk)))
+        return rc;
+    notes_add(r->notes, NOTE_ASSUMED, "index_topk",
+              "sparse attention: the indexer's %d heads of %d are counted (parameters, "
+              "projection and scoring FLOPs); the attention over its %d selected keys is "
+              "priced as full attention over the sequence",
+              x->n_heads, x->head_dim, x->topk);
+    return ERR_OK;
+}
+
 /* DeepSeek-V2/V3: MLA, dense blocks before the first MoE block
  * (first_k_dense_replace) and every moe_layer_freq-th after, shared
  * experts as one MLP, the noaux_tc score-correction bias, and V3's
@@ -840,7 +1315,10 @@ static int read_deepseek(rd_t *r, model_t *m)
         absent(r, "q_lora_rank", "queries projected directly (no low-rank compression)");
     m->head_dim = a->qk_nope_dim + a->qk_rope_dim;
     m->n_kv_heads = m->n_heads;
-    if ((rc = deepseek_experts(r, m)) || (rc = readi(r, "num_nextn_predict_layers", 0, 64, &m->n_mtp)))
+    bool other_naming = !has(r, "n_routed_experts") && first_key(r->c, EXPERT_KEYS);
+    if ((rc = other_naming ? read_moe_by_keys(r, m) : deepseek_experts(r, m)) ||
+        (rc = read_indexer(r, m)) ||
+        (rc = readi(r, "num_nextn_predict_layers", 0, 64, &m->n_mtp)))
         return rc;
     if (!has(r, "num_nextn_predict_layers"))
         absent(r, "num_nextn_predict_layers", "no multi-token prediction modules");
@@ -915,20 +1393,8 @@ static int read_llama4_text(rd_t *r, model_t *m)
     if (!listed && !has(r, "interleave_moe_layer_step"))
         absent(r, "interleave_moe_layer_step", "%s's default 1 (experts on every block)", r->type);
     if (listed) {
-        const cJSON *v;
-        int k = 0;
-        cJSON_ArrayForEach(v, list)
-        {
-            if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
-                v->valuedouble < 0 || v->valuedouble >= m->n_layers) {
-                json_ctx_t c = json_ctx_index(&r->ctx, k);
-                return err_setf(r->err, ERR_INPUT, r->file, c.path,
-                                "moe_layers entries are block numbers from 0 to %d",
-                                m->n_layers - 1);
-            }
-            model_moe_set_layer(m, (int)v->valuedouble, true);
-            k++;
-        }
+        if ((rc = moe_list_layers(r, list, "moe_layers", m)))
+            return rc;
     } else {
         for (int i = step - 1; i < m->n_layers; i += step)
             model_moe_set_layer(m, i, true);
@@ -973,38 +1439,44 @@ typedef struct {
     const char *type;
     read_fn read;
     const char *wrapper_of; /* multimodal wrapper: read text_config as this type */
+    unsigned reads;         /* the structural features (F_*) its reader counts */
 } arch_t;
 
 static const arch_t ARCHS[] = {
-    {"llama", read_llama, NULL},
-    {"mistral", read_llama, NULL},
-    {"mixtral", read_mixtral, NULL},
-    {"qwen2", read_qwen2, NULL},
-    {"qwen2_moe", read_qwen_moe, NULL},
-    {"qwen3", read_qwen3, NULL},
-    {"qwen3_moe", read_qwen_moe, NULL},
-    {"gemma", read_gemma, NULL},
-    {"gemma2", read_gemma, NULL},
-    {"gemma3_text", read_gemma, NULL},
-    {"gemma3", NULL, "gemma3_text"},
-    {"phi3", read_phi3, NULL},
-    {"nemotron", read_nemotron, NULL},
-    {"falcon", read_falcon, NULL},
-    {"RefinedWeb", read_falcon, NULL},
-    {"RefinedWebModel", read_falcon, NULL},
-    {"gpt2", read_gpt2, NULL},
-    {"bloom", read_bloom, NULL},
-    {"gpt_neox", read_gpt_neox, NULL},
-    {"opt", read_opt, NULL},
-    {"olmo", read_olmo, NULL},
-    {"olmo2", read_olmo, NULL},
-    {"olmoe", read_olmoe, NULL},
-    {"starcoder2", read_starcoder2, NULL},
-    {"deepseek_v2", read_deepseek, NULL},
-    {"deepseek_v3", read_deepseek, NULL},
-    {"gpt_oss", read_gpt_oss, NULL},
-    {"llama4_text", read_llama4_text, NULL},
-    {"llama4", NULL, "llama4_text"},
+    {"llama", read_llama, NULL, 0},
+    {"mistral", read_llama, NULL, 0},
+    {"mixtral", read_mixtral, NULL, F_MOE},
+    {"qwen2", read_qwen2, NULL, 0},
+    {"qwen2_moe", read_qwen_moe, NULL, F_MOE},
+    {"qwen3", read_qwen3, NULL, 0},
+    {"qwen3_moe", read_qwen_moe, NULL, F_MOE},
+    {"gemma", read_gemma, NULL, 0},
+    {"gemma2", read_gemma, NULL, 0},
+    {"gemma3_text", read_gemma, NULL, 0},
+    {"gemma3", NULL, "gemma3_text", 0},
+    {"phi3", read_phi3, NULL, 0},
+    {"nemotron", read_nemotron, NULL, 0},
+    {"falcon", read_falcon, NULL, 0},
+    {"RefinedWeb", read_falcon, NULL, 0},
+    {"RefinedWebModel", read_falcon, NULL, 0},
+    {"gpt2", read_gpt2, NULL, 0},
+    {"bloom", read_bloom, NULL, 0},
+    {"gpt_neox", read_gpt_neox, NULL, 0},
+    {"opt", read_opt, NULL, 0},
+    {"olmo", read_olmo, NULL, 0},
+    {"olmo2", read_olmo, NULL, 0},
+    {"olmoe", read_olmoe, NULL, F_MOE},
+    {"starcoder2", read_starcoder2, NULL, 0},
+    {"deepseek_v2", read_deepseek, NULL, F_MOE | F_MLA | F_INDEXER},
+    {"deepseek_v3", read_deepseek, NULL, F_MOE | F_MLA | F_INDEXER},
+    {"gpt_oss", read_gpt_oss, NULL, F_MOE},
+    {"llama4_text", read_llama4_text, NULL, F_MOE},
+    {"llama4", NULL, "llama4_text", F_MOE},
+    {"deepseek_v32", read_deepseek, NULL, F_MOE | F_MLA | F_INDEXER},
+    {"kimi_k2", read_deepseek, NULL, F_MOE | F_MLA | F_INDEXER},
+    {"glm_moe_dsa", read_deepseek, NULL, F_MOE | F_MLA | F_INDEXER},
+    {"glm4_moe", read_glm4_moe, NULL, F_MOE},
+    {"minimax_m2", read_gqa_by_keys, NULL, F_MOE},
 };
 
 /* Types refused with the reason. */
@@ -1038,7 +1510,8 @@ const char *hfconfig_supported_types(void)
 {
     return "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
            "gemma3, phi3, nemotron, falcon, gpt2, bloom, gpt_neox, opt, olmo, olmo2, olmoe, starcoder2, "
-           "deepseek_v2, deepseek_v3, gpt_oss, llama4";
+           "deepseek_v2, deepseek_v3, deepseek_v32, kimi_k2, glm4_moe, glm_moe_dsa, minimax_m2, "
+           "gpt_oss, llama4";
 }
 
 static int refuse(const char *file, const char *type, const char *why, err_t *err)
@@ -1059,7 +1532,86 @@ static int refuse(const char *file, const char *type, const char *why, err_t *er
                     type);
 }
 
-/* The model_type to read as, after refusals; *wrapped is set to the text
+/* Any other decoder config: read from what its keys describe. */
+static const arch_t BY_STRUCTURE = {"scaleplan", read_structure, NULL,
+                                    F_MOE | F_MLA | F_INDEXER};
+
+/* --assume-architecture must not drop what the config describes: a reader
+ * that does not count experts or MLA would miscount (Kimi K2 read as llama
+ * is 39B, not 1.04T). Refused naming the key and a reading that counts it. */
+static int check_assumed(const cJSON *c, const char *file, const arch_t *a, err_t *err)
+{
+    const char *key;
+    unsigned missing = config_features(c, &key) & ~a->reads;
+    if (!missing)
+        return ERR_OK;
+    const char *what = missing & F_INDEXER ? "a sparse-attention indexer"
+                       : missing & F_MLA   ? "multi-latent attention"
+                                           : "routed experts";
+    const char *right = missing & (F_MLA | F_INDEXER)
+                            ? "--assume-architecture deepseek_v3 reads it"
+                            : "without --assume-architecture scaleplan reads it by structure";
+    return err_setf(err, ERR_INPUT, file, key,
+                    "the config has %s, which %s's reader does not count (its size would be "
+                    "wrong); %s",
+                    what, a->type, right);
+}
+
+/* A multimodal wrapper's language model: text_config, read as its own
+ * model_type when scaleplan knows it, else as fallback (the wrapper's
+ * reader, or by structure). */
+static int pick_text(const cJSON *c, const char *file, const arch_t *fallback, const arch_t **arch,
+                     const cJSON **text, notes_t *notes, err_t *err)
+{
+    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c, "text_config");
+    if (!cJSON_IsObject(tc))
+        return err_setf(err, ERR_INPUT, file, "text_config",
+                        "missing: a %s config holds its language model there", fallback->type);
+    int rc = refuse_unpriced_layers(tc, file, err);
+    if (rc)
+        return rc;
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(tc, "model_type");
+    const arch_t *own = cJSON_IsString(t) ? find_arch(t->valuestring) : NULL;
+    *arch = own && own->read ? own : fallback;
+    *text = tc;
+    if (cJSON_GetObjectItemCaseSensitive(c, "vision_config"))
+        notes_add(notes, NOTE_IGNORED, "vision_config",
+                  "the vision tower and projector are not modeled: parameters, FLOPs and "
+                  "memory are the language model's");
+    return ERR_OK;
+}
+
+/* A config without model_type: GPT-2's keys, or refused. */
+static int pick_untyped(const cJSON *c, const char *file, const arch_t **arch, notes_t *notes,
+                        err_t *err)
+{
+    if (cJSON_GetObjectItemCaseSensitive(c, "ssm_cfg") ||
+        (cJSON_GetObjectItemCaseSensitive(c, "d_model") &&
+         !cJSON_GetObjectItemCaseSensitive(c, "n_head") &&
+         !cJSON_GetObjectItemCaseSensitive(c, "num_attention_heads")))
+        return err_setf(err, ERR_INPUT, file, "model_type",
+                        "absent, and d_model/ssm_cfg make this a Mamba (state-space) "
+                        "config; scaleplan models attention transformers");
+    if (cJSON_GetObjectItemCaseSensitive(c, "n_embd") &&
+        cJSON_GetObjectItemCaseSensitive(c, "n_head")) {
+        notes_add(notes, NOTE_ASSUMED, "model_type",
+                  "absent: read as gpt2 (the config has GPT-2's n_embd/n_head/n_layer)");
+        *arch = find_arch("gpt2");
+        return ERR_OK;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(c, "hidden_size") &&
+        cJSON_GetObjectItemCaseSensitive(c, "num_attention_heads")) {
+        *arch = &BY_STRUCTURE; /* a decoder's keys without a name: said by the reader */
+        return ERR_OK;
+    }
+    return err_setf(err, ERR_INPUT, file, "model_type",
+                    "not a transformer config: no model_type (scaleplan reads %s, and other "
+                    "decoder configs by structure; --assume-architecture NAME reads it as one "
+                    "of them)",
+                    hfconfig_supported_types());
+}
+
+/* The model_type to read as, after refusals; *text is set to the text
  * config of a multimodal wrapper. */
 static int pick_type(const cJSON *c, const char *file, const model_load_opts_t *opts,
                      const arch_t **arch, const cJSON **text, notes_t *notes, err_t *err)
@@ -1077,60 +1629,35 @@ static int pick_type(const cJSON *c, const char *file, const model_load_opts_t *
     }
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "is_encoder_decoder")))
         return refuse(file, type ? type : "this config", "encoder-decoder", err);
-    if (!type && !assume) {
-        if (cJSON_GetObjectItemCaseSensitive(c, "ssm_cfg") ||
-            (cJSON_GetObjectItemCaseSensitive(c, "d_model") &&
-             !cJSON_GetObjectItemCaseSensitive(c, "n_head") &&
-             !cJSON_GetObjectItemCaseSensitive(c, "num_attention_heads")))
-            return err_setf(err, ERR_INPUT, file, "model_type",
-                            "absent, and d_model/ssm_cfg make this a Mamba (state-space) "
-                            "config; scaleplan models attention transformers");
-        if (cJSON_GetObjectItemCaseSensitive(c, "n_embd") &&
-            cJSON_GetObjectItemCaseSensitive(c, "n_head")) {
-            notes_add(notes, NOTE_ASSUMED, "model_type",
-                      "absent: read as gpt2 (the config has GPT-2's n_embd/n_head/n_layer)");
-            *arch = find_arch("gpt2");
-            return ERR_OK;
-        }
-        return err_setf(err, ERR_INPUT, file, "model_type",
-                        "not a transformer config: no model_type (scaleplan reads %s; "
-                        "--assume-architecture NAME reads it as one of them)",
-                        hfconfig_supported_types());
-    }
+    int rc = refuse_unpriced_layers(c, file, err);
+    if (rc)
+        return rc;
+    if (!type && !assume)
+        return pick_untyped(c, file, arch, notes, err);
     const char *want = assume ? assume : type;
     const arch_t *a = find_arch(want);
-    if (!a) {
-        if (assume)
-            return err_setf(err, ERR_INPUT, NULL, "--assume-architecture",
-                            "'%s' is not an architecture scaleplan reads (%s)", assume,
-                            hfconfig_supported_types());
-        return err_setf(err, ERR_INPUT, file, "model_type",
-                        "'%s' is not supported (scaleplan reads %s); --assume-architecture "
-                        "llama reads it as a Llama config if it is one",
-                        type, hfconfig_supported_types());
-    }
+    if (!a && assume)
+        return err_setf(err, ERR_INPUT, NULL, "--assume-architecture",
+                        "'%s' is not an architecture scaleplan reads (%s)", assume,
+                        hfconfig_supported_types());
     if (assume && (!type || strcmp(type, assume) != 0))
         notes_add(notes, NOTE_ASSUMED, "model_type",
                   "'%s' read as %s (--assume-architecture)", type ? type : "(none)", assume);
-    if (a->wrapper_of) {
-        const cJSON *tc = cJSON_GetObjectItemCaseSensitive(c, "text_config");
-        if (!cJSON_IsObject(tc))
-            return err_setf(err, ERR_INPUT, file, "text_config",
-                            "missing: a %s config holds its language model there", a->type);
-        *text = tc;
-        if (cJSON_GetObjectItemCaseSensitive(c, "vision_config"))
-            notes_add(notes, NOTE_IGNORED, "vision_config",
-                      "the vision tower and projector are not modeled: parameters, FLOPs and "
-                      "memory are the language model's");
-        *arch = find_arch(a->wrapper_of);
-        return ERR_OK;
-    }
-    if (!assume && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c, "text_config")))
+    bool wrapped = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c, "text_config"));
+    if (a && a->wrapper_of)
+        rc = pick_text(c, file, find_arch(a->wrapper_of), arch, text, notes, err);
+    else if (!a && wrapped)
+        rc = pick_text(c, file, &BY_STRUCTURE, arch, text, notes, err);
+    else if (a && wrapped && !assume)
         return err_setf(err, ERR_INPUT, file, "text_config",
-                        "multimodal configs are read for gemma3 and llama4 only; pass the "
-                        "language model's own config.json");
-    *arch = a;
-    return ERR_OK;
+                        "a %s config holds its language model at the top level; pass the "
+                        "language model's own config.json",
+                        a->type);
+    else
+        *arch = a ? a : &BY_STRUCTURE;
+    if (rc)
+        return rc;
+    return assume ? check_assumed(*text, file, *arch, err) : ERR_OK;
 }
 
 int model_from_config_ex(const cJSON *config, const char *file, const char *name,
@@ -1147,7 +1674,11 @@ int model_from_config_ex(const cJSON *config, const char *file, const char *name
         return rc;
     bool tie_outside = text != config && cJSON_GetObjectItemCaseSensitive(config,
                                                                           "tie_word_embeddings");
+    const cJSON *own = cJSON_GetObjectItemCaseSensitive(text, "model_type");
+    if (!cJSON_IsString(own))
+        own = cJSON_GetObjectItemCaseSensitive(config, "model_type");
     rd_t r = {.c = text,
+              .own_type = cJSON_IsString(own) ? own->valuestring : "(none)",
               .ctx = text == config ? ctx : json_ctx_member(&ctx, "text_config"),
               .file = file,
               .type = arch->type,
@@ -1165,7 +1696,7 @@ int model_from_config_ex(const cJSON *config, const char *file, const char *name
         if ((rc = readb(&top, "tie_word_embeddings", &m->tied_embeddings)))
             return rc;
     }
-    snprintf(m->arch, sizeof m->arch, "%s", arch->type);
+    snprintf(m->arch, sizeof m->arch, "%s", arch == &BY_STRUCTURE ? r.own_type : arch->type);
     snprintf(m->name, sizeof m->name, "%s", name);
     snprintf(m->display, sizeof m->display, "%s", name);
     snprintf(m->source, sizeof m->source, "%s", file);

@@ -4,18 +4,32 @@
  * mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3 (and
  * gemma3_text), phi3, nemotron, falcon (and the older RefinedWeb/RefinedWebModel),
  * gpt2, gpt_neox, opt, olmo, olmo2, olmoe, starcoder2, deepseek_v2,
- * deepseek_v3, gpt_oss, llama4 (and llama4_text). Keys a config leaves out
- * take the defaults of the transformers configuration class of that type
- * (tie_word_embeddings, head_dim, Gemma 3's sizes, ...), each said as an
- * assumption. Multimodal configs (gemma3, llama4) are read for their
- * language model; the vision tower is said to be left out.
+ * deepseek_v3, deepseek_v32 and glm_moe_dsa (with the sparse-attention
+ * indexer), kimi_k2, glm4_moe, minimax_m2, gpt_oss, llama4 (and
+ * llama4_text). Keys a config leaves out take the defaults of the
+ * transformers configuration class of that type (tie_word_embeddings,
+ * head_dim, Gemma 3's sizes, ...), each said as an assumption. Multimodal
+ * configs are read for their language model (text_config); the vision
+ * tower is said to be left out.
+ *
+ * Any other model_type is read by structure, and a note says so: the
+ * Llama block (RMSNorm, RoPE, the MLP hidden_act gives) with multi-latent
+ * attention when kv_lora_rank is present, else grouped-query attention,
+ * QK norm (use_qk_norm), experts in every naming (num_experts,
+ * n_routed_experts, num_local_experts, moe_num_experts; top-k, expert
+ * width, shared experts and dense-block placement likewise) and
+ * multi-token prediction modules; absent keys take scaleplan's defaults,
+ * each said. What it cannot read is refused naming the key.
  *
  * Refused with a one-line reason: a key given twice in one object (which
  * of the two counts is up to the JSON reader), encoder-only models (BERT and kin),
  * encoder-decoder models (T5, BART, is_encoder_decoder), state-space models
- * (Mamba, also the original mamba_ssm config without model_type), and any
- * other model_type, listing what is supported; model_load_opts_t's
- * assume_architecture reads an unknown type as a known one.
+ * (Mamba, also the original mamba_ssm config without model_type), layer
+ * patterns with Mamba-2 or linear-attention layers and Nemotron-NAS
+ * block_configs (the key named: the simulator prices attention blocks
+ * only). model_load_opts_t's assume_architecture reads a config as a known
+ * type, and is refused when that type's reader would drop the config's
+ * experts, multi-latent attention or indexer.
  *
  * The JSON edge of models/model.h: only this header carries cJSON.
  */

@@ -244,6 +244,13 @@ int model_validate(model_t *m, const char *ctx, err_t *err)
         m->pos_extra_rows > 1024 || m->n_mtp < 0 || m->n_mtp > 64)
         return err_setf(err, ERR_INPUT, ctx, NULL,
                         "norms per layer, extra position rows and MTP modules out of range");
+    const model_indexer_t *x = &m->indexer;
+    if (x->n_heads < 0 || x->n_heads > MAX_WIDTH ||
+        (x->n_heads > 0 && (x->head_dim < 1 || x->head_dim > MAX_WIDTH || x->topk < 1)))
+        return err_setf(err, ERR_INPUT, ctx, "index_n_heads",
+                        "a sparse-attention indexer needs positive index_n_heads, "
+                        "index_head_dim and index_topk (got %d, %d, %d)",
+                        x->n_heads, x->head_dim, x->topk);
     int rc;
     if ((rc = validate_moe(m, ctx, err)) || (rc = validate_mla(m, ctx, err)))
         return rc;
@@ -467,6 +474,18 @@ static double mla_params(const model_t *m)
     return p;
 }
 
+/* The sparse-attention indexer of one block (model_indexer_t); every GPU
+ * of a TP group holds all of it (SGLang and vLLM replicate it). */
+static double indexer_params(const model_t *m)
+{
+    const model_indexer_t *x = &m->indexer;
+    if (x->n_heads <= 0)
+        return 0;
+    double h = m->hidden, q_in = m->mla.q_lora_rank > 0 ? m->mla.q_lora_rank : h;
+    return q_in * x->n_heads * x->head_dim + h * x->head_dim + 2.0 * x->head_dim +
+           h * x->n_heads;
+}
+
 static double attention_params(const model_t *m)
 {
     double h = m->hidden, qw = model_q_width(m), kvw = model_kv_width(m);
@@ -480,7 +499,7 @@ static double attention_params(const model_t *m)
         if (m->out_bias)
             p += h;
     }
-    p += qk_norm_params(m);
+    p += qk_norm_params(m) + indexer_params(m);
     if (m->attn_sinks)
         p += m->n_heads;
     return p;
@@ -577,7 +596,7 @@ static double attention_gpu(const model_t *m, double t)
         if (m->out_bias)
             p += h;
     }
-    return p + qk_norm_params(m) + (m->attn_sinks ? m->n_heads / t : 0);
+    return p + qk_norm_params(m) + indexer_params(m) + (m->attn_sinks ? m->n_heads / t : 0);
 }
 
 /* An MLP of width f split over a TP group of t: column-parallel in,
@@ -598,7 +617,8 @@ void model_block_params_gpu(const model_t *m, int layer, int tp, int ep, int etp
     double norms = model_norms_per_layer(m) * model_norm_params(m, h);
     *experts = 0;
     if (!model_is_moe(m) || !model_moe_layer(m, layer)) {
-        if (!model_is_mla(m) && m->qk_norm == MODEL_QK_NORM_NONE && !m->attn_sinks) {
+        if (!model_is_mla(m) && m->qk_norm == MODEL_QK_NORM_NONE && !m->attn_sinks &&
+            m->indexer.n_heads == 0) {
             /* The plain block, summed in the order scaleplan always has. */
             double qw = model_q_width(m), kvw = model_kv_width(m), gate = gate_factor(m);
             double block = (h * (qw + 2 * kvw) + qw * h + h * f * gate + f * h) / t;

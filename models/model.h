@@ -4,7 +4,8 @@
  * its widths, and the variants real models use:
  *   - attention: multi-head, grouped-query or multi-query; head size given
  *     apart from hidden/heads; biases; QK norm (per head or full width);
- *     attention sinks; DeepSeek's multi-head latent attention (MLA);
+ *     attention sinks; DeepSeek's multi-head latent attention (MLA) and the
+ *     sparse-attention indexer of DeepSeek-V3.2 and GLM-5;
  *   - MLP: plain (two matrices: GELU, ReLU, squared ReLU) or gated (three
  *     matrices: SwiGLU, GeGLU), with or without biases;
  *   - norms: LayerNorm (weight and bias), RMSNorm (weight) or weightless,
@@ -77,6 +78,19 @@ typedef struct {
                              without --qk-layernorm); HF configs have them */
 } model_mla_t;
 
+/* The sparse-attention indexer of DeepSeek-V3.2 and GLM-5 (DeepSeek Sparse
+ * Attention; transformers' DeepseekV32/GlmMoeDsa Indexer, DeepSeek-V3.2-Exp
+ * inference/model.py). On when n_heads > 0. Each block holds wq_b
+ * (q_lora_rank -> n_heads x head_dim; hidden -> ... without a query
+ * latent), wk (hidden -> head_dim), a LayerNorm over head_dim (weight and
+ * bias) and weights_proj (hidden -> n_heads); it scores every earlier key
+ * and keeps topk of them for the block's attention. */
+typedef struct {
+    int n_heads;  /* indexer heads (index_n_heads); 0: no indexer */
+    int head_dim; /* per indexer head (index_head_dim) */
+    int topk;     /* keys each query attends to (index_topk) */
+} model_indexer_t;
+
 /* Mixture of experts. A model is MoE when n_experts > 0; which blocks have
  * an MoE MLP instead of the dense one (of width model_t.ffn) is
  * layer_mask (bit i = block i), so DeepSeek's first_k_dense_replace and
@@ -147,6 +161,7 @@ typedef struct {
     int window;           /* sliding-window attention span, tokens; 0 = none */
     int window_layers;    /* blocks that use the window */
     model_mla_t mla;
+    model_indexer_t indexer;
     model_moe_t moe;
     int n_mtp;            /* multi-token prediction modules (DeepSeek-V3's
                              num_nextn_predict_layers, Megatron

@@ -332,8 +332,8 @@ static void test_notes(void)
     notes_free(&n);
 }
 
-/* Refused with a one-line reason; an unknown model_type names what is
- * supported, and --assume-architecture reads it anyway. */
+/* Refused with a one-line reason; an unknown model_type is read by
+ * structure (and said), and --assume-architecture reads it as named. */
 static void test_refusals(void)
 {
     model_t m;
@@ -343,8 +343,15 @@ static void test_refusals(void)
     CHECK_ERR(model_load(hf("t5-small"), &m, &e), &e, ERR_INPUT, "t5", "encoder-decoder");
     CHECK_ERR(model_load(hf("mamba-130m-hf"), &m, &e), &e, ERR_INPUT, "mamba", "state-space");
     CHECK_ERR(model_load(hf("mamba-130m"), &m, &e), &e, ERR_INPUT, "model_type", "Mamba");
-    CHECK_ERR(model_load(fixture("configs/internlm2-config.json"), &m, &e), &e, ERR_INPUT,
-              "'internlm2' is not supported", "llama, mistral", "--assume-architecture");
+    /* internlm2 is not known by name: read by structure, and said */
+    model_load_opts_t plain = {0};
+    notes_t sn;
+    notes_init(&sn);
+    CU_ASSERT_EQUAL(model_load_ex(fixture("configs/internlm2-config.json"), &plain, &m, &sn, &e),
+                    0);
+    CU_ASSERT_TRUE(notes_has(&sn, "model_type"));
+    CU_ASSERT_STRING_EQUAL(m.arch, "internlm2");
+    notes_free(&sn);
     CHECK_ERR(model_load(fixture("configs/bloom-post-ln-config.json"), &m, &e), &e, ERR_INPUT,
               "apply_residual_connection_post_layernorm", "not modeled");
     model_load_opts_t o = {.assume_architecture = "llama"};
