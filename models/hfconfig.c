@@ -254,7 +254,8 @@ static int read_attention_bias(rd_t *r, bool def, model_t *m)
     return rc;
 }
 
-/* Sliding-window attention: no parameters; priced as full attention. */
+/* Sliding-window attention: no parameters; model FLOPs count it as full
+ * attention, the step prices it windowed (sim/costs price_window). */
 static void note_window(rd_t *r, model_t *m, int window, int layers)
 {
     if (window <= 0 || layers <= 0)
@@ -263,14 +264,14 @@ static void note_window(rd_t *r, model_t *m, int window, int layers)
     m->window_layers = layers;
     char why[200];
     snprintf(why, sizeof why,
-             "%d of %d blocks attend to a %d-token window: no parameters; FLOPs and time are "
-             "counted as full attention (Megatron's MFU convention)",
+             "%d of %d blocks attend to a %d-token window: no parameters; FLOPs counted as "
+             "full attention (Megatron's MFU convention), time as the window's",
              layers, m->n_layers, window);
     assumed(r, "sliding_window", "%s", why);
 }
 
 /* sliding_window over `layers` blocks; absent, every block attends to the
- * whole sequence (priced the same: note_window). */
+ * whole sequence (note_window). */
 static int read_window(rd_t *r, model_t *m, int layers)
 {
     int w = 0;
