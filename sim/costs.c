@@ -117,7 +117,7 @@ int sim_options_framework_in(catalog_t *cat, const char *name, const char *gpu, 
     if (rc)
         return rc;
     fw_apply(&p, o, l);
-    fw_apply_gpu(&p, gpu, o);
+    fw_apply_gpu(&p, gpu, NULL, o);
     return ERR_OK;
 }
 
@@ -824,6 +824,54 @@ static double price_dispatch(pricer_t *pr, double routed, double pad)
     return comm;
 }
 
+/* SMs the dispatcher's kernels hold while they run: Megatron-Core's
+ * moe_deepep_num_sms default 20 (megatron/core/transformer/
+ * transformer_config.py; DeepEP's own Buffer.num_sms is 20 too); NCCL's
+ * all-to-all and all-gather over its channels, one SM each, 32 (ASSUMED:
+ * NCCL's default channel limit). */
+#define DEEPEP_SMS 20
+#define NCCL_A2A_SMS 32
+
+/* Of a stage's passes (micro-batches x virtual chunks), the share that
+ * runs beside another micro-batch's opposite pass in Megatron-Core's
+ * combined 1F1B (--overlap-moe-expert-parallel-comm): all but the warm-up
+ * forwards, whose backward partners come only in the steady state, as many
+ * as Megatron's schedules count them (pp - rank - 1, interleaved
+ * 2 (pp - rank - 1) + (vpp - 1) pp; without a pipeline the first forward),
+ * averaged over the stages. */
+static double a2a_pair_share(const layout_t *l)
+{
+    double v = l->vpp > 1 ? l->vpp : 1;
+    double passes = (l->grad_accum > 0 ? l->grad_accum : 1) * v, warm = 0;
+    for (int s = 0; s < l->pp; s++) {
+        double w = l->pp == 1 ? 1 : v > 1 ? 2.0 * (l->pp - s - 1) + (v - 1) * l->pp
+                                          : (double)(l->pp - s - 1);
+        warm += fmin(w, passes);
+    }
+    warm /= l->pp > 0 ? l->pp : 1;
+    return passes > warm ? (passes - warm) / passes : 0;
+}
+
+/* The all-to-alls of an overlapped MoE block (comm: one direction's
+ * dispatch and combine): in a steady-state pair a forward's and another
+ * micro-batch's backward run together, their exchanges beside the pair's
+ * compute on the SMs the dispatcher leaves (the compute slowed by its share
+ * of the SMs while they overlap, what is longer than the compute exposed);
+ * warm-up and cool-down passes have no partner and wait for theirs. */
+static void a2a_overlap_exposed(pricer_t *pr, double comm)
+{
+    step_costs_t *out = pr->out;
+    const moe_opts_t *mo = &pr->in->opt.moe;
+    double sms = pr->p->sm_count > 0 ? pr->p->sm_count : 1;
+    double held = mo->dispatcher == MOE_DISPATCH_DEEPEP ? DEEPEP_SMS : NCCL_A2A_SMS;
+    double share = fmin(1, held / sms);
+    double C = out->fwd.compute + out->bwd.compute, X = 2 * comm;
+    double pair = fmax(0, X - C) + fmin(C, X) * share;
+    double f = a2a_pair_share(pr->in->layout);
+    out->fwd.ep = f * pair / 2 + (1 - f) * comm;
+    out->bwd.ep = out->fwd.ep;
+}
+
 /* One MoE block's MLP part (after the second norm): router, token permute,
  * dispatch, the local experts, combine, unpermute, and the shared experts
  * (TP-split like a dense MLP: sh1/sh2 for the TP pricing, *shared false
@@ -884,8 +932,8 @@ static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *sh
     double hide_f = mo->shared_overlap ? shared_f : 0;
     double hide_b = mo->shared_overlap ? shared_b : 0;
     if (mo->a2a_overlap) {
-        hide_f = out->fwd.compute;
-        hide_b = out->bwd.compute;
+        a2a_overlap_exposed(pr, comm);
+        return;
     }
     out->fwd.ep = fmax(0, comm - hide_f);
     out->bwd.ep = fmax(0, comm - hide_b);

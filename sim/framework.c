@@ -77,6 +77,23 @@ static int read_host(const cJSON *o, const json_ctx_t *ctx, host_opts_t *h, err_
     return read_scopes(scopes, ctx, &h->graph_scopes, err);
 }
 
+/* A list of names into buf, comma separated (key names it in errors). */
+static int join_names(const cJSON *arr, const char *key, const json_ctx_t *ctx, char *buf,
+                      size_t size, err_t *err)
+{
+    buf[0] = '\0';
+    if (!cJSON_IsArray(arr) || !arr->child)
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "%s: a list of names", key);
+    for (const cJSON *n = arr->child; n; n = n->next) {
+        size_t len = strlen(buf);
+        if (!cJSON_IsString(n) || len + strlen(n->valuestring) + 2 >= size)
+            return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
+                            "%s: names as strings, %zu characters in all at most", key, size - 2);
+        snprintf(buf + len, size - len, "%s%s", len ? "," : "", n->valuestring);
+    }
+    return ERR_OK;
+}
+
 /* options.moe.by_gpu: [{"gpus": [...], "dispatcher", "a2a_overlap",
  * "shared_overlap", "source"}]. */
 static int read_moe_by_gpu(const cJSON *moe, const json_ctx_t *mctx, fw_preset_t *p, err_t *err)
@@ -108,20 +125,15 @@ static int read_moe_by_gpu(const cJSON *moe, const json_ctx_t *mctx, fw_preset_t
             return rc;
         g->graph_scopes_set = scopes != NULL;
         const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(e, "gpus");
+        const cJSON *models = cJSON_GetObjectItemCaseSensitive(e, "models");
         if (!cJSON_IsArray(gpus) || !gpus->child ||
             !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "source")))
             return err_setf(err, ERR_INPUT, ectx.file, ectx.path,
                             "needs \"gpus\" (a list of GPU names) and a \"source\"");
-        for (const cJSON *n = gpus->child; n; n = n->next) {
-            size_t len = strlen(g->gpus);
-            if (!cJSON_IsString(n) ||
-                len + strlen(n->valuestring) + 2 >= sizeof g->gpus)
-                return err_setf(err, ERR_INPUT, ectx.file, ectx.path,
-                                "gpus: GPU names as strings, %zu characters in all at most",
-                                sizeof g->gpus - 2);
-            snprintf(g->gpus + len, sizeof g->gpus - len, "%s%s", len ? "," : "",
-                     n->valuestring);
-        }
+        if ((rc = join_names(gpus, "gpus", &ectx, g->gpus, sizeof g->gpus, err)) ||
+            (models && (rc = join_names(models, "models", &ectx, g->models, sizeof g->models,
+                                        err))))
+            return rc;
     }
     p->n_moe_by_gpu = i;
     return ERR_OK;
@@ -809,26 +821,38 @@ int fw_grad_bytes(const fw_preset_t *p, precision_t precision)
     return precision == PRECISION_FP16 ? p->fp16_grad_bytes : p->grad_bytes;
 }
 
-void fw_apply_gpu(const fw_preset_t *p, const char *gpu, sim_options_t *o)
+/* Whether list (comma separated) holds name, case-insensitively. */
+static bool list_has(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *q = list; n && *q;) {
+        size_t len = strcspn(q, ",");
+        if (len == n && strncasecmp(q, name, n) == 0)
+            return true;
+        q += len + (q[len] == ',');
+    }
+    return false;
+}
+
+void fw_apply_gpu(const fw_preset_t *p, const char *gpu, const char *model, sim_options_t *o)
 {
     if (!gpu || !*gpu)
         return;
-    size_t n = strlen(gpu);
-    for (int i = 0; i < p->n_moe_by_gpu; i++) {
-        const fw_moe_gpu_t *g = &p->moe_by_gpu[i];
-        for (const char *q = g->gpus; *q;) {
-            size_t len = strcspn(q, ",");
-            if (len == n && strncmp(q, gpu, n) == 0) {
-                o->moe.dispatcher = g->dispatcher;
-                o->moe.a2a_overlap = g->a2a_overlap;
-                o->moe.shared_overlap = g->shared_overlap;
-                if (g->graph_scopes_set)
-                    o->host.graph_scopes = g->graph_scopes;
-                return;
-            }
-            q += len + (q[len] == ',');
+    /* the model's own recipe first, then the GPU's */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < p->n_moe_by_gpu; i++) {
+            const fw_moe_gpu_t *g = &p->moe_by_gpu[i];
+            bool recipe = g->models[0] != '\0';
+            if (recipe != (pass == 0) || !list_has(g->gpus, gpu) ||
+                (recipe && !(model && list_has(g->models, model))))
+                continue;
+            o->moe.dispatcher = g->dispatcher;
+            o->moe.a2a_overlap = g->a2a_overlap;
+            o->moe.shared_overlap = g->shared_overlap;
+            if (g->graph_scopes_set)
+                o->host.graph_scopes = g->graph_scopes;
+            return;
         }
-    }
 }
 
 /* The names of the set members, comma separated. */

@@ -67,9 +67,13 @@ typedef struct {
 /* MoE settings a framework's recipes choose by GPU (Megatron-Bridge's
  * performance configs run DeepEP and the all-to-all overlap on H100 only,
  * for example): they replace the preset's options.moe on these GPUs. */
-#define FW_MOE_BY_GPU_MAX 4
+#define FW_MOE_BY_GPU_MAX 16
 typedef struct {
     char gpus[160];          /* catalog GPU names, comma separated */
+    char models[240];        /* catalog model names the entry is a recipe of,
+                                comma separated ("": every model); an entry
+                                naming the run's model wins over one that
+                                names none (a framework's per-model recipes) */
     moe_dispatch_t dispatcher;
     bool a2a_overlap;
     bool shared_overlap;
@@ -144,9 +148,12 @@ void fw_apply(const fw_preset_t *p, sim_options_t *o, layout_t *l);
  * told otherwise, bf16 runs' in fp32); else its grad_bytes. */
 int fw_grad_bytes(const fw_preset_t *p, precision_t precision);
 
-/* The preset's MoE settings for runs on gpu (a catalog GPU name; NULL or
- * one the preset does not list: options.moe as it is), after fw_apply. */
-void fw_apply_gpu(const fw_preset_t *p, const char *gpu, sim_options_t *o);
+/* The preset's MoE settings for runs of model (a catalog model name, or
+ * NULL) on gpu (a catalog GPU name; NULL or one the preset does not list:
+ * options.moe as it is), after fw_apply: an options.moe.by_gpu entry that
+ * names the model (the framework's recipe for it) before one that names no
+ * model. */
+void fw_apply_gpu(const fw_preset_t *p, const char *gpu, const char *model, sim_options_t *o);
 
 /* Whether the preset can run layout l (finalized or not) with options o:
  * ERR_INPUT naming the flag and what the framework runs instead

@@ -174,8 +174,8 @@ typedef struct {
 
 /* The preset's options with the precision's costs; false when it cannot
  * train in p. */
-static int fw_setup(const fw_preset_t *fw, const char *gpu, const plan_space_t *s, precision_t p,
-                    plan_fw_t *f, err_t *err)
+static int fw_setup(const fw_preset_t *fw, const char *gpu, const char *model,
+                    const plan_space_t *s, precision_t p, plan_fw_t *f, err_t *err)
 {
     memset(f, 0, sizeof *f);
     f->fw = *fw;
@@ -183,7 +183,7 @@ static int fw_setup(const fw_preset_t *fw, const char *gpu, const plan_space_t *
     layout_t scratch;
     layout_defaults(&scratch);
     fw_apply(&f->fw, &f->opt, &scratch);
-    fw_apply_gpu(&f->fw, gpu, &f->opt);
+    fw_apply_gpu(&f->fw, gpu, model, &f->opt);
     if (s->adjust_options && (rc = s->adjust_options(&f->opt, s->adjust_ctx, err)))
         return rc;
     f->flash = scratch.flash_attention;
@@ -231,8 +231,8 @@ static int precisions_of(const plan_space_t *s, precision_t out[PRECISION_COUNT]
 /* Preset `name` in each precision it trains in (one precision: the error
  * when it does not); a precision that maps to one already added (fp8 and
  * the preset's fp8 recipe) is added once. */
-static int add_framework(const fw_preset_t *fw, const char *gpu, const plan_space_t *s,
-                         bool strict, plan_fw_t *fws, int *n, err_t *err)
+static int add_framework(const fw_preset_t *fw, const char *gpu, const char *model,
+                         const plan_space_t *s, bool strict, plan_fw_t *fws, int *n, err_t *err)
 {
     precision_t ps[PRECISION_COUNT];
     int np = precisions_of(s, ps), added = 0, first = *n;
@@ -240,7 +240,7 @@ static int add_framework(const fw_preset_t *fw, const char *gpu, const plan_spac
     for (int k = 0; k < np && *n < PLAN_MAX_FRAMEWORKS; k++) {
         plan_fw_t f;
         err_t e;
-        if (fw_setup(fw, gpu, s, ps[k], &f, &e)) {
+        if (fw_setup(fw, gpu, model, s, ps[k], &f, &e)) {
             if (!why.code)
                 why = e;
             continue;
@@ -262,14 +262,14 @@ static int add_framework(const fw_preset_t *fw, const char *gpu, const plan_spac
 
 /* One framework (space->framework) or every plannable preset, each in every
  * precision searched that it trains in. */
-static int frameworks_for(const plan_space_t *s, const char *gpu, plan_fw_t *fws, int *n,
-                          err_t *err)
+static int frameworks_for(const plan_space_t *s, const char *gpu, const char *model,
+                          plan_fw_t *fws, int *n, err_t *err)
 {
     *n = 0;
     fw_preset_t fw;
     if (s->framework && *s->framework) {
         int rc = fw_load(s->framework, &fw, err);
-        if (rc || (rc = add_framework(&fw, gpu, s, true, fws, n, err)))
+        if (rc || (rc = add_framework(&fw, gpu, model, s, true, fws, n, err)))
             return rc;
         if ((s->rc_modules & ~(unsigned)LAYOUT_RC_CORE_ATTN) && !fws[0].fw.caps.recompute_modules)
             return err_setf(err, ERR_INPUT, NULL, "--recompute-modules",
@@ -288,7 +288,7 @@ static int frameworks_for(const plan_space_t *s, const char *gpu, plan_fw_t *fws
             break;
         if (!fw.plannable)
             continue;
-        if ((rc = add_framework(&fw, gpu, s, false, fws, n, err)))
+        if ((rc = add_framework(&fw, gpu, model, s, false, fws, n, err)))
             break;
     }
     catalog_free_names(names, count);
@@ -1028,7 +1028,7 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
     double t0 = clock_now_s();
     plan_fw_t fws[PLAN_MAX_FRAMEWORKS];
     int n_fws = 0;
-    int rc = frameworks_for(space, c->gpu.name, fws, &n_fws, err);
+    int rc = frameworks_for(space, c->gpu.name, m->name, fws, &n_fws, err);
     if (rc)
         return rc;
     /* 1. every candidate the frameworks run that fits, each framework's

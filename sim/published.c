@@ -673,6 +673,33 @@ static int framework_split(layout_t *l, const model_t *m, layout_split_rule_t ru
 
 /* Megatron-LM flags a row's notes name ("overlap flags: --overlap-grad-reduce
  * --overlap-param-gather --tp-comm-overlap"). */
+/* The MoE settings a row's notes name, as the project's MoE sets write them
+ * ("DeepEP", "HybridEP" (priced as DeepEP); "1F1B (EP) overlap on|off";
+ * "CUDA graphs attn, moe_router, moe_preprocess"): the run's own, over the
+ * preset's recipe. A graph list that does not parse is left out. */
+static void notes_moe_flags(const char *notes, sim_options_t *o)
+{
+    if (has(notes, "DeepEP") || has(notes, "HybridEP")) {
+        o->moe.dispatcher = MOE_DISPATCH_DEEPEP;
+        o->moe.dispatcher_given = true;
+    }
+    if (has(notes, "(EP) overlap on"))
+        o->moe.a2a_overlap = true;
+    else if (has(notes, "(EP) overlap off"))
+        o->moe.a2a_overlap = false;
+    const char *g = find_ci(notes, "CUDA graphs ");
+    if (!g)
+        return;
+    g += strlen("CUDA graphs ");
+    size_t len = strcspn(g, ";");
+    char *list = strndup(g, len);
+    unsigned scopes;
+    err_t e;
+    if (list && host_graph_scopes_parse(list, NULL, &scopes, &e) == ERR_OK)
+        o->host.graph_scopes = scopes;
+    free(list);
+}
+
 static void notes_flags(const char *notes, sim_options_t *o, layout_t *l)
 {
     if (has(notes, "--overlap-grad-reduce"))
@@ -709,6 +736,7 @@ static void notes_flags(const char *notes, sim_options_t *o, layout_t *l)
         o->moe.imbalance = 1;
         o->moe.imbalance_given = true;
     }
+    notes_moe_flags(notes, o);
 }
 
 /* Features the framework column names ("torchtitan 3D + compile + Float8

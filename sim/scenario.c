@@ -33,7 +33,7 @@ int scenario_begin(const scenario_spec_t *spec, scenario_t *s, err_t *err)
     if ((rc = fw_load_in(s->catalog, spec->framework, &s->fw, err)))
         return rc;
     fw_apply(&s->fw, &s->opt, &s->layout);
-    fw_apply_gpu(&s->fw, s->cluster.gpu.name, &s->opt);
+    fw_apply_gpu(&s->fw, s->cluster.gpu.name, s->model.name, &s->opt);
     return ERR_OK;
 }
 

@@ -1509,14 +1509,34 @@ static void test_moe_dispatch(void)
     CHECK_REL(a.c.bwd.ep, 2 * a2a, 1e-12);
     CHECK_REL(a.c.ep_comm_layer_s, 4 * a2a, 1e-12);
     /* the shared-expert overlap hides nothing without shared experts; the
-     * combined 1F1B overlap hides it behind another micro-batch's compute */
+     * combined 1F1B overlap pairs one micro-batch's forward with another's
+     * backward: with one micro-batch a step there is no partner */
     priced_t o;
     CU_ASSERT_EQUAL_FATAL(begin(&o, "mixtral-8x7b", "h100-sxm", 16, "megatron-core"), 0);
     moe_layout(&o, 8, 16);
     o.s.opt.moe.a2a_overlap = true;
     CU_ASSERT_EQUAL_FATAL(price(&o), 0);
-    CHECK_REL(o.c.fwd.ep, fmax(0, 2 * a2a - o.c.fwd.compute), 1e-12);
-    CU_ASSERT_TRUE(o.c.fwd.ep < a.c.fwd.ep);
+    CU_ASSERT_EQUAL(o.s.layout.grad_accum, 1);
+    CHECK_REL(o.c.fwd.ep, 2 * a2a, 1e-12);
+    /* with 8 micro-batches 7 of 8 passes pair up (the first forward waits);
+     * in a pair both passes' exchanges run beside both passes' compute on
+     * the SMs NCCL's 32 channels leave of the H100's 132 */
+    priced_t p8;
+    CU_ASSERT_EQUAL_FATAL(begin(&p8, "mixtral-8x7b", "h100-sxm", 16, "megatron-core"), 0);
+    moe_layout(&p8, 8, 128);
+    p8.s.opt.moe.a2a_overlap = true;
+    CU_ASSERT_EQUAL_FATAL(price(&p8), 0);
+    CU_ASSERT_EQUAL(p8.s.layout.grad_accum, 8);
+    double C = 0;
+    for (int i = 0; i < p8.c.n_ops; i++)
+        if (strcmp(p8.c.ops[i].name, "residual_2") != 0)
+            C += p8.c.ops[i].fwd_s + p8.c.ops[i].bwd_s;
+    double X = 4 * a2a, f = 7.0 / 8;
+    double pair = fmax(0, X - C) + fmin(C, X) * 32.0 / p8.s.profile.sm_count;
+    CHECK_REL(p8.c.fwd.ep, f * pair / 2 + (1 - f) * 2 * a2a, 1e-9);
+    CU_ASSERT_TRUE(p8.c.fwd.ep < o.c.fwd.ep);
+    CU_ASSERT_TRUE(p8.c.fwd.ep > (1 - f) * 2 * a2a);
+    scenario_free(&p8.s);
     /* DeepSeek-V2-Lite (64 experts) with EP16 over two nodes, fp8 with DeepEP */
     priced_t d;
     CU_ASSERT_EQUAL_FATAL(begin(&d, "deepseek-v2-lite", "h100-sxm", 16, "megatron-core"), 0);
@@ -2080,6 +2100,39 @@ static void test_moe_dispatcher_offered(void)
     scenario_free(&p.s);
 }
 
+/* A framework's per-model recipes (options.moe.by_gpu entries naming
+ * models): Megatron-Bridge 25.11 runs Qwen3-235B on H100s with its
+ * provider's all-to-all dispatcher and the EP overlap (v0.2.0
+ * workload_base_configs.py), DeepSeek-V3 with the preset's DeepEP; 26.04
+ * captures Qwen3-235B's attention, router and preprocess on GB200 and
+ * leaves Qwen3-30B's CUDA graphs (they differ by precision) at none; a
+ * model without a recipe takes the GPU's entry. */
+static void test_framework_recipes(void)
+{
+    static const struct {
+        const char *fw, *model, *gpu;
+        moe_dispatch_t d;
+        bool overlap;
+        unsigned graphs;
+    } want[] = {
+        {"megatron-bridge-25.11", "qwen3-235b-a22b", "h100-sxm", MOE_DISPATCH_ALLTOALL, true, 0},
+        {"megatron-bridge-25.11", "deepseek-v3", "h100-sxm", MOE_DISPATCH_DEEPEP, true, 0},
+        {"megatron-bridge-26.04", "qwen3-235b-a22b", "gb200", MOE_DISPATCH_DEEPEP, false,
+         HOST_GRAPH_ATTN | HOST_GRAPH_MOE_ROUTER | HOST_GRAPH_MOE_PREPROCESS},
+        {"megatron-bridge-26.04", "qwen3-30b-a3b", "gb200", MOE_DISPATCH_DEEPEP, false, 0},
+        {"megatron-bridge-26.04", "mixtral-8x7b", "gb200", MOE_DISPATCH_DEEPEP, false,
+         HOST_GRAPH_ATTN | HOST_GRAPH_MOE_ROUTER | HOST_GRAPH_MOE_PREPROCESS},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        priced_t p;
+        CU_ASSERT_EQUAL_FATAL(begin(&p, want[i].model, want[i].gpu, 64, want[i].fw), 0);
+        CU_ASSERT_EQUAL(p.s.opt.moe.dispatcher, want[i].d);
+        CU_ASSERT_EQUAL(p.s.opt.moe.a2a_overlap, want[i].overlap);
+        CU_ASSERT_EQUAL(p.s.opt.host.graph_scopes, want[i].graphs);
+        scenario_free(&p.s);
+    }
+}
+
 TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TEST(test_published_memory), TEST(test_loss_parallel), TEST(test_compiled_loss), TEST(test_sp_saves_gathered), TEST(test_attention_copies), TEST(test_tp_overlap_by_gemm), TEST(test_tp_overlap_aggregate),
            TEST(test_cross_entropy_traffic), TEST(test_zero3_modes),
            TEST(test_attention_by_sequence), TEST(test_precision_recipes), TEST(test_head_in_bf16),
@@ -2087,4 +2140,4 @@ TEST_SUITE(suite_mechanisms, "mechanisms", TEST(test_framework_capabilities), TE
            TEST(test_eager_and_recompute), TEST(test_recompute_early_stop), TEST(test_pp_gathered_stage), TEST(test_cp_blocks), TEST(test_cp_exchange), TEST(test_kv_repeated_memory), TEST(test_moe_probs_in_activation), TEST(test_recompute_modules), TEST(test_fp8_norm_cast),
            TEST(test_fp8_weight_cache), TEST(test_param_gather_window), TEST(test_moe_dispatch), TEST(test_moe_scatter_adds), TEST(test_moe_experts), TEST(test_moe_tp_needs_sp),
            TEST(test_ddp_all_reduce), TEST(test_dp_reduce_after_schedule), TEST(test_fsdp_pipeline_reduce), TEST(test_pipeline_wait_is_bubble), TEST(test_bf16_optimizer_all_reduce), TEST(test_deepspeed_pipeline_engine),
-           TEST(test_zero3_live_parameters), TEST(test_host_race), TEST(test_host_bound_moe), TEST(test_sliding_window), TEST(test_moe_dispatcher_offered));
+           TEST(test_zero3_live_parameters), TEST(test_host_race), TEST(test_host_bound_moe), TEST(test_sliding_window), TEST(test_moe_dispatcher_offered), TEST(test_framework_recipes));
