@@ -20,6 +20,7 @@ void memory_opts_default(memory_opts_t *o)
     o->pp_gathered_grad_bytes = 0;
     o->kv_repeated = false;
     o->moe_probs_in_act = false;
+    o->saves_quantized = false;
     /* two blocks gathered whole (FSDP's unit and its prefetch) */
     o->zero3_max_live_params = 0;
 }
@@ -34,7 +35,36 @@ typedef struct {
                           backward rebuilds it, so it is not kept */
     bool gathered;     /* a column-parallel GEMM's input: all-gathered over
                           the sequence under SP (layout_t sp_saves_gathered) */
+    int gemm_in;       /* a GEMM's input (memory_opts_t.saves_quantized keeps it
+                          in the recipe's format): 1; 2 when another module
+                          keeps the 16-bit tensor too (the attention output,
+                          kept by the attention and, quantized, by the
+                          output projection); 0 neither */
 } act_term_t;
+
+/* Bytes an element of a GEMM input takes in precision p's saved format:
+ * fp8 and its scales (per tensor: none to speak of; 1x128 blocks: an fp32
+ * scale per 128; MXFP8: an e8m0 per 32), fp4 with its block scales; 0 for
+ * precisions that do not quantize. */
+static double quantized_bytes(precision_t p)
+{
+    switch (p) {
+    case PRECISION_FP8:
+    case PRECISION_FP8_CS:
+    case PRECISION_FP8_ROWWISE:
+        return 1;
+    case PRECISION_FP8_BLOCK:
+        return 1 + 4.0 / 128;
+    case PRECISION_MXFP8:
+        return 1 + 1.0 / 32;
+    case PRECISION_NVFP4:
+        return 0.5 + 1.0 / 16;
+    case PRECISION_MXFP4:
+        return 0.5 + 1.0 / 32;
+    default:
+        return 0;
+    }
+}
 
 enum { MAX_TERMS = 24 };
 
@@ -69,21 +99,21 @@ static void moe_terms(const model_t *m, const layout_t *l, double sb, double e, 
     /* Megatron's "moe" recompute rebuilds all of them, "moe_act" the
      * activation output, "shared_experts" the shared experts' tensors */
     const unsigned MOE = LAYOUT_RC_MOE, SH = LAYOUT_RC_MOE | LAYOUT_RC_SHARED_EXPERTS;
-    t[(*n)++] = (act_term_t){sb * x->n_experts, 4, false, MOE, false}; /* router scores, fp32 */
-    t[(*n)++] = (act_term_t){sb * k * etp * h, e, false, MOE, false};  /* experts' input */
-    t[(*n)++] = (act_term_t){sb * k * fe * (gated ? 2 : 1), e, false, MOE, false};
-    t[(*n)++] = (act_term_t){sb * k * fe, e, false, MOE | LAYOUT_RC_MOE_ACT,
-                             false};                                   /* activation output */
+    t[(*n)++] = (act_term_t){sb * x->n_experts, 4, false, MOE, false, 0}; /* router scores, fp32 */
+    t[(*n)++] = (act_term_t){sb * k * etp * h, e, false, MOE, false, 1}; /* experts' input */
+    t[(*n)++] = (act_term_t){sb * k * fe * (gated ? 2 : 1), e, false, MOE, false, 0};
+    t[(*n)++] = (act_term_t){sb * k * fe, e, false, MOE | LAYOUT_RC_MOE_ACT, false,
+                             1}; /* activation output: the second GEMM's input */
     /* the expert outputs before the weighted combine, kept for the
      * probabilities' gradient where the combine applies them; Megatron-Core
      * 0.13 on weights the activation instead (experts.py
      * activation_func_with_probs: "memory-efficient permutation", arXiv:
      * 2603.07685 sec. 4.1.2), whose saved input already serves */
     if (!probs_in_act)
-        t[(*n)++] = (act_term_t){sb * k * h, e, false, MOE, false};
+        t[(*n)++] = (act_term_t){sb * k * h, e, false, MOE, false, 0};
     if (fs > 0) {
-        t[(*n)++] = (act_term_t){sb * fs * (gated ? 2 : 1), e, true, SH, false};
-        t[(*n)++] = (act_term_t){sb * fs, e, true, SH, false};
+        t[(*n)++] = (act_term_t){sb * fs * (gated ? 2 : 1), e, true, SH, false, 0};
+        t[(*n)++] = (act_term_t){sb * fs, e, true, SH, false, 1};
     }
 }
 
@@ -103,7 +133,7 @@ static int layer_terms(const model_t *m, const layout_t *l, bool moe, const memo
     double sb = s * b;
     bool drop = m->dropout > 0;
     int n = 0;
-#define TERM(el, bpe, tp_split, rc) (t[n++] = (act_term_t){(el), (bpe), (tp_split), (rc), false})
+#define TERM(el, bpe, tp_split, rc) (t[n++] = (act_term_t){(el), (bpe), (tp_split), (rc), false, 0})
     /* Megatron-Core's selective recompute modules (transformer_layer.py):
      * "layernorm" rebuilds a norm that is its own module (MLA's input norm,
      * an MoE block's pre-MLP norm; Transformer Engine fuses the others into
@@ -113,8 +143,8 @@ static int layer_terms(const model_t *m, const layout_t *l, bool moe, const memo
     unsigned up = model_is_mla(m) ? LAYOUT_RC_MLA_UP_PROJ : 0;
     /* attention sub-block */
     TERM(sb * h, e, false, 0); /* norm 1 input */
-    t[n++] = (act_term_t){sb * h, e, false, model_is_mla(m) ? LAYOUT_RC_LAYERNORM : 0,
-                          true}; /* QKV GEMM input (norm 1 output) */
+    t[n++] = (act_term_t){sb * h, e, false, model_is_mla(m) ? LAYOUT_RC_LAYERNORM : 0, true,
+                          1}; /* QKV GEMM input (norm 1 output) */
     TERM(sb * qw, e, true, up);  /* Q */
     TERM(sb * kvw, e, true, up); /* K */
     TERM(sb * kvw, e, true, up); /* V */
@@ -129,21 +159,23 @@ static int layer_terms(const model_t *m, const layout_t *l, bool moe, const memo
             TERM(scores, e, true, CORE); /* dropout output, input to x V */
         }
     }
-    TERM(sb * qw, e, true, 0); /* output projection input */
+    t[n++] = (act_term_t){sb * qw, e, true, 0, false, 2}; /* output projection input */
     if (drop)
         TERM(sb * h, 1, false, 0); /* dropout mask after projection */
     /* MLP sub-block */
     TERM(sb * h, e, false, 0); /* norm 2 input */
-    t[n++] = (act_term_t){sb * h, e, false, moe ? LAYOUT_RC_LAYERNORM : 0,
-                          true}; /* first MLP GEMM input */
+    t[n++] = (act_term_t){sb * h, e, false, moe ? LAYOUT_RC_LAYERNORM : 0, true,
+                          1}; /* first MLP GEMM input */
     if (moe) {
         moe_terms(m, l, sb, e, o->moe_probs_in_act, t, &n);
     } else if (m->mlp == MODEL_MLP_SWIGLU) {
         TERM(sb * f * 2, e, true, LAYOUT_RC_MLP); /* gate and up outputs */
-        TERM(sb * f, e, true, LAYOUT_RC_MLP);     /* silu(gate) * up: second GEMM input */
+        t[n++] = (act_term_t){sb * f, e, true, LAYOUT_RC_MLP, false,
+                              1}; /* silu(gate) * up: second GEMM input */
     } else {
         TERM(sb * f, e, true, LAYOUT_RC_MLP); /* GELU input */
-        TERM(sb * f, e, true, LAYOUT_RC_MLP); /* GELU output: second GEMM input */
+        t[n++] = (act_term_t){sb * f, e, true, LAYOUT_RC_MLP, false,
+                              1}; /* GELU output: second GEMM input */
     }
     if (drop)
         TERM(sb * h, 1, false, 0); /* dropout mask after the MLP */
@@ -163,6 +195,9 @@ static double sum_terms(const model_t *m, const layout_t *l, bool moe, const mem
         if (t[i].rc & rebuilt)
             continue;
         double bytes = t[i].elements * t[i].bytes_per_element;
+        double q = o->saves_quantized ? quantized_bytes(l->precision) : 0;
+        if (t[i].gemm_in && q > 0)
+            bytes = t[i].elements * (q + (t[i].gemm_in == 2 ? t[i].bytes_per_element : 0));
         if (t[i].gathered && l->sequence_parallel && l->sp_saves_gathered && l->tp > 1) {
             /* saved whole, as gathered; a per-tensor fp8 recipe gathers
              * (and saves) the quantized input, 1 byte an element

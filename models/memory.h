@@ -57,6 +57,11 @@ typedef struct {
                               activation, not the expert outputs (Megatron-Core
                               0.13 on, moe_opts_t.probs_in_act): the outputs
                               before the combine are not kept */
+    bool saves_quantized;  /* a low-precision run keeps each GEMM's input in the
+                              recipe's format for the weight gradient
+                              (Transformer Engine's modules,
+                              sim_options_t.fp8_saves_quantized), not in the
+                              16-bit activation type */
 } memory_opts_t;
 
 typedef struct {

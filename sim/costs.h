@@ -170,6 +170,9 @@ typedef struct {
                                   down projection, its TP collective) and the
                                   residual add after it are not run again */
     bool fp8_weight_cache;     /* quantized weights reused for the step's micro-batches */
+    bool fp8_saves_quantized;  /* a low-precision run keeps each GEMM's input
+                                  quantized for the weight gradient (Transformer
+                                  Engine's modules), not in 16 bits (memory) */
     /* Memory traffic of the elementwise ops relative to one fused kernel
      * (1 = fused, e.g. Transformer Engine or torch.compile; eager PyTorch
      * decomposes RMSNorm, rotary embeddings and SwiGLU into several

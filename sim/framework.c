@@ -139,6 +139,20 @@ static int read_moe_by_gpu(const cJSON *moe, const json_ctx_t *mctx, fw_preset_t
     return ERR_OK;
 }
 
+/* An option given in o needs its KEY_source string beside it. */
+static int sourced(const cJSON *o, const char *key, const json_ctx_t *ctx, err_t *err)
+{
+    if (!cJSON_GetObjectItemCaseSensitive(o, key))
+        return ERR_OK;
+    char name[64];
+    snprintf(name, sizeof name, "%s_source", key);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (cJSON_IsString(s) && s->valuestring[0])
+        return ERR_OK;
+    return err_setf(err, ERR_INPUT, ctx->file, ctx->path, "%s: missing (every framework default needs one)",
+                    name);
+}
+
 static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *opt, err_t *err)
 {
     char p2p[16] = "schedule", cp[16] = "ring";
@@ -180,6 +194,9 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
                               &opt->cp_merge_bytes, err)) ||
         (rc = json_get_bool(o, "kv_repeated", ctx, JSON_OPTIONAL, &opt->kv_repeated, err)) ||
         (rc = json_get_bool(o, "fp8_norm_cast", ctx, JSON_OPTIONAL, &opt->fp8_norm_cast, err)) ||
+        (rc = json_get_bool(o, "fp8_saves_quantized", ctx, JSON_OPTIONAL,
+                            &opt->fp8_saves_quantized, err)) ||
+        (rc = sourced(o, "fp8_saves_quantized", ctx, err)) ||
         (rc = json_get_double(o, "ce_fwd_bytes", ctx, JSON_OPTIONAL, 0, 1000, &opt->ce_fwd_bytes,
                               err)) ||
         (rc = json_get_double(o, "ce_bwd_bytes", ctx, JSON_OPTIONAL, 0, 1000, &opt->ce_bwd_bytes,

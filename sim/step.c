@@ -131,6 +131,7 @@ void sim_memory_opts(const profile_t *p, const sim_options_t *opt, memory_opts_t
     o->logit_bytes_tp = opt->ce_tp_peak_bytes;
     o->kv_repeated = opt->kv_repeated;
     o->moe_probs_in_act = opt->moe.probs_in_act;
+    o->saves_quantized = opt->fp8_saves_quantized;
     /* FSDP2 under pipelining keeps each stage gathered (zero3 reshard_with_pp
      * false) and accumulates the unsharded gradients in the reduce dtype */
     if (!opt->zero3.reshard_with_pp)
