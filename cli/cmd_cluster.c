@@ -1,0 +1,340 @@
+/* scaleplan cluster: many training jobs on one GPU pool, replayed event by
+ * event under a scheduling policy (cluster/replay.h): queue delays,
+ * completion times, utilization, goodput and cost.
+ *
+ * This file reads the flags, the job list (a file, or a synthesized
+ * workload), prices model + tokens jobs with the step simulator
+ * (cluster/duration.h) and prints the result.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "cluster/duration.h"
+#include "cluster/replay.h"
+#include "cluster/synth.h"
+#include "common/json.h"
+#include "common/notes.h"
+#include "common/rng.h"
+#include "common/units.h"
+#include "reports/table.h"
+
+#define DEFAULT_LOAD 0.9 /* --synthesize: offered load (ASSUMED: a busy, not saturated pool) */
+
+static const cli_opt_t own_opts[] = {
+    {"--trace", NULL, "FILE", "the job list to replay (see --trace-format)", CLI_WORD},
+    {"--trace-format", NULL, "jobs|tiresias", "how --trace is written (default jobs)", CLI_WORD},
+    {"--synthesize", NULL, "N", "instead of --trace: N jobs of a heavy-tailed mix (below)",
+     CLI_N(1, 10000000)},
+    {"--load", NULL, "X", "--synthesize: offered GPU-time over the pool's (default 0.9)",
+     CLI_X(0.01, 100)},
+    {"--seed", NULL, "S", "--synthesize: the random seed (default 20240723)", CLI_N(0, 2147483647)},
+    {"--gpus", NULL, "N", "GPUs in the pool (required)", CLI_N(1, 1 << 24)},
+    {"--gpus-per-node", NULL, "N", "GPUs per node; gangs are placed on whole nodes first "
+     "(default 8, or the pool when smaller)", CLI_N(1, 1024)},
+    {"--gpu", NULL, "NAME", "the pool's GPU, for jobs given as model + tokens", CLI_WORD},
+    {"--policy", NULL, "NAME", "fifo|backfill|priority|srtf|las (default fifo)", CLI_WORD},
+    {"--las-threshold", NULL, "GPU-S", "las: queue-0 limit in GPU-seconds (default 3600, "
+     "the Tiresias simulator's)", CLI_X(1, 1e12)},
+    {"--price", NULL, "$/GPU-h", "price per GPU-hour: cost_usd is the pool's GPUs over the "
+     "makespan at this price (default: no cost)", CLI_KIND(CLI_PRICE, 0, 1e4)},
+    {"--per-job", NULL, NULL, "also list every job (start, end, queue delay, GPU-hours)",
+     CLI_WORD},
+};
+static const cli_group_t own_group = {"Cluster", own_opts, sizeof own_opts / sizeof own_opts[0]};
+
+/* What the command read from its flags. */
+typedef struct {
+    creplay_config_t cfg;
+    const char *trace, *format, *gpu;
+    int synth_n, seed;
+    double load;
+    bool price_given;
+    notes_t notes;
+} opts_t;
+
+static int read_policy(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    const char *name = cli_get(a, "--policy") ? cli_get(a, "--policy") : "fifo";
+    if ((o->cfg.policy = cpolicy_find(name)))
+        return ERR_OK;
+    int n;
+    const cpolicy_t *all = cpolicy_all(&n);
+    char list[160] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                 all[i].name);
+    return err_setf(err, ERR_INPUT, NULL, "--policy", "unknown policy '%s' (one of %s)", name, list);
+}
+
+static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    int gpus = 0, gpn = 0, rc;
+    o->seed = (int)RNG_DEFAULT_SEED % 2147483647;
+    o->load = DEFAULT_LOAD;
+    o->synth_n = 0;
+    if ((rc = cli_get_int(a, "--gpus", &gpus, err)) || (rc = cli_get_int(a, "--gpus-per-node", &gpn, err)) ||
+        (rc = cli_get_int(a, "--synthesize", &o->synth_n, err)) ||
+        (rc = cli_get_int(a, "--seed", &o->seed, err)) || (rc = cli_get_double(a, "--load", &o->load, err)))
+        return rc;
+    if (!gpus)
+        return err_setf(err, ERR_INPUT, NULL, "--gpus", "say how many GPUs the pool has");
+    creplay_config_default(&o->cfg, gpus);
+    if (gpn)
+        o->cfg.gpus_per_node = gpn;
+    else
+        notes_add(&o->notes, NOTE_ASSUMED, "--gpus-per-node", "%d (nodes of 8 GPUs, as HGX/DGX "
+                  "servers; give --gpus-per-node)", o->cfg.gpus_per_node);
+    if (gpus % o->cfg.gpus_per_node)
+        return err_setf(err, ERR_INPUT, NULL, "--gpus-per-node",
+                        "%d does not divide --gpus %d (the pool is whole nodes)",
+                        o->cfg.gpus_per_node, gpus);
+    if ((rc = cli_get_double(a, "--las-threshold", &o->cfg.las_threshold_gpu_s, err)) ||
+        (rc = cli_get_double(a, "--price", &o->cfg.price_per_gpu_h, err)) ||
+        (rc = read_policy(a, o, err)))
+        return rc;
+    o->price_given = cli_has(a, "--price");
+    o->trace = cli_get(a, "--trace");
+    o->gpu = cli_get(a, "--gpu");
+    o->format = cli_get(a, "--trace-format") ? cli_get(a, "--trace-format") : "jobs";
+    if (!cjobs_format_find(o->format))
+        return err_setf(err, ERR_INPUT, NULL, "--trace-format",
+                        "unknown format '%s' (jobs or tiresias)", o->format);
+    if (!o->trace == !o->synth_n)
+        return err_setf(err, ERR_INPUT, NULL, o->trace ? "--synthesize" : "--trace",
+                        o->trace ? "give --trace or --synthesize, not both"
+                                 : "give the job list (--trace FILE) or --synthesize N");
+    for (int i = 0; o->trace && i < 2; i++)
+        if (cli_has(a, i ? "--load" : "--seed"))
+            notes_add(&o->notes, NOTE_IGNORED, i ? "--load" : "--seed",
+                      "a trace replay has nothing random to seed or scale (--synthesize uses it)");
+    if (cli_has(a, "--las-threshold") && strcmp(o->cfg.policy->name, "las") != 0)
+        notes_add(&o->notes, NOTE_IGNORED, "--las-threshold", "only --policy las uses it");
+    return ERR_OK;
+}
+
+/* The job list: read (and priced where it gives model + tokens) or made. */
+static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
+{
+    if (o->synth_n) {
+        csynth_spec_t sp = {o->synth_n, o->cfg.gpus, o->load, (uint64_t)o->seed};
+        notes_add(&o->notes, NOTE_ASSUMED, "--synthesize",
+                  "%d jobs of an assumed heavy-tailed mix (1-32 GPUs, log-normal run times with "
+                  "a 10 min median), Poisson arrivals at load %.2f, seed %d",
+                  o->synth_n, o->load, o->seed);
+        return csynth_make(&sp, l, err);
+    }
+    int rc = cjobs_read(cjobs_format_find(o->format), o->trace, l, err), priced = 0;
+    if (!rc)
+        rc = cdur_fill(l, o->gpu, a->catalog, &priced, err);
+    if (!rc && priced)
+        notes_add(&o->notes, NOTE_ASSUMED, "duration", "%d job%s given as model + tokens run for "
+                  "tokens / the simulated tokens per second of the planner's fastest layout on %s "
+                  "(no failures, restarts or checkpoints)", priced, priced == 1 ? "" : "s", o->gpu);
+    else if (!rc && o->gpu)
+        notes_add(&o->notes, NOTE_IGNORED, "--gpu", "no job gives a model and tokens");
+    return rc;
+}
+
+/* A duration as units_fmt_duration writes it, but nothing as "0 s". */
+static const char *dur(double s, char *buf, size_t cap)
+{
+    if (s < 0.0005) {
+        snprintf(buf, cap, "0 s");
+        return buf;
+    }
+    return units_fmt_duration(s, buf, cap);
+}
+
+static double ms_s(int64_t ms)
+{
+    return (double)ms / 1000.0;
+}
+
+static cJSON *job_json(const cjob_t *j, const creplay_job_t *r, double price)
+{
+    cJSON *e = cJSON_CreateObject();
+    bool ok = e && cJSON_AddStringToObject(e, "name", j->name) && json_add_number(e, "gpus", j->gpus) &&
+              json_add_number(e, "submit_s", ms_s(j->submit_ms)) &&
+              json_add_number(e, "start_s", ms_s(r->start_ms)) &&
+              json_add_number(e, "end_s", ms_s(r->end_ms)) &&
+              json_add_number(e, "queue_delay_s", ms_s(r->start_ms - j->submit_ms)) &&
+              json_add_number(e, "jct_s", ms_s(r->end_ms - j->submit_ms)) &&
+              json_add_number(e, "gpu_hours", (double)r->gpu_ms / 3.6e6) &&
+              json_add_number(e, "preemptions", r->preemptions) &&
+              json_add_number(e, "priority", j->priority);
+    if (ok && price > 0)
+        ok = json_add_number(e, "cost_usd", (double)r->gpu_ms / 3.6e6 * price);
+    if (!ok) {
+        cJSON_Delete(e);
+        return NULL;
+    }
+    return e;
+}
+
+/* A number, or null when the figure does not exist for this run. */
+static bool add_or_null(cJSON *o, const char *key, bool have, double v)
+{
+    return have ? json_add_number(o, key, v) : cJSON_AddNullToObject(o, key) != NULL;
+}
+
+static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_result_t *r, bool per_job)
+{
+    cJSON *j = cJSON_CreateObject(), *arr = NULL;
+    bool ok = j && json_add_number(j, "jobs", r->n_jobs) &&
+              cJSON_AddStringToObject(j, "policy", o->cfg.policy->name) &&
+              json_add_number(j, "gpus", o->cfg.gpus) &&
+              json_add_number(j, "gpus_per_node", o->cfg.gpus_per_node) &&
+              json_add_number(j, "makespan_s", r->makespan_s) &&
+              json_add_number(j, "queue_delay_mean_s", r->queue_delay_mean_s) &&
+              json_add_number(j, "queue_delay_p50_s", r->queue_delay_p50_s) &&
+              json_add_number(j, "queue_delay_p99_s", r->queue_delay_p99_s) &&
+              json_add_number(j, "jct_mean_s", r->jct_mean_s) &&
+              json_add_number(j, "jct_p50_s", r->jct_p50_s) &&
+              json_add_number(j, "jct_p99_s", r->jct_p99_s) &&
+              json_add_number(j, "utilization", r->utilization) &&
+              json_add_number(j, "gpu_hours", (double)r->gpu_ms / 3.6e6) &&
+              json_add_number(j, "preemptions", (double)r->preemptions) &&
+              add_or_null(j, "goodput_tokens_per_gpu_hour", r->tokens > 0,
+                          r->goodput_tokens_per_gpu_hour) &&
+              add_or_null(j, "cost_usd", o->price_given, r->cost_usd) &&
+              add_or_null(j, "price_per_gpu_h", o->price_given, o->cfg.price_per_gpu_h);
+    if (ok && per_job && (ok = (arr = cJSON_AddArrayToObject(j, "per_job")) != NULL))
+        for (int i = 0; ok && i < l->n; i++) {
+            cJSON *e = job_json(&l->jobs[i], &r->jobs[i], o->price_given ? o->cfg.price_per_gpu_h : 0);
+            ok = e && cJSON_AddItemToArray(arr, e);
+            if (!ok)
+                cJSON_Delete(e);
+        }
+    ok = ok && cli_add_notes_json(j, &o->notes);
+    if (!ok) {
+        cJSON_Delete(j);
+        return NULL;
+    }
+    return j;
+}
+
+static int print_jobs(const cjobs_t *l, const creplay_result_t *r)
+{
+    static const char *hdr[] = {"job", "gpus", "submit", "start", "end", "queue delay",
+                                "completion", "GPU-h", "preempted"};
+    table_t *t = table_create(9, hdr);
+    if (!t)
+        return ERR_RUNTIME;
+    for (int c = 1; c < 9; c++)
+        table_align_right(t, c);
+    for (int i = 0; i < l->n; i++) {
+        const cjob_t *j = &l->jobs[i];
+        const creplay_job_t *x = &r->jobs[i];
+        char q[32], c[32];
+        table_add_rowf(t, "%s\t%d\t%.0f\t%.0f\t%.0f\t%s\t%s\t%.2f\t%d", j->name, j->gpus,
+                       ms_s(j->submit_ms), ms_s(x->start_ms), ms_s(x->end_ms),
+                       dur(ms_s(x->start_ms - j->submit_ms), q, sizeof q),
+                       dur(ms_s(x->end_ms - j->submit_ms), c, sizeof c),
+                       (double)x->gpu_ms / 3.6e6, x->preemptions);
+    }
+    printf("\n");
+    int rc = table_print(t, stdout, 2, 0);
+    table_destroy(t);
+    return rc;
+}
+
+static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t *r, bool per_job)
+{
+    char a[32], b[32], c[32];
+    int nodes = o->cfg.gpus / o->cfg.gpus_per_node;
+    printf("%d jobs on %d GPUs (%d node%s of %d), policy %s\n", r->n_jobs, o->cfg.gpus, nodes,
+           nodes == 1 ? "" : "s", o->cfg.gpus_per_node, o->cfg.policy->name);
+    printf("  makespan        %s (%.0f s)\n", dur(r->makespan_s, a, sizeof a),
+           r->makespan_s);
+    printf("  queue delay     mean %s, p50 %s, p99 %s\n",
+           dur(r->queue_delay_mean_s, a, sizeof a),
+           dur(r->queue_delay_p50_s, b, sizeof b),
+           dur(r->queue_delay_p99_s, c, sizeof c));
+    printf("  completion time mean %s, p50 %s, p99 %s\n", dur(r->jct_mean_s, a, sizeof a),
+           dur(r->jct_p50_s, b, sizeof b), dur(r->jct_p99_s, c, sizeof c));
+    printf("  utilization     %.1f%% (%.1f GPU-hours allocated of %.1f)\n", 100 * r->utilization,
+           (double)r->gpu_ms / 3.6e6, o->cfg.gpus * r->makespan_s / 3600);
+    printf("  preemptions     %ld\n", r->preemptions);
+    if (r->tokens > 0)
+        printf("  goodput         %s tokens per GPU-hour\n",
+               units_fmt_count(r->goodput_tokens_per_gpu_hour, a, sizeof a));
+    if (o->price_given)
+        printf("  cost            %s (the pool's GPU-hours over the makespan at $%.2f/GPU-h)\n",
+               units_fmt_usd(r->cost_usd, a, sizeof a), o->cfg.price_per_gpu_h);
+    int rc = per_job ? print_jobs(l, r) : ERR_OK;
+    cli_print_notes(stdout, &o->notes);
+    return rc;
+}
+
+static int run(const cli_args_t *a, err_t *err)
+{
+    opts_t o;
+    memset(&o, 0, sizeof o);
+    notes_init(&o.notes);
+    cjobs_t l = {0};
+    creplay_result_t r = {0};
+    bool per_job = cli_has(a, "--per-job");
+    int rc = read_opts(a, &o, err);
+    if (!rc)
+        rc = load_jobs(a, &o, &l, err);
+    if (!rc)
+        rc = creplay_run(&l, &o.cfg, &r, err);
+    if (!rc && cli_wants_result(a)) {
+        cJSON *j = result_json(&o, &l, &r, per_job);
+        rc = j ? cli_emit(a, j, per_job ? "per_job" : NULL, err)
+               : err_set(err, ERR_RUNTIME, "out of memory building JSON");
+        cJSON_Delete(j);
+    } else if (!rc && print_text(&o, &l, &r, per_job)) {
+        rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
+    }
+    creplay_result_free(&r);
+    cjobs_free(&l);
+    notes_free(&o.notes);
+    return rc;
+}
+
+static const cli_group_t *const groups[] = {&own_group, &CLI_OUTPUT_OPTS};
+
+const cli_command_t CLI_CMD_CLUSTER = {
+    "cluster",
+    "replay many training jobs on one GPU pool under a scheduling policy",
+    "scaleplan cluster (--trace FILE [--trace-format jobs|tiresias] | --synthesize N) --gpus N "
+    "[--policy fifo|backfill|priority|srtf|las] [--seed S] [--price $/GPU-h] [--json] [--per-job]",
+    "A discrete-event replay of a GPU pool: jobs arrive, wait, start as a gang\n"
+    "(all their GPUs at once, whole nodes first) and run to completion; it\n"
+    "prints the makespan, queue delay and completion time (mean, p50, p99),\n"
+    "utilization (allocated GPU-seconds over the pool's over the makespan),\n"
+    "goodput (tokens per GPU-hour, for jobs with tokens) and cost (--price).\n"
+    "Policies: fifo; backfill (EASY: a job behind the blocked head starts when\n"
+    "it cannot delay the head's reservation); priority (classes, preempting\n"
+    "preemptible lower ones); srtf (shortest remaining first, oracle,\n"
+    "preemptive); las (Tiresias 2D least-attained-service, 2 queues split at\n"
+    "3600 GPU-seconds). A preempted job resumes where it stopped (checkpoint\n"
+    "and restart costs are not modelled yet). Same input, same replay.\n"
+    "\n"
+    "Job files (--trace-format jobs), CSV with a header:\n"
+    "  name,gpus,submit_s,duration_s[,priority,preemptible]\n"
+    "  or model,tokens instead of duration_s (run time from the step simulator\n"
+    "  on --gpu, the planner's fastest layout); an optional first line\n"
+    "  \"# jobs: N\" catches a file cut short. tiresias: the Tiresias\n"
+    "  simulator's job CSV (job_id,num_gpu,submit_time,...,duration).\n"
+    "--synthesize N: an assumed heavy-tailed mix (60% 1-GPU jobs up to\n"
+    "32 GPUs; log-normal run times, median 10 min, sigma 2) with Poisson\n"
+    "arrivals at --load (default 0.9), seeded by --seed (default 20240723).\n"
+    "\n"
+    "Examples:\n"
+    "  scaleplan cluster --trace tests/fixtures/cluster/tiresias_60_job.csv \\\n"
+    "      --trace-format tiresias --gpus 8 --policy las\n"
+    "  scaleplan cluster --trace jobs.csv --gpus 512 --gpu h100-sxm --policy backfill \\\n"
+    "      --price 2.49 --per-job\n"
+    "  scaleplan cluster --synthesize 10000 --gpus 256 --policy srtf --seed 7 --json",
+    groups,
+    sizeof groups / sizeof groups[0],
+    run,
+    0,
+};

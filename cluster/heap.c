@@ -1,0 +1,81 @@
+#include "cluster/heap.h"
+
+#include <stdlib.h>
+
+void cheap_init(cheap_t *h)
+{
+    h->a = NULL;
+    h->n = h->cap = 0;
+    h->next_seq = 0;
+}
+
+void cheap_free(cheap_t *h)
+{
+    free(h->a);
+    cheap_init(h);
+}
+
+static bool less(const cheap_item_t *x, const cheap_item_t *y)
+{
+    if (x->k1 != y->k1)
+        return x->k1 < y->k1;
+    if (x->k2 != y->k2)
+        return x->k2 < y->k2;
+    if (x->k3 != y->k3)
+        return x->k3 < y->k3;
+    return x->seq < y->seq;
+}
+
+int cheap_push(cheap_t *h, cheap_item_t it, err_t *err)
+{
+    if (h->n == h->cap) {
+        int cap = h->cap ? 2 * h->cap : 256;
+        cheap_item_t *g = realloc(h->a, (size_t)cap * sizeof *g);
+        if (!g)
+            return err_set(err, ERR_RUNTIME, "out of memory: event queue of %d items", h->n);
+        h->a = g;
+        h->cap = cap;
+    }
+    it.seq = h->next_seq++;
+    int i = h->n++;
+    while (i > 0) { /* sift up */
+        int parent = (i - 1) / 2;
+        if (!less(&it, &h->a[parent]))
+            break;
+        h->a[i] = h->a[parent];
+        i = parent;
+    }
+    h->a[i] = it;
+    return ERR_OK;
+}
+
+bool cheap_peek(const cheap_t *h, cheap_item_t *out)
+{
+    if (h->n == 0)
+        return false;
+    *out = h->a[0];
+    return true;
+}
+
+bool cheap_pop(cheap_t *h, cheap_item_t *out)
+{
+    if (h->n == 0)
+        return false;
+    *out = h->a[0];
+    cheap_item_t last = h->a[--h->n];
+    int i = 0;
+    for (;;) { /* sift the last item down from the root */
+        int c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && less(&h->a[c + 1], &h->a[c]))
+            c++;
+        if (!less(&h->a[c], &last))
+            break;
+        h->a[i] = h->a[c];
+        i = c;
+    }
+    if (h->n > 0)
+        h->a[i] = last;
+    return true;
+}

@@ -1,0 +1,543 @@
+#include "cluster/replay.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster/heap.h"
+#include "cluster/pool.h"
+
+enum { EV_FINISH = 0, EV_CLASS = 1 }; /* at one time, ends first */
+enum { ST_FUTURE = 0, ST_PENDING, ST_RUNNING, ST_DONE };
+
+/* A running job ranked for preemption or for the backfill reservation. */
+typedef struct {
+    double k1, k2; /* policy key, or (end time, 0) */
+    int rank, j;
+} ranked_t;
+
+/* A job's state during the replay. */
+typedef struct {
+    int64_t remaining_ms;    /* run time still needed, as of seg_start_ms */
+    int64_t attained_gpu_ms; /* GPU time received before seg_start_ms */
+    int64_t seg_start_ms;    /* when its current run began */
+    uint32_t ver;            /* bumped when it stops: its pending events go stale */
+    int state;
+    int run_idx;             /* its slot in running[] while it runs */
+    int rank;                /* arrival rank (ties of equal keys) */
+    int next, prev;          /* FIFO queue links (non-preemptive policies) */
+    cpool_place_t place;
+} js_t;
+
+typedef struct {
+    const cjobs_t *jobs;
+    const creplay_config_t *cfg;
+    const cpolicy_t *pol;
+    double las_gpu_ms;
+    cpool_t *pool, *shadow; /* shadow: the pool as the backfill reservation sees it */
+    js_t *st;
+    int *order;             /* job indices by (submit, index) */
+    int next_arrival;
+    cheap_t events, pending;
+    int fifo_head, fifo_tail;
+    int *running, n_running;
+    ranked_t *ranked;       /* [n] victims, end-ordered running jobs */
+    cheap_item_t *blocked;  /* [n] jobs passed over in one pass */
+    int64_t now;
+    int in_use;
+    creplay_result_t *out;
+    err_t *err;
+} rp_t;
+
+void creplay_config_default(creplay_config_t *c, int gpus)
+{
+    memset(c, 0, sizeof *c);
+    c->gpus = gpus;
+    c->gpus_per_node = gpus < 8 ? gpus : 8;
+    c->policy = cpolicy_find("fifo");
+    c->las_threshold_gpu_s = CPOLICY_LAS_THRESHOLD_GPU_S;
+}
+
+/* Job j as the policy sees it now. */
+static cpolicy_job_t view(const rp_t *r, int j)
+{
+    const cjob_t *jb = &r->jobs->jobs[j];
+    const js_t *s = &r->st[j];
+    int64_t ran = s->state == ST_RUNNING ? r->now - s->seg_start_ms : 0;
+    return (cpolicy_job_t){jb->submit_ms, s->remaining_ms - ran,
+                           s->attained_gpu_ms + ran * jb->gpus, jb->priority, jb->gpus};
+}
+
+static void key_of(const rp_t *r, int j, double *k1, double *k2)
+{
+    cpolicy_job_t v = view(r, j);
+    r->pol->key(&v, r->las_gpu_ms, k1, k2);
+}
+
+static int push_event(rp_t *r, int j, int kind, int64_t at_ms)
+{
+    cheap_item_t it = {(double)at_ms, kind, 0, 0, j, kind, r->st[j].ver};
+    return cheap_push(&r->events, it, r->err);
+}
+
+/* Put j in the waiting queue: the policy's heap, or the FIFO list. */
+static int enqueue(rp_t *r, int j)
+{
+    js_t *s = &r->st[j];
+    s->state = ST_PENDING;
+    if (r->pol->preemptive) {
+        cheap_item_t it = {0, 0, s->rank, 0, j, 0, s->ver};
+        key_of(r, j, &it.k1, &it.k2);
+        return cheap_push(&r->pending, it, r->err);
+    }
+    s->next = -1;
+    s->prev = r->fifo_tail;
+    if (r->fifo_tail >= 0)
+        r->st[r->fifo_tail].next = j;
+    else
+        r->fifo_head = j;
+    r->fifo_tail = j;
+    return ERR_OK;
+}
+
+static void fifo_unlink(rp_t *r, int j)
+{
+    js_t *s = &r->st[j];
+    if (s->prev >= 0)
+        r->st[s->prev].next = s->next;
+    else
+        r->fifo_head = s->next;
+    if (s->next >= 0)
+        r->st[s->next].prev = s->prev;
+    else
+        r->fifo_tail = s->prev;
+}
+
+/* Start j on placement pl (already taken from the pool), or place it now
+ * when pl is NULL (it must fit). */
+static int start(rp_t *r, int j, const cpool_place_t *pl)
+{
+    js_t *s = &r->st[j];
+    const cjob_t *jb = &r->jobs->jobs[j];
+    int rc;
+    if (pl)
+        s->place = *pl;
+    else if ((rc = cpool_place(r->pool, jb->gpus, &s->place, r->err)))
+        return rc;
+    if (!r->pol->preemptive)
+        fifo_unlink(r, j);
+    s->state = ST_RUNNING;
+    s->seg_start_ms = r->now;
+    s->run_idx = r->n_running;
+    r->running[r->n_running++] = j;
+    creplay_job_t *o = &r->out->jobs[j];
+    if (o->start_ms < 0)
+        o->start_ms = r->now;
+    r->in_use += jb->gpus;
+    if (r->in_use > r->out->max_gpus_in_use)
+        r->out->max_gpus_in_use = r->in_use;
+    if ((rc = push_event(r, j, EV_FINISH, r->now + s->remaining_ms)))
+        return rc;
+    cpolicy_job_t v = view(r, j);
+    int64_t change = r->pol->class_change_ms(&v, r->las_gpu_ms);
+    return change >= 0 && change < s->remaining_ms ? push_event(r, j, EV_CLASS, r->now + change)
+                                                    : ERR_OK;
+}
+
+/* Stop running j: book its GPU time; done, or back to the queue. Its
+ * GPUs must already be given back when given_back (a preemption). */
+static int stop(rp_t *r, int j, bool finished, bool given_back)
+{
+    js_t *s = &r->st[j];
+    const cjob_t *jb = &r->jobs->jobs[j];
+    int64_t ran = r->now - s->seg_start_ms;
+    s->remaining_ms -= ran;
+    s->attained_gpu_ms += ran * jb->gpus;
+    r->out->jobs[j].gpu_ms += ran * jb->gpus;
+    r->out->gpu_ms += ran * jb->gpus;
+    if (!given_back)
+        cpool_give_back(r->pool, &s->place);
+    cpool_place_free(&s->place);
+    r->in_use -= jb->gpus;
+    int last = r->running[--r->n_running]; /* swap-remove from running[] */
+    r->running[s->run_idx] = last;
+    r->st[last].run_idx = s->run_idx;
+    s->ver++;
+    if (finished) {
+        s->state = ST_DONE;
+        r->out->jobs[j].end_ms = r->now;
+        return ERR_OK;
+    }
+    r->out->jobs[j].preemptions++;
+    r->out->preemptions++;
+    return enqueue(r, j);
+}
+
+/* Worst first: larger k1, larger k2, later arrival. */
+static int cmp_worst_first(const void *a, const void *b)
+{
+    const ranked_t *x = a, *y = b;
+    if (x->k1 != y->k1)
+        return x->k1 < y->k1 ? 1 : -1;
+    if (x->k2 != y->k2)
+        return x->k2 < y->k2 ? 1 : -1;
+    return y->rank - x->rank;
+}
+
+/* Earliest first. */
+static int cmp_earliest_first(const void *a, const void *b)
+{
+    return -cmp_worst_first(a, b);
+}
+
+/* Start waiting job j (key k1) by preempting running preemptible jobs of a
+ * strictly larger k1, worst first, as few as it takes. false (nothing
+ * changed) when even all of them would not make room. */
+static int try_preempt(rp_t *r, int j, double k1, bool *started)
+{
+    int n = 0;
+    *started = false;
+    for (int i = 0; i < r->n_running; i++) {
+        int v = r->running[i];
+        ranked_t c = {0, 0, r->st[v].rank, v};
+        key_of(r, v, &c.k1, &c.k2);
+        if (r->jobs->jobs[v].preemptible && c.k1 > k1)
+            r->ranked[n++] = c;
+    }
+    if (n == 0)
+        return ERR_OK;
+    qsort(r->ranked, (size_t)n, sizeof *r->ranked, cmp_worst_first);
+    int freed = 0;
+    while (freed < n && !cpool_fits(r->pool, r->jobs->jobs[j].gpus))
+        cpool_give_back(r->pool, &r->st[r->ranked[freed++].j].place);
+    if (!cpool_fits(r->pool, r->jobs->jobs[j].gpus)) {
+        for (int i = 0; i < freed; i++) /* the same GPUs: they are free */
+            cpool_retake(r->pool, &r->st[r->ranked[i].j].place);
+        return ERR_OK;
+    }
+    int rc = ERR_OK;
+    for (int i = 0; !rc && i < freed; i++)
+        rc = stop(r, r->ranked[i].j, false, true);
+    if (!rc && !(rc = start(r, j, NULL)))
+        *started = true;
+    return rc;
+}
+
+/* The largest k1 of a running preemptible job (-inf when none). */
+static double worst_running_k1(const rp_t *r)
+{
+    double worst = -INFINITY, k1, k2;
+    for (int i = 0; i < r->n_running; i++) {
+        int v = r->running[i];
+        key_of(r, v, &k1, &k2);
+        if (r->jobs->jobs[v].preemptible && k1 > worst)
+            worst = k1;
+    }
+    return worst;
+}
+
+/* One pass of a preemptive policy: waiting jobs best first, each started
+ * when it fits or preemption makes room; one that cannot start blocks
+ * the rest, or is passed over (fit-first). */
+static int pass_preemptive(rp_t *r)
+{
+    int n_blocked = 0, rc = ERR_OK;
+    cheap_item_t it;
+    while (!rc && cheap_pop(&r->pending, &it)) {
+        js_t *s = &r->st[it.job];
+        if (s->state != ST_PENDING || s->ver != it.ver)
+            continue; /* stale */
+        bool started = cpool_fits(r->pool, r->jobs->jobs[it.job].gpus);
+        if (started)
+            rc = start(r, it.job, NULL);
+        else
+            rc = try_preempt(r, it.job, it.k1, &started);
+        if (rc || started)
+            continue;
+        r->blocked[n_blocked++] = it;
+        /* later jobs have k1 >= this one's: none can fit or preempt */
+        if (!r->pol->skip_blocked ||
+            (cpool_free_gpus(r->pool) == 0 && worst_running_k1(r) <= it.k1))
+            break;
+    }
+    for (int i = 0; !rc && i < n_blocked; i++) {
+        cheap_item_t b = r->blocked[i];
+        rc = cheap_push(&r->pending, b, r->err);
+    }
+    return rc;
+}
+
+/* EASY backfill behind the blocked head h: the head's reservation is the
+ * earliest end of running jobs after which it fits (the shadow pool holds
+ * what will be free then, with the head placed on it). A job behind it
+ * starts now when it fits and either ends by then or uses only GPUs that
+ * the head will not need then (retaken on the shadow pool too). */
+static int backfill(rp_t *r, int h)
+{
+    if (!cpool_copy(r->shadow, r->pool))
+        return err_set(r->err, ERR_RUNTIME, "backfill: shadow pool of another shape (a bug)");
+    for (int i = 0; i < r->n_running; i++) {
+        int v = r->running[i];
+        r->ranked[i] = (ranked_t){(double)(r->now + view(r, v).remaining_ms), 0, r->st[v].rank, v};
+    }
+    qsort(r->ranked, (size_t)r->n_running, sizeof *r->ranked, cmp_earliest_first);
+    int gpus = r->jobs->jobs[h].gpus, i = 0;
+    int64_t shadow_ms = r->now;
+    while (!cpool_fits(r->shadow, gpus) && i < r->n_running) {
+        shadow_ms = (int64_t)r->ranked[i].k1;
+        cpool_give_back(r->shadow, &r->st[r->ranked[i++].j].place);
+    }
+    if (r->out->jobs[h].reserve_ms < 0)
+        r->out->jobs[h].reserve_ms = shadow_ms;
+    cpool_place_t head;
+    int rc = cpool_place(r->shadow, gpus, &head, r->err);
+    if (rc)
+        return rc == ERR_INPUT ? err_set(r->err, ERR_RUNTIME, "backfill: the head never fits (a bug)")
+                               : rc;
+    cpool_place_free(&head); /* its GPUs stay taken on the shadow pool */
+    for (int c = r->st[h].next; c >= 0 && !rc && cpool_free_gpus(r->pool) > 0;) {
+        int next = r->st[c].next, g = r->jobs->jobs[c].gpus;
+        if (cpool_fits(r->pool, g)) {
+            cpool_place_t pl;
+            if ((rc = cpool_place(r->pool, g, &pl, r->err)))
+                break;
+            if (r->now + r->st[c].remaining_ms <= shadow_ms || cpool_retake(r->shadow, &pl))
+                rc = start(r, c, &pl);
+            else
+                cpool_release(r->pool, &pl);
+        }
+        c = next;
+    }
+    return rc;
+}
+
+/* One pass of fifo or backfill: start the head while it fits. */
+static int pass_fifo(rp_t *r)
+{
+    int rc = ERR_OK;
+    while (!rc && r->fifo_head >= 0 && cpool_fits(r->pool, r->jobs->jobs[r->fifo_head].gpus))
+        rc = start(r, r->fifo_head, NULL);
+    if (!rc && r->fifo_head >= 0 && r->pol->backfill) /* the reservation is kept even when full */
+        rc = backfill(r, r->fifo_head);
+    return rc;
+}
+
+/* Handle every event and arrival at r->now, then run one policy pass. */
+static int step(rp_t *r)
+{
+    cheap_item_t ev;
+    int rc = ERR_OK;
+    while (!rc && cheap_peek(&r->events, &ev) && (int64_t)ev.k1 == r->now) {
+        cheap_pop(&r->events, &ev);
+        js_t *s = &r->st[ev.job];
+        if (s->state != ST_RUNNING || s->ver != ev.ver)
+            continue; /* it stopped since */
+        if (ev.kind == EV_FINISH)
+            rc = stop(r, ev.job, true, false);
+        /* EV_CLASS: its key changed; the pass below sees it */
+    }
+    while (!rc && r->next_arrival < r->jobs->n &&
+           r->jobs->jobs[r->order[r->next_arrival]].submit_ms == r->now)
+        rc = enqueue(r, r->order[r->next_arrival++]);
+    r->out->events++;
+    if (!rc)
+        rc = r->pol->preemptive ? pass_preemptive(r) : pass_fifo(r);
+    return rc;
+}
+
+static int cmp_arrival(const void *a, const void *b, const cjobs_t *l)
+{
+    const cjob_t *x = &l->jobs[*(const int *)a], *y = &l->jobs[*(const int *)b];
+    if (x->submit_ms != y->submit_ms)
+        return x->submit_ms < y->submit_ms ? -1 : 1;
+    return *(const int *)a - *(const int *)b;
+}
+
+/* Arrival order by (submit, index): a merge sort, stable and O(n log n),
+ * since C11 qsort has no context argument. */
+static void sort_arrivals(int *a, int *tmp, int n, const cjobs_t *l)
+{
+    if (n < 2)
+        return;
+    int h = n / 2;
+    sort_arrivals(a, tmp, h, l);
+    sort_arrivals(a + h, tmp, n - h, l);
+    int i = 0, j = h, k = 0;
+    while (i < h && j < n)
+        tmp[k++] = cmp_arrival(&a[j], &a[i], l) < 0 ? a[j++] : a[i++];
+    while (i < h)
+        tmp[k++] = a[i++];
+    while (j < n)
+        tmp[k++] = a[j++];
+    memcpy(a, tmp, (size_t)n * sizeof *a);
+}
+
+/* The jobs must fit the pool and have a duration. */
+static int check_jobs(const cjobs_t *l, const creplay_config_t *cfg, err_t *err)
+{
+    for (int i = 0; i < l->n; i++) {
+        const cjob_t *j = &l->jobs[i];
+        char where[64];
+        snprintf(where, sizeof where, "line %d", j->line);
+        if (j->gpus > cfg->gpus)
+            return err_set(err, ERR_INPUT, "%s: %s: gpus: job '%s' asks for %d GPUs but the pool "
+                           "has %d (--gpus)", l->path ? l->path : "jobs", where, j->name, j->gpus,
+                           cfg->gpus);
+        if (j->gpus < 1 || j->duration_ms <= 0 || j->submit_ms < 0)
+            return err_set(err, ERR_INPUT, "%s: %s: job '%s' has no duration (or no GPUs)",
+                           l->path ? l->path : "jobs", where, j->name);
+    }
+    return ERR_OK;
+}
+
+static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result_t *out,
+                 err_t *err)
+{
+    int n = jobs->n;
+    memset(r, 0, sizeof *r);
+    *r = (rp_t){.jobs = jobs, .cfg = cfg, .pol = cfg->policy, .las_gpu_ms = cfg->las_threshold_gpu_s * 1000.0,
+                .fifo_head = -1, .fifo_tail = -1, .out = out, .err = err};
+    cheap_init(&r->events);
+    cheap_init(&r->pending);
+    if (!(r->pool = cpool_create(cfg->gpus, cfg->gpus_per_node, err)) ||
+        !(r->shadow = cpool_create(cfg->gpus, cfg->gpus_per_node, err)))
+        return err->code ? err->code : ERR_RUNTIME;
+    r->st = calloc((size_t)n, sizeof *r->st);
+    r->order = malloc((size_t)n * sizeof *r->order);
+    r->running = malloc((size_t)n * sizeof *r->running);
+    r->ranked = malloc((size_t)n * sizeof *r->ranked);
+    r->blocked = malloc((size_t)n * sizeof *r->blocked);
+    out->jobs = calloc((size_t)n, sizeof *out->jobs);
+    int *tmp = malloc((size_t)n * sizeof *tmp);
+    if (!r->st || !r->order || !r->running || !r->ranked || !r->blocked || !out->jobs || !tmp) {
+        free(tmp);
+        return err_set(err, ERR_RUNTIME, "out of memory for a replay of %d jobs", n);
+    }
+    for (int i = 0; i < n; i++) {
+        r->order[i] = i;
+        r->st[i].remaining_ms = jobs->jobs[i].duration_ms;
+        out->jobs[i].start_ms = out->jobs[i].end_ms = out->jobs[i].reserve_ms = -1;
+    }
+    sort_arrivals(r->order, tmp, n, jobs);
+    free(tmp);
+    for (int i = 0; i < n; i++)
+        r->st[r->order[i]].rank = i;
+    out->n_jobs = n;
+    return ERR_OK;
+}
+
+static void teardown(rp_t *r)
+{
+    for (int i = 0; r->st && i < r->jobs->n; i++)
+        cpool_place_free(&r->st[i].place);
+    cpool_destroy(r->pool);
+    cpool_destroy(r->shadow);
+    cheap_free(&r->events);
+    cheap_free(&r->pending);
+    free(r->st);
+    free(r->order);
+    free(r->running);
+    free(r->ranked);
+    free(r->blocked);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile q of sorted v[0..n). */
+static double pct_s(const int64_t *v, int n, double q)
+{
+    int k = (int)ceil(q * n) - 1;
+    return v[k < 0 ? 0 : k] / 1000.0;
+}
+
+/* The pool's figures from the per-job records. */
+static int summarise(const cjobs_t *l, const creplay_config_t *cfg, creplay_result_t *o, err_t *err)
+{
+    int n = l->n;
+    int64_t *qd = malloc((size_t)n * sizeof *qd), *jct = malloc((size_t)n * sizeof *jct);
+    if (!qd || !jct) {
+        free(qd);
+        free(jct);
+        return err_set(err, ERR_RUNTIME, "out of memory summarising %d jobs", n);
+    }
+    double qsum = 0, jsum = 0, tok_gpu_ms = 0;
+    o->first_submit_ms = l->jobs[0].submit_ms;
+    for (int i = 0; i < n; i++) {
+        const cjob_t *j = &l->jobs[i];
+        const creplay_job_t *r = &o->jobs[i];
+        qd[i] = r->start_ms - j->submit_ms;
+        jct[i] = r->end_ms - j->submit_ms;
+        qsum += (double)qd[i];
+        jsum += (double)jct[i];
+        if (j->submit_ms < o->first_submit_ms)
+            o->first_submit_ms = j->submit_ms;
+        if (r->end_ms > o->last_end_ms)
+            o->last_end_ms = r->end_ms;
+        if (j->tokens > 0) {
+            o->tokens += j->tokens;
+            tok_gpu_ms += (double)r->gpu_ms;
+        }
+    }
+    qsort(qd, (size_t)n, sizeof *qd, cmp_i64);
+    qsort(jct, (size_t)n, sizeof *jct, cmp_i64);
+    o->queue_delay_mean_s = qsum / n / 1000.0;
+    o->jct_mean_s = jsum / n / 1000.0;
+    o->queue_delay_p50_s = pct_s(qd, n, 0.5);
+    o->queue_delay_p99_s = pct_s(qd, n, 0.99);
+    o->jct_p50_s = pct_s(jct, n, 0.5);
+    o->jct_p99_s = pct_s(jct, n, 0.99);
+    free(qd);
+    free(jct);
+    o->makespan_s = (double)(o->last_end_ms - o->first_submit_ms) / 1000.0;
+    double cap_gpu_s = (double)cfg->gpus * o->makespan_s;
+    o->utilization = cap_gpu_s > 0 ? (double)o->gpu_ms / 1000.0 / cap_gpu_s : 0;
+    o->goodput_tokens_per_gpu_hour = tok_gpu_ms > 0 ? o->tokens / (tok_gpu_ms / 3.6e6) : 0;
+    o->cost_usd = cap_gpu_s / 3600.0 * cfg->price_per_gpu_h;
+    return ERR_OK;
+}
+
+int creplay_run(const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result_t *out,
+                err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!cfg->policy || jobs->n < 1)
+        return err_set(err, ERR_INPUT, "%s", cfg->policy ? "no jobs to replay" : "no policy");
+    int rc = check_jobs(jobs, cfg, err);
+    if (rc)
+        return rc;
+    rp_t r;
+    if (!(rc = setup(&r, jobs, cfg, out, err))) {
+        for (;;) {
+            cheap_item_t ev;
+            bool have_ev = cheap_peek(&r.events, &ev);
+            bool have_arr = r.next_arrival < jobs->n;
+            if (!have_ev && !have_arr)
+                break;
+            int64_t ta = have_arr ? jobs->jobs[r.order[r.next_arrival]].submit_ms : INT64_MAX;
+            r.now = have_ev && (int64_t)ev.k1 < ta ? (int64_t)ev.k1 : ta;
+            if ((rc = step(&r)))
+                break;
+        }
+    }
+    for (int i = 0; !rc && i < jobs->n; i++)
+        if (r.st[i].state != ST_DONE)
+            rc = err_set(err, ERR_RUNTIME, "replay: job '%s' never finished (a bug)",
+                         jobs->jobs[i].name);
+    teardown(&r);
+    if (!rc)
+        rc = summarise(jobs, cfg, out, err);
+    if (rc)
+        creplay_result_free(out);
+    return rc;
+}
+
+void creplay_result_free(creplay_result_t *r)
+{
+    free(r->jobs);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,71 @@
+/* replay: a discrete-event simulation of a GPU pool running a job list.
+ *
+ * Jobs arrive at their submit times, wait in the policy's queue
+ * (cluster/policy.h), start as a gang on nodes of the pool
+ * (cluster/pool.h) and run for their duration; a preempted job goes back
+ * to the queue and later resumes where it stopped (preemption is assumed
+ * free: checkpoint and restart costs are not modelled yet). Events (job
+ * ends, LAS queue changes) sit in a binary heap, arrivals are streamed in
+ * submit order, so a replay costs O(jobs log jobs) plus the policy's
+ * queue scans, and memory is linear in jobs. Times are whole milliseconds
+ * and GPU time an integer, so the GPU-seconds every job needs are
+ * conserved exactly. Nothing is random: the same list gives the same
+ * replay (ties go by event kind, then arrival order).
+ */
+#ifndef SCALEPLAN_CLUSTER_REPLAY_H
+#define SCALEPLAN_CLUSTER_REPLAY_H
+
+#include <stdint.h>
+
+#include "cluster/jobs.h"
+#include "cluster/policy.h"
+#include "common/error.h"
+
+typedef struct {
+    int gpus;                   /* pool size */
+    int gpus_per_node;          /* node size; gpus divides by it */
+    const cpolicy_t *policy;
+    double las_threshold_gpu_s; /* queue-0 limit for las */
+    double price_per_gpu_h;     /* USD per GPU-hour; 0 = no cost figures */
+} creplay_config_t;
+
+/* The default config for a pool: fifo, 8 GPUs a node (or the pool when
+ * smaller), Tiresias's LAS threshold, no price. */
+void creplay_config_default(creplay_config_t *c, int gpus);
+
+typedef struct {
+    int64_t start_ms;    /* first start */
+    int64_t end_ms;
+    int64_t gpu_ms;      /* GPU-milliseconds allocated to it */
+    int64_t reserve_ms;  /* backfill: the start the head of the queue was
+                            promised when first blocked; -1 = never blocked */
+    int preemptions;
+} creplay_job_t;
+
+typedef struct {
+    int n_jobs;
+    creplay_job_t *jobs;       /* [n_jobs], in the list's order; owned */
+    int64_t first_submit_ms, last_end_ms;
+    double makespan_s;         /* last end - first submit */
+    int64_t gpu_ms;            /* allocated, all jobs */
+    double utilization;        /* gpu_ms / (pool GPUs x makespan) */
+    double queue_delay_mean_s, queue_delay_p50_s, queue_delay_p99_s; /* first start - submit */
+    double jct_mean_s, jct_p50_s, jct_p99_s;                        /* end - submit */
+    double tokens;             /* of the jobs that give them */
+    double goodput_tokens_per_gpu_hour; /* tokens over the GPU-hours of those jobs; 0 if none */
+    double cost_usd;           /* pool GPUs x makespan x price (an idle GPU is paid too) */
+    long events;               /* scheduling passes */
+    long preemptions;
+    int max_gpus_in_use;       /* never above the pool (gang admission) */
+} creplay_result_t;
+
+/* Replay jobs on the pool cfg describes. ERR_INPUT (naming the file, line
+ * and field) for a job larger than the pool or one with no duration;
+ * ERR_RUNTIME on OOM. out is owned by the caller on success
+ * (creplay_result_free); nothing to free on error. */
+int creplay_run(const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result_t *out,
+                err_t *err);
+
+void creplay_result_free(creplay_result_t *r);
+
+#endif
