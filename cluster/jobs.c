@@ -313,6 +313,10 @@ static int read_rows(const char *path, const char *const *required, row_fn fn, c
             rc = bad(&r, "row", "more fields than the header's %s", "columns");
             break;
         }
+        if (row.n < hdr.n && r.last_unterminated) {
+            rc = bad(&r, hdr.f[row.n], "missing: the file ends mid-line (%s)", "cut short?");
+            break;
+        }
         cjob_t j = {0};
         char *scratch = NULL;
         j.line = r.line;
