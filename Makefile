@@ -222,6 +222,7 @@ FUZZ_TIME    ?= 600
 FUZZ_SEEDS_model           := models/catalog/*.json tests/fixtures/configs/*.json \
                               tests/fixtures/configs/*/*.json tests/fixtures/hf/*/config.json
 FUZZ_SEEDS_cluster         := topologies/catalog/clusters/*.json
+FUZZ_SEEDS_jobs            := tests/fixtures/cluster/*.csv
 FUZZ_SEEDS_profile         := profile/catalog/*.json
 FUZZ_SEEDS_ds_config       := tests/fixtures/configs/ds_*.json tests/fixtures/deepspeed/*.json
 FUZZ_SEEDS_nccltests       := tests/fixtures/calibrate/*.log tests/fixtures/calibrate/*perf.json
