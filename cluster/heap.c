@@ -15,7 +15,7 @@ void cheap_free(cheap_t *h)
     cheap_init(h);
 }
 
-static bool less(const cheap_item_t *x, const cheap_item_t *y)
+bool cheap_before(const cheap_item_t *x, const cheap_item_t *y)
 {
     if (x->k1 != y->k1)
         return x->k1 < y->k1;
@@ -40,7 +40,7 @@ int cheap_push(cheap_t *h, cheap_item_t it, err_t *err)
     int i = h->n++;
     while (i > 0) { /* sift up */
         int parent = (i - 1) / 2;
-        if (!less(&it, &h->a[parent]))
+        if (!cheap_before(&it, &h->a[parent]))
             break;
         h->a[i] = h->a[parent];
         i = parent;
@@ -68,9 +68,9 @@ bool cheap_pop(cheap_t *h, cheap_item_t *out)
         int c = 2 * i + 1;
         if (c >= h->n)
             break;
-        if (c + 1 < h->n && less(&h->a[c + 1], &h->a[c]))
+        if (c + 1 < h->n && cheap_before(&h->a[c + 1], &h->a[c]))
             c++;
-        if (!less(&h->a[c], &last))
+        if (!cheap_before(&h->a[c], &last))
             break;
         h->a[i] = h->a[c];
         i = c;

@@ -36,6 +36,9 @@ void cheap_free(cheap_t *h);
 /* ERR_RUNTIME on OOM (heap unchanged). */
 int cheap_push(cheap_t *h, cheap_item_t it, err_t *err);
 
+/* Whether x comes out before y (the order above). */
+bool cheap_before(const cheap_item_t *x, const cheap_item_t *y);
+
 /* The smallest item; false when empty. */
 bool cheap_peek(const cheap_t *h, cheap_item_t *out);
 bool cheap_pop(cheap_t *h, cheap_item_t *out);

@@ -1,5 +1,6 @@
 #include "cluster/replay.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@ typedef struct {
     int state;
     int run_idx;             /* its slot in running[] while it runs */
     int rank;                /* arrival rank (ties of equal keys) */
+    int size_idx;            /* its gang size's waiting queue (preemptive policies) */
     int next, prev;          /* FIFO queue links (non-preemptive policies) */
     cpool_place_t place;
 } js_t;
@@ -39,7 +41,11 @@ typedef struct {
     js_t *st;
     int *order;             /* job indices by (submit, index) */
     int next_arrival;
-    cheap_t events, pending;
+    cheap_t events;
+    cheap_t *pending;       /* [n_sizes] waiting jobs, one heap per gang size
+                               (preemptive policies): a pass skips every size
+                               at or above one that could not start */
+    int *sizes, n_sizes;    /* the distinct gang sizes, ascending */
     int fifo_head, fifo_tail;
     int *running, n_running;
     ranked_t *ranked;       /* [n] victims, end-ordered running jobs */
@@ -89,7 +95,7 @@ static int enqueue(rp_t *r, int j)
     if (r->pol->preemptive) {
         cheap_item_t it = {0, 0, s->rank, 0, j, 0, s->ver};
         key_of(r, j, &it.k1, &it.k2);
-        return cheap_push(&r->pending, it, r->err);
+        return cheap_push(&r->pending[s->size_idx], it, r->err);
     }
     s->next = -1;
     s->prev = r->fifo_tail;
@@ -237,14 +243,34 @@ static double worst_running_k1(const rp_t *r)
     return worst;
 }
 
+/* The best waiting job among the sizes below max_gpus: the heads of the
+ * per-size heaps compared (a k-way merge; sizes are few). -1 when none. */
+static int best_size_below(const rp_t *r, int max_gpus)
+{
+    int best = -1;
+    cheap_item_t head, b = {0};
+    for (int k = 0; k < r->n_sizes && r->sizes[k] < max_gpus; k++) {
+        if (!cheap_peek(&r->pending[k], &head))
+            continue;
+        if (best < 0 || cheap_before(&head, &b)) {
+            best = k;
+            b = head;
+        }
+    }
+    return best;
+}
+
 /* One pass of a preemptive policy: waiting jobs best first, each started
  * when it fits or preemption makes room; one that cannot start blocks
- * the rest, or is passed over (fit-first). */
+ * the rest, or is passed over (fit-first). A gang that cannot start means
+ * no later one as large can (later ones have keys no better, so no more
+ * victims, and need at least as many GPUs): those sizes are skipped. */
 static int pass_preemptive(rp_t *r)
 {
-    int n_blocked = 0, rc = ERR_OK;
+    int n_blocked = 0, rc = ERR_OK, blocked_size = INT_MAX, k;
     cheap_item_t it;
-    while (!rc && cheap_pop(&r->pending, &it)) {
+    while (!rc && (k = best_size_below(r, blocked_size)) >= 0) {
+        cheap_pop(&r->pending[k], &it);
         js_t *s = &r->st[it.job];
         if (s->state != ST_PENDING || s->ver != it.ver)
             continue; /* stale */
@@ -256,6 +282,7 @@ static int pass_preemptive(rp_t *r)
         if (rc || started)
             continue;
         r->blocked[n_blocked++] = it;
+        blocked_size = r->jobs->jobs[it.job].gpus;
         /* later jobs have k1 >= this one's: none can fit or preempt */
         if (!r->pol->skip_blocked ||
             (cpool_free_gpus(r->pool) == 0 && worst_running_k1(r) <= it.k1))
@@ -263,7 +290,7 @@ static int pass_preemptive(rp_t *r)
     }
     for (int i = 0; !rc && i < n_blocked; i++) {
         cheap_item_t b = r->blocked[i];
-        rc = cheap_push(&r->pending, b, r->err);
+        rc = cheap_push(&r->pending[r->st[b.job].size_idx], b, r->err);
     }
     return rc;
 }
@@ -391,6 +418,37 @@ static int check_jobs(const cjobs_t *l, const creplay_config_t *cfg, err_t *err)
     return ERR_OK;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* One waiting queue per distinct gang size, each job told its own. */
+static int size_queues(rp_t *r, err_t *err)
+{
+    int n = r->jobs->n;
+    if (!(r->sizes = malloc((size_t)n * sizeof *r->sizes)))
+        return err_set(err, ERR_RUNTIME, "out of memory for a replay of %d jobs", n);
+    for (int i = 0; i < n; i++)
+        r->sizes[i] = r->jobs->jobs[i].gpus;
+    qsort(r->sizes, (size_t)n, sizeof *r->sizes, cmp_int);
+    r->n_sizes = 0;
+    for (int i = 0; i < n; i++)
+        if (r->n_sizes == 0 || r->sizes[r->n_sizes - 1] != r->sizes[i])
+            r->sizes[r->n_sizes++] = r->sizes[i];
+    if (!(r->pending = malloc((size_t)r->n_sizes * sizeof *r->pending)))
+        return err_set(err, ERR_RUNTIME, "out of memory for a replay of %d jobs", n);
+    for (int k = 0; k < r->n_sizes; k++)
+        cheap_init(&r->pending[k]);
+    for (int i = 0; i < n; i++) {
+        const int *at = bsearch(&r->jobs->jobs[i].gpus, r->sizes, (size_t)r->n_sizes,
+                                sizeof *r->sizes, cmp_int);
+        r->st[i].size_idx = (int)(at - r->sizes);
+    }
+    return ERR_OK;
+}
+
 static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result_t *out,
                  err_t *err)
 {
@@ -399,7 +457,6 @@ static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, crep
     *r = (rp_t){.jobs = jobs, .cfg = cfg, .pol = cfg->policy, .las_gpu_ms = cfg->las_threshold_gpu_s * 1000.0,
                 .fifo_head = -1, .fifo_tail = -1, .out = out, .err = err};
     cheap_init(&r->events);
-    cheap_init(&r->pending);
     if (!(r->pool = cpool_create(cfg->gpus, cfg->gpus_per_node, err)) ||
         !(r->shadow = cpool_create(cfg->gpus, cfg->gpus_per_node, err)))
         return err->code ? err->code : ERR_RUNTIME;
@@ -424,7 +481,7 @@ static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, crep
     for (int i = 0; i < n; i++)
         r->st[r->order[i]].rank = i;
     out->n_jobs = n;
-    return ERR_OK;
+    return size_queues(r, err);
 }
 
 static void teardown(rp_t *r)
@@ -434,7 +491,10 @@ static void teardown(rp_t *r)
     cpool_destroy(r->pool);
     cpool_destroy(r->shadow);
     cheap_free(&r->events);
-    cheap_free(&r->pending);
+    for (int k = 0; r->pending && k < r->n_sizes; k++)
+        cheap_free(&r->pending[k]);
+    free(r->pending);
+    free(r->sizes);
     free(r->st);
     free(r->order);
     free(r->running);
