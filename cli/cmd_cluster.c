@@ -126,6 +126,10 @@ static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
                   "%d jobs of an assumed heavy-tailed mix (1-32 GPUs, log-normal run times with "
                   "a 10 min median), Poisson arrivals at load %.2f, seed %d",
                   o->synth_n, o->load, o->seed);
+        for (int i = 0; i < 2; i++)
+            if (cli_has(a, i ? "--gpu" : "--trace-format"))
+                notes_add(&o->notes, NOTE_IGNORED, i ? "--gpu" : "--trace-format",
+                          "goes with --trace; synthesized jobs give their run times");
         return csynth_make(&sp, l, err);
     }
     int rc = cjobs_read(cjobs_format_find(o->format), o->trace, l, err), priced = 0;
