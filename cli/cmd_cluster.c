@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cluster/duration.h"
+#include "cluster/failrate.h"
 #include "cluster/replay.h"
 #include "cluster/synth.h"
 #include "common/json.h"
@@ -24,6 +25,8 @@
 #include "reports/table.h"
 
 #define DEFAULT_LOAD 0.9 /* --synthesize: offered load (ASSUMED: a busy, not saturated pool) */
+#define DEFAULT_CHECKPOINT_S 3600.0 /* --failures: ASSUMED hourly checkpoints (said) */
+#define DEFAULT_RESTART_S 600.0     /* --failures: ASSUMED 10 min to restart a gang (said) */
 
 static const cli_opt_t own_opts[] = {
     {"--trace", NULL, "FILE", "the job list to replay (see --trace-format)", CLI_WORD},
@@ -32,16 +35,26 @@ static const cli_opt_t own_opts[] = {
      CLI_N(1, 10000000)},
     {"--load", NULL, "X", "--synthesize: offered GPU-time over the pool's (default 0.9)",
      CLI_X(0.01, 100)},
-    {"--seed", NULL, "S", "--synthesize: the random seed (default 20240723)", CLI_N(0, 2147483647)},
+    {"--seed", NULL, "S", "--synthesize and --failures: the random seed (default 20240723)",
+     CLI_N(0, 2147483647)},
     {"--gpus", NULL, "N", "GPUs in the pool (required)", CLI_N(1, 1 << 24)},
     {"--gpus-per-node", NULL, "N", "GPUs per node; gangs are placed on whole nodes first "
      "(default 8, or the pool when smaller)", CLI_N(1, 1024)},
-    {"--gpu", NULL, "NAME", "the pool's GPU, for jobs given as model + tokens", CLI_WORD},
+    {"--gpu", NULL, "NAME", "the pool's GPU, for jobs given as model + tokens and --failures",
+     CLI_WORD},
     {"--policy", NULL, "NAME", "fifo|backfill|priority|srtf|las (default fifo)", CLI_WORD},
     {"--las-threshold", NULL, "GPU-S", "las: queue-0 limit in GPU-seconds (default 3600, "
      "the Tiresias simulator's)", CLI_X(1, 1e12)},
     {"--price", NULL, "$/GPU-h", "price per GPU-hour: cost_usd is the pool's GPUs over the "
      "makespan at this price (default: no cost)", CLI_KIND(CLI_PRICE, 0, 1e4)},
+    {"--failures", NULL, NULL, "interrupt running jobs at the failure rates `reliability` gives "
+     "a job of their size on --gpu; a job goes back to its last checkpoint", CLI_WORD},
+    {"--environment", NULL, "ENV", "--failures: the failure-rate environment (as reliability; "
+     "default the catalog's)", CLI_WORD},
+    {"--checkpoint-every", NULL, "DURATION", "--failures: progress between checkpoints "
+     "(default 1h)", CLI_KIND(CLI_DURATION, 1, 1e9)},
+    {"--restart-time", NULL, "DURATION", "--failures: run time a restart costs (default 10m)",
+     CLI_KIND(CLI_DURATION, 0, 1e9)},
     {"--per-job", NULL, NULL, "also list every job (start, end, queue delay, GPU-hours)",
      CLI_WORD},
 };
@@ -54,6 +67,7 @@ typedef struct {
     int synth_n, seed;
     double load;
     bool price_given;
+    cfail_t *fail; /* with --failures */
     notes_t notes;
 } opts_t;
 
@@ -69,6 +83,39 @@ static int read_policy(const cli_args_t *a, opts_t *o, err_t *err)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
                  all[i].name);
     return err_setf(err, ERR_INPUT, NULL, "--policy", "unknown policy '%s' (one of %s)", name, list);
+}
+
+/* --failures and its settings, each default said. */
+static int read_failures(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    static const char *const with[] = {"--environment", "--checkpoint-every", "--restart-time"};
+    if (!cli_has(a, "--failures")) {
+        for (int i = 0; i < 3; i++)
+            if (cli_has(a, with[i]))
+                notes_add(&o->notes, NOTE_IGNORED, with[i], "goes with --failures");
+        return ERR_OK;
+    }
+    double ckpt_s = DEFAULT_CHECKPOINT_S, restart_s = DEFAULT_RESTART_S;
+    int rc;
+    if ((rc = cli_get_double(a, "--checkpoint-every", &ckpt_s, err)) ||
+        (rc = cli_get_double(a, "--restart-time", &restart_s, err)))
+        return rc;
+    if (!(o->fail = cfail_create(cli_get(a, "--gpu"), cli_get(a, "--environment"), a->catalog, err)))
+        return err->code;
+    o->cfg.fail_rate_per_hour = cfail_rate_per_hour;
+    o->cfg.fail_ctx = o->fail;
+    o->cfg.checkpoint_ms = (int64_t)llround(ckpt_s * 1000);
+    o->cfg.restart_ms = (int64_t)llround(restart_s * 1000);
+    o->cfg.seed = (uint64_t)o->seed;
+    notes_add(&o->notes, NOTE_ASSUMED, "--failures", "rates of the set %s; seed %d",
+              cfail_describe(o->fail), o->seed);
+    if (!cli_has(a, "--checkpoint-every"))
+        notes_add(&o->notes, NOTE_ASSUMED, "--checkpoint-every", "1 h of progress between "
+                  "checkpoints (a common hourly interval; give yours)");
+    if (!cli_has(a, "--restart-time"))
+        notes_add(&o->notes, NOTE_ASSUMED, "--restart-time", "10 min to restart a gang after a "
+                  "failure (give yours; reliability's restart profiles price it by scale)");
+    return ERR_OK;
 }
 
 static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
@@ -109,12 +156,12 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
                         o->trace ? "give --trace or --synthesize, not both"
                                  : "give the job list (--trace FILE) or --synthesize N");
     for (int i = 0; o->trace && i < 2; i++)
-        if (cli_has(a, i ? "--load" : "--seed"))
+        if (cli_has(a, i ? "--load" : "--seed") && (i || !cli_has(a, "--failures")))
             notes_add(&o->notes, NOTE_IGNORED, i ? "--load" : "--seed",
                       "a trace replay has nothing random to seed or scale (--synthesize uses it)");
     if (cli_has(a, "--las-threshold") && strcmp(o->cfg.policy->name, "las") != 0)
         notes_add(&o->notes, NOTE_IGNORED, "--las-threshold", "only --policy las uses it");
-    return ERR_OK;
+    return read_failures(a, o, err);
 }
 
 /* The job list: read (and priced where it gives model + tokens) or made. */
@@ -127,7 +174,7 @@ static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
                   "a 10 min median), Poisson arrivals at load %.2f, seed %d",
                   o->synth_n, o->load, o->seed);
         for (int i = 0; i < 2; i++)
-            if (cli_has(a, i ? "--gpu" : "--trace-format"))
+            if (cli_has(a, i ? "--gpu" : "--trace-format") && !(i && o->fail))
                 notes_add(&o->notes, NOTE_IGNORED, i ? "--gpu" : "--trace-format",
                           "goes with --trace; synthesized jobs give their run times");
         return csynth_make(&sp, l, err);
@@ -138,8 +185,8 @@ static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
     if (!rc && priced)
         notes_add(&o->notes, NOTE_ASSUMED, "duration", "%d job%s given as model + tokens run for "
                   "tokens / the simulated tokens per second of the planner's fastest layout on %s "
-                  "(no failures, restarts or checkpoints)", priced, priced == 1 ? "" : "s", o->gpu);
-    else if (!rc && o->gpu)
+                  "(failure-free; --failures adds them)", priced, priced == 1 ? "" : "s", o->gpu);
+    else if (!rc && o->gpu && !o->fail)
         notes_add(&o->notes, NOTE_IGNORED, "--gpu", "no job gives a model and tokens");
     return rc;
 }
@@ -170,6 +217,7 @@ static cJSON *job_json(const cjob_t *j, const creplay_job_t *r, double price)
               json_add_number(e, "jct_s", ms_s(r->end_ms - j->submit_ms)) &&
               json_add_number(e, "gpu_hours", (double)r->gpu_ms / 3.6e6) &&
               json_add_number(e, "preemptions", r->preemptions) &&
+              json_add_number(e, "failures", r->failures) &&
               json_add_number(e, "priority", j->priority);
     if (ok && price > 0)
         ok = json_add_number(e, "cost_usd", (double)r->gpu_ms / 3.6e6 * price);
@@ -203,6 +251,9 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
               json_add_number(j, "utilization", r->utilization) &&
               json_add_number(j, "gpu_hours", (double)r->gpu_ms / 3.6e6) &&
               json_add_number(j, "preemptions", (double)r->preemptions) &&
+              json_add_number(j, "failures", (double)r->failures) &&
+              json_add_number(j, "lost_gpu_hours", (double)r->lost_gpu_ms / 3.6e6) &&
+              json_add_number(j, "restart_gpu_hours", (double)r->restart_gpu_ms / 3.6e6) &&
               add_or_null(j, "goodput_tokens_per_gpu_hour", r->tokens > 0,
                           r->goodput_tokens_per_gpu_hour) &&
               add_or_null(j, "cost_usd", o->price_given, r->cost_usd) &&
@@ -264,6 +315,9 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
     printf("  utilization     %.1f%% (%.1f GPU-hours allocated of %.1f)\n", 100 * r->utilization,
            (double)r->gpu_ms / 3.6e6, o->cfg.gpus * r->makespan_s / 3600);
     printf("  preemptions     %ld\n", r->preemptions);
+    if (o->fail)
+        printf("  failures        %ld (%.1f GPU-hours of progress lost, %.1f restarting)\n",
+               r->failures, (double)r->lost_gpu_ms / 3.6e6, (double)r->restart_gpu_ms / 3.6e6);
     if (r->tokens > 0)
         printf("  goodput         %s tokens per GPU-hour\n",
                units_fmt_count(r->goodput_tokens_per_gpu_hour, a, sizeof a));
@@ -298,6 +352,7 @@ static int run(const cli_args_t *a, err_t *err)
     }
     creplay_result_free(&r);
     cjobs_free(&l);
+    cfail_destroy(o.fail);
     notes_free(&o.notes);
     return rc;
 }
@@ -318,8 +373,13 @@ const cli_command_t CLI_CMD_CLUSTER = {
     "it cannot delay the head's reservation); priority (classes, preempting\n"
     "preemptible lower ones); srtf (shortest remaining first, oracle,\n"
     "preemptive); las (Tiresias 2D least-attained-service, 2 queues split at\n"
-    "3600 GPU-seconds). A preempted job resumes where it stopped (checkpoint\n"
-    "and restart costs are not modelled yet). Same input, same replay.\n"
+    "3600 GPU-seconds). A preempted job resumes where it stopped (its\n"
+    "checkpoint and restart costs are not modelled). --failures interrupts\n"
+    "running gangs at the rates `reliability` gives a job of their size on\n"
+    "--gpu: the job loses the progress since its last checkpoint\n"
+    "(--checkpoint-every, default 1 h), waits for GPUs again and runs\n"
+    "--restart-time (default 10 min) before progressing. Same input and seed,\n"
+    "same replay.\n"
     "\n"
     "Job files (--trace-format jobs), CSV with a header:\n"
     "  name,gpus,submit_s,duration_s[,priority,preemptible]\n"
@@ -336,7 +396,9 @@ const cli_command_t CLI_CMD_CLUSTER = {
     "      --trace-format tiresias --gpus 8 --policy las\n"
     "  scaleplan cluster --trace jobs.csv --gpus 512 --gpu h100-sxm --policy backfill \\\n"
     "      --price 2.49 --per-job\n"
-    "  scaleplan cluster --synthesize 10000 --gpus 256 --policy srtf --seed 7 --json",
+    "  scaleplan cluster --synthesize 10000 --gpus 256 --policy srtf --seed 7 --json\n"
+    "  scaleplan cluster --trace jobs.csv --gpus 1024 --gpu h100-sxm --failures \\\n"
+    "      --environment cloud --checkpoint-every 30m --policy las",
     groups,
     sizeof groups / sizeof groups[0],
     run,

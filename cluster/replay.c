@@ -8,8 +8,10 @@
 
 #include "cluster/heap.h"
 #include "cluster/pool.h"
+#include "common/rng.h"
 
-enum { EV_FINISH = 0, EV_CLASS = 1 }; /* at one time, ends first */
+enum { EV_FINISH = 0, EV_FAIL = 1, EV_CLASS = 2 }; /* at one time, ends first */
+typedef enum { STOP_FINISH, STOP_PREEMPT, STOP_FAIL } stop_t;
 enum { ST_FUTURE = 0, ST_PENDING, ST_RUNNING, ST_DONE };
 
 /* A running job ranked for preemption or for the backfill reservation. */
@@ -20,7 +22,11 @@ typedef struct {
 
 /* A job's state during the replay. */
 typedef struct {
-    int64_t remaining_ms;    /* run time still needed, as of seg_start_ms */
+    int64_t remaining_ms;    /* run time still needed, as of seg_start_ms:
+                                overhead_ms, then duration - progress_ms */
+    int64_t progress_ms;     /* useful run time done (what a checkpoint keeps) */
+    int64_t overhead_ms;     /* restart time still to run before progress resumes */
+    uint32_t attempts;       /* starts so far: the failure draw's stream */
     int64_t attained_gpu_ms; /* GPU time received before seg_start_ms */
     int64_t seg_start_ms;    /* when its current run began */
     uint32_t ver;            /* bumped when it stops: its pending events go stale */
@@ -46,6 +52,7 @@ typedef struct {
                                (preemptive policies): a pass skips every size
                                at or above one that could not start */
     int *sizes, n_sizes;    /* the distinct gang sizes, ascending */
+    double *fail_per_ms;    /* [n_sizes] interruptions per ms of a running gang (0 = none) */
     int fifo_head, fifo_tail;
     int *running, n_running;
     ranked_t *ranked;       /* [n] victims, end-ordered running jobs */
@@ -120,6 +127,21 @@ static void fifo_unlink(rp_t *r, int j)
         r->fifo_tail = s->prev;
 }
 
+/* Run time until j's gang is interrupted, drawn from the exponential at
+ * its size's rate with a stream of (seed, job, attempt), so a replay does
+ * not depend on the order of draws; -1 without failures. */
+static int64_t time_to_failure_ms(rp_t *r, int j)
+{
+    js_t *s = &r->st[j];
+    double rate = r->fail_per_ms ? r->fail_per_ms[s->size_idx] : 0;
+    uint64_t x = rng_mix(r->cfg->seed, ((uint64_t)j << 24) ^ s->attempts++);
+    if (!(rate > 0))
+        return -1;
+    double u = ((double)(x >> 11) + 0.5) * 0x1.0p-53; /* in (0, 1) */
+    double ms = ceil(-log(u) / rate);
+    return ms < (double)CJOBS_MAX_MS ? (int64_t)ms : CJOBS_MAX_MS;
+}
+
 /* Start j on placement pl (already taken from the pool), or place it now
  * when pl is NULL (it must fit). */
 static int start(rp_t *r, int j, const cpool_place_t *pl)
@@ -145,38 +167,71 @@ static int start(rp_t *r, int j, const cpool_place_t *pl)
         r->out->max_gpus_in_use = r->in_use;
     if ((rc = push_event(r, j, EV_FINISH, r->now + s->remaining_ms)))
         return rc;
+    int64_t ttf = time_to_failure_ms(r, j);
+    if (ttf >= 0 && ttf < s->remaining_ms && (rc = push_event(r, j, EV_FAIL, r->now + ttf)))
+        return rc;
     cpolicy_job_t v = view(r, j);
     int64_t change = r->pol->class_change_ms(&v, r->las_gpu_ms);
     return change >= 0 && change < s->remaining_ms ? push_event(r, j, EV_CLASS, r->now + change)
                                                     : ERR_OK;
 }
 
-/* Stop running j: book its GPU time; done, or back to the queue. Its
- * GPUs must already be given back when given_back (a preemption). */
-static int stop(rp_t *r, int j, bool finished, bool given_back)
+/* Book ran ms of j's run: restart time first, then progress; on a
+ * failure, back to the last checkpoint (every checkpoint_ms of progress)
+ * and the restart time to run again. */
+static void book_run(rp_t *r, int j, int64_t ran, bool failed)
 {
     js_t *s = &r->st[j];
     const cjob_t *jb = &r->jobs->jobs[j];
-    int64_t ran = r->now - s->seg_start_ms;
-    s->remaining_ms -= ran;
+    int64_t over = ran < s->overhead_ms ? ran : s->overhead_ms;
+    s->overhead_ms -= over;
+    s->progress_ms += ran - over;
     s->attained_gpu_ms += ran * jb->gpus;
     r->out->jobs[j].gpu_ms += ran * jb->gpus;
     r->out->gpu_ms += ran * jb->gpus;
+    r->out->restart_gpu_ms += over * jb->gpus;
+    if (failed) {
+        int64_t c = r->cfg->checkpoint_ms, kept = c > 0 ? s->progress_ms / c * c : 0;
+        r->out->lost_gpu_ms += (s->progress_ms - kept) * jb->gpus;
+        s->progress_ms = kept;
+        s->overhead_ms = r->cfg->restart_ms;
+        r->out->jobs[j].failures++;
+        r->out->failures++;
+    }
+    s->remaining_ms = s->overhead_ms + jb->duration_ms - s->progress_ms;
+}
+
+/* Stop running j: book its GPU time; done, or back to the queue (a
+ * preemption keeps its progress; a failure goes back to its checkpoint).
+ * Its GPUs must already be given back when given_back (a preemption). */
+static int stop(rp_t *r, int j, stop_t how, bool given_back)
+{
+    js_t *s = &r->st[j];
+    book_run(r, j, r->now - s->seg_start_ms, how == STOP_FAIL);
     if (!given_back)
         cpool_give_back(r->pool, &s->place);
     cpool_place_free(&s->place);
-    r->in_use -= jb->gpus;
+    r->in_use -= r->jobs->jobs[j].gpus;
     int last = r->running[--r->n_running]; /* swap-remove from running[] */
     r->running[s->run_idx] = last;
     r->st[last].run_idx = s->run_idx;
     s->ver++;
-    if (finished) {
+    if (how == STOP_FINISH) {
         s->state = ST_DONE;
         r->out->jobs[j].end_ms = r->now;
         return ERR_OK;
     }
-    r->out->jobs[j].preemptions++;
-    r->out->preemptions++;
+    if (how == STOP_PREEMPT) {
+        r->out->jobs[j].preemptions++;
+        r->out->preemptions++;
+    }
+    if (r->out->jobs[j].failures > CREPLAY_MAX_FAILURES_PER_JOB)
+        return err_set(r->err, ERR_INPUT, "job '%s' (%d GPUs) failed %d times: at %.3g failures "
+                       "an hour it rarely reaches a checkpoint (every %.0f s of progress, after "
+                       "%.0f s of restart); checkpoint more often", r->jobs->jobs[j].name,
+                       r->jobs->jobs[j].gpus, r->out->jobs[j].failures,
+                       r->fail_per_ms[s->size_idx] * 3.6e6, r->cfg->checkpoint_ms / 1000.0,
+                       r->cfg->restart_ms / 1000.0);
     return enqueue(r, j);
 }
 
@@ -224,7 +279,7 @@ static int try_preempt(rp_t *r, int j, double k1, bool *started)
     }
     int rc = ERR_OK;
     for (int i = 0; !rc && i < freed; i++)
-        rc = stop(r, r->ranked[i].j, false, true);
+        rc = stop(r, r->ranked[i].j, STOP_PREEMPT, true);
     if (!rc && !(rc = start(r, j, NULL)))
         *started = true;
     return rc;
@@ -360,8 +415,8 @@ static int step(rp_t *r)
         js_t *s = &r->st[ev.job];
         if (s->state != ST_RUNNING || s->ver != ev.ver)
             continue; /* it stopped since */
-        if (ev.kind == EV_FINISH)
-            rc = stop(r, ev.job, true, false);
+        if (ev.kind == EV_FINISH || ev.kind == EV_FAIL)
+            rc = stop(r, ev.job, ev.kind == EV_FINISH ? STOP_FINISH : STOP_FAIL, false);
         /* EV_CLASS: its key changed; the pass below sees it */
     }
     while (!rc && r->next_arrival < r->jobs->n &&
@@ -424,6 +479,20 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Each gang size's interruption rate, from the config's callback. */
+static int failure_rates(rp_t *r, err_t *err)
+{
+    if (!(r->fail_per_ms = calloc((size_t)r->n_sizes, sizeof *r->fail_per_ms)))
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    for (int k = 0; k < r->n_sizes; k++) {
+        double per_h = r->cfg->fail_rate_per_hour(r->cfg->fail_ctx, r->sizes[k]);
+        if (!(per_h >= 0) || !isfinite(per_h))
+            return err_set(err, ERR_INPUT, "no failure rate for a job of %d GPUs", r->sizes[k]);
+        r->fail_per_ms[k] = per_h / 3.6e6;
+    }
+    return ERR_OK;
+}
+
 /* One waiting queue per distinct gang size, each job told its own. */
 static int size_queues(rp_t *r, err_t *err)
 {
@@ -446,7 +515,7 @@ static int size_queues(rp_t *r, err_t *err)
                                 sizeof *r->sizes, cmp_int);
         r->st[i].size_idx = (int)(at - r->sizes);
     }
-    return ERR_OK;
+    return r->cfg->fail_rate_per_hour ? failure_rates(r, err) : ERR_OK;
 }
 
 static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result_t *out,
@@ -495,6 +564,7 @@ static void teardown(rp_t *r)
         cheap_free(&r->pending[k]);
     free(r->pending);
     free(r->sizes);
+    free(r->fail_per_ms);
     free(r->st);
     free(r->order);
     free(r->running);

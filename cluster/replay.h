@@ -4,7 +4,9 @@
  * (cluster/policy.h), start as a gang on nodes of the pool
  * (cluster/pool.h) and run for their duration; a preempted job goes back
  * to the queue and later resumes where it stopped (preemption is assumed
- * free: checkpoint and restart costs are not modelled yet). Events (job
+ * free: its checkpoint and restart costs are not modelled). With failure
+ * rates, a running gang is interrupted at exponential times and goes back
+ * to its last checkpoint. Events (job
  * ends, LAS queue changes) sit in a binary heap, arrivals are streamed in
  * submit order, so a replay costs O(jobs log jobs) plus the policy's
  * queue scans, and memory is linear in jobs. Times are whole milliseconds
@@ -21,12 +23,26 @@
 #include "cluster/policy.h"
 #include "common/error.h"
 
+/* Failures of one job past which the replay stops (ERR_INPUT): its
+ * failure rate leaves it almost no chance to reach a checkpoint, and the
+ * replay would not end. */
+#define CREPLAY_MAX_FAILURES_PER_JOB 10000
+
 typedef struct {
     int gpus;                   /* pool size */
     int gpus_per_node;          /* node size; gpus divides by it */
     const cpolicy_t *policy;
     double las_threshold_gpu_s; /* queue-0 limit for las */
     double price_per_gpu_h;     /* USD per GPU-hour; 0 = no cost figures */
+    /* Failures: interruptions per hour of a running gang of gpus GPUs
+     * (cluster/failrate.h), or NULL for none. An interrupted job loses
+     * the progress since its last checkpoint, goes back to the queue and,
+     * once restarted, runs restart_ms before progressing again. */
+    double (*fail_rate_per_hour)(void *ctx, int gpus);
+    void *fail_ctx;
+    int64_t checkpoint_ms;      /* progress between checkpoints; 0 = none kept */
+    int64_t restart_ms;         /* run time a restart costs */
+    uint64_t seed;              /* the failure draws' */
 } creplay_config_t;
 
 /* The default config for a pool: fifo, 8 GPUs a node (or the pool when
@@ -40,6 +56,7 @@ typedef struct {
     int64_t reserve_ms;  /* backfill: the start the head of the queue was
                             promised when first blocked; -1 = never blocked */
     int preemptions;
+    int failures;
 } creplay_job_t;
 
 typedef struct {
@@ -47,7 +64,10 @@ typedef struct {
     creplay_job_t *jobs;       /* [n_jobs], in the list's order; owned */
     int64_t first_submit_ms, last_end_ms;
     double makespan_s;         /* last end - first submit */
-    int64_t gpu_ms;            /* allocated, all jobs */
+    int64_t gpu_ms;            /* allocated, all jobs: their work + lost + restarts */
+    int64_t lost_gpu_ms;       /* progress lost to failures (redone) */
+    int64_t restart_gpu_ms;    /* spent restarting after failures */
+    long failures;
     double utilization;        /* gpu_ms / (pool GPUs x makespan) */
     double queue_delay_mean_s, queue_delay_p50_s, queue_delay_p99_s; /* first start - submit */
     double jct_mean_s, jct_p50_s, jct_p99_s;                        /* end - submit */

@@ -199,6 +199,72 @@ static void test_gpu_time_conserved(void)
     CU_ASSERT_TRUE(preempted > 0); /* the preemptive paths ran */
 }
 
+/* A failure rate for tests: per GPU-hour times the gang (ctx: the rate). */
+static double rate_per_gpu(void *ctx, int gpus)
+{
+    return *(const double *)ctx * gpus;
+}
+
+static int run_failing(const cjobs_t *l, int gpus, const char *policy, double per_gpu_h,
+                       double ckpt_s, uint64_t seed, creplay_result_t *r, err_t *e)
+{
+    static double rate;
+    rate = per_gpu_h;
+    creplay_config_t c;
+    creplay_config_default(&c, gpus);
+    c.policy = cpolicy_find(policy);
+    c.fail_rate_per_hour = rate_per_gpu;
+    c.fail_ctx = &rate;
+    c.checkpoint_ms = (int64_t)(ckpt_s * 1000);
+    c.restart_ms = 300000; /* 5 min */
+    c.seed = seed;
+    return creplay_run(l, &c, r, e);
+}
+
+/* With failures the books still close to the millisecond: allocated GPU
+ * time = the jobs' work + the progress lost since their checkpoints + the
+ * restarts; the same seed gives the same failures, another seed others;
+ * checkpointing every minute loses far less than never checkpointing. */
+static void test_failures_conserve_and_checkpoint(void)
+{
+    long failures = 0;
+    for (int t = 0; t < 20; t++) {
+        csynth_spec_t sp = {200, 32, 0.8, (uint64_t)(500 + t)};
+        cjobs_t l;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(csynth_make(&sp, &l, &e), 0);
+        creplay_result_t r;
+        CU_ASSERT_EQUAL_FATAL(run_failing(&l, 32, t % 2 ? "las" : "backfill", 0.01, 1800, 9, &r, &e), 0);
+        CU_ASSERT_EQUAL(r.gpu_ms, work_gpu_ms(&l) + r.lost_gpu_ms + r.restart_gpu_ms);
+        CU_ASSERT_TRUE(r.max_gpus_in_use <= 32);
+        failures += r.failures;
+        creplay_result_free(&r);
+        cjobs_free(&l);
+    }
+    CU_ASSERT_TRUE(failures > 20);
+    csynth_spec_t sp = {1000, 64, 0.8, 77};
+    cjobs_t l;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(csynth_make(&sp, &l, &e), 0);
+    creplay_result_t a, b, c, often, never;
+    CU_ASSERT_EQUAL_FATAL(run_failing(&l, 64, "fifo", 0.005, 1800, 1, &a, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(run_failing(&l, 64, "fifo", 0.005, 1800, 1, &b, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(run_failing(&l, 64, "fifo", 0.005, 1800, 2, &c, &e), 0);
+    CU_ASSERT_EQUAL(memcmp(a.jobs, b.jobs, (size_t)l.n * sizeof *a.jobs), 0);
+    CU_ASSERT_NOT_EQUAL(memcmp(a.jobs, c.jobs, (size_t)l.n * sizeof *a.jobs), 0);
+    CU_ASSERT_EQUAL_FATAL(run_failing(&l, 64, "fifo", 0.005, 60, 1, &often, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(run_failing(&l, 64, "fifo", 0.005, 1e9, 1, &never, &e), 0);
+    CU_ASSERT_TRUE(often.failures > 0 && never.failures > 0);
+    CU_ASSERT_TRUE(often.lost_gpu_ms * 5 < never.lost_gpu_ms);
+    creplay_result_t *all[] = {&a, &b, &c, &often, &never};
+    for (int i = 0; i < 5; i++)
+        creplay_result_free(all[i]);
+    /* a rate that leaves no time to reach a checkpoint: refused, no hang */
+    int rc = run_failing(&l, 64, "fifo", 100, 3600, 1, &a, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "failed", "checkpoint more often");
+    cjobs_free(&l);
+}
+
 /* Same seed, same workload and replay; another seed, another workload. */
 static void test_deterministic_per_seed(void)
 {
@@ -339,6 +405,8 @@ static void test_cli_bad_input(void)
          {"--policy", "lottery", "fifo"}},
         {"ok2.csv", "name,gpus,submit_s,duration_s\na,1,0,10\n", "--gpus 12",
          {"--gpus-per-node", "8", "12"}},
+        {"ok3.csv", "name,gpus,submit_s,duration_s\na,1,0,10\n", "--gpus 8 --failures",
+         {"--gpu", "failures need", "GPU"}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[700], args[1600];
@@ -351,7 +419,7 @@ static void test_cli_bad_input(void)
         for (int k = 0; ok && k < 3; k++)
             ok = strstr(err, cases[i].needles[k]) != NULL;
         ok = ok && (strstr(err, path) || strstr(cases[i].args, "--policy") ||
-                    strstr(cases[i].args, "--gpus 12"));
+                    strstr(cases[i].args, "--gpus 12") || strstr(cases[i].args, "--failures"));
         if (!ok)
             fprintf(stderr, "\n$ scaleplan %s: exit %d, stderr: %s\n", args, rc, err ? err : "");
         CU_ASSERT_TRUE(ok);
@@ -422,5 +490,6 @@ TEST_SUITE(suite_cluster_sim, "cluster_sim", TEST(test_pool_node_placement),
            TEST(test_preemptive_policies_by_hand), TEST(test_priority_preemption),
            TEST(test_backfill_by_hand), TEST(test_gpu_time_conserved),
            TEST(test_deterministic_per_seed), TEST(test_backfill_keeps_reservations),
-           TEST(test_policy_direction), TEST(test_cli_bad_input), TEST(test_cli_json),
+           TEST(test_policy_direction), TEST(test_failures_conserve_and_checkpoint),
+           TEST(test_cli_bad_input), TEST(test_cli_json),
            TEST(test_model_tokens_duration));
