@@ -158,7 +158,7 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
     for (int i = 0; o->trace && i < 2; i++)
         if (cli_has(a, i ? "--load" : "--seed") && (i || !cli_has(a, "--failures")))
             notes_add(&o->notes, NOTE_IGNORED, i ? "--load" : "--seed",
-                      "a trace replay has nothing random to seed or scale (--synthesize uses it)");
+                      "a trace replay without --failures has nothing random to seed or scale");
     if (cli_has(a, "--las-threshold") && strcmp(o->cfg.policy->name, "las") != 0)
         notes_add(&o->notes, NOTE_IGNORED, "--las-threshold", "only --policy las uses it");
     return read_failures(a, o, err);

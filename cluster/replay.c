@@ -400,7 +400,10 @@ static int pass_fifo(rp_t *r)
     int rc = ERR_OK;
     while (!rc && r->fifo_head >= 0 && cpool_fits(r->pool, r->jobs->jobs[r->fifo_head].gpus))
         rc = start(r, r->fifo_head, NULL);
-    if (!rc && r->fifo_head >= 0 && r->pol->backfill) /* the reservation is kept even when full */
+    /* the head's first reservation is recorded even when the pool is
+     * full; after that a full pool has nothing to backfill */
+    if (!rc && r->fifo_head >= 0 && r->pol->backfill &&
+        (r->out->jobs[r->fifo_head].reserve_ms < 0 || cpool_free_gpus(r->pool) > 0))
         rc = backfill(r, r->fifo_head);
     return rc;
 }
