@@ -177,6 +177,8 @@ static int need(const rd_t *r, const fields_t *row, const fields_t *hdr, const c
                 const char **out)
 {
     int i = column_index(hdr, name);
+    if (i < 0)
+        return bad(r, name, "missing: the header has no such column%s", "");
     if (i >= row->n)
         return bad(r, name, "missing: the row has %s fields", r->last_unterminated
                        ? "too few (the file ends mid-line: cut short?)" : "too few");

@@ -401,6 +401,8 @@ static void test_cli_bad_input(void)
          {"line 2", "more fields", "extra.csv"}},
         {"model.csv", "name,gpus,submit_s,model,tokens\na,8,0,llama3-8b,1B\n", "--gpus 8",
          {"line 2", "model", "--gpu"}},
+        {"notokens.csv", "name,gpus,submit_s,model\na,8,0,llama3-8b\n", "--gpus 8",
+         {"line 2", "tokens", "no such column"}},
         {"ok.csv", "name,gpus,submit_s,duration_s\na,1,0,10\n", "--gpus 8 --policy lottery",
          {"--policy", "lottery", "fifo"}},
         {"ok2.csv", "name,gpus,submit_s,duration_s\na,1,0,10\n", "--gpus 12",
