@@ -42,9 +42,11 @@ static const cli_opt_t own_opts[] = {
      "(default 8, or the pool when smaller)", CLI_N(1, 1024)},
     {"--gpu", NULL, "NAME", "the pool's GPU, for jobs given as model + tokens and --failures",
      CLI_WORD},
-    {"--policy", NULL, "NAME", "fifo|backfill|priority|srtf|las (default fifo)", CLI_WORD},
+    {"--policy", NULL, "NAME", "fifo|backfill|priority|srtf|las|ftf (default fifo)", CLI_WORD},
     {"--las-threshold", NULL, "GPU-S", "las: queue-0 limit in GPU-seconds (default 3600, "
      "the Tiresias simulator's)", CLI_X(1, 1e12)},
+    {"--lease", NULL, "DURATION", "ftf: run time before a job may be preempted (default 10m, "
+     "assumed)", CLI_KIND(CLI_DURATION, 1, 1e9)},
     {"--price", NULL, "$/GPU-h", "price per GPU-hour: cost_usd is the pool's GPUs over the "
      "makespan at this price (default: no cost)", CLI_KIND(CLI_PRICE, 0, 1e4)},
     {"--failures", NULL, NULL, "interrupt running jobs at the failure rates `reliability` gives "
@@ -161,6 +163,15 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
                       "a trace replay without --failures has nothing random to seed or scale");
     if (cli_has(a, "--las-threshold") && strcmp(o->cfg.policy->name, "las") != 0)
         notes_add(&o->notes, NOTE_IGNORED, "--las-threshold", "only --policy las uses it");
+    double lease_s = CPOLICY_FTF_LEASE_S;
+    if ((rc = cli_get_double(a, "--lease", &lease_s, err)))
+        return rc;
+    o->cfg.lease_ms = (int64_t)llround(lease_s * 1000);
+    if (o->cfg.policy->leased && !cli_has(a, "--lease"))
+        notes_add(&o->notes, NOTE_ASSUMED, "--lease", "10 min before a running job may be "
+                  "preempted (Themis grants GPUs in leases; give yours)");
+    else if (!o->cfg.policy->leased && cli_has(a, "--lease"))
+        notes_add(&o->notes, NOTE_IGNORED, "--lease", "only --policy ftf uses it");
     return read_failures(a, o, err);
 }
 
@@ -248,6 +259,8 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
               json_add_number(j, "jct_mean_s", r->jct_mean_s) &&
               json_add_number(j, "jct_p50_s", r->jct_p50_s) &&
               json_add_number(j, "jct_p99_s", r->jct_p99_s) &&
+              json_add_number(j, "finish_time_fairness_mean", r->ftf_mean) &&
+              json_add_number(j, "finish_time_fairness_max", r->ftf_max) &&
               json_add_number(j, "utilization", r->utilization) &&
               json_add_number(j, "gpu_hours", (double)r->gpu_ms / 3.6e6) &&
               json_add_number(j, "preemptions", (double)r->preemptions) &&
@@ -312,6 +325,8 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
            dur(r->queue_delay_p99_s, c, sizeof c));
     printf("  completion time mean %s, p50 %s, p99 %s\n", dur(r->jct_mean_s, a, sizeof a),
            dur(r->jct_p50_s, b, sizeof b), dur(r->jct_p99_s, c, sizeof c));
+    printf("  finish-time fairness (completion over run time alone) mean %.2f, max %.1f\n",
+           r->ftf_mean, r->ftf_max);
     printf("  utilization     %.1f%% (%.1f GPU-hours allocated of %.1f)\n", 100 * r->utilization,
            (double)r->gpu_ms / 3.6e6, o->cfg.gpus * r->makespan_s / 3600);
     printf("  preemptions     %ld\n", r->preemptions);
@@ -363,7 +378,7 @@ const cli_command_t CLI_CMD_CLUSTER = {
     "cluster",
     "replay many training jobs on one GPU pool under a scheduling policy",
     "scaleplan cluster (--trace FILE [--trace-format jobs|tiresias] | --synthesize N) --gpus N "
-    "[--policy fifo|backfill|priority|srtf|las] [--seed S] [--price $/GPU-h] [--json] [--per-job]",
+    "[--policy fifo|backfill|priority|srtf|las|ftf] [--seed S] [--price $/GPU-h] [--json] [--per-job]",
     "A discrete-event replay of a GPU pool: jobs arrive, wait, start as a gang\n"
     "(all their GPUs at once, whole nodes first) and run to completion; it\n"
     "prints the makespan, queue delay and completion time (mean, p50, p99),\n"
@@ -373,7 +388,9 @@ const cli_command_t CLI_CMD_CLUSTER = {
     "it cannot delay the head's reservation); priority (classes, preempting\n"
     "preemptible lower ones); srtf (shortest remaining first, oracle,\n"
     "preemptive); las (Tiresias 2D least-attained-service, 2 queues split at\n"
-    "3600 GPU-seconds). A preempted job resumes where it stopped (its\n"
+    "3600 GPU-seconds); ftf (Themis finish-time fairness: the job furthest\n"
+    "behind its fair finish first, preempting others after a --lease). A\n"
+    "preempted job resumes where it stopped (its\n"
     "checkpoint and restart costs are not modelled). --failures interrupts\n"
     "running gangs at the rates `reliability` gives a job of their size on\n"
     "--gpu: the job loses the progress since its last checkpoint\n"

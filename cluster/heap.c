@@ -57,25 +57,37 @@ bool cheap_peek(const cheap_t *h, cheap_item_t *out)
     return true;
 }
 
-bool cheap_pop(cheap_t *h, cheap_item_t *out)
+/* Sift h->a[i]'s item down to its place. */
+static void sift_down(cheap_t *h, int i)
 {
-    if (h->n == 0)
-        return false;
-    *out = h->a[0];
-    cheap_item_t last = h->a[--h->n];
-    int i = 0;
-    for (;;) { /* sift the last item down from the root */
+    cheap_item_t it = h->a[i];
+    for (;;) {
         int c = 2 * i + 1;
         if (c >= h->n)
             break;
         if (c + 1 < h->n && cheap_before(&h->a[c + 1], &h->a[c]))
             c++;
-        if (!cheap_before(&h->a[c], &last))
+        if (!cheap_before(&h->a[c], &it))
             break;
         h->a[i] = h->a[c];
         i = c;
     }
+    h->a[i] = it;
+}
+
+bool cheap_pop(cheap_t *h, cheap_item_t *out)
+{
+    if (h->n == 0)
+        return false;
+    *out = h->a[0];
+    h->a[0] = h->a[--h->n];
     if (h->n > 0)
-        h->a[i] = last;
+        sift_down(h, 0);
     return true;
+}
+
+void cheap_heapify(cheap_t *h)
+{
+    for (int i = h->n / 2 - 1; i >= 0; i--)
+        sift_down(h, i);
 }

@@ -39,6 +39,10 @@ int cheap_push(cheap_t *h, cheap_item_t it, err_t *err);
 /* Whether x comes out before y (the order above). */
 bool cheap_before(const cheap_item_t *x, const cheap_item_t *y);
 
+/* Restore the heap order after the caller changed items' keys in a[0..n)
+ * (their seq kept), O(n). */
+void cheap_heapify(cheap_t *h);
+
 /* The smallest item; false when empty. */
 bool cheap_peek(const cheap_t *h, cheap_item_t *out);
 bool cheap_pop(cheap_t *h, cheap_item_t *out);

@@ -10,7 +10,7 @@
 #include "cluster/pool.h"
 #include "common/rng.h"
 
-enum { EV_FINISH = 0, EV_FAIL = 1, EV_CLASS = 2 }; /* at one time, ends first */
+enum { EV_FINISH = 0, EV_FAIL = 1, EV_REVISIT = 2 }; /* at one time, ends first */
 typedef enum { STOP_FINISH, STOP_PREEMPT, STOP_FAIL } stop_t;
 enum { ST_FUTURE = 0, ST_PENDING, ST_RUNNING, ST_DONE };
 
@@ -42,7 +42,7 @@ typedef struct {
     const cjobs_t *jobs;
     const creplay_config_t *cfg;
     const cpolicy_t *pol;
-    double las_gpu_ms;
+    cpolicy_params_t params;
     cpool_t *pool, *shadow; /* shadow: the pool as the backfill reservation sees it */
     js_t *st;
     int *order;             /* job indices by (submit, index) */
@@ -70,6 +70,7 @@ void creplay_config_default(creplay_config_t *c, int gpus)
     c->gpus_per_node = gpus < 8 ? gpus : 8;
     c->policy = cpolicy_find("fifo");
     c->las_threshold_gpu_s = CPOLICY_LAS_THRESHOLD_GPU_S;
+    c->lease_ms = (int64_t)(CPOLICY_FTF_LEASE_S * 1000);
 }
 
 /* Job j as the policy sees it now. */
@@ -78,14 +79,14 @@ static cpolicy_job_t view(const rp_t *r, int j)
     const cjob_t *jb = &r->jobs->jobs[j];
     const js_t *s = &r->st[j];
     int64_t ran = s->state == ST_RUNNING ? r->now - s->seg_start_ms : 0;
-    return (cpolicy_job_t){jb->submit_ms, s->remaining_ms - ran,
+    return (cpolicy_job_t){r->now, jb->submit_ms, jb->duration_ms, s->remaining_ms - ran,
                            s->attained_gpu_ms + ran * jb->gpus, jb->priority, jb->gpus};
 }
 
 static void key_of(const rp_t *r, int j, double *k1, double *k2)
 {
     cpolicy_job_t v = view(r, j);
-    r->pol->key(&v, r->las_gpu_ms, k1, k2);
+    r->pol->key(&v, &r->params, k1, k2);
 }
 
 static int push_event(rp_t *r, int j, int kind, int64_t at_ms)
@@ -171,9 +172,9 @@ static int start(rp_t *r, int j, const cpool_place_t *pl)
     if (ttf >= 0 && ttf < s->remaining_ms && (rc = push_event(r, j, EV_FAIL, r->now + ttf)))
         return rc;
     cpolicy_job_t v = view(r, j);
-    int64_t change = r->pol->class_change_ms(&v, r->las_gpu_ms);
-    return change >= 0 && change < s->remaining_ms ? push_event(r, j, EV_CLASS, r->now + change)
-                                                    : ERR_OK;
+    int64_t later = r->pol->revisit_ms(&v, &r->params);
+    return later >= 0 && later < s->remaining_ms ? push_event(r, j, EV_REVISIT, r->now + later)
+                                                  : ERR_OK;
 }
 
 /* Book ran ms of j's run: restart time first, then progress; on a
@@ -263,7 +264,8 @@ static int try_preempt(rp_t *r, int j, double k1, bool *started)
         int v = r->running[i];
         ranked_t c = {0, 0, r->st[v].rank, v};
         key_of(r, v, &c.k1, &c.k2);
-        if (r->jobs->jobs[v].preemptible && c.k1 > k1)
+        bool leased = r->pol->leased && r->now - r->st[v].seg_start_ms < r->params.lease_ms;
+        if (r->jobs->jobs[v].preemptible && !leased && c.k1 > k1)
             r->ranked[n++] = c;
     }
     if (n == 0)
@@ -298,6 +300,26 @@ static double worst_running_k1(const rp_t *r)
     return worst;
 }
 
+/* Waiting jobs' keys as of now (policies whose keys move with time): stale
+ * entries dropped, the rest re-keyed and each heap rebuilt, O(waiting). */
+static void rekey_waiting(rp_t *r)
+{
+    for (int k = 0; k < r->n_sizes; k++) {
+        cheap_t *h = &r->pending[k];
+        int n = 0;
+        for (int i = 0; i < h->n; i++) {
+            cheap_item_t it = h->a[i];
+            const js_t *s = &r->st[it.job];
+            if (s->state != ST_PENDING || s->ver != it.ver)
+                continue;
+            key_of(r, it.job, &it.k1, &it.k2);
+            h->a[n++] = it;
+        }
+        h->n = n;
+        cheap_heapify(h);
+    }
+}
+
 /* The best waiting job among the sizes below max_gpus: the heads of the
  * per-size heaps compared (a k-way merge; sizes are few). -1 when none. */
 static int best_size_below(const rp_t *r, int max_gpus)
@@ -324,6 +346,8 @@ static int pass_preemptive(rp_t *r)
 {
     int n_blocked = 0, rc = ERR_OK, blocked_size = INT_MAX, k;
     cheap_item_t it;
+    if (r->pol->rekey)
+        rekey_waiting(r);
     while (!rc && (k = best_size_below(r, blocked_size)) >= 0) {
         cheap_pop(&r->pending[k], &it);
         js_t *s = &r->st[it.job];
@@ -420,7 +444,7 @@ static int step(rp_t *r)
             continue; /* it stopped since */
         if (ev.kind == EV_FINISH || ev.kind == EV_FAIL)
             rc = stop(r, ev.job, ev.kind == EV_FINISH ? STOP_FINISH : STOP_FAIL, false);
-        /* EV_CLASS: its key changed; the pass below sees it */
+        /* EV_REVISIT: its key changed or its lease ended; the pass below sees it */
     }
     while (!rc && r->next_arrival < r->jobs->n &&
            r->jobs->jobs[r->order[r->next_arrival]].submit_ms == r->now)
@@ -526,7 +550,7 @@ static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, crep
 {
     int n = jobs->n;
     memset(r, 0, sizeof *r);
-    *r = (rp_t){.jobs = jobs, .cfg = cfg, .pol = cfg->policy, .las_gpu_ms = cfg->las_threshold_gpu_s * 1000.0,
+    *r = (rp_t){.jobs = jobs, .cfg = cfg, .pol = cfg->policy, .params = {cfg->las_threshold_gpu_s * 1000.0, cfg->lease_ms},
                 .fifo_head = -1, .fifo_tail = -1, .out = out, .err = err};
     cheap_init(&r->events);
     if (!(r->pool = cpool_create(cfg->gpus, cfg->gpus_per_node, err)) ||
@@ -615,6 +639,10 @@ static int summarise(const cjobs_t *l, const creplay_config_t *cfg, creplay_resu
             o->tokens += j->tokens;
             tok_gpu_ms += (double)r->gpu_ms;
         }
+        double rho = (double)jct[i] / (double)j->duration_ms; /* Themis's rho */
+        o->ftf_mean += rho / n;
+        if (rho > o->ftf_max)
+            o->ftf_max = rho;
     }
     qsort(qd, (size_t)n, sizeof *qd, cmp_i64);
     qsort(jct, (size_t)n, sizeof *jct, cmp_i64);

@@ -33,6 +33,7 @@ typedef struct {
     int gpus_per_node;          /* node size; gpus divides by it */
     const cpolicy_t *policy;
     double las_threshold_gpu_s; /* queue-0 limit for las */
+    int64_t lease_ms;           /* ftf: run time before a job may be preempted */
     double price_per_gpu_h;     /* USD per GPU-hour; 0 = no cost figures */
     /* Failures: interruptions per hour of a running gang of gpus GPUs
      * (cluster/failrate.h), or NULL for none. An interrupted job loses
@@ -46,7 +47,7 @@ typedef struct {
 } creplay_config_t;
 
 /* The default config for a pool: fifo, 8 GPUs a node (or the pool when
- * smaller), Tiresias's LAS threshold, no price. */
+ * smaller), Tiresias's LAS threshold, ftf's assumed lease, no price. */
 void creplay_config_default(creplay_config_t *c, int gpus);
 
 typedef struct {
@@ -71,6 +72,8 @@ typedef struct {
     double utilization;        /* gpu_ms / (pool GPUs x makespan) */
     double queue_delay_mean_s, queue_delay_p50_s, queue_delay_p99_s; /* first start - submit */
     double jct_mean_s, jct_p50_s, jct_p99_s;                        /* end - submit */
+    double ftf_mean, ftf_max;  /* finish-time fairness (Themis's rho): completion
+                                  time over the run time alone; 1 = no wait */
     double tokens;             /* of the jobs that give them */
     double goodput_tokens_per_gpu_hour; /* tokens over the GPU-hours of those jobs; 0 if none */
     double cost_usd;           /* pool GPUs x makespan x price (an idle GPU is paid too) */
