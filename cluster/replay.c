@@ -48,6 +48,7 @@ typedef struct {
     int *order;             /* job indices by (submit, index) */
     int next_arrival;
     cheap_t events;
+    cheap_t ends;           /* backfill: running jobs by end time (capacity n) */
     cheap_t *pending;       /* [n_sizes] waiting jobs, one heap per gang size
                                (preemptive policies): a pass skips every size
                                at or above one that could not start */
@@ -247,12 +248,6 @@ static int cmp_worst_first(const void *a, const void *b)
     return y->rank - x->rank;
 }
 
-/* Earliest first. */
-static int cmp_earliest_first(const void *a, const void *b)
-{
-    return -cmp_worst_first(a, b);
-}
-
 /* Start waiting job j (key k1) by preempting running preemptible jobs of a
  * strictly larger k1, worst first, as few as it takes. false (nothing
  * changed) when even all of them would not make room. */
@@ -383,16 +378,22 @@ static int backfill(rp_t *r, int h)
 {
     if (!cpool_copy(r->shadow, r->pool))
         return err_set(r->err, ERR_RUNTIME, "backfill: shadow pool of another shape (a bug)");
+    /* running jobs by end time: a heap built in O(running), popped only
+     * until the head fits */
+    cheap_t *ends = &r->ends;
     for (int i = 0; i < r->n_running; i++) {
         int v = r->running[i];
-        r->ranked[i] = (ranked_t){(double)(r->now + view(r, v).remaining_ms), 0, r->st[v].rank, v};
+        ends->a[i] = (cheap_item_t){(double)(r->now + view(r, v).remaining_ms), 0,
+                                    r->st[v].rank, 0, v, 0, 0};
     }
-    qsort(r->ranked, (size_t)r->n_running, sizeof *r->ranked, cmp_earliest_first);
-    int gpus = r->jobs->jobs[h].gpus, i = 0;
+    ends->n = r->n_running;
+    cheap_heapify(ends);
+    int gpus = r->jobs->jobs[h].gpus;
     int64_t shadow_ms = r->now;
-    while (!cpool_fits(r->shadow, gpus) && i < r->n_running) {
-        shadow_ms = (int64_t)r->ranked[i].k1;
-        cpool_give_back(r->shadow, &r->st[r->ranked[i++].j].place);
+    cheap_item_t e;
+    while (!cpool_fits(r->shadow, gpus) && cheap_pop(ends, &e)) {
+        shadow_ms = (int64_t)e.k1;
+        cpool_give_back(r->shadow, &r->st[e.job].place);
     }
     if (r->out->jobs[h].reserve_ms < 0)
         r->out->jobs[h].reserve_ms = shadow_ms;
@@ -561,9 +562,13 @@ static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, crep
     r->running = malloc((size_t)n * sizeof *r->running);
     r->ranked = malloc((size_t)n * sizeof *r->ranked);
     r->blocked = malloc((size_t)n * sizeof *r->blocked);
+    cheap_init(&r->ends);
+    r->ends.a = malloc((size_t)n * sizeof *r->ends.a);
+    r->ends.cap = n;
     out->jobs = calloc((size_t)n, sizeof *out->jobs);
     int *tmp = malloc((size_t)n * sizeof *tmp);
-    if (!r->st || !r->order || !r->running || !r->ranked || !r->blocked || !out->jobs || !tmp) {
+    if (!r->st || !r->order || !r->running || !r->ranked || !r->blocked || !r->ends.a ||
+        !out->jobs || !tmp) {
         free(tmp);
         return err_set(err, ERR_RUNTIME, "out of memory for a replay of %d jobs", n);
     }
@@ -587,6 +592,7 @@ static void teardown(rp_t *r)
     cpool_destroy(r->pool);
     cpool_destroy(r->shadow);
     cheap_free(&r->events);
+    cheap_free(&r->ends);
     for (int k = 0; r->pending && k < r->n_sizes; k++)
         cheap_free(&r->pending[k]);
     free(r->pending);
