@@ -23,6 +23,7 @@
 #include "common/rng.h"
 #include "common/units.h"
 #include "reports/table.h"
+#include "topologies/gpu.h"
 
 #define DEFAULT_LOAD 0.9 /* --synthesize: offered load (ASSUMED: a busy, not saturated pool) */
 #define DEFAULT_CHECKPOINT_S 3600.0 /* --failures: ASSUMED hourly checkpoints (said) */
@@ -37,7 +38,10 @@ static const cli_opt_t own_opts[] = {
      CLI_X(0.01, 100)},
     {"--seed", NULL, "S", "--synthesize and --failures: the random seed (default 20240723)",
      CLI_N(0, 2147483647)},
-    {"--gpus", NULL, "N", "GPUs in the pool (required)", CLI_N(1, 1 << 24)},
+    {"--gpus", NULL, "N", "GPUs in the pool (required without --cluster)", CLI_N(1, 1 << 24)},
+    {"--cluster", NULL, "NxGPU,...", "a pool of several GPU types: groups such as "
+     "512xh100-sxm,256xa100-80g (a job's gpu column holds it to one; others take the first "
+     "group that fits)", CLI_WORD},
     {"--gpus-per-node", NULL, "N", "GPUs per node; gangs are placed on whole nodes first "
      "(default 8, or the pool when smaller)", CLI_N(1, 1024)},
     {"--gpu", NULL, "NAME", "the pool's GPU, for jobs given as model + tokens and --failures",
@@ -62,6 +66,8 @@ static const cli_opt_t own_opts[] = {
 };
 static const cli_group_t own_group = {"Cluster", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
+#define MAX_GROUPS 16 /* GPU types one pool may have */
+
 /* What the command read from its flags. */
 typedef struct {
     creplay_config_t cfg;
@@ -70,6 +76,9 @@ typedef struct {
     double load;
     bool price_given;
     cfail_t *fail; /* with --failures */
+    int group_gpus[MAX_GROUPS];
+    char group_type[MAX_GROUPS][64];
+    const char *group_types[MAX_GROUPS];
     notes_t notes;
 } opts_t;
 
@@ -99,6 +108,9 @@ static int read_failures(const cli_args_t *a, opts_t *o, err_t *err)
     }
     double ckpt_s = DEFAULT_CHECKPOINT_S, restart_s = DEFAULT_RESTART_S;
     int rc;
+    if (o->cfg.n_groups > 1)
+        return err_setf(err, ERR_INPUT, NULL, "--failures", "a pool of several GPU types "
+                        "(--cluster) is not supported with --failures yet");
     if ((rc = cli_get_double(a, "--checkpoint-every", &ckpt_s, err)) ||
         (rc = cli_get_double(a, "--restart-time", &restart_s, err)))
         return rc;
@@ -120,6 +132,41 @@ static int read_failures(const cli_args_t *a, opts_t *o, err_t *err)
     return ERR_OK;
 }
 
+/* --cluster NxGPU,...: the groups, each GPU a catalog name; *total gets
+ * their GPUs. */
+static int read_groups(const cli_args_t *a, opts_t *o, int *total, err_t *err)
+{
+    const char *v = cli_get(a, "--cluster");
+    *total = 0;
+    for (const char *p = v; p && *p;) {
+        size_t len = strcspn(p, ",");
+        char item[96], name[64];
+        long n = 0;
+        int used = 0;
+        snprintf(item, sizeof item, "%.*s", (int)(len < sizeof item - 1 ? len : sizeof item - 1), p);
+        if (o->cfg.n_groups == MAX_GROUPS || sscanf(item, "%ldx%63s%n", &n, name, &used) != 2 ||
+            (size_t)used != strlen(item) || n < 1 || n > (1 << 24) || *total > (1 << 24) - n)
+            return err_setf(err, ERR_INPUT, NULL, "--cluster",
+                            "'%s' is not COUNTxGPU (512xh100-sxm; at most %d groups, %d GPUs)",
+                            item, MAX_GROUPS, 1 << 24);
+        gpu_t g;
+        int rc = gpu_load_in(a->catalog, name, &g, err);
+        if (rc)
+            return err_readdress(err, NULL, "--cluster");
+        int k = o->cfg.n_groups++;
+        o->group_gpus[k] = (int)n;
+        snprintf(o->group_type[k], sizeof o->group_type[k], "%s", g.name); /* the catalog's spelling */
+        o->group_types[k] = o->group_type[k];
+        *total += (int)n;
+        p += len + (p[len] == ',');
+    }
+    if (o->cfg.n_groups == 0)
+        return err_setf(err, ERR_INPUT, NULL, "--cluster", "no groups given (512xh100-sxm,...)");
+    o->cfg.group_gpus = o->group_gpus;
+    o->cfg.group_types = o->group_types;
+    return ERR_OK;
+}
+
 static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
 {
     int gpus = 0, gpn = 0, rc;
@@ -130,18 +177,33 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
         (rc = cli_get_int(a, "--synthesize", &o->synth_n, err)) ||
         (rc = cli_get_int(a, "--seed", &o->seed, err)) || (rc = cli_get_double(a, "--load", &o->load, err)))
         return rc;
+    int grouped = 0;
+    if (cli_has(a, "--cluster") && (rc = read_groups(a, o, &grouped, err)))
+        return rc;
+    if (grouped && gpus && gpus != grouped)
+        return err_setf(err, ERR_INPUT, NULL, "--gpus", "%d, but --cluster has %d GPUs", gpus,
+                        grouped);
+    gpus = grouped ? grouped : gpus;
     if (!gpus)
         return err_setf(err, ERR_INPUT, NULL, "--gpus", "say how many GPUs the pool has");
+    creplay_config_t groups = o->cfg;
     creplay_config_default(&o->cfg, gpus);
+    o->cfg.n_groups = groups.n_groups;
+    o->cfg.group_gpus = groups.group_gpus;
+    o->cfg.group_types = groups.group_types;
     if (gpn)
         o->cfg.gpus_per_node = gpn;
     else
         notes_add(&o->notes, NOTE_ASSUMED, "--gpus-per-node", "%d (nodes of 8 GPUs, as HGX/DGX "
                   "servers; give --gpus-per-node)", o->cfg.gpus_per_node);
-    if (gpus % o->cfg.gpus_per_node)
-        return err_setf(err, ERR_INPUT, NULL, "--gpus-per-node",
-                        "%d does not divide --gpus %d (the pool is whole nodes)",
-                        o->cfg.gpus_per_node, gpus);
+    for (int g = 0; g < (o->cfg.n_groups ? o->cfg.n_groups : 1); g++) {
+        int n = o->cfg.n_groups ? o->group_gpus[g] : gpus;
+        if (n % o->cfg.gpus_per_node)
+            return err_setf(err, ERR_INPUT, NULL, "--gpus-per-node",
+                            "%d does not divide %s %d (the pool is whole nodes)",
+                            o->cfg.gpus_per_node, o->cfg.n_groups ? "the --cluster group of" :
+                            "--gpus", n);
+    }
     if ((rc = cli_get_double(a, "--las-threshold", &o->cfg.las_threshold_gpu_s, err)) ||
         (rc = cli_get_double(a, "--price", &o->cfg.price_per_gpu_h, err)) ||
         (rc = read_policy(a, o, err)))
@@ -175,6 +237,31 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
     return read_failures(a, o, err);
 }
 
+/* Each job's gpu as the catalog spells it (h100 -> h100-sxm), so that it
+ * matches a --cluster group however either was written. */
+static int canonical_types(const cli_args_t *a, cjobs_t *l, err_t *err)
+{
+    for (int i = 0; i < l->n; i++) {
+        cjob_t *j = &l->jobs[i];
+        gpu_t g;
+        if (!j->gpu_type)
+            continue;
+        if (gpu_load_in(a->catalog, j->gpu_type, &g, err)) {
+            char where[64];
+            snprintf(where, sizeof where, "line %d: gpu", j->line);
+            return err_readdress(err, l->path, where);
+        }
+        if (strcmp(g.name, j->gpu_type) != 0) {
+            char *c = strdup(g.name);
+            if (!c)
+                return err_set(err, ERR_RUNTIME, "out of memory");
+            free(j->gpu_type);
+            j->gpu_type = c;
+        }
+    }
+    return ERR_OK;
+}
+
 /* The job list: read (and priced where it gives model + tokens) or made. */
 static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
 {
@@ -191,6 +278,8 @@ static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
         return csynth_make(&sp, l, err);
     }
     int rc = cjobs_read(cjobs_format_find(o->format), o->trace, l, err), priced = 0;
+    if (!rc)
+        rc = canonical_types(a, l, err);
     if (!rc)
         rc = cdur_fill(l, o->gpu, a->catalog, &priced, err);
     if (!rc && priced)
@@ -271,6 +360,18 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
                           r->goodput_tokens_per_gpu_hour) &&
               add_or_null(j, "cost_usd", o->price_given, r->cost_usd) &&
               add_or_null(j, "price_per_gpu_h", o->price_given, o->cfg.price_per_gpu_h);
+    cJSON *groups = NULL;
+    if (ok && o->cfg.n_groups > 0 && (ok = (groups = cJSON_AddArrayToObject(j, "groups")) != NULL))
+        for (int g = 0; ok && g < o->cfg.n_groups; g++) {
+            cJSON *e = cJSON_CreateObject();
+            if (!e || !cJSON_AddItemToArray(groups, e)) { /* else the array owns it */
+                cJSON_Delete(e);
+                ok = false;
+                break;
+            }
+            ok = cJSON_AddStringToObject(e, "gpu", o->group_types[g]) &&
+                 json_add_number(e, "gpus", o->group_gpus[g]);
+        }
     if (ok && per_job && (ok = (arr = cJSON_AddArrayToObject(j, "per_job")) != NULL))
         for (int i = 0; ok && i < l->n; i++) {
             cJSON *e = job_json(&l->jobs[i], &r->jobs[i], o->price_given ? o->cfg.price_per_gpu_h : 0);
@@ -317,6 +418,8 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
     int nodes = o->cfg.gpus / o->cfg.gpus_per_node;
     printf("%d jobs on %d GPUs (%d node%s of %d), policy %s\n", r->n_jobs, o->cfg.gpus, nodes,
            nodes == 1 ? "" : "s", o->cfg.gpus_per_node, o->cfg.policy->name);
+    for (int g = 0; o->cfg.n_groups > 1 && g < o->cfg.n_groups; g++)
+        printf("  group %d: %d x %s\n", g + 1, o->group_gpus[g], o->group_types[g]);
     printf("  makespan        %s (%.0f s)\n", dur(r->makespan_s, a, sizeof a),
            r->makespan_s);
     printf("  queue delay     mean %s, p50 %s, p99 %s\n",
@@ -377,7 +480,8 @@ static const cli_group_t *const groups[] = {&own_group, &CLI_OUTPUT_OPTS};
 const cli_command_t CLI_CMD_CLUSTER = {
     "cluster",
     "replay many training jobs on one GPU pool under a scheduling policy",
-    "scaleplan cluster (--trace FILE [--trace-format jobs|tiresias] | --synthesize N) --gpus N "
+    "scaleplan cluster (--trace FILE [--trace-format jobs|tiresias] | --synthesize N) "
+    "(--gpus N | --cluster NxGPU,...) "
     "[--policy fifo|backfill|priority|srtf|las|ftf] [--seed S] [--price $/GPU-h] [--json] [--per-job]",
     "A discrete-event replay of a GPU pool: jobs arrive, wait, start as a gang\n"
     "(all their GPUs at once, whole nodes first) and run to completion; it\n"
@@ -399,9 +503,11 @@ const cli_command_t CLI_CMD_CLUSTER = {
     "same replay.\n"
     "\n"
     "Job files (--trace-format jobs), CSV with a header:\n"
-    "  name,gpus,submit_s,duration_s[,priority,preemptible]\n"
+    "  name,gpus,submit_s,duration_s[,priority,preemptible,gpu]\n"
     "  or model,tokens instead of duration_s (run time from the step simulator\n"
-    "  on --gpu, the planner's fastest layout); an optional first line\n"
+    "  on the job's gpu or --gpu, the planner's fastest layout); gpu holds a\n"
+    "  job to that type of a --cluster pool (other jobs take the first group\n"
+    "  with room; a duration is the same on every type); an optional first line\n"
     "  \"# jobs: N\" catches a file cut short. tiresias: the Tiresias\n"
     "  simulator's job CSV (job_id,num_gpu,submit_time,...,duration).\n"
     "--synthesize N: an assumed heavy-tailed mix (60% 1-GPU jobs up to\n"
@@ -414,6 +520,7 @@ const cli_command_t CLI_CMD_CLUSTER = {
     "  scaleplan cluster --trace jobs.csv --gpus 512 --gpu h100-sxm --policy backfill \\\n"
     "      --price 2.49 --per-job\n"
     "  scaleplan cluster --synthesize 10000 --gpus 256 --policy srtf --seed 7 --json\n"
+    "  scaleplan cluster --trace jobs.csv --cluster 512xh100-sxm,256xa100-80g --policy las\n"
     "  scaleplan cluster --trace jobs.csv --gpus 1024 --gpu h100-sxm --failures \\\n"
     "      --environment cloud --checkpoint-every 30m --policy las",
     groups,

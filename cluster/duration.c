@@ -12,6 +12,7 @@
 /* One priced (model, GPU count): tokens per second of its fastest layout. */
 typedef struct {
     const char *model; /* borrowed from the job list */
+    const char *gpu;   /* borrowed */
     int gpus;
     double tokens_per_s;
 } priced_t;
@@ -45,10 +46,10 @@ static int price(const char *model, const char *gpu, int gpus, catalog_t *cat, d
     return rc;
 }
 
-static int find_priced(const priced_t *c, int n, const char *model, int gpus)
+static int find_priced(const priced_t *c, int n, const char *model, const char *gpu, int gpus)
 {
     for (int i = 0; i < n; i++)
-        if (c[i].gpus == gpus && strcmp(c[i].model, model) == 0)
+        if (c[i].gpus == gpus && strcmp(c[i].model, model) == 0 && strcmp(c[i].gpu, gpu) == 0)
             return i;
     return -1;
 }
@@ -69,13 +70,14 @@ int cdur_fill(cjobs_t *l, const char *gpu, catalog_t *cat, int *priced, err_t *e
         cjob_t *j = &l->jobs[i];
         if (j->duration_ms > 0 || !j->model)
             continue;
-        if (!gpu) {
+        const char *on = j->gpu_type ? j->gpu_type : gpu;
+        if (!on) {
             rc = err_set(err, ERR_INPUT, "%s: line %d: model: job '%s' gives a model and tokens: "
                          "say which GPU the pool has (--gpu NAME) to simulate its steps",
                          l->path ? l->path : "jobs", j->line, j->name);
             break;
         }
-        int k = find_priced(cache, n_cache, j->model, j->gpus);
+        int k = find_priced(cache, n_cache, j->model, on, j->gpus);
         if (k < 0) {
             priced_t *g = realloc(cache, (size_t)(n_cache + 1) * sizeof *g);
             if (!g) {
@@ -84,8 +86,8 @@ int cdur_fill(cjobs_t *l, const char *gpu, catalog_t *cat, int *priced, err_t *e
             }
             cache = g;
             k = n_cache;
-            cache[k] = (priced_t){j->model, j->gpus, 0};
-            if ((rc = price(j->model, gpu, j->gpus, cat, &cache[k].tokens_per_s, err))) {
+            cache[k] = (priced_t){j->model, on, j->gpus, 0};
+            if ((rc = price(j->model, on, j->gpus, cat, &cache[k].tokens_per_s, err))) {
                 readdress(err, l, j, "model");
                 break;
             }

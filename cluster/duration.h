@@ -18,7 +18,7 @@
 #include "common/error.h"
 
 /* Fill duration_ms of every job of l that gives model + tokens and no
- * duration, on gpu (a catalog GPU name) with the catalog cat (may be NULL:
+ * duration, on its gpu_type or else gpu (a catalog GPU name) with the catalog cat (may be NULL:
  * the files are parsed). ERR_INPUT naming the file, line and field when a
  * model is unknown, when gpu is NULL while such a job exists (the message
  * asks for --gpu), or when no layout of the model fits on the job's GPUs;

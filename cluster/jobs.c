@@ -133,9 +133,11 @@ int cjobs_add(cjobs_t *l, const cjob_t *j, err_t *err)
     *d = *j;
     d->name = strdup(j->name ? j->name : "");
     d->model = j->model ? strdup(j->model) : NULL;
-    if (!d->name || (j->model && !d->model)) {
+    d->gpu_type = j->gpu_type ? strdup(j->gpu_type) : NULL;
+    if (!d->name || (j->model && !d->model) || (j->gpu_type && !d->gpu_type)) {
         free(d->name);
         free(d->model);
+        free(d->gpu_type);
         return err_set(err, ERR_RUNTIME, "out of memory reading %d jobs", l->n);
     }
     l->n++;
@@ -149,6 +151,7 @@ void cjobs_free(cjobs_t *l)
     for (int i = 0; i < l->n; i++) {
         free(l->jobs[i].name);
         free(l->jobs[i].model);
+        free(l->jobs[i].gpu_type);
     }
     free(l->jobs);
     free(l->path);
@@ -235,6 +238,8 @@ static int row_jobs(const rd_t *r, const fields_t *row, const fields_t *hdr, cjo
     j->preemptible = true;
     if ((v = cell(row, hdr, "preemptible")) && *v && (rc = yes_no(r, "preemptible", v, &j->preemptible)))
         return rc;
+    if ((v = cell(row, hdr, "gpu")) && *v)
+        j->gpu_type = (char *)v;
     return ERR_OK;
 }
 

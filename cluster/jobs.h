@@ -9,7 +9,8 @@
  * Readers (one table row per format, cjobs_formats):
  *   jobs      CSV with a header: name,gpus,submit_s and either duration_s or
  *             model,tokens; optional priority (integer class, higher runs
- *             first), preemptible (yes/no/1/0/true/false; default yes). An
+ *             first), preemptible (yes/no/1/0/true/false; default yes), gpu
+ *             (the GPU type it must run on, with a pool of several types). An
  *             optional first line "# jobs: N" is checked against the rows,
  *             so a file cut at a line boundary is caught.
  *   tiresias  the Tiresias simulator's job CSV (SymbioticLab/Tiresias,
@@ -43,6 +44,7 @@ typedef struct {
     int priority;        /* class; higher runs first under --policy priority */
     bool preemptible;
     char *model;         /* model+tokens jobs: catalog name or config.json; NULL otherwise */
+    char *gpu_type;      /* the GPU type it must run on (a pool group); NULL = any */
     double tokens;       /* tokens to train (0 = not given) */
     int line;            /* line in its file (for messages) */
 } cjob_t;

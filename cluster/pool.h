@@ -1,6 +1,8 @@
 /* pool: the GPUs of a cluster as nodes, and node-granular gang placement.
  *
- * A pool has n_nodes nodes of gpus_per_node GPUs each. A job of g GPUs is
+ * A pool is one or more groups (one GPU type each) of nodes of
+ * gpus_per_node GPUs; a gang is placed inside one group, the first listed
+ * that holds it unless the job names its group. A job of g GPUs is
  * placed all at once or not at all: g / gpus_per_node whole free nodes and
  * the remainder (g mod gpus_per_node) on one more node, chosen best-fit
  * (the node with the fewest free GPUs that still hold it), so that small
@@ -30,6 +32,7 @@ typedef struct {
     cpool_part_t *parts; /* owned; freed by cpool_release */
     int n_parts;
     int gpus;
+    int group;           /* the group it was placed in */
 } cpool_place_t;
 
 /* A pool of n_gpus GPUs in nodes of gpus_per_node (n_gpus must divide by
@@ -37,17 +40,26 @@ typedef struct {
 cpool_t *cpool_create(int n_gpus, int gpus_per_node, err_t *err);
 void cpool_destroy(cpool_t *p);
 
+/* A pool of n_groups groups, group g gpus[g] GPUs in nodes of
+ * gpus_per_node[g] (which must divide it). NULL on error. */
+cpool_t *cpool_create_groups(const int *gpus, const int *gpus_per_node, int n_groups, err_t *err);
+
 int cpool_gpus(const cpool_t *p);
 int cpool_free_gpus(const cpool_t *p);
-int cpool_gpus_per_node(const cpool_t *p);
+int cpool_groups(const cpool_t *p);
+int cpool_group_gpus(const cpool_t *p, int group);
 
-/* Whether a gang of gpus GPUs can be placed now. */
+/* Whether a gang of gpus GPUs can be placed now: in any group, or in
+ * group (-1: any). */
 bool cpool_fits(const cpool_t *p, int gpus);
+bool cpool_fits_in(const cpool_t *p, int gpus, int group);
 
 /* Place a gang of gpus GPUs: ERR_OK and *out filled (parts owned by the
  * caller until cpool_release), or ERR_INPUT when it does not fit (pool
  * unchanged), ERR_RUNTIME on OOM (pool unchanged). */
 int cpool_place(cpool_t *p, int gpus, cpool_place_t *out, err_t *err);
+/* The same within group (-1: the first group that holds it). */
+int cpool_place_in(cpool_t *p, int gpus, int group, cpool_place_t *out, err_t *err);
 
 /* Give a placement's GPUs back and free its parts. */
 void cpool_release(cpool_t *p, cpool_place_t *pl);

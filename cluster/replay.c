@@ -53,6 +53,7 @@ typedef struct {
                                (preemptive policies): a pass skips every size
                                at or above one that could not start */
     int *sizes, n_sizes;    /* the distinct gang sizes, ascending */
+    int *group;             /* [n] the pool group a job must run in; -1 = any */
     double *fail_per_ms;    /* [n_sizes] interruptions per ms of a running gang (0 = none) */
     int fifo_head, fifo_tail;
     int *running, n_running;
@@ -153,7 +154,7 @@ static int start(rp_t *r, int j, const cpool_place_t *pl)
     int rc;
     if (pl)
         s->place = *pl;
-    else if ((rc = cpool_place(r->pool, jb->gpus, &s->place, r->err)))
+    else if ((rc = cpool_place_in(r->pool, jb->gpus, r->group[j], &s->place, r->err)))
         return rc;
     if (!r->pol->preemptive)
         fifo_unlink(r, j);
@@ -267,9 +268,10 @@ static int try_preempt(rp_t *r, int j, double k1, bool *started)
         return ERR_OK;
     qsort(r->ranked, (size_t)n, sizeof *r->ranked, cmp_worst_first);
     int freed = 0;
-    while (freed < n && !cpool_fits(r->pool, r->jobs->jobs[j].gpus))
+    int g = r->jobs->jobs[j].gpus;
+    while (freed < n && !cpool_fits_in(r->pool, g, r->group[j]))
         cpool_give_back(r->pool, &r->st[r->ranked[freed++].j].place);
-    if (!cpool_fits(r->pool, r->jobs->jobs[j].gpus)) {
+    if (!cpool_fits_in(r->pool, g, r->group[j])) {
         for (int i = 0; i < freed; i++) /* the same GPUs: they are free */
             cpool_retake(r->pool, &r->st[r->ranked[i].j].place);
         return ERR_OK;
@@ -348,7 +350,7 @@ static int pass_preemptive(rp_t *r)
         js_t *s = &r->st[it.job];
         if (s->state != ST_PENDING || s->ver != it.ver)
             continue; /* stale */
-        bool started = cpool_fits(r->pool, r->jobs->jobs[it.job].gpus);
+        bool started = cpool_fits_in(r->pool, r->jobs->jobs[it.job].gpus, r->group[it.job]);
         if (started)
             rc = start(r, it.job, NULL);
         else
@@ -356,7 +358,8 @@ static int pass_preemptive(rp_t *r)
         if (rc || started)
             continue;
         r->blocked[n_blocked++] = it;
-        blocked_size = r->jobs->jobs[it.job].gpus;
+        if (r->group[it.job] < 0) /* a job held to one group says nothing of the others */
+            blocked_size = r->jobs->jobs[it.job].gpus;
         /* later jobs have k1 >= this one's: none can fit or preempt */
         if (!r->pol->skip_blocked ||
             (cpool_free_gpus(r->pool) == 0 && worst_running_k1(r) <= it.k1))
@@ -391,23 +394,23 @@ static int backfill(rp_t *r, int h)
     int gpus = r->jobs->jobs[h].gpus;
     int64_t shadow_ms = r->now;
     cheap_item_t e;
-    while (!cpool_fits(r->shadow, gpus) && cheap_pop(ends, &e)) {
+    while (!cpool_fits_in(r->shadow, gpus, r->group[h]) && cheap_pop(ends, &e)) {
         shadow_ms = (int64_t)e.k1;
         cpool_give_back(r->shadow, &r->st[e.job].place);
     }
     if (r->out->jobs[h].reserve_ms < 0)
         r->out->jobs[h].reserve_ms = shadow_ms;
     cpool_place_t head;
-    int rc = cpool_place(r->shadow, gpus, &head, r->err);
+    int rc = cpool_place_in(r->shadow, gpus, r->group[h], &head, r->err);
     if (rc)
         return rc == ERR_INPUT ? err_set(r->err, ERR_RUNTIME, "backfill: the head never fits (a bug)")
                                : rc;
     cpool_place_free(&head); /* its GPUs stay taken on the shadow pool */
     for (int c = r->st[h].next; c >= 0 && !rc && cpool_free_gpus(r->pool) > 0;) {
         int next = r->st[c].next, g = r->jobs->jobs[c].gpus;
-        if (cpool_fits(r->pool, g)) {
+        if (cpool_fits_in(r->pool, g, r->group[c])) {
             cpool_place_t pl;
-            if ((rc = cpool_place(r->pool, g, &pl, r->err)))
+            if ((rc = cpool_place_in(r->pool, g, r->group[c], &pl, r->err)))
                 break;
             if (r->now + r->st[c].remaining_ms <= shadow_ms || cpool_retake(r->shadow, &pl))
                 rc = start(r, c, &pl);
@@ -423,7 +426,8 @@ static int backfill(rp_t *r, int h)
 static int pass_fifo(rp_t *r)
 {
     int rc = ERR_OK;
-    while (!rc && r->fifo_head >= 0 && cpool_fits(r->pool, r->jobs->jobs[r->fifo_head].gpus))
+    while (!rc && r->fifo_head >= 0 &&
+           cpool_fits_in(r->pool, r->jobs->jobs[r->fifo_head].gpus, r->group[r->fifo_head]))
         rc = start(r, r->fifo_head, NULL);
     /* the head's first reservation is recorded even when the pool is
      * full; after that a full pool has nothing to backfill */
@@ -483,17 +487,14 @@ static void sort_arrivals(int *a, int *tmp, int n, const cjobs_t *l)
     memcpy(a, tmp, (size_t)n * sizeof *a);
 }
 
-/* The jobs must fit the pool and have a duration. */
-static int check_jobs(const cjobs_t *l, const creplay_config_t *cfg, err_t *err)
+/* The jobs must have a duration (their size is checked against the
+ * pool's groups by job_groups). */
+static int check_jobs(const cjobs_t *l, err_t *err)
 {
     for (int i = 0; i < l->n; i++) {
         const cjob_t *j = &l->jobs[i];
         char where[64];
         snprintf(where, sizeof where, "line %d", j->line);
-        if (j->gpus > cfg->gpus)
-            return err_set(err, ERR_INPUT, "%s: %s: gpus: job '%s' asks for %d GPUs but the pool "
-                           "has %d (--gpus)", l->path ? l->path : "jobs", where, j->name, j->gpus,
-                           cfg->gpus);
         if (j->gpus < 1 || j->duration_ms <= 0 || j->submit_ms < 0)
             return err_set(err, ERR_INPUT, "%s: %s: job '%s' has no duration (or no GPUs)",
                            l->path ? l->path : "jobs", where, j->name);
@@ -546,17 +547,65 @@ static int size_queues(rp_t *r, err_t *err)
     return r->cfg->fail_rate_per_hour ? failure_rates(r, err) : ERR_OK;
 }
 
+/* The pool and its shadow: cfg's groups, or one group of cfg->gpus. */
+static int make_pools(rp_t *r, const creplay_config_t *cfg, err_t *err)
+{
+    int n = cfg->n_groups > 0 ? cfg->n_groups : 1, one_gpn = cfg->gpus_per_node;
+    int *gpn = malloc((size_t)n * sizeof *gpn);
+    if (!gpn)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    for (int g = 0; g < n; g++)
+        gpn[g] = one_gpn;
+    const int *gpus = cfg->n_groups > 0 ? cfg->group_gpus : &cfg->gpus;
+    if (cfg->n_groups == 0)
+        r->pool = cpool_create(cfg->gpus, one_gpn, err); /* its error names --gpus */
+    else
+        r->pool = cpool_create_groups(gpus, gpn, n, err);
+    if (r->pool)
+        r->shadow = cpool_create_groups(gpus, gpn, n, err);
+    free(gpn);
+    return r->pool && r->shadow ? ERR_OK : err->code ? err->code : ERR_RUNTIME;
+}
+
+/* Each job's group: the one of its GPU type, or any. */
+static int job_groups(rp_t *r, err_t *err)
+{
+    const cjobs_t *l = r->jobs;
+    if (!(r->group = malloc((size_t)l->n * sizeof *r->group)))
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    for (int i = 0; i < l->n; i++) {
+        r->group[i] = -1;
+        const char *t = l->jobs[i].gpu_type;
+        for (int g = 0; t && g < r->cfg->n_groups; g++)
+            if (strcmp(t, r->cfg->group_types[g]) == 0)
+                r->group[i] = g;
+        if (t && r->group[i] < 0)
+            return err_set(err, ERR_INPUT, "%s: line %d: gpu: job '%s' asks for %s GPUs, which "
+                           "the pool has none of (--cluster)", l->path ? l->path : "jobs",
+                           l->jobs[i].line, l->jobs[i].name, t);
+        int room = r->group[i] >= 0 ? cpool_group_gpus(r->pool, r->group[i]) : 0;
+        for (int g = 0; r->group[i] < 0 && g < cpool_groups(r->pool); g++)
+            room = cpool_group_gpus(r->pool, g) > room ? cpool_group_gpus(r->pool, g) : room;
+        if (l->jobs[i].gpus > room)
+            return err_set(err, ERR_INPUT, "%s: line %d: gpus: job '%s' asks for %d GPUs but the "
+                           "pool has %d%s%s (%s)", l->path ? l->path : "jobs", l->jobs[i].line,
+                           l->jobs[i].name, l->jobs[i].gpus, room, t ? " x " : "", t ? t : "",
+                           r->cfg->n_groups > 0 ? "--cluster; a gang runs on one GPU type"
+                                                : "--gpus");
+    }
+    return ERR_OK;
+}
+
 static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result_t *out,
                  err_t *err)
 {
-    int n = jobs->n;
+    int n = jobs->n, rc;
     memset(r, 0, sizeof *r);
     *r = (rp_t){.jobs = jobs, .cfg = cfg, .pol = cfg->policy, .params = {cfg->las_threshold_gpu_s * 1000.0, cfg->lease_ms},
                 .fifo_head = -1, .fifo_tail = -1, .out = out, .err = err};
     cheap_init(&r->events);
-    if (!(r->pool = cpool_create(cfg->gpus, cfg->gpus_per_node, err)) ||
-        !(r->shadow = cpool_create(cfg->gpus, cfg->gpus_per_node, err)))
-        return err->code ? err->code : ERR_RUNTIME;
+    if ((rc = make_pools(r, cfg, err)) || (rc = job_groups(r, err)))
+        return rc;
     r->st = calloc((size_t)n, sizeof *r->st);
     r->order = malloc((size_t)n * sizeof *r->order);
     r->running = malloc((size_t)n * sizeof *r->running);
@@ -598,6 +647,7 @@ static void teardown(rp_t *r)
     free(r->pending);
     free(r->sizes);
     free(r->fail_per_ms);
+    free(r->group);
     free(r->st);
     free(r->order);
     free(r->running);
@@ -674,7 +724,7 @@ int creplay_run(const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result
     memset(out, 0, sizeof *out);
     if (!cfg->policy || jobs->n < 1)
         return err_set(err, ERR_INPUT, "%s", cfg->policy ? "no jobs to replay" : "no policy");
-    int rc = check_jobs(jobs, cfg, err);
+    int rc = check_jobs(jobs, err);
     if (rc)
         return rc;
     rp_t r;

@@ -29,8 +29,14 @@
 #define CREPLAY_MAX_FAILURES_PER_JOB 10000
 
 typedef struct {
-    int gpus;                   /* pool size */
-    int gpus_per_node;          /* node size; gpus divides by it */
+    int gpus;                   /* pool size (with groups: their sum) */
+    int gpus_per_node;          /* node size; gpus (each group's) divides by it */
+    /* Groups of one GPU type each (0 = one group of gpus): a gang runs
+     * inside one group, the one its job's gpu_type names, else the first
+     * listed that holds it. A job's duration is the same on every type. */
+    int n_groups;
+    const int *group_gpus;            /* [n_groups] */
+    const char *const *group_types;   /* [n_groups] GPU names, matched to cjob_t.gpu_type */
     const cpolicy_t *policy;
     double las_threshold_gpu_s; /* queue-0 limit for las */
     int64_t lease_ms;           /* ftf: run time before a job may be preempted */
@@ -83,7 +89,8 @@ typedef struct {
 } creplay_result_t;
 
 /* Replay jobs on the pool cfg describes. ERR_INPUT (naming the file, line
- * and field) for a job larger than the pool or one with no duration;
+ * and field) for a job larger than the pool (or than its type's group), a
+ * GPU type the pool lacks, or a job with no duration;
  * ERR_RUNTIME on OOM. out is owned by the caller on success
  * (creplay_result_free); nothing to free on error. */
 int creplay_run(const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result_t *out,
