@@ -54,12 +54,13 @@ static int find_priced(const priced_t *c, int n, const char *model, const char *
     return -1;
 }
 
-/* The job's line, for messages. */
+/* The simulator's message (about --model, --gpus, ...) addressed to the
+ * job's file, line and field instead. */
 static int readdress(err_t *err, const cjobs_t *l, const cjob_t *j, const char *field)
 {
-    char where[600];
-    snprintf(where, sizeof where, "%s: line %d: %s", l->path ? l->path : "jobs", j->line, field);
-    return err_prefix(err, where);
+    char where[80];
+    snprintf(where, sizeof where, "line %d: %s", j->line, field);
+    return err_readdress(err, l->path ? l->path : "jobs", where);
 }
 
 int cdur_fill(cjobs_t *l, const char *gpu, catalog_t *cat, int *priced, err_t *err)

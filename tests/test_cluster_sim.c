@@ -613,6 +613,17 @@ static void test_model_tokens_duration(void)
     CU_ASSERT_TRUE(c < b);
     CU_ASSERT_EQUAL(l.jobs[0].tokens, 1e9);
     cjobs_free(&l);
+    /* a model the catalog lacks, one that fits no layout: the job's line */
+    write_file(path, "name,gpus,submit_s,model,tokens\na,8,0,not-a-model,1B\n"
+                     "b,8,0,llama3-405b,1B\n");
+    CU_ASSERT_EQUAL_FATAL(cjobs_read(cjobs_format_find("jobs"), path, &l, &e), 0);
+    rc = cdur_fill(&l, "h100-sxm", NULL, NULL, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "jobs.csv: line 2: model: unknown model 'not-a-model'");
+    free(l.jobs[0].model);
+    l.jobs[0].model = strdup("llama3-8b");
+    rc = cdur_fill(&l, "h100-sxm", NULL, NULL, &e);
+    CHECK_ERR(rc, &e, ERR_INPUT, "jobs.csv: line 3: model: no layout of llama3-405b fits");
+    cjobs_free(&l);
     remove_tree(dir);
 }
 
