@@ -107,13 +107,21 @@ static int enqueue(rp_t *r, int j)
         key_of(r, j, &it.k1, &it.k2);
         return cheap_push(&r->pending[s->size_idx], it, r->err);
     }
-    s->next = -1;
-    s->prev = r->fifo_tail;
-    if (r->fifo_tail >= 0)
-        r->st[r->fifo_tail].next = j;
+    /* in arrival order: a new arrival goes last; a job back after a
+     * failure keeps its place (a walk, but failures are rare) */
+    int after = r->fifo_tail;
+    while (after >= 0 && r->st[after].rank > s->rank)
+        after = r->st[after].prev;
+    s->prev = after;
+    s->next = after >= 0 ? r->st[after].next : r->fifo_head;
+    if (s->next >= 0)
+        r->st[s->next].prev = j;
+    else
+        r->fifo_tail = j;
+    if (after >= 0)
+        r->st[after].next = j;
     else
         r->fifo_head = j;
-    r->fifo_tail = j;
     return ERR_OK;
 }
 

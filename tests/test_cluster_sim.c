@@ -349,6 +349,17 @@ static void test_failures_conserve_and_checkpoint(void)
     creplay_result_t *all[] = {&a, &b, &c, &often, &never};
     for (int i = 0; i < 5; i++)
         creplay_result_free(all[i]);
+    /* fifo: a job back from a failure keeps its place ahead of later
+     * arrivals (A, 8 GPUs x 10,000 s, fails about every 450 s; B, which
+     * arrived after it, waits until A is done) */
+    static const double two[][5] = {{8, 0, 10000, 0, 1}, {8, 1, 100, 0, 1}};
+    cjobs_t t;
+    make_jobs(&t, two, 2);
+    CU_ASSERT_EQUAL_FATAL(run_failing(&t, 8, "fifo", 1.0, 60, 3, &a, &e), 0);
+    CU_ASSERT_TRUE(a.jobs[0].failures > 5);
+    CU_ASSERT_TRUE(a.jobs[1].start_ms >= a.jobs[0].end_ms);
+    creplay_result_free(&a);
+    cjobs_free(&t);
     /* a rate that leaves no time to reach a checkpoint: refused, no hang */
     int rc = run_failing(&l, 64, "fifo", 100, 3600, 1, &a, &e);
     CHECK_ERR(rc, &e, ERR_INPUT, "failed", "checkpoint more often");
