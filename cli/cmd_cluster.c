@@ -93,7 +93,8 @@ static int read_policy(const cli_args_t *a, opts_t *o, err_t *err)
     for (int i = 0; i < n; i++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
                  all[i].name);
-    return err_setf(err, ERR_INPUT, NULL, "--policy", "unknown policy '%s' (one of %s)", name, list);
+    return err_setf(err, ERR_INPUT, NULL, "--policy", "unknown policy '%s' (one of %s)", name,
+                    list);
 }
 
 /* --failures and its settings, each default said. */
@@ -114,7 +115,8 @@ static int read_failures(const cli_args_t *a, opts_t *o, err_t *err)
     if ((rc = cli_get_double(a, "--checkpoint-every", &ckpt_s, err)) ||
         (rc = cli_get_double(a, "--restart-time", &restart_s, err)))
         return rc;
-    if (!(o->fail = cfail_create(cli_get(a, "--gpu"), cli_get(a, "--environment"), a->catalog, err)))
+    o->fail = cfail_create(cli_get(a, "--gpu"), cli_get(a, "--environment"), a->catalog, err);
+    if (!o->fail)
         return err->code;
     o->cfg.fail_rate_per_hour = cfail_rate_per_hour;
     o->cfg.fail_ctx = o->fail;
@@ -143,7 +145,8 @@ static int read_groups(const cli_args_t *a, opts_t *o, int *total, err_t *err)
         char item[96], name[64];
         long n = 0;
         int used = 0;
-        snprintf(item, sizeof item, "%.*s", (int)(len < sizeof item - 1 ? len : sizeof item - 1), p);
+        int cut = (int)(len < sizeof item - 1 ? len : sizeof item - 1);
+        snprintf(item, sizeof item, "%.*s", cut, p);
         if (o->cfg.n_groups == MAX_GROUPS || sscanf(item, "%ldx%63s%n", &n, name, &used) != 2 ||
             (size_t)used != strlen(item) || n < 1 || n > (1 << 24) || *total > (1 << 24) - n)
             return err_setf(err, ERR_INPUT, NULL, "--cluster",
@@ -155,7 +158,8 @@ static int read_groups(const cli_args_t *a, opts_t *o, int *total, err_t *err)
             return err_readdress(err, NULL, "--cluster");
         int k = o->cfg.n_groups++;
         o->group_gpus[k] = (int)n;
-        snprintf(o->group_type[k], sizeof o->group_type[k], "%s", g.name); /* the catalog's spelling */
+        /* the catalog's spelling (h100 -> h100-sxm) */
+        snprintf(o->group_type[k], sizeof o->group_type[k], "%s", g.name);
         o->group_types[k] = o->group_type[k];
         *total += (int)n;
         p += len + (p[len] == ',');
@@ -167,18 +171,13 @@ static int read_groups(const cli_args_t *a, opts_t *o, int *total, err_t *err)
     return ERR_OK;
 }
 
-static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
+/* The pool: --gpus or --cluster's groups, in nodes of --gpus-per-node. */
+static int read_pool(const cli_args_t *a, opts_t *o, err_t *err)
 {
-    int gpus = 0, gpn = 0, rc;
-    o->seed = (int)RNG_DEFAULT_SEED % 2147483647;
-    o->load = DEFAULT_LOAD;
-    o->synth_n = 0;
-    if ((rc = cli_get_int(a, "--gpus", &gpus, err)) || (rc = cli_get_int(a, "--gpus-per-node", &gpn, err)) ||
-        (rc = cli_get_int(a, "--synthesize", &o->synth_n, err)) ||
-        (rc = cli_get_int(a, "--seed", &o->seed, err)) || (rc = cli_get_double(a, "--load", &o->load, err)))
-        return rc;
-    int grouped = 0;
-    if (cli_has(a, "--cluster") && (rc = read_groups(a, o, &grouped, err)))
+    int gpus = 0, gpn = 0, grouped = 0, rc;
+    if ((rc = cli_get_int(a, "--gpus", &gpus, err)) ||
+        (rc = cli_get_int(a, "--gpus-per-node", &gpn, err)) ||
+        (cli_has(a, "--cluster") && (rc = read_groups(a, o, &grouped, err))))
         return rc;
     if (grouped && gpus && gpus != grouped)
         return err_setf(err, ERR_INPUT, NULL, "--gpus", "%d, but --cluster has %d GPUs", gpus,
@@ -204,9 +203,39 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
                             o->cfg.gpus_per_node, o->cfg.n_groups ? "the --cluster group of" :
                             "--gpus", n);
     }
+    return ERR_OK;
+}
+
+/* The policy's settings, each default said when the policy uses it. */
+static int read_policy_settings(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    int rc;
+    double lease_s = CPOLICY_FTF_LEASE_S;
     if ((rc = cli_get_double(a, "--las-threshold", &o->cfg.las_threshold_gpu_s, err)) ||
-        (rc = cli_get_double(a, "--price", &o->cfg.price_per_gpu_h, err)) ||
-        (rc = read_policy(a, o, err)))
+        (rc = cli_get_double(a, "--lease", &lease_s, err)) || (rc = read_policy(a, o, err)))
+        return rc;
+    o->cfg.lease_ms = (int64_t)llround(lease_s * 1000);
+    if (cli_has(a, "--las-threshold") && strcmp(o->cfg.policy->name, "las") != 0)
+        notes_add(&o->notes, NOTE_IGNORED, "--las-threshold", "only --policy las uses it");
+    if (o->cfg.policy->leased && !cli_has(a, "--lease"))
+        notes_add(&o->notes, NOTE_ASSUMED, "--lease", "10 min before a running job may be "
+                  "preempted (Themis grants GPUs in leases; give yours)");
+    else if (!o->cfg.policy->leased && cli_has(a, "--lease"))
+        notes_add(&o->notes, NOTE_IGNORED, "--lease", "only --policy ftf uses it");
+    return ERR_OK;
+}
+
+static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    int rc;
+    o->seed = (int)RNG_DEFAULT_SEED % 2147483647;
+    o->load = DEFAULT_LOAD;
+    o->synth_n = 0;
+    if ((rc = read_pool(a, o, err)) || (rc = read_policy_settings(a, o, err)) ||
+        (rc = cli_get_int(a, "--synthesize", &o->synth_n, err)) ||
+        (rc = cli_get_int(a, "--seed", &o->seed, err)) ||
+        (rc = cli_get_double(a, "--load", &o->load, err)) ||
+        (rc = cli_get_double(a, "--price", &o->cfg.price_per_gpu_h, err)))
         return rc;
     o->price_given = cli_has(a, "--price");
     o->trace = cli_get(a, "--trace");
@@ -223,17 +252,6 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
         if (cli_has(a, i ? "--load" : "--seed") && (i || !cli_has(a, "--failures")))
             notes_add(&o->notes, NOTE_IGNORED, i ? "--load" : "--seed",
                       "a trace replay without --failures has nothing random to seed or scale");
-    if (cli_has(a, "--las-threshold") && strcmp(o->cfg.policy->name, "las") != 0)
-        notes_add(&o->notes, NOTE_IGNORED, "--las-threshold", "only --policy las uses it");
-    double lease_s = CPOLICY_FTF_LEASE_S;
-    if ((rc = cli_get_double(a, "--lease", &lease_s, err)))
-        return rc;
-    o->cfg.lease_ms = (int64_t)llround(lease_s * 1000);
-    if (o->cfg.policy->leased && !cli_has(a, "--lease"))
-        notes_add(&o->notes, NOTE_ASSUMED, "--lease", "10 min before a running job may be "
-                  "preempted (Themis grants GPUs in leases; give yours)");
-    else if (!o->cfg.policy->leased && cli_has(a, "--lease"))
-        notes_add(&o->notes, NOTE_IGNORED, "--lease", "only --policy ftf uses it");
     return read_failures(a, o, err);
 }
 
@@ -309,7 +327,8 @@ static double ms_s(int64_t ms)
 static cJSON *job_json(const cjob_t *j, const creplay_job_t *r, double price)
 {
     cJSON *e = cJSON_CreateObject();
-    bool ok = e && cJSON_AddStringToObject(e, "name", j->name) && json_add_number(e, "gpus", j->gpus) &&
+    bool ok = e && cJSON_AddStringToObject(e, "name", j->name) &&
+              json_add_number(e, "gpus", j->gpus) &&
               json_add_number(e, "submit_s", ms_s(j->submit_ms)) &&
               json_add_number(e, "start_s", ms_s(r->start_ms)) &&
               json_add_number(e, "end_s", ms_s(r->end_ms)) &&
@@ -334,7 +353,8 @@ static bool add_or_null(cJSON *o, const char *key, bool have, double v)
     return have ? json_add_number(o, key, v) : cJSON_AddNullToObject(o, key) != NULL;
 }
 
-static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_result_t *r, bool per_job)
+static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_result_t *r,
+                          bool per_job)
 {
     cJSON *j = cJSON_CreateObject(), *arr = NULL;
     bool ok = j && json_add_number(j, "jobs", r->n_jobs) &&
@@ -374,7 +394,8 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
         }
     if (ok && per_job && (ok = (arr = cJSON_AddArrayToObject(j, "per_job")) != NULL))
         for (int i = 0; ok && i < l->n; i++) {
-            cJSON *e = job_json(&l->jobs[i], &r->jobs[i], o->price_given ? o->cfg.price_per_gpu_h : 0);
+            double price = o->price_given ? o->cfg.price_per_gpu_h : 0;
+            cJSON *e = job_json(&l->jobs[i], &r->jobs[i], price);
             ok = e && cJSON_AddItemToArray(arr, e);
             if (!ok)
                 cJSON_Delete(e);
@@ -482,7 +503,8 @@ const cli_command_t CLI_CMD_CLUSTER = {
     "replay many training jobs on one GPU pool under a scheduling policy",
     "scaleplan cluster (--trace FILE [--trace-format jobs|tiresias] | --synthesize N) "
     "(--gpus N | --cluster NxGPU,...) "
-    "[--policy fifo|backfill|priority|srtf|las|ftf] [--seed S] [--price $/GPU-h] [--json] [--per-job]",
+    "[--policy fifo|backfill|priority|srtf|las|ftf] [--seed S] [--price $/GPU-h] [--json] "
+    "[--per-job]",
     "A discrete-event replay of a GPU pool: jobs arrive, wait, start as a gang\n"
     "(all their GPUs at once, whole nodes first) and run to completion; it\n"
     "prints the makespan, queue delay and completion time (mean, p50, p99),\n"

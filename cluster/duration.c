@@ -96,7 +96,8 @@ int cdur_fill(cjobs_t *l, const char *gpu, catalog_t *cat, int *priced, err_t *e
         }
         double ms = ceil(j->tokens / cache[k].tokens_per_s * 1000.0);
         if (ms > (double)CJOBS_MAX_MS) {
-            rc = err_set(err, ERR_INPUT, "%s: line %d: tokens: job '%s' would run %.3g s on %d GPUs "
+            rc = err_set(err, ERR_INPUT,
+                         "%s: line %d: tokens: job '%s' would run %.3g s on %d GPUs "
                          "(more than the replay takes)", l->path ? l->path : "jobs", j->line,
                          j->name, ms / 1000, j->gpus);
             break;

@@ -71,7 +71,8 @@ static int num(const rd_t *r, const char *field, const char *text, double lo, do
                double *out)
 {
     if (!text || !*text)
-        return bad(r, field, "empty%s", r->last_unterminated ? " (the file ends mid-line: cut short?)" : "");
+        return bad(r, field, "empty%s",
+                   r->last_unterminated ? " (the file ends mid-line: cut short?)" : "");
     char *end;
     errno = 0;
     double v = strtod(text, &end);
@@ -213,7 +214,8 @@ static int row_jobs(const rd_t *r, const fields_t *row, const fields_t *hdr, cjo
         (rc = need(r, row, hdr, "submit_s", &submit)))
         return rc;
     j->name = (char *)name;
-    if ((rc = gpus_of(r, "gpus", gpus, &j->gpus)) || (rc = to_ms(r, "submit_s", submit, false, &j->submit_ms)))
+    if ((rc = gpus_of(r, "gpus", gpus, &j->gpus)) ||
+        (rc = to_ms(r, "submit_s", submit, false, &j->submit_ms)))
         return rc;
     const char *dur = cell(row, hdr, "duration_s"), *model = cell(row, hdr, "model"),
                *tokens = cell(row, hdr, "tokens");
@@ -236,7 +238,8 @@ static int row_jobs(const rd_t *r, const fields_t *row, const fields_t *hdr, cjo
         return bad(r, "priority", "must be a whole number (got '%s')", v);
     j->priority = (int)prio;
     j->preemptible = true;
-    if ((v = cell(row, hdr, "preemptible")) && *v && (rc = yes_no(r, "preemptible", v, &j->preemptible)))
+    if ((v = cell(row, hdr, "preemptible")) && *v &&
+        (rc = yes_no(r, "preemptible", v, &j->preemptible)))
         return rc;
     if ((v = cell(row, hdr, "gpu")) && *v)
         j->gpu_type = (char *)v;
@@ -251,7 +254,8 @@ static int row_tiresias(const rd_t *r, const fields_t *row, const fields_t *hdr,
     int rc;
     if ((rc = need(r, row, hdr, "job_id", &id)) || (rc = need(r, row, hdr, "num_gpu", &gpus)) ||
         (rc = need(r, row, hdr, "submit_time", &submit)) ||
-        (rc = need(r, row, hdr, "duration", &dur)) || (rc = need(r, row, hdr, "model_name", &model)))
+        (rc = need(r, row, hdr, "duration", &dur)) ||
+        (rc = need(r, row, hdr, "model_name", &model)))
         return rc;
     if ((rc = gpus_of(r, "num_gpu", gpus, &j->gpus)) ||
         (rc = to_ms(r, "submit_time", submit, false, &j->submit_ms)) ||
@@ -279,6 +283,36 @@ static int check_header(const char *path, const fields_t *hdr, const char *const
     return ERR_OK;
 }
 
+/* The header line t: kept in *text (owned) and split into hdr. */
+static int read_header(const rd_t *r, const char *t, char **text, fields_t *hdr,
+                       const char *const *required)
+{
+    if (!(*text = strdup(t)))
+        return err_set(r->err, ERR_RUNTIME, "out of memory");
+    if (!split(*text, hdr))
+        return bad(r, "header", "more than %s columns", "32");
+    return check_header(r->path, hdr, required, r->err);
+}
+
+/* One data line t: its fields checked against the header, read by fn and
+ * added to out. */
+static int read_row(const rd_t *r, char *t, const fields_t *hdr, row_fn fn, cjobs_t *out)
+{
+    fields_t row;
+    if (!split(t, &row) || row.n > hdr->n)
+        return bad(r, "row", "more fields than the header's %s", "columns");
+    if (row.n < hdr->n && r->last_unterminated)
+        return bad(r, hdr->f[row.n], "missing: the file ends mid-line (%s)", "cut short?");
+    cjob_t j = {0};
+    char *scratch = NULL;
+    j.line = r->line;
+    int rc = fn(r, &row, hdr, &j, &scratch);
+    if (!rc)
+        rc = cjobs_add(out, &j, r->err);
+    free(scratch);
+    return rc;
+}
+
 /* Read every row of path with fn after checking the header. */
 static int read_rows(const char *path, const char *const *required, row_fn fn, cjobs_t *out,
                      err_t *err)
@@ -290,11 +324,11 @@ static int read_rows(const char *path, const char *const *required, row_fn fn, c
     char *line = NULL, *hdr_text = NULL;
     size_t cap = 0;
     ssize_t len;
-    fields_t hdr = {0}, row;
+    fields_t hdr = {0};
     rd_t r = {path, 0, false, err};
     long declared = -1;
     int rc = ERR_OK;
-    while ((len = getline(&line, &cap, f)) >= 0) {
+    while (!rc && (len = getline(&line, &cap, f)) >= 0) {
         r.line++;
         r.last_unterminated = len == 0 || line[len - 1] != '\n';
         line[strcspn(line, "\r\n")] = '\0';
@@ -303,36 +337,8 @@ static int read_rows(const char *path, const char *const *required, row_fn fn, c
             continue;
         if (!*t || *t == '#')
             continue;
-        if (!hdr_text) {
-            if (!(hdr_text = strdup(t))) {
-                rc = err_set(err, ERR_RUNTIME, "out of memory");
-                break;
-            }
-            if (!split(hdr_text, &hdr)) {
-                rc = bad(&r, "header", "more than %s columns", "32");
-                break;
-            }
-            if ((rc = check_header(path, &hdr, required, err)))
-                break;
-            continue;
-        }
-        if (!split(t, &row) || row.n > hdr.n) {
-            rc = bad(&r, "row", "more fields than the header's %s", "columns");
-            break;
-        }
-        if (row.n < hdr.n && r.last_unterminated) {
-            rc = bad(&r, hdr.f[row.n], "missing: the file ends mid-line (%s)", "cut short?");
-            break;
-        }
-        cjob_t j = {0};
-        char *scratch = NULL;
-        j.line = r.line;
-        rc = fn(&r, &row, &hdr, &j, &scratch);
-        if (!rc)
-            rc = cjobs_add(out, &j, err);
-        free(scratch);
-        if (rc)
-            break;
+        rc = hdr_text ? read_row(&r, t, &hdr, fn, out)
+                      : read_header(&r, t, &hdr_text, &hdr, required);
     }
     if (!rc && ferror(f))
         rc = err_setf(err, ERR_INPUT, path, NULL, "read error");

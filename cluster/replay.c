@@ -14,9 +14,9 @@ enum { EV_FINISH = 0, EV_FAIL = 1, EV_REVISIT = 2 }; /* at one time, ends first 
 typedef enum { STOP_FINISH, STOP_PREEMPT, STOP_FAIL } stop_t;
 enum { ST_FUTURE = 0, ST_PENDING, ST_RUNNING, ST_DONE };
 
-/* A running job ranked for preemption or for the backfill reservation. */
+/* A running job ranked for preemption. */
 typedef struct {
-    double k1, k2; /* policy key, or (end time, 0) */
+    double k1, k2; /* its policy key now */
     int rank, j;
 } ranked_t;
 
@@ -57,7 +57,7 @@ typedef struct {
     double *fail_per_ms;    /* [n_sizes] interruptions per ms of a running gang (0 = none) */
     int fifo_head, fifo_tail;
     int *running, n_running;
-    ranked_t *ranked;       /* [n] victims, end-ordered running jobs */
+    ranked_t *ranked;       /* [n] preemption candidates, worst first */
     cheap_item_t *blocked;  /* [n] jobs passed over in one pass */
     int64_t now;
     int in_use;
@@ -411,8 +411,9 @@ static int backfill(rp_t *r, int h)
     cpool_place_t head;
     int rc = cpool_place_in(r->shadow, gpus, r->group[h], &head, r->err);
     if (rc)
-        return rc == ERR_INPUT ? err_set(r->err, ERR_RUNTIME, "backfill: the head never fits (a bug)")
-                               : rc;
+        return rc == ERR_INPUT
+                   ? err_set(r->err, ERR_RUNTIME, "backfill: the head never fits (a bug)")
+                   : rc;
     cpool_place_free(&head); /* its GPUs stay taken on the shadow pool */
     for (int c = r->st[h].next; c >= 0 && !rc && cpool_free_gpus(r->pool) > 0;) {
         int next = r->st[c].next, g = r->jobs->jobs[c].gpus;
@@ -609,7 +610,8 @@ static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, crep
 {
     int n = jobs->n, rc;
     memset(r, 0, sizeof *r);
-    *r = (rp_t){.jobs = jobs, .cfg = cfg, .pol = cfg->policy, .params = {cfg->las_threshold_gpu_s * 1000.0, cfg->lease_ms},
+    *r = (rp_t){.jobs = jobs, .cfg = cfg, .pol = cfg->policy,
+                .params = {cfg->las_threshold_gpu_s * 1000.0, cfg->lease_ms},
                 .fifo_head = -1, .fifo_tail = -1, .out = out, .err = err};
     cheap_init(&r->events);
     if ((rc = make_pools(r, cfg, err)) || (rc = job_groups(r, err)))

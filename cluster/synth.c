@@ -58,7 +58,8 @@ int csynth_make(const csynth_spec_t *spec, cjobs_t *out, err_t *err)
         double d = gsl_ran_lognormal(r, log(DUR_MEDIAN_S), DUR_SIGMA);
         d = fmin(fmax(d, DUR_MIN_S), DUR_MAX_S);
         cjob_t j = {.name = name, .gpus = draw_size(r, spec->pool_gpus),
-                    .submit_ms = (int64_t)llround(t_s * 1000), .duration_ms = (int64_t)llround(d * 1000),
+                    .submit_ms = (int64_t)llround(t_s * 1000),
+                    .duration_ms = (int64_t)llround(d * 1000),
                     .preemptible = true, .line = i + 1};
         rc = cjobs_add(out, &j, err);
         t_s += gsl_ran_exponential(r, 1.0 / rate);

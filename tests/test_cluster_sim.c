@@ -89,7 +89,8 @@ static void make_jobs(cjobs_t *l, const double rows[][5], int n)
     for (int i = 0; i < n; i++) {
         char name[16];
         snprintf(name, sizeof name, "j%d", i);
-        cjob_t j = {.name = name, .gpus = (int)rows[i][0], .submit_ms = (int64_t)(rows[i][1] * 1000),
+        cjob_t j = {.name = name, .gpus = (int)rows[i][0],
+                    .submit_ms = (int64_t)(rows[i][1] * 1000),
                     .duration_ms = (int64_t)(rows[i][2] * 1000), .priority = (int)rows[i][3],
                     .preemptible = rows[i][4] != 0, .line = i + 2};
         CU_ASSERT_EQUAL_FATAL(cjobs_add(l, &j, &e), 0);
@@ -234,10 +235,11 @@ static void test_typed_jobs_by_hand(void)
 }
 
 /* 100 random job lists, every policy in turn, pools of 1-8 nodes of 4 or 8
- * GPUs (and 30 more on a pool of two GPU types): each job gets exactly gpus x duration GPU-ms (all of its gang,
- * for all of its run, however often it was preempted), the pool's total
- * is their sum to the millisecond, no more GPUs are ever in use than the
- * pool has, and no job ends before its submit + duration. */
+ * GPUs (and 30 more on a pool of two GPU types): each job gets exactly
+ * gpus x duration GPU-ms (all of its gang, for all of its run, however
+ * often it was preempted), the pool's total is their sum to the
+ * millisecond, no more GPUs are ever in use than the pool has, and no job
+ * ends before its submit + duration. */
 static void test_gpu_time_conserved(void)
 {
     int n_pol;
@@ -324,7 +326,8 @@ static void test_failures_conserve_and_checkpoint(void)
         err_t e;
         CU_ASSERT_EQUAL_FATAL(csynth_make(&sp, &l, &e), 0);
         creplay_result_t r;
-        CU_ASSERT_EQUAL_FATAL(run_failing(&l, 32, t % 2 ? "las" : "backfill", 0.01, 1800, 9, &r, &e), 0);
+        const char *policy = t % 2 ? "las" : "backfill";
+        CU_ASSERT_EQUAL_FATAL(run_failing(&l, 32, policy, 0.01, 1800, 9, &r, &e), 0);
         CU_ASSERT_EQUAL(r.gpu_ms, work_gpu_ms(&l) + r.lost_gpu_ms + r.restart_gpu_ms);
         CU_ASSERT_TRUE(r.max_gpus_in_use <= 32);
         failures += r.failures;
@@ -580,7 +583,8 @@ static void test_cli_json(void)
     static const char *keys[] = {"\"finish_time_fairness_max\"",
                                  "\"jobs\":\t60", "\"makespan_s\":\t4806", "\"queue_delay_mean_s\"",
                                  "\"queue_delay_p50_s\"", "\"queue_delay_p99_s\"", "\"jct_mean_s\"",
-                                 "\"jct_p50_s\"", "\"utilization\"", "\"goodput_tokens_per_gpu_hour\"",
+                                 "\"jct_p50_s\"", "\"utilization\"",
+                                 "\"goodput_tokens_per_gpu_hour\"",
                                  "\"cost_usd\":\t21.36", "\"per_job\"", "\"59-inception3\""};
     for (size_t i = 0; out && i < sizeof keys / sizeof keys[0]; i++)
         if (!strstr(out, keys[i])) {
