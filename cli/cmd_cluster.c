@@ -51,6 +51,9 @@ static const cli_opt_t own_opts[] = {
      "the Tiresias simulator's)", CLI_X(1, 1e12)},
     {"--lease", NULL, "DURATION", "ftf: run time before a job may be preempted (default 10m, "
      "assumed)", CLI_KIND(CLI_DURATION, 1, 1e9)},
+    {"--placement", NULL, "first|fastest", "--cluster: a job without a gpu goes to the first "
+     "group with room, or where it runs fastest among those (type-aware; default first)",
+     CLI_WORD},
     {"--price", NULL, "$/GPU-h", "price per GPU-hour: cost_usd is the pool's GPUs over the "
      "makespan at this price (default: no cost)", CLI_KIND(CLI_PRICE, 0, 1e4)},
     {"--failures", NULL, NULL, "interrupt running jobs at the failure rates `reliability` gives "
@@ -76,6 +79,7 @@ typedef struct {
     double load;
     bool price_given;
     cfail_t *fail; /* with --failures */
+    int64_t *group_dur; /* [jobs x groups] run times per GPU type (several types) */
     int group_gpus[MAX_GROUPS];
     char group_type[MAX_GROUPS][64];
     const char *group_types[MAX_GROUPS];
@@ -238,6 +242,13 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
         (rc = cli_get_double(a, "--price", &o->cfg.price_per_gpu_h, err)))
         return rc;
     o->price_given = cli_has(a, "--price");
+    const char *placement = cli_get(a, "--placement") ? cli_get(a, "--placement") : "first";
+    if (strcmp(placement, "first") != 0 && strcmp(placement, "fastest") != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--placement", "first or fastest (got '%s')",
+                        placement);
+    o->cfg.fastest_group = strcmp(placement, "fastest") == 0;
+    if (cli_has(a, "--placement") && o->cfg.n_groups < 2)
+        notes_add(&o->notes, NOTE_IGNORED, "--placement", "a pool of one GPU type has one place");
     o->trace = cli_get(a, "--trace");
     o->gpu = cli_get(a, "--gpu");
     o->format = cli_get(a, "--trace-format") ? cli_get(a, "--trace-format") : "jobs";
@@ -296,16 +307,28 @@ static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
         return csynth_make(&sp, l, err);
     }
     int rc = cjobs_read(cjobs_format_find(o->format), o->trace, l, err), priced = 0;
+    /* with several types and no --gpu, a job's own duration is its run
+     * time on the first group's; each group's comes below */
+    const char *gpu = o->gpu ? o->gpu : o->cfg.n_groups ? o->group_types[0] : NULL;
     if (!rc)
         rc = canonical_types(a, l, err);
     if (!rc)
-        rc = cdur_fill(l, o->gpu, a->catalog, &priced, err);
+        rc = cdur_fill(l, gpu, a->catalog, &priced, err);
+    if (!rc && o->cfg.n_groups > 1 &&
+        !(rc = cdur_by_group(l, o->group_types, o->cfg.n_groups, a->catalog, &o->group_dur, err)))
+        o->cfg.group_duration_ms = o->group_dur;
     if (!rc && priced)
         notes_add(&o->notes, NOTE_ASSUMED, "duration", "%d job%s given as model + tokens run for "
-                  "tokens / the simulated tokens per second of the planner's fastest layout on %s "
-                  "(failure-free; --failures adds them)", priced, priced == 1 ? "" : "s", o->gpu);
+                  "tokens / the simulated tokens per second of the planner's fastest layout on "
+                  "%s (failure-free; --failures adds them)", priced, priced == 1 ? "" : "s",
+                  o->cfg.n_groups > 1 ? "each GPU type (a job's gpu holds it to one)"
+                  : o->gpu            ? o->gpu
+                                      : "the job's gpu");
     else if (!rc && o->gpu && !o->fail)
         notes_add(&o->notes, NOTE_IGNORED, "--gpu", "no job gives a model and tokens");
+    if (!rc && o->cfg.n_groups > 1)
+        notes_add(&o->notes, NOTE_ASSUMED, "types", "a job given a duration runs it on every GPU "
+                  "type (only model + tokens jobs are priced per type)");
     return rc;
 }
 
@@ -359,6 +382,7 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
     cJSON *j = cJSON_CreateObject(), *arr = NULL;
     bool ok = j && json_add_number(j, "jobs", r->n_jobs) &&
               cJSON_AddStringToObject(j, "policy", o->cfg.policy->name) &&
+              cJSON_AddStringToObject(j, "placement", o->cfg.fastest_group ? "fastest" : "first") &&
               json_add_number(j, "gpus", o->cfg.gpus) &&
               json_add_number(j, "gpus_per_node", o->cfg.gpus_per_node) &&
               json_add_number(j, "makespan_s", r->makespan_s) &&
@@ -441,6 +465,10 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
            nodes == 1 ? "" : "s", o->cfg.gpus_per_node, o->cfg.policy->name);
     for (int g = 0; o->cfg.n_groups > 1 && g < o->cfg.n_groups; g++)
         printf("  group %d: %d x %s\n", g + 1, o->group_gpus[g], o->group_types[g]);
+    if (o->cfg.n_groups > 1)
+        printf("  placement       %s\n", o->cfg.fastest_group
+                                             ? "fastest type with room (type-aware)"
+                                             : "first group with room (type-agnostic)");
     printf("  makespan        %s (%.0f s)\n", dur(r->makespan_s, a, sizeof a),
            r->makespan_s);
     printf("  queue delay     mean %s, p50 %s, p99 %s\n",
@@ -492,6 +520,7 @@ static int run(const cli_args_t *a, err_t *err)
     creplay_result_free(&r);
     cjobs_free(&l);
     cfail_destroy(o.fail);
+    free(o.group_dur);
     notes_free(&o.notes);
     return rc;
 }
@@ -529,7 +558,9 @@ const cli_command_t CLI_CMD_CLUSTER = {
     "  or model,tokens instead of duration_s (run time from the step simulator\n"
     "  on the job's gpu or --gpu, the planner's fastest layout); gpu holds a\n"
     "  job to that type of a --cluster pool (other jobs take the first group\n"
-    "  with room; a duration is the same on every type); an optional first line\n"
+    "  with room, or with --placement fastest the one where they run\n"
+    "  shortest: model + tokens jobs are priced on every type, a duration\n"
+    "  given is the same on all); an optional first line\n"
     "  \"# jobs: N\" catches a file cut short. tiresias: the Tiresias\n"
     "  simulator's job CSV (job_id,num_gpu,submit_time,...,duration).\n"
     "--synthesize N: an assumed heavy-tailed mix (60% 1-GPU jobs up to\n"
@@ -542,7 +573,8 @@ const cli_command_t CLI_CMD_CLUSTER = {
     "  scaleplan cluster --trace jobs.csv --gpus 512 --gpu h100-sxm --policy backfill \\\n"
     "      --price 2.49 --per-job\n"
     "  scaleplan cluster --synthesize 10000 --gpus 256 --policy srtf --seed 7 --json\n"
-    "  scaleplan cluster --trace jobs.csv --cluster 512xh100-sxm,256xa100-80g --policy las\n"
+    "  scaleplan cluster --trace jobs.csv --cluster 512xh100-sxm,256xa100-80g --policy las \\\n"
+    "      --placement fastest\n"
     "  scaleplan cluster --trace jobs.csv --gpus 1024 --gpu h100-sxm --failures \\\n"
     "      --environment cloud --checkpoint-every 30m --policy las",
     groups,

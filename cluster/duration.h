@@ -25,4 +25,11 @@
  * *priced gets how many jobs were priced (may be NULL). */
 int cdur_fill(cjobs_t *l, const char *gpu, catalog_t *cat, int *priced, err_t *err);
 
+/* For a pool of several GPU types: *out (heap, [l->n x n_types], the
+ * caller frees) gets each job's run time on each type: a model + tokens
+ * job that names no type priced on each (a duration given, or a type
+ * named, is the same everywhere). Errors as cdur_fill; *out NULL then. */
+int cdur_by_group(const cjobs_t *l, const char *const *types, int n_types, catalog_t *cat,
+                  int64_t **out, err_t *err);
+
 #endif

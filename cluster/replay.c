@@ -35,6 +35,7 @@ typedef struct {
     int rank;                /* arrival rank (ties of equal keys) */
     int size_idx;            /* its gang size's waiting queue (preemptive policies) */
     int next, prev;          /* FIFO queue links (non-preemptive policies) */
+    int on_group;            /* the group it last ran in (its run time's type); -1 none */
     cpool_place_t place;
 } js_t;
 
@@ -75,13 +76,21 @@ void creplay_config_default(creplay_config_t *c, int gpus)
     c->lease_ms = (int64_t)(CPOLICY_FTF_LEASE_S * 1000);
 }
 
+/* j's run time alone in group g (-1: the job's own duration). */
+static int64_t dur_on(const rp_t *r, int j, int g)
+{
+    if (g >= 0 && r->cfg->group_duration_ms)
+        return r->cfg->group_duration_ms[(size_t)j * (size_t)r->cfg->n_groups + (size_t)g];
+    return r->jobs->jobs[j].duration_ms;
+}
+
 /* Job j as the policy sees it now. */
 static cpolicy_job_t view(const rp_t *r, int j)
 {
     const cjob_t *jb = &r->jobs->jobs[j];
     const js_t *s = &r->st[j];
     int64_t ran = s->state == ST_RUNNING ? r->now - s->seg_start_ms : 0;
-    return (cpolicy_job_t){r->now, jb->submit_ms, jb->duration_ms, s->remaining_ms - ran,
+    return (cpolicy_job_t){r->now, jb->submit_ms, dur_on(r, j, s->on_group), s->remaining_ms - ran,
                            s->attained_gpu_ms + ran * jb->gpus, jb->priority, jb->gpus};
 }
 
@@ -153,6 +162,34 @@ static int64_t time_to_failure_ms(rp_t *r, int j)
     return ms < (double)CJOBS_MAX_MS ? (int64_t)ms : CJOBS_MAX_MS;
 }
 
+/* Where j goes: the group its type names; else, placing by speed, the
+ * group with room where it runs shortest; else -1 (the first with room). */
+static int choose_group(const rp_t *r, int j)
+{
+    if (r->group[j] >= 0 || !r->cfg->fastest_group || !r->cfg->group_duration_ms)
+        return r->group[j];
+    int best = -1;
+    for (int g = 0; g < r->cfg->n_groups; g++)
+        if (cpool_fits_in(r->pool, r->jobs->jobs[j].gpus, g) &&
+            (best < 0 || dur_on(r, j, g) < dur_on(r, j, best)))
+            best = g;
+    return best;
+}
+
+/* j starts in group g: its progress (and what is left) is rescaled to the
+ * run time there when that differs from where it ran before. */
+static void move_to_group(rp_t *r, int j, int g)
+{
+    js_t *s = &r->st[j];
+    int64_t was = dur_on(r, j, s->on_group), now = dur_on(r, j, g);
+    if (was != now) {
+        int64_t p = (int64_t)llround((double)s->progress_ms * (double)now / (double)was);
+        s->progress_ms = p < now ? p : now - 1;
+    }
+    s->on_group = g;
+    s->remaining_ms = s->overhead_ms + now - s->progress_ms;
+}
+
 /* Start j on placement pl (already taken from the pool), or place it now
  * when pl is NULL (it must fit). */
 static int start(rp_t *r, int j, const cpool_place_t *pl)
@@ -162,8 +199,9 @@ static int start(rp_t *r, int j, const cpool_place_t *pl)
     int rc;
     if (pl)
         s->place = *pl;
-    else if ((rc = cpool_place_in(r->pool, jb->gpus, r->group[j], &s->place, r->err)))
+    else if ((rc = cpool_place_in(r->pool, jb->gpus, choose_group(r, j), &s->place, r->err)))
         return rc;
+    move_to_group(r, j, s->place.group);
     if (!r->pol->preemptive)
         fifo_unlink(r, j);
     s->state = ST_RUNNING;
@@ -209,7 +247,7 @@ static void book_run(rp_t *r, int j, int64_t ran, bool failed)
         r->out->jobs[j].failures++;
         r->out->failures++;
     }
-    s->remaining_ms = s->overhead_ms + jb->duration_ms - s->progress_ms;
+    s->remaining_ms = s->overhead_ms + dur_on(r, j, s->on_group) - s->progress_ms;
 }
 
 /* Stop running j: book its GPU time; done, or back to the queue (a
@@ -498,13 +536,19 @@ static void sort_arrivals(int *a, int *tmp, int n, const cjobs_t *l)
 
 /* The jobs must have a duration (their size is checked against the
  * pool's groups by job_groups). */
-static int check_jobs(const cjobs_t *l, err_t *err)
+static int check_jobs(const cjobs_t *l, const creplay_config_t *cfg, err_t *err)
 {
     for (int i = 0; i < l->n; i++) {
         const cjob_t *j = &l->jobs[i];
         char where[64];
         snprintf(where, sizeof where, "line %d", j->line);
-        if (j->gpus < 1 || j->duration_ms <= 0 || j->submit_ms < 0)
+        bool timed = true;
+        const int64_t *row = cfg->group_duration_ms
+                                 ? cfg->group_duration_ms + (size_t)i * (size_t)cfg->n_groups
+                                 : NULL;
+        for (int g = 0; row && g < cfg->n_groups; g++)
+            timed = timed && row[g] > 0;
+        if (j->gpus < 1 || j->duration_ms <= 0 || j->submit_ms < 0 || !timed)
             return err_set(err, ERR_INPUT, "%s: %s: job '%s' has no duration (or no GPUs)",
                            l->path ? l->path : "jobs", where, j->name);
     }
@@ -634,6 +678,7 @@ static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, crep
     for (int i = 0; i < n; i++) {
         r->order[i] = i;
         r->st[i].remaining_ms = jobs->jobs[i].duration_ms;
+        r->st[i].on_group = -1;
         out->jobs[i].start_ms = out->jobs[i].end_ms = out->jobs[i].reserve_ms = -1;
     }
     sort_arrivals(r->order, tmp, n, jobs);
@@ -734,7 +779,7 @@ int creplay_run(const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result
     memset(out, 0, sizeof *out);
     if (!cfg->policy || jobs->n < 1)
         return err_set(err, ERR_INPUT, "%s", cfg->policy ? "no jobs to replay" : "no policy");
-    int rc = check_jobs(jobs, err);
+    int rc = check_jobs(jobs, cfg, err);
     if (rc)
         return rc;
     rp_t r;

@@ -17,6 +17,7 @@
 #ifndef SCALEPLAN_CLUSTER_REPLAY_H
 #define SCALEPLAN_CLUSTER_REPLAY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cluster/jobs.h"
@@ -33,10 +34,17 @@ typedef struct {
     int gpus_per_node;          /* node size; gpus (each group's) divides by it */
     /* Groups of one GPU type each (0 = one group of gpus): a gang runs
      * inside one group, the one its job's gpu_type names, else the first
-     * listed that holds it. A job's duration is the same on every type. */
+     * listed that holds it (or, with fastest_group, the quickest). */
     int n_groups;
     const int *group_gpus;            /* [n_groups] */
     const char *const *group_types;   /* [n_groups] GPU names, matched to cjob_t.gpu_type */
+    /* [n_jobs x n_groups] each job's run time in each group (NULL: its
+     * duration_ms everywhere). A job moved to another group keeps its share
+     * of the work done. */
+    const int64_t *group_duration_ms;
+    bool fastest_group;         /* place a job without a type where it runs
+                                   shortest among the groups with room
+                                   (type-aware); else the first with room */
     const cpolicy_t *policy;
     double las_threshold_gpu_s; /* queue-0 limit for las */
     int64_t lease_ms;           /* ftf: run time before a job may be preempted */

@@ -234,6 +234,45 @@ static void test_typed_jobs_by_hand(void)
     cjobs_free(&l);
 }
 
+/* Three groups of 8 GPUs where a job runs 3,000, 2,000 and 1,000 s; four
+ * 8-GPU jobs 1,500 s apart. First with room (agnostic): 0-3000 on the
+ * first, 1500-3500 on the second, 3000-6000 on the first, 4500-6500 on
+ * the second: mean completion 2,500 s. Fastest with room (type-aware):
+ * each on the third, 1,000 s each. A job preempted from one type and
+ * resumed on another keeps its share of the work. */
+static void test_type_aware_placement(void)
+{
+    static const double rows[][5] = {
+        {8, 0, 3000, 0, 1}, {8, 1500, 3000, 0, 1}, {8, 3000, 3000, 0, 1}, {8, 4500, 3000, 0, 1}};
+    static const int group_gpus[] = {8, 8, 8};
+    static const char *const types[] = {"v100", "a100-80g", "h100-sxm"};
+    int64_t dur[4 * 3];
+    for (int i = 0; i < 4; i++)
+        for (int g = 0; g < 3; g++)
+            dur[i * 3 + g] = (3 - g) * 1000000;
+    cjobs_t l;
+    make_jobs(&l, rows, 4);
+    creplay_config_t c;
+    creplay_config_default(&c, 24);
+    c.n_groups = 3;
+    c.group_gpus = group_gpus;
+    c.group_types = types;
+    c.group_duration_ms = dur;
+    creplay_result_t first, fastest;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(creplay_run(&l, &c, &first, &e), 0);
+    c.fastest_group = true;
+    CU_ASSERT_EQUAL_FATAL(creplay_run(&l, &c, &fastest, &e), 0);
+    CU_ASSERT_EQUAL(first.jobs[1].end_ms, 3500000);
+    CU_ASSERT_EQUAL(first.jobs[3].end_ms, 6500000);
+    CHECK_REL(first.jct_mean_s, 2500, 1e-9);
+    CHECK_REL(fastest.jct_mean_s, 1000, 1e-9);
+    CU_ASSERT_EQUAL(fastest.gpu_ms, 4 * 8 * 1000000LL);
+    creplay_result_free(&first);
+    creplay_result_free(&fastest);
+    cjobs_free(&l);
+}
+
 /* 100 random job lists, every policy in turn, pools of 1-8 nodes of 4 or 8
  * GPUs (and 30 more on a pool of two GPU types): each job gets exactly
  * gpus x duration GPU-ms (all of its gang, for all of its run, however
@@ -287,6 +326,27 @@ static void test_gpu_time_conserved(void)
         CU_ASSERT_EQUAL(r.gpu_ms, work_gpu_ms(&l));
         CU_ASSERT_TRUE(r.max_gpus_in_use <= 64);
         creplay_result_free(&r);
+        /* the a100s twice as slow, jobs placed by speed: each job's GPU
+         * time lies between its run time on the h100s and on the a100s
+         * (moved between types mid-run, it keeps its share of the work;
+         * a millisecond of rounding per move) */
+        int64_t *dur = malloc((size_t)l.n * 2 * sizeof *dur);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(dur);
+        for (int i = 0; i < l.n; i++) {
+            dur[2 * i] = l.jobs[i].duration_ms;
+            dur[2 * i + 1] = 2 * l.jobs[i].duration_ms;
+        }
+        c.group_duration_ms = dur;
+        c.fastest_group = true;
+        CU_ASSERT_EQUAL_FATAL(creplay_run(&l, &c, &r, &e), 0);
+        for (int i = 0; i < l.n; i++) {
+            int64_t g = l.jobs[i].gpus, slack = g * (r.jobs[i].preemptions + 1);
+            CU_ASSERT_TRUE(r.jobs[i].gpu_ms >= g * dur[2 * i] - slack);
+            CU_ASSERT_TRUE(r.jobs[i].gpu_ms <= g * dur[2 * i + 1] + slack);
+        }
+        CU_ASSERT_TRUE(r.max_gpus_in_use <= 64);
+        creplay_result_free(&r);
+        free(dur);
         cjobs_free(&l);
     }
 }
@@ -642,12 +702,44 @@ static void test_model_tokens_duration(void)
     remove_tree(dir);
 }
 
+/* A pool of three types (64 a100-40g, 64 a100-80g, 64 h100-sxm) and
+ * eight 7-13B jobs given as model + tokens, priced on each type by the
+ * step simulator: placed where they run fastest, the portfolio finishes
+ * sooner than placed in the first group with room (when written: 18.7
+ * against 20.7 days). */
+static void test_cli_type_aware(void)
+{
+    char dir[512], path[700], args[1200];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/jobs.csv", dir);
+    write_file(path, "name,gpus,submit_s,model,tokens\na,64,0,llama3-8b,200B\n"
+                     "b,64,3600,llama3-8b,200B\nc,64,7200,mistral-7b,150B\n"
+                     "d,32,10800,qwen2.5-7b,100B\ne,64,14400,llama3-8b,200B\n"
+                     "f,64,18000,llama2-13b,150B\ng,32,21600,qwen2.5-7b,100B\n"
+                     "h,64,25200,mistral-7b,150B\n");
+    double makespan[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        char *out = NULL;
+        snprintf(args, sizeof args, "cluster --trace %s --cluster 64xa100-40g,64xa100-80g,"
+                 "64xh100-sxm --gpus-per-node 8 --placement %s --json", path,
+                 k ? "fastest" : "first");
+        CU_ASSERT_EQUAL(run_cli(args, &out, NULL), 0);
+        const char *m = out ? strstr(out, "\"makespan_s\":") : NULL;
+        CU_ASSERT_PTR_NOT_NULL(m);
+        if (m)
+            makespan[k] = atof(m + strlen("\"makespan_s\":"));
+        free(out);
+    }
+    CU_ASSERT_TRUE(makespan[1] > 0 && makespan[1] < makespan[0]);
+    remove_tree(dir);
+}
+
 TEST_SUITE(suite_cluster_sim, "cluster_sim", TEST(test_pool_node_placement), TEST(test_pool_groups),
-           TEST(test_typed_jobs_by_hand),
+           TEST(test_typed_jobs_by_hand), TEST(test_type_aware_placement),
            TEST(test_preemptive_policies_by_hand), TEST(test_priority_preemption),
            TEST(test_backfill_by_hand), TEST(test_gpu_time_conserved),
            TEST(test_deterministic_per_seed), TEST(test_backfill_keeps_reservations),
            TEST(test_policy_direction), TEST(test_ftf_fairness),
            TEST(test_failures_conserve_and_checkpoint),
            TEST(test_cli_bad_input), TEST(test_cli_json),
-           TEST(test_model_tokens_duration));
+           TEST(test_model_tokens_duration), TEST(test_cli_type_aware));
