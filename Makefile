@@ -21,6 +21,7 @@
 #   make gpu-bundle one folder, gpu-bundle/, to copy to a GPU machine and run
 #                   (sh gpu-bundle/run.sh OUT_DIR); built in build-gpu/
 #   make demo       install, build and run the main job on built-in defaults
+#   make demo-cluster   ten models at once on 512 H100s (scaleplan cluster)
 #   make deps       apt-get install what is missing
 #   make install PREFIX=/usr/local     make clean
 #
@@ -158,7 +159,7 @@ BUILD_CONFIG_TEXT := /* made by the Makefile from the build settings; do not edi
 $(call record,$(BUILD_CONFIG),$(BUILD_CONFIG_TEXT))
 
 # ---------------------------------------------------------------- sources
-LIB_DIRS  := common models topologies profile calibrate sim inputs trainer reports
+LIB_DIRS  := common models topologies profile calibrate sim cluster inputs trainer reports
 CU_SRCS   := $(wildcard calibrate/*.cu trainer/*.cu)
 MPI_SRCS  := common/dist_mpi.c
 LIB_SRCS  := $(filter-out $(MPI_SRCS),$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
@@ -223,6 +224,7 @@ FUZZ_SEEDS_model           := models/catalog/*.json tests/fixtures/configs/*.jso
                               tests/fixtures/configs/*/*.json tests/fixtures/hf/*/config.json \
                               tests/fixtures/real/configs/*/config.json
 FUZZ_SEEDS_cluster         := topologies/catalog/clusters/*.json
+FUZZ_SEEDS_jobs            := tests/fixtures/cluster/*.csv
 FUZZ_SEEDS_profile         := profile/catalog/*.json
 FUZZ_SEEDS_ds_config       := tests/fixtures/configs/ds_*.json tests/fixtures/deepspeed/*.json
 FUZZ_SEEDS_nccltests       := tests/fixtures/calibrate/*.log tests/fixtures/calibrate/*perf.json \
@@ -255,7 +257,7 @@ endif
 
 # ---------------------------------------------------------------- targets
 .PHONY: all lib python test check check-layers check-bundle golden-update asan bench gpu-test \
-        gpu-bundle demo deps deps-browser install clean validate valgrind fuzz fuzz-build \
+        gpu-bundle demo demo-cluster deps deps-browser install clean validate valgrind fuzz fuzz-build \
         fuzz-smoke fuzz-smoke-if-clang fuzz-run
 
 all: $(BIN) $(PLUGINS)
@@ -489,6 +491,15 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)echo "== scaleplan plan --model llama3-70b --tokens 2T --gpu h100-sxm --min-gpus 8 --max-gpus 4096 --report demo-report"
 	$(Q)$(BIN) plan --model llama3-70b --tokens 2T --gpu h100-sxm --min-gpus 8 --max-gpus 4096 --report demo-report
+
+# The seed scenario of issue 39: ten training jobs (each a model and its
+# tokens, priced by the step simulator) on one pool of 512 H100s, under
+# priority classes, with what the pool costs.
+DEMO_CLUSTER_ARGS := cluster --trace tests/fixtures/cluster/portfolio_10_models.csv --gpus 512 \
+                     --gpus-per-node 8 --gpu h100-sxm --policy priority --price 2.49 --per-job
+demo-cluster: $(BIN)
+	$(Q)echo "== scaleplan $(DEMO_CLUSTER_ARGS)"
+	$(Q)$(BIN) $(DEMO_CLUSTER_ARGS)
 
 deps:
 	$(Q)if ! command -v dpkg >/dev/null 2>&1; then \

@@ -30,9 +30,13 @@
  *      step, 300 Monte Carlo trials per rung, 2 threads): the 70B ladder to
  *      16,384 H100s, Llama 3 405B at 131,072 H100s alone (target: under
  *      0.3 s) and its ladder from 8 to 131,072 (target: under 1.5 s), with
- *      the layout search's share.
+ *      the layout search's share;
+ *   6. a GPU-pool replay (cluster/replay.h) of 1,000,000 synthesized jobs
+ *      (cluster/synth.h's assumed heavy-tailed mix, load 0.9) on 1,024
+ *      GPUs under fifo, backfill and las, on one core (target for fifo and
+ *      backfill: under 30 s), with the workload's generation timed apart.
  *
- * run_bench [processes] [steps] [layouts] [reliability] [plans] runs only
+ * run_bench [processes] [steps] [layouts] [reliability] [plans] [cluster] runs only
  * those sections (make bench: all).
  */
 #define _DEFAULT_SOURCE /* wait4 */
@@ -46,6 +50,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "cluster/replay.h"
+#include "cluster/synth.h"
 #include "common/clock.h"
 #include "sim/ladder.h"
 #include "sim/reliability.h"
@@ -662,6 +668,44 @@ fail:
     return 1;
 }
 
+/* 1M synthesized jobs replayed on 1,024 GPUs under three policies. */
+static int bench_cluster(reference_t *ref)
+{
+    static const char *const policies[] = {"fifo", "backfill", "las"};
+    csynth_spec_t sp = {1000000, 1024, 0.9, 1};
+    cjobs_t l;
+    err_t e;
+    double t0 = clock_now_s();
+    if (csynth_make(&sp, &l, &e)) {
+        fprintf(stderr, "bench: %s\n", e.msg);
+        return 1;
+    }
+    printf("cluster: 1,000,000 synthesized jobs made in %.2f s\n", clock_now_s() - t0);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < sizeof policies / sizeof policies[0]; i++) {
+        creplay_config_t c;
+        creplay_config_default(&c, sp.pool_gpus);
+        c.policy = cpolicy_find(policies[i]);
+        creplay_result_t r;
+        double ref_s = reference_s(ref, 1);
+        t0 = clock_now_s();
+        if ((rc = creplay_run(&l, &c, &r, &e))) {
+            fprintf(stderr, "bench: %s\n", e.msg);
+            break;
+        }
+        double dt = clock_now_s() - t0;
+        printf("  replay under %-8s %6.2f s (%.0f x reference), %ld passes, %ld preemptions, "
+               "utilization %.3f", policies[i], dt, dt / ref_s, r.events, r.preemptions,
+               r.utilization);
+        if (i < 2)
+            printf("  target < 30 s: %s", verdict(dt, 30));
+        printf("\n");
+        creplay_result_free(&r);
+    }
+    cjobs_free(&l);
+    return rc;
+}
+
 /* Whether section name was asked for (no arguments: every section). */
 static bool wanted(int argc, char **argv, const char *name)
 {
@@ -697,6 +741,8 @@ int main(int argc, char **argv)
         rc |= bench_reliability(&ref);
     if (wanted(argc, argv, "plans"))
         rc |= bench_ladders(&ref);
+    if (wanted(argc, argv, "cluster"))
+        rc |= bench_cluster(&ref);
     free(ref.buf[0]);
     free(ref.buf[1]);
     return rc;

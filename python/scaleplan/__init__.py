@@ -30,7 +30,7 @@ import tempfile
 import threading
 
 __all__ = ["Context", "Error", "InputError", "sim", "plan", "reliability", "budget",
-           "validate", "model", "catalog", "export", "to_dataframe", "abi_version",
+           "validate", "model", "catalog", "cluster", "export", "to_dataframe", "abi_version",
            "version"]
 
 _ABI = 1
@@ -194,6 +194,10 @@ class Context:
         """Parameters, FLOPs and memory of a model: ``scaleplan model``."""
         return self.run("model", **kw)
 
+    def cluster(self, **kw):
+        """Many jobs replayed on one GPU pool: ``scaleplan cluster``."""
+        return self.run("cluster", **kw)
+
     def catalog(self, *sections, **kw):
         """The built-in data: ``scaleplan catalog [SECTION...]``."""
         if sections:
@@ -251,6 +255,11 @@ def validate(**kw):
 def model(**kw):
     """``scaleplan model`` in this thread's context."""
     return _context().model(**kw)
+
+
+def cluster(**kw):
+    """``scaleplan cluster`` in this thread's context."""
+    return _context().cluster(**kw)
 
 
 def catalog(*sections, **kw):

@@ -57,6 +57,8 @@ static const struct {
                    "1"}},
     {"catalog", {"gpus"}},
     {"report", {"@/tests/fuzz/seeds/report/sim.json", "--out", "r"}},
+    {"cluster", {"--trace", "@/tests/fixtures/cluster/tiresias_60_job.csv", "--trace-format",
+                 "tiresias", "--gpus", "16"}},
 };
 
 /* Flags whose accepted values run a whole checklist of trainings (minutes):

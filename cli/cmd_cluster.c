@@ -1,0 +1,584 @@
+/* scaleplan cluster: many training jobs on one GPU pool, replayed event by
+ * event under a scheduling policy (cluster/replay.h): queue delays,
+ * completion times, utilization, goodput and cost.
+ *
+ * This file reads the flags, the job list (a file, or a synthesized
+ * workload), prices model + tokens jobs with the step simulator
+ * (cluster/duration.h) and prints the result.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "cluster/duration.h"
+#include "cluster/failrate.h"
+#include "cluster/replay.h"
+#include "cluster/synth.h"
+#include "common/json.h"
+#include "common/notes.h"
+#include "common/rng.h"
+#include "common/units.h"
+#include "reports/table.h"
+#include "topologies/gpu.h"
+
+#define DEFAULT_LOAD 0.9 /* --synthesize: offered load (ASSUMED: a busy, not saturated pool) */
+#define DEFAULT_CHECKPOINT_S 3600.0 /* --failures: ASSUMED hourly checkpoints (said) */
+#define DEFAULT_RESTART_S 600.0     /* --failures: ASSUMED 10 min to restart a gang (said) */
+
+static const cli_opt_t own_opts[] = {
+    {"--trace", NULL, "FILE", "the job list to replay (see --trace-format)", CLI_WORD},
+    {"--trace-format", NULL, "jobs|tiresias", "how --trace is written (default jobs)", CLI_WORD},
+    {"--synthesize", NULL, "N", "instead of --trace: N jobs of a heavy-tailed mix (below)",
+     CLI_N(1, 10000000)},
+    {"--load", NULL, "X", "--synthesize: offered GPU-time over the pool's (default 0.9)",
+     CLI_X(0.01, 100)},
+    {"--seed", NULL, "S", "--synthesize and --failures: the random seed (default 20240723)",
+     CLI_N(0, 2147483647)},
+    {"--gpus", NULL, "N", "GPUs in the pool (required without --cluster)", CLI_N(1, 1 << 24)},
+    {"--cluster", NULL, "NxGPU,...", "a pool of several GPU types: groups such as "
+     "512xh100-sxm,256xa100-80g (a job's gpu column holds it to one; others take the first "
+     "group that fits)", CLI_WORD},
+    {"--gpus-per-node", NULL, "N", "GPUs per node; gangs are placed on whole nodes first "
+     "(default 8, or the pool when smaller)", CLI_N(1, 1024)},
+    {"--gpu", NULL, "NAME", "the pool's GPU, for jobs given as model + tokens and --failures",
+     CLI_WORD},
+    {"--policy", NULL, "NAME", "fifo|backfill|priority|srtf|las|ftf (default fifo)", CLI_WORD},
+    {"--las-threshold", NULL, "GPU-S", "las: queue-0 limit in GPU-seconds (default 3600, "
+     "the Tiresias simulator's)", CLI_X(1, 1e12)},
+    {"--lease", NULL, "DURATION", "ftf: run time before a job may be preempted (default 10m, "
+     "assumed)", CLI_KIND(CLI_DURATION, 1, 1e9)},
+    {"--placement", NULL, "first|fastest", "--cluster: a job without a gpu goes to the first "
+     "group with room, or where it runs fastest among those (type-aware; default first)",
+     CLI_WORD},
+    {"--price", NULL, "$/GPU-h", "price per GPU-hour: cost_usd is the pool's GPUs over the "
+     "makespan at this price (default: no cost)", CLI_KIND(CLI_PRICE, 0, 1e4)},
+    {"--failures", NULL, NULL, "interrupt running jobs at the failure rates `reliability` gives "
+     "a job of their size on --gpu; a job goes back to its last checkpoint", CLI_WORD},
+    {"--environment", NULL, "ENV", "--failures: the failure-rate environment (as reliability; "
+     "default the catalog's)", CLI_WORD},
+    {"--checkpoint-every", NULL, "DURATION", "--failures: progress between checkpoints "
+     "(default 1h)", CLI_KIND(CLI_DURATION, 1, 1e9)},
+    {"--restart-time", NULL, "DURATION", "--failures: run time a restart costs (default 10m)",
+     CLI_KIND(CLI_DURATION, 0, 1e9)},
+    {"--per-job", NULL, NULL, "also list every job (start, end, queue delay, GPU-hours)",
+     CLI_WORD},
+};
+static const cli_group_t own_group = {"Cluster", own_opts, sizeof own_opts / sizeof own_opts[0]};
+
+#define MAX_GROUPS 16 /* GPU types one pool may have */
+
+/* What the command read from its flags. */
+typedef struct {
+    creplay_config_t cfg;
+    const char *trace, *format, *gpu;
+    int synth_n, seed;
+    double load;
+    bool price_given;
+    cfail_t *fail; /* with --failures */
+    int64_t *group_dur; /* [jobs x groups] run times per GPU type (several types) */
+    int group_gpus[MAX_GROUPS];
+    char group_type[MAX_GROUPS][64];
+    const char *group_types[MAX_GROUPS];
+    notes_t notes;
+} opts_t;
+
+static int read_policy(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    const char *name = cli_get(a, "--policy") ? cli_get(a, "--policy") : "fifo";
+    if ((o->cfg.policy = cpolicy_find(name)))
+        return ERR_OK;
+    int n;
+    const cpolicy_t *all = cpolicy_all(&n);
+    char list[160] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                 all[i].name);
+    return err_setf(err, ERR_INPUT, NULL, "--policy", "unknown policy '%s' (one of %s)", name,
+                    list);
+}
+
+/* --failures and its settings, each default said. */
+static int read_failures(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    static const char *const with[] = {"--environment", "--checkpoint-every", "--restart-time"};
+    if (!cli_has(a, "--failures")) {
+        for (int i = 0; i < 3; i++)
+            if (cli_has(a, with[i]))
+                notes_add(&o->notes, NOTE_IGNORED, with[i], "goes with --failures");
+        return ERR_OK;
+    }
+    double ckpt_s = DEFAULT_CHECKPOINT_S, restart_s = DEFAULT_RESTART_S;
+    int rc;
+    if (o->cfg.n_groups > 1)
+        return err_setf(err, ERR_INPUT, NULL, "--failures", "a pool of several GPU types "
+                        "(--cluster) is not supported with --failures yet");
+    if ((rc = cli_get_double(a, "--checkpoint-every", &ckpt_s, err)) ||
+        (rc = cli_get_double(a, "--restart-time", &restart_s, err)))
+        return rc;
+    o->fail = cfail_create(cli_get(a, "--gpu"), cli_get(a, "--environment"), a->catalog, err);
+    if (!o->fail)
+        return err->code;
+    o->cfg.fail_rate_per_hour = cfail_rate_per_hour;
+    o->cfg.fail_ctx = o->fail;
+    o->cfg.checkpoint_ms = (int64_t)llround(ckpt_s * 1000);
+    o->cfg.restart_ms = (int64_t)llround(restart_s * 1000);
+    o->cfg.seed = (uint64_t)o->seed;
+    notes_add(&o->notes, NOTE_ASSUMED, "--failures", "rates of the set %s; seed %d",
+              cfail_describe(o->fail), o->seed);
+    if (!cli_has(a, "--checkpoint-every"))
+        notes_add(&o->notes, NOTE_ASSUMED, "--checkpoint-every", "1 h of progress between "
+                  "checkpoints (a common hourly interval; give yours)");
+    if (!cli_has(a, "--restart-time"))
+        notes_add(&o->notes, NOTE_ASSUMED, "--restart-time", "10 min to restart a gang after a "
+                  "failure (give yours; reliability's restart profiles price it by scale)");
+    return ERR_OK;
+}
+
+/* --cluster NxGPU,...: the groups, each GPU a catalog name; *total gets
+ * their GPUs. */
+static int read_groups(const cli_args_t *a, opts_t *o, int *total, err_t *err)
+{
+    const char *v = cli_get(a, "--cluster");
+    *total = 0;
+    for (const char *p = v; p && *p;) {
+        size_t len = strcspn(p, ",");
+        char item[96], name[64];
+        long n = 0;
+        int used = 0;
+        int cut = (int)(len < sizeof item - 1 ? len : sizeof item - 1);
+        snprintf(item, sizeof item, "%.*s", cut, p);
+        if (o->cfg.n_groups == MAX_GROUPS || sscanf(item, "%ldx%63s%n", &n, name, &used) != 2 ||
+            (size_t)used != strlen(item) || n < 1 || n > (1 << 24) || *total > (1 << 24) - n)
+            return err_setf(err, ERR_INPUT, NULL, "--cluster",
+                            "'%s' is not COUNTxGPU (512xh100-sxm; at most %d groups, %d GPUs)",
+                            item, MAX_GROUPS, 1 << 24);
+        gpu_t g;
+        int rc = gpu_load_in(a->catalog, name, &g, err);
+        if (rc)
+            return err_readdress(err, NULL, "--cluster");
+        int k = o->cfg.n_groups++;
+        o->group_gpus[k] = (int)n;
+        /* the catalog's spelling (h100 -> h100-sxm) */
+        snprintf(o->group_type[k], sizeof o->group_type[k], "%s", g.name);
+        o->group_types[k] = o->group_type[k];
+        *total += (int)n;
+        p += len + (p[len] == ',');
+    }
+    if (o->cfg.n_groups == 0)
+        return err_setf(err, ERR_INPUT, NULL, "--cluster", "no groups given (512xh100-sxm,...)");
+    o->cfg.group_gpus = o->group_gpus;
+    o->cfg.group_types = o->group_types;
+    return ERR_OK;
+}
+
+/* The pool: --gpus or --cluster's groups, in nodes of --gpus-per-node. */
+static int read_pool(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    int gpus = 0, gpn = 0, grouped = 0, rc;
+    if ((rc = cli_get_int(a, "--gpus", &gpus, err)) ||
+        (rc = cli_get_int(a, "--gpus-per-node", &gpn, err)) ||
+        (cli_has(a, "--cluster") && (rc = read_groups(a, o, &grouped, err))))
+        return rc;
+    if (grouped && gpus && gpus != grouped)
+        return err_setf(err, ERR_INPUT, NULL, "--gpus", "%d, but --cluster has %d GPUs", gpus,
+                        grouped);
+    gpus = grouped ? grouped : gpus;
+    if (!gpus)
+        return err_setf(err, ERR_INPUT, NULL, "--gpus", "say how many GPUs the pool has");
+    creplay_config_t groups = o->cfg;
+    creplay_config_default(&o->cfg, gpus);
+    o->cfg.n_groups = groups.n_groups;
+    o->cfg.group_gpus = groups.group_gpus;
+    o->cfg.group_types = groups.group_types;
+    if (gpn)
+        o->cfg.gpus_per_node = gpn;
+    else
+        notes_add(&o->notes, NOTE_ASSUMED, "--gpus-per-node", "%d (nodes of 8 GPUs, as HGX/DGX "
+                  "servers; give --gpus-per-node)", o->cfg.gpus_per_node);
+    for (int g = 0; g < (o->cfg.n_groups ? o->cfg.n_groups : 1); g++) {
+        int n = o->cfg.n_groups ? o->group_gpus[g] : gpus;
+        if (n % o->cfg.gpus_per_node)
+            return err_setf(err, ERR_INPUT, NULL, "--gpus-per-node",
+                            "%d does not divide %s %d (the pool is whole nodes)",
+                            o->cfg.gpus_per_node, o->cfg.n_groups ? "the --cluster group of" :
+                            "--gpus", n);
+    }
+    return ERR_OK;
+}
+
+/* The policy's settings, each default said when the policy uses it. */
+static int read_policy_settings(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    int rc;
+    double lease_s = CPOLICY_FTF_LEASE_S;
+    if ((rc = cli_get_double(a, "--las-threshold", &o->cfg.las_threshold_gpu_s, err)) ||
+        (rc = cli_get_double(a, "--lease", &lease_s, err)) || (rc = read_policy(a, o, err)))
+        return rc;
+    o->cfg.lease_ms = (int64_t)llround(lease_s * 1000);
+    if (cli_has(a, "--las-threshold") && strcmp(o->cfg.policy->name, "las") != 0)
+        notes_add(&o->notes, NOTE_IGNORED, "--las-threshold", "only --policy las uses it");
+    if (o->cfg.policy->leased && !cli_has(a, "--lease"))
+        notes_add(&o->notes, NOTE_ASSUMED, "--lease", "10 min before a running job may be "
+                  "preempted (Themis grants GPUs in leases; give yours)");
+    else if (!o->cfg.policy->leased && cli_has(a, "--lease"))
+        notes_add(&o->notes, NOTE_IGNORED, "--lease", "only --policy ftf uses it");
+    return ERR_OK;
+}
+
+static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    int rc;
+    o->seed = (int)RNG_DEFAULT_SEED % 2147483647;
+    o->load = DEFAULT_LOAD;
+    o->synth_n = 0;
+    if ((rc = read_pool(a, o, err)) || (rc = read_policy_settings(a, o, err)) ||
+        (rc = cli_get_int(a, "--synthesize", &o->synth_n, err)) ||
+        (rc = cli_get_int(a, "--seed", &o->seed, err)) ||
+        (rc = cli_get_double(a, "--load", &o->load, err)) ||
+        (rc = cli_get_double(a, "--price", &o->cfg.price_per_gpu_h, err)))
+        return rc;
+    o->price_given = cli_has(a, "--price");
+    const char *placement = cli_get(a, "--placement") ? cli_get(a, "--placement") : "first";
+    if (strcmp(placement, "first") != 0 && strcmp(placement, "fastest") != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--placement", "first or fastest (got '%s')",
+                        placement);
+    o->cfg.fastest_group = strcmp(placement, "fastest") == 0;
+    if (cli_has(a, "--placement") && o->cfg.n_groups < 2)
+        notes_add(&o->notes, NOTE_IGNORED, "--placement", "a pool of one GPU type has one place");
+    o->trace = cli_get(a, "--trace");
+    o->gpu = cli_get(a, "--gpu");
+    o->format = cli_get(a, "--trace-format") ? cli_get(a, "--trace-format") : "jobs";
+    if (!cjobs_format_find(o->format))
+        return err_setf(err, ERR_INPUT, NULL, "--trace-format",
+                        "unknown format '%s' (jobs or tiresias)", o->format);
+    if (!o->trace == !o->synth_n)
+        return err_setf(err, ERR_INPUT, NULL, o->trace ? "--synthesize" : "--trace",
+                        o->trace ? "give --trace or --synthesize, not both"
+                                 : "give the job list (--trace FILE) or --synthesize N");
+    for (int i = 0; o->trace && i < 2; i++)
+        if (cli_has(a, i ? "--load" : "--seed") && (i || !cli_has(a, "--failures")))
+            notes_add(&o->notes, NOTE_IGNORED, i ? "--load" : "--seed",
+                      "a trace replay without --failures has nothing random to seed or scale");
+    return read_failures(a, o, err);
+}
+
+/* Each job's gpu as the catalog spells it (h100 -> h100-sxm), so that it
+ * matches a --cluster group however either was written. */
+static int canonical_types(const cli_args_t *a, cjobs_t *l, err_t *err)
+{
+    for (int i = 0; i < l->n; i++) {
+        cjob_t *j = &l->jobs[i];
+        gpu_t g;
+        if (!j->gpu_type)
+            continue;
+        if (gpu_load_in(a->catalog, j->gpu_type, &g, err)) {
+            char where[64];
+            snprintf(where, sizeof where, "line %d: gpu", j->line);
+            return err_readdress(err, l->path, where);
+        }
+        if (strcmp(g.name, j->gpu_type) != 0) {
+            char *c = strdup(g.name);
+            if (!c)
+                return err_set(err, ERR_RUNTIME, "out of memory");
+            free(j->gpu_type);
+            j->gpu_type = c;
+        }
+    }
+    return ERR_OK;
+}
+
+/* The job list: read (and priced where it gives model + tokens) or made. */
+static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
+{
+    if (o->synth_n) {
+        csynth_spec_t sp = {o->synth_n, o->cfg.gpus, o->load, (uint64_t)o->seed};
+        notes_add(&o->notes, NOTE_ASSUMED, "--synthesize",
+                  "%d jobs of an assumed heavy-tailed mix (1-32 GPUs, log-normal run times with "
+                  "a 10 min median), Poisson arrivals at load %.2f, seed %d",
+                  o->synth_n, o->load, o->seed);
+        for (int i = 0; i < 2; i++)
+            if (cli_has(a, i ? "--gpu" : "--trace-format") && !(i && o->fail))
+                notes_add(&o->notes, NOTE_IGNORED, i ? "--gpu" : "--trace-format",
+                          "goes with --trace; synthesized jobs give their run times");
+        return csynth_make(&sp, l, err);
+    }
+    int rc = cjobs_read(cjobs_format_find(o->format), o->trace, l, err), priced = 0;
+    /* with several types and no --gpu, a job's own duration is its run
+     * time on the first group's; each group's comes below */
+    const char *gpu = o->gpu ? o->gpu : o->cfg.n_groups ? o->group_types[0] : NULL;
+    if (!rc)
+        rc = canonical_types(a, l, err);
+    if (!rc)
+        rc = cdur_fill(l, gpu, a->catalog, &priced, err);
+    if (!rc && o->cfg.n_groups > 1 &&
+        !(rc = cdur_by_group(l, o->group_types, o->cfg.n_groups, a->catalog, &o->group_dur, err)))
+        o->cfg.group_duration_ms = o->group_dur;
+    if (!rc && priced)
+        notes_add(&o->notes, NOTE_ASSUMED, "duration", "%d job%s given as model + tokens run for "
+                  "tokens / the simulated tokens per second of the planner's fastest layout on "
+                  "%s (failure-free; --failures adds them)", priced, priced == 1 ? "" : "s",
+                  o->cfg.n_groups > 1 ? "each GPU type (a job's gpu holds it to one)"
+                  : o->gpu            ? o->gpu
+                                      : "the job's gpu");
+    else if (!rc && o->gpu && !o->fail)
+        notes_add(&o->notes, NOTE_IGNORED, "--gpu", "no job gives a model and tokens");
+    if (!rc && o->cfg.n_groups > 1)
+        notes_add(&o->notes, NOTE_ASSUMED, "types", "a job given a duration runs it on every GPU "
+                  "type (only model + tokens jobs are priced per type)");
+    return rc;
+}
+
+/* A duration as units_fmt_duration writes it, but nothing as "0 s". */
+static const char *dur(double s, char *buf, size_t cap)
+{
+    if (s < 0.0005) {
+        snprintf(buf, cap, "0 s");
+        return buf;
+    }
+    return units_fmt_duration(s, buf, cap);
+}
+
+static double ms_s(int64_t ms)
+{
+    return (double)ms / 1000.0;
+}
+
+static cJSON *job_json(const cjob_t *j, const creplay_job_t *r, double price)
+{
+    cJSON *e = cJSON_CreateObject();
+    bool ok = e && cJSON_AddStringToObject(e, "name", j->name) &&
+              json_add_number(e, "gpus", j->gpus) &&
+              json_add_number(e, "submit_s", ms_s(j->submit_ms)) &&
+              json_add_number(e, "start_s", ms_s(r->start_ms)) &&
+              json_add_number(e, "end_s", ms_s(r->end_ms)) &&
+              json_add_number(e, "queue_delay_s", ms_s(r->start_ms - j->submit_ms)) &&
+              json_add_number(e, "jct_s", ms_s(r->end_ms - j->submit_ms)) &&
+              json_add_number(e, "gpu_hours", (double)r->gpu_ms / 3.6e6) &&
+              json_add_number(e, "preemptions", r->preemptions) &&
+              json_add_number(e, "failures", r->failures) &&
+              json_add_number(e, "priority", j->priority);
+    if (ok && price > 0)
+        ok = json_add_number(e, "cost_usd", (double)r->gpu_ms / 3.6e6 * price);
+    if (!ok) {
+        cJSON_Delete(e);
+        return NULL;
+    }
+    return e;
+}
+
+/* A number, or null when the figure does not exist for this run. */
+static bool add_or_null(cJSON *o, const char *key, bool have, double v)
+{
+    return have ? json_add_number(o, key, v) : cJSON_AddNullToObject(o, key) != NULL;
+}
+
+static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_result_t *r,
+                          bool per_job)
+{
+    cJSON *j = cJSON_CreateObject(), *arr = NULL;
+    bool ok = j && json_add_number(j, "jobs", r->n_jobs) &&
+              cJSON_AddStringToObject(j, "policy", o->cfg.policy->name) &&
+              cJSON_AddStringToObject(j, "placement", o->cfg.fastest_group ? "fastest" : "first") &&
+              json_add_number(j, "gpus", o->cfg.gpus) &&
+              json_add_number(j, "gpus_per_node", o->cfg.gpus_per_node) &&
+              json_add_number(j, "makespan_s", r->makespan_s) &&
+              json_add_number(j, "queue_delay_mean_s", r->queue_delay_mean_s) &&
+              json_add_number(j, "queue_delay_p50_s", r->queue_delay_p50_s) &&
+              json_add_number(j, "queue_delay_p99_s", r->queue_delay_p99_s) &&
+              json_add_number(j, "jct_mean_s", r->jct_mean_s) &&
+              json_add_number(j, "jct_p50_s", r->jct_p50_s) &&
+              json_add_number(j, "jct_p99_s", r->jct_p99_s) &&
+              json_add_number(j, "finish_time_fairness_mean", r->ftf_mean) &&
+              json_add_number(j, "finish_time_fairness_max", r->ftf_max) &&
+              json_add_number(j, "utilization", r->utilization) &&
+              json_add_number(j, "gpu_hours", (double)r->gpu_ms / 3.6e6) &&
+              json_add_number(j, "preemptions", (double)r->preemptions) &&
+              json_add_number(j, "failures", (double)r->failures) &&
+              json_add_number(j, "lost_gpu_hours", (double)r->lost_gpu_ms / 3.6e6) &&
+              json_add_number(j, "restart_gpu_hours", (double)r->restart_gpu_ms / 3.6e6) &&
+              add_or_null(j, "goodput_tokens_per_gpu_hour", r->tokens > 0,
+                          r->goodput_tokens_per_gpu_hour) &&
+              add_or_null(j, "cost_usd", o->price_given, r->cost_usd) &&
+              add_or_null(j, "price_per_gpu_h", o->price_given, o->cfg.price_per_gpu_h);
+    cJSON *groups = NULL;
+    if (ok && o->cfg.n_groups > 0 && (ok = (groups = cJSON_AddArrayToObject(j, "groups")) != NULL))
+        for (int g = 0; ok && g < o->cfg.n_groups; g++) {
+            cJSON *e = cJSON_CreateObject();
+            if (!e || !cJSON_AddItemToArray(groups, e)) { /* else the array owns it */
+                cJSON_Delete(e);
+                ok = false;
+                break;
+            }
+            ok = cJSON_AddStringToObject(e, "gpu", o->group_types[g]) &&
+                 json_add_number(e, "gpus", o->group_gpus[g]);
+        }
+    if (ok && per_job && (ok = (arr = cJSON_AddArrayToObject(j, "per_job")) != NULL))
+        for (int i = 0; ok && i < l->n; i++) {
+            double price = o->price_given ? o->cfg.price_per_gpu_h : 0;
+            cJSON *e = job_json(&l->jobs[i], &r->jobs[i], price);
+            ok = e && cJSON_AddItemToArray(arr, e);
+            if (!ok)
+                cJSON_Delete(e);
+        }
+    ok = ok && cli_add_notes_json(j, &o->notes);
+    if (!ok) {
+        cJSON_Delete(j);
+        return NULL;
+    }
+    return j;
+}
+
+static int print_jobs(const cjobs_t *l, const creplay_result_t *r)
+{
+    static const char *hdr[] = {"job", "gpus", "submit", "start", "end", "queue delay",
+                                "completion", "GPU-h", "preempted"};
+    table_t *t = table_create(9, hdr);
+    if (!t)
+        return ERR_RUNTIME;
+    for (int c = 1; c < 9; c++)
+        table_align_right(t, c);
+    for (int i = 0; i < l->n; i++) {
+        const cjob_t *j = &l->jobs[i];
+        const creplay_job_t *x = &r->jobs[i];
+        char q[32], c[32];
+        table_add_rowf(t, "%s\t%d\t%.0f\t%.0f\t%.0f\t%s\t%s\t%.2f\t%d", j->name, j->gpus,
+                       ms_s(j->submit_ms), ms_s(x->start_ms), ms_s(x->end_ms),
+                       dur(ms_s(x->start_ms - j->submit_ms), q, sizeof q),
+                       dur(ms_s(x->end_ms - j->submit_ms), c, sizeof c),
+                       (double)x->gpu_ms / 3.6e6, x->preemptions);
+    }
+    printf("\n");
+    int rc = table_print(t, stdout, 2, 0);
+    table_destroy(t);
+    return rc;
+}
+
+static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t *r, bool per_job)
+{
+    char a[32], b[32], c[32];
+    int nodes = o->cfg.gpus / o->cfg.gpus_per_node;
+    printf("%d jobs on %d GPUs (%d node%s of %d), policy %s\n", r->n_jobs, o->cfg.gpus, nodes,
+           nodes == 1 ? "" : "s", o->cfg.gpus_per_node, o->cfg.policy->name);
+    for (int g = 0; o->cfg.n_groups > 1 && g < o->cfg.n_groups; g++)
+        printf("  group %d: %d x %s\n", g + 1, o->group_gpus[g], o->group_types[g]);
+    if (o->cfg.n_groups > 1)
+        printf("  placement       %s\n", o->cfg.fastest_group
+                                             ? "fastest type with room (type-aware)"
+                                             : "first group with room (type-agnostic)");
+    printf("  makespan        %s (%.0f s)\n", dur(r->makespan_s, a, sizeof a),
+           r->makespan_s);
+    printf("  queue delay     mean %s, p50 %s, p99 %s\n",
+           dur(r->queue_delay_mean_s, a, sizeof a),
+           dur(r->queue_delay_p50_s, b, sizeof b),
+           dur(r->queue_delay_p99_s, c, sizeof c));
+    printf("  completion time mean %s, p50 %s, p99 %s\n", dur(r->jct_mean_s, a, sizeof a),
+           dur(r->jct_p50_s, b, sizeof b), dur(r->jct_p99_s, c, sizeof c));
+    printf("  finish-time fairness (completion over run time alone) mean %.2f, max %.1f\n",
+           r->ftf_mean, r->ftf_max);
+    printf("  utilization     %.1f%% (%.1f GPU-hours allocated of %.1f)\n", 100 * r->utilization,
+           (double)r->gpu_ms / 3.6e6, o->cfg.gpus * r->makespan_s / 3600);
+    printf("  preemptions     %ld\n", r->preemptions);
+    if (o->fail)
+        printf("  failures        %ld (%.1f GPU-hours of progress lost, %.1f restarting)\n",
+               r->failures, (double)r->lost_gpu_ms / 3.6e6, (double)r->restart_gpu_ms / 3.6e6);
+    if (r->tokens > 0)
+        printf("  goodput         %s tokens per GPU-hour\n",
+               units_fmt_count(r->goodput_tokens_per_gpu_hour, a, sizeof a));
+    if (o->price_given)
+        printf("  cost            %s (the pool's GPU-hours over the makespan at $%.2f/GPU-h)\n",
+               units_fmt_usd(r->cost_usd, a, sizeof a), o->cfg.price_per_gpu_h);
+    int rc = per_job ? print_jobs(l, r) : ERR_OK;
+    cli_print_notes(stdout, &o->notes);
+    return rc;
+}
+
+static int run(const cli_args_t *a, err_t *err)
+{
+    opts_t o;
+    memset(&o, 0, sizeof o);
+    notes_init(&o.notes);
+    cjobs_t l = {0};
+    creplay_result_t r = {0};
+    bool per_job = cli_has(a, "--per-job");
+    int rc = read_opts(a, &o, err);
+    if (!rc)
+        rc = load_jobs(a, &o, &l, err);
+    if (!rc)
+        rc = creplay_run(&l, &o.cfg, &r, err);
+    if (!rc && cli_wants_result(a)) {
+        cJSON *j = result_json(&o, &l, &r, per_job);
+        rc = j ? cli_emit(a, j, per_job ? "per_job" : NULL, err)
+               : err_set(err, ERR_RUNTIME, "out of memory building JSON");
+        cJSON_Delete(j);
+    } else if (!rc && print_text(&o, &l, &r, per_job)) {
+        rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
+    }
+    creplay_result_free(&r);
+    cjobs_free(&l);
+    cfail_destroy(o.fail);
+    free(o.group_dur);
+    notes_free(&o.notes);
+    return rc;
+}
+
+static const cli_group_t *const groups[] = {&own_group, &CLI_OUTPUT_OPTS};
+
+const cli_command_t CLI_CMD_CLUSTER = {
+    "cluster",
+    "replay many training jobs on one GPU pool under a scheduling policy",
+    "scaleplan cluster (--trace FILE [--trace-format jobs|tiresias] | --synthesize N) "
+    "(--gpus N | --cluster NxGPU,...) "
+    "[--policy fifo|backfill|priority|srtf|las|ftf] [--seed S] [--price $/GPU-h] [--json] "
+    "[--per-job]",
+    "A discrete-event replay of a GPU pool: jobs arrive, wait, start as a gang\n"
+    "(all their GPUs at once, whole nodes first) and run to completion; it\n"
+    "prints the makespan, queue delay and completion time (mean, p50, p99),\n"
+    "utilization (allocated GPU-seconds over the pool's over the makespan),\n"
+    "goodput (tokens per GPU-hour, for jobs with tokens) and cost (--price).\n"
+    "Policies: fifo; backfill (EASY: a job behind the blocked head starts when\n"
+    "it cannot delay the head's reservation); priority (classes, preempting\n"
+    "preemptible lower ones); srtf (shortest remaining first, oracle,\n"
+    "preemptive); las (Tiresias 2D least-attained-service, 2 queues split at\n"
+    "3600 GPU-seconds); ftf (Themis finish-time fairness: the job furthest\n"
+    "behind its fair finish first, preempting others after a --lease). A\n"
+    "preempted job resumes where it stopped (its\n"
+    "checkpoint and restart costs are not modelled). --failures interrupts\n"
+    "running gangs at the rates `reliability` gives a job of their size on\n"
+    "--gpu: the job loses the progress since its last checkpoint\n"
+    "(--checkpoint-every, default 1 h), waits for GPUs again and runs\n"
+    "--restart-time (default 10 min) before progressing. Same input and seed,\n"
+    "same replay.\n"
+    "\n"
+    "Job files (--trace-format jobs), CSV with a header:\n"
+    "  name,gpus,submit_s,duration_s[,priority,preemptible,gpu]\n"
+    "  or model,tokens instead of duration_s (run time from the step simulator\n"
+    "  on the job's gpu or --gpu, the planner's fastest layout); gpu holds a\n"
+    "  job to that type of a --cluster pool (other jobs take the first group\n"
+    "  with room, or with --placement fastest the one where they run\n"
+    "  shortest: model + tokens jobs are priced on every type, a duration\n"
+    "  given is the same on all); an optional first line\n"
+    "  \"# jobs: N\" catches a file cut short. tiresias: the Tiresias\n"
+    "  simulator's job CSV (job_id,num_gpu,submit_time,...,duration).\n"
+    "--synthesize N: an assumed heavy-tailed mix (60% 1-GPU jobs up to\n"
+    "32 GPUs; log-normal run times, median 10 min, sigma 2) with Poisson\n"
+    "arrivals at --load (default 0.9), seeded by --seed (default 20240723).\n"
+    "\n"
+    "Examples:\n"
+    "  scaleplan cluster --trace tests/fixtures/cluster/tiresias_60_job.csv \\\n"
+    "      --trace-format tiresias --gpus 8 --policy las\n"
+    "  scaleplan cluster --trace jobs.csv --gpus 512 --gpu h100-sxm --policy backfill \\\n"
+    "      --price 2.49 --per-job\n"
+    "  scaleplan cluster --synthesize 10000 --gpus 256 --policy srtf --seed 7 --json\n"
+    "  scaleplan cluster --trace jobs.csv --cluster 512xh100-sxm,256xa100-80g --policy las \\\n"
+    "      --placement fastest\n"
+    "  scaleplan cluster --trace jobs.csv --gpus 1024 --gpu h100-sxm --failures \\\n"
+    "      --environment cloud --checkpoint-every 30m --policy las",
+    groups,
+    sizeof groups / sizeof groups[0],
+    run,
+    0,
+};

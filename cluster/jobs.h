@@ -1,0 +1,77 @@
+/* jobs: the workload of a GPU-pool replay, read from a job file or a trace.
+ *
+ * A job asks for a fixed number of GPUs (gang: all or none), arrives at
+ * submit_ms and needs duration_ms of run time on them (its recorded or
+ * stated duration; for a job given as model + tokens the caller fills it
+ * from the step simulator, cluster/duration.h). Times are whole
+ * milliseconds so that GPU-time sums are exact integers.
+ *
+ * Readers (one table row per format, cjobs_formats):
+ *   jobs      CSV with a header: name,gpus,submit_s and either duration_s or
+ *             model,tokens; optional priority (integer class, higher runs
+ *             first), preemptible (yes/no/1/0/true/false; default yes), gpu
+ *             (the GPU type it must run on, with a pool of several types). An
+ *             optional first line "# jobs: N" is checked against the rows,
+ *             so a file cut at a line boundary is caught.
+ *   tiresias  the Tiresias simulator's job CSV (SymbioticLab/Tiresias,
+ *             simulator/60_job.csv and its siblings): job_id,num_gpu,submit_time,iterations,
+ *             model_name,duration,interval (seconds).
+ * Errors are one line naming the file, its line and the field (ERR_INPUT):
+ * a missing column, an empty or unreadable value, zero/negative/NaN/huge
+ * values, a row with too many or too few fields, and a last line cut short
+ * (no newline and fields missing). The list owns every string.
+ */
+#ifndef SCALEPLAN_CLUSTER_JOBS_H
+#define SCALEPLAN_CLUSTER_JOBS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+/* Largest accepted time, 10^12 s (about 31,700 years) in ms: beyond it the
+ * trace is wrong, and GPU x ms products stay far inside int64. */
+#define CJOBS_MAX_MS ((int64_t)1000000000000000LL)
+/* Largest GPU count one job may ask for. */
+#define CJOBS_MAX_GPUS (1 << 20)
+
+typedef struct {
+    char *name;          /* owned */
+    int gpus;            /* gang size, >= 1 */
+    int64_t submit_ms;   /* arrival, >= 0 */
+    int64_t duration_ms; /* run time needed on gpus GPUs, > 0 (0 until a
+                            model+tokens job is priced) */
+    int priority;        /* class; higher runs first under --policy priority */
+    bool preemptible;
+    char *model;         /* model+tokens jobs: catalog name or config.json; NULL otherwise */
+    char *gpu_type;      /* the GPU type it must run on (a pool group); NULL = any */
+    double tokens;       /* tokens to train (0 = not given) */
+    int line;            /* line in its file (for messages) */
+} cjob_t;
+
+typedef struct {
+    cjob_t *jobs;
+    int n, cap;
+    char *path;          /* the file they came from (owned), or NULL */
+} cjobs_t;
+
+typedef struct {
+    const char *name;    /* "jobs", "tiresias" */
+    const char *summary; /* one line for --help */
+    int (*read)(const char *path, cjobs_t *out, err_t *err);
+} cjobs_format_t;
+
+/* The formats, in the order --help lists them; n_out gets their count. */
+const cjobs_format_t *cjobs_formats(int *n_out);
+const cjobs_format_t *cjobs_format_find(const char *name);
+
+/* Read path in format fmt into out (initialised here). On error out holds
+ * nothing (freed) and err names file, line and field. */
+int cjobs_read(const cjobs_format_t *fmt, const char *path, cjobs_t *out, err_t *err);
+
+/* Append a copy of j (its strings duplicated). ERR_RUNTIME on OOM. */
+int cjobs_add(cjobs_t *l, const cjob_t *j, err_t *err);
+
+void cjobs_free(cjobs_t *l);
+
+#endif

@@ -1,0 +1,95 @@
+#include "cluster/policy.h"
+
+#include <string.h>
+
+static void key_arrival(const cpolicy_job_t *j, const cpolicy_params_t *p, double *k1, double *k2)
+{
+    (void)p;
+    *k1 = 0;
+    *k2 = (double)j->submit_ms;
+}
+
+static void key_priority(const cpolicy_job_t *j, const cpolicy_params_t *p, double *k1, double *k2)
+{
+    (void)p;
+    *k1 = -(double)j->priority;
+    *k2 = (double)j->submit_ms;
+}
+
+static void key_srtf(const cpolicy_job_t *j, const cpolicy_params_t *p, double *k1, double *k2)
+{
+    (void)p;
+    *k1 = (double)j->remaining_ms;
+    *k2 = (double)j->submit_ms;
+}
+
+static void key_las(const cpolicy_job_t *j, const cpolicy_params_t *p, double *k1, double *k2)
+{
+    *k1 = (double)j->attained_gpu_ms >= p->las_threshold_gpu_ms ? 1 : 0;
+    *k2 = (double)j->submit_ms;
+}
+
+static int64_t never(const cpolicy_job_t *j, const cpolicy_params_t *p)
+{
+    (void)j;
+    (void)p;
+    return -1;
+}
+
+/* Run time until GPUs x time reaches the threshold, rounded up to a whole
+ * millisecond so that the job is over it when the event fires. */
+static int64_t las_change(const cpolicy_job_t *j, const cpolicy_params_t *p)
+{
+    double left = p->las_threshold_gpu_ms - (double)j->attained_gpu_ms;
+    if (left <= 0)
+        return -1;
+    int64_t ms = (int64_t)(left / j->gpus);
+    while ((double)ms * j->gpus < left)
+        ms++;
+    return ms;
+}
+
+/* rho, Themis's finish-time fairness: the time to finish if the job ran
+ * from now on, over its run time alone. Largest first. */
+static void key_ftf(const cpolicy_job_t *j, const cpolicy_params_t *p, double *k1, double *k2)
+{
+    (void)p;
+    double shared = (double)(j->now_ms - j->submit_ms + j->remaining_ms);
+    *k1 = -shared / (double)j->duration_ms;
+    *k2 = (double)j->submit_ms;
+}
+
+static int64_t ftf_lease(const cpolicy_job_t *j, const cpolicy_params_t *p)
+{
+    (void)j;
+    return p->lease_ms > 0 ? p->lease_ms : -1;
+}
+
+static const cpolicy_t policies[] = {
+    {"fifo", "first come, first served; the head of the queue blocks it", false, false, false,
+     false, false, key_arrival, never},
+    {"backfill", "FIFO with EASY backfill (jobs start early when the head's reservation holds)",
+     false, false, true, false, false, key_arrival, never},
+    {"priority", "higher class first; preempts preemptible jobs of lower classes", true, false,
+     false, false, false, key_priority, never},
+    {"srtf", "shortest remaining time first (oracle durations), preemptive", true, true, false,
+     false, false, key_srtf, never},
+    {"las", "Tiresias 2D least-attained-service: 2 queues split at 3600 GPU-seconds", true,
+     true, false, false, false, key_las, las_change},
+    {"ftf", "Themis finish-time fairness: the job furthest behind its fair finish first, "
+     "preempting after a lease", true, true, false, true, true, key_ftf, ftf_lease},
+};
+
+const cpolicy_t *cpolicy_all(int *n_out)
+{
+    *n_out = (int)(sizeof policies / sizeof policies[0]);
+    return policies;
+}
+
+const cpolicy_t *cpolicy_find(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof policies / sizeof policies[0]; i++)
+        if (strcmp(policies[i].name, name) == 0)
+            return &policies[i];
+    return NULL;
+}

@@ -1,0 +1,83 @@
+/* policy: the scheduling policies of the pool replay, one table row each.
+ *
+ * A policy orders the jobs that wait (and, when it preempts, the running
+ * ones) by a key (k1, k2), smaller first, from a job's state at the
+ * moment. It says whether it preempts (a running preemptible job whose k1
+ * is strictly larger than a waiting job's gives way when that lets the
+ * waiting job start), whether a waiting job that does not fit blocks the
+ * ones behind it (FIFO) or is skipped (fit-first), and whether it
+ * backfills (EASY: cluster/replay.c).
+ *
+ *   fifo      arrival order; the head blocks the queue.
+ *   backfill  arrival order; jobs behind the blocked head start when they
+ *             cannot delay the head's reservation (EASY backfill, Lifka
+ *             1995; Slurm's sched/backfill), on stated or recorded durations.
+ *   priority  higher class first, arrival order within a class; preempts
+ *             preemptible jobs of lower classes; the head blocks its queue
+ *             (Kueue's StrictFIFO).
+ *   srtf      shortest remaining run time first, known in advance (an
+ *             oracle: the lower bound on mean completion time); preemptive;
+ *             fit-first.
+ *   las       Tiresias's discretized 2D least-attained-service (Gu et al.,
+ *             NSDI 2019, sec. 4.2): attained service is GPUs x run time;
+ *             jobs below the threshold are in queue 0, above it in queue 1;
+ *             arrival order within a queue; a queue-0 job preempts queue-1
+ *             jobs; fit-first. The threshold is the Tiresias simulator's
+ *             (SymbioticLab/Tiresias simulator/jobs.py: num_queue = 2,
+ *             queue_limit[0] = 3600, GPU-seconds for dlas-gpu).
+ *   ftf       finish-time fairness (Themis, Mahajan et al., NSDI 2020): the
+ *             job with the largest rho = (time since submit + remaining run
+ *             time) / run time alone first, i.e. the one whose finish is
+ *             furthest behind its fair share; preempts jobs of a smaller
+ *             rho once they have run a lease (Themis's leases), fit-first.
+ *             rho changes with time, so waiting jobs are re-ranked each pass.
+ */
+#ifndef SCALEPLAN_CLUSTER_POLICY_H
+#define SCALEPLAN_CLUSTER_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Tiresias's queue-0 limit, GPU-seconds (see above). */
+#define CPOLICY_LAS_THRESHOLD_GPU_S 3600.0
+/* ftf's lease: ASSUMED 10 minutes (Themis grants GPUs in leases of
+ * minutes; the replay's default, said by the command). */
+#define CPOLICY_FTF_LEASE_S 600.0
+
+/* What a key may look at: a job's state at the moment. */
+typedef struct {
+    int64_t now_ms;
+    int64_t submit_ms;
+    int64_t duration_ms;     /* its run time alone on its GPUs */
+    int64_t remaining_ms;    /* run time still needed */
+    int64_t attained_gpu_ms; /* GPUs x run time received so far */
+    int priority;
+    int gpus;
+} cpolicy_job_t;
+
+/* The policies' settings. */
+typedef struct {
+    double las_threshold_gpu_ms; /* las: queue-0 limit */
+    int64_t lease_ms;            /* ftf: run time before a job may be preempted */
+} cpolicy_params_t;
+
+typedef struct {
+    const char *name;
+    const char *summary;     /* one line for --help */
+    bool preemptive;
+    bool skip_blocked;       /* fit-first: a job that does not fit is passed over */
+    bool backfill;           /* EASY backfill behind a blocked head */
+    bool rekey;              /* waiting jobs' keys change with time: recomputed each pass */
+    bool leased;             /* a running job may be preempted only after lease_ms */
+    /* The key of job j (smaller runs first). */
+    void (*key)(const cpolicy_job_t *j, const cpolicy_params_t *p, double *k1, double *k2);
+    /* Milliseconds of running after which the policy looks at j again
+     * (las: the threshold is crossed; ftf: its lease ends), or -1. */
+    int64_t (*revisit_ms)(const cpolicy_job_t *j, const cpolicy_params_t *p);
+} cpolicy_t;
+
+/* The policies, in the order --help lists them. */
+const cpolicy_t *cpolicy_all(int *n_out);
+const cpolicy_t *cpolicy_find(const char *name);
+
+#endif
