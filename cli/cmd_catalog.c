@@ -338,6 +338,20 @@ static void print_failure_sources(const failure_set_t *sets, size_t n)
     printf("\n");
 }
 
+/* The infant-mortality decay (--cluster-age) with its evidence's windows. */
+static void print_burnin(const failure_burnin_t *b)
+{
+    double early = failure_burnin_mean(b, b->early_from_s, b->early_to_s);
+    double late = failure_burnin_mean(b, b->late_from_s, b->late_to_s);
+    printf("Burn-in (reliability, budget, plan --cluster-age D; without it a cluster is taken "
+           "as mature): every rate x%.2f at cluster age 0, decaying to x1 with a time constant "
+           "of %.0f days; x%.2f over ages %.0f-%.0f days and x%.2f over %.0f-%.0f days, a "
+           "ratio of %.2f (published %.2f)\n  source: %s\n\n",
+           b->initial_multiple, b->time_constant_s / 86400, early, b->early_from_s / 86400,
+           b->early_to_s / 86400, late, b->late_from_s / 86400, b->late_to_s / 86400,
+           early / late, b->published_ratio, b->source);
+}
+
 static bool failure_json_row(cJSON *arr, const failure_set_t *fs, const failure_class_t *f,
                              double week)
 {
@@ -414,6 +428,9 @@ static int section_failures(cJSON *json, const cli_args_t *a, err_t *err)
                       err);
     if (!rc)
         print_failure_sources(sets, n);
+    failure_burnin_t b;
+    if (!rc && !(rc = failure_load_burnin(&b, err)))
+        print_burnin(&b);
     free(sets);
     return rc;
 }
