@@ -352,6 +352,25 @@ static void print_burnin(const failure_burnin_t *b)
            early / late, b->published_ratio, b->source);
 }
 
+/* "failure_burn_in": the decay's parameters, its evidence's ratio, source. */
+static int burnin_json(cJSON *json, err_t *err)
+{
+    failure_burnin_t b;
+    int rc = failure_load_burnin(&b, err);
+    if (rc)
+        return rc;
+    cJSON *o = cJSON_AddObjectToObject(json, "failure_burn_in");
+    if (!o || !json_add_number(o, "initial_multiple", b.initial_multiple) ||
+        !json_add_number(o, "time_constant_days", b.time_constant_s / 86400) ||
+        !json_add_number(o, "published_ratio", b.published_ratio) ||
+        !json_add_number(o, "model_ratio",
+                         failure_burnin_mean(&b, b.early_from_s, b.early_to_s) /
+                             failure_burnin_mean(&b, b.late_from_s, b.late_to_s)) ||
+        !cJSON_AddStringToObject(o, "source", b.source))
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    return ERR_OK;
+}
+
 static bool failure_json_row(cJSON *arr, const failure_set_t *fs, const failure_class_t *f,
                              double week)
 {
@@ -417,6 +436,8 @@ static int section_failures(cJSON *json, const cli_args_t *a, err_t *err)
             }
         }
     }
+    if (!rc && json)
+        rc = burnin_json(json, err);
     if (rc || json) {
         free(sets);
         table_destroy(t);

@@ -213,6 +213,8 @@ int cli_rel_config(const cli_args_t *a, const cluster_t *c, const failure_set_t 
         return rc;
     if (replace >= 0)
         cfg->restart.replace_s = replace;
+    if (cfg->cluster_age_s == 0)
+        cfg->cluster_age_s = 0; /* "-0" is a new cluster, printed as 0 */
     if ((v = cli_get(a, "--keep-checkpoints")) && strcmp(v, "all") != 0) {
         long keep;
         if ((rc = units_parse_int(v, "--keep-checkpoints", 0, 100000, &keep, err)))
