@@ -308,6 +308,10 @@ void cli_rel_print_defaults(const cli_args_t *a, const rel_config_t *cfg,
                cfg->cluster_age_s / 86400,
                failure_burnin_multiple(&cfg->burnin, cfg->cluster_age_s),
                failure_burnin_multiple(&cfg->burnin, cfg->cluster_age_s + 30 * 86400.0));
+    if (cfg->cluster_age_s >= 0 && strcmp(pick->choice.environment, "new") == 0)
+        printf("    CAUTION: the 'new' environment's rates were measured on a young cluster "
+               "already; --cluster-age multiplies them again (name a mature environment's "
+               "rates to apply the decay once)\n");
     else
         printf("    the cluster is taken as mature: no burn-in (--cluster-age D for one in its "
                "first weeks)\n");
