@@ -338,6 +338,39 @@ static void print_failure_sources(const failure_set_t *sets, size_t n)
     printf("\n");
 }
 
+/* The infant-mortality decay (--cluster-age) with its evidence's windows. */
+static void print_burnin(const failure_burnin_t *b)
+{
+    double early = failure_burnin_mean(b, b->early_from_s, b->early_to_s);
+    double late = failure_burnin_mean(b, b->late_from_s, b->late_to_s);
+    printf("Burn-in (reliability, budget, plan --cluster-age D; without it a cluster is taken "
+           "as mature): every rate x%.2f at cluster age 0, decaying to x1 with a time constant "
+           "of %.0f days; x%.2f over ages %.0f-%.0f days and x%.2f over %.0f-%.0f days, a "
+           "ratio of %.2f (published %.2f)\n  source: %s\n\n",
+           b->initial_multiple, b->time_constant_s / 86400, early, b->early_from_s / 86400,
+           b->early_to_s / 86400, late, b->late_from_s / 86400, b->late_to_s / 86400,
+           early / late, b->published_ratio, b->source);
+}
+
+/* "failure_burn_in": the decay's parameters, its evidence's ratio, source. */
+static int burnin_json(cJSON *json, err_t *err)
+{
+    failure_burnin_t b;
+    int rc = failure_load_burnin(&b, err);
+    if (rc)
+        return rc;
+    cJSON *o = cJSON_AddObjectToObject(json, "failure_burn_in");
+    if (!o || !json_add_number(o, "initial_multiple", b.initial_multiple) ||
+        !json_add_number(o, "time_constant_days", b.time_constant_s / 86400) ||
+        !json_add_number(o, "published_ratio", b.published_ratio) ||
+        !json_add_number(o, "model_ratio",
+                         failure_burnin_mean(&b, b.early_from_s, b.early_to_s) /
+                             failure_burnin_mean(&b, b.late_from_s, b.late_to_s)) ||
+        !cJSON_AddStringToObject(o, "source", b.source))
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    return ERR_OK;
+}
+
 static bool failure_json_row(cJSON *arr, const failure_set_t *fs, const failure_class_t *f,
                              double week)
 {
@@ -403,6 +436,8 @@ static int section_failures(cJSON *json, const cli_args_t *a, err_t *err)
             }
         }
     }
+    if (!rc && json)
+        rc = burnin_json(json, err);
     if (rc || json) {
         free(sets);
         table_destroy(t);
@@ -414,6 +449,9 @@ static int section_failures(cJSON *json, const cli_args_t *a, err_t *err)
                       err);
     if (!rc)
         print_failure_sources(sets, n);
+    failure_burnin_t b;
+    if (!rc && !(rc = failure_load_burnin(&b, err)))
+        print_burnin(&b);
     free(sets);
     return rc;
 }

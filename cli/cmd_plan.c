@@ -484,6 +484,14 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
            in->storage_bps > 0 ? "given (--storage-bw)" : in->rel.storage.name,
            in->rel.restart_overhead_s >= 0 ? "given" : in->rel.restart.name,
            100 * in->rel.tolerance);
+    if (in->rel.cluster_age_s >= 0)
+        printf("  cluster %.3g days old at the start (--cluster-age): failure rates x%.2f, "
+               "falling to the mature rate over weeks (burn-in, failures.json burn_in)\n",
+               in->rel.cluster_age_s / 86400,
+               failure_burnin_multiple(&in->rel.burnin, in->rel.cluster_age_s));
+    else
+        printf("  cluster taken as mature: no burn-in (--cluster-age D for one in its first "
+               "weeks)\n");
     static const char *hdr[] = {"GPUs", "layout", "framework", "step", "tokens/s", "MFU",
                                 "scaling", "main loss", "days P50", "P90", "interrupts",
                                 "ckpt every", "GPU-hours", "$/GPU-h", "cost", "cost/day"};
@@ -708,6 +716,7 @@ static cJSON *plan_json(const plan_run_t *p, const whatif_t *w, int nw, const ru
          cJSON_AddStringToObject(d, "restart",
                                  rc->restart_overhead_s >= 0 ? "given" : rc->restart.name) &&
          json_add_number(d, "checkpoint_interval_s", rc->ckpt_interval_s) &&
+         (rc->cluster_age_s < 0 || json_add_number(d, "cluster_age_s", rc->cluster_age_s)) &&
          cJSON_AddBoolToObject(d, "checkpoint_interval_best", !(rc->ckpt_interval_s > 0)) &&
          json_add_number(d, "trials", rc->trials) &&
          json_add_number(d, "tolerance", rc->tolerance) &&

@@ -61,6 +61,9 @@ static const cli_opt_t rel_opts[] = {
     {"--watchdog-timeout", NULL, "T",
      "a hung collective is found after this (default 10m, PyTorch's NCCL timeout)",
      CLI_KIND(CLI_DURATION, 0, 1e7)},
+    {"--cluster-age", NULL, "D",
+     "the cluster's age at the run's start, for burn-in (default: mature)",
+     CLI_KIND(CLI_DAYS, 0, 36500 * 86400.0)},
     {"--spot", NULL, NULL, "spot capacity: add preemptions", CLI_WORD},
     {"--spot-preemption-rate", NULL, "X", "preemptions per node-hour (default: catalog)",
      CLI_X(0, 1000)},
@@ -199,6 +202,8 @@ int cli_rel_config(const cli_args_t *a, const cluster_t *c, const failure_set_t 
         (rc = cli_get_double(a, "--replace-time", &replace, err)) ||
         (rc = cli_get_double(a, "--repair-time", &cfg->repair_s, err)) ||
         (rc = cli_get_double(a, "--watchdog-timeout", &cfg->watchdog_timeout_s, err)) ||
+        (rc = cli_get_double(a, "--cluster-age", &cfg->cluster_age_s, err)) ||
+        (rc = failure_load_burnin(&cfg->burnin, err)) ||
         (rc = cli_get_double(a, "--spot-wait", &cfg->preempt_wait_s, err)) ||
         (rc = cli_get_int(a, "--spares", &cfg->spares, err)) ||
         (rc = cli_get_int(a, "--trials", &cfg->trials, err)) ||
@@ -208,6 +213,8 @@ int cli_rel_config(const cli_args_t *a, const cluster_t *c, const failure_set_t 
         return rc;
     if (replace >= 0)
         cfg->restart.replace_s = replace;
+    if (cfg->cluster_age_s == 0)
+        cfg->cluster_age_s = 0; /* "-0" is a new cluster, printed as 0 */
     if ((v = cli_get(a, "--keep-checkpoints")) && strcmp(v, "all") != 0) {
         long keep;
         if ((rc = units_parse_int(v, "--keep-checkpoints", 0, 100000, &keep, err)))
@@ -294,6 +301,20 @@ void cli_rel_print_defaults(const cli_args_t *a, const rel_config_t *cfg,
                    cfg->failures->classes[i].copied_from, cfg->failures->counts);
             break;
         }
+    if (cfg->cluster_age_s >= 0)
+        printf("    cluster %.3g days old at the start (--cluster-age): rates x%.2f, x%.2f a month "
+               "later, to the mature rate over weeks (burn-in from OPT-175B's first weeks, "
+               "failures.json burn_in)\n",
+               cfg->cluster_age_s / 86400,
+               failure_burnin_multiple(&cfg->burnin, cfg->cluster_age_s),
+               failure_burnin_multiple(&cfg->burnin, cfg->cluster_age_s + 30 * 86400.0));
+    if (cfg->cluster_age_s >= 0 && strcmp(pick->choice.environment, "new") == 0)
+        printf("    CAUTION: the 'new' environment's rates were measured on a young cluster "
+               "already; --cluster-age multiplies them again (name a mature environment's "
+               "rates to apply the decay once)\n");
+    else
+        printf("    the cluster is taken as mature: no burn-in (--cluster-age D for one in its "
+               "first weeks)\n");
     if (cfg->storage_write_bps > 0)
         printf("  storage: %s given (--storage-bw)\n",
                units_fmt_bandwidth(cfg->storage_write_bps, b1, sizeof b1));

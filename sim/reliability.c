@@ -29,6 +29,7 @@ void rel_config_default(rel_config_t *cfg, const cluster_t *c, const failure_set
      * as hot spares. */
     cfg->repair_s = 86400;
     cfg->watchdog_timeout_s = REL_WATCHDOG_TIMEOUT_S;
+    cfg->cluster_age_s = -1; /* mature */
     cfg->spares = (int)ceil(0.02 * cluster_hosts(c));
     if (cfg->spares < 1)
         cfg->spares = 1;
@@ -46,7 +47,8 @@ int rel_config_init(rel_config_t *cfg, const cluster_t *c, const failure_set_t *
     int rc;
     if ((rc = storage_load(NULL, &cfg->storage, err)) ||
         (rc = restart_load(NULL, environment, &cfg->restart, err)) ||
-        (rc = restart_async_load(&cfg->async, err)))
+        (rc = restart_async_load(&cfg->async, err)) ||
+        (rc = failure_load_burnin(&cfg->burnin, err)))
         return rc;
     return ERR_OK;
 }
@@ -99,6 +101,13 @@ int rel_validate(const rel_config_t *cfg, err_t *err)
     if (!(cfg->watchdog_timeout_s >= 0) || !isfinite(cfg->watchdog_timeout_s))
         return err_setf(err, ERR_INPUT, NULL, "--watchdog-timeout",
                         "must be a non-negative duration (got %g s)", cfg->watchdog_timeout_s);
+    if (isnan(cfg->cluster_age_s) || isinf(cfg->cluster_age_s))
+        return err_setf(err, ERR_INPUT, NULL, "--cluster-age",
+                        "must be a non-negative duration (got %g s)", cfg->cluster_age_s);
+    if (cfg->cluster_age_s >= 0 &&
+        !(cfg->burnin.initial_multiple >= 1 && cfg->burnin.time_constant_s > 0))
+        return err_set(err, ERR_INPUT,
+                       "--cluster-age: no burn-in decay loaded (failures.json burn_in)");
     if (cfg->ckpt_bytes < 0 || cfg->repair_s < 0 || cfg->spares < 0 ||
         cfg->preempt_per_node_hour < 0 || cfg->preempt_wait_s < 0 ||
         cfg->storage_capacity_tib < 0 || cfg->keep_checkpoints < 0)
@@ -146,6 +155,10 @@ typedef struct {
     /* Marsaglia and Tsang's ziggurat for the unit exponential */
     uint32_t zig_k[256];
     double zig_w[256], zig_f[256];
+    /* infant mortality: failure clocks run on the cluster's stress time
+     * (wall time + failure_burnin_extra_s); NULL when mature */
+    const failure_burnin_t *burnin;
+    double age_s;
 } plan_t;
 
 /* The ziggurat's 256 layers for the unit exponential (Marsaglia and Tsang
@@ -259,9 +272,23 @@ static double work_s(const rel_config_t *cfg)
                                   : 0;
 }
 
+/* The mean burn-in multiple over a run of wall_s from the cluster's age at
+ * the start (1 for a mature cluster): the analytic figures (interval, MTBF,
+ * the cluster view) use it, the Monte Carlo the decay itself. */
+static double burnin_mean(const rel_config_t *cfg, double wall_s)
+{
+    if (cfg->cluster_age_s < 0 || !(wall_s > 0) || !isfinite(wall_s))
+        return 1;
+    return failure_burnin_mean(&cfg->burnin, cfg->cluster_age_s, cfg->cluster_age_s + wall_s);
+}
+
 static void make_plan(const rel_config_t *cfg, plan_t *p, rel_result_t *info)
 {
     memset(p, 0, sizeof *p);
+    if (cfg->cluster_age_s >= 0) {
+        p->burnin = &cfg->burnin;
+        p->age_s = cfg->cluster_age_s;
+    }
     const cluster_t *cl = cfg->cluster;
     const failure_set_t *fs = cfg->failures;
     int gpus = cl->n_gpus > 0 ? cl->n_gpus : 1;
@@ -324,6 +351,9 @@ static void make_plan(const rel_config_t *cfg, plan_t *p, rel_result_t *info)
     double lam = 0, lam_planned = 0, R = 0, Rp = 0, det = 0, rel = 0;
     double init = restart_init_s(&cfg->restart, gpus);
     double warm = cfg->restart.warmup_steps * cfg->step_time_s;
+    /* a young cluster: the set's rates averaged over the run (its work
+     * time when it trains to a target) */
+    double M = burnin_mean(cfg, cfg->duration_s > 0 ? cfg->duration_s : work_s(cfg));
     for (int i = 0; i < fs->n_classes && p->n < REL_MAX_CLASSES - 1; i++) {
         const failure_class_t *f = &fs->classes[i];
         int c = p->n++;
@@ -341,15 +371,16 @@ static void make_plan(const rel_config_t *cfg, plan_t *p, rel_result_t *info)
          * checks that find a crash */
         double detect = f->hang ? cfg->watchdog_timeout_s : f->detect_s;
         p->down[c] = detect + over + load;
+        double r = p->rate[c] * M;
         if (p->planned[c]) {
-            lam_planned += p->rate[c];
-            Rp += p->rate[c] * p->down[c];
+            lam_planned += r;
+            Rp += r * p->down[c];
         } else {
-            lam += p->rate[c];
-            R += p->rate[c] * p->down[c];
+            lam += r;
+            R += r * p->down[c];
         }
-        det += p->rate[c] * detect;
-        rel += p->rate[c] * (cfg->restart_overhead_s >= 0 ? 0 : relaunch);
+        det += r * detect;
+        rel += r * (cfg->restart_overhead_s >= 0 ? 0 : relaunch);
     }
     if (cfg->preempt_per_node_hour > 0) {
         int c = p->n++;
@@ -531,6 +562,26 @@ static void draw_weibull(const plan_t *p, clocks_t *k, int c, double now, xrng_t
     k->next_w[c] = now + p->scale[c] * pow(-log(xr_open01(r)), 1 / p->shape[c]);
 }
 
+/* The wall time at which the cluster's stress time reaches u: the root of
+ * t + extra(t) = u, extra concave and increasing, by Newton's method from
+ * u - extra(inf), where the function is below zero (concavity keeps every
+ * step there, so it converges from below without overshooting). */
+static double wall_of(const plan_t *p, double u)
+{
+    if (!p->burnin || !isfinite(u))
+        return u;
+    double tau = p->burnin->time_constant_s;
+    double c = failure_burnin_extra_s(p->burnin, p->age_s, INFINITY);
+    double t = fmax(0, u - c);
+    for (int i = 0; i < 60; i++) {
+        double f = t + failure_burnin_extra_s(p->burnin, p->age_s, t) - u;
+        if (fabs(f) <= 1e-9 * fmax(1, u))
+            break;
+        t -= f / (1 + c / tau * exp(-t / tau));
+    }
+    return t;
+}
+
 /* The next failure: its time, and its class in *cls. */
 static double peek(const plan_t *p, const clocks_t *k, int *cls)
 {
@@ -633,8 +684,8 @@ static trial_end_t run_trial(const rel_config_t *cfg, const plan_t *p, xrng_t *r
     trial_end_t end_kind = TRIAL_INTERRUPTED;
     for (;;) {
         int c;
-        double tf = peek(p, &k, &c);
-        double D = fmax(0, tf - now); /* wall time until the next failure */
+        double tf = peek(p, &k, &c); /* on the stress clock */
+        double D = fmax(0, wall_of(p, tf) - now); /* wall time until the next failure */
         bool at_limit = now + D >= limit;
         if (at_limit)
             D = limit - now;
@@ -696,14 +747,14 @@ static trial_end_t run_trial(const rel_config_t *cfg, const plan_t *p, xrng_t *r
         double end = now + downtime(cfg, p, c, now, &rs);
         for (;;) {
             int c2;
-            double t2 = peek(p, &k, &c2);
+            double u2 = peek(p, &k, &c2), t2 = wall_of(p, u2);
             if (!(t2 < end) || t2 >= limit || end > REL_MAX_WALL_S ||
                 t->events >= REL_MAX_INTERRUPTIONS)
                 break;
             t->events++;
             t->count[c2]++;
             t->during++;
-            consume(p, &k, c2, t2, r);
+            consume(p, &k, c2, u2, r);
             double t0 = fmax(t2, start);
             end = fmax(end, t0 + downtime(cfg, p, c2, t0, &rs));
         }
@@ -981,9 +1032,9 @@ int rel_simulate(const rel_config_t *cfg, rel_result_t *out, err_t *err)
     /* the cluster view: every failure of the job's GPUs and its spare
      * nodes over the wall time, whether or not the job was running */
     double hosts = fmax(1, cluster_hosts(cfg->cluster));
-    double all_rate = 0;
+    double all_rate = 0, M = burnin_mean(cfg, out->wall_s_mean);
     for (int c = 0; c < p.n; c++)
-        all_rate += p.rate[c];
+        all_rate += p.rate[c] * (c < cfg->failures->n_classes ? M : 1);
     out->cluster_failures_mean = all_rate * (hosts + cfg->spares) / hosts * out->wall_s_mean;
 out:
     free(trials);

@@ -109,6 +109,11 @@ typedef struct {
                                   found only when the watchdog times out:
                                   it costs this instead of the class's
                                   detect_s (default REL_WATCHDOG_TIMEOUT_S) */
+    double cluster_age_s;      /* the cluster's age at the run's start: every
+                                  class's rate is multiplied by the burn-in
+                                  decay (failures.json "burn_in"); < 0 =
+                                  mature, no decay (the default) */
+    failure_burnin_t burnin;   /* failure_load_burnin; read when cluster_age_s >= 0 */
     int spares;                /* hot spare nodes */
     repair_policy_t policy;
     /* spot capacity */

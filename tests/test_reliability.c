@@ -681,6 +681,68 @@ static void test_watchdog_timeout(void)
     CU_ASSERT_NOT_EQUAL(rel_validate(&cfg, &e), 0);
 }
 
+/* Infant mortality (failures.json burn_in): the catalog's decay must give
+ * back the published early-vs-late ratio of OPT-175B's cloud cluster: 40+
+ * restarts in 16 days at cluster age 12-28 days (metaseq chronicles,
+ * 27_percent_update.md) against 8 hardware failures in the 7 days at age
+ * 50-57 (final_update.md): (40 / 16) / (8 / 7) = 2.1875. */
+static void test_burnin_published_ratio(void)
+{
+    failure_burnin_t b;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(failure_load_burnin(&b, &e), 0);
+    CHECK_REL(b.published_ratio, (40.0 / 16) / (8.0 / 7), 1e-9);
+    CHECK_REL(b.early_from_s, 12 * 86400.0, 1e-12);
+    CHECK_REL(b.late_to_s, 57 * 86400.0, 1e-12);
+    double early = failure_burnin_mean(&b, b.early_from_s, b.early_to_s);
+    double late = failure_burnin_mean(&b, b.late_from_s, b.late_to_s);
+    fprintf(stderr, "\n  burn-in: x%.2f at age 0, window means x%.3f (12-28 d) and x%.3f "
+                    "(50-57 d), ratio %.3f (published %.3f)\n",
+            b.initial_multiple, early, late, early / late, b.published_ratio);
+    CHECK_REL(early / late, b.published_ratio, 0.01);
+    CHECK_REL(failure_burnin_multiple(&b, 0), b.initial_multiple, 1e-12);
+    CU_ASSERT_TRUE(failure_burnin_multiple(&b, 365 * 86400.0) < 1 + 1e-9);
+    /* the window mean is the integral's: m(a) at the midpoint of a short window */
+    CHECK_REL(failure_burnin_mean(&b, 10 * 86400.0, 10 * 86400.0 + 1),
+              failure_burnin_multiple(&b, 10 * 86400.0 + 0.5), 1e-6);
+}
+
+/* The simulated run sees the decay: 28 days on 2,048 H100s with Llama 3's
+ * rates on a cluster 0 days old expects failure_burnin_mean(0, 28 d) times
+ * the mature count (every interruption is counted per wall-clock hour,
+ * restarts included), one a year old the mature count. Switching the decay
+ * off (or mis-inverting the stress clock) breaks the first ratio. */
+static void test_burnin_simulated(void)
+{
+    cluster_t c = cluster_of("h100-sxm", 2048);
+    failure_set_t fs;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(failure_load_set("llama3-405b", &fs, &e), 0);
+    rel_config_t cfg;
+    llama3_config(&cfg, &c, &fs);
+    cfg.duration_s = 28 * 86400.0;
+    cfg.ckpt_bytes = 1e12;
+    cfg.ckpt_interval_s = 3600;
+    cfg.trials = 2000;
+    rel_result_t mature, young, old;
+    CU_ASSERT_EQUAL_FATAL(rel_simulate(&cfg, &mature, &e), 0);
+    cfg.cluster_age_s = 0;
+    CU_ASSERT_EQUAL_FATAL(rel_simulate(&cfg, &young, &e), 0);
+    cfg.cluster_age_s = 365 * 86400.0;
+    CU_ASSERT_EQUAL_FATAL(rel_simulate(&cfg, &old, &e), 0);
+    double expect = failure_burnin_mean(&cfg.burnin, 0, cfg.duration_s);
+    fprintf(stderr, "\n  burn-in run: %.1f interruptions mature, %.1f at age 0 (x%.3f, expected "
+                    "x%.3f), %.1f at a year; goodput %.3f vs %.3f\n",
+            mature.interruptions_mean, young.interruptions_mean,
+            young.interruptions_mean / mature.interruptions_mean, expect,
+            old.interruptions_mean, young.goodput_mean, mature.goodput_mean);
+    CHECK_REL(young.interruptions_mean / mature.interruptions_mean, expect, 0.03);
+    CHECK_REL(old.interruptions_mean, mature.interruptions_mean, 0.03);
+    CU_ASSERT_TRUE(young.goodput_mean < mature.goodput_mean);
+    cfg.cluster_age_s = NAN;
+    CU_ASSERT_NOT_EQUAL(rel_validate(&cfg, &e), 0);
+}
+
 TEST_SUITE(suite_reliability, "reliability", TEST(test_llama3_405b_run),
            TEST(test_storage_bandwidth_monotone), TEST(test_storage_limits),
            TEST(test_restart_model), TEST(test_meta_ettr), TEST(test_best_interval),
@@ -688,4 +750,5 @@ TEST_SUITE(suite_reliability, "reliability", TEST(test_llama3_405b_run),
            TEST(test_adaptive_trials), TEST(test_policies_and_determinism),
            TEST(test_bad_inputs), TEST(test_interval_longer_than_run), TEST(test_never_finishes),
            TEST(test_restarts_never_end), TEST(test_restart_loop_bounded), TEST(test_event_budget),
-           TEST(test_watchdog_timeout));
+           TEST(test_watchdog_timeout), TEST(test_burnin_published_ratio),
+           TEST(test_burnin_simulated));

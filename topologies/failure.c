@@ -1,5 +1,6 @@
 #include "topologies/failure.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -481,4 +482,74 @@ int failure_environment_of(const char *text, char *env, size_t cap, err_t *err)
     }
     cJSON_Delete(root);
     return rc;
+}
+
+static int window_days(const cJSON *ev, const char *key, const json_ctx_t *ctx, double *from_s,
+                       double *to_s, err_t *err)
+{
+    const cJSON *w = NULL;
+    int rc = json_get_array(ev, key, ctx, JSON_REQUIRED, &w, err);
+    if (rc)
+        return rc;
+    json_ctx_t wctx = json_ctx_member(ctx, key);
+    const cJSON *a = cJSON_GetArrayItem(w, 0), *b = cJSON_GetArrayItem(w, 1);
+    if (cJSON_GetArraySize(w) != 2 || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) ||
+        !(a->valuedouble >= 0) || !(b->valuedouble > a->valuedouble))
+        return err_setf(err, ERR_INPUT, ctx->file, wctx.path,
+                        "must be [from, to] in days with 0 <= from < to");
+    *from_s = a->valuedouble * 86400;
+    *to_s = b->valuedouble * 86400;
+    return ERR_OK;
+}
+
+int failure_load_burnin(failure_burnin_t *out, err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    cJSON *root = NULL;
+    char origin[CATALOG_ORIGIN_MAX];
+    int rc = catalog_parse(FAILURE_FILE, &root, origin, sizeof origin, err);
+    if (rc)
+        return rc;
+    json_ctx_t ctx = json_ctx_root(origin);
+    const cJSON *b = NULL, *ev = NULL;
+    double tau_days = 0;
+    if ((rc = json_get_object(root, "burn_in", &ctx, JSON_REQUIRED, &b, err)))
+        goto out;
+    json_ctx_t bctx = json_ctx_member(&ctx, "burn_in");
+    json_ctx_t ectx = json_ctx_member(&bctx, "evidence");
+    if ((rc = json_get_double(b, "initial_multiple", &bctx, JSON_REQUIRED, 1, 1000,
+                              &out->initial_multiple, err)) ||
+        (rc = json_get_double(b, "time_constant_days", &bctx, JSON_REQUIRED, 1e-3, 3650,
+                              &tau_days, err)) ||
+        (rc = json_get_string(b, "source", &bctx, JSON_REQUIRED, out->source, sizeof out->source,
+                              err)) ||
+        (rc = json_get_object(b, "evidence", &bctx, JSON_REQUIRED, &ev, err)) ||
+        (rc = window_days(ev, "early_window_days", &ectx, &out->early_from_s, &out->early_to_s,
+                          err)) ||
+        (rc = window_days(ev, "late_window_days", &ectx, &out->late_from_s, &out->late_to_s,
+                          err)) ||
+        (rc = json_get_double(ev, "published_ratio", &ectx, JSON_REQUIRED, 1e-3, 1e3,
+                              &out->published_ratio, err)))
+        goto out;
+    out->time_constant_s = tau_days * 86400;
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+double failure_burnin_multiple(const failure_burnin_t *b, double age_s)
+{
+    return 1 + (b->initial_multiple - 1) * exp(-age_s / b->time_constant_s);
+}
+
+double failure_burnin_extra_s(const failure_burnin_t *b, double age_s, double t_s)
+{
+    double tau = b->time_constant_s;
+    /* -expm1 keeps the small-t difference exact */
+    return (b->initial_multiple - 1) * tau * exp(-age_s / tau) * -expm1(-t_s / tau);
+}
+
+double failure_burnin_mean(const failure_burnin_t *b, double from_s, double to_s)
+{
+    return 1 + failure_burnin_extra_s(b, from_s, to_s - from_s) / (to_s - from_s);
 }

@@ -169,4 +169,31 @@ typedef struct {
 /* Load the quotes; errors name the file and key. */
 int failure_load_guides(failure_guides_t *out, err_t *err);
 
+/* Infant mortality (failures.json "burn_in"): a cluster of age a fails at
+ * the mature rate times 1 + (initial_multiple - 1) x exp(-a / time
+ * constant). The published early and late windows it was derived from are
+ * kept so that a test can reproduce their ratio. */
+typedef struct {
+    double initial_multiple;   /* m(0) >= 1 */
+    double time_constant_s;    /* > 0 */
+    double early_from_s, early_to_s; /* the evidence's early window (cluster age) */
+    double late_from_s, late_to_s;   /* ... and its late window */
+    double published_ratio;    /* early rate / late rate as published */
+    char source[1200];
+} failure_burnin_t;
+
+/* Load "burn_in"; errors name the file and key. */
+int failure_load_burnin(failure_burnin_t *out, err_t *err);
+
+/* The rate multiple at cluster age age_s (>= 0). */
+double failure_burnin_multiple(const failure_burnin_t *b, double age_s);
+
+/* The mean multiple over cluster ages [from_s, to_s] (from_s < to_s). */
+double failure_burnin_mean(const failure_burnin_t *b, double from_s, double to_s);
+
+/* The extra failure-clock time a cluster of age age_s accrues by wall time
+ * t_s after it: integral of (m - 1) over [age, age + t]. The clock's time
+ * is t_s + this; it is increasing in t_s. */
+double failure_burnin_extra_s(const failure_burnin_t *b, double age_s, double t_s);
+
 #endif
