@@ -516,6 +516,9 @@ static void test_unpriced_layers_refused(void)
          "not modelled"},
         {"Qwen3.5-35B-A3B", "layer_types", "'linear_attention' layers", "not modelled"},
         {"Gemma-4-31B-it", "global_head_dim", "another head size", "by structure cannot"},
+        /* a hybrid: its refusal must not say it has no attention blocks */
+        {"AI21-Jamba-1.5-Mini", "model_type", "interleaves attention blocks",
+         "state-space (Mamba) layers"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         char path[512];
@@ -591,7 +594,42 @@ static void test_assume_checked(void)
               ERR_INPUT, "num_local_experts", "routed experts", "by structure");
 }
 
-TEST_SUITE(suite_hfstructure, "hfstructure", TEST(test_real_configs), TEST(test_grok1), TEST(test_glm45_air_exact),
+/* Reader fixes the real configs showed: the first Qwen's intermediate_size
+ * counts both gated projections (an odd one is refused), and a type read by
+ * structure takes its configuration class's tie_word_embeddings default,
+ * said by name (Cohere ties: Aya 23 8B is 8.03B, not 9.08B). */
+static void test_corpus_reader_fixes(void)
+{
+    model_t m;
+    err_t e;
+    notes_t n;
+    static const char base[] = "\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                               "\"num_attention_heads\": 4, \"vocab_size\": 100";
+    char text[512];
+    snprintf(text, sizeof text, "{\"model_type\": \"qwen\", %s, \"intermediate_size\": 256}",
+             base);
+    notes_init(&n);
+    CU_ASSERT_EQUAL_FATAL(read_text(text, NULL, &m, &n, &e), 0);
+    CU_ASSERT_EQUAL(m.ffn, 128);
+    CU_ASSERT_TRUE(m.qkv_bias);
+    CU_ASSERT_TRUE(notes_has(&n, "intermediate_size"));
+    notes_free(&n);
+    snprintf(text, sizeof text, "{\"model_type\": \"qwen\", %s, \"intermediate_size\": 255}",
+             base);
+    CHECK_ERR(read_text(text, NULL, &m, NULL, &e), &e, ERR_INPUT, "intermediate_size", "even");
+    snprintf(text, sizeof text, "{\"model_type\": \"cohere\", %s, \"intermediate_size\": 256}",
+             base);
+    notes_init(&n);
+    CU_ASSERT_EQUAL_FATAL(read_text(text, NULL, &m, &n, &e), 0);
+    CU_ASSERT_TRUE(m.tied_embeddings);
+    bool said = false;
+    for (size_t i = 0; i < n.n; i++)
+        said |= strstr(n.items[i].text, "cohere's default, true") != NULL;
+    CU_ASSERT_TRUE(said);
+    notes_free(&n);
+}
+
+TEST_SUITE(suite_hfstructure, "hfstructure", TEST(test_real_configs), TEST(test_corpus_reader_fixes), TEST(test_grok1), TEST(test_glm45_air_exact),
            TEST(test_minimax_m2_exact),
            TEST(test_indexer_counted), TEST(test_unknown_type_by_structure),
            TEST(test_structure_matches_named),
