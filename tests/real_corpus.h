@@ -31,4 +31,9 @@ void real_nccltests_tally(real_tally_t *t); /* tests/test_real_nccltests.c: real
  * subdirectories holding a config.json instead. -1 when DIR is absent. */
 int real_count_entries(const char *dir, int dirs);
 
+/* Files directly under the folder at path folder (corpus entries as
+ * above) that the table at table_path (TSV or CSV, the file name first)
+ * names in no row; each is printed. 0 when either cannot be read. */
+int real_count_unlisted(const char *folder, const char *table_path);
+
 #endif

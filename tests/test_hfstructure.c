@@ -81,7 +81,8 @@ static const real_row_t ROWS[] = {
     {"TinyLlama-1.1B-Chat-v1.0", NULL, 1.1e9, 0.05e9, 0, 0, ACT_DENSE, false},
     {"Mistral-7B-v0.1", NULL, 7.3e9, 0.219e9, 0, 0, ACT_DENSE, false},  /* announcement: 7.3B */
     {"Mistral-7B-v0.3", NULL, 7.25e9, 0.2175e9, 0, 0, ACT_DENSE, false}, /* HF page 7.25B */
-    {"Ministral-3-3B-2512", NULL, 3.4e9, 0.102e9, 0, 0, ACT_DENSE, false}, /* 3.4B LM (+0.4B vision) */
+    /* 3.4B language model (+0.4B vision encoder, not modelled) */
+    {"Ministral-3-3B-2512", NULL, 3.4e9, 0.102e9, 0, 0, ACT_DENSE, false},
     {"Mixtral-8x7B-v0.1", NULL, 46.7e9, 1.401e9, 12.9e9, 0.387e9, ACT_ALL, false},
     {"gpt2-medium", NULL, 355e6, 10.65e6, 0, 0, ACT_DENSE, false},
     {"RedPajama-INCITE-3B-v1", NULL, 2.8e9, 0.084e9, 0, 0, ACT_DENSE, false},
@@ -629,7 +630,8 @@ static void test_corpus_reader_fixes(void)
     notes_free(&n);
 }
 
-TEST_SUITE(suite_hfstructure, "hfstructure", TEST(test_real_configs), TEST(test_corpus_reader_fixes), TEST(test_grok1), TEST(test_glm45_air_exact),
+TEST_SUITE(suite_hfstructure, "hfstructure", TEST(test_real_configs),
+           TEST(test_corpus_reader_fixes), TEST(test_grok1), TEST(test_glm45_air_exact),
            TEST(test_minimax_m2_exact),
            TEST(test_indexer_counted), TEST(test_unknown_type_by_structure),
            TEST(test_structure_matches_named),

@@ -27,10 +27,9 @@ static bool is_meta(const char *name)
            strncmp(name, "expected.", 9) == 0;
 }
 
-int real_count_entries(const char *dir, int dirs)
+/* Entries of the folder at root (see real_count_entries). */
+static int count_in(const char *root, int dirs)
 {
-    char root[512];
-    snprintf(root, sizeof root, "%s%s", fixture(""), dir);
     DIR *d = opendir(root);
     if (!d)
         return -1;
@@ -45,6 +44,11 @@ int real_count_entries(const char *dir, int dirs)
     }
     closedir(d);
     return n;
+}
+
+int real_count_entries(const char *dir, int dirs)
+{
+    return count_in(fixture(dir), dirs);
 }
 
 enum { GEN_FIELDS = 5 };
@@ -79,10 +83,10 @@ static void expand_args(const char *args, const char *path, char *out, size_t ca
 }
 
 /* One generic row: file, status (ok|refused), args, expect[, fix]. */
-static bool generic_row_right(const char *dir, char **f, int n, real_tally_t *t)
+static bool generic_row_right(const char *folder, char **f, int n, real_tally_t *t)
 {
     char path[1024], args[4096];
-    snprintf(path, sizeof path, "tests/fixtures/%s/%s", dir, f[0]);
+    snprintf(path, sizeof path, "%s/%s", folder, f[0]);
     expand_args(f[2], path, args, sizeof args);
     char *out = NULL, *err = NULL;
     int rc = run_cli(args, &out, &err);
@@ -103,24 +107,61 @@ static bool generic_row_right(const char *dir, char **f, int n, real_tally_t *t)
         t->refused += ok;
     }
     if (!ok)
-        fprintf(stderr, "\n  %s/%s: want %s with '%s', got exit %d: %s", dir, f[0], f[1], f[3], rc,
-                err ? err : "");
+        fprintf(stderr, "\n  %s/%s: want %s with '%s', got exit %d: %s", folder, f[0], f[1],
+                f[3], rc, err ? err : "");
     free(out);
     free(err);
     return ok;
 }
 
-/* A folder's generic expected.tsv; false when it has none in that format
- * (its first line must be the header the README gives). */
-static bool generic_tally(const char *dir, real_tally_t *t)
+/* Whether table (TSV or CSV) has a row for file: a line starting with
+ * file and a tab or comma. */
+static bool names_file(const char *table, const char *file)
+{
+    size_t n = strlen(file);
+    for (const char *line = table; line && *line;) {
+        if (strncmp(line, file, n) == 0 && (line[n] == '\t' || line[n] == ','))
+            return true;
+        line = strchr(line, '\n');
+        line = line ? line + 1 : NULL;
+    }
+    return false;
+}
+
+int real_count_unlisted(const char *folder, const char *table_path)
+{
+    char *table = slurp(table_path);
+    DIR *d = opendir(folder);
+    int n = 0;
+    for (struct dirent *ent; table && d && (ent = readdir(d));) {
+        char path[1024];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", folder, ent->d_name);
+        if (!is_meta(ent->d_name) && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+            !names_file(table, ent->d_name)) {
+            fprintf(stderr, "\n  %s: no row in expected.tsv", path);
+            n++;
+        }
+    }
+    if (d)
+        closedir(d);
+    free(table);
+    return n;
+}
+
+/* The generic expected.tsv of the folder at path folder (as the CLI is
+ * given it); false when it has none in that format (its first line must
+ * be the header the README gives). */
+static bool generic_tally(const char *folder, real_tally_t *t)
 {
     memset(t, 0, sizeof *t);
-    char name[512];
-    snprintf(name, sizeof name, "%s/expected.tsv", dir);
-    char *table = slurp(fixture(name));
+    char name[1024];
+    snprintf(name, sizeof name, "%s/expected.tsv", folder);
+    char *table = slurp(name);
     if (!table)
         return false;
-    if (strncmp(table, "# file\tstatus\targs\texpect", 26) != 0) {
+    static const char header[] = "# file\tstatus\targs\texpect";
+    if (strncmp(table, header, sizeof header - 1) != 0) {
         free(table);
         return false;
     }
@@ -134,14 +175,14 @@ static bool generic_tally(const char *dir, real_tally_t *t)
         int n = split_fields(line, f);
         t->files++;
         if (n < 4) {
-            fprintf(stderr, "\n  %s/expected.tsv: a row without file, status, args, expect", dir);
+            fprintf(stderr, "\n  %s/expected.tsv: a row without file, status, args, expect",
+                    folder);
             continue;
         }
-        t->right += generic_row_right(dir, f, n, t);
+        t->right += generic_row_right(folder, f, n, t);
     }
     free(table);
-    int on_disk = real_count_entries(dir, 0);
-    t->unlisted = on_disk > t->files ? on_disk - t->files : 0;
+    t->unlisted = real_count_unlisted(folder, name);
     t->files += t->unlisted;
     return true;
 }
@@ -176,7 +217,7 @@ static void test_corpus_report(void)
         real_tally_t t;
         if (k->tally) {
             k->tally(&t);
-        } else if (!generic_tally(k->dir, &t)) {
+        } else if (!generic_tally(fixture(k->dir), &t)) {
             fprintf(stderr, "\n  %-10s: %d files, no expected.tsv in the corpus format: checked "
                             "by their own suite, not in the total",
                     k->kind, on_disk);
@@ -198,4 +239,54 @@ static void test_corpus_report(void)
     CU_ASSERT_TRUE(right * 100 >= 95 * files);
 }
 
-TEST_SUITE(suite_real_corpus, "real_corpus", TEST(test_corpus_report));
+/* name into dir with text as its content; false on failure. */
+static bool write_file(const char *dir, const char *name, const char *text)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return false;
+    bool ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+/* The generic table on a folder of its own: a reading, a refusal naming
+ * the key, a refusal whose fix runs, a row whose expected text is not
+ * printed (not right) and a file without a row (not right). */
+static void test_generic_table(void)
+{
+    char dir[512];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    char *cfg = slurp(fixture("real/configs/Llama-2-7b/config.json"));
+    char *gptj = slurp(fixture("real/configs/gpt-j-6b/config.json"));
+    char *log = slurp(fixture("real/logs/megatron_llm_epfl_22.log"));
+    CU_ASSERT_FATAL(cfg && gptj && log);
+    CU_ASSERT_TRUE(write_file(dir, "llama.json", cfg) && write_file(dir, "gptj.json", gptj) &&
+                   write_file(dir, "run.log", log) && write_file(dir, "stray.json", cfg));
+    CU_ASSERT_TRUE(write_file(
+        dir, "expected.tsv",
+        "# file\tstatus\targs\texpect\tfix\n"
+        "llama.json\tok\tmodel --model {}\t6.74B\n"
+        "gptj.json\trefused\tmodel --model {}\tnum_hidden_layers\t\n"
+        "run.log\trefused\tvalidate --log {} --model llama2-7b --gpu a100-80g\tgive "
+        "--seq-len\t--seq-len 4096 --gpus 8\n"
+        "llama.json\tok\tmodel --model {}\t70.6B\n"));
+    real_tally_t t;
+    CU_ASSERT_TRUE(generic_tally(dir, &t));
+    CU_ASSERT_EQUAL(t.files, 5);
+    CU_ASSERT_EQUAL(t.right, 3);
+    CU_ASSERT_EQUAL(t.refused, 2);
+    CU_ASSERT_EQUAL(t.fixes_tried, 1);
+    CU_ASSERT_EQUAL(t.fixes_worked, 1);
+    CU_ASSERT_EQUAL(t.unlisted, 1);
+    /* a table in another format is not read as this one */
+    CU_ASSERT_TRUE(write_file(dir, "expected.tsv", "# file\tframework\n"));
+    CU_ASSERT_FALSE(generic_tally(dir, &t));
+    free(cfg);
+    free(gptj);
+    free(log);
+    remove_tree(dir);
+}
+
+TEST_SUITE(suite_real_corpus, "real_corpus", TEST(test_generic_table), TEST(test_corpus_report));
