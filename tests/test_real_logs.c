@@ -107,6 +107,7 @@ static bool read_right(char **f)
     err_t e;
     bool refused_row = strcmp(f[2], "-") == 0;
     int rc = trainlog_read(fixture(path), NULL, &t, &e);
+    bool read = rc == ERR_OK; /* t holds memory even when settling refuses */
     if (rc == ERR_OK) {
         /* a batch and GPU count only to turn throughput into step times
          * for the warm-up search; the compared figures are the log's */
@@ -132,7 +133,7 @@ static bool read_right(char **f)
                     f[0], rc, rc ? e.msg : t.framework, f[2], m, f[3], t.warmup,
                     t.samples_per_step, seq, t.n_gpus);
     }
-    if (rc == ERR_OK)
+    if (read)
         trainlog_free(&t);
     if (!ok && refused_row)
         fprintf(stderr, "\n  %s: %s (want a refusal with '%s')\n", f[0], rc ? e.msg : "read",
