@@ -78,17 +78,19 @@ static int read_rank(const char **p)
 
 /* The prefix a launcher adds to every line, with the rank it names:
  * torchrun --tee's "[rank3]:" and "[default3]:", srun --label's "3: ",
- * mpirun --tag-output's "[1,3]<stdout>:". Returns the text after it and
- * sets *rank (-1 when there is no prefix). */
+ * mpirun --tag-output's "[1,3]<stdout>:", each also after blanks. Returns
+ * the text after it and sets *rank (-1 when there is no prefix). */
 static char *strip_launcher(char *s, int *rank)
 {
     static const char *const tags[] = {"[rank", "[default"};
+    /* a paste may indent the line (bigscience's chronicles: " [default7]:") */
+    const char *b = tlog_skip_blanks(s);
     const char *p;
     *rank = -1;
     for (size_t k = 0; k < sizeof tags / sizeof tags[0]; k++) {
         size_t n = strlen(tags[k]);
-        p = s + n;
-        if (strncmp(s, tags[k], n) != 0)
+        p = b + n;
+        if (strncmp(b, tags[k], n) != 0)
             continue;
         int r = read_rank(&p);
         if (r >= 0 && p[0] == ']' && p[1] == ':') {
@@ -96,7 +98,7 @@ static char *strip_launcher(char *s, int *rank)
             return (char *)p + 2;
         }
     }
-    p = s;
+    p = b;
     if (*p == '[' && (p++, read_rank(&p) >= 0) && *p == ',') {
         p++;
         int r = read_rank(&p);
@@ -674,6 +676,17 @@ static void fold_records(trainlog_t *out, const tlog_text_t *t)
         if (first && next->step > x->step && x->covers > 2 * next->covers)
             x->covers = next->covers;
     }
+    /* Likewise inside a paste that elides lines ("[...]" between iteration
+     * 7010 and 7220, bigscience tr8-104B chronicles): a record spanning
+     * more than twice the run's logging interval averages one interval. */
+    long interval = 0;
+    for (int i = 1; i < w; i++)
+        if (out->records[i].step > out->records[i - 1].step &&
+            (interval == 0 || out->records[i].covers < interval))
+            interval = out->records[i].covers;
+    for (int i = 1; interval > 0 && i < w; i++)
+        if (out->records[i].covers > 2 * interval)
+            out->records[i].covers = interval;
 }
 
 /* ------------------------------------------------------------ parameter count */

@@ -14,7 +14,28 @@
 
 #include "inputs/trainlog_impl.h"
 
-#define ELAPSED_KEY "elapsed time per iteration (ms):"
+/* The iteration time, as Megatron-LM prints it (ms) and as the
+ * Megatron-DeepSpeed of the BLOOM trainings printed it (s; bigscience
+ * tr11-176B-ml chronicles), with the factor to seconds. */
+static const struct {
+    const char *key;
+    double to_s;
+} ELAPSED[] = {
+    {"elapsed time per iteration (ms):", 1e-3},
+    {"elapsed time per iteration (s):", 1},
+};
+
+/* The ELAPSED entry s carries, or NULL. */
+static const char *elapsed_key(const char *s, double *to_s)
+{
+    for (size_t i = 0; i < sizeof ELAPSED / sizeof ELAPSED[0]; i++)
+        if (strstr(s, ELAPSED[i].key)) {
+            if (to_s)
+                *to_s = ELAPSED[i].to_s;
+            return ELAPSED[i].key;
+        }
+    return NULL;
+}
 
 /* After an optional "[date]" prefix, the text following "iteration" when
  * a digit comes next; NULL otherwise. */
@@ -42,7 +63,7 @@ static const char *iteration_start(const char *s)
 
 static bool is_iteration_line(const char *s)
 {
-    return iteration_start(s) && strstr(s, ELAPSED_KEY);
+    return iteration_start(s) && elapsed_key(s, NULL);
 }
 
 static bool detect(const tlog_text_t *t)
@@ -90,19 +111,21 @@ static int iteration_line(const tlog_text_t *t, const tlog_line_t *l, long *prev
         return err_set(err, ERR_RUNTIME, "out of memory reading %s", t->file);
     r->covers = step > *prev ? step - *prev : 1;
     *prev = step;
-    double ms = NAN, batch = NAN, skipped = NAN;
+    double elapsed = NAN, to_s = 1e-3, batch = NAN, skipped = NAN;
+    const char *key = elapsed_key(l->s, &to_s);
+    if (!key)
+        return tlog_bad(t, l->line, err, "no '%s'", ELAPSED[0].key);
     int rc;
-    if ((rc = optional_value(t, l, ELAPSED_KEY, "|", &ms, err)) ||
+    if ((rc = optional_value(t, l, key, "|", &elapsed, err)) ||
         (rc = optional_value(t, l, "throughput per GPU (TFLOP/s/GPU):", "|", &r->tflops_per_gpu, err)) ||
         (rc = optional_value(t, l, "global batch size:", "|", &batch, err)) ||
         (rc = optional_value(t, l, "lm loss:", "|", &r->loss, err)) ||
         (rc = optional_value(t, l, "number of skipped iterations:", "|", &skipped, err)) ||
         (rc = optional_value(t, l, "samples/sec:", "|", &r->samples_per_s, err)))
         return rc;
-    if (!(ms > 0))
-        return tlog_bad(t, l->line, err, "%s must be a positive number of milliseconds",
-                        ELAPSED_KEY);
-    r->step_time_s = ms / 1000;
+    if (!(elapsed > 0))
+        return tlog_bad(t, l->line, err, "%s must be a positive number", key);
+    r->step_time_s = elapsed * to_s;
     /* an interval whose every iteration was skipped (fp16 overflow) ran no
      * optimizer step */
     r->skipped = skipped >= (double)r->covers;
@@ -292,10 +315,11 @@ static int parse(const tlog_text_t *t, trainlog_t *out, err_t *err)
         } else if (s[0] == '-' && strstr(s, "- arguments -")) {
             in_args = had_args = true;
         } else if (iteration_start(s)) {
-            if (strstr(s, ELAPSED_KEY))
+            if (elapsed_key(s, NULL))
                 rc = iteration_line(t, l, &prev, out, err);
             else if (tlog_is_cut(t, l))
-                rc = tlog_bad(t, l->line, err, "iteration line cut short (no '%s')", ELAPSED_KEY);
+                rc = tlog_bad(t, l->line, err, "iteration line cut short (no '%s')",
+                              ELAPSED[0].key);
         } else if (strncmp(s, "[Rank ", 6) == 0 && strstr(s, "(after") && strstr(s, "memory (")) {
             rc = memory_line(t, l, out, err);
         } else if (strncmp(s, "using world size:", 17) == 0) {

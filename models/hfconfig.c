@@ -128,18 +128,45 @@ static int opts(rd_t *r, const char *k, char *out, size_t cap)
 /* tie_word_embeddings with the class default of the type, said when the
  * key is absent (the default decides whether the output head is a second
  * vocab x hidden matrix). */
-static int read_tie(rd_t *r, bool def, model_t *m)
+static int read_tie_of(rd_t *r, bool def, const char *whose, model_t *m)
 {
     m->tied_embeddings = def;
     if (r->tie_outside)
         return ERR_OK; /* read from the wrapper afterwards */
     if (!has(r, "tie_word_embeddings")) {
-        absent(r, "tie_word_embeddings", "%s's default, %s (%s)", r->type,
+        absent(r, "tie_word_embeddings", "%s's default, %s (%s)", whose,
                def ? "true" : "false",
                def ? "the output head is the word embedding" : "a separate output head");
         return ERR_OK;
     }
     return readb(r, "tie_word_embeddings", &m->tied_embeddings);
+}
+
+static int read_tie(rd_t *r, bool def, model_t *m)
+{
+    return read_tie_of(r, def, r->type, m);
+}
+
+/* tie_word_embeddings' class default for the types read by structure whose
+ * transformers configuration class ties by default (most decoder classes,
+ * LlamaConfig among them, set false, scaleplan's default by structure).
+ * Source: the classes' __init__ signatures in transformers. */
+static const struct {
+    const char *type;
+    bool tied;
+} STRUCTURE_TIE[] = {
+    {"cohere", true},  /* CohereConfig(tie_word_embeddings=True): Command-R, Aya 23 */
+    {"cohere2", true}, /* Cohere2Config(tie_word_embeddings=True): Command R7B */
+};
+
+/* read_tie for a type read by structure: its class default where the table
+ * knows it, scaleplan's (false) otherwise. */
+static int read_structure_tie(rd_t *r, model_t *m)
+{
+    for (size_t i = 0; i < sizeof STRUCTURE_TIE / sizeof STRUCTURE_TIE[0]; i++)
+        if (strcmp(STRUCTURE_TIE[i].type, r->own_type) == 0)
+            return read_tie_of(r, STRUCTURE_TIE[i].tied, r->own_type, m);
+    return read_tie(r, false, m);
 }
 
 /* The sizes every llama-style config has. defs gives class defaults for
@@ -322,6 +349,27 @@ static int read_llama(rd_t *r, model_t *m)
         return rc;
     if (strcmp(r->type, "mistral") == 0)
         return read_window(r, m, m->n_layers);
+    return ERR_OK;
+}
+
+/* Qwen (the first Qwen, custom code): QWenMLP's w1 and w2 are each
+ * intermediate_size / 2 wide (modeling_qwen.py), so the gated MLP is half
+ * the key; c_attn carries a bias ("no_bias" covers the other linears);
+ * QWenConfig leaves the embeddings untied by default. */
+static int read_qwen1(rd_t *r, model_t *m)
+{
+    llama_block(m);
+    int rc;
+    if ((rc = read_core(r, m, NULL, 8192)) || (rc = read_tie(r, false, m)))
+        return rc;
+    if (m->ffn % 2 != 0)
+        return err_setf(r->err, ERR_INPUT, r->file, "intermediate_size",
+                        "must be even: Qwen's MLP projections are each half of it (got %d)",
+                        m->ffn);
+    m->ffn /= 2;
+    notes_add(r->notes, NOTE_ASSUMED, "intermediate_size",
+              "Qwen's MLP projections are each intermediate_size / 2 = %d wide", m->ffn);
+    m->qkv_bias = true;
     return ERR_OK;
 }
 
@@ -1128,7 +1176,7 @@ static int read_gqa_by_keys(rd_t *r, model_t *m)
 {
     llama_block(m);
     int rc;
-    if ((rc = read_core(r, m, NULL, 2048)) || (rc = read_tie(r, false, m)) ||
+    if ((rc = read_core(r, m, NULL, 2048)) || (rc = read_structure_tie(r, m)) ||
         (rc = read_attention_bias(r, false, m)) || (rc = optb(r, "mlp_bias", &m->mlp_bias)) ||
         (rc = read_act(r, "hidden_act", m)) || (rc = read_qk_norm(r, m)) ||
         (rc = read_moe_by_keys(r, m)) || (rc = structure_window(r, m)) ||
@@ -1447,6 +1495,7 @@ static const arch_t ARCHS[] = {
     {"llama", read_llama, NULL, 0},
     {"mistral", read_llama, NULL, 0},
     {"mixtral", read_mixtral, NULL, F_MOE},
+    {"qwen", read_qwen1, NULL, 0},
     {"qwen2", read_qwen2, NULL, 0},
     {"qwen2_moe", read_qwen_moe, NULL, F_MOE},
     {"qwen3", read_qwen3, NULL, 0},
@@ -1495,8 +1544,8 @@ static const struct {
     {"pegasus", "encoder-decoder"},  {"marian", "encoder-decoder"},
     {"whisper", "encoder-decoder"},  {"mamba", "state-space"},
     {"mamba2", "state-space"},       {"falcon_mamba", "state-space"},
-    {"rwkv", "state-space"},         {"jamba", "state-space"},
-    {"zamba", "state-space"},        {"zamba2", "state-space"},
+    {"rwkv", "state-space"},         {"jamba", "hybrid"},
+    {"zamba", "hybrid"},             {"zamba2", "hybrid"},
 };
 
 static const arch_t *find_arch(const char *type)
@@ -1509,7 +1558,7 @@ static const arch_t *find_arch(const char *type)
 
 const char *hfconfig_supported_types(void)
 {
-    return "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
+    return "llama, mistral, mixtral, qwen, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
            "gemma3, phi3, nemotron, falcon, gpt2, bloom, gpt_neox, opt, olmo, olmo2, olmoe, starcoder2, "
            "deepseek_v2, deepseek_v3, deepseek_v32, kimi_k2, glm4_moe, glm_moe_dsa, minimax_m2, "
            "gpt_oss, llama4";
@@ -1526,6 +1575,12 @@ static int refuse(const char *file, const char *type, const char *why, err_t *er
         return err_setf(err, ERR_INPUT, file, "model_type",
                         "'%s' is an encoder-decoder model; scaleplan models decoder-only "
                         "language models",
+                        type);
+    if (strcmp(why, "hybrid") == 0)
+        return err_setf(err, ERR_INPUT, file, "model_type",
+                        "'%s' interleaves attention blocks with state-space (Mamba) layers, "
+                        "which scaleplan does not price; scaleplan models attention "
+                        "transformers",
                         type);
     return err_setf(err, ERR_INPUT, file, "model_type",
                     "'%s' is a state-space model (Mamba-style, no attention blocks); scaleplan "

@@ -6,11 +6,15 @@
  * them checked the same way, the layer kinds scaleplan cannot price refused
  * naming the key, and --assume-architecture refused where the named reader
  * would drop experts or MLA. */
+#include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "models/hfconfig.h"
 #include "models/model.h"
+#include "tests/real_corpus.h"
 #include "tests/testing.h"
 
 /* tests/fixtures/real/configs/DIR/config.json into path (cap bytes). */
@@ -66,6 +70,56 @@ static const real_row_t ROWS[] = {
     {"MiMo-7B-Base", NULL, 7.83e9, 0.235e9, 0, 0, ACT_DENSE, true},
     /* Gemma 3 report: 1,416M embedding + 25,600M non-embedding */
     {"gemma-3-27b-pt", NULL, 27.016e9, 0.81e9, 0, 0, ACT_DENSE, false},
+    /* Copies of the Hub configs in mlc-ai/mlc-llm's model_preset.py (SOURCES.md) */
+    {"Llama-2-7b", NULL, 7e9, 0.5e9, 0, 0, ACT_DENSE, false},         /* Llama 2 paper: 7B */
+    {"Llama-2-13b-hf", NULL, 13e9, 0.5e9, 0, 0, ACT_DENSE, false},    /* 13B */
+    {"Llama-2-70b", NULL, 70e9, 2.1e9, 0, 0, ACT_DENSE, false},       /* 70B */
+    {"CodeLlama-7b-hf", NULL, 7e9, 0.5e9, 0, 0, ACT_DENSE, false},    /* Code Llama paper */
+    {"CodeLlama-13b", NULL, 13e9, 0.5e9, 0, 0, ACT_DENSE, false},
+    {"CodeLlama-34b", NULL, 34e9, 1.02e9, 0, 0, ACT_DENSE, false},
+    {"TinyLlama-1.1B-Chat-v0.4", NULL, 1.1e9, 0.05e9, 0, 0, ACT_DENSE, false},
+    {"TinyLlama-1.1B-Chat-v1.0", NULL, 1.1e9, 0.05e9, 0, 0, ACT_DENSE, false},
+    {"Mistral-7B-v0.1", NULL, 7.3e9, 0.219e9, 0, 0, ACT_DENSE, false},  /* announcement: 7.3B */
+    {"Mistral-7B-v0.3", NULL, 7.25e9, 0.2175e9, 0, 0, ACT_DENSE, false}, /* HF page 7.25B */
+    /* 3.4B language model (+0.4B vision encoder, not modelled) */
+    {"Ministral-3-3B-2512", NULL, 3.4e9, 0.102e9, 0, 0, ACT_DENSE, false},
+    {"Mixtral-8x7B-v0.1", NULL, 46.7e9, 1.401e9, 12.9e9, 0.387e9, ACT_ALL, false},
+    {"gpt2-medium", NULL, 355e6, 10.65e6, 0, 0, ACT_DENSE, false},
+    {"RedPajama-INCITE-3B-v1", NULL, 2.8e9, 0.084e9, 0, 0, ACT_DENSE, false},
+    {"Phi-3.5-mini-instruct", NULL, 3.8e9, 0.114e9, 0, 0, ACT_DENSE, false},
+    {"Qwen-1_8B", NULL, 1.8e9, 0.054e9, 0, 0, ACT_DENSE, false},
+    {"Qwen1.5-MoE-A2.7B", NULL, 14.3e9, 0.429e9, 2.7e9, 0.081e9, ACT_ALL, false},
+    {"DeepSeek-V2-Lite-mlc", NULL, 15.7e9, 0.471e9, 2.4e9, 0.072e9, ACT_NO_INPUT, false},
+    {"deepseek-moe-16b", NULL, 16.4e9, 0.492e9, 2.8e9, 0.084e9, ACT_ALL, false},
+    {"stablelm-3b-4e1t", NULL, 2.795e9, 0.084e9, 0, 0, ACT_DENSE, false},
+    {"stablelm-2-zephyr-1_6b", NULL, 1.6e9, 0.05e9, 0, 0, ACT_DENSE, false},
+    {"internlm-7b", NULL, 7e9, 0.5e9, 0, 0, ACT_DENSE, false},
+    {"internlm2-7b", NULL, 7.74e9, 0.232e9, 0, 0, ACT_DENSE, false},   /* HF page 7.74B */
+    {"internlm2_5-7b", NULL, 7.74e9, 0.232e9, 0, 0, ACT_DENSE, false},
+    /* Gemma report: 524,550,144 embedding + 1,981,884,416 non-embedding */
+    {"gemma-2b", NULL, 2.506e9, 0.075e9, 0, 0, ACT_DENSE, false},
+    /* Gemma 2 report, Table 1: embedding + non-embedding parameters */
+    {"gemma-2-2b", NULL, 2.614e9, 0.078e9, 0, 0, ACT_DENSE, false},
+    {"gemma-2-2b-jpn-it", NULL, 2.614e9, 0.078e9, 0, 0, ACT_DENSE, false},
+    {"gemma-2-9b", NULL, 9.242e9, 0.277e9, 0, 0, ACT_DENSE, false},
+    {"gemma-2-27b", NULL, 27.228e9, 0.817e9, 0, 0, ACT_DENSE, false},
+    /* Gemma 3 report, Table 1: 302M embedding + 698M non-embedding */
+    {"gemma-3-1b-it", NULL, 1.0e9, 0.03e9, 0, 0, ACT_DENSE, false},
+    {"Llama-3.1-8B", NULL, 8.03e9, 0.241e9, 0, 0, ACT_DENSE, false},   /* HF page 8.03B */
+    {"Llama-3.1-70B", NULL, 70.6e9, 2.118e9, 0, 0, ACT_DENSE, false},  /* HF page 70.6B */
+    {"Qwen2-0.5B", NULL, 0.494e9, 0.0148e9, 0, 0, ACT_DENSE, false},   /* HF pages */
+    {"Qwen2-1.5B", NULL, 1.54e9, 0.0462e9, 0, 0, ACT_DENSE, false},
+    {"Qwen2.5-3B", NULL, 3.09e9, 0.0927e9, 0, 0, ACT_DENSE, false},    /* card: 3.09B */
+    {"Qwen2-7B", NULL, 7.62e9, 0.229e9, 0, 0, ACT_DENSE, false},
+    {"starcoder2-7b-mlc", NULL, 7e9, 0.5e9, 0, 0, ACT_DENSE, false},
+    {"SmolLM-1.7B", NULL, 1.7e9, 0.051e9, 0, 0, ACT_DENSE, false},
+    {"SmolLM-360M", NULL, 360e6, 10.8e6, 0, 0, ACT_DENSE, false},
+    {"SmolLM-135M", NULL, 135e6, 4.05e6, 0, 0, ACT_DENSE, false},
+    {"SmolLM2-360M", NULL, 360e6, 10.8e6, 0, 0, ACT_DENSE, false},
+    {"SmolLM2-135M", NULL, 135e6, 4.05e6, 0, 0, ACT_DENSE, false},
+    {"aya-23-8B", NULL, 8e9, 0.5e9, 0, 0, ACT_DENSE, false},
+    {"OLMo-2-1124-7B-mlc", NULL, 7.3e9, 0.219e9, 0, 0, ACT_DENSE, false}, /* HF page 7.3B */
+    {"OLMo-2-1124-13B", NULL, 13.7e9, 0.411e9, 0, 0, ACT_DENSE, false},  /* HF page 13.7B */
 };
 
 /* The published basis of p's active count under convention conv. */
@@ -99,7 +153,129 @@ static void check_row(const real_row_t *r, const model_t *m, const char *what)
                  __FILE__, __LINE__);
 }
 
-/* Every real config, and the catalog entry made from it, against its card. */
+/* Real configs scaleplan must refuse: the key the one-line refusal names
+ * (layers it cannot price, or a block shape reading by structure cannot
+ * count; tests/fixtures/real/configs/SOURCES.md). */
+static const struct {
+    const char *dir, *key;
+} REFUSED[] = {
+    {"Nemotron-H-8B-Base-8K", "hybrid_override_pattern"},
+    {"Qwen3-Next-80B-A3B-Instruct", "full_attention_interval"},
+    {"Qwen3.5-35B-A3B", "layer_types"},
+    {"Gemma-4-31B-it", "global_head_dim"},
+    {"AI21-Jamba-1.5-Mini", "model_type"}, /* Mamba layers between the attention blocks */
+    /* types scaleplan neither knows by name nor can read by structure */
+    {"gpt-j-6b", "num_hidden_layers"},
+    {"gpt_bigcode-santacoder", "num_hidden_layers"},
+    {"phi-1_5", "num_hidden_layers"},
+    {"phi-2", "num_hidden_layers"},
+    {"chatglm3-6b", "num_hidden_layers"},
+};
+
+/* Whether m's counts match row r within its tolerances (no assertion:
+ * the corpus report counts with it). */
+static bool row_right(const real_row_t *r, const model_t *m)
+{
+    model_params_t p;
+    model_params(m, &p);
+    double total = p.total + (r->with_mtp ? p.mtp : 0);
+    if (!(fabs(total - r->pub_total) <= r->tol_total))
+        return false;
+    if (r->conv == ACT_DENSE)
+        return !model_is_moe(m);
+    return model_is_moe(m) && fabs(active_basis(&p, r->conv) - r->pub_active) <= r->tol_active;
+}
+
+/* The --assume-architecture NAME a refusal suggests, copied into name;
+ * false when it suggests none. */
+static bool suggested_assume(const char *msg, char *name, size_t cap)
+{
+    const char *s = strstr(msg, "--assume-architecture ");
+    if (!s)
+        return false;
+    s += strlen("--assume-architecture ");
+    size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_-.");
+    if (n == 0 || n >= cap)
+        return false;
+    memcpy(name, s, n);
+    name[n] = '\0';
+    return true;
+}
+
+/* One refused config: one line naming the key; where the refusal suggests
+ * a reading, that reading loads (counted in t). */
+static bool refusal_right(const char *dir, const char *key, real_tally_t *t)
+{
+    char path[512], assume[64];
+    model_t m;
+    err_t e;
+    int rc = model_load(real(dir, path, sizeof path), &m, &e);
+    bool ok = rc == ERR_INPUT && strstr(e.msg, key) && !strchr(e.msg, '\n');
+    if (ok && suggested_assume(e.msg, assume, sizeof assume)) {
+        model_load_opts_t o = {.assume_architecture = assume};
+        err_t e2;
+        t->fixes_tried++;
+        bool fixed = model_load_ex(path, &o, &m, NULL, &e2) == ERR_OK;
+        t->fixes_worked += fixed;
+        if (!fixed)
+            fprintf(stderr, "\n  %s: the suggested --assume-architecture %s fails: %s", dir,
+                    assume, e2.msg);
+        ok = fixed;
+    }
+    if (!ok)
+        fprintf(stderr, "\n  %s: want a one-line refusal naming %s, got rc %d: %s", dir, key, rc,
+                rc ? e.msg : "(read)");
+    return ok;
+}
+
+/* One directory of real/configs against its row (read or refused). */
+static void tally_dir(const char *dir, real_tally_t *t)
+{
+    t->files++;
+    for (size_t i = 0; i < sizeof ROWS / sizeof ROWS[0]; i++) {
+        if (strcmp(ROWS[i].dir, dir) != 0)
+            continue;
+        char path[512];
+        model_t m;
+        err_t e;
+        bool ok = model_load(real(dir, path, sizeof path), &m, &e) == ERR_OK &&
+                  row_right(&ROWS[i], &m);
+        if (!ok)
+            fprintf(stderr, "\n  %s: not read as its card says", dir);
+        t->right += ok;
+        return;
+    }
+    for (size_t i = 0; i < sizeof REFUSED / sizeof REFUSED[0]; i++)
+        if (strcmp(REFUSED[i].dir, dir) == 0) {
+            bool ok = refusal_right(dir, REFUSED[i].key, t);
+            t->right += ok;
+            t->refused += ok;
+            return;
+        }
+    t->unlisted++;
+    fprintf(stderr, "\n  real/configs/%s: no row in tests/test_hfstructure.c", dir);
+}
+
+void real_configs_tally(real_tally_t *t)
+{
+    memset(t, 0, sizeof *t);
+    char root[512];
+    snprintf(root, sizeof root, "%sreal/configs", fixture(""));
+    DIR *d = opendir(root);
+    if (!d)
+        return;
+    for (struct dirent *ent; (ent = readdir(d));) {
+        char path[1024];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s/config.json", root, ent->d_name);
+        if (ent->d_name[0] != '.' && stat(path, &st) == 0)
+            tally_dir(ent->d_name, t);
+    }
+    closedir(d);
+}
+
+/* Every real config, and the catalog entry made from it, against its card;
+ * the whole folder (refusals included) through the corpus tally. */
 static void test_real_configs(void)
 {
     for (size_t i = 0; i < sizeof ROWS / sizeof ROWS[0]; i++) {
@@ -121,6 +297,15 @@ static void test_real_configs(void)
         }
         check_row(&ROWS[i], &m, ROWS[i].catalog);
     }
+    real_tally_t t;
+    real_configs_tally(&t);
+    fprintf(stderr, "\n  real configs: %d of %d read right (%d refused naming the key; %d of %d "
+                    "suggested fixes load)\n",
+            t.right, t.files, t.refused, t.fixes_worked, t.fixes_tried);
+    CU_ASSERT_EQUAL(t.right, t.files);
+    CU_ASSERT_EQUAL(t.unlisted, 0);
+    CU_ASSERT_EQUAL(t.fixes_worked, t.fixes_tried);
+    CU_ASSERT_TRUE(t.files >= 60);
 }
 
 /* The catalog's Grok-1 (xai-org/grok-1 run.py/model.py): 314B (README).
@@ -332,6 +517,9 @@ static void test_unpriced_layers_refused(void)
          "not modelled"},
         {"Qwen3.5-35B-A3B", "layer_types", "'linear_attention' layers", "not modelled"},
         {"Gemma-4-31B-it", "global_head_dim", "another head size", "by structure cannot"},
+        /* a hybrid: its refusal must not say it has no attention blocks */
+        {"AI21-Jamba-1.5-Mini", "model_type", "interleaves attention blocks",
+         "state-space (Mamba) layers"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         char path[512];
@@ -407,7 +595,43 @@ static void test_assume_checked(void)
               ERR_INPUT, "num_local_experts", "routed experts", "by structure");
 }
 
-TEST_SUITE(suite_hfstructure, "hfstructure", TEST(test_real_configs), TEST(test_grok1), TEST(test_glm45_air_exact),
+/* Reader fixes the real configs showed: the first Qwen's intermediate_size
+ * counts both gated projections (an odd one is refused), and a type read by
+ * structure takes its configuration class's tie_word_embeddings default,
+ * said by name (Cohere ties: Aya 23 8B is 8.03B, not 9.08B). */
+static void test_corpus_reader_fixes(void)
+{
+    model_t m;
+    err_t e;
+    notes_t n;
+    static const char base[] = "\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                               "\"num_attention_heads\": 4, \"vocab_size\": 100";
+    char text[512];
+    snprintf(text, sizeof text, "{\"model_type\": \"qwen\", %s, \"intermediate_size\": 256}",
+             base);
+    notes_init(&n);
+    CU_ASSERT_EQUAL_FATAL(read_text(text, NULL, &m, &n, &e), 0);
+    CU_ASSERT_EQUAL(m.ffn, 128);
+    CU_ASSERT_TRUE(m.qkv_bias);
+    CU_ASSERT_TRUE(notes_has(&n, "intermediate_size"));
+    notes_free(&n);
+    snprintf(text, sizeof text, "{\"model_type\": \"qwen\", %s, \"intermediate_size\": 255}",
+             base);
+    CHECK_ERR(read_text(text, NULL, &m, NULL, &e), &e, ERR_INPUT, "intermediate_size", "even");
+    snprintf(text, sizeof text, "{\"model_type\": \"cohere\", %s, \"intermediate_size\": 256}",
+             base);
+    notes_init(&n);
+    CU_ASSERT_EQUAL_FATAL(read_text(text, NULL, &m, &n, &e), 0);
+    CU_ASSERT_TRUE(m.tied_embeddings);
+    bool said = false;
+    for (size_t i = 0; i < n.n; i++)
+        said |= strstr(n.items[i].text, "cohere's default, true") != NULL;
+    CU_ASSERT_TRUE(said);
+    notes_free(&n);
+}
+
+TEST_SUITE(suite_hfstructure, "hfstructure", TEST(test_real_configs),
+           TEST(test_corpus_reader_fixes), TEST(test_grok1), TEST(test_glm45_air_exact),
            TEST(test_minimax_m2_exact),
            TEST(test_indexer_counted), TEST(test_unknown_type_by_structure),
            TEST(test_structure_matches_named),

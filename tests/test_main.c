@@ -23,6 +23,8 @@ extern const test_suite_t suite_gpt, suite_tokens, suite_checkpoint, suite_monit
     suite_buckets;
 /* the calibrator */
 extern const test_suite_t suite_fit, suite_calibrate, suite_real_nccltests;
+/* the real-file corpus, all kinds */
+extern const test_suite_t suite_real_corpus;
 
 extern const test_suite_t suite_plugin;
 
@@ -38,6 +40,7 @@ static const test_suite_t *const suites[] = {
     &suite_gpt,        &suite_tokens,    &suite_checkpoint, &suite_monitor,
     &suite_train,      &suite_buckets,
     &suite_fit,        &suite_calibrate, &suite_real_nccltests,
+    &suite_real_corpus,
     &suite_plugin,
 };
 
