@@ -1651,6 +1651,12 @@ static int read_launcher(shell_t *sh, const words_t *cmd, int script)
 {
     megatron_args_t *a = sh->a;
     for (int i = 0; i < script; i++) {
+        const char *w = cmd->w[i], *slash = strrchr(w, '/');
+        if (strcmp(slash ? slash + 1 : w, "torchrun") == 0 ||
+            strcmp(w, "torch.distributed.run") == 0 || strcmp(w, "torch.distributed.launch") == 0)
+            a->nproc_per_node = 1; /* torchrun's default, unless given below */
+    }
+    for (int i = 0; i < script; i++) {
         const char *w = cmd->w[i];
         const char *eq = strchr(w, '=');
         size_t len = eq ? (size_t)(eq - w) : strlen(w);
