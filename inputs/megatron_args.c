@@ -2630,6 +2630,8 @@ static int build_attention_variants(interp_t *in, model_t *m, bool bias)
     return get_int(in, "mtp_num_layers", 0, 64, &m->n_mtp, NULL);
 }
 
+static bool at_default(const megatron_arg_t *x);
+
 static int build_model(interp_t *in, int tp)
 {
     megatron_args_t *a = in->a;
@@ -2650,7 +2652,8 @@ static int build_model(interp_t *in, int tp)
     static const char *const HYBRID[] = {"hybrid_layer_pattern", "hybrid_override_pattern",
                                          "hybrid_attention_ratio", "hybrid_mlp_ratio"};
     for (size_t i = 0; i < sizeof HYBRID / sizeof HYBRID[0]; i++)
-        if ((rc = refuse_if(in, HYBRID[i], true,
+        if ((rc = refuse_if(in, HYBRID[i],
+                            arg_of(a, HYBRID[i]) && !at_default(arg_of(a, HYBRID[i])),
                             "a hybrid Mamba model: Mamba layers are not modelled (scaleplan "
                             "models attention transformers); simulate an attention model of "
                             "its size with --model")))
