@@ -236,11 +236,14 @@ FUZZ_SEEDS_report          := tests/fuzz/seeds/report/*.json
 FUZZ_SEEDS_tokens          := tests/fuzz/seeds/tokens/* tests/fixtures/validation/README.md
 FUZZ_SEEDS_checkpoint      := tests/fuzz/seeds/checkpoint/*
 FUZZ_SEEDS_units           := tests/fuzz/seeds/units/*
-FUZZ_SEEDS_megatron_args   := tests/fixtures/megatron/*.txt tests/fixtures/logs/gen/*.txt
+FUZZ_SEEDS_megatron_args   := tests/fixtures/megatron/*.txt tests/fixtures/logs/gen/*.txt \
+                              tests/fixtures/real/launch/*.sh
 FUZZ_SEEDS_api             := tests/fuzz/seeds/api/*
-FUZZ_SEEDS_shell           := tests/fuzz/seeds/shell/* tests/fixtures/megatron/*.txt
+FUZZ_SEEDS_shell           := tests/fuzz/seeds/shell/* tests/fixtures/megatron/*.txt \
+                              tests/fixtures/real/launch/*.sh
 FUZZ_SEEDS_toml            := tests/fixtures/torchtitan/*.toml
-FUZZ_SEEDS_bridge          := tests/fixtures/launch/*.bridge.txt
+FUZZ_SEEDS_bridge          := tests/fixtures/launch/*.bridge.txt tests/fixtures/real/launch/*.bridge.txt \
+                              tests/fixtures/real/launch/mb_*.sh
 FUZZ_SEEDS_torchtitan      := tests/fixtures/torchtitan/*.toml
 FUZZ_SEEDS_trainlog        := tests/fixtures/logs/*.log tests/fixtures/logs/*.csv \
                               tests/fixtures/logs/*.jsonl tests/fixtures/logs/ladder/*.log \

@@ -853,6 +853,10 @@ static const cli_opt_t input_opts[] = {
      "megatron file runs as the preset it was planned for unless --framework", CLI_WORD},
     {"--megatron-args-file", NULL, "FILE", "the same from a file (a launch script works)",
      CLI_WORD},
+    {"--vocab-size", NULL, "N",
+     "the tokenizer's vocabulary size, for Megatron arguments that name a tokenizer "
+     "(--tokenizer-model) without giving its size; padded as the arguments say",
+     CLI_KIND(CLI_COUNT, 1, 1e8)},
     {"--torchtitan", NULL, "FILE.toml",
      "a torchtitan job config: model flavor, parallelism, batch, activation checkpointing, "
      "float8, compile; runs as the torchtitan preset of its generation unless --framework",
@@ -918,8 +922,19 @@ static int read_inputs(const cli_args_t *a, int n_gpus, cli_inputs_t *in, err_t 
             return rc;
     }
     in->have_mg = true;
-    int rc = megatron_args_read(file ? data : text, file ? len : strlen(text),
-                                file ? file : "--megatron-args", &in->mg, err);
+    megatron_args_init(&in->mg, file ? file : "--megatron-args");
+    int rc = megatron_args_parse_text(&in->mg, file ? data : text, file ? len : strlen(text), err);
+    /* scaleplan's --vocab-size fills what a file that only names its
+     * tokenizer leaves out (and overrides a size it gives) */
+    const char *vocab = cli_get(a, "--vocab-size");
+    if (!rc && vocab) {
+        rc = megatron_args_set(&in->mg, "--vocab-size", vocab, err);
+        if (!rc)
+            notes_add(&in->mg.notes, NOTE_ASSUMED, "--vocab-size",
+                      "%s, from scaleplan's command line", vocab);
+    }
+    if (!rc)
+        rc = megatron_args_finish(&in->mg, err);
     if (!rc)
         launch_planned_for(file ? data : text, in->planned_for, sizeof in->planned_for);
     free(data);
@@ -940,6 +955,8 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     spec.framework = cli_get(a, "--framework");
     spec.assume_architecture = cli_get(a, "--assume-architecture");
     memset(&in, 0, sizeof in);
+    notes_t ov_notes; /* what the shell reader said of a Bridge launch script */
+    memset(&ov_notes, 0, sizeof ov_notes);
     /* a Megatron-Bridge launch command's recipe names the model, the GPUs
      * and the precision where the flags do not */
     const char *ov = cli_get(a, "--bridge-overrides");
@@ -954,6 +971,20 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
         if ((rc = fileio_read_all(ov, &ov_data, NULL, err)))
             goto out;
         launch_planned_for(ov_data, in.planned_for, sizeof in.planned_for);
+        /* a launch script (variables, loops, heredocs): the words of the
+         * Bridge command it runs, as the shell expands them */
+        char *cmd = NULL;
+        err_t shell_err;
+        if (megatron_shell_command(ov_data, strlen(ov_data), ov, &cmd, &ov_notes, &shell_err) ==
+                ERR_OK &&
+            cmd) {
+            free(ov_data);
+            ov_data = cmd;
+        } else {
+            free(cmd);
+            notes_free(&ov_notes);
+            memset(&ov_notes, 0, sizeof ov_notes);
+        }
         if (launch_nemo_recipe(ov_data, recipe_name, sizeof recipe_name))
             launch_nemo_recipe_parts(recipe_name, &recipe);
         launch_nemo_perf_run(ov_data, &recipe);
@@ -1066,6 +1097,19 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
                       in.mg.world_size);
     }
     if (ov) {
+        notes_append(&s->notes, &ov_notes);
+        /* the performance launcher's recipe runs its own layout on that GPU
+         * in that precision; the command's flags come after */
+        char what[400];
+        int perf = launch_nemo_perf_layout(ov_data, spec.cluster.gpu, &s->layout, what,
+                                           sizeof what);
+        if (perf > 0)
+            notes_add(&s->notes, NOTE_ASSUMED, "--model_recipe_name", "%s", what);
+        else if (perf < 0)
+            notes_add(&s->notes, NOTE_ASSUMED, "--model_recipe_name",
+                      "%s: the framework preset's layout and the command's flags are "
+                      "simulated",
+                      what);
         if ((rc = launch_read_nemo_notes(ov_data, ov, &s->model, &s->layout, &s->notes, err)))
             goto out;
         if (recipe_model)
@@ -1099,8 +1143,16 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
         !(base && base->layout))
         scenario_default_batch(&s->model, &s->layout, s->cluster.n_gpus, &s->notes);
     rc = scenario_finish(s, cli_get(a, "--profile"), err);
+    if (rc == ERR_INPUT && from_launcher && !strstr(err->msg, "--gpus")) {
+        /* the GPU count was the launch file's: say how to give another */
+        size_t n = strlen(err->msg);
+        snprintf(err->msg + n, sizeof err->msg - n,
+                 " (%d GPUs from the launch file; give --gpus N for the job's count)",
+                 s->cluster.n_gpus);
+    }
 out:
     inputs_free(&in);
+    notes_free(&ov_notes);
     free(ov_data);
     return rc;
 }

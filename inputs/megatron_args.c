@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -395,6 +396,19 @@ static int set_len(megatron_args_t *a, const char *name, size_t len, const char 
     plain_value(value, plain, sizeof plain);
     if (!plain[0])
         return err_setf(err, ERR_INPUT, a->origin, spelling, "needs a value");
+    if (f->perf == 'N' && (f->kind == MF_INT || f->kind == MF_FLOAT || f->kind == MF_CHOICE)) {
+        /* a flag with no effect on speed or memory whose value today's
+         * parser would not take (an older release's meaning: v1.0's
+         * --warmup .01 was a fraction): said, not refused */
+        err_t ignore;
+        if (check_value(a, f, spelling, plain, &ignore)) {
+            notes_add(&a->notes, NOTE_IGNORED, spelling,
+                      "'%s' is not what today's Megatron-LM takes (%s); an older release's "
+                      "meaning? no effect on speed or memory",
+                      plain, ignore.msg);
+            return ERR_OK;
+        }
+    }
     /* Python-style lists of a string flag keep their text (moe_layer_freq
      * patterns such as "([0]*3+[1]*58)" must survive as written). */
     const char *stored = (f->kind == MF_STRING && f->nargs == 0) ? value : plain;
@@ -508,6 +522,12 @@ typedef struct {
     bool unknown; /* a condition was undecided: no branch is read */
     bool active;  /* the branch being read now is */
     int line;     /* where the if is */
+    char kind;    /* 'i' if, 'f' for, 'w' while / until, 'c' case */
+    bool until;   /* an until loop: its condition negated */
+    char var[64]; /* for: the loop variable */
+    words_t items; /* for: the values (the first is read); case: its word */
+    bool arm_wait; /* case: the next command starts with a pattern */
+    char pats[256]; /* case: patterns of the arm so far (a|b), one a line */
 } sh_if_t;
 
 #define SH_MAX_IF 32
@@ -529,7 +549,20 @@ typedef struct {
     bool too_big;      /* the expansions passed MEGATRON_MAX_EXPANDED_BYTES */
     size_t made;       /* bytes of words made so far, the text's own included */
     err_t *err;
+    bool collect;      /* keep the script and every word after it (Bridge) */
+    int depth;         /* texts read inside texts (heredocs, bash -c, eval) */
+    /* a heredoc of the command being read: its delimiter, then its body */
+    bool hd_pending, hd_quoted, hd_strip;
+    char hd_delim[64];
+    char *heredoc;
+    char *herestring;  /* the word after <<< */
+    int hs_index;      /* where in the command that word is (-1: none) */
+    bool noted_args;   /* "$@" / $# said once */
+    int sb_nodes, sb_tasks; /* #SBATCH --nodes, --ntasks-per-node / --gpus-per-node */
+    bool single;       /* the script runs as "python script.py": one process */
 } shell_t;
+
+#define SH_MAX_DEPTH 8
 
 /* Charge n bytes of words against the cap: every byte of a word, read or
  * expanded, passes here, so a variable that doubles itself stops the
@@ -652,6 +685,225 @@ static bool name_char(char c, bool first)
 
 static int word_end(shell_t *sh, wbuf_t *b, words_t *out);
 
+static int expand(shell_t *sh, wbuf_t *b, words_t *out, bool quoted);
+
+/* Expand the text t[0..n) as a word (quotes removed, $-expressions
+ * expanded), appending to b: the default of ${X:-...}, a pattern, the
+ * inside of $((...)). */
+static int expand_text(shell_t *sh, const char *t, size_t n, wbuf_t *b, words_t *out,
+                       bool quoted)
+{
+    const char *s0 = sh->s;
+    size_t len0 = sh->len, pos0 = sh->pos;
+    int rc = 0;
+    sh->s = t;
+    sh->len = n;
+    sh->pos = 0;
+    bool dq = false;
+    while (!rc && sh->pos < sh->len) {
+        char c = t[sh->pos];
+        if (c == '\'' && !dq) {
+            size_t end = sh->pos + 1;
+            while (end < n && t[end] != '\'')
+                end++;
+            rc = wb_put(sh, b, t + sh->pos + 1, (end < n ? end : n) - sh->pos - 1);
+            b->any = true;
+            sh->pos = end < n ? end + 1 : n;
+        } else if (c == '"') {
+            dq = !dq;
+            b->any = true;
+            sh->pos++;
+        } else if (c == '\\' && sh->pos + 1 < n) {
+            rc = wb_put(sh, b, t + sh->pos + 1, 1);
+            sh->pos += 2;
+        } else if (c == '$') {
+            sh->pos++;
+            rc = expand(sh, b, out, quoted || dq);
+        } else {
+            rc = wb_put(sh, b, &c, 1);
+            sh->pos++;
+        }
+    }
+    sh->s = s0;
+    sh->len = len0;
+    sh->pos = pos0;
+    return rc;
+}
+
+/* Shell arithmetic over integers: + - * / % and parentheses, names read
+ * as variables. false when the text cannot decide it (a value from
+ * outside the text, anything else). */
+typedef struct {
+    shell_t *sh;
+    const char *p;
+    bool ok;
+} arith_t;
+
+static long arith_sum(arith_t *x);
+
+static void arith_blank(arith_t *x)
+{
+    while (*x->p == ' ' || *x->p == '\t' || *x->p == '\n')
+        x->p++;
+}
+
+static long arith_atom(arith_t *x)
+{
+    arith_blank(x);
+    if (*x->p == '(') {
+        x->p++;
+        long v = arith_sum(x);
+        arith_blank(x);
+        if (*x->p == ')')
+            x->p++;
+        else
+            x->ok = false;
+        return v;
+    }
+    if (*x->p == '-' || *x->p == '+') {
+        bool neg = *x->p++ == '-';
+        long v = arith_atom(x);
+        return neg ? -v : v;
+    }
+    if (isdigit((unsigned char)*x->p)) {
+        char *end;
+        errno = 0;
+        long v = strtol(x->p, &end, 10);
+        if (errno)
+            x->ok = false;
+        x->p = end;
+        return v;
+    }
+    if (name_char(*x->p, true)) {
+        const char *n = x->p;
+        while (name_char(*x->p, false))
+            x->p++;
+        shvar_t *v = var_find(x->sh, n, (size_t)(x->p - n));
+        long l;
+        if (!v || v->value.n != 1 || !parse_long(v->value.w[0], &l)) {
+            x->ok = false;
+            return 0;
+        }
+        return l;
+    }
+    x->ok = false;
+    return 0;
+}
+
+static long arith_product(arith_t *x)
+{
+    long v = arith_atom(x);
+    for (;;) {
+        arith_blank(x);
+        char op = *x->p;
+        if (op != '*' && op != '/' && op != '%')
+            return v;
+        x->p++;
+        long w = arith_atom(x);
+        if (op == '*') {
+            if (w != 0 && (labs(v) > (1L << 40) || labs(w) > (1L << 40))) {
+                x->ok = false;
+                return 0;
+            }
+            v *= w;
+        } else if (w == 0) {
+            x->ok = false;
+            return 0;
+        } else {
+            v = op == '/' ? v / w : v % w;
+        }
+    }
+}
+
+static long arith_sum(arith_t *x)
+{
+    long v = arith_product(x);
+    for (;;) {
+        arith_blank(x);
+        char op = *x->p;
+        if (op != '+' && op != '-')
+            return v;
+        x->p++;
+        long w = arith_product(x);
+        if (labs(v) > (1L << 50) || labs(w) > (1L << 50)) {
+            x->ok = false;
+            return 0;
+        }
+        v = op == '+' ? v + w : v - w;
+    }
+}
+
+/* The value of $((t[0..n))), or false when the text does not decide it. */
+static bool arith_eval(shell_t *sh, const char *t, size_t n, long *out)
+{
+    wbuf_t tmp = {0};
+    words_t none = {0};
+    if (expand_text(sh, t, n, &tmp, &none, true)) {
+        free(tmp.b);
+        words_free(&none);
+        return false;
+    }
+    words_free(&none);
+    arith_t x = {sh, tmp.b ? tmp.b : "", true};
+    long v = arith_sum(&x);
+    arith_blank(&x);
+    bool ok = x.ok && *x.p == '\0' && tmp.b && !strchr(tmp.b, '$');
+    free(tmp.b);
+    *out = v;
+    return ok;
+}
+
+/* Whether a variable holds nothing ("" or no items). */
+static bool var_empty(const shvar_t *v)
+{
+    return v->value.n == 0 || (v->value.n == 1 && v->value.w[0][0] == '\0');
+}
+
+/* ${X%pat} ${X%%pat} ${X#pat} ${X##pat}: the value without the shortest
+ * or longest suffix or prefix matching the glob pattern. */
+static void strip_pattern(char *v, const char *pat, bool suffix, bool longest)
+{
+    size_t n = strlen(v);
+    char *copy = strdup(v);
+    if (!copy)
+        return;
+    for (size_t k = 0; k <= n; k++) {
+        size_t cut;
+        if (suffix) {
+            size_t at = longest ? k : n - k;
+            if (fnmatch(pat, copy + at, 0) == 0) {
+                v[at] = '\0';
+                break;
+            }
+        } else {
+            cut = longest ? n - k : k;
+            char saved = copy[cut];
+            copy[cut] = '\0';
+            bool match = fnmatch(pat, copy, 0) == 0;
+            copy[cut] = saved;
+            if (match) {
+                memmove(v, v + cut, n - cut + 1);
+                break;
+            }
+        }
+    }
+    free(copy);
+}
+
+/* What "$@", "$*" and $# stand for: the script's own arguments, which a
+ * file read alone does not have (they are empty, as when it runs with
+ * none). Said once. */
+static void note_args(shell_t *sh)
+{
+    if (sh->noted_args)
+        return;
+    sh->noted_args = true;
+    notes_add(&sh->a->notes, NOTE_ASSUMED, "$@",
+              "line %d: the script's own arguments are taken as none (as when it runs without "
+              "any); flags it would pass on go on scaleplan's command line",
+              sh->line);
+}
+
 /* Expand one $-expression at sh->pos (just after '$'). Array expansions
  * ("${A[@]}") outside double quotes add whole words to out directly; other
  * expansions append to the word in b. */
@@ -659,40 +911,26 @@ static int expand(shell_t *sh, wbuf_t *b, words_t *out, bool quoted)
 {
     const char *s = sh->s;
     size_t p = sh->pos;
-    const char *name;
-    size_t n = 0;
-    bool braced = p < sh->len && s[p] == '{';
-    bool array = false, at = false;
-    const char *def = NULL;
-    size_t def_len = 0;
-    if (braced) {
-        size_t close = p + 1;
-        while (close < sh->len && s[close] != '}')
-            close++;
-        if (close >= sh->len)
-            return wb_put(sh, b, "$", 1);
-        name = s + p + 1;
-        /* a positional parameter (${1:-default}): never set in the text */
-        bool positional = name < s + close && isdigit((unsigned char)name[0]);
-        while (name + n < s + close &&
-               (positional ? isdigit((unsigned char)name[n]) != 0 : name_char(name[n], n == 0)))
-            n++;
-        const char *rest = name + n;
-        if (rest + 3 <= s + close && (strncmp(rest, "[@]", 3) == 0 || strncmp(rest, "[*]", 3) == 0)) {
-            array = true;
-            at = rest[1] == '@';
+    if (p + 1 < sh->len && s[p] == '(' && s[p + 1] == '(') {
+        /* $((arithmetic)) */
+        size_t depth = 0, q = p;
+        for (; q < sh->len; q++) {
+            if (s[q] == '(')
+                depth++;
+            else if (s[q] == ')' && --depth == 0)
+                break;
         }
-        else if (rest + 2 <= s + close && strncmp(rest, ":-", 2) == 0) {
-            def = rest + 2;
-            def_len = (size_t)(s + close - def);
-            /* a quoted default ("MOCK" or 'MOCK') is its text */
-            if (def_len >= 2 && (def[0] == '"' || def[0] == '\'') && def[def_len - 1] == def[0]) {
-                def++;
-                def_len -= 2;
-            }
+        size_t end = q < sh->len ? q + 1 : q;
+        sh->pos = end;
+        long v;
+        if (end - p >= 4 && arith_eval(sh, s + p + 2, end - p - 4, &v)) {
+            char num[32];
+            int k = snprintf(num, sizeof num, "%ld", v);
+            return wb_put(sh, b, num, (size_t)k);
         }
-        sh->pos = close + 1;
-    } else if (p < sh->len && s[p] == '(') {
+        return wb_put(sh, b, "$", 1) || wb_put(sh, b, s + p, end - p);
+    }
+    if (p < sh->len && s[p] == '(') {
         /* $(command): kept as written; a value that needs it will say so. */
         size_t depth = 0, q = p;
         for (; q < sh->len; q++) {
@@ -705,24 +943,168 @@ static int expand(shell_t *sh, wbuf_t *b, words_t *out, bool quoted)
         int rc = wb_put(sh, b, "$", 1) || wb_put(sh, b, s + p, end - p);
         sh->pos = end;
         return rc;
+    }
+    if (p < sh->len && (s[p] == '@' || s[p] == '*' || s[p] == '#')) {
+        sh->pos = p + 1;
+        note_args(sh);
+        b->any = b->any || s[p] == '#';
+        return s[p] == '#' ? wb_put(sh, b, "0", 1) : 0;
+    }
+    if (p < sh->len && (s[p] == '?' || s[p] == '$' || s[p] == '!' || s[p] == '-')) {
+        sh->pos = p + 1;
+        char kept[3] = {'$', s[p], '\0'};
+        return wb_put(sh, b, kept, 2);
+    }
+    const char *name;
+    size_t n = 0;
+    bool array = false, at = false, length = false;
+    const char *op = NULL, *arg = NULL;
+    size_t op_len = 0, arg_len = 0;
+    if (p < sh->len && s[p] == '{') {
+        /* the matching brace: ${A:-${B}_x} nests */
+        size_t close = p + 1, depth = 1;
+        for (; close < sh->len; close++) {
+            if (s[close] == '{' && s[close - 1] == '$')
+                depth++;
+            else if (s[close] == '}' && --depth == 0)
+                break;
+        }
+        if (close >= sh->len)
+            return wb_put(sh, b, "$", 1);
+        name = s + p + 1;
+        sh->pos = close + 1;
+        if ((name[0] == '@' || name[0] == '*' || name[0] == '#') && name + 1 == s + close) {
+            note_args(sh);
+            return name[0] == '#' ? wb_put(sh, b, "0", 1) : 0;
+        }
+        if (name[0] == '#' && name + 1 < s + close) {
+            length = true;
+            name++;
+        }
+        /* a positional parameter (${1:-default}): never set in the text */
+        bool positional = name < s + close && isdigit((unsigned char)name[0]);
+        while (name + n < s + close &&
+               (positional ? isdigit((unsigned char)name[n]) != 0 : name_char(name[n], n == 0)))
+            n++;
+        const char *rest = name + n;
+        if (rest + 3 <= s + close &&
+            (strncmp(rest, "[@]", 3) == 0 || strncmp(rest, "[*]", 3) == 0)) {
+            array = true;
+            at = rest[1] == '@';
+            rest += 3;
+        }
+        static const char *const OPS[] = {":-", ":=", ":+", ":?", "%%", "##", "-", "=", "+",
+                                          "?",  "%",  "#"};
+        for (size_t i = 0; i < sizeof OPS / sizeof OPS[0] && rest < s + close; i++) {
+            size_t k = strlen(OPS[i]);
+            if ((size_t)(s + close - rest) >= k && strncmp(rest, OPS[i], k) == 0) {
+                op = OPS[i];
+                op_len = k;
+                arg = rest + k;
+                arg_len = (size_t)(s + close - arg);
+                break;
+            }
+        }
+        if (!op && rest != s + close) {
+            /* something else (${A/x/y}, ${A:1:2}): kept as written */
+            return wb_put(sh, b, "$", 1) || wb_put(sh, b, s + p, close + 1 - p);
+        }
     } else {
         name = s + p;
         while (p + n < sh->len && name_char(name[n], n == 0))
             n++;
+        if (n == 0 && p < sh->len && isdigit((unsigned char)s[p]))
+            n = 1; /* $1 */
         if (n == 0)
             return wb_put(sh, b, "$", 1);
         sh->pos = p + n;
     }
+    (void)op_len;
     shvar_t *v = var_find(sh, name, n);
+    if (length) {
+        char num[32];
+        int k = snprintf(num, sizeof num, "%zu",
+                         !v ? (size_t)0 : array ? (size_t)v->value.n
+                                                : (v->value.n ? strlen(v->value.w[0]) : 0));
+        return wb_put(sh, b, num, (size_t)k);
+    }
+    if (op) {
+        bool colon = op[0] == ':';
+        char kind = colon ? op[1] : op[0];
+        bool missing = !v || (colon && var_empty(v));
+        if ((kind == '-' || kind == '=') && missing) {
+            if (kind == '=' && sh_active(sh) && !isdigit((unsigned char)name[0])) {
+                /* ${X:=default} assigns as well */
+                wbuf_t tmp = {0};
+                words_t none = {0};
+                int rc = expand_text(sh, arg, arg_len, &tmp, &none, true);
+                words_free(&none);
+                shvar_t *nv = rc ? NULL : var_set(sh, name, n);
+                if (!rc && (!nv || words_push(sh, &nv->value, tmp.b ? tmp.b : "", tmp.n)))
+                    rc = -1;
+                free(tmp.b);
+                if (rc)
+                    return rc;
+            }
+            size_t before = b->n;
+            if (expand_text(sh, arg, arg_len, b, out, quoted))
+                return -1;
+            if (!quoted && b->n > before)
+                b->split = true;
+            b->any = true;
+            return 0;
+        }
+        if (kind == '+') {
+            if (missing)
+                return 0;
+            if (expand_text(sh, arg, arg_len, b, out, quoted))
+                return -1;
+            if (!quoted)
+                b->split = true;
+            return 0;
+        }
+        if (kind == '?' && missing)
+            return err_setf(sh->err, ERR_INPUT, sh->a->origin, NULL,
+                            "line %d: ${%.*s%s...} stops the script when %.*s is not set; set it "
+                            "in the file",
+                            sh->line, (int)(n < 60 ? n : 60), name, op, (int)(n < 60 ? n : 60),
+                            name),
+                   -1;
+        if ((kind == '%' || kind == '#') && v && !array) {
+            wbuf_t pat = {0};
+            words_t none = {0};
+            int rc = expand_text(sh, arg, arg_len, &pat, &none, true);
+            words_free(&none);
+            char *val = rc ? NULL : strdup(v->value.n ? v->value.w[0] : "");
+            if (!rc && val) {
+                strip_pattern(val, pat.b ? pat.b : "", kind == '%', op_len == 2);
+                rc = wb_put(sh, b, val, strlen(val));
+                if (!rc && !quoted && val[0])
+                    b->split = true;
+            } else if (!rc) {
+                rc = -1;
+                sh->oom = 1;
+            }
+            free(val);
+            free(pat.b);
+            return rc;
+        }
+    }
     if (!v) {
-        if (def)
-            return wb_put(sh, b, def, def_len);
         /* Unknown (set outside the text): kept as written. */
         char kept[96];
         int k = snprintf(kept, sizeof kept, "${%.*s}", (int)(n < 80 ? n : 80), name);
         return wb_put(sh, b, kept, (size_t)k);
     }
-    if (array && (!quoted || at)) {
+    /* in an assignment (X="... ${A[@]}") the items are joined with blanks */
+    bool assigning = false;
+    if (b->any && b->b) {
+        size_t e = strcspn(b->b, "=");
+        assigning = e > 0 && e < b->n;
+        for (size_t i = 0; assigning && i < e; i++)
+            assigning = name_char(b->b[i], i == 0) || (b->b[i] == '+' && i == e - 1 && i > 0);
+    }
+    if (array && (!quoted || at) && !assigning) {
         /* Words of the array become words of the command ("${A[@]}" too);
          * unquoted, each item is split at blanks as well ("--fp8-format
          * hybrid" as one item is two words). */
@@ -781,6 +1163,220 @@ static int word_end(shell_t *sh, wbuf_t *b, words_t *out)
     if (b->b)
         b->b[0] = '\0';
     return rc;
+}
+
+/* A #SBATCH line's node and task counts (--nodes=N / -N N,
+ * --ntasks-per-node=M, --gpus-per-node=M). */
+static void sbatch_directive(shell_t *sh, const char *t, size_t n)
+{
+    char line[512];
+    snprintf(line, sizeof line, "%.*s", (int)(n < 511 ? n : 511), t);
+    static const struct {
+        const char *flag;
+        int which; /* 0 nodes, 1 tasks */
+    } F[] = {{"--nodes", 0}, {"-N", 0}, {"--ntasks-per-node", 1}, {"--gpus-per-node", 1}};
+    for (char *w = strtok(line, " \t"); w; w = strtok(NULL, " \t")) {
+        for (size_t i = 0; i < sizeof F / sizeof F[0]; i++) {
+            size_t k = strlen(F[i].flag);
+            if (strncmp(w, F[i].flag, k) != 0 || (w[k] != '=' && w[k] != '\0'))
+                continue;
+            const char *v = w[k] == '=' ? w + k + 1 : strtok(NULL, " \t");
+            long x;
+            if (v && parse_long(v, &x) && x > 0 && x < (1 << 20))
+                *(F[i].which ? &sh->sb_tasks : &sh->sb_nodes) = (int)x;
+        }
+    }
+}
+
+/* Skip one word of shell text at sh->pos (a redirection's target):
+ * blanks first, then up to the next blank or operator, quotes kept
+ * together. */
+static void skip_word(shell_t *sh)
+{
+    const char *s = sh->s;
+    while (sh->pos < sh->len && (s[sh->pos] == ' ' || s[sh->pos] == '\t'))
+        sh->pos++;
+    char quote = 0;
+    while (sh->pos < sh->len) {
+        char c = s[sh->pos];
+        if (quote) {
+            if (c == quote)
+                quote = 0;
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+        } else if (strchr(" \t\r\n;&|<>()", c)) {
+            break;
+        }
+        sh->pos++;
+    }
+}
+
+/* A heredoc's body with $-expressions and \$ \\ \` escapes expanded (its
+ * quotes are text), into a new string. */
+static char *heredoc_expand(shell_t *sh, const char *t, size_t n)
+{
+    wbuf_t b = {0};
+    words_t none = {0};
+    const char *s0 = sh->s;
+    size_t len0 = sh->len, pos0 = sh->pos;
+    int rc = 0;
+    sh->s = t;
+    sh->len = n;
+    sh->pos = 0;
+    while (!rc && sh->pos < n) {
+        char c = t[sh->pos];
+        if (c == '\\' && sh->pos + 1 < n && strchr("$\\`\n", t[sh->pos + 1])) {
+            if (t[sh->pos + 1] != '\n')
+                rc = wb_put(sh, &b, t + sh->pos + 1, 1);
+            sh->pos += 2;
+        } else if (c == '$') {
+            sh->pos++;
+            rc = expand(sh, &b, &none, true);
+        } else {
+            rc = wb_put(sh, &b, &c, 1);
+            sh->pos++;
+        }
+    }
+    sh->s = s0;
+    sh->len = len0;
+    sh->pos = pos0;
+    words_free(&none);
+    if (rc) {
+        free(b.b);
+        return NULL;
+    }
+    if (!b.b)
+        b.b = strdup("");
+    return b.b;
+}
+
+/* The body of the heredoc announced on the line just ended: the lines up
+ * to its delimiter (leading tabs dropped for <<-), expanded unless the
+ * delimiter was quoted. */
+static int read_heredoc(shell_t *sh)
+{
+    const char *s = sh->s;
+    size_t start = sh->pos, body_end = sh->pos;
+    size_t dl = strlen(sh->hd_delim);
+    bool found = false;
+    while (sh->pos < sh->len) {
+        size_t line = sh->pos, eol = line;
+        while (eol < sh->len && s[eol] != '\n')
+            eol++;
+        size_t from = line;
+        while (sh->hd_strip && from < eol && s[from] == '\t')
+            from++;
+        size_t to = eol;
+        while (to > from && (s[to - 1] == '\r' || s[to - 1] == ' '))
+            to--;
+        sh->pos = eol < sh->len ? eol + 1 : eol;
+        sh->line++;
+        if (to - from == dl && strncmp(s + from, sh->hd_delim, dl) == 0) {
+            found = true;
+            break;
+        }
+        body_end = sh->pos;
+    }
+    if (!found)
+        body_end = sh->pos;
+    sh->hd_pending = false;
+    free(sh->heredoc);
+    sh->heredoc = NULL;
+    /* <<- drops the tabs that start each line */
+    char *raw = malloc(body_end - start + 1);
+    if (!raw)
+        return sh->oom = 1, -1;
+    size_t k = 0;
+    bool bol = true;
+    for (size_t i = start; i < body_end; i++) {
+        if (sh->hd_strip && bol && s[i] == '\t')
+            continue;
+        bol = s[i] == '\n';
+        raw[k++] = s[i];
+    }
+    raw[k] = '\0';
+    if (sh_charge(sh, k)) {
+        free(raw);
+        return -1;
+    }
+    if (sh->hd_quoted) {
+        sh->heredoc = raw;
+        return 0;
+    }
+    sh->heredoc = heredoc_expand(sh, raw, k);
+    free(raw);
+    return sh->heredoc ? 0 : -1;
+}
+
+/* A redirection at sh->pos ('<' or '>', or "&>"): a heredoc (<<WORD,
+ * <<-WORD, <<'WORD') is noted for the end of the line; a here-string
+ * (<<< WORD) becomes the next word, marked; any other (> file, 2>&1,
+ * < file) is dropped with its target. b holds the word read so far (the
+ * "2" of 2>&1 is dropped). */
+static int redirection(shell_t *sh, wbuf_t *b, words_t *out)
+{
+    const char *s = sh->s;
+    size_t p = sh->pos;
+    if (b->any && !b->split) {
+        bool digits = true;
+        for (size_t i = 0; i < b->n; i++)
+            digits = digits && isdigit((unsigned char)b->b[i]);
+        if (digits) {
+            b->n = 0;
+            b->any = false;
+            b->b[0] = '\0';
+        }
+    }
+    if (word_end(sh, b, out))
+        return -1;
+    if (p + 2 < sh->len && strncmp(s + p, "<<<", 3) == 0) {
+        sh->pos = p + 3;
+        sh->hs_index = out->n; /* the next word is the here-string */
+        return 0;
+    }
+    if (p + 1 < sh->len && strncmp(s + p, "<<", 2) == 0) {
+        sh->pos = p + 2;
+        bool strip = sh->pos < sh->len && s[sh->pos] == '-';
+        if (strip)
+            sh->pos++;
+        while (sh->pos < sh->len && (s[sh->pos] == ' ' || s[sh->pos] == '\t'))
+            sh->pos++;
+        char delim[64];
+        size_t k = 0;
+        bool quoted = false;
+        while (sh->pos < sh->len && !strchr(" \t\r\n;&|<>()", s[sh->pos])) {
+            char c = s[sh->pos++];
+            if (c == '\'' || c == '"' || c == '\\') {
+                quoted = true;
+                continue;
+            }
+            if (k + 1 < sizeof delim)
+                delim[k++] = c;
+        }
+        delim[k] = '\0';
+        if (k == 0)
+            return 0;
+        sh->hd_pending = true;
+        sh->hd_quoted = quoted;
+        sh->hd_strip = strip;
+        snprintf(sh->hd_delim, sizeof sh->hd_delim, "%s", delim);
+        return 0;
+    }
+    /* > >> >| < <> >& &> 2>&1: the operator, then its target unless it
+     * duplicates a descriptor (>&1, <&-) */
+    while (sh->pos < sh->len && strchr("<>&|", s[sh->pos])) {
+        if (s[sh->pos] == '|' && (sh->pos == p || s[sh->pos - 1] != '>'))
+            break;
+        sh->pos++;
+    }
+    if (s[sh->pos - 1] == '&' && sh->pos > p + 1 && sh->pos < sh->len &&
+        (isdigit((unsigned char)s[sh->pos]) || s[sh->pos] == '-')) {
+        while (sh->pos < sh->len && (isdigit((unsigned char)s[sh->pos]) || s[sh->pos] == '-'))
+            sh->pos++;
+        return 0;
+    }
+    skip_word(sh);
+    return 0;
 }
 
 /* Read one word list up to the end of a command (or, inside an array
@@ -866,8 +1462,11 @@ static int read_words(shell_t *sh, words_t *out, bool in_array)
             continue;
         }
         if (c == '#' && !b.any) {
+            size_t from = sh->pos;
             while (sh->pos < sh->len && s[sh->pos] != '\n')
                 sh->pos++;
+            if (sh->pos - from > 8 && strncmp(s + from, "#SBATCH", 7) == 0)
+                sbatch_directive(sh, s + from + 7, sh->pos - from - 7);
             continue;
         }
         if (c == ' ' || c == '\t' || c == '\r') {
@@ -881,6 +1480,8 @@ static int read_words(shell_t *sh, words_t *out, bool in_array)
                 goto fail;
             sh->pos++;
             sh->line++;
+            if (sh->hd_pending && read_heredoc(sh))
+                goto fail;
             if (!in_array) {
                 snprintf(sh->sep, sizeof sh->sep, "\n");
                 result = 1;
@@ -894,6 +1495,27 @@ static int read_words(shell_t *sh, words_t *out, bool in_array)
             sh->pos++;
             result = 2;
             goto done;
+        }
+        if (!in_array && c == '<' && sh->pos + 1 < sh->len && !strchr("<&", s[sh->pos + 1])) {
+            /* a placeholder as docs write one (--save <Specify path>):
+             * its text, not a redirection */
+            size_t close = sh->pos + 1;
+            while (close < sh->len && !strchr("<>\n", s[close]))
+                close++;
+            if (close < sh->len && s[close] == '>' && close > sh->pos + 1) {
+                for (; sh->pos <= close; sh->pos++) {
+                    char t = s[sh->pos] == ' ' || s[sh->pos] == '\t' ? '_' : s[sh->pos];
+                    if (wb_put(sh, &b, &t, 1))
+                        goto fail;
+                }
+                continue;
+            }
+        }
+        if (!in_array && (c == '<' || c == '>' ||
+                          (c == '&' && sh->pos + 1 < sh->len && s[sh->pos + 1] == '>'))) {
+            if (redirection(sh, &b, out))
+                goto fail;
+            continue;
         }
         if (!in_array && (c == ';' || c == '|' || c == '&')) {
             if (word_end(sh, &b, out))
@@ -1029,6 +1651,12 @@ static int read_launcher(shell_t *sh, const words_t *cmd, int script)
 {
     megatron_args_t *a = sh->a;
     for (int i = 0; i < script; i++) {
+        const char *w = cmd->w[i], *slash = strrchr(w, '/');
+        if (strcmp(slash ? slash + 1 : w, "torchrun") == 0 ||
+            strcmp(w, "torch.distributed.run") == 0 || strcmp(w, "torch.distributed.launch") == 0)
+            a->nproc_per_node = 1; /* torchrun's default, unless given below */
+    }
+    for (int i = 0; i < script; i++) {
         const char *w = cmd->w[i];
         const char *eq = strchr(w, '=');
         size_t len = eq ? (size_t)(eq - w) : strlen(w);
@@ -1052,14 +1680,92 @@ static int read_launcher(shell_t *sh, const words_t *cmd, int script)
     return 0;
 }
 
+static int run_text(shell_t *sh, const char *text, size_t len);
+
+static const char *base_name(const char *w)
+{
+    const char *slash = strrchr(w, '/');
+    return slash ? slash + 1 : w;
+}
+
+/* bash -c TEXT / sh -c TEXT anywhere in the command (srun ... bash -x -c
+ * "..."): the index of TEXT, or -1. */
+static int shell_c_text(const words_t *cmd, int first)
+{
+    for (int i = first; i < cmd->n; i++) {
+        const char *b = base_name(cmd->w[i]);
+        if (strcmp(b, "bash") != 0 && strcmp(b, "sh") != 0 && strcmp(b, "zsh") != 0)
+            continue;
+        for (int j = i + 1; j < cmd->n && cmd->w[j][0] == '-'; j++)
+            if (cmd->w[j][1] != '-' && strchr(cmd->w[j], 'c'))
+                return j + 1 < cmd->n ? j + 1 : -1;
+        return -1;
+    }
+    return -1;
+}
+
+/* The words of a command joined with blanks, as eval reads them. */
+static char *join_words(shell_t *sh, const words_t *cmd, int from)
+{
+    size_t n = 1;
+    for (int i = from; i < cmd->n; i++)
+        n += strlen(cmd->w[i]) + 1;
+    char *t = malloc(n);
+    if (!t)
+        return sh->oom = 1, NULL;
+    t[0] = '\0';
+    for (int i = from; i < cmd->n; i++) {
+        if (i > from)
+            strcat(t, " ");
+        strcat(t, cmd->w[i]);
+    }
+    return t;
+}
+
+/* read [-r] A B ... <<< WORD: WORD split at IFS (blanks, or the IFS the
+ * text set) into the names. */
+static int read_herestring(shell_t *sh, const words_t *cmd, int first)
+{
+    shvar_t *ifs = var_find(sh, "IFS", 3);
+    const char *sep = ifs && ifs->value.n == 1 && ifs->value.w[0][0] ? ifs->value.w[0] : " \t\n";
+    const char *p = sh->herestring;
+    int names = first + 1;
+    while (names < cmd->n && cmd->w[names][0] == '-')
+        names++;
+    for (int i = names; i < cmd->n; i++) {
+        const char *name = cmd->w[i];
+        bool ok = name_char(name[0], true);
+        for (const char *q = name; ok && *q; q++)
+            ok = name_char(*q, q == name);
+        if (!ok)
+            continue;
+        size_t n = i == cmd->n - 1 ? strlen(p) : strcspn(p, sep);
+        shvar_t *v = var_set(sh, name, strlen(name));
+        if (!v || words_push(sh, &v->value, p, n))
+            return -1;
+        p += n;
+        if (*p)
+            p++;
+    }
+    return 0;
+}
+
 /* Decide what one command is: assignments, the training command (words
- * after a Python script), pasted flags, or something else. */
+ * after a Python script), pasted flags, a text to read as a script (a
+ * heredoc given to sbatch or bash, bash -c TEXT, eval), or something
+ * else. */
 static int take_command(shell_t *sh, int start)
 {
     words_t *cmd = &sh->cmd;
     int skip = start;
-    if (cmd->n > start && strcmp(cmd->w[start], "export") == 0)
+    if (cmd->n > start && (strcmp(cmd->w[start], "export") == 0 ||
+                           strcmp(cmd->w[start], "local") == 0 ||
+                           strcmp(cmd->w[start], "declare") == 0 ||
+                           strcmp(cmd->w[start], "readonly") == 0)) {
         skip = start + 1;
+        while (skip < cmd->n && cmd->w[skip][0] == '-' && cmd->w[skip][1] != '-')
+            skip++; /* declare -a, export -n */
+    }
     int k = assignments(sh, cmd, skip);
     if (k < 0)
         return -1;
@@ -1072,6 +1778,62 @@ static int take_command(shell_t *sh, int start)
     int first = skip + k;
     if (first >= cmd->n)
         return 0;
+    const char *verb = base_name(cmd->w[first]);
+    /* ':' and true only expand their words (: "${TP:=8}") */
+    if (strcmp(verb, ":") == 0 || strcmp(verb, "true") == 0)
+        return 0;
+    if (strcmp(verb, "unset") == 0) {
+        for (int i = first + 1; i < cmd->n; i++) {
+            shvar_t *v = var_find(sh, cmd->w[i], strlen(cmd->w[i]));
+            if (v) {
+                words_free(&v->value);
+                int at = (int)(v - sh->vars);
+                sh->vars[at] = sh->vars[--sh->n_vars];
+            }
+        }
+        return 0;
+    }
+    if (strcmp(verb, "read") == 0 && sh->herestring)
+        return read_herestring(sh, cmd, first);
+    /* a heredoc given to a batch system or a shell is the launch script */
+    if (sh->heredoc) {
+        char *body = sh->heredoc;
+        sh->heredoc = NULL;
+        int rc = 0;
+        if (strcmp(verb, "sbatch") == 0 || strcmp(verb, "bash") == 0 ||
+            strcmp(verb, "sh") == 0 || strcmp(verb, "zsh") == 0 || strcmp(verb, "srun") == 0 ||
+            strcmp(verb, "salloc") == 0 || strcmp(verb, "qsub") == 0) {
+            rc = run_text(sh, body, strlen(body));
+            free(body);
+            return rc;
+        }
+        notes_add(&sh->a->notes, NOTE_IGNORED, cmd->w[first],
+                  "line %d: a heredoc given to %s, not a shell: its text is not read", sh->line,
+                  verb);
+        free(body);
+    }
+    if (strcmp(verb, "eval") == 0) {
+        char *t = join_words(sh, cmd, first + 1);
+        int rc = t ? run_text(sh, t, strlen(t)) : -1;
+        free(t);
+        return rc;
+    }
+    int c = shell_c_text(cmd, first);
+    if (c >= 0) {
+        char *t = strdup(cmd->w[c]);
+        if (!t)
+            return sh->oom = 1, -1;
+        int rc = run_text(sh, t, strlen(t));
+        free(t);
+        return rc;
+    }
+    if (strcmp(verb, "source") == 0 || strcmp(verb, ".") == 0) {
+        notes_add(&sh->a->notes, NOTE_IGNORED, cmd->w[first],
+                  "line %d: %s is not read (only this text is); the flags it would set go "
+                  "in the text or on scaleplan's command line",
+                  sh->line, first + 1 < cmd->n ? cmd->w[first + 1] : "the sourced file");
+        return 0;
+    }
     int script = -1;
     for (int i = first; i < cmd->n; i++)
         if (ends_with(cmd->w[i], ".py")) {
@@ -1084,9 +1846,17 @@ static int take_command(shell_t *sh, int start)
          * command first. */
         words_free(dst);
         sh->chose_script = true;
+        snprintf(sh->a->script, sizeof sh->a->script, "%s", base_name(cmd->w[script]));
+        /* "python script.py" with no launcher around it: one process */
+        sh->single = sh->depth == 0;
+        for (int i = first; i < script; i++) {
+            const char *b = base_name(cmd->w[i]);
+            if (!(strncmp(b, "python", 6) == 0 || (cmd->w[i][0] == '-' && strcmp(b, "-m") != 0)))
+                sh->single = false;
+        }
         if (read_launcher(sh, cmd, script))
             return -1;
-        for (int i = script + 1; i < cmd->n; i++)
+        for (int i = sh->collect ? script : script + 1; i < cmd->n; i++)
             if (words_push(sh, dst, cmd->w[i], strlen(cmd->w[i])))
                 return -1;
         return 0;
@@ -1175,10 +1945,40 @@ static int join_tests(int a, const char *op, int b)
     return a == 1 || b == 1 ? 1 : a == 0 && b == 0 ? 0 : -1;
 }
 
-/* The if / elif / else / fi words at the start of the command just read:
- * updates which branch is read and sets *start to the first word of what
- * remains of the command. Returns 1 when that remainder is to be read, 0
- * when not (a condition, a branch not read), -1 on error. */
+/* Close the innermost open if, loop or case. */
+static void pop_frame(shell_t *sh)
+{
+    sh_if_t *t = &sh->ifs[--sh->n_ifs];
+    words_free(&t->items);
+}
+
+static sh_if_t *push_frame(shell_t *sh, char kind)
+{
+    if (sh->n_ifs == SH_MAX_IF) {
+        err_setf(sh->err, ERR_INPUT, sh->a->origin, NULL,
+                 "line %d: if, loops and case nested more than %d deep", sh->line, SH_MAX_IF);
+        return NULL;
+    }
+    bool outer = sh_active(sh);
+    sh_if_t *top = &sh->ifs[sh->n_ifs++];
+    memset(top, 0, sizeof *top);
+    top->outer = outer;
+    top->line = sh->line;
+    top->kind = kind;
+    return top;
+}
+
+/* The if / elif / else / fi, for / while / until ... do / done and case /
+ * esac words at the start of the command just read: updates which part
+ * is read and sets *start to the first word of what remains of the
+ * command. Returns 1 when that remainder is to be read, 0 when not (a
+ * condition, a part not read), -1 on error.
+ *
+ * A loop's body is read once: a for loop's with its first value (a note
+ * names how many there were), a while loop's when its condition holds
+ * (and the text can decide it). A case's branches are not read (they
+ * choose on the script's arguments, which a file read alone has none
+ * of), with a note. */
 static int control(shell_t *sh, int *start)
 {
     words_t *cmd = &sh->cmd;
@@ -1186,53 +1986,153 @@ static int control(shell_t *sh, int *start)
     while (i < cmd->n) {
         const char *w = cmd->w[i];
         sh_if_t *top = sh->n_ifs ? &sh->ifs[sh->n_ifs - 1] : NULL;
-        if (top && top->in_cond && strcmp(w, "then") != 0) {
+        const char *closer = top && top->kind == 'w' ? "do" : "then";
+        if (top && top->in_cond && strcmp(w, closer) != 0) {
             /* another test of the condition, joined by the last operator */
             top->cond = join_tests(top->cond, top->op, eval_test(cmd, i));
             snprintf(top->op, sizeof top->op, "%s", sh->sep);
             return 0;
         }
-        if (top && top->in_cond) { /* then: decide the branch */
+        if (top && top->in_cond) { /* then / do: decide the branch or the body */
             top->in_cond = false;
-            if (top->cond < 0 && !top->unknown && top->outer) {
+            int cond = top->cond;
+            if (top->until && cond >= 0)
+                cond = !cond;
+            if (cond < 0 && !top->unknown && top->outer) {
                 top->unknown = true;
-                notes_add(&sh->a->notes, NOTE_IGNORED, "if",
-                          "line %d: a condition the text does not decide (a file test or a "
-                          "value set outside it): none of this if's branches was read",
+                notes_add(&sh->a->notes, NOTE_IGNORED, top->kind == 'w' ? "while" : "if",
+                          top->kind == 'w'
+                              ? "line %d: a loop condition the text does not decide: its body "
+                                "was not read"
+                              : "line %d: a condition the text does not decide (a file test or "
+                                "a value set outside it): none of this if's branches was read",
                           top->line);
             }
-            top->active = top->outer && !top->taken && !top->unknown && top->cond == 1;
+            top->active = top->outer && !top->taken && !top->unknown && cond == 1;
             top->taken = top->taken || top->active;
+            if (top->kind == 'w' && top->active)
+                notes_add(&sh->a->notes, NOTE_ASSUMED, "while",
+                          "line %d: the loop's body is read once", top->line);
             i++;
             continue;
         }
-        if (strcmp(w, "if") == 0 || (top && strcmp(w, "elif") == 0)) {
-            if (w[0] == 'i') {
-                if (sh->n_ifs == SH_MAX_IF)
-                    return err_setf(sh->err, ERR_INPUT, sh->a->origin, NULL,
-                                    "line %d: if nested more than %d deep", sh->line,
-                                    SH_MAX_IF),
-                           -1;
-                bool outer = sh_active(sh);
-                top = &sh->ifs[sh->n_ifs++];
-                memset(top, 0, sizeof *top);
-                top->outer = outer;
-                top->line = sh->line;
-            }
+        if (strcmp(w, "if") == 0 || (top && top->kind == 'i' && strcmp(w, "elif") == 0)) {
+            if (w[0] == 'i' && !(top = push_frame(sh, 'i')))
+                return -1;
             top->active = false;
             top->in_cond = true;
             top->cond = eval_test(cmd, i + 1);
             snprintf(top->op, sizeof top->op, "%s", sh->sep);
             return 0;
         }
-        if (top && strcmp(w, "else") == 0) {
+        if (strcmp(w, "while") == 0 || strcmp(w, "until") == 0) {
+            if (!(top = push_frame(sh, 'w')))
+                return -1;
+            top->until = w[0] == 'u';
+            top->in_cond = true;
+            top->cond = eval_test(cmd, i + 1);
+            snprintf(top->op, sizeof top->op, "%s", sh->sep);
+            return 0;
+        }
+        if (strcmp(w, "for") == 0) {
+            if (!(top = push_frame(sh, 'f')))
+                return -1;
+            if (i + 1 < cmd->n)
+                snprintf(top->var, sizeof top->var, "%s", cmd->w[i + 1]);
+            int j = i + 2;
+            bool in = j < cmd->n && strcmp(cmd->w[j], "in") == 0;
+            bool c_style = i + 1 < cmd->n && strncmp(cmd->w[i + 1], "((", 2) == 0;
+            for (j = in ? j + 1 : cmd->n; j < cmd->n && strcmp(cmd->w[j], "do") != 0; j++)
+                if (words_push(sh, &top->items, cmd->w[j], strlen(cmd->w[j])))
+                    return -1;
+            top->unknown = c_style || !name_char(top->var[0], true);
+            for (int x = 0; x < top->items.n; x++)
+                top->unknown = top->unknown || undecided_word(top->items.w[x]);
+            if (!in && !c_style)
+                note_args(sh); /* for X; do: over the script's arguments */
+            if (j < cmd->n) { /* "for x in a b; do" read as one command */
+                i = j;
+                continue;
+            }
+            return 0;
+        }
+        if (top && strcmp(w, "do") == 0 && top->kind == 'f') {
+            if (top->unknown && top->outer)
+                notes_add(&sh->a->notes, NOTE_IGNORED, "for",
+                          "line %d: a loop over values the text does not give: its body was "
+                          "not read",
+                          top->line);
+            top->active = top->outer && !top->unknown && top->items.n > 0;
+            if (top->active) {
+                shvar_t *v = var_set(sh, top->var, strlen(top->var));
+                if (!v || words_push(sh, &v->value, top->items.w[0], strlen(top->items.w[0])))
+                    return -1;
+                if (top->items.n > 1)
+                    notes_add(&sh->a->notes, NOTE_ASSUMED, "for",
+                              "line %d: a loop over %d values of %s: only the first (%s) is "
+                              "read; give the others' flags on scaleplan's command line to "
+                              "simulate them",
+                              top->line, top->items.n, top->var, top->items.w[0]);
+            }
+            i++;
+            continue;
+        }
+        if (top && strcmp(w, "done") == 0 && (top->kind == 'f' || top->kind == 'w')) {
+            pop_frame(sh);
+            i++;
+            continue;
+        }
+        if (strcmp(w, "case") == 0) {
+            if (!(top = push_frame(sh, 'c')))
+                return -1;
+            const char *subject = i + 1 < cmd->n ? cmd->w[i + 1] : "$";
+            if (words_push(sh, &top->items, subject, strlen(subject)))
+                return -1;
+            top->unknown = undecided_word(subject);
+            top->arm_wait = true;
+            if (top->outer && top->unknown)
+                notes_add(&sh->a->notes, NOTE_IGNORED, "case",
+                          "line %d: a case on a value the text does not give (%s): none of "
+                          "its branches was read",
+                          sh->line, subject);
+            return 0;
+        }
+        if (top && top->kind == 'c' && top->arm_wait && strcmp(w, "esac") != 0) {
+            /* PATTERN) or A|B) starting an arm: read when it matches */
+            size_t len = strlen(w), used = strlen(top->pats);
+            bool last = len > 0 && w[len - 1] == ')';
+            snprintf(top->pats + used, sizeof top->pats - used, "%.*s\n",
+                     (int)(last ? len - 1 : len), w[0] == '(' ? w + 1 : w);
+            if (!last)
+                return 0; /* the pattern goes on after '|' */
+            bool match = false;
+            for (char *p = top->pats; *p;) {
+                char *nl = strchr(p, '\n');
+                if (nl)
+                    *nl = '\0';
+                match = match || fnmatch(p, top->items.w[0], 0) == 0;
+                p = nl ? nl + 1 : p + strlen(p);
+            }
+            top->pats[0] = '\0';
+            top->arm_wait = false;
+            top->active = top->outer && !top->taken && !top->unknown && match;
+            top->taken = top->taken || top->active;
+            i++;
+            continue;
+        }
+        if (top && top->kind == 'c' && strcmp(w, "esac") == 0) {
+            pop_frame(sh);
+            i++;
+            continue;
+        }
+        if (top && top->kind == 'i' && strcmp(w, "else") == 0) {
             top->active = top->outer && !top->taken && !top->unknown;
             top->taken = true;
             i++;
             continue;
         }
-        if (top && strcmp(w, "fi") == 0) {
-            sh->n_ifs--;
+        if (top && top->kind == 'i' && strcmp(w, "fi") == 0) {
+            pop_frame(sh);
             i++;
             continue;
         }
@@ -1252,51 +2152,171 @@ static int too_big(shell_t *sh)
                     sh->line, (int)(MEGATRON_MAX_EXPANDED_BYTES >> 20), MEGATRON_MAX_WORDS);
 }
 
+/* Read the commands of sh->s from sh->pos to its end. 0, or -1 with
+ * sh->err set (or sh->oom / sh->too_big). */
+static int sh_run(shell_t *sh)
+{
+    for (;;) {
+        sh->hs_index = -1;
+        int r = read_words(sh, &sh->cmd, false);
+        if (r < 0)
+            return -1;
+        free(sh->herestring);
+        sh->herestring = NULL;
+        if (sh->hs_index >= 0 && sh->hs_index < sh->cmd.n) {
+            /* the word after <<< is read's input, not an argument */
+            sh->herestring = sh->cmd.w[sh->hs_index];
+            memmove(sh->cmd.w + sh->hs_index, sh->cmd.w + sh->hs_index + 1,
+                    (size_t)(sh->cmd.n - sh->hs_index - 1) * sizeof *sh->cmd.w);
+            sh->cmd.n--;
+        }
+        int start = 0, run = sh->cmd.n ? control(sh, &start) : 0;
+        if (run < 0)
+            return -1;
+        if (run && take_command(sh, start))
+            return -1;
+        words_free(&sh->cmd);
+        if (sh->n_ifs && sh->ifs[sh->n_ifs - 1].kind == 'c' && strcmp(sh->sep, ";;") == 0) {
+            /* ;; ends the arm */
+            sh->ifs[sh->n_ifs - 1].arm_wait = true;
+            sh->ifs[sh->n_ifs - 1].active = false;
+        }
+        if (!sh->hd_pending) {
+            /* a heredoc belongs to the command that announced it */
+            free(sh->heredoc);
+            sh->heredoc = NULL;
+        }
+        if (r == 0)
+            return 0;
+    }
+}
+
+/* Read text as a script inside the one being read (a heredoc given to
+ * sbatch, bash -c TEXT, eval): the same variables, its own position. */
+static int run_text(shell_t *sh, const char *text, size_t len)
+{
+    if (sh->depth >= SH_MAX_DEPTH)
+        return err_setf(sh->err, ERR_INPUT, sh->a->origin, NULL,
+                        "line %d: scripts inside scripts nested more than %d deep", sh->line,
+                        SH_MAX_DEPTH),
+               -1;
+    const char *s0 = sh->s;
+    size_t len0 = sh->len, pos0 = sh->pos;
+    int line0 = sh->line, n_ifs0 = sh->n_ifs;
+    words_t cmd0 = sh->cmd;
+    char sep0[3];
+    memcpy(sep0, sh->sep, sizeof sep0);
+    memset(&sh->cmd, 0, sizeof sh->cmd);
+    sh->s = text;
+    sh->len = len;
+    sh->pos = 0;
+    sh->depth++;
+    int rc = sh_run(sh);
+    sh->depth--;
+    words_free(&sh->cmd);
+    while (sh->n_ifs > n_ifs0) /* an if the inner text left open */
+        pop_frame(sh);
+    sh->cmd = cmd0;
+    sh->s = s0;
+    sh->len = len0;
+    sh->pos = pos0;
+    sh->line = line0;
+    sh->hd_pending = false;
+    memcpy(sh->sep, sep0, sizeof sep0);
+    return rc;
+}
+
+/* Read a shell text into sh (the words of its training command into
+ * sh->chosen). ERR_OK or the refusal. */
+static int shell_read(shell_t *sh, megatron_args_t *a, const char *text, size_t len, bool collect,
+                      err_t *err)
+{
+    memset(sh, 0, sizeof *sh);
+    sh->collect = collect;
+    sh->a = a;
+    sh->s = text;
+    sh->len = len;
+    sh->line = 1;
+    sh->err = err;
+    sh->hs_index = -1;
+    int r = sh_run(sh);
+    int rc = ERR_OK;
+    if (r == 0 && !collect && a->nproc_per_node == 0 && sh->chose_script) {
+        if (sh->sb_nodes > 0 && sh->sb_tasks > 0) {
+            a->nnodes = sh->sb_nodes;
+            a->nproc_per_node = sh->sb_tasks;
+            notes_add(&a->notes, NOTE_ASSUMED, "#SBATCH",
+                      "%d nodes x %d tasks per node, from the file's #SBATCH lines",
+                      sh->sb_nodes, sh->sb_tasks);
+        } else if (sh->single) {
+            a->nnodes = a->nproc_per_node = 1;
+            notes_add(&a->notes, NOTE_ASSUMED, a->script,
+                      "run by python without a launcher: one process, one GPU");
+        }
+    }
+    if (r < 0 || sh->oom || sh->too_big)
+        rc = sh->too_big ? too_big(sh)
+             : sh->oom   ? err_set(err, ERR_RUNTIME, "out of memory reading Megatron arguments")
+                         : ERR_INPUT;
+    a->expanded_bytes += sh->made;
+    return rc;
+}
+
+static void shell_free(shell_t *sh)
+{
+    words_free(&sh->cmd);
+    words_free(&sh->chosen);
+    for (int i = 0; i < sh->n_vars; i++)
+        words_free(&sh->vars[i].value);
+    free(sh->vars);
+    while (sh->n_ifs > 0)
+        pop_frame(sh);
+    free(sh->heredoc);
+    free(sh->herestring);
+}
+
 int megatron_args_parse_text(megatron_args_t *a, const char *text, size_t len, err_t *err)
 {
     shell_t sh;
-    memset(&sh, 0, sizeof sh);
-    sh.a = a;
-    sh.s = text;
-    sh.len = len;
-    sh.line = 1;
-    sh.err = err;
-    int rc = ERR_OK;
-    for (;;) {
-        int r = read_words(&sh, &sh.cmd, false);
-        if (r < 0) {
-            rc = sh.too_big ? too_big(&sh)
-                 : sh.oom   ? err_set(err, ERR_RUNTIME, "out of memory reading Megatron arguments")
-                            : ERR_INPUT;
-            goto out;
+    int rc = shell_read(&sh, a, text, len, false, err);
+    if (!rc)
+        rc = megatron_args_parse_argv(a, sh.chosen.n, (const char *const *)sh.chosen.w, err);
+    shell_free(&sh);
+    return rc;
+}
+
+int megatron_shell_command(const char *text, size_t len, const char *origin, char **out,
+                           notes_t *notes, err_t *err)
+{
+    megatron_args_t a;
+    megatron_args_init(&a, origin);
+    shell_t sh;
+    *out = NULL;
+    int rc = shell_read(&sh, &a, text, len, true, err);
+    if (!rc && sh.chose_script) {
+        size_t n = 1;
+        for (int i = 0; i < sh.chosen.n; i++)
+            n += strlen(sh.chosen.w[i]) + 3;
+        char *t = malloc(n);
+        if (!t) {
+            rc = err_set(err, ERR_RUNTIME, "out of memory reading a launch command");
+        } else {
+            /* one word a line: the Bridge readers split at blanks, and a
+             * word with blanks in it is quoted */
+            size_t k = 0;
+            for (int i = 0; i < sh.chosen.n; i++) {
+                const char *w = sh.chosen.w[i];
+                bool q = strpbrk(w, " \t") != NULL && !strchr(w, '"');
+                k += (size_t)sprintf(t + k, q ? "\"%s\"\n" : "%s\n", w);
+            }
+            t[k] = '\0';
+            *out = t;
         }
-        int start = 0, run = sh.cmd.n ? control(&sh, &start) : 0;
-        if (run < 0) {
-            rc = ERR_INPUT;
-            goto out;
-        }
-        if (run && take_command(&sh, start)) {
-            rc = sh.too_big ? too_big(&sh)
-                            : err_set(err, ERR_RUNTIME, "out of memory reading Megatron arguments");
-            goto out;
-        }
-        words_free(&sh.cmd);
-        if (r == 0)
-            break;
     }
-    if (sh.oom || sh.too_big) {
-        rc = sh.too_big ? too_big(&sh)
-                        : err_set(err, ERR_RUNTIME, "out of memory reading Megatron arguments");
-        goto out;
-    }
-    rc = megatron_args_parse_argv(a, sh.chosen.n, (const char *const *)sh.chosen.w, err);
-out:
-    a->expanded_bytes += sh.made;
-    words_free(&sh.cmd);
-    words_free(&sh.chosen);
-    for (int i = 0; i < sh.n_vars; i++)
-        words_free(&sh.vars[i].value);
-    free(sh.vars);
+    if (notes)
+        notes_append(notes, &a.notes);
+    shell_free(&sh);
+    megatron_args_free(&a);
     return rc;
 }
 
@@ -1405,6 +2425,14 @@ static int vocab_size(interp_t *in, int tp, int *vocab)
         (rc = get_int(in, "make_vocab_size_divisible_by", 1, 1 << 20, &divisible, &have_div)))
         return rc;
     const char *tok = get_str(in, "tokenizer_type");
+    if (!tok && (strcmp(a->script, "pretrain_gpt.py") == 0 ||
+                 strcmp(a->script, "pretrain_gpt2.py") == 0)) {
+        /* pretrain_gpt.py's args_defaults (every release since v1.0) */
+        tok = "GPT2BPETokenizer";
+        if (!have_padded)
+            notes_add(&a->notes, NOTE_ASSUMED, "--tokenizer-type",
+                      "not given: GPT2BPETokenizer (%s's default)", a->script);
+    }
     if (have_padded) {
         *vocab = padded;
         return ERR_OK;
@@ -1424,9 +2452,11 @@ static int vocab_size(interp_t *in, int tp, int *vocab)
     } else {
         char name[64];
         return err_setf(in->err, ERR_INPUT, a->origin, flag_name("vocab_size", name, sizeof name),
-                        "the vocabulary size comes from the tokenizer files (%s); add "
-                        "--vocab-size N or --padded-vocab-size N",
-                        tok ? tok : "no --tokenizer-type");
+                        "the vocabulary size comes from the tokenizer files (%s%s), which "
+                        "scaleplan does not read; give --vocab-size N (the tokenizer's size, "
+                        "before Megatron's padding)",
+                        tok ? tok : "no --tokenizer-type",
+                        get_str(in, "tokenizer_model") ? ", --tokenizer-model" : "");
     }
     long multiple = (long)divisible * tp;
     long after = (orig + multiple - 1) / multiple * multiple;
@@ -1600,6 +2630,8 @@ static int build_attention_variants(interp_t *in, model_t *m, bool bias)
     return get_int(in, "mtp_num_layers", 0, 64, &m->n_mtp, NULL);
 }
 
+static bool at_default(const megatron_arg_t *x);
+
 static int build_model(interp_t *in, int tp)
 {
     megatron_args_t *a = in->a;
@@ -1615,6 +2647,27 @@ static int build_model(interp_t *in, int tp)
     if ((rc = get_int(in, "hidden_size", 1, MAX_WIDTH, &H, &has_h)) ||
         (rc = get_int(in, "num_attention_heads", 1, MAX_WIDTH, &A, &has_a)))
         return rc;
+    /* Hybrid Mamba models: their layer pattern or their script says so,
+     * whatever else the flags give. */
+    static const char *const HYBRID[] = {"hybrid_layer_pattern", "hybrid_override_pattern",
+                                         "hybrid_attention_ratio", "hybrid_mlp_ratio"};
+    for (size_t i = 0; i < sizeof HYBRID / sizeof HYBRID[0]; i++)
+        if ((rc = refuse_if(in, HYBRID[i],
+                            arg_of(a, HYBRID[i]) && !at_default(arg_of(a, HYBRID[i])),
+                            "a hybrid Mamba model: Mamba layers are not modelled (scaleplan "
+                            "models attention transformers); simulate an attention model of "
+                            "its size with --model")))
+            return rc;
+    if ((rc = refuse_if(in, "is_hybrid_model", get_switch(in, "is_hybrid_model", false),
+                        "a hybrid Mamba model: Mamba layers are not modelled (scaleplan models "
+                        "attention transformers); simulate an attention model of its size with "
+                        "--model")))
+        return rc;
+    if (strcmp(a->script, "pretrain_mamba.py") == 0 || strcmp(a->script, "pretrain_hybrid.py") == 0)
+        return err_setf(in->err, ERR_INPUT, a->origin, a->script,
+                        "trains a Mamba or hybrid Mamba model: Mamba layers are not modelled "
+                        "(scaleplan models attention transformers); simulate an attention model "
+                        "of its size with --model");
     if (!has_l && !has_h && !has_a) {
         a->have_model = false;
         return ERR_OK;
@@ -1625,13 +2678,7 @@ static int build_model(interp_t *in, int tp)
                         "missing: the architecture needs --num-layers, --hidden-size and "
                         "--num-attention-heads");
     /* What scaleplan cannot count exactly. */
-    if ((rc = refuse_if(in, "is_hybrid_model", get_switch(in, "is_hybrid_model", false),
-                        "hybrid Mamba models are not supported (scaleplan models attention "
-                        "transformers)")) ||
-        (rc = refuse_if(in, "hybrid_layer_pattern", true,
-                        "hybrid Mamba models are not supported (scaleplan models attention "
-                        "transformers)")) ||
-        (rc = refuse_if(in, "decoder_num_layers", true,
+    if ((rc = refuse_if(in, "decoder_num_layers", true,
                         "encoder-decoder models are not supported (scaleplan models "
                         "decoder-only transformers)")) ||
         (rc = refuse_if(in, "experimental_attention_variant", true,

@@ -65,6 +65,8 @@ typedef struct {
     megatron_arg_t *args;
     size_t n_args, cap_args;
     int nproc_per_node, nnodes;
+    char script[64];   /* the Python script the launch command runs
+                          ("pretrain_gpt.py"), "" when none */
     size_t expanded_bytes; /* bytes of words the shell reader made (also
                               when it refused the text), at most
                               MEGATRON_MAX_EXPANDED_BYTES a text */
@@ -99,6 +101,17 @@ int megatron_args_parse_argv(megatron_args_t *a, int argc, const char *const *ar
  * "False" for switches, "None" for "not set" (the argument is then
  * skipped), lists as "['p2p']" or "[2, 4]", enums as "AttnBackend.flash". */
 int megatron_args_set(megatron_args_t *a, const char *name, const char *value, err_t *err);
+
+/* The launch command of a shell text as its words after expansion: the
+ * last command that runs a Python script, from the script on (the shell
+ * reader of megatron_args_parse_text: variables, arrays, branches, loops,
+ * heredocs given to sbatch, bash -c), one word a line, a word with blanks
+ * quoted, into *out (malloc'd; NULL when the text runs no script). What
+ * the reader assumed or left out is appended to notes (may be NULL). For
+ * launch commands of other programs (Megatron-Bridge's run_recipe.py and
+ * setup_experiment.py). */
+int megatron_shell_command(const char *text, size_t len, const char *origin, char **out,
+                           notes_t *notes, err_t *err);
 
 /* Interpret what was read into model, layout, opt, world_size and notes.
  * ERR_INPUT naming the flag for values that contradict each other or that

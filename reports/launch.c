@@ -822,6 +822,9 @@ static bool override_word(const char *w)
     return dot;
 }
 
+static int perf_flag(const char *w);
+static bool perf_value(const char *text, int f, char *out, size_t cap);
+
 int launch_nemo_recipe(const char *text, char *recipe, size_t cap)
 {
     words_in_t in = {text, 0, 1};
@@ -843,6 +846,14 @@ int launch_nemo_recipe(const char *text, char *recipe, size_t cap)
             if (next_word(&in, w, sizeof w, &line))
                 snprintf(recipe, cap, "%s_pretrain", w);
         }
+    }
+    if (!recipe[0]) {
+        /* the launcher of Bridge v0.2: -m MODEL -s SIZE (llama3 70b) */
+        char m[128], sz[128];
+        int fm = perf_flag("--model_name"), fs = perf_flag("-s"), ff = perf_flag("-m");
+        if (perf_value(text, fs, sz, sizeof sz) &&
+            (perf_value(text, fm, m, sizeof m) || perf_value(text, ff, m, sizeof m)))
+            snprintf(recipe, cap, "%s_%s_pretrain", m, sz);
     }
     return recipe[0] ? 1 : 0;
 }
@@ -946,6 +957,10 @@ static const struct {
     {NULL, "--use_megatron_fsdp", "ddp.use_megatron_fsdp", PF_BOOL},
     {NULL, "--recompute_modules", "model.recompute_modules", PF_LIST},
     {"-m", "--model_family_name", "", PF_RUN},
+    {NULL, "--model_name", "", PF_RUN},
+    {"-s", "--model_size", "", PF_RUN},
+    {NULL, "--task", "", PF_RUN},
+    {NULL, "--config_variant", "", PF_RUN},
     {"-mr", "--model_recipe_name", "", PF_RUN},
     {"-ng", "--num_gpus", "", PF_RUN},
     {"-g", "--gpu", "", PF_RUN},
@@ -1058,8 +1073,7 @@ int launch_read_nemo_notes(const char *text, const char *origin, const model_t *
     words_in_t in = {text, 0, 1};
     char word[1024];
     while (!rc && next_word(&in, word, sizeof word, &line)) {
-        if (strcmp(word, "--recipe") == 0 || strncmp(word, "--recipe=", 9) == 0 ||
-            strcmp(word, "-mr") == 0 || strcmp(word, "--model_recipe_name") == 0)
+        if (strcmp(word, "--recipe") == 0 || strncmp(word, "--recipe=", 9) == 0)
             notes_add(notes, NOTE_ASSUMED, word,
                       "line %d: the recipe's own settings are not known to scaleplan: the "
                       "framework preset's defaults and these overrides are what is simulated",
@@ -1235,4 +1249,115 @@ int launch_read_nemo_notes(const char *text, const char *origin, const model_t *
         l->first_stage_layers = l->last_stage_layers = lighter > 0 ? lighter : LAYOUT_STAGE_EMPTY;
     }
     return ERR_OK;
+}
+
+/* ------------------------------------------------------------ performance layouts */
+
+/* Megatron-Bridge's performance configs (reports/bridge_perf_configs.tsv,
+ * generated from scripts/performance/configs/FAMILY/..._workload_base_configs.py
+ * by tools/gen-bridge-perf-configs.py): the layout each recipe runs on each
+ * GPU in each precision. 0 = not set (the recipe's own). */
+typedef struct {
+    const char *release, *recipe, *task, *gpu, *precision, *variant;
+    int gpus, tp, pp, cp, vpp, ep, etp, mbs, gbs, fsdp, offload_layers, recompute_layers;
+    const char *recompute_modules;
+    int seq_len;
+} perf_config_t;
+
+static const perf_config_t PERF_CONFIGS[] = {
+#include "reports/bridge_perf_configs.inc"
+};
+
+int launch_nemo_perf_layout(const char *text, const char *gpu, layout_t *l, char *what,
+                            size_t cap)
+{
+    char m[128] = "", sz[128] = "", mr[128] = "", g[32] = "", c[32] = "bf16", task[32] = "pretrain",
+         variant[16] = "v2", ng[32] = "", gb[32] = "";
+    perf_value(text, perf_flag("-s"), sz, sizeof sz);
+    if (!perf_value(text, perf_flag("--model_name"), m, sizeof m))
+        perf_value(text, perf_flag("-m"), m, sizeof m);
+    perf_value(text, perf_flag("-mr"), mr, sizeof mr);
+    perf_value(text, perf_flag("-g"), g, sizeof g);
+    perf_value(text, perf_flag("-c"), c, sizeof c);
+    perf_value(text, perf_flag("--task"), task, sizeof task);
+    perf_value(text, perf_flag("--config_variant"), variant, sizeof variant);
+    perf_value(text, perf_flag("-ng"), ng, sizeof ng);
+    perf_value(text, perf_flag("-gb"), gb, sizeof gb);
+    char recipe[300];
+    const char *release;
+    if (sz[0] && m[0]) { /* v0.2: -m llama3 -s 70b */
+        snprintf(recipe, sizeof recipe, "%s_%s", m, sz);
+        release = "v0.2.2";
+    } else if (mr[0]) { /* v0.3 on: -m llama -mr llama3_70b */
+        snprintf(recipe, sizeof recipe, "%s", mr);
+        release = "v0.5.0";
+    } else {
+        return 0;
+    }
+    for (char *p = recipe; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    if (!g[0] && gpu) {
+        /* the GPU scaleplan was given, as Bridge names it */
+        static const char *const NAMES[] = {"gb300", "gb200", "b300", "b200", "h100"};
+        for (size_t i = 0; i < sizeof NAMES / sizeof NAMES[0] && !g[0]; i++)
+            if (strncmp(gpu, NAMES[i], strlen(NAMES[i])) == 0)
+                snprintf(g, sizeof g, "%s", NAMES[i]);
+    }
+    const perf_config_t *hit = NULL;
+    for (int pass = 0; pass < 2 && !hit; pass++) /* the variant asked for, then v1 */
+        for (size_t i = 0; i < sizeof PERF_CONFIGS / sizeof PERF_CONFIGS[0]; i++) {
+            const perf_config_t *x = &PERF_CONFIGS[i];
+            if (strcmp(x->release, release) == 0 && strcmp(x->recipe, recipe) == 0 &&
+                strcmp(x->task, task) == 0 && strcmp(x->gpu, g) == 0 &&
+                strcmp(x->precision, c) == 0 &&
+                (x->variant[0] == '-' || strcmp(x->variant, pass ? "v1" : variant) == 0)) {
+                hit = x;
+                break;
+            }
+        }
+    if (!hit) {
+        snprintf(what, cap, "%s %s on %s in %s has no performance config in Megatron-Bridge %s",
+                 recipe, task, g[0] ? g : "(no -g)", c, release);
+        return -1;
+    }
+    l->tp = hit->tp;
+    l->pp = hit->pp;
+    l->cp = hit->cp;
+    l->vpp = hit->vpp > 0 ? hit->vpp : 1;
+    l->schedule = l->vpp > 1 ? SCHEDULE_INTERLEAVED : SCHEDULE_1F1B;
+    l->ep = hit->ep;
+    l->etp = hit->etp;
+    l->micro_batch = hit->mbs;
+    l->global_batch = hit->gbs;
+    int n = atoi(ng);
+    if (n > 0 && n != hit->gpus && !gb[0]) /* Bridge scales the batch with the GPUs */
+        l->global_batch = (int)((double)hit->gbs / hit->gpus * n);
+    l->sequence_parallel = hit->tp > 1;
+    if (hit->seq_len > 0)
+        l->seq_len = hit->seq_len;
+    if (hit->fsdp) {
+        l->zero = 3;
+        l->distributed_optimizer = false;
+    }
+    if (hit->offload_layers > 0) {
+        l->offload |= LAYOUT_OFFLOAD_ACTIVATIONS;
+        l->offload_act_layers = hit->offload_layers;
+    }
+    if (hit->recompute_layers > 0) {
+        l->recompute = RECOMPUTE_FULL;
+        l->recompute_layers = hit->recompute_layers;
+    } else if (hit->recompute_modules[0]) {
+        err_t ignore;
+        if (layout_parse_recompute_modules(hit->recompute_modules, "recompute_modules",
+                                           &l->recompute_modules, &ignore) == ERR_OK)
+            l->recompute = RECOMPUTE_SELECTIVE;
+    }
+    snprintf(what, cap,
+             "TP %d PP %d CP %d VPP %d EP %d, micro-batch %d, global batch %d%s, from Megatron-Bridge "
+             "%s's performance config %s %s %s %s%s%s (%d GPUs)",
+             l->tp, l->pp, l->cp, l->vpp, l->ep, l->micro_batch, l->global_batch,
+             l->global_batch != hit->gbs ? " (scaled to the GPUs)" : "", release, recipe, task,
+             hit->gpu, hit->precision, hit->variant[0] != '-' ? " " : "",
+             hit->variant[0] != '-' ? hit->variant : "", hit->gpus);
+    return 1;
 }

@@ -108,4 +108,17 @@ int launch_nemo_recipe_parts(const char *recipe, launch_recipe_t *out);
  * overrides they stand for). */
 void launch_nemo_perf_run(const char *text, launch_recipe_t *out);
 
+/* The layout Megatron-Bridge's performance launcher runs for the recipe a
+ * setup_experiment.py command names (-m MODEL -s SIZE of Bridge v0.2,
+ * -m FAMILY -mr RECIPE of later releases) on its GPU (-g, else gpu, the
+ * catalog name scaleplan was given) in its precision (-c, default bf16):
+ * the release's performance config (reports/bridge_perf_configs.tsv, from
+ * scripts/performance/configs), its global batch scaled to -ng as Bridge
+ * scales it, written over l. 1 with what in words, 0 when the text names
+ * no such recipe, -1 when the release has no config for it (what says
+ * which). The command's own -tp ... -gb are read after, by
+ * launch_read_nemo_notes. */
+int launch_nemo_perf_layout(const char *text, const char *gpu, layout_t *l, char *what,
+                            size_t cap);
+
 #endif
