@@ -22,6 +22,7 @@ void layout_defaults(layout_t *l)
     l->flash_attention = true;
     l->grad_bytes = 2;
     l->n_gpus = 1;
+    finetune_defaults(&l->ft);
 }
 
 static const char *schedule_names[SCHEDULE_COUNT] = {"gpipe", "1f1b", "interleaved",

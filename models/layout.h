@@ -16,6 +16,7 @@
 #include <stdbool.h>
 
 #include "common/error.h"
+#include "models/finetune.h"
 #include "models/model.h"
 
 typedef enum {
@@ -162,6 +163,8 @@ typedef struct {
                                 --optimizer-offload-fraction); 0 = all of it */
     int offload_act_layers; /* blocks per pipeline rank whose activations are
                                offloaded; 0 = all but the last one */
+    finetune_t ft;          /* pretraining, full fine-tuning, or LoRA/QLoRA
+                               with a frozen base (models/finetune.h) */
 } layout_t;
 
 /* The sequence length a layout without one trains at: the model's
