@@ -335,7 +335,8 @@ int layout_offload_act_layers(const layout_t *l, int layers);
  * bf16 weights and activations; only its GEMMs run in fp8). */
 int layout_weight_bytes(precision_t p);
 
-/* One-line description: "TP8 PP4 DP8 CP1 mb1 gb512 (x4) 1f1b ZeRO-0 recompute=selective SP bf16". */
+/* One-line description: "TP8 PP4 DP8 CP1 mb1 gb512 (x4) 1f1b ZeRO-0 recompute=selective SP bf16",
+ * then offload and fine-tuning where set (" offload=optimizer", " lora r16 base16"). */
 void layout_describe(const layout_t *l, char *buf, int cap);
 
 #endif

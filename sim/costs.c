@@ -1425,6 +1425,8 @@ static double reduce_bytes(const sim_input_t *in)
  * copies of an fp8 run's weights, else the weights' own size. */
 static double gather_bytes(const sim_input_t *in)
 {
+    if (finetune_frozen(&in->layout->ft))
+        return finetune_base_bytes_per_param(&in->layout->ft); /* FSDP-QLoRA gathers 4-bit */
     if (in->opt.fp8_param_gather && layout_precision_quantized(in->layout->precision))
         return layout_precision_fp4(in->layout->precision) ? 0.5 + 1.0 / 16 : 1;
     return layout_weight_bytes(in->layout->precision);
