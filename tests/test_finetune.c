@@ -15,6 +15,7 @@
 #include "common/units.h"
 #include "models/finetune.h"
 #include "models/flops.h"
+#include "models/layout_json.h"
 #include "models/memory.h"
 #include "sim/step.h"
 #include "tests/testing.h"
@@ -389,7 +390,32 @@ static void test_cli_notes_and_help(void)
     }
 }
 
+/* A layout's fine-tuning survives its JSON (plan.json, sim --json read
+ * back); pretraining writes no fine-tuning keys (the goldens' layouts). */
+static void test_layout_json(void)
+{
+    layout_t l = tuned(FINETUNE_QLORA, 32, 8, RECOMPUTE_FULL, 2048, 1);
+    CU_ASSERT_EQUAL(finetune_parse_targets("q,v,down", &l.ft.targets, NULL), 0);
+    cJSON *j = layout_to_json(&l);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    layout_t back;
+    layout_defaults(&back);
+    json_ctx_t ctx = json_ctx_root("plan.json");
+    err_t e;
+    CU_ASSERT_EQUAL(layout_from_json(j, &ctx, &back, &e), 0);
+    CU_ASSERT_EQUAL(back.ft.mode, FINETUNE_QLORA);
+    CU_ASSERT_EQUAL(back.ft.rank, 32);
+    CU_ASSERT_EQUAL(back.ft.base_bits, 8);
+    CU_ASSERT_EQUAL(back.ft.targets, FINETUNE_T_Q | FINETUNE_T_V | FINETUNE_T_DOWN);
+    cJSON_Delete(j);
+    layout_defaults(&l);
+    j = layout_to_json(&l);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(j, "finetune"));
+    cJSON_Delete(j);
+}
+
 TEST_SUITE(suite_finetune, "finetune", TEST(test_adapter_count_peft), TEST(test_frozen_memory),
            TEST(test_no_base_wgrad), TEST(test_dp_moves_adapters), TEST(test_lora_70b_fits),
            TEST(test_frozen_flops), TEST(test_published_memory), TEST(test_published_qwen),
-           TEST(test_bad_input), TEST(test_cli_notes_and_help));
+           TEST(test_bad_input), TEST(test_cli_notes_and_help), TEST(test_layout_json));
