@@ -224,6 +224,7 @@ static int rank_layout(const scenario_t *s, plan_search_t *out, err_t *err)
     sp.seq_len = s->layout.seq_len;
     sp.global_batch_min = sp.global_batch_max = s->layout.global_batch;
     sp.precision = s->layout.precision;
+    sp.ft = s->layout.ft; /* ranked among layouts that fine-tune the same way */
     sp.adjust_options = plan_use_options; /* the switches this run was given */
     sp.adjust_ctx = &s->opt;
     return plan_search(&s->model, &s->cluster, &s->profile, &sp, &s->layout, out, err);

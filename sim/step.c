@@ -778,7 +778,8 @@ static int build(builder_t *b)
     build_compute(b, &x);
     if (b->p > 1)
         build_transfers(b);
-    if (b->in->model->tied_embeddings && b->head_rank != 0)
+    /* a frozen base (LoRA) trains no embedding: nothing to keep in sync */
+    if (b->in->model->tied_embeddings && b->head_rank != 0 && !finetune_frozen(&b->in->layout->ft))
         build_embed_sync(b, &x);
     build_step_end(b, &x);
     return b->oom ? -1 : 0;
