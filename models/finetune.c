@@ -242,6 +242,12 @@ void finetune_notes(const finetune_t *f, bool rank_given, bool targets_given, no
               f->base_bits == 4 ? "NF4 (4.127 bits, double quantization)"
                                 : f->base_bits == 8 ? "int8" : "bf16",
               f->rank, names);
+    if (f->base_bits < 16)
+        notes_add(notes, NOTE_ASSUMED, "--base-bits",
+                  "%d-bit base dequantized to bf16 before each GEMM, forward and backward, "
+                  "priced as a memory-bound pass (bitsandbytes' kernels are slower: Qwen-7B's "
+                  "published Q-LoRA step is 7.0 s where 4.6 s is priced)",
+                  f->base_bits);
     notes_add(notes, NOTE_ASSUMED, "MFU",
               "counts the work a frozen-base step runs: base linears 4N (forward and input "
               "gradient), attention 3x its forward, adapters 6 x theirs; HF Trainer's total_flos "

@@ -1613,9 +1613,12 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
     return ERR_OK;
 }
 
-/* The routed experts' share of a GPU's layer parameters (0 when dense). */
-static double expert_share(const step_costs_t *c)
+/* The routed experts' share of a GPU's layer parameters (0 when dense, and
+ * with a frozen base, whose adapters are on the attention only). */
+static double expert_share(const sim_input_t *in, const step_costs_t *c)
 {
+    if (finetune_frozen(&in->layout->ft))
+        return 0;
     return c->layer_params > 0 ? c->layer_expert_params / c->layer_params : 0;
 }
 
@@ -1626,7 +1629,7 @@ double sim_grad_reduce_time(const sim_input_t *in, const step_costs_t *c, double
     if (in->opt.bf16_grad_all_reduce && l->precision == PRECISION_BF16 && l->zero <= 1)
         sharded = false; /* BF16_Optimizer: all-reduced, then its shard updated */
     coll_op_t op = sharded ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE;
-    double x = expert_share(c);
+    double x = expert_share(in, c);
     if (x <= 0)
         return prof_coll_time(in->profile, op, &c->dp_span, params * reduce_bytes(in));
     /* experts over their own group, the rest over DP x CP */
@@ -1636,7 +1639,7 @@ double sim_grad_reduce_time(const sim_input_t *in, const step_costs_t *c, double
 
 double sim_param_gather_time(const sim_input_t *in, const step_costs_t *c, double params)
 {
-    double x = expert_share(c);
+    double x = expert_share(in, c);
     if (x <= 0)
         return prof_coll_time(in->profile, COLL_ALL_GATHER, &c->dp_span,
                               params * gather_bytes(in));
