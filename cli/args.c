@@ -126,6 +126,55 @@ const cli_group_t CLI_LAYOUT_OPTS = {"Layout (Megatron-LM flag names accepted)",
                                      layout_opts,
                                      sizeof layout_opts / sizeof layout_opts[0]};
 
+static const cli_opt_t finetune_opts[] = {
+    {"--finetune", NULL, "lora|qlora|full",
+     "fine-tune instead of pretraining: lora (frozen bf16 base, adapters), qlora (frozen "
+     "4-bit NF4 base), full (every parameter, priced as pretraining)",
+     CLI_WORD},
+    {"--lora-rank", "--lora-r", "R", "adapter rank (default 16, said as assumed)",
+     CLI_N(1, 1 << 20)},
+    {"--lora-targets", NULL, "LIST",
+     "adapted linears: q,k,v,o,gate,up,down, or all, attention, mlp (PEFT names too; default "
+     "all, LLaMA-Factory's lora_target: all; PEFT's Llama default is q,v)",
+     CLI_WORD},
+    {"--base-bits", NULL, "4|8|16",
+     "frozen base linears' bits (qlora: 4, NF4 with double quantization; lora: 16)",
+     CLI_N(4, 16)},
+};
+const cli_group_t CLI_FINETUNE_OPTS = {"Fine-tuning", finetune_opts,
+                                       sizeof finetune_opts / sizeof finetune_opts[0]};
+
+int cli_finetune(const cli_args_t *a, const model_t *m, finetune_t *ft, notes_t *notes,
+                 err_t *err)
+{
+    int rc;
+    finetune_defaults(ft);
+    if (!cli_find_opt(a, "--finetune"))
+        return ERR_OK; /* a command without the group: pretraining */
+    const char *v = cli_get(a, "--finetune");
+    if (v && (rc = finetune_parse_mode(v, &ft->mode, err)))
+        return rc;
+    bool lora = finetune_frozen(ft);
+    static const char *const lora_only[] = {"--lora-rank", "--lora-targets"};
+    for (int i = 0; i < 2; i++)
+        if (cli_has(a, lora_only[i]) && !lora)
+            return err_setf(err, ERR_INPUT, NULL, lora_only[i],
+                            "goes with --finetune lora or qlora");
+    if (ft->mode == FINETUNE_QLORA)
+        ft->base_bits = 4; /* QLoRA's NF4 (Dettmers et al. 2023) */
+    if ((rc = cli_get_int(a, "--lora-rank", &ft->rank, err)) ||
+        (rc = cli_get_int(a, "--base-bits", &ft->base_bits, err)))
+        return rc;
+    if ((v = cli_get(a, "--lora-targets")) && (rc = finetune_parse_targets(v, &ft->targets, err)))
+        return rc;
+    if (lora && !cli_has(a, "--lora-targets") && m->mlp != MODEL_MLP_SWIGLU)
+        ft->targets &= ~(unsigned)FINETUNE_T_GATE; /* "all" of a plain MLP */
+    if ((rc = finetune_check(ft, m, err)))
+        return rc;
+    finetune_notes(ft, cli_has(a, "--lora-rank"), cli_has(a, "--lora-targets"), notes);
+    return ERR_OK;
+}
+
 static const cli_opt_t output_opts[] = {
     {"--json", NULL, NULL, "print one JSON object instead of tables", CLI_WORD},
     {"--csv", NULL, NULL, "print the same figures as --json as CSV", CLI_WORD},
@@ -718,7 +767,7 @@ int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l, sim_opt
                  cli_has(a, "--checkpoint-activations") || cli_has(a, "--deepspeed");
     if (cli_has(a, "--offload") && !named)
         offload_default_recompute(l, notes);
-    return ERR_OK;
+    return cli_finetune(a, m, &l->ft, notes, err);
 }
 
 int cli_layout(const cli_args_t *a, const model_t *m, int n_gpus, layout_t *l,

@@ -93,7 +93,15 @@ typedef struct {
 } cli_args_t;
 
 extern const cli_group_t CLI_MODEL_OPTS, CLI_CLUSTER_OPTS, CLI_GPUS_OPTS, CLI_LAYOUT_OPTS,
-    CLI_OUTPUT_OPTS, CLI_MODEL_NAME_OPTS;
+    CLI_OUTPUT_OPTS, CLI_MODEL_NAME_OPTS, CLI_FINETUNE_OPTS;
+
+/* --finetune, --lora-rank, --lora-targets, --base-bits (CLI_FINETUNE_OPTS)
+ * into ft, checked against m (models/finetune.h finetune_check); what is
+ * assumed goes to notes (may be NULL). Pretraining when --finetune is
+ * absent (or the command does not declare the group). ERR_INPUT naming the
+ * flag. cli_layout_flags calls it for l->ft. */
+int cli_finetune(const cli_args_t *a, const model_t *m, finetune_t *ft, notes_t *notes,
+                 err_t *err);
 
 /* Parse argv[1..argc) (argv[0] is the subcommand). Bare words go first to
  * the options that take them (CLI_POS_ONE, in table order, when absent),

@@ -138,6 +138,10 @@ static int print_flops(const model_report_t *r)
     char b[32], c[32];
     printf("  model FLOPs per token (3 x forward, seq %d): %s\n", r->layout.seq_len,
            units_fmt_count(r->flops.model_per_token, a, sizeof a));
+    if (finetune_frozen(&r->layout.ft))
+        printf("  %s: the frozen base runs no weight gradients (per step below: linears 2 x "
+               "forward, attention 3x, adapters 3x theirs)\n",
+               finetune_mode_name(r->layout.ft.mode));
     printf("  per step (%d x %d tokens): model %s FLOP, hardware %s FLOP (recompute %s)\n",
            r->layout.global_batch, r->layout.seq_len,
            units_fmt_count(model_flops_per_step(&r->model, &r->layout), b, sizeof b),
@@ -168,10 +172,15 @@ static int print_memory(const model_report_t *r)
         table_add_rowf(t, "weights\t%.2f\t%s params on this GPU", mm->params_bytes / GIB,
                        units_fmt_count(mm->params_count, note, sizeof note));
     }
-    table_add_rowf(t, "gradients\t%.2f\t%d bytes each%s", mm->grads_bytes / GIB,
-                   r->layout.grad_bytes, r->layout.zero >= 2 ? ", sharded (ZeRO-2+)" : "");
-    table_add_rowf(t, "optimizer\t%.2f\tfp32 master + Adam moments%s",
-                   mm->optimizer_bytes / GIB,
+    bool frozen = finetune_frozen(&r->layout.ft);
+    if (frozen)
+        table_add_rowf(t, "gradients\t%.2f\tadapters' only, fp32%s", mm->grads_bytes / GIB,
+                       r->layout.zero >= 2 ? ", sharded (ZeRO-2+)" : "");
+    else
+        table_add_rowf(t, "gradients\t%.2f\t%d bytes each%s", mm->grads_bytes / GIB,
+                       r->layout.grad_bytes, r->layout.zero >= 2 ? ", sharded (ZeRO-2+)" : "");
+    table_add_rowf(t, "optimizer\t%.2f\t%s%s", mm->optimizer_bytes / GIB,
+                   frozen ? "adapters' Adam moments (fp32)" : "fp32 master + Adam moments",
                    (r->layout.zero >= 1 || r->layout.distributed_optimizer) ? ", sharded" : "");
     table_add_rowf(t, "activations\t%.2f\t%.2f micro-batches in flight x %d layers",
                    mm->activations_bytes / GIB, mm->inflight_microbatches, mm->layers);
@@ -342,6 +351,7 @@ static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
                                          &CLI_LAYOUT_OPTS,
                                          &CLI_GPUS_OPTS,
                                          &own_group,
+                                         &CLI_FINETUNE_OPTS,
                                          &CLI_OUTPUT_OPTS};
 
 const cli_command_t CLI_CMD_MODEL = {
@@ -352,7 +362,12 @@ const cli_command_t CLI_CMD_MODEL = {
                        "(Megatron convention), and per-GPU memory (weights, gradients, optimizer\n"
                        "states, activations, buffers) for a parallel layout. Without --gpus the\n"
                        "layout uses one model replica (TP x PP x CP GPUs); without a batch, about\n"
-                       "4M tokens a step as plan takes (it sets the micro-batches in flight).",
+                       "4M tokens a step as plan takes (it sets the micro-batches in flight).\n"
+                       "Fine-tuning (--finetune lora|qlora|full): LoRA and QLoRA freeze the base\n"
+                       "(no base gradients or optimizer state; QLoRA stores its linears in 4-bit\n"
+                       "NF4, 0.516 bytes a parameter) and train fp32 adapters, e.g.\n"
+                       "  scaleplan model --model llama3-70b --finetune qlora --recompute full \\\n"
+                       "      --seq-len 2048 --micro-batch 1 --global-batch 16 --gpu h100-sxm",
     groups,
     sizeof groups / sizeof groups[0],
     run,

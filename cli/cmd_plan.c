@@ -152,6 +152,7 @@ typedef struct {
     char recommendation[4096];
     bool tokens_assumed;    /* no --tokens: 20 per parameter */
     bool precision_assumed; /* no --precision: bf16 */
+    notes_t notes;          /* what --finetune assumed */
 } plan_run_t;
 
 /* The simulation switches given to plan, over each searched framework's
@@ -194,6 +195,8 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     const char *v;
     /* search space */
     ladder_input_defaults(in, &p->model);
+    if ((rc = cli_finetune(a, &p->model, &in->space.ft, &p->notes, err)))
+        return rc;
     in->space.framework = cli_get(a, "--framework");
     if ((rc = space_flags(a, &in->space, err)))
         return rc;
@@ -478,6 +481,7 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
     if (p->precision_assumed)
         printf("  precision: bf16 (no --precision given; --precision bf16,fp8 also searches each "
                "framework's fp8 recipe)\n");
+    cli_print_notes(stdout, &p->notes);
     printf("  failures '%s': %s; storage '%s', restarts '%s'; each rung checkpoints at its best "
            "interval; Monte Carlo until P50/P90 are within %.2g%%\n",
            p->failures.name, p->pick.set_given ? "given" : p->pick.choice.why,
@@ -836,6 +840,7 @@ static int run(const cli_args_t *a, err_t *err)
                            p->in.deadline_s > 0 && p->in.budget_usd > 0 ? " and " : "",
                            p->in.budget_usd > 0 ? "--budget" : "");
 out:
+    notes_free(&p->notes);
     ladder_rung_detail_free(&detail);
     prof_free(&p->profile);
     free(p);
@@ -849,6 +854,7 @@ static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
                                          &own_group,
                                          &space_group,
                                          &CLI_REL_OPTS,
+                                         &CLI_FINETUNE_OPTS,
                                          &CLI_OUTPUT_OPTS};
 
 const cli_command_t CLI_CMD_PLAN = {
@@ -890,7 +896,11 @@ const cli_command_t CLI_CMD_PLAN = {
                        "Without --tokens, 20 tokens per parameter are assumed (and said).\n"
                        "Without --framework every plannable framework is searched and the\n"
                        "recommendation says which wins and by how much. Scaling efficiency is\n"
-                       "per-GPU throughput against the best per-GPU throughput at a smaller rung.",
+                       "per-GPU throughput against the best per-GPU throughput at a smaller rung.\n"
+                       "With --finetune lora|qlora every candidate has a frozen base (no base\n"
+                       "gradients or optimizer state; adapters reduced and updated), e.g.\n"
+                       "  scaleplan plan --model llama3-70b --gpu h100-sxm --finetune qlora \\\n"
+                       "      --tokens 100M --max-gpus 64",
     groups,
     sizeof groups / sizeof groups[0],
     run,

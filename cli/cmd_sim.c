@@ -224,6 +224,7 @@ static int rank_layout(const scenario_t *s, plan_search_t *out, err_t *err)
     sp.seq_len = s->layout.seq_len;
     sp.global_batch_min = sp.global_batch_max = s->layout.global_batch;
     sp.precision = s->layout.precision;
+    sp.ft = s->layout.ft; /* ranked among layouts that fine-tune the same way */
     sp.adjust_options = plan_use_options; /* the switches this run was given */
     sp.adjust_ctx = &s->opt;
     return plan_search(&s->model, &s->cluster, &s->profile, &sp, &s->layout, out, err);
@@ -351,6 +352,7 @@ static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
                                          &CLI_INPUT_OPTS,
                                          &CLI_SIM_OPTS,
                                          &own_group,
+                                         &CLI_FINETUNE_OPTS,
                                          &CLI_OUTPUT_OPTS};
 
 const cli_command_t CLI_CMD_SIM = {
@@ -368,7 +370,13 @@ const cli_command_t CLI_CMD_SIM = {
                        "batch, about 4M tokens a step (as plan; said). The model, layout and\n"
                        "options can come from a Megatron-LM command line, a torchtitan TOML, a\n"
                        "DeepSpeed config or Megatron-Bridge overrides; what they ignore or assume\n"
-                       "is listed. --offload prices optimizer, parameter and activation offload.",
+                       "is listed. --offload prices optimizer, parameter and activation offload.\n"
+                       "--finetune lora|qlora prices a frozen base: input gradients only (no\n"
+                       "weight-gradient GEMMs), the adapters' GEMMs, QLoRA's dequantization, only\n"
+                       "the adapters' gradients reduced and updated; --finetune full as\n"
+                       "pretraining. e.g.\n"
+                       "  scaleplan sim --model llama3-8b --gpu a100-80g --gpus 1 --finetune lora \\\n"
+                       "      --lora-rank 64 --recompute full --seq-len 2048 --global-batch 8",
     groups,
     sizeof groups / sizeof groups[0],
     run,

@@ -175,10 +175,24 @@ static double tokens_per_step(const layout_t *l)
     return (double)l->global_batch * l->seq_len;
 }
 
+/* Model FLOPs per token of a frozen-base step (LoRA, QLoRA): every GEMM
+ * with a weight runs forward and input gradient (2x its forward) but no
+ * weight gradient; the attention core's two products keep their 3x (both
+ * operands are activations); the adapters run their own 3x: 2 x rank x
+ * (in + out) multiply-adds a token per target, forward. */
+static double frozen_per_token(const model_t *m, const layout_t *l, const model_flops_t *f)
+{
+    double core = f->fwd_per_token[FLOP_ATTN_SCORES] + f->fwd_per_token[FLOP_ATTN_VALUES];
+    double adapters = 2 * finetune_adapter_params_block(&l->ft, m, 1) * m->n_layers;
+    return 2 * (f->fwd_per_token_total - core) + 3 * core + 3 * adapters;
+}
+
 double model_flops_per_step(const model_t *m, const layout_t *l)
 {
     model_flops_t f;
     model_flops(m, l->seq_len, &f);
+    if (finetune_frozen(&l->ft))
+        return frozen_per_token(m, l, &f) * tokens_per_step(l);
     return f.model_per_token * tokens_per_step(l);
 }
 

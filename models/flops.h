@@ -61,7 +61,10 @@ double model_recompute_flops_per_token(const model_t *m, int seq_len,
  * matmul FLOPs. */
 double model_recompute_modules_flops_per_token(const model_t *m, int seq_len, unsigned modules);
 
-/* Model FLOPs of one step of layout l: 3 x forward x tokens. */
+/* Model FLOPs of one step of layout l: 3 x forward x tokens. With a
+ * frozen base (l->ft LoRA or QLoRA) what the step runs: the weight GEMMs
+ * 2 x forward (no weight gradient), the attention core 3x, the adapters
+ * 3x theirs (HF Trainer's total_flos would say 6N over all parameters). */
 double model_flops_per_step(const model_t *m, const layout_t *l);
 
 /* Hardware FLOPs of one step: model FLOPs plus recomputed forward work.

@@ -22,6 +22,7 @@ void layout_defaults(layout_t *l)
     l->flash_attention = true;
     l->grad_bytes = 2;
     l->n_gpus = 1;
+    finetune_defaults(&l->ft);
 }
 
 static const char *schedule_names[SCHEDULE_COUNT] = {"gpipe", "1f1b", "interleaved",
@@ -816,6 +817,14 @@ void layout_describe(const layout_t *l, char *buf, int cap)
         char names[64];
         layout_offload_name(l, names, sizeof names);
         snprintf(off, sizeof off, " offload=%s", names);
+    }
+    if (l->ft.mode != FINETUNE_NONE) {
+        size_t n = strlen(off);
+        if (finetune_frozen(&l->ft))
+            snprintf(off + n, sizeof off - n, " %s r%d base%d", finetune_mode_name(l->ft.mode),
+                     l->ft.rank, l->ft.base_bits);
+        else
+            snprintf(off + n, sizeof off - n, " %s", finetune_mode_name(l->ft.mode));
     }
     char rc_layers[120] = "";
     if (l->recompute == RECOMPUTE_FULL && l->recompute_layers > 0)

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 
 #include "common/error.h"
+#include "models/finetune.h"
 #include "models/model.h"
 
 typedef enum {
@@ -162,6 +163,8 @@ typedef struct {
                                 --optimizer-offload-fraction); 0 = all of it */
     int offload_act_layers; /* blocks per pipeline rank whose activations are
                                offloaded; 0 = all but the last one */
+    finetune_t ft;          /* pretraining, full fine-tuning, or LoRA/QLoRA
+                               with a frozen base (models/finetune.h) */
 } layout_t;
 
 /* The sequence length a layout without one trains at: the model's
@@ -332,7 +335,8 @@ int layout_offload_act_layers(const layout_t *l, int layers);
  * bf16 weights and activations; only its GEMMs run in fp8). */
 int layout_weight_bytes(precision_t p);
 
-/* One-line description: "TP8 PP4 DP8 CP1 mb1 gb512 (x4) 1f1b ZeRO-0 recompute=selective SP bf16". */
+/* One-line description: "TP8 PP4 DP8 CP1 mb1 gb512 (x4) 1f1b ZeRO-0 recompute=selective SP bf16",
+ * then offload and fine-tuning where set (" offload=optimizer", " lora r16 base16"). */
 void layout_describe(const layout_t *l, char *buf, int cap);
 
 #endif

@@ -13,6 +13,25 @@ static int field_error(const json_ctx_t *ctx, const char *key, err_t *err)
     return err_readdress(err, k.file, k.path);
 }
 
+/* The fine-tuning keys layout_to_json writes where set: finetune, lora_rank,
+ * lora_targets, base_bits; absent: pretraining. */
+static int finetune_from_json(const cJSON *o, const json_ctx_t *ctx, finetune_t *f, err_t *err)
+{
+    char mode[16] = "", targets[96] = "";
+    int rc;
+    if ((rc = json_get_string(o, "finetune", ctx, JSON_OPTIONAL, mode, sizeof mode, err)) ||
+        (rc = json_get_int(o, "lora_rank", ctx, JSON_OPTIONAL, 1, 1 << 20, &f->rank, err)) ||
+        (rc = json_get_int(o, "base_bits", ctx, JSON_OPTIONAL, 4, 16, &f->base_bits, err)) ||
+        (rc = json_get_string(o, "lora_targets", ctx, JSON_OPTIONAL, targets, sizeof targets,
+                              err)))
+        return rc;
+    if (mode[0] && finetune_parse_mode(mode, &f->mode, err))
+        return field_error(ctx, "finetune", err);
+    if (targets[0] && finetune_parse_targets(targets, &f->targets, err))
+        return field_error(ctx, "lora_targets", err);
+    return ERR_OK;
+}
+
 int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *err)
 {
     int rc = json_expect_object(o, ctx, err);
@@ -73,7 +92,7 @@ int layout_from_json(const cJSON *o, const json_ctx_t *ctx, layout_t *l, err_t *
         return field_error(ctx, "schedule", err);
     if (precision[0] && layout_parse_precision(precision, &l->precision, err))
         return field_error(ctx, "precision", err);
-    return ERR_OK;
+    return finetune_from_json(o, ctx, &l->ft, err);
 }
 
 cJSON *layout_to_json(const layout_t *l)
@@ -114,6 +133,15 @@ cJSON *layout_to_json(const layout_t *l)
             ok = json_add_number(o, "offload_fraction", l->offload_fraction);
         if (ok && l->offload_act_layers > 0)
             ok = json_add_number(o, "offload_activation_layers", l->offload_act_layers);
+    }
+    if (ok && l->ft.mode != FINETUNE_NONE) /* fine-tuning: said only where set */
+        ok = cJSON_AddStringToObject(o, "finetune", finetune_mode_name(l->ft.mode)) != NULL;
+    if (ok && finetune_frozen(&l->ft)) {
+        char names[64];
+        finetune_targets_name(l->ft.targets, names, sizeof names);
+        ok = json_add_number(o, "lora_rank", l->ft.rank) &&
+             cJSON_AddStringToObject(o, "lora_targets", names) &&
+             json_add_number(o, "base_bits", l->ft.base_bits);
     }
     if (!ok) {
         cJSON_Delete(o);

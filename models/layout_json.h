@@ -15,8 +15,9 @@
 
 /* The layout object (tp, pp, dp, cp, ep, vpp, micro_batch, global_batch,
  * grad_accum, zero, recompute, schedule, seq_len, sequence_parallel,
- * distributed_optimizer, precision, flash_attention, grad_bytes, gpus);
- * the caller deletes it. NULL on OOM. */
+ * distributed_optimizer, precision, flash_attention, grad_bytes, gpus;
+ * finetune, and with a frozen base lora_rank, lora_targets, base_bits, only
+ * where set); the caller deletes it. NULL on OOM. */
 cJSON *layout_to_json(const layout_t *l);
 
 /* Read a layout object as layout_to_json writes it (derived keys dp,

@@ -427,6 +427,47 @@ static double offload_to_host(const layout_t *l, int layers, double blocks_act,
     return host;
 }
 
+/* LoRA / QLoRA (models/finetune.h) on one GPU of a stage with `layers`
+ * blocks and `params` parameters: the frozen base (its block linears in 16,
+ * 8 or 4 bits; embeddings, head and norms in bf16, which bitsandbytes
+ * leaves unquantized) without gradients or optimizer state, and the fp32
+ * adapters with fp32 gradients and Adam moments (no master copy: they are
+ * fp32 already). ZeRO shards the adapters' state as it would the base's,
+ * and ZeRO-3 the frozen weights too. */
+static void frozen_states(const model_t *m, const layout_t *l, int layers, double params,
+                          double *weights, double *grads, double *optim)
+{
+    double shard = (double)l->dp * l->cp;
+    double linear = layers * finetune_block_linear_params(m, l->tp);
+    if (linear > params)
+        linear = params;
+    double adapters = layers * finetune_adapter_params_block(&l->ft, m, l->tp);
+    double base = finetune_base_bytes_per_param(&l->ft) * linear + 2 * (params - linear);
+    double aw = 4 * adapters, ag = 4 * adapters, ao = 8 * adapters;
+    if (l->zero >= 1 || l->distributed_optimizer)
+        ao /= shard;
+    if (l->zero >= 2)
+        ag /= shard;
+    if (l->zero >= 3) {
+        base /= shard;
+        aw /= shard;
+    }
+    *weights = base + aw;
+    *grads = ag;
+    *optim = ao;
+}
+
+/* The adapters' rank-r intermediates (x A of each target, kept for B's
+ * weight gradient) of the blocks that keep their activations, every
+ * micro-batch in flight; the base's own tensors are kept as in training,
+ * since the input gradient still flows through every frozen linear. */
+static double adapter_act_bytes(const layout_t *l, int kept_layers, double inflight)
+{
+    double sb = ((double)l->seq_len / l->cp) * l->micro_batch;
+    return inflight * kept_layers * sb * finetune_act_elements_per_token(&l->ft) *
+           layout_weight_bytes(l->precision);
+}
+
 void model_memory_stage(const model_t *m, const layout_t *l, int stage,
                         const memory_opts_t *opts, model_memory_t *out)
 {
@@ -486,6 +527,8 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
         grads += g_e;
         optim += o_e;
     }
+    if (finetune_frozen(&l->ft))
+        frozen_states(m, l, out->layers, psi + psi_e, &weights, &grads, &optim);
 
     double per_layer = layer_bytes(m, l, all_moe(m), opts);
     double inflight = layout_inflight_microbatches(l, stage);
@@ -504,6 +547,10 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
         act = inflight * (share * blocks_bytes(m, l, out->layers, moe, opts) +
                           (1 - share) * blocks_bytes(m, &keep, out->layers, moe, opts));
     }
+    if (finetune_frozen(&l->ft))
+        act += adapter_act_bytes(l, l->recompute == RECOMPUTE_FULL ? out->layers - rebuilt
+                                                                      : out->layers,
+                                 inflight);
     double blocks_act = act; /* the blocks' share, before the edges' */
     double logit_bytes =
         l->tp > 1 && opts->logit_bytes_tp > 0 ? opts->logit_bytes_tp : opts->logit_bytes;
@@ -540,6 +587,10 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
             live = opts->zero3_max_live_params;
         buffers += w_bytes * live;
     }
+    if (finetune_frozen(&l->ft) && l->ft.base_bits < 16)
+        /* bitsandbytes dequantizes one linear at a time into a bf16 copy:
+         * the widest, an MLP matrix split over TP */
+        buffers += 2.0 * m->hidden * m->ffn / l->tp;
     double allocated = weights + grads + optim + act;
     buffers += opts->fragmentation * allocated;
     out->buffers_bytes = buffers;

@@ -197,6 +197,7 @@ typedef struct {
     /* with CP, the attention of one ring step (sim price_cp_blocks): the
      * first (local, masked) block and each later one, forward and backward */
     double cp_f0, cp_b0, cp_fs, cp_bs;
+    bool frozen;   /* LoRA / QLoRA: the base's weights get no gradient */
 } pricer_t;
 
 static void add_op(pricer_t *pr, const char *name, double fwd, double bwd)
@@ -212,6 +213,8 @@ static void add_op(pricer_t *pr, const char *name, double fwd, double bwd)
  * counted apart (step_costs_t.bwd_wgrad_s). */
 static void add_gemm_op(pricer_t *pr, const char *name, double fwd, double dgrad, double wgrad)
 {
+    if (pr->frozen)
+        wgrad = 0; /* a frozen base linear: its input gradient only */
     add_op(pr, name, fwd, dgrad + wgrad);
     pr->out->bwd_wgrad_s += wgrad;
 }
@@ -995,6 +998,68 @@ static double selective_recompute(pricer_t *pr, int from, bool moe, double attn_
     return t;
 }
 
+/* ---------------------------------------------------------------- fine-tuning */
+
+/* The adapters of one LoRA target on this GPU (models/finetune.h): in and
+ * out the linear's widths on this rank. Forward x A then (x A) B and the
+ * add into the base's output; backward B's input and weight gradients,
+ * A's, and the add into the input gradient. Thin GEMMs (one side the rank)
+ * in the run's 16-bit type: PEFT runs the fp32 adapters under autocast. */
+static void price_adapter(pricer_t *pr, const char *name, double in, double out)
+{
+    dtype_t d = dtype16(pr);
+    double T = pr->T, r = pr->in->layout->ft.rank, e = pr->e;
+    double fwd = prof_gemm_time(pr->p, d, T, r, in, 1) + prof_gemm_time(pr->p, d, T, out, r, 1) +
+                 mem(pr, 3 * T * out * e);
+    double dgrad = prof_gemm_time(pr->p, d, T, r, out, 1) + prof_gemm_time(pr->p, d, T, in, r, 1) +
+                   mem(pr, 3 * T * in * e);
+    double wgrad = prof_gemm_time(pr->p, d, r, out, T, 1) + prof_gemm_time(pr->p, d, in, r, T, 1);
+    add_op(pr, name, fwd, dgrad + wgrad);
+    pr->out->bwd_wgrad_s += wgrad;
+}
+
+/* LoRA / QLoRA work one block adds to its frozen GEMMs: every targeted
+ * linear's adapters (column-parallel ones see the whole input and the
+ * rank's output shard, row-parallel ones the other way round) and, with a
+ * quantized base, bitsandbytes dequantizing each base weight to bf16
+ * before its GEMM: a memory-bound pass (read base bits, write 2 bytes)
+ * forward and again backward (the input gradient needs the weight). */
+static void price_finetune(pricer_t *pr)
+{
+    const model_t *m = pr->in->model;
+    const finetune_t *f = &pr->in->layout->ft;
+    if (!finetune_frozen(f))
+        return;
+    double h = m->hidden, t = pr->t, qw = model_q_width(m), kvw = model_kv_width(m);
+    double ffn = m->ffn;
+    static const char *const names[7] = {"lora_q",  "lora_k",  "lora_v",   "lora_o",
+                                         "lora_gate", "lora_up", "lora_down"};
+    const double in[7] = {h, h, h, qw / t, h, h, ffn / t};
+    const double out[7] = {qw / t, kvw / t, kvw / t, h, ffn / t, ffn / t, h};
+    for (int i = 0; i < 7; i++) {
+        if (!(f->targets & (1u << i)) || (i == 4 && m->mlp != MODEL_MLP_SWIGLU))
+            continue;
+        price_adapter(pr, names[i], in[i], out[i]);
+    }
+    if (f->base_bits < 16) {
+        double w = finetune_block_linear_params(m, pr->in->layout->tp);
+        double pass = mem(pr, w * (finetune_base_bytes_per_param(f) + 2));
+        add_op(pr, "dequant", pass, pass);
+    }
+}
+
+/* A frozen base trains neither the output head nor the embedding: no
+ * logits weight gradient, no gradient rows scattered into the table. */
+static void price_frozen_edges(pricer_t *pr)
+{
+    if (!pr->frozen)
+        return;
+    const model_t *m = pr->in->model;
+    gemm_cost_t logits = linear_head(pr, pr->T, m->vocab / pr->t, m->hidden);
+    pr->out->head_bwd.compute -= logits.wgrad;
+    pr->out->embed_bwd.compute = 0;
+}
+
 static void price_host(pricer_t *pr, int first_op, bool moe);
 
 static void price_layer(pricer_t *pr, bool moe)
@@ -1043,6 +1108,7 @@ static void price_layer(pricer_t *pr, bool moe)
     }
     double resid_2 = mem(pr, resid_bytes);
     add_op(pr, "residual_2", resid_2, mem(pr, 2 * resid_bytes));
+    price_finetune(pr);
 
     double tp_tail = price_tp(pr, &qkv, &proj, tp_mlp ? &fc1 : NULL, tp_mlp ? &fc2 : NULL);
     price_cp(pr);
@@ -1107,6 +1173,13 @@ static const host_op_t HOST_OPS[] = {
     {"shared_act", 1, 1, false, HOST_GRAPH_MOE_ROUTER},
     {"shared_out", 1, 2, true, HOST_GRAPH_MOE_ROUTER},
     {"expert_act", 1, 1, false, HOST_GRAPH_MOE},  {"residual_2", 1, 1, false, 0},
+    /* PEFT's lora.Linear: lora_A, lora_B, the scaling and the add forward;
+     * their autograd nodes and the two weight gradients backward (ASSUMED
+     * from the module's structure); bitsandbytes: a dequantize kernel per
+     * base linear (7 in a gated block, ASSUMED for every block) */
+    {"lora_q", 4, 6, false, 0},   {"lora_k", 4, 6, false, 0},    {"lora_v", 4, 6, false, 0},
+    {"lora_o", 4, 6, false, 0},   {"lora_gate", 4, 6, false, 0}, {"lora_up", 4, 6, false, 0},
+    {"lora_down", 4, 6, false, 0}, {"dequant", 7, 7, false, 0},
 };
 
 /* Megatron-LM docs/discussions/deepseek-v3-gb200-optimization, sec. 2.1.4
@@ -1391,6 +1464,8 @@ static double layer_params_gpu(const model_t *m, const layout_t *l, double *expe
 /* Bytes per element of the gradients a DP reduction moves. */
 static double reduce_bytes(const sim_input_t *in)
 {
+    if (finetune_frozen(&in->layout->ft))
+        return 4; /* fp32 adapters' gradients */
     return in->opt.reduce_bytes > 0 ? in->opt.reduce_bytes : in->layout->grad_bytes;
 }
 
@@ -1398,6 +1473,8 @@ static double reduce_bytes(const sim_input_t *in)
  * copies of an fp8 run's weights, else the weights' own size. */
 static double gather_bytes(const sim_input_t *in)
 {
+    if (finetune_frozen(&in->layout->ft))
+        return finetune_base_bytes_per_param(&in->layout->ft); /* FSDP-QLoRA gathers 4-bit */
     if (in->opt.fp8_param_gather && layout_precision_quantized(in->layout->precision))
         return layout_precision_fp4(in->layout->precision) ? 0.5 + 1.0 / 16 : 1;
     return layout_weight_bytes(in->layout->precision);
@@ -1425,7 +1502,7 @@ static void price_zero3(const sim_input_t *in, step_costs_t *out)
     const layout_t *l = in->layout;
     double g = zero3_coll(in, out, COLL_ALL_GATHER, out->layer_params * gather_bytes(in));
     double r = zero3_coll(in, out, z->grad_all_reduce ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER,
-                          out->layer_params * reduce_bytes(in));
+                          out->layer_trainable_params * reduce_bytes(in));
     /* With pipeline stages and no resharding, a layer is gathered once per
      * step (each micro-batch carries 1/m of it) and its gradients are
      * reduce-scattered once, after the stage's last backward: sim/step
@@ -1527,6 +1604,7 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
     pr.t = l->tp;
     pr.T = (double)l->seq_len / l->cp * l->micro_batch;
     pr.Tn = l->sequence_parallel ? pr.T / l->tp : pr.T;
+    pr.frozen = finetune_frozen(&l->ft);
     out->ep_span = ep_span_of(c, l, layout_etp(l));
     out->edp_span = edp_span_of(c, l);
     int L = in->model->n_layers, Lm = model_is_moe(in->model) ? in->model->moe.n_moe_layers : 0;
@@ -1549,6 +1627,7 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
         price_layer(&pr, Lm > 0);
     }
     price_edges(&pr);
+    price_frozen_edges(&pr);
 
     /* Pipeline transfer of one micro-batch's activations: 1/t of the tensor
      * per TP rank (sequence parallel, or Megatron's scatter/gather
@@ -1563,6 +1642,8 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
             out->p2p_s += prof_coll_time(in->profile, COLL_ALL_GATHER, &out->tp_span, act);
     }
     out->layer_params = layer_params_gpu(in->model, l, &out->layer_expert_params);
+    out->layer_trainable_params =
+        pr.frozen ? finetune_adapter_params_block(&l->ft, in->model, l->tp) : out->layer_params;
     if (l->zero >= 3)
         price_zero3(in, out);
     if (l->offload)
@@ -1580,9 +1661,12 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
     return ERR_OK;
 }
 
-/* The routed experts' share of a GPU's layer parameters (0 when dense). */
-static double expert_share(const step_costs_t *c)
+/* The routed experts' share of a GPU's layer parameters (0 when dense, and
+ * with a frozen base, whose adapters are on the attention only). */
+static double expert_share(const sim_input_t *in, const step_costs_t *c)
 {
+    if (finetune_frozen(&in->layout->ft))
+        return 0;
     return c->layer_params > 0 ? c->layer_expert_params / c->layer_params : 0;
 }
 
@@ -1593,7 +1677,7 @@ double sim_grad_reduce_time(const sim_input_t *in, const step_costs_t *c, double
     if (in->opt.bf16_grad_all_reduce && l->precision == PRECISION_BF16 && l->zero <= 1)
         sharded = false; /* BF16_Optimizer: all-reduced, then its shard updated */
     coll_op_t op = sharded ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE;
-    double x = expert_share(c);
+    double x = expert_share(in, c);
     if (x <= 0)
         return prof_coll_time(in->profile, op, &c->dp_span, params * reduce_bytes(in));
     /* experts over their own group, the rest over DP x CP */
@@ -1603,7 +1687,7 @@ double sim_grad_reduce_time(const sim_input_t *in, const step_costs_t *c, double
 
 double sim_param_gather_time(const sim_input_t *in, const step_costs_t *c, double params)
 {
-    double x = expert_share(c);
+    double x = expert_share(in, c);
     if (x <= 0)
         return prof_coll_time(in->profile, COLL_ALL_GATHER, &c->dp_span,
                               params * gather_bytes(in));
@@ -1621,5 +1705,7 @@ double sim_optimizer_time(const sim_input_t *in, double params_on_gpu)
      * the gradient buffer (grad bytes). */
     const layout_t *l = in->layout;
     double bytes = 3.0 * l->grad_bytes + 24 + 2;
+    if (finetune_frozen(&l->ft))
+        bytes = 3.0 * 4 + 24; /* fp32 adapters: no 16-bit copy to write */
     return prof_mem_time(in->profile, params_on_gpu * bytes);
 }

@@ -308,6 +308,9 @@ typedef struct {
     double p2p_s;           /* one activation or gradient transfer between stages */
     double p2p_bytes;
     double layer_params;    /* parameters of one layer on one GPU */
+    double layer_trainable_params; /* of those, or beside them, what is trained
+                                   and reduced over DP: layer_params, or with
+                                   a frozen base (LoRA) its adapters */
     double layer_expert_params; /* of which routed experts (sharded over the
                                    expert-DP group, not DP x CP) */
     double zero3_gather_layer_s;  /* all-gather one layer's weights (ZeRO-3) */

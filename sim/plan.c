@@ -27,6 +27,7 @@ void plan_space_default(plan_space_t *s)
 {
     memset(s, 0, sizeof *s);
     s->precision = PRECISION_BF16;
+    finetune_defaults(&s->ft);
 }
 
 int plan_seq_lens(const plan_space_t *s, int *out, int cap)
@@ -709,6 +710,7 @@ static void enum_shapes(enum_ctx_t *e, int fi, int seq, int tp_hi, int cp_hi, bo
                         l.sp_saves_gathered = e->fws[fi].fw.sp_saves_gathered;
                         l.grad_bytes = fw_grad_bytes(&e->fws[fi].fw, l.precision);
                         l.sequence_parallel = tp > 1 && caps->sp;
+                        l.ft = e->s->ft;
                         enum_batch(e, fi, &l, dp);
                     }
                 }

@@ -106,6 +106,8 @@ typedef struct {
     unsigned schedule_mask;  /* bit 1 << schedule_t; 0 = the framework's */
     bool allow_offload;      /* also offload the optimizer (and ZeRO-3's
                                 parameters) to host memory where it is sharded */
+    finetune_t ft;           /* every candidate's fine-tuning (LoRA, QLoRA:
+                                a frozen base); default pretraining */
     /* The user's simulation switches (overlap, compile, buckets, ...),
      * applied over every searched framework's options after its preset's;
      * NULL = the presets' alone. Called from the planner's threads: it

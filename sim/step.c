@@ -263,12 +263,18 @@ static void emit_pass(builder_t *b, int stage, const pp_op_t *op, bool per_layer
     *last_id = prev;
 }
 
-/* Parameters (one GPU) of virtual stage vs: its layers plus embedding or
- * output head where they live. */
+/* Trained parameters (one GPU) of virtual stage vs, whose gradients are
+ * reduced and which the optimizer updates: its layers plus embedding or
+ * output head where they live; with a frozen base (LoRA, QLoRA) only the
+ * layers' adapters (step_costs_t.layer_trainable_params). */
 static double chunk_params(const builder_t *b, int vs, double *head, double *embed)
 {
     const model_t *m = b->in->model;
     const layout_t *l = b->in->layout;
+    if (finetune_frozen(&l->ft)) {
+        *head = *embed = 0;
+        return chunk_layers(b, vs) * b->c->layer_trainable_params;
+    }
     double vocab = (double)m->vocab * m->hidden / l->tp;
     *embed = vs == 0 ? vocab + (m->pos == MODEL_POS_LEARNED ? (double)m->max_seq * m->hidden : 0)
                      : 0;
@@ -313,7 +319,7 @@ static void emit_buckets(builder_t *b, int stage, int vs, const int *layer_ids, 
     bool overlap = grads_overlap(in);
     for (int k = 0; k <= layers; k++) {
         bool end = k == layers;
-        acc += end ? embed : b->c->layer_params;
+        acc += end ? embed : b->c->layer_trainable_params;
         if (!end && acc < bucket)
             continue;
         if (acc <= 0)
@@ -597,7 +603,7 @@ static void build_step_end(builder_t *b, const build_scratch_t *x)
             layers += chunk_layers(b, vs);
         }
         /* routed experts are sharded over their own data-parallel group */
-        double experts = layers * c->layer_expert_params;
+        double experts = finetune_frozen(&l->ft) ? 0 : layers * c->layer_expert_params;
         double shard_e = sharded_opt ? layout_expert_dp(l) : 1;
         int opt = add_step_tasks(b, s, (params - experts) / shard + experts / shard_e, sync);
         if (sharded_opt && l->zero < 3) {
@@ -773,7 +779,8 @@ static int build(builder_t *b)
     build_compute(b, &x);
     if (b->p > 1)
         build_transfers(b);
-    if (b->in->model->tied_embeddings && b->head_rank != 0)
+    /* a frozen base (LoRA) trains no embedding: nothing to keep in sync */
+    if (b->in->model->tied_embeddings && b->head_rank != 0 && !finetune_frozen(&b->in->layout->ft))
         build_embed_sync(b, &x);
     build_step_end(b, &x);
     return b->oom ? -1 : 0;
