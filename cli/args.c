@@ -947,7 +947,9 @@ static int read_inputs(const cli_args_t *a, int n_gpus, cli_inputs_t *in, err_t 
     }
     if (toml) {
         in->have_tt = true;
-        return torchtitan_read_file(toml, n_gpus, &in->tt, err);
+        return torchtitan_read_file_as(toml, n_gpus,
+                                       cli_get(a, "--model") || a->n_positional > 0, &in->tt,
+                                       err);
     }
     if (!text && !file)
         return ERR_OK;

@@ -26,6 +26,7 @@ typedef struct {
     const char *file;
     err_t *err;
     tt_gen_t gen;
+    bool model_given; /* --model replaces the config's model: an unknown flavor is no error */
 } tt_t;
 
 /* The entry at the first of the spellings that is present (newest first),
@@ -177,6 +178,11 @@ static int model(tt_t *x)
             size_t n = strlen(known);
             snprintf(known + n, sizeof known - n, "%s%s", n ? ", " : "", f->flavor);
         }
+    }
+    if (x->model_given) {
+        notes_add(&t->notes, NOTE_IGNORED, "model.flavor",
+                  "%s %s is not in scaleplan's catalog: --model gives the model", name, flavor);
+        return ERR_OK;
     }
     return err_setf(x->err, ERR_INPUT, x->file, "model.flavor",
                     "%s %s is not in scaleplan's catalog (%s%s); give --model NAME or a "
@@ -465,9 +471,11 @@ static int layout(tt_t *x, int n_gpus, int n_layers)
                         "must be -1 (the remaining GPUs) or a positive degree");
     long others = (long)rep * tp * pp * cp;
     if (shard == -1) {
-        if (!n_gpus)
+        if (!n_gpus) /* the example gives each expert group a data-parallel home */
             return err_setf(x->err, ERR_INPUT, x->file, "parallelism.data_parallel_shard_degree",
-                            "-1 takes the GPUs the other degrees leave; give --gpus");
+                            "-1 takes the GPUs the other degrees leave; give --gpus N, a "
+                            "multiple of replicate x TP x PP x CP = %ld (e.g. --gpus %ld)",
+                            others, others * (ep > 8 ? ep : 8));
         if (n_gpus % others != 0)
             return err_setf(x->err, ERR_INPUT, x->file, "parallelism",
                             "--gpus %d is not a multiple of replicate x TP x PP x CP = %ld",
@@ -818,8 +826,8 @@ static tt_gen_t file_generation(toml_doc_t *doc)
     return TT_GEN_2025_06;
 }
 
-int torchtitan_read(const char *text, size_t len, const char *file, int n_gpus, torchtitan_t *t,
-                    err_t *err)
+static int read_text(const char *text, size_t len, const char *file, int n_gpus,
+                     bool model_given, torchtitan_t *t, err_t *err)
 {
     memset(t, 0, sizeof *t);
     layout_defaults(&t->layout);
@@ -828,7 +836,7 @@ int torchtitan_read(const char *text, size_t len, const char *file, int n_gpus, 
     int rc = toml_parse(text, len, file, &doc, err);
     if (rc)
         return rc;
-    tt_t x = {&doc, t, file, err, file_generation(&doc)};
+    tt_t x = {&doc, t, file, err, file_generation(&doc), model_given};
     if ((rc = model(&x)))
         goto out;
     /* Layers, for the stages of looped schedules: the debug model's, or
@@ -854,7 +862,19 @@ out:
     return rc;
 }
 
+int torchtitan_read(const char *text, size_t len, const char *file, int n_gpus, torchtitan_t *t,
+                    err_t *err)
+{
+    return read_text(text, len, file, n_gpus, false, t, err);
+}
+
 int torchtitan_read_file(const char *path, int n_gpus, torchtitan_t *t, err_t *err)
+{
+    return torchtitan_read_file_as(path, n_gpus, false, t, err);
+}
+
+int torchtitan_read_file_as(const char *path, int n_gpus, bool model_given, torchtitan_t *t,
+                            err_t *err)
 {
     char *data = NULL;
     size_t len = 0;
@@ -862,7 +882,7 @@ int torchtitan_read_file(const char *path, int n_gpus, torchtitan_t *t, err_t *e
     int rc = fileio_read_all(path, &data, &len, err);
     if (rc)
         return rc;
-    rc = torchtitan_read(data, len, path, n_gpus, t, err);
+    rc = read_text(data, len, path, n_gpus, model_given, t, err);
     free(data);
     return rc;
 }

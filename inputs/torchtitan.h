@@ -61,6 +61,12 @@ int torchtitan_read(const char *text, size_t len, const char *file, int n_gpus, 
 
 int torchtitan_read_file(const char *path, int n_gpus, torchtitan_t *t, err_t *err);
 
+/* The same where the command line names the model (model_given): a flavor
+ * outside the catalog is then listed as ignored instead of refused, and
+ * model_name stays "". */
+int torchtitan_read_file_as(const char *path, int n_gpus, bool model_given, torchtitan_t *t,
+                            err_t *err);
+
 /* Write onto o (a framework preset's options) what the config decides:
  * async TP, torch.compile's fusion, the Float8 FSDP all-gather. */
 void torchtitan_options(const torchtitan_t *t, sim_options_t *o);
