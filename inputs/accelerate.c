@@ -21,6 +21,8 @@ typedef struct {
     accelerate_t *t;
     bool single; /* distributed_type NO: one process */
     bool precision_defaulted; /* mixed_precision absent */
+    int fsdp_version;         /* fsdp_config.fsdp_version, 0 = absent */
+    char backend[32];         /* the preset distributed_type names, before any switch */
     err_t *err;
 } ax_t;
 
@@ -111,6 +113,7 @@ static int read_backend(ax_t *x)
         if (strcmp(type, backends[i].type) == 0) {
             snprintf(x->t->framework, sizeof x->t->framework, "%s", backends[i].framework);
             x->single = strcmp(type, "NO") == 0;
+            snprintf(x->backend, sizeof x->backend, "%s", backends[i].framework);
             return ERR_OK;
         }
     return err_setf(x->err, ERR_INPUT, x->file, "distributed_type",
@@ -273,6 +276,8 @@ static int read_fsdp(ax_t *x)
     if (!any)
         notes_add(&t->notes, NOTE_ASSUMED, "fsdp_config.fsdp_sharding_strategy",
                   "absent: accelerate's default FULL_SHARD (--zero sets yours)");
+    if ((rc = want_int(x, "fsdp_config.fsdp_version", 1, 2, &x->fsdp_version, &got)))
+        return rc;
     if ((rc = want_bool(x, "fsdp_config.fsdp_offload_params", &off, &got)) ||
         (rc = want_bool(x, "fsdp_config.fsdp_activation_checkpointing", &ckpt, &got2)))
         return rc;
@@ -330,7 +335,8 @@ static int read_parallelism(ax_t *x)
     return ERR_OK;
 }
 
-/* Why a key that is read no further is left out. */
+/* Why a key that is read no further is left out (framework: the preset
+ * distributed_type names, whose block is read). */
 static const char *ignored_why(const char *key, const char *framework)
 {
     static const char *const blocks[][2] = {{"deepspeed_config.", "deepspeed"},
@@ -341,6 +347,9 @@ static const char *ignored_why(const char *key, const char *framework)
             return "a block distributed_type does not use";
     if (strstr(key, "gradient_clipping"))
         return "clipping costs one norm over the gradients: not modeled";
+    if (strcmp(key, "num_machines") == 0)
+        return "the node shape comes from --gpu or --cluster (their GPUs per node), not from "
+               "the machine count";
     return "no effect on step time or memory modeled (launch, placement, saving, wrapping)";
 }
 
@@ -356,6 +365,10 @@ static int read_doc(ax_t *x)
         rc = read_fsdp(x);
     if (rc || (rc = read_parallelism(x)))
         return rc;
+    if (x->fsdp_version == 2 && strcmp(t->framework, "fsdp") == 0)
+        notes_add(&t->notes, NOTE_ASSUMED, "fsdp_config.fsdp_version",
+                  "2: FSDP2 simulated with the fsdp preset's costs (FSDP1's flat-parameter "
+                  "gathers); --framework torchtitan-2025-06 prices FSDP2 as torchtitan runs it");
     /* with a deepspeed_config_file, the file's fp16/bf16 decide */
     if (x->precision_defaulted && t->ds_config_path)
         t->have_precision = false;
@@ -373,7 +386,7 @@ static int read_doc(ax_t *x)
     for (size_t i = 0; i < x->doc.n; i++)
         if (!x->doc.entries[i].used)
             notes_add(&t->notes, NOTE_IGNORED, x->doc.entries[i].key, "%s",
-                      ignored_why(x->doc.entries[i].key, t->framework));
+                      ignored_why(x->doc.entries[i].key, x->backend));
     return t->notes.oom ? err_set(x->err, ERR_RUNTIME, "out of memory reading %s", x->file)
                         : ERR_OK;
 }

@@ -198,6 +198,27 @@ static void test_accelerate_reading(void)
                           0);
     CU_ASSERT_EQUAL(t.zero, 2);
     accelerate_free(&t);
+    /* FSDP2 with CP: torchtitan's stack, said; its fsdp_config block still read */
+    CU_ASSERT_EQUAL_FATAL(read_text("distributed_type: FSDP\nmixed_precision: bf16\n"
+                                    "num_processes: 8\nfsdp_config:\n  fsdp_version: 2\n"
+                                    "  fsdp_state_dict_type: SHARDED_STATE_DICT\n"
+                                    "parallelism_config:\n  parallelism_config_cp_size: 8\n",
+                                    &t, &e),
+                          0);
+    CU_ASSERT_STRING_EQUAL(t.framework, "torchtitan-2025-06");
+    CU_ASSERT_EQUAL(t.cp, 8);
+    CU_ASSERT_TRUE(has_note(&t.notes, "distributed_type", NOTE_ASSUMED));
+    CU_ASSERT_FALSE(has_note(&t.notes, "fsdp_config.fsdp_version", NOTE_ASSUMED));
+    for (size_t i = 0; i < t.notes.n; i++)
+        CU_ASSERT_PTR_NULL(strstr(t.notes.items[i].text, "does not use"));
+    accelerate_free(&t);
+    /* FSDP2 under the fsdp preset: said */
+    CU_ASSERT_EQUAL_FATAL(read_text("distributed_type: FSDP\nmixed_precision: bf16\n"
+                                    "fsdp_config:\n  fsdp_version: 2\n",
+                                    &t, &e),
+                          0);
+    CU_ASSERT_TRUE(has_note(&t.notes, "fsdp_config.fsdp_version", NOTE_ASSUMED));
+    accelerate_free(&t);
     /* a single process without num_processes; the parallelism degrees */
     CU_ASSERT_EQUAL_FATAL(read_text("distributed_type: 'NO'\nmixed_precision: bf16\n", &t, &e), 0);
     CU_ASSERT_EQUAL(t.n_processes, 1);
