@@ -989,6 +989,15 @@ static int apply_accelerate(const cli_args_t *a, const accelerate_t *acc, bool g
                         "an accelerate config does not give the batch size (the training "
                         "script does): add --micro-batch N (sequences per GPU), e.g. "
                         "--micro-batch 1, or --global-batch N");
+    /* activation checkpointing is the training script's (gradient_checkpointing)
+     * unless fsdp_config says it; a DeepSpeed config's own reader says its own */
+    bool rc_flag = cli_has(a, "--recompute") || cli_has(a, "--recompute-activations") ||
+                   cli_has(a, "--checkpoint-activations");
+    if (!acc->ds_config_path && !rc_flag && !acc->recompute_read)
+        notes_add(&s->notes, NOTE_ASSUMED, "activation checkpointing",
+                  "%s: an accelerate config does not say (the training script's "
+                  "gradient_checkpointing does); --recompute full sets it",
+                  layout_recompute_name(s->layout.recompute));
     /* a precision the file asks for that its backend's preset does not run:
      * said against the file, with the flag that sets another */
     bool precision_flag = cli_has(a, "--precision") || cli_has(a, "--bf16") ||

@@ -226,6 +226,10 @@ static int read_deepspeed(ax_t *x)
     if ((t->offload & LAYOUT_OFFLOAD_PARAMS) && t->zero < 3)
         return err_setf(x->err, ERR_INPUT, x->file, "deepspeed_config.offload_param_device",
                         "parameter offload needs zero_stage 3 (got %d)", t->zero);
+    if (!toml_find(&x->doc, "deepspeed_config.offload_optimizer_device") ||
+        !toml_find(&x->doc, "deepspeed_config.offload_param_device"))
+        notes_add(&t->notes, NOTE_ASSUMED, "deepspeed_config.offload",
+                  "a device absent: accelerate's default none (kept on the GPU)");
     return ERR_OK;
 }
 
@@ -284,6 +288,13 @@ static int read_fsdp(ax_t *x)
     if (off) /* FSDP's CPUOffload: parameters, gradients and the optimizer step on the host */
         t->offload |= LAYOUT_OFFLOAD_OPTIMIZER | (t->zero == 3 ? LAYOUT_OFFLOAD_PARAMS : 0);
     t->full_recompute = ckpt;
+    t->recompute_read = true;
+    if (!got)
+        notes_add(&t->notes, NOTE_ASSUMED, "fsdp_config.fsdp_offload_params",
+                  "absent: accelerate's default false (nothing offloaded)");
+    if (!got2)
+        notes_add(&t->notes, NOTE_ASSUMED, "fsdp_config.fsdp_activation_checkpointing",
+                  "absent: none (the training script may checkpoint; --recompute full sets it)");
     return ERR_OK;
 }
 

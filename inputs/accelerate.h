@@ -47,6 +47,8 @@ typedef struct {
     bool offload_nvme;       /* offloaded state goes on to NVMe */
     int grad_accum;          /* gradient_accumulation_steps; 0 = not given */
     bool full_recompute;     /* fsdp_activation_checkpointing */
+    bool recompute_read;     /* the file decides checkpointing (an fsdp_config block);
+                                otherwise the training script does */
     int tp, cp;              /* parallelism_config tp_size, cp_size (1 = none) */
     int sp;                  /* parallelism_config sp_size: DeepSpeed-Ulysses / ALST
                                 sequence parallelism, applied as all-to-all context
