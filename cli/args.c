@@ -874,7 +874,7 @@ static const cli_opt_t input_opts[] = {
      "megatron file runs as the preset it was planned for unless --framework", CLI_WORD},
     {"--megatron-args-file", NULL, "FILE", "the same from a file (a launch script works)",
      CLI_WORD},
-    {"--torchtitan", NULL, "FILE.toml",
+    {"--torchtitan", NULL, "FILE.toml|FILE.py",
      "a torchtitan job config: model flavor, parallelism, batch, activation checkpointing, "
      "float8, compile; runs as the torchtitan preset of its generation unless --framework",
      CLI_WORD},
@@ -883,6 +883,10 @@ static const cli_opt_t input_opts[] = {
      "FSDP, MULTI_GPU), num_processes as --gpus, mixed_precision, ZeRO stage and offload or a "
      "deepspeed_config_file, FSDP sharding, offload and activation checkpointing; needs "
      "--seq-len and --micro-batch (or --global-batch), which no such file holds",
+     CLI_WORD},
+    {"--torchtitan-config", NULL, "NAME",
+     "with --torchtitan config_registry.py (torchtitan's Python configs since February 2026): "
+     "the function of the job (llama3_8b), read by structure, never run",
      CLI_WORD},
     {"--bridge-overrides", NULL, "FILE",
      "Megatron-Bridge / NeMo 2 recipe overrides (KEY=VALUE lines, as plan --emit nemo writes "
@@ -947,7 +951,7 @@ static int read_inputs(const cli_args_t *a, int n_gpus, cli_inputs_t *in, err_t 
     }
     if (toml) {
         in->have_tt = true;
-        return torchtitan_read_file_as(toml, n_gpus,
+        return torchtitan_read_file_as(toml, cli_get(a, "--torchtitan-config"), n_gpus,
                                        cli_get(a, "--model") || a->n_positional > 0, &in->tt,
                                        err);
     }

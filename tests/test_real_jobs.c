@@ -220,9 +220,9 @@ static void test_real_job_configs(void)
     }
     free(table);
     fprintf(stderr, " [%d/%d real job configs read right] ", right, rows);
-    CU_ASSERT(rows >= 60);
+    CU_ASSERT(rows >= 70);
     CU_ASSERT(acc >= 20);
-    CU_ASSERT(tt >= 15);
+    CU_ASSERT(tt >= 25);
     CU_ASSERT(right * 100 >= rows * 95);
 }
 
