@@ -149,8 +149,6 @@ static int tokenize(py_t *p, const char *s, size_t len)
                 i++;
             continue;
         }
-        if (line_start && depth == 0 && col == 0 && c != '\0')
-            col = 0;
         tok_t t = {T_OP, s + i, 1, line, line_start ? col : -1};
         if (t.col < 0 && p->n_toks)
             t.col = p->toks[p->n_toks - 1].col;
