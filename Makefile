@@ -245,6 +245,8 @@ FUZZ_SEEDS_toml            := tests/fixtures/torchtitan/*.toml
 FUZZ_SEEDS_bridge          := tests/fixtures/launch/*.bridge.txt tests/fixtures/real/launch/*.bridge.txt \
                               tests/fixtures/real/launch/mb_*.sh
 FUZZ_SEEDS_torchtitan      := tests/fixtures/torchtitan/*.toml
+FUZZ_SEEDS_accelerate      := tests/fixtures/real/accelerate/*.yaml
+FUZZ_SEEDS_pyregistry      := tests/fixtures/real/torchtitan/*.py
 FUZZ_SEEDS_trainlog        := tests/fixtures/logs/*.log tests/fixtures/logs/*.csv \
                               tests/fixtures/logs/*.jsonl tests/fixtures/logs/ladder/*.log \
                               tests/fixtures/real/logs/*.log

@@ -8,6 +8,7 @@
 
 #include "common/fileio.h"
 #include "common/json.h"
+#include "inputs/accelerate.h"
 #include "inputs/deepspeed.h"
 #include "inputs/megatron_args.h"
 #include "inputs/torchtitan.h"
@@ -119,7 +120,8 @@ static const cli_opt_t layout_opts[] = {
      CLI_WORD},
     {"--deepspeed", NULL, "FILE",
      "DeepSpeed ds_config.json: batch sizes, ZeRO stage and offload, overlap, bucket, "
-     "precision (\"auto\" from these flags); runs as --framework deepspeed unless given",
+     "precision (\"auto\" from these flags); needs --seq-len (no ds_config holds one); runs as "
+     "--framework deepspeed unless given",
      CLI_WORD},
 };
 const cli_group_t CLI_LAYOUT_OPTS = {"Layout (Megatron-LM flag names accepted)",
@@ -590,9 +592,9 @@ int cli_cluster_spec(const cli_args_t *a, cluster_spec_t *spec, err_t *err)
     return ERR_OK;
 }
 
-/* A DeepSpeed config, its "auto" values resolved from the flags given. */
-static int apply_deepspeed(const cli_args_t *a, const char *path, const model_t *m, layout_t *l,
-                           sim_options_t *opt, notes_t *notes, err_t *err)
+/* What the flags say for a DeepSpeed config's "auto" values. */
+static int deepspeed_given(const cli_args_t *a, const model_t *m, deepspeed_given_t *out,
+                           err_t *err)
 {
     deepspeed_given_t g = {0};
     int rc;
@@ -619,7 +621,17 @@ static int apply_deepspeed(const cli_args_t *a, const char *path, const model_t 
         return rc;
     if (cli_has(a, "--fsdp"))
         g.zero = 3;
-    return deepspeed_apply_file(path, &g, l, opt, notes, err);
+    *out = g;
+    return ERR_OK;
+}
+
+/* A DeepSpeed config, its "auto" values resolved from the flags given. */
+static int apply_deepspeed(const cli_args_t *a, const char *path, const model_t *m, layout_t *l,
+                           sim_options_t *opt, notes_t *notes, err_t *err)
+{
+    deepspeed_given_t g;
+    int rc = deepspeed_given(a, m, &g, err);
+    return rc ? rc : deepspeed_apply_file(path, &g, l, opt, notes, err);
 }
 
 /* Switches and enum options that set the same field as another flag. */
@@ -716,6 +728,15 @@ int cli_layout_flags(const cli_args_t *a, const model_t *m, layout_t *l, sim_opt
     /* The DeepSpeed config first, so explicit flags override it. */
     if (ds && (rc = apply_deepspeed(a, ds, m, l, opt, notes, err)))
         return rc;
+    /* A ds_config or accelerate config never holds the sequence length
+     * (the training script's data loader does): a default here would be a
+     * figure the input never gave, so it is asked for by name. */
+    const char *acc = cli_get(a, "--accelerate-config");
+    if ((ds || acc) && !cli_has(a, "--seq-len") && l->seq_len <= 0)
+        return err_setf(err, ERR_INPUT, ds ? ds : acc, "--seq-len",
+                        "%s config does not give the sequence length (the training "
+                        "script does): add --seq-len N, e.g. --seq-len %d",
+                        ds ? "a DeepSpeed" : "an accelerate", m ? layout_default_seq_len(m) : 2048);
     int per_vstage = 0;
     if ((rc = cli_get_int(a, "--tp", &l->tp, err)) ||
         (rc = cli_get_int(a, "--pp", &l->pp, err)) ||
@@ -906,9 +927,19 @@ static const cli_opt_t input_opts[] = {
      "the tokenizer's vocabulary size, for Megatron arguments that name a tokenizer "
      "(--tokenizer-model) without giving its size; padded as the arguments say",
      CLI_KIND(CLI_COUNT, 1, 1e8)},
-    {"--torchtitan", NULL, "FILE.toml",
+    {"--torchtitan", NULL, "FILE.toml|FILE.py",
      "a torchtitan job config: model flavor, parallelism, batch, activation checkpointing, "
      "float8, compile; runs as the torchtitan preset of its generation unless --framework",
+     CLI_WORD},
+    {"--accelerate-config", NULL, "FILE.yaml",
+     "a Hugging Face accelerate config (accelerate config's YAML): distributed_type (DEEPSPEED, "
+     "FSDP, MULTI_GPU), num_processes as --gpus, mixed_precision, ZeRO stage and offload or a "
+     "deepspeed_config_file, FSDP sharding, offload and activation checkpointing; needs "
+     "--seq-len and --micro-batch (or --global-batch), which no such file holds",
+     CLI_WORD},
+    {"--torchtitan-config", NULL, "NAME",
+     "with --torchtitan config_registry.py (torchtitan's Python configs since February 2026): "
+     "the function of the job (llama3_8b), read by structure, never run",
      CLI_WORD},
     {"--bridge-overrides", NULL, "FILE",
      "Megatron-Bridge / NeMo 2 recipe overrides (KEY=VALUE lines, as plan --emit nemo writes "
@@ -928,6 +959,8 @@ typedef struct {
     bool have_mg;
     torchtitan_t tt;
     bool have_tt;
+    accelerate_t acc;
+    bool have_acc;
     char planned_for[FW_NAME_MAX]; /* the preset a scaleplan export names */
 } cli_inputs_t;
 
@@ -937,6 +970,8 @@ static void inputs_free(cli_inputs_t *in)
         megatron_args_free(&in->mg);
     if (in->have_tt)
         torchtitan_free(&in->tt);
+    if (in->have_acc)
+        accelerate_free(&in->acc);
 }
 
 static int read_inputs(const cli_args_t *a, int n_gpus, cli_inputs_t *in, err_t *err)
@@ -957,9 +992,21 @@ static int read_inputs(const cli_args_t *a, int n_gpus, cli_inputs_t *in, err_t 
         return err_setf(err, ERR_INPUT, NULL, "--torchtitan",
                         "give one framework's inputs (Megatron arguments or a torchtitan "
                         "config)");
+    const char *acc = cli_get(a, "--accelerate-config");
+    if (acc && (toml || text || file || cli_get(a, "--bridge-overrides") ||
+                cli_get(a, "--deepspeed")))
+        return err_setf(err, ERR_INPUT, NULL, "--accelerate-config",
+                        "give one framework's inputs (an accelerate config names its DeepSpeed "
+                        "config itself, in deepspeed_config_file)");
+    if (acc) {
+        in->have_acc = true;
+        return accelerate_read_file(acc, &in->acc, err);
+    }
     if (toml) {
         in->have_tt = true;
-        return torchtitan_read_file(toml, n_gpus, &in->tt, err);
+        return torchtitan_read_file_as(toml, cli_get(a, "--torchtitan-config"), n_gpus,
+                                       cli_get(a, "--model") || a->n_positional > 0, &in->tt,
+                                       err);
     }
     if (!text && !file)
         return ERR_OK;
@@ -988,6 +1035,49 @@ static int read_inputs(const cli_args_t *a, int n_gpus, cli_inputs_t *in, err_t 
         launch_planned_for(file ? data : text, in->planned_for, sizeof in->planned_for);
     free(data);
     return rc;
+}
+
+/* An accelerate config onto the scenario's layout; explicit flags come
+ * after. It holds no batch size: unless its DeepSpeed config gives one, the
+ * flags must. */
+static int apply_accelerate(const cli_args_t *a, const accelerate_t *acc, bool gpus_from_file,
+                            scenario_t *s, err_t *err)
+{
+    deepspeed_given_t g;
+    int rc;
+    if ((rc = deepspeed_given(a, &s->model, &g, err)) ||
+        (rc = accelerate_apply(acc, &g, &s->layout, &s->opt, &s->notes, err)))
+        return rc;
+    if (gpus_from_file)
+        notes_add(&s->notes, NOTE_ASSUMED, "--gpus", "%d, the config's num_processes",
+                  acc->n_processes);
+    const char *file = cli_get(a, "--accelerate-config");
+    if (!acc->ds_config_path && !cli_has(a, "--micro-batch") && !cli_has(a, "--global-batch"))
+        return err_setf(err, ERR_INPUT, file, "--micro-batch",
+                        "an accelerate config does not give the batch size (the training "
+                        "script does): add --micro-batch N (sequences per GPU), e.g. "
+                        "--micro-batch 1, or --global-batch N");
+    /* activation checkpointing is the training script's (gradient_checkpointing)
+     * unless fsdp_config says it; a DeepSpeed config's own reader says its own */
+    bool rc_flag = cli_has(a, "--recompute") || cli_has(a, "--recompute-activations") ||
+                   cli_has(a, "--checkpoint-activations");
+    if (!acc->ds_config_path && !rc_flag && !acc->recompute_read)
+        notes_add(&s->notes, NOTE_ASSUMED, "activation checkpointing",
+                  "%s: an accelerate config does not say (the training script's "
+                  "gradient_checkpointing does); --recompute full sets it",
+                  layout_recompute_name(s->layout.recompute));
+    /* a precision the file asks for that its backend's preset does not run:
+     * said against the file, with the flag that sets another */
+    bool precision_flag = cli_has(a, "--precision") || cli_has(a, "--bf16") ||
+                          cli_has(a, "--fp16") || cli_has(a, "--fp8-format");
+    if (acc->have_precision && !precision_flag && !cli_has(a, "--framework") &&
+        !(s->fw.caps.precisions & (1u << s->layout.precision)))
+        return err_setf(err, ERR_INPUT, file, "mixed_precision",
+                        "%s: scaleplan's %s preset does not train in it (accelerate runs it "
+                        "through Transformer Engine or torchao): add --precision bf16 to "
+                        "simulate the job without it, or --framework NAME",
+                        layout_precision_name(s->layout.precision), s->fw.name);
+    return ERR_OK;
 }
 
 int cli_scenario(const cli_args_t *a, scenario_t *s, err_t *err)
@@ -1057,6 +1147,8 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     bool from_plan = in.planned_for[0] && fw_load(in.planned_for, &planned, &no_preset) == ERR_OK;
     if (!spec.framework && in.have_tt)
         fw_assumed = in.tt.framework;
+    else if (!spec.framework && in.have_acc)
+        fw_assumed = in.acc.framework;
     else if (!spec.framework && cli_get(a, "--deepspeed"))
         fw_assumed = "deepspeed";
     else if (!spec.framework && from_plan)
@@ -1105,6 +1197,10 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     } else if ((rc = model_name(a, &spec.model, err))) {
         goto out;
     }
+    if (in.have_acc && !spec.cluster.n_gpus && in.acc.n_processes) {
+        spec.cluster.n_gpus = in.acc.n_processes;
+        from_launcher = true;
+    }
     if (in.have_mg && !spec.cluster.n_gpus && in.mg.world_size) {
         spec.cluster.n_gpus = in.mg.world_size;
         from_launcher = true;
@@ -1115,6 +1211,7 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
         notes_add(&s->notes, NOTE_ASSUMED, "--framework",
                   "%s (the framework of the %s; --framework overrides)", s->fw.name,
                   in.have_tt                         ? "torchtitan config"
+                  : in.have_acc                      ? "accelerate config"
                   : fw_assumed == in.planned_for     ? "plan the configuration was written from"
                   : cli_get(a, "--bridge-overrides") ? "Megatron-Bridge overrides"
                                                      : "DeepSpeed config");
@@ -1145,6 +1242,8 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
                       "%d from the launcher (torchrun --nproc_per_node x --nnodes)",
                       in.mg.world_size);
     }
+    if (in.have_acc && (rc = apply_accelerate(a, &in.acc, from_launcher, s, err)))
+        goto out;
     if (ov) {
         notes_append(&s->notes, &ov_notes);
         /* the performance launcher's recipe runs its own layout on that GPU
@@ -1188,7 +1287,7 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     s->grad_bytes_fixed = in.have_tt || in.have_mg || (base && base->layout) ||
                           cli_get(a, "--grad-dtype") != NULL;
     /* no batch from flags or inputs: the plan's default, said */
-    if (!in.have_tt && !in.have_mg && !cli_get(a, "--deepspeed") && !ov &&
+    if (!in.have_tt && !in.have_mg && !in.have_acc && !cli_get(a, "--deepspeed") && !ov &&
         !(base && base->layout))
         scenario_default_batch(&s->model, &s->layout, s->cluster.n_gpus, &s->notes);
     rc = scenario_finish(s, cli_get(a, "--profile"), err);

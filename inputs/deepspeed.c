@@ -522,6 +522,33 @@ static int checkpointing(ds_t *d, const cJSON *cfg, const json_ctx_t *ctx)
     return ERR_OK;
 }
 
+/* DeepSpeed's AutoTP (tensor_parallel.autotp_size, DeepSpeed 0.16.4+,
+ * deepspeed/runtime/tensor_parallel/config.py): the layers split over that
+ * many GPUs, tensor parallelism in scaleplan's layout. */
+static int tensor_parallel(ds_t *d, const cJSON *cfg, const json_ctx_t *ctx)
+{
+    const cJSON *tp = cJSON_GetObjectItemCaseSensitive(cfg, "tensor_parallel");
+    if (!tp || cJSON_IsNull(tp))
+        return ERR_OK;
+    json_ctx_t tctx = json_ctx_member(ctx, "tensor_parallel");
+    int rc, size = 0, got;
+    if ((rc = json_expect_object(tp, &tctx, d->err)) ||
+        (rc = get_int(d, tp, &tctx, "autotp_size", 0, 65536, &size, &got)))
+        return rc;
+    if (got == 2)
+        return err_setf(d->err, ERR_INPUT, d->file, "tensor_parallel.autotp_size",
+                        "\"auto\" is not resolved by the Trainer: write the size");
+    if (got && size > 1)
+        d->l->tp = size;
+    const cJSON *k;
+    cJSON_ArrayForEach(k, tp)
+    {
+        if (strcmp(k->string, "autotp_size") != 0)
+            note(d, NOTE_IGNORED, &tctx, k->string, "accepted; its effect is not modeled");
+    }
+    return ERR_OK;
+}
+
 /* Top-level keys with no effect ('N') or not modeled ('M'). Others that
  * are not handled above are reported as unknown to DeepSpeed. */
 static const struct {
@@ -550,7 +577,8 @@ static const struct {
     {"sparse_attention", 'M'},       {"pipeline", 'M'},
     {"compression_training", 'M'},   {"quantize_training", 'M'},
     {"sparse_gradients", 'M'},       {"disable_allgather", 'M'},
-    {"fp8", 'M'},
+    {"fp8", 'M'},                    {"tensor_parallel", 'R'},
+    {"compile", 'M'}, /* torch.compile: the deepspeed presets count fused kernels already */
 };
 
 static void top_level_notes(ds_t *d, const cJSON *cfg, const json_ctx_t *ctx)
@@ -585,7 +613,7 @@ int deepspeed_apply(const char *text, size_t len, const char *file, const deepsp
     if ((rc = json_expect_object(cfg, &ctx, err)) ||
         (rc = json_check_unique_keys(cfg, &ctx, err)) || (rc = batch(&d, cfg, &ctx)) ||
         (rc = precision(&d, cfg, &ctx)) || (rc = zero(&d, cfg, &ctx)) ||
-        (rc = checkpointing(&d, cfg, &ctx)))
+        (rc = checkpointing(&d, cfg, &ctx)) || (rc = tensor_parallel(&d, cfg, &ctx)))
         goto out;
     top_level_notes(&d, cfg, &ctx);
     if (notes && notes->oom)

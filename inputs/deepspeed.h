@@ -2,7 +2,8 @@
  *
  * Reads the batch sizes, ZeRO (stage, optimizer and parameter offload to
  * CPU or NVMe, overlap_comm, bucket sizes), bf16/fp16 and
- * activation_checkpointing into a layout_t and simulator options. Configs
+ * activation_checkpointing, and AutoTP's tensor_parallel.autotp_size, into a
+ * layout_t and simulator options. Configs
  * written for the Hugging Face Trainer hold "auto" where the Trainer fills
  * in its own arguments; scaleplan fills them from the command line (the
  * deepspeed_cli_t values) or its defaults and the model, as the Trainer

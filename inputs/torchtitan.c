@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "inputs/pyregistry.h"
 #include "inputs/toml.h"
 
 /* The torchtitan generation whose keys a file uses: its presets differ in
@@ -26,6 +27,7 @@ typedef struct {
     const char *file;
     err_t *err;
     tt_gen_t gen;
+    bool model_given; /* --model replaces the config's model: an unknown flavor is no error */
 } tt_t;
 
 /* The entry at the first of the spellings that is present (newest first),
@@ -177,6 +179,11 @@ static int model(tt_t *x)
             size_t n = strlen(known);
             snprintf(known + n, sizeof known - n, "%s%s", n ? ", " : "", f->flavor);
         }
+    }
+    if (x->model_given) {
+        notes_add(&t->notes, NOTE_IGNORED, "model.flavor",
+                  "%s %s is not in scaleplan's catalog: --model gives the model", name, flavor);
+        return ERR_OK;
     }
     return err_setf(x->err, ERR_INPUT, x->file, "model.flavor",
                     "%s %s is not in scaleplan's catalog (%s%s); give --model NAME or a "
@@ -465,9 +472,11 @@ static int layout(tt_t *x, int n_gpus, int n_layers)
                         "must be -1 (the remaining GPUs) or a positive degree");
     long others = (long)rep * tp * pp * cp;
     if (shard == -1) {
-        if (!n_gpus)
+        if (!n_gpus) /* the example gives each expert group a data-parallel home */
             return err_setf(x->err, ERR_INPUT, x->file, "parallelism.data_parallel_shard_degree",
-                            "-1 takes the GPUs the other degrees leave; give --gpus");
+                            "-1 takes the GPUs the other degrees leave; give --gpus N, a "
+                            "multiple of replicate x TP x PP x CP = %ld (e.g. --gpus %ld)",
+                            others, others * (ep > 8 ? ep : 8));
         if (n_gpus % others != 0)
             return err_setf(x->err, ERR_INPUT, x->file, "parallelism",
                             "--gpus %d is not a multiple of replicate x TP x PP x CP = %ld",
@@ -818,17 +827,12 @@ static tt_gen_t file_generation(toml_doc_t *doc)
     return TT_GEN_2025_06;
 }
 
-int torchtitan_read(const char *text, size_t len, const char *file, int n_gpus, torchtitan_t *t,
-                    err_t *err)
+/* doc (freed here) into t; a registry (python) is of the newest generation. */
+static int read_doc(toml_doc_t *doc, const char *file, int n_gpus, bool model_given, bool python,
+                    torchtitan_t *t, err_t *err)
 {
-    memset(t, 0, sizeof *t);
-    layout_defaults(&t->layout);
-    sim_options_default(&t->opt);
-    toml_doc_t doc;
-    int rc = toml_parse(text, len, file, &doc, err);
-    if (rc)
-        return rc;
-    tt_t x = {&doc, t, file, err, file_generation(&doc)};
+    int rc;
+    tt_t x = {doc, t, file, err, python ? TT_GEN_2025_12 : file_generation(doc), model_given};
     if ((rc = model(&x)))
         goto out;
     /* Layers, for the stages of looped schedules: the debug model's, or
@@ -850,11 +854,46 @@ int torchtitan_read(const char *text, size_t len, const char *file, int n_gpus, 
     if (t->notes.oom)
         rc = err_set(err, ERR_RUNTIME, "out of memory listing the torchtitan notes");
 out:
-    toml_free(&doc);
+    toml_free(doc);
     return rc;
 }
 
+static int read_text(const char *text, size_t len, const char *file, int n_gpus,
+                     bool model_given, torchtitan_t *t, err_t *err)
+{
+    memset(t, 0, sizeof *t);
+    layout_defaults(&t->layout);
+    sim_options_default(&t->opt);
+    toml_doc_t doc;
+    int rc = toml_parse(text, len, file, &doc, err);
+    return rc ? rc : read_doc(&doc, file, n_gpus, model_given, false, t, err);
+}
+
+int torchtitan_read_registry(const char *text, size_t len, const char *file,
+                             const char *function, int n_gpus, bool model_given, torchtitan_t *t,
+                             err_t *err)
+{
+    memset(t, 0, sizeof *t);
+    layout_defaults(&t->layout);
+    sim_options_default(&t->opt);
+    toml_doc_t doc;
+    int rc = pyregistry_read(text, len, file, function, &doc, &t->notes, err);
+    return rc ? rc : read_doc(&doc, file, n_gpus, model_given, true, t, err);
+}
+
+int torchtitan_read(const char *text, size_t len, const char *file, int n_gpus, torchtitan_t *t,
+                    err_t *err)
+{
+    return read_text(text, len, file, n_gpus, false, t, err);
+}
+
 int torchtitan_read_file(const char *path, int n_gpus, torchtitan_t *t, err_t *err)
+{
+    return torchtitan_read_file_as(path, NULL, n_gpus, false, t, err);
+}
+
+int torchtitan_read_file_as(const char *path, const char *function, int n_gpus,
+                            bool model_given, torchtitan_t *t, err_t *err)
 {
     char *data = NULL;
     size_t len = 0;
@@ -862,7 +901,11 @@ int torchtitan_read_file(const char *path, int n_gpus, torchtitan_t *t, err_t *e
     int rc = fileio_read_all(path, &data, &len, err);
     if (rc)
         return rc;
-    rc = torchtitan_read(data, len, path, n_gpus, t, err);
+    size_t n = strlen(path);
+    if (n > 3 && strcmp(path + n - 3, ".py") == 0)
+        rc = torchtitan_read_registry(data, len, path, function, n_gpus, model_given, t, err);
+    else
+        rc = read_text(data, len, path, n_gpus, model_given, t, err);
     free(data);
     return rc;
 }

@@ -15,7 +15,9 @@
  * does not model, are listed; assumptions (HSDP sharding, layer-level
  * selective checkpointing, schedules without an exact equivalent) are
  * said. A missing GPU count where data_parallel_shard_degree is -1, bad
- * values and unknown flavors are one-line errors naming the key.
+ * values and unknown flavors are one-line errors naming the key. Python
+ * config registries (the format since February 2026) come in through
+ * inputs/pyregistry as the same keys.
  */
 #ifndef SCALEPLAN_INPUTS_TORCHTITAN_H
 #define SCALEPLAN_INPUTS_TORCHTITAN_H
@@ -60,6 +62,20 @@ int torchtitan_read(const char *text, size_t len, const char *file, int n_gpus, 
                     err_t *err);
 
 int torchtitan_read_file(const char *path, int n_gpus, torchtitan_t *t, err_t *err);
+
+/* A job of a Python config registry (config_registry.py, torchtitan's
+ * format since February 2026): function (NULL: refused naming the file's
+ * first) read by inputs/pyregistry into the same keys, as the newest
+ * generation (torchtitan-2025-12). */
+int torchtitan_read_registry(const char *text, size_t len, const char *file,
+                             const char *function, int n_gpus, bool model_given, torchtitan_t *t,
+                             err_t *err);
+
+/* A TOML file, or a registry (a path ending .py) with its function; where
+ * the command line names the model (model_given) a flavor outside the
+ * catalog is listed as ignored instead of refused, and model_name stays "". */
+int torchtitan_read_file_as(const char *path, const char *function, int n_gpus,
+                            bool model_given, torchtitan_t *t, err_t *err);
 
 /* Write onto o (a framework preset's options) what the config decides:
  * async TP, torch.compile's fusion, the Float8 FSDP all-gather. */

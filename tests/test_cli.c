@@ -125,7 +125,7 @@ static void test_megatron_aliases(void)
     cJSON_Delete(j);
     /* a DeepSpeed config gives ZeRO stage and batch sizes */
     char args[512];
-    snprintf(args, sizeof args, "model --model llama3-8b --gpus 64 --deepspeed %s --json",
+    snprintf(args, sizeof args, "model --model llama3-8b --gpus 64 --seq-len 4096 --deepspeed %s --json",
              fixture("configs/ds_config.json"));
     j = expect_json(args, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
@@ -185,6 +185,15 @@ static void test_bad_inputs_exit_2(void)
         {"model --model llama3-8b --deepspeed tests/fixtures/configs/ds_bad.json",
          "train_micro_batch_size_per_gpu"},
         {"model --model llama3-8b --deepspeed tests/fixtures/configs/missing.json", "cannot open"},
+        /* a ds_config holds no sequence length: asked for, in every command reading one */
+        {"sim --model llama3-8b --gpu h100-sxm --gpus 8 "
+         "--deepspeed tests/fixtures/deepspeed/zero2_offload.json",
+         "zero2_offload.json: --seq-len: a DeepSpeed config does not give the sequence length"},
+        {"model --model llama3-8b --gpus 8 --deepspeed tests/fixtures/deepspeed/zero2_offload.json",
+         "add --seq-len N"},
+        {"budget --model llama3-8b --gpu h100-sxm --gpus 8 --tokens 1T "
+         "--deepspeed tests/fixtures/deepspeed/zero2_offload.json",
+         "add --seq-len N"},
         /* tokens given where sequences are asked */
         {"sim --model llama3-8b --gpu h100-sxm --gpus 8 --global-batch 4M",
          "would be --global-batch 512"},
@@ -995,7 +1004,7 @@ static void test_framework_inputs(void)
     out = NULL;
     /* A ZeRO-2 DeepSpeed config runs as DeepSpeed (the default Megatron-Core
      * preset has no ZeRO-2), its optimizer offload honoured. */
-    expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 "
+    expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --seq-len 4096 "
            "--deepspeed tests/fixtures/deepspeed/zero2_offload.json --json",
            0, &out, NULL);
     j = cJSON_Parse(out ? out : "");
@@ -1009,7 +1018,7 @@ static void test_framework_inputs(void)
     /* A Trainer-style DeepSpeed config with "auto": resolved, offload honoured,
      * said in the notes. */
     expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --micro-batch 2 --recompute full "
-           "--deepspeed tests/fixtures/deepspeed/zero3_auto.json --json",
+           "--seq-len 4096 --deepspeed tests/fixtures/deepspeed/zero3_auto.json --json",
            0, &out, NULL);
     j = cJSON_Parse(out ? out : "");
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);

@@ -985,9 +985,14 @@ static void test_plan_emit_sim_round_trip(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(st);
         /* Bridge overrides and DeepSpeed configs do not carry the model */
         bool no_model = strcmp(cases[i].emit, "nemo") == 0 || strcmp(cases[i].emit, "deepspeed") == 0;
-        snprintf(args, sizeof args, "sim %s %s%s%s --gpu h100-sxm --gpus %d --framework %s --json",
+        /* a ds_config holds no sequence length: the plan's is given */
+        cJSON *seq = cJSON_GetObjectItem(plan, "seq_len");
+        char seq_flag[48] = "";
+        if (strcmp(cases[i].emit, "deepspeed") == 0 && seq)
+            snprintf(seq_flag, sizeof seq_flag, " --seq-len %d", seq->valueint);
+        snprintf(args, sizeof args, "sim %s %s%s%s%s --gpu h100-sxm --gpus %d --framework %s --json",
                  cases[i].reader, path, no_model ? " --model " : "",
-                 no_model ? cases[i].model : "", cases[i].gpus, cases[i].framework);
+                 no_model ? cases[i].model : "", seq_flag, cases[i].gpus, cases[i].framework);
         out = NULL;
         char *err = NULL;
         int rc = run_cli(args, &out, &err);
