@@ -44,6 +44,8 @@ static void test_pool_node_placement(void)
     cpool_release(p, &d);
     CU_ASSERT_EQUAL(cpool_free_gpus(p), 32 - 4);
     CU_ASSERT_TRUE(cpool_check(p));
+    cpool_release(p, &a); /* the refused placement left the first one as it was */
+    CU_ASSERT_EQUAL(cpool_free_gpus(p), 32);
     CU_ASSERT_PTR_NULL(cpool_create(30, 8, &e)); /* not whole nodes */
     CU_ASSERT_TRUE(strstr(e.msg, "--gpus-per-node") != NULL);
     cpool_destroy(p);
