@@ -666,6 +666,14 @@ static int put(py_t *p, toml_doc_t *doc, const char *key, const toml_value_t *v)
     return ERR_OK;
 }
 
+static void value_release(toml_value_t *v)
+{
+    free(v->str);
+    for (int i = 0; i < v->n_items; i++)
+        value_release(&v->items[i]);
+    free(v->items);
+}
+
 /* A literal value as a TOML value; refused when computed. */
 static int literal(py_t *p, const char *key, const val_t *v, toml_value_t *out)
 {
@@ -695,22 +703,17 @@ static int literal(py_t *p, const char *key, const val_t *v, toml_value_t *out)
         if (!out->items)
             return oom(p);
         for (int i = 0; i < v->n; i++, out->n_items++)
-            if (literal(p, key, v->items[i], &out->items[i]))
+            if (literal(p, key, v->items[i], &out->items[i])) {
+                /* the items read so far and the list go with the failure */
+                value_release(out);
                 return ERR_INPUT;
+            }
         return ERR_OK;
     default:
         return fail(p, v->line, "%s is computed (%s), not written as a value: give the job as "
                                 "a TOML config or as flags",
                     key, v->s ? v->s : "an expression");
     }
-}
-
-static void value_release(toml_value_t *v)
-{
-    free(v->str);
-    for (int i = 0; i < v->n_items; i++)
-        value_release(&v->items[i]);
-    free(v->items);
 }
 
 /* Every keyword of a constructor call as section.keyword. */

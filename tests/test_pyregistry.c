@@ -153,6 +153,12 @@ static void test_registry_refusals(void)
          "max_context_length=300))\n",
          "not a whole number"},
         {"x = 1\n", "no function definitions"},
+        /* a list with a computed item: refused, the items read before it
+         * released (fuzz_pyregistry found them leaked; make asan and make
+         * valgrind check it here) */
+        {"def f():\n    return Trainer.Config(model_spec=model_registry(\"8B\"), "
+         "training=TrainingConfig(steps=[1, 'a', g()]))\n",
+         "is computed"},
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         toml_doc_t d;
