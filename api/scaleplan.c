@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cli/commands.h"
 #include "cli/dispatch.h"
 #include "common/catalog.h"
 #include "common/error.h"
@@ -211,5 +212,28 @@ SP_EXPORT int sp_run(sp_context_t *ctx, const char *command, const char *spec_js
                     err.msg[0] ? err.msg : "failed");
     if (!*out_json)
         return fail(ctx, SP_ERR_RUNTIME, command, "the command wrote no document");
+    return SP_OK;
+}
+
+SP_EXPORT int sp_step_time(sp_context_t *ctx, const char *spec_json, double *step_s)
+{
+    if (!ctx || !step_s)
+        return ctx ? fail(ctx, SP_ERR_INPUT, "sim", "no place for the result") : SP_ERR_INPUT;
+    *step_s = 0.0;
+    ctx->error[0] = '\0';
+    words_t w = {0};
+    char why[ERR_MSG_MAX] = "";
+    int rc = spec_words("sim", spec_json, &w, why, sizeof why);
+    if (rc) {
+        words_free(&w);
+        return fail(ctx, rc, "sim", why);
+    }
+    err_t err;
+    err_clear(&err);
+    rc = cli_sim_step_time(w.n, w.w, ctx->catalog, step_s, &err);
+    words_free(&w);
+    if (rc)
+        return fail(ctx, rc == ERR_INPUT ? SP_ERR_INPUT : SP_ERR_RUNTIME, "sim",
+                    err.msg[0] ? err.msg : "failed");
     return SP_OK;
 }

@@ -346,6 +346,30 @@ out:
     return rc;
 }
 
+/* The step of a's scenario: run()'s inputs and checks, nothing printed. */
+static int step_time(const cli_args_t *a, double *step_s, err_t *err)
+{
+    scenario_t s;
+    int rc = cli_scenario(a, &s, err);
+    sim_ctx_t *ctx = rc ? NULL : sim_ctx_create();
+    if (!rc && !ctx)
+        rc = err_set(err, ERR_RUNTIME, "out of memory");
+    sim_result_t r;
+    if (!rc)
+        rc = sim_run_step(ctx, &s.input, &r, err);
+    sim_ctx_destroy(ctx);
+    if (!rc && !r.fits && !cli_has(a, "--allow-oom")) {
+        char advice[400];
+        fit_advice(&s, &r, advice, sizeof advice);
+        rc = err_set(err, ERR_RUNTIME, "the layout does not fit: %s (--allow-oom: exit 0)",
+                     advice);
+    }
+    if (!rc)
+        *step_s = r.step_time_s;
+    scenario_free(&s);
+    return rc;
+}
+
 static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
                                          &CLI_CLUSTER_OPTS,
                                          &CLI_LAYOUT_OPTS,
@@ -382,3 +406,15 @@ const cli_command_t CLI_CMD_SIM = {
     run,
     0,
 };
+
+int cli_sim_step_time(int argc, char **argv, catalog_t *cat, double *step_s, err_t *err)
+{
+    cli_args_t a;
+    int rc = cli_parse(argc, argv, groups, sizeof groups / sizeof groups[0], 0, &a, err);
+    if (rc)
+        return rc;
+    if (a.help)
+        return err_set(err, ERR_INPUT, "--help: no step time to give (run sim --help)");
+    a.catalog = cat;
+    return step_time(&a, step_s, err);
+}

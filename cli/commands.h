@@ -32,4 +32,10 @@ extern const cli_command_t CLI_CMD_PLAN, CLI_CMD_CATALOG, CLI_CMD_MODEL, CLI_CMD
     CLI_CMD_RELIABILITY, CLI_CMD_BUDGET, CLI_CMD_TRAIN, CLI_CMD_VALIDATE, CLI_CMD_PREFLIGHT,
     CLI_CMD_REPORT, CLI_CMD_CALIBRATE, CLI_CMD_CLUSTER;
 
+/* sim's step time on argv[0..argc) (argv[0] "sim"), with sim's checks and
+ * messages but no text or document built: the library's fast path for
+ * loops (sp_step_time). cat: the catalog names are looked up in (not
+ * NULL). A layout that does not fit is ERR_RUNTIME unless --allow-oom. */
+int cli_sim_step_time(int argc, char **argv, catalog_t *cat, double *step_s, err_t *err);
+
 #endif

@@ -402,6 +402,17 @@ static int lookup(const cJSON *obj, const char *key, const json_ctx_t *ctx,
     return ERR_OK;
 }
 
+/* The field error "KEY RULE (got VALUE)"; the value is described only
+ * here, on failure, since describing it costs a formatted print. */
+static int value_error(err_t *err, const json_ctx_t *ctx, const char *key, const cJSON *v,
+                       const char *rule)
+{
+    char got[64], why[256];
+    describe(v, got, sizeof got);
+    snprintf(why, sizeof why, "%s (got %s)", rule, got);
+    return field_error(err, ctx, key, why);
+}
+
 int json_get_double(const cJSON *obj, const char *key, const json_ctx_t *ctx,
                     json_need_t need, double lo, double hi, double *out,
                     err_t *err)
@@ -410,17 +421,13 @@ int json_get_double(const cJSON *obj, const char *key, const json_ctx_t *ctx,
     int rc = lookup(obj, key, ctx, need, &v, err);
     if (rc || !v)
         return rc;
-    char got[64], why[160];
-    describe(v, got, sizeof got);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
-        snprintf(why, sizeof why, "must be a finite number (got %s)", got);
-        return field_error(err, ctx, key, why);
-    }
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return value_error(err, ctx, key, v, "must be a finite number");
     double x = v->valuedouble;
     if (x < lo || x > hi) {
-        snprintf(why, sizeof why, "must be between %g and %g (got %s)", lo, hi,
-                 got);
-        return field_error(err, ctx, key, why);
+        char rule[96];
+        snprintf(rule, sizeof rule, "must be between %g and %g", lo, hi);
+        return value_error(err, ctx, key, v, rule);
     }
     *out = x;
     return ERR_OK;
@@ -431,10 +438,7 @@ int json_check_finite(const cJSON *obj, const char *key, const json_ctx_t *ctx, 
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!cJSON_IsNumber(v) || isfinite(v->valuedouble))
         return ERR_OK;
-    char got[64], why[96];
-    describe(v, got, sizeof got);
-    snprintf(why, sizeof why, "must be a finite number (got %s)", got);
-    return field_error(err, ctx, key, why);
+    return value_error(err, ctx, key, v, "must be a finite number");
 }
 
 int json_get_long(const cJSON *obj, const char *key, const json_ctx_t *ctx,
@@ -445,22 +449,16 @@ int json_get_long(const cJSON *obj, const char *key, const json_ctx_t *ctx,
     int rc = lookup(obj, key, ctx, need, &v, err);
     if (rc || !v)
         return rc;
-    char got[64], why[160];
-    describe(v, got, sizeof got);
     double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-    if (!isfinite(x) || x != floor(x)) {
-        snprintf(why, sizeof why, "must be a whole number (got %s)", got);
-        return field_error(err, ctx, key, why);
-    }
+    if (!isfinite(x) || x != floor(x))
+        return value_error(err, ctx, key, v, "must be a whole number");
     if (x < (double)lo || x > (double)hi) {
-        snprintf(why, sizeof why, "must be between %lld and %lld (got %s)", lo,
-                 hi, got);
-        return field_error(err, ctx, key, why);
+        char rule[96];
+        snprintf(rule, sizeof rule, "must be between %lld and %lld", lo, hi);
+        return value_error(err, ctx, key, v, rule);
     }
-    if (fabs(x) > 9007199254740992.0) { /* 2^53: beyond exact doubles */
-        snprintf(why, sizeof why, "is too large to be exact (got %s)", got);
-        return field_error(err, ctx, key, why);
-    }
+    if (fabs(x) > 9007199254740992.0) /* 2^53: beyond exact doubles */
+        return value_error(err, ctx, key, v, "is too large to be exact");
     *out = (long long)x;
     return ERR_OK;
 }
@@ -491,12 +489,8 @@ int json_get_bool(const cJSON *obj, const char *key, const json_ctx_t *ctx,
     int rc = lookup(obj, key, ctx, need, &v, err);
     if (rc || !v)
         return rc;
-    if (!cJSON_IsBool(v)) {
-        char got[64], why[128];
-        describe(v, got, sizeof got);
-        snprintf(why, sizeof why, "must be true or false (got %s)", got);
-        return field_error(err, ctx, key, why);
-    }
+    if (!cJSON_IsBool(v))
+        return value_error(err, ctx, key, v, "must be true or false");
     *out = cJSON_IsTrue(v);
     return ERR_OK;
 }
@@ -509,12 +503,8 @@ int json_get_string(const cJSON *obj, const char *key, const json_ctx_t *ctx,
     if (rc || !v)
         return rc;
     char why[160];
-    if (!cJSON_IsString(v) || !v->valuestring) {
-        char got[64];
-        describe(v, got, sizeof got);
-        snprintf(why, sizeof why, "must be a string (got %s)", got);
-        return field_error(err, ctx, key, why);
-    }
+    if (!cJSON_IsString(v) || !v->valuestring)
+        return value_error(err, ctx, key, v, "must be a string");
     size_t n = strlen(v->valuestring);
     if (n + 1 > cap) {
         snprintf(why, sizeof why, "too long (%zu characters, at most %zu)", n,
@@ -534,13 +524,9 @@ static int get_typed(const cJSON *obj, const char *key, const json_ctx_t *ctx,
     int rc = lookup(obj, key, ctx, need, &v, err);
     if (rc || !v)
         return rc;
-    if (want_array ? !cJSON_IsArray(v) : !cJSON_IsObject(v)) {
-        char got[64], why[128];
-        describe(v, got, sizeof got);
-        snprintf(why, sizeof why, "must be a JSON %s (got %s)",
-                 want_array ? "array" : "object", got);
-        return field_error(err, ctx, key, why);
-    }
+    if (want_array ? !cJSON_IsArray(v) : !cJSON_IsObject(v))
+        return value_error(err, ctx, key, v,
+                           want_array ? "must be a JSON array" : "must be a JSON object");
     *out = v;
     return ERR_OK;
 }

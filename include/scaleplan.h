@@ -67,6 +67,13 @@ void sp_context_free(sp_context_t *ctx);
  * no flag of the command, a value of the wrong kind: SP_ERR_INPUT. */
 int sp_run(sp_context_t *ctx, const char *command, const char *spec_json, char **out_json);
 
+/* The fast path for loops: the step time in seconds `sim` gives for the
+ * spec (a `sim` spec as above), without building or parsing a document.
+ * The same inputs, checks and one-line messages as sp_run(ctx, "sim",
+ * ...); a layout that does not fit is SP_ERR_RUNTIME unless the spec sets
+ * "allow_oom": true. *step_s is 0 on failure. */
+int sp_step_time(sp_context_t *ctx, const char *spec_json, double *step_s);
+
 /* The message of the context's last failed call ("" after a success). */
 const char *sp_last_error(const sp_context_t *ctx);
 

@@ -29,7 +29,7 @@ import os
 import tempfile
 import threading
 
-__all__ = ["Context", "Error", "InputError", "sim", "plan", "reliability", "budget",
+__all__ = ["Context", "Error", "InputError", "sim", "step_time", "plan", "reliability", "budget",
            "validate", "model", "catalog", "cluster", "export", "to_dataframe", "abi_version",
            "version"]
 
@@ -91,6 +91,9 @@ def _load():
         lib.sp_run.restype = ctypes.c_int
         lib.sp_run.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
                                ctypes.POINTER(ctypes.c_void_p)]
+        lib.sp_step_time.restype = ctypes.c_int
+        lib.sp_step_time.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                     ctypes.POINTER(ctypes.c_double)]
         return lib
     raise ImportError("libscaleplan.so not found (tried: %s); build it with `make lib` "
                       "or set SCALEPLAN_LIB" % ", ".join(tried))
@@ -170,6 +173,18 @@ class Context:
         """Run a command; return its document as a dict."""
         return json.loads(self.run_text(command, **kwargs))
 
+    def step_time(self, **kw):
+        """The step time in seconds ``sim`` gives, without a document: the
+        fast path for loops (the same checks and messages as ``sim``)."""
+        if not self._ctx:
+            raise Error("scaleplan: the context is closed")
+        out = ctypes.c_double()
+        rc = _lib.sp_step_time(self._ctx, _spec(kw).encode(), ctypes.byref(out))
+        if rc != _OK:
+            message = _lib.sp_last_error(self._ctx).decode()
+            raise (InputError if rc == _INPUT else Error)(message, None)
+        return out.value
+
     def sim(self, **kw):
         """One training step simulated: ``scaleplan sim``."""
         return self.run("sim", **kw)
@@ -230,6 +245,11 @@ def _context():
 def sim(**kw):
     """``scaleplan sim`` in this thread's context (see Context.sim)."""
     return _context().sim(**kw)
+
+
+def step_time(**kw):
+    """The step time in seconds of ``sim``, no document (see Context.step_time)."""
+    return _context().step_time(**kw)
 
 
 def plan(**kw):

@@ -121,6 +121,27 @@ def test_does_not_fit_keeps_the_document():
     assert e.value.document["fits"] is False
 
 
+def test_step_time_is_the_documents():
+    """The fast path gives sim's step time, and sim's messages on bad input."""
+    specs = [dict(model="gpt3-175b", gpu="a100-80g", gpus=64, tp=8, pp=8, micro_batch=1,
+                  global_batch=64, seq_len=2048, sequence_parallel=True,
+                  recompute="selective"),
+             dict(model="llama3-8b", gpu="h100-sxm", gpus=64, tp=2, global_batch=64,
+                  allow_oom=True)]
+    for spec in specs:
+        # the document rounds to 10 significant digits
+        assert scaleplan.step_time(**spec) == pytest.approx(scaleplan.sim(**spec)["step_time_s"],
+                                                            rel=1e-9)
+    done = cli(["sim", "--model", "llama3-8b", "--gpu", "h100-sxm", "--gpus", "8", "--tp", "3"])
+    with pytest.raises(scaleplan.InputError) as e:
+        scaleplan.step_time(model="llama3-8b", gpu="h100-sxm", gpus=8, tp=3)
+    assert e.value.message == done.stderr.strip()
+    with pytest.raises(scaleplan.Error) as e:
+        scaleplan.step_time(model="llama3-405b", gpu="h100-sxm", gpus=8, tp=8, global_batch=8)
+    assert not isinstance(e.value, scaleplan.InputError)
+    assert "does not fit" in e.value.message
+
+
 def test_threads_give_the_same_documents():
     specs = [dict(model="llama3-8b", gpu="h100-sxm", gpus=64, tp=tp, global_batch=64,
                   allow_oom=True) for tp in (1, 2, 4, 8)]
