@@ -904,6 +904,20 @@ static void note_args(shell_t *sh)
               sh->line);
 }
 
+/* Just past the parenthesis that closes the one at sh->s[p] (the end of
+ * the text when none does). */
+static size_t paren_end(const shell_t *sh, size_t p)
+{
+    size_t depth = 0, q = p;
+    for (; q < sh->len; q++) {
+        if (sh->s[q] == '(')
+            depth++;
+        else if (sh->s[q] == ')' && --depth == 0)
+            break;
+    }
+    return q < sh->len ? q + 1 : q;
+}
+
 /* Expand one $-expression at sh->pos (just after '$'). Array expansions
  * ("${A[@]}") outside double quotes add whole words to out directly; other
  * expansions append to the word in b. */
@@ -913,14 +927,7 @@ static int expand(shell_t *sh, wbuf_t *b, words_t *out, bool quoted)
     size_t p = sh->pos;
     if (p + 1 < sh->len && s[p] == '(' && s[p + 1] == '(') {
         /* $((arithmetic)) */
-        size_t depth = 0, q = p;
-        for (; q < sh->len; q++) {
-            if (s[q] == '(')
-                depth++;
-            else if (s[q] == ')' && --depth == 0)
-                break;
-        }
-        size_t end = q < sh->len ? q + 1 : q;
+        size_t end = paren_end(sh, p);
         sh->pos = end;
         long v;
         if (end - p >= 4 && arith_eval(sh, s + p + 2, end - p - 4, &v)) {
@@ -932,14 +939,7 @@ static int expand(shell_t *sh, wbuf_t *b, words_t *out, bool quoted)
     }
     if (p < sh->len && s[p] == '(') {
         /* $(command): kept as written; a value that needs it will say so. */
-        size_t depth = 0, q = p;
-        for (; q < sh->len; q++) {
-            if (s[q] == '(')
-                depth++;
-            else if (s[q] == ')' && --depth == 0)
-                break;
-        }
-        size_t end = q < sh->len ? q + 1 : q;
+        size_t end = paren_end(sh, p);
         int rc = wb_put(sh, b, "$", 1) || wb_put(sh, b, s + p, end - p);
         sh->pos = end;
         return rc;
