@@ -504,7 +504,8 @@ static void test_moe_layout_errors(void)
  * unpadded GPT-2 vocabulary 50257, NeMo pads it to 50304) 5.05B by
  * hand: 50257 x 4096 + 2048 x 4096 + 24 x (4 h^2 + 4h + 2 h 4h + 5h + 4h)
  * + 2h; Nemotron-4 340B 341.0B (report: 9.4B embedding + 331.6B
- * non-embedding); llm-foundry's MPT benchmark models, README NumParams
+ * non-embedding); Nemotron-4 15B 15.7B (arXiv:2402.16819: 3.2B embedding +
+ * 12.5B non-embedding, each rounded); llm-foundry's MPT benchmark models, README NumParams
  * 2,651,837,440 / 12,853,954,560 / 29,975,214,080 / 64,862,437,376. */
 static void test_catalog_entries(void)
 {
@@ -524,6 +525,7 @@ static void test_catalog_entries(void)
         {"olmoe-1b-7b", 6919161856.0, 0, 1282017280.0, 0},
         {"gpt3-5b", 5047365632.0, 0, 0, 0}, /* main's entry: GPT-2 vocabulary 50257, unpadded */
         {"nemotron-4-340b", 341.0e9, 0.05e9, 0, 0},
+        {"nemotron-4-15b", 15.7e9, 0.1e9, 0, 0},
         {"mpt-3b", 2651837440.0, 0, 0, 0},
         {"mpt-13b", 12853954560.0, 0, 0, 0},
         {"mpt-30b", 29975214080.0, 0, 0, 0},
