@@ -187,6 +187,34 @@ static int first_int(const char *text)
     return 0;
 }
 
+/* A global batch the notes give ("GBS 2048", "global batch size: 1,536",
+ * "global_batch_size=256", "global batch 4M tokens"): sequences, or tokens
+ * when "token" follows the number (*tokens set). 0 when none is named. */
+static double notes_batch(const char *notes, bool *tokens)
+{
+    static const char *const keys[] = {"global_batch_size", "global batch size",
+                                       "global batch", "GBS"};
+    *tokens = false;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        size_t n = strlen(keys[k]);
+        for (const char *p = find_ci(notes, keys[k]); p; p = find_ci(p + 1, keys[k])) {
+            if ((p > notes && isalpha((unsigned char)p[-1])) || isalpha((unsigned char)p[n]))
+                continue;
+            const char *q = p + n;
+            q += strspn(q, " =:");
+            if (strncasecmp(q, "of ", 3) == 0)
+                q += 3;
+            if (!isdigit((unsigned char)*q))
+                continue;
+            double v = lead_num_base(q, true);
+            const char *after = q + strspn(q, "0123456789,.kKMB ");
+            *tokens = strncasecmp(after, "token", 5) == 0;
+            return isfinite(v) && v >= 1 ? v : 0;
+        }
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------ rule 1: model */
 
 /* The architecture the columns give, or 0 when they leave it out. */
@@ -237,6 +265,29 @@ static int model_from_columns(const csv_t *c, int i, int tp, model_t *m, err_t *
     m->rope_theta = llama ? 500000 : 0;
     int rc = model_validate(m, cell(c, i, "row_id"), err);
     return rc ? -rc : 1;
+}
+
+/* What the replay of row v assumed, one more clause of its list. */
+static void add_assumed(pub_row_t *v, const char *what)
+{
+    size_t n = strlen(v->assumed);
+    snprintf(v->assumed + n, sizeof v->assumed - n, "%s%s", n ? "; " : "", what);
+}
+
+/* A published run trained at its sequence length, so a learned position
+ * table as long as it existed (llm-foundry's benchmark MPTs size theirs to
+ * the run; a named model's table may be shorter): extended, and said. Rotary
+ * and ALiBi models have no table to outgrow. */
+static void row_positions(const csv_t *c, int i, model_t *m, pub_row_t *v)
+{
+    int seq = lead_tokens(cell(c, i, "seq_len"));
+    if (m->pos != MODEL_POS_LEARNED || seq <= m->max_seq)
+        return;
+    char what[200];
+    snprintf(what, sizeof what, "learned positions of %s extended from %d to the run's %d",
+             m->name, m->max_seq, seq);
+    m->max_seq = seq;
+    add_assumed(v, what);
 }
 
 /* A dense row whose model names a catalog model of the same depth and
@@ -772,14 +823,6 @@ static void skip(pub_row_t *v, const char *why)
     snprintf(v->reason, sizeof v->reason, "%s", why);
 }
 
-/* Rules 1-4 into r->s, names looked up in cat; v->skipped when the row
- * cannot be replayed. */
-static void add_assumed(pub_row_t *v, const char *what)
-{
-    size_t n = strlen(v->assumed);
-    snprintf(v->assumed + n, sizeof v->assumed - n, "%s%s", n ? "; " : "", what);
-}
-
 /* Rule 4's batch: every framework runs whole micro-batches on every
  * data-parallel rank, so a published batch that does not divide by
  * micro-batch x DP ("1,538 sequences" on DP 12 with micro-batch 4, a batch
@@ -861,6 +904,25 @@ static void implied_sp(row_setup_t *r, pub_row_t *v)
             add_assumed(v, r->s.notes.items[k].text);
 }
 
+/* The global batch in sequences the notes give when its columns are empty
+ * (a count of tokens over the sequence), said; 0 when they give none. */
+static int batch_from_notes(const char *notes, int seq_len, pub_row_t *v)
+{
+    bool tokens;
+    double b = notes_batch(notes, &tokens);
+    if (tokens)
+        b = seq_len > 0 && b >= seq_len ? b / seq_len : 0;
+    if (!(b >= 1 && b < 1e8))
+        return 0;
+    char what[120];
+    snprintf(what, sizeof what, "global batch of %.0f sequences read from the notes%s", round(b),
+             tokens ? " (its tokens over the sequence length)" : "");
+    add_assumed(v, what);
+    return (int)llround(b);
+}
+
+/* Rules 1-4 into r->s, names looked up in cat; v->skipped when the row
+ * cannot be replayed. */
 static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_setup_t *r,
                      err_t *err)
 {
@@ -953,6 +1015,7 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
     snprintf(v->gpu, sizeof v->gpu, "%s", g.name);
     char cluster[160];
     row_cluster(cat, gpu_text, &g, cluster, sizeof cluster);
+    row_positions(c, i, &m, v);
     scenario_spec_t spec = {0};
     spec.cluster.catalog = cat;
     spec.model_given = &m;
@@ -1067,6 +1130,8 @@ static int setup_row(catalog_t *cat, const csv_t *c, int i, pub_row_t *v, row_se
             add_assumed(v, "global batch in sequences from its tokens over the sequence length");
         }
     }
+    if (!gb)
+        gb = batch_from_notes(cell(c, i, "notes"), l->seq_len, v);
     switch (r->fw.batch) {
     case FW_BATCH_WHOLE_SHARE:
         l->micro_batch = dp > 0 && gb ? gb / dp : 1;

@@ -134,6 +134,69 @@ static void test_results_not_read(void)
     remove_tree(dir);
 }
 
+/* A published run trained at its length: a named model's learned position
+ * table is extended to the row's sequence (said), never refused; a row
+ * within the table says nothing of it. */
+static void test_learned_positions_of_the_run(void)
+{
+    char dir[256], path[400];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/runs.csv", dir);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("row_id,source_title,model,seq_len,gpu_type,num_gpus,tp,pp,micro_batch,"
+          "global_batch_seqs,precision,framework,tokens_per_sec_per_gpu\n"
+          "L1,x,MPT-7B,8192,H100 80GB,64,1,1,1,256,bf16,llm-foundry,3000\n"
+          "L2,x,MPT-7B,2048,H100 80GB,64,1,1,1,256,bf16,llm-foundry,3000\n", f);
+    fclose(f);
+    pub_row_t *rows;
+    int n;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(pub_replay(path, NULL, &rows, &n, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT_FALSE(rows[0].skipped);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].assumed, "learned positions of mpt-7b extended from "
+                                                   "2048 to the run's 8192"));
+    CU_ASSERT_FALSE(rows[1].skipped);
+    CU_ASSERT_PTR_NULL(strstr(rows[1].assumed, "learned positions"));
+    CU_ASSERT_TRUE(rows[0].predicted > 0 && rows[0].predicted < rows[1].predicted);
+    free(rows);
+    remove_tree(dir);
+}
+
+/* A batch given only in the notes is read from them, in sequences or in
+ * tokens over the sequence, and said; a row whose notes give none keeps
+ * the columns' reading. */
+static void test_batch_from_notes(void)
+{
+    char dir[256], path[400];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/runs.csv", dir);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("row_id,source_title,model,seq_len,gpu_type,num_gpus,tp,pp,micro_batch,"
+          "global_batch_seqs,precision,framework,tokens_per_sec_per_gpu,notes\n"
+          "B1,x,Llama 3 8B,8192,H100 80GB,64,1,1,1,,bf16,Megatron-Core,3000,\"GBS 128, seq 8K\"\n"
+          "B2,x,Llama 3 8B,8192,H100 80GB,64,1,1,1,,bf16,Megatron-Core,3000,"
+          "global batch size: 4M tokens\n"
+          "B3,x,Llama 3 8B,8192,H100 80GB,64,1,1,1,512,bf16,Megatron-Core,3000,GBS 128\n", f);
+    fclose(f);
+    pub_row_t *rows;
+    int n;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(pub_replay(path, NULL, &rows, &n, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].assumed, "global batch of 128 sequences read from"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[0].layout, "gb128"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[1].assumed, "global batch of 512 sequences read from"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[1].layout, "gb512"));
+    /* the column wins over the notes */
+    CU_ASSERT_PTR_NULL(strstr(rows[2].assumed, "read from the notes"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rows[2].layout, "gb512"));
+    free(rows);
+    remove_tree(dir);
+}
+
 /* A run whose columns leave the pipeline split to the framework gets the
  * framework's split: Llama 3 8B on PP 4 under torchtitan (June 2025) is
  * 8/9/8/7 (the embedding and output weigh one layer each, the remainder to
@@ -1052,7 +1115,9 @@ static void test_moe_notes(void)
 
 TEST_SUITE(suite_validation, "validation", TEST(test_published_runs), TEST(test_results_not_read),
            TEST(test_column_spellings), TEST(test_model_blocks),
-           TEST(test_framework_pipeline_split), TEST(test_open_interleaving_uneven_split),
+           TEST(test_framework_pipeline_split), TEST(test_learned_positions_of_the_run),
+           TEST(test_batch_from_notes),
+           TEST(test_open_interleaving_uneven_split),
            TEST(test_replay_memory_checked), TEST(test_recompute_words_and_moe_rows),
            TEST(test_notes_tp_overlap), TEST(test_moe_notes),
            TEST(test_bad_csv), TEST(test_versions_and_moe_columns),
