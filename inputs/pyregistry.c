@@ -122,6 +122,50 @@ static int lex_string(py_t *p, const char *s, size_t len, size_t i, int *line, t
     return ERR_OK;
 }
 
+/* The token at s[*i] into t, its kind and length (a name, number, string
+ * or operator); *i moves past it, *line past a string's newlines, *depth
+ * counts the brackets open. ERR_INPUT (p failed) on a string or bracket
+ * that does not close right. */
+static int lex_token(py_t *p, const char *s, size_t len, size_t *i, int *line, int *depth,
+                     tok_t *t)
+{
+    char c = s[*i];
+    size_t j = *i;
+    while (j < len && (isalpha((unsigned char)s[j]) || s[j] == '_'))
+        j++;
+    if (j > *i && j - *i <= 2 && j < len && (s[j] == '\'' || s[j] == '"') &&
+        strspn(s + *i, "rRbBfFuU") >= j - *i)
+        return lex_string(p, s, len, j, line, t, i) ? ERR_INPUT : ERR_OK;
+    if (c == '\'' || c == '"')
+        return lex_string(p, s, len, *i, line, t, i) ? ERR_INPUT : ERR_OK;
+    if (j > *i) {
+        while (j < len && (isalnum((unsigned char)s[j]) || s[j] == '_'))
+            j++;
+        t->kind = T_NAME;
+    } else if (isdigit((unsigned char)c) ||
+               (c == '.' && *i + 1 < len && isdigit((unsigned char)s[*i + 1]))) {
+        while (j < len && (isalnum((unsigned char)s[j]) || s[j] == '_' || s[j] == '.' ||
+                           ((s[j] == '+' || s[j] == '-') && (s[j - 1] == 'e' || s[j - 1] == 'E'))))
+            j++;
+        t->kind = T_NUM;
+    } else {
+        static const char *const two[] = {"->", "==", "!=", "<=", ">=", "**", "//", "+=",
+                                          "-=", "*=", NULL};
+        for (int k = 0; two[k]; k++)
+            if (*i + 1 < len && s[*i] == two[k][0] && s[*i + 1] == two[k][1])
+                t->n = 2;
+        *depth += strchr("([{", c) ? 1 : strchr(")]}", c) ? -1 : 0;
+        if (*depth < 0 || *depth > MAX_NEST)
+            return fail(p, *line, *depth < 0 ? "a closing bracket with none open"
+                                             : "brackets nested too deep");
+        *i += t->n;
+        return ERR_OK;
+    }
+    t->n = j - *i;
+    *i = j;
+    return ERR_OK;
+}
+
 static int tokenize(py_t *p, const char *s, size_t len)
 {
     size_t cap = 0, i = 0;
@@ -153,42 +197,8 @@ static int tokenize(py_t *p, const char *s, size_t len)
         if (t.col < 0 && p->n_toks)
             t.col = p->toks[p->n_toks - 1].col;
         line_start = false;
-        size_t j = i;
-        while (j < len && (isalpha((unsigned char)s[j]) || s[j] == '_'))
-            j++;
-        if (j > i && j - i <= 2 && j < len && (s[j] == '\'' || s[j] == '"') &&
-            strspn(s + i, "rRbBfFuU") >= j - i) {
-            if (lex_string(p, s, len, j, &line, &t, &i))
-                return ERR_INPUT;
-        } else if (c == '\'' || c == '"') {
-            if (lex_string(p, s, len, i, &line, &t, &i))
-                return ERR_INPUT;
-        } else if (j > i) {
-            while (j < len && (isalnum((unsigned char)s[j]) || s[j] == '_'))
-                j++;
-            t.kind = T_NAME;
-            t.n = j - i;
-            i = j;
-        } else if (isdigit((unsigned char)c) || (c == '.' && i + 1 < len &&
-                                                 isdigit((unsigned char)s[i + 1]))) {
-            while (j < len && (isalnum((unsigned char)s[j]) || s[j] == '_' || s[j] == '.' ||
-                               ((s[j] == '+' || s[j] == '-') && (s[j - 1] == 'e' || s[j - 1] == 'E'))))
-                j++;
-            t.kind = T_NUM;
-            t.n = j - i;
-            i = j;
-        } else {
-            static const char *const two[] = {"->", "==", "!=", "<=", ">=", "**", "//", "+=",
-                                              "-=", "*=", NULL};
-            for (int k = 0; two[k]; k++)
-                if (i + 1 < len && s[i] == two[k][0] && s[i + 1] == two[k][1])
-                    t.n = 2;
-            depth += strchr("([{", c) ? 1 : strchr(")]}", c) ? -1 : 0;
-            if (depth < 0 || depth > MAX_NEST)
-                return fail(p, line, depth < 0 ? "a closing bracket with none open"
-                                               : "brackets nested too deep");
-            i += t.n;
-        }
+        if (lex_token(p, s, len, &i, &line, &depth, &t))
+            return ERR_INPUT;
         if (push_tok(p, &cap, t))
             return ERR_RUNTIME;
     }
