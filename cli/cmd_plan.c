@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/job.h"
 #include "cli/output.h"
+#include "cli/plan_elastic.h"
 #include "cli/plan_sizing.h"
 #include "common/fileio.h"
 #include "common/json.h"
@@ -198,7 +199,7 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     /* search space */
     ladder_input_defaults(in, &p->model);
     if ((rc = cli_finetune(a, &p->model, &in->space.ft, &p->notes, err)) ||
-        (rc = plan_sizing_setup(a, &p->sizing, err)))
+        (rc = plan_sizing_setup(a, &p->sizing, err)) || (rc = plan_elastic_check(a, err)))
         return rc;
     in->space.framework = cli_get(a, "--framework");
     if ((rc = space_flags(a, &in->space, err)))
@@ -807,7 +808,13 @@ static int run(const cli_args_t *a, err_t *err)
     rung_detail_t detail = {0};
     if (!p)
         return err_set(err, ERR_RUNTIME, "out of memory");
-    if ((rc = setup(a, p, err)) || (rc = plan_ladder(&p->in, &p->ladder, err)))
+    if ((rc = setup(a, p, err)))
+        goto out;
+    if (cli_has(a, "--elastic")) {
+        rc = plan_elastic_run(a, &p->in, err);
+        goto out;
+    }
+    if ((rc = plan_ladder(&p->in, &p->ladder, err)))
         goto out;
     plan_recommend(&p->in, &p->ladder, p->recommendation, sizeof p->recommendation);
     if ((rc = plan_sizing_compute(&p->sizing, &p->model, p->in.tokens, &p->ladder, &p->base.gpu,
@@ -867,6 +874,7 @@ static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
                                          &CLI_REL_OPTS,
                                          &CLI_FINETUNE_OPTS,
                                          &CLI_SIZING_OPTS,
+                                         &CLI_ELASTIC_OPTS,
                                          &CLI_OUTPUT_OPTS};
 
 const cli_command_t CLI_CMD_PLAN = {
