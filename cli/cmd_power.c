@@ -154,9 +154,10 @@ static void print_text(const power_job_t *p)
     print_phases(p);
     const power_run_t *r = &p->run;
     printf("  cluster (facility, PUE %.2f): peak %.2f MW computing; %.2f MW when every GPU waits "
-           "on a collective (swing %.2f MW), %.2f MW at a checkpoint pause (swing %.2f MW)\n",
-           p->pue, r->peak_mw, r->comm_pause_mw, r->swing_comm_mw, r->ckpt_pause_mw,
-           r->swing_ckpt_mw);
+           "on a collective (swing %.2f MW, IT %.2f), %.2f MW at a checkpoint pause (swing %.2f "
+           "MW, IT %.2f)\n",
+           p->pue, r->peak_mw, r->comm_pause_mw, r->swing_comm_mw, r->swing_comm_mw / p->pue,
+           r->ckpt_pause_mw, r->swing_ckpt_mw, r->swing_ckpt_mw / p->pue);
     printf("  energy bloat of pipeline imbalance (Perseus, Chung et al. SOSP'24): %.1f%% of the "
            "step's GPU energy could be saved by slowing the lighter stages\n",
            100 * p->bloat);

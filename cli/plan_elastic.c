@@ -133,9 +133,34 @@ static const char *zero_name(const layout_t *l)
     return l->zero >= 0 && l->zero <= 3 ? names[l->zero] : "?";
 }
 
+/* Which counts missed the band and why; the fewest GPUs for the date. */
+static void print_footer(const elastic_run_t *e)
+{
+    char b[32];
+    int infeasible = 0;
+    for (int i = 0; i < e->n; i++)
+        infeasible += !e->rows[i].rung.feasible;
+    printf("  %d of %d counts keep the batch within the band%s\n", e->n - infeasible, e->n,
+           infeasible ? "; at the others no micro-batch x accumulation x DP that fits in memory "
+                        "lands in it:"
+                      : "");
+    for (int i = 0; i < e->n; i++)
+        if (!e->rows[i].rung.feasible)
+            printf("    %d GPUs: %s\n", e->rows[i].gpus, e->rows[i].rung.why_not);
+    if (e->target_days > 0) {
+        if (e->fewest >= 0)
+            printf("  * fewest GPUs that finish in %.1f days (P50): %d (%.1f days, %s)\n",
+                   e->target_days, e->rows[e->fewest].gpus, e->rows[e->fewest].rung.days_p50,
+                   units_fmt_usd(e->rows[e->fewest].rung.cost_usd, b, sizeof b));
+        else
+            printf("  no count from %d to %d finishes in %.1f days (P50)\n", e->counts[0],
+                   e->counts[e->n - 1], e->target_days);
+    }
+}
+
 static int print_text(const ladder_input_t *in, const elastic_run_t *e)
 {
-    char a[32], b[32];
+    char a[32];
     printf("Elastic plan: %s tokens on %s, global batch %d sequences of %d tokens within %.0f%% "
            "(%d..%d), counts %d..%d every %d GPUs%s\n",
            units_fmt_count(in->tokens, a, sizeof a), in->base->gpu.name, e->target,
@@ -179,25 +204,7 @@ static int print_text(const ladder_input_t *in, const elastic_run_t *e)
     printf("\n");
     table_print(t, stdout, 2, 0);
     table_destroy(t);
-    int infeasible = 0;
-    for (int i = 0; i < e->n; i++)
-        infeasible += !e->rows[i].rung.feasible;
-    printf("  %d of %d counts keep the batch within the band%s\n", e->n - infeasible, e->n,
-           infeasible ? "; at the others no micro-batch x accumulation x DP that fits in memory "
-                        "lands in it:"
-                      : "");
-    for (int i = 0; i < e->n; i++)
-        if (!e->rows[i].rung.feasible)
-            printf("    %d GPUs: %s\n", e->rows[i].gpus, e->rows[i].rung.why_not);
-    if (e->target_days > 0) {
-        if (e->fewest >= 0)
-            printf("  * fewest GPUs that finish in %.1f days (P50): %d (%.1f days, %s)\n",
-                   e->target_days, e->rows[e->fewest].gpus, e->rows[e->fewest].rung.days_p50,
-                   units_fmt_usd(e->rows[e->fewest].rung.cost_usd, b, sizeof b));
-        else
-            printf("  no count from %d to %d finishes in %.1f days (P50)\n", e->counts[0],
-                   e->counts[e->n - 1], e->target_days);
-    }
+    print_footer(e);
     return ERR_OK;
 }
 

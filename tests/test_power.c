@@ -93,6 +93,31 @@ static void test_bloat_mechanism(void)
     CU_ASSERT(power_bloat(&m, ev, 2, 2, &s) < 1e-12);
 }
 
+/* The swing by hand: 16,384 GPUs from 700 W to idle (64 W) is 10.42 MW of
+ * IT power, x PUE 1.2 = 12.50 MW; the nodes' constant overhead does not
+ * swing. Switch the mechanism off (a waiting GPU drawing what a computing
+ * one does) and there is no swing at a collective. */
+static void test_swing_by_hand(void)
+{
+    power_model_t m = h100();
+    sim_result_t r = step_of();
+    power_step_t s;
+    power_step(&m, &r, 0, &s);
+    power_run_in_t in = {86400, 3600, 0, 90000};
+    power_run_t out;
+    power_run(&m, &s, 16384, &in, 1.2, 0.08, 0, &out);
+    CHECK_REL(out.swing_ckpt_mw, 16384 * (700 - 64) * 1.2 / 1e6, 1e-9);
+    CHECK_REL(out.swing_comm_mw, 16384 * (700 - 127.6) * 1.2 / 1e6, 1e-9);
+    /* energy: GPUs 16,384 x (1 day x the step's average + 1 h idle), nodes
+     * 2,048 x 2.8 kW x 25 h, x PUE */
+    double gpu_j = 16384 * (86400 * s.avg_w + 3600 * 64.0), node_j = 2048 * 2800.0 * 90000;
+    CHECK_REL(out.facility_mwh, (gpu_j + node_j) / 3.6e9 * 1.2, 1e-9);
+    m.act_comm = m.act_compute;
+    power_step(&m, &r, 0, &s);
+    power_run(&m, &s, 16384, &in, 1.2, 0.08, 0, &out);
+    CU_ASSERT(fabs(out.swing_comm_mw) < 1e-9);
+}
+
 static cJSON *power_json(const char *args)
 {
     char cmd[1024], *out = NULL;
@@ -196,7 +221,7 @@ static void test_run_energy_with_cap(void)
     cJSON_Delete(j);
 }
 
-TEST_SUITE(suite_power, "power", TEST(test_phase_energy_by_hand),
+TEST_SUITE(suite_power, "power", TEST(test_phase_energy_by_hand), TEST(test_swing_by_hand),
            TEST(test_cap_trades_time_for_energy), TEST(test_bloat_mechanism),
            TEST(test_llama3_405b_swing_and_balanced_bloat), TEST(test_imbalanced_pipeline_bloat),
            TEST(test_power_cap_refused), TEST(test_run_energy_with_cap));
