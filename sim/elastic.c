@@ -2,6 +2,7 @@
 #include "sim/elastic.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,31 @@ int elastic_counts(int lo, int hi, int step, int *out, int cap)
     return n;
 }
 
+/* With TP, PP and CP fixed, DP is known: when no batch of DP's multiples
+ * lands in the band, say so (the planner's own note names the first
+ * constraint it tried, not the band). */
+static void band_reason(const plan_space_t *s, rung_t *r)
+{
+    const plan_range_t *fixed[] = {&s->tp, &s->pp, &s->cp};
+    int model_ranks = 1;
+    for (int k = 0; k < 3; k++) {
+        if (fixed[k]->lo != fixed[k]->hi || fixed[k]->lo < 1)
+            return;
+        model_ranks *= fixed[k]->lo;
+    }
+    if (r->gpus % model_ranks)
+        return;
+    int dp = r->gpus / model_ranks, lo = s->global_batch_min, hi = s->global_batch_max;
+    int mb_max = s->micro_batch.hi > 0 ? s->micro_batch.hi : 16;
+    elastic_batch_t b;
+    elastic_batch_fit(dp, (lo + hi) / 2, lo, hi, mb_max, &b);
+    if (b.feasible)
+        return;
+    snprintf(r->why_not, sizeof r->why_not,
+             "no micro-batch x accumulation x DP %d lands in %d..%d (the nearest are %d and %d)",
+             dp, lo, hi, lo / dp * dp, (hi / dp + 1) * dp);
+}
+
 int elastic_plan(const ladder_input_t *in, const int *counts, int n, elastic_row_t *rows,
                  err_t *err)
 {
@@ -67,6 +93,8 @@ int elastic_plan(const ladder_input_t *in, const int *counts, int n, elastic_row
         if (!rc) {
             rows[i].gpus = counts[i];
             rows[i].rung = l->rung[0];
+            if (!rows[i].rung.feasible)
+                band_reason(&in->space, &rows[i].rung);
         }
     }
     free(l);

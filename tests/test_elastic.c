@@ -123,6 +123,8 @@ static void test_plan_elastic_cli(void)
         n++;
         int gpus = (int)cJSON_GetObjectItemCaseSensitive(c, "gpus")->valuedouble;
         if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "feasible"))) {
+            const cJSON *why = cJSON_GetObjectItemCaseSensitive(c, "why_not");
+            CU_ASSERT(cJSON_IsString(why) && strstr(why->valuestring, "2592..3168"));
             if (n_bad < 4)
                 bad[n_bad++] = gpus;
             continue;
