@@ -118,6 +118,13 @@ static int run_energy(const cli_args_t *a, power_job_t *p, const power_step_t *s
     return ERR_OK;
 }
 
+/* 30995 or 4.84: whole units from 1000 up, four figures below. */
+static const char *fmt_num(double v, char *buf, size_t cap)
+{
+    snprintf(buf, cap, fabs(v) >= 1000 ? "%.0f" : "%.4g", v);
+    return buf;
+}
+
 static void print_phases(const power_job_t *p)
 {
     const power_step_t *s = &p->step;
@@ -162,18 +169,21 @@ static void print_text(const power_job_t *p)
            "step's GPU energy could be saved by slowing the lighter stages\n",
            100 * p->bloat);
     if (p->have_run) {
-        printf("Run: %s tokens in %.1f days (P50 %.1f): %.4g MWh at the facility (GPUs %.4g, "
-               "nodes %.4g, x PUE), %s at $%.3f/kWh, average %.3g MW",
-               units_fmt_count(p->tokens > 0 ? p->tokens : p->rel.tokens_mean, a, sizeof a), p->rel.wall_s_mean / 86400,
-               p->rel.wall_s_p50 / 86400, r->facility_mwh, r->gpu_mwh, r->node_mwh,
-               units_fmt_usd(r->usd, b, sizeof b), p->usd_per_kwh, r->avg_mw);
+        char e1[32], e2[32], e3[32], e4[32];
+        printf("Run: %s tokens in %.1f days (P50 %.1f): %s MWh at the facility (GPUs %s, "
+               "nodes %s, x PUE), %s at $%.3f/kWh, average %.3g MW",
+               units_fmt_count(p->tokens > 0 ? p->tokens : p->rel.tokens_mean, a, sizeof a),
+               p->rel.wall_s_mean / 86400, p->rel.wall_s_p50 / 86400,
+               fmt_num(r->facility_mwh, e1, sizeof e1), fmt_num(r->gpu_mwh, e2, sizeof e2),
+               fmt_num(r->node_mwh, e3, sizeof e3), units_fmt_usd(r->usd, b, sizeof b),
+               p->usd_per_kwh, r->avg_mw);
         if (p->g_co2 > 0)
-            printf(", %.4g tCO2 at %.0f g/kWh", r->tco2, p->g_co2);
+            printf(", %s tCO2 at %.0f g/kWh", fmt_num(r->tco2, e4, sizeof e4), p->g_co2);
         printf("\n");
         if (p->cap_w > 0)
-            printf("  uncapped: %.1f days, %.4g MWh: the cap takes %+.1f%% time and %+.1f%% "
+            printf("  uncapped: %.1f days, %s MWh: the cap takes %+.1f%% time and %+.1f%% "
                    "energy\n",
-                   p->rel_free.wall_s_mean / 86400, p->run_free.facility_mwh,
+                   p->rel_free.wall_s_mean / 86400, fmt_num(p->run_free.facility_mwh, e1, sizeof e1),
                    100 * (p->rel.wall_s_mean / p->rel_free.wall_s_mean - 1),
                    100 * (r->facility_mwh / p->run_free.facility_mwh - 1));
     } else {
