@@ -38,7 +38,7 @@ typedef struct {
     double clock_exponent;    /* power above idle ~ clock^exponent */
     double pue, usd_per_kwh;  /* the catalog's defaults */
     bool gpu_assumed;         /* no entry for this GPU: the fallback */
-    char gpu_source[700], activity_source[800], clock_source[800], defaults_source[500];
+    char gpu_source[1200], activity_source[1000], clock_source[1000], defaults_source[600];
 } power_model_t;
 
 /* The power figures of gpu (catalog name) whose TDP is tdp_w (> 0; from
