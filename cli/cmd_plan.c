@@ -8,6 +8,8 @@
 #include "cli/commands.h"
 #include "cli/job.h"
 #include "cli/output.h"
+#include "cli/plan_elastic.h"
+#include "cli/plan_sizing.h"
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/units.h"
@@ -153,6 +155,7 @@ typedef struct {
     bool tokens_assumed;    /* no --tokens: 20 per parameter */
     bool precision_assumed; /* no --precision: bf16 */
     notes_t notes;          /* what --finetune assumed */
+    plan_sizing_t sizing;   /* --inference-tokens */
 } plan_run_t;
 
 /* The simulation switches given to plan, over each searched framework's
@@ -195,7 +198,8 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     const char *v;
     /* search space */
     ladder_input_defaults(in, &p->model);
-    if ((rc = cli_finetune(a, &p->model, &in->space.ft, &p->notes, err)))
+    if ((rc = cli_finetune(a, &p->model, &in->space.ft, &p->notes, err)) ||
+        (rc = plan_sizing_setup(a, &p->sizing, err)) || (rc = plan_elastic_check(a, err)))
         return rc;
     in->space.framework = cli_get(a, "--framework");
     if ((rc = space_flags(a, &in->space, err)))
@@ -704,7 +708,8 @@ static cJSON *plan_json(const plan_run_t *p, const whatif_t *w, int nw, const ru
     } else if (ok) {
         ok = cJSON_AddNullToObject(o, "best") != NULL;
     }
-    ok = ok && cJSON_AddBoolToObject(o, "meets_constraints", l->meets_constraints) &&
+    ok = ok && plan_sizing_json(&p->sizing, o) &&
+         cJSON_AddBoolToObject(o, "meets_constraints", l->meets_constraints) &&
          cJSON_AddStringToObject(o, "recommendation", p->recommendation) &&
          json_add_number(o, "layouts_evaluated", (double)l->layouts) &&
          json_add_number(o, "layouts_simulated", (double)l->simulated) &&
@@ -803,9 +808,18 @@ static int run(const cli_args_t *a, err_t *err)
     rung_detail_t detail = {0};
     if (!p)
         return err_set(err, ERR_RUNTIME, "out of memory");
-    if ((rc = setup(a, p, err)) || (rc = plan_ladder(&p->in, &p->ladder, err)))
+    if ((rc = setup(a, p, err)))
+        goto out;
+    if (cli_has(a, "--elastic")) {
+        rc = plan_elastic_run(a, &p->in, err);
+        goto out;
+    }
+    if ((rc = plan_ladder(&p->in, &p->ladder, err)))
         goto out;
     plan_recommend(&p->in, &p->ladder, p->recommendation, sizeof p->recommendation);
+    if ((rc = plan_sizing_compute(&p->sizing, &p->model, p->in.tokens, &p->ladder, &p->base.gpu,
+                                  err)))
+        goto out;
     if ((rc = whatif_list(&p->in, &p->ladder, cli_get(a, "--what-if"), w, &nw, err)))
         goto out;
     if (cli_wants_result(a)) {
@@ -821,12 +835,16 @@ static int run(const cli_args_t *a, err_t *err)
         if (!cli_machine_output(a) && print_text(p, w, nw))
             rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
         if (!rc && !cli_machine_output(a))
+            plan_sizing_print(&p->sizing);
+        if (!rc && !cli_machine_output(a))
             putchar('\n');
         if (!rc)
             rc = cli_output_result(a, "scaleplan plan", j, "ladder", err);
         cJSON_Delete(j);
     } else if (print_text(p, w, nw)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
+    } else {
+        plan_sizing_print(&p->sizing);
     }
     if (!rc && cli_get(a, "--emit") && p->ladder.best >= 0)
         rc = emit_launch(a, p, err);
@@ -855,6 +873,8 @@ static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
                                          &space_group,
                                          &CLI_REL_OPTS,
                                          &CLI_FINETUNE_OPTS,
+                                         &CLI_SIZING_OPTS,
+                                         &CLI_ELASTIC_OPTS,
                                          &CLI_OUTPUT_OPTS};
 
 const cli_command_t CLI_CMD_PLAN = {

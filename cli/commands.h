@@ -30,7 +30,7 @@ typedef struct {
 
 extern const cli_command_t CLI_CMD_PLAN, CLI_CMD_CATALOG, CLI_CMD_MODEL, CLI_CMD_SIM,
     CLI_CMD_RELIABILITY, CLI_CMD_BUDGET, CLI_CMD_TRAIN, CLI_CMD_VALIDATE, CLI_CMD_PREFLIGHT,
-    CLI_CMD_REPORT, CLI_CMD_CALIBRATE, CLI_CMD_CLUSTER;
+    CLI_CMD_REPORT, CLI_CMD_CALIBRATE, CLI_CMD_CLUSTER, CLI_CMD_POWER;
 
 /* sim's step time on argv[0..argc) (argv[0] "sim"), with sim's checks and
  * messages but no text or document built: the library's fast path for

@@ -7,6 +7,7 @@ static const cli_command_t *const commands[] = {
     &CLI_CMD_PLAN,     &CLI_CMD_CATALOG,  &CLI_CMD_MODEL,     &CLI_CMD_SIM,
     &CLI_CMD_RELIABILITY, &CLI_CMD_BUDGET, &CLI_CMD_TRAIN,    &CLI_CMD_VALIDATE,
     &CLI_CMD_PREFLIGHT, &CLI_CMD_REPORT,  &CLI_CMD_CALIBRATE, &CLI_CMD_CLUSTER,
+    &CLI_CMD_POWER,
 };
 
 int cli_command_count(void)

@@ -29,8 +29,9 @@ import os
 import tempfile
 import threading
 
-__all__ = ["Context", "Error", "InputError", "sim", "step_time", "plan", "reliability", "budget",
-           "validate", "model", "catalog", "cluster", "export", "to_dataframe", "abi_version",
+__all__ = ["Context", "Error", "InputError", "sim", "step_time", "plan", "reliability",
+           "budget", "validate", "model", "catalog", "cluster", "power", "export",
+           "to_dataframe", "abi_version",
            "version"]
 
 _ABI = 1
@@ -213,6 +214,10 @@ class Context:
         """Many jobs replayed on one GPU pool: ``scaleplan cluster``."""
         return self.run("cluster", **kw)
 
+    def power(self, **kw):
+        """Power by phase, swing, a run's energy and cost: ``scaleplan power``."""
+        return self.run("power", **kw)
+
     def catalog(self, *sections, **kw):
         """The built-in data: ``scaleplan catalog [SECTION...]``."""
         if sections:
@@ -280,6 +285,11 @@ def model(**kw):
 def cluster(**kw):
     """``scaleplan cluster`` in this thread's context."""
     return _context().cluster(**kw)
+
+
+def power(**kw):
+    """``scaleplan power`` in this thread's context."""
+    return _context().power(**kw)
 
 
 def catalog(*sections, **kw):

@@ -47,6 +47,8 @@ static const struct {
                      "100GB", "--trials", "20"}},
     {"budget", {"--model", "llama3-8b", "--tokens", "10B", "--gpus", "8", "--gpu", "h100-sxm",
                 "--tp", "8", "--global-batch", "8", "--trials", "20"}},
+    {"power", {"--model", "llama3-8b", "--gpu", "h100-sxm", "--gpus", "8", "--tp", "8",
+               "--global-batch", "8", "--tokens", "10B", "--trials", "20"}},
     {"model", {"--model", "llama3-8b"}},
     {"train", {"--model", "@/tests/fixtures/configs/tiny-gpt.json", "--steps", "2",
                "--micro-batch", "1", "--seq-len", "8", "--quiet"}},
