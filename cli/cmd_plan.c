@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/job.h"
 #include "cli/output.h"
+#include "cli/sites.h"
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/units.h"
@@ -803,7 +804,9 @@ static int run(const cli_args_t *a, err_t *err)
     rung_detail_t detail = {0};
     if (!p)
         return err_set(err, ERR_RUNTIME, "out of memory");
-    if ((rc = setup(a, p, err)) || (rc = plan_ladder(&p->in, &p->ladder, err)))
+    if ((rc = setup(a, p, err)) ||
+        (cli_sites_wanted(a) && (rc = cli_sites_check(a, p->in.space.framework, NULL, err))) ||
+        (rc = plan_ladder(&p->in, &p->ladder, err)))
         goto out;
     plan_recommend(&p->in, &p->ladder, p->recommendation, sizeof p->recommendation);
     if ((rc = whatif_list(&p->in, &p->ladder, cli_get(a, "--what-if"), w, &nw, err)))
@@ -820,6 +823,8 @@ static int run(const cli_args_t *a, err_t *err)
         }
         if (!cli_machine_output(a) && print_text(p, w, nw))
             rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
+        if (!rc && cli_sites_wanted(a))
+            rc = cli_sites_plan(a, &p->in, &p->ladder, j, err);
         if (!rc && !cli_machine_output(a))
             putchar('\n');
         if (!rc)
@@ -827,6 +832,8 @@ static int run(const cli_args_t *a, err_t *err)
         cJSON_Delete(j);
     } else if (print_text(p, w, nw)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
+    } else if (cli_sites_wanted(a)) {
+        rc = cli_sites_plan(a, &p->in, &p->ladder, NULL, err);
     }
     if (!rc && cli_get(a, "--emit") && p->ladder.best >= 0)
         rc = emit_launch(a, p, err);
@@ -855,6 +862,7 @@ static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
                                          &space_group,
                                          &CLI_REL_OPTS,
                                          &CLI_FINETUNE_OPTS,
+                                         &CLI_SITES_OPTS,
                                          &CLI_OUTPUT_OPTS};
 
 const cli_command_t CLI_CMD_PLAN = {
