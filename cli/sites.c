@@ -15,7 +15,8 @@ static const cli_opt_t sites_opts[] = {
     {"--grad-codec", NULL, "NAME",
      "gradient/parameter codec (sim/catalog/codecs.json): bf16-grads, fp8-grads, int8-grads, "
      "zero++, zero++-qwz, zero++-hpz, zero++-qgz, onebit-adam, onebit-lamb, powersgd-r4, "
-     "topk-1pct; priced net: communication saved, codec time, extra tokens to the same loss",
+     "topk-1pct, or auto (the one the --deepspeed config turns on); priced net: communication "
+     "saved, codec time, extra tokens to the same loss",
      CLI_WORD},
     {"--islands", NULL, "NxG",
      "train across N islands (sites) of G GPUs each, e.g. 2x8192 (plan: N, the rung split evenly)",
@@ -29,6 +30,30 @@ static const cli_opt_t sites_opts[] = {
 };
 const cli_group_t CLI_SITES_OPTS = {"Gradient codecs and training across sites", sites_opts,
                                     sizeof sites_opts / sizeof sites_opts[0]};
+
+int cli_sites_codec(const cli_args_t *a, catalog_t *cat, codec_t *c, err_t *err)
+{
+    const char *v = cli_get(a, "--grad-codec");
+    if (!v || strcmp(v, "auto") != 0)
+        return codec_load(cat, v, c, err);
+    const char *ds = cli_has(a, "--deepspeed") ? cli_get(a, "--deepspeed") : NULL;
+    if (!ds)
+        return err_set(err, ERR_INPUT,
+                       "--grad-codec auto: reads the codec from --deepspeed FILE; none given");
+    cJSON *root = NULL;
+    char name[CODEC_NAME_MAX];
+    int rc = json_parse_file(ds, &root, err);
+    if (!rc)
+        rc = codec_from_ds_config(root, name, sizeof name, err);
+    cJSON_Delete(root);
+    if (!rc && !name[0])
+        rc = err_setf(err, ERR_INPUT, NULL, "--grad-codec",
+                      "auto: %s turns no codec on (zero_quantized_weights, "
+                      "zero_hpz_partition_size, zero_quantized_gradients, OneBitAdam, OneBitLamb, "
+                      "communication_data_type bf16)",
+                      ds);
+    return rc ? rc : codec_load(cat, name, c, err);
+}
 
 bool cli_sites_wanted(const cli_args_t *a)
 {
@@ -60,7 +85,7 @@ int cli_sites_check(const cli_args_t *a, const char *fw, const layout_t *l, err_
     int rc;
     if (cli_get(a, "--grad-codec")) {
         codec_t c;
-        if ((rc = codec_load(NULL, cli_get(a, "--grad-codec"), &c, err)))
+        if ((rc = cli_sites_codec(a, NULL, &c, err)))
             return rc;
         if (fw && !codec_runs_on(&c, fw))
             return codec_check(&c, fw, l ? l : &(layout_t){.zero = c.zero_min}, err);
@@ -192,7 +217,7 @@ static int sim_codec(const cli_args_t *a, sim_ctx_t *ctx, const scenario_t *s, c
     codec_t c;
     codec_eval_t e;
     int rc;
-    if ((rc = codec_load(s->catalog, cli_get(a, "--grad-codec"), &c, err)) ||
+    if ((rc = cli_sites_codec(a, s->catalog, &c, err)) ||
         (rc = codec_check(&c, s->fw.name, &s->layout, err)) ||
         (rc = codec_evaluate(ctx, &s->input, &c, &e, err)))
         return rc;

@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli/args.h"
+#include "sim/codec.h"
 #include "sim/ladder.h"
 #include "sim/scenario.h"
 
@@ -17,6 +18,11 @@ extern const cli_group_t CLI_SITES_OPTS;
 
 /* Whether any of the group's options was given. */
 bool cli_sites_wanted(const cli_args_t *a);
+
+/* The codec --grad-codec names; "auto": the one the --deepspeed config
+ * turns on (sim/codec.h codec_from_ds_config), ERR_INPUT when it turns
+ * none on or no config was given. */
+int cli_sites_codec(const cli_args_t *a, catalog_t *cat, codec_t *c, err_t *err);
 
 /* Check the options against the framework fw (NULL: not named) and, when
  * l is not NULL, the layout: a codec fw does not run, a ZeRO stage the codec

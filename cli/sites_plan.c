@@ -50,7 +50,7 @@ static int codec_ladder(const cli_args_t *a, sim_ctx_t *ctx, const ladder_input_
                         const ladder_t *l, cJSON *j, err_t *err)
 {
     codec_t c;
-    int rc = codec_load(NULL, cli_get(a, "--grad-codec"), &c, err);
+    int rc = cli_sites_codec(a, NULL, &c, err);
     if (rc)
         return rc;
     cJSON *arr = j ? cJSON_AddArrayToObject(j, "grad_codec_ladder") : NULL;

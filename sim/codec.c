@@ -66,6 +66,45 @@ int codec_load(catalog_t *cat, const char *name, codec_t *out, err_t *err)
                                 codec_from_json, out, err);
 }
 
+static bool ds_true(const cJSON *o, const char *key)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
+}
+
+int codec_from_ds_config(const cJSON *root, char *name, size_t cap, err_t *err)
+{
+    const cJSON *z = cJSON_GetObjectItemCaseSensitive(root, "zero_optimization");
+    const cJSON *hpz = cJSON_GetObjectItemCaseSensitive(z, "zero_hpz_partition_size");
+    const cJSON *opt = cJSON_GetObjectItemCaseSensitive(root, "optimizer");
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(opt, "type");
+    const cJSON *comm = cJSON_GetObjectItemCaseSensitive(root, "communication_data_type");
+    bool qw = ds_true(z, "zero_quantized_weights"), qg = ds_true(z, "zero_quantized_gradients");
+    bool hp = cJSON_IsNumber(hpz) && hpz->valuedouble > 1;
+    const char *zpp = qw && hp && qg ? "zero++"
+                      : qw && !hp && !qg ? "zero++-qwz"
+                      : hp && !qw && !qg ? "zero++-hpz"
+                      : qg && !qw && !hp ? "zero++-qgz"
+                      : qw || hp || qg   ? "zero++" /* two of the three: priced as all */
+                                         : NULL;
+    const char *onebit = NULL;
+    if (cJSON_IsString(type) && strcmp(type->valuestring, "OneBitAdam") == 0)
+        onebit = "onebit-adam";
+    else if (cJSON_IsString(type) && strcmp(type->valuestring, "OneBitLamb") == 0)
+        onebit = "onebit-lamb";
+    if (zpp && onebit)
+        return err_setf(err, ERR_INPUT, NULL, "--grad-codec",
+                        "the DeepSpeed config turns on both %s (zero_optimization) and %s "
+                        "(optimizer.type); scaleplan prices one codec",
+                        zpp, onebit);
+    const char *pick = zpp ? zpp
+                       : onebit ? onebit
+                       : cJSON_IsString(comm) && strcmp(comm->valuestring, "bf16") == 0
+                           ? "bf16-grads"
+                           : "";
+    snprintf(name, cap, "%s", pick);
+    return ERR_OK;
+}
+
 bool codec_runs_on(const codec_t *c, const char *fw)
 {
     const char *p = c->frameworks;

@@ -53,6 +53,14 @@ typedef struct {
  * naming --grad-codec for an unknown name, with the closest one. */
 int codec_load(catalog_t *cat, const char *name, codec_t *out, err_t *err);
 
+/* The codec a DeepSpeed config turns on, as a catalog name into name (cap
+ * bytes; "" when none): zero_optimization's zero_quantized_weights,
+ * zero_hpz_partition_size > 1 and zero_quantized_gradients (all three:
+ * "zero++", one alone: its part), optimizer type OneBitAdam or OneBitLamb,
+ * communication_data_type bf16. Two codecs at once (ZeRO++ parts with a
+ * 1-bit optimizer) are ERR_INPUT naming the keys. */
+int codec_from_ds_config(const struct cJSON *root, char *name, size_t cap, err_t *err);
+
 /* Whether framework preset fw runs c (its name starts with one of c's
  * framework prefixes). */
 bool codec_runs_on(const codec_t *c, const char *fw);

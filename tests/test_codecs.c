@@ -297,6 +297,47 @@ static void test_wire_bytes(void)
     prof_free(&s.profile);
 }
 
-TEST_SUITE(suite_codecs, "codecs", TEST(test_wire_bytes), TEST(test_onebit_adam_bert_large),
+/* The DeepSpeed keys that turn codecs on (--grad-codec auto). */
+static void test_ds_config_keys(void)
+{
+    static const struct {
+        const char *json, *name;
+    } cases[] = {
+        {"{\"zero_optimization\":{\"stage\":3,\"zero_quantized_weights\":true,"
+         "\"zero_hpz_partition_size\":8,\"zero_quantized_gradients\":true}}",
+         "zero++"},
+        {"{\"zero_optimization\":{\"stage\":3,\"zero_quantized_weights\":true}}", "zero++-qwz"},
+        {"{\"zero_optimization\":{\"stage\":3,\"zero_hpz_partition_size\":8}}", "zero++-hpz"},
+        {"{\"zero_optimization\":{\"stage\":3,\"zero_hpz_partition_size\":1}}", ""},
+        {"{\"optimizer\":{\"type\":\"OneBitAdam\"}}", "onebit-adam"},
+        {"{\"optimizer\":{\"type\":\"OneBitLamb\"}}", "onebit-lamb"},
+        {"{\"communication_data_type\":\"bf16\"}", "bf16-grads"},
+        {"{\"optimizer\":{\"type\":\"AdamW\"}}", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cJSON *j = cJSON_Parse(cases[i].json);
+        char name[CODEC_NAME_MAX];
+        err_t e;
+        CU_ASSERT_EQUAL(codec_from_ds_config(j, name, sizeof name, &e), 0);
+        CU_ASSERT_STRING_EQUAL(name, cases[i].name);
+        cJSON_Delete(j);
+    }
+    cJSON *both = cJSON_Parse("{\"zero_optimization\":{\"zero_quantized_weights\":true},"
+                              "\"optimizer\":{\"type\":\"OneBitAdam\"}}");
+    char name[CODEC_NAME_MAX];
+    err_t e;
+    CHECK_ERR(codec_from_ds_config(both, name, sizeof name, &e), &e, ERR_INPUT, "--grad-codec");
+    cJSON_Delete(both);
+    char *out = NULL;
+    int rc = run_cli("sim --model sc21-gpt-145b --gpu v100 --gpus 384 --gpus-per-node 16 "
+                     "--deepspeed tests/fixtures/sites/ds_zeropp.json --seq-len 1024 "
+                     "--recompute full --grad-codec auto --json",
+                     &out, NULL);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT(out && strstr(out, "\"zero++\""));
+    free(out);
+}
+
+TEST_SUITE(suite_codecs, "codecs", TEST(test_wire_bytes), TEST(test_ds_config_keys), TEST(test_onebit_adam_bert_large),
            TEST(test_zeropp_384), TEST(test_int8_dp_heavy_10g), TEST(test_int8_ladders_small_gain),
            TEST(test_plan_never_picks_a_losing_codec), TEST(test_bad_input));
