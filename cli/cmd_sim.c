@@ -381,7 +381,8 @@ const cli_command_t CLI_CMD_SIM = {
                        "--finetune lora|qlora prices a frozen base: input gradients only (no\n"
                        "weight-gradient GEMMs), the adapters' GEMMs, QLoRA's dequantization, only\n"
                        "the adapters' gradients reduced and updated; --finetune full as\n"
-                       "pretraining. e.g.\n"
+                       "pretraining. --grad-codec prices a gradient codec net; --islands,\n"
+                       "--island-link and --diloco a job split over sites. e.g.\n"
                        "  scaleplan sim --model llama3-8b --gpu a100-80g --gpus 1 --finetune lora \\\n"
                        "      --lora-rank 64 --recompute full --seq-len 2048 --global-batch 8",
     groups,

@@ -94,8 +94,10 @@ static int codec_ladder(const cli_args_t *a, sim_ctx_t *ctx, const ladder_input_
     return rc;
 }
 
-/* The rung across the islands: synchronous DP, and DiLoCo when asked;
- * *pick is the one that reaches the same loss sooner. */
+/* The rung across the islands: synchronous DP, and DiLoCo when asked (a
+ * --diloco without M searches M = 1, 2 and 4 replicas an island, those
+ * that split the rung's data-parallel groups and batch); *diloco_wins when
+ * the best DiLoCo reaches the same loss sooner than synchronous DP. */
 static int sites_rung(sim_ctx_t *ctx, const ladder_input_t *in, const rung_t *r, islands_t is,
                       const diloco_t *d, sites_eval_t *sync, sites_eval_t *dl, bool *diloco_wins,
                       err_t *err)
@@ -107,11 +109,22 @@ static int sites_rung(sim_ctx_t *ctx, const ladder_input_t *in, const rung_t *r,
     if (rc || (rc = sites_evaluate(ctx, NULL, &si, &is, NULL, sync, err)))
         return rc;
     *diloco_wins = false;
-    if (!d->on)
-        return ERR_OK;
-    err_t e2;
-    if (sites_evaluate(ctx, NULL, &si, &is, d, dl, &e2) == ERR_OK)
-        *diloco_wins = dl->time_ratio < sync->time_ratio;
+    bool any = false;
+    for (int k = 1; d->on && k <= 4; k *= 2) {
+        diloco_t t = *d;
+        if (d->replicas > 0 && k > 1)
+            break;
+        if (d->replicas == 0)
+            t.replicas = k * is.n;
+        sites_eval_t e;
+        err_t e2;
+        if (sites_evaluate(ctx, NULL, &si, &is, &t, &e, &e2) != ERR_OK)
+            continue;
+        if (!any || e.time_ratio < dl->time_ratio)
+            *dl = e;
+        any = true;
+    }
+    *diloco_wins = any && dl->time_ratio < sync->time_ratio;
     return ERR_OK;
 }
 
@@ -149,8 +162,8 @@ static int sites_ladder(const cli_args_t *a, sim_ctx_t *ctx, const ladder_input_
         if (!j) {
             printf("  %6d GPUs: synchronous %.1f%% of one site", r->gpus, 100 * s.scaling);
             if (d.on)
-                printf(", DiLoCo %.1f%% utilization x%.2f tokens", 100 * dl.utilization,
-                       dl.token_multiplier);
+                printf(", DiLoCo (M=%d) %.1f%% utilization x%.2f tokens", dl.replicas,
+                       100 * dl.utilization, dl.token_multiplier);
             printf(" -> %s, %.1f days to the same loss\n", dw ? "DiLoCo" : "synchronous",
                    r->days_p50 * p->time_ratio);
             continue;
@@ -159,6 +172,7 @@ static int sites_ladder(const cli_args_t *a, sim_ctx_t *ctx, const ladder_input_
         if (!o || !cJSON_AddItemToArray(arr, o) || !json_add_number(o, "gpus", r->gpus) ||
             !json_add_number(o, "sync_scaling", s.scaling) ||
             !json_add_number(o, "diloco_utilization", dl.utilization) ||
+            !json_add_number(o, "diloco_replicas", dl.replicas) ||
             !cJSON_AddStringToObject(o, "pick", dw ? "diloco" : "hierarchical_dp") ||
             !json_add_number(o, "days_p50", r->days_p50 * p->time_ratio))
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");

@@ -222,6 +222,7 @@ static int price_diloco(sim_ctx_t *ctx, catalog_t *cat, const sim_input_t *in,
     sim_result_t r;
     if ((rc = sim_run_step(ctx, &ri, &r, err)))
         return rc;
+    o->replicas = m;
     o->step_s = r.step_time_s;
     o->cross_s = ring_s(is, total_params(in) * d->bits / 8, &o->cross_bytes);
     double round_s = d->inner_steps * o->step_s, exposed = o->cross_s;

@@ -64,6 +64,7 @@ int diloco_token_multiplier(catalog_t *cat, int replicas, double bits, double *m
                             bool *assumed, err_t *err);
 
 typedef struct {
+    int replicas;            /* DiLoCo's M (0: synchronous) */
     double one_site_step_s;  /* the whole job on one site (reference) */
     double step_s;           /* a step across islands (DiLoCo: an inner step) */
     double cross_bytes;      /* one exchange's bytes each way over the link */
