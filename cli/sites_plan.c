@@ -38,6 +38,7 @@ static cJSON *codec_row_json(const rung_t *r, const codec_row_t *w)
               json_add_number(o, "days_p50_codec", r->days_p50 * k) &&
               json_add_number(o, "cost_usd", r->cost_usd) &&
               json_add_number(o, "cost_usd_codec", r->cost_usd * k) &&
+              cJSON_AddBoolToObject(o, "fits", w->e.fits) &&
               cJSON_AddBoolToObject(o, "used", w->used);
     if (!ok) {
         cJSON_Delete(o);
@@ -79,7 +80,7 @@ static int codec_ladder(const cli_args_t *a, sim_ctx_t *ctx, const ladder_input_
                            r->gpus, r->framework, w.e.comm_saved_s, w.e.codec_s, w.e.base_step_s,
                            w.e.mean_step_s, w.e.token_multiplier, r->days_p50,
                            r->days_p50 * k, r->cost_usd, r->cost_usd * k,
-                           !w.runs ? "not run" : w.used ? "yes" : "no");
+                           !w.runs ? "not run" : w.used ? "yes" : !w.e.fits ? "no (memory)" : "no");
         }
     }
     if (t && !rc) {
