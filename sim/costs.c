@@ -1521,8 +1521,9 @@ static void price_zero3(const sim_input_t *in, step_costs_t *out)
         node.n_ranks = node.ranks_per_node;
         node.nodes = 1;
         g_bwd = node.n_ranks > 1 ? prof_coll_time(in->profile, COLL_ALL_GATHER, &node,
-                                                  out->layer_params * gather_bytes(in))
-                                 : 0;
+                                                  out->layer_params *
+                                                      layout_weight_bytes(l->precision))
+                                 : 0; /* the secondary copy is kept in the weights' type */
     }
     out->zero3_gather_layer_s = g;
     out->zero3_reduce_layer_s = r;
