@@ -101,6 +101,20 @@ int cli_sites_check(const cli_args_t *a, const char *fw, const layout_t *l, err_
         return rc;
     if (cli_get(a, "--diloco") && (rc = diloco_parse(cli_get(a, "--diloco"), &d, err)))
         return rc;
+    if (!l || !cli_has(a, "--islands"))
+        return ERR_OK;
+    if ((long)is.n * is.gpus_each != l->n_gpus)
+        return err_setf(err, ERR_INPUT, NULL, "--islands", "%d x %d GPUs is not the job's %d GPUs",
+                        is.n, is.gpus_each, l->n_gpus);
+    int m = cli_get(a, "--diloco") ? (d.replicas > 0 ? d.replicas : is.n) : 1;
+    if (m % is.n != 0 && cli_get(a, "--diloco"))
+        return err_setf(err, ERR_INPUT, NULL, "--diloco",
+                        "M = %d replicas must be a multiple of the %d islands", m, is.n);
+    if (l->dp % m != 0 || l->global_batch % m != 0)
+        return err_setf(err, ERR_INPUT, NULL, "--diloco",
+                        "M = %d replicas must divide the data-parallel degree %d and the global "
+                        "batch %d",
+                        m, l->dp, l->global_batch);
     return ERR_OK;
 }
 
