@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "sim/islands.h"
 #include "tests/testing.h"
 
@@ -212,6 +214,36 @@ static void test_bad_input_cli(void)
     free(err);
 }
 
+/* plan --islands picks per rung: over a 1 Gb/s link DiLoCo (synchronous DP
+ * would spend most of each step on the link), over a 100 Tb/s one
+ * synchronous DP (no token penalty, nothing to hide). */
+static const char *plan_pick(const char *link)
+{
+    char args[300], *out = NULL;
+    snprintf(args, sizeof args,
+             "plan --model llama3-8b --gpu h100-sxm --min-gpus 64 --max-gpus 64 --tokens 1T "
+             "--islands 2 --island-link %s --diloco H=100,bits=4 --json",
+             link);
+    static char pick[32];
+    pick[0] = '\0';
+    if (run_cli(args, &out, NULL) == 0 && out) {
+        cJSON *j = cJSON_Parse(out);
+        const cJSON *r = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "sites_ladder"), 0);
+        const cJSON *p = cJSON_GetObjectItem(r, "pick");
+        if (cJSON_IsString(p))
+            snprintf(pick, sizeof pick, "%s", p->valuestring);
+        cJSON_Delete(j);
+    }
+    free(out);
+    return pick;
+}
+
+static void test_plan_picks_per_rung(void)
+{
+    CU_ASSERT_STRING_EQUAL(plan_pick("1Gbps,50ms"), "diloco");
+    CU_ASSERT_STRING_EQUAL(plan_pick("100Tbps,1ms"), "hierarchical_dp");
+}
+
 TEST_SUITE(suite_islands, "islands", TEST(test_parsers), TEST(test_intellect1_utilization),
            TEST(test_nemotron_two_datacenters), TEST(test_streaming_hides),
-           TEST(test_bad_input_cli));
+           TEST(test_bad_input_cli), TEST(test_plan_picks_per_rung));
