@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/output.h"
@@ -269,5 +270,50 @@ int cli_sites_sim(const cli_args_t *a, const scenario_t *s, cJSON *j, err_t *err
     if (!rc && cli_get(a, "--islands"))
         rc = sim_sites(a, ctx, s, j, err);
     sim_ctx_destroy(ctx);
+    return rc;
+}
+
+int cli_sites_catalog(cJSON *json, const cli_args_t *a, err_t *err)
+{
+    (void)a;
+    codec_t *c = NULL;
+    size_t n = 0;
+    int rc = codec_load_all(&c, &n, err);
+    if (rc)
+        return rc;
+    static const char *hdr[] = {"name", "grad bits", "gather bits", "all-reduce", "tokens x",
+                                "warm-up", "run by", "assumed"};
+    table_t *t = json ? NULL : table_create(8, hdr);
+    cJSON *arr = json ? cJSON_AddArrayToObject(json, "codecs") : NULL;
+    if (json ? !arr : !t)
+        rc = err_set(err, ERR_RUNTIME, "out of memory");
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (t) {
+            table_add_rowf(t, "%s\t%g\t%g\t%s\t%.2f\t%.0f%%\t%s\t%s", c[i].name, c[i].grad_bits,
+                           c[i].gather_bits, c[i].allreduce ? "yes" : "no",
+                           c[i].token_multiplier, 100 * c[i].warmup_fraction, c[i].frameworks,
+                           c[i].assumed[0] ? "ASSUMED figures" : "");
+            continue;
+        }
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(arr, o) || !cJSON_AddStringToObject(o, "name", c[i].name) ||
+            !json_add_number(o, "grad_bits", c[i].grad_bits) ||
+            !json_add_number(o, "gather_bits", c[i].gather_bits) ||
+            !cJSON_AddBoolToObject(o, "allreduce", c[i].allreduce) ||
+            !json_add_number(o, "token_multiplier", c[i].token_multiplier) ||
+            !json_add_number(o, "warmup_fraction", c[i].warmup_fraction) ||
+            !cJSON_AddStringToObject(o, "frameworks", c[i].frameworks) ||
+            !cJSON_AddStringToObject(o, "keys", c[i].keys) ||
+            !cJSON_AddStringToObject(o, "source", c[i].source) ||
+            !cJSON_AddStringToObject(o, "assumed", c[i].assumed))
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
+    }
+    free(c);
+    if (!rc && t) {
+        printf("Gradient and parameter codecs (sources in sim/catalog/codecs.json; --grad-codec)\n");
+        rc = table_print(t, stdout, 2, 0) ? err_set(err, ERR_RUNTIME, "cannot write") : ERR_OK;
+        printf("\n");
+    }
+    table_destroy(t);
     return rc;
 }

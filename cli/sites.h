@@ -16,6 +16,11 @@
 
 extern const cli_group_t CLI_SITES_OPTS;
 
+/* scaleplan catalog codecs: every codec with its wire bits, whether it
+ * sums in an all-reduce, its extra tokens, who runs it and its source
+ * (json: a "codecs" array added to it instead). */
+int cli_sites_catalog(cJSON *json, const cli_args_t *a, err_t *err);
+
 /* Whether any of the group's options was given. */
 bool cli_sites_wanted(const cli_args_t *a);
 

@@ -62,7 +62,7 @@ static int codec_from_json(const cJSON *o, const json_ctx_t *ctx, void *out, err
 int codec_load(catalog_t *cat, const char *name, codec_t *out, err_t *err)
 {
     return catalog_lookup_named(cat, CODEC_FILE, "codecs", name, "--grad-codec",
-                                "scaleplan sim --help (--grad-codec) or sim/catalog/codecs.json",
+                                "scaleplan catalog codecs",
                                 codec_from_json, out, err);
 }
 
@@ -103,6 +103,12 @@ int codec_from_ds_config(const cJSON *root, char *name, size_t cap, err_t *err)
                            : "";
     snprintf(name, cap, "%s", pick);
     return ERR_OK;
+}
+
+int codec_load_all(codec_t **out, size_t *n, err_t *err)
+{
+    return catalog_load_table(CODEC_FILE, "codecs", sizeof **out, codec_from_json, (void **)out, n,
+                              err);
 }
 
 bool codec_runs_on(const codec_t *c, const char *fw)

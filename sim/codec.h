@@ -53,6 +53,10 @@ typedef struct {
  * naming --grad-codec for an unknown name, with the closest one. */
 int codec_load(catalog_t *cat, const char *name, codec_t *out, err_t *err);
 
+/* Every codec of the catalog: *out is a heap array of *n (caller frees).
+ * Errors as catalog_load_table. */
+int codec_load_all(codec_t **out, size_t *n, err_t *err);
+
 /* The codec a DeepSpeed config turns on, as a catalog name into name (cap
  * bytes; "" when none): zero_optimization's zero_quantized_weights,
  * zero_hpz_partition_size > 1 and zero_quantized_gradients (all three:

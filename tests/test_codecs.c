@@ -356,6 +356,29 @@ static void test_ds_config_keys(void)
     free(out);
 }
 
+/* scaleplan catalog codecs: every codec with a source; not in the plain
+ * listing (its output unchanged). */
+static void test_catalog_codecs(void)
+{
+    char *out = NULL;
+    CU_ASSERT_EQUAL_FATAL(run_cli("catalog codecs --json", &out, NULL), 0);
+    cJSON *j = cJSON_Parse(out);
+    const cJSON *r, *arr = cJSON_GetObjectItem(j, "codecs");
+    CU_ASSERT(cJSON_GetArraySize(arr) >= 10);
+    cJSON_ArrayForEach(r, arr)
+    {
+        const cJSON *src = cJSON_GetObjectItem(r, "source");
+        CU_ASSERT(cJSON_IsString(src) && strlen(src->valuestring) > 20);
+    }
+    cJSON_Delete(j);
+    free(out);
+    out = NULL;
+    CU_ASSERT_EQUAL_FATAL(run_cli("catalog", &out, NULL), 0);
+    CU_ASSERT(out && !strstr(out, "codecs"));
+    free(out);
+}
+
 TEST_SUITE(suite_codecs, "codecs", TEST(test_wire_bytes), TEST(test_ds_config_keys), TEST(test_onebit_adam_bert_large),
            TEST(test_zeropp_384), TEST(test_int8_dp_heavy_10g), TEST(test_int8_ladders_small_gain),
-           TEST(test_plan_never_picks_a_losing_codec), TEST(test_bad_input));
+           TEST(test_plan_never_picks_a_losing_codec), TEST(test_bad_input),
+           TEST(test_catalog_codecs));
