@@ -249,9 +249,16 @@ static int sim_sites(const cli_args_t *a, sim_ctx_t *ctx, const scenario_t *s, c
     diloco_t d = {0};
     sites_eval_t e;
     int rc;
+    sim_input_t in = s->input;
+    codec_t c;
+    if (cli_get(a, "--grad-codec")) { /* the sites' exchange with the codec's bytes */
+        if ((rc = cli_sites_codec(a, s->catalog, &c, err)))
+            return rc;
+        codec_apply(&c, &in);
+    }
     if ((rc = read_islands(a, false, &is, err)) ||
         (cli_get(a, "--diloco") && (rc = diloco_parse(cli_get(a, "--diloco"), &d, err))) ||
-        (rc = sites_evaluate(ctx, s->catalog, &s->input, &is, &d, &e, err)))
+        (rc = sites_evaluate(ctx, s->catalog, &in, &is, &d, &e, err)))
         return rc;
     if (j)
         return add_json(j, "sites", sites_json(&is, &d, &e), err);
