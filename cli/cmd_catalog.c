@@ -9,6 +9,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "cli/sites.h"
 #include "common/catalog.h"
 #include "common/json.h"
 #include "common/names.h"
@@ -625,7 +626,8 @@ static const struct {
                 {"frameworks", section_frameworks},
                 {"fabrics", section_fabrics},   {"clusters", section_clusters},
                 {"prices", section_prices},     {"failures", section_failures},
-                {"storage", section_storage},   {"profiles", section_profiles}};
+                {"storage", section_storage},   {"profiles", section_profiles},
+                {"codecs", cli_sites_catalog}}; /* last: only when named */
 enum { N_SECTIONS = sizeof sections / sizeof sections[0] };
 
 static int run(const cli_args_t *a, err_t *err)
@@ -633,7 +635,7 @@ static int run(const cli_args_t *a, err_t *err)
     int rc = ERR_OK;
     bool want[N_SECTIONS];
     for (int i = 0; i < N_SECTIONS; i++)
-        want[i] = a->n_positional == 0;
+        want[i] = a->n_positional == 0 && i < N_SECTIONS - 1; /* codecs: when named */
     for (int p = 0; p < a->n_positional; p++) {
         int hit = -1;
         const char *names[N_SECTIONS];
@@ -646,7 +648,7 @@ static int run(const cli_args_t *a, err_t *err)
             int best = names_closest(a->positional[p], names, N_SECTIONS);
             return err_setf(err, ERR_INPUT, NULL, a->positional[p],
                             "unknown catalog section%s%s%s (models, gpus, frameworks, fabrics, "
-                            "clusters, prices, failures, storage, profiles)",
+                            "clusters, prices, failures, storage, profiles, codecs)",
                             best >= 0 ? "; did you mean '" : "",
                             best >= 0 ? names[best] : "", best >= 0 ? "'?" : "");
         }
@@ -676,11 +678,12 @@ static const cli_group_t *const groups[] = {&own_group, &CLI_OUTPUT_OPTS};
 const cli_command_t CLI_CMD_CATALOG = {
     "catalog",
     "list models, GPUs, fabrics, clusters, prices and failure rates",
-    "scaleplan catalog [models|gpus|frameworks|fabrics|clusters|prices|failures|storage|profiles] "
+    "scaleplan catalog [models|gpus|frameworks|fabrics|clusters|prices|failures|storage|profiles|codecs] "
     "[--figures] [--json|--csv]",
     "List the built-in catalogs. Every figure's source is kept next to it in\n"
                        "the JSON files; set SCALEPLAN_CATALOG to a directory laid out like the\n"
-                       "source tree to use edited copies without rebuilding.",
+                       "source tree to use edited copies without rebuilding. codecs (gradient\n"
+                       "codecs, --grad-codec) is listed only when named.",
     groups,
     sizeof groups / sizeof groups[0],
     run,

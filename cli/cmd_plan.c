@@ -10,6 +10,7 @@
 #include "cli/output.h"
 #include "cli/plan_elastic.h"
 #include "cli/plan_sizing.h"
+#include "cli/sites.h"
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/units.h"
@@ -808,7 +809,8 @@ static int run(const cli_args_t *a, err_t *err)
     rung_detail_t detail = {0};
     if (!p)
         return err_set(err, ERR_RUNTIME, "out of memory");
-    if ((rc = setup(a, p, err)))
+    if ((rc = setup(a, p, err)) ||
+        (cli_sites_wanted(a) && (rc = cli_sites_check(a, p->in.space.framework, NULL, err))))
         goto out;
     if (cli_has(a, "--elastic")) {
         rc = plan_elastic_run(a, &p->in, err);
@@ -834,6 +836,8 @@ static int run(const cli_args_t *a, err_t *err)
         }
         if (!cli_machine_output(a) && print_text(p, w, nw))
             rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
+        if (!rc && cli_sites_wanted(a))
+            rc = cli_sites_plan(a, &p->in, &p->ladder, j, err);
         if (!rc && !cli_machine_output(a))
             plan_sizing_print(&p->sizing);
         if (!rc && !cli_machine_output(a))
@@ -845,6 +849,8 @@ static int run(const cli_args_t *a, err_t *err)
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
     } else {
         plan_sizing_print(&p->sizing);
+        if (cli_sites_wanted(a))
+            rc = cli_sites_plan(a, &p->in, &p->ladder, NULL, err);
     }
     if (!rc && cli_get(a, "--emit") && p->ladder.best >= 0)
         rc = emit_launch(a, p, err);
@@ -875,6 +881,7 @@ static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
                                          &CLI_FINETUNE_OPTS,
                                          &CLI_SIZING_OPTS,
                                          &CLI_ELASTIC_OPTS,
+                                         &CLI_SITES_OPTS,
                                          &CLI_OUTPUT_OPTS};
 
 const cli_command_t CLI_CMD_PLAN = {
@@ -886,7 +893,9 @@ const cli_command_t CLI_CMD_PLAN = {
                        "keep the fastest that fits, and simulate the whole run with failures and\n"
                        "checkpoints: step time, tokens/s, MFU, scaling efficiency, the main loss,\n"
                        "days P50/P90, interruptions, GPU-hours and cost per rung; then recommend\n"
-                       "what to reserve and what to measure at each doubling.\n"
+                       "what to reserve and what to measure at each doubling. --grad-codec prices\n"
+                       "a codec at every rung (used only where it reaches the same loss sooner);\n"
+                       "--islands N --island-link picks synchronous DP or --diloco per rung.\n"
                        "\n"
                        "What is searched (scaleplan catalog frameworks shows what each runs):\n"
                        "  TP    every degree dividing the GPUs, the heads and the KV heads, up to\n"

@@ -7,6 +7,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "cli/sites.h"
 #include "common/json.h"
 #include "common/units.h"
 #include "reports/jsonout.h"
@@ -285,7 +286,8 @@ static int run(const cli_args_t *a, err_t *err)
 {
     int rc = ERR_OK;
     scenario_t s;
-    if ((rc = cli_scenario(a, &s, err)))
+    if ((rc = cli_scenario(a, &s, err)) ||
+        (cli_sites_wanted(a) && (rc = cli_sites_check(a, s.fw.name, &s.layout, err))))
         goto out;
     s.input.opt.layer_events = cli_has(a, "--layer-events");
     sim_ctx_t *ctx = sim_ctx_create();
@@ -314,6 +316,8 @@ static int run(const cli_args_t *a, err_t *err)
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
     if (!rc && ranked && !cli_machine_output(a))
         print_rank(&s, &ps);
+    if (!rc && cli_sites_wanted(a) && !cli_machine_output(a))
+        rc = cli_sites_sim(a, &s, NULL, err);
     if (!rc && cli_wants_result(a)) {
         cJSON *j = sim_json(&s, &r, events, n_events);
         cJSON *rk = j && ranked ? rank_json(&s, &ps) : NULL;
@@ -329,7 +333,9 @@ static int run(const cli_args_t *a, err_t *err)
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
         else if (!cli_machine_output(a))
             putchar('\n');
-        if (j)
+        if (j && cli_sites_wanted(a))
+            rc = cli_sites_sim(a, &s, j, err);
+        if (j && !rc)
             rc = cli_output_result(a, "scaleplan sim", j, NULL, err);
         cJSON_Delete(j);
     }
@@ -377,6 +383,7 @@ static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
                                          &CLI_SIM_OPTS,
                                          &own_group,
                                          &CLI_FINETUNE_OPTS,
+                                         &CLI_SITES_OPTS,
                                          &CLI_OUTPUT_OPTS};
 
 const cli_command_t CLI_CMD_SIM = {
@@ -398,7 +405,8 @@ const cli_command_t CLI_CMD_SIM = {
                        "--finetune lora|qlora prices a frozen base: input gradients only (no\n"
                        "weight-gradient GEMMs), the adapters' GEMMs, QLoRA's dequantization, only\n"
                        "the adapters' gradients reduced and updated; --finetune full as\n"
-                       "pretraining. e.g.\n"
+                       "pretraining. --grad-codec prices a gradient codec net; --islands,\n"
+                       "--island-link and --diloco a job split over sites. e.g.\n"
                        "  scaleplan sim --model llama3-8b --gpu a100-80g --gpus 1 --finetune lora \\\n"
                        "      --lora-rank 64 --recompute full --seq-len 2048 --global-batch 8",
     groups,

@@ -1475,6 +1475,8 @@ static double gather_bytes(const sim_input_t *in)
 {
     if (finetune_frozen(&in->layout->ft))
         return finetune_base_bytes_per_param(&in->layout->ft); /* FSDP-QLoRA gathers 4-bit */
+    if (in->opt.gather_bytes > 0)
+        return in->opt.gather_bytes; /* a codec's quantized gather */
     if (in->opt.fp8_param_gather && layout_precision_quantized(in->layout->precision))
         return layout_precision_fp4(in->layout->precision) ? 0.5 + 1.0 / 16 : 1;
     return layout_weight_bytes(in->layout->precision);
@@ -1513,6 +1515,16 @@ static void price_zero3(const sim_input_t *in, step_costs_t *out)
         r = 0;
     }
     double g_bwd = z->regather_backward ? g : 0;
+    if (z->regather_backward && z->hpz) {
+        /* hpZ: the backward gathers from the node's secondary shards */
+        coll_span_t node = out->dp_span;
+        node.n_ranks = node.ranks_per_node;
+        node.nodes = 1;
+        g_bwd = node.n_ranks > 1 ? prof_coll_time(in->profile, COLL_ALL_GATHER, &node,
+                                                  out->layer_params *
+                                                      layout_weight_bytes(l->precision))
+                                 : 0; /* the secondary copy is kept in the weights' type */
+    }
     out->zero3_gather_layer_s = g;
     out->zero3_reduce_layer_s = r;
     double fwd_compute = out->fwd.compute, bwd_compute = out->bwd.compute + out->bwd.recompute;

@@ -68,6 +68,9 @@ typedef struct {
     double max_live_params;     /* parameters gathered at once at most (DeepSpeed's
                                    stage3_max_live_parameters); 0 = two blocks
                                    whole (the current and the prefetched) */
+    bool hpz;                   /* ZeRO++ hpZ: a secondary copy of the weights
+                                   sharded inside each node, so the backward's
+                                   gathers stay on the node (sim/codec.h) */
 } zero3_opts_t;
 
 /* How a mixture-of-experts block moves tokens to its experts. */
@@ -155,6 +158,9 @@ typedef struct {
     double straggler_cv;       /* per-rank compute jitter; < 0 = the profile's */
     double reduce_bytes;       /* bytes per gradient element on the wire in DP
                                   reductions; 0 = the main gradients' (layout) */
+    double gather_bytes;       /* bytes per parameter on the wire in parameter
+                                  gathers; 0 = the weights' own (a codec's
+                                  quantized gather, sim/codec.h) */
     bool fp8_param_gather;     /* fp8 runs gather parameters in fp8 (1 byte) */
     bool fp8_tp_gather;        /* per-tensor fp8 runs (delayed or current scaling)
                                   quantize before sequence parallelism's
