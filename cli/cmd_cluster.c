@@ -18,6 +18,8 @@
 #include "cluster/failrate.h"
 #include "cluster/replay.h"
 #include "cluster/synth.h"
+#include "cluster/traces.h"
+#include "cluster/tracesynth.h"
 #include "common/json.h"
 #include "common/notes.h"
 #include "common/rng.h"
@@ -28,12 +30,16 @@
 #define DEFAULT_LOAD 0.9 /* --synthesize: offered load (ASSUMED: a busy, not saturated pool) */
 #define DEFAULT_CHECKPOINT_S 3600.0 /* --failures: ASSUMED hourly checkpoints (said) */
 #define DEFAULT_RESTART_S 600.0     /* --failures: ASSUMED 10 min to restart a gang (said) */
+#define DEFAULT_TRACE_JOBS 10000    /* --synthesize NAME: jobs without --jobs (said) */
 
 static const cli_opt_t own_opts[] = {
     {"--trace", NULL, "FILE", "the job list to replay (see --trace-format)", CLI_WORD},
-    {"--trace-format", NULL, "jobs|tiresias", "how --trace is written (default jobs)", CLI_WORD},
-    {"--synthesize", NULL, "N", "instead of --trace: N jobs of a heavy-tailed mix (below)",
-     CLI_N(1, 10000000)},
+    {"--trace-format", NULL, "FORMAT", "how --trace is written: jobs, tiresias, helios, acme, "
+     "philly, pai (default jobs)", CLI_WORD},
+    {"--synthesize", NULL, "N|NAME", "instead of --trace: N jobs of a heavy-tailed mix, or a "
+     "workload from trace NAME's published statistics: helios, philly, pai, acme (below)",
+     CLI_WORD},
+    {"--jobs", NULL, "N", "--synthesize NAME: how many jobs (default 10000)", CLI_N(1, 10000000)},
     {"--load", NULL, "X", "--synthesize: offered GPU-time over the pool's (default 0.9)",
      CLI_X(0.01, 100)},
     {"--seed", NULL, "S", "--synthesize and --failures: the random seed (default 20240723)",
@@ -75,6 +81,7 @@ static const cli_group_t own_group = {"Cluster", own_opts, sizeof own_opts / siz
 typedef struct {
     creplay_config_t cfg;
     const char *trace, *format, *gpu;
+    const char *synth_name; /* --synthesize NAME (a trace's statistics), or NULL */
     int synth_n, seed;
     double load;
     bool price_given;
@@ -83,6 +90,7 @@ typedef struct {
     int group_gpus[MAX_GROUPS];
     char group_type[MAX_GROUPS][64];
     const char *group_types[MAX_GROUPS];
+    ctrace_recorded_t rec; /* what the trace itself recorded (rec.n = 0: nothing) */
     notes_t notes;
 } opts_t;
 
@@ -229,6 +237,29 @@ static int read_policy_settings(const cli_args_t *a, opts_t *o, err_t *err)
     return ERR_OK;
 }
 
+/* --synthesize N (the assumed mix) or NAME (a trace's published
+ * statistics, with --jobs). */
+static int read_synthesize(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    const char *v = cli_get(a, "--synthesize");
+    char *end;
+    if (!v)
+        return cli_has(a, "--jobs") ? (notes_add(&o->notes, NOTE_IGNORED, "--jobs",
+                                                 "goes with --synthesize NAME"), ERR_OK)
+                                    : ERR_OK;
+    long n = strtol(v, &end, 10);
+    if (end != v && !*end) {
+        if (n < 1 || n > 10000000)
+            return err_setf(err, ERR_INPUT, NULL, "--synthesize", "N must be 1 to 10000000 "
+                            "(got %s)", v);
+        o->synth_n = (int)n;
+        return ERR_OK;
+    }
+    o->synth_name = v;
+    o->synth_n = DEFAULT_TRACE_JOBS;
+    return cli_get_int(a, "--jobs", &o->synth_n, err);
+}
+
 static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
 {
     int rc;
@@ -236,7 +267,7 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
     o->load = DEFAULT_LOAD;
     o->synth_n = 0;
     if ((rc = read_pool(a, o, err)) || (rc = read_policy_settings(a, o, err)) ||
-        (rc = cli_get_int(a, "--synthesize", &o->synth_n, err)) ||
+        (rc = read_synthesize(a, o, err)) ||
         (rc = cli_get_int(a, "--seed", &o->seed, err)) ||
         (rc = cli_get_double(a, "--load", &o->load, err)) ||
         (rc = cli_get_double(a, "--price", &o->cfg.price_per_gpu_h, err)))
@@ -253,8 +284,8 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
     o->gpu = cli_get(a, "--gpu");
     o->format = cli_get(a, "--trace-format") ? cli_get(a, "--trace-format") : "jobs";
     if (!cjobs_format_find(o->format))
-        return err_setf(err, ERR_INPUT, NULL, "--trace-format",
-                        "unknown format '%s' (jobs or tiresias)", o->format);
+        return err_setf(err, ERR_INPUT, NULL, "--trace-format", "unknown format '%s' (jobs, "
+                        "tiresias, helios, acme, philly or pai)", o->format);
     if (!o->trace == !o->synth_n)
         return err_setf(err, ERR_INPUT, NULL, o->trace ? "--synthesize" : "--trace",
                         o->trace ? "give --trace or --synthesize, not both"
@@ -292,8 +323,37 @@ static int canonical_types(const cli_args_t *a, cjobs_t *l, err_t *err)
 }
 
 /* The job list: read (and priced where it gives model + tokens) or made. */
+/* --synthesize NAME: jobs from a trace's published statistics, what is
+ * assumed and what is not matched said. */
+static int synth_trace(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
+{
+    ctsynth_profile_t p;
+    double rate = 0;
+    bool load = cli_has(a, "--load");
+    ctsynth_spec_t sp = {o->synth_n, o->cfg.gpus, load ? o->load : 0, (uint64_t)o->seed};
+    int rc = ctsynth_load(o->synth_name, &p, err);
+    if (!rc)
+        rc = ctsynth_make(&p, &sp, l, &rate, err);
+    if (rc)
+        return rc;
+    notes_add(&o->notes, NOTE_ASSUMED, "--synthesize", "%d jobs from %s's published "
+              "statistics (%s): run time median %.0f s, mean %.0f s; mean %.3g GPUs; %.4g "
+              "arrivals/h (%s); seed %d", o->synth_n, p.name, CTSYNTH_CATALOG,
+              p.run_time_median_s, p.run_time_mean_s, p.gpus_mean, rate * 3600,
+              load ? "offering --load" : "its rate per GPU, on this pool", o->seed);
+    notes_add(&o->notes, NOTE_ASSUMED, "--synthesize", "%.0f%% of jobs on one GPU (the papers "
+              "give a median of 1, not the share); sizes and run times drawn independently; no "
+              "daily cycle, users or virtual clusters%s", 100 * CTSYNTH_SINGLE_SHARE,
+              p.gpus_mean < 1 ? "; its jobs ask for fractions of a GPU: one whole GPU each" : "");
+    if (!cli_has(a, "--jobs"))
+        notes_add(&o->notes, NOTE_ASSUMED, "--jobs", "%d (give --jobs)", DEFAULT_TRACE_JOBS);
+    return ERR_OK;
+}
+
 static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
 {
+    if (o->synth_name)
+        return synth_trace(a, o, l, err);
     if (o->synth_n) {
         csynth_spec_t sp = {o->synth_n, o->cfg.gpus, o->load, (uint64_t)o->seed};
         notes_add(&o->notes, NOTE_ASSUMED, "--synthesize",
@@ -310,6 +370,9 @@ static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
     /* with several types and no --gpu, a job's own duration is its run
      * time on the first group's; each group's comes below */
     const char *gpu = o->gpu ? o->gpu : o->cfg.n_groups ? o->group_types[0] : NULL;
+    if (!rc && l->skipped)
+        notes_add(&o->notes, NOTE_IGNORED, "trace", "%ld record%s not replayed (CPU-only jobs, jobs "
+                  "that never ran)", l->skipped, l->skipped == 1 ? "" : "s");
     if (!rc)
         rc = canonical_types(a, l, err);
     if (!rc)
@@ -403,7 +466,9 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
               add_or_null(j, "goodput_tokens_per_gpu_hour", r->tokens > 0,
                           r->goodput_tokens_per_gpu_hour) &&
               add_or_null(j, "cost_usd", o->price_given, r->cost_usd) &&
-              add_or_null(j, "price_per_gpu_h", o->price_given, o->cfg.price_per_gpu_h);
+              add_or_null(j, "price_per_gpu_h", o->price_given, o->cfg.price_per_gpu_h) &&
+              add_or_null(j, "trace_queue_delay_mean_s", o->rec.n > 0, o->rec.queue_delay_mean_s) &&
+              add_or_null(j, "trace_utilization", o->rec.n > 0, o->rec.utilization);
     cJSON *groups = NULL;
     if (ok && o->cfg.n_groups > 0 && (ok = (groups = cJSON_AddArrayToObject(j, "groups")) != NULL))
         for (int g = 0; ok && g < o->cfg.n_groups; g++) {
@@ -482,6 +547,10 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
     printf("  utilization     %.1f%% (%.1f GPU-hours allocated of %.1f)\n", 100 * r->utilization,
            (double)r->gpu_ms / 3.6e6, o->cfg.gpus * r->makespan_s / 3600);
     printf("  preemptions     %ld\n", r->preemptions);
+    if (o->rec.n > 0)
+        printf("  as recorded     queue delay mean %s, utilization %.1f%% (the trace's own starts, "
+               "%d jobs)\n", dur(o->rec.queue_delay_mean_s, a, sizeof a),
+               100 * o->rec.utilization, o->rec.n);
     if (o->fail)
         printf("  failures        %ld (%.1f GPU-hours of progress lost, %.1f restarting)\n",
                r->failures, (double)r->lost_gpu_ms / 3.6e6, (double)r->restart_gpu_ms / 3.6e6);
@@ -507,6 +576,8 @@ static int run(const cli_args_t *a, err_t *err)
     int rc = read_opts(a, &o, err);
     if (!rc)
         rc = load_jobs(a, &o, &l, err);
+    if (!rc)
+        ctrace_recorded(&l, o.cfg.gpus, &o.rec);
     if (!rc)
         rc = creplay_run(&l, &o.cfg, &r, err);
     if (!rc && cli_wants_result(a)) {
