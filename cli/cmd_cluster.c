@@ -466,9 +466,10 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
               add_or_null(j, "goodput_tokens_per_gpu_hour", r->tokens > 0,
                           r->goodput_tokens_per_gpu_hour) &&
               add_or_null(j, "cost_usd", o->price_given, r->cost_usd) &&
-              add_or_null(j, "price_per_gpu_h", o->price_given, o->cfg.price_per_gpu_h) &&
-              add_or_null(j, "trace_queue_delay_mean_s", o->rec.n > 0, o->rec.queue_delay_mean_s) &&
-              add_or_null(j, "trace_utilization", o->rec.n > 0, o->rec.utilization);
+              add_or_null(j, "price_per_gpu_h", o->price_given, o->cfg.price_per_gpu_h);
+    if (ok && o->rec.n > 0) /* a trace that records its starts: its own figures */
+        ok = json_add_number(j, "trace_queue_delay_mean_s", o->rec.queue_delay_mean_s) &&
+             json_add_number(j, "trace_utilization", o->rec.utilization);
     cJSON *groups = NULL;
     if (ok && o->cfg.n_groups > 0 && (ok = (groups = cJSON_AddArrayToObject(j, "groups")) != NULL))
         for (int g = 0; ok && g < o->cfg.n_groups; g++) {
