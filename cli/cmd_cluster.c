@@ -48,6 +48,11 @@ static const cli_opt_t own_opts[] = {
     {"--cluster", NULL, "NxGPU,...", "a pool of several GPU types: groups such as "
      "512xh100-sxm,256xa100-80g (a job's gpu column holds it to one; others take the first "
      "group that fits)", CLI_WORD},
+    {"--vc-gpus", NULL, "FILE", "a pool of the trace's virtual clusters: Helios's "
+     "cluster_gpu_number.csv (date,<vc>...,total); each job runs in its VC's GPUs (hard quotas)",
+     CLI_WORD},
+    {"--vc-date", NULL, "YYYY-MM-DD", "--vc-gpus: the VCs' GPUs on this date (default: each "
+     "VC's most over the file)", CLI_WORD},
     {"--gpus-per-node", NULL, "N", "GPUs per node; gangs are placed on whole nodes first "
      "(default 8, or the pool when smaller)", CLI_N(1, 1024)},
     {"--gpu", NULL, "NAME", "the pool's GPU, for jobs given as model + tokens and --failures",
@@ -75,7 +80,7 @@ static const cli_opt_t own_opts[] = {
 };
 static const cli_group_t own_group = {"Cluster", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
-#define MAX_GROUPS 16 /* GPU types one pool may have */
+#define MAX_GROUPS 64 /* GPU types (or virtual clusters) one pool may have */
 
 /* What the command read from its flags. */
 typedef struct {
@@ -91,6 +96,7 @@ typedef struct {
     char group_type[MAX_GROUPS][64];
     const char *group_types[MAX_GROUPS];
     ctrace_recorded_t rec; /* what the trace itself recorded (rec.n = 0: nothing) */
+    bool vc_pool;          /* --vc-gpus: the groups are the trace's virtual clusters */
     notes_t notes;
 } opts_t;
 
@@ -183,6 +189,37 @@ static int read_groups(const cli_args_t *a, opts_t *o, int *total, err_t *err)
     return ERR_OK;
 }
 
+/* --vc-gpus FILE: one group per virtual cluster with GPUs; *total gets
+ * their sum. */
+static int read_vc_groups(const cli_args_t *a, opts_t *o, int *total, err_t *err)
+{
+    ctrace_vcs_t v;
+    const char *date = cli_get(a, "--vc-date");
+    int rc = ctrace_read_vc_gpus(cli_get(a, "--vc-gpus"), date, &v, err);
+    if (rc)
+        return rc;
+    *total = 0;
+    for (int k = 0; k < v.n; k++) {
+        if (v.gpus[k] == 0)
+            continue;
+        int g = o->cfg.n_groups++;
+        o->group_gpus[g] = v.gpus[k];
+        snprintf(o->group_type[g], sizeof o->group_type[g], "%s", v.name[k]);
+        o->group_types[g] = o->group_type[g];
+        *total += v.gpus[k];
+    }
+    if (o->cfg.n_groups == 0)
+        return err_setf(err, ERR_INPUT, cli_get(a, "--vc-gpus"), NULL, "no VC has GPUs%s%s",
+                        date ? " on " : "", date ? date : "");
+    o->cfg.group_gpus = o->group_gpus;
+    o->cfg.group_types = o->group_types;
+    o->vc_pool = true;
+    notes_add(&o->notes, NOTE_ASSUMED, "--vc-gpus", "%d VCs, %d GPUs, %s; a job runs only in "
+              "its VC's GPUs (hard quotas, no borrowing)", o->cfg.n_groups, *total,
+              date ? "on --vc-date" : "each VC's most over the file's dates (give --vc-date)");
+    return ERR_OK;
+}
+
 /* The pool: --gpus or --cluster's groups, in nodes of --gpus-per-node. */
 static int read_pool(const cli_args_t *a, opts_t *o, err_t *err)
 {
@@ -191,9 +228,15 @@ static int read_pool(const cli_args_t *a, opts_t *o, err_t *err)
         (rc = cli_get_int(a, "--gpus-per-node", &gpn, err)) ||
         (cli_has(a, "--cluster") && (rc = read_groups(a, o, &grouped, err))))
         return rc;
+    if (cli_has(a, "--vc-gpus") && cli_has(a, "--cluster"))
+        return err_setf(err, ERR_INPUT, NULL, "--vc-gpus", "give --vc-gpus or --cluster, not both");
+    if (cli_has(a, "--vc-gpus") && (rc = read_vc_groups(a, o, &grouped, err)))
+        return rc;
+    if (cli_has(a, "--vc-date") && !cli_has(a, "--vc-gpus"))
+        notes_add(&o->notes, NOTE_IGNORED, "--vc-date", "goes with --vc-gpus");
     if (grouped && gpus && gpus != grouped)
-        return err_setf(err, ERR_INPUT, NULL, "--gpus", "%d, but --cluster has %d GPUs", gpus,
-                        grouped);
+        return err_setf(err, ERR_INPUT, NULL, "--gpus", "%d, but %s has %d GPUs", gpus,
+                        cli_has(a, "--vc-gpus") ? "--vc-gpus" : "--cluster", grouped);
     gpus = grouped ? grouped : gpus;
     if (!gpus)
         return err_setf(err, ERR_INPUT, NULL, "--gpus", "say how many GPUs the pool has");
@@ -212,8 +255,8 @@ static int read_pool(const cli_args_t *a, opts_t *o, err_t *err)
         if (n % o->cfg.gpus_per_node)
             return err_setf(err, ERR_INPUT, NULL, "--gpus-per-node",
                             "%d does not divide %s %d (the pool is whole nodes)",
-                            o->cfg.gpus_per_node, o->cfg.n_groups ? "the --cluster group of" :
-                            "--gpus", n);
+                            o->cfg.gpus_per_node, o->vc_pool ? "the VC of" : o->cfg.n_groups
+                            ? "the --cluster group of" : "--gpus", n);
     }
     return ERR_OK;
 }
@@ -322,6 +365,35 @@ static int canonical_types(const cli_args_t *a, cjobs_t *l, err_t *err)
     return ERR_OK;
 }
 
+/* --vc-gpus: each job to its VC's group (as its gpu_type, which the
+ * replay matches to the groups), refused where its VC has no GPUs or too
+ * few. */
+static int assign_vcs(const opts_t *o, cjobs_t *l, err_t *err)
+{
+    for (int i = 0; i < l->n; i++) {
+        cjob_t *j = &l->jobs[i];
+        int g = -1;
+        for (int k = 0; j->vc && k < o->cfg.n_groups; k++)
+            if (strcmp(j->vc, o->group_types[k]) == 0)
+                g = k;
+        char where[48];
+        snprintf(where, sizeof where, "line %d: vc", j->line);
+        if (!j->vc)
+            return err_setf(err, ERR_INPUT, l->path, where, "job '%s' has none (--vc-gpus needs "
+                            "a trace that gives each job's VC: helios, philly)", j->name);
+        if (g < 0 || o->group_gpus[g] < j->gpus)
+            return err_setf(err, ERR_INPUT, l->path, where, "job '%s' asks for %d GPUs in VC "
+                            "'%s', which --vc-gpus gives %d", j->name, j->gpus, j->vc,
+                            g < 0 ? 0 : o->group_gpus[g]);
+        char *t = strdup(j->vc);
+        if (!t)
+            return err_set(err, ERR_RUNTIME, "out of memory");
+        free(j->gpu_type);
+        j->gpu_type = t;
+    }
+    return ERR_OK;
+}
+
 /* The job list: read (and priced where it gives model + tokens) or made. */
 /* --synthesize NAME: jobs from a trace's published statistics, what is
  * assumed and what is not matched said. */
@@ -374,7 +446,7 @@ static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
         notes_add(&o->notes, NOTE_IGNORED, "trace", "%ld record%s not replayed (CPU-only jobs, jobs "
                   "that never ran)", l->skipped, l->skipped == 1 ? "" : "s");
     if (!rc)
-        rc = canonical_types(a, l, err);
+        rc = o->vc_pool ? assign_vcs(o, l, err) : canonical_types(a, l, err);
     if (!rc)
         rc = cdur_fill(l, gpu, a->catalog, &priced, err);
     if (!rc && o->cfg.n_groups > 1 &&
@@ -389,7 +461,7 @@ static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
                                       : "the job's gpu");
     else if (!rc && o->gpu && !o->fail)
         notes_add(&o->notes, NOTE_IGNORED, "--gpu", "no job gives a model and tokens");
-    if (!rc && o->cfg.n_groups > 1)
+    if (!rc && o->cfg.n_groups > 1 && !o->vc_pool)
         notes_add(&o->notes, NOTE_ASSUMED, "types", "a job given a duration runs it on every GPU "
                   "type (only model + tokens jobs are priced per type)");
     return rc;
@@ -531,7 +603,7 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
            nodes == 1 ? "" : "s", o->cfg.gpus_per_node, o->cfg.policy->name);
     for (int g = 0; o->cfg.n_groups > 1 && g < o->cfg.n_groups; g++)
         printf("  group %d: %d x %s\n", g + 1, o->group_gpus[g], o->group_types[g]);
-    if (o->cfg.n_groups > 1)
+    if (o->cfg.n_groups > 1 && !o->vc_pool)
         printf("  placement       %s\n", o->cfg.fastest_group
                                              ? "fastest type with room (type-aware)"
                                              : "first group with room (type-agnostic)");
@@ -641,7 +713,9 @@ const cli_command_t CLI_CMD_CLUSTER = {
     "JSON), pai (Alibaba pai_task_table.csv, headerless; a job's tasks merged,\n"
     "GPU fractions rounded up). CPU jobs and jobs that never ran are left out\n"
     "(counted); where starts are recorded the trace's own queue delay and\n"
-    "utilization are printed beside the replay's.\n"
+    "utilization are printed beside the replay's. --vc-gpus FILE (Helios's\n"
+    "cluster_gpu_number.csv) makes the pool the trace's virtual clusters, each\n"
+    "job held to its VC's GPUs.\n"
     "--synthesize N: an assumed heavy-tailed mix (60% 1-GPU jobs up to\n"
     "32 GPUs; log-normal run times, median 10 min, sigma 2) with Poisson\n"
     "arrivals at --load (default 0.9), seeded by --seed (default 20240723).\n"

@@ -121,10 +121,13 @@ int cjobs_add(cjobs_t *l, const cjob_t *j, err_t *err)
     d->name = strdup(j->name ? j->name : "");
     d->model = j->model ? strdup(j->model) : NULL;
     d->gpu_type = j->gpu_type ? strdup(j->gpu_type) : NULL;
-    if (!d->name || (j->model && !d->model) || (j->gpu_type && !d->gpu_type)) {
+    d->vc = j->vc ? strdup(j->vc) : NULL;
+    if (!d->name || (j->model && !d->model) || (j->gpu_type && !d->gpu_type) ||
+        (j->vc && !d->vc)) {
         free(d->name);
         free(d->model);
         free(d->gpu_type);
+        free(d->vc);
         return err_set(err, ERR_RUNTIME, "out of memory reading %d jobs", l->n);
     }
     l->n++;
@@ -139,6 +142,7 @@ void cjobs_free(cjobs_t *l)
         free(l->jobs[i].name);
         free(l->jobs[i].model);
         free(l->jobs[i].gpu_type);
+        free(l->jobs[i].vc);
     }
     free(l->jobs);
     free(l->path);

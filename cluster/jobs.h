@@ -50,6 +50,7 @@ typedef struct {
     /* Traces that record when the job ran (cluster/traces.h): its recorded
      * start, on the same clock as submit_ms; -1 = not recorded. */
     int64_t trace_start_ms;
+    char *vc;            /* the virtual cluster a trace ran it in (owned), or NULL */
 } cjob_t;
 
 typedef struct {

@@ -112,6 +112,9 @@ static int row_slurm(const rd_t *r, const fields_t *row, const fields_t *hdr, cj
     if (start && *start && j->trace_start_ms < j->submit_ms)
         return cjobs_int_bad(r, "start_time", "before submit_time (got '%s')", start);
     j->name = (char *)id;
+    j->vc = (char *)cjobs_int_cell(row, hdr, "vc"); /* Helios has one; Acme none */
+    if (j->vc && !*j->vc)
+        j->vc = NULL;
     j->gpus = (int)g;
     j->duration_ms = (int64_t)llround(d * 1000);
     j->preemptible = true;
@@ -206,16 +209,19 @@ static int philly_attempt(const cJSON *at, const json_ctx_t *ctx, cjob_t *j, boo
 
 /* One job record; *keep false when it never ran on a GPU. */
 static int philly_job(const cJSON *o, const json_ctx_t *ctx, cjob_t *j, char *id, size_t id_cap,
-                      bool *keep, err_t *err)
+                      char *vc, size_t vc_cap, bool *keep, err_t *err)
 {
     const cJSON *atts = NULL;
     int rc;
+    *vc = '\0';
     if ((rc = json_expect_object(o, ctx, err)) ||
         (rc = json_get_string(o, "jobid", ctx, JSON_REQUIRED, id, id_cap, err)) ||
+        (rc = json_get_string(o, "vc", ctx, JSON_OPTIONAL, vc, vc_cap, err)) ||
         (rc = json_time(o, "submitted_time", ctx, &j->submit_ms, err)) ||
         (rc = json_get_array(o, "attempts", ctx, JSON_REQUIRED, &atts, err)))
         return rc;
     j->name = (char *)id;
+    j->vc = *vc ? vc : NULL;
     j->preemptible = true;
     bool ran = cJSON_GetArraySize(atts) > 0;
     json_ctx_t ac = json_ctx_member(ctx, "attempts");
@@ -243,9 +249,10 @@ int ctrace_read_philly(const char *path, cjobs_t *out, err_t *err)
     for (int i = 0; !rc && i < cJSON_GetArraySize(root); i++) {
         json_ctx_t c = json_ctx_index(&ctx, i);
         cjob_t j = {.line = i + 1, .trace_start_ms = -1};
-        char id[128];
+        char id[128], vc[64];
         bool keep = false;
-        rc = philly_job(cJSON_GetArrayItem(root, i), &c, &j, id, sizeof id, &keep, err);
+        rc = philly_job(cJSON_GetArrayItem(root, i), &c, &j, id, sizeof id, vc, sizeof vc, &keep,
+                        err);
         if (!rc && keep)
             rc = cjobs_add(out, &j, err);
         else if (!rc)
@@ -434,4 +441,86 @@ void ctrace_recorded(const cjobs_t *l, int pool_gpus, ctrace_recorded_t *out)
     out->queue_delay_mean_s = wait_s / out->n;
     if (last > first && pool_gpus > 0)
         out->utilization = gpu_ms / ((double)pool_gpus * (double)(last - first));
+}
+
+/* ------------------------------------------------ virtual clusters */
+
+/* One row of cluster_gpu_number.csv into out: per VC the count on date,
+ * or (date NULL) the largest over the rows. *hit says the row was used. */
+static int vc_row(const rd_t *r, const fields_t *row, const fields_t *hdr, const char *date,
+                  ctrace_vcs_t *out, bool *hit)
+{
+    if (row->n != hdr->n)
+        return cjobs_int_bad(r, "row", "has a different number of fields than the header%s",
+                             r->last_unterminated ? " (the file ends mid-line: cut short?)" : "");
+    if (date && strcmp(row->f[0], date) != 0)
+        return ERR_OK;
+    *hit = true;
+    for (int k = 1, v = 0; k < hdr->n; k++) {
+        if (strcmp(hdr->f[k], "total") == 0)
+            continue;
+        double g;
+        int rc = cjobs_int_num(r, hdr->f[k], row->f[k], 0, CJOBS_MAX_GPUS, &g);
+        if (rc)
+            return rc;
+        if (g > out->gpus[v])
+            out->gpus[v] = (int)g;
+        v++;
+    }
+    return ERR_OK;
+}
+
+/* The header's VC names into out. */
+static int vc_header(const rd_t *r, const fields_t *hdr, ctrace_vcs_t *out)
+{
+    if (hdr->n < 2 || strcmp(hdr->f[0], "date") != 0)
+        return cjobs_int_bad(r, "header", "must be date,<vc>...[,total] (got '%s')", hdr->f[0]);
+    for (int k = 1; k < hdr->n; k++) {
+        if (strcmp(hdr->f[k], "total") == 0)
+            continue;
+        if (out->n == CTRACE_MAX_VCS)
+            return cjobs_int_bad(r, "header", "more than %s VCs", "64");
+        snprintf(out->name[out->n], sizeof out->name[0], "%s", hdr->f[k]);
+        out->gpus[out->n++] = 0;
+    }
+    return ERR_OK;
+}
+
+int ctrace_read_vc_gpus(const char *path, const char *date, ctrace_vcs_t *out, err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return err_setf(err, ERR_INPUT, path, NULL, "cannot open: %s", strerror(errno));
+    char *line = NULL, *hdr_text = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    fields_t hdr = {0}, row;
+    rd_t r = {path, 0, false, err};
+    bool hit = false;
+    int rc = ERR_OK;
+    while (!rc && (len = getline(&line, &cap, f)) >= 0) {
+        r.line++;
+        r.last_unterminated = len == 0 || line[len - 1] != '\n';
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!*line || *line == '#')
+            continue;
+        if (hdr_text) {
+            rc = cjobs_int_split(line, &row) ? vc_row(&r, &row, &hdr, date, out, &hit)
+                                             : cjobs_int_bad(&r, "row", "too many %s", "fields");
+        } else if (!(hdr_text = strdup(line))) {
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
+        } else {
+            rc = cjobs_int_split(hdr_text, &hdr) ? vc_header(&r, &hdr, out)
+                                                 : cjobs_int_bad(&r, "header", "more than %s "
+                                                                 "columns", "32");
+        }
+    }
+    if (!rc && !hit)
+        rc = err_setf(err, ERR_INPUT, path, date ? date : NULL, date ? "no row of that date"
+                                                                   : "no rows after the header");
+    free(line);
+    free(hdr_text);
+    fclose(f);
+    return rc;
 }

@@ -64,4 +64,19 @@ typedef struct {
  * records a start; then the rest is 0). */
 void ctrace_recorded(const cjobs_t *l, int pool_gpus, ctrace_recorded_t *out);
 
+/* Virtual clusters and their GPUs, from Helios's cluster_gpu_number.csv
+ * (date,<vc>...,total; one row a day, S-Lab-System-Group/HeliosData). */
+#define CTRACE_MAX_VCS 64
+typedef struct {
+    int n;
+    char name[CTRACE_MAX_VCS][32];
+    int gpus[CTRACE_MAX_VCS];      /* on the date asked for, or the most over the rows */
+} ctrace_vcs_t;
+
+/* Read path: each VC's GPUs on date ("2020-09-01"), or with date NULL the
+ * most it had on any row (a VC's quota changes over the months). ERR_INPUT
+ * naming file, line and field for a malformed row, a header that is not
+ * date,<vc>..., or a date the file lacks. */
+int ctrace_read_vc_gpus(const char *path, const char *date, ctrace_vcs_t *out, err_t *err);
+
 #endif

@@ -251,6 +251,65 @@ static void test_cli_traces(void)
     remove_tree(dir);
 }
 
+/* ------------------------------------------------ virtual clusters */
+
+/* HeliosData's Venus VC table (Apr-Sep 2020): each VC's most GPUs over
+ * the days, or its GPUs on one day (vcJsw: 0 in April, 256 from Sep 4;
+ * vcWoR: 64, then 40 from Sep 4). */
+static void test_read_vc_gpus(void)
+{
+    ctrace_vcs_t v;
+    err_t e;
+    const char *path = FIX "helios_venus_cluster_gpu_number.csv";
+    CU_ASSERT_EQUAL_FATAL(ctrace_read_vc_gpus(path, NULL, &v, &e), 0);
+    CU_ASSERT_EQUAL(v.n, 25); /* the total column is not a VC */
+    CU_ASSERT_STRING_EQUAL(v.name[1], "vcWoR");
+    CU_ASSERT_EQUAL(v.gpus[1], 64);
+    CU_ASSERT_STRING_EQUAL(v.name[15], "vcJsw");
+    CU_ASSERT_EQUAL(v.gpus[15], 256);
+    CU_ASSERT_EQUAL_FATAL(ctrace_read_vc_gpus(path, "2020-04-01", &v, &e), 0);
+    CU_ASSERT_EQUAL(v.gpus[15], 0);
+    CU_ASSERT_EQUAL_FATAL(ctrace_read_vc_gpus(path, "2020-09-04", &v, &e), 0);
+    CU_ASSERT_EQUAL(v.gpus[1], 40);
+    CHECK_ERR(ctrace_read_vc_gpus(path, "2021-01-01", &v, &e), &e, ERR_INPUT, "no row");
+}
+
+/* A VC is a hard quota: two 8-GPU jobs of 100 s in an 8-GPU VC run one
+ * after the other (mean queue delay 50 s) while the other VC's 8 GPUs
+ * idle; on the same 16 GPUs as one pool both start at once. */
+static void test_cli_vc_quotas(void)
+{
+    char dir[512], log[700], vcs[700], args[1600];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(log, sizeof log, "%s/cluster_log.csv", dir);
+    snprintf(vcs, sizeof vcs, "%s/cluster_gpu_number.csv", dir);
+    write_file(log, HELIOS_HDR "1,u,vcA,8,8,1,COMPLETED,2020-06-09 18:00:00,,,100,0\n"
+                               "2,u,vcA,8,8,1,COMPLETED,2020-06-09 18:00:00,,,100,0\n");
+    write_file(vcs, "date,vcA,vcB,total\n2020-06-09,8,8,16\n");
+    double delay[2] = {-1, -1};
+    for (int k = 0; k < 2; k++) {
+        char *out = NULL;
+        snprintf(args, sizeof args, "cluster --trace %s --trace-format helios --gpus-per-node 8 "
+                 "%s%s --json", log, k ? "--gpus 16" : "--vc-gpus ", k ? "" : vcs);
+        CU_ASSERT_EQUAL(run_cli(args, &out, NULL), 0);
+        const char *m = out ? strstr(out, "\"queue_delay_mean_s\":") : NULL;
+        if (m)
+            delay[k] = atof(m + strlen("\"queue_delay_mean_s\":"));
+        free(out);
+    }
+    CU_ASSERT_DOUBLE_EQUAL(delay[0], 50, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(delay[1], 0, 1e-9);
+    /* a job of a VC the file gives no GPUs: its line and the VC named */
+    write_file(vcs, "date,vcA,vcB,total\n2020-06-09,0,16,16\n");
+    char *err = NULL;
+    snprintf(args, sizeof args, "cluster --trace %s --trace-format helios --gpus-per-node 8 "
+             "--vc-gpus %s", log, vcs);
+    CU_ASSERT_EQUAL(run_cli(args, NULL, &err), 2);
+    CU_ASSERT_TRUE(err && strstr(err, "line 2: vc: job '1'") && strstr(err, "'vcA'"));
+    free(err);
+    remove_tree(dir);
+}
+
 /* -------------------------------------------------------- synthesis */
 
 static int cmp_i64(const void *a, const void *b)
@@ -371,5 +430,6 @@ static void test_policy_direction_philly(void)
 TEST_SUITE(suite_cluster_traces, "cluster_traces", TEST(test_trace_times),
            TEST(test_read_helios), TEST(test_read_acme), TEST(test_read_philly),
            TEST(test_read_pai), TEST(test_trace_skips), TEST(test_trace_refusals),
-           TEST(test_cli_traces), TEST(test_synth_matches_published),
+           TEST(test_cli_traces), TEST(test_read_vc_gpus), TEST(test_cli_vc_quotas),
+           TEST(test_synth_matches_published),
            TEST(test_policy_direction_philly));
