@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cluster/jobsInt.h"
+#include "common/fileio.h"
 #include "common/json.h"
 
 /* ------------------------------------------------------------ times */
@@ -237,18 +238,45 @@ static int philly_job(const cJSON *o, const json_ctx_t *ctx, cjob_t *j, char *id
     return rc;
 }
 
-int ctrace_read_philly(const char *path, cjobs_t *out, err_t *err)
+/* The line on which each element of the top-level array of text starts
+ * (lines[i] for element i, up to n_max; JSON strings and nesting skipped),
+ * so that a bad record is named by its line as well as its index. */
+static void record_lines(const char *text, size_t len, int *lines, int n_max)
 {
-    memset(out, 0, sizeof *out);
-    cJSON *root = NULL;
-    int rc = json_parse_file(path, &root, err); /* says "ends early" for a cut file */
-    json_ctx_t ctx = json_ctx_root(path);
-    if (!rc && !cJSON_IsArray(root))
-        rc = err_setf(err, ERR_INPUT, path, NULL, "must be a JSON array of jobs "
-                      "(Philly's cluster_job_log)");
+    int depth = 0, line = 1, k = 0;
+    bool in_str = false, esc = false, want = false;
+    for (size_t i = 0; i < len && k < n_max; i++) {
+        char ch = text[i];
+        line += ch == '\n';
+        if (in_str) {
+            esc = !esc && ch == '\\';
+            in_str = esc || ch != '"';
+            continue;
+        }
+        if (depth == 1 && want && !strchr(" \t\r\n,]", ch))
+            lines[k++] = line, want = false;
+        if (ch == '"')
+            in_str = true, esc = false;
+        else if (ch == '[' || ch == '{')
+            want = ++depth == 1 && ch == '[';
+        else if (ch == ']' || ch == '}')
+            depth--;
+        else if (ch == ',' && depth == 1)
+            want = true;
+    }
+}
+
+/* Every record of the parsed array root into out; file names each
+ * record's line in messages. */
+static int philly_records(const char *path, const cJSON *root, const int *lines, cjobs_t *out,
+                          err_t *err)
+{
+    int rc = ERR_OK;
     for (int i = 0; !rc && i < cJSON_GetArraySize(root); i++) {
-        json_ctx_t c = json_ctx_index(&ctx, i);
-        cjob_t j = {.line = i + 1, .trace_start_ms = -1};
+        char where[4200];
+        snprintf(where, sizeof where, "%s: line %d", path, lines[i]);
+        json_ctx_t ctx = json_ctx_root(where), c = json_ctx_index(&ctx, i);
+        cjob_t j = {.line = lines[i], .trace_start_ms = -1};
         char id[128], vc[64];
         bool keep = false;
         rc = philly_job(cJSON_GetArrayItem(root, i), &c, &j, id, sizeof id, vc, sizeof vc, &keep,
@@ -258,11 +286,35 @@ int ctrace_read_philly(const char *path, cjobs_t *out, err_t *err)
         else if (!rc)
             out->skipped++;
     }
+    return rc;
+}
+
+int ctrace_read_philly(const char *path, cjobs_t *out, err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    cJSON *root = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    int *lines = NULL, n = 0;
+    int rc = fileio_read_all(path, &text, &len, err);
+    if (!rc) /* says "ends early" with the line for a cut file */
+        rc = json_parse_text(text, len, path, &root, err);
+    if (!rc && !cJSON_IsArray(root))
+        rc = err_setf(err, ERR_INPUT, path, NULL, "must be a JSON array of jobs "
+                      "(Philly's cluster_job_log)");
+    if (!rc && (n = cJSON_GetArraySize(root)) > 0 && !(lines = calloc((size_t)n, sizeof *lines)))
+        rc = err_set(err, ERR_RUNTIME, "out of memory");
+    if (!rc && n > 0)
+        record_lines(text, len, lines, n);
+    if (!rc)
+        rc = philly_records(path, root, lines, out, err);
     if (!rc && out->n == 0)
         rc = err_setf(err, ERR_INPUT, path, NULL, "no job that ran on a GPU");
     if (!rc && !(out->path = strdup(path)))
         rc = err_set(err, ERR_RUNTIME, "out of memory");
     cJSON_Delete(root);
+    free(text);
+    free(lines);
     if (rc)
         cjobs_free(out);
     else

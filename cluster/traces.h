@@ -14,6 +14,9 @@
  *           jobid, submitted_time and attempts[{start_time, end_time,
  *           detail[{ip, gpus[]}]}]. GPUs: the most any attempt held; run
  *           time: the attempts' sum; recorded start: the first attempt's.
+ *           Errors name the record's line and index ("line 3: [1].
+ *           attempts[0].end_time"); files over common/fileio.h's read limit
+ *           (256 MiB) are refused.
  *   pai     Alibaba PAI, alibaba/clusterdata cluster-trace-gpu-v2020,
  *           pai_task_table.csv (Weng et al., NSDI 2022), headerless:
  *           job_name,task_name,inst_num,status,start_time,end_time,plan_cpu,

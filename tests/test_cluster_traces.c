@@ -208,6 +208,10 @@ static void test_trace_refusals(void)
         {"philly", "[{\"jobid\": \"a\", \"submitted_time\": \"2017-10-07 01:11:39\", "
                    "\"attempts\": [{\"start_time\": \"2017-10-07 01:12:09\", \"end_time\": "
                    "\"2017-10-07 01:13:23\"}]}]", {"[0].attempts[0]", "detail", NULL}},
+        {"philly", "[\n {\"jobid\": \"a,[{\", \"submitted_time\": \"2017-10-07 01:11:39\", "
+                   "\"attempts\": []},\n\n {\"jobid\": \"b\", \"submitted_time\": "
+                   "\"2017-10-07 1:11\", \"attempts\": []}\n]\n",
+         {"line 4: [1].submitted_time", "not a time", NULL}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(path, sizeof path, "%s/t%zu.txt", dir, i);
