@@ -296,6 +296,9 @@ static int read_synthesize(const cli_args_t *a, opts_t *o, err_t *err)
             return err_setf(err, ERR_INPUT, NULL, "--synthesize", "N must be 1 to 10000000 "
                             "(got %s)", v);
         o->synth_n = (int)n;
+        if (cli_has(a, "--jobs"))
+            notes_add(&o->notes, NOTE_IGNORED, "--jobs", "goes with --synthesize NAME; "
+                      "--synthesize %d gives the count", o->synth_n);
         return ERR_OK;
     }
     o->synth_name = v;
@@ -419,6 +422,13 @@ static int synth_trace(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
               p.gpus_mean < 1 ? "; its jobs ask for fractions of a GPU: one whole GPU each" : "");
     if (!cli_has(a, "--jobs"))
         notes_add(&o->notes, NOTE_ASSUMED, "--jobs", "%d (give --jobs)", DEFAULT_TRACE_JOBS);
+    if (p.gpus_max > o->cfg.gpus)
+        notes_add(&o->notes, NOTE_ASSUMED, "--synthesize", "job sizes capped at the pool's %d "
+                  "GPUs (%s's largest job had %.0f)", o->cfg.gpus, p.name, p.gpus_max);
+    for (int i = 0; i < 2; i++)
+        if (cli_has(a, i ? "--gpu" : "--trace-format") && !(i && o->fail))
+            notes_add(&o->notes, NOTE_IGNORED, i ? "--gpu" : "--trace-format",
+                      "goes with --trace; synthesized jobs give their run times");
     return ERR_OK;
 }
 

@@ -57,7 +57,7 @@ static int parse_profile(const cJSON *o, const json_ctx_t *ctx, void *out, err_t
 int ctsynth_load(const char *name, ctsynth_profile_t *out, err_t *err)
 {
     return catalog_load_named(CTSYNTH_CATALOG, "traces", name, "--synthesize",
-                              "scaleplan cluster --help", parse_profile, out, err);
+                              CTSYNTH_CATALOG, parse_profile, out, err);
 }
 
 /* The mean of exp(N(mu, s)) clipped to [lo, hi]. */
