@@ -407,19 +407,23 @@ static int synth_trace(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
     bool load = cli_has(a, "--load");
     ctsynth_spec_t sp = {o->synth_n, o->cfg.gpus, load ? o->load : 0, (uint64_t)o->seed};
     int rc = ctsynth_load(o->synth_name, &p, err);
+    ctsynth_model_t m;
     if (!rc)
-        rc = ctsynth_make(&p, &sp, l, &rate, err);
+        rc = ctsynth_make(&p, &sp, l, &m, &rate, err);
     if (rc)
         return rc;
+    double offered = rate * ctsynth_mean_gpu_s(&m) / o->cfg.gpus;
     notes_add(&o->notes, NOTE_ASSUMED, "--synthesize", "%d jobs from %s's published "
               "statistics (%s): run time median %.0f s, mean %.0f s; mean %.3g GPUs; %.4g "
-              "arrivals/h (%s); seed %d", o->synth_n, p.name, CTSYNTH_CATALOG,
-              p.run_time_median_s, p.run_time_mean_s, p.gpus_mean, rate * 3600,
-              load ? "offering --load" : "its rate per GPU, on this pool", o->seed);
+              "arrivals/h (%s, offering %.2f of the pool's GPU-time); seed %d", o->synth_n,
+              p.name, CTSYNTH_CATALOG, p.run_time_median_s, p.run_time_mean_s, p.gpus_mean,
+              rate * 3600, load ? "--load" : "its rate per GPU", offered, o->seed);
     notes_add(&o->notes, NOTE_ASSUMED, "--synthesize", "%.0f%% of jobs on one GPU (the papers "
-              "give a median of 1, not the share); sizes and run times drawn independently; no "
+              "give a median of 1, not the share); run time x%.2f per doubling of GPUs (%s); no "
               "daily cycle, users or virtual clusters%s", 100 * CTSYNTH_SINGLE_SHARE,
-              p.gpus_mean < 1 ? "; its jobs ask for fractions of a GPU: one whole GPU each" : "");
+              exp(m.dur_beta), p.gpu_time_s > 0 ? "fitted to its GPU time" : "its GPU time is "
+              "not published", p.gpus_mean < 1 ? "; its jobs ask for fractions of a GPU: one "
+              "whole GPU each" : "");
     if (!cli_has(a, "--jobs"))
         notes_add(&o->notes, NOTE_ASSUMED, "--jobs", "%d (give --jobs)", DEFAULT_TRACE_JOBS);
     if (p.gpus_max > o->cfg.gpus)
@@ -732,8 +736,8 @@ const cli_command_t CLI_CMD_CLUSTER = {
     "--synthesize NAME --jobs N (default 10000): helios, philly, pai or acme,\n"
     "from the trace's published statistics (cluster/catalog/traces.json, each\n"
     "with its source): its arrival rate per GPU on this pool (or --load),\n"
-    "run-time median and mean, mean GPUs (60% single-GPU jobs assumed),\n"
-    "completed/canceled/failed shares.\n"
+    "run-time median and mean, mean GPUs (60% single-GPU jobs assumed), GPU\n"
+    "time per job (bigger jobs run longer), completed/canceled/failed shares.\n"
     "\n"
     "Examples:\n"
     "  scaleplan cluster --trace tests/fixtures/cluster/tiresias_60_job.csv \\\n"

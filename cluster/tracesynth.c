@@ -1,6 +1,7 @@
 #include "cluster/tracesynth.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,6 +50,10 @@ static int parse_profile(const cJSON *o, const json_ctx_t *ctx, void *out, err_t
         (rc = json_get_double(o, "gpus_max", ctx, JSON_REQUIRED, 1, CJOBS_MAX_GPUS, &p->gpus_max,
                               err)))
         return rc;
+    const cJSON *gt = cJSON_GetObjectItemCaseSensitive(o, "gpu_time_s");
+    p->gpu_time_s = -1; /* null: not published */
+    if (!gt || !cJSON_IsNull(gt))
+        rc = json_get_double(o, "gpu_time_s", ctx, JSON_REQUIRED, 1, 1e15, &p->gpu_time_s, err);
     for (int i = 0; !rc && i < 3; i++)
         rc = share_of(o, SHARE_KEYS[i], ctx, &p->share[i], err);
     return rc;
@@ -69,28 +74,91 @@ static double clipped_mean(double mu, double s, double lo, double hi)
            hi * gsl_cdf_ugaussian_Q(zb);
 }
 
-/* sigma so that the clipped log-normal of median exp(mu) has mean target;
- * the mean grows with sigma from the median (sigma -> 0) up to about the
- * middle of the clip. */
-static int fit_sigma(const ctsynth_profile_t *p, ctsynth_model_t *m, err_t *err)
+/* The run-time model's mixture over sizes: ln D of a 2^k-GPU job is
+ * N(mu + beta k, sigma), clipped to [lo, hi]. Its CDF at x (no clip: the
+ * median lies inside it), mean, and mean of GPUs x D. */
+static double mix_cdf(const ctsynth_model_t *m, double mu, double x)
 {
-    double lo = 1e-3, hi = 8;
-    m->dur_mu = log(p->run_time_median_s);
-    m->dur_lo_s = DUR_MIN_S;
-    m->dur_hi_s = p->run_time_max_s;
-    if (!(p->run_time_mean_s > p->run_time_median_s && p->run_time_max_s > p->run_time_mean_s) ||
-        clipped_mean(m->dur_mu, hi, m->dur_lo_s, m->dur_hi_s) < p->run_time_mean_s)
-        return err_setf(err, ERR_INPUT, CTSYNTH_CATALOG, p->name,
-                        "run_time_mean_s %g fits no log-normal of median %g clipped at %g",
-                        p->run_time_mean_s, p->run_time_median_s, p->run_time_max_s);
-    for (int it = 0; it < 200; it++) {
+    double f = 0;
+    for (int k = 0; k < m->n_sizes; k++)
+        f += m->size_p[k] * gsl_cdf_ugaussian_P((log(x) - mu - m->dur_beta * k) / m->dur_sigma);
+    return f;
+}
+
+static double mix_mean(const ctsynth_model_t *m, double mu, bool gpu_weighted)
+{
+    double e = 0;
+    for (int k = 0; k < m->n_sizes; k++)
+        e += m->size_p[k] * (gpu_weighted ? ldexp(1, k) : 1) *
+             clipped_mean(mu + m->dur_beta * k, m->dur_sigma, m->dur_lo_s, m->dur_hi_s);
+    return e;
+}
+
+/* mu such that the mixture's median is the published one (the CDF at the
+ * median falls as mu grows). */
+static double solve_mu(const ctsynth_model_t *m, double median)
+{
+    double lo = log(median) - fabs(m->dur_beta) * m->n_sizes - 60, hi = log(median) + 60;
+    for (int it = 0; it < 80; it++) {
         double mid = (lo + hi) / 2;
-        if (clipped_mean(m->dur_mu, mid, m->dur_lo_s, m->dur_hi_s) < p->run_time_mean_s)
+        if (mix_cdf(m, mid, median) > 0.5)
             lo = mid;
         else
             hi = mid;
     }
+    return (lo + hi) / 2;
+}
+
+/* sigma (and mu) such that the mixture has the published median and mean:
+ * at a fixed median the mean grows with sigma. false when even the widest
+ * sigma falls short. */
+static bool solve_sigma(const ctsynth_profile_t *p, ctsynth_model_t *m)
+{
+    double lo = 1e-3, hi = 8;
+    m->dur_sigma = hi;
+    if (mix_mean(m, solve_mu(m, p->run_time_median_s), false) < p->run_time_mean_s)
+        return false;
+    for (int it = 0; it < 60; it++) {
+        m->dur_sigma = (lo + hi) / 2;
+        if (mix_mean(m, solve_mu(m, p->run_time_median_s), false) < p->run_time_mean_s)
+            lo = m->dur_sigma;
+        else
+            hi = m->dur_sigma;
+    }
     m->dur_sigma = (lo + hi) / 2;
+    m->dur_mu = solve_mu(m, p->run_time_median_s);
+    return true;
+}
+
+/* The run-time model: median and mean as published and, where the trace
+ * publishes its GPU time, beta (how much longer a job of twice the GPUs
+ * runs) such that the mean GPU-seconds per job is the published one
+ * (it grows with beta); else sizes and run times are independent. */
+static int fit_durations(const ctsynth_profile_t *p, ctsynth_model_t *m, err_t *err)
+{
+    double target = p->gpu_time_s > 0 ? p->gpu_time_s / p->gpu_jobs : 0, lo = -3, hi = 3;
+    m->dur_lo_s = DUR_MIN_S;
+    m->dur_hi_s = p->run_time_max_s;
+    m->dur_beta = 0;
+    if (!(p->run_time_mean_s > p->run_time_median_s && p->run_time_max_s > p->run_time_mean_s) ||
+        !solve_sigma(p, m))
+        return err_setf(err, ERR_INPUT, CTSYNTH_CATALOG, p->name,
+                        "run_time_mean_s %g fits no log-normal of median %g clipped at %g",
+                        p->run_time_mean_s, p->run_time_median_s, p->run_time_max_s);
+    if (target <= 0 || m->n_sizes == 1)
+        return ERR_OK;
+    for (int it = 0; it < 50; it++) {
+        m->dur_beta = (lo + hi) / 2;
+        if (!solve_sigma(p, m) || mix_mean(m, m->dur_mu, true) > target)
+            hi = m->dur_beta;
+        else
+            lo = m->dur_beta;
+    }
+    m->dur_beta = lo;
+    if (!solve_sigma(p, m) || fabs(mix_mean(m, m->dur_mu, true) / target - 1) > 0.01)
+        return err_setf(err, ERR_INPUT, CTSYNTH_CATALOG, p->name,
+                        "gpu_time_s %g: no coupling of size and run time reaches %g GPU-s a job",
+                        p->gpu_time_s, target);
     return ERR_OK;
 }
 
@@ -147,16 +215,13 @@ int ctsynth_fit(const ctsynth_profile_t *p, ctsynth_model_t *m, err_t *err)
 {
     memset(m, 0, sizeof *m);
     m->rate_per_gpu_s = p->gpu_jobs / (p->span_days * 86400) / p->cluster_gpus;
-    int rc = fit_sigma(p, m, err);
-    return rc ? rc : fit_sizes(p, m, err);
+    int rc = fit_sizes(p, m, err);
+    return rc ? rc : fit_durations(p, m, err);
 }
 
 double ctsynth_mean_gpu_s(const ctsynth_model_t *m)
 {
-    double g = 0;
-    for (int k = 0; k < m->n_sizes; k++)
-        g += m->size_p[k] * ldexp(1, k);
-    return g * clipped_mean(m->dur_mu, m->dur_sigma, m->dur_lo_s, m->dur_hi_s);
+    return mix_mean(m, m->dur_mu, true);
 }
 
 /* A draw from a discrete distribution p[0..n). */
@@ -190,7 +255,7 @@ static int draw_jobs(const ctsynth_profile_t *p, const ctsynth_model_t *m,
     for (int i = 0; !rc && i < spec->n_jobs; i++) {
         char name[96];
         int k = pick(r, m->size_p, m->n_sizes), g = 1 << k;
-        double d = gsl_ran_lognormal(r, m->dur_mu, m->dur_sigma);
+        double d = gsl_ran_lognormal(r, m->dur_mu + m->dur_beta * k, m->dur_sigma);
         d = fmin(fmax(d, m->dur_lo_s), m->dur_hi_s);
         if (op[0] + op[1] + op[2] > 0)
             snprintf(name, sizeof name, "%s-%d-%s", p->name, i, OUTCOME[pick(r, op, 3)]);
@@ -207,7 +272,7 @@ static int draw_jobs(const ctsynth_profile_t *p, const ctsynth_model_t *m,
 }
 
 int ctsynth_make(const ctsynth_profile_t *p, const ctsynth_spec_t *spec, cjobs_t *out,
-                 double *rate_per_s, err_t *err)
+                 ctsynth_model_t *model, double *rate_per_s, err_t *err)
 {
     memset(out, 0, sizeof *out);
     ctsynth_model_t m;
@@ -222,6 +287,8 @@ int ctsynth_make(const ctsynth_profile_t *p, const ctsynth_spec_t *spec, cjobs_t
                                  : m.rate_per_gpu_s * spec->pool_gpus;
     if (rate_per_s)
         *rate_per_s = rate;
+    if (model)
+        *model = m;
     gsl_rng *r = rng_create(spec->seed, 0, err);
     if (!r)
         return err->code;

@@ -6,9 +6,12 @@
  *   arrivals   Poisson at the trace's rate per GPU (gpu_jobs / span /
  *              cluster_gpus) times the pool's GPUs; or, with load > 0, at
  *              the rate that offers load x the pool's GPU-time.
- *   run time   log-normal with the published median, clipped to [1 s, the
- *              published maximum], its sigma solved so that the clipped mean
- *              is the published mean.
+ *   run time   log-normal, clipped to [1 s, the published maximum]; a job
+ *              of 2^k GPUs has ln run time N(mu + beta k, sigma): mu and sigma
+ *              solved so that the mixture's median and clipped mean are the
+ *              published ones and, where the trace publishes its GPU time,
+ *              beta so that the mean GPU-seconds per job is too (bigger jobs
+ *              run longer in every trace; beta 0 where it is not published).
  *   GPUs       1 GPU with probability CTSYNTH_SINGLE_SHARE (ASSUMED: the
  *              papers give a median of 1, not the share), else 2^k GPUs
  *              (k >= 1, up to the published maximum) with weights r^k, r
@@ -19,8 +22,7 @@
  *              the job's name ("helios-12-failed"): the run time already is
  *              the time to that end, as the traces record it.
  * Not matched (said by the command): the diurnal and weekly arrival cycles,
- * the correlation of size and run time (drawn independently here, so the
- * mean GPU-time per job is below the trace's), users and virtual clusters.
+ * users and virtual clusters.
  * Deterministic per seed (common/rng.h).
  */
 #ifndef SCALEPLAN_CLUSTER_TRACESYNTH_H
@@ -46,6 +48,7 @@ typedef struct {
     double cluster_gpus;      /* the traced cluster's GPUs */
     double run_time_mean_s, run_time_median_s, run_time_max_s;
     double gpus_mean, gpus_median, gpus_max;
+    double gpu_time_s;        /* the GPU jobs' GPU-seconds in all; < 0 = not published */
     double share[3];          /* completed, canceled, failed; all < 0 = not published */
 } ctsynth_profile_t;
 
@@ -55,7 +58,8 @@ int ctsynth_load(const char *name, ctsynth_profile_t *out, err_t *err);
 
 /* The fitted model of a profile (what ctsynth_make draws from). */
 typedef struct {
-    double dur_mu, dur_sigma;   /* log-normal of the run time in s, before clipping */
+    double dur_mu, dur_sigma;   /* log-normal of a 1-GPU job's run time in s, before clipping */
+    double dur_beta;            /* ln run time grows by this per doubling of the GPUs */
     double dur_lo_s, dur_hi_s;  /* the clip */
     int n_sizes;                /* sizes 1, 2, 4, ..., 2^(n_sizes-1) */
     double size_p[24];          /* their probabilities */
@@ -75,10 +79,10 @@ typedef struct {
 
 /* Fill out (initialised here) with n_jobs jobs of profile p. ERR_INPUT for
  * n_jobs < 1, pool_gpus < 1, a load above 100 or a profile that does not
- * fit; ERR_RUNTIME on OOM (out empty). *rate_per_s gets the arrival rate
- * used (may be NULL). */
+ * fit; ERR_RUNTIME on OOM (out empty). *model gets the fitted model and
+ * *rate_per_s the arrival rate used (either may be NULL). */
 int ctsynth_make(const ctsynth_profile_t *p, const ctsynth_spec_t *spec, cjobs_t *out,
-                 double *rate_per_s, err_t *err);
+                 ctsynth_model_t *model, double *rate_per_s, err_t *err);
 
 /* The mean GPU-seconds per job of the fitted model before the pool cap. */
 double ctsynth_mean_gpu_s(const ctsynth_model_t *m);
