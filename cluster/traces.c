@@ -98,6 +98,9 @@ static int row_slurm(const rd_t *r, const fields_t *row, const fields_t *hdr, cj
     const char *id, *gpus, *submit, *dur, *start = cjobs_int_cell(row, hdr, "start_time");
     double g, d;
     int rc;
+    if (r->last_unterminated && row->n > 0 && !*row->f[row->n - 1]) /* "...,36848," */
+        return cjobs_int_bad(r, hdr->f[row->n - 1], "empty: the file ends mid-line (%s)",
+                             "cut short?");
     if ((rc = cjobs_int_need(r, row, hdr, "job_id", &id)) ||
         (rc = cjobs_int_need(r, row, hdr, "gpu_num", &gpus)) ||
         (rc = cjobs_int_need(r, row, hdr, "submit_time", &submit)) ||
@@ -359,6 +362,9 @@ static int pai_row(const rd_t *r, char *line, pai_tasks_t *ts)
     if (f.n < PAI_COLS)
         return cjobs_int_bad(r, col[f.n], "missing: %s", r->last_unterminated
                              ? "the file ends mid-line (cut short?)" : "the row has too few fields");
+    if (r->last_unterminated && !*f.f[PAI_COLS - 1])
+        return cjobs_int_bad(r, col[PAI_COLS - 1], "empty: the file ends mid-line (%s)",
+                             "cut short?");
     double inst, gpu, s, e;
     int rc;
     if (!*f.f[0])

@@ -189,6 +189,11 @@ static void test_trace_refusals(void)
          {"line 3", "gpu_num", "whole number"}},
         {"helios", HELIOS_HDR HELIOS_ROW "9,u,vc,1,1,1,COMPLETED,2020-06-09 18:4",
          {"line 3", "cut short", NULL}},
+        {"helios", HELIOS_HDR HELIOS_ROW "9,u,vc,1,1,1,COMPLETED,2020-06-09 18:41:01,"
+                   "2020-06-09 18:41:01,2020-06-09 18:42:01,60,", {"line 3: queue", "cut short",
+                                                                  NULL}},
+        {"pai", "j1,worker,1,Terminated,0,10,600,29,100,", {"line 1: gpu_type", "cut short",
+                                                             NULL}},
         {"helios", HELIOS_HDR HELIOS_ROW "9,u,vc,1,1,1,FAILED,2020-06-09 18:41:01,"
                    "2020-06-09 18:40:01,,60,0\n", {"line 3", "start_time", "before submit"}},
         {"helios", "job_id,user,vc,gpus\n1,u,vc,1\n", {"line 1", "gpu_num", NULL}},
