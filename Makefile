@@ -197,7 +197,7 @@ GPU_TEST_BINS := $(if $(filter 1,$(HAVE_CUDA)),$(KTEST_BIN) $(KTEST_SMALL))
 # Data compiled into the binary (see common/catalog.h).
 CATALOG_FILES := $(sort $(wildcard models/catalog/*.json topologies/catalog/*.json \
                    topologies/catalog/clusters/*.json profile/catalog/*.json \
-                   sim/catalog/*.json))
+                   sim/catalog/*.json cluster/catalog/*.json))
 CATALOG_OBJ := $(BUILD)/gen/catalog_data.o
 EMBED       := $(BUILD)/tools/embed
 

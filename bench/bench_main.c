@@ -36,7 +36,14 @@
  *      GPUs under fifo, backfill and las, on one core (target for fifo and
  *      backfill: under 30 s), with the workload's generation timed apart.
  *
- * run_bench [processes] [steps] [layouts] [reliability] [plans] [cluster] runs only
+ *   7. `scaleplan cluster --synthesize helios` (the Helios trace's published
+ *      statistics, cluster/tracesynth.h) at its published arrival rate on
+ *      6,224 GPUs under fifo, 1,000,000 jobs (target: under 30 s) and
+ *      3,362,981 jobs, Helios's whole count (target: under 120 s), each a
+ *      whole process (generation, replay, report), with its peak memory per
+ *      job (linear in jobs: the two within 25%).
+ *
+ * run_bench [processes] [steps] [layouts] [reliability] [plans] [cluster] [traces] runs only
  * those sections (make bench: all).
  */
 #define _DEFAULT_SOURCE /* wait4 */
@@ -706,6 +713,36 @@ static int bench_cluster(reference_t *ref)
     return rc;
 }
 
+/* Helios-like workloads of 1M and 3.4M jobs replayed by the command, each
+ * a whole process: its wall time and peak memory per job. */
+static int bench_cluster_traces(void)
+{
+    static const int jobs[] = {1000000, 3362981};
+    static const double target_s[] = {30, 120};
+    const char *bin = getenv("SCALEPLAN_BIN") ? getenv("SCALEPLAN_BIN") : "bin/scaleplan";
+    double per_job[2] = {0, 0};
+    for (int i = 0; i < 2; i++) {
+        char args[200];
+        proc_t p = {0};
+        double s, rss;
+        snprintf(args, sizeof args, "cluster --synthesize helios --jobs %d --gpus 6224 "
+                 "--gpus-per-node 8 --policy fifo", jobs[i]);
+        split(&p, bin, args);
+        if (run_once(p.argv, &s, &rss)) {
+            fprintf(stderr, "bench: %s %s failed\n", bin, args);
+            return 1;
+        }
+        per_job[i] = rss * 1048576.0 / jobs[i];
+        printf("cluster --synthesize helios: %d jobs, fifo on 6,224 GPUs: %.2f s, peak %.0f MiB "
+               "(%.0f bytes a job)  target < %.0f s: %s\n", jobs[i], s, rss, per_job[i],
+               target_s[i], verdict(s, target_s[i]));
+    }
+    double ratio = per_job[1] / per_job[0];
+    printf("  memory per job, 3.4M over 1M jobs: %.2f  linear (within 25%%): %s\n", ratio,
+           ratio > 0.75 && ratio < 1.25 ? "yes" : "NO");
+    return 0;
+}
+
 /* Whether section name was asked for (no arguments: every section). */
 static bool wanted(int argc, char **argv, const char *name)
 {
@@ -743,6 +780,8 @@ int main(int argc, char **argv)
         rc |= bench_ladders(&ref);
     if (wanted(argc, argv, "cluster"))
         rc |= bench_cluster(&ref);
+    if (wanted(argc, argv, "traces"))
+        rc |= bench_cluster_traces();
     free(ref.buf[0]);
     free(ref.buf[1]);
     return rc;

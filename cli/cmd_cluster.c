@@ -18,6 +18,8 @@
 #include "cluster/failrate.h"
 #include "cluster/replay.h"
 #include "cluster/synth.h"
+#include "cluster/traces.h"
+#include "cluster/tracesynth.h"
 #include "common/json.h"
 #include "common/notes.h"
 #include "common/rng.h"
@@ -28,12 +30,16 @@
 #define DEFAULT_LOAD 0.9 /* --synthesize: offered load (ASSUMED: a busy, not saturated pool) */
 #define DEFAULT_CHECKPOINT_S 3600.0 /* --failures: ASSUMED hourly checkpoints (said) */
 #define DEFAULT_RESTART_S 600.0     /* --failures: ASSUMED 10 min to restart a gang (said) */
+#define DEFAULT_TRACE_JOBS 10000    /* --synthesize NAME: jobs without --jobs (said) */
 
 static const cli_opt_t own_opts[] = {
     {"--trace", NULL, "FILE", "the job list to replay (see --trace-format)", CLI_WORD},
-    {"--trace-format", NULL, "jobs|tiresias", "how --trace is written (default jobs)", CLI_WORD},
-    {"--synthesize", NULL, "N", "instead of --trace: N jobs of a heavy-tailed mix (below)",
-     CLI_N(1, 10000000)},
+    {"--trace-format", NULL, "FORMAT", "how --trace is written: jobs, tiresias, helios, acme, "
+     "philly, pai (default jobs)", CLI_WORD},
+    {"--synthesize", NULL, "N|NAME", "instead of --trace: N jobs of a heavy-tailed mix, or a "
+     "workload from trace NAME's published statistics: helios, philly, pai, acme (below)",
+     CLI_WORD},
+    {"--jobs", NULL, "N", "--synthesize NAME: how many jobs (default 10000)", CLI_N(1, 10000000)},
     {"--load", NULL, "X", "--synthesize: offered GPU-time over the pool's (default 0.9)",
      CLI_X(0.01, 100)},
     {"--seed", NULL, "S", "--synthesize and --failures: the random seed (default 20240723)",
@@ -42,6 +48,11 @@ static const cli_opt_t own_opts[] = {
     {"--cluster", NULL, "NxGPU,...", "a pool of several GPU types: groups such as "
      "512xh100-sxm,256xa100-80g (a job's gpu column holds it to one; others take the first "
      "group that fits)", CLI_WORD},
+    {"--vc-gpus", NULL, "FILE", "a pool of the trace's virtual clusters: Helios's "
+     "cluster_gpu_number.csv (date,<vc>...,total); each job runs in its VC's GPUs (hard quotas)",
+     CLI_WORD},
+    {"--vc-date", NULL, "YYYY-MM-DD", "--vc-gpus: the VCs' GPUs on this date (default: each "
+     "VC's most over the file)", CLI_WORD},
     {"--gpus-per-node", NULL, "N", "GPUs per node; gangs are placed on whole nodes first "
      "(default 8, or the pool when smaller)", CLI_N(1, 1024)},
     {"--gpu", NULL, "NAME", "the pool's GPU, for jobs given as model + tokens and --failures",
@@ -69,12 +80,13 @@ static const cli_opt_t own_opts[] = {
 };
 static const cli_group_t own_group = {"Cluster", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
-#define MAX_GROUPS 16 /* GPU types one pool may have */
+#define MAX_GROUPS 64 /* GPU types (or virtual clusters) one pool may have */
 
 /* What the command read from its flags. */
 typedef struct {
     creplay_config_t cfg;
     const char *trace, *format, *gpu;
+    const char *synth_name; /* --synthesize NAME (a trace's statistics), or NULL */
     int synth_n, seed;
     double load;
     bool price_given;
@@ -83,6 +95,8 @@ typedef struct {
     int group_gpus[MAX_GROUPS];
     char group_type[MAX_GROUPS][64];
     const char *group_types[MAX_GROUPS];
+    ctrace_recorded_t rec; /* what the trace itself recorded (rec.n = 0: nothing) */
+    bool vc_pool;          /* --vc-gpus: the groups are the trace's virtual clusters */
     notes_t notes;
 } opts_t;
 
@@ -175,6 +189,37 @@ static int read_groups(const cli_args_t *a, opts_t *o, int *total, err_t *err)
     return ERR_OK;
 }
 
+/* --vc-gpus FILE: one group per virtual cluster with GPUs; *total gets
+ * their sum. */
+static int read_vc_groups(const cli_args_t *a, opts_t *o, int *total, err_t *err)
+{
+    ctrace_vcs_t v;
+    const char *date = cli_get(a, "--vc-date");
+    int rc = ctrace_read_vc_gpus(cli_get(a, "--vc-gpus"), date, &v, err);
+    if (rc)
+        return rc;
+    *total = 0;
+    for (int k = 0; k < v.n; k++) {
+        if (v.gpus[k] == 0)
+            continue;
+        int g = o->cfg.n_groups++;
+        o->group_gpus[g] = v.gpus[k];
+        snprintf(o->group_type[g], sizeof o->group_type[g], "%s", v.name[k]);
+        o->group_types[g] = o->group_type[g];
+        *total += v.gpus[k];
+    }
+    if (o->cfg.n_groups == 0)
+        return err_setf(err, ERR_INPUT, cli_get(a, "--vc-gpus"), NULL, "no VC has GPUs%s%s",
+                        date ? " on " : "", date ? date : "");
+    o->cfg.group_gpus = o->group_gpus;
+    o->cfg.group_types = o->group_types;
+    o->vc_pool = true;
+    notes_add(&o->notes, NOTE_ASSUMED, "--vc-gpus", "%d VCs, %d GPUs, %s; a job runs only in "
+              "its VC's GPUs (hard quotas, no borrowing)", o->cfg.n_groups, *total,
+              date ? "on --vc-date" : "each VC's most over the file's dates (give --vc-date)");
+    return ERR_OK;
+}
+
 /* The pool: --gpus or --cluster's groups, in nodes of --gpus-per-node. */
 static int read_pool(const cli_args_t *a, opts_t *o, err_t *err)
 {
@@ -183,9 +228,15 @@ static int read_pool(const cli_args_t *a, opts_t *o, err_t *err)
         (rc = cli_get_int(a, "--gpus-per-node", &gpn, err)) ||
         (cli_has(a, "--cluster") && (rc = read_groups(a, o, &grouped, err))))
         return rc;
+    if (cli_has(a, "--vc-gpus") && cli_has(a, "--cluster"))
+        return err_setf(err, ERR_INPUT, NULL, "--vc-gpus", "give --vc-gpus or --cluster, not both");
+    if (cli_has(a, "--vc-gpus") && (rc = read_vc_groups(a, o, &grouped, err)))
+        return rc;
+    if (cli_has(a, "--vc-date") && !cli_has(a, "--vc-gpus"))
+        notes_add(&o->notes, NOTE_IGNORED, "--vc-date", "goes with --vc-gpus");
     if (grouped && gpus && gpus != grouped)
-        return err_setf(err, ERR_INPUT, NULL, "--gpus", "%d, but --cluster has %d GPUs", gpus,
-                        grouped);
+        return err_setf(err, ERR_INPUT, NULL, "--gpus", "%d, but %s has %d GPUs", gpus,
+                        cli_has(a, "--vc-gpus") ? "--vc-gpus" : "--cluster", grouped);
     gpus = grouped ? grouped : gpus;
     if (!gpus)
         return err_setf(err, ERR_INPUT, NULL, "--gpus", "say how many GPUs the pool has");
@@ -204,8 +255,8 @@ static int read_pool(const cli_args_t *a, opts_t *o, err_t *err)
         if (n % o->cfg.gpus_per_node)
             return err_setf(err, ERR_INPUT, NULL, "--gpus-per-node",
                             "%d does not divide %s %d (the pool is whole nodes)",
-                            o->cfg.gpus_per_node, o->cfg.n_groups ? "the --cluster group of" :
-                            "--gpus", n);
+                            o->cfg.gpus_per_node, o->vc_pool ? "the VC of" : o->cfg.n_groups
+                            ? "the --cluster group of" : "--gpus", n);
     }
     return ERR_OK;
 }
@@ -229,6 +280,32 @@ static int read_policy_settings(const cli_args_t *a, opts_t *o, err_t *err)
     return ERR_OK;
 }
 
+/* --synthesize N (the assumed mix) or NAME (a trace's published
+ * statistics, with --jobs). */
+static int read_synthesize(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    const char *v = cli_get(a, "--synthesize");
+    char *end;
+    if (!v)
+        return cli_has(a, "--jobs") ? (notes_add(&o->notes, NOTE_IGNORED, "--jobs",
+                                                 "goes with --synthesize NAME"), ERR_OK)
+                                    : ERR_OK;
+    long n = strtol(v, &end, 10);
+    if (end != v && !*end) {
+        if (n < 1 || n > 10000000)
+            return err_setf(err, ERR_INPUT, NULL, "--synthesize", "N must be 1 to 10000000 "
+                            "(got %s)", v);
+        o->synth_n = (int)n;
+        if (cli_has(a, "--jobs"))
+            notes_add(&o->notes, NOTE_IGNORED, "--jobs", "goes with --synthesize NAME; "
+                      "--synthesize %d gives the count", o->synth_n);
+        return ERR_OK;
+    }
+    o->synth_name = v;
+    o->synth_n = DEFAULT_TRACE_JOBS;
+    return cli_get_int(a, "--jobs", &o->synth_n, err);
+}
+
 static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
 {
     int rc;
@@ -236,7 +313,7 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
     o->load = DEFAULT_LOAD;
     o->synth_n = 0;
     if ((rc = read_pool(a, o, err)) || (rc = read_policy_settings(a, o, err)) ||
-        (rc = cli_get_int(a, "--synthesize", &o->synth_n, err)) ||
+        (rc = read_synthesize(a, o, err)) ||
         (rc = cli_get_int(a, "--seed", &o->seed, err)) ||
         (rc = cli_get_double(a, "--load", &o->load, err)) ||
         (rc = cli_get_double(a, "--price", &o->cfg.price_per_gpu_h, err)))
@@ -253,8 +330,8 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
     o->gpu = cli_get(a, "--gpu");
     o->format = cli_get(a, "--trace-format") ? cli_get(a, "--trace-format") : "jobs";
     if (!cjobs_format_find(o->format))
-        return err_setf(err, ERR_INPUT, NULL, "--trace-format",
-                        "unknown format '%s' (jobs or tiresias)", o->format);
+        return err_setf(err, ERR_INPUT, NULL, "--trace-format", "unknown format '%s' (jobs, "
+                        "tiresias, helios, acme, philly or pai)", o->format);
     if (!o->trace == !o->synth_n)
         return err_setf(err, ERR_INPUT, NULL, o->trace ? "--synthesize" : "--trace",
                         o->trace ? "give --trace or --synthesize, not both"
@@ -291,9 +368,78 @@ static int canonical_types(const cli_args_t *a, cjobs_t *l, err_t *err)
     return ERR_OK;
 }
 
+/* --vc-gpus: each job to its VC's group (as its gpu_type, which the
+ * replay matches to the groups), refused where its VC has no GPUs or too
+ * few. */
+static int assign_vcs(const opts_t *o, cjobs_t *l, err_t *err)
+{
+    for (int i = 0; i < l->n; i++) {
+        cjob_t *j = &l->jobs[i];
+        int g = -1;
+        for (int k = 0; j->vc && k < o->cfg.n_groups; k++)
+            if (strcmp(j->vc, o->group_types[k]) == 0)
+                g = k;
+        char where[48];
+        snprintf(where, sizeof where, "line %d: vc", j->line);
+        if (!j->vc)
+            return err_setf(err, ERR_INPUT, l->path, where, "job '%s' has none (--vc-gpus needs "
+                            "a trace that gives each job's VC: helios, philly)", j->name);
+        if (g < 0 || o->group_gpus[g] < j->gpus)
+            return err_setf(err, ERR_INPUT, l->path, where, "job '%s' asks for %d GPUs in VC "
+                            "'%s', which --vc-gpus gives %d", j->name, j->gpus, j->vc,
+                            g < 0 ? 0 : o->group_gpus[g]);
+        char *t = strdup(j->vc);
+        if (!t)
+            return err_set(err, ERR_RUNTIME, "out of memory");
+        free(j->gpu_type);
+        j->gpu_type = t;
+    }
+    return ERR_OK;
+}
+
 /* The job list: read (and priced where it gives model + tokens) or made. */
+/* --synthesize NAME: jobs from a trace's published statistics, what is
+ * assumed and what is not matched said. */
+static int synth_trace(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
+{
+    ctsynth_profile_t p;
+    double rate = 0;
+    bool load = cli_has(a, "--load");
+    ctsynth_spec_t sp = {o->synth_n, o->cfg.gpus, load ? o->load : 0, (uint64_t)o->seed};
+    int rc = ctsynth_load(o->synth_name, &p, err);
+    ctsynth_model_t m;
+    if (!rc)
+        rc = ctsynth_make(&p, &sp, l, &m, &rate, err);
+    if (rc)
+        return rc;
+    double offered = rate * ctsynth_mean_gpu_s(&m) / o->cfg.gpus;
+    notes_add(&o->notes, NOTE_ASSUMED, "--synthesize", "%d jobs from %s's published "
+              "statistics (%s): run time median %.0f s, mean %.0f s; mean %.3g GPUs; %.4g "
+              "arrivals/h (%s, offering %.2f of the pool's GPU-time); seed %d", o->synth_n,
+              p.name, CTSYNTH_CATALOG, p.run_time_median_s, p.run_time_mean_s, p.gpus_mean,
+              rate * 3600, load ? "--load" : "its rate per GPU", offered, o->seed);
+    notes_add(&o->notes, NOTE_ASSUMED, "--synthesize", "%.0f%% of jobs on one GPU (the papers "
+              "give a median of 1, not the share); run time x%.2f per doubling of GPUs (%s); no "
+              "daily cycle, users or virtual clusters%s", 100 * CTSYNTH_SINGLE_SHARE,
+              exp(m.dur_beta), p.gpu_time_s > 0 ? "fitted to its GPU time" : "its GPU time is "
+              "not published", p.gpus_mean < 1 ? "; its jobs ask for fractions of a GPU: one "
+              "whole GPU each" : "");
+    if (!cli_has(a, "--jobs"))
+        notes_add(&o->notes, NOTE_ASSUMED, "--jobs", "%d (give --jobs)", DEFAULT_TRACE_JOBS);
+    if (p.gpus_max > o->cfg.gpus)
+        notes_add(&o->notes, NOTE_ASSUMED, "--synthesize", "job sizes capped at the pool's %d "
+                  "GPUs (%s's largest job had %.0f)", o->cfg.gpus, p.name, p.gpus_max);
+    for (int i = 0; i < 2; i++)
+        if (cli_has(a, i ? "--gpu" : "--trace-format") && !(i && o->fail))
+            notes_add(&o->notes, NOTE_IGNORED, i ? "--gpu" : "--trace-format",
+                      "goes with --trace; synthesized jobs give their run times");
+    return ERR_OK;
+}
+
 static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
 {
+    if (o->synth_name)
+        return synth_trace(a, o, l, err);
     if (o->synth_n) {
         csynth_spec_t sp = {o->synth_n, o->cfg.gpus, o->load, (uint64_t)o->seed};
         notes_add(&o->notes, NOTE_ASSUMED, "--synthesize",
@@ -310,8 +456,11 @@ static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
     /* with several types and no --gpu, a job's own duration is its run
      * time on the first group's; each group's comes below */
     const char *gpu = o->gpu ? o->gpu : o->cfg.n_groups ? o->group_types[0] : NULL;
+    if (!rc && l->skipped)
+        notes_add(&o->notes, NOTE_IGNORED, "trace", "%ld record%s not replayed (CPU-only jobs, jobs "
+                  "that never ran)", l->skipped, l->skipped == 1 ? "" : "s");
     if (!rc)
-        rc = canonical_types(a, l, err);
+        rc = o->vc_pool ? assign_vcs(o, l, err) : canonical_types(a, l, err);
     if (!rc)
         rc = cdur_fill(l, gpu, a->catalog, &priced, err);
     if (!rc && o->cfg.n_groups > 1 &&
@@ -326,7 +475,7 @@ static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
                                       : "the job's gpu");
     else if (!rc && o->gpu && !o->fail)
         notes_add(&o->notes, NOTE_IGNORED, "--gpu", "no job gives a model and tokens");
-    if (!rc && o->cfg.n_groups > 1)
+    if (!rc && o->cfg.n_groups > 1 && !o->vc_pool)
         notes_add(&o->notes, NOTE_ASSUMED, "types", "a job given a duration runs it on every GPU "
                   "type (only model + tokens jobs are priced per type)");
     return rc;
@@ -404,6 +553,9 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
                           r->goodput_tokens_per_gpu_hour) &&
               add_or_null(j, "cost_usd", o->price_given, r->cost_usd) &&
               add_or_null(j, "price_per_gpu_h", o->price_given, o->cfg.price_per_gpu_h);
+    if (ok && o->rec.n > 0) /* a trace that records its starts: its own figures */
+        ok = json_add_number(j, "trace_queue_delay_mean_s", o->rec.queue_delay_mean_s) &&
+             json_add_number(j, "trace_utilization", o->rec.utilization);
     cJSON *groups = NULL;
     if (ok && o->cfg.n_groups > 0 && (ok = (groups = cJSON_AddArrayToObject(j, "groups")) != NULL))
         for (int g = 0; ok && g < o->cfg.n_groups; g++) {
@@ -465,7 +617,7 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
            nodes == 1 ? "" : "s", o->cfg.gpus_per_node, o->cfg.policy->name);
     for (int g = 0; o->cfg.n_groups > 1 && g < o->cfg.n_groups; g++)
         printf("  group %d: %d x %s\n", g + 1, o->group_gpus[g], o->group_types[g]);
-    if (o->cfg.n_groups > 1)
+    if (o->cfg.n_groups > 1 && !o->vc_pool)
         printf("  placement       %s\n", o->cfg.fastest_group
                                              ? "fastest type with room (type-aware)"
                                              : "first group with room (type-agnostic)");
@@ -482,6 +634,10 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
     printf("  utilization     %.1f%% (%.1f GPU-hours allocated of %.1f)\n", 100 * r->utilization,
            (double)r->gpu_ms / 3.6e6, o->cfg.gpus * r->makespan_s / 3600);
     printf("  preemptions     %ld\n", r->preemptions);
+    if (o->rec.n > 0)
+        printf("  as recorded     queue delay mean %s, utilization %.1f%% (the trace's own starts, "
+               "%d jobs)\n", dur(o->rec.queue_delay_mean_s, a, sizeof a),
+               100 * o->rec.utilization, o->rec.n);
     if (o->fail)
         printf("  failures        %ld (%.1f GPU-hours of progress lost, %.1f restarting)\n",
                r->failures, (double)r->lost_gpu_ms / 3.6e6, (double)r->restart_gpu_ms / 3.6e6);
@@ -508,6 +664,8 @@ static int run(const cli_args_t *a, err_t *err)
     if (!rc)
         rc = load_jobs(a, &o, &l, err);
     if (!rc)
+        ctrace_recorded(&l, o.cfg.gpus, &o.rec);
+    if (!rc)
         rc = creplay_run(&l, &o.cfg, &r, err);
     if (!rc && cli_wants_result(a)) {
         cJSON *j = result_json(&o, &l, &r, per_job);
@@ -530,7 +688,8 @@ static const cli_group_t *const groups[] = {&own_group, &CLI_OUTPUT_OPTS};
 const cli_command_t CLI_CMD_CLUSTER = {
     "cluster",
     "replay many training jobs on one GPU pool under a scheduling policy",
-    "scaleplan cluster (--trace FILE [--trace-format jobs|tiresias] | --synthesize N) "
+    "scaleplan cluster (--trace FILE [--trace-format FORMAT] | --synthesize N | "
+    "--synthesize NAME [--jobs N]) "
     "(--gpus N | --cluster NxGPU,...) "
     "[--policy fifo|backfill|priority|srtf|las|ftf] [--seed S] [--price $/GPU-h] [--json] "
     "[--per-job]",
@@ -563,9 +722,22 @@ const cli_command_t CLI_CMD_CLUSTER = {
     "  given is the same on all); an optional first line\n"
     "  \"# jobs: N\" catches a file cut short. tiresias: the Tiresias\n"
     "  simulator's job CSV (job_id,num_gpu,submit_time,...,duration).\n"
+    "Public traces, as published: helios (SenseTime cluster_log.csv), acme\n"
+    "(Shanghai AI Lab trace_seren/kalos.csv), philly (Microsoft cluster_job_log\n"
+    "JSON), pai (Alibaba pai_task_table.csv, headerless; a job's tasks merged,\n"
+    "GPU fractions rounded up). CPU jobs and jobs that never ran are left out\n"
+    "(counted); where starts are recorded the trace's own queue delay and\n"
+    "utilization are printed beside the replay's. --vc-gpus FILE (Helios's\n"
+    "cluster_gpu_number.csv) makes the pool the trace's virtual clusters, each\n"
+    "job held to its VC's GPUs.\n"
     "--synthesize N: an assumed heavy-tailed mix (60% 1-GPU jobs up to\n"
     "32 GPUs; log-normal run times, median 10 min, sigma 2) with Poisson\n"
     "arrivals at --load (default 0.9), seeded by --seed (default 20240723).\n"
+    "--synthesize NAME --jobs N (default 10000): helios, philly, pai or acme,\n"
+    "from the trace's published statistics (cluster/catalog/traces.json, each\n"
+    "with its source): its arrival rate per GPU on this pool (or --load),\n"
+    "run-time median and mean, mean GPUs (60% single-GPU jobs assumed), GPU\n"
+    "time per job (bigger jobs run longer), completed/canceled/failed shares.\n"
     "\n"
     "Examples:\n"
     "  scaleplan cluster --trace tests/fixtures/cluster/tiresias_60_job.csv \\\n"
@@ -573,6 +745,8 @@ const cli_command_t CLI_CMD_CLUSTER = {
     "  scaleplan cluster --trace jobs.csv --gpus 512 --gpu h100-sxm --policy backfill \\\n"
     "      --price 2.49 --per-job\n"
     "  scaleplan cluster --synthesize 10000 --gpus 256 --policy srtf --seed 7 --json\n"
+    "  scaleplan cluster --trace cluster_log.csv --trace-format helios --gpus 1024\n"
+    "  scaleplan cluster --synthesize philly --jobs 20000 --gpus 256 --load 0.9 --policy las\n"
     "  scaleplan cluster --trace jobs.csv --cluster 512xh100-sxm,256xa100-80g --policy las \\\n"
     "      --placement fastest\n"
     "  scaleplan cluster --trace jobs.csv --gpus 1024 --gpu h100-sxm --failures \\\n"

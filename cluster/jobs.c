@@ -8,15 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cluster/jobsInt.h"
+#include "cluster/traces.h"
 #include "common/units.h"
-
-#define MAX_FIELDS 32 /* columns one row may have; both formats use under 10 */
-
-/* One line split in place into trimmed fields. */
-typedef struct {
-    char *f[MAX_FIELDS];
-    int n;
-} fields_t;
 
 static char *trim(char *s)
 {
@@ -48,14 +42,6 @@ static bool split(char *line, fields_t *out)
         p = c + 1;
     }
 }
-
-/* The reading state of one file: where we are, for messages. */
-typedef struct {
-    const char *path;
-    int line;
-    bool last_unterminated; /* the current line had no newline: end of a cut file? */
-    err_t *err;
-} rd_t;
 
 static int bad(const rd_t *r, const char *field, const char *fmt, const char *value)
 {
@@ -135,10 +121,13 @@ int cjobs_add(cjobs_t *l, const cjob_t *j, err_t *err)
     d->name = strdup(j->name ? j->name : "");
     d->model = j->model ? strdup(j->model) : NULL;
     d->gpu_type = j->gpu_type ? strdup(j->gpu_type) : NULL;
-    if (!d->name || (j->model && !d->model) || (j->gpu_type && !d->gpu_type)) {
+    d->vc = j->vc ? strdup(j->vc) : NULL;
+    if (!d->name || (j->model && !d->model) || (j->gpu_type && !d->gpu_type) ||
+        (j->vc && !d->vc)) {
         free(d->name);
         free(d->model);
         free(d->gpu_type);
+        free(d->vc);
         return err_set(err, ERR_RUNTIME, "out of memory reading %d jobs", l->n);
     }
     l->n++;
@@ -153,6 +142,7 @@ void cjobs_free(cjobs_t *l)
         free(l->jobs[i].name);
         free(l->jobs[i].model);
         free(l->jobs[i].gpu_type);
+        free(l->jobs[i].vc);
     }
     free(l->jobs);
     free(l->path);
@@ -166,10 +156,6 @@ static int column_index(const fields_t *hdr, const char *name)
             return i;
     return -1;
 }
-
-/* A row parser gets the row and the header's field indices. */
-typedef int (*row_fn)(const rd_t *r, const fields_t *row, const fields_t *hdr, cjob_t *j,
-                      char **scratch);
 
 static const char *cell(const fields_t *row, const fields_t *hdr, const char *name)
 {
@@ -306,8 +292,11 @@ static int read_row(const rd_t *r, char *t, const fields_t *hdr, row_fn fn, cjob
     cjob_t j = {0};
     char *scratch = NULL;
     j.line = r->line;
+    j.trace_start_ms = -1;
     int rc = fn(r, &row, hdr, &j, &scratch);
-    if (!rc)
+    if (rc == CJOBS_ROW_SKIP) /* a trace record that is not replayed */
+        out->skipped++, rc = ERR_OK;
+    else if (!rc)
         rc = cjobs_add(out, &j, r->err);
     free(scratch);
     return rc;
@@ -377,6 +366,15 @@ static const cjobs_format_t formats[] = {
      read_jobs},
     {"tiresias", "the Tiresias simulator's job CSV (job_id,num_gpu,submit_time,...,duration)",
      read_tiresias},
+    /* the public cluster traces: cluster/traces.h */
+    {"helios", "SenseTime Helios cluster_log.csv (HeliosData; Hu et al. SC'21)",
+     ctrace_read_helios},
+    {"acme", "Shanghai AI Lab Acme trace_seren/kalos.csv (AcmeTrace; Hu et al. NSDI'24)",
+     ctrace_read_acme},
+    {"philly", "Microsoft Philly cluster_job_log JSON (philly-traces; Jeon et al. ATC'19)",
+     ctrace_read_philly},
+    {"pai", "Alibaba PAI pai_task_table.csv, headerless (clusterdata gpu-v2020; NSDI'22)",
+     ctrace_read_pai},
 };
 
 const cjobs_format_t *cjobs_formats(int *n_out)
@@ -396,4 +394,39 @@ const cjobs_format_t *cjobs_format_find(const char *name)
 int cjobs_read(const cjobs_format_t *fmt, const char *path, cjobs_t *out, err_t *err)
 {
     return fmt->read(path, out, err);
+}
+
+/* The shared row machinery, for the trace readers (cluster/jobsInt.h). */
+int cjobs_int_read_rows(const char *path, const char *const *required, cjobs_row_fn fn,
+                        cjobs_t *out, err_t *err)
+{
+    return read_rows(path, required, fn, out, err);
+}
+
+bool cjobs_int_split(char *line, cjobs_fields_t *out)
+{
+    return split(line, out);
+}
+
+int cjobs_int_bad(const cjobs_rd_t *r, const char *field, const char *fmt, const char *value)
+{
+    return bad(r, field, fmt, value);
+}
+
+int cjobs_int_num(const cjobs_rd_t *r, const char *field, const char *text, double lo,
+                  double hi, double *out)
+{
+    return num(r, field, text, lo, hi, out);
+}
+
+int cjobs_int_need(const cjobs_rd_t *r, const cjobs_fields_t *row, const cjobs_fields_t *hdr,
+                   const char *name, const char **out)
+{
+    return need(r, row, hdr, name, out);
+}
+
+const char *cjobs_int_cell(const cjobs_fields_t *row, const cjobs_fields_t *hdr,
+                           const char *name)
+{
+    return cell(row, hdr, name);
 }

@@ -47,12 +47,18 @@ typedef struct {
     char *gpu_type;      /* the GPU type it must run on (a pool group); NULL = any */
     double tokens;       /* tokens to train (0 = not given) */
     int line;            /* line in its file (for messages) */
+    /* Traces that record when the job ran (cluster/traces.h): its recorded
+     * start, on the same clock as submit_ms; -1 = not recorded. */
+    int64_t trace_start_ms;
+    char *vc;            /* the virtual cluster a trace ran it in (owned), or NULL */
 } cjob_t;
 
 typedef struct {
     cjob_t *jobs;
     int n, cap;
     char *path;          /* the file they came from (owned), or NULL */
+    long skipped;        /* trace records not replayed (CPU-only jobs, jobs
+                            that never ran: cluster/traces.h says which) */
 } cjobs_t;
 
 typedef struct {

@@ -60,7 +60,7 @@ int csynth_make(const csynth_spec_t *spec, cjobs_t *out, err_t *err)
         cjob_t j = {.name = name, .gpus = draw_size(r, spec->pool_gpus),
                     .submit_ms = (int64_t)llround(t_s * 1000),
                     .duration_ms = (int64_t)llround(d * 1000),
-                    .preemptible = true, .line = i + 1};
+                    .preemptible = true, .line = i + 1, .trace_start_ms = -1};
         rc = cjobs_add(out, &j, err);
         t_s += gsl_ran_exponential(r, 1.0 / rate);
     }
