@@ -119,6 +119,8 @@ static match_t aggregate_match(const char *cat, const char *item, const char *un
         return M_GPU;
     if (has(cat, "MTTF"))
         return has(unit, "projected") ? M_HARDWARE : M_UNEXPECTED; /* projected from r_f */
+    if (has(cat, "node failure rate"))
+        return M_HARDWARE; /* node failures: hardware taken out of service */
     if (strcasecmp(cat, "all") == 0)
         return M_UNEXPECTED;
     if (strcasecmp(cat, "hardware") == 0 && !has(item, "manual") && !has(item, "automatic"))
@@ -489,11 +491,23 @@ static match_t level_match(failure_level_t l)
     return m[l];
 }
 
-/* A count or MTTF record: the default set's prediction and the held-out
+/* A rate record's figure per GPU-hour: an MTTF of a job on gpus GPUs is
+ * 1 / (gpus x MTTF); failures per 1,000 node-days (Kokolis et al.'s r_f)
+ * are per server of the record's GPU (c->gpus_per_host GPUs, 8 for the
+ * DGX A100s it reports): r_f / 1000 / (GPUs per server x 24 h). */
+static double published_rate(const char *unit, double v, int gpus, const cluster_t *c)
+{
+    if (has(unit, "node-day"))
+        return v / 1000 / (c->gpus_per_host * 24.0);
+    double mttf_h = v * (has(unit, "day") ? 24 : 1);
+    return 1 / (gpus * mttf_h);
+}
+
+/* A count or rate record: the default set's prediction and the held-out
  * one, at the level the record counts. */
 static void compare_counts(const pool_t *pool, fv_row_t *r, const cluster_t *c,
                            const failure_set_t *set, const char *title, const char *cat,
-                           const char *item, const char *unit, bool mttf)
+                           const char *item, const char *unit, bool as_rate)
 {
     match_t m = aggregate_match(cat, item, unit);
     double hours = r->window_days * 24, rate = 0, lo = r->published;
@@ -515,12 +529,12 @@ static void compare_counts(const pool_t *pool, fv_row_t *r, const cluster_t *c,
         snprintf(r->counts, sizeof r->counts, "%s%s", match_name(m),
                  fell_back ? " (no GPU category: hardware)" : "");
     }
-    double scale = mttf ? 1.0 / r->gpus : hours;
-    if (mttf) {
-        /* compare rates per GPU-hour: 1 / (GPUs x MTTF) */
+    double scale = as_rate ? 1.0 / r->gpus : hours;
+    if (as_rate) {
+        /* compare rates per GPU-hour */
         r->measure = FV_RATE;
-        double mttf_h = lo * (has(unit, "day") ? 24 : 1);
-        r->published = r->published_high = 1 / (r->gpus * mttf_h);
+        r->published = published_rate(unit, lo, r->gpus, c);
+        r->published_high = published_rate(unit, r->published_high, r->gpus, c);
         r->lower_bound = false;
     } else {
         r->measure = FV_COUNT;
@@ -606,10 +620,10 @@ static int replay_row(const pool_t *pool, const csv_t *t, int i, const char *fil
     r->published = lo;
     r->published_high = hi;
     bool goodput = has(cat, "goodput") || unit[0] == '%';
-    bool mttf = has(unit, "MTTF");
+    bool as_rate = has(unit, "MTTF") || has(unit, "node-day");
     bool count = has(unit, "interruption") || has(unit, "restart") || has(unit, "failure") ||
                  has(unit, "case") || has(unit, "host") || has(unit, "fault");
-    if (!goodput && !mttf && !count)
+    if (!goodput && !as_rate && !count)
         return skip(r, "not a count, a time to failure or a goodput"), ERR_OK;
     char text[400];
     snprintf(text, sizeof text, "%s %s %s", system, gpu_buf, title);
@@ -628,7 +642,7 @@ static int replay_row(const pool_t *pool, const csv_t *t, int i, const char *fil
             r->error = error_of(r->predicted, r->published, r->published_high, r->lower_bound);
         return ERR_OK;
     }
-    compare_counts(pool, r, &c, &set, title, cat, item, unit, mttf);
+    compare_counts(pool, r, &c, &set, title, cat, item, unit, as_rate);
     return ERR_OK;
 }
 

@@ -99,6 +99,45 @@ static void test_published_records(void)
     r = row(rows, n, "F085");
     CU_ASSERT_FATAL(r != NULL);
     CU_ASSERT_TRUE(r->skipped && strstr(r->reason, "model size"));
+    r = row(rows, n, "F100");
+    CU_ASSERT_FATAL(r != NULL);
+    CU_ASSERT_TRUE(r->skipped && strstr(r->reason, "window"));
+    free(rows);
+}
+
+/* Node failure rates (Kokolis et al.'s r_f, failures per 1,000 node-days)
+ * are rates per server of the record's GPU: RSC-1's 6.50 on 8-GPU DGX
+ * A100s is 6.50e-3 / (8 x 24 h) = 3.385e-5 per GPU-hour (F096), RSC-2's
+ * 2.34 is 1.219e-5 (F097), both compared at the hardware level (node
+ * failures). Read as counts over the window instead (the unit names
+ * failures), F096 would be "6.5 failures in 11 months on 16,000 GPUs",
+ * four orders of magnitude off, and this test fails. RSC-1's set
+ * predicts RSC-2 2.8x high in fit (the environment's default is RSC-1's);
+ * held out, the other environments' hardware rate lies between the two. */
+static void test_node_failure_rates(void)
+{
+    fv_row_t *rows = NULL;
+    int n = 0;
+    CU_ASSERT_EQUAL_FATAL(replay_all(&rows, &n), 0);
+    const fv_row_t *r1 = row(rows, n, "F096"), *r2 = row(rows, n, "F097");
+    CU_ASSERT_FATAL(r1 != NULL && r2 != NULL && !r1->skipped && !r2->skipped);
+    CU_ASSERT_EQUAL(r1->measure, FV_RATE);
+    CHECK_REL(r1->published, 6.50e-3 / (8 * 24), 1e-9);
+    CHECK_REL(r2->published, 2.34e-3 / (8 * 24), 1e-9);
+    CU_ASSERT_STRING_EQUAL(r1->counts, "hardware failures");
+    CU_ASSERT_TRUE(r1->in_fit && fabs(r1->error) < 0.01);
+    CHECK_REL(r2->predicted / r2->published, 6.50 / 2.34, 0.01);
+    CU_ASSERT_TRUE(r1->heldout && r2->heldout);
+    CU_ASSERT_TRUE(r1->heldout_predicted < r1->published);
+    CU_ASSERT_TRUE(r2->heldout_predicted > r2->published);
+    CU_ASSERT_TRUE(r1->heldout_log2 <= 1.0 && r2->heldout_log2 <= 1.5);
+    /* NCSA Delta's uncorrectable memory errors bound GPU failures from
+     * below (F098: 608 H100s x 146 days / MTBE 88,768 h = 24.0) */
+    const fv_row_t *r = row(rows, n, "F098");
+    CU_ASSERT_FATAL(r != NULL && !r->skipped);
+    CU_ASSERT_STRING_EQUAL(r->environment, "hpc");
+    CU_ASSERT_TRUE(r->lower_bound && r->published == 24);
+    CU_ASSERT_STRING_EQUAL(r->counts, "GPU failures");
     free(rows);
 }
 
@@ -106,8 +145,12 @@ static void test_published_records(void)
  * sets of its environment from OTHER sources, brought to the level it
  * counts. Before (the next default set from another source, no levels):
  * median |log2| 1.07 over 14, worst infinite (F020, planned, predicted 0)
- * or 2.4 (F028, 5.3x). Now: median 0.67 (1.6x) over 17, worst 1.67
- * (F028, 3.2x); the issue's acceptance is median <= 1 and none past 4x.
+ * or 2.4 (F028, 5.3x). Then: median 0.67 (1.6x) over 19, worst 1.67
+ * (F028, 3.2x). With RSC's node failure rates and Delta's memory errors
+ * (F096-F099): median 0.47 (1.4x) over 23, worst still F028; without
+ * Delta's two lower bounds (met, so 0) 0.67 over 21, and 0.46 over the 18
+ * records that are not lower bounds. The issue's acceptance is median <= 1
+ * and none past 4x.
  * By hand: StepFun's 584 faults (F091) from Llama 3's 466 interruptions
  * per 21,233,664 GPU-hours x 26,726,400 = 586.6; its 158 GPU faults (F093)
  * from Llama 3's 268 GPU interruptions = 337.3. Llama 3's own records are
@@ -126,7 +169,7 @@ static void test_leave_one_source_out(void)
     fv_heldout_log2(rows, n, &med, &worst, &wr, &k);
     fprintf(stderr, "\n  held out: median |log2| %.2f over %d, worst %.2f (%s)\n", med, k, worst,
             wr ? wr->row_id : "-");
-    CU_ASSERT_TRUE(k >= 17);
+    CU_ASSERT_TRUE(k >= 23);
     CU_ASSERT_TRUE(med <= 1.0);
     CU_ASSERT_TRUE(worst <= 2.0);
     const fv_row_t *r = row(rows, n, "F019");
@@ -259,5 +302,5 @@ static void test_tables_without_records(void)
 }
 
 TEST_SUITE(suite_failval, "failval", TEST(test_published_records),
-           TEST(test_leave_one_source_out), TEST(test_bad_tables), TEST(test_long_table_name),
-           TEST(test_tables_without_records));
+           TEST(test_leave_one_source_out), TEST(test_node_failure_rates), TEST(test_bad_tables),
+           TEST(test_long_table_name), TEST(test_tables_without_records));
