@@ -803,6 +803,13 @@ static void test_spot_from_evidence(void)
     CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "Wu et al. NSDI 2024"));
     CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "ASSUMED"));
     free(out);
+    /* catalog failures lists the spot rate beside the failure rates */
+    out = NULL;
+    rc = run_cli_limited(30, "catalog failures", &out, NULL);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "Spot capacity (--spot, budget's spot quotes): "
+                                             "0.33 preemptions an hour of one node, x nodes^0"));
+    free(out);
 }
 
 TEST_SUITE(suite_reliability, "reliability", TEST(test_llama3_405b_run),
