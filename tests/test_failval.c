@@ -23,7 +23,8 @@ static const fv_row_t *row(const fv_row_t *rows, int n, const char *id)
 /* The shared failure table (tests/fixtures/validation/failures.csv, a copy
  * of shared/validation/failures.csv), the project's further records
  * (failures_more.csv) and the records by environment (failures_env.csv:
- * OPT-175B's logbook, StepFun's fault trace). */
+ * OPT-175B's logbook, StepFun's fault trace, RSC's node failure rates,
+ * NCSA Delta's memory errors, and three counts that cannot be compared). */
 static int replay_all(fv_row_t **rows, int *n)
 {
     static char p[3][512];
