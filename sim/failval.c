@@ -491,14 +491,39 @@ static match_t level_match(failure_level_t l)
     return m[l];
 }
 
+/* A unit's node-day denominator: "per 1,000 node-days" or
+ * "/1000 node-days" -> 1000, "per node-day" -> 1. */
+static double node_days_per(const char *unit)
+{
+    const char *p = strstr(unit, "per ");
+    p = p ? p + 4 : strchr(unit, '/');
+    if (!p)
+        return 1;
+    while (*p == '/' || *p == ' ')
+        p++;
+    double v = 0;
+    bool digits = false;
+    for (; isdigit((unsigned char)*p) || (*p == ',' && digits); p++)
+        if (*p != ',') {
+            v = 10 * v + (*p - '0');
+            digits = true;
+        }
+    return digits && v > 0 ? v : 1;
+}
+
+static bool node_day_unit(const char *unit)
+{
+    return has(unit, "node-day") || has(unit, "node day");
+}
+
 /* A rate record's figure per GPU-hour: an MTTF of a job on gpus GPUs is
  * 1 / (gpus x MTTF); failures per 1,000 node-days (Kokolis et al.'s r_f)
  * are per server of the record's GPU (c->gpus_per_host GPUs, 8 for the
  * DGX A100s it reports): r_f / 1000 / (GPUs per server x 24 h). */
 static double published_rate(const char *unit, double v, int gpus, const cluster_t *c)
 {
-    if (has(unit, "node-day"))
-        return v / 1000 / (c->gpus_per_host * 24.0);
+    if (node_day_unit(unit))
+        return v / node_days_per(unit) / (c->gpus_per_host * 24.0);
     double mttf_h = v * (has(unit, "day") ? 24 : 1);
     return 1 / (gpus * mttf_h);
 }
@@ -533,8 +558,11 @@ static void compare_counts(const pool_t *pool, fv_row_t *r, const cluster_t *c,
     if (as_rate) {
         /* compare rates per GPU-hour */
         r->measure = FV_RATE;
-        r->published = published_rate(unit, lo, r->gpus, c);
-        r->published_high = published_rate(unit, r->published_high, r->gpus, c);
+        /* a longer MTTF is a lower rate: the range's ends swap */
+        double a = published_rate(unit, lo, r->gpus, c);
+        double b = published_rate(unit, r->published_high, r->gpus, c);
+        r->published = fmin(a, b);
+        r->published_high = fmax(a, b);
         r->lower_bound = false;
     } else {
         r->measure = FV_COUNT;
@@ -620,7 +648,7 @@ static int replay_row(const pool_t *pool, const csv_t *t, int i, const char *fil
     r->published = lo;
     r->published_high = hi;
     bool goodput = has(cat, "goodput") || unit[0] == '%';
-    bool as_rate = has(unit, "MTTF") || has(unit, "node-day");
+    bool as_rate = has(unit, "MTTF") || node_day_unit(unit);
     bool count = has(unit, "interruption") || has(unit, "restart") || has(unit, "failure") ||
                  has(unit, "case") || has(unit, "host") || has(unit, "fault");
     if (!goodput && !as_rate && !count)

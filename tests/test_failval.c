@@ -140,6 +140,29 @@ static void test_node_failure_rates(void)
     CU_ASSERT_TRUE(r->lower_bound && r->published == 24);
     CU_ASSERT_STRING_EQUAL(r->counts, "GPU failures");
     free(rows);
+    /* the unit's spellings: the denominator is read, not assumed; an MTTF
+     * range's longer end is the lower rate */
+    char dir[256], path[300];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/units.csv", dir);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fputs("row_id,source_title,source_locator,system_or_run,gpu_type,num_gpus,"
+          "observation_window,category,item,count_or_value,unit\n"
+          "U1,t,l,s,A100 80GB,16000,11 months,node failure rate,x,6.50,failures/1000 node-days\n"
+          "U2,t,l,s,A100 80GB,16000,11 months,node failure rate,x,6.50,\"per 1,000 node days\"\n"
+          "U3,t,l,s,A100 80GB,16000,11 months,node failure rate,x,0.0065,failures per node-day\n"
+          "U4,t,l,s,A100 80GB,1024,11 months,MTTF by job size,x,7-9,hours MTTF\n",
+          f);
+    fclose(f);
+    const char *paths[1] = {path};
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(fv_replay(paths, 1, &rows, &n, &e), 0);
+    for (int i = 0; i < 3; i++)
+        CHECK_REL(rows[i].published, 6.50e-3 / (8 * 24), 1e-9);
+    CHECK_REL(rows[3].published, 1 / (1024 * 9.0), 1e-9);
+    CHECK_REL(rows[3].published_high, 1 / (1024 * 7.0), 1e-9);
+    free(rows);
 }
 
 /* Leave-one-source-out: each aggregate record is predicted by the evidence
