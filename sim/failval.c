@@ -109,6 +109,13 @@ typedef enum {
     M_GPU,        /* the classes of the source's GPU category */
 } match_t;
 
+/* A mean time to failure by any of its names (MTTF, MTBF, MTTI, JMTTI). */
+static bool mean_time(const char *text)
+{
+    return has(text, "MTTF") || has(text, "MTBF") || has(text, "MTTI") ||
+           has(text, "mean time to") || has(text, "mean time between");
+}
+
 static match_t aggregate_match(const char *cat, const char *item, const char *unit)
 {
     if (strcasecmp(cat, "total") == 0)
@@ -117,7 +124,7 @@ static match_t aggregate_match(const char *cat, const char *item, const char *un
                    : has(item, "unexpected") ? M_UNEXPECTED : M_ALL;
     if (has(cat, "GPU (all"))
         return M_GPU;
-    if (has(cat, "MTTF"))
+    if (mean_time(cat))
         return has(unit, "projected") ? M_HARDWARE : M_UNEXPECTED; /* projected from r_f */
     if (has(cat, "node failure rate"))
         return M_HARDWARE; /* node failures: hardware taken out of service */
@@ -648,7 +655,7 @@ static int replay_row(const pool_t *pool, const csv_t *t, int i, const char *fil
     r->published = lo;
     r->published_high = hi;
     bool goodput = has(cat, "goodput") || unit[0] == '%';
-    bool as_rate = has(unit, "MTTF") || node_day_unit(unit);
+    bool as_rate = mean_time(unit) || node_day_unit(unit);
     bool count = has(unit, "interruption") || has(unit, "restart") || has(unit, "failure") ||
                  has(unit, "case") || has(unit, "host") || has(unit, "fault");
     if (!goodput && !as_rate && !count)

@@ -152,7 +152,8 @@ static void test_node_failure_rates(void)
           "U1,t,l,s,A100 80GB,16000,11 months,node failure rate,x,6.50,failures/1000 node-days\n"
           "U2,t,l,s,A100 80GB,16000,11 months,node failure rate,x,6.50,\"per 1,000 node days\"\n"
           "U3,t,l,s,A100 80GB,16000,11 months,node failure rate,x,0.0065,failures per node-day\n"
-          "U4,t,l,s,A100 80GB,1024,11 months,MTTF by job size,x,7-9,hours MTTF\n",
+          "U4,t,l,s,A100 80GB,1024,11 months,MTTF by job size,x,7-9,hours MTTF\n"
+          "U5,t,l,s,A100 80GB,1024,11 months,job MTBF,x,8,hours MTBF\n",
           f);
     fclose(f);
     const char *paths[1] = {path};
@@ -162,6 +163,9 @@ static void test_node_failure_rates(void)
         CHECK_REL(rows[i].published, 6.50e-3 / (8 * 24), 1e-9);
     CHECK_REL(rows[3].published, 1 / (1024 * 9.0), 1e-9);
     CHECK_REL(rows[3].published_high, 1 / (1024 * 7.0), 1e-9);
+    CU_ASSERT_TRUE(!rows[4].skipped && rows[4].measure == FV_RATE);
+    CHECK_REL(rows[4].published, 1 / (1024 * 8.0), 1e-9);
+    CU_ASSERT_STRING_EQUAL(rows[4].counts, "unexpected interruptions");
     free(rows);
 }
 
