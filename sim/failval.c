@@ -24,14 +24,52 @@ static bool has(const char *hay, const char *needle)
     return n == 0;
 }
 
-/* A published figure: "148", "~10", ">=35", "70+", ">100", "1-2", ">90".
- * False when the text holds no number. */
+/* text with the thousands separators between digits dropped
+ * ("1,024" -> "1024"), into buf (cut to cap). */
+static void drop_separators(const char *text, char *buf, size_t cap)
+{
+    size_t k = 0;
+    for (const char *p = text; *p && k + 1 < cap; p++)
+        if (!(*p == ',' && p > text && isdigit((unsigned char)p[-1]) &&
+              isdigit((unsigned char)p[1])))
+            buf[k++] = *p;
+    buf[k] = '\0';
+}
+
+/* Past leading blanks, '~' and hedging words; "over", "more than", "at
+ * least" make the figure a lower bound. */
+static const char *skip_hedges(const char *p, bool *lower_bound)
+{
+    static const struct {
+        const char *word;
+        bool lower_bound;
+    } hedges[] = {{"about ", false},  {"approximately ", false}, {"approx. ", false},
+                  {"around ", false}, {"roughly ", false},       {"nearly ", false},
+                  {"over ", true},    {"more than ", true},      {"at least ", true}};
+    for (bool again = true; again;) {
+        while (*p == ' ' || *p == '~')
+            p++;
+        again = false;
+        for (size_t i = 0; i < sizeof hedges / sizeof hedges[0] && !again; i++) {
+            size_t n = strlen(hedges[i].word);
+            if (strncasecmp(p, hedges[i].word, n) == 0) {
+                p += n;
+                *lower_bound = *lower_bound || hedges[i].lower_bound;
+                again = true;
+            }
+        }
+    }
+    return p;
+}
+
+/* A published figure: "148", "~10", ">=35", "70+", ">100", "1-2", ">90",
+ * "about 1,600", "more than 100". False when the text holds no number. */
 static bool parse_value(const char *text, double *lo, double *hi, bool *lower_bound)
 {
     *lower_bound = false;
-    const char *p = text;
-    while (*p == ' ' || *p == '~')
-        p++;
+    char buf[128];
+    drop_separators(text, buf, sizeof buf);
+    const char *p = skip_hedges(buf, lower_bound);
     if (*p == '>') {
         *lower_bound = true;
         p++;
@@ -50,18 +88,52 @@ static bool parse_value(const char *text, double *lo, double *hi, bool *lower_bo
     return true;
 }
 
-/* "54 days", "11 months, ...", "1 week (...)", "~2 months": days, or 0. */
+/* A GPU count cell: "16384", "16,384", "16384 (up to)"; 0 when none. */
+static int gpus_of(const char *text)
+{
+    char buf[64];
+    drop_separators(text, buf, sizeof buf);
+    return atoi(buf);
+}
+
+/* A leading count in figures or words ("54", "two", "a"); *end past it.
+ * 0 when there is none. */
+static double leading_count(const char *p, const char **end)
+{
+    static const char *words[] = {"a",   "one",  "two", "three", "four", "five",  "six",
+                                  "seven", "eight", "nine", "ten", "eleven", "twelve"};
+    char *e;
+    double v = strtod(p, &e);
+    if (e != p) {
+        *end = e;
+        return v;
+    }
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        size_t n = strlen(words[i]);
+        if (strncasecmp(p, words[i], n) == 0 && p[n] == ' ') {
+            *end = p + n;
+            return i == 0 ? 1 : (double)i;
+        }
+    }
+    *end = p;
+    return 0;
+}
+
+/* "54 days", "11 months, ...", "1 week (...)", "~2 months", "about two
+ * months", "48 hours": days, or 0. */
 static double parse_window_days(const char *text)
 {
-    const char *p = text;
-    while (*p == ' ' || *p == '~')
-        p++;
-    char *end;
-    double v = strtod(p, &end);
-    if (end == p || !(v > 0))
+    char buf[160];
+    bool ignore = false;
+    drop_separators(text, buf, sizeof buf);
+    const char *end, *p = skip_hedges(buf, &ignore);
+    double v = leading_count(p, &end);
+    if (!(v > 0) || !isfinite(v))
         return 0;
     while (*end == ' ')
         end++;
+    if (strncasecmp(end, "hour", 4) == 0)
+        return v / 24;
     if (strncasecmp(end, "day", 3) == 0)
         return v;
     if (strncasecmp(end, "week", 4) == 0)
@@ -604,7 +676,7 @@ static bool record_gpu(const csv_t *t, int i, fv_row_t *r, cluster_t *c, char *b
     snprintf(buf, cap, "%s", csv_get(t, i, "gpu_type"));
     for (int k = 0; !buf[0] && k < csv_rows(t); k++)
         if (k != i && strcmp(csv_get(t, k, "source_title"), title) == 0 &&
-            atoi(csv_get(t, k, "num_gpus")) == r->gpus && csv_get(t, k, "gpu_type")[0])
+            gpus_of(csv_get(t, k, "num_gpus")) == r->gpus && csv_get(t, k, "gpu_type")[0])
             snprintf(buf, cap, "%s", csv_get(t, k, "gpu_type"));
     if (!buf[0] || has(buf, "not stated")) {
         snprintf(r->assumed, sizeof r->assumed,
@@ -638,7 +710,7 @@ static int replay_row(const pool_t *pool, const csv_t *t, int i, const char *fil
     snprintf(r->source, sizeof r->source, "%s", title);
     snprintf(r->system, sizeof r->system, "%s", system);
     snprintf(r->item, sizeof r->item, "%s", item);
-    r->gpus = atoi(csv_get(t, i, "num_gpus"));
+    r->gpus = gpus_of(csv_get(t, i, "num_gpus"));
     r->window_days = parse_window_days(csv_get(t, i, "observation_window"));
     if (r->gpus < 1)
         return skip(r, "no GPU count"), ERR_OK;

@@ -153,7 +153,8 @@ static void test_node_failure_rates(void)
           "U2,t,l,s,A100 80GB,16000,11 months,node failure rate,x,6.50,\"per 1,000 node days\"\n"
           "U3,t,l,s,A100 80GB,16000,11 months,node failure rate,x,0.0065,failures per node-day\n"
           "U4,t,l,s,A100 80GB,1024,11 months,MTTF by job size,x,7-9,hours MTTF\n"
-          "U5,t,l,s,A100 80GB,1024,11 months,job MTBF,x,8,hours MTBF\n",
+          "U5,t,l,s,A100 80GB,1024,11 months,job MTBF,x,8,hours MTBF\n"
+          "U6,t,l,s,A100 80GB,\"1,024\",about two months,total,x,more than 100,restarts\n",
           f);
     fclose(f);
     const char *paths[1] = {path};
@@ -166,6 +167,11 @@ static void test_node_failure_rates(void)
     CU_ASSERT_TRUE(!rows[4].skipped && rows[4].measure == FV_RATE);
     CHECK_REL(rows[4].published, 1 / (1024 * 8.0), 1e-9);
     CU_ASSERT_STRING_EQUAL(rows[4].counts, "unexpected interruptions");
+    /* how sources write figures: "1,024" GPUs, "about two months", "more
+     * than 100" (a lower bound) */
+    CU_ASSERT_TRUE(!rows[5].skipped && rows[5].gpus == 1024);
+    CHECK_REL(rows[5].window_days, 2 * 365.25 / 12, 1e-9);
+    CU_ASSERT_TRUE(rows[5].lower_bound && rows[5].published == 100);
     free(rows);
 }
 
