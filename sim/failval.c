@@ -207,6 +207,18 @@ static match_t aggregate_match(const char *cat, const char *item, const char *un
     return M_NONE;
 }
 
+/* The level a record names when no class of a set was derived from it:
+ * every GPU failure (a GPU category whose item says so, not one part of
+ * the GPU such as its memory), hardware failures, or none. */
+static match_t category_level(const char *cat, const char *item)
+{
+    if (has(cat, "GPU") && (has(item, "GPU failure") || has(item, "GPU fault")))
+        return M_GPU;
+    if (has(cat, "hardware"))
+        return M_HARDWARE;
+    return M_NONE;
+}
+
 static const char *match_name(match_t m)
 {
     static const char *names[] = {"", "all interruptions", "unexpected interruptions",
@@ -620,10 +632,14 @@ static void compare_counts(const pool_t *pool, fv_row_t *r, const cluster_t *c,
     char category[32] = "";
     if (m == M_NONE) {
         rate = evidence_rate(set, c, r->row_id, &hits, category, sizeof category);
-        if (hits == 0) {
+        /* no class was derived from this record: the level its category
+         * names, if any ("GPU" failures, "hardware" ones) */
+        if (hits == 0 && !(m = category_level(cat, item))) {
             skip(r, "no class of the rate set counts what this record counts");
             return;
         }
+    }
+    if (hits > 0) {
         snprintf(r->counts, sizeof r->counts, "%s", hits == 1 ? "its own class" : "its classes");
         /* the record covers its source's whole category: comparable with
          * another set's classes of that category */

@@ -154,7 +154,9 @@ static void test_node_failure_rates(void)
           "U3,t,l,s,A100 80GB,16000,11 months,node failure rate,x,0.0065,failures per node-day\n"
           "U4,t,l,s,A100 80GB,1024,11 months,MTTF by job size,x,7-9,hours MTTF\n"
           "U5,t,l,s,A100 80GB,1024,11 months,job MTBF,x,8,hours MTBF\n"
-          "U6,t,l,s,A100 80GB,\"1,024\",about two months,total,x,more than 100,restarts\n",
+          "U6,t,l,s,A100 80GB,\"1,024\",about two months,total,x,more than 100,restarts\n"
+          "U7,t,l,s,H100,2048,30 days,GPU,GPU failures,20,failures\n"
+          "U8,t,l,s,H100,2048,30 days,GPU,GPU HBM3 memory,5,failures\n",
           f);
     fclose(f);
     const char *paths[1] = {path};
@@ -172,6 +174,12 @@ static void test_node_failure_rates(void)
     CU_ASSERT_TRUE(!rows[5].skipped && rows[5].gpus == 1024);
     CHECK_REL(rows[5].window_days, 2 * 365.25 / 12, 1e-9);
     CU_ASSERT_TRUE(rows[5].lower_bound && rows[5].published == 100);
+    /* a GPU category naming every GPU failure compares at that level
+     * (Llama 3's 268 GPU interruptions per 21,233,664 GPU-hours x 2,048 x
+     * 720 h = 18.6); one part of the GPU, with no class of its own, does not */
+    CU_ASSERT_STRING_EQUAL(rows[6].counts, "GPU failures");
+    CHECK_REL(rows[6].predicted, 268.0 / 21233664 * 2048 * 720, 1e-6);
+    CU_ASSERT_TRUE(rows[7].skipped);
     free(rows);
 }
 
