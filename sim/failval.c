@@ -209,13 +209,16 @@ static match_t aggregate_match(const char *cat, const char *item, const char *un
 
 /* The level a record names when no class of a set was derived from it:
  * every GPU failure (a GPU category whose item says so, not one part of
- * the GPU such as its memory), hardware failures, or none. */
+ * the GPU such as its memory), hardware failures, infrastructure failures
+ * (unexpected interruptions), or none. */
 static match_t category_level(const char *cat, const char *item)
 {
     if (has(cat, "GPU") && (has(item, "GPU failure") || has(item, "GPU fault")))
         return M_GPU;
     if (has(cat, "hardware"))
         return M_HARDWARE;
+    if (has(cat, "infrastructure"))
+        return M_UNEXPECTED; /* every cause but the job's own code and planned work */
     return M_NONE;
 }
 
@@ -745,7 +748,8 @@ static int replay_row(const pool_t *pool, const csv_t *t, int i, const char *fil
     bool goodput = has(cat, "goodput") || unit[0] == '%';
     bool as_rate = mean_time(unit) || node_day_unit(unit);
     bool count = has(unit, "interruption") || has(unit, "restart") || has(unit, "failure") ||
-                 has(unit, "case") || has(unit, "host") || has(unit, "fault");
+                 has(unit, "case") || has(unit, "host") || has(unit, "fault") ||
+                 has(unit, "incident") || has(unit, "crash");
     if (!goodput && !as_rate && !count)
         return skip(r, "not a count, a time to failure or a goodput"), ERR_OK;
     char text[400];

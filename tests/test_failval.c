@@ -156,7 +156,8 @@ static void test_node_failure_rates(void)
           "U5,t,l,s,A100 80GB,1024,11 months,job MTBF,x,8,hours MTBF\n"
           "U6,t,l,s,A100 80GB,\"1,024\",about two months,total,x,more than 100,restarts\n"
           "U7,t,l,s,H100,2048,30 days,GPU,GPU failures,20,failures\n"
-          "U8,t,l,s,H100,2048,30 days,GPU,GPU HBM3 memory,5,failures\n",
+          "U8,t,l,s,H100,2048,30 days,GPU,GPU HBM3 memory,5,failures\n"
+          "U9,t,l,s,H100,2048,30 days,infrastructure,x,60,job crashes\n",
           f);
     fclose(f);
     const char *paths[1] = {path};
@@ -180,6 +181,8 @@ static void test_node_failure_rates(void)
     CU_ASSERT_STRING_EQUAL(rows[6].counts, "GPU failures");
     CHECK_REL(rows[6].predicted, 268.0 / 21233664 * 2048 * 720, 1e-6);
     CU_ASSERT_TRUE(rows[7].skipped);
+    CU_ASSERT_TRUE(!rows[8].skipped);
+    CU_ASSERT_STRING_EQUAL(rows[8].counts, "unexpected interruptions");
     free(rows);
 }
 
