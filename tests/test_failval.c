@@ -11,6 +11,7 @@
 #include "common/fileio.h"
 #include "sim/failval.h"
 #include "tests/testing.h"
+#include "topologies/failure.h"
 
 static const fv_row_t *row(const fv_row_t *rows, int n, const char *id)
 {
@@ -243,6 +244,32 @@ static void test_leave_one_source_out(void)
     free(rows);
 }
 
+/* A record's environment is read from its words (failures.json
+ * environment_keywords, first match wins); a record naming none ran on a
+ * dedicated cluster. The existing records keep theirs (the goldens). */
+static void test_environment_words(void)
+{
+    static const struct {
+        const char *text, *env;
+    } cases[] = {
+        {"RSC-1 research cluster (16K A100)", "research"},
+        {"Philly, a multi-tenant GPU cluster", "research"},
+        {"a job on the Frontier supercomputer", "hpc"},
+        {"A100 80GB on Azure", "cloud"},
+        {"8x H100 instances on AWS", "cloud"},
+        {"a cluster in its first months", "new"},
+        {"Llama 3 405B pre-training", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char env[24];
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(failure_environment_of(cases[i].text, env, sizeof env, &e), 0);
+        if (strcmp(env, cases[i].env) != 0)
+            fprintf(stderr, "\n  '%s': %s, expected %s\n", cases[i].text, env, cases[i].env);
+        CU_ASSERT_STRING_EQUAL(env, cases[i].env);
+    }
+}
+
 static void test_bad_tables(void)
 {
     char dir[256];
@@ -347,5 +374,6 @@ static void test_tables_without_records(void)
 }
 
 TEST_SUITE(suite_failval, "failval", TEST(test_published_records),
-           TEST(test_leave_one_source_out), TEST(test_node_failure_rates), TEST(test_bad_tables),
-           TEST(test_long_table_name), TEST(test_tables_without_records));
+           TEST(test_leave_one_source_out), TEST(test_node_failure_rates),
+           TEST(test_environment_words), TEST(test_bad_tables), TEST(test_long_table_name),
+           TEST(test_tables_without_records));
