@@ -372,6 +372,32 @@ static int burnin_json(cJSON *json, err_t *err)
     return ERR_OK;
 }
 
+/* Spot capacity's preemptions (prices.json spot), the rate --spot adds
+ * beside the failure classes: printed as text, or as "spot" in json. */
+static int spot_section(cJSON *json, err_t *err)
+{
+    double rate, expo, wait_s;
+    char basis[512];
+    int rc = price_spot_defaults(&rate, &expo, &wait_s, err);
+    if (!rc)
+        rc = price_spot_basis(basis, sizeof basis, err);
+    if (rc)
+        return rc;
+    if (json) {
+        cJSON *o = cJSON_AddObjectToObject(json, "spot");
+        if (!o || !json_add_number(o, "preemptions_per_node_hour", rate) ||
+            !json_add_number(o, "node_exponent", expo) || !json_add_number(o, "wait_s", wait_s) ||
+            !cJSON_AddStringToObject(o, "basis", basis))
+            return err_set(err, ERR_RUNTIME, "out of memory");
+        return ERR_OK;
+    }
+    printf("Spot capacity (--spot, budget's spot quotes): %.3g preemptions an hour of one node, "
+           "x nodes^%.3g for a gang, %.2f h waiting for capacity after each\n  source: %s (the "
+           "traces' counts in topologies/catalog/prices.json spot)\n\n",
+           rate, expo, wait_s / 3600, basis);
+    return ERR_OK;
+}
+
 static bool failure_json_row(cJSON *arr, const failure_set_t *fs, const failure_class_t *f,
                              double week)
 {
@@ -439,6 +465,8 @@ static int section_failures(cJSON *json, const cli_args_t *a, err_t *err)
     }
     if (!rc && json)
         rc = burnin_json(json, err);
+    if (!rc && json)
+        rc = spot_section(json, err);
     if (rc || json) {
         free(sets);
         table_destroy(t);
@@ -453,6 +481,8 @@ static int section_failures(cJSON *json, const cli_args_t *a, err_t *err)
     failure_burnin_t b;
     if (!rc && !(rc = failure_load_burnin(&b, err)))
         print_burnin(&b);
+    if (!rc)
+        rc = spot_section(NULL, err);
     free(sets);
     return rc;
 }

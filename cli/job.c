@@ -65,9 +65,11 @@ static const cli_opt_t rel_opts[] = {
      "the cluster's age at the run's start, for burn-in (default: mature)",
      CLI_KIND(CLI_DAYS, 0, 36500 * 86400.0)},
     {"--spot", NULL, NULL, "spot capacity: add preemptions", CLI_WORD},
-    {"--spot-preemption-rate", NULL, "X", "preemptions per node-hour (default: catalog)",
+    {"--spot-preemption-rate", NULL, "X",
+     "preemptions an hour of one node; a gang's grows as the catalog's spot.node_exponent "
+     "(default: catalog)",
      CLI_X(0, 1000)},
-    {"--spot-wait", NULL, "T", "waiting for capacity after a preemption (default 30m)",
+    {"--spot-wait", NULL, "T", "waiting for capacity after a preemption (default: catalog)",
      CLI_KIND(CLI_DURATION, 0, 1e7)},
     {"--trials", NULL, "N", "Monte Carlo trials (default: until --tolerance is met)",
      CLI_N(1, 10000000)},
@@ -271,7 +273,7 @@ int cli_rel_config(const cli_args_t *a, const cluster_t *c, const failure_set_t 
     }
     if (cli_has(a, "--spot") || rate >= 0) {
         double def_rate, def_wait;
-        if ((rc = price_spot_defaults(&def_rate, &def_wait, err)))
+        if ((rc = price_spot_defaults(&def_rate, &cfg->preempt_node_exponent, &def_wait, err)))
             return rc;
         cfg->preempt_per_node_hour = rate >= 0 ? rate : def_rate;
         if (!cli_has(a, "--spot-wait"))
@@ -284,6 +286,27 @@ int cli_rel_config(const cli_args_t *a, const cluster_t *c, const failure_set_t 
 static const char *mode_name(ckpt_mode_t m)
 {
     return m == CKPT_ASYNC ? "async" : m == CKPT_PEER ? "peer" : "sync";
+}
+
+/* Spot capacity: the preemption rate and wait, and where they come from
+ * (the catalog's evidence and assumptions, or the flags). */
+static void print_spot(const cli_args_t *a, const rel_config_t *cfg)
+{
+    if (!(cfg->preempt_per_node_hour > 0))
+        return;
+    char basis[512] = "", b1[32];
+    bool given_rate = cli_has(a, "--spot-preemption-rate"), given_wait = cli_has(a, "--spot-wait");
+    err_t ignore;
+    if ((!given_rate || !given_wait) && price_spot_basis(basis, sizeof basis, &ignore))
+        snprintf(basis, sizeof basis, "no basis in the catalog");
+    printf("  spot: %.3g preemptions an hour of one node%s, x nodes^%.3g for the gang (%s), "
+           "%s waiting for capacity after each%s%s%s\n",
+           cfg->preempt_per_node_hour, given_rate ? " (given)" : "", cfg->preempt_node_exponent,
+           cfg->preempt_node_exponent == 0   ? "preempted as one"
+           : cfg->preempt_node_exponent == 1 ? "independent nodes"
+                                             : "partly together",
+           units_fmt_duration(cfg->preempt_wait_s, b1, sizeof b1), given_wait ? " (given)" : "",
+           basis[0] ? ": " : "", basis);
 }
 
 void cli_rel_print_defaults(const cli_args_t *a, const rel_config_t *cfg,
@@ -315,6 +338,7 @@ void cli_rel_print_defaults(const cli_args_t *a, const rel_config_t *cfg,
     else
         printf("    the cluster is taken as mature: no burn-in (--cluster-age D for one in its "
                "first weeks)\n");
+    print_spot(a, cfg);
     if (cfg->storage_write_bps > 0)
         printf("  storage: %s given (--storage-bw)\n",
                units_fmt_bandwidth(cfg->storage_write_bps, b1, sizeof b1));

@@ -204,7 +204,8 @@ int budget_offers(const char *gpu, const rel_config_t *rel, const rel_result_t *
             if (!have_spot) {
                 rel_config_t c = *rel;
                 double wait;
-                if ((rc = price_spot_defaults(&c.preempt_per_node_hour, &wait, err)))
+                if ((rc = price_spot_defaults(&c.preempt_per_node_hour,
+                                              &c.preempt_node_exponent, &wait, err)))
                     break;
                 c.preempt_wait_s = wait;
                 c.progress = false;

@@ -24,14 +24,52 @@ static bool has(const char *hay, const char *needle)
     return n == 0;
 }
 
-/* A published figure: "148", "~10", ">=35", "70+", ">100", "1-2", ">90".
- * False when the text holds no number. */
+/* text with the thousands separators between digits dropped
+ * ("1,024" -> "1024"), into buf (cut to cap). */
+static void drop_separators(const char *text, char *buf, size_t cap)
+{
+    size_t k = 0;
+    for (const char *p = text; *p && k + 1 < cap; p++)
+        if (!(*p == ',' && p > text && isdigit((unsigned char)p[-1]) &&
+              isdigit((unsigned char)p[1])))
+            buf[k++] = *p;
+    buf[k] = '\0';
+}
+
+/* Past leading blanks, '~' and hedging words; "over", "more than", "at
+ * least" make the figure a lower bound. */
+static const char *skip_hedges(const char *p, bool *lower_bound)
+{
+    static const struct {
+        const char *word;
+        bool lower_bound;
+    } hedges[] = {{"about ", false},  {"approximately ", false}, {"approx. ", false},
+                  {"around ", false}, {"roughly ", false},       {"nearly ", false},
+                  {"over ", true},    {"more than ", true},      {"at least ", true}};
+    for (bool again = true; again;) {
+        while (*p == ' ' || *p == '~')
+            p++;
+        again = false;
+        for (size_t i = 0; i < sizeof hedges / sizeof hedges[0] && !again; i++) {
+            size_t n = strlen(hedges[i].word);
+            if (strncasecmp(p, hedges[i].word, n) == 0) {
+                p += n;
+                *lower_bound = *lower_bound || hedges[i].lower_bound;
+                again = true;
+            }
+        }
+    }
+    return p;
+}
+
+/* A published figure: "148", "~10", ">=35", "70+", ">100", "1-2", ">90",
+ * "about 1,600", "more than 100". False when the text holds no number. */
 static bool parse_value(const char *text, double *lo, double *hi, bool *lower_bound)
 {
     *lower_bound = false;
-    const char *p = text;
-    while (*p == ' ' || *p == '~')
-        p++;
+    char buf[128];
+    drop_separators(text, buf, sizeof buf);
+    const char *p = skip_hedges(buf, lower_bound);
     if (*p == '>') {
         *lower_bound = true;
         p++;
@@ -50,18 +88,52 @@ static bool parse_value(const char *text, double *lo, double *hi, bool *lower_bo
     return true;
 }
 
-/* "54 days", "11 months, ...", "1 week (...)", "~2 months": days, or 0. */
+/* A GPU count cell: "16384", "16,384", "16384 (up to)"; 0 when none. */
+static int gpus_of(const char *text)
+{
+    char buf[64];
+    drop_separators(text, buf, sizeof buf);
+    return atoi(buf);
+}
+
+/* A leading count in figures or words ("54", "two", "a"); *end past it.
+ * 0 when there is none. */
+static double leading_count(const char *p, const char **end)
+{
+    static const char *words[] = {"a",   "one",  "two", "three", "four", "five",  "six",
+                                  "seven", "eight", "nine", "ten", "eleven", "twelve"};
+    char *e;
+    double v = strtod(p, &e);
+    if (e != p) {
+        *end = e;
+        return v;
+    }
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        size_t n = strlen(words[i]);
+        if (strncasecmp(p, words[i], n) == 0 && p[n] == ' ') {
+            *end = p + n;
+            return i == 0 ? 1 : (double)i;
+        }
+    }
+    *end = p;
+    return 0;
+}
+
+/* "54 days", "11 months, ...", "1 week (...)", "~2 months", "about two
+ * months", "48 hours": days, or 0. */
 static double parse_window_days(const char *text)
 {
-    const char *p = text;
-    while (*p == ' ' || *p == '~')
-        p++;
-    char *end;
-    double v = strtod(p, &end);
-    if (end == p || !(v > 0))
+    char buf[160];
+    bool ignore = false;
+    drop_separators(text, buf, sizeof buf);
+    const char *end, *p = skip_hedges(buf, &ignore);
+    double v = leading_count(p, &end);
+    if (!(v > 0) || !isfinite(v))
         return 0;
     while (*end == ' ')
         end++;
+    if (strncasecmp(end, "hour", 4) == 0)
+        return v / 24;
     if (strncasecmp(end, "day", 3) == 0)
         return v;
     if (strncasecmp(end, "week", 4) == 0)
@@ -109,6 +181,13 @@ typedef enum {
     M_GPU,        /* the classes of the source's GPU category */
 } match_t;
 
+/* A mean time to failure by any of its names (MTTF, MTBF, MTTI, JMTTI). */
+static bool mean_time(const char *text)
+{
+    return has(text, "MTTF") || has(text, "MTBF") || has(text, "MTTI") ||
+           has(text, "mean time to") || has(text, "mean time between");
+}
+
 static match_t aggregate_match(const char *cat, const char *item, const char *unit)
 {
     if (strcasecmp(cat, "total") == 0)
@@ -117,12 +196,29 @@ static match_t aggregate_match(const char *cat, const char *item, const char *un
                    : has(item, "unexpected") ? M_UNEXPECTED : M_ALL;
     if (has(cat, "GPU (all"))
         return M_GPU;
-    if (has(cat, "MTTF"))
+    if (mean_time(cat))
         return has(unit, "projected") ? M_HARDWARE : M_UNEXPECTED; /* projected from r_f */
+    if (has(cat, "node failure rate"))
+        return M_HARDWARE; /* node failures: hardware taken out of service */
     if (strcasecmp(cat, "all") == 0)
         return M_UNEXPECTED;
     if (strcasecmp(cat, "hardware") == 0 && !has(item, "manual") && !has(item, "automatic"))
         return M_HARDWARE;
+    return M_NONE;
+}
+
+/* The level a record names when no class of a set was derived from it:
+ * every GPU failure (a GPU category whose item says so, not one part of
+ * the GPU such as its memory), hardware failures, infrastructure failures
+ * (unexpected interruptions), or none. */
+static match_t category_level(const char *cat, const char *item)
+{
+    if (has(cat, "GPU") && (has(item, "GPU failure") || has(item, "GPU fault")))
+        return M_GPU;
+    if (has(cat, "hardware"))
+        return M_HARDWARE;
+    if (has(cat, "infrastructure"))
+        return M_UNEXPECTED; /* every cause but the job's own code and planned work */
     return M_NONE;
 }
 
@@ -489,11 +585,48 @@ static match_t level_match(failure_level_t l)
     return m[l];
 }
 
-/* A count or MTTF record: the default set's prediction and the held-out
+/* A unit's node-day denominator: "per 1,000 node-days" or
+ * "/1000 node-days" -> 1000, "per node-day" -> 1. */
+static double node_days_per(const char *unit)
+{
+    const char *p = strstr(unit, "per ");
+    p = p ? p + 4 : strchr(unit, '/');
+    if (!p)
+        return 1;
+    while (*p == '/' || *p == ' ')
+        p++;
+    double v = 0;
+    bool digits = false;
+    for (; isdigit((unsigned char)*p) || (*p == ',' && digits); p++)
+        if (*p != ',') {
+            v = 10 * v + (*p - '0');
+            digits = true;
+        }
+    return digits && v > 0 ? v : 1;
+}
+
+static bool node_day_unit(const char *unit)
+{
+    return has(unit, "node-day") || has(unit, "node day");
+}
+
+/* A rate record's figure per GPU-hour: an MTTF of a job on gpus GPUs is
+ * 1 / (gpus x MTTF); failures per 1,000 node-days (Kokolis et al.'s r_f)
+ * are per server of the record's GPU (c->gpus_per_host GPUs, 8 for the
+ * DGX A100s it reports): r_f / 1000 / (GPUs per server x 24 h). */
+static double published_rate(const char *unit, double v, int gpus, const cluster_t *c)
+{
+    if (node_day_unit(unit))
+        return v / node_days_per(unit) / (c->gpus_per_host * 24.0);
+    double mttf_h = v * (has(unit, "day") ? 24 : 1);
+    return 1 / (gpus * mttf_h);
+}
+
+/* A count or rate record: the default set's prediction and the held-out
  * one, at the level the record counts. */
 static void compare_counts(const pool_t *pool, fv_row_t *r, const cluster_t *c,
                            const failure_set_t *set, const char *title, const char *cat,
-                           const char *item, const char *unit, bool mttf)
+                           const char *item, const char *unit, bool as_rate)
 {
     match_t m = aggregate_match(cat, item, unit);
     double hours = r->window_days * 24, rate = 0, lo = r->published;
@@ -502,10 +635,14 @@ static void compare_counts(const pool_t *pool, fv_row_t *r, const cluster_t *c,
     char category[32] = "";
     if (m == M_NONE) {
         rate = evidence_rate(set, c, r->row_id, &hits, category, sizeof category);
-        if (hits == 0) {
+        /* no class was derived from this record: the level its category
+         * names, if any ("GPU" failures, "hardware" ones) */
+        if (hits == 0 && !(m = category_level(cat, item))) {
             skip(r, "no class of the rate set counts what this record counts");
             return;
         }
+    }
+    if (hits > 0) {
         snprintf(r->counts, sizeof r->counts, "%s", hits == 1 ? "its own class" : "its classes");
         /* the record covers its source's whole category: comparable with
          * another set's classes of that category */
@@ -515,12 +652,15 @@ static void compare_counts(const pool_t *pool, fv_row_t *r, const cluster_t *c,
         snprintf(r->counts, sizeof r->counts, "%s%s", match_name(m),
                  fell_back ? " (no GPU category: hardware)" : "");
     }
-    double scale = mttf ? 1.0 / r->gpus : hours;
-    if (mttf) {
-        /* compare rates per GPU-hour: 1 / (GPUs x MTTF) */
+    double scale = as_rate ? 1.0 / r->gpus : hours;
+    if (as_rate) {
+        /* compare rates per GPU-hour */
         r->measure = FV_RATE;
-        double mttf_h = lo * (has(unit, "day") ? 24 : 1);
-        r->published = r->published_high = 1 / (r->gpus * mttf_h);
+        /* a longer MTTF is a lower rate: the range's ends swap */
+        double a = published_rate(unit, lo, r->gpus, c);
+        double b = published_rate(unit, r->published_high, r->gpus, c);
+        r->published = fmin(a, b);
+        r->published_high = fmax(a, b);
         r->lower_bound = false;
     } else {
         r->measure = FV_COUNT;
@@ -555,7 +695,7 @@ static bool record_gpu(const csv_t *t, int i, fv_row_t *r, cluster_t *c, char *b
     snprintf(buf, cap, "%s", csv_get(t, i, "gpu_type"));
     for (int k = 0; !buf[0] && k < csv_rows(t); k++)
         if (k != i && strcmp(csv_get(t, k, "source_title"), title) == 0 &&
-            atoi(csv_get(t, k, "num_gpus")) == r->gpus && csv_get(t, k, "gpu_type")[0])
+            gpus_of(csv_get(t, k, "num_gpus")) == r->gpus && csv_get(t, k, "gpu_type")[0])
             snprintf(buf, cap, "%s", csv_get(t, k, "gpu_type"));
     if (!buf[0] || has(buf, "not stated")) {
         snprintf(r->assumed, sizeof r->assumed,
@@ -589,7 +729,7 @@ static int replay_row(const pool_t *pool, const csv_t *t, int i, const char *fil
     snprintf(r->source, sizeof r->source, "%s", title);
     snprintf(r->system, sizeof r->system, "%s", system);
     snprintf(r->item, sizeof r->item, "%s", item);
-    r->gpus = atoi(csv_get(t, i, "num_gpus"));
+    r->gpus = gpus_of(csv_get(t, i, "num_gpus"));
     r->window_days = parse_window_days(csv_get(t, i, "observation_window"));
     if (r->gpus < 1)
         return skip(r, "no GPU count"), ERR_OK;
@@ -606,10 +746,11 @@ static int replay_row(const pool_t *pool, const csv_t *t, int i, const char *fil
     r->published = lo;
     r->published_high = hi;
     bool goodput = has(cat, "goodput") || unit[0] == '%';
-    bool mttf = has(unit, "MTTF");
+    bool as_rate = mean_time(unit) || node_day_unit(unit);
     bool count = has(unit, "interruption") || has(unit, "restart") || has(unit, "failure") ||
-                 has(unit, "case") || has(unit, "host") || has(unit, "fault");
-    if (!goodput && !mttf && !count)
+                 has(unit, "case") || has(unit, "host") || has(unit, "fault") ||
+                 has(unit, "incident") || has(unit, "crash");
+    if (!goodput && !as_rate && !count)
         return skip(r, "not a count, a time to failure or a goodput"), ERR_OK;
     char text[400];
     snprintf(text, sizeof text, "%s %s %s", system, gpu_buf, title);
@@ -628,7 +769,7 @@ static int replay_row(const pool_t *pool, const csv_t *t, int i, const char *fil
             r->error = error_of(r->predicted, r->published, r->published_high, r->lower_bound);
         return ERR_OK;
     }
-    compare_counts(pool, r, &c, &set, title, cat, item, unit, mttf);
+    compare_counts(pool, r, &c, &set, title, cat, item, unit, as_rate);
     return ERR_OK;
 }
 

@@ -9,8 +9,9 @@
  * record counts, and the default policy for goodput records. Nothing is
  * fitted per record. Counts are the model's expectation over the window
  * (rates per wall-clock hour times the window, which is what the
- * simulation's mean converges to), MTTF records are compared as rates per
- * GPU-hour, goodput records through the Monte Carlo. A record inside a
+ * simulation's mean converges to), MTTF records and node failure rates
+ * (failures per 1,000 node-days, per server of the record's GPU) are
+ * compared as rates per GPU-hour, goodput records through the Monte Carlo. A record inside a
  * published range or above a published lower bound has no error.
  *
  * Each row also says whether the rate set used was derived from the

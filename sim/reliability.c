@@ -35,6 +35,7 @@ void rel_config_default(rel_config_t *cfg, const cluster_t *c, const failure_set
         cfg->spares = 1;
     cfg->policy = REPAIR_POLICY_SPARES;
     cfg->preempt_wait_s = 1800;
+    cfg->preempt_node_exponent = 1; /* independent nodes */
     cfg->trials = 0; /* adaptive */
     cfg->tolerance = REL_DEFAULT_TOLERANCE;
     cfg->seed = RNG_DEFAULT_SEED;
@@ -114,6 +115,10 @@ int rel_validate(const rel_config_t *cfg, err_t *err)
         return err_set(err, ERR_INPUT,
                        "checkpoint size, restart times, spares, capacity and preemption rate "
                        "must not be negative");
+    if (!(cfg->preempt_node_exponent >= 0 && cfg->preempt_node_exponent <= 1))
+        return err_setf(err, ERR_INPUT, NULL, "spot.node_exponent",
+                        "must be from 0 (a gang preempted as one) to 1 (independent nodes) "
+                        "(got %g)", cfg->preempt_node_exponent);
     if (!(cfg->async.drain_slowdown >= 0 && cfg->async.drain_slowdown < 1))
         return err_setf(err, ERR_INPUT, NULL, "--drain-slowdown",
                         "must be from 0 to below 1 (got %g)", cfg->async.drain_slowdown);
@@ -384,7 +389,8 @@ static void make_plan(const rel_config_t *cfg, plan_t *p, rel_result_t *info)
     }
     if (cfg->preempt_per_node_hour > 0) {
         int c = p->n++;
-        p->rate[c] = cfg->preempt_per_node_hour * cluster_hosts(cl) / 3600.0;
+        p->rate[c] = cfg->preempt_per_node_hour *
+                     pow(cluster_hosts(cl), cfg->preempt_node_exponent) / 3600.0;
         p->shape[c] = 1;
         p->repair[c] = 2;
         p->kind[c] = FAIL_KIND_PREEMPTION;

@@ -117,7 +117,12 @@ typedef struct {
     int spares;                /* hot spare nodes */
     repair_policy_t policy;
     /* spot capacity */
-    double preempt_per_node_hour; /* 0 = not spot */
+    double preempt_per_node_hour; /* 0 = not spot; a gang of n nodes is
+                                     preempted this x n^preempt_node_exponent
+                                     times an hour */
+    double preempt_node_exponent; /* in [0, 1]: 1 = nodes preempted
+                                     independently (the default), 0 = the gang
+                                     preempted as one (bulk) */
     double preempt_wait_s;        /* waiting for capacity after a preemption */
     /* Monte Carlo */
     int trials;                /* 0 = adaptive (see REL_MIN_TRIALS) */

@@ -11,6 +11,7 @@
 
 #include "sim/reliability.h"
 #include "tests/testing.h"
+#include "topologies/price.h"
 
 static cluster_t cluster_of(const char *gpu, int gpus)
 {
@@ -549,16 +550,19 @@ static void test_never_finishes(void)
  * interruption that strikes a restart starts it again, so the restart
  * loop had no end (spot preemptions every 85 s against 42-minute restarts
  * on 32,768 H100s; a day's restart on 131,072). Every command that runs
- * the Monte Carlo must say "never finishes" within seconds. */
+ * the Monte Carlo must say "never finishes" within seconds. The storm is
+ * given (--spot-preemption-rate 40: every 90 s): the catalog's spot rate,
+ * from AWS's 2023 preemption traces, takes a gang as preempted as one,
+ * 0.33 an hour at any size, and no longer makes one. */
 static void test_restarts_never_end(void)
 {
     static const char *const cmds[] = {
         "reliability --gpu h100-sxm --gpus 32768 --model llama3-8b --tokens 100B "
-        "--environment cloud --spot --trials 1",
+        "--environment cloud --spot --spot-preemption-rate 40 --trials 1",
         "reliability --gpu h100-sxm --gpus 32768 --model llama3-8b --tokens 100B "
-        "--environment cloud --spot",
+        "--environment cloud --spot --spot-preemption-rate 40",
         "budget --gpu h100-sxm --gpus 32768 --model llama3-8b --tokens 100B --environment cloud "
-        "--spot",
+        "--spot --spot-preemption-rate 40",
         "reliability --gpu h100-sxm --gpus 131072 --model llama3-8b --tokens 100B "
         "--restart-overhead 1d",
     };
@@ -575,7 +579,8 @@ static void test_restarts_never_end(void)
     char *out = NULL;
     int rc = run_cli_limited(30,
                              "plan --gpu h100-sxm --model llama3-8b --tokens 100B --environment "
-                             "cloud --spot --min-gpus 16384 --max-gpus 32768",
+                             "cloud --spot --spot-preemption-rate 40 --min-gpus 16384 "
+                             "--max-gpus 32768",
                              &out, NULL);
     CU_ASSERT_EQUAL(rc, 1);
     CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "never finishes: an interruption every"));
@@ -743,6 +748,70 @@ static void test_burnin_simulated(void)
     CU_ASSERT_NOT_EQUAL(rel_validate(&cfg, &e), 0);
 }
 
+/* Spot capacity from AWS's 2023 preemption traces (SkyPilot spot-traces,
+ * Wu et al. NSDI 2024; topologies/catalog/prices.json spot): 381
+ * preemptions in 1,166.2 hours of jobs of 1 and 4 instances = 0.33 an
+ * hour, a gang preempted as one (node_exponent 0: the 4-instance gangs
+ * broke 0.24 times an hour where independent instances would break them
+ * 0.78 times), 1.80 h on average to get capacity back. Over a 30-day
+ * reservation a job of 8 nodes and one of 64 both see about 0.33 x 720 =
+ * 238 preemptions; with independent nodes (exponent 1) the 64-node job
+ * sees 8x the 8-node one's. reliability --spot says where the figures
+ * come from. */
+static void test_spot_from_evidence(void)
+{
+    double rate, expo, wait;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(price_spot_defaults(&rate, &expo, &wait, &e), 0);
+    CHECK_REL(rate, 381 / 1166.2, 0.02);
+    CU_ASSERT_EQUAL(expo, 0);
+    CHECK_REL(wait, 1.80 * 3600, 1e-9);
+    failure_set_t fs;
+    CU_ASSERT_EQUAL_FATAL(failure_load_set("llama3-405b", &fs, &e), 0);
+    double seen[2][2];
+    const int gpus[2] = {64, 512};
+    for (int k = 0; k < 2; k++)
+        for (int x = 0; x < 2; x++) {
+            cluster_t c = cluster_of("h100-sxm", gpus[k]);
+            rel_config_t cfg;
+            CU_ASSERT_EQUAL_FATAL(rel_config_init(&cfg, &c, &fs, NULL, &e), 0);
+            cfg.step_time_s = 5;
+            cfg.tokens_per_step = 4e6;
+            cfg.duration_s = 30 * 86400.0;
+            cfg.ckpt_bytes = 1e11;
+            cfg.trials = 50;
+            cfg.preempt_per_node_hour = rate;
+            cfg.preempt_node_exponent = x ? 1 : expo;
+            cfg.preempt_wait_s = wait;
+            rel_result_t r;
+            CU_ASSERT_EQUAL_FATAL(rel_simulate(&cfg, &r, &e), 0);
+            seen[k][x] = r.kind_mean[FAIL_KIND_PREEMPTION];
+        }
+    fprintf(stderr, "\n  spot, 30 days: 8 nodes %.0f, 64 nodes %.0f preemptions (gang as one); "
+                    "independent nodes %.0f and %.0f\n",
+            seen[0][0], seen[1][0], seen[0][1], seen[1][1]);
+    CHECK_REL(seen[0][0], 0.327 * 720, 0.1);
+    CHECK_REL(seen[1][0], seen[0][0], 0.1);
+    CHECK_REL(seen[1][1] / seen[0][1], 8, 0.1);
+    char *out = NULL;
+    int rc = run_cli_limited(60,
+                             "reliability --gpu h100-sxm --gpus 64 --model llama3-8b --tokens 10B "
+                             "--environment cloud --spot --trials 100",
+                             &out, NULL);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "spot: 0.33 preemptions an hour of one node"));
+    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "Wu et al. NSDI 2024"));
+    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "ASSUMED"));
+    free(out);
+    /* catalog failures lists the spot rate beside the failure rates */
+    out = NULL;
+    rc = run_cli_limited(30, "catalog failures", &out, NULL);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "Spot capacity (--spot, budget's spot quotes): "
+                                             "0.33 preemptions an hour of one node, x nodes^0"));
+    free(out);
+}
+
 TEST_SUITE(suite_reliability, "reliability", TEST(test_llama3_405b_run),
            TEST(test_storage_bandwidth_monotone), TEST(test_storage_limits),
            TEST(test_restart_model), TEST(test_meta_ettr), TEST(test_best_interval),
@@ -751,4 +820,4 @@ TEST_SUITE(suite_reliability, "reliability", TEST(test_llama3_405b_run),
            TEST(test_bad_inputs), TEST(test_interval_longer_than_run), TEST(test_never_finishes),
            TEST(test_restarts_never_end), TEST(test_restart_loop_bounded), TEST(test_event_budget),
            TEST(test_watchdog_timeout), TEST(test_burnin_published_ratio),
-           TEST(test_burnin_simulated));
+           TEST(test_burnin_simulated), TEST(test_spot_from_evidence));

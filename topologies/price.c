@@ -149,7 +149,8 @@ int price_find(const char *gpu_name, const char *provider, const char *kind, int
     return rc;
 }
 
-int price_spot_defaults(double *preempt_per_node_hour, double *wait_s, err_t *err)
+int price_spot_defaults(double *preempt_per_node_hour, double *node_exponent, double *wait_s,
+                        err_t *err)
 {
     cJSON *root = NULL;
     char origin[CATALOG_ORIGIN_MAX];
@@ -161,8 +162,31 @@ int price_spot_defaults(double *preempt_per_node_hour, double *wait_s, err_t *er
     const cJSON *spot;
     if (!(rc = json_get_object(root, "spot", &top, JSON_REQUIRED, &spot, err)) &&
         !(rc = json_get_double(spot, "preemptions_per_node_hour", &ctx, JSON_REQUIRED, 0, 1000,
-                               preempt_per_node_hour, err)))
+                               preempt_per_node_hour, err)) &&
+        !(rc = json_get_double(spot, "node_exponent", &ctx, JSON_REQUIRED, 0, 1, node_exponent,
+                               err)))
         rc = json_get_double(spot, "wait_s", &ctx, JSON_REQUIRED, 0, 1e7, wait_s, err);
+    cJSON_Delete(root);
+    return rc;
+}
+
+int price_spot_basis(char *basis, size_t cap, err_t *err)
+{
+    cJSON *root = NULL;
+    char origin[CATALOG_ORIGIN_MAX];
+    int rc = catalog_parse(PRICE_FILE, &root, origin, sizeof origin, err);
+    if (rc)
+        return rc;
+    json_ctx_t top = json_ctx_root(origin);
+    json_ctx_t ctx = json_ctx_member(&top, "spot");
+    const cJSON *spot, *b = NULL;
+    if (!(rc = json_get_object(root, "spot", &top, JSON_REQUIRED, &spot, err))) {
+        b = cJSON_GetObjectItemCaseSensitive(spot, "basis");
+        if (!cJSON_IsString(b))
+            rc = err_setf(err, ERR_INPUT, ctx.file, "spot.basis", "must be a string");
+        else
+            snprintf(basis, cap, "%s", b->valuestring);
+    }
     cJSON_Delete(root);
     return rc;
 }

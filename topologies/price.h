@@ -90,8 +90,17 @@ double price_storage_usd_per_gb_month(const price_storage_t *s, double tb);
 double price_egress_usd(const price_storage_t *s, double tb);
 double price_ingress_usd(const price_storage_t *s, double tb);
 
-/* Spot-capacity assumptions from the catalog: preemptions per node-hour
- * and the wait for capacity after one. */
-int price_spot_defaults(double *preempt_per_node_hour, double *wait_s, err_t *err);
+/* Spot capacity from the catalog: preemptions an hour of one node, how a
+ * gang's rate grows with its nodes (rate x nodes^node_exponent: 0 = the
+ * gang preempted as one, 1 = independent nodes) and the wait for capacity
+ * after one. ERR_INPUT naming the field when one is missing or out of
+ * range; the outputs are then unspecified. */
+int price_spot_defaults(double *preempt_per_node_hour, double *node_exponent, double *wait_s,
+                        err_t *err);
+
+/* The one-line basis of those defaults (their evidence and what is
+ * ASSUMED), copied into basis (cap bytes, cut to fit). ERR_INPUT naming
+ * the catalog field when it is missing. */
+int price_spot_basis(char *basis, size_t cap, err_t *err);
 
 #endif
