@@ -7,6 +7,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "sim/framework.h"
+#include "sim/moe_dispatch.h"
 #include "models/memory.h"
 
 void sim_options_default(sim_options_t *o)
@@ -911,7 +912,16 @@ static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *sh
     double scatter_f = prof_atomic_time(pr->p, mo->scatter_adds_fwd * adds);
     double scatter_b = prof_atomic_time(pr->p, mo->scatter_adds_bwd * adds);
     add_op(pr, "permute", perm, perm + scatter_b);
-    price_experts(pr, Tn * k * l->ep * layout_etp(l) / E, pad);
+    /* an all-to-all by rank regroups what arrives by local expert, and the
+     * outputs back by source rank before the combine (sim/moe_dispatch.h) */
+    double tok = Tn * k * l->ep * layout_etp(l) / E, local = E / l->ep;
+    double sort = mem(pr, moe_dispatch_local_sort_bytes(mo->dispatcher, l->ep, layout_etp(l),
+                                                        local, tok * pad * local * h * e));
+    if (sort > 0)
+        add_op(pr, "sort_chunks", sort, sort);
+    price_experts(pr, tok, pad);
+    if (sort > 0)
+        add_op(pr, "unsort_chunks", sort, sort);
     add_op(pr, "unpermute", perm + scatter_f, perm);
     /* shared experts: a dense MLP, TP-split */
     double shared_f = 0, shared_b = 0;
@@ -971,9 +981,10 @@ static double selective_recompute(pricer_t *pr, int from, bool moe, double attn_
     static const char *const mlp[] = {"mlp_in", "swiglu", "gelu", "mlp_out", NULL};
     static const char *const act[] = {"expert_act", NULL};
     static const char *const shared[] = {"shared_in", "shared_act", "shared_out", NULL};
-    static const char *const block[] = {"router",   "permute",   "experts_in", "expert_act",
-                                        "experts_out", "unpermute", "shared_in", "shared_act",
-                                        "shared_out", NULL};
+    static const char *const block[] = {"router",      "permute",       "sort_chunks",
+                                        "experts_in",  "expert_act",    "experts_out",
+                                        "unsort_chunks", "unpermute",   "shared_in",
+                                        "shared_act",  "shared_out",    NULL};
     static const char *const up[] = {"mla_up", NULL};
     double t = rc & LAYOUT_RC_CORE_ATTN ? attn_f : 0;
     if ((rc & LAYOUT_RC_LAYERNORM) && model_is_mla(m))
@@ -1276,6 +1287,12 @@ static bool host_moe_op(const pricer_t *pr, const char *name, double c[4], unsig
         *scope = HOST_GRAPH_MOE_ROUTER;
     } else if (strcmp(name, "permute") == 0 || strcmp(name, "unpermute") == 0) {
         c[0] = c[1] = mo->permute_fusion ? HOST_PERMUTE_FUSED_OPS : HOST_PERMUTE_OPS;
+        c[2] = c[3] = 0;
+        *scope = HOST_GRAPH_MOE;
+    } else if (strcmp(name, "sort_chunks") == 0 || strcmp(name, "unsort_chunks") == 0) {
+        /* TE's fused moe_sort_chunks_by_index one operation; unfused a
+         * torch.split and a torch.cat */
+        c[0] = c[1] = mo->permute_fusion ? 1 : 2;
         c[2] = c[3] = 0;
         *scope = HOST_GRAPH_MOE;
     } else if (strcmp(name, "experts_in") == 0 || strcmp(name, "experts_out") == 0) {

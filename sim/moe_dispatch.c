@@ -1,0 +1,10 @@
+#include "sim/moe_dispatch.h"
+
+double moe_dispatch_local_sort_bytes(moe_dispatch_t d, int ep, int etp, double local_experts,
+                                     double received_bytes)
+{
+    if (d != MOE_DISPATCH_ALLTOALL || ep * (etp > 0 ? etp : 1) <= 1 || !(local_experts > 1) ||
+        !(received_bytes > 0))
+        return 0;
+    return 2 * received_bytes; /* read every copy, write it in expert order */
+}

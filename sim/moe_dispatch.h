@@ -1,0 +1,39 @@
+/* moe_dispatch: the GPU-side copies a mixture-of-experts token dispatcher
+ * makes around its exchange, beyond the permute before it and the unpermute
+ * after the combine (which sim/costs prices for every dispatcher).
+ *
+ * An all-to-all dispatcher sends each rank's tokens grouped by destination
+ * rank; what arrives is grouped by source rank, and inside each source's
+ * chunk by local expert. With more than one local expert the tokens must be
+ * regrouped by expert before the grouped GEMM ("permutation 2": Megatron-Core
+ * megatron/core/transformer/moe/token_dispatcher.py,
+ * MoEAlltoAllTokenDispatcher.dispatch_postprocess, sort_chunks_by_idxs of
+ * moe_utils.py, fused by Transformer Engine's moe_sort_chunks_by_index under
+ * --moe-permute-fusion, torch.split + torch.cat otherwise; torchtitan's
+ * ExpertParallel gathers the received rows by generate_permute_indices the
+ * same way), and the expert outputs put back in source order before the
+ * combine (combine_preprocess). Each is one read and one write of every
+ * token copy this rank's experts take; their backward passes copy the
+ * gradients the same way. DeepEP's and HybridEP's kernels write the received
+ * tokens in the layout the permute after them reads (the flex dispatcher has
+ * no such step), and the all-gather dispatcher gathers every token and
+ * permutes once.
+ *
+ * Pure functions; no state. */
+#ifndef SCALEPLAN_SIM_MOE_DISPATCH_H
+#define SCALEPLAN_SIM_MOE_DISPATCH_H
+
+#include "sim/costs.h"
+
+/* Bytes one regrouping by local expert reads and writes (each direction
+ * the same: the dispatch side's sort, the combine side's unsort, and each
+ * one's backward): 2 x received_bytes when dispatcher d exchanges by rank
+ * (MOE_DISPATCH_ALLTOALL) over more than one rank (ep x etp > 1) and the
+ * rank holds more than one expert (local_experts > 1); 0 otherwise.
+ * received_bytes: the token copies this rank's experts take, in bytes
+ * (padding included). The routing probabilities sorted beside them (4 bytes
+ * a copy against hidden x 2) are left out. */
+double moe_dispatch_local_sort_bytes(moe_dispatch_t d, int ep, int etp, double local_experts,
+                                     double received_bytes);
+
+#endif

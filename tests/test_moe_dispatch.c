@@ -1,0 +1,120 @@
+/* sim/moe_dispatch: the copies a token dispatcher makes around its
+ * exchange, checked as a formula and as priced operations (the test fails
+ * when the regrouping by local expert is not priced). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/moe_dispatch.h"
+#include "sim/scenario.h"
+#include "tests/testing.h"
+
+typedef struct {
+    scenario_t s;
+    step_costs_t c;
+} priced_t;
+
+/* model on gpus x gpu under the megatron-core preset, EP ep, one 4,096-token
+ * micro-batch per rank, bf16, dispatcher d; priced (the caller frees). */
+static int price_moe(priced_t *p, const char *model, const char *gpu, int gpus, int ep,
+                     moe_dispatch_t d)
+{
+    memset(p, 0, sizeof *p);
+    scenario_spec_t spec = {0};
+    spec.model = model;
+    spec.cluster.gpu = gpu;
+    spec.cluster.n_gpus = gpus;
+    spec.framework = "megatron-core";
+    err_t e;
+    int rc = scenario_begin(&spec, &p->s, &e);
+    if (rc) {
+        fprintf(stderr, "begin: %s\n", e.msg);
+        return rc;
+    }
+    layout_t *l = &p->s.layout;
+    l->tp = 1;
+    l->micro_batch = 1;
+    l->global_batch = gpus;
+    l->seq_len = 4096;
+    l->ep = ep;
+    l->etp = 1;
+    l->precision = PRECISION_BF16;
+    moe_opts_t *m = &p->s.opt.moe;
+    m->dispatcher = d;
+    m->dispatcher_given = true;
+    m->a2a_overlap = m->shared_overlap = false;
+    m->grouped_gemm = m->permute_fusion = true;
+    m->imbalance = 1;
+    rc = scenario_finish(&p->s, NULL, &e);
+    if (!rc)
+        rc = sim_costs(&p->s.input, &p->c, &e);
+    if (rc)
+        fprintf(stderr, "price: %s\n", e.msg);
+    return rc;
+}
+
+static const op_cost_t *find_op(const step_costs_t *c, const char *name)
+{
+    for (int i = 0; i < c->n_ops; i++)
+        if (strcmp(c->ops[i].name, name) == 0)
+            return &c->ops[i];
+    return NULL;
+}
+
+/* The formula: two bytes moved per received byte (read, write) for the
+ * all-to-all dispatcher with several ranks and several local experts;
+ * nothing for one local expert, one rank, or a dispatcher that writes the
+ * received tokens in place (DeepEP) or gathers everything (allgather). */
+static void test_local_sort_bytes(void)
+{
+    CHECK_REL(moe_dispatch_local_sort_bytes(MOE_DISPATCH_ALLTOALL, 8, 1, 16, 1e6), 2e6, 1e-12);
+    CHECK_REL(moe_dispatch_local_sort_bytes(MOE_DISPATCH_ALLTOALL, 1, 2, 16, 1e6), 2e6, 1e-12);
+    CU_ASSERT_EQUAL(moe_dispatch_local_sort_bytes(MOE_DISPATCH_ALLTOALL, 8, 1, 1, 1e6), 0);
+    CU_ASSERT_EQUAL(moe_dispatch_local_sort_bytes(MOE_DISPATCH_ALLTOALL, 1, 1, 16, 1e6), 0);
+    CU_ASSERT_EQUAL(moe_dispatch_local_sort_bytes(MOE_DISPATCH_DEEPEP, 8, 1, 16, 1e6), 0);
+    CU_ASSERT_EQUAL(moe_dispatch_local_sort_bytes(MOE_DISPATCH_ALLGATHER, 8, 1, 16, 1e6), 0);
+    CU_ASSERT_EQUAL(moe_dispatch_local_sort_bytes(MOE_DISPATCH_ALLTOALL, 8, 1, 16, 0), 0);
+}
+
+/* Qwen3-30B-A3B (128 experts, top-8, hidden 2,048) at EP8 on one H100
+ * node: each rank's 16 experts take 4,096 x 8 copies of 2,048 bf16 values
+ * (134 MB); the all-to-all dispatcher regroups them by expert and back, one
+ * read and one write each way, forward and backward, at the profile's
+ * memory rate. DeepEP prices no such step, and the step is slower by
+ * exactly the four copies a layer. */
+static void test_local_sort_priced(void)
+{
+    priced_t a, d;
+    CU_ASSERT_EQUAL_FATAL(price_moe(&a, "qwen3-30b-a3b", "h100-sxm", 8, 8, MOE_DISPATCH_ALLTOALL),
+                          0);
+    CU_ASSERT_EQUAL_FATAL(price_moe(&d, "qwen3-30b-a3b", "h100-sxm", 8, 8, MOE_DISPATCH_DEEPEP), 0);
+    double received = 4096.0 * 8 * 2048 * 2; /* tokens x top-k x hidden x bf16 */
+    double t = prof_mem_time(&a.s.profile, 2 * received);
+    const op_cost_t *s = find_op(&a.c, "sort_chunks"), *u = find_op(&a.c, "unsort_chunks");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(u);
+    CHECK_REL(s->fwd_s, t, 1e-12);
+    CHECK_REL(s->bwd_s, t, 1e-12);
+    CHECK_REL(u->fwd_s, t, 1e-12);
+    CHECK_REL(u->bwd_s, t, 1e-12);
+    CU_ASSERT_PTR_NULL(find_op(&d.c, "sort_chunks"));
+    CU_ASSERT_PTR_NULL(find_op(&d.c, "unsort_chunks"));
+    /* the experts and the permutes around them cost the same either way */
+    CHECK_REL(find_op(&a.c, "experts_in")->fwd_s, find_op(&d.c, "experts_in")->fwd_s, 1e-12);
+    CHECK_REL(find_op(&a.c, "permute")->fwd_s, find_op(&d.c, "permute")->fwd_s, 1e-12);
+    scenario_free(&a.s);
+    scenario_free(&d.s);
+}
+
+/* Mixtral 8x7B at EP8: one expert a rank, nothing to regroup. */
+static void test_one_local_expert(void)
+{
+    priced_t a;
+    CU_ASSERT_EQUAL_FATAL(price_moe(&a, "mixtral-8x7b", "h100-sxm", 8, 8, MOE_DISPATCH_ALLTOALL),
+                          0);
+    CU_ASSERT_PTR_NULL(find_op(&a.c, "sort_chunks"));
+    scenario_free(&a.s);
+}
+
+TEST_SUITE(suite_moe_dispatch, "moe_dispatch", TEST(test_local_sort_bytes),
+           TEST(test_local_sort_priced), TEST(test_one_local_expert));
