@@ -806,10 +806,10 @@ static double price_dispatch(pricer_t *pr, double routed, double pad)
         return coll(pr, COLL_ALL_GATHER, &all, gathered) +
                coll(pr, COLL_REDUCE_SCATTER, &all, gathered);
     }
-    /* a quantized run's DeepEP dispatch sends fp8 tokens with one fp32
-     * scale per 128 values; the combine stays in 16 bits */
+    /* the dispatch's element: 16 bits unless the framework sends DeepEP
+     * fp8 tokens (sim/moe_dispatch.h); the combine stays in 16 bits */
     bool deepep = mo->dispatcher == MOE_DISPATCH_DEEPEP;
-    double disp_e = deepep && pr->q->quantized ? 1 + 4.0 / 128 : e;
+    double disp_e = moe_dispatch_elem_bytes(mo->dispatcher, mo->fp8_dispatch, pr->q->quantized, e);
     /* copies of a token on the wire: the all-to-all dispatchers send one
      * per chosen expert; DeepEP sends one per destination rank inside a
      * node, and across nodes one per destination node over the network,

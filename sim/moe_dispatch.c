@@ -8,3 +8,11 @@ double moe_dispatch_local_sort_bytes(moe_dispatch_t d, int ep, int etp, double l
         return 0;
     return 2 * received_bytes; /* read every copy, write it in expert order */
 }
+
+double moe_dispatch_elem_bytes(moe_dispatch_t d, bool fp8_dispatch, bool quantized,
+                               double act_bytes)
+{
+    if (d == MOE_DISPATCH_DEEPEP && fp8_dispatch && quantized)
+        return 1 + 4.0 / 128; /* e4m3 values, one fp32 scale per 128 */
+    return act_bytes;
+}

@@ -36,4 +36,19 @@
 double moe_dispatch_local_sort_bytes(moe_dispatch_t d, int ep, int etp, double local_experts,
                                      double received_bytes);
 
+/* Bytes a dispatched token element takes on the wire: DeepEP's dispatch
+ * quantized to fp8 with one fp32 scale per 128 values (1 + 4/128) when the
+ * framework sends it so (fp8_dispatch) in a low-precision run (quantized);
+ * otherwise the run's activation element (act_bytes). Megatron-Core sends
+ * 16 bits through every dispatcher: its DeepEP path hands DeepEP the hidden
+ * states as they are (megatron/core/transformer/moe/fused_a2a.py,
+ * FusedDispatch: buffer.dispatch(x, ...) with x = hidden_states.contiguous())
+ * and its HybridEP path refuses fp8 ("Currently, we do not support fp8
+ * dispatch", fused_a2a.py init_hybrid_ep_buffer), as NVIDIA's DeepSeek-V3
+ * GB200 notes say of EP dispatch in MXFP8 ("not yet supported",
+ * docs/discussions/deepseek-v3-gb200-optimization sec. 2.1.3). The combine
+ * stays in 16 bits everywhere. */
+double moe_dispatch_elem_bytes(moe_dispatch_t d, bool fp8_dispatch, bool quantized,
+                               double act_bytes);
+
 #endif

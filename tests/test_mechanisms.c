@@ -1537,12 +1537,14 @@ static void test_moe_dispatch(void)
     CU_ASSERT_TRUE(p8.c.fwd.ep < o.c.fwd.ep);
     CU_ASSERT_TRUE(p8.c.fwd.ep > (1 - f) * 2 * a2a);
     scenario_free(&p8.s);
-    /* DeepSeek-V2-Lite (64 experts) with EP16 over two nodes, fp8 with DeepEP */
+    /* DeepSeek-V2-Lite (64 experts) with EP16 over two nodes, fp8 with DeepEP
+     * sending fp8 tokens (a framework that does, sim/moe_dispatch.h) */
     priced_t d;
     CU_ASSERT_EQUAL_FATAL(begin(&d, "deepseek-v2-lite", "h100-sxm", 16, "megatron-core"), 0);
     moe_layout(&d, 16, 16);
     d.s.layout.precision = PRECISION_FP8_CS;
     d.s.opt.moe.dispatcher = MOE_DISPATCH_DEEPEP;
+    d.s.opt.moe.fp8_dispatch = true;
     CU_ASSERT_EQUAL_FATAL(price(&d), 0);
     CU_ASSERT_EQUAL(d.c.ep_span.nodes, 2);
     /* DeepEP sends a token once per destination node across nodes: of its

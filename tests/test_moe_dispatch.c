@@ -116,5 +116,58 @@ static void test_one_local_expert(void)
     scenario_free(&a.s);
 }
 
+/* The wire element of a dispatch: fp8 plus a scale per 128 values only
+ * where the framework quantizes before DeepEP in a quantized run. Every
+ * Megatron preset sends 16 bits (its fused_a2a.py): DeepSeek-V3 fp8 with
+ * DeepEP at EP16 over two H100 nodes under Megatron-Bridge 25.11 prices the
+ * dispatch as large as the combine, and switching fp8_dispatch on makes
+ * the exchange cheaper by the dispatch's (2 - 1.03125) / 2 share. */
+static void test_dispatch_element(void)
+{
+    CHECK_REL(moe_dispatch_elem_bytes(MOE_DISPATCH_DEEPEP, true, true, 2), 1 + 4.0 / 128, 1e-12);
+    CU_ASSERT_EQUAL(moe_dispatch_elem_bytes(MOE_DISPATCH_DEEPEP, false, true, 2), 2);
+    CU_ASSERT_EQUAL(moe_dispatch_elem_bytes(MOE_DISPATCH_DEEPEP, true, false, 2), 2);
+    CU_ASSERT_EQUAL(moe_dispatch_elem_bytes(MOE_DISPATCH_ALLTOALL, true, true, 2), 2);
+    static const char *const megatron[] = {"megatron-core", "nemo-25.04", "megatron-bridge-25.09",
+                                           "megatron-bridge-25.11", "megatron-bridge-26.04"};
+    for (size_t i = 0; i < sizeof megatron / sizeof megatron[0]; i++) {
+        scenario_t s;
+        memset(&s, 0, sizeof s);
+        scenario_spec_t spec = {0};
+        spec.model = "deepseek-v3";
+        spec.cluster.gpu = "h100-sxm";
+        spec.cluster.n_gpus = 64;
+        spec.framework = megatron[i];
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(scenario_begin(&spec, &s, &e), 0);
+        CU_ASSERT_FALSE(s.opt.moe.fp8_dispatch);
+        scenario_free(&s);
+    }
+    priced_t a, b;
+    CU_ASSERT_EQUAL_FATAL(price_moe(&a, "deepseek-v2-lite", "h100-sxm", 16, 16, MOE_DISPATCH_DEEPEP),
+                          0);
+    memset(&b, 0, sizeof b);
+    CU_ASSERT_EQUAL_FATAL(price_moe(&b, "deepseek-v2-lite", "h100-sxm", 16, 16, MOE_DISPATCH_DEEPEP),
+                          0);
+    /* bf16: no quantization, the option changes nothing */
+    b.s.opt.moe.fp8_dispatch = true;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(sim_costs(&b.s.input, &b.c, &e), 0);
+    CHECK_REL(b.c.ep_comm_layer_s, a.c.ep_comm_layer_s, 1e-12);
+    /* fp8: 16-bit dispatch by default, fp8 with the option */
+    a.s.layout.precision = b.s.layout.precision = PRECISION_FP8_CS;
+    b.s.opt.moe.fp8_dispatch = false;
+    CU_ASSERT_EQUAL_FATAL(scenario_finish(&a.s, NULL, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(sim_costs(&a.s.input, &a.c, &e), 0);
+    double span_bytes16 = a.c.ep_comm_layer_s;
+    b.s.opt.moe.fp8_dispatch = true;
+    CU_ASSERT_EQUAL_FATAL(scenario_finish(&b.s, NULL, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(sim_costs(&b.s.input, &b.c, &e), 0);
+    CU_ASSERT_TRUE(b.c.ep_comm_layer_s < 0.9 * span_bytes16);
+    CU_ASSERT_TRUE(b.c.ep_comm_layer_s > 0.7 * span_bytes16);
+    scenario_free(&a.s);
+    scenario_free(&b.s);
+}
+
 TEST_SUITE(suite_moe_dispatch, "moe_dispatch", TEST(test_local_sort_bytes),
-           TEST(test_local_sort_priced), TEST(test_one_local_expert));
+           TEST(test_local_sort_priced), TEST(test_one_local_expert), TEST(test_dispatch_element));
