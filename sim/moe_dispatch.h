@@ -51,4 +51,30 @@ double moe_dispatch_local_sort_bytes(moe_dispatch_t d, int ep, int etp, double l
 double moe_dispatch_elem_bytes(moe_dispatch_t d, bool fp8_dispatch, bool quantized,
                                double act_bytes);
 
+/* How a flex-dispatcher bandwidth came about (moe_dispatch_flex_gbs). */
+typedef enum {
+    MOE_FLEX_NONE = 0,     /* no measurement for this architecture and span:
+                              the caller keeps its collective model */
+    MOE_FLEX_MEASURED,     /* at or between measured EP sizes (interpolated) */
+    MOE_FLEX_EXTRAPOLATED  /* beyond the measured EP sizes: the nearest one
+                              (ASSUMED; the caller says so) */
+} moe_flex_fit_t;
+
+/* The flex dispatcher's (DeepEP / HybridEP normal kernels) published
+ * bandwidth for a group of `ranks` EP ranks on GPU architecture arch
+ * ("hopper", "blackwell"), inside one NVLink domain (rdma false) or across
+ * nodes over RDMA (rdma true): GB/s of 16-bit token bytes per rank, as the
+ * benchmarks count them (inside a domain the bytes a rank receives, its own
+ * included: DeepEP's and HybridEP's tests, recv_x.numel() * 2 / t; across
+ * nodes the bytes sent to each destination node once, the own node
+ * included: num_rdma_token_sent * hidden * 2 / t). Dispatch and combine
+ * apart, in *dispatch_gbs and *combine_gbs (both 0 for MOE_FLEX_NONE).
+ * The figures are the tables' own (sim/moe_dispatch.c names each source);
+ * between measured sizes linear in the rank count. Across nodes they were
+ * measured on 50 GB/s NICs (400 Gb/s ConnectX-7) and scale with nic_gbs,
+ * the GB/s a GPU's NIC moves on the run's network (its line rate, or what
+ * a calibration measured); nic_gbs is not read inside a domain. */
+moe_flex_fit_t moe_dispatch_flex_gbs(const char *arch, bool rdma, int ranks, double nic_gbs,
+                                     double *dispatch_gbs, double *combine_gbs);
+
 #endif

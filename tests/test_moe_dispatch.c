@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "models/model.h"
 #include "sim/moe_dispatch.h"
 #include "sim/scenario.h"
 #include "tests/testing.h"
@@ -169,5 +170,56 @@ static void test_dispatch_element(void)
     scenario_free(&b.s);
 }
 
+/* The published flex-dispatcher bandwidths: measured points as given,
+ * linear between them, the nearest beyond them (said), none where nothing
+ * was measured (NVLink on Hopper, RDMA on Blackwell). */
+static void test_flex_table(void)
+{
+    double d, c;
+    CU_ASSERT_EQUAL(moe_dispatch_flex_gbs("blackwell", false, 8, 0, &d, &c), MOE_FLEX_MEASURED);
+    CHECK_REL(d, 550.10, 1e-12);
+    CHECK_REL(c, 538.44, 1e-12);
+    CU_ASSERT_EQUAL(moe_dispatch_flex_gbs("blackwell", false, 20, 0, &d, &c), MOE_FLEX_MEASURED);
+    CHECK_REL(d, (472.84 + 441.89) / 2, 1e-12);
+    CHECK_REL(c, (474.48 + 444.40) / 2, 1e-12);
+    CU_ASSERT_EQUAL(moe_dispatch_flex_gbs("blackwell", false, 64, 0, &d, &c), MOE_FLEX_EXTRAPOLATED);
+    CHECK_REL(d, 469.96, 1e-12);
+    CU_ASSERT_EQUAL(moe_dispatch_flex_gbs("hopper", true, 32, 50, &d, &c), MOE_FLEX_MEASURED);
+    CHECK_REL(d, 58, 1e-12);
+    CHECK_REL(c, 57, 1e-12);
+    /* across nodes the figures scale with the NIC: twice the line rate, twice
+     * the bandwidth; inside a domain the NIC is not read */
+    CU_ASSERT_EQUAL(moe_dispatch_flex_gbs("hopper", true, 32, 100, &d, &c), MOE_FLEX_MEASURED);
+    CHECK_REL(d, 116, 1e-12);
+    CU_ASSERT_EQUAL(moe_dispatch_flex_gbs("blackwell", false, 8, 100, &d, &c), MOE_FLEX_MEASURED);
+    CHECK_REL(d, 550.10, 1e-12);
+    CU_ASSERT_EQUAL(moe_dispatch_flex_gbs("hopper", false, 8, 50, &d, &c), MOE_FLEX_NONE);
+    CU_ASSERT_EQUAL(d, 0);
+    CU_ASSERT_EQUAL(moe_dispatch_flex_gbs("blackwell", true, 16, 50, &d, &c), MOE_FLEX_NONE);
+    CU_ASSERT_EQUAL(moe_dispatch_flex_gbs(NULL, false, 8, 0, &d, &c), MOE_FLEX_NONE);
+}
+
+/* DeepSeek-V3 at EP32 inside a GB200 NVL72, bf16, DeepEP: each direction
+ * moves the token once to each of its destination ranks (7.2 of 32 on
+ * average for top-8 of 256 experts), at HybridEP's measured 485.5 GB/s
+ * dispatch and 423.19 GB/s combine, not NCCL's all-to-all; the exchange is
+ * slower than the NCCL all-to-all the alltoall dispatcher gets, per byte. */
+static void test_flex_priced(void)
+{
+    priced_t p;
+    CU_ASSERT_EQUAL_FATAL(price_moe(&p, "deepseek-v3", "gb200", 64, 32, MOE_DISPATCH_DEEPEP), 0);
+    CU_ASSERT_EQUAL(p.c.ep_span.nodes, 1);
+    CU_ASSERT_EQUAL(p.c.ep_span.n_ranks, 32);
+    double copies = model_moe_destinations(&p.s.model, 32);
+    double bytes = 4096.0 * copies * 7168 * 2;
+    double comm = bytes / 485.50e9 + bytes / 423.19e9;
+    double moe_share = 58.0 / 61; /* DeepSeek-V3: 58 of 61 layers MoE */
+    CHECK_REL(p.c.ep_comm_layer_s, 2 * comm * moe_share, 1e-9);
+    double nccl = prof_coll_time(&p.s.profile, COLL_ALL_TO_ALL, &p.c.ep_span, bytes);
+    CU_ASSERT_TRUE(comm > 2 * nccl);
+    scenario_free(&p.s);
+}
+
 TEST_SUITE(suite_moe_dispatch, "moe_dispatch", TEST(test_local_sort_bytes),
-           TEST(test_local_sort_priced), TEST(test_one_local_expert), TEST(test_dispatch_element));
+           TEST(test_local_sort_priced), TEST(test_one_local_expert), TEST(test_dispatch_element), TEST(test_flex_table),
+           TEST(test_flex_priced));
