@@ -1097,6 +1097,13 @@ static void price_layer(pricer_t *pr, bool moe)
 
     add_op(pr, "norm_1", norm_f, norm_b);
     gemm_cost_t qkv = price_qkv(pr);
+    if (m->qk_norm != MODEL_QK_NORM_NONE && !model_is_mla(m)) {
+        /* QK norm (Qwen3, OLMo 2, Gemma 3): Megatron-Core's q_layernorm and
+         * k_layernorm, RMSNorms over this rank's Q and K heads before RoPE
+         * (transformer/attention.py), priced as the layer norms are */
+        double qk = pr->T * (qw + kvw) / t * e * o->eager_norm;
+        add_op(pr, "qk_norm", mem(pr, 2 * qk), mem(pr, 3 * qk));
+    }
     if (m->pos == MODEL_POS_ROPE) {
         double rope_w = model_is_mla(m) ? m->n_heads * 2.0 * m->mla.qk_rope_dim : qw + kvw;
         double bytes = 2 * pr->T * rope_w / t * e * o->eager_rope;
@@ -1184,6 +1191,7 @@ static const host_op_t HOST_OPS[] = {
     {"norm_1", 1, 1, false, HOST_GRAPH_ATTN},     {"qkv", 1, 2, true, HOST_GRAPH_ATTN},
     {"mla_down", 1, 2, true, HOST_GRAPH_ATTN},    {"mla_norm", 1, 1, false, HOST_GRAPH_ATTN},
     {"mla_up", 2, 4, true, HOST_GRAPH_ATTN},      {"rope", 1, 1, false, HOST_GRAPH_ATTN},
+    {"qk_norm", 2, 2, false, HOST_GRAPH_ATTN},
     {"attention", 1, 1, false, HOST_GRAPH_ATTN},  {"attn_out", 1, 2, true, HOST_GRAPH_ATTN},
     {"residual_1", 1, 1, false, HOST_GRAPH_ATTN}, {"norm_2", 1, 1, false, HOST_GRAPH_ATTN},
     {"mlp_in", 1, 2, true, HOST_GRAPH_MLP},       {"swiglu", 1, 1, false, HOST_GRAPH_MLP},
