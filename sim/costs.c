@@ -821,12 +821,13 @@ static double price_dispatch(pricer_t *pr, double routed, double pad)
     double comm = coll(pr, COLL_ALL_TO_ALL, &g, Tn * copies * h * disp_e * pad) +
                   coll(pr, COLL_ALL_TO_ALL, &g, routed * copies / k);
     /* where DeepEP's or HybridEP's own bandwidth has been published for
-     * this architecture and span, those kernels' figures replace NCCL's
-     * all-to-all (sim/moe_dispatch.h) */
+     * this architecture and span, at this EP size or between two measured
+     * ones, those kernels' figures replace NCCL's all-to-all (sim/
+     * moe_dispatch.h); beyond the measured sizes NCCL's stands in */
     double bw_d, bw_c;
     double nic = pr->p->net_gpu_gbs > 0 ? pr->p->net_gpu_gbs : g.nic_gbs_per_gpu;
     if (deepep && moe_dispatch_flex_gbs(c->gpu.architecture, g.nodes > 1, g.n_ranks, nic / g.taper,
-                                        &bw_d, &bw_c) != MOE_FLEX_NONE)
+                                        &bw_d, &bw_c) == MOE_FLEX_MEASURED)
         comm = Tn * copies * h * pad * (disp_e / (bw_d * 1e9) + e / (bw_c * 1e9));
     if (etp > 1) {
         coll_span_t et = consecutive_span(c, etp);

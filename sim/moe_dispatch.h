@@ -56,8 +56,9 @@ typedef enum {
     MOE_FLEX_NONE = 0,     /* no measurement for this architecture and span:
                               the caller keeps its collective model */
     MOE_FLEX_MEASURED,     /* at or between measured EP sizes (interpolated) */
-    MOE_FLEX_EXTRAPOLATED  /* beyond the measured EP sizes: the nearest one
-                              (ASSUMED; the caller says so) */
+    MOE_FLEX_EXTRAPOLATED  /* beyond the measured EP sizes: the nearest one's
+                              figures are returned, and sim/costs keeps NCCL's
+                              all-to-all instead (said as assumed) */
 } moe_flex_fit_t;
 
 /* The flex dispatcher's (DeepEP / HybridEP normal kernels) published

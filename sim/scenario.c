@@ -231,8 +231,9 @@ void scenario_assumptions(const scenario_t *s, char *buf, size_t cap)
                               s->layout.ep, cluster_nic_gbs_per_gpu(&s->cluster), &bd,
                               &bc) == MOE_FLEX_EXTRAPOLATED)
         snprintf(buf + len, cap - len,
-                 "%smoe: DeepEP/HybridEP bandwidth at EP%d taken from the nearest published "
-                 "EP size (%.0f GB/s dispatch, %.0f combine)",
+                 "%smoe: DeepEP/HybridEP bandwidth at EP%d beyond the published EP sizes "
+                 "(the nearest reads %.0f GB/s dispatch, %.0f combine): NCCL's all-to-all "
+                 "stands in",
                  len ? "; " : "", s->layout.ep, bd, bc);
 }
 

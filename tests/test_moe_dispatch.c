@@ -203,7 +203,8 @@ static void test_flex_table(void)
  * moves the token once to each of its destination ranks (7.2 of 32 on
  * average for top-8 of 256 experts), at HybridEP's measured 485.5 GB/s
  * dispatch and 423.19 GB/s combine, not NCCL's all-to-all; the exchange is
- * slower than the NCCL all-to-all the alltoall dispatcher gets, per byte. */
+ * slower than the NCCL all-to-all the alltoall dispatcher gets, per byte.
+ * Beyond the measured EP sizes the collective model stays. */
 static void test_flex_priced(void)
 {
     priced_t p;
@@ -218,6 +219,14 @@ static void test_flex_priced(void)
     double nccl = prof_coll_time(&p.s.profile, COLL_ALL_TO_ALL, &p.c.ep_span, bytes);
     CU_ASSERT_TRUE(comm > 2 * nccl);
     scenario_free(&p.s);
+    /* EP64 is beyond the measured sizes (36): NCCL's all-to-all stands in */
+    priced_t w;
+    CU_ASSERT_EQUAL_FATAL(price_moe(&w, "deepseek-v3", "gb200", 64, 64, MOE_DISPATCH_DEEPEP), 0);
+    double c64 = model_moe_destinations(&w.s.model, 64);
+    double b64 = 4096.0 * c64 * 7168 * 2;
+    double n64 = prof_coll_time(&w.s.profile, COLL_ALL_TO_ALL, &w.c.ep_span, b64);
+    CHECK_REL(w.c.ep_comm_layer_s, 2 * 2 * n64 * moe_share, 1e-9);
+    scenario_free(&w.s);
 }
 
 TEST_SUITE(suite_moe_dispatch, "moe_dispatch", TEST(test_local_sort_bytes),
