@@ -824,7 +824,7 @@ static const cli_opt_t sim_opts[] = {
     {"--straggler-cv", NULL, "X", "per-rank compute jitter (default: the profile's)", CLI_X(0, 1)},
     {"--no-causal", NULL, NULL, "full (bidirectional) attention instead of causal", CLI_WORD},
     {"--moe-dispatcher", "--moe-token-dispatcher-type", "alltoall|allgather|deepep",
-     "how MoE tokens reach their experts (default: the framework's; flex = deepep)", CLI_WORD},
+     "how MoE tokens reach their experts (default: the framework's; flex = deepep, priced at DeepEP/HybridEP's published bandwidth where measured)", CLI_WORD},
     {"--moe-grouped-gemm", NULL, NULL, "the local experts in one grouped GEMM", CLI_WORD},
     {"--moe-permute-fusion", NULL, NULL, "fused token permute and unpermute", CLI_WORD},
     {"--moe-shared-expert-overlap", NULL, NULL,

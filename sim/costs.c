@@ -7,6 +7,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "sim/framework.h"
+#include "sim/moe_dispatch.h"
 #include "models/memory.h"
 
 void sim_options_default(sim_options_t *o)
@@ -805,10 +806,10 @@ static double price_dispatch(pricer_t *pr, double routed, double pad)
         return coll(pr, COLL_ALL_GATHER, &all, gathered) +
                coll(pr, COLL_REDUCE_SCATTER, &all, gathered);
     }
-    /* a quantized run's DeepEP dispatch sends fp8 tokens with one fp32
-     * scale per 128 values; the combine stays in 16 bits */
+    /* the dispatch's element: 16 bits unless the framework sends DeepEP
+     * fp8 tokens (sim/moe_dispatch.h); the combine stays in 16 bits */
     bool deepep = mo->dispatcher == MOE_DISPATCH_DEEPEP;
-    double disp_e = deepep && pr->q->quantized ? 1 + 4.0 / 128 : e;
+    double disp_e = moe_dispatch_elem_bytes(mo->dispatcher, mo->fp8_dispatch, pr->q->quantized, e);
     /* copies of a token on the wire: the all-to-all dispatchers send one
      * per chosen expert; DeepEP sends one per destination rank inside a
      * node, and across nodes one per destination node over the network,
@@ -819,6 +820,15 @@ static double price_dispatch(pricer_t *pr, double routed, double pad)
     double copies = deepep ? model_moe_destinations(m, g.nodes > 1 ? g.nodes : l->ep) : k;
     double comm = coll(pr, COLL_ALL_TO_ALL, &g, Tn * copies * h * disp_e * pad) +
                   coll(pr, COLL_ALL_TO_ALL, &g, routed * copies / k);
+    /* where DeepEP's or HybridEP's own bandwidth has been published for
+     * this architecture and span, at this EP size or between two measured
+     * ones, those kernels' figures replace NCCL's all-to-all (sim/
+     * moe_dispatch.h); beyond the measured sizes NCCL's stands in */
+    double bw_d, bw_c;
+    double nic = pr->p->net_gpu_gbs > 0 ? pr->p->net_gpu_gbs : g.nic_gbs_per_gpu;
+    if (deepep && moe_dispatch_flex_gbs(c->gpu.architecture, g.nodes > 1, g.n_ranks, nic / g.taper,
+                                        &bw_d, &bw_c) == MOE_FLEX_MEASURED)
+        comm = Tn * copies * h * pad * (disp_e / (bw_d * 1e9) + e / (bw_c * 1e9));
     if (etp > 1) {
         coll_span_t et = consecutive_span(c, etp);
         comm += coll(pr, COLL_ALL_GATHER, &et, routed * etp) +
@@ -911,7 +921,16 @@ static void price_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *sh
     double scatter_f = prof_atomic_time(pr->p, mo->scatter_adds_fwd * adds);
     double scatter_b = prof_atomic_time(pr->p, mo->scatter_adds_bwd * adds);
     add_op(pr, "permute", perm, perm + scatter_b);
-    price_experts(pr, Tn * k * l->ep * layout_etp(l) / E, pad);
+    /* an all-to-all by rank regroups what arrives by local expert, and the
+     * outputs back by source rank before the combine (sim/moe_dispatch.h) */
+    double tok = Tn * k * l->ep * layout_etp(l) / E, local = E / l->ep;
+    double sort = mem(pr, moe_dispatch_local_sort_bytes(mo->dispatcher, l->ep, layout_etp(l),
+                                                        local, tok * pad * local * h * e));
+    if (sort > 0)
+        add_op(pr, "sort_chunks", sort, sort);
+    price_experts(pr, tok, pad);
+    if (sort > 0)
+        add_op(pr, "unsort_chunks", sort, sort);
     add_op(pr, "unpermute", perm + scatter_f, perm);
     /* shared experts: a dense MLP, TP-split */
     double shared_f = 0, shared_b = 0;
@@ -971,9 +990,10 @@ static double selective_recompute(pricer_t *pr, int from, bool moe, double attn_
     static const char *const mlp[] = {"mlp_in", "swiglu", "gelu", "mlp_out", NULL};
     static const char *const act[] = {"expert_act", NULL};
     static const char *const shared[] = {"shared_in", "shared_act", "shared_out", NULL};
-    static const char *const block[] = {"router",   "permute",   "experts_in", "expert_act",
-                                        "experts_out", "unpermute", "shared_in", "shared_act",
-                                        "shared_out", NULL};
+    static const char *const block[] = {"router",      "permute",       "sort_chunks",
+                                        "experts_in",  "expert_act",    "experts_out",
+                                        "unsort_chunks", "unpermute",   "shared_in",
+                                        "shared_act",  "shared_out",    NULL};
     static const char *const up[] = {"mla_up", NULL};
     double t = rc & LAYOUT_RC_CORE_ATTN ? attn_f : 0;
     if ((rc & LAYOUT_RC_LAYERNORM) && model_is_mla(m))
@@ -1078,6 +1098,13 @@ static void price_layer(pricer_t *pr, bool moe)
 
     add_op(pr, "norm_1", norm_f, norm_b);
     gemm_cost_t qkv = price_qkv(pr);
+    if (m->qk_norm != MODEL_QK_NORM_NONE && !model_is_mla(m)) {
+        /* QK norm (Qwen3, OLMo 2, Gemma 3): Megatron-Core's q_layernorm and
+         * k_layernorm, RMSNorms over this rank's Q and K heads before RoPE
+         * (transformer/attention.py), priced as the layer norms are */
+        double qk = pr->T * (qw + kvw) / t * e * o->eager_norm;
+        add_op(pr, "qk_norm", mem(pr, 2 * qk), mem(pr, 3 * qk));
+    }
     if (m->pos == MODEL_POS_ROPE) {
         double rope_w = model_is_mla(m) ? m->n_heads * 2.0 * m->mla.qk_rope_dim : qw + kvw;
         double bytes = 2 * pr->T * rope_w / t * e * o->eager_rope;
@@ -1165,6 +1192,7 @@ static const host_op_t HOST_OPS[] = {
     {"norm_1", 1, 1, false, HOST_GRAPH_ATTN},     {"qkv", 1, 2, true, HOST_GRAPH_ATTN},
     {"mla_down", 1, 2, true, HOST_GRAPH_ATTN},    {"mla_norm", 1, 1, false, HOST_GRAPH_ATTN},
     {"mla_up", 2, 4, true, HOST_GRAPH_ATTN},      {"rope", 1, 1, false, HOST_GRAPH_ATTN},
+    {"qk_norm", 2, 2, false, HOST_GRAPH_ATTN},
     {"attention", 1, 1, false, HOST_GRAPH_ATTN},  {"attn_out", 1, 2, true, HOST_GRAPH_ATTN},
     {"residual_1", 1, 1, false, HOST_GRAPH_ATTN}, {"norm_2", 1, 1, false, HOST_GRAPH_ATTN},
     {"mlp_in", 1, 2, true, HOST_GRAPH_MLP},       {"swiglu", 1, 1, false, HOST_GRAPH_MLP},
@@ -1276,6 +1304,12 @@ static bool host_moe_op(const pricer_t *pr, const char *name, double c[4], unsig
         *scope = HOST_GRAPH_MOE_ROUTER;
     } else if (strcmp(name, "permute") == 0 || strcmp(name, "unpermute") == 0) {
         c[0] = c[1] = mo->permute_fusion ? HOST_PERMUTE_FUSED_OPS : HOST_PERMUTE_OPS;
+        c[2] = c[3] = 0;
+        *scope = HOST_GRAPH_MOE;
+    } else if (strcmp(name, "sort_chunks") == 0 || strcmp(name, "unsort_chunks") == 0) {
+        /* TE's fused moe_sort_chunks_by_index one operation; unfused a
+         * torch.split and a torch.cat */
+        c[0] = c[1] = mo->permute_fusion ? 1 : 2;
         c[2] = c[3] = 0;
         *scope = HOST_GRAPH_MOE;
     } else if (strcmp(name, "experts_in") == 0 || strcmp(name, "experts_out") == 0) {

@@ -118,6 +118,11 @@ typedef struct {
     bool pair_overlap_no_recompute; /* DualPipeV's paired passes hide each
                                        other's all-to-alls only without
                                        activation recompute */
+    bool fp8_dispatch;    /* DeepEP's dispatch sends quantized tokens (fp8
+                             with an fp32 scale per 128 values) in low-precision
+                             runs, as DeepSeek-V3's training did; Megatron-Core
+                             passes its 16-bit tokens to DeepEP and HybridEP
+                             (sim/moe_dispatch.h) */
     bool probs_in_act;    /* the router's probabilities weight the expert
                              activation (Megatron-Core 0.13 on), so the expert
                              outputs are not kept for their gradient */

@@ -31,7 +31,8 @@ static int read_moe(const cJSON *o, const json_ctx_t *ctx, moe_opts_t *m, err_t 
         (rc = json_get_bool(o, "pair_overlap_no_recompute", ctx, JSON_OPTIONAL,
                             &m->pair_overlap_no_recompute, err)) ||
         (rc = json_get_bool(o, "probs_in_activation", ctx, JSON_OPTIONAL, &m->probs_in_act,
-                            err)))
+                            err)) ||
+        (rc = json_get_bool(o, "fp8_dispatch", ctx, JSON_OPTIONAL, &m->fp8_dispatch, err)))
         return rc;
     if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "source")))
         return err_setf(err, ERR_INPUT, ctx->file, ctx->path,

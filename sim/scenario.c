@@ -1,5 +1,7 @@
 #include "sim/scenario.h"
 
+#include "sim/moe_dispatch.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -221,6 +223,18 @@ void scenario_assumptions(const scenario_t *s, char *buf, size_t cap)
                  "%smoe: expert load imbalance %.2f (balanced routing; --moe-imbalance sets "
                  "yours)",
                  len ? "; " : "", s->opt.moe.imbalance);
+    len = strlen(buf);
+    double bd, bc;
+    if (model_is_moe(&s->model) && s->layout.ep > 1 &&
+        s->opt.moe.dispatcher == MOE_DISPATCH_DEEPEP && len + 1 < cap &&
+        moe_dispatch_flex_gbs(s->cluster.gpu.architecture, s->layout.ep > s->cluster.gpus_per_node,
+                              s->layout.ep, cluster_nic_gbs_per_gpu(&s->cluster), &bd,
+                              &bc) == MOE_FLEX_EXTRAPOLATED)
+        snprintf(buf + len, cap - len,
+                 "%smoe: DeepEP/HybridEP bandwidth at EP%d beyond the published EP sizes "
+                 "(the nearest reads %.0f GB/s dispatch, %.0f combine): NCCL's all-to-all "
+                 "stands in",
+                 len ? "; " : "", s->layout.ep, bd, bc);
 }
 
 void scenario_free(scenario_t *s)

@@ -1537,12 +1537,14 @@ static void test_moe_dispatch(void)
     CU_ASSERT_TRUE(p8.c.fwd.ep < o.c.fwd.ep);
     CU_ASSERT_TRUE(p8.c.fwd.ep > (1 - f) * 2 * a2a);
     scenario_free(&p8.s);
-    /* DeepSeek-V2-Lite (64 experts) with EP16 over two nodes, fp8 with DeepEP */
+    /* DeepSeek-V2-Lite (64 experts) with EP16 over two nodes, fp8 with DeepEP
+     * sending fp8 tokens (a framework that does, sim/moe_dispatch.h) */
     priced_t d;
     CU_ASSERT_EQUAL_FATAL(begin(&d, "deepseek-v2-lite", "h100-sxm", 16, "megatron-core"), 0);
     moe_layout(&d, 16, 16);
     d.s.layout.precision = PRECISION_FP8_CS;
     d.s.opt.moe.dispatcher = MOE_DISPATCH_DEEPEP;
+    d.s.opt.moe.fp8_dispatch = true;
     CU_ASSERT_EQUAL_FATAL(price(&d), 0);
     CU_ASSERT_EQUAL(d.c.ep_span.nodes, 2);
     /* DeepEP sends a token once per destination node across nodes: of its
@@ -1550,9 +1552,11 @@ static void test_moe_dispatch(void)
      * C(64,6)) = 1.976 nodes on average, not 6 copies */
     double hd = 2048, nodes = 2 * (1 - 32.0 * 31 * 30 * 29 * 28 * 27 / (64.0 * 63 * 62 * 61 * 60 * 59));
     CHECK_REL(model_moe_destinations(&d.s.model, 2), nodes, 1e-12);
-    double disp = prof_coll_time(&d.s.profile, COLL_ALL_TO_ALL, &d.c.ep_span,
-                                 Tn * nodes * hd * (1 + 4.0 / 128));
-    double comb = prof_coll_time(&d.s.profile, COLL_ALL_TO_ALL, &d.c.ep_span, Tn * nodes * hd * 2);
+    /* at DeepEP's published EP16 RDMA bandwidth, 43 GB/s each way on the
+     * 50 GB/s NICs the H100 cluster has too (sim/moe_dispatch.h) */
+    CHECK_REL(d.c.ep_span.nic_gbs_per_gpu, 50, 1e-12);
+    double disp = Tn * nodes * hd * (1 + 4.0 / 128) / 43e9;
+    double comb = Tn * nodes * hd * 2 / 43e9;
     CHECK_REL(d.c.ep_comm_layer_s, 2 * (disp + comb) * 26.0 / 27, 1e-12); /* 26 of 27 layers MoE */
     /* the same run with the all-to-all dispatcher sends all 6 copies */
     priced_t n;
@@ -1572,7 +1576,7 @@ static void test_moe_dispatch(void)
     double fast = d.c.ep_comm_layer_s;
     d.s.profile.net_gpu_gbs = 10;
     CU_ASSERT_EQUAL_FATAL(sim_costs(&d.s.input, &d.c, &pe), 0);
-    CU_ASSERT_TRUE(d.c.ep_comm_layer_s > 1.8 * fast && d.c.ep_comm_layer_s < 2 * fast);
+    CHECK_REL(d.c.ep_comm_layer_s, 2 * fast, 1e-9); /* DeepEP's figures scale with the NIC */
     CU_ASSERT_TRUE(fast != before);
     /* allgather: every token of the group gathered, the outputs scattered */
     priced_t g;
