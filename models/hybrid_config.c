@@ -223,6 +223,11 @@ int model_hybrid_config_read(const cJSON *c, const json_ctx_t *ctx, const char *
         return rc;
     if (model_hybrid_count(m, MODEL_MIXER_GDN) > 0 && (rc = read_gdn(&r, m)))
         return rc;
+    if (model_hybrid_count(m, MODEL_MIXER_MAMBA2) + model_hybrid_count(m, MODEL_MIXER_GDN) > 0)
+        notes_add(notes, NOTE_ASSUMED, "hybrid layers",
+                  "the step prices the Mamba-2 / Gated DeltaNet kernels as their chunked "
+                  "products at the profile's GEMM rates (sim/ssm_cost.h), the backward at "
+                  "2.5x the forward (ASSUMED: no published backward timing found)");
     if (present(c, "attn_output_gate") &&
         (rc = json_get_bool(c, "attn_output_gate", ctx, JSON_OPTIONAL, &m->hybrid.attn_out_gate,
                             err)))
