@@ -14,7 +14,10 @@
  *     shared experts, dense layers before the first MoE layer or
  *     interleaved with them, router and expert biases;
  *   - multi-token prediction modules (DeepSeek-V3), counted apart from the
- *     main model.
+ *     main model;
+ *   - hybrid layer patterns (model_hybrid_t, models/hybrid.h): blocks with a
+ *     Mamba-2 or Gated DeltaNet mixer instead of attention, or with a mixer
+ *     or an MLP only (Nemotron-H, Qwen3-Next).
  * It is loaded from a catalog name ("llama3-70b"), a Hugging Face
  * config.json (models/hfconfig.h reads every architecture it names), or
  * built by a reader of another format (inputs/).
