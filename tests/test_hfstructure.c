@@ -130,6 +130,8 @@ static const real_row_t ROWS[] = {
     {"Nemotron-H-56B-Base-8K", NULL, 56e9, 1.68e9, 0, 0, ACT_DENSE, false},
     {"Qwen3-Next-80B-A3B-Instruct", NULL, 80e9, 2.4e9, 3e9, 0.5e9, ACT_COARSE, false},
     {"Qwen3.5-35B-A3B", NULL, 35e9, 1.05e9, 3e9, 0.5e9, ACT_COARSE, false},
+    /* IBM's card: 32B total, 9B active (Mamba-2 + MoE in every block) */
+    {"granite-4.0-h-small", NULL, 32e9, 0.96e9, 9e9, 0.5e9, ACT_ALL, false},
 };
 
 /* The published basis of p's active count under convention conv. */

@@ -290,7 +290,38 @@ static void test_mamba_cp(void)
     free(out);
 }
 
+/* Pipeline stages hold their own blocks: Nemotron-H-8B's 52 blocks over
+ * PP 4 (13 a stage, each stage a different mix of Mamba-2, attention and
+ * MLP blocks) sum to the model's parameters (TP 1: the embedding on the
+ * first stage, the untied head and final norm on the last). */
+static void test_stage_params(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load(real_cfg("Nemotron-H-8B-Base-8K"), &m, &e), 0);
+    layout_t l;
+    layout_defaults(&l);
+    l.pp = 4;
+    l.seq_len = 4096;
+    l.global_batch = 16;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&l, &m, 4, &e), 0);
+    double sum = 0, first = 0;
+    for (int s = 0; s < 4; s++) {
+        double p = model_gpu_params(&m, &l, s);
+        sum += p;
+        if (s == 0)
+            first = p;
+    }
+    model_params_t p;
+    model_params(&m, &p);
+    CHECK_REL(sum, p.total, 1e-12);
+    /* blocks 0-12, "M-M-M-M*-M-M-", hold 6 Mamba-2, 1 attention and 6 MLP
+     * blocks, each with one 4096-wide norm, beside the embedding */
+    double attn = 4096.0 * 4096 * 2 + 2 * 4096.0 * 1024, mlp = 2 * 4096.0 * 21504;
+    CHECK_REL(first, 131072.0 * 4096 + 6 * 109635968.0 + attn + 6 * mlp + 13 * 4096.0, 1e-12);
+}
+
 TEST_SUITE(suite_hybrid, "hybrid", TEST(test_pattern_letters), TEST(test_mixer_params),
            TEST(test_flops_published_56b), TEST(test_activation_bytes),
            TEST(test_ssd_vs_attention), TEST(test_published_step_56b),
-           TEST(test_bad_hybrid_input), TEST(test_mamba_cp));
+           TEST(test_bad_hybrid_input), TEST(test_mamba_cp), TEST(test_stage_params));
