@@ -270,6 +270,16 @@ static void test_bad_hybrid_input(void)
     CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "--cp") && strstr(err, "Gated DeltaNet") ? err
                                                                                       : NULL);
     free(err);
+    /* adapters on Mamba-2 blocks are not modelled: refused, not counted as
+     * attention projections */
+    err = NULL;
+    snprintf(args, sizeof args,
+             "sim --model %s --gpu h100-sxm --gpus 8 --finetune lora --seq-len 4096 "
+             "--global-batch 8",
+             real_cfg("Nemotron-H-8B-Base-8K"));
+    CU_ASSERT_EQUAL(run_cli(args, NULL, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "--finetune") && strstr(err, "hybrid") ? err : NULL);
+    free(err);
 }
 
 /* Mamba-2 context parallelism runs as Megatron's all-to-all: a CP step
