@@ -64,6 +64,12 @@ static void print_hybrid(const model_t *m)
                h->gdn_chunk,
                units_fmt_count(model_hybrid_mixer_params(m, MODEL_MIXER_GDN, 1), a, sizeof a),
                units_fmt_count(model_hybrid_state_bytes(m, MODEL_MIXER_GDN), b, sizeof b));
+    if (model_hybrid_count(m, MODEL_MIXER_MAMBA1) > 0)
+        printf("  Mamba-1: d_inner %d, state %d, dt rank %d, conv %d; mixer %s params, state %s "
+               "bytes a sequence\n",
+               h->ssm_inner, h->ssm_state, h->ssm_dt_rank, h->ssm_conv,
+               units_fmt_count(model_hybrid_mixer_params(m, MODEL_MIXER_MAMBA1, 1), a, sizeof a),
+               units_fmt_count(model_hybrid_state_bytes(m, MODEL_MIXER_MAMBA1), b, sizeof b));
     if (h->attn_out_gate)
         printf("  attention output gate: q_proj twice the query width\n");
 }
@@ -306,7 +312,7 @@ static int print_json(const cli_args_t *a, const model_report_t *r, err_t *err)
         for (int k = 0; ok && k < MODEL_MIXER_COUNT; k++)
             ok = json_add_number(hy, model_mixer_name((model_mixer_t)k),
                                  model_hybrid_count(&r->model, (model_mixer_t)k));
-        for (int k = MODEL_MIXER_MAMBA2; ok && k <= MODEL_MIXER_GDN; k++) {
+        for (int k = MODEL_MIXER_MAMBA2; ok && k <= MODEL_MIXER_LAST_SCAN; k++) {
             char key[48];
             snprintf(key, sizeof key, "%s_mixer_params", model_mixer_name((model_mixer_t)k));
             if (model_hybrid_count(&r->model, (model_mixer_t)k) > 0)

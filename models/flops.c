@@ -84,7 +84,7 @@ static void block_counts(const model_t *m, double *La, double *Ld, double *Lm)
 /* Hybrid models' Mamba-2 and Gated DeltaNet mixers, all blocks. */
 static void mixer_flops(const model_t *m, int seq_len, double *op)
 {
-    for (int k = MODEL_MIXER_MAMBA2; k <= MODEL_MIXER_GDN; k++) {
+    for (int k = MODEL_MIXER_MAMBA2; k <= MODEL_MIXER_LAST_SCAN; k++) {
         int n = model_hybrid_count(m, (model_mixer_t)k);
         if (n == 0)
             continue;

@@ -1535,6 +1535,30 @@ static int read_qwen3_next(rd_t *r, model_t *m)
     return ERR_OK;
 }
 
+/* Jamba (transformers JambaConfig): the Llama block without position
+ * embeddings, a Mamba-1 mixer in the blocks that are not attention
+ * (models/hybrid_config.h), routed experts where layer %
+ * expert_layer_period == expert_layer_offset, each of intermediate_size. */
+static int read_jamba(rd_t *r, model_t *m)
+{
+    llama_block(m);
+    m->pos = MODEL_POS_NONE;
+    int rc, period = 2, offset = 1;
+    if ((rc = read_core(r, m, NULL, 262144)) || (rc = read_tie(r, false, m)) ||
+        (rc = read_act(r, "hidden_act", m)) || (rc = moe_layers_limit(r, m)) ||
+        (rc = opti(r, "expert_layer_period", 1, MAX_LAYERS, &period)) ||
+        (rc = opti(r, "expert_layer_offset", 0, period - 1, &offset)) ||
+        (rc = geti(r, "num_experts", 1, 1 << 20, &m->moe.n_experts)) ||
+        (rc = geti(r, "num_experts_per_tok", 1, 1 << 20, &m->moe.top_k)))
+        return rc;
+    m->moe.expert_ffn = m->ffn;
+    for (int i = 0; i < m->n_layers; i++)
+        model_moe_set_layer(m, i, m->moe.n_experts > 1 && i % period == offset);
+    if (m->moe.n_experts == 1)
+        m->moe.n_experts = 0; /* JambaConfig: one expert is a dense MLP */
+    return ERR_OK;
+}
+
 /* --------------------------------------------------------------- table */
 
 typedef int (*read_fn)(rd_t *, model_t *);
@@ -1586,6 +1610,7 @@ static const arch_t ARCHS[] = {
     {"qwen3_next", read_qwen3_next, NULL, F_MOE},
     {"qwen3_5_moe_text", read_qwen3_next, NULL, F_MOE},
     {"qwen3_5_moe", NULL, "qwen3_5_moe_text", F_MOE},
+    {"jamba", read_jamba, NULL, F_MOE},
 };
 
 /* Types refused with the reason. */
@@ -1603,8 +1628,8 @@ static const struct {
     {"pegasus", "encoder-decoder"},  {"marian", "encoder-decoder"},
     {"whisper", "encoder-decoder"},  {"mamba", "state-space"},
     {"mamba2", "state-space"},       {"falcon_mamba", "state-space"},
-    {"rwkv", "state-space"},         {"jamba", "hybrid"},
-    {"zamba", "hybrid"},             {"zamba2", "hybrid"},
+    {"rwkv", "state-space"},         {"zamba", "hybrid"},
+    {"zamba2", "hybrid"},
 };
 
 static const arch_t *find_arch(const char *type)
@@ -1620,7 +1645,7 @@ const char *hfconfig_supported_types(void)
     return "llama, mistral, mixtral, qwen, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
            "gemma3, phi3, nemotron, falcon, gpt2, bloom, gpt_neox, opt, olmo, olmo2, olmoe, starcoder2, "
            "deepseek_v2, deepseek_v3, deepseek_v32, kimi_k2, glm4_moe, glm_moe_dsa, minimax_m2, "
-           "gpt_oss, llama4, nemotron_h, qwen3_next, qwen3_5_moe";
+           "gpt_oss, llama4, nemotron_h, qwen3_next, qwen3_5_moe, jamba";
 }
 
 static int refuse(const char *file, const char *type, const char *why, err_t *err)

@@ -35,7 +35,7 @@ int model_hybrid_count(const model_t *m, model_mixer_t k)
 const char *model_mixer_name(model_mixer_t k)
 {
     static const char *const names[MODEL_MIXER_COUNT] = {"attention", "mamba2",
-                                                         "gated_deltanet", "mlp_only"};
+                                                         "gated_deltanet", "mamba1", "mlp_only"};
     return k < MODEL_MIXER_COUNT ? names[k] : "?";
 }
 
@@ -105,6 +105,13 @@ int model_hybrid_validate(const model_t *m, const char *ctx, err_t *err)
                         "multiple of key heads), head sizes, conv width and chunk (got %d, %d, "
                         "%d, %d, %d)",
                         h->gdn_k_heads, h->gdn_v_heads, h->gdn_k_dim, h->gdn_v_dim, h->gdn_conv);
+    if (model_hybrid_count(m, MODEL_MIXER_MAMBA1) > 0 &&
+        (h->ssm_state < 1 || h->ssm_inner < 1 || h->ssm_dt_rank < 1 || h->ssm_conv < 1 ||
+         h->ssm_state > cap || h->ssm_inner > cap || h->ssm_dt_rank > cap || h->ssm_conv > 1024))
+        return err_setf(err, ERR_INPUT, ctx, "mamba_d_state",
+                        "Mamba layers need positive state size, inner width, dt rank and conv "
+                        "width (got %d, %d, %d, %d)",
+                        h->ssm_state, h->ssm_inner, h->ssm_dt_rank, h->ssm_conv);
     return ERR_OK;
 }
 
@@ -140,6 +147,16 @@ double model_hybrid_mixer_params(const model_t *m, model_mixer_t k, double t)
         double split = h * (2 * kd + 2 * vd) + h * 2 * nv + (2 * kd + vd) * x->gdn_conv +
                        2 * nv + vd * h;
         return split / t + x->gdn_v_dim;
+    }
+    if (k == MODEL_MIXER_MAMBA1) {
+        /* transformers' JambaMambaMixer: in_proj h -> [x, z]; conv1d over x;
+         * x_proj d_inner -> [dt, B, C] (no bias); dt_proj dt_rank -> d_inner
+         * with bias; A_log d_inner x N; D; out_proj; dt/B/C RMSNorms */
+        double di = x->ssm_inner, N = x->ssm_state, R = x->ssm_dt_rank;
+        double p = h * 2 * di + (x->ssm_proj_bias ? 2 * di : 0) + di * x->ssm_conv +
+                   (x->ssm_conv_bias ? di : 0) + di * (R + 2 * N) + R * di + di + di * N + di +
+                   di * h + (x->ssm_proj_bias ? h : 0);
+        return p / t + (x->ssm_dt_norms ? R + 2 * N : 0);
     }
     return 0;
 }
@@ -187,6 +204,15 @@ void model_hybrid_mixer_flops(const model_t *m, model_mixer_t k, int seq_len, do
         *in = 2 * h * (2 * kd + 2 * vd + 2.0 * x->gdn_v_heads);
         *scan = 2 * (2 * kd + vd) * x->gdn_conv + x->gdn_v_heads * gdn_flops(x);
         *out = 2 * vd * h;
+    } else if (k == MODEL_MIXER_MAMBA1) {
+        /* in_proj, x_proj and dt_proj as projections; the conv1d and the
+         * selective scan (ASSUMED 6 d_inner N: the recurrence h = dA h + dB x
+         * and y = C h, one multiply-add each per state element, and the
+         * discretization's multiply, 2 FLOPs each) as the kernel */
+        double di = x->ssm_inner, N = x->ssm_state, R = x->ssm_dt_rank;
+        *in = 2 * h * 2 * di + 2 * di * (R + 2 * N) + 2 * R * di;
+        *scan = 2 * di * x->ssm_conv + 6 * di * N;
+        *out = 2 * di * h;
     }
 }
 
@@ -222,6 +248,16 @@ int model_hybrid_mixer_saved(const model_t *m, model_mixer_t k, double sb, doubl
         t[n++] = (hybrid_saved_t){sb * vd, e, true, false};
         t[n++] = (hybrid_saved_t){sb * vd, e, true, false};
     }
+    if (k == MODEL_MIXER_MAMBA1) {
+        /* mamba_ssm's mamba_inner_fn saves xz, the conv output, x_dbl (dt,
+         * B, C), delta and the gated output out_z (out_proj's input) */
+        double di = x->ssm_inner, N = x->ssm_state, R = x->ssm_dt_rank;
+        t[n++] = (hybrid_saved_t){sb * 2 * di, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * di, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * (R + 2 * N), e, false, false};
+        t[n++] = (hybrid_saved_t){sb * di, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * di, e, true, false};
+    }
     if (n > cap)
         n = cap;
     memcpy(out, t, (size_t)n * sizeof *t);
@@ -235,5 +271,7 @@ double model_hybrid_state_bytes(const model_t *m, model_mixer_t k)
         return 4.0 * x->ssm_heads * x->ssm_head_dim * x->ssm_state;
     if (k == MODEL_MIXER_GDN)
         return 4.0 * x->gdn_v_heads * x->gdn_k_dim * x->gdn_v_dim;
+    if (k == MODEL_MIXER_MAMBA1)
+        return 4.0 * x->ssm_inner * x->ssm_state;
     return 0;
 }

@@ -9,7 +9,9 @@
  *     each with one pre-norm; '|' (pipeline-stage separator) is skipped;
  *   - Qwen3-Next / Qwen3.5 (layer_types, full_attention_interval): every
  *     block keeps its MLP (or MoE), its mixer is Gated DeltaNet or
- *     attention.
+ *     attention;
+ *   - Jamba (attn_layer_period): Mamba-1 (selective scan) or attention,
+ *     each block with its MLP or MoE (transformers' JambaMambaMixer).
  * This module counts the mixers' parameters, FLOPs and saved activations;
  * models/model.c, models/flops.c, models/memory.c and sim/costs.c call it
  * for the blocks that are not attention + MLP.

@@ -67,7 +67,9 @@ bool model_hybrid_config_has(const cJSON *c)
     if (cJSON_IsArray(t) && (list_has_kind(t, "linear_attention") || list_has_kind(t, "mamba")))
         return true;
     const cJSON *i = cJSON_GetObjectItemCaseSensitive(c, "full_attention_interval");
-    return cJSON_IsNumber(i) && i->valuedouble > 1 && present(c, "linear_num_value_heads");
+    if (cJSON_IsNumber(i) && i->valuedouble > 1 && present(c, "linear_num_value_heads"))
+        return true;
+    return present(c, "attn_layer_period") && present(c, "mamba_dt_rank");
 }
 
 /* layer_types: one mixer a block, each block keeping its MLP. */
@@ -182,6 +184,47 @@ static int read_gdn(hrd_t *r, model_t *m)
     return ERR_OK;
 }
 
+/* Jamba's layout (JambaConfig): attention where layer % attn_layer_period
+ * == attn_layer_offset, a Mamba-1 mixer elsewhere, an MLP in every block;
+ * its mixer sizes (mamba_dt_rank "auto": ceil(hidden / 16)). */
+static int read_period(hrd_t *r, model_t *m)
+{
+    int period = 0, offset = 0, rc;
+    if ((rc = json_get_int(r->c, "attn_layer_period", r->ctx, JSON_REQUIRED, 1,
+                           MODEL_MAX_MOE_LAYERS, &period, r->err)) ||
+        (rc = json_get_int(r->c, "attn_layer_offset", r->ctx, JSON_REQUIRED, 0, period - 1,
+                           &offset, r->err)))
+        return rc;
+    if (m->n_layers > MODEL_MAX_MOE_LAYERS)
+        return err_setf(r->err, ERR_INPUT, r->file, "num_hidden_layers",
+                        "a hybrid model may have at most %d layers", MODEL_MAX_MOE_LAYERS);
+    for (int i = 0; i < m->n_layers; i++)
+        m->hybrid.block[i] = i % period == offset ? MODEL_MIXER_ATTENTION : MODEL_MIXER_MAMBA1;
+    m->hybrid.n_layers_hybrid = m->n_layers;
+    model_hybrid_t *h = &m->hybrid;
+    static const char *const state[] = {"mamba_d_state", NULL};
+    static const char *const conv[] = {"mamba_d_conv", NULL};
+    static const char *const expand[] = {"mamba_expand", NULL};
+    int ex = 0;
+    h->ssm_conv_bias = true, h->ssm_proj_bias = false, h->ssm_dt_norms = true;
+    if ((rc = size_of(r, state, 16, "JambaConfig's mamba_d_state", &h->ssm_state)) ||
+        (rc = size_of(r, conv, 4, "JambaConfig's mamba_d_conv", &h->ssm_conv)) ||
+        (rc = size_of(r, expand, 2, "JambaConfig's mamba_expand", &ex)) ||
+        (rc = json_get_bool(r->c, "mamba_conv_bias", r->ctx, JSON_OPTIONAL, &h->ssm_conv_bias,
+                            r->err)) ||
+        (rc = json_get_bool(r->c, "mamba_proj_bias", r->ctx, JSON_OPTIONAL, &h->ssm_proj_bias,
+                            r->err)))
+        return rc;
+    h->ssm_inner = ex * m->hidden;
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(r->c, "mamba_dt_rank");
+    if (cJSON_IsString(dt) && strcmp(dt->valuestring, "auto") == 0)
+        h->ssm_dt_rank = (m->hidden + 15) / 16;
+    else if ((rc = json_get_int(r->c, "mamba_dt_rank", r->ctx, JSON_REQUIRED, 1, MAX_SIZE,
+                                &h->ssm_dt_rank, r->err)))
+        return rc;
+    return ERR_OK;
+}
+
 /* full_attention_interval alone: Qwen3NextConfig's default layer_types. */
 static int read_interval(hrd_t *r, model_t *m)
 {
@@ -215,6 +258,8 @@ int model_hybrid_config_read(const cJSON *c, const json_ctx_t *ctx, const char *
         rc = read_pattern(&r, m);
     else if (cJSON_IsArray(types))
         rc = read_types(&r, types, m);
+    else if (present(c, "attn_layer_period"))
+        rc = read_period(&r, m);
     else
         rc = read_interval(&r, m);
     if (rc)
@@ -223,7 +268,8 @@ int model_hybrid_config_read(const cJSON *c, const json_ctx_t *ctx, const char *
         return rc;
     if (model_hybrid_count(m, MODEL_MIXER_GDN) > 0 && (rc = read_gdn(&r, m)))
         return rc;
-    if (model_hybrid_count(m, MODEL_MIXER_MAMBA2) + model_hybrid_count(m, MODEL_MIXER_GDN) > 0)
+    if (model_hybrid_count(m, MODEL_MIXER_MAMBA2) + model_hybrid_count(m, MODEL_MIXER_GDN) +
+            model_hybrid_count(m, MODEL_MIXER_MAMBA1) > 0)
         notes_add(notes, NOTE_ASSUMED, "hybrid layers",
                   "the step prices the Mamba-2 / Gated DeltaNet kernels as their chunked "
                   "products at the profile's GEMM rates (sim/ssm_cost.h), the backward at "

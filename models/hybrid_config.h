@@ -7,6 +7,8 @@
  *   - layer_types: one name a block, "linear_attention" (Gated DeltaNet),
  *     "mamba" (Mamba-2), or an attention block ("full_attention",
  *     "attention", "sliding_attention");
+ *   - attn_layer_period / attn_layer_offset with mamba_dt_rank (Jamba):
+ *     attention where layer % period == offset, Mamba-1 elsewhere;
  *   - full_attention_interval with the Gated DeltaNet keys: every
  *     interval-th block attention, the rest Gated DeltaNet (the default
  *     layer_types of transformers' Qwen3NextConfig), said as assumed.

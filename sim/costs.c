@@ -1566,7 +1566,11 @@ static mixer_dims_t mixer_dims(const model_t *m, model_mixer_t k)
 {
     const model_hybrid_t *x = &m->hybrid;
     mixer_dims_t d;
-    if (k == MODEL_MIXER_MAMBA2) {
+    if (k == MODEL_MIXER_MAMBA1) { /* channels for heads; x_proj/dt_proj apart */
+        d.inner = d.conv_w = d.heads = x->ssm_inner;
+        d.in_w = 2.0 * x->ssm_inner; /* x, z */
+        d.groups = 1, d.conv = x->ssm_conv;
+    } else if (k == MODEL_MIXER_MAMBA2) {
         d.inner = (double)x->ssm_heads * x->ssm_head_dim;
         d.conv_w = d.inner + 2.0 * x->ssm_groups * x->ssm_state;
         d.in_w = d.inner + d.conv_w + x->ssm_heads; /* z, x B C, dt */
@@ -1602,6 +1606,12 @@ static void price_mixer(pricer_t *pr, model_mixer_t k, gemm_cost_t *in, gemm_cos
     /* causal_conv1d with SiLU: memory-bound, read and write each channel */
     double conv_el = T * d.conv_w / t;
     add_op(pr, "conv1d", mem(pr, 2 * conv_el * e), mem(pr, 3 * conv_el * e));
+    if (k == MODEL_MIXER_MAMBA1) { /* x_proj to dt, B, C and dt_proj back */
+        const model_hybrid_t *x = &m->hybrid;
+        double R = x->ssm_dt_rank, bc = 2.0 * x->ssm_state;
+        gemm_cost_t xp = linear(pr, T, R + bc, d.inner / t), dp = linear(pr, T, d.inner / t, R);
+        add_gemm_op(pr, "x_dt_proj", xp.fwd + dp.fwd, xp.dgrad + dp.dgrad, xp.wgrad + dp.wgrad);
+    }
     ssm_call_t call = {l->micro_batch, (double)l->seq_len / cp, d.heads / t, d.groups / t,
                        dtype16(pr), e};
     if (cp > 1) { /* all-to-all CP: the whole sequence, heads / cp */
@@ -1611,7 +1621,9 @@ static void price_mixer(pricer_t *pr, model_mixer_t k, gemm_cost_t *in, gemm_cos
     }
     double kf, kb;
     ssm_kernel_time(pr->p, m, k, &call, &kf, &kb);
-    add_op(pr, k == MODEL_MIXER_MAMBA2 ? "ssd_scan" : "delta_rule", kf, kb);
+    add_op(pr, k == MODEL_MIXER_MAMBA2 ? "ssd_scan" : k == MODEL_MIXER_GDN ? "delta_rule"
+                                                                         : "selective_scan",
+           kf, kb);
     double y = T * d.inner / t; /* gated RMSNorm: read y and z, write */
     add_op(pr, "gated_norm", mem(pr, 3 * y * e * o->eager_norm),
            mem(pr, 5 * y * e * o->eager_norm));
@@ -1731,11 +1743,16 @@ static int hybrid_layout_ok(const model_t *m, const layout_t *l, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--recompute",
                         "ops (torchtitan's op-level policy) is not priced for hybrid layers; "
                         "use full or selective");
+    if ((l->tp > 1 || l->cp > 1) && model_hybrid_count(m, MODEL_MIXER_MAMBA1) > 0)
+        return err_setf(err, ERR_INPUT, NULL, l->tp > 1 ? "--tp" : "--cp",
+                        "Mamba-1 (selective scan) layers have no tensor- or context-parallel "
+                        "form scaleplan prices (their x_proj reduces over d_inner; Megatron "
+                        "runs Mamba-2 only)");
     if (l->cp > 1 && model_hybrid_count(m, MODEL_MIXER_GDN) > 0)
         return err_setf(err, ERR_INPUT, NULL, "--cp",
                         "Gated DeltaNet layers have no context-parallel form scaleplan prices "
                         "(Megatron's MambaContextParallel covers Mamba-2 only)");
-    for (int k = MODEL_MIXER_MAMBA2; k <= MODEL_MIXER_GDN; k++) {
+    for (int k = MODEL_MIXER_MAMBA2; k <= MODEL_MIXER_LAST_SCAN; k++) {
         if (model_hybrid_count(m, (model_mixer_t)k) == 0)
             continue;
         mixer_dims_t d = mixer_dims(m, (model_mixer_t)k);

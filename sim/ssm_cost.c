@@ -47,6 +47,17 @@ static double gdn_fwd(const profile_t *p, const model_hybrid_t *x, const ssm_cal
     return wy + wu + h + o + prof_mem_time(p, bytes);
 }
 
+/* Mamba-1's selective scan (mamba_ssm selective_scan_cuda, Gu & Dao 2023
+ * sec. 3.3.2: the fused kernel reads its inputs from HBM once, runs the
+ * recurrence in SRAM and writes only the output): memory-bound, priced as
+ * reading u, delta and z (c->heads channels each), B and C (state each)
+ * and writing y. */
+static double scan1_fwd(const profile_t *p, const model_hybrid_t *x, const ssm_call_t *c)
+{
+    double T = c->seqs * c->seq;
+    return prof_mem_time(p, T * (4 * c->heads + 2.0 * x->ssm_state) * c->e);
+}
+
 void ssm_kernel_time(const profile_t *p, const model_t *m, model_mixer_t k, const ssm_call_t *c,
                      double *fwd_s, double *bwd_s)
 {
@@ -57,5 +68,7 @@ void ssm_kernel_time(const profile_t *p, const model_t *m, model_mixer_t k, cons
         *fwd_s = ssd_fwd(p, &m->hybrid, c);
     else if (k == MODEL_MIXER_GDN)
         *fwd_s = gdn_fwd(p, &m->hybrid, c);
+    else if (k == MODEL_MIXER_MAMBA1)
+        *fwd_s = scan1_fwd(p, &m->hybrid, c);
     *bwd_s = SSM_BWD_RATIO * *fwd_s;
 }

@@ -132,6 +132,9 @@ static const real_row_t ROWS[] = {
     {"Qwen3.5-35B-A3B", NULL, 35e9, 1.05e9, 3e9, 0.5e9, ACT_COARSE, false},
     /* IBM's card: 32B total, 9B active (Mamba-2 + MoE in every block) */
     {"granite-4.0-h-small", NULL, 32e9, 0.96e9, 9e9, 0.5e9, ACT_ALL, false},
+    /* AI21's card: 52B total, 12B active (Mamba-1 + attention, MoE every
+     * other block) */
+    {"AI21-Jamba-1.5-Mini", NULL, 52e9, 1.56e9, 12e9, 0.5e9, ACT_ALL, false},
 };
 
 /* The published basis of p's active count under convention conv. */
@@ -174,7 +177,6 @@ static const struct {
     const char *dir, *key;
 } REFUSED[] = {
     {"Gemma-4-31B-it", "global_head_dim"},
-    {"AI21-Jamba-1.5-Mini", "model_type"}, /* Mamba layers between the attention blocks */
     /* types scaleplan neither knows by name nor can read by structure */
     {"gpt-j-6b", "num_hidden_layers"},
     {"gpt_bigcode-santacoder", "num_hidden_layers"},
@@ -526,9 +528,6 @@ static void test_unpriced_layers_refused(void)
         const char *dir, *key, *what, *why;
     } rows[] = {
         {"Gemma-4-31B-it", "global_head_dim", "another head size", "by structure cannot"},
-        /* a hybrid: its refusal must not say it has no attention blocks */
-        {"AI21-Jamba-1.5-Mini", "model_type", "interleaves attention blocks",
-         "state-space (Mamba) layers"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         char path[512];
