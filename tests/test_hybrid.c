@@ -331,7 +331,32 @@ static void test_stage_params(void)
     CHECK_REL(first, 131072.0 * 4096 + 6 * 109635968.0 + attn + 6 * mlp + 13 * 4096.0, 1e-12);
 }
 
+/* Jamba's Mamba-1 mixer by hand (AI21-Jamba-1.5-Mini: hidden 4096,
+ * d_inner 8192, state 16, dt rank 256, conv 4 with bias, no projection
+ * bias): in_proj 4096 x 16384 = 67,108,864; conv1d 8192 x 4 + 8192;
+ * x_proj 8192 x (256 + 32) = 2,359,296; dt_proj 256 x 8192 + 8192;
+ * A_log 8192 x 16; D 8192; out_proj 33,554,432; dt, B, C norms 256 + 32:
+ * 105,308,448. No TP form is priced: --tp 2 is refused naming the flag. */
+static void test_mamba1(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load(real_cfg("AI21-Jamba-1.5-Mini"), &m, &e), 0);
+    CU_ASSERT_EQUAL(model_hybrid_count(&m, MODEL_MIXER_MAMBA1), 28);
+    CU_ASSERT_EQUAL(model_hybrid_count(&m, MODEL_MIXER_ATTENTION), 4);
+    CU_ASSERT_EQUAL(model_block_mixer(&m, 4), MODEL_MIXER_ATTENTION); /* offset 4, period 8 */
+    CU_ASSERT_TRUE(model_moe_layer(&m, 1) && !model_moe_layer(&m, 2));
+    CHECK_REL(model_hybrid_mixer_params(&m, MODEL_MIXER_MAMBA1, 1), 105308448.0, 0);
+    char args[1024], *err = NULL;
+    snprintf(args, sizeof args, "sim --model %s --gpu h100-sxm --gpus 16 --tp 2 --seq-len 4096 "
+             "--global-batch 64", real_cfg("AI21-Jamba-1.5-Mini"));
+    CU_ASSERT_EQUAL(run_cli(args, NULL, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "--tp") && strstr(err, "Mamba-1") ? err : NULL);
+    free(err);
+}
+
 TEST_SUITE(suite_hybrid, "hybrid", TEST(test_pattern_letters), TEST(test_mixer_params),
            TEST(test_flops_published_56b), TEST(test_activation_bytes),
            TEST(test_ssd_vs_attention), TEST(test_published_step_56b),
-           TEST(test_bad_hybrid_input), TEST(test_mamba_cp), TEST(test_stage_params));
+           TEST(test_bad_hybrid_input), TEST(test_mamba_cp), TEST(test_stage_params),
+           TEST(test_mamba1));
