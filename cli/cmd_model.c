@@ -33,6 +33,23 @@ typedef struct {
 } model_report_t;
 
 
+/* "hybrid": blocks by mixer and each mixer's parameters; false on OOM. */
+static bool hybrid_json(cJSON *o, const model_t *m)
+{
+    cJSON *hy = cJSON_AddObjectToObject(o, "hybrid");
+    bool ok = hy != NULL;
+    for (int k = 0; ok && k < MODEL_MIXER_COUNT; k++)
+        ok = json_add_number(hy, model_mixer_name((model_mixer_t)k),
+                             model_hybrid_count(m, (model_mixer_t)k));
+    for (int k = MODEL_MIXER_MAMBA2; ok && k <= MODEL_MIXER_LAST_SCAN; k++) {
+        char key[48];
+        snprintf(key, sizeof key, "%s_mixer_params", model_mixer_name((model_mixer_t)k));
+        if (model_hybrid_count(m, (model_mixer_t)k) > 0)
+            ok = json_add_number(hy, key, model_hybrid_mixer_params(m, (model_mixer_t)k, 1));
+    }
+    return ok;
+}
+
 /* A hybrid model's blocks by mixer and the sizes of its mixers
  * (models/hybrid.h). */
 static void print_hybrid(const model_t *m)
@@ -306,20 +323,8 @@ static int print_json(const cli_args_t *a, const model_report_t *r, err_t *err)
     }
     if (ok && r->model.n_mtp > 0)
         ok = json_add_number(o, "params_mtp", r->params.mtp);
-    if (ok && model_is_hybrid(&r->model)) {
-        cJSON *hy = cJSON_AddObjectToObject(o, "hybrid");
-        ok = hy != NULL;
-        for (int k = 0; ok && k < MODEL_MIXER_COUNT; k++)
-            ok = json_add_number(hy, model_mixer_name((model_mixer_t)k),
-                                 model_hybrid_count(&r->model, (model_mixer_t)k));
-        for (int k = MODEL_MIXER_MAMBA2; ok && k <= MODEL_MIXER_LAST_SCAN; k++) {
-            char key[48];
-            snprintf(key, sizeof key, "%s_mixer_params", model_mixer_name((model_mixer_t)k));
-            if (model_hybrid_count(&r->model, (model_mixer_t)k) > 0)
-                ok = json_add_number(hy, key,
-                                     model_hybrid_mixer_params(&r->model, (model_mixer_t)k, 1));
-        }
-    }
+    if (ok && model_is_hybrid(&r->model))
+        ok = hybrid_json(o, &r->model);
     if (ok)
         ok = cli_add_notes_json(o, &r->notes);
     if (ok && r->have_gpu)
