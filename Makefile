@@ -223,6 +223,7 @@ FUZZ_TIME    ?= 600
 FUZZ_SEEDS_model           := models/catalog/*.json tests/fixtures/configs/*.json \
                               tests/fixtures/configs/*/*.json tests/fixtures/hf/*/config.json \
                               tests/fixtures/real/configs/*/config.json
+FUZZ_SEEDS_hybrid          := tests/fuzz/seeds/hybrid/* tests/fixtures/real/configs/*/config.json
 FUZZ_SEEDS_cluster         := topologies/catalog/clusters/*.json
 FUZZ_SEEDS_jobs            := tests/fixtures/cluster/*.csv
 FUZZ_SEEDS_profile         := profile/catalog/*.json

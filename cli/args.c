@@ -19,7 +19,8 @@
 
 static const cli_opt_t model_opts[] = {
     {"--model", NULL, "NAME|FILE",
-     "catalog model (scaleplan catalog models) or a Hugging Face config.json",
+     "catalog model (scaleplan catalog models) or a Hugging Face config.json (hybrid "
+     "Mamba-2 / Gated DeltaNet layer patterns included)",
       CLI_WORD, .positional = CLI_POS_ONE},
     {"--assume-architecture", NULL, "TYPE",
      "read a config as this model_type (e.g. llama); without it an unknown one is read by structure",
@@ -919,7 +920,8 @@ int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
 static const cli_opt_t input_opts[] = {
     {"--megatron-args", NULL, "\"ARGS\"",
      "a Megatron-LM pretrain_gpt.py argument list or launch command, quoted: architecture, "
-     "layout, precision and overlap flags are read; the rest listed as ignored; a plan --emit "
+     "layout, precision and overlap flags are read (hybrid models' --hybrid-override-pattern "
+     "and --mamba-* too); the rest listed as ignored; a plan --emit "
      "megatron file runs as the preset it was planned for unless --framework", CLI_WORD},
     {"--megatron-args-file", NULL, "FILE", "the same from a file (a launch script works)",
      CLI_WORD},

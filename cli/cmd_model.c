@@ -10,6 +10,7 @@
 #include "common/json.h"
 #include "common/units.h"
 #include "models/flops.h"
+#include "models/hybrid.h"
 #include "models/memory.h"
 #include "reports/jsonout.h"
 #include "reports/table.h"
@@ -30,6 +31,65 @@ typedef struct {
     cluster_t cluster;
     notes_t notes; /* what the config reader assumed */
 } model_report_t;
+
+
+/* "hybrid": blocks by mixer and each mixer's parameters; false on OOM. */
+static bool hybrid_json(cJSON *o, const model_t *m)
+{
+    cJSON *hy = cJSON_AddObjectToObject(o, "hybrid");
+    bool ok = hy != NULL;
+    for (int k = 0; ok && k < MODEL_MIXER_COUNT; k++)
+        ok = json_add_number(hy, model_mixer_name((model_mixer_t)k),
+                             model_hybrid_count(m, (model_mixer_t)k));
+    for (int k = MODEL_MIXER_MAMBA2; ok && k <= MODEL_MIXER_LAST_SCAN; k++) {
+        char key[48];
+        snprintf(key, sizeof key, "%s_mixer_params", model_mixer_name((model_mixer_t)k));
+        if (model_hybrid_count(m, (model_mixer_t)k) > 0)
+            ok = json_add_number(hy, key, model_hybrid_mixer_params(m, (model_mixer_t)k, 1));
+    }
+    return ok;
+}
+
+/* A hybrid model's blocks by mixer and the sizes of its mixers
+ * (models/hybrid.h). */
+static void print_hybrid(const model_t *m)
+{
+    if (!model_is_hybrid(m))
+        return;
+    int no_mlp = 0;
+    for (int i = 0; i < m->n_layers; i++)
+        no_mlp += !model_block_has_mlp(m, i);
+    printf("  hybrid blocks:");
+    for (int k = 0; k < MODEL_MIXER_COUNT; k++)
+        if (model_hybrid_count(m, (model_mixer_t)k) > 0)
+            printf(" %d %s,", model_hybrid_count(m, (model_mixer_t)k),
+                   model_mixer_name((model_mixer_t)k));
+    printf(" %d without an MLP\n", no_mlp);
+    const model_hybrid_t *h = &m->hybrid;
+    char a[32], b[32];
+    if (model_hybrid_count(m, MODEL_MIXER_MAMBA2) > 0)
+        printf("  Mamba-2: %d heads x %d, state %d, %d groups, conv %d, chunk %d; mixer %s "
+               "params, state %s bytes a sequence\n",
+               h->ssm_heads, h->ssm_head_dim, h->ssm_state, h->ssm_groups, h->ssm_conv,
+               h->ssm_chunk,
+               units_fmt_count(model_hybrid_mixer_params(m, MODEL_MIXER_MAMBA2, 1), a, sizeof a),
+               units_fmt_count(model_hybrid_state_bytes(m, MODEL_MIXER_MAMBA2), b, sizeof b));
+    if (model_hybrid_count(m, MODEL_MIXER_GDN) > 0)
+        printf("  Gated DeltaNet: %d key heads x %d, %d value heads x %d, conv %d, chunk %d; "
+               "mixer %s params, state %s bytes a sequence\n",
+               h->gdn_k_heads, h->gdn_k_dim, h->gdn_v_heads, h->gdn_v_dim, h->gdn_conv,
+               h->gdn_chunk,
+               units_fmt_count(model_hybrid_mixer_params(m, MODEL_MIXER_GDN, 1), a, sizeof a),
+               units_fmt_count(model_hybrid_state_bytes(m, MODEL_MIXER_GDN), b, sizeof b));
+    if (model_hybrid_count(m, MODEL_MIXER_MAMBA1) > 0)
+        printf("  Mamba-1: d_inner %d, state %d, dt rank %d, conv %d; mixer %s params, state %s "
+               "bytes a sequence\n",
+               h->ssm_inner, h->ssm_state, h->ssm_dt_rank, h->ssm_conv,
+               units_fmt_count(model_hybrid_mixer_params(m, MODEL_MIXER_MAMBA1, 1), a, sizeof a),
+               units_fmt_count(model_hybrid_state_bytes(m, MODEL_MIXER_MAMBA1), b, sizeof b));
+    if (h->attn_out_gate)
+        printf("  attention output gate: q_proj twice the query width\n");
+}
 
 static void print_architecture(const model_t *m)
 {
@@ -64,6 +124,7 @@ static void print_architecture(const model_t *m)
     }
     if (m->n_mtp > 0)
         printf("  multi-token prediction: %d module%s\n", m->n_mtp, m->n_mtp == 1 ? "" : "s");
+    print_hybrid(m);
     printf("  source: %s\n", m->source);
 }
 
@@ -262,6 +323,8 @@ static int print_json(const cli_args_t *a, const model_report_t *r, err_t *err)
     }
     if (ok && r->model.n_mtp > 0)
         ok = json_add_number(o, "params_mtp", r->params.mtp);
+    if (ok && model_is_hybrid(&r->model))
+        ok = hybrid_json(o, &r->model);
     if (ok)
         ok = cli_add_notes_json(o, &r->notes);
     if (ok && r->have_gpu)

@@ -4,6 +4,7 @@
  * sizes follow megatron/training/arguments.py validate_args and the
  * tokenizer's vocabulary padding at the commit the table names. */
 #include "inputs/megatron_args.h"
+#include "models/hybrid.h"
 
 
 #include <ctype.h>
@@ -2632,6 +2633,83 @@ static int build_attention_variants(interp_t *in, model_t *m, bool bias)
 
 static bool at_default(const megatron_arg_t *x);
 
+/* Whether the run is a hybrid Mamba model (its layer pattern, its script
+ * pretrain_mamba.py / pretrain_hybrid.py, or --is-hybrid-model) and its
+ * pattern: --hybrid-override-pattern, else --hybrid-layer-pattern (NULL
+ * when none is given). Megatron's automatic allocation from
+ * --hybrid-attention-ratio / --hybrid-mlp-ratio is refused naming the
+ * flag: the pattern must be given. */
+static int hybrid_pattern(interp_t *in, const char **dest, const char **pat, bool *hybrid)
+{
+    megatron_args_t *a = in->a;
+    static const char *const PATTERN[] = {"hybrid_override_pattern", "hybrid_layer_pattern"};
+    for (size_t i = 0; i < 2 && !*pat; i++)
+        if (arg_of(a, PATTERN[i]) && !at_default(arg_of(a, PATTERN[i]))) {
+            *dest = PATTERN[i];
+            *pat = get_str(in, PATTERN[i]);
+        }
+    static const char *const RATIO[] = {"hybrid_attention_ratio", "hybrid_mlp_ratio"};
+    for (size_t i = 0; i < 2; i++) {
+        int rc = refuse_if(in, RATIO[i],
+                           !*pat && arg_of(a, RATIO[i]) && !at_default(arg_of(a, RATIO[i])),
+                           "Megatron's automatic layer allocation is not reproduced; give the "
+                           "layers with --hybrid-override-pattern (M Mamba-2, * attention, - "
+                           "MLP, E MoE)");
+        if (rc)
+            return rc;
+    }
+    *hybrid = *pat || get_switch(in, "is_hybrid_model", false) ||
+              strcmp(a->script, "pretrain_mamba.py") == 0 ||
+              strcmp(a->script, "pretrain_hybrid.py") == 0;
+    return ERR_OK;
+}
+
+/* A hybrid Mamba model's blocks and Mamba-2 sizes (Megatron MambaMixer:
+ * d_inner = 2 x hidden, heads d_inner / --mamba-head-dim unless
+ * --mamba-num-heads, conv width 4, chunk 128). Without a pattern every
+ * layer is Mamba-2 (the allocation with both ratios 0), said. */
+static int build_hybrid(interp_t *in, model_t *m, const char *dest, const char *pat)
+{
+    megatron_args_t *a = in->a;
+    char all[MODEL_MAX_MOE_LAYERS + 1];
+    const char *flag = dest ? spelling_of(arg_of(a, dest)) : "--num-layers";
+    int want = m->n_layers, rc;
+    if (!pat) {
+        if (want > MODEL_MAX_MOE_LAYERS)
+            return err_setf(in->err, ERR_INPUT, a->origin, flag, "more than %d layers",
+                            MODEL_MAX_MOE_LAYERS);
+        memset(all, 'M', (size_t)want);
+        all[want] = '\0';
+        pat = all;
+        notes_add(&a->notes, NOTE_ASSUMED, "--hybrid-override-pattern",
+                  "not given: every layer Mamba-2 (Megatron's allocation with no attention or "
+                  "MLP ratio)");
+    }
+    if ((rc = model_hybrid_set_pattern(m, pat, a->origin, flag, in->err)))
+        return rc;
+    if (m->n_layers != want)
+        return err_setf(in->err, ERR_INPUT, a->origin, flag,
+                        "has %d layers but --num-layers is %d", m->n_layers, want);
+    m->norms_per_layer = 1; /* one pre-norm per layer */
+    model_hybrid_t *h = &m->hybrid;
+    h->ssm_state = 128, h->ssm_head_dim = 64, h->ssm_groups = 8, h->ssm_conv = 4;
+    h->ssm_chunk = 128;
+    bool has_heads = false;
+    if ((rc = get_int(in, "mamba_state_dim", 1, MAX_WIDTH, &h->ssm_state, NULL)) ||
+        (rc = get_int(in, "mamba_head_dim", 1, MAX_WIDTH, &h->ssm_head_dim, NULL)) ||
+        (rc = get_int(in, "mamba_num_groups", 1, MAX_WIDTH, &h->ssm_groups, NULL)) ||
+        (rc = get_int(in, "mamba_num_heads", 1, MAX_WIDTH, &h->ssm_heads, &has_heads)))
+        return rc;
+    if (!has_heads) {
+        if ((2L * m->hidden) % h->ssm_head_dim != 0)
+            return err_setf(in->err, ERR_INPUT, a->origin, "--mamba-head-dim",
+                            "must divide 2 x --hidden-size %d (got %d)", 2 * m->hidden,
+                            h->ssm_head_dim);
+        h->ssm_heads = (int)(2L * m->hidden / h->ssm_head_dim);
+    }
+    return ERR_OK;
+}
+
 static int build_model(interp_t *in, int tp)
 {
     megatron_args_t *a = in->a;
@@ -2647,27 +2725,17 @@ static int build_model(interp_t *in, int tp)
     if ((rc = get_int(in, "hidden_size", 1, MAX_WIDTH, &H, &has_h)) ||
         (rc = get_int(in, "num_attention_heads", 1, MAX_WIDTH, &A, &has_a)))
         return rc;
-    /* Hybrid Mamba models: their layer pattern or their script says so,
-     * whatever else the flags give. */
-    static const char *const HYBRID[] = {"hybrid_layer_pattern", "hybrid_override_pattern",
-                                         "hybrid_attention_ratio", "hybrid_mlp_ratio"};
-    for (size_t i = 0; i < sizeof HYBRID / sizeof HYBRID[0]; i++)
-        if ((rc = refuse_if(in, HYBRID[i],
-                            arg_of(a, HYBRID[i]) && !at_default(arg_of(a, HYBRID[i])),
-                            "a hybrid Mamba model: Mamba layers are not modelled (scaleplan "
-                            "models attention transformers); simulate an attention model of "
-                            "its size with --model")))
-            return rc;
-    if ((rc = refuse_if(in, "is_hybrid_model", get_switch(in, "is_hybrid_model", false),
-                        "a hybrid Mamba model: Mamba layers are not modelled (scaleplan models "
-                        "attention transformers); simulate an attention model of its size with "
-                        "--model")))
+    /* Hybrid Mamba models (models/hybrid.h): the layer pattern gives the
+     * layers when --num-layers does not */
+    const char *pat_dest = NULL, *pat = NULL;
+    bool hybrid = false;
+    if ((rc = hybrid_pattern(in, &pat_dest, &pat, &hybrid)))
         return rc;
-    if (strcmp(a->script, "pretrain_mamba.py") == 0 || strcmp(a->script, "pretrain_hybrid.py") == 0)
-        return err_setf(in->err, ERR_INPUT, a->origin, a->script,
-                        "trains a Mamba or hybrid Mamba model: Mamba layers are not modelled "
-                        "(scaleplan models attention transformers); simulate an attention model "
-                        "of its size with --model");
+    if (pat && !has_l) {
+        for (const char *c = pat; *c; c++)
+            L += *c != '|';
+        has_l = L > 0;
+    }
     if (!has_l && !has_h && !has_a) {
         a->have_model = false;
         return ERR_OK;
@@ -2811,7 +2879,8 @@ static int build_model(interp_t *in, int tp)
                   "for both at %g",
                   hdrop, adrop, m->dropout);
     if ((rc = vocab_size(in, tp, &m->vocab)) || (rc = build_attention_variants(in, m, bias)) ||
-        (rc = build_moe(in, m, bias)))
+        (rc = build_moe(in, m, bias)) ||
+        (hybrid && (rc = build_hybrid(in, m, pat_dest, pat))))
         return rc;
     a->have_model = true;
     return model_validate(m, a->origin, in->err);

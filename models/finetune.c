@@ -133,6 +133,11 @@ int finetune_check(const finetune_t *f, const model_t *m, err_t *err)
                             "a quantized base is frozen: use it with --finetune lora or qlora");
         return ERR_OK;
     }
+    if (m->hybrid.n_layers_hybrid > 0) /* models/hybrid.h */
+        return err_setf(err, ERR_INPUT, NULL, "--finetune",
+                        "%s has hybrid layers (Mamba-2, Gated DeltaNet or MLP-only blocks): "
+                        "adapters on them are not modelled (full fine-tuning is)",
+                        m->name);
     bool gated = m->mlp == MODEL_MLP_SWIGLU;
     for (int i = 0; i < 7; i++) {
         unsigned bit = 1u << i;

@@ -1,4 +1,5 @@
 #include "models/flops.h"
+#include "models/hybrid.h"
 
 #include <string.h>
 
@@ -6,7 +7,8 @@ const char *model_flop_op_name(flop_op_t op)
 {
     static const char *names[FLOP_OP_COUNT] = {
         "qkv", "attn_scores", "attn_values", "attn_out", "mlp_in", "mlp_out",
-        "logits", "router", "expert_in", "expert_out", "mtp"};
+        "logits", "router", "expert_in", "expert_out", "mtp", "mixer_in", "mixer_scan",
+        "mixer_out"};
     return op < FLOP_OP_COUNT ? names[op] : "?";
 }
 
@@ -63,9 +65,41 @@ static void shared_expert_flops(const model_t *m, double *in, double *out)
     *out = 2 * fs * h;
 }
 
+/* Blocks with attention (La), a dense MLP (Ld) and an MoE MLP (Lm). */
+static void block_counts(const model_t *m, double *La, double *Ld, double *Lm)
+{
+    *La = m->n_layers;
+    *Lm = model_is_moe(m) ? m->moe.n_moe_layers : 0;
+    *Ld = m->n_layers - *Lm;
+    if (!model_is_hybrid(m))
+        return;
+    *La = *Ld = *Lm = 0;
+    for (int i = 0; i < m->n_layers; i++) {
+        *La += model_block_mixer(m, i) == MODEL_MIXER_ATTENTION;
+        if (model_block_has_mlp(m, i))
+            *(model_moe_layer(m, i) ? Lm : Ld) += 1;
+    }
+}
+
+/* Hybrid models' Mamba-2 and Gated DeltaNet mixers, all blocks. */
+static void mixer_flops(const model_t *m, int seq_len, double *op)
+{
+    for (int k = MODEL_MIXER_MAMBA2; k <= MODEL_MIXER_LAST_SCAN; k++) {
+        int n = model_hybrid_count(m, (model_mixer_t)k);
+        if (n == 0)
+            continue;
+        double in, scan, out;
+        model_hybrid_mixer_flops(m, (model_mixer_t)k, seq_len, &in, &scan, &out);
+        op[FLOP_MIXER_IN] += n * in;
+        op[FLOP_MIXER_SCAN] += n * scan;
+        op[FLOP_MIXER_OUT] += n * out;
+    }
+}
+
 void model_flops(const model_t *m, int seq_len, model_flops_t *out)
 {
-    double h = m->hidden, f = m->ffn, s = seq_len, L = m->n_layers;
+    double h = m->hidden, f = m->ffn, s = seq_len, L, Ld, Lm;
+    block_counts(m, &L, &Ld, &Lm); /* L: blocks with attention */
     double gate = m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
     memset(out, 0, sizeof *out);
     double *op = out->fwd_per_token;
@@ -83,8 +117,11 @@ void model_flops(const model_t *m, int seq_len, model_flops_t *out)
         op[FLOP_ATTN_SCORES] = L * 2 * s * qw;
         op[FLOP_ATTN_VALUES] = L * 2 * s * qw;
         op[FLOP_ATTN_OUT] = L * 2 * qw * h;
+        if (m->hybrid.attn_out_gate)
+            op[FLOP_QKV] += L * 2 * h * qw; /* the output gate's projection */
     }
-    double Lm = model_is_moe(m) ? m->moe.n_moe_layers : 0, Ld = L - Lm;
+    if (model_is_hybrid(m))
+        mixer_flops(m, seq_len, op);
     op[FLOP_MLP_IN] = Ld * 2 * h * f * gate;
     op[FLOP_MLP_OUT] = Ld * 2 * f * h;
     op[FLOP_LOGITS] = 2 * h * (double)m->vocab;
@@ -144,7 +181,8 @@ double model_recompute_modules_flops_per_token(const model_t *m, int seq_len, un
     model_flops_t f;
     model_flops(m, seq_len, &f);
     const double *op = f.fwd_per_token;
-    double Lm = model_is_moe(m) ? m->moe.n_moe_layers : 0, Ld = m->n_layers - Lm;
+    double La, Ld, Lm;
+    block_counts(m, &La, &Ld, &Lm);
     double shared = 0;
     if (Lm > 0) {
         double in, out;

@@ -12,7 +12,9 @@
  * equation 3. Model FLOPs are 3x the forward (forward + backward at twice
  * the forward); hardware FLOPs add forward work that recompute repeats.
  * Norms, activations, softmax and the optimizer are memory-bound and are
- * not counted, as in Megatron-LM.
+ * not counted, as in Megatron-LM. Hybrid models (models/hybrid.h) count
+ * attention and MLP ops over the blocks that have them, and their Mamba-2
+ * and Gated DeltaNet mixers as mixer_in, mixer_scan and mixer_out.
  */
 #ifndef SCALEPLAN_MODELS_FLOPS_H
 #define SCALEPLAN_MODELS_FLOPS_H
@@ -33,6 +35,9 @@ typedef enum {
     FLOP_EXPERT_IN,   /* first GEMM of the top_k routed experts */
     FLOP_EXPERT_OUT,  /* second GEMM of the routed experts */
     FLOP_MTP,         /* multi-token prediction modules, logits included */
+    FLOP_MIXER_IN,    /* hybrid models' Mamba-2 / Gated DeltaNet input projections */
+    FLOP_MIXER_SCAN,  /* their conv1d and chunked scan or delta rule (models/hybrid.h) */
+    FLOP_MIXER_OUT,   /* their output projections */
     FLOP_OP_COUNT
 } flop_op_t;
 

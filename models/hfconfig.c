@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "models/hybrid_config.h"
 
 #define MAX_LAYERS 100000
 #define MAX_WIDTH 10000000L
@@ -928,25 +929,28 @@ static int refuse_unpriced_layers(const cJSON *c, const char *file, err_t *err)
 {
     static const char *const why = "scaleplan prices attention blocks only (no FLOPs or memory "
                                    "model of these layers yet)";
+    bool hybrid = model_hybrid_config_has(c); /* read by models/hybrid_config.h */
     const char *kind = unpriced_layer_kind(cJSON_GetObjectItemCaseSensitive(c, "layer_types"));
-    if (kind)
+    if (kind && !hybrid)
         return err_setf(err, ERR_INPUT, file, "layer_types",
                         "the layer pattern has '%.40s' layers: not modelled; %s", kind, why);
     static const struct {
         const char *key, *what;
+        bool hybrid_reads; /* part of a pattern models/hybrid_config.h reads */
     } keys[] = {
-        {"hybrid_override_pattern", "Mamba-2 layers ('M')"},
-        {"layers_block_type", "Mamba layers"},
-        {"full_attention_interval", "linear-attention layers between the full-attention ones"},
-        {"linear_attn_config", "linear-attention layers"},
-        {"linear_num_value_heads", "linear-attention (Gated DeltaNet) layers"},
-        {"block_configs", "per-block attention and MLP sizes (Nemotron-NAS blocks)"},
-        {"ssm_state_size", "state-space (Mamba) mixers"},
-        {"mamba_d_state", "state-space (Mamba) mixers"},
+        {"hybrid_override_pattern", "Mamba-2 layers ('M')", true},
+        {"layers_block_type", "Mamba layers", false},
+        {"full_attention_interval", "linear-attention layers between the full-attention ones",
+         true},
+        {"linear_attn_config", "linear-attention layers", false},
+        {"linear_num_value_heads", "linear-attention (Gated DeltaNet) layers", true},
+        {"block_configs", "per-block attention and MLP sizes (Nemotron-NAS blocks)", false},
+        {"ssm_state_size", "state-space (Mamba) mixers", true},
+        {"mamba_d_state", "state-space (Mamba) mixers", true},
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, keys[i].key);
-        if (!v || cJSON_IsNull(v))
+        if (!v || cJSON_IsNull(v) || (hybrid && keys[i].hybrid_reads))
             continue;
         if (strcmp(keys[i].key, "hybrid_override_pattern") == 0 && !cJSON_IsString(v))
             return err_setf(err, ERR_INPUT, file, keys[i].key,
@@ -1480,6 +1484,81 @@ static int read_nemotron(rd_t *r, model_t *m)
     return optd(r, "partial_rotary_factor", 0, 1, &m->rope_fraction);
 }
 
+/* Nemotron-H (transformers NemotronHConfig): blocks of one sub-layer each
+ * (hybrid_override_pattern, read by models/hybrid_config.h), RMSNorm, a
+ * plain MLP of mlp_hidden_act (up and down projections), attention
+ * without position embeddings, routed experts for 'E' layers. */
+static int read_nemotron_h(rd_t *r, model_t *m)
+{
+    llama_block(m);
+    m->mlp = MODEL_MLP_GELU; /* NemotronHMLP: up_proj, down_proj */
+    m->act = MODEL_ACT_RELU2;
+    m->pos = MODEL_POS_NONE;
+    int rc;
+    r->eps_key = "layer_norm_epsilon";
+    if ((rc = read_core(r, m, NULL, 4096)) || (rc = read_tie(r, false, m)) ||
+        (rc = read_attention_bias(r, false, m)) || (rc = optb(r, "mlp_bias", &m->mlp_bias)) ||
+        (rc = read_act(r, "mlp_hidden_act", m)) || (rc = read_moe_by_keys(r, m)))
+        return rc;
+    if (m->act == MODEL_ACT_SILU)
+        m->mlp = MODEL_MLP_SWIGLU;
+    return ERR_OK;
+}
+
+/* Qwen3-Next and Qwen3.5 (Qwen3NextConfig): Qwen3's attention blocks with
+ * an output gate (q_proj twice the query width) and a quarter of each head
+ * rotated, Gated DeltaNet blocks (models/hybrid_config.h), routed experts
+ * with one gated shared expert when num_experts is given. */
+static int read_qwen3_next(rd_t *r, model_t *m)
+{
+    /* Qwen3NextConfig's class defaults (an all-MoE text config such as
+     * Qwen3.5's leaves intermediate_size out) */
+    static const size_defaults_t defs = {2048, 48, 16, 2, 256, 5632, 151936};
+    llama_block(m);
+    int rc = read_core(r, m, &defs, 32768);
+    if (!rc && !(rc = read_tie(r, false, m)) && !(rc = read_attention_bias(r, false, m)))
+        rc = read_act(r, "hidden_act", m);
+    m->qk_norm = MODEL_QK_NORM_HEAD; /* q_norm, k_norm over head_dim */
+    m->rope_fraction = 0.25;
+    m->hybrid.attn_out_gate = true; /* Qwen3NextAttention.q_proj: query and gate */
+    if (rc || (rc = optd(r, "partial_rotary_factor", 0, 1, &m->rope_fraction)) ||
+        !has(r, "num_experts"))
+        return rc;
+    if ((rc = geti(r, "num_experts", 1, 1 << 20, &m->moe.n_experts)) ||
+        (rc = geti(r, "num_experts_per_tok", 1, 1 << 20, &m->moe.top_k)) ||
+        (rc = geti(r, "moe_intermediate_size", 1, MAX_WIDTH, &m->moe.expert_ffn)) ||
+        (rc = qwen_moe_layers(r, m)) ||
+        (rc = geti(r, "shared_expert_intermediate_size", 1, MAX_WIDTH, &m->moe.shared_ffn)))
+        return rc;
+    m->moe.n_shared = 1;
+    m->moe.shared_gate = true; /* Qwen3NextSparseMoeBlock.shared_expert_gate */
+    return ERR_OK;
+}
+
+/* Jamba (transformers JambaConfig): the Llama block without position
+ * embeddings, a Mamba-1 mixer in the blocks that are not attention
+ * (models/hybrid_config.h), routed experts where layer %
+ * expert_layer_period == expert_layer_offset, each of intermediate_size. */
+static int read_jamba(rd_t *r, model_t *m)
+{
+    llama_block(m);
+    m->pos = MODEL_POS_NONE;
+    int rc, period = 2, offset = 1;
+    if ((rc = read_core(r, m, NULL, 262144)) || (rc = read_tie(r, false, m)) ||
+        (rc = read_act(r, "hidden_act", m)) || (rc = moe_layers_limit(r, m)) ||
+        (rc = opti(r, "expert_layer_period", 1, MAX_LAYERS, &period)) ||
+        (rc = opti(r, "expert_layer_offset", 0, period - 1, &offset)) ||
+        (rc = geti(r, "num_experts", 1, 1 << 20, &m->moe.n_experts)) ||
+        (rc = geti(r, "num_experts_per_tok", 1, 1 << 20, &m->moe.top_k)))
+        return rc;
+    m->moe.expert_ffn = m->ffn;
+    for (int i = 0; i < m->n_layers; i++)
+        model_moe_set_layer(m, i, m->moe.n_experts > 1 && i % period == offset);
+    if (m->moe.n_experts == 1)
+        m->moe.n_experts = 0; /* JambaConfig: one expert is a dense MLP */
+    return ERR_OK;
+}
+
 /* --------------------------------------------------------------- table */
 
 typedef int (*read_fn)(rd_t *, model_t *);
@@ -1527,6 +1606,11 @@ static const arch_t ARCHS[] = {
     {"glm_moe_dsa", read_deepseek, NULL, F_MOE | F_MLA | F_INDEXER},
     {"glm4_moe", read_glm4_moe, NULL, F_MOE},
     {"minimax_m2", read_gqa_by_keys, NULL, F_MOE},
+    {"nemotron_h", read_nemotron_h, NULL, F_MOE},
+    {"qwen3_next", read_qwen3_next, NULL, F_MOE},
+    {"qwen3_5_moe_text", read_qwen3_next, NULL, F_MOE},
+    {"qwen3_5_moe", NULL, "qwen3_5_moe_text", F_MOE},
+    {"jamba", read_jamba, NULL, F_MOE},
 };
 
 /* Types refused with the reason. */
@@ -1544,8 +1628,8 @@ static const struct {
     {"pegasus", "encoder-decoder"},  {"marian", "encoder-decoder"},
     {"whisper", "encoder-decoder"},  {"mamba", "state-space"},
     {"mamba2", "state-space"},       {"falcon_mamba", "state-space"},
-    {"rwkv", "state-space"},         {"jamba", "hybrid"},
-    {"zamba", "hybrid"},             {"zamba2", "hybrid"},
+    {"rwkv", "state-space"},         {"zamba", "hybrid"},
+    {"zamba2", "hybrid"},
 };
 
 static const arch_t *find_arch(const char *type)
@@ -1561,7 +1645,7 @@ const char *hfconfig_supported_types(void)
     return "llama, mistral, mixtral, qwen, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
            "gemma3, phi3, nemotron, falcon, gpt2, bloom, gpt_neox, opt, olmo, olmo2, olmoe, starcoder2, "
            "deepseek_v2, deepseek_v3, deepseek_v32, kimi_k2, glm4_moe, glm_moe_dsa, minimax_m2, "
-           "gpt_oss, llama4";
+           "gpt_oss, llama4, nemotron_h, qwen3_next, qwen3_5_moe, jamba";
 }
 
 static int refuse(const char *file, const char *type, const char *why, err_t *err)
@@ -1744,7 +1828,8 @@ int model_from_config_ex(const cJSON *config, const char *file, const char *name
               .rope_key = "rope_theta",
               .notes = notes,
               .err = err};
-    if ((rc = arch->read(&r, m)))
+    if ((rc = arch->read(&r, m)) ||
+        (rc = model_hybrid_config_read(text, &r.ctx, file, m, notes, err)))
         return rc;
     if (text != config) {
         /* The wrapper's own tie_word_embeddings governs the output head. */

@@ -21,13 +21,19 @@
  * multi-token prediction modules; absent keys take scaleplan's defaults,
  * each said. What it cannot read is refused naming the key.
  *
+ * Hybrid layer patterns (Mamba-2, Gated DeltaNet and Jamba's Mamba-1
+ * blocks: nemotron_h, qwen3_next, qwen3_5_moe, jamba, and any config with
+ * their keys) are read by
+ * models/hybrid_config.h after the type's reader.
+ *
  * Refused with a one-line reason: a key given twice in one object (which
  * of the two counts is up to the JSON reader), encoder-only models (BERT and kin),
  * encoder-decoder models (T5, BART, is_encoder_decoder), state-space models
- * (Mamba, also the original mamba_ssm config without model_type), layer
- * patterns with Mamba-2 or linear-attention layers and Nemotron-NAS
- * block_configs (the key named: the simulator prices attention blocks
- * only). model_load_opts_t's assume_architecture reads a config as a known
+ * (Mamba, also the original mamba_ssm config without model_type), Zamba's
+ * shared-attention hybrids (layers_block_type), other linear-attention layers
+ * (Kimi's linear_attn_config, MiniMax's lightning attn_type_list, layer_types
+ * kinds other than linear_attention and mamba) and Nemotron-NAS
+ * block_configs (the key named). model_load_opts_t's assume_architecture reads a config as a known
  * type, and is refused when that type's reader would drop the config's
  * experts, multi-latent attention or indexer.
  *

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/units.h"
+#include "models/hybrid.h"
 
 void memory_opts_default(memory_opts_t *o)
 {
@@ -122,9 +123,26 @@ static void moe_terms(const model_t *m, const layout_t *l, double sb, double e, 
  * TP (norm inputs, linear inputs, dropout masks) + 24sbh inside the TP
  * region (Q, K, V, projection input, MLP intermediates) + 5as^2b for the
  * materialized attention (softmax output, its dropout mask and output). */
-static int layer_terms(const model_t *m, const layout_t *l, bool moe, const memory_opts_t *o,
-                       act_term_t *t)
+/* A hybrid block's Mamba-2 or Gated DeltaNet mixer (models/hybrid.h): the
+ * norm input, the input projection's input (the norm output) and what the
+ * mixer and its kernel save. */
+static void mixer_terms(const model_t *m, model_mixer_t k, double sb, double e, act_term_t *t,
+                        int *n)
 {
+    t[(*n)++] = (act_term_t){sb * m->hidden, e, false, 0, false, 0}; /* norm input */
+    t[(*n)++] = (act_term_t){sb * m->hidden, e, false, 0, true, 1};  /* in_proj input */
+    hybrid_saved_t sv[8];
+    int ns = model_hybrid_mixer_saved(m, k, sb, e, sv, 8);
+    for (int i = 0; i < ns; i++)
+        t[(*n)++] = (act_term_t){sv[i].elements, sv[i].bytes_per_element, sv[i].tp_split, 0,
+                                 sv[i].gathered, 0};
+}
+
+static int layer_terms(const model_t *m, const layout_t *l, bool moe, unsigned block,
+                       const memory_opts_t *o, act_term_t *t)
+{
+    model_mixer_t mixer = (model_mixer_t)(block & MODEL_BLOCK_MIXER_MASK);
+    bool has_mlp = !(block & MODEL_BLOCK_NO_MLP);
     bool kv_rep = o->kv_repeated;
     double e = layout_weight_bytes(l->precision); /* activations dtype */
     double s = (double)l->seq_len / l->cp, b = l->micro_batch;
@@ -141,6 +159,11 @@ static int layer_terms(const model_t *m, const layout_t *l, bool moe, const memo
      * MLA's up-projected queries, keys and values */
     const unsigned CORE = LAYOUT_RC_CORE_ATTN;
     unsigned up = model_is_mla(m) ? LAYOUT_RC_MLA_UP_PROJ : 0;
+    if (mixer != MODEL_MIXER_ATTENTION) {
+        if (mixer != MODEL_MIXER_NONE)
+            mixer_terms(m, mixer, sb, e, t, &n);
+        goto mlp;
+    }
     /* attention sub-block */
     TERM(sb * h, e, false, 0); /* norm 1 input */
     t[n++] = (act_term_t){sb * h, e, false, model_is_mla(m) ? LAYOUT_RC_LAYERNORM : 0, true,
@@ -162,6 +185,11 @@ static int layer_terms(const model_t *m, const layout_t *l, bool moe, const memo
     t[n++] = (act_term_t){sb * qw, e, true, 0, false, 2}; /* output projection input */
     if (drop)
         TERM(sb * h, 1, false, 0); /* dropout mask after projection */
+    if (m->hybrid.attn_out_gate)
+        TERM(sb * qw, e, true, 0); /* the output gate's projection (Qwen3-Next) */
+mlp:
+    if (!has_mlp)
+        return n;
     /* MLP sub-block */
     TERM(sb * h, e, false, 0); /* norm 2 input */
     t[n++] = (act_term_t){sb * h, e, false, moe ? LAYOUT_RC_LAYERNORM : 0, true,
@@ -185,11 +213,11 @@ static int layer_terms(const model_t *m, const layout_t *l, bool moe, const memo
 
 /* Bytes of one block's tensors on one GPU, skipping those the selective
  * recompute modules in `rebuilt` (LAYOUT_RC_*) drop. */
-static double sum_terms(const model_t *m, const layout_t *l, bool moe, const memory_opts_t *o,
-                        unsigned rebuilt)
+static double sum_terms(const model_t *m, const layout_t *l, bool moe, unsigned block,
+                        const memory_opts_t *o, unsigned rebuilt)
 {
     act_term_t t[MAX_TERMS];
-    int n = layer_terms(m, l, moe, o, t);
+    int n = layer_terms(m, l, moe, block, o, t);
     double total = 0;
     for (int i = 0; i < n; i++) {
         if (t[i].rc & rebuilt)
@@ -216,9 +244,10 @@ static double sum_terms(const model_t *m, const layout_t *l, bool moe, const mem
     return total;
 }
 
-/* One block's activations; moe picks the MoE block's MLP tensors; o says
- * what the framework keeps (K and V at the query width, the expert outputs). */
-static double layer_bytes(const model_t *m, const layout_t *l, bool moe, const memory_opts_t *o)
+/* One block's activations; moe picks the MoE block's MLP tensors, block
+ * the hybrid block's kind (model_hybrid_t.block; 0: attention + MLP). */
+static double block_bytes(const model_t *m, const layout_t *l, bool moe, unsigned block,
+                          const memory_opts_t *o)
 {
     switch (l->recompute) {
     case RECOMPUTE_FULL: {
@@ -228,7 +257,7 @@ static double layer_bytes(const model_t *m, const layout_t *l, bool moe, const m
         return l->sequence_parallel ? bytes / l->tp : bytes;
     }
     case RECOMPUTE_SELECTIVE:
-        return sum_terms(m, l, moe, o, layout_rc_modules(l));
+        return sum_terms(m, l, moe, block, o, layout_rc_modules(l));
     case RECOMPUTE_OPS: {
         /* torchtitan's op-level policy keeps the block input, the outputs of
          * the matmuls it does not recompute (wq, wv, w1, w2) and the
@@ -241,8 +270,33 @@ static double layer_bytes(const model_t *m, const layout_t *l, bool moe, const m
         return (l->sequence_parallel ? rep / l->tp : rep) + split / l->tp;
     }
     default:
-        return sum_terms(m, l, moe, o, 0);
+        return sum_terms(m, l, moe, block, o, 0);
     }
+}
+
+/* The mean block of a hybrid model: each kind of block (mixer, MLP,
+ * experts) by its count. */
+static double hybrid_mean_bytes(const model_t *m, const layout_t *l, const memory_opts_t *o)
+{
+    int count[2][MODEL_BLOCK_NO_MLP * 2] = {{0}};
+    for (int i = 0; i < m->n_layers; i++)
+        count[model_moe_layer(m, i)][m->hybrid.block[i] & (MODEL_BLOCK_NO_MLP * 2 - 1)]++;
+    double sum = 0;
+    for (int moe = 0; moe < 2; moe++)
+        for (unsigned b = 0; b < MODEL_BLOCK_NO_MLP * 2; b++)
+            if (count[moe][b] > 0)
+                sum += count[moe][b] * block_bytes(m, l, moe, b, o);
+    return sum / m->n_layers;
+}
+
+/* One block's activations; moe picks the MoE block's MLP tensors; o says
+ * what the framework keeps (K and V at the query width, the expert
+ * outputs). A hybrid model's blocks differ: their mean. */
+static double layer_bytes(const model_t *m, const layout_t *l, bool moe, const memory_opts_t *o)
+{
+    if (model_is_hybrid(m) && l->recompute != RECOMPUTE_FULL)
+        return hybrid_mean_bytes(m, l, o);
+    return block_bytes(m, l, moe, 0, o);
 }
 
 /* The activations of `layers` blocks, moe of them mixture-of-experts
@@ -273,6 +327,14 @@ double model_layer_activation_bytes(const model_t *m, const layout_t *l)
 static double block_params_per_gpu(const model_t *m, const layout_t *l)
 {
     double dense, experts;
+    if (model_is_hybrid(m)) {
+        double most = 0;
+        for (int i = 0; i < m->n_layers; i++) {
+            model_block_params_gpu(m, i, l->tp, l->ep, layout_etp(l), &dense, &experts);
+            most = dense + experts > most ? dense + experts : most;
+        }
+        return most;
+    }
     model_block_params_gpu(m, 0, l->tp, l->ep, layout_etp(l), &dense, &experts);
     double block = dense + experts;
     if (model_is_moe(m)) {
@@ -303,6 +365,26 @@ static int stage_moe_layers(const layout_t *l, const model_t *m, int stage)
     return moe;
 }
 
+/* A hybrid model's blocks on pipeline rank stage, over all its chunks,
+ * each counted as it is (their mixers and MLPs differ). */
+static void stage_hybrid_blocks(const model_t *m, const layout_t *l, int stage, double *dense,
+                                double *experts)
+{
+    *dense = *experts = 0;
+    for (int c = 0; c < l->vpp; c++) {
+        int vs = layout_vstage(l, stage, c), first = 0;
+        for (int v = 0; v < vs; v++)
+            first += layout_chunk_layers(l, m, v);
+        int n = layout_chunk_layers(l, m, vs);
+        for (int i = first; i < first + n && i < m->n_layers; i++) {
+            double d, x;
+            model_block_params_gpu(m, i, l->tp, l->ep, layout_etp(l), &d, &x);
+            *dense += d;
+            *experts += x;
+        }
+    }
+}
+
 void model_gpu_params_split(const model_t *m, const layout_t *l, int stage, double *dense,
                             double *experts)
 {
@@ -311,12 +393,16 @@ void model_gpu_params_split(const model_t *m, const layout_t *l, int stage, doub
     int layers = layout_stage_layers(l, m, stage);
     int moe = stage_moe_layers(l, m, stage);
     double block = 0, block_experts = 0;
+    if (model_is_hybrid(m)) {
+        stage_hybrid_blocks(m, l, stage, dense, experts);
+        layers = moe = 0; /* counted block by block */
+    }
     int plain = -1; /* a block without an MoE MLP, if the model has one */
     for (int i = 0; i < m->n_layers && plain < 0; i++)
         if (!model_moe_layer(m, i))
             plain = i;
-    double p = 0, e = 0;
-    if (plain >= 0) {
+    double p = model_is_hybrid(m) ? *dense : 0, e = model_is_hybrid(m) ? *experts : 0;
+    if (plain >= 0 && layers > 0) {
         model_block_params_gpu(m, plain, l->tp, l->ep, layout_etp(l), &block, &block_experts);
         p = (layers - moe) * block;
     }

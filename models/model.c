@@ -1,4 +1,5 @@
 #include "models/model.h"
+#include "models/hybrid.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -252,7 +253,8 @@ int model_validate(model_t *m, const char *ctx, err_t *err)
                         "index_head_dim and index_topk (got %d, %d, %d)",
                         x->n_heads, x->head_dim, x->topk);
     int rc;
-    if ((rc = validate_moe(m, ctx, err)) || (rc = validate_mla(m, ctx, err)))
+    if ((rc = validate_moe(m, ctx, err)) || (rc = validate_mla(m, ctx, err)) ||
+        (rc = model_hybrid_validate(m, ctx, err)))
         return rc;
     return ERR_OK;
 }
@@ -494,6 +496,8 @@ static double attention_params(const model_t *m)
         p = mla_params(m);
     } else {
         p = h * qw + 2 * h * kvw + qw * h;
+        if (m->hybrid.attn_out_gate)
+            p += h * qw; /* the output gate's half of q_proj (Qwen3-Next) */
         if (m->qkv_bias)
             p += qw + 2 * kvw;
         if (m->out_bias)
@@ -521,6 +525,24 @@ static double shared_params(const model_t *m)
     if (m->moe.shared_ffn <= 0)
         return 0;
     return mlp_params(m, m->moe.shared_ffn, m->mlp_bias) + (m->moe.shared_gate ? m->hidden : 0);
+}
+
+static void block_gpu_fwd(const model_t *m, int layer, double *dense, double *experts);
+
+/* A hybrid model's total and active counts: its blocks one by one (each
+ * block's routed experts, top_k of them active). */
+static void hybrid_totals(const model_t *m, model_params_t *p)
+{
+    double blocks = 0, active = 0;
+    for (int i = 0; i < m->n_layers; i++) {
+        double dense, experts;
+        block_gpu_fwd(m, i, &dense, &experts);
+        blocks += dense + experts;
+        active += dense + (experts > 0 ? experts * m->moe.top_k / m->moe.n_experts : 0);
+    }
+    double edges = p->word_embedding + p->position_embedding + p->final_norm + p->output_head;
+    p->total = edges + blocks;
+    p->active = edges + active;
 }
 
 void model_params(const model_t *m, model_params_t *p)
@@ -552,6 +574,8 @@ void model_params(const model_t *m, model_params_t *p)
     p->total = p->word_embedding + p->position_embedding + p->n_dense_layers * p->per_layer +
                moe + p->final_norm + p->output_head;
     p->active = p->total - moe + moe_active;
+    if (model_is_hybrid(m))
+        hybrid_totals(m, p);
     p->non_embedding = p->total - p->word_embedding - p->position_embedding -
                        p->output_head;
     if (m->n_mtp > 0) {
@@ -591,6 +615,8 @@ static double attention_gpu(const model_t *m, double t)
     } else {
         double qw = model_q_width(m), kvw = model_kv_width(m);
         p = (h * (qw + 2 * kvw) + qw * h) / t;
+        if (m->hybrid.attn_out_gate)
+            p += h * qw / t;
         if (m->qkv_bias)
             p += (qw + 2 * kvw) / t;
         if (m->out_bias)
@@ -610,12 +636,38 @@ static double mlp_gpu(const model_t *m, double f, bool bias, double t)
     return p;
 }
 
+/* A block of a hybrid model: its mixer (attention, Mamba-2, Gated
+ * DeltaNet or none), its MLP (dense, MoE or none) and its norms. */
+static void hybrid_block_gpu(const model_t *m, int layer, double t, double e, double et,
+                             double *dense, double *experts)
+{
+    double h = m->hidden;
+    model_mixer_t k = model_block_mixer(m, layer);
+    double p = model_norms_per_layer(m) * model_norm_params(m, h);
+    p += k == MODEL_MIXER_ATTENTION ? attention_gpu(m, t) : model_hybrid_mixer_params(m, k, t);
+    *experts = 0;
+    if (model_block_has_mlp(m, layer) && model_moe_layer(m, layer)) {
+        p += router_params(m) + (m->moe.shared_ffn > 0
+                                     ? mlp_gpu(m, m->moe.shared_ffn, m->mlp_bias, t) +
+                                           (m->moe.shared_gate ? h : 0)
+                                     : 0);
+        *experts = m->moe.n_experts / e * mlp_gpu(m, m->moe.expert_ffn, m->moe.expert_bias, et);
+    } else if (model_block_has_mlp(m, layer)) {
+        p += mlp_gpu(m, m->ffn, m->mlp_bias, t);
+    }
+    *dense = p;
+}
+
 void model_block_params_gpu(const model_t *m, int layer, int tp, int ep, int etp,
                             double *dense, double *experts)
 {
     double t = tp > 0 ? tp : 1, h = m->hidden, f = m->ffn;
     double norms = model_norms_per_layer(m) * model_norm_params(m, h);
     *experts = 0;
+    if (model_is_hybrid(m)) {
+        hybrid_block_gpu(m, layer, t, ep > 0 ? ep : 1, etp > 0 ? etp : t, dense, experts);
+        return;
+    }
     if (!model_is_moe(m) || !model_moe_layer(m, layer)) {
         if (!model_is_mla(m) && m->qk_norm == MODEL_QK_NORM_NONE && !m->attn_sinks &&
             m->indexer.n_heads == 0) {
@@ -642,6 +694,11 @@ void model_block_params_gpu(const model_t *m, int layer, int tp, int ep, int etp
     *experts = m->moe.n_experts / e * mlp_gpu(m, m->moe.expert_ffn, m->moe.expert_bias, et);
 }
 
+static void block_gpu_fwd(const model_t *m, int layer, double *dense, double *experts)
+{
+    model_block_params_gpu(m, layer, 1, 1, 1, dense, experts);
+}
+
 void model_mtp_params_gpu(const model_t *m, int tp, int ep, int etp, double *dense,
                           double *experts)
 {
@@ -658,6 +715,8 @@ void model_mtp_params_gpu(const model_t *m, int tp, int ep, int etp, double *den
 
 const char *model_trainer_unsupported(const model_t *m)
 {
+    if (model_is_hybrid(m))
+        return "hybrid layers (Mamba-2, Gated DeltaNet or MLP-only blocks)";
     if (model_is_moe(m))
         return "mixture-of-experts layers";
     if (model_is_mla(m))

@@ -14,7 +14,10 @@
  *     shared experts, dense layers before the first MoE layer or
  *     interleaved with them, router and expert biases;
  *   - multi-token prediction modules (DeepSeek-V3), counted apart from the
- *     main model.
+ *     main model;
+ *   - hybrid layer patterns (model_hybrid_t, models/hybrid.h): blocks with a
+ *     Mamba-2 or Gated DeltaNet mixer instead of attention, or with a mixer
+ *     or an MLP only (Nemotron-H, Qwen3-Next).
  * It is loaded from a catalog name ("llama3-70b"), a Hugging Face
  * config.json (models/hfconfig.h reads every architecture it names), or
  * built by a reader of another format (inputs/).
@@ -124,6 +127,50 @@ typedef struct {
     uint64_t layer_mask[MODEL_MAX_MOE_LAYERS / 64];
 } model_moe_t;
 
+/* Hybrid layer patterns (models/hybrid.h): blocks whose token mixer is
+ * not attention, or that have a mixer or an MLP only. block[i] holds block
+ * i's model_mixer_t in its low bits and MODEL_BLOCK_NO_MLP when the block
+ * has no MLP (a Nemotron-H / Megatron 'M' or '*' layer); a block with
+ * MODEL_MIXER_NONE is an MLP (or MoE) layer alone ('-', 'E'). On when
+ * n_layers_hybrid > 0; every other model leaves it zero (attention + MLP
+ * in every block). */
+typedef enum {
+    MODEL_MIXER_ATTENTION = 0, /* the model's attention (as configured) */
+    MODEL_MIXER_MAMBA2 = 1,    /* Mamba-2 (SSD) mixer */
+    MODEL_MIXER_GDN = 2,       /* Gated DeltaNet (linear attention, delta rule) */
+    MODEL_MIXER_MAMBA1 = 3,    /* Mamba-1 selective scan (Jamba) */
+    MODEL_MIXER_NONE = 4,      /* no mixer: an MLP layer */
+    MODEL_MIXER_COUNT
+} model_mixer_t;
+#define MODEL_BLOCK_MIXER_MASK 0x0f
+/* The mixers that are not attention: MODEL_MIXER_MAMBA2 up to this one. */
+#define MODEL_MIXER_LAST_SCAN MODEL_MIXER_MAMBA1
+#define MODEL_BLOCK_NO_MLP 0x10
+
+typedef struct {
+    int n_layers_hybrid; /* = n_layers when on, 0 otherwise */
+    /* Mamba-2 (state-spaces/mamba Mamba2; Megatron MambaMixer) */
+    int ssm_state;     /* d_state N per group (ssm_state_size, --mamba-state-dim) */
+    int ssm_heads;     /* nheads (mamba_num_heads, --mamba-num-heads) */
+    int ssm_head_dim;  /* P per head (mamba_head_dim, --mamba-head-dim) */
+    int ssm_groups;    /* groups sharing B and C (n_groups, --mamba-num-groups) */
+    int ssm_conv;      /* causal conv1d width (conv_kernel) */
+    int ssm_chunk;     /* SSD chunk length, tokens (chunk_size) */
+    /* Gated DeltaNet (Qwen3-Next: fla chunk_gated_delta_rule) */
+    int gdn_k_heads, gdn_v_heads; /* linear_num_key_heads, linear_num_value_heads */
+    int gdn_k_dim, gdn_v_dim;     /* per head: linear_key_head_dim, linear_value_head_dim */
+    int gdn_conv;                 /* linear_conv_kernel_dim */
+    int gdn_chunk;                /* chunkwise form's chunk, tokens */
+    /* Mamba-1 (Jamba's JambaMambaMixer; state and conv above) */
+    int ssm_inner;                /* d_inner (mamba_expand x hidden) */
+    int ssm_dt_rank;              /* dt_rank (mamba_dt_rank) */
+    bool ssm_conv_bias, ssm_proj_bias; /* mamba_conv_bias, mamba_proj_bias */
+    bool ssm_dt_norms;            /* RMSNorms on dt, B and C (Jamba) */
+    bool attn_out_gate;           /* attention blocks gate their output with a
+                                     second query-width projection (Qwen3-Next) */
+    unsigned char block[MODEL_MAX_MOE_LAYERS];
+} model_hybrid_t;
+
 typedef struct {
     char name[MODEL_NAME_MAX]; /* catalog name, or the config file's stem */
     char display[96];          /* human name, e.g. "Llama 3 70B" */
@@ -169,6 +216,7 @@ typedef struct {
                              norm pair, a 2h -> h projection, one block like
                              the last main block and a final norm, sharing
                              the embedding and output head */
+    model_hybrid_t hybrid; /* Mamba-2 / Gated DeltaNet / MLP-only blocks */
 } model_t;
 
 /* Parameter counts (numbers of parameters, not bytes). */

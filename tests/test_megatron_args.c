@@ -285,7 +285,19 @@ static void test_bad_arguments(void)
          {"--multi-latent-attention", "--disable-bias-linear"}},
         {"--num-layers 2 --hidden-size 64 --num-attention-heads 4 --hybrid-layer-pattern M*- "
          "--max-position-embeddings 8 --vocab-size 10",
-         {"--hybrid-layer-pattern", "Mamba"}},
+         {"--hybrid-layer-pattern", "has 3 layers", "--num-layers is 2"}},
+        {"--hidden-size 64 --num-attention-heads 4 --hybrid-override-pattern M*X "
+         "--max-position-embeddings 8 --vocab-size 10",
+         {"--hybrid-override-pattern", "'X'"}},
+        {"--hidden-size 64 --num-attention-heads 4 --hybrid-override-pattern M*E "
+         "--max-position-embeddings 8 --vocab-size 10",
+         {"--hybrid-override-pattern", "no routed experts"}},
+        {"--num-layers 4 --hidden-size 64 --num-attention-heads 4 --hybrid-attention-ratio 0.5 "
+         "--max-position-embeddings 8 --vocab-size 10",
+         {"--hybrid-attention-ratio", "--hybrid-override-pattern"}},
+        {"--hidden-size 64 --num-attention-heads 4 --hybrid-override-pattern M*- "
+         "--mamba-head-dim 48 --max-position-embeddings 8 --vocab-size 10",
+         {"--mamba-head-dim", "must divide"}},
         {"--bf16 --fp16", {"--fp16", "--bf16"}},
         {"torchrun pretrain_gpt.py --seq-length '4096", {"single quote"}},
         {"--bf16 stray", {"stray", "--bf16"}},
