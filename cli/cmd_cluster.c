@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/cluster_planner.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cluster/duration.h"
@@ -46,7 +47,10 @@ static const cli_opt_t own_opts[] = {
      "(default 8, or the pool when smaller)", CLI_N(1, 1024)},
     {"--gpu", NULL, "NAME", "the pool's GPU, for jobs given as model + tokens and --failures",
      CLI_WORD},
-    {"--policy", NULL, "NAME", "fifo|backfill|priority|srtf|las|ftf (default fifo)", CLI_WORD},
+    {"--policy", NULL, "NAME", "fifo|backfill|priority|srtf|las|ftf|planner (default fifo)",
+     CLI_WORD},
+    {"--objective", NULL, "makespan|jct|cost", "--policy planner: what the job sizes minimise "
+     "(default makespan; cost: GPU-hours allocated)", CLI_WORD},
     {"--las-threshold", NULL, "GPU-S", "las: queue-0 limit in GPU-seconds (default 3600, "
      "the Tiresias simulator's)", CLI_X(1, 1e12)},
     {"--lease", NULL, "DURATION", "ftf: run time before a job may be preempted (default 10m, "
@@ -83,13 +87,23 @@ typedef struct {
     int group_gpus[MAX_GROUPS];
     char group_type[MAX_GROUPS][64];
     const char *group_types[MAX_GROUPS];
+    bool planner;       /* --policy planner: sizes chosen, then fifo or backfill */
+    cluster_planner_t plan;
     notes_t notes;
 } opts_t;
 
 static int read_policy(const cli_args_t *a, opts_t *o, err_t *err)
 {
     const char *name = cli_get(a, "--policy") ? cli_get(a, "--policy") : "fifo";
-    if ((o->cfg.policy = cpolicy_find(name)))
+    const char *obj = cli_get(a, "--objective") ? cli_get(a, "--objective") : "makespan";
+    o->planner = strcmp(name, "planner") == 0;
+    if (o->planner && cplan_objective_find(obj) < 0)
+        return err_setf(err, ERR_INPUT, NULL, "--objective", "makespan, jct or cost (got '%s')",
+                        obj);
+    o->plan.objective = (cplan_objective_t)cplan_objective_find(obj);
+    if (!o->planner && cli_has(a, "--objective"))
+        notes_add(&o->notes, NOTE_IGNORED, "--objective", "only --policy planner uses it");
+    if ((o->cfg.policy = cpolicy_find(o->planner ? "fifo" : name)))
         return ERR_OK;
     int n;
     const cpolicy_t *all = cpolicy_all(&n);
@@ -97,8 +111,8 @@ static int read_policy(const cli_args_t *a, opts_t *o, err_t *err)
     for (int i = 0; i < n; i++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
                  all[i].name);
-    return err_setf(err, ERR_INPUT, NULL, "--policy", "unknown policy '%s' (one of %s)", name,
-                    list);
+    return err_setf(err, ERR_INPUT, NULL, "--policy", "unknown policy '%s' (one of %s, planner)",
+                    name, list);
 }
 
 /* --failures and its settings, each default said. */
@@ -381,7 +395,7 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
 {
     cJSON *j = cJSON_CreateObject(), *arr = NULL;
     bool ok = j && json_add_number(j, "jobs", r->n_jobs) &&
-              cJSON_AddStringToObject(j, "policy", o->cfg.policy->name) &&
+              cJSON_AddStringToObject(j, "policy", o->planner ? "planner" : o->cfg.policy->name) &&
               cJSON_AddStringToObject(j, "placement", o->cfg.fastest_group ? "fastest" : "first") &&
               json_add_number(j, "gpus", o->cfg.gpus) &&
               json_add_number(j, "gpus_per_node", o->cfg.gpus_per_node) &&
@@ -424,6 +438,7 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
             if (!ok)
                 cJSON_Delete(e);
         }
+    ok = ok && (!o->planner || cluster_planner_json(&o->plan, l, j));
     ok = ok && cli_add_notes_json(j, &o->notes);
     if (!ok) {
         cJSON_Delete(j);
@@ -462,7 +477,7 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
     char a[32], b[32], c[32];
     int nodes = o->cfg.gpus / o->cfg.gpus_per_node;
     printf("%d jobs on %d GPUs (%d node%s of %d), policy %s\n", r->n_jobs, o->cfg.gpus, nodes,
-           nodes == 1 ? "" : "s", o->cfg.gpus_per_node, o->cfg.policy->name);
+           nodes == 1 ? "" : "s", o->cfg.gpus_per_node, o->planner ? "planner" : o->cfg.policy->name);
     for (int g = 0; o->cfg.n_groups > 1 && g < o->cfg.n_groups; g++)
         printf("  group %d: %d x %s\n", g + 1, o->group_gpus[g], o->group_types[g]);
     if (o->cfg.n_groups > 1)
@@ -491,6 +506,8 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
     if (o->price_given)
         printf("  cost            %s (the pool's GPU-hours over the makespan at $%.2f/GPU-h)\n",
                units_fmt_usd(r->cost_usd, a, sizeof a), o->cfg.price_per_gpu_h);
+    if (o->planner)
+        cluster_planner_print(&o->plan, l, stdout);
     int rc = per_job ? print_jobs(l, r) : ERR_OK;
     cli_print_notes(stdout, &o->notes);
     return rc;
@@ -507,6 +524,8 @@ static int run(const cli_args_t *a, err_t *err)
     int rc = read_opts(a, &o, err);
     if (!rc)
         rc = load_jobs(a, &o, &l, err);
+    if (!rc && o.planner)
+        rc = cluster_planner_run(&o.plan, &l, &o.cfg, o.gpu, a->catalog, &o.notes, err);
     if (!rc)
         rc = creplay_run(&l, &o.cfg, &r, err);
     if (!rc && cli_wants_result(a)) {
@@ -521,6 +540,7 @@ static int run(const cli_args_t *a, err_t *err)
     cjobs_free(&l);
     cfail_destroy(o.fail);
     free(o.group_dur);
+    cluster_planner_free(&o.plan);
     notes_free(&o.notes);
     return rc;
 }

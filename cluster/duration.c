@@ -20,7 +20,7 @@ typedef struct {
 /* Tokens per second of model on gpus x gpu, from the planner's fastest
  * layout. Errors are addressed to the job's line by the caller. */
 static int price(const char *model, const char *gpu, int gpus, catalog_t *cat, double *tps,
-                 err_t *err)
+                 char *layout, int cap, err_t *err)
 {
     scenario_spec_t spec = {0};
     spec.model = model;
@@ -39,6 +39,8 @@ static int price(const char *model, const char *gpu, int gpus, catalog_t *cat, d
         rc = ladder_fastest_layout(&s, 0, ps, err);
     if (!rc)
         *tps = ps->result.tokens_per_s;
+    if (!rc && layout)
+        layout_describe(&ps->layout, layout, cap);
     scenario_free(&s);
     free(ps);
     if (!rc && !(*tps > 0))
@@ -83,7 +85,7 @@ static int run_ms(cache_t *c, const cjobs_t *l, const cjob_t *j, const char *gpu
         c->p = g;
         k = c->n;
         c->p[k] = (priced_t){j->model, gpu, j->gpus, 0};
-        if (price(j->model, gpu, j->gpus, c->cat, &c->p[k].tokens_per_s, err))
+        if (price(j->model, gpu, j->gpus, c->cat, &c->p[k].tokens_per_s, NULL, 0, err))
             return readdress(err, l, j, "model");
         c->n++;
     }
@@ -139,4 +141,10 @@ int cdur_by_group(const cjobs_t *l, const char *const *types, int n_types, catal
         free(d);
     *out = rc ? NULL : d;
     return rc;
+}
+
+int cdur_tokens_per_s(const char *model, const char *gpu, int gpus, catalog_t *cat, double *tps,
+                      char *layout, int cap, err_t *err)
+{
+    return price(model, gpu, gpus, cat, tps, layout, cap, err);
 }

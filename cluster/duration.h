@@ -32,4 +32,12 @@ int cdur_fill(cjobs_t *l, const char *gpu, catalog_t *cat, int *priced, err_t *e
 int cdur_by_group(const cjobs_t *l, const char *const *types, int n_types, catalog_t *cat,
                   int64_t **out, err_t *err);
 
+/* Tokens per second of model on gpus x gpu (a catalog GPU), from the
+ * planner's fastest layout, as cdur_fill prices a job; layout (cap bytes,
+ * may be NULL) gets that layout described. ERR_INPUT (about --model,
+ * --gpus) when the model is unknown or no layout fits; the caller
+ * addresses it to its job. */
+int cdur_tokens_per_s(const char *model, const char *gpu, int gpus, catalog_t *cat, double *tps,
+                      char *layout, int cap, err_t *err);
+
 #endif

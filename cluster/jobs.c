@@ -203,6 +203,23 @@ static int gpus_of(const rd_t *r, const char *field, const char *text, int *out)
     return rc;
 }
 
+/* The optional min_gpus, max_gpus of a row (each defaults to gpus):
+ * min <= gpus <= max. */
+static int gpu_range(const rd_t *r, const fields_t *row, const fields_t *hdr, cjob_t *j)
+{
+    const char *lo = cell(row, hdr, "min_gpus"), *hi = cell(row, hdr, "max_gpus");
+    int rc;
+    j->min_gpus = j->max_gpus = j->gpus;
+    if ((lo && *lo && (rc = gpus_of(r, "min_gpus", lo, &j->min_gpus))) ||
+        (hi && *hi && (rc = gpus_of(r, "max_gpus", hi, &j->max_gpus))))
+        return rc;
+    if (j->min_gpus > j->gpus)
+        return bad(r, "min_gpus", "above gpus (got '%s')", lo);
+    if (j->max_gpus < j->gpus)
+        return bad(r, "max_gpus", "below gpus (got '%s')", hi);
+    return ERR_OK;
+}
+
 /* One row of the jobs format. */
 static int row_jobs(const rd_t *r, const fields_t *row, const fields_t *hdr, cjob_t *j,
                     char **scratch)
@@ -243,7 +260,7 @@ static int row_jobs(const rd_t *r, const fields_t *row, const fields_t *hdr, cjo
         return rc;
     if ((v = cell(row, hdr, "gpu")) && *v)
         j->gpu_type = (char *)v;
-    return ERR_OK;
+    return gpu_range(r, row, hdr, j);
 }
 
 /* One row of the Tiresias simulator's trace: the columns its README lists. */

@@ -10,7 +10,9 @@
  *   jobs      CSV with a header: name,gpus,submit_s and either duration_s or
  *             model,tokens; optional priority (integer class, higher runs
  *             first), preemptible (yes/no/1/0/true/false; default yes), gpu
- *             (the GPU type it must run on, with a pool of several types). An
+ *             (the GPU type it must run on, with a pool of several types),
+ *             min_gpus and max_gpus (the range --policy planner may size it
+ *             in; each defaults to gpus). An
  *             optional first line "# jobs: N" is checked against the rows,
  *             so a file cut at a line boundary is caught.
  *   tiresias  the Tiresias simulator's job CSV (SymbioticLab/Tiresias,
@@ -46,6 +48,8 @@ typedef struct {
     char *model;         /* model+tokens jobs: catalog name or config.json; NULL otherwise */
     char *gpu_type;      /* the GPU type it must run on (a pool group); NULL = any */
     double tokens;       /* tokens to train (0 = not given) */
+    int min_gpus, max_gpus; /* --policy planner: the sizes it may run at
+                               (both 0 = only gpus); min <= gpus <= max */
     int line;            /* line in its file (for messages) */
 } cjob_t;
 
