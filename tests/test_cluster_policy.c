@@ -1,0 +1,230 @@
+/* Tests of the planning side of `scaleplan cluster` (cluster/planner.h):
+ * the sizes a job may take, the planner never later than the best
+ * fixed-size FIFO/backfill plan (100 random portfolios), a resized job
+ * finishing a portfolio sooner (the search switched off, it would not),
+ * the demo portfolio at least 10% sooner (issue 39's acceptance), and bad
+ * input. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster/planner.h"
+#include "cluster/replay.h"
+#include "common/json.h"
+#include "tests/testing.h"
+
+/* A job of l (names borrowed from a static table). */
+static void add_job(cjobs_t *l, const char *name, int gpus, double submit_s, double dur_s,
+                    int lo, int hi)
+{
+    cjob_t j;
+    memset(&j, 0, sizeof j);
+    j.name = (char *)name;
+    j.gpus = gpus;
+    j.submit_ms = (int64_t)(submit_s * 1000);
+    j.duration_ms = (int64_t)(dur_s * 1000);
+    j.min_gpus = lo;
+    j.max_gpus = hi;
+    j.preemptible = true;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(cjobs_add(l, &j, &e), 0);
+}
+
+/* Amdahl-like curve: at g GPUs the run time is work / g stretched by
+ * (1 + loss x log2(g / asked)) above the asked size (a loss of 0 is
+ * perfect scaling), each point rounded to a whole ms. */
+static void amdahl_curve(const cjob_t *j, int pool, double loss, cplan_curve_t *c)
+{
+    int sizes[CPLAN_MAX_SIZES], asked = 0;
+    memset(c, 0, sizeof *c);
+    c->n = cplan_sizes(j, pool, sizes, &asked);
+    c->asked = asked;
+    for (int k = 0; k < c->n; k++) {
+        double r = (double)sizes[k] / j->gpus;
+        double stretch = r > 1 ? 1 + loss * log2(r) : 1;
+        c->gpus[k] = sizes[k];
+        c->duration_ms[k] = k == asked ? j->duration_ms
+                                       : (int64_t)ceil((double)j->duration_ms / r * stretch);
+    }
+}
+
+static void test_planner_sizes(void)
+{
+    cjob_t j;
+    memset(&j, 0, sizeof j);
+    j.gpus = 24;
+    j.min_gpus = 8;
+    j.max_gpus = 100;
+    int s[CPLAN_MAX_SIZES], asked = -1;
+    /* 8, its doublings below 100, the asked 24 and the largest 100 */
+    int n = cplan_sizes(&j, 512, s, &asked);
+    static const int want[] = {8, 16, 24, 32, 64, 100};
+    CU_ASSERT_EQUAL_FATAL(n, 6);
+    for (int i = 0; i < 6; i++)
+        CU_ASSERT_EQUAL(s[i], want[i]);
+    CU_ASSERT_EQUAL(asked, 2);
+    n = cplan_sizes(&j, 32, s, &asked); /* capped at the pool: 8 16 24 32 */
+    CU_ASSERT_EQUAL(n, 4);
+    CU_ASSERT_EQUAL(s[n - 1], 32);
+    j.min_gpus = j.max_gpus = 0; /* no range: only the asked size */
+    CU_ASSERT_EQUAL(cplan_sizes(&j, 512, s, &asked), 1);
+    CU_ASSERT_EQUAL(s[0], 24);
+}
+
+/* Hand-worked: a pool of 64; A asks 32 GPUs for 100 h (may take 64,
+ * perfect scaling), B asks 32 for 10 h at the same time, fixed. Fixed
+ * sizes: both start at 0, makespan 100 h. Plan: A on 64 runs 50 h, B after
+ * it 10 h (or before): makespan 60 h, 40% sooner. With the search off
+ * (no size but the asked one), it stays 100 h. */
+static void test_planner_resizes_dominant_job(void)
+{
+    cjobs_t l = {0};
+    add_job(&l, "A", 32, 0, 100 * 3600.0, 32, 64);
+    add_job(&l, "B", 32, 0, 10 * 3600.0, 0, 0);
+    cplan_curve_t c[2];
+    for (int i = 0; i < 2; i++)
+        amdahl_curve(&l.jobs[i], 64, 0, &c[i]);
+    creplay_config_t cfg;
+    creplay_config_default(&cfg, 64);
+    cplan_result_t r;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(cplan_search(&l, c, &cfg, CPLAN_MAKESPAN, &r, &e), 0);
+    check_rel_at(r.fixed_makespan_s, 100 * 3600.0, 1e-9, "fixed makespan", __FILE__, __LINE__);
+    check_rel_at(r.objective, 60 * 3600.0, 1e-6, "planned makespan", __FILE__, __LINE__);
+    CU_ASSERT_EQUAL(c[0].gpus[r.choice[0]], 64);
+    /* the plan written into the list replays to the figure it promised */
+    cplan_apply(&l, c, &r);
+    cfg.policy = r.policy;
+    creplay_result_t x;
+    CU_ASSERT_EQUAL_FATAL(creplay_run(&l, &cfg, &x, &e), 0);
+    CU_ASSERT_EQUAL(x.makespan_s, r.objective);
+    creplay_result_free(&x);
+    cplan_result_free(&r);
+    cjobs_free(&l);
+}
+
+static uint64_t lcg(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *s >> 33;
+}
+
+/* Fixed-size FIFO and backfill of l, replayed here (not by the planner). */
+static double best_fixed_makespan(const cjobs_t *l, int pool)
+{
+    double best = INFINITY;
+    for (int p = 0; p < 2; p++) {
+        creplay_config_t cfg;
+        creplay_config_default(&cfg, pool);
+        cfg.policy = cpolicy_find(p ? "backfill" : "fifo");
+        creplay_result_t x;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(creplay_run(l, &cfg, &x, &e), 0);
+        best = x.makespan_s < best ? x.makespan_s : best;
+        creplay_result_free(&x);
+    }
+    return best;
+}
+
+/* 100 random portfolios (5-20 jobs of 1-128 GPUs asked, ranges from a
+ * quarter to four times, run times of 10 min to 2 days, scaling losses of
+ * 0-40% per doubling, arrivals within a day) on 128 GPUs: the planner is
+ * never later than the best fixed-size plan, and on some it is sooner. */
+static void test_planner_never_later(void)
+{
+    static const char *names[20] = {"j0", "j1", "j2", "j3", "j4", "j5", "j6", "j7", "j8", "j9",
+                                    "j10", "j11", "j12", "j13", "j14", "j15", "j16", "j17",
+                                    "j18", "j19"};
+    uint64_t seed = 39;
+    int sooner = 0, pool = 128;
+    for (int t = 0; t < 100; t++) {
+        cjobs_t l = {0};
+        int n = 5 + (int)(lcg(&seed) % 16);
+        for (int i = 0; i < n; i++) {
+            int g = 1 << (lcg(&seed) % 8); /* 1..128 */
+            int lo = g / 4 > 0 ? g / 4 : 1, hi = g * 4 < pool ? g * 4 : pool;
+            double dur = 600.0 * pow(288.0, (double)(lcg(&seed) % 1000) / 1000);
+            add_job(&l, names[i], g, (double)(lcg(&seed) % 86400), dur, lo, hi);
+        }
+        cplan_curve_t c[20];
+        for (int i = 0; i < n; i++)
+            amdahl_curve(&l.jobs[i], pool, 0.4 * (double)(lcg(&seed) % 100) / 100, &c[i]);
+        creplay_config_t cfg;
+        creplay_config_default(&cfg, pool);
+        cplan_result_t r;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(cplan_search(&l, c, &cfg, CPLAN_MAKESPAN, &r, &e), 0);
+        double fixed = best_fixed_makespan(&l, pool);
+        if (r.objective > fixed)
+            fprintf(stderr, "\nportfolio %d: planner %.0f s, fixed %.0f s\n", t, r.objective,
+                    fixed);
+        CU_ASSERT_TRUE(r.objective <= fixed);
+        CU_ASSERT_EQUAL(r.fixed_makespan_s, fixed);
+        sooner += r.objective < fixed;
+        cplan_result_free(&r);
+        cjobs_free(&l);
+    }
+    CU_ASSERT_TRUE(sooner >= 50);
+}
+
+/* Issue 39's acceptance on the demo portfolio (ten model + tokens jobs,
+ * each a range of half to double its asked GPUs, priced by the step
+ * simulator on 512 H100s): at least 10% sooner than the best fixed-size
+ * FIFO/backfill plan; the JSON carries the plan. */
+static void test_planner_demo_portfolio(void)
+{
+    char args[600], *out = NULL;
+    snprintf(args, sizeof args, "cluster --trace %s --gpus 512 --gpus-per-node 8 --gpu h100-sxm "
+             "--policy planner --json", fixture("cluster/portfolio_10_models.csv"));
+    CU_ASSERT_EQUAL_FATAL(run_cli(args, &out, NULL), 0);
+    cJSON *j = cJSON_Parse(out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    cJSON *p = cJSON_GetObjectItem(j, "planner");
+    double m = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "makespan_s"));
+    double fixed = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "fixed_makespan_s"));
+    CU_ASSERT_TRUE(m > 0 && fixed > 0 && m <= 0.9 * fixed);
+    CU_ASSERT_STRING_EQUAL(cJSON_GetStringValue(cJSON_GetObjectItem(j, "policy")), "planner");
+    CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(p, "jobs")), 10);
+    cJSON_Delete(j);
+    free(out);
+}
+
+/* Bad input of the planner's columns and flags: exit 2, one line. */
+static void test_planner_bad_input(void)
+{
+    char dir[512];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    static const struct {
+        const char *text, *args, *needle;
+    } cases[] = {
+        {"name,gpus,submit_s,duration_s,min_gpus\na,8,0,10,16\n", "", "min_gpus"},
+        {"name,gpus,submit_s,duration_s,max_gpus\na,8,0,10,4\n", "", "max_gpus"},
+        {"name,gpus,submit_s,duration_s\na,8,0,10\n", "--policy planner --objective speed",
+         "--objective"},
+        {"name,gpus,submit_s,duration_s\na,8,0,10\n", "--policy planner --cluster "
+         "8xh100-sxm,8xa100-80g", "--policy"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[700], args[1600], *err = NULL;
+        snprintf(path, sizeof path, "%s/p%zu.csv", dir, i);
+        FILE *f = fopen(path, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fputs(cases[i].text, f);
+        fclose(f);
+        snprintf(args, sizeof args, "cluster --trace %s --gpus 16 %s", path, cases[i].args);
+        if (strstr(cases[i].args, "--cluster"))
+            snprintf(args, sizeof args, "cluster --trace %s %s", path, cases[i].args);
+        int rc = run_cli(args, NULL, &err);
+        bool ok = rc == 2 && err && count_lines(err) == 1 && strstr(err, cases[i].needle);
+        if (!ok)
+            fprintf(stderr, "\n$ scaleplan %s: exit %d, stderr: %s\n", args, rc, err ? err : "");
+        CU_ASSERT_TRUE(ok);
+        free(err);
+    }
+    remove_tree(dir);
+}
+
+TEST_SUITE(suite_cluster_policy, "cluster_policy", TEST(test_planner_sizes),
+           TEST(test_planner_resizes_dominant_job), TEST(test_planner_never_later),
+           TEST(test_planner_demo_portfolio), TEST(test_planner_bad_input));
