@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/cluster_extras.h"
 #include "cli/cluster_planner.h"
 #include "cli/commands.h"
 #include "cli/output.h"
@@ -19,6 +20,7 @@
 #include "cluster/failrate.h"
 #include "cluster/replay.h"
 #include "cluster/synth.h"
+#include "cluster/trace_out.h"
 #include "common/json.h"
 #include "common/notes.h"
 #include "common/rng.h"
@@ -70,6 +72,9 @@ static const cli_opt_t own_opts[] = {
      CLI_KIND(CLI_DURATION, 0, 1e9)},
     {"--per-job", NULL, NULL, "also list every job (start, end, queue delay, GPU-hours)",
      CLI_WORD},
+    {"--perfetto", NULL, "FILE", "write the timeline as Chrome/Perfetto trace JSON (one track "
+     "per job, GPUs in use as a counter)", CLI_WORD},
+    CLI_REPORT_OPT,
 };
 static const cli_group_t own_group = {"Cluster", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
@@ -89,6 +94,8 @@ typedef struct {
     const char *group_types[MAX_GROUPS];
     bool planner;       /* --policy planner: sizes chosen, then fifo or backfill */
     cluster_planner_t plan;
+    ctimeline_t timeline; /* with --report or --perfetto */
+    cluster_buy_t buy;
     notes_t notes;
 } opts_t;
 
@@ -438,7 +445,10 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
             if (!ok)
                 cJSON_Delete(e);
         }
+    ok = ok && json_add_number(j, "jain_fairness", ctimeline_jain(l, r)) &&
+         cluster_buy_json(&o->buy, j);
     ok = ok && (!o->planner || cluster_planner_json(&o->plan, l, j));
+    ok = ok && (!o->cfg.on_segment || cluster_timeline_json(l, r, &o->timeline, j));
     ok = ok && cli_add_notes_json(j, &o->notes);
     if (!ok) {
         cJSON_Delete(j);
@@ -496,6 +506,8 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
            r->ftf_mean, r->ftf_max);
     printf("  utilization     %.1f%% (%.1f GPU-hours allocated of %.1f)\n", 100 * r->utilization,
            (double)r->gpu_ms / 3.6e6, o->cfg.gpus * r->makespan_s / 3600);
+    printf("  fairness        Jain's index %.3f (1 = every job slowed alike)\n",
+           ctimeline_jain(l, r));
     printf("  preemptions     %ld\n", r->preemptions);
     if (o->fail)
         printf("  failures        %ld (%.1f GPU-hours of progress lost, %.1f restarting)\n",
@@ -506,6 +518,7 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
     if (o->price_given)
         printf("  cost            %s (the pool's GPU-hours over the makespan at $%.2f/GPU-h)\n",
                units_fmt_usd(r->cost_usd, a, sizeof a), o->cfg.price_per_gpu_h);
+    cluster_buy_print(&o->buy, stdout);
     if (o->planner)
         cluster_planner_print(&o->plan, l, stdout);
     int rc = per_job ? print_jobs(l, r) : ERR_OK;
@@ -526,11 +539,20 @@ static int run(const cli_args_t *a, err_t *err)
         rc = load_jobs(a, &o, &l, err);
     if (!rc && o.planner)
         rc = cluster_planner_run(&o.plan, &l, &o.cfg, o.gpu, a->catalog, &o.notes, err);
+    if (cli_get(a, "--report") || cli_get(a, "--perfetto")) {
+        o.cfg.on_segment = ctimeline_record;
+        o.cfg.segment_ctx = &o.timeline;
+    }
     if (!rc)
         rc = creplay_run(&l, &o.cfg, &r, err);
+    if (!rc)
+        cluster_buy(o.gpu ? o.gpu : o.cfg.n_groups == 1 ? o.group_types[0] : NULL,
+                    r.utilization, o.price_given ? o.cfg.price_per_gpu_h : 0, &o.buy);
+    if (!rc && cli_get(a, "--perfetto"))
+        rc = ctrace_write(cli_get(a, "--perfetto"), &l, &r, &o.timeline, err);
     if (!rc && cli_wants_result(a)) {
         cJSON *j = result_json(&o, &l, &r, per_job);
-        rc = j ? cli_emit(a, j, per_job ? "per_job" : NULL, err)
+        rc = j ? cli_output_result(a, "scaleplan cluster", j, per_job ? "per_job" : NULL, err)
                : err_set(err, ERR_RUNTIME, "out of memory building JSON");
         cJSON_Delete(j);
     } else if (!rc && print_text(&o, &l, &r, per_job)) {
@@ -541,6 +563,7 @@ static int run(const cli_args_t *a, err_t *err)
     cfail_destroy(o.fail);
     free(o.group_dur);
     cluster_planner_free(&o.plan);
+    ctimeline_free(&o.timeline);
     notes_free(&o.notes);
     return rc;
 }

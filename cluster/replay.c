@@ -257,6 +257,9 @@ static int stop(rp_t *r, int j, stop_t how, bool given_back)
 {
     js_t *s = &r->st[j];
     book_run(r, j, r->now - s->seg_start_ms, how == STOP_FAIL);
+    if (r->cfg->on_segment && r->cfg->on_segment(r->cfg->segment_ctx, j, s->seg_start_ms, r->now,
+                                                 r->jobs->jobs[j].gpus, s->place.group, (int)how))
+        return err_set(r->err, ERR_RUNTIME, "out of memory recording the timeline");
     if (!given_back)
         cpool_give_back(r->pool, &s->place);
     cpool_place_free(&s->place);

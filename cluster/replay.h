@@ -58,6 +58,13 @@ typedef struct {
     int64_t checkpoint_ms;      /* progress between checkpoints; 0 = none kept */
     int64_t restart_ms;         /* run time a restart costs */
     uint64_t seed;              /* the failure draws' */
+    /* Called for every run of a job as it stops (NULL: none): job index,
+     * the run's start and end, its GPUs, its group and how it stopped (0
+     * finished, 1 preempted, 2 failed). Non-zero stops the replay
+     * (ERR_RUNTIME: out of memory). */
+    int (*on_segment)(void *ctx, int job, int64_t start_ms, int64_t end_ms, int gpus, int group,
+                      int how);
+    void *segment_ctx;
 } creplay_config_t;
 
 /* The default config for a pool: fifo, 8 GPUs a node (or the pool when

@@ -11,6 +11,7 @@
 
 #include "cluster/planner.h"
 #include "cluster/replay.h"
+#include "cluster/timeline.h"
 #include "common/json.h"
 #include "tests/testing.h"
 
@@ -225,6 +226,83 @@ static void test_planner_bad_input(void)
     remove_tree(dir);
 }
 
+/* The timeline: the runs a replay records add up to its GPU time, the
+ * GPUs in use never exceed the pool and end at 0; Jain's index by hand. */
+static void test_timeline_books(void)
+{
+    cjobs_t l = {0};
+    /* pool 8: A 8 GPUs 1 h at 0; B 4 GPUs 2 h at 0 (waits for A, FIFO) */
+    add_job(&l, "A", 8, 0, 3600, 0, 0);
+    add_job(&l, "B", 4, 0, 7200, 0, 0);
+    creplay_config_t cfg;
+    creplay_config_default(&cfg, 8);
+    ctimeline_t t = {0};
+    cfg.on_segment = ctimeline_record;
+    cfg.segment_ctx = &t;
+    creplay_result_t r;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(creplay_run(&l, &cfg, &r, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(t.n, 2);
+    int64_t gpu_ms = 0;
+    for (int i = 0; i < t.n; i++)
+        gpu_ms += (t.seg[i].end_ms - t.seg[i].start_ms) * t.seg[i].gpus;
+    CU_ASSERT_EQUAL(gpu_ms, r.gpu_ms);
+    int64_t *at;
+    int *g, n;
+    CU_ASSERT_EQUAL_FATAL(ctimeline_in_use(&t, &at, &g, &n, &e), 0);
+    /* 8 from 0, 4 from 1 h, 0 from 3 h */
+    CU_ASSERT_EQUAL_FATAL(n, 3);
+    CU_ASSERT_TRUE(at[0] == 0 && g[0] == 8 && at[1] == 3600000 && g[1] == 4 &&
+                   at[2] == 3 * 3600000 && g[2] == 0);
+    /* speeds: A 1 h / 1 h = 1, B 2 h / 3 h = 2/3: (5/3)^2 / (2 (1 + 4/9)) = 25/26 */
+    CHECK_REL(ctimeline_jain(&l, &r), 25.0 / 26.0, 1e-12);
+    free(at);
+    free(g);
+    ctimeline_free(&t);
+    creplay_result_free(&r);
+    cjobs_free(&l);
+}
+
+/* --perfetto: one track per job (thread_name metadata), a span per run,
+ * the GPUs in use as a counter; --report: index.html with the Gantt chart
+ * and the utilization SVG (no external script), result.json with the timeline. */
+static void test_cli_trace_and_report(void)
+{
+    char dir[512], args[1600], path[700];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(args, sizeof args, "cluster --trace %s --trace-format tiresias --gpus 8 --policy las "
+             "--perfetto %s/t.json --report %s/rep", fixture("cluster/tiresias_60_job.csv"), dir,
+             dir);
+    char *out = NULL;
+    CU_ASSERT_EQUAL_FATAL(run_cli(args, &out, NULL), 0);
+    free(out);
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    char *text = slurp(path);
+    cJSON *tr = text ? cJSON_Parse(text) : NULL;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tr);
+    int names = 0, runs = 0, counters = 0;
+    cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(tr, "traceEvents")) {
+        const char *ph = cJSON_GetStringValue(cJSON_GetObjectItem(e, "ph"));
+        names += !strcmp(ph, "M");
+        runs += !strcmp(ph, "X") && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(e, "name")),
+                                           "waiting") != 0;
+        counters += !strcmp(ph, "C");
+    }
+    CU_ASSERT_EQUAL(names, 61); /* 60 jobs and the counter's track */
+    CU_ASSERT_TRUE(runs >= 60); /* las preempts: some jobs run more than once */
+    CU_ASSERT_TRUE(counters > 0);
+    cJSON_Delete(tr);
+    free(text);
+    snprintf(path, sizeof path, "%s/rep/index.html", dir);
+    text = slurp(path);
+    CU_ASSERT_TRUE(text && strstr(text, "Which job runs when") && strstr(text, "<svg") &&
+                   strstr(text, "GPUs in use") && !strstr(text, "<script src"));
+    free(text);
+    remove_tree(dir);
+}
+
 TEST_SUITE(suite_cluster_policy, "cluster_policy", TEST(test_planner_sizes),
            TEST(test_planner_resizes_dominant_job), TEST(test_planner_never_later),
-           TEST(test_planner_demo_portfolio), TEST(test_planner_bad_input));
+           TEST(test_planner_demo_portfolio), TEST(test_planner_bad_input),
+           TEST(test_timeline_books), TEST(test_cli_trace_and_report));
