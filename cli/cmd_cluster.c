@@ -31,6 +31,8 @@
 #define DEFAULT_LOAD 0.9 /* --synthesize: offered load (ASSUMED: a busy, not saturated pool) */
 #define DEFAULT_CHECKPOINT_S 3600.0 /* --failures: ASSUMED hourly checkpoints (said) */
 #define DEFAULT_RESTART_S 600.0     /* --failures: ASSUMED 10 min to restart a gang (said) */
+#define DEFAULT_SPOT_RECLAIMS_PER_H (1.0 / 24) /* --spot: ASSUMED one reclaim a day (said) */
+#define DEFAULT_SPOT_OUTAGE_S 3600.0 /* --spot: ASSUMED the share is back after 1 h (said) */
 
 static const cli_opt_t own_opts[] = {
     {"--trace", NULL, "FILE", "the job list to replay (see --trace-format)", CLI_WORD},
@@ -74,6 +76,14 @@ static const cli_opt_t own_opts[] = {
      CLI_WORD},
     {"--perfetto", NULL, "FILE", "write the timeline as Chrome/Perfetto trace JSON (one track "
      "per job, GPUs in use as a counter)", CLI_WORD},
+    {"--spot", NULL, "SHARE", "that share of the pool (whole nodes) is spot capacity, reclaimed "
+     "at Poisson times: the jobs on it go back to their last checkpoint", CLI_X(0, 0.99)},
+    {"--spot-reclaims-per-hour", NULL, "R", "--spot: reclaims of the spot share per hour "
+     "(default 1/24, assumed)", CLI_X(1e-9, 1e6)},
+    {"--spot-outage", NULL, "DURATION", "--spot: how long a reclaimed share stays away "
+     "(default 1h, assumed)", CLI_KIND(CLI_DURATION, 1, 1e9)},
+    {"--spot-price", NULL, "$/GPU-h", "--spot: the spot GPUs' price (default --price)",
+     CLI_KIND(CLI_PRICE, 0, 1e4)},
     CLI_REPORT_OPT,
 };
 static const cli_group_t own_group = {"Cluster", own_opts, sizeof own_opts / sizeof own_opts[0]};
@@ -87,6 +97,7 @@ typedef struct {
     int synth_n, seed;
     double load;
     bool price_given;
+    double spot_price;  /* --spot-price, 0 = --price */
     cfail_t *fail; /* with --failures */
     int64_t *group_dur; /* [jobs x groups] run times per GPU type (several types) */
     int group_gpus[MAX_GROUPS];
@@ -250,6 +261,39 @@ static int read_policy_settings(const cli_args_t *a, opts_t *o, err_t *err)
     return ERR_OK;
 }
 
+/* --spot and its settings; the checkpoint interval it needs (said when
+ * --failures has not set it). */
+static int read_spot(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    double share = 0, per_h = DEFAULT_SPOT_RECLAIMS_PER_H, out_s = DEFAULT_SPOT_OUTAGE_S;
+    int rc;
+    if ((rc = cli_get_double(a, "--spot", &share, err)) ||
+        (rc = cli_get_double(a, "--spot-reclaims-per-hour", &per_h, err)) ||
+        (rc = cli_get_double(a, "--spot-outage", &out_s, err)) ||
+        (rc = cli_get_double(a, "--spot-price", &o->spot_price, err)))
+        return rc;
+    int gpn = o->cfg.gpus_per_node;
+    o->cfg.spot_gpus = (int)(share * o->cfg.gpus) / gpn * gpn;
+    if (!(share > 0))
+        return ERR_OK;
+    if (o->cfg.spot_gpus == 0)
+        return err_setf(err, ERR_INPUT, NULL, "--spot", "%g of %d GPUs is less than one node of "
+                        "%d", share, o->cfg.gpus, gpn);
+    o->cfg.spot_reclaims_per_hour = per_h;
+    o->cfg.spot_outage_ms = (int64_t)llround(out_s * 1000);
+    o->cfg.seed = (uint64_t)o->seed;
+    if (!cli_has(a, "--spot-reclaims-per-hour") || !cli_has(a, "--spot-outage"))
+        notes_add(&o->notes, NOTE_ASSUMED, "--spot", "the spot share is reclaimed %.3g times an "
+                  "hour and back after %.0f s, all of it at once (give yours: "
+                  "--spot-reclaims-per-hour, --spot-outage); seed %d", per_h, out_s, o->seed);
+    if (!o->fail && !o->cfg.checkpoint_ms) {
+        o->cfg.checkpoint_ms = (int64_t)(DEFAULT_CHECKPOINT_S * 1000);
+        notes_add(&o->notes, NOTE_ASSUMED, "--spot", "1 h of progress between checkpoints for "
+                  "jobs without checkpoint_s (a common hourly interval)");
+    }
+    return ERR_OK;
+}
+
 static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
 {
     int rc;
@@ -284,7 +328,8 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
         if (cli_has(a, i ? "--load" : "--seed") && (i || !cli_has(a, "--failures")))
             notes_add(&o->notes, NOTE_IGNORED, i ? "--load" : "--seed",
                       "a trace replay without --failures has nothing random to seed or scale");
-    return read_failures(a, o, err);
+    int rc2 = read_failures(a, o, err);
+    return rc2 ? rc2 : read_spot(a, o, err);
 }
 
 /* Each job's gpu as the catalog spells it (h100 -> h100-sxm), so that it
@@ -381,6 +426,8 @@ static cJSON *job_json(const cjob_t *j, const creplay_job_t *r, double price)
               json_add_number(e, "gpu_hours", (double)r->gpu_ms / 3.6e6) &&
               json_add_number(e, "preemptions", r->preemptions) &&
               json_add_number(e, "failures", r->failures) &&
+              json_add_number(e, "reclaims", r->reclaims) &&
+              json_add_number(e, "interruptions", r->preemptions + r->failures + r->reclaims) &&
               json_add_number(e, "priority", j->priority);
     if (ok && price > 0)
         ok = json_add_number(e, "cost_usd", (double)r->gpu_ms / 3.6e6 * price);
@@ -445,6 +492,10 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
             if (!ok)
                 cJSON_Delete(e);
         }
+    if (ok && o->cfg.spot_gpus > 0)
+        ok = json_add_number(j, "spot_gpus", o->cfg.spot_gpus) &&
+             json_add_number(j, "spot_reclaimed_jobs", (double)r->reclaims) &&
+             json_add_number(j, "spot_lost_gpu_hours", (double)r->reclaim_lost_gpu_ms / 3.6e6);
     ok = ok && json_add_number(j, "jain_fairness", ctimeline_jain(l, r)) &&
          cluster_buy_json(&o->buy, j);
     ok = ok && (!o->planner || cluster_planner_json(&o->plan, l, j));
@@ -512,6 +563,9 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
     if (o->fail)
         printf("  failures        %ld (%.1f GPU-hours of progress lost, %.1f restarting)\n",
                r->failures, (double)r->lost_gpu_ms / 3.6e6, (double)r->restart_gpu_ms / 3.6e6);
+    if (o->cfg.spot_gpus > 0)
+        printf("  spot            %d GPUs: %ld job stops at reclaims, %.1f GPU-hours of progress "
+               "lost\n", o->cfg.spot_gpus, r->reclaims, (double)r->reclaim_lost_gpu_ms / 3.6e6);
     if (r->tokens > 0)
         printf("  goodput         %s tokens per GPU-hour\n",
                units_fmt_count(r->goodput_tokens_per_gpu_hour, a, sizeof a));
@@ -545,6 +599,11 @@ static int run(const cli_args_t *a, err_t *err)
     }
     if (!rc)
         rc = creplay_run(&l, &o.cfg, &r, err);
+    if (!rc && o.cfg.spot_gpus > 0 && cli_has(a, "--spot-price")) { /* spot GPUs at theirs */
+        r.cost_usd += o.cfg.spot_gpus * r.makespan_s / 3600 * (o.spot_price - o.cfg.price_per_gpu_h);
+        notes_add(&o.notes, NOTE_ASSUMED, "--spot-price", "cost: %d spot GPUs at $%.2f/GPU-h, "
+                  "the others at --price", o.cfg.spot_gpus, o.spot_price);
+    }
     if (!rc)
         cluster_buy(o.gpu ? o.gpu : o.cfg.n_groups == 1 ? o.group_types[0] : NULL,
                     r.utilization, o.price_given ? o.cfg.price_per_gpu_h : 0, &o.buy);

@@ -260,6 +260,9 @@ static int row_jobs(const rd_t *r, const fields_t *row, const fields_t *hdr, cjo
         return rc;
     if ((v = cell(row, hdr, "gpu")) && *v)
         j->gpu_type = (char *)v;
+    if ((v = cell(row, hdr, "checkpoint_s")) && *v &&
+        (rc = to_ms(r, "checkpoint_s", v, true, &j->checkpoint_ms)))
+        return rc;
     return gpu_range(r, row, hdr, j);
 }
 

@@ -12,7 +12,8 @@
  *             first), preemptible (yes/no/1/0/true/false; default yes), gpu
  *             (the GPU type it must run on, with a pool of several types),
  *             min_gpus and max_gpus (the range --policy planner may size it
- *             in; each defaults to gpus). An
+ *             in; each defaults to gpus), checkpoint_s (its checkpoint
+ *             interval after failures and spot reclaims). An
  *             optional first line "# jobs: N" is checked against the rows,
  *             so a file cut at a line boundary is caught.
  *   tiresias  the Tiresias simulator's job CSV (SymbioticLab/Tiresias,
@@ -48,6 +49,7 @@ typedef struct {
     char *model;         /* model+tokens jobs: catalog name or config.json; NULL otherwise */
     char *gpu_type;      /* the GPU type it must run on (a pool group); NULL = any */
     double tokens;       /* tokens to train (0 = not given) */
+    int64_t checkpoint_ms; /* progress between its checkpoints (0 = the replay's) */
     int min_gpus, max_gpus; /* --policy planner: the sizes it may run at
                                (both 0 = only gpus); min <= gpus <= max */
     int line;            /* line in its file (for messages) */

@@ -10,8 +10,9 @@
 #include "cluster/pool.h"
 #include "common/rng.h"
 
-enum { EV_FINISH = 0, EV_FAIL = 1, EV_REVISIT = 2 }; /* at one time, ends first */
-typedef enum { STOP_FINISH, STOP_PREEMPT, STOP_FAIL } stop_t;
+/* at one time, ends first; spot events (job -1) after the jobs' */
+enum { EV_FINISH = 0, EV_FAIL = 1, EV_REVISIT = 2, EV_SPOT_RETURN = 3, EV_SPOT_RECLAIM = 4 };
+typedef enum { STOP_FINISH, STOP_PREEMPT, STOP_FAIL, STOP_RECLAIM } stop_t;
 enum { ST_FUTURE = 0, ST_PENDING, ST_RUNNING, ST_DONE };
 
 /* A running job ranked for preemption. */
@@ -62,6 +63,11 @@ typedef struct {
     cheap_item_t *blocked;  /* [n] jobs passed over in one pass */
     int64_t now;
     int in_use;
+    int n_done;             /* jobs finished: the replay ends at n */
+    cpool_place_t spot_hold;/* the spot share while it is reclaimed */
+    bool spot_out;
+    int64_t spot_back_ms;   /* when it returns */
+    uint32_t spot_draws;
     creplay_result_t *out;
     err_t *err;
 } rp_t;
@@ -228,7 +234,7 @@ static int start(rp_t *r, int j, const cpool_place_t *pl)
 /* Book ran ms of j's run: restart time first, then progress; on a
  * failure, back to the last checkpoint (every checkpoint_ms of progress)
  * and the restart time to run again. */
-static void book_run(rp_t *r, int j, int64_t ran, bool failed)
+static void book_run(rp_t *r, int j, int64_t ran, stop_t how)
 {
     js_t *s = &r->st[j];
     const cjob_t *jb = &r->jobs->jobs[j];
@@ -239,13 +245,21 @@ static void book_run(rp_t *r, int j, int64_t ran, bool failed)
     r->out->jobs[j].gpu_ms += ran * jb->gpus;
     r->out->gpu_ms += ran * jb->gpus;
     r->out->restart_gpu_ms += over * jb->gpus;
-    if (failed) {
-        int64_t c = r->cfg->checkpoint_ms, kept = c > 0 ? s->progress_ms / c * c : 0;
+    if (how == STOP_FAIL || how == STOP_RECLAIM) {
+        int64_t c = jb->checkpoint_ms > 0 ? jb->checkpoint_ms : r->cfg->checkpoint_ms;
+        int64_t kept = c > 0 ? s->progress_ms / c * c : 0;
         r->out->lost_gpu_ms += (s->progress_ms - kept) * jb->gpus;
+        if (how == STOP_RECLAIM)
+            r->out->reclaim_lost_gpu_ms += (s->progress_ms - kept) * jb->gpus;
         s->progress_ms = kept;
         s->overhead_ms = r->cfg->restart_ms;
-        r->out->jobs[j].failures++;
-        r->out->failures++;
+        if (how == STOP_FAIL) {
+            r->out->jobs[j].failures++;
+            r->out->failures++;
+        } else {
+            r->out->jobs[j].reclaims++;
+            r->out->reclaims++;
+        }
     }
     s->remaining_ms = s->overhead_ms + dur_on(r, j, s->on_group) - s->progress_ms;
 }
@@ -256,7 +270,7 @@ static void book_run(rp_t *r, int j, int64_t ran, bool failed)
 static int stop(rp_t *r, int j, stop_t how, bool given_back)
 {
     js_t *s = &r->st[j];
-    book_run(r, j, r->now - s->seg_start_ms, how == STOP_FAIL);
+    book_run(r, j, r->now - s->seg_start_ms, how);
     if (r->cfg->on_segment && r->cfg->on_segment(r->cfg->segment_ctx, j, s->seg_start_ms, r->now,
                                                  r->jobs->jobs[j].gpus, s->place.group, (int)how))
         return err_set(r->err, ERR_RUNTIME, "out of memory recording the timeline");
@@ -270,6 +284,7 @@ static int stop(rp_t *r, int j, stop_t how, bool given_back)
     s->ver++;
     if (how == STOP_FINISH) {
         s->state = ST_DONE;
+        r->n_done++;
         r->out->jobs[j].end_ms = r->now;
         return ERR_OK;
     }
@@ -439,13 +454,15 @@ static int backfill(rp_t *r, int h)
                                     r->st[v].rank, 0, v, 0, 0};
     }
     ends->n = r->n_running;
+    if (r->spot_out) /* the reclaimed spot share, back at its time */
+        ends->a[ends->n++] = (cheap_item_t){(double)r->spot_back_ms, 0, INT_MAX, 0, -1, 0, 0};
     cheap_heapify(ends);
     int gpus = r->jobs->jobs[h].gpus;
     int64_t shadow_ms = r->now;
     cheap_item_t e;
     while (!cpool_fits_in(r->shadow, gpus, r->group[h]) && cheap_pop(ends, &e)) {
         shadow_ms = (int64_t)e.k1;
-        cpool_give_back(r->shadow, &r->st[e.job].place);
+        cpool_give_back(r->shadow, e.job >= 0 ? &r->st[e.job].place : &r->spot_hold);
     }
     if (r->out->jobs[h].reserve_ms < 0)
         r->out->jobs[h].reserve_ms = shadow_ms;
@@ -487,6 +504,55 @@ static int pass_fifo(rp_t *r)
     return rc;
 }
 
+/* ---------------------------------------------------------------- spot
+ * The spot share (cfg->spot_gpus) is reclaimed at Poisson times
+ * (spot_reclaims_per_hour, draws of (seed, a stream of their own)) and
+ * comes back spot_outage_ms later. At a reclaim the running jobs on it
+ * stop and go back to their last checkpoint, as at a failure: the
+ * preemptible ones first (a scheduler puts them on spot nodes), the
+ * latest started first, as few as free the share; the share is then held
+ * until it returns. */
+static int spot_next(rp_t *r)
+{
+    double rate = r->cfg->spot_reclaims_per_hour / 3.6e6; /* per ms */
+    if (r->cfg->spot_gpus <= 0 || !(rate > 0))
+        return ERR_OK;
+    uint64_t x = rng_mix(r->cfg->seed ^ 0x5907, ((uint64_t)1 << 62) | r->spot_draws++);
+    double u = ((double)(x >> 11) + 0.5) * 0x1.0p-53;
+    double ms = ceil(-log(u) / rate);
+    int64_t at = r->now + (ms < (double)CJOBS_MAX_MS ? (int64_t)ms : CJOBS_MAX_MS);
+    cheap_item_t it = {(double)at, EV_SPOT_RECLAIM, 0, 0, -1, EV_SPOT_RECLAIM, 0};
+    return cheap_push(&r->events, it, r->err);
+}
+
+static int spot_reclaim(rp_t *r)
+{
+    int n = 0, freed = 0, rc = ERR_OK, share = r->cfg->spot_gpus;
+    for (int i = 0; i < r->n_running; i++) {
+        int v = r->running[i];
+        r->ranked[n++] = (ranked_t){r->jobs->jobs[v].preemptible ? 1 : 0,
+                                    (double)r->st[v].seg_start_ms, r->st[v].rank, v};
+    }
+    qsort(r->ranked, (size_t)n, sizeof *r->ranked, cmp_worst_first);
+    while (freed < n && !cpool_fits(r->pool, share))
+        cpool_give_back(r->pool, &r->st[r->ranked[freed++].j].place);
+    for (int i = 0; !rc && i < freed; i++)
+        rc = stop(r, r->ranked[i].j, STOP_RECLAIM, true);
+    if (!rc)
+        rc = cpool_place(r->pool, share, &r->spot_hold, r->err);
+    r->spot_out = !rc;
+    r->spot_back_ms = r->now + r->cfg->spot_outage_ms;
+    cheap_item_t it = {(double)r->spot_back_ms, EV_SPOT_RETURN, 0, 0, -1, EV_SPOT_RETURN, 0};
+    return rc ? rc : cheap_push(&r->events, it, r->err);
+}
+
+static int spot_return(rp_t *r)
+{
+    cpool_release(r->pool, &r->spot_hold);
+    r->spot_out = false;
+    return spot_next(r);
+}
+
 /* Handle every event and arrival at r->now, then run one policy pass. */
 static int step(rp_t *r)
 {
@@ -494,6 +560,10 @@ static int step(rp_t *r)
     int rc = ERR_OK;
     while (!rc && cheap_peek(&r->events, &ev) && (int64_t)ev.k1 == r->now) {
         cheap_pop(&r->events, &ev);
+        if (ev.job < 0) { /* the spot share goes or comes back */
+            rc = ev.kind == EV_SPOT_RECLAIM ? spot_reclaim(r) : spot_return(r);
+            continue;
+        }
         js_t *s = &r->st[ev.job];
         if (s->state != ST_RUNNING || s->ver != ev.ver)
             continue; /* it stopped since */
@@ -555,6 +625,11 @@ static int check_jobs(const cjobs_t *l, const creplay_config_t *cfg, err_t *err)
             return err_set(err, ERR_INPUT, "%s: %s: job '%s' has no duration (or no GPUs)",
                            l->path ? l->path : "jobs", where, j->name);
     }
+    if (cfg->spot_gpus > 0 && (cfg->n_groups > 1 || cfg->spot_gpus >= cfg->gpus ||
+                               cfg->spot_gpus % cfg->gpus_per_node))
+        return err_setf(err, ERR_INPUT, NULL, "--spot", "%d spot GPUs: must be whole nodes of "
+                        "%d, below the pool's %d, on a pool of one GPU type", cfg->spot_gpus,
+                        cfg->gpus_per_node, cfg->gpus);
     return ERR_OK;
 }
 
@@ -669,8 +744,8 @@ static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, crep
     r->ranked = malloc((size_t)n * sizeof *r->ranked);
     r->blocked = malloc((size_t)n * sizeof *r->blocked);
     cheap_init(&r->ends);
-    r->ends.a = malloc((size_t)n * sizeof *r->ends.a);
-    r->ends.cap = n;
+    r->ends.a = malloc((size_t)(n + 1) * sizeof *r->ends.a); /* + the spot share */
+    r->ends.cap = n + 1;
     out->jobs = calloc((size_t)n, sizeof *out->jobs);
     int *tmp = malloc((size_t)n * sizeof *tmp);
     if (!r->st || !r->order || !r->running || !r->ranked || !r->blocked || !r->ends.a ||
@@ -689,13 +764,17 @@ static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, crep
     for (int i = 0; i < n; i++)
         r->st[r->order[i]].rank = i;
     out->n_jobs = n;
-    return size_queues(r, err);
+    if ((rc = size_queues(r, err)))
+        return rc;
+    r->now = jobs->jobs[r->order[0]].submit_ms;
+    return spot_next(r);
 }
 
 static void teardown(rp_t *r)
 {
     for (int i = 0; r->st && i < r->jobs->n; i++)
         cpool_place_free(&r->st[i].place);
+    cpool_place_free(&r->spot_hold);
     cpool_destroy(r->pool);
     cpool_destroy(r->shadow);
     cheap_free(&r->events);
@@ -791,8 +870,8 @@ int creplay_run(const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result
             cheap_item_t ev;
             bool have_ev = cheap_peek(&r.events, &ev);
             bool have_arr = r.next_arrival < jobs->n;
-            if (!have_ev && !have_arr)
-                break;
+            if ((!have_ev && !have_arr) || r.n_done == jobs->n)
+                break; /* (spot events go on after the last job: not replayed) */
             int64_t ta = have_arr ? jobs->jobs[r.order[r.next_arrival]].submit_ms : INT64_MAX;
             r.now = have_ev && (int64_t)ev.k1 < ta ? (int64_t)ev.k1 : ta;
             if ((rc = step(&r)))

@@ -57,7 +57,15 @@ typedef struct {
     void *fail_ctx;
     int64_t checkpoint_ms;      /* progress between checkpoints; 0 = none kept */
     int64_t restart_ms;         /* run time a restart costs */
-    uint64_t seed;              /* the failure draws' */
+    uint64_t seed;              /* the failure and spot draws' */
+    /* Spot: spot_gpus of the pool (whole nodes, below the pool; one GPU
+     * type) are reclaimed at Poisson times, spot_reclaims_per_hour, and
+     * come back spot_outage_ms later; the jobs on them go back to their
+     * last checkpoint (a job's checkpoint_ms, else checkpoint_ms) and pay
+     * restart_ms, as after a failure. 0 = no spot. */
+    int spot_gpus;
+    double spot_reclaims_per_hour;
+    int64_t spot_outage_ms;
     /* Called for every run of a job as it stops (NULL: none): job index,
      * the run's start and end, its GPUs, its group and how it stopped (0
      * finished, 1 preempted, 2 failed). Non-zero stops the replay
@@ -79,6 +87,7 @@ typedef struct {
                             promised when first blocked; -1 = never blocked */
     int preemptions;
     int failures;
+    int reclaims;        /* stopped by a spot reclaim */
 } creplay_job_t;
 
 typedef struct {
@@ -90,6 +99,8 @@ typedef struct {
     int64_t lost_gpu_ms;       /* progress lost to failures (redone) */
     int64_t restart_gpu_ms;    /* spent restarting after failures */
     long failures;
+    long reclaims;             /* jobs stopped by spot reclaims */
+    int64_t reclaim_lost_gpu_ms; /* of lost_gpu_ms, to spot reclaims */
     double utilization;        /* gpu_ms / (pool GPUs x makespan) */
     double queue_delay_mean_s, queue_delay_p50_s, queue_delay_p99_s; /* first start - submit */
     double jct_mean_s, jct_p50_s, jct_p99_s;                        /* end - submit */

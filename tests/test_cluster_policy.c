@@ -11,6 +11,7 @@
 
 #include "cluster/planner.h"
 #include "cluster/replay.h"
+#include "cluster/synth.h"
 #include "cluster/timeline.h"
 #include "common/json.h"
 #include "tests/testing.h"
@@ -302,7 +303,91 @@ static void test_cli_trace_and_report(void)
     remove_tree(dir);
 }
 
+/* Spot: 300 synthesized jobs on 64 GPUs, 16 of them spot, reclaimed
+ * twice an hour for 30 min, checkpoints every 10 min, under every
+ * policy: the GPU time allocated is the jobs' work plus the progress lost
+ * exactly; jobs are stopped by reclaims and the per-job counts add up;
+ * same seed, same replay; without spot, no reclaims and no loss. */
+static void test_spot_books(void)
+{
+    csynth_spec_t sp = {300, 64, 0.9, 11};
+    cjobs_t l;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(csynth_make(&sp, &l, &e), 0);
+    int64_t work = 0;
+    for (int i = 0; i < l.n; i++)
+        work += l.jobs[i].duration_ms * l.jobs[i].gpus;
+    int n_pol;
+    const cpolicy_t *all = cpolicy_all(&n_pol);
+    for (int p = 0; p < n_pol; p++) {
+        creplay_config_t cfg;
+        creplay_config_default(&cfg, 64);
+        cfg.policy = &all[p];
+        cfg.spot_gpus = 16;
+        cfg.spot_reclaims_per_hour = 2;
+        cfg.spot_outage_ms = 1800000;
+        cfg.checkpoint_ms = 600000;
+        cfg.seed = 5;
+        creplay_result_t r, again;
+        CU_ASSERT_EQUAL_FATAL(creplay_run(&l, &cfg, &r, &e), 0);
+        long per_job = 0;
+        for (int i = 0; i < l.n; i++)
+            per_job += r.jobs[i].reclaims;
+        if (r.gpu_ms != work + r.lost_gpu_ms || r.reclaims == 0)
+            fprintf(stderr, "\nspot under %s: %lld allocated, %lld work + %lld lost, %ld "
+                    "reclaims\n", all[p].name, (long long)r.gpu_ms, (long long)work,
+                    (long long)r.lost_gpu_ms, r.reclaims);
+        CU_ASSERT_EQUAL(r.gpu_ms, work + r.lost_gpu_ms);
+        CU_ASSERT_EQUAL(r.lost_gpu_ms, r.reclaim_lost_gpu_ms);
+        CU_ASSERT_TRUE(r.reclaims > 0 && r.reclaim_lost_gpu_ms > 0);
+        CU_ASSERT_EQUAL(per_job, r.reclaims);
+        CU_ASSERT_TRUE(r.max_gpus_in_use <= 64);
+        CU_ASSERT_EQUAL_FATAL(creplay_run(&l, &cfg, &again, &e), 0);
+        CU_ASSERT_EQUAL(again.last_end_ms, r.last_end_ms);
+        CU_ASSERT_EQUAL(again.reclaims, r.reclaims);
+        creplay_result_free(&again);
+        cfg.spot_gpus = 0;
+        CU_ASSERT_EQUAL_FATAL(creplay_run(&l, &cfg, &again, &e), 0);
+        CU_ASSERT_TRUE(again.reclaims == 0 && again.gpu_ms == work);
+        creplay_result_free(&again);
+        creplay_result_free(&r);
+    }
+    cjobs_free(&l);
+}
+
+/* A job's own checkpoint interval (checkpoint_s) bounds what a reclaim
+ * costs it: one 8-GPU job on 16 GPUs, 8 of them spot, reclaimed once an
+ * hour for 10 min; with checkpoints every 60 s it loses under a minute a
+ * reclaim, with none kept it loses all its progress each time. */
+static void test_spot_checkpoint_per_job(void)
+{
+    double lost_h[2];
+    for (int k = 0; k < 2; k++) {
+        cjobs_t l = {0};
+        add_job(&l, "a", 8, 0, 10 * 3600.0, 0, 0);
+        add_job(&l, "b", 8, 0, 3 * 3600.0, 0, 0); /* takes the other node first */
+        l.jobs[1].checkpoint_ms = l.jobs[0].checkpoint_ms = k ? 60000 : 0;
+        creplay_config_t cfg;
+        creplay_config_default(&cfg, 16);
+        cfg.spot_gpus = 8;
+        cfg.spot_reclaims_per_hour = 1;
+        cfg.spot_outage_ms = 600000;
+        cfg.seed = 3;
+        creplay_result_t r;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(creplay_run(&l, &cfg, &r, &e), 0);
+        lost_h[k] = (double)r.reclaim_lost_gpu_ms / 3.6e6;
+        CU_ASSERT_TRUE(r.reclaims > 0);
+        if (k)
+            CU_ASSERT_TRUE(r.reclaim_lost_gpu_ms <= r.reclaims * 60000LL * 8);
+        creplay_result_free(&r);
+        cjobs_free(&l);
+    }
+    CU_ASSERT_TRUE(lost_h[1] < lost_h[0]);
+}
+
 TEST_SUITE(suite_cluster_policy, "cluster_policy", TEST(test_planner_sizes),
            TEST(test_planner_resizes_dominant_job), TEST(test_planner_never_later),
            TEST(test_planner_demo_portfolio), TEST(test_planner_bad_input),
-           TEST(test_timeline_books), TEST(test_cli_trace_and_report));
+           TEST(test_timeline_books), TEST(test_cli_trace_and_report), TEST(test_spot_books),
+           TEST(test_spot_checkpoint_per_job));
