@@ -14,6 +14,7 @@
 #include "cli/args.h"
 #include "cli/cluster_extras.h"
 #include "cli/cluster_planner.h"
+#include "cli/cluster_whatif.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cluster/duration.h"
@@ -84,6 +85,8 @@ static const cli_opt_t own_opts[] = {
      "(default 1h, assumed)", CLI_KIND(CLI_DURATION, 1, 1e9)},
     {"--spot-price", NULL, "$/GPU-h", "--spot: the spot GPUs' price (default --price)",
      CLI_KIND(CLI_PRICE, 0, 1e4)},
+    {"--what-if", NULL, "CHANGE,...", "replay again with each change: gpus=+64 (or -N, N), "
+     "policy=NAME, spot=0.3; a table next to the replay as given", CLI_WORD},
     CLI_REPORT_OPT,
 };
 static const cli_group_t own_group = {"Cluster", own_opts, sizeof own_opts / sizeof own_opts[0]};
@@ -107,6 +110,7 @@ typedef struct {
     cluster_planner_t plan;
     ctimeline_t timeline; /* with --report or --perfetto */
     cluster_buy_t buy;
+    cluster_whatif_t whatif;
     notes_t notes;
 } opts_t;
 
@@ -499,6 +503,7 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
     ok = ok && json_add_number(j, "jain_fairness", ctimeline_jain(l, r)) &&
          cluster_buy_json(&o->buy, j);
     ok = ok && (!o->planner || cluster_planner_json(&o->plan, l, j));
+    ok = ok && (!o->whatif.n || cluster_whatif_json(&o->whatif, o->price_given, j));
     ok = ok && (!o->cfg.on_segment || cluster_timeline_json(l, r, &o->timeline, j));
     ok = ok && cli_add_notes_json(j, &o->notes);
     if (!ok) {
@@ -575,6 +580,8 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
     cluster_buy_print(&o->buy, stdout);
     if (o->planner)
         cluster_planner_print(&o->plan, l, stdout);
+    if (o->whatif.n)
+        cluster_whatif_print(&o->whatif, r, o->cfg.gpus, o->price_given, stdout);
     int rc = per_job ? print_jobs(l, r) : ERR_OK;
     cli_print_notes(stdout, &o->notes);
     return rc;
@@ -607,6 +614,15 @@ static int run(const cli_args_t *a, err_t *err)
     if (!rc)
         cluster_buy(o.gpu ? o.gpu : o.cfg.n_groups == 1 ? o.group_types[0] : NULL,
                     r.utilization, o.price_given ? o.cfg.price_per_gpu_h : 0, &o.buy);
+    if (!rc && cli_get(a, "--what-if") && strstr(cli_get(a, "--what-if"), "spot=") &&
+        !o.cfg.spot_gpus)
+        notes_add(&o.notes, NOTE_ASSUMED, "--what-if", "spot=: reclaimed %.3g times an hour, back "
+                  "after %.0f s, checkpoints %s (as --spot's defaults)",
+                  DEFAULT_SPOT_RECLAIMS_PER_H, DEFAULT_SPOT_OUTAGE_S,
+                  o.cfg.checkpoint_ms ? "as given" : "hourly");
+    if (!rc && cli_get(a, "--what-if"))
+        rc = cluster_whatif_run(cli_get(a, "--what-if"), &l, &o.cfg, DEFAULT_SPOT_RECLAIMS_PER_H,
+                                (int64_t)(DEFAULT_SPOT_OUTAGE_S * 1000), &o.whatif, err);
     if (!rc && cli_get(a, "--perfetto"))
         rc = ctrace_write(cli_get(a, "--perfetto"), &l, &r, &o.timeline, err);
     if (!rc && cli_wants_result(a)) {
@@ -623,6 +639,7 @@ static int run(const cli_args_t *a, err_t *err)
     free(o.group_dur);
     cluster_planner_free(&o.plan);
     ctimeline_free(&o.timeline);
+    cluster_whatif_free(&o.whatif);
     notes_free(&o.notes);
     return rc;
 }
