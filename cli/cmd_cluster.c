@@ -52,7 +52,7 @@ static const cli_opt_t own_opts[] = {
      "(default 8, or the pool when smaller)", CLI_N(1, 1024)},
     {"--gpu", NULL, "NAME", "the pool's GPU, for jobs given as model + tokens and --failures",
      CLI_WORD},
-    {"--policy", NULL, "NAME", "fifo|backfill|priority|srtf|las|ftf|planner (default fifo)",
+    {"--policy", NULL, "NAME", "fifo|backfill|priority|srtf|las|ftf|quota|planner (default fifo)",
      CLI_WORD},
     {"--objective", NULL, "makespan|jct|cost", "--policy planner: what the job sizes minimise "
      "(default makespan; cost: GPU-hours allocated)", CLI_WORD},
@@ -85,6 +85,8 @@ static const cli_opt_t own_opts[] = {
      "(default 1h, assumed)", CLI_KIND(CLI_DURATION, 1, 1e9)},
     {"--spot-price", NULL, "$/GPU-h", "--spot: the spot GPUs' price (default --price)",
      CLI_KIND(CLI_PRICE, 0, 1e4)},
+    {"--quota", NULL, "TEAM=GPUS,...", "--policy quota: each team's nominal quota (a job's team "
+     "column); idle GPUs are borrowed and reclaimed by preemption", CLI_WORD},
     {"--what-if", NULL, "CHANGE,...", "replay again with each change: gpus=+64 (or -N, N), "
      "policy=NAME, spot=0.3; a table next to the replay as given", CLI_WORD},
     CLI_REPORT_OPT,
@@ -92,6 +94,7 @@ static const cli_opt_t own_opts[] = {
 static const cli_group_t own_group = {"Cluster", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
 #define MAX_GROUPS 16 /* GPU types one pool may have */
+#define MAX_TEAMS 64  /* --quota entries */
 
 /* What the command read from its flags. */
 typedef struct {
@@ -99,6 +102,9 @@ typedef struct {
     const char *trace, *format, *gpu;
     int synth_n, seed;
     double load;
+    char team_name[MAX_TEAMS][64];
+    const char *team_names[MAX_TEAMS];
+    int team_quota[MAX_TEAMS];
     bool price_given;
     double spot_price;  /* --spot-price, 0 = --price */
     cfail_t *fail; /* with --failures */
@@ -298,6 +304,46 @@ static int read_spot(const cli_args_t *a, opts_t *o, err_t *err)
     return ERR_OK;
 }
 
+/* --quota TEAM=GPUS,...: each at most the pool, together at most the pool. */
+static int read_quota(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    const char *v = cli_get(a, "--quota");
+    bool quota_policy = strcmp(o->cfg.policy->name, "quota") == 0;
+    if (v && !quota_policy)
+        notes_add(&o->notes, NOTE_IGNORED, "--quota", "only --policy quota uses it");
+    if (!v || !quota_policy) {
+        if (quota_policy)
+            notes_add(&o->notes, NOTE_ASSUMED, "--policy", "quota without --quota: no team has "
+                      "a quota, every job borrows");
+        return ERR_OK;
+    }
+    long sum = 0;
+    for (const char *p = v; *p;) {
+        size_t len = strcspn(p, ",");
+        char item[96];
+        long g = 0;
+        int used = 0, k = o->cfg.n_teams;
+        snprintf(item, sizeof item, "%.*s", (int)(len < 95 ? len : 95), p);
+        char *eq = strchr(item, '=');
+        if (k == MAX_TEAMS || !eq || eq == item || (size_t)(eq - item) >= sizeof o->team_name[0] ||
+            sscanf(eq + 1, "%ld%n", &g, &used) != 1 || eq[1 + used] || g < 0)
+            return err_setf(err, ERR_INPUT, NULL, "--quota", "'%s' is not TEAM=GPUS (at most %d "
+                            "teams)", item, MAX_TEAMS);
+        if (g > o->cfg.gpus || (sum += g) > o->cfg.gpus)
+            return err_setf(err, ERR_INPUT, NULL, "--quota", "'%s': %s %ld GPUs above the pool's "
+                            "%d", item, g > o->cfg.gpus ? "a quota of" : "the quotas add up to",
+                            g > o->cfg.gpus ? g : sum, o->cfg.gpus);
+        snprintf(o->team_name[k], sizeof o->team_name[k], "%.*s", (int)(eq - item), item);
+        o->team_names[k] = o->team_name[k];
+        o->team_quota[k] = (int)g;
+        o->cfg.n_teams++;
+        p += len + (p[len] == ',');
+    }
+    o->cfg.team_names = o->team_names;
+    o->cfg.team_quota_gpus = o->team_quota;
+    return ERR_OK;
+}
+
 static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
 {
     int rc;
@@ -333,7 +379,9 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
             notes_add(&o->notes, NOTE_IGNORED, i ? "--load" : "--seed",
                       "a trace replay without --failures has nothing random to seed or scale");
     int rc2 = read_failures(a, o, err);
-    return rc2 ? rc2 : read_spot(a, o, err);
+    if (!rc2)
+        rc2 = read_spot(a, o, err);
+    return rc2 ? rc2 : read_quota(a, o, err);
 }
 
 /* Each job's gpu as the catalog spells it (h100 -> h100-sxm), so that it
@@ -432,6 +480,9 @@ static cJSON *job_json(const cjob_t *j, const creplay_job_t *r, double price)
               json_add_number(e, "failures", r->failures) &&
               json_add_number(e, "reclaims", r->reclaims) &&
               json_add_number(e, "interruptions", r->preemptions + r->failures + r->reclaims) &&
+              (j->deadline_ms <= 0 ? cJSON_AddNullToObject(e, "deadline_met") != NULL
+                                   : cJSON_AddBoolToObject(e, "deadline_met",
+                                                           r->end_ms <= j->deadline_ms) != NULL) &&
               json_add_number(e, "priority", j->priority);
     if (ok && price > 0)
         ok = json_add_number(e, "cost_usd", (double)r->gpu_ms / 3.6e6 * price);
@@ -568,6 +619,14 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
     if (o->fail)
         printf("  failures        %ld (%.1f GPU-hours of progress lost, %.1f restarting)\n",
                r->failures, (double)r->lost_gpu_ms / 3.6e6, (double)r->restart_gpu_ms / 3.6e6);
+    int due = 0, missed = 0;
+    for (int i = 0; i < l->n; i++)
+        if (l->jobs[i].deadline_ms > 0) {
+            due++;
+            missed += r->jobs[i].end_ms > l->jobs[i].deadline_ms;
+        }
+    if (due)
+        printf("  deadlines       %d of %d missed\n", missed, due);
     if (o->cfg.spot_gpus > 0)
         printf("  spot            %d GPUs: %ld job stops at reclaims, %.1f GPU-hours of progress "
                "lost\n", o->cfg.spot_gpus, r->reclaims, (double)r->reclaim_lost_gpu_ms / 3.6e6);

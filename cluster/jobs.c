@@ -135,10 +135,13 @@ int cjobs_add(cjobs_t *l, const cjob_t *j, err_t *err)
     d->name = strdup(j->name ? j->name : "");
     d->model = j->model ? strdup(j->model) : NULL;
     d->gpu_type = j->gpu_type ? strdup(j->gpu_type) : NULL;
-    if (!d->name || (j->model && !d->model) || (j->gpu_type && !d->gpu_type)) {
+    d->team = j->team ? strdup(j->team) : NULL;
+    if (!d->name || (j->model && !d->model) || (j->gpu_type && !d->gpu_type) ||
+        (j->team && !d->team)) {
         free(d->name);
         free(d->model);
         free(d->gpu_type);
+        free(d->team);
         return err_set(err, ERR_RUNTIME, "out of memory reading %d jobs", l->n);
     }
     l->n++;
@@ -153,6 +156,7 @@ void cjobs_free(cjobs_t *l)
         free(l->jobs[i].name);
         free(l->jobs[i].model);
         free(l->jobs[i].gpu_type);
+        free(l->jobs[i].team);
     }
     free(l->jobs);
     free(l->path);
@@ -260,6 +264,13 @@ static int row_jobs(const rd_t *r, const fields_t *row, const fields_t *hdr, cjo
         return rc;
     if ((v = cell(row, hdr, "gpu")) && *v)
         j->gpu_type = (char *)v;
+    if ((v = cell(row, hdr, "team")) && *v)
+        j->team = (char *)v;
+    if ((v = cell(row, hdr, "deadline_s")) && *v &&
+        (rc = to_ms(r, "deadline_s", v, false, &j->deadline_ms)))
+        return rc;
+    if (v && *v && j->deadline_ms <= j->submit_ms)
+        return bad(r, "deadline_s", "in the past: not after the job's submit_s (got '%s')", v);
     if ((v = cell(row, hdr, "checkpoint_s")) && *v &&
         (rc = to_ms(r, "checkpoint_s", v, true, &j->checkpoint_ms)))
         return rc;

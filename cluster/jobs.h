@@ -13,7 +13,9 @@
  *             (the GPU type it must run on, with a pool of several types),
  *             min_gpus and max_gpus (the range --policy planner may size it
  *             in; each defaults to gpus), checkpoint_s (its checkpoint
- *             interval after failures and spot reclaims). An
+ *             interval after failures and spot reclaims), team (whose
+ *             quota it uses under --policy quota), deadline_s (when it
+ *             must be done: after submit_s, else an error). An
  *             optional first line "# jobs: N" is checked against the rows,
  *             so a file cut at a line boundary is caught.
  *   tiresias  the Tiresias simulator's job CSV (SymbioticLab/Tiresias,
@@ -49,6 +51,8 @@ typedef struct {
     char *model;         /* model+tokens jobs: catalog name or config.json; NULL otherwise */
     char *gpu_type;      /* the GPU type it must run on (a pool group); NULL = any */
     double tokens;       /* tokens to train (0 = not given) */
+    char *team;          /* the team whose quota it counts against (--policy quota); NULL = none */
+    int64_t deadline_ms; /* when it must be done (0 = none); after submit_ms */
     int64_t checkpoint_ms; /* progress between its checkpoints (0 = the replay's) */
     int min_gpus, max_gpus; /* --policy planner: the sizes it may run at
                                (both 0 = only gpus); min <= gpus <= max */

@@ -31,6 +31,15 @@
  *             furthest behind its fair share; preempts jobs of a smaller
  *             rho once they have run a lease (Themis's leases), fit-first.
  *             rho changes with time, so waiting jobs are re-ranked each pass.
+ *   quota     per-team quotas with borrowing, as Kueue's ClusterQueues in a
+ *             cohort (kueue.sigs.k8s.io, "Cluster Queue": nominalQuota,
+ *             borrowing, preemption.reclaimWithinCohort: Any): a job that
+ *             fits its team's quota (its team's other GPUs + its own <=
+ *             quota) is in class 0, one beyond it borrows idle GPUs in
+ *             class 1; a waiting class-0 job reclaims its quota by
+ *             preempting preemptible borrowing jobs (the latest submitted
+ *             first); arrival order within a class; fit-first. A job with
+ *             no team (or a team without quota) only borrows.
  */
 #ifndef SCALEPLAN_CLUSTER_POLICY_H
 #define SCALEPLAN_CLUSTER_POLICY_H
@@ -53,6 +62,8 @@ typedef struct {
     int64_t attained_gpu_ms; /* GPUs x run time received so far */
     int priority;
     int gpus;
+    int team_used_gpus;      /* quota: GPUs its team's other jobs hold now */
+    int team_quota_gpus;     /* quota: its team's nominal quota (0: none) */
 } cpolicy_job_t;
 
 /* The policies' settings. */

@@ -56,6 +56,8 @@ typedef struct {
                                at or above one that could not start */
     int *sizes, n_sizes;    /* the distinct gang sizes, ascending */
     int *group;             /* [n] the pool group a job must run in; -1 = any */
+    int *team;              /* [n] its team in cfg's quotas; -1 = none */
+    int *team_used;         /* [cfg->n_teams] GPUs each team holds now */
     double *fail_per_ms;    /* [n_sizes] interruptions per ms of a running gang (0 = none) */
     int fifo_head, fifo_tail;
     int *running, n_running;
@@ -96,8 +98,11 @@ static cpolicy_job_t view(const rp_t *r, int j)
     const cjob_t *jb = &r->jobs->jobs[j];
     const js_t *s = &r->st[j];
     int64_t ran = s->state == ST_RUNNING ? r->now - s->seg_start_ms : 0;
+    int t = r->team ? r->team[j] : -1;
+    int used = t >= 0 ? r->team_used[t] - (s->state == ST_RUNNING ? jb->gpus : 0) : 0;
     return (cpolicy_job_t){r->now, jb->submit_ms, dur_on(r, j, s->on_group), s->remaining_ms - ran,
-                           s->attained_gpu_ms + ran * jb->gpus, jb->priority, jb->gpus};
+                           s->attained_gpu_ms + ran * jb->gpus, jb->priority, jb->gpus, used,
+                           t >= 0 ? r->cfg->team_quota_gpus[t] : 0};
 }
 
 static void key_of(const rp_t *r, int j, double *k1, double *k2)
@@ -218,6 +223,8 @@ static int start(rp_t *r, int j, const cpool_place_t *pl)
     if (o->start_ms < 0)
         o->start_ms = r->now;
     r->in_use += jb->gpus;
+    if (r->team && r->team[j] >= 0)
+        r->team_used[r->team[j]] += jb->gpus;
     if (r->in_use > r->out->max_gpus_in_use)
         r->out->max_gpus_in_use = r->in_use;
     if ((rc = push_event(r, j, EV_FINISH, r->now + s->remaining_ms)))
@@ -278,6 +285,8 @@ static int stop(rp_t *r, int j, stop_t how, bool given_back)
         cpool_give_back(r->pool, &s->place);
     cpool_place_free(&s->place);
     r->in_use -= r->jobs->jobs[j].gpus;
+    if (r->team && r->team[j] >= 0)
+        r->team_used[r->team[j]] -= r->jobs->jobs[j].gpus;
     int last = r->running[--r->n_running]; /* swap-remove from running[] */
     r->running[s->run_idx] = last;
     r->st[last].run_idx = s->run_idx;
@@ -727,6 +736,25 @@ static int job_groups(rp_t *r, err_t *err)
     return ERR_OK;
 }
 
+/* Each job's team in the quotas (none without quotas). */
+static int job_teams(rp_t *r, err_t *err)
+{
+    const cjobs_t *l = r->jobs;
+    if (r->cfg->n_teams <= 0)
+        return ERR_OK;
+    r->team = malloc((size_t)l->n * sizeof *r->team);
+    r->team_used = calloc((size_t)r->cfg->n_teams, sizeof *r->team_used);
+    if (!r->team || !r->team_used)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    for (int i = 0; i < l->n; i++) {
+        r->team[i] = -1;
+        for (int t = 0; l->jobs[i].team && t < r->cfg->n_teams; t++)
+            if (strcmp(l->jobs[i].team, r->cfg->team_names[t]) == 0)
+                r->team[i] = t;
+    }
+    return ERR_OK;
+}
+
 static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result_t *out,
                  err_t *err)
 {
@@ -736,7 +764,7 @@ static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, crep
                 .params = {cfg->las_threshold_gpu_s * 1000.0, cfg->lease_ms},
                 .fifo_head = -1, .fifo_tail = -1, .out = out, .err = err};
     cheap_init(&r->events);
-    if ((rc = make_pools(r, cfg, err)) || (rc = job_groups(r, err)))
+    if ((rc = make_pools(r, cfg, err)) || (rc = job_groups(r, err)) || (rc = job_teams(r, err)))
         return rc;
     r->st = calloc((size_t)n, sizeof *r->st);
     r->order = malloc((size_t)n * sizeof *r->order);
@@ -785,6 +813,8 @@ static void teardown(rp_t *r)
     free(r->sizes);
     free(r->fail_per_ms);
     free(r->group);
+    free(r->team);
+    free(r->team_used);
     free(r->st);
     free(r->order);
     free(r->running);

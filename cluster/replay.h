@@ -64,6 +64,11 @@ typedef struct {
      * last checkpoint (a job's checkpoint_ms, else checkpoint_ms) and pay
      * restart_ms, as after a failure. 0 = no spot. */
     int spot_gpus;
+    /* Teams' quotas (--policy quota): a job's team is matched by name; a
+     * team not listed has none. */
+    int n_teams;
+    const char *const *team_names;    /* [n_teams] */
+    const int *team_quota_gpus;       /* [n_teams] */
     double spot_reclaims_per_hour;
     int64_t spot_outage_ms;
     /* Called for every run of a job as it stops (NULL: none): job index,

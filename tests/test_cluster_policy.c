@@ -386,8 +386,114 @@ static void test_spot_checkpoint_per_job(void)
     CU_ASSERT_TRUE(lost_h[1] < lost_h[0]);
 }
 
+/* Quotas with borrowing, by hand: 16 GPUs, teams A and B with 8 each.
+ * At 0 B submits b1 and b2 (8 GPUs, 10 h each): b1 within B's quota, b2
+ * borrows A's idle 8. At 1 h A submits a1 (8 GPUs, 1 h), within its
+ * quota: it reclaims them by preempting b2 (of B's two, the later),
+ * runs 1-2 h, and b2 resumes at 2 h, ending at 11 h. Without quotas
+ * (every job borrowing alike) a1 waits until 10 h. */
+static void test_quota_reclaim(void)
+{
+    static const char *const teams[] = {"A", "B"};
+    static const int quota[] = {8, 8};
+    for (int k = 0; k < 2; k++) {
+        cjobs_t l = {0};
+        add_job(&l, "b1", 8, 0, 10 * 3600.0, 0, 0);
+        add_job(&l, "b2", 8, 0, 10 * 3600.0, 0, 0);
+        add_job(&l, "a1", 8, 3600, 3600, 0, 0);
+        l.jobs[0].team = l.jobs[1].team = (char *)"B"; /* borrowed: not freed below */
+        l.jobs[2].team = (char *)"A";
+        creplay_config_t cfg;
+        creplay_config_default(&cfg, 16);
+        cfg.policy = cpolicy_find("quota");
+        cfg.n_teams = k ? 0 : 2; /* k = 1: the quotas switched off */
+        cfg.team_names = teams;
+        cfg.team_quota_gpus = quota;
+        creplay_result_t r;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(creplay_run(&l, &cfg, &r, &e), 0);
+        if (k == 0) {
+            CU_ASSERT_EQUAL(r.jobs[2].start_ms, 3600000);
+            CU_ASSERT_EQUAL(r.jobs[2].end_ms, 2 * 3600000);
+            CU_ASSERT_EQUAL(r.jobs[1].preemptions, 1);
+            CU_ASSERT_EQUAL(r.jobs[0].preemptions, 0);
+            CU_ASSERT_EQUAL(r.jobs[1].end_ms, 11 * 3600000LL);
+        } else {
+            CU_ASSERT_EQUAL(r.jobs[2].start_ms, 10 * 3600000LL);
+            CU_ASSERT_EQUAL(r.preemptions, 0);
+        }
+        creplay_result_free(&r);
+        for (int i = 0; i < l.n; i++)
+            l.jobs[i].team = NULL;
+        cjobs_free(&l);
+    }
+}
+
+/* --what-if: gpus=+64 on the worked example replays on 128 GPUs, no
+ * later than on 64; --policy quota with --quota and deadlines runs; the
+ * bad input of quotas, deadlines and changes is one line, exit 2. */
+static void test_cli_whatif_quota_deadline(void)
+{
+    char dir[512], path[700], args[1600], *out = NULL;
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(args, sizeof args, "cluster --trace %s --gpus 64 --gpus-per-node 8 --gpu h100-sxm "
+             "--what-if gpus=+64,policy=srtf --json", fixture("cluster/jobs_example.csv"));
+    CU_ASSERT_EQUAL_FATAL(run_cli(args, &out, NULL), 0);
+    cJSON *j = cJSON_Parse(out), *w = cJSON_GetObjectItem(j, "what_if");
+    CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(w), 2);
+    cJSON *w0 = cJSON_GetArrayItem(w, 0);
+    CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(w0, "gpus")), 128);
+    CU_ASSERT_TRUE(cJSON_GetNumberValue(cJSON_GetObjectItem(w0, "makespan_s")) <=
+                   cJSON_GetNumberValue(cJSON_GetObjectItem(j, "makespan_s")));
+    cJSON_Delete(j);
+    free(out);
+    snprintf(path, sizeof path, "%s/teams.csv", dir);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("name,gpus,submit_s,duration_s,team,deadline_s\nb1,8,0,36000,B,\n"
+          "b2,8,0,36000,B,\na1,8,3600,3600,A,7300\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "cluster --trace %s --gpus 16 --policy quota --quota A=8,B=8 "
+             "--per-job --json", path);
+    out = NULL;
+    CU_ASSERT_EQUAL_FATAL(run_cli(args, &out, NULL), 0);
+    CU_ASSERT_TRUE(out && strstr(out, "\"deadline_met\":\ttrue"));
+    free(out);
+    static const struct {
+        const char *text, *args, *needle;
+    } bad[] = {
+        {"name,gpus,submit_s,duration_s,deadline_s\na,8,100,10,50\n", "", "deadline_s"},
+        {"name,gpus,submit_s,duration_s,team\na,8,0,10,A\n", "--policy quota --quota A=32",
+         "--quota"},
+        {"name,gpus,submit_s,duration_s,team\na,8,0,10,A\n", "--policy quota --quota A=8,B=12",
+         "add up"},
+        {"name,gpus,submit_s,duration_s\na,8,0,10\n", "--what-if gpus=+3", "--what-if"},
+        {"name,gpus,submit_s,duration_s\na,8,0,10\n", "--what-if cores=2", "--what-if"},
+        {"name,gpus,submit_s,duration_s\na,32,0,10\n", "", "32 GPUs but the pool has 16"},
+        {"name,gpus,submit_s,duration_s\na,8,0,10\n", "--spot 0.95 --gpus-per-node 16",
+         "--spot"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *err = NULL;
+        snprintf(path, sizeof path, "%s/bad%zu.csv", dir, i);
+        f = fopen(path, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fputs(bad[i].text, f);
+        fclose(f);
+        snprintf(args, sizeof args, "cluster --trace %s --gpus 16 %s", path, bad[i].args);
+        int rc = run_cli(args, NULL, &err);
+        bool ok = rc == 2 && err && count_lines(err) == 1 && strstr(err, bad[i].needle);
+        if (!ok)
+            fprintf(stderr, "\n$ scaleplan %s: exit %d, stderr: %s\n", args, rc, err ? err : "");
+        CU_ASSERT_TRUE(ok);
+        free(err);
+    }
+    remove_tree(dir);
+}
+
 TEST_SUITE(suite_cluster_policy, "cluster_policy", TEST(test_planner_sizes),
            TEST(test_planner_resizes_dominant_job), TEST(test_planner_never_later),
            TEST(test_planner_demo_portfolio), TEST(test_planner_bad_input),
            TEST(test_timeline_books), TEST(test_cli_trace_and_report), TEST(test_spot_books),
-           TEST(test_spot_checkpoint_per_job));
+           TEST(test_spot_checkpoint_per_job), TEST(test_quota_reclaim),
+           TEST(test_cli_whatif_quota_deadline));
