@@ -551,6 +551,9 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
         ok = json_add_number(j, "spot_gpus", o->cfg.spot_gpus) &&
              json_add_number(j, "spot_reclaimed_jobs", (double)r->reclaims) &&
              json_add_number(j, "spot_lost_gpu_hours", (double)r->reclaim_lost_gpu_ms / 3.6e6);
+    double covered, mfu_u = ctimeline_mfu_utilization(l, r, o->cfg.gpus, &covered);
+    ok = ok && add_or_null(j, "mfu_weighted_utilization", covered > 0, mfu_u) &&
+         add_or_null(j, "mfu_known_share", covered > 0, covered);
     ok = ok && json_add_number(j, "jain_fairness", ctimeline_jain(l, r)) &&
          cluster_buy_json(&o->buy, j);
     ok = ok && (!o->planner || cluster_planner_json(&o->plan, l, j));
@@ -613,6 +616,10 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
            r->ftf_mean, r->ftf_max);
     printf("  utilization     %.1f%% (%.1f GPU-hours allocated of %.1f)\n", 100 * r->utilization,
            (double)r->gpu_ms / 3.6e6, o->cfg.gpus * r->makespan_s / 3600);
+    double covered, mfu_u = ctimeline_mfu_utilization(l, r, o->cfg.gpus, &covered);
+    if (covered > 0)
+        printf("  MFU-weighted    %.1f%% of the pool's peak FLOPs on model FLOPs (jobs with a "
+               "simulated MFU: %.0f%% of the GPU time)\n", 100 * mfu_u, 100 * covered);
     printf("  fairness        Jain's index %.3f (1 = every job slowed alike)\n",
            ctimeline_jain(l, r));
     printf("  preemptions     %ld\n", r->preemptions);

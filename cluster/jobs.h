@@ -52,6 +52,7 @@ typedef struct {
     char *gpu_type;      /* the GPU type it must run on (a pool group); NULL = any */
     double tokens;       /* tokens to train (0 = not given) */
     char *team;          /* the team whose quota it counts against (--policy quota); NULL = none */
+    double mfu;          /* model + tokens jobs: the simulated step's MFU (0 = unknown) */
     int64_t deadline_ms; /* when it must be done (0 = none); after submit_ms */
     int64_t checkpoint_ms; /* progress between its checkpoints (0 = the replay's) */
     int min_gpus, max_gpus; /* --policy planner: the sizes it may run at

@@ -54,7 +54,7 @@ int cplan_sizes(const cjob_t *j, int pool_gpus, int *out, int *asked)
 typedef struct {
     const char *model, *gpu; /* borrowed */
     int gpus, rc;            /* rc: ERR_INPUT when no layout fits */
-    double tokens_per_s;
+    double tokens_per_s, mfu;
     char layout[96];
 } memo_t;
 
@@ -87,7 +87,7 @@ static const memo_t *priced(memos_t *c, const char *model, const char *gpu, int 
     e->gpu = gpu;
     e->gpus = gpus;
     err_t quiet;
-    e->rc = cdur_tokens_per_s(model, gpu, gpus, c->cat, &e->tokens_per_s, e->layout,
+    e->rc = cdur_tokens_per_s(model, gpu, gpus, c->cat, &e->tokens_per_s, &e->mfu, e->layout,
                               (int)sizeof e->layout, &quiet);
     if (e->rc == ERR_RUNTIME) {
         *err = quiet;
@@ -121,6 +121,7 @@ static int curve_of(memos_t *c, const cjobs_t *l, const cjob_t *j, const char *g
         cv->gpus[cv->n] = sizes[k];
         cv->duration_ms[cv->n] = ms > 0 ? ms : 1;
         snprintf(cv->layout[cv->n], sizeof cv->layout[0], "%s", m ? m->layout : "");
+        cv->mfu[cv->n] = m ? m->mfu : j->mfu;
         cv->n++;
     }
     if (cv->n == 0 || cv->gpus[cv->asked] != j->gpus)
@@ -292,6 +293,7 @@ void cplan_apply(cjobs_t *l, const cplan_curve_t *curves, const cplan_result_t *
     for (int i = 0; i < l->n; i++) {
         l->jobs[i].gpus = curves[i].gpus[plan->choice[i]];
         l->jobs[i].duration_ms = curves[i].duration_ms[plan->choice[i]];
+        l->jobs[i].mfu = curves[i].mfu[plan->choice[i]];
     }
 }
 

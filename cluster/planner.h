@@ -36,6 +36,7 @@ typedef struct {
     int gpus[CPLAN_MAX_SIZES];
     int64_t duration_ms[CPLAN_MAX_SIZES]; /* run time alone at that size, > 0 */
     char layout[CPLAN_MAX_SIZES][96];    /* the simulator's layout ("" if not simulated) */
+    double mfu[CPLAN_MAX_SIZES];         /* its MFU (0 if not simulated) */
 } cplan_curve_t;
 
 typedef enum { CPLAN_MAKESPAN = 0, CPLAN_JCT, CPLAN_COST } cplan_objective_t;
@@ -74,7 +75,7 @@ typedef struct {
 int cplan_search(const cjobs_t *l, const cplan_curve_t *curves, const creplay_config_t *cfg,
                  cplan_objective_t obj, cplan_result_t *out, err_t *err);
 
-/* Write the plan into l: each job's gpus and duration_ms at its chosen
+/* Write the plan into l: each job's gpus, duration_ms and mfu at its chosen
  * size (the caller replays l under out->policy for the full result). */
 void cplan_apply(cjobs_t *l, const cplan_curve_t *curves, const cplan_result_t *plan);
 

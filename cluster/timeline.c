@@ -85,3 +85,18 @@ double ctimeline_jain(const cjobs_t *l, const creplay_result_t *r)
     }
     return l->n > 0 && s2 > 0 ? s * s / (l->n * s2) : 0;
 }
+
+double ctimeline_mfu_utilization(const cjobs_t *l, const creplay_result_t *r, int pool_gpus,
+                                 double *covered)
+{
+    double weighted = 0, known = 0;
+    for (int i = 0; i < l->n; i++)
+        if (l->jobs[i].mfu > 0) {
+            weighted += (double)r->jobs[i].gpu_ms * l->jobs[i].mfu;
+            known += (double)r->jobs[i].gpu_ms;
+        }
+    if (covered)
+        *covered = r->gpu_ms > 0 ? known / (double)r->gpu_ms : 0;
+    double cap_ms = (double)pool_gpus * r->makespan_s * 1000.0;
+    return cap_ms > 0 ? weighted / cap_ms : 0;
+}

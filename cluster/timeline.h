@@ -44,4 +44,12 @@ void ctimeline_free(ctimeline_t *t);
  * 1984). 0 for no jobs. */
 double ctimeline_jain(const cjobs_t *l, const creplay_result_t *r);
 
+/* MFU-weighted utilization: the GPU time allocated to jobs whose MFU is
+ * known (model + tokens jobs, cjob_t.mfu), each weighted by it, over the
+ * pool's GPUs x the makespan: the share of the pool's peak FLOPs spent on
+ * model FLOPs. *covered (may be NULL) gets the share of the allocated GPU
+ * time those jobs hold (1 = every job's MFU known). 0 when none is. */
+double ctimeline_mfu_utilization(const cjobs_t *l, const creplay_result_t *r, int pool_gpus,
+                                 double *covered);
+
 #endif
