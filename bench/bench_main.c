@@ -731,7 +731,7 @@ static int bench_portfolio(reference_t *ref)
         rc = err_set(&e, ERR_RUNTIME, "out of memory");
     creplay_config_t cfg;
     creplay_config_default(&cfg, 512);
-    if (!rc && !(rc = cplan_curves(&l, "h100-sxm", 512, cat, c, NULL, &e))) {
+    if (!rc && !(rc = cplan_curves(&l, "h100-sxm", 512, cat, c, NULL, NULL, &e))) {
         t1 = clock_now_s();
         rc = cplan_search(&l, c, &cfg, CPLAN_MAKESPAN, &r, &e);
     }

@@ -7,6 +7,17 @@
 #include "common/json.h"
 #include "sim/budget.h"
 
+int cluster_watch_segment(void *ctx, int job, int64_t start_ms, int64_t end_ms, int gpus,
+                          int group, int how)
+{
+    cluster_watch_t *w = ctx;
+    if (w->tl && ctimeline_record(w->tl, job, start_ms, end_ms, gpus, group, how))
+        return -1;
+    if (how == 0 && w->bar)
+        progress_update(w->bar, (double)++w->done);
+    return 0;
+}
+
 static double s_of(int64_t ms)
 {
     return (double)ms / 1000.0;

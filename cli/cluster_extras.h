@@ -10,6 +10,19 @@
 #include <cjson/cJSON.h>
 
 #include "cluster/timeline.h"
+#include "common/progress.h"
+
+/* What the replay's on_segment feeds: the timeline (when tl is not NULL)
+ * and a progress bar of the jobs finished (when bar is not NULL). */
+typedef struct {
+    ctimeline_t *tl;
+    progress_t *bar;
+    long done;
+} cluster_watch_t;
+
+/* on_segment for creplay_config_t (ctx: a cluster_watch_t); -1 on OOM. */
+int cluster_watch_segment(void *ctx, int job, int64_t start_ms, int64_t end_ms, int gpus,
+                          int group, int how);
 
 /* A "timeline" object on j: jobs (name, submit_s, start_s, end_s),
  * segments (job, start_s, end_s, gpus, how) and in_use (t_s, gpus), end_s

@@ -22,8 +22,10 @@ int cluster_planner_run(cluster_planner_t *p, cjobs_t *l, creplay_config_t *cfg,
         return err_set(err, ERR_RUNTIME, "out of memory");
     for (int i = 0; i < l->n; i++)
         p->asked_gpus[i] = l->jobs[i].gpus;
-    if ((rc = cplan_curves(l, gpu, cfg->gpus, cat, p->curves, &lin, err)) ||
-        (rc = cplan_search(l, p->curves, cfg, p->objective, &p->plan, err)))
+    progress_t *bar = progress_create("cluster planner: scaling curves (jobs priced)", l->n);
+    rc = cplan_curves(l, gpu, cfg->gpus, cat, p->curves, &lin, bar, err);
+    progress_destroy(bar);
+    if (rc || (rc = cplan_search(l, p->curves, cfg, p->objective, &p->plan, err)))
         return rc;
     cplan_apply(l, p->curves, &p->plan);
     cfg->policy = p->plan.policy;

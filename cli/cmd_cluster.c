@@ -24,6 +24,7 @@
 #include "cluster/trace_out.h"
 #include "common/json.h"
 #include "common/notes.h"
+#include "common/progress.h"
 #include "common/rng.h"
 #include "common/units.h"
 #include "reports/table.h"
@@ -558,7 +559,7 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
          cluster_buy_json(&o->buy, j);
     ok = ok && (!o->planner || cluster_planner_json(&o->plan, l, j));
     ok = ok && (!o->whatif.n || cluster_whatif_json(&o->whatif, o->price_given, j));
-    ok = ok && (!o->cfg.on_segment || cluster_timeline_json(l, r, &o->timeline, j));
+    ok = ok && (!o->timeline.seg || cluster_timeline_json(l, r, &o->timeline, j));
     ok = ok && cli_add_notes_json(j, &o->notes);
     if (!ok) {
         cJSON_Delete(j);
@@ -666,12 +667,19 @@ static int run(const cli_args_t *a, err_t *err)
         rc = load_jobs(a, &o, &l, err);
     if (!rc && o.planner)
         rc = cluster_planner_run(&o.plan, &l, &o.cfg, o.gpu, a->catalog, &o.notes, err);
-    if (cli_get(a, "--report") || cli_get(a, "--perfetto")) {
-        o.cfg.on_segment = ctimeline_record;
-        o.cfg.segment_ctx = &o.timeline;
+    cluster_watch_t watch = {NULL, NULL, 0};
+    if (cli_get(a, "--report") || cli_get(a, "--perfetto"))
+        watch.tl = &o.timeline;
+    if (!rc && progress_enabled())
+        watch.bar = progress_create("cluster: replay (jobs finished)", l.n);
+    if (watch.tl || watch.bar) {
+        o.cfg.on_segment = cluster_watch_segment;
+        o.cfg.segment_ctx = &watch;
     }
     if (!rc)
         rc = creplay_run(&l, &o.cfg, &r, err);
+    progress_destroy(watch.bar);
+    o.cfg.on_segment = NULL; /* the what-if replays draw no timeline */
     if (!rc && o.cfg.spot_gpus > 0 && cli_has(a, "--spot-price")) { /* spot GPUs at theirs */
         r.cost_usd += o.cfg.spot_gpus * r.makespan_s / 3600 * (o.spot_price - o.cfg.price_per_gpu_h);
         notes_add(&o.notes, NOTE_ASSUMED, "--spot-price", "cost: %d spot GPUs at $%.2f/GPU-h, "

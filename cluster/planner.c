@@ -132,13 +132,14 @@ static int curve_of(memos_t *c, const cjobs_t *l, const cjob_t *j, const char *g
 }
 
 int cplan_curves(const cjobs_t *l, const char *gpu, int pool_gpus, catalog_t *cat,
-                 cplan_curve_t *curves, int *n_linear, err_t *err)
+                 cplan_curve_t *curves, int *n_linear, progress_t *bar, err_t *err)
 {
     memos_t c = {NULL, 0, 0, cat};
     int rc = ERR_OK, lin = 0;
     for (int i = 0; !rc && i < l->n; i++) {
         rc = curve_of(&c, l, &l->jobs[i], gpu, pool_gpus, &curves[i], err);
         lin += !(l->jobs[i].model && l->jobs[i].tokens > 0) && curves[i].n > 1;
+        progress_update(bar, i + 1);
     }
     free(c.m);
     if (n_linear)

@@ -25,6 +25,7 @@
 #include "cluster/replay.h"
 #include "common/catalog.h"
 #include "common/error.h"
+#include "common/progress.h"
 
 #define CPLAN_MAX_SIZES 16 /* sizes one job may be tried at */
 #define CPLAN_MAX_PASSES 8 /* coordinate-descent sweeps over the jobs */
@@ -54,9 +55,10 @@ int cplan_sizes(const cjob_t *j, int pool_gpus, int *out, int *asked);
 /* curves[l->n] for every job of l: model + tokens jobs priced on their
  * gpu_type or gpu at each size (a size where no layout fits is dropped;
  * ERR_INPUT naming the job's line when none fits), others scaled from
- * their duration (*n_linear counts them, may be NULL). ERR_RUNTIME on OOM. */
+ * their duration (*n_linear counts them, may be NULL); bar (may be NULL)
+ * is told each job priced. ERR_RUNTIME on OOM. */
 int cplan_curves(const cjobs_t *l, const char *gpu, int pool_gpus, catalog_t *cat,
-                 cplan_curve_t *curves, int *n_linear, err_t *err);
+                 cplan_curve_t *curves, int *n_linear, progress_t *bar, err_t *err);
 
 typedef struct {
     int *choice;                  /* [n_jobs] index into each curve; owned */
