@@ -122,3 +122,29 @@ bool cluster_buy_json(const cluster_buy_t *b, cJSON *j)
                   : cJSON_AddNullToObject(o, "breakeven_months") != NULL);
     return ok;
 }
+
+bool cluster_date_parse(const char *text, long *days)
+{
+    int y, m, d, used = 0;
+    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (!text || sscanf(text, "%4d-%2d-%2d%n", &y, &m, &d, &used) != 3 || text[used] ||
+        y < 1970 || y > 9999 || m < 1 || m > 12 || d < 1 || d > mdays[m - 1])
+        return false;
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (m == 2 && d == 29 && !leap)
+        return false;
+    long yy = m <= 2 ? y - 1 : y, era = yy / 400, yoe = yy - era * 400;
+    long doy = (153L * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    *days = era * 146097 + doe - 719468;
+    return true;
+}
+
+void cluster_date_format(long days, char *buf, size_t cap)
+{
+    long z = days + 719468, era = z / 146097, doe = z - era * 146097;
+    long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    long doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+    long d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
+    snprintf(buf, cap, "%04ld-%02ld-%02ld", yoe + era * 400 + (m <= 2), m, d);
+}

@@ -45,4 +45,10 @@ void cluster_buy(const char *gpu, double utilization, double price_per_gpu_h, cl
 void cluster_buy_print(const cluster_buy_t *b, FILE *f);
 bool cluster_buy_json(const cluster_buy_t *b, cJSON *j);
 
+/* A calendar date YYYY-MM-DD as days since 1970-01-01 (proleptic
+ * Gregorian; H. Hinnant's days_from_civil). false when malformed. */
+bool cluster_date_parse(const char *text, long *days);
+/* Days since 1970-01-01 as YYYY-MM-DD into buf. */
+void cluster_date_format(long days, char *buf, size_t cap);
+
 #endif

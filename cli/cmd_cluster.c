@@ -88,6 +88,8 @@ static const cli_opt_t own_opts[] = {
      CLI_KIND(CLI_PRICE, 0, 1e4)},
     {"--quota", NULL, "TEAM=GPUS,...", "--policy quota: each team's nominal quota (a job's team "
      "column); idle GPUs are borrowed and reclaimed by preemption", CLI_WORD},
+    {"--start", NULL, "YYYY-MM-DD", "the day the first job is submitted: the finish date is "
+     "printed", CLI_WORD},
     {"--what-if", NULL, "CHANGE,...", "replay again with each change: gpus=+64 (or -N, N), "
      "policy=NAME, spot=0.3; a table next to the replay as given", CLI_WORD},
     CLI_REPORT_OPT,
@@ -108,6 +110,8 @@ typedef struct {
     int team_quota[MAX_TEAMS];
     bool price_given;
     double spot_price;  /* --spot-price, 0 = --price */
+    long start_day;     /* --start, days since 1970-01-01; -1 = not given */
+    const char *start_text;
     cfail_t *fail; /* with --failures */
     int64_t *group_dur; /* [jobs x groups] run times per GPU type (several types) */
     int group_gpus[MAX_GROUPS];
@@ -379,6 +383,11 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
         if (cli_has(a, i ? "--load" : "--seed") && (i || !cli_has(a, "--failures")))
             notes_add(&o->notes, NOTE_IGNORED, i ? "--load" : "--seed",
                       "a trace replay without --failures has nothing random to seed or scale");
+    o->start_day = -1;
+    o->start_text = cli_get(a, "--start");
+    if (cli_get(a, "--start") && !cluster_date_parse(cli_get(a, "--start"), &o->start_day))
+        return err_setf(err, ERR_INPUT, NULL, "--start", "'%s' is not a date YYYY-MM-DD (1970 "
+                        "or later)", cli_get(a, "--start"));
     int rc2 = read_failures(a, o, err);
     if (!rc2)
         rc2 = read_spot(a, o, err);
@@ -555,6 +564,10 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
     double covered, mfu_u = ctimeline_mfu_utilization(l, r, o->cfg.gpus, &covered);
     ok = ok && add_or_null(j, "mfu_weighted_utilization", covered > 0, mfu_u) &&
          add_or_null(j, "mfu_known_share", covered > 0, covered);
+    char day[16] = "";
+    if (o->start_day >= 0)
+        cluster_date_format(o->start_day + (long)floor(r->makespan_s / 86400), day, sizeof day);
+    ok = ok && (o->start_day < 0 || cJSON_AddStringToObject(j, "finish_date", day));
     ok = ok && json_add_number(j, "jain_fairness", ctimeline_jain(l, r)) &&
          cluster_buy_json(&o->buy, j);
     ok = ok && (!o->planner || cluster_planner_json(&o->plan, l, j));
@@ -607,6 +620,11 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
                                              : "first group with room (type-agnostic)");
     printf("  makespan        %s (%.0f s)\n", dur(r->makespan_s, a, sizeof a),
            r->makespan_s);
+    if (o->start_day >= 0) {
+        char day[16];
+        cluster_date_format(o->start_day + (long)floor(r->makespan_s / 86400), day, sizeof day);
+        printf("  finish date     %s (from --start %s)\n", day, o->start_text);
+    }
     printf("  queue delay     mean %s, p50 %s, p99 %s\n",
            dur(r->queue_delay_mean_s, a, sizeof a),
            dur(r->queue_delay_p50_s, b, sizeof b),
