@@ -45,8 +45,8 @@ static int apply(const char *change, creplay_config_t *cfg, double spot_per_h,
         if (end == v || *end || !(share >= 0 && share < 1))
             return bad(err, change, "spot= takes a share of the pool in [0, 1)");
         cfg->spot_gpus = (int)(share * cfg->gpus) / cfg->gpus_per_node * cfg->gpus_per_node;
-        if (!(cfg->spot_reclaims_per_hour > 0)) {
-            cfg->spot_reclaims_per_hour = spot_per_h;
+        if (!(cfg->spot_reclaims_per_node_hour > 0)) {
+            cfg->spot_reclaims_per_node_hour = spot_per_h;
             cfg->spot_outage_ms = spot_outage_ms;
         }
         if (!cfg->checkpoint_ms)
@@ -57,8 +57,8 @@ static int apply(const char *change, creplay_config_t *cfg, double spot_per_h,
 }
 
 int cluster_whatif_run(const char *spec, const cjobs_t *l, const creplay_config_t *base,
-                       double spot_per_h, int64_t spot_outage_ms, cluster_whatif_t *w,
-                       err_t *err)
+                       double spot_per_h, int64_t spot_outage_ms, double spot_price,
+                       cluster_whatif_t *w, err_t *err)
 {
     memset(w, 0, sizeof *w);
     for (const char *p = spec; p && *p;) {
@@ -75,6 +75,9 @@ int cluster_whatif_run(const char *spec, const cjobs_t *l, const creplay_config_
             rc = creplay_run(l, &cfg, &row->r, err);
         if (rc)
             return rc;
+        if (cfg.spot_gpus > 0 && spot_price >= 0) /* spot GPUs at their price */
+            row->r.cost_usd += cfg.spot_gpus * row->r.makespan_s / 3600 *
+                               (spot_price - cfg.price_per_gpu_h);
         row->gpus = cfg.gpus;
         w->n++;
         p += len + (p[len] == ',');

@@ -34,8 +34,8 @@ typedef struct {
  * replay's errors (a job larger than the changed pool); w owns what it
  * holds either way (cluster_whatif_free). */
 int cluster_whatif_run(const char *spec, const cjobs_t *l, const creplay_config_t *base,
-                       double spot_per_h, int64_t spot_outage_ms, cluster_whatif_t *w,
-                       err_t *err);
+                       double spot_per_h, int64_t spot_outage_ms, double spot_price,
+                       cluster_whatif_t *w, err_t *err);
 
 void cluster_whatif_print(const cluster_whatif_t *w, const creplay_result_t *base, int base_gpus,
                           bool priced, FILE *f);

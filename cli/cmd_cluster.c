@@ -29,12 +29,11 @@
 #include "common/units.h"
 #include "reports/table.h"
 #include "topologies/gpu.h"
+#include "topologies/price.h"
 
 #define DEFAULT_LOAD 0.9 /* --synthesize: offered load (ASSUMED: a busy, not saturated pool) */
 #define DEFAULT_CHECKPOINT_S 3600.0 /* --failures: ASSUMED hourly checkpoints (said) */
 #define DEFAULT_RESTART_S 600.0     /* --failures: ASSUMED 10 min to restart a gang (said) */
-#define DEFAULT_SPOT_RECLAIMS_PER_H (1.0 / 24) /* --spot: ASSUMED one reclaim a day (said) */
-#define DEFAULT_SPOT_OUTAGE_S 3600.0 /* --spot: ASSUMED the share is back after 1 h (said) */
 
 static const cli_opt_t own_opts[] = {
     {"--trace", NULL, "FILE", "the job list to replay (see --trace-format)", CLI_WORD},
@@ -80,10 +79,10 @@ static const cli_opt_t own_opts[] = {
      "per job, GPUs in use as a counter)", CLI_WORD},
     {"--spot", NULL, "SHARE", "that share of the pool (whole nodes) is spot capacity, reclaimed "
      "at Poisson times: the jobs on it go back to their last checkpoint", CLI_X(0, 0.99)},
-    {"--spot-reclaims-per-hour", NULL, "R", "--spot: reclaims of the spot share per hour "
-     "(default 1/24, assumed)", CLI_X(1e-9, 1e6)},
-    {"--spot-outage", NULL, "DURATION", "--spot: how long a reclaimed share stays away "
-     "(default 1h, assumed)", CLI_KIND(CLI_DURATION, 1, 1e9)},
+    {"--spot-preemption-rate", NULL, "R", "--spot: reclaims per spot node-hour (default the "
+     "catalog's, assumed there: 0.01)", CLI_X(1e-9, 1e6)},
+    {"--spot-outage", NULL, "DURATION", "--spot: how long a reclaimed node stays away "
+     "(default the catalog's wait for capacity, 30m)", CLI_KIND(CLI_DURATION, 1, 1e9)},
     {"--spot-price", NULL, "$/GPU-h", "--spot: the spot GPUs' price (default --price)",
      CLI_KIND(CLI_PRICE, 0, 1e4)},
     {"--quota", NULL, "TEAM=GPUS,...", "--policy quota: each team's nominal quota (a job's team "
@@ -280,10 +279,11 @@ static int read_policy_settings(const cli_args_t *a, opts_t *o, err_t *err)
  * --failures has not set it). */
 static int read_spot(const cli_args_t *a, opts_t *o, err_t *err)
 {
-    double share = 0, per_h = DEFAULT_SPOT_RECLAIMS_PER_H, out_s = DEFAULT_SPOT_OUTAGE_S;
+    double share = 0, per_h = 0, out_s = 0;
     int rc;
-    if ((rc = cli_get_double(a, "--spot", &share, err)) ||
-        (rc = cli_get_double(a, "--spot-reclaims-per-hour", &per_h, err)) ||
+    if ((rc = price_spot_defaults(&per_h, &out_s, err)) ||
+        (rc = cli_get_double(a, "--spot", &share, err)) ||
+        (rc = cli_get_double(a, "--spot-preemption-rate", &per_h, err)) ||
         (rc = cli_get_double(a, "--spot-outage", &out_s, err)) ||
         (rc = cli_get_double(a, "--spot-price", &o->spot_price, err)))
         return rc;
@@ -294,13 +294,14 @@ static int read_spot(const cli_args_t *a, opts_t *o, err_t *err)
     if (o->cfg.spot_gpus == 0)
         return err_setf(err, ERR_INPUT, NULL, "--spot", "%g of %d GPUs is less than one node of "
                         "%d", share, o->cfg.gpus, gpn);
-    o->cfg.spot_reclaims_per_hour = per_h;
+    o->cfg.spot_reclaims_per_node_hour = per_h;
     o->cfg.spot_outage_ms = (int64_t)llround(out_s * 1000);
     o->cfg.seed = (uint64_t)o->seed;
-    if (!cli_has(a, "--spot-reclaims-per-hour") || !cli_has(a, "--spot-outage"))
-        notes_add(&o->notes, NOTE_ASSUMED, "--spot", "the spot share is reclaimed %.3g times an "
-                  "hour and back after %.0f s, all of it at once (give yours: "
-                  "--spot-reclaims-per-hour, --spot-outage); seed %d", per_h, out_s, o->seed);
+    if (!cli_has(a, "--spot-preemption-rate") || !cli_has(a, "--spot-outage"))
+        notes_add(&o->notes, NOTE_ASSUMED, "--spot", "each spot node reclaimed %.3g times a "
+                  "node-hour and back after %.0f s (the catalog's spot assumption, prices.json: "
+                  "spot markets publish no rates; give yours: --spot-preemption-rate, "
+                  "--spot-outage); seed %d", per_h, out_s, o->seed);
     if (!o->fail && !o->cfg.checkpoint_ms) {
         o->cfg.checkpoint_ms = (int64_t)(DEFAULT_CHECKPOINT_S * 1000);
         notes_add(&o->notes, NOTE_ASSUMED, "--spot", "1 h of progress between checkpoints for "
@@ -559,6 +560,7 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
         }
     if (ok && o->cfg.spot_gpus > 0)
         ok = json_add_number(j, "spot_gpus", o->cfg.spot_gpus) &&
+             json_add_number(j, "spot_node_reclaims", (double)r->spot_node_reclaims) &&
              json_add_number(j, "spot_reclaimed_jobs", (double)r->reclaims) &&
              json_add_number(j, "spot_lost_gpu_hours", (double)r->reclaim_lost_gpu_ms / 3.6e6);
     double covered, mfu_u = ctimeline_mfu_utilization(l, r, o->cfg.gpus, &covered);
@@ -654,8 +656,9 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
     if (due)
         printf("  deadlines       %d of %d missed\n", missed, due);
     if (o->cfg.spot_gpus > 0)
-        printf("  spot            %d GPUs: %ld job stops at reclaims, %.1f GPU-hours of progress "
-               "lost\n", o->cfg.spot_gpus, r->reclaims, (double)r->reclaim_lost_gpu_ms / 3.6e6);
+        printf("  spot            %d GPUs: %ld nodes reclaimed, %ld job stops, %.1f GPU-hours of "
+               "progress lost\n", o->cfg.spot_gpus, r->spot_node_reclaims, r->reclaims,
+               (double)r->reclaim_lost_gpu_ms / 3.6e6);
     if (r->tokens > 0)
         printf("  goodput         %s tokens per GPU-hour\n",
                units_fmt_count(r->goodput_tokens_per_gpu_hour, a, sizeof a));
@@ -706,15 +709,16 @@ static int run(const cli_args_t *a, err_t *err)
     if (!rc)
         cluster_buy(o.gpu ? o.gpu : o.cfg.n_groups == 1 ? o.group_types[0] : NULL,
                     r.utilization, o.price_given ? o.cfg.price_per_gpu_h : 0, &o.buy);
+    double spot_per_h = 0, spot_wait_s = 0;
     if (!rc && cli_get(a, "--what-if") && strstr(cli_get(a, "--what-if"), "spot=") &&
-        !o.cfg.spot_gpus)
-        notes_add(&o.notes, NOTE_ASSUMED, "--what-if", "spot=: reclaimed %.3g times an hour, back "
-                  "after %.0f s, checkpoints %s (as --spot's defaults)",
-                  DEFAULT_SPOT_RECLAIMS_PER_H, DEFAULT_SPOT_OUTAGE_S,
-                  o.cfg.checkpoint_ms ? "as given" : "hourly");
+        !o.cfg.spot_gpus && !(rc = price_spot_defaults(&spot_per_h, &spot_wait_s, err)))
+        notes_add(&o.notes, NOTE_ASSUMED, "--what-if", "spot=: each spot node reclaimed %.3g times "
+                  "a node-hour, back after %.0f s (the catalog's spot assumption), checkpoints %s",
+                  spot_per_h, spot_wait_s, o.cfg.checkpoint_ms ? "as given" : "hourly");
     if (!rc && cli_get(a, "--what-if"))
-        rc = cluster_whatif_run(cli_get(a, "--what-if"), &l, &o.cfg, DEFAULT_SPOT_RECLAIMS_PER_H,
-                                (int64_t)(DEFAULT_SPOT_OUTAGE_S * 1000), &o.whatif, err);
+        rc = cluster_whatif_run(cli_get(a, "--what-if"), &l, &o.cfg, spot_per_h,
+                                (int64_t)llround(spot_wait_s * 1000),
+                                cli_has(a, "--spot-price") ? o.spot_price : -1, &o.whatif, err);
     if (!rc && cli_get(a, "--perfetto"))
         rc = ctrace_write(cli_get(a, "--perfetto"), &l, &r, &o.timeline, err);
     if (!rc && cli_wants_result(a)) {

@@ -66,10 +66,11 @@ typedef struct {
     int64_t now;
     int in_use;
     int n_done;             /* jobs finished: the replay ends at n */
-    cpool_place_t spot_hold;/* the spot share while it is reclaimed */
-    bool spot_out;
-    int64_t spot_back_ms;   /* when it returns */
-    uint32_t spot_draws;
+    /* spot: the reclaimed nodes, oldest first, in a ring of spot_nodes */
+    cpool_place_t *spot_hold; /* [spot_nodes] each a node held while away */
+    int64_t *spot_back_ms;  /* [spot_nodes] when it returns */
+    int spot_nodes, spot_out, spot_first;
+    uint32_t spot_draws, spot_ver; /* ver: a redrawn reclaim makes the old one stale */
     creplay_result_t *out;
     err_t *err;
 } rp_t;
@@ -463,15 +464,17 @@ static int backfill(rp_t *r, int h)
                                     r->st[v].rank, 0, v, 0, 0};
     }
     ends->n = r->n_running;
-    if (r->spot_out) /* the reclaimed spot share, back at its time */
-        ends->a[ends->n++] = (cheap_item_t){(double)r->spot_back_ms, 0, INT_MAX, 0, -1, 0, 0};
+    for (int k = 0; k < r->spot_out; k++) /* reclaimed spot nodes, back at their times */
+        ends->a[ends->n++] = (cheap_item_t){
+            (double)r->spot_back_ms[(r->spot_first + k) % r->spot_nodes], 0, INT_MAX, 0,
+            -1 - (r->spot_first + k) % r->spot_nodes, 0, 0};
     cheap_heapify(ends);
     int gpus = r->jobs->jobs[h].gpus;
     int64_t shadow_ms = r->now;
     cheap_item_t e;
     while (!cpool_fits_in(r->shadow, gpus, r->group[h]) && cheap_pop(ends, &e)) {
         shadow_ms = (int64_t)e.k1;
-        cpool_give_back(r->shadow, e.job >= 0 ? &r->st[e.job].place : &r->spot_hold);
+        cpool_give_back(r->shadow, e.job >= 0 ? &r->st[e.job].place : &r->spot_hold[-1 - e.job]);
     }
     if (r->out->jobs[h].reserve_ms < 0)
         r->out->jobs[h].reserve_ms = shadow_ms;
@@ -514,51 +517,57 @@ static int pass_fifo(rp_t *r)
 }
 
 /* ---------------------------------------------------------------- spot
- * The spot share (cfg->spot_gpus) is reclaimed at Poisson times
- * (spot_reclaims_per_hour, draws of (seed, a stream of their own)) and
- * comes back spot_outage_ms later. At a reclaim the running jobs on it
- * stop and go back to their last checkpoint, as at a failure: the
- * preemptible ones first (a scheduler puts them on spot nodes), the
- * latest started first, as few as free the share; the share is then held
- * until it returns. */
+ * The spot share (cfg->spot_gpus, whole nodes) loses nodes at Poisson
+ * times, each present spot node at spot_reclaims_per_node_hour (draws of
+ * (seed, a stream of their own); memoryless, so the next reclaim is
+ * redrawn whenever the count present changes), and each comes back
+ * spot_outage_ms later. At a reclaim the jobs that free a node stop and
+ * go back to their last checkpoint, as at a failure: the preemptible ones
+ * first (a scheduler puts them on spot nodes), the latest started first;
+ * the node is then held until it returns. */
 static int spot_next(rp_t *r)
 {
-    double rate = r->cfg->spot_reclaims_per_hour / 3.6e6; /* per ms */
-    if (r->cfg->spot_gpus <= 0 || !(rate > 0))
+    int present = r->spot_nodes - r->spot_out;
+    double rate = present * r->cfg->spot_reclaims_per_node_hour / 3.6e6; /* per ms */
+    r->spot_ver++; /* any reclaim already drawn is stale */
+    if (present <= 0 || !(rate > 0))
         return ERR_OK;
     uint64_t x = rng_mix(r->cfg->seed ^ 0x5907, ((uint64_t)1 << 62) | r->spot_draws++);
     double u = ((double)(x >> 11) + 0.5) * 0x1.0p-53;
     double ms = ceil(-log(u) / rate);
     int64_t at = r->now + (ms < (double)CJOBS_MAX_MS ? (int64_t)ms : CJOBS_MAX_MS);
-    cheap_item_t it = {(double)at, EV_SPOT_RECLAIM, 0, 0, -1, EV_SPOT_RECLAIM, 0};
+    cheap_item_t it = {(double)at, EV_SPOT_RECLAIM, 0, 0, -1, EV_SPOT_RECLAIM, r->spot_ver};
     return cheap_push(&r->events, it, r->err);
 }
 
 static int spot_reclaim(rp_t *r)
 {
-    int n = 0, freed = 0, rc = ERR_OK, share = r->cfg->spot_gpus;
+    int n = 0, freed = 0, rc = ERR_OK, node = r->cfg->gpus_per_node;
     for (int i = 0; i < r->n_running; i++) {
         int v = r->running[i];
         r->ranked[n++] = (ranked_t){r->jobs->jobs[v].preemptible ? 1 : 0,
                                     (double)r->st[v].seg_start_ms, r->st[v].rank, v};
     }
     qsort(r->ranked, (size_t)n, sizeof *r->ranked, cmp_worst_first);
-    while (freed < n && !cpool_fits(r->pool, share))
+    while (freed < n && !cpool_fits(r->pool, node))
         cpool_give_back(r->pool, &r->st[r->ranked[freed++].j].place);
     for (int i = 0; !rc && i < freed; i++)
         rc = stop(r, r->ranked[i].j, STOP_RECLAIM, true);
-    if (!rc)
-        rc = cpool_place(r->pool, share, &r->spot_hold, r->err);
-    r->spot_out = !rc;
-    r->spot_back_ms = r->now + r->cfg->spot_outage_ms;
-    cheap_item_t it = {(double)r->spot_back_ms, EV_SPOT_RETURN, 0, 0, -1, EV_SPOT_RETURN, 0};
-    return rc ? rc : cheap_push(&r->events, it, r->err);
+    int k = (r->spot_first + r->spot_out) % r->spot_nodes;
+    if (rc || (rc = cpool_place(r->pool, node, &r->spot_hold[k], r->err)))
+        return rc;
+    r->spot_back_ms[k] = r->now + r->cfg->spot_outage_ms;
+    r->spot_out++;
+    r->out->spot_node_reclaims++;
+    cheap_item_t it = {(double)r->spot_back_ms[k], EV_SPOT_RETURN, 0, 0, -1, EV_SPOT_RETURN, 0};
+    return (rc = cheap_push(&r->events, it, r->err)) ? rc : spot_next(r);
 }
 
 static int spot_return(rp_t *r)
 {
-    cpool_release(r->pool, &r->spot_hold);
-    r->spot_out = false;
+    cpool_release(r->pool, &r->spot_hold[r->spot_first]);
+    r->spot_first = (r->spot_first + 1) % r->spot_nodes;
+    r->spot_out--;
     return spot_next(r);
 }
 
@@ -569,8 +578,11 @@ static int step(rp_t *r)
     int rc = ERR_OK;
     while (!rc && cheap_peek(&r->events, &ev) && (int64_t)ev.k1 == r->now) {
         cheap_pop(&r->events, &ev);
-        if (ev.job < 0) { /* the spot share goes or comes back */
-            rc = ev.kind == EV_SPOT_RECLAIM ? spot_reclaim(r) : spot_return(r);
+        if (ev.job < 0) { /* a spot node goes (unless redrawn since) or comes back */
+            if (ev.kind == EV_SPOT_RETURN)
+                rc = spot_return(r);
+            else if (ev.ver == r->spot_ver)
+                rc = spot_reclaim(r);
             continue;
         }
         js_t *s = &r->st[ev.job];
@@ -772,12 +784,15 @@ static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, crep
     r->ranked = malloc((size_t)n * sizeof *r->ranked);
     r->blocked = malloc((size_t)n * sizeof *r->blocked);
     cheap_init(&r->ends);
-    r->ends.a = malloc((size_t)(n + 1) * sizeof *r->ends.a); /* + the spot share */
-    r->ends.cap = n + 1;
+    r->spot_nodes = cfg->spot_gpus > 0 ? cfg->spot_gpus / cfg->gpus_per_node : 0;
+    r->ends.a = malloc((size_t)(n + r->spot_nodes) * sizeof *r->ends.a); /* + spot nodes */
+    r->ends.cap = n + r->spot_nodes;
+    r->spot_hold = calloc((size_t)r->spot_nodes + 1, sizeof *r->spot_hold);
+    r->spot_back_ms = calloc((size_t)r->spot_nodes + 1, sizeof *r->spot_back_ms);
     out->jobs = calloc((size_t)n, sizeof *out->jobs);
     int *tmp = malloc((size_t)n * sizeof *tmp);
     if (!r->st || !r->order || !r->running || !r->ranked || !r->blocked || !r->ends.a ||
-        !out->jobs || !tmp) {
+        !out->jobs || !tmp || !r->spot_hold || !r->spot_back_ms) {
         free(tmp);
         return err_set(err, ERR_RUNTIME, "out of memory for a replay of %d jobs", n);
     }
@@ -802,7 +817,10 @@ static void teardown(rp_t *r)
 {
     for (int i = 0; r->st && i < r->jobs->n; i++)
         cpool_place_free(&r->st[i].place);
-    cpool_place_free(&r->spot_hold);
+    for (int k = 0; r->spot_hold && k < r->spot_out; k++)
+        cpool_place_free(&r->spot_hold[(r->spot_first + k) % r->spot_nodes]);
+    free(r->spot_hold);
+    free(r->spot_back_ms);
     cpool_destroy(r->pool);
     cpool_destroy(r->shadow);
     cheap_free(&r->events);

@@ -59,21 +59,22 @@ typedef struct {
     int64_t restart_ms;         /* run time a restart costs */
     uint64_t seed;              /* the failure and spot draws' */
     /* Spot: spot_gpus of the pool (whole nodes, below the pool; one GPU
-     * type) are reclaimed at Poisson times, spot_reclaims_per_hour, and
-     * come back spot_outage_ms later; the jobs on them go back to their
-     * last checkpoint (a job's checkpoint_ms, else checkpoint_ms) and pay
-     * restart_ms, as after a failure. 0 = no spot. */
+     * type) whose nodes are each reclaimed at Poisson times,
+     * spot_reclaims_per_node_hour, and come back spot_outage_ms later;
+     * the jobs that free a reclaimed node go back to their last checkpoint
+     * (a job's checkpoint_ms, else checkpoint_ms) and pay restart_ms, as
+     * after a failure. 0 = no spot. */
     int spot_gpus;
+    double spot_reclaims_per_node_hour;
+    int64_t spot_outage_ms;
     /* Teams' quotas (--policy quota): a job's team is matched by name; a
      * team not listed has none. */
     int n_teams;
     const char *const *team_names;    /* [n_teams] */
     const int *team_quota_gpus;       /* [n_teams] */
-    double spot_reclaims_per_hour;
-    int64_t spot_outage_ms;
     /* Called for every run of a job as it stops (NULL: none): job index,
      * the run's start and end, its GPUs, its group and how it stopped (0
-     * finished, 1 preempted, 2 failed). Non-zero stops the replay
+     * finished, 1 preempted, 2 failed, 3 reclaimed). Non-zero stops the replay
      * (ERR_RUNTIME: out of memory). */
     int (*on_segment)(void *ctx, int job, int64_t start_ms, int64_t end_ms, int gpus, int group,
                       int how);
@@ -105,6 +106,7 @@ typedef struct {
     int64_t restart_gpu_ms;    /* spent restarting after failures */
     long failures;
     long reclaims;             /* jobs stopped by spot reclaims */
+    long spot_node_reclaims;   /* spot nodes taken back */
     int64_t reclaim_lost_gpu_ms; /* of lost_gpu_ms, to spot reclaims */
     double utilization;        /* gpu_ms / (pool GPUs x makespan) */
     double queue_delay_mean_s, queue_delay_p50_s, queue_delay_p99_s; /* first start - submit */

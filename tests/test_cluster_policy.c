@@ -303,8 +303,8 @@ static void test_cli_trace_and_report(void)
     remove_tree(dir);
 }
 
-/* Spot: 300 synthesized jobs on 64 GPUs, 16 of them spot, reclaimed
- * twice an hour for 30 min, checkpoints every 10 min, under every
+/* Spot: 300 synthesized jobs on 64 GPUs, 16 of them spot (2 nodes), each
+ * node reclaimed once a node-hour for 30 min, checkpoints every 10 min, under every
  * policy: the GPU time allocated is the jobs' work plus the progress lost
  * exactly; jobs are stopped by reclaims and the per-job counts add up;
  * same seed, same replay; without spot, no reclaims and no loss. */
@@ -324,7 +324,7 @@ static void test_spot_books(void)
         creplay_config_default(&cfg, 64);
         cfg.policy = &all[p];
         cfg.spot_gpus = 16;
-        cfg.spot_reclaims_per_hour = 2;
+        cfg.spot_reclaims_per_node_hour = 1;
         cfg.spot_outage_ms = 1800000;
         cfg.checkpoint_ms = 600000;
         cfg.seed = 5;
@@ -356,8 +356,8 @@ static void test_spot_books(void)
 }
 
 /* A job's own checkpoint interval (checkpoint_s) bounds what a reclaim
- * costs it: one 8-GPU job on 16 GPUs, 8 of them spot, reclaimed once an
- * hour for 10 min; with checkpoints every 60 s it loses under a minute a
+ * costs it: two 8-GPU jobs on 16 GPUs, 8 of them spot (one node),
+ * reclaimed once a node-hour for 10 min; with checkpoints every 60 s it loses under a minute a
  * reclaim, with none kept it loses all its progress each time. */
 static void test_spot_checkpoint_per_job(void)
 {
@@ -370,7 +370,7 @@ static void test_spot_checkpoint_per_job(void)
         creplay_config_t cfg;
         creplay_config_default(&cfg, 16);
         cfg.spot_gpus = 8;
-        cfg.spot_reclaims_per_hour = 1;
+        cfg.spot_reclaims_per_node_hour = 1;
         cfg.spot_outage_ms = 600000;
         cfg.seed = 3;
         creplay_result_t r;
