@@ -34,6 +34,7 @@
 #define DEFAULT_LOAD 0.9 /* --synthesize: offered load (ASSUMED: a busy, not saturated pool) */
 #define DEFAULT_CHECKPOINT_S 3600.0 /* --failures: ASSUMED hourly checkpoints (said) */
 #define DEFAULT_RESTART_S 600.0     /* --failures: ASSUMED 10 min to restart a gang (said) */
+#define DEFAULT_REPAIR_S 86400.0    /* --spares: ASSUMED a swapped-out node is back in a day */
 
 static const cli_opt_t own_opts[] = {
     {"--trace", NULL, "FILE", "the job list to replay (see --trace-format)", CLI_WORD},
@@ -73,6 +74,11 @@ static const cli_opt_t own_opts[] = {
      "(default 1h)", CLI_KIND(CLI_DURATION, 1, 1e9)},
     {"--restart-time", NULL, "DURATION", "--failures: run time a restart costs (default 10m)",
      CLI_KIND(CLI_DURATION, 0, 1e9)},
+    {"--spares", NULL, "N", "--failures: N GPUs (whole nodes) of hot spares outside the pool: a "
+     "failed gang swaps one in and restarts in place instead of queueing again",
+     CLI_N(0, 1 << 24)},
+    {"--repair-time", NULL, "DURATION", "--spares: how long a swapped-out node takes to be a "
+     "spare again (default 1d, assumed)", CLI_KIND(CLI_DURATION, 1, 1e9)},
     {"--per-job", NULL, NULL, "also list every job (start, end, queue delay, GPU-hours)",
      CLI_WORD},
     {"--perfetto", NULL, "FILE", "write the timeline as Chrome/Perfetto trace JSON (one track "
@@ -147,12 +153,35 @@ static int read_policy(const cli_args_t *a, opts_t *o, err_t *err)
                     name, list);
 }
 
+/* --spares and --repair-time (with --failures). */
+static int read_spares(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    double repair_s = DEFAULT_REPAIR_S;
+    int rc;
+    if ((rc = cli_get_int(a, "--spares", &o->cfg.spare_gpus, err)) ||
+        (rc = cli_get_double(a, "--repair-time", &repair_s, err)))
+        return rc;
+    o->cfg.repair_ms = (int64_t)llround(repair_s * 1000);
+    if (o->cfg.spare_gpus % o->cfg.gpus_per_node)
+        return err_setf(err, ERR_INPUT, NULL, "--spares", "%d is not whole nodes of %d",
+                        o->cfg.spare_gpus, o->cfg.gpus_per_node);
+    if (o->cfg.spare_gpus && !cli_has(a, "--repair-time"))
+        notes_add(&o->notes, NOTE_ASSUMED, "--repair-time", "a node swapped out for a spare is "
+                  "a spare again after 1 day (give yours)");
+    if (o->cfg.spare_gpus)
+        notes_add(&o->notes, NOTE_ASSUMED, "--spares", "without a free spare a failed gang "
+                  "queues again and its node is taken as repaired at once; the spares are paid "
+                  "with the pool (cost)");
+    return ERR_OK;
+}
+
 /* --failures and its settings, each default said. */
 static int read_failures(const cli_args_t *a, opts_t *o, err_t *err)
 {
-    static const char *const with[] = {"--environment", "--checkpoint-every", "--restart-time"};
+    static const char *const with[] = {"--environment", "--checkpoint-every", "--restart-time",
+                                       "--spares", "--repair-time"};
     if (!cli_has(a, "--failures")) {
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 5; i++)
             if (cli_has(a, with[i]))
                 notes_add(&o->notes, NOTE_IGNORED, with[i], "goes with --failures");
         return ERR_OK;
@@ -173,6 +202,8 @@ static int read_failures(const cli_args_t *a, opts_t *o, err_t *err)
     o->cfg.checkpoint_ms = (int64_t)llround(ckpt_s * 1000);
     o->cfg.restart_ms = (int64_t)llround(restart_s * 1000);
     o->cfg.seed = (uint64_t)o->seed;
+    if ((rc = read_spares(a, o, err)))
+        return rc;
     notes_add(&o->notes, NOTE_ASSUMED, "--failures", "rates of the set %s; seed %d",
               cfail_describe(o->fail), o->seed);
     if (!cli_has(a, "--checkpoint-every"))
@@ -570,6 +601,9 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
     if (o->start_day >= 0)
         cluster_date_format(o->start_day + (long)floor(r->makespan_s / 86400), day, sizeof day);
     ok = ok && (o->start_day < 0 || cJSON_AddStringToObject(j, "finish_date", day));
+    if (ok && o->cfg.spare_gpus > 0)
+        ok = json_add_number(j, "spare_gpus", o->cfg.spare_gpus) &&
+             json_add_number(j, "spare_swaps", (double)r->spare_swaps);
     ok = ok && json_add_number(j, "jain_fairness", ctimeline_jain(l, r)) &&
          cluster_buy_json(&o->buy, j);
     ok = ok && (!o->planner || cluster_planner_json(&o->plan, l, j));
@@ -659,6 +693,9 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
         printf("  spot            %d GPUs: %ld nodes reclaimed, %ld job stops, %.1f GPU-hours of "
                "progress lost\n", o->cfg.spot_gpus, r->spot_node_reclaims, r->reclaims,
                (double)r->reclaim_lost_gpu_ms / 3.6e6);
+    if (o->cfg.spare_gpus > 0)
+        printf("  spares          %d GPUs: %ld failures restarted in place on a spare\n",
+               o->cfg.spare_gpus, r->spare_swaps);
     if (r->tokens > 0)
         printf("  goodput         %s tokens per GPU-hour\n",
                units_fmt_count(r->goodput_tokens_per_gpu_hour, a, sizeof a));
@@ -701,6 +738,8 @@ static int run(const cli_args_t *a, err_t *err)
         rc = creplay_run(&l, &o.cfg, &r, err);
     progress_destroy(watch.bar);
     o.cfg.on_segment = NULL; /* the what-if replays draw no timeline */
+    if (!rc && o.cfg.spare_gpus > 0) /* the spares are paid too */
+        r.cost_usd += o.cfg.spare_gpus * r.makespan_s / 3600 * o.cfg.price_per_gpu_h;
     if (!rc && o.cfg.spot_gpus > 0 && cli_has(a, "--spot-price")) { /* spot GPUs at theirs */
         r.cost_usd += o.cfg.spot_gpus * r.makespan_s / 3600 * (o.spot_price - o.cfg.price_per_gpu_h);
         notes_add(&o.notes, NOTE_ASSUMED, "--spot-price", "cost: %d spot GPUs at $%.2f/GPU-h, "

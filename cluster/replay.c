@@ -11,7 +11,8 @@
 #include "common/rng.h"
 
 /* at one time, ends first; spot events (job -1) after the jobs' */
-enum { EV_FINISH = 0, EV_FAIL = 1, EV_REVISIT = 2, EV_SPOT_RETURN = 3, EV_SPOT_RECLAIM = 4 };
+enum { EV_FINISH = 0, EV_FAIL = 1, EV_REVISIT = 2, EV_SPOT_RETURN = 3, EV_SPOT_RECLAIM = 4,
+       EV_SPARE_BACK = 5 };
 typedef enum { STOP_FINISH, STOP_PREEMPT, STOP_FAIL, STOP_RECLAIM } stop_t;
 enum { ST_FUTURE = 0, ST_PENDING, ST_RUNNING, ST_DONE };
 
@@ -71,6 +72,7 @@ typedef struct {
     int64_t *spot_back_ms;  /* [spot_nodes] when it returns */
     int spot_nodes, spot_out, spot_first;
     uint32_t spot_draws, spot_ver; /* ver: a redrawn reclaim makes the old one stale */
+    int spares_free;        /* spare nodes ready to swap in for a failed one */
     creplay_result_t *out;
     err_t *err;
 } rp_t;
@@ -202,6 +204,8 @@ static void move_to_group(rp_t *r, int j, int g)
     s->remaining_ms = s->overhead_ms + now - s->progress_ms;
 }
 
+static int arm(rp_t *r, int j);
+
 /* Start j on placement pl (already taken from the pool), or place it now
  * when pl is NULL (it must fit). */
 static int start(rp_t *r, int j, const cpool_place_t *pl)
@@ -228,6 +232,14 @@ static int start(rp_t *r, int j, const cpool_place_t *pl)
         r->team_used[r->team[j]] += jb->gpus;
     if (r->in_use > r->out->max_gpus_in_use)
         r->out->max_gpus_in_use = r->in_use;
+    return arm(r, j);
+}
+
+/* j's events from now: its end, its next failure, its policy revisit. */
+static int arm(rp_t *r, int j)
+{
+    js_t *s = &r->st[j];
+    int rc;
     if ((rc = push_event(r, j, EV_FINISH, r->now + s->remaining_ms)))
         return rc;
     int64_t ttf = time_to_failure_ms(r, j);
@@ -275,6 +287,8 @@ static void book_run(rp_t *r, int j, int64_t ran, stop_t how)
 /* Stop running j: book its GPU time; done, or back to the queue (a
  * preemption keeps its progress; a failure goes back to its checkpoint).
  * Its GPUs must already be given back when given_back (a preemption). */
+static int too_many_failures(rp_t *r, int j);
+
 static int stop(rp_t *r, int j, stop_t how, bool given_back)
 {
     js_t *s = &r->st[j];
@@ -302,6 +316,14 @@ static int stop(rp_t *r, int j, stop_t how, bool given_back)
         r->out->jobs[j].preemptions++;
         r->out->preemptions++;
     }
+    int rc = too_many_failures(r, j);
+    return rc ? rc : enqueue(r, j);
+}
+
+/* ERR_INPUT when j has failed more than CREPLAY_MAX_FAILURES_PER_JOB times. */
+static int too_many_failures(rp_t *r, int j)
+{
+    const js_t *s = &r->st[j];
     if (r->out->jobs[j].failures > CREPLAY_MAX_FAILURES_PER_JOB)
         return err_set(r->err, ERR_INPUT, "job '%s' (%d GPUs) failed %d times: at %.3g failures "
                        "an hour it rarely reaches a checkpoint (every %.0f s of progress, after "
@@ -309,7 +331,30 @@ static int stop(rp_t *r, int j, stop_t how, bool given_back)
                        r->jobs->jobs[j].gpus, r->out->jobs[j].failures,
                        r->fail_per_ms[s->size_idx] * 3.6e6, r->cfg->checkpoint_ms / 1000.0,
                        r->cfg->restart_ms / 1000.0);
-    return enqueue(r, j);
+    return ERR_OK;
+}
+
+/* A failed gang swaps a spare node in for the failed one and restarts in
+ * place (no queueing again): the run so far is booked as a failure, the
+ * spare is away for repair_ms, then a spare again. */
+static int fail_in_place(rp_t *r, int j)
+{
+    js_t *s = &r->st[j];
+    const cjob_t *jb = &r->jobs->jobs[j];
+    book_run(r, j, r->now - s->seg_start_ms, STOP_FAIL);
+    if (r->cfg->on_segment && r->cfg->on_segment(r->cfg->segment_ctx, j, s->seg_start_ms, r->now,
+                                                 jb->gpus, s->place.group, (int)STOP_FAIL))
+        return err_set(r->err, ERR_RUNTIME, "out of memory recording the timeline");
+    int rc = too_many_failures(r, j);
+    if (rc)
+        return rc;
+    s->ver++; /* its finish and failure events go stale */
+    s->seg_start_ms = r->now;
+    r->spares_free--;
+    r->out->spare_swaps++;
+    cheap_item_t it = {(double)(r->now + r->cfg->repair_ms), EV_SPARE_BACK, 0, 0, -1,
+                       EV_SPARE_BACK, 0};
+    return (rc = cheap_push(&r->events, it, r->err)) ? rc : arm(r, j);
 }
 
 /* Worst first: larger k1, larger k2, later arrival. */
@@ -579,7 +624,9 @@ static int step(rp_t *r)
     while (!rc && cheap_peek(&r->events, &ev) && (int64_t)ev.k1 == r->now) {
         cheap_pop(&r->events, &ev);
         if (ev.job < 0) { /* a spot node goes (unless redrawn since) or comes back */
-            if (ev.kind == EV_SPOT_RETURN)
+            if (ev.kind == EV_SPARE_BACK)
+                r->spares_free++;
+            else if (ev.kind == EV_SPOT_RETURN)
                 rc = spot_return(r);
             else if (ev.ver == r->spot_ver)
                 rc = spot_reclaim(r);
@@ -588,7 +635,9 @@ static int step(rp_t *r)
         js_t *s = &r->st[ev.job];
         if (s->state != ST_RUNNING || s->ver != ev.ver)
             continue; /* it stopped since */
-        if (ev.kind == EV_FINISH || ev.kind == EV_FAIL)
+        if (ev.kind == EV_FAIL && r->spares_free > 0)
+            rc = fail_in_place(r, ev.job);
+        else if (ev.kind == EV_FINISH || ev.kind == EV_FAIL)
             rc = stop(r, ev.job, ev.kind == EV_FINISH ? STOP_FINISH : STOP_FAIL, false);
         /* EV_REVISIT: its key changed or its lease ended; the pass below sees it */
     }
@@ -785,6 +834,7 @@ static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, crep
     r->blocked = malloc((size_t)n * sizeof *r->blocked);
     cheap_init(&r->ends);
     r->spot_nodes = cfg->spot_gpus > 0 ? cfg->spot_gpus / cfg->gpus_per_node : 0;
+    r->spares_free = cfg->spare_gpus > 0 ? cfg->spare_gpus / cfg->gpus_per_node : 0;
     r->ends.a = malloc((size_t)(n + r->spot_nodes) * sizeof *r->ends.a); /* + spot nodes */
     r->ends.cap = n + r->spot_nodes;
     r->spot_hold = calloc((size_t)r->spot_nodes + 1, sizeof *r->spot_hold);

@@ -67,6 +67,13 @@ typedef struct {
     int spot_gpus;
     double spot_reclaims_per_node_hour;
     int64_t spot_outage_ms;
+    /* Spares: spare_gpus (whole nodes) outside the pool. A failed gang
+     * swaps one in for its failed node and restarts in place instead of
+     * queueing again; the spare is back repair_ms later. With none free
+     * it queues again (the failed node taken as repaired at once, as
+     * without spares). 0 = none. */
+    int spare_gpus;
+    int64_t repair_ms;
     /* Teams' quotas (--policy quota): a job's team is matched by name; a
      * team not listed has none. */
     int n_teams;
@@ -107,6 +114,7 @@ typedef struct {
     long failures;
     long reclaims;             /* jobs stopped by spot reclaims */
     long spot_node_reclaims;   /* spot nodes taken back */
+    long spare_swaps;          /* failures that restarted in place on a spare */
     int64_t reclaim_lost_gpu_ms; /* of lost_gpu_ms, to spot reclaims */
     double utilization;        /* gpu_ms / (pool GPUs x makespan) */
     double queue_delay_mean_s, queue_delay_p50_s, queue_delay_p99_s; /* first start - submit */

@@ -491,9 +491,55 @@ static void test_cli_whatif_quota_deadline(void)
     remove_tree(dir);
 }
 
+static double half_an_hour(void *ctx, int gpus)
+{
+    (void)ctx;
+    (void)gpus;
+    return 0.5; /* interruptions per hour of a running gang */
+}
+
+/* Spares: on 8 GPUs under srtf, A (8 GPUs, 10 h, not preemptible) runs
+ * and B (8 GPUs, 1 h, shorter) arrives a minute later; A fails about every 2 h. Without
+ * spares a failed A queues again and B, shorter, takes the GPUs before A
+ * finishes; with a spare node (back after 1 ms) A restarts in place every
+ * time, so B starts only once A is done. GPU time stays work + lost +
+ * restarts either way. */
+static void test_spares_restart_in_place(void)
+{
+    for (int k = 0; k < 2; k++) {
+        cjobs_t l = {0};
+        add_job(&l, "A", 8, 0, 10 * 3600.0, 0, 0);
+        add_job(&l, "B", 8, 60, 3600.0, 0, 0);
+        l.jobs[0].preemptible = false; /* B cannot preempt it: only a failure lets B in */
+        creplay_config_t cfg;
+        creplay_config_default(&cfg, 8);
+        cfg.policy = cpolicy_find("srtf");
+        cfg.fail_rate_per_hour = half_an_hour;
+        cfg.checkpoint_ms = 600000;
+        cfg.restart_ms = 60000;
+        cfg.seed = 7;
+        cfg.spare_gpus = k ? 8 : 0;
+        cfg.repair_ms = 1;
+        creplay_result_t r;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(creplay_run(&l, &cfg, &r, &e), 0);
+        CU_ASSERT_TRUE_FATAL(r.jobs[0].failures > 0);
+        CU_ASSERT_EQUAL(r.gpu_ms, (10 + 1) * 3600000LL * 8 + r.lost_gpu_ms + r.restart_gpu_ms);
+        if (k) {
+            CU_ASSERT_EQUAL(r.spare_swaps, r.failures);
+            CU_ASSERT_TRUE(r.jobs[1].start_ms >= r.jobs[0].end_ms);
+        } else {
+            CU_ASSERT_EQUAL(r.spare_swaps, 0);
+            CU_ASSERT_TRUE(r.jobs[1].end_ms < r.jobs[0].end_ms);
+        }
+        creplay_result_free(&r);
+        cjobs_free(&l);
+    }
+}
+
 TEST_SUITE(suite_cluster_policy, "cluster_policy", TEST(test_planner_sizes),
            TEST(test_planner_resizes_dominant_job), TEST(test_planner_never_later),
            TEST(test_planner_demo_portfolio), TEST(test_planner_bad_input),
            TEST(test_timeline_books), TEST(test_cli_trace_and_report), TEST(test_spot_books),
            TEST(test_spot_checkpoint_per_job), TEST(test_quota_reclaim),
-           TEST(test_cli_whatif_quota_deadline));
+           TEST(test_cli_whatif_quota_deadline), TEST(test_spares_restart_in_place));
