@@ -541,6 +541,34 @@ static bool add_or_null(cJSON *o, const char *key, bool have, double v)
     return have ? json_add_number(o, key, v) : cJSON_AddNullToObject(o, key) != NULL;
 }
 
+/* The planning side's figures (spot, spares, MFU-weighted utilization,
+ * fairness, build vs buy, the plan, what-ifs, the timeline). false on OOM. */
+static bool planning_json(const opts_t *o, const cjobs_t *l, const creplay_result_t *r, cJSON *j)
+{
+    bool ok = true;
+    if (ok && o->cfg.spot_gpus > 0)
+        ok = json_add_number(j, "spot_gpus", o->cfg.spot_gpus) &&
+             json_add_number(j, "spot_node_reclaims", (double)r->spot_node_reclaims) &&
+             json_add_number(j, "spot_reclaimed_jobs", (double)r->reclaims) &&
+             json_add_number(j, "spot_lost_gpu_hours", (double)r->reclaim_lost_gpu_ms / 3.6e6);
+    double covered, mfu_u = ctimeline_mfu_utilization(l, r, o->cfg.gpus, &covered);
+    ok = ok && add_or_null(j, "mfu_weighted_utilization", covered > 0, mfu_u) &&
+         add_or_null(j, "mfu_known_share", covered > 0, covered);
+    char day[16] = "";
+    if (o->start_day >= 0)
+        cluster_date_format(o->start_day + (long)floor(r->makespan_s / 86400), day, sizeof day);
+    ok = ok && (o->start_day < 0 || cJSON_AddStringToObject(j, "finish_date", day));
+    if (ok && o->cfg.spare_gpus > 0)
+        ok = json_add_number(j, "spare_gpus", o->cfg.spare_gpus) &&
+             json_add_number(j, "spare_swaps", (double)r->spare_swaps);
+    ok = ok && json_add_number(j, "jain_fairness", ctimeline_jain(l, r)) &&
+         cluster_buy_json(&o->buy, j);
+    ok = ok && (!o->planner || cluster_planner_json(&o->plan, l, j));
+    ok = ok && (!o->whatif.n || cluster_whatif_json(&o->whatif, o->price_given, j));
+    ok = ok && (!o->timeline.seg || cluster_timeline_json(l, r, &o->timeline, j));
+    return ok;
+}
+
 static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_result_t *r,
                           bool per_job)
 {
@@ -589,26 +617,7 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
             if (!ok)
                 cJSON_Delete(e);
         }
-    if (ok && o->cfg.spot_gpus > 0)
-        ok = json_add_number(j, "spot_gpus", o->cfg.spot_gpus) &&
-             json_add_number(j, "spot_node_reclaims", (double)r->spot_node_reclaims) &&
-             json_add_number(j, "spot_reclaimed_jobs", (double)r->reclaims) &&
-             json_add_number(j, "spot_lost_gpu_hours", (double)r->reclaim_lost_gpu_ms / 3.6e6);
-    double covered, mfu_u = ctimeline_mfu_utilization(l, r, o->cfg.gpus, &covered);
-    ok = ok && add_or_null(j, "mfu_weighted_utilization", covered > 0, mfu_u) &&
-         add_or_null(j, "mfu_known_share", covered > 0, covered);
-    char day[16] = "";
-    if (o->start_day >= 0)
-        cluster_date_format(o->start_day + (long)floor(r->makespan_s / 86400), day, sizeof day);
-    ok = ok && (o->start_day < 0 || cJSON_AddStringToObject(j, "finish_date", day));
-    if (ok && o->cfg.spare_gpus > 0)
-        ok = json_add_number(j, "spare_gpus", o->cfg.spare_gpus) &&
-             json_add_number(j, "spare_swaps", (double)r->spare_swaps);
-    ok = ok && json_add_number(j, "jain_fairness", ctimeline_jain(l, r)) &&
-         cluster_buy_json(&o->buy, j);
-    ok = ok && (!o->planner || cluster_planner_json(&o->plan, l, j));
-    ok = ok && (!o->whatif.n || cluster_whatif_json(&o->whatif, o->price_given, j));
-    ok = ok && (!o->timeline.seg || cluster_timeline_json(l, r, &o->timeline, j));
+    ok = ok && planning_json(o, l, r, j);
     ok = ok && cli_add_notes_json(j, &o->notes);
     if (!ok) {
         cJSON_Delete(j);
@@ -642,6 +651,37 @@ static int print_jobs(const cjobs_t *l, const creplay_result_t *r)
     return rc;
 }
 
+/* MFU-weighted utilization and Jain's index. */
+static void print_fairness(const opts_t *o, const cjobs_t *l, const creplay_result_t *r)
+{
+    double covered, mfu_u = ctimeline_mfu_utilization(l, r, o->cfg.gpus, &covered);
+    if (covered > 0)
+        printf("  MFU-weighted    %.1f%% of the pool's peak FLOPs on model FLOPs (jobs with a "
+               "simulated MFU: %.0f%% of the GPU time)\n", 100 * mfu_u, 100 * covered);
+    printf("  fairness        Jain's index %.3f (1 = every job slowed alike)\n",
+           ctimeline_jain(l, r));
+}
+
+/* Deadlines, spot and spares. */
+static void print_capacity(const opts_t *o, const cjobs_t *l, const creplay_result_t *r)
+{
+    int due = 0, missed = 0;
+    for (int i = 0; i < l->n; i++)
+        if (l->jobs[i].deadline_ms > 0) {
+            due++;
+            missed += r->jobs[i].end_ms > l->jobs[i].deadline_ms;
+        }
+    if (due)
+        printf("  deadlines       %d of %d missed\n", missed, due);
+    if (o->cfg.spot_gpus > 0)
+        printf("  spot            %d GPUs: %ld nodes reclaimed, %ld job stops, %.1f GPU-hours of "
+               "progress lost\n", o->cfg.spot_gpus, r->spot_node_reclaims, r->reclaims,
+               (double)r->reclaim_lost_gpu_ms / 3.6e6);
+    if (o->cfg.spare_gpus > 0)
+        printf("  spares          %d GPUs: %ld failures restarted in place on a spare\n",
+               o->cfg.spare_gpus, r->spare_swaps);
+}
+
 static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t *r, bool per_job)
 {
     char a[32], b[32], c[32];
@@ -671,31 +711,12 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
            r->ftf_mean, r->ftf_max);
     printf("  utilization     %.1f%% (%.1f GPU-hours allocated of %.1f)\n", 100 * r->utilization,
            (double)r->gpu_ms / 3.6e6, o->cfg.gpus * r->makespan_s / 3600);
-    double covered, mfu_u = ctimeline_mfu_utilization(l, r, o->cfg.gpus, &covered);
-    if (covered > 0)
-        printf("  MFU-weighted    %.1f%% of the pool's peak FLOPs on model FLOPs (jobs with a "
-               "simulated MFU: %.0f%% of the GPU time)\n", 100 * mfu_u, 100 * covered);
-    printf("  fairness        Jain's index %.3f (1 = every job slowed alike)\n",
-           ctimeline_jain(l, r));
+    print_fairness(o, l, r);
     printf("  preemptions     %ld\n", r->preemptions);
     if (o->fail)
         printf("  failures        %ld (%.1f GPU-hours of progress lost, %.1f restarting)\n",
                r->failures, (double)r->lost_gpu_ms / 3.6e6, (double)r->restart_gpu_ms / 3.6e6);
-    int due = 0, missed = 0;
-    for (int i = 0; i < l->n; i++)
-        if (l->jobs[i].deadline_ms > 0) {
-            due++;
-            missed += r->jobs[i].end_ms > l->jobs[i].deadline_ms;
-        }
-    if (due)
-        printf("  deadlines       %d of %d missed\n", missed, due);
-    if (o->cfg.spot_gpus > 0)
-        printf("  spot            %d GPUs: %ld nodes reclaimed, %ld job stops, %.1f GPU-hours of "
-               "progress lost\n", o->cfg.spot_gpus, r->spot_node_reclaims, r->reclaims,
-               (double)r->reclaim_lost_gpu_ms / 3.6e6);
-    if (o->cfg.spare_gpus > 0)
-        printf("  spares          %d GPUs: %ld failures restarted in place on a spare\n",
-               o->cfg.spare_gpus, r->spare_swaps);
+    print_capacity(o, l, r);
     if (r->tokens > 0)
         printf("  goodput         %s tokens per GPU-hour\n",
                units_fmt_count(r->goodput_tokens_per_gpu_hour, a, sizeof a));
@@ -712,6 +733,57 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
     return rc;
 }
 
+/* The replay, watched (timeline, progress bar), with the costs of spares
+ * and spot GPUs and build vs buy at its utilization. */
+static int replay(const cli_args_t *a, opts_t *o, const cjobs_t *l, creplay_result_t *r,
+                  err_t *err)
+{
+    cluster_watch_t watch = {NULL, NULL, 0};
+    if (cli_get(a, "--report") || cli_get(a, "--perfetto"))
+        watch.tl = &o->timeline;
+    if (progress_enabled())
+        watch.bar = progress_create("cluster: replay (jobs finished)", l->n);
+    if (watch.tl || watch.bar) {
+        o->cfg.on_segment = cluster_watch_segment;
+        o->cfg.segment_ctx = &watch;
+    }
+    int rc = creplay_run(l, &o->cfg, r, err);
+    progress_destroy(watch.bar);
+    o->cfg.on_segment = NULL; /* the what-if replays draw no timeline */
+    if (rc)
+        return rc;
+    if (o->cfg.spare_gpus > 0) /* the spares are paid too */
+        r->cost_usd += o->cfg.spare_gpus * r->makespan_s / 3600 * o->cfg.price_per_gpu_h;
+    if (o->cfg.spot_gpus > 0 && cli_has(a, "--spot-price")) { /* spot GPUs at theirs */
+        r->cost_usd += o->cfg.spot_gpus * r->makespan_s / 3600 *
+                       (o->spot_price - o->cfg.price_per_gpu_h);
+        notes_add(&o->notes, NOTE_ASSUMED, "--spot-price", "cost: %d spot GPUs at $%.2f/GPU-h, "
+                  "the others at --price", o->cfg.spot_gpus, o->spot_price);
+    }
+    cluster_buy(o->gpu ? o->gpu : o->cfg.n_groups == 1 ? o->group_types[0] : NULL,
+                r->utilization, o->price_given ? o->cfg.price_per_gpu_h : 0, &o->buy);
+    return ERR_OK;
+}
+
+/* --what-if: the same jobs once per change (spot= with the catalog's
+ * spot assumption when --spot gave none, said). */
+static int what_ifs(const cli_args_t *a, opts_t *o, const cjobs_t *l, err_t *err)
+{
+    const char *spec = cli_get(a, "--what-if");
+    double spot_per_h = 0, spot_wait_s = 0;
+    int rc;
+    if (strstr(spec, "spot=") && !o->cfg.spot_gpus) {
+        if ((rc = price_spot_defaults(&spot_per_h, &spot_wait_s, err)))
+            return rc;
+        notes_add(&o->notes, NOTE_ASSUMED, "--what-if", "spot=: each spot node reclaimed %.3g "
+                  "times a node-hour, back after %.0f s (the catalog's spot assumption), "
+                  "checkpoints %s", spot_per_h, spot_wait_s,
+                  o->cfg.checkpoint_ms ? "as given" : "hourly");
+    }
+    return cluster_whatif_run(spec, l, &o->cfg, spot_per_h, (int64_t)llround(spot_wait_s * 1000),
+                              cli_has(a, "--spot-price") ? o->spot_price : -1, &o->whatif, err);
+}
+
 static int run(const cli_args_t *a, err_t *err)
 {
     opts_t o;
@@ -725,39 +797,10 @@ static int run(const cli_args_t *a, err_t *err)
         rc = load_jobs(a, &o, &l, err);
     if (!rc && o.planner)
         rc = cluster_planner_run(&o.plan, &l, &o.cfg, o.gpu, a->catalog, &o.notes, err);
-    cluster_watch_t watch = {NULL, NULL, 0};
-    if (cli_get(a, "--report") || cli_get(a, "--perfetto"))
-        watch.tl = &o.timeline;
-    if (!rc && progress_enabled())
-        watch.bar = progress_create("cluster: replay (jobs finished)", l.n);
-    if (watch.tl || watch.bar) {
-        o.cfg.on_segment = cluster_watch_segment;
-        o.cfg.segment_ctx = &watch;
-    }
     if (!rc)
-        rc = creplay_run(&l, &o.cfg, &r, err);
-    progress_destroy(watch.bar);
-    o.cfg.on_segment = NULL; /* the what-if replays draw no timeline */
-    if (!rc && o.cfg.spare_gpus > 0) /* the spares are paid too */
-        r.cost_usd += o.cfg.spare_gpus * r.makespan_s / 3600 * o.cfg.price_per_gpu_h;
-    if (!rc && o.cfg.spot_gpus > 0 && cli_has(a, "--spot-price")) { /* spot GPUs at theirs */
-        r.cost_usd += o.cfg.spot_gpus * r.makespan_s / 3600 * (o.spot_price - o.cfg.price_per_gpu_h);
-        notes_add(&o.notes, NOTE_ASSUMED, "--spot-price", "cost: %d spot GPUs at $%.2f/GPU-h, "
-                  "the others at --price", o.cfg.spot_gpus, o.spot_price);
-    }
-    if (!rc)
-        cluster_buy(o.gpu ? o.gpu : o.cfg.n_groups == 1 ? o.group_types[0] : NULL,
-                    r.utilization, o.price_given ? o.cfg.price_per_gpu_h : 0, &o.buy);
-    double spot_per_h = 0, spot_wait_s = 0;
-    if (!rc && cli_get(a, "--what-if") && strstr(cli_get(a, "--what-if"), "spot=") &&
-        !o.cfg.spot_gpus && !(rc = price_spot_defaults(&spot_per_h, &spot_wait_s, err)))
-        notes_add(&o.notes, NOTE_ASSUMED, "--what-if", "spot=: each spot node reclaimed %.3g times "
-                  "a node-hour, back after %.0f s (the catalog's spot assumption), checkpoints %s",
-                  spot_per_h, spot_wait_s, o.cfg.checkpoint_ms ? "as given" : "hourly");
+        rc = replay(a, &o, &l, &r, err);
     if (!rc && cli_get(a, "--what-if"))
-        rc = cluster_whatif_run(cli_get(a, "--what-if"), &l, &o.cfg, spot_per_h,
-                                (int64_t)llround(spot_wait_s * 1000),
-                                cli_has(a, "--spot-price") ? o.spot_price : -1, &o.whatif, err);
+        rc = what_ifs(a, &o, &l, err);
     if (!rc && cli_get(a, "--perfetto"))
         rc = ctrace_write(cli_get(a, "--perfetto"), &l, &r, &o.timeline, err);
     if (!rc && cli_wants_result(a)) {
