@@ -75,6 +75,8 @@ int cluster_whatif_run(const char *spec, const cjobs_t *l, const creplay_config_
             rc = creplay_run(l, &cfg, &row->r, err);
         if (rc)
             return rc;
+        if (cfg.spare_gpus > 0) /* the spares are paid too, as in the replay as given */
+            row->r.cost_usd += cfg.spare_gpus * row->r.makespan_s / 3600 * cfg.price_per_gpu_h;
         if (cfg.spot_gpus > 0 && spot_price >= 0) /* spot GPUs at their price */
             row->r.cost_usd += cfg.spot_gpus * row->r.makespan_s / 3600 *
                                (spot_price - cfg.price_per_gpu_h);
@@ -85,13 +87,22 @@ int cluster_whatif_run(const char *spec, const cjobs_t *l, const creplay_config_
     return w->n ? ERR_OK : err_setf(err, ERR_INPUT, NULL, "--what-if", "no change given");
 }
 
+/* A duration, or "0 s" below half a millisecond. */
+static const char *dur(double s, char *buf, size_t cap)
+{
+    if (s < 0.0005) {
+        snprintf(buf, cap, "0 s");
+        return buf;
+    }
+    return units_fmt_duration(s, buf, cap);
+}
+
 static void line(const char *change, int gpus, const creplay_result_t *r, bool priced, FILE *f)
 {
     char a[32], b[32], c[32], d[32];
     fprintf(f, "    %-22s %6d  %10s  %6.1f%%  %10s  %10s  %s\n", change, gpus,
-            units_fmt_duration(r->makespan_s, a, sizeof a), 100 * r->utilization,
-            units_fmt_duration(r->queue_delay_mean_s, b, sizeof b),
-            units_fmt_duration(r->jct_mean_s, c, sizeof c),
+            dur(r->makespan_s, a, sizeof a), 100 * r->utilization,
+            dur(r->queue_delay_mean_s, b, sizeof b), dur(r->jct_mean_s, c, sizeof c),
             priced ? units_fmt_usd(r->cost_usd, d, sizeof d) : "-");
 }
 
