@@ -20,6 +20,7 @@
 #include "cluster/duration.h"
 #include "cluster/failrate.h"
 #include "cluster/replay.h"
+#include "cluster/spot.h"
 #include "cluster/synth.h"
 #include "cluster/trace_out.h"
 #include "common/json.h"
@@ -89,6 +90,8 @@ static const cli_opt_t own_opts[] = {
      "catalog's, assumed there: 0.01)", CLI_X(1e-9, 1e6)},
     {"--spot-outage", NULL, "DURATION", "--spot: how long a reclaimed node stays away "
      "(default the catalog's wait for capacity, 30m)", CLI_KIND(CLI_DURATION, 1, 1e9)},
+    {"--spot-trace", NULL, "FILE", "--spot: the spot GPUs there over time (CSV t_s,spot_gpus) "
+     "instead of Poisson reclaims", CLI_WORD},
     {"--spot-price", NULL, "$/GPU-h", "--spot: the spot GPUs' price (default --price)",
      CLI_KIND(CLI_PRICE, 0, 1e4)},
     {"--quota", NULL, "TEAM=GPUS,...", "--policy quota: each team's nominal quota (a job's team "
@@ -115,6 +118,7 @@ typedef struct {
     int team_quota[MAX_TEAMS];
     bool price_given;
     double spot_price;  /* --spot-price, 0 = --price */
+    cspot_trace_t spot_trace; /* --spot-trace */
     long start_day;     /* --start, days since 1970-01-01; -1 = not given */
     const char *start_text;
     cfail_t *fail; /* with --failures */
@@ -321,14 +325,27 @@ static int read_spot(const cli_args_t *a, opts_t *o, err_t *err)
     int gpn = o->cfg.gpus_per_node;
     o->cfg.spot_gpus = (int)(share * o->cfg.gpus) / gpn * gpn;
     if (!(share > 0))
-        return ERR_OK;
+        return cli_has(a, "--spot-trace")
+                   ? err_setf(err, ERR_INPUT, NULL, "--spot-trace", "give --spot SHARE too (the "
+                              "share of the pool the trace describes)")
+                   : ERR_OK;
     if (o->cfg.spot_gpus == 0)
         return err_setf(err, ERR_INPUT, NULL, "--spot", "%g of %d GPUs is less than one node of "
                         "%d", share, o->cfg.gpus, gpn);
     o->cfg.spot_reclaims_per_node_hour = per_h;
     o->cfg.spot_outage_ms = (int64_t)llround(out_s * 1000);
     o->cfg.seed = (uint64_t)o->seed;
-    if (!cli_has(a, "--spot-preemption-rate") || !cli_has(a, "--spot-outage"))
+    if (cli_has(a, "--spot-trace")) {
+        if ((rc = cspot_trace_read(cli_get(a, "--spot-trace"), o->cfg.spot_gpus, gpn,
+                                   &o->spot_trace, err)))
+            return rc;
+        o->cfg.spot_trace_n = o->spot_trace.n;
+        o->cfg.spot_trace_ms = o->spot_trace.at_ms;
+        o->cfg.spot_trace_nodes = o->spot_trace.nodes;
+        notes_add(&o->notes, NOTE_ASSUMED, "--spot-trace", "the spot share's %d GPUs follow %s "
+                  "(%d points); the jobs that free a node taken back go back to their last "
+                  "checkpoint", o->cfg.spot_gpus, cli_get(a, "--spot-trace"), o->spot_trace.n);
+    } else if (!cli_has(a, "--spot-preemption-rate") || !cli_has(a, "--spot-outage"))
         notes_add(&o->notes, NOTE_ASSUMED, "--spot", "each spot node reclaimed %.3g times a "
                   "node-hour and back after %.0f s (the catalog's spot assumption, prices.json: "
                   "spot markets publish no rates; give yours: --spot-preemption-rate, "
@@ -818,6 +835,7 @@ static int run(const cli_args_t *a, err_t *err)
     cluster_planner_free(&o.plan);
     ctimeline_free(&o.timeline);
     cluster_whatif_free(&o.whatif);
+    cspot_trace_free(&o.spot_trace);
     notes_free(&o.notes);
     return rc;
 }
@@ -853,8 +871,9 @@ const cli_command_t CLI_CMD_CLUSTER = {
     "--gpu: the job loses the progress since its last checkpoint\n"
     "(--checkpoint-every, default 1 h), waits for GPUs again and runs\n"
     "--restart-time (default 10 min) before progressing. --spot SHARE makes\n"
-    "that share spot nodes, each reclaimed at the catalog's assumed rate\n"
-    "(jobs on it go back to their last checkpoint). --what-if replays once per\n"
+    "that share spot nodes, each reclaimed at the catalog's assumed rate or\n"
+    "as --spot-trace says (jobs on it go back to their last checkpoint);\n"
+    "--spares lets a failed gang restart in place. --what-if replays once per\n"
     "change; --report DIR writes an HTML page (Gantt chart, GPUs in use),\n"
     "--perfetto FILE a trace; build vs buy at the measured utilization is\n"
     "printed with a --gpu. Same input and seed, same replay.\n"

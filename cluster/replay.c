@@ -12,7 +12,7 @@
 
 /* at one time, ends first; spot events (job -1) after the jobs' */
 enum { EV_FINISH = 0, EV_FAIL = 1, EV_REVISIT = 2, EV_SPOT_RETURN = 3, EV_SPOT_RECLAIM = 4,
-       EV_SPARE_BACK = 5 };
+       EV_SPARE_BACK = 5, EV_SPOT_TRACE = 6 };
 typedef enum { STOP_FINISH, STOP_PREEMPT, STOP_FAIL, STOP_RECLAIM } stop_t;
 enum { ST_FUTURE = 0, ST_PENDING, ST_RUNNING, ST_DONE };
 
@@ -572,6 +572,8 @@ static int pass_fifo(rp_t *r)
  * the node is then held until it returns. */
 static int spot_next(rp_t *r)
 {
+    if (r->cfg->spot_trace_n > 0)
+        return ERR_OK; /* the trace says when nodes go and come back */
     int present = r->spot_nodes - r->spot_out;
     double rate = present * r->cfg->spot_reclaims_per_node_hour / 3.6e6; /* per ms */
     r->spot_ver++; /* any reclaim already drawn is stale */
@@ -585,7 +587,9 @@ static int spot_next(rp_t *r)
     return cheap_push(&r->events, it, r->err);
 }
 
-static int spot_reclaim(rp_t *r)
+/* Take one spot node back (the jobs that free it stop, see above), held
+ * until back_ms. */
+static int take_spot_node(rp_t *r, int64_t back_ms)
 {
     int n = 0, freed = 0, rc = ERR_OK, node = r->cfg->gpus_per_node;
     for (int i = 0; i < r->n_running; i++) {
@@ -601,11 +605,21 @@ static int spot_reclaim(rp_t *r)
     int k = (r->spot_first + r->spot_out) % r->spot_nodes;
     if (rc || (rc = cpool_place(r->pool, node, &r->spot_hold[k], r->err)))
         return rc;
-    r->spot_back_ms[k] = r->now + r->cfg->spot_outage_ms;
+    r->spot_back_ms[k] = back_ms;
     r->spot_out++;
     r->out->spot_node_reclaims++;
-    cheap_item_t it = {(double)r->spot_back_ms[k], EV_SPOT_RETURN, 0, 0, -1, EV_SPOT_RETURN, 0};
-    return (rc = cheap_push(&r->events, it, r->err)) ? rc : spot_next(r);
+    return ERR_OK;
+}
+
+/* A Poisson reclaim: a node away for spot_outage_ms, the next drawn. */
+static int spot_reclaim(rp_t *r)
+{
+    int64_t back = r->now + r->cfg->spot_outage_ms;
+    int rc = take_spot_node(r, back);
+    cheap_item_t it = {(double)back, EV_SPOT_RETURN, 0, 0, -1, EV_SPOT_RETURN, 0};
+    if (!rc)
+        rc = cheap_push(&r->events, it, r->err);
+    return rc ? rc : spot_next(r);
 }
 
 static int spot_return(rp_t *r)
@@ -614,6 +628,26 @@ static int spot_return(rp_t *r)
     r->spot_first = (r->spot_first + 1) % r->spot_nodes;
     r->spot_out--;
     return spot_next(r);
+}
+
+/* Trace point i: as many spot nodes away as it says are missing (the
+ * next point's time is when they may come back, for backfill). */
+static int spot_trace_point(rp_t *r, int i)
+{
+    const creplay_config_t *c = r->cfg;
+    int want_out = r->spot_nodes - c->spot_trace_nodes[i], rc = ERR_OK;
+    int64_t next = i + 1 < c->spot_trace_n ? c->spot_trace_ms[i + 1] : CJOBS_MAX_MS;
+    while (!rc && r->spot_out < want_out)
+        rc = take_spot_node(r, next);
+    while (!rc && r->spot_out > want_out)
+        rc = spot_return(r);
+    for (int k = 0; k < r->spot_out; k++) /* those still away: back at the next point at best */
+        r->spot_back_ms[(r->spot_first + k) % r->spot_nodes] = next;
+    if (!rc && i + 1 < c->spot_trace_n) {
+        cheap_item_t it = {(double)next, EV_SPOT_TRACE, 0, 0, -1, EV_SPOT_TRACE, (uint32_t)i + 1};
+        rc = cheap_push(&r->events, it, r->err);
+    }
+    return rc;
 }
 
 /* Handle every event and arrival at r->now, then run one policy pass. */
@@ -626,6 +660,8 @@ static int step(rp_t *r)
         if (ev.job < 0) { /* a spot node goes (unless redrawn since) or comes back */
             if (ev.kind == EV_SPARE_BACK)
                 r->spares_free++;
+            else if (ev.kind == EV_SPOT_TRACE)
+                rc = spot_trace_point(r, (int)ev.ver);
             else if (ev.kind == EV_SPOT_RETURN)
                 rc = spot_return(r);
             else if (ev.ver == r->spot_ver)
@@ -860,6 +896,11 @@ static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, crep
     if ((rc = size_queues(r, err)))
         return rc;
     r->now = jobs->jobs[r->order[0]].submit_ms;
+    if (cfg->spot_trace_n > 0 && r->spot_nodes > 0) { /* the trace's first point */
+        cheap_item_t it = {(double)cfg->spot_trace_ms[0], EV_SPOT_TRACE, 0, 0, -1, EV_SPOT_TRACE,
+                           0};
+        return cheap_push(&r->events, it, err);
+    }
     return spot_next(r);
 }
 

@@ -67,6 +67,12 @@ typedef struct {
     int spot_gpus;
     double spot_reclaims_per_node_hour;
     int64_t spot_outage_ms;
+    /* Or an availability trace (cluster/spot.h): from spot_trace_ms[i] on,
+     * spot_trace_nodes[i] spot nodes are there (ascending times; all of
+     * them before the first); the Poisson rate is then not used. */
+    int spot_trace_n;
+    const int64_t *spot_trace_ms;
+    const int *spot_trace_nodes;
     /* Spares: spare_gpus (whole nodes) outside the pool. A failed gang
      * swaps one in for its failed node and restarts in place instead of
      * queueing again; the spare is back repair_ms later. With none free

@@ -472,6 +472,10 @@ static void test_cli_whatif_quota_deadline(void)
         {"name,gpus,submit_s,duration_s\na,32,0,10\n", "", "32 GPUs but the pool has 16"},
         {"name,gpus,submit_s,duration_s\na,8,0,10\n", "--spot 0.95 --gpus-per-node 16",
          "--spot"},
+        {"name,gpus,submit_s,duration_s\na,8,0,10\n", "--spot 0.5 --spot-trace /nonexistent.csv",
+         "nonexistent"},
+        {"name,gpus,submit_s,duration_s\na,8,0,10\n", "--spares 3 --failures --gpu h100-sxm",
+         "--spares"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *err = NULL;
@@ -489,6 +493,35 @@ static void test_cli_whatif_quota_deadline(void)
         free(err);
     }
     remove_tree(dir);
+}
+
+/* A spot availability trace, by hand: 16 GPUs, 8 of them spot (one
+ * node), there at 0, gone at 1 h, back at 2 h. A (16 GPUs, 10 h of work,
+ * checkpoints every 40 min) runs from 0, is stopped at 1 h having kept 40
+ * min (20 min x 16 GPUs lost), waits for the node and restarts at 2 h with
+ * 9 h 20 min to go: it ends at 11 h 20 min. */
+static void test_spot_trace_by_hand(void)
+{
+    static const int64_t at_ms[] = {0, 3600000, 7200000};
+    static const int nodes[] = {1, 0, 1};
+    cjobs_t l = {0};
+    add_job(&l, "A", 16, 0, 10 * 3600.0, 0, 0);
+    creplay_config_t cfg;
+    creplay_config_default(&cfg, 16);
+    cfg.spot_gpus = 8;
+    cfg.checkpoint_ms = 2400000;
+    cfg.spot_trace_n = 3;
+    cfg.spot_trace_ms = at_ms;
+    cfg.spot_trace_nodes = nodes;
+    creplay_result_t r;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(creplay_run(&l, &cfg, &r, &e), 0);
+    CU_ASSERT_EQUAL(r.reclaims, 1);
+    CU_ASSERT_EQUAL(r.spot_node_reclaims, 1);
+    CU_ASSERT_EQUAL(r.reclaim_lost_gpu_ms, 1200000LL * 16);
+    CU_ASSERT_EQUAL(r.jobs[0].end_ms, 11 * 3600000LL + 1200000);
+    creplay_result_free(&r);
+    cjobs_free(&l);
 }
 
 static double half_an_hour(void *ctx, int gpus)
@@ -542,4 +575,5 @@ TEST_SUITE(suite_cluster_policy, "cluster_policy", TEST(test_planner_sizes),
            TEST(test_planner_demo_portfolio), TEST(test_planner_bad_input),
            TEST(test_timeline_books), TEST(test_cli_trace_and_report), TEST(test_spot_books),
            TEST(test_spot_checkpoint_per_job), TEST(test_quota_reclaim),
-           TEST(test_cli_whatif_quota_deadline), TEST(test_spares_restart_in_place));
+           TEST(test_cli_whatif_quota_deadline), TEST(test_spares_restart_in_place),
+           TEST(test_spot_trace_by_hand));
