@@ -489,7 +489,12 @@ static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
     const char *gpu = o->gpu ? o->gpu : o->cfg.n_groups ? o->group_types[0] : NULL;
     if (!rc)
         rc = canonical_types(a, l, err);
-    if (!rc)
+    if (!rc && o->planner && o->cfg.n_groups > 1)
+        rc = err_setf(err, ERR_INPUT, NULL, "--policy", "planner sizes jobs on a pool of one GPU "
+                      "type; a pool of several (--cluster) is not supported with it yet");
+    for (int i = 0; !rc && o->planner && i < l->n; i++) /* the planner prices every size */
+        priced += l->jobs[i].model && l->jobs[i].tokens > 0 && !l->jobs[i].duration_ms;
+    if (!rc && !o->planner)
         rc = cdur_fill(l, gpu, a->catalog, &priced, err);
     if (!rc && o->cfg.n_groups > 1 &&
         !(rc = cdur_by_group(l, o->group_types, o->cfg.n_groups, a->catalog, &o->group_dur, err)))

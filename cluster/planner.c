@@ -56,6 +56,7 @@ typedef struct {
     int gpus, rc;            /* rc: ERR_INPUT when no layout fits */
     double tokens_per_s, mfu;
     char layout[96];
+    char why[ERR_MSG_MAX];   /* the simulator's message when rc */
 } memo_t;
 
 typedef struct {
@@ -93,6 +94,8 @@ static const memo_t *priced(memos_t *c, const char *model, const char *gpu, int 
         *err = quiet;
         return NULL;
     }
+    if (e->rc)
+        snprintf(e->why, sizeof e->why, "%s", quiet.msg);
     c->n++;
     return e;
 }
@@ -102,6 +105,7 @@ static int curve_of(memos_t *c, const cjobs_t *l, const cjob_t *j, const char *g
                     cplan_curve_t *cv, err_t *err)
 {
     int sizes[CPLAN_MAX_SIZES], asked = 0, n = cplan_sizes(j, pool, sizes, &asked);
+    const char *why = NULL; /* the simulator's message at the asked size */
     memset(cv, 0, sizeof *cv);
     for (int k = 0; k < n; k++) {
         int64_t ms = (int64_t)ceil((double)j->duration_ms * j->gpus / sizes[k]);
@@ -112,9 +116,16 @@ static int curve_of(memos_t *c, const cjobs_t *l, const cjob_t *j, const char *g
                 return on ? err->code
                           : err_set(err, ERR_INPUT, "%s: line %d: model: say which GPU the "
                                     "pool has (--gpu NAME)", l->path ? l->path : "jobs", j->line);
-            if (m->rc) /* no layout fits at this size: not a candidate */
+            if (m->rc) { /* no layout fits at this size: not a candidate */
+                why = k == asked ? m->why : why;
                 continue;
-            ms = (int64_t)ceil(j->tokens / m->tokens_per_s * 1000.0); /* as cdur_fill */
+            }
+            double t = ceil(j->tokens / m->tokens_per_s * 1000.0); /* as cdur_fill */
+            if (t > (double)CJOBS_MAX_MS)
+                return err_set(err, ERR_INPUT, "%s: line %d: tokens: job '%s' would run %.3g s "
+                               "on %d GPUs (more than the replay takes)",
+                               l->path ? l->path : "jobs", j->line, j->name, t / 1000, sizes[k]);
+            ms = (int64_t)t;
         }
         if (k == asked)
             cv->asked = cv->n;
@@ -125,9 +136,8 @@ static int curve_of(memos_t *c, const cjobs_t *l, const cjob_t *j, const char *g
         cv->n++;
     }
     if (cv->n == 0 || cv->gpus[cv->asked] != j->gpus)
-        return err_set(err, ERR_INPUT, "%s: line %d: gpus: no layout of %s fits on %d GPUs",
-                       l->path ? l->path : "jobs", j->line, j->model ? j->model : j->name,
-                       j->gpus);
+        return err_set(err, ERR_INPUT, "%s: line %d: model: %s", l->path ? l->path : "jobs",
+                       j->line, why ? why : "no layout fits on the GPUs it asks for");
     return ERR_OK;
 }
 
