@@ -138,6 +138,62 @@ static void in_use(const cJSON *r, html_t *h)
     html_raw(h, "'/></svg>\n");
 }
 
+/* --policy planner: each job's asked and chosen size and layout. */
+static void plan_table(const cJSON *r, html_t *h)
+{
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(r, "planner");
+    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(p, "jobs");
+    if (!cJSON_IsArray(jobs))
+        return;
+    static const char *hdr[] = {"job", "GPUs asked", "GPUs planned", "run time (h)", "layout"};
+    char line[200];
+    snprintf(line, sizeof line, "Sizes from each job's simulated scaling curve (objective %s); "
+             "the sizes asked gave a makespan of %.2f days.",
+             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "objective"))
+                 ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "objective"))
+                 : "?",
+             num(p, "fixed_makespan_s") / 86400);
+    html_heading(h, "Planned sizes");
+    html_paragraph(h, "note", line);
+    html_table_begin(h, hdr, 5);
+    for (const cJSON *j = jobs->child; j; j = j->next) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "name"));
+        const char *lay = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "layout"));
+        html_row_begin(h);
+        html_cell_text(h, name ? name : "");
+        html_cell_num(h, "planner.jobs.gpus_asked", num(j, "gpus_asked"), "%.0f", 1);
+        html_cell_num(h, "planner.jobs.gpus", num(j, "gpus"), "%.0f", 1);
+        html_cell_num(h, "planner.jobs.duration_s", num(j, "duration_s"), "%.1f", 1 / 3600.0);
+        html_cell_text(h, lay ? lay : "");
+        html_row_end(h);
+    }
+    html_table_end(h);
+}
+
+/* --what-if: one row per change. */
+static void whatif_table(const cJSON *r, html_t *h)
+{
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(r, "what_if");
+    if (!cJSON_IsArray(w))
+        return;
+    static const char *hdr[] = {"change", "GPUs", "makespan (days)", "utilization (%)",
+                                "mean completion (h)", "cost (USD)"};
+    html_heading(h, "What if");
+    html_table_begin(h, hdr, 6);
+    for (const cJSON *e = w->child; e; e = e->next) {
+        const char *c = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "change"));
+        html_row_begin(h);
+        html_cell_text(h, c ? c : "");
+        html_cell_num(h, "what_if.gpus", num(e, "gpus"), "%.0f", 1);
+        html_cell_num(h, "what_if.makespan_s", num(e, "makespan_s"), "%.2f", 1 / 86400.0);
+        html_cell_num(h, "what_if.utilization", num(e, "utilization"), "%.1f", 100);
+        html_cell_num(h, "what_if.jct_mean_s", num(e, "jct_mean_s"), "%.1f", 1 / 3600.0);
+        html_cell_num(h, "what_if.cost_usd", num(e, "cost_usd"), "%.0f", 1);
+        html_row_end(h);
+    }
+    html_table_end(h);
+}
+
 int cluster_report_render(const cJSON *r, html_t *h, err_t *err)
 {
     char line[200];
@@ -151,5 +207,7 @@ int cluster_report_render(const cJSON *r, html_t *h, err_t *err)
     gantt(r, h);
     html_heading(h, "GPUs in use");
     in_use(r, h);
+    plan_table(r, h);
+    whatif_table(r, h);
     return h->failed ? err_set(err, ERR_RUNTIME, "out of memory writing the page") : ERR_OK;
 }

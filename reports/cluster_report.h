@@ -2,7 +2,8 @@
  * --json with a "timeline"), drawn without gnuplot: the summary figures,
  * a Gantt chart (one row per job: its wait, then each run colored by how
  * it stopped) and the GPUs in use over time, as inline SVG (no script, no
- * network). reports/report.c dispatches to it by the "timeline" key.
+ * network); the planner's sizes and the what-if rows when the result has
+ * them. reports/report.c dispatches to it by the "timeline" key.
  */
 #ifndef SCALEPLAN_REPORTS_CLUSTER_REPORT_H
 #define SCALEPLAN_REPORTS_CLUSTER_REPORT_H
