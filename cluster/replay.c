@@ -736,6 +736,15 @@ static int check_jobs(const cjobs_t *l, const creplay_config_t *cfg, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--spot", "%d spot GPUs: must be whole nodes of "
                         "%d, below the pool's %d, on a pool of one GPU type", cfg->spot_gpus,
                         cfg->gpus_per_node, cfg->gpus);
+    if (cfg->spot_gpus > 0 && cfg->spot_trace_n > 0) { /* what is left after the last point */
+        int left = cfg->gpus - cfg->spot_gpus +
+                   cfg->spot_trace_nodes[cfg->spot_trace_n - 1] * cfg->gpus_per_node;
+        for (int i = 0; i < l->n; i++)
+            if (l->jobs[i].gpus > left)
+                return err_setf(err, ERR_INPUT, NULL, "--spot-trace", "its last point leaves %d "
+                                "GPUs for good, but job '%s' asks for %d", left,
+                                l->jobs[i].name, l->jobs[i].gpus);
+    }
     return ERR_OK;
 }
 
