@@ -59,11 +59,15 @@ static void key_ftf(const cpolicy_job_t *j, const cpolicy_params_t *p, double *k
     *k2 = (double)j->submit_ms;
 }
 
-/* Class 0 within its team's quota, 1 borrowing. */
+/* Borrowing jobs after those within quota (QUOTA_BORROW apart, beyond
+ * any class), higher classes first among each; a running job within its
+ * quota below every waiting key, so nothing preempts it. */
+#define QUOTA_BORROW 1e7
 static void key_quota(const cpolicy_job_t *j, const cpolicy_params_t *p, double *k1, double *k2)
 {
     (void)p;
-    *k1 = j->team_used_gpus + j->gpus > j->team_quota_gpus ? 1 : 0;
+    bool borrowing = j->team_used_gpus + j->gpus > j->team_quota_gpus;
+    *k1 = borrowing ? QUOTA_BORROW - j->priority : j->running ? -QUOTA_BORROW : -j->priority;
     *k2 = (double)j->submit_ms;
 }
 

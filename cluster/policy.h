@@ -33,13 +33,17 @@
  *             rho changes with time, so waiting jobs are re-ranked each pass.
  *   quota     per-team quotas with borrowing, as Kueue's ClusterQueues in a
  *             cohort (kueue.sigs.k8s.io, "Cluster Queue": nominalQuota,
- *             borrowing, preemption.reclaimWithinCohort: Any): a job that
- *             fits its team's quota (its team's other GPUs + its own <=
- *             quota) is in class 0, one beyond it borrows idle GPUs in
- *             class 1; a waiting class-0 job reclaims its quota by
- *             preempting preemptible borrowing jobs (the latest submitted
- *             first); arrival order within a class; fit-first. A job with
- *             no team (or a team without quota) only borrows.
+ *             borrowing, preemption.reclaimWithinCohort: Any,
+ *             borrowWithinCohort: LowerPriority): a job that fits its
+ *             team's quota (its team's other GPUs + its own <= quota) is
+ *             within it, one beyond it borrows idle GPUs; waiting jobs go
+ *             within-quota first, then by priority class (higher first),
+ *             then arrival; a waiting job within its quota reclaims it by
+ *             preempting preemptible borrowing jobs, a borrowing one may
+ *             preempt borrowing jobs of a lower class; a running job within
+ *             its team's quota is never preempted (no priority preemption
+ *             inside a quota: that is --policy priority's). Fit-first. A
+ *             job with no team (or a team without quota) only borrows.
  */
 #ifndef SCALEPLAN_CLUSTER_POLICY_H
 #define SCALEPLAN_CLUSTER_POLICY_H
@@ -64,6 +68,7 @@ typedef struct {
     int gpus;
     int team_used_gpus;      /* quota: GPUs its team's other jobs hold now */
     int team_quota_gpus;     /* quota: its team's nominal quota (0: none) */
+    bool running;            /* it holds GPUs now */
 } cpolicy_job_t;
 
 /* The policies' settings. */

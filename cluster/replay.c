@@ -105,7 +105,7 @@ static cpolicy_job_t view(const rp_t *r, int j)
     int used = t >= 0 ? r->team_used[t] - (s->state == ST_RUNNING ? jb->gpus : 0) : 0;
     return (cpolicy_job_t){r->now, jb->submit_ms, dur_on(r, j, s->on_group), s->remaining_ms - ran,
                            s->attained_gpu_ms + ran * jb->gpus, jb->priority, jb->gpus, used,
-                           t >= 0 ? r->cfg->team_quota_gpus[t] : 0};
+                           t >= 0 ? r->cfg->team_quota_gpus[t] : 0, s->state == ST_RUNNING};
 }
 
 static void key_of(const rp_t *r, int j, double *k1, double *k2)

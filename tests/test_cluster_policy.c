@@ -429,6 +429,42 @@ static void test_quota_reclaim(void)
     }
 }
 
+/* Priority among borrowers: 16 GPUs, A and B 8 each; B runs b1 and b2
+ * (8 GPUs, 10 h; b2 borrowing A's idle 8). At 1 h B submits b3 (8 GPUs,
+ * 1 h), also beyond B's quota: of a higher class (5) it preempts the
+ * borrowing b2 (Kueue's borrowWithinCohort: LowerPriority) and runs 1-2 h;
+ * of the same class it waits until 10 h. */
+static void test_quota_priority_borrowing(void)
+{
+    static const char *const teams[] = {"A", "B"};
+    static const int quota[] = {8, 8};
+    for (int k = 0; k < 2; k++) {
+        cjobs_t l = {0};
+        add_job(&l, "b1", 8, 0, 10 * 3600.0, 0, 0);
+        add_job(&l, "b2", 8, 0, 10 * 3600.0, 0, 0);
+        add_job(&l, "b3", 8, 3600, 3600, 0, 0);
+        for (int i = 0; i < 3; i++)
+            l.jobs[i].team = (char *)"B"; /* borrowed: not freed below */
+        l.jobs[2].priority = k ? 0 : 5;
+        creplay_config_t cfg;
+        creplay_config_default(&cfg, 16);
+        cfg.policy = cpolicy_find("quota");
+        cfg.n_teams = 2;
+        cfg.team_names = teams;
+        cfg.team_quota_gpus = quota;
+        creplay_result_t r;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(creplay_run(&l, &cfg, &r, &e), 0);
+        CU_ASSERT_EQUAL(r.jobs[2].start_ms, k ? 10 * 3600000LL : 3600000);
+        CU_ASSERT_EQUAL(r.jobs[1].preemptions, k ? 0 : 1);
+        CU_ASSERT_EQUAL(r.jobs[0].preemptions, 0);
+        creplay_result_free(&r);
+        for (int i = 0; i < l.n; i++)
+            l.jobs[i].team = NULL;
+        cjobs_free(&l);
+    }
+}
+
 /* --what-if: gpus=+64 on the worked example replays on 128 GPUs, no
  * later than on 64; --policy quota with --quota and deadlines runs; the
  * bad input of quotas, deadlines and changes is one line, exit 2. */
@@ -576,4 +612,4 @@ TEST_SUITE(suite_cluster_policy, "cluster_policy", TEST(test_planner_sizes),
            TEST(test_timeline_books), TEST(test_cli_trace_and_report), TEST(test_spot_books),
            TEST(test_spot_checkpoint_per_job), TEST(test_quota_reclaim),
            TEST(test_cli_whatif_quota_deadline), TEST(test_spares_restart_in_place),
-           TEST(test_spot_trace_by_hand));
+           TEST(test_spot_trace_by_hand), TEST(test_quota_priority_borrowing));
