@@ -36,7 +36,9 @@
  *             borrowing, preemption.reclaimWithinCohort: Any,
  *             borrowWithinCohort: LowerPriority): a job that fits its
  *             team's quota (its team's other GPUs + its own <= quota) is
- *             within it, one beyond it borrows idle GPUs; waiting jobs go
+ *             within it, one beyond it borrows idle GPUs (a running job
+ *             counts as borrowing while its team holds more than its
+ *             quota; the latest submitted is preempted first); waiting jobs go
  *             within-quota first, then by priority class (higher first),
  *             then arrival; a waiting job within its quota reclaims it by
  *             preempting preemptible borrowing jobs, a borrowing one may
