@@ -501,11 +501,20 @@ demo: deps
 # The seed scenario of issue 39: ten training jobs (each a model and its
 # tokens, priced by the step simulator) on one pool of 512 H100s, under
 # priority classes, with what the pool costs.
+# Then the same jobs sized by --policy planner from their simulated scaling
+# curves (each job's min_gpus..max_gpus), with what 64 more GPUs or a 30%
+# spot share would change.
 DEMO_CLUSTER_ARGS := cluster --trace tests/fixtures/cluster/portfolio_10_models.csv --gpus 512 \
-                     --gpus-per-node 8 --gpu h100-sxm --policy priority --price 2.49 --per-job
+                     --gpus-per-node 8 --gpu h100-sxm --policy priority --price 2.49 --per-job \
+                     --start 2027-01-04
+DEMO_CLUSTER_PLAN_ARGS := cluster --trace tests/fixtures/cluster/portfolio_10_models.csv \
+                     --gpus 512 --gpus-per-node 8 --gpu h100-sxm --policy planner --price 2.49 \
+                     --per-job --start 2027-01-04 --what-if gpus=+64,spot=0.3
 demo-cluster: $(BIN)
 	$(Q)echo "== scaleplan $(DEMO_CLUSTER_ARGS)"
 	$(Q)$(BIN) $(DEMO_CLUSTER_ARGS)
+	$(Q)echo "== scaleplan $(DEMO_CLUSTER_PLAN_ARGS)"
+	$(Q)$(BIN) $(DEMO_CLUSTER_PLAN_ARGS)
 
 deps:
 	$(Q)if ! command -v dpkg >/dev/null 2>&1; then \

@@ -43,7 +43,14 @@
  *      whole process (generation, replay, report), with its peak memory per
  *      job (linear in jobs: the two within 25%).
  *
- * run_bench [processes] [steps] [layouts] [reliability] [plans] [cluster] [traces] runs only
+ *   8. --policy planner on the demo portfolio (tests/fixtures/cluster/
+ *      portfolio_10_models.csv: ten LLM jobs, each priced by the step
+ *      simulator's layout search at every size of its range on H100s, then
+ *      the sizes searched by replay on 512 GPUs), in process, one cold run
+ *      with its own catalog (target: under 5 s, issue 39).
+ *
+ * run_bench [processes] [steps] [layouts] [reliability] [plans] [cluster] [traces] [portfolio]
+ * runs only
  * those sections (make bench: all).
  */
 #define _DEFAULT_SOURCE /* wait4 */
@@ -55,10 +62,13 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "cluster/planner.h"
 #include "cluster/replay.h"
 #include "cluster/synth.h"
+#include "common/catalog.h"
 #include "common/clock.h"
 #include "sim/ladder.h"
 #include "sim/reliability.h"
@@ -743,6 +753,48 @@ static int bench_cluster_traces(void)
     return 0;
 }
 
+/* The demo portfolio planned: curves priced (per-job layout search at
+ * each size), then the sizes searched, as `cluster --policy planner`. */
+static int bench_portfolio(reference_t *ref)
+{
+    const char *path = "tests/fixtures/cluster/portfolio_10_models.csv";
+    cjobs_t l = {0};
+    err_t e;
+    catalog_t *cat = catalog_create();
+    cplan_curve_t *c = NULL;
+    cplan_result_t r = {0};
+    double ref_s = reference_s(ref, 1), t0 = clock_now_s(), t1 = t0;
+    clock_t cpu0 = clock(); /* CPU time: what the work costs whatever else the machine runs */
+    int rc = cat ? cjobs_read(cjobs_format_find("jobs"), path, &l, &e)
+                 : err_set(&e, ERR_RUNTIME, "out of memory");
+    if (!rc && !(c = calloc((size_t)l.n, sizeof *c)))
+        rc = err_set(&e, ERR_RUNTIME, "out of memory");
+    creplay_config_t cfg;
+    creplay_config_default(&cfg, 512);
+    if (!rc && !(rc = cplan_curves(&l, "h100-sxm", 512, cat, c, NULL, NULL, &e))) {
+        t1 = clock_now_s();
+        rc = cplan_search(&l, c, &cfg, CPLAN_MAKESPAN, &r, &e);
+    }
+    double dt = clock_now_s() - t0, cpu_s = (double)(clock() - cpu0) / CLOCKS_PER_SEC;
+    if (rc) {
+        fprintf(stderr, "bench: %s\n", e.msg);
+    } else {
+        int sizes = 0;
+        for (int i = 0; i < l.n; i++)
+            sizes += c[i].n;
+        printf("cluster planner: 10-job LLM portfolio on 512 H100s, %d sizes priced in %.2f s, "
+               "%ld plans replayed in %.3f s: %.2f s (%.0f x reference; %.2f s of CPU on all "
+               "threads), makespan %.1f d (fixed sizes %.1f d)  target < 5 s: %s\n", sizes,
+               t1 - t0, r.replays, dt - (t1 - t0), dt, dt / ref_s, cpu_s, r.objective / 86400,
+               r.fixed_makespan_s / 86400, verdict(dt, 5));
+    }
+    cplan_result_free(&r);
+    free(c);
+    cjobs_free(&l);
+    catalog_destroy(cat);
+    return rc ? 1 : 0;
+}
+
 /* Whether section name was asked for (no arguments: every section). */
 static bool wanted(int argc, char **argv, const char *name)
 {
@@ -782,6 +834,8 @@ int main(int argc, char **argv)
         rc |= bench_cluster(&ref);
     if (wanted(argc, argv, "traces"))
         rc |= bench_cluster_traces();
+    if (wanted(argc, argv, "portfolio"))
+        rc |= bench_portfolio(&ref);
     free(ref.buf[0]);
     free(ref.buf[1]);
     return rc;

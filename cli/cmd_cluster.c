@@ -12,25 +12,33 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/cluster_extras.h"
+#include "cli/cluster_planner.h"
+#include "cli/cluster_whatif.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cluster/duration.h"
 #include "cluster/failrate.h"
 #include "cluster/replay.h"
+#include "cluster/spot.h"
 #include "cluster/synth.h"
 #include "cluster/traces.h"
 #include "cluster/tracesynth.h"
+#include "cluster/trace_out.h"
 #include "common/json.h"
 #include "common/notes.h"
+#include "common/progress.h"
 #include "common/rng.h"
 #include "common/units.h"
 #include "reports/table.h"
 #include "topologies/gpu.h"
+#include "topologies/price.h"
 
 #define DEFAULT_LOAD 0.9 /* --synthesize: offered load (ASSUMED: a busy, not saturated pool) */
 #define DEFAULT_CHECKPOINT_S 3600.0 /* --failures: ASSUMED hourly checkpoints (said) */
 #define DEFAULT_RESTART_S 600.0     /* --failures: ASSUMED 10 min to restart a gang (said) */
 #define DEFAULT_TRACE_JOBS 10000    /* --synthesize NAME: jobs without --jobs (said) */
+#define DEFAULT_REPAIR_S 86400.0    /* --spares: ASSUMED a swapped-out node is back in a day */
 
 static const cli_opt_t own_opts[] = {
     {"--trace", NULL, "FILE", "the job list to replay (see --trace-format)", CLI_WORD},
@@ -57,7 +65,10 @@ static const cli_opt_t own_opts[] = {
      "(default 8, or the pool when smaller)", CLI_N(1, 1024)},
     {"--gpu", NULL, "NAME", "the pool's GPU, for jobs given as model + tokens and --failures",
      CLI_WORD},
-    {"--policy", NULL, "NAME", "fifo|backfill|priority|srtf|las|ftf (default fifo)", CLI_WORD},
+    {"--policy", NULL, "NAME", "fifo|backfill|priority|srtf|las|ftf|quota|planner (default fifo)",
+     CLI_WORD},
+    {"--objective", NULL, "makespan|jct|cost", "--policy planner: what the job sizes minimise "
+     "(default makespan; cost: GPU-hours allocated)", CLI_WORD},
     {"--las-threshold", NULL, "GPU-S", "las: queue-0 limit in GPU-seconds (default 3600, "
      "the Tiresias simulator's)", CLI_X(1, 1e12)},
     {"--lease", NULL, "DURATION", "ftf: run time before a job may be preempted (default 10m, "
@@ -75,12 +86,37 @@ static const cli_opt_t own_opts[] = {
      "(default 1h)", CLI_KIND(CLI_DURATION, 1, 1e9)},
     {"--restart-time", NULL, "DURATION", "--failures: run time a restart costs (default 10m)",
      CLI_KIND(CLI_DURATION, 0, 1e9)},
+    {"--spares", NULL, "N", "--failures: N GPUs (whole nodes) of hot spares outside the pool: a "
+     "failed gang swaps one in and restarts in place instead of queueing again",
+     CLI_N(0, 1 << 24)},
+    {"--repair-time", NULL, "DURATION", "--spares: how long a swapped-out node takes to be a "
+     "spare again (default 1d, assumed)", CLI_KIND(CLI_DURATION, 1, 1e9)},
     {"--per-job", NULL, NULL, "also list every job (start, end, queue delay, GPU-hours)",
      CLI_WORD},
+    {"--perfetto", NULL, "FILE", "write the timeline as Chrome/Perfetto trace JSON (one track "
+     "per job, GPUs in use as a counter)", CLI_WORD},
+    {"--spot", NULL, "SHARE", "that share of the pool (whole nodes) is spot capacity, reclaimed "
+     "at Poisson times: the jobs on it go back to their last checkpoint", CLI_X(0, 0.99)},
+    {"--spot-preemption-rate", NULL, "R", "--spot: reclaims per spot node-hour (default the "
+     "catalog's, assumed there: 0.01)", CLI_X(1e-9, 1e6)},
+    {"--spot-outage", NULL, "DURATION", "--spot: how long a reclaimed node stays away "
+     "(default the catalog's wait for capacity, 30m)", CLI_KIND(CLI_DURATION, 1, 1e9)},
+    {"--spot-trace", NULL, "FILE", "--spot: the spot GPUs there over time (CSV t_s,spot_gpus) "
+     "instead of Poisson reclaims", CLI_WORD},
+    {"--spot-price", NULL, "$/GPU-h", "--spot: the spot GPUs' price (default --price)",
+     CLI_KIND(CLI_PRICE, 0, 1e4)},
+    {"--quota", NULL, "TEAM=GPUS,...", "--policy quota: each team's nominal quota (a job's team "
+     "column); idle GPUs are borrowed and reclaimed by preemption", CLI_WORD},
+    {"--start", NULL, "YYYY-MM-DD", "the day the first job is submitted: the finish date is "
+     "printed", CLI_WORD},
+    {"--what-if", NULL, "CHANGE,...", "replay again with each change: gpus=+64 (or -N, N), "
+     "policy=NAME, spot=0.3; a table next to the replay as given", CLI_WORD},
+    CLI_REPORT_OPT,
 };
 static const cli_group_t own_group = {"Cluster", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
 #define MAX_GROUPS 64 /* GPU types (or virtual clusters) one pool may have */
+#define MAX_TEAMS 64  /* --quota entries */
 
 /* What the command read from its flags. */
 typedef struct {
@@ -89,7 +125,14 @@ typedef struct {
     const char *synth_name; /* --synthesize NAME (a trace's statistics), or NULL */
     int synth_n, seed;
     double load;
+    char team_name[MAX_TEAMS][64];
+    const char *team_names[MAX_TEAMS];
+    int team_quota[MAX_TEAMS];
     bool price_given;
+    double spot_price;  /* --spot-price, 0 = --price */
+    cspot_trace_t spot_trace; /* --spot-trace */
+    long start_day;     /* --start, days since 1970-01-01; -1 = not given */
+    const char *start_text;
     cfail_t *fail; /* with --failures */
     int64_t *group_dur; /* [jobs x groups] run times per GPU type (several types) */
     int group_gpus[MAX_GROUPS];
@@ -97,13 +140,26 @@ typedef struct {
     const char *group_types[MAX_GROUPS];
     ctrace_recorded_t rec; /* what the trace itself recorded (rec.n = 0: nothing) */
     bool vc_pool;          /* --vc-gpus: the groups are the trace's virtual clusters */
+    bool planner;       /* --policy planner: sizes chosen, then fifo or backfill */
+    cluster_planner_t plan;
+    ctimeline_t timeline; /* with --report or --perfetto */
+    cluster_buy_t buy;
+    cluster_whatif_t whatif;
     notes_t notes;
 } opts_t;
 
 static int read_policy(const cli_args_t *a, opts_t *o, err_t *err)
 {
     const char *name = cli_get(a, "--policy") ? cli_get(a, "--policy") : "fifo";
-    if ((o->cfg.policy = cpolicy_find(name)))
+    const char *obj = cli_get(a, "--objective") ? cli_get(a, "--objective") : "makespan";
+    o->planner = strcmp(name, "planner") == 0;
+    if (o->planner && cplan_objective_find(obj) < 0)
+        return err_setf(err, ERR_INPUT, NULL, "--objective", "makespan, jct or cost (got '%s')",
+                        obj);
+    o->plan.objective = (cplan_objective_t)cplan_objective_find(obj);
+    if (!o->planner && cli_has(a, "--objective"))
+        notes_add(&o->notes, NOTE_IGNORED, "--objective", "only --policy planner uses it");
+    if ((o->cfg.policy = cpolicy_find(o->planner ? "fifo" : name)))
         return ERR_OK;
     int n;
     const cpolicy_t *all = cpolicy_all(&n);
@@ -111,16 +167,39 @@ static int read_policy(const cli_args_t *a, opts_t *o, err_t *err)
     for (int i = 0; i < n; i++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
                  all[i].name);
-    return err_setf(err, ERR_INPUT, NULL, "--policy", "unknown policy '%s' (one of %s)", name,
-                    list);
+    return err_setf(err, ERR_INPUT, NULL, "--policy", "unknown policy '%s' (one of %s, planner)",
+                    name, list);
+}
+
+/* --spares and --repair-time (with --failures). */
+static int read_spares(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    double repair_s = DEFAULT_REPAIR_S;
+    int rc;
+    if ((rc = cli_get_int(a, "--spares", &o->cfg.spare_gpus, err)) ||
+        (rc = cli_get_double(a, "--repair-time", &repair_s, err)))
+        return rc;
+    o->cfg.repair_ms = (int64_t)llround(repair_s * 1000);
+    if (o->cfg.spare_gpus % o->cfg.gpus_per_node)
+        return err_setf(err, ERR_INPUT, NULL, "--spares", "%d is not whole nodes of %d",
+                        o->cfg.spare_gpus, o->cfg.gpus_per_node);
+    if (o->cfg.spare_gpus && !cli_has(a, "--repair-time"))
+        notes_add(&o->notes, NOTE_ASSUMED, "--repair-time", "a node swapped out for a spare is "
+                  "a spare again after 1 day (give yours)");
+    if (o->cfg.spare_gpus)
+        notes_add(&o->notes, NOTE_ASSUMED, "--spares", "without a free spare a failed gang "
+                  "queues again and its node is taken as repaired at once; the spares are paid "
+                  "with the pool (cost)");
+    return ERR_OK;
 }
 
 /* --failures and its settings, each default said. */
 static int read_failures(const cli_args_t *a, opts_t *o, err_t *err)
 {
-    static const char *const with[] = {"--environment", "--checkpoint-every", "--restart-time"};
+    static const char *const with[] = {"--environment", "--checkpoint-every", "--restart-time",
+                                       "--spares", "--repair-time"};
     if (!cli_has(a, "--failures")) {
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 5; i++)
             if (cli_has(a, with[i]))
                 notes_add(&o->notes, NOTE_IGNORED, with[i], "goes with --failures");
         return ERR_OK;
@@ -141,6 +220,8 @@ static int read_failures(const cli_args_t *a, opts_t *o, err_t *err)
     o->cfg.checkpoint_ms = (int64_t)llround(ckpt_s * 1000);
     o->cfg.restart_ms = (int64_t)llround(restart_s * 1000);
     o->cfg.seed = (uint64_t)o->seed;
+    if ((rc = read_spares(a, o, err)))
+        return rc;
     notes_add(&o->notes, NOTE_ASSUMED, "--failures", "rates of the set %s; seed %d",
               cfail_describe(o->fail), o->seed);
     if (!cli_has(a, "--checkpoint-every"))
@@ -306,6 +387,94 @@ static int read_synthesize(const cli_args_t *a, opts_t *o, err_t *err)
     return cli_get_int(a, "--jobs", &o->synth_n, err);
 }
 
+/* --spot and its settings; the checkpoint interval it needs (said when
+ * --failures has not set it). */
+static int read_spot(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    double share = 0, per_h = 0, out_s = 0;
+    int rc;
+    if ((rc = price_spot_defaults(&per_h, &out_s, err)) ||
+        (rc = cli_get_double(a, "--spot", &share, err)) ||
+        (rc = cli_get_double(a, "--spot-preemption-rate", &per_h, err)) ||
+        (rc = cli_get_double(a, "--spot-outage", &out_s, err)) ||
+        (rc = cli_get_double(a, "--spot-price", &o->spot_price, err)))
+        return rc;
+    int gpn = o->cfg.gpus_per_node;
+    o->cfg.spot_gpus = (int)(share * o->cfg.gpus) / gpn * gpn;
+    if (!(share > 0))
+        return cli_has(a, "--spot-trace")
+                   ? err_setf(err, ERR_INPUT, NULL, "--spot-trace", "give --spot SHARE too (the "
+                              "share of the pool the trace describes)")
+                   : ERR_OK;
+    if (o->cfg.spot_gpus == 0)
+        return err_setf(err, ERR_INPUT, NULL, "--spot", "%g of %d GPUs is less than one node of "
+                        "%d", share, o->cfg.gpus, gpn);
+    o->cfg.spot_reclaims_per_node_hour = per_h;
+    o->cfg.spot_outage_ms = (int64_t)llround(out_s * 1000);
+    o->cfg.seed = (uint64_t)o->seed;
+    if (cli_has(a, "--spot-trace")) {
+        if ((rc = cspot_trace_read(cli_get(a, "--spot-trace"), o->cfg.spot_gpus, gpn,
+                                   &o->spot_trace, err)))
+            return rc;
+        o->cfg.spot_trace_n = o->spot_trace.n;
+        o->cfg.spot_trace_ms = o->spot_trace.at_ms;
+        o->cfg.spot_trace_nodes = o->spot_trace.nodes;
+        notes_add(&o->notes, NOTE_ASSUMED, "--spot-trace", "the spot share's %d GPUs follow %s "
+                  "(%d points); the jobs that free a node taken back go back to their last "
+                  "checkpoint", o->cfg.spot_gpus, cli_get(a, "--spot-trace"), o->spot_trace.n);
+    } else if (!cli_has(a, "--spot-preemption-rate") || !cli_has(a, "--spot-outage"))
+        notes_add(&o->notes, NOTE_ASSUMED, "--spot", "each spot node reclaimed %.3g times a "
+                  "node-hour and back after %.0f s (the catalog's spot assumption, prices.json: "
+                  "spot markets publish no rates; give yours: --spot-preemption-rate, "
+                  "--spot-outage); seed %d", per_h, out_s, o->seed);
+    if (!o->fail && !o->cfg.checkpoint_ms) {
+        o->cfg.checkpoint_ms = (int64_t)(DEFAULT_CHECKPOINT_S * 1000);
+        notes_add(&o->notes, NOTE_ASSUMED, "--spot", "1 h of progress between checkpoints for "
+                  "jobs without checkpoint_s (a common hourly interval)");
+    }
+    return ERR_OK;
+}
+
+/* --quota TEAM=GPUS,...: each at most the pool, together at most the pool. */
+static int read_quota(const cli_args_t *a, opts_t *o, err_t *err)
+{
+    const char *v = cli_get(a, "--quota");
+    bool quota_policy = strcmp(o->cfg.policy->name, "quota") == 0;
+    if (v && !quota_policy)
+        notes_add(&o->notes, NOTE_IGNORED, "--quota", "only --policy quota uses it");
+    if (!v || !quota_policy) {
+        if (quota_policy)
+            notes_add(&o->notes, NOTE_ASSUMED, "--policy", "quota without --quota: no team has "
+                      "a quota, every job borrows");
+        return ERR_OK;
+    }
+    long sum = 0;
+    for (const char *p = v; *p;) {
+        size_t len = strcspn(p, ",");
+        char item[96];
+        long g = 0;
+        int used = 0, k = o->cfg.n_teams;
+        snprintf(item, sizeof item, "%.*s", (int)(len < 95 ? len : 95), p);
+        char *eq = strchr(item, '=');
+        if (k == MAX_TEAMS || !eq || eq == item || (size_t)(eq - item) >= sizeof o->team_name[0] ||
+            sscanf(eq + 1, "%ld%n", &g, &used) != 1 || eq[1 + used] || g < 0)
+            return err_setf(err, ERR_INPUT, NULL, "--quota", "'%s' is not TEAM=GPUS (at most %d "
+                            "teams)", item, MAX_TEAMS);
+        if (g > o->cfg.gpus || (sum += g) > o->cfg.gpus)
+            return err_setf(err, ERR_INPUT, NULL, "--quota", "'%s': %s %ld GPUs above the pool's "
+                            "%d", item, g > o->cfg.gpus ? "a quota of" : "the quotas add up to",
+                            g > o->cfg.gpus ? g : sum, o->cfg.gpus);
+        snprintf(o->team_name[k], sizeof o->team_name[k], "%.*s", (int)(eq - item), item);
+        o->team_names[k] = o->team_name[k];
+        o->team_quota[k] = (int)g;
+        o->cfg.n_teams++;
+        p += len + (p[len] == ',');
+    }
+    o->cfg.team_names = o->team_names;
+    o->cfg.team_quota_gpus = o->team_quota;
+    return ERR_OK;
+}
+
 static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
 {
     int rc;
@@ -340,7 +509,15 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
         if (cli_has(a, i ? "--load" : "--seed") && (i || !cli_has(a, "--failures")))
             notes_add(&o->notes, NOTE_IGNORED, i ? "--load" : "--seed",
                       "a trace replay without --failures has nothing random to seed or scale");
-    return read_failures(a, o, err);
+    o->start_day = -1;
+    o->start_text = cli_get(a, "--start");
+    if (cli_get(a, "--start") && !cluster_date_parse(cli_get(a, "--start"), &o->start_day))
+        return err_setf(err, ERR_INPUT, NULL, "--start", "'%s' is not a date YYYY-MM-DD (1970 "
+                        "or later)", cli_get(a, "--start"));
+    int rc2 = read_failures(a, o, err);
+    if (!rc2)
+        rc2 = read_spot(a, o, err);
+    return rc2 ? rc2 : read_quota(a, o, err);
 }
 
 /* Each job's gpu as the catalog spells it (h100 -> h100-sxm), so that it
@@ -461,7 +638,12 @@ static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
                   "that never ran)", l->skipped, l->skipped == 1 ? "" : "s");
     if (!rc)
         rc = o->vc_pool ? assign_vcs(o, l, err) : canonical_types(a, l, err);
-    if (!rc)
+    if (!rc && o->planner && o->cfg.n_groups > 1)
+        rc = err_setf(err, ERR_INPUT, NULL, "--policy", "planner sizes jobs on a pool of one GPU "
+                      "type; a pool of several (--cluster) is not supported with it yet");
+    for (int i = 0; !rc && o->planner && i < l->n; i++) /* the planner prices every size */
+        priced += l->jobs[i].model && l->jobs[i].tokens > 0 && !l->jobs[i].duration_ms;
+    if (!rc && !o->planner)
         rc = cdur_fill(l, gpu, a->catalog, &priced, err);
     if (!rc && o->cfg.n_groups > 1 &&
         !(rc = cdur_by_group(l, o->group_types, o->cfg.n_groups, a->catalog, &o->group_dur, err)))
@@ -509,6 +691,11 @@ static cJSON *job_json(const cjob_t *j, const creplay_job_t *r, double price)
               json_add_number(e, "gpu_hours", (double)r->gpu_ms / 3.6e6) &&
               json_add_number(e, "preemptions", r->preemptions) &&
               json_add_number(e, "failures", r->failures) &&
+              json_add_number(e, "reclaims", r->reclaims) &&
+              json_add_number(e, "interruptions", r->preemptions + r->failures + r->reclaims) &&
+              (j->deadline_ms <= 0 ? cJSON_AddNullToObject(e, "deadline_met") != NULL
+                                   : cJSON_AddBoolToObject(e, "deadline_met",
+                                                           r->end_ms <= j->deadline_ms) != NULL) &&
               json_add_number(e, "priority", j->priority);
     if (ok && price > 0)
         ok = json_add_number(e, "cost_usd", (double)r->gpu_ms / 3.6e6 * price);
@@ -525,12 +712,40 @@ static bool add_or_null(cJSON *o, const char *key, bool have, double v)
     return have ? json_add_number(o, key, v) : cJSON_AddNullToObject(o, key) != NULL;
 }
 
+/* The planning side's figures (spot, spares, MFU-weighted utilization,
+ * fairness, build vs buy, the plan, what-ifs, the timeline). false on OOM. */
+static bool planning_json(const opts_t *o, const cjobs_t *l, const creplay_result_t *r, cJSON *j)
+{
+    bool ok = true;
+    if (ok && o->cfg.spot_gpus > 0)
+        ok = json_add_number(j, "spot_gpus", o->cfg.spot_gpus) &&
+             json_add_number(j, "spot_node_reclaims", (double)r->spot_node_reclaims) &&
+             json_add_number(j, "spot_reclaimed_jobs", (double)r->reclaims) &&
+             json_add_number(j, "spot_lost_gpu_hours", (double)r->reclaim_lost_gpu_ms / 3.6e6);
+    double covered, mfu_u = ctimeline_mfu_utilization(l, r, o->cfg.gpus, &covered);
+    ok = ok && add_or_null(j, "mfu_weighted_utilization", covered > 0, mfu_u) &&
+         add_or_null(j, "mfu_known_share", covered > 0, covered);
+    char day[16] = "";
+    if (o->start_day >= 0)
+        cluster_date_format(o->start_day + (long)floor(r->makespan_s / 86400), day, sizeof day);
+    ok = ok && (o->start_day < 0 || cJSON_AddStringToObject(j, "finish_date", day));
+    if (ok && o->cfg.spare_gpus > 0)
+        ok = json_add_number(j, "spare_gpus", o->cfg.spare_gpus) &&
+             json_add_number(j, "spare_swaps", (double)r->spare_swaps);
+    ok = ok && json_add_number(j, "jain_fairness", ctimeline_jain(l, r)) &&
+         cluster_buy_json(&o->buy, j);
+    ok = ok && (!o->planner || cluster_planner_json(&o->plan, l, j));
+    ok = ok && (!o->whatif.n || cluster_whatif_json(&o->whatif, o->price_given, j));
+    ok = ok && (!o->timeline.seg || cluster_timeline_json(l, r, &o->timeline, j));
+    return ok;
+}
+
 static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_result_t *r,
                           bool per_job)
 {
     cJSON *j = cJSON_CreateObject(), *arr = NULL;
     bool ok = j && json_add_number(j, "jobs", r->n_jobs) &&
-              cJSON_AddStringToObject(j, "policy", o->cfg.policy->name) &&
+              cJSON_AddStringToObject(j, "policy", o->planner ? "planner" : o->cfg.policy->name) &&
               cJSON_AddStringToObject(j, "placement", o->cfg.fastest_group ? "fastest" : "first") &&
               json_add_number(j, "gpus", o->cfg.gpus) &&
               json_add_number(j, "gpus_per_node", o->cfg.gpus_per_node) &&
@@ -576,6 +791,7 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
             if (!ok)
                 cJSON_Delete(e);
         }
+    ok = ok && planning_json(o, l, r, j);
     ok = ok && cli_add_notes_json(j, &o->notes);
     if (!ok) {
         cJSON_Delete(j);
@@ -609,12 +825,43 @@ static int print_jobs(const cjobs_t *l, const creplay_result_t *r)
     return rc;
 }
 
+/* MFU-weighted utilization and Jain's index. */
+static void print_fairness(const opts_t *o, const cjobs_t *l, const creplay_result_t *r)
+{
+    double covered, mfu_u = ctimeline_mfu_utilization(l, r, o->cfg.gpus, &covered);
+    if (covered > 0)
+        printf("  MFU-weighted    %.1f%% of the pool's peak FLOPs on model FLOPs (jobs with a "
+               "simulated MFU: %.0f%% of the GPU time)\n", 100 * mfu_u, 100 * covered);
+    printf("  fairness        Jain's index %.3f (1 = every job slowed alike)\n",
+           ctimeline_jain(l, r));
+}
+
+/* Deadlines, spot and spares. */
+static void print_capacity(const opts_t *o, const cjobs_t *l, const creplay_result_t *r)
+{
+    int due = 0, missed = 0;
+    for (int i = 0; i < l->n; i++)
+        if (l->jobs[i].deadline_ms > 0) {
+            due++;
+            missed += r->jobs[i].end_ms > l->jobs[i].deadline_ms;
+        }
+    if (due)
+        printf("  deadlines       %d of %d missed\n", missed, due);
+    if (o->cfg.spot_gpus > 0)
+        printf("  spot            %d GPUs: %ld nodes reclaimed, %ld job stops, %.1f GPU-hours of "
+               "progress lost\n", o->cfg.spot_gpus, r->spot_node_reclaims, r->reclaims,
+               (double)r->reclaim_lost_gpu_ms / 3.6e6);
+    if (o->cfg.spare_gpus > 0)
+        printf("  spares          %d GPUs: %ld failures restarted in place on a spare\n",
+               o->cfg.spare_gpus, r->spare_swaps);
+}
+
 static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t *r, bool per_job)
 {
     char a[32], b[32], c[32];
     int nodes = o->cfg.gpus / o->cfg.gpus_per_node;
     printf("%d jobs on %d GPUs (%d node%s of %d), policy %s\n", r->n_jobs, o->cfg.gpus, nodes,
-           nodes == 1 ? "" : "s", o->cfg.gpus_per_node, o->cfg.policy->name);
+           nodes == 1 ? "" : "s", o->cfg.gpus_per_node, o->planner ? "planner" : o->cfg.policy->name);
     for (int g = 0; o->cfg.n_groups > 1 && g < o->cfg.n_groups; g++)
         printf("  group %d: %d x %s\n", g + 1, o->group_gpus[g], o->group_types[g]);
     if (o->cfg.n_groups > 1 && !o->vc_pool)
@@ -623,6 +870,11 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
                                              : "first group with room (type-agnostic)");
     printf("  makespan        %s (%.0f s)\n", dur(r->makespan_s, a, sizeof a),
            r->makespan_s);
+    if (o->start_day >= 0) {
+        char day[16];
+        cluster_date_format(o->start_day + (long)floor(r->makespan_s / 86400), day, sizeof day);
+        printf("  finish date     %s (from --start %s)\n", day, o->start_text);
+    }
     printf("  queue delay     mean %s, p50 %s, p99 %s\n",
            dur(r->queue_delay_mean_s, a, sizeof a),
            dur(r->queue_delay_p50_s, b, sizeof b),
@@ -633,6 +885,7 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
            r->ftf_mean, r->ftf_max);
     printf("  utilization     %.1f%% (%.1f GPU-hours allocated of %.1f)\n", 100 * r->utilization,
            (double)r->gpu_ms / 3.6e6, o->cfg.gpus * r->makespan_s / 3600);
+    print_fairness(o, l, r);
     printf("  preemptions     %ld\n", r->preemptions);
     if (o->rec.n > 0)
         printf("  as recorded     queue delay mean %s, utilization %.1f%% (the trace's own starts, "
@@ -641,15 +894,72 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
     if (o->fail)
         printf("  failures        %ld (%.1f GPU-hours of progress lost, %.1f restarting)\n",
                r->failures, (double)r->lost_gpu_ms / 3.6e6, (double)r->restart_gpu_ms / 3.6e6);
+    print_capacity(o, l, r);
     if (r->tokens > 0)
         printf("  goodput         %s tokens per GPU-hour\n",
                units_fmt_count(r->goodput_tokens_per_gpu_hour, a, sizeof a));
     if (o->price_given)
         printf("  cost            %s (the pool's GPU-hours over the makespan at $%.2f/GPU-h)\n",
                units_fmt_usd(r->cost_usd, a, sizeof a), o->cfg.price_per_gpu_h);
+    cluster_buy_print(&o->buy, stdout);
+    if (o->planner)
+        cluster_planner_print(&o->plan, l, stdout);
+    if (o->whatif.n)
+        cluster_whatif_print(&o->whatif, r, o->cfg.gpus, o->price_given, stdout);
     int rc = per_job ? print_jobs(l, r) : ERR_OK;
     cli_print_notes(stdout, &o->notes);
     return rc;
+}
+
+/* The replay, watched (timeline, progress bar), with the costs of spares
+ * and spot GPUs and build vs buy at its utilization. */
+static int replay(const cli_args_t *a, opts_t *o, const cjobs_t *l, creplay_result_t *r,
+                  err_t *err)
+{
+    cluster_watch_t watch = {NULL, NULL, 0};
+    if (cli_get(a, "--report") || cli_get(a, "--perfetto"))
+        watch.tl = &o->timeline;
+    if (progress_enabled())
+        watch.bar = progress_create("cluster: replay (jobs finished)", l->n);
+    if (watch.tl || watch.bar) {
+        o->cfg.on_segment = cluster_watch_segment;
+        o->cfg.segment_ctx = &watch;
+    }
+    int rc = creplay_run(l, &o->cfg, r, err);
+    progress_destroy(watch.bar);
+    o->cfg.on_segment = NULL; /* the what-if replays draw no timeline */
+    if (rc)
+        return rc;
+    if (o->cfg.spare_gpus > 0) /* the spares are paid too */
+        r->cost_usd += o->cfg.spare_gpus * r->makespan_s / 3600 * o->cfg.price_per_gpu_h;
+    if (o->cfg.spot_gpus > 0 && cli_has(a, "--spot-price")) { /* spot GPUs at theirs */
+        r->cost_usd += o->cfg.spot_gpus * r->makespan_s / 3600 *
+                       (o->spot_price - o->cfg.price_per_gpu_h);
+        notes_add(&o->notes, NOTE_ASSUMED, "--spot-price", "cost: %d spot GPUs at $%.2f/GPU-h, "
+                  "the others at --price", o->cfg.spot_gpus, o->spot_price);
+    }
+    cluster_buy(o->gpu ? o->gpu : o->cfg.n_groups == 1 ? o->group_types[0] : NULL,
+                r->utilization, o->price_given ? o->cfg.price_per_gpu_h : 0, &o->buy);
+    return ERR_OK;
+}
+
+/* --what-if: the same jobs once per change (spot= with the catalog's
+ * spot assumption when --spot gave none, said). */
+static int what_ifs(const cli_args_t *a, opts_t *o, const cjobs_t *l, err_t *err)
+{
+    const char *spec = cli_get(a, "--what-if");
+    double spot_per_h = 0, spot_wait_s = 0;
+    int rc;
+    if (strstr(spec, "spot=") && !o->cfg.spot_gpus) {
+        if ((rc = price_spot_defaults(&spot_per_h, &spot_wait_s, err)))
+            return rc;
+        notes_add(&o->notes, NOTE_ASSUMED, "--what-if", "spot=: each spot node reclaimed %.3g "
+                  "times a node-hour, back after %.0f s (the catalog's spot assumption), "
+                  "checkpoints %s", spot_per_h, spot_wait_s,
+                  o->cfg.checkpoint_ms ? "as given" : "hourly");
+    }
+    return cluster_whatif_run(spec, l, &o->cfg, spot_per_h, (int64_t)llround(spot_wait_s * 1000),
+                              cli_has(a, "--spot-price") ? o->spot_price : -1, &o->whatif, err);
 }
 
 static int run(const cli_args_t *a, err_t *err)
@@ -665,11 +975,17 @@ static int run(const cli_args_t *a, err_t *err)
         rc = load_jobs(a, &o, &l, err);
     if (!rc)
         ctrace_recorded(&l, o.cfg.gpus, &o.rec);
+    if (!rc && o.planner)
+        rc = cluster_planner_run(&o.plan, &l, &o.cfg, o.gpu, a->catalog, &o.notes, err);
     if (!rc)
-        rc = creplay_run(&l, &o.cfg, &r, err);
+        rc = replay(a, &o, &l, &r, err);
+    if (!rc && cli_get(a, "--what-if"))
+        rc = what_ifs(a, &o, &l, err);
+    if (!rc && cli_get(a, "--perfetto"))
+        rc = ctrace_write(cli_get(a, "--perfetto"), &l, &r, &o.timeline, err);
     if (!rc && cli_wants_result(a)) {
         cJSON *j = result_json(&o, &l, &r, per_job);
-        rc = j ? cli_emit(a, j, per_job ? "per_job" : NULL, err)
+        rc = j ? cli_output_result(a, "scaleplan cluster", j, per_job ? "per_job" : NULL, err)
                : err_set(err, ERR_RUNTIME, "out of memory building JSON");
         cJSON_Delete(j);
     } else if (!rc && print_text(&o, &l, &r, per_job)) {
@@ -679,6 +995,10 @@ static int run(const cli_args_t *a, err_t *err)
     cjobs_free(&l);
     cfail_destroy(o.fail);
     free(o.group_dur);
+    cluster_planner_free(&o.plan);
+    ctimeline_free(&o.timeline);
+    cluster_whatif_free(&o.whatif);
+    cspot_trace_free(&o.spot_trace);
     notes_free(&o.notes);
     return rc;
 }
@@ -691,8 +1011,9 @@ const cli_command_t CLI_CMD_CLUSTER = {
     "scaleplan cluster (--trace FILE [--trace-format FORMAT] | --synthesize N | "
     "--synthesize NAME [--jobs N]) "
     "(--gpus N | --cluster NxGPU,...) "
-    "[--policy fifo|backfill|priority|srtf|las|ftf] [--seed S] [--price $/GPU-h] [--json] "
-    "[--per-job]",
+    "[--policy fifo|backfill|priority|srtf|las|ftf|quota|planner] [--seed S] [--price $/GPU-h] "
+    "[--spot SHARE] [--what-if CHANGE,...] [--json|--csv] [--per-job] [--report DIR] "
+    "[--perfetto FILE]",
     "A discrete-event replay of a GPU pool: jobs arrive, wait, start as a gang\n"
     "(all their GPUs at once, whole nodes first) and run to completion; it\n"
     "prints the makespan, queue delay and completion time (mean, p50, p99),\n"
@@ -703,17 +1024,27 @@ const cli_command_t CLI_CMD_CLUSTER = {
     "preemptible lower ones); srtf (shortest remaining first, oracle,\n"
     "preemptive); las (Tiresias 2D least-attained-service, 2 queues split at\n"
     "3600 GPU-seconds); ftf (Themis finish-time fairness: the job furthest\n"
-    "behind its fair finish first, preempting others after a --lease). A\n"
+    "behind its fair finish first, preempting others after a --lease); quota\n"
+    "(Kueue-like team quotas, --quota: borrow idle GPUs, reclaimed by\n"
+    "preemption); planner (each job's size in its min_gpus..max_gpus from its\n"
+    "simulated scaling curve, minimising --objective; never later than the\n"
+    "best of fifo and backfill at the sizes asked, which it prints). A\n"
     "preempted job resumes where it stopped (its\n"
     "checkpoint and restart costs are not modelled). --failures interrupts\n"
     "running gangs at the rates `reliability` gives a job of their size on\n"
     "--gpu: the job loses the progress since its last checkpoint\n"
     "(--checkpoint-every, default 1 h), waits for GPUs again and runs\n"
-    "--restart-time (default 10 min) before progressing. Same input and seed,\n"
-    "same replay.\n"
+    "--restart-time (default 10 min) before progressing. --spot SHARE makes\n"
+    "that share spot nodes, each reclaimed at the catalog's assumed rate or\n"
+    "as --spot-trace says (jobs on it go back to their last checkpoint);\n"
+    "--spares lets a failed gang restart in place. --what-if replays once per\n"
+    "change; --report DIR writes an HTML page (Gantt chart, GPUs in use),\n"
+    "--perfetto FILE a trace; build vs buy at the measured utilization is\n"
+    "printed with a --gpu. Same input and seed, same replay.\n"
     "\n"
     "Job files (--trace-format jobs), CSV with a header:\n"
-    "  name,gpus,submit_s,duration_s[,priority,preemptible,gpu]\n"
+    "  name,gpus,submit_s,duration_s[,priority,preemptible,gpu,team,\n"
+    "  min_gpus,max_gpus,checkpoint_s,deadline_s]\n"
     "  or model,tokens instead of duration_s (run time from the step simulator\n"
     "  on the job's gpu or --gpu, the planner's fastest layout); gpu holds a\n"
     "  job to that type of a --cluster pool (other jobs take the first group\n"
@@ -749,6 +1080,10 @@ const cli_command_t CLI_CMD_CLUSTER = {
     "  scaleplan cluster --synthesize philly --jobs 20000 --gpus 256 --load 0.9 --policy las\n"
     "  scaleplan cluster --trace jobs.csv --cluster 512xh100-sxm,256xa100-80g --policy las \\\n"
     "      --placement fastest\n"
+    "  scaleplan cluster --trace tests/fixtures/cluster/portfolio_10_models.csv --gpus 512 \\\n"
+    "      --gpu h100-sxm --policy planner --price 2.49 --what-if gpus=+64,spot=0.3\n"
+    "  scaleplan cluster --trace teams.csv --gpus 256 --policy quota --quota nlp=128,vision=64 \\\n"
+    "      --report out --perfetto out/trace.json\n"
     "  scaleplan cluster --trace jobs.csv --gpus 1024 --gpu h100-sxm --failures \\\n"
     "      --environment cloud --checkpoint-every 30m --policy las",
     groups,

@@ -15,12 +15,13 @@ typedef struct {
     const char *gpu;   /* borrowed */
     int gpus;
     double tokens_per_s;
+    double mfu;        /* of that layout's step */
 } priced_t;
 
 /* Tokens per second of model on gpus x gpu, from the planner's fastest
  * layout. Errors are addressed to the job's line by the caller. */
 static int price(const char *model, const char *gpu, int gpus, catalog_t *cat, double *tps,
-                 err_t *err)
+                 double *mfu, char *layout, int cap, err_t *err)
 {
     scenario_spec_t spec = {0};
     spec.model = model;
@@ -39,6 +40,10 @@ static int price(const char *model, const char *gpu, int gpus, catalog_t *cat, d
         rc = ladder_fastest_layout(&s, 0, ps, err);
     if (!rc)
         *tps = ps->result.tokens_per_s;
+    if (!rc && mfu)
+        *mfu = ps->result.mfu;
+    if (!rc && layout)
+        layout_describe(&ps->layout, layout, cap);
     scenario_free(&s);
     free(ps);
     if (!rc && !(*tps > 0))
@@ -68,6 +73,7 @@ typedef struct {
     priced_t *p;
     int n;
     catalog_t *cat;
+    double last_mfu; /* of the last job priced */
 } cache_t;
 
 /* j's run time on gpu: tokens over the simulated tokens per second of its
@@ -82,8 +88,9 @@ static int run_ms(cache_t *c, const cjobs_t *l, const cjob_t *j, const char *gpu
             return err_set(err, ERR_RUNTIME, "out of memory");
         c->p = g;
         k = c->n;
-        c->p[k] = (priced_t){j->model, gpu, j->gpus, 0};
-        if (price(j->model, gpu, j->gpus, c->cat, &c->p[k].tokens_per_s, err))
+        c->p[k] = (priced_t){j->model, gpu, j->gpus, 0, 0};
+        if (price(j->model, gpu, j->gpus, c->cat, &c->p[k].tokens_per_s, &c->p[k].mfu, NULL, 0,
+                  err))
             return readdress(err, l, j, "model");
         c->n++;
     }
@@ -94,12 +101,13 @@ static int run_ms(cache_t *c, const cjobs_t *l, const cjob_t *j, const char *gpu
                        "(more than the replay takes)", l->path ? l->path : "jobs", j->line,
                        j->name, t / 1000, j->gpus, gpu);
     *ms = (int64_t)t;
+    c->last_mfu = c->p[k].mfu;
     return ERR_OK;
 }
 
 int cdur_fill(cjobs_t *l, const char *gpu, catalog_t *cat, int *priced, err_t *err)
 {
-    cache_t c = {NULL, 0, cat};
+    cache_t c = {NULL, 0, cat, 0};
     int n_priced = 0, rc = ERR_OK;
     for (int i = 0; !rc && i < l->n; i++) {
         cjob_t *j = &l->jobs[i];
@@ -110,8 +118,10 @@ int cdur_fill(cjobs_t *l, const char *gpu, catalog_t *cat, int *priced, err_t *e
             rc = err_set(err, ERR_INPUT, "%s: line %d: model: job '%s' gives a model and tokens: "
                          "say which GPU the pool has (--gpu NAME) to simulate its steps",
                          l->path ? l->path : "jobs", j->line, j->name);
-        else if (!(rc = run_ms(&c, l, j, on, &j->duration_ms, err)))
+        else if (!(rc = run_ms(&c, l, j, on, &j->duration_ms, err))) {
+            j->mfu = c.last_mfu;
             n_priced++;
+        }
     }
     free(c.p);
     if (priced)
@@ -122,7 +132,7 @@ int cdur_fill(cjobs_t *l, const char *gpu, catalog_t *cat, int *priced, err_t *e
 int cdur_by_group(const cjobs_t *l, const char *const *types, int n_types, catalog_t *cat,
                   int64_t **out, err_t *err)
 {
-    cache_t c = {NULL, 0, cat};
+    cache_t c = {NULL, 0, cat, 0};
     int64_t *d = malloc((size_t)l->n * (size_t)n_types * sizeof *d);
     int rc = d ? ERR_OK : err_set(err, ERR_RUNTIME, "out of memory");
     for (int i = 0; !rc && i < l->n; i++) {
@@ -139,4 +149,10 @@ int cdur_by_group(const cjobs_t *l, const char *const *types, int n_types, catal
         free(d);
     *out = rc ? NULL : d;
     return rc;
+}
+
+int cdur_tokens_per_s(const char *model, const char *gpu, int gpus, catalog_t *cat, double *tps,
+                      double *mfu, char *layout, int cap, err_t *err)
+{
+    return price(model, gpu, gpus, cat, tps, mfu, layout, cap, err);
 }

@@ -17,7 +17,7 @@
 #include "common/catalog.h"
 #include "common/error.h"
 
-/* Fill duration_ms of every job of l that gives model + tokens and no
+/* Fill duration_ms (and mfu) of every job of l that gives model + tokens and no
  * duration, on its gpu_type or else gpu (a catalog GPU name) with the catalog cat (may be NULL:
  * the files are parsed). ERR_INPUT naming the file, line and field when a
  * model is unknown, when gpu is NULL while such a job exists (the message
@@ -31,5 +31,14 @@ int cdur_fill(cjobs_t *l, const char *gpu, catalog_t *cat, int *priced, err_t *e
  * named, is the same everywhere). Errors as cdur_fill; *out NULL then. */
 int cdur_by_group(const cjobs_t *l, const char *const *types, int n_types, catalog_t *cat,
                   int64_t **out, err_t *err);
+
+/* Tokens per second of model on gpus x gpu (a catalog GPU), from the
+ * planner's fastest layout, as cdur_fill prices a job; *mfu (may be NULL)
+ * its step's model-FLOPs utilization; layout (cap bytes,
+ * may be NULL) gets that layout described. ERR_INPUT (about --model,
+ * --gpus) when the model is unknown or no layout fits; the caller
+ * addresses it to its job. */
+int cdur_tokens_per_s(const char *model, const char *gpu, int gpus, catalog_t *cat, double *tps,
+                      double *mfu, char *layout, int cap, err_t *err);
 
 #endif

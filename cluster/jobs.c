@@ -122,12 +122,14 @@ int cjobs_add(cjobs_t *l, const cjob_t *j, err_t *err)
     d->model = j->model ? strdup(j->model) : NULL;
     d->gpu_type = j->gpu_type ? strdup(j->gpu_type) : NULL;
     d->vc = j->vc ? strdup(j->vc) : NULL;
+    d->team = j->team ? strdup(j->team) : NULL;
     if (!d->name || (j->model && !d->model) || (j->gpu_type && !d->gpu_type) ||
-        (j->vc && !d->vc)) {
+        (j->vc && !d->vc) || (j->team && !d->team)) {
         free(d->name);
         free(d->model);
         free(d->gpu_type);
         free(d->vc);
+        free(d->team);
         return err_set(err, ERR_RUNTIME, "out of memory reading %d jobs", l->n);
     }
     l->n++;
@@ -143,6 +145,7 @@ void cjobs_free(cjobs_t *l)
         free(l->jobs[i].model);
         free(l->jobs[i].gpu_type);
         free(l->jobs[i].vc);
+        free(l->jobs[i].team);
     }
     free(l->jobs);
     free(l->path);
@@ -189,6 +192,23 @@ static int gpus_of(const rd_t *r, const char *field, const char *text, int *out)
     return rc;
 }
 
+/* The optional min_gpus, max_gpus of a row (each defaults to gpus):
+ * min <= gpus <= max. */
+static int gpu_range(const rd_t *r, const fields_t *row, const fields_t *hdr, cjob_t *j)
+{
+    const char *lo = cell(row, hdr, "min_gpus"), *hi = cell(row, hdr, "max_gpus");
+    int rc;
+    j->min_gpus = j->max_gpus = j->gpus;
+    if ((lo && *lo && (rc = gpus_of(r, "min_gpus", lo, &j->min_gpus))) ||
+        (hi && *hi && (rc = gpus_of(r, "max_gpus", hi, &j->max_gpus))))
+        return rc;
+    if (j->min_gpus > j->gpus)
+        return bad(r, "min_gpus", "above gpus (got '%s')", lo);
+    if (j->max_gpus < j->gpus)
+        return bad(r, "max_gpus", "below gpus (got '%s')", hi);
+    return ERR_OK;
+}
+
 /* One row of the jobs format. */
 static int row_jobs(const rd_t *r, const fields_t *row, const fields_t *hdr, cjob_t *j,
                     char **scratch)
@@ -229,7 +249,17 @@ static int row_jobs(const rd_t *r, const fields_t *row, const fields_t *hdr, cjo
         return rc;
     if ((v = cell(row, hdr, "gpu")) && *v)
         j->gpu_type = (char *)v;
-    return ERR_OK;
+    if ((v = cell(row, hdr, "team")) && *v)
+        j->team = (char *)v;
+    if ((v = cell(row, hdr, "deadline_s")) && *v &&
+        (rc = to_ms(r, "deadline_s", v, false, &j->deadline_ms)))
+        return rc;
+    if (v && *v && j->deadline_ms <= j->submit_ms)
+        return bad(r, "deadline_s", "in the past: not after the job's submit_s (got '%s')", v);
+    if ((v = cell(row, hdr, "checkpoint_s")) && *v &&
+        (rc = to_ms(r, "checkpoint_s", v, true, &j->checkpoint_ms)))
+        return rc;
+    return gpu_range(r, row, hdr, j);
 }
 
 /* One row of the Tiresias simulator's trace: the columns its README lists. */

@@ -10,7 +10,12 @@
  *   jobs      CSV with a header: name,gpus,submit_s and either duration_s or
  *             model,tokens; optional priority (integer class, higher runs
  *             first), preemptible (yes/no/1/0/true/false; default yes), gpu
- *             (the GPU type it must run on, with a pool of several types). An
+ *             (the GPU type it must run on, with a pool of several types),
+ *             min_gpus and max_gpus (the range --policy planner may size it
+ *             in; each defaults to gpus), checkpoint_s (its checkpoint
+ *             interval after failures and spot reclaims), team (whose
+ *             quota it uses under --policy quota), deadline_s (when it
+ *             must be done: after submit_s, else an error). An
  *             optional first line "# jobs: N" is checked against the rows,
  *             so a file cut at a line boundary is caught.
  *   tiresias  the Tiresias simulator's job CSV (SymbioticLab/Tiresias,
@@ -46,6 +51,12 @@ typedef struct {
     char *model;         /* model+tokens jobs: catalog name or config.json; NULL otherwise */
     char *gpu_type;      /* the GPU type it must run on (a pool group); NULL = any */
     double tokens;       /* tokens to train (0 = not given) */
+    char *team;          /* the team whose quota it counts against (--policy quota); NULL = none */
+    double mfu;          /* model + tokens jobs: the simulated step's MFU (0 = unknown) */
+    int64_t deadline_ms; /* when it must be done (0 = none); after submit_ms */
+    int64_t checkpoint_ms; /* progress between its checkpoints (0 = the replay's) */
+    int min_gpus, max_gpus; /* --policy planner: the sizes it may run at
+                               (both 0 = only gpus); min <= gpus <= max */
     int line;            /* line in its file (for messages) */
     /* Traces that record when the job ran (cluster/traces.h): its recorded
      * start, on the same clock as submit_ms; -1 = not recorded. */

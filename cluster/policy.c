@@ -59,6 +59,18 @@ static void key_ftf(const cpolicy_job_t *j, const cpolicy_params_t *p, double *k
     *k2 = (double)j->submit_ms;
 }
 
+/* Borrowing jobs after those within quota (QUOTA_BORROW apart, beyond
+ * any class), higher classes first among each; a running job within its
+ * quota below every waiting key, so nothing preempts it. */
+#define QUOTA_BORROW 1e7
+static void key_quota(const cpolicy_job_t *j, const cpolicy_params_t *p, double *k1, double *k2)
+{
+    (void)p;
+    bool borrowing = j->team_used_gpus + j->gpus > j->team_quota_gpus;
+    *k1 = borrowing ? QUOTA_BORROW - j->priority : j->running ? -QUOTA_BORROW : -j->priority;
+    *k2 = (double)j->submit_ms;
+}
+
 static int64_t ftf_lease(const cpolicy_job_t *j, const cpolicy_params_t *p)
 {
     (void)j;
@@ -78,6 +90,8 @@ static const cpolicy_t policies[] = {
      true, false, false, false, key_las, las_change},
     {"ftf", "Themis finish-time fairness: the job furthest behind its fair finish first, "
      "preempting after a lease", true, true, false, true, true, key_ftf, ftf_lease},
+    {"quota", "per-team quotas (Kueue-like): borrow idle GPUs, reclaim them by preemption", true,
+     true, false, true, false, key_quota, never},
 };
 
 const cpolicy_t *cpolicy_all(int *n_out)

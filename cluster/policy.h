@@ -31,6 +31,21 @@
  *             furthest behind its fair share; preempts jobs of a smaller
  *             rho once they have run a lease (Themis's leases), fit-first.
  *             rho changes with time, so waiting jobs are re-ranked each pass.
+ *   quota     per-team quotas with borrowing, as Kueue's ClusterQueues in a
+ *             cohort (kueue.sigs.k8s.io, "Cluster Queue": nominalQuota,
+ *             borrowing, preemption.reclaimWithinCohort: Any,
+ *             borrowWithinCohort: LowerPriority): a job that fits its
+ *             team's quota (its team's other GPUs + its own <= quota) is
+ *             within it, one beyond it borrows idle GPUs (a running job
+ *             counts as borrowing while its team holds more than its
+ *             quota; the latest submitted is preempted first); waiting jobs go
+ *             within-quota first, then by priority class (higher first),
+ *             then arrival; a waiting job within its quota reclaims it by
+ *             preempting preemptible borrowing jobs, a borrowing one may
+ *             preempt borrowing jobs of a lower class; a running job within
+ *             its team's quota is never preempted (no priority preemption
+ *             inside a quota: that is --policy priority's). Fit-first. A
+ *             job with no team (or a team without quota) only borrows.
  */
 #ifndef SCALEPLAN_CLUSTER_POLICY_H
 #define SCALEPLAN_CLUSTER_POLICY_H
@@ -53,6 +68,9 @@ typedef struct {
     int64_t attained_gpu_ms; /* GPUs x run time received so far */
     int priority;
     int gpus;
+    int team_used_gpus;      /* quota: GPUs its team's other jobs hold now */
+    int team_quota_gpus;     /* quota: its team's nominal quota (0: none) */
+    bool running;            /* it holds GPUs now */
 } cpolicy_job_t;
 
 /* The policies' settings. */

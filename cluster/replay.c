@@ -10,8 +10,10 @@
 #include "cluster/pool.h"
 #include "common/rng.h"
 
-enum { EV_FINISH = 0, EV_FAIL = 1, EV_REVISIT = 2 }; /* at one time, ends first */
-typedef enum { STOP_FINISH, STOP_PREEMPT, STOP_FAIL } stop_t;
+/* at one time, ends first; spot events (job -1) after the jobs' */
+enum { EV_FINISH = 0, EV_FAIL = 1, EV_REVISIT = 2, EV_SPOT_RETURN = 3, EV_SPOT_RECLAIM = 4,
+       EV_SPARE_BACK = 5, EV_SPOT_TRACE = 6 };
+typedef enum { STOP_FINISH, STOP_PREEMPT, STOP_FAIL, STOP_RECLAIM } stop_t;
 enum { ST_FUTURE = 0, ST_PENDING, ST_RUNNING, ST_DONE };
 
 /* A running job ranked for preemption. */
@@ -55,6 +57,8 @@ typedef struct {
                                at or above one that could not start */
     int *sizes, n_sizes;    /* the distinct gang sizes, ascending */
     int *group;             /* [n] the pool group a job must run in; -1 = any */
+    int *team;              /* [n] its team in cfg's quotas; -1 = none */
+    int *team_used;         /* [cfg->n_teams] GPUs each team holds now */
     double *fail_per_ms;    /* [n_sizes] interruptions per ms of a running gang (0 = none) */
     int fifo_head, fifo_tail;
     int *running, n_running;
@@ -62,6 +66,13 @@ typedef struct {
     cheap_item_t *blocked;  /* [n] jobs passed over in one pass */
     int64_t now;
     int in_use;
+    int n_done;             /* jobs finished: the replay ends at n */
+    /* spot: the reclaimed nodes, oldest first, in a ring of spot_nodes */
+    cpool_place_t *spot_hold; /* [spot_nodes] each a node held while away */
+    int64_t *spot_back_ms;  /* [spot_nodes] when it returns */
+    int spot_nodes, spot_out, spot_first;
+    uint32_t spot_draws, spot_ver; /* ver: a redrawn reclaim makes the old one stale */
+    int spares_free;        /* spare nodes ready to swap in for a failed one */
     creplay_result_t *out;
     err_t *err;
 } rp_t;
@@ -90,8 +101,11 @@ static cpolicy_job_t view(const rp_t *r, int j)
     const cjob_t *jb = &r->jobs->jobs[j];
     const js_t *s = &r->st[j];
     int64_t ran = s->state == ST_RUNNING ? r->now - s->seg_start_ms : 0;
+    int t = r->team ? r->team[j] : -1;
+    int used = t >= 0 ? r->team_used[t] - (s->state == ST_RUNNING ? jb->gpus : 0) : 0;
     return (cpolicy_job_t){r->now, jb->submit_ms, dur_on(r, j, s->on_group), s->remaining_ms - ran,
-                           s->attained_gpu_ms + ran * jb->gpus, jb->priority, jb->gpus};
+                           s->attained_gpu_ms + ran * jb->gpus, jb->priority, jb->gpus, used,
+                           t >= 0 ? r->cfg->team_quota_gpus[t] : 0, s->state == ST_RUNNING};
 }
 
 static void key_of(const rp_t *r, int j, double *k1, double *k2)
@@ -190,6 +204,8 @@ static void move_to_group(rp_t *r, int j, int g)
     s->remaining_ms = s->overhead_ms + now - s->progress_ms;
 }
 
+static int arm(rp_t *r, int j);
+
 /* Start j on placement pl (already taken from the pool), or place it now
  * when pl is NULL (it must fit). */
 static int start(rp_t *r, int j, const cpool_place_t *pl)
@@ -212,8 +228,18 @@ static int start(rp_t *r, int j, const cpool_place_t *pl)
     if (o->start_ms < 0)
         o->start_ms = r->now;
     r->in_use += jb->gpus;
+    if (r->team && r->team[j] >= 0)
+        r->team_used[r->team[j]] += jb->gpus;
     if (r->in_use > r->out->max_gpus_in_use)
         r->out->max_gpus_in_use = r->in_use;
+    return arm(r, j);
+}
+
+/* j's events from now: its end, its next failure, its policy revisit. */
+static int arm(rp_t *r, int j)
+{
+    js_t *s = &r->st[j];
+    int rc;
     if ((rc = push_event(r, j, EV_FINISH, r->now + s->remaining_ms)))
         return rc;
     int64_t ttf = time_to_failure_ms(r, j);
@@ -228,7 +254,7 @@ static int start(rp_t *r, int j, const cpool_place_t *pl)
 /* Book ran ms of j's run: restart time first, then progress; on a
  * failure, back to the last checkpoint (every checkpoint_ms of progress)
  * and the restart time to run again. */
-static void book_run(rp_t *r, int j, int64_t ran, bool failed)
+static void book_run(rp_t *r, int j, int64_t ran, stop_t how)
 {
     js_t *s = &r->st[j];
     const cjob_t *jb = &r->jobs->jobs[j];
@@ -239,13 +265,21 @@ static void book_run(rp_t *r, int j, int64_t ran, bool failed)
     r->out->jobs[j].gpu_ms += ran * jb->gpus;
     r->out->gpu_ms += ran * jb->gpus;
     r->out->restart_gpu_ms += over * jb->gpus;
-    if (failed) {
-        int64_t c = r->cfg->checkpoint_ms, kept = c > 0 ? s->progress_ms / c * c : 0;
+    if (how == STOP_FAIL || how == STOP_RECLAIM) {
+        int64_t c = jb->checkpoint_ms > 0 ? jb->checkpoint_ms : r->cfg->checkpoint_ms;
+        int64_t kept = c > 0 ? s->progress_ms / c * c : 0;
         r->out->lost_gpu_ms += (s->progress_ms - kept) * jb->gpus;
+        if (how == STOP_RECLAIM)
+            r->out->reclaim_lost_gpu_ms += (s->progress_ms - kept) * jb->gpus;
         s->progress_ms = kept;
         s->overhead_ms = r->cfg->restart_ms;
-        r->out->jobs[j].failures++;
-        r->out->failures++;
+        if (how == STOP_FAIL) {
+            r->out->jobs[j].failures++;
+            r->out->failures++;
+        } else {
+            r->out->jobs[j].reclaims++;
+            r->out->reclaims++;
+        }
     }
     s->remaining_ms = s->overhead_ms + dur_on(r, j, s->on_group) - s->progress_ms;
 }
@@ -253,20 +287,28 @@ static void book_run(rp_t *r, int j, int64_t ran, bool failed)
 /* Stop running j: book its GPU time; done, or back to the queue (a
  * preemption keeps its progress; a failure goes back to its checkpoint).
  * Its GPUs must already be given back when given_back (a preemption). */
+static int too_many_failures(rp_t *r, int j);
+
 static int stop(rp_t *r, int j, stop_t how, bool given_back)
 {
     js_t *s = &r->st[j];
-    book_run(r, j, r->now - s->seg_start_ms, how == STOP_FAIL);
+    book_run(r, j, r->now - s->seg_start_ms, how);
+    if (r->cfg->on_segment && r->cfg->on_segment(r->cfg->segment_ctx, j, s->seg_start_ms, r->now,
+                                                 r->jobs->jobs[j].gpus, s->place.group, (int)how))
+        return err_set(r->err, ERR_RUNTIME, "out of memory recording the timeline");
     if (!given_back)
         cpool_give_back(r->pool, &s->place);
     cpool_place_free(&s->place);
     r->in_use -= r->jobs->jobs[j].gpus;
+    if (r->team && r->team[j] >= 0)
+        r->team_used[r->team[j]] -= r->jobs->jobs[j].gpus;
     int last = r->running[--r->n_running]; /* swap-remove from running[] */
     r->running[s->run_idx] = last;
     r->st[last].run_idx = s->run_idx;
     s->ver++;
     if (how == STOP_FINISH) {
         s->state = ST_DONE;
+        r->n_done++;
         r->out->jobs[j].end_ms = r->now;
         return ERR_OK;
     }
@@ -274,6 +316,14 @@ static int stop(rp_t *r, int j, stop_t how, bool given_back)
         r->out->jobs[j].preemptions++;
         r->out->preemptions++;
     }
+    int rc = too_many_failures(r, j);
+    return rc ? rc : enqueue(r, j);
+}
+
+/* ERR_INPUT when j has failed more than CREPLAY_MAX_FAILURES_PER_JOB times. */
+static int too_many_failures(rp_t *r, int j)
+{
+    const js_t *s = &r->st[j];
     if (r->out->jobs[j].failures > CREPLAY_MAX_FAILURES_PER_JOB)
         return err_set(r->err, ERR_INPUT, "job '%s' (%d GPUs) failed %d times: at %.3g failures "
                        "an hour it rarely reaches a checkpoint (every %.0f s of progress, after "
@@ -281,7 +331,30 @@ static int stop(rp_t *r, int j, stop_t how, bool given_back)
                        r->jobs->jobs[j].gpus, r->out->jobs[j].failures,
                        r->fail_per_ms[s->size_idx] * 3.6e6, r->cfg->checkpoint_ms / 1000.0,
                        r->cfg->restart_ms / 1000.0);
-    return enqueue(r, j);
+    return ERR_OK;
+}
+
+/* A failed gang swaps a spare node in for the failed one and restarts in
+ * place (no queueing again): the run so far is booked as a failure, the
+ * spare is away for repair_ms, then a spare again. */
+static int fail_in_place(rp_t *r, int j)
+{
+    js_t *s = &r->st[j];
+    const cjob_t *jb = &r->jobs->jobs[j];
+    book_run(r, j, r->now - s->seg_start_ms, STOP_FAIL);
+    if (r->cfg->on_segment && r->cfg->on_segment(r->cfg->segment_ctx, j, s->seg_start_ms, r->now,
+                                                 jb->gpus, s->place.group, (int)STOP_FAIL))
+        return err_set(r->err, ERR_RUNTIME, "out of memory recording the timeline");
+    int rc = too_many_failures(r, j);
+    if (rc)
+        return rc;
+    s->ver++; /* its finish and failure events go stale */
+    s->seg_start_ms = r->now;
+    r->spares_free--;
+    r->out->spare_swaps++;
+    cheap_item_t it = {(double)(r->now + r->cfg->repair_ms), EV_SPARE_BACK, 0, 0, -1,
+                       EV_SPARE_BACK, 0};
+    return (rc = cheap_push(&r->events, it, r->err)) ? rc : arm(r, j);
 }
 
 /* Worst first: larger k1, larger k2, later arrival. */
@@ -436,13 +509,17 @@ static int backfill(rp_t *r, int h)
                                     r->st[v].rank, 0, v, 0, 0};
     }
     ends->n = r->n_running;
+    for (int k = 0; k < r->spot_out; k++) /* reclaimed spot nodes, back at their times */
+        ends->a[ends->n++] = (cheap_item_t){
+            (double)r->spot_back_ms[(r->spot_first + k) % r->spot_nodes], 0, INT_MAX, 0,
+            -1 - (r->spot_first + k) % r->spot_nodes, 0, 0};
     cheap_heapify(ends);
     int gpus = r->jobs->jobs[h].gpus;
     int64_t shadow_ms = r->now;
     cheap_item_t e;
     while (!cpool_fits_in(r->shadow, gpus, r->group[h]) && cheap_pop(ends, &e)) {
         shadow_ms = (int64_t)e.k1;
-        cpool_give_back(r->shadow, &r->st[e.job].place);
+        cpool_give_back(r->shadow, e.job >= 0 ? &r->st[e.job].place : &r->spot_hold[-1 - e.job]);
     }
     if (r->out->jobs[h].reserve_ms < 0)
         r->out->jobs[h].reserve_ms = shadow_ms;
@@ -484,6 +561,95 @@ static int pass_fifo(rp_t *r)
     return rc;
 }
 
+/* ---------------------------------------------------------------- spot
+ * The spot share (cfg->spot_gpus, whole nodes) loses nodes at Poisson
+ * times, each present spot node at spot_reclaims_per_node_hour (draws of
+ * (seed, a stream of their own); memoryless, so the next reclaim is
+ * redrawn whenever the count present changes), and each comes back
+ * spot_outage_ms later. At a reclaim the jobs that free a node stop and
+ * go back to their last checkpoint, as at a failure: the preemptible ones
+ * first (a scheduler puts them on spot nodes), the latest started first;
+ * the node is then held until it returns. */
+static int spot_next(rp_t *r)
+{
+    if (r->cfg->spot_trace_n > 0)
+        return ERR_OK; /* the trace says when nodes go and come back */
+    int present = r->spot_nodes - r->spot_out;
+    double rate = present * r->cfg->spot_reclaims_per_node_hour / 3.6e6; /* per ms */
+    r->spot_ver++; /* any reclaim already drawn is stale */
+    if (present <= 0 || !(rate > 0))
+        return ERR_OK;
+    uint64_t x = rng_mix(r->cfg->seed ^ 0x5907, ((uint64_t)1 << 62) | r->spot_draws++);
+    double u = ((double)(x >> 11) + 0.5) * 0x1.0p-53;
+    double ms = ceil(-log(u) / rate);
+    int64_t at = r->now + (ms < (double)CJOBS_MAX_MS ? (int64_t)ms : CJOBS_MAX_MS);
+    cheap_item_t it = {(double)at, EV_SPOT_RECLAIM, 0, 0, -1, EV_SPOT_RECLAIM, r->spot_ver};
+    return cheap_push(&r->events, it, r->err);
+}
+
+/* Take one spot node back (the jobs that free it stop, see above), held
+ * until back_ms. */
+static int take_spot_node(rp_t *r, int64_t back_ms)
+{
+    int n = 0, freed = 0, rc = ERR_OK, node = r->cfg->gpus_per_node;
+    for (int i = 0; i < r->n_running; i++) {
+        int v = r->running[i];
+        r->ranked[n++] = (ranked_t){r->jobs->jobs[v].preemptible ? 1 : 0,
+                                    (double)r->st[v].seg_start_ms, r->st[v].rank, v};
+    }
+    qsort(r->ranked, (size_t)n, sizeof *r->ranked, cmp_worst_first);
+    while (freed < n && !cpool_fits(r->pool, node))
+        cpool_give_back(r->pool, &r->st[r->ranked[freed++].j].place);
+    for (int i = 0; !rc && i < freed; i++)
+        rc = stop(r, r->ranked[i].j, STOP_RECLAIM, true);
+    int k = (r->spot_first + r->spot_out) % r->spot_nodes;
+    if (rc || (rc = cpool_place(r->pool, node, &r->spot_hold[k], r->err)))
+        return rc;
+    r->spot_back_ms[k] = back_ms;
+    r->spot_out++;
+    r->out->spot_node_reclaims++;
+    return ERR_OK;
+}
+
+/* A Poisson reclaim: a node away for spot_outage_ms, the next drawn. */
+static int spot_reclaim(rp_t *r)
+{
+    int64_t back = r->now + r->cfg->spot_outage_ms;
+    int rc = take_spot_node(r, back);
+    cheap_item_t it = {(double)back, EV_SPOT_RETURN, 0, 0, -1, EV_SPOT_RETURN, 0};
+    if (!rc)
+        rc = cheap_push(&r->events, it, r->err);
+    return rc ? rc : spot_next(r);
+}
+
+static int spot_return(rp_t *r)
+{
+    cpool_release(r->pool, &r->spot_hold[r->spot_first]);
+    r->spot_first = (r->spot_first + 1) % r->spot_nodes;
+    r->spot_out--;
+    return spot_next(r);
+}
+
+/* Trace point i: as many spot nodes away as it says are missing (the
+ * next point's time is when they may come back, for backfill). */
+static int spot_trace_point(rp_t *r, int i)
+{
+    const creplay_config_t *c = r->cfg;
+    int want_out = r->spot_nodes - c->spot_trace_nodes[i], rc = ERR_OK;
+    int64_t next = i + 1 < c->spot_trace_n ? c->spot_trace_ms[i + 1] : CJOBS_MAX_MS;
+    while (!rc && r->spot_out < want_out)
+        rc = take_spot_node(r, next);
+    while (!rc && r->spot_out > want_out)
+        rc = spot_return(r);
+    for (int k = 0; k < r->spot_out; k++) /* those still away: back at the next point at best */
+        r->spot_back_ms[(r->spot_first + k) % r->spot_nodes] = next;
+    if (!rc && i + 1 < c->spot_trace_n) {
+        cheap_item_t it = {(double)next, EV_SPOT_TRACE, 0, 0, -1, EV_SPOT_TRACE, (uint32_t)i + 1};
+        rc = cheap_push(&r->events, it, r->err);
+    }
+    return rc;
+}
+
 /* Handle every event and arrival at r->now, then run one policy pass. */
 static int step(rp_t *r)
 {
@@ -491,10 +657,23 @@ static int step(rp_t *r)
     int rc = ERR_OK;
     while (!rc && cheap_peek(&r->events, &ev) && (int64_t)ev.k1 == r->now) {
         cheap_pop(&r->events, &ev);
+        if (ev.job < 0) { /* a spot node goes (unless redrawn since) or comes back */
+            if (ev.kind == EV_SPARE_BACK)
+                r->spares_free++;
+            else if (ev.kind == EV_SPOT_TRACE)
+                rc = spot_trace_point(r, (int)ev.ver);
+            else if (ev.kind == EV_SPOT_RETURN)
+                rc = spot_return(r);
+            else if (ev.ver == r->spot_ver)
+                rc = spot_reclaim(r);
+            continue;
+        }
         js_t *s = &r->st[ev.job];
         if (s->state != ST_RUNNING || s->ver != ev.ver)
             continue; /* it stopped since */
-        if (ev.kind == EV_FINISH || ev.kind == EV_FAIL)
+        if (ev.kind == EV_FAIL && r->spares_free > 0)
+            rc = fail_in_place(r, ev.job);
+        else if (ev.kind == EV_FINISH || ev.kind == EV_FAIL)
             rc = stop(r, ev.job, ev.kind == EV_FINISH ? STOP_FINISH : STOP_FAIL, false);
         /* EV_REVISIT: its key changed or its lease ended; the pass below sees it */
     }
@@ -551,6 +730,20 @@ static int check_jobs(const cjobs_t *l, const creplay_config_t *cfg, err_t *err)
         if (j->gpus < 1 || j->duration_ms <= 0 || j->submit_ms < 0 || !timed)
             return err_set(err, ERR_INPUT, "%s: %s: job '%s' has no duration (or no GPUs)",
                            l->path ? l->path : "jobs", where, j->name);
+    }
+    if (cfg->spot_gpus > 0 && (cfg->n_groups > 1 || cfg->spot_gpus >= cfg->gpus ||
+                               cfg->spot_gpus % cfg->gpus_per_node))
+        return err_setf(err, ERR_INPUT, NULL, "--spot", "%d spot GPUs: must be whole nodes of "
+                        "%d, below the pool's %d, on a pool of one GPU type", cfg->spot_gpus,
+                        cfg->gpus_per_node, cfg->gpus);
+    if (cfg->spot_gpus > 0 && cfg->spot_trace_n > 0) { /* what is left after the last point */
+        int left = cfg->gpus - cfg->spot_gpus +
+                   cfg->spot_trace_nodes[cfg->spot_trace_n - 1] * cfg->gpus_per_node;
+        for (int i = 0; i < l->n; i++)
+            if (l->jobs[i].gpus > left)
+                return err_setf(err, ERR_INPUT, NULL, "--spot-trace", "its last point leaves %d "
+                                "GPUs for good, but job '%s' asks for %d", left,
+                                l->jobs[i].name, l->jobs[i].gpus);
     }
     return ERR_OK;
 }
@@ -649,6 +842,25 @@ static int job_groups(rp_t *r, err_t *err)
     return ERR_OK;
 }
 
+/* Each job's team in the quotas (none without quotas). */
+static int job_teams(rp_t *r, err_t *err)
+{
+    const cjobs_t *l = r->jobs;
+    if (r->cfg->n_teams <= 0)
+        return ERR_OK;
+    r->team = malloc((size_t)l->n * sizeof *r->team);
+    r->team_used = calloc((size_t)r->cfg->n_teams, sizeof *r->team_used);
+    if (!r->team || !r->team_used)
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    for (int i = 0; i < l->n; i++) {
+        r->team[i] = -1;
+        for (int t = 0; l->jobs[i].team && t < r->cfg->n_teams; t++)
+            if (strcmp(l->jobs[i].team, r->cfg->team_names[t]) == 0)
+                r->team[i] = t;
+    }
+    return ERR_OK;
+}
+
 static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result_t *out,
                  err_t *err)
 {
@@ -658,7 +870,7 @@ static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, crep
                 .params = {cfg->las_threshold_gpu_s * 1000.0, cfg->lease_ms},
                 .fifo_head = -1, .fifo_tail = -1, .out = out, .err = err};
     cheap_init(&r->events);
-    if ((rc = make_pools(r, cfg, err)) || (rc = job_groups(r, err)))
+    if ((rc = make_pools(r, cfg, err)) || (rc = job_groups(r, err)) || (rc = job_teams(r, err)))
         return rc;
     r->st = calloc((size_t)n, sizeof *r->st);
     r->order = malloc((size_t)n * sizeof *r->order);
@@ -666,12 +878,16 @@ static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, crep
     r->ranked = malloc((size_t)n * sizeof *r->ranked);
     r->blocked = malloc((size_t)n * sizeof *r->blocked);
     cheap_init(&r->ends);
-    r->ends.a = malloc((size_t)n * sizeof *r->ends.a);
-    r->ends.cap = n;
+    r->spot_nodes = cfg->spot_gpus > 0 ? cfg->spot_gpus / cfg->gpus_per_node : 0;
+    r->spares_free = cfg->spare_gpus > 0 ? cfg->spare_gpus / cfg->gpus_per_node : 0;
+    r->ends.a = malloc((size_t)(n + r->spot_nodes) * sizeof *r->ends.a); /* + spot nodes */
+    r->ends.cap = n + r->spot_nodes;
+    r->spot_hold = calloc((size_t)r->spot_nodes + 1, sizeof *r->spot_hold);
+    r->spot_back_ms = calloc((size_t)r->spot_nodes + 1, sizeof *r->spot_back_ms);
     out->jobs = calloc((size_t)n, sizeof *out->jobs);
     int *tmp = malloc((size_t)n * sizeof *tmp);
     if (!r->st || !r->order || !r->running || !r->ranked || !r->blocked || !r->ends.a ||
-        !out->jobs || !tmp) {
+        !out->jobs || !tmp || !r->spot_hold || !r->spot_back_ms) {
         free(tmp);
         return err_set(err, ERR_RUNTIME, "out of memory for a replay of %d jobs", n);
     }
@@ -686,13 +902,25 @@ static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, crep
     for (int i = 0; i < n; i++)
         r->st[r->order[i]].rank = i;
     out->n_jobs = n;
-    return size_queues(r, err);
+    if ((rc = size_queues(r, err)))
+        return rc;
+    r->now = jobs->jobs[r->order[0]].submit_ms;
+    if (cfg->spot_trace_n > 0 && r->spot_nodes > 0) { /* the trace's first point */
+        cheap_item_t it = {(double)cfg->spot_trace_ms[0], EV_SPOT_TRACE, 0, 0, -1, EV_SPOT_TRACE,
+                           0};
+        return cheap_push(&r->events, it, err);
+    }
+    return spot_next(r);
 }
 
 static void teardown(rp_t *r)
 {
     for (int i = 0; r->st && i < r->jobs->n; i++)
         cpool_place_free(&r->st[i].place);
+    for (int k = 0; r->spot_hold && k < r->spot_out; k++)
+        cpool_place_free(&r->spot_hold[(r->spot_first + k) % r->spot_nodes]);
+    free(r->spot_hold);
+    free(r->spot_back_ms);
     cpool_destroy(r->pool);
     cpool_destroy(r->shadow);
     cheap_free(&r->events);
@@ -703,6 +931,8 @@ static void teardown(rp_t *r)
     free(r->sizes);
     free(r->fail_per_ms);
     free(r->group);
+    free(r->team);
+    free(r->team_used);
     free(r->st);
     free(r->order);
     free(r->running);
@@ -788,8 +1018,8 @@ int creplay_run(const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result
             cheap_item_t ev;
             bool have_ev = cheap_peek(&r.events, &ev);
             bool have_arr = r.next_arrival < jobs->n;
-            if (!have_ev && !have_arr)
-                break;
+            if ((!have_ev && !have_arr) || r.n_done == jobs->n)
+                break; /* (spot events go on after the last job: not replayed) */
             int64_t ta = have_arr ? jobs->jobs[r.order[r.next_arrival]].submit_ms : INT64_MAX;
             r.now = have_ev && (int64_t)ev.k1 < ta ? (int64_t)ev.k1 : ta;
             if ((rc = step(&r)))

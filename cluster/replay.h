@@ -57,7 +57,41 @@ typedef struct {
     void *fail_ctx;
     int64_t checkpoint_ms;      /* progress between checkpoints; 0 = none kept */
     int64_t restart_ms;         /* run time a restart costs */
-    uint64_t seed;              /* the failure draws' */
+    uint64_t seed;              /* the failure and spot draws' */
+    /* Spot: spot_gpus of the pool (whole nodes, below the pool; one GPU
+     * type) whose nodes are each reclaimed at Poisson times,
+     * spot_reclaims_per_node_hour, and come back spot_outage_ms later;
+     * the jobs that free a reclaimed node go back to their last checkpoint
+     * (a job's checkpoint_ms, else checkpoint_ms) and pay restart_ms, as
+     * after a failure. 0 = no spot. */
+    int spot_gpus;
+    double spot_reclaims_per_node_hour;
+    int64_t spot_outage_ms;
+    /* Or an availability trace (cluster/spot.h): from spot_trace_ms[i] on,
+     * spot_trace_nodes[i] spot nodes are there (ascending times; all of
+     * them before the first); the Poisson rate is then not used. */
+    int spot_trace_n;
+    const int64_t *spot_trace_ms;
+    const int *spot_trace_nodes;
+    /* Spares: spare_gpus (whole nodes) outside the pool. A failed gang
+     * swaps one in for its failed node and restarts in place instead of
+     * queueing again; the spare is back repair_ms later. With none free
+     * it queues again (the failed node taken as repaired at once, as
+     * without spares). 0 = none. */
+    int spare_gpus;
+    int64_t repair_ms;
+    /* Teams' quotas (--policy quota): a job's team is matched by name; a
+     * team not listed has none. */
+    int n_teams;
+    const char *const *team_names;    /* [n_teams] */
+    const int *team_quota_gpus;       /* [n_teams] */
+    /* Called for every run of a job as it stops (NULL: none): job index,
+     * the run's start and end, its GPUs, its group and how it stopped (0
+     * finished, 1 preempted, 2 failed, 3 reclaimed). Non-zero stops the replay
+     * (ERR_RUNTIME: out of memory). */
+    int (*on_segment)(void *ctx, int job, int64_t start_ms, int64_t end_ms, int gpus, int group,
+                      int how);
+    void *segment_ctx;
 } creplay_config_t;
 
 /* The default config for a pool: fifo, 8 GPUs a node (or the pool when
@@ -72,6 +106,7 @@ typedef struct {
                             promised when first blocked; -1 = never blocked */
     int preemptions;
     int failures;
+    int reclaims;        /* stopped by a spot reclaim */
 } creplay_job_t;
 
 typedef struct {
@@ -83,6 +118,10 @@ typedef struct {
     int64_t lost_gpu_ms;       /* progress lost to failures (redone) */
     int64_t restart_gpu_ms;    /* spent restarting after failures */
     long failures;
+    long reclaims;             /* jobs stopped by spot reclaims */
+    long spot_node_reclaims;   /* spot nodes taken back */
+    long spare_swaps;          /* failures that restarted in place on a spare */
+    int64_t reclaim_lost_gpu_ms; /* of lost_gpu_ms, to spot reclaims */
     double utilization;        /* gpu_ms / (pool GPUs x makespan) */
     double queue_delay_mean_s, queue_delay_p50_s, queue_delay_p99_s; /* first start - submit */
     double jct_mean_s, jct_p50_s, jct_p99_s;                        /* end - submit */

@@ -8,6 +8,7 @@
 
 #include "common/fileio.h"
 #include "common/json.h"
+#include "reports/cluster_report.h"
 #include "reports/csvout.h"
 #include "reports/gnuplot.h"
 #include "reports/html.h"
@@ -1222,6 +1223,12 @@ static int render_validate_logs(const cJSON *r, ctx_t *c, err_t *err)
 
 /* ------------------------------------------------------------ dispatch */
 
+/* `scaleplan cluster` (reports/cluster_report.h): SVG drawn in the page. */
+static int render_cluster(const cJSON *r, ctx_t *c, err_t *err)
+{
+    return cluster_report_render(r, c->h, err);
+}
+
 typedef struct {
     const char *kind;
     const char *title;
@@ -1238,6 +1245,7 @@ static const renderer_t renderers[] = {
     {"reliability", "Failures, checkpoints and restarts", "wall_days_p50", check_reliability,
      render_reliability},
     {"sim", "One training step", "breakdown_s", check_sim, render_sim},
+    {"cluster", "GPU pool replay", "timeline", cluster_report_check, render_cluster},
 };
 
 /* Write the page, result.json and every plot and CSV into the private
@@ -1260,8 +1268,8 @@ static int write_all(const renderer_t *rd, const cJSON *result, const char *stag
     html_begin(&h, title);
     free(title);
     ctx_t c = {stage, &h, info, gp_available()};
-    info->no_gnuplot = !c.gnuplot;
-    if (!c.gnuplot)
+    info->no_gnuplot = !c.gnuplot && strcmp(rd->kind, "cluster") != 0; /* it draws SVG itself */
+    if (info->no_gnuplot)
         html_paragraph(&h, "note", "gnuplot was not found, so this report has tables only: "
                                    GP_INSTALL_HINT ".");
     rc = rd->render(result, &c, err);
@@ -1285,7 +1293,7 @@ int report_write(const cJSON *result, const char *source, const char *dir, repor
     if (!rd)
         return err_setf(err, ERR_INPUT, source, NULL,
                         "not a scaleplan result: expected the --json output of plan, sim, "
-                        "reliability or validate (--measured or --log)");
+                        "reliability, validate (--measured or --log) or cluster");
     int rc = rd->check(result, source, err);
     if (rc)
         return rc;
