@@ -98,9 +98,9 @@ static const cli_opt_t own_opts[] = {
     {"--spot", NULL, "SHARE", "that share of the pool (whole nodes) is spot capacity, reclaimed "
      "at Poisson times: the jobs on it go back to their last checkpoint", CLI_X(0, 0.99)},
     {"--spot-preemption-rate", NULL, "R", "--spot: reclaims per spot node-hour (default the "
-     "catalog's, assumed there: 0.01)", CLI_X(1e-9, 1e6)},
+     "catalog's spot rate, from AWS spot traces: 0.33)", CLI_X(1e-9, 1e6)},
     {"--spot-outage", NULL, "DURATION", "--spot: how long a reclaimed node stays away "
-     "(default the catalog's wait for capacity, 30m)", CLI_KIND(CLI_DURATION, 1, 1e9)},
+     "(default the catalog's wait for capacity)", CLI_KIND(CLI_DURATION, 1, 1e9)},
     {"--spot-trace", NULL, "FILE", "--spot: the spot GPUs there over time (CSV t_s,spot_gpus) "
      "instead of Poisson reclaims", CLI_WORD},
     {"--spot-price", NULL, "$/GPU-h", "--spot: the spot GPUs' price (default --price)",
@@ -391,9 +391,9 @@ static int read_synthesize(const cli_args_t *a, opts_t *o, err_t *err)
  * --failures has not set it). */
 static int read_spot(const cli_args_t *a, opts_t *o, err_t *err)
 {
-    double share = 0, per_h = 0, out_s = 0;
+    double share = 0, per_h = 0, out_s = 0, node_exponent = 1;
     int rc;
-    if ((rc = price_spot_defaults(&per_h, &out_s, err)) ||
+    if ((rc = price_spot_defaults(&per_h, &node_exponent, &out_s, err)) ||
         (rc = cli_get_double(a, "--spot", &share, err)) ||
         (rc = cli_get_double(a, "--spot-preemption-rate", &per_h, err)) ||
         (rc = cli_get_double(a, "--spot-outage", &out_s, err)) ||
@@ -424,8 +424,10 @@ static int read_spot(const cli_args_t *a, opts_t *o, err_t *err)
                   "checkpoint", o->cfg.spot_gpus, cli_get(a, "--spot-trace"), o->spot_trace.n);
     } else if (!cli_has(a, "--spot-preemption-rate") || !cli_has(a, "--spot-outage"))
         notes_add(&o->notes, NOTE_ASSUMED, "--spot", "each spot node reclaimed %.3g times a "
-                  "node-hour and back after %.0f s (the catalog's spot assumption, prices.json: "
-                  "spot markets publish no rates; give yours: --spot-preemption-rate, "
+                  "node-hour and back after %.0f s (the catalog's spot rates, prices.json: one "
+                  "job's preemptions an hour, counted on AWS spot traces; here each node is "
+                  "reclaimed on its own, where the traces show a gang preempted as one: more "
+                  "reclaims for gangs of several spot nodes; give yours: --spot-preemption-rate, "
                   "--spot-outage); seed %d", per_h, out_s, o->seed);
     if (!o->fail && !o->cfg.checkpoint_ms) {
         o->cfg.checkpoint_ms = (int64_t)(DEFAULT_CHECKPOINT_S * 1000);
@@ -948,10 +950,10 @@ static int replay(const cli_args_t *a, opts_t *o, const cjobs_t *l, creplay_resu
 static int what_ifs(const cli_args_t *a, opts_t *o, const cjobs_t *l, err_t *err)
 {
     const char *spec = cli_get(a, "--what-if");
-    double spot_per_h = 0, spot_wait_s = 0;
+    double spot_per_h = 0, spot_wait_s = 0, node_exponent = 1;
     int rc;
     if (strstr(spec, "spot=") && !o->cfg.spot_gpus) {
-        if ((rc = price_spot_defaults(&spot_per_h, &spot_wait_s, err)))
+        if ((rc = price_spot_defaults(&spot_per_h, &node_exponent, &spot_wait_s, err)))
             return rc;
         notes_add(&o->notes, NOTE_ASSUMED, "--what-if", "spot=: each spot node reclaimed %.3g "
                   "times a node-hour, back after %.0f s (the catalog's spot assumption), "
