@@ -18,7 +18,7 @@ extern const test_suite_t suite_common, suite_units, suite_json, suite_table,
     suite_scenario, suite_mechanisms, suite_megatron_args, suite_trainlog, suite_real_logs, suite_doubling, suite_validate_log,
     suite_failval, suite_outputs, suite_launch, suite_hfconfig, suite_hfstructure, suite_offload,
     suite_deepspeed, suite_torchtitan, suite_cluster_sim, suite_real_launch, suite_finetune,
-    suite_accelerate, suite_real_jobs, suite_pyregistry;
+    suite_accelerate, suite_real_jobs, suite_pyregistry, suite_numfmt, suite_glossary;
 /* the reference trainer */
 extern const test_suite_t suite_gpt, suite_tokens, suite_checkpoint, suite_monitor, suite_train,
     suite_buckets;
@@ -39,7 +39,7 @@ static const test_suite_t *const suites[] = {
     &suite_failval, &suite_outputs,
     &suite_hfconfig, &suite_hfstructure, &suite_offload, &suite_deepspeed, &suite_torchtitan, &suite_cluster_sim, &suite_real_launch,
     &suite_finetune,
-    &suite_accelerate, &suite_real_jobs, &suite_pyregistry,
+    &suite_accelerate, &suite_real_jobs, &suite_pyregistry, &suite_numfmt, &suite_glossary,
     &suite_gpt,        &suite_tokens,    &suite_checkpoint, &suite_monitor,
     &suite_train,      &suite_buckets,
     &suite_fit,        &suite_calibrate, &suite_real_nccltests,
