@@ -494,7 +494,7 @@ static void print_recommendation(const plan_run_t *p)
            r->gpus, p->base.gpu.name, r->days_p50, r->days_p90,
            units_fmt_usd(r->cost_usd, a, sizeof a), units_fmt_usd(r->cost_per_day_usd, b, sizeof b),
            units_fmt_usd(r->usd_per_gpu_hour, c, sizeof c));
-    printf("  train      %s tokens under %s in %s: %s, MFU %s\n",
+    printf("  train      %s tokens under %s in %s: a step every %s, MFU %s\n",
            units_fmt_count(p->in.tokens, a, sizeof a), r->framework,
            layout_precision_name(r->layout.precision),
            units_fmt_duration(r->step.step_time_s, b, sizeof b),
@@ -976,6 +976,11 @@ const cli_command_t CLI_CMD_PLAN = {
                        "Without --framework every plannable framework is searched and the\n"
                        "recommendation says which wins and by how much. Scaling efficiency is\n"
                        "per-GPU throughput against the best per-GPU throughput at a smaller rung.\n"
+                       "Layouts are written one way (TP4 CP2 PP2 VPP41 DP256 mb1 gb512 SP\n"
+                       "dist-opt rc=full:54; a legend under each table says what each part means;\n"
+                       "--json has it as layout.layout_text) and MFU is against the bf16 dense peak.\n"
+                       "The recommendation is a block: what to reserve, the layout with its\n"
+                       "framework's flags, what to measure at each rung, the first thing to check.\n"
                        "With --finetune lora|qlora every candidate has a frozen base (no base\n"
                        "gradients or optimizer state; adapters reduced and updated), e.g.\n"
                        "  scaleplan plan --model llama3-70b --gpu h100-sxm --finetune qlora \\\n"

@@ -4,6 +4,19 @@
 #include <stdio.h>
 #include <string.h>
 
+static void group_thousands(char *buf, size_t cap);
+
+void numfmt_group(char *buf, size_t cap)
+{
+    char *digits = buf + (buf[0] == '-');
+    size_t n = strspn(digits, "0123456789");
+    const char *rest = digits + n;
+    if (*rest == '.')
+        rest += 1 + strspn(rest + 1, "0123456789");
+    if (n > 4 && *rest == '\0') /* a plain number with five or more integer digits */
+        group_thousands(digits, cap - (size_t)(digits - buf));
+}
+
 /* Insert thousands separators into the integer part of a formatted
  * non-negative number in place (buf holds digits, maybe ".ddd"). */
 static void group_thousands(char *buf, size_t cap)

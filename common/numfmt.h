@@ -50,4 +50,9 @@ const char *numfmt_usd(double usd, char *buf, size_t cap);
  * basis NULL or "" gives the bare "46.9%". */
 const char *numfmt_pct(double fraction, const char *basis, char *buf, size_t cap);
 
+/* Thousands separators, in place, in text that is a plain number
+ * ("-1234567.5" -> "-1,234,567.5") with five or more integer digits; any
+ * other text, or one that would not fit in cap bytes, is left as it is. */
+void numfmt_group(char *buf, size_t cap);
+
 #endif

@@ -44,6 +44,22 @@ static void test_reals_and_ints(void)
     EQ(numfmt_int(1234567, b, sizeof b), "1,234,567");
     EQ(numfmt_int(-1234, b, sizeof b), "-1,234");
     EQ(numfmt_int(999, b, sizeof b), "999");
+    /* grouping in place, plain numbers only */
+    char g[32] = "1637978";
+    numfmt_group(g, sizeof g);
+    EQ(g, "1,637,978");
+    snprintf(g, sizeof g, "-12345.678");
+    numfmt_group(g, sizeof g);
+    EQ(g, "-12,345.678");
+    snprintf(g, sizeof g, "1234");
+    numfmt_group(g, sizeof g);
+    EQ(g, "1234");
+    snprintf(g, sizeof g, "1e+12");
+    numfmt_group(g, sizeof g);
+    EQ(g, "1e+12");
+    char tight[8] = "1234567"; /* "1,234,567" does not fit: left as it is */
+    numfmt_group(tight, sizeof tight);
+    EQ(tight, "1234567");
 }
 
 static void test_durations(void)
