@@ -546,12 +546,11 @@ static int print_whatif(const ladder_t *l, const whatif_t *w, int nw)
     return ERR_OK;
 }
 
-static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
+/* What the plan is for and what it assumed, before the ladder. */
+static void print_header(const plan_run_t *p, bool with_seq)
 {
-    const ladder_t *l = &p->ladder;
     const ladder_input_t *in = &p->in;
     char a[32], b[32], c[32];
-    bool with_seq = in->space.seq_len_max > in->space.seq_len;
     char batch[96];
     if (with_seq && in->space.batch_tokens_min > 0)
         snprintf(batch, sizeof batch, "global batch %s..%s tokens in sequences of %d..%d",
@@ -590,6 +589,15 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
     else
         printf("  cluster taken as mature: no burn-in (--cluster-age D for one in its first "
                "weeks)\n");
+}
+
+static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
+{
+    const ladder_t *l = &p->ladder;
+    const ladder_input_t *in = &p->in;
+    char a[32], b[32], c[32];
+    bool with_seq = in->space.seq_len_max > in->space.seq_len;
+    print_header(p, with_seq);
     static const char *hdr[] = {"GPUs", "layout", "framework", "step", "tokens/s", "MFU",
                                 "scaling", "main loss", "days P50", "P90", "interrupts",
                                 "ckpt every", "GPU-hours", "$/GPU-h", "cost", "cost/day"};

@@ -283,12 +283,6 @@ static const struct {
                  {"buffers", "buffers"}};
 enum { N_MEM = sizeof mem_parts / sizeof mem_parts[0] };
 
-/* A layout of the result in the one notation (reports/layout_text.h). */
-static void layout_text(const cJSON *l, char *buf, size_t cap)
-{
-    layout_text_from_json(l, buf, cap);
-}
-
 /* The simulated timeline of one step: pipeline stages against time, each
  * task a box colored by its kind (nothing when the result has none). */
 static int render_timeline(const cJSON *tl, double pp, ctx_t *c, err_t *err)
@@ -519,7 +513,7 @@ static void ladder_table(const cJSON *ladder, const cJSON *best, const char *pat
             i++;
             continue;
         }
-        layout_text(obj(rung, "layout"), lay, sizeof lay);
+        layout_text_from_json(obj(rung, "layout"), lay, sizeof lay);
         html_cell_text(h, lay);
         html_cell_text(h, str(rung, "framework"));
         html_cell_text(h, str(obj(rung, "layout"), "precision"));
@@ -575,7 +569,7 @@ static int ladder_csvs(const cJSON *ladder, ctx_t *c, int *feasible, err_t *err)
         }
         (*feasible)++;
         char lay[200];
-        layout_text(obj(rung, "layout"), lay, sizeof lay);
+        layout_text_from_json(obj(rung, "layout"), lay, sizeof lay);
         const cJSON *bd = obj(rung, "breakdown_s"), *mem = obj(rung, "memory_gib");
         tprintf(&csv, "%.0f,true,", num(rung, "gpus"));
         tcell(&csv, lay);
@@ -823,7 +817,7 @@ static int render_sim(const cJSON *r, ctx_t *c, err_t *err)
 {
     html_t *h = c->h;
     char lay[200], line[512];
-    layout_text(obj(r, "layout"), lay, sizeof lay);
+    layout_text_from_json(obj(r, "layout"), lay, sizeof lay);
     snprintf(line, sizeof line, "%s on %.0f x %s, layout %s: one step takes %.3f s, %.0f tokens/s, "
                                 "MFU %.1f%% of bf16 dense peak%s.",
              str(r, "model"), num(r, "gpus"), str(r, "gpu"), lay, num(r, "step_time_s"),
@@ -1079,7 +1073,7 @@ static void rungs_table(const cJSON *d, html_t *h)
         html_raw(h, cJSON_IsTrue(obj(g, "flagged")) ? "<tr class=\"flag\">" : "<tr>");
         snprintf(key, sizeof key, "doubling.rungs[%d].gpus", i);
         html_cell_num(h, key, num(g, "gpus"), "%.0f", 1);
-        layout_text(obj(g, "layout"), lay, sizeof lay);
+        layout_text_from_json(obj(g, "layout"), lay, sizeof lay);
         html_cell_text(h, lay);
         for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
             snprintf(key, sizeof key, "doubling.rungs[%d].%s", i, cols[k].k);
@@ -1093,7 +1087,7 @@ static void rungs_table(const cJSON *d, html_t *h)
         char lay[200];
         html_raw(h, "<tr class=\"best\">");
         html_cell_num(h, "doubling.next.gpus", num(n, "gpus"), "%.0f", 1);
-        layout_text(obj(n, "layout"), lay, sizeof lay);
+        layout_text_from_json(obj(n, "layout"), lay, sizeof lay);
         html_cell_text(h, lay);
         html_cell_num(h, "doubling.next.predicted_step_time_s", num(n, "predicted_step_time_s"),
                       "%.4f", 1);
