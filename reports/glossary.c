@@ -85,7 +85,8 @@ static const glossary_entry_t ENTRIES[] = {
     {"FSDP", "fully sharded data parallel (ZeRO-3)",
      "Fully sharded data parallelism (FSDP, ZeRO-3): weights, gradients and optimizer state are all "
      "sharded over the replicas, and each layer's weights are gathered just before use.",
-     "--use-torch-fsdp2 or --use-megatron-fsdp", "use_megatron_fsdp (data_parallel_sharding_strategy)",
+     "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params (or --use-torch-fsdp2)",
+     "use_megatron_fsdp, data_parallel_sharding_strategy",
      "zero_optimization.stage = 3", "parallelism.data_parallel_shard_degree"},
     {"rc=full", "full activation recompute (:N = the first N layers of each chunk)",
      "Full recompute (rc=full): only each layer's input is kept and the whole layer's forward runs "

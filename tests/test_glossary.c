@@ -259,6 +259,39 @@ static void test_golden_outputs_read_at_a_glance(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* The plan's recommendation is a short block, not one long line: every
+ * line of it in the plan goldens fits a terminal (120 columns), and it says
+ * what to reserve, the layout, what to measure and what to check first. */
+static void test_recommendation_is_a_block(void)
+{
+    const char *names[] = {"plan-8b", "plan-405b-131k", "plan-deepseek-v3"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "tests/golden/out/%s.out", names[i]);
+        char *text = slurp(path);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        const char *rec = strstr(text, "\nRecommendation\n");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+        const char *end = strstr(rec + 1, "\n\n");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(end);
+        for (const char *p = rec + 1; p < end;) {
+            size_t n = strcspn(p, "\n");
+            if (n > 120)
+                fprintf(stderr, "\n  %s: a recommendation line of %zu characters\n", names[i], n);
+            CU_ASSERT(n <= 120);
+            p += n + 1;
+        }
+        const char *parts[] = {"  reserve ", "  layout ", "  flags ", "measure before each doubling",
+                               "  check first "};
+        for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++)
+            if (!strstr(rec, parts[k]) || strstr(rec, parts[k]) > end) {
+                fprintf(stderr, "\n  %s: no '%s' in the recommendation\n", names[i], parts[k]);
+                CU_FAIL("a part of the recommendation is missing");
+            }
+        free(text);
+    }
+}
+
 TEST_SUITE(suite_glossary, "glossary", TEST(test_notation), TEST(test_json_round_trip),
            TEST(test_flags), TEST(test_glossary_complete),
-           TEST(test_golden_outputs_read_at_a_glance));
+           TEST(test_golden_outputs_read_at_a_glance), TEST(test_recommendation_is_a_block));
