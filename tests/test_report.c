@@ -291,6 +291,39 @@ static void check_plot(const char *dir, const plot_spec_t *spec)
     free(gp);
 }
 
+/* The first exponent ("2e+12") in the text a person reads on the page:
+ * outside tags, and outside <style>, <script> and the plots' <svg> (drawn
+ * coordinates, not text); NULL when there is none. */
+static const char *visible_exponent(const char *html)
+{
+    static const char *const skip[][2] = {{"<style", "</style>"}, {"<script", "</script>"},
+                                           {"<svg", "</svg>"}};
+    for (const char *p = html; *p; p++) {
+        bool skipped = false;
+        for (size_t k = 0; k < 3 && !skipped; k++)
+            if (strncmp(p, skip[k][0], strlen(skip[k][0])) == 0) {
+                const char *end = strstr(p, skip[k][1]);
+                if (!end)
+                    return NULL;
+                p = end + strlen(skip[k][1]) - 1;
+                skipped = true;
+            }
+        if (skipped)
+            continue;
+        if (*p == '<') {
+            const char *end = strchr(p, '>');
+            if (!end)
+                return NULL;
+            p = end;
+            continue;
+        }
+        if (p[0] >= '0' && p[0] <= '9' && (p[1] == 'e' || p[1] == 'E') &&
+            (p[2] == '+' || p[2] == '-') && p[3] >= '0' && p[3] <= '9')
+            return p;
+    }
+    return NULL;
+}
+
 static const char *PLAN_ARGS = "plan --model llama3-8b --tokens 300B --gpu h100-sxm --min-gpus 8 "
                                "--max-gpus 128 --trials 300 --what-if price=3.10";
 
@@ -328,6 +361,10 @@ static void test_plan_report_numbers_and_plots(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(html, "@media print"));
     CU_ASSERT_PTR_NOT_NULL(strstr(html, "prefers-color-scheme:dark"));
     CU_ASSERT_PTR_NOT_NULL(strstr(html, "table class=\"sortable\""));
+    const char *expo = visible_exponent(html);
+    if (expo)
+        fprintf(stderr, "\n  an exponent on the page: %.40s\n", expo);
+    CU_ASSERT_PTR_NULL(expo);
     free(html);
     static const plot_spec_t plots_spec[] = {
         {"ladder", {"GPUs", "tokens/s", "(%)"}},
