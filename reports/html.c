@@ -45,8 +45,11 @@ static const char *STYLE =
     "figure{margin:1.2em 0}figure .plot{background:#fff;border:1px solid var(--line);"
     "border-radius:4px;max-width:100%}figure svg{display:block;width:100%;height:auto}"
     "figcaption{color:var(--muted);font-size:.9em}"
-    "@media print{body{max-width:none;margin:0;font-size:10pt}#summary{break-after:page}"
-    "table,figure,.fact{break-inside:avoid}details{display:none}a{color:inherit}}";
+    "@page{margin:12mm}"
+    "@media print{body{max-width:none;margin:0;font-size:9pt}#summary{break-after:page}"
+    "h1{margin-top:0}h2{margin-top:.8em}th,td{padding:.12em .4em}.facts{gap:.4em}"
+    ".fact{padding:.35em .6em}table,figure,.fact{break-inside:avoid}details{display:none}"
+    "a{color:inherit}}";
 
 static void append(html_t *h, const char *s, size_t n)
 {
