@@ -264,8 +264,7 @@ endif
 # ---------------------------------------------------------------- targets
 .PHONY: all lib python test check check-layers check-bundle golden-update asan bench gpu-test \
         gpu-bundle demo demo-cluster screenshots deps deps-browser install clean validate valgrind fuzz \
-        fuzz-build \
-        fuzz-smoke fuzz-smoke-if-clang fuzz-run
+        fuzz-build fuzz-smoke fuzz-smoke-if-clang fuzz-run
 
 all: $(BIN) $(PLUGINS)
 

@@ -486,9 +486,13 @@ static void print_recommendation(const plan_run_t *p)
     }
     const rung_t *r = &l->rung[l->best];
     char a[32], b[32], c[32], d[32], lay[256], flags[1024];
-    if (nearest)
-        printf("%.*s\nThe nearest:\n", (int)(nearest - p->recommendation), p->recommendation);
-    else
+    if (nearest) { /* what no plan meets, wrapped, then the nearest plan as a block */
+        char broken[1024];
+        snprintf(broken, sizeof broken, "%.*s", (int)(nearest - p->recommendation),
+                 p->recommendation);
+        textwrap_print(stdout, "", broken, 2, WRAP_COLS);
+        printf("The nearest:\n");
+    } else
         printf("Recommendation\n");
     printf("  reserve    %d x %s for %.1f days (P50; P90 %.1f days): %s, %s/day at %s/GPU-h\n",
            r->gpus, p->base.gpu.name, r->days_p50, r->days_p90,
