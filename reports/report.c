@@ -8,6 +8,7 @@
 
 #include "common/fileio.h"
 #include "common/json.h"
+#include "common/numfmt.h"
 #include "reports/csvout.h"
 #include "reports/gnuplot.h"
 #include "reports/html.h"
@@ -816,12 +817,12 @@ static int render_breakdown_and_memory(const cJSON *r, ctx_t *c, const char *pre
 static int render_sim(const cJSON *r, ctx_t *c, err_t *err)
 {
     html_t *h = c->h;
-    char lay[200], line[512];
+    char lay[200], line[512], tps[32];
     layout_text_from_json(obj(r, "layout"), lay, sizeof lay);
-    snprintf(line, sizeof line, "%s on %.0f x %s, layout %s: one step takes %.3f s, %.0f tokens/s, "
+    snprintf(line, sizeof line, "%s on %.0f x %s, layout %s: one step takes %.3f s, %s tokens/s, "
                                 "MFU %.1f%% of bf16 dense peak%s.",
              str(r, "model"), num(r, "gpus"), str(r, "gpu"), lay, num(r, "step_time_s"),
-             num(r, "tokens_per_s"), 100 * num(r, "mfu"),
+             numfmt_count(num(r, "tokens_per_s"), tps, sizeof tps), 100 * num(r, "mfu"),
              cJSON_IsFalse(obj(r, "fits")) ? "; it does NOT fit in GPU memory" : "");
     html_paragraph(h, "rec", line);
     static const measure_t rows[] = {{"step_time_s", "step time (s)", "%.4f", 1},
@@ -832,9 +833,11 @@ static int render_sim(const cJSON *r, ctx_t *c, err_t *err)
                                      {"hfu", "HFU (%)", "%.2f", 100}};
     measures_table(h, r, NULL, NULL, rows, sizeof rows / sizeof rows[0]);
     int rc = render_breakdown_and_memory(r, c, "", err);
-    if (rc)
-        return rc;
-    return render_timeline(obj(r, "timeline"), num(obj(r, "layout"), "pp"), c, err);
+    if (!rc)
+        rc = render_timeline(obj(r, "timeline"), num(obj(r, "layout"), "pp"), c, err);
+    if (!rc)
+        summary_glossary(h);
+    return rc;
 }
 
 /* ------------------------------------------------------------ reliability */
