@@ -22,6 +22,7 @@
 #                   (sh gpu-bundle/run.sh OUT_DIR); built in build-gpu/
 #   make demo       install, build and run the main job on built-in defaults
 #   make demo-cluster   ten models at once on 512 H100s (scaleplan cluster)
+#   make screenshots    the demo's report in headless Chromium, into docs/img/
 #   make deps       apt-get install what is missing
 #   make install PREFIX=/usr/local     make clean
 #
@@ -263,8 +264,8 @@ endif
 
 # ---------------------------------------------------------------- targets
 .PHONY: all lib python test check check-layers check-bundle golden-update asan bench gpu-test \
-        gpu-bundle demo demo-cluster deps deps-browser install clean validate valgrind fuzz fuzz-build \
-        fuzz-smoke fuzz-smoke-if-clang fuzz-run
+        gpu-bundle demo demo-cluster screenshots deps deps-browser install clean validate valgrind fuzz \
+        fuzz-build fuzz-smoke fuzz-smoke-if-clang fuzz-run
 
 all: $(BIN) $(PLUGINS)
 
@@ -495,8 +496,29 @@ check-bundle:
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)echo "== scaleplan plan --model llama3-70b --tokens 2T --gpu h100-sxm --min-gpus 8 --max-gpus 4096 --report demo-report"
-	$(Q)$(BIN) plan --model llama3-70b --tokens 2T --gpu h100-sxm --min-gpus 8 --max-gpus 4096 --report demo-report
+	$(Q)echo "== scaleplan $(DEMO_ARGS) --report demo-report"
+	$(Q)$(BIN) $(DEMO_ARGS) --report demo-report
+
+# Screenshots of the demo's report for the README, into docs/img/ (issue 42):
+# the summary page at 1400 px in the light and the dark colour scheme, and
+# the top of the page at 800 px. Needs Chromium (make deps-browser); says so
+# and skips without it.
+DEMO_ARGS := plan --model llama3-70b --tokens 2T --gpu h100-sxm --min-gpus 8 --max-gpus 4096
+SHOT_FLAGS := --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking \
+              --disable-component-update --disable-sync --hide-scrollbars --virtual-time-budget=10000
+screenshots: $(BIN)
+	$(Q)b=$$(command -v chromium || command -v chromium-browser || command -v google-chrome); \
+	if [ -z "$$b" ]; then echo "screenshots: skipped, Chromium not found (make deps-browser)"; exit 0; fi; \
+	SCALEPLAN_PROGRESS=0 $(BIN) $(DEMO_ARGS) --report demo-report >/dev/null && mkdir -p docs/img && \
+	prof=$$(mktemp -d) && page=file://$(CURDIR)/demo-report/index.html && \
+	"$$b" $(SHOT_FLAGS) --user-data-dir=$$prof --window-size=1400,1150 \
+	    --screenshot=docs/img/report-summary.png $$page >/dev/null 2>&1 && \
+	"$$b" $(SHOT_FLAGS) --user-data-dir=$$prof --window-size=1400,1150 --force-dark-mode \
+	    --blink-settings=preferredColorScheme=0 --screenshot=docs/img/report-summary-dark.png \
+	    $$page >/dev/null 2>&1 && \
+	"$$b" $(SHOT_FLAGS) --user-data-dir=$$prof --window-size=800,1400 \
+	    --screenshot=docs/img/report-800px.png $$page >/dev/null 2>&1; \
+	rc=$$?; rm -rf $$prof; [ $$rc = 0 ] && echo "screenshots: docs/img/report-summary.png, report-summary-dark.png, report-800px.png"; exit $$rc
 
 # The seed scenario of issue 39: ten training jobs (each a model and its
 # tokens, priced by the step simulator) on one pool of 512 H100s, under

@@ -11,9 +11,12 @@
 #include "cli/job.h"
 #include "cli/output.h"
 #include "common/json.h"
+#include "common/numfmt.h"
 #include "common/units.h"
 #include "models/flops.h"
 #include "reports/jsonout.h"
+#include "reports/layout_text.h"
+#include "reports/textwrap.h"
 #include "reports/table.h"
 #include "sim/budget.h"
 #include "topologies/price.h"
@@ -203,21 +206,23 @@ static void print_claim(const budget_run_t *br)
 {
     const cluster_t *c = &br->job.s.cluster;
     double days = br->claim_s / 86400;
-    printf("\n  Reality check: %.1f days on %d x %s needs %.0f%% MFU (model FLOPs %.3g over the "
-           "bf16 peak).\n",
-           days, c->n_gpus, c->gpu.name, 100 * br->required_mfu, br->model_flops);
+    char flops[32];
+    printf("\n  Reality check: %.1f days on %d x %s needs MFU %.0f%% of the bf16 dense peak "
+           "(model FLOPs: %s).\n",
+           days, c->n_gpus, c->gpu.name, 100 * br->required_mfu,
+           numfmt_count(br->model_flops, flops, sizeof flops));
     if (br->required_mfu > 1)
         printf("  That is more than %.0f%% of what the GPUs can do at their peak: not possible on "
                "this hardware.\n",
                100.0);
     else if (!br->feasible)
-        printf("  That is below peak but above what this layout reaches (%.0f%% MFU): not "
+        printf("  That is below peak but above what this layout reaches (MFU %.0f%%): not "
                "expected to finish in time.\n",
                100 * br->job.step.mfu);
     else
         printf("  That is within reach: the simulator expects it done in %.1f days.\n",
                br->r.wall_s_p50 / 86400);
-    printf("  scaleplan predicts %.1f days (P50; P90 %.1f) at %.1f%% MFU.\n",
+    printf("  scaleplan predicts %.1f days (P50; P90 %.1f) at MFU %.1f%%.\n",
            br->r.wall_s_p50 / 86400, br->r.wall_s_p90 / 86400, 100 * br->job.step.mfu);
 }
 
@@ -242,8 +247,8 @@ static int print_text(const cli_args_t *a, budget_run_t *br, const budget_offer_
 {
     const cluster_t *c = &br->job.s.cluster;
     const budget_t *b = &br->b;
-    char desc[200], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
-    layout_describe(&br->job.s.layout, desc, sizeof desc);
+    char desc[320], b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+    layout_text_long(&br->job.s.layout, desc, sizeof desc);
     if (br->reservation)
         printf("%s on %d x %s for %.1f days (a fixed reservation)\n", br->job.s.model.display,
                c->n_gpus, c->gpu.name, br->rel.duration_s / 86400);
@@ -251,8 +256,10 @@ static int print_text(const cli_args_t *a, budget_run_t *br, const budget_offer_
         printf("%s on %s tokens, %d x %s\n", br->job.s.model.display,
                units_fmt_count(br->tokens, b1, sizeof b1), c->n_gpus, c->gpu.name);
     print_price_line(br);
-    printf("  layout %s%s: step %s, %.1f%% MFU\n", desc, br->job.searched ? " (best found)" : "",
-           units_fmt_duration(br->job.step.step_time_s, b1, sizeof b1), 100 * br->job.step.mfu);
+    printf("  layout %s%s: step %s, MFU %s\n", desc, br->job.searched ? " (best found)" : "",
+           units_fmt_duration(br->job.step.step_time_s, b1, sizeof b1),
+           numfmt_pct(br->job.step.mfu, "of bf16 dense peak", b2, sizeof b2));
+    textwrap_legend(stdout, desc, 2, 100);
     cli_rel_print_defaults(a, &br->rel, &br->pick, &br->r);
     printf("\n");
     if (br->reservation)
@@ -309,14 +316,19 @@ static int print_text(const cli_args_t *a, budget_run_t *br, const budget_offer_
                "sizes left out\n",
                price_end_name(br->end), skipped, skipped == 1 ? "" : "s");
     }
-    if (br->have_own && isfinite(breakeven))
-        printf("  an own cluster breaks even against $%.2f/GPU-h after %.0f months (capex $%.0f "
-               "per GPU, %.3g kW at PUE %.2f and $%.3g/kWh, staff $%.0f per GPU-month, %.0f "
+    if (br->have_own && isfinite(breakeven)) {
+        char capex[32], kw[32], kwh[32], staff[32];
+        printf("  an own cluster breaks even against $%.2f/GPU-h after %.0f months (capex %s "
+               "per GPU, %s kW at PUE %.2f and $%s/kWh, staff %s per GPU-month, %.0f "
                "months; --capex --usd-per-kwh --pue --staff-usd-per-gpu-month "
                "--amortization-months --utilization)\n",
-               br->bin.usd_per_gpu_hour, breakeven, br->own.capex_usd_per_gpu, br->own.kw_per_gpu,
-               br->own.pue, br->own.usd_per_kwh, br->own.staff_usd_per_gpu_month,
+               br->bin.usd_per_gpu_hour, breakeven,
+               numfmt_usd(br->own.capex_usd_per_gpu, capex, sizeof capex),
+               numfmt_real(br->own.kw_per_gpu, kw, sizeof kw), br->own.pue,
+               numfmt_real(br->own.usd_per_kwh, kwh, sizeof kwh),
+               numfmt_usd(br->own.staff_usd_per_gpu_month, staff, sizeof staff),
                br->own.amortization_months);
+    }
     return ERR_OK;
 }
 
@@ -359,7 +371,7 @@ static cJSON *budget_json(const cli_args_t *a, budget_run_t *br, const budget_of
               json_add_number(o, "mfu", br->job.step.mfu) &&
               json_add_number(o, "gpus", br->job.s.cluster.n_gpus) &&
               json_add_number(o, "model_flops", br->model_flops) &&
-              cJSON_AddItemToObject(o, "layout", layout_to_json(&br->job.s.layout)) &&
+              cJSON_AddItemToObject(o, "layout", layout_text_json(&br->job.s.layout)) &&
               cJSON_AddBoolToObject(o, "layout_searched", br->job.searched) &&
               cli_rel_defaults_json(o, a, &br->rel, &br->pick, &br->r);
     if (ok && br->reservation)

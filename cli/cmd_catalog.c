@@ -12,6 +12,7 @@
 #include "cli/sites.h"
 #include "common/catalog.h"
 #include "common/json.h"
+#include "common/numfmt.h"
 #include "common/names.h"
 #include "common/units.h"
 #include "models/model.h"
@@ -425,7 +426,7 @@ static int section_failures(cJSON *json, const cli_args_t *a, err_t *err)
 {
     (void)a;
     static const char *hdr[] = {"set",  "environment", "counts", "class", "kind", "per",
-                                "rate per component-hour", "per 1k GPUs per week", "evidence",
+                                "per 1M component-hours", "per 1k GPUs per week", "evidence",
                                 "description"};
     table_t *t = json ? NULL : table_create(10, hdr);
     cJSON *arr = json ? cJSON_AddArrayToObject(json, "failures") : NULL;
@@ -448,11 +449,13 @@ static int section_failures(cJSON *json, const cli_args_t *a, err_t *err)
             const failure_class_t *f = &fs->classes[i];
             double week = failure_job_rate_per_hour(f, &ref) * 24 * 7;
             if (t) {
-                table_add_rowf(t, "%s\t%s\t%s %s\t%s\t%s\t%s\t%.3g\t%.2f\t%s\t%s", fs->name,
+                char rate[32];
+                table_add_rowf(t, "%s\t%s\t%s %s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s", fs->name,
                                fs->environment, fs->scope == FAIL_SCOPE_CLUSTER ? "cluster" : "job",
                                failure_level_name(fs->covers), f->name,
                                failure_kind_name(f->kind), failure_component_name(f->component),
-                               f->rate_per_component_hour, week,
+                               numfmt_real(1e6 * f->rate_per_component_hour, rate, sizeof rate),
+                               week,
                                f->copied_from[0] ? "copied" : f->evidence[0] ? f->evidence : "-",
                                f->description);
                 continue;

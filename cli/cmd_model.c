@@ -13,6 +13,8 @@
 #include "models/hybrid.h"
 #include "models/memory.h"
 #include "reports/jsonout.h"
+#include "reports/layout_text.h"
+#include "reports/textwrap.h"
 #include "reports/table.h"
 #include "sim/offload.h"
 
@@ -214,10 +216,11 @@ static int print_flops(const model_report_t *r)
 static int print_memory(const model_report_t *r)
 {
     const model_memory_t *mm = &r->memory;
-    char desc[160];
-    layout_describe(&r->layout, desc, sizeof desc);
+    char desc[320];
+    layout_text_long(&r->layout, desc, sizeof desc);
     printf("\n  memory per GPU: %s on %d GPUs, pipeline stage %d of %d (%d layers)\n",
            desc, r->layout.n_gpus, mm->stage, r->layout.pp, mm->layers);
+    textwrap_legend(stdout, desc, 2, 100);
     static const char *hdr[] = {"memory", "GiB", "note"};
     table_t *t = table_create(3, hdr);
     if (!t)
@@ -299,7 +302,7 @@ static int print_json(const cli_args_t *a, const model_report_t *r, err_t *err)
     ok = ok && (fs = cJSON_AddObjectToObject(o, "flops_per_step")) &&
          json_add_number(fs, "model", model_flops_per_step(&r->model, &r->layout)) &&
          json_add_number(fs, "hardware", model_hw_flops_per_step(&r->model, &r->layout)) &&
-         cJSON_AddItemToObject(o, "layout", layout_to_json(&r->layout)) &&
+         cJSON_AddItemToObject(o, "layout", layout_text_json(&r->layout)) &&
          cJSON_AddItemToObject(o, "memory_gib",
                                report_memory_json(&r->memory, r->have_gpu
                                                                   ? r->cluster.gpu.memory_gib

@@ -13,9 +13,12 @@
 #include "cli/sites.h"
 #include "common/fileio.h"
 #include "common/json.h"
+#include "common/numfmt.h"
 #include "common/units.h"
 #include "reports/jsonout.h"
 #include "reports/launch.h"
+#include "reports/layout_text.h"
+#include "reports/textwrap.h"
 #include "reports/table.h"
 #include "sim/ladder.h"
 #include "sim/whatif.h"
@@ -340,44 +343,26 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
 
 /* ------------------------------------------------------------ output */
 
-/* with_seq: the search spanned sequence lengths; say this one's. */
+/* The layout in the one notation (reports/layout_text.h); with_seq: the
+ * search spanned sequence lengths, so say this one's. */
 static void layout_short(const layout_t *l, bool with_seq, char *buf, size_t cap)
 {
-    char vpp[16] = "", extra[200] = "", rc[16] = " full-rc", sel[120] = " sel-rc";
-    if (l->recompute_layers > 0) /* block recompute: rebuilt layers per chunk */
-        snprintf(rc, sizeof rc, " rc%d/chunk", l->recompute_layers);
-    if (l->recompute_modules) { /* selective recompute of named modules, brief */
-        char names[100];
-        layout_recompute_modules_name(l->recompute_modules, ",", true, names, sizeof names);
-        snprintf(sel, sizeof sel, " sel-rc(%s)", names);
-    }
-    if (l->schedule == SCHEDULE_DUALPIPEV)
-        snprintf(vpp, sizeof vpp, " DualPipeV");
-    else if (l->vpp > 1)
-        snprintf(vpp, sizeof vpp, "v%d", l->vpp);
-    snprintf(extra, sizeof extra, "%s%s%s",
-             l->recompute == RECOMPUTE_FULL        ? rc
-             : l->recompute == RECOMPUTE_SELECTIVE ? sel
-             : l->recompute == RECOMPUTE_OPS       ? " ops-rc"
-                                                   : "",
-             l->sequence_parallel ? " SP" : "",
-             l->zero == 3                ? " FSDP"
-             : l->zero == 2              ? " ZeRO-2"
-             : l->zero == 1              ? " ZeRO-1"
-             : l->distributed_optimizer ? " dist-opt"
-                                         : "");
-    char ep[16] = "";
-    if (l->ep > 1)
-        snprintf(ep, sizeof ep, " EP%d", l->ep);
-    char seq[24] = "";
-    if (with_seq)
-        snprintf(seq, sizeof seq, " seq %d", l->seq_len);
-    if (l->cp > 1)
-        snprintf(buf, cap, "TP%d CP%d PP%d%s%s DP%d mb%d%s%s", l->tp, l->cp, l->pp, vpp, ep, l->dp,
-                 l->micro_batch, extra, seq);
-    else
-        snprintf(buf, cap, "TP%d PP%d%s%s DP%d mb%d%s%s", l->tp, l->pp, vpp, ep, l->dp,
-                 l->micro_batch, extra, seq);
+    layout_text_format(l, buf, cap);
+    size_t n = strlen(buf);
+    if (with_seq && n < cap)
+        snprintf(buf + n, cap - n, " seq %d", l->seq_len);
+}
+
+/* Text wrapped to this many columns (the recommendation, legends). */
+#define WRAP_COLS 100
+
+/* Append text to the words a legend explains (cut when full: the legend
+ * then misses nothing the tables below a few hundred layouts show). */
+static void legend_add(char *legend, size_t cap, const char *text)
+{
+    size_t n = strlen(legend);
+    if (n < cap)
+        snprintf(legend + n, cap - n, " %s", text);
 }
 
 /* The best layout each framework runs at the recommended rung, fastest
@@ -392,6 +377,7 @@ static int print_frameworks(const rung_t *r, bool with_seq)
     table_align_right(t, 2);
     table_align_right(t, 3);
     bool shown[PLAN_MAX_FRAMEWORKS] = {false};
+    char legend[2048] = "";
     int best = plan_fw_index(r->frameworks, r->n_frameworks, r->framework, r->layout.precision);
     for (int k = 0; k < r->n_frameworks; k++) {
         /* the recommended first, then the fastest not shown; those that
@@ -417,8 +403,9 @@ static int print_frameworks(const rung_t *r, bool with_seq)
             table_add_rowf(t, "%s\tnothing fits\t\t", name);
             continue;
         }
-        char lay[96], tps[32], gap[32] = "recommended";
+        char lay[256], tps[32], gap[32] = "recommended";
         layout_short(&f->layout, with_seq, lay, sizeof lay);
+        legend_add(legend, sizeof legend, lay);
         if (pick != best)
             snprintf(gap, sizeof gap, "%.1f%% slower", 100 * (1 - f->tokens_per_s / r->tokens_per_s));
         table_add_rowf(t, "%s\t%s\t%s\t%s", name, lay,
@@ -427,6 +414,7 @@ static int print_frameworks(const rung_t *r, bool with_seq)
     printf("\n  each framework's best at %d GPUs:\n", r->gpus);
     table_print(t, stdout, 4, 0);
     table_destroy(t);
+    textwrap_legend(stdout, legend, 4, WRAP_COLS);
     return ERR_OK;
 }
 
@@ -457,12 +445,121 @@ static void explain_superlinear(const ladder_t *l)
     }
 }
 
-static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
+/* The configuration format --emit writes for a framework preset, or NULL. */
+static const char *emit_name(const char *framework)
+{
+    for (int k = 0; k < LAUNCH_COUNT; k++)
+        if (launch_accepts((launch_kind_t)k, framework))
+            return launch_name((launch_kind_t)k);
+    return NULL;
+}
+
+/* Before each doubling: the expected step time and throughput of each rung
+ * up to the recommended one, as a small table. */
+static void print_measure_table(const ladder_t *l)
+{
+    static const char *head[] = {"GPUs", "step", "tokens/s"};
+    table_t *t = table_create(3, head);
+    if (!t)
+        return;
+    for (int k = 0; k < 3; k++)
+        table_align_right(t, k);
+    for (int i = l->first_feasible; i >= 0 && i <= l->best; i++) {
+        const rung_t *x = &l->rung[i];
+        char step[32], tps[32];
+        if (x->feasible)
+            table_add_rowf(t, "%d\t%s\t%s", x->gpus,
+                           units_fmt_duration(x->step.step_time_s, step, sizeof step),
+                           units_fmt_count(x->tokens_per_s, tps, sizeof tps));
+    }
+    printf("  measure before each doubling (more than %.0f%% slower means something is wrong):\n",
+           100 * LADDER_TOLERANCE);
+    table_print(t, stdout, 13, 0);
+    table_destroy(t);
+}
+
+/* The recommendation as a short block: what to reserve, the layout with
+ * its framework's flags, what to expect at each rung, the first thing to
+ * check. The same facts as the one-sentence "recommendation" of --json. */
+static void print_recommendation(const plan_run_t *p)
 {
     const ladder_t *l = &p->ladder;
+    const char *nearest = strstr(p->recommendation, " The nearest: ");
+    if (l->best < 0 || (nearest && strncmp(p->recommendation, "No plan meets", 13) != 0)) {
+        textwrap_print(stdout, "", p->recommendation, 2, WRAP_COLS);
+        return;
+    }
+    const rung_t *r = &l->rung[l->best];
+    char a[32], b[32], c[32], d[32], lay[256], flags[1024];
+    if (nearest) { /* what no plan meets, wrapped, then the nearest plan as a block */
+        char broken[1024];
+        snprintf(broken, sizeof broken, "%.*s", (int)(nearest - p->recommendation),
+                 p->recommendation);
+        textwrap_print(stdout, "", broken, 2, WRAP_COLS);
+        printf("The nearest:\n");
+    } else
+        printf("Recommendation\n");
+    printf("  reserve    %d x %s for %.1f days (P50; P90 %.1f days): %s, %s/day at %s/GPU-h\n",
+           r->gpus, p->base.gpu.name, r->days_p50, r->days_p90,
+           units_fmt_usd(r->cost_usd, a, sizeof a), units_fmt_usd(r->cost_per_day_usd, b, sizeof b),
+           units_fmt_usd(r->usd_per_gpu_hour, c, sizeof c));
+    printf("  train      %s tokens under %s in %s: a step every %s, MFU %s\n",
+           units_fmt_count(p->in.tokens, a, sizeof a), r->framework,
+           layout_precision_name(r->layout.precision),
+           units_fmt_duration(r->step.step_time_s, b, sizeof b),
+           numfmt_pct(r->step.mfu, "of bf16 dense peak", d, sizeof d));
+    printf("  layout     %s (%d micro-batch%s per replica per step)\n",
+           layout_text_format(&r->layout, lay, sizeof lay), r->layout.grad_accum,
+           r->layout.grad_accum == 1 ? "" : "es");
+    const char *emit = emit_name(r->framework);
+    if (layout_text_flags(&r->layout, r->framework, flags, sizeof flags)[0])
+        textwrap_print(stdout, "  flags      ", flags, 13, WRAP_COLS);
+    if (emit)
+        printf("             (the whole configuration: add --emit %s)\n", emit);
+    print_measure_table(l);
+    const char *first = strstr(p->recommendation, "first look at ");
+    if (first)
+        textwrap_print(stdout, "  check first  ", first + strlen("first look at "), 15, WRAP_COLS);
+}
+
+/* The best rung rerun with one change each, against the plan. */
+static int print_whatif(const ladder_t *l, const whatif_t *w, int nw)
+{
+    static const char *wh[] = {"what if", "GPUs", "layout", "days P50", "cost", "MFU", "vs plan"};
+    table_t *x = table_create(7, wh);
+    if (!x)
+        return ERR_RUNTIME;
+    for (int k = 3; k < 7; k++)
+        table_align_right(x, k);
+    char legend[2048] = "MFU P50", a[32], b[32];
+    const rung_t *best = &l->rung[l->best];
+    for (int i = 0; i < nw; i++) {
+        if (!w[i].ok) {
+            table_add_rowf(x, "%s\t%d\t%s\t\t\t\t", w[i].change, w[i].gpus, w[i].why_not);
+            continue;
+        }
+        char lay[256];
+        layout_text_format(&w[i].best_layout, lay, sizeof lay);
+        legend_add(legend, sizeof legend, lay);
+        /* signed like the days: "+$855" costs more than the plan */
+        table_add_rowf(x, "%s\t%d\t%s\t%.1f\t%s\t%.1f%%\t%+.1f days, %s%s", w[i].change,
+                       w[i].gpus, lay, w[i].days_p50, units_fmt_usd(w[i].cost_usd, a, sizeof a),
+                       100 * w[i].mfu, w[i].days_p50 - best->days_p50,
+                       w[i].cost_usd - best->cost_usd >= 0 ? "+" : "",
+                       units_fmt_usd(w[i].cost_usd - best->cost_usd, b, sizeof b));
+    }
+    printf("\n");
+    table_print(x, stdout, 2, 0);
+    table_destroy(x);
+    textwrap_legend(stdout, legend, 2, WRAP_COLS);
+    return ERR_OK;
+}
+
+/* What the plan is for and what it assumed, before the ladder. */
+static void print_header(const plan_run_t *p, bool with_seq)
+{
     const ladder_input_t *in = &p->in;
     char a[32], b[32], c[32];
-    bool with_seq = in->space.seq_len_max > in->space.seq_len;
     char batch[96];
     if (with_seq && in->space.batch_tokens_min > 0)
         snprintf(batch, sizeof batch, "global batch %s..%s tokens in sequences of %d..%d",
@@ -501,12 +598,22 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
     else
         printf("  cluster taken as mature: no burn-in (--cluster-age D for one in its first "
                "weeks)\n");
+}
+
+static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
+{
+    const ladder_t *l = &p->ladder;
+    const ladder_input_t *in = &p->in;
+    char a[32], b[32], c[32];
+    bool with_seq = in->space.seq_len_max > in->space.seq_len;
+    print_header(p, with_seq);
     static const char *hdr[] = {"GPUs", "layout", "framework", "step", "tokens/s", "MFU",
                                 "scaling", "main loss", "days P50", "P90", "interrupts",
                                 "ckpt every", "GPU-hours", "$/GPU-h", "cost", "cost/day"};
     table_t *t = table_create(16, hdr);
     if (!t)
         return ERR_RUNTIME;
+    char legend[4096] = "MFU P50 P90";
     for (int k = 3; k < 16; k++)
         if (k != 7)
             table_align_right(t, k);
@@ -518,8 +625,9 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
             table_add_rowf(t, "%d%s\t%s\t\t\t\t\t\t\t\t\t\t\t\t\t\t", r->gpus, mark, r->why_not);
             continue;
         }
-        char lay[96], step[32], tps[32], gh[32], cost[32], day[32], every[32];
+        char lay[256], step[32], tps[32], gh[32], cost[32], day[32], every[32];
         layout_short(&r->layout, with_seq, lay, sizeof lay);
+        legend_add(legend, sizeof legend, lay);
         table_add_rowf(t, "%d%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.0f%%\t%s\t%.1f\t%.1f\t%.1f\t%s\t%s\t%.2f\t%s\t%s",
                        r->gpus, mark, lay, r->framework,
                        units_fmt_duration(r->step.step_time_s, step, sizeof step),
@@ -540,37 +648,15 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
         printf("   ! a doubling here adds less than %.0f%% of linear speed", 100 * in->min_marginal);
     printf("\n  scaling: per-GPU throughput against the best per-GPU throughput at a smaller rung");
     explain_superlinear(l);
-    printf("\n\n");
-    printf("%s\n", p->recommendation);
+    printf("\n");
+    textwrap_legend(stdout, legend, 2, WRAP_COLS);
+    printf("\n");
+    print_recommendation(p);
     if (l->best >= 0 && l->rung[l->best].n_frameworks > 1 &&
         print_frameworks(&l->rung[l->best], with_seq) != ERR_OK)
         return ERR_RUNTIME;
-    if (nw > 0) {
-        static const char *wh[] = {"what if", "GPUs", "layout", "days P50", "cost", "MFU",
-                                   "vs plan"};
-        table_t *x = table_create(7, wh);
-        if (!x)
-            return ERR_RUNTIME;
-        for (int k = 3; k < 7; k++)
-            table_align_right(x, k);
-        const rung_t *best = &l->rung[l->best];
-        for (int i = 0; i < nw; i++) {
-            if (!w[i].ok) {
-                table_add_rowf(x, "%s\t%d\t%s\t\t\t\t", w[i].change, w[i].gpus, w[i].why_not);
-                continue;
-            }
-            /* signed like the days: "+$855" costs more than the plan */
-            table_add_rowf(x, "%s\t%d\t%s\t%.1f\t%s\t%.1f%%\t%+.1f days, %s%s", w[i].change,
-                           w[i].gpus, w[i].layout, w[i].days_p50,
-                           units_fmt_usd(w[i].cost_usd, a, sizeof a), 100 * w[i].mfu,
-                           w[i].days_p50 - best->days_p50,
-                           w[i].cost_usd - best->cost_usd >= 0 ? "+" : "",
-                           units_fmt_usd(w[i].cost_usd - best->cost_usd, b, sizeof b));
-        }
-        printf("\n");
-        table_print(x, stdout, 2, 0);
-        table_destroy(x);
-    }
+    if (nw > 0 && print_whatif(l, w, nw) != ERR_OK)
+        return ERR_RUNTIME;
     long pruned_mem = 0, pruned_bound = 0, invalid = 0, too_large = 0;
     for (int i = 0; i < l->n; i++) {
         pruned_mem += l->rung[i].pruned[PRUNE_MEMORY];
@@ -601,7 +687,7 @@ static cJSON *rung_json(const rung_t *r)
     if (ok && !r->feasible)
         ok = cJSON_AddStringToObject(o, "why_not", r->why_not) != NULL;
     if (ok && r->feasible) {
-        ok = cJSON_AddItemToObject(o, "layout", layout_to_json(&r->layout)) &&
+        ok = cJSON_AddItemToObject(o, "layout", layout_text_json(&r->layout)) &&
              cJSON_AddStringToObject(o, "framework", r->framework) &&
              json_add_number(o, "step_time_s", r->step.step_time_s) &&
              json_add_number(o, "tokens_per_s", r->tokens_per_s) &&
@@ -640,7 +726,7 @@ static cJSON *rung_json(const rung_t *r)
             const rung_alt_t *x = &r->alt[i];
             cJSON *e = cJSON_CreateObject();
             ok = e && cJSON_AddItemToArray(alts, e) &&
-                 cJSON_AddItemToObject(e, "layout", layout_to_json(&x->layout)) &&
+                 cJSON_AddItemToObject(e, "layout", layout_text_json(&x->layout)) &&
                  cJSON_AddStringToObject(e, "framework", x->framework) &&
                  json_add_number(e, "step_time_s", x->step_time_s) &&
                  json_add_number(e, "days_p10", x->days_p10) &&
@@ -660,7 +746,7 @@ static cJSON *rung_json(const rung_t *r)
                  cJSON_AddBoolToObject(e, "fits", f->found) &&
                  json_add_number(e, "layouts_searched", (double)f->candidates) &&
                  (!f->found || (json_add_number(e, "tokens_per_s", f->tokens_per_s) &&
-                                cJSON_AddItemToObject(e, "layout", layout_to_json(&f->layout))));
+                                cJSON_AddItemToObject(e, "layout", layout_text_json(&f->layout))));
         }
     }
     if (!ok) {
@@ -748,6 +834,11 @@ static cJSON *plan_json(const plan_run_t *p, const whatif_t *w, int nw, const ru
                  cJSON_AddBoolToObject(e, "feasible", w[i].ok) && json_add_number(e, "gpus", w[i].gpus) &&
                  json_add_number(e, "days_p50", w[i].days_p50) &&
                  json_add_number(e, "cost_usd", w[i].cost_usd) && json_add_number(e, "mfu", w[i].mfu);
+            if (ok && w[i].ok) {
+                char lay[256];
+                ok = cJSON_AddStringToObject(e, "layout_text",
+                                             layout_text_format(&w[i].best_layout, lay, sizeof lay));
+            }
         }
     }
     if (!ok) {
@@ -926,6 +1017,11 @@ const cli_command_t CLI_CMD_PLAN = {
                        "Without --framework every plannable framework is searched and the\n"
                        "recommendation says which wins and by how much. Scaling efficiency is\n"
                        "per-GPU throughput against the best per-GPU throughput at a smaller rung.\n"
+                       "Layouts are written one way (TP4 CP2 PP2 VPP41 DP256 mb1 gb512 SP\n"
+                       "dist-opt rc=full:54; a legend under each table says what each part means;\n"
+                       "--json has it as layout.layout_text) and MFU is against the bf16 dense peak.\n"
+                       "The recommendation is a block: what to reserve, the layout with its\n"
+                       "framework's flags, what to measure at each rung, the first thing to check.\n"
                        "With --finetune lora|qlora every candidate has a frozen base (no base\n"
                        "gradients or optimizer state; adapters reduced and updated), e.g.\n"
                        "  scaleplan plan --model llama3-70b --gpu h100-sxm --finetune qlora \\\n"

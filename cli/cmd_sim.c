@@ -11,6 +11,8 @@
 #include "common/json.h"
 #include "common/units.h"
 #include "reports/jsonout.h"
+#include "reports/layout_text.h"
+#include "reports/textwrap.h"
 #include "reports/table.h"
 #include "sim/plan.h"
 #include "sim/step.h"
@@ -67,17 +69,19 @@ static void fit_advice(const scenario_t *s, const sim_result_t *r, char *buf, si
 
 static int print_text(const scenario_t *s, const sim_result_t *r, bool ops)
 {
-    char desc[200], a[32], b[32];
-    layout_describe(&s->layout, desc, sizeof desc);
+    char desc[320], a[32], b[32];
+    layout_text_long(&s->layout, desc, sizeof desc);
     printf("%s on %d x %s (%s, %d per node, %d x %s)\n", s->model.display, s->layout.n_gpus,
            s->cluster.gpu.name, s->cluster.name, s->cluster.gpus_per_node,
            s->cluster.nics_per_node, s->cluster.inter.name);
     printf("  layout: %s\n", desc);
+    textwrap_legend(stdout, desc, 2, 100);
     printf("  step time %s, %s tokens/s (%s per GPU)\n",
            units_fmt_duration(r->step_time_s, a, sizeof a),
            units_fmt_count(r->tokens_per_s, b, sizeof b),
            units_fmt_count(r->tokens_per_s / s->layout.n_gpus, desc, sizeof desc));
-    printf("  %.1f model TFLOP/s per GPU (MFU %.1f%%), %.1f hardware TFLOP/s (HFU %.1f%%)\n\n",
+    printf("  %.1f model TFLOP/s per GPU (MFU %.1f%% of bf16 dense peak), %.1f hardware TFLOP/s "
+           "(HFU %.1f%%, recomputed work counted)\n\n",
            r->model_tflops_per_gpu, 100 * r->mfu, r->hardware_tflops_per_gpu, 100 * r->hfu);
     static const char *hdr[] = {"step time", "seconds", "share"};
     table_t *t = table_create(3, hdr);
@@ -165,7 +169,7 @@ static cJSON *sim_json(const scenario_t *s, const sim_result_t *r, const sim_eve
         ok = json_add_number(bd, sim_bd_name((sim_bd_t)i), r->breakdown_s[i]);
     ok = ok && cJSON_AddItemToObject(o, "memory_gib", report_memory_json(&r->memory, r->capacity_gib)) &&
          cJSON_AddBoolToObject(o, "fits", r->fits) &&
-         cJSON_AddItemToObject(o, "layout", layout_to_json(&s->layout)) &&
+         cJSON_AddItemToObject(o, "layout", layout_text_json(&s->layout)) &&
          cJSON_AddStringToObject(o, "model", s->model.name) &&
          cJSON_AddStringToObject(o, "gpu", s->cluster.gpu.name) &&
          cJSON_AddStringToObject(o, "cluster", s->cluster.name) &&
@@ -233,8 +237,8 @@ static int rank_layout(const scenario_t *s, plan_search_t *out, err_t *err)
 
 static void print_rank(const scenario_t *s, const plan_search_t *ps)
 {
-    char best[200], a[32], b[32];
-    layout_describe(&ps->layout, best, sizeof best);
+    char best[320], a[32], b[32];
+    layout_text_format(&ps->layout, best, sizeof best);
     printf("\n  rank among %s's layouts on %d GPUs (batch %d x %d, %s; %ld candidates):\n",
            s->fw.name, s->layout.n_gpus, s->layout.global_batch, s->layout.seq_len,
            layout_precision_name(s->layout.precision), ps->candidates);
@@ -260,6 +264,7 @@ static void print_rank(const scenario_t *s, const plan_search_t *ps)
            units_fmt_duration(ps->reference_step_s, a, sizeof a),
            units_fmt_duration(ps->result.step_time_s, b, sizeof b),
            ps->reference_step_s / ps->result.step_time_s, best);
+    textwrap_legend(stdout, best, 4, 100);
 }
 
 static cJSON *rank_json(const scenario_t *s, const plan_search_t *ps)
@@ -274,7 +279,7 @@ static cJSON *rank_json(const scenario_t *s, const plan_search_t *ps)
     if (ok && ps->found)
         ok = json_add_number(o, "best_step_time_s", ps->result.step_time_s) &&
              json_add_number(o, "best_tokens_per_s", ps->result.tokens_per_s) &&
-             cJSON_AddItemToObject(o, "best_layout", layout_to_json(&ps->layout));
+             cJSON_AddItemToObject(o, "best_layout", layout_text_json(&ps->layout));
     if (!ok) {
         cJSON_Delete(o);
         return NULL;

@@ -16,7 +16,9 @@
 #include "common/strfmt.h"
 #include "models/layout_json.h"
 #include "reports/logcheck.h"
+#include "reports/layout_text.h"
 #include "reports/table.h"
+#include "reports/textwrap.h"
 #include "sim/ladder.h"
 #include "sim/published.h"
 #include "sim/pubfit.h"
@@ -102,10 +104,11 @@ static cJSON *validate_json(const val_measured_t *m, const sim_result_t *r, cons
 static int print_text(const val_measured_t *m, const sim_result_t *r, const val_component_t *c,
                       int n, double flag_over)
 {
-    char desc[200];
-    layout_describe(&m->s.layout, desc, sizeof desc);
+    char desc[320];
+    layout_text_long(&m->s.layout, desc, sizeof desc);
     printf("%s on %d x %s, %s (%s profile, %s options)\n", m->s.model.display,
            m->s.layout.n_gpus, m->s.cluster.gpu.name, desc, m->s.profile.origin, m->framework);
+    textwrap_legend(stdout, desc, 2, 100);
     static const char *hdr[] = {"component", "predicted (s)", "measured (s)", "error", ""};
     table_t *t = table_create(5, hdr);
     if (!t)
@@ -563,11 +566,12 @@ static int print_run(const logrun_t *r, const dbl_check_t *c, double tolerance)
 {
     const trainlog_t *t = &r->log;
     const scenario_t *s = &r->s;
-    char desc[200];
-    layout_describe(&s->layout, desc, sizeof desc);
+    char desc[320];
+    layout_text_long(&s->layout, desc, sizeof desc);
     printf("%s: %s log, %d records; %s\n", t->file, t->framework, t->n_records, t->note);
     printf("  %s on %d x %s, %s (%s preset, %s profile)\n", s->model.display, s->layout.n_gpus,
            s->cluster.gpu.name, desc, s->fw.name, s->profile.origin);
+    textwrap_legend(stdout, desc, 2, 100);
     if (r->from_log[0])
         printf("  from the log: %s\n", r->from_log);
     printf("  batch %d sequences (%s), %d tokens each (%s), %d GPUs (%s)\n", s->layout.global_batch,

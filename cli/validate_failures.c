@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/output.h"
+#include "common/numfmt.h"
 #include "common/json.h"
 #include "reports/table.h"
 #include "sim/failval.h"
@@ -17,14 +18,24 @@ static const char *measure_name(fv_measure_t m)
     return m == FV_RATE ? "rate per GPU-hour" : m == FV_GOODPUT ? "goodput" : "count";
 }
 
-/* "148", "1-2", ">= 35", "1.09e-04" */
+/* A measure as the table shows it: goodput in percent, rates per million
+ * GPU-hours (109, not 1.09e-04), counts as they are; no exponents
+ * (common/numfmt.h). */
+static void fmt_measure(const fv_row_t *r, double v, char *buf, size_t cap)
+{
+    if (r->measure == FV_GOODPUT)
+        v *= 100;
+    else if (r->measure == FV_RATE)
+        v *= 1e6;
+    numfmt_real(v, buf, cap);
+}
+
+/* "148", "1-2", ">= 35", "109" (a rate per million GPU-hours) */
 static void fmt_published(const fv_row_t *r, char *buf, size_t cap)
 {
-    const char *f = r->measure == FV_RATE ? "%.3g" : "%.4g";
     char lo[32], hi[32];
-    snprintf(lo, sizeof lo, f, r->measure == FV_GOODPUT ? 100 * r->published : r->published);
-    snprintf(hi, sizeof hi, f,
-             r->measure == FV_GOODPUT ? 100 * r->published_high : r->published_high);
+    fmt_measure(r, r->published, lo, sizeof lo);
+    fmt_measure(r, r->published_high, hi, sizeof hi);
     if (r->lower_bound)
         snprintf(buf, cap, ">= %s%s", lo, r->measure == FV_GOODPUT ? "%" : "");
     else if (r->published_high > r->published)
@@ -38,7 +49,7 @@ static void fmt_value(const fv_row_t *r, double v, char *buf, size_t cap)
     if (r->measure == FV_GOODPUT)
         snprintf(buf, cap, "%.1f%%", 100 * v);
     else if (r->measure == FV_RATE)
-        snprintf(buf, cap, "%.3g", v);
+        fmt_measure(r, v, buf, cap);
     else
         snprintf(buf, cap, "%.1f", v);
 }
@@ -69,8 +80,9 @@ static int print_text(const fv_row_t *rows, int n)
         if (r->heldout) {
             char hv[32];
             fmt_value(r, r->heldout_predicted, hv, sizeof hv);
-            snprintf(held, sizeof held, "%s %+.0f%% x%.2g (%s)", hv, 100 * r->heldout_error,
-                     exp2(r->heldout_log2), r->heldout_set);
+            char factor[32];
+            snprintf(held, sizeof held, "%s %+.0f%% x%s (%s)", hv, 100 * r->heldout_error,
+                     numfmt_real(exp2(r->heldout_log2), factor, sizeof factor), r->heldout_set);
         }
         table_add_rowf(t, "%s\t%d\t%.0f\t%s\t%s\t%s%s%s\t%s\t%s\t%s\t%+.1f%%\t%s", r->row_id,
                        r->gpus, r->window_days, r->gpu, r->environment, r->set,
@@ -81,6 +93,7 @@ static int print_text(const fv_row_t *rows, int n)
            "environment and GPU (nothing fitted per record)\n\n");
     int rc = table_print(t, stdout, 2, 0);
     table_destroy(t);
+    printf("  rates (rows that compare per GPU-hour) are shown per million GPU-hours\n");
     printf("  * in fit: the rate set was derived from this record's source   ? the set's "
            "evidence is from another GPU generation or setting (ASSUMED)\n");
     printf("  held out: leave-one-source-out, what the evidence sets of the record's environment "

@@ -1,5 +1,7 @@
 #include "common/units.h"
 
+#include "common/numfmt.h"
+
 #include <ctype.h>
 #include <stdbool.h>
 #include <errno.h>
@@ -376,21 +378,11 @@ int units_parse_real(const char *text, const char *what, double lo, double hi,
     return ERR_OK;
 }
 
+/* The printers of counts, durations and money are common/numfmt's, the one
+ * place numbers for people are formatted. */
 const char *units_fmt_count(double v, char *buf, size_t cap)
 {
-    static const struct {
-        double f;
-        const char *s;
-    } steps[] = {{1e21, "Z"}, {1e18, "E"}, {1e15, "P"}, {1e12, "T"},
-                 {1e9, "B"},  {1e6, "M"},  {1e3, "k"}};
-    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
-        if (fabs(v) >= steps[i].f) {
-            snprintf(buf, cap, "%.3g%s", v / steps[i].f, steps[i].s);
-            return buf;
-        }
-    }
-    snprintf(buf, cap, "%.4g", v);
-    return buf;
+    return numfmt_count(v, buf, cap);
 }
 
 const char *units_fmt_bytes(double bytes, char *buf, size_t cap)
@@ -424,50 +416,10 @@ const char *units_fmt_bandwidth(double bytes_per_s, char *buf, size_t cap)
 
 const char *units_fmt_duration(double s, char *buf, size_t cap)
 {
-    if (!isfinite(s))
-        snprintf(buf, cap, "n/a");
-    else if (s < 1e-3)
-        snprintf(buf, cap, "%.1f us", s * 1e6);
-    else if (s < 1)
-        snprintf(buf, cap, "%.1f ms", s * 1e3);
-    else if (s < 120)
-        snprintf(buf, cap, "%.2f s", s);
-    else if (s < 7200)
-        snprintf(buf, cap, "%.1f min", s / 60);
-    else if (s < 2 * 86400)
-        snprintf(buf, cap, "%.1f h", s / 3600);
-    else if (s < 1000 * 86400)
-        snprintf(buf, cap, "%.1f d", s / 86400);
-    else
-        snprintf(buf, cap, "%.3g y", s / (365.25 * 86400)); /* no 30-digit days */
-    return buf;
+    return numfmt_duration(s, buf, cap);
 }
 
 const char *units_fmt_usd(double usd, char *buf, size_t cap)
 {
-    if (!isfinite(usd)) {
-        snprintf(buf, cap, "n/a");
-        return buf;
-    }
-    if (fabs(usd) < 1000) {
-        snprintf(buf, cap, "%s$%.2f", usd < 0 ? "-" : "", fabs(usd));
-        return buf;
-    }
-    /* Thousands separators for whole dollars. */
-    char digits[64];
-    snprintf(digits, sizeof digits, "%.0f", fabs(usd));
-    size_t n = strlen(digits), o = 0;
-    char out[96];
-    if (usd < 0)
-        out[o++] = '-';
-    out[o++] = '$';
-    for (size_t i = 0; i < n && o + 2 < sizeof out; i++) {
-        out[o++] = digits[i];
-        size_t left = n - i - 1;
-        if (left > 0 && left % 3 == 0)
-            out[o++] = ',';
-    }
-    out[o] = '\0';
-    snprintf(buf, cap, "%s", out);
-    return buf;
+    return numfmt_usd(usd, buf, cap);
 }

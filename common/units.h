@@ -50,12 +50,14 @@ int units_parse_real(const char *text, const char *what, double lo, double hi,
 /* ERR_INPUT unless value > 0. */
 int units_positive(double value, const char *what, err_t *err);
 
-const char *units_fmt_count(double v, char *buf, size_t cap);     /* 1.50T */
+/* Counts, durations and money print through common/numfmt.h (the one place
+ * numbers for people are formatted; no exponents). */
+const char *units_fmt_count(double v, char *buf, size_t cap);     /* 1.5T, 594k */
 const char *units_fmt_bytes(double bytes, char *buf, size_t cap); /* 80.0 GiB */
 const char *units_fmt_bandwidth(double bytes_per_s, char *buf,
                                 size_t cap);                          /* 50.0 GB/s */
 const char *units_fmt_duration(double seconds, char *buf, size_t cap); /* 3.2 h */
-const char *units_fmt_usd(double usd, char *buf, size_t cap); /* $1,234,567 */
+const char *units_fmt_usd(double usd, char *buf, size_t cap); /* $1,234,567; $42.50 */
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 

@@ -41,9 +41,15 @@ void html_cell_text(html_t *h, const char *text);
 void html_cell_num(html_t *h, const char *key, double value, const char *fmt, double scale);
 void html_row_end(html_t *h);
 void html_table_end(html_t *h);
-/* A figure: the PNG beside the page, with a link to its SVG. */
-void html_figure(html_t *h, const char *name, const char *caption);
-/* Finish the page and write it atomically to path. */
+/* A figure: dir/name.svg inlined into the page (so the page's script can
+ * check that no two of its labels overlap), with links to the SVG and PNG
+ * beside the page; the PNG as an image when the SVG cannot be read. The
+ * figure's id is "fig-" name. */
+void html_figure_svg(html_t *h, const char *dir, const char *name, const char *caption);
+/* Tables are sortable (a click on a header) and scroll sideways on narrow
+ * screens. */
+/* Finish the page (with its script: sortable tables and the layout check
+ * described in html.c) and write it atomically to path. */
 int html_save(html_t *h, const char *path, err_t *err);
 void html_free(html_t *h);
 

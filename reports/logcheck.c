@@ -1,5 +1,8 @@
 #include "reports/logcheck.h"
 
+#include "reports/layout_text.h"
+#include "reports/textwrap.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -242,6 +245,14 @@ cJSON *report_ladder_json(const dbl_ladder_t *l, double tolerance)
     return o;
 }
 
+/* Append a layout's words to the text a legend explains. */
+static void legend_add(char *legend, size_t cap, const char *text)
+{
+    size_t n = strlen(legend);
+    if (n < cap)
+        snprintf(legend + n, cap - n, " %s", text);
+}
+
 static int rung_table(FILE *out, const dbl_ladder_t *l)
 {
     static const char *hdr[] = {"GPUs", "layout", "step predicted (s)", "measured (s)", "error",
@@ -253,10 +264,12 @@ static int rung_table(FILE *out, const dbl_ladder_t *l)
         table_align_right(t, k);
     table_align_right(t, 0);
     int rc = ERR_OK;
+    char legend[2048] = "MFU";
     for (int i = 0; i < l->n && !rc; i++) {
         const dbl_rung_t *g = &l->rung[i];
-        char lay[200], note[64] = "";
-        layout_describe(g->m.in.layout, lay, sizeof lay);
+        char lay[256], note[64] = "";
+        layout_text_format(g->m.in.layout, lay, sizeof lay);
+        legend_add(legend, sizeof legend, lay);
         if (i == 0)
             snprintf(note, sizeof note, "baseline");
         else if (g->flagged)
@@ -267,8 +280,9 @@ static int rung_table(FILE *out, const dbl_ladder_t *l)
                             100 * g->predicted_efficiency, 100 * g->measured_efficiency, note);
     }
     if (!rc && l->has_next) {
-        char lay[200], pred[64];
-        layout_describe(&l->next_layout, lay, sizeof lay);
+        char lay[256], pred[64];
+        layout_text_format(&l->next_layout, lay, sizeof lay);
+        legend_add(legend, sizeof legend, lay);
         snprintf(pred, sizeof pred, "%.4f [%.4f-%.4f]", l->next_corrected.step_time_s, l->next_low_s,
                  l->next_high_s);
         rc = table_add_rowf(t, "%d\t%s\t%s\t\t\t%.1f%%\t\tnext rung (corrected)", l->next_gpus, lay,
@@ -277,6 +291,8 @@ static int rung_table(FILE *out, const dbl_ladder_t *l)
     if (!rc)
         rc = table_print(t, out, 2, 0);
     table_destroy(t);
+    if (!rc)
+        textwrap_legend(out, legend, 2, 100);
     return rc;
 }
 
@@ -346,8 +362,8 @@ int report_ladder_text(FILE *out, const dbl_ladder_t *l, double tolerance)
     if (w >= 0)
         w = fprintf(out, "; residual %.1f%%.\n", 100 * l->fit_rms);
     if (w >= 0 && l->has_next) {
-        char lay[200];
-        layout_describe(&l->next_layout, lay, sizeof lay);
+        char lay[256];
+        layout_text_format(&l->next_layout, lay, sizeof lay);
         w = fprintf(out,
                     "  Next doubling, %d GPUs (%s): %.3f s per step [%.3f, %.3f], %.0f tokens/s "
                     "[%.0f, %.0f], scaling efficiency %.0f%%; the profile as it was says %.3f s.\n"

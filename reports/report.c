@@ -8,12 +8,15 @@
 
 #include "common/fileio.h"
 #include "common/json.h"
+#include "common/numfmt.h"
 #include "reports/cluster_report.h"
 #include "reports/csvout.h"
 #include "reports/gnuplot.h"
 #include "reports/html.h"
+#include "reports/layout_text.h"
 #include "reports/logcheck.h"
 #include "reports/outdir.h"
+#include "reports/summary.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -229,7 +232,7 @@ static int figure(ctx_t *c, const char *name, const char *caption, const char *b
     int rc = gp_render(c->dir, name, body, err);
     if (rc)
         return rc;
-    html_figure(c->h, name, caption);
+    html_figure_svg(c->h, c->dir, name, caption);
     c->info->plots++;
     return ERR_OK;
 }
@@ -281,18 +284,6 @@ static const struct {
                  {"optimizer", "optimizer"},    {"activations", "activations"},
                  {"buffers", "buffers"}};
 enum { N_MEM = sizeof mem_parts / sizeof mem_parts[0] };
-
-static void layout_text(const cJSON *l, char *buf, size_t cap)
-{
-    char vpp[16] = "";
-    if (num(l, "vpp") > 1)
-        snprintf(vpp, sizeof vpp, " VPP%.0f", num(l, "vpp"));
-    snprintf(buf, cap, "TP%.0f PP%.0f%s CP%.0f DP%.0f mb%.0f gb%.0f %s ZeRO-%.0f%s recompute=%s%s",
-             num(l, "tp"), num(l, "pp"), vpp, num(l, "cp"), num(l, "dp"), num(l, "micro_batch"),
-             num(l, "global_batch"), str(l, "schedule"), num(l, "zero"),
-             cJSON_IsTrue(obj(l, "distributed_optimizer")) ? " dist-opt" : "", str(l, "recompute"),
-             cJSON_IsTrue(obj(l, "sequence_parallel")) ? " SP" : "");
-}
 
 /* The simulated timeline of one step: pipeline stages against time, each
  * task a box colored by its kind (nothing when the result has none). */
@@ -454,15 +445,18 @@ static int render_pareto(const cJSON *ladder, ctx_t *c, err_t *err)
     snprintf(body, sizeof body,
              "set title 'Cost against time to train (whiskers: P10 to P90)'\n"
              "set xlabel 'days to train (P50, log scale)'\nset ylabel 'cost (USD)'\n"
-             "set format y '$%%.1s%%c'\nset logscale x\nset key top right\n"
+             "set format y '$%%.1s%%c'\nset logscale x\nset key below\n"
              "set offsets graph 0.05, graph 0.05, graph 0.1, graph 0.1\n"
              "plot 'pareto.csv' skip 1 using ($2==0?$5:NaN):7:4:6 with xerrorbars lc rgb '#9aa3b5' pt 6 "
              "ps 0.8 title 'other layouts', "
              "'pareto_front.csv' skip 1 using 1:2 with lines lt 2 dt 2 title 'Pareto front', "
              "'pareto.csv' skip 1 using ($2==1?$5:NaN):7:4:6 with xerrorbars lt 1 pt 7 ps 1.2 title 'best "
-             "layout per GPU count', "
-             "'' skip 1 using ($2==1?$5:NaN):7:(sprintf('%%d GPUs', $1)) with labels offset 0,1 font ',9' "
-             "notitle");
+             "layout per GPU count (labelled with its GPUs)', "
+             /* neighbours' labels alternate above and below: never on top of each other */
+             "'' skip 1 using ($2==1&&int(log($1)/log(2)+0.5)%%2==0?$5:NaN):7:(sprintf('%%d', $1)) "
+             "with labels offset 0,1 font ',9' notitle, "
+             "'' skip 1 using ($2==1&&int(log($1)/log(2)+0.5)%%2==1?$5:NaN):7:(sprintf('%%d', $1)) "
+             "with labels offset 0,-1.2 font ',9' notitle");
     return figure(c, "pareto",
                   "Cost against time to train for each GPU count's best layout and its runners-up",
                   body, err);
@@ -473,9 +467,10 @@ static int render_pareto(const cJSON *ladder, ctx_t *c, err_t *err)
 /* The recommendation and the plan's facts. */
 static void plan_summary(const cJSON *r, html_t *h)
 {
-    html_paragraph(h, "rec", str(r, "recommendation"));
+    summary_plan(r, h);
+    html_heading(h, "Plan inputs");
     static const measure_t facts[] = {
-        {"tokens", "tokens to train", "%.4g", 1},
+        {"tokens", "tokens to train", "%.0f", 1},
         {"price_usd_per_gpu_hour", "price (USD per GPU-hour)", "%.2f", 1},
         {"global_batch_min", "global batch, smallest allowed (sequences)", "%.0f", 1},
         {"global_batch_max", "global batch, largest allowed (sequences)", "%.0f", 1},
@@ -490,10 +485,11 @@ static void plan_summary(const cJSON *r, html_t *h)
 static void ladder_table(const cJSON *ladder, const cJSON *best, const char *path, html_t *h)
 {
     html_heading(h, "Scale ladder");
-    static const char *hdr[] = {"GPUs", "layout", "step (s)", "tokens/s", "MFU (%)", "scaling (%)",
+    static const char *hdr[] = {"GPUs", "layout", "framework", "precision", "step (s)",
+                                "tokens/s", "MFU (% of bf16 dense peak)", "scaling (%)",
                                 "main loss", "days P50", "days P90", "interruptions",
                                 "GPU-hours", "cost (USD)", "cost/day (USD)"};
-    html_table_begin(h, hdr, 13);
+    html_table_begin(h, hdr, 15);
     static const struct {
         const char *k, *fmt;
         double scale;
@@ -513,14 +509,16 @@ static void ladder_table(const cJSON *ladder, const cJSON *best, const char *pat
         snprintf(key, sizeof key, "%s[%d].gpus", path, i);
         html_cell_num(h, key, num(rung, "gpus"), "%.0f", 1);
         if (!cJSON_IsTrue(obj(rung, "feasible"))) {
-            html_raw(h, "<td class=\"t\" colspan=\"12\">");
+            html_raw(h, "<td class=\"t\" colspan=\"14\">");
             html_text(h, str(rung, "why_not"));
             html_raw(h, "</td></tr>\n");
             i++;
             continue;
         }
-        layout_text(obj(rung, "layout"), lay, sizeof lay);
+        layout_text_from_json(obj(rung, "layout"), lay, sizeof lay);
         html_cell_text(h, lay);
+        html_cell_text(h, str(rung, "framework"));
+        html_cell_text(h, str(obj(rung, "layout"), "precision"));
         for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
             if (!cols[k].k) {
                 html_cell_text(h, str(rung, "main_loss"));
@@ -573,7 +571,7 @@ static int ladder_csvs(const cJSON *ladder, ctx_t *c, int *feasible, err_t *err)
         }
         (*feasible)++;
         char lay[200];
-        layout_text(obj(rung, "layout"), lay, sizeof lay);
+        layout_text_from_json(obj(rung, "layout"), lay, sizeof lay);
         const cJSON *bd = obj(rung, "breakdown_s"), *mem = obj(rung, "memory_gib");
         tprintf(&csv, "%.0f,true,", num(rung, "gpus"));
         tcell(&csv, lay);
@@ -746,14 +744,17 @@ static int render_plan(const cJSON *r, ctx_t *c, err_t *err)
     int feasible, rc;
     plan_summary(r, c->h);
     ladder_table(ladder, obj(r, "best"), "ladder", c->h);
-    if ((rc = ladder_csvs(ladder, c, &feasible, err)) || feasible == 0)
+    if ((rc = ladder_csvs(ladder, c, &feasible, err)))
         return rc;
-    html_heading(c->h, "Plots");
-    if ((rc = ladder_plot(c, NULL, err)) || (rc = ladder_breakdown_plot(c, err)) ||
-        (rc = ladder_memory_plot(c, err)) || (rc = render_pareto(ladder, c, err)) ||
-        (rc = best_rung_plots(obj(r, "best"), c, err)))
-        return rc;
-    what_if_table(obj(r, "what_if"), c->h);
+    if (feasible > 0) {
+        html_heading(c->h, "Plots");
+        if ((rc = ladder_plot(c, NULL, err)) || (rc = ladder_breakdown_plot(c, err)) ||
+            (rc = ladder_memory_plot(c, err)) || (rc = render_pareto(ladder, c, err)) ||
+            (rc = best_rung_plots(obj(r, "best"), c, err)))
+            return rc;
+        what_if_table(obj(r, "what_if"), c->h);
+    }
+    summary_glossary(c->h);
     return ERR_OK;
 }
 
@@ -817,12 +818,12 @@ static int render_breakdown_and_memory(const cJSON *r, ctx_t *c, const char *pre
 static int render_sim(const cJSON *r, ctx_t *c, err_t *err)
 {
     html_t *h = c->h;
-    char lay[200], line[512];
-    layout_text(obj(r, "layout"), lay, sizeof lay);
-    snprintf(line, sizeof line, "%s on %.0f x %s, layout %s: one step takes %.3f s, %.0f tokens/s, "
-                                "%.1f%% MFU%s.",
+    char lay[200], line[512], tps[32];
+    layout_text_from_json(obj(r, "layout"), lay, sizeof lay);
+    snprintf(line, sizeof line, "%s on %.0f x %s, layout %s: one step takes %.3f s, %s tokens/s, "
+                                "MFU %.1f%% of bf16 dense peak%s.",
              str(r, "model"), num(r, "gpus"), str(r, "gpu"), lay, num(r, "step_time_s"),
-             num(r, "tokens_per_s"), 100 * num(r, "mfu"),
+             numfmt_count(num(r, "tokens_per_s"), tps, sizeof tps), 100 * num(r, "mfu"),
              cJSON_IsFalse(obj(r, "fits")) ? "; it does NOT fit in GPU memory" : "");
     html_paragraph(h, "rec", line);
     static const measure_t rows[] = {{"step_time_s", "step time (s)", "%.4f", 1},
@@ -833,9 +834,11 @@ static int render_sim(const cJSON *r, ctx_t *c, err_t *err)
                                      {"hfu", "HFU (%)", "%.2f", 100}};
     measures_table(h, r, NULL, NULL, rows, sizeof rows / sizeof rows[0]);
     int rc = render_breakdown_and_memory(r, c, "", err);
-    if (rc)
-        return rc;
-    return render_timeline(obj(r, "timeline"), num(obj(r, "layout"), "pp"), c, err);
+    if (!rc)
+        rc = render_timeline(obj(r, "timeline"), num(obj(r, "layout"), "pp"), c, err);
+    if (!rc)
+        summary_glossary(h);
+    return rc;
 }
 
 /* ------------------------------------------------------------ reliability */
@@ -1074,7 +1077,7 @@ static void rungs_table(const cJSON *d, html_t *h)
         html_raw(h, cJSON_IsTrue(obj(g, "flagged")) ? "<tr class=\"flag\">" : "<tr>");
         snprintf(key, sizeof key, "doubling.rungs[%d].gpus", i);
         html_cell_num(h, key, num(g, "gpus"), "%.0f", 1);
-        layout_text(obj(g, "layout"), lay, sizeof lay);
+        layout_text_from_json(obj(g, "layout"), lay, sizeof lay);
         html_cell_text(h, lay);
         for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
             snprintf(key, sizeof key, "doubling.rungs[%d].%s", i, cols[k].k);
@@ -1088,7 +1091,7 @@ static void rungs_table(const cJSON *d, html_t *h)
         char lay[200];
         html_raw(h, "<tr class=\"best\">");
         html_cell_num(h, "doubling.next.gpus", num(n, "gpus"), "%.0f", 1);
-        layout_text(obj(n, "layout"), lay, sizeof lay);
+        layout_text_from_json(obj(n, "layout"), lay, sizeof lay);
         html_cell_text(h, lay);
         html_cell_num(h, "doubling.next.predicted_step_time_s", num(n, "predicted_step_time_s"),
                       "%.4f", 1);

@@ -100,8 +100,10 @@ int whatif_run(const ladder_input_t *in, const rung_t *best, const char *key, co
         w->cost_usd = r->cost_usd;
         w->mfu = r->step.mfu;
         w->tokens_per_s = r->tokens_per_s;
-        if (r->feasible)
+        if (r->feasible) {
             layout_describe(&r->layout, w->layout, sizeof w->layout);
+            w->best_layout = r->layout;
+        }
     }
     prof_free(&v->profile);
     free(v);

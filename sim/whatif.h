@@ -24,6 +24,7 @@ typedef struct {
     int gpus;
     double days_p50, cost_usd, mfu, tokens_per_s;
     char layout[160];  /* layout_describe of the new best layout */
+    layout_t best_layout; /* that layout itself (when ok), for other notations */
 } whatif_t;
 
 /* Rerun rung best of a ladder made from in with key=val: fabric=NAME

@@ -1,5 +1,6 @@
 /* End-to-end tests: the real scaleplan binary, its exit codes, its one-line
  * errors on stderr, and the --json contract. */
+#include <ctype.h>
 #include <dirent.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -613,6 +614,19 @@ static void test_plan_switches(void)
     cJSON_Delete(j);
 }
 
+/* Line breaks and runs of spaces as one space, in place (wrapped text
+ * read as one line); NULL is left alone. */
+static void squash(char *s)
+{
+    if (!s)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; s[i]; i++)
+        if (!isspace((unsigned char)s[i]) || (k > 0 && s[k - 1] != ' '))
+            s[k++] = isspace((unsigned char)s[i]) ? ' ' : s[i];
+    s[k] = '\0';
+}
+
 static void test_plan_cli(void)
 {
     char dir[256], args[1024];
@@ -689,6 +703,7 @@ static void test_plan_cli(void)
     expect("plan --model llama3-70b --tokens 1T --gpu h100-sxm --min-gpus 64 --max-gpus 64 "
            "--framework pytorch-ddp",
            1, &out, NULL);
+    squash(out); /* the recommendation is wrapped for a terminal */
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "more GPUs do not help"));
     CU_ASSERT_PTR_NULL(strstr(out ? out : "", "raise --max-gpus"));
     free(out);
@@ -832,7 +847,7 @@ static void test_unmet_requests_exit_1(void)
     const char *lead = out ? strstr(out, "No plan meets the 1.0-day deadline") : NULL;
     CU_ASSERT_PTR_NOT_NULL(lead);
     CU_ASSERT_TRUE(lead && strstr(lead, "$1,000 budget") &&
-                   strstr(lead, "$1,000 budget") < strstr(lead, "Reserve"));
+                   strstr(lead, "$1,000 budget") < strstr(lead, "reserve "));
     CU_ASSERT_TRUE(err && strstr(err, "--deadline and --budget") && count_lines(err) == 1);
     free(out);
     free(err);
@@ -859,7 +874,7 @@ static void test_framework_inputs(void)
     expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --bridge-overrides "
            "tests/fixtures/launch/llama3_70b_256.bridge.txt",
            0, &out, NULL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP4 PP1 CP1 DP64 mb1 gb512 (x8) 1f1b ZeRO-3"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP4 PP1 DP64 mb1 gb512 SP FSDP (bf16, 1F1B schedule, 8 micro-batches"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "assumed --framework: megatron-bridge-26.04"));
     free(out);
     out = NULL;
@@ -928,7 +943,7 @@ static void test_framework_inputs(void)
     expect("sim --bridge-overrides tests/fixtures/launch/llama31_405b_command.bridge.txt", 0, &out,
            NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "Llama 3.1 405B on 1024 x h100-sxm"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP8 PP8 VPP8 CP2 DP8 mb1 gb512"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP8 CP2 PP8 VPP8 DP8 mb1 gb512"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "fp8-cs, from the launch command"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "ignored --mode"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "account_for_embedding_in_pipeline_split"));
@@ -939,7 +954,7 @@ static void test_framework_inputs(void)
     expect("sim --bridge-overrides tests/fixtures/launch/llama31_405b_perf.bridge.txt", 0, &out,
            NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "Llama 3.1 405B on 1024 x h100-sxm"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP8 PP8 VPP8 CP2 DP8 mb1 gb1536"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP8 CP2 PP8 VPP8 DP8 mb1 gb1536"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "fp8-cs"));
     free(out);
     out = NULL;
@@ -961,7 +976,7 @@ static void test_framework_inputs(void)
     err = NULL;
     expect("sim --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt --gpu h100-sxm",
            0, &out, NULL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP4 PP8 VPP5 CP1 DP2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP4 PP8 VPP5 DP2"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "read from the inputs"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "ignored --lr: no effect on speed or memory"));
     free(out);
@@ -1074,7 +1089,7 @@ static void test_offload_cli(void)
      * unless a recompute mode is named (said as an assumption); it fits */
     expect("sim --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer,params", 0,
            &out, NULL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "recompute=full"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "rc=full"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "assumed --recompute: full with --offload"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "offload: "));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", ": fits"));

@@ -45,6 +45,9 @@ static bool layout_right(const char *out, const char *want, const char *gpus)
         return false;
     char layout[512];
     snprintf(layout, sizeof layout, " %.*s ", (int)strcspn(line + 10, "\n"), line + 10);
+    for (char *c = layout; *c; c++) /* "(bf16, 1F1B schedule, ...)": words too */
+        if (*c == '(' || *c == ')' || *c == ',')
+            *c = ' ';
     char buf[256];
     snprintf(buf, sizeof buf, "%s", want);
     for (char *w = strtok(buf, " "); w; w = strtok(NULL, " ")) {

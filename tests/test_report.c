@@ -6,7 +6,9 @@
  * - every plot exists as PNG and SVG, is not empty, and has axis labels
  *   with units in its script and in the drawn SVG;
  * - the page renders in headless Chromium to a screenshot that is not
- *   blank, and every image it references exists and loads;
+ *   blank; at 1400 and 800 px its own script (reports/html.c) finds every
+ *   plot drawn, the summary and the glossary on screen, and no two plot
+ *   labels overlapping; every file it links exists;
  * - a report rebuilt from the saved result.json is the same page;
  * - bad results fail with one line naming the file and the key.
  */
@@ -198,11 +200,16 @@ static int check_page(const char *dir)
     CU_ASSERT_PTR_NULL(strstr(html, "http://"));
     CU_ASSERT_PTR_NULL(strstr(html, "https://"));
     CU_ASSERT_PTR_NULL(strstr(html, "<link"));
-    /* every referenced image is beside the page */
-    for (const char *p = strstr(html, "<img src=\""); p; p = strstr(p + 1, "<img src=\"")) {
+    /* every referenced image and linked plot is beside the page */
+    for (const char *p = strstr(html, "<img "); p; p = strstr(p + 1, "<img ")) {
         char src[256];
         attr(p, "src", src, sizeof src);
         CU_ASSERT(file_size(path_in(dir, src)) > 0);
+    }
+    for (const char *p = strstr(html, "<a href=\""); p; p = strstr(p + 1, "<a href=\"")) {
+        char href[256];
+        attr(p, "href", href, sizeof href);
+        CU_ASSERT(file_size(path_in(dir, href)) > 0);
     }
     cJSON_Delete(result);
     free(html);
@@ -284,6 +291,39 @@ static void check_plot(const char *dir, const plot_spec_t *spec)
     free(gp);
 }
 
+/* The first exponent ("2e+12") in the text a person reads on the page:
+ * outside tags, and outside <style>, <script> and the plots' <svg> (drawn
+ * coordinates, not text); NULL when there is none. */
+static const char *visible_exponent(const char *html)
+{
+    static const char *const skip[][2] = {{"<style", "</style>"}, {"<script", "</script>"},
+                                           {"<svg", "</svg>"}};
+    for (const char *p = html; *p; p++) {
+        bool skipped = false;
+        for (size_t k = 0; k < 3 && !skipped; k++)
+            if (strncmp(p, skip[k][0], strlen(skip[k][0])) == 0) {
+                const char *end = strstr(p, skip[k][1]);
+                if (!end)
+                    return NULL;
+                p = end + strlen(skip[k][1]) - 1;
+                skipped = true;
+            }
+        if (skipped)
+            continue;
+        if (*p == '<') {
+            const char *end = strchr(p, '>');
+            if (!end)
+                return NULL;
+            p = end;
+            continue;
+        }
+        if (p[0] >= '0' && p[0] <= '9' && (p[1] == 'e' || p[1] == 'E') &&
+            (p[2] == '+' || p[2] == '-') && p[3] >= '0' && p[3] <= '9')
+            return p;
+    }
+    return NULL;
+}
+
 static const char *PLAN_ARGS = "plan --model llama3-8b --tokens 300B --gpu h100-sxm --min-gpus 8 "
                                "--max-gpus 128 --trials 300 --what-if price=3.10";
 
@@ -302,10 +342,29 @@ static void test_plan_report_numbers_and_plots(void)
     char *html = slurp(path_in(dir, "index.html"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(html);
     /* the recommendation comes first, then the ladder, then the plots */
-    const char *rec = strstr(html, "class=\"rec\""), *lad = strstr(html, "Scale ladder</h2>"),
-               *plots = strstr(html, "<figure");
-    CU_ASSERT_TRUE(rec && lad && plots && rec < lad && lad < plots);
-    CU_ASSERT_EQUAL(count_of(html, "<img src=\""), 6);
+    /* the summary first (the recommendation as facts), then the ladder, the
+     * plots (inline SVG), the glossary last */
+    const char *sum = strstr(html, "<section id=\"summary\""), *rec = strstr(html, "check first:"),
+               *lad = strstr(html, "Scale ladder</h2>"), *plots = strstr(html, "<figure"),
+               *glo = strstr(html, "<section id=\"glossary\"");
+    CU_ASSERT_TRUE(sum && rec && lad && plots && glo && sum < rec && rec < lad && lad < plots &&
+                   plots < glo);
+    CU_ASSERT_EQUAL(count_of(html, "<figure id=\"fig-"), 6);
+    CU_ASSERT_EQUAL(count_of(html, "<svg"), 6);
+    /* issue 42: framework and precision columns, MFU with its basis, the
+     * one layout notation (as result.json's layout_text), no exponent */
+    CU_ASSERT_PTR_NOT_NULL(strstr(html, "<th>framework</th><th>precision</th>"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(html, "of bf16 dense peak"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(html, "mb1 gb"));
+    CU_ASSERT_PTR_NULL(strstr(html, "recompute="));
+    CU_ASSERT_PTR_NOT_NULL(strstr(html, "--num-virtual-stages-per-pipeline-rank"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(html, "@media print"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(html, "prefers-color-scheme:dark"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(html, "table class=\"sortable\""));
+    const char *expo = visible_exponent(html);
+    if (expo)
+        fprintf(stderr, "\n  an exponent on the page: %.40s\n", expo);
+    CU_ASSERT_PTR_NULL(expo);
     free(html);
     static const plot_spec_t plots_spec[] = {
         {"ladder", {"GPUs", "tokens/s", "(%)"}},
@@ -433,6 +492,51 @@ static int screenshot_stats(const char *path, double *ink, int *colors)
     return 0;
 }
 
+static const char *BROWSER_FLAGS = "--headless --no-sandbox --disable-gpu --no-first-run "
+                                    "--disable-background-networking --disable-component-update "
+                                    "--disable-sync --virtual-time-budget=10000";
+
+/* Load the page at a window width and check what its own script wrote into
+ * the DOM (reports/html.c): every figure drawn with a size, the summary and
+ * the glossary on screen, and no two plot labels overlapping (the pairs are
+ * printed when some do). */
+static void check_layout_at(const char *browser, const char *dir, int width)
+{
+    char profile[600], dom[600], cmd[4096];
+    snprintf(profile, sizeof profile, "%s/../profile", dir);
+    snprintf(dom, sizeof dom, "%s/../dom-%d.html", dir, width);
+    snprintf(cmd, sizeof cmd,
+             "timeout 120 '%s' %s --user-data-dir='%s' --window-size=%d,3000 --dump-dom "
+             "'file://%s/index.html' >'%s' 2>/dev/null",
+             browser, BROWSER_FLAGS, profile, width, dir, dom);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    char *html = slurp(dom);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+    const char *body = strstr(html, "<body");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(body);
+    char figures[16] = "", visible[16] = "", labels[16] = "", overlaps[16] = "", secs[128] = "",
+         shown_width[16] = "";
+    attr(body, "data-figures", figures, sizeof figures);
+    attr(body, "data-figures-visible", visible, sizeof visible);
+    attr(body, "data-labels", labels, sizeof labels);
+    attr(body, "data-label-overlaps", overlaps, sizeof overlaps);
+    attr(body, "data-sections-visible", secs, sizeof secs);
+    attr(body, "data-width", shown_width, sizeof shown_width);
+    CU_ASSERT_EQUAL(atoi(shown_width), width);
+    CU_ASSERT_STRING_EQUAL(figures, "6");
+    CU_ASSERT_STRING_EQUAL(visible, "6");
+    CU_ASSERT(atoi(labels) >= 60); /* titles, axes, ticks, keys: the labels were found */
+    CU_ASSERT_PTR_NOT_NULL(strstr(secs, "summary"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(secs, "glossary"));
+    if (strcmp(overlaps, "0") != 0) {
+        const char *pre = strstr(body, "id=\"layout-check\"");
+        fprintf(stderr, "\n  at %d px, %s overlapping plot labels:\n%.*s\n", width, overlaps,
+                pre ? (int)strcspn(pre, "<") : 0, pre ? pre : "");
+        CU_FAIL("plot labels overlap");
+    }
+    free(html);
+}
+
 static void test_report_renders_in_chromium(void)
 {
     const char *browser = find_browser();
@@ -443,17 +547,13 @@ static void test_report_renders_in_chromium(void)
     }
     char dir[512];
     CU_ASSERT_EQUAL_FATAL(make_report(PLAN_ARGS, dir, sizeof dir, NULL), 0);
-    char shot[600], profile[600], dom[600], cmd[4096];
+    char shot[600], profile[600], cmd[4096];
     snprintf(shot, sizeof shot, "%s/../shot.png", dir);
     snprintf(profile, sizeof profile, "%s/../profile", dir);
-    snprintf(dom, sizeof dom, "%s/../dom.html", dir);
-    const char *flags = "--headless --no-sandbox --disable-gpu --no-first-run "
-                        "--disable-background-networking --disable-component-update "
-                        "--disable-sync --virtual-time-budget=10000";
     snprintf(cmd, sizeof cmd,
              "timeout 120 '%s' %s --user-data-dir='%s' --window-size=1280,3000 "
              "--screenshot='%s' 'file://%s/index.html' >/dev/null 2>&1",
-             browser, flags, profile, shot, dir);
+             browser, BROWSER_FLAGS, profile, shot, dir);
     int rc = system(cmd);
     CU_ASSERT_EQUAL(rc, 0);
     double ink = 0;
@@ -464,22 +564,9 @@ static void test_report_renders_in_chromium(void)
         fprintf(stderr, "\n  screenshot: %.1f%% ink, %d colors\n", 100 * ink, colors);
     CU_ASSERT(ink >= 0.03);
     CU_ASSERT(colors >= 32);
-    /* the page's own check: every image complete with a size */
-    snprintf(cmd, sizeof cmd,
-             "timeout 120 '%s' %s --user-data-dir='%s' --dump-dom 'file://%s/index.html' "
-             ">'%s' 2>/dev/null",
-             browser, flags, profile, dir, dom);
-    CU_ASSERT_EQUAL(system(cmd), 0);
-    char *html = slurp(dom);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(html);
-    const char *body = strstr(html, "<body");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(body);
-    char images[16] = "", loaded[16] = "";
-    attr(body, "data-images", images, sizeof images);
-    attr(body, "data-images-loaded", loaded, sizeof loaded);
-    CU_ASSERT_STRING_EQUAL(images, "6");
-    CU_ASSERT_STRING_EQUAL(loaded, "6");
-    free(html);
+    /* the page's own check, on a wide screen and a narrow one */
+    check_layout_at(browser, dir, 1400);
+    check_layout_at(browser, dir, 800);
     char root[512];
     snprintf(root, sizeof root, "%.*s", (int)(strlen(dir) - 2), dir);
     remove_tree(root);

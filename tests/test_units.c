@@ -140,8 +140,8 @@ static void test_ints(void)
 static void test_printers(void)
 {
     char b[64];
-    CU_ASSERT_STRING_EQUAL(units_fmt_count(2e12, b, sizeof b), "2T");
-    CU_ASSERT_STRING_EQUAL(units_fmt_count(70.55e9, b, sizeof b), "70.5B");
+    CU_ASSERT_STRING_EQUAL(units_fmt_count(2e12, b, sizeof b), "2.0T");
+    CU_ASSERT_STRING_EQUAL(units_fmt_count(70.55e9, b, sizeof b), "70.6B");  /* 70.55 rounds half up */
     CU_ASSERT_STRING_EQUAL(units_fmt_bytes(80.0 * GIB, b, sizeof b), "80.0 GiB");
     CU_ASSERT_STRING_EQUAL(units_fmt_bytes(512, b, sizeof b), "512 B");
     CU_ASSERT_STRING_EQUAL(units_fmt_bandwidth(50e9, b, sizeof b), "50.0 GB/s");
