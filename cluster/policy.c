@@ -1,4 +1,5 @@
 #include "cluster/policy.h"
+#include "cluster/policy_sjf.h"
 
 #include <string.h>
 
@@ -78,6 +79,11 @@ static const cpolicy_t policies[] = {
      true, false, false, false, key_las, las_change},
     {"ftf", "Themis finish-time fairness: the job furthest behind its fair finish first, "
      "preempting after a lease", true, true, false, true, true, key_ftf, ftf_lease},
+    /* Alibaba's GPU-cluster simulator's greedy pair (cluster/policy_sjf.h). */
+    {"sjf", "shortest job first by recorded duration, non-preemptive, fit-first "
+     "(Alibaba's simulator)", false, true, false, false, false, cpolicy_key_sjf, never},
+    {"fifo-fit", "arrival order, fit-first: a job that does not fit is passed over "
+     "(Alibaba's simulator's FIFO)", false, true, false, false, false, key_arrival, never},
 };
 
 const cpolicy_t *cpolicy_all(int *n_out)

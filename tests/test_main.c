@@ -19,7 +19,7 @@ extern const test_suite_t suite_common, suite_units, suite_json, suite_table,
     suite_failval, suite_outputs, suite_launch, suite_hfconfig, suite_hfstructure, suite_offload,
     suite_deepspeed, suite_torchtitan, suite_cluster_sim, suite_real_launch, suite_finetune,
     suite_accelerate, suite_real_jobs, suite_pyregistry, suite_inference_sizing, suite_power,
-    suite_elastic, suite_codecs, suite_islands, suite_cluster_traces, suite_moe_dispatch,
+    suite_elastic, suite_codecs, suite_islands, suite_cluster_traces, suite_cluster_papers, suite_moe_dispatch,
     suite_moe_layers;
 /* the reference trainer */
 extern const test_suite_t suite_gpt, suite_tokens, suite_checkpoint, suite_monitor, suite_train,
@@ -42,7 +42,7 @@ static const test_suite_t *const suites[] = {
     &suite_hfconfig, &suite_hfstructure, &suite_offload, &suite_deepspeed, &suite_torchtitan, &suite_cluster_sim, &suite_real_launch,
     &suite_finetune,
     &suite_accelerate, &suite_real_jobs, &suite_pyregistry, &suite_inference_sizing,
-    &suite_power, &suite_elastic, &suite_codecs, &suite_islands, &suite_cluster_traces,
+    &suite_power, &suite_elastic, &suite_codecs, &suite_islands, &suite_cluster_traces, &suite_cluster_papers,
     &suite_moe_dispatch, &suite_moe_layers,
     &suite_gpt,        &suite_tokens,    &suite_checkpoint, &suite_monitor,
     &suite_train,      &suite_buckets,
