@@ -31,6 +31,9 @@
  *             furthest behind its fair share; preempts jobs of a smaller
  *             rho once they have run a lease (Themis's leases), fit-first.
  *             rho changes with time, so waiting jobs are re-ranked each pass.
+ *   sjf       shortest recorded duration first, non-preemptive, fit-first;
+ *   fifo-fit  arrival order, non-preemptive, fit-first: the greedy pair of
+ *             Alibaba's GPU-cluster simulator (cluster/policy_sjf.h).
  */
 #ifndef SCALEPLAN_CLUSTER_POLICY_H
 #define SCALEPLAN_CLUSTER_POLICY_H
