@@ -1,4 +1,5 @@
 #include "cluster/policy.h"
+#include "cluster/policy_sjf.h"
 
 #include <string.h>
 
@@ -92,6 +93,11 @@ static const cpolicy_t policies[] = {
      "preempting after a lease", true, true, false, true, true, key_ftf, ftf_lease},
     {"quota", "per-team quotas (Kueue-like): borrow idle GPUs, reclaim them by preemption", true,
      true, false, true, false, key_quota, never},
+    /* Alibaba's GPU-cluster simulator's greedy pair (cluster/policy_sjf.h). */
+    {"sjf", "shortest job first by recorded duration, non-preemptive, fit-first "
+     "(Alibaba's simulator)", false, true, false, false, false, cpolicy_key_sjf, never},
+    {"fifo-fit", "arrival order, fit-first: a job that does not fit is passed over "
+     "(Alibaba's simulator's FIFO)", false, true, false, false, false, key_arrival, never},
 };
 
 const cpolicy_t *cpolicy_all(int *n_out)

@@ -46,6 +46,9 @@
  *             its team's quota is never preempted (no priority preemption
  *             inside a quota: that is --policy priority's). Fit-first. A
  *             job with no team (or a team without quota) only borrows.
+ *   sjf       shortest recorded duration first, non-preemptive, fit-first;
+ *   fifo-fit  arrival order, non-preemptive, fit-first: the greedy pair of
+ *             Alibaba's GPU-cluster simulator (cluster/policy_sjf.h).
  */
 #ifndef SCALEPLAN_CLUSTER_POLICY_H
 #define SCALEPLAN_CLUSTER_POLICY_H

@@ -35,8 +35,8 @@ typedef struct {
     int state;
     int run_idx;             /* its slot in running[] while it runs */
     int rank;                /* arrival rank (ties of equal keys) */
-    int size_idx;            /* its gang size's waiting queue (preemptive policies) */
-    int next, prev;          /* FIFO queue links (non-preemptive policies) */
+    int size_idx;            /* its gang size's waiting queue (keyed policies) */
+    int next, prev;          /* FIFO queue links (fifo, backfill) */
     int on_group;            /* the group it last ran in (its run time's type); -1 none */
     cpool_place_t place;
 } js_t;
@@ -53,7 +53,7 @@ typedef struct {
     cheap_t events;
     cheap_t ends;           /* backfill: running jobs by end time (capacity n) */
     cheap_t *pending;       /* [n_sizes] waiting jobs, one heap per gang size
-                               (preemptive policies): a pass skips every size
+                               (keyed policies): a pass skips every size
                                at or above one that could not start */
     int *sizes, n_sizes;    /* the distinct gang sizes, ascending */
     int *group;             /* [n] the pool group a job must run in; -1 = any */
@@ -120,12 +120,20 @@ static int push_event(rp_t *r, int j, int kind, int64_t at_ms)
     return cheap_push(&r->events, it, r->err);
 }
 
+/* Whether waiting jobs sit in the policy's keyed heaps (policies that
+ * preempt or pass over a job that does not fit, such as srtf or sjf) or
+ * in one arrival-order list whose head blocks it (fifo, backfill). */
+static bool keyed(const cpolicy_t *p)
+{
+    return p->preemptive || p->skip_blocked;
+}
+
 /* Put j in the waiting queue: the policy's heap, or the FIFO list. */
 static int enqueue(rp_t *r, int j)
 {
     js_t *s = &r->st[j];
     s->state = ST_PENDING;
-    if (r->pol->preemptive) {
+    if (keyed(r->pol)) {
         cheap_item_t it = {0, 0, s->rank, 0, j, 0, s->ver};
         key_of(r, j, &it.k1, &it.k2);
         return cheap_push(&r->pending[s->size_idx], it, r->err);
@@ -218,7 +226,7 @@ static int start(rp_t *r, int j, const cpool_place_t *pl)
     else if ((rc = cpool_place_in(r->pool, jb->gpus, choose_group(r, j), &s->place, r->err)))
         return rc;
     move_to_group(r, j, s->place.group);
-    if (!r->pol->preemptive)
+    if (!keyed(r->pol))
         fifo_unlink(r, j);
     s->state = ST_RUNNING;
     s->seg_start_ms = r->now;
@@ -453,12 +461,12 @@ static int best_size_below(const rp_t *r, int max_gpus)
     return best;
 }
 
-/* One pass of a preemptive policy: waiting jobs best first, each started
- * when it fits or preemption makes room; one that cannot start blocks
- * the rest, or is passed over (fit-first). A gang that cannot start means
+/* One pass of a keyed policy: waiting jobs best first, each started
+ * when it fits or (preemptive policies) preemption makes room; one that
+ * cannot start blocks the rest, or is passed over (fit-first). A gang that cannot start means
  * no later one as large can (later ones have keys no better, so no more
  * victims, and need at least as many GPUs): those sizes are skipped. */
-static int pass_preemptive(rp_t *r)
+static int pass_keyed(rp_t *r)
 {
     int n_blocked = 0, rc = ERR_OK, blocked_size = INT_MAX, k;
     cheap_item_t it;
@@ -472,7 +480,7 @@ static int pass_preemptive(rp_t *r)
         bool started = cpool_fits_in(r->pool, r->jobs->jobs[it.job].gpus, r->group[it.job]);
         if (started)
             rc = start(r, it.job, NULL);
-        else
+        else if (r->pol->preemptive)
             rc = try_preempt(r, it.job, it.k1, &started);
         if (rc || started)
             continue;
@@ -481,7 +489,8 @@ static int pass_preemptive(rp_t *r)
             blocked_size = r->jobs->jobs[it.job].gpus;
         /* later jobs have k1 >= this one's: none can fit or preempt */
         if (!r->pol->skip_blocked ||
-            (cpool_free_gpus(r->pool) == 0 && worst_running_k1(r) <= it.k1))
+            (cpool_free_gpus(r->pool) == 0 &&
+             (!r->pol->preemptive || worst_running_k1(r) <= it.k1)))
             break;
     }
     for (int i = 0; !rc && i < n_blocked; i++) {
@@ -682,7 +691,7 @@ static int step(rp_t *r)
         rc = enqueue(r, r->order[r->next_arrival++]);
     r->out->events++;
     if (!rc)
-        rc = r->pol->preemptive ? pass_preemptive(r) : pass_fifo(r);
+        rc = keyed(r->pol) ? pass_keyed(r) : pass_fifo(r);
     return rc;
 }
 
