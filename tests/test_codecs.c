@@ -169,7 +169,7 @@ static void zeropp_at(setup_t *s, int ports, double *speedup, double *hpz_gain)
     codec_eval_t ev, hp;
     CU_ASSERT_FATAL(evaluate(s, "zero++", &ev) == 0);
     CU_ASSERT_FATAL(evaluate(s, "zero++-hpz", &hp) == 0);
-    printf("\n    ZeRO++, 145B, 384 V100, %d x 100 Gb/s a node: step %.3f -> %.3f s, %.2fx; "
+    printf("\n    ZeRO++, 145B, 384 V100, %d x 100 Gb/s a node: step %.3f -> %.3f s, %.3fx; "
            "%.0f -> %.0f TFLOPs a GPU (published, 138B: %s)",
            ports, ev.base_step_s, ev.codec_step_s, ev.speedup,
            ds_tflops(&s->model, s->layout.seq_len, ev.base_step_s),
@@ -197,10 +197,47 @@ static void test_zeropp_384(void)
     printf("\n    KNOWN GAP: %+.0f%% with one port, %+.0f%% with four (the published 2.0x and "
            "1.56x)\n",
            100 * (x1 / 2.0 - 1), 100 * (x4 / 1.56 - 1));
-    CHECK_REL(x1, 2.99, 0.03); /* pinned: what the model gives, the gap above */
-    CHECK_REL(x4, 1.23, 0.03);
+    CHECK_REL(x1, 2.99, 0.01); /* pinned: what the model gives, the gap above */
+    CHECK_REL(x4, 1.23, 0.01);
     CU_ASSERT(x1 > x4);   /* less bandwidth, more to gain (published: 2.0x vs 1.56x) */
     CU_ASSERT(hp1 > 0.05); /* hpZ alone: the backward gathers stay on the node */
+    prof_free(&s.profile);
+}
+
+/* hpZ's backward gathers stay on the node and, with qwZ on, move int8 like
+ * the forward's (DeepSpeed partition_parameters.py _all_gather_coalesced
+ * quantizes ds_secondary_tensor): over a slow node fabric (1 GB/s, so the
+ * node-local gathers are exposed) one layer's exposed backward DP time
+ * (the node-local gather plus the unchanged fp16 reduce-scatter) drops by
+ * a quarter when the gathers go from 2 to 8.0625/8 bytes a parameter (by
+ * the printed figures: 8.0 s to 6.0 s, the gather's ~4 s halved). Pricing
+ * the secondary gathers in the weights' type makes them equal. */
+static void test_hpz_secondary_gathers_quantized(void)
+{
+    layout_t l;
+    layout_defaults(&l);
+    l.precision = PRECISION_FP16;
+    l.seq_len = 1024;
+    l.global_batch = 32;
+    l.micro_batch = 1;
+    l.zero = 3;
+    l.recompute = RECOMPUTE_FULL;
+    setup_t s;
+    CU_ASSERT_FATAL(setup(&s, "sc21-gpt-145b", "v100", 32, 16, 1, 100, "deepspeed", &l) == 0);
+    s.cluster.intra.bw_gbs = 1;
+    codec_t c;
+    err_t e;
+    CU_ASSERT_FATAL(codec_load(NULL, "zero++-hpz", &c, &e) == 0);
+    sim_input_t fp16 = s.in, int8 = s.in;
+    codec_apply(&c, &fp16);
+    c.gather_bits = 8.0625;
+    codec_apply(&c, &int8);
+    step_costs_t a, b;
+    CU_ASSERT_FATAL(sim_costs(&fp16, &a, &e) == 0 && sim_costs(&int8, &b, &e) == 0);
+    printf("\n    hpZ backward gathers over a 1 GB/s node fabric: %.3f s a layer in fp16, %.3f s "
+           "in int8\n",
+           a.bwd.dp, b.bwd.dp);
+    CU_ASSERT(b.bwd.dp < 0.85 * a.bwd.dp);
     prof_free(&s.profile);
 }
 
@@ -425,6 +462,6 @@ static void test_catalog_codecs(void)
 }
 
 TEST_SUITE(suite_codecs, "codecs", TEST(test_wire_bytes), TEST(test_ds_config_keys), TEST(test_onebit_adam_bert_large),
-           TEST(test_zeropp_384), TEST(test_int8_dp_heavy_10g), TEST(test_int8_ladders_small_gain),
+           TEST(test_zeropp_384), TEST(test_hpz_secondary_gathers_quantized), TEST(test_int8_dp_heavy_10g), TEST(test_int8_ladders_small_gain),
            TEST(test_plan_never_picks_a_losing_codec), TEST(test_bad_input),
            TEST(test_catalog_codecs));
