@@ -190,10 +190,11 @@ double codec_time_s(const codec_t *c, const sim_input_t *in)
     const layout_t *l = in->layout;
     double n = params_on_gpu(in);
     double gathers = 0;
-    if (l->zero >= 3) /* quantized gathers: forward, and backward unless hpZ's
-                         secondary fp16 copy serves it */
+    if (l->zero >= 3) /* quantized gathers: forward and backward (hpZ's
+                         secondary gathers are quantized too, DeepSpeed
+                         partition_parameters.py _all_gather_coalesced) */
         gathers = (l->grad_accum > 0 ? l->grad_accum : 1) *
-                  (in->opt.zero3.regather_backward && !c->hpz ? 2.0 : 1.0);
+                  (in->opt.zero3.regather_backward ? 2.0 : 1.0);
     return prof_mem_time(in->profile, n * c->codec_bytes) +
            prof_mem_time(in->profile, gathers * n * c->gather_codec_bytes);
 }

@@ -1553,14 +1553,17 @@ static void price_zero3(const sim_input_t *in, step_costs_t *out)
     }
     double g_bwd = z->regather_backward ? g : 0;
     if (z->regather_backward && z->hpz) {
-        /* hpZ: the backward gathers from the node's secondary shards */
+        /* hpZ: the backward gathers from the node's secondary shards, kept
+         * in the weights' type and quantized like the forward's gathers when
+         * qwZ is on (DeepSpeed partition_parameters.py _all_gather_coalesced
+         * quantizes ds_secondary_tensor too, since the ZeRO++ commit
+         * d18aa2c79 of 2023-06-23) */
         coll_span_t node = out->dp_span;
         node.n_ranks = node.ranks_per_node;
         node.nodes = 1;
         g_bwd = node.n_ranks > 1 ? prof_coll_time(in->profile, COLL_ALL_GATHER, &node,
-                                                  out->layer_params *
-                                                      layout_weight_bytes(l->precision))
-                                 : 0; /* the secondary copy is kept in the weights' type */
+                                                  out->layer_params * gather_bytes(in))
+                                 : 0;
     }
     out->zero3_gather_layer_s = g;
     out->zero3_reduce_layer_s = r;

@@ -23,7 +23,7 @@ typedef struct {
     double e, a, b, alpha, beta;     /* L = e + a / N^alpha + b / D^beta */
     double train_flops_per_param_token;  /* 6 */
     double infer_flops_per_param_token;  /* 2 */
-    char source[600];
+    char source[1024];
 } infsize_law_t;
 
 /* Load the law named name (NULL or "" = the catalog's default) from

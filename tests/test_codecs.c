@@ -110,28 +110,71 @@ static void test_onebit_adam_bert_large(void)
     prof_free(&s.profile);
 }
 
-/* Wang et al. 2023 (ZeRO++, arXiv:2306.10209) sec. 6 and DeepSpeed's
- * ZeRO++ post (blogs/zeropp, Figs. 6-7): 384 V100 in 16-GPU DGX-2 nodes,
- * 1K tokens per GPU; with four 100 Gb/s InfiniBand ports a node ZeRO++ is
- * 28-36% faster than ZeRO-3, with one port up to 2.16x (about 2x on
- * average). The model here is SC21's 145B GPT (the paper's largest is 138B,
- * of the same width) at sequence 1024, one sequence per GPU.
- * KNOWN GAP at one port: the simulator gives 3.06x, 42% above 2.16x (the
- * issue asks for 20%). Its ZeRO-3 step there (75.6 s, 81% exposed gathers
- * and reductions) is what the paper's 2.16x implies for ZeRO-3 if ZeRO++'s
- * 0.75M of cross-node traffic were not overlapped at all (14 s compute +
- * 19 s communication = 33 s; 75.6 / 33 = 2.3x); the simulator hides half
- * of ZeRO++'s traffic behind compute, as it does ZeRO-3's prefetched
- * gathers. What the paper's quantized paths overlap is not published, so
- * the figure is held from below (the mechanism's size) and reported. */
+/* Per-GPU TFLOPs as Megatron-DeepSpeed's throughput_calculator prints them
+ * (deepspeedai/Megatron-DeepSpeed megatron/utils.py): forward MACs per
+ * layer 4 h^2 s (QKV and projection, no GQA) + 2 h s^2 (attention) +
+ * 2 ffn h s, plus V h s for the logits; the backward twice the forward, a
+ * recomputed forward with activation checkpointing, 2 FLOPs a MAC. One
+ * sequence of s tokens a GPU in step_s. ZeRO++'s own tutorial log (DeepSpeed
+ * docs/assets/images/zeropp/ZeRO-baseline.png: 18B, 512 tokens, 9,955.9 ms,
+ * 7.65 TFLOPs) matches this count with checkpointing within 2%. */
+static double ds_tflops(const model_t *m, int s, double step_s)
+{
+    double h = m->hidden, L = m->n_layers;
+    double fwd = L * (4 * h * h * s + 2 * h * (double)s * s + 2.0 * m->ffn * h * s) +
+                 (double)m->vocab * h * s;
+    return 2 * 4 * fwd / step_s / 1e12;
+}
+
+/* ZeRO++ (Wang et al. 2023, arXiv:2306.10209; its abstract's "up to 2.16x
+ * at 384 GPUs", read here only through secondary summaries) as its authors'
+ * own figures show it (deepspeedai/DeepSpeed blogs/zeropp/assets/images,
+ * commit b3320940, 2023-06-23): 384 V100 in 16-GPU DGX-2 nodes, 1K tokens
+ * per GPU, models of 18B, 49B, 91B and 138B. eval2.png (one 100 Gb/s IB
+ * port a node): 138B at 11 TFLOPs per GPU under ZeRO-3 and 22 under ZeRO++
+ * (2.0x; 2.21x at 18B is the "up to"); eval1.png (four ports): 138B at 23
+ * and 36 (1.56x; the post's text says 28-36% for 1K tokens). The model here
+ * is SC21's 145B GPT (the nearest catalog model of the figures' width class;
+ * the 138B shape is not published), sequence 1024, one sequence a GPU, full
+ * recompute (the ZeRO++ tutorial runs with --checkpoint-activations).
+ *
+ * DeepSpeed's code (deepspeed/runtime/zero at d18aa2c79, the ZeRO++ commit,
+ * and today) overlaps ZeRO-3's and ZeRO++'s collectives alike: gathers,
+ * quantized or not, are issued on the coordinator's __allgather_stream one
+ * submodule ahead (partitioned_param_coordinator.py fetch_sub_module:
+ * prefetch after the current wait, stage3_prefetch_bucket_size 5e7,
+ * stage3_max_live_parameters 1e9); reduce-scatter and qgZ's two-level
+ * all_to_all_quant_reduce both run on reduce_and_partition_stream under
+ * overlap_comm (stage3.py __reduce_and_partition_ipg_grads,
+ * __avg_scatter_grads); hpZ's secondary gathers are int8 too when qwZ is on
+ * (partition_parameters.py _all_gather_coalesced), priced so. Nothing in the
+ * code hides ZeRO-3's traffic but not ZeRO++'s, so no such asymmetry is
+ * modelled.
+ *
+ * KNOWN GAP, pinned: the simulator gives 2.99x with one port (+50% over
+ * 2.0x; the issue asks for 20%) and 1.23x with four (-21% under 1.56x). The
+ * ratios are symptoms of absolute steps the simulator has too short: in
+ * Megatron-DeepSpeed's TFLOPs it gives 16 and 48 TFLOPs a GPU with one port
+ * (published 11 and 22) and 62 and 76 with four (23 and 36). By hand, for
+ * 138B at about 1.16e15 FLOPs a GPU a step: ZeRO-3's two bars (105 s and
+ * 50 s) solve to ~31 s plus its 3M of traffic (828 GB) fully exposed at
+ * ~11.6 GB/s; the same sum with ZeRO++'s 0.75M gives 23 and 32 TFLOPs
+ * (published 22 and 36). The simulator instead has 14 s of compute and
+ * hides most traffic behind it, as DeepSpeed's code would let it. What the
+ * measured runs spent the other time on is not published, so the gap is
+ * reported, not fitted. */
 static void zeropp_at(setup_t *s, int ports, double *speedup, double *hpz_gain)
 {
     s->cluster.nics_per_node = ports;
     codec_eval_t ev, hp;
     CU_ASSERT_FATAL(evaluate(s, "zero++", &ev) == 0);
     CU_ASSERT_FATAL(evaluate(s, "zero++-hpz", &hp) == 0);
-    printf("\n    ZeRO++, 145B, 384 V100, %d x 100 Gb/s a node: step %.3f -> %.3f s, %.2fx", ports,
-           ev.base_step_s, ev.codec_step_s, ev.speedup);
+    printf("\n    ZeRO++, 145B, 384 V100, %d x 100 Gb/s a node: step %.3f -> %.3f s, %.3fx; "
+           "%.0f -> %.0f TFLOPs a GPU (published, 138B: %s)",
+           ports, ev.base_step_s, ev.codec_step_s, ev.speedup,
+           ds_tflops(&s->model, s->layout.seq_len, ev.base_step_s),
+           ds_tflops(&s->model, s->layout.seq_len, ev.codec_step_s),
+           ports == 1 ? "11 -> 22, 2.0x" : "23 -> 36, 1.56x");
     *speedup = ev.speedup;
     *hpz_gain = 1 - hp.codec_step_s / hp.base_step_s;
 }
@@ -151,10 +194,50 @@ static void test_zeropp_384(void)
     double x4, x1, hp4, hp1;
     zeropp_at(&s, 4, &x4, &hp4);
     zeropp_at(&s, 1, &x1, &hp1);
-    printf(" (paper: 1.28-1.36x with four ports, 2.16x with one)\n");
-    CU_ASSERT(x4 >= 1.28 * 0.9 && x4 <= 1.36 * 1.1);
-    CU_ASSERT(x1 >= 2.16 * 0.8);   /* the gap above is reported, not hidden */
-    CU_ASSERT(hp1 > 0.05);         /* hpZ alone: the backward gathers stay on the node */
+    printf("\n    KNOWN GAP: %+.0f%% with one port, %+.0f%% with four (the published 2.0x and "
+           "1.56x)\n",
+           100 * (x1 / 2.0 - 1), 100 * (x4 / 1.56 - 1));
+    CHECK_REL(x1, 2.99, 0.01); /* pinned: what the model gives, the gap above */
+    CHECK_REL(x4, 1.23, 0.01);
+    CU_ASSERT(x1 > x4);   /* less bandwidth, more to gain (published: 2.0x vs 1.56x) */
+    CU_ASSERT(hp1 > 0.05); /* hpZ alone: the backward gathers stay on the node */
+    prof_free(&s.profile);
+}
+
+/* hpZ's backward gathers stay on the node and, with qwZ on, move int8 like
+ * the forward's (DeepSpeed partition_parameters.py _all_gather_coalesced
+ * quantizes ds_secondary_tensor): over a slow node fabric (1 GB/s, so the
+ * node-local gathers are exposed) one layer's exposed backward DP time
+ * (the node-local gather plus the unchanged fp16 reduce-scatter) drops by
+ * a quarter when the gathers go from 2 to 8.0625/8 bytes a parameter (by
+ * the printed figures: 8.0 s to 6.0 s, the gather's ~4 s halved). Pricing
+ * the secondary gathers in the weights' type makes them equal. */
+static void test_hpz_secondary_gathers_quantized(void)
+{
+    layout_t l;
+    layout_defaults(&l);
+    l.precision = PRECISION_FP16;
+    l.seq_len = 1024;
+    l.global_batch = 32;
+    l.micro_batch = 1;
+    l.zero = 3;
+    l.recompute = RECOMPUTE_FULL;
+    setup_t s;
+    CU_ASSERT_FATAL(setup(&s, "sc21-gpt-145b", "v100", 32, 16, 1, 100, "deepspeed", &l) == 0);
+    s.cluster.intra.bw_gbs = 1;
+    codec_t c;
+    err_t e;
+    CU_ASSERT_FATAL(codec_load(NULL, "zero++-hpz", &c, &e) == 0);
+    sim_input_t fp16 = s.in, int8 = s.in;
+    codec_apply(&c, &fp16);
+    c.gather_bits = 8.0625;
+    codec_apply(&c, &int8);
+    step_costs_t a, b;
+    CU_ASSERT_FATAL(sim_costs(&fp16, &a, &e) == 0 && sim_costs(&int8, &b, &e) == 0);
+    printf("\n    hpZ backward gathers over a 1 GB/s node fabric: %.3f s a layer in fp16, %.3f s "
+           "in int8\n",
+           a.bwd.dp, b.bwd.dp);
+    CU_ASSERT(b.bwd.dp < 0.85 * a.bwd.dp);
     prof_free(&s.profile);
 }
 
@@ -379,6 +462,6 @@ static void test_catalog_codecs(void)
 }
 
 TEST_SUITE(suite_codecs, "codecs", TEST(test_wire_bytes), TEST(test_ds_config_keys), TEST(test_onebit_adam_bert_large),
-           TEST(test_zeropp_384), TEST(test_int8_dp_heavy_10g), TEST(test_int8_ladders_small_gain),
+           TEST(test_zeropp_384), TEST(test_hpz_secondary_gathers_quantized), TEST(test_int8_dp_heavy_10g), TEST(test_int8_ladders_small_gain),
            TEST(test_plan_never_picks_a_losing_codec), TEST(test_bad_input),
            TEST(test_catalog_codecs));
