@@ -20,7 +20,7 @@ extern const test_suite_t suite_common, suite_units, suite_json, suite_table,
     suite_deepspeed, suite_torchtitan, suite_cluster_sim, suite_real_launch, suite_finetune,
     suite_accelerate, suite_real_jobs, suite_pyregistry, suite_inference_sizing, suite_power,
     suite_elastic, suite_codecs, suite_islands, suite_cluster_traces, suite_moe_dispatch,
-    suite_moe_layers;
+    suite_moe_layers, suite_dpladder;
 /* the reference trainer */
 extern const test_suite_t suite_gpt, suite_tokens, suite_checkpoint, suite_monitor, suite_train,
     suite_buckets;
@@ -43,7 +43,7 @@ static const test_suite_t *const suites[] = {
     &suite_finetune,
     &suite_accelerate, &suite_real_jobs, &suite_pyregistry, &suite_inference_sizing,
     &suite_power, &suite_elastic, &suite_codecs, &suite_islands, &suite_cluster_traces,
-    &suite_moe_dispatch, &suite_moe_layers,
+    &suite_moe_dispatch, &suite_moe_layers, &suite_dpladder,
     &suite_gpt,        &suite_tokens,    &suite_checkpoint, &suite_monitor,
     &suite_train,      &suite_buckets,
     &suite_fit,        &suite_calibrate, &suite_real_nccltests,
