@@ -823,6 +823,14 @@ static const cli_opt_t sim_opts[] = {
     {"--bucket-size", NULL, "N", "gradient bucket in parameters (default 40M)",
      CLI_KIND(CLI_COUNT, 1, 1e15)},
     {"--straggler-cv", NULL, "X", "per-rank compute jitter (default: the profile's)", CLI_X(0, 1)},
+    {"--dp-comm-ctas", NULL, "N",
+     "SMs a data-parallel collective holds while it overlaps the passes, charged to the compute "
+     "(sim/dp_contention.h; 24 measured for an H100 all-gather; default 0: not charged)",
+     CLI_N(0, 1024)},
+    {"--tp-only-amax-red", NULL, NULL,
+     "fp8 delayed scaling reduces amaxes over TP (x CP) only, not TP x DP x CP (Megatron's "
+     "--tp-only-amax-red)",
+     CLI_WORD},
     {"--no-causal", NULL, NULL, "full (bidirectional) attention instead of causal", CLI_WORD},
     {"--moe-dispatcher", "--moe-token-dispatcher-type", "alltoall|allgather|deepep",
      "how MoE tokens reach their experts (default: the framework's; flex = deepep, priced at DeepEP/HybridEP's published bandwidth where measured)", CLI_WORD},
@@ -914,6 +922,10 @@ int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
                             "must be at least one parameter (got %g)", bucket);
         o->bucket_params = bucket;
     }
+    if (cli_has(a, "--tp-only-amax-red"))
+        o->amax_reduction = AMAX_RED_TP;
+    if ((rc = cli_get_int(a, "--dp-comm-ctas", &o->dp_comm_ctas, err)))
+        return rc;
     return cli_get_double(a, "--straggler-cv", &o->straggler_cv, err);
 }
 

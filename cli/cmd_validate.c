@@ -19,6 +19,7 @@
 #include "reports/layout_text.h"
 #include "reports/table.h"
 #include "reports/textwrap.h"
+#include "sim/dpladder.h"
 #include "sim/ladder.h"
 #include "sim/published.h"
 #include "sim/pubfit.h"
@@ -360,6 +361,30 @@ static int run_fit(const cli_args_t *a, const char *csv, const pub_options_t *o,
     return rc;
 }
 
+/* The same-layout DP ladders (sim/dpladder.h): per-GPU throughput from the
+ * smallest rung to the largest, published against predicted. */
+static int ladders_text(const pub_row_t *rows, int n, err_t *err)
+{
+    dpl_ladder_t *d = NULL;
+    int nd = 0, rc = dpl_find(rows, n, &d, &nd, err);
+    if (rc || nd == 0)
+        return rc;
+    printf("\n  same-layout DP ladders: %d (per-GPU tokens/s, smallest to largest rung)\n", nd);
+    int within = 0;
+    for (int i = 0; i < nd; i++) {
+        const pub_row_t *lo = &rows[d[i].first], *hi = &rows[d[i].last];
+        double gap = dpl_gap_points(&d[i]);
+        within += gap <= 2;
+        printf("    %s..%s %-20.20s %5d->%-5d GPUs (%d rungs): published %+5.1f%%, predicted "
+               "%+5.1f%% (%.1f points)\n",
+               lo->row_id, hi->row_id, lo->model, d[i].gpus_lo, d[i].gpus_hi, d[i].rungs,
+               100 * d[i].published_change, 100 * d[i].predicted_change, gap);
+    }
+    printf("    within 2 points of the published change: %d of %d\n", within, nd);
+    free(d);
+    return ERR_OK;
+}
+
 static int run_published(const cli_args_t *a, const char *csv, err_t *err)
 {
     profile_t prof;
@@ -388,6 +413,8 @@ static int run_published(const cli_args_t *a, const char *csv, err_t *err)
             rc = cli_emit(a, j, "rows", err);
     } else if (published_text(rows, n, g, ng, cli_has(a, "--by-group"), pairs, mis, wrong)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
+    } else {
+        rc = ladders_text(rows, n, err);
     }
 out:
     cJSON_Delete(j);

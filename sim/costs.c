@@ -8,6 +8,7 @@
 
 #include <gsl/gsl_cdf.h>
 
+#include "sim/amax.h"
 #include "sim/framework.h"
 #include "sim/moe_dispatch.h"
 #include "models/memory.h"
@@ -26,6 +27,8 @@ void sim_options_default(sim_options_t *o)
     o->causal = true;
     o->layer_events = false;
     o->straggler_cv = -1;
+    o->amax_reduction = AMAX_RED_TP_DP;
+    o->dp_comm_ctas = 0;
     snprintf(o->attn_kernel, sizeof o->attn_kernel, "cudnn");
     o->fp8_weight_cache = true;
     /* Transformer Engine's ring (AttnFuncWithCPAndKVP2P, v1.13): each
@@ -1978,6 +1981,7 @@ int sim_costs(const sim_input_t *in, step_costs_t *out, err_t *err)
         price_zero3(in, out);
     if (l->offload)
         price_offload(in, out);
+    amax_price_layers(in, out); /* before bwd_keep copies bwd */
     out->bwd_keep = out->bwd;
     if (l->recompute == RECOMPUTE_FULL) {
         out->bwd_keep.recompute = 0;

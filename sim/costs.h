@@ -73,6 +73,13 @@ typedef struct {
                                    gathers stay on the node (sim/codec.h) */
 } zero3_opts_t;
 
+/* Which ranks reduce fp8 delayed scaling's amaxes (sim/amax.h). */
+typedef enum {
+    AMAX_RED_TP_DP = 0, /* tensor x data x context parallel (Megatron's default) */
+    AMAX_RED_TP,        /* tensor (x context) parallel only: tp_only_amax_red */
+    AMAX_RED_OFF        /* not priced (tests switch the mechanism off) */
+} amax_red_t;
+
 /* How a mixture-of-experts block moves tokens to its experts. */
 typedef enum {
     MOE_DISPATCH_ALLTOALL = 0, /* all-to-all over the EP group (NCCL), then an
@@ -161,6 +168,13 @@ typedef struct {
     bool causal;               /* causal mask: fused attention skips masked blocks */
     bool layer_events;         /* a task per layer (for traces) instead of per chunk */
     double straggler_cv;       /* per-rank compute jitter; < 0 = the profile's */
+    int dp_comm_ctas;          /* SMs a DP collective holds while it overlaps
+                                  the passes (sim/dp_contention.h); < 0 =
+                                  DPC_NCCL_CTAS, 0 = not priced */
+    int amax_reduction;        /* fp8 delayed scaling's blocking amax all-reduce
+                                  per chunk and micro-batch (sim/amax.h):
+                                  AMAX_RED_TP_DP (Megatron's default group),
+                                  AMAX_RED_TP (tp_only_amax_red), AMAX_RED_OFF */
     double reduce_bytes;       /* bytes per gradient element on the wire in DP
                                   reductions; 0 = the main gradients' (layout) */
     double gather_bytes;       /* bytes per parameter on the wire in parameter

@@ -143,3 +143,14 @@ void offload_notes(const layout_t *l, const cluster_t *c, notes_t *notes)
                   "node assumed",
                   c->name, c->host_memory_gib, c->host_cpu_cores, c->nvme_gbs_per_node);
 }
+
+void offload_step_totals(const offload_costs_t *o, const cluster_t *c, const layout_t *l,
+                         double layers, int m, double *s, double *gb)
+{
+    offload_env_t env;
+    offload_env(c, l, &env);
+    double per_mb = layers * (2 * o->param_fetch_s + o->grad_store_s) +
+                    2 * o->act_share * layers * o->act_layer_s;
+    *s = m * per_mb + o->step_grad_s + o->step_param_s;
+    *gb = *s * env.link_gbs;
+}

@@ -78,6 +78,14 @@ void offload_costs(const model_t *m, const layout_t *l, const cluster_t *c,
 void offload_layer_exposed(const offload_costs_t *o, double fwd_compute_s, double bwd_compute_s,
                            double dp_fwd_s, double dp_bwd_s, double *fwd_s, double *bwd_s);
 
+/* All host transfers of a stage of `layers` layers in one step of m
+ * micro-batches: per pass the parameter fetches (forward and backward) and
+ * gradient stores of each layer and the activations of the offloaded
+ * blocks, and the per-step gradient and parameter copies of the optimizer
+ * offload; *s in seconds, *gb their volume (both directions, GB a GPU). */
+void offload_step_totals(const offload_costs_t *o, const cluster_t *c, const layout_t *l,
+                         double layers, int m, double *s, double *gb);
+
 /* Whether the host memory offload needs (mem->host_bytes) fits in the GPU's
  * share of its node; *need_gib and *have_gib say how much. */
 bool offload_host_fits(const model_memory_t *mem, const cluster_t *c, const layout_t *l,

@@ -9,6 +9,7 @@
 #include "common/units.h"
 #include "models/flops.h"
 #include "sim/engine.h"
+#include "sim/dp_contention.h"
 #include "sim/schedule.h"
 
 /* Streams of each pipeline stage; one more global stream at the end. */
@@ -51,7 +52,8 @@ struct sim_ctx {
     int *compute_piece;   /* and the piece each one is (-1: the optimizer) */
     int stride;           /* room per stage in compute_tasks */
     int *n_compute;       /* per stage */
-    double *stage_end;    /* per stage: latest end of its tasks */
+    double *stage_end;    /* per stage: latest end of its tasks; then per stage
+                             the parameter gathers hidden in the next forwards */
     int compute_cap, compute_piece_cap, stage_cap, end_cap;
     int *layer_ids, *dp_tasks, *last_compute; /* scratch of a build (build_scratch_t) */
     int layer_ids_cap, dp_tasks_cap, last_compute_cap;
@@ -621,6 +623,7 @@ static void build_step_end(builder_t *b, const build_scratch_t *x)
                 double first_uses = 1;
                 if (b->v > 1)
                     first_uses += (double)(b->v - 1) * (b->m < b->p ? b->m : b->p);
+                b->ctx->stage_end[b->p + s] = fmin(gather, first_uses * fwd_chunk);
                 gather = fmax(0, gather - first_uses * fwd_chunk);
             }
             if (gather > 0) {
@@ -735,7 +738,7 @@ static int build_prepare(builder_t *b)
         grow_to((void **)&ctx->compute_piece, &ctx->compute_piece_cap, (long)b->p * stride,
                 sizeof(int)) ||
         grow_to((void **)&ctx->n_compute, &ctx->stage_cap, b->p, sizeof(int)) ||
-        grow_to((void **)&ctx->stage_end, &ctx->end_cap, b->p, sizeof(double)) ||
+        grow_to((void **)&ctx->stage_end, &ctx->end_cap, 2L * b->p, sizeof(double)) ||
         grow_to((void **)&ctx->last_compute, &ctx->last_compute_cap, b->p, sizeof(int)) ||
         grow_to((void **)&ctx->vs_layers, &ctx->vs_cap, b->V, sizeof(int)) ||
         grow_to((void **)&ctx->pieces, &ctx->piece_cap, piece_count(b, split),
@@ -755,6 +758,7 @@ static int build_prepare(builder_t *b)
                     3 * sends + 2 * dp_cap + 3L * b->p + 4))
         return -1;
     memset(ctx->n_compute, 0, (size_t)b->p * sizeof(int));
+    memset(ctx->stage_end, 0, 2 * (size_t)b->p * sizeof(double));
     for (int vs = 0; vs < b->V; vs++)
         ctx->vs_layers[vs] = layout_chunk_layers(l, in->model, vs);
     price_pieces(b);
@@ -927,6 +931,13 @@ static double stage_busy(const builder_t *b, int stage)
     return b->m * busy;
 }
 
+/* Compute stage s loses to its DP collectives (sim/dp_contention.h). */
+static double contention_s(const builder_t *b, int s)
+{
+    return dpc_stage_loss_s(b->in, b->ctx->eng, s * STREAMS_PER_STAGE + ST_COMPUTE,
+                            s * STREAMS_PER_STAGE + ST_DP, b->ctx->stage_end[b->p + s]);
+}
+
 /* Latest end of each stage's tasks (compute and communication): the end
  * of the last task of one of its streams, which run in order. */
 static void stage_ends(const sim_engine_t *e, int p, double *end)
@@ -1002,24 +1013,6 @@ int sim_check_size(const sim_input_t *in, err_t *err)
     return ERR_OK;
 }
 
-/* All host transfers of the critical stage in one step: per pass the
- * parameter fetches (forward and backward) and gradient stores of each
- * layer and the activations of the offloaded blocks, and the per-step
- * gradient and parameter copies of the optimizer offload. */
-static void offload_totals(const builder_t *b, int stage, sim_result_t *out)
-{
-    const offload_costs_t *o = &b->c->offload;
-    const layout_t *l = b->in->layout;
-    offload_env_t env;
-    offload_env(b->in->cluster, l, &env);
-    double layers = layout_stage_layers(l, b->in->model, stage);
-    double per_mb = layers * (2 * o->param_fetch_s + o->grad_store_s) +
-                    2 * o->act_share * layers * o->act_layer_s;
-    double s = b->m * per_mb + o->step_grad_s + o->step_param_s;
-    out->offload_transfer_s = s;
-    out->offload_transfer_gb = s * env.link_gbs;
-}
-
 int sim_run_step(sim_ctx_t *ctx, const sim_input_t *in, sim_result_t *out, err_t *err)
 {
     int rc = sim_check_size(in, err);
@@ -1070,7 +1063,7 @@ int sim_run_step_costs(sim_ctx_t *ctx, const sim_input_t *in, const step_costs_t
     double crit_end = -1;
     stage_ends(ctx->eng, b.p, ctx->stage_end);
     for (int s = 0; s < b.p; s++) {
-        double end = ctx->stage_end[s] + k_straggle * stage_busy(&b, s);
+        double end = ctx->stage_end[s] + k_straggle * stage_busy(&b, s) + contention_s(&b, s);
         if (end > crit_end * (1 + 1e-12)) { /* ties: the first stage */
             crit = s;
             crit_end = end;
@@ -1079,7 +1072,9 @@ int sim_run_step_costs(sim_ctx_t *ctx, const sim_input_t *in, const step_costs_t
     read_breakdown(&b, crit, ctx->stage_end[crit], out->breakdown_s);
     double busy = out->breakdown_s[BD_COMPUTE] + out->breakdown_s[BD_RECOMPUTE];
     out->breakdown_s[BD_STRAGGLER] = k_straggle * busy;
-    out->step_time_s = ctx->stage_end[crit] + out->breakdown_s[BD_STRAGGLER];
+    double lost = contention_s(&b, crit);
+    out->breakdown_s[BD_DP_COMM] += lost;
+    out->step_time_s = ctx->stage_end[crit] + out->breakdown_s[BD_STRAGGLER] + lost;
     out->critical_stage = crit;
     out->tasks = eng_task_count(ctx->eng);
     out->events = eng_events(ctx->eng);
@@ -1096,7 +1091,9 @@ int sim_run_step_costs(sim_ctx_t *ctx, const sim_input_t *in, const step_costs_t
         if (!offload_host_fits(&out->memory, in->cluster, l, &out->host_gib,
                                &out->host_capacity_gib))
             out->fits = false;
-        offload_totals(&b, crit, out);
+        offload_step_totals(&b.c->offload, in->cluster, l,
+                            layout_stage_layers(l, in->model, crit), b.m,
+                            &out->offload_transfer_s, &out->offload_transfer_gb);
     }
     return ERR_OK;
 }
