@@ -15,7 +15,7 @@
 #include "common/units.h"
 #include "models/flops.h"
 #include "reports/jsonout.h"
-#include "reports/layout_text.h"
+#include "models/layout_text.h"
 #include "reports/textwrap.h"
 #include "reports/table.h"
 #include "sim/budget.h"

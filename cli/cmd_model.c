@@ -13,7 +13,7 @@
 #include "models/hybrid.h"
 #include "models/memory.h"
 #include "reports/jsonout.h"
-#include "reports/layout_text.h"
+#include "models/layout_text.h"
 #include "reports/textwrap.h"
 #include "reports/table.h"
 #include "sim/offload.h"

@@ -17,7 +17,7 @@
 #include "common/units.h"
 #include "reports/jsonout.h"
 #include "reports/launch.h"
-#include "reports/layout_text.h"
+#include "models/layout_text.h"
 #include "reports/textwrap.h"
 #include "reports/table.h"
 #include "sim/ladder.h"
@@ -343,7 +343,7 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
 
 /* ------------------------------------------------------------ output */
 
-/* The layout in the one notation (reports/layout_text.h); with_seq: the
+/* The layout in the one notation (models/layout_text.h); with_seq: the
  * search spanned sequence lengths, so say this one's. */
 static void layout_short(const layout_t *l, bool with_seq, char *buf, size_t cap)
 {

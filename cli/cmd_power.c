@@ -13,6 +13,7 @@
 #include "common/json.h"
 #include "common/units.h"
 #include "models/layout_json.h"
+#include "models/layout_text.h"
 #include "sim/power.h"
 
 static const cli_opt_t own_opts[] = {
@@ -145,8 +146,8 @@ static void print_text(const power_job_t *p)
 {
     const power_model_t *m = &p->m;
     const scenario_t *sc = &p->job.s;
-    char lay[160], a[32], b[32];
-    layout_describe(&sc->layout, lay, sizeof lay);
+    char lay[200], a[32], b[32];
+    layout_text_format(&sc->layout, lay, sizeof lay);
     printf("Power: %s on %d x %s (%s)\n", sc->model.display, sc->cluster.n_gpus, m->gpu, lay);
     printf("  GPU: TDP %.0f W, idle %.0f W, lowest power limit %.0f W; node besides its %d GPUs "
            "%.0f W%s\n",

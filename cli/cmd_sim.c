@@ -11,7 +11,7 @@
 #include "common/json.h"
 #include "common/units.h"
 #include "reports/jsonout.h"
-#include "reports/layout_text.h"
+#include "models/layout_text.h"
 #include "reports/textwrap.h"
 #include "reports/table.h"
 #include "sim/plan.h"

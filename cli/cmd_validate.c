@@ -16,7 +16,7 @@
 #include "common/strfmt.h"
 #include "models/layout_json.h"
 #include "reports/logcheck.h"
-#include "reports/layout_text.h"
+#include "models/layout_text.h"
 #include "reports/table.h"
 #include "reports/textwrap.h"
 #include "sim/dpladder.h"

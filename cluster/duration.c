@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/layout_text.h"
 #include "sim/ladder.h"
 #include "sim/plan.h"
 #include "sim/scenario.h"
@@ -43,7 +44,7 @@ static int price(const char *model, const char *gpu, int gpus, catalog_t *cat, d
     if (!rc && mfu)
         *mfu = ps->result.mfu;
     if (!rc && layout)
-        layout_describe(&ps->layout, layout, cap);
+        layout_text_format(&ps->layout, layout, (size_t)cap);
     scenario_free(&s);
     free(ps);
     if (!rc && !(*tps > 0))

@@ -1,7 +1,7 @@
 /* glossary: what each abbreviation of scaleplan's outputs means, and what
  * each framework calls it.
  *
- * One table holds every term the layout notation (reports/layout_text.h)
+ * One table holds every term the layout notation (models/layout_text.h)
  * and the tables use: a short gloss for the legend printed under a table, a
  * sentence for the report's glossary, and the flag or config key of each
  * framework that sets it (Megatron-LM's arguments.py, NeMo 2 / Megatron

@@ -1,6 +1,6 @@
 #include "reports/logcheck.h"
 
-#include "reports/layout_text.h"
+#include "models/layout_text.h"
 #include "reports/textwrap.h"
 
 #include <math.h>

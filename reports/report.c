@@ -13,7 +13,7 @@
 #include "reports/csvout.h"
 #include "reports/gnuplot.h"
 #include "reports/html.h"
-#include "reports/layout_text.h"
+#include "models/layout_text.h"
 #include "reports/logcheck.h"
 #include "reports/outdir.h"
 #include "reports/summary.h"

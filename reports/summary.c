@@ -6,7 +6,7 @@
 
 #include "common/numfmt.h"
 #include "reports/glossary.h"
-#include "reports/layout_text.h"
+#include "models/layout_text.h"
 
 static double num(const cJSON *o, const char *key)
 {

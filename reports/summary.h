@@ -2,7 +2,7 @@
  *
  * summary_plan writes the plan report's one-page summary, the page a budget
  * holder can print or forward: what to reserve, how long and what it
- * costs, the layout in the one notation (reports/layout_text.h) with its
+ * costs, the layout in the one notation (models/layout_text.h) with its
  * framework and precision, what to measure before each doubling, the first
  * thing to check, and each framework's best. Numbers are formatted by
  * common/numfmt.h (no exponents); the exact values stay in the tables below

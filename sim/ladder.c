@@ -9,6 +9,7 @@
 #include "common/progress.h"
 #include "common/units.h"
 #include "models/flops.h"
+#include "models/layout_text.h"
 
 /* The losses a rung can suffer, with the advice for when it dominates. */
 typedef struct {
@@ -548,7 +549,7 @@ void plan_recommend(const ladder_input_t *in, const ladder_t *l, char *buf, size
         return;
     }
     const rung_t *r = &l->rung[l->best];
-    layout_describe(&r->layout, d, sizeof d);
+    layout_text_format(&r->layout, d, sizeof d);
     if (in->space.seq_len_max > in->space.seq_len) /* the length was searched too */
         snprintf(d + strlen(d), sizeof d - strlen(d), " seq %d", r->layout.seq_len);
     /* broken constraints first: the plan below is only the nearest */

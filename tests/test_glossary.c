@@ -16,7 +16,7 @@
 
 #include "models/layout.h"
 #include "reports/glossary.h"
-#include "reports/layout_text.h"
+#include "models/layout_text.h"
 #include "tests/testing.h"
 
 static layout_t base_layout(void)
@@ -292,6 +292,47 @@ static void test_recommendation_is_a_block(void)
     }
 }
 
+/* The JSON documents keep full precision, but the sentences they carry for
+ * people (plan's "recommendation") write layouts in the same notation as
+ * the tables: no word of an old one in any golden --json document. */
+static void test_json_sentences_one_notation(void)
+{
+    FILE *f = fopen("tests/golden/cases.txt", "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    char line[2048];
+    int checked = 0, bad = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || !strchr(line, '|') || !strstr(line, "--json"))
+            continue;
+        char name[128], path[300];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(line, " |"), line);
+        snprintf(path, sizeof path, "tests/golden/out/%s.out", name);
+        char *text = slurp(path);
+        CU_ASSERT_PTR_NOT_NULL(text);
+        for (const char *r = text ? strstr(text, "\"recommendation\":") : NULL; r;
+             r = strstr(r + 1, "\"recommendation\":")) {
+            const char *p = r + strlen("\"recommendation\":");
+            const char *end = strchr(p, '\n') ? strchr(p, '\n') : p + strlen(p);
+            while (p < end) {
+                size_t n = strcspn(p, " \n\t,;");
+                if (n && p + n <= end && legacy_word(p, n)) {
+                    fprintf(stderr, "\n  %s: old notation '%.*s' in the recommendation", name,
+                            (int)n, p);
+                    bad++;
+                }
+                p += n;
+                p += strspn(p, " \t,;");
+            }
+            checked++;
+        }
+        free(text);
+    }
+    fclose(f);
+    CU_ASSERT(checked >= 3);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 TEST_SUITE(suite_glossary, "glossary", TEST(test_notation), TEST(test_json_round_trip),
            TEST(test_flags), TEST(test_glossary_complete),
-           TEST(test_golden_outputs_read_at_a_glance), TEST(test_recommendation_is_a_block));
+           TEST(test_golden_outputs_read_at_a_glance), TEST(test_recommendation_is_a_block),
+           TEST(test_json_sentences_one_notation));

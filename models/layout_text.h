@@ -12,8 +12,8 @@
  * a term of reports/glossary.h, so glossary_legend explains any text made
  * here.
  */
-#ifndef SCALEPLAN_REPORTS_LAYOUT_TEXT_H
-#define SCALEPLAN_REPORTS_LAYOUT_TEXT_H
+#ifndef SCALEPLAN_MODELS_LAYOUT_TEXT_H
+#define SCALEPLAN_MODELS_LAYOUT_TEXT_H
 
 #include <stddef.h>
 

@@ -1,4 +1,4 @@
-#include "reports/layout_text.h"
+#include "models/layout_text.h"
 
 #include <stdio.h>
 #include <string.h>
