@@ -140,6 +140,9 @@ static int rung_alternatives(const ladder_input_t *in, const cluster_t *c, const
                      : cfg.trials / 4 > 200 ? cfg.trials / 4
                      : cfg.trials < 200     ? cfg.trials
                                             : 200;
+        /* and a quarter of the interruptions a run may simulate: a
+         * runner-up storm of failures is priced roughly, not for seconds */
+        cfg.event_budget = REL_EVENT_BUDGET / 4;
         rel_result_t rr;
         int rc = rel_simulate(&cfg, &rr, err);
         if (rc && rr.unfinished > 0)

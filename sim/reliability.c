@@ -923,18 +923,21 @@ static int never_finishes(const rel_config_t *cfg, const plan_t *p, const trial_
                     every, save, mtbf);
 }
 
-/* The first batch of an adaptive Monte Carlo: REL_MIN_TRIALS, fewer when
- * the renewal model expects so many interruptions a trial that they would
- * exceed REL_EVENT_BUDGET (such trials vary little: a wall time made of
- * n interruptions has a relative spread near 1/sqrt(n)). */
-static int first_batch(const rel_result_t *out, double work, double duration)
+/* The first batch of a Monte Carlo: want trials (REL_MIN_TRIALS when
+ * adaptive, else the count asked for), fewer when the renewal model expects
+ * so many interruptions a trial that they would exceed budget (the
+ * config's, else REL_EVENT_BUDGET; such trials vary little: a wall time
+ * made of n interruptions has a relative spread near 1/sqrt(n)); the
+ * result's trial count and standard errors say what ran. */
+static int first_batch(const rel_result_t *out, double work, double duration, int want,
+                       double budget)
 {
     double wall = work > 0 ? (out->model_goodput > 0 ? work / out->model_goodput : INFINITY)
                            : duration;
     double per_trial = fmin(wall / out->mtbf_s, (double)REL_MAX_INTERRUPTIONS);
-    if (!(per_trial * REL_MIN_TRIALS > REL_EVENT_BUDGET))
-        return REL_MIN_TRIALS;
-    return (int)fmax(REL_MIN_FIRST_TRIALS, REL_EVENT_BUDGET / per_trial);
+    if (!(per_trial * want > budget))
+        return want;
+    return (int)fmin(want, fmax(REL_MIN_FIRST_TRIALS, budget / per_trial));
 }
 
 int rel_simulate(const rel_config_t *cfg, rel_result_t *out, err_t *err)
@@ -950,7 +953,9 @@ int rel_simulate(const rel_config_t *cfg, rel_result_t *out, err_t *err)
         return never_finishes(cfg, &p, &(trial_tally_t){0, 0, 0}, out, err);
     bool adaptive = cfg->trials == 0;
     int cap = adaptive ? REL_MAX_TRIALS : cfg->trials;
-    int target = adaptive ? first_batch(out, work_s(cfg), cfg->duration_s) : cfg->trials;
+    double budget = cfg->event_budget > 0 ? cfg->event_budget : REL_EVENT_BUDGET;
+    int target = first_batch(out, work_s(cfg), cfg->duration_s,
+                             adaptive ? REL_MIN_TRIALS : cfg->trials, budget);
     trial_t *trials = malloc((size_t)cap * sizeof *trials);
     double *main_v = malloc((size_t)cap * sizeof *main_v);
     if (!trials || !main_v) {
@@ -958,7 +963,7 @@ int rel_simulate(const rel_config_t *cfg, rel_result_t *out, err_t *err)
         free(main_v);
         return err_set(err, ERR_RUNTIME, "out of memory for %d trials", cap);
     }
-    progress_t *bar = cfg->progress && !adaptive ? progress_create("reliability", cfg->trials)
+    progress_t *bar = cfg->progress && !adaptive ? progress_create("reliability", target)
                                                  : NULL;
     bool by_tokens = !(cfg->target_tokens > 0); /* fixed duration: tokens vary, not wall */
     int done = 0;
@@ -978,7 +983,7 @@ int rel_simulate(const rel_config_t *cfg, rel_result_t *out, err_t *err)
         /* the budget bounds the time (doubling would pass it); the
          * standard errors printed say what precision it bought */
         if (!adaptive || (se50 <= cfg->tolerance && se90 <= cfg->tolerance) || done >= cap ||
-            2 * tally.events > REL_EVENT_BUDGET)
+            2 * tally.events > budget)
             break;
         target = done * 2 < cap ? done * 2 : cap;
     }

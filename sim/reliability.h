@@ -64,12 +64,15 @@ typedef enum {
  * failures come faster than restarts complete. */
 #define REL_MAX_INTERRUPTIONS 1000000L
 
-/* Interruptions an adaptive Monte Carlo simulates at most (two to four
- * seconds on one core): its first batch is smaller than REL_MIN_TRIALS
- * (never under REL_MIN_FIRST_TRIALS) when the renewal model expects more,
- * and it does not double past it; the standard errors it reports say what
- * precision it reached. */
-#define REL_EVENT_BUDGET 1e8
+/* Interruptions a Monte Carlo simulates at most (a fraction of a second on
+ * one core, so that a plan pricing a rung and its runners-up stays within
+ * seconds; 1e8 before spot rates from evidence made day-long checkpoint
+ * intervals on spot capacity reach it): its first batch is smaller than
+ * REL_MIN_TRIALS, or than the trials asked for, (never under
+ * REL_MIN_FIRST_TRIALS) when the renewal model expects more, and an
+ * adaptive run does not double past it; the trial count and standard
+ * errors it reports say what precision it reached. */
+#define REL_EVENT_BUDGET 1e7
 #define REL_MIN_FIRST_TRIALS 32
 #define REL_DEFAULT_TOLERANCE 0.002
 
@@ -126,6 +129,7 @@ typedef struct {
     double preempt_wait_s;        /* waiting for capacity after a preemption */
     /* Monte Carlo */
     int trials;                /* 0 = adaptive (see REL_MIN_TRIALS) */
+    double event_budget;       /* interruptions to simulate at most; 0 = REL_EVENT_BUDGET */
     double tolerance;          /* adaptive: relative standard error of P50 and P90 */
     uint64_t seed;
     bool progress;             /* draw a progress bar (on a terminal) */
