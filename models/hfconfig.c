@@ -942,7 +942,7 @@ static int refuse_unpriced_layers(const cJSON *c, const char *file, err_t *err)
         {"layers_block_type", "Mamba layers", false},
         {"full_attention_interval", "linear-attention layers between the full-attention ones",
          true},
-        {"linear_attn_config", "linear-attention layers", false},
+        {"linear_attn_config", "linear-attention layers", true},
         {"linear_num_value_heads", "linear-attention (Gated DeltaNet) layers", true},
         {"block_configs", "per-block attention and MLP sizes (Nemotron-NAS blocks)", false},
         {"ssm_state_size", "state-space (Mamba) mixers", true},

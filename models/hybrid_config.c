@@ -69,6 +69,8 @@ bool model_hybrid_config_has(const cJSON *c)
     const cJSON *i = cJSON_GetObjectItemCaseSensitive(c, "full_attention_interval");
     if (cJSON_IsNumber(i) && i->valuedouble > 1 && present(c, "linear_num_value_heads"))
         return true;
+    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c, "linear_attn_config")))
+        return true;
     return present(c, "attn_layer_period") && present(c, "mamba_dt_rank");
 }
 
@@ -225,6 +227,84 @@ static int read_period(hrd_t *r, model_t *m)
     return ERR_OK;
 }
 
+/* One 1-based layer list of linear_attn_config into mark[] (value v);
+ * each entry a layer from 1 to n_layers, marked once. */
+static int kda_list(hrd_t *r, const cJSON *lac, const json_ctx_t *lc, const char *key, int n,
+                    unsigned char v, unsigned char *mark)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(lac, key);
+    json_ctx_t kc = json_ctx_member(lc, key);
+    if (!cJSON_IsArray(list))
+        return err_setf(r->err, ERR_INPUT, r->file, kc.path,
+                        "must be a list of layer numbers (1 to %d)", n);
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, list)
+    {
+        json_ctx_t ec = json_ctx_index(&kc, i++);
+        if (!cJSON_IsNumber(e) || e->valuedouble != (int)e->valuedouble || e->valuedouble < 1 ||
+            e->valuedouble > n)
+            return err_setf(r->err, ERR_INPUT, r->file, ec.path,
+                            "must be a layer number from 1 to %d (modeling_kimi counts from 1)",
+                            n);
+        if (mark[(int)e->valuedouble - 1])
+            return err_setf(r->err, ERR_INPUT, r->file, ec.path,
+                            "layer %d is listed twice in kda_layers / full_attn_layers",
+                            (int)e->valuedouble);
+        mark[(int)e->valuedouble - 1] = v;
+    }
+    return ERR_OK;
+}
+
+/* Kimi Linear's linear_attn_config (KimiLinearConfig.is_kda_layer: layer
+ * i is KDA when i + 1 is in kda_layers; the others MLA, each block with
+ * its MLP or MoE); with full_attn_layers every layer must be in exactly
+ * one list. KDA sizes: num_heads, head_dim (keys and values alike),
+ * short_conv_kernel_size; the low-rank gates have head_dim's rank
+ * (KimiDeltaAttention's f_a_proj and g_a_proj: hidden -> head_dim). */
+static int read_kda(hrd_t *r, model_t *m)
+{
+    const cJSON *lac = cJSON_GetObjectItemCaseSensitive(r->c, "linear_attn_config");
+    json_ctx_t lc = json_ctx_member(r->ctx, "linear_attn_config");
+    int n = m->n_layers, rc;
+    if (n > MODEL_MAX_MOE_LAYERS)
+        return err_setf(r->err, ERR_INPUT, r->file, "num_hidden_layers",
+                        "a hybrid model may have at most %d layers", MODEL_MAX_MOE_LAYERS);
+    unsigned char mark[MODEL_MAX_MOE_LAYERS] = {0};
+    if ((rc = kda_list(r, lac, &lc, "kda_layers", n, 1, mark)))
+        return rc;
+    bool full = present(lac, "full_attn_layers");
+    if (full && (rc = kda_list(r, lac, &lc, "full_attn_layers", n, 2, mark)))
+        return rc;
+    for (int i = 0; i < n; i++) {
+        if (full && !mark[i]) {
+            json_ctx_t fc = json_ctx_member(&lc, "full_attn_layers");
+            return err_setf(r->err, ERR_INPUT, r->file, fc.path,
+                            "layer %d is in neither kda_layers nor full_attn_layers", i + 1);
+        }
+        m->hybrid.block[i] = mark[i] == 1 ? MODEL_MIXER_KDA : MODEL_MIXER_ATTENTION;
+    }
+    m->hybrid.n_layers_hybrid = n;
+    model_hybrid_t *h = &m->hybrid;
+    hrd_t sub = {lac, &lc, r->file, r->notes, r->err};
+    static const char *const heads[] = {"num_heads", NULL};
+    static const char *const hdim[] = {"head_dim", NULL};
+    static const char *const conv[] = {"short_conv_kernel_size", NULL};
+    if ((rc = size_of(&sub, heads, 0, "Kimi Delta Attention heads", &h->gdn_k_heads)) ||
+        (rc = size_of(&sub, hdim, 0, "Kimi Delta Attention head size", &h->gdn_k_dim)) ||
+        (rc = size_of(&sub, conv, 4, "KimiDeltaAttention's ShortConvolution width",
+                      &h->gdn_conv)))
+        return rc;
+    h->gdn_v_heads = h->gdn_k_heads, h->gdn_v_dim = h->gdn_k_dim;
+    h->kda_gate_rank = h->gdn_k_dim;
+    /* fla-org/flash-linear-attention fla/ops/kda/chunk.py: chunks of 64 */
+    h->gdn_chunk = 64;
+    notes_add(r->notes, NOTE_ASSUMED, lc.path,
+              "Kimi Delta Attention FLOPs in chunks of 64 tokens (fla chunk_kda), its gates "
+              "of rank head_dim (modeling_kimi f_a_proj, g_a_proj)");
+    return ERR_OK;
+}
+
 /* full_attention_interval alone: Qwen3NextConfig's default layer_types. */
 static int read_interval(hrd_t *r, model_t *m)
 {
@@ -258,6 +338,8 @@ int model_hybrid_config_read(const cJSON *c, const json_ctx_t *ctx, const char *
         rc = read_pattern(&r, m);
     else if (cJSON_IsArray(types))
         rc = read_types(&r, types, m);
+    else if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c, "linear_attn_config")))
+        rc = read_kda(&r, m);
     else if (present(c, "attn_layer_period"))
         rc = read_period(&r, m);
     else
@@ -269,9 +351,11 @@ int model_hybrid_config_read(const cJSON *c, const json_ctx_t *ctx, const char *
     if (model_hybrid_count(m, MODEL_MIXER_GDN) > 0 && (rc = read_gdn(&r, m)))
         return rc;
     if (model_hybrid_count(m, MODEL_MIXER_MAMBA2) + model_hybrid_count(m, MODEL_MIXER_GDN) +
-            model_hybrid_count(m, MODEL_MIXER_MAMBA1) > 0)
+            model_hybrid_count(m, MODEL_MIXER_MAMBA1) + model_hybrid_count(m, MODEL_MIXER_KDA) >
+        0)
         notes_add(notes, NOTE_ASSUMED, "hybrid layers",
-                  "the step prices the Mamba-2 / Gated DeltaNet kernels as their chunked "
+                  "the step prices the Mamba-2 / Gated DeltaNet / Kimi Delta Attention kernels "
+                  "as their chunked "
                   "products at the profile's GEMM rates (sim/ssm_cost.h), the backward at "
                   "2.5x the forward (ASSUMED: no published backward timing found)");
     if (present(c, "attn_output_gate") &&

@@ -47,6 +47,18 @@ static double gdn_fwd(const profile_t *p, const model_hybrid_t *x, const ssm_cal
     return wy + wu + h + o + prof_mem_time(p, bytes);
 }
 
+/* Kimi Delta Attention forward (fla chunk_kda_fwd): the gated delta rule's
+ * chunkwise products at key = value size (gdn_fwd, heads = value heads),
+ * plus the passes its per-channel decay adds over Gated DeltaNet's
+ * per-head one: the decay's cumsum over P = heads x head_dim channels
+ * (read in the activation type, write fp32) and the gated q and k
+ * (q exp(g), k exp(-g)) written and read back for the products. */
+static double kda_fwd(const profile_t *p, const model_hybrid_t *x, const ssm_call_t *c)
+{
+    double T = c->seqs * c->seq, P = c->heads * x->gdn_k_dim;
+    return gdn_fwd(p, x, c) + prof_mem_time(p, T * P * (c->e + 4) + 2 * 2 * T * P * c->e);
+}
+
 /* Mamba-1's selective scan (mamba_ssm selective_scan_cuda, Gu & Dao 2023
  * sec. 3.3.2: the fused kernel reads its inputs from HBM once, runs the
  * recurrence in SRAM and writes only the output): memory-bound, priced as
@@ -70,5 +82,7 @@ void ssm_kernel_time(const profile_t *p, const model_t *m, model_mixer_t k, cons
         *fwd_s = gdn_fwd(p, &m->hybrid, c);
     else if (k == MODEL_MIXER_MAMBA1)
         *fwd_s = scan1_fwd(p, &m->hybrid, c);
+    else if (k == MODEL_MIXER_KDA)
+        *fwd_s = kda_fwd(p, &m->hybrid, c);
     *bwd_s = SSM_BWD_RATIO * *fwd_s;
 }

@@ -355,8 +355,104 @@ static void test_mamba1(void)
     free(err);
 }
 
+
+/* Kimi Linear (Kimi-Linear-48B-A3B-Instruct, linear_attn_config: layers
+ * counted from 1, full_attn_layers 4, 8, ..., 24, 27 MLA, the other 20
+ * Kimi Delta Attention). The KDA mixer by hand (hidden 2304, 32 heads of
+ * 128, P = 4096, gates of rank 128, conv 4): q, k, v 3 x 2304 x 4096 =
+ * 28,311,552; convs 3 x 4096 x 4 = 49,152; A_log 32; dt_bias 4096;
+ * f_b, g_b 2 x 128 x 4096 = 1,048,576; b_proj 2304 x 32 = 73,728; o_proj
+ * 9,437,184; f_a, g_a 2 x 2304 x 128 = 589,824; o_norm 128: 39,514,272.
+ * The model against the published 48B total (MoonshotAI/Kimi-Linear
+ * README.md, "#Total Params"; HF card): within 3% (scaleplan 49.1B; the
+ * README rounds). Forward FLOPs a token by hand: the kernel per head in
+ * chunks of 64 at key = value 128 is 6 x 64 x 128 + 4 x 64 x 128 +
+ * 2 x 64^2 / 3 + 6 x 128^2 = 182,954.67, x 32 heads, plus the convs
+ * 2 x 3 x 4096 x 4; the projections 2 x 2304 x (3 x 4096 + 32 + 2 x 128)
+ * + 2 x 2 x 128 x 4096. */
+static void test_kimi_linear(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load(real_cfg("Kimi-Linear-48B-A3B-Instruct"), &m, &e), 0);
+    CU_ASSERT_EQUAL(model_hybrid_count(&m, MODEL_MIXER_KDA), 20);
+    CU_ASSERT_EQUAL(model_hybrid_count(&m, MODEL_MIXER_ATTENTION), 7);
+    CU_ASSERT_EQUAL(model_block_mixer(&m, 0), MODEL_MIXER_KDA);
+    CU_ASSERT_EQUAL(model_block_mixer(&m, 3), MODEL_MIXER_ATTENTION); /* layer 4 */
+    CU_ASSERT_EQUAL(model_block_mixer(&m, 26), MODEL_MIXER_ATTENTION); /* layer 27 */
+    CU_ASSERT_TRUE(model_is_mla(&m) && !model_moe_layer(&m, 0) && model_moe_layer(&m, 1));
+    CHECK_REL(model_hybrid_mixer_params(&m, MODEL_MIXER_KDA, 1), 39514272.0, 0);
+    model_params_t p;
+    model_params(&m, &p);
+    CHECK_REL(p.total, 48e9, 0.03);
+    model_flops_t fl;
+    model_flops(&m, 4096, &fl);
+    double kern = 32 * (6 * 64 * 128 + 4 * 64 * 128 + 2 * 64 * 64 / 3.0 + 6 * 128 * 128.0);
+    CHECK_REL(fl.fwd_per_token[FLOP_MIXER_SCAN], 20 * (kern + 2 * 3 * 4096 * 4.0), 1e-12);
+    CHECK_REL(fl.fwd_per_token[FLOP_MIXER_IN],
+              20 * (2 * 2304.0 * (3 * 4096 + 32 + 256) + 4 * 128 * 4096.0), 1e-12);
+    /* no context-parallel form: --cp refused naming the flag */
+    char args[1024], *err = NULL;
+    snprintf(args, sizeof args, "sim --model %s --gpu h100-sxm --gpus 16 --cp 2 --ep 8 "
+             "--seq-len 4096 --global-batch 64", real_cfg("Kimi-Linear-48B-A3B-Instruct"));
+    CU_ASSERT_EQUAL(run_cli(args, NULL, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "--cp") && strstr(err, "Kimi Delta") ? err : NULL);
+    free(err);
+}
+
+/* Kimi Delta Attention's kernel is Gated DeltaNet's chunkwise products plus
+ * the passes of its per-channel decay (sim/ssm_cost.h): on the H100 profile
+ * at the same shapes it costs more than Gated DeltaNet's by exactly those
+ * bytes at the memory rate (T x P x (2 + 4) + 4 x T x P x 2). */
+static void test_kda_kernel(void)
+{
+    profile_t p;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(prof_load_default("h100-sxm", &p, &e), 0);
+    model_t m;
+    memset(&m, 0, sizeof m);
+    model_hybrid_t *h = &m.hybrid;
+    h->gdn_k_heads = h->gdn_v_heads = 32, h->gdn_k_dim = h->gdn_v_dim = 128;
+    h->gdn_chunk = 64, h->gdn_conv = 4, h->kda_gate_rank = 128;
+    ssm_call_t c = {1, 4096, 32, 32, DTYPE_BF16, 2};
+    double gf, gb, kf, kb;
+    ssm_kernel_time(&p, &m, MODEL_MIXER_GDN, &c, &gf, &gb);
+    ssm_kernel_time(&p, &m, MODEL_MIXER_KDA, &c, &kf, &kb);
+    double P = 32 * 128.0, T = 4096;
+    CU_ASSERT_TRUE(kf > gf);
+    CHECK_REL(kf - gf, prof_mem_time(&p, T * P * 6 + 4 * T * P * 2), 1e-9);
+    CHECK_REL(kb, SSM_BWD_RATIO * kf, 1e-12);
+    prof_free(&p);
+}
+
+/* linear_attn_config's layer lists: counted from 1, each layer in one
+ * list; bad entries refused naming the entry. */
+static void test_kda_bad_input(void)
+{
+    model_t m;
+    err_t e;
+    const char *head = "{\"model_type\": \"kimi_linear\", \"hidden_size\": 64, "
+                       "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                       "\"intermediate_size\": 128, \"vocab_size\": 10, \"kv_lora_rank\": 16, "
+                       "\"qk_nope_head_dim\": 8, \"qk_rope_head_dim\": 8, \"v_head_dim\": 8, "
+                       "\"linear_attn_config\": {\"num_heads\": 4, \"head_dim\": 16, ";
+    char text[1024];
+    snprintf(text, sizeof text, "%s\"kda_layers\": [0], \"full_attn_layers\": [2]}}", head);
+    CHECK_ERR(from_text(text, &m, &e), &e, ERR_INPUT, "kda_layers[0]", "from 1 to 2");
+    snprintf(text, sizeof text, "%s\"kda_layers\": [1], \"full_attn_layers\": [1]}}", head);
+    CHECK_ERR(from_text(text, &m, &e), &e, ERR_INPUT, "full_attn_layers[0]", "twice");
+    snprintf(text, sizeof text, "%s\"kda_layers\": [1], \"full_attn_layers\": []}}", head);
+    CHECK_ERR(from_text(text, &m, &e), &e, ERR_INPUT, "full_attn_layers", "neither");
+    snprintf(text, sizeof text, "%s\"full_attn_layers\": [2]}}", head);
+    CHECK_ERR(from_text(text, &m, &e), &e, ERR_INPUT, "kda_layers", "list");
+    snprintf(text, sizeof text, "%s\"kda_layers\": [1]}}", head);
+    CU_ASSERT_EQUAL(from_text(text, &m, &e), 0);
+    CU_ASSERT_EQUAL(model_block_mixer(&m, 1), MODEL_MIXER_ATTENTION);
+}
+
 TEST_SUITE(suite_hybrid, "hybrid", TEST(test_pattern_letters), TEST(test_mixer_params),
            TEST(test_flops_published_56b), TEST(test_activation_bytes),
            TEST(test_ssd_vs_attention), TEST(test_published_step_56b),
            TEST(test_bad_hybrid_input), TEST(test_mamba_cp), TEST(test_stage_params),
-           TEST(test_mamba1));
+           TEST(test_mamba1), TEST(test_kimi_linear), TEST(test_kda_kernel),
+           TEST(test_kda_bad_input));
