@@ -967,7 +967,7 @@ static int refuse_unpriced_layers(const cJSON *c, const char *file, err_t *err)
         return err_setf(err, ERR_INPUT, file, keys[i].key, "the model has %s: not modelled; %s",
                         keys[i].what, why);
     }
-    const cJSON *at = cJSON_GetObjectItemCaseSensitive(c, "attn_type_list");
+    const cJSON *at = hybrid ? NULL : cJSON_GetObjectItemCaseSensitive(c, "attn_type_list");
     const cJSON *v;
     cJSON_ArrayForEach(v, at)
     {

@@ -36,7 +36,7 @@ const char *model_mixer_name(model_mixer_t k)
 {
     static const char *const names[MODEL_MIXER_COUNT] = {"attention", "mamba2",
                                                          "gated_deltanet", "mamba1", "kda",
-                                                         "mlp_only"};
+                                                         "lightning", "mlp_only"};
     return k < MODEL_MIXER_COUNT ? names[k] : "?";
 }
 
@@ -117,6 +117,13 @@ int model_hybrid_validate(const model_t *m, const char *ctx, err_t *err)
                         "chunk and gate rank, keys and values of one shape, and no Gated "
                         "DeltaNet layers beside them (got %d heads of %d, conv %d)",
                         h->gdn_k_heads, h->gdn_k_dim, h->gdn_conv);
+    if (model_hybrid_count(m, MODEL_MIXER_LIGHTNING) > 0 &&
+        (h->gdn_k_heads < 1 || h->gdn_k_dim < 1 || h->gdn_chunk < 1 || h->gdn_k_heads > cap ||
+         h->gdn_k_dim > cap || h->gdn_chunk > cap))
+        return err_setf(err, ERR_INPUT, ctx, "attn_type_list",
+                        "lightning attention layers need positive heads, head size and block "
+                        "(got %d, %d, %d)",
+                        h->gdn_k_heads, h->gdn_k_dim, h->gdn_chunk);
     if (model_hybrid_count(m, MODEL_MIXER_MAMBA1) > 0 &&
         (h->ssm_state < 1 || h->ssm_inner < 1 || h->ssm_dt_rank < 1 || h->ssm_conv < 1 ||
          h->ssm_state > cap || h->ssm_inner > cap || h->ssm_dt_rank > cap || h->ssm_conv > 1024))
@@ -182,6 +189,14 @@ double model_hybrid_mixer_params(const model_t *m, model_mixer_t k, double t)
         double split = 3 * h * P + 3 * P * x->gdn_conv + H + P + 2 * r * P + h * H + P * h;
         return split / t + 2 * h * r + x->gdn_k_dim;
     }
+    if (k == MODEL_MIXER_LIGHTNING) {
+        /* MiniMaxText01LightningAttention / MiniMaxM1LightningAttention:
+         * qkv_proj h -> 3P, output_gate h -> P, RMSNorm over P, out_proj
+         * P -> h, no biases (P = heads x head_dim); the per-head decay
+         * slopes are fixed, not parameters. All split over TP by heads. */
+        double P = (double)x->gdn_k_heads * x->gdn_k_dim;
+        return (4 * h * P + P + P * h) / t;
+    }
     return 0;
 }
 
@@ -246,6 +261,16 @@ void model_hybrid_mixer_flops(const model_t *m, model_mixer_t k, int seq_len, do
         *in = 2 * h * (3 * P + x->gdn_k_heads + 2 * r) + 2 * 2 * r * P;
         *scan = 2 * 3 * P * x->gdn_conv + x->gdn_k_heads * gdn_flops(x);
         *out = 2 * P * h;
+    } else if (k == MODEL_MIXER_LIGHTNING) {
+        /* Lightning Attention-2 (Qin et al., arXiv 2401.04658, Algorithm 1)
+         * in blocks of B tokens, per head of size d: the intra-block
+         * masked Q K^T and its product with V (2 B d each), the inter-block
+         * Q KV (2 d^2) and the state update K^T V (2 d^2); full B x B
+         * blocks, no causal halving (the convention of models/flops.h) */
+        double P = (double)x->gdn_k_heads * x->gdn_k_dim, B = x->gdn_chunk, d = x->gdn_k_dim;
+        *in = 2 * h * 4 * P;
+        *scan = x->gdn_k_heads * (4 * B * d + 4 * d * d);
+        *out = 2 * P * h;
     }
 }
 
@@ -306,6 +331,16 @@ int model_hybrid_mixer_saved(const model_t *m, model_mixer_t k, double sb, doubl
         t[n++] = (hybrid_saved_t){sb * P, e, true, false};
         t[n++] = (hybrid_saved_t){sb * 2.0 * x->kda_gate_rank, e, false, false};
     }
+    if (k == MODEL_MIXER_LIGHTNING) {
+        /* qkv after its SiLU, the kernel output (the norm's input), the
+         * output gate's projection and out_proj's input; the block states
+         * are recomputed in the backward (Lightning Attention-2, sec. 3) */
+        double P = (double)x->gdn_k_heads * x->gdn_k_dim;
+        t[n++] = (hybrid_saved_t){sb * 3 * P, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
+    }
     if (n > cap)
         n = cap;
     memcpy(out, t, (size_t)n * sizeof *t);
@@ -321,5 +356,7 @@ double model_hybrid_state_bytes(const model_t *m, model_mixer_t k)
         return 4.0 * x->gdn_v_heads * x->gdn_k_dim * x->gdn_v_dim;
     if (k == MODEL_MIXER_MAMBA1)
         return 4.0 * x->ssm_inner * x->ssm_state;
+    if (k == MODEL_MIXER_LIGHTNING)
+        return 4.0 * x->gdn_k_heads * x->gdn_k_dim * x->gdn_k_dim;
     return 0;
 }

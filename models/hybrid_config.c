@@ -71,6 +71,12 @@ bool model_hybrid_config_has(const cJSON *c)
         return true;
     if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c, "linear_attn_config")))
         return true;
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(c, "attn_type_list"), *v;
+    cJSON_ArrayForEach(v, at)
+    {
+        if (cJSON_IsNumber(v) && v->valuedouble == 0)
+            return true; /* MiniMax: 0 a lightning (linear) attention layer */
+    }
     return present(c, "attn_layer_period") && present(c, "mamba_dt_rank");
 }
 
@@ -305,6 +311,39 @@ static int read_kda(hrd_t *r, model_t *m)
     return ERR_OK;
 }
 
+/* MiniMax-01 / M1's attn_type_list: one entry a block, 0 lightning
+ * attention, 1 softmax attention, each block with its MoE
+ * (MiniMaxM1DecoderLayer). Lightning attention has the attention's heads
+ * and head size (MiniMaxM1LightningAttention: num_attention_heads,
+ * head_dim) and runs in blocks of 256 tokens (modeling_minimax_m1.py's
+ * BLOCK; transformers' MiniMaxConfig block_size, read when present). */
+static int read_lightning(hrd_t *r, const cJSON *list, model_t *m)
+{
+    int n = cJSON_GetArraySize(list), i = 0;
+    json_ctx_t lc = json_ctx_member(r->ctx, "attn_type_list");
+    if (n != m->n_layers || n > MODEL_MAX_MOE_LAYERS)
+        return err_setf(r->err, ERR_INPUT, r->file, lc.path,
+                        "has %d entries but num_hidden_layers is %d (at most %d)", n,
+                        m->n_layers, MODEL_MAX_MOE_LAYERS);
+    const cJSON *v;
+    cJSON_ArrayForEach(v, list)
+    {
+        if (!cJSON_IsNumber(v) || (v->valuedouble != 0 && v->valuedouble != 1)) {
+            json_ctx_t ec = json_ctx_index(&lc, i);
+            return err_setf(r->err, ERR_INPUT, r->file, ec.path,
+                            "must be 0 (lightning attention) or 1 (softmax attention)");
+        }
+        m->hybrid.block[i++] =
+            v->valuedouble == 0 ? MODEL_MIXER_LIGHTNING : MODEL_MIXER_ATTENTION;
+    }
+    m->hybrid.n_layers_hybrid = n;
+    model_hybrid_t *h = &m->hybrid;
+    h->gdn_k_heads = h->gdn_v_heads = m->n_heads;
+    h->gdn_k_dim = h->gdn_v_dim = m->head_dim;
+    static const char *const block[] = {"block_size", NULL};
+    return size_of(r, block, 256, "MiniMax's lightning attention BLOCK", &h->gdn_chunk);
+}
+
 /* full_attention_interval alone: Qwen3NextConfig's default layer_types. */
 static int read_interval(hrd_t *r, model_t *m)
 {
@@ -340,6 +379,8 @@ int model_hybrid_config_read(const cJSON *c, const json_ctx_t *ctx, const char *
         rc = read_types(&r, types, m);
     else if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c, "linear_attn_config")))
         rc = read_kda(&r, m);
+    else if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(c, "attn_type_list")))
+        rc = read_lightning(&r, cJSON_GetObjectItemCaseSensitive(c, "attn_type_list"), m);
     else if (present(c, "attn_layer_period"))
         rc = read_period(&r, m);
     else
@@ -351,10 +392,12 @@ int model_hybrid_config_read(const cJSON *c, const json_ctx_t *ctx, const char *
     if (model_hybrid_count(m, MODEL_MIXER_GDN) > 0 && (rc = read_gdn(&r, m)))
         return rc;
     if (model_hybrid_count(m, MODEL_MIXER_MAMBA2) + model_hybrid_count(m, MODEL_MIXER_GDN) +
-            model_hybrid_count(m, MODEL_MIXER_MAMBA1) + model_hybrid_count(m, MODEL_MIXER_KDA) >
+            model_hybrid_count(m, MODEL_MIXER_MAMBA1) + model_hybrid_count(m, MODEL_MIXER_KDA) +
+            model_hybrid_count(m, MODEL_MIXER_LIGHTNING) >
         0)
         notes_add(notes, NOTE_ASSUMED, "hybrid layers",
-                  "the step prices the Mamba-2 / Gated DeltaNet / Kimi Delta Attention kernels "
+                  "the step prices the Mamba-2 / Gated DeltaNet / Kimi Delta Attention / "
+                  "lightning attention kernels "
                   "as their chunked "
                   "products at the profile's GEMM rates (sim/ssm_cost.h), the backward at "
                   "2.5x the forward (ASSUMED: no published backward timing found)");

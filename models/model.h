@@ -140,12 +140,13 @@ typedef enum {
     MODEL_MIXER_GDN = 2,       /* Gated DeltaNet (linear attention, delta rule) */
     MODEL_MIXER_MAMBA1 = 3,    /* Mamba-1 selective scan (Jamba) */
     MODEL_MIXER_KDA = 4,       /* Kimi Delta Attention (Kimi Linear) */
-    MODEL_MIXER_NONE = 5,      /* no mixer: an MLP layer */
+    MODEL_MIXER_LIGHTNING = 5, /* lightning (linear) attention (MiniMax-01/M1) */
+    MODEL_MIXER_NONE = 6,      /* no mixer: an MLP layer */
     MODEL_MIXER_COUNT
 } model_mixer_t;
 #define MODEL_BLOCK_MIXER_MASK 0x0f
 /* The mixers that are not attention: MODEL_MIXER_MAMBA2 up to this one. */
-#define MODEL_MIXER_LAST_SCAN MODEL_MIXER_KDA
+#define MODEL_MIXER_LAST_SCAN MODEL_MIXER_LIGHTNING
 #define MODEL_BLOCK_NO_MLP 0x10
 
 typedef struct {
@@ -166,6 +167,8 @@ typedef struct {
      * key size = value size = head_dim) and two low-rank gates of this
      * rank (f_a/f_b: the per-channel decay; g_a/g_b: the output gate) */
     int kda_gate_rank;
+    /* Lightning attention (MiniMax) uses gdn_k_heads and gdn_k_dim for its
+     * heads and head size, gdn_chunk for its block length */
     /* Mamba-1 (Jamba's JambaMambaMixer; state and conv above) */
     int ssm_inner;                /* d_inner (mamba_expand x hidden) */
     int ssm_dt_rank;              /* dt_rank (mamba_dt_rank) */

@@ -1624,6 +1624,11 @@ static mixer_dims_t mixer_dims(const model_t *m, model_mixer_t k)
         d.conv_w = d.inner + 2.0 * x->ssm_groups * x->ssm_state;
         d.in_w = d.inner + d.conv_w + x->ssm_heads; /* z, x B C, dt */
         d.heads = x->ssm_heads, d.groups = x->ssm_groups, d.conv = x->ssm_conv;
+    } else if (k == MODEL_MIXER_LIGHTNING) { /* no conv */
+        d.inner = (double)x->gdn_k_heads * x->gdn_k_dim;
+        d.conv_w = 0;
+        d.in_w = 4 * d.inner; /* q k v, output gate */
+        d.heads = d.groups = x->gdn_k_heads, d.conv = 0;
     } else if (k == MODEL_MIXER_KDA) { /* the low-rank gates apart */
         d.inner = (double)x->gdn_k_heads * x->gdn_k_dim;
         d.conv_w = 3 * d.inner;
@@ -1684,6 +1689,7 @@ static void price_mixer(pricer_t *pr, model_mixer_t k, gemm_cost_t *in, gemm_cos
     add_op(pr, k == MODEL_MIXER_MAMBA2 ? "ssd_scan"
                : k == MODEL_MIXER_GDN   ? "delta_rule"
                : k == MODEL_MIXER_KDA   ? "kda_delta_rule"
+               : k == MODEL_MIXER_LIGHTNING ? "lightning_attn"
                                         : "selective_scan",
            kf, kb);
     double y = T * d.inner / t; /* gated RMSNorm: read y and z, write */
@@ -1811,11 +1817,14 @@ static int hybrid_layout_ok(const model_t *m, const layout_t *l, err_t *err)
                         "form scaleplan prices (their x_proj reduces over d_inner; Megatron "
                         "runs Mamba-2 only)");
     if (l->cp > 1 && model_hybrid_count(m, MODEL_MIXER_GDN) +
-                         model_hybrid_count(m, MODEL_MIXER_KDA) > 0)
+                             model_hybrid_count(m, MODEL_MIXER_KDA) +
+                             model_hybrid_count(m, MODEL_MIXER_LIGHTNING) >
+                         0)
         return err_setf(err, ERR_INPUT, NULL, "--cp",
-                        "Gated DeltaNet / Kimi Delta Attention layers have no context-parallel "
-                        "form scaleplan prices (Megatron's MambaContextParallel covers Mamba-2 "
-                        "only)");
+                        "Gated DeltaNet / Kimi Delta Attention / lightning attention layers "
+                        "have no context-parallel form scaleplan prices (Megatron's "
+                        "MambaContextParallel covers Mamba-2 only; MiniMax's LASP+ is not "
+                        "modelled)");
     for (int k = MODEL_MIXER_MAMBA2; k <= MODEL_MIXER_LAST_SCAN; k++) {
         if (model_hybrid_count(m, (model_mixer_t)k) == 0)
             continue;

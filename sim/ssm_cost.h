@@ -17,6 +17,8 @@
  *     the chunk states, the output.
  * Kimi Delta Attention as fla/ops/kda/chunk.py runs it: Gated DeltaNet's
  * products plus the passes of its per-channel decay.
+ * Lightning attention (MiniMax) as Lightning Attention-2's blocks: the
+ * intra-block quadratic products and the inter-block state products.
  * Mamba-1's selective scan (Jamba) is memory-bound (Gu & Dao 2023, sec.
  * 3.3.2): its inputs read once and its output written, at the memory rate.
  * The backward is ASSUMED at 2.5x the forward's time (the ratio

@@ -450,9 +450,95 @@ static void test_kda_bad_input(void)
     CU_ASSERT_EQUAL(model_block_mixer(&m, 1), MODEL_MIXER_ATTENTION);
 }
 
+
+/* MiniMax-M1 (MiniMax-AI/MiniMax-M1 config.json: attn_type_list, 0
+ * lightning and 1 softmax attention, every 8th block softmax; 32 experts
+ * of 9216, top 2, in every block). The lightning mixer by hand (hidden
+ * 6144, 64 heads of 128, P = 8192): qkv_proj 3 x 6144 x 8192, output_gate
+ * 6144 x 8192, norm 8192, out_proj 8192 x 6144: 251,666,432. The model by
+ * hand: embeddings 2 x 200064 x 6144 + final norm 6144 + 80 x (32 experts
+ * x 3 x 6144 x 9216 + router 6144 x 32 + norms 2 x 6144) + 70 x 251,666,432
+ * + 10 softmax attentions (6144 x 8192 x 2 + 2 x 6144 x 1024) =
+ * 456,089,655,296, the published 456B total (MiniMax-01 model card and
+ * arXiv 2501.08313: "456 billion total parameters, of which 45.9 billion
+ * are activated per token"); active without the embeddings 45.94B.
+ * Lightning FLOPs a token by hand (blocks of 256, head 128): 64 heads x
+ * (4 x 256 x 128 + 4 x 128^2) x 70 layers. */
+static void test_minimax_lightning(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load(real_cfg("MiniMax-M1"), &m, &e), 0);
+    CU_ASSERT_EQUAL(model_hybrid_count(&m, MODEL_MIXER_LIGHTNING), 70);
+    CU_ASSERT_EQUAL(model_hybrid_count(&m, MODEL_MIXER_ATTENTION), 10);
+    CU_ASSERT_EQUAL(model_block_mixer(&m, 7), MODEL_MIXER_ATTENTION);
+    CU_ASSERT_EQUAL(model_block_mixer(&m, 8), MODEL_MIXER_LIGHTNING);
+    CHECK_REL(model_hybrid_mixer_params(&m, MODEL_MIXER_LIGHTNING, 1), 251666432.0, 0);
+    model_params_t p;
+    model_params(&m, &p);
+    CHECK_REL(p.total, 456089655296.0, 1e-12);
+    CHECK_REL(p.total, 456e9, 0.5 / 456);
+    model_flops_t fl;
+    model_flops(&m, 8192, &fl);
+    CHECK_REL(fl.fwd_per_token[FLOP_MIXER_SCAN], 70 * 64 * (4 * 256 * 128 + 4 * 128 * 128.0),
+              1e-12);
+    CHECK_REL(fl.fwd_per_token[FLOP_MIXER_IN], 70 * 2 * 6144 * 4 * 8192.0, 1e-12);
+    model_t bad;
+    CHECK_ERR(from_text("{\"model_type\": \"minimax_m1\", \"hidden_size\": 64, "
+                        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                        "\"intermediate_size\": 128, \"vocab_size\": 10, "
+                        "\"attn_type_list\": [0, 2]}",
+                        &bad, &e),
+              &e, ERR_INPUT, "attn_type_list[1]", "0 (lightning");
+    CHECK_ERR(from_text("{\"model_type\": \"minimax_m1\", \"hidden_size\": 64, "
+                        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                        "\"intermediate_size\": 128, \"vocab_size\": 10, "
+                        "\"attn_type_list\": [0, 1, 0]}",
+                        &bad, &e),
+              &e, ERR_INPUT, "attn_type_list", "3 entries");
+    char args[1024], *err = NULL;
+    snprintf(args, sizeof args, "sim --model %s --gpu h100-sxm --gpus 64 --cp 2 --ep 8 "
+             "--seq-len 8192 --global-batch 64", real_cfg("MiniMax-M1"));
+    CU_ASSERT_EQUAL(run_cli(args, NULL, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "--cp") && strstr(err, "lightning") ? err : NULL);
+    free(err);
+}
+
+/* Lightning Attention-2 (arXiv 2401.04658, Figure 1 / sec. 4.2): its time
+ * stays linear in the sequence where FlashAttention-2's grows
+ * quadratically, and it is the faster from long sequences on. Priced on
+ * the H100 profile for one sequence of 64 heads of 128 (MiniMax's shape):
+ * at most attention's time from 16K on, under 2.5x from one doubling to
+ * the next. Switched off (no kernel time) the first check fails. */
+static void test_lightning_kernel(void)
+{
+    profile_t p;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(prof_load_default("h100-sxm", &p, &e), 0);
+    model_t m;
+    memset(&m, 0, sizeof m);
+    m.hybrid.gdn_k_heads = m.hybrid.gdn_v_heads = 64;
+    m.hybrid.gdn_k_dim = m.hybrid.gdn_v_dim = 128, m.hybrid.gdn_chunk = 256;
+    double prev = 0;
+    for (int s = 16384; s <= 65536; s *= 2) {
+        ssm_call_t c = {1, s, 64, 64, DTYPE_BF16, 2};
+        double f, b;
+        ssm_kernel_time(&p, &m, MODEL_MIXER_LIGHTNING, &c, &f, &b);
+        prof_attn_call_t call = {"", true, s, 128};
+        double attn = prof_attn_time(&p, DTYPE_BF16, &call, 4.0 * s * s * 64 * 128 * 0.5, false);
+        if (!(f > 0 && f <= attn))
+            fprintf(stderr, "\n  seq %d: lightning %.3g s, attention %.3g s", s, f, attn);
+        CU_ASSERT_TRUE(f > 0 && f <= attn);
+        CU_ASSERT_TRUE(prev == 0 || f < 2.5 * prev);
+        prev = f;
+    }
+    prof_free(&p);
+}
+
 TEST_SUITE(suite_hybrid, "hybrid", TEST(test_pattern_letters), TEST(test_mixer_params),
            TEST(test_flops_published_56b), TEST(test_activation_bytes),
            TEST(test_ssd_vs_attention), TEST(test_published_step_56b),
            TEST(test_bad_hybrid_input), TEST(test_mamba_cp), TEST(test_stage_params),
            TEST(test_mamba1), TEST(test_kimi_linear), TEST(test_kda_kernel),
-           TEST(test_kda_bad_input));
+           TEST(test_kda_bad_input), TEST(test_minimax_lightning),
+           TEST(test_lightning_kernel));
