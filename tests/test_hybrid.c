@@ -20,6 +20,8 @@
 #include "models/hybrid.h"
 #include "models/memory.h"
 #include "profile/profile.h"
+#include "sim/framework.h"
+#include "sim/plan.h"
 #include "sim/ssm_cost.h"
 #include "tests/testing.h"
 
@@ -535,10 +537,65 @@ static void test_lightning_kernel(void)
     prof_free(&p);
 }
 
+
+/* supports.hybrid (sim/catalog/frameworks.json): Megatron-Core from 0.8
+ * (its CHANGELOG.md: Mamba), NeMo and Megatron-Bridge run hybrid models;
+ * torchtitan, DeepSpeed and FSDP do not. sim refuses naming --framework;
+ * plan searches only the presets that run it (none without the
+ * capability), and refuses a named one. Switched off, the refusal and the
+ * skip both fail here. */
+static void test_framework_hybrid(void)
+{
+    const char *cfg = real_cfg("Nemotron-H-8B-Base-8K");
+    char args[1024], *err = NULL, *out = NULL;
+    snprintf(args, sizeof args, "sim --model %s --gpu h100-sxm --gpus 8 --seq-len 4096 "
+             "--global-batch 64 --framework torchtitan-2025-12 --allow-oom", cfg);
+    CU_ASSERT_EQUAL(run_cli(args, NULL, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "--framework") && strstr(err, "hybrid") &&
+                                   strchr(err, '\n') == strrchr(err, '\n')
+                               ? err
+                               : NULL);
+    free(err);
+    snprintf(args, sizeof args, "sim --model %s --gpu h100-sxm --gpus 8 --seq-len 4096 "
+             "--global-batch 64 --framework megatron-core --allow-oom", cfg);
+    CU_ASSERT_EQUAL(run_cli(args, &out, NULL), 0);
+    free(out);
+    model_t m;
+    err_t e;
+    cluster_t c;
+    profile_t p;
+    CU_ASSERT_EQUAL_FATAL(model_load(cfg, &m, &e), 0);
+    cluster_spec_t spec = {.gpu = "h100-sxm", .n_gpus = 16};
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&spec, &c, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(prof_load_default("h100-sxm", &p, &e), 0);
+    plan_space_t s;
+    plan_space_default(&s);
+    s.seq_len = 4096;
+    s.global_batch_min = s.global_batch_max = 256;
+    plan_search_t *r = calloc(1, sizeof *r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, r, &e), 0);
+    CU_ASSERT_TRUE(r->n_frameworks > 0);
+    for (int i = 0; i < r->n_frameworks; i++) {
+        fw_preset_t fw;
+        CU_ASSERT_EQUAL_FATAL(fw_load(r->per_framework[i].name, &fw, &e), 0);
+        CU_ASSERT_TRUE(fw.caps.hybrid);
+    }
+    s.framework = "deepspeed";
+    CHECK_ERR(plan_search(&m, &c, &p, &s, NULL, r, &e), &e, ERR_INPUT, "--framework",
+              "hybrid");
+    char skipped[256];
+    CU_ASSERT_EQUAL(fw_plannable_without_hybrid(skipped, sizeof skipped, &e), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(skipped, "torchtitan"));
+    CU_ASSERT_PTR_NULL(strstr(skipped, "megatron"));
+    free(r);
+    prof_free(&p);
+}
+
 TEST_SUITE(suite_hybrid, "hybrid", TEST(test_pattern_letters), TEST(test_mixer_params),
            TEST(test_flops_published_56b), TEST(test_activation_bytes),
            TEST(test_ssd_vs_attention), TEST(test_published_step_56b),
            TEST(test_bad_hybrid_input), TEST(test_mamba_cp), TEST(test_stage_params),
            TEST(test_mamba1), TEST(test_kimi_linear), TEST(test_kda_kernel),
            TEST(test_kda_bad_input), TEST(test_minimax_lightning),
-           TEST(test_lightning_kernel));
+           TEST(test_lightning_kernel), TEST(test_framework_hybrid));
