@@ -449,7 +449,16 @@ static void test_kda_bad_input(void)
     CHECK_ERR(from_text(text, &m, &e), &e, ERR_INPUT, "kda_layers", "list");
     snprintf(text, sizeof text, "%s\"kda_layers\": [1]}}", head);
     CU_ASSERT_EQUAL(from_text(text, &m, &e), 0);
-    CU_ASSERT_EQUAL(model_block_mixer(&m, 1), MODEL_MIXER_ATTENTION);
+    CU_ASSERT_EQUAL(model_block_mixer(&m, 1), MODEL_MIXER_ATTENTION);    /* still refused naming the key: Falcon-H1's parallel attention + Mamba-2
+     * blocks, Zamba's shared blocks */
+    CHECK_ERR(from_text("{\"model_type\": \"falcon_h1\", \"hidden_size\": 64, "
+                        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                        "\"intermediate_size\": 128, \"vocab_size\": 10, \"mamba_d_ssm\": 128, "
+                        "\"mamba_d_state\": 16}",
+                        &m, &e),
+              &e, ERR_INPUT, "mamba_d_ssm", "side by side");
+    CHECK_ERR(from_text("{\"model_type\": \"zamba2\", \"hidden_size\": 64}", &m, &e), &e,
+              ERR_INPUT, "model_type", "shared attention blocks");
 }
 
 
