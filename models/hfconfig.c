@@ -941,7 +941,7 @@ static int refuse_unpriced_layers(const cJSON *c, const char *file, err_t *err)
         {"hybrid_override_pattern", "Mamba-2 layers ('M')", true},
         {"layers_block_type", "Mamba layers", false},
         {"mamba_d_ssm", "attention and a Mamba-2 mixer side by side in every block (Falcon-H1)",
-         false},
+         true},
         {"full_attention_interval", "linear-attention layers between the full-attention ones",
          true},
         {"linear_attn_config", "linear-attention layers", true},

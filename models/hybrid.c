@@ -26,9 +26,11 @@ int model_hybrid_count(const model_t *m, model_mixer_t k)
 {
     if (!model_is_hybrid(m))
         return k == MODEL_MIXER_ATTENTION ? m->n_layers : 0;
+    bool par = k == MODEL_MIXER_MAMBA2 && m->hybrid.par_mamba2; /* Falcon-H1 */
     int n = 0;
     for (int i = 0; i < m->n_layers; i++)
-        n += model_block_mixer(m, i) == k;
+        n += model_block_mixer(m, i) == k ||
+             (par && model_block_mixer(m, i) == MODEL_MIXER_ATTENTION);
     return n;
 }
 
@@ -155,7 +157,7 @@ double model_hybrid_mixer_params(const model_t *m, model_mixer_t k, double t)
         double di, bc, nh = x->ssm_heads;
         mamba_widths(m, &di, &bc);
         double in = h * (2 * di + bc + nh), conv = (di + bc) * (x->ssm_conv + 1.0);
-        return (in + conv + 3 * nh + di + di * h) / t;
+        return (in + conv + 3 * nh + (x->ssm_no_norm ? 0 : di) + di * h) / t;
     }
     if (k == MODEL_MIXER_GDN) {
         /* in_proj_qkvz h -> [q, k, v, z]; in_proj_ba h -> [b, a] per value

@@ -12,6 +12,8 @@
  *     attention;
  *   - Jamba (attn_layer_period): Mamba-1 (selective scan) or attention,
  *     each block with its MLP or MoE (transformers' JambaMambaMixer);
+ *   - Falcon-H1 (mamba_d_ssm): attention and a Mamba-2 mixer side by side
+ *     in every block, then its MLP (transformers' FalconH1DecoderLayer);
  *   - Kimi Linear (linear_attn_config): Kimi Delta Attention or MLA, each
  *     block with its MLP or MoE (moonshotai/Kimi-Linear-48B-A3B-Instruct
  *     modeling_kimi.py KimiDeltaAttention).
@@ -46,7 +48,9 @@ bool model_is_hybrid(const model_t *m);
 model_mixer_t model_block_mixer(const model_t *m, int layer);
 bool model_block_has_mlp(const model_t *m, int layer);
 
-/* Blocks with mixer k (all blocks are attention for non-hybrid models). */
+/* Blocks with mixer k (all blocks are attention for non-hybrid models); a
+ * Mamba-2 mixer beside attention (Falcon-H1, model_hybrid_t.par_mamba2)
+ * counts as a Mamba-2 block too. */
 int model_hybrid_count(const model_t *m, model_mixer_t k);
 
 /* "attention", "mamba2", "gated_deltanet", "mamba1", "kda", "mlp_only". */

@@ -69,7 +69,8 @@ bool model_hybrid_config_has(const cJSON *c)
     const cJSON *i = cJSON_GetObjectItemCaseSensitive(c, "full_attention_interval");
     if (cJSON_IsNumber(i) && i->valuedouble > 1 && present(c, "linear_num_value_heads"))
         return true;
-    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c, "linear_attn_config")))
+    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c, "linear_attn_config")) ||
+        present(c, "mamba_d_ssm"))
         return true;
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(c, "attn_type_list"), *v;
     cJSON_ArrayForEach(v, at)
@@ -344,6 +345,49 @@ static int read_lightning(hrd_t *r, const cJSON *list, model_t *m)
     return size_of(r, block, 256, "MiniMax's lightning attention BLOCK", &h->gdn_chunk);
 }
 
+/* Falcon-H1 (transformers' FalconH1DecoderLayer): every block runs its
+ * attention and a Mamba-2 mixer (FalconH1Mixer) on the same normed input,
+ * sums them, then its MLP. mamba_d_ssm is the mixer's inner width (heads x
+ * head size); mamba_rms_norm (FalconH1Config's default false) says whether
+ * the gated RMSNorm is there; the conv has a bias and the projections none
+ * (mamba_conv_bias true, mamba_proj_bias false: the Mamba-2 count here),
+ * others refused naming the key. The mup multipliers scale weights and
+ * activations, not counts. */
+static int read_parallel(hrd_t *r, model_t *m)
+{
+    int d_ssm = 0, rc;
+    bool rms = false, conv_bias = true, proj_bias = false;
+    if (m->n_layers > MODEL_MAX_MOE_LAYERS)
+        return err_setf(r->err, ERR_INPUT, r->file, "num_hidden_layers",
+                        "a hybrid model may have at most %d layers", MODEL_MAX_MOE_LAYERS);
+    if ((rc = json_get_int(r->c, "mamba_d_ssm", r->ctx, JSON_REQUIRED, 1, MAX_SIZE, &d_ssm,
+                           r->err)) ||
+        (rc = json_get_bool(r->c, "mamba_rms_norm", r->ctx, JSON_OPTIONAL, &rms, r->err)) ||
+        (rc = json_get_bool(r->c, "mamba_conv_bias", r->ctx, JSON_OPTIONAL, &conv_bias,
+                            r->err)) ||
+        (rc = json_get_bool(r->c, "mamba_proj_bias", r->ctx, JSON_OPTIONAL, &proj_bias,
+                            r->err)))
+        return rc;
+    if (!conv_bias || proj_bias)
+        return err_setf(r->err, ERR_INPUT, r->file,
+                        !conv_bias ? "mamba_conv_bias" : "mamba_proj_bias",
+                        "%s: not modelled (scaleplan counts Mamba-2 with a conv bias and "
+                        "projections without)",
+                        !conv_bias ? "false" : "true");
+    for (int i = 0; i < m->n_layers; i++)
+        m->hybrid.block[i] = MODEL_MIXER_ATTENTION;
+    m->hybrid.n_layers_hybrid = m->n_layers;
+    m->hybrid.par_mamba2 = true;
+    m->hybrid.ssm_no_norm = !rms;
+    if ((rc = read_mamba(r, m)))
+        return rc;
+    if ((long)m->hybrid.ssm_heads * m->hybrid.ssm_head_dim != d_ssm)
+        return err_setf(r->err, ERR_INPUT, r->file, "mamba_d_ssm",
+                        "must be mamba_n_heads x mamba_d_head = %ld (got %d)",
+                        (long)m->hybrid.ssm_heads * m->hybrid.ssm_head_dim, d_ssm);
+    return ERR_OK;
+}
+
 /* full_attention_interval alone: Qwen3NextConfig's default layer_types. */
 static int read_interval(hrd_t *r, model_t *m)
 {
@@ -379,6 +423,8 @@ int model_hybrid_config_read(const cJSON *c, const json_ctx_t *ctx, const char *
         rc = read_types(&r, types, m);
     else if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c, "linear_attn_config")))
         rc = read_kda(&r, m);
+    else if (present(c, "mamba_d_ssm"))
+        rc = read_parallel(&r, m);
     else if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(c, "attn_type_list")))
         rc = read_lightning(&r, cJSON_GetObjectItemCaseSensitive(c, "attn_type_list"), m);
     else if (present(c, "attn_layer_period"))
@@ -387,7 +433,8 @@ int model_hybrid_config_read(const cJSON *c, const json_ctx_t *ctx, const char *
         rc = read_interval(&r, m);
     if (rc)
         return rc;
-    if (model_hybrid_count(m, MODEL_MIXER_MAMBA2) > 0 && (rc = read_mamba(&r, m)))
+    if (model_hybrid_count(m, MODEL_MIXER_MAMBA2) > 0 && !m->hybrid.par_mamba2 &&
+        (rc = read_mamba(&r, m)))
         return rc;
     if (model_hybrid_count(m, MODEL_MIXER_GDN) > 0 && (rc = read_gdn(&r, m)))
         return rc;

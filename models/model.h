@@ -174,6 +174,11 @@ typedef struct {
     int ssm_dt_rank;              /* dt_rank (mamba_dt_rank) */
     bool ssm_conv_bias, ssm_proj_bias; /* mamba_conv_bias, mamba_proj_bias */
     bool ssm_dt_norms;            /* RMSNorms on dt, B and C (Jamba) */
+    bool par_mamba2;              /* every attention block also runs a Mamba-2
+                                     mixer beside it on the same normed input,
+                                     the two outputs summed (Falcon-H1) */
+    bool ssm_no_norm;             /* the Mamba-2 mixer has no gated RMSNorm
+                                     (Falcon-H1's mamba_rms_norm false) */
     bool attn_out_gate;           /* attention blocks gate their output with a
                                      second query-width projection (Qwen3-Next) */
     unsigned char block[MODEL_MAX_MOE_LAYERS];

@@ -1781,6 +1781,10 @@ static void price_hybrid_block(pricer_t *pr, model_mixer_t k, bool has_mlp, bool
             attn_f = price_attn_half(pr, &a, &b);
         else
             price_mixer(pr, k, &a, &b);
+        if (k == MODEL_MIXER_ATTENTION && m->hybrid.par_mamba2) { /* Falcon-H1 */
+            gemm_cost_t ma, mb; /* one TP exchange: the two outputs are summed */
+            price_mixer(pr, MODEL_MIXER_MAMBA2, &ma, &mb);
+        }
         add_op(pr, "residual_1", mem(pr, resid), mem(pr, 2 * resid));
     }
     if (has_mlp) {

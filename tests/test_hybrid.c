@@ -449,14 +449,14 @@ static void test_kda_bad_input(void)
     CHECK_ERR(from_text(text, &m, &e), &e, ERR_INPUT, "kda_layers", "list");
     snprintf(text, sizeof text, "%s\"kda_layers\": [1]}}", head);
     CU_ASSERT_EQUAL(from_text(text, &m, &e), 0);
-    CU_ASSERT_EQUAL(model_block_mixer(&m, 1), MODEL_MIXER_ATTENTION);    /* still refused naming the key: Falcon-H1's parallel attention + Mamba-2
-     * blocks, Zamba's shared blocks */
+    CU_ASSERT_EQUAL(model_block_mixer(&m, 1), MODEL_MIXER_ATTENTION);    /* Falcon-H1's inner width must be heads x head size; Zamba's shared
+     * blocks stay refused naming model_type */
     CHECK_ERR(from_text("{\"model_type\": \"falcon_h1\", \"hidden_size\": 64, "
                         "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
-                        "\"intermediate_size\": 128, \"vocab_size\": 10, \"mamba_d_ssm\": 128, "
+                        "\"intermediate_size\": 128, \"vocab_size\": 10, \"mamba_d_ssm\": 100, "
                         "\"mamba_d_state\": 16}",
                         &m, &e),
-              &e, ERR_INPUT, "mamba_d_ssm", "side by side");
+              &e, ERR_INPUT, "mamba_d_ssm", "must be");
     CHECK_ERR(from_text("{\"model_type\": \"zamba2\", \"hidden_size\": 64}", &m, &e), &e,
               ERR_INPUT, "model_type", "shared attention blocks");
 }
@@ -601,10 +601,64 @@ static void test_framework_hybrid(void)
     prof_free(&p);
 }
 
+
+/* Falcon-H1 (attention and a Mamba-2 mixer side by side in every block,
+ * then the MLP): the structural keys of tiiuae/Falcon-H1-7B's config.json
+ * as find_string id 65865534003 holds them (44 layers, 3072, 12/2 heads of
+ * 128, ffn 12288, vocab 130048, untied; Mamba-2: 24 heads of 128 =
+ * mamba_d_ssm 3072, state 256, 1 group, conv 4, chunk 128; mamba_rms_norm
+ * absent: FalconH1Config's false, no gated norm). By hand: embeddings
+ * 2 x 130048 x 3072 = 799,014,912; a block: norms 2 x 3072, attention
+ * 3072 x 1536 x 2 + 2 x 3072 x 256 = 11,010,048, the Mamba-2 mixer in_proj
+ * 3072 x (2 x 3072 + 2 x 256 + 24) + conv (3072 + 512) x 5 + 3 x 24 +
+ * out_proj 3072^2 = 29,976,136, MLP 3 x 3072 x 12288 = 113,246,208; 44
+ * blocks and the final norm: 7,585,513,568, the "7B" of the Falcon-H1
+ * report (arXiv 2507.22448) rounded down. Without the parallel mixer the
+ * count is 1.32B short. The step prices both the attention and the SSD
+ * scan in every block. */
+static void test_falcon_h1(void)
+{
+    const char *cfg =
+        "{\"model_type\": \"falcon_h1\", \"hidden_size\": 3072, \"num_hidden_layers\": 44, "
+        "\"num_attention_heads\": 12, \"num_key_value_heads\": 2, \"head_dim\": 128, "
+        "\"intermediate_size\": 12288, \"vocab_size\": 130048, \"tie_word_embeddings\": false, "
+        "\"mamba_d_state\": 256, \"mamba_n_groups\": 1, \"mamba_n_heads\": 24, "
+        "\"mamba_d_head\": 128, \"mamba_d_ssm\": 3072, \"mamba_expand\": 2, "
+        "\"mamba_d_conv\": 4, \"mamba_chunk_size\": 128, "
+        "\"max_position_embeddings\": 262144}";
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(from_text(cfg, &m, &e), 0);
+    CU_ASSERT_EQUAL(model_hybrid_count(&m, MODEL_MIXER_ATTENTION), 44);
+    CU_ASSERT_EQUAL(model_hybrid_count(&m, MODEL_MIXER_MAMBA2), 44);
+    CHECK_REL(model_hybrid_mixer_params(&m, MODEL_MIXER_MAMBA2, 1), 29976136.0, 0);
+    model_params_t p;
+    model_params(&m, &p);
+    CHECK_REL(p.total, 7585513568.0, 1e-12);
+    CHECK_REL(p.total, 7e9, 0.1);
+    model_flops_t fl;
+    model_flops(&m, 4096, &fl);
+    CU_ASSERT_TRUE(fl.fwd_per_token[FLOP_MIXER_SCAN] > 0 && fl.fwd_per_token[FLOP_ATTN_SCORES] > 0);
+    char path[64], args[1024], *out = NULL;
+    snprintf(path, sizeof path, "/tmp/scaleplan_falcon_h1_%d.json", (int)getpid());
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(cfg, f);
+    fclose(f);
+    snprintf(args, sizeof args, "sim --model %s --gpu h100-sxm --gpus 8 --seq-len 4096 "
+             "--global-batch 64 --json --allow-oom", path);
+    CU_ASSERT_EQUAL_FATAL(run_cli(args, &out, NULL), 0);
+    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "\"ssd_scan\"") && strstr(out, "\"attention\"")
+                               ? out
+                               : NULL);
+    free(out);
+    remove(path);
+}
+
 TEST_SUITE(suite_hybrid, "hybrid", TEST(test_pattern_letters), TEST(test_mixer_params),
            TEST(test_flops_published_56b), TEST(test_activation_bytes),
            TEST(test_ssd_vs_attention), TEST(test_published_step_56b),
            TEST(test_bad_hybrid_input), TEST(test_mamba_cp), TEST(test_stage_params),
            TEST(test_mamba1), TEST(test_kimi_linear), TEST(test_kda_kernel),
            TEST(test_kda_bad_input), TEST(test_minimax_lightning),
-           TEST(test_lightning_kernel), TEST(test_framework_hybrid));
+           TEST(test_lightning_kernel), TEST(test_framework_hybrid), TEST(test_falcon_h1));
