@@ -249,8 +249,8 @@ static int kda_list(hrd_t *r, const cJSON *lac, const json_ctx_t *lc, const char
     cJSON_ArrayForEach(e, list)
     {
         json_ctx_t ec = json_ctx_index(&kc, i++);
-        if (!cJSON_IsNumber(e) || e->valuedouble != (int)e->valuedouble || e->valuedouble < 1 ||
-            e->valuedouble > n)
+        if (!cJSON_IsNumber(e) || !(e->valuedouble >= 1 && e->valuedouble <= n) ||
+            e->valuedouble != (int)e->valuedouble) /* (range first: the cast) */
             return err_setf(r->err, ERR_INPUT, r->file, ec.path,
                             "must be a layer number from 1 to %d (modeling_kimi counts from 1)",
                             n);
