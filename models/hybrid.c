@@ -276,6 +276,41 @@ void model_hybrid_mixer_flops(const model_t *m, model_mixer_t k, int seq_len, do
     }
 }
 
+/* The tensors Kimi Delta Attention and lightning attention keep for their
+ * backward (model_hybrid_mixer_saved), appended to t from n; the new
+ * count. */
+static int linear_saved(const model_t *m, model_mixer_t k, double sb, double e,
+                        hybrid_saved_t *t, int n)
+{
+    const model_hybrid_t *x = &m->hybrid;
+    if (k == MODEL_MIXER_KDA) {
+        /* the q, k, v, beta projections and the conv outputs; fla's
+         * chunk_kda saves the per-channel decay g (fp32), beta and the WY
+         * matrix A; the kernel output, the output gate and o_proj's input;
+         * the replicated low-rank gates' rank-wide outputs */
+        double P = (double)x->gdn_k_heads * x->gdn_k_dim, H = x->gdn_k_heads;
+        t[n++] = (hybrid_saved_t){sb * (3 * P + H), e, true, false};
+        t[n++] = (hybrid_saved_t){sb * 3 * P, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * P, 4, true, false};
+        t[n++] = (hybrid_saved_t){sb * H * x->gdn_chunk, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * 2.0 * x->kda_gate_rank, e, false, false};
+    }
+    if (k == MODEL_MIXER_LIGHTNING) {
+        /* qkv after its SiLU, the kernel output (the norm's input), the
+         * output gate's projection and out_proj's input; the block states
+         * are recomputed in the backward (Lightning Attention-2, sec. 3) */
+        double P = (double)x->gdn_k_heads * x->gdn_k_dim;
+        t[n++] = (hybrid_saved_t){sb * 3 * P, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
+    }
+    return n;
+}
+
 int model_hybrid_mixer_saved(const model_t *m, model_mixer_t k, double sb, double e,
                              hybrid_saved_t *out, int cap)
 {
@@ -318,31 +353,7 @@ int model_hybrid_mixer_saved(const model_t *m, model_mixer_t k, double sb, doubl
         t[n++] = (hybrid_saved_t){sb * di, e, true, false};
         t[n++] = (hybrid_saved_t){sb * di, e, true, false};
     }
-    if (k == MODEL_MIXER_KDA) {
-        /* the q, k, v, beta projections and the conv outputs; fla's
-         * chunk_kda saves the per-channel decay g (fp32), beta and the WY
-         * matrix A; the kernel output, the output gate and o_proj's input;
-         * the replicated low-rank gates' rank-wide outputs */
-        double P = (double)x->gdn_k_heads * x->gdn_k_dim, H = x->gdn_k_heads;
-        t[n++] = (hybrid_saved_t){sb * (3 * P + H), e, true, false};
-        t[n++] = (hybrid_saved_t){sb * 3 * P, e, true, false};
-        t[n++] = (hybrid_saved_t){sb * P, 4, true, false};
-        t[n++] = (hybrid_saved_t){sb * H * x->gdn_chunk, e, true, false};
-        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
-        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
-        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
-        t[n++] = (hybrid_saved_t){sb * 2.0 * x->kda_gate_rank, e, false, false};
-    }
-    if (k == MODEL_MIXER_LIGHTNING) {
-        /* qkv after its SiLU, the kernel output (the norm's input), the
-         * output gate's projection and out_proj's input; the block states
-         * are recomputed in the backward (Lightning Attention-2, sec. 3) */
-        double P = (double)x->gdn_k_heads * x->gdn_k_dim;
-        t[n++] = (hybrid_saved_t){sb * 3 * P, e, true, false};
-        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
-        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
-        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
-    }
+    n = linear_saved(m, k, sb, e, t, n);
     if (n > cap)
         n = cap;
     memcpy(out, t, (size_t)n * sizeof *t);
