@@ -448,6 +448,17 @@ int model_hybrid_config_read(const cJSON *c, const json_ctx_t *ctx, const char *
                   "as their chunked "
                   "products at the profile's GEMM rates (sim/ssm_cost.h), the backward at "
                   "2.5x the forward (ASSUMED: no published backward timing found)");
+    if (model_hybrid_count(m, MODEL_MIXER_GDN) + model_hybrid_count(m, MODEL_MIXER_KDA) +
+            model_hybrid_count(m, MODEL_MIXER_LIGHTNING) + model_hybrid_count(m, MODEL_MIXER_MAMBA1) >
+        0)
+        notes_add(notes, NOTE_ASSUMED, "hybrid layers",
+                  "run by the frameworks with supports.hybrid (sim/catalog/frameworks.json), "
+                  "which is cited for Mamba-2 hybrids (Megatron-Core 0.8's megatron/core/ssm); "
+                  "these %s blocks are assumed to run there too",
+                  model_hybrid_count(m, MODEL_MIXER_GDN) ? "Gated DeltaNet"
+                  : model_hybrid_count(m, MODEL_MIXER_KDA) ? "Kimi Delta Attention"
+                  : model_hybrid_count(m, MODEL_MIXER_LIGHTNING) ? "lightning attention"
+                                                                 : "Mamba-1");
     if (present(c, "attn_output_gate") &&
         (rc = json_get_bool(c, "attn_output_gate", ctx, JSON_OPTIONAL, &m->hybrid.attn_out_gate,
                             err)))
