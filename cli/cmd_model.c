@@ -83,6 +83,20 @@ static void print_hybrid(const model_t *m)
                h->gdn_chunk,
                units_fmt_count(model_hybrid_mixer_params(m, MODEL_MIXER_GDN, 1), a, sizeof a),
                units_fmt_count(model_hybrid_state_bytes(m, MODEL_MIXER_GDN), b, sizeof b));
+    if (model_hybrid_count(m, MODEL_MIXER_KDA) > 0)
+        printf("  Kimi Delta Attention: %d heads x %d, gates of rank %d, conv %d, chunk %d; "
+               "mixer %s params, state %s bytes a sequence\n",
+               h->gdn_k_heads, h->gdn_k_dim, h->kda_gate_rank, h->gdn_conv, h->gdn_chunk,
+               units_fmt_count(model_hybrid_mixer_params(m, MODEL_MIXER_KDA, 1), a, sizeof a),
+               units_fmt_count(model_hybrid_state_bytes(m, MODEL_MIXER_KDA), b, sizeof b));
+    if (model_hybrid_count(m, MODEL_MIXER_LIGHTNING) > 0)
+        printf("  lightning attention: %d heads x %d, blocks of %d; mixer %s params, state %s "
+               "bytes a sequence\n",
+               h->gdn_k_heads, h->gdn_k_dim, h->gdn_chunk,
+               units_fmt_count(model_hybrid_mixer_params(m, MODEL_MIXER_LIGHTNING, 1), a,
+                               sizeof a),
+               units_fmt_count(model_hybrid_state_bytes(m, MODEL_MIXER_LIGHTNING), b,
+                               sizeof b));
     if (model_hybrid_count(m, MODEL_MIXER_MAMBA1) > 0)
         printf("  Mamba-1: d_inner %d, state %d, dt rank %d, conv %d; mixer %s params, state %s "
                "bytes a sequence\n",

@@ -15,6 +15,7 @@
 #include "common/json.h"
 #include "common/numfmt.h"
 #include "common/units.h"
+#include "models/hybrid.h"
 #include "reports/jsonout.h"
 #include "reports/launch.h"
 #include "models/layout_text.h"
@@ -206,6 +207,11 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
         (rc = plan_sizing_setup(a, &p->sizing, err)) || (rc = plan_elastic_check(a, err)))
         return rc;
     in->space.framework = cli_get(a, "--framework");
+    char skip[256]; /* presets that cannot run a hybrid model, said */
+    if (!in->space.framework && model_is_hybrid(&p->model) &&
+        fw_plannable_without_hybrid(skip, sizeof skip, NULL) == ERR_OK && skip[0])
+        notes_add(&p->notes, NOTE_IGNORED, "--framework",
+                  "not searched: %s (no hybrid-model support: supports.hybrid)", skip);
     if ((rc = space_flags(a, &in->space, err)))
         return rc;
     p->precision_assumed = !cli_has(a, "--precision");

@@ -927,8 +927,8 @@ static const char *unpriced_layer_kind(const cJSON *types)
  * has them is refused naming the key, never read as attention. */
 static int refuse_unpriced_layers(const cJSON *c, const char *file, err_t *err)
 {
-    static const char *const why = "scaleplan prices attention blocks only (no FLOPs or memory "
-                                   "model of these layers yet)";
+    static const char *const why = "scaleplan prices one token mixer a block: attention, or the "
+                                   "hybrid patterns of models/hybrid_config.h";
     bool hybrid = model_hybrid_config_has(c); /* read by models/hybrid_config.h */
     const char *kind = unpriced_layer_kind(cJSON_GetObjectItemCaseSensitive(c, "layer_types"));
     if (kind && !hybrid)
@@ -940,9 +940,11 @@ static int refuse_unpriced_layers(const cJSON *c, const char *file, err_t *err)
     } keys[] = {
         {"hybrid_override_pattern", "Mamba-2 layers ('M')", true},
         {"layers_block_type", "Mamba layers", false},
+        {"mamba_d_ssm", "attention and a Mamba-2 mixer side by side in every block (Falcon-H1)",
+         true},
         {"full_attention_interval", "linear-attention layers between the full-attention ones",
          true},
-        {"linear_attn_config", "linear-attention layers", false},
+        {"linear_attn_config", "linear-attention layers", true},
         {"linear_num_value_heads", "linear-attention (Gated DeltaNet) layers", true},
         {"block_configs", "per-block attention and MLP sizes (Nemotron-NAS blocks)", false},
         {"ssm_state_size", "state-space (Mamba) mixers", true},
@@ -967,7 +969,7 @@ static int refuse_unpriced_layers(const cJSON *c, const char *file, err_t *err)
         return err_setf(err, ERR_INPUT, file, keys[i].key, "the model has %s: not modelled; %s",
                         keys[i].what, why);
     }
-    const cJSON *at = cJSON_GetObjectItemCaseSensitive(c, "attn_type_list");
+    const cJSON *at = hybrid ? NULL : cJSON_GetObjectItemCaseSensitive(c, "attn_type_list");
     const cJSON *v;
     cJSON_ArrayForEach(v, at)
     {
@@ -1662,9 +1664,9 @@ static int refuse(const char *file, const char *type, const char *why, err_t *er
                         type);
     if (strcmp(why, "hybrid") == 0)
         return err_setf(err, ERR_INPUT, file, "model_type",
-                        "'%s' interleaves attention blocks with state-space (Mamba) layers, "
-                        "which scaleplan does not price; scaleplan models attention "
-                        "transformers",
+                        "'%s' applies shared attention blocks (one set of weights reused; "
+                        "Zamba2 adds LoRA adapters per use) between its Mamba layers, which "
+                        "scaleplan does not model (it prices each block's own mixer)",
                         type);
     return err_setf(err, ERR_INPUT, file, "model_type",
                     "'%s' is a state-space model (Mamba-style, no attention blocks); scaleplan "

@@ -26,16 +26,19 @@ int model_hybrid_count(const model_t *m, model_mixer_t k)
 {
     if (!model_is_hybrid(m))
         return k == MODEL_MIXER_ATTENTION ? m->n_layers : 0;
+    bool par = k == MODEL_MIXER_MAMBA2 && m->hybrid.par_mamba2; /* Falcon-H1 */
     int n = 0;
     for (int i = 0; i < m->n_layers; i++)
-        n += model_block_mixer(m, i) == k;
+        n += model_block_mixer(m, i) == k ||
+             (par && model_block_mixer(m, i) == MODEL_MIXER_ATTENTION);
     return n;
 }
 
 const char *model_mixer_name(model_mixer_t k)
 {
     static const char *const names[MODEL_MIXER_COUNT] = {"attention", "mamba2",
-                                                         "gated_deltanet", "mamba1", "mlp_only"};
+                                                         "gated_deltanet", "mamba1", "kda",
+                                                         "lightning", "mlp_only"};
     return k < MODEL_MIXER_COUNT ? names[k] : "?";
 }
 
@@ -105,6 +108,24 @@ int model_hybrid_validate(const model_t *m, const char *ctx, err_t *err)
                         "multiple of key heads), head sizes, conv width and chunk (got %d, %d, "
                         "%d, %d, %d)",
                         h->gdn_k_heads, h->gdn_v_heads, h->gdn_k_dim, h->gdn_v_dim, h->gdn_conv);
+    if (model_hybrid_count(m, MODEL_MIXER_KDA) > 0 &&
+        (h->gdn_k_heads < 1 || h->gdn_k_dim < 1 || h->gdn_conv < 1 || h->gdn_chunk < 1 ||
+         h->kda_gate_rank < 1 || h->gdn_k_heads > cap || h->gdn_k_dim > cap ||
+         h->gdn_conv > 1024 || h->gdn_chunk > cap || h->kda_gate_rank > cap ||
+         h->gdn_v_heads != h->gdn_k_heads || h->gdn_v_dim != h->gdn_k_dim ||
+         model_hybrid_count(m, MODEL_MIXER_GDN) > 0))
+        return err_setf(err, ERR_INPUT, ctx, "linear_attn_config",
+                        "Kimi Delta Attention layers need positive heads, head size, conv width, "
+                        "chunk and gate rank, keys and values of one shape, and no Gated "
+                        "DeltaNet layers beside them (got %d heads of %d, conv %d)",
+                        h->gdn_k_heads, h->gdn_k_dim, h->gdn_conv);
+    if (model_hybrid_count(m, MODEL_MIXER_LIGHTNING) > 0 &&
+        (h->gdn_k_heads < 1 || h->gdn_k_dim < 1 || h->gdn_chunk < 1 || h->gdn_k_heads > cap ||
+         h->gdn_k_dim > cap || h->gdn_chunk > cap))
+        return err_setf(err, ERR_INPUT, ctx, "attn_type_list",
+                        "lightning attention layers need positive heads, head size and block "
+                        "(got %d, %d, %d)",
+                        h->gdn_k_heads, h->gdn_k_dim, h->gdn_chunk);
     if (model_hybrid_count(m, MODEL_MIXER_MAMBA1) > 0 &&
         (h->ssm_state < 1 || h->ssm_inner < 1 || h->ssm_dt_rank < 1 || h->ssm_conv < 1 ||
          h->ssm_state > cap || h->ssm_inner > cap || h->ssm_dt_rank > cap || h->ssm_conv > 1024))
@@ -136,7 +157,7 @@ double model_hybrid_mixer_params(const model_t *m, model_mixer_t k, double t)
         double di, bc, nh = x->ssm_heads;
         mamba_widths(m, &di, &bc);
         double in = h * (2 * di + bc + nh), conv = (di + bc) * (x->ssm_conv + 1.0);
-        return (in + conv + 3 * nh + di + di * h) / t;
+        return (in + conv + 3 * nh + (x->ssm_no_norm ? 0 : di) + di * h) / t;
     }
     if (k == MODEL_MIXER_GDN) {
         /* in_proj_qkvz h -> [q, k, v, z]; in_proj_ba h -> [b, a] per value
@@ -157,6 +178,26 @@ double model_hybrid_mixer_params(const model_t *m, model_mixer_t k, double t)
                    (x->ssm_conv_bias ? di : 0) + di * (R + 2 * N) + R * di + di + di * N + di +
                    di * h + (x->ssm_proj_bias ? h : 0);
         return p / t + (x->ssm_dt_norms ? R + 2 * N : 0);
+    }
+    if (k == MODEL_MIXER_KDA) {
+        /* Kimi's KimiDeltaAttention (modeling_kimi.py; vLLM kimi_linear):
+         * q, k, v projections h -> P (P = heads x head_dim) with a short
+         * conv each (no bias); A_log per head; dt_bias over P; the decay
+         * gate f_a h -> r, f_b r -> P; beta b_proj h -> heads; the output
+         * gate g_a h -> r, g_b r -> P; o_norm over one head; o_proj P -> h.
+         * vLLM replicates f_a, g_a and o_norm over TP, splits the rest. */
+        double P = (double)x->gdn_k_heads * x->gdn_k_dim, H = x->gdn_k_heads;
+        double r = x->kda_gate_rank;
+        double split = 3 * h * P + 3 * P * x->gdn_conv + H + P + 2 * r * P + h * H + P * h;
+        return split / t + 2 * h * r + x->gdn_k_dim;
+    }
+    if (k == MODEL_MIXER_LIGHTNING) {
+        /* MiniMaxText01LightningAttention / MiniMaxM1LightningAttention:
+         * qkv_proj h -> 3P, output_gate h -> P, RMSNorm over P, out_proj
+         * P -> h, no biases (P = heads x head_dim); the per-head decay
+         * slopes are fixed, not parameters. All split over TP by heads. */
+        double P = (double)x->gdn_k_heads * x->gdn_k_dim;
+        return (4 * h * P + P + P * h) / t;
     }
     return 0;
 }
@@ -213,7 +254,61 @@ void model_hybrid_mixer_flops(const model_t *m, model_mixer_t k, int seq_len, do
         *in = 2 * h * 2 * di + 2 * di * (R + 2 * N) + 2 * R * di;
         *scan = 2 * di * x->ssm_conv + 6 * di * N;
         *out = 2 * di * h;
+    } else if (k == MODEL_MIXER_KDA) {
+        /* q, k, v, beta and both low-rank gates as projections; the three
+         * short convs and the chunkwise delta rule (the gated delta rule's
+         * products at key = value size; the per-channel decay is
+         * elementwise) as the kernel */
+        double P = (double)x->gdn_k_heads * x->gdn_k_dim, r = x->kda_gate_rank;
+        *in = 2 * h * (3 * P + x->gdn_k_heads + 2 * r) + 2 * 2 * r * P;
+        *scan = 2 * 3 * P * x->gdn_conv + x->gdn_k_heads * gdn_flops(x);
+        *out = 2 * P * h;
+    } else if (k == MODEL_MIXER_LIGHTNING) {
+        /* Lightning Attention-2 (Qin et al., arXiv 2401.04658, Algorithm 1)
+         * in blocks of B tokens, per head of size d: the intra-block
+         * masked Q K^T and its product with V (2 B d each), the inter-block
+         * Q KV (2 d^2) and the state update K^T V (2 d^2); full B x B
+         * blocks, no causal halving (the convention of models/flops.h) */
+        double P = (double)x->gdn_k_heads * x->gdn_k_dim, B = x->gdn_chunk, d = x->gdn_k_dim;
+        *in = 2 * h * 4 * P;
+        *scan = x->gdn_k_heads * (4 * B * d + 4 * d * d);
+        *out = 2 * P * h;
     }
+}
+
+/* The tensors Kimi Delta Attention and lightning attention keep for their
+ * backward (model_hybrid_mixer_saved), appended to t from n; the new
+ * count. */
+static int linear_saved(const model_t *m, model_mixer_t k, double sb, double e,
+                        hybrid_saved_t *t, int n)
+{
+    const model_hybrid_t *x = &m->hybrid;
+    if (k == MODEL_MIXER_KDA) {
+        /* the q, k, v, beta projections and the conv outputs; fla's
+         * chunk_kda saves the per-channel decay g (fp32), beta and the WY
+         * matrix A; the kernel output, the output gate and o_proj's input;
+         * the replicated low-rank gates' rank-wide outputs */
+        double P = (double)x->gdn_k_heads * x->gdn_k_dim, H = x->gdn_k_heads;
+        t[n++] = (hybrid_saved_t){sb * (3 * P + H), e, true, false};
+        t[n++] = (hybrid_saved_t){sb * 3 * P, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * P, 4, true, false};
+        t[n++] = (hybrid_saved_t){sb * H * x->gdn_chunk, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * 2.0 * x->kda_gate_rank, e, false, false};
+    }
+    if (k == MODEL_MIXER_LIGHTNING) {
+        /* qkv after its SiLU, the kernel output (the norm's input), the
+         * output gate's projection and out_proj's input; the block states
+         * are recomputed in the backward (Lightning Attention-2, sec. 3) */
+        double P = (double)x->gdn_k_heads * x->gdn_k_dim;
+        t[n++] = (hybrid_saved_t){sb * 3 * P, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
+        t[n++] = (hybrid_saved_t){sb * P, e, true, false};
+    }
+    return n;
 }
 
 int model_hybrid_mixer_saved(const model_t *m, model_mixer_t k, double sb, double e,
@@ -258,6 +353,7 @@ int model_hybrid_mixer_saved(const model_t *m, model_mixer_t k, double sb, doubl
         t[n++] = (hybrid_saved_t){sb * di, e, true, false};
         t[n++] = (hybrid_saved_t){sb * di, e, true, false};
     }
+    n = linear_saved(m, k, sb, e, t, n);
     if (n > cap)
         n = cap;
     memcpy(out, t, (size_t)n * sizeof *t);
@@ -269,9 +365,11 @@ double model_hybrid_state_bytes(const model_t *m, model_mixer_t k)
     const model_hybrid_t *x = &m->hybrid;
     if (k == MODEL_MIXER_MAMBA2)
         return 4.0 * x->ssm_heads * x->ssm_head_dim * x->ssm_state;
-    if (k == MODEL_MIXER_GDN)
+    if (k == MODEL_MIXER_GDN || k == MODEL_MIXER_KDA)
         return 4.0 * x->gdn_v_heads * x->gdn_k_dim * x->gdn_v_dim;
     if (k == MODEL_MIXER_MAMBA1)
         return 4.0 * x->ssm_inner * x->ssm_state;
+    if (k == MODEL_MIXER_LIGHTNING)
+        return 4.0 * x->gdn_k_heads * x->gdn_k_dim * x->gdn_k_dim;
     return 0;
 }

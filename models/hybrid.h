@@ -11,7 +11,12 @@
  *     block keeps its MLP (or MoE), its mixer is Gated DeltaNet or
  *     attention;
  *   - Jamba (attn_layer_period): Mamba-1 (selective scan) or attention,
- *     each block with its MLP or MoE (transformers' JambaMambaMixer).
+ *     each block with its MLP or MoE (transformers' JambaMambaMixer);
+ *   - Falcon-H1 (mamba_d_ssm): attention and a Mamba-2 mixer side by side
+ *     in every block, then its MLP (transformers' FalconH1DecoderLayer);
+ *   - Kimi Linear (linear_attn_config): Kimi Delta Attention or MLA, each
+ *     block with its MLP or MoE (moonshotai/Kimi-Linear-48B-A3B-Instruct
+ *     modeling_kimi.py KimiDeltaAttention).
  * This module counts the mixers' parameters, FLOPs and saved activations;
  * models/model.c, models/flops.c, models/memory.c and sim/costs.c call it
  * for the blocks that are not attention + MLP.
@@ -22,7 +27,10 @@
  * "Transformers are SSMs" (ICML 2024), sec. 6 (the chunked algorithm's
  * four steps); Gated DeltaNet weights as transformers'
  * Qwen3NextGatedDeltaNet, FLOPs from the chunkwise (WY) form of Yang,
- * Kautz & Hatamizadeh, "Gated Delta Networks" (ICLR 2025), sec. 3.
+ * Kautz & Hatamizadeh, "Gated Delta Networks" (ICLR 2025), sec. 3; Kimi
+ * Delta Attention, the gated delta rule with a per-channel decay, priced
+ * with the same chunkwise products (Kimi Team, "Kimi Linear", arXiv
+ * 2510.26692, sec. 3: the chunkwise WY form of the gated delta rule).
  */
 #ifndef SCALEPLAN_MODELS_HYBRID_H
 #define SCALEPLAN_MODELS_HYBRID_H
@@ -40,10 +48,12 @@ bool model_is_hybrid(const model_t *m);
 model_mixer_t model_block_mixer(const model_t *m, int layer);
 bool model_block_has_mlp(const model_t *m, int layer);
 
-/* Blocks with mixer k (all blocks are attention for non-hybrid models). */
+/* Blocks with mixer k (all blocks are attention for non-hybrid models); a
+ * Mamba-2 mixer beside attention (Falcon-H1, model_hybrid_t.par_mamba2)
+ * counts as a Mamba-2 block too. */
 int model_hybrid_count(const model_t *m, model_mixer_t k);
 
-/* "attention", "mamba2", "gated_deltanet", "mlp_only". */
+/* "attention", "mamba2", "gated_deltanet", "mamba1", "kda", "mlp_only". */
 const char *model_mixer_name(model_mixer_t k);
 
 /* Read a Megatron / Nemotron-H layer pattern ("M-M*-E"; '|' skipped) into

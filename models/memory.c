@@ -67,7 +67,7 @@ static double quantized_bytes(precision_t p)
     }
 }
 
-enum { MAX_TERMS = 24 };
+enum { MAX_TERMS = 32 };
 
 /* An MoE block's MLP tensors for one micro-batch on one GPU (the router
  * input is the norm output already kept): the router's fp32 scores, the
@@ -187,6 +187,14 @@ static int layer_terms(const model_t *m, const layout_t *l, bool moe, unsigned b
         TERM(sb * h, 1, false, 0); /* dropout mask after projection */
     if (m->hybrid.attn_out_gate)
         TERM(sb * qw, e, true, 0); /* the output gate's projection (Qwen3-Next) */
+    if (m->hybrid.par_mamba2) { /* Falcon-H1: the Mamba-2 mixer's own tensors
+                                   (its input is the attention's) */
+        hybrid_saved_t sv[8];
+        int ns = model_hybrid_mixer_saved(m, MODEL_MIXER_MAMBA2, sb, e, sv, 8);
+        for (int i = 0; i < ns; i++)
+            t[n++] = (act_term_t){sv[i].elements, sv[i].bytes_per_element, sv[i].tp_split, 0,
+                                  sv[i].gathered, 0};
+    }
 mlp:
     if (!has_mlp)
         return n;

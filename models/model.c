@@ -645,6 +645,8 @@ static void hybrid_block_gpu(const model_t *m, int layer, double t, double e, do
     model_mixer_t k = model_block_mixer(m, layer);
     double p = model_norms_per_layer(m) * model_norm_params(m, h);
     p += k == MODEL_MIXER_ATTENTION ? attention_gpu(m, t) : model_hybrid_mixer_params(m, k, t);
+    if (k == MODEL_MIXER_ATTENTION && m->hybrid.par_mamba2) /* Falcon-H1 */
+        p += model_hybrid_mixer_params(m, MODEL_MIXER_MAMBA2, t);
     *experts = 0;
     if (model_block_has_mlp(m, layer) && model_moe_layer(m, layer)) {
         p += router_params(m) + (m->moe.shared_ffn > 0

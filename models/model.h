@@ -139,12 +139,14 @@ typedef enum {
     MODEL_MIXER_MAMBA2 = 1,    /* Mamba-2 (SSD) mixer */
     MODEL_MIXER_GDN = 2,       /* Gated DeltaNet (linear attention, delta rule) */
     MODEL_MIXER_MAMBA1 = 3,    /* Mamba-1 selective scan (Jamba) */
-    MODEL_MIXER_NONE = 4,      /* no mixer: an MLP layer */
+    MODEL_MIXER_KDA = 4,       /* Kimi Delta Attention (Kimi Linear) */
+    MODEL_MIXER_LIGHTNING = 5, /* lightning (linear) attention (MiniMax-01/M1) */
+    MODEL_MIXER_NONE = 6,      /* no mixer: an MLP layer */
     MODEL_MIXER_COUNT
 } model_mixer_t;
 #define MODEL_BLOCK_MIXER_MASK 0x0f
 /* The mixers that are not attention: MODEL_MIXER_MAMBA2 up to this one. */
-#define MODEL_MIXER_LAST_SCAN MODEL_MIXER_MAMBA1
+#define MODEL_MIXER_LAST_SCAN MODEL_MIXER_LIGHTNING
 #define MODEL_BLOCK_NO_MLP 0x10
 
 typedef struct {
@@ -161,11 +163,22 @@ typedef struct {
     int gdn_k_dim, gdn_v_dim;     /* per head: linear_key_head_dim, linear_value_head_dim */
     int gdn_conv;                 /* linear_conv_kernel_dim */
     int gdn_chunk;                /* chunkwise form's chunk, tokens */
+    /* Kimi Delta Attention uses the gdn_* sizes (key heads = value heads,
+     * key size = value size = head_dim) and two low-rank gates of this
+     * rank (f_a/f_b: the per-channel decay; g_a/g_b: the output gate) */
+    int kda_gate_rank;
+    /* Lightning attention (MiniMax) uses gdn_k_heads and gdn_k_dim for its
+     * heads and head size, gdn_chunk for its block length */
     /* Mamba-1 (Jamba's JambaMambaMixer; state and conv above) */
     int ssm_inner;                /* d_inner (mamba_expand x hidden) */
     int ssm_dt_rank;              /* dt_rank (mamba_dt_rank) */
     bool ssm_conv_bias, ssm_proj_bias; /* mamba_conv_bias, mamba_proj_bias */
     bool ssm_dt_norms;            /* RMSNorms on dt, B and C (Jamba) */
+    bool par_mamba2;              /* every attention block also runs a Mamba-2
+                                     mixer beside it on the same normed input,
+                                     the two outputs summed (Falcon-H1) */
+    bool ssm_no_norm;             /* the Mamba-2 mixer has no gated RMSNorm
+                                     (Falcon-H1's mamba_rms_norm false) */
     bool attn_out_gate;           /* attention blocks gate their output with a
                                      second query-width projection (Qwen3-Next) */
     unsigned char block[MODEL_MAX_MOE_LAYERS];

@@ -1627,6 +1627,16 @@ static mixer_dims_t mixer_dims(const model_t *m, model_mixer_t k)
         d.conv_w = d.inner + 2.0 * x->ssm_groups * x->ssm_state;
         d.in_w = d.inner + d.conv_w + x->ssm_heads; /* z, x B C, dt */
         d.heads = x->ssm_heads, d.groups = x->ssm_groups, d.conv = x->ssm_conv;
+    } else if (k == MODEL_MIXER_LIGHTNING) { /* no conv */
+        d.inner = (double)x->gdn_k_heads * x->gdn_k_dim;
+        d.conv_w = 0;
+        d.in_w = 4 * d.inner; /* q k v, output gate */
+        d.heads = d.groups = x->gdn_k_heads, d.conv = 0;
+    } else if (k == MODEL_MIXER_KDA) { /* the low-rank gates apart */
+        d.inner = (double)x->gdn_k_heads * x->gdn_k_dim;
+        d.conv_w = 3 * d.inner;
+        d.in_w = d.conv_w + x->gdn_k_heads; /* q k v, beta */
+        d.heads = d.groups = x->gdn_k_heads, d.conv = x->gdn_conv;
     } else {
         double kd = (double)x->gdn_k_heads * x->gdn_k_dim;
         d.inner = (double)x->gdn_v_heads * x->gdn_v_dim;
@@ -1664,6 +1674,12 @@ static void price_mixer(pricer_t *pr, model_mixer_t k, gemm_cost_t *in, gemm_cos
         gemm_cost_t xp = linear(pr, T, R + bc, d.inner / t), dp = linear(pr, T, d.inner / t, R);
         add_gemm_op(pr, "x_dt_proj", xp.fwd + dp.fwd, xp.dgrad + dp.dgrad, xp.wgrad + dp.wgrad);
     }
+    if (k == MODEL_MIXER_KDA) { /* f_a, g_a (replicated) and f_b, g_b (split) */
+        double r = m->hybrid.kda_gate_rank;
+        gemm_cost_t ga = linear(pr, T, 2 * r, h), gb = linear(pr, T, 2 * d.inner / t, r);
+        add_gemm_op(pr, "gate_lowrank", ga.fwd + gb.fwd, ga.dgrad + gb.dgrad,
+                    ga.wgrad + gb.wgrad);
+    }
     ssm_call_t call = {l->micro_batch, (double)l->seq_len / cp, d.heads / t, d.groups / t,
                        dtype16(pr), e};
     if (cp > 1) { /* all-to-all CP: the whole sequence, heads / cp */
@@ -1673,8 +1689,11 @@ static void price_mixer(pricer_t *pr, model_mixer_t k, gemm_cost_t *in, gemm_cos
     }
     double kf, kb;
     ssm_kernel_time(pr->p, m, k, &call, &kf, &kb);
-    add_op(pr, k == MODEL_MIXER_MAMBA2 ? "ssd_scan" : k == MODEL_MIXER_GDN ? "delta_rule"
-                                                                         : "selective_scan",
+    add_op(pr, k == MODEL_MIXER_MAMBA2 ? "ssd_scan"
+               : k == MODEL_MIXER_GDN   ? "delta_rule"
+               : k == MODEL_MIXER_KDA   ? "kda_delta_rule"
+               : k == MODEL_MIXER_LIGHTNING ? "lightning_attn"
+                                        : "selective_scan",
            kf, kb);
     double y = T * d.inner / t; /* gated RMSNorm: read y and z, write */
     add_op(pr, "gated_norm", mem(pr, 3 * y * e * o->eager_norm),
@@ -1765,6 +1784,10 @@ static void price_hybrid_block(pricer_t *pr, model_mixer_t k, bool has_mlp, bool
             attn_f = price_attn_half(pr, &a, &b);
         else
             price_mixer(pr, k, &a, &b);
+        if (k == MODEL_MIXER_ATTENTION && m->hybrid.par_mamba2) { /* Falcon-H1 */
+            gemm_cost_t ma, mb; /* one TP exchange: the two outputs are summed */
+            price_mixer(pr, MODEL_MIXER_MAMBA2, &ma, &mb);
+        }
         add_op(pr, "residual_1", mem(pr, resid), mem(pr, 2 * resid));
     }
     if (has_mlp) {
@@ -1800,10 +1823,15 @@ static int hybrid_layout_ok(const model_t *m, const layout_t *l, err_t *err)
                         "Mamba-1 (selective scan) layers have no tensor- or context-parallel "
                         "form scaleplan prices (their x_proj reduces over d_inner; Megatron "
                         "runs Mamba-2 only)");
-    if (l->cp > 1 && model_hybrid_count(m, MODEL_MIXER_GDN) > 0)
+    if (l->cp > 1 && model_hybrid_count(m, MODEL_MIXER_GDN) +
+                             model_hybrid_count(m, MODEL_MIXER_KDA) +
+                             model_hybrid_count(m, MODEL_MIXER_LIGHTNING) >
+                         0)
         return err_setf(err, ERR_INPUT, NULL, "--cp",
-                        "Gated DeltaNet layers have no context-parallel form scaleplan prices "
-                        "(Megatron's MambaContextParallel covers Mamba-2 only)");
+                        "Gated DeltaNet / Kimi Delta Attention / lightning attention layers "
+                        "have no context-parallel form scaleplan prices (Megatron's "
+                        "MambaContextParallel covers Mamba-2 only; MiniMax's LASP+ is not "
+                        "modelled)");
     for (int k = MODEL_MIXER_MAMBA2; k <= MODEL_MIXER_LAST_SCAN; k++) {
         if (model_hybrid_count(m, (model_mixer_t)k) == 0)
             continue;

@@ -10,6 +10,7 @@
 
 #include "common/catalog.h"
 #include "common/json.h"
+#include "models/hybrid.h"
 
 #define FW_FILE "sim/catalog/frameworks.json"
 
@@ -407,6 +408,7 @@ static int read_supports(const cJSON *o, const json_ctx_t *ctx, fw_caps_t *c, er
         (rc = json_get_bool(o, "uneven_split", ctx, JSON_REQUIRED, &c->uneven_split, err)) ||
         (rc = json_get_bool(o, "grad_accumulation", ctx, JSON_OPTIONAL, &c->accumulation, err)) ||
         (rc = json_get_bool(o, "ep", ctx, JSON_OPTIONAL, &c->ep, err)) ||
+        (rc = json_get_bool(o, "hybrid", ctx, JSON_OPTIONAL, &c->hybrid, err)) ||
         (rc = json_get_bool(o, "sp_with_moe_tp", ctx, JSON_OPTIONAL, &c->sp_with_moe_tp,
                             err)) ||
         (rc = json_get_bool(o, "recompute_block", ctx, JSON_OPTIONAL, &c->recompute_block, err)) ||
@@ -918,6 +920,35 @@ int fw_require_sp(const fw_preset_t *p, const model_t *m, layout_t *l, bool *imp
     l->sequence_parallel = true;
     *implied = true;
     return ERR_OK;
+}
+
+int fw_check_model(const fw_preset_t *p, const model_t *m, err_t *err)
+{
+    if (!model_is_hybrid(m) || p->caps.hybrid)
+        return ERR_OK;
+    return err_setf(err, ERR_INPUT, NULL, "--framework",
+                    "%s does not run hybrid models (%s has Mamba / linear-attention blocks; "
+                    "Megatron-Core from 0.8, NeMo and Megatron-Bridge run them: "
+                    "megatron/core/ssm)",
+                    p->name, m->name);
+}
+
+int fw_plannable_without_hybrid(char *buf, size_t cap, err_t *err)
+{
+    char **names = NULL;
+    size_t count = 0;
+    int rc = fw_names(&names, &count, err);
+    if (cap)
+        buf[0] = '\0';
+    for (size_t i = 0; !rc && i < count; i++) {
+        fw_preset_t fw;
+        if ((rc = fw_load(names[i], &fw, err)) || !fw.plannable || fw.caps.hybrid)
+            continue;
+        size_t l = strlen(buf);
+        snprintf(buf + l, cap - l, "%s%s", l ? ", " : "", fw.name);
+    }
+    catalog_free_names(names, count);
+    return rc;
 }
 
 int fw_check_layout(const fw_preset_t *p, const layout_t *l, const sim_options_t *o, err_t *err)

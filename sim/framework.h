@@ -50,6 +50,9 @@ typedef struct {
                               true) */
     bool cp[3];            /* context parallelism by cp_comm_t; none = no CP */
     bool ep;               /* expert parallelism for mixture-of-experts models */
+    bool hybrid;           /* runs hybrid models (Mamba-2 / linear-attention
+                              blocks beside attention: Megatron-Core's
+                              megatron/core/ssm); "hybrid", default false */
     bool dispatchers[3];   /* the MoE token dispatchers it offers, by
                               moe_dispatch_t ("moe_dispatchers", required with ep) */
     bool sp_with_moe_tp;   /* runs mixture-of-experts blocks with TP only
@@ -159,6 +162,14 @@ void fw_apply_gpu(const fw_preset_t *p, const char *gpu, const char *model, sim_
  * ERR_INPUT naming the flag and what the framework runs instead
  * ("--cp: megatron-2021 has no context parallelism"). */
 int fw_check_layout(const fw_preset_t *p, const layout_t *l, const sim_options_t *o, err_t *err);
+
+/* Whether preset p runs model m at all: a hybrid model (models/hybrid.h)
+ * needs supports.hybrid. ERR_INPUT naming --framework otherwise. */
+int fw_check_model(const fw_preset_t *p, const model_t *m, err_t *err);
+
+/* The plannable presets without supports.hybrid, comma separated into buf
+ * (empty when none): what plan skips for a hybrid model. */
+int fw_plannable_without_hybrid(char *buf, size_t cap, err_t *err);
 
 /* Sequence parallelism where the preset needs it: a mixture-of-experts
  * model m with TP > 1 under a preset that runs MoE blocks with TP only with

@@ -263,14 +263,16 @@ static int add_framework(const fw_preset_t *fw, const char *gpu, const char *mod
 
 /* One framework (space->framework) or every plannable preset, each in every
  * precision searched that it trains in. */
-static int frameworks_for(const plan_space_t *s, const char *gpu, const char *model,
+static int frameworks_for(const plan_space_t *s, const char *gpu, const model_t *m,
                           plan_fw_t *fws, int *n, err_t *err)
 {
     *n = 0;
     fw_preset_t fw;
+    const char *model = m->name;
     if (s->framework && *s->framework) {
         int rc = fw_load(s->framework, &fw, err);
-        if (rc || (rc = add_framework(&fw, gpu, model, s, true, fws, n, err)))
+        if (rc || (rc = fw_check_model(&fw, m, err)) ||
+            (rc = add_framework(&fw, gpu, model, s, true, fws, n, err)))
             return rc;
         if ((s->rc_modules & ~(unsigned)LAYOUT_RC_CORE_ATTN) && !fws[0].fw.caps.recompute_modules)
             return err_setf(err, ERR_INPUT, NULL, "--recompute-modules",
@@ -287,8 +289,8 @@ static int frameworks_for(const plan_space_t *s, const char *gpu, const char *mo
     for (size_t i = 0; i < count && *n < PLAN_MAX_FRAMEWORKS; i++) {
         if ((rc = fw_load(names[i], &fw, err)))
             break;
-        if (!fw.plannable)
-            continue;
+        if (!fw.plannable || fw_check_model(&fw, m, NULL) != ERR_OK)
+            continue; /* (a hybrid model: cmd_plan says which were skipped) */
         if ((rc = add_framework(&fw, gpu, model, s, false, fws, n, err)))
             break;
     }
@@ -1030,7 +1032,7 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
     double t0 = clock_now_s();
     plan_fw_t fws[PLAN_MAX_FRAMEWORKS];
     int n_fws = 0;
-    int rc = frameworks_for(space, c->gpu.name, m->name, fws, &n_fws, err);
+    int rc = frameworks_for(space, c->gpu.name, m, fws, &n_fws, err);
     if (rc)
         return rc;
     /* 1. every candidate the frameworks run that fits, each framework's

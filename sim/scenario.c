@@ -149,7 +149,8 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
     /* (TP comm overlap stays as asked at TP 1, where there is nothing to
      * overlap: a layout search from this scenario applies it to the
      * candidates with TP) */
-    if ((rc = fw_check_layout(&s->fw, &s->layout, &s->opt, err)))
+    if ((rc = fw_check_layout(&s->fw, &s->layout, &s->opt, err)) ||
+        (rc = fw_check_model(&s->fw, &s->model, err)))
         return rc;
     if ((rc = moe_dispatch_check(s, err)) ||
         (rc = prec_check_gpu(s->catalog, s->layout.precision, &s->cluster.gpu, err)) ||

@@ -47,6 +47,34 @@ static double gdn_fwd(const profile_t *p, const model_hybrid_t *x, const ssm_cal
     return wy + wu + h + o + prof_mem_time(p, bytes);
 }
 
+/* Kimi Delta Attention forward (fla chunk_kda_fwd): the gated delta rule's
+ * chunkwise products at key = value size (gdn_fwd, heads = value heads),
+ * plus the passes its per-channel decay adds over Gated DeltaNet's
+ * per-head one: the decay's cumsum over P = heads x head_dim channels
+ * (read in the activation type, write fp32) and the gated q and k
+ * (q exp(g), k exp(-g)) written and read back for the products. */
+static double kda_fwd(const profile_t *p, const model_hybrid_t *x, const ssm_call_t *c)
+{
+    double T = c->seqs * c->seq, P = c->heads * x->gdn_k_dim;
+    return gdn_fwd(p, x, c) + prof_mem_time(p, T * P * (c->e + 4) + 2 * 2 * T * P * c->e);
+}
+
+/* Lightning attention forward (Qin et al., "Lightning Attention-2",
+ * arXiv 2401.04658, Algorithm 1; MiniMax's lightning_attention kernel): per
+ * block of B tokens and head of size d, the intra-block masked Q K^T and
+ * its product with V, the inter-block Q KV and the KV state update
+ * K^T V, each a batched product; the running KV state (fp32) written after
+ * each block and read by the next. */
+static double lightning_fwd(const profile_t *p, const model_hybrid_t *x, const ssm_call_t *c)
+{
+    double B = x->gdn_chunk, d = x->gdn_k_dim;
+    double nb = ceil(c->seq / B), b = c->seqs * nb * c->heads;
+    dtype_t t = c->dtype;
+    double intra = prof_gemm_time(p, t, B, B, d, b) + prof_gemm_time(p, t, B, d, B, b);
+    double inter = prof_gemm_time(p, t, B, d, d, b) + prof_gemm_time(p, t, d, d, B, b);
+    return intra + inter + prof_mem_time(p, 2 * b * d * d * 4);
+}
+
 /* Mamba-1's selective scan (mamba_ssm selective_scan_cuda, Gu & Dao 2023
  * sec. 3.3.2: the fused kernel reads its inputs from HBM once, runs the
  * recurrence in SRAM and writes only the output): memory-bound, priced as
@@ -70,5 +98,9 @@ void ssm_kernel_time(const profile_t *p, const model_t *m, model_mixer_t k, cons
         *fwd_s = gdn_fwd(p, &m->hybrid, c);
     else if (k == MODEL_MIXER_MAMBA1)
         *fwd_s = scan1_fwd(p, &m->hybrid, c);
+    else if (k == MODEL_MIXER_KDA)
+        *fwd_s = kda_fwd(p, &m->hybrid, c);
+    else if (k == MODEL_MIXER_LIGHTNING)
+        *fwd_s = lightning_fwd(p, &m->hybrid, c);
     *bwd_s = SSM_BWD_RATIO * *fwd_s;
 }

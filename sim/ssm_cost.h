@@ -15,6 +15,10 @@
  *   - Gated DeltaNet as fla-org/flash-linear-attention
  *     fla/ops/gated_delta_rule/chunk.py runs it: the WY matrix per chunk,
  *     the chunk states, the output.
+ * Kimi Delta Attention as fla/ops/kda/chunk.py runs it: Gated DeltaNet's
+ * products plus the passes of its per-channel decay.
+ * Lightning attention (MiniMax) as Lightning Attention-2's blocks: the
+ * intra-block quadratic products and the inter-block state products.
  * Mamba-1's selective scan (Jamba) is memory-bound (Gu & Dao 2023, sec.
  * 3.3.2): its inputs read once and its output written, at the memory rate.
  * The backward is ASSUMED at 2.5x the forward's time (the ratio
@@ -41,7 +45,8 @@ typedef struct {
 } ssm_call_t;
 
 /* Forward and backward seconds of the kernel of mixer k (MODEL_MIXER_MAMBA2,
- * MODEL_MIXER_GDN or MODEL_MIXER_MAMBA1, whose heads are its channels;
+ * MODEL_MIXER_GDN, MODEL_MIXER_KDA or MODEL_MIXER_MAMBA1, whose heads are
+ * its channels;
  * 0 for others) of model m for call c. */
 void ssm_kernel_time(const profile_t *p, const model_t *m, model_mixer_t k, const ssm_call_t *c,
                      double *fwd_s, double *bwd_s);

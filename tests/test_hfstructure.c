@@ -135,6 +135,10 @@ static const real_row_t ROWS[] = {
     /* AI21's card: 52B total, 12B active (Mamba-1 + attention, MoE every
      * other block) */
     {"AI21-Jamba-1.5-Mini", NULL, 52e9, 1.56e9, 12e9, 0.5e9, ACT_ALL, false},
+    {"Kimi-Linear-48B-A3B-Instruct", NULL, 48e9, 1.44e9, 3e9, 0.5e9, ACT_NO_INPUT, false},
+    /* MiniMax-01 card: 456B total, 45.9B activated (lightning + softmax
+     * attention, MoE) */
+    {"MiniMax-M1", NULL, 456e9, 13.68e9, 45.9e9, 1.377e9, ACT_NO_EMB, false},
 };
 
 /* The published basis of p's active count under convention conv. */

@@ -20,6 +20,8 @@
 #include "models/hybrid.h"
 #include "models/memory.h"
 #include "profile/profile.h"
+#include "sim/framework.h"
+#include "sim/plan.h"
 #include "sim/ssm_cost.h"
 #include "tests/testing.h"
 
@@ -355,8 +357,308 @@ static void test_mamba1(void)
     free(err);
 }
 
+
+/* Kimi Linear (Kimi-Linear-48B-A3B-Instruct, linear_attn_config: layers
+ * counted from 1, full_attn_layers 4, 8, ..., 24, 27 MLA, the other 20
+ * Kimi Delta Attention). The KDA mixer by hand (hidden 2304, 32 heads of
+ * 128, P = 4096, gates of rank 128, conv 4): q, k, v 3 x 2304 x 4096 =
+ * 28,311,552; convs 3 x 4096 x 4 = 49,152; A_log 32; dt_bias 4096;
+ * f_b, g_b 2 x 128 x 4096 = 1,048,576; b_proj 2304 x 32 = 73,728; o_proj
+ * 9,437,184; f_a, g_a 2 x 2304 x 128 = 589,824; o_norm 128: 39,514,272.
+ * The model against the published 48B total (MoonshotAI/Kimi-Linear
+ * README.md, "#Total Params"; HF card): within 3% (scaleplan 49.1B; the
+ * README rounds). Forward FLOPs a token by hand: the kernel per head in
+ * chunks of 64 at key = value 128 is 6 x 64 x 128 + 4 x 64 x 128 +
+ * 2 x 64^2 / 3 + 6 x 128^2 = 182,954.67, x 32 heads, plus the convs
+ * 2 x 3 x 4096 x 4; the projections 2 x 2304 x (3 x 4096 + 32 + 2 x 128)
+ * + 2 x 2 x 128 x 4096. */
+static void test_kimi_linear(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load(real_cfg("Kimi-Linear-48B-A3B-Instruct"), &m, &e), 0);
+    CU_ASSERT_EQUAL(model_hybrid_count(&m, MODEL_MIXER_KDA), 20);
+    CU_ASSERT_EQUAL(model_hybrid_count(&m, MODEL_MIXER_ATTENTION), 7);
+    CU_ASSERT_EQUAL(model_block_mixer(&m, 0), MODEL_MIXER_KDA);
+    CU_ASSERT_EQUAL(model_block_mixer(&m, 3), MODEL_MIXER_ATTENTION); /* layer 4 */
+    CU_ASSERT_EQUAL(model_block_mixer(&m, 26), MODEL_MIXER_ATTENTION); /* layer 27 */
+    CU_ASSERT_TRUE(model_is_mla(&m) && !model_moe_layer(&m, 0) && model_moe_layer(&m, 1));
+    CHECK_REL(model_hybrid_mixer_params(&m, MODEL_MIXER_KDA, 1), 39514272.0, 0);
+    model_params_t p;
+    model_params(&m, &p);
+    CHECK_REL(p.total, 48e9, 0.03);
+    model_flops_t fl;
+    model_flops(&m, 4096, &fl);
+    double kern = 32 * (6 * 64 * 128 + 4 * 64 * 128 + 2 * 64 * 64 / 3.0 + 6 * 128 * 128.0);
+    CHECK_REL(fl.fwd_per_token[FLOP_MIXER_SCAN], 20 * (kern + 2 * 3 * 4096 * 4.0), 1e-12);
+    CHECK_REL(fl.fwd_per_token[FLOP_MIXER_IN],
+              20 * (2 * 2304.0 * (3 * 4096 + 32 + 256) + 4 * 128 * 4096.0), 1e-12);
+    /* no context-parallel form: --cp refused naming the flag */
+    char args[1024], *err = NULL;
+    snprintf(args, sizeof args, "sim --model %s --gpu h100-sxm --gpus 16 --cp 2 --ep 8 "
+             "--seq-len 4096 --global-batch 64", real_cfg("Kimi-Linear-48B-A3B-Instruct"));
+    CU_ASSERT_EQUAL(run_cli(args, NULL, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "--cp") && strstr(err, "Kimi Delta") ? err : NULL);
+    free(err);
+}
+
+/* Kimi Delta Attention's kernel is Gated DeltaNet's chunkwise products plus
+ * the passes of its per-channel decay (sim/ssm_cost.h): on the H100 profile
+ * at the same shapes it costs more than Gated DeltaNet's by exactly those
+ * bytes at the memory rate (T x P x (2 + 4) + 4 x T x P x 2). */
+static void test_kda_kernel(void)
+{
+    profile_t p;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(prof_load_default("h100-sxm", &p, &e), 0);
+    model_t m;
+    memset(&m, 0, sizeof m);
+    model_hybrid_t *h = &m.hybrid;
+    h->gdn_k_heads = h->gdn_v_heads = 32, h->gdn_k_dim = h->gdn_v_dim = 128;
+    h->gdn_chunk = 64, h->gdn_conv = 4, h->kda_gate_rank = 128;
+    ssm_call_t c = {1, 4096, 32, 32, DTYPE_BF16, 2};
+    double gf, gb, kf, kb;
+    ssm_kernel_time(&p, &m, MODEL_MIXER_GDN, &c, &gf, &gb);
+    ssm_kernel_time(&p, &m, MODEL_MIXER_KDA, &c, &kf, &kb);
+    double P = 32 * 128.0, T = 4096;
+    CU_ASSERT_TRUE(kf > gf);
+    CHECK_REL(kf - gf, prof_mem_time(&p, T * P * 6 + 4 * T * P * 2), 1e-9);
+    CHECK_REL(kb, SSM_BWD_RATIO * kf, 1e-12);
+    prof_free(&p);
+}
+
+/* linear_attn_config's layer lists: counted from 1, each layer in one
+ * list; bad entries refused naming the entry. */
+static void test_kda_bad_input(void)
+{
+    model_t m;
+    err_t e;
+    const char *head = "{\"model_type\": \"kimi_linear\", \"hidden_size\": 64, "
+                       "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                       "\"intermediate_size\": 128, \"vocab_size\": 10, \"kv_lora_rank\": 16, "
+                       "\"qk_nope_head_dim\": 8, \"qk_rope_head_dim\": 8, \"v_head_dim\": 8, "
+                       "\"linear_attn_config\": {\"num_heads\": 4, \"head_dim\": 16, ";
+    char text[1024];
+    snprintf(text, sizeof text, "%s\"kda_layers\": [0], \"full_attn_layers\": [2]}}", head);
+    CHECK_ERR(from_text(text, &m, &e), &e, ERR_INPUT, "kda_layers[0]", "from 1 to 2");
+    snprintf(text, sizeof text, "%s\"kda_layers\": [1], \"full_attn_layers\": [1]}}", head);
+    CHECK_ERR(from_text(text, &m, &e), &e, ERR_INPUT, "full_attn_layers[0]", "twice");
+    snprintf(text, sizeof text, "%s\"kda_layers\": [1], \"full_attn_layers\": []}}", head);
+    CHECK_ERR(from_text(text, &m, &e), &e, ERR_INPUT, "full_attn_layers", "neither");
+    snprintf(text, sizeof text, "%s\"full_attn_layers\": [2]}}", head);
+    CHECK_ERR(from_text(text, &m, &e), &e, ERR_INPUT, "kda_layers", "list");
+    snprintf(text, sizeof text, "%s\"kda_layers\": [1]}}", head);
+    CU_ASSERT_EQUAL(from_text(text, &m, &e), 0);
+    CU_ASSERT_EQUAL(model_block_mixer(&m, 1), MODEL_MIXER_ATTENTION);    /* Falcon-H1's inner width must be heads x head size; Zamba's shared
+     * blocks stay refused naming model_type */
+    CHECK_ERR(from_text("{\"model_type\": \"falcon_h1\", \"hidden_size\": 64, "
+                        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                        "\"intermediate_size\": 128, \"vocab_size\": 10, \"mamba_d_ssm\": 100, "
+                        "\"mamba_d_state\": 16}",
+                        &m, &e),
+              &e, ERR_INPUT, "mamba_d_ssm", "must be");
+    CHECK_ERR(from_text("{\"model_type\": \"zamba2\", \"hidden_size\": 64}", &m, &e), &e,
+              ERR_INPUT, "model_type", "shared attention blocks");
+}
+
+
+/* MiniMax-M1 (MiniMax-AI/MiniMax-M1 config.json: attn_type_list, 0
+ * lightning and 1 softmax attention, every 8th block softmax; 32 experts
+ * of 9216, top 2, in every block). The lightning mixer by hand (hidden
+ * 6144, 64 heads of 128, P = 8192): qkv_proj 3 x 6144 x 8192, output_gate
+ * 6144 x 8192, norm 8192, out_proj 8192 x 6144: 251,666,432. The model by
+ * hand: embeddings 2 x 200064 x 6144 + final norm 6144 + 80 x (32 experts
+ * x 3 x 6144 x 9216 + router 6144 x 32 + norms 2 x 6144) + 70 x 251,666,432
+ * + 10 softmax attentions (6144 x 8192 x 2 + 2 x 6144 x 1024) =
+ * 456,089,655,296, the published 456B total (MiniMax-01 model card and
+ * arXiv 2501.08313: "456 billion total parameters, of which 45.9 billion
+ * are activated per token"); active without the embeddings 45.94B.
+ * Lightning FLOPs a token by hand (blocks of 256, head 128): 64 heads x
+ * (4 x 256 x 128 + 4 x 128^2) x 70 layers. */
+static void test_minimax_lightning(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load(real_cfg("MiniMax-M1"), &m, &e), 0);
+    CU_ASSERT_EQUAL(model_hybrid_count(&m, MODEL_MIXER_LIGHTNING), 70);
+    CU_ASSERT_EQUAL(model_hybrid_count(&m, MODEL_MIXER_ATTENTION), 10);
+    CU_ASSERT_EQUAL(model_block_mixer(&m, 7), MODEL_MIXER_ATTENTION);
+    CU_ASSERT_EQUAL(model_block_mixer(&m, 8), MODEL_MIXER_LIGHTNING);
+    CHECK_REL(model_hybrid_mixer_params(&m, MODEL_MIXER_LIGHTNING, 1), 251666432.0, 0);
+    model_params_t p;
+    model_params(&m, &p);
+    CHECK_REL(p.total, 456089655296.0, 1e-12);
+    CHECK_REL(p.total, 456e9, 0.5 / 456);
+    model_flops_t fl;
+    model_flops(&m, 8192, &fl);
+    CHECK_REL(fl.fwd_per_token[FLOP_MIXER_SCAN], 70 * 64 * (4 * 256 * 128 + 4 * 128 * 128.0),
+              1e-12);
+    CHECK_REL(fl.fwd_per_token[FLOP_MIXER_IN], 70 * 2 * 6144 * 4 * 8192.0, 1e-12);
+    model_t bad;
+    CHECK_ERR(from_text("{\"model_type\": \"minimax_m1\", \"hidden_size\": 64, "
+                        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                        "\"intermediate_size\": 128, \"vocab_size\": 10, "
+                        "\"attn_type_list\": [0, 2]}",
+                        &bad, &e),
+              &e, ERR_INPUT, "attn_type_list[1]", "0 (lightning");
+    CHECK_ERR(from_text("{\"model_type\": \"minimax_m1\", \"hidden_size\": 64, "
+                        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                        "\"intermediate_size\": 128, \"vocab_size\": 10, "
+                        "\"attn_type_list\": [0, 1, 0]}",
+                        &bad, &e),
+              &e, ERR_INPUT, "attn_type_list", "3 entries");
+    char args[1024], *err = NULL;
+    snprintf(args, sizeof args, "sim --model %s --gpu h100-sxm --gpus 64 --cp 2 --ep 8 "
+             "--seq-len 8192 --global-batch 64", real_cfg("MiniMax-M1"));
+    CU_ASSERT_EQUAL(run_cli(args, NULL, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "--cp") && strstr(err, "lightning") ? err : NULL);
+    free(err);
+}
+
+/* Lightning Attention-2 (arXiv 2401.04658, Figure 1 / sec. 4.2): its time
+ * stays linear in the sequence where FlashAttention-2's grows
+ * quadratically, and it is the faster from long sequences on. Priced on
+ * the H100 profile for one sequence of 64 heads of 128 (MiniMax's shape):
+ * at most attention's time from 16K on, under 2.5x from one doubling to
+ * the next. Switched off (no kernel time) the first check fails. */
+static void test_lightning_kernel(void)
+{
+    profile_t p;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(prof_load_default("h100-sxm", &p, &e), 0);
+    model_t m;
+    memset(&m, 0, sizeof m);
+    m.hybrid.gdn_k_heads = m.hybrid.gdn_v_heads = 64;
+    m.hybrid.gdn_k_dim = m.hybrid.gdn_v_dim = 128, m.hybrid.gdn_chunk = 256;
+    double prev = 0;
+    for (int s = 16384; s <= 65536; s *= 2) {
+        ssm_call_t c = {1, s, 64, 64, DTYPE_BF16, 2};
+        double f, b;
+        ssm_kernel_time(&p, &m, MODEL_MIXER_LIGHTNING, &c, &f, &b);
+        prof_attn_call_t call = {"", true, s, 128};
+        double attn = prof_attn_time(&p, DTYPE_BF16, &call, 4.0 * s * s * 64 * 128 * 0.5, false);
+        if (!(f > 0 && f <= attn))
+            fprintf(stderr, "\n  seq %d: lightning %.3g s, attention %.3g s", s, f, attn);
+        CU_ASSERT_TRUE(f > 0 && f <= attn);
+        CU_ASSERT_TRUE(prev == 0 || f < 2.5 * prev);
+        prev = f;
+    }
+    prof_free(&p);
+}
+
+
+/* supports.hybrid (sim/catalog/frameworks.json): Megatron-Core from 0.8
+ * (its CHANGELOG.md: Mamba), NeMo and Megatron-Bridge run hybrid models;
+ * torchtitan, DeepSpeed and FSDP do not. sim refuses naming --framework;
+ * plan searches only the presets that run it (none without the
+ * capability), and refuses a named one. Switched off, the refusal and the
+ * skip both fail here. */
+static void test_framework_hybrid(void)
+{
+    const char *cfg = real_cfg("Nemotron-H-8B-Base-8K");
+    char args[1024], *err = NULL, *out = NULL;
+    snprintf(args, sizeof args, "sim --model %s --gpu h100-sxm --gpus 8 --seq-len 4096 "
+             "--global-batch 64 --framework torchtitan-2025-12 --allow-oom", cfg);
+    CU_ASSERT_EQUAL(run_cli(args, NULL, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(err && strstr(err, "--framework") && strstr(err, "hybrid") &&
+                                   strchr(err, '\n') == strrchr(err, '\n')
+                               ? err
+                               : NULL);
+    free(err);
+    snprintf(args, sizeof args, "sim --model %s --gpu h100-sxm --gpus 8 --seq-len 4096 "
+             "--global-batch 64 --framework megatron-core --allow-oom", cfg);
+    CU_ASSERT_EQUAL(run_cli(args, &out, NULL), 0);
+    free(out);
+    model_t m;
+    err_t e;
+    cluster_t c;
+    profile_t p;
+    CU_ASSERT_EQUAL_FATAL(model_load(cfg, &m, &e), 0);
+    cluster_spec_t spec = {.gpu = "h100-sxm", .n_gpus = 16};
+    CU_ASSERT_EQUAL_FATAL(cluster_resolve(&spec, &c, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(prof_load_default("h100-sxm", &p, &e), 0);
+    plan_space_t s;
+    plan_space_default(&s);
+    s.seq_len = 4096;
+    s.global_batch_min = s.global_batch_max = 256;
+    plan_search_t *r = calloc(1, sizeof *r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL_FATAL(plan_search(&m, &c, &p, &s, NULL, r, &e), 0);
+    CU_ASSERT_TRUE(r->n_frameworks > 0);
+    for (int i = 0; i < r->n_frameworks; i++) {
+        fw_preset_t fw;
+        CU_ASSERT_EQUAL_FATAL(fw_load(r->per_framework[i].name, &fw, &e), 0);
+        CU_ASSERT_TRUE(fw.caps.hybrid);
+    }
+    s.framework = "deepspeed";
+    CHECK_ERR(plan_search(&m, &c, &p, &s, NULL, r, &e), &e, ERR_INPUT, "--framework",
+              "hybrid");
+    char skipped[256];
+    CU_ASSERT_EQUAL(fw_plannable_without_hybrid(skipped, sizeof skipped, &e), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(skipped, "torchtitan"));
+    CU_ASSERT_PTR_NULL(strstr(skipped, "megatron"));
+    free(r);
+    prof_free(&p);
+}
+
+
+/* Falcon-H1 (attention and a Mamba-2 mixer side by side in every block,
+ * then the MLP): the structural keys of tiiuae/Falcon-H1-7B's config.json
+ * as find_string id 65865534003 holds them (44 layers, 3072, 12/2 heads of
+ * 128, ffn 12288, vocab 130048, untied; Mamba-2: 24 heads of 128 =
+ * mamba_d_ssm 3072, state 256, 1 group, conv 4, chunk 128; mamba_rms_norm
+ * absent: FalconH1Config's false, no gated norm). By hand: embeddings
+ * 2 x 130048 x 3072 = 799,014,912; a block: norms 2 x 3072, attention
+ * 3072 x 1536 x 2 + 2 x 3072 x 256 = 11,010,048, the Mamba-2 mixer in_proj
+ * 3072 x (2 x 3072 + 2 x 256 + 24) + conv (3072 + 512) x 5 + 3 x 24 +
+ * out_proj 3072^2 = 29,976,136, MLP 3 x 3072 x 12288 = 113,246,208; 44
+ * blocks and the final norm: 7,585,513,568, the "7B" of the Falcon-H1
+ * report (arXiv 2507.22448) rounded down. Without the parallel mixer the
+ * count is 1.32B short. The step prices both the attention and the SSD
+ * scan in every block. */
+static void test_falcon_h1(void)
+{
+    const char *cfg =
+        "{\"model_type\": \"falcon_h1\", \"hidden_size\": 3072, \"num_hidden_layers\": 44, "
+        "\"num_attention_heads\": 12, \"num_key_value_heads\": 2, \"head_dim\": 128, "
+        "\"intermediate_size\": 12288, \"vocab_size\": 130048, \"tie_word_embeddings\": false, "
+        "\"mamba_d_state\": 256, \"mamba_n_groups\": 1, \"mamba_n_heads\": 24, "
+        "\"mamba_d_head\": 128, \"mamba_d_ssm\": 3072, \"mamba_expand\": 2, "
+        "\"mamba_d_conv\": 4, \"mamba_chunk_size\": 128, "
+        "\"max_position_embeddings\": 262144}";
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(from_text(cfg, &m, &e), 0);
+    CU_ASSERT_EQUAL(model_hybrid_count(&m, MODEL_MIXER_ATTENTION), 44);
+    CU_ASSERT_EQUAL(model_hybrid_count(&m, MODEL_MIXER_MAMBA2), 44);
+    CHECK_REL(model_hybrid_mixer_params(&m, MODEL_MIXER_MAMBA2, 1), 29976136.0, 0);
+    model_params_t p;
+    model_params(&m, &p);
+    CHECK_REL(p.total, 7585513568.0, 1e-12);
+    CHECK_REL(p.total, 7e9, 0.1);
+    model_flops_t fl;
+    model_flops(&m, 4096, &fl);
+    CU_ASSERT_TRUE(fl.fwd_per_token[FLOP_MIXER_SCAN] > 0 && fl.fwd_per_token[FLOP_ATTN_SCORES] > 0);
+    char path[64], args[1024], *out = NULL;
+    snprintf(path, sizeof path, "/tmp/scaleplan_falcon_h1_%d.json", (int)getpid());
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(cfg, f);
+    fclose(f);
+    snprintf(args, sizeof args, "sim --model %s --gpu h100-sxm --gpus 8 --seq-len 4096 "
+             "--global-batch 64 --json --allow-oom", path);
+    CU_ASSERT_EQUAL_FATAL(run_cli(args, &out, NULL), 0);
+    CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "\"ssd_scan\"") && strstr(out, "\"attention\"")
+                               ? out
+                               : NULL);
+    free(out);
+    remove(path);
+}
+
 TEST_SUITE(suite_hybrid, "hybrid", TEST(test_pattern_letters), TEST(test_mixer_params),
            TEST(test_flops_published_56b), TEST(test_activation_bytes),
            TEST(test_ssd_vs_attention), TEST(test_published_step_56b),
            TEST(test_bad_hybrid_input), TEST(test_mamba_cp), TEST(test_stage_params),
-           TEST(test_mamba1));
+           TEST(test_mamba1), TEST(test_kimi_linear), TEST(test_kda_kernel),
+           TEST(test_kda_bad_input), TEST(test_minimax_lightning),
+           TEST(test_lightning_kernel), TEST(test_framework_hybrid), TEST(test_falcon_h1));
