@@ -202,7 +202,7 @@ static int check_output(const char *name, const char *text, const char *flat)
             bad++;
         }
         const glossary_entry_t *e = n && layout_line ? glossary_find(p, n) : NULL;
-        if (e && strcmp(e->term, "P50") && strcmp(e->term, "P90") && strcmp(e->term, "MFU")) {
+        if (e) {
             char def[64];
             snprintf(def, sizeof def, "%s: ", e->term);
             if (!strstr(flat, def)) {
