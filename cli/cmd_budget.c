@@ -259,7 +259,10 @@ static int print_text(const cli_args_t *a, budget_run_t *br, const budget_offer_
     printf("  layout %s%s: step %s, MFU %s\n", desc, br->job.searched ? " (best found)" : "",
            units_fmt_duration(br->job.step.step_time_s, b1, sizeof b1),
            numfmt_pct(br->job.step.mfu, "of bf16 dense peak", b2, sizeof b2));
-    textwrap_legend(stdout, desc, 2, 100);
+    /* the layout's terms and the statistics the lines below use */
+    char terms[400];
+    snprintf(terms, sizeof terms, "%s MFU P50 P90", desc);
+    textwrap_legend(stdout, terms, 2, 100);
     cli_rel_print_defaults(a, &br->rel, &br->pick, &br->r);
     printf("\n");
     if (br->reservation)

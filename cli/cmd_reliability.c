@@ -11,6 +11,7 @@
 #include "common/units.h"
 #include "reports/jsonout.h"
 #include "reports/table.h"
+#include "reports/textwrap.h"
 
 static const cli_opt_t own_opts[] = {
     {"--sweep", NULL, NULL, "simulate 25 checkpoint intervals and compare with the chosen one",
@@ -130,6 +131,7 @@ static int print_text(const cli_args_t *a, const cluster_t *c, const rel_run_t *
                units_fmt_count(r->tokens_p50, b1, sizeof b1),
                units_fmt_count(r->tokens_p10, b2, sizeof b2),
                units_fmt_count(r->tokens_p90, b3, sizeof b3));
+    textwrap_legend(stdout, "P50 P90", 2, 100);
     printf("  interruptions %.1f: %.1f unexpected, %.1f planned; %.1f of them struck a restart "
            "in progress\n",
            r->interruptions_mean, r->unexpected_mean, r->interruptions_mean - r->unexpected_mean,

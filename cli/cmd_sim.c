@@ -75,7 +75,9 @@ static int print_text(const scenario_t *s, const sim_result_t *r, bool ops)
            s->cluster.gpu.name, s->cluster.name, s->cluster.gpus_per_node,
            s->cluster.nics_per_node, s->cluster.inter.name);
     printf("  layout: %s\n", desc);
-    textwrap_legend(stdout, desc, 2, 100);
+    char terms[400];
+    snprintf(terms, sizeof terms, "%s MFU", desc); /* and the MFU printed below */
+    textwrap_legend(stdout, terms, 2, 100);
     printf("  step time %s, %s tokens/s (%s per GPU)\n",
            units_fmt_duration(r->step_time_s, a, sizeof a),
            units_fmt_count(r->tokens_per_s, b, sizeof b),

@@ -174,9 +174,17 @@ static bool has_exponent(const char *text, char *where, size_t cap)
     return false;
 }
 
+/* Whether e is a statistic, a term that needs its legend on any line. */
+static bool statistic(const glossary_entry_t *e)
+{
+    return strcmp(e->term, "P50") == 0 || strcmp(e->term, "P90") == 0 ||
+           strcmp(e->term, "MFU") == 0;
+}
+
 /* Check one human-readable output: no exponent, no old notation, every
- * term on a line that writes a layout (one with a word TP<n>) explained by
- * a legend in the same output, and MFU said against its basis. flat is
+ * term on a line that writes a layout (one with a word TP<n>), and every
+ * statistic (P50, P90, MFU) on any line, explained by a legend in the same
+ * output, and MFU said against its basis. flat is
  * text with its whitespace runs as one space. Returns the problems found. */
 static int check_output(const char *name, const char *text, const char *flat)
 {
@@ -201,7 +209,11 @@ static int check_output(const char *name, const char *text, const char *flat)
             fprintf(stderr, "\n  %s: old notation '%.*s'", name, (int)n, p);
             bad++;
         }
-        const glossary_entry_t *e = n && layout_line ? glossary_find(p, n) : NULL;
+        /* a layout's terms on a line that writes one; the statistics
+         * (P50, P90, MFU) wherever they stand */
+        const glossary_entry_t *e = n ? glossary_find(p, n) : NULL;
+        if (e && !layout_line && !statistic(e))
+            e = NULL;
         if (e) {
             char def[64];
             snprintf(def, sizeof def, "%s: ", e->term);
