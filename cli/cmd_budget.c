@@ -261,7 +261,7 @@ static int print_text(const cli_args_t *a, budget_run_t *br, const budget_offer_
            numfmt_pct(br->job.step.mfu, "of bf16 dense peak", b2, sizeof b2));
     /* the layout's terms and the statistics the lines below use */
     char terms[400];
-    snprintf(terms, sizeof terms, "%s MFU P50 P90", desc);
+    snprintf(terms, sizeof terms, "%s MFU P10 P50 P90", desc);
     textwrap_legend(stdout, terms, 2, 100);
     cli_rel_print_defaults(a, &br->rel, &br->pick, &br->r);
     printf("\n");

@@ -75,6 +75,8 @@ static int run_ladder(const cli_args_t *a, err_t *err)
         printf("Interruptions per week, failure rates '%s' (%s; %s)\n", fs.name, fs.description,
                pick.set_given ? "given" : pick.choice.why);
         rc = table_print(t, stdout, 2, 0) ? err_set(err, ERR_RUNTIME, "write failed") : 0;
+        if (!rc)
+            textwrap_legend(stdout, "MTBF", 2, 100);
     }
     if (!rc && machine)
         rc = cli_output_result(a, "scaleplan reliability", doc, "ladder", err);
@@ -131,7 +133,7 @@ static int print_text(const cli_args_t *a, const cluster_t *c, const rel_run_t *
                units_fmt_count(r->tokens_p50, b1, sizeof b1),
                units_fmt_count(r->tokens_p10, b2, sizeof b2),
                units_fmt_count(r->tokens_p90, b3, sizeof b3));
-    textwrap_legend(stdout, "P50 P90", 2, 100);
+    textwrap_legend(stdout, "P10 P50 P90 MTBF", 2, 100);
     printf("  interruptions %.1f: %.1f unexpected, %.1f planned; %.1f of them struck a restart "
            "in progress\n",
            r->interruptions_mean, r->unexpected_mean, r->interruptions_mean - r->unexpected_mean,

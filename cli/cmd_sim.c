@@ -76,7 +76,7 @@ static int print_text(const scenario_t *s, const sim_result_t *r, bool ops)
            s->cluster.nics_per_node, s->cluster.inter.name);
     printf("  layout: %s\n", desc);
     char terms[400];
-    snprintf(terms, sizeof terms, "%s MFU", desc); /* and the MFU printed below */
+    snprintf(terms, sizeof terms, "%s MFU HFU", desc); /* and MFU, HFU printed below */
     textwrap_legend(stdout, terms, 2, 100);
     printf("  step time %s, %s tokens/s (%s per GPU)\n",
            units_fmt_duration(r->step_time_s, a, sizeof a),

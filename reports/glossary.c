@@ -118,10 +118,17 @@ static const glossary_entry_t ENTRIES[] = {
      "Model FLOPs utilization (MFU): the model's FLOPs per second (3 x forward, Megatron's count) "
      "per GPU over the GPU's dense bf16 peak, whatever precision the run uses.",
      "-", "-", "-", "-"},
+    {"HFU", "hardware FLOPs utilization, MFU with recomputed work counted",
+     "Hardware FLOPs utilization (HFU): as MFU, but counting the FLOPs activation recompute "
+     "spends again.", "-", "-", "-", "-"},
+    {"P10", "1 run in 10 finishes by then", NULL, NULL, NULL, NULL, NULL},
     {"P50", "median over the simulated runs",
-     "P50, P90: the median and the 90th percentile over the Monte Carlo runs of failures and "
-     "restarts; 9 runs in 10 finish by P90.", "-", "-", "-", "-"},
+     "P10, P50, P90: the 10th percentile, the median and the 90th percentile over the Monte "
+     "Carlo runs of failures and restarts; 9 runs in 10 finish by P90.", "-", "-", "-", "-"},
     {"P90", "9 runs in 10 finish by then", NULL, NULL, NULL, NULL, NULL},
+    {"MTBF", "mean time between the job's interruptions",
+     "MTBF: the mean time between interruptions of the whole job (every GPU, node and link it "
+     "uses), from the failure rates.", "-", "-", "-", "-"},
 };
 enum { N_ENTRIES = sizeof ENTRIES / sizeof ENTRIES[0] };
 
