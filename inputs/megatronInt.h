@@ -1,8 +1,10 @@
 /* megatronInt: what the files of the Megatron-LM argument reader share, and
  * nothing outside them includes (SQLite's *Int.h split):
  *
- *   megatron_args.c    the flag table, the arguments as read, the shell
- *                      reader of launch scripts
+ *   megatron_args.c    the flag table and the arguments as read
+ *   megatron_shell.c   a shell text's commands: which are read, which one
+ *                      is the training command (megatron_shellInt.h)
+ *   megatron_words.c   a shell text's words: quotes and expansions
  *   megatron_interp.c  the arguments into a model, a layout and options
  *
  * The flag table comes from Megatron-LM's own parser
