@@ -362,10 +362,11 @@ static size_t paren_end(const shell_t *sh, size_t p)
     return q < sh->len ? q + 1 : q;
 }
 
-/* Expand one $-expression at sh->pos (just after '$'). Array expansions
- * ("${A[@]}") outside double quotes add whole words to out directly; other
- * expansions append to the word in b. */
-static int expand(shell_t *sh, wbuf_t *b, words_t *out, bool quoted)
+/* The $-expressions that name no variable, at sh->pos (just after '$'):
+ * $((arithmetic)), $(command) kept as written, "$@" / "$*" / $# (the
+ * script's arguments: none) and $? $$ $! $- kept as written. 0 or -1 when
+ * it was one of them (appended to b), 1 when it is not. */
+static int expand_special(shell_t *sh, wbuf_t *b)
 {
     const char *s = sh->s;
     size_t p = sh->pos;
@@ -399,179 +400,259 @@ static int expand(shell_t *sh, wbuf_t *b, words_t *out, bool quoted)
         char kept[3] = {'$', s[p], '\0'};
         return wb_put(sh, b, kept, 2);
     }
+    return 1;
+}
+
+/* A parameter expression as written: $NAME, ${NAME}, ${#NAME},
+ * ${NAME[@]}, ${NAME:-arg} and the other operators. */
+typedef struct {
     const char *name;
+    size_t n;          /* name[0..n) */
+    bool array, at;    /* [@] or [*]; at: [@] */
+    bool length;       /* ${#NAME} */
+    const char *op;    /* ":-", "%%", ... or NULL */
+    size_t op_len;
+    const char *arg;   /* the text after the operator, arg[0..arg_len) */
+    size_t arg_len;
+} param_t;
+
+/* Read ${...} at sh->pos (on its '{') into x, moving past its '}'. 1 when
+ * x is to be expanded; 0 or -1 when the expression was dealt with here
+ * (an unclosed brace or a form not modelled kept as written, ${@} / ${#}). */
+static int read_braced(shell_t *sh, wbuf_t *b, param_t *x)
+{
+    const char *s = sh->s;
+    size_t p = sh->pos;
+    /* the matching brace: ${A:-${B}_x} nests */
+    size_t close = p + 1, depth = 1;
+    for (; close < sh->len; close++) {
+        if (s[close] == '{' && s[close - 1] == '$')
+            depth++;
+        else if (s[close] == '}' && --depth == 0)
+            break;
+    }
+    if (close >= sh->len)
+        return wb_put(sh, b, "$", 1);
+    const char *name = s + p + 1;
     size_t n = 0;
-    bool array = false, at = false, length = false;
-    const char *op = NULL, *arg = NULL;
-    size_t op_len = 0, arg_len = 0;
-    if (p < sh->len && s[p] == '{') {
-        /* the matching brace: ${A:-${B}_x} nests */
-        size_t close = p + 1, depth = 1;
-        for (; close < sh->len; close++) {
-            if (s[close] == '{' && s[close - 1] == '$')
-                depth++;
-            else if (s[close] == '}' && --depth == 0)
-                break;
-        }
-        if (close >= sh->len)
-            return wb_put(sh, b, "$", 1);
-        name = s + p + 1;
-        sh->pos = close + 1;
-        if ((name[0] == '@' || name[0] == '*' || name[0] == '#') && name + 1 == s + close) {
-            msh_note_args(sh);
-            return name[0] == '#' ? wb_put(sh, b, "0", 1) : 0;
-        }
-        if (name[0] == '#' && name + 1 < s + close) {
-            length = true;
-            name++;
-        }
-        /* a positional parameter (${1:-default}): never set in the text */
-        bool positional = name < s + close && isdigit((unsigned char)name[0]);
-        while (name + n < s + close &&
-               (positional ? isdigit((unsigned char)name[n]) != 0 : msh_name_char(name[n], n == 0)))
-            n++;
-        const char *rest = name + n;
-        if (rest + 3 <= s + close &&
-            (strncmp(rest, "[@]", 3) == 0 || strncmp(rest, "[*]", 3) == 0)) {
-            array = true;
-            at = rest[1] == '@';
-            rest += 3;
-        }
-        static const char *const OPS[] = {":-", ":=", ":+", ":?", "%%", "##", "-", "=", "+",
-                                          "?",  "%",  "#"};
-        for (size_t i = 0; i < sizeof OPS / sizeof OPS[0] && rest < s + close; i++) {
-            size_t k = strlen(OPS[i]);
-            if ((size_t)(s + close - rest) >= k && strncmp(rest, OPS[i], k) == 0) {
-                op = OPS[i];
-                op_len = k;
-                arg = rest + k;
-                arg_len = (size_t)(s + close - arg);
-                break;
-            }
-        }
-        if (!op && rest != s + close) {
-            /* something else (${A/x/y}, ${A:1:2}): kept as written */
-            return wb_put(sh, b, "$", 1) || wb_put(sh, b, s + p, close + 1 - p);
-        }
-    } else {
-        name = s + p;
-        while (p + n < sh->len && msh_name_char(name[n], n == 0))
-            n++;
-        if (n == 0 && p < sh->len && isdigit((unsigned char)s[p]))
-            n = 1; /* $1 */
-        if (n == 0)
-            return wb_put(sh, b, "$", 1);
-        sh->pos = p + n;
+    sh->pos = close + 1;
+    if ((name[0] == '@' || name[0] == '*' || name[0] == '#') && name + 1 == s + close) {
+        msh_note_args(sh);
+        return name[0] == '#' ? wb_put(sh, b, "0", 1) : 0;
     }
-    (void)op_len;
-    shvar_t *v = msh_var_find(sh, name, n);
-    if (length) {
-        char num[32];
-        int k = snprintf(num, sizeof num, "%zu",
-                         !v ? (size_t)0 : array ? (size_t)v->value.n
-                                                : (v->value.n ? strlen(v->value.w[0]) : 0));
-        return wb_put(sh, b, num, (size_t)k);
+    if (name[0] == '#' && name + 1 < s + close) {
+        x->length = true;
+        name++;
     }
-    if (op) {
-        bool colon = op[0] == ':';
-        char kind = colon ? op[1] : op[0];
-        bool missing = !v || (colon && var_empty(v));
-        if ((kind == '-' || kind == '=') && missing) {
-            if (kind == '=' && msh_active(sh) && !isdigit((unsigned char)name[0])) {
-                /* ${X:=default} assigns as well */
-                wbuf_t tmp = {0};
-                words_t none = {0};
-                int rc = expand_text(sh, arg, arg_len, &tmp, &none, true);
-                msh_words_free(&none);
-                shvar_t *nv = rc ? NULL : msh_var_set(sh, name, n);
-                if (!rc && (!nv || msh_words_push(sh, &nv->value, tmp.b ? tmp.b : "", tmp.n)))
-                    rc = -1;
-                free(tmp.b);
-                if (rc)
-                    return rc;
-            }
-            size_t before = b->n;
-            if (expand_text(sh, arg, arg_len, b, out, quoted))
-                return -1;
-            if (!quoted && b->n > before)
-                b->split = true;
-            b->any = true;
+    /* a positional parameter (${1:-default}): never set in the text */
+    bool positional = name < s + close && isdigit((unsigned char)name[0]);
+    while (name + n < s + close &&
+           (positional ? isdigit((unsigned char)name[n]) != 0 : msh_name_char(name[n], n == 0)))
+        n++;
+    x->name = name;
+    x->n = n;
+    const char *rest = name + n;
+    if (rest + 3 <= s + close &&
+        (strncmp(rest, "[@]", 3) == 0 || strncmp(rest, "[*]", 3) == 0)) {
+        x->array = true;
+        x->at = rest[1] == '@';
+        rest += 3;
+    }
+    static const char *const OPS[] = {":-", ":=", ":+", ":?", "%%", "##", "-", "=", "+",
+                                      "?",  "%",  "#"};
+    for (size_t i = 0; i < sizeof OPS / sizeof OPS[0] && rest < s + close; i++) {
+        size_t k = strlen(OPS[i]);
+        if ((size_t)(s + close - rest) >= k && strncmp(rest, OPS[i], k) == 0) {
+            x->op = OPS[i];
+            x->op_len = k;
+            x->arg = rest + k;
+            x->arg_len = (size_t)(s + close - x->arg);
+            break;
+        }
+    }
+    if (!x->op && rest != s + close) {
+        /* something else (${A/x/y}, ${A:1:2}): kept as written */
+        return wb_put(sh, b, "$", 1) || wb_put(sh, b, s + p, close + 1 - p);
+    }
+    return 1;
+}
+
+/* Read the parameter expression at sh->pos (just after '$') into x: 1 when
+ * x is to be expanded, 0 or -1 when it was dealt with (a lone '$' kept). */
+static int read_param(shell_t *sh, wbuf_t *b, param_t *x)
+{
+    const char *s = sh->s;
+    size_t p = sh->pos;
+    memset(x, 0, sizeof *x);
+    if (p < sh->len && s[p] == '{')
+        return read_braced(sh, b, x);
+    const char *name = s + p;
+    size_t n = 0;
+    while (p + n < sh->len && msh_name_char(name[n], n == 0))
+        n++;
+    if (n == 0 && p < sh->len && isdigit((unsigned char)s[p]))
+        n = 1; /* $1 */
+    if (n == 0)
+        return wb_put(sh, b, "$", 1);
+    sh->pos = p + n;
+    x->name = name;
+    x->n = n;
+    return 1;
+}
+
+/* ${X:=default} assigns the default as well as expanding to it (in a
+ * branch that is read; never a positional parameter). */
+static int assign_default(shell_t *sh, const param_t *x)
+{
+    if (!msh_active(sh) || isdigit((unsigned char)x->name[0]))
+        return 0;
+    wbuf_t tmp = {0};
+    words_t none = {0};
+    int rc = expand_text(sh, x->arg, x->arg_len, &tmp, &none, true);
+    msh_words_free(&none);
+    shvar_t *nv = rc ? NULL : msh_var_set(sh, x->name, x->n);
+    if (!rc && (!nv || msh_words_push(sh, &nv->value, tmp.b ? tmp.b : "", tmp.n)))
+        rc = -1;
+    free(tmp.b);
+    return rc;
+}
+
+/* ${X%pat} ${X%%pat} ${X#pat} ${X##pat} of a scalar v, appended to b. */
+static int expand_stripped(shell_t *sh, wbuf_t *b, bool quoted, const param_t *x,
+                           const shvar_t *v, char kind)
+{
+    wbuf_t pat = {0};
+    words_t none = {0};
+    int rc = expand_text(sh, x->arg, x->arg_len, &pat, &none, true);
+    msh_words_free(&none);
+    char *val = rc ? NULL : strdup(v->value.n ? v->value.w[0] : "");
+    if (!rc && val) {
+        strip_pattern(val, pat.b ? pat.b : "", kind == '%', x->op_len == 2);
+        rc = wb_put(sh, b, val, strlen(val));
+        if (!rc && !quoted && val[0])
+            b->split = true;
+    } else if (!rc) {
+        rc = -1;
+        sh->oom = 1;
+    }
+    free(val);
+    free(pat.b);
+    return rc;
+}
+
+/* The operator of ${X op arg} over the variable v (NULL when not set):
+ * defaults, alternatives, the error of ${X:?}, patterns stripped. 0 or -1
+ * when the operator decided the expansion, 1 when X's value stands. */
+static int expand_operator(shell_t *sh, wbuf_t *b, words_t *out, bool quoted, const param_t *x,
+                           const shvar_t *v)
+{
+    const char *op = x->op, *name = x->name;
+    size_t n = x->n;
+    bool colon = op[0] == ':';
+    char kind = colon ? op[1] : op[0];
+    bool missing = !v || (colon && var_empty(v));
+    if ((kind == '-' || kind == '=') && missing) {
+        if (kind == '=' && assign_default(sh, x))
+            return -1;
+        size_t before = b->n;
+        if (expand_text(sh, x->arg, x->arg_len, b, out, quoted))
+            return -1;
+        if (!quoted && b->n > before)
+            b->split = true;
+        b->any = true;
+        return 0;
+    }
+    if (kind == '+') {
+        if (missing)
             return 0;
-        }
-        if (kind == '+') {
-            if (missing)
-                return 0;
-            if (expand_text(sh, arg, arg_len, b, out, quoted))
-                return -1;
-            if (!quoted)
-                b->split = true;
-            return 0;
-        }
-        if (kind == '?' && missing)
-            return err_setf(sh->err, ERR_INPUT, sh->a->origin, NULL,
-                            "line %d: ${%.*s%s...} stops the script when %.*s is not set; set it "
-                            "in the file",
-                            sh->line, (int)(n < 60 ? n : 60), name, op, (int)(n < 60 ? n : 60),
-                            name),
-                   -1;
-        if ((kind == '%' || kind == '#') && v && !array) {
-            wbuf_t pat = {0};
-            words_t none = {0};
-            int rc = expand_text(sh, arg, arg_len, &pat, &none, true);
-            msh_words_free(&none);
-            char *val = rc ? NULL : strdup(v->value.n ? v->value.w[0] : "");
-            if (!rc && val) {
-                strip_pattern(val, pat.b ? pat.b : "", kind == '%', op_len == 2);
-                rc = wb_put(sh, b, val, strlen(val));
-                if (!rc && !quoted && val[0])
-                    b->split = true;
-            } else if (!rc) {
-                rc = -1;
-                sh->oom = 1;
-            }
-            free(val);
-            free(pat.b);
-            return rc;
-        }
+        if (expand_text(sh, x->arg, x->arg_len, b, out, quoted))
+            return -1;
+        if (!quoted)
+            b->split = true;
+        return 0;
     }
-    if (!v) {
-        /* Unknown (set outside the text): kept as written. */
-        char kept[96];
-        int k = snprintf(kept, sizeof kept, "${%.*s}", (int)(n < 80 ? n : 80), name);
-        return wb_put(sh, b, kept, (size_t)k);
-    }
-    /* in an assignment (X="... ${A[@]}") the items are joined with blanks */
+    if (kind == '?' && missing)
+        return err_setf(sh->err, ERR_INPUT, sh->a->origin, NULL,
+                        "line %d: ${%.*s%s...} stops the script when %.*s is not set; set it "
+                        "in the file",
+                        sh->line, (int)(n < 60 ? n : 60), name, op, (int)(n < 60 ? n : 60),
+                        name),
+               -1;
+    if ((kind == '%' || kind == '#') && v && !x->array)
+        return expand_stripped(sh, b, quoted, x, v, kind);
+    return 1;
+}
+
+/* Whether the word in b so far is an assignment's NAME= (or NAME+=): then
+ * an array's items are joined with blanks (X="... ${A[@]}"). */
+static bool assigning_word(const wbuf_t *b)
+{
     bool assigning = false;
     if (b->any && b->b) {
         size_t e = strcspn(b->b, "=");
         assigning = e > 0 && e < b->n;
         for (size_t i = 0; assigning && i < e; i++)
-            assigning = msh_name_char(b->b[i], i == 0) || (b->b[i] == '+' && i == e - 1 && i > 0);
+            assigning = msh_name_char(b->b[i], i == 0) ||
+                        (b->b[i] == '+' && i == e - 1 && i > 0);
     }
-    if (array && (!quoted || at) && !assigning) {
-        /* Words of the array become words of the command ("${A[@]}" too);
-         * unquoted, each item is split at blanks as well ("--fp8-format
-         * hybrid" as one item is two words). */
-        for (int i = 0; i < v->value.n; i++) {
-            if (i == 0 && b->any) {
-                if (wb_put(sh, b, v->value.w[0], strlen(v->value.w[0])))
-                    return -1;
-                if (!quoted)
-                    b->split = true;
-                continue;
-            }
-            if (b->any) {
-                if (word_end(sh, b, out))
-                    return -1;
-            }
-            if (wb_put(sh, b, v->value.w[i], strlen(v->value.w[i])))
+    return assigning;
+}
+
+/* An array's items as words of the command ("${A[@]}" too); unquoted,
+ * each item is split at blanks as well ("--fp8-format hybrid" as one item
+ * is two words). The first item joins the word in b. */
+static int expand_items(shell_t *sh, wbuf_t *b, words_t *out, bool quoted, const shvar_t *v)
+{
+    for (int i = 0; i < v->value.n; i++) {
+        if (i == 0 && b->any) {
+            if (wb_put(sh, b, v->value.w[0], strlen(v->value.w[0])))
                 return -1;
-            b->any = true;
             if (!quoted)
                 b->split = true;
+            continue;
         }
-        return 0;
+        if (b->any) {
+            if (word_end(sh, b, out))
+                return -1;
+        }
+        if (wb_put(sh, b, v->value.w[i], strlen(v->value.w[i])))
+            return -1;
+        b->any = true;
+        if (!quoted)
+            b->split = true;
     }
+    return 0;
+}
+
+/* Expand one $-expression at sh->pos (just after '$'). Array expansions
+ * ("${A[@]}") outside double quotes add whole words to out directly; other
+ * expansions append to the word in b. */
+static int expand(shell_t *sh, wbuf_t *b, words_t *out, bool quoted)
+{
+    int rc = expand_special(sh, b);
+    if (rc != 1)
+        return rc;
+    param_t x;
+    if ((rc = read_param(sh, b, &x)) != 1)
+        return rc;
+    shvar_t *v = msh_var_find(sh, x.name, x.n);
+    if (x.length) {
+        char num[32];
+        int k = snprintf(num, sizeof num, "%zu",
+                         !v ? (size_t)0 : x.array ? (size_t)v->value.n
+                                                  : (v->value.n ? strlen(v->value.w[0]) : 0));
+        return wb_put(sh, b, num, (size_t)k);
+    }
+    if (x.op && (rc = expand_operator(sh, b, out, quoted, &x, v)) != 1)
+        return rc;
+    if (!v) {
+        /* Unknown (set outside the text): kept as written. */
+        char kept[96];
+        int k = snprintf(kept, sizeof kept, "${%.*s}", (int)(x.n < 80 ? x.n : 80), x.name);
+        return wb_put(sh, b, kept, (size_t)k);
+    }
+    if (x.array && (!quoted || x.at) && !assigning_word(b))
+        return expand_items(sh, b, out, quoted, v);
     for (int i = 0; i < v->value.n; i++) {
         if (i && wb_put(sh, b, " ", 1))
             return -1;
