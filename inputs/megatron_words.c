@@ -904,11 +904,161 @@ static int redirection(shell_t *sh, wbuf_t *b, words_t *out)
     return 0;
 }
 
+/* A single-quoted string at sh->pos (on its quote), its text appended to
+ * b as it is. 0, or -1 with sh->err set when the quote is not closed. */
+static int single_quoted(shell_t *sh, wbuf_t *b)
+{
+    const char *s = sh->s;
+    size_t end = sh->pos + 1;
+    while (end < sh->len && s[end] != '\'')
+        end++;
+    if (end >= sh->len) {
+        err_setf(sh->err, ERR_INPUT, sh->a->origin, NULL, "line %d: a single quote is not closed",
+                 sh->line);
+        return -1;
+    }
+    if (wb_put(sh, b, s + sh->pos + 1, end - sh->pos - 1))
+        return -1;
+    b->any = true;
+    sh->pos = end + 1;
+    return 0;
+}
+
+/* A double-quoted string at sh->pos (on its quote): \" \\ \$ \` and
+ * backslash-newline escapes, $-expressions expanded unsplit, the rest
+ * appended to b. 0, or -1 (sh->err set when the quote is not closed). */
+static int double_quoted(shell_t *sh, wbuf_t *b, words_t *out)
+{
+    const char *s = sh->s;
+    sh->pos++;
+    b->any = true;
+    while (sh->pos < sh->len) {
+        char d = s[sh->pos];
+        if (d == '"') {
+            sh->pos++;
+            return 0;
+        }
+        if (d == '\\' && sh->pos + 1 < sh->len && strchr("\"\\$`\n", s[sh->pos + 1])) {
+            if (s[sh->pos + 1] != '\n' && wb_put(sh, b, s + sh->pos + 1, 1))
+                return -1;
+            sh->pos += 2;
+            continue;
+        }
+        if (d == '$') {
+            sh->pos++;
+            if (expand(sh, b, out, true))
+                return -1;
+            continue;
+        }
+        if (d == '\n')
+            sh->line++;
+        if (wb_put(sh, b, &d, 1))
+            return -1;
+        sh->pos++;
+    }
+    err_setf(sh->err, ERR_INPUT, sh->a->origin, NULL, "line %d: a double quote is not closed",
+             sh->line);
+    return -1;
+}
+
+/* A comment at sh->pos, skipped to the end of its line; an #SBATCH line's
+ * counts are kept. */
+static void comment(shell_t *sh)
+{
+    const char *s = sh->s;
+    size_t from = sh->pos;
+    while (sh->pos < sh->len && s[sh->pos] != '\n')
+        sh->pos++;
+    if (sh->pos - from > 8 && strncmp(s + from, "#SBATCH", 7) == 0)
+        sbatch_directive(sh, s + from + 7, sh->pos - from - 7);
+}
+
+/* A placeholder as docs write one (--save <Specify path>) at sh->pos (on
+ * its '<'): its text, blanks as '_', appended to b, not a redirection. 1
+ * when it was one, 0 when not, -1 on error. */
+static int placeholder(shell_t *sh, wbuf_t *b)
+{
+    const char *s = sh->s;
+    size_t close = sh->pos + 1;
+    while (close < sh->len && !strchr("<>\n", s[close]))
+        close++;
+    if (close >= sh->len || s[close] != '>' || close <= sh->pos + 1)
+        return 0;
+    for (; sh->pos <= close; sh->pos++) {
+        char t = s[sh->pos] == ' ' || s[sh->pos] == '\t' ? '_' : s[sh->pos];
+        if (wb_put(sh, b, &t, 1))
+            return -1;
+    }
+    return 1;
+}
+
+/* NAME=( ... ) or NAME+=( ... ) with b holding "NAME=" or "NAME+=" and
+ * sh->pos on the '(': the items read and assigned (in a branch that is
+ * read), b emptied. 1 when it was an array assignment, 0 when b holds no
+ * name, -1 on error (an array not closed). */
+static int array_assignment(shell_t *sh, wbuf_t *b)
+{
+    bool append = b->n > 2 && b->b[b->n - 2] == '+';
+    size_t n = b->n - 1 - (append ? 1 : 0);
+    bool ok = n > 0;
+    for (size_t i = 0; i < n; i++)
+        ok = ok && msh_name_char(b->b[i], i == 0);
+    if (!ok)
+        return 0;
+    words_t items = {0};
+    sh->pos++;
+    int r = msh_read_words(sh, &items, true);
+    if (r < 0) {
+        msh_words_free(&items);
+        return -1;
+    }
+    if (r != 2) {
+        msh_words_free(&items);
+        err_setf(sh->err, ERR_INPUT, sh->a->origin, NULL,
+                 "line %d: the array %.*s=( ... ) is not closed", sh->line, (int)n, b->b);
+        return -1;
+    }
+    if (!msh_active(sh)) {
+        /* in a branch that is not read */
+        msh_words_free(&items);
+    } else if (append && msh_var_find(sh, b->b, n)) {
+        shvar_t *v = msh_var_find(sh, b->b, n);
+        for (int i = 0; i < items.n; i++)
+            if (msh_words_push(sh, &v->value, items.w[i], strlen(items.w[i]))) {
+                msh_words_free(&items);
+                return -1;
+            }
+        msh_words_free(&items);
+    } else {
+        shvar_t *v = msh_var_set(sh, b->b, n);
+        if (!v) {
+            msh_words_free(&items);
+            return -1;
+        }
+        v->value = items;
+    }
+    b->n = 0;
+    b->any = false;
+    return 1;
+}
+
+/* The operator that ends a command at sh->pos (';', '|', '&', "&&",
+ * "||", ";;"), kept in sh->sep. */
+static void command_end(shell_t *sh)
+{
+    const char *s = sh->s;
+    size_t from = sh->pos;
+    while (sh->pos < sh->len && strchr(";|&", s[sh->pos]))
+        sh->pos++;
+    size_t n = sh->pos - from;
+    snprintf(sh->sep, sizeof sh->sep, "%.*s", (int)(n < 2 ? n : 2), s + from);
+}
+
 /* (megatron_shellInt.h) */
 int msh_read_words(shell_t *sh, words_t *out, bool in_array)
 {
     wbuf_t b = {0};
-    int result = 0;
+    int result = 0, r;
     const char *s = sh->s;
     while (sh->pos < sh->len) {
         char c = s[sh->pos];
@@ -928,54 +1078,13 @@ int msh_read_words(shell_t *sh, words_t *out, bool in_array)
             continue;
         }
         if (c == '\'') {
-            size_t end = sh->pos + 1;
-            while (end < sh->len && s[end] != '\'')
-                end++;
-            if (end >= sh->len) {
-                err_setf(sh->err, ERR_INPUT, sh->a->origin, NULL,
-                         "line %d: a single quote is not closed", sh->line);
+            if (single_quoted(sh, &b))
                 goto fail;
-            }
-            if (wb_put(sh, &b, s + sh->pos + 1, end - sh->pos - 1))
-                goto fail;
-            b.any = true;
-            sh->pos = end + 1;
             continue;
         }
         if (c == '"') {
-            sh->pos++;
-            b.any = true;
-            bool closed = false;
-            while (sh->pos < sh->len) {
-                char d = s[sh->pos];
-                if (d == '"') {
-                    closed = true;
-                    sh->pos++;
-                    break;
-                }
-                if (d == '\\' && sh->pos + 1 < sh->len && strchr("\"\\$`\n", s[sh->pos + 1])) {
-                    if (s[sh->pos + 1] != '\n' && wb_put(sh, &b, s + sh->pos + 1, 1))
-                        goto fail;
-                    sh->pos += 2;
-                    continue;
-                }
-                if (d == '$') {
-                    sh->pos++;
-                    if (expand(sh, &b, out, true))
-                        goto fail;
-                    continue;
-                }
-                if (d == '\n')
-                    sh->line++;
-                if (wb_put(sh, &b, &d, 1))
-                    goto fail;
-                sh->pos++;
-            }
-            if (!closed) {
-                err_setf(sh->err, ERR_INPUT, sh->a->origin, NULL,
-                         "line %d: a double quote is not closed", sh->line);
+            if (double_quoted(sh, &b, out))
                 goto fail;
-            }
             continue;
         }
         if (c == '$') {
@@ -985,11 +1094,7 @@ int msh_read_words(shell_t *sh, words_t *out, bool in_array)
             continue;
         }
         if (c == '#' && !b.any) {
-            size_t from = sh->pos;
-            while (sh->pos < sh->len && s[sh->pos] != '\n')
-                sh->pos++;
-            if (sh->pos - from > 8 && strncmp(s + from, "#SBATCH", 7) == 0)
-                sbatch_directive(sh, s + from + 7, sh->pos - from - 7);
+            comment(sh);
             continue;
         }
         if (c == ' ' || c == '\t' || c == '\r') {
@@ -1020,19 +1125,10 @@ int msh_read_words(shell_t *sh, words_t *out, bool in_array)
             goto done;
         }
         if (!in_array && c == '<' && sh->pos + 1 < sh->len && !strchr("<&", s[sh->pos + 1])) {
-            /* a placeholder as docs write one (--save <Specify path>):
-             * its text, not a redirection */
-            size_t close = sh->pos + 1;
-            while (close < sh->len && !strchr("<>\n", s[close]))
-                close++;
-            if (close < sh->len && s[close] == '>' && close > sh->pos + 1) {
-                for (; sh->pos <= close; sh->pos++) {
-                    char t = s[sh->pos] == ' ' || s[sh->pos] == '\t' ? '_' : s[sh->pos];
-                    if (wb_put(sh, &b, &t, 1))
-                        goto fail;
-                }
+            if ((r = placeholder(sh, &b)) < 0)
+                goto fail;
+            if (r)
                 continue;
-            }
         }
         if (!in_array && (c == '<' || c == '>' ||
                           (c == '&' && sh->pos + 1 < sh->len && s[sh->pos + 1] == '>'))) {
@@ -1043,59 +1139,16 @@ int msh_read_words(shell_t *sh, words_t *out, bool in_array)
         if (!in_array && (c == ';' || c == '|' || c == '&')) {
             if (word_end(sh, &b, out))
                 goto fail;
-            size_t from = sh->pos;
-            while (sh->pos < sh->len && strchr(";|&", s[sh->pos]))
-                sh->pos++;
-            size_t n = sh->pos - from;
-            snprintf(sh->sep, sizeof sh->sep, "%.*s", (int)(n < 2 ? n : 2), s + from);
+            command_end(sh);
             result = 1;
             goto done;
         }
         /* NAME=( starts an array assignment, NAME+=( an append. */
         if (!in_array && c == '(' && b.any && b.n > 1 && b.b[b.n - 1] == '=' && !b.split) {
-            bool append = b.n > 2 && b.b[b.n - 2] == '+';
-            size_t n = b.n - 1 - (append ? 1 : 0);
-            bool ok = n > 0;
-            for (size_t i = 0; i < n; i++)
-                ok = ok && msh_name_char(b.b[i], i == 0);
-            if (ok) {
-                words_t items = {0};
-                sh->pos++;
-                int r = msh_read_words(sh, &items, true);
-                if (r < 0) {
-                    msh_words_free(&items);
-                    goto fail;
-                }
-                if (r != 2) {
-                    msh_words_free(&items);
-                    err_setf(sh->err, ERR_INPUT, sh->a->origin, NULL,
-                             "line %d: the array %.*s=( ... ) is not closed", sh->line, (int)n,
-                             b.b);
-                    goto fail;
-                }
-                if (!msh_active(sh)) {
-                    /* in a branch that is not read */
-                    msh_words_free(&items);
-                } else if (append && msh_var_find(sh, b.b, n)) {
-                    shvar_t *v = msh_var_find(sh, b.b, n);
-                    for (int i = 0; i < items.n; i++)
-                        if (msh_words_push(sh, &v->value, items.w[i], strlen(items.w[i]))) {
-                            msh_words_free(&items);
-                            goto fail;
-                        }
-                    msh_words_free(&items);
-                } else {
-                    shvar_t *v = msh_var_set(sh, b.b, n);
-                    if (!v) {
-                        msh_words_free(&items);
-                        goto fail;
-                    }
-                    v->value = items;
-                }
-                b.n = 0;
-                b.any = false;
+            if ((r = array_assignment(sh, &b)) < 0)
+                goto fail;
+            if (r)
                 continue;
-            }
         }
         if (wb_put(sh, &b, &c, 1))
             goto fail;
