@@ -393,6 +393,126 @@ static sh_if_t *push_frame(shell_t *sh, char kind)
     return top;
 }
 
+/* The then / do that ends an if's or a while's condition: decide whether
+ * the branch or the body is read (a condition the text does not decide
+ * reads none of the if's branches, or not the loop's body, with a note). */
+static void end_condition(shell_t *sh, sh_if_t *top)
+{
+    top->in_cond = false;
+    int cond = top->cond;
+    if (top->until && cond >= 0)
+        cond = !cond;
+    if (cond < 0 && !top->unknown && top->outer) {
+        top->unknown = true;
+        notes_add(&sh->a->notes, NOTE_IGNORED, top->kind == 'w' ? "while" : "if",
+                  top->kind == 'w'
+                      ? "line %d: a loop condition the text does not decide: its body "
+                        "was not read"
+                      : "line %d: a condition the text does not decide (a file test or "
+                        "a value set outside it): none of this if's branches was read",
+                  top->line);
+    }
+    top->active = top->outer && !top->taken && !top->unknown && cond == 1;
+    top->taken = top->taken || top->active;
+    if (top->kind == 'w' && top->active)
+        notes_add(&sh->a->notes, NOTE_ASSUMED, "while", "line %d: the loop's body is read once",
+                  top->line);
+}
+
+/* for X in A B ...; for X (over the script's arguments); for ((...)): a
+ * frame holding the values. The index of the "do" when the command goes
+ * on to it ("for x in a b; do" read as one command), cmd->n when it does
+ * not, -1 on error. */
+static int open_for(shell_t *sh, const words_t *cmd, int i)
+{
+    sh_if_t *top = push_frame(sh, 'f');
+    if (!top)
+        return -1;
+    if (i + 1 < cmd->n)
+        snprintf(top->var, sizeof top->var, "%s", cmd->w[i + 1]);
+    int j = i + 2;
+    bool in = j < cmd->n && strcmp(cmd->w[j], "in") == 0;
+    bool c_style = i + 1 < cmd->n && strncmp(cmd->w[i + 1], "((", 2) == 0;
+    for (j = in ? j + 1 : cmd->n; j < cmd->n && strcmp(cmd->w[j], "do") != 0; j++)
+        if (msh_words_push(sh, &top->items, cmd->w[j], strlen(cmd->w[j])))
+            return -1;
+    top->unknown = c_style || !msh_name_char(top->var[0], true);
+    for (int x = 0; x < top->items.n; x++)
+        top->unknown = top->unknown || undecided_word(top->items.w[x]);
+    if (!in && !c_style)
+        msh_note_args(sh); /* for X; do: over the script's arguments */
+    return j;
+}
+
+/* The do of a for loop: its body is read once, with the first value (a
+ * note names how many there were), or not at all when the text does not
+ * give the values. 0, or -1 on error. */
+static int enter_for_body(shell_t *sh, sh_if_t *top)
+{
+    if (top->unknown && top->outer)
+        notes_add(&sh->a->notes, NOTE_IGNORED, "for",
+                  "line %d: a loop over values the text does not give: its body was not read",
+                  top->line);
+    top->active = top->outer && !top->unknown && top->items.n > 0;
+    if (!top->active)
+        return 0;
+    shvar_t *v = msh_var_set(sh, top->var, strlen(top->var));
+    if (!v || msh_words_push(sh, &v->value, top->items.w[0], strlen(top->items.w[0])))
+        return -1;
+    if (top->items.n > 1)
+        notes_add(&sh->a->notes, NOTE_ASSUMED, "for",
+                  "line %d: a loop over %d values of %s: only the first (%s) is read; give the "
+                  "others' flags on scaleplan's command line to simulate them",
+                  top->line, top->items.n, top->var, top->items.w[0]);
+    return 0;
+}
+
+/* case WORD in: a frame holding the word; its arms are read when the text
+ * gives the word. 0, or -1 on error. */
+static int open_case(shell_t *sh, const words_t *cmd, int i)
+{
+    sh_if_t *top = push_frame(sh, 'c');
+    if (!top)
+        return -1;
+    const char *subject = i + 1 < cmd->n ? cmd->w[i + 1] : "$";
+    if (msh_words_push(sh, &top->items, subject, strlen(subject)))
+        return -1;
+    top->unknown = undecided_word(subject);
+    top->arm_wait = true;
+    if (top->outer && top->unknown)
+        notes_add(&sh->a->notes, NOTE_IGNORED, "case",
+                  "line %d: a case on a value the text does not give (%s): none of its "
+                  "branches was read",
+                  sh->line, subject);
+    return 0;
+}
+
+/* One word of an arm's PATTERN) or A|B): kept; when the pattern is whole
+ * (the word ends in ')'), the arm is read if it matches the case's word.
+ * true when the pattern is whole, false when it goes on after '|'. */
+static bool case_pattern(sh_if_t *top, const char *w)
+{
+    size_t len = strlen(w), used = strlen(top->pats);
+    bool last = len > 0 && w[len - 1] == ')';
+    snprintf(top->pats + used, sizeof top->pats - used, "%.*s\n", (int)(last ? len - 1 : len),
+             w[0] == '(' ? w + 1 : w);
+    if (!last)
+        return false;
+    bool match = false;
+    for (char *p = top->pats; *p;) {
+        char *nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        match = match || fnmatch(p, top->items.w[0], 0) == 0;
+        p = nl ? nl + 1 : p + strlen(p);
+    }
+    top->pats[0] = '\0';
+    top->arm_wait = false;
+    top->active = top->outer && !top->taken && !top->unknown && match;
+    top->taken = top->taken || top->active;
+    return true;
+}
+
 /* The if / elif / else / fi, for / while / until ... do / done and case /
  * esac words at the start of the command just read: updates which part
  * is read and sets *start to the first word of what remains of the
@@ -419,25 +539,7 @@ static int control(shell_t *sh, int *start)
             return 0;
         }
         if (top && top->in_cond) { /* then / do: decide the branch or the body */
-            top->in_cond = false;
-            int cond = top->cond;
-            if (top->until && cond >= 0)
-                cond = !cond;
-            if (cond < 0 && !top->unknown && top->outer) {
-                top->unknown = true;
-                notes_add(&sh->a->notes, NOTE_IGNORED, top->kind == 'w' ? "while" : "if",
-                          top->kind == 'w'
-                              ? "line %d: a loop condition the text does not decide: its body "
-                                "was not read"
-                              : "line %d: a condition the text does not decide (a file test or "
-                                "a value set outside it): none of this if's branches was read",
-                          top->line);
-            }
-            top->active = top->outer && !top->taken && !top->unknown && cond == 1;
-            top->taken = top->taken || top->active;
-            if (top->kind == 'w' && top->active)
-                notes_add(&sh->a->notes, NOTE_ASSUMED, "while",
-                          "line %d: the loop's body is read once", top->line);
+            end_condition(sh, top);
             i++;
             continue;
         }
@@ -460,21 +562,9 @@ static int control(shell_t *sh, int *start)
             return 0;
         }
         if (strcmp(w, "for") == 0) {
-            if (!(top = push_frame(sh, 'f')))
+            int j = open_for(sh, cmd, i);
+            if (j < 0)
                 return -1;
-            if (i + 1 < cmd->n)
-                snprintf(top->var, sizeof top->var, "%s", cmd->w[i + 1]);
-            int j = i + 2;
-            bool in = j < cmd->n && strcmp(cmd->w[j], "in") == 0;
-            bool c_style = i + 1 < cmd->n && strncmp(cmd->w[i + 1], "((", 2) == 0;
-            for (j = in ? j + 1 : cmd->n; j < cmd->n && strcmp(cmd->w[j], "do") != 0; j++)
-                if (msh_words_push(sh, &top->items, cmd->w[j], strlen(cmd->w[j])))
-                    return -1;
-            top->unknown = c_style || !msh_name_char(top->var[0], true);
-            for (int x = 0; x < top->items.n; x++)
-                top->unknown = top->unknown || undecided_word(top->items.w[x]);
-            if (!in && !c_style)
-                msh_note_args(sh); /* for X; do: over the script's arguments */
             if (j < cmd->n) { /* "for x in a b; do" read as one command */
                 i = j;
                 continue;
@@ -482,23 +572,8 @@ static int control(shell_t *sh, int *start)
             return 0;
         }
         if (top && strcmp(w, "do") == 0 && top->kind == 'f') {
-            if (top->unknown && top->outer)
-                notes_add(&sh->a->notes, NOTE_IGNORED, "for",
-                          "line %d: a loop over values the text does not give: its body was "
-                          "not read",
-                          top->line);
-            top->active = top->outer && !top->unknown && top->items.n > 0;
-            if (top->active) {
-                shvar_t *v = msh_var_set(sh, top->var, strlen(top->var));
-                if (!v || msh_words_push(sh, &v->value, top->items.w[0], strlen(top->items.w[0])))
-                    return -1;
-                if (top->items.n > 1)
-                    notes_add(&sh->a->notes, NOTE_ASSUMED, "for",
-                              "line %d: a loop over %d values of %s: only the first (%s) is "
-                              "read; give the others' flags on scaleplan's command line to "
-                              "simulate them",
-                              top->line, top->items.n, top->var, top->items.w[0]);
-            }
+            if (enter_for_body(sh, top))
+                return -1;
             i++;
             continue;
         }
@@ -507,41 +582,12 @@ static int control(shell_t *sh, int *start)
             i++;
             continue;
         }
-        if (strcmp(w, "case") == 0) {
-            if (!(top = push_frame(sh, 'c')))
-                return -1;
-            const char *subject = i + 1 < cmd->n ? cmd->w[i + 1] : "$";
-            if (msh_words_push(sh, &top->items, subject, strlen(subject)))
-                return -1;
-            top->unknown = undecided_word(subject);
-            top->arm_wait = true;
-            if (top->outer && top->unknown)
-                notes_add(&sh->a->notes, NOTE_IGNORED, "case",
-                          "line %d: a case on a value the text does not give (%s): none of "
-                          "its branches was read",
-                          sh->line, subject);
-            return 0;
-        }
+        if (strcmp(w, "case") == 0)
+            return open_case(sh, cmd, i);
         if (top && top->kind == 'c' && top->arm_wait && strcmp(w, "esac") != 0) {
             /* PATTERN) or A|B) starting an arm: read when it matches */
-            size_t len = strlen(w), used = strlen(top->pats);
-            bool last = len > 0 && w[len - 1] == ')';
-            snprintf(top->pats + used, sizeof top->pats - used, "%.*s\n",
-                     (int)(last ? len - 1 : len), w[0] == '(' ? w + 1 : w);
-            if (!last)
+            if (!case_pattern(top, w))
                 return 0; /* the pattern goes on after '|' */
-            bool match = false;
-            for (char *p = top->pats; *p;) {
-                char *nl = strchr(p, '\n');
-                if (nl)
-                    *nl = '\0';
-                match = match || fnmatch(p, top->items.w[0], 0) == 0;
-                p = nl ? nl + 1 : p + strlen(p);
-            }
-            top->pats[0] = '\0';
-            top->arm_wait = false;
-            top->active = top->outer && !top->taken && !top->unknown && match;
-            top->taken = top->taken || top->active;
             i++;
             continue;
         }
