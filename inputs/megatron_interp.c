@@ -384,6 +384,164 @@ static int build_hybrid(interp_t *in, model_t *m, const char *dest, const char *
     return ERR_OK;
 }
 
+/* Attention: the head width (--kv-channels, else hidden / heads) and the
+ * query groups (validate_args). */
+static int read_attention(interp_t *in, model_t *m)
+{
+    megatron_args_t *a = in->a;
+    int H = m->hidden, A = m->n_heads;
+    int rc;
+    bool has_kv;
+    int kv_channels = 0;
+    if ((rc = get_int(in, "kv_channels", 1, MAX_WIDTH, &kv_channels, &has_kv)))
+        return rc;
+    if (!has_kv) {
+        if (H % A != 0)
+            return err_setf(in->err, ERR_INPUT, a->origin, "--num-attention-heads",
+                            "%d must divide --hidden-size %d when --kv-channels is not given", A,
+                            H);
+        kv_channels = H / A;
+    }
+    m->head_dim = kv_channels;
+    bool gqa = get_switch(in, "group_query_attention", false);
+    int groups = 1;
+    bool has_groups;
+    if ((rc = get_int(in, "num_query_groups", 1, MAX_WIDTH, &groups, &has_groups)))
+        return rc;
+    m->n_kv_heads = gqa ? groups : A;
+    if (has_groups && !gqa && groups != A)
+        notes_add(&a->notes, NOTE_IGNORED, "--num-query-groups",
+                  "has no effect without --group-query-attention (Megatron uses one group "
+                  "per head)");
+    return ERR_OK;
+}
+
+/* The MLP: its kind and width (Megatron's default FFN width when not
+ * given). */
+static int read_mlp(interp_t *in, model_t *m)
+{
+    megatron_args_t *a = in->a;
+    int H = m->hidden;
+    int rc;
+    bool swiglu = get_switch(in, "swiglu", false);
+    bool geglu = get_switch(in, "quick_geglu", false);
+    bool sq_relu = get_switch(in, "squared_relu", false);
+    (void)get_switch(in, "openai_gelu", false); /* a GELU either way */
+    bool has_ffn;
+    if ((rc = get_int(in, "ffn_hidden_size", 1, MAX_WIDTH, &m->ffn, &has_ffn)))
+        return rc;
+    if (!has_ffn) {
+        m->ffn = swiglu ? (int)((4.0 * H * 2 / 3) / 64) * 64 : 4 * H;
+        notes_add(&a->notes, NOTE_ASSUMED, "--ffn-hidden-size",
+                  "not given: %d (Megatron's default: %s)", m->ffn,
+                  swiglu ? "4h x 2/3 rounded down to a multiple of 64 with --swiglu" : "4h");
+    }
+    m->mlp = (swiglu || geglu) ? MODEL_MLP_SWIGLU : MODEL_MLP_GELU;
+    m->family = swiglu ? MODEL_FAMILY_LLAMA : MODEL_FAMILY_GPT;
+    if (sq_relu)
+        notes_add(&a->notes, NOTE_ASSUMED, "--squared-relu",
+                  "a non-gated MLP (two weight matrices), priced like GELU");
+    return ERR_OK;
+}
+
+/* Normalization: LayerNorm or RMSNorm and its epsilon. */
+static int read_norm(interp_t *in, model_t *m)
+{
+    megatron_args_t *a = in->a;
+    int rc;
+    const char *norm = get_str(in, "normalization");
+    if (!norm)
+        notes_add(&a->notes, NOTE_ASSUMED, "--normalization",
+                  "not given: LayerNorm (Megatron's default)");
+    m->norm = norm && strcmp(norm, "RMSNorm") == 0 ? MODEL_NORM_RMSNORM : MODEL_NORM_LAYERNORM;
+    (void)get_switch(in, "apply_layernorm_1p", false); /* same weights and cost */
+    m->norm_eps = 1e-5;
+    if ((rc = get_double(in, "layernorm_epsilon", 1e-12, 0.1, &m->norm_eps, NULL)))
+        return rc;
+    return ERR_OK;
+}
+
+/* Positions: learned, rotary (its base) or none, and the longest
+ * sequence. */
+static int read_positions(interp_t *in, model_t *m)
+{
+    megatron_args_t *a = in->a;
+    int rc;
+    const char *pos = get_str(in, "position_embedding_type");
+    bool rotary_legacy = get_switch(in, "use_rotary_position_embeddings", false);
+    bool add_pos = get_switch(in, "add_position_embedding", true);
+    if (pos && strcmp(pos, "relative") == 0)
+        return err_setf(in->err, ERR_INPUT, a->origin, "--position-embedding-type",
+                        "relative position biases (T5) are not modeled");
+    if (rotary_legacy || (pos && (strcmp(pos, "rope") == 0 || strcmp(pos, "yarn") == 0 ||
+                                  strcmp(pos, "mrope") == 0)))
+        m->pos = MODEL_POS_ROPE;
+    else if ((pos && strcmp(pos, "none") == 0) || !add_pos)
+        m->pos = MODEL_POS_NONE;
+    else {
+        m->pos = MODEL_POS_LEARNED;
+        if (!pos)
+            notes_add(&a->notes, NOTE_ASSUMED, "--position-embedding-type",
+                      "not given: learned_absolute (Megatron's default): a learned table of "
+                      "--max-position-embeddings rows");
+    }
+    m->rope_theta = m->pos == MODEL_POS_ROPE ? 10000.0 : 0;
+    int rotary_base = 10000;
+    bool has_base;
+    if ((rc = get_int(in, "rotary_base", 1, 2000000000L, &rotary_base, &has_base)))
+        return rc;
+    if (m->pos == MODEL_POS_ROPE)
+        m->rope_theta = rotary_base;
+    double rotary_percent = 1.0;
+    if ((rc = get_double(in, "rotary_percent", 0, 1, &rotary_percent, NULL)))
+        return rc;
+    bool has_maxpos, has_seq;
+    int seq = 0;
+    if ((rc = get_int(in, "max_position_embeddings", 1, 100000000L, &m->max_seq, &has_maxpos)) ||
+        (rc = get_int(in, "seq_length", 1, 100000000L, &seq, &has_seq)))
+        return rc;
+    if (!has_maxpos) {
+        if (!has_seq)
+            return err_setf(in->err, ERR_INPUT, a->origin, "--max-position-embeddings",
+                            "missing (Megatron requires it; give it or --seq-length)");
+        m->max_seq = seq;
+        notes_add(&a->notes, NOTE_ASSUMED, "--max-position-embeddings",
+                  "not given (Megatron requires it): taken as --seq-length %d", seq);
+    }
+    return ERR_OK;
+}
+
+/* Embeddings (tied or not), biases (*bias_out: on the linear layers) and
+ * dropout. */
+static int read_biases_dropout(interp_t *in, model_t *m, bool *bias_out)
+{
+    megatron_args_t *a = in->a;
+    int rc;
+    m->tied_embeddings = !get_switch(in, "untie_embeddings_and_output_weights", false);
+    bool bias = get_switch(in, "add_bias_linear", true);
+    m->qkv_bias = bias || get_switch(in, "add_qkv_bias", false);
+    m->out_bias = m->mlp_bias = bias;
+    double hdrop = 0.1, adrop = 0.1;
+    bool has_hd, has_ad;
+    if ((rc = get_double(in, "hidden_dropout", 0, 1, &hdrop, &has_hd)) ||
+        (rc = get_double(in, "attention_dropout", 0, 1, &adrop, &has_ad)))
+        return rc;
+    m->dropout = fmax(hdrop, adrop);
+    if (!has_hd || !has_ad)
+        notes_add(&a->notes, NOTE_ASSUMED, !has_hd ? "--hidden-dropout" : "--attention-dropout",
+                  "not given: 0.1 (Megatron's default); dropout masks are kept for backward");
+    if (hdrop != adrop)
+        notes_add(&a->notes, NOTE_ASSUMED, "--attention-dropout",
+                  "hidden dropout %g and attention dropout %g differ: memory counts masks "
+                  "for both at %g",
+                  hdrop, adrop, m->dropout);
+    *bias_out = bias;
+    return ERR_OK;
+}
+
+/* The model the architecture flags give (a->model, a->have_model): the
+ * sizes, then each part in Megatron's order; none when the text gives no
+ * architecture flag. tp pads the vocabulary. */
 static int build_model(interp_t *in, int tp)
 {
     megatron_args_t *a = in->a;
@@ -434,124 +592,10 @@ static int build_model(interp_t *in, int tp)
     model_name(a, m->name, sizeof m->name);
     snprintf(m->display, sizeof m->display, "Megatron-LM model (%s)", a->origin);
     snprintf(m->source, sizeof m->source, "%s (Megatron-LM arguments)", a->origin);
-
-    /* Attention: kv channels and query groups (validate_args). */
-    bool has_kv;
-    int kv_channels = 0;
-    if ((rc = get_int(in, "kv_channels", 1, MAX_WIDTH, &kv_channels, &has_kv)))
+    bool bias;
+    if ((rc = read_attention(in, m)) || (rc = read_mlp(in, m)) || (rc = read_norm(in, m)) ||
+        (rc = read_positions(in, m)) || (rc = read_biases_dropout(in, m, &bias)))
         return rc;
-    if (!has_kv) {
-        if (H % A != 0)
-            return err_setf(in->err, ERR_INPUT, a->origin, "--num-attention-heads",
-                            "%d must divide --hidden-size %d when --kv-channels is not given", A,
-                            H);
-        kv_channels = H / A;
-    }
-    m->head_dim = kv_channels;
-    bool gqa = get_switch(in, "group_query_attention", false);
-    int groups = 1;
-    bool has_groups;
-    if ((rc = get_int(in, "num_query_groups", 1, MAX_WIDTH, &groups, &has_groups)))
-        return rc;
-    m->n_kv_heads = gqa ? groups : A;
-    if (has_groups && !gqa && groups != A)
-        notes_add(&a->notes, NOTE_IGNORED, "--num-query-groups",
-                  "has no effect without --group-query-attention (Megatron uses one group "
-                  "per head)");
-
-    /* MLP: Megatron's defaults for the FFN width. */
-    bool swiglu = get_switch(in, "swiglu", false);
-    bool geglu = get_switch(in, "quick_geglu", false);
-    bool sq_relu = get_switch(in, "squared_relu", false);
-    (void)get_switch(in, "openai_gelu", false); /* a GELU either way */
-    bool has_ffn;
-    if ((rc = get_int(in, "ffn_hidden_size", 1, MAX_WIDTH, &m->ffn, &has_ffn)))
-        return rc;
-    if (!has_ffn) {
-        m->ffn = swiglu ? (int)((4.0 * H * 2 / 3) / 64) * 64 : 4 * H;
-        notes_add(&a->notes, NOTE_ASSUMED, "--ffn-hidden-size",
-                  "not given: %d (Megatron's default: %s)", m->ffn,
-                  swiglu ? "4h x 2/3 rounded down to a multiple of 64 with --swiglu" : "4h");
-    }
-    m->mlp = (swiglu || geglu) ? MODEL_MLP_SWIGLU : MODEL_MLP_GELU;
-    m->family = swiglu ? MODEL_FAMILY_LLAMA : MODEL_FAMILY_GPT;
-    if (sq_relu)
-        notes_add(&a->notes, NOTE_ASSUMED, "--squared-relu",
-                  "a non-gated MLP (two weight matrices), priced like GELU");
-
-    /* Normalization. */
-    const char *norm = get_str(in, "normalization");
-    if (!norm)
-        notes_add(&a->notes, NOTE_ASSUMED, "--normalization",
-                  "not given: LayerNorm (Megatron's default)");
-    m->norm = norm && strcmp(norm, "RMSNorm") == 0 ? MODEL_NORM_RMSNORM : MODEL_NORM_LAYERNORM;
-    (void)get_switch(in, "apply_layernorm_1p", false); /* same weights and cost */
-    m->norm_eps = 1e-5;
-    if ((rc = get_double(in, "layernorm_epsilon", 1e-12, 0.1, &m->norm_eps, NULL)))
-        return rc;
-
-    /* Positions. */
-    const char *pos = get_str(in, "position_embedding_type");
-    bool rotary_legacy = get_switch(in, "use_rotary_position_embeddings", false);
-    bool add_pos = get_switch(in, "add_position_embedding", true);
-    if (pos && strcmp(pos, "relative") == 0)
-        return err_setf(in->err, ERR_INPUT, a->origin, "--position-embedding-type",
-                        "relative position biases (T5) are not modeled");
-    if (rotary_legacy || (pos && (strcmp(pos, "rope") == 0 || strcmp(pos, "yarn") == 0 ||
-                                  strcmp(pos, "mrope") == 0)))
-        m->pos = MODEL_POS_ROPE;
-    else if ((pos && strcmp(pos, "none") == 0) || !add_pos)
-        m->pos = MODEL_POS_NONE;
-    else {
-        m->pos = MODEL_POS_LEARNED;
-        if (!pos)
-            notes_add(&a->notes, NOTE_ASSUMED, "--position-embedding-type",
-                      "not given: learned_absolute (Megatron's default): a learned table of "
-                      "--max-position-embeddings rows");
-    }
-    m->rope_theta = m->pos == MODEL_POS_ROPE ? 10000.0 : 0;
-    int rotary_base = 10000;
-    bool has_base;
-    if ((rc = get_int(in, "rotary_base", 1, 2000000000L, &rotary_base, &has_base)))
-        return rc;
-    if (m->pos == MODEL_POS_ROPE)
-        m->rope_theta = rotary_base;
-    double rotary_percent = 1.0;
-    if ((rc = get_double(in, "rotary_percent", 0, 1, &rotary_percent, NULL)))
-        return rc;
-    bool has_maxpos, has_seq;
-    int seq = 0;
-    if ((rc = get_int(in, "max_position_embeddings", 1, 100000000L, &m->max_seq, &has_maxpos)) ||
-        (rc = get_int(in, "seq_length", 1, 100000000L, &seq, &has_seq)))
-        return rc;
-    if (!has_maxpos) {
-        if (!has_seq)
-            return err_setf(in->err, ERR_INPUT, a->origin, "--max-position-embeddings",
-                            "missing (Megatron requires it; give it or --seq-length)");
-        m->max_seq = seq;
-        notes_add(&a->notes, NOTE_ASSUMED, "--max-position-embeddings",
-                  "not given (Megatron requires it): taken as --seq-length %d", seq);
-    }
-
-    /* Embeddings, biases, dropout. */
-    m->tied_embeddings = !get_switch(in, "untie_embeddings_and_output_weights", false);
-    bool bias = get_switch(in, "add_bias_linear", true);
-    m->qkv_bias = bias || get_switch(in, "add_qkv_bias", false);
-    m->out_bias = m->mlp_bias = bias;
-    double hdrop = 0.1, adrop = 0.1;
-    bool has_hd, has_ad;
-    if ((rc = get_double(in, "hidden_dropout", 0, 1, &hdrop, &has_hd)) ||
-        (rc = get_double(in, "attention_dropout", 0, 1, &adrop, &has_ad)))
-        return rc;
-    m->dropout = fmax(hdrop, adrop);
-    if (!has_hd || !has_ad)
-        notes_add(&a->notes, NOTE_ASSUMED, !has_hd ? "--hidden-dropout" : "--attention-dropout",
-                  "not given: 0.1 (Megatron's default); dropout masks are kept for backward");
-    if (hdrop != adrop)
-        notes_add(&a->notes, NOTE_ASSUMED, "--attention-dropout",
-                  "hidden dropout %g and attention dropout %g differ: memory counts masks "
-                  "for both at %g",
-                  hdrop, adrop, m->dropout);
     if ((rc = vocab_size(in, tp, &m->vocab)) || (rc = build_attention_variants(in, m, bias)) ||
         (rc = build_moe(in, m, bias)) ||
         (hybrid && (rc = build_hybrid(in, m, pat_dest, pat))))
@@ -560,37 +604,15 @@ static int build_model(interp_t *in, int tp)
     return model_validate(m, a->origin, in->err);
 }
 
-static int build_layout(interp_t *in)
+/* The split of layers over pipeline stages: virtual stages (given, or
+ * from --num-layers-per-virtual-pipeline-stage) and the embedding or the
+ * loss counted as a layer (Megatron's
+ * --account-for-embedding/loss-in-pipeline-split), which makes the first
+ * and last virtual stages one layer lighter. */
+static int read_pipeline_split(interp_t *in, layout_t *l)
 {
     megatron_args_t *a = in->a;
-    layout_t *l = &a->layout;
     int rc;
-    const long big = 1 << 24;
-    bool has_tp, has_legacy_tp;
-    int legacy_tp = 1;
-    if ((rc = get_int(in, "tensor_model_parallel_size", 1, big, &l->tp, &has_tp)) ||
-        (rc = get_int(in, "model_parallel_size", 1, big, &legacy_tp, &has_legacy_tp)) ||
-        (rc = get_int(in, "pipeline_model_parallel_size", 1, LAYOUT_MAX_PP, &l->pp, NULL)) ||
-        (rc = get_int(in, "context_parallel_size", 1, big, &l->cp, NULL)) ||
-        (rc = get_int(in, "expert_model_parallel_size", 1, big, &l->ep, NULL)) ||
-        (rc = get_int(in, "expert_tensor_parallel_size", 1, big, &l->etp, NULL)) ||
-        (rc = get_int(in, "micro_batch_size", 1, big, &l->micro_batch, NULL)) ||
-        (rc = get_int(in, "batch_size", 1, big, &l->micro_batch, NULL)) ||
-        (rc = get_int(in, "global_batch_size", 1, 1L << 30, &l->global_batch, NULL)) ||
-        (rc = get_int(in, "seq_length", 1, 100000000L, &l->seq_len, NULL)) ||
-        (rc = get_int(in, "decoder_first_pipeline_num_layers", 1, MAX_LAYERS,
-                      &l->first_stage_layers, NULL)) ||
-        (rc = get_int(in, "decoder_last_pipeline_num_layers", 1, MAX_LAYERS,
-                      &l->last_stage_layers, NULL)))
-        return rc;
-    if (has_legacy_tp && !has_tp)
-        l->tp = legacy_tp;
-    if (!megatron_arg_of(a, "seq_length") && a->have_model)
-        notes_add(&a->notes, NOTE_ASSUMED, "--seq-length",
-                  "not given: the model's positions, at most 8192");
-    if (get_str(in, "rampup_batch_size"))
-        notes_add(&a->notes, NOTE_ASSUMED, "--rampup-batch-size",
-                  "the step is simulated at the full --global-batch-size");
     /* The embedding and the loss may count as one layer each in the split
      * (Megatron's --account-for-embedding/loss-in-pipeline-split); Megatron
      * adds them before dividing the layers into virtual stages too
@@ -647,6 +669,14 @@ static int build_layout(interp_t *in)
         if (acc_loss)
             l->last_stage_layers = lighter;
     }
+    return ERR_OK;
+}
+
+/* Sequence parallelism, the distributed optimizer and the FSDP variants,
+ * whose sharding strategy is a ZeRO stage. */
+static void read_sharding(interp_t *in, layout_t *l)
+{
+    megatron_args_t *a = in->a;
     l->sequence_parallel = get_switch(in, "sequence_parallel", false);
     l->distributed_optimizer = get_switch(in, "use_distributed_optimizer", false);
 
@@ -672,8 +702,13 @@ static int build_layout(interp_t *in)
                       "FSDP shards the optimizer state itself (ZeRO-%d)", l->zero);
         }
     }
+}
 
-    /* Recompute. */
+/* Recompute: none, selective (its modules) or full (uniform or block). */
+static int read_recompute(interp_t *in, layout_t *l)
+{
+    megatron_args_t *a = in->a;
+    int rc;
     const char *gran = get_str(in, "recompute_granularity");
     if (get_switch(in, "recompute_activations", false))
         l->recompute = RECOMPUTE_SELECTIVE;
@@ -706,8 +741,14 @@ static int build_layout(interp_t *in)
     if (get_switch(in, "distribute_saved_activations", false))
         notes_add(&a->notes, NOTE_IGNORED, "--distribute-saved-activations",
                   "checkpoints split across TP are not modeled");
+    return ERR_OK;
+}
 
-    /* Precision and gradients. */
+/* Precision (bf16, fp16, fp8 and its recipe, NVFP4) and the bytes of a
+ * gradient. */
+static int read_precision(interp_t *in, layout_t *l)
+{
+    megatron_args_t *a = in->a;
     bool bf16 = get_switch(in, "bf16", false), fp16 = get_switch(in, "fp16", false);
     bool fp8 = get_str(in, "fp8") != NULL || get_switch(in, "fp8_e4m3", false) ||
                get_switch(in, "fp8_hybrid", false);
@@ -765,8 +806,14 @@ static int build_layout(interp_t *in)
         l->grad_bytes = accum_fp32 ? 4 : 2;
     else /* bf16 and fp8: fp32 main grads unless reduced in bf16 */
         l->grad_bytes = reduce_bf16 ? 2 : 4;
+    return ERR_OK;
+}
 
-    /* Offload: activations of N blocks per stage, the optimizer (a share). */
+/* Offload: activations of N blocks per stage, the optimizer (a share). */
+static int read_offload(interp_t *in, layout_t *l)
+{
+    megatron_args_t *a = in->a;
+    int rc;
     int act_layers = 0;
     double fraction = 1.0;
     bool has_act, has_fraction;
@@ -788,8 +835,14 @@ static int build_layout(interp_t *in)
         notes_add(&a->notes, NOTE_IGNORED, "--fine-grained-activation-offloading",
                   "module-level activation offload is not modeled (block-level "
                   "--cpu-offloading-num-layers is)");
+    return ERR_OK;
+}
 
-    /* Attention kernel. */
+/* The attention kernel: flash unless the flags ask for unfused
+ * attention. */
+static void read_attention_kernel(interp_t *in, layout_t *l)
+{
+    megatron_args_t *a = in->a;
     const char *backend = get_str(in, "attention_backend");
     const char *impl = get_str(in, "transformer_impl");
     bool flash = get_switch(in, "use_flash_attn", false);
@@ -801,6 +854,47 @@ static int build_layout(interp_t *in)
                   "local without --use-flash-attn: unfused attention");
     } else
         l->flash_attention = true;
+}
+
+/* The layout the layout flags give (a->layout, from layout_defaults):
+ * parallel sizes and batch, then each part in Megatron's order. */
+static int build_layout(interp_t *in)
+{
+    megatron_args_t *a = in->a;
+    layout_t *l = &a->layout;
+    int rc;
+    const long big = 1 << 24;
+    bool has_tp, has_legacy_tp;
+    int legacy_tp = 1;
+    if ((rc = get_int(in, "tensor_model_parallel_size", 1, big, &l->tp, &has_tp)) ||
+        (rc = get_int(in, "model_parallel_size", 1, big, &legacy_tp, &has_legacy_tp)) ||
+        (rc = get_int(in, "pipeline_model_parallel_size", 1, LAYOUT_MAX_PP, &l->pp, NULL)) ||
+        (rc = get_int(in, "context_parallel_size", 1, big, &l->cp, NULL)) ||
+        (rc = get_int(in, "expert_model_parallel_size", 1, big, &l->ep, NULL)) ||
+        (rc = get_int(in, "expert_tensor_parallel_size", 1, big, &l->etp, NULL)) ||
+        (rc = get_int(in, "micro_batch_size", 1, big, &l->micro_batch, NULL)) ||
+        (rc = get_int(in, "batch_size", 1, big, &l->micro_batch, NULL)) ||
+        (rc = get_int(in, "global_batch_size", 1, 1L << 30, &l->global_batch, NULL)) ||
+        (rc = get_int(in, "seq_length", 1, 100000000L, &l->seq_len, NULL)) ||
+        (rc = get_int(in, "decoder_first_pipeline_num_layers", 1, MAX_LAYERS,
+                      &l->first_stage_layers, NULL)) ||
+        (rc = get_int(in, "decoder_last_pipeline_num_layers", 1, MAX_LAYERS,
+                      &l->last_stage_layers, NULL)))
+        return rc;
+    if (has_legacy_tp && !has_tp)
+        l->tp = legacy_tp;
+    if (!megatron_arg_of(a, "seq_length") && a->have_model)
+        notes_add(&a->notes, NOTE_ASSUMED, "--seq-length",
+                  "not given: the model's positions, at most 8192");
+    if (get_str(in, "rampup_batch_size"))
+        notes_add(&a->notes, NOTE_ASSUMED, "--rampup-batch-size",
+                  "the step is simulated at the full --global-batch-size");
+    if ((rc = read_pipeline_split(in, l)))
+        return rc;
+    read_sharding(in, l);
+    if ((rc = read_recompute(in, l)) || (rc = read_precision(in, l)) || (rc = read_offload(in, l)))
+        return rc;
+    read_attention_kernel(in, l);
     return ERR_OK;
 }
 
