@@ -9,6 +9,7 @@
 #include "common/fileio.h"
 #include "common/json.h"
 #include "inputs/accelerate.h"
+#include "inputs/bridge.h"
 #include "inputs/deepspeed.h"
 #include "inputs/megatron_args.h"
 #include "inputs/torchtitan.h"
@@ -1102,7 +1103,7 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
      * and the precision where the flags do not */
     const char *ov = cli_get(a, "--bridge-overrides");
     char *ov_data = NULL, recipe_name[160] = "";
-    launch_recipe_t recipe;
+    bridge_recipe_t recipe;
     memset(&recipe, 0, sizeof recipe);
     recipe.precision = -1;
     if ((rc = cli_cluster_spec(a, &spec.cluster, err)) ||
@@ -1126,9 +1127,9 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
             notes_free(&ov_notes);
             memset(&ov_notes, 0, sizeof ov_notes);
         }
-        if (launch_nemo_recipe(ov_data, recipe_name, sizeof recipe_name))
-            launch_nemo_recipe_parts(recipe_name, &recipe);
-        launch_nemo_perf_run(ov_data, &recipe);
+        if (bridge_recipe(ov_data, recipe_name, sizeof recipe_name))
+            bridge_recipe_parts(recipe_name, &recipe);
+        bridge_perf_run(ov_data, &recipe);
         if (!recipe_name[0] && (recipe.gpus || recipe.gpu[0] || recipe.precision >= 0))
             snprintf(recipe_name, sizeof recipe_name, "performance launcher");
     }
@@ -1251,7 +1252,7 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
         /* the performance launcher's recipe runs its own layout on that GPU
          * in that precision; the command's flags come after */
         char what[400];
-        int perf = launch_nemo_perf_layout(ov_data, spec.cluster.gpu, &s->layout, what,
+        int perf = bridge_perf_layout(ov_data, spec.cluster.gpu, &s->layout, what,
                                            sizeof what);
         if (perf > 0)
             notes_add(&s->notes, NOTE_ASSUMED, "--model_recipe_name", "%s", what);
@@ -1260,7 +1261,7 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
                       "%s: the framework preset's layout and the command's flags are "
                       "simulated",
                       what);
-        if ((rc = launch_read_nemo_notes(ov_data, ov, &s->model, &s->layout, &s->notes, err)))
+        if ((rc = bridge_read_overrides_notes(ov_data, ov, &s->model, &s->layout, &s->notes, err)))
             goto out;
         if (recipe_model)
             notes_add(&s->notes, NOTE_ASSUMED, "--model", "%s, from the launch command (%s)",
