@@ -369,157 +369,173 @@ int bridge_read_overrides(const char *text, const char *origin, const model_t *m
     return bridge_read_overrides_notes(text, origin, m, l, NULL, err);
 }
 
-int bridge_read_overrides_notes(const char *text, const char *origin, const model_t *m, layout_t *l,
-                           notes_t *notes, err_t *err)
+/* What a Bridge text has said so far beyond the layout's own fields. */
+typedef struct {
+    int rc_layers;     /* model.recompute_num_layers (1 unless given) */
+    bool account;      /* the embedding and the loss count as layers in the split */
+    bool fsdp;         /* ddp.use_megatron_fsdp */
+    bool block;        /* model.recompute_method=block */
+    char strategy[32]; /* ddp.data_parallel_sharding_strategy */
+} overrides_t;
+
+/* A flag of the performance launcher at word (flag index pf): its value
+ * read from in, and word rewritten as the KEY=VALUE override it stands for;
+ * *skip when there is no override to apply (the run's naming flags, read
+ * by the caller; --recompute_modules, applied here). ERR_INPUT naming the
+ * line when the value is missing or bad. */
+static int perf_override(words_in_t *in, int pf, char *word, size_t cap, int line,
+                         const char *origin, layout_t *l, overrides_t *st, bool *skip,
+                         err_t *err)
 {
-    int rc = ERR_OK, line = 0, rc_layers = 1;
-    bool account = false, fsdp = false, block = false, launcher_noted = false;
-    char strategy[32] = "optim_grads_params";
-    words_in_t in = {text, 0, 1};
-    char word[1024];
-    while (!rc && next_word(&in, word, sizeof word, &line)) {
-        if (strcmp(word, "--recipe") == 0 || strncmp(word, "--recipe=", 9) == 0)
-            notes_add(notes, NOTE_ASSUMED, word,
-                      "line %d: the recipe's own settings are not known to scaleplan: the "
-                      "framework preset's defaults and these overrides are what is simulated",
-                      line);
-        int pf = perf_flag(word);
-        if (pf >= 0) {
-            char value[256];
-            int vline;
-            if (!next_word(&in, value, sizeof value, &vline))
-                return err_setf(err, ERR_INPUT, origin, NULL, "line %d: %s needs a value", line,
-                                word);
-            if (PERF_FLAGS[pf].kind == PF_RUN)
-                continue; /* model, GPUs, precision: read by the caller */
-            if (PERF_FLAGS[pf].kind == PF_VPP && (strcmp(value, "None") == 0 ||
-                                                  strcmp(value, "-1") == 0))
-                snprintf(value, sizeof value, "null");
-            if (PERF_FLAGS[pf].kind == PF_INT && strcmp(PERF_FLAGS[pf].key,
-                                                        "model.recompute_num_layers") == 0) {
-                /* Megatron's block recompute of that many layers */
-                block = true;
-                l->recompute = RECOMPUTE_FULL;
-            }
-            if (PERF_FLAGS[pf].kind == PF_LIST) {
-                /* the performance scripts' --recompute_modules: selective
-                 * recompute of those modules */
-                if (layout_parse_recompute_modules(value, word, &l->recompute_modules, err))
-                    return err_setf(err, ERR_INPUT, origin, word, "line %d: %s", line, err->msg);
-                l->recompute = RECOMPUTE_SELECTIVE;
-                continue;
-            }
-            snprintf(word, sizeof word, "%s=%s", PERF_FLAGS[pf].key, value);
-        }
-        if (!override_word(word)) {
-            /* the launch command around the overrides: the recipe (which
-             * names the model: read by bridge_recipe), its options
-             * and the launcher, none of which change the layout */
-            if (strncmp(word, "--", 2) == 0 && strncmp(word, "--recipe", 8) != 0)
-                notes_add(notes, NOTE_IGNORED, word, "line %d: a launcher option: no effect on "
-                                                     "the layout",
-                          line);
-            else if (!launcher_noted && strncmp(word, "--recipe", 8) != 0 &&
-                     strchr(word, '=') == NULL) {
-                notes_add(notes, NOTE_IGNORED, word,
-                          "line %d: the launch command; its overrides are read", line);
-                launcher_noted = true;
-            } else if (strchr(word, '=') && word[0] != '-')
-                notes_add(notes, NOTE_IGNORED, word,
-                          "line %d: an environment variable or option without a config key",
-                          line);
-            continue;
-        }
-        char *eq = strchr(word, '=');
-        *eq = '\0';
-        char *k = word, *v = eq + 1;
-        if ((rc = check_arch(m, origin, line, k, v, err)))
-            break;
-        bool b;
-        if (strcmp(k, "model.tensor_model_parallel_size") == 0)
-            rc = to_int(v, origin, line, k, &l->tp, err);
-        else if (strcmp(k, "model.pipeline_model_parallel_size") == 0)
-            rc = to_int(v, origin, line, k, &l->pp, err);
-        else if (strcmp(k, "model.context_parallel_size") == 0)
-            rc = to_int(v, origin, line, k, &l->cp, err);
-        else if (strcmp(k, "model.expert_model_parallel_size") == 0)
-            rc = to_int(v, origin, line, k, &l->ep, err);
-        else if (strcmp(k, "model.expert_tensor_parallel_size") == 0)
-            rc = to_int(v, origin, line, k, &l->etp, err);
-        else if (strcmp(k, "model.virtual_pipeline_model_parallel_size") == 0) {
-            l->vpp = 1;
-            if (strcmp(v, "null") != 0 && strcmp(v, "None") != 0)
-                rc = to_int(v, origin, line, k, &l->vpp, err);
-            l->schedule = l->vpp > 1 ? SCHEDULE_INTERLEAVED : SCHEDULE_1F1B;
-        } else if (strcmp(k, "model.num_layers_in_first_pipeline_stage") == 0)
-            rc = to_int(v, origin, line, k, &l->first_stage_layers, err);
-        else if (strcmp(k, "model.num_layers_in_last_pipeline_stage") == 0)
-            rc = to_int(v, origin, line, k, &l->last_stage_layers, err);
-        else if (strcmp(k, "model.account_for_embedding_in_pipeline_split") == 0 ||
-                 strcmp(k, "model.account_for_loss_in_pipeline_split") == 0)
-            rc = to_bool(v, origin, line, k, &account, err);
-        else if (strcmp(k, "model.sequence_parallel") == 0) {
-            rc = to_bool(v, origin, line, k, &l->sequence_parallel, err);
-            l->sp_off = !l->sequence_parallel; /* said off: not implied */
-        }
-        else if (strcmp(k, "model.seq_length") == 0 || strcmp(k, "dataset.seq_length") == 0)
-            rc = to_int(v, origin, line, k, &l->seq_len, err);
-        else if (strcmp(k, "train.micro_batch_size") == 0)
-            rc = to_int(v, origin, line, k, &l->micro_batch, err);
-        else if (strcmp(k, "train.global_batch_size") == 0)
-            rc = to_int(v, origin, line, k, &l->global_batch, err);
-        else if (strcmp(k, "model.recompute_granularity") == 0) {
-            if (strcmp(v, "null") == 0 || strcmp(v, "None") == 0)
-                l->recompute = RECOMPUTE_NONE;
-            else if ((rc = layout_parse_recompute(v, &l->recompute, err)))
-                rc = err_setf(err, ERR_INPUT, origin, NULL, "line %d: %s: %s", line, k, err->msg);
-        } else if (strcmp(k, "model.recompute_modules") == 0) {
-            if (strcmp(v, "null") != 0 && strcmp(v, "None") != 0 &&
-                layout_parse_recompute_modules(v, k, &l->recompute_modules, err))
-                rc = err_setf(err, ERR_INPUT, origin, NULL, "line %d: %s", line, err->msg);
-        } else if (strcmp(k, "model.recompute_method") == 0)
-            block = strcmp(v, "block") == 0;
-        else if (strcmp(k, "model.recompute_num_layers") == 0 && strcmp(v, "null") != 0 &&
-                 strcmp(v, "None") != 0)
-            rc = to_int(v, origin, line, k, &rc_layers, err);
-        else if (strcmp(k, "ddp.use_distributed_optimizer") == 0)
-            rc = to_bool(v, origin, line, k, &l->distributed_optimizer, err);
-        else if (strcmp(k, "ddp.use_megatron_fsdp") == 0)
-            rc = to_bool(v, origin, line, k, &fsdp, err);
-        else if (strcmp(k, "ddp.data_parallel_sharding_strategy") == 0)
-            snprintf(strategy, sizeof strategy, "%s", v);
-        else if (strcmp(k, "ddp.grad_reduce_in_fp32") == 0) {
-            if (!(rc = to_bool(v, origin, line, k, &b, err)))
-                l->grad_bytes = b ? 4 : 2;
-        } else if (strcmp(k, "mixed_precision") == 0) {
-            precision_t p = PRECISION_BF16;
-            bool found = false;
-            for (int i = 0; i < PRECISION_COUNT && !found; i++) {
-                const char *name = mixed_precision_name((precision_t)i);
-                if (name && strcmp(name, v) == 0) {
-                    p = (precision_t)i;
-                    found = true;
-                }
-            }
-            if (!found)
-                rc = err_setf(err, ERR_INPUT, origin, NULL, "line %d: mixed_precision: unknown "
-                                                           "recipe '%s'",
-                              line, v);
-            l->precision = p;
-        }
-        /* other keys (overlap switches, ...) do not change the layout */
+    char value[256];
+    int vline;
+    *skip = false;
+    if (!next_word(in, value, sizeof value, &vline))
+        return err_setf(err, ERR_INPUT, origin, NULL, "line %d: %s needs a value", line, word);
+    if (PERF_FLAGS[pf].kind == PF_RUN) {
+        *skip = true; /* model, GPUs, precision: read by the caller */
+        return ERR_OK;
     }
+    if (PERF_FLAGS[pf].kind == PF_VPP && (strcmp(value, "None") == 0 || strcmp(value, "-1") == 0))
+        snprintf(value, sizeof value, "null");
+    if (PERF_FLAGS[pf].kind == PF_INT &&
+        strcmp(PERF_FLAGS[pf].key, "model.recompute_num_layers") == 0) {
+        /* Megatron's block recompute of that many layers */
+        st->block = true;
+        l->recompute = RECOMPUTE_FULL;
+    }
+    if (PERF_FLAGS[pf].kind == PF_LIST) {
+        /* the performance scripts' --recompute_modules: selective
+         * recompute of those modules */
+        if (layout_parse_recompute_modules(value, word, &l->recompute_modules, err))
+            return err_setf(err, ERR_INPUT, origin, word, "line %d: %s", line, err->msg);
+        l->recompute = RECOMPUTE_SELECTIVE;
+        *skip = true;
+        return ERR_OK;
+    }
+    snprintf(word, cap, "%s=%s", PERF_FLAGS[pf].key, value);
+    return ERR_OK;
+}
+
+/* A word of the launch command around the overrides: the recipe (which
+ * names the model: read by bridge_recipe), its options and the launcher,
+ * none of which change the layout; noted (the launch command once). */
+static void note_launch_word(notes_t *notes, const char *word, int line, bool *launcher_noted)
+{
+    if (strncmp(word, "--", 2) == 0 && strncmp(word, "--recipe", 8) != 0)
+        notes_add(notes, NOTE_IGNORED, word, "line %d: a launcher option: no effect on "
+                                             "the layout",
+                  line);
+    else if (!*launcher_noted && strncmp(word, "--recipe", 8) != 0 && strchr(word, '=') == NULL) {
+        notes_add(notes, NOTE_IGNORED, word, "line %d: the launch command; its overrides are read",
+                  line);
+        *launcher_noted = true;
+    } else if (strchr(word, '=') && word[0] != '-')
+        notes_add(notes, NOTE_IGNORED, word,
+                  "line %d: an environment variable or option without a config key", line);
+}
+
+/* One override k=v (at line) onto l and st; an architecture key must
+ * agree with m. Keys that do not change the layout (overlap switches, ...)
+ * are passed over. ERR_INPUT naming the line and key. */
+static int apply_override(const char *k, const char *v, const char *origin, int line,
+                          const model_t *m, layout_t *l, overrides_t *st, err_t *err)
+{
+    int rc = check_arch(m, origin, line, k, v, err);
     if (rc)
         return rc;
+    bool b;
+    if (strcmp(k, "model.tensor_model_parallel_size") == 0)
+        rc = to_int(v, origin, line, k, &l->tp, err);
+    else if (strcmp(k, "model.pipeline_model_parallel_size") == 0)
+        rc = to_int(v, origin, line, k, &l->pp, err);
+    else if (strcmp(k, "model.context_parallel_size") == 0)
+        rc = to_int(v, origin, line, k, &l->cp, err);
+    else if (strcmp(k, "model.expert_model_parallel_size") == 0)
+        rc = to_int(v, origin, line, k, &l->ep, err);
+    else if (strcmp(k, "model.expert_tensor_parallel_size") == 0)
+        rc = to_int(v, origin, line, k, &l->etp, err);
+    else if (strcmp(k, "model.virtual_pipeline_model_parallel_size") == 0) {
+        l->vpp = 1;
+        if (strcmp(v, "null") != 0 && strcmp(v, "None") != 0)
+            rc = to_int(v, origin, line, k, &l->vpp, err);
+        l->schedule = l->vpp > 1 ? SCHEDULE_INTERLEAVED : SCHEDULE_1F1B;
+    } else if (strcmp(k, "model.num_layers_in_first_pipeline_stage") == 0)
+        rc = to_int(v, origin, line, k, &l->first_stage_layers, err);
+    else if (strcmp(k, "model.num_layers_in_last_pipeline_stage") == 0)
+        rc = to_int(v, origin, line, k, &l->last_stage_layers, err);
+    else if (strcmp(k, "model.account_for_embedding_in_pipeline_split") == 0 ||
+             strcmp(k, "model.account_for_loss_in_pipeline_split") == 0)
+        rc = to_bool(v, origin, line, k, &st->account, err);
+    else if (strcmp(k, "model.sequence_parallel") == 0) {
+        rc = to_bool(v, origin, line, k, &l->sequence_parallel, err);
+        l->sp_off = !l->sequence_parallel; /* said off: not implied */
+    }
+    else if (strcmp(k, "model.seq_length") == 0 || strcmp(k, "dataset.seq_length") == 0)
+        rc = to_int(v, origin, line, k, &l->seq_len, err);
+    else if (strcmp(k, "train.micro_batch_size") == 0)
+        rc = to_int(v, origin, line, k, &l->micro_batch, err);
+    else if (strcmp(k, "train.global_batch_size") == 0)
+        rc = to_int(v, origin, line, k, &l->global_batch, err);
+    else if (strcmp(k, "model.recompute_granularity") == 0) {
+        if (strcmp(v, "null") == 0 || strcmp(v, "None") == 0)
+            l->recompute = RECOMPUTE_NONE;
+        else if ((rc = layout_parse_recompute(v, &l->recompute, err)))
+            rc = err_setf(err, ERR_INPUT, origin, NULL, "line %d: %s: %s", line, k, err->msg);
+    } else if (strcmp(k, "model.recompute_modules") == 0) {
+        if (strcmp(v, "null") != 0 && strcmp(v, "None") != 0 &&
+            layout_parse_recompute_modules(v, k, &l->recompute_modules, err))
+            rc = err_setf(err, ERR_INPUT, origin, NULL, "line %d: %s", line, err->msg);
+    } else if (strcmp(k, "model.recompute_method") == 0)
+        st->block = strcmp(v, "block") == 0;
+    else if (strcmp(k, "model.recompute_num_layers") == 0 && strcmp(v, "null") != 0 &&
+             strcmp(v, "None") != 0)
+        rc = to_int(v, origin, line, k, &st->rc_layers, err);
+    else if (strcmp(k, "ddp.use_distributed_optimizer") == 0)
+        rc = to_bool(v, origin, line, k, &l->distributed_optimizer, err);
+    else if (strcmp(k, "ddp.use_megatron_fsdp") == 0)
+        rc = to_bool(v, origin, line, k, &st->fsdp, err);
+    else if (strcmp(k, "ddp.data_parallel_sharding_strategy") == 0)
+        snprintf(st->strategy, sizeof st->strategy, "%s", v);
+    else if (strcmp(k, "ddp.grad_reduce_in_fp32") == 0) {
+        if (!(rc = to_bool(v, origin, line, k, &b, err)))
+            l->grad_bytes = b ? 4 : 2;
+    } else if (strcmp(k, "mixed_precision") == 0) {
+        precision_t p = PRECISION_BF16;
+        bool found = false;
+        for (int i = 0; i < PRECISION_COUNT && !found; i++) {
+            const char *name = mixed_precision_name((precision_t)i);
+            if (name && strcmp(name, v) == 0) {
+                p = (precision_t)i;
+                found = true;
+            }
+        }
+        if (!found)
+            rc = err_setf(err, ERR_INPUT, origin, NULL, "line %d: mixed_precision: unknown "
+                                                       "recipe '%s'",
+                          line, v);
+        l->precision = p;
+    }
+    return rc;
+}
+
+/* After the last override: block recompute's layers, recompute modules
+ * outside selective recompute dropped (said), FSDP's ZeRO stage, and the
+ * embedding and the loss counted in the pipeline split (given, or implied
+ * where the layers split only so), which lightens the first and last
+ * chunks. ERR_INPUT when they cannot hold. */
+static int finish_overrides(const char *origin, const model_t *m, layout_t *l, overrides_t *st,
+                            notes_t *notes, err_t *err)
+{
     /* block recompute: the first N layers of each virtual stage (N >= 1:
      * Megatron's block with none recomputes nothing, which the recompute
      * setting says more plainly) */
-    if (block && l->recompute == RECOMPUTE_FULL && rc_layers < 1)
+    if (st->block && l->recompute == RECOMPUTE_FULL && st->rc_layers < 1)
         return err_setf(err, ERR_INPUT, origin, "model.recompute_num_layers",
                         "block recompute needs at least 1 layer (got %d); set "
                         "model.recompute_granularity=null for none",
-                        rc_layers);
-    l->recompute_layers = block && l->recompute == RECOMPUTE_FULL ? rc_layers : 0;
+                        st->rc_layers);
+    l->recompute_layers = st->block && l->recompute == RECOMPUTE_FULL ? st->rc_layers : 0;
     if (l->recompute_modules && l->recompute != RECOMPUTE_SELECTIVE) {
         /* Megatron reads the modules only under selective granularity */
         notes_add(notes, NOTE_IGNORED, "model.recompute_modules",
@@ -527,21 +543,21 @@ int bridge_read_overrides_notes(const char *text, const char *origin, const mode
                   layout_recompute_name(l->recompute));
         l->recompute_modules = 0;
     }
-    if (fsdp)
-        l->zero = strcmp(strategy, "optim_grads") == 0 ? 2 : 3;
+    if (st->fsdp)
+        l->zero = strcmp(st->strategy, "optim_grads") == 0 ? 2 : 3;
     long stages = (long)(l->pp > 0 ? l->pp : 1) * (l->vpp > 0 ? l->vpp : 1);
-    if (!account && l->vpp > 1 && !l->first_stage_layers && !l->last_stage_layers &&
+    if (!st->account && l->vpp > 1 && !l->first_stage_layers && !l->last_stage_layers &&
         m->n_layers % stages != 0 && (m->n_layers + 2) % stages == 0) {
         /* the layers split only with the embedding and the loss counted,
          * as Bridge's recipes for such models set it (llama31_405b:
          * account_for_embedding/loss_in_pipeline_split True) */
-        account = true;
+        st->account = true;
         notes_add(notes, NOTE_ASSUMED, "model.account_for_embedding_in_pipeline_split",
                   "true with account_for_loss_in_pipeline_split: %d layers split over %ld "
                   "(virtual) stages only with the embedding and the loss counted as layers",
                   m->n_layers, stages);
     }
-    if (account && l->vpp > 1 && l->pp > 0) { /* (PP 0 is the layout check's to refuse) */
+    if (st->account && l->vpp > 1 && l->pp > 0) { /* (PP 0 is the layout check's to refuse) */
         /* the embedding and the loss count as one layer each: (L + 2) /
          * (PP x VPP) per chunk, the first and last chunks one lighter */
         long chunks = (long)l->pp * l->vpp;
@@ -554,6 +570,40 @@ int bridge_read_overrides_notes(const char *text, const char *origin, const mode
         l->first_stage_layers = l->last_stage_layers = lighter > 0 ? lighter : LAYOUT_STAGE_EMPTY;
     }
     return ERR_OK;
+}
+
+int bridge_read_overrides_notes(const char *text, const char *origin, const model_t *m, layout_t *l,
+                                notes_t *notes, err_t *err)
+{
+    int rc = ERR_OK, line = 0;
+    overrides_t st = {.rc_layers = 1, .strategy = "optim_grads_params"};
+    bool launcher_noted = false, skip;
+    words_in_t in = {text, 0, 1};
+    char word[1024];
+    while (!rc && next_word(&in, word, sizeof word, &line)) {
+        if (strcmp(word, "--recipe") == 0 || strncmp(word, "--recipe=", 9) == 0)
+            notes_add(notes, NOTE_ASSUMED, word,
+                      "line %d: the recipe's own settings are not known to scaleplan: the "
+                      "framework preset's defaults and these overrides are what is simulated",
+                      line);
+        int pf = perf_flag(word);
+        if (pf >= 0) {
+            if ((rc = perf_override(&in, pf, word, sizeof word, line, origin, l, &st, &skip, err)))
+                return rc;
+            if (skip)
+                continue;
+        }
+        if (!override_word(word)) {
+            note_launch_word(notes, word, line, &launcher_noted);
+            continue;
+        }
+        char *eq = strchr(word, '=');
+        *eq = '\0';
+        rc = apply_override(word, eq + 1, origin, line, m, l, &st, err);
+    }
+    if (rc)
+        return rc;
+    return finish_overrides(origin, m, l, &st, notes, err);
 }
 
 /* ------------------------------------------------------------ performance layouts */
