@@ -184,127 +184,236 @@ int cli_scenario(const cli_args_t *a, scenario_t *s, err_t *err)
     return cli_scenario_from(a, NULL, s, err);
 }
 
+/* A Megatron-Bridge input (--bridge-overrides): its text and what its
+ * launch command's recipe says where the flags do not. */
+typedef struct {
+    const char *path;         /* the file, NULL when not given */
+    char *data;               /* its text; a launch script's: the words of the Bridge command */
+    notes_t notes;            /* what the shell reader said of a launch script */
+    char recipe_name[160];    /* the recipe, "performance launcher", or "" */
+    bridge_recipe_t recipe;   /* the model, GPU count, GPU and precision it names */
+    bool model, gpu, gpus;    /* taken from the recipe (the flags did not say) */
+} bridge_in_t;
+
+/* Read the --bridge-overrides file into b: a launch script is expanded to
+ * the Bridge command it runs; the recipe's name (or the performance
+ * launcher's flags) is read for the model, GPUs and precision. The
+ * preset a scaleplan export names goes to in->planned_for. */
+static int read_bridge(const cli_args_t *a, cli_inputs_t *in, bridge_in_t *b, err_t *err)
+{
+    memset(b, 0, sizeof *b);
+    b->recipe.precision = -1;
+    b->path = cli_get(a, "--bridge-overrides");
+    if (!b->path)
+        return ERR_OK;
+    int rc = fileio_read_all(b->path, &b->data, NULL, err);
+    if (rc)
+        return rc;
+    launch_planned_for(b->data, in->planned_for, sizeof in->planned_for);
+    /* a launch script (variables, loops, heredocs): the words of the
+     * Bridge command it runs, as the shell expands them */
+    char *cmd = NULL;
+    err_t shell_err;
+    if (megatron_shell_command(b->data, strlen(b->data), b->path, &cmd, &b->notes, &shell_err) ==
+            ERR_OK &&
+        cmd) {
+        free(b->data);
+        b->data = cmd;
+    } else {
+        free(cmd);
+        notes_free(&b->notes);
+        memset(&b->notes, 0, sizeof b->notes);
+    }
+    if (bridge_recipe(b->data, b->recipe_name, sizeof b->recipe_name))
+        bridge_recipe_parts(b->recipe_name, &b->recipe);
+    bridge_perf_run(b->data, &b->recipe);
+    if (!b->recipe_name[0] && (b->recipe.gpus || b->recipe.gpu[0] || b->recipe.precision >= 0))
+        snprintf(b->recipe_name, sizeof b->recipe_name, "performance launcher");
+    return ERR_OK;
+}
+
+/* Without --framework, the framework the inputs name: a torchtitan or
+ * accelerate config's, DeepSpeed, the preset a scaleplan export was
+ * planned for, or the newest Megatron-Bridge for Bridge overrides; NULL
+ * when --framework is given or nothing names one. */
+static const char *framework_of_inputs(const cli_args_t *a, const cli_inputs_t *in,
+                                       const char *framework)
+{
+    fw_preset_t planned;
+    err_t no_preset;
+    /* a scaleplan export names the preset it was planned for */
+    bool from_plan = in->planned_for[0] && fw_load(in->planned_for, &planned, &no_preset) == ERR_OK;
+    if (!framework && in->have_tt)
+        return in->tt.framework;
+    if (!framework && in->have_acc)
+        return in->acc.framework;
+    if (!framework && cli_get(a, "--deepspeed"))
+        return "deepspeed";
+    if (!framework && from_plan)
+        return in->planned_for;
+    if (!framework && cli_get(a, "--bridge-overrides"))
+        return launch_framework(LAUNCH_NEMO);
+    return NULL;
+}
+
+/* The model of the scenario into spec: a torchtitan config's (unless
+ * --model), the Megatron arguments' (refusing --model as well), the base's,
+ * the one a Bridge recipe names, or --model; and the GPU count a launch
+ * file gives when the flags do not (*from_launcher). */
+static int choose_model(const cli_args_t *a, const cli_base_t *base, cli_inputs_t *in,
+                        bridge_in_t *b, scenario_spec_t *spec, bool *toml_model_ignored,
+                        bool *from_launcher, err_t *err)
+{
+    int rc;
+    if (in->have_tt) {
+        if (cli_get(a, "--model") || a->n_positional > 0) {
+            *toml_model_ignored = true;
+            if ((rc = cli_args_model_name(a, &spec->model, err)))
+                return rc;
+        } else if (in->tt.have_model) {
+            spec->model_given = &in->tt.model;
+        } else {
+            spec->model = in->tt.model_name;
+        }
+        if (!spec->cluster.n_gpus && in->tt.world_size) {
+            spec->cluster.n_gpus = in->tt.world_size;
+            *from_launcher = true;
+        }
+    } else if (in->have_mg && in->mg.have_model) {
+        if (cli_get(a, "--model") || a->n_positional > 0)
+            return err_setf(err, ERR_INPUT, NULL, "--model",
+                            "the Megatron arguments define the model (--num-layers, "
+                            "--hidden-size, ...); give one or the other");
+        spec->model_given = &in->mg.model;
+    } else if (base && base->model) {
+        spec->model_given = base->model;
+    } else if (b->recipe.model[0] && !cli_get(a, "--model") && a->n_positional == 0) {
+        model_t probe;
+        err_t ignore;
+        if (model_load(b->recipe.model, &probe, &ignore))
+            return err_setf(err, ERR_INPUT, b->path, "--recipe",
+                            "%s names the model '%s', which is not in scaleplan's catalog "
+                            "(scaleplan catalog models); give --model NAME or a config.json",
+                            b->recipe_name, b->recipe.model);
+        spec->model = b->recipe.model;
+        b->model = true;
+    } else if ((rc = cli_args_model_name(a, &spec->model, err))) {
+        return rc;
+    }
+    if (in->have_acc && !spec->cluster.n_gpus && in->acc.n_processes) {
+        spec->cluster.n_gpus = in->acc.n_processes;
+        *from_launcher = true;
+    }
+    if (in->have_mg && !spec->cluster.n_gpus && in->mg.world_size) {
+        spec->cluster.n_gpus = in->mg.world_size;
+        *from_launcher = true;
+    }
+    return ERR_OK;
+}
+
+/* A torchtitan config's or the Megatron arguments' layout and options
+ * onto the scenario (they define what runs; explicit flags come after),
+ * with their notes. */
+static void apply_launch_file(const cli_inputs_t *in, bool toml_model_ignored,
+                              bool from_launcher, scenario_t *s)
+{
+    if (in->have_tt) {
+        notes_append(&s->notes, &in->tt.notes);
+        s->layout = in->tt.layout;
+        torchtitan_options(&in->tt, &s->opt);
+        if (toml_model_ignored)
+            notes_add(&s->notes, NOTE_IGNORED, "model.flavor",
+                      "the torchtitan config's model is replaced by --model");
+        if (from_launcher)
+            notes_add(&s->notes, NOTE_ASSUMED, "--gpus",
+                      "%d, the product of the config's parallel degrees", in->tt.world_size);
+    }
+    if (in->have_mg) {
+        /* The command line defines what runs: its layout and options
+         * replace the preset's; explicit flags below still override. */
+        notes_append(&s->notes, &in->mg.notes);
+        s->layout = in->mg.layout;
+        megatron_args_options(&in->mg, &s->opt);
+        if (from_launcher)
+            notes_add(&s->notes, NOTE_ASSUMED, "--gpus",
+                      "%d from the launcher (torchrun --nproc_per_node x --nnodes)",
+                      in->mg.world_size);
+    }
+}
+
+/* The Bridge input onto the scenario: the performance launcher's release
+ * layout for its recipe on gpu, then the overrides, then what the recipe
+ * gave (model, GPU, GPUs, precision unless something says another), said. */
+static int apply_bridge(const cli_args_t *a, const bridge_in_t *b, const char *gpu,
+                        scenario_t *s, err_t *err)
+{
+    notes_append(&s->notes, &b->notes);
+    /* the performance launcher's recipe runs its own layout on that GPU
+     * in that precision; the command's flags come after */
+    char what[400];
+    int perf = bridge_perf_layout(b->data, gpu, &s->layout, what, sizeof what);
+    if (perf > 0)
+        notes_add(&s->notes, NOTE_ASSUMED, "--model_recipe_name", "%s", what);
+    else if (perf < 0)
+        notes_add(&s->notes, NOTE_ASSUMED, "--model_recipe_name",
+                  "%s: the framework preset's layout and the command's flags are "
+                  "simulated",
+                  what);
+    int rc = bridge_read_overrides_notes(b->data, b->path, &s->model, &s->layout, &s->notes, err);
+    if (rc)
+        return rc;
+    if (b->model)
+        notes_add(&s->notes, NOTE_ASSUMED, "--model", "%s, from the launch command (%s)",
+                  b->recipe.model, b->recipe_name);
+    if (b->gpu)
+        notes_add(&s->notes, NOTE_ASSUMED, "--gpu", "%s, from the launch command (%s)",
+                  b->recipe.gpu, b->recipe_name);
+    if (b->gpus)
+        notes_add(&s->notes, NOTE_ASSUMED, "--gpus", "%d, from the launch command (%s)",
+                  b->recipe.gpus, b->recipe_name);
+    bool precision_given = strstr(b->data, "mixed_precision=") || cli_get(a, "--precision") ||
+                           cli_has(a, "--bf16") || cli_has(a, "--fp16") ||
+                           cli_has(a, "--fp8-format");
+    if (b->recipe.precision >= 0 && !precision_given) {
+        s->layout.precision = (precision_t)b->recipe.precision;
+        notes_add(&s->notes, NOTE_ASSUMED, "mixed_precision", "%s, from the launch command (%s)",
+                  layout_precision_name(s->layout.precision), b->recipe_name);
+    }
+    return ERR_OK;
+}
+
 int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s, err_t *err)
 {
     memset(s, 0, sizeof *s);
     scenario_spec_t spec = {0};
     cli_inputs_t in;
+    bridge_in_t b;
     int rc;
     spec.framework = cli_get(a, "--framework");
     spec.assume_architecture = cli_get(a, "--assume-architecture");
     memset(&in, 0, sizeof in);
-    notes_t ov_notes; /* what the shell reader said of a Bridge launch script */
-    memset(&ov_notes, 0, sizeof ov_notes);
+    memset(&b, 0, sizeof b);
+    if ((rc = cli_cluster_spec(a, &spec.cluster, err)) ||
+        (rc = read_inputs(a, spec.cluster.n_gpus, &in, err)) ||
+        (rc = read_bridge(a, &in, &b, err)))
+        goto out;
     /* a Megatron-Bridge launch command's recipe names the model, the GPUs
      * and the precision where the flags do not */
-    const char *ov = cli_get(a, "--bridge-overrides");
-    char *ov_data = NULL, recipe_name[160] = "";
-    bridge_recipe_t recipe;
-    memset(&recipe, 0, sizeof recipe);
-    recipe.precision = -1;
-    if ((rc = cli_cluster_spec(a, &spec.cluster, err)) ||
-        (rc = read_inputs(a, spec.cluster.n_gpus, &in, err)))
-        goto out;
-    if (ov) {
-        if ((rc = fileio_read_all(ov, &ov_data, NULL, err)))
-            goto out;
-        launch_planned_for(ov_data, in.planned_for, sizeof in.planned_for);
-        /* a launch script (variables, loops, heredocs): the words of the
-         * Bridge command it runs, as the shell expands them */
-        char *cmd = NULL;
-        err_t shell_err;
-        if (megatron_shell_command(ov_data, strlen(ov_data), ov, &cmd, &ov_notes, &shell_err) ==
-                ERR_OK &&
-            cmd) {
-            free(ov_data);
-            ov_data = cmd;
-        } else {
-            free(cmd);
-            notes_free(&ov_notes);
-            memset(&ov_notes, 0, sizeof ov_notes);
-        }
-        if (bridge_recipe(ov_data, recipe_name, sizeof recipe_name))
-            bridge_recipe_parts(recipe_name, &recipe);
-        bridge_perf_run(ov_data, &recipe);
-        if (!recipe_name[0] && (recipe.gpus || recipe.gpu[0] || recipe.precision >= 0))
-            snprintf(recipe_name, sizeof recipe_name, "performance launcher");
+    if (b.recipe.gpu[0] && !spec.cluster.gpu && !spec.cluster.cluster) {
+        spec.cluster.gpu = b.recipe.gpu;
+        b.gpu = true;
     }
-    bool recipe_model = false, recipe_gpu = false, recipe_gpus = false;
-    if (recipe.gpu[0] && !spec.cluster.gpu && !spec.cluster.cluster) {
-        spec.cluster.gpu = recipe.gpu;
-        recipe_gpu = true;
-    }
-    if (recipe.gpus && !spec.cluster.n_gpus) {
-        spec.cluster.n_gpus = recipe.gpus;
-        recipe_gpus = true;
+    if (b.recipe.gpus && !spec.cluster.n_gpus) {
+        spec.cluster.n_gpus = b.recipe.gpus;
+        b.gpus = true;
     }
     /* Without --framework, the inputs name the framework that runs them. */
-    const char *fw_assumed = NULL;
-    fw_preset_t planned;
-    err_t no_preset;
-    /* a scaleplan export names the preset it was planned for */
-    bool from_plan = in.planned_for[0] && fw_load(in.planned_for, &planned, &no_preset) == ERR_OK;
-    if (!spec.framework && in.have_tt)
-        fw_assumed = in.tt.framework;
-    else if (!spec.framework && in.have_acc)
-        fw_assumed = in.acc.framework;
-    else if (!spec.framework && cli_get(a, "--deepspeed"))
-        fw_assumed = "deepspeed";
-    else if (!spec.framework && from_plan)
-        fw_assumed = in.planned_for;
-    else if (!spec.framework && cli_get(a, "--bridge-overrides"))
-        fw_assumed = launch_framework(LAUNCH_NEMO);
+    const char *fw_assumed = framework_of_inputs(a, &in, spec.framework);
     if (fw_assumed)
         spec.framework = fw_assumed;
     bool from_launcher = false, toml_model_ignored = false;
-    if (in.have_tt) {
-        if (cli_get(a, "--model") || a->n_positional > 0) {
-            toml_model_ignored = true;
-            if ((rc = cli_args_model_name(a, &spec.model, err)))
-                goto out;
-        } else if (in.tt.have_model) {
-            spec.model_given = &in.tt.model;
-        } else {
-            spec.model = in.tt.model_name;
-        }
-        if (!spec.cluster.n_gpus && in.tt.world_size) {
-            spec.cluster.n_gpus = in.tt.world_size;
-            from_launcher = true;
-        }
-    } else if (in.have_mg && in.mg.have_model) {
-        if (cli_get(a, "--model") || a->n_positional > 0) {
-            rc = err_setf(err, ERR_INPUT, NULL, "--model",
-                          "the Megatron arguments define the model (--num-layers, "
-                          "--hidden-size, ...); give one or the other");
-            goto out;
-        }
-        spec.model_given = &in.mg.model;
-    } else if (base && base->model) {
-        spec.model_given = base->model;
-    } else if (recipe.model[0] && !cli_get(a, "--model") && a->n_positional == 0) {
-        model_t probe;
-        err_t ignore;
-        if (model_load(recipe.model, &probe, &ignore)) {
-            rc = err_setf(err, ERR_INPUT, ov, "--recipe",
-                          "%s names the model '%s', which is not in scaleplan's catalog "
-                          "(scaleplan catalog models); give --model NAME or a config.json",
-                          recipe_name, recipe.model);
-            goto out;
-        }
-        spec.model = recipe.model;
-        recipe_model = true;
-    } else if ((rc = cli_args_model_name(a, &spec.model, err))) {
-        goto out;
-    }
-    if (in.have_acc && !spec.cluster.n_gpus && in.acc.n_processes) {
-        spec.cluster.n_gpus = in.acc.n_processes;
-        from_launcher = true;
-    }
-    if (in.have_mg && !spec.cluster.n_gpus && in.mg.world_size) {
-        spec.cluster.n_gpus = in.mg.world_size;
-        from_launcher = true;
-    }
-    if ((rc = scenario_begin(&spec, s, err)))
+    if ((rc = choose_model(a, base, &in, &b, &spec, &toml_model_ignored, &from_launcher, err)) ||
+        (rc = scenario_begin(&spec, s, err)))
         goto out;
     if (fw_assumed)
         notes_add(&s->notes, NOTE_ASSUMED, "--framework",
@@ -319,65 +428,11 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
         s->layout = *base->layout;
     if (base && base->opt)
         s->opt = *base->opt;
-    if (in.have_tt) {
-        notes_append(&s->notes, &in.tt.notes);
-        s->layout = in.tt.layout;
-        torchtitan_options(&in.tt, &s->opt);
-        if (toml_model_ignored)
-            notes_add(&s->notes, NOTE_IGNORED, "model.flavor",
-                      "the torchtitan config's model is replaced by --model");
-        if (from_launcher)
-            notes_add(&s->notes, NOTE_ASSUMED, "--gpus",
-                      "%d, the product of the config's parallel degrees", in.tt.world_size);
-    }
-    if (in.have_mg) {
-        /* The command line defines what runs: its layout and options
-         * replace the preset's; explicit flags below still override. */
-        notes_append(&s->notes, &in.mg.notes);
-        s->layout = in.mg.layout;
-        megatron_args_options(&in.mg, &s->opt);
-        if (from_launcher)
-            notes_add(&s->notes, NOTE_ASSUMED, "--gpus",
-                      "%d from the launcher (torchrun --nproc_per_node x --nnodes)",
-                      in.mg.world_size);
-    }
+    apply_launch_file(&in, toml_model_ignored, from_launcher, s);
     if (in.have_acc && (rc = apply_accelerate(a, &in.acc, from_launcher, s, err)))
         goto out;
-    if (ov) {
-        notes_append(&s->notes, &ov_notes);
-        /* the performance launcher's recipe runs its own layout on that GPU
-         * in that precision; the command's flags come after */
-        char what[400];
-        int perf = bridge_perf_layout(ov_data, spec.cluster.gpu, &s->layout, what,
-                                           sizeof what);
-        if (perf > 0)
-            notes_add(&s->notes, NOTE_ASSUMED, "--model_recipe_name", "%s", what);
-        else if (perf < 0)
-            notes_add(&s->notes, NOTE_ASSUMED, "--model_recipe_name",
-                      "%s: the framework preset's layout and the command's flags are "
-                      "simulated",
-                      what);
-        if ((rc = bridge_read_overrides_notes(ov_data, ov, &s->model, &s->layout, &s->notes, err)))
-            goto out;
-        if (recipe_model)
-            notes_add(&s->notes, NOTE_ASSUMED, "--model", "%s, from the launch command (%s)",
-                      recipe.model, recipe_name);
-        if (recipe_gpu)
-            notes_add(&s->notes, NOTE_ASSUMED, "--gpu", "%s, from the launch command (%s)",
-                      recipe.gpu, recipe_name);
-        if (recipe_gpus)
-            notes_add(&s->notes, NOTE_ASSUMED, "--gpus", "%d, from the launch command (%s)",
-                      recipe.gpus, recipe_name);
-        bool precision_given = strstr(ov_data, "mixed_precision=") || cli_get(a, "--precision") ||
-                               cli_has(a, "--bf16") || cli_has(a, "--fp16") ||
-                               cli_has(a, "--fp8-format");
-        if (recipe.precision >= 0 && !precision_given) {
-            s->layout.precision = (precision_t)recipe.precision;
-            notes_add(&s->notes, NOTE_ASSUMED, "mixed_precision",
-                      "%s, from the launch command (%s)",
-                      layout_precision_name(s->layout.precision), recipe_name);
-        }
-    }
+    if (b.path && (rc = apply_bridge(a, &b, spec.cluster.gpu, s, err)))
+        goto out;
     if ((rc = cli_layout_flags(a, &s->model, &s->layout, &s->opt, &s->notes, err)) ||
         (rc = cli_sim_switches(a, &s->opt, err)))
         goto out;
@@ -386,7 +441,7 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     s->grad_bytes_fixed = in.have_tt || in.have_mg || (base && base->layout) ||
                           cli_get(a, "--grad-dtype") != NULL;
     /* no batch from flags or inputs: the plan's default, said */
-    if (!in.have_tt && !in.have_mg && !in.have_acc && !cli_get(a, "--deepspeed") && !ov &&
+    if (!in.have_tt && !in.have_mg && !in.have_acc && !cli_get(a, "--deepspeed") && !b.path &&
         !(base && base->layout))
         scenario_default_batch(&s->model, &s->layout, s->cluster.n_gpus, &s->notes);
     rc = scenario_finish(s, cli_get(a, "--profile"), err);
@@ -399,7 +454,7 @@ int cli_scenario_from(const cli_args_t *a, const cli_base_t *base, scenario_t *s
     }
 out:
     inputs_free(&in);
-    notes_free(&ov_notes);
-    free(ov_data);
+    notes_free(&b.notes);
+    free(b.data);
     return rc;
 }
