@@ -388,6 +388,41 @@ void fit_regimes_predict(const fit_regimes_t *f, double x, double *pred, double 
         *hi = env * (1 + half_rel);
 }
 
+/* The number of regimes: the fewest that no larger number improves on
+ * significantly (F test at 99% on the relative RSS, each regime adding a
+ * line and a boundary). Plain BIC splits pure noise here because the
+ * boundaries are searched for; the F test over every larger count still
+ * takes a distant gain that a nearer count misses. best[k * n + n - 1] is
+ * the least RSS of all n points with k regimes, k = 1..k_max. */
+static int regime_count(const double *best, size_t n, int k_max)
+{
+    int k_best = 1;
+    for (int k = 1; k <= k_max; k++) {
+        double rk = best[(size_t)k * n + n - 1];
+        if (!isfinite(rk))
+            continue;
+        /* relative residuals below 1e-7 are rounding: nothing to improve */
+        bool beaten = false, exact = rk <= (double)n * 1e-14;
+        for (int k2 = k + 1; k2 <= k_max && !beaten && !exact; k2++) {
+            double r2 = best[(size_t)k2 * n + n - 1];
+            int d1 = 3 * (k2 - k), d2 = (int)n - (3 * k2 - 1);
+            if (!isfinite(r2) || r2 >= rk || d2 <= 0)
+                continue;
+            if (r2 <= 1e-300) {
+                beaten = true;
+                break;
+            }
+            double F = ((rk - r2) / d1) / (r2 / d2);
+            beaten = F > gsl_cdf_fdist_Pinv(0.99, d1, d2);
+        }
+        if (!beaten) {
+            k_best = k;
+            break;
+        }
+    }
+    return k_best;
+}
+
 int fit_regimes(const double *x, const double *y, size_t n, int max_lines, fit_regimes_t *out,
                 err_t *err)
 {
@@ -441,35 +476,7 @@ int fit_regimes(const double *x, const double *y, size_t n, int max_lines, fit_r
                     from[(size_t)k * n + j] = i;
                 }
             }
-    /* The number of regimes: the fewest that no larger number improves on
-     * significantly (F test at 99% on the relative RSS, each regime adding
-     * a line and a boundary). Plain BIC splits pure noise here because the
-     * boundaries are searched for; the F test over every larger count
-     * still takes a distant gain that a nearer count misses. */
-    int k_best = 1;
-    for (int k = 1; k <= k_max; k++) {
-        double rk = best[(size_t)k * n + n - 1];
-        if (!isfinite(rk))
-            continue;
-        /* relative residuals below 1e-7 are rounding: nothing to improve */
-        bool beaten = false, exact = rk <= (double)n * 1e-14;
-        for (int k2 = k + 1; k2 <= k_max && !beaten && !exact; k2++) {
-            double r2 = best[(size_t)k2 * n + n - 1];
-            int d1 = 3 * (k2 - k), d2 = (int)n - (3 * k2 - 1);
-            if (!isfinite(r2) || r2 >= rk || d2 <= 0)
-                continue;
-            if (r2 <= 1e-300) {
-                beaten = true;
-                break;
-            }
-            double F = ((rk - r2) / d1) / (r2 / d2);
-            beaten = F > gsl_cdf_fdist_Pinv(0.99, d1, d2);
-        }
-        if (!beaten) {
-            k_best = k;
-            break;
-        }
-    }
+    int k_best = regime_count(best, n, k_max);
     /* the regimes' point ranges, from the last backwards */
     size_t end = n;
     for (int k = k_best; k >= 1; k--) {

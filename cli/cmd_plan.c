@@ -170,6 +170,84 @@ static int plan_switches(sim_options_t *o, const void *ctx, err_t *err)
     return cli_sim_switches((const cli_args_t *)ctx, o, err);
 }
 
+/* The sequence lengths (--seq-len, one or a range) and the global batch
+ * (--global-batch in sequences, else --global-batch-tokens, the planner's
+ * default) the search covers, into space. */
+static int batch_space(const cli_args_t *a, plan_space_t *space, err_t *err)
+{
+    int rc;
+    int seq = space->seq_len;
+    if (cli_has(a, "--seq-len")) {
+        double slo, shi;
+        if ((rc = cli_get_span(a, "--seq-len", &slo, &shi, err)))
+            return rc;
+        if (slo != floor(slo) || shi != floor(shi))
+            return err_setf(err, ERR_INPUT, NULL, "--seq-len", "must be whole tokens");
+        seq = (int)slo;
+        space->seq_len_max = shi > slo ? (int)shi : 0;
+    }
+    space->seq_len = seq;
+    int seq_hi = space->seq_len_max > seq ? space->seq_len_max : seq;
+    double lo, hi;
+    if (cli_has(a, "--global-batch")) {
+        if ((rc = cli_get_span(a, "--global-batch", &lo, &hi, err)) ||
+            (rc = cli_check_batch_tokens("--global-batch", hi, seq_hi, err)))
+            return rc;
+    } else {
+        double tlo = LADDER_DEFAULT_BATCH_TOKENS, thi = LADDER_DEFAULT_BATCH_TOKENS;
+        if ((rc = cli_get_span(a, "--global-batch-tokens", &tlo, &thi, err)))
+            return rc;
+        lo = ladder_batch_for_tokens(tlo, seq);
+        hi = fmax(lo, ladder_batch_for_tokens(thi, seq));
+        space->batch_tokens_min = tlo;
+        space->batch_tokens_max = thi;
+    }
+    if (hi > PLAN_MAX_GLOBAL_BATCH)
+        return err_setf(err, ERR_INPUT, NULL,
+                        cli_has(a, "--global-batch") ? "--global-batch" : "--global-batch-tokens",
+                        "%.0f sequences per step is more than the planner takes (%d)", hi,
+                        PLAN_MAX_GLOBAL_BATCH);
+    space->global_batch_min = (int)lo;
+    space->global_batch_max = (int)hi;
+    return ERR_OK;
+}
+
+/* The price per GPU-hour: --price, a --provider's quote or the GPU's
+ * default, at --price-end of a quoted range; without --price each rung is
+ * priced at its own size's quote. */
+static int plan_price(const cli_args_t *a, plan_run_t *p, err_t *err)
+{
+    ladder_input_t *in = &p->in;
+    const char *v;
+    int rc;
+    v = cli_get(a, "--price");
+    if (v) {
+        snprintf(p->price.provider, sizeof p->price.provider, "given");
+        if ((rc = cli_get_double(a, "--price", &p->price.usd_per_gpu_hour, err)))
+            return rc;
+    } else if ((v = cli_get(a, "--provider"))) {
+        if ((rc = price_find(p->base.gpu.name, v, NULL, in->max_gpus, &p->price, err)))
+            return rc;
+    } else if ((rc = price_default_for_gpu(p->base.gpu.name, in->max_gpus, &p->price, err))) {
+        return rc;
+    }
+    /* a quoted range at --price-end (the middle by default); one price for
+     * every rung: the quote for the largest */
+    price_end_t end = PRICE_MID;
+    if ((v = cli_get(a, "--price-end")) && (rc = price_end_parse(v, &end, err)))
+        return rc;
+    in->usd_per_gpu_hour = cli_has(a, "--price") ? p->price.usd_per_gpu_hour : price_usd(&p->price, end);
+    if (!cli_has(a, "--price")) {
+        /* each rung at the quote for its own size (the largest's where a
+         * size has none) */
+        snprintf(in->price_gpu, sizeof in->price_gpu, "%s", p->base.gpu.name);
+        if ((v = cli_get(a, "--provider")))
+            snprintf(in->price_provider, sizeof in->price_provider, "%s", v);
+        in->price_end = end;
+    }
+    return ERR_OK;
+}
+
 static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
 {
     int rc;
@@ -244,39 +322,8 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     in->space.allow_offload = cli_has(a, "--offload-search");
     in->space.adjust_options = plan_switches;
     in->space.adjust_ctx = a;
-    int seq = in->space.seq_len;
-    if (cli_has(a, "--seq-len")) {
-        double slo, shi;
-        if ((rc = cli_get_span(a, "--seq-len", &slo, &shi, err)))
-            return rc;
-        if (slo != floor(slo) || shi != floor(shi))
-            return err_setf(err, ERR_INPUT, NULL, "--seq-len", "must be whole tokens");
-        seq = (int)slo;
-        in->space.seq_len_max = shi > slo ? (int)shi : 0;
-    }
-    in->space.seq_len = seq;
-    int seq_hi = in->space.seq_len_max > seq ? in->space.seq_len_max : seq;
-    double lo, hi;
-    if (cli_has(a, "--global-batch")) {
-        if ((rc = cli_get_span(a, "--global-batch", &lo, &hi, err)) ||
-            (rc = cli_check_batch_tokens("--global-batch", hi, seq_hi, err)))
-            return rc;
-    } else {
-        double tlo = LADDER_DEFAULT_BATCH_TOKENS, thi = LADDER_DEFAULT_BATCH_TOKENS;
-        if ((rc = cli_get_span(a, "--global-batch-tokens", &tlo, &thi, err)))
-            return rc;
-        lo = ladder_batch_for_tokens(tlo, seq);
-        hi = fmax(lo, ladder_batch_for_tokens(thi, seq));
-        in->space.batch_tokens_min = tlo;
-        in->space.batch_tokens_max = thi;
-    }
-    if (hi > PLAN_MAX_GLOBAL_BATCH)
-        return err_setf(err, ERR_INPUT, NULL,
-                        cli_has(a, "--global-batch") ? "--global-batch" : "--global-batch-tokens",
-                        "%.0f sequences per step is more than the planner takes (%d)", hi,
-                        PLAN_MAX_GLOBAL_BATCH);
-    in->space.global_batch_min = (int)lo;
-    in->space.global_batch_max = (int)hi;
+    if ((rc = batch_space(a, &in->space, err)))
+        return rc;
     /* objective and constraints */
     if ((v = cli_get(a, "--objective"))) {
         if (strcmp(v, "time") == 0)
@@ -301,32 +348,8 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--budget", "must be a positive amount");
     if (single)
         in->min_gpus = in->max_gpus = single;
-    /* price */
-    v = cli_get(a, "--price");
-    if (v) {
-        snprintf(p->price.provider, sizeof p->price.provider, "given");
-        if ((rc = cli_get_double(a, "--price", &p->price.usd_per_gpu_hour, err)))
-            return rc;
-    } else if ((v = cli_get(a, "--provider"))) {
-        if ((rc = price_find(p->base.gpu.name, v, NULL, in->max_gpus, &p->price, err)))
-            return rc;
-    } else if ((rc = price_default_for_gpu(p->base.gpu.name, in->max_gpus, &p->price, err))) {
+    if ((rc = plan_price(a, p, err)))
         return rc;
-    }
-    /* a quoted range at --price-end (the middle by default); one price for
-     * every rung: the quote for the largest */
-    price_end_t end = PRICE_MID;
-    if ((v = cli_get(a, "--price-end")) && (rc = price_end_parse(v, &end, err)))
-        return rc;
-    in->usd_per_gpu_hour = cli_has(a, "--price") ? p->price.usd_per_gpu_hour : price_usd(&p->price, end);
-    if (!cli_has(a, "--price")) {
-        /* each rung at the quote for its own size (the largest's where a
-         * size has none) */
-        snprintf(in->price_gpu, sizeof in->price_gpu, "%s", p->base.gpu.name);
-        if ((v = cli_get(a, "--provider")))
-            snprintf(in->price_provider, sizeof in->price_provider, "%s", v);
-        in->price_end = end;
-    }
     /* reliability template: the flags over the per-rung defaults */
     int trials = in->rel.trials, spares = in->rel.spares;
     /* a provider's quote says what kind of site it is: its failure rates */

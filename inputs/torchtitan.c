@@ -432,6 +432,67 @@ static int schedule(tt_t *x, layout_t *l, int n_layers)
     return n_layers > 0 ? stage_split(x, l, n_layers) : ERR_OK;
 }
 
+/* The batch: local_batch_size per rank (batch_size before 2025-06),
+ * global_batch_size for accumulation over dp data-parallel ranks; with PP
+ * micro-batches of pipeline_parallel_microbatch_size (or, before it, the
+ * local batch split per stage); the sequence length. Into l. */
+static int batch_sizes(tt_t *x, layout_t *l, int pp, int dp)
+{
+    torchtitan_t *t = x->t;
+    const long big = 1 << 24;
+    int rc;
+    int local = 8, global = -1, pp_mbs = 1, pp_n = 0;
+    bool has_local, has_mbs;
+    if ((rc = want_int(x, KEYS("training.local_batch_size", "training.batch_size"), 1, big, &local,
+                       &has_local)) ||
+        (rc = want_int(x, KEYS("training.global_batch_size"), -1, 1L << 30, &global, NULL)) ||
+        (rc = want_int(x, KEYS("parallelism.pipeline_parallel_microbatch_size"), 1, big, &pp_mbs,
+                       &has_mbs)) ||
+        (rc = want_int(x, KEYS("experimental.pipeline_parallel_microbatches"), 1, big, &pp_n,
+                       NULL)) ||
+        (rc = want_int(x, KEYS("training.seq_len"), 1, 100000000L, &l->seq_len, NULL)))
+        return rc;
+    if (!has_local)
+        notes_add(&t->notes, NOTE_ASSUMED, "training.local_batch_size",
+                  "absent: torchtitan's default 8");
+    if (!toml_find(x->doc, "training.seq_len"))
+        l->seq_len = 2048; /* JobConfig default */
+    /* Before pipeline_parallel_microbatch_size (2025), torchtitan split the
+     * local batch into experimental.pipeline_parallel_microbatches
+     * micro-batches, by default one per stage (torchtitan 9dec370
+     * parallelisms/pipeline_llama.py: "pipeline_parallel_microbatches or
+     * parallel_dims.pp"); the 2024 keys ([training] batch_size) mean that
+     * generation. */
+    if (pp > 1 && !has_mbs && (pp_n > 0 || toml_find(x->doc, "training.batch_size"))) {
+        int n = pp_n > 0 ? pp_n : pp;
+        if (local % n != 0)
+            return err_setf(x->err, ERR_INPUT, x->file,
+                            pp_n > 0 ? "experimental.pipeline_parallel_microbatches"
+                                     : "training.batch_size",
+                            "the local batch %d must split into %d pipeline micro-batches%s", local,
+                            n, pp_n > 0 ? "" : " (one per stage, this generation's default)");
+        pp_mbs = local / n;
+    }
+    if (pp > 1) {
+        if (local % pp_mbs != 0)
+            return err_setf(x->err, ERR_INPUT, x->file,
+                            "parallelism.pipeline_parallel_microbatch_size",
+                            "%d must divide local_batch_size %d", pp_mbs, local);
+        l->micro_batch = pp_mbs;
+    } else {
+        l->micro_batch = local;
+    }
+    long gb = global > 0 ? global : (long)local * dp;
+    if (gb > (1L << 30))
+        return err_setf(x->err, ERR_INPUT, x->file, "training.global_batch_size", "too large");
+    l->global_batch = (int)gb;
+    if (global > 0 && global % ((long)local * dp) != 0)
+        return err_setf(x->err, ERR_INPUT, x->file, "training.global_batch_size",
+                        "%d must be a multiple of local_batch_size x data-parallel ranks = %ld",
+                        global, (long)local * dp);
+    return ERR_OK;
+}
+
 static int layout(tt_t *x, int n_gpus, int n_layers)
 {
     torchtitan_t *t = x->t;
@@ -525,58 +586,8 @@ static int layout(tt_t *x, int n_gpus, int n_layers)
                       rep, shard, rep * shard);
     }
     int dp = rep * shard;
-    /* Batch: local_batch_size per rank (batch_size before 2025-06),
-     * global_batch_size for accumulation; with PP micro-batches of
-     * pipeline_parallel_microbatch_size. */
-    int local = 8, global = -1, pp_mbs = 1, pp_n = 0;
-    bool has_local, has_mbs;
-    if ((rc = want_int(x, KEYS("training.local_batch_size", "training.batch_size"), 1, big, &local,
-                       &has_local)) ||
-        (rc = want_int(x, KEYS("training.global_batch_size"), -1, 1L << 30, &global, NULL)) ||
-        (rc = want_int(x, KEYS("parallelism.pipeline_parallel_microbatch_size"), 1, big, &pp_mbs,
-                       &has_mbs)) ||
-        (rc = want_int(x, KEYS("experimental.pipeline_parallel_microbatches"), 1, big, &pp_n,
-                       NULL)) ||
-        (rc = want_int(x, KEYS("training.seq_len"), 1, 100000000L, &l->seq_len, NULL)))
+    if ((rc = batch_sizes(x, l, pp, dp)))
         return rc;
-    if (!has_local)
-        notes_add(&t->notes, NOTE_ASSUMED, "training.local_batch_size",
-                  "absent: torchtitan's default 8");
-    if (!toml_find(x->doc, "training.seq_len"))
-        l->seq_len = 2048; /* JobConfig default */
-    /* Before pipeline_parallel_microbatch_size (2025), torchtitan split the
-     * local batch into experimental.pipeline_parallel_microbatches
-     * micro-batches, by default one per stage (torchtitan 9dec370
-     * parallelisms/pipeline_llama.py: "pipeline_parallel_microbatches or
-     * parallel_dims.pp"); the 2024 keys ([training] batch_size) mean that
-     * generation. */
-    if (pp > 1 && !has_mbs && (pp_n > 0 || toml_find(x->doc, "training.batch_size"))) {
-        int n = pp_n > 0 ? pp_n : pp;
-        if (local % n != 0)
-            return err_setf(x->err, ERR_INPUT, x->file,
-                            pp_n > 0 ? "experimental.pipeline_parallel_microbatches"
-                                     : "training.batch_size",
-                            "the local batch %d must split into %d pipeline micro-batches%s", local,
-                            n, pp_n > 0 ? "" : " (one per stage, this generation's default)");
-        pp_mbs = local / n;
-    }
-    if (pp > 1) {
-        if (local % pp_mbs != 0)
-            return err_setf(x->err, ERR_INPUT, x->file,
-                            "parallelism.pipeline_parallel_microbatch_size",
-                            "%d must divide local_batch_size %d", pp_mbs, local);
-        l->micro_batch = pp_mbs;
-    } else {
-        l->micro_batch = local;
-    }
-    long gb = global > 0 ? global : (long)local * dp;
-    if (gb > (1L << 30))
-        return err_setf(x->err, ERR_INPUT, x->file, "training.global_batch_size", "too large");
-    l->global_batch = (int)gb;
-    if (global > 0 && global % ((long)local * dp) != 0)
-        return err_setf(x->err, ERR_INPUT, x->file, "training.global_batch_size",
-                        "%d must be a multiple of local_batch_size x data-parallel ranks = %ld",
-                        global, (long)local * dp);
     return schedule(x, l, n_layers);
 }
 

@@ -500,55 +500,65 @@ static void broken_constraints(const ladder_input_t *in, const ladder_t *l, char
                  units_fmt_usd(cheapest_in_time, b, sizeof b));
 }
 
+/* The recommendation when no GPU count can train the model: why (the
+ * last rung's reason) and what to change: fewer GPUs or a steadier run
+ * when failures outrun it, the constraint that rules every rung out, more
+ * memory for a framework that does not shard, or about how many GPUs the
+ * sharded state needs. */
+static void recommend_none(const ladder_input_t *in, const ladder_t *l, char *buf, size_t cap)
+{
+    const rung_t *last = &l->rung[l->n - 1];
+    if (strncmp(last->why_not, "never finishes", 14) == 0) {
+        /* restarts outrun by failures want fewer GPUs or a steadier
+         * environment; lost work between checkpoints wants checkpoints */
+        bool restarts = strstr(last->why_not, "a restart takes") != NULL;
+        snprintf(buf, cap, "No GPU count from %d to %d can train %s: the run %s. %s",
+                 in->min_gpus, in->max_gpus, in->model->name, last->why_not,
+                 restarts ? "Use fewer GPUs (a lower --min-gpus), a steadier --environment, no "
+                            "--spot, or a faster restart (--restart-overhead)."
+                          : "Checkpoint more often (--checkpoint-every) or to faster "
+                            "storage (--storage-bw).");
+        return;
+    }
+    if (strncmp(last->why_not, "--", 2) == 0 ||
+        strncmp(last->why_not, "the recompute modes", 19) == 0) {
+        snprintf(buf, cap, "No GPU count from %d to %d can train %s under the constraints: "
+                           "%s. Relax that constraint.",
+                 in->min_gpus, in->max_gpus, in->model->name, last->why_not);
+        return;
+    }
+    /* a framework that keeps the whole model on every GPU (PyTorch
+     * DDP: no sharding, tensor or pipeline parallelism) fits no better
+     * on more of them */
+    fw_preset_t fw;
+    err_t ignore;
+    if (in->space.framework && fw_load(in->space.framework, &fw, &ignore) == 0 &&
+        !fw_caps_shards(&fw.caps)) {
+        snprintf(buf, cap,
+                 "No GPU count from %d to %d can train %s: %s. %s keeps the whole model "
+                 "and its optimizer state on every GPU, so more GPUs do not help: use GPUs "
+                 "with more memory, or a framework that shards the model (drop "
+                 "--framework to search them).",
+                 in->min_gpus, in->max_gpus, in->model->name, last->why_not, fw.name);
+        return;
+    }
+    /* sharded state shrinks with the GPU count: estimate where it fits */
+    double cap_gib = in->base->gpu.memory_gib;
+    long need = last->gpus;
+    if (isfinite(last->leanest_gib) && last->leanest_gib > cap_gib)
+        while (need < (1L << 24) && (double)last->gpus * last->leanest_gib / need > 0.9 * cap_gib)
+            need *= 2;
+    snprintf(buf, cap,
+             "No GPU count from %d to %d can train %s: %s. It needs about %ld GPUs or more "
+             "(raise --max-gpus), GPUs with more memory, or a smaller global batch.",
+             in->min_gpus, in->max_gpus, in->model->name, last->why_not, need);
+}
+
 void plan_recommend(const ladder_input_t *in, const ladder_t *l, char *buf, size_t cap)
 {
     char d[200], a[32], b[32], c[32], e[32];
     if (l->best < 0) {
-        const rung_t *last = &l->rung[l->n - 1];
-        if (strncmp(last->why_not, "never finishes", 14) == 0) {
-            /* restarts outrun by failures want fewer GPUs or a steadier
-             * environment; lost work between checkpoints wants checkpoints */
-            bool restarts = strstr(last->why_not, "a restart takes") != NULL;
-            snprintf(buf, cap, "No GPU count from %d to %d can train %s: the run %s. %s",
-                     in->min_gpus, in->max_gpus, in->model->name, last->why_not,
-                     restarts ? "Use fewer GPUs (a lower --min-gpus), a steadier --environment, no "
-                                "--spot, or a faster restart (--restart-overhead)."
-                              : "Checkpoint more often (--checkpoint-every) or to faster "
-                                "storage (--storage-bw).");
-            return;
-        }
-        if (strncmp(last->why_not, "--", 2) == 0 ||
-            strncmp(last->why_not, "the recompute modes", 19) == 0) {
-            snprintf(buf, cap, "No GPU count from %d to %d can train %s under the constraints: "
-                               "%s. Relax that constraint.",
-                     in->min_gpus, in->max_gpus, in->model->name, last->why_not);
-            return;
-        }
-        /* a framework that keeps the whole model on every GPU (PyTorch
-         * DDP: no sharding, tensor or pipeline parallelism) fits no better
-         * on more of them */
-        fw_preset_t fw;
-        err_t ignore;
-        if (in->space.framework && fw_load(in->space.framework, &fw, &ignore) == 0 &&
-            !fw_caps_shards(&fw.caps)) {
-            snprintf(buf, cap,
-                     "No GPU count from %d to %d can train %s: %s. %s keeps the whole model "
-                     "and its optimizer state on every GPU, so more GPUs do not help: use GPUs "
-                     "with more memory, or a framework that shards the model (drop "
-                     "--framework to search them).",
-                     in->min_gpus, in->max_gpus, in->model->name, last->why_not, fw.name);
-            return;
-        }
-        /* sharded state shrinks with the GPU count: estimate where it fits */
-        double cap_gib = in->base->gpu.memory_gib;
-        long need = last->gpus;
-        if (isfinite(last->leanest_gib) && last->leanest_gib > cap_gib)
-            while (need < (1L << 24) && (double)last->gpus * last->leanest_gib / need > 0.9 * cap_gib)
-                need *= 2;
-        snprintf(buf, cap,
-                 "No GPU count from %d to %d can train %s: %s. It needs about %ld GPUs or more "
-                 "(raise --max-gpus), GPUs with more memory, or a smaller global batch.",
-                 in->min_gpus, in->max_gpus, in->model->name, last->why_not, need);
+        recommend_none(in, l, buf, cap);
         return;
     }
     const rung_t *r = &l->rung[l->best];

@@ -287,43 +287,47 @@ static double burnin_mean(const rel_config_t *cfg, double wall_s)
     return failure_burnin_mean(&cfg->burnin, cfg->cluster_age_s, cfg->cluster_age_s + wall_s);
 }
 
-static void make_plan(const rel_config_t *cfg, plan_t *p, rel_result_t *info)
+/* The storage bandwidth this job's checkpoints get: the storage system's
+ * share for the job (capacity enough for the checkpoints kept unless
+ * given), or --storage-bw's; unlimited when neither is given. */
+static void job_storage_bw(const rel_config_t *cfg, storage_bw_t *bw)
 {
-    memset(p, 0, sizeof *p);
-    if (cfg->cluster_age_s >= 0) {
-        p->burnin = &cfg->burnin;
-        p->age_s = cfg->cluster_age_s;
-    }
     const cluster_t *cl = cfg->cluster;
-    const failure_set_t *fs = cfg->failures;
-    int gpus = cl->n_gpus > 0 ? cl->n_gpus : 1;
-    /* storage bandwidth for this job */
-    storage_bw_t bw;
-    memset(&bw, 0, sizeof bw);
-    bw.write_bps = bw.read_bps = INFINITY;
-    bw.write_limit = bw.read_limit = "given";
+    memset(bw, 0, sizeof *bw);
+    bw->write_bps = bw->read_bps = INFINITY;
+    bw->write_limit = bw->read_limit = "given";
     if (cfg->storage.name[0]) {
         double cap = cfg->storage_capacity_tib;
         if (cfg->storage.per_tib_gbs > 0 && !(cap > 0)) /* enough for the checkpoints kept */
             cap = fmax(1, ceil((cfg->keep_checkpoints > 0 ? cfg->keep_checkpoints : 1) *
                                cfg->ckpt_bytes / 1099511627776.0));
-        storage_job_bandwidth(&cfg->storage, cl, cfg->ckpt_format, cfg->dp, cap, &bw);
+        storage_job_bandwidth(&cfg->storage, cl, cfg->ckpt_format, cfg->dp, cap, bw);
     }
     if (cfg->storage_write_bps > 0) {
-        bw.write_bps = cfg->storage_write_bps;
-        bw.write_limit = "given (--storage-bw)";
+        bw->write_bps = cfg->storage_write_bps;
+        bw->write_limit = "given (--storage-bw)";
     }
     if (cfg->storage_read_bps > 0) {
-        bw.read_bps = cfg->storage_read_bps;
-        bw.read_limit = "given (--storage-bw)";
+        bw->read_bps = cfg->storage_read_bps;
+        bw->read_limit = "given (--storage-bw)";
     }
+}
+
+/* The checkpoint's times for its mode (synchronous, asynchronous with a
+ * background drain, or to a peer's host memory) into p: save_block,
+ * save_write, lag, load. Returns how much a draining write slows training
+ * (0 for synchronous saves). */
+static double checkpoint_times(const rel_config_t *cfg, const storage_bw_t *bw, plan_t *p)
+{
+    const cluster_t *cl = cfg->cluster;
+    int gpus = cl->n_gpus > 0 ? cl->n_gpus : 1;
     double commit = cfg->storage.name[0] ? cfg->storage.commit_s : 0;
     double bytes = cfg->ckpt_bytes;
-    double write = commit + bytes / bw.write_bps;
-    double load = commit + bytes / bw.read_bps;
+    double write = commit + bytes / bw->write_bps;
+    double load = commit + bytes / bw->read_bps;
     /* the data loader's reads share the storage with a background drain */
     double loader_bps = cfg->tokens_per_step / cfg->step_time_s * cfg->async.loader_bytes_per_token;
-    double drain_bps = fmax(bw.write_bps - loader_bps, 0.5 * bw.write_bps);
+    double drain_bps = fmax(bw->write_bps - loader_bps, 0.5 * bw->write_bps);
     double snap_bps = cfg->snapshot_bps > 0 ? cfg->snapshot_bps : storage_pcie_bps(cl) * gpus;
     double snapshot = cfg->async.snapshot_fixed_s + bytes / snap_bps;
     double slowdown = 0;
@@ -352,6 +356,23 @@ static void make_plan(const rel_config_t *cfg, plan_t *p, rel_result_t *info)
     }
     p->lag = p->save_write - p->save_block;
     p->load = load;
+    return slowdown;
+}
+
+static void make_plan(const rel_config_t *cfg, plan_t *p, rel_result_t *info)
+{
+    memset(p, 0, sizeof *p);
+    if (cfg->cluster_age_s >= 0) {
+        p->burnin = &cfg->burnin;
+        p->age_s = cfg->cluster_age_s;
+    }
+    const cluster_t *cl = cfg->cluster;
+    const failure_set_t *fs = cfg->failures;
+    int gpus = cl->n_gpus > 0 ? cl->n_gpus : 1;
+    storage_bw_t bw;
+    job_storage_bw(cfg, &bw);
+    double slowdown = checkpoint_times(cfg, &bw, p);
+    double load = p->load;
     /* the failure classes */
     double lam = 0, lam_planned = 0, R = 0, Rp = 0, det = 0, rel = 0;
     double init = restart_init_s(&cfg->restart, gpus);

@@ -1002,6 +1002,16 @@ static void test_framework_inputs(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "tp")->valueint, 2);
     cJSON_Delete(j);
+    free(out);
+}
+
+/* Framework inputs on the sim command line: a torchtitan job config (its
+ * flavor the model, its generation the framework) and DeepSpeed configs
+ * (ZeRO stage, "auto" values resolved from the flags). */
+static void test_config_file_inputs(void)
+{
+    char *out = NULL, *err = NULL;
+    cJSON *j;
     /* A torchtitan job config: the model from its flavor, FSDP over --gpus. */
     expect("sim --torchtitan tests/fixtures/torchtitan/llama3_70b.toml --gpu h100-sxm --gpus 64 "
            "--json",
@@ -1196,7 +1206,7 @@ static void test_outputs_written_atomically(void)
     remove_tree(dir);
 }
 
-TEST_SUITE(suite_cli, "cli", TEST(test_framework_inputs), TEST(test_offload_cli), TEST(test_help_and_version), TEST(test_model_json_contract),
+TEST_SUITE(suite_cli, "cli", TEST(test_framework_inputs), TEST(test_config_file_inputs), TEST(test_offload_cli), TEST(test_help_and_version), TEST(test_model_json_contract),
            TEST(test_megatron_aliases), TEST(test_model_text), TEST(test_bad_inputs_exit_2),
            TEST(test_catalog_lists), TEST(test_sim_json_and_trace), TEST(test_sim_rank), TEST(test_fit_sustained_cli), TEST(test_sim_errors_and_fit),
            TEST(test_reliability_and_budget), TEST(test_plan_cli), TEST(test_plan_switches),

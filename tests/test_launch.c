@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "inputs/bridge.h"
 #include "inputs/deepspeed.h"
 #include "inputs/megatron_args.h"
 #include "inputs/torchtitan.h"
@@ -236,7 +237,7 @@ static void test_moe_round_trip(void)
     text = written(LAUNCH_NEMO, &m, &l, "megatron-bridge-25.09");
     layout_t back;
     layout_defaults(&back);
-    CU_ASSERT_EQUAL(launch_read_nemo(text, "emitted", &m, &back, &e), 0);
+    CU_ASSERT_EQUAL(bridge_read_overrides(text, "emitted", &m, &back, &e), 0);
     CU_ASSERT_EQUAL(back.ep, 64);
     CU_ASSERT_EQUAL(back.etp, 1);
     free(text);
@@ -267,7 +268,7 @@ static void test_block_recompute_round_trip(void)
     text = written(LAUNCH_NEMO, &m, &l, "megatron-bridge-26.04");
     layout_t back;
     layout_defaults(&back);
-    CU_ASSERT_EQUAL(launch_read_nemo(text, "emitted", &m, &back, &e), 0);
+    CU_ASSERT_EQUAL(bridge_read_overrides(text, "emitted", &m, &back, &e), 0);
     CU_ASSERT_EQUAL(back.recompute, RECOMPUTE_FULL);
     CU_ASSERT_EQUAL(back.recompute_layers, 2);
     free(text);
@@ -275,7 +276,7 @@ static void test_block_recompute_round_trip(void)
     layout_defaults(&back);
     const char *none = "model.recompute_granularity=full\nmodel.recompute_method=block\n"
                        "model.recompute_num_layers=0\n";
-    CU_ASSERT_EQUAL(launch_read_nemo(none, "overrides", &m, &back, &e), ERR_INPUT);
+    CU_ASSERT_EQUAL(bridge_read_overrides(none, "overrides", &m, &back, &e), ERR_INPUT);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "at least 1 layer"));
     refused(LAUNCH_DEEPSPEED, &m, &l, "deepspeed", "block recompute");
     refused(LAUNCH_TORCHTITAN, &m, &l, "torchtitan-2025-12", "block recompute");
@@ -308,23 +309,23 @@ static void test_recompute_modules_round_trip(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "model.recompute_modules=[core_attn,mlp]"));
     layout_t back;
     layout_defaults(&back);
-    CU_ASSERT_EQUAL(launch_read_nemo(text, "emitted", &m, &back, &e), 0);
+    CU_ASSERT_EQUAL(bridge_read_overrides(text, "emitted", &m, &back, &e), 0);
     CU_ASSERT_EQUAL(back.recompute, RECOMPUTE_SELECTIVE);
     CU_ASSERT_EQUAL(back.recompute_modules, l.recompute_modules);
     free(text);
     layout_defaults(&back);
-    CU_ASSERT_EQUAL(launch_read_nemo("-tp 8 --recompute_modules layernorm,moe_act", "perf", &m,
+    CU_ASSERT_EQUAL(bridge_read_overrides("-tp 8 --recompute_modules layernorm,moe_act", "perf", &m,
                                      &back, &e),
                     0);
     CU_ASSERT_EQUAL(back.recompute, RECOMPUTE_SELECTIVE);
     CU_ASSERT_EQUAL(back.recompute_modules, LAYOUT_RC_LAYERNORM | LAYOUT_RC_MOE_ACT);
     layout_defaults(&back);
-    CU_ASSERT_EQUAL(launch_read_nemo("model.recompute_modules=[core_attn,shortcut]\n", "overrides",
+    CU_ASSERT_EQUAL(bridge_read_overrides("model.recompute_modules=[core_attn,shortcut]\n", "overrides",
                                      &m, &back, &e),
                     ERR_INPUT);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "unknown module 'shortcut'"));
     layout_defaults(&back);
-    CU_ASSERT_EQUAL(launch_read_nemo("model.recompute_granularity=full\n"
+    CU_ASSERT_EQUAL(bridge_read_overrides("model.recompute_granularity=full\n"
                                      "model.recompute_modules=[mlp]\n",
                                      "overrides", &m, &back, &e),
                     0);
@@ -332,8 +333,49 @@ static void test_recompute_modules_round_trip(void)
 }
 
 /* Megatron-Bridge overrides: every key is a field of the configs the
- * recipe CLI sets, and launch_read_nemo reads them back, including the
+ * recipe CLI sets, and bridge_read_overrides reads them back, including the
  * interleaved split that counts the embedding and the loss. */
+/* Every precision Bridge has a mixed_precision recipe for comes back from
+ * the overrides as it went out: reports/launch writes the recipe names and
+ * inputs/bridge reads them, each from its own table, which this holds
+ * equal; the others are refused on --emit. */
+static void test_nemo_precision_round_trip(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("llama3-8b", &m, &e), 0);
+    int written_back = 0;
+    for (int p = 0; p < PRECISION_COUNT; p++) {
+        layout_t l = finalized(&m, 8, 1, 1, 1, 1, 1, 8, 4096);
+        l.precision = (precision_t)p;
+        sim_options_t o;
+        layout_t scratch = l;
+        CU_ASSERT_EQUAL_FATAL(sim_options_framework("megatron-bridge-26.04", NULL, &o, &scratch,
+                                                    &e),
+                              0);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        int rc = launch_write_for(LAUNCH_NEMO, "megatron-bridge-26.04", &m, &l, &o, f, &e);
+        fclose(f);
+        if (rc == 0) {
+            layout_t back;
+            layout_defaults(&back);
+            CU_ASSERT_EQUAL(bridge_read_overrides(buf, "emitted", &m, &back, &e), 0);
+            if (back.precision != l.precision)
+                fprintf(stderr, "precision %s came back as %s\n",
+                        layout_precision_name(l.precision), layout_precision_name(back.precision));
+            CU_ASSERT_EQUAL(back.precision, l.precision);
+            written_back++;
+        } else {
+            CU_ASSERT_EQUAL(rc, ERR_INPUT);
+        }
+        free(buf);
+    }
+    CU_ASSERT_EQUAL(written_back, 7); /* bf16, fp16, fp8 delayed/current/MX/blockwise, NVFP4 */
+}
+
 static void test_nemo_round_trip(void)
 {
     model_t m;
@@ -375,7 +417,7 @@ static void test_nemo_round_trip(void)
     }
     layout_t back;
     layout_defaults(&back);
-    CU_ASSERT_EQUAL_FATAL(launch_read_nemo(text, "emitted", &m, &back, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(bridge_read_overrides(text, "emitted", &m, &back, &e), 0);
     CU_ASSERT_EQUAL_FATAL(layout_finalize(&back, &m, 16384, &e), 0);
     same_layout(&u, &back);
     /* one layer a chunk: the embedding and the loss alone on theirs */
@@ -387,7 +429,7 @@ static void test_nemo_round_trip(void)
     char *t1 = written(LAUNCH_NEMO, &m, &one, "megatron-bridge-26.04");
     CU_ASSERT_PTR_NOT_NULL(strstr(t1, "model.account_for_embedding_in_pipeline_split=true\n"));
     layout_defaults(&back);
-    CU_ASSERT_EQUAL_FATAL(launch_read_nemo(t1, "emitted", &m, &back, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(bridge_read_overrides(t1, "emitted", &m, &back, &e), 0);
     CU_ASSERT_EQUAL_FATAL(layout_finalize(&back, &m, 16384, &e), 0);
     same_layout(&one, &back);
     CU_ASSERT_EQUAL(back.first_stage_layers, LAYOUT_STAGE_EMPTY);
@@ -422,12 +464,12 @@ static void test_nemo_round_trip(void)
     CU_ASSERT_PTR_NULL(strstr(text, "planned for"));
     free(nemo);
     /* a bad line is named */
-    CHECK_ERR(launch_read_nemo("model.tensor_model_parallel_size=eight\n", "x.txt", &m, &back, &e),
+    CHECK_ERR(bridge_read_overrides("model.tensor_model_parallel_size=eight\n", "x.txt", &m, &back, &e),
               &e, ERR_INPUT, "x.txt", "line 1");
     /* PP 0 with the embedding counted is left to the layout's check (the
      * reader divided by it; found by the bridge fuzzer) */
     layout_defaults(&back);
-    CU_ASSERT_EQUAL(launch_read_nemo("model.pipeline_model_parallel_size=0\n"
+    CU_ASSERT_EQUAL(bridge_read_overrides("model.pipeline_model_parallel_size=0\n"
                                      "model.virtual_pipeline_model_parallel_size=2\n"
                                      "model.account_for_embedding_in_pipeline_split=true\n",
                                      "x.txt", &m, &back, &e),
@@ -664,30 +706,30 @@ static void test_bridge_recipe_names(void)
         {"qwen3_30b_a3b_sft_8gpu_b200_bf16_config", "qwen3-30b-a3b", 8, "b200", PRECISION_BF16},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        launch_recipe_t r;
-        CU_ASSERT_EQUAL_FATAL(launch_nemo_recipe_parts(cases[i].recipe, &r), 1);
+        bridge_recipe_t r;
+        CU_ASSERT_EQUAL_FATAL(bridge_recipe_parts(cases[i].recipe, &r), 1);
         CU_ASSERT_STRING_EQUAL(r.model, cases[i].model);
         CU_ASSERT_EQUAL(r.gpus, cases[i].gpus);
         CU_ASSERT_STRING_EQUAL(r.gpu, cases[i].gpu);
         CU_ASSERT_EQUAL(r.precision, cases[i].precision);
     }
-    launch_recipe_t r;
-    CU_ASSERT_EQUAL(launch_nemo_recipe_parts("my_config", &r), 0);
+    bridge_recipe_t r;
+    CU_ASSERT_EQUAL(bridge_recipe_parts("my_config", &r), 0);
     char name[64];
-    CU_ASSERT_EQUAL(launch_nemo_recipe("python run_recipe.py --recipe=llama3_8b_pretrain_config "
+    CU_ASSERT_EQUAL(bridge_recipe("python run_recipe.py --recipe=llama3_8b_pretrain_config "
                                        "train.micro_batch_size=1",
                                        name, sizeof name),
                     1);
     CU_ASSERT_STRING_EQUAL(name, "llama3_8b_pretrain_config");
-    CU_ASSERT_EQUAL(launch_nemo_recipe("train.micro_batch_size=1\n", name, sizeof name), 0);
+    CU_ASSERT_EQUAL(bridge_recipe("train.micro_batch_size=1\n", name, sizeof name), 0);
     /* the performance launcher: -mr names the model part, -ng/-g/-c the run;
      * its layout flags are the overrides they stand for */
     const char *perf = "python scripts/performance/setup_experiment.py -m qwen "
                        "-mr qwen3_30b_a3b -ng 16 -g b200 -c fp8_mx -tp 1 -pp 2 -vp None "
                        "-ep 8 -mb 2 -gb 512 -rl 2 --use_megatron_fsdp false\n";
-    CU_ASSERT_EQUAL(launch_nemo_recipe(perf, name, sizeof name), 1);
-    CU_ASSERT_EQUAL(launch_nemo_recipe_parts(name, &r), 1);
-    launch_nemo_perf_run(perf, &r);
+    CU_ASSERT_EQUAL(bridge_recipe(perf, name, sizeof name), 1);
+    CU_ASSERT_EQUAL(bridge_recipe_parts(name, &r), 1);
+    bridge_perf_run(perf, &r);
     CU_ASSERT_STRING_EQUAL(r.model, "qwen3-30b-a3b");
     CU_ASSERT_EQUAL(r.gpus, 16);
     CU_ASSERT_STRING_EQUAL(r.gpu, "b200");
@@ -697,7 +739,7 @@ static void test_bridge_recipe_names(void)
     CU_ASSERT_EQUAL_FATAL(model_load("qwen3-30b-a3b", &m, &e), 0);
     layout_t l;
     layout_defaults(&l);
-    CU_ASSERT_EQUAL_FATAL(launch_read_nemo(perf, "perf", &m, &l, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(bridge_read_overrides(perf, "perf", &m, &l, &e), 0);
     CU_ASSERT_EQUAL(l.pp, 2);
     CU_ASSERT_EQUAL(l.vpp, 1);
     CU_ASSERT_EQUAL(l.ep, 8);
@@ -706,7 +748,7 @@ static void test_bridge_recipe_names(void)
     CU_ASSERT_EQUAL(l.recompute, RECOMPUTE_FULL);
     CU_ASSERT_EQUAL(l.recompute_layers, 2);
     CU_ASSERT_EQUAL(l.zero, 0);
-    CHECK_ERR(launch_read_nemo("x.py -tp\n", "perf", &m, &l, &e), &e, ERR_INPUT, "-tp",
+    CHECK_ERR(bridge_read_overrides("x.py -tp\n", "perf", &m, &l, &e), &e, ERR_INPUT, "-tp",
               "needs a value");
 }
 
@@ -1013,6 +1055,7 @@ static void test_plan_emit_sim_round_trip(void)
 }
 
 TEST_SUITE(suite_launch, "launch", TEST(test_megatron_round_trip), TEST(test_nemo_round_trip),
+           TEST(test_nemo_precision_round_trip),
            TEST(test_deepspeed_round_trip), TEST(test_torchtitan_keys), TEST(test_torchtitan_dualpipev_round_trip),
            TEST(test_torchtitan_stage_split_round_trip),
            TEST(test_torchtitan_embedding_alone_round_trip), TEST(test_torchtitan_fsdp_over_cp_round_trip),

@@ -1,5 +1,5 @@
-/* Megatron-Bridge recipe overrides (reports/launch launch_read_nemo, the
- * reader under sim --bridge-overrides): any bytes, NUL-terminated, onto a
+/* Megatron-Bridge recipe overrides (inputs/bridge bridge_read_overrides,
+ * the reader under sim --bridge-overrides): any bytes, NUL-terminated, onto a
  * default layout of a small model; 0 or a one-line error, and a layout it
  * accepts is checked against the model as sim does. */
 #include "tests/fuzz/fuzz.h"
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inputs/bridge.h"
 #include "models/layout.h"
-#include "reports/launch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     text[size] = '\0';
     layout_t l;
     layout_defaults(&l);
-    int rc = launch_read_nemo(text, "fuzz.bridge", &m, &l, &err);
+    int rc = bridge_read_overrides(text, "fuzz.bridge", &m, &l, &err);
     if (rc && (err.msg[0] == '\0' || strchr(err.msg, '\n')))
         __builtin_trap(); /* errors are one non-empty line */
     if (rc == 0)
