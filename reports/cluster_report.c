@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "reports/docread.h"
+
 #define W_PX 960.0      /* chart width */
 #define LEFT_PX 150.0   /* job names */
 #define ROW_PX 14.0
@@ -11,11 +13,6 @@
 
 static const char *const how_color[] = {"#4a7ebb", "#e0a030", "#c0392b", "#8e44ad"};
 static const char *const how_names[] = {"finished", "preempted", "failed", "reclaimed"};
-
-static double num(const cJSON *o, const char *key)
-{
-    return cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, key));
-}
 
 int cluster_report_check(const cJSON *r, const char *src, err_t *err)
 {
@@ -57,7 +54,7 @@ static void summary(const cJSON *r, html_t *h)
             continue;
         html_row_begin(h);
         html_cell_text(h, rows[i].label);
-        html_cell_num(h, rows[i].key, num(r, rows[i].key), rows[i].fmt, rows[i].scale);
+        html_cell_num(h, rows[i].key, doc_num(r, rows[i].key), rows[i].fmt, rows[i].scale);
         html_row_end(h);
     }
     html_table_end(h);
@@ -83,14 +80,14 @@ static void gantt(const cJSON *r, html_t *h)
     const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(t, "jobs");
     const cJSON *segs = cJSON_GetObjectItemCaseSensitive(t, "segments");
     int n = cJSON_GetArraySize(jobs), rows = n < CLUSTER_REPORT_MAX_ROWS ? n : CLUSTER_REPORT_MAX_ROWS;
-    double span = fmax(num(t, "end_s"), 1), y_axis = rows * ROW_PX + 4;
+    double span = fmax(doc_num(t, "end_s"), 1), y_axis = rows * ROW_PX + 4;
     html_raw(h, "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' "
              "font-family='sans-serif'>\n", W_PX, y_axis + 20);
     axis(h, span, y_axis);
     int k = 0;
     for (const cJSON *j = jobs ? jobs->child : NULL; j && k < rows; j = j->next, k++) {
         const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "name"));
-        double sub = num(j, "submit_s"), st = num(j, "start_s");
+        double sub = doc_num(j, "submit_s"), st = doc_num(j, "start_s");
         html_raw(h, "<text x='2' y='%.1f' font-size='10'>", k * ROW_PX + 10);
         html_text(h, name ? name : "");
         html_raw(h, "</text>");
@@ -100,15 +97,15 @@ static void gantt(const cJSON *r, html_t *h)
                      (st - sub) / span * (W_PX - LEFT_PX), ROW_PX - 4);
     }
     for (const cJSON *s = segs ? segs->child : NULL; s; s = s->next) {
-        int job = (int)num(s, "job"), how = (int)num(s, "how");
+        int job = (int)doc_num(s, "job"), how = (int)doc_num(s, "how");
         if (job < 0 || job >= rows || how < 0 || how > 3)
             continue;
-        double a = num(s, "start_s"), b = num(s, "end_s");
+        double a = doc_num(s, "start_s"), b = doc_num(s, "end_s");
         html_raw(h, "<rect x='%.2f' y='%.1f' width='%.2f' height='%.1f' fill='%s'>"
                  "<title>%.0f GPUs, %.0f-%.0f s, %s</title></rect>\n",
                  LEFT_PX + a / span * (W_PX - LEFT_PX), job * ROW_PX + 1,
                  fmax((b - a) / span * (W_PX - LEFT_PX), 0.5), ROW_PX - 2, how_color[how],
-                 num(s, "gpus"), a, b, how_names[how]);
+                 doc_num(s, "gpus"), a, b, how_names[how]);
     }
     html_raw(h, "</svg>\n");
     if (n > rows)
@@ -121,7 +118,7 @@ static void in_use(const cJSON *r, html_t *h)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(r, "timeline");
     const cJSON *pts = cJSON_GetObjectItemCaseSensitive(t, "in_use");
-    double span = fmax(num(t, "end_s"), 1), pool = fmax(num(r, "gpus"), 1);
+    double span = fmax(doc_num(t, "end_s"), 1), pool = fmax(doc_num(r, "gpus"), 1);
     html_raw(h, "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' "
              "font-family='sans-serif'>\n", W_PX, UTIL_H_PX + 20);
     axis(h, span, UTIL_H_PX);
@@ -130,8 +127,8 @@ static void in_use(const cJSON *r, html_t *h)
              "stroke='#4a7ebb' stroke-width='1.5' points='", pool, UTIL_H_PX);
     double prev_y = UTIL_H_PX;
     for (const cJSON *p = pts ? pts->child : NULL; p; p = p->next) {
-        double x = LEFT_PX + num(p, "t_s") / span * (W_PX - LEFT_PX);
-        double y = UTIL_H_PX - num(p, "gpus") / pool * (UTIL_H_PX - 4);
+        double x = LEFT_PX + doc_num(p, "t_s") / span * (W_PX - LEFT_PX);
+        double y = UTIL_H_PX - doc_num(p, "gpus") / pool * (UTIL_H_PX - 4);
         html_raw(h, "%.1f,%.1f %.1f,%.1f ", x, prev_y, x, y); /* a step */
         prev_y = y;
     }
@@ -152,7 +149,7 @@ static void plan_table(const cJSON *r, html_t *h)
              cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "objective"))
                  ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "objective"))
                  : "?",
-             num(p, "fixed_makespan_s") / 86400);
+             doc_num(p, "fixed_makespan_s") / 86400);
     html_heading(h, "Planned sizes");
     html_paragraph(h, "note", line);
     html_table_begin(h, hdr, 5);
@@ -161,9 +158,9 @@ static void plan_table(const cJSON *r, html_t *h)
         const char *lay = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "layout"));
         html_row_begin(h);
         html_cell_text(h, name ? name : "");
-        html_cell_num(h, "planner.jobs.gpus_asked", num(j, "gpus_asked"), "%.0f", 1);
-        html_cell_num(h, "planner.jobs.gpus", num(j, "gpus"), "%.0f", 1);
-        html_cell_num(h, "planner.jobs.duration_s", num(j, "duration_s"), "%.1f", 1 / 3600.0);
+        html_cell_num(h, "planner.jobs.gpus_asked", doc_num(j, "gpus_asked"), "%.0f", 1);
+        html_cell_num(h, "planner.jobs.gpus", doc_num(j, "gpus"), "%.0f", 1);
+        html_cell_num(h, "planner.jobs.duration_s", doc_num(j, "duration_s"), "%.1f", 1 / 3600.0);
         html_cell_text(h, lay ? lay : "");
         html_row_end(h);
     }
@@ -184,11 +181,11 @@ static void whatif_table(const cJSON *r, html_t *h)
         const char *c = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "change"));
         html_row_begin(h);
         html_cell_text(h, c ? c : "");
-        html_cell_num(h, "what_if.gpus", num(e, "gpus"), "%.0f", 1);
-        html_cell_num(h, "what_if.makespan_s", num(e, "makespan_s"), "%.2f", 1 / 86400.0);
-        html_cell_num(h, "what_if.utilization", num(e, "utilization"), "%.1f", 100);
-        html_cell_num(h, "what_if.jct_mean_s", num(e, "jct_mean_s"), "%.1f", 1 / 3600.0);
-        html_cell_num(h, "what_if.cost_usd", num(e, "cost_usd"), "%.0f", 1);
+        html_cell_num(h, "what_if.gpus", doc_num(e, "gpus"), "%.0f", 1);
+        html_cell_num(h, "what_if.makespan_s", doc_num(e, "makespan_s"), "%.2f", 1 / 86400.0);
+        html_cell_num(h, "what_if.utilization", doc_num(e, "utilization"), "%.1f", 100);
+        html_cell_num(h, "what_if.jct_mean_s", doc_num(e, "jct_mean_s"), "%.1f", 1 / 3600.0);
+        html_cell_num(h, "what_if.cost_usd", doc_num(e, "cost_usd"), "%.0f", 1);
         html_row_end(h);
     }
     html_table_end(h);
@@ -197,8 +194,8 @@ static void whatif_table(const cJSON *r, html_t *h)
 int cluster_report_render(const cJSON *r, html_t *h, err_t *err)
 {
     char line[200];
-    snprintf(line, sizeof line, "%.0f jobs on %.0f GPUs under %s.", num(r, "jobs"),
-             num(r, "gpus"), cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "policy"))
+    snprintf(line, sizeof line, "%.0f jobs on %.0f GPUs under %s.", doc_num(r, "jobs"),
+             doc_num(r, "gpus"), cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "policy"))
                                  ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "policy"))
                                  : "?");
     html_paragraph(h, "rec", line);

@@ -9,33 +9,17 @@
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/numfmt.h"
+#include "models/layout_text.h"
 #include "reports/cluster_report.h"
 #include "reports/csvout.h"
+#include "reports/docread.h"
 #include "reports/gnuplot.h"
 #include "reports/html.h"
-#include "models/layout_text.h"
 #include "reports/logcheck.h"
 #include "reports/outdir.h"
 #include "reports/summary.h"
 
 /* ------------------------------------------------------------ helpers */
-
-static double num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-static const char *str(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static const cJSON *obj(const cJSON *o, const char *key)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, key);
-}
 
 /* A growable text buffer for CSV files and plot scripts. */
 typedef struct {
@@ -165,12 +149,12 @@ static int check_step(const cJSON *o, const char *where, const char *src, err_t 
         return rc;
     char sub[160];
     snprintf(sub, sizeof sub, "%s%sbreakdown_s", where, where[0] ? "." : "");
-    if ((rc = NEED(obj(o, "breakdown_s"), sub, src, err, "n:compute", "n:recompute", "n:tp_comm",
+    if ((rc = NEED(doc_obj(o, "breakdown_s"), sub, src, err, "n:compute", "n:recompute", "n:tp_comm",
                    "n:cp_comm", "n:pp_comm", "n:pp_bubble", "n:dp_comm", "n:optimizer",
                    "n:straggler", "n:other")))
         return rc;
     snprintf(sub, sizeof sub, "%s%smemory_gib", where, where[0] ? "." : "");
-    return NEED(obj(o, "memory_gib"), sub, src, err, "n:params", "n:grads", "n:optimizer",
+    return NEED(doc_obj(o, "memory_gib"), sub, src, err, "n:params", "n:grads", "n:optimizer",
                 "n:activations", "n:buffers", "n:total", "n:capacity");
 }
 
@@ -179,13 +163,13 @@ static int check_plan(const cJSON *r, const char *src, err_t *err)
     int rc = NEED(r, "", src, err, "a:ladder", "s:recommendation");
     const cJSON *rung;
     int i = 0;
-    cJSON_ArrayForEach(rung, obj(r, "ladder"))
+    cJSON_ArrayForEach(rung, doc_obj(r, "ladder"))
     {
         char where[64];
         snprintf(where, sizeof where, "ladder[%d]", i++);
         if (rc || (rc = NEED(rung, where, src, err, "n:gpus")))
             return rc;
-        if (!cJSON_IsTrue(obj(rung, "feasible")))
+        if (!cJSON_IsTrue(doc_obj(rung, "feasible")))
             continue;
         if ((rc = check_step(rung, where, src, err)) ||
             (rc = NEED(rung, where, src, err, "n:scaling_efficiency", "s:main_loss", "n:days_p10",
@@ -214,7 +198,7 @@ static int check_validate(const cJSON *r, const char *src, err_t *err)
                   "n:measured_step_time_s", "n:step_time_error");
     const cJSON *e;
     int i = 0;
-    cJSON_ArrayForEach(e, obj(r, "components"))
+    cJSON_ArrayForEach(e, doc_obj(r, "components"))
     {
         char where[64];
         snprintf(where, sizeof where, "components[%d]", i++);
@@ -257,11 +241,11 @@ static void measures_table(html_t *h, const cJSON *r, const char *first, const c
         html_row_end(h);
     }
     for (size_t k = 0; k < n; k++) {
-        if (!cJSON_IsNumber(obj(r, rows[k].key)) && !cJSON_IsNull(obj(r, rows[k].key)))
+        if (!cJSON_IsNumber(doc_obj(r, rows[k].key)) && !cJSON_IsNull(doc_obj(r, rows[k].key)))
             continue;
         html_row_begin(h);
         html_cell_text(h, rows[k].label);
-        html_cell_num(h, rows[k].key, num(r, rows[k].key), rows[k].fmt, rows[k].scale);
+        html_cell_num(h, rows[k].key, doc_num(r, rows[k].key), rows[k].fmt, rows[k].scale);
         html_row_end(h);
     }
     html_table_end(h);
@@ -300,21 +284,21 @@ static int render_timeline(const cJSON *tl, double pp, ctx_t *c, err_t *err)
     double stages = 0, end = 0;
     cJSON_ArrayForEach(e, tl)
     {
-        const char *k = str(e, "kind");
+        const char *k = doc_str(e, "kind");
         int color = N_KINDS + 1;
         for (int q = 0; q < N_KINDS; q++)
             if (strcmp(k, kinds[q]) == 0)
                 color = q + 1;
-        double stage = num(e, "stage"), stream = num(e, "stream");
+        double stage = doc_num(e, "stage"), stream = doc_num(e, "stream");
         /* compute on the stage's line, sends just above, DP traffic below */
         double y = stage + (stream == 1 ? -0.3 : stream == 2 ? 0.3 : 0);
-        if (!isfinite(stage) || !isfinite(num(e, "start_s")) || !isfinite(num(e, "end_s")))
+        if (!isfinite(stage) || !isfinite(doc_num(e, "start_s")) || !isfinite(doc_num(e, "end_s")))
             continue;
         stages = fmax(stages, stage);
-        end = fmax(end, num(e, "end_s"));
+        end = fmax(end, doc_num(e, "end_s"));
         tprintf(&csv, "%.0f,%.0f,", stage, stream);
         tlabel(&csv, k);
-        tprintf(&csv, ",%.9g,%.9g,%d,%.2f\n", num(e, "start_s"), num(e, "end_s"), color, y);
+        tprintf(&csv, ",%.9g,%.9g,%d,%.2f\n", doc_num(e, "start_s"), doc_num(e, "end_s"), color, y);
     }
     int rc = tsave(&csv, c->dir, "timeline.csv", err);
     if (rc)
@@ -355,7 +339,7 @@ static int render_sweep(const cJSON *sw, double best_s, double young_daly_s, ctx
     tprintf(&s, "interval_min,goodput_pct\n");
     const cJSON *e;
     cJSON_ArrayForEach(e, sw)
-    tprintf(&s, "%.9g,%.9g\n", num(e, "interval_s") / 60, 100 * num(e, "goodput"));
+    tprintf(&s, "%.9g,%.9g\n", doc_num(e, "interval_s") / 60, 100 * doc_num(e, "goodput"));
     int rc = tsave(&s, c->dir, "interval_sweep.csv", err);
     if (rc)
         return rc;
@@ -395,8 +379,8 @@ static void add_point(point_t *v, int *n, int cap, double gpus, const cJSON *o, 
 {
     if (*n >= cap)
         return;
-    point_t p = {gpus, num(o, "days_p10"), num(o, "days_p50"), num(o, "days_p90"),
-                 num(o, "cost_usd"), best, false};
+    point_t p = {gpus, doc_num(o, "days_p10"), doc_num(o, "days_p50"), doc_num(o, "days_p90"),
+                 doc_num(o, "cost_usd"), best, false};
     if (isfinite(p.p50) && isfinite(p.cost) && isfinite(p.p10) && isfinite(p.p90))
         v[(*n)++] = p;
 }
@@ -414,11 +398,11 @@ static int render_pareto(const cJSON *ladder, ctx_t *c, err_t *err)
     const cJSON *rung, *alt;
     cJSON_ArrayForEach(rung, ladder)
     {
-        if (!cJSON_IsTrue(obj(rung, "feasible")))
+        if (!cJSON_IsTrue(doc_obj(rung, "feasible")))
             continue;
-        add_point(v, &n, CAP, num(rung, "gpus"), rung, true);
-        cJSON_ArrayForEach(alt, obj(rung, "alternatives"))
-        add_point(v, &n, CAP, num(rung, "gpus"), alt, false);
+        add_point(v, &n, CAP, doc_num(rung, "gpus"), rung, true);
+        cJSON_ArrayForEach(alt, doc_obj(rung, "alternatives"))
+        add_point(v, &n, CAP, doc_num(rung, "gpus"), alt, false);
     }
     qsort(v, (size_t)n, sizeof *v, cmp_point_days);
     double cheapest = INFINITY;
@@ -477,7 +461,7 @@ static void plan_summary(const cJSON *r, html_t *h)
         {"seq_len", "sequence length (tokens)", "%.0f", 1},
         {"layouts_evaluated", "layouts searched, all rungs", "%.0f", 1},
         {"elapsed_s", "search time (s)", "%.2f", 1}};
-    measures_table(h, r, "GPU", str(r, "gpu"), facts, sizeof facts / sizeof facts[0]);
+    measures_table(h, r, "GPU", doc_str(r, "gpu"), facts, sizeof facts / sizeof facts[0]);
 }
 
 /* The scale ladder as a table, one row per rung (the best rung marked);
@@ -504,28 +488,28 @@ static void ladder_table(const cJSON *ladder, const cJSON *best, const char *pat
     cJSON_ArrayForEach(rung, ladder)
     {
         char key[96], lay[200];
-        bool is_best = best && cJSON_IsObject(best) && num(best, "gpus") == num(rung, "gpus");
+        bool is_best = best && cJSON_IsObject(best) && doc_num(best, "gpus") == doc_num(rung, "gpus");
         html_raw(h, is_best ? "<tr class=\"best\">" : "<tr>");
         snprintf(key, sizeof key, "%s[%d].gpus", path, i);
-        html_cell_num(h, key, num(rung, "gpus"), "%.0f", 1);
-        if (!cJSON_IsTrue(obj(rung, "feasible"))) {
+        html_cell_num(h, key, doc_num(rung, "gpus"), "%.0f", 1);
+        if (!cJSON_IsTrue(doc_obj(rung, "feasible"))) {
             html_raw(h, "<td class=\"t\" colspan=\"14\">");
-            html_text(h, str(rung, "why_not"));
+            html_text(h, doc_str(rung, "why_not"));
             html_raw(h, "</td></tr>\n");
             i++;
             continue;
         }
-        layout_text_from_json(obj(rung, "layout"), lay, sizeof lay);
+        layout_text_from_json(doc_obj(rung, "layout"), lay, sizeof lay);
         html_cell_text(h, lay);
-        html_cell_text(h, str(rung, "framework"));
-        html_cell_text(h, str(obj(rung, "layout"), "precision"));
+        html_cell_text(h, doc_str(rung, "framework"));
+        html_cell_text(h, doc_str(doc_obj(rung, "layout"), "precision"));
         for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
             if (!cols[k].k) {
-                html_cell_text(h, str(rung, "main_loss"));
+                html_cell_text(h, doc_str(rung, "main_loss"));
                 continue;
             }
             snprintf(key, sizeof key, "%s[%d].%s", path, i, cols[k].k);
-            html_cell_num(h, key, num(rung, cols[k].k), cols[k].fmt, cols[k].scale);
+            html_cell_num(h, key, doc_num(rung, cols[k].k), cols[k].fmt, cols[k].scale);
         }
         html_row_end(h);
         i++;
@@ -563,41 +547,41 @@ static int ladder_csvs(const cJSON *ladder, ctx_t *c, int *feasible, err_t *err)
     const cJSON *rung;
     cJSON_ArrayForEach(rung, ladder)
     {
-        if (!cJSON_IsTrue(obj(rung, "feasible"))) {
-            tprintf(&csv, "%.0f,false,", num(rung, "gpus"));
-            tcell(&csv, str(rung, "why_not"));
+        if (!cJSON_IsTrue(doc_obj(rung, "feasible"))) {
+            tprintf(&csv, "%.0f,false,", doc_num(rung, "gpus"));
+            tcell(&csv, doc_str(rung, "why_not"));
             tprintf(&csv, "\n");
             continue;
         }
         (*feasible)++;
         char lay[200];
-        layout_text_from_json(obj(rung, "layout"), lay, sizeof lay);
-        const cJSON *bd = obj(rung, "breakdown_s"), *mem = obj(rung, "memory_gib");
-        tprintf(&csv, "%.0f,true,", num(rung, "gpus"));
+        layout_text_from_json(doc_obj(rung, "layout"), lay, sizeof lay);
+        const cJSON *bd = doc_obj(rung, "breakdown_s"), *mem = doc_obj(rung, "memory_gib");
+        tprintf(&csv, "%.0f,true,", doc_num(rung, "gpus"));
         tcell(&csv, lay);
-        tprintf(&csv, ",%.9g,%.9g,%.9g,%.9g,", num(rung, "step_time_s"),
-                num(rung, "tokens_per_s"), num(rung, "mfu"), num(rung, "scaling_efficiency"));
-        tcell(&csv, str(rung, "main_loss"));
-        tprintf(&csv, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g", num(rung, "days_p10"),
-                num(rung, "days_p50"), num(rung, "days_p90"), num(rung, "interruptions_mean"),
-                num(rung, "gpu_hours"), num(rung, "cost_usd"), num(rung, "cost_per_day_usd"));
-        tprintf(&plot, "%.0f,%.9g,%.9g,", num(rung, "gpus"), num(rung, "tokens_per_s"),
-                100 * num(rung, "scaling_efficiency"));
-        tlabel(&plot, str(rung, "main_loss"));
-        tprintf(&plot, ",%.9g,%.9g,%.9g,%.9g", num(rung, "days_p10"), num(rung, "days_p50"),
-                num(rung, "days_p90"), num(rung, "cost_usd"));
+        tprintf(&csv, ",%.9g,%.9g,%.9g,%.9g,", doc_num(rung, "step_time_s"),
+                doc_num(rung, "tokens_per_s"), doc_num(rung, "mfu"), doc_num(rung, "scaling_efficiency"));
+        tcell(&csv, doc_str(rung, "main_loss"));
+        tprintf(&csv, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g", doc_num(rung, "days_p10"),
+                doc_num(rung, "days_p50"), doc_num(rung, "days_p90"), doc_num(rung, "interruptions_mean"),
+                doc_num(rung, "gpu_hours"), doc_num(rung, "cost_usd"), doc_num(rung, "cost_per_day_usd"));
+        tprintf(&plot, "%.0f,%.9g,%.9g,", doc_num(rung, "gpus"), doc_num(rung, "tokens_per_s"),
+                100 * doc_num(rung, "scaling_efficiency"));
+        tlabel(&plot, doc_str(rung, "main_loss"));
+        tprintf(&plot, ",%.9g,%.9g,%.9g,%.9g", doc_num(rung, "days_p10"), doc_num(rung, "days_p50"),
+                doc_num(rung, "days_p90"), doc_num(rung, "cost_usd"));
         for (int k = 0; k < N_PARTS; k++) {
-            tprintf(&csv, ",%.9g", num(bd, parts[k].key));
-            tprintf(&plot, ",%.9g", num(bd, parts[k].key));
+            tprintf(&csv, ",%.9g", doc_num(bd, parts[k].key));
+            tprintf(&plot, ",%.9g", doc_num(bd, parts[k].key));
         }
         for (int k = 0; k < N_MEM; k++) {
-            tprintf(&csv, ",%.9g", num(mem, mem_parts[k].key));
-            tprintf(&plot, ",%.9g", num(mem, mem_parts[k].key));
+            tprintf(&csv, ",%.9g", doc_num(mem, mem_parts[k].key));
+            tprintf(&plot, ",%.9g", doc_num(mem, mem_parts[k].key));
         }
-        tprintf(&csv, ",%.9g\n", num(mem, "capacity"));
+        tprintf(&csv, ",%.9g\n", doc_num(mem, "capacity"));
         if (!isfinite(per_gpu_first))
-            per_gpu_first = num(rung, "tokens_per_s") / num(rung, "gpus");
-        tprintf(&plot, ",%.9g,%.9g\n", num(mem, "capacity"), per_gpu_first * num(rung, "gpus"));
+            per_gpu_first = doc_num(rung, "tokens_per_s") / doc_num(rung, "gpus");
+        tprintf(&plot, ",%.9g,%.9g\n", doc_num(mem, "capacity"), per_gpu_first * doc_num(rung, "gpus"));
     }
     int rc = tsave(&csv, c->dir, "ladder.csv", err);
     if (!rc)
@@ -704,9 +688,9 @@ static int best_rung_plots(const cJSON *best, ctx_t *c, err_t *err)
 {
     if (!cJSON_IsObject(best))
         return ERR_OK;
-    int rc = render_sweep(obj(best, "interval_sweep"), num(best, "optimal_interval_s"),
-                          num(best, "young_daly_interval_s"), c, err);
-    return rc ? rc : render_timeline(obj(best, "timeline"), num(obj(best, "layout"), "pp"), c, err);
+    int rc = render_sweep(doc_obj(best, "interval_sweep"), doc_num(best, "optimal_interval_s"),
+                          doc_num(best, "young_daly_interval_s"), c, err);
+    return rc ? rc : render_timeline(doc_obj(best, "timeline"), doc_num(doc_obj(best, "layout"), "pp"), c, err);
 }
 
 /* The best rung rerun with one change each. */
@@ -723,15 +707,15 @@ static void what_if_table(const cJSON *w, html_t *h)
     {
         char key[64];
         html_row_begin(h);
-        html_cell_text(h, str(e, "change"));
+        html_cell_text(h, doc_str(e, "change"));
         snprintf(key, sizeof key, "what_if[%d].gpus", k);
-        html_cell_num(h, key, num(e, "gpus"), "%.0f", 1);
+        html_cell_num(h, key, doc_num(e, "gpus"), "%.0f", 1);
         snprintf(key, sizeof key, "what_if[%d].days_p50", k);
-        html_cell_num(h, key, num(e, "days_p50"), "%.2f", 1);
+        html_cell_num(h, key, doc_num(e, "days_p50"), "%.2f", 1);
         snprintf(key, sizeof key, "what_if[%d].cost_usd", k);
-        html_cell_num(h, key, num(e, "cost_usd"), "%.0f", 1);
+        html_cell_num(h, key, doc_num(e, "cost_usd"), "%.0f", 1);
         snprintf(key, sizeof key, "what_if[%d].mfu", k);
-        html_cell_num(h, key, num(e, "mfu"), "%.1f", 100);
+        html_cell_num(h, key, doc_num(e, "mfu"), "%.1f", 100);
         html_row_end(h);
         k++;
     }
@@ -740,19 +724,19 @@ static void what_if_table(const cJSON *w, html_t *h)
 
 static int render_plan(const cJSON *r, ctx_t *c, err_t *err)
 {
-    const cJSON *ladder = obj(r, "ladder");
+    const cJSON *ladder = doc_obj(r, "ladder");
     int feasible, rc;
     plan_summary(r, c->h);
-    ladder_table(ladder, obj(r, "best"), "ladder", c->h);
+    ladder_table(ladder, doc_obj(r, "best"), "ladder", c->h);
     if ((rc = ladder_csvs(ladder, c, &feasible, err)))
         return rc;
     if (feasible > 0) {
         html_heading(c->h, "Plots");
         if ((rc = ladder_plot(c, NULL, err)) || (rc = ladder_breakdown_plot(c, err)) ||
             (rc = ladder_memory_plot(c, err)) || (rc = render_pareto(ladder, c, err)) ||
-            (rc = best_rung_plots(obj(r, "best"), c, err)))
+            (rc = best_rung_plots(doc_obj(r, "best"), c, err)))
             return rc;
-        what_if_table(obj(r, "what_if"), c->h);
+        what_if_table(doc_obj(r, "what_if"), c->h);
     }
     summary_glossary(c->h);
     return ERR_OK;
@@ -763,8 +747,8 @@ static int render_plan(const cJSON *r, ctx_t *c, err_t *err)
 static int render_breakdown_and_memory(const cJSON *r, ctx_t *c, const char *prefix, err_t *err)
 {
     html_t *h = c->h;
-    const cJSON *bd = obj(r, "breakdown_s"), *mem = obj(r, "memory_gib");
-    double step = num(r, "step_time_s");
+    const cJSON *bd = doc_obj(r, "breakdown_s"), *mem = doc_obj(r, "memory_gib");
+    double step = doc_num(r, "step_time_s");
     html_heading(h, "Step time");
     static const char *hdr[] = {"part", "seconds", "share (%)"};
     html_table_begin(h, hdr, 3);
@@ -775,11 +759,11 @@ static int render_breakdown_and_memory(const cJSON *r, ctx_t *c, const char *pre
         html_row_begin(h);
         html_cell_text(h, parts[k].label);
         snprintf(key, sizeof key, "%sbreakdown_s.%s", prefix, parts[k].key);
-        html_cell_num(h, key, num(bd, parts[k].key), "%.4f", 1);
-        html_raw(h, "<td>%.1f</td>", 100 * num(bd, parts[k].key) / step);
+        html_cell_num(h, key, doc_num(bd, parts[k].key), "%.4f", 1);
+        html_raw(h, "<td>%.1f</td>", 100 * doc_num(bd, parts[k].key) / step);
         html_row_end(h);
         tlabel(&csv, parts[k].label);
-        tprintf(&csv, ",%.9g,%.9g\n", num(bd, parts[k].key), num(bd, parts[k].key) / step);
+        tprintf(&csv, ",%.9g,%.9g\n", doc_num(bd, parts[k].key), doc_num(bd, parts[k].key) / step);
     }
     html_table_end(h);
     int rc = tsave(&csv, c->dir, "breakdown.csv", err);
@@ -790,9 +774,9 @@ static int render_breakdown_and_memory(const cJSON *r, ctx_t *c, const char *pre
     for (int k = 0; k < N_MEM; k++)
     {
         tlabel(&m, mem_parts[k].label);
-        tprintf(&m, ",%.9g\n", num(mem, mem_parts[k].key));
+        tprintf(&m, ",%.9g\n", doc_num(mem, mem_parts[k].key));
     }
-    tprintf(&m, "total,%.9g\n", num(mem, "total"));
+    tprintf(&m, "total,%.9g\n", doc_num(mem, "total"));
     if ((rc = tsave(&m, c->dir, "memory.csv", err)))
         return rc;
     char body[2048];
@@ -810,8 +794,8 @@ static int render_breakdown_and_memory(const cJSON *r, ctx_t *c, const char *pre
              "set arrow from graph 0, first %.9g to graph 1, first %.9g nohead lt 4 dt 2 lw 2\n"
              "set label 'capacity %.1f GiB (total %.1f GiB)' at graph 0.02, first %.9g offset 0,0.8 tc rgb '#c23b4e'\n"
              "unset key\nplot 'memory.csv' skip 1 using 0:2:($0==5?1:3):xtic(1) with boxes lc variable",
-             1.15 * fmax(num(mem, "capacity"), num(mem, "total")), num(mem, "capacity"),
-             num(mem, "capacity"), num(mem, "capacity"), num(mem, "total"), num(mem, "capacity"));
+             1.15 * fmax(doc_num(mem, "capacity"), doc_num(mem, "total")), doc_num(mem, "capacity"),
+             doc_num(mem, "capacity"), doc_num(mem, "capacity"), doc_num(mem, "total"), doc_num(mem, "capacity"));
     return figure(c, "memory", "Per-GPU memory by kind", body, err);
 }
 
@@ -819,12 +803,12 @@ static int render_sim(const cJSON *r, ctx_t *c, err_t *err)
 {
     html_t *h = c->h;
     char lay[200], line[512], tps[32];
-    layout_text_from_json(obj(r, "layout"), lay, sizeof lay);
+    layout_text_from_json(doc_obj(r, "layout"), lay, sizeof lay);
     snprintf(line, sizeof line, "%s on %.0f x %s, layout %s: one step takes %.3f s, %s tokens/s, "
                                 "MFU %.1f%% of bf16 dense peak%s.",
-             str(r, "model"), num(r, "gpus"), str(r, "gpu"), lay, num(r, "step_time_s"),
-             numfmt_count(num(r, "tokens_per_s"), tps, sizeof tps), 100 * num(r, "mfu"),
-             cJSON_IsFalse(obj(r, "fits")) ? "; it does NOT fit in GPU memory" : "");
+             doc_str(r, "model"), doc_num(r, "gpus"), doc_str(r, "gpu"), lay, doc_num(r, "step_time_s"),
+             numfmt_count(doc_num(r, "tokens_per_s"), tps, sizeof tps), 100 * doc_num(r, "mfu"),
+             cJSON_IsFalse(doc_obj(r, "fits")) ? "; it does NOT fit in GPU memory" : "");
     html_paragraph(h, "rec", line);
     static const measure_t rows[] = {{"step_time_s", "step time (s)", "%.4f", 1},
                                      {"tokens_per_s", "tokens/s", "%.0f", 1},
@@ -835,7 +819,7 @@ static int render_sim(const cJSON *r, ctx_t *c, err_t *err)
     measures_table(h, r, NULL, NULL, rows, sizeof rows / sizeof rows[0]);
     int rc = render_breakdown_and_memory(r, c, "", err);
     if (!rc)
-        rc = render_timeline(obj(r, "timeline"), num(obj(r, "layout"), "pp"), c, err);
+        rc = render_timeline(doc_obj(r, "timeline"), doc_num(doc_obj(r, "layout"), "pp"), c, err);
     if (!rc)
         summary_glossary(h);
     return rc;
@@ -850,9 +834,9 @@ static int render_reliability(const cJSON *r, ctx_t *c, err_t *err)
     snprintf(line, sizeof line,
              "%.0f x %s with failure rates '%s': the run takes %.2f days (P50; P10 %.2f, P90 "
              "%.2f) at %.1f%% goodput, with %.1f interruptions expected.",
-             num(r, "gpus"), str(r, "gpu"), str(r, "failure_rates"), num(r, "wall_days_p50"),
-             num(r, "wall_days_p10"), num(r, "wall_days_p90"), 100 * num(r, "goodput"),
-             num(r, "interruptions_mean"));
+             doc_num(r, "gpus"), doc_str(r, "gpu"), doc_str(r, "failure_rates"), doc_num(r, "wall_days_p50"),
+             doc_num(r, "wall_days_p10"), doc_num(r, "wall_days_p90"), 100 * doc_num(r, "goodput"),
+             doc_num(r, "interruptions_mean"));
     html_paragraph(h, "rec", line);
     static const measure_t rows[] = {{"wall_days_p10", "days P10", "%.2f", 1},
                                      {"wall_days_p50", "days P50", "%.2f", 1},
@@ -869,7 +853,7 @@ static int render_reliability(const cJSON *r, ctx_t *c, err_t *err)
     html_table_begin(h, ch, 2);
     text_t csv = {0};
     tprintf(&csv, "cause,interruptions\n");
-    const cJSON *by = obj(r, "interruptions_by_cause"), *e;
+    const cJSON *by = doc_obj(r, "interruptions_by_cause"), *e;
     cJSON_ArrayForEach(e, by)
     {
         /* the cause's name comes from the result: its path is as long as it is */
@@ -901,8 +885,8 @@ static int render_reliability(const cJSON *r, ctx_t *c, err_t *err)
              "plot 'causes.csv' skip 1 using 0:2:xtic(1) with boxes lt 4");
     if ((rc = figure(c, "causes", "What interrupts the run", body, err)))
         return rc;
-    return render_sweep(obj(r, "interval_sweep"), num(r, "optimal_interval_s"),
-                        num(r, "young_daly_interval_s"), c, err);
+    return render_sweep(doc_obj(r, "interval_sweep"), doc_num(r, "optimal_interval_s"),
+                        doc_num(r, "young_daly_interval_s"), c, err);
 }
 
 /* ------------------------------------------------------------ validate */
@@ -914,30 +898,30 @@ static int render_validate(const cJSON *r, ctx_t *c, err_t *err)
     snprintf(line, sizeof line,
              "Predicted against measured for %s on %s: step time predicted %.4f s, measured %.4f s "
              "(%+.1f%%).",
-             str(r, "model"), str(r, "gpu"), num(r, "predicted_step_time_s"),
-             num(r, "measured_step_time_s"), 100 * num(r, "step_time_error"));
+             doc_str(r, "model"), doc_str(r, "gpu"), doc_num(r, "predicted_step_time_s"),
+             doc_num(r, "measured_step_time_s"), 100 * doc_num(r, "step_time_error"));
     html_paragraph(h, "rec", line);
     static const char *hdr[] = {"component", "predicted (s)", "measured (s)", "error (%)"};
     html_table_begin(h, hdr, 4);
     text_t csv = {0};
     tprintf(&csv, "component,predicted_s,measured_s,error\n");
-    const cJSON *comp = obj(r, "components"), *e;
+    const cJSON *comp = doc_obj(r, "components"), *e;
     int i = 0;
     cJSON_ArrayForEach(e, comp)
     {
         char key[64];
         html_row_begin(h);
-        html_cell_text(h, str(e, "name"));
+        html_cell_text(h, doc_str(e, "name"));
         snprintf(key, sizeof key, "components[%d].predicted_s", i);
-        html_cell_num(h, key, num(e, "predicted_s"), "%.4f", 1);
+        html_cell_num(h, key, doc_num(e, "predicted_s"), "%.4f", 1);
         snprintf(key, sizeof key, "components[%d].measured_s", i);
-        html_cell_num(h, key, num(e, "measured_s"), "%.4f", 1);
+        html_cell_num(h, key, doc_num(e, "measured_s"), "%.4f", 1);
         snprintf(key, sizeof key, "components[%d].error", i);
-        html_cell_num(h, key, num(e, "error"), "%+.1f", 100);
+        html_cell_num(h, key, doc_num(e, "error"), "%+.1f", 100);
         html_row_end(h);
-        tlabel(&csv, str(e, "name"));
-        tprintf(&csv, ",%.9g,%.9g,%.9g\n", num(e, "predicted_s"), num(e, "measured_s"),
-                num(e, "error"));
+        tlabel(&csv, doc_str(e, "name"));
+        tprintf(&csv, ",%.9g,%.9g,%.9g\n", doc_num(e, "predicted_s"), doc_num(e, "measured_s"),
+                doc_num(e, "error"));
         i++;
     }
     html_table_end(h);
@@ -962,7 +946,7 @@ static int check_validate_logs(const cJSON *r, const char *src, err_t *err)
     int rc = NEED(r, "", src, err, "a:runs");
     const cJSON *e;
     int i = 0;
-    cJSON_ArrayForEach(e, obj(r, "runs"))
+    cJSON_ArrayForEach(e, doc_obj(r, "runs"))
     {
         char where[64];
         snprintf(where, sizeof where, "runs[%d]", i++);
@@ -971,13 +955,13 @@ static int check_validate_logs(const cJSON *r, const char *src, err_t *err)
                              "n:step_time_error", "s:verdict", "a:quantities")))
             return rc;
     }
-    const cJSON *d = obj(r, "doubling");
+    const cJSON *d = doc_obj(r, "doubling");
     if (rc || !cJSON_IsObject(d))
         return rc;
     if ((rc = NEED(d, "doubling", src, err, "a:rungs")))
         return rc;
     i = 0;
-    cJSON_ArrayForEach(e, obj(d, "rungs"))
+    cJSON_ArrayForEach(e, doc_obj(d, "rungs"))
     {
         char where[64];
         snprintf(where, sizeof where, "doubling.rungs[%d]", i++);
@@ -987,13 +971,13 @@ static int check_validate_logs(const cJSON *r, const char *src, err_t *err)
                        "n:measured_efficiency", "o:layout")))
             return rc;
     }
-    const cJSON *next = obj(d, "next");
+    const cJSON *next = doc_obj(d, "next");
     if (cJSON_IsObject(next) &&
         (rc = NEED(next, "doubling.next", src, err, "n:gpus", "n:predicted_step_time_s",
                    "n:step_time_low_s", "n:step_time_high_s", "n:predicted_tokens_per_s",
                    "n:tokens_per_s_low", "n:tokens_per_s_high", "o:layout")))
         return rc;
-    const cJSON *pl = obj(r, "plan_ladder");
+    const cJSON *pl = doc_obj(r, "plan_ladder");
     if (!pl)
         return ERR_OK;
     if (!cJSON_IsArray(pl))
@@ -1005,7 +989,7 @@ static int check_validate_logs(const cJSON *r, const char *src, err_t *err)
         snprintf(where, sizeof where, "plan_ladder[%d]", i++);
         if ((rc = NEED(e, where, src, err, "n:gpus")))
             return rc;
-        if (cJSON_IsTrue(obj(e, "feasible")) &&
+        if (cJSON_IsTrue(doc_obj(e, "feasible")) &&
             ((rc = check_step(e, where, src, err)) ||
              (rc = NEED(e, where, src, err, "n:scaling_efficiency", "s:main_loss"))))
             return rc;
@@ -1025,27 +1009,27 @@ static void runs_table(const cJSON *runs, html_t *h)
     cJSON_ArrayForEach(run, runs)
     {
         int k = 0;
-        cJSON_ArrayForEach(q, obj(run, "quantities"))
+        cJSON_ArrayForEach(q, doc_obj(run, "quantities"))
         {
             char key[96];
-            if (!isfinite(num(q, "measured"))) {
+            if (!isfinite(doc_num(q, "measured"))) {
                 k++;
                 continue;
             }
-            bool mfu = strcmp(str(q, "key"), "mfu") == 0;
-            const char *fmt = mfu ? "%.3f" : num(q, "predicted") >= 1000 ? "%.0f" : "%.4g";
+            bool mfu = strcmp(doc_str(q, "key"), "mfu") == 0;
+            const char *fmt = mfu ? "%.3f" : doc_num(q, "predicted") >= 1000 ? "%.0f" : "%.4g";
             html_row_begin(h);
-            html_cell_text(h, str(run, "label"));
+            html_cell_text(h, doc_str(run, "label"));
             snprintf(key, sizeof key, "runs[%d].gpus", i);
-            html_cell_num(h, key, num(run, "gpus"), "%.0f", 1);
-            html_cell_text(h, str(q, "name"));
+            html_cell_num(h, key, doc_num(run, "gpus"), "%.0f", 1);
+            html_cell_text(h, doc_str(q, "name"));
             snprintf(key, sizeof key, "runs[%d].quantities[%d].predicted", i, k);
-            html_cell_num(h, key, num(q, "predicted"), fmt, 1);
+            html_cell_num(h, key, doc_num(q, "predicted"), fmt, 1);
             snprintf(key, sizeof key, "runs[%d].quantities[%d].measured", i, k);
-            html_cell_num(h, key, num(q, "measured"), fmt, 1);
+            html_cell_num(h, key, doc_num(q, "measured"), fmt, 1);
             snprintf(key, sizeof key, "runs[%d].quantities[%d].error", i, k);
-            html_cell_num(h, key, num(q, "error"), "%+.1f", 100);
-            html_cell_text(h, k == 0 ? str(run, "verdict") : "");
+            html_cell_num(h, key, doc_num(q, "error"), "%+.1f", 100);
+            html_cell_text(h, k == 0 ? doc_str(run, "verdict") : "");
             html_row_end(h);
             k++;
         }
@@ -1071,36 +1055,36 @@ static void rungs_table(const cJSON *d, html_t *h)
                 {"measured_efficiency", "%.1f", 100}, {"shortfall", "%+.1f", 100}};
     int i = 0;
     const cJSON *g;
-    cJSON_ArrayForEach(g, obj(d, "rungs"))
+    cJSON_ArrayForEach(g, doc_obj(d, "rungs"))
     {
         char key[96], lay[200];
-        html_raw(h, cJSON_IsTrue(obj(g, "flagged")) ? "<tr class=\"flag\">" : "<tr>");
+        html_raw(h, cJSON_IsTrue(doc_obj(g, "flagged")) ? "<tr class=\"flag\">" : "<tr>");
         snprintf(key, sizeof key, "doubling.rungs[%d].gpus", i);
-        html_cell_num(h, key, num(g, "gpus"), "%.0f", 1);
-        layout_text_from_json(obj(g, "layout"), lay, sizeof lay);
+        html_cell_num(h, key, doc_num(g, "gpus"), "%.0f", 1);
+        layout_text_from_json(doc_obj(g, "layout"), lay, sizeof lay);
         html_cell_text(h, lay);
         for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
             snprintf(key, sizeof key, "doubling.rungs[%d].%s", i, cols[k].k);
-            html_cell_num(h, key, num(g, cols[k].k), cols[k].fmt, cols[k].scale);
+            html_cell_num(h, key, doc_num(g, cols[k].k), cols[k].fmt, cols[k].scale);
         }
         html_row_end(h);
         i++;
     }
-    const cJSON *n = obj(d, "next");
+    const cJSON *n = doc_obj(d, "next");
     if (cJSON_IsObject(n)) {
         char lay[200];
         html_raw(h, "<tr class=\"best\">");
-        html_cell_num(h, "doubling.next.gpus", num(n, "gpus"), "%.0f", 1);
-        layout_text_from_json(obj(n, "layout"), lay, sizeof lay);
+        html_cell_num(h, "doubling.next.gpus", doc_num(n, "gpus"), "%.0f", 1);
+        layout_text_from_json(doc_obj(n, "layout"), lay, sizeof lay);
         html_cell_text(h, lay);
-        html_cell_num(h, "doubling.next.predicted_step_time_s", num(n, "predicted_step_time_s"),
+        html_cell_num(h, "doubling.next.predicted_step_time_s", doc_num(n, "predicted_step_time_s"),
                       "%.4f", 1);
         html_cell_text(h, "next rung");
         html_cell_text(h, "");
-        html_cell_num(h, "doubling.next.predicted_tokens_per_s", num(n, "predicted_tokens_per_s"),
+        html_cell_num(h, "doubling.next.predicted_tokens_per_s", doc_num(n, "predicted_tokens_per_s"),
                       "%.0f", 1);
         html_cell_text(h, "");
-        html_cell_num(h, "doubling.next.predicted_efficiency", num(n, "predicted_efficiency"),
+        html_cell_num(h, "doubling.next.predicted_efficiency", doc_num(n, "predicted_efficiency"),
                       "%.1f", 100);
         html_cell_text(h, "");
         html_cell_text(h, "");
@@ -1113,36 +1097,36 @@ static void rungs_table(const cJSON *d, html_t *h)
 static void doubling_text(const cJSON *d, html_t *h)
 {
     char line[1024];
-    const cJSON *causes = obj(d, "causes"), *top = cJSON_GetArrayItem(causes, 0);
-    if (isfinite(num(d, "flagged_gpus"))) {
-        if (top && cJSON_IsTrue(obj(top, "explains")))
+    const cJSON *causes = doc_obj(d, "causes"), *top = cJSON_GetArrayItem(causes, 0);
+    if (isfinite(doc_num(d, "flagged_gpus"))) {
+        if (top && cJSON_IsTrue(doc_obj(top, "explains")))
             snprintf(line, sizeof line,
                      "The %.0f-GPU rung falls short. Most likely cause: %s, which would have to "
                      "take %.3f s instead of the simulated %.3f s per step: %s %.2fx slower "
                      "than the profile's %s %.3g says.",
-                     num(d, "flagged_gpus"), report_part_label(str(top, "part")),
-                     num(top, "part_needed_s"), num(top, "part_predicted_s"),
-                     str(top, "factor_name"), num(top, "slowdown"), str(top, "profile_field"),
-                     num(top, "profile_value"));
+                     doc_num(d, "flagged_gpus"), report_part_label(doc_str(top, "part")),
+                     doc_num(top, "part_needed_s"), doc_num(top, "part_predicted_s"),
+                     doc_str(top, "factor_name"), doc_num(top, "slowdown"), doc_str(top, "profile_field"),
+                     doc_num(top, "profile_value"));
         else
             snprintf(line, sizeof line,
                      "The %.0f-GPU rung falls short, and no single profile factor explains it "
                      "without also slowing the rungs that matched: something specific to that run "
                      "fits best.",
-                     num(d, "flagged_gpus"));
+                     doc_num(d, "flagged_gpus"));
     } else {
         snprintf(line, sizeof line, "Every rung scales within the tolerance of the prediction.");
     }
     html_paragraph(h, "rec", line);
-    const cJSON *n = obj(d, "next");
+    const cJSON *n = doc_obj(d, "next");
     if (cJSON_IsObject(n)) {
         snprintf(line, sizeof line,
                  "Next doubling, %.0f GPUs: %.3f s per step (interval %.3f to %.3f s), %.0f "
                  "tokens/s, with the profile re-fitted to the measured rungs; the profile as it "
                  "was says %.3f s.",
-                 num(n, "gpus"), num(n, "predicted_step_time_s"), num(n, "step_time_low_s"),
-                 num(n, "step_time_high_s"), num(n, "predicted_tokens_per_s"),
-                 num(n, "uncorrected_step_time_s"));
+                 doc_num(n, "gpus"), doc_num(n, "predicted_step_time_s"), doc_num(n, "step_time_low_s"),
+                 doc_num(n, "step_time_high_s"), doc_num(n, "predicted_tokens_per_s"),
+                 doc_num(n, "uncorrected_step_time_s"));
         html_paragraph(h, NULL, line);
     }
 }
@@ -1155,12 +1139,12 @@ static int predicted_ladder_csv(const cJSON *d, ctx_t *c, err_t *err)
     ladder_plot_header(&plot);
     double first = NAN;
     const cJSON *g;
-    cJSON_ArrayForEach(g, obj(d, "rungs"))
+    cJSON_ArrayForEach(g, doc_obj(d, "rungs"))
     {
-        double gpus = num(g, "gpus"), tps = num(g, "predicted_tokens_per_s");
+        double gpus = doc_num(g, "gpus"), tps = doc_num(g, "predicted_tokens_per_s");
         if (!isfinite(first))
             first = tps / gpus;
-        tprintf(&plot, "%.0f,%.9g,%.9g,", gpus, tps, 100 * num(g, "predicted_efficiency"));
+        tprintf(&plot, "%.0f,%.9g,%.9g,", gpus, tps, 100 * doc_num(g, "predicted_efficiency"));
         /* days, cost, the breakdown, memory and capacity stay empty */
         for (int k = 0; k < 4 + N_PARTS + N_MEM + 1; k++)
             tprintf(&plot, ",");
@@ -1175,16 +1159,16 @@ static int measured_csvs(const cJSON *d, ctx_t *c, ladder_extra_t *extra, err_t 
     text_t m = {0}, n = {0};
     tprintf(&m, "gpus,measured_tokens_per_s,measured_scaling_pct,predicted_tokens_per_s\n");
     const cJSON *g;
-    cJSON_ArrayForEach(g, obj(d, "rungs"))
-    tprintf(&m, "%.0f,%.9g,%.9g,%.9g\n", num(g, "gpus"), num(g, "measured_tokens_per_s"),
-            100 * num(g, "measured_efficiency"), num(g, "predicted_tokens_per_s"));
-    const cJSON *nx = obj(d, "next");
+    cJSON_ArrayForEach(g, doc_obj(d, "rungs"))
+    tprintf(&m, "%.0f,%.9g,%.9g,%.9g\n", doc_num(g, "gpus"), doc_num(g, "measured_tokens_per_s"),
+            100 * doc_num(g, "measured_efficiency"), doc_num(g, "predicted_tokens_per_s"));
+    const cJSON *nx = doc_obj(d, "next");
     extra->measured = true;
     extra->next = cJSON_IsObject(nx);
     tprintf(&n, "gpus,tokens_per_s,tokens_per_s_low,tokens_per_s_high\n");
     if (extra->next)
-        tprintf(&n, "%.0f,%.9g,%.9g,%.9g\n", num(nx, "gpus"), num(nx, "predicted_tokens_per_s"),
-                num(nx, "tokens_per_s_low"), num(nx, "tokens_per_s_high"));
+        tprintf(&n, "%.0f,%.9g,%.9g,%.9g\n", doc_num(nx, "gpus"), doc_num(nx, "predicted_tokens_per_s"),
+                doc_num(nx, "tokens_per_s_low"), doc_num(nx, "tokens_per_s_high"));
     int rc = tsave(&m, c->dir, "measured.csv", err);
     if (!rc)
         rc = tsave(&n, c->dir, "next.csv", err);
@@ -1195,18 +1179,18 @@ static int measured_csvs(const cJSON *d, ctx_t *c, ladder_extra_t *extra, err_t 
 
 static int render_validate_logs(const cJSON *r, ctx_t *c, err_t *err)
 {
-    const cJSON *runs = obj(r, "runs"), *d = obj(r, "doubling"), *pl = obj(r, "plan_ladder");
+    const cJSON *runs = doc_obj(r, "runs"), *d = doc_obj(r, "doubling"), *pl = doc_obj(r, "plan_ladder");
     char line[512];
     snprintf(line, sizeof line,
              "%d training log%s against the simulator's prediction for the configuration each "
              "prints, at a tolerance of %.0f%%.",
              cJSON_GetArraySize(runs), cJSON_GetArraySize(runs) == 1 ? "" : "s",
-             100 * num(r, "tolerance"));
+             100 * doc_num(r, "tolerance"));
     html_paragraph(c->h, "rec", line);
     runs_table(runs, c->h);
     if (!cJSON_IsObject(d)) {
-        if (cJSON_IsString(obj(r, "doubling_why_not")))
-            html_paragraph(c->h, "note", str(r, "doubling_why_not"));
+        if (cJSON_IsString(doc_obj(r, "doubling_why_not")))
+            html_paragraph(c->h, "note", doc_str(r, "doubling_why_not"));
         return ERR_OK;
     }
     html_heading(c->h, "Doubling check");
@@ -1262,7 +1246,7 @@ static int write_all(const renderer_t *rd, const cJSON *result, const char *stag
     if (rc)
         return rc;
     html_t h;
-    const char *model = str(result, "model");
+    const char *model = doc_str(result, "model");
     size_t n = strlen(rd->title) + strlen(model) + 3;
     char *title = malloc(n);
     if (!title)
@@ -1291,7 +1275,7 @@ int report_write(const cJSON *result, const char *source, const char *dir, repor
     memset(info, 0, sizeof *info);
     const renderer_t *rd = NULL;
     for (size_t i = 0; i < sizeof renderers / sizeof renderers[0] && !rd; i++)
-        if (cJSON_IsObject(result) && obj(result, renderers[i].key))
+        if (cJSON_IsObject(result) && doc_obj(result, renderers[i].key))
             rd = &renderers[i];
     if (!rd)
         return err_setf(err, ERR_INPUT, source, NULL,
