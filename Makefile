@@ -226,7 +226,7 @@ FUZZ_SEEDS_model           := models/catalog/*.json tests/fixtures/configs/*.jso
                               tests/fixtures/real/configs/*/config.json
 FUZZ_SEEDS_hybrid          := tests/fuzz/seeds/hybrid/* tests/fixtures/real/configs/*/config.json
 FUZZ_SEEDS_cluster         := topologies/catalog/clusters/*.json
-FUZZ_SEEDS_jobs            := tests/fixtures/cluster/*.csv
+FUZZ_SEEDS_jobs            := tests/fixtures/cluster/*.csv tests/fuzz/seeds/jobs/*
 FUZZ_SEEDS_profile         := profile/catalog/*.json
 FUZZ_SEEDS_ds_config       := tests/fixtures/configs/ds_*.json tests/fixtures/deepspeed/*.json
 FUZZ_SEEDS_nccltests       := tests/fixtures/calibrate/*.log tests/fixtures/calibrate/*perf.json \

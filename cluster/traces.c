@@ -401,7 +401,8 @@ static int cmp_task(const void *a, const void *b)
 /* Tasks of one job (sorted together) into one job of out. */
 static int pai_merge(pai_tasks_t *ts, cjobs_t *out, err_t *err)
 {
-    qsort(ts->t, (size_t)ts->n, sizeof *ts->t, cmp_task);
+    if (ts->n > 1) /* no tasks: no array to sort (qsort of NULL is undefined) */
+        qsort(ts->t, (size_t)ts->n, sizeof *ts->t, cmp_task);
     int rc = ERR_OK;
     for (int i = 0; !rc && i < ts->n;) {
         int k = i;
