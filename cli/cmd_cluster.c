@@ -388,6 +388,15 @@ static int read_synthesize(const cli_args_t *a, opts_t *o, err_t *err)
     return cli_get_int(a, "--jobs", &o->synth_n, err);
 }
 
+/* Reclaims per spot node-hour from the catalog's rate of one job's
+ * preemptions: a gang of n nodes is preempted rate x n^exponent times an
+ * hour (exponent 0 in the evidence: as one), so the share's n nodes, each
+ * reclaimed on its own here, take that many reclaims an hour between them. */
+static double spot_node_rate(double rate, double exponent, int nodes)
+{
+    return nodes > 0 ? rate * pow(nodes, exponent) / nodes : rate;
+}
+
 /* --spot and its settings; the checkpoint interval it needs (said when
  * --failures has not set it). */
 static int read_spot(const cli_args_t *a, opts_t *o, err_t *err)
@@ -410,6 +419,8 @@ static int read_spot(const cli_args_t *a, opts_t *o, err_t *err)
     if (o->cfg.spot_gpus == 0)
         return err_setf(err, ERR_INPUT, NULL, "--spot", "%g of %d GPUs is less than one node of "
                         "%d", share, o->cfg.gpus, gpn);
+    if (!cli_has(a, "--spot-preemption-rate"))
+        per_h = spot_node_rate(per_h, node_exponent, o->cfg.spot_gpus / gpn);
     o->cfg.spot_reclaims_per_node_hour = per_h;
     o->cfg.spot_outage_ms = (int64_t)llround(out_s * 1000);
     o->cfg.seed = (uint64_t)o->seed;
@@ -425,11 +436,10 @@ static int read_spot(const cli_args_t *a, opts_t *o, err_t *err)
                   "checkpoint", o->cfg.spot_gpus, cli_get(a, "--spot-trace"), o->spot_trace.n);
     } else if (!cli_has(a, "--spot-preemption-rate") || !cli_has(a, "--spot-outage"))
         notes_add(&o->notes, NOTE_ASSUMED, "--spot", "each spot node reclaimed %.3g times a "
-                  "node-hour and back after %.0f s (the catalog's spot rates, prices.json: one "
-                  "job's preemptions an hour, counted on AWS spot traces; here each node is "
-                  "reclaimed on its own, where the traces show a gang preempted as one: more "
-                  "reclaims for gangs of several spot nodes; give yours: --spot-preemption-rate, "
-                  "--spot-outage); seed %d", per_h, out_s, o->seed);
+                  "node-hour and back after %.0f s (the catalog's spot rates, prices.json: a "
+                  "job's preemptions an hour counted on AWS spot traces, a gang preempted as one, "
+                  "spread over the share's nodes, each reclaimed on its own here; give yours: "
+                  "--spot-preemption-rate, --spot-outage); seed %d", per_h, out_s, o->seed);
     if (!o->fail && !o->cfg.checkpoint_ms) {
         o->cfg.checkpoint_ms = (int64_t)(DEFAULT_CHECKPOINT_S * 1000);
         notes_add(&o->notes, NOTE_ASSUMED, "--spot", "1 h of progress between checkpoints for "
@@ -956,6 +966,11 @@ static int what_ifs(const cli_args_t *a, opts_t *o, const cjobs_t *l, err_t *err
     if (strstr(spec, "spot=") && !o->cfg.spot_gpus) {
         if ((rc = price_spot_defaults(&spot_per_h, &node_exponent, &spot_wait_s, err)))
             return rc;
+        double share = strtod(strstr(spec, "spot=") + 5, NULL);
+        int gpn = o->cfg.gpus_per_node > 0 ? o->cfg.gpus_per_node : 1;
+        if (share > 0 && share < 1)
+            spot_per_h = spot_node_rate(spot_per_h, node_exponent,
+                                        (int)(share * o->cfg.gpus) / gpn);
         notes_add(&o->notes, NOTE_ASSUMED, "--what-if", "spot=: each spot node reclaimed %.3g "
                   "times a node-hour, back after %.0f s (the catalog's spot assumption), "
                   "checkpoints %s", spot_per_h, spot_wait_s,
