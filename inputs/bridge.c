@@ -8,31 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bridge's mixed_precision recipe for each precision, as reports/launch
- * writes it (tests/test_launch.c's round trip of every precision holds the
- * two tables equal); NULL where Bridge has none. */
-static const char *mixed_precision_name(precision_t p)
-{
-    switch (p) {
-    case PRECISION_BF16:
-        return "bf16_mixed";
-    case PRECISION_FP16:
-        return "fp16_mixed";
-    case PRECISION_FP8:
-        return "bf16_with_fp8_delayed_scaling_mixed";
-    case PRECISION_FP8_CS:
-        return "bf16_with_fp8_current_scaling_mixed";
-    case PRECISION_MXFP8:
-        return "bf16_with_mxfp8_mixed";
-    case PRECISION_FP8_BLOCK:
-        return "bf16_with_fp8_subchannel_scaling_mixed";
-    case PRECISION_NVFP4:
-        return "bf16_with_nvfp4_mixed";
-    default:
-        return NULL;
-    }
-}
-
 static int to_int(const char *v, const char *origin, int line, const char *key, int *out,
                   err_t *err)
 {
@@ -504,7 +479,7 @@ static int apply_override(const char *k, const char *v, const char *origin, int 
         precision_t p = PRECISION_BF16;
         bool found = false;
         for (int i = 0; i < PRECISION_COUNT && !found; i++) {
-            const char *name = mixed_precision_name((precision_t)i);
+            const char *name = layout_bridge_precision((precision_t)i);
             if (name && strcmp(name, v) == 0) {
                 p = (precision_t)i;
                 found = true;

@@ -842,3 +842,25 @@ void layout_describe(const layout_t *l, char *buf, int cap)
              layout_recompute_name(l->recompute), rc_layers, l->sequence_parallel ? " SP" : "",
              layout_precision_name(l->precision), off);
 }
+
+const char *layout_bridge_precision(precision_t p)
+{
+    switch (p) {
+    case PRECISION_BF16:
+        return "bf16_mixed";
+    case PRECISION_FP16:
+        return "fp16_mixed";
+    case PRECISION_FP8:
+        return "bf16_with_fp8_delayed_scaling_mixed";
+    case PRECISION_FP8_CS:
+        return "bf16_with_fp8_current_scaling_mixed";
+    case PRECISION_MXFP8:
+        return "bf16_with_mxfp8_mixed";
+    case PRECISION_FP8_BLOCK:
+        return "bf16_with_fp8_subchannel_scaling_mixed";
+    case PRECISION_NVFP4:
+        return "bf16_with_nvfp4_mixed";
+    default:
+        return NULL;
+    }
+}

@@ -292,6 +292,12 @@ double layout_inflight_microbatches(const layout_t *l, int stage);
 const char *layout_schedule_name(schedule_t s);
 const char *layout_recompute_name(recompute_t r);
 const char *layout_precision_name(precision_t p);
+
+/* Megatron-Bridge's mixed_precision recipe for p ("bf16_mixed",
+ * "bf16_with_fp8_current_scaling_mixed", ...), NULL where Bridge has none:
+ * the one table its overrides are written (reports/launch) and read
+ * (inputs/bridge) with. */
+const char *layout_bridge_precision(precision_t p);
 int layout_parse_schedule(const char *text, schedule_t *out, err_t *err);
 int layout_parse_recompute(const char *text, recompute_t *out, err_t *err);
 int layout_parse_precision(const char *text, precision_t *out, err_t *err);

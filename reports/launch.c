@@ -282,32 +282,10 @@ static int write_megatron(const model_t *m, const layout_t *l, const sim_options
 
 /* ------------------------------------------------------------ Megatron-Bridge */
 
-static const char *bridge_precision(precision_t p)
-{
-    switch (p) {
-    case PRECISION_BF16:
-        return "bf16_mixed";
-    case PRECISION_FP16:
-        return "fp16_mixed";
-    case PRECISION_FP8:
-        return "bf16_with_fp8_delayed_scaling_mixed";
-    case PRECISION_FP8_CS:
-        return "bf16_with_fp8_current_scaling_mixed";
-    case PRECISION_MXFP8:
-        return "bf16_with_mxfp8_mixed";
-    case PRECISION_FP8_BLOCK:
-        return "bf16_with_fp8_subchannel_scaling_mixed";
-    case PRECISION_NVFP4:
-        return "bf16_with_nvfp4_mixed";
-    default:
-        return NULL;
-    }
-}
-
 static int write_nemo(const model_t *m, const layout_t *l, const sim_options_t *o, FILE *f,
                       const char *framework, err_t *err)
 {
-    const char *prec = bridge_precision(l->precision);
+    const char *prec = layout_bridge_precision(l->precision);
     if (!prec || l->recompute == RECOMPUTE_OPS)
         return err_setf(err, ERR_INPUT, NULL, "--emit",
                         "Megatron-Bridge has no %s",
