@@ -98,8 +98,8 @@ static const cli_opt_t own_opts[] = {
      "per job, GPUs in use as a counter)", CLI_WORD},
     {"--spot", NULL, "SHARE", "that share of the pool (whole nodes) is spot capacity, reclaimed "
      "at Poisson times: the jobs on it go back to their last checkpoint", CLI_X(0, 0.99)},
-    {"--spot-preemption-rate", NULL, "R", "--spot: reclaims per spot node-hour (default the "
-     "catalog's spot rate, from AWS spot traces: 0.33)", CLI_X(1e-9, 1e6)},
+    {"--spot-preemption-rate", NULL, "R", "--spot: reclaims per spot node-hour (default: the "
+     "catalog's 0.33 preemptions a job-hour from AWS spot traces, spread over the share's nodes)", CLI_X(1e-9, 1e6)},
     {"--spot-outage", NULL, "DURATION", "--spot: how long a reclaimed node stays away "
      "(default the catalog's wait for capacity)", CLI_KIND(CLI_DURATION, 1, 1e9)},
     {"--spot-trace", NULL, "FILE", "--spot: the spot GPUs there over time (CSV t_s,spot_gpus) "
