@@ -160,7 +160,7 @@ BUILD_CONFIG_TEXT := /* made by the Makefile from the build settings; do not edi
 $(call record,$(BUILD_CONFIG),$(BUILD_CONFIG_TEXT))
 
 # ---------------------------------------------------------------- sources
-LIB_DIRS  := common models topologies profile calibrate sim cluster inputs trainer reports
+LIB_DIRS  := common models topologies profile calibrate sim run plan validate cluster inputs trainer reports
 CU_SRCS   := $(wildcard calibrate/*.cu trainer/*.cu)
 MPI_SRCS  := common/dist_mpi.c
 LIB_SRCS  := $(filter-out $(MPI_SRCS),$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))

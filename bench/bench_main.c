@@ -70,8 +70,8 @@
 #include "cluster/synth.h"
 #include "common/catalog.h"
 #include "common/clock.h"
-#include "sim/ladder.h"
-#include "sim/reliability.h"
+#include "plan/ladder.h"
+#include "run/reliability.h"
 #include "sim/step.h"
 
 #ifdef _OPENMP

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/json.h"
-#include "sim/budget.h"
+#include "run/budget.h"
 
 int cluster_watch_segment(void *ctx, int job, int64_t start_ms, int64_t end_ms, int gpus,
                           int group, int how)

@@ -1,6 +1,6 @@
 /* cluster_extras: the cluster command's outputs beyond the summary: the
  * timeline for --report and --perfetto, and build-versus-buy at the
- * measured utilization (sim/budget.h's own-cluster figures).
+ * measured utilization (run/budget.h's own-cluster figures).
  */
 #ifndef SCALEPLAN_CLI_CLUSTER_EXTRAS_H
 #define SCALEPLAN_CLI_CLUSTER_EXTRAS_H

@@ -1,7 +1,7 @@
 /* scaleplan budget: what a run costs, with the overhead of failures and
  * checkpoints simulated, providers side by side, a fixed reservation, and
  * a reality check of a claimed duration. Flag parsing and printing only;
- * the budget itself is sim/budget.h. */
+ * the budget itself is run/budget.h. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@
 #include "models/layout_text.h"
 #include "reports/textwrap.h"
 #include "reports/table.h"
-#include "sim/budget.h"
+#include "run/budget.h"
 #include "topologies/price.h"
 
 static const cli_opt_t own_opts[] = {

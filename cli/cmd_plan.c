@@ -21,8 +21,8 @@
 #include "models/layout_text.h"
 #include "reports/textwrap.h"
 #include "reports/table.h"
-#include "sim/ladder.h"
-#include "sim/whatif.h"
+#include "plan/ladder.h"
+#include "plan/whatif.h"
 #include "topologies/price.h"
 
 static const cli_opt_t own_opts[] = {
@@ -194,11 +194,11 @@ static int batch_space(const cli_args_t *a, plan_space_t *space, err_t *err)
             (rc = cli_check_batch_tokens("--global-batch", hi, seq_hi, err)))
             return rc;
     } else {
-        double tlo = LADDER_DEFAULT_BATCH_TOKENS, thi = LADDER_DEFAULT_BATCH_TOKENS;
+        double tlo = SCENARIO_DEFAULT_BATCH_TOKENS, thi = SCENARIO_DEFAULT_BATCH_TOKENS;
         if ((rc = cli_get_span(a, "--global-batch-tokens", &tlo, &thi, err)))
             return rc;
-        lo = ladder_batch_for_tokens(tlo, seq);
-        hi = fmax(lo, ladder_batch_for_tokens(thi, seq));
+        lo = scenario_batch_for_tokens(tlo, seq);
+        hi = fmax(lo, scenario_batch_for_tokens(thi, seq));
         space->batch_tokens_min = tlo;
         space->batch_tokens_max = thi;
     }

@@ -1,7 +1,7 @@
 /* scaleplan power: what a training job draws phase by phase, its swing at
  * the cluster level, the energy, electricity cost and carbon of the run,
  * a power cap's trade of time for energy, and the energy bloat of an
- * imbalanced pipeline (sim/power.h). */
+ * imbalanced pipeline (run/power.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 #include "common/units.h"
 #include "models/layout_json.h"
 #include "models/layout_text.h"
-#include "sim/power.h"
+#include "run/power.h"
 
 static const cli_opt_t own_opts[] = {
     {"--power-cap", NULL, "W",

@@ -305,7 +305,7 @@ static int run(const cli_args_t *a, err_t *err)
         if (!(step_time > 0))
             step_time = 1;
         if (!(tokens_per_step > 0))
-            tokens_per_step = LADDER_DEFAULT_BATCH_TOKENS;
+            tokens_per_step = SCENARIO_DEFAULT_BATCH_TOKENS;
         if (!cli_has(a, "--checkpoint-size"))
             return err_setf(err, ERR_INPUT, NULL, "--checkpoint-size",
                             "give --checkpoint-size (or --model to derive it from the "

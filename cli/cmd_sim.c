@@ -14,7 +14,7 @@
 #include "models/layout_text.h"
 #include "reports/textwrap.h"
 #include "reports/table.h"
-#include "sim/plan.h"
+#include "plan/plan.h"
 #include "sim/step.h"
 
 static const cli_opt_t own_opts[] = {

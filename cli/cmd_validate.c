@@ -19,11 +19,11 @@
 #include "models/layout_text.h"
 #include "reports/table.h"
 #include "reports/textwrap.h"
-#include "sim/dpladder.h"
-#include "sim/ladder.h"
-#include "sim/published.h"
-#include "sim/pubfit.h"
-#include "sim/validation.h"
+#include "validate/dpladder.h"
+#include "plan/ladder.h"
+#include "validate/published.h"
+#include "validate/pubfit.h"
+#include "validate/validation.h"
 
 static const cli_opt_t own_opts[] = {
     {"--measured", NULL, "FILE", "the run: scaleplan train --json output (or the same keys)",
@@ -361,7 +361,7 @@ static int run_fit(const cli_args_t *a, const char *csv, const pub_options_t *o,
     return rc;
 }
 
-/* The same-layout DP ladders (sim/dpladder.h): per-GPU throughput from the
+/* The same-layout DP ladders (validate/dpladder.h): per-GPU throughput from the
  * smallest rung to the largest, published against predicted. */
 static int ladders_text(const pub_row_t *rows, int n, err_t *err)
 {

@@ -7,8 +7,8 @@
 #include <stdbool.h>
 
 #include "cli/args.h"
-#include "sim/ladder.h"
-#include "sim/reliability.h"
+#include "plan/ladder.h"
+#include "run/reliability.h"
 #include "sim/step.h"
 
 extern const cli_group_t CLI_RUN_OPTS; /* --tokens --days --global-batch-tokens */

@@ -31,7 +31,7 @@
 #include "common/error.h"
 #include "inputs/megatron_args.h"
 #include "inputs/trainlog.h"
-#include "sim/doubling.h"
+#include "validate/doubling.h"
 #include "sim/scenario.h"
 
 typedef struct {

@@ -1,5 +1,5 @@
 /* plan_elastic: plan --elastic LO..HI, one job over a range of GPU counts
- * (sim/elastic.h): per count the fastest layout with the global batch in
+ * (plan/elastic.h): per count the fastest layout with the global batch in
  * --batch-band of the target, its days and cost (with --spot, on spot
  * capacity with preemptions), and with --target-days the fewest GPUs that
  * meet the date. */
@@ -7,7 +7,7 @@
 #define SCALEPLAN_CLI_PLAN_ELASTIC_H
 
 #include "cli/args.h"
-#include "sim/elastic.h"
+#include "plan/elastic.h"
 
 extern const cli_group_t CLI_ELASTIC_OPTS;
 

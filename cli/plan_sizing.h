@@ -1,13 +1,13 @@
 /* plan_sizing: plan --inference-tokens, the model's lifetime compute with
  * the inference it will serve and the smaller model of the same quality
- * that needs the least (sim/inference_sizing.h), priced at the plan's
+ * that needs the least (plan/inference_sizing.h), priced at the plan's
  * recommended rung. */
 #ifndef SCALEPLAN_CLI_PLAN_SIZING_H
 #define SCALEPLAN_CLI_PLAN_SIZING_H
 
 #include "cli/args.h"
-#include "sim/inference_sizing.h"
-#include "sim/ladder.h"
+#include "plan/inference_sizing.h"
+#include "plan/ladder.h"
 
 struct cJSON;
 

@@ -9,8 +9,8 @@
 #include "common/json.h"
 #include "common/units.h"
 #include "reports/table.h"
-#include "sim/codec.h"
-#include "sim/islands.h"
+#include "plan/codec.h"
+#include "plan/islands.h"
 
 static const cli_opt_t sites_opts[] = {
     {"--grad-codec", NULL, "NAME",

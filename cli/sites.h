@@ -1,5 +1,5 @@
-/* sites: the command-line side of gradient codecs (sim/codec.h) and
- * training across islands (sim/islands.h) for sim and plan: the options
+/* sites: the command-line side of gradient codecs (plan/codec.h) and
+ * training across islands (plan/islands.h) for sim and plan: the options
  * --grad-codec, --islands, --island-link and --diloco, their checks (one
  * line, exit 2, before anything is simulated) and what sim and plan print
  * of them (text, or a "grad_codec" / "sites" member of --json). Without
@@ -10,8 +10,8 @@
 #include <cjson/cJSON.h>
 
 #include "cli/args.h"
-#include "sim/codec.h"
-#include "sim/ladder.h"
+#include "plan/codec.h"
+#include "plan/ladder.h"
 #include "sim/scenario.h"
 
 extern const cli_group_t CLI_SITES_OPTS;
@@ -25,7 +25,7 @@ int cli_sites_catalog(cJSON *json, const cli_args_t *a, err_t *err);
 bool cli_sites_wanted(const cli_args_t *a);
 
 /* The codec --grad-codec names; "auto": the one the --deepspeed config
- * turns on (sim/codec.h codec_from_ds_config), ERR_INPUT when it turns
+ * turns on (plan/codec.h codec_from_ds_config), ERR_INPUT when it turns
  * none on or no config was given. */
 int cli_sites_codec(const cli_args_t *a, catalog_t *cat, codec_t *c, err_t *err);
 

@@ -9,8 +9,8 @@
 #include "common/json.h"
 #include "common/units.h"
 #include "reports/table.h"
-#include "sim/codec.h"
-#include "sim/islands.h"
+#include "plan/codec.h"
+#include "plan/islands.h"
 
 /* One rung with the codec: where its framework runs it, the evaluation and
  * whether the plan uses it (it shortens the time to the same loss, so the

@@ -9,7 +9,7 @@
 #include "common/numfmt.h"
 #include "common/json.h"
 #include "reports/table.h"
-#include "sim/failval.h"
+#include "validate/failval.h"
 
 #define MAX_TABLES 8
 

@@ -1,6 +1,6 @@
 /* validate_failures: scaleplan validate --failures TABLE[,TABLE...]: the
  * published failure records replayed through the failure and reliability
- * models (sim/failval.h), one row per record with its error, and the
+ * models (validate/failval.h), one row per record with its error, and the
  * medians over every record, over the records from other sources than the
  * default rate set's, and over the held-out predictions. */
 #ifndef SCALEPLAN_CLI_VALIDATE_FAILURES_H

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "models/layout_text.h"
-#include "sim/ladder.h"
-#include "sim/plan.h"
+#include "plan/ladder.h"
+#include "plan/plan.h"
 #include "sim/scenario.h"
 
 /* One priced (model, GPU count): tokens per second of its fastest layout. */

@@ -1,7 +1,7 @@
 /* duration: how long a job given as model + tokens runs on its GPUs, from
  * the step simulator, in process.
  *
- * The layout is the planner's fastest (sim/plan.h plan_search over the
+ * The layout is the planner's fastest (plan/plan.h plan_search over the
  * framework preset's layouts, bf16, the plan's default batch of about 4M
  * tokens a step at the model's default sequence length, as `scaleplan
  * plan` searches by default); the job's run time is tokens over that

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/reliability.h"
+#include "run/reliability.h"
 #include "topologies/cluster.h"
 #include "topologies/failure.h"
 

@@ -1,5 +1,5 @@
 /* failrate: how often a running gang is interrupted, from the reliability
- * model's failure rates (topologies/failure.h, sim/reliability.h).
+ * model's failure rates (topologies/failure.h, run/reliability.h).
  *
  * A job of g GPUs of one type fails at the rate `scaleplan reliability`
  * gives a job of g GPUs: the sum over the failure set's classes (GPU,

@@ -14,7 +14,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/doubling.h"
+#include "validate/doubling.h"
 
 /* One run: label, model, gpu, gpus, framework, profile, layout, the step
  * time predicted and measured with its error, within_tolerance, verdict,

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "profile/provenance.h"
-#include "sim/ladder.h"
 
 #include "sim/offload.h"
 
@@ -173,6 +172,11 @@ int scenario_finish(scenario_t *s, const char *profile_path, err_t *err)
     return ERR_OK;
 }
 
+int scenario_batch_for_tokens(double tokens, int seq_len)
+{
+    return (int)fmax(1, round(tokens / seq_len));
+}
+
 bool scenario_default_batch(const model_t *m, layout_t *l, int n_gpus, notes_t *notes)
 {
     if (l->global_batch > 0 || l->grad_accum > 0)
@@ -185,7 +189,7 @@ bool scenario_default_batch(const model_t *m, layout_t *l, int n_gpus, notes_t *
         return false;
     long dp = n_gpus / mp;
     long step = (long)(l->micro_batch > 0 ? l->micro_batch : 1) * dp * (l->vpp > 1 ? l->pp : 1);
-    double target = ladder_batch_for_tokens(LADDER_DEFAULT_BATCH_TOKENS, seq);
+    double target = scenario_batch_for_tokens(SCENARIO_DEFAULT_BATCH_TOKENS, seq);
     double gb = fmax(1, round(target / step)) * step;
     if (gb > INT_MAX)
         return false;

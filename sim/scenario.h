@@ -76,8 +76,15 @@ int scenario_begin(const scenario_spec_t *spec, scenario_t *s, err_t *err);
  * whatever it returns. */
 int scenario_finish(scenario_t *s, const char *profile_path, err_t *err);
 
+/* Tokens per optimizer step when the user names none: 4M (2^22), the
+ * order of magnitude of GPT-3 (3.1M) and Llama 3 70B (4M early on). */
+#define SCENARIO_DEFAULT_BATCH_TOKENS 4194304.0
+
+/* Sequences per step for a global batch of tokens at seq_len (at least 1). */
+int scenario_batch_for_tokens(double tokens, int seq_len);
+
 /* A layout that names no batch (global batch and accumulation 0) gets the
- * plan's default, LADDER_DEFAULT_BATCH_TOKENS (4M) per step: the multiple
+ * plan's default, SCENARIO_DEFAULT_BATCH_TOKENS (4M) per step: the multiple
  * of micro-batch x DP (x PP when interleaved) nearest to it, with a note in
  * notes (may be NULL) saying so. Nothing when the layout names a batch or
  * its degrees do not divide n_gpus (layout_finalize says why). True when it

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/budget.h"
+#include "run/budget.h"
 #include "tests/testing.h"
 
 static budget_input_t input_of(int gpus, double wall_s, double ideal_s, double price)

@@ -14,7 +14,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/codec.h"
+#include "plan/codec.h"
 #include "tests/testing.h"
 
 typedef struct {

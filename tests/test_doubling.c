@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/doubling.h"
+#include "validate/doubling.h"
 #include "sim/scenario.h"
 #include "tests/testing.h"
 

@@ -1,5 +1,5 @@
 /* Tests of sim/amax.c (fp8 delayed scaling's amax reduction) and
- * sim/dpladder.c (same-layout DP ladders in the published runs). */
+ * validate/dpladder.c (same-layout DP ladders in the published runs). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 
 #include "sim/amax.h"
 #include "sim/dp_contention.h"
-#include "sim/dpladder.h"
+#include "validate/dpladder.h"
 #include "sim/step.h"
 #include "sim/scenario.h"
 #include "tests/testing.h"

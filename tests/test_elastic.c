@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/elastic.h"
+#include "plan/elastic.h"
 #include "tests/testing.h"
 
 /* The setting, from ServiceNow Fast-LLM issue #241 ("Elastic training",

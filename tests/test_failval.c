@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
-#include "sim/failval.h"
+#include "validate/failval.h"
 #include "tests/testing.h"
 #include "topologies/failure.h"
 

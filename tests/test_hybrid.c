@@ -21,7 +21,7 @@
 #include "models/memory.h"
 #include "profile/profile.h"
 #include "sim/framework.h"
-#include "sim/plan.h"
+#include "plan/plan.h"
 #include "sim/ssm_cost.h"
 #include "tests/testing.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/inference_sizing.h"
+#include "plan/inference_sizing.h"
 #include "tests/testing.h"
 
 static infsize_law_t law(void)

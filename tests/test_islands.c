@@ -11,7 +11,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/islands.h"
+#include "plan/islands.h"
 #include "tests/testing.h"
 
 typedef struct {

@@ -10,7 +10,7 @@
 #include "common/units.h"
 #include "models/memory.h"
 #include "sim/offload.h"
-#include "sim/plan.h"
+#include "plan/plan.h"
 #include "sim/step.h"
 #include "tests/testing.h"
 

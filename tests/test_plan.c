@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/ladder.h"
+#include "plan/ladder.h"
 #include "sim/framework.h"
-#include "sim/published.h"
-#include "sim/plan.h"
+#include "validate/published.h"
+#include "plan/plan.h"
 #include "sim/scenario.h"
 #include "sim/step.h"
 #include "tests/testing.h"

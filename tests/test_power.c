@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/power.h"
+#include "run/power.h"
 #include "tests/testing.h"
 
 static power_model_t h100(void)

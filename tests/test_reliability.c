@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim/reliability.h"
+#include "run/reliability.h"
 #include "tests/testing.h"
 #include "topologies/price.h"
 

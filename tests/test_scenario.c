@@ -10,9 +10,9 @@
 #include <cjson/cJSON.h>
 
 #include "common/dist.h"
-#include "sim/ladder.h"
-#include "sim/validation.h"
-#include "sim/whatif.h"
+#include "plan/ladder.h"
+#include "validate/validation.h"
+#include "plan/whatif.h"
 #include "tests/testing.h"
 #include "topologies/failure.h"
 #include "trainer/backend.h"
@@ -225,8 +225,8 @@ static void test_planning_defaults(void)
     CHECK_REL(in.min_marginal, 0.5, 0);
     CU_ASSERT_EQUAL(in.rel.trials, 0); /* adaptive, to REL_DEFAULT_TOLERANCE */
     CU_ASSERT_EQUAL(in.rel.spares, -1);
-    CU_ASSERT_EQUAL(ladder_batch_for_tokens(4194304, 2048), 2048);
-    CU_ASSERT_EQUAL(ladder_batch_for_tokens(10, 4096), 1);
+    CU_ASSERT_EQUAL(scenario_batch_for_tokens(4194304, 2048), 2048);
+    CU_ASSERT_EQUAL(scenario_batch_for_tokens(10, 4096), 1);
 }
 
 static void test_fastest_layout(void)

@@ -1,6 +1,6 @@
 /* The accuracy bar, on the public measurements in
  * tests/fixtures/validation/throughput.csv (a copy of ../shared/validation):
- * every row replayed by the rules of sim/published.h with the default
+ * every row replayed by the rules of validate/published.h with the default
  * profiles. The bars below are what the simulator achieves today per group
  * of rows (by framework and version); `scaleplan validate --published
  * tests/fixtures/validation/throughput.csv --by-group` prints the table.
@@ -14,8 +14,8 @@
 #include <cjson/cJSON.h>
 
 #include "profile/profile.h"
-#include "sim/pubfit.h"
-#include "sim/published.h"
+#include "validate/pubfit.h"
+#include "validate/published.h"
 #include "tests/testing.h"
 
 static const pub_group_t *group(const pub_group_t *g, int n, const char *name)

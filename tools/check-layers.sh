@@ -13,17 +13,20 @@ allowed() {
     profile) echo "common models topologies" ;;
     calibrate) echo "common models topologies profile" ;;
     sim) echo "common models topologies profile" ;;
-    cluster) echo "common models topologies profile sim" ;;
+    run) echo "common models topologies profile sim" ;;
+    plan) echo "common models topologies profile sim run" ;;
+    validate) echo "common models topologies profile sim run plan" ;;
+    cluster) echo "common models topologies profile sim run plan" ;;
     inputs) echo "common models topologies profile sim" ;;
     trainer) echo "common models topologies profile sim" ;;
-    reports) echo "common models topologies profile sim trainer" ;;
-    cli) echo "common models topologies profile calibrate sim cluster inputs trainer reports" ;;
-    api) echo "common models topologies profile calibrate sim cluster inputs trainer reports cli" ;;
+    reports) echo "common models topologies profile sim run plan validate trainer" ;;
+    cli) echo "common models topologies profile calibrate sim run plan validate cluster inputs trainer reports" ;;
+    api) echo "common models topologies profile calibrate sim run plan validate cluster inputs trainer reports cli" ;;
     *) echo "*" ;;
     esac
 }
 fail=0
-for dir in common models topologies profile calibrate sim cluster inputs trainer reports cli api; do
+for dir in common models topologies profile calibrate sim run plan validate cluster inputs trainer reports cli api; do
     [ -d "$dir" ] || continue
     ok=$(allowed "$dir")
     for f in $(find "$dir" -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' -o -name '*.inc'); do

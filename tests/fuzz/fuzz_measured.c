@@ -3,7 +3,7 @@
 #include "tests/fuzz/fuzz.h"
 
 #include "sim/step.h"
-#include "sim/validation.h"
+#include "validate/validation.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

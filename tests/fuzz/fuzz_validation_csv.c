@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "common/csv.h"
-#include "sim/published.h"
+#include "validate/published.h"
 
 #define MAX_SIMULATED_ROWS 4
 
