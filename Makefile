@@ -166,12 +166,17 @@ MPI_SRCS  := common/dist_mpi.c
 LIB_SRCS  := $(filter-out $(MPI_SRCS),$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CU_OBJS   := $(CU_SRCS:%.cu=$(BUILD)/%.cu.o)
+# The commands (their table, flags and documents), the public entry points
+# over them (include/scaleplan.h), and the command line, a client of those.
+CMD_SRCS  := $(wildcard commands/*.c)
+CMD_OBJS  := $(CMD_SRCS:%.c=$(BUILD)/%.o)
+API_SRCS  := $(wildcard api/*.c)
+API_OBJS  := $(API_SRCS:%.c=$(BUILD)/%.o)
 CLI_SRCS  := $(wildcard cli/*.c)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 # The library (include/scaleplan.h): the same sources compiled position-
-# independent, only the sp_ entry points visible, main() left out.
-API_SRCS  := $(wildcard api/*.c)
-PIC_SRCS  := $(LIB_SRCS) $(filter-out cli/main.c,$(CLI_SRCS)) $(API_SRCS)
+# independent, only the sp_ entry points visible, the command line left out.
+PIC_SRCS  := $(LIB_SRCS) $(CMD_SRCS) $(API_SRCS)
 PIC_OBJS  := $(PIC_SRCS:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/catalog_data.o
 SO_LIB    := $(BIN_DIR)/libscaleplan.so
 A_LIB     := $(BIN_DIR)/libscaleplan.a
@@ -269,7 +274,7 @@ endif
 
 all: $(BIN) $(PLUGINS)
 
-$(BIN): $(LIB_OBJS) $(CLI_OBJS) $(CATALOG_OBJ) $(SETTINGS)/link
+$(BIN): $(LIB_OBJS) $(CMD_OBJS) $(API_OBJS) $(CLI_OBJS) $(CATALOG_OBJ) $(SETTINGS)/link
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)rm -f $(STALE_PLUGINS)
@@ -583,7 +588,7 @@ $(FUZZ_BUILD)/fuzz/%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/harness.o
 # The library's spec reader runs the commands themselves: it links the
 # command line's objects and the library's entry points too.
 $(FUZZ_BUILD)/fuzz/api: $(BUILD)/tests/fuzz/fuzz_api.o $(BUILD)/tests/fuzz/harness.o $(LIB_OBJS) \
-                        $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJS)) $(API_SRCS:%.c=$(BUILD)/%.o) \
+                        $(CMD_OBJS) $(API_OBJS) \
                         $(CATALOG_OBJ) $(SETTINGS)/link
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"

@@ -1,8 +1,9 @@
 /* The library's entry points (include/scaleplan.h): a spec becomes the
  * command's own words, which run through the same dispatch as the command
- * line (cli/dispatch), with the --json document captured instead of
- * printed. What a command accepts, refuses and computes is therefore the
- * CLI's, by construction. */
+ * line's (commands/dispatch), with the --json document captured instead of
+ * printed. The command line itself (cli/main.c) is a client of these
+ * entry points: it hands its words to sp_command. What a command accepts,
+ * refuses and computes is therefore the same whichever door it came in. */
 #include "scaleplan.h"
 
 #include <math.h>
@@ -12,10 +13,12 @@
 
 #include <cjson/cJSON.h>
 
-#include "cli/commands.h"
-#include "cli/dispatch.h"
+#include "build_config.h"
+#include "commands/commands.h"
+#include "commands/dispatch.h"
 #include "common/catalog.h"
 #include "common/error.h"
+#include "common/strfmt.h"
 
 #define SP_EXPORT __attribute__((visibility("default")))
 
@@ -236,4 +239,75 @@ SP_EXPORT int sp_step_time(sp_context_t *ctx, const char *spec_json, double *ste
         return fail(ctx, rc == ERR_INPUT ? SP_ERR_INPUT : SP_ERR_RUNTIME, "sim",
                     err.msg[0] ? err.msg : "failed");
     return SP_OK;
+}
+
+SP_EXPORT int sp_command(sp_context_t *ctx, int argc, char **argv)
+{
+    if (!ctx || argc < 1 || !argv || !argv[0])
+        return ctx ? fail(ctx, SP_ERR_INPUT, "", "no command") : SP_ERR_INPUT;
+    ctx->error[0] = '\0';
+    const cli_command_t *c = cli_command_find(argv[0]);
+    if (!c)
+        return fail(ctx, SP_ERR_INPUT, argv[0], "no such command");
+    err_t err;
+    err_clear(&err);
+    int rc = cli_command_run(c, argc, argv, ctx->catalog, NULL, &err);
+    if (rc)
+        return fail(ctx, rc == ERR_INPUT ? SP_ERR_INPUT : SP_ERR_RUNTIME, c->name,
+                    err.msg[0] ? err.msg : "failed");
+    return SP_OK;
+}
+
+SP_EXPORT int sp_command_count(void)
+{
+    return cli_command_count();
+}
+
+SP_EXPORT const char *sp_command_name(int i)
+{
+    const cli_command_t *c = cli_command_at(i);
+    return c ? c->name : NULL;
+}
+
+SP_EXPORT const char *sp_command_summary(int i)
+{
+    const cli_command_t *c = cli_command_at(i);
+    return c ? c->summary : NULL;
+}
+
+/* One command's option rows appended to *text (see sp_options_table);
+ * -1 when memory runs out. */
+static int options_of(char **text, const cli_command_t *c)
+{
+    static const char *kinds[] = {"text",  "int",       "int-span", "real",     "count",
+                                  "count-span", "bytes", "bandwidth", "duration", "days",
+                                  "price", "money"};
+    for (int g = 0; g < c->n_groups; g++)
+        for (int k = 0; k < c->groups[g]->n; k++) {
+            const cli_opt_t *o = &c->groups[g]->opts[k];
+            if (str_appendf(text, "%s\t%s\t%s\t%s\t%s\n", c->name, o->name,
+                            o->alias ? o->alias : "-", o->metavar ? o->metavar : "-",
+                            (size_t)o->kind < sizeof kinds / sizeof kinds[0] ? kinds[o->kind]
+                                                                             : "?"))
+                return -1;
+        }
+    return 0;
+}
+
+SP_EXPORT char *sp_options_table(void)
+{
+    char *text = NULL;
+    if (str_appendf(&text, "%s", ""))
+        return NULL;
+    for (int i = 0; i < cli_command_count(); i++)
+        if (options_of(&text, cli_command_at(i))) {
+            free(text);
+            return NULL;
+        }
+    return text;
+}
+
+SP_EXPORT const char *sp_build_features(void)
+{
+    return SCALEPLAN_BUILD_FEATURES;
 }

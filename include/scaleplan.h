@@ -74,6 +74,29 @@ int sp_run(sp_context_t *ctx, const char *command, const char *spec_json, char *
  * "allow_oom": true. *step_s is 0 on failure. */
 int sp_step_time(sp_context_t *ctx, const char *spec_json, double *step_s);
 
+/* The command line's entry (cli/main.c is a client of this header): run
+ * a command on its words as typed, argv[0] the command's name, the rest
+ * its flags and bare words. Its text, or its document when the words say
+ * --json, goes to standard output; --help prints the command's help. The
+ * same status and sp_last_error as sp_run. */
+int sp_command(sp_context_t *ctx, int argc, char **argv);
+
+/* The commands, in `scaleplan --help` order: their number, and the name
+ * and one-line summary of the i-th (NULL when i is out of range). */
+int sp_command_count(void);
+const char *sp_command_name(int i);
+const char *sp_command_summary(int i);
+
+/* Every command's options, one a line: command, option, alias ("-" when
+ * none), metavar ("-" for a switch) and value kind, tab-separated (what
+ * `scaleplan --list-options` prints; the CLI robustness suite reads it).
+ * Heap text to release with sp_free, or NULL when out of memory. */
+char *sp_options_table(void);
+
+/* The build's optional parts ("CUDA plug-in (sm_80/...) + PTX ..., MPI
+ * plug-in"), as `scaleplan --version` prints them. */
+const char *sp_build_features(void);
+
 /* The message of the context's last failed call ("" after a success). */
 const char *sp_last_error(const sp_context_t *ctx);
 

@@ -4,7 +4,7 @@
 #   1. `make MPI=0` after the build: no MPI plug-in, nothing that loads
 #      libmpi (ldd of the binary and every plug-in), --version says "no MPI",
 #      a launched 2-rank job stops with one line; only the few files that
-#      read the MPI setting recompile (common/dist.c, cli/main.c), not the
+#      read the MPI setting recompile (common/dist.c, api/scaleplan.c), not the
 #      simulator.
 #   2. `make CUDA=0` likewise for the CUDA plug-in (skipped without nvcc).
 #   3. `make` with the first settings again: the plug-ins are back.
@@ -129,7 +129,8 @@ plan() {
     n_cu=$(grep -c -- ' -c [a-z_]*/[a-z_0-9]*\.cu ' "$tmp/plan")
 }
 n_c_files=$(cd "$root" && ls common/*.c models/*.c topologies/*.c profile/*.c calibrate/*.c sim/*.c \
-    trainer/*.c reports/*.c cli/*.c | grep -vc dist_mpi.c)
+    run/*.c plan/*.c validate/*.c cluster/*.c inputs/*.c trainer/*.c reports/*.c commands/*.c \
+    api/*.c cli/*.c | grep -vc dist_mpi.c)
 n_cu_files=$(cd "$root" && ls calibrate/*.cu trainer/*.cu | wc -l)
 plan OPT="-O1 -g -DSCALEPLAN_SETTINGS_PROBE" # (not any build's own OPT)
 [ "$n_cc" -ge "$n_c_files" ] && [ "$n_cu" = 0 ] || bad "OPT change: make -n compiles $n_cc C and $n_cu .cu files (want all $n_c_files C, no .cu)"
