@@ -351,11 +351,18 @@ $(A_LIB): $(PIC_OBJS)
 lib: $(SO_LIB) $(A_LIB)
 
 # The Python module over the library (python/scaleplan, ctypes, standard
-# library only) and its tests (Debian's python3-pytest).
+# library only) and its tests (Debian's python3-pytest); then `import
+# scaleplan` works from anywhere for this user: a scaleplan.pth in the
+# user's site-packages names python/, and the library is copied into the
+# package (where an installed copy keeps it). pip install --no-build-isolation . installs a copy instead.
 PYTHON ?= /usr/bin/python3
 python: $(SO_LIB) $(BIN)
 	$(Q)SCALEPLAN_LIB=$(abspath $(SO_LIB)) SCALEPLAN_BIN=$(abspath $(BIN)) PYTHONPATH=python \
 	    $(PYTHON) -m pytest -q python/tests
+	$(Q)cp $(SO_LIB) python/scaleplan/libscaleplan.so
+	$(Q)site=$$($(PYTHON) -m site --user-site) && mkdir -p "$$site" && \
+	    echo "$(abspath python)" > "$$site/scaleplan.pth" && \
+	    echo "python: import scaleplan now finds $(abspath python) ($$site/scaleplan.pth)"
 
 $(TEST_RUNNER): $(TEST_OBJS) $(LIB_OBJS) $(CATALOG_OBJ) $(SETTINGS)/link
 	@mkdir -p $(dir $@)

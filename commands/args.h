@@ -16,6 +16,7 @@
 
 #include "common/catalog.h"
 #include "common/error.h"
+#include "inputs/compose.h"
 #include "models/layout.h"
 #include "models/model.h"
 #include "sim/scenario.h"
@@ -183,11 +184,7 @@ int cli_scenario(const cli_args_t *a, scenario_t *s, err_t *err);
 /* What a scenario starts from instead of the flags' defaults, each NULL
  * for "the usual": a model built elsewhere (no --model needed), a layout
  * (flags still apply on top; not finalized) and simulator options. */
-typedef struct {
-    const model_t *model;
-    const layout_t *layout;
-    const sim_options_t *opt;
-} cli_base_t;
+typedef compose_base_t cli_base_t;
 
 /* cli_scenario from a base (may be NULL); scenario_free(s) afterwards,
  * whatever it returns. */

@@ -644,23 +644,6 @@ static int write_torchtitan_2024(const model_t *m, const layout_t *l, const sim_
     return ERR_OK;
 }
 
-bool launch_planned_for(const char *text, char *name, size_t cap)
-{
-    static const char tag[] = "# planned for ";
-    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-        if (strncmp(p, tag, sizeof tag - 1) != 0)
-            continue;
-        const char *b = p + sizeof tag - 1;
-        size_t n = strcspn(b, "; \n");
-        if (n == 0 || n >= cap)
-            return false;
-        memcpy(name, b, n);
-        name[n] = '\0';
-        return true;
-    }
-    return false;
-}
-
 int launch_write(launch_kind_t k, const model_t *m, const layout_t *l, const sim_options_t *o,
                  FILE *out, err_t *err)
 {

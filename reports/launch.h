@@ -43,10 +43,9 @@ const char *launch_name(launch_kind_t k);
  * version of that framework). */
 const char *launch_framework(launch_kind_t k);
 
-/* The framework a configuration scaleplan wrote was planned for: its
- * "# planned for NAME;" comment (Megatron arguments, Bridge overrides), into
- * name (cap bytes); false when there is none. */
-bool launch_planned_for(const char *text, char *name, size_t cap);
+/* What is written carries a "# planned for NAME;" comment (Megatron
+ * arguments, Bridge overrides), which inputs/compose reads back to run the
+ * file as the preset it was planned for. */
 
 /* Whether a framework preset's layouts can be written in this format. */
 bool launch_accepts(launch_kind_t k, const char *framework);

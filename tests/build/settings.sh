@@ -124,9 +124,9 @@ cp -a "$tmp/$BUILD/settings" "$tmp/settings.kept"
 plan() {
     rm -rf "${tmp:?}/$BUILD/settings"
     cp -a "$tmp/settings.kept" "$tmp/$BUILD/settings"
-    (cd "$tmp" && $MAKE_CMD -n --no-print-directory BUILD="$BUILD" BIN="$BIN" "$@" all) >"$tmp/plan" 2>&1
-    n_cc=$(grep -c -- ' -c [a-z_]*/[a-z_0-9]*\.c ' "$tmp/plan")
-    n_cu=$(grep -c -- ' -c [a-z_]*/[a-z_0-9]*\.cu ' "$tmp/plan")
+    (cd "$tmp" && $MAKE_CMD -n --no-print-directory BUILD="$BUILD" BIN="$BIN" "$@" all) >"$tmp/make-n.out" 2>&1
+    n_cc=$(grep -c -- ' -c [a-z_]*/[a-z_0-9]*\.c ' "$tmp/make-n.out")
+    n_cu=$(grep -c -- ' -c [a-z_]*/[a-z_0-9]*\.cu ' "$tmp/make-n.out")
 }
 n_c_files=$(cd "$root" && ls common/*.c models/*.c topologies/*.c profile/*.c calibrate/*.c sim/*.c \
     run/*.c plan/*.c validate/*.c cluster/*.c inputs/*.c trainer/*.c reports/*.c commands/*.c \
@@ -138,7 +138,7 @@ say "OPT change: make would recompile $n_cc C files and $n_cu .cu files"
 if [ "$have_cuda" = 1 ]; then
     plan GPU_ARCH="90"
     # C: only the few that print the build's features (build_config.h)
-    n_sim=$(grep -c -- ' -c sim/' "$tmp/plan")
+    n_sim=$(grep -c -- ' -c sim/' "$tmp/make-n.out")
     [ "$n_sim" = 0 ] && [ "$n_cc" -le 6 ] && [ "$n_cu" = "$n_cu_files" ] ||
         bad "GPU_ARCH change: make -n compiles $n_cc C and $n_cu .cu files (want all $n_cu_files .cu, at most the 6 C files that include build_config.h)"
     say "GPU_ARCH change: make would recompile $n_cu .cu files and $n_cc C files (those that print the features)"
