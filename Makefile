@@ -384,7 +384,7 @@ $(INVARIANTS_BIN): $(BUILD)/tests/robust/invariants.o
 	@echo "  LD      $@"
 	$(Q)$(CC) $(OPT) $(SANFLAGS) $(LDFLAGS) -o $@ $^ -lcjson -lm
 
-$(BENCH_BIN): $(BENCH_OBJS) $(LIB_OBJS) $(CATALOG_OBJ) $(SETTINGS)/link
+$(BENCH_BIN): $(BENCH_OBJS) $(LIB_OBJS) $(CMD_OBJS) $(API_OBJS) $(CATALOG_OBJ) $(SETTINGS)/link
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(OPT) $(LDFLAGS) $(EXPORT) -o $@ $(filter %.o,$^) $(LINK_OMP) $(LDLIBS)

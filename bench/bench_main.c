@@ -49,7 +49,10 @@
  *      the sizes searched by replay on 512 GPUs), in process, one cold run
  *      with its own catalog (target: under 5 s, issue 39).
  *
- * run_bench [processes] [steps] [layouts] [reliability] [plans] [cluster] [traces] [portfolio]
+ *   9. the public C API (bench/bench_api.h): the 175B step through
+ *      sp_step_time and sp_run, and a two-thread sweep.
+ *
+ * run_bench [processes] [steps] [layouts] [reliability] [plans] [cluster] [traces] [portfolio] [api]
  * runs only
  * those sections (make bench: all).
  */
@@ -65,6 +68,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench_api.h"
 #include "cluster/planner.h"
 #include "cluster/replay.h"
 #include "cluster/synth.h"
@@ -836,6 +840,8 @@ int main(int argc, char **argv)
         rc |= bench_cluster_traces();
     if (wanted(argc, argv, "portfolio"))
         rc |= bench_portfolio(&ref);
+    if (wanted(argc, argv, "api"))
+        rc |= bench_api();
     free(ref.buf[0]);
     free(ref.buf[1]);
     return rc;
