@@ -43,8 +43,8 @@ static void test_help_and_version(void)
 static void test_model_json_contract(void)
 {
     cJSON *j = cli_expect_json("model --model llama3-70b --tp 8 --pp 4 --gpus 256 --global-batch 512 "
-                           "--gpu h100-sxm --json",
-                           0);
+                               "--gpu h100-sxm --json",
+                               0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     const char *keys[] = {"params", "params_non_embedding", "flops_per_token", "memory_gib",
                           "layout", "fits"};
@@ -74,12 +74,12 @@ static void test_megatron_aliases(void)
 {
     char *a = NULL, *b = NULL;
     cli_expect("model --model gpt3-175b --tp 8 --pp 8 --gpus 64 --micro-batch 1 --global-batch 64 "
-           "--sequence-parallel --recompute selective --json",
-           0, &a, NULL);
+               "--sequence-parallel --recompute selective --json",
+               0, &a, NULL);
     cli_expect("model --model gpt3-175b --tensor-model-parallel-size 8 "
-           "--pipeline-model-parallel-size 8 --gpus 64 --micro-batch-size 1 "
-           "--global-batch-size 64 --sequence-parallel --recompute-granularity selective --json",
-           0, &b, NULL);
+               "--pipeline-model-parallel-size 8 --gpus 64 --micro-batch-size 1 "
+               "--global-batch-size 64 --sequence-parallel --recompute-granularity selective --json",
+               0, &b, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     CU_ASSERT_STRING_EQUAL(a, b);
@@ -87,8 +87,8 @@ static void test_megatron_aliases(void)
     free(b);
     /* layers per virtual stage -> vpp: 96 layers / (PP 8 x 4) = 3 chunks */
     cJSON *j = cli_expect_json("model --model gpt3-175b --tp 8 --pp 8 --gpus 64 --global-batch 64 "
-                           "--num-layers-per-virtual-pipeline-stage 4 --json",
-                           0);
+                               "--num-layers-per-virtual-pipeline-stage 4 --json",
+                               0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     cJSON *layout = cJSON_GetObjectItem(j, "layout");
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(layout, "vpp")->valueint, 3);
@@ -336,8 +336,8 @@ static void test_sim_rank(void)
     cJSON_Delete(j);
     /* a layout that does not fit has no rank; the best that fits is said */
     j = cli_expect_json("sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --global-batch 64 "
-                    "--framework megatron-core --rank --json --allow-oom",
-                    0);
+                        "--framework megatron-core --rank --json --allow-oom",
+                        0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     rk = cJSON_GetObjectItem(j, "rank");
     CU_ASSERT_PTR_NOT_NULL_FATAL(rk);
@@ -459,9 +459,9 @@ static void test_sim_errors_and_fit(void)
     /* an empty last stage (only the loss and the MTP module), Megatron-Bridge's
      * DeepSeek-V3 split "Et|(tt|)*30mL", is a layout sim accepts */
     cli_expect("sim --model deepseek-v3 --gpu h100-sxm --gpus 1024 --tp 2 --pp 8 --vpp 4 --ep 64 "
-           "--first-stage-layers 1 --last-stage-layers 0 --global-batch 8192 --seq-len 4096 "
-           "--sequence-parallel --distributed-optimizer --allow-oom",
-           0, NULL, NULL);
+               "--first-stage-layers 1 --last-stage-layers 0 --global-batch 8192 --seq-len 4096 "
+               "--sequence-parallel --distributed-optimizer --allow-oom",
+               0, NULL, NULL);
     cJSON *j = cli_expect_json(
         "sim --model llama3-70b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --json", 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
@@ -489,8 +489,8 @@ static void test_reliability_and_budget(void)
     }
     cJSON_Delete(j);
     j = cli_expect_json("reliability --gpu h100-sxm --gpus 1024 --days 30 --checkpoint-size 840GB "
-                    "--trials 200 --json",
-                    0);
+                        "--trials 200 --json",
+                        0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     const char *keys[] = {"wall_days_p10", "wall_days_p50", "wall_days_p90", "goodput",
                           "interruptions_mean", "interruptions_by_cause", "checkpoint_interval_s",
@@ -502,7 +502,7 @@ static void test_reliability_and_budget(void)
     cJSON_Delete(j);
     /* the planning guide's claim: 70B on 2T tokens on 256 H100s in 14 days */
     cli_expect("budget --model llama3-70b --tokens 2T --gpus 256 --gpu h100-sxm --days 14 --trials 100",
-           0, &out, NULL);
+               0, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "not possible"));
     free(out);
     j = cli_expect_json(
@@ -656,8 +656,8 @@ static void test_plan_cli(void)
     }
     /* no --tokens: 20 per parameter, said */
     cli_expect("plan --model llama3-8b --gpu h100-sxm --min-gpus 8 --max-gpus 8 --framework "
-           "megatron-core",
-           0, &out, NULL);
+               "megatron-core",
+               0, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "20 per parameter assumed"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "on 161B tokens"));
     free(out);
@@ -671,8 +671,8 @@ static void test_plan_cli(void)
     /* a framework that keeps the whole model on every GPU: more GPUs do
      * not help, and the recommendation does not say they would */
     cli_expect("plan --model llama3-70b --tokens 1T --gpu h100-sxm --min-gpus 64 --max-gpus 64 "
-           "--framework pytorch-ddp",
-           1, &out, NULL);
+               "--framework pytorch-ddp",
+               1, &out, NULL);
     squash(out); /* the recommendation is wrapped for a terminal */
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "more GPUs do not help"));
     CU_ASSERT_PTR_NULL(strstr(out ? out : "", "raise --max-gpus"));
@@ -746,8 +746,8 @@ static void test_reliability_limits(void)
 {
     char *out = NULL, *err = NULL;
     cli_expect("reliability --gpu h100-sxm --gpus 1024 --tokens 1T --step-time 5 "
-           "--checkpoint-every 1e-12 --checkpoint-size 1TB --trials 1 --json",
-           2, &out, &err);
+               "--checkpoint-every 1e-12 --checkpoint-size 1TB --trials 1 --json",
+               2, &out, &err);
     CU_ASSERT_TRUE(out && out[0] == '\0');
     CU_ASSERT_TRUE(err && strstr(err, "--checkpoint-every") && count_lines(err) == 1);
     free(out);
@@ -755,15 +755,15 @@ static void test_reliability_limits(void)
     /* RSC-1's rates: no planned maintenance, whose announced saves would
      * let even a run without periodic checkpoints creep forward */
     cli_expect("reliability --gpu h100-sxm --gpus 1024 --tokens 100T --step-time 5 "
-           "--checkpoint-every 1e308 --checkpoint-size 1TB --trials 100 --failure-rates meta-rsc1 "
-           "--json",
-           2, &out, &err);
+               "--checkpoint-every 1e308 --checkpoint-size 1TB --trials 100 --failure-rates meta-rsc1 "
+               "--json",
+               2, &out, &err);
     CU_ASSERT_TRUE(err && strstr(err, "never finishes") && count_lines(err) == 1);
     free(out);
     free(err);
     cJSON *j = cli_expect_json("reliability --gpu h100-sxm --gpus 1024 --tokens 1T --step-time 5 "
-                           "--checkpoint-every 1e308 --checkpoint-size 1TB --trials 100 --json",
-                           0);
+                               "--checkpoint-every 1e308 --checkpoint-size 1TB --trials 100 --json",
+                               0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     double goodput = cJSON_GetObjectItem(j, "goodput")->valuedouble;
     CU_ASSERT_TRUE(goodput > 0 && goodput <= 1);
@@ -800,7 +800,7 @@ static void test_huge_global_batch(void)
     /* (100,000 sequences: under the batch's token ceiling, over the
      * simulator's micro-batch limit) */
     cli_expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --pp 8 --global-batch 100000", 2, NULL,
-           &err);
+               &err);
     CU_ASSERT_TRUE(err && strstr(err, "simulator's limit") && count_lines(err) == 1);
     free(err);
 }
@@ -812,8 +812,8 @@ static void test_unmet_requests_exit_1(void)
 {
     char *out = NULL, *err = NULL;
     cli_expect("plan --model llama3-8b --tokens 1T --gpu h100-sxm --min-gpus 8 --max-gpus 16 "
-           "--deadline 1d --budget 1000 --trials 20",
-           1, &out, &err);
+               "--deadline 1d --budget 1000 --trials 20",
+               1, &out, &err);
     const char *lead = out ? strstr(out, "No plan meets the 1.0-day deadline") : NULL;
     CU_ASSERT_PTR_NOT_NULL(lead);
     CU_ASSERT_TRUE(lead && strstr(lead, "$1,000 budget") &&
@@ -822,7 +822,7 @@ static void test_unmet_requests_exit_1(void)
     free(out);
     free(err);
     cli_expect("sim --model llama3-405b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --json", 1,
-           &out, &err);
+               &out, &err);
     cJSON *j = cJSON_Parse(out ? out : "");
     CU_ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(j, "fits")));
     cJSON_Delete(j);
@@ -830,7 +830,7 @@ static void test_unmet_requests_exit_1(void)
     free(out);
     free(err);
     cli_expect("sim --model llama3-405b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --allow-oom",
-           0, NULL, NULL);
+               0, NULL, NULL);
 }
 
 TEST_SUITE(suite_cli, "cli", TEST(test_help_and_version), TEST(test_model_json_contract),

@@ -18,17 +18,17 @@
 #include "common/strfmt.h"
 #include "tests/testing.h"
 
-/* Framework inputs on the sim command line: a whole Megatron-LM launch
- * script defines model, layout and GPU count; its notes are printed and in
- * --json; explicit flags override it. */
+/* Framework inputs on the sim command line: a NeMo Bridge overrides file
+ * defines the layout under the preset it names; its notes are printed;
+ * two frameworks' inputs at once are refused. */
 static void test_framework_inputs(void)
 {
     char *out = NULL;
     /* plan --emit nemo's overrides read back as the same layout, under the
      * Bridge preset (said) */
     cli_expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --bridge-overrides "
-           "tests/fixtures/launch/llama3_70b_256.bridge.txt",
-           0, &out, NULL);
+               "tests/fixtures/launch/llama3_70b_256.bridge.txt",
+               0, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP4 PP1 DP64 mb1 gb512 SP FSDP (bf16, 1F1B schedule, 8 micro-batches"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "assumed --framework: megatron-bridge-26.04"));
     free(out);
@@ -46,8 +46,8 @@ static void test_framework_inputs(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(body);
         char *pinned = NULL;
         cli_expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --framework nemo-25.04 "
-               "--bridge-overrides tests/fixtures/launch/llama3_70b_256.bridge.txt",
-               0, &pinned, NULL);
+                   "--bridge-overrides tests/fixtures/launch/llama3_70b_256.bridge.txt",
+                   0, &pinned, NULL);
         const char *st = pinned ? strstr(pinned, "step time ") : NULL;
         CU_ASSERT_PTR_NOT_NULL_FATAL(st);
         char pinned_step[32] = "";
@@ -80,23 +80,31 @@ static void test_framework_inputs(void)
     }
     char *err = NULL;
     cli_expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --bridge-overrides "
-           "tests/fixtures/launch/bad.bridge.txt",
-           2, NULL, &err);
+               "tests/fixtures/launch/bad.bridge.txt",
+               2, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "model.tensor_model_parallel_size"));
     CU_ASSERT_EQUAL(count_lines(err ? err : ""), 1);
     free(err);
     err = NULL;
     cli_expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --bridge-overrides "
-           "tests/fixtures/launch/llama3_70b_256.bridge.txt --torchtitan "
-           "tests/fixtures/torchtitan/llama3_70b.toml",
-           2, NULL, &err);
+               "tests/fixtures/launch/llama3_70b_256.bridge.txt --torchtitan "
+               "tests/fixtures/torchtitan/llama3_70b.toml",
+               2, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "one framework's inputs"));
     free(err);
+}
+
+/* Whole launch commands on the sim command line (a Bridge recipe or
+ * performance launcher, Megatron-LM arguments) and what a framework
+ * refuses. */
+static void test_launch_command_inputs(void)
+{
+    char *out = NULL, *err = NULL;
     /* a whole Bridge launch command: the recipe's name gives the model, the
      * GPUs and the precision (said), the overrides the layout, the rest of
      * the command is left out with notes */
     cli_expect("sim --bridge-overrides tests/fixtures/launch/llama31_405b_command.bridge.txt", 0, &out,
-           NULL);
+               NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "Llama 3.1 405B on 1024 x h100-sxm"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP8 CP2 PP8 VPP8 DP8 mb1 gb512"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "fp8-cs, from the launch command"));
@@ -107,7 +115,7 @@ static void test_framework_inputs(void)
     /* Bridge's performance launcher (setup_experiment.py -mr ... -ng ... -tp ...)
      * reads the same: 26.04's 405B H100 run */
     cli_expect("sim --bridge-overrides tests/fixtures/launch/llama31_405b_perf.bridge.txt", 0, &out,
-           NULL);
+               NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "Llama 3.1 405B on 1024 x h100-sxm"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP8 CP2 PP8 VPP8 DP8 mb1 gb1536"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "fp8-cs"));
@@ -115,22 +123,22 @@ static void test_framework_inputs(void)
     out = NULL;
     /* torchtitan of December 2024 had no gradient accumulation */
     cli_expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --framework torchtitan-2024-12 "
-           "--global-batch 64 --micro-batch 1",
-           2, NULL, &err);
+               "--global-batch 64 --micro-batch 1",
+               2, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "no gradient accumulation"));
     CU_ASSERT_EQUAL(count_lines(err ? err : ""), 1);
     free(err);
     err = NULL;
     /* its architecture overrides must be the model's */
     cli_expect("sim --model llama3-8b --bridge-overrides tests/fixtures/launch/bad_arch.bridge.txt "
-           "--gpu h100-sxm --gpus 8",
-           2, NULL, &err);
+               "--gpu h100-sxm --gpus 8",
+               2, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "model.num_layers=40"));
     CU_ASSERT_EQUAL(count_lines(err ? err : ""), 1);
     free(err);
     err = NULL;
     cli_expect("sim --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt --gpu h100-sxm",
-           0, &out, NULL);
+               0, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP4 PP8 VPP5 DP2"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "read from the inputs"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "ignored --lr: no effect on speed or memory"));
@@ -169,8 +177,8 @@ static void test_config_file_inputs(void)
     cJSON *j;
     /* A torchtitan job config: the model from its flavor, FSDP over --gpus. */
     cli_expect("sim --torchtitan tests/fixtures/torchtitan/llama3_70b.toml --gpu h100-sxm --gpus 64 "
-           "--json",
-           0, &out, NULL);
+               "--json",
+               0, &out, NULL);
     j = cJSON_Parse(out ? out : "");
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(j, "model")->valuestring, "llama3-70b");
@@ -185,8 +193,8 @@ static void test_config_file_inputs(void)
     /* A ZeRO-2 DeepSpeed config runs as DeepSpeed (the default Megatron-Core
      * preset has no ZeRO-2), its optimizer offload honoured. */
     cli_expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --seq-len 4096 "
-           "--deepspeed tests/fixtures/deepspeed/zero2_offload.json --json",
-           0, &out, NULL);
+               "--deepspeed tests/fixtures/deepspeed/zero2_offload.json --json",
+               0, &out, NULL);
     j = cJSON_Parse(out ? out : "");
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "zero")->valueint, 2);
@@ -198,8 +206,8 @@ static void test_config_file_inputs(void)
     /* A Trainer-style DeepSpeed config with "auto": resolved, offload honoured,
      * said in the notes. */
     cli_expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --micro-batch 2 --recompute full "
-           "--seq-len 4096 --deepspeed tests/fixtures/deepspeed/zero3_auto.json --json",
-           0, &out, NULL);
+               "--seq-len 4096 --deepspeed tests/fixtures/deepspeed/zero3_auto.json --json",
+               0, &out, NULL);
     j = cJSON_Parse(out ? out : "");
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     cJSON *lay = cJSON_GetObjectItem(j, "layout");
@@ -212,18 +220,18 @@ static void test_config_file_inputs(void)
     out = NULL;
     err = NULL;
     cli_expect("sim --model llama3-8b --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt "
-           "--gpu h100-sxm",
-           2, NULL, &err);
+               "--gpu h100-sxm",
+               2, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "give one or the other"));
     free(err);
     err = NULL;
     cli_expect("sim --torchtitan tests/fixtures/torchtitan/llama3_70b.toml --gpu h100-sxm", 2, NULL,
-           &err);
+               &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "give --gpus"));
     free(err);
     err = NULL;
     cli_expect("sim --megatron-args \"--num-layer 4\" --model llama3-8b --gpu h100-sxm --gpus 8", 2,
-           NULL, &err);
+               NULL, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "did you mean --num-layers"));
     free(err);
 }
@@ -253,7 +261,7 @@ static void test_offload_cli(void)
     /* The issue's command as given: offload runs checkpoint activations
      * unless a recompute mode is named (said as an assumption); it fits */
     cli_expect("sim --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer,params", 0,
-           &out, NULL);
+               &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "rc=full"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "assumed --recompute: full with --offload"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "offload: "));
@@ -264,15 +272,15 @@ static void test_offload_cli(void)
      * fit: exit 1, the advice names full recompute first. */
     char *err = NULL;
     cli_expect("sim --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer,params "
-           "--recompute none",
-           1, &out, &err);
+               "--recompute none",
+               1, &out, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "offload: "));
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "try --recompute full, --offload ...,activations"));
     free(out);
     free(err);
     out = NULL;
     cli_expect("model --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer", 0,
-           &out, NULL);
+               &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "host (offload)"));
     free(out);
     err = NULL;
@@ -361,5 +369,6 @@ static void test_outputs_written_atomically(void)
     remove_tree(dir);
 }
 
-TEST_SUITE(suite_cli_inputs, "cli_inputs", TEST(test_framework_inputs), TEST(test_config_file_inputs),
+TEST_SUITE(suite_cli_inputs, "cli_inputs", TEST(test_framework_inputs), TEST(test_launch_command_inputs),
+           TEST(test_config_file_inputs),
            TEST(test_offload_cli), TEST(test_outputs_written_atomically));
