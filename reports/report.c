@@ -206,7 +206,7 @@ int report_figure(ctx_t *c, const char *name, const char *caption, const char *b
 /* A table of the result's numbers, one row each; numbers the result does
  * not have are left out. */
 void report_measures_table(html_t *h, const cJSON *r, const char *first, const char *first_text,
-                           const measure_t *rows, size_t n)
+                                  const measure_t *rows, size_t n)
 {
     static const char *hdr[] = {"measure", "value"};
     html_table_begin(h, hdr, 2);
@@ -225,6 +225,16 @@ void report_measures_table(html_t *h, const cJSON *r, const char *first, const c
         html_row_end(h);
     }
     html_table_end(h);
+}
+
+void report_num_cells(html_t *h, const char *array, int i, const cJSON *e,
+                      const report_col_t *cols, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        char key[160];
+        snprintf(key, sizeof key, "%s[%d].%s", array, i, cols[k].key);
+        html_cell_num(h, key, doc_num(e, cols[k].key), cols[k].fmt, cols[k].scale);
+    }
 }
 /* Breakdown parts in a fixed order, with the names people read. */
 const report_part_t report_parts[] = {{"compute", "compute"},         {"recompute", "recompute"},

@@ -42,6 +42,12 @@ typedef struct {
     double scale; /* 100 for a fraction shown as a percentage */
 } measure_t;
 
+/* One number of each element of an array in the result, a table column. */
+typedef struct {
+    const char *key, *fmt;
+    double scale; /* 100 for a fraction shown as a percentage */
+} report_col_t;
+
 /* One part of the step's breakdown (or of its memory): its key in the
  * result and the name people read. */
 typedef struct {
@@ -81,6 +87,12 @@ int report_figure(ctx_t *c, const char *name, const char *caption, const char *b
  * optional first row (first, first_text) when first is not NULL. */
 void report_measures_table(html_t *h, const cJSON *r, const char *first, const char *first_text,
                            const measure_t *rows, size_t n);
+
+/* The cells of element i of the result's array (its path, for the cells'
+ * keys: "what_if"), one per column of cols[n]: e's numbers, each keyed
+ * "array[i].key". */
+void report_num_cells(html_t *h, const char *array, int i, const cJSON *e,
+                      const report_col_t *cols, size_t n);
 
 /* ---- report_plan.c: the plan's page and the plots other pages share.
  * Each returns 0, or ERR_RUNTIME for I/O failures. */

@@ -157,7 +157,7 @@ int report_render_reliability(const cJSON *r, ctx_t *c, err_t *err)
     if ((rc = report_figure(c, "causes", "What interrupts the run", body, err)))
         return rc;
     return report_render_sweep(doc_obj(r, "interval_sweep"), doc_num(r, "optimal_interval_s"),
-                        doc_num(r, "young_daly_interval_s"), c, err);
+                               doc_num(r, "young_daly_interval_s"), c, err);
 }
 
 /* ------------------------------------------------------------ validate */
@@ -176,23 +176,19 @@ int report_render_validate(const cJSON *r, ctx_t *c, err_t *err)
     html_table_begin(h, hdr, 4);
     text_t csv = {0};
     report_tprintf(&csv, "component,predicted_s,measured_s,error\n");
+    static const report_col_t cols[] = {{"predicted_s", "%.4f", 1}, {"measured_s", "%.4f", 1},
+                                         {"error", "%+.1f", 100}};
     const cJSON *comp = doc_obj(r, "components"), *e;
     int i = 0;
     cJSON_ArrayForEach(e, comp)
     {
-        char key[64];
         html_row_begin(h);
         html_cell_text(h, doc_str(e, "name"));
-        snprintf(key, sizeof key, "components[%d].predicted_s", i);
-        html_cell_num(h, key, doc_num(e, "predicted_s"), "%.4f", 1);
-        snprintf(key, sizeof key, "components[%d].measured_s", i);
-        html_cell_num(h, key, doc_num(e, "measured_s"), "%.4f", 1);
-        snprintf(key, sizeof key, "components[%d].error", i);
-        html_cell_num(h, key, doc_num(e, "error"), "%+.1f", 100);
+        report_num_cells(h, "components", i, e, cols, sizeof cols / sizeof cols[0]);
         html_row_end(h);
         report_tlabel(&csv, doc_str(e, "name"));
         report_tprintf(&csv, ",%.9g,%.9g,%.9g\n", doc_num(e, "predicted_s"), doc_num(e, "measured_s"),
-                doc_num(e, "error"));
+                       doc_num(e, "error"));
         i++;
     }
     html_table_end(h);
@@ -259,27 +255,22 @@ static void rungs_table(const cJSON *d, html_t *h)
                                 "tokens/s measured", "scaling predicted (%)", "scaling measured (%)",
                                 "falls short by (%)"};
     html_table_begin(h, hdr, 10);
-    static const struct {
-        const char *k, *fmt;
-        double scale;
-    } cols[] = {{"predicted_step_time_s", "%.4f", 1}, {"measured_step_time_s", "%.4f", 1},
-                {"step_time_error", "%+.1f", 100},   {"predicted_tokens_per_s", "%.0f", 1},
-                {"measured_tokens_per_s", "%.0f", 1}, {"predicted_efficiency", "%.1f", 100},
-                {"measured_efficiency", "%.1f", 100}, {"shortfall", "%+.1f", 100}};
+    static const report_col_t gpus[] = {{"gpus", "%.0f", 1}};
+    static const report_col_t cols[] = {
+        {"predicted_step_time_s", "%.4f", 1}, {"measured_step_time_s", "%.4f", 1},
+        {"step_time_error", "%+.1f", 100},   {"predicted_tokens_per_s", "%.0f", 1},
+        {"measured_tokens_per_s", "%.0f", 1}, {"predicted_efficiency", "%.1f", 100},
+        {"measured_efficiency", "%.1f", 100}, {"shortfall", "%+.1f", 100}};
     int i = 0;
     const cJSON *g;
     cJSON_ArrayForEach(g, doc_obj(d, "rungs"))
     {
-        char key[96], lay[200];
+        char lay[200];
         html_raw(h, cJSON_IsTrue(doc_obj(g, "flagged")) ? "<tr class=\"flag\">" : "<tr>");
-        snprintf(key, sizeof key, "doubling.rungs[%d].gpus", i);
-        html_cell_num(h, key, doc_num(g, "gpus"), "%.0f", 1);
+        report_num_cells(h, "doubling.rungs", i, g, gpus, 1);
         layout_text_from_json(doc_obj(g, "layout"), lay, sizeof lay);
         html_cell_text(h, lay);
-        for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
-            snprintf(key, sizeof key, "doubling.rungs[%d].%s", i, cols[k].k);
-            html_cell_num(h, key, doc_num(g, cols[k].k), cols[k].fmt, cols[k].scale);
-        }
+        report_num_cells(h, "doubling.rungs", i, g, cols, sizeof cols / sizeof cols[0]);
         html_row_end(h);
         i++;
     }
@@ -374,14 +365,14 @@ static int measured_csvs(const cJSON *d, ctx_t *c, ladder_extra_t *extra, err_t 
     const cJSON *g;
     cJSON_ArrayForEach(g, doc_obj(d, "rungs"))
     report_tprintf(&m, "%.0f,%.9g,%.9g,%.9g\n", doc_num(g, "gpus"), doc_num(g, "measured_tokens_per_s"),
-            100 * doc_num(g, "measured_efficiency"), doc_num(g, "predicted_tokens_per_s"));
+                   100 * doc_num(g, "measured_efficiency"), doc_num(g, "predicted_tokens_per_s"));
     const cJSON *nx = doc_obj(d, "next");
     extra->measured = true;
     extra->next = cJSON_IsObject(nx);
     report_tprintf(&n, "gpus,tokens_per_s,tokens_per_s_low,tokens_per_s_high\n");
     if (extra->next)
         report_tprintf(&n, "%.0f,%.9g,%.9g,%.9g\n", doc_num(nx, "gpus"), doc_num(nx, "predicted_tokens_per_s"),
-                doc_num(nx, "tokens_per_s_low"), doc_num(nx, "tokens_per_s_high"));
+                       doc_num(nx, "tokens_per_s_low"), doc_num(nx, "tokens_per_s_high"));
     int rc = report_tsave(&m, c->dir, "measured.csv", err);
     if (!rc)
         rc = report_tsave(&n, c->dir, "next.csv", err);

@@ -68,8 +68,8 @@ int report_render_timeline(const cJSON *tl, double pp, ctx_t *c, err_t *err)
         n += snprintf(body + n, sizeof body - (size_t)n,
                       ", keyentry with boxes lc %d title '%s'", q + 1, kinds[q]);
     return report_figure(c, "timeline",
-                  "One step, simulated: each pipeline stage's tasks over time, colored by kind",
-                  body, err);
+                         "One step, simulated: each pipeline stage's tasks over time, colored by kind",
+                         body, err);
 }
 
 /* Goodput against the checkpoint interval, with the simulated optimum and
@@ -98,9 +98,9 @@ int report_render_sweep(const cJSON *sw, double best_s, double young_daly_s, ctx
              "plot 'interval_sweep.csv' skip 1 using 1:2 with linespoints lt 1 pt 7 title 'goodput'",
              best, best, yd, yd, best, best, yd, yd);
     return report_figure(c, "goodput",
-                  "Goodput against the checkpoint interval, with the simulated optimum and "
-                  "Young/Daly",
-                  body, err);
+                         "Goodput against the checkpoint interval, with the simulated optimum and "
+                         "Young/Daly",
+                         body, err);
 }
 
 /* One point of the cost/time view. */
@@ -158,7 +158,7 @@ static int render_pareto(const cJSON *ladder, ctx_t *c, err_t *err)
     report_tprintf(&csv, "gpus,rung_best,pareto_front,days_p10,days_p50,days_p90,cost_usd\n");
     for (int i = 0; i < n; i++)
         report_tprintf(&csv, "%.0f,%d,%d,%.9g,%.9g,%.9g,%.9g\n", v[i].gpus, v[i].best, v[i].front,
-                v[i].p10, v[i].p50, v[i].p90, v[i].cost);
+                       v[i].p10, v[i].p50, v[i].p90, v[i].cost);
     text_t front = {0};
     report_tprintf(&front, "days_p50,cost_usd\n");
     for (int i = 0; i < n; i++)
@@ -185,8 +185,8 @@ static int render_pareto(const cJSON *ladder, ctx_t *c, err_t *err)
              "'' skip 1 using ($2==1&&int(log($1)/log(2)+0.5)%%2==1?$5:NaN):7:(sprintf('%%d', $1)) "
              "with labels offset 0,-1.2 font ',9' notitle");
     return report_figure(c, "pareto",
-                  "Cost against time to train for each GPU count's best layout and its runners-up",
-                  body, err);
+                         "Cost against time to train for each GPU count's best layout and its runners-up",
+                         body, err);
 }
 
 /* ------------------------------------------------------------ plan */
@@ -278,7 +278,7 @@ int report_ladder_csvs(const cJSON *ladder, ctx_t *c, int *feasible, err_t *err)
 {
     text_t csv = {0}, plot = {0};
     report_tprintf(&csv, "gpus,feasible,layout,step_time_s,tokens_per_s,mfu,scaling_efficiency,main_loss,"
-                  "days_p10,days_p50,days_p90,interruptions_mean,gpu_hours,cost_usd,cost_per_day_usd");
+                         "days_p10,days_p50,days_p90,interruptions_mean,gpu_hours,cost_usd,cost_per_day_usd");
     for (int k = 0; k < N_PARTS; k++)
         report_tprintf(&csv, ",bd_%s_s", report_parts[k].key);
     for (int k = 0; k < N_MEM; k++)
@@ -303,16 +303,16 @@ int report_ladder_csvs(const cJSON *ladder, ctx_t *c, int *feasible, err_t *err)
         report_tprintf(&csv, "%.0f,true,", doc_num(rung, "gpus"));
         report_tcell(&csv, lay);
         report_tprintf(&csv, ",%.9g,%.9g,%.9g,%.9g,", doc_num(rung, "step_time_s"),
-                doc_num(rung, "tokens_per_s"), doc_num(rung, "mfu"), doc_num(rung, "scaling_efficiency"));
+                       doc_num(rung, "tokens_per_s"), doc_num(rung, "mfu"), doc_num(rung, "scaling_efficiency"));
         report_tcell(&csv, doc_str(rung, "main_loss"));
         report_tprintf(&csv, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g", doc_num(rung, "days_p10"),
-                doc_num(rung, "days_p50"), doc_num(rung, "days_p90"), doc_num(rung, "interruptions_mean"),
-                doc_num(rung, "gpu_hours"), doc_num(rung, "cost_usd"), doc_num(rung, "cost_per_day_usd"));
+                       doc_num(rung, "days_p50"), doc_num(rung, "days_p90"), doc_num(rung, "interruptions_mean"),
+                       doc_num(rung, "gpu_hours"), doc_num(rung, "cost_usd"), doc_num(rung, "cost_per_day_usd"));
         report_tprintf(&plot, "%.0f,%.9g,%.9g,", doc_num(rung, "gpus"), doc_num(rung, "tokens_per_s"),
-                100 * doc_num(rung, "scaling_efficiency"));
+                       100 * doc_num(rung, "scaling_efficiency"));
         report_tlabel(&plot, doc_str(rung, "main_loss"));
         report_tprintf(&plot, ",%.9g,%.9g,%.9g,%.9g", doc_num(rung, "days_p10"), doc_num(rung, "days_p50"),
-                doc_num(rung, "days_p90"), doc_num(rung, "cost_usd"));
+                       doc_num(rung, "days_p90"), doc_num(rung, "cost_usd"));
         for (int k = 0; k < N_PARTS; k++) {
             report_tprintf(&csv, ",%.9g", doc_num(bd, report_parts[k].key));
             report_tprintf(&plot, ",%.9g", doc_num(bd, report_parts[k].key));
@@ -371,11 +371,11 @@ int report_ladder_plot(ctx_t *c, const ladder_extra_t *extra, err_t *err)
                  ", 'next.csv' skip 1 using 1:2:3:4 with yerrorbars pt 6 ps 1.6 lc rgb '#c23b4e' "
                  "title 'next rung, corrected by the measured rungs (interval)' axes x1y1");
     return report_figure(c, "ladder",
-                  extra ? "Throughput and scaling efficiency at each doubling: predicted, measured, "
-                          "and the next rung corrected by what was measured"
-                        : "Throughput and scaling efficiency at each doubling, with the main loss "
-                          "at each rung",
-                  body, err);
+                         extra ? "Throughput and scaling efficiency at each doubling: predicted, measured, "
+                                 "and the next rung corrected by what was measured"
+                               : "Throughput and scaling efficiency at each doubling, with the main loss "
+                                 "at each rung",
+                         body, err);
 }
 
 /* GPU-seconds per step by part at each rung: equal bars would be linear
@@ -393,9 +393,9 @@ static int ladder_breakdown_plot(ctx_t *c, err_t *err)
                       "%s'ladder_plot.csv' skip 1 using ($%d*$1)%s title '%s' lt %d",
                       k ? ", " : "", 9 + k, k == 0 ? ":xtic(1)" : "", report_parts[k].label, k + 1);
     return report_figure(c, "breakdown",
-                  "Where each step's time goes at each rung, in GPU-seconds: a part that grows "
-                  "from rung to rung is what scaling loses to",
-                  body, err);
+                         "Where each step's time goes at each rung, in GPU-seconds: a part that grows "
+                         "from rung to rung is what scaling loses to",
+                         body, err);
 }
 
 /* Memory per GPU by kind at each rung against the GPU's capacity. */
@@ -423,7 +423,7 @@ static int best_rung_plots(const cJSON *best, ctx_t *c, err_t *err)
     if (!cJSON_IsObject(best))
         return ERR_OK;
     int rc = report_render_sweep(doc_obj(best, "interval_sweep"), doc_num(best, "optimal_interval_s"),
-                          doc_num(best, "young_daly_interval_s"), c, err);
+                                 doc_num(best, "young_daly_interval_s"), c, err);
     return rc ? rc : report_render_timeline(doc_obj(best, "timeline"), doc_num(doc_obj(best, "layout"), "pp"), c, err);
 }
 
@@ -435,21 +435,15 @@ static void what_if_table(const cJSON *w, html_t *h)
     html_heading(h, "What if");
     static const char *wh[] = {"change", "GPUs", "days P50", "cost (USD)", "MFU (%)"};
     html_table_begin(h, wh, 5);
+    static const report_col_t cols[] = {{"gpus", "%.0f", 1}, {"days_p50", "%.2f", 1},
+                                         {"cost_usd", "%.0f", 1}, {"mfu", "%.1f", 100}};
     int k = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, w)
     {
-        char key[64];
         html_row_begin(h);
         html_cell_text(h, doc_str(e, "change"));
-        snprintf(key, sizeof key, "what_if[%d].gpus", k);
-        html_cell_num(h, key, doc_num(e, "gpus"), "%.0f", 1);
-        snprintf(key, sizeof key, "what_if[%d].days_p50", k);
-        html_cell_num(h, key, doc_num(e, "days_p50"), "%.2f", 1);
-        snprintf(key, sizeof key, "what_if[%d].cost_usd", k);
-        html_cell_num(h, key, doc_num(e, "cost_usd"), "%.0f", 1);
-        snprintf(key, sizeof key, "what_if[%d].mfu", k);
-        html_cell_num(h, key, doc_num(e, "mfu"), "%.1f", 100);
+        report_num_cells(h, "what_if", k, e, cols, sizeof cols / sizeof cols[0]);
         html_row_end(h);
         k++;
     }
