@@ -378,6 +378,25 @@ int report_ladder_plot(ctx_t *c, const ladder_extra_t *extra, err_t *err)
                          body, err);
 }
 
+/* Append to body (n of its cap bytes used) one rowstacked series per part
+ * of parts[count], from ladder_plot.csv's columns first_col on, each times
+ * the rung's GPUs when times_gpus. Returns the new length (n as
+ * snprintf's: at or past cap when the script did not fit). */
+static int stacked_series(char *body, size_t cap, int n, const report_part_t *parts, int count,
+                          int first_col, bool times_gpus)
+{
+    for (int k = 0; k < count && n > 0 && (size_t)n < cap; k++) {
+        char col[32];
+        if (times_gpus)
+            snprintf(col, sizeof col, "($%d*$1)", first_col + k);
+        else
+            snprintf(col, sizeof col, "%d", first_col + k);
+        n += snprintf(body + n, cap - (size_t)n, "%s'ladder_plot.csv' skip 1 using %s%s title '%s' lt %d",
+                      k ? ", " : "", col, k == 0 ? ":xtic(1)" : "", parts[k].label, k + 1);
+    }
+    return n;
+}
+
 /* GPU-seconds per step by part at each rung: equal bars would be linear
  * scaling, so a part that grows is what scaling loses to. */
 static int ladder_breakdown_plot(ctx_t *c, err_t *err)
@@ -388,10 +407,7 @@ static int ladder_breakdown_plot(ctx_t *c, err_t *err)
                      "set style data histograms\nset style histogram rowstacked\nset boxwidth 0.7\n"
                      "set xlabel 'GPUs'\nset ylabel 'GPU-seconds per step (exposed time x GPUs)'\n"
                      "set yrange [0:*]\nset format y '%%.1s%%c'\nplot ");
-    for (int k = 0; k < N_PARTS && n > 0 && (size_t)n < sizeof body; k++)
-        n += snprintf(body + n, sizeof body - (size_t)n,
-                      "%s'ladder_plot.csv' skip 1 using ($%d*$1)%s title '%s' lt %d",
-                      k ? ", " : "", 9 + k, k == 0 ? ":xtic(1)" : "", report_parts[k].label, k + 1);
+    stacked_series(body, sizeof body, n, report_parts, N_PARTS, 9, true);
     return report_figure(c, "breakdown",
                          "Where each step's time goes at each rung, in GPU-seconds: a part that grows "
                          "from rung to rung is what scaling loses to",
@@ -406,9 +422,7 @@ static int ladder_memory_plot(ctx_t *c, err_t *err)
                      "set title 'Memory per GPU at each rung (peak pipeline stage)'\n"
                      "set style data histograms\nset style histogram rowstacked\nset boxwidth 0.7\n"
                      "set xlabel 'GPUs'\nset ylabel 'GiB per GPU'\nset yrange [0:*]\nplot ");
-    for (int k = 0; k < N_MEM && n > 0 && (size_t)n < sizeof body; k++)
-        n += snprintf(body + n, sizeof body - (size_t)n, "%s'ladder_plot.csv' skip 1 using %d%s title '%s' lt %d",
-                      k ? ", " : "", 9 + N_PARTS + k, k == 0 ? ":xtic(1)" : "", report_mem_parts[k].label, k + 1);
+    n = stacked_series(body, sizeof body, n, report_mem_parts, N_MEM, 9 + N_PARTS, false);
     if (n > 0 && (size_t)n < sizeof body)
         snprintf(body + n, sizeof body - (size_t)n,
                  ", 'ladder_plot.csv' skip 1 using 0:%d with linespoints lt 4 dt 2 title 'GPU capacity'",
