@@ -1012,6 +1012,93 @@ static int summarise(const cjobs_t *l, const creplay_config_t *cfg, creplay_resu
     return ERR_OK;
 }
 
+/* The default horizon (replay.h): the latest input time plus
+ * CREPLAY_HORIZON_FACTOR times the jobs' run times alone, summed, and one
+ * restart, spot outage and repair. */
+static int64_t default_horizon_ms(const rp_t *r)
+{
+    const creplay_config_t *c = r->cfg;
+    int64_t latest = 0;
+    double alone_ms = (double)c->restart_ms + (double)c->spot_outage_ms + (double)c->repair_ms;
+    for (int i = 0; i < r->jobs->n; i++) {
+        int64_t d = dur_on(r, i, -1);
+        for (int g = 0; c->group_duration_ms && g < c->n_groups; g++)
+            d = dur_on(r, i, g) > d ? dur_on(r, i, g) : d;
+        alone_ms += (double)d;
+        if (r->jobs->jobs[i].submit_ms > latest)
+            latest = r->jobs->jobs[i].submit_ms;
+    }
+    if (c->spot_trace_n > 0 && c->spot_trace_ms[c->spot_trace_n - 1] > latest)
+        latest = c->spot_trace_ms[c->spot_trace_n - 1];
+    double h = (double)latest + CREPLAY_HORIZON_FACTOR * alone_ms;
+    return h < (double)(INT64_MAX / 2) ? (int64_t)h : INT64_MAX / 2;
+}
+
+/* Why unfinished job j could not finish, and what to change, into buf. */
+static void why_unfinished(const rp_t *r, int j, char *buf, size_t cap)
+{
+    const creplay_config_t *c = r->cfg;
+    const cjob_t *jb = &r->jobs->jobs[j];
+    const creplay_job_t *o = &r->out->jobs[j];
+    int64_t ckpt = jb->checkpoint_ms > 0 ? jb->checkpoint_ms : c->checkpoint_ms;
+    char spot[160], whole[80];
+    if (c->spot_trace_n > 0)
+        snprintf(spot, sizeof spot, "as --spot-trace takes the spot share's %d GPUs away; lower "
+                 "the spot share (--spot)", c->spot_gpus);
+    else
+        snprintf(spot, sizeof spot, "under --spot-preemption-rate %g (reclaims per spot "
+                 "node-hour, on %d spot GPUs); lower the rate or the spot share (--spot)",
+                 c->spot_reclaims_per_node_hour, c->spot_gpus);
+    if (ckpt > 0)
+        snprintf(whole, sizeof whole, "a whole checkpoint interval (%.0f s)", ckpt / 1000.0);
+    else
+        snprintf(whole, sizeof whole, "its whole run (no checkpoints kept)");
+    if (c->spot_gpus > 0 && o->reclaims > 0)
+        snprintf(buf, cap, "reclaimed %d time%s, it never kept its %d GPUs for %s %s",
+                 o->reclaims, o->reclaims == 1 ? "" : "s", jb->gpus, whole, spot);
+    else if (c->spot_gpus > 0 && o->start_ms < 0)
+        snprintf(buf, cap, "never had its %d GPUs at once, the spot nodes away too often %s",
+                 jb->gpus, spot);
+    else if (o->failures > 0)
+        snprintf(buf, cap, "failed %d time%s, it rarely keeps its %d GPUs for %s; checkpoint "
+                 "more often (--checkpoint-every)", o->failures, o->failures == 1 ? "" : "s",
+                 jb->gpus, whole);
+    else
+        snprintf(buf, cap, "%s", o->start_ms < 0 ? "never started" : "never finished");
+}
+
+/* ERR_INPUT when the replay has passed its horizon or its count of
+ * passes: the unfinished job interrupted most (the first listed of
+ * equals) and why, and how many are left. */
+static int past_bounds(rp_t *r, int64_t horizon_ms, long max_events)
+{
+    char bound[96], why[360];
+    if (r->now > horizon_ms)
+        snprintf(bound, sizeof bound, "horizon of %.1f days", horizon_ms / 86.4e6);
+    else if (r->out->events >= max_events)
+        snprintf(bound, sizeof bound, "limit of %ld passes", max_events);
+    else
+        return ERR_OK;
+    int worst = -1, left = 0;
+    for (int i = 0; i < r->jobs->n; i++) {
+        const creplay_job_t *o = &r->out->jobs[i];
+        if (r->st[i].state == ST_DONE)
+            continue;
+        left++;
+        if (worst < 0 || o->reclaims + o->failures >
+                             r->out->jobs[worst].reclaims + r->out->jobs[worst].failures)
+            worst = i;
+    }
+    if (worst < 0)
+        return ERR_OK; /* all done: the loop ends */
+    why_unfinished(r, worst, why, sizeof why);
+    return err_set(r->err, ERR_INPUT, "job '%s' (%d GPUs): %s; the replay stopped at simulated "
+                   "day %.1f after %ld scheduling passes (its %s), %d of %d jobs unfinished",
+                   r->jobs->jobs[worst].name, r->jobs->jobs[worst].gpus, why,
+                   (r->now - r->jobs->jobs[r->order[0]].submit_ms) / 86.4e6, r->out->events,
+                   bound, left, r->jobs->n);
+}
+
 int creplay_run(const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result_t *out,
                 err_t *err)
 {
@@ -1023,6 +1110,11 @@ int creplay_run(const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result
         return rc;
     rp_t r;
     if (!(rc = setup(&r, jobs, cfg, out, err))) {
+        int64_t horizon_ms = cfg->horizon_ms > 0 ? cfg->horizon_ms : default_horizon_ms(&r);
+        long per_job = CREPLAY_EVENTS_PER_JOB * jobs->n;
+        long max_events = cfg->max_events > 0 ? cfg->max_events
+                                              : per_job > CREPLAY_MIN_EVENTS ? per_job
+                                                                             : CREPLAY_MIN_EVENTS;
         for (;;) {
             cheap_item_t ev;
             bool have_ev = cheap_peek(&r.events, &ev);
@@ -1031,7 +1123,7 @@ int creplay_run(const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result
                 break; /* (spot events go on after the last job: not replayed) */
             int64_t ta = have_arr ? jobs->jobs[r.order[r.next_arrival]].submit_ms : INT64_MAX;
             r.now = have_ev && (int64_t)ev.k1 < ta ? (int64_t)ev.k1 : ta;
-            if ((rc = step(&r)))
+            if ((rc = past_bounds(&r, horizon_ms, max_events)) || (rc = step(&r)))
                 break;
         }
     }
@@ -1039,11 +1131,16 @@ int creplay_run(const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result
         if (r.st[i].state != ST_DONE)
             rc = err_set(err, ERR_RUNTIME, "replay: job '%s' never finished (a bug)",
                          jobs->jobs[i].name);
+    int64_t reached_ms = r.now;
+    long events = out->events;
     teardown(&r);
     if (!rc)
         rc = summarise(jobs, cfg, out, err);
-    if (rc)
+    if (rc) {
         creplay_result_free(out);
+        out->events = events; /* how far it got, for the caller */
+        out->last_end_ms = reached_ms;
+    }
     return rc;
 }
 

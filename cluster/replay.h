@@ -29,6 +29,19 @@
  * replay would not end. */
 #define CREPLAY_MAX_FAILURES_PER_JOB 10000
 
+/* Bounds that keep a replay that cannot end from running forever (issue
+ * 39: a spot reclaim rate so high that a gang never keeps its nodes for a
+ * checkpoint interval). By default simulated time stops at the latest
+ * input time (arrival, spot trace point) plus CREPLAY_HORIZON_FACTOR times
+ * every job's run time alone (its slowest group), summed, plus one
+ * restart, spot outage and repair: a pool running the jobs one after the
+ * other a hundred times over is done by then. The scheduling passes stop
+ * at CREPLAY_EVENTS_PER_JOB a job, at least CREPLAY_MIN_EVENTS (a job
+ * interrupted CREPLAY_MAX_FAILURES_PER_JOB times needs about twice that). */
+#define CREPLAY_HORIZON_FACTOR 100
+#define CREPLAY_EVENTS_PER_JOB 25000L
+#define CREPLAY_MIN_EVENTS 1000000L
+
 typedef struct {
     int gpus;                   /* pool size (with groups: their sum) */
     int gpus_per_node;          /* node size; gpus (each group's) divides by it */
@@ -92,6 +105,11 @@ typedef struct {
     int (*on_segment)(void *ctx, int job, int64_t start_ms, int64_t end_ms, int gpus, int group,
                       int how);
     void *segment_ctx;
+    /* The bounds above (0 = the defaults): simulated time (ms from 0, as
+     * the jobs' submit times) and scheduling passes past which the replay
+     * stops with ERR_INPUT. */
+    int64_t horizon_ms;
+    long max_events;
 } creplay_config_t;
 
 /* The default config for a pool: fifo, 8 GPUs a node (or the pool when
@@ -137,9 +155,13 @@ typedef struct {
 
 /* Replay jobs on the pool cfg describes. ERR_INPUT (naming the file, line
  * and field) for a job larger than the pool (or than its type's group), a
- * GPU type the pool lacks, or a job with no duration;
- * ERR_RUNTIME on OOM. out is owned by the caller on success
- * (creplay_result_free); nothing to free on error. */
+ * GPU type the pool lacks, or a job with no duration; ERR_INPUT too when
+ * the replay passes its horizon or its count of scheduling passes (cfg's
+ * bounds) with jobs unfinished: the message names one, why it could not
+ * finish (spot reclaims, failures) and the flag to change, and how many
+ * more are left. ERR_RUNTIME on OOM. out is owned by the caller on success
+ * (creplay_result_free); nothing to free on error, where out keeps only
+ * events and last_end_ms (the simulated time reached). */
 int creplay_run(const cjobs_t *jobs, const creplay_config_t *cfg, creplay_result_t *out,
                 err_t *err);
 

@@ -71,10 +71,13 @@ int cluster_whatif_run(const char *spec, const cjobs_t *l, const creplay_config_
         creplay_config_t cfg = *base;
         cfg.on_segment = NULL; /* the timeline is the replay as given */
         int rc = apply(row->change, &cfg, spot_per_h, spot_outage_ms, err);
-        if (!rc)
-            rc = creplay_run(l, &cfg, &row->r, err);
         if (rc)
             return rc;
+        if ((rc = creplay_run(l, &cfg, &row->r, err))) { /* say which replay could not end */
+            char what[64];
+            snprintf(what, sizeof what, "--what-if %s", row->change);
+            return err_prefix(err, what);
+        }
         if (cfg.spare_gpus > 0) /* the spares are paid too, as in the replay as given */
             row->r.cost_usd += cfg.spare_gpus * row->r.makespan_s / 3600 * cfg.price_per_gpu_h;
         if (cfg.spot_gpus > 0 && spot_price >= 0) /* spot GPUs at their price */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cluster/planner.h"
 #include "cluster/replay.h"
@@ -606,10 +607,71 @@ static void test_spares_restart_in_place(void)
     }
 }
 
+/* Issue 39: a spot reclaim rate so high that a gang never keeps its nodes
+ * for a checkpoint interval. One job of a day on all 512 GPUs, half of
+ * them spot (32 nodes), each reclaimed 5 times a node-hour and away for
+ * 1.8 h: the job has its 64 nodes only while all 32 spot nodes are there,
+ * and then the next reclaim comes within 1 / (32 x 5) h = 22 s on
+ * average, far short of the hour between checkpoints. The replay used to
+ * run forever (the spot nodes come and go without end); now it stops at
+ * its bounds, well past any replay that ends (one job that ends takes a
+ * few passes), with ERR_INPUT naming the job, the flag and the fix. The
+ * default horizon is 100 x (1 day + a 10-min restart + a 1.8-h outage) =
+ * 108.2 days. Given bounds stop it where they say. */
+static void test_spot_rate_never_ends(void)
+{
+    cjobs_t l = {0};
+    add_job(&l, "big", 512, 0, 86400.0, 0, 0);
+    creplay_config_t cfg;
+    creplay_config_default(&cfg, 512);
+    cfg.spot_gpus = 256;
+    cfg.spot_reclaims_per_node_hour = 5;
+    cfg.spot_outage_ms = 6480000;
+    cfg.checkpoint_ms = 3600000;
+    cfg.restart_ms = 600000;
+    cfg.seed = 20240723;
+    creplay_result_t r;
+    err_t e;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = creplay_run(&l, &cfg, &r, &e);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    CHECK_ERR(rc, &e, ERR_INPUT, "job 'big' (512 GPUs)", "--spot-preemption-rate 5",
+              "lower the rate or the spot share", "1 of 1 jobs unfinished");
+    const int64_t horizon_ms = 100LL * (86400 + 600 + 6480) * 1000;
+    CU_ASSERT_TRUE(r.last_end_ms > horizon_ms || r.events == CREPLAY_MIN_EVENTS);
+    CU_ASSERT_TRUE(r.events > 10000 && r.events <= CREPLAY_MIN_EVENTS);
+    CU_ASSERT_TRUE(took_s < 20);
+    if (rc != ERR_INPUT || took_s >= 20)
+        fprintf(stderr, "\nspot rate never ends: %.1f s, %ld passes, day %.1f: %s\n", took_s,
+                r.events, r.last_end_ms / 86.4e6, e.msg);
+    /* a horizon of 10 days: stopped at the first event past it (the
+     * spot nodes come back within an outage) */
+    cfg.horizon_ms = 10 * 86400000LL;
+    CHECK_ERR(creplay_run(&l, &cfg, &r, &e), &e, ERR_INPUT, "its horizon of 10.0 days", "'big'");
+    CU_ASSERT_TRUE(r.last_end_ms > cfg.horizon_ms &&
+                   r.last_end_ms <= cfg.horizon_ms + cfg.spot_outage_ms);
+    /* a limit of 1000 passes: stopped at 1000 */
+    cfg.horizon_ms = 0;
+    cfg.max_events = 1000;
+    CHECK_ERR(creplay_run(&l, &cfg, &r, &e), &e, ERR_INPUT, "its limit of 1000 passes",
+              "after 1000 scheduling passes");
+    CU_ASSERT_EQUAL(r.events, 1000);
+    /* at a rate the job can live with, it finishes within the defaults */
+    cfg.max_events = 0;
+    cfg.spot_reclaims_per_node_hour = 0.01;
+    CU_ASSERT_EQUAL_FATAL(creplay_run(&l, &cfg, &r, &e), 0);
+    CU_ASSERT_TRUE(r.jobs[0].end_ms >= 86400000LL);
+    creplay_result_free(&r);
+    cjobs_free(&l);
+}
+
 TEST_SUITE(suite_cluster_policy, "cluster_policy", TEST(test_planner_sizes),
            TEST(test_planner_resizes_dominant_job), TEST(test_planner_never_later),
            TEST(test_planner_demo_portfolio), TEST(test_planner_bad_input),
            TEST(test_timeline_books), TEST(test_cli_trace_and_report), TEST(test_spot_books),
            TEST(test_spot_checkpoint_per_job), TEST(test_quota_reclaim),
            TEST(test_cli_whatif_quota_deadline), TEST(test_spares_restart_in_place),
-           TEST(test_spot_trace_by_hand), TEST(test_quota_priority_borrowing));
+           TEST(test_spot_trace_by_hand), TEST(test_quota_priority_borrowing),
+           TEST(test_spot_rate_never_ends));

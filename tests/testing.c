@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "common/fileio.h"
 #include "common/strfmt.h"
 
@@ -84,6 +86,34 @@ static int run_prefixed(const char *prefix, const char *args, char **out, char *
 int run_cli(const char *args, char **out, char **errout)
 {
     return run_prefixed("", args, out, errout);
+}
+
+int cli_expect(const char *args, int rc_expected, char **out, char **err)
+{
+    char *o = NULL, *e = NULL;
+    int rc = run_cli(args, &o, &e);
+    if (rc != rc_expected)
+        fprintf(stderr, "\n$ scaleplan %s -> %d (expected %d)\nstdout: %s\nstderr: %s\n", args,
+                rc, rc_expected, o ? o : "", e ? e : "");
+    CU_ASSERT_EQUAL(rc, rc_expected);
+    if (out)
+        *out = o;
+    else
+        free(o);
+    if (err)
+        *err = e;
+    else
+        free(e);
+    return rc;
+}
+
+cJSON *cli_expect_json(const char *args, int rc_expected)
+{
+    char *out = NULL;
+    cli_expect(args, rc_expected, &out, NULL);
+    cJSON *j = cJSON_Parse(out ? out : "");
+    free(out);
+    return j;
 }
 
 int run_cli_env(const char *prefix, const char *args, char **out, char **errout)

@@ -279,36 +279,59 @@ static void describe(const case_t *c, char *buf, size_t cap)
     }
 }
 
-int main(int argc, char **argv)
+/* The cases of one flag of cmd (base b): given twice (under its alias the
+ * second time, when it has one), then each hostile value when it takes one
+ * and is not slow. Appends to cases at *n; *flags counts flags with values. */
+static void add_flag_cases(const char *bin, int b, const char *cmd, const char *name,
+                           const char *al, bool takes, const char *kind, case_t *cases, int *n,
+                           int *flags)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: robust BIN\n");
-        return 2;
+    char key[200];
+    snprintf(key, sizeof key, "%s %s", cmd, name);
+    bool skip = false;
+    for (size_t k = 0; k < sizeof slow / sizeof slow[0]; k++)
+        skip = skip || strcmp(slow[k], key) == 0;
+    {
+        case_t *c = &cases[(*n)++];
+        base_without(bin, b, name, al, takes, c);
+        const char *v = base_value(b, name) ? base_value(b, name) : "1";
+        c->argv[c->argc++] = dup_arg(name);
+        if (takes)
+            c->argv[c->argc++] = dup_arg(v);
+        c->argv[c->argc++] = dup_arg(al ? al : name);
+        if (takes)
+            c->argv[c->argc++] = dup_arg(v);
+        c->must_refuse = true;
+        snprintf(c->label, sizeof c->label, "%s given twice", key);
     }
-    if (!getcwd(root, sizeof root))
-        return perror("robust: getcwd"), 1;
-    const char *bin = argv[1];
-    int jobs = getenv("ROBUST_JOBS") ? atoi(getenv("ROBUST_JOBS")) : 2;
-    double limit = getenv("ROBUST_LIMIT_S") ? atof(getenv("ROBUST_LIMIT_S")) : 30;
-    if (jobs < 1 || jobs > 64)
-        jobs = 2;
-    snprintf(scratch, sizeof scratch, "%s/scaleplan-robust-XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(scratch))
-        return perror("robust: mkdtemp"), 1;
+    if (!takes || skip)
+        return;
+    (*flags)++;
+    bool numeric = strcmp(kind, "text") != 0;
+    const char *const *values = numeric ? numeric_values : text_values;
+    size_t nv = numeric ? sizeof numeric_values / sizeof numeric_values[0]
+                        : sizeof text_values / sizeof text_values[0];
+    for (size_t k = 0; k < nv; k++) {
+        case_t *c = &cases[(*n)++];
+        base_without(bin, b, name, al, true, c);
+        c->argv[c->argc++] = dup_arg(name);
+        c->argv[c->argc++] = dup_arg(values[k]);
+        snprintf(c->label, sizeof c->label, "%s '%s'", key, values[k]);
+    }
+}
 
-    /* the flags, from the command table */
+/* Every case, from the flags of `bin --list-options` (the command table):
+ * a stray word once per command, then each flag's cases. 0, or 1 having
+ * said why. */
+static int build_cases(const char *bin, case_t *cases, int *n, int *flags)
+{
     char cmdline[8400];
     snprintf(cmdline, sizeof cmdline, "'%s' --list-options", bin);
     FILE *p = popen(cmdline, "r");
     if (!p)
         return perror("robust: popen"), 1;
-    case_t *cases = calloc(MAX_CASES, sizeof *cases);
-    if (!cases)
-        return perror("robust"), 1;
-    int n = 0, flags = 0;
     char line[1024], last_cmd[64] = "";
-    while (fgets(line, sizeof line, p) && n + 16 < MAX_CASES) {
+    while (fgets(line, sizeof line, p) && *n + 16 < MAX_CASES) {
         char cmd[64], name[128], alias[128], meta[128], kind[32];
         if (sscanf(line, "%63[^\t]\t%127[^\t]\t%127[^\t]\t%127[^\t]\t%31s", cmd, name, alias, meta,
                    kind) != 5)
@@ -324,7 +347,7 @@ int main(int argc, char **argv)
         if (strcmp(cmd, last_cmd) != 0) {
             /* once per command: a stray word */
             snprintf(last_cmd, sizeof last_cmd, "%s", cmd);
-            case_t *c = &cases[n++];
+            case_t *c = &cases[(*n)++];
             base_without(bin, b, NULL, NULL, false, c);
             c->argv[c->argc++] = dup_arg(strcmp(cmd, "catalog") == 0 ? "stray" : "stray-word");
             c->must_refuse = true;
@@ -332,50 +355,50 @@ int main(int argc, char **argv)
         }
         if (strcmp(name, "--help") == 0)
             continue;
-        char key[200];
-        snprintf(key, sizeof key, "%s %s", cmd, name);
-        bool skip = false;
-        for (size_t k = 0; k < sizeof slow / sizeof slow[0]; k++)
-            skip = skip || strcmp(slow[k], key) == 0;
-        /* given twice (under its alias the second time, when it has one) */
-        {
-            case_t *c = &cases[n++];
-            base_without(bin, b, name, al, takes, c);
-            const char *v = base_value(b, name) ? base_value(b, name) : "1";
-            c->argv[c->argc++] = dup_arg(name);
-            if (takes)
-                c->argv[c->argc++] = dup_arg(v);
-            c->argv[c->argc++] = dup_arg(al ? al : name);
-            if (takes)
-                c->argv[c->argc++] = dup_arg(v);
-            c->must_refuse = true;
-            snprintf(c->label, sizeof c->label, "%s given twice", key);
-        }
-        if (!takes || skip)
-            continue;
-        flags++;
-        bool numeric = strcmp(kind, "text") != 0;
-        const char *const *values = numeric ? numeric_values : text_values;
-        size_t nv = numeric ? sizeof numeric_values / sizeof numeric_values[0]
-                            : sizeof text_values / sizeof text_values[0];
-        for (size_t k = 0; k < nv; k++) {
-            case_t *c = &cases[n++];
-            base_without(bin, b, name, al, true, c);
-            c->argv[c->argc++] = dup_arg(name);
-            c->argv[c->argc++] = dup_arg(values[k]);
-            snprintf(c->label, sizeof c->label, "%s '%s'", key, values[k]);
-        }
+        add_flag_cases(bin, b, cmd, name, al, takes, kind, cases, n, flags);
     }
     int prc = pclose(p);
-    if (prc != 0 || n == 0) {
+    if (prc != 0 || *n == 0) {
         fprintf(stderr, "robust: '%s --list-options' failed\n", bin);
         return 1;
     }
+    return 0;
+}
 
-    /* run them, jobs at a time */
-    double t0 = now_s();
+/* Judge the finished case of slot s from its status and files; says so
+ * when it fails. Returns 1 when it failed, else 0. */
+static int finish(const case_t *c, int s, int status, bool timed_out, double start_s, int failed)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/out.%d", scratch, s);
+    char *out = slurp(path);
+    snprintf(path, sizeof path, "%s/err.%d", scratch, s);
+    char *err = slurp(path);
+    char why[200];
+    const char *verdict = judge(c, status, timed_out, out, err, why, sizeof why);
+    if (*verdict) {
+        char args[2000];
+        describe(c, args, sizeof args);
+        if (failed < 60)
+            fprintf(stderr, "robust: FAIL %s: %s\n  $ scaleplan %s\n  stderr: %.300s\n",
+                    c->label, verdict, args, err);
+    }
+    if (getenv("ROBUST_SLOW") && now_s() - start_s > atof(getenv("ROBUST_SLOW")))
+        fprintf(stderr, "robust: slow %.1f s: %s\n", now_s() - start_s, c->label);
+    free(out);
+    free(err);
+    return *verdict ? 1 : 0;
+}
+
+/* Run the n cases, jobs at a time, each killed after limit seconds.
+ * Returns how many failed; *done counts those run, or -1 when out of
+ * memory. */
+static int run_cases(const case_t *cases, int n, int jobs, double limit, int *done)
+{
     slot_t *slots = calloc((size_t)jobs, sizeof *slots);
-    int next = 0, running = 0, failed = 0, done = 0;
+    if (!slots)
+        return perror("robust"), *done = -1, 0;
+    int next = 0, running = 0, failed = 0;
     while (next < n || running > 0) {
         for (int s = 0; s < jobs && next < n; s++)
             if (slots[s].pid == 0) {
@@ -401,33 +424,50 @@ int main(int argc, char **argv)
                 waitpid(slots[s].pid, &status, 0);
                 timed_out = true;
             }
-            char path[4200];
-            snprintf(path, sizeof path, "%s/out.%d", scratch, s);
-            char *out = slurp(path);
-            snprintf(path, sizeof path, "%s/err.%d", scratch, s);
-            char *err = slurp(path);
-            const case_t *c = &cases[slots[s].index];
-            char why[200];
-            const char *verdict = judge(c, status, timed_out, out, err, why, sizeof why);
-            if (*verdict) {
-                char args[2000];
-                describe(c, args, sizeof args);
-                if (failed < 60)
-                    fprintf(stderr, "robust: FAIL %s: %s\n  $ scaleplan %s\n  stderr: %.300s\n",
-                            c->label, verdict, args, err);
-                failed++;
-            }
-            if (getenv("ROBUST_SLOW") && now_s() - slots[s].start > atof(getenv("ROBUST_SLOW")))
-                fprintf(stderr, "robust: slow %.1f s: %s\n", now_s() - slots[s].start, c->label);
-            free(out);
-            free(err);
+            failed += finish(&cases[slots[s].index], s, status, timed_out, slots[s].start, failed);
             slots[s].pid = 0;
             running--;
-            done++;
+            (*done)++;
             if (!timed_out)
                 break; /* one reaped per waitpid */
         }
     }
+    free(slots);
+    return failed;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: robust BIN\n");
+        return 2;
+    }
+    if (!getcwd(root, sizeof root))
+        return perror("robust: getcwd"), 1;
+    const char *bin = argv[1];
+    int jobs = getenv("ROBUST_JOBS") ? atoi(getenv("ROBUST_JOBS")) : 2;
+    double limit = getenv("ROBUST_LIMIT_S") ? atof(getenv("ROBUST_LIMIT_S")) : 30;
+    if (jobs < 1 || jobs > 64)
+        jobs = 2;
+    snprintf(scratch, sizeof scratch, "%s/scaleplan-robust-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(scratch))
+        return perror("robust: mkdtemp"), 1;
+
+    /* the flags, from the command table */
+    case_t *cases = calloc(MAX_CASES, sizeof *cases);
+    if (!cases)
+        return perror("robust"), 1;
+    int n = 0, flags = 0;
+    if (build_cases(bin, cases, &n, &flags))
+        return 1;
+
+    /* run them, jobs at a time */
+    double t0 = now_s();
+    int done = 0;
+    int failed = run_cases(cases, n, jobs, limit, &done);
+    if (done < 0)
+        return 1;
     char rm[4200];
     snprintf(rm, sizeof rm, "rm -rf '%s'", scratch);
     if (system(rm) != 0)
@@ -442,6 +482,5 @@ int main(int argc, char **argv)
         for (int k = 0; k < cases[i].argc; k++)
             free(cases[i].argv[k]);
     free(cases);
-    free(slots);
     return failed ? 1 : 0;
 }
