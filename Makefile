@@ -454,6 +454,7 @@ check: $(BIN) $(PLUGINS) $(TEST_RUNNER) $(GPU_TEST_BINS) $(ROBUST_BIN) $(INVARIA
 check-layers:
 	$(Q)sh tools/check-layers.sh
 	$(Q)sh tools/check-size.sh
+	$(Q)sh tools/check-circles.sh
 
 # Rewrite the recorded outputs after a deliberate change of the model.
 golden-update: $(BIN)

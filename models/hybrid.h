@@ -18,7 +18,7 @@
  *     block with its MLP or MoE (moonshotai/Kimi-Linear-48B-A3B-Instruct
  *     modeling_kimi.py KimiDeltaAttention).
  * This module counts the mixers' parameters, FLOPs and saved activations;
- * models/model.c, models/flops.c, models/memory.c and sim/costs.c call it
+ * models/model.c, models/flops.c, models/memory.c and sim/cost_hybrid.c call it
  * for the blocks that are not attention + MLP.
  *
  * Sources: Mamba-2 mixer weights as state-spaces/mamba

@@ -88,7 +88,7 @@ enum { MAX_TERMS = 32 };
  * sb*k*ETP/TP tokens x fe/ETP = sb*k*fe/TP, the same for every ETP. The
  * outputs are reduce-scattered over ETP and sent back, sb*k/TP tokens of h
  * at the combine. The step's pricing runs the experts on the same tokens
- * (sim/costs.c price_moe). None of these is split by the attention TP, so
+ * (sim/cost_moe.c cost_moe). None of these is split by the attention TP, so
  * every term here divides by TP only with SP (sum_terms). */
 static void moe_terms(const model_t *m, const layout_t *l, double sb, double e, bool probs_in_act,
                       act_term_t *t, int *n)
@@ -562,21 +562,19 @@ static double adapter_act_bytes(const layout_t *l, int kept_layers, double infli
            layout_weight_bytes(l->precision);
 }
 
-void model_memory_stage(const model_t *m, const layout_t *l, int stage,
-                        const memory_opts_t *opts, model_memory_t *out)
+/* A stage's model states per GPU before any offload, bytes. */
+typedef struct {
+    double weights, grads, optim;
+    double per_optim; /* optimizer bytes a parameter (before sharding) */
+    bool kept;        /* FSDP2 under pipelining: parameters kept gathered and
+                         gradients accumulated unsharded for the step */
+} stage_states_t;
+
+/* The weights, gradients and optimizer states of a stage of `layers`
+ * blocks holding psi dense and psi_e expert parameters on one GPU. */
+static void stage_states(const model_t *m, const layout_t *l, int layers, double psi,
+                         double psi_e, const memory_opts_t *opts, stage_states_t *s)
 {
-    memory_opts_t defaults;
-    if (!opts) {
-        memory_opts_default(&defaults);
-        opts = &defaults;
-    }
-    memset(out, 0, sizeof *out);
-    out->stage = stage;
-    out->layers = layout_stage_layers(l, m, stage);
-    double psi, psi_e;
-    model_gpu_params_split(m, l, stage, &psi, &psi_e);
-    out->params_count = psi + psi_e;
-    out->expert_params_count = psi_e;
     /* ZeRO shards over every rank holding the same parameters: DP x CP for
      * the dense ones, the expert-data-parallel group for the experts. */
     double shard = (double)l->dp * l->cp;
@@ -622,14 +620,24 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
         optim += o_e;
     }
     if (finetune_frozen(&l->ft))
-        frozen_states(m, l, out->layers, psi + psi_e, &weights, &grads, &optim);
+        frozen_states(m, l, layers, psi + psi_e, &weights, &grads, &optim);
+    *s = (stage_states_t){weights, grads, optim, per_optim, kept};
+}
 
+/* A stage's activations per GPU, bytes: every micro-batch in flight, with
+ * recompute, adapters and the embedding or head; out gets the per-layer
+ * figures, *inflight the micro-batches in flight and *blocks_act the
+ * blocks' share. */
+static double stage_activations(const model_t *m, const layout_t *l, int stage,
+                                const memory_opts_t *opts, model_memory_t *out, double *inflight,
+                                double *blocks_act)
+{
     double per_layer = layer_bytes(m, l, all_moe(m), opts);
-    double inflight = layout_inflight_microbatches(l, stage);
+    *inflight = layout_inflight_microbatches(l, stage);
     out->layer_activation_bytes = per_layer;
-    out->inflight_microbatches = inflight;
+    out->inflight_microbatches = *inflight;
     int moe = stage_moe_layers(l, m, stage);
-    double act = inflight * blocks_bytes(m, l, out->layers, moe, opts);
+    double act = *inflight * blocks_bytes(m, l, out->layers, moe, opts);
     int rebuilt = layout_stage_recomputed(l, m, stage);
     if (l->recompute == RECOMPUTE_FULL && rebuilt < out->layers) {
         /* partial recompute: the layers past each virtual stage's first
@@ -638,17 +646,17 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
         layout_t keep = *l;
         keep.recompute = RECOMPUTE_NONE;
         double share = (double)rebuilt / out->layers;
-        act = inflight * (share * blocks_bytes(m, l, out->layers, moe, opts) +
-                          (1 - share) * blocks_bytes(m, &keep, out->layers, moe, opts));
+        act = *inflight * (share * blocks_bytes(m, l, out->layers, moe, opts) +
+                           (1 - share) * blocks_bytes(m, &keep, out->layers, moe, opts));
     }
     if (finetune_frozen(&l->ft))
         act += adapter_act_bytes(l, l->recompute == RECOMPUTE_FULL ? out->layers - rebuilt
                                                                       : out->layers,
-                                 inflight);
-    double blocks_act = act; /* the blocks' share, before the edges' */
+                                 *inflight);
+    *blocks_act = act; /* the blocks' share, before the edges' */
     double logit_bytes =
         l->tp > 1 && opts->logit_bytes_tp > 0 ? opts->logit_bytes_tp : opts->logit_bytes;
-    act += edge_activation_bytes(m, l, stage, inflight, logit_bytes);
+    act += edge_activation_bytes(m, l, stage, *inflight, logit_bytes);
     if (l->recompute == RECOMPUTE_FULL && rebuilt > 0) {
         /* Backward recomputes one block at a time: its full activations
          * are alive on top of the checkpoints. */
@@ -656,21 +664,22 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
         no_rc.recompute = RECOMPUTE_NONE;
         act += layer_bytes(m, &no_rc, moe > 0, opts);
     }
+    return act;
+}
 
-    if (l->offload)
-        out->host_bytes = offload_to_host(l, out->layers, blocks_act, inflight, per_optim,
-                                          &weights, &grads, &optim, &act);
-    out->params_bytes = weights;
-    out->grads_bytes = grads;
-    out->optimizer_bytes = optim;
-    out->activations_bytes = act;
-
-    double e = layout_weight_bytes(l->precision);
+/* Buffers beside the model states and activations, bytes per GPU (before
+ * fragmentation): the reserve, pipeline send/receive buffers, ZeRO-3's
+ * gathered blocks (kept: FSDP2 keeps the stage gathered instead) and
+ * QLoRA's dequantized copy. */
+static double stage_buffers(const model_t *m, const layout_t *l, const memory_opts_t *opts,
+                            bool kept)
+{
+    double w_bytes = layout_weight_bytes(l->precision);
     double buffers = opts->reserved_bytes;
     if (l->pp > 1) {
         /* Send and receive buffers for one activation tensor each way. */
         double sbh = ((double)l->seq_len / l->cp) * l->micro_batch * m->hidden;
-        buffers += 2 * e * sbh / (l->sequence_parallel ? l->tp : 1);
+        buffers += 2 * w_bytes * sbh / (l->sequence_parallel ? l->tp : 1);
     }
     if (l->zero >= 3 && !kept) {
         /* FSDP gathers a block's full (TP-split) weights before use and
@@ -685,7 +694,38 @@ void model_memory_stage(const model_t *m, const layout_t *l, int stage,
         /* bitsandbytes dequantizes one linear at a time into a bf16 copy:
          * the widest, an MLP matrix split over TP */
         buffers += 2.0 * m->hidden * m->ffn / l->tp;
-    double allocated = weights + grads + optim + act;
+    return buffers;
+}
+
+void model_memory_stage(const model_t *m, const layout_t *l, int stage,
+                        const memory_opts_t *opts, model_memory_t *out)
+{
+    memory_opts_t defaults;
+    if (!opts) {
+        memory_opts_default(&defaults);
+        opts = &defaults;
+    }
+    memset(out, 0, sizeof *out);
+    out->stage = stage;
+    out->layers = layout_stage_layers(l, m, stage);
+    double psi, psi_e;
+    model_gpu_params_split(m, l, stage, &psi, &psi_e);
+    out->params_count = psi + psi_e;
+    out->expert_params_count = psi_e;
+    stage_states_t s;
+    stage_states(m, l, out->layers, psi, psi_e, opts, &s);
+    double inflight, blocks_act;
+    double act = stage_activations(m, l, stage, opts, out, &inflight, &blocks_act);
+    if (l->offload)
+        out->host_bytes = offload_to_host(l, out->layers, blocks_act, inflight, s.per_optim,
+                                          &s.weights, &s.grads, &s.optim, &act);
+    out->params_bytes = s.weights;
+    out->grads_bytes = s.grads;
+    out->optimizer_bytes = s.optim;
+    out->activations_bytes = act;
+
+    double buffers = stage_buffers(m, l, opts, s.kept);
+    double allocated = s.weights + s.grads + s.optim + act;
     buffers += opts->fragmentation * allocated;
     out->buffers_bytes = buffers;
     out->total_bytes = allocated + buffers;

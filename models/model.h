@@ -274,7 +274,9 @@ typedef struct {
 
 /* Load a model by catalog name (normalised, "did you mean" on a miss) or,
  * when name_or_path ends in .json or names an existing file or directory,
- * from a Hugging Face config.json. Errors: ERR_INPUT with file and field. */
+ * from a Hugging Face config.json. Errors: ERR_INPUT with file and field.
+ * model_load, model_load_ex and model_catalog_names are models/model_load.c,
+ * which reads the configs through models/hfconfig.h. */
 int model_load(const char *name_or_path, model_t *m, err_t *err);
 
 /* The same with options; notes (may be NULL) receives what the reader

@@ -14,6 +14,9 @@
  * Framework behaviour that changes costs (which communication overlaps
  * with what) is a sim_options_t, with presets for the frameworks whose
  * published runs scaleplan is validated against.
+ *
+ * sim/costs.c and the cost modules it calls, one per mechanism, implement
+ * this (sim/costsInt.h, private to them, lists them).
  */
 #ifndef SCALEPLAN_SIM_COSTS_H
 #define SCALEPLAN_SIM_COSTS_H

@@ -22,7 +22,7 @@
  * Mamba-1's selective scan (Jamba) is memory-bound (Gu & Dao 2023, sec.
  * 3.3.2): its inputs read once and its output written, at the memory rate.
  * The backward is ASSUMED at 2.5x the forward's time (the ratio
- * sim/costs.c uses for fused attention: five GEMM-shaped products to the
+ * sim/cost_attn.c uses for fused attention: five GEMM-shaped products to the
  * forward's two); no published per-kernel backward timing was found.
  */
 #ifndef SCALEPLAN_SIM_SSM_COST_H

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The folders' include graph must stay the one-way DAG docs/ARCHITECTURE.md
 # draws: each folder may include only the folders listed after it below.
-# A back edge (say sim/ including calibrate/) fails with the file and line.
+# A back edge (say sim/ including calibrate/) fails with the file and line,
+# and so does a private header (sim/costsInt.h) included outside its module.
 #   sh tools/check-layers.sh [ROOT]   (default: this tree)
 set -u
 cd "${1:-$(dirname "$0")/..}" || exit 2
@@ -50,8 +51,26 @@ for f in $(find cli -name '*.[ch]' 2>/dev/null); do
         echo x >> "${TMPDIR:-/tmp}/check-layers.$$"
     done
 done
+# Private headers (SQLite's *Int.h): only the files of their module may
+# include them. One "HEADER PATTERN" a line: who may include HEADER.
+private_headers() {
+    echo "sim/costsInt.h sim/cost*.c"
+}
+private_headers | while read -r header pattern; do
+    for f in $(find common models topologies profile frameworks calibrate sim run plan validate \
+                    cluster inputs trainer reports commands cli api include bench tests tools \
+                    -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' -o -name '*.inc' 2>/dev/null); do
+        # shellcheck disable=SC2254
+        case "$f" in $pattern) continue ;; esac
+        grep -n "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"$header\"" "$f" |
+        while IFS= read -r line; do
+            echo "check-layers: $f:${line%%:*}: $header is private to $pattern"
+            echo x >> "${TMPDIR:-/tmp}/check-layers.$$"
+        done
+    done
+done
 if [ -f "${TMPDIR:-/tmp}/check-layers.$$" ]; then
     rm -f "${TMPDIR:-/tmp}/check-layers.$$"
     exit 1
 fi
-echo "check-layers: the folder include graph is a one-way DAG; cli/ goes through include/scaleplan.h"
+echo "check-layers: the folder include graph is a one-way DAG, private headers stay private; cli/ goes through include/scaleplan.h"
