@@ -69,6 +69,7 @@
 #include <unistd.h>
 
 #include "bench/bench_api.h"
+#include "cluster/formats.h"
 #include "cluster/planner.h"
 #include "cluster/replay.h"
 #include "cluster/synth.h"

@@ -6,7 +6,7 @@
  * from the step simulator, cluster/duration.h). Times are whole
  * milliseconds so that GPU-time sums are exact integers.
  *
- * Readers (one table row per format, cjobs_formats):
+ * Readers (rows of one table with the traces', cluster/formats.h):
  *   jobs      CSV with a header: name,gpus,submit_s and either duration_s or
  *             model,tokens; optional priority (integer class, higher runs
  *             first), preemptible (yes/no/1/0/true/false; default yes), gpu
@@ -72,19 +72,11 @@ typedef struct {
                             that never ran: cluster/traces.h says which) */
 } cjobs_t;
 
-typedef struct {
-    const char *name;    /* "jobs", "tiresias" */
-    const char *summary; /* one line for --help */
-    int (*read)(const char *path, cjobs_t *out, err_t *err);
-} cjobs_format_t;
-
-/* The formats, in the order --help lists them; n_out gets their count. */
-const cjobs_format_t *cjobs_formats(int *n_out);
-const cjobs_format_t *cjobs_format_find(const char *name);
-
-/* Read path in format fmt into out (initialised here). On error out holds
- * nothing (freed) and err names file, line and field. */
-int cjobs_read(const cjobs_format_t *fmt, const char *path, cjobs_t *out, err_t *err);
+/* The two job-file readers (rows of cluster/formats.h's table): out
+ * initialised here; on error out holds nothing (freed) and err names file,
+ * line and field. */
+int cjobs_read_jobs(const char *path, cjobs_t *out, err_t *err);
+int cjobs_read_tiresias(const char *path, cjobs_t *out, err_t *err);
 
 /* Append a copy of j (its strings duplicated). ERR_RUNTIME on OOM. */
 int cjobs_add(cjobs_t *l, const cjob_t *j, err_t *err);

@@ -1,5 +1,4 @@
 #include "cluster/policy.h"
-#include "cluster/policy_sjf.h"
 
 #include <string.h>
 
@@ -27,6 +26,19 @@ static void key_srtf(const cpolicy_job_t *j, const cpolicy_params_t *p, double *
 static void key_las(const cpolicy_job_t *j, const cpolicy_params_t *p, double *k1, double *k2)
 {
     *k1 = (double)j->attained_gpu_ms >= p->las_threshold_gpu_ms ? 1 : 0;
+    *k2 = (double)j->submit_ms;
+}
+
+/* sjf: the key of the greedy "SJF + Oracle" policy of Alibaba's GPU-cluster
+ * simulator (alibaba/clusterdata, cluster-trace-gpu-v2020/simulator/
+ * scheduler.py @ 7a6c496e, alloc_policy 0: alloc_job_sort by duration):
+ * the recorded run time alone (not the remaining one: the policy never
+ * preempts, so a waiting job has not run), arrival order among equals.
+ * Its fifo-fit twin (alloc_policy 8) is key_arrival, fit-first. */
+static void key_sjf(const cpolicy_job_t *j, const cpolicy_params_t *p, double *k1, double *k2)
+{
+    (void)p;
+    *k1 = (double)j->duration_ms;
     *k2 = (double)j->submit_ms;
 }
 
@@ -93,9 +105,9 @@ static const cpolicy_t policies[] = {
      "preempting after a lease", true, true, false, true, true, key_ftf, ftf_lease},
     {"quota", "per-team quotas (Kueue-like): borrow idle GPUs, reclaim them by preemption", true,
      true, false, true, false, key_quota, never},
-    /* Alibaba's GPU-cluster simulator's greedy pair (cluster/policy_sjf.h). */
+    /* Alibaba's GPU-cluster simulator's greedy pair (key_sjf above). */
     {"sjf", "shortest job first by recorded duration, non-preemptive, fit-first "
-     "(Alibaba's simulator)", false, true, false, false, false, cpolicy_key_sjf, never},
+     "(Alibaba's simulator)", false, true, false, false, false, key_sjf, never},
     {"fifo-fit", "arrival order, fit-first: a job that does not fit is passed over "
      "(Alibaba's simulator's FIFO)", false, true, false, false, false, key_arrival, never},
 };

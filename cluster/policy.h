@@ -48,7 +48,8 @@
  *             job with no team (or a team without quota) only borrows.
  *   sjf       shortest recorded duration first, non-preemptive, fit-first;
  *   fifo-fit  arrival order, non-preemptive, fit-first: the greedy pair of
- *             Alibaba's GPU-cluster simulator (cluster/policy_sjf.h).
+ *             Alibaba's GPU-cluster simulator (alibaba/clusterdata,
+ *             cluster-trace-gpu-v2020/simulator/scheduler.py @ 7a6c496e).
  */
 #ifndef SCALEPLAN_CLUSTER_POLICY_H
 #define SCALEPLAN_CLUSTER_POLICY_H

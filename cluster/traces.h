@@ -1,5 +1,5 @@
 /* traces: readers for the public GPU-cluster traces, rows of the
- * cjobs_formats table (cluster/jobs.h).
+ * cjobs_formats table (cluster/formats.h).
  *
  *   helios  SenseTime Helios, S-Lab-System-Group/HeliosData, cluster_log.csv
  *           (Hu et al., SC 2021): job_id,user,vc,gpu_num,cpu_num,node_num,

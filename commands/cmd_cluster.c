@@ -17,6 +17,7 @@
 #include "commands/cluster_whatif.h"
 #include "commands/commands.h"
 #include "commands/output.h"
+#include "cluster/formats.h"
 #include "cluster/duration.h"
 #include "cluster/failrate.h"
 #include "cluster/replay.h"

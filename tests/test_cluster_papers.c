@@ -1,6 +1,6 @@
 /* Tests of cluster/ against scheduler papers' published simulation
  * results (issue 39's acceptance "replay fidelity"), and of the policies
- * added to compare with them (cluster/policy_sjf.h: sjf and fifo-fit, the
+ * added to compare with them (cluster/policy.c: sjf and fifo-fit, the
  * greedy pair of Alibaba's GPU-cluster simulator).
  *
  * What is reproduced, and how far (README, "Replay fidelity"):

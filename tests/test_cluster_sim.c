@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/formats.h"
 #include "cluster/duration.h"
 #include "cluster/pool.h"
 #include "cluster/replay.h"

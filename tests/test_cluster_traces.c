@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/formats.h"
 #include "cluster/replay.h"
 #include "cluster/traces.h"
 #include "cluster/tracesynth.h"

@@ -4,6 +4,7 @@
  * its largest job (short lists only, so each input stays fast). */
 #include "tests/fuzz/fuzz.h"
 
+#include "cluster/formats.h"
 #include "cluster/replay.h"
 
 #define MAX_REPLAYED_JOBS 200
