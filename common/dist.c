@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "build_config.h"
-#include "common/dist_mpi.h"
+#include "common/distInt.h"
 #include "common/plugin.h"
 
 /* Environment variables that launchers set in every process they start. */

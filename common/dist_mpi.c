@@ -1,8 +1,8 @@
 /* dist_mpi: the MPI operations of common/dist, built as the plug-in
- * scaleplan-mpi.so (see dist_mpi.h). Only this file includes mpi.h. Every
+ * scaleplan-mpi.so (see distInt.h). Only this file includes mpi.h. Every
  * MPI call's status is checked and turned into one line; errors on the
  * world communicator are returned (MPI_ERRORS_RETURN), never fatal. */
-#include "common/dist_mpi.h"
+#include "common/distInt.h"
 
 #include <limits.h>
 #include <mpi.h>

@@ -2,7 +2,7 @@
  * checked against the flag table, which comes from Megatron-LM's own parser
  * (inputs/megatron_flags.tsv) plus older releases' spellings. What they
  * mean for the model, layout and options is megatron_interp.c's. */
-#include "inputs/megatronInt.h"
+#include "inputs/megatron_argsInt.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -159,7 +159,7 @@ void megatron_args_free(megatron_args_t *a)
     a->n_args = a->cap_args = 0;
 }
 
-/* (megatronInt.h) */
+/* (megatron_argsInt.h) */
 megatron_arg_t *megatron_arg_of(const megatron_args_t *a, const char *dest)
 {
     for (size_t i = 0; i < a->n_args; i++)
@@ -223,7 +223,7 @@ static void plain_value(const char *v, char *out, size_t cap)
         memmove(out, dot + 1, strlen(dot + 1) + 1);
 }
 
-/* (megatronInt.h) */
+/* (megatron_argsInt.h) */
 bool megatron_parse_long(const char *s, long *out)
 {
     char *end;
@@ -397,7 +397,7 @@ int megatron_args_set(megatron_args_t *a, const char *name, const char *value, e
     return set_len(a, name, strlen(name), value, err);
 }
 
-/* (megatronInt.h) */
+/* (megatron_argsInt.h) */
 const char *megatron_flag_name(const char *dest, char *buf, size_t cap)
 {
     for (size_t i = 0; i < N_FLAGS + N_LEGACY; i++)
@@ -410,7 +410,7 @@ const char *megatron_flag_name(const char *dest, char *buf, size_t cap)
     return buf;
 }
 
-/* (megatronInt.h) */
+/* (megatron_argsInt.h) */
 bool megatron_arg_at_default(const megatron_arg_t *x)
 {
     char d[256], v[256];
@@ -428,7 +428,7 @@ bool megatron_arg_at_default(const megatron_arg_t *x)
 
 /* ------------------------------------------------------------ word lists */
 
-/* (megatronInt.h) */
+/* (megatron_argsInt.h) */
 bool megatron_is_flag_word(const char *w)
 {
     return w[0] == '-' && w[1] == '-' && w[2] != '\0';

@@ -3,7 +3,7 @@
  * ignored or assumed as notes. The rules that turn flags into sizes follow
  * megatron/training/arguments.py validate_args and the tokenizer's
  * vocabulary padding at the commit the flag table names. */
-#include "inputs/megatronInt.h"
+#include "inputs/megatron_argsInt.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* megatron_shellInt: the shell reader of launch scripts, shared by its two
- * files and nothing else (SQLite's *Int.h split; megatronInt.h lists the
+ * files and nothing else (SQLite's *Int.h split; megatron_argsInt.h lists the
  * Megatron argument reader's files):
  *
  *   megatron_words.c   a text's words: quotes, $-expansions, arithmetic,
@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "inputs/megatronInt.h"
+#include "inputs/megatron_argsInt.h"
 
 typedef struct {
     char **w;

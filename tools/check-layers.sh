@@ -55,6 +55,7 @@ done
 # include them. One "HEADER PATTERN" a line: who may include HEADER.
 private_headers() {
     echo "sim/costsInt.h sim/cost*.c"
+    echo "common/distInt.h common/dist*.c"
 }
 private_headers | while read -r header pattern; do
     for f in $(find common models topologies profile frameworks calibrate sim run plan validate \

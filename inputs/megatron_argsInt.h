@@ -1,4 +1,4 @@
-/* megatronInt: what the files of the Megatron-LM argument reader share, and
+/* megatron_argsInt: what the files of the Megatron-LM argument reader share, and
  * nothing outside them includes (SQLite's *Int.h split):
  *
  *   megatron_args.c    the flag table and the arguments as read
@@ -11,8 +11,8 @@
  * (inputs/megatron_flags.tsv) plus older releases' spellings; an argument
  * is stored once per dest, later values replacing earlier ones.
  */
-#ifndef SCALEPLAN_INPUTS_MEGATRONINT_H
-#define SCALEPLAN_INPUTS_MEGATRONINT_H
+#ifndef SCALEPLAN_INPUTS_MEGATRON_ARGSINT_H
+#define SCALEPLAN_INPUTS_MEGATRON_ARGSINT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,12 +1,13 @@
-/* dist_mpi: the MPI half of common/dist, built as the plug-in
+/* distInt: private to common/dist.c and common/dist_mpi.c (only they
+ * include it): the operations of the MPI half of common/dist, built as the plug-in
  * scaleplan-mpi.so (dist_mpi.c) and opened by dist_start only when a
  * launcher started the process. dist.c handles groups of one itself and
  * calls these operations only for groups of two or more ranks (and for
  * start, stop and abort of a launched job). Each returns 0 or fills err
  * with one line, as the dist.h function of the same name.
  */
-#ifndef SCALEPLAN_COMMON_DIST_MPI_H
-#define SCALEPLAN_COMMON_DIST_MPI_H
+#ifndef SCALEPLAN_COMMON_DISTINT_H
+#define SCALEPLAN_COMMON_DISTINT_H
 
 #include "common/dist.h"
 
