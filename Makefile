@@ -7,6 +7,8 @@
 #                   libFuzzer is there
 #   make check      the CPU tests only (unit suites, CLI, golden, build settings,
 #                   the CLI robustness suite)
+#   make check-mechanisms   each framework option row's test (frameworks/
+#                   options.def) passes, and fails with that option switched off
 #   make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make valgrind   the unit suites and the golden commands under valgrind (memcheck)
 #   make fuzz       a libFuzzer target per input format (clang, ASan + UBSan)
@@ -160,7 +162,7 @@ BUILD_CONFIG_TEXT := /* made by the Makefile from the build settings; do not edi
 $(call record,$(BUILD_CONFIG),$(BUILD_CONFIG_TEXT))
 
 # ---------------------------------------------------------------- sources
-LIB_DIRS  := common models topologies profile calibrate sim cluster inputs trainer reports
+LIB_DIRS  := common models topologies profile frameworks calibrate sim cluster inputs trainer reports
 CU_SRCS   := $(wildcard calibrate/*.cu trainer/*.cu)
 MPI_SRCS  := common/dist_mpi.c
 LIB_SRCS  := $(filter-out $(MPI_SRCS),$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
@@ -263,7 +265,7 @@ Q :=
 endif
 
 # ---------------------------------------------------------------- targets
-.PHONY: all lib python test check check-layers check-bundle golden-update asan bench gpu-test \
+.PHONY: all lib python test check check-layers check-mechanisms check-bundle golden-update asan bench gpu-test \
         gpu-bundle demo demo-cluster screenshots deps deps-browser install clean validate valgrind fuzz \
         fuzz-build fuzz-smoke fuzz-smoke-if-clang fuzz-run
 
@@ -442,6 +444,11 @@ check: $(BIN) $(PLUGINS) $(TEST_RUNNER) $(GPU_TEST_BINS) $(ROBUST_BIN) $(INVARIA
 check-layers:
 	$(Q)sh tools/check-layers.sh
 	$(Q)sh tools/check-size.sh
+
+# Every option row of frameworks/options.def pinned: its named unit test
+# passes, and fails with SCALEPLAN_OPTION_OFF=KEY (the option switched off).
+check-mechanisms: $(BIN) $(TEST_RUNNER)
+	$(Q)SCALEPLAN_BIN=$(abspath $(BIN)) sh tools/check-mechanisms.sh $(TEST_RUNNER)
 
 # Rewrite the recorded outputs after a deliberate change of the model.
 golden-update: $(BIN)

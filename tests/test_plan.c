@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "sim/ladder.h"
-#include "sim/framework.h"
+#include "frameworks/framework.h"
 #include "sim/published.h"
 #include "sim/plan.h"
 #include "sim/scenario.h"

@@ -11,19 +11,20 @@ allowed() {
     models) echo "common" ;;
     topologies) echo "common models" ;;
     profile) echo "common models topologies" ;;
+    frameworks) echo "common models topologies profile" ;;
     calibrate) echo "common models topologies profile" ;;
-    sim) echo "common models topologies profile" ;;
-    cluster) echo "common models topologies profile sim" ;;
-    inputs) echo "common models topologies profile sim" ;;
-    trainer) echo "common models topologies profile sim" ;;
-    reports) echo "common models topologies profile sim trainer" ;;
-    cli) echo "common models topologies profile calibrate sim cluster inputs trainer reports" ;;
-    api) echo "common models topologies profile calibrate sim cluster inputs trainer reports cli" ;;
+    sim) echo "common models topologies profile frameworks" ;;
+    cluster) echo "common models topologies profile frameworks sim" ;;
+    inputs) echo "common models topologies profile frameworks sim" ;;
+    trainer) echo "common models topologies profile frameworks sim" ;;
+    reports) echo "common models topologies profile frameworks sim trainer" ;;
+    cli) echo "common models topologies profile frameworks calibrate sim cluster inputs trainer reports" ;;
+    api) echo "common models topologies profile frameworks calibrate sim cluster inputs trainer reports cli" ;;
     *) echo "*" ;;
     esac
 }
 fail=0
-for dir in common models topologies profile calibrate sim cluster inputs trainer reports cli api; do
+for dir in common models topologies profile frameworks calibrate sim cluster inputs trainer reports cli api; do
     [ -d "$dir" ] || continue
     ok=$(allowed "$dir")
     for f in $(find "$dir" -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' -o -name '*.inc'); do

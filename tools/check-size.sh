@@ -17,7 +17,7 @@ MAX_FUNC=120
 ALLOW=tools/size-allowlist.txt
 [ -f "$ALLOW" ] || { echo "check-size: $ALLOW is missing" >&2; exit 2; }
 
-files=$(find common models topologies profile calibrate sim cluster inputs trainer \
+files=$(find common models topologies profile frameworks calibrate sim cluster inputs trainer \
              reports cli api include bench tests tools \
              -path tests/fixtures -prune -o \
              -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \
