@@ -2,9 +2,9 @@
 #
 #   make            build bin/scaleplan and its plug-ins (bin/scaleplan-cuda.so
 #                   where nvcc is found, bin/scaleplan-mpi.so where mpicc is)
-#   make test       install missing Debian packages, build, run every CPU test
-#                   and the GPU bundle's build check, and fuzz-smoke when clang with
-#                   libFuzzer is there
+#   make test       install missing Debian packages, build, run every CPU test,
+#                   the accuracy bars (make validate-bars) and the GPU bundle's
+#                   build check, and fuzz-smoke when clang with libFuzzer is there
 #   make check      the CPU tests only (unit suites, CLI, golden, build settings,
 #                   the CLI robustness suite)
 #   make check-mechanisms   each framework option row's test (frameworks/
@@ -18,7 +18,8 @@
 #   make validate   the simulator against published runs (validate-more,
 #                   validate-dgxc, validate-mpt, validate-mds, validate-meta,
 #                   validate-megascale, validate-nemotron, validate-bigscience,
-#                   validate-mcoremoe: the out-of-sample sets)
+#                   validate-mcoremoe: the out-of-sample sets), then
+#                   validate-bars: every set within its accuracy bar (not in check)
 #   make gpu-test   tests that need an NVIDIA GPU
 #   make gpu-bundle one folder, gpu-bundle/, to copy to a GPU machine and run
 #                   (sh gpu-bundle/run.sh OUT_DIR); built in build-gpu/
@@ -266,7 +267,7 @@ endif
 
 # ---------------------------------------------------------------- targets
 .PHONY: all lib python test check check-layers check-mechanisms check-bundle golden-update asan bench gpu-test \
-        gpu-bundle demo demo-cluster screenshots deps deps-browser install clean validate valgrind fuzz \
+        gpu-bundle demo demo-cluster screenshots deps deps-browser install clean validate validate-bars valgrind fuzz \
         fuzz-build fuzz-smoke fuzz-smoke-if-clang fuzz-run
 
 all: $(BIN) $(PLUGINS)
@@ -404,9 +405,27 @@ $(KTEST_SMALL): $(KTEST_C_OBJS) $(KERN_SRCS:%.cu=$(BUILD)/%.cu.o) \
 	@echo "  LD      $@"
 	$(KTEST_LINK)
 
-# The simulator against every published run (tests/fixtures/validation).
+# The simulator against every published run (tests/fixtures/validation),
+# then every set held to its accuracy bar (median and 90th percentile
+# |error|, in %; kept out of make check): exit 1 when one is over.
+VALIDATE_BARS := throughput.csv:--dense:--max-median=5:--max-p90=12:--max-group-median=8 \
+                 more/runs.csv:--dense:--max-median=7:--max-p90=17 \
+                 dgxc/runs.csv:--max-median=11:--max-p90=15 \
+                 mds/runs.csv:--max-median=20:--max-p90=50 \
+                 megascale/runs.csv:--max-median=5 mcoremoe/runs.csv:--max-median=13 \
+                 nemotron/runs.csv:--max-median=12 bigscience/runs.csv:--max-median=16 \
+                 mpt/runs.csv:--max-median=5:--max-p90=13.5
 validate: $(BIN)
 	$(Q)$(BIN) validate --published tests/fixtures/validation/throughput.csv --by-group $(VALIDATE_ARGS)
+	$(Q)$(MAKE) --no-print-directory validate-bars
+
+validate-bars: $(BIN)
+	$(Q)bad=0; for b in $(VALIDATE_BARS); do \
+	    set -- $$(echo $$b | tr ':' ' '); f=$$1; shift; \
+	    if $(BIN) validate --published tests/fixtures/validation/$$f --by-group "$$@" \
+	       >/dev/null 2>$(BUILD)/validate-bars.err; then echo "  validate: $$f within $$*"; \
+	    else echo "  validate: $$f OVER: $$(tail -1 $(BUILD)/validate-bars.err)"; bad=1; fi; \
+	done; exit $$bad
 
 # The out-of-sample sets, each tests/fixtures/validation/SET/runs.csv with
 # its sources in SOURCES.md beside it, gathered after the constants were set:
@@ -428,6 +447,7 @@ $(addprefix validate-,$(VALIDATION_SETS)): validate-%: $(BIN)
 # build and run the CPU tests and check the GPU bundle builds self-contained.
 test: deps deps-browser
 	$(Q)$(MAKE) --no-print-directory check
+	$(Q)$(MAKE) --no-print-directory validate-bars
 	$(Q)$(MAKE) --no-print-directory python
 	$(Q)$(MAKE) --no-print-directory check-bundle
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke-if-clang
