@@ -4,7 +4,9 @@
  * mechanism says, by at least the stated share. make check-mechanisms runs
  * each test with SCALEPLAN_OPTION_OFF=KEY: the reader then loads the off
  * value, both runs are the same, and the test must fail. Rows whose
- * mechanism has a test of its own elsewhere name that test instead.
+ * mechanism has a test with its priced amount worked out elsewhere
+ * (tests/test_mechanisms*.c) name that test in options.def; their tests
+ * here stay in make check as a second floor.
  *
  * The shares below are what the simulator prices today for these layouts,
  * rounded down: a floor that says the mechanism is priced and how large it
