@@ -2,11 +2,14 @@
 #
 #   make            build bin/scaleplan and its plug-ins (bin/scaleplan-cuda.so
 #                   where nvcc is found, bin/scaleplan-mpi.so where mpicc is)
-#   make test       install missing Debian packages, build, run every CPU test
-#                   and the GPU bundle's build check, and fuzz-smoke when clang with
-#                   libFuzzer is there
+#   make test       install missing Debian packages, build, run every CPU test,
+#                   check-mechanisms, the accuracy bars (make validate-bars), the
+#                   Python module's tests (make python) and the GPU bundle's
+#                   build check, and fuzz-smoke when clang with libFuzzer is there
 #   make check      the CPU tests only (unit suites, CLI, golden, build settings,
 #                   the CLI robustness suite)
+#   make check-mechanisms   each framework option row's test (frameworks/
+#                   options.def) passes, and fails with that option switched off
 #   make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make valgrind   the unit suites and the golden commands under valgrind (memcheck)
 #   make fuzz       a libFuzzer target per input format (clang, ASan + UBSan)
@@ -16,7 +19,8 @@
 #   make validate   the simulator against published runs (validate-more,
 #                   validate-dgxc, validate-mpt, validate-mds, validate-meta,
 #                   validate-megascale, validate-nemotron, validate-bigscience,
-#                   validate-mcoremoe: the out-of-sample sets)
+#                   validate-mcoremoe: the out-of-sample sets), then
+#                   validate-bars: every set within its accuracy bar (not in check)
 #   make gpu-test   tests that need an NVIDIA GPU
 #   make gpu-bundle one folder, gpu-bundle/, to copy to a GPU machine and run
 #                   (sh gpu-bundle/run.sh OUT_DIR); built in build-gpu/
@@ -160,7 +164,7 @@ BUILD_CONFIG_TEXT := /* made by the Makefile from the build settings; do not edi
 $(call record,$(BUILD_CONFIG),$(BUILD_CONFIG_TEXT))
 
 # ---------------------------------------------------------------- sources
-LIB_DIRS  := common models topologies profile calibrate sim run plan validate cluster inputs trainer reports
+LIB_DIRS  := common models topologies profile frameworks calibrate sim run plan validate cluster inputs trainer reports
 CU_SRCS   := $(wildcard calibrate/*.cu trainer/*.cu)
 MPI_SRCS  := common/dist_mpi.c
 LIB_SRCS  := $(filter-out $(MPI_SRCS),$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
@@ -268,8 +272,8 @@ Q :=
 endif
 
 # ---------------------------------------------------------------- targets
-.PHONY: all lib python test check check-layers check-bundle golden-update asan bench gpu-test \
-        gpu-bundle demo demo-cluster screenshots deps deps-browser install clean validate valgrind fuzz \
+.PHONY: all lib python test check check-layers check-mechanisms check-bundle golden-update asan bench gpu-test \
+        gpu-bundle demo demo-cluster screenshots deps deps-browser install clean validate validate-bars valgrind fuzz \
         fuzz-build fuzz-smoke fuzz-smoke-if-clang fuzz-run
 
 all: $(BIN) $(PLUGINS)
@@ -414,9 +418,27 @@ $(KTEST_SMALL): $(KTEST_C_OBJS) $(KERN_SRCS:%.cu=$(BUILD)/%.cu.o) \
 	@echo "  LD      $@"
 	$(KTEST_LINK)
 
-# The simulator against every published run (tests/fixtures/validation).
+# The simulator against every published run (tests/fixtures/validation),
+# then every set held to its accuracy bar (median and 90th percentile
+# |error|, in %; kept out of make check): exit 1 when one is over.
+VALIDATE_BARS := throughput.csv:--dense:--max-median=5:--max-p90=12:--max-group-median=8 \
+                 more/runs.csv:--dense:--max-median=7:--max-p90=17 \
+                 dgxc/runs.csv:--max-median=11:--max-p90=15 \
+                 mds/runs.csv:--max-median=20:--max-p90=50 \
+                 megascale/runs.csv:--max-median=5 mcoremoe/runs.csv:--max-median=13 \
+                 nemotron/runs.csv:--max-median=12 bigscience/runs.csv:--max-median=16 \
+                 mpt/runs.csv:--max-median=5:--max-p90=13.5
 validate: $(BIN)
 	$(Q)$(BIN) validate --published tests/fixtures/validation/throughput.csv --by-group $(VALIDATE_ARGS)
+	$(Q)$(MAKE) --no-print-directory validate-bars
+
+validate-bars: $(BIN)
+	$(Q)bad=0; for b in $(VALIDATE_BARS); do \
+	    set -- $$(echo $$b | tr ':' ' '); f=$$1; shift; \
+	    if $(BIN) validate --published tests/fixtures/validation/$$f --by-group "$$@" \
+	       >/dev/null 2>$(BUILD)/validate-bars.err; then echo "  validate: $$f within $$*"; \
+	    else echo "  validate: $$f OVER: $$(tail -1 $(BUILD)/validate-bars.err)"; bad=1; fi; \
+	done; exit $$bad
 
 # The out-of-sample sets, each tests/fixtures/validation/SET/runs.csv with
 # its sources in SOURCES.md beside it, gathered after the constants were set:
@@ -438,6 +460,8 @@ $(addprefix validate-,$(VALIDATION_SETS)): validate-%: $(BIN)
 # build and run the CPU tests and check the GPU bundle builds self-contained.
 test: deps deps-browser
 	$(Q)$(MAKE) --no-print-directory check
+	$(Q)$(MAKE) --no-print-directory check-mechanisms
+	$(Q)$(MAKE) --no-print-directory validate-bars
 	$(Q)$(MAKE) --no-print-directory python
 	$(Q)$(MAKE) --no-print-directory check-bundle
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke-if-clang
@@ -455,6 +479,11 @@ check-layers:
 	$(Q)sh tools/check-layers.sh
 	$(Q)sh tools/check-size.sh
 	$(Q)sh tools/check-circles.sh
+
+# Every option row of frameworks/options.def pinned: its named unit test
+# passes, and fails with SCALEPLAN_OPTION_OFF=KEY (the option switched off).
+check-mechanisms: $(BIN) $(TEST_RUNNER)
+	$(Q)SCALEPLAN_BIN=$(abspath $(BIN)) sh tools/check-mechanisms.sh $(TEST_RUNNER)
 
 # Rewrite the recorded outputs after a deliberate change of the model.
 golden-update: $(BIN)

@@ -55,7 +55,8 @@ static int unknown_command(const char *word)
         names[i] = sp_command_name(i);
     int best = names_closest(word, names, (size_t)n);
     if (best >= 0)
-        fprintf(stderr, "scaleplan: unknown command '%s'; did you mean '%s'? (scaleplan --help lists all)\n",
+        fprintf(stderr,
+                "scaleplan: unknown command '%s'; did you mean '%s'? (scaleplan --help lists all)\n",
                 word, names[best]);
     else
         fprintf(stderr, "scaleplan: unknown command '%s' (scaleplan --help lists all)\n", word);

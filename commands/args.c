@@ -378,6 +378,23 @@ static int place_words(cli_args_t *a, const char **words, const int *prev, int n
     return ERR_OK;
 }
 
+/* Every --set KEY=VALUE checked against its option row when the command
+ * line is read, also by the commands that take the simulation flags but
+ * build no step from them (reliability without --model). */
+static int check_sets(const cli_args_t *a, err_t *err)
+{
+    const char *sets[33];
+    int n = cli_find_opt(a, "--set") ? cli_get_all(a, "--set", sets, 33) : 0;
+    sim_options_t probe;
+    sim_options_default(&probe);
+    for (int i = 0; i < n && i < 33; i++) {
+        int rc = fw_option_set(&probe, sets[i], err);
+        if (rc)
+            return rc;
+    }
+    return ERR_OK;
+}
+
 int cli_parse(int argc, char **argv, const cli_group_t *const *groups, int n_groups,
               int max_operands, cli_args_t *a, err_t *err)
 {
@@ -442,7 +459,7 @@ int cli_parse(int argc, char **argv, const cli_group_t *const *groups, int n_gro
         if (a->value[idx])
             rc = cli_check_value(opt_at(a, idx), a->value[idx], &ignore, err);
     }
-    return rc;
+    return rc ? rc : check_sets(a, err);
 }
 
 const char *cli_get(const cli_args_t *a, const char *name)
@@ -850,6 +867,10 @@ static const cli_opt_t sim_opts[] = {
      "moe_router, moe_preprocess, full_iteration (no MoE sync), none (default: the "
      "framework's recipe)",
      CLI_WORD},
+    {"--set", NULL, "KEY=VALUE",
+     "set one framework option by its preset key after the preset and the flags above "
+     "(frameworks/options.def; scaleplan catalog frameworks lists them); repeatable",
+     CLI_WORD, .repeat = true},
 };
 const cli_group_t CLI_SIM_OPTS = {"Simulation", sim_opts, sizeof sim_opts / sizeof sim_opts[0]};
 
@@ -920,7 +941,17 @@ int cli_sim_switches(const cli_args_t *a, sim_options_t *o, err_t *err)
         o->amax_reduction = AMAX_RED_TP;
     if ((rc = cli_get_int(a, "--dp-comm-ctas", &o->dp_comm_ctas, err)))
         return rc;
-    return cli_get_double(a, "--straggler-cv", &o->straggler_cv, err);
+    if ((rc = cli_get_double(a, "--straggler-cv", &o->straggler_cv, err)))
+        return rc;
+    /* --set KEY=VALUE: one row of frameworks/options.def each, last */
+    const char *sets[32];
+    int n_sets = cli_get_all(a, "--set", sets, 32);
+    if (n_sets > 32)
+        return err_setf(err, ERR_INPUT, NULL, "--set", "at most 32 of them (got %d)", n_sets);
+    for (int i = 0; i < n_sets; i++)
+        if ((rc = fw_option_set(o, sets[i], err)))
+            return rc;
+    return ERR_OK;
 }
 
 const cli_opt_t *cli_find_opt(const cli_args_t *a, const char *name)

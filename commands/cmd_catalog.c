@@ -17,7 +17,7 @@
 #include "common/units.h"
 #include "models/model.h"
 #include "reports/table.h"
-#include "sim/framework.h"
+#include "frameworks/framework.h"
 #include "topologies/cluster.h"
 #include "topologies/failure.h"
 #include "topologies/price.h"
@@ -35,6 +35,57 @@ static int finish_table(table_t *t, const char *title, err_t *err)
     printf("\n");
     table_destroy(t);
     return rc ? err_set(err, ERR_RUNTIME, "cannot write to standard output") : ERR_OK;
+}
+
+/* The option rows of frameworks/options.def: what a preset's "options"
+ * may set and --set takes, with the default, the off value make
+ * check-mechanisms forces and the test that pins each. */
+static int framework_options(cJSON *json, err_t *err)
+{
+    static const char *kinds[] = {"switch", "number", "word", "name"};
+    static const char *hdr[] = {"key (--set KEY=VALUE)", "type", "values", "default", "off",
+                                "pinned by"};
+    table_t *t = json ? NULL : table_create(6, hdr);
+    cJSON *arr = json ? cJSON_AddArrayToObject(json, "framework_options") : NULL;
+    sim_options_t dflt, off;
+    sim_options_default(&dflt);
+    off = dflt;
+    int rc = ERR_OK;
+    for (int i = 0; i < fw_option_count() && rc == ERR_OK; i++) {
+        const fw_option_t *r = fw_option_at(i);
+        char values[96] = "", d[48], o[48];
+        fw_option_off(r, &off);
+        fw_option_format(r, &dflt, d, sizeof d);
+        fw_option_format(r, &off, o, sizeof o);
+        if (r->kind == FWO_DOUBLE)
+            snprintf(values, sizeof values, "%g..%g", r->lo, r->hi);
+        else if (r->kind == FWO_WORD) /* "ring=0 allgather=1" as ring|allgather */
+            for (const char *q = r->words; *q; q += strcspn(q, " "), q += *q == ' ') {
+                size_t used = strlen(values);
+                snprintf(values + used, sizeof values - used, "%s%.*s", used ? "|" : "",
+                         (int)strcspn(q, "="), q);
+            }
+        else
+            snprintf(values, sizeof values, "%s", r->kind == FWO_BOOL ? "true|false" : "a name");
+        if (t) {
+            table_add_rowf(t, "%s\t%s\t%s\t%s\t%s\t%s", r->key, kinds[r->kind], values, d, o,
+                           r->test);
+            continue;
+        }
+        cJSON *e = cJSON_CreateObject();
+        if (!e || !cJSON_AddItemToArray(arr, e) || !cJSON_AddStringToObject(e, "key", r->key) ||
+            !cJSON_AddStringToObject(e, "type", kinds[r->kind]) ||
+            !cJSON_AddStringToObject(e, "values", values) ||
+            !cJSON_AddStringToObject(e, "default", d) || !cJSON_AddStringToObject(e, "off", o) ||
+            !cJSON_AddStringToObject(e, "source", r->source) ||
+            !cJSON_AddStringToObject(e, "test", r->test))
+            rc = err_set(err, ERR_RUNTIME, "out of memory");
+    }
+    if (rc || json)
+        return rc;
+    return finish_table(t, "Framework options (frameworks/options.def): a preset's \"options\" "
+                           "keys, settable with --set KEY=VALUE",
+                        err);
 }
 
 static int section_frameworks(cJSON *json, const cli_args_t *a, err_t *err)
@@ -85,7 +136,9 @@ static int section_frameworks(cJSON *json, const cli_args_t *a, err_t *err)
         }
     }
     catalog_free_names(names, n);
-    return rc ? rc : t ? finish_table(t, "Framework presets (sim/catalog/frameworks.json)", err) : ERR_OK;
+    if (!rc && t)
+        rc = finish_table(t, "Framework presets (sim/catalog/frameworks.json)", err);
+    return rc ? rc : framework_options(json, err);
 }
 
 static int section_models(cJSON *json, const cli_args_t *a, err_t *err)

@@ -170,6 +170,16 @@ static int plan_switches(sim_options_t *o, const void *ctx, err_t *err)
     return cli_sim_switches((const cli_args_t *)ctx, o, err);
 }
 
+/* The switches over default options once before the search: one that
+ * cannot apply (a --set the table refuses) is the user's error, said once,
+ * not every framework skipped. */
+static int probe_switches(const cli_args_t *a, err_t *err)
+{
+    sim_options_t probe;
+    sim_options_default(&probe);
+    return plan_switches(&probe, a, err);
+}
+
 /* The sequence lengths (--seq-len, one or a range) and the global batch
  * (--global-batch in sequences, else --global-batch-tokens, the planner's
  * default) the search covers, into space. */
@@ -322,7 +332,7 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     in->space.allow_offload = cli_has(a, "--offload-search");
     in->space.adjust_options = plan_switches;
     in->space.adjust_ctx = a;
-    if ((rc = batch_space(a, &in->space, err)))
+    if ((rc = probe_switches(a, err)) || (rc = batch_space(a, &in->space, err)))
         return rc;
     /* objective and constraints */
     if ((v = cli_get(a, "--objective"))) {

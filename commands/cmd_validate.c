@@ -47,6 +47,17 @@ static const cli_opt_t own_opts[] = {
      "model, gpu_type, framework and a result column are required, the others may be left out)",
      CLI_WORD},
     {"--by-group", NULL, NULL, "with --published: the error per framework and version", CLI_WORD},
+    {"--max-median", NULL, "PCT",
+     "with --published: exit 1 when the median |error| is over PCT (make validate's bars)",
+     CLI_X(0, 1e6)},
+    {"--max-p90", NULL, "PCT", "with --published: exit 1 when the 90th percentile is over PCT",
+     CLI_X(0, 1e6)},
+    {"--max-group-median", NULL, "PCT",
+     "with --published: exit 1 when a group of 3 or more rows has a median |error| over PCT",
+     CLI_X(0, 1e6)},
+    {"--dense", NULL, NULL,
+     "with --max-median/--max-p90: the bars over the rows without mixture-of-experts models",
+     CLI_WORD},
     {"--fit-sustained", NULL, NULL,
      "with --published: per GPU, the profile's sustained factor that makes the median signed "
      "error of its dense runs zero (the rule the default profiles are fitted by)",
@@ -385,6 +396,37 @@ static int ladders_text(const pub_row_t *rows, int n, err_t *err)
     return ERR_OK;
 }
 
+/* --max-median, --max-p90, --max-group-median: the accuracy bars make
+ * validate holds each published set to (kept out of make check's unit
+ * tests). ERR_RUNTIME naming the first bar crossed. */
+static int check_bars(const cli_args_t *a, const char *csv, const pub_row_t *rows, int n,
+                      const pub_group_t *g, int ng, err_t *err)
+{
+    double max_med = -1, max_p90 = -1, max_group = -1, med, p90;
+    int k, rc;
+    if ((rc = cli_get_double(a, "--max-median", &max_med, err)) ||
+        (rc = cli_get_double(a, "--max-p90", &max_p90, err)) ||
+        (rc = cli_get_double(a, "--max-group-median", &max_group, err)))
+        return rc;
+    bool dense = cli_has(a, "--dense");
+    pub_summary(rows, n, dense ? pub_row_dense : NULL, &med, &p90, &k);
+    const char *which = dense ? "rows without mixture-of-experts models" : "all rows";
+    if (max_med >= 0 && !(100 * med <= max_med))
+        return err_setf(err, ERR_RUNTIME, csv, "--max-median",
+                        "%s: median |error| %.1f%% over the bar of %g%%", which, 100 * med,
+                        max_med);
+    if (max_p90 >= 0 && !(100 * p90 <= max_p90))
+        return err_setf(err, ERR_RUNTIME, csv, "--max-p90",
+                        "%s: 90th percentile %.1f%% over the bar of %g%%", which, 100 * p90,
+                        max_p90);
+    for (int i = 0; max_group >= 0 && i < ng; i++)
+        if (g[i].rows >= 3 && !(100 * g[i].median <= max_group))
+            return err_setf(err, ERR_RUNTIME, csv, "--max-group-median",
+                            "group %s: median |error| %.1f%% over the bar of %g%%", g[i].group,
+                            100 * g[i].median, max_group);
+    return ERR_OK;
+}
+
 static int run_published(const cli_args_t *a, const char *csv, err_t *err)
 {
     profile_t prof;
@@ -416,6 +458,8 @@ static int run_published(const cli_args_t *a, const char *csv, err_t *err)
     } else {
         rc = ladders_text(rows, n, err);
     }
+    if (!rc)
+        rc = check_bars(a, csv, rows, n, g, ng, err);
 out:
     cJSON_Delete(j);
     free(wrong);
@@ -804,8 +848,10 @@ static int run(const cli_args_t *a, err_t *err)
         return run_logs(a, err);
     if ((rc = refuse_run_options(a, cli_get(a, "--published") ? "--published" : "--measured", err)))
         return rc;
-    static const char *const published_only[] = {"--by-group", "--fit-sustained"};
-    for (size_t i = 0; !cli_get(a, "--published") && i < 2; i++)
+    static const char *const published_only[] = {"--by-group",   "--fit-sustained",
+                                                  "--max-median", "--max-p90",
+                                                  "--max-group-median", "--dense"};
+    for (size_t i = 0; !cli_get(a, "--published") && i < 6; i++)
         if (cli_has(a, published_only[i]))
             return err_setf(err, ERR_INPUT, NULL, published_only[i],
                             "goes with --published runs.csv");

@@ -2,7 +2,7 @@
  * the scale ladder (plan/ladder.h).
  *
  * The space of one framework is what its preset says it runs
- * (sim/framework.h fw_caps_t), within the user's constraints:
+ * (frameworks/framework.h fw_caps_t), within the user's constraints:
  *
  *   TP    every degree that divides the GPU count, the attention heads
  *         and the key/value heads, up to twice the GPUs of a node (an
@@ -59,7 +59,7 @@
 
 #include <stdbool.h>
 
-#include "sim/framework.h"
+#include "frameworks/framework.h"
 #include "sim/step.h"
 
 /* The largest global batch (sequences per step) the planner searches. */

@@ -5,7 +5,7 @@
  * for sim_options_t, so the file that calls the preset reader is one that
  * nothing in costs includes back (tools/check-circles.sh). */
 #include "sim/costs.h"
-#include "sim/framework.h"
+#include "frameworks/framework.h"
 
 int sim_options_framework(const char *name, const char *gpu, sim_options_t *o, layout_t *l,
                           err_t *err)

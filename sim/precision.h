@@ -14,20 +14,10 @@
 
 #include "common/catalog.h"
 #include "common/error.h"
+#include "frameworks/options.h"
 #include "models/layout.h"
 #include "topologies/gpu.h"
 
-typedef struct {
-    bool quantized;          /* an fp8/fp4 recipe (false: bf16/fp16/fp32) */
-    dtype_t gemm_dtype;      /* what the GEMMs run in */
-    double cast_input;       /* bytes moved per forward input element */
-    double cast_grad;        /* per backward output-gradient element */
-    double cast_weight;      /* per weight element */
-    bool weight_cast_per_step; /* cached across the step's micro-batches */
-    double rescale_grad_out; /* bytes moved per output element of the input-
-                                and weight-gradient GEMMs, rescaled after the
-                                GEMM (0: the scales applied inside it) */
-} prec_costs_t;
 
 /* The costs of precision p (bf16/fp16/fp32: not quantized, GEMMs in their
  * own dtype). ERR_INPUT names the catalog file when it is broken. */

@@ -27,7 +27,7 @@
 #include "models/model.h"
 #include "profile/profile.h"
 #include "sim/costs.h"
-#include "sim/framework.h"
+#include "frameworks/framework.h"
 #include "topologies/cluster.h"
 
 typedef struct {

@@ -430,6 +430,9 @@ static void build_compute(builder_t *b, build_scratch_t *x)
     /* buckets reduced during the backward that fills them; else after the
      * stage's last backward */
     bool once = fsdp_synced_once(in), during = grads_overlap(in) && !once;
+    /* ZeRO-2 reduce-scatters after every micro-batch (a row of
+     * frameworks/options.def, so make check-mechanisms sees it priced) */
+    bool per_mb = l->zero == 2 && !once && in->opt.zero2_reduce_per_mb;
     for (int s = 0; s < b->p; s++) {
         const pp_op_t *ops = ctx->ops + (long)s * ctx->ops_stride;
         int n = ctx->n_ops[s];
@@ -452,7 +455,7 @@ static void build_compute(builder_t *b, build_scratch_t *x)
                 plain && (in->opt.layer_events || (buckets_here && during));
             int t = emit_op(b, s, op, per_layer, buckets_here && plain ? x->layer_ids : NULL);
             int vs = gc >= 0 ? layout_vstage(l, s, gc) : -1;
-            if (buckets_here && (l->zero < 2 || once)) {
+            if (buckets_here && (l->zero < 2 || once || (l->zero == 2 && !per_mb))) {
                 if (during)
                     emit_buckets(b, s, vs, per_layer ? x->layer_ids : NULL, chunk_layers(b, vs),
                                  t, x->dp_tasks, &x->n_dp);
@@ -469,7 +472,7 @@ static void build_compute(builder_t *b, build_scratch_t *x)
                             emit_buckets(b, s, cs, NULL, chunk_layers(b, cs), t, x->dp_tasks,
                                          &x->n_dp);
                     }
-            } else if (gc >= 0 && l->zero == 2 && !once) {
+            } else if (gc >= 0 && per_mb) {
                 /* ZeRO-2 reduce-scatters gradients after every micro-batch
                  * (ZeRO-3's reductions are priced per layer in sim/costs). */
                 double head, embed;

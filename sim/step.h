@@ -28,7 +28,7 @@ typedef enum {
     BD_CP_COMM,
     BD_EP_COMM,       /* exposed MoE dispatch and combine (all-to-all) */
     BD_MOE_IMBALANCE, /* experts' wait for the busiest EP rank */
-    BD_HOST,      /* the GPU waiting for the host to issue kernels (sim/host.h) */
+    BD_HOST,      /* the GPU waiting for the host to issue kernels (frameworks/host.h) */
     BD_PP_COMM,
     BD_PP_BUBBLE,
     BD_DP_COMM,

@@ -20,7 +20,7 @@
 #include "models/hybrid.h"
 #include "models/memory.h"
 #include "profile/profile.h"
-#include "sim/framework.h"
+#include "frameworks/framework.h"
 #include "plan/plan.h"
 #include "sim/ssm_cost.h"
 #include "tests/testing.h"

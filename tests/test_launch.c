@@ -17,7 +17,7 @@
 #include "models/layout_json.h"
 #include "models/memory.h"
 #include "reports/launch.h"
-#include "sim/framework.h"
+#include "frameworks/framework.h"
 #include "tests/testing.h"
 
 /* The text launch_write gives (heap, caller frees). */

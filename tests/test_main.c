@@ -3,8 +3,11 @@
  *
  *     run_tests            every suite
  *     run_tests NAME...    only the suites whose names contain NAME
+ *     SCALEPLAN_TEST=T run_tests   only the test called T
  */
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <CUnit/Basic.h>
@@ -21,7 +24,7 @@ extern const test_suite_t suite_common, suite_units, suite_json, suite_table,
     suite_accelerate, suite_real_jobs, suite_pyregistry, suite_inference_sizing, suite_power,
     suite_elastic, suite_codecs, suite_islands, suite_cluster_traces, suite_moe_dispatch,
     suite_moe_layers, suite_hybrid, suite_cluster_policy, suite_numfmt, suite_glossary,
-    suite_cluster_papers, suite_dpladder;
+    suite_cluster_papers, suite_dpladder, suite_option_rows;
 /* the reference trainer */
 extern const test_suite_t suite_gpt, suite_tokens, suite_checkpoint, suite_monitor, suite_train,
     suite_buckets;
@@ -45,7 +48,7 @@ static const test_suite_t *const suites[] = {
     &suite_accelerate, &suite_real_jobs, &suite_pyregistry, &suite_inference_sizing,
     &suite_power, &suite_elastic, &suite_codecs, &suite_islands, &suite_cluster_traces,
     &suite_moe_dispatch, &suite_moe_layers, &suite_hybrid, &suite_cluster_policy,
-    &suite_numfmt, &suite_glossary, &suite_cluster_papers, &suite_dpladder,
+    &suite_numfmt, &suite_glossary, &suite_cluster_papers, &suite_dpladder, &suite_option_rows,
     &suite_gpt,        &suite_tokens,    &suite_checkpoint, &suite_monitor,
     &suite_train,      &suite_buckets,
     &suite_fit,        &suite_calibrate, &suite_real_nccltests,
@@ -63,20 +66,37 @@ static int wanted(const char *name, int argc, char **argv)
     return 0;
 }
 
+/* SCALEPLAN_TEST=NAME runs only the test called NAME (make
+ * check-mechanisms runs one test per option row this way). */
+static bool case_wanted(const char *name, const char *only)
+{
+    return !only || !*only || strcmp(name, only) == 0;
+}
+
+static bool has_case(const test_suite_t *s, const char *only)
+{
+    for (size_t c = 0; c < s->n_cases; c++)
+        if (case_wanted(s->cases[c].name, only))
+            return true;
+    return false;
+}
+
 int main(int argc, char **argv)
 {
+    const char *only = getenv("SCALEPLAN_TEST");
     if (CU_initialize_registry() != CUE_SUCCESS) {
         fprintf(stderr, "run_tests: cannot initialise CUnit: %s\n", CU_get_error_msg());
         return 1;
     }
     for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
-        if (!wanted(suites[s]->name, argc, argv))
+        if (!wanted(suites[s]->name, argc, argv) || !has_case(suites[s], only))
             continue;
         CU_pSuite suite = CU_add_suite(suites[s]->name, NULL, NULL);
         if (!suite)
             goto fail;
         for (size_t c = 0; c < suites[s]->n_cases; c++)
-            if (!CU_add_test(suite, suites[s]->cases[c].name, suites[s]->cases[c].fn))
+            if (case_wanted(suites[s]->cases[c].name, only) &&
+                !CU_add_test(suite, suites[s]->cases[c].name, suites[s]->cases[c].fn))
                 goto fail;
     }
     CU_basic_set_mode(CU_BRM_NORMAL);

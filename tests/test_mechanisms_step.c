@@ -521,7 +521,7 @@ static void test_deepspeed_pipeline_engine(void)
     CU_ASSERT_TRUE(step[2] < step[0]);
 }
 
-/* The host's race with the GPU (sim/host.h): a kernel starts once issued
+/* The host's race with the GPU (frameworks/host.h): a kernel starts once issued
  * and once the one before it ends; after a synchronization the host waits
  * for the GPU to drain. */
 static void test_host_race(void)

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "plan/ladder.h"
-#include "sim/framework.h"
+#include "frameworks/framework.h"
 #include "validate/published.h"
 #include "plan/plan.h"
 #include "sim/scenario.h"

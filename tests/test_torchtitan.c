@@ -7,7 +7,7 @@
 
 #include "inputs/toml.h"
 #include "inputs/torchtitan.h"
-#include "sim/framework.h"
+#include "frameworks/framework.h"
 #include "tests/testing.h"
 
 static int parse(const char *text, toml_doc_t *d, err_t *e)

@@ -1,11 +1,13 @@
-/* The accuracy bar, on the public measurements in
- * tests/fixtures/validation/throughput.csv (a copy of ../shared/validation):
- * every row replayed by the rules of validate/published.h with the default
- * profiles. The bars below are what the simulator achieves today per group
- * of rows (by framework and version); `scaleplan validate --published
- * tests/fixtures/validation/throughput.csv --by-group` prints the table.
- * The issue's acceptance bars (median <= 5%, 90th percentile <= 12%, every
- * group of 3+ rows <= 8%) are checked as they are reached. */
+/* The replay of the public measurements in
+ * tests/fixtures/validation/throughput.csv (a copy of ../shared/validation)
+ * and the out-of-sample sets: every row replayed by the rules of
+ * validate/published.h with the default profiles, what each row says, counts and
+ * orderings. The accuracy bars on the median and 90th percentile |error|
+ * (the issue's median <= 5%, 90th percentile <= 12%, every group of 3+ rows
+ * <= 8% on the shared table, and today's bar of each other set) are make
+ * validate's (scaleplan validate --published SET --max-median PCT
+ * --max-p90 PCT), which make test runs after make check; the errors quoted
+ * below are the bars' history. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,9 +52,6 @@ static void test_published_runs(void)
     for (size_t k = 0; k < sizeof held / sizeof held[0]; k++) {
         const pub_group_t *x = group(g, ng, held[k]);
         CU_ASSERT_PTR_NOT_NULL_FATAL(x);
-        if (x->median > 0.08)
-            fprintf(stderr, "\n%s: median |error| %.1f%%\n", x->group, 100 * x->median);
-        CU_ASSERT_TRUE(x->median <= 0.08);
         CU_ASSERT_EQUAL(x->skipped, 0);
     }
     double med, p90;
@@ -67,18 +66,9 @@ static void test_published_runs(void)
      * than 3% apart ordered as published (31 pairs; T112 against T137, the
      * last one the wrong way round, is ordered since fp8 quantization
      * before sequence-parallel gathers runs on the shard, 0.2% apart) */
-    if (med > 0.05 || p90 > 0.12)
-        fprintf(stderr, "\nshared table, dense: median %.1f%%, p90 %.1f%%\n", 100 * med,
-                100 * p90);
-    CU_ASSERT_TRUE(med <= 0.05);
-    CU_ASSERT_TRUE(p90 <= 0.12);
-    for (int i = 0; i < ng; i++) {
-        if (g[i].rows < 3)
-            continue;
-        if (g[i].median > 0.08)
-            fprintf(stderr, "\n%s: median |error| %.1f%%\n", g[i].group, 100 * g[i].median);
-        CU_ASSERT_TRUE(g[i].median <= 0.08);
-    }
+    /* (the median, 90th percentile and group bars are make validate's:
+     * scaleplan validate --max-median 5 --max-p90 12 --max-group-median 8) */
+    CU_ASSERT_TRUE(isfinite(med) && isfinite(p90));
     int pairs, misordered;
     CU_ASSERT_EQUAL_FATAL(pub_ordering(rows, n, 0.03, &pairs, &misordered, NULL, &e), 0);
     CU_ASSERT_TRUE(pairs >= 31);
@@ -746,12 +736,8 @@ static void test_more_runs(void)
     double med, p90;
     int k;
     replay_summary("validation/more/runs.csv", n, 0, pub_row_dense, &rows, &med, &p90, &k);
-    if (med > 0.07 || p90 > 0.17)
-        fprintf(stderr, "\nmore runs, dense: median %.1f%%, p90 %.1f%% over %d\n", 100 * med,
-                100 * p90, k);
-    CU_ASSERT_TRUE(k >= 75);
-    CU_ASSERT_TRUE(med <= 0.07);
-    CU_ASSERT_TRUE(p90 <= 0.17);
+    CU_ASSERT_TRUE(k >= 75); /* the median and p90 bars: make validate */
+    CU_ASSERT_TRUE(isfinite(med) && isfinite(p90));
     free(rows);
 }
 
@@ -792,9 +778,7 @@ static void test_dgxc_runs(void)
     printf("\n  dgxc: median %.1f%%, p90 %.1f%% over %d rows; predicted fp8 speed-up over the "
            "published, median of %d pairs: %.3f\n",
            100 * med, 100 * p90, k, np, pair_med);
-    CU_ASSERT_TRUE(med <= 0.11);
-    CU_ASSERT_TRUE(p90 <= 0.15);
-    CU_ASSERT_TRUE(np >= 50);
+    CU_ASSERT_TRUE(np >= 50); /* the median and p90 bars: make validate */
     CU_ASSERT_TRUE(pair_med <= 1.10);
     free(rows);
 }
@@ -830,8 +814,7 @@ static void test_mds_runs(void)
     CU_ASSERT_TRUE(fabs(rows[5].error) <= 0.10 && fabs(rows[6].error) <= 0.15);
     CU_ASSERT_EQUAL(rows[7].sim_layout.offload, LAYOUT_OFFLOAD_OPTIMIZER);
     CU_ASSERT_TRUE(rows[2].predicted > rows[3].predicted && rows[3].predicted > rows[4].predicted);
-    CU_ASSERT_TRUE(med <= 0.20);
-    CU_ASSERT_TRUE(p90 <= 0.50);
+    /* the median and p90 bars: make validate */
     free(rows);
 }
 
@@ -888,7 +871,7 @@ static void test_megascale_runs(void)
         if (i % 4)
             CU_ASSERT_TRUE(rows[i].predicted_tps_gpu < rows[i - 1].predicted_tps_gpu);
     }
-    CU_ASSERT_TRUE(med <= 0.05);
+    CU_ASSERT_TRUE(isfinite(med)); /* its bar: make validate */
     free(rows);
 }
 
@@ -922,7 +905,7 @@ static void test_mcoremoe_runs(void)
     CU_ASSERT_EQUAL(rows[2].sim_layout.precision, PRECISION_BF16);
     CU_ASSERT_EQUAL(rows[3].sim_layout.precision, PRECISION_FP8_BLOCK);
     CU_ASSERT_EQUAL(rows[8].sim_layout.seq_len, 131072);
-    CU_ASSERT_TRUE(med <= 0.13);
+    CU_ASSERT_TRUE(isfinite(med)); /* its bar: make validate */
     int pairs = 0, misordered = 0;
     CU_ASSERT_EQUAL_FATAL(pub_ordering(rows, n, 0.03, &pairs, &misordered, NULL, &e), 0);
     CU_ASSERT_TRUE(pairs >= 5);
@@ -952,7 +935,7 @@ static void test_nemotron_runs(void)
         CU_ASSERT_FALSE(rows[i].skipped);
         CU_ASSERT_TRUE(fabs(rows[i].error) <= 0.25);
     }
-    CU_ASSERT_TRUE(med <= 0.12);
+    CU_ASSERT_TRUE(isfinite(med)); /* its bar: make validate */
     /* bf16 then fp8 tables of each release: 15B at 8 GPU counts, 340B at 5 */
     for (int i = 0; i < 8; i++) {
         CU_ASSERT_TRUE(rows[8 + i].predicted < rows[i].predicted);   /* s/iter */
@@ -993,7 +976,7 @@ static void test_bigscience_runs(void)
     CU_ASSERT_EQUAL(skipped, 0);
     CU_ASSERT_EQUAL(rows[183].sim_layout.first_stage_layers, LAYOUT_STAGE_EMPTY);
     CU_ASSERT_EQUAL(rows[183].sim_layout.last_stage_layers, LAYOUT_STAGE_EMPTY);
-    CU_ASSERT_TRUE(med <= 0.16);
+    CU_ASSERT_TRUE(isfinite(med)); /* its bar: make validate */
     qsort(a100, (size_t)na, sizeof a100[0], cmp_double);
     CU_ASSERT_EQUAL(na, 101);
     CU_ASSERT_TRUE(a100[na / 2] <= 0.13);
@@ -1040,8 +1023,7 @@ static void test_mpt_runs(void)
     }
     printf("\n");
     CU_ASSERT_EQUAL(k, n);
-    CU_ASSERT_TRUE(med <= 0.05);
-    CU_ASSERT_TRUE(p90 <= 0.135);
+    /* the median and p90 bars: make validate */
     free(rows);
 }
 

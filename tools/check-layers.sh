@@ -12,23 +12,24 @@ allowed() {
     models) echo "common" ;;
     topologies) echo "common models" ;;
     profile) echo "common models topologies" ;;
+    frameworks) echo "common models topologies profile" ;;
     calibrate) echo "common models topologies profile" ;;
-    sim) echo "common models topologies profile" ;;
-    run) echo "common models topologies profile sim" ;;
-    plan) echo "common models topologies profile sim run" ;;
-    validate) echo "common models topologies profile sim run plan" ;;
-    cluster) echo "common models topologies profile sim run plan" ;;
-    inputs) echo "common models topologies profile sim" ;;
-    trainer) echo "common models topologies profile sim" ;;
-    reports) echo "common models topologies profile sim run plan validate trainer" ;;
-    commands) echo "common models topologies profile calibrate sim run plan validate cluster inputs trainer reports" ;;
-    api) echo "common models topologies profile calibrate sim run plan validate cluster inputs trainer reports commands" ;;
+    sim) echo "common models topologies profile frameworks" ;;
+    run) echo "common models topologies profile frameworks sim" ;;
+    plan) echo "common models topologies profile frameworks sim run" ;;
+    validate) echo "common models topologies profile frameworks sim run plan" ;;
+    cluster) echo "common models topologies profile frameworks sim run plan" ;;
+    inputs) echo "common models topologies profile frameworks sim" ;;
+    trainer) echo "common models topologies profile frameworks sim" ;;
+    reports) echo "common models topologies profile frameworks sim run plan validate trainer" ;;
+    commands) echo "common models topologies profile frameworks calibrate sim run plan validate cluster inputs trainer reports" ;;
+    api) echo "common models topologies profile frameworks calibrate sim run plan validate cluster inputs trainer reports commands" ;;
     cli) echo "common reports" ;;
     *) echo "*" ;;
     esac
 }
 fail=0
-for dir in common models topologies profile calibrate sim run plan validate cluster inputs trainer reports commands api cli; do
+for dir in common models topologies profile frameworks calibrate sim run plan validate cluster inputs trainer reports commands api cli; do
     [ -d "$dir" ] || continue
     ok=$(allowed "$dir")
     for f in $(find "$dir" -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' -o -name '*.inc'); do

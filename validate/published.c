@@ -12,7 +12,7 @@
 #include "common/names.h"
 #include "common/progress.h"
 #include "common/units.h"
-#include "sim/framework.h"
+#include "frameworks/framework.h"
 #include "sim/scenario.h"
 #include "sim/step.h"
 

@@ -26,8 +26,8 @@
  * chunks moved by copy engines, and (reduce_pass) the reduce-scatter's
  * partial sums added by one more kernel after the last chunk.
  */
-#ifndef SCALEPLAN_SIM_TP_OVERLAP_H
-#define SCALEPLAN_SIM_TP_OVERLAP_H
+#ifndef SCALEPLAN_FRAMEWORKS_TP_OVERLAP_H
+#define SCALEPLAN_FRAMEWORKS_TP_OVERLAP_H
 
 #include <stdbool.h>
 

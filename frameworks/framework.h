@@ -7,21 +7,22 @@
  * recipes switch on - and what it can run at all (ZeRO stages, FSDP with
  * pipelines, context parallelism, schedules, recompute modes,
  * precisions). The simulator reads these fields; nothing in sim/ tests a
- * framework's name. Every field carries its source in the JSON.
+ * framework's name. The scalar options are rows of frameworks/options.def. Every field carries its source in the JSON.
  *
  * Presets are found by name or alias ("megatron-core", "nemo-25.02",
  * "torchtitan", "deepspeed", ...); published runs' framework columns are
  * matched through each preset's "match" patterns.
  */
-#ifndef SCALEPLAN_SIM_FRAMEWORK_H
-#define SCALEPLAN_SIM_FRAMEWORK_H
+#ifndef SCALEPLAN_FRAMEWORKS_FRAMEWORK_H
+#define SCALEPLAN_FRAMEWORKS_FRAMEWORK_H
 
 #include <stdbool.h>
 
 #include "common/catalog.h"
 #include "common/error.h"
+#include "frameworks/options.h"
 #include "models/layout.h"
-#include "sim/costs.h"
+#include "models/model.h"
 
 #define FW_NAME_MAX 32
 

@@ -19,8 +19,8 @@
  * to issue it and its GPU time, split into equal kernels. CUDA graphs
  * replace a captured scope's issue cost by one replay (Megatron-Core
  * --cuda-graph-scope). */
-#ifndef SCALEPLAN_SIM_HOST_H
-#define SCALEPLAN_SIM_HOST_H
+#ifndef SCALEPLAN_FRAMEWORKS_HOST_H
+#define SCALEPLAN_FRAMEWORKS_HOST_H
 
 #include <stdbool.h>
 

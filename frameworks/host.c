@@ -1,4 +1,4 @@
-#include "sim/host.h"
+#include "frameworks/host.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "sim/framework.h"
+#include "frameworks/framework.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -10,6 +10,8 @@
 
 #include "common/catalog.h"
 #include "common/json.h"
+#include "frameworks/host.h"
+#include "frameworks/tp_overlap.h"
 #include "models/hybrid.h"
 
 #define FW_FILE "sim/catalog/frameworks.json"
@@ -60,7 +62,7 @@ static int read_scopes(const cJSON *arr, const json_ctx_t *ctx, unsigned *bits, 
     return ERR_OK;
 }
 
-/* options.host: how the framework's host thread issues kernels (sim/host.h);
+/* options.host: how the framework's host thread issues kernels (frameworks/host.h);
  * absent: not modelled. */
 static int read_host(const cJSON *o, const json_ctx_t *ctx, host_opts_t *h, err_t *err)
 {
@@ -155,68 +157,13 @@ static int sourced(const cJSON *o, const char *key, const json_ctx_t *ctx, err_t
                     name);
 }
 
+/* The "options" object: its scalar rows from frameworks/options.def, then
+ * the nested objects the table does not cover. */
 static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *opt, err_t *err)
 {
-    char p2p[16] = "schedule", cp[16] = "ring";
     int rc;
-    if ((rc = json_expect_object(o, ctx, err)) ||
-        (rc = json_get_bool(o, "overlap_grad_reduce", ctx, JSON_REQUIRED,
-                            &opt->overlap_grad_reduce, err)) ||
-        (rc = json_get_bool(o, "grad_reduce_after_pipeline", ctx, JSON_OPTIONAL,
-                            &opt->grad_reduce_after_pipeline, err)) ||
-        (rc = json_get_bool(o, "bf16_grad_all_reduce", ctx, JSON_OPTIONAL,
-                            &opt->bf16_grad_all_reduce, err)) ||
-        (rc = json_get_bool(o, "overlap_param_gather", ctx, JSON_REQUIRED,
-                            &opt->overlap_param_gather, err)) ||
-        (rc = json_get_bool(o, "tp_comm_overlap", ctx, JSON_REQUIRED, &opt->tp_comm_overlap,
-                            err)) ||
-        (rc = json_get_bool(o, "async_tp_grad", ctx, JSON_REQUIRED, &opt->async_tp_grad, err)) ||
-        (rc = json_get_string(o, "overlap_p2p", ctx, JSON_OPTIONAL, p2p, sizeof p2p, err)) ||
-        (rc = json_get_bool(o, "p2p_whole_tensor", ctx, JSON_OPTIONAL, &opt->p2p_whole_tensor,
-                            err)) ||
-        (rc = json_get_double(o, "bucket_params", ctx, JSON_REQUIRED, 1, 1e12, &opt->bucket_params,
-                              err)) ||
-        (rc = json_get_double(o, "reduce_bytes", ctx, JSON_OPTIONAL, 0, 8, &opt->reduce_bytes, err)) ||
-        (rc = json_get_bool(o, "fp8_param_gather", ctx, JSON_OPTIONAL, &opt->fp8_param_gather,
-                            err)) ||
-        (rc = json_get_bool(o, "fp8_tp_gather", ctx, JSON_OPTIONAL, &opt->fp8_tp_gather, err)) ||
-        (rc = json_get_bool(o, "recompute_early_stop", ctx, JSON_OPTIONAL,
-                            &opt->recompute_early_stop, err)) ||
-        (rc = json_get_string(o, "attention_kernel", ctx, JSON_OPTIONAL, opt->attn_kernel,
-                              sizeof opt->attn_kernel, err)) ||
-        (rc = json_get_bool(o, "fp8_weight_cache", ctx, JSON_OPTIONAL, &opt->fp8_weight_cache,
-                            err)) ||
-        (rc = json_get_string(o, "cp_comm", ctx, JSON_OPTIONAL, cp, sizeof cp, err)) ||
-        (rc = json_get_double(o, "eager_norm", ctx, JSON_OPTIONAL, 1, 100, &opt->eager_norm, err)) ||
-        (rc = json_get_double(o, "eager_rope", ctx, JSON_OPTIONAL, 1, 100, &opt->eager_rope, err)) ||
-        (rc = json_get_double(o, "eager_act", ctx, JSON_OPTIONAL, 1, 100, &opt->eager_act, err)) ||
-        (rc = json_get_double(o, "eager_cp_merge", ctx, JSON_OPTIONAL, 1, 100,
-                              &opt->eager_cp_merge, err)) ||
-        (rc = json_get_double(o, "cp_merge_bytes", ctx, JSON_OPTIONAL, 0, 100,
-                              &opt->cp_merge_bytes, err)) ||
-        (rc = json_get_bool(o, "kv_repeated", ctx, JSON_OPTIONAL, &opt->kv_repeated, err)) ||
-        (rc = json_get_bool(o, "fp8_norm_cast", ctx, JSON_OPTIONAL, &opt->fp8_norm_cast, err)) ||
-        (rc = json_get_bool(o, "fp8_saves_quantized", ctx, JSON_OPTIONAL,
-                            &opt->fp8_saves_quantized, err)) ||
-        (rc = sourced(o, "fp8_saves_quantized", ctx, err)) ||
-        (rc = json_get_double(o, "ce_fwd_bytes", ctx, JSON_OPTIONAL, 0, 1000, &opt->ce_fwd_bytes,
-                              err)) ||
-        (rc = json_get_double(o, "ce_bwd_bytes", ctx, JSON_OPTIONAL, 0, 1000, &opt->ce_bwd_bytes,
-                              err)) ||
-        (rc = json_get_double(o, "ce_peak_bytes", ctx, JSON_OPTIONAL, 0, 1000, &opt->ce_peak_bytes,
-                              err)) ||
-        (rc = json_get_double(o, "ce_tp_fwd_bytes", ctx, JSON_OPTIONAL, 0, 1000,
-                              &opt->ce_tp_fwd_bytes, err)) ||
-        (rc = json_get_double(o, "ce_tp_bwd_bytes", ctx, JSON_OPTIONAL, 0, 1000,
-                              &opt->ce_tp_bwd_bytes, err)) ||
-        (rc = json_get_double(o, "ce_tp_peak_bytes", ctx, JSON_OPTIONAL, 0, 1000,
-                              &opt->ce_tp_peak_bytes, err)) ||
-        (rc = json_get_double(o, "ce_compiled_fwd_bytes", ctx, JSON_OPTIONAL, 0, 1000,
-                              &opt->ce_compiled_fwd_bytes, err)) ||
-        (rc = json_get_double(o, "ce_compiled_bwd_bytes", ctx, JSON_OPTIONAL, 0, 1000,
-                              &opt->ce_compiled_bwd_bytes, err)) ||
-        (rc = json_get_double(o, "ce_compiled_peak_bytes", ctx, JSON_OPTIONAL, 0, 1000,
-                              &opt->ce_compiled_peak_bytes, err)))
+    if ((rc = json_expect_object(o, ctx, err)) || (rc = fw_options_read(o, ctx, opt, err)) ||
+        (rc = sourced(o, "fp8_saves_quantized", ctx, err)))
         return rc;
     const cJSON *copies = NULL;
     if ((rc = json_get_object(o, "attn_copies", ctx, JSON_OPTIONAL, &copies, err)))
@@ -258,24 +205,6 @@ static int read_options(const cJSON *o, const json_ctx_t *ctx, sim_options_t *op
     json_ctx_t tctx = json_ctx_member(ctx, "tp_overlap");
     if (tpo && (rc = tpo_from_json(tpo, &tctx, &opt->tp_overlap, err)))
         return rc;
-    if (strcmp(cp, "ring") == 0)
-        opt->cp_comm = CP_RING;
-    else if (strcmp(cp, "allgather") == 0)
-        opt->cp_comm = CP_ALLGATHER;
-    else if (strcmp(cp, "a2a") == 0)
-        opt->cp_comm = CP_A2A;
-    else
-        return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
-                        "cp_comm: use ring, allgather or a2a (got '%s')", cp);
-    if (strcmp(p2p, "schedule") == 0)
-        opt->overlap_p2p = -1;
-    else if (strcmp(p2p, "true") == 0)
-        opt->overlap_p2p = 1;
-    else if (strcmp(p2p, "false") == 0)
-        opt->overlap_p2p = 0;
-    else
-        return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
-                        "overlap_p2p: use \"schedule\", \"true\" or \"false\" (got '%s')", p2p);
     return ERR_OK;
 }
 

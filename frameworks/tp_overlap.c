@@ -1,4 +1,4 @@
-#include "sim/tp_overlap.h"
+#include "frameworks/tp_overlap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
