@@ -775,6 +775,79 @@ static void set_algo_env(const variant_t *v, const char *user)
         unsetenv("NCCL_ALGO");
 }
 
+/* The nodes of world, counted from its ranks' host names (host is this
+ * rank's), and the first three named in hosts (cap bytes). */
+static int count_nodes(const dist_group_t *world, const char *host, char *hosts, size_t cap,
+                       int *nodes, err_t *err)
+{
+    char *all_hosts = (char *)calloc((size_t)world->size, 64);
+    if (!all_hosts)
+        return err_set(err, ERR_RUNTIME, "out of memory measuring collectives");
+    int rc = dist_allgather(world, host, all_hosts, 64, err);
+    if (rc)
+        goto out;
+    *nodes = 0;
+    for (int i = 0; i < world->size; i++) {
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = strncmp(all_hosts + 64 * i, all_hosts + 64 * j, 64) == 0;
+        if (!seen) {
+            (*nodes)++;
+            size_t l = strlen(hosts);
+            if (*nodes <= 3)
+                snprintf(hosts + l, cap - l, "%s%.40s", *nodes > 1 ? ", " : "",
+                         all_hosts + 64 * i);
+            else if (*nodes == 4)
+                snprintf(hosts + l, cap - l, ", ...");
+        }
+    }
+out:
+    free(all_hosts);
+    return rc;
+}
+
+/* One session s on a communicator of n ranks: world's ranks under MPI
+ * (rank 0's NCCL id broadcast, each rank on its node-local GPU), else n
+ * threads of this process, one a GPU. */
+static int run_group(const dist_group_t *world, bool mpi, int n, const char *host,
+                     const session_t *s, err_t *err)
+{
+    const collb_plan_t *plan = s->plan;
+    id_msg_t idm;
+    memset(&idm, 0, sizeof idm);
+    if (!mpi || world->rank == 0) {
+        ncclResult_t res = ncclGetUniqueId(&idm.id);
+        idm.ok = res == ncclSuccess;
+        if (!idm.ok)
+            snprintf(idm.msg, sizeof idm.msg, "ncclGetUniqueId: %s", ncclGetErrorString(res));
+    }
+    if (!mpi) {
+        if (!idm.ok)
+            return err_set(err, ERR_RUNTIME, "%s", idm.msg);
+        return run_threads(n, &idm.id, s, plan->timeout_s, err);
+    }
+    int rc = dist_bcast(world, &idm, sizeof idm, 0, err);
+    if (rc)
+        return rc;
+    if (!idm.ok)
+        return err_set(err, ERR_RUNTIME, "%s", idm.msg);
+    rank_t r;
+    memset(&r, 0, sizeof r);
+    r.rank = world->rank;
+    r.n = world->size;
+    r.buf_bytes = (size_t)plan->max_bytes;
+    r.timeout_s = plan->timeout_s;
+    r.world = world;
+    snprintf(r.host, sizeof r.host, "%s", host);
+    /* the node-local GPU: launchers export the local rank */
+    int n_dev = 0;
+    if (cudaGetDeviceCount(&n_dev) != cudaSuccess || n_dev == 0)
+        n_dev = 1;
+    int local = dist_local_rank();
+    r.device = (local >= 0 ? local : world->rank) % n_dev;
+    return run_session(&r, &idm.id, s, err);
+}
+
 extern "C" int collb_run(const dist_group_t *world, int n_local, const collb_plan_t *plan,
                          meas_set_t *set, gpub_progress_fn progress, void *ctx, err_t *err)
 {
@@ -788,7 +861,6 @@ extern "C" int collb_run(const dist_group_t *world, int n_local, const collb_pla
     int ng = mpi ? 1 : plan_groups(plan, n_local, groups);
     char host[64] = "localhost", hosts[160] = "";
     int nodes = 1, max_ranks = 0;
-    char *all_hosts = NULL;
     if (user_env && !user)
         return err_set(err, ERR_RUNTIME, "out of memory");
     if (ns == 0 || plan->n_ops == 0 || nv == 0) {
@@ -802,29 +874,8 @@ extern "C" int collb_run(const dist_group_t *world, int n_local, const collb_pla
     }
     gethostname(host, sizeof host - 1);
     if (mpi) {
-        /* node count from the host names */
-        all_hosts = (char *)calloc((size_t)world->size, 64);
-        if (!all_hosts) {
-            rc = err_set(err, ERR_RUNTIME, "out of memory measuring collectives");
+        if ((rc = count_nodes(world, host, hosts, sizeof hosts, &nodes, err)))
             goto out;
-        }
-        if ((rc = dist_allgather(world, host, all_hosts, 64, err)))
-            goto out;
-        nodes = 0;
-        for (int i = 0; i < world->size; i++) {
-            bool seen = false;
-            for (int j = 0; j < i && !seen; j++)
-                seen = strncmp(all_hosts + 64 * i, all_hosts + 64 * j, 64) == 0;
-            if (!seen) {
-                nodes++;
-                size_t l = strlen(hosts);
-                if (nodes <= 3)
-                    snprintf(hosts + l, sizeof hosts - l, "%s%.40s", nodes > 1 ? ", " : "",
-                             all_hosts + 64 * i);
-                else if (nodes == 4)
-                    snprintf(hosts + l, sizeof hosts - l, ", ...");
-            }
-        }
         groups[0] = world->size;
     } else {
         snprintf(hosts, sizeof hosts, "%.60s", host);
@@ -843,45 +894,7 @@ extern "C" int collb_run(const dist_group_t *world, int n_local, const collb_pla
             snprintf(label, sizeof label, "%d %s (%.15s)", n, mpi ? "ranks" : "GPUs", v[vi].label);
             session_t s = {plan, ops, n_ops, sizes, ns, times, label, progress, ctx, &done};
             set_algo_env(&v[vi], user);
-            id_msg_t idm;
-            memset(&idm, 0, sizeof idm);
-            if (!mpi || world->rank == 0) {
-                ncclResult_t res = ncclGetUniqueId(&idm.id);
-                idm.ok = res == ncclSuccess;
-                if (!idm.ok)
-                    snprintf(idm.msg, sizeof idm.msg, "ncclGetUniqueId: %s",
-                             ncclGetErrorString(res));
-            }
-            if (mpi) {
-                if ((rc = dist_bcast(world, &idm, sizeof idm, 0, err)))
-                    goto out;
-                if (!idm.ok) {
-                    rc = err_set(err, ERR_RUNTIME, "%s", idm.msg);
-                    goto out;
-                }
-                rank_t r;
-                memset(&r, 0, sizeof r);
-                r.rank = world->rank;
-                r.n = world->size;
-                r.buf_bytes = (size_t)plan->max_bytes;
-                r.timeout_s = plan->timeout_s;
-                r.world = world;
-                snprintf(r.host, sizeof r.host, "%s", host);
-                /* the node-local GPU: launchers export the local rank */
-                int n_dev = 0;
-                if (cudaGetDeviceCount(&n_dev) != cudaSuccess || n_dev == 0)
-                    n_dev = 1;
-                int local = dist_local_rank();
-                r.device = (local >= 0 ? local : world->rank) % n_dev;
-                rc = run_session(&r, &idm.id, &s, err);
-            } else {
-                if (!idm.ok) {
-                    rc = err_set(err, ERR_RUNTIME, "%s", idm.msg);
-                    goto out;
-                }
-                rc = run_threads(n, &idm.id, &s, plan->timeout_s, err);
-            }
-            if (rc)
+            if ((rc = run_group(world, mpi, n, host, &s, err)))
                 goto out;
             if ((!mpi || world->rank == 0) &&
                 (rc = store_series(set, &s, v[vi].label, n, nodes, hosts, err)))
@@ -899,7 +912,6 @@ out:
     else
         unsetenv("NCCL_ALGO");
     free(times);
-    free(all_hosts);
     return rc;
 }
 

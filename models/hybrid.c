@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "models/moe_layers.h"
+
 bool model_is_hybrid(const model_t *m)
 {
     return m->hybrid.n_layers_hybrid > 0;

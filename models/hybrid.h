@@ -38,7 +38,7 @@
 #include <stdbool.h>
 
 #include "common/error.h"
-#include "models/model.h"
+#include "models/model_types.h"
 
 /* Whether m has a hybrid layer pattern. */
 bool model_is_hybrid(const model_t *m);

@@ -57,6 +57,11 @@ done
 private_headers() {
     echo "sim/costsInt.h sim/cost*.c"
     echo "common/distInt.h common/dist*.c"
+    echo "validate/publishedInt.h validate/published*.c"
+    echo "models/hfconfigInt.h models/hfconfig*.c"
+    echo "reports/reportInt.h reports/report*.c"
+    echo "commands/argsInt.h commands/args*.c"
+    echo "trainer/backend_cudaInt.cuh trainer/backend_cuda*.cu"
 }
 private_headers | while read -r header pattern; do
     for f in $(find common models topologies profile frameworks calibrate sim run plan validate \

@@ -57,146 +57,25 @@
  * of the last backward to the end of the reduction, 0 when it finished
  * under the backward) and the optimizer, so step_times_t is device time.
  */
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-#include <cuda_bf16.h>
-#include <cuda_runtime.h>
-#include <nccl.h>
+#include "trainer/backend_cudaInt.cuh"
 
-#if NCCL_VERSION_CODE < NCCL_VERSION(2, 14, 0)
-#error "scaleplan's CUDA trainer needs NCCL 2.14 or later (non-blocking communicators)"
-#endif
-
-extern "C" {
-#include "common/plugin.h"
-#include "topologies/gpu.h"
-#include "trainer/backend.h"
-#include "trainer/buckets.h"
-#include "trainer/gpt.h"
-}
-
-#include "common/cuda_check.cuh"
-#include "trainer/cuda_gemm.h"
-#include "trainer/kern_act.h"
-#include "trainer/kern_attn.h"
-#include "trainer/kern_elem.h"
-#include "trainer/kern_embed.h"
-#include "trainer/kern_loss.h"
-#include "trainer/kern_norm.h"
-#include "trainer/kern_optim.h"
-#include "trainer/kern_rope.h"
-
-typedef __nv_bfloat16 bf16;
-
-#define GEMM_WORKSPACE_BYTES (32u << 20) /* cuBLASLt's recommendation for Hopper */
-#define LOGITS_ALIGN 64                  /* logits row stride rounded up to 64 elements */
-
-/* One block's activations kept for the backward (T = activation type). */
-typedef struct {
-    float *x_in;                /* [N, C] residual stream entering the block */
-    void *ln1;                  /* [N, C] T */
-    float *ln1_mean, *ln1_rstd; /* [N] */
-    void *qkv;                  /* [N, qkv_local] T, after RoPE */
-    void *probs;                /* [B * heads_local, t, t] T, causal softmax */
-    void *att;                  /* [N, heads_local * head_dim] T */
-    float *x_mid;               /* [N, C] residual after attention */
-    void *ln2;                  /* [N, C] T */
-    float *ln2_mean, *ln2_rstd;
-    void *fc;  /* [N, fc_local] T, pre-activation */
-    void *act; /* [N, ffn_local] T */
-} layer_acts_t;
-
-typedef struct {
-    backend_config_t c;
-    gpt_t m;
-    int device;
-    char device_name[96];
-    char gpu_name[32];
-    double peak_tflops;
-    size_t mem_total, mem_free_min;
-    bool bf16;
-    size_t es;       /* bytes per activation element: 2 (bf16) or 4 */
-    kern_dtype_t dt; /* the activation type */
-    size_t n, n_pad, shard, shard_begin; /* as backend_cpu.c */
-    int B, T, N, Vp;                     /* micro-batch, sequence, B * T rows, logits row stride */
-    /* parameters and optimizer state (device) */
-    float *params, *grads;  /* n_pad each */
-    void *wparams;          /* weights the GEMMs read: bf16 copy, or params in fp32 mode */
-    void *lm_pad;           /* [Vp, hidden] T: the head's weights copied before each forward,
-                               rows [vocab, Vp) zero; NULL when vocab == Vp. With m or k =
-                               vocab = 50257 cuBLASLt 13.1 ran GPT-2's head products on
-                               unaligned sm75 kernels, 11.5 ms of a 42 ms step (H200,
-                               2026-11-27, tests/gpu/kernel_times.sh); Vp rows align them */
-    float *adam_m, *adam_v; /* shard */
-    float *shard_grads;     /* ZeRO-1: this rank's reduced shard (= grads when dp == 1) */
-    uint8_t *flags;         /* n_pad: bit 0 weight decay, bit 1 counted in the norm */
-    /* activations */
-    char *acts_mem;
-    size_t acts_bytes;
-    layer_acts_t *layers;
-    float *final_x, *lnf_mean, *lnf_rstd;
-    void *lnf;     /* [N, C] T */
-    void *logits;  /* [N, Vp] T; the loss kernel turns it into dlogits */
-    float *losses; /* [N] */
-    /* scratch shared by all blocks */
-    char *scratch_mem;
-    size_t scratch_bytes;
-    kern_attn_scratch_t attn; /* q, k, v, y, dq, dk, dv [B heads_local, t, head_dim] T, dp [.., t, t] */
-    float *dx, *dln;                    /* [N, C] */
-    void *dx_t;                         /* [N, C] T copy of dx (bf16 mode; = dx in fp32 mode) */
-    void *datt, *dqkv, *dfc, *dact;
-    float *part_a, *part_b;     /* KERN_PART_MAX x max width */
-    double *sumsq_part;         /* KERN_SUMSQ_BLOCKS */
-    double *dsum;               /* [0] loss sum, [1] squared gradient norm */
-    int32_t *tokens;            /* inputs N | targets N | rows N | start N + 1 | uniq N */
-    float *rope_cos, *rope_sin; /* [t, head_dim / 2], rotary models only */
-    /* host */
-    int32_t *h_tokens; /* pinned, same layout as tokens */
-    double *h_dsum;    /* pinned, 2 */
-    int32_t *h_count;  /* vocab counters for the embedding's row grouping */
-    int n_uniq;
-    float *h_params, *h_m, *h_v, *h_grads; /* checkpoint / dump buffers (lazy) */
-    /* CUDA objects */
-    cudaStream_t s_main, s_dp;
-    cudaEvent_t ev_fwd0, ev_fwd1, ev_bwd1, ev_dp1, ev_opt0, ev_opt1, ev_bucket;
-    cudaEvent_t *ev_tp; /* pairs around TP all-reduces of one micro-batch */
-    int n_ev_tp, used_ev_tp;
-    bool bwd_recorded;
-    gemm_t *gemm;
-    ncclComm_t tp_comm, dp_comm; /* NULL for a group of one */
-    bool aborted;                /* the watchdog aborted them: the device is stuck */
-    /* DP buckets of the current backward */
-    buckets_t buckets;
-    bool buckets_launched;
-    double other_bytes; /* device bytes outside the arenas counted as buffers */
-} cuda_state_t;
-
-static double now_s(void)
+double cuda_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* A tensor's pointer in a flat buffer, or NULL when the model lacks it. */
-template <typename P> static P *at(P *base, size_t off)
-{
-    return off == GPT_ABSENT ? NULL : base + off;
-}
 
 /* A tensor of the weights the GEMMs read (activation type), or NULL. */
-static const void *wat(const cuda_state_t *s, size_t off)
+const void *cuda_wat(const cuda_state_t *s, size_t off)
 {
     return off == GPT_ABSENT ? NULL : (const char *)s->wparams + s->es * off;
 }
 
 /* Seconds between two completed events. */
-static int elapsed_s(cudaEvent_t a, cudaEvent_t b, double *out, err_t *err)
+int cuda_elapsed_s(cudaEvent_t a, cudaEvent_t b, double *out, err_t *err)
 {
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
@@ -362,28 +241,28 @@ static int stall(cuda_state_t *s, const char *what, double waited_s, ncclResult_
 
 /* After an NCCL call on comm: wait (bounded) while it is still in
  * progress (non-blocking communicators return at once). */
-static int nccl_settle(cuda_state_t *s, ncclComm_t comm, ncclResult_t res, const char *what,
-                       err_t *err)
+int cuda_nccl_settle(cuda_state_t *s, ncclComm_t comm, ncclResult_t res, const char *what,
+                     err_t *err)
 {
-    double t0 = now_s(), limit = deadline_of(s);
+    double t0 = cuda_now_s(), limit = deadline_of(s);
     while (res == ncclInProgress) {
-        double waited = now_s() - t0;
+        double waited = cuda_now_s() - t0;
         if (waited > limit)
             return stall(s, what, waited, ncclSuccess, err);
         nap(waited);
         res = async_error(comm);
     }
     if (res != ncclSuccess)
-        return stall(s, what, now_s() - t0, res, err);
+        return stall(s, what, cuda_now_s() - t0, res, err);
     return ERR_OK;
 }
 
 /* Wait for ev (or, ev NULL, the whole of stream), bounded, watching both
  * communicators' errors: the one host wait of this backend. */
-static int wait_device(cuda_state_t *s, cudaStream_t stream, cudaEvent_t ev, const char *what,
-                       err_t *err)
+int cuda_wait_device(cuda_state_t *s, cudaStream_t stream, cudaEvent_t ev, const char *what,
+                     err_t *err)
 {
-    double t0 = now_s(), limit = deadline_of(s);
+    double t0 = cuda_now_s(), limit = deadline_of(s);
     for (;;) {
         cudaError_t q = ev ? cudaEventQuery(ev) : cudaStreamQuery(stream);
         if (q == cudaSuccess)
@@ -393,7 +272,7 @@ static int wait_device(cuda_state_t *s, cudaStream_t stream, cudaEvent_t ev, con
         ncclResult_t a = async_error(s->tp_comm);
         if (a == ncclSuccess || a == ncclInProgress)
             a = async_error(s->dp_comm);
-        double waited = now_s() - t0;
+        double waited = cuda_now_s() - t0;
         if (a != ncclSuccess && a != ncclInProgress)
             return stall(s, what, waited, a, err);
         if (waited > limit)
@@ -402,13 +281,6 @@ static int wait_device(cuda_state_t *s, cudaStream_t stream, cudaEvent_t ev, con
     }
 }
 
-/* Run one NCCL collective on g's communicator: announce it to g's ranks
- * (so a timeout can name who never came), issue it, let it settle. */
-#define NCCL_RUN(s, g, comm, what, call)                                                        \
-    do {                                                                                       \
-        TRY(dist_watch_enter((g), (what), err));                                               \
-        TRY(nccl_settle((s), (comm), (call), (what), err));                                    \
-    } while (0)
 
 /* ------------------------------------------------------------ set-up */
 
@@ -439,7 +311,7 @@ static int nccl_comm(cuda_state_t *s, const dist_group_t *g, ncclComm_t *out, er
         return err_set(err, ERR_RUNTIME, "ncclCommInitRankConfig: %s (%s)",
                        ncclGetErrorString(res), ncclGetLastError(NULL));
     }
-    return nccl_settle(s, *out, res, "ncclCommInitRankConfig", err);
+    return cuda_nccl_settle(s, *out, res, "ncclCommInitRankConfig", err);
 }
 
 static void fill_flags(const cuda_state_t *s, uint8_t *flags)
@@ -472,7 +344,7 @@ static int upload_rope(cuda_state_t *s, err_t *err)
     return ERR_OK;
 }
 
-static void sample_memory(cuda_state_t *s)
+void cuda_sample_memory(cuda_state_t *s)
 {
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
@@ -508,8 +380,8 @@ static void cuda_destroy(void *state)
             continue;
         /* finalize (bounded) then destroy; abort what does not finalize */
         err_t ignore;
-        if (nccl_settle(s, comms[i], ncclCommFinalize(comms[i]), "ncclCommFinalize", &ignore) ==
-            ERR_OK)
+        if (cuda_nccl_settle(s, comms[i], ncclCommFinalize(comms[i]), "ncclCommFinalize",
+                             &ignore) == ERR_OK)
             ncclCommDestroy(comms[i]);
         else if (s->aborted)
             break; /* stall() aborted both */
@@ -580,7 +452,9 @@ static int cuda_reset(void *state, err_t *err)
     return ERR_OK;
 }
 
-static int setup(cuda_state_t *s, int device_count, err_t *err)
+/* The GPU this rank runs on (its local rank's, or --device-index), and
+ * what the catalog knows of it. */
+static int setup_device(cuda_state_t *s, int device_count, err_t *err)
 {
     const backend_config_t *c = &s->c;
     int want = dist_local_rank();
@@ -603,7 +477,15 @@ static int setup(cuda_state_t *s, int device_count, err_t *err)
         snprintf(s->gpu_name, sizeof s->gpu_name, "%.31s", g.name);
         s->peak_tflops = g.peak_tflops[c->bf16 ? DTYPE_BF16 : DTYPE_FP32];
     }
+    return ERR_OK;
+}
 
+/* The model's shard on this TP rank, checked against the micro-batch and
+ * sequence, and the sizes that follow: rows, logits stride, parameters
+ * and the ZeRO-1 shard. */
+static int setup_sizes(cuda_state_t *s, err_t *err)
+{
+    const backend_config_t *c = &s->c;
     TRY(gpt_create(c->model, c->tp, c->tp_group->rank, &s->m, err));
     const gpt_t *m = &s->m;
     if (c->micro_batch < 1 || c->seq_len < 1)
@@ -628,7 +510,14 @@ static int setup(cuda_state_t *s, int device_count, err_t *err)
     s->n_pad = (s->n + (size_t)dpz - 1) / (size_t)dpz * (size_t)dpz;
     s->shard = c->zero1 ? s->n_pad / (size_t)c->dp : s->n;
     s->shard_begin = c->zero1 ? s->shard * (size_t)c->dp_group->rank : 0;
+    return ERR_OK;
+}
 
+/* Streams, timing events, the GEMM handle and the communicators. */
+static int setup_streams(cuda_state_t *s, err_t *err)
+{
+    const backend_config_t *c = &s->c;
+    const gpt_t *m = &s->m;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s->s_main, cudaStreamNonBlocking));
     CUDA_CHECK(cudaStreamCreateWithFlags(&s->s_dp, cudaStreamNonBlocking));
     cudaEvent_t *evs[] = {&s->ev_fwd0, &s->ev_fwd1, &s->ev_bwd1,
@@ -648,7 +537,15 @@ static int setup(cuda_state_t *s, int device_count, err_t *err)
     /* every rank creates its TP communicator, then its DP one: the same order everywhere */
     TRY(nccl_comm(s, c->tp_group, &s->tp_comm, err));
     TRY(nccl_comm(s, c->dp_group, &s->dp_comm, err));
+    return ERR_OK;
+}
 
+/* The parameters, gradients, Adam moments and parameter flags on the
+ * device; *pad_bytes_out the padded head's copy (0 without one). */
+static int setup_params(cuda_state_t *s, size_t *pad_bytes_out, err_t *err)
+{
+    const backend_config_t *c = &s->c;
+    const gpt_t *m = &s->m;
     size_t np = s->n_pad;
     TRY(dev_alloc(s, (void **)&s->params, np * sizeof(float), "fp32 weights", err));
     TRY(dev_alloc(s, (void **)&s->grads, np * sizeof(float), "gradients", err));
@@ -680,7 +577,15 @@ static int setup(cuda_state_t *s, int device_count, err_t *err)
     free(hf);
     CUDA_CHECK(e);
     CUDA_CHECK(cudaMemsetAsync(s->grads, 0, np * sizeof(float), s->s_main));
+    *pad_bytes_out = pad_bytes;
+    return ERR_OK;
+}
 
+/* The activation and scratch arenas, the rotary table and the pinned
+ * host buffers. */
+static int setup_acts(cuda_state_t *s, err_t *err)
+{
+    const gpt_t *m = &s->m;
     s->layers = (layer_acts_t *)calloc((size_t)m->n_layers, sizeof(layer_acts_t));
     if (!s->layers)
         return err_set(err, ERR_RUNTIME, "out of memory");
@@ -708,13 +613,25 @@ static int setup(cuda_state_t *s, int device_count, err_t *err)
     s->h_count = (int32_t *)calloc((size_t)m->vocab, sizeof(int32_t));
     if (!s->h_count)
         return err_set(err, ERR_RUNTIME, "out of memory");
-    s->other_bytes = (double)np + (double)gemm_workspace_bytes(s->gemm) + (double)pad_bytes;
-    TRY(cuda_reset(s, err));
-    sample_memory(s);
     return ERR_OK;
 }
 
-static int launch_bucket(void *ctx, size_t offset, size_t count, err_t *err);
+/* Everything s->c asks for on one of device_count visible GPUs, the
+ * weights initialised; on failure cuda_destroy frees what was made. */
+static int setup(cuda_state_t *s, int device_count, err_t *err)
+{
+    TRY(setup_device(s, device_count, err));
+    TRY(setup_sizes(s, err));
+    TRY(setup_streams(s, err));
+    size_t pad_bytes = 0;
+    TRY(setup_params(s, &pad_bytes, err));
+    TRY(setup_acts(s, err));
+    size_t np = s->n_pad;
+    s->other_bytes = (double)np + (double)gemm_workspace_bytes(s->gemm) + (double)pad_bytes;
+    TRY(cuda_reset(s, err));
+    cuda_sample_memory(s);
+    return ERR_OK;
+}
 
 static int cuda_create(const backend_config_t *c, void **state, err_t *err)
 {
@@ -731,7 +648,7 @@ static int cuda_create(const backend_config_t *c, void **state, err_t *err)
     if (!s)
         return err_set(err, ERR_RUNTIME, "out of memory");
     s->c = *c;
-    buckets_init(&s->buckets, c->bucket_bytes, sizeof(float), launch_bucket, s);
+    buckets_init(&s->buckets, c->bucket_bytes, sizeof(float), cuda_launch_bucket, s);
     int rc = setup(s, count, err);
     if (rc) {
         cuda_destroy(s);
@@ -745,385 +662,6 @@ static int cuda_zero_grads(void *state, err_t *err)
 {
     cuda_state_t *s = (cuda_state_t *)state;
     CUDA_CHECK(cudaMemsetAsync(s->grads, 0, s->n_pad * sizeof(float), s->s_main));
-    return ERR_OK;
-}
-
-/* ------------------------------------------------------------ products */
-
-/* out[N, O] = inp[N, C] W[O, C]^T (+ bias[O]), W row-major as gpt stores it.
- * Column-major view: out^T (O x N, ld ldo) = op(A) B with A = W stored
- * C x O (ld C) transposed, B = inp^T stored C x N (ld C). out is fp32 when
- * out_f32, else T; bias (T, may be NULL) is fused into the epilogue. */
-static int linear_fwd(cuda_state_t *s, void *out, bool out_f32, int ldo, const void *inp,
-                      const void *w, const void *bias, int N, int C, int O, err_t *err)
-{
-    gemm_args_t a;
-    memset(&a, 0, sizeof a);
-    a.trans_a = true;
-    a.m = O, a.n = N, a.k = C;
-    a.a = w, a.lda = C;
-    a.b = inp, a.ldb = C;
-    a.d = out, a.ldd = ldo;
-    a.batch = 1, a.alpha = 1, a.beta = 0;
-    a.ab_type = s->dt;
-    a.d_type = out_f32 ? KERN_F32 : s->dt;
-    a.bias = bias;
-    return gemm_run(s->gemm, &a, s->s_main, err);
-}
-
-/* dinp[N, C] = dout[N, O] W[O, C] (overwritten; fp32 when out_f32, else T).
- * Column-major: dinp^T (C x N, ld C) = A B with A = W stored C x O (ld C),
- * B = dout^T stored O x N (ld ld_out). */
-static int linear_bwd_data(cuda_state_t *s, void *dinp, bool out_f32, const void *dout, int ld_out,
-                           const void *w, int N, int C, int O, err_t *err)
-{
-    gemm_args_t a;
-    memset(&a, 0, sizeof a);
-    a.m = C, a.n = N, a.k = O;
-    a.a = w, a.lda = C;
-    a.b = dout, a.ldb = ld_out;
-    a.d = dinp, a.ldd = C;
-    a.batch = 1, a.alpha = 1, a.beta = 0;
-    a.ab_type = s->dt;
-    a.d_type = out_f32 ? KERN_F32 : s->dt;
-    return gemm_run(s->gemm, &a, s->s_main, err);
-}
-
-/* dW[O, C] += dout[N, O]^T inp[N, C] into the fp32 gradients.
- * Column-major: dW^T (C x O, ld C) += A op(B) with A = inp^T stored C x N
- * (ld C), B = dout^T stored O x N (ld ld_out) transposed. */
-static int linear_bwd_weight(cuda_state_t *s, float *dw, const void *dout, int ld_out,
-                             const void *inp, int N, int C, int O, err_t *err)
-{
-    gemm_args_t a;
-    memset(&a, 0, sizeof a);
-    a.trans_b = true;
-    a.m = C, a.n = O, a.k = N;
-    a.a = inp, a.lda = C;
-    a.b = dout, a.ldb = ld_out;
-    a.d = dw, a.ldd = C;
-    a.batch = 1, a.alpha = 1, a.beta = 1;
-    a.ab_type = s->dt;
-    a.d_type = KERN_F32;
-    return gemm_run(s->gemm, &a, s->s_main, err);
-}
-
-/* ------------------------------------------------------------ communication */
-
-/* Sum buf over the TP group on s_main (Megatron's row-parallel output in the
- * forward, column-parallel input gradient in the backward), timed. */
-static int tp_sum(cuda_state_t *s, float *buf, size_t n, err_t *err)
-{
-    if (!s->tp_comm)
-        return ERR_OK;
-    if (s->used_ev_tp + 2 > s->n_ev_tp)
-        return err_set(err, ERR_RUNTIME, "internal: more TP all-reduces than events");
-    CUDA_CHECK(cudaEventRecord(s->ev_tp[s->used_ev_tp++], s->s_main));
-    NCCL_RUN(s, s->c.tp_group, s->tp_comm, "a TP all-reduce",
-             ncclAllReduce(buf, buf, n, ncclFloat, ncclSum, s->tp_comm, s->s_main));
-    CUDA_CHECK(cudaEventRecord(s->ev_tp[s->used_ev_tp++], s->s_main));
-    return ERR_OK;
-}
-
-/* Start the DP all-reduce of one bucket on s_dp once s_main has produced
- * its gradients (buckets_launch_fn). */
-static int launch_bucket(void *ctx, size_t offset, size_t count, err_t *err)
-{
-    cuda_state_t *s = (cuda_state_t *)ctx;
-    CUDA_CHECK(cudaEventRecord(s->ev_bucket, s->s_main));
-    CUDA_CHECK(cudaStreamWaitEvent(s->s_dp, s->ev_bucket, 0));
-    float *p = s->grads + offset;
-    NCCL_RUN(s, s->c.dp_group, s->dp_comm, "a gradient bucket all-reduce",
-             ncclAllReduce(p, p, count, ncclFloat, ncclSum, s->dp_comm, s->s_dp));
-    s->buckets_launched = true;
-    return ERR_OK;
-}
-
-/* [offset, offset + count) of the gradients is final for this backward. */
-static int grads_ready(cuda_state_t *s, size_t offset, size_t count, err_t *err)
-{
-    return buckets_ready(&s->buckets, offset, count, err);
-}
-
-/* ------------------------------------------------------------ passes */
-
-static int forward(cuda_state_t *s, double loss_scale, err_t *err)
-{
-    const gpt_t *m = &s->m;
-    int N = s->N, C = m->hidden, V = m->vocab;
-    int att_w = m->heads_local * m->head_dim;
-    bool ln = m->gpt_style, swiglu = m->arch.mlp == MODEL_MLP_SWIGLU;
-    cudaStream_t st = s->s_main;
-    kern_dtype_t dt = s->dt;
-    const float *P = s->params;
-    const char *W = (const char *)s->wparams; /* weights of type dt */
-    size_t es = s->es;
-    const int32_t *inputs = s->tokens, *targets = s->tokens + N;
-    size_t NC = (size_t)N * C;
-    TRY(kern_embed_fwd(st, s->layers[0].x_in, inputs, P + m->wte, at(P, m->wpe), N, s->T, C, err));
-    for (int l = 0; l < m->n_layers; l++) {
-        const gpt_layer_t *y = &m->layers[l];
-        layer_acts_t *k = &s->layers[l];
-        float *x_out = l + 1 < m->n_layers ? s->layers[l + 1].x_in : s->final_x;
-        TRY(kern_norm_fwd(st, dt, k->ln1, k->ln1_mean, k->ln1_rstd, k->x_in, P + y->ln1_w,
-                          at(P, y->ln1_b), N, C, m->eps, ln, err));
-        TRY(linear_fwd(s, k->qkv, false, m->qkv_local, k->ln1, W + es * y->qkv_w,
-                       wat(s, y->qkv_b), N, C, m->qkv_local, err));
-        if (m->arch.pos == MODEL_POS_ROPE)
-            TRY(kern_rope(st, dt, k->qkv, s->rope_cos, s->rope_sin, N, s->T, m->heads_local,
-                          m->kv_heads_local, m->head_dim, 1.f, err));
-        TRY(kern_attention_fwd(s->gemm, st, dt, k->att, k->probs, k->qkv, &s->attn, s->B, s->T,
-                               m->heads_local, m->kv_heads_local, m->head_dim, err));
-        TRY(linear_fwd(s, k->x_mid, true, C, k->att, W + es * y->attn_w, NULL, N, att_w, C, err));
-        TRY(tp_sum(s, k->x_mid, NC, err));
-        TRY(kern_residual(st, k->x_mid, k->x_in, at(P, y->attn_b), NC, C, err));
-        TRY(kern_norm_fwd(st, dt, k->ln2, k->ln2_mean, k->ln2_rstd, k->x_mid, P + y->ln2_w,
-                          at(P, y->ln2_b), N, C, m->eps, ln, err));
-        TRY(linear_fwd(s, k->fc, false, m->fc_local, k->ln2, W + es * y->fc_w, wat(s, y->fc_b), N,
-                       C, m->fc_local, err));
-        TRY(kern_act_fwd(st, dt, swiglu, k->act, k->fc, N, m->ffn_local, err));
-        TRY(linear_fwd(s, x_out, true, C, k->act, W + es * y->proj_w, NULL, N, m->ffn_local, C,
-                       err));
-        TRY(tp_sum(s, x_out, NC, err));
-        TRY(kern_residual(st, x_out, k->x_mid, at(P, y->proj_b), NC, C, err));
-    }
-    TRY(kern_norm_fwd(st, dt, s->lnf, s->lnf_mean, s->lnf_rstd, s->final_x, P + m->lnf_w,
-                      at(P, m->lnf_b), N, C, m->eps, ln, err));
-    /* the head over Vp rows when padded: the zero rows give zero logits in
-     * columns [V, Vp), which the loss leaves alone, so the backward's
-     * product over Vp adds nothing for them */
-    const void *head_w = W + es * m->lm_w;
-    if (s->lm_pad) {
-        CUDA_CHECK(cudaMemcpyAsync(s->lm_pad, head_w, es * (size_t)V * C, cudaMemcpyDeviceToDevice,
-                                   st));
-        head_w = s->lm_pad;
-    }
-    TRY(linear_fwd(s, s->logits, false, s->Vp, s->lnf, head_w, NULL, N, C, s->lm_pad ? s->Vp : V,
-                   err));
-    /* the loss, and d(loss_scale x mean loss)/dlogits in place of the logits */
-    TRY(kern_crossentropy(st, dt, s->logits, s->losses, targets, N, V, s->Vp,
-                          (float)(loss_scale / N), err));
-    TRY(kern_sum(st, s->dsum, s->losses, (size_t)N, err));
-    return ERR_OK;
-}
-
-static int backward(cuda_state_t *s, err_t *err)
-{
-    const gpt_t *m = &s->m;
-    int N = s->N, C = m->hidden, V = m->vocab;
-    int att_w = m->heads_local * m->head_dim;
-    bool ln = m->gpt_style, swiglu = m->arch.mlp == MODEL_MLP_SWIGLU;
-    cudaStream_t st = s->s_main;
-    kern_dtype_t dt = s->dt;
-    const float *P = s->params;
-    float *G = s->grads;
-    const char *W = (const char *)s->wparams;
-    size_t es = s->es;
-    void *dx_copy = s->bf16 ? s->dx_t : NULL; /* fp32 mode: the GEMMs read dx itself */
-    const void *dxT = s->dx_t;
-    size_t NC = (size_t)N * C;
-    /* head: dlogits (in the logits buffer) -> final norm input */
-    TRY(linear_bwd_data(s, s->dln, true, s->logits, s->Vp, s->lm_pad ? s->lm_pad : W + es * m->lm_w,
-                        N, C, s->lm_pad ? s->Vp : V, err));
-    TRY(linear_bwd_weight(s, G + m->lm_w, s->logits, s->Vp, s->lnf, N, C, V, err));
-    TRY(kern_norm_bwd(st, dt, s->dx, dx_copy, G + m->lnf_w, at(G, m->lnf_b), s->dln, s->final_x,
-                      P + m->lnf_w, s->lnf_mean, s->lnf_rstd, N, C, ln, false, s->part_a,
-                      s->part_b, err));
-    TRY(grads_ready(s, m->head_begin, m->n_params - m->head_begin, err));
-    for (int l = m->n_layers - 1; l >= 0; l--) {
-        const gpt_layer_t *y = &m->layers[l];
-        layer_acts_t *k = &s->layers[l];
-        /* dx = dL/d(block output), flowing unchanged into x_mid */
-        TRY(linear_bwd_data(s, s->dact, false, dxT, C, W + es * y->proj_w, N, m->ffn_local, C,
-                            err));
-        TRY(linear_bwd_weight(s, G + y->proj_w, dxT, C, k->act, N, m->ffn_local, C, err));
-        if (y->proj_b != GPT_ABSENT)
-            TRY(kern_bias_grad(st, KERN_F32, G + y->proj_b, s->dx, C, N, C, s->part_a, err));
-        TRY(kern_act_bwd(st, dt, swiglu, s->dfc, k->fc, s->dact, N, m->ffn_local, err));
-        TRY(linear_bwd_data(s, s->dln, true, s->dfc, m->fc_local, W + es * y->fc_w, N, C,
-                            m->fc_local, err));
-        TRY(linear_bwd_weight(s, G + y->fc_w, s->dfc, m->fc_local, k->ln2, N, C, m->fc_local, err));
-        if (y->fc_b != GPT_ABSENT)
-            TRY(kern_bias_grad(st, dt, G + y->fc_b, s->dfc, m->fc_local, N, m->fc_local, s->part_a,
-                               err));
-        TRY(tp_sum(s, s->dln, NC, err));
-        TRY(kern_norm_bwd(st, dt, s->dx, dx_copy, G + y->ln2_w, at(G, y->ln2_b), s->dln, k->x_mid,
-                          P + y->ln2_w, k->ln2_mean, k->ln2_rstd, N, C, ln, true, s->part_a,
-                          s->part_b, err));
-        /* dx = dL/dx_mid, flowing unchanged into x_in */
-        TRY(linear_bwd_data(s, s->datt, false, dxT, C, W + es * y->attn_w, N, att_w, C, err));
-        TRY(linear_bwd_weight(s, G + y->attn_w, dxT, C, k->att, N, att_w, C, err));
-        if (y->attn_b != GPT_ABSENT)
-            TRY(kern_bias_grad(st, KERN_F32, G + y->attn_b, s->dx, C, N, C, s->part_a, err));
-        TRY(kern_attention_bwd(s->gemm, st, dt, s->dqkv, s->datt, k->qkv, k->probs, &s->attn, s->B,
-                               s->T, m->heads_local, m->kv_heads_local, m->head_dim, err));
-        if (m->arch.pos == MODEL_POS_ROPE)
-            TRY(kern_rope(st, dt, s->dqkv, s->rope_cos, s->rope_sin, N, s->T, m->heads_local,
-                          m->kv_heads_local, m->head_dim, -1.f, err));
-        TRY(linear_bwd_data(s, s->dln, true, s->dqkv, m->qkv_local, W + es * y->qkv_w, N, C,
-                            m->qkv_local, err));
-        TRY(linear_bwd_weight(s, G + y->qkv_w, s->dqkv, m->qkv_local, k->ln1, N, C, m->qkv_local,
-                              err));
-        if (y->qkv_b != GPT_ABSENT)
-            TRY(kern_bias_grad(st, dt, G + y->qkv_b, s->dqkv, m->qkv_local, N, m->qkv_local,
-                               s->part_a, err));
-        TRY(tp_sum(s, s->dln, NC, err));
-        TRY(kern_norm_bwd(st, dt, s->dx, dx_copy, G + y->ln1_w, at(G, y->ln1_b), s->dln, k->x_in,
-                          P + y->ln1_w, k->ln1_mean, k->ln1_rstd, N, C, ln, true, s->part_a,
-                          s->part_b, err));
-        TRY(grads_ready(s, y->begin, y->end - y->begin, err));
-    }
-    const int32_t *rows = s->tokens + 2 * N, *start = s->tokens + 3 * N,
-                  *uniq = s->tokens + 4 * N + 1;
-    TRY(kern_embed_bwd(st, G + m->wte, at(G, m->wpe), s->dx, uniq, start, rows, s->n_uniq, s->B,
-                       s->T, C, err));
-    TRY(grads_ready(s, 0, m->embed_end, err));
-    return ERR_OK;
-}
-
-/* Check the tokens, group the rows by input token for the embedding's
- * backward (distinct tokens in order of first appearance, each with its
- * rows in increasing order), and copy everything to the device. */
-static int upload_tokens(cuda_state_t *s, const int32_t *inputs, const int32_t *targets, err_t *err)
-{
-    int N = s->N, V = s->m.vocab;
-    for (int i = 0; i < N; i++)
-        if (inputs[i] < 0 || inputs[i] >= V || targets[i] < 0 || targets[i] >= V)
-            return err_set(err, ERR_INPUT, "token %d at position %d is outside the vocabulary %d",
-                           inputs[i] < 0 || inputs[i] >= V ? inputs[i] : targets[i], i, V);
-    int32_t *h = s->h_tokens;
-    memcpy(h, inputs, (size_t)N * sizeof(int32_t));
-    memcpy(h + N, targets, (size_t)N * sizeof(int32_t));
-    /* rows N | start N + 1 | uniq N; h_count all zero between calls */
-    kern_embed_group(inputs, N, s->h_count, h + 2 * N, h + 3 * N, h + 4 * N + 1, &s->n_uniq);
-    CUDA_CHECK(cudaMemcpyAsync(s->tokens, h, (5 * (size_t)N + 1) * sizeof(int32_t),
-                               cudaMemcpyHostToDevice, s->s_main));
-    return ERR_OK;
-}
-
-static int cuda_micro_step(void *state, const int32_t *inputs, const int32_t *targets,
-                           double loss_scale, bool last, double *loss, step_times_t *t, err_t *err)
-{
-    cuda_state_t *s = (cuda_state_t *)state;
-    /* the pinned token buffer is free: the previous call synchronised */
-    TRY(upload_tokens(s, inputs, targets, err));
-    s->used_ev_tp = 0;
-    CUDA_CHECK(cudaEventRecord(s->ev_fwd0, s->s_main));
-    TRY(forward(s, loss_scale, err));
-    CUDA_CHECK(
-        cudaMemcpyAsync(s->h_dsum, s->dsum, sizeof(double), cudaMemcpyDeviceToHost, s->s_main));
-    CUDA_CHECK(cudaEventRecord(s->ev_fwd1, s->s_main));
-    /* buckets overlap the last micro-batch's backward (earlier ones only
-     * accumulate); ZeRO-1 reduce-scatters after the backward instead */
-    buckets_begin(&s->buckets, last && s->c.overlap && !s->c.zero1 && s->c.dp > 1 && s->dp_comm);
-    int rc = backward(s, err);
-    buckets_end(&s->buckets);
-    if (rc)
-        return rc;
-    CUDA_CHECK(cudaEventRecord(s->ev_bwd1, s->s_main));
-    s->bwd_recorded = true;
-    TRY(wait_device(s, s->s_main, NULL, "the micro-batch", err));
-    *loss = s->h_dsum[0] / s->N;
-    double f = 0, b = 0, tp = 0;
-    TRY(elapsed_s(s->ev_fwd0, s->ev_fwd1, &f, err));
-    TRY(elapsed_s(s->ev_fwd1, s->ev_bwd1, &b, err));
-    for (int i = 0; i + 1 < s->used_ev_tp; i += 2) {
-        double x = 0;
-        TRY(elapsed_s(s->ev_tp[i], s->ev_tp[i + 1], &x, err));
-        tp += x;
-    }
-    t->fwd_s += f;
-    t->bwd_s += b;
-    t->tp_s += tp;
-    sample_memory(s);
-    return ERR_OK;
-}
-
-static int cuda_reduce_grads(void *state, step_times_t *t, err_t *err)
-{
-    cuda_state_t *s = (cuda_state_t *)state;
-    bool launched = s->buckets_launched;
-    s->buckets_launched = false;
-    if (s->c.dp <= 1 || !s->dp_comm)
-        return ERR_OK; /* one replica (ZeRO-1's shard is then the whole buffer) */
-    CUDA_CHECK(cudaStreamWaitEvent(s->s_dp, s->ev_bwd1, 0));
-    if (s->c.zero1)
-        NCCL_RUN(s, s->c.dp_group, s->dp_comm, "the gradient reduce-scatter",
-                 ncclReduceScatter(s->grads, s->shard_grads, s->shard, ncclFloat, ncclSum,
-                                   s->dp_comm, s->s_dp));
-    else if (!s->c.overlap ||
-             !launched) /* (overlap whose backward launched no bucket: do it now) */
-        NCCL_RUN(s, s->c.dp_group, s->dp_comm, "the gradient all-reduce",
-                 ncclAllReduce(s->grads, s->grads, s->n, ncclFloat, ncclSum, s->dp_comm,
-                               s->s_dp));
-    CUDA_CHECK(cudaEventRecord(s->ev_dp1, s->s_dp));
-    CUDA_CHECK(cudaStreamWaitEvent(s->s_main, s->ev_dp1, 0));
-    TRY(wait_device(s, NULL, s->ev_dp1, "the gradient reduction", err));
-    if (s->bwd_recorded) {
-        double x = 0;
-        TRY(elapsed_s(s->ev_bwd1, s->ev_dp1, &x, err));
-        t->dp_s += x > 0 ? x : 0; /* what the backward did not hide */
-    }
-    return ERR_OK;
-}
-
-/* The gradients this rank's optimizer uses: its shard, or all of them. */
-static float *opt_grads(const cuda_state_t *s)
-{
-    return s->c.zero1 ? s->shard_grads : s->grads;
-}
-
-static int cuda_grad_norm(void *state, double *norm, step_times_t *t, err_t *err)
-{
-    cuda_state_t *s = (cuda_state_t *)state;
-    /* padding beyond n is never counted (its flags are 0) */
-    size_t n = s->c.zero1 ? s->shard : s->n;
-    CUDA_CHECK(cudaEventRecord(s->ev_opt0, s->s_main));
-    TRY(kern_sumsq(s->s_main, s->dsum + 1, s->sumsq_part, opt_grads(s), s->flags + s->shard_begin,
-                   n, err));
-    CUDA_CHECK(cudaMemcpyAsync(s->h_dsum + 1, s->dsum + 1, sizeof(double), cudaMemcpyDeviceToHost,
-                               s->s_main));
-    CUDA_CHECK(cudaEventRecord(s->ev_opt1, s->s_main));
-    TRY(wait_device(s, s->s_main, NULL, "the gradient norm", err));
-    double dev = 0;
-    TRY(elapsed_s(s->ev_opt0, s->ev_opt1, &dev, err));
-    double sum = s->h_dsum[1];
-    /* sharded tensors differ over TP; ZeRO-1 shards differ over DP too */
-    double t0 = now_s();
-    int rc = dist_allreduce_sum(s->c.zero1 ? s->c.world : s->c.tp_group, &sum, 1, DIST_F64, err);
-    t->opt_s += dev + (now_s() - t0);
-    /* the gradients are sums over DP: the mean's norm is 1/dp of it */
-    *norm = sqrt(sum) / s->c.dp;
-    return rc;
-}
-
-static int cuda_optimizer_step(void *state, long step, double lr, double clip, step_times_t *t,
-                               err_t *err)
-{
-    cuda_state_t *s = (cuda_state_t *)state;
-    const optim_config_t *o = &s->c.optim;
-    bool gather = s->c.zero1 && s->c.dp > 1 && s->dp_comm;
-    size_t n = s->c.zero1 ? s->shard : s->n;
-    float *p = s->params + s->shard_begin;
-    /* the bf16 copy is written by AdamW unless an all-gather follows */
-    void *p16 = s->bf16 && !gather ? (bf16 *)s->wparams + s->shard_begin : NULL;
-    double bc1 = 1 - pow(o->beta1, (double)step), bc2 = 1 - pow(o->beta2, (double)step);
-    CUDA_CHECK(cudaEventRecord(s->ev_opt0, s->s_main));
-    TRY(kern_adamw(s->s_main, p, p16, opt_grads(s), s->adam_m, s->adam_v, s->flags + s->shard_begin,
-                   n, (float)o->beta1, (float)o->beta2, bc1, bc2, lr, o->eps, o->weight_decay,
-                   (float)(clip / s->c.dp), err));
-    if (gather) {
-        /* in place: this rank's shard already sits at recvbuff + rank x shard */
-        NCCL_RUN(s, s->c.dp_group, s->dp_comm, "the parameter all-gather",
-                 ncclAllGather(p, s->params, s->shard, ncclFloat, s->dp_comm, s->s_main));
-        if (s->bf16)
-            TRY(kern_cast(s->s_main, KERN_BF16, s->wparams, s->params, s->n_pad, err));
-    }
-    CUDA_CHECK(cudaEventRecord(s->ev_opt1, s->s_main));
-    TRY(wait_device(s, NULL, s->ev_opt1, "the optimizer step", err));
-    double x = 0;
-    TRY(elapsed_s(s->ev_opt0, s->ev_opt1, &x, err));
-    t->opt_s += x;
     return ERR_OK;
 }
 
@@ -1216,7 +754,7 @@ static void cuda_info(void *state, backend_info_t *info)
     memset(info, 0, sizeof *info);
     if (!s)
         return;
-    sample_memory(s);
+    cuda_sample_memory(s);
     double np = (double)s->n_pad, sh = (double)s->shard;
     if (s->bf16) {
         /* the ZeRO paper's accounting: bf16 weights, fp32 gradients, and
