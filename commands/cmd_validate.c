@@ -30,11 +30,12 @@ static const cli_opt_t own_opts[] = {
      CLI_WORD, .positional = CLI_POS_ONE},
     {"--log", NULL, "FILE",
      "a training log (Megatron-LM/Bridge, NeMo, torchtitan, DeepSpeed, GPT-NeoX, Composer, HF "
-     "Trainer, step,seconds CSV/JSON); repeat for each rung of a ladder",
+     "Trainer, nanotron, MaxText, nanoGPT, LitGPT, step,seconds CSV/JSON); repeat for each rung "
+     "of a ladder",
      CLI_WORD, .repeat = true},
     {"--log-format", NULL, "NAME",
-     "read the logs as megatron, nemo, torchtitan, deepspeed, hf, composer, csv or json (default: "
-     "detect)",
+     "read the logs as megatron, nemo, torchtitan, deepspeed, hf, composer, nanotron, maxtext, "
+     "nanogpt, litgpt, csv or json (default: detect)",
      CLI_WORD},
     {"--tokens-per-step", NULL, "N",
      "with --log: the global batch in tokens, for a log that prints neither it nor the batch in "

@@ -16,7 +16,8 @@
  * comes first; the plain forms come last (they recognise a header only). */
 static const tlog_reader_t *const readers[] = {
     &TLOG_READER_MEGATRON, &TLOG_READER_NEMO, &TLOG_READER_TORCHTITAN, &TLOG_READER_DEEPSPEED,
-    &TLOG_READER_HF,       &TLOG_READER_COMPOSER, &TLOG_READER_CSV, &TLOG_READER_JSON,
+    &TLOG_READER_HF,       &TLOG_READER_COMPOSER, &TLOG_READER_NANOTRON, &TLOG_READER_MAXTEXT,
+    &TLOG_READER_NANOGPT,  &TLOG_READER_LITGPT, &TLOG_READER_CSV, &TLOG_READER_JSON,
 };
 enum { N_READERS = sizeof readers / sizeof readers[0] };
 
@@ -467,7 +468,8 @@ static int warmup_count(const double *times, int n, double *level)
 /* The steady records of one run, valid[0..n) (indices into the records,
  * times[] their step times): the leading warm-up and the first step of
  * training (compilation, allocation) dropped, then steps far above the
- * run's level (checkpoint saves, evaluation). Kept indices go to *kept
+ * run's level (checkpoint saves, evaluation) unless a short neighbour
+ * makes up for them. Kept indices go to *kept
  * (advanced); returns the warm-up count: the run's records from index
  * from (skipped steps too) before its first steady one. Adds the outliers
  * to *outliers. */
@@ -485,7 +487,14 @@ static int steady_of_run(const trainlog_t *t, int from, const int *valid, const 
         w = 1;
     int warm = valid[w < n ? w : n - 1] - from;
     for (int i = w; i < n; i++) {
-        if (times[i] > 1.5 * level) {
+        /* a long step next to a short one whose pair averages the level is
+         * time the timer gave the wrong step (LitGPT on TPU prints 953.72
+         * then 5788.97 ms around a 3,371 ms level): both are kept */
+        bool paired = false;
+        for (int j = i - 1; j <= i + 1; j += 2)
+            paired = paired || (j >= w && j < n && times[j] < level / 1.5 &&
+                                fabs(0.5 * (times[i] + times[j]) - level) <= 0.1 * level);
+        if (times[i] > 1.5 * level && !paired) {
             (*outliers)++;
             continue;
         }
@@ -803,7 +812,8 @@ int trainlog_parse(const char *text, size_t len, const char *file, const char *f
         rc = err_setf(err, ERR_INPUT, out->file, NULL,
                       "not a training log scaleplan reads: no Megatron-LM/Bridge iteration line, "
                       "NeMo progress line, torchtitan step line, DeepSpeed throughput line, "
-                      "Hugging Face Trainer output, Composer batch block, or step,seconds CSV/JSON");
+                      "Hugging Face Trainer output, Composer batch block, nanotron iteration line, "
+                      "MaxText step line, nanoGPT or LitGPT iter line, or step,seconds CSV/JSON");
         goto out;
     }
     snprintf(out->format, sizeof out->format, "%s", rd->name);

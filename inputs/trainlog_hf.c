@@ -52,8 +52,9 @@ static double clock_seconds(const char *s, const char **end)
     return -1;
 }
 
-/* A tqdm drawing "... n/total [elapsed<...": true with n and elapsed. */
-static bool bar_position(const char *s, long *n, double *elapsed)
+/* A tqdm drawing "... n/total [elapsed<...": true with n, total and
+ * elapsed. */
+static bool bar_position(const char *s, long *n, long *total, double *elapsed)
 {
     for (const char *p = strstr(s, " ["); p; p = strstr(p + 2, " [")) {
         const char *q = p;
@@ -71,6 +72,7 @@ static bool bar_position(const char *s, long *n, double *elapsed)
         if (t < 0 || *end != '<')
             continue;
         *n = strtol(a, NULL, 10);
+        *total = strtol(q, NULL, 10);
         *elapsed = t;
         return true;
     }
@@ -131,10 +133,39 @@ static int preamble_settings(const hf_preamble_t *p, trainlog_t *out, err_t *err
     return rc;
 }
 
+/* The training bar's total: a log may draw other bars (evaluation, data
+ * loading: axolotl's "2/3 [00:01<00:00, 1.68it/s]" before its
+ * "281/873 [25:36<52:46, 5.35s/it]"); the training bar is the one drawn
+ * most often, the longer one on a tie. -1 when there is no bar. */
+static long training_total(const tlog_text_t *t)
+{
+    long totals[16], best = -1;
+    int counts[16], nt = 0, most = 0;
+    for (int i = 0; i < t->n; i++) {
+        long n, total;
+        double el;
+        if (!bar_position(tlog_skip_blanks(t->lines[i].s), &n, &total, &el))
+            continue;
+        int k = 0;
+        while (k < nt && totals[k] != total)
+            k++;
+        if (k == nt) {
+            if (nt == 16)
+                continue;
+            totals[nt] = total, counts[nt++] = 0;
+        }
+        counts[k]++;
+    }
+    for (int k = 0; k < nt; k++)
+        if (counts[k] > most || (counts[k] == most && totals[k] > best))
+            most = counts[k], best = totals[k];
+    return best;
+}
+
 static int parse(const tlog_text_t *t, trainlog_t *out, err_t *err)
 {
     hf_preamble_t pre = {0};
-    long prev_n = -1;
+    long prev_n = -1, train_total = training_total(t), total;
     double prev_elapsed = 0;
     int rc = ERR_OK, final_line = 0;
     for (int i = 0; i < t->n && !rc; i++) {
@@ -155,8 +186,14 @@ static int parse(const tlog_text_t *t, trainlog_t *out, err_t *err)
                 if (dict_value(s, "train_samples_per_second", &v))
                     out->final_samples_per_s = v;
             }
-        } else if (bar_position(s, &n, &el)) {
-            if (prev_n < 0 && n > 0) { /* no 0/N drawing: the bar started at 0 s */
+        } else if (bar_position(s, &n, &total, &el)) {
+            if (total != train_total)
+                continue; /* another bar */
+            /* no 0/N drawing: the bar started at 0 s when this is one of its
+             * first drawings; a paste whose first drawing is further on left
+             * out the ones before, and their average would fold the start-up
+             * into one record */
+            if (prev_n < 0 && n > 0 && n <= 2) {
                 prev_n = 0;
                 prev_elapsed = 0;
             }

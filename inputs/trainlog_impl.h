@@ -42,8 +42,8 @@ typedef struct {
 } tlog_reader_t;
 
 extern const tlog_reader_t TLOG_READER_MEGATRON, TLOG_READER_NEMO, TLOG_READER_TORCHTITAN,
-    TLOG_READER_DEEPSPEED, TLOG_READER_HF, TLOG_READER_COMPOSER, TLOG_READER_CSV,
-    TLOG_READER_JSON;
+    TLOG_READER_DEEPSPEED, TLOG_READER_HF, TLOG_READER_COMPOSER, TLOG_READER_NANOTRON,
+    TLOG_READER_MAXTEXT, TLOG_READER_NANOGPT, TLOG_READER_LITGPT, TLOG_READER_CSV, TLOG_READER_JSON;
 
 /* A new record for step from line, every figure NAN, covers 1; NULL when
  * out of memory. The pointer is valid until the next tlog_add_record. */

@@ -7,7 +7,11 @@
  *
  * or as the TQDM progress bar's postfix ("... 4/20 [00:52<..., lr=1.8e-07,
  * train_step_timing in s=9.45, ...]"), plus the per-rank parameter counts
- * that give the tensor and pipeline sizes.
+ * that give the tensor and pipeline sizes. A bar without the timing (NeMo
+ * 1 before exp_manager logged it: "795/77225 [9:07:58<878:01:48,
+ * 41.36s/it, ..., reduced_train_loss=3.090, ...]") gives tqdm's rate, its
+ * average over the bar so far; a postfix key with no value
+ * ("train_step_timing in s=,") is a figure the bar has not got yet.
  */
 #include <math.h>
 #include <stddef.h>
@@ -27,7 +31,24 @@ static bool is_printer_line(const char *s)
 
 static bool is_bar_line(const char *s)
 {
-    return strstr(s, TIMING "=") != NULL;
+    return strstr(s, TIMING "=") != NULL ||
+           (strstr(s, "reduced_train_loss=") && strstr(s, "it, ") && strstr(s, "Epoch "));
+}
+
+/* tqdm's rate before the postfix: "41.36s/it, " or "2.50it/s, ", in
+ * seconds per step; NAN when the bar has none. */
+static double bar_rate(const char *s)
+{
+    const char *lt = strchr(s, '<'), *end;
+    const char *comma = lt ? strchr(lt, ',') : NULL;
+    double v;
+    if (!comma || !tlog_number(comma + 1, false, &v, &end) || !(v > 0))
+        return NAN;
+    if (strncmp(end, "s/it", 4) == 0)
+        return v;
+    if (strncmp(end, "it/s", 4) == 0)
+        return 1 / v;
+    return NAN;
 }
 
 static bool detect(const tlog_text_t *t)
@@ -88,10 +109,19 @@ static int metric_line(const tlog_text_t *t, const tlog_line_t *l, char sep, tra
         snprintf(key, sizeof key, "%s%c", metrics[k].key, sep);
         double v;
         bool bad = false;
+        const char *at = strstr(s, key);
+        if (sep == '=' && at && (at[strlen(key)] == ',' || at[strlen(key)] == ']'))
+            continue; /* the bar has no value for it yet */
         if (tlog_value_after(s, key, false, sep == ':' ? "|" : ",]", &v, &bad))
             *(double *)((char *)r + metrics[k].offset) = v * metrics[k].scale;
         else if (bad)
             return tlog_bad(t, l->line, err, "%s: not a number", metrics[k].key);
+    }
+    if (sep == '=' && !strstr(s, TIMING "=") && isfinite(bar_rate(s))) {
+        r->step_time_s = bar_rate(s);
+        snprintf(out->caveat, sizeof out->caveat,
+                 "the step time is the progress bar's rate, tqdm's average since the bar "
+                 "started (the log prints no train_step_timing)");
     }
     double gb;
     bool bad = false;

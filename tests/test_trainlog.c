@@ -417,10 +417,12 @@ static void test_numbers(void)
 /* Detection order and forcing a format. */
 static void test_formats(void)
 {
-    CU_ASSERT_EQUAL(trainlog_format_count(), 8);
+    CU_ASSERT_EQUAL(trainlog_format_count(), 12);
     CU_ASSERT_STRING_EQUAL(trainlog_format_name(0), "megatron");
     CU_ASSERT_STRING_EQUAL(trainlog_format_name(5), "composer");
-    CU_ASSERT_PTR_NULL(trainlog_format_name(8));
+    CU_ASSERT_STRING_EQUAL(trainlog_format_name(6), "nanotron");
+    CU_ASSERT_STRING_EQUAL(trainlog_format_name(9), "litgpt");
+    CU_ASSERT_PTR_NULL(trainlog_format_name(12));
     /* a Megatron-DeepSpeed log: the iteration lines win */
     const char *text =
         "[Rank 0] DeepSpeed info: version=0.16.4, git-hash=unknown, git-branch=unknown\n"
