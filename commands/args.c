@@ -187,9 +187,10 @@ static int find_opt(const cli_args_t *a, const char *text, size_t len)
     for (int g = 0; g < a->n_groups; g++)
         for (int i = 0; i < a->groups[g]->n; i++, idx++) {
             const cli_opt_t *o = &a->groups[g]->opts[i];
-            if ((strlen(o->name) == len && strncmp(o->name, text, len) == 0) ||
-                (o->alias && strlen(o->alias) == len &&
-                 strncmp(o->alias, text, len) == 0))
+            /* the first len bytes, then the name's end: no strlen of
+             * every name (cli_get runs this hundreds of times a command) */
+            if ((strncmp(o->name, text, len) == 0 && o->name[len] == '\0') ||
+                (o->alias && strncmp(o->alias, text, len) == 0 && o->alias[len] == '\0'))
                 return idx;
         }
     return -1;

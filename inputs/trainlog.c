@@ -9,7 +9,7 @@
 
 #include "common/fileio.h"
 #include "common/strfmt.h"
-#include "inputs/trainlog_impl.h"
+#include "inputs/trainlogInt.h"
 
 /* Detection order: a Megatron-DeepSpeed log also carries DeepSpeed's engine
  * lines, but its iteration lines are the ones with step times, so Megatron

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inputs/trainlog_impl.h"
+#include "inputs/trainlogInt.h"
 
 /* The text after "[batch=" when the line opens a block ("[epoch=1]"
  * may come first); NULL otherwise. */

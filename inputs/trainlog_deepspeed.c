@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inputs/trainlog_impl.h"
+#include "inputs/trainlogInt.h"
 
 static bool is_progress(const char *s)
 {

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inputs/trainlog_impl.h"
+#include "inputs/trainlogInt.h"
 
 static bool detect(const tlog_text_t *t)
 {

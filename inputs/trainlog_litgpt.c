@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "inputs/trainlog_impl.h"
+#include "inputs/trainlogInt.h"
 
 #define ITER_TIME "iter time: "
 

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "inputs/trainlog_impl.h"
+#include "inputs/trainlogInt.h"
 
 #define STEP "completed step: "
 #define SECONDS ", seconds: "

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inputs/trainlog_impl.h"
+#include "inputs/trainlogInt.h"
 
 /* The iteration time, as Megatron-LM prints it (ms) and as the
  * Megatron-DeepSpeed of the BLOOM trainings printed it (s; bigscience

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "inputs/trainlog_impl.h"
+#include "inputs/trainlogInt.h"
 
 /* "iter N: loss " at the start of s; the step in *step. */
 static bool is_iter_line(const char *s, double *step)

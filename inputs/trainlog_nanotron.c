@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "inputs/trainlog_impl.h"
+#include "inputs/trainlogInt.h"
 
 #define ITER "iteration: "
 #define ELAPSED "elapsed_time_per_iteration_ms: "

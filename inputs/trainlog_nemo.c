@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inputs/trainlog_impl.h"
+#include "inputs/trainlogInt.h"
 
 #define PRINTER "Training epoch "
 #define TIMING "train_step_timing in s"

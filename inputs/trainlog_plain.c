@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "common/json.h"
-#include "inputs/trainlog_impl.h"
+#include "inputs/trainlogInt.h"
 
 enum { COL_STEP, COL_SECONDS, COL_TOKENS, COL_SAMPLES, COL_MEMORY, COL_GPUS, N_COLS };
 static const char *const col_names[N_COLS] = {"step",    "seconds",    "tokens",

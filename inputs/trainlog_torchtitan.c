@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inputs/trainlog_impl.h"
+#include "inputs/trainlogInt.h"
 
 /* The text after "step:" of a metric line (not "validate step:"), or NULL. */
 static const char *metric_start(const char *s)

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "inputs/trainlog.h"
-#include "inputs/trainlog_impl.h"
+#include "inputs/trainlogInt.h"
 #include "tests/testing.h"
 
 static int read_log(const char *name, trainlog_t *t)

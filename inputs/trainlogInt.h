@@ -1,4 +1,4 @@
-/* trainlog_impl: what the log readers share (internal to inputs/trainlog*).
+/* trainlogInt: what the log readers share (internal to inputs/trainlog*).
  *
  * The text is copied once and split into lines; each line is cleaned the
  * way every framework's output needs: ANSI colour codes removed, a leading
@@ -7,8 +7,8 @@
  * return treated as a line break (tqdm redraws) while keeping the file's
  * line number. A reader is a (detect, parse) pair over those lines.
  */
-#ifndef SCALEPLAN_INPUTS_TRAINLOG_IMPL_H
-#define SCALEPLAN_INPUTS_TRAINLOG_IMPL_H
+#ifndef SCALEPLAN_INPUTS_TRAINLOGINT_H
+#define SCALEPLAN_INPUTS_TRAINLOGINT_H
 
 #include <stdbool.h>
 
