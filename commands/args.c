@@ -180,17 +180,26 @@ static const cli_opt_t output_opts[] = {
 const cli_group_t CLI_OUTPUT_OPTS = {"Output", output_opts,
                                      sizeof output_opts / sizeof output_opts[0]};
 
+/* Whether name (NULL: none) is text[0..len). cli_get runs this over
+ * every option hundreds of times a command: the byte after the dashes
+ * ("--model" vs "--tp") rejects nearly every other name before a string
+ * compare; every name has at least two bytes ("-h"). */
+static bool spelled(const char *name, const char *text, size_t len)
+{
+    size_t k = len > 2 ? 2 : len - 1;
+    return name && name[k] == text[k] && strncmp(name, text, len) == 0 && name[len] == '\0';
+}
+
 /* Flat index of the option spelled text (name or alias), or -1. */
 static int find_opt(const cli_args_t *a, const char *text, size_t len)
 {
+    if (len == 0)
+        return -1;
     int idx = 0;
     for (int g = 0; g < a->n_groups; g++)
         for (int i = 0; i < a->groups[g]->n; i++, idx++) {
             const cli_opt_t *o = &a->groups[g]->opts[i];
-            /* the first len bytes, then the name's end: no strlen of
-             * every name (cli_get runs this hundreds of times a command) */
-            if ((strncmp(o->name, text, len) == 0 && o->name[len] == '\0') ||
-                (o->alias && strncmp(o->alias, text, len) == 0 && o->alias[len] == '\0'))
+            if (spelled(o->name, text, len) || spelled(o->alias, text, len))
                 return idx;
         }
     return -1;
