@@ -261,6 +261,14 @@ const tlog_line_t *tlog_find(const tlog_text_t *t, const char *needle)
     return NULL;
 }
 
+bool tlog_any_line(const tlog_text_t *t, bool (*is_line)(const char *s))
+{
+    for (int i = 0; i < t->n; i++)
+        if (is_line(t->lines[i].s))
+            return true;
+    return false;
+}
+
 bool tlog_is_cut(const tlog_text_t *t, const tlog_line_t *l)
 {
     return t->cut && t->n > 0 && l == &t->lines[t->n - 1];

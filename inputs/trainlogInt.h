@@ -75,6 +75,10 @@ bool tlog_value_after(const char *line, const char *key, bool commas, const char
 /* The first line whose text contains needle, or NULL. */
 const tlog_line_t *tlog_find(const tlog_text_t *t, const char *needle);
 
+/* Whether any line of t (cleaned) is one is_line accepts: a reader's
+ * detect. */
+bool tlog_any_line(const tlog_text_t *t, bool (*is_line)(const char *s));
+
 /* Whether line is the text's last and the file ends inside it. */
 bool tlog_is_cut(const tlog_text_t *t, const tlog_line_t *l);
 

@@ -24,10 +24,7 @@ static bool is_step_line(const char *s)
 
 static bool detect(const tlog_text_t *t)
 {
-    for (int i = 0; i < t->n; i++)
-        if (is_step_line(t->lines[i].s))
-            return true;
-    return false;
+    return tlog_any_line(t, is_step_line);
 }
 
 static int step_line(const tlog_text_t *t, const tlog_line_t *l, trainlog_t *out, err_t *err)

@@ -68,10 +68,7 @@ static bool is_iteration_line(const char *s)
 
 static bool detect(const tlog_text_t *t)
 {
-    for (int i = 0; i < t->n; i++)
-        if (is_iteration_line(t->lines[i].s))
-            return true;
-    return false;
+    return tlog_any_line(t, is_iteration_line);
 }
 
 /* An optional number after key; ERR_INPUT naming the line when the key is

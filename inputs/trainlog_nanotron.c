@@ -25,10 +25,7 @@ static bool is_iter_line(const char *s)
 
 static bool detect(const tlog_text_t *t)
 {
-    for (int i = 0; i < t->n; i++)
-        if (is_iter_line(t->lines[i].s))
-            return true;
-    return false;
+    return tlog_any_line(t, is_iter_line);
 }
 
 /* The figure after key, with its K/M/G/T suffix applied; *whole is set
