@@ -7,7 +7,8 @@
  * under 0.1 ms) and through sp_run (the --json document), medians over
  * 1,000 calls in one context; then 512 sp_step_time calls on one thread
  * against two threads with a context each, 256 a thread (target: at least
- * 1.7x). Returns 0, or 1 when a call fails (its message printed).
+ * 1.7x), and against two processes at once (the machine's yardstick: no
+ * memory shared). Returns 0, or 1 when a call fails (its message printed).
  */
 #ifndef SCALEPLAN_BENCH_API_H
 #define SCALEPLAN_BENCH_API_H
