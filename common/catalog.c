@@ -364,6 +364,12 @@ struct catalog {
         cJSON *root;
     } *docs;
     int n, cap;
+    struct catalog_memo {
+        char *key;  /* heap */
+        void *blob; /* heap: a copy of what was read */
+        size_t size;
+    } *memos;
+    int n_memos, cap_memos;
 };
 
 catalog_t *catalog_create(void)
@@ -381,7 +387,46 @@ void catalog_destroy(catalog_t *cat)
         free(cat->docs[i].origin);
     }
     free(cat->docs);
+    for (int i = 0; i < cat->n_memos; i++) {
+        free(cat->memos[i].key);
+        free(cat->memos[i].blob);
+    }
+    free(cat->memos);
     free(cat);
+}
+
+bool catalog_memo_get(const catalog_t *cat, const char *key, void *out, size_t size)
+{
+    for (int i = 0; cat && i < cat->n_memos; i++)
+        if (cat->memos[i].size == size && strcmp(cat->memos[i].key, key) == 0) {
+            memcpy(out, cat->memos[i].blob, size);
+            return true;
+        }
+    return false;
+}
+
+int catalog_memo_put(catalog_t *cat, const char *key, const void *blob, size_t size)
+{
+    if (!cat)
+        return -1;
+    if (cat->n_memos == cat->cap_memos) {
+        int cap = cat->cap_memos ? 2 * cat->cap_memos : 8;
+        struct catalog_memo *m = realloc(cat->memos, (size_t)cap * sizeof *m);
+        if (!m)
+            return -1;
+        cat->memos = m;
+        cat->cap_memos = cap;
+    }
+    char *k = strdup(key);
+    void *b = malloc(size);
+    if (!k || !b) {
+        free(k);
+        free(b);
+        return -1;
+    }
+    memcpy(b, blob, size);
+    cat->memos[cat->n_memos++] = (struct catalog_memo){k, b, size};
+    return 0;
 }
 
 int catalog_get(catalog_t *cat, const char *relpath, const cJSON **root,

@@ -11,6 +11,7 @@
 #ifndef SCALEPLAN_COMMON_CATALOG_H
 #define SCALEPLAN_COMMON_CATALOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/error.h"
@@ -107,6 +108,17 @@ typedef struct catalog catalog_t;
 catalog_t *catalog_create(void);
 /* Free every document; NULL is fine. */
 void catalog_destroy(catalog_t *cat);
+
+/* Memos: a reader that turns a catalog entry into a flat struct (no
+ * pointers inside) may keep a copy under a key naming everything the
+ * result depends on, so that the next read of the same entry through the
+ * same catalog is a copy (the library's loops read one preset thousands of
+ * times). catalog_memo_get copies the blob stored under key into out when
+ * one of that size is there; catalog_memo_put stores a copy (-1 when out
+ * of memory or cat is NULL: nothing kept, which only costs the next read
+ * its parse). */
+bool catalog_memo_get(const catalog_t *cat, const char *key, void *out, size_t size);
+int catalog_memo_put(catalog_t *cat, const char *key, const void *blob, size_t size);
 
 /* The parsed file relpath, parsed now if it was not yet (errors as
  * catalog_parse; a failed parse is not kept). *root and *origin (the name

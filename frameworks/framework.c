@@ -512,8 +512,19 @@ int fw_load_in(catalog_t *cat, const char *name, fw_preset_t *out, err_t *err)
             return rc;
         name = def;
     }
-    return catalog_lookup_named(cat, FW_FILE, "frameworks", name, "--framework",
-                                "scaleplan catalog frameworks", preset_from_json, out, err);
+    /* a preset is a flat struct read from the catalog and the options
+     * switched off: kept in cat under both, read again as a copy */
+    const char *off = getenv("SCALEPLAN_OPTION_OFF");
+    char key[FW_NAME_MAX + 320];
+    int n = snprintf(key, sizeof key, "%s\n%s\n%s", FW_FILE, name, off ? off : "");
+    bool memo = n > 0 && (size_t)n < sizeof key;
+    if (memo && catalog_memo_get(cat, key, out, sizeof *out))
+        return ERR_OK;
+    int rc = catalog_lookup_named(cat, FW_FILE, "frameworks", name, "--framework",
+                                  "scaleplan catalog frameworks", preset_from_json, out, err);
+    if (rc == ERR_OK && memo)
+        (void)catalog_memo_put(cat, key, out, sizeof *out); /* failure: parse next time */
+    return rc;
 }
 
 /* Case-insensitive substring. */

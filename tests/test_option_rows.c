@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/catalog.h"
+#include "frameworks/framework.h"
 #include "frameworks/options.h"
 #include "sim/scenario.h"
 #include "sim/step.h"
@@ -264,8 +266,42 @@ static void test_option_table(void)
     CHECK_REL(o.bucket_params, 2.5e8, 0); /* a refused value changes nothing */
 }
 
+/* A preset read through a catalog is kept there (catalog_memo_*): the
+ * second read is the memo's copy, equal to a fresh parse; a memo planted
+ * under the preset's key is what the next read returns (so the memo path
+ * is the one taken); another SCALEPLAN_OPTION_OFF is another key. */
+static void test_preset_memo(void)
+{
+    err_t e;
+    catalog_t *cat = catalog_create();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cat);
+    static fw_preset_t fresh, first, again, planted;
+    CU_ASSERT_EQUAL_FATAL(fw_load("megatron-core", &fresh, &e), ERR_OK);
+    CU_ASSERT_EQUAL_FATAL(fw_load_in(cat, "megatron-core", &first, &e), ERR_OK);
+    CU_ASSERT_EQUAL_FATAL(fw_load_in(cat, "megatron-core", &again, &e), ERR_OK);
+    CU_ASSERT_EQUAL(memcmp(&fresh, &first, sizeof fresh), 0);
+    CU_ASSERT_EQUAL(memcmp(&first, &again, sizeof first), 0);
+    const char *off = getenv("SCALEPLAN_OPTION_OFF");
+    char key[400];
+    snprintf(key, sizeof key, "%s\n%s\n%s", "sim/catalog/frameworks.json", "megatron-core",
+             off ? off : "");
+    planted = first;
+    planted.opt.bucket_params = 12345;
+    CU_ASSERT_EQUAL_FATAL(catalog_memo_put(cat, key, &planted, sizeof planted), 0);
+    /* the first memo under a key is the one read; a fresh catalog has none */
+    catalog_t *cat2 = catalog_create();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cat2);
+    CU_ASSERT_EQUAL_FATAL(catalog_memo_put(cat2, key, &planted, sizeof planted), 0);
+    CU_ASSERT_EQUAL_FATAL(fw_load_in(cat2, "megatron-core", &again, &e), ERR_OK);
+    CU_ASSERT_EQUAL(again.opt.bucket_params, 12345);
+    CU_ASSERT_FALSE(catalog_memo_get(cat2, key, &again, sizeof again - 1));
+    catalog_destroy(cat2);
+    catalog_destroy(cat);
+}
+
 TEST_SUITE(suite_option_rows, "option_rows",
            TEST(test_option_table),
+           TEST(test_preset_memo),
            TEST(mech_zero2_reduce_per_micro_batch),
            TEST(mech_overlap_grad_reduce),
            TEST(mech_grad_reduce_after_pipeline),
