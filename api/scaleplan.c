@@ -196,7 +196,7 @@ SP_EXPORT int sp_run(sp_context_t *ctx, const char *command, const char *spec_js
     if (!ctx || !out_json)
         return ctx ? fail(ctx, SP_ERR_INPUT, command, "no place for the result") : SP_ERR_INPUT;
     ctx->error[0] = '\0';
-    const cli_command_t *c = cli_command_find(command);
+    const cmd_command_t *c = cmd_command_find(command);
     if (!c)
         return fail(ctx, SP_ERR_INPUT, command, "no such command");
     words_t w = {0};
@@ -208,7 +208,7 @@ SP_EXPORT int sp_run(sp_context_t *ctx, const char *command, const char *spec_js
     }
     err_t err;
     err_clear(&err);
-    rc = cli_command_run(c, w.n, w.w, ctx->catalog, out_json, &err);
+    rc = cmd_command_run(c, w.n, w.w, ctx->catalog, out_json, &err);
     words_free(&w);
     if (rc)
         return fail(ctx, rc == ERR_INPUT ? SP_ERR_INPUT : SP_ERR_RUNTIME, command,
@@ -233,7 +233,7 @@ SP_EXPORT int sp_step_time(sp_context_t *ctx, const char *spec_json, double *ste
     }
     err_t err;
     err_clear(&err);
-    rc = cli_sim_step_time(w.n, w.w, ctx->catalog, step_s, &err);
+    rc = cmd_sim_step_time(w.n, w.w, ctx->catalog, step_s, &err);
     words_free(&w);
     if (rc)
         return fail(ctx, rc == ERR_INPUT ? SP_ERR_INPUT : SP_ERR_RUNTIME, "sim",
@@ -246,12 +246,12 @@ SP_EXPORT int sp_command(sp_context_t *ctx, int argc, char **argv)
     if (!ctx || argc < 1 || !argv || !argv[0])
         return ctx ? fail(ctx, SP_ERR_INPUT, "", "no command") : SP_ERR_INPUT;
     ctx->error[0] = '\0';
-    const cli_command_t *c = cli_command_find(argv[0]);
+    const cmd_command_t *c = cmd_command_find(argv[0]);
     if (!c)
         return fail(ctx, SP_ERR_INPUT, argv[0], "no such command");
     err_t err;
     err_clear(&err);
-    int rc = cli_command_run(c, argc, argv, ctx->catalog, NULL, &err);
+    int rc = cmd_command_run(c, argc, argv, ctx->catalog, NULL, &err);
     if (rc)
         return fail(ctx, rc == ERR_INPUT ? SP_ERR_INPUT : SP_ERR_RUNTIME, c->name,
                     err.msg[0] ? err.msg : "failed");
@@ -260,31 +260,31 @@ SP_EXPORT int sp_command(sp_context_t *ctx, int argc, char **argv)
 
 SP_EXPORT int sp_command_count(void)
 {
-    return cli_command_count();
+    return cmd_command_count();
 }
 
 SP_EXPORT const char *sp_command_name(int i)
 {
-    const cli_command_t *c = cli_command_at(i);
+    const cmd_command_t *c = cmd_command_at(i);
     return c ? c->name : NULL;
 }
 
 SP_EXPORT const char *sp_command_summary(int i)
 {
-    const cli_command_t *c = cli_command_at(i);
+    const cmd_command_t *c = cmd_command_at(i);
     return c ? c->summary : NULL;
 }
 
 /* One command's option rows appended to *text (see sp_options_table);
  * -1 when memory runs out. */
-static int options_of(char **text, const cli_command_t *c)
+static int options_of(char **text, const cmd_command_t *c)
 {
     static const char *kinds[] = {"text",  "int",       "int-span", "real",     "count",
                                   "count-span", "bytes", "bandwidth", "duration", "days",
                                   "price", "money"};
     for (int g = 0; g < c->n_groups; g++)
         for (int k = 0; k < c->groups[g]->n; k++) {
-            const cli_opt_t *o = &c->groups[g]->opts[k];
+            const cmd_opt_t *o = &c->groups[g]->opts[k];
             if (str_appendf(text, "%s\t%s\t%s\t%s\t%s\n", c->name, o->name,
                             o->alias ? o->alias : "-", o->metavar ? o->metavar : "-",
                             (size_t)o->kind < sizeof kinds / sizeof kinds[0] ? kinds[o->kind]
@@ -299,8 +299,8 @@ SP_EXPORT char *sp_options_table(void)
     char *text = NULL;
     if (str_appendf(&text, "%s", ""))
         return NULL;
-    for (int i = 0; i < cli_command_count(); i++)
-        if (options_of(&text, cli_command_at(i))) {
+    for (int i = 0; i < cmd_command_count(); i++)
+        if (options_of(&text, cmd_command_at(i))) {
             free(text);
             return NULL;
         }

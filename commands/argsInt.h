@@ -10,11 +10,11 @@
 
 /* The model's name: --model, or the first positional word; ERR_INPUT
  * saying how to give one when there is neither. */
-int cli_args_model_name(const cli_args_t *a, const char **name, err_t *err);
+int cmd_args_model_name(const cmd_args_t *a, const char **name, err_t *err);
 
 /* What the flags say for a DeepSpeed config's "auto" values (batch,
  * precision, recompute, ZeRO stage) for model m (may be NULL). */
-int cli_args_deepspeed_given(const cli_args_t *a, const model_t *m, deepspeed_given_t *out,
+int cmd_args_deepspeed_given(const cmd_args_t *a, const model_t *m, deepspeed_given_t *out,
                              err_t *err);
 
 #endif

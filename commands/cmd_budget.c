@@ -21,50 +21,50 @@
 #include "run/budget.h"
 #include "topologies/price.h"
 
-static const cli_opt_t own_opts[] = {
+static const cmd_opt_t own_opts[] = {
     {"--price", NULL, "$/GPU-h", "price per GPU-hour (default: the catalog's for the GPU and size)",
-     CLI_KIND(CLI_PRICE, 0, 1e4)},
+     CMD_KIND(CMD_PRICE, 0, 1e4)},
     {"--provider", NULL, "NAME", "price from the catalog for this provider (aws, lambda, ...)",
-     CLI_WORD},
-    {"--price-end", NULL, "low|mid|high", "where in a quoted price range (default mid)", CLI_WORD},
+     CMD_WORD},
+    {"--price-end", NULL, "low|mid|high", "where in a quoted price range (default mid)", CMD_WORD},
     {"--compare", NULL, NULL, "every catalog quote for the GPU and size, spot and an own cluster",
-     CLI_WORD},
+     CMD_WORD},
     {"--storage-price", NULL, "$/GB-month",
-     "checkpoint storage price (default: the provider's tiers)", CLI_KIND(CLI_MONEY, 0, 1e4)},
+     "checkpoint storage price (default: the provider's tiers)", CMD_KIND(CMD_MONEY, 0, 1e4)},
     {"--storage-tier", NULL, "NAME", "storage price entry (s3-standard, gcs-standard, r2, ...)",
-     CLI_WORD},
+     CMD_WORD},
     {"--retain-months", NULL, "M", "months the checkpoints stay stored after the run (default 0)",
-     CLI_X(0, 1200)},
+     CMD_X(0, 1200)},
     {"--dataset-size", NULL, "BYTES", "training data read in (ingress)",
-     CLI_KIND(CLI_BYTES, 0, 1e21)},
+     CMD_KIND(CMD_BYTES, 0, 1e21)},
     {"--egress", NULL, "BYTES", "data moved out besides checkpoints (e.g. 50TB)",
-     CLI_KIND(CLI_BYTES, 0, 1e21)},
+     CMD_KIND(CMD_BYTES, 0, 1e21)},
     {"--export-checkpoints", NULL, "N", "checkpoints moved out at the end (default 0)",
-     CLI_N(0, 100000)},
+     CMD_N(0, 100000)},
     {"--egress-price", NULL, "$/TB", "data transfer out price (default: the provider's tiers)",
-     CLI_KIND(CLI_MONEY, 0, 1e6)},
+     CMD_KIND(CMD_MONEY, 0, 1e6)},
     {"--utilization", NULL, "U", "own cluster: share of hours in use (default 0.8)",
-     CLI_X(0.01, 1)},
+     CMD_X(0.01, 1)},
     {"--capex", NULL, "USD", "own cluster: capital cost per GPU (default: catalog)",
-     CLI_KIND(CLI_MONEY, 0, 1e8)},
+     CMD_KIND(CMD_MONEY, 0, 1e8)},
     {"--kw-per-gpu", NULL, "KW", "own cluster: power per GPU in training (default: catalog)",
-     CLI_X(0, 100)},
-    {"--pue", NULL, "X", "own cluster: power usage effectiveness (default: catalog)", CLI_X(1, 5)},
+     CMD_X(0, 100)},
+    {"--pue", NULL, "X", "own cluster: power usage effectiveness (default: catalog)", CMD_X(1, 5)},
     {"--usd-per-kwh", NULL, "$", "own cluster: electricity price (default: catalog)",
-     CLI_KIND(CLI_MONEY, 0, 10)},
+     CMD_KIND(CMD_MONEY, 0, 10)},
     {"--staff-usd-per-gpu-month", NULL, "$", "own cluster: staff cost (default: catalog)",
-     CLI_KIND(CLI_MONEY, 0, 1e6)},
+     CMD_KIND(CMD_MONEY, 0, 1e6)},
     {"--amortization-months", NULL, "M", "own cluster: depreciation period (default: catalog)",
-     CLI_X(1, 600)},
+     CMD_X(1, 600)},
 };
-static const cli_group_t own_group = {"Budget", own_opts, sizeof own_opts / sizeof own_opts[0]};
+static const cmd_group_t own_group = {"Budget", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
 typedef struct {
-    cli_job_t job;
+    cmd_job_t job;
     rel_config_t rel;
     rel_result_t r;
     failure_set_t fs;
-    cli_failure_pick_t pick;
+    cmd_failure_pick_t pick;
     budget_input_t bin;
     budget_t b;
     price_t price;
@@ -75,39 +75,39 @@ typedef struct {
     double tokens, claim_s, required_mfu, model_flops, peak;
 } budget_run_t;
 
-static int price_for(const cli_args_t *a, budget_run_t *br, err_t *err)
+static int price_for(const cmd_args_t *a, budget_run_t *br, err_t *err)
 {
     const char *gpu = br->job.s.cluster.gpu.name;
     int n = br->job.s.cluster.n_gpus;
     price_t *p = &br->price;
     memset(p, 0, sizeof *p);
-    const char *v = cli_get(a, "--price");
+    const char *v = cmd_get(a, "--price");
     br->end = PRICE_MID;
     int rc;
-    if ((v = cli_get(a, "--price-end")) && (rc = price_end_parse(v, &br->end, err)))
+    if ((v = cmd_get(a, "--price-end")) && (rc = price_end_parse(v, &br->end, err)))
         return rc;
-    if ((v = cli_get(a, "--price"))) {
+    if ((v = cmd_get(a, "--price"))) {
         br->price_given = true;
         snprintf(p->provider, sizeof p->provider, "given");
         snprintf(p->kind, sizeof p->kind, "--price");
-        return cli_get_double(a, "--price", &p->usd_per_gpu_hour, err);
+        return cmd_get_double(a, "--price", &p->usd_per_gpu_hour, err);
     }
-    if ((v = cli_get(a, "--provider")))
+    if ((v = cmd_get(a, "--provider")))
         return price_find(gpu, v, NULL, n, p, err);
     return price_default_for_gpu(gpu, n, p, err);
 }
 
 /* Own-cluster figures: the catalog's, the flags over them. */
-static int own_for(const cli_args_t *a, budget_run_t *br, err_t *err)
+static int own_for(const cmd_args_t *a, budget_run_t *br, err_t *err)
 {
     err_t ignore;
     br->utilization = 0.8;
-    int rc = cli_get_double(a, "--utilization", &br->utilization, err);
+    int rc = cmd_get_double(a, "--utilization", &br->utilization, err);
     if (rc)
         return rc;
     bool have = own_cluster_load(br->job.s.cluster.gpu.name, &br->own, &ignore) == 0;
     if (!have) {
-        if (!cli_has(a, "--capex"))
+        if (!cmd_has(a, "--capex"))
             return ERR_OK; /* no figures: no own-cluster row */
         memset(&br->own, 0, sizeof br->own);
         br->own.amortization_months = 36;
@@ -115,13 +115,13 @@ static int own_for(const cli_args_t *a, budget_run_t *br, err_t *err)
         snprintf(br->own.source, sizeof br->own.source, "given on the command line");
     }
     double capex = -1;
-    if ((rc = cli_get_double(a, "--capex", &capex, err)) ||
-        (rc = cli_get_double(a, "--kw-per-gpu", &br->own.kw_per_gpu, err)) ||
-        (rc = cli_get_double(a, "--pue", &br->own.pue, err)) ||
-        (rc = cli_get_double(a, "--usd-per-kwh", &br->own.usd_per_kwh, err)) ||
-        (rc = cli_get_double(a, "--staff-usd-per-gpu-month", &br->own.staff_usd_per_gpu_month,
+    if ((rc = cmd_get_double(a, "--capex", &capex, err)) ||
+        (rc = cmd_get_double(a, "--kw-per-gpu", &br->own.kw_per_gpu, err)) ||
+        (rc = cmd_get_double(a, "--pue", &br->own.pue, err)) ||
+        (rc = cmd_get_double(a, "--usd-per-kwh", &br->own.usd_per_kwh, err)) ||
+        (rc = cmd_get_double(a, "--staff-usd-per-gpu-month", &br->own.staff_usd_per_gpu_month,
                              err)) ||
-        (rc = cli_get_double(a, "--amortization-months", &br->own.amortization_months, err)))
+        (rc = cmd_get_double(a, "--amortization-months", &br->own.amortization_months, err)))
         return rc;
     if (capex >= 0)
         br->own.capex_usd_per_gpu = capex;
@@ -134,11 +134,11 @@ static int own_for(const cli_args_t *a, budget_run_t *br, err_t *err)
     return ERR_OK;
 }
 
-static int run_budget(const cli_args_t *a, budget_run_t *br, err_t *err)
+static int run_budget(const cmd_args_t *a, budget_run_t *br, err_t *err)
 {
     int rc;
     double duration;
-    if ((rc = cli_run_length(a, &br->tokens, &duration, err)))
+    if ((rc = cmd_run_length(a, &br->tokens, &duration, err)))
         return rc;
     if (!(br->tokens > 0) && !(duration > 0))
         return err_setf(err, ERR_INPUT, NULL, "--tokens",
@@ -147,17 +147,17 @@ static int run_budget(const cli_args_t *a, budget_run_t *br, err_t *err)
     br->reservation = !(br->tokens > 0);
     br->claim = br->tokens > 0 && duration > 0;
     br->claim_s = duration;
-    if ((rc = cli_job_setup(a, &br->job, err)))
+    if ((rc = cmd_job_setup(a, &br->job, err)))
         return rc;
     const cluster_t *c = &br->job.s.cluster;
     if ((rc = price_for(a, br, err)))
         return rc;
     /* a provider's quote says what kind of site it is */
-    const char *env_hint = br->price_given || !cli_has(a, "--provider") ? NULL
+    const char *env_hint = br->price_given || !cmd_has(a, "--provider") ? NULL
                                                                         : br->price.environment;
-    if ((rc = cli_failure_set(a, c, env_hint, &br->fs, &br->pick, err)) ||
-        (rc = cli_rel_config(a, c, &br->fs, br->pick.choice.environment, &br->rel, err)) ||
-        (rc = cli_checkpoint_bytes(a, &br->job.s.model, &br->rel.ckpt_bytes, err)))
+    if ((rc = cmd_failure_set(a, c, env_hint, &br->fs, &br->pick, err)) ||
+        (rc = cmd_rel_config(a, c, &br->fs, br->pick.choice.environment, &br->rel, err)) ||
+        (rc = cmd_checkpoint_bytes(a, &br->job.s.model, &br->rel.ckpt_bytes, err)))
         return rc;
     br->rel.step_time_s = br->job.step.step_time_s;
     br->rel.tokens_per_step = br->job.step.tokens_per_step;
@@ -177,16 +177,16 @@ static int run_budget(const cli_args_t *a, budget_run_t *br, err_t *err)
     in->ckpt_keep = br->rel.keep_checkpoints;
     in->checkpoints = br->r.checkpoints_mean;
     in->egress_usd_per_tb = -1;
-    const char *tier = cli_get(a, "--storage-tier");
-    if (!tier && !br->price_given && cli_has(a, "--provider"))
+    const char *tier = cmd_get(a, "--storage-tier");
+    if (!tier && !br->price_given && cmd_has(a, "--provider"))
         tier = br->price.provider;
     if ((rc = price_storage_load(tier, &in->storage, err)) ||
-        (rc = cli_get_double(a, "--storage-price", &in->storage_usd_per_gb_month, err)) ||
-        (rc = cli_get_double(a, "--retain-months", &in->retain_months, err)) ||
-        (rc = cli_get_double(a, "--dataset-size", &in->dataset_bytes, err)) ||
-        (rc = cli_get_double(a, "--egress", &in->egress_bytes, err)) ||
-        (rc = cli_get_int(a, "--export-checkpoints", &in->export_checkpoints, err)) ||
-        (rc = cli_get_double(a, "--egress-price", &in->egress_usd_per_tb, err)) ||
+        (rc = cmd_get_double(a, "--storage-price", &in->storage_usd_per_gb_month, err)) ||
+        (rc = cmd_get_double(a, "--retain-months", &in->retain_months, err)) ||
+        (rc = cmd_get_double(a, "--dataset-size", &in->dataset_bytes, err)) ||
+        (rc = cmd_get_double(a, "--egress", &in->egress_bytes, err)) ||
+        (rc = cmd_get_int(a, "--export-checkpoints", &in->export_checkpoints, err)) ||
+        (rc = cmd_get_double(a, "--egress-price", &in->egress_usd_per_tb, err)) ||
         (rc = budget_compute(in, &br->b, err)) || (rc = own_for(a, br, err)))
         return rc;
     /* Reality check of a claimed duration. */
@@ -242,7 +242,7 @@ static void print_price_line(const budget_run_t *br)
                p->size_source);
 }
 
-static int print_text(const cli_args_t *a, budget_run_t *br, const budget_offer_t *rows, int n,
+static int print_text(const cmd_args_t *a, budget_run_t *br, const budget_offer_t *rows, int n,
                       int skipped, double breakeven, err_t *err)
 {
     const cluster_t *c = &br->job.s.cluster;
@@ -263,7 +263,7 @@ static int print_text(const cli_args_t *a, budget_run_t *br, const budget_offer_
     char terms[400];
     snprintf(terms, sizeof terms, "%s MFU P10 P50 P90", desc);
     textwrap_legend(stdout, terms, 2, 100);
-    cli_rel_print_defaults(a, &br->rel, &br->pick, &br->r);
+    cmd_rel_print_defaults(a, &br->rel, &br->pick, &br->r);
     printf("\n");
     if (br->reservation)
         printf("  trains %s tokens in %.1f days (P50; P10 %s, P90 %s): goodput %.1f%%\n",
@@ -335,7 +335,7 @@ static int print_text(const cli_args_t *a, budget_run_t *br, const budget_offer_
     return ERR_OK;
 }
 
-static cJSON *budget_json(const cli_args_t *a, budget_run_t *br, const budget_offer_t *rows, int n,
+static cJSON *budget_json(const cmd_args_t *a, budget_run_t *br, const budget_offer_t *rows, int n,
                           double breakeven)
 {
     const budget_t *b = &br->b;
@@ -376,7 +376,7 @@ static cJSON *budget_json(const cli_args_t *a, budget_run_t *br, const budget_of
               json_add_number(o, "model_flops", br->model_flops) &&
               cJSON_AddItemToObject(o, "layout", layout_text_json(&br->job.s.layout)) &&
               cJSON_AddBoolToObject(o, "layout_searched", br->job.searched) &&
-              cli_rel_defaults_json(o, a, &br->rel, &br->pick, &br->r);
+              cmd_rel_defaults_json(o, a, &br->rel, &br->pick, &br->r);
     if (ok && br->reservation)
         ok = json_add_number(o, "days", br->rel.duration_s / 86400) &&
              json_add_number(o, "tokens_p10", br->r.tokens_p10) &&
@@ -416,7 +416,7 @@ static cJSON *budget_json(const cli_args_t *a, budget_run_t *br, const budget_of
     return o;
 }
 
-static int run(const cli_args_t *a, err_t *err)
+static int run(const cmd_args_t *a, err_t *err)
 {
     int rc = ERR_OK;
     budget_run_t *br = calloc(1, sizeof *br);
@@ -426,36 +426,36 @@ static int run(const cli_args_t *a, err_t *err)
     int n = 0, skipped = 0;
     double breakeven = NAN;
     rc = run_budget(a, br, err);
-    if (!rc && cli_has(a, "--compare"))
+    if (!rc && cmd_has(a, "--compare"))
         rc = budget_offers(br->job.s.cluster.gpu.name, &br->rel, &br->r, &br->bin, &br->b,
                            br->reservation, br->end, br->have_own ? &br->own : NULL,
                            br->utilization, &rows, &n, &skipped, &breakeven, err);
     else if (!rc && br->have_own && !br->price_given)
         breakeven = own_breakeven_months(&br->own, br->bin.usd_per_gpu_hour, br->utilization);
-    if (!rc && !cli_machine_output(a))
+    if (!rc && !cmd_machine_output(a))
         rc = print_text(a, br, rows, n, skipped, breakeven, err);
-    if (!rc && cli_machine_output(a)) {
+    if (!rc && cmd_machine_output(a)) {
         cJSON *j = budget_json(a, br, rows, n, breakeven);
-        rc = j ? cli_output_result(a, "scaleplan budget", j, NULL, err)
+        rc = j ? cmd_output_result(a, "scaleplan budget", j, NULL, err)
                : err_set(err, ERR_RUNTIME, "out of memory building JSON");
         cJSON_Delete(j);
     }
     free(rows);
-    cli_job_free(&br->job);
+    cmd_job_free(&br->job);
     free(br);
     return rc;
 }
 
-static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
-                                         &CLI_CLUSTER_OPTS,
-                                         &CLI_LAYOUT_OPTS,
-                                         &CLI_SIM_OPTS,
-                                         &CLI_RUN_OPTS,
+static const cmd_group_t *const groups[] = {&CMD_MODEL_OPTS,
+                                         &CMD_CLUSTER_OPTS,
+                                         &CMD_LAYOUT_OPTS,
+                                         &CMD_SIM_OPTS,
+                                         &CMD_RUN_OPTS,
                                          &own_group,
-                                         &CLI_REL_OPTS,
-                                         &CLI_OUTPUT_OPTS};
+                                         &CMD_REL_OPTS,
+                                         &CMD_OUTPUT_OPTS};
 
-const cli_command_t CLI_CMD_BUDGET = {
+const cmd_command_t CMD_CMD_BUDGET = {
     "budget",
     "GPU-hours and cost of a run or a reservation, providers side by side, reality check",
     "scaleplan budget --model M --gpus N --gpu G (--tokens T [--days D] | --days D) "

@@ -24,37 +24,37 @@
 #include "common/units.h"
 #include "profile/profile_json.h"
 
-static const cli_opt_t own_opts[] = {
-    {"--quick", NULL, NULL, "a short measuring plan (under 2 minutes on one GPU)", CLI_WORD},
-    {"--out", "-o", "FILE", "profile to write (default profile.json)", CLI_WORD},
+static const cmd_opt_t own_opts[] = {
+    {"--quick", NULL, NULL, "a short measuring plan (under 2 minutes on one GPU)", CMD_WORD},
+    {"--out", "-o", "FILE", "profile to write (default profile.json)", CMD_WORD},
     {"--gpu", NULL, "NAME", "catalog GPU the profile describes (default: the device's or logs')",
-     CLI_WORD},
+     CMD_WORD},
     {"--profile", NULL, "FILE", "base profile for what is not measured (default: the GPU's default)",
-     CLI_WORD},
+     CMD_WORD},
     {"--from-nccl-tests", NULL, "LOG...", "import nccl-tests logs (text or -J JSON) instead of measuring",
-     CLI_WORD, .positional = CLI_POS_MORE},
+     CMD_WORD, .positional = CMD_POS_MORE},
     {"--ranks", NULL, "N", "group size of imported logs that do not list their ranks",
-     CLI_N(1, 1 << 24)},
+     CMD_N(1, 1 << 24)},
     {"--collective", NULL, "NAME",
      "collective the imported logs measured, where they do not say (all_reduce, all_gather, "
      "...; a log that names another is refused)",
-     CLI_WORD},
+     CMD_WORD},
     {"--nodes", NULL, "N", "nodes the imported logs spanned (default: their host names)",
-     CLI_N(1, 1 << 24)},
-    {"--fit", NULL, "FILE", "refit saved measurements (no GPU needed)", CLI_WORD},
+     CMD_N(1, 1 << 24)},
+    {"--fit", NULL, "FILE", "refit saved measurements (no GPU needed)", CMD_WORD},
     {"--show", NULL, "FILE", "print a profile's calibration: versions, fits, R^2, errors, tables",
-     CLI_WORD},
+     CMD_WORD},
     {"--measurements", NULL, "FILE", "where to save raw measurements (default OUT.measurements.json)",
-     CLI_WORD},
+     CMD_WORD},
     {"--sustained-factor", NULL, "base|X|measured",
-     "GEMM rate share training sustains (default: the base's)", CLI_WORD},
-    {"--only", NULL, "LIST", "measure only some of gemm,memory,collectives", CLI_WORD},
+     "GEMM rate share training sustains (default: the base's)", CMD_WORD},
+    {"--only", NULL, "LIST", "measure only some of gemm,memory,collectives", CMD_WORD},
     {"--gpus", NULL, "N", "one process: use the first N GPUs for collectives (default all)",
-     CLI_N(1, 1 << 16)},
+     CMD_N(1, 1 << 16)},
     {"--timeout", NULL, "SECONDS", "NCCL watchdog: abort a collective stalled this long (60)",
-     CLI_KIND(CLI_DURATION, 1, 1e6)},
+     CMD_KIND(CMD_DURATION, 1, 1e6)},
 };
-static const cli_group_t own_group = {"Calibrate", own_opts, sizeof own_opts / sizeof own_opts[0]};
+static const cmd_group_t own_group = {"Calibrate", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
 /* The command line as run, for the profile's record. */
 static void command_line(int argc, char **argv, char *buf, size_t cap)
@@ -76,10 +76,10 @@ static bool has_text(const char *s)
 }
 
 /* Print what was written: fits and notes, as text or JSON. */
-static int report(const cli_args_t *a, const profile_t *p, const char *out_path,
+static int report(const cmd_args_t *a, const profile_t *p, const char *out_path,
                   const char *meas_path, const cal_notes_t *notes, err_t *err)
 {
-    if (cli_machine_output(a)) {
+    if (cmd_machine_output(a)) {
         cJSON *o = cJSON_CreateObject(), *fits = NULL, *ns = NULL;
         bool ok = o && cJSON_AddStringToObject(o, "profile", out_path) &&
                   cJSON_AddStringToObject(o, "gpu", p->gpu) &&
@@ -101,7 +101,7 @@ static int report(const cli_args_t *a, const profile_t *p, const char *out_path,
             cJSON *s = cJSON_CreateString(notes->text[i]);
             ok = s && cJSON_AddItemToArray(ns, s);
         }
-        int rc = ok ? cli_emit(a, o, "fits", err) : err_set(err, ERR_RUNTIME, "out of memory");
+        int rc = ok ? cmd_emit(a, o, "fits", err) : err_set(err, ERR_RUNTIME, "out of memory");
         cJSON_Delete(o);
         return rc;
     }
@@ -125,16 +125,16 @@ static int report(const cli_args_t *a, const profile_t *p, const char *out_path,
 }
 
 /* The base profile: --profile, else the default of the measurements' GPU. */
-static int base_profile(const cli_args_t *a, meas_set_t *m, profile_t *base, err_t *err)
+static int base_profile(const cmd_args_t *a, meas_set_t *m, profile_t *base, err_t *err)
 {
-    const char *path = cli_get(a, "--profile");
+    const char *path = cmd_get(a, "--profile");
     int rc;
     if (path) {
         if ((rc = prof_load(path, base, err)))
             return rc;
-        if (cli_get(a, "--gpu")) {
+        if (cmd_get(a, "--gpu")) {
             gpu_t g;
-            if ((rc = gpu_load(cli_get(a, "--gpu"), &g, err))) {
+            if ((rc = gpu_load(cmd_get(a, "--gpu"), &g, err))) {
                 prof_free(base);
                 return rc;
             }
@@ -147,23 +147,23 @@ static int base_profile(const cli_args_t *a, meas_set_t *m, profile_t *base, err
         snprintf(m->env.gpu, sizeof m->env.gpu, "%s", base->gpu);
         return ERR_OK;
     }
-    if ((rc = cal_resolve_gpu(m, cli_get(a, "--gpu"), err)))
+    if ((rc = cal_resolve_gpu(m, cmd_get(a, "--gpu"), err)))
         return rc;
     return prof_load_default(m->env.gpu, base, err);
 }
 
 /* Fit m onto the base profile, save the profile (and measurements when
  * asked), report. */
-static int fit_and_write(const cli_args_t *a, meas_set_t *m, const char *command,
+static int fit_and_write(const cmd_args_t *a, meas_set_t *m, const char *command,
                          const char *meas_path, const cal_notes_t *pre, err_t *err)
 {
-    const char *out_path = cli_get(a, "--out") ? cli_get(a, "--out") : "profile.json";
+    const char *out_path = cmd_get(a, "--out") ? cmd_get(a, "--out") : "profile.json";
     cal_fit_opts_t fo;
     cal_fit_opts_default(&fo);
     fo.command = command;
     int rc;
-    if (cli_get(a, "--sustained-factor") &&
-        (rc = cal_parse_sustained(cli_get(a, "--sustained-factor"), &fo, err)))
+    if (cmd_get(a, "--sustained-factor") &&
+        (rc = cal_parse_sustained(cmd_get(a, "--sustained-factor"), &fo, err)))
         return rc;
     profile_t base, out;
     if ((rc = base_profile(a, m, &base, err)))
@@ -192,15 +192,15 @@ static int fit_and_write(const cli_args_t *a, meas_set_t *m, const char *command
     return rc;
 }
 
-static int run_show(const cli_args_t *a, err_t *err)
+static int run_show(const cmd_args_t *a, err_t *err)
 {
     profile_t p;
-    int rc = prof_load(cli_get(a, "--show"), &p, err);
+    int rc = prof_load(cmd_get(a, "--show"), &p, err);
     if (rc)
         return rc;
-    if (cli_machine_output(a)) {
+    if (cmd_machine_output(a)) {
         cJSON *j = prof_to_json(&p);
-        rc = j ? cli_emit(a, j, NULL, err) : err_set(err, ERR_RUNTIME, "out of memory");
+        rc = j ? cmd_emit(a, j, NULL, err) : err_set(err, ERR_RUNTIME, "out of memory");
         cJSON_Delete(j);
     } else if (cal_show(stdout, &p) != ERR_OK || fflush(stdout) != 0) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
@@ -220,22 +220,22 @@ static void note_gpu_mapping(const meas_set_t *m, const char *gpu_flag, cal_note
              "the logs' device '%s' taken as catalog GPU %s (--gpu)", m->env.device, m->env.gpu);
 }
 
-static int run_import(const cli_args_t *a, const char *command, err_t *err)
+static int run_import(const cmd_args_t *a, const char *command, err_t *err)
 {
-    const char *paths[CLI_MAX_POSITIONAL + 1];
+    const char *paths[CMD_MAX_POSITIONAL + 1];
     int n = 0;
-    paths[n++] = cli_get(a, "--from-nccl-tests");
+    paths[n++] = cmd_get(a, "--from-nccl-tests");
     for (int i = 0; i < a->n_positional; i++)
         paths[n++] = a->positional[i];
-    nccltests_hint_t hint = {0, 0, cli_get(a, "--collective")};
+    nccltests_hint_t hint = {0, 0, cmd_get(a, "--collective")};
     int rc;
-    if ((rc = cli_get_int(a, "--ranks", &hint.n_ranks, err)) ||
-        (rc = cli_get_int(a, "--nodes", &hint.nodes, err)))
+    if ((rc = cmd_get_int(a, "--ranks", &hint.n_ranks, err)) ||
+        (rc = cmd_get_int(a, "--nodes", &hint.nodes, err)))
         return rc;
     meas_set_t m;
     meas_init(&m);
     gpu_t g;
-    if (cli_get(a, "--gpu") && (rc = gpu_load(cli_get(a, "--gpu"), &g, err)))
+    if (cmd_get(a, "--gpu") && (rc = gpu_load(cmd_get(a, "--gpu"), &g, err)))
         return rc; /* a wrong flag before reading any log */
     cal_notes_t *notes = calloc(1, sizeof *notes);
     if (!notes)
@@ -244,11 +244,11 @@ static int run_import(const cli_args_t *a, const char *command, err_t *err)
         goto out;
     meas_now_utc(m.env.date, sizeof m.env.date);
     snprintf(m.env.command, sizeof m.env.command, "%s", command);
-    const char *meas_path = cli_get(a, "--measurements");
+    const char *meas_path = cmd_get(a, "--measurements");
     /* the GPU first, so saved measurements name it */
-    if (!cli_get(a, "--profile") && (rc = cal_resolve_gpu(&m, cli_get(a, "--gpu"), err)))
+    if (!cmd_get(a, "--profile") && (rc = cal_resolve_gpu(&m, cmd_get(a, "--gpu"), err)))
         goto out;
-    note_gpu_mapping(&m, cli_get(a, "--gpu"), notes);
+    note_gpu_mapping(&m, cmd_get(a, "--gpu"), notes);
     if (meas_path && (rc = meas_save(&m, meas_path, err)))
         goto out;
     rc = fit_and_write(a, &m, command, meas_path, notes, err);
@@ -258,10 +258,10 @@ out:
     return rc;
 }
 
-static int run_refit(const cli_args_t *a, const char *command, err_t *err)
+static int run_refit(const cmd_args_t *a, const char *command, err_t *err)
 {
     meas_set_t m;
-    int rc = meas_load(cli_get(a, "--fit"), &m, err);
+    int rc = meas_load(cmd_get(a, "--fit"), &m, err);
     if (rc)
         return rc;
     rc = fit_and_write(a, &m, command, NULL, NULL, err);
@@ -294,22 +294,22 @@ static int parse_only(const char *list, cal_measure_opts_t *o, err_t *err)
     return ERR_OK;
 }
 
-static int run_measure(int *argc, char ***argv, const cli_args_t *a, const char *command,
+static int run_measure(int *argc, char ***argv, const cmd_args_t *a, const char *command,
                        err_t *err)
 {
     cal_measure_opts_t mo;
     cal_measure_opts_default(&mo);
-    mo.quick = cli_has(a, "--quick");
+    mo.quick = cmd_has(a, "--quick");
     int rc;
-    if ((rc = cli_get_int(a, "--gpus", &mo.gpus, err)) ||
-        (rc = cli_get_double(a, "--timeout", &mo.timeout_s, err)) ||
-        (cli_get(a, "--only") && (rc = parse_only(cli_get(a, "--only"), &mo, err))))
+    if ((rc = cmd_get_int(a, "--gpus", &mo.gpus, err)) ||
+        (rc = cmd_get_double(a, "--timeout", &mo.timeout_s, err)) ||
+        (cmd_get(a, "--only") && (rc = parse_only(cmd_get(a, "--only"), &mo, err))))
         return rc;
     if (!(mo.timeout_s > 0))
         return err_setf(err, ERR_INPUT, NULL, "--timeout", "must be above 0");
     meas_set_t m;
     meas_init(&m);
-    if (cli_get(a, "--gpu") && (rc = cal_resolve_gpu(&m, cli_get(a, "--gpu"), err)))
+    if (cmd_get(a, "--gpu") && (rc = cal_resolve_gpu(&m, cmd_get(a, "--gpu"), err)))
         return rc;
     snprintf(m.env.command, sizeof m.env.command, "%s", command);
     dist_group_t world;
@@ -317,10 +317,10 @@ static int run_measure(int *argc, char ***argv, const cli_args_t *a, const char 
         return rc;
     rc = cal_measure(&world, &mo, &m, err);
     if (!rc && world.rank == 0) {
-        const char *out_path = cli_get(a, "--out") ? cli_get(a, "--out") : "profile.json";
+        const char *out_path = cmd_get(a, "--out") ? cmd_get(a, "--out") : "profile.json";
         char def_meas[1100];
         snprintf(def_meas, sizeof def_meas, "%s.measurements.json", out_path);
-        const char *meas_path = cli_get(a, "--measurements") ? cli_get(a, "--measurements") : def_meas;
+        const char *meas_path = cmd_get(a, "--measurements") ? cmd_get(a, "--measurements") : def_meas;
         /* raw numbers first: a failed fit must not lose a measuring run */
         rc = meas_save(&m, meas_path, err);
         if (!rc)
@@ -336,41 +336,41 @@ static int run_measure(int *argc, char ***argv, const cli_args_t *a, const char 
     return rc;
 }
 
-static int run(const cli_args_t *a, err_t *err)
+static int run(const cmd_args_t *a, err_t *err)
 {
     int rc = ERR_OK;
-    int modes = cli_has(a, "--from-nccl-tests") + cli_has(a, "--fit") + cli_has(a, "--show");
+    int modes = cmd_has(a, "--from-nccl-tests") + cmd_has(a, "--fit") + cmd_has(a, "--show");
     if (modes > 1)
         return err_set(err, ERR_INPUT,
                        "--from-nccl-tests, --fit and --show are different tasks: give one");
-    if (!cli_has(a, "--from-nccl-tests") && a->n_positional > 0)
+    if (!cmd_has(a, "--from-nccl-tests") && a->n_positional > 0)
         return err_setf(err, ERR_INPUT, NULL, a->positional[0],
                         "unexpected argument (log files follow --from-nccl-tests)");
-    const char *out = cli_get(a, "--out");
+    const char *out = cmd_get(a, "--out");
     if (out && !has_text(out))
         return err_setf(err, ERR_INPUT, NULL, "--out", "needs a file name");
-    if (cli_get(a, "--sustained-factor")) {
+    if (cmd_get(a, "--sustained-factor")) {
         cal_fit_opts_t fo;
-        if ((rc = cal_parse_sustained(cli_get(a, "--sustained-factor"), &fo, err)))
+        if ((rc = cal_parse_sustained(cmd_get(a, "--sustained-factor"), &fo, err)))
             return rc;
     }
     int argc = a->argc;
     char **argv = a->argv;
     char command[256];
     command_line(argc, argv, command, sizeof command);
-    if (cli_has(a, "--show"))
+    if (cmd_has(a, "--show"))
         return run_show(a, err);
-    if (cli_has(a, "--from-nccl-tests"))
+    if (cmd_has(a, "--from-nccl-tests"))
         return run_import(a, command, err);
-    if (cli_has(a, "--fit"))
+    if (cmd_has(a, "--fit"))
         return run_refit(a, command, err);
     return run_measure(&argc, &argv, a, command, err);
 }
 
-static const cli_group_t *const groups[] = {&own_group,
-                                         &CLI_OUTPUT_OPTS};
+static const cmd_group_t *const groups[] = {&own_group,
+                                         &CMD_OUTPUT_OPTS};
 
-const cli_command_t CLI_CMD_CALIBRATE = {
+const cmd_command_t CMD_CMD_CALIBRATE = {
     "calibrate",
     "measure GPUs and NCCL (or import nccl-tests logs) into a cost profile",
     "scaleplan calibrate [--quick] [--out profile.json] [--gpu NAME]\n"

@@ -24,7 +24,7 @@
 #include "topologies/storage.h"
 
 /* One section: prints a table (json == NULL) or adds an array to json. */
-typedef int (*section_fn)(cJSON *json, const cli_args_t *a, err_t *err);
+typedef int (*section_fn)(cJSON *json, const cmd_args_t *a, err_t *err);
 
 static int finish_table(table_t *t, const char *title, err_t *err)
 {
@@ -88,7 +88,7 @@ static int framework_options(cJSON *json, err_t *err)
                         err);
 }
 
-static int section_frameworks(cJSON *json, const cli_args_t *a, err_t *err)
+static int section_frameworks(cJSON *json, const cmd_args_t *a, err_t *err)
 {
     (void)a;
     char **names = NULL;
@@ -141,7 +141,7 @@ static int section_frameworks(cJSON *json, const cli_args_t *a, err_t *err)
     return rc ? rc : framework_options(json, err);
 }
 
-static int section_models(cJSON *json, const cli_args_t *a, err_t *err)
+static int section_models(cJSON *json, const cmd_args_t *a, err_t *err)
 {
     (void)a;
     char **names = NULL;
@@ -186,7 +186,7 @@ static int section_models(cJSON *json, const cli_args_t *a, err_t *err)
     return finish_table(t, "Models (scaleplan model --model NAME for details)", err);
 }
 
-static int section_gpus(cJSON *json, const cli_args_t *a, err_t *err)
+static int section_gpus(cJSON *json, const cmd_args_t *a, err_t *err)
 {
     (void)a;
     gpu_t *g = NULL;
@@ -239,7 +239,7 @@ static int section_gpus(cJSON *json, const cli_args_t *a, err_t *err)
     return finish_table(t, "GPUs (dense peak; sources in topologies/catalog/gpus.json)", err);
 }
 
-static int section_fabrics(cJSON *json, const cli_args_t *a, err_t *err)
+static int section_fabrics(cJSON *json, const cmd_args_t *a, err_t *err)
 {
     (void)a;
     fabric_t *f = NULL;
@@ -283,7 +283,7 @@ static int section_fabrics(cJSON *json, const cli_args_t *a, err_t *err)
     return finish_table(t, "Fabrics (sources in topologies/catalog/fabrics.json)", err);
 }
 
-static int section_clusters(cJSON *json, const cli_args_t *a, err_t *err)
+static int section_clusters(cJSON *json, const cmd_args_t *a, err_t *err)
 {
     (void)a;
     char **names = NULL;
@@ -326,7 +326,7 @@ static int section_clusters(cJSON *json, const cli_args_t *a, err_t *err)
                         err);
 }
 
-static int section_prices(cJSON *json, const cli_args_t *a, err_t *err)
+static int section_prices(cJSON *json, const cmd_args_t *a, err_t *err)
 {
     (void)a;
     price_t *p = NULL;
@@ -475,7 +475,7 @@ static bool failure_json_row(cJSON *arr, const failure_set_t *fs, const failure_
            cJSON_AddStringToObject(o, "source", f->source);
 }
 
-static int section_failures(cJSON *json, const cli_args_t *a, err_t *err)
+static int section_failures(cJSON *json, const cmd_args_t *a, err_t *err)
 {
     (void)a;
     static const char *hdr[] = {"set",  "environment", "counts", "class", "kind", "per",
@@ -543,7 +543,7 @@ static int section_failures(cJSON *json, const cli_args_t *a, err_t *err)
     return rc;
 }
 
-static int section_storage(cJSON *json, const cli_args_t *a, err_t *err)
+static int section_storage(cJSON *json, const cmd_args_t *a, err_t *err)
 {
     (void)a;
     static const char *hdr[] = {"storage", "kind", "write GB/s", "read GB/s", "per client GB/s",
@@ -636,9 +636,9 @@ static int print_figures(const profile_t *p, const prov_figure_t *f, int n, err_
     return finish_table(t, title, err);
 }
 
-static int section_profiles(cJSON *json, const cli_args_t *a, err_t *err)
+static int section_profiles(cJSON *json, const cmd_args_t *a, err_t *err)
 {
-    bool figures = cli_has(a, "--figures");
+    bool figures = cmd_has(a, "--figures");
     char **names = NULL;
     size_t n = 0;
     int rc = catalog_list("profile/catalog", &names, &n, err);
@@ -713,10 +713,10 @@ static const struct {
                 {"fabrics", section_fabrics},   {"clusters", section_clusters},
                 {"prices", section_prices},     {"failures", section_failures},
                 {"storage", section_storage},   {"profiles", section_profiles},
-                {"codecs", cli_sites_catalog}}; /* last: only when named */
+                {"codecs", cmd_sites_catalog}}; /* last: only when named */
 enum { N_SECTIONS = sizeof sections / sizeof sections[0] };
 
-static int run(const cli_args_t *a, err_t *err)
+static int run(const cmd_args_t *a, err_t *err)
 {
     int rc = ERR_OK;
     bool want[N_SECTIONS];
@@ -740,7 +740,7 @@ static int run(const cli_args_t *a, err_t *err)
         }
         want[hit] = true;
     }
-    bool as_json = cli_machine_output(a);
+    bool as_json = cmd_machine_output(a);
     cJSON *json = as_json ? cJSON_CreateObject() : NULL;
     if (as_json && !json)
         return err_set(err, ERR_RUNTIME, "out of memory");
@@ -748,20 +748,20 @@ static int run(const cli_args_t *a, err_t *err)
         if (want[i])
             rc = sections[i].fn(json, a, err);
     if (rc == ERR_OK && json)
-        rc = cli_emit(a, json, NULL, err);
+        rc = cmd_emit(a, json, NULL, err);
     cJSON_Delete(json);
     return rc;
 }
 
-static const cli_opt_t own_opts[] = {
+static const cmd_opt_t own_opts[] = {
     {"--figures", NULL, NULL,
      "with profiles: every figure of each profile, whether it is measured, fitted to published "
-     "runs, assumed or sourced, and its source", CLI_WORD},
+     "runs, assumed or sourced, and its source", CMD_WORD},
 };
-static const cli_group_t own_group = {"Catalog", own_opts, sizeof own_opts / sizeof own_opts[0]};
-static const cli_group_t *const groups[] = {&own_group, &CLI_OUTPUT_OPTS};
+static const cmd_group_t own_group = {"Catalog", own_opts, sizeof own_opts / sizeof own_opts[0]};
+static const cmd_group_t *const groups[] = {&own_group, &CMD_OUTPUT_OPTS};
 
-const cli_command_t CLI_CMD_CATALOG = {
+const cmd_command_t CMD_CMD_CATALOG = {
     "catalog",
     "list models, GPUs, fabrics, clusters, prices and failure rates",
     "scaleplan catalog [models|gpus|frameworks|fabrics|clusters|prices|failures|storage|profiles|codecs] "

@@ -41,81 +41,81 @@
 #define DEFAULT_TRACE_JOBS 10000    /* --synthesize NAME: jobs without --jobs (said) */
 #define DEFAULT_REPAIR_S 86400.0    /* --spares: ASSUMED a swapped-out node is back in a day */
 
-static const cli_opt_t own_opts[] = {
-    {"--trace", NULL, "FILE", "the job list to replay (see --trace-format)", CLI_WORD},
+static const cmd_opt_t own_opts[] = {
+    {"--trace", NULL, "FILE", "the job list to replay (see --trace-format)", CMD_WORD},
     {"--trace-format", NULL, "FORMAT", "how --trace is written: jobs, tiresias, helios, acme, "
-     "philly, pai (default jobs)", CLI_WORD},
+     "philly, pai (default jobs)", CMD_WORD},
     {"--synthesize", NULL, "N|NAME", "instead of --trace: N jobs of a heavy-tailed mix, or a "
      "workload from trace NAME's published statistics: helios, philly, pai, acme (below)",
-     CLI_WORD},
-    {"--jobs", NULL, "N", "--synthesize NAME: how many jobs (default 10000)", CLI_N(1, 10000000)},
+     CMD_WORD},
+    {"--jobs", NULL, "N", "--synthesize NAME: how many jobs (default 10000)", CMD_N(1, 10000000)},
     {"--load", NULL, "X", "--synthesize: offered GPU-time over the pool's (default 0.9)",
-     CLI_X(0.01, 100)},
+     CMD_X(0.01, 100)},
     {"--seed", NULL, "S", "--synthesize and --failures: the random seed (default 20240723)",
-     CLI_N(0, 2147483647)},
-    {"--gpus", NULL, "N", "GPUs in the pool (required without --cluster)", CLI_N(1, 1 << 24)},
+     CMD_N(0, 2147483647)},
+    {"--gpus", NULL, "N", "GPUs in the pool (required without --cluster)", CMD_N(1, 1 << 24)},
     {"--cluster", NULL, "NxGPU,...", "a pool of several GPU types: groups such as "
      "512xh100-sxm,256xa100-80g (a job's gpu column holds it to one; others take the first "
-     "group that fits)", CLI_WORD},
+     "group that fits)", CMD_WORD},
     {"--vc-gpus", NULL, "FILE", "a pool of the trace's virtual clusters: Helios's "
      "cluster_gpu_number.csv (date,<vc>...,total); each job runs in its VC's GPUs (hard quotas)",
-     CLI_WORD},
+     CMD_WORD},
     {"--vc-date", NULL, "YYYY-MM-DD", "--vc-gpus: the VCs' GPUs on this date (default: each "
-     "VC's most over the file)", CLI_WORD},
+     "VC's most over the file)", CMD_WORD},
     {"--gpus-per-node", NULL, "N", "GPUs per node; gangs are placed on whole nodes first "
-     "(default 8, or the pool when smaller)", CLI_N(1, 1024)},
+     "(default 8, or the pool when smaller)", CMD_N(1, 1024)},
     {"--gpu", NULL, "NAME", "the pool's GPU, for jobs given as model + tokens and --failures",
-     CLI_WORD},
+     CMD_WORD},
     {"--policy", NULL, "NAME",
      "fifo|backfill|priority|srtf|las|ftf|sjf|fifo-fit|quota|planner (default fifo)",
-     CLI_WORD},
+     CMD_WORD},
     {"--objective", NULL, "makespan|jct|cost", "--policy planner: what the job sizes minimise "
-     "(default makespan; cost: GPU-hours allocated)", CLI_WORD},
+     "(default makespan; cost: GPU-hours allocated)", CMD_WORD},
     {"--las-threshold", NULL, "GPU-S", "las: queue-0 limit in GPU-seconds (default 3600, "
-     "the Tiresias simulator's)", CLI_X(1, 1e12)},
+     "the Tiresias simulator's)", CMD_X(1, 1e12)},
     {"--lease", NULL, "DURATION", "ftf: run time before a job may be preempted (default 10m, "
-     "assumed)", CLI_KIND(CLI_DURATION, 1, 1e9)},
+     "assumed)", CMD_KIND(CMD_DURATION, 1, 1e9)},
     {"--placement", NULL, "first|fastest", "--cluster: a job without a gpu goes to the first "
      "group with room, or where it runs fastest among those (type-aware; default first)",
-     CLI_WORD},
+     CMD_WORD},
     {"--price", NULL, "$/GPU-h", "price per GPU-hour: cost_usd is the pool's GPUs over the "
-     "makespan at this price (default: no cost)", CLI_KIND(CLI_PRICE, 0, 1e4)},
+     "makespan at this price (default: no cost)", CMD_KIND(CMD_PRICE, 0, 1e4)},
     {"--failures", NULL, NULL, "interrupt running jobs at the failure rates `reliability` gives "
-     "a job of their size on --gpu; a job goes back to its last checkpoint", CLI_WORD},
+     "a job of their size on --gpu; a job goes back to its last checkpoint", CMD_WORD},
     {"--environment", NULL, "ENV", "--failures: the failure-rate environment (as reliability; "
-     "default the catalog's)", CLI_WORD},
+     "default the catalog's)", CMD_WORD},
     {"--checkpoint-every", NULL, "DURATION", "--failures: progress between checkpoints "
-     "(default 1h)", CLI_KIND(CLI_DURATION, 1, 1e9)},
+     "(default 1h)", CMD_KIND(CMD_DURATION, 1, 1e9)},
     {"--restart-time", NULL, "DURATION", "--failures: run time a restart costs (default 10m)",
-     CLI_KIND(CLI_DURATION, 0, 1e9)},
+     CMD_KIND(CMD_DURATION, 0, 1e9)},
     {"--spares", NULL, "N", "--failures: N GPUs (whole nodes) of hot spares outside the pool: a "
      "failed gang swaps one in and restarts in place instead of queueing again",
-     CLI_N(0, 1 << 24)},
+     CMD_N(0, 1 << 24)},
     {"--repair-time", NULL, "DURATION", "--spares: how long a swapped-out node takes to be a "
-     "spare again (default 1d, assumed)", CLI_KIND(CLI_DURATION, 1, 1e9)},
+     "spare again (default 1d, assumed)", CMD_KIND(CMD_DURATION, 1, 1e9)},
     {"--per-job", NULL, NULL, "also list every job (start, end, queue delay, GPU-hours)",
-     CLI_WORD},
+     CMD_WORD},
     {"--perfetto", NULL, "FILE", "write the timeline as Chrome/Perfetto trace JSON (one track "
-     "per job, GPUs in use as a counter)", CLI_WORD},
+     "per job, GPUs in use as a counter)", CMD_WORD},
     {"--spot", NULL, "SHARE", "that share of the pool (whole nodes) is spot capacity, reclaimed "
-     "at Poisson times: the jobs on it go back to their last checkpoint", CLI_X(0, 0.99)},
+     "at Poisson times: the jobs on it go back to their last checkpoint", CMD_X(0, 0.99)},
     {"--spot-preemption-rate", NULL, "R", "--spot: reclaims per spot node-hour (default: the "
-     "catalog's 0.33 preemptions a job-hour from AWS spot traces, spread over the share's nodes)", CLI_X(1e-9, 1e6)},
+     "catalog's 0.33 preemptions a job-hour from AWS spot traces, spread over the share's nodes)", CMD_X(1e-9, 1e6)},
     {"--spot-outage", NULL, "DURATION", "--spot: how long a reclaimed node stays away "
-     "(default the catalog's wait for capacity)", CLI_KIND(CLI_DURATION, 1, 1e9)},
+     "(default the catalog's wait for capacity)", CMD_KIND(CMD_DURATION, 1, 1e9)},
     {"--spot-trace", NULL, "FILE", "--spot: the spot GPUs there over time (CSV t_s,spot_gpus) "
-     "instead of Poisson reclaims", CLI_WORD},
+     "instead of Poisson reclaims", CMD_WORD},
     {"--spot-price", NULL, "$/GPU-h", "--spot: the spot GPUs' price (default --price)",
-     CLI_KIND(CLI_PRICE, 0, 1e4)},
+     CMD_KIND(CMD_PRICE, 0, 1e4)},
     {"--quota", NULL, "TEAM=GPUS,...", "--policy quota: each team's nominal quota (a job's team "
-     "column); idle GPUs are borrowed and reclaimed by preemption", CLI_WORD},
+     "column); idle GPUs are borrowed and reclaimed by preemption", CMD_WORD},
     {"--start", NULL, "YYYY-MM-DD", "the day the first job is submitted: the finish date is "
-     "printed", CLI_WORD},
+     "printed", CMD_WORD},
     {"--what-if", NULL, "CHANGE,...", "replay again with each change: gpus=+64 (or -N, N), "
-     "policy=NAME, spot=0.3; a table next to the replay as given", CLI_WORD},
-    CLI_REPORT_OPT,
+     "policy=NAME, spot=0.3; a table next to the replay as given", CMD_WORD},
+    CMD_REPORT_OPT,
 };
-static const cli_group_t own_group = {"Cluster", own_opts, sizeof own_opts / sizeof own_opts[0]};
+static const cmd_group_t own_group = {"Cluster", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
 #define MAX_GROUPS 64 /* GPU types (or virtual clusters) one pool may have */
 #define MAX_TEAMS 64  /* --quota entries */
@@ -150,16 +150,16 @@ typedef struct {
     notes_t notes;
 } opts_t;
 
-static int read_policy(const cli_args_t *a, opts_t *o, err_t *err)
+static int read_policy(const cmd_args_t *a, opts_t *o, err_t *err)
 {
-    const char *name = cli_get(a, "--policy") ? cli_get(a, "--policy") : "fifo";
-    const char *obj = cli_get(a, "--objective") ? cli_get(a, "--objective") : "makespan";
+    const char *name = cmd_get(a, "--policy") ? cmd_get(a, "--policy") : "fifo";
+    const char *obj = cmd_get(a, "--objective") ? cmd_get(a, "--objective") : "makespan";
     o->planner = strcmp(name, "planner") == 0;
     if (o->planner && cplan_objective_find(obj) < 0)
         return err_setf(err, ERR_INPUT, NULL, "--objective", "makespan, jct or cost (got '%s')",
                         obj);
     o->plan.objective = (cplan_objective_t)cplan_objective_find(obj);
-    if (!o->planner && cli_has(a, "--objective"))
+    if (!o->planner && cmd_has(a, "--objective"))
         notes_add(&o->notes, NOTE_IGNORED, "--objective", "only --policy planner uses it");
     if ((o->cfg.policy = cpolicy_find(o->planner ? "fifo" : name)))
         return ERR_OK;
@@ -174,18 +174,18 @@ static int read_policy(const cli_args_t *a, opts_t *o, err_t *err)
 }
 
 /* --spares and --repair-time (with --failures). */
-static int read_spares(const cli_args_t *a, opts_t *o, err_t *err)
+static int read_spares(const cmd_args_t *a, opts_t *o, err_t *err)
 {
     double repair_s = DEFAULT_REPAIR_S;
     int rc;
-    if ((rc = cli_get_int(a, "--spares", &o->cfg.spare_gpus, err)) ||
-        (rc = cli_get_double(a, "--repair-time", &repair_s, err)))
+    if ((rc = cmd_get_int(a, "--spares", &o->cfg.spare_gpus, err)) ||
+        (rc = cmd_get_double(a, "--repair-time", &repair_s, err)))
         return rc;
     o->cfg.repair_ms = (int64_t)llround(repair_s * 1000);
     if (o->cfg.spare_gpus % o->cfg.gpus_per_node)
         return err_setf(err, ERR_INPUT, NULL, "--spares", "%d is not whole nodes of %d",
                         o->cfg.spare_gpus, o->cfg.gpus_per_node);
-    if (o->cfg.spare_gpus && !cli_has(a, "--repair-time"))
+    if (o->cfg.spare_gpus && !cmd_has(a, "--repair-time"))
         notes_add(&o->notes, NOTE_ASSUMED, "--repair-time", "a node swapped out for a spare is "
                   "a spare again after 1 day (give yours)");
     if (o->cfg.spare_gpus)
@@ -196,13 +196,13 @@ static int read_spares(const cli_args_t *a, opts_t *o, err_t *err)
 }
 
 /* --failures and its settings, each default said. */
-static int read_failures(const cli_args_t *a, opts_t *o, err_t *err)
+static int read_failures(const cmd_args_t *a, opts_t *o, err_t *err)
 {
     static const char *const with[] = {"--environment", "--checkpoint-every", "--restart-time",
                                        "--spares", "--repair-time"};
-    if (!cli_has(a, "--failures")) {
+    if (!cmd_has(a, "--failures")) {
         for (int i = 0; i < 5; i++)
-            if (cli_has(a, with[i]))
+            if (cmd_has(a, with[i]))
                 notes_add(&o->notes, NOTE_IGNORED, with[i], "goes with --failures");
         return ERR_OK;
     }
@@ -211,10 +211,10 @@ static int read_failures(const cli_args_t *a, opts_t *o, err_t *err)
     if (o->cfg.n_groups > 1)
         return err_setf(err, ERR_INPUT, NULL, "--failures", "a pool of several GPU types "
                         "(--cluster) is not supported with --failures yet");
-    if ((rc = cli_get_double(a, "--checkpoint-every", &ckpt_s, err)) ||
-        (rc = cli_get_double(a, "--restart-time", &restart_s, err)))
+    if ((rc = cmd_get_double(a, "--checkpoint-every", &ckpt_s, err)) ||
+        (rc = cmd_get_double(a, "--restart-time", &restart_s, err)))
         return rc;
-    o->fail = cfail_create(cli_get(a, "--gpu"), cli_get(a, "--environment"), a->catalog, err);
+    o->fail = cfail_create(cmd_get(a, "--gpu"), cmd_get(a, "--environment"), a->catalog, err);
     if (!o->fail)
         return err->code;
     o->cfg.fail_rate_per_hour = cfail_rate_per_hour;
@@ -226,10 +226,10 @@ static int read_failures(const cli_args_t *a, opts_t *o, err_t *err)
         return rc;
     notes_add(&o->notes, NOTE_ASSUMED, "--failures", "rates of the set %s; seed %d",
               cfail_describe(o->fail), o->seed);
-    if (!cli_has(a, "--checkpoint-every"))
+    if (!cmd_has(a, "--checkpoint-every"))
         notes_add(&o->notes, NOTE_ASSUMED, "--checkpoint-every", "1 h of progress between "
                   "checkpoints (a common hourly interval; give yours)");
-    if (!cli_has(a, "--restart-time"))
+    if (!cmd_has(a, "--restart-time"))
         notes_add(&o->notes, NOTE_ASSUMED, "--restart-time", "10 min to restart a gang after a "
                   "failure (give yours; reliability's restart profiles price it by scale)");
     return ERR_OK;
@@ -237,9 +237,9 @@ static int read_failures(const cli_args_t *a, opts_t *o, err_t *err)
 
 /* --cluster NxGPU,...: the groups, each GPU a catalog name; *total gets
  * their GPUs. */
-static int read_groups(const cli_args_t *a, opts_t *o, int *total, err_t *err)
+static int read_groups(const cmd_args_t *a, opts_t *o, int *total, err_t *err)
 {
-    const char *v = cli_get(a, "--cluster");
+    const char *v = cmd_get(a, "--cluster");
     *total = 0;
     for (const char *p = v; p && *p;) {
         size_t len = strcspn(p, ",");
@@ -274,11 +274,11 @@ static int read_groups(const cli_args_t *a, opts_t *o, int *total, err_t *err)
 
 /* --vc-gpus FILE: one group per virtual cluster with GPUs; *total gets
  * their sum. */
-static int read_vc_groups(const cli_args_t *a, opts_t *o, int *total, err_t *err)
+static int read_vc_groups(const cmd_args_t *a, opts_t *o, int *total, err_t *err)
 {
     ctrace_vcs_t v;
-    const char *date = cli_get(a, "--vc-date");
-    int rc = ctrace_read_vc_gpus(cli_get(a, "--vc-gpus"), date, &v, err);
+    const char *date = cmd_get(a, "--vc-date");
+    int rc = ctrace_read_vc_gpus(cmd_get(a, "--vc-gpus"), date, &v, err);
     if (rc)
         return rc;
     *total = 0;
@@ -292,7 +292,7 @@ static int read_vc_groups(const cli_args_t *a, opts_t *o, int *total, err_t *err
         *total += v.gpus[k];
     }
     if (o->cfg.n_groups == 0)
-        return err_setf(err, ERR_INPUT, cli_get(a, "--vc-gpus"), NULL, "no VC has GPUs%s%s",
+        return err_setf(err, ERR_INPUT, cmd_get(a, "--vc-gpus"), NULL, "no VC has GPUs%s%s",
                         date ? " on " : "", date ? date : "");
     o->cfg.group_gpus = o->group_gpus;
     o->cfg.group_types = o->group_types;
@@ -304,22 +304,22 @@ static int read_vc_groups(const cli_args_t *a, opts_t *o, int *total, err_t *err
 }
 
 /* The pool: --gpus or --cluster's groups, in nodes of --gpus-per-node. */
-static int read_pool(const cli_args_t *a, opts_t *o, err_t *err)
+static int read_pool(const cmd_args_t *a, opts_t *o, err_t *err)
 {
     int gpus = 0, gpn = 0, grouped = 0, rc;
-    if ((rc = cli_get_int(a, "--gpus", &gpus, err)) ||
-        (rc = cli_get_int(a, "--gpus-per-node", &gpn, err)) ||
-        (cli_has(a, "--cluster") && (rc = read_groups(a, o, &grouped, err))))
+    if ((rc = cmd_get_int(a, "--gpus", &gpus, err)) ||
+        (rc = cmd_get_int(a, "--gpus-per-node", &gpn, err)) ||
+        (cmd_has(a, "--cluster") && (rc = read_groups(a, o, &grouped, err))))
         return rc;
-    if (cli_has(a, "--vc-gpus") && cli_has(a, "--cluster"))
+    if (cmd_has(a, "--vc-gpus") && cmd_has(a, "--cluster"))
         return err_setf(err, ERR_INPUT, NULL, "--vc-gpus", "give --vc-gpus or --cluster, not both");
-    if (cli_has(a, "--vc-gpus") && (rc = read_vc_groups(a, o, &grouped, err)))
+    if (cmd_has(a, "--vc-gpus") && (rc = read_vc_groups(a, o, &grouped, err)))
         return rc;
-    if (cli_has(a, "--vc-date") && !cli_has(a, "--vc-gpus"))
+    if (cmd_has(a, "--vc-date") && !cmd_has(a, "--vc-gpus"))
         notes_add(&o->notes, NOTE_IGNORED, "--vc-date", "goes with --vc-gpus");
     if (grouped && gpus && gpus != grouped)
         return err_setf(err, ERR_INPUT, NULL, "--gpus", "%d, but %s has %d GPUs", gpus,
-                        cli_has(a, "--vc-gpus") ? "--vc-gpus" : "--cluster", grouped);
+                        cmd_has(a, "--vc-gpus") ? "--vc-gpus" : "--cluster", grouped);
     gpus = grouped ? grouped : gpus;
     if (!gpus)
         return err_setf(err, ERR_INPUT, NULL, "--gpus", "say how many GPUs the pool has");
@@ -345,32 +345,32 @@ static int read_pool(const cli_args_t *a, opts_t *o, err_t *err)
 }
 
 /* The policy's settings, each default said when the policy uses it. */
-static int read_policy_settings(const cli_args_t *a, opts_t *o, err_t *err)
+static int read_policy_settings(const cmd_args_t *a, opts_t *o, err_t *err)
 {
     int rc;
     double lease_s = CPOLICY_FTF_LEASE_S;
-    if ((rc = cli_get_double(a, "--las-threshold", &o->cfg.las_threshold_gpu_s, err)) ||
-        (rc = cli_get_double(a, "--lease", &lease_s, err)) || (rc = read_policy(a, o, err)))
+    if ((rc = cmd_get_double(a, "--las-threshold", &o->cfg.las_threshold_gpu_s, err)) ||
+        (rc = cmd_get_double(a, "--lease", &lease_s, err)) || (rc = read_policy(a, o, err)))
         return rc;
     o->cfg.lease_ms = (int64_t)llround(lease_s * 1000);
-    if (cli_has(a, "--las-threshold") && strcmp(o->cfg.policy->name, "las") != 0)
+    if (cmd_has(a, "--las-threshold") && strcmp(o->cfg.policy->name, "las") != 0)
         notes_add(&o->notes, NOTE_IGNORED, "--las-threshold", "only --policy las uses it");
-    if (o->cfg.policy->leased && !cli_has(a, "--lease"))
+    if (o->cfg.policy->leased && !cmd_has(a, "--lease"))
         notes_add(&o->notes, NOTE_ASSUMED, "--lease", "10 min before a running job may be "
                   "preempted (Themis grants GPUs in leases; give yours)");
-    else if (!o->cfg.policy->leased && cli_has(a, "--lease"))
+    else if (!o->cfg.policy->leased && cmd_has(a, "--lease"))
         notes_add(&o->notes, NOTE_IGNORED, "--lease", "only --policy ftf uses it");
     return ERR_OK;
 }
 
 /* --synthesize N (the assumed mix) or NAME (a trace's published
  * statistics, with --jobs). */
-static int read_synthesize(const cli_args_t *a, opts_t *o, err_t *err)
+static int read_synthesize(const cmd_args_t *a, opts_t *o, err_t *err)
 {
-    const char *v = cli_get(a, "--synthesize");
+    const char *v = cmd_get(a, "--synthesize");
     char *end;
     if (!v)
-        return cli_has(a, "--jobs") ? (notes_add(&o->notes, NOTE_IGNORED, "--jobs",
+        return cmd_has(a, "--jobs") ? (notes_add(&o->notes, NOTE_IGNORED, "--jobs",
                                                  "goes with --synthesize NAME"), ERR_OK)
                                     : ERR_OK;
     long n = strtol(v, &end, 10);
@@ -379,14 +379,14 @@ static int read_synthesize(const cli_args_t *a, opts_t *o, err_t *err)
             return err_setf(err, ERR_INPUT, NULL, "--synthesize", "N must be 1 to 10000000 "
                             "(got %s)", v);
         o->synth_n = (int)n;
-        if (cli_has(a, "--jobs"))
+        if (cmd_has(a, "--jobs"))
             notes_add(&o->notes, NOTE_IGNORED, "--jobs", "goes with --synthesize NAME; "
                       "--synthesize %d gives the count", o->synth_n);
         return ERR_OK;
     }
     o->synth_name = v;
     o->synth_n = DEFAULT_TRACE_JOBS;
-    return cli_get_int(a, "--jobs", &o->synth_n, err);
+    return cmd_get_int(a, "--jobs", &o->synth_n, err);
 }
 
 /* Reclaims per spot node-hour from the catalog's rate of one job's
@@ -400,33 +400,33 @@ static double spot_node_rate(double rate, double exponent, int nodes)
 
 /* --spot and its settings; the checkpoint interval it needs (said when
  * --failures has not set it). */
-static int read_spot(const cli_args_t *a, opts_t *o, err_t *err)
+static int read_spot(const cmd_args_t *a, opts_t *o, err_t *err)
 {
     double share = 0, per_h = 0, out_s = 0, node_exponent = 1;
     int rc;
     if ((rc = price_spot_defaults(&per_h, &node_exponent, &out_s, err)) ||
-        (rc = cli_get_double(a, "--spot", &share, err)) ||
-        (rc = cli_get_double(a, "--spot-preemption-rate", &per_h, err)) ||
-        (rc = cli_get_double(a, "--spot-outage", &out_s, err)) ||
-        (rc = cli_get_double(a, "--spot-price", &o->spot_price, err)))
+        (rc = cmd_get_double(a, "--spot", &share, err)) ||
+        (rc = cmd_get_double(a, "--spot-preemption-rate", &per_h, err)) ||
+        (rc = cmd_get_double(a, "--spot-outage", &out_s, err)) ||
+        (rc = cmd_get_double(a, "--spot-price", &o->spot_price, err)))
         return rc;
     int gpn = o->cfg.gpus_per_node;
     o->cfg.spot_gpus = (int)(share * o->cfg.gpus) / gpn * gpn;
     if (!(share > 0))
-        return cli_has(a, "--spot-trace")
+        return cmd_has(a, "--spot-trace")
                    ? err_setf(err, ERR_INPUT, NULL, "--spot-trace", "give --spot SHARE too (the "
                               "share of the pool the trace describes)")
                    : ERR_OK;
     if (o->cfg.spot_gpus == 0)
         return err_setf(err, ERR_INPUT, NULL, "--spot", "%g of %d GPUs is less than one node of "
                         "%d", share, o->cfg.gpus, gpn);
-    if (!cli_has(a, "--spot-preemption-rate"))
+    if (!cmd_has(a, "--spot-preemption-rate"))
         per_h = spot_node_rate(per_h, node_exponent, o->cfg.spot_gpus / gpn);
     o->cfg.spot_reclaims_per_node_hour = per_h;
     o->cfg.spot_outage_ms = (int64_t)llround(out_s * 1000);
     o->cfg.seed = (uint64_t)o->seed;
-    if (cli_has(a, "--spot-trace")) {
-        if ((rc = cspot_trace_read(cli_get(a, "--spot-trace"), o->cfg.spot_gpus, gpn,
+    if (cmd_has(a, "--spot-trace")) {
+        if ((rc = cspot_trace_read(cmd_get(a, "--spot-trace"), o->cfg.spot_gpus, gpn,
                                    &o->spot_trace, err)))
             return rc;
         o->cfg.spot_trace_n = o->spot_trace.n;
@@ -434,8 +434,8 @@ static int read_spot(const cli_args_t *a, opts_t *o, err_t *err)
         o->cfg.spot_trace_nodes = o->spot_trace.nodes;
         notes_add(&o->notes, NOTE_ASSUMED, "--spot-trace", "the spot share's %d GPUs follow %s "
                   "(%d points); the jobs that free a node taken back go back to their last "
-                  "checkpoint", o->cfg.spot_gpus, cli_get(a, "--spot-trace"), o->spot_trace.n);
-    } else if (!cli_has(a, "--spot-preemption-rate") || !cli_has(a, "--spot-outage"))
+                  "checkpoint", o->cfg.spot_gpus, cmd_get(a, "--spot-trace"), o->spot_trace.n);
+    } else if (!cmd_has(a, "--spot-preemption-rate") || !cmd_has(a, "--spot-outage"))
         notes_add(&o->notes, NOTE_ASSUMED, "--spot", "each spot node reclaimed %.3g times a "
                   "node-hour and back after %.0f s (the catalog's spot rates, prices.json: a "
                   "job's preemptions an hour counted on AWS spot traces, a gang preempted as one, "
@@ -450,9 +450,9 @@ static int read_spot(const cli_args_t *a, opts_t *o, err_t *err)
 }
 
 /* --quota TEAM=GPUS,...: each at most the pool, together at most the pool. */
-static int read_quota(const cli_args_t *a, opts_t *o, err_t *err)
+static int read_quota(const cmd_args_t *a, opts_t *o, err_t *err)
 {
-    const char *v = cli_get(a, "--quota");
+    const char *v = cmd_get(a, "--quota");
     bool quota_policy = strcmp(o->cfg.policy->name, "quota") == 0;
     if (v && !quota_policy)
         notes_add(&o->notes, NOTE_IGNORED, "--quota", "only --policy quota uses it");
@@ -489,7 +489,7 @@ static int read_quota(const cli_args_t *a, opts_t *o, err_t *err)
     return ERR_OK;
 }
 
-static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
+static int read_opts(const cmd_args_t *a, opts_t *o, err_t *err)
 {
     int rc;
     o->seed = (int)RNG_DEFAULT_SEED % 2147483647;
@@ -497,21 +497,21 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
     o->synth_n = 0;
     if ((rc = read_pool(a, o, err)) || (rc = read_policy_settings(a, o, err)) ||
         (rc = read_synthesize(a, o, err)) ||
-        (rc = cli_get_int(a, "--seed", &o->seed, err)) ||
-        (rc = cli_get_double(a, "--load", &o->load, err)) ||
-        (rc = cli_get_double(a, "--price", &o->cfg.price_per_gpu_h, err)))
+        (rc = cmd_get_int(a, "--seed", &o->seed, err)) ||
+        (rc = cmd_get_double(a, "--load", &o->load, err)) ||
+        (rc = cmd_get_double(a, "--price", &o->cfg.price_per_gpu_h, err)))
         return rc;
-    o->price_given = cli_has(a, "--price");
-    const char *placement = cli_get(a, "--placement") ? cli_get(a, "--placement") : "first";
+    o->price_given = cmd_has(a, "--price");
+    const char *placement = cmd_get(a, "--placement") ? cmd_get(a, "--placement") : "first";
     if (strcmp(placement, "first") != 0 && strcmp(placement, "fastest") != 0)
         return err_setf(err, ERR_INPUT, NULL, "--placement", "first or fastest (got '%s')",
                         placement);
     o->cfg.fastest_group = strcmp(placement, "fastest") == 0;
-    if (cli_has(a, "--placement") && o->cfg.n_groups < 2)
+    if (cmd_has(a, "--placement") && o->cfg.n_groups < 2)
         notes_add(&o->notes, NOTE_IGNORED, "--placement", "a pool of one GPU type has one place");
-    o->trace = cli_get(a, "--trace");
-    o->gpu = cli_get(a, "--gpu");
-    o->format = cli_get(a, "--trace-format") ? cli_get(a, "--trace-format") : "jobs";
+    o->trace = cmd_get(a, "--trace");
+    o->gpu = cmd_get(a, "--gpu");
+    o->format = cmd_get(a, "--trace-format") ? cmd_get(a, "--trace-format") : "jobs";
     if (!cjobs_format_find(o->format))
         return err_setf(err, ERR_INPUT, NULL, "--trace-format", "unknown format '%s' (jobs, "
                         "tiresias, helios, acme, philly or pai)", o->format);
@@ -520,14 +520,14 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
                         o->trace ? "give --trace or --synthesize, not both"
                                  : "give the job list (--trace FILE) or --synthesize N");
     for (int i = 0; o->trace && i < 2; i++)
-        if (cli_has(a, i ? "--load" : "--seed") && (i || !cli_has(a, "--failures")))
+        if (cmd_has(a, i ? "--load" : "--seed") && (i || !cmd_has(a, "--failures")))
             notes_add(&o->notes, NOTE_IGNORED, i ? "--load" : "--seed",
                       "a trace replay without --failures has nothing random to seed or scale");
     o->start_day = -1;
-    o->start_text = cli_get(a, "--start");
-    if (cli_get(a, "--start") && !cluster_date_parse(cli_get(a, "--start"), &o->start_day))
+    o->start_text = cmd_get(a, "--start");
+    if (cmd_get(a, "--start") && !cluster_date_parse(cmd_get(a, "--start"), &o->start_day))
         return err_setf(err, ERR_INPUT, NULL, "--start", "'%s' is not a date YYYY-MM-DD (1970 "
-                        "or later)", cli_get(a, "--start"));
+                        "or later)", cmd_get(a, "--start"));
     int rc2 = read_failures(a, o, err);
     if (!rc2)
         rc2 = read_spot(a, o, err);
@@ -536,7 +536,7 @@ static int read_opts(const cli_args_t *a, opts_t *o, err_t *err)
 
 /* Each job's gpu as the catalog spells it (h100 -> h100-sxm), so that it
  * matches a --cluster group however either was written. */
-static int canonical_types(const cli_args_t *a, cjobs_t *l, err_t *err)
+static int canonical_types(const cmd_args_t *a, cjobs_t *l, err_t *err)
 {
     for (int i = 0; i < l->n; i++) {
         cjob_t *j = &l->jobs[i];
@@ -591,11 +591,11 @@ static int assign_vcs(const opts_t *o, cjobs_t *l, err_t *err)
 /* The job list: read (and priced where it gives model + tokens) or made. */
 /* --synthesize NAME: jobs from a trace's published statistics, what is
  * assumed and what is not matched said. */
-static int synth_trace(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
+static int synth_trace(const cmd_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
 {
     ctsynth_profile_t p;
     double rate = 0;
-    bool load = cli_has(a, "--load");
+    bool load = cmd_has(a, "--load");
     ctsynth_spec_t sp = {o->synth_n, o->cfg.gpus, load ? o->load : 0, (uint64_t)o->seed};
     int rc = ctsynth_load(o->synth_name, &p, err);
     ctsynth_model_t m;
@@ -615,19 +615,19 @@ static int synth_trace(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
               exp(m.dur_beta), p.gpu_time_s > 0 ? "fitted to its GPU time" : "its GPU time is "
               "not published", p.gpus_mean < 1 ? "; its jobs ask for fractions of a GPU: one "
               "whole GPU each" : "");
-    if (!cli_has(a, "--jobs"))
+    if (!cmd_has(a, "--jobs"))
         notes_add(&o->notes, NOTE_ASSUMED, "--jobs", "%d (give --jobs)", DEFAULT_TRACE_JOBS);
     if (p.gpus_max > o->cfg.gpus)
         notes_add(&o->notes, NOTE_ASSUMED, "--synthesize", "job sizes capped at the pool's %d "
                   "GPUs (%s's largest job had %.0f)", o->cfg.gpus, p.name, p.gpus_max);
     for (int i = 0; i < 2; i++)
-        if (cli_has(a, i ? "--gpu" : "--trace-format") && !(i && o->fail))
+        if (cmd_has(a, i ? "--gpu" : "--trace-format") && !(i && o->fail))
             notes_add(&o->notes, NOTE_IGNORED, i ? "--gpu" : "--trace-format",
                       "goes with --trace; synthesized jobs give their run times");
     return ERR_OK;
 }
 
-static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
+static int load_jobs(const cmd_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
 {
     if (o->synth_name)
         return synth_trace(a, o, l, err);
@@ -638,7 +638,7 @@ static int load_jobs(const cli_args_t *a, opts_t *o, cjobs_t *l, err_t *err)
                   "a 10 min median), Poisson arrivals at load %.2f, seed %d",
                   o->synth_n, o->load, o->seed);
         for (int i = 0; i < 2; i++)
-            if (cli_has(a, i ? "--gpu" : "--trace-format") && !(i && o->fail))
+            if (cmd_has(a, i ? "--gpu" : "--trace-format") && !(i && o->fail))
                 notes_add(&o->notes, NOTE_IGNORED, i ? "--gpu" : "--trace-format",
                           "goes with --trace; synthesized jobs give their run times");
         return csynth_make(&sp, l, err);
@@ -806,7 +806,7 @@ static cJSON *result_json(const opts_t *o, const cjobs_t *l, const creplay_resul
                 cJSON_Delete(e);
         }
     ok = ok && planning_json(o, l, r, j);
-    ok = ok && cli_add_notes_json(j, &o->notes);
+    ok = ok && cmd_add_notes_json(j, &o->notes);
     if (!ok) {
         cJSON_Delete(j);
         return NULL;
@@ -921,17 +921,17 @@ static int print_text(const opts_t *o, const cjobs_t *l, const creplay_result_t 
     if (o->whatif.n)
         cluster_whatif_print(&o->whatif, r, o->cfg.gpus, o->price_given, stdout);
     int rc = per_job ? print_jobs(l, r) : ERR_OK;
-    cli_print_notes(stdout, &o->notes);
+    cmd_print_notes(stdout, &o->notes);
     return rc;
 }
 
 /* The replay, watched (timeline, progress bar), with the costs of spares
  * and spot GPUs and build vs buy at its utilization. */
-static int replay(const cli_args_t *a, opts_t *o, const cjobs_t *l, creplay_result_t *r,
+static int replay(const cmd_args_t *a, opts_t *o, const cjobs_t *l, creplay_result_t *r,
                   err_t *err)
 {
     cluster_watch_t watch = {NULL, NULL, 0};
-    if (cli_get(a, "--report") || cli_get(a, "--perfetto"))
+    if (cmd_get(a, "--report") || cmd_get(a, "--perfetto"))
         watch.tl = &o->timeline;
     if (progress_enabled())
         watch.bar = progress_create("cluster: replay (jobs finished)", l->n);
@@ -946,7 +946,7 @@ static int replay(const cli_args_t *a, opts_t *o, const cjobs_t *l, creplay_resu
         return rc;
     if (o->cfg.spare_gpus > 0) /* the spares are paid too */
         r->cost_usd += o->cfg.spare_gpus * r->makespan_s / 3600 * o->cfg.price_per_gpu_h;
-    if (o->cfg.spot_gpus > 0 && cli_has(a, "--spot-price")) { /* spot GPUs at theirs */
+    if (o->cfg.spot_gpus > 0 && cmd_has(a, "--spot-price")) { /* spot GPUs at theirs */
         r->cost_usd += o->cfg.spot_gpus * r->makespan_s / 3600 *
                        (o->spot_price - o->cfg.price_per_gpu_h);
         notes_add(&o->notes, NOTE_ASSUMED, "--spot-price", "cost: %d spot GPUs at $%.2f/GPU-h, "
@@ -959,9 +959,9 @@ static int replay(const cli_args_t *a, opts_t *o, const cjobs_t *l, creplay_resu
 
 /* --what-if: the same jobs once per change (spot= with the catalog's
  * spot assumption when --spot gave none, said). */
-static int what_ifs(const cli_args_t *a, opts_t *o, const cjobs_t *l, err_t *err)
+static int what_ifs(const cmd_args_t *a, opts_t *o, const cjobs_t *l, err_t *err)
 {
-    const char *spec = cli_get(a, "--what-if");
+    const char *spec = cmd_get(a, "--what-if");
     double spot_per_h = 0, spot_wait_s = 0, node_exponent = 1;
     int rc;
     if (strstr(spec, "spot=") && !o->cfg.spot_gpus) {
@@ -978,17 +978,17 @@ static int what_ifs(const cli_args_t *a, opts_t *o, const cjobs_t *l, err_t *err
                   o->cfg.checkpoint_ms ? "as given" : "hourly");
     }
     return cluster_whatif_run(spec, l, &o->cfg, spot_per_h, (int64_t)llround(spot_wait_s * 1000),
-                              cli_has(a, "--spot-price") ? o->spot_price : -1, &o->whatif, err);
+                              cmd_has(a, "--spot-price") ? o->spot_price : -1, &o->whatif, err);
 }
 
-static int run(const cli_args_t *a, err_t *err)
+static int run(const cmd_args_t *a, err_t *err)
 {
     opts_t o;
     memset(&o, 0, sizeof o);
     notes_init(&o.notes);
     cjobs_t l = {0};
     creplay_result_t r = {0};
-    bool per_job = cli_has(a, "--per-job");
+    bool per_job = cmd_has(a, "--per-job");
     int rc = read_opts(a, &o, err);
     if (!rc)
         rc = load_jobs(a, &o, &l, err);
@@ -998,13 +998,13 @@ static int run(const cli_args_t *a, err_t *err)
         rc = cluster_planner_run(&o.plan, &l, &o.cfg, o.gpu, a->catalog, &o.notes, err);
     if (!rc)
         rc = replay(a, &o, &l, &r, err);
-    if (!rc && cli_get(a, "--what-if"))
+    if (!rc && cmd_get(a, "--what-if"))
         rc = what_ifs(a, &o, &l, err);
-    if (!rc && cli_get(a, "--perfetto"))
-        rc = ctrace_write(cli_get(a, "--perfetto"), &l, &r, &o.timeline, err);
-    if (!rc && cli_wants_result(a)) {
+    if (!rc && cmd_get(a, "--perfetto"))
+        rc = ctrace_write(cmd_get(a, "--perfetto"), &l, &r, &o.timeline, err);
+    if (!rc && cmd_wants_result(a)) {
         cJSON *j = result_json(&o, &l, &r, per_job);
-        rc = j ? cli_output_result(a, "scaleplan cluster", j, per_job ? "per_job" : NULL, err)
+        rc = j ? cmd_output_result(a, "scaleplan cluster", j, per_job ? "per_job" : NULL, err)
                : err_set(err, ERR_RUNTIME, "out of memory building JSON");
         cJSON_Delete(j);
     } else if (!rc && print_text(&o, &l, &r, per_job)) {
@@ -1022,9 +1022,9 @@ static int run(const cli_args_t *a, err_t *err)
     return rc;
 }
 
-static const cli_group_t *const groups[] = {&own_group, &CLI_OUTPUT_OPTS};
+static const cmd_group_t *const groups[] = {&own_group, &CMD_OUTPUT_OPTS};
 
-const cli_command_t CLI_CMD_CLUSTER = {
+const cmd_command_t CMD_CMD_CLUSTER = {
     "cluster",
     "replay many training jobs on one GPU pool under a scheduling policy",
     "scaleplan cluster (--trace FILE [--trace-format FORMAT] | --synthesize N | "

@@ -18,10 +18,10 @@
 #include "reports/table.h"
 #include "sim/offload.h"
 
-static const cli_opt_t own_opts[] = {
-    {"--profile", NULL, "FILE", "cost profile for memory overheads (default: the GPU's)", CLI_WORD},
+static const cmd_opt_t own_opts[] = {
+    {"--profile", NULL, "FILE", "cost profile for memory overheads (default: the GPU's)", CMD_WORD},
 };
-static const cli_group_t own_group = {"Model command", own_opts, 1};
+static const cmd_group_t own_group = {"Model command", own_opts, 1};
 
 typedef struct {
     model_t model;
@@ -289,7 +289,7 @@ static int print_memory(const model_report_t *r)
     return rc;
 }
 
-static int print_json(const cli_args_t *a, const model_report_t *r, err_t *err)
+static int print_json(const cmd_args_t *a, const model_report_t *r, err_t *err)
 {
     cJSON *o = cJSON_CreateObject();
     bool ok = o != NULL;
@@ -343,12 +343,12 @@ static int print_json(const cli_args_t *a, const model_report_t *r, err_t *err)
     if (ok && model_is_hybrid(&r->model))
         ok = hybrid_json(o, &r->model);
     if (ok)
-        ok = cli_add_notes_json(o, &r->notes);
+        ok = cmd_add_notes_json(o, &r->notes);
     if (ok && r->have_gpu)
         ok = cJSON_AddBoolToObject(o, "fits",
                                    r->memory.total_bytes / GIB <= r->cluster.gpu.memory_gib) &&
              cJSON_AddStringToObject(o, "gpu", r->cluster.gpu.name);
-    int rc = ok ? cli_emit(a, o, NULL, err)
+    int rc = ok ? cmd_emit(a, o, NULL, err)
                 : err_set(err, ERR_RUNTIME, "out of memory building JSON");
     cJSON_Delete(o);
     return rc;
@@ -356,11 +356,11 @@ static int print_json(const cli_args_t *a, const model_report_t *r, err_t *err)
 
 /* Memory overheads from --profile, else the GPU's default profile, else
  * the built-in defaults. */
-static int memory_options(const cli_args_t *a, const model_report_t *r,
+static int memory_options(const cmd_args_t *a, const model_report_t *r,
                           memory_opts_t *opts, err_t *err)
 {
     memory_opts_default(opts);
-    const char *path = cli_get(a, "--profile");
+    const char *path = cmd_get(a, "--profile");
     if (!path && !r->have_gpu)
         return ERR_OK;
     profile_t prof;
@@ -374,9 +374,9 @@ static int memory_options(const cli_args_t *a, const model_report_t *r,
     return ERR_OK;
 }
 
-static int report(const cli_args_t *a, model_report_t *r, err_t *err);
+static int report(const cmd_args_t *a, model_report_t *r, err_t *err);
 
-static int run(const cli_args_t *a, err_t *err)
+static int run(const cmd_args_t *a, err_t *err)
 {
     model_report_t r;
     memset(&r, 0, sizeof r);
@@ -385,24 +385,24 @@ static int run(const cli_args_t *a, err_t *err)
     return rc;
 }
 
-static int report(const cli_args_t *a, model_report_t *r, err_t *err)
+static int report(const cmd_args_t *a, model_report_t *r, err_t *err)
 {
     int rc = ERR_OK;
     layout_defaults(&r->layout);
-    if ((rc = cli_model_noted(a, &r->model, &r->notes, err)) ||
-        (rc = cli_layout_flags(a, &r->model, &r->layout, NULL, &r->notes, err)))
+    if ((rc = cmd_model_noted(a, &r->model, &r->notes, err)) ||
+        (rc = cmd_layout_flags(a, &r->model, &r->layout, NULL, &r->notes, err)))
         return rc;
     int n_gpus = r->layout.tp * r->layout.pp * r->layout.cp;
-    if ((rc = cli_get_int(a, "--gpus", &n_gpus, err)))
+    if ((rc = cmd_get_int(a, "--gpus", &n_gpus, err)))
         return rc;
-    if (!cli_get(a, "--deepspeed") && !cli_has(a, "--megatron-args") &&
-        !cli_has(a, "--megatron-args-file") && !cli_has(a, "--torchtitan"))
+    if (!cmd_get(a, "--deepspeed") && !cmd_has(a, "--megatron-args") &&
+        !cmd_has(a, "--megatron-args-file") && !cmd_has(a, "--torchtitan"))
         scenario_default_batch(&r->model, &r->layout, n_gpus, &r->notes);
     if ((rc = layout_finalize(&r->layout, &r->model, n_gpus, err)))
         return rc;
-    if (cli_has(a, "--gpu") || cli_has(a, "--cluster")) {
+    if (cmd_has(a, "--gpu") || cmd_has(a, "--cluster")) {
         cluster_spec_t spec;
-        if ((rc = cli_cluster_spec(a, &spec, err)))
+        if ((rc = cmd_cluster_spec(a, &spec, err)))
             return rc;
         spec.n_gpus = n_gpus;
         if ((rc = cluster_resolve(&spec, &r->cluster, err)))
@@ -418,23 +418,23 @@ static int report(const cli_args_t *a, model_report_t *r, err_t *err)
     model_memory_peak(&r->model, &r->layout, &opts, &r->memory);
     if (r->notes.oom)
         return err_set(err, ERR_RUNTIME, "out of memory");
-    if (cli_machine_output(a))
+    if (cmd_machine_output(a))
         return print_json(a, r, err);
     print_architecture(&r->model);
     if ((rc = print_params(&r->params)) || (rc = print_flops(r)) || (rc = print_memory(r)))
         return err_set(err, ERR_RUNTIME, "cannot write the report to standard output");
-    cli_print_notes(stdout, &r->notes);
+    cmd_print_notes(stdout, &r->notes);
     return ERR_OK;
 }
 
-static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
-                                         &CLI_LAYOUT_OPTS,
-                                         &CLI_GPUS_OPTS,
+static const cmd_group_t *const groups[] = {&CMD_MODEL_OPTS,
+                                         &CMD_LAYOUT_OPTS,
+                                         &CMD_GPUS_OPTS,
                                          &own_group,
-                                         &CLI_FINETUNE_OPTS,
-                                         &CLI_OUTPUT_OPTS};
+                                         &CMD_FINETUNE_OPTS,
+                                         &CMD_OUTPUT_OPTS};
 
-const cli_command_t CLI_CMD_MODEL = {
+const cmd_command_t CMD_CMD_MODEL = {
     "model",
     "parameters, FLOPs per token and per-GPU memory of a model under a layout",
     "scaleplan model --model NAME|config.json [layout] [--gpu G] [--json]",

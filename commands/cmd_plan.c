@@ -25,85 +25,85 @@
 #include "plan/whatif.h"
 #include "topologies/price.h"
 
-static const cli_opt_t own_opts[] = {
-    {"--min-gpus", NULL, "N", "first rung of the ladder (default 8)", CLI_N(1, 1 << 24)},
-    {"--max-gpus", NULL, "N", "last rung (default 4096; 16k = 16384)", CLI_N(1, 1 << 24)},
+static const cmd_opt_t own_opts[] = {
+    {"--min-gpus", NULL, "N", "first rung of the ladder (default 8)", CMD_N(1, 1 << 24)},
+    {"--max-gpus", NULL, "N", "last rung (default 4096; 16k = 16384)", CMD_N(1, 1 << 24)},
     {"--objective", NULL, "time|cost|tokens-per-dollar", "what the best plan minimises (default time)",
-     CLI_WORD},
+     CMD_WORD},
     {"--deadline", NULL, "T", "finish within (e.g. 30d)",
-     CLI_KIND(CLI_DURATION, 60, 36500 * 86400.0)},
-    {"--budget", NULL, "USD", "spend at most (e.g. 500000, $2.5M)", CLI_KIND(CLI_MONEY, 1, 1e13)},
+     CMD_KIND(CMD_DURATION, 60, 36500 * 86400.0)},
+    {"--budget", NULL, "USD", "spend at most (e.g. 500000, $2.5M)", CMD_KIND(CMD_MONEY, 1, 1e13)},
     {"--price", NULL, "$/GPU-h",
      "one price per GPU-hour for every rung (default: each rung at the catalog's quote for its "
      "own size)",
-     CLI_KIND(CLI_PRICE, 0, 1e4)},
+     CMD_KIND(CMD_PRICE, 0, 1e4)},
     {"--provider", NULL, "NAME", "price each rung from this provider's quotes in the catalog",
-     CLI_WORD},
-    {"--price-end", NULL, "low|mid|high", "where in a quoted price range (default mid)", CLI_WORD},
+     CMD_WORD},
+    {"--price-end", NULL, "low|mid|high", "where in a quoted price range (default mid)", CMD_WORD},
     {"--global-batch", NULL, "N|N..M", "sequences per step, fixed or a range (default 4M tokens)",
-     CLI_KIND(CLI_INT_SPAN, 1, 1 << 24)},
+     CMD_KIND(CMD_INT_SPAN, 1, 1 << 24)},
     {"--global-batch-tokens", NULL, "N|N..M", "the same in tokens (e.g. 4M or 2M..8M)",
-     CLI_KIND(CLI_COUNT_SPAN, 1, 1e12)},
+     CMD_KIND(CMD_COUNT_SPAN, 1, 1e12)},
     {"--seq-len", "--seq-length", "N|LO..HI",
      "tokens per sequence (default: the model's, at most 8192); a range searches its ends and "
      "the powers of two between, the batch held in tokens (in sequences with --global-batch)",
-     CLI_KIND(CLI_COUNT_SPAN, 1, 1 << 24)},
+     CMD_KIND(CMD_COUNT_SPAN, 1, 1 << 24)},
     {"--min-marginal", NULL, "X", "adding GPUs stops paying below this speed-up per GPU (0.5)",
-     CLI_X(0, 10)},
+     CMD_X(0, 10)},
     {"--what-if", NULL, "K=V,...", "rerun the best plan with fabric=, price=, gpu=, gpus=, tokens=",
-     CLI_WORD},
+     CMD_WORD},
     {"--details", NULL, NULL, "add the best rung's checkpoint-interval sweep and step timeline to --json",
-     CLI_WORD},
+     CMD_WORD},
     {"--emit", NULL, "megatron|nemo|deepspeed|torchtitan",
      "write the recommended layout as that framework's launch configuration (plans for the "
      "framework's current version unless --framework names one)",
-     CLI_WORD},
+     CMD_WORD},
     {"--out", NULL, "FILE", "with --emit: write the configuration to FILE (default: after the plan)",
-     CLI_WORD},
+     CMD_WORD},
     {"--offload-search", NULL, NULL,
-     "also consider offloading the optimizer (and ZeRO-3 parameters) to host memory", CLI_WORD},
-    CLI_REPORT_OPT,
+     "also consider offloading the optimizer (and ZeRO-3 parameters) to host memory", CMD_WORD},
+    CMD_REPORT_OPT,
 };
-static const cli_group_t own_group = {"Plan", own_opts, sizeof own_opts / sizeof own_opts[0]};
+static const cmd_group_t own_group = {"Plan", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
 /* Constraints on the search: a value fixes a dimension, LO..HI bounds it. */
-static const cli_opt_t space_opts[] = {
+static const cmd_opt_t space_opts[] = {
     {"--tp", "--tensor-model-parallel-size", "N|LO..HI", "tensor parallel degree(s) to search",
-     CLI_KIND(CLI_INT_SPAN, 1, 1 << 16)},
+     CMD_KIND(CMD_INT_SPAN, 1, 1 << 16)},
     {"--pp", "--pipeline-model-parallel-size", "N|LO..HI", "pipeline stages to search",
-     CLI_KIND(CLI_INT_SPAN, 1, 1 << 16)},
+     CMD_KIND(CMD_INT_SPAN, 1, 1 << 16)},
     {"--cp", "--context-parallel-size", "N|LO..HI", "context parallel degree(s) to search",
-     CLI_KIND(CLI_INT_SPAN, 1, 1 << 16)},
+     CMD_KIND(CMD_INT_SPAN, 1, 1 << 16)},
     {"--vpp", NULL, "N|LO..HI", "virtual stages per rank (the interleaved schedule) to search",
-     CLI_KIND(CLI_INT_SPAN, 1, 1 << 16)},
+     CMD_KIND(CMD_INT_SPAN, 1, 1 << 16)},
     {"--zero", NULL, "N|LO..HI", "ZeRO stages to search (1 = distributed optimizer, 3 = FSDP)",
-     CLI_KIND(CLI_INT_SPAN, 0, 3)},
+     CMD_KIND(CMD_INT_SPAN, 0, 3)},
     {"--ep", "--expert-model-parallel-size", "N|LO..HI",
      "expert parallel degree(s) to search (mixture-of-experts models)",
-     CLI_KIND(CLI_INT_SPAN, 1, 1 << 16)},
+     CMD_KIND(CMD_INT_SPAN, 1, 1 << 16)},
     {"--micro-batch", "--micro-batch-size", "N|LO..HI", "micro-batch sizes to search (default 1..16)",
-     CLI_KIND(CLI_INT_SPAN, 1, 1 << 16)},
-    {"--recompute", NULL, "LIST", "recompute modes to search: none,selective,ops,full", CLI_WORD},
+     CMD_KIND(CMD_INT_SPAN, 1, 1 << 16)},
+    {"--recompute", NULL, "LIST", "recompute modes to search: none,selective,ops,full", CMD_WORD},
     {"--recompute-modules", NULL, "LIST",
      "selective recompute of these Megatron-Core modules only (core_attn, layernorm, mlp, "
      "moe_act, moe, mla_up_proj, shared_experts; implies --recompute selective unless given)",
-     CLI_WORD},
-    {"--schedule", NULL, "LIST", "pipeline schedules to search: 1f1b,interleaved,gpipe,dualpipev (each where the framework runs it)", CLI_WORD},
+     CMD_WORD},
+    {"--schedule", NULL, "LIST", "pipeline schedules to search: 1f1b,interleaved,gpipe,dualpipev (each where the framework runs it)", CMD_WORD},
     {"--precision", NULL, "LIST",
      "training precision(s) to search: bf16 (default), fp8 (each framework's fp8 recipe), "
      "fp16, ...; bf16,fp8 searches both and says which wins",
-     CLI_WORD},
+     CMD_WORD},
 };
-static const cli_group_t space_group = {
+static const cmd_group_t space_group = {
     "Search space (what is searched is what the framework runs; these narrow it)", space_opts,
     sizeof space_opts / sizeof space_opts[0]};
 
-static int space_range(const cli_args_t *a, const char *flag, plan_range_t *r, err_t *err)
+static int space_range(const cmd_args_t *a, const char *flag, plan_range_t *r, err_t *err)
 {
-    if (!cli_has(a, flag))
+    if (!cmd_has(a, flag))
         return ERR_OK;
     double lo, hi;
-    int rc = cli_get_span(a, flag, &lo, &hi, err);
+    int rc = cmd_get_span(a, flag, &lo, &hi, err);
     if (rc)
         return rc;
     r->lo = (int)lo;
@@ -111,7 +111,7 @@ static int space_range(const cli_args_t *a, const char *flag, plan_range_t *r, e
     return ERR_OK;
 }
 
-static int space_flags(const cli_args_t *a, plan_space_t *s, err_t *err)
+static int space_flags(const cmd_args_t *a, plan_space_t *s, err_t *err)
 {
     int rc;
     const char *v;
@@ -121,9 +121,9 @@ static int space_flags(const cli_args_t *a, plan_space_t *s, err_t *err)
         (rc = space_range(a, "--ep", &s->ep, err)) ||
         (rc = space_range(a, "--micro-batch", &s->micro_batch, err)))
         return rc;
-    if ((v = cli_get(a, "--recompute")) && (rc = plan_parse_recompute_set(v, &s->recompute_mask, err)))
+    if ((v = cmd_get(a, "--recompute")) && (rc = plan_parse_recompute_set(v, &s->recompute_mask, err)))
         return rc;
-    if ((v = cli_get(a, "--recompute-modules"))) {
+    if ((v = cmd_get(a, "--recompute-modules"))) {
         if ((rc = layout_parse_recompute_modules(v, "--recompute-modules", &s->rc_modules, err)))
             return rc;
         if (!s->recompute_mask)
@@ -133,9 +133,9 @@ static int space_flags(const cli_args_t *a, plan_space_t *s, err_t *err)
                             "names what selective recompute rebuilds, but --recompute leaves "
                             "selective out");
     }
-    if ((v = cli_get(a, "--schedule")) && (rc = plan_parse_schedule_set(v, &s->schedule_mask, err)))
+    if ((v = cmd_get(a, "--schedule")) && (rc = plan_parse_schedule_set(v, &s->schedule_mask, err)))
         return rc;
-    if ((v = cli_get(a, "--precision"))) {
+    if ((v = cmd_get(a, "--precision"))) {
         unsigned mask;
         if ((rc = plan_parse_precision_set(v, &mask, err)))
             return rc;
@@ -152,7 +152,7 @@ typedef struct {
     cluster_t base;
     profile_t profile;
     failure_set_t failures;
-    cli_failure_pick_t pick;
+    cmd_failure_pick_t pick;
     ladder_input_t in;
     ladder_t ladder;
     price_t price;
@@ -167,13 +167,13 @@ typedef struct {
  * options (plan_space_t.adjust_options). */
 static int plan_switches(sim_options_t *o, const void *ctx, err_t *err)
 {
-    return cli_sim_switches((const cli_args_t *)ctx, o, err);
+    return cmd_sim_switches((const cmd_args_t *)ctx, o, err);
 }
 
 /* The switches over default options once before the search: one that
  * cannot apply (a --set the table refuses) is the user's error, said once,
  * not every framework skipped. */
-static int probe_switches(const cli_args_t *a, err_t *err)
+static int probe_switches(const cmd_args_t *a, err_t *err)
 {
     sim_options_t probe;
     sim_options_default(&probe);
@@ -183,13 +183,13 @@ static int probe_switches(const cli_args_t *a, err_t *err)
 /* The sequence lengths (--seq-len, one or a range) and the global batch
  * (--global-batch in sequences, else --global-batch-tokens, the planner's
  * default) the search covers, into space. */
-static int batch_space(const cli_args_t *a, plan_space_t *space, err_t *err)
+static int batch_space(const cmd_args_t *a, plan_space_t *space, err_t *err)
 {
     int rc;
     int seq = space->seq_len;
-    if (cli_has(a, "--seq-len")) {
+    if (cmd_has(a, "--seq-len")) {
         double slo, shi;
-        if ((rc = cli_get_span(a, "--seq-len", &slo, &shi, err)))
+        if ((rc = cmd_get_span(a, "--seq-len", &slo, &shi, err)))
             return rc;
         if (slo != floor(slo) || shi != floor(shi))
             return err_setf(err, ERR_INPUT, NULL, "--seq-len", "must be whole tokens");
@@ -199,13 +199,13 @@ static int batch_space(const cli_args_t *a, plan_space_t *space, err_t *err)
     space->seq_len = seq;
     int seq_hi = space->seq_len_max > seq ? space->seq_len_max : seq;
     double lo, hi;
-    if (cli_has(a, "--global-batch")) {
-        if ((rc = cli_get_span(a, "--global-batch", &lo, &hi, err)) ||
-            (rc = cli_check_batch_tokens("--global-batch", hi, seq_hi, err)))
+    if (cmd_has(a, "--global-batch")) {
+        if ((rc = cmd_get_span(a, "--global-batch", &lo, &hi, err)) ||
+            (rc = cmd_check_batch_tokens("--global-batch", hi, seq_hi, err)))
             return rc;
     } else {
         double tlo = SCENARIO_DEFAULT_BATCH_TOKENS, thi = SCENARIO_DEFAULT_BATCH_TOKENS;
-        if ((rc = cli_get_span(a, "--global-batch-tokens", &tlo, &thi, err)))
+        if ((rc = cmd_get_span(a, "--global-batch-tokens", &tlo, &thi, err)))
             return rc;
         lo = scenario_batch_for_tokens(tlo, seq);
         hi = fmax(lo, scenario_batch_for_tokens(thi, seq));
@@ -214,7 +214,7 @@ static int batch_space(const cli_args_t *a, plan_space_t *space, err_t *err)
     }
     if (hi > PLAN_MAX_GLOBAL_BATCH)
         return err_setf(err, ERR_INPUT, NULL,
-                        cli_has(a, "--global-batch") ? "--global-batch" : "--global-batch-tokens",
+                        cmd_has(a, "--global-batch") ? "--global-batch" : "--global-batch-tokens",
                         "%.0f sequences per step is more than the planner takes (%d)", hi,
                         PLAN_MAX_GLOBAL_BATCH);
     space->global_batch_min = (int)lo;
@@ -225,17 +225,17 @@ static int batch_space(const cli_args_t *a, plan_space_t *space, err_t *err)
 /* The price per GPU-hour: --price, a --provider's quote or the GPU's
  * default, at --price-end of a quoted range; without --price each rung is
  * priced at its own size's quote. */
-static int plan_price(const cli_args_t *a, plan_run_t *p, err_t *err)
+static int plan_price(const cmd_args_t *a, plan_run_t *p, err_t *err)
 {
     ladder_input_t *in = &p->in;
     const char *v;
     int rc;
-    v = cli_get(a, "--price");
+    v = cmd_get(a, "--price");
     if (v) {
         snprintf(p->price.provider, sizeof p->price.provider, "given");
-        if ((rc = cli_get_double(a, "--price", &p->price.usd_per_gpu_hour, err)))
+        if ((rc = cmd_get_double(a, "--price", &p->price.usd_per_gpu_hour, err)))
             return rc;
-    } else if ((v = cli_get(a, "--provider"))) {
+    } else if ((v = cmd_get(a, "--provider"))) {
         if ((rc = price_find(p->base.gpu.name, v, NULL, in->max_gpus, &p->price, err)))
             return rc;
     } else if ((rc = price_default_for_gpu(p->base.gpu.name, in->max_gpus, &p->price, err))) {
@@ -244,45 +244,45 @@ static int plan_price(const cli_args_t *a, plan_run_t *p, err_t *err)
     /* a quoted range at --price-end (the middle by default); one price for
      * every rung: the quote for the largest */
     price_end_t end = PRICE_MID;
-    if ((v = cli_get(a, "--price-end")) && (rc = price_end_parse(v, &end, err)))
+    if ((v = cmd_get(a, "--price-end")) && (rc = price_end_parse(v, &end, err)))
         return rc;
-    in->usd_per_gpu_hour = cli_has(a, "--price") ? p->price.usd_per_gpu_hour : price_usd(&p->price, end);
-    if (!cli_has(a, "--price")) {
+    in->usd_per_gpu_hour = cmd_has(a, "--price") ? p->price.usd_per_gpu_hour : price_usd(&p->price, end);
+    if (!cmd_has(a, "--price")) {
         /* each rung at the quote for its own size (the largest's where a
          * size has none) */
         snprintf(in->price_gpu, sizeof in->price_gpu, "%s", p->base.gpu.name);
-        if ((v = cli_get(a, "--provider")))
+        if ((v = cmd_get(a, "--provider")))
             snprintf(in->price_provider, sizeof in->price_provider, "%s", v);
         in->price_end = end;
     }
     return ERR_OK;
 }
 
-static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
+static int setup(const cmd_args_t *a, plan_run_t *p, err_t *err)
 {
     int rc;
     ladder_input_t *in = &p->in;
     cluster_spec_t spec;
-    if ((rc = cli_model(a, &p->model, err)) || (rc = cli_cluster_spec(a, &spec, err)))
+    if ((rc = cmd_model(a, &p->model, err)) || (rc = cmd_cluster_spec(a, &spec, err)))
         return rc;
     int single = spec.n_gpus;
     spec.n_gpus = single ? single : 8;
     if ((rc = cluster_resolve(&spec, &p->base, err)))
         return rc;
-    const char *prof = cli_get(a, "--profile");
+    const char *prof = cmd_get(a, "--profile");
     if ((rc = prof ? prof_load_in(a->catalog, prof, &p->profile, err)
                    : prof_load_default_in(a->catalog, p->base.gpu.name, &p->profile, err)))
         return rc;
-    if ((rc = cli_failure_set(a, &p->base, NULL, &p->failures, &p->pick, err)))
+    if ((rc = cmd_failure_set(a, &p->base, NULL, &p->failures, &p->pick, err)))
         return rc;
     in->model = &p->model;
     in->base = &p->base;
     in->profile = &p->profile;
     in->failures = &p->failures;
     double duration;
-    if ((rc = cli_run_length(a, &in->tokens, &duration, err)))
+    if ((rc = cmd_run_length(a, &in->tokens, &duration, err)))
         return rc;
-    if (!cli_has(a, "--tokens") && !(duration > 0)) {
+    if (!cmd_has(a, "--tokens") && !(duration > 0)) {
         in->tokens = ladder_default_tokens(&p->model);
         p->tokens_assumed = true;
     }
@@ -291,10 +291,10 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     const char *v;
     /* search space */
     ladder_input_defaults(in, &p->model);
-    if ((rc = cli_finetune(a, &p->model, &in->space.ft, &p->notes, err)) ||
+    if ((rc = cmd_finetune(a, &p->model, &in->space.ft, &p->notes, err)) ||
         (rc = plan_sizing_setup(a, &p->sizing, err)) || (rc = plan_elastic_check(a, err)))
         return rc;
-    in->space.framework = cli_get(a, "--framework");
+    in->space.framework = cmd_get(a, "--framework");
     char skip[256]; /* presets that cannot run a hybrid model, said */
     if (!in->space.framework && model_is_hybrid(&p->model) &&
         fw_plannable_without_hybrid(skip, sizeof skip, NULL) == ERR_OK && skip[0])
@@ -302,7 +302,7 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
                   "not searched: %s (no hybrid-model support: supports.hybrid)", skip);
     if ((rc = space_flags(a, &in->space, err)))
         return rc;
-    p->precision_assumed = !cli_has(a, "--precision");
+    p->precision_assumed = !cmd_has(a, "--precision");
     if (in->space.ep.hi > 1 && !model_is_moe(&p->model))
         return err_setf(err, ERR_INPUT, NULL, "--ep",
                         "expert parallelism needs a mixture-of-experts model; %s is dense "
@@ -314,7 +314,7 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
                         "%d routed experts must divide evenly over EP %d (each EP rank holds "
                         "whole experts)",
                         p->model.moe.n_experts, in->space.ep.lo);
-    if ((v = cli_get(a, "--emit"))) {
+    if ((v = cmd_get(a, "--emit"))) {
         launch_kind_t k;
         if ((rc = launch_parse(v, &k, err)))
             return rc;
@@ -326,16 +326,16 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
                             "--framework (--emit %s plans for %s)",
                             in->space.framework, launch_name(k), launch_name(k),
                             launch_framework(k));
-    } else if (cli_get(a, "--out")) {
+    } else if (cmd_get(a, "--out")) {
         return err_setf(err, ERR_INPUT, NULL, "--out", "goes with --emit FORMAT");
     }
-    in->space.allow_offload = cli_has(a, "--offload-search");
+    in->space.allow_offload = cmd_has(a, "--offload-search");
     in->space.adjust_options = plan_switches;
     in->space.adjust_ctx = a;
     if ((rc = probe_switches(a, err)) || (rc = batch_space(a, &in->space, err)))
         return rc;
     /* objective and constraints */
-    if ((v = cli_get(a, "--objective"))) {
+    if ((v = cmd_get(a, "--objective"))) {
         if (strcmp(v, "time") == 0)
             in->objective = PLAN_TIME;
         else if (strcmp(v, "cost") == 0)
@@ -346,15 +346,15 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
             return err_setf(err, ERR_INPUT, NULL, "--objective",
                             "use time, cost or tokens-per-dollar (got '%s')", v);
     }
-    if ((rc = cli_get_double(a, "--deadline", &in->deadline_s, err)) ||
-        (rc = cli_get_double(a, "--budget", &in->budget_usd, err)) ||
-        (rc = cli_get_double(a, "--min-marginal", &in->min_marginal, err)) ||
-        (rc = cli_get_int(a, "--min-gpus", &in->min_gpus, err)) ||
-        (rc = cli_get_int(a, "--max-gpus", &in->max_gpus, err)))
+    if ((rc = cmd_get_double(a, "--deadline", &in->deadline_s, err)) ||
+        (rc = cmd_get_double(a, "--budget", &in->budget_usd, err)) ||
+        (rc = cmd_get_double(a, "--min-marginal", &in->min_marginal, err)) ||
+        (rc = cmd_get_int(a, "--min-gpus", &in->min_gpus, err)) ||
+        (rc = cmd_get_int(a, "--max-gpus", &in->max_gpus, err)))
         return rc;
-    if (cli_has(a, "--deadline") && !(in->deadline_s > 0))
+    if (cmd_has(a, "--deadline") && !(in->deadline_s > 0))
         return err_setf(err, ERR_INPUT, NULL, "--deadline", "must be a positive duration");
-    if (cli_has(a, "--budget") && !(in->budget_usd > 0))
+    if (cmd_has(a, "--budget") && !(in->budget_usd > 0))
         return err_setf(err, ERR_INPUT, NULL, "--budget", "must be a positive amount");
     if (single)
         in->min_gpus = in->max_gpus = single;
@@ -363,20 +363,20 @@ static int setup(const cli_args_t *a, plan_run_t *p, err_t *err)
     /* reliability template: the flags over the per-rung defaults */
     int trials = in->rel.trials, spares = in->rel.spares;
     /* a provider's quote says what kind of site it is: its failure rates */
-    if (!cli_has(a, "--price") && cli_has(a, "--provider") && !cli_has(a, "--environment") &&
-        (rc = cli_failure_set(a, &p->base, p->price.environment, &p->failures, &p->pick, err)))
+    if (!cmd_has(a, "--price") && cmd_has(a, "--provider") && !cmd_has(a, "--environment") &&
+        (rc = cmd_failure_set(a, &p->base, p->price.environment, &p->failures, &p->pick, err)))
         return rc;
-    if ((rc = cli_rel_config(a, &p->base, &p->failures, p->pick.choice.environment, &in->rel,
+    if ((rc = cmd_rel_config(a, &p->base, &p->failures, p->pick.choice.environment, &in->rel,
                              err)) ||
-        (rc = cli_checkpoint_bytes(a, &p->model, &in->ckpt_bytes, err)))
+        (rc = cmd_checkpoint_bytes(a, &p->model, &in->ckpt_bytes, err)))
         return rc;
-    if (!cli_has(a, "--spares"))
+    if (!cmd_has(a, "--spares"))
         in->rel.spares = spares;
-    if (!cli_has(a, "--trials"))
+    if (!cmd_has(a, "--trials"))
         in->rel.trials = trials;
-    if ((v = cli_get(a, "--storage-bw")))
+    if ((v = cmd_get(a, "--storage-bw")))
         in->storage_bps = in->rel.storage_write_bps;
-    in->progress = !cli_machine_output(a);
+    in->progress = !cmd_machine_output(a);
     return ERR_OK;
 }
 
@@ -622,7 +622,7 @@ static void print_header(const plan_run_t *p, bool with_seq)
     if (p->precision_assumed)
         printf("  precision: bf16 (no --precision given; --precision bf16,fp8 also searches each "
                "framework's fp8 recipe)\n");
-    cli_print_notes(stdout, &p->notes);
+    cmd_print_notes(stdout, &p->notes);
     printf("  failures '%s': %s; storage '%s', restarts '%s'; each rung checkpoints at its best "
            "interval; Monte Carlo until P50/P90 are within %.2g%%\n",
            p->failures.name, p->pick.set_given ? "given" : p->pick.choice.why,
@@ -888,10 +888,10 @@ static cJSON *plan_json(const plan_run_t *p, const whatif_t *w, int nw, const ru
 }
 
 /* The recommended layout as the --emit format, to --out or after the plan. */
-static int emit_launch(const cli_args_t *a, const plan_run_t *p, err_t *err)
+static int emit_launch(const cmd_args_t *a, const plan_run_t *p, err_t *err)
 {
     launch_kind_t k;
-    int rc = launch_parse(cli_get(a, "--emit"), &k, err);
+    int rc = launch_parse(cmd_get(a, "--emit"), &k, err);
     if (rc)
         return rc;
     const rung_t *r = &p->ladder.rung[p->ladder.best];
@@ -899,7 +899,7 @@ static int emit_launch(const cli_args_t *a, const plan_run_t *p, err_t *err)
     layout_t scratch = r->layout;
     if ((rc = sim_options_framework(r->framework, p->base.gpu.name, &o, &scratch, err)))
         return rc;
-    const char *path = cli_get(a, "--out");
+    const char *path = cmd_get(a, "--out");
     /* --out is written beside itself and renamed into place: a launcher
      * reading it never sees half a configuration, a failure keeps the old */
     fileio_out_t out = {0};
@@ -909,28 +909,28 @@ static int emit_launch(const cli_args_t *a, const plan_run_t *p, err_t *err)
         return ERR_INPUT;
     }
     FILE *f = path ? out.f : stdout;
-    if (!path && !cli_machine_output(a))
+    if (!path && !cmd_machine_output(a))
         printf("\nLaunch configuration (%s, %s):\n", launch_name(k), r->framework);
     rc = launch_write_for(k, r->framework, &p->model, &r->layout, &o, f, err);
     if (path && rc)
         fileio_out_abort(&out);
     else if (path)
         rc = fileio_out_commit(&out, err);
-    if (!rc && path && !cli_machine_output(a))
+    if (!rc && path && !cmd_machine_output(a))
         printf("\nwrote %s: the recommended layout as a %s configuration\n", path,
                launch_name(k));
     if (!rc && k == LAUNCH_DEEPSPEED) {
         /* the file is JSON alone; its launcher arguments are said here */
         char args[400];
         launch_deepspeed_args(&r->layout, args, sizeof args);
-        FILE *to = cli_machine_output(a) ? stderr : stdout;
+        FILE *to = cmd_machine_output(a) ? stderr : stdout;
         fprintf(to, "%sMegatron-DeepSpeed launcher arguments for %s:\n%s%s\n",
                 path ? "" : "# ", p->model.display, path ? "  " : "# ", args);
     }
     return rc;
 }
 
-static int run(const cli_args_t *a, err_t *err)
+static int run(const cmd_args_t *a, err_t *err)
 {
     int rc = ERR_OK;
     plan_run_t *p = calloc(1, sizeof *p);
@@ -940,9 +940,9 @@ static int run(const cli_args_t *a, err_t *err)
     if (!p)
         return err_set(err, ERR_RUNTIME, "out of memory");
     if ((rc = setup(a, p, err)) ||
-        (cli_sites_wanted(a) && (rc = cli_sites_check(a, p->in.space.framework, NULL, err))))
+        (cmd_sites_wanted(a) && (rc = cmd_sites_check(a, p->in.space.framework, NULL, err))))
         goto out;
-    if (cli_has(a, "--elastic")) {
+    if (cmd_has(a, "--elastic")) {
         rc = plan_elastic_run(a, &p->in, err);
         goto out;
     }
@@ -952,10 +952,10 @@ static int run(const cli_args_t *a, err_t *err)
     if ((rc = plan_sizing_compute(&p->sizing, &p->model, p->in.tokens, &p->ladder, &p->base.gpu,
                                   err)))
         goto out;
-    if ((rc = whatif_list(&p->in, &p->ladder, cli_get(a, "--what-if"), w, &nw, err)))
+    if ((rc = whatif_list(&p->in, &p->ladder, cmd_get(a, "--what-if"), w, &nw, err)))
         goto out;
-    if (cli_wants_result(a)) {
-        bool details = cli_has(a, "--details") || cli_get(a, "--report");
+    if (cmd_wants_result(a)) {
+        bool details = cmd_has(a, "--details") || cmd_get(a, "--report");
         if (details && p->ladder.best >= 0 &&
             (rc = ladder_rung_detail(&p->in, &p->ladder.rung[p->ladder.best], &detail, err)))
             goto out;
@@ -964,25 +964,25 @@ static int run(const cli_args_t *a, err_t *err)
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
             goto out;
         }
-        if (!cli_machine_output(a) && print_text(p, w, nw))
+        if (!cmd_machine_output(a) && print_text(p, w, nw))
             rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
-        if (!rc && cli_sites_wanted(a))
-            rc = cli_sites_plan(a, &p->in, &p->ladder, j, err);
-        if (!rc && !cli_machine_output(a))
+        if (!rc && cmd_sites_wanted(a))
+            rc = cmd_sites_plan(a, &p->in, &p->ladder, j, err);
+        if (!rc && !cmd_machine_output(a))
             plan_sizing_print(&p->sizing);
-        if (!rc && !cli_machine_output(a))
+        if (!rc && !cmd_machine_output(a))
             putchar('\n');
         if (!rc)
-            rc = cli_output_result(a, "scaleplan plan", j, "ladder", err);
+            rc = cmd_output_result(a, "scaleplan plan", j, "ladder", err);
         cJSON_Delete(j);
     } else if (print_text(p, w, nw)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
     } else {
         plan_sizing_print(&p->sizing);
-        if (cli_sites_wanted(a))
-            rc = cli_sites_plan(a, &p->in, &p->ladder, NULL, err);
+        if (cmd_sites_wanted(a))
+            rc = cmd_sites_plan(a, &p->in, &p->ladder, NULL, err);
     }
-    if (!rc && cli_get(a, "--emit") && p->ladder.best >= 0)
+    if (!rc && cmd_get(a, "--emit") && p->ladder.best >= 0)
         rc = emit_launch(a, p, err);
     /* a plan was printed, but not one that meets what was asked */
     if (!rc && !p->ladder.meets_constraints)
@@ -1001,20 +1001,20 @@ out:
     return rc;
 }
 
-static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
-                                         &CLI_CLUSTER_OPTS,
-                                         &CLI_SIM_OPTS,
-                                         &CLI_RUN_OPTS,
+static const cmd_group_t *const groups[] = {&CMD_MODEL_OPTS,
+                                         &CMD_CLUSTER_OPTS,
+                                         &CMD_SIM_OPTS,
+                                         &CMD_RUN_OPTS,
                                          &own_group,
                                          &space_group,
-                                         &CLI_REL_OPTS,
-                                         &CLI_FINETUNE_OPTS,
-                                         &CLI_SIZING_OPTS,
-                                         &CLI_ELASTIC_OPTS,
-                                         &CLI_SITES_OPTS,
-                                         &CLI_OUTPUT_OPTS};
+                                         &CMD_REL_OPTS,
+                                         &CMD_FINETUNE_OPTS,
+                                         &CMD_SIZING_OPTS,
+                                         &CMD_ELASTIC_OPTS,
+                                         &CMD_SITES_OPTS,
+                                         &CMD_OUTPUT_OPTS};
 
-const cli_command_t CLI_CMD_PLAN = {
+const cmd_command_t CMD_CMD_PLAN = {
     "plan",
     "choose GPU counts and layouts: the scale ladder and a recommendation",
     "scaleplan plan --model M [--tokens T] --gpu G [--min-gpus 8 --max-gpus 16384] "

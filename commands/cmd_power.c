@@ -16,20 +16,20 @@
 #include "models/layout_text.h"
 #include "run/power.h"
 
-static const cli_opt_t own_opts[] = {
+static const cmd_opt_t own_opts[] = {
     {"--power-cap", NULL, "W",
      "power limit per GPU (nvidia-smi -pl): lower clocks, slower steps, less energy; between the "
      "GPU's lowest limit and its TDP",
-     CLI_X(1, 1e5)},
-    {"--pue", NULL, "X", "facility power over IT power (default 1.2, assumed)", CLI_X(1, 5)},
-    {"--usd-per-kwh", NULL, "$", "electricity price (default $0.08/kWh, assumed)", CLI_X(0, 10)},
+     CMD_X(1, 1e5)},
+    {"--pue", NULL, "X", "facility power over IT power (default 1.2, assumed)", CMD_X(1, 5)},
+    {"--usd-per-kwh", NULL, "$", "electricity price (default $0.08/kWh, assumed)", CMD_X(0, 10)},
     {"--carbon-g-per-kwh", NULL, "G", "grid carbon intensity, gCO2/kWh (no default)",
-     CLI_X(0, 5000)},
+     CMD_X(0, 5000)},
 };
-static const cli_group_t own_group = {"Power", own_opts, sizeof own_opts / sizeof own_opts[0]};
+static const cmd_group_t own_group = {"Power", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
 typedef struct {
-    cli_job_t job;
+    cmd_job_t job;
     bool have_job;
     power_model_t m;
     double cap_w, pue, usd_per_kwh, g_co2;
@@ -43,22 +43,22 @@ typedef struct {
 
 /* The GPU's power figures and the cap, checked before anything is searched
  * or simulated. */
-static int setup_power(const cli_args_t *a, power_job_t *p, err_t *err)
+static int setup_power(const cmd_args_t *a, power_job_t *p, err_t *err)
 {
     cluster_spec_t spec;
     cluster_t c;
     int rc;
-    if ((rc = cli_cluster_spec(a, &spec, err)) || (rc = cluster_resolve(&spec, &c, err)) ||
+    if ((rc = cmd_cluster_spec(a, &spec, err)) || (rc = cluster_resolve(&spec, &c, err)) ||
         (rc = power_model_load(c.gpu.name, c.gpu.tdp_w, &p->m, err)))
         return rc;
     p->pue = p->m.pue;
     p->usd_per_kwh = p->m.usd_per_kwh;
-    if ((rc = cli_get_double(a, "--power-cap", &p->cap_w, err)) ||
-        (rc = cli_get_double(a, "--pue", &p->pue, err)) ||
-        (rc = cli_get_double(a, "--usd-per-kwh", &p->usd_per_kwh, err)) ||
-        (rc = cli_get_double(a, "--carbon-g-per-kwh", &p->g_co2, err)))
+    if ((rc = cmd_get_double(a, "--power-cap", &p->cap_w, err)) ||
+        (rc = cmd_get_double(a, "--pue", &p->pue, err)) ||
+        (rc = cmd_get_double(a, "--usd-per-kwh", &p->usd_per_kwh, err)) ||
+        (rc = cmd_get_double(a, "--carbon-g-per-kwh", &p->g_co2, err)))
         return rc;
-    if (cli_has(a, "--power-cap") && (rc = power_cap_check(&p->m, p->cap_w, err)))
+    if (cmd_has(a, "--power-cap") && (rc = power_cap_check(&p->m, p->cap_w, err)))
         return rc;
     return ERR_OK;
 }
@@ -88,21 +88,21 @@ static int step_and_bloat(power_job_t *p, err_t *err)
 
 /* The whole run at step s: reliability for its compute, checkpoint and
  * restart time, then energy. */
-static int run_energy(const cli_args_t *a, power_job_t *p, const power_step_t *s,
+static int run_energy(const cmd_args_t *a, power_job_t *p, const power_step_t *s,
                       rel_result_t *rel, power_run_t *out, err_t *err)
 {
     double duration;
-    int rc = cli_run_length(a, &p->tokens, &duration, err);
+    int rc = cmd_run_length(a, &p->tokens, &duration, err);
     if (rc)
         return rc;
     failure_set_t fs;
-    cli_failure_pick_t pick;
+    cmd_failure_pick_t pick;
     rel_config_t cfg;
     double ckpt;
     const cluster_t *c = &p->job.s.cluster;
-    if ((rc = cli_failure_set(a, c, NULL, &fs, &pick, err)) ||
-        (rc = cli_rel_config(a, c, &fs, pick.choice.environment, &cfg, err)) ||
-        (rc = cli_checkpoint_bytes(a, &p->job.s.model, &ckpt, err)))
+    if ((rc = cmd_failure_set(a, c, NULL, &fs, &pick, err)) ||
+        (rc = cmd_rel_config(a, c, &fs, pick.choice.environment, &cfg, err)) ||
+        (rc = cmd_checkpoint_bytes(a, &p->job.s.model, &ckpt, err)))
         return rc;
     cfg.dp = p->job.s.layout.dp;
     cfg.step_time_s = s->step_s;
@@ -256,21 +256,21 @@ static cJSON *power_json(const power_job_t *p)
     return o;
 }
 
-static int run(const cli_args_t *a, err_t *err)
+static int run(const cmd_args_t *a, err_t *err)
 {
     power_job_t *p = calloc(1, sizeof *p);
     if (!p)
         return err_set(err, ERR_RUNTIME, "out of memory");
     int rc = setup_power(a, p, err);
     if (!rc) {
-        rc = cli_job_setup(a, &p->job, err);
+        rc = cmd_job_setup(a, &p->job, err);
         p->have_job = true;
     }
     if (!rc)
         rc = step_and_bloat(p, err);
     double tokens, duration;
     if (!rc)
-        rc = cli_run_length(a, &tokens, &duration, err);
+        rc = cmd_run_length(a, &tokens, &duration, err);
     p->have_run = !rc && (tokens > 0 || duration > 0);
     if (!rc && p->have_run) {
         rc = run_energy(a, p, &p->step, &p->rel, &p->run, err);
@@ -281,29 +281,29 @@ static int run(const cli_args_t *a, err_t *err)
         power_run(&p->m, &p->step, p->job.s.cluster.n_gpus, &none, p->pue, p->usd_per_kwh,
                   p->g_co2, &p->run);
     }
-    if (!rc && !cli_machine_output(a))
+    if (!rc && !cmd_machine_output(a))
         print_text(p);
-    if (!rc && cli_wants_result(a)) {
+    if (!rc && cmd_wants_result(a)) {
         cJSON *j = power_json(p);
         if (!j)
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
-        else if (!cli_machine_output(a))
+        else if (!cmd_machine_output(a))
             putchar('\n');
         if (j)
-            rc = cli_output_result(a, "scaleplan power", j, NULL, err);
+            rc = cmd_output_result(a, "scaleplan power", j, NULL, err);
         cJSON_Delete(j);
     }
     if (p->have_job)
-        cli_job_free(&p->job);
+        cmd_job_free(&p->job);
     free(p);
     return rc;
 }
 
-static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS, &CLI_CLUSTER_OPTS, &CLI_LAYOUT_OPTS,
-                                         &CLI_SIM_OPTS,   &CLI_RUN_OPTS,     &CLI_REL_OPTS,
-                                         &own_group,      &CLI_OUTPUT_OPTS};
+static const cmd_group_t *const groups[] = {&CMD_MODEL_OPTS, &CMD_CLUSTER_OPTS, &CMD_LAYOUT_OPTS,
+                                         &CMD_SIM_OPTS,   &CMD_RUN_OPTS,     &CMD_REL_OPTS,
+                                         &own_group,      &CMD_OUTPUT_OPTS};
 
-const cli_command_t CLI_CMD_POWER = {
+const cmd_command_t CMD_CMD_POWER = {
     "power",
     "power by phase, cluster swing, a run's energy, cost and carbon; power caps; pipeline bloat",
     "scaleplan power --model M --gpu G --gpus N [layout] [--tokens T | --days D] "

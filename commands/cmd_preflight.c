@@ -19,17 +19,17 @@
 #include "reports/table.h"
 #include "trainer/preflight.h"
 
-static const cli_opt_t own_opts[] = {
-    {"--device", NULL, "cpu|cuda", "where the checks train (default cpu)", CLI_WORD},
-    {"--ranks", NULL, "N", "ranks for the multi-process checks (default 2)", CLI_N(2, 4096)},
-    {"--steps", NULL, "N", "steps per run (default 6)", CLI_N(4, 100000)},
-    {"--micro-batch", NULL, "N", "sequences per micro-batch (default 2)", CLI_N(1, 4096)},
-    {"--seq-len", NULL, "N", "tokens per sequence (default 32)", CLI_N(2, 1 << 20)},
-    {"--mpirun", NULL, "CMD", "launcher for multi-rank runs (default mpirun)", CLI_WORD},
+static const cmd_opt_t own_opts[] = {
+    {"--device", NULL, "cpu|cuda", "where the checks train (default cpu)", CMD_WORD},
+    {"--ranks", NULL, "N", "ranks for the multi-process checks (default 2)", CMD_N(2, 4096)},
+    {"--steps", NULL, "N", "steps per run (default 6)", CMD_N(4, 100000)},
+    {"--micro-batch", NULL, "N", "sequences per micro-batch (default 2)", CMD_N(1, 4096)},
+    {"--seq-len", NULL, "N", "tokens per sequence (default 32)", CMD_N(2, 1 << 20)},
+    {"--mpirun", NULL, "CMD", "launcher for multi-rank runs (default mpirun)", CMD_WORD},
     {"--keep", NULL, "DIR", "keep every run's files in DIR (default: a temporary folder, removed)",
-     CLI_WORD},
+     CMD_WORD},
 };
-static const cli_group_t own_group = {"Preflight", own_opts, sizeof own_opts / sizeof own_opts[0]};
+static const cmd_group_t own_group = {"Preflight", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
 static cJSON *checks_json(const pf_config_t *p, const char *model, const pf_check_t *c, int n)
 {
@@ -59,21 +59,21 @@ static const char *verdict_text(pf_verdict_t v)
     return v == PF_FAIL ? "FAIL" : pf_verdict_name(v);
 }
 
-static int run(const cli_args_t *a, err_t *err)
+static int run(const cmd_args_t *a, err_t *err)
 {
     int rc = ERR_OK;
     pf_config_t p;
     pf_config_default(&p);
     char self[1024], dir[512];
-    if (cli_get(a, "--device"))
-        p.device = cli_get(a, "--device");
-    if (cli_get(a, "--mpirun"))
-        p.mpirun = cli_get(a, "--mpirun");
-    p.model = cli_get(a, "--model");
-    if ((rc = cli_get_int(a, "--ranks", &p.ranks, err)) ||
-        (rc = cli_get_int(a, "--steps", &p.steps, err)) ||
-        (rc = cli_get_int(a, "--micro-batch", &p.micro_batch, err)) ||
-        (rc = cli_get_int(a, "--seq-len", &p.seq_len, err)))
+    if (cmd_get(a, "--device"))
+        p.device = cmd_get(a, "--device");
+    if (cmd_get(a, "--mpirun"))
+        p.mpirun = cmd_get(a, "--mpirun");
+    p.model = cmd_get(a, "--model");
+    if ((rc = cmd_get_int(a, "--ranks", &p.ranks, err)) ||
+        (rc = cmd_get_int(a, "--steps", &p.steps, err)) ||
+        (rc = cmd_get_int(a, "--micro-batch", &p.micro_batch, err)) ||
+        (rc = cmd_get_int(a, "--seq-len", &p.seq_len, err)))
         return rc;
     if (strcmp(p.device, "cpu") != 0 && strcmp(p.device, "cuda") != 0)
         return err_setf(err, ERR_INPUT, NULL, "--device", "must be cpu or cuda (got '%s')", p.device);
@@ -85,7 +85,7 @@ static int run(const cli_args_t *a, err_t *err)
         return err_set(err, ERR_RUNTIME, "cannot find this program's path (/proc/self/exe)");
     self[n] = '\0';
     p.self = self;
-    const char *keep = cli_get(a, "--keep");
+    const char *keep = cmd_get(a, "--keep");
     if (keep) {
         snprintf(dir, sizeof dir, "%s", keep);
         if ((rc = fileio_mkdirs(dir, err)))
@@ -99,7 +99,7 @@ static int run(const cli_args_t *a, err_t *err)
     }
     p.dir = dir;
     pf_check_t checks[PF_N_CHECKS];
-    bool json = cli_machine_output(a);
+    bool json = cmd_machine_output(a);
     if (!json)
         fprintf(stderr, "preflight: running the checks with %s (work folder %s)...\n", p.device,
                 dir);
@@ -117,7 +117,7 @@ static int run(const cli_args_t *a, err_t *err)
         snprintf(model, sizeof model, "%s/preflight-gpt.json", dir);
     if (json) {
         cJSON *j = checks_json(&p, model, checks, PF_N_CHECKS);
-        rc = j ? cli_emit(a, j, "checks", err) : err_set(err, ERR_RUNTIME, "out of memory");
+        rc = j ? cmd_emit(a, j, "checks", err) : err_set(err, ERR_RUNTIME, "out of memory");
         cJSON_Delete(j);
     } else {
         static const char *hdr[] = {"check", "result", "figure"};
@@ -145,11 +145,11 @@ out:
     return rc;
 }
 
-static const cli_group_t *const groups[] = {&CLI_MODEL_NAME_OPTS,
+static const cmd_group_t *const groups[] = {&CMD_MODEL_NAME_OPTS,
                                          &own_group,
-                                         &CLI_OUTPUT_OPTS};
+                                         &CMD_OUTPUT_OPTS};
 
-const cli_command_t CLI_CMD_PREFLIGHT = {
+const cmd_command_t CMD_CMD_PREFLIGHT = {
     "preflight",
     "the pre-scale-up checklist, run with the reference trainer",
     "scaleplan preflight [--device cpu|cuda] [--ranks N] [--model M]",

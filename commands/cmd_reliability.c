@@ -13,33 +13,33 @@
 #include "reports/table.h"
 #include "reports/textwrap.h"
 
-static const cli_opt_t own_opts[] = {
+static const cmd_opt_t own_opts[] = {
     {"--sweep", NULL, NULL, "simulate 25 checkpoint intervals and compare with the chosen one",
-     CLI_WORD},
-    CLI_REPORT_OPT,
-    {"--ladder", NULL, NULL, "interruptions per week at 32, 128, 512 and 2048 GPUs", CLI_WORD},
+     CMD_WORD},
+    CMD_REPORT_OPT,
+    {"--ladder", NULL, NULL, "interruptions per week at 32, 128, 512 and 2048 GPUs", CMD_WORD},
 };
-static const cli_group_t own_group = {"Reliability command", own_opts,
+static const cmd_group_t own_group = {"Reliability command", own_opts,
                                       sizeof own_opts / sizeof own_opts[0]};
 
-static int run_ladder(const cli_args_t *a, err_t *err)
+static int run_ladder(const cmd_args_t *a, err_t *err)
 {
     failure_set_t fs;
     failure_guides_t guides;
-    cli_failure_pick_t pick;
+    cmd_failure_pick_t pick;
     cluster_spec_t spec;
     cluster_t base;
     int rc;
-    if ((rc = cli_cluster_spec(a, &spec, err)))
+    if ((rc = cmd_cluster_spec(a, &spec, err)))
         return rc;
     if (!spec.gpu && !spec.cluster)
         spec.gpu = "h100-sxm";
     spec.n_gpus = 8;
     if ((rc = cluster_resolve(&spec, &base, err)) ||
-        (rc = cli_failure_set(a, &base, NULL, &fs, &pick, err)) ||
+        (rc = cmd_failure_set(a, &base, NULL, &fs, &pick, err)) ||
         (rc = failure_load_guides(&guides, err)))
         return rc;
-    bool machine = cli_machine_output(a);
+    bool machine = cmd_machine_output(a);
     cJSON *doc = cJSON_CreateObject(), *arr = NULL;
     if (!doc || !cJSON_AddStringToObject(doc, "failure_rates", fs.name) ||
         !cJSON_AddStringToObject(doc, "failure_rates_chosen",
@@ -79,7 +79,7 @@ static int run_ladder(const cli_args_t *a, err_t *err)
             textwrap_legend(stdout, "MTBF", 2, 100);
     }
     if (!rc && machine)
-        rc = cli_output_result(a, "scaleplan reliability", doc, "ladder", err);
+        rc = cmd_output_result(a, "scaleplan reliability", doc, "ladder", err);
     cJSON_Delete(doc);
     table_destroy(t);
     return rc;
@@ -88,7 +88,7 @@ static int run_ladder(const cli_args_t *a, err_t *err)
 typedef struct {
     rel_config_t cfg;
     rel_result_t r;
-    cli_failure_pick_t pick;
+    cmd_failure_pick_t pick;
     bool step_assumed;     /* no --model or --step-time: 1 s of 4M tokens */
     bool swept;
     double best_s;
@@ -101,8 +101,8 @@ static const char *kind_label(int k)
     return failure_kind_name((failure_kind_t)k);
 }
 
-static int print_text(const cli_args_t *a, const cluster_t *c, const rel_run_t *run,
-                      const cli_job_t *job)
+static int print_text(const cmd_args_t *a, const cluster_t *c, const rel_run_t *run,
+                      const cmd_job_t *job)
 {
     const rel_result_t *r = &run->r;
     const rel_config_t *cfg = &run->cfg;
@@ -123,7 +123,7 @@ static int print_text(const cli_args_t *a, const cluster_t *c, const rel_run_t *
                run->step_assumed ? " (ASSUMED: no --model or --step-time; they only set the "
                                    "tokens trained and the warm-up)"
                                  : "");
-    cli_rel_print_defaults(a, cfg, &run->pick, r);
+    cmd_rel_print_defaults(a, cfg, &run->pick, r);
     printf("\n  wall time P10 %.2f d, P50 %.2f d, P90 %.2f d; goodput %.1f%% (renewal model "
            "%.1f%%)\n",
            r->wall_s_p10 / 86400, r->wall_s_p50 / 86400, r->wall_s_p90 / 86400,
@@ -183,8 +183,8 @@ static int print_text(const cli_args_t *a, const cluster_t *c, const rel_run_t *
     return rc;
 }
 
-static cJSON *rel_json(const cli_args_t *a, const cluster_t *c, const rel_run_t *run,
-                       const cli_job_t *job)
+static cJSON *rel_json(const cmd_args_t *a, const cluster_t *c, const rel_run_t *run,
+                       const cmd_job_t *job)
 {
     const rel_result_t *r = &run->r;
     const rel_config_t *cfg = &run->cfg;
@@ -232,7 +232,7 @@ static cJSON *rel_json(const cli_args_t *a, const cluster_t *c, const rel_run_t 
          json_add_number(o, "gpus", c->n_gpus) && cJSON_AddStringToObject(o, "gpu", c->gpu.name) &&
          cJSON_AddStringToObject(o, "failure_rates", cfg->failures->name) &&
          json_add_number(o, "trials", r->trials) &&
-         cli_rel_defaults_json(o, a, cfg, &run->pick, r);
+         cmd_rel_defaults_json(o, a, cfg, &run->pick, r);
     if (ok && cfg->duration_s > 0)
         ok = json_add_number(o, "days", cfg->duration_s / 86400) &&
              json_add_number(o, "tokens_mean", r->tokens_mean) &&
@@ -254,35 +254,35 @@ static cJSON *rel_json(const cli_args_t *a, const cluster_t *c, const rel_run_t 
     return o;
 }
 
-static int run(const cli_args_t *a, err_t *err)
+static int run(const cmd_args_t *a, err_t *err)
 {
     int rc = ERR_OK;
-    if (cli_has(a, "--ladder") && cli_get(a, "--report"))
+    if (cmd_has(a, "--ladder") && cmd_get(a, "--report"))
         return err_setf(err, ERR_INPUT, NULL, "--report",
                         "not available with --ladder (it is a table); report one cluster instead");
-    if (cli_has(a, "--ladder"))
+    if (cmd_has(a, "--ladder"))
         return run_ladder(a, err);
     rel_run_t run;
     memset(&run, 0, sizeof run);
-    cli_job_t job;
+    cmd_job_t job;
     bool have_job = false;
     cluster_t cl;
     cluster_spec_t spec;
     failure_set_t fs;
     double tokens, duration;
-    if ((rc = cli_run_length(a, &tokens, &duration, err)))
+    if ((rc = cmd_run_length(a, &tokens, &duration, err)))
         return rc;
     if (!(tokens > 0) && !(duration > 0))
         return err_setf(err, ERR_INPUT, NULL, "--tokens",
                         "say how long the run is: --days 54, or --tokens 2T with --model (or "
                         "--step-time)");
     double step_time = 0, tokens_per_step = 0, ckpt = 0;
-    if ((rc = cli_get_double(a, "--step-time", &step_time, err)) ||
-        (rc = cli_get_double(a, "--tokens-per-step", &tokens_per_step, err)))
+    if ((rc = cmd_get_double(a, "--step-time", &step_time, err)) ||
+        (rc = cmd_get_double(a, "--tokens-per-step", &tokens_per_step, err)))
         return rc;
-    if (cli_has(a, "--model") || a->n_positional > 0) {
-        if ((rc = cli_job_setup(a, &job, err))) {
-            cli_job_free(&job);
+    if (cmd_has(a, "--model") || a->n_positional > 0) {
+        if ((rc = cmd_job_setup(a, &job, err))) {
+            cmd_job_free(&job);
             return rc;
         }
         have_job = true;
@@ -292,10 +292,10 @@ static int run(const cli_args_t *a, err_t *err)
         if (!(tokens_per_step > 0))
             tokens_per_step = job.step.tokens_per_step;
         run.cfg.dp = job.s.layout.dp;
-        if ((rc = cli_checkpoint_bytes(a, &job.s.model, &ckpt, err)))
+        if ((rc = cmd_checkpoint_bytes(a, &job.s.model, &ckpt, err)))
             goto out;
     } else {
-        if ((rc = cli_cluster_spec(a, &spec, err)) || (rc = cluster_resolve(&spec, &cl, err)))
+        if ((rc = cmd_cluster_spec(a, &spec, err)) || (rc = cluster_resolve(&spec, &cl, err)))
             return rc;
         if (!(step_time > 0) && tokens > 0)
             return err_setf(err, ERR_INPUT, NULL, "--step-time",
@@ -306,16 +306,16 @@ static int run(const cli_args_t *a, err_t *err)
             step_time = 1;
         if (!(tokens_per_step > 0))
             tokens_per_step = SCENARIO_DEFAULT_BATCH_TOKENS;
-        if (!cli_has(a, "--checkpoint-size"))
+        if (!cmd_has(a, "--checkpoint-size"))
             return err_setf(err, ERR_INPUT, NULL, "--checkpoint-size",
                             "give --checkpoint-size (or --model to derive it from the "
                             "parameters)");
-        if ((rc = cli_get_double(a, "--checkpoint-size", &ckpt, err)))
+        if ((rc = cmd_get_double(a, "--checkpoint-size", &ckpt, err)))
             return rc;
     }
     int dp = run.cfg.dp;
-    if ((rc = cli_failure_set(a, &cl, NULL, &fs, &run.pick, err)) ||
-        (rc = cli_rel_config(a, &cl, &fs, run.pick.choice.environment, &run.cfg, err)))
+    if ((rc = cmd_failure_set(a, &cl, NULL, &fs, &run.pick, err)) ||
+        (rc = cmd_rel_config(a, &cl, &fs, run.pick.choice.environment, &run.cfg, err)))
         goto out;
     run.cfg.dp = dp > 0 ? dp : 1;
     run.cfg.step_time_s = step_time;
@@ -325,7 +325,7 @@ static int run(const cli_args_t *a, err_t *err)
     run.cfg.ckpt_bytes = ckpt;
     if ((rc = rel_simulate(&run.cfg, &run.r, err)))
         goto out;
-    if (cli_has(a, "--sweep") || cli_get(a, "--report")) {
+    if (cmd_has(a, "--sweep") || cmd_get(a, "--report")) {
         run.n_sweep = 25;
         double lo, hi;
         rel_sweep_bounds(&run.r, &lo, &hi);
@@ -336,34 +336,34 @@ static int run(const cli_args_t *a, err_t *err)
             goto out;
         run.swept = true;
     }
-    if (!cli_machine_output(a) && print_text(a, &cl, &run, have_job ? &job : NULL))
+    if (!cmd_machine_output(a) && print_text(a, &cl, &run, have_job ? &job : NULL))
         rc = err_set(err, ERR_RUNTIME, "write failed");
-    if (!rc && cli_wants_result(a)) {
+    if (!rc && cmd_wants_result(a)) {
         cJSON *j = rel_json(a, &cl, &run, have_job ? &job : NULL);
         if (!j)
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
-        else if (!cli_machine_output(a))
+        else if (!cmd_machine_output(a))
             putchar('\n');
         if (j)
-            rc = cli_output_result(a, "scaleplan reliability", j, NULL, err);
+            rc = cmd_output_result(a, "scaleplan reliability", j, NULL, err);
         cJSON_Delete(j);
     }
 out:
     if (have_job)
-        cli_job_free(&job);
+        cmd_job_free(&job);
     return rc;
 }
 
-static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
-                                         &CLI_CLUSTER_OPTS,
-                                         &CLI_LAYOUT_OPTS,
-                                         &CLI_SIM_OPTS,
-                                         &CLI_RUN_OPTS,
-                                         &CLI_REL_OPTS,
+static const cmd_group_t *const groups[] = {&CMD_MODEL_OPTS,
+                                         &CMD_CLUSTER_OPTS,
+                                         &CMD_LAYOUT_OPTS,
+                                         &CMD_SIM_OPTS,
+                                         &CMD_RUN_OPTS,
+                                         &CMD_REL_OPTS,
                                          &own_group,
-                                         &CLI_OUTPUT_OPTS};
+                                         &CMD_OUTPUT_OPTS};
 
-const cli_command_t CLI_CMD_RELIABILITY = {
+const cmd_command_t CMD_CMD_RELIABILITY = {
     "reliability",
     "failures, checkpoints and restarts over a whole run",
     "scaleplan reliability --gpu G --gpus N (--days D --checkpoint-size S | --model M "

@@ -9,19 +9,19 @@
 #include "reports/gnuplot.h"
 #include "reports/report.h"
 
-static const cli_opt_t own_opts[] = {
-    {"--out", "-o", "DIR", "directory to write (created if needed; default report)", CLI_WORD},
+static const cmd_opt_t own_opts[] = {
+    {"--out", "-o", "DIR", "directory to write (created if needed; default report)", CMD_WORD},
 };
-static const cli_group_t own_group = {"Report", own_opts, sizeof own_opts / sizeof own_opts[0]};
+static const cmd_group_t own_group = {"Report", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
-static int run(const cli_args_t *a, err_t *err)
+static int run(const cmd_args_t *a, err_t *err)
 {
     int rc = ERR_OK;
     if (a->n_positional != 1)
         return err_set(err, ERR_INPUT,
                        "report: give exactly one result file (scaleplan report RESULT.json --out DIR)");
     const char *path = a->positional[0];
-    const char *dir = cli_get(a, "--out");
+    const char *dir = cmd_get(a, "--out");
     if (!dir)
         dir = "report";
     cJSON *result = NULL;
@@ -37,13 +37,13 @@ static int run(const cli_args_t *a, err_t *err)
     cJSON_Delete(result);
     if (rc)
         return rc;
-    if (cli_machine_output(a)) {
+    if (cmd_machine_output(a)) {
         cJSON *o = cJSON_CreateObject();
         bool ok = o && cJSON_AddStringToObject(o, "index", info.index) &&
                   cJSON_AddStringToObject(o, "kind", info.kind) &&
                   json_add_number(o, "plots", info.plots) &&
                   cJSON_AddBoolToObject(o, "gnuplot", !info.no_gnuplot);
-        rc = ok ? cli_emit(a, o, NULL, err) : err_set(err, ERR_RUNTIME, "out of memory");
+        rc = ok ? cmd_emit(a, o, NULL, err) : err_set(err, ERR_RUNTIME, "out of memory");
         cJSON_Delete(o);
     } else {
         printf("wrote %s: %s report, %d plot%s%s\n", info.index, info.kind, info.plots,
@@ -54,10 +54,10 @@ static int run(const cli_args_t *a, err_t *err)
     return rc;
 }
 
-static const cli_group_t *const groups[] = {&own_group,
-                                         &CLI_OUTPUT_OPTS};
+static const cmd_group_t *const groups[] = {&own_group,
+                                         &CMD_OUTPUT_OPTS};
 
-const cli_command_t CLI_CMD_REPORT = {
+const cmd_command_t CMD_CMD_REPORT = {
     "report",
     "write the HTML report (plots, CSV) of a saved --json result",
     "scaleplan report RESULT.json --out DIR",

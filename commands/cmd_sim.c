@@ -17,22 +17,22 @@
 #include "plan/plan.h"
 #include "sim/step.h"
 
-static const cli_opt_t own_opts[] = {
+static const cmd_opt_t own_opts[] = {
     {"--trace", NULL, "FILE", "write the simulated timeline as Chrome/Perfetto trace JSON",
-     CLI_WORD},
-    {"--layer-events", NULL, NULL, "one task per layer (finer trace; same step time)", CLI_WORD},
-    {"--ops", NULL, NULL, "also print the per-operation cost of one layer", CLI_WORD},
+     CMD_WORD},
+    {"--layer-events", NULL, NULL, "one task per layer (finer trace; same step time)", CMD_WORD},
+    {"--ops", NULL, NULL, "also print the per-operation cost of one layer", CMD_WORD},
     {"--timeline", NULL, NULL, "add the step's tasks (stage, stream, kind, start, end) to --json",
-     CLI_WORD},
+     CMD_WORD},
     {"--allow-oom", NULL, NULL, "exit 0 even when the layout does not fit in GPU memory",
-     CLI_WORD},
+     CMD_WORD},
     {"--rank", NULL, NULL,
      "also search every layout the framework runs on these GPUs with the same batch, sequence "
      "and precision (as plan does): where this layout ranks among those that fit, and the best",
-     CLI_WORD},
-    CLI_REPORT_OPT,
+     CMD_WORD},
+    CMD_REPORT_OPT,
 };
-static const cli_group_t own_group = {"Sim command", own_opts,
+static const cmd_group_t own_group = {"Sim command", own_opts,
                                       sizeof own_opts / sizeof own_opts[0]};
 
 /* One line on why a layout does not fit and what would help. */
@@ -152,7 +152,7 @@ static int print_text(const scenario_t *s, const sim_result_t *r, bool ops)
         rc = table_print(o, stdout, 2, 0);
         table_destroy(o);
     }
-    cli_print_notes(stdout, &s->notes);
+    cmd_print_notes(stdout, &s->notes);
     return rc;
 }
 
@@ -212,7 +212,7 @@ static cJSON *sim_json(const scenario_t *s, const sim_result_t *r, const sim_eve
     if (ok && events)
         ok = cJSON_AddItemToObject(o, "timeline", report_timeline_json(events, n_events));
     if (ok)
-        ok = cli_add_notes_json(o, &s->notes);
+        ok = cmd_add_notes_json(o, &s->notes);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -289,14 +289,14 @@ static cJSON *rank_json(const scenario_t *s, const plan_search_t *ps)
     return o;
 }
 
-static int run(const cli_args_t *a, err_t *err)
+static int run(const cmd_args_t *a, err_t *err)
 {
     int rc = ERR_OK;
     scenario_t s;
-    if ((rc = cli_scenario(a, &s, err)) ||
-        (cli_sites_wanted(a) && (rc = cli_sites_check(a, s.fw.name, &s.layout, err))))
+    if ((rc = cmd_scenario(a, &s, err)) ||
+        (cmd_sites_wanted(a) && (rc = cmd_sites_check(a, s.fw.name, &s.layout, err))))
         goto out;
-    s.input.opt.layer_events = cli_has(a, "--layer-events");
+    s.input.opt.layer_events = cmd_has(a, "--layer-events");
     sim_ctx_t *ctx = sim_ctx_create();
     if (!ctx) {
         rc = err_set(err, ERR_RUNTIME, "out of memory");
@@ -305,9 +305,9 @@ static int run(const cli_args_t *a, err_t *err)
     sim_result_t r;
     sim_event_t *events = NULL;
     int n_events = 0;
-    bool timeline = cli_has(a, "--timeline") || cli_get(a, "--report");
+    bool timeline = cmd_has(a, "--timeline") || cmd_get(a, "--report");
     rc = sim_run_step(ctx, &s.input, &r, err);
-    const char *trace = cli_get(a, "--trace");
+    const char *trace = cmd_get(a, "--trace");
     if (!rc && trace)
         rc = sim_write_trace(ctx, trace, err);
     if (!rc && timeline)
@@ -315,17 +315,17 @@ static int run(const cli_args_t *a, err_t *err)
     sim_ctx_destroy(ctx);
     bool ranked = false;
     plan_search_t ps;
-    if (!rc && cli_has(a, "--rank")) {
+    if (!rc && cmd_has(a, "--rank")) {
         rc = rank_layout(&s, &ps, err);
         ranked = rc == ERR_OK;
     }
-    if (!rc && !cli_machine_output(a) && print_text(&s, &r, cli_has(a, "--ops")))
+    if (!rc && !cmd_machine_output(a) && print_text(&s, &r, cmd_has(a, "--ops")))
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
-    if (!rc && ranked && !cli_machine_output(a))
+    if (!rc && ranked && !cmd_machine_output(a))
         print_rank(&s, &ps);
-    if (!rc && cli_sites_wanted(a) && !cli_machine_output(a))
-        rc = cli_sites_sim(a, &s, NULL, err);
-    if (!rc && cli_wants_result(a)) {
+    if (!rc && cmd_sites_wanted(a) && !cmd_machine_output(a))
+        rc = cmd_sites_sim(a, &s, NULL, err);
+    if (!rc && cmd_wants_result(a)) {
         cJSON *j = sim_json(&s, &r, events, n_events);
         cJSON *rk = j && ranked ? rank_json(&s, &ps) : NULL;
         if (rk && !cJSON_AddItemToObject(j, "rank", rk)) {
@@ -338,17 +338,17 @@ static int run(const cli_args_t *a, err_t *err)
         }
         if (!j)
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
-        else if (!cli_machine_output(a))
+        else if (!cmd_machine_output(a))
             putchar('\n');
-        if (j && cli_sites_wanted(a))
-            rc = cli_sites_sim(a, &s, j, err);
+        if (j && cmd_sites_wanted(a))
+            rc = cmd_sites_sim(a, &s, j, err);
         if (j && !rc)
-            rc = cli_output_result(a, "scaleplan sim", j, NULL, err);
+            rc = cmd_output_result(a, "scaleplan sim", j, NULL, err);
         cJSON_Delete(j);
     }
     free(events);
     /* the step was simulated and printed, but it cannot run */
-    if (!rc && !r.fits && !cli_has(a, "--allow-oom")) {
+    if (!rc && !r.fits && !cmd_has(a, "--allow-oom")) {
         char advice[400];
         fit_advice(&s, &r, advice, sizeof advice);
         rc = err_set(err, ERR_RUNTIME, "the layout does not fit: %s (--allow-oom: exit 0)",
@@ -360,10 +360,10 @@ out:
 }
 
 /* The step of a's scenario: run()'s inputs and checks, nothing printed. */
-static int step_time(const cli_args_t *a, double *step_s, err_t *err)
+static int step_time(const cmd_args_t *a, double *step_s, err_t *err)
 {
     scenario_t s;
-    int rc = cli_scenario(a, &s, err);
+    int rc = cmd_scenario(a, &s, err);
     sim_ctx_t *ctx = rc ? NULL : sim_ctx_create();
     if (!rc && !ctx)
         rc = err_set(err, ERR_RUNTIME, "out of memory");
@@ -371,7 +371,7 @@ static int step_time(const cli_args_t *a, double *step_s, err_t *err)
     if (!rc)
         rc = sim_run_step(ctx, &s.input, &r, err);
     sim_ctx_destroy(ctx);
-    if (!rc && !r.fits && !cli_has(a, "--allow-oom")) {
+    if (!rc && !r.fits && !cmd_has(a, "--allow-oom")) {
         char advice[400];
         fit_advice(&s, &r, advice, sizeof advice);
         rc = err_set(err, ERR_RUNTIME, "the layout does not fit: %s (--allow-oom: exit 0)",
@@ -383,17 +383,17 @@ static int step_time(const cli_args_t *a, double *step_s, err_t *err)
     return rc;
 }
 
-static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
-                                         &CLI_CLUSTER_OPTS,
-                                         &CLI_LAYOUT_OPTS,
-                                         &CLI_INPUT_OPTS,
-                                         &CLI_SIM_OPTS,
+static const cmd_group_t *const groups[] = {&CMD_MODEL_OPTS,
+                                         &CMD_CLUSTER_OPTS,
+                                         &CMD_LAYOUT_OPTS,
+                                         &CMD_INPUT_OPTS,
+                                         &CMD_SIM_OPTS,
                                          &own_group,
-                                         &CLI_FINETUNE_OPTS,
-                                         &CLI_SITES_OPTS,
-                                         &CLI_OUTPUT_OPTS};
+                                         &CMD_FINETUNE_OPTS,
+                                         &CMD_SITES_OPTS,
+                                         &CMD_OUTPUT_OPTS};
 
-const cli_command_t CLI_CMD_SIM = {
+const cmd_command_t CMD_CMD_SIM = {
     "sim",
     "simulate one training step: step time, breakdown, MFU, memory",
     "scaleplan sim (--model M | --megatron-args \"...\" | --torchtitan F.toml | "
@@ -422,10 +422,10 @@ const cli_command_t CLI_CMD_SIM = {
     0,
 };
 
-int cli_sim_step_time(int argc, char **argv, catalog_t *cat, double *step_s, err_t *err)
+int cmd_sim_step_time(int argc, char **argv, catalog_t *cat, double *step_s, err_t *err)
 {
-    cli_args_t a;
-    int rc = cli_parse(argc, argv, groups, sizeof groups / sizeof groups[0], 0, &a, err);
+    cmd_args_t a;
+    int rc = cmd_parse(argc, argv, groups, sizeof groups / sizeof groups[0], 0, &a, err);
     if (rc)
         return rc;
     if (a.help)

@@ -17,63 +17,63 @@
 #include "trainer/result.h"
 #include "trainer/train.h"
 
-static const cli_opt_t own_opts[] = {
-    {"--device", NULL, "cpu|cuda", "where to train (default cpu: fp32 with OpenMP)", CLI_WORD},
-    {"--steps", NULL, "N", "optimizer steps to reach (default 20)", CLI_N(1, 100000000)},
+static const cmd_opt_t own_opts[] = {
+    {"--device", NULL, "cpu|cuda", "where to train (default cpu: fp32 with OpenMP)", CMD_WORD},
+    {"--steps", NULL, "N", "optimizer steps to reach (default 20)", CMD_N(1, 100000000)},
     {"--micro-batch", "--micro-batch-size", "N", "sequences per micro-batch per rank (default 4)",
-     CLI_N(1, 1 << 20)},
+     CMD_N(1, 1 << 20)},
     {"--global-batch", "--global-batch-size", "N",
-     "sequences per step over all ranks (default: micro-batch x DP)", CLI_N(1, 1 << 30)},
+     "sequences per step over all ranks (default: micro-batch x DP)", CMD_N(1, 1 << 30)},
     {"--seq-len", "--seq-length", "N", "tokens per sequence (default 128, at most the model's)",
-     CLI_N(1, 1 << 20)},
+     CMD_N(1, 1 << 20)},
     {"--tp", "--tensor-model-parallel-size", "N", "tensor-parallel degree (ranks = TP x DP)",
-     CLI_N(1, 4096)},
+     CMD_N(1, 4096)},
     {"--zero1", "--use-distributed-optimizer", NULL, "shard the optimizer state over DP (ZeRO-1)",
-     CLI_WORD},
+     CMD_WORD},
     {"--no-overlap", NULL, NULL, "reduce gradients after the backward instead of during it",
-     CLI_WORD},
-    {"--bucket-mb", NULL, "MB", "data-parallel gradient bucket (default 25)", CLI_X(1e-3, 1e6)},
-    {"--lr", NULL, "X", "peak learning rate (default 6e-4)", CLI_X(0, 10)},
+     CMD_WORD},
+    {"--bucket-mb", NULL, "MB", "data-parallel gradient bucket (default 25)", CMD_X(1e-3, 1e6)},
+    {"--lr", NULL, "X", "peak learning rate (default 6e-4)", CMD_X(0, 10)},
     {"--min-lr", NULL, "X", "learning rate at the end of the cosine (default lr / 10)",
-     CLI_X(0, 10)},
+     CMD_X(0, 10)},
     {"--warmup", NULL, "N", "linear warm-up steps (default 10, at most steps / 2)",
-     CLI_N(0, 100000000)},
-    {"--weight-decay", NULL, "X", "AdamW weight decay (default 0.1)", CLI_X(0, 10)},
-    {"--grad-clip", NULL, "X", "clip the gradient norm to X, 0 = off (default 1.0)", CLI_X(0, 1e9)},
+     CMD_N(0, 100000000)},
+    {"--weight-decay", NULL, "X", "AdamW weight decay (default 0.1)", CMD_X(0, 10)},
+    {"--grad-clip", NULL, "X", "clip the gradient norm to X, 0 = off (default 1.0)", CMD_X(0, 1e9)},
     {"--seed", NULL, "N", "initialisation and built-in corpus seed (default 1)",
-     CLI_N(0, 9007199254740992.0)},
+     CMD_N(0, 9007199254740992.0)},
     {"--data", NULL, "FILE", "token file (SPTOKEN1) or any text file (byte-level); default: built-in corpus",
-     CLI_WORD},
-    {"--fp32", NULL, NULL, "cuda: compute in fp32 instead of bf16", CLI_WORD},
-    {"--checkpoint-dir", NULL, "DIR", "save checkpoints here", CLI_WORD},
+     CMD_WORD},
+    {"--fp32", NULL, NULL, "cuda: compute in fp32 instead of bf16", CMD_WORD},
+    {"--checkpoint-dir", NULL, "DIR", "save checkpoints here", CMD_WORD},
     {"--checkpoint-every", NULL, "N", "steps between checkpoints (default: only at the end)",
-     CLI_N(0, 100000000)},
-    {"--checkpoint-keep", NULL, "K", "checkpoints kept (default 3)", CLI_N(1, 1000000)},
-    {"--async-checkpoint", NULL, NULL, "write checkpoints on a background thread", CLI_WORD},
+     CMD_N(0, 100000000)},
+    {"--checkpoint-keep", NULL, "K", "checkpoints kept (default 3)", CMD_N(1, 1000000)},
+    {"--async-checkpoint", NULL, NULL, "write checkpoints on a background thread", CMD_WORD},
     {"--resume", NULL, NULL, "continue from the newest valid checkpoint in --checkpoint-dir",
-     CLI_WORD},
+     CMD_WORD},
     {"--resume-from", NULL, "DIR", "continue from this checkpoint folder (step-NNNNNNNN)",
-     CLI_WORD},
+     CMD_WORD},
     {"--overwrite", NULL, NULL, "a fresh run: remove the checkpoints already in --checkpoint-dir",
-     CLI_WORD},
+     CMD_WORD},
     {"--allow-changes", NULL, NULL,
-     "resume although seed, data, batch, sequence length, steps or LR schedule differ", CLI_WORD},
+     "resume although seed, data, batch, sequence length, steps or LR schedule differ", CMD_WORD},
     {"--collective-timeout", NULL, "T",
      "stop when a collective waits this long, naming the ranks that did not arrive (default 5m)",
-     CLI_KIND(CLI_DURATION, 1, 1e6)},
+     CMD_KIND(CMD_DURATION, 1, 1e6)},
     {"--stop-after", NULL, "N", "save and stop after step N (the schedule still runs to --steps)",
-     CLI_N(1, 100000000)},
+     CMD_N(1, 100000000)},
     {"--fail-at-step", NULL, "N", "kill a rank at the start of step N (recovery testing)",
-     CLI_N(1, 100000000)},
-    {"--fail-rank", NULL, "R", "the rank --fail-at-step kills (default 0)", CLI_N(0, 1 << 24)},
+     CMD_N(1, 100000000)},
+    {"--fail-rank", NULL, "R", "the rank --fail-at-step kills (default 0)", CMD_N(0, 1 << 24)},
     {"--fail-how", NULL, "kill|stop", "how --fail-at-step fails the rank: SIGKILL, or SIGSTOP (hung)",
-     CLI_WORD},
+     CMD_WORD},
     {"--expect-tokens-per-s", NULL, "X", "alert when throughput is under 80% of this",
-     CLI_X(0, 1e15)},
-    {"--dump-grads", NULL, "FILE", "write step 1's gradients (rank 0, float32) to FILE", CLI_WORD},
-    {"--quiet", "-q", NULL, "no per-step lines on stderr", CLI_WORD},
+     CMD_X(0, 1e15)},
+    {"--dump-grads", NULL, "FILE", "write step 1's gradients (rank 0, float32) to FILE", CMD_WORD},
+    {"--quiet", "-q", NULL, "no per-step lines on stderr", CMD_WORD},
 };
-static const cli_group_t own_group = {"Train", own_opts, sizeof own_opts / sizeof own_opts[0]};
+static const cmd_group_t own_group = {"Train", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
 typedef struct {
     bool print;
@@ -164,14 +164,14 @@ static int run_layout(const train_config_t *c, int world, layout_t *l, err_t *er
     return layout_finalize(l, c->model, world, err);
 }
 
-static int parse_config(const cli_args_t *a, train_config_t *c, model_t *m, err_t *err)
+static int parse_config(const cmd_args_t *a, train_config_t *c, model_t *m, err_t *err)
 {
     train_defaults(c);
-    int rc = cli_model(a, m, err);
+    int rc = cmd_model(a, m, err);
     if (rc)
         return rc;
     c->model = m;
-    const char *dev = cli_get(a, "--device");
+    const char *dev = cmd_get(a, "--device");
     if (dev && strcmp(dev, "cuda") == 0)
         c->backend = &BACKEND_CUDA;
     else if (dev && strcmp(dev, "cpu") != 0)
@@ -180,27 +180,27 @@ static int parse_config(const cli_args_t *a, train_config_t *c, model_t *m, err_
     int steps = (int)c->steps, warmup = -1;
     double bucket_mb = c->bucket_bytes / 1e6, min_lr = -1;
     long seed = 1;
-    if ((rc = cli_get_int(a, "--steps", &steps, err)) ||
-        (rc = cli_get_int(a, "--micro-batch", &c->micro_batch, err)) ||
-        (rc = cli_get_int(a, "--global-batch", &c->global_batch, err)) ||
-        (rc = cli_get_int(a, "--seq-len", &c->seq_len, err)) ||
-        (rc = cli_get_int(a, "--tp", &c->tp, err)) ||
-        (rc = cli_get_double(a, "--bucket-mb", &bucket_mb, err)) ||
-        (rc = cli_get_double(a, "--lr", &c->optim.lr, err)) ||
-        (rc = cli_get_double(a, "--min-lr", &min_lr, err)) ||
-        (rc = cli_get_int(a, "--warmup", &warmup, err)) ||
-        (rc = cli_get_double(a, "--weight-decay", &c->optim.weight_decay, err)) ||
-        (rc = cli_get_double(a, "--grad-clip", &c->optim.grad_clip, err)) ||
-        (rc = cli_get_long(a, "--seed", &seed, err)) ||
-        (rc = cli_get_int(a, "--checkpoint-every", &c->ckpt_every, err)) ||
-        (rc = cli_get_int(a, "--checkpoint-keep", &c->ckpt_keep, err)) ||
-        (rc = cli_get_int(a, "--fail-rank", &c->fail_rank, err)) ||
-        (rc = cli_get_double(a, "--expect-tokens-per-s", &c->predicted_tokens_per_s,
+    if ((rc = cmd_get_int(a, "--steps", &steps, err)) ||
+        (rc = cmd_get_int(a, "--micro-batch", &c->micro_batch, err)) ||
+        (rc = cmd_get_int(a, "--global-batch", &c->global_batch, err)) ||
+        (rc = cmd_get_int(a, "--seq-len", &c->seq_len, err)) ||
+        (rc = cmd_get_int(a, "--tp", &c->tp, err)) ||
+        (rc = cmd_get_double(a, "--bucket-mb", &bucket_mb, err)) ||
+        (rc = cmd_get_double(a, "--lr", &c->optim.lr, err)) ||
+        (rc = cmd_get_double(a, "--min-lr", &min_lr, err)) ||
+        (rc = cmd_get_int(a, "--warmup", &warmup, err)) ||
+        (rc = cmd_get_double(a, "--weight-decay", &c->optim.weight_decay, err)) ||
+        (rc = cmd_get_double(a, "--grad-clip", &c->optim.grad_clip, err)) ||
+        (rc = cmd_get_long(a, "--seed", &seed, err)) ||
+        (rc = cmd_get_int(a, "--checkpoint-every", &c->ckpt_every, err)) ||
+        (rc = cmd_get_int(a, "--checkpoint-keep", &c->ckpt_keep, err)) ||
+        (rc = cmd_get_int(a, "--fail-rank", &c->fail_rank, err)) ||
+        (rc = cmd_get_double(a, "--expect-tokens-per-s", &c->predicted_tokens_per_s,
                              err)))
         return rc;
     int fail_at = 0, stop_after = 0;
-    if ((rc = cli_get_int(a, "--fail-at-step", &fail_at, err)) ||
-        (rc = cli_get_int(a, "--stop-after", &stop_after, err)))
+    if ((rc = cmd_get_int(a, "--fail-at-step", &fail_at, err)) ||
+        (rc = cmd_get_int(a, "--stop-after", &stop_after, err)))
         return rc;
     c->stop_after = stop_after;
     if (min_lr > c->optim.lr)
@@ -216,34 +216,34 @@ static int parse_config(const cli_args_t *a, train_config_t *c, model_t *m, err_
     c->optim.total_steps = steps;
     c->optim.min_lr = min_lr >= 0 ? min_lr : c->optim.lr / 10;
     c->optim.warmup_steps = warmup >= 0 ? warmup : (steps / 2 < 10 ? steps / 2 : 10);
-    c->zero1 = cli_has(a, "--zero1");
-    c->overlap = !cli_has(a, "--no-overlap");
-    c->bf16 = !cli_has(a, "--fp32");
-    c->data_path = cli_get(a, "--data");
-    c->ckpt_dir = cli_get(a, "--checkpoint-dir");
-    c->ckpt_async = cli_has(a, "--async-checkpoint");
-    c->resume = cli_get(a, "--resume-from") ? cli_get(a, "--resume-from")
-                : cli_has(a, "--resume")    ? "auto"
+    c->zero1 = cmd_has(a, "--zero1");
+    c->overlap = !cmd_has(a, "--no-overlap");
+    c->bf16 = !cmd_has(a, "--fp32");
+    c->data_path = cmd_get(a, "--data");
+    c->ckpt_dir = cmd_get(a, "--checkpoint-dir");
+    c->ckpt_async = cmd_has(a, "--async-checkpoint");
+    c->resume = cmd_get(a, "--resume-from") ? cmd_get(a, "--resume-from")
+                : cmd_has(a, "--resume")    ? "auto"
                                             : NULL;
     c->fail_at_step = fail_at > 0 ? fail_at - 1 : -1; /* the flag counts from 1 like the log */
     c->fail = fail_now;
-    const char *how = cli_get(a, "--fail-how");
+    const char *how = cmd_get(a, "--fail-how");
     if (how && strcmp(how, "kill") != 0 && strcmp(how, "stop") != 0)
         return err_setf(err, ERR_INPUT, NULL, "--fail-how", "use kill or stop (got '%s')", how);
     c->fail_ctx = how && strcmp(how, "stop") == 0 ? (void *)c : NULL;
-    c->ckpt_overwrite = cli_has(a, "--overwrite");
-    c->allow_changes = cli_has(a, "--allow-changes");
-    if ((rc = cli_get_double(a, "--collective-timeout", &c->collective_timeout_s, err)))
+    c->ckpt_overwrite = cmd_has(a, "--overwrite");
+    c->allow_changes = cmd_has(a, "--allow-changes");
+    if ((rc = cmd_get_double(a, "--collective-timeout", &c->collective_timeout_s, err)))
         return rc;
     c->on_notice = print_notice;
-    c->dump_grads = cli_get(a, "--dump-grads");
-    if (cli_get(a, "--resume-from") && access(c->resume, F_OK) != 0)
+    c->dump_grads = cmd_get(a, "--dump-grads");
+    if (cmd_get(a, "--resume-from") && access(c->resume, F_OK) != 0)
         return err_setf(err, ERR_INPUT, NULL, "--resume-from", "no checkpoint folder '%s'",
                         c->resume);
     return ERR_OK;
 }
 
-static int run(const cli_args_t *a, err_t *err)
+static int run(const cmd_args_t *a, err_t *err)
 {
     int rc = ERR_OK;
     train_config_t c;
@@ -254,7 +254,7 @@ static int run(const cli_args_t *a, err_t *err)
     if ((rc = dist_start(NULL, NULL, &world, err)))
         return rc;
     layout_t l;
-    step_printer_t printer = {!cli_has(a, "--quiet"), world.rank};
+    step_printer_t printer = {!cmd_has(a, "--quiet"), world.rank};
     c.on_step = print_step;
     c.on_step_ctx = &printer;
     train_result_t r;
@@ -265,10 +265,10 @@ static int run(const cli_args_t *a, err_t *err)
     rc = train_run(&c, &world, &r, err);
     /* the report of a run that stopped on a NaN is still worth printing */
     if ((rc == ERR_OK || r.stopped_on_nan) && world.rank == 0) {
-        if (cli_machine_output(a)) {
-            cJSON *j = train_result_json(&c, &r, &l, cli_get(a, "--model"));
+        if (cmd_machine_output(a)) {
+            cJSON *j = train_result_json(&c, &r, &l, cmd_get(a, "--model"));
             err_t jerr;
-            int jrc = j ? cli_emit(a, j, NULL, &jerr)
+            int jrc = j ? cmd_emit(a, j, NULL, &jerr)
                         : err_set(&jerr, ERR_RUNTIME, "out of memory building JSON");
             cJSON_Delete(j);
             if (!rc && jrc) {
@@ -290,11 +290,11 @@ out:
     return rc;
 }
 
-static const cli_group_t *const groups[] = {&CLI_MODEL_OPTS,
+static const cmd_group_t *const groups[] = {&CMD_MODEL_OPTS,
                                          &own_group,
-                                         &CLI_OUTPUT_OPTS};
+                                         &CMD_OUTPUT_OPTS};
 
-const cli_command_t CLI_CMD_TRAIN = {
+const cmd_command_t CMD_CMD_TRAIN = {
     "train",
     "train a model for real (CPU or CUDA, MPI) and measure its step",
     "scaleplan train --model M [--device cpu|cuda] [--steps N] [--tp N] "

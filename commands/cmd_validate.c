@@ -25,55 +25,55 @@
 #include "validate/pubfit.h"
 #include "validate/validation.h"
 
-static const cli_opt_t own_opts[] = {
+static const cmd_opt_t own_opts[] = {
     {"--measured", NULL, "FILE", "the run: scaleplan train --json output (or the same keys)",
-     CLI_WORD, .positional = CLI_POS_ONE},
+     CMD_WORD, .positional = CMD_POS_ONE},
     {"--log", NULL, "FILE",
      "a training log (Megatron-LM/Bridge, NeMo, torchtitan, DeepSpeed, GPT-NeoX, Composer, HF "
      "Trainer, nanotron, MaxText, nanoGPT, LitGPT, step,seconds CSV/JSON); repeat for each rung "
      "of a ladder",
-     CLI_WORD, .repeat = true},
+     CMD_WORD, .repeat = true},
     {"--log-format", NULL, "NAME",
      "read the logs as megatron, nemo, torchtitan, deepspeed, hf, composer, nanotron, maxtext, "
      "nanogpt, litgpt, csv or json (default: detect)",
-     CLI_WORD},
+     CMD_WORD},
     {"--tokens-per-step", NULL, "N",
      "with --log: the global batch in tokens, for a log that prints neither it nor the batch in "
      "sequences",
-     CLI_N(1, 1e12)},
+     CMD_N(1, 1e12)},
     {"--plan", NULL, "FILE", "with --log: the ladder scaleplan plan --json planned (next rung, plot)",
-     CLI_WORD},
+     CMD_WORD},
     {"--published", NULL, "FILE",
      "replay published runs (a CSV in the schema of shared/validation/throughput.csv; row_id, "
      "model, gpu_type, framework and a result column are required, the others may be left out)",
-     CLI_WORD},
-    {"--by-group", NULL, NULL, "with --published: the error per framework and version", CLI_WORD},
+     CMD_WORD},
+    {"--by-group", NULL, NULL, "with --published: the error per framework and version", CMD_WORD},
     {"--max-median", NULL, "PCT",
      "with --published: exit 1 when the median |error| is over PCT (make validate's bars)",
-     CLI_X(0, 1e6)},
+     CMD_X(0, 1e6)},
     {"--max-p90", NULL, "PCT", "with --published: exit 1 when the 90th percentile is over PCT",
-     CLI_X(0, 1e6)},
+     CMD_X(0, 1e6)},
     {"--max-group-median", NULL, "PCT",
      "with --published: exit 1 when a group of 3 or more rows has a median |error| over PCT",
-     CLI_X(0, 1e6)},
+     CMD_X(0, 1e6)},
     {"--dense", NULL, NULL,
      "with --max-median/--max-p90: the bars over the rows without mixture-of-experts models",
-     CLI_WORD},
+     CMD_WORD},
     {"--fit-sustained", NULL, NULL,
      "with --published: per GPU, the profile's sustained factor that makes the median signed "
      "error of its dense runs zero (the rule the default profiles are fitted by)",
-     CLI_WORD},
+     CMD_WORD},
     {"--write-profiles", NULL, "DIR",
      "with --fit-sustained: write each GPU's profile with its fitted factor to DIR/GPU.json "
      "(for sim --profile)",
-     CLI_WORD},
+     CMD_WORD},
     {"--flag-over", NULL, "PCT", "the tolerance: flag errors over this (default 10, the plan's)",
-     CLI_X(0, 1e6)},
-    CLI_FAILURES_OPT,
-    {"--fail-over", NULL, "PCT", "exit 1 when the step time's error exceeds this", CLI_X(0, 1e6)},
-    CLI_REPORT_OPT,
+     CMD_X(0, 1e6)},
+    CMD_FAILURES_OPT,
+    {"--fail-over", NULL, "PCT", "exit 1 when the step time's error exceeds this", CMD_X(0, 1e6)},
+    CMD_REPORT_OPT,
 };
-static const cli_group_t own_group = {"Validate", own_opts, sizeof own_opts / sizeof own_opts[0]};
+static const cmd_group_t own_group = {"Validate", own_opts, sizeof own_opts / sizeof own_opts[0]};
 
 static cJSON *validate_json(const val_measured_t *m, const sim_result_t *r, const val_component_t *c,
                             int n, double flag_over)
@@ -326,7 +326,7 @@ static int fits_text(const char *csv, const pub_fit_t *f, int n)
 
 /* Each fitted GPU's profile (--profile's for its GPU, else the default)
  * with the fitted factor, to dir/GPU.json; the paths are printed. */
-static int write_profiles(const cli_args_t *a, const char *dir, const char *csv,
+static int write_profiles(const cmd_args_t *a, const char *dir, const char *csv,
                           const pub_options_t *o, const pub_fit_t *f, int n, err_t *err)
 {
     int rc = ERR_OK;
@@ -341,7 +341,7 @@ static int write_profiles(const cli_args_t *a, const char *dir, const char *csv,
                  f[i].fitted, f[i].rows, csv);
         char *path = str_printf("%s/%s.json", dir, f[i].gpu);
         rc = path ? prof_save(&p, path, err) : err_set(err, ERR_RUNTIME, "out of memory");
-        if (!rc && !cli_machine_output(a))
+        if (!rc && !cmd_machine_output(a))
             printf("  wrote %s\n", path);
         free(path);
         prof_free(&p);
@@ -350,9 +350,9 @@ static int write_profiles(const cli_args_t *a, const char *dir, const char *csv,
 }
 
 /* validate --published F --fit-sustained [--write-profiles DIR] */
-static int run_fit(const cli_args_t *a, const char *csv, const pub_options_t *o, err_t *err)
+static int run_fit(const cmd_args_t *a, const char *csv, const pub_options_t *o, err_t *err)
 {
-    const char *dir = cli_get(a, "--write-profiles");
+    const char *dir = cmd_get(a, "--write-profiles");
     int rc;
     if (dir && (rc = fileio_mkdirs(dir, err)))
         return err_setf(err, ERR_INPUT, dir, "--write-profiles", "%s", err->msg);
@@ -360,9 +360,9 @@ static int run_fit(const cli_args_t *a, const char *csv, const pub_options_t *o,
     int n = 0;
     if ((rc = pub_fit_sustained(csv, o, &f, &n, err)))
         return rc;
-    if (cli_machine_output(a)) {
+    if (cmd_machine_output(a)) {
         cJSON *j = fits_json(f, n);
-        rc = j ? cli_emit(a, j, "fits", err) : err_set(err, ERR_RUNTIME, "out of memory");
+        rc = j ? cmd_emit(a, j, "fits", err) : err_set(err, ERR_RUNTIME, "out of memory");
         cJSON_Delete(j);
     } else if (fits_text(csv, f, n)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
@@ -400,16 +400,16 @@ static int ladders_text(const pub_row_t *rows, int n, err_t *err)
 /* --max-median, --max-p90, --max-group-median: the accuracy bars make
  * validate holds each published set to (kept out of make check's unit
  * tests). ERR_RUNTIME naming the first bar crossed. */
-static int check_bars(const cli_args_t *a, const char *csv, const pub_row_t *rows, int n,
+static int check_bars(const cmd_args_t *a, const char *csv, const pub_row_t *rows, int n,
                       const pub_group_t *g, int ng, err_t *err)
 {
     double max_med = -1, max_p90 = -1, max_group = -1, med, p90;
     int k, rc;
-    if ((rc = cli_get_double(a, "--max-median", &max_med, err)) ||
-        (rc = cli_get_double(a, "--max-p90", &max_p90, err)) ||
-        (rc = cli_get_double(a, "--max-group-median", &max_group, err)))
+    if ((rc = cmd_get_double(a, "--max-median", &max_med, err)) ||
+        (rc = cmd_get_double(a, "--max-p90", &max_p90, err)) ||
+        (rc = cmd_get_double(a, "--max-group-median", &max_group, err)))
         return rc;
-    bool dense = cli_has(a, "--dense");
+    bool dense = cmd_has(a, "--dense");
     pub_summary(rows, n, dense ? pub_row_dense : NULL, &med, &p90, &k);
     const char *which = dense ? "rows without mixture-of-experts models" : "all rows";
     if (max_med >= 0 && !(100 * med <= max_med))
@@ -428,15 +428,15 @@ static int check_bars(const cli_args_t *a, const char *csv, const pub_row_t *row
     return ERR_OK;
 }
 
-static int run_published(const cli_args_t *a, const char *csv, err_t *err)
+static int run_published(const cmd_args_t *a, const char *csv, err_t *err)
 {
     profile_t prof;
-    const char *pp = cli_get(a, "--profile");
+    const char *pp = cmd_get(a, "--profile");
     int rc;
     if (pp && (rc = prof_load_in(a->catalog, pp, &prof, err)))
         return rc;
-    pub_options_t o = {pp ? &prof : NULL, !cli_machine_output(a), a->catalog, NULL};
-    if (cli_has(a, "--fit-sustained")) {
+    pub_options_t o = {pp ? &prof : NULL, !cmd_machine_output(a), a->catalog, NULL};
+    if (cmd_has(a, "--fit-sustained")) {
         rc = run_fit(a, csv, &o, err);
         if (pp)
             prof_free(&prof);
@@ -449,12 +449,12 @@ static int run_published(const cli_args_t *a, const char *csv, err_t *err)
     if ((rc = pub_replay(csv, &o, &rows, &n, err)) || (rc = pub_groups(rows, n, &g, &ng, err)) ||
         (rc = pub_ordering(rows, n, 0.03, &pairs, &mis, &wrong, err)))
         goto out;
-    if (cli_machine_output(a)) {
+    if (cmd_machine_output(a)) {
         if (!(j = published_json(rows, n, g, ng, pairs, mis)))
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
         else
-            rc = cli_emit(a, j, "rows", err);
-    } else if (published_text(rows, n, g, ng, cli_has(a, "--by-group"), pairs, mis, wrong)) {
+            rc = cmd_emit(a, j, "rows", err);
+    } else if (published_text(rows, n, g, ng, cmd_has(a, "--by-group"), pairs, mis, wrong)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
     } else {
         rc = ladders_text(rows, n, err);
@@ -477,20 +477,20 @@ out:
 
 /* Options that describe a run to simulate: only --log reads them (the
  * other modes take the run from their file); --profile serves all. */
-static int refuse_run_options(const cli_args_t *a, const char *mode, err_t *err)
+static int refuse_run_options(const cmd_args_t *a, const char *mode, err_t *err)
 {
-    static const cli_group_t *const run_groups[] = {&CLI_MODEL_OPTS, &CLI_CLUSTER_OPTS,
-                                                    &CLI_LAYOUT_OPTS, &CLI_SIM_OPTS};
+    static const cmd_group_t *const run_groups[] = {&CMD_MODEL_OPTS, &CMD_CLUSTER_OPTS,
+                                                    &CMD_LAYOUT_OPTS, &CMD_SIM_OPTS};
     static const char *const log_only[] = {"--log-format", "--plan", "--tokens-per-step"};
     for (size_t g = 0; g < sizeof run_groups / sizeof run_groups[0]; g++)
         for (int i = 0; i < run_groups[g]->n; i++) {
             const char *name = run_groups[g]->opts[i].name;
-            if (strcmp(name, "--profile") != 0 && cli_has(a, name))
+            if (strcmp(name, "--profile") != 0 && cmd_has(a, name))
                 return err_setf(err, ERR_INPUT, NULL, name,
                                 "describes a run for --log; %s takes the run from its file", mode);
         }
     for (size_t i = 0; i < sizeof log_only / sizeof log_only[0]; i++)
-        if (cli_has(a, log_only[i]))
+        if (cmd_has(a, log_only[i]))
             return err_setf(err, ERR_INPUT, NULL, log_only[i], "only with --log");
     return ERR_OK;
 }
@@ -747,19 +747,19 @@ static cJSON *logs_json(const logrun_t *runs, const dbl_check_t *checks, int n,
     return o;
 }
 
-static int run_logs(const cli_args_t *a, err_t *err)
+static int run_logs(const cmd_args_t *a, err_t *err)
 {
     const char *paths[MAX_LOGS];
-    int n = cli_get_all(a, "--log", paths, MAX_LOGS);
+    int n = cmd_get_all(a, "--log", paths, MAX_LOGS);
     if (n > MAX_LOGS)
         return err_setf(err, ERR_INPUT, NULL, "--log", "at most %d logs (got %d)", MAX_LOGS, n);
     double flag_pct = 100 * LADDER_TOLERANCE, fail_pct = -1;
     int rc;
-    if ((rc = cli_get_double(a, "--flag-over", &flag_pct, err)) ||
-        (rc = cli_get_double(a, "--fail-over", &fail_pct, err)))
+    if ((rc = cmd_get_double(a, "--flag-over", &flag_pct, err)) ||
+        (rc = cmd_get_double(a, "--fail-over", &fail_pct, err)))
         return rc;
     double tol = flag_pct / 100;
-    const char *plan_file = cli_get(a, "--plan");
+    const char *plan_file = cmd_get(a, "--plan");
     cJSON *plan = NULL, *j = NULL;
     const cJSON *plan_ladder = NULL;
     logrun_t *runs = calloc((size_t)n, sizeof *runs);
@@ -795,7 +795,7 @@ static int run_logs(const cli_args_t *a, err_t *err)
     char why[ERR_MSG_MAX];
     if ((rc = ladder_of(runs, n, plan_ladder, plan_file, tol, ladder, &have, why, sizeof why, err)))
         goto out;
-    if (!cli_machine_output(a)) {
+    if (!cmd_machine_output(a)) {
         for (int i = 0; i < n && !rc; i++) {
             if (i)
                 putchar('\n');
@@ -812,14 +812,14 @@ static int run_logs(const cli_args_t *a, err_t *err)
             goto out;
         }
     }
-    if (cli_wants_result(a)) {
+    if (cmd_wants_result(a)) {
         if (!(j = logs_json(runs, checks, n, ladder, have, why, plan_ladder, tol))) {
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
             goto out;
         }
-        if (!cli_machine_output(a))
+        if (!cmd_machine_output(a))
             putchar('\n');
-        if ((rc = cli_output_result(a, "scaleplan validate", j, "runs", err)))
+        if ((rc = cmd_output_result(a, "scaleplan validate", j, "runs", err)))
             goto out;
     }
     for (int i = 0; i < n && fail_pct >= 0; i++)
@@ -842,41 +842,41 @@ out:
     return rc;
 }
 
-static int run(const cli_args_t *a, err_t *err)
+static int run(const cmd_args_t *a, err_t *err)
 {
     int rc = ERR_OK;
-    if (cli_has(a, "--log"))
+    if (cmd_has(a, "--log"))
         return run_logs(a, err);
-    if ((rc = refuse_run_options(a, cli_get(a, "--published") ? "--published" : "--measured", err)))
+    if ((rc = refuse_run_options(a, cmd_get(a, "--published") ? "--published" : "--measured", err)))
         return rc;
     static const char *const published_only[] = {"--by-group",   "--fit-sustained",
                                                   "--max-median", "--max-p90",
                                                   "--max-group-median", "--dense"};
-    for (size_t i = 0; !cli_get(a, "--published") && i < 6; i++)
-        if (cli_has(a, published_only[i]))
+    for (size_t i = 0; !cmd_get(a, "--published") && i < 6; i++)
+        if (cmd_has(a, published_only[i]))
             return err_setf(err, ERR_INPUT, NULL, published_only[i],
                             "goes with --published runs.csv");
-    if (cli_get(a, "--write-profiles") && !cli_has(a, "--fit-sustained"))
+    if (cmd_get(a, "--write-profiles") && !cmd_has(a, "--fit-sustained"))
         return err_setf(err, ERR_INPUT, NULL, "--write-profiles",
                         "goes with --published runs.csv --fit-sustained");
-    if (cli_get(a, "--published"))
-        return run_published(a, cli_get(a, "--published"), err);
-    if (cli_get(a, "--failures"))
-        return cli_validate_failures(a, cli_get(a, "--failures"), err);
-    const char *file = cli_get(a, "--measured");
+    if (cmd_get(a, "--published"))
+        return run_published(a, cmd_get(a, "--published"), err);
+    if (cmd_get(a, "--failures"))
+        return cmd_validate_failures(a, cmd_get(a, "--failures"), err);
+    const char *file = cmd_get(a, "--measured");
     if (!file && a->n_positional > 0)
         file = a->positional[0];
     if (!file)
         return err_setf(err, ERR_INPUT, NULL, "--measured",
                         "say which run to check: --measured run.json (scaleplan train --json)");
     double flag_pct = 10, fail_pct = -1;
-    if ((rc = cli_get_double(a, "--flag-over", &flag_pct, err)) ||
-        (rc = cli_get_double(a, "--fail-over", &fail_pct, err)))
+    if ((rc = cmd_get_double(a, "--flag-over", &flag_pct, err)) ||
+        (rc = cmd_get_double(a, "--fail-over", &fail_pct, err)))
         return rc;
     val_measured_t m;
     sim_ctx_t *ctx = NULL;
     cJSON *j = NULL;
-    if ((rc = val_measured_load_in(a->catalog, file, cli_get(a, "--profile"), &m, err)))
+    if ((rc = val_measured_load_in(a->catalog, file, cmd_get(a, "--profile"), &m, err)))
         goto out;
     if (!(ctx = sim_ctx_create())) {
         rc = err_set(err, ERR_RUNTIME, "out of memory");
@@ -888,18 +888,18 @@ static int run(const cli_args_t *a, err_t *err)
     val_component_t comp[VAL_MAX_COMPONENTS];
     int n = 0;
     val_measured_compare(&m, &r, flag_pct / 100, comp, &n);
-    if (!cli_machine_output(a) && print_text(&m, &r, comp, n, flag_pct / 100)) {
+    if (!cmd_machine_output(a) && print_text(&m, &r, comp, n, flag_pct / 100)) {
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
         goto out;
     }
-    if (cli_wants_result(a)) {
+    if (cmd_wants_result(a)) {
         if (!(j = validate_json(&m, &r, comp, n, flag_pct / 100))) {
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
             goto out;
         }
-        if (!cli_machine_output(a))
+        if (!cmd_machine_output(a))
             putchar('\n');
-        if ((rc = cli_output_result(a, "scaleplan validate", j, "components", err)))
+        if ((rc = cmd_output_result(a, "scaleplan validate", j, "components", err)))
             goto out;
     }
     if (fail_pct >= 0 && !(fabs(comp[0].error) <= fail_pct / 100))
@@ -913,10 +913,10 @@ out:
     return rc;
 }
 
-static const cli_group_t *const groups[] = {&own_group,        &CLI_MODEL_OPTS, &CLI_CLUSTER_OPTS,
-                                            &CLI_LAYOUT_OPTS,  &CLI_SIM_OPTS,   &CLI_OUTPUT_OPTS};
+static const cmd_group_t *const groups[] = {&own_group,        &CMD_MODEL_OPTS, &CMD_CLUSTER_OPTS,
+                                            &CMD_LAYOUT_OPTS,  &CMD_SIM_OPTS,   &CMD_OUTPUT_OPTS};
 
-const cli_command_t CLI_CMD_VALIDATE = {
+const cmd_command_t CMD_CMD_VALIDATE = {
     "validate",
     "simulate a measured run and compare, component by component",
     "scaleplan validate --measured run.json [--profile p.json] [--json]\n"

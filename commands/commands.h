@@ -21,21 +21,21 @@ typedef struct {
     const char *summary;     /* one line for scaleplan --help */
     const char *usage;       /* "scaleplan sim --model M ..." */
     const char *description; /* the paragraph under the usage */
-    const cli_group_t *const *groups;
+    const cmd_group_t *const *groups;
     int n_groups;
-    int (*run)(const cli_args_t *a, err_t *err);
+    int (*run)(const cmd_args_t *a, err_t *err);
     int max_operands;        /* bare words the command takes besides the
                                 options' (catalog SECTION..., report FILE) */
-} cli_command_t;
+} cmd_command_t;
 
-extern const cli_command_t CLI_CMD_PLAN, CLI_CMD_CATALOG, CLI_CMD_MODEL, CLI_CMD_SIM,
-    CLI_CMD_RELIABILITY, CLI_CMD_BUDGET, CLI_CMD_TRAIN, CLI_CMD_VALIDATE, CLI_CMD_PREFLIGHT,
-    CLI_CMD_REPORT, CLI_CMD_CALIBRATE, CLI_CMD_CLUSTER, CLI_CMD_POWER;
+extern const cmd_command_t CMD_CMD_PLAN, CMD_CMD_CATALOG, CMD_CMD_MODEL, CMD_CMD_SIM,
+    CMD_CMD_RELIABILITY, CMD_CMD_BUDGET, CMD_CMD_TRAIN, CMD_CMD_VALIDATE, CMD_CMD_PREFLIGHT,
+    CMD_CMD_REPORT, CMD_CMD_CALIBRATE, CMD_CMD_CLUSTER, CMD_CMD_POWER;
 
 /* sim's step time on argv[0..argc) (argv[0] "sim"), with sim's checks and
  * messages but no text or document built: the library's fast path for
  * loops (sp_step_time). cat: the catalog names are looked up in (not
  * NULL). A layout that does not fit is ERR_RUNTIME unless --allow-oom. */
-int cli_sim_step_time(int argc, char **argv, catalog_t *cat, double *step_s, err_t *err);
+int cmd_sim_step_time(int argc, char **argv, catalog_t *cat, double *step_s, err_t *err);
 
 #endif

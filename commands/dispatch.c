@@ -3,40 +3,40 @@
 #include <stdio.h>
 #include <string.h>
 
-static const cli_command_t *const commands[] = {
-    &CLI_CMD_PLAN,     &CLI_CMD_CATALOG,  &CLI_CMD_MODEL,     &CLI_CMD_SIM,
-    &CLI_CMD_RELIABILITY, &CLI_CMD_BUDGET, &CLI_CMD_TRAIN,    &CLI_CMD_VALIDATE,
-    &CLI_CMD_PREFLIGHT, &CLI_CMD_REPORT,  &CLI_CMD_CALIBRATE, &CLI_CMD_CLUSTER,
-    &CLI_CMD_POWER,
+static const cmd_command_t *const commands[] = {
+    &CMD_CMD_PLAN,     &CMD_CMD_CATALOG,  &CMD_CMD_MODEL,     &CMD_CMD_SIM,
+    &CMD_CMD_RELIABILITY, &CMD_CMD_BUDGET, &CMD_CMD_TRAIN,    &CMD_CMD_VALIDATE,
+    &CMD_CMD_PREFLIGHT, &CMD_CMD_REPORT,  &CMD_CMD_CALIBRATE, &CMD_CMD_CLUSTER,
+    &CMD_CMD_POWER,
 };
 
-int cli_command_count(void)
+int cmd_command_count(void)
 {
     return (int)(sizeof commands / sizeof commands[0]);
 }
 
-const cli_command_t *cli_command_at(int i)
+const cmd_command_t *cmd_command_at(int i)
 {
-    return i >= 0 && i < cli_command_count() ? commands[i] : NULL;
+    return i >= 0 && i < cmd_command_count() ? commands[i] : NULL;
 }
 
-const cli_command_t *cli_command_find(const char *name)
+const cmd_command_t *cmd_command_find(const char *name)
 {
-    for (int i = 0; name && i < cli_command_count(); i++)
+    for (int i = 0; name && i < cmd_command_count(); i++)
         if (strcmp(name, commands[i]->name) == 0)
             return commands[i];
     return NULL;
 }
 
-int cli_command_run(const cli_command_t *c, int argc, char **argv, catalog_t *cat,
+int cmd_command_run(const cmd_command_t *c, int argc, char **argv, catalog_t *cat,
                     char **capture, err_t *err)
 {
-    cli_args_t a;
-    int rc = cli_parse(argc, argv, c->groups, c->n_groups, c->max_operands, &a, err);
+    cmd_args_t a;
+    int rc = cmd_parse(argc, argv, c->groups, c->n_groups, c->max_operands, &a, err);
     if (rc)
         return rc;
     if (a.help) {
-        cli_print_help(stdout, c->usage, c->description, c->groups, c->n_groups);
+        cmd_print_help(stdout, c->usage, c->description, c->groups, c->n_groups);
         return ERR_OK;
     }
     a.capture = capture;

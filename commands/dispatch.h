@@ -13,17 +13,17 @@
 #include "common/catalog.h"
 
 /* The commands, in `scaleplan --help` order. */
-int cli_command_count(void);
-const cli_command_t *cli_command_at(int i);
+int cmd_command_count(void);
+const cmd_command_t *cmd_command_at(int i);
 
 /* The command called name, or NULL. */
-const cli_command_t *cli_command_find(const char *name);
+const cmd_command_t *cmd_command_find(const char *name);
 
 /* Run c on argv[0..argc) (argv[0] its name). cat: a catalog to look names
  * up in (NULL: one of the run's own, created and destroyed here).
  * capture: where a --json document goes instead of stdout (NULL: printed).
  * Returns the command's status with err filled on failure. */
-int cli_command_run(const cli_command_t *c, int argc, char **argv, catalog_t *cat,
+int cmd_command_run(const cmd_command_t *c, int argc, char **argv, catalog_t *cat,
                     char **capture, err_t *err);
 
 #endif

@@ -10,76 +10,76 @@
 #include "common/units.h"
 #include "topologies/price.h"
 
-static const cli_opt_t run_opts[] = {
-    {"--tokens", NULL, "N", "tokens to train (2T, 15T, 1.5e12)", CLI_KIND(CLI_COUNT, 1, 1e18)},
+static const cmd_opt_t run_opts[] = {
+    {"--tokens", NULL, "N", "tokens to train (2T, 15T, 1.5e12)", CMD_KIND(CMD_COUNT, 1, 1e18)},
     {"--days", NULL, "D", "wall-clock days (a fixed duration, or a claim to check)",
-     CLI_KIND(CLI_DAYS, 60, 36500 * 86400.0)},
+     CMD_KIND(CMD_DAYS, 60, 36500 * 86400.0)},
 };
-const cli_group_t CLI_RUN_OPTS = {"Run", run_opts, sizeof run_opts / sizeof run_opts[0]};
+const cmd_group_t CMD_RUN_OPTS = {"Run", run_opts, sizeof run_opts / sizeof run_opts[0]};
 
-static const cli_opt_t rel_opts[] = {
+static const cmd_opt_t rel_opts[] = {
     {"--step-time", NULL, "S", "step time (default: simulated for --model)",
-     CLI_KIND(CLI_DURATION, 1e-6, 1e6)},
+     CMD_KIND(CMD_DURATION, 1e-6, 1e6)},
     {"--tokens-per-step", NULL, "N", "tokens per step with --step-time (default: the layout's)",
-     CLI_KIND(CLI_COUNT, 1, 1e12)},
+     CMD_KIND(CMD_COUNT, 1, 1e12)},
     {"--checkpoint-every", NULL, "T|best", "compute time between checkpoints (default best)",
-     CLI_WORD},
+     CMD_WORD},
     {"--checkpoint-size", NULL, "BYTES", "one checkpoint (default: parameters x 12 bytes)",
-     CLI_KIND(CLI_BYTES, 0, 1e18)},
+     CMD_KIND(CMD_BYTES, 0, 1e18)},
     {"--checkpoint-bytes-per-param", NULL, "N", "bytes per parameter saved (default 12)",
-     CLI_X(0, 64)},
+     CMD_X(0, 64)},
     {"--checkpoint-mode", NULL, "sync|async|peer",
      "block for the write, for the snapshot only, or keep copies in a peer's memory (default sync)",
-     CLI_WORD},
-    {"--async-checkpoint", NULL, NULL, "the same as --checkpoint-mode async", CLI_WORD},
+     CMD_WORD},
+    {"--async-checkpoint", NULL, NULL, "the same as --checkpoint-mode async", CMD_WORD},
     {"--checkpoint-format", NULL, "sharded|replica|rank0",
-     "who writes: every rank, one DP replica, one process (default sharded)", CLI_WORD},
+     "who writes: every rank, one DP replica, one process (default sharded)", CMD_WORD},
     {"--keep-checkpoints", NULL, "K", "checkpoints kept in storage, or 'all' (default 5)",
-     CLI_WORD},
-    {"--storage", NULL, "NAME", "checkpoint storage system (scaleplan catalog storage)", CLI_WORD},
+     CMD_WORD},
+    {"--storage", NULL, "NAME", "checkpoint storage system (scaleplan catalog storage)", CMD_WORD},
     {"--storage-bw", NULL, "BW", "aggregate checkpoint write/read bandwidth (e.g. 2TB/s)",
-     CLI_KIND(CLI_BANDWIDTH, 1e6, 1e15)},
+     CMD_KIND(CMD_BANDWIDTH, 1e6, 1e15)},
     {"--storage-capacity", NULL, "BYTES", "provisioned capacity of a per-TiB storage system",
-     CLI_KIND(CLI_BYTES, 1, 1e21)},
+     CMD_KIND(CMD_BYTES, 1, 1e21)},
     {"--drain-slowdown", NULL, "X", "async: share of speed lost while a write drains (default 0)",
-     CLI_X(0, 0.99)},
+     CMD_X(0, 0.99)},
     {"--environment", NULL, "NAME",
-     "dedicated, new, research, hpc, cloud or marketplace (failure rates, restarts)", CLI_WORD},
+     "dedicated, new, research, hpc, cloud or marketplace (failure rates, restarts)", CMD_WORD},
     {"--failure-rates", NULL, "NAME", "failure-rate set (default: by --environment and GPU)",
-     CLI_WORD},
+     CMD_WORD},
     {"--restart", NULL, "automated|requeue", "restart profile (default: by --environment)",
-     CLI_WORD},
+     CMD_WORD},
     {"--policy", NULL, "spares|elastic|wait", "what a node failure does (default spares)",
-     CLI_WORD},
-    {"--spares", NULL, "N", "hot spare nodes (default 2% of the nodes)", CLI_N(0, 1 << 24)},
+     CMD_WORD},
+    {"--spares", NULL, "N", "hot spare nodes (default 2% of the nodes)", CMD_N(0, 1 << 24)},
     {"--restart-overhead", NULL, "T", "relaunch + start-up + warm-up, instead of the profile's",
-     CLI_KIND(CLI_DURATION, 0, 1e7)},
+     CMD_KIND(CMD_DURATION, 0, 1e7)},
     {"--replace-time", NULL, "T", "swap in a spare node (default: the profile's)",
-     CLI_KIND(CLI_DURATION, 0, 1e7)},
+     CMD_KIND(CMD_DURATION, 0, 1e7)},
     {"--repair-time", NULL, "T", "until a failed node is back (default 24h)",
-     CLI_KIND(CLI_DURATION, 0, 1e8)},
+     CMD_KIND(CMD_DURATION, 0, 1e8)},
     {"--watchdog-timeout", NULL, "T",
      "a hung collective is found after this (default 10m, PyTorch's NCCL timeout)",
-     CLI_KIND(CLI_DURATION, 0, 1e7)},
+     CMD_KIND(CMD_DURATION, 0, 1e7)},
     {"--cluster-age", NULL, "D",
      "the cluster's age at the run's start, for burn-in (default: mature)",
-     CLI_KIND(CLI_DAYS, 0, 36500 * 86400.0)},
-    {"--spot", NULL, NULL, "spot capacity: add preemptions", CLI_WORD},
+     CMD_KIND(CMD_DAYS, 0, 36500 * 86400.0)},
+    {"--spot", NULL, NULL, "spot capacity: add preemptions", CMD_WORD},
     {"--spot-preemption-rate", NULL, "X",
      "preemptions an hour of one node; a gang's grows as the catalog's spot.node_exponent "
      "(default: catalog)",
-     CLI_X(0, 1000)},
+     CMD_X(0, 1000)},
     {"--spot-wait", NULL, "T", "waiting for capacity after a preemption (default: catalog)",
-     CLI_KIND(CLI_DURATION, 0, 1e7)},
+     CMD_KIND(CMD_DURATION, 0, 1e7)},
     {"--trials", NULL, "N", "Monte Carlo trials (default: until --tolerance is met)",
-     CLI_N(1, 10000000)},
+     CMD_N(1, 10000000)},
     {"--tolerance", NULL, "X", "relative standard error of P50 and P90 to stop at (default 0.002)",
-     CLI_X(1e-6, 0.5)},
-    {"--seed", NULL, "N", "random seed (same seed, same answer)", CLI_N(0, 2147483647L)},
+     CMD_X(1e-6, 0.5)},
+    {"--seed", NULL, "N", "random seed (same seed, same answer)", CMD_N(0, 2147483647L)},
 };
-const cli_group_t CLI_REL_OPTS = {"Reliability", rel_opts, sizeof rel_opts / sizeof rel_opts[0]};
+const cmd_group_t CMD_REL_OPTS = {"Reliability", rel_opts, sizeof rel_opts / sizeof rel_opts[0]};
 
-bool cli_layout_given(const cli_args_t *a)
+bool cmd_layout_given(const cmd_args_t *a)
 {
     static const char *flags[] = {"--tp",
                                   "--pp",
@@ -101,21 +101,21 @@ bool cli_layout_given(const cli_args_t *a)
                                   "--deepspeed",
                                   "--grad-accum"};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-        if (cli_has(a, flags[i]))
+        if (cmd_has(a, flags[i]))
             return true;
     return false;
 }
 
-int cli_job_setup(const cli_args_t *a, cli_job_t *job, err_t *err)
+int cmd_job_setup(const cmd_args_t *a, cmd_job_t *job, err_t *err)
 {
     memset(job, 0, sizeof *job);
-    int rc = cli_scenario(a, &job->s, err);
+    int rc = cmd_scenario(a, &job->s, err);
     if (rc)
         return rc;
-    if (!cli_layout_given(a)) {
+    if (!cmd_layout_given(a)) {
         /* No layout given: the fastest that fits, as the planner finds it. */
         int gb = 0;
-        if ((rc = cli_get_int(a, "--global-batch", &gb, err)) ||
+        if ((rc = cmd_get_int(a, "--global-batch", &gb, err)) ||
             (rc = ladder_fastest_layout(&job->s, gb, &job->search, err)))
             return rc;
         job->searched = true;
@@ -130,17 +130,17 @@ int cli_job_setup(const cli_args_t *a, cli_job_t *job, err_t *err)
     return rc;
 }
 
-void cli_job_free(cli_job_t *job)
+void cmd_job_free(cmd_job_t *job)
 {
     scenario_free(&job->s);
 }
 
-int cli_checkpoint_bytes(const cli_args_t *a, const model_t *m, double *bytes, err_t *err)
+int cmd_checkpoint_bytes(const cmd_args_t *a, const model_t *m, double *bytes, err_t *err)
 {
-    if (cli_has(a, "--checkpoint-size"))
-        return cli_get_double(a, "--checkpoint-size", bytes, err);
+    if (cmd_has(a, "--checkpoint-size"))
+        return cmd_get_double(a, "--checkpoint-size", bytes, err);
     double per = REL_CKPT_BYTES_PER_PARAM;
-    int rc = cli_get_double(a, "--checkpoint-bytes-per-param", &per, err);
+    int rc = cmd_get_double(a, "--checkpoint-bytes-per-param", &per, err);
     if (rc)
         return rc;
     model_params_t p;
@@ -149,36 +149,36 @@ int cli_checkpoint_bytes(const cli_args_t *a, const model_t *m, double *bytes, e
     return ERR_OK;
 }
 
-int cli_run_length(const cli_args_t *a, double *tokens, double *duration_s, err_t *err)
+int cmd_run_length(const cmd_args_t *a, double *tokens, double *duration_s, err_t *err)
 {
     *tokens = 0;
     *duration_s = 0;
     int rc;
-    if ((rc = cli_get_double(a, "--tokens", tokens, err)) ||
-        (rc = cli_get_double(a, "--days", duration_s, err)))
+    if ((rc = cmd_get_double(a, "--tokens", tokens, err)) ||
+        (rc = cmd_get_double(a, "--days", duration_s, err)))
         return rc;
     return ERR_OK;
 }
 
-int cli_failure_set(const cli_args_t *a, const cluster_t *c, const char *env_hint,
-                    failure_set_t *f, cli_failure_pick_t *pick, err_t *err)
+int cmd_failure_set(const cmd_args_t *a, const cluster_t *c, const char *env_hint,
+                    failure_set_t *f, cmd_failure_pick_t *pick, err_t *err)
 {
     memset(pick, 0, sizeof *pick);
-    const char *env = cli_get(a, "--environment");
+    const char *env = cmd_get(a, "--environment");
     if (!env)
         env = env_hint;
     int rc = failure_choose(env, c->gpu.architecture, &pick->choice, err);
     if (rc)
         return rc;
-    const char *name = cli_get(a, "--failure-rates");
+    const char *name = cmd_get(a, "--failure-rates");
     pick->set_given = name != NULL;
     return failure_load_set(name ? name : pick->choice.set, f, err);
 }
 
 /* --checkpoint-every: a duration, or "best" (0). */
-static int interval_flag(const cli_args_t *a, double *out, err_t *err)
+static int interval_flag(const cmd_args_t *a, double *out, err_t *err)
 {
-    const char *v = cli_get(a, "--checkpoint-every");
+    const char *v = cmd_get(a, "--checkpoint-every");
     if (!v || strcmp(v, "best") == 0) {
         *out = 0;
         return ERR_OK;
@@ -190,34 +190,34 @@ static int interval_flag(const cli_args_t *a, double *out, err_t *err)
     return rc;
 }
 
-int cli_rel_config(const cli_args_t *a, const cluster_t *c, const failure_set_t *f,
+int cmd_rel_config(const cmd_args_t *a, const cluster_t *c, const failure_set_t *f,
                    const char *env, rel_config_t *cfg, err_t *err)
 {
     rel_config_default(cfg, c, f);
     int rc;
     double bw = 0, rate = -1, cap = 0, replace = -1;
     const char *v;
-    if ((rc = storage_load(cli_get(a, "--storage"), &cfg->storage, err)) ||
-        (rc = restart_load(cli_get(a, "--restart"), env, &cfg->restart, err)) ||
+    if ((rc = storage_load(cmd_get(a, "--storage"), &cfg->storage, err)) ||
+        (rc = restart_load(cmd_get(a, "--restart"), env, &cfg->restart, err)) ||
         (rc = restart_async_load(&cfg->async, err)) || (rc = interval_flag(a, &cfg->ckpt_interval_s, err)) ||
-        (rc = cli_get_double(a, "--restart-overhead", &cfg->restart_overhead_s, err)) ||
-        (rc = cli_get_double(a, "--replace-time", &replace, err)) ||
-        (rc = cli_get_double(a, "--repair-time", &cfg->repair_s, err)) ||
-        (rc = cli_get_double(a, "--watchdog-timeout", &cfg->watchdog_timeout_s, err)) ||
-        (rc = cli_get_double(a, "--cluster-age", &cfg->cluster_age_s, err)) ||
+        (rc = cmd_get_double(a, "--restart-overhead", &cfg->restart_overhead_s, err)) ||
+        (rc = cmd_get_double(a, "--replace-time", &replace, err)) ||
+        (rc = cmd_get_double(a, "--repair-time", &cfg->repair_s, err)) ||
+        (rc = cmd_get_double(a, "--watchdog-timeout", &cfg->watchdog_timeout_s, err)) ||
+        (rc = cmd_get_double(a, "--cluster-age", &cfg->cluster_age_s, err)) ||
         (rc = failure_load_burnin(&cfg->burnin, err)) ||
-        (rc = cli_get_double(a, "--spot-wait", &cfg->preempt_wait_s, err)) ||
-        (rc = cli_get_int(a, "--spares", &cfg->spares, err)) ||
-        (rc = cli_get_int(a, "--trials", &cfg->trials, err)) ||
-        (rc = cli_get_double(a, "--tolerance", &cfg->tolerance, err)) ||
-        (rc = cli_get_double(a, "--drain-slowdown", &cfg->async.drain_slowdown, err)) ||
-        (rc = cli_get_double(a, "--spot-preemption-rate", &rate, err)))
+        (rc = cmd_get_double(a, "--spot-wait", &cfg->preempt_wait_s, err)) ||
+        (rc = cmd_get_int(a, "--spares", &cfg->spares, err)) ||
+        (rc = cmd_get_int(a, "--trials", &cfg->trials, err)) ||
+        (rc = cmd_get_double(a, "--tolerance", &cfg->tolerance, err)) ||
+        (rc = cmd_get_double(a, "--drain-slowdown", &cfg->async.drain_slowdown, err)) ||
+        (rc = cmd_get_double(a, "--spot-preemption-rate", &rate, err)))
         return rc;
     if (replace >= 0)
         cfg->restart.replace_s = replace;
     if (cfg->cluster_age_s == 0)
         cfg->cluster_age_s = 0; /* "-0" is a new cluster, printed as 0 */
-    if ((v = cli_get(a, "--keep-checkpoints")) && strcmp(v, "all") != 0) {
+    if ((v = cmd_get(a, "--keep-checkpoints")) && strcmp(v, "all") != 0) {
         long keep;
         if ((rc = units_parse_int(v, "--keep-checkpoints", 0, 100000, &keep, err)))
             return rc;
@@ -225,20 +225,20 @@ int cli_rel_config(const cli_args_t *a, const cluster_t *c, const failure_set_t 
     }
     if (v && strcmp(v, "all") == 0)
         cfg->keep_checkpoints = 0; /* every checkpoint; per-TiB sizing then uses one */
-    if (cli_has(a, "--storage-bw")) {
-        if ((rc = cli_get_double(a, "--storage-bw", &bw, err)))
+    if (cmd_has(a, "--storage-bw")) {
+        if ((rc = cmd_get_double(a, "--storage-bw", &bw, err)))
             return rc;
         cfg->storage_write_bps = cfg->storage_read_bps = bw;
     }
-    if (cli_has(a, "--storage-capacity")) {
-        if ((rc = cli_get_double(a, "--storage-capacity", &cap, err)))
+    if (cmd_has(a, "--storage-capacity")) {
+        if ((rc = cmd_get_double(a, "--storage-capacity", &cap, err)))
             return rc;
         cfg->storage_capacity_tib = cap / 1099511627776.0;
     }
-    if (cli_has(a, "--async-checkpoint"))
+    if (cmd_has(a, "--async-checkpoint"))
         cfg->ckpt_mode = CKPT_ASYNC;
-    if ((v = cli_get(a, "--checkpoint-mode"))) {
-        if (cli_has(a, "--async-checkpoint") && strcmp(v, "async") != 0)
+    if ((v = cmd_get(a, "--checkpoint-mode"))) {
+        if (cmd_has(a, "--async-checkpoint") && strcmp(v, "async") != 0)
             return err_setf(err, ERR_INPUT, NULL, "--checkpoint-mode",
                             "'%s' contradicts --async-checkpoint", v);
         if (strcmp(v, "sync") == 0)
@@ -251,10 +251,10 @@ int cli_rel_config(const cli_args_t *a, const cluster_t *c, const failure_set_t 
             return err_setf(err, ERR_INPUT, NULL, "--checkpoint-mode",
                             "use sync, async or peer (got '%s')", v);
     }
-    if ((v = cli_get(a, "--checkpoint-format")) &&
+    if ((v = cmd_get(a, "--checkpoint-format")) &&
         (rc = storage_format_parse(v, &cfg->ckpt_format, err)))
         return rc;
-    if ((v = cli_get(a, "--policy"))) {
+    if ((v = cmd_get(a, "--policy"))) {
         if (strcmp(v, "spares") == 0)
             cfg->policy = REPAIR_POLICY_SPARES;
         else if (strcmp(v, "elastic") == 0)
@@ -265,21 +265,21 @@ int cli_rel_config(const cli_args_t *a, const cluster_t *c, const failure_set_t 
             return err_setf(err, ERR_INPUT, NULL, "--policy",
                             "use spares, elastic or wait (got '%s')", v);
     }
-    if (cli_has(a, "--seed")) {
+    if (cmd_has(a, "--seed")) {
         long seed;
-        if ((rc = cli_get_long(a, "--seed", &seed, err)))
+        if ((rc = cmd_get_long(a, "--seed", &seed, err)))
             return rc;
         cfg->seed = (uint64_t)seed;
     }
-    if (cli_has(a, "--spot") || rate >= 0) {
+    if (cmd_has(a, "--spot") || rate >= 0) {
         double def_rate, def_wait;
         if ((rc = price_spot_defaults(&def_rate, &cfg->preempt_node_exponent, &def_wait, err)))
             return rc;
         cfg->preempt_per_node_hour = rate >= 0 ? rate : def_rate;
-        if (!cli_has(a, "--spot-wait"))
+        if (!cmd_has(a, "--spot-wait"))
             cfg->preempt_wait_s = def_wait;
     }
-    cfg->progress = !cli_has(a, "--json") && !cli_has(a, "--csv");
+    cfg->progress = !cmd_has(a, "--json") && !cmd_has(a, "--csv");
     return ERR_OK;
 }
 
@@ -290,12 +290,12 @@ static const char *mode_name(ckpt_mode_t m)
 
 /* Spot capacity: the preemption rate and wait, and where they come from
  * (the catalog's evidence and assumptions, or the flags). */
-static void print_spot(const cli_args_t *a, const rel_config_t *cfg)
+static void print_spot(const cmd_args_t *a, const rel_config_t *cfg)
 {
     if (!(cfg->preempt_per_node_hour > 0))
         return;
     char basis[512] = "", b1[32];
-    bool given_rate = cli_has(a, "--spot-preemption-rate"), given_wait = cli_has(a, "--spot-wait");
+    bool given_rate = cmd_has(a, "--spot-preemption-rate"), given_wait = cmd_has(a, "--spot-wait");
     err_t ignore;
     if ((!given_rate || !given_wait) && price_spot_basis(basis, sizeof basis, &ignore))
         snprintf(basis, sizeof basis, "no basis in the catalog");
@@ -309,8 +309,8 @@ static void print_spot(const cli_args_t *a, const rel_config_t *cfg)
            basis[0] ? ": " : "", basis);
 }
 
-void cli_rel_print_defaults(const cli_args_t *a, const rel_config_t *cfg,
-                            const cli_failure_pick_t *pick, const rel_result_t *r)
+void cmd_rel_print_defaults(const cmd_args_t *a, const rel_config_t *cfg,
+                            const cmd_failure_pick_t *pick, const rel_result_t *r)
 {
     char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
     printf("  failure rates '%s': %s\n", cfg->failures->name,
@@ -345,7 +345,7 @@ void cli_rel_print_defaults(const cli_args_t *a, const rel_config_t *cfg,
     else
         printf("  storage '%s'%s: write %s (limited by the %s), read %s (%s); %s "
                "checkpoints%s\n",
-               cfg->storage.name, cli_has(a, "--storage") ? "" : " (the default)",
+               cfg->storage.name, cmd_has(a, "--storage") ? "" : " (the default)",
                units_fmt_bandwidth(r->write_bps, b1, sizeof b1), r->write_limit,
                units_fmt_bandwidth(r->read_bps, b2, sizeof b2), r->read_limit,
                storage_format_name(cfg->ckpt_format),
@@ -354,7 +354,7 @@ void cli_rel_print_defaults(const cli_args_t *a, const rel_config_t *cfg,
     printf("  checkpoint (%s) every %s: %s%s; Young/Daly sqrt(2 x %s x %s) = %s\n",
            mode_name(cfg->ckpt_mode), units_fmt_duration(r->ckpt_interval_s, b1, sizeof b1),
            r->interval_best ? "the best for this storage and failure rate" : "given",
-           r->interval_best && !cli_has(a, "--checkpoint-every") ? " (the default)" : "",
+           r->interval_best && !cmd_has(a, "--checkpoint-every") ? " (the default)" : "",
            units_fmt_duration(r->save_blocking_s, b2, sizeof b2),
            units_fmt_duration(r->unexpected_mtbf_s, b3, sizeof b3),
            units_fmt_duration(r->young_daly_s, b4, sizeof b4));
@@ -374,7 +374,7 @@ void cli_rel_print_defaults(const cli_args_t *a, const rel_config_t *cfg,
     else
         printf("  restart '%s'%s: detection %s + relaunch %s + start-up %s + warm-up %s + load "
                "%s = %s on average (assumed parts marked in sim/catalog/restart.json)\n",
-               cfg->restart.name, cli_has(a, "--restart") ? "" : " (by environment)",
+               cfg->restart.name, cmd_has(a, "--restart") ? "" : " (by environment)",
                units_fmt_duration(r->detect_mean_s, b1, sizeof b1),
                units_fmt_duration(r->relaunch_mean_s, b2, sizeof b2),
                units_fmt_duration(r->init_s, b3, sizeof b3),
@@ -386,14 +386,14 @@ void cli_rel_print_defaults(const cli_args_t *a, const rel_config_t *cfg,
             printf("    a hung collective (%s) is found when the watchdog times out: %s%s\n",
                    cfg->failures->classes[i].name,
                    units_fmt_duration(cfg->watchdog_timeout_s, b1, sizeof b1),
-                   cli_has(a, "--watchdog-timeout")
+                   cmd_has(a, "--watchdog-timeout")
                        ? " (--watchdog-timeout)"
                        : " (PyTorch's default NCCL timeout; --watchdog-timeout)");
             break;
         }
     printf("  %d hot spare node%s, repairs take %s%s\n", cfg->spares, cfg->spares == 1 ? "" : "s",
            units_fmt_duration(cfg->repair_s, b1, sizeof b1),
-           cli_has(a, "--spares") || cli_has(a, "--repair-time")
+           cmd_has(a, "--spares") || cmd_has(a, "--repair-time")
                ? ""
                : " (ASSUMED: 2% of the nodes as spares, a day per repair)");
     if (r->adaptive)
@@ -406,8 +406,8 @@ void cli_rel_print_defaults(const cli_args_t *a, const rel_config_t *cfg,
                r->trials, 100 * r->se_p50, 100 * r->se_p90);
 }
 
-bool cli_rel_defaults_json(cJSON *o, const cli_args_t *a, const rel_config_t *cfg,
-                           const cli_failure_pick_t *pick, const rel_result_t *r)
+bool cmd_rel_defaults_json(cJSON *o, const cmd_args_t *a, const rel_config_t *cfg,
+                           const cmd_failure_pick_t *pick, const rel_result_t *r)
 {
     cJSON *d = cJSON_AddObjectToObject(o, "defaults");
     return d && cJSON_AddStringToObject(d, "environment", pick->choice.environment) &&
@@ -421,7 +421,7 @@ bool cli_rel_defaults_json(cJSON *o, const cli_args_t *a, const rel_config_t *cf
                                    cfg->failures->scope == FAIL_SCOPE_CLUSTER ? "cluster" : "job") &&
            cJSON_AddStringToObject(d, "storage",
                                    cfg->storage_write_bps > 0 ? "given" : cfg->storage.name) &&
-           cJSON_AddBoolToObject(d, "storage_default", !cli_has(a, "--storage") &&
+           cJSON_AddBoolToObject(d, "storage_default", !cmd_has(a, "--storage") &&
                                                            !(cfg->storage_write_bps > 0)) &&
            cJSON_AddBoolToObject(d, "storage_assumed", cfg->storage.assumed) &&
            json_add_number(d, "storage_write_bps", r->write_bps) &&
@@ -440,7 +440,7 @@ bool cli_rel_defaults_json(cJSON *o, const cli_args_t *a, const rel_config_t *cf
            json_add_number(d, "spares", cfg->spares) &&
            json_add_number(d, "repair_s", cfg->repair_s) &&
            cJSON_AddBoolToObject(d, "spares_assumed",
-                                 !cli_has(a, "--spares") && !cli_has(a, "--repair-time")) &&
+                                 !cmd_has(a, "--spares") && !cmd_has(a, "--repair-time")) &&
            cJSON_AddBoolToObject(d, "trials_adaptive", r->adaptive) &&
            json_add_number(d, "tolerance", r->tolerance) &&
            json_add_number(d, "se_p50", r->se_p50) && json_add_number(d, "se_p90", r->se_p90) &&

@@ -11,27 +11,27 @@
 #include "run/reliability.h"
 #include "sim/step.h"
 
-extern const cli_group_t CLI_RUN_OPTS; /* --tokens --days --global-batch-tokens */
-extern const cli_group_t CLI_REL_OPTS; /* checkpoints, failures, restarts, MC */
+extern const cmd_group_t CMD_RUN_OPTS; /* --tokens --days --global-batch-tokens */
+extern const cmd_group_t CMD_REL_OPTS; /* checkpoints, failures, restarts, MC */
 
 typedef struct {
     scenario_t s;     /* model, cluster, layout, profile, options */
     bool searched;         /* layout chosen by the planner */
     plan_search_t search;  /* when searched */
     sim_result_t step;     /* the simulated step */
-} cli_job_t;
+} cmd_job_t;
 
 /* Whether any layout flag was given. */
-bool cli_layout_given(const cli_args_t *a);
+bool cmd_layout_given(const cmd_args_t *a);
 
 /* Set up and simulate one step; without layout flags, search every layout
  * for the fastest that fits (plan_search). */
-int cli_job_setup(const cli_args_t *a, cli_job_t *job, err_t *err);
-void cli_job_free(cli_job_t *job);
+int cmd_job_setup(const cmd_args_t *a, cmd_job_t *job, err_t *err);
+void cmd_job_free(cmd_job_t *job);
 
 /* Checkpoint bytes of a model: --checkpoint-size, else parameters x
  * --checkpoint-bytes-per-param (default REL_CKPT_BYTES_PER_PARAM). */
-int cli_checkpoint_bytes(const cli_args_t *a, const model_t *m, double *bytes, err_t *err);
+int cmd_checkpoint_bytes(const cmd_args_t *a, const model_t *m, double *bytes, err_t *err);
 
 /* The failure-rate set of the job: --failure-rates, else the default for
  * --environment (or env_hint, e.g. the environment of a --provider; NULL =
@@ -40,28 +40,28 @@ int cli_checkpoint_bytes(const cli_args_t *a, const model_t *m, double *bytes, e
 typedef struct {
     failure_choice_t choice;
     bool set_given;
-} cli_failure_pick_t;
-int cli_failure_set(const cli_args_t *a, const cluster_t *c, const char *env_hint,
-                    failure_set_t *f, cli_failure_pick_t *pick, err_t *err);
+} cmd_failure_pick_t;
+int cmd_failure_set(const cmd_args_t *a, const cluster_t *c, const char *env_hint,
+                    failure_set_t *f, cmd_failure_pick_t *pick, err_t *err);
 
 /* Reliability settings from the flags, on cluster c with failure set f
- * (cli_failure_set) in environment env (NULL = the default): the storage
+ * (cmd_failure_set) in environment env (NULL = the default): the storage
  * system (--storage), the restart profile (--restart, else the
  * environment's), checkpoint mode, format and interval (the best unless
  * --checkpoint-every), repairs, spot, Monte Carlo. The work (step time,
  * tokens, duration) is set by the caller. */
-int cli_rel_config(const cli_args_t *a, const cluster_t *c, const failure_set_t *f,
+int cmd_rel_config(const cmd_args_t *a, const cluster_t *c, const failure_set_t *f,
                    const char *env, rel_config_t *cfg, err_t *err);
 
 /* One line per assumption and default the run's answer rests on (what was
  * chosen and why), for the text output; and the same as a JSON object. */
-void cli_rel_print_defaults(const cli_args_t *a, const rel_config_t *cfg,
-                            const cli_failure_pick_t *pick, const rel_result_t *r);
+void cmd_rel_print_defaults(const cmd_args_t *a, const rel_config_t *cfg,
+                            const cmd_failure_pick_t *pick, const rel_result_t *r);
 struct cJSON;
-bool cli_rel_defaults_json(struct cJSON *o, const cli_args_t *a, const rel_config_t *cfg,
-                           const cli_failure_pick_t *pick, const rel_result_t *r);
+bool cmd_rel_defaults_json(struct cJSON *o, const cmd_args_t *a, const rel_config_t *cfg,
+                           const cmd_failure_pick_t *pick, const rel_result_t *r);
 
 /* The run's length: --tokens and/or --days (seconds). */
-int cli_run_length(const cli_args_t *a, double *tokens, double *duration_s, err_t *err);
+int cmd_run_length(const cmd_args_t *a, double *tokens, double *duration_s, err_t *err);
 
 #endif

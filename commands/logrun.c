@@ -36,9 +36,9 @@ static bool same_value(const char *x, const char *y)
 }
 
 /* Whether the user named a model (--model or the first bare word). */
-static bool user_model(const cli_args_t *a)
+static bool user_model(const cmd_args_t *a)
 {
-    return cli_has(a, "--model") || a->n_positional > 0;
+    return cmd_has(a, "--model") || a->n_positional > 0;
 }
 
 /* The argument block into megatron_args. Entries it does not take are
@@ -78,14 +78,14 @@ static int read_block(logrun_t *r, err_t *err)
 
 /* With the argument block read, layout flags and --model would change what
  * the log fixes. */
-static int refuse_layout_flags(const cli_args_t *a, const logrun_t *r, err_t *err)
+static int refuse_layout_flags(const cmd_args_t *a, const logrun_t *r, err_t *err)
 {
     if (user_model(a) && r->margs.have_model)
         return err_setf(err, ERR_INPUT, r->log.file, "--model",
                         "the log's argument block gives the architecture; drop --model");
-    for (int i = 0; i < CLI_LAYOUT_OPTS.n; i++) {
-        const char *name = CLI_LAYOUT_OPTS.opts[i].name;
-        if (cli_has(a, name))
+    for (int i = 0; i < CMD_LAYOUT_OPTS.n; i++) {
+        const char *name = CMD_LAYOUT_OPTS.opts[i].name;
+        if (cmd_has(a, name))
             return err_setf(err, ERR_INPUT, r->log.file, name,
                             "the log's argument block gives the layout; drop %s", name);
     }
@@ -123,9 +123,9 @@ static bool last_of_its_option(const trainlog_t *t, int i)
 
 /* The value of a batch option as the user, the log's settings or its
  * argument block give it; 0 when none does. */
-static double batch_given(const cli_args_t *a, const logrun_t *r, const char *name)
+static double batch_given(const cmd_args_t *a, const logrun_t *r, const char *name)
 {
-    const char *v = cli_get(a, name);
+    const char *v = cmd_get(a, name);
     if (!v)
         v = trainlog_setting(&r->log, name);
     if (v)
@@ -146,10 +146,10 @@ static bool whole(double x)
  * sequences, as --global-batch and --seq-len where nothing else gives
  * them: the measured throughput is the log's tokens over its seconds, so
  * a batch assumed instead would make every measured rate wrong. */
-static int batch_from_log(const cli_args_t *a, logrun_t *r, err_t *err)
+static int batch_from_log(const cmd_args_t *a, logrun_t *r, err_t *err)
 {
     double tokens = r->log.tokens_per_step, samples = r->log.samples_per_step;
-    const char *flag_tokens = cli_get(a, "--tokens-per-step");
+    const char *flag_tokens = cmd_get(a, "--tokens-per-step");
     if (flag_tokens && tokens > 0 && fabs(strtod(flag_tokens, NULL) - tokens) > 1e-6 * tokens)
         return err_setf(err, ERR_INPUT, r->log.file, "--tokens-per-step",
                         "the log records %.0f tokens a step; the command line says %s", tokens,
@@ -182,7 +182,7 @@ static int batch_from_log(const cli_args_t *a, logrun_t *r, err_t *err)
                         tokens, seq);
     char v[32];
     int rc = ERR_OK;
-    if (!cli_get(a, "--seq-len") && !trainlog_setting(&r->log, "--seq-len") && !r->has_margs) {
+    if (!cmd_get(a, "--seq-len") && !trainlog_setting(&r->log, "--seq-len") && !r->has_margs) {
         snprintf(v, sizeof v, "%.0f", round(seq));
         rc = add_word(r, "--seq-len", v, err);
     }
@@ -195,11 +195,11 @@ static int batch_from_log(const cli_args_t *a, logrun_t *r, err_t *err)
 
 /* The batch the run was simulated with against the tokens a step the log
  * records: a flag that contradicts the log is an error, not a rate. */
-static int batch_agrees(const cli_args_t *a, const logrun_t *r, err_t *err)
+static int batch_agrees(const cmd_args_t *a, const logrun_t *r, err_t *err)
 {
     const layout_t *l = &r->s.layout;
     double tokens = r->log.tokens_per_step, mine = (double)l->global_batch * l->seq_len;
-    const char *flag_tokens = cli_get(a, "--tokens-per-step");
+    const char *flag_tokens = cmd_get(a, "--tokens-per-step");
     if (!(tokens > 0) && flag_tokens) {
         tokens = strtod(flag_tokens, NULL);
         if (fabs(mine - tokens) > 1e-6 * tokens)
@@ -233,12 +233,12 @@ static bool from_setting(const logrun_t *r, const char *name, char *buf, size_t 
  * gives is an error naming the flag to give: a default batch, sequence
  * length or GPU count would turn the log's throughput into a wrong step
  * time or rate that nothing flags. */
-static int figure_sources(const cli_args_t *a, logrun_t *r, err_t *err)
+static int figure_sources(const cmd_args_t *a, logrun_t *r, err_t *err)
 {
     const trainlog_t *t = &r->log;
     const layout_t *ml = r->has_margs ? &r->margs.layout : NULL;
     /* batch */
-    if (cli_has(a, "--global-batch"))
+    if (cmd_has(a, "--global-batch"))
         snprintf(r->from_batch, sizeof r->from_batch, "flag --global-batch");
     else if (from_setting(r, "--global-batch", r->from_batch, sizeof r->from_batch))
         ;
@@ -246,14 +246,14 @@ static int figure_sources(const cli_args_t *a, logrun_t *r, err_t *err)
         snprintf(r->from_batch, sizeof r->from_batch, "log's argument block");
     else if ((t->samples_per_step > 0 || t->tokens_per_step > 0) && t->batch_line > 0)
         snprintf(r->from_batch, sizeof r->from_batch, "log line %d", t->batch_line);
-    else if (cli_has(a, "--tokens-per-step"))
+    else if (cmd_has(a, "--tokens-per-step"))
         snprintf(r->from_batch, sizeof r->from_batch, "flag --tokens-per-step");
     else
         return err_setf(err, ERR_INPUT, t->file, NULL,
                         "the log gives no global batch: give --global-batch (sequences) or "
                         "--tokens-per-step");
     /* sequence length */
-    if (cli_has(a, "--seq-len"))
+    if (cmd_has(a, "--seq-len"))
         snprintf(r->from_seq, sizeof r->from_seq, "flag --seq-len");
     else if (from_setting(r, "--seq-len", r->from_seq, sizeof r->from_seq))
         ;
@@ -262,13 +262,13 @@ static int figure_sources(const cli_args_t *a, logrun_t *r, err_t *err)
     else if (t->tokens_per_step > 0 && t->batch_line > 0)
         snprintf(r->from_seq, sizeof r->from_seq, "log line %d (tokens over sequences a step)",
                  t->batch_line);
-    else if (cli_has(a, "--tokens-per-step"))
+    else if (cmd_has(a, "--tokens-per-step"))
         snprintf(r->from_seq, sizeof r->from_seq, "flag --tokens-per-step over the batch");
     else
         return err_setf(err, ERR_INPUT, t->file, NULL,
                         "the log gives no sequence length: give --seq-len");
     /* GPUs */
-    if (cli_has(a, "--gpus"))
+    if (cmd_has(a, "--gpus"))
         snprintf(r->from_gpus, sizeof r->from_gpus, "flag --gpus");
     else if (from_setting(r, "--gpus", r->from_gpus, sizeof r->from_gpus))
         ;
@@ -304,20 +304,20 @@ static int params_agree(const logrun_t *r, err_t *err)
 
 /* The log's settings as options, checked against the user's flags, then
  * the user's own words. */
-static int merge(const cli_args_t *a, logrun_t *r, err_t *err)
+static int merge(const cmd_args_t *a, logrun_t *r, err_t *err)
 {
     int rc = add_word(r, a->argc > 0 ? a->argv[0] : "validate", NULL, err);
     size_t used = 0;
     r->from_log[0] = '\0';
     for (int i = 0; i < r->log.n_settings && !rc; i++) {
         const tlog_setting_t *x = &r->log.settings[i];
-        if (!last_of_its_option(&r->log, i) || !cli_find_opt(a, x->name))
+        if (!last_of_its_option(&r->log, i) || !cmd_find_opt(a, x->name))
             continue;
-        const cli_opt_t *o = cli_find_opt(a, x->name);
-        const char *mine = cli_get(a, o->name), *opp = opposite(o->name);
+        const cmd_opt_t *o = cmd_find_opt(a, x->name);
+        const char *mine = cmd_get(a, o->name), *opp = opposite(o->name);
         char where[32];
         snprintf(where, sizeof where, "line %d", x->line);
-        if (opp && cli_has(a, opp))
+        if (opp && cmd_has(a, opp))
             return err_setf(err, ERR_INPUT, r->log.file, where,
                             "the log says %s; the command line says %s", o->name, opp);
         bool user_said = mine || (strcmp(o->name, "--model") == 0 && user_model(a));
@@ -351,7 +351,7 @@ static int merge(const cli_args_t *a, logrun_t *r, err_t *err)
         rc = add_word(r, a->argv[i], NULL, err);
     if (rc)
         return rc;
-    if ((rc = cli_parse(r->n_words, r->words, a->groups, a->n_groups, 0, &r->args, err)))
+    if ((rc = cmd_parse(r->n_words, r->words, a->groups, a->n_groups, 0, &r->args, err)))
         return rc;
     r->args.catalog = a->catalog; /* the run's parsed catalog */
     return ERR_OK;
@@ -406,10 +406,10 @@ static int physical(const logrun_t *r, err_t *err)
                     ceiling, in->layout->global_batch, in->layout->seq_len, in->layout->n_gpus);
 }
 
-int logrun_load(const cli_args_t *a, const char *path, logrun_t *r, err_t *err)
+int logrun_load(const cmd_args_t *a, const char *path, logrun_t *r, err_t *err)
 {
     memset(r, 0, sizeof *r);
-    int rc = trainlog_read(path, cli_get(a, "--log-format"), &r->log, err);
+    int rc = trainlog_read(path, cmd_get(a, "--log-format"), &r->log, err);
     if (rc)
         return rc;
     if (r->log.n_args > 0 &&
@@ -417,10 +417,10 @@ int logrun_load(const cli_args_t *a, const char *path, logrun_t *r, err_t *err)
         return rc;
     if ((rc = merge(a, r, err)))
         return rc;
-    cli_base_t base = {r->has_margs && r->margs.have_model ? &r->margs.model : NULL,
+    cmd_base_t base = {r->has_margs && r->margs.have_model ? &r->margs.model : NULL,
                        r->has_margs ? &r->margs.layout : NULL,
                        r->has_margs ? &r->margs.opt : NULL};
-    if ((rc = cli_scenario_from(&r->args, &base, &r->s, err))) {
+    if ((rc = cmd_scenario_from(&r->args, &base, &r->s, err))) {
         /* say which log the missing or wrong flag is for */
         if (strncmp(err->msg, path, strlen(path)) != 0)
             err_prefix(err, path);

@@ -2,7 +2,7 @@
  *
  * The log is read by inputs/trainlog; the configuration it prints becomes
  * command-line options that go in front of the user's own, so the same
- * option groups build the scenario (cli_scenario_from) whatever the
+ * option groups build the scenario (cmd_scenario_from) whatever the
  * configuration came from:
  *
  *   - what the log prints wins over defaults; a flag that contradicts it
@@ -39,7 +39,7 @@ typedef struct {
     megatron_args_t margs;     /* the argument block, when the log has one */
     bool has_margs;
     int margs_skipped;         /* block entries megatron_args does not take */
-    cli_args_t args;           /* the log's options then the user's */
+    cmd_args_t args;           /* the log's options then the user's */
     char **words;              /* what args points into (heap) */
     int n_words;
     scenario_t s;
@@ -54,7 +54,7 @@ typedef struct {
  * run with the flags in a (parsed with the validate command's groups).
  * Errors name the log file (and line). Free with logrun_free whatever it
  * returns. */
-int logrun_load(const cli_args_t *a, const char *path, logrun_t *r, err_t *err);
+int logrun_load(const cmd_args_t *a, const char *path, logrun_t *r, err_t *err);
 
 void logrun_free(logrun_t *r);
 

@@ -10,12 +10,12 @@
 #include "reports/jsonout.h"
 #include "reports/report.h"
 
-bool cli_machine_output(const cli_args_t *a)
+bool cmd_machine_output(const cmd_args_t *a)
 {
-    return cli_has(a, "--json") || cli_has(a, "--csv");
+    return cmd_has(a, "--json") || cmd_has(a, "--csv");
 }
 
-void cli_print_notes(FILE *out, const notes_t *notes)
+void cmd_print_notes(FILE *out, const notes_t *notes)
 {
     if (!notes || notes->n == 0)
         return;
@@ -26,7 +26,7 @@ void cli_print_notes(FILE *out, const notes_t *notes)
     }
 }
 
-bool cli_add_notes_json(cJSON *result, const notes_t *notes)
+bool cmd_add_notes_json(cJSON *result, const notes_t *notes)
 {
     if (!notes || notes->n == 0)
         return true;
@@ -34,16 +34,16 @@ bool cli_add_notes_json(cJSON *result, const notes_t *notes)
     return a && cJSON_AddItemToObject(result, "notes", a);
 }
 
-bool cli_wants_result(const cli_args_t *a)
+bool cmd_wants_result(const cmd_args_t *a)
 {
-    return cli_machine_output(a) || cli_get(a, "--report") != NULL;
+    return cmd_machine_output(a) || cmd_get(a, "--report") != NULL;
 }
 
-int cli_emit(const cli_args_t *a, cJSON *result, const char *table_key, err_t *err)
+int cmd_emit(const cmd_args_t *a, cJSON *result, const char *table_key, err_t *err)
 {
     if (!report_add_schema(result))
         return err_set(err, ERR_RUNTIME, "out of memory");
-    if (cli_has(a, "--csv"))
+    if (cmd_has(a, "--csv"))
         return csv_document(stdout, result, table_key, err);
     if (a->capture) {
         /* the same text json_print_stdout writes, without its newline */
@@ -55,13 +55,13 @@ int cli_emit(const cli_args_t *a, cJSON *result, const char *table_key, err_t *e
     return json_print_stdout(result, err);
 }
 
-int cli_output_result(const cli_args_t *a, const char *command, cJSON *result,
+int cmd_output_result(const cmd_args_t *a, const char *command, cJSON *result,
                       const char *table_key, err_t *err)
 {
-    bool json = cli_machine_output(a);
+    bool json = cmd_machine_output(a);
     if (!report_add_schema(result))
         return err_set(err, ERR_RUNTIME, "out of memory");
-    const char *dir = cli_get(a, "--report");
+    const char *dir = cmd_get(a, "--report");
     if (dir) {
         report_info_t info;
         int rc = report_write(result, command, dir, &info, err);
@@ -72,5 +72,5 @@ int cli_output_result(const cli_args_t *a, const char *command, cJSON *result,
                 info.no_gnuplot ? "; gnuplot missing: " GP_INSTALL_HINT : "");
         report_info_free(&info);
     }
-    return json ? cli_emit(a, result, table_key, err) : ERR_OK;
+    return json ? cmd_emit(a, result, table_key, err) : ERR_OK;
 }

@@ -12,11 +12,11 @@
 #include "common/notes.h"
 
 /* The option every reporting command lists among its own. */
-#define CLI_REPORT_OPT                                                                        \
+#define CMD_REPORT_OPT                                                                        \
     {                                                                                         \
         "--report", NULL, "DIR",                                                              \
             "write an HTML report into DIR: index.html, plots (PNG, SVG), CSV, result.json", \
-            CLI_WORD                                                                          \
+            CMD_WORD                                                                          \
     }
 
 /* Write the report (with --report), print result (with --json) or as CSV
@@ -25,23 +25,23 @@
  * ("scaleplan plan") names the result in errors. Adds schema_version to
  * result. The line that names the report goes to stdout, or to stderr when
  * stdout carries JSON or CSV. Takes no ownership of result. */
-int cli_output_result(const cli_args_t *a, const char *command, cJSON *result,
+int cmd_output_result(const cmd_args_t *a, const char *command, cJSON *result,
                       const char *table_key, err_t *err);
 
 /* The same without a report: schema_version, then JSON or CSV. */
-int cli_emit(const cli_args_t *a, cJSON *result, const char *table_key, err_t *err);
+int cmd_emit(const cmd_args_t *a, cJSON *result, const char *table_key, err_t *err);
 
 /* Print the notes of the readers of the user's files ("  ignored --seed:
  * no effect on speed or memory"), under a heading; nothing when empty. */
-void cli_print_notes(FILE *out, const notes_t *notes);
+void cmd_print_notes(FILE *out, const notes_t *notes);
 
 /* Add "notes" to a JSON result when there are any. false on OOM. */
-bool cli_add_notes_json(cJSON *result, const notes_t *notes);
+bool cmd_add_notes_json(cJSON *result, const notes_t *notes);
 
 /* Whether the command should build the JSON result at all. */
-bool cli_wants_result(const cli_args_t *a);
+bool cmd_wants_result(const cmd_args_t *a);
 
 /* Whether stdout carries machine output (--json or --csv): no text. */
-bool cli_machine_output(const cli_args_t *a);
+bool cmd_machine_output(const cmd_args_t *a);
 
 #endif

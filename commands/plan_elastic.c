@@ -14,20 +14,20 @@
 #include "reports/table.h"
 #include "topologies/price.h"
 
-static const cli_opt_t elastic_opts[] = {
+static const cmd_opt_t elastic_opts[] = {
     {"--elastic", NULL, "LO..HI",
      "list every GPU count from LO to HI (steps of --elastic-step): the fastest layout keeping "
      "the global batch within --batch-band, days and cost (with --spot: preemptions)",
-     CLI_KIND(CLI_INT_SPAN, 1, 1 << 24)},
+     CMD_KIND(CMD_INT_SPAN, 1, 1 << 24)},
     {"--elastic-step", NULL, "N", "with --elastic: GPUs between counts (default: a node's)",
-     CLI_N(1, 1 << 24)},
+     CMD_N(1, 1 << 24)},
     {"--batch-band", NULL, "X%",
      "with --elastic: how far the global batch may move from --global-batch (default 10%)",
-     CLI_WORD},
+     CMD_WORD},
     {"--target-days", NULL, "D", "with --elastic: the fewest GPUs whose P50 finishes in D days",
-     CLI_X(0.001, 36500)},
+     CMD_X(0.001, 36500)},
 };
-const cli_group_t CLI_ELASTIC_OPTS = {"Elastic and spot plans", elastic_opts,
+const cmd_group_t CMD_ELASTIC_OPTS = {"Elastic and spot plans", elastic_opts,
                                       sizeof elastic_opts / sizeof elastic_opts[0]};
 
 /* "10%" or "0.1" into 0.1; ERR_INPUT naming --batch-band. */
@@ -60,17 +60,17 @@ typedef struct {
 /* On spot capacity without --price: every count at the catalog's first
  * spot quote for the GPU that covers the largest count (the provider's,
  * with --provider); without one, the plan's own price, said. */
-static int spot_price(const cli_args_t *a, ladder_input_t *in, int gpus, elastic_run_t *e,
+static int spot_price(const cmd_args_t *a, ladder_input_t *in, int gpus, elastic_run_t *e,
                       err_t *err)
 {
-    if (!(in->rel.preempt_per_node_hour > 0) || cli_has(a, "--price"))
+    if (!(in->rel.preempt_per_node_hour > 0) || cmd_has(a, "--price"))
         return ERR_OK;
     price_t *all = NULL;
     size_t n = 0;
     int rc = price_load_all(&all, &n, err);
     if (rc)
         return rc;
-    const char *provider = cli_get(a, "--provider");
+    const char *provider = cmd_get(a, "--provider");
     const price_t *hit = NULL;
     for (size_t i = 0; i < n && !hit; i++)
         if (strcmp(all[i].gpu, in->base->gpu.name) == 0 && strcmp(all[i].kind, "spot") == 0 &&
@@ -90,19 +90,19 @@ static int spot_price(const cli_args_t *a, ladder_input_t *in, int gpus, elastic
     return ERR_OK;
 }
 
-static int setup(const cli_args_t *a, ladder_input_t *in, elastic_run_t *e, err_t *err)
+static int setup(const cmd_args_t *a, ladder_input_t *in, elastic_run_t *e, err_t *err)
 {
     double lo, hi;
     int rc;
-    if ((rc = cli_get_span(a, "--elastic", &lo, &hi, err)))
+    if ((rc = cmd_get_span(a, "--elastic", &lo, &hi, err)))
         return rc;
     e->band = 0.10;
-    const char *v = cli_get(a, "--batch-band");
+    const char *v = cmd_get(a, "--batch-band");
     if (v && (rc = parse_band(v, &e->band, err)))
         return rc;
     e->step = in->base->gpus_per_node > 0 ? in->base->gpus_per_node : 8;
-    if ((rc = cli_get_int(a, "--elastic-step", &e->step, err)) ||
-        (rc = cli_get_double(a, "--target-days", &e->target_days, err)))
+    if ((rc = cmd_get_int(a, "--elastic-step", &e->step, err)) ||
+        (rc = cmd_get_double(a, "--target-days", &e->target_days, err)))
         return rc;
     if (in->space.global_batch_min != in->space.global_batch_max)
         return err_setf(err, ERR_INPUT, NULL, "--global-batch",
@@ -248,16 +248,16 @@ static cJSON *elastic_json(const ladder_input_t *in, const elastic_run_t *e)
     return o;
 }
 
-int plan_elastic_check(const cli_args_t *a, err_t *err)
+int plan_elastic_check(const cmd_args_t *a, err_t *err)
 {
     static const char *const with[] = {"--elastic-step", "--batch-band", "--target-days"};
     for (size_t i = 0; i < sizeof with / sizeof with[0]; i++)
-        if (!cli_has(a, "--elastic") && cli_has(a, with[i]))
+        if (!cmd_has(a, "--elastic") && cmd_has(a, with[i]))
             return err_setf(err, ERR_INPUT, NULL, with[i], "goes with --elastic LO..HI");
     return ERR_OK;
 }
 
-int plan_elastic_run(const cli_args_t *a, ladder_input_t *in, err_t *err)
+int plan_elastic_run(const cmd_args_t *a, ladder_input_t *in, err_t *err)
 {
     elastic_run_t *e = calloc(1, sizeof *e);
     if (!e)
@@ -269,16 +269,16 @@ int plan_elastic_run(const cli_args_t *a, ladder_input_t *in, err_t *err)
         rc = elastic_plan(in, e->counts, e->n, e->rows, err);
     e->fewest = !rc && e->target_days > 0 ? elastic_fewest_for_days(e->rows, e->n, e->target_days)
                                           : -1;
-    if (!rc && !cli_machine_output(a) && print_text(in, e))
+    if (!rc && !cmd_machine_output(a) && print_text(in, e))
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
-    if (!rc && cli_wants_result(a)) {
+    if (!rc && cmd_wants_result(a)) {
         cJSON *j = elastic_json(in, e);
         if (!j)
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
-        else if (!cli_machine_output(a))
+        else if (!cmd_machine_output(a))
             putchar('\n');
         if (j)
-            rc = cli_output_result(a, "scaleplan plan", j, "counts", err);
+            rc = cmd_output_result(a, "scaleplan plan", j, "counts", err);
         cJSON_Delete(j);
     }
     if (!rc && e->target_days > 0 && e->fewest < 0)

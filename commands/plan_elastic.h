@@ -9,16 +9,16 @@
 #include "commands/args.h"
 #include "plan/elastic.h"
 
-extern const cli_group_t CLI_ELASTIC_OPTS;
+extern const cmd_group_t CMD_ELASTIC_OPTS;
 
 /* ERR_INPUT naming the flag when an elastic option comes without
  * --elastic. */
-int plan_elastic_check(const cli_args_t *a, err_t *err);
+int plan_elastic_check(const cmd_args_t *a, err_t *err);
 
 /* Run the elastic listing for in (the plan command's settings: model,
  * cluster, space with the target global batch, reliability, prices) and
  * print it (text or --json). ERR_INPUT naming the flag for a bad range,
  * band or target. */
-int plan_elastic_run(const cli_args_t *a, ladder_input_t *in, err_t *err);
+int plan_elastic_run(const cmd_args_t *a, ladder_input_t *in, err_t *err);
 
 #endif

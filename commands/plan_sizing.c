@@ -12,32 +12,32 @@
  * 0.3 is ASSUMED and printed (--inference-mfu to change it). */
 #define SIZING_DEFAULT_INFER_MFU 0.3
 
-static const cli_opt_t sizing_opts[] = {
+static const cmd_opt_t sizing_opts[] = {
     {"--inference-tokens", NULL, "T",
      "lifetime inference demand (e.g. 2T): adds its FLOPs (2N a token) and cost, and the smaller "
      "model of the same loss trained longer that needs the least (Sardana et al. 2024)",
-     CLI_KIND(CLI_COUNT, 0, 1e18)},
+     CMD_KIND(CMD_COUNT, 0, 1e18)},
     {"--inference-mfu", NULL, "X",
      "with --inference-tokens: inference's share of the GPU's bf16 peak (default 0.3, assumed)",
-     CLI_X(1e-4, 1)},
+     CMD_X(1e-4, 1)},
 };
-const cli_group_t CLI_SIZING_OPTS = {"Inference-aware sizing", sizing_opts,
+const cmd_group_t CMD_SIZING_OPTS = {"Inference-aware sizing", sizing_opts,
                                      sizeof sizing_opts / sizeof sizing_opts[0]};
 
-int plan_sizing_setup(const cli_args_t *a, plan_sizing_t *s, err_t *err)
+int plan_sizing_setup(const cmd_args_t *a, plan_sizing_t *s, err_t *err)
 {
     memset(s, 0, sizeof *s);
     s->inference_mfu = SIZING_DEFAULT_INFER_MFU;
-    s->mfu_assumed = !cli_has(a, "--inference-mfu");
-    if (!cli_has(a, "--inference-tokens")) {
-        if (cli_has(a, "--inference-mfu"))
+    s->mfu_assumed = !cmd_has(a, "--inference-mfu");
+    if (!cmd_has(a, "--inference-tokens")) {
+        if (cmd_has(a, "--inference-mfu"))
             return err_setf(err, ERR_INPUT, NULL, "--inference-mfu", "goes with --inference-tokens");
         return ERR_OK;
     }
     s->on = true;
     int rc;
-    if ((rc = cli_get_double(a, "--inference-tokens", &s->inference_tokens, err)) ||
-        (rc = cli_get_double(a, "--inference-mfu", &s->inference_mfu, err)))
+    if ((rc = cmd_get_double(a, "--inference-tokens", &s->inference_tokens, err)) ||
+        (rc = cmd_get_double(a, "--inference-mfu", &s->inference_mfu, err)))
         return rc;
     return infsize_law_load(NULL, &s->law, err);
 }

@@ -11,7 +11,7 @@
 
 struct cJSON;
 
-extern const cli_group_t CLI_SIZING_OPTS; /* --inference-tokens --inference-mfu */
+extern const cmd_group_t CMD_SIZING_OPTS; /* --inference-tokens --inference-mfu */
 
 typedef struct {
     bool on;                 /* --inference-tokens given */
@@ -26,7 +26,7 @@ typedef struct {
 
 /* Read the flags (ERR_INPUT naming the flag) and load the law; s->on false
  * without --inference-tokens. Call before the ladder runs. */
-int plan_sizing_setup(const cli_args_t *a, plan_sizing_t *s, err_t *err);
+int plan_sizing_setup(const cmd_args_t *a, plan_sizing_t *s, err_t *err);
 
 /* Compute the sizing for model m trained on tokens, priced at ladder l's
  * recommended rung (its GPU-hours and price; the alternative's training at

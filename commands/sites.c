@@ -12,32 +12,32 @@
 #include "plan/codec.h"
 #include "plan/islands.h"
 
-static const cli_opt_t sites_opts[] = {
+static const cmd_opt_t sites_opts[] = {
     {"--grad-codec", NULL, "NAME",
      "gradient/parameter codec (sim/catalog/codecs.json): bf16-grads, fp8-grads, int8-grads, "
      "zero++, zero++-qwz, zero++-hpz, zero++-qgz, onebit-adam, onebit-lamb, powersgd-r4, "
      "topk-1pct, or auto (the one the --deepspeed config turns on); priced net: communication "
      "saved, codec time, extra tokens to the same loss",
-     CLI_WORD},
+     CMD_WORD},
     {"--islands", NULL, "NxG",
      "train across N islands (sites) of G GPUs each, e.g. 2x8192 (plan: N, the rung split evenly)",
-     CLI_WORD},
+     CMD_WORD},
     {"--island-link", NULL, "BW,RTT",
-     "the link between islands: bandwidth each way and round trip, e.g. 400Gbps,20ms", CLI_WORD},
+     "the link between islands: bandwidth each way and round trip, e.g. 400Gbps,20ms", CMD_WORD},
     {"--diloco", NULL, "K=V,...",
      "DiLoCo across the islands instead of synchronous DP: H (inner steps), M (replicas), "
      "fragments and overlap (streaming DiLoCo), bits, e.g. H=500,M=2,fragments=4,bits=4",
-     CLI_WORD},
+     CMD_WORD},
 };
-const cli_group_t CLI_SITES_OPTS = {"Gradient codecs and training across sites", sites_opts,
+const cmd_group_t CMD_SITES_OPTS = {"Gradient codecs and training across sites", sites_opts,
                                     sizeof sites_opts / sizeof sites_opts[0]};
 
-int cli_sites_codec(const cli_args_t *a, catalog_t *cat, codec_t *c, err_t *err)
+int cmd_sites_codec(const cmd_args_t *a, catalog_t *cat, codec_t *c, err_t *err)
 {
-    const char *v = cli_get(a, "--grad-codec");
+    const char *v = cmd_get(a, "--grad-codec");
     if (!v || strcmp(v, "auto") != 0)
         return codec_load(cat, v, c, err);
-    const char *ds = cli_has(a, "--deepspeed") ? cli_get(a, "--deepspeed") : NULL;
+    const char *ds = cmd_has(a, "--deepspeed") ? cmd_get(a, "--deepspeed") : NULL;
     if (!ds)
         return err_set(err, ERR_INPUT,
                        "--grad-codec auto: reads the codec from --deepspeed FILE; none given");
@@ -56,16 +56,16 @@ int cli_sites_codec(const cli_args_t *a, catalog_t *cat, codec_t *c, err_t *err)
     return rc ? rc : codec_load(cat, name, c, err);
 }
 
-bool cli_sites_wanted(const cli_args_t *a)
+bool cmd_sites_wanted(const cmd_args_t *a)
 {
-    return cli_has(a, "--grad-codec") || cli_has(a, "--islands") || cli_has(a, "--island-link") ||
-           cli_has(a, "--diloco");
+    return cmd_has(a, "--grad-codec") || cmd_has(a, "--islands") || cmd_has(a, "--island-link") ||
+           cmd_has(a, "--diloco");
 }
 
 /* --islands (plan: N alone) and --island-link into is. */
-static int read_islands(const cli_args_t *a, bool plan, islands_t *is, err_t *err)
+static int read_islands(const cmd_args_t *a, bool plan, islands_t *is, err_t *err)
 {
-    const char *v = cli_get(a, "--islands");
+    const char *v = cmd_get(a, "--islands");
     int rc;
     if (plan && v && !strchr(v, 'x')) {
         long n;
@@ -76,39 +76,39 @@ static int read_islands(const cli_args_t *a, bool plan, islands_t *is, err_t *er
     } else if ((rc = islands_parse(v, is, err))) {
         return rc;
     }
-    if (!cli_get(a, "--island-link"))
+    if (!cmd_get(a, "--island-link"))
         return err_set(err, ERR_INPUT, "--islands: needs --island-link BW,RTT");
-    return islands_parse_link(cli_get(a, "--island-link"), is, err);
+    return islands_parse_link(cmd_get(a, "--island-link"), is, err);
 }
 
-int cli_sites_check(const cli_args_t *a, const char *fw, const layout_t *l, err_t *err)
+int cmd_sites_check(const cmd_args_t *a, const char *fw, const layout_t *l, err_t *err)
 {
     int rc;
-    if (cli_get(a, "--grad-codec")) {
+    if (cmd_get(a, "--grad-codec")) {
         codec_t c;
-        if ((rc = cli_sites_codec(a, NULL, &c, err)))
+        if ((rc = cmd_sites_codec(a, NULL, &c, err)))
             return rc;
         if (fw && !codec_runs_on(&c, fw))
             return codec_check(&c, fw, l ? l : &(layout_t){.zero = c.zero_min}, err);
         if (l && (rc = codec_check(&c, fw, l, err)))
             return rc;
     }
-    if ((cli_has(a, "--diloco") || cli_has(a, "--island-link")) && !cli_has(a, "--islands"))
-        return err_setf(err, ERR_INPUT, NULL, cli_has(a, "--diloco") ? "--diloco" : "--island-link",
+    if ((cmd_has(a, "--diloco") || cmd_has(a, "--island-link")) && !cmd_has(a, "--islands"))
+        return err_setf(err, ERR_INPUT, NULL, cmd_has(a, "--diloco") ? "--diloco" : "--island-link",
                         "needs --islands NxG");
     islands_t is;
     diloco_t d;
-    if (cli_has(a, "--islands") && (rc = read_islands(a, l == NULL, &is, err)))
+    if (cmd_has(a, "--islands") && (rc = read_islands(a, l == NULL, &is, err)))
         return rc;
-    if (cli_get(a, "--diloco") && (rc = diloco_parse(cli_get(a, "--diloco"), &d, err)))
+    if (cmd_get(a, "--diloco") && (rc = diloco_parse(cmd_get(a, "--diloco"), &d, err)))
         return rc;
-    if (!l || !cli_has(a, "--islands"))
+    if (!l || !cmd_has(a, "--islands"))
         return ERR_OK;
     if ((long)is.n * is.gpus_each != l->n_gpus)
         return err_setf(err, ERR_INPUT, NULL, "--islands", "%d x %d GPUs is not the job's %d GPUs",
                         is.n, is.gpus_each, l->n_gpus);
-    int m = cli_get(a, "--diloco") ? (d.replicas > 0 ? d.replicas : is.n) : 1;
-    if (m % is.n != 0 && cli_get(a, "--diloco"))
+    int m = cmd_get(a, "--diloco") ? (d.replicas > 0 ? d.replicas : is.n) : 1;
+    if (m % is.n != 0 && cmd_get(a, "--diloco"))
         return err_setf(err, ERR_INPUT, NULL, "--diloco",
                         "M = %d replicas must be a multiple of the %d islands", m, is.n);
     if (l->dp % m != 0 || l->global_batch % m != 0)
@@ -226,13 +226,13 @@ static int add_json(cJSON *j, const char *key, cJSON *o, err_t *err)
     return ERR_OK;
 }
 
-static int sim_codec(const cli_args_t *a, sim_ctx_t *ctx, const scenario_t *s, cJSON *j,
+static int sim_codec(const cmd_args_t *a, sim_ctx_t *ctx, const scenario_t *s, cJSON *j,
                      err_t *err)
 {
     codec_t c;
     codec_eval_t e;
     int rc;
-    if ((rc = cli_sites_codec(a, s->catalog, &c, err)) ||
+    if ((rc = cmd_sites_codec(a, s->catalog, &c, err)) ||
         (rc = codec_check(&c, s->fw.name, &s->layout, err)) ||
         (rc = codec_evaluate(ctx, &s->input, &c, &e, err)))
         return rc;
@@ -242,7 +242,7 @@ static int sim_codec(const cli_args_t *a, sim_ctx_t *ctx, const scenario_t *s, c
     return ERR_OK;
 }
 
-static int sim_sites(const cli_args_t *a, sim_ctx_t *ctx, const scenario_t *s, cJSON *j,
+static int sim_sites(const cmd_args_t *a, sim_ctx_t *ctx, const scenario_t *s, cJSON *j,
                      err_t *err)
 {
     islands_t is;
@@ -251,13 +251,13 @@ static int sim_sites(const cli_args_t *a, sim_ctx_t *ctx, const scenario_t *s, c
     int rc;
     sim_input_t in = s->input;
     codec_t c;
-    if (cli_get(a, "--grad-codec")) { /* the sites' exchange with the codec's bytes */
-        if ((rc = cli_sites_codec(a, s->catalog, &c, err)))
+    if (cmd_get(a, "--grad-codec")) { /* the sites' exchange with the codec's bytes */
+        if ((rc = cmd_sites_codec(a, s->catalog, &c, err)))
             return rc;
         codec_apply(&c, &in);
     }
     if ((rc = read_islands(a, false, &is, err)) ||
-        (cli_get(a, "--diloco") && (rc = diloco_parse(cli_get(a, "--diloco"), &d, err))) ||
+        (cmd_get(a, "--diloco") && (rc = diloco_parse(cmd_get(a, "--diloco"), &d, err))) ||
         (rc = sites_evaluate(ctx, s->catalog, &in, &is, &d, &e, err)))
         return rc;
     if (j)
@@ -266,21 +266,21 @@ static int sim_sites(const cli_args_t *a, sim_ctx_t *ctx, const scenario_t *s, c
     return ERR_OK;
 }
 
-int cli_sites_sim(const cli_args_t *a, const scenario_t *s, cJSON *j, err_t *err)
+int cmd_sites_sim(const cmd_args_t *a, const scenario_t *s, cJSON *j, err_t *err)
 {
     sim_ctx_t *ctx = sim_ctx_create();
     if (!ctx)
         return err_set(err, ERR_RUNTIME, "out of memory");
     int rc = ERR_OK;
-    if (cli_get(a, "--grad-codec"))
+    if (cmd_get(a, "--grad-codec"))
         rc = sim_codec(a, ctx, s, j, err);
-    if (!rc && cli_get(a, "--islands"))
+    if (!rc && cmd_get(a, "--islands"))
         rc = sim_sites(a, ctx, s, j, err);
     sim_ctx_destroy(ctx);
     return rc;
 }
 
-int cli_sites_catalog(cJSON *json, const cli_args_t *a, err_t *err)
+int cmd_sites_catalog(cJSON *json, const cmd_args_t *a, err_t *err)
 {
     (void)a;
     codec_t *c = NULL;

@@ -47,11 +47,11 @@ static cJSON *codec_row_json(const rung_t *r, const codec_row_t *w)
     return o;
 }
 
-static int codec_ladder(const cli_args_t *a, sim_ctx_t *ctx, const ladder_input_t *in,
+static int codec_ladder(const cmd_args_t *a, sim_ctx_t *ctx, const ladder_input_t *in,
                         const ladder_t *l, cJSON *j, err_t *err)
 {
     codec_t c;
-    int rc = cli_sites_codec(a, NULL, &c, err);
+    int rc = cmd_sites_codec(a, NULL, &c, err);
     if (rc)
         return rc;
     cJSON *arr = j ? cJSON_AddArrayToObject(j, "grad_codec_ladder") : NULL;
@@ -129,12 +129,12 @@ static int sites_rung(sim_ctx_t *ctx, const ladder_input_t *in, const rung_t *r,
     return ERR_OK;
 }
 
-static int sites_ladder(const cli_args_t *a, sim_ctx_t *ctx, const ladder_input_t *in,
+static int sites_ladder(const cmd_args_t *a, sim_ctx_t *ctx, const ladder_input_t *in,
                         const ladder_t *l, cJSON *j, err_t *err)
 {
     islands_t is;
     diloco_t d = {0};
-    const char *v = cli_get(a, "--islands");
+    const char *v = cmd_get(a, "--islands");
     long n = 0;
     int rc;
     if ((rc = units_parse_int(strchr(v, 'x') ? "0" : v, "--islands", 0, 1024, &n, err)))
@@ -142,8 +142,8 @@ static int sites_ladder(const cli_args_t *a, sim_ctx_t *ctx, const ladder_input_
     if (n < 2)
         return err_set(err, ERR_INPUT, "--islands: plan takes the number of islands (e.g. 2)");
     is.n = (int)n;
-    if ((rc = islands_parse_link(cli_get(a, "--island-link"), &is, err)) ||
-        (cli_get(a, "--diloco") && (rc = diloco_parse(cli_get(a, "--diloco"), &d, err))))
+    if ((rc = islands_parse_link(cmd_get(a, "--island-link"), &is, err)) ||
+        (cmd_get(a, "--diloco") && (rc = diloco_parse(cmd_get(a, "--diloco"), &d, err))))
         return rc;
     cJSON *arr = j ? cJSON_AddArrayToObject(j, "sites_ladder") : NULL;
     if (j && !arr)
@@ -181,16 +181,16 @@ static int sites_ladder(const cli_args_t *a, sim_ctx_t *ctx, const ladder_input_
     return rc;
 }
 
-int cli_sites_plan(const cli_args_t *a, const ladder_input_t *in, const ladder_t *l, cJSON *j,
+int cmd_sites_plan(const cmd_args_t *a, const ladder_input_t *in, const ladder_t *l, cJSON *j,
                    err_t *err)
 {
     sim_ctx_t *ctx = sim_ctx_create();
     if (!ctx)
         return err_set(err, ERR_RUNTIME, "out of memory");
     int rc = ERR_OK;
-    if (cli_get(a, "--grad-codec"))
+    if (cmd_get(a, "--grad-codec"))
         rc = codec_ladder(a, ctx, in, l, j, err);
-    if (!rc && cli_get(a, "--islands"))
+    if (!rc && cmd_get(a, "--islands"))
         rc = sites_ladder(a, ctx, in, l, j, err);
     sim_ctx_destroy(ctx);
     return rc;

@@ -208,7 +208,7 @@ static cJSON *failures_json(const fv_row_t *rows, int n)
     return o;
 }
 
-int cli_validate_failures(const cli_args_t *a, const char *files, err_t *err)
+int cmd_validate_failures(const cmd_args_t *a, const char *files, err_t *err)
 {
     /* a copy to cut at the commas (a fixed buffer would cut a long list) */
     char *buf = strdup(files);
@@ -232,16 +232,16 @@ int cli_validate_failures(const cli_args_t *a, const char *files, err_t *err)
     free(buf);
     if (rc)
         return rc;
-    if (!cli_machine_output(a) && print_text(rows, n))
+    if (!cmd_machine_output(a) && print_text(rows, n))
         rc = err_set(err, ERR_RUNTIME, "cannot write to standard output");
-    if (!rc && cli_wants_result(a)) {
+    if (!rc && cmd_wants_result(a)) {
         cJSON *j = failures_json(rows, n);
         if (!j)
             rc = err_set(err, ERR_RUNTIME, "out of memory building JSON");
         else {
-            if (!cli_machine_output(a))
+            if (!cmd_machine_output(a))
                 putchar('\n');
-            rc = cli_output_result(a, "scaleplan validate", j, "rows", err);
+            rc = cmd_output_result(a, "scaleplan validate", j, "rows", err);
         }
         cJSON_Delete(j);
     }

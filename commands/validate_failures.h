@@ -10,15 +10,15 @@
 #include "common/error.h"
 
 /* The option row cmd_validate.c lists. */
-#define CLI_FAILURES_OPT                                                                       \
+#define CMD_FAILURES_OPT                                                                       \
     {                                                                                          \
         "--failures", NULL, "FILE[,FILE]",                                                     \
             "replay published failure records (the columns of shared/validation/failures.csv: " \
             "counts, MTTFs, failures per 1000 node-days, goodputs)",                            \
-            CLI_WORD                                                                           \
+            CMD_WORD                                                                           \
     }
 
 /* Run it for the comma-separated tables in files. */
-int cli_validate_failures(const cli_args_t *a, const char *files, err_t *err);
+int cmd_validate_failures(const cmd_args_t *a, const char *files, err_t *err);
 
 #endif

@@ -22,19 +22,19 @@
 static void test_help_and_version(void)
 {
     char *out = NULL;
-    cli_expect("--help", 0, &out, NULL);
+    cmd_expect("--help", 0, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "catalog"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "model"));
     free(out);
-    cli_expect("--version", 0, &out, NULL);
+    cmd_expect("--version", 0, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "scaleplan "));
     free(out);
-    cli_expect("model --help", 0, &out, NULL);
+    cmd_expect("model --help", 0, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "--tensor-model-parallel-size"));
     free(out);
     char *err = NULL;
-    cli_expect("", 2, NULL, NULL);
-    cli_expect("modle", 2, NULL, &err);
+    cmd_expect("", 2, NULL, NULL);
+    cmd_expect("modle", 2, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "did you mean 'model'"));
     CU_ASSERT_EQUAL(count_lines(err), 1);
     free(err);
@@ -42,7 +42,7 @@ static void test_help_and_version(void)
 
 static void test_model_json_contract(void)
 {
-    cJSON *j = cli_expect_json("model --model llama3-70b --tp 8 --pp 4 --gpus 256 --global-batch 512 "
+    cJSON *j = cmd_expect_json("model --model llama3-70b --tp 8 --pp 4 --gpus 256 --global-batch 512 "
                                "--gpu h100-sxm --json",
                                0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
@@ -73,10 +73,10 @@ static void test_model_json_contract(void)
 static void test_megatron_aliases(void)
 {
     char *a = NULL, *b = NULL;
-    cli_expect("model --model gpt3-175b --tp 8 --pp 8 --gpus 64 --micro-batch 1 --global-batch 64 "
+    cmd_expect("model --model gpt3-175b --tp 8 --pp 8 --gpus 64 --micro-batch 1 --global-batch 64 "
                "--sequence-parallel --recompute selective --json",
                0, &a, NULL);
-    cli_expect("model --model gpt3-175b --tensor-model-parallel-size 8 "
+    cmd_expect("model --model gpt3-175b --tensor-model-parallel-size 8 "
                "--pipeline-model-parallel-size 8 --gpus 64 --micro-batch-size 1 "
                "--global-batch-size 64 --sequence-parallel --recompute-granularity selective --json",
                0, &b, NULL);
@@ -86,7 +86,7 @@ static void test_megatron_aliases(void)
     free(a);
     free(b);
     /* layers per virtual stage -> vpp: 96 layers / (PP 8 x 4) = 3 chunks */
-    cJSON *j = cli_expect_json("model --model gpt3-175b --tp 8 --pp 8 --gpus 64 --global-batch 64 "
+    cJSON *j = cmd_expect_json("model --model gpt3-175b --tp 8 --pp 8 --gpus 64 --global-batch 64 "
                                "--num-layers-per-virtual-pipeline-stage 4 --json",
                                0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
@@ -98,7 +98,7 @@ static void test_megatron_aliases(void)
     char args[512];
     snprintf(args, sizeof args, "model --model llama3-8b --gpus 64 --seq-len 4096 --deepspeed %s --json",
              fixture("configs/ds_config.json"));
-    j = cli_expect_json(args, 0);
+    j = cmd_expect_json(args, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     layout = cJSON_GetObjectItem(j, "layout");
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(layout, "zero")->valueint, 2);
@@ -109,7 +109,7 @@ static void test_megatron_aliases(void)
 static void test_model_text(void)
 {
     char *out = NULL;
-    cli_expect("model llama3-8b --gpu H100", 0, &out, NULL);
+    cmd_expect("model llama3-8b --gpu H100", 0, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "Llama 3 8B"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "8.03B"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "activations"));
@@ -176,7 +176,7 @@ static void test_bad_inputs_exit_2(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *err = NULL;
-        cli_expect(cases[i].args, 2, NULL, &err);
+        cmd_expect(cases[i].args, 2, NULL, &err);
         int ok = err && strstr(err, cases[i].needle) && count_lines(err) == 1;
         if (!ok)
             fprintf(stderr, "\n$ scaleplan %s\nstderr: %s(wanted one line with '%s')\n",
@@ -189,13 +189,13 @@ static void test_bad_inputs_exit_2(void)
 static void test_catalog_lists(void)
 {
     char *out = NULL;
-    cli_expect("catalog", 0, &out, NULL);
+    cmd_expect("catalog", 0, &out, NULL);
     const char *must[] = {"llama3-405b", "gpt3-175b", "h100-sxm", "mi300x", "ib-ndr",
                           "dgx-h100", "io.net", "llama3-405b", "nccl_hang", "Default"};
     for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
         CU_ASSERT_PTR_NOT_NULL(strstr(out, must[i]));
     free(out);
-    cJSON *j = cli_expect_json("catalog gpus --json", 0);
+    cJSON *j = cmd_expect_json("catalog gpus --json", 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     /* every GPU a team plans on (issue 13), each with its source */
     const cJSON *gpus = cJSON_GetObjectItem(j, "gpus");
@@ -231,7 +231,7 @@ static void test_sim_json_and_trace(void)
              "--global-batch 64 --sequence-parallel --recompute selective --json "
              "--trace %s/trace.json",
              dir);
-    cJSON *j = cli_expect_json(args, 0);
+    cJSON *j = cmd_expect_json(args, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     const char *keys[] = {"step_time_s", "tokens_per_s", "model_tflops_per_gpu",
                           "hardware_tflops_per_gpu", "mfu", "hfu", "breakdown_s",
@@ -294,7 +294,7 @@ static void test_sim_rank(void)
                          "--seq-len 8192 --framework megatron-core --rank --json";
     char args[1024];
     snprintf(args, sizeof args, "%s --tp 8 --sequence-parallel --micro-batch 1", common);
-    cJSON *j = cli_expect_json(args, 0);
+    cJSON *j = cmd_expect_json(args, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     cJSON *rk = cJSON_GetObjectItem(j, "rank");
     CU_ASSERT_PTR_NOT_NULL_FATAL(rk);
@@ -327,7 +327,7 @@ static void test_sim_rank(void)
         snprintf(best_args + strlen(best_args), sizeof best_args - strlen(best_args), " --vpp %d",
                  vpp);
     cJSON_Delete(j);
-    j = cli_expect_json(best_args, 0);
+    j = cmd_expect_json(best_args, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     rk = cJSON_GetObjectItem(j, "rank");
     CU_ASSERT_PTR_NOT_NULL_FATAL(rk);
@@ -335,7 +335,7 @@ static void test_sim_rank(void)
     CHECK_REL(cJSON_GetObjectItem(rk, "step_time_s")->valuedouble, best, 1e-9);
     cJSON_Delete(j);
     /* a layout that does not fit has no rank; the best that fits is said */
-    j = cli_expect_json("sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --global-batch 64 "
+    j = cmd_expect_json("sim --model llama3-70b --gpu h100-sxm --gpus 64 --tp 8 --global-batch 64 "
                         "--framework megatron-core --rank --json --allow-oom",
                         0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
@@ -390,7 +390,7 @@ static void test_fit_sustained_cli(void)
     char *args = str_printf("validate --published %s --fit-sustained --write-profiles %s --json",
                             csv, fit);
     char *o = NULL;
-    cli_expect(args, 0, &o, NULL);
+    cmd_expect(args, 0, &o, NULL);
     free(args);
     cJSON *j = cJSON_Parse(o ? o : "");
     free(o);
@@ -412,12 +412,12 @@ static void test_fit_sustained_cli(void)
     args = str_printf("sim --model llama3-8b --gpu h100-sxm --gpus 8 --tp 2 --distributed-optimizer "
                       "--profile %s --json",
                       path);
-    cli_expect(args, 0, NULL, NULL);
+    cmd_expect(args, 0, NULL, NULL);
     free(args);
     free(path);
     free(fit);
     /* the flag needs the fit */
-    cli_expect("validate --write-profiles /tmp", 2, NULL, NULL);
+    cmd_expect("validate --write-profiles /tmp", 2, NULL, NULL);
     remove_tree(dir);
 }
 
@@ -449,7 +449,7 @@ static void test_sim_errors_and_fit(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *err = NULL;
-        cli_expect(cases[i].args, 2, NULL, &err);
+        cmd_expect(cases[i].args, 2, NULL, &err);
         int ok = err && strstr(err, cases[i].needle) && count_lines(err) == 1;
         if (!ok)
             fprintf(stderr, "\n$ scaleplan %s\nstderr: %s\n", cases[i].args, err ? err : "");
@@ -458,11 +458,11 @@ static void test_sim_errors_and_fit(void)
     }
     /* an empty last stage (only the loss and the MTP module), Megatron-Bridge's
      * DeepSeek-V3 split "Et|(tt|)*30mL", is a layout sim accepts */
-    cli_expect("sim --model deepseek-v3 --gpu h100-sxm --gpus 1024 --tp 2 --pp 8 --vpp 4 --ep 64 "
+    cmd_expect("sim --model deepseek-v3 --gpu h100-sxm --gpus 1024 --tp 2 --pp 8 --vpp 4 --ep 64 "
                "--first-stage-layers 1 --last-stage-layers 0 --global-batch 8192 --seq-len 4096 "
                "--sequence-parallel --distributed-optimizer --allow-oom",
                0, NULL, NULL);
-    cJSON *j = cli_expect_json(
+    cJSON *j = cmd_expect_json(
         "sim --model llama3-70b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --json", 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     CU_ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(j, "fits")));
@@ -475,7 +475,7 @@ static void test_sim_errors_and_fit(void)
 static void test_reliability_and_budget(void)
 {
     char *out = NULL, *err = NULL;
-    cJSON *j = cli_expect_json("reliability --ladder --json", 0);
+    cJSON *j = cmd_expect_json("reliability --ladder --json", 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     cJSON *ladder = cJSON_GetObjectItem(j, "ladder");
     CU_ASSERT_EQUAL(cJSON_GetArraySize(ladder), 4);
@@ -488,7 +488,7 @@ static void test_reliability_and_budget(void)
         prev = w;
     }
     cJSON_Delete(j);
-    j = cli_expect_json("reliability --gpu h100-sxm --gpus 1024 --days 30 --checkpoint-size 840GB "
+    j = cmd_expect_json("reliability --gpu h100-sxm --gpus 1024 --days 30 --checkpoint-size 840GB "
                         "--trials 200 --json",
                         0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
@@ -501,11 +501,11 @@ static void test_reliability_and_budget(void)
     CU_ASSERT_TRUE(g > 0.5 && g < 1);
     cJSON_Delete(j);
     /* the planning guide's claim: 70B on 2T tokens on 256 H100s in 14 days */
-    cli_expect("budget --model llama3-70b --tokens 2T --gpus 256 --gpu h100-sxm --days 14 --trials 100",
+    cmd_expect("budget --model llama3-70b --tokens 2T --gpus 256 --gpu h100-sxm --days 14 --trials 100",
                0, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "not possible"));
     free(out);
-    j = cli_expect_json(
+    j = cmd_expect_json(
         "budget --model llama3-70b --tokens 2T --gpus 256 --gpu h100-sxm --days 14 --trials 100 "
         "--json --compare",
         0);
@@ -535,7 +535,7 @@ static void test_reliability_and_budget(void)
          "spares, elastic or wait"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        cli_expect(bad[i].args, 2, NULL, &err);
+        cmd_expect(bad[i].args, 2, NULL, &err);
         int ok = err && strstr(err, bad[i].needle) && count_lines(err) == 1;
         if (!ok)
             fprintf(stderr, "\n$ scaleplan %s\nstderr: %s\n", bad[i].args, err ? err : "");
@@ -557,7 +557,7 @@ static double plan_best_step(const char *extra, const char *fw)
              "plan --model llama3-70b --gpu h100-sxm --min-gpus 256 --max-gpus 256 --trials 30 "
              "--framework %s --json %s",
              fw, extra);
-    cJSON *j = cli_expect_json(args, 0);
+    cJSON *j = cmd_expect_json(args, 0);
     cJSON *st = j ? cJSON_GetObjectItem(cJSON_GetObjectItem(j, "best"), "step_time_s") : NULL;
     double v = st ? st->valuedouble : 0;
     cJSON_Delete(j);
@@ -576,7 +576,7 @@ static void test_plan_switches(void)
      * with the same switches, the same step as plan */
     const char *budget = "budget --model llama3-70b --gpu h100-sxm --gpus 256 --tokens 100B "
                          "--framework megatron-core --json --tp-comm-overlap";
-    cJSON *j = cli_expect_json(budget, 0);
+    cJSON *j = cmd_expect_json(budget, 0);
     cJSON *st = j ? cJSON_GetObjectItem(j, "step_time_s") : NULL;
     CU_ASSERT_PTR_NOT_NULL(st);
     if (st)
@@ -606,7 +606,7 @@ static void test_plan_cli(void)
              "--trials 100 --what-if fabric=ib-hdr,price=4.10,gpu=h200 --report %s/r --json",
              dir);
     char *out = NULL;
-    cJSON *j = cli_expect_json(args, 0);
+    cJSON *j = cmd_expect_json(args, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
     cJSON *ladder = cJSON_GetObjectItem(j, "ladder");
     CU_ASSERT_EQUAL(cJSON_GetArraySize(ladder), 4);
@@ -647,7 +647,7 @@ static void test_plan_cli(void)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *err = NULL;
-        cli_expect(bad[i].args, 2, NULL, &err);
+        cmd_expect(bad[i].args, 2, NULL, &err);
         int ok = err && strstr(err, bad[i].needle) && count_lines(err) == 1;
         if (!ok)
             fprintf(stderr, "\n$ scaleplan %s\nstderr: %s\n", bad[i].args, err ? err : "");
@@ -655,7 +655,7 @@ static void test_plan_cli(void)
         free(err);
     }
     /* no --tokens: 20 per parameter, said */
-    cli_expect("plan --model llama3-8b --gpu h100-sxm --min-gpus 8 --max-gpus 8 --framework "
+    cmd_expect("plan --model llama3-8b --gpu h100-sxm --min-gpus 8 --max-gpus 8 --framework "
                "megatron-core",
                0, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "20 per parameter assumed"));
@@ -663,14 +663,14 @@ static void test_plan_cli(void)
     free(out);
     out = NULL;
     /* impossible, but well-formed: the nearest plan printed, exit 1 */
-    cli_expect("plan --model llama3-405b --tokens 15T --gpu h100-sxm --max-gpus 16", 1, &out, NULL);
+    cmd_expect("plan --model llama3-405b --tokens 15T --gpu h100-sxm --max-gpus 16", 1, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "No GPU count"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "raise --max-gpus"));
     free(out);
     out = NULL;
     /* a framework that keeps the whole model on every GPU: more GPUs do
      * not help, and the recommendation does not say they would */
-    cli_expect("plan --model llama3-70b --tokens 1T --gpu h100-sxm --min-gpus 64 --max-gpus 64 "
+    cmd_expect("plan --model llama3-70b --tokens 1T --gpu h100-sxm --min-gpus 64 --max-gpus 64 "
                "--framework pytorch-ddp",
                1, &out, NULL);
     squash(out); /* the recommendation is wrapped for a terminal */
@@ -720,7 +720,7 @@ static void test_flags_checked(void)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *err = NULL;
-        cli_expect(bad[i].args, 2, NULL, &err);
+        cmd_expect(bad[i].args, 2, NULL, &err);
         int ok = err && strstr(err, bad[i].needle) && count_lines(err) == 1;
         if (!ok)
             fprintf(stderr, "\n$ scaleplan %s\nstderr: %s\n", bad[i].args, err ? err : "");
@@ -729,14 +729,14 @@ static void test_flags_checked(void)
     }
     /* what stays accepted: one bare model name, k suffixes, catalog sections */
     char *out = NULL;
-    cli_expect("model llama3-8b --json", 0, &out, NULL);
+    cmd_expect("model llama3-8b --json", 0, &out, NULL);
     CU_ASSERT_TRUE(out && strstr(out, "\"params\""));
     free(out);
-    cJSON *j = cli_expect_json(
+    cJSON *j = cmd_expect_json(
         "sim --model llama3-8b --gpu h100-sxm --gpus 1k --tp 8 --global-batch 1k --json", 0);
     CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "layout"), "dp")->valueint, 128);
     cJSON_Delete(j);
-    cli_expect("catalog gpus fabrics", 0, NULL, NULL);
+    cmd_expect("catalog gpus fabrics", 0, NULL, NULL);
 }
 
 /* Issue 17 rows 2 and 3 end to end: a run that cannot progress is refused
@@ -745,7 +745,7 @@ static void test_flags_checked(void)
 static void test_reliability_limits(void)
 {
     char *out = NULL, *err = NULL;
-    cli_expect("reliability --gpu h100-sxm --gpus 1024 --tokens 1T --step-time 5 "
+    cmd_expect("reliability --gpu h100-sxm --gpus 1024 --tokens 1T --step-time 5 "
                "--checkpoint-every 1e-12 --checkpoint-size 1TB --trials 1 --json",
                2, &out, &err);
     CU_ASSERT_TRUE(out && out[0] == '\0');
@@ -754,14 +754,14 @@ static void test_reliability_limits(void)
     free(err);
     /* RSC-1's rates: no planned maintenance, whose announced saves would
      * let even a run without periodic checkpoints creep forward */
-    cli_expect("reliability --gpu h100-sxm --gpus 1024 --tokens 100T --step-time 5 "
+    cmd_expect("reliability --gpu h100-sxm --gpus 1024 --tokens 100T --step-time 5 "
                "--checkpoint-every 1e308 --checkpoint-size 1TB --trials 100 --failure-rates meta-rsc1 "
                "--json",
                2, &out, &err);
     CU_ASSERT_TRUE(err && strstr(err, "never finishes") && count_lines(err) == 1);
     free(out);
     free(err);
-    cJSON *j = cli_expect_json("reliability --gpu h100-sxm --gpus 1024 --tokens 1T --step-time 5 "
+    cJSON *j = cmd_expect_json("reliability --gpu h100-sxm --gpus 1024 --tokens 1T --step-time 5 "
                                "--checkpoint-every 1e308 --checkpoint-size 1TB --trials 100 --json",
                                0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(j);
@@ -775,7 +775,7 @@ static void test_reliability_limits(void)
 /* Issue 17 row 7: a huge global batch is bounded: the planner skips the
  * layouts whose step would need more than the simulator's limit, in
  * bounded memory and time, and the flag has a ceiling (131,072 sequences
- * of 8,192 tokens is CLI_MAX_BATCH_TOKENS itself). */
+ * of 8,192 tokens is CMD_MAX_BATCH_TOKENS itself). */
 static void test_huge_global_batch(void)
 {
     char *out = NULL, *err = NULL;
@@ -794,12 +794,12 @@ static void test_huge_global_batch(void)
     cJSON_Delete(j);
     free(out);
     free(err);
-    cli_expect("plan --model llama3-8b --tokens 1T --gpu h100-sxm --global-batch 1e9", 2, NULL, &err);
+    cmd_expect("plan --model llama3-8b --tokens 1T --gpu h100-sxm --global-batch 1e9", 2, NULL, &err);
     CU_ASSERT_TRUE(err && strstr(err, "--global-batch") && count_lines(err) == 1);
     free(err);
     /* (100,000 sequences: under the batch's token ceiling, over the
      * simulator's micro-batch limit) */
-    cli_expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --pp 8 --global-batch 100000", 2, NULL,
+    cmd_expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --pp 8 --global-batch 100000", 2, NULL,
                &err);
     CU_ASSERT_TRUE(err && strstr(err, "simulator's limit") && count_lines(err) == 1);
     free(err);
@@ -811,7 +811,7 @@ static void test_huge_global_batch(void)
 static void test_unmet_requests_exit_1(void)
 {
     char *out = NULL, *err = NULL;
-    cli_expect("plan --model llama3-8b --tokens 1T --gpu h100-sxm --min-gpus 8 --max-gpus 16 "
+    cmd_expect("plan --model llama3-8b --tokens 1T --gpu h100-sxm --min-gpus 8 --max-gpus 16 "
                "--deadline 1d --budget 1000 --trials 20",
                1, &out, &err);
     const char *lead = out ? strstr(out, "No plan meets the 1.0-day deadline") : NULL;
@@ -821,7 +821,7 @@ static void test_unmet_requests_exit_1(void)
     CU_ASSERT_TRUE(err && strstr(err, "--deadline and --budget") && count_lines(err) == 1);
     free(out);
     free(err);
-    cli_expect("sim --model llama3-405b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --json", 1,
+    cmd_expect("sim --model llama3-405b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --json", 1,
                &out, &err);
     cJSON *j = cJSON_Parse(out ? out : "");
     CU_ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(j, "fits")));
@@ -829,7 +829,7 @@ static void test_unmet_requests_exit_1(void)
     CU_ASSERT_TRUE(err && strstr(err, "does not fit") && count_lines(err) == 1);
     free(out);
     free(err);
-    cli_expect("sim --model llama3-405b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --allow-oom",
+    cmd_expect("sim --model llama3-405b --gpu h100-sxm --gpus 8 --tp 8 --global-batch 8 --allow-oom",
                0, NULL, NULL);
 }
 

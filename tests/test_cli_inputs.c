@@ -26,7 +26,7 @@ static void test_framework_inputs(void)
     char *out = NULL;
     /* plan --emit nemo's overrides read back as the same layout, under the
      * Bridge preset (said) */
-    cli_expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --bridge-overrides "
+    cmd_expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --bridge-overrides "
                "tests/fixtures/launch/llama3_70b_256.bridge.txt",
                0, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP4 PP1 DP64 mb1 gb512 SP FSDP (bf16, 1F1B schedule, 8 micro-batches"));
@@ -45,7 +45,7 @@ static void test_framework_inputs(void)
         char *body = slurp(fixture("launch/llama3_70b_256.bridge.txt"));
         CU_ASSERT_PTR_NOT_NULL_FATAL(body);
         char *pinned = NULL;
-        cli_expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --framework nemo-25.04 "
+        cmd_expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --framework nemo-25.04 "
                    "--bridge-overrides tests/fixtures/launch/llama3_70b_256.bridge.txt",
                    0, &pinned, NULL);
         const char *st = pinned ? strstr(pinned, "step time ") : NULL;
@@ -62,7 +62,7 @@ static void test_framework_inputs(void)
             snprintf(cmd, sizeof cmd,
                      "sim --model llama3-70b --gpu h100-sxm --gpus 256 --bridge-overrides %s",
                      path);
-            cli_expect(cmd, 0, &out, NULL);
+            cmd_expect(cmd, 0, &out, NULL);
             CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", want[k]));
             if (k == 0) {
                 char mine[32] = "";
@@ -79,14 +79,14 @@ static void test_framework_inputs(void)
         remove_tree(dir);
     }
     char *err = NULL;
-    cli_expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --bridge-overrides "
+    cmd_expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --bridge-overrides "
                "tests/fixtures/launch/bad.bridge.txt",
                2, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "model.tensor_model_parallel_size"));
     CU_ASSERT_EQUAL(count_lines(err ? err : ""), 1);
     free(err);
     err = NULL;
-    cli_expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --bridge-overrides "
+    cmd_expect("sim --model llama3-70b --gpu h100-sxm --gpus 256 --bridge-overrides "
                "tests/fixtures/launch/llama3_70b_256.bridge.txt --torchtitan "
                "tests/fixtures/torchtitan/llama3_70b.toml",
                2, NULL, &err);
@@ -103,7 +103,7 @@ static void test_launch_command_inputs(void)
     /* a whole Bridge launch command: the recipe's name gives the model, the
      * GPUs and the precision (said), the overrides the layout, the rest of
      * the command is left out with notes */
-    cli_expect("sim --bridge-overrides tests/fixtures/launch/llama31_405b_command.bridge.txt", 0, &out,
+    cmd_expect("sim --bridge-overrides tests/fixtures/launch/llama31_405b_command.bridge.txt", 0, &out,
                NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "Llama 3.1 405B on 1024 x h100-sxm"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP8 CP2 PP8 VPP8 DP8 mb1 gb512"));
@@ -114,7 +114,7 @@ static void test_launch_command_inputs(void)
     out = NULL;
     /* Bridge's performance launcher (setup_experiment.py -mr ... -ng ... -tp ...)
      * reads the same: 26.04's 405B H100 run */
-    cli_expect("sim --bridge-overrides tests/fixtures/launch/llama31_405b_perf.bridge.txt", 0, &out,
+    cmd_expect("sim --bridge-overrides tests/fixtures/launch/llama31_405b_perf.bridge.txt", 0, &out,
                NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "Llama 3.1 405B on 1024 x h100-sxm"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP8 CP2 PP8 VPP8 DP8 mb1 gb1536"));
@@ -122,7 +122,7 @@ static void test_launch_command_inputs(void)
     free(out);
     out = NULL;
     /* torchtitan of December 2024 had no gradient accumulation */
-    cli_expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --framework torchtitan-2024-12 "
+    cmd_expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --framework torchtitan-2024-12 "
                "--global-batch 64 --micro-batch 1",
                2, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "no gradient accumulation"));
@@ -130,21 +130,21 @@ static void test_launch_command_inputs(void)
     free(err);
     err = NULL;
     /* its architecture overrides must be the model's */
-    cli_expect("sim --model llama3-8b --bridge-overrides tests/fixtures/launch/bad_arch.bridge.txt "
+    cmd_expect("sim --model llama3-8b --bridge-overrides tests/fixtures/launch/bad_arch.bridge.txt "
                "--gpu h100-sxm --gpus 8",
                2, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "model.num_layers=40"));
     CU_ASSERT_EQUAL(count_lines(err ? err : ""), 1);
     free(err);
     err = NULL;
-    cli_expect("sim --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt --gpu h100-sxm",
+    cmd_expect("sim --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt --gpu h100-sxm",
                0, &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "TP4 PP8 VPP5 DP2"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "read from the inputs"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "ignored --lr: no effect on speed or memory"));
     free(out);
     out = NULL;
-    cJSON *j = cli_expect_json(
+    cJSON *j = cmd_expect_json(
         "sim --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt --gpu h100-sxm "
         "--gpus 128 --json",
         0);
@@ -156,7 +156,7 @@ static void test_launch_command_inputs(void)
                            "ignored");
     cJSON_Delete(j);
     out = NULL;
-    j = cli_expect_json(
+    j = cmd_expect_json(
         "sim --megatron-args \"--num-layers 4 --hidden-size 256 --num-attention-heads 4 "
         "--max-position-embeddings 1024 --seq-length 1024 --vocab-size 5000 "
         "--tokenizer-type NullTokenizer --bf16 --tensor-model-parallel-size 2\" "
@@ -176,7 +176,7 @@ static void test_config_file_inputs(void)
     char *out = NULL, *err = NULL;
     cJSON *j;
     /* A torchtitan job config: the model from its flavor, FSDP over --gpus. */
-    cli_expect("sim --torchtitan tests/fixtures/torchtitan/llama3_70b.toml --gpu h100-sxm --gpus 64 "
+    cmd_expect("sim --torchtitan tests/fixtures/torchtitan/llama3_70b.toml --gpu h100-sxm --gpus 64 "
                "--json",
                0, &out, NULL);
     j = cJSON_Parse(out ? out : "");
@@ -192,7 +192,7 @@ static void test_config_file_inputs(void)
     out = NULL;
     /* A ZeRO-2 DeepSpeed config runs as DeepSpeed (the default Megatron-Core
      * preset has no ZeRO-2), its optimizer offload honoured. */
-    cli_expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --seq-len 4096 "
+    cmd_expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --seq-len 4096 "
                "--deepspeed tests/fixtures/deepspeed/zero2_offload.json --json",
                0, &out, NULL);
     j = cJSON_Parse(out ? out : "");
@@ -205,7 +205,7 @@ static void test_config_file_inputs(void)
     out = NULL;
     /* A Trainer-style DeepSpeed config with "auto": resolved, offload honoured,
      * said in the notes. */
-    cli_expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --micro-batch 2 --recompute full "
+    cmd_expect("sim --model llama3-8b --gpu h100-sxm --gpus 8 --micro-batch 2 --recompute full "
                "--seq-len 4096 --deepspeed tests/fixtures/deepspeed/zero3_auto.json --json",
                0, &out, NULL);
     j = cJSON_Parse(out ? out : "");
@@ -219,18 +219,18 @@ static void test_config_file_inputs(void)
     free(out);
     out = NULL;
     err = NULL;
-    cli_expect("sim --model llama3-8b --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt "
+    cmd_expect("sim --model llama3-8b --megatron-args-file tests/fixtures/megatron/llama3_70b_args.txt "
                "--gpu h100-sxm",
                2, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "give one or the other"));
     free(err);
     err = NULL;
-    cli_expect("sim --torchtitan tests/fixtures/torchtitan/llama3_70b.toml --gpu h100-sxm", 2, NULL,
+    cmd_expect("sim --torchtitan tests/fixtures/torchtitan/llama3_70b.toml --gpu h100-sxm", 2, NULL,
                &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "give --gpus"));
     free(err);
     err = NULL;
-    cli_expect("sim --megatron-args \"--num-layer 4\" --model llama3-8b --gpu h100-sxm --gpus 8", 2,
+    cmd_expect("sim --megatron-args \"--num-layer 4\" --model llama3-8b --gpu h100-sxm --gpus 8", 2,
                NULL, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "did you mean --num-layers"));
     free(err);
@@ -242,7 +242,7 @@ static void test_config_file_inputs(void)
 static void test_offload_cli(void)
 {
     char *out = NULL;
-    cJSON *j = cli_expect_json(
+    cJSON *j = cmd_expect_json(
         "sim --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer,params "
         "--recompute full --json",
         0);
@@ -260,7 +260,7 @@ static void test_offload_cli(void)
     out = NULL;
     /* The issue's command as given: offload runs checkpoint activations
      * unless a recompute mode is named (said as an assumption); it fits */
-    cli_expect("sim --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer,params", 0,
+    cmd_expect("sim --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer,params", 0,
                &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "rc=full"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "assumed --recompute: full with --offload"));
@@ -271,7 +271,7 @@ static void test_offload_cli(void)
     /* At seq 8192 with every activation kept (about 174 GiB) it does not
      * fit: exit 1, the advice names full recompute first. */
     char *err = NULL;
-    cli_expect("sim --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer,params "
+    cmd_expect("sim --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer,params "
                "--recompute none",
                1, &out, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "offload: "));
@@ -279,12 +279,12 @@ static void test_offload_cli(void)
     free(out);
     free(err);
     out = NULL;
-    cli_expect("model --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer", 0,
+    cmd_expect("model --model llama3-70b --gpus 8 --gpu h100-sxm --zero 3 --offload optimizer", 0,
                &out, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(out ? out : "", "host (offload)"));
     free(out);
     err = NULL;
-    cli_expect("sim --model llama3-8b --gpus 8 --gpu h100-sxm --offload params", 2, NULL, &err);
+    cmd_expect("sim --model llama3-8b --gpus 8 --gpu h100-sxm --offload params", 2, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL(strstr(err ? err : "", "--zero 3"));
     free(err);
 }
@@ -369,6 +369,6 @@ static void test_outputs_written_atomically(void)
     remove_tree(dir);
 }
 
-TEST_SUITE(suite_cli_inputs, "cli_inputs", TEST(test_framework_inputs), TEST(test_launch_command_inputs),
+TEST_SUITE(suite_cli_inputs, "cmd_inputs", TEST(test_framework_inputs), TEST(test_launch_command_inputs),
            TEST(test_config_file_inputs),
            TEST(test_offload_cli), TEST(test_outputs_written_atomically));

@@ -174,7 +174,7 @@ static bool add_asked_flag(const char *err, const char *fix, char *args, size_t 
  * Counts the refusals seen and those that named what was missing; *fixed
  * is 1 when the row needed asked-for flags and adding them ended right,
  * 0 when it needed some and did not, -1 when it needed none. */
-static bool cli_right(char **f, int *refusals, int *named, int *fixed)
+static bool cmd_right(char **f, int *refusals, int *named, int *fixed)
 {
     char args[1024];
     snprintf(args, sizeof args, "validate --log tests/fixtures/real/logs/%s %s", f[0], f[8]);
@@ -232,7 +232,7 @@ static void tally_rows(real_tally_t *t, int *refusals, int *named)
             continue;
         }
         int fixed;
-        bool reader = read_right(f), cli = cli_right(f, refusals, named, &fixed);
+        bool reader = read_right(f), cli = cmd_right(f, refusals, named, &fixed);
         t->right += reader && cli;
         t->refused += reader && cli && strcmp(f[2], "-") == 0;
         t->fixes_tried += fixed >= 0;

@@ -88,7 +88,7 @@ int run_cli(const char *args, char **out, char **errout)
     return run_prefixed("", args, out, errout);
 }
 
-int cli_expect(const char *args, int rc_expected, char **out, char **err)
+int cmd_expect(const char *args, int rc_expected, char **out, char **err)
 {
     char *o = NULL, *e = NULL;
     int rc = run_cli(args, &o, &e);
@@ -107,10 +107,10 @@ int cli_expect(const char *args, int rc_expected, char **out, char **err)
     return rc;
 }
 
-cJSON *cli_expect_json(const char *args, int rc_expected)
+cJSON *cmd_expect_json(const char *args, int rc_expected)
 {
     char *out = NULL;
-    cli_expect(args, rc_expected, &out, NULL);
+    cmd_expect(args, rc_expected, &out, NULL);
     cJSON *j = cJSON_Parse(out ? out : "");
     free(out);
     return j;

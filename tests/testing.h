@@ -65,11 +65,11 @@ int run_cli_limited(int limit_s, const char *args, char **out, char **errout);
 /* run_cli, checking (CUnit) that it exits rc_expected; on a mismatch the
  * command, both statuses and what came out are printed. out and err as
  * run_cli's (NULL skips capture). Returns the exit status. */
-int cli_expect(const char *args, int rc_expected, char **out, char **err);
+int cmd_expect(const char *args, int rc_expected, char **out, char **err);
 
-/* cli_expect, then the standard output parsed as JSON (heap, caller frees
+/* cmd_expect, then the standard output parsed as JSON (heap, caller frees
  * with cJSON_Delete; NULL when it is not JSON). */
-struct cJSON *cli_expect_json(const char *args, int rc_expected);
+struct cJSON *cmd_expect_json(const char *args, int rc_expected);
 
 /* Whether mpirun is on PATH (multi-rank tests skip, saying so, when not). */
 bool mpi_available(void);
