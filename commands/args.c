@@ -866,6 +866,10 @@ static const cmd_opt_t sim_opts[] = {
      CMD_X(0.01, 64)},
     {"--moe-pad-expert-input-to-capacity", NULL, NULL,
      "pad every expert to its capacity (needs --moe-capacity-factor)", CMD_WORD},
+    {"--moe-dropless", NULL, NULL,
+     "every token reaches its experts: replaces a recipe's token drop (Megatron-Bridge 25.09's "
+     "Qwen3 and B200/GB200 DeepSeek-V3 recipes drop at capacity 1.0)",
+     CMD_WORD},
     {"--moe-imbalance", NULL, "X",
      "tokens on the busiest EP rank over the mean (default 1: balanced, an assumption)",
      CMD_X(1, 64)},
@@ -919,6 +923,15 @@ int cmd_sim_switches(const cmd_args_t *a, sim_options_t *o, err_t *err)
     if (disp && (rc = moe_dispatch_parse(disp, "--moe-dispatcher", &o->moe.dispatcher, err)))
         return rc;
     o->moe.dispatcher_given = o->moe.dispatcher_given || disp != NULL;
+    if (cmd_has(a, "--moe-capacity-factor") && cmd_has(a, "--moe-dropless"))
+        return err_setf(err, ERR_INPUT, NULL, "--moe-dropless",
+                        "contradicts --moe-capacity-factor (give one of them)");
+    if (cmd_has(a, "--moe-capacity-factor") || cmd_has(a, "--moe-dropless")) {
+        /* the run's own drop policy replaces a recipe's (capacity and padding) */
+        o->moe.capacity_factor = 0;
+        o->moe.pad_to_capacity = false;
+        o->moe.drop_from_recipe = false;
+    }
     if (cmd_has(a, "--moe-capacity-factor") &&
         (rc = cmd_get_double(a, "--moe-capacity-factor", &o->moe.capacity_factor, err)))
         return rc;

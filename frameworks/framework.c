@@ -98,8 +98,25 @@ static int join_names(const cJSON *arr, const char *key, const json_ctx_t *ctx, 
     return ERR_OK;
 }
 
+/* A by_gpu entry's token drop (Megatron-Bridge's apply_moe_token_drop:
+ * moe_expert_capacity_factor and moe_pad_expert_input_to_capacity). */
+static int read_drop(const cJSON *e, const json_ctx_t *ctx, fw_moe_gpu_t *g, err_t *err)
+{
+    int rc;
+    if ((rc = json_get_double(e, "capacity_factor", ctx, JSON_OPTIONAL, 0.01, 64,
+                              &g->capacity_factor, err)) ||
+        (rc = json_get_bool(e, "pad_to_capacity", ctx, JSON_OPTIONAL, &g->pad_to_capacity,
+                            err)))
+        return rc;
+    if (g->pad_to_capacity && !(g->capacity_factor > 0))
+        return err_setf(err, ERR_INPUT, ctx->file, ctx->path,
+                        "pad_to_capacity: needs a capacity_factor (padding is to a capacity)");
+    return ERR_OK;
+}
+
 /* options.moe.by_gpu: [{"gpus": [...], "dispatcher", "a2a_overlap",
- * "shared_overlap", "source"}]. */
+ * "shared_overlap", "source"}], optionally "models", "cuda_graph_scope" and
+ * the recipe's token drop ("capacity_factor", "pad_to_capacity"). */
 static int read_moe_by_gpu(const cJSON *moe, const json_ctx_t *mctx, fw_preset_t *p, err_t *err)
 {
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(moe, "by_gpu");
@@ -128,6 +145,8 @@ static int read_moe_by_gpu(const cJSON *moe, const json_ctx_t *mctx, fw_preset_t
             (rc = read_scopes(scopes, &ectx, &g->graph_scopes, err)))
             return rc;
         g->graph_scopes_set = scopes != NULL;
+        if ((rc = read_drop(e, &ectx, g, err)))
+            return rc;
         const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(e, "gpus");
         const cJSON *models = cJSON_GetObjectItemCaseSensitive(e, "models");
         if (!cJSON_IsArray(gpus) || !gpus->child ||
@@ -811,6 +830,11 @@ void fw_apply_gpu(const fw_preset_t *p, const char *gpu, const char *model, sim_
             o->moe.shared_overlap = g->shared_overlap;
             if (g->graph_scopes_set)
                 o->host.graph_scopes = g->graph_scopes;
+            if (g->capacity_factor > 0) {
+                o->moe.capacity_factor = g->capacity_factor;
+                o->moe.pad_to_capacity = g->pad_to_capacity;
+                o->moe.drop_from_recipe = true;
+            }
             return;
         }
 }

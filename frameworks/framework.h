@@ -83,6 +83,9 @@ typedef struct {
     bool shared_overlap;
     unsigned graph_scopes;   /* the recipe's CUDA graph scopes on these GPUs ... */
     bool graph_scopes_set;   /* ... when it names them (else the preset's host's) */
+    double capacity_factor;  /* the recipe's token drop: tokens an expert takes
+                                over the mean (0: dropless, the preset's) */
+    bool pad_to_capacity;    /* ... every expert padded to that capacity */
 } fw_moe_gpu_t;
 
 typedef struct {

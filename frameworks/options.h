@@ -122,6 +122,8 @@ typedef struct {
                                beyond are dropped (0 = dropless) */
     bool pad_to_capacity; /* every expert padded to its capacity (Megatron
                              --moe-pad-expert-input-to-capacity) */
+    bool drop_from_recipe; /* capacity and padding came from the framework's
+                              recipe for this model and GPU (said as assumed) */
     /* Atomic scatter-adds over the routed tokens (element adds per routed
      * element): in the forward (an unpermute by scatter_add_) and in the
      * backward (the gradient of an index gather, index_add_); 0 for fused

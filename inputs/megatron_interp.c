@@ -960,6 +960,10 @@ static int build_options(interp_t *in)
     o->moe.permute_fusion = get_switch(in, "moe_permute_fusion", false);
     o->moe.shared_overlap = get_switch(in, "moe_shared_expert_overlap", false);
     o->moe.a2a_overlap = get_switch(in, "overlap_moe_expert_parallel_comm", false);
+    /* Megatron-LM's arguments say the whole run: no capacity is dropless,
+     * whatever a framework's recipe would set */
+    o->moe.capacity_factor = 0;
+    o->moe.drop_from_recipe = false;
     const char *cf = get_str(in, "moe_expert_capacity_factor"); /* None: dropless */
     if (cf && strcmp(cf, "None") != 0 &&
         (rc = get_double(in, "moe_expert_capacity_factor", 1e-6, 1e6, &o->moe.capacity_factor,

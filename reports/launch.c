@@ -144,6 +144,10 @@ static void megatron_moe_mla(const model_t *m, const sim_options_t *o, FILE *f)
             fprintf(f, "--moe-shared-expert-overlap\n");
         if (o->moe.a2a_overlap)
             fprintf(f, "--overlap-moe-expert-parallel-comm\n");
+        if (o->moe.capacity_factor > 0)
+            fprintf(f, "--moe-expert-capacity-factor %.9g\n", o->moe.capacity_factor);
+        if (o->moe.pad_to_capacity)
+            fprintf(f, "--moe-pad-expert-input-to-capacity\n");
         if (o->host.router_fusion)
             fprintf(f, "--moe-router-fusion\n");
     }

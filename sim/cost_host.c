@@ -258,6 +258,8 @@ int cost_host_graphs_possible(const sim_input_t *in, err_t *err)
         return ERR_OK;
     return err_setf(err, ERR_INPUT, NULL, "--cuda-graph-scope",
                     "%s needs a token-drop MoE run (--moe-capacity-factor): a dropless block's "
-                    "token counts change every step and a graph replays fixed sizes",
+                    "token counts change every step and a graph replays fixed sizes (the "
+                    "framework's recipe may set it: give the scopes, e.g. --cuda-graph-scope "
+                    "attn,moe_router,moe_preprocess)",
                     (whole & HOST_GRAPH_MOE) ? "moe" : "full_iteration");
 }

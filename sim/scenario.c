@@ -229,6 +229,13 @@ void scenario_assumptions(const scenario_t *s, char *buf, size_t cap)
                  "yours)",
                  len ? "; " : "", s->opt.moe.imbalance);
     len = strlen(buf);
+    if (model_is_moe(&s->model) && s->opt.moe.drop_from_recipe && len + 1 < cap)
+        snprintf(buf + len, cap - len,
+                 "%smoe: tokens dropped beyond %.2f x the mean an expert%s (%s's recipe for this "
+                 "model and GPU; --moe-dropless or --moe-capacity-factor sets yours)",
+                 len ? "; " : "", s->opt.moe.capacity_factor,
+                 s->opt.moe.pad_to_capacity ? ", every expert padded to it" : "", s->fw.name);
+    len = strlen(buf);
     double bd, bc;
     if (model_is_moe(&s->model) && s->layout.ep > 1 &&
         s->opt.moe.dispatcher == MOE_DISPATCH_DEEPEP && len + 1 < cap &&

@@ -714,4 +714,72 @@ static void test_framework_recipes(void)
     }
 }
 
-TEST_SUITE(suite_mechanisms_step, "mechanisms_step", TEST(test_moe_scatter_adds), TEST(test_moe_dispatch), TEST(test_moe_tp_needs_sp), TEST(test_moe_experts), TEST(test_ddp_all_reduce), TEST(test_dp_reduce_after_schedule), TEST(test_pipeline_wait_is_bubble), TEST(test_bf16_optimizer_all_reduce), TEST(test_deepspeed_pipeline_engine), TEST(test_host_race), TEST(test_host_bound_moe), TEST(test_sliding_window), TEST(test_moe_dispatcher_offered), TEST(test_framework_recipes));
+/* breakdown_s.host_bound of "scaleplan ARGS --json" (-1 when absent). */
+static double cli_host_bound(const char *args)
+{
+    cJSON *j = cmd_expect_json(args, 0);
+    const cJSON *b = j ? cJSON_GetObjectItemCaseSensitive(j, "breakdown_s") : NULL;
+    const cJSON *h = b ? cJSON_GetObjectItemCaseSensitive(b, "host_bound") : NULL;
+    double v = cJSON_IsNumber(h) ? h->valuedouble : -1;
+    cJSON_Delete(j);
+    return v;
+}
+
+/* A release's token drop (options.moe.by_gpu capacity_factor and
+ * pad_to_capacity): Megatron-Bridge 25.09's run_script applies
+ * apply_moe_token_drop (capacity 1.0, padded) to both Qwen3 MoE recipes on
+ * every GPU and to DeepSeek-V3 on B200/GB200, while DeepSeek-V3 on H100 runs
+ * DeepEP dropless; 25.11 runs Qwen3 dropless. A token-drop block has no
+ * host synchronization (its sizes are fixed), so Qwen3-30B on 16 H100s
+ * spends less of its step waiting for its host than the same run with
+ * --moe-dropless, and 25.09's per-layer CUDA graphs on B200 (whole layers,
+ * static under token drop) leave it none. */
+static void test_recipe_token_drop(void)
+{
+    static const struct {
+        const char *fw, *model, *gpu;
+        double cf;
+        bool pad;
+    } want[] = {
+        {"megatron-bridge-25.09", "qwen3-30b-a3b", "h100-sxm", 1.0, true},
+        {"megatron-bridge-25.09", "qwen3-235b-a22b", "b200", 1.0, true},
+        {"megatron-bridge-25.09", "deepseek-v3", "b200", 1.0, true},
+        {"megatron-bridge-25.09", "deepseek-v3", "h100-sxm", 0, false},
+        {"megatron-bridge-25.11", "qwen3-30b-a3b", "b200", 0, false},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        priced_t p;
+        CU_ASSERT_EQUAL_FATAL(mech_begin(&p, want[i].model, want[i].gpu, 64, want[i].fw), 0);
+        CU_ASSERT_DOUBLE_EQUAL(p.s.opt.moe.capacity_factor, want[i].cf, 1e-12);
+        CU_ASSERT_EQUAL(p.s.opt.moe.pad_to_capacity, want[i].pad);
+        scenario_free(&p.s);
+    }
+    const char *h100 = "sim --framework megatron-bridge-25.09 --model qwen3-30b-a3b --gpu h100-sxm "
+                       "--gpus 16 --pp 2 --vpp 24 --ep 8 --micro-batch 2 --global-batch 512 "
+                       "--seq-len 4096 --precision fp8-cs --json";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s --moe-dropless", h100);
+    double drop = cli_host_bound(h100), dropless = cli_host_bound(cmd);
+    printf("\n    Qwen3-30B, 16 H100, 25.09: host wait %.3f s a step with the recipe's token drop, "
+           "%.3f s dropless", drop, dropless);
+    CU_ASSERT(dropless > drop + 0.005);
+    double b200 = cli_host_bound("sim --framework megatron-bridge-25.09 --model qwen3-30b-a3b "
+                                 "--gpu b200 --gpus 8 --ep 8 --micro-batch 1 --global-batch 512 "
+                                 "--seq-len 4096 --precision fp8-cs --json");
+    CU_ASSERT(b200 >= 0 && b200 < 1e-9);
+    char *err = NULL;
+    /* whole-layer graphs cannot replay a dropless block: the user is told */
+    cmd_expect("sim --framework megatron-bridge-25.09 --model qwen3-30b-a3b --gpu b200 --gpus 8 "
+               "--ep 8 --moe-dropless",
+               2, NULL, &err);
+    CU_ASSERT(err && strstr(err, "--cuda-graph-scope"));
+    free(err);
+    err = NULL;
+    cmd_expect("sim --model qwen3-30b-a3b --gpu h100-sxm --gpus 8 --ep 8 --moe-dropless "
+               "--moe-capacity-factor 1",
+               2, NULL, &err);
+    CU_ASSERT(err && strstr(err, "--moe-dropless"));
+    free(err);
+}
+
+TEST_SUITE(suite_mechanisms_step, "mechanisms_step", TEST(test_moe_scatter_adds), TEST(test_moe_dispatch), TEST(test_moe_tp_needs_sp), TEST(test_moe_experts), TEST(test_ddp_all_reduce), TEST(test_dp_reduce_after_schedule), TEST(test_pipeline_wait_is_bubble), TEST(test_bf16_optimizer_all_reduce), TEST(test_deepspeed_pipeline_engine), TEST(test_host_race), TEST(test_host_bound_moe), TEST(test_sliding_window), TEST(test_moe_dispatcher_offered), TEST(test_framework_recipes), TEST(test_recipe_token_drop));
