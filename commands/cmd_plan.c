@@ -81,6 +81,9 @@ static const cmd_opt_t space_opts[] = {
     {"--ep", "--expert-model-parallel-size", "N|LO..HI",
      "expert parallel degree(s) to search (mixture-of-experts models)",
      CMD_KIND(CMD_INT_SPAN, 1, 1 << 16)},
+    {"--etp", "--expert-tensor-parallel-size", "N|LO..HI",
+     "expert tensor parallel degree(s) to search with EP > 1 (default: 1 and the layout's TP)",
+     CMD_KIND(CMD_INT_SPAN, 1, 1 << 16)},
     {"--micro-batch", "--micro-batch-size", "N|LO..HI", "micro-batch sizes to search (default 1..16)",
      CMD_KIND(CMD_INT_SPAN, 1, 1 << 16)},
     {"--recompute", NULL, "LIST", "recompute modes to search: none,selective,ops,full", CMD_WORD},
@@ -119,6 +122,7 @@ static int space_flags(const cmd_args_t *a, plan_space_t *s, err_t *err)
         (rc = space_range(a, "--cp", &s->cp, err)) || (rc = space_range(a, "--vpp", &s->vpp, err)) ||
         (rc = space_range(a, "--zero", &s->zero, err)) ||
         (rc = space_range(a, "--ep", &s->ep, err)) ||
+        (rc = space_range(a, "--etp", &s->etp, err)) ||
         (rc = space_range(a, "--micro-batch", &s->micro_batch, err)))
         return rc;
     if ((v = cmd_get(a, "--recompute")) && (rc = plan_parse_recompute_set(v, &s->recompute_mask, err)))
@@ -303,6 +307,11 @@ static int setup(const cmd_args_t *a, plan_run_t *p, err_t *err)
     if ((rc = space_flags(a, &in->space, err)))
         return rc;
     p->precision_assumed = !cmd_has(a, "--precision");
+    if (in->space.etp.hi > 0 && !model_is_moe(&p->model))
+        return err_setf(err, ERR_INPUT, NULL, "--etp",
+                        "expert tensor parallelism needs a mixture-of-experts model; %s is dense "
+                        "(drop --etp)",
+                        p->model.name);
     if (in->space.ep.hi > 1 && !model_is_moe(&p->model))
         return err_setf(err, ERR_INPUT, NULL, "--ep",
                         "expert parallelism needs a mixture-of-experts model; %s is dense "

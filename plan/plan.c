@@ -588,11 +588,64 @@ static bool consider(enum_ctx_t *e, int fi, layout_t base)
     return modules_kept;
 }
 
+/* One (shape, micro-batch, global batch, EP, expert TP) in each ZeRO stage
+ * the framework runs. */
+static void enum_zero(enum_ctx_t *e, int fi, const layout_t *shape, int dp, int mb, int gb,
+                      int ep, int etp)
+{
+    const plan_space_t *s = e->s;
+    const fw_caps_t *caps = &e->fws[fi].fw.caps;
+    for (int z = 0; z <= 3; z++) {
+        if (!caps->zero[z] || !in_range(&s->zero, z, 0, 3))
+            continue;
+        if (z > 0 && (long)dp * shape->cp == 1)
+            continue; /* nothing to shard over */
+        if (z >= 2 && shape->pp > 1 && !caps->zero3_with_pp)
+            continue;
+        layout_t l = *shape;
+        l.micro_batch = mb;
+        l.global_batch = gb;
+        l.grad_accum = 0;
+        l.distributed_optimizer = z == 1;
+        l.zero = z == 1 ? 0 : z;
+        l.ep = ep;
+        l.etp = ep > 1 ? etp : 0;
+        /* Host transfers never speed a step up: offload only what no
+         * recompute mode fits on the GPU. */
+        if (!consider(e, fi, l) && s->allow_offload && z >= 1) {
+            l.offload = LAYOUT_OFFLOAD_OPTIMIZER | (z == 3 ? LAYOUT_OFFLOAD_PARAMS : 0);
+            consider(e, fi, l);
+        }
+    }
+}
+
+/* The expert layouts of one shape and batch: each EP that divides the
+ * experts and the ranks, with expert TP 1 (each expert's GEMMs whole on a
+ * rank) or the attention's TP (Megatron-Core's --expert-tensor-parallel-size
+ * defaults to TP; its MoE guide recommends 1), where EP x ETP divides the
+ * ranks. */
+static void enum_experts(enum_ctx_t *e, int fi, const layout_t *shape, int dp, int mb, int gb)
+{
+    const plan_space_t *s = e->s;
+    bool moe = model_is_moe(e->m);
+    int experts = moe ? e->m->moe.n_experts : 1;
+    long ranks = (long)shape->tp * shape->cp * dp;
+    for (int ep = 1; ep <= (moe && e->fws[fi].fw.caps.ep ? experts : 1); ep++) {
+        if (experts % ep || ranks % ep || !in_range(&s->ep, ep, 1, 1 << 24))
+            continue;
+        int etps[2] = {1, shape->tp};
+        for (int k = 0; k < (ep > 1 && shape->tp > 1 ? 2 : 1); k++) {
+            if (ranks % ((long)ep * etps[k]) || (ep > 1 && !in_range(&s->etp, etps[k], 1, 1 << 24)))
+                continue;
+            enum_zero(e, fi, shape, dp, mb, gb, ep, etps[k]);
+        }
+    }
+}
+
 /* The batch dimensions of one (tp, cp, pp, vpp, split) shape. */
 static void enum_batch(enum_ctx_t *e, int fi, const layout_t *shape, int dp)
 {
     const plan_space_t *s = e->s;
-    const fw_caps_t *caps = &e->fws[fi].fw.caps;
     int mb_hi = range_hi(&s->micro_batch, 16);
     for (int mb = s->micro_batch.hi ? s->micro_batch.lo : 1; mb <= mb_hi; mb++) {
         if (mb < 1)
@@ -601,37 +654,8 @@ static void enum_batch(enum_ctx_t *e, int fi, const layout_t *shape, int dp)
         int gb_lo, gb_hi;
         plan_batch_range(s, shape->seq_len, &gb_lo, &gb_hi);
         int gb = pick_batch(gb_lo, gb_hi, step);
-        if (!gb)
-            continue;
-        bool moe = model_is_moe(e->m);
-        int experts = moe ? e->m->moe.n_experts : 1;
-        long ranks = (long)shape->tp * shape->cp * dp;
-        for (int ep = 1; ep <= (moe && caps->ep ? experts : 1); ep++) {
-            if (experts % ep || ranks % ep || !in_range(&s->ep, ep, 1, 1 << 24))
-                continue;
-            for (int z = 0; z <= 3; z++) {
-                if (!caps->zero[z] || !in_range(&s->zero, z, 0, 3))
-                    continue;
-                if (z > 0 && (long)dp * shape->cp == 1)
-                    continue; /* nothing to shard over */
-                if (z >= 2 && shape->pp > 1 && !caps->zero3_with_pp)
-                    continue;
-                layout_t l = *shape;
-                l.micro_batch = mb;
-                l.global_batch = gb;
-                l.grad_accum = 0;
-                l.distributed_optimizer = z == 1;
-                l.zero = z == 1 ? 0 : z;
-                l.ep = ep;
-                l.etp = ep > 1 ? 1 : 0;
-                /* Host transfers never speed a step up: offload only what
-                 * no recompute mode fits on the GPU. */
-                if (!consider(e, fi, l) && s->allow_offload && z >= 1) {
-                    l.offload = LAYOUT_OFFLOAD_OPTIMIZER | (z == 3 ? LAYOUT_OFFLOAD_PARAMS : 0);
-                    consider(e, fi, l);
-                }
-            }
-        }
+        if (gb)
+            enum_experts(e, fi, shape, dp, mb, gb);
     }
 }
 

@@ -100,6 +100,9 @@ typedef struct {
                                 (PRECISION_FP8: its recipe); 0 = precision */
     plan_range_t tp, pp, cp, vpp, micro_batch, zero; /* constraints */
     plan_range_t ep;         /* expert parallel degrees (MoE models) */
+    plan_range_t etp;        /* expert tensor parallel degrees searched with
+                                EP > 1: 1 and the layout's TP (Megatron-Core's
+                                two settings) within this range; free = both */
     unsigned recompute_mask; /* bit 1 << recompute_t; 0 = the framework's */
     unsigned rc_modules;     /* selective recompute of these modules only
                                 (LAYOUT_RC_*); 0 = the ladder above */

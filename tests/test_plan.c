@@ -1030,8 +1030,39 @@ static void test_recompute_modules_searched(void)
     prof_free(&p);
 }
 
+/* Expert tensor parallelism is searched with EP > 1: 1 and the layout's TP
+ * (Megatron-Core's two settings). Mixtral 8x7B on 64 H100s at TP 4, EP 8:
+ * constrained to ETP 4 the plan returns an ETP 4 layout, and the free search
+ * evaluates more layouts than ETP 1 alone (both settings tried). Without the
+ * expert-TP loop --etp 4 finds nothing. */
+static void test_expert_tp_searched(void)
+{
+    const char *base = "plan --model mixtral-8x7b --gpu h100-sxm --min-gpus 64 --max-gpus 64 "
+                       "--tokens 100B --tp 4 --ep 8 --framework megatron-core --json";
+    char cmd[512];
+    double evaluated[2] = {0, 0};
+    const char *etp[2] = {" --etp 1", ""};
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "%s%s", base, etp[k]);
+        cJSON *j = cmd_expect_json(cmd, 0);
+        const cJSON *n = j ? cJSON_GetObjectItemCaseSensitive(j, "layouts_evaluated") : NULL;
+        evaluated[k] = cJSON_IsNumber(n) ? n->valuedouble : 0;
+        cJSON_Delete(j);
+    }
+    printf("\n    Mixtral 8x7B, TP4 EP8 on 64 H100: %.0f layouts with ETP 1, %.0f with ETP 1 and 4",
+           evaluated[0], evaluated[1]);
+    CU_ASSERT(evaluated[0] > 0 && evaluated[1] > evaluated[0]);
+    snprintf(cmd, sizeof cmd, "%s --etp 4", base);
+    cJSON *j = cmd_expect_json(cmd, 0);
+    const cJSON *best = j ? cJSON_GetObjectItemCaseSensitive(j, "best") : NULL;
+    const cJSON *l = best ? cJSON_GetObjectItemCaseSensitive(best, "layout") : NULL;
+    const cJSON *e = l ? cJSON_GetObjectItemCaseSensitive(l, "etp") : NULL;
+    CU_ASSERT(cJSON_IsNumber(e) && e->valueint == 4);
+    cJSON_Delete(j);
+}
+
 TEST_SUITE(suite_plan, "plan", TEST(test_framework_spaces), TEST(test_constraints),
            TEST(test_meta_405b), TEST(test_bridge_405b_recipe), TEST(test_published_ranks), TEST(test_published_choices), TEST(test_precision_searched), TEST(test_seq_len_range), TEST(test_threads_same_json), TEST(test_ladder_properties),
            TEST(test_impossible_requests), TEST(test_search_consistent), TEST(test_default_tokens),
            TEST(test_rung_prices), TEST(test_block_recompute), TEST(test_bound_holds),
-           TEST(test_recompute_modules_searched));
+           TEST(test_recompute_modules_searched), TEST(test_expert_tp_searched));
