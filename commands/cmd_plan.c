@@ -262,6 +262,29 @@ static int plan_price(const cmd_args_t *a, plan_run_t *p, err_t *err)
     return ERR_OK;
 }
 
+/* --ep and --etp against the model: expert parallelism needs experts, and a
+ * fixed EP must divide them. */
+static int check_expert_space(const plan_space_t *s, const model_t *m, err_t *err)
+{
+    if (s->etp.hi > 0 && !model_is_moe(m))
+        return err_setf(err, ERR_INPUT, NULL, "--etp",
+                        "expert tensor parallelism needs a mixture-of-experts model; %s is dense "
+                        "(drop --etp)",
+                        m->name);
+    if (s->ep.hi > 1 && !model_is_moe(m))
+        return err_setf(err, ERR_INPUT, NULL, "--ep",
+                        "expert parallelism needs a mixture-of-experts model; %s is dense "
+                        "(drop --ep)",
+                        m->name);
+    if (s->ep.hi > 0 && model_is_moe(m) &&
+        m->moe.n_experts % s->ep.lo != 0 && s->ep.lo == s->ep.hi)
+        return err_setf(err, ERR_INPUT, NULL, "--ep",
+                        "%d routed experts must divide evenly over EP %d (each EP rank holds "
+                        "whole experts)",
+                        m->moe.n_experts, s->ep.lo);
+    return ERR_OK;
+}
+
 static int setup(const cmd_args_t *a, plan_run_t *p, err_t *err)
 {
     int rc;
@@ -307,22 +330,8 @@ static int setup(const cmd_args_t *a, plan_run_t *p, err_t *err)
     if ((rc = space_flags(a, &in->space, err)))
         return rc;
     p->precision_assumed = !cmd_has(a, "--precision");
-    if (in->space.etp.hi > 0 && !model_is_moe(&p->model))
-        return err_setf(err, ERR_INPUT, NULL, "--etp",
-                        "expert tensor parallelism needs a mixture-of-experts model; %s is dense "
-                        "(drop --etp)",
-                        p->model.name);
-    if (in->space.ep.hi > 1 && !model_is_moe(&p->model))
-        return err_setf(err, ERR_INPUT, NULL, "--ep",
-                        "expert parallelism needs a mixture-of-experts model; %s is dense "
-                        "(drop --ep)",
-                        p->model.name);
-    if (in->space.ep.hi > 0 && model_is_moe(&p->model) &&
-        p->model.moe.n_experts % in->space.ep.lo != 0 && in->space.ep.lo == in->space.ep.hi)
-        return err_setf(err, ERR_INPUT, NULL, "--ep",
-                        "%d routed experts must divide evenly over EP %d (each EP rank holds "
-                        "whole experts)",
-                        p->model.moe.n_experts, in->space.ep.lo);
+    if ((rc = check_expert_space(&in->space, &p->model, err)))
+        return rc;
     if ((v = cmd_get(a, "--emit"))) {
         launch_kind_t k;
         if ((rc = launch_parse(v, &k, err)))
