@@ -914,8 +914,8 @@ static int emit_launch(const cmd_args_t *a, const plan_run_t *p, err_t *err)
         return rc;
     const rung_t *r = &p->ladder.rung[p->ladder.best];
     sim_options_t o;
-    layout_t scratch = r->layout;
-    if ((rc = sim_options_framework(r->framework, p->base.gpu.name, &o, &scratch, err)))
+    if ((rc = plan_options(&p->in.space, r->framework, p->base.gpu.name, p->model.name,
+                           r->layout.precision, &o, err)))
         return rc;
     const char *path = cmd_get(a, "--out");
     /* --out is written beside itself and renamed into place: a launcher

@@ -984,12 +984,20 @@ void megatron_args_options(const megatron_args_t *a, sim_options_t *o)
     o->overlap_p2p = a->opt.overlap_p2p;
     o->bucket_params = a->opt.bucket_params;
     o->fp8_param_gather = a->opt.fp8_param_gather;
-    /* how MoE blocks run; the imbalance is the run's, not the command's */
-    double imbalance = o->moe.imbalance;
-    bool given = o->moe.imbalance_given;
-    o->moe = a->opt.moe;
-    o->moe.imbalance = imbalance;
-    o->moe.imbalance_given = given;
+    /* how MoE blocks run, as far as the arguments say it; what they cannot
+     * say (the release's kernels: probabilities in the activation, scatter
+     * adds, fp8 dispatch) stays the preset's, and the imbalance is the
+     * run's, not the command's */
+    const moe_opts_t *m = &a->opt.moe;
+    o->moe.dispatcher = m->dispatcher;
+    o->moe.dispatcher_given = m->dispatcher_given;
+    o->moe.grouped_gemm = m->grouped_gemm;
+    o->moe.permute_fusion = m->permute_fusion;
+    o->moe.shared_overlap = m->shared_overlap;
+    o->moe.a2a_overlap = m->a2a_overlap;
+    o->moe.capacity_factor = m->capacity_factor;
+    o->moe.pad_to_capacity = m->pad_to_capacity;
+    o->moe.drop_from_recipe = false;
     /* the host's costs stay the preset's; what the run fuses and captures is
      * the file's */
     o->host.router_fusion = a->opt.host.router_fusion;

@@ -244,13 +244,10 @@ int codec_rung_input(const ladder_input_t *in, const rung_t *r, cluster_t *c, si
 {
     *c = *in->base;
     c->n_gpus = r->gpus;
-    layout_t scratch = r->layout;
     memset(si, 0, sizeof *si);
     int rc;
-    if ((rc = sim_options_framework(r->framework, c->gpu.name, &si->opt, &scratch, err)) ||
-        (rc = sim_options_precision(&si->opt, r->layout.precision, err)))
-        return rc;
-    if (in->space.adjust_options && (rc = in->space.adjust_options(&si->opt, in->space.adjust_ctx, err)))
+    if ((rc = plan_options(&in->space, r->framework, c->gpu.name, in->model->name,
+                           r->layout.precision, &si->opt, err)))
         return rc;
     si->model = in->model;
     si->layout = &r->layout;

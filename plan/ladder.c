@@ -279,9 +279,8 @@ int ladder_rung_detail(const ladder_input_t *in, const rung_t *r, rung_detail_t 
         return rc;
     /* the step again, to read its timeline back */
     sim_options_t opt;
-    layout_t scratch = r->layout;
-    if ((rc = sim_options_framework(r->framework, c.gpu.name, &opt, &scratch, err)) ||
-        (rc = sim_options_precision(&opt, r->layout.precision, err)))
+    if ((rc = plan_options(&in->space, r->framework, c.gpu.name, in->model->name,
+                           r->layout.precision, &opt, err)))
         return rc;
     sim_ctx_t *ctx = sim_ctx_create();
     if (!ctx)

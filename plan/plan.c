@@ -195,6 +195,20 @@ static int fw_setup(const fw_preset_t *fw, const char *gpu, const char *model,
     return sim_options_precision(&f->opt, f->precision, err);
 }
 
+int plan_options(const plan_space_t *s, const char *framework, const char *gpu,
+                 const char *model, precision_t precision, sim_options_t *o, err_t *err)
+{
+    fw_preset_t fw;
+    int rc = fw_load(framework, &fw, err);
+    if (rc)
+        return rc;
+    plan_fw_t f;
+    if ((rc = fw_setup(&fw, gpu, model, s, precision, &f, err)))
+        return rc;
+    *o = f.opt;
+    return ERR_OK;
+}
+
 /* A --schedule constraint naming only schedules the framework does not
  * run leaves it nothing with pipeline stages: say so rather than fall back
  * to layouts without them. */

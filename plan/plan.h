@@ -126,6 +126,14 @@ void plan_space_default(plan_space_t *s);
  * with the user's switches and input files). */
 int plan_use_options(sim_options_t *o, const void *ctx, err_t *err);
 
+/* The options a searched candidate of preset `framework` ran with: the
+ * preset's, its recipe for the GPU and model (options.moe.by_gpu), the
+ * user's switches (s->adjust_options) and precision's costs. Whatever
+ * re-simulates or writes a planned layout (the rung's timeline, --emit,
+ * codecs) takes them from here, so it runs what the plan priced. */
+int plan_options(const plan_space_t *s, const char *framework, const char *gpu,
+                 const char *model, precision_t precision, sim_options_t *o, err_t *err);
+
 /* Why candidates were dropped. */
 typedef enum {
     PRUNE_INVALID = 0, /* the framework would refuse it */

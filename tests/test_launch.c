@@ -1054,7 +1054,41 @@ static void test_plan_emit_sim_round_trip(void)
     remove_tree(dir);
 }
 
-TEST_SUITE(suite_launch, "launch", TEST(test_megatron_round_trip), TEST(test_nemo_round_trip),
+/* What --emit writes is what the plan priced: the user's simulation
+ * switches (--moe-dispatcher deepep here) and the framework's recipe for
+ * the model and GPU reach the written configuration, so sim reads it back
+ * to the plan's step time. Before plan_options the Megatron arguments were
+ * written from the preset alone (--moe-token-dispatcher-type alltoall). */
+static void test_emit_carries_switches(void)
+{
+    char dir[256], path[400], args[1024];
+    CU_ASSERT_EQUAL_FATAL(make_temp_dir(dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/moe.sh", dir);
+    snprintf(args, sizeof args,
+             "plan --model mixtral-8x7b --gpu h100-sxm --min-gpus 64 --max-gpus 64 --ep 8 "
+             "--framework megatron-core --moe-dispatcher deepep --trials 20 --emit megatron "
+             "--out %s --json",
+             path);
+    cJSON *plan = cmd_expect_json(args, 0);
+    cJSON *best = plan ? cJSON_GetObjectItem(plan, "best") : NULL;
+    cJSON *st = best ? cJSON_GetObjectItem(best, "step_time_s") : NULL;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    char *text = slurp(path);
+    CU_ASSERT(text && strstr(text, "--moe-token-dispatcher-type flex"));
+    free(text);
+    snprintf(args, sizeof args, "sim --megatron-args-file %s --gpu h100-sxm --gpus 64 --json",
+             path);
+    cJSON *sim = cmd_expect_json(args, 0);
+    cJSON *sst = sim ? cJSON_GetObjectItem(sim, "step_time_s") : NULL;
+    CU_ASSERT_PTR_NOT_NULL(sst);
+    if (sst)
+        CHECK_REL(sst->valuedouble, st->valuedouble, 1e-9);
+    cJSON_Delete(sim);
+    cJSON_Delete(plan);
+    remove_tree(dir);
+}
+
+TEST_SUITE(suite_launch, "launch", TEST(test_megatron_round_trip), TEST(test_emit_carries_switches), TEST(test_nemo_round_trip),
            TEST(test_nemo_precision_round_trip),
            TEST(test_deepspeed_round_trip), TEST(test_torchtitan_keys), TEST(test_torchtitan_dualpipev_round_trip),
            TEST(test_torchtitan_stage_split_round_trip),
