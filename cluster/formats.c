@@ -9,6 +9,8 @@ static const cjobs_format_t formats[] = {
      cjobs_read_jobs},
     {"tiresias", "the Tiresias simulator's job CSV (job_id,num_gpu,submit_time,...,duration)",
      cjobs_read_tiresias},
+    {"muri", "Muri's simulator trace (Rivendile/Muri; SIGCOMM'22): tiresias's columns, in ms",
+     cjobs_read_muri},
     /* the public cluster traces: cluster/traces.h */
     {"helios", "SenseTime Helios cluster_log.csv (HeliosData; Hu et al. SC'21)",
      ctrace_read_helios},
