@@ -20,6 +20,8 @@ static const cjobs_format_t formats[] = {
      ctrace_read_philly},
     {"pai", "Alibaba PAI pai_task_table.csv, headerless (clusterdata gpu-v2020; NSDI'22)",
      ctrace_read_pai},
+    {"openb", "Alibaba GPU-sharing openb_pod_list_*.csv (clusterdata gpu-v2023; ATC'23)",
+     ctrace_read_openb},
 };
 
 const cjobs_format_t *cjobs_formats(int *n_out)

@@ -44,7 +44,7 @@
 static const cmd_opt_t own_opts[] = {
     {"--trace", NULL, "FILE", "the job list to replay (see --trace-format)", CMD_WORD},
     {"--trace-format", NULL, "FORMAT", "how --trace is written: jobs, tiresias, muri, helios, "
-     "acme, philly, pai (default jobs)", CMD_WORD},
+     "acme, philly, pai, openb (default jobs)", CMD_WORD},
     {"--synthesize", NULL, "N|NAME", "instead of --trace: N jobs of a heavy-tailed mix, or a "
      "workload from trace NAME's published statistics: helios, philly, pai, acme (below)",
      CMD_WORD},
@@ -544,7 +544,7 @@ static int read_opts(const cmd_args_t *a, opts_t *o, err_t *err)
     o->format = cmd_get(a, "--trace-format") ? cmd_get(a, "--trace-format") : "jobs";
     if (!cjobs_format_find(o->format))
         return err_setf(err, ERR_INPUT, NULL, "--trace-format", "unknown format '%s' (jobs, "
-                        "tiresias, muri, helios, acme, philly or pai)", o->format);
+                        "tiresias, muri, helios, acme, philly, pai or openb)", o->format);
     if (!o->trace == !o->synth_n)
         return err_setf(err, ERR_INPUT, NULL, o->trace ? "--synthesize" : "--trace",
                         o->trace ? "give --trace or --synthesize, not both"
@@ -1120,11 +1120,13 @@ const cmd_command_t CMD_CMD_CLUSTER = {
     "Public traces, as published: helios (SenseTime cluster_log.csv), acme\n"
     "(Shanghai AI Lab trace_seren/kalos.csv), philly (Microsoft cluster_job_log\n"
     "JSON), pai (Alibaba pai_task_table.csv, headerless; a job's tasks merged,\n"
-    "GPU fractions rounded up). CPU jobs and jobs that never ran are left out\n"
-    "(counted); where starts are recorded the trace's own queue delay and\n"
-    "utilization are printed beside the replay's. --vc-gpus FILE (Helios's\n"
-    "cluster_gpu_number.csv) makes the pool the trace's virtual clusters, each\n"
-    "job held to its VC's GPUs.\n"
+    "GPU fractions rounded up), openb (Alibaba's GPU-sharing\n"
+    "openb_pod_list_*.csv: creation, scheduled and deletion times; a shared\n"
+    "GPU given whole; gpu_spec not read). CPU jobs and jobs that never ran\n"
+    "are left out (counted); where starts are recorded the trace's own queue\n"
+    "delay and utilization are printed beside the replay's. --vc-gpus FILE\n"
+    "(Helios's cluster_gpu_number.csv) makes the pool the trace's virtual\n"
+    "clusters, each job held to its VC's GPUs.\n"
     "--synthesize N: an assumed heavy-tailed mix (60% 1-GPU jobs up to\n"
     "32 GPUs; log-normal run times, median 10 min, sigma 2) with Poisson\n"
     "arrivals at --load (default 0.9), seeded by --seed (default 20240723).\n"
