@@ -24,6 +24,15 @@ static void key_srtf(const cpolicy_job_t *j, const cpolicy_params_t *p, double *
 }
 
 /* las: the queue is the number of limits the attained service has passed. */
+/* srsf: remaining GPU-time (run time left x GPUs), smaller first. */
+static void key_srsf(const cpolicy_job_t *j, const cpolicy_params_t *p, double *k1, double *k2)
+{
+    (void)p;
+    *k1 = (double)j->remaining_ms * j->gpus;
+    *k2 = (double)j->submit_ms;
+}
+
+/* las: the queue is the number of limits the attained service has passed. */
 static void key_las(const cpolicy_job_t *j, const cpolicy_params_t *p, double *k1, double *k2)
 {
     int q = 0;
@@ -106,6 +115,8 @@ static const cpolicy_t policies[] = {
      false, false, false, key_priority, never},
     {"srtf", "shortest remaining time first (oracle durations), preemptive", true, true, false,
      false, false, key_srtf, never},
+    {"srsf", "shortest remaining service (GPU-time) first (oracle durations), preemptive",
+     true, true, false, false, false, key_srsf, never},
     {"las", "Tiresias 2D least-attained-service: queues split at 3600 GPU-seconds "
      "(--las-threshold)", true,
      true, false, false, false, key_las, las_change},

@@ -18,6 +18,10 @@
  *   srtf      shortest remaining run time first, known in advance (an
  *             oracle: the lower bound on mean completion time); preemptive;
  *             fit-first.
+ *   srsf      shortest remaining service first: run time left x GPUs,
+ *             known in advance (oracle); preemptive; fit-first (Muri's and
+ *             Tiresias's simulators' "shortest-gpu" baseline, Rivendile/Muri
+ *             simulator/run_sim.py shortest_first_sim_jobs(gputime=True)).
  *   las       Tiresias's discretized 2D least-attained-service (Gu et al.,
  *             NSDI 2019, sec. 4.2): attained service is GPUs x run time;
  *             a job is in queue k when it has passed k of the ascending

@@ -67,7 +67,7 @@ static const cmd_opt_t own_opts[] = {
     {"--gpu", NULL, "NAME", "the pool's GPU, for jobs given as model + tokens and --failures",
      CMD_WORD},
     {"--policy", NULL, "NAME",
-     "fifo|backfill|priority|srtf|las|ftf|sjf|fifo-fit|quota|planner (default fifo)",
+     "fifo|backfill|priority|srtf|srsf|las|ftf|sjf|fifo-fit|quota|planner (default fifo)",
      CMD_WORD},
     {"--objective", NULL, "makespan|jct|cost", "--policy planner: what the job sizes minimise "
      "(default makespan; cost: GPU-hours allocated)", CMD_WORD},
@@ -1060,7 +1060,7 @@ const cmd_command_t CMD_CMD_CLUSTER = {
     "scaleplan cluster (--trace FILE [--trace-format FORMAT] | --synthesize N | "
     "--synthesize NAME [--jobs N]) "
     "(--gpus N | --cluster NxGPU,...) "
-    "[--policy fifo|backfill|priority|srtf|las|ftf|sjf|fifo-fit|quota|planner] [--seed S] [--price $/GPU-h] "
+    "[--policy fifo|backfill|priority|srtf|srsf|las|ftf|sjf|fifo-fit|quota|planner] [--seed S] [--price $/GPU-h] "
     "[--spot SHARE] [--what-if CHANGE,...] [--json|--csv] [--per-job] [--report DIR] "
     "[--perfetto FILE]",
     "A discrete-event replay of a GPU pool: jobs arrive, wait, start as a gang\n"
@@ -1071,6 +1071,7 @@ const cmd_command_t CMD_CMD_CLUSTER = {
     "Policies: fifo; backfill (EASY: a job behind the blocked head starts when\n"
     "it cannot delay the head's reservation); priority (classes, preempting\n"
     "preemptible lower ones); srtf (shortest remaining first, oracle,\n"
+    "preemptive); srsf (shortest remaining GPU-time first, oracle,\n"
     "preemptive); las (Tiresias 2D least-attained-service, 2 queues split at\n"
     "3600 GPU-seconds, or the queue limits --las-threshold lists); ftf\n"
     "(Themis finish-time fairness: the job furthest behind its fair finish\n"
