@@ -9,6 +9,8 @@ static const cjobs_format_t formats[] = {
      cjobs_read_jobs},
     {"tiresias", "the Tiresias simulator's job CSV (job_id,num_gpu,submit_time,...,duration)",
      cjobs_read_tiresias},
+    {"muri", "Muri's simulator trace (Rivendile/Muri; SIGCOMM'22): tiresias's columns, in ms",
+     cjobs_read_muri},
     /* the public cluster traces: cluster/traces.h */
     {"helios", "SenseTime Helios cluster_log.csv (HeliosData; Hu et al. SC'21)",
      ctrace_read_helios},
@@ -18,6 +20,8 @@ static const cjobs_format_t formats[] = {
      ctrace_read_philly},
     {"pai", "Alibaba PAI pai_task_table.csv, headerless (clusterdata gpu-v2020; NSDI'22)",
      ctrace_read_pai},
+    {"openb", "Alibaba GPU-sharing openb_pod_list_*.csv (clusterdata gpu-v2023; ATC'23)",
+     ctrace_read_openb},
 };
 
 const cjobs_format_t *cjobs_formats(int *n_out)

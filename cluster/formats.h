@@ -1,6 +1,6 @@
 /* formats: every job list a GPU-pool replay reads, one table row a format:
- * the job files (cluster/jobs.h: a job CSV, the Tiresias simulator's
- * trace) and the public cluster traces (cluster/traces.h: Helios, Acme,
+ * the job files (cluster/jobs.h: a job CSV, the Tiresias and Muri
+ * simulators' traces) and the public cluster traces (cluster/traces.h: Helios, Acme,
  * Philly, PAI), in the order `scaleplan cluster --help` lists them.
  */
 #ifndef SCALEPLAN_CLUSTER_FORMATS_H

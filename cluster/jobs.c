@@ -81,16 +81,23 @@ static int count(const rd_t *r, const char *field, const char *text, double *out
     return ERR_OK;
 }
 
-static int to_ms(const rd_t *r, const char *field, const char *text, bool positive, int64_t *out)
+/* text, a count of units of unit_ms milliseconds, as milliseconds. */
+static int units_to_ms(const rd_t *r, const char *field, const char *text, bool positive,
+                       double unit_ms, int64_t *out)
 {
-    double s;
-    int rc = num(r, field, text, 0, (double)CJOBS_MAX_MS / 1000.0, &s);
+    double x;
+    int rc = num(r, field, text, 0, (double)CJOBS_MAX_MS / unit_ms, &x);
     if (rc)
         return rc;
-    *out = (int64_t)llround(s * 1000.0);
+    *out = (int64_t)llround(x * unit_ms);
     if (positive && *out <= 0)
         return bad(r, field, "must be above 0 (got '%s')", text);
     return ERR_OK;
+}
+
+static int to_ms(const rd_t *r, const char *field, const char *text, bool positive, int64_t *out)
+{
+    return units_to_ms(r, field, text, positive, 1000.0, out);
 }
 
 static int yes_no(const rd_t *r, const char *field, const char *text, bool *out)
@@ -261,9 +268,10 @@ static int row_jobs(const rd_t *r, const fields_t *row, const fields_t *hdr, cjo
     return gpu_range(r, row, hdr, j);
 }
 
-/* One row of the Tiresias simulator's trace: the columns its README lists. */
-static int row_tiresias(const rd_t *r, const fields_t *row, const fields_t *hdr, cjob_t *j,
-                        char **scratch)
+/* One row of the Tiresias simulator's trace, its times in units of unit_ms:
+ * the columns its README lists. */
+static int row_tiresias_in(const rd_t *r, const fields_t *row, const fields_t *hdr, cjob_t *j,
+                           char **scratch, double unit_ms)
 {
     const char *id, *gpus, *submit, *dur, *model;
     int rc;
@@ -273,8 +281,8 @@ static int row_tiresias(const rd_t *r, const fields_t *row, const fields_t *hdr,
         (rc = need(r, row, hdr, "model_name", &model)))
         return rc;
     if ((rc = gpus_of(r, "num_gpu", gpus, &j->gpus)) ||
-        (rc = to_ms(r, "submit_time", submit, false, &j->submit_ms)) ||
-        (rc = to_ms(r, "duration", dur, true, &j->duration_ms)))
+        (rc = units_to_ms(r, "submit_time", submit, false, unit_ms, &j->submit_ms)) ||
+        (rc = units_to_ms(r, "duration", dur, true, unit_ms, &j->duration_ms)))
         return rc;
     size_t n = strlen(id) + strlen(model) + 2;
     char *nm = malloc(n);
@@ -285,6 +293,22 @@ static int row_tiresias(const rd_t *r, const fields_t *row, const fields_t *hdr,
     j->name = nm;
     j->preemptible = true; /* Tiresias preempts every job */
     return ERR_OK;
+}
+
+/* The Tiresias simulator's own trace: seconds. */
+static int row_tiresias(const rd_t *r, const fields_t *row, const fields_t *hdr, cjob_t *j,
+                        char **scratch)
+{
+    return row_tiresias_in(r, row, hdr, j, scratch, 1000.0);
+}
+
+/* Muri's simulator (Rivendile/Muri, adapted from Tiresias's) reads the same
+ * columns in milliseconds: its simulator/jobs.py divides submit_time and
+ * duration by 1000 (@ 4e69a78). */
+static int row_muri(const rd_t *r, const fields_t *row, const fields_t *hdr, cjob_t *j,
+                    char **scratch)
+{
+    return row_tiresias_in(r, row, hdr, j, scratch, 1.0);
 }
 
 /* The header's required columns, checked before any row. */
@@ -388,6 +412,13 @@ int cjobs_read_tiresias(const char *path, cjobs_t *out, err_t *err)
     static const char *const req[] = {"job_id", "num_gpu", "submit_time", "model_name",
                                       "duration", NULL};
     return read_rows(path, req, row_tiresias, out, err);
+}
+
+int cjobs_read_muri(const char *path, cjobs_t *out, err_t *err)
+{
+    static const char *const req[] = {"job_id", "num_gpu", "submit_time", "model_name",
+                                      "duration", NULL};
+    return read_rows(path, req, row_muri, out, err);
 }
 
 /* The shared row machinery, for the trace readers (cluster/jobsInt.h). */

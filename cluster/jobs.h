@@ -72,11 +72,13 @@ typedef struct {
                             that never ran: cluster/traces.h says which) */
 } cjobs_t;
 
-/* The two job-file readers (rows of cluster/formats.h's table): out
+/* The job-file readers (rows of cluster/formats.h's table): out
  * initialised here; on error out holds nothing (freed) and err names file,
- * line and field. */
+ * line and field. tiresias: the Tiresias simulator's CSV, times in seconds;
+ * muri: the same columns as Muri's simulator reads them, in milliseconds. */
 int cjobs_read_jobs(const char *path, cjobs_t *out, err_t *err);
 int cjobs_read_tiresias(const char *path, cjobs_t *out, err_t *err);
+int cjobs_read_muri(const char *path, cjobs_t *out, err_t *err);
 
 /* Append a copy of j (its strings duplicated). ERR_RUNTIME on OOM. */
 int cjobs_add(cjobs_t *l, const cjob_t *j, err_t *err);

@@ -23,9 +23,22 @@ static void key_srtf(const cpolicy_job_t *j, const cpolicy_params_t *p, double *
     *k2 = (double)j->submit_ms;
 }
 
+/* las: the queue is the number of limits the attained service has passed. */
+/* srsf: remaining GPU-time (run time left x GPUs), smaller first. */
+static void key_srsf(const cpolicy_job_t *j, const cpolicy_params_t *p, double *k1, double *k2)
+{
+    (void)p;
+    *k1 = (double)j->remaining_ms * j->gpus;
+    *k2 = (double)j->submit_ms;
+}
+
+/* las: the queue is the number of limits the attained service has passed. */
 static void key_las(const cpolicy_job_t *j, const cpolicy_params_t *p, double *k1, double *k2)
 {
-    *k1 = (double)j->attained_gpu_ms >= p->las_threshold_gpu_ms ? 1 : 0;
+    int q = 0;
+    while (q < p->n_las_limits && (double)j->attained_gpu_ms >= p->las_limits_gpu_ms[q])
+        q++;
+    *k1 = q;
     *k2 = (double)j->submit_ms;
 }
 
@@ -49,13 +62,16 @@ static int64_t never(const cpolicy_job_t *j, const cpolicy_params_t *p)
     return -1;
 }
 
-/* Run time until GPUs x time reaches the threshold, rounded up to a whole
+/* Run time until GPUs x time reaches the next limit, rounded up to a whole
  * millisecond so that the job is over it when the event fires. */
 static int64_t las_change(const cpolicy_job_t *j, const cpolicy_params_t *p)
 {
-    double left = p->las_threshold_gpu_ms - (double)j->attained_gpu_ms;
-    if (left <= 0)
+    int q = 0;
+    while (q < p->n_las_limits && (double)j->attained_gpu_ms >= p->las_limits_gpu_ms[q])
+        q++;
+    if (q == p->n_las_limits)
         return -1;
+    double left = p->las_limits_gpu_ms[q] - (double)j->attained_gpu_ms;
     int64_t ms = (int64_t)(left / j->gpus);
     while ((double)ms * j->gpus < left)
         ms++;
@@ -99,7 +115,10 @@ static const cpolicy_t policies[] = {
      false, false, false, key_priority, never},
     {"srtf", "shortest remaining time first (oracle durations), preemptive", true, true, false,
      false, false, key_srtf, never},
-    {"las", "Tiresias 2D least-attained-service: 2 queues split at 3600 GPU-seconds", true,
+    {"srsf", "shortest remaining service (GPU-time) first (oracle durations), preemptive",
+     true, true, false, false, false, key_srsf, never},
+    {"las", "Tiresias 2D least-attained-service: queues split at 3600 GPU-seconds "
+     "(--las-threshold)", true,
      true, false, false, false, key_las, las_change},
     {"ftf", "Themis finish-time fairness: the job furthest behind its fair finish first, "
      "preempting after a lease", true, true, false, true, true, key_ftf, ftf_lease},

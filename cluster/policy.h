@@ -18,13 +18,20 @@
  *   srtf      shortest remaining run time first, known in advance (an
  *             oracle: the lower bound on mean completion time); preemptive;
  *             fit-first.
+ *   srsf      shortest remaining service first: run time left x GPUs,
+ *             known in advance (oracle); preemptive; fit-first (Muri's and
+ *             Tiresias's simulators' "shortest-gpu" baseline, Rivendile/Muri
+ *             simulator/run_sim.py shortest_first_sim_jobs(gputime=True)).
  *   las       Tiresias's discretized 2D least-attained-service (Gu et al.,
  *             NSDI 2019, sec. 4.2): attained service is GPUs x run time;
- *             jobs below the threshold are in queue 0, above it in queue 1;
- *             arrival order within a queue; a queue-0 job preempts queue-1
- *             jobs; fit-first. The threshold is the Tiresias simulator's
- *             (SymbioticLab/Tiresias simulator/jobs.py: num_queue = 2,
- *             queue_limit[0] = 3600, GPU-seconds for dlas-gpu).
+ *             a job is in queue k when it has passed k of the ascending
+ *             queue limits; arrival order within a queue; a job of a lower
+ *             queue preempts jobs of higher ones; fit-first. The default is
+ *             one limit (two queues) at the Tiresias simulator's 3600
+ *             GPU-seconds (SymbioticLab/Tiresias simulator/jobs.py:
+ *             num_queue = 2, queue_limit[0] = 3600, for dlas-gpu); Muri's
+ *             simulator (Rivendile/Muri simulator/jobs.py) runs three
+ *             queues at 3250 and 7200.
  *   ftf       finish-time fairness (Themis, Mahajan et al., NSDI 2020): the
  *             job with the largest rho = (time since submit + remaining run
  *             time) / run time alone first, i.e. the one whose finish is
@@ -57,8 +64,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Tiresias's queue-0 limit, GPU-seconds (see above). */
+/* Tiresias's queue-0 limit, GPU-seconds (see above), and the most queue
+ * limits las takes. */
 #define CPOLICY_LAS_THRESHOLD_GPU_S 3600.0
+#define CPOLICY_LAS_MAX_LIMITS 8
 /* ftf's lease: ASSUMED 10 minutes (Themis grants GPUs in leases of
  * minutes; the replay's default, said by the command). */
 #define CPOLICY_FTF_LEASE_S 600.0
@@ -79,7 +88,8 @@ typedef struct {
 
 /* The policies' settings. */
 typedef struct {
-    double las_threshold_gpu_ms; /* las: queue-0 limit */
+    double las_limits_gpu_ms[CPOLICY_LAS_MAX_LIMITS]; /* las: ascending queue limits */
+    int n_las_limits;                                 /* at least 1 */
     int64_t lease_ms;            /* ftf: run time before a job may be preempted */
 } cpolicy_params_t;
 

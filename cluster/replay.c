@@ -83,7 +83,8 @@ void creplay_config_default(creplay_config_t *c, int gpus)
     c->gpus = gpus;
     c->gpus_per_node = gpus < 8 ? gpus : 8;
     c->policy = cpolicy_find("fifo");
-    c->las_threshold_gpu_s = CPOLICY_LAS_THRESHOLD_GPU_S;
+    c->las_limits_gpu_s[0] = CPOLICY_LAS_THRESHOLD_GPU_S;
+    c->n_las_limits = 1;
     c->lease_ms = (int64_t)(CPOLICY_FTF_LEASE_S * 1000);
 }
 
@@ -257,6 +258,16 @@ static int arm(rp_t *r, int j)
     int64_t later = r->pol->revisit_ms(&v, &r->params);
     return later >= 0 && later < s->remaining_ms ? push_event(r, j, EV_REVISIT, r->now + later)
                                                   : ERR_OK;
+}
+
+/* A running j passed a las queue limit: its next revisit, at the next
+ * limit (a lease, by contrast, is looked at once a run). */
+static int rearm_revisit(rp_t *r, int j)
+{
+    cpolicy_job_t v = view(r, j);
+    int64_t later = r->pol->revisit_ms(&v, &r->params);
+    return later > 0 && later < v.remaining_ms ? push_event(r, j, EV_REVISIT, r->now + later)
+                                               : ERR_OK;
 }
 
 /* Book ran ms of j's run: restart time first, then progress; on a
@@ -684,6 +695,8 @@ static int step(rp_t *r)
             rc = fail_in_place(r, ev.job);
         else if (ev.kind == EV_FINISH || ev.kind == EV_FAIL)
             rc = stop(r, ev.job, ev.kind == EV_FINISH ? STOP_FINISH : STOP_FAIL, false);
+        else if (ev.kind == EV_REVISIT && !r->pol->leased)
+            rc = rearm_revisit(r, ev.job);
         /* EV_REVISIT: its key changed or its lease ended; the pass below sees it */
     }
     while (!rc && r->next_arrival < r->jobs->n &&
@@ -876,8 +889,10 @@ static int setup(rp_t *r, const cjobs_t *jobs, const creplay_config_t *cfg, crep
     int n = jobs->n, rc;
     memset(r, 0, sizeof *r);
     *r = (rp_t){.jobs = jobs, .cfg = cfg, .pol = cfg->policy,
-                .params = {cfg->las_threshold_gpu_s * 1000.0, cfg->lease_ms},
+                .params = {.lease_ms = cfg->lease_ms, .n_las_limits = cfg->n_las_limits},
                 .fifo_head = -1, .fifo_tail = -1, .out = out, .err = err};
+    for (int q = 0; q < cfg->n_las_limits && q < CPOLICY_LAS_MAX_LIMITS; q++)
+        r->params.las_limits_gpu_ms[q] = cfg->las_limits_gpu_s[q] * 1000.0;
     cheap_init(&r->events);
     if ((rc = make_pools(r, cfg, err)) || (rc = job_groups(r, err)) || (rc = job_teams(r, err)))
         return rc;

@@ -59,7 +59,8 @@ typedef struct {
                                    shortest among the groups with room
                                    (type-aware); else the first with room */
     const cpolicy_t *policy;
-    double las_threshold_gpu_s; /* queue-0 limit for las */
+    double las_limits_gpu_s[CPOLICY_LAS_MAX_LIMITS]; /* las: ascending queue limits */
+    int n_las_limits;           /* how many (default 1: 3600 GPU-s) */
     int64_t lease_ms;           /* ftf: run time before a job may be preempted */
     double price_per_gpu_h;     /* USD per GPU-hour; 0 = no cost figures */
     /* Failures: interruptions per hour of a running gang of gpus GPUs

@@ -475,6 +475,67 @@ int ctrace_read_pai(const char *path, cjobs_t *out, err_t *err)
     return rc;
 }
 
+/* ------------------------------------------------------------ openb */
+
+/* A count of seconds in field (0 up to the replay's longest time). */
+static int openb_s(const rd_t *r, const char *field, const char *text, int64_t *ms)
+{
+    double s;
+    int rc = cjobs_int_num(r, field, text, 0, (double)CJOBS_MAX_MS / 1000, &s);
+    if (!rc)
+        *ms = (int64_t)llround(s * 1000);
+    return rc;
+}
+
+/* One pod of Alibaba's cluster-trace-gpu-v2023 pod list. A pod sharing a
+ * GPU (num_gpu 1, gpu_milli below 1000) is given the whole GPU, as PAI's
+ * fractions are; a pod never scheduled (empty scheduled_time) or without
+ * a GPU is not replayed. */
+static int row_openb(const rd_t *r, const fields_t *row, const fields_t *hdr, cjob_t *j,
+                     char **scratch)
+{
+    (void)scratch;
+    const char *name, *gpus, *created, *deleted, *sched = cjobs_int_cell(row, hdr,
+                                                                       "scheduled_time");
+    double g;
+    int64_t end_ms;
+    int rc;
+    if (r->last_unterminated && row->n < hdr->n)
+        return cjobs_int_bad(r, hdr->f[row->n > 0 ? row->n - 1 : 0], "missing: the file ends "
+                             "mid-line (%s)", "cut short?");
+    if ((rc = cjobs_int_need(r, row, hdr, "name", &name)) ||
+        (rc = cjobs_int_need(r, row, hdr, "num_gpu", &gpus)) ||
+        (rc = cjobs_int_need(r, row, hdr, "creation_time", &created)) ||
+        (rc = cjobs_int_need(r, row, hdr, "deletion_time", &deleted)) ||
+        (rc = cjobs_int_num(r, "num_gpu", gpus, 0, CJOBS_MAX_GPUS, &g)) ||
+        (rc = openb_s(r, "creation_time", created, &j->submit_ms)) ||
+        (rc = openb_s(r, "deletion_time", deleted, &end_ms)))
+        return rc;
+    if (g != floor(g))
+        return cjobs_int_bad(r, "num_gpu", "must be a whole number of GPUs (got '%s')", gpus);
+    j->name = (char *)name;
+    j->gpus = (int)g;
+    j->preemptible = true;
+    if (!sched || !*sched || j->gpus == 0) /* never scheduled, or a CPU pod */
+        return CJOBS_ROW_SKIP;
+    if ((rc = openb_s(r, "scheduled_time", sched, &j->trace_start_ms)))
+        return rc;
+    if (j->trace_start_ms < j->submit_ms)
+        return cjobs_int_bad(r, "scheduled_time", "before creation_time (got '%s')", sched);
+    j->duration_ms = end_ms - j->trace_start_ms;
+    return j->duration_ms > 0 ? ERR_OK : CJOBS_ROW_SKIP;
+}
+
+int ctrace_read_openb(const char *path, cjobs_t *out, err_t *err)
+{
+    static const char *const req[] = {"name", "num_gpu", "creation_time", "deletion_time",
+                                      "scheduled_time", NULL};
+    int rc = cjobs_int_read_rows(path, req, row_openb, out, err);
+    if (!rc)
+        rebase(out);
+    return rc;
+}
+
 /* ---------------------------------------------------- recorded figures */
 
 void ctrace_recorded(const cjobs_t *l, int pool_gpus, ctrace_recorded_t *out)

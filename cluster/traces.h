@@ -26,6 +26,15 @@
  *           its first task start to its last task end. The task table holds
  *           no submission time, so submit = first task start and the trace
  *           has no queue delay of its own to compare with.
+ *   openb   Alibaba's GPU-sharing cluster, alibaba/clusterdata
+ *           cluster-trace-gpu-v2023, openb_pod_list_*.csv (Weng et al., ATC
+ *           2023): name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,
+ *           pod_phase,creation_time,deletion_time,scheduled_time, times in
+ *           seconds; submit = creation, recorded start = scheduled, run
+ *           time = deletion - scheduled (a pod still running when the trace
+ *           ends is deleted at its end); a pod sharing a GPU (gpu_milli
+ *           below 1000) is given the whole GPU; gpu_spec (GPU types) is not
+ *           read, and a pod never scheduled is not replayed.
  *
  * Every reader: jobs that asked for no GPU (CPU jobs) and jobs that never
  * ran (no start or end, zero run time) are not replayed and are counted in
@@ -49,6 +58,7 @@ int ctrace_read_helios(const char *path, cjobs_t *out, err_t *err);
 int ctrace_read_acme(const char *path, cjobs_t *out, err_t *err);
 int ctrace_read_philly(const char *path, cjobs_t *out, err_t *err);
 int ctrace_read_pai(const char *path, cjobs_t *out, err_t *err);
+int ctrace_read_openb(const char *path, cjobs_t *out, err_t *err);
 
 /* A time "YYYY-MM-DD HH:MM:SS" with an optional fraction and an optional
  * "+HH:MM", "-HH:MM" or "Z" as milliseconds since 1970-01-01 UTC (no zone:

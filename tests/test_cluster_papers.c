@@ -18,11 +18,32 @@
  *   synthesizer gives every PAI job one whole GPU). SJF's result is then a
  *   prediction, pinned within the acceptance's 25%. This is NOT the
  *   paper's job list: the README says so.
+ *   Muri (Zhao et al., "Multi-Resource Interleaving for Deep Learning
+ *   Training", SIGCOMM 2022; Rivendile/Muri @ 4e69a78): its simulator's
+ *   eight Philly-derived job lists (simulator/trace-data/trace1-4.csv and
+ *   trace1-4_pr.csv, the same jobs all submitted at 0: the paper's traces
+ *   1'-4'), copied whole into tests/fixtures/cluster/muri/, and the mean
+ *   JCTs its simulation gave on 8 nodes of 8 GPUs (simulator/
+ *   draw_fig9-10.py, the raw values behind Figures 9 and 10, "our test
+ *   results"). The policies scaleplan has are three of its baselines, SRTF
+ *   (run_sim.py "shortest"), SRSF ("shortest-gpu") and Tiresias-L ("dlas-gpu": three queues at
+ *   3250 and 7200 GPU-seconds, simulator/jobs.py); the relative result
+ *   replayed is Tiresias-L's mean JCT over SRTF's, per list, and SRSF's
+ *   ("shortest-gpu", srsf here) over SRTF's. Muri's own
+ *   policy (interleaving jobs' storage, CPU, GPU and network phases) is
+ *   not modelled, so its headline (Muri against these) is not replayed.
+ *   What the replay leaves out of Muri's simulator: run time is the list's
+ *   duration, not iterations x iteration time x 1.015 (within 1% for 95%
+ *   to 99% of jobs), no per-event restart overhead (run_sim.py subtracts
+ *   4-38 s from a running job's progress at every event), and las places
+ *   gangs on whole nodes where Muri's dlas counts free GPUs only. Nothing
+ *   here is fitted to the published figures.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/formats.h"
 #include "cluster/replay.h"
 #include "cluster/tracesynth.h"
 #include "tests/testing.h"
@@ -190,5 +211,80 @@ static void test_alibaba_sjf_vs_fifo(void)
     cjobs_free(&l);
 }
 
+/* Muri's simulation results (draw_fig9-10.py @ 4e69a78; source above),
+ * mean JCT in seconds, and the pool it ran (cluster_spec/n8g8.csv). */
+#define MURI_NODES 8
+#define MURI_GPUS_PER_NODE 8
+static const struct {
+    const char *list;
+    double srtf_jct_s, tiresias_l_jct_s, srsf_jct_s;
+} muri[] = {
+    {"trace1", 1370603.198, 3330371.307, 980140.5699},
+    {"trace1_pr", 2303543.816, 6921682.793, 1801859.995},
+    {"trace2", 2665607.375, 7396368.514, 2213949.687},
+    {"trace2_pr", 4079154.454, 10555502.040026, 3384600.437},
+    {"trace3", 193081.796, 347213.2481, 185021.8802},
+    {"trace3_pr", 844394.78, 2213110.128, 798057.6829},
+    {"trace4", 581982.9002, 1319382.936, 487167.1688},
+    {"trace4_pr", 1430856.446, 2674022.636, 1218501.968},
+};
+
+/* Mean JCT of list l on Muri's pool under policy, las at Muri's limits. */
+static double muri_jct_s(const cjobs_t *l, const char *policy)
+{
+    creplay_config_t c;
+    creplay_config_default(&c, MURI_NODES * MURI_GPUS_PER_NODE);
+    c.gpus_per_node = MURI_GPUS_PER_NODE;
+    c.policy = cpolicy_find(policy);
+    c.las_limits_gpu_s[0] = 3250; /* Muri simulator/jobs.py: queue_limit, num_queue = 3 */
+    c.las_limits_gpu_s[1] = 7200;
+    c.n_las_limits = 2;
+    creplay_result_t r;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(creplay_run(l, &c, &r, &e), 0);
+    double jct = r.jct_mean_s;
+    creplay_result_free(&r);
+    return jct;
+}
+
+/* Tiresias-L's mean JCT over SRTF's on each of Muri's eight lists, within
+ * the acceptance's 25% of the published ratio; fifo in las's place (the
+ * mechanism off) lands outside the band on every list. SRSF over SRTF
+ * too. */
+static void test_muri_tiresias_vs_srtf(void)
+{
+    const cjobs_format_t *fmt = cjobs_format_find("muri");
+    CU_ASSERT_FATAL(fmt != NULL);
+    printf("\n  Muri SIGCOMM'22 lists on 64 GPUs: Tiresias-L/SRTF mean JCT, replayed vs "
+           "published\n");
+    for (size_t i = 0; i < sizeof muri / sizeof muri[0]; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "cluster/muri/%s.csv", muri[i].list);
+        cjobs_t l;
+        err_t e;
+        CU_ASSERT_EQUAL_FATAL(cjobs_read(fmt, fixture(path), &l, &e), 0);
+        double srtf = muri_jct_s(&l, "srtf"), las = muri_jct_s(&l, "las");
+        double off = muri_jct_s(&l, "fifo");
+        double paper = muri[i].tiresias_l_jct_s / muri[i].srtf_jct_s, ours = las / srtf;
+        printf("  %-9s %4d jobs: SRTF %9.0f s (paper %9.0f), Tiresias-L %9.0f s (paper %9.0f)"
+               ", ratio %.3f (paper %.3f, %+.1f%%), fifo in its place %.3f\n",
+               muri[i].list, l.n, srtf, muri[i].srtf_jct_s, las, muri[i].tiresias_l_jct_s,
+               ours, paper, 100 * (ours / paper - 1), off / srtf);
+        CHECK_REL(ours, paper, PAPER_REL_TOL);
+        CU_ASSERT(off / srtf > paper * (1 + PAPER_REL_TOL));
+        /* SRSF over SRTF: published 0.72-0.96, so srtf in srsf's place
+         * (a ratio of 1 by construction) leaves the band only where the
+         * published ratio is below 0.8 (trace1, trace1_pr): a weak check of
+         * the mechanism, printed beside the strong one above. */
+        double srsf = muri_jct_s(&l, "srsf");
+        double paper_s = muri[i].srsf_jct_s / muri[i].srtf_jct_s, ours_s = srsf / srtf;
+        printf("  %-9s SRSF %9.0f s (paper %9.0f), SRSF/SRTF %.3f (paper %.3f, %+.1f%%)\n", "",
+               srsf, muri[i].srsf_jct_s, ours_s, paper_s, 100 * (ours_s / paper_s - 1));
+        CHECK_REL(ours_s, paper_s, PAPER_REL_TOL);
+        cjobs_free(&l);
+    }
+}
+
 TEST_SUITE(suite_cluster_papers, "cluster_papers", TEST(test_sjf_by_hand),
-           TEST(test_fit_first_passes_over), TEST(test_alibaba_sjf_vs_fifo));
+           TEST(test_fit_first_passes_over), TEST(test_alibaba_sjf_vs_fifo),
+           TEST(test_muri_tiresias_vs_srtf));

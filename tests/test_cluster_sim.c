@@ -147,6 +147,42 @@ static void test_preemptive_policies_by_hand(void)
     cjobs_free(&l);
 }
 
+/* las with Muri's three queues (limits 3250 and 7200 GPU-s) on one 8-GPU
+ * node. A: 8 GPUs x 2000 s at 0; B: 8 GPUs x 1000 s at 10. A passes 3250
+ * at 406.25 s and B (queue 0) preempts it; B passes 3250 at 812.5 (queue
+ * 1 with A: no preemption within a queue) and 7200 at 1306.25, when A
+ * (queue 1) preempts it; A passes 7200 at 1800 (both in queue 2, A keeps
+ * running) and ends at 2900, B at 3000. With one limit at 3250 B runs
+ * to its end at 1406.25 and A ends at 3000. */
+static void test_las_three_queues_by_hand(void)
+{
+    static const double rows[][5] = {{8, 0, 2000, 0, 1}, {8, 10, 1000, 0, 1}};
+    cjobs_t l;
+    make_jobs(&l, rows, 2);
+    creplay_config_t c;
+    creplay_config_default(&c, 8);
+    c.gpus_per_node = 8;
+    c.policy = cpolicy_find("las");
+    c.las_limits_gpu_s[0] = 3250;
+    c.las_limits_gpu_s[1] = 7200;
+    c.n_las_limits = 2;
+    creplay_result_t r;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(creplay_run(&l, &c, &r, &e), 0);
+    CU_ASSERT_EQUAL(r.jobs[1].start_ms, 406250);
+    CU_ASSERT_EQUAL(r.jobs[0].end_ms, 2900000);
+    CU_ASSERT_EQUAL(r.jobs[1].end_ms, 3000000);
+    CU_ASSERT_EQUAL(r.preemptions, 2);
+    creplay_result_free(&r);
+    c.n_las_limits = 1;
+    CU_ASSERT_EQUAL_FATAL(creplay_run(&l, &c, &r, &e), 0);
+    CU_ASSERT_EQUAL(r.jobs[0].end_ms, 3000000);
+    CU_ASSERT_EQUAL(r.jobs[1].end_ms, 1406250);
+    CU_ASSERT_EQUAL(r.preemptions, 1);
+    creplay_result_free(&r);
+    cjobs_free(&l);
+}
+
 /* priority: a class-1 job preempts a preemptible class-0 job, and waits
  * for one that is not. */
 static void test_priority_preemption(void)
@@ -613,6 +649,17 @@ static void test_cli_bad_input(void)
          {"line 2", "not-a-gpu", "typed3.csv"}},
         {"ok5.csv", "name,gpus,submit_s,duration_s\na,1,0,10\n", "--cluster 8x",
          {"--cluster", "'8x'", "COUNTxGPU"}},
+        {"muri.csv", "job_id,num_gpu,submit_time,iterations,model_name,duration\n"
+                     "0,1,0,9,dqn,2868294000\n1,8,201694000,9,dqn,44729x\n",
+         "--trace-format muri --gpus 8", {"line 3", "duration", "44729x"}},
+        {"muri2.csv", "job_id,num_gpu,submit_time,model_name\n0,1,0,dqn\n",
+         "--trace-format muri --gpus 8", {"line 1", "duration", "required"}},
+        {"ok6.csv", "name,gpus,submit_s,duration_s\na,1,0,10\n",
+         "--gpus 8 --policy las --las-threshold 7200,3250", {"--las-threshold", "7200,3250",
+                                                             "ascend"}},
+        {"ok7.csv", "name,gpus,submit_s,duration_s\na,1,0,10\n",
+         "--gpus 8 --policy las --las-threshold 3250,x", {"--las-threshold", "3250,x",
+                                                          "GPU-seconds"}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[700], args[1600];
@@ -739,7 +786,8 @@ static void test_cli_type_aware(void)
 
 TEST_SUITE(suite_cluster_sim, "cluster_sim", TEST(test_pool_node_placement), TEST(test_pool_groups),
            TEST(test_typed_jobs_by_hand), TEST(test_type_aware_placement),
-           TEST(test_preemptive_policies_by_hand), TEST(test_priority_preemption),
+           TEST(test_preemptive_policies_by_hand),
+           TEST(test_las_three_queues_by_hand), TEST(test_priority_preemption),
            TEST(test_backfill_by_hand), TEST(test_gpu_time_conserved),
            TEST(test_deterministic_per_seed), TEST(test_backfill_keeps_reservations),
            TEST(test_policy_direction), TEST(test_ftf_fairness),

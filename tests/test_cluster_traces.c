@@ -1,9 +1,11 @@
 /* Tests of the public-trace side of cluster/: the readers of Helios, Acme,
- * Philly and PAI on the example records their READMEs publish
+ * Philly and PAI on the example records their READMEs publish, Alibaba's
+ * GPU-sharing pod list read whole against the replay
  * (tests/fixtures/cluster/SOURCES.md), their refusals (malformed fields,
  * files cut short), the workloads synthesized from the traces' published
  * statistics (within 5% of them), and the policies' direction on a
  * Philly-like workload. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,8 @@
 #include "tests/testing.h"
 
 #define FIX "tests/fixtures/cluster/"
+#define OPENB_HDR "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase," \
+                  "creation_time,deletion_time,scheduled_time\n"
 
 static void write_file(const char *path, const char *text)
 {
@@ -144,6 +148,48 @@ static void test_read_pai(void)
     remove_tree(dir);
 }
 
+/* Alibaba's GPU-sharing pod list (cluster-trace-gpu-v2023
+ * openb_pod_list_default.csv, read whole; tests/fixtures/cluster/
+ * SOURCES.md): 8,152 pods, of which 6,203 asked for GPUs, were scheduled
+ * and ran. From the raw records (a Python pass over the CSV when this was
+ * written): mean wait (scheduled - creation) 69.9512 s (p50 2 s, p99
+ * 1,110 s), allocated utilization 0.2677% of the 6,212 GPUs of
+ * openb_node_list_gpu_node.csv over the 149.3 days, at most 71 GPUs in
+ * use at once. The replay on those GPUs (nodes of 4: ASSUMED, the
+ * cluster's 617 nodes of 8, 54 of 4, 518 of 2 and 24 of 1 are not
+ * modelled) matches the utilization (within the acceptance's 5 points)
+ * but waits 0 s: with 71 of 6,212 GPUs ever busy nothing queues for GPUs,
+ * and what the trace's pods waited for (scheduling latency, the GPU types
+ * gpu_spec asks for, GPU-sharing packing) is not in the replay. The trace
+ * has no contention, so the acceptance's queue-delay band (35%) is not
+ * met on it and cannot be met by a replay of whole GPUs: said in the
+ * README. */
+static void test_openb_recorded_vs_replay(void)
+{
+    cjobs_t l;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(read_fmt("openb", FIX "openb_pod_list_default.csv", &l, &e), 0);
+    CU_ASSERT_EQUAL(l.n, 6203);
+    CU_ASSERT_EQUAL(l.skipped, 1949);
+    ctrace_recorded_t rec;
+    ctrace_recorded(&l, 6212, &rec);
+    CU_ASSERT_EQUAL(rec.n, 6203);
+    CHECK_REL(rec.queue_delay_mean_s, 69.9512, 1e-5);
+    CHECK_REL(rec.utilization, 0.002677, 1e-3);
+    creplay_config_t c;
+    creplay_config_default(&c, 6212);
+    c.gpus_per_node = 4;
+    creplay_result_t r;
+    CU_ASSERT_EQUAL_FATAL(creplay_run(&l, &c, &r, &e), 0);
+    printf("\n  openb (Alibaba gpu-v2023) on 6212 GPUs: queue delay mean %.1f s (recorded %.1f s),"
+           " utilization %.3f%% (recorded %.3f%%)\n", r.queue_delay_mean_s,
+           rec.queue_delay_mean_s, 100 * r.utilization, 100 * rec.utilization);
+    CU_ASSERT(fabs(r.utilization - rec.utilization) < 0.05);
+    CU_ASSERT(r.queue_delay_mean_s < 1); /* no contention for whole GPUs */
+    creplay_result_free(&r);
+    cjobs_free(&l);
+}
+
 /* CPU jobs and jobs that never ran are counted, not replayed. */
 static void test_trace_skips(void)
 {
@@ -214,6 +260,12 @@ static void test_trace_refusals(void)
         {"philly", "[{\"jobid\": \"a\", \"submitted_time\": \"2017-10-07 01:11:39\", "
                    "\"attempts\": [{\"start_time\": \"2017-10-07 01:12:09\", \"end_time\": "
                    "\"2017-10-07 01:13:23\"}]}]", {"[0].attempts[0]", "detail", NULL}},
+        {"openb", OPENB_HDR "p1,8000,100,1,1000,,LS,Running,100,90,50\n",
+         {"line 2", "scheduled_time", "before creation_time"}},
+        {"openb", OPENB_HDR "p1,8000,100,1.5,1000,,LS,Running,0,90,5\n",
+         {"line 2", "num_gpu", "whole number"}},
+        {"openb", OPENB_HDR "p1,8000,100,1,1000,,LS,Running,0,90,5\np2,8000,100,1,1000,,LS,Ru",
+         {"line 3", "cut short", NULL}},
         {"philly", "[\n {\"jobid\": \"a,[{\", \"submitted_time\": \"2017-10-07 01:11:39\", "
                    "\"attempts\": []},\n\n {\"jobid\": \"b\", \"submitted_time\": "
                    "\"2017-10-07 1:11\", \"attempts\": []}\n]\n",
@@ -443,7 +495,7 @@ static void test_policy_direction_philly(void)
 
 TEST_SUITE(suite_cluster_traces, "cluster_traces", TEST(test_trace_times),
            TEST(test_read_helios), TEST(test_read_acme), TEST(test_read_philly),
-           TEST(test_read_pai), TEST(test_trace_skips), TEST(test_trace_refusals),
+           TEST(test_read_pai), TEST(test_openb_recorded_vs_replay), TEST(test_trace_skips), TEST(test_trace_refusals),
            TEST(test_cli_traces), TEST(test_read_vc_gpus), TEST(test_cli_vc_quotas),
            TEST(test_synth_matches_published),
            TEST(test_policy_direction_philly));
