@@ -222,6 +222,11 @@ static const prof_attn_kernel_t *find_attn_kernel(const profile_t *p, const char
     return NULL;
 }
 
+const prof_attn_kernel_t *prof_attn_kernel(const profile_t *p, const char *name)
+{
+    return find_attn_kernel(p, name);
+}
+
 double prof_attn_eff(const profile_t *p, const prof_attn_call_t *call, bool backward)
 {
     const prof_attn_kernel_t *k = call ? find_attn_kernel(p, call->kernel) : NULL;

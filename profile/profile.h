@@ -77,6 +77,9 @@ typedef struct {
     double fwd_full, fwd_causal, bwd; /* plateau efficiencies */
     double s_half_full, s_half_causal, s_half_bwd; /* keys per query row at half the plateau */
     double d_half;
+    double max_keys;        /* the longest key length its figures were
+                               measured at (0: the source does not say);
+                               longer ones take the fitted plateau, said */
     char source[PROF_SOURCE_MAX];
 } prof_attn_kernel_t;
 
@@ -279,6 +282,10 @@ double prof_atomic_time(const profile_t *p, double adds);
 /* The efficiency prof_attn_time uses (a fraction of the dtype's peak, before
  * the sustained factor). */
 double prof_attn_eff(const profile_t *p, const prof_attn_call_t *call, bool backward);
+
+/* The profile's table entry for attention kernel `name`, or NULL (then the
+ * profile's fwd/bwd_efficiency apply). */
+const prof_attn_kernel_t *prof_attn_kernel(const profile_t *p, const char *name);
 /* Seconds for a memory-bound kernel reading and writing bytes in total. */
 double prof_mem_time(const profile_t *p, double bytes);
 /* Seconds for collective op of bytes (the nccl-tests "size": the whole

@@ -113,6 +113,7 @@ static int read_attn_kernels(const cJSON *a, const json_ctx_t *actx, profile_t *
                                   err)) ||
             (rc = json_get_double(o, "s_half_bwd", &e, JSON_REQUIRED, 0, 1e7, &k->s_half_bwd, err)) ||
             (rc = json_get_double(o, "d_half", &e, JSON_REQUIRED, 0, 1e4, &k->d_half, err)) ||
+            (rc = json_get_double(o, "max_keys", &e, JSON_OPTIONAL, 0, 1e9, &k->max_keys, err)) ||
             (rc = read_source(o, &e, k->source, err)))
             return rc;
     }
@@ -576,7 +577,9 @@ cJSON *prof_to_json(const profile_t *p)
              json_add_number(e, "s_half_full", k->s_half_full) &&
              json_add_number(e, "s_half_causal", k->s_half_causal) &&
              json_add_number(e, "s_half_bwd", k->s_half_bwd) &&
-             json_add_number(e, "d_half", k->d_half) && add_source(e, k->source);
+             json_add_number(e, "d_half", k->d_half) &&
+             (!(k->max_keys > 0) || json_add_number(e, "max_keys", k->max_keys)) &&
+             add_source(e, k->source);
     }
     cJSON *m = ok ? cJSON_AddObjectToObject(root, "memory") : NULL;
     ok = ok && m && json_add_number(m, "bw_gbs", p->mem_bw_peak_gbs) &&

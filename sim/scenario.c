@@ -202,6 +202,24 @@ bool scenario_default_batch(const model_t *m, layout_t *l, int n_gpus, notes_t *
     return true;
 }
 
+/* A fused attention kernel asked for more keys a call than its table was
+ * measured at takes the fitted plateau: said. Keys a call: the sequence,
+ * or each rank's share of it under ring context parallelism. */
+static void attn_range_note(const scenario_t *s, char *buf, size_t cap, bool sep)
+{
+    const layout_t *l = &s->layout;
+    const prof_attn_kernel_t *k = prof_attn_kernel(&s->profile, s->opt.attn_kernel);
+    if (!l->flash_attention || !k || !(k->max_keys > 0) || cap < 2)
+        return;
+    double keys = l->cp > 1 && s->opt.cp_comm != CP_A2A ? (double)l->seq_len / l->cp
+                                                          : (double)l->seq_len;
+    if (keys > k->max_keys)
+        snprintf(buf, cap,
+                 "%sattention: %.0f keys a kernel call on %s's %s, beyond the %.0f its "
+                 "efficiency was measured to (the measured plateau assumed)",
+                 sep ? "; " : "", keys, s->profile.gpu, k->name, k->max_keys);
+}
+
 void scenario_assumptions(const scenario_t *s, char *buf, size_t cap)
 {
     prov_figure_t figs[PROV_MAX_FIGURES];
@@ -235,6 +253,8 @@ void scenario_assumptions(const scenario_t *s, char *buf, size_t cap)
                  "model and GPU; --moe-dropless or --moe-capacity-factor sets yours)",
                  len ? "; " : "", s->opt.moe.capacity_factor,
                  s->opt.moe.pad_to_capacity ? ", every expert padded to it" : "", s->fw.name);
+    len = strlen(buf);
+    attn_range_note(s, buf + len, cap - len, len > 0);
     len = strlen(buf);
     double bd, bc;
     if (model_is_moe(&s->model) && s->layout.ep > 1 &&
