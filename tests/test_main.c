@@ -24,7 +24,7 @@ extern const test_suite_t suite_common, suite_units, suite_json, suite_table,
     suite_accelerate, suite_real_jobs, suite_pyregistry, suite_inference_sizing, suite_power,
     suite_elastic, suite_codecs, suite_islands, suite_cluster_traces, suite_moe_dispatch,
     suite_moe_layers, suite_hybrid, suite_cluster_policy, suite_numfmt, suite_glossary,
-    suite_cluster_papers, suite_dpladder, suite_option_rows;
+    suite_cluster_papers, suite_dpladder, suite_option_rows, suite_moe_memory;
 /* the reference trainer */
 extern const test_suite_t suite_gpt, suite_tokens, suite_checkpoint, suite_monitor, suite_train,
     suite_buckets;
@@ -48,7 +48,7 @@ static const test_suite_t *const suites[] = {
     &suite_accelerate, &suite_real_jobs, &suite_pyregistry, &suite_inference_sizing,
     &suite_power, &suite_elastic, &suite_codecs, &suite_islands, &suite_cluster_traces,
     &suite_moe_dispatch, &suite_moe_layers, &suite_hybrid, &suite_cluster_policy,
-    &suite_numfmt, &suite_glossary, &suite_cluster_papers, &suite_dpladder, &suite_option_rows,
+    &suite_numfmt, &suite_glossary, &suite_cluster_papers, &suite_dpladder, &suite_option_rows, &suite_moe_memory,
     &suite_gpt,        &suite_tokens,    &suite_checkpoint, &suite_monitor,
     &suite_train,      &suite_buckets,
     &suite_fit,        &suite_calibrate, &suite_real_nccltests,
