@@ -252,6 +252,66 @@ static double sum_terms(const model_t *m, const layout_t *l, bool moe, unsigned 
     return total;
 }
 
+/* torchtitan's per-op selective checkpointing (torchtitan/distributed/
+ * activation_checkpoint.py _apply_op_sac at 4058f65): inside a block it
+ * keeps the output of every matmul except every second one (counted in
+ * forward order over the block), the attention output with its
+ * log-sum-exp, and the outputs of all_to_all_single (the MoE dispatch and
+ * combine, which it must not repeat); the grouped expert GEMMs are not on
+ * its list (PyTorch's compute-intensive ops: mm, addmm, bmm, sdpa) and are
+ * rebuilt; so is the rest. Plus the block's input. The matmuls in order:
+ * attention wq, wk, wv, wo (MLA: [wq_a], wq(_b), wkv_a, wkv_b, wo); the MLP
+ * w1, w3, w2, or an MoE block's router gate (fp32: its autocast) then the
+ * shared experts' w1, w3, w2 (models/common/moe.py). For a dense GQA block
+ * this keeps wq, wv, w1 and w2, as before MoE blocks were told apart. The
+ * h-wide outputs (wo, w2), the input and the MoE tensors are split over TP
+ * only with SP; the rest are. */
+typedef struct {
+    double width, bytes; /* the output's elements a token, bytes each */
+    bool rep;            /* h wide or MoE: outside TP's split */
+} ops_mm_t;
+
+static double ops_block_bytes(const model_t *m, const layout_t *l, bool moe)
+{
+    double e = layout_weight_bytes(l->precision);
+    double sb = ((double)l->seq_len / l->cp) * l->micro_batch;
+    double h = m->hidden, nh = m->n_heads;
+    const model_mla_t *a = &m->mla;
+    ops_mm_t mm[10];
+    int n = 0;
+#define MM(w, b, r) (mm[n++] = (ops_mm_t){(w), (b), (r)})
+    double attn_out = model_q_width(m);
+    if (model_is_mla(m)) {
+        double qk = a->qk_nope_dim + a->qk_rope_dim;
+        if (a->q_lora_rank > 0)
+            MM(a->q_lora_rank, e, false);
+        MM(nh * qk, e, false);
+        MM((double)a->kv_lora_rank + a->qk_rope_dim, e, false);
+        MM(nh * ((double)a->qk_nope_dim + a->v_dim), e, false);
+        attn_out = nh * a->v_dim;
+    } else {
+        MM(model_q_width(m), e, false);
+        MM(model_kv_width(m), e, false);
+        MM(model_kv_width(m), e, false);
+    }
+    MM(h, e, true); /* wo */
+    double width = moe ? m->moe.shared_ffn : m->ffn;
+    if (moe)
+        MM(m->moe.n_experts, 4, true); /* router gate */
+    if (width > 0) {
+        MM(width, e, false); /* w1 */
+        MM(width, e, false); /* w3 */
+        MM(h, e, true);      /* w2 */
+    }
+#undef MM
+    double rep = h * e, split = attn_out * e + nh * 4; /* input; attention, lse */
+    for (int i = 0; i < n; i += 2) /* the first, third, ... are kept */
+        *(mm[i].rep ? &rep : &split) += mm[i].width * mm[i].bytes;
+    if (moe && l->ep > 1) /* dispatch and combine: top_k copies of h each */
+        rep += 2.0 * m->moe.top_k * h * e;
+    return sb * ((l->sequence_parallel ? rep / l->tp : rep) + split / l->tp);
+}
+
 /* One block's activations; moe picks the MoE block's MLP tensors, block
  * the hybrid block's kind (model_hybrid_t.block; 0: attention + MLP). */
 static double block_bytes(const model_t *m, const layout_t *l, bool moe, unsigned block,
@@ -266,17 +326,8 @@ static double block_bytes(const model_t *m, const layout_t *l, bool moe, unsigne
     }
     case RECOMPUTE_SELECTIVE:
         return sum_terms(m, l, moe, block, o, layout_rc_modules(l));
-    case RECOMPUTE_OPS: {
-        /* torchtitan's op-level policy keeps the block input, the outputs of
-         * the matmuls it does not recompute (wq, wv, w1, w2) and the
-         * attention output with its log-sum-exp; the rest is rebuilt. */
-        double e = layout_weight_bytes(l->precision);
-        double sb = ((double)l->seq_len / l->cp) * l->micro_batch;
-        double qw = model_q_width(m), kvw = model_kv_width(m);
-        double rep = sb * 2 * m->hidden * e;                      /* input, w2 out */
-        double split = sb * (qw + kvw + qw + m->ffn) * e + sb * m->n_heads * 4;
-        return (l->sequence_parallel ? rep / l->tp : rep) + split / l->tp;
-    }
+    case RECOMPUTE_OPS:
+        return ops_block_bytes(m, l, moe);
     default:
         return sum_terms(m, l, moe, block, o, 0);
     }

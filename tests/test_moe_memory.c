@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/csv.h"
+#include "models/memory.h"
 #include "sim/scenario.h"
 #include "sim/step.h"
 #include "tests/mechanisms.h"
@@ -163,5 +164,34 @@ static void test_moe_memory_permutation(void)
     scenario_free(&off.s);
 }
 
+/* torchtitan's per-op checkpointing of an MoE block, counted by hand for
+ * Qwen3-30B-A3B (h 2048, 32 query heads and 4 KV heads of 128, 128 experts
+ * top-8, no shared expert; every block MoE) at 4,096 tokens, bf16, EP 4:
+ * the matmuls in order are wq, wk, wv, wo and the router gate, of which
+ * the first, third and fifth are kept (wq 4096, wv 512, the gate's 128 in
+ * fp32), with the block input (2048), the attention output (4096) and its
+ * fp32 log-sum-exp (32 heads), and the dispatch and combine all-to-all
+ * outputs (8 x 2048 each). At EP 1 there is no all-to-all to keep. */
+static void test_moe_ops_checkpoint_by_hand(void)
+{
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load("qwen3-30b-a3b", &m, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(m.moe.n_moe_layers, m.n_layers);
+    layout_t l;
+    layout_defaults(&l);
+    l.micro_batch = 1;
+    l.global_batch = 8;
+    l.seq_len = 4096;
+    l.ep = 4;
+    CU_ASSERT_EQUAL_FATAL(layout_finalize(&l, &m, 8, &e), 0);
+    l.recompute = RECOMPUTE_OPS;
+    double a2a = 2.0 * 8 * 2048 * 2;
+    double per_token = 2048 * 2 + 4096 * 2 + 32 * 4 + 4096 * 2 + 512 * 2 + 128 * 4;
+    CHECK_REL(model_layer_activation_bytes(&m, &l), 4096 * (per_token + a2a), 1e-12);
+    l.ep = 1;
+    CHECK_REL(model_layer_activation_bytes(&m, &l), 4096 * per_token, 1e-12);
+}
+
 TEST_SUITE(suite_moe_memory, "moe_memory", TEST(test_moe_memory_published),
-           TEST(test_moe_memory_permutation));
+           TEST(test_moe_memory_permutation), TEST(test_moe_ops_checkpoint_by_hand));
