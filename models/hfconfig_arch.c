@@ -817,6 +817,8 @@ static const arch_t ARCHS[] = {
     {"qwen3_5_moe_text", read_qwen3_next, NULL, F_MOE},
     {"qwen3_5_moe", NULL, "qwen3_5_moe_text", F_MOE},
     {"jamba", read_jamba, NULL, F_MOE},
+    {"nemotron-nas", hf_read_nemotron_nas, NULL, F_BLOCKS},
+    {"deci", hf_read_nemotron_nas, NULL, F_BLOCKS},
 };
 
 const arch_t *hf_find_arch(const char *type)

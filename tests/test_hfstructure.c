@@ -139,6 +139,10 @@ static const real_row_t ROWS[] = {
     /* MiniMax-01 card: 456B total, 45.9B activated (lightning + softmax
      * attention, MoE) */
     {"MiniMax-M1", NULL, 456e9, 13.68e9, 45.9e9, 1.377e9, ACT_NO_EMB, false},
+    /* Nemotron-NAS block_configs (models/hfconfig_nas.c): the cards' 49B
+     * (HF page 49.9B) and 253B */
+    {"Llama-3_3-Nemotron-Super-49B-v1", NULL, 49.9e9, 1.497e9, 0, 0, ACT_DENSE, false},
+    {"Llama-3_1-Nemotron-Ultra-253B-v1", NULL, 253e9, 7.59e9, 0, 0, ACT_DENSE, false},
 };
 
 /* The published basis of p's active count under convention conv. */
@@ -546,7 +550,9 @@ static void test_unpriced_layers_refused(void)
                         "[\"conv\", \"full_attention\"]}",
                         NULL, &m, NULL, &e),
               &e, ERR_INPUT, "layer_types", "'conv' layers");
-    CHECK_ERR(read_text("{\"model_type\": \"nemotron-nas\", \"hidden_size\": 64, \"block_configs\": "
+    /* block_configs under a type whose reader does not read them (only
+     * nemotron-nas and deci do: models/hfconfig_nas.c) */
+    CHECK_ERR(read_text("{\"model_type\": \"llama\", \"hidden_size\": 64, \"block_configs\": "
                         "[{\"attention\": {\"no_op\": true}}]}",
                         NULL, &m, NULL, &e),
               &e, ERR_INPUT, "block_configs", "not modelled");
