@@ -143,6 +143,38 @@ static const real_row_t ROWS[] = {
      * (HF page 49.9B) and 253B */
     {"Llama-3_3-Nemotron-Super-49B-v1", NULL, 49.9e9, 1.497e9, 0, 0, ACT_DENSE, false},
     {"Llama-3_1-Nemotron-Ultra-253B-v1", NULL, 253e9, 7.59e9, 0, 0, ACT_DENSE, false},
+    /* Hub config copies in ai-dynamo/aiconfigurator (SOURCES.md); the
+     * figures are the model cards' (or, where the row says so, the name's) */
+    {"Qwen3-8B", NULL, 8.2e9, 0.246e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-32B-aic", NULL, 32.8e9, 0.984e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-32B-FP8", NULL, 32.8e9, 0.984e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-235B-A22B", NULL, 235e9, 7.05e9, 22e9, 0.66e9, ACT_ALL, false},
+    {"Qwen3-235B-A22B-FP8", NULL, 235e9, 7.05e9, 22e9, 0.66e9, ACT_ALL, false},
+    {"Qwen3-30B-A3B", NULL, 30.5e9, 0.915e9, 3.3e9, 0.099e9, ACT_ALL, false},
+    {"Qwen3-30B-A3B-FP8", NULL, 30.5e9, 0.915e9, 3.3e9, 0.099e9, ACT_ALL, false},
+    {"Meta-Llama-3.1-405B", NULL, 405e9, 12.15e9, 0, 0, ACT_DENSE, false},
+    {"Llama-3.1-70B-Instruct-FP8", NULL, 70.6e9, 2.118e9, 0, 0, ACT_DENSE, false},
+    {"Llama-4-Scout-17B-16E-Instruct", NULL, 109e9, 3.27e9, 17e9, 0.51e9, ACT_ALL, false},
+    {"Llama-4-Maverick-17B-128E-Instruct", NULL, 400e9, 12e9, 17e9, 0.51e9, ACT_ALL, false},
+    {"Mixtral-8x22B-v0.1", NULL, 141e9, 4.23e9, 39e9, 1.17e9, ACT_ALL, false},
+    /* gpt-oss model card, Table 1: total and active parameters (the
+     * active count leaves the input embedding out) */
+    {"gpt-oss-120b", NULL, 116.83e9, 3.505e9, 5.13e9, 0.154e9, ACT_NO_INPUT, false},
+    {"gpt-oss-20b", NULL, 20.91e9, 0.627e9, 3.61e9, 0.108e9, ACT_NO_INPUT, false},
+    {"DeepSeek-V3", NULL, 671e9, 20.13e9, 37e9, 1.11e9, ACT_NO_INPUT, false},
+    {"DeepSeek-R1", NULL, 671e9, 20.13e9, 37e9, 1.11e9, ACT_NO_INPUT, false},
+    {"DeepSeek-V3.2", NULL, 685e9, 20.55e9, 37e9, 1.11e9, ACT_NO_INPUT, true},
+    {"Kimi-K2.5", NULL, 1e12, 0.03e12, 32e9, 0.96e9, ACT_NO_INPUT, false},
+    {"Kimi-K2-Instruct-aic", NULL, 1e12, 0.03e12, 32e9, 0.96e9, ACT_NO_INPUT, false},
+    {"GLM-5-aic", NULL, 744e9, 22.32e9, 40e9, 1.2e9, ACT_NO_EMB, false},
+    {"Qwen3.5-397B-A17B", NULL, 397e9, 11.91e9, 17e9, 0.51e9, ACT_ALL, false},
+    {"Qwen3.5-122B-A10B", NULL, 122e9, 3.66e9, 10e9, 0.5e9, ACT_ALL, false},
+    {"Qwen3.5-27B", NULL, 27e9, 0.81e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-VL-235B-A22B-Instruct", NULL, 235e9, 7.05e9, 22e9, 0.66e9, ACT_ALL, false},
+    {"Qwen3-VL-30B-A3B-Instruct", NULL, 30e9, 0.9e9, 3e9, 0.5e9, ACT_COARSE, false},
+    /* card: 31.6B total, 3.6B active with the embeddings */
+    {"NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", NULL, 31.6e9, 0.948e9, 3.6e9, 0.108e9, ACT_ALL,
+     false},
 };
 
 /* The published basis of p's active count under convention conv. */
@@ -191,6 +223,12 @@ static const struct {
     {"phi-1_5", "num_hidden_layers"},
     {"phi-2", "num_hidden_layers"},
     {"chatglm3-6b", "num_hidden_layers"},
+    /* 2025-26 Hub configs (ai-dynamo/aiconfigurator copies): LatentMoE
+     * experts, Nemotron 3's layers_block_type list, Gemma 4's global heads */
+    {"NVIDIA-Nemotron-3-Super-120B-A12B-FP8", "moe_latent_size"},
+    {"NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16", "layers_block_type"},
+    {"NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4", "layers_block_type"},
+    {"gemma-4-26B-A4B", "global_head_dim"},
 };
 
 /* Whether m's counts match row r within its tolerances (no assertion:
