@@ -99,10 +99,6 @@ static int refuse_unpriced_layers(const cJSON *c, const char *file, unsigned rea
         {"linear_attn_config", "linear-attention layers", true},
         {"linear_num_value_heads", "linear-attention (Gated DeltaNet) layers", true},
         {"block_configs", "per-block attention and MLP sizes (Nemotron-NAS blocks)", false},
-        {"moe_latent_size",
-         "routed experts that run in a latent width below hidden_size (Nemotron 3's LatentMoE: "
-         "read at hidden_size they would count several times their weights)",
-         false},
         {"ssm_state_size", "state-space (Mamba) mixers", true},
         {"mamba_d_state", "state-space (Mamba) mixers", true},
     };

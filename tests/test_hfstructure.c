@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/json.h"
+#include "models/flops.h"
 #include "models/hfconfig.h"
 #include "models/model.h"
 #include "tests/real_corpus.h"
@@ -175,6 +177,10 @@ static const real_row_t ROWS[] = {
     /* card: 31.6B total, 3.6B active with the embeddings */
     {"NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", NULL, 31.6e9, 0.948e9, 3.6e9, 0.108e9, ACT_ALL,
      false},
+    /* LatentMoE (moe_latent_size); the name's 120B total, 12B active under
+     * no stated convention (scaleplan: 12.8B with the embeddings) */
+    {"NVIDIA-Nemotron-3-Super-120B-A12B-FP8", NULL, 120e9, 3.6e9, 12e9, 0.5e9, ACT_COARSE,
+     false},
 };
 
 /* The published basis of p's active count under convention conv. */
@@ -223,13 +229,43 @@ static const struct {
     {"phi-1_5", "num_hidden_layers"},
     {"phi-2", "num_hidden_layers"},
     {"chatglm3-6b", "num_hidden_layers"},
-    /* 2025-26 Hub configs (ai-dynamo/aiconfigurator copies): LatentMoE
-     * experts, Nemotron 3's layers_block_type list, Gemma 4's global heads */
-    {"NVIDIA-Nemotron-3-Super-120B-A12B-FP8", "moe_latent_size"},
+    /* 2025-26 Hub configs (ai-dynamo/aiconfigurator copies): Nemotron 3's
+     * layers_block_type list, Gemma 4's global heads */
     {"NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16", "layers_block_type"},
     {"NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4", "layers_block_type"},
     {"gemma-4-26B-A4B", "global_head_dim"},
 };
+
+/* LatentMoE (moe_latent_size) on Nemotron 3 Super: against the same file
+ * without the key, each of its 40 MoE blocks loses 512 routed experts'
+ * 2 x 2688 x (4096 - 1024) weights (squared-ReLU experts: up and down) and
+ * gains the two projections 2 x 4096 x 1024: 40 x (8,455,716,864 -
+ * 8,388,608) = 337,893,130,240 fewer parameters (121B against the card's
+ * 120B, where the expert-at-hidden reading gave 458.6B); the experts'
+ * GEMM FLOPs a token scale by 1024 / 4096. */
+static void test_latent_moe(void)
+{
+    char path[512];
+    cJSON *root = NULL;
+    err_t e;
+    real("NVIDIA-Nemotron-3-Super-120B-A12B-FP8", path, sizeof path);
+    CU_ASSERT_EQUAL_FATAL(json_parse_file(path, &root, &e), 0);
+    model_t lat, full;
+    CU_ASSERT_EQUAL_FATAL(model_from_config(root, path, "lat", &lat, &e), 0);
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "moe_latent_size");
+    CU_ASSERT_EQUAL_FATAL(model_from_config(root, path, "full", &full, &e), 0);
+    cJSON_Delete(root);
+    model_params_t a, b;
+    model_params(&lat, &a);
+    model_params(&full, &b);
+    CU_ASSERT_EQUAL(lat.moe.latent, 1024);
+    CHECK_REL(b.total - a.total, 337893130240.0, 0);
+    model_flops_t fa, fb;
+    model_flops(&lat, 4096, &fa);
+    model_flops(&full, 4096, &fb);
+    CHECK_REL(fa.fwd_per_token[FLOP_EXPERT_IN], fb.fwd_per_token[FLOP_EXPERT_IN] / 4, 1e-12);
+    CHECK_REL(fa.fwd_per_token[FLOP_EXPERT_OUT], fb.fwd_per_token[FLOP_EXPERT_OUT] / 4, 1e-12);
+}
 
 /* Whether m's counts match row r within its tolerances (no assertion:
  * the corpus report counts with it). */
@@ -692,4 +728,4 @@ TEST_SUITE(suite_hfstructure, "hfstructure", TEST(test_real_configs),
            TEST(test_indexer_counted), TEST(test_unknown_type_by_structure),
            TEST(test_structure_matches_named),
            TEST(test_unpriced_layers_refused), TEST(test_structure_bad_values),
-           TEST(test_assume_checked));
+           TEST(test_assume_checked), TEST(test_latent_moe));
