@@ -91,7 +91,7 @@ static int refuse_unpriced_layers(const cJSON *c, const char *file, unsigned rea
         bool hybrid_reads; /* part of a pattern models/hybrid_config.h reads */
     } keys[] = {
         {"hybrid_override_pattern", "Mamba-2 layers ('M')", true},
-        {"layers_block_type", "Mamba layers", false},
+        {"layers_block_type", "Mamba layers", true},
         {"mamba_d_ssm", "attention and a Mamba-2 mixer side by side in every block (Falcon-H1)",
          true},
         {"full_attention_interval", "linear-attention layers between the full-attention ones",

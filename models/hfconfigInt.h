@@ -36,6 +36,8 @@ typedef struct {
     const char *rope_key; /* the RoPE base's key */
     int head_dim_default; /* the class default of head_dim, 0: hidden / heads */
     bool mla;             /* head sizes come from the MLA keys (DeepSeek) */
+    int layers_default;   /* > 0: num_hidden_layers when absent (the length of a
+                             layer list the config derives it from) */
     notes_t *notes;
     err_t *err;
 } rd_t;

@@ -711,6 +711,9 @@ static int read_nemotron_h(rd_t *r, model_t *m)
     m->pos = MODEL_POS_NONE;
     int rc;
     r->eps_key = "layer_norm_epsilon";
+    /* NemotronHConfig derives num_hidden_layers from a layers_block_type list */
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(r->c, "layers_block_type");
+    r->layers_default = cJSON_IsArray(types) ? cJSON_GetArraySize(types) : 0;
     if ((rc = hf_read_core(r, m, NULL, 4096)) || (rc = hf_read_tie(r, false, m)) ||
         (rc = hf_read_attention_bias(r, false, m)) || (rc = optb(r, "mlp_bias", &m->mlp_bias)) ||
         (rc = hf_read_act(r, "mlp_hidden_act", m)) || (rc = hf_read_moe_by_keys(r, m)))

@@ -181,6 +181,13 @@ static const real_row_t ROWS[] = {
      * no stated convention (scaleplan: 12.8B with the embeddings) */
     {"NVIDIA-Nemotron-3-Super-120B-A12B-FP8", NULL, 120e9, 3.6e9, 12e9, 0.5e9, ACT_COARSE,
      false},
+    /* layers_block_type lists: Ultra the name's 550B-A55B; Lightning has
+     * Nano's dimensions (hidden 2688, 52 layers, 128 experts of 1856, top
+     * 6), so Nano's card's 31.6B (its name says 30B-A3B) */
+    {"NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16", NULL, 550e9, 16.5e9, 55e9, 1.65e9, ACT_COARSE,
+     false},
+    {"NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4", NULL, 31.6e9, 0.948e9, 3e9, 0.5e9,
+     ACT_COARSE, false},
 };
 
 /* The published basis of p's active count under convention conv. */
@@ -229,10 +236,8 @@ static const struct {
     {"phi-1_5", "num_hidden_layers"},
     {"phi-2", "num_hidden_layers"},
     {"chatglm3-6b", "num_hidden_layers"},
-    /* 2025-26 Hub configs (ai-dynamo/aiconfigurator copies): Nemotron 3's
-     * layers_block_type list, Gemma 4's global heads */
-    {"NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16", "layers_block_type"},
-    {"NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4", "layers_block_type"},
+    /* a 2026 Hub config (ai-dynamo/aiconfigurator copy): Gemma 4's global
+     * heads */
     {"gemma-4-26B-A4B", "global_head_dim"},
 };
 
@@ -632,6 +637,42 @@ static void test_unpriced_layers_refused(void)
               &e, ERR_INPUT, "block_configs", "not modelled");
 }
 
+/* layers_block_type, NemotronHConfig's list form of the pattern: read as
+ * the same letters (mamba M, attention *, moe E, mlp -), so the list and
+ * the string give one model; a list of another length than the layers, or
+ * an entry of another kind, is refused naming the list (and the entry). */
+static void test_block_type_list(void)
+{
+    static const char *base =
+        "\"model_type\": \"nemotron_h\", \"hidden_size\": 64, \"num_attention_heads\": 4, "
+        "\"num_key_value_heads\": 2, \"intermediate_size\": 128, \"vocab_size\": 100, "
+        "\"mamba_num_heads\": 4, \"mamba_head_dim\": 32, \"ssm_state_size\": 16, "
+        "\"n_groups\": 2, \"n_routed_experts\": 4, \"num_experts_per_tok\": 2, "
+        "\"moe_intermediate_size\": 32";
+    char text[1024];
+    model_t a, b;
+    err_t e;
+    snprintf(text, sizeof text, "{%s, \"num_hidden_layers\": 4, \"hybrid_override_pattern\": "
+             "\"M*E-\"}", base);
+    CU_ASSERT_EQUAL_FATAL(read_text(text, NULL, &a, NULL, &e), 0);
+    snprintf(text, sizeof text, "{%s, \"layers_block_type\": [\"mamba\", \"attention\", "
+             "\"moe\", \"mlp\"]}", base);
+    CU_ASSERT_EQUAL_FATAL(read_text(text, NULL, &b, NULL, &e), 0);
+    model_params_t pa, pb;
+    model_params(&a, &pa);
+    model_params(&b, &pb);
+    CU_ASSERT_EQUAL(b.n_layers, 4);
+    CHECK_REL(pb.total, pa.total, 0);
+    CU_ASSERT_EQUAL(memcmp(a.hybrid.block, b.hybrid.block, 4), 0);
+    snprintf(text, sizeof text, "{%s, \"num_hidden_layers\": 3, \"layers_block_type\": "
+             "[\"mamba\", \"attention\", \"moe\", \"mlp\"]}", base);
+    CHECK_ERR(read_text(text, NULL, &b, NULL, &e), &e, ERR_INPUT, "layers_block_type",
+              "4 entries but num_hidden_layers is 3");
+    snprintf(text, sizeof text, "{%s, \"layers_block_type\": [\"mamba\", \"conv\"]}", base);
+    CHECK_ERR(read_text(text, NULL, &b, NULL, &e), &e, ERR_INPUT, "layers_block_type[1]",
+              "'conv'");
+}
+
 /* Bad values in the keys reading by structure uses: one line naming the
  * key (and the entry), never a model. */
 static void test_structure_bad_values(void)
@@ -728,4 +769,5 @@ TEST_SUITE(suite_hfstructure, "hfstructure", TEST(test_real_configs),
            TEST(test_indexer_counted), TEST(test_unknown_type_by_structure),
            TEST(test_structure_matches_named),
            TEST(test_unpriced_layers_refused), TEST(test_structure_bad_values),
-           TEST(test_assume_checked), TEST(test_latent_moe));
+           TEST(test_assume_checked), TEST(test_latent_moe),
+           TEST(test_block_type_list));
