@@ -188,6 +188,37 @@ static const real_row_t ROWS[] = {
      false},
     {"NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4", NULL, 31.6e9, 0.948e9, 3e9, 0.5e9,
      ACT_COARSE, false},
+    /* more Hub files from the same copies: the same models' other checkpoints
+     * (FP8, NVFP4) and Hub files of models rebuilt above (-aic) */
+    {"Qwen3-0.6B-aic", NULL, 0.6e9, 0.05e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-1.7B-aic", NULL, 1.7e9, 0.051e9, 0, 0, ACT_DENSE, false},
+    {"Meta-Llama-3.1-8B", NULL, 8.03e9, 0.241e9, 0, 0, ACT_DENSE, false},
+    {"Meta-Llama-3.1-70B", NULL, 70.6e9, 2.118e9, 0, 0, ACT_DENSE, false},
+    {"Mixtral-8x7B-v0.1-aic", NULL, 46.7e9, 1.401e9, 12.9e9, 0.387e9, ACT_ALL, false},
+    {"Llama-3_3-Nemotron-Super-49B-v1-aic", NULL, 49.9e9, 1.497e9, 0, 0, ACT_DENSE, false},
+    {"Nemotron-H-56B-Base-8K-aic", NULL, 56e9, 1.68e9, 0, 0, ACT_DENSE, false},
+    {"MiMo-7B-Base-aic", NULL, 7.83e9, 0.235e9, 0, 0, ACT_DENSE, true},
+    {"Qwen3-Coder-480B-A35B-Instruct-aic", NULL, 480e9, 14.4e9, 35e9, 1.05e9, ACT_ALL, false},
+    {"DeepSeek-V3.1-NVFP4", NULL, 671e9, 20.13e9, 37e9, 1.11e9, ACT_NO_INPUT, false},
+    {"DeepSeek-V3.2-NVFP4", NULL, 685e9, 20.55e9, 37e9, 1.11e9, ACT_NO_INPUT, true},
+    {"Qwen3-235B-A22B-NVFP4", NULL, 235e9, 7.05e9, 22e9, 0.66e9, ACT_ALL, false},
+    {"GLM-5-FP8", NULL, 744e9, 22.32e9, 40e9, 1.2e9, ACT_NO_EMB, false},
+    {"Kimi-K2.5-NVFP4", NULL, 1e12, 0.03e12, 32e9, 0.96e9, ACT_NO_INPUT, false},
+    {"Qwen3.5-397B-A17B-NVFP4", NULL, 397e9, 11.91e9, 17e9, 0.51e9, ACT_ALL, false},
+    {"Qwen3.5-122B-A10B-NVFP4", NULL, 122e9, 3.66e9, 10e9, 0.5e9, ACT_ALL, false},
+    {"NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4", NULL, 31.6e9, 0.948e9, 3.6e9, 0.108e9, ACT_ALL,
+     false},
+    {"NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4", NULL, 120e9, 3.6e9, 12e9, 0.5e9, ACT_COARSE,
+     false},
+    {"NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8", NULL, 550e9, 16.5e9, 55e9, 1.65e9, ACT_COARSE,
+     false},
+    {"NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4", NULL, 550e9, 16.5e9, 55e9, 1.65e9, ACT_COARSE,
+     false},
+    {"Qwen3-32B-FP8-Static-PerTensor", NULL, 32.8e9, 0.984e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-VL-4B-Instruct", NULL, 4e9, 0.12e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-VL-8B-Instruct", NULL, 8e9, 0.5e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-VL-32B-Instruct", NULL, 32e9, 0.96e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-VL-32B-Thinking", NULL, 32e9, 0.96e9, 0, 0, ACT_DENSE, false},
 };
 
 /* The published basis of p's active count under convention conv. */
@@ -671,6 +702,11 @@ static void test_block_type_list(void)
     snprintf(text, sizeof text, "{%s, \"layers_block_type\": [\"mamba\", \"conv\"]}", base);
     CHECK_ERR(read_text(text, NULL, &b, NULL, &e), &e, ERR_INPUT, "layers_block_type[1]",
               "'conv'");
+    /* a latent width that is not a positive size */
+    snprintf(text, sizeof text, "{%s, \"hybrid_override_pattern\": \"M*E-\", "
+             "\"num_hidden_layers\": 4, \"moe_latent_size\": -16}", base);
+    CHECK_ERR(read_text(text, NULL, &b, NULL, &e), &e, ERR_INPUT, "config.json",
+              "moe_latent_size");
 }
 
 /* Bad values in the keys reading by structure uses: one line naming the
