@@ -140,6 +140,14 @@ static int add_blocks(rd_t *r, const nas_block_t *b, const json_ctx_t *ctx, mode
 static int read_blocks(rd_t *r, model_t *m)
 {
     const cJSON *list = NULL;
+    if (!has(r, "block_configs"))
+        return err_setf(r->err, ERR_INPUT, r->file, "block_configs",
+                        "missing: a %s config is read from its per-layer block_configs%s",
+                        r->type,
+                        has(r, "num_key_value_heads_per_layer")
+                            ? " (DeciLM's num_key_value_heads_per_layer, one KV head count a "
+                              "layer, is not modelled: scaleplan's model has one)"
+                            : "");
     int rc = json_get_array(r->c, "block_configs", &r->ctx, JSON_REQUIRED, &list, r->err);
     if (rc)
         return rc;

@@ -118,6 +118,7 @@ static void test_nas_bad_input(void)
         {"[7]", 1, "block_configs[0]", NULL},
         {"{\"attention\": {}}", 1, "block_configs", NULL},
         {"[{" ATT(2) "}]", 1, "ffn", NULL},
+        {"null", 1, "block_configs", "missing"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         model_t m;
