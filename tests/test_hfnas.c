@@ -148,5 +148,23 @@ static void test_nas_cli_bad_file(void)
     free(err);
 }
 
+/* A framework without supports.hybrid is refused for a NAS model naming
+ * what the model has (attention-only and MLP-only blocks), not Mamba. */
+static void test_nas_framework_refusal(void)
+{
+    char args[512], *err = NULL;
+    snprintf(args, sizeof args,
+             "sim --model %sreal/configs/Llama-3_3-Nemotron-Super-49B-v1/config.json --gpu "
+             "h100-sxm --gpus 64 --framework deepspeed",
+             fixture(""));
+    cmd_expect(args, 2, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "--framework"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "attention-only and MLP-only"));
+    CU_ASSERT_PTR_NULL(strstr(err, "Mamba"));
+    free(err);
+}
+
 TEST_SUITE(suite_hfnas, "hfnas", TEST(test_nas_counted), TEST(test_nas_mean_width_said),
-           TEST(test_nas_super_total), TEST(test_nas_bad_input), TEST(test_nas_cli_bad_file));
+           TEST(test_nas_super_total), TEST(test_nas_bad_input), TEST(test_nas_cli_bad_file),
+           TEST(test_nas_framework_refusal));
