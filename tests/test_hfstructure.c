@@ -188,6 +188,21 @@ static const real_row_t ROWS[] = {
      false},
     {"NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4", NULL, 31.6e9, 0.948e9, 3e9, 0.5e9,
      ACT_COARSE, false},
+    /* Hub files aiconfigurator kept at an earlier commit (SOURCES.md) */
+    {"Qwen2.5-1.5B", NULL, 1.54e9, 0.0462e9, 0, 0, ACT_DENSE, false},
+    {"Qwen2.5-7B", NULL, 7.61e9, 0.228e9, 0, 0, ACT_DENSE, false},
+    {"Qwen2.5-32B", NULL, 32.5e9, 0.975e9, 0, 0, ACT_DENSE, false},
+    {"Qwen2.5-72B", NULL, 72.7e9, 2.181e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-Next-80B-A3B-Thinking", NULL, 80e9, 2.4e9, 3e9, 0.5e9, ACT_COARSE, false},
+    {"Qwen3-VL-235B-A22B-Thinking", NULL, 235e9, 7.05e9, 22e9, 0.66e9, ACT_ALL, false},
+    {"DeepSeek-R1-Distill-Qwen-32B", NULL, 32.8e9, 0.984e9, 0, 0, ACT_DENSE, false},
+    {"DeepSeek-V3.1", NULL, 671e9, 20.13e9, 37e9, 1.11e9, ACT_NO_INPUT, false},
+    {"Llama-2-7b-hf", NULL, 7e9, 0.5e9, 0, 0, ACT_DENSE, false},
+    {"Llama-2-13b-hf-aic", NULL, 13e9, 0.5e9, 0, 0, ACT_DENSE, false},
+    {"Llama-2-70b-hf", NULL, 70e9, 2.1e9, 0, 0, ACT_DENSE, false},
+    {"Kimi-K2-Thinking", NULL, 1e12, 0.03e12, 32e9, 0.96e9, ACT_NO_INPUT, false},
+    {"DeepSeek-V3-0324-NVFP4", NULL, 671e9, 20.13e9, 37e9, 1.11e9, ACT_NO_INPUT, false},
+    {"Qwen3-30B-A3B-NVFP4", NULL, 30.5e9, 0.915e9, 3.3e9, 0.099e9, ACT_ALL, false},
     /* more Hub files from the same copies: the same models' other checkpoints
      * (FP8, NVFP4) and Hub files of models rebuilt above (-aic) */
     {"Qwen3-0.6B-aic", NULL, 0.6e9, 0.05e9, 0, 0, ACT_DENSE, false},
