@@ -136,6 +136,9 @@ static void print_architecture(const model_t *m)
             printf(", shared %d x %d%s", e->n_shared > 0 ? e->n_shared : 1,
                    e->shared_ffn / (e->n_shared > 0 ? e->n_shared : 1),
                    e->shared_gate ? " (gated)" : "");
+        if (e->latent > 0)
+            printf(", latent %d (tokens projected from %d before the dispatch)", e->latent,
+                   m->hidden);
         printf("\n");
     }
     if (m->n_mtp > 0)

@@ -890,6 +890,17 @@ int fw_check_model(const fw_preset_t *p, const model_t *m, err_t *err)
 {
     if (!model_is_hybrid(m) || p->caps.hybrid)
         return ERR_OK;
+    int scans = 0;
+    for (int k = MODEL_MIXER_MAMBA2; k <= MODEL_MIXER_LAST_SCAN; k++)
+        scans += model_hybrid_count(m, (model_mixer_t)k);
+    if (scans == 0) /* attention-only and MLP-only blocks (Nemotron-NAS) */
+        return err_setf(err, ERR_INPUT, NULL, "--framework",
+                        "%s is not marked to run per-layer heterogeneous blocks (%s has "
+                        "attention-only and MLP-only blocks; supports.hybrid in "
+                        "sim/catalog/frameworks.json; Megatron-Bridge runs them through "
+                        "Megatron-Core's heterogeneous layer specs, "
+                        "src/megatron/bridge/models/llama_nemotron/model_config.py)",
+                        p->name, m->name);
     return err_setf(err, ERR_INPUT, NULL, "--framework",
                     "%s does not run hybrid models (%s has Mamba / linear-attention blocks; "
                     "Megatron-Core from 0.8, NeMo and Megatron-Bridge run them: "

@@ -128,15 +128,19 @@ void model_flops(const model_t *m, int seq_len, model_flops_t *out)
     double moe_block = 0; /* forward FLOPs of one MoE block's MLP part */
     if (Lm > 0) {
         const model_moe_t *e = &m->moe;
-        double k = e->top_k, fe = e->expert_ffn;
+        double k = e->top_k, fe = e->expert_ffn, io = model_moe_io(m);
         double router = 2 * h * e->n_experts, shared_in, shared_out;
         shared_expert_flops(m, &shared_in, &shared_out);
-        op[FLOP_MLP_IN] += Lm * shared_in;
-        op[FLOP_MLP_OUT] += Lm * shared_out;
+        /* LatentMoE's down projection before the dispatch and up
+         * projection after the combine, counted with the MLP's GEMMs */
+        double latent = e->latent > 0 ? 2 * h * e->latent : 0;
+        op[FLOP_MLP_IN] += Lm * (shared_in + latent);
+        op[FLOP_MLP_OUT] += Lm * (shared_out + latent);
         op[FLOP_ROUTER] = Lm * router;
-        op[FLOP_EXPERT_IN] = Lm * k * 2 * h * fe * gate;
-        op[FLOP_EXPERT_OUT] = Lm * k * 2 * fe * h;
-        moe_block = router + shared_in + shared_out + k * (2 * h * fe * gate + 2 * fe * h);
+        op[FLOP_EXPERT_IN] = Lm * k * 2 * io * fe * gate;
+        op[FLOP_EXPERT_OUT] = Lm * k * 2 * fe * io;
+        moe_block = router + shared_in + shared_out + 2 * latent +
+                    k * (2 * io * fe * gate + 2 * fe * io);
     }
     if (m->n_mtp > 0) {
         /* Each module: the 2h -> h projection, one block like the last

@@ -77,7 +77,7 @@ static const char *unpriced_layer_kind(const cJSON *types)
 /* Layers the simulator cannot price: Mamba-2/SSM mixers and linear
  * attention have other FLOPs and state than attention, so a config that
  * has them is refused naming the key, never read as attention. */
-static int refuse_unpriced_layers(const cJSON *c, const char *file, err_t *err)
+static int refuse_unpriced_layers(const cJSON *c, const char *file, unsigned reads, err_t *err)
 {
     static const char *const why = "scaleplan prices one token mixer a block: attention, or the "
                                    "hybrid patterns of models/hybrid_config.h";
@@ -91,7 +91,7 @@ static int refuse_unpriced_layers(const cJSON *c, const char *file, err_t *err)
         bool hybrid_reads; /* part of a pattern models/hybrid_config.h reads */
     } keys[] = {
         {"hybrid_override_pattern", "Mamba-2 layers ('M')", true},
-        {"layers_block_type", "Mamba layers", false},
+        {"layers_block_type", "Mamba layers", true},
         {"mamba_d_ssm", "attention and a Mamba-2 mixer side by side in every block (Falcon-H1)",
          true},
         {"full_attention_interval", "linear-attention layers between the full-attention ones",
@@ -106,6 +106,8 @@ static int refuse_unpriced_layers(const cJSON *c, const char *file, err_t *err)
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, keys[i].key);
         if (!v || cJSON_IsNull(v) || (hybrid && keys[i].hybrid_reads))
             continue;
+        if ((reads & F_BLOCKS) && strcmp(keys[i].key, "block_configs") == 0)
+            continue; /* the type's reader prices them (models/hfconfig_nas.c) */
         if (strcmp(keys[i].key, "hybrid_override_pattern") == 0 && !cJSON_IsString(v))
             return err_setf(err, ERR_INPUT, file, keys[i].key,
                             "must be a string of block letters (got a JSON %s)",
@@ -158,7 +160,7 @@ const char *hfconfig_supported_types(void)
     return "llama, mistral, mixtral, qwen, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
            "gemma3, phi3, nemotron, falcon, gpt2, bloom, gpt_neox, opt, olmo, olmo2, olmoe, starcoder2, "
            "deepseek_v2, deepseek_v3, deepseek_v32, kimi_k2, glm4_moe, glm_moe_dsa, minimax_m2, "
-           "gpt_oss, llama4, nemotron_h, qwen3_next, qwen3_5_moe, jamba";
+           "gpt_oss, llama4, nemotron_h, qwen3_next, qwen3_5_moe, jamba, nemotron-nas, deci";
 }
 
 static int refuse(const char *file, const char *type, const char *why, err_t *err)
@@ -220,7 +222,9 @@ static int pick_text(const cJSON *c, const char *file, const arch_t *fallback, c
     if (!cJSON_IsObject(tc))
         return err_setf(err, ERR_INPUT, file, "text_config",
                         "missing: a %s config holds its language model there", fallback->type);
-    int rc = refuse_unpriced_layers(tc, file, err);
+    const cJSON *tt = cJSON_GetObjectItemCaseSensitive(tc, "model_type");
+    const arch_t *ta = cJSON_IsString(tt) ? hf_find_arch(tt->valuestring) : NULL;
+    int rc = refuse_unpriced_layers(tc, file, ta ? ta->reads : 0, err);
     if (rc)
         return rc;
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(tc, "model_type");
@@ -282,7 +286,8 @@ static int pick_type(const cJSON *c, const char *file, const model_load_opts_t *
     }
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "is_encoder_decoder")))
         return refuse(file, type ? type : "this config", "encoder-decoder", err);
-    int rc = refuse_unpriced_layers(c, file, err);
+    const arch_t *reader = hf_find_arch(assume ? assume : type ? type : "");
+    int rc = refuse_unpriced_layers(c, file, reader ? reader->reads : 0, err);
     if (rc)
         return rc;
     if (!type && !assume)

@@ -6,7 +6,9 @@
  * gpt2, gpt_neox, opt, olmo, olmo2, olmoe, starcoder2, deepseek_v2,
  * deepseek_v3, deepseek_v32 and glm_moe_dsa (with the sparse-attention
  * indexer), kimi_k2, glm4_moe, minimax_m2, gpt_oss, llama4 (and
- * llama4_text). Keys a config leaves out take the defaults of the
+ * llama4_text), nemotron-nas and deci (per-layer block_configs,
+ * models/hfconfig_nas.c: one sub-layer a block, the FFN widths at their
+ * mean, said as approximated). Keys a config leaves out take the defaults of the
  * transformers configuration class of that type (tie_word_embeddings,
  * head_dim, Gemma 3's sizes, ...), each said as an assumption. Multimodal
  * configs are read for their language model (text_config); the vision
@@ -23,17 +25,17 @@
  *
  * Hybrid layer patterns (Mamba-2, Gated DeltaNet and Jamba's Mamba-1
  * blocks: nemotron_h, qwen3_next, qwen3_5_moe, jamba, and any config with
- * their keys) are read by
- * models/hybrid_config.h after the type's reader.
+ * their keys; Nemotron 3's layers_block_type list) are read by
+ * models/hybrid_config.h after the type's reader; routed experts in a
+ * latent width (moe_latent_size, LatentMoE) with the experts' keys.
  *
  * Refused with a one-line reason: a key given twice in one object (which
  * of the two counts is up to the JSON reader), encoder-only models (BERT and kin),
  * encoder-decoder models (T5, BART, is_encoder_decoder), state-space models
  * (Mamba, also the original mamba_ssm config without model_type), Zamba's
- * shared-attention hybrids (layers_block_type), other linear-attention layers
- * (Kimi's linear_attn_config, MiniMax's lightning attn_type_list, layer_types
- * kinds other than linear_attention and mamba) and Nemotron-NAS
- * block_configs (the key named). model_load_opts_t's assume_architecture reads a config as a known
+ * shared-attention hybrids (model_type, or a layers_block_type with
+ * "hybrid"), layer_types kinds other than linear_attention and mamba, and
+ * block_configs under a type other than nemotron-nas/deci (the key named). model_load_opts_t's assume_architecture reads a config as a known
  * type, and is refused when that type's reader would drop the config's
  * experts, multi-latent attention or indexer.
  *

@@ -36,6 +36,8 @@ typedef struct {
     const char *rope_key; /* the RoPE base's key */
     int head_dim_default; /* the class default of head_dim, 0: hidden / heads */
     bool mla;             /* head sizes come from the MLA keys (DeepSeek) */
+    int layers_default;   /* > 0: num_hidden_layers when absent (the length of a
+                             layer list the config derives it from) */
     notes_t *notes;
     err_t *err;
 } rd_t;
@@ -49,7 +51,7 @@ typedef struct {
 
 /* Structural features a config's keys describe, and which reader reads
  * each (arch_t.reads). */
-enum { F_MOE = 1, F_MLA = 2, F_INDEXER = 4 };
+enum { F_MOE = 1, F_MLA = 2, F_INDEXER = 4, F_BLOCKS = 8 /* per-layer block_configs */ };
 
 typedef int (*read_fn)(rd_t *, model_t *);
 
@@ -78,6 +80,10 @@ int hf_moe_layers_limit(rd_t *r, const model_t *m);
 const arch_t *hf_find_arch(const char *type);
 int hf_read_deepseek(rd_t *r, model_t *m);
 int hf_qwen_moe_layers(rd_t *r, model_t *m);
+
+/* ---------------------------------------------------------------- hfconfig_nas.c */
+
+int hf_read_nemotron_nas(rd_t *r, model_t *m);
 
 /* ---------------------------------------------------------------- hfconfig_structure.c */
 

@@ -711,6 +711,9 @@ static int read_nemotron_h(rd_t *r, model_t *m)
     m->pos = MODEL_POS_NONE;
     int rc;
     r->eps_key = "layer_norm_epsilon";
+    /* NemotronHConfig derives num_hidden_layers from a layers_block_type list */
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(r->c, "layers_block_type");
+    r->layers_default = cJSON_IsArray(types) ? cJSON_GetArraySize(types) : 0;
     if ((rc = hf_read_core(r, m, NULL, 4096)) || (rc = hf_read_tie(r, false, m)) ||
         (rc = hf_read_attention_bias(r, false, m)) || (rc = optb(r, "mlp_bias", &m->mlp_bias)) ||
         (rc = hf_read_act(r, "mlp_hidden_act", m)) || (rc = hf_read_moe_by_keys(r, m)))
@@ -817,6 +820,8 @@ static const arch_t ARCHS[] = {
     {"qwen3_5_moe_text", read_qwen3_next, NULL, F_MOE},
     {"qwen3_5_moe", NULL, "qwen3_5_moe_text", F_MOE},
     {"jamba", read_jamba, NULL, F_MOE},
+    {"nemotron-nas", hf_read_nemotron_nas, NULL, F_BLOCKS},
+    {"deci", hf_read_nemotron_nas, NULL, F_BLOCKS},
 };
 
 const arch_t *hf_find_arch(const char *type)

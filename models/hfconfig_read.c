@@ -91,8 +91,15 @@ int hf_read_core(rd_t *r, model_t *m, const size_defaults_t *defs, int max_pos_d
     int rc;
     bool req = defs == NULL;
     size_defaults_t d = defs ? *defs : (size_defaults_t){0};
-    if ((rc = sized(r, "num_hidden_layers", 1, MAX_LAYERS, d.layers, req, &m->n_layers)) ||
-        (rc = sized(r, "hidden_size", 1, MAX_WIDTH, d.hidden, req, &m->hidden)) ||
+    if (r->layers_default > 0 && !has(r, "num_hidden_layers")) {
+        m->n_layers = r->layers_default;
+        absent(r, "num_hidden_layers", "%d, the entries of the config's layer list",
+               m->n_layers);
+    } else if ((rc = sized(r, "num_hidden_layers", 1, MAX_LAYERS, d.layers, req,
+                           &m->n_layers))) {
+        return rc;
+    }
+    if ((rc = sized(r, "hidden_size", 1, MAX_WIDTH, d.hidden, req, &m->hidden)) ||
         (rc = sized(r, "num_attention_heads", 1, MAX_WIDTH, d.heads, req, &m->n_heads)) ||
         (rc = sized(r, "intermediate_size", 1, MAX_WIDTH, d.ffn, req, &m->ffn)) ||
         (rc = sized(r, "vocab_size", 1, MAX_VOCAB, d.vocab, req, &m->vocab)))

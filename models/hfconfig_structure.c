@@ -161,6 +161,24 @@ static int moe_shared(rd_t *r, model_t *m)
 
 /* Routed experts read from whichever naming the config uses; no expert
  * key is a dense model. */
+/* moe_latent_size (Nemotron 3's LatentMoE; null: none): the experts
+ * between a hidden -> latent and a latent -> hidden projection
+ * (NVIDIA/TensorRT-LLM tensorrt_llm/_torch/models/modeling_nemotron_h.py @
+ * d513eeaf417df794bbbd59552210eae0c1ce7299: fc1_latent_proj and
+ * fc2_latent_proj around the routed experts, the router and shared expert
+ * at hidden_size). */
+static int read_latent(rd_t *r, model_t *m)
+{
+    int rc = readi(r, "moe_latent_size", 1, MAX_WIDTH, &m->moe.latent);
+    if (rc || m->moe.latent == 0)
+        return rc;
+    assumed(r, "moe_latent_size",
+            "%s: the two latent projections of each MoE block are replicated over tensor "
+            "parallelism and priced as two GEMMs a token beside the router",
+            "ASSUMED");
+    return ERR_OK;
+}
+
 int hf_read_moe_by_keys(rd_t *r, model_t *m)
 {
     const char *ek = hf_first_key(r->c, HF_EXPERT_KEYS), *tk = hf_first_key(r->c, TOPK_KEYS);
@@ -190,6 +208,8 @@ int hf_read_moe_by_keys(rd_t *r, model_t *m)
         (rc = readi(r, "topk_group", 1, 1 << 20, &m->moe.group_topk)))
         return rc;
     m->moe.router_bias = bias || strcmp(topk, "noaux_tc") == 0;
+    if ((rc = read_latent(r, m)))
+        return rc;
     return moe_placement(r, m);
 }
 

@@ -63,6 +63,9 @@ bool model_hybrid_config_has(const cJSON *c)
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(c, "hybrid_override_pattern");
     if (cJSON_IsString(p))
         return true;
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(c, "layers_block_type");
+    if (cJSON_IsArray(b) && !list_has_kind(b, "hybrid")) /* Zamba's "hybrid": shared blocks */
+        return true;
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "layer_types");
     if (cJSON_IsArray(t) && (list_has_kind(t, "linear_attention") || list_has_kind(t, "mamba")))
         return true;
@@ -114,6 +117,44 @@ static int read_types(hrd_t *r, const cJSON *types, model_t *m)
         m->hybrid.block[i++] = (unsigned char)kinds[found].k;
     }
     m->hybrid.n_layers_hybrid = n;
+    return ERR_OK;
+}
+
+/* layers_block_type (NemotronHConfig's list form of the pattern, Nemotron
+ * 3): "mamba", "attention", "moe", "mlp" a layer, the pattern's 'M', '*',
+ * 'E', '-'. As many entries as num_hidden_layers. */
+static int read_block_types(hrd_t *r, const cJSON *types, model_t *m)
+{
+    static const char *const names[] = {"mamba", "attention", "moe", "mlp"};
+    static const char letters[] = "M*E-";
+    char pat[MODEL_MAX_MOE_LAYERS + 1];
+    int n = cJSON_GetArraySize(types), want = m->n_layers, i = 0;
+    json_ctx_t lc = json_ctx_member(r->ctx, "layers_block_type");
+    if (n != want || n > MODEL_MAX_MOE_LAYERS)
+        return err_setf(r->err, ERR_INPUT, r->file, lc.path,
+                        "has %d entries but num_hidden_layers is %d (at most %d)", n, want,
+                        MODEL_MAX_MOE_LAYERS);
+    const cJSON *v;
+    cJSON_ArrayForEach(v, types)
+    {
+        int found = -1;
+        for (int j = 0; cJSON_IsString(v) && j < 4; j++)
+            if (strcmp(v->valuestring, names[j]) == 0)
+                found = j;
+        if (found < 0) {
+            json_ctx_t ec = json_ctx_index(&lc, i);
+            return err_setf(r->err, ERR_INPUT, r->file, ec.path,
+                            "'%.40s' layers: not modelled (a Nemotron-H list has mamba, "
+                            "attention, moe and mlp)",
+                            cJSON_IsString(v) ? v->valuestring : "(not a name)");
+        }
+        pat[i++] = letters[found];
+    }
+    pat[i] = '\0';
+    int rc = model_hybrid_set_pattern(m, pat, r->file, lc.path, r->err);
+    if (rc)
+        return rc;
+    m->norms_per_layer = 1; /* each entry one sub-layer with its pre-norm */
     return ERR_OK;
 }
 
@@ -417,8 +458,11 @@ int model_hybrid_config_read(const cJSON *c, const json_ctx_t *ctx, const char *
     hrd_t r = {c, ctx, file, notes, err};
     const cJSON *types = cJSON_GetObjectItemCaseSensitive(c, "layer_types");
     int rc;
+    const cJSON *blocks = cJSON_GetObjectItemCaseSensitive(c, "layers_block_type");
     if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(c, "hybrid_override_pattern")))
         rc = read_pattern(&r, m);
+    else if (cJSON_IsArray(blocks) && !list_has_kind(blocks, "hybrid"))
+        rc = read_block_types(&r, blocks, m);
     else if (cJSON_IsArray(types))
         rc = read_types(&r, types, m);
     else if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c, "linear_attn_config")))

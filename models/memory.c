@@ -94,7 +94,8 @@ static void moe_terms(const model_t *m, const layout_t *l, double sb, double e, 
                       act_term_t *t, int *n)
 {
     const model_moe_t *x = &m->moe;
-    double h = m->hidden, k = x->top_k, fe = x->expert_ffn, fs = x->shared_ffn;
+    /* h: the width of the tokens the experts see (LatentMoE's latent) */
+    double h = model_moe_io(m), k = x->top_k, fe = x->expert_ffn, fs = x->shared_ffn;
     double etp = layout_etp(l);
     bool gated = m->mlp == MODEL_MLP_SWIGLU;
     /* Megatron's "moe" recompute rebuilds all of them, "moe_act" the
@@ -112,6 +113,8 @@ static void moe_terms(const model_t *m, const layout_t *l, double sb, double e, 
      * 2603.07685 sec. 4.1.2), whose saved input already serves */
     if (!probs_in_act)
         t[(*n)++] = (act_term_t){sb * k * h, e, false, MOE, false, 0};
+    if (x->latent > 0) /* the up projection's input, the combined latent */
+        t[(*n)++] = (act_term_t){sb * x->latent, e, false, MOE, false, 1};
     if (fs > 0) {
         t[(*n)++] = (act_term_t){sb * fs * (gated ? 2 : 1), e, true, SH, false, 0};
         t[(*n)++] = (act_term_t){sb * fs, e, true, SH, false, 1};

@@ -143,6 +143,9 @@ static int validate_moe(model_t *m, const char *ctx, err_t *err)
         return err_setf(err, ERR_INPUT, ctx, "moe_intermediate_size",
                         "expert widths must be from 1 to %ld (got %d, shared %d)", MAX_WIDTH,
                         e->expert_ffn, e->shared_ffn);
+    if (e->latent < 0 || e->latent > MAX_WIDTH)
+        return err_setf(err, ERR_INPUT, ctx, "moe_latent_size",
+                        "must be from 1 to %ld when given (got %d)", MAX_WIDTH, e->latent);
     if (e->n_groups < 0 || e->group_topk < 0 ||
         (e->n_groups > 1 && (e->n_experts % e->n_groups != 0 || e->group_topk < 1 ||
                              e->group_topk > e->n_groups ||
@@ -299,15 +302,28 @@ static double attention_params(const model_t *m)
     return p;
 }
 
+/* One routed expert: an MLP of width expert_ffn between tokens of
+ * model_moe_io (the latent width under LatentMoE). */
 static double expert_params(const model_t *m)
 {
-    return mlp_params(m, m->moe.expert_ffn, m->moe.expert_bias);
+    double io = model_moe_io(m), g = gate_factor(m), f = m->moe.expert_ffn;
+    return (g + 1) * io * f + (m->moe.expert_bias ? g * f + io : 0);
 }
 
+/* LatentMoE's two projections of one MoE block (hidden <-> latent). */
+static double latent_params(const model_t *m)
+{
+    double L = m->moe.latent, h = m->hidden;
+    return L > 0 ? 2 * h * L + (m->mlp_bias ? L + h : 0) : 0;
+}
+
+/* The router, and with LatentMoE its projections: the dense weights of an
+ * MoE block besides the shared experts (replicated over TP: ASSUMED for the
+ * projections, said by the reader). */
 static double router_params(const model_t *m)
 {
     double e = m->moe.n_experts;
-    return e * m->hidden + (m->moe.router_bias ? e : 0);
+    return e * m->hidden + (m->moe.router_bias ? e : 0) + latent_params(m);
 }
 
 static double shared_params(const model_t *m)
@@ -426,6 +442,14 @@ static double mlp_gpu(const model_t *m, double f, bool bias, double t)
     return p;
 }
 
+/* One routed expert split over an expert-TP group of et (model_moe_io
+ * wide tokens in and out). */
+static double expert_gpu(const model_t *m, double et)
+{
+    double io = model_moe_io(m), g = gate_factor(m), f = m->moe.expert_ffn;
+    return (io * f * g + f * io) / et + (m->moe.expert_bias ? f * g / et + io : 0);
+}
+
 /* A block of a hybrid model: its mixer (attention, Mamba-2, Gated
  * DeltaNet or none), its MLP (dense, MoE or none) and its norms. */
 static void hybrid_block_gpu(const model_t *m, int layer, double t, double e, double et,
@@ -443,7 +467,7 @@ static void hybrid_block_gpu(const model_t *m, int layer, double t, double e, do
                                      ? mlp_gpu(m, m->moe.shared_ffn, m->mlp_bias, t) +
                                            (m->moe.shared_gate ? h : 0)
                                      : 0);
-        *experts = m->moe.n_experts / e * mlp_gpu(m, m->moe.expert_ffn, m->moe.expert_bias, et);
+        *experts = m->moe.n_experts / e * expert_gpu(m, et);
     } else if (model_block_has_mlp(m, layer)) {
         p += mlp_gpu(m, m->ffn, m->mlp_bias, t);
     }
@@ -483,7 +507,7 @@ void model_block_params_gpu(const model_t *m, int layer, int tp, int ep, int etp
                                                  (m->moe.shared_gate ? h : 0)
                                            : 0;
     *dense = attention_gpu(m, t) + norms + router_params(m) + shared;
-    *experts = m->moe.n_experts / e * mlp_gpu(m, m->moe.expert_ffn, m->moe.expert_bias, et);
+    *experts = m->moe.n_experts / e * expert_gpu(m, et);
 }
 
 static void block_gpu_fwd(const model_t *m, int layer, double *dense, double *experts)

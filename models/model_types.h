@@ -96,6 +96,12 @@ typedef struct {
                          experts split into this many consecutive groups;
                          0 or 1: no limit */
     int group_topk;   /* groups a token may use (DeepSeek's topk_group) */
+    int latent;       /* LatentMoE (Nemotron 3's moe_latent_size): the routed
+                         experts read and write tokens of this width, not
+                         hidden; each MoE block adds a down projection
+                         hidden -> latent before the dispatch and an up
+                         projection latent -> hidden after the combine (no
+                         bias unless mlp_bias). 0: experts at hidden */
     int n_moe_layers; /* blocks with an MoE MLP (bits set in layer_mask) */
     uint64_t layer_mask[MODEL_MAX_MOE_LAYERS / 64];
 } model_moe_t;

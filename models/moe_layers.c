@@ -25,6 +25,11 @@ void model_moe_set_layer(model_t *m, int layer, bool moe)
         m->moe.layer_mask[layer / 64] &= ~bit;
 }
 
+double model_moe_io(const model_t *m)
+{
+    return m->moe.latent > 0 ? m->moe.latent : m->hidden;
+}
+
 int model_moe_layers_in(const model_t *m, int first, int count)
 {
     if (!model_is_moe(m))

@@ -17,6 +17,10 @@ bool model_is_moe(const model_t *m);
 bool model_moe_layer(const model_t *m, int layer);
 void model_moe_set_layer(model_t *m, int layer, bool moe);
 
+/* The width of the tokens the routed experts read, are dispatched and
+ * write: model_moe_t.latent under LatentMoE, else hidden. */
+double model_moe_io(const model_t *m);
+
 /* MoE blocks among [first, first + count). */
 int model_moe_layers_in(const model_t *m, int first, int count);
 

@@ -18,7 +18,7 @@ static void price_experts(pricer_t *pr, double tok, double pad)
     const layout_t *l = pr->in->layout;
     const moe_opts_t *mo = &pr->in->opt.moe;
     step_costs_t *out = pr->out;
-    double h = m->hidden, e = pr->e, gate = m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
+    double h = model_moe_io(m), e = pr->e, gate = m->mlp == MODEL_MLP_SWIGLU ? 2 : 1;
     double local = (double)x->n_experts / l->ep, fe = (double)x->expert_ffn / layout_etp(l);
     /* (with EP 1 every rank holds every expert: no rank waits for another) */
     double imb = mo->imbalance > 1 && l->ep > 1 ? mo->imbalance : 1;
@@ -57,7 +57,7 @@ static double price_dispatch(pricer_t *pr, double routed, double pad)
     const layout_t *l = pr->in->layout;
     const moe_opts_t *mo = &pr->in->opt.moe;
     const cluster_t *c = pr->in->cluster;
-    double h = m->hidden, e = pr->e, k = m->moe.top_k, Tn = pr->Tn;
+    double h = model_moe_io(m), e = pr->e, k = m->moe.top_k, Tn = pr->Tn;
     int etp = layout_etp(l);
     coll_span_t g = cost_ep_span(c, l, etp);
     if (mo->dispatcher == MOE_DISPATCH_ALLGATHER) {
@@ -189,6 +189,17 @@ void cost_moe(pricer_t *pr, gemm_cost_t *sh1, gemm_cost_t *sh2, bool *shared)
     double router_b = prof_gemm_time(pr->p, DTYPE_BF16, Tn, h, E, 1) +
                       prof_gemm_time(pr->p, DTYPE_BF16, h, E, Tn, 1) + mem(pr, 4 * Tn * E * 4);
     add_op(pr, "router", router_f, router_b);
+    if (x->latent > 0) {
+        /* LatentMoE: hidden -> latent before the permute and back after the
+         * unpermute, replicated over TP (ASSUMED); what moves and what the
+         * experts read from here on is latent wide */
+        double L = x->latent;
+        double pf = 2 * prof_gemm_time(pr->p, DTYPE_BF16, Tn, L, h, 1);
+        double pb = 2 * (prof_gemm_time(pr->p, DTYPE_BF16, Tn, h, L, 1) +
+                         prof_gemm_time(pr->p, DTYPE_BF16, h, L, Tn, 1));
+        add_op(pr, "latent_proj", pf, pb);
+        h = L;
+    }
     /* permute: each token copied once per chosen expert, grouped by expert
      * (an unfused permute sorts indices and gathers in separate kernels:
      * about twice the traffic, an assumption); padded to capacity, the

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/json.h"
+#include "models/flops.h"
 #include "models/hfconfig.h"
 #include "models/model.h"
 #include "tests/real_corpus.h"
@@ -139,6 +141,99 @@ static const real_row_t ROWS[] = {
     /* MiniMax-01 card: 456B total, 45.9B activated (lightning + softmax
      * attention, MoE) */
     {"MiniMax-M1", NULL, 456e9, 13.68e9, 45.9e9, 1.377e9, ACT_NO_EMB, false},
+    /* Nemotron-NAS block_configs (models/hfconfig_nas.c): the cards' 49B
+     * (HF page 49.9B) and 253B */
+    {"Llama-3_3-Nemotron-Super-49B-v1", NULL, 49.9e9, 1.497e9, 0, 0, ACT_DENSE, false},
+    {"Llama-3_1-Nemotron-Ultra-253B-v1", NULL, 253e9, 7.59e9, 0, 0, ACT_DENSE, false},
+    /* Hub config copies in ai-dynamo/aiconfigurator (SOURCES.md); the
+     * figures are the model cards' (or, where the row says so, the name's) */
+    {"Qwen3-8B", NULL, 8.2e9, 0.246e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-32B-aic", NULL, 32.8e9, 0.984e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-32B-FP8", NULL, 32.8e9, 0.984e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-235B-A22B", NULL, 235e9, 7.05e9, 22e9, 0.66e9, ACT_ALL, false},
+    {"Qwen3-235B-A22B-FP8", NULL, 235e9, 7.05e9, 22e9, 0.66e9, ACT_ALL, false},
+    {"Qwen3-30B-A3B", NULL, 30.5e9, 0.915e9, 3.3e9, 0.099e9, ACT_ALL, false},
+    {"Qwen3-30B-A3B-FP8", NULL, 30.5e9, 0.915e9, 3.3e9, 0.099e9, ACT_ALL, false},
+    {"Meta-Llama-3.1-405B", NULL, 405e9, 12.15e9, 0, 0, ACT_DENSE, false},
+    {"Llama-3.1-70B-Instruct-FP8", NULL, 70.6e9, 2.118e9, 0, 0, ACT_DENSE, false},
+    {"Llama-4-Scout-17B-16E-Instruct", NULL, 109e9, 3.27e9, 17e9, 0.51e9, ACT_ALL, false},
+    {"Llama-4-Maverick-17B-128E-Instruct", NULL, 400e9, 12e9, 17e9, 0.51e9, ACT_ALL, false},
+    {"Mixtral-8x22B-v0.1", NULL, 141e9, 4.23e9, 39e9, 1.17e9, ACT_ALL, false},
+    /* gpt-oss model card, Table 1: total and active parameters (the
+     * active count leaves the input embedding out) */
+    {"gpt-oss-120b", NULL, 116.83e9, 3.505e9, 5.13e9, 0.154e9, ACT_NO_INPUT, false},
+    {"gpt-oss-20b", NULL, 20.91e9, 0.627e9, 3.61e9, 0.108e9, ACT_NO_INPUT, false},
+    {"DeepSeek-V3", NULL, 671e9, 20.13e9, 37e9, 1.11e9, ACT_NO_INPUT, false},
+    {"DeepSeek-R1", NULL, 671e9, 20.13e9, 37e9, 1.11e9, ACT_NO_INPUT, false},
+    {"DeepSeek-V3.2", NULL, 685e9, 20.55e9, 37e9, 1.11e9, ACT_NO_INPUT, true},
+    {"Kimi-K2.5", NULL, 1e12, 0.03e12, 32e9, 0.96e9, ACT_NO_INPUT, false},
+    {"Kimi-K2-Instruct-aic", NULL, 1e12, 0.03e12, 32e9, 0.96e9, ACT_NO_INPUT, false},
+    {"GLM-5-aic", NULL, 744e9, 22.32e9, 40e9, 1.2e9, ACT_NO_EMB, false},
+    {"Qwen3.5-397B-A17B", NULL, 397e9, 11.91e9, 17e9, 0.51e9, ACT_ALL, false},
+    {"Qwen3.5-122B-A10B", NULL, 122e9, 3.66e9, 10e9, 0.5e9, ACT_ALL, false},
+    {"Qwen3.5-27B", NULL, 27e9, 0.81e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-VL-235B-A22B-Instruct", NULL, 235e9, 7.05e9, 22e9, 0.66e9, ACT_ALL, false},
+    {"Qwen3-VL-30B-A3B-Instruct", NULL, 30e9, 0.9e9, 3e9, 0.5e9, ACT_COARSE, false},
+    /* card: 31.6B total, 3.6B active with the embeddings */
+    {"NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", NULL, 31.6e9, 0.948e9, 3.6e9, 0.108e9, ACT_ALL,
+     false},
+    /* LatentMoE (moe_latent_size); the name's 120B total, 12B active under
+     * no stated convention (scaleplan: 12.8B with the embeddings) */
+    {"NVIDIA-Nemotron-3-Super-120B-A12B-FP8", NULL, 120e9, 3.6e9, 12e9, 0.5e9, ACT_COARSE,
+     false},
+    /* layers_block_type lists: Ultra the name's 550B-A55B; Lightning has
+     * Nano's dimensions (hidden 2688, 52 layers, 128 experts of 1856, top
+     * 6), so Nano's card's 31.6B (its name says 30B-A3B) */
+    {"NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16", NULL, 550e9, 16.5e9, 55e9, 1.65e9, ACT_COARSE,
+     false},
+    {"NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4", NULL, 31.6e9, 0.948e9, 3e9, 0.5e9,
+     ACT_COARSE, false},
+    /* Hub files aiconfigurator kept at an earlier commit (SOURCES.md) */
+    {"Qwen2.5-1.5B", NULL, 1.54e9, 0.0462e9, 0, 0, ACT_DENSE, false},
+    {"Qwen2.5-7B", NULL, 7.61e9, 0.228e9, 0, 0, ACT_DENSE, false},
+    {"Qwen2.5-32B", NULL, 32.5e9, 0.975e9, 0, 0, ACT_DENSE, false},
+    {"Qwen2.5-72B", NULL, 72.7e9, 2.181e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-Next-80B-A3B-Thinking", NULL, 80e9, 2.4e9, 3e9, 0.5e9, ACT_COARSE, false},
+    {"Qwen3-VL-235B-A22B-Thinking", NULL, 235e9, 7.05e9, 22e9, 0.66e9, ACT_ALL, false},
+    {"DeepSeek-R1-Distill-Qwen-32B", NULL, 32.8e9, 0.984e9, 0, 0, ACT_DENSE, false},
+    {"DeepSeek-V3.1", NULL, 671e9, 20.13e9, 37e9, 1.11e9, ACT_NO_INPUT, false},
+    {"Llama-2-7b-hf", NULL, 7e9, 0.5e9, 0, 0, ACT_DENSE, false},
+    {"Llama-2-13b-hf-aic", NULL, 13e9, 0.5e9, 0, 0, ACT_DENSE, false},
+    {"Llama-2-70b-hf", NULL, 70e9, 2.1e9, 0, 0, ACT_DENSE, false},
+    {"Kimi-K2-Thinking", NULL, 1e12, 0.03e12, 32e9, 0.96e9, ACT_NO_INPUT, false},
+    {"DeepSeek-V3-0324-NVFP4", NULL, 671e9, 20.13e9, 37e9, 1.11e9, ACT_NO_INPUT, false},
+    {"Qwen3-30B-A3B-NVFP4", NULL, 30.5e9, 0.915e9, 3.3e9, 0.099e9, ACT_ALL, false},
+    /* more Hub files from the same copies: the same models' other checkpoints
+     * (FP8, NVFP4) and Hub files of models rebuilt above (-aic) */
+    {"Qwen3-0.6B-aic", NULL, 0.6e9, 0.05e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-1.7B-aic", NULL, 1.7e9, 0.051e9, 0, 0, ACT_DENSE, false},
+    {"Meta-Llama-3.1-8B", NULL, 8.03e9, 0.241e9, 0, 0, ACT_DENSE, false},
+    {"Meta-Llama-3.1-70B", NULL, 70.6e9, 2.118e9, 0, 0, ACT_DENSE, false},
+    {"Mixtral-8x7B-v0.1-aic", NULL, 46.7e9, 1.401e9, 12.9e9, 0.387e9, ACT_ALL, false},
+    {"Llama-3_3-Nemotron-Super-49B-v1-aic", NULL, 49.9e9, 1.497e9, 0, 0, ACT_DENSE, false},
+    {"Nemotron-H-56B-Base-8K-aic", NULL, 56e9, 1.68e9, 0, 0, ACT_DENSE, false},
+    {"MiMo-7B-Base-aic", NULL, 7.83e9, 0.235e9, 0, 0, ACT_DENSE, true},
+    {"Qwen3-Coder-480B-A35B-Instruct-aic", NULL, 480e9, 14.4e9, 35e9, 1.05e9, ACT_ALL, false},
+    {"DeepSeek-V3.1-NVFP4", NULL, 671e9, 20.13e9, 37e9, 1.11e9, ACT_NO_INPUT, false},
+    {"DeepSeek-V3.2-NVFP4", NULL, 685e9, 20.55e9, 37e9, 1.11e9, ACT_NO_INPUT, true},
+    {"Qwen3-235B-A22B-NVFP4", NULL, 235e9, 7.05e9, 22e9, 0.66e9, ACT_ALL, false},
+    {"GLM-5-FP8", NULL, 744e9, 22.32e9, 40e9, 1.2e9, ACT_NO_EMB, false},
+    {"Kimi-K2.5-NVFP4", NULL, 1e12, 0.03e12, 32e9, 0.96e9, ACT_NO_INPUT, false},
+    {"Qwen3.5-397B-A17B-NVFP4", NULL, 397e9, 11.91e9, 17e9, 0.51e9, ACT_ALL, false},
+    {"Qwen3.5-122B-A10B-NVFP4", NULL, 122e9, 3.66e9, 10e9, 0.5e9, ACT_ALL, false},
+    {"NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4", NULL, 31.6e9, 0.948e9, 3.6e9, 0.108e9, ACT_ALL,
+     false},
+    {"NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4", NULL, 120e9, 3.6e9, 12e9, 0.5e9, ACT_COARSE,
+     false},
+    {"NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8", NULL, 550e9, 16.5e9, 55e9, 1.65e9, ACT_COARSE,
+     false},
+    {"NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4", NULL, 550e9, 16.5e9, 55e9, 1.65e9, ACT_COARSE,
+     false},
+    {"Qwen3-32B-FP8-Static-PerTensor", NULL, 32.8e9, 0.984e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-VL-4B-Instruct", NULL, 4e9, 0.12e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-VL-8B-Instruct", NULL, 8e9, 0.5e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-VL-32B-Instruct", NULL, 32e9, 0.96e9, 0, 0, ACT_DENSE, false},
+    {"Qwen3-VL-32B-Thinking", NULL, 32e9, 0.96e9, 0, 0, ACT_DENSE, false},
 };
 
 /* The published basis of p's active count under convention conv. */
@@ -187,7 +282,41 @@ static const struct {
     {"phi-1_5", "num_hidden_layers"},
     {"phi-2", "num_hidden_layers"},
     {"chatglm3-6b", "num_hidden_layers"},
+    /* a 2026 Hub config (ai-dynamo/aiconfigurator copy): Gemma 4's global
+     * heads */
+    {"gemma-4-26B-A4B", "global_head_dim"},
 };
+
+/* LatentMoE (moe_latent_size) on Nemotron 3 Super: against the same file
+ * without the key, each of its 40 MoE blocks loses 512 routed experts'
+ * 2 x 2688 x (4096 - 1024) weights (squared-ReLU experts: up and down) and
+ * gains the two projections 2 x 4096 x 1024: 40 x (8,455,716,864 -
+ * 8,388,608) = 337,893,130,240 fewer parameters (121B against the card's
+ * 120B, where the expert-at-hidden reading gave 458.6B); the experts'
+ * GEMM FLOPs a token scale by 1024 / 4096. */
+static void test_latent_moe(void)
+{
+    char path[512];
+    cJSON *root = NULL;
+    err_t e;
+    real("NVIDIA-Nemotron-3-Super-120B-A12B-FP8", path, sizeof path);
+    CU_ASSERT_EQUAL_FATAL(json_parse_file(path, &root, &e), 0);
+    model_t lat, full;
+    CU_ASSERT_EQUAL_FATAL(model_from_config(root, path, "lat", &lat, &e), 0);
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "moe_latent_size");
+    CU_ASSERT_EQUAL_FATAL(model_from_config(root, path, "full", &full, &e), 0);
+    cJSON_Delete(root);
+    model_params_t a, b;
+    model_params(&lat, &a);
+    model_params(&full, &b);
+    CU_ASSERT_EQUAL(lat.moe.latent, 1024);
+    CHECK_REL(b.total - a.total, 337893130240.0, 0);
+    model_flops_t fa, fb;
+    model_flops(&lat, 4096, &fa);
+    model_flops(&full, 4096, &fb);
+    CHECK_REL(fa.fwd_per_token[FLOP_EXPERT_IN], fb.fwd_per_token[FLOP_EXPERT_IN] / 4, 1e-12);
+    CHECK_REL(fa.fwd_per_token[FLOP_EXPERT_OUT], fb.fwd_per_token[FLOP_EXPERT_OUT] / 4, 1e-12);
+}
 
 /* Whether m's counts match row r within its tolerances (no assertion:
  * the corpus report counts with it). */
@@ -546,10 +675,53 @@ static void test_unpriced_layers_refused(void)
                         "[\"conv\", \"full_attention\"]}",
                         NULL, &m, NULL, &e),
               &e, ERR_INPUT, "layer_types", "'conv' layers");
-    CHECK_ERR(read_text("{\"model_type\": \"nemotron-nas\", \"hidden_size\": 64, \"block_configs\": "
+    /* block_configs under a type whose reader does not read them (only
+     * nemotron-nas and deci do: models/hfconfig_nas.c) */
+    CHECK_ERR(read_text("{\"model_type\": \"llama\", \"hidden_size\": 64, \"block_configs\": "
                         "[{\"attention\": {\"no_op\": true}}]}",
                         NULL, &m, NULL, &e),
               &e, ERR_INPUT, "block_configs", "not modelled");
+}
+
+/* layers_block_type, NemotronHConfig's list form of the pattern: read as
+ * the same letters (mamba M, attention *, moe E, mlp -), so the list and
+ * the string give one model; a list of another length than the layers, or
+ * an entry of another kind, is refused naming the list (and the entry). */
+static void test_block_type_list(void)
+{
+    static const char *base =
+        "\"model_type\": \"nemotron_h\", \"hidden_size\": 64, \"num_attention_heads\": 4, "
+        "\"num_key_value_heads\": 2, \"intermediate_size\": 128, \"vocab_size\": 100, "
+        "\"mamba_num_heads\": 4, \"mamba_head_dim\": 32, \"ssm_state_size\": 16, "
+        "\"n_groups\": 2, \"n_routed_experts\": 4, \"num_experts_per_tok\": 2, "
+        "\"moe_intermediate_size\": 32";
+    char text[1024];
+    model_t a, b;
+    err_t e;
+    snprintf(text, sizeof text, "{%s, \"num_hidden_layers\": 4, \"hybrid_override_pattern\": "
+             "\"M*E-\"}", base);
+    CU_ASSERT_EQUAL_FATAL(read_text(text, NULL, &a, NULL, &e), 0);
+    snprintf(text, sizeof text, "{%s, \"layers_block_type\": [\"mamba\", \"attention\", "
+             "\"moe\", \"mlp\"]}", base);
+    CU_ASSERT_EQUAL_FATAL(read_text(text, NULL, &b, NULL, &e), 0);
+    model_params_t pa, pb;
+    model_params(&a, &pa);
+    model_params(&b, &pb);
+    CU_ASSERT_EQUAL(b.n_layers, 4);
+    CHECK_REL(pb.total, pa.total, 0);
+    CU_ASSERT_EQUAL(memcmp(a.hybrid.block, b.hybrid.block, 4), 0);
+    snprintf(text, sizeof text, "{%s, \"num_hidden_layers\": 3, \"layers_block_type\": "
+             "[\"mamba\", \"attention\", \"moe\", \"mlp\"]}", base);
+    CHECK_ERR(read_text(text, NULL, &b, NULL, &e), &e, ERR_INPUT, "layers_block_type",
+              "4 entries but num_hidden_layers is 3");
+    snprintf(text, sizeof text, "{%s, \"layers_block_type\": [\"mamba\", \"conv\"]}", base);
+    CHECK_ERR(read_text(text, NULL, &b, NULL, &e), &e, ERR_INPUT, "layers_block_type[1]",
+              "'conv'");
+    /* a latent width that is not a positive size */
+    snprintf(text, sizeof text, "{%s, \"hybrid_override_pattern\": \"M*E-\", "
+             "\"num_hidden_layers\": 4, \"moe_latent_size\": -16}", base);
+    CHECK_ERR(read_text(text, NULL, &b, NULL, &e), &e, ERR_INPUT, "config.json",
+              "moe_latent_size");
 }
 
 /* Bad values in the keys reading by structure uses: one line naming the
@@ -648,4 +820,5 @@ TEST_SUITE(suite_hfstructure, "hfstructure", TEST(test_real_configs),
            TEST(test_indexer_counted), TEST(test_unknown_type_by_structure),
            TEST(test_structure_matches_named),
            TEST(test_unpriced_layers_refused), TEST(test_structure_bad_values),
-           TEST(test_assume_checked));
+           TEST(test_assume_checked), TEST(test_latent_moe),
+           TEST(test_block_type_list));
