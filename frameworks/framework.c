@@ -464,6 +464,21 @@ static int read_release(const cJSON *obj, const json_ctx_t *ctx, fw_preset_t *p,
     return ERR_OK;
 }
 
+/* A preset without options.moe runs MoE blocks the one way it offers: the
+ * options' default dispatcher (Megatron-LM's allgather) is not one DeepSpeed
+ * or torchtitan offers, and sim refused their MoE runs for a dispatcher
+ * nobody asked for. */
+static void default_dispatcher(fw_preset_t *p)
+{
+    if (!p->caps.ep || p->caps.dispatchers[p->opt.moe.dispatcher])
+        return;
+    for (int d = 0; d < 3; d++)
+        if (p->caps.dispatchers[d]) {
+            p->opt.moe.dispatcher = (moe_dispatch_t)d;
+            return;
+        }
+}
+
 static int preset_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out, err_t *err)
 {
     fw_preset_t *p = out;
@@ -496,6 +511,7 @@ static int preset_from_json(const cJSON *obj, const json_ctx_t *ctx, void *out, 
         (rc = read_layout(lay, &lctx, p, err)) ||
         (z3 && (rc = read_zero3(z3, &zctx, &p->opt.zero3, err))))
         return rc;
+    default_dispatcher(p);
     note_assumed(obj, "preset", p->assumed, sizeof p->assumed);
     note_assumed(opt, "options", p->assumed, sizeof p->assumed);
     note_assumed(cJSON_GetObjectItemCaseSensitive(opt, "tp_overlap"), "tp_overlap", p->assumed,

@@ -543,6 +543,9 @@ static void test_moe_recipe_by_gpu(void)
         {"megatron-bridge-25.09", "gb200", MOE_DISPATCH_ALLTOALL, false, true},
         {"megatron-bridge-26.04", "h100-sxm", MOE_DISPATCH_DEEPEP, false, false},
         {"nemo-25.02", "b200", MOE_DISPATCH_ALLTOALL, false, false},
+        /* no options.moe: the one dispatcher it offers, not the options'
+         * default allgather (sim refused DeepSpeed MoE runs for it) */
+        {"deepspeed", "h100-sxm", MOE_DISPATCH_ALLTOALL, false, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         scenario_spec_t spec = {0};
@@ -572,6 +575,9 @@ static void test_moe_recipe_by_gpu(void)
     CU_ASSERT_EQUAL_FATAL(sim_options_framework("megatron-bridge-25.11", "a100-80g", &o, &l, &e),
                           0);
     CU_ASSERT_TRUE(o.moe.a2a_overlap && o.moe.dispatcher == MOE_DISPATCH_DEEPEP);
+    cmd_expect("sim --model mixtral-8x7b --gpu h100-sxm --gpus 64 --ep 8 --framework deepspeed "
+               "--allow-oom",
+               0, NULL, NULL);
 }
 
 TEST_SUITE(suite_scenario, "scenario", TEST(test_scenario_from_values),
