@@ -990,6 +990,16 @@ static void test_plan_emit(void)
     free(out);
 }
 
+/* sim's --json document (sim, NULL when it did not parse) gives the step
+ * time the plan priced: a written launch file read back runs what was planned. */
+static void check_step(const cJSON *sim, double want_s)
+{
+    const cJSON *st = sim ? cJSON_GetObjectItem(sim, "step_time_s") : NULL;
+    CU_ASSERT_PTR_NOT_NULL(st);
+    if (st)
+        CHECK_REL(st->valuedouble, want_s, 1e-9);
+}
+
 /* Every format's configuration, as plan --emit writes it to a file, reads
  * back through sim's own reader to the plan's step time: Megatron-LM
  * arguments, Bridge overrides, a DeepSpeed config (JSON alone), torchtitan
@@ -1042,10 +1052,7 @@ static void test_plan_emit_sim_round_trip(void)
             fprintf(stderr, "%s: %s\n", cases[i].emit, err ? err : "");
         CU_ASSERT_EQUAL(rc, 0);
         cJSON *sim = cJSON_Parse(out ? out : "");
-        cJSON *sst = sim ? cJSON_GetObjectItem(sim, "step_time_s") : NULL;
-        CU_ASSERT_PTR_NOT_NULL(sst);
-        if (sst)
-            CHECK_REL(sst->valuedouble, st->valuedouble, 1e-9);
+        check_step(sim, st->valuedouble);
         cJSON_Delete(sim);
         cJSON_Delete(plan);
         free(out);
@@ -1079,10 +1086,7 @@ static void test_emit_carries_switches(void)
     snprintf(args, sizeof args, "sim --megatron-args-file %s --gpu h100-sxm --gpus 64 --json",
              path);
     cJSON *sim = cmd_expect_json(args, 0);
-    cJSON *sst = sim ? cJSON_GetObjectItem(sim, "step_time_s") : NULL;
-    CU_ASSERT_PTR_NOT_NULL(sst);
-    if (sst)
-        CHECK_REL(sst->valuedouble, st->valuedouble, 1e-9);
+    check_step(sim, st->valuedouble);
     cJSON_Delete(sim);
     cJSON_Delete(plan);
     remove_tree(dir);
