@@ -189,7 +189,7 @@ double finetune_adapter_params_block(const finetune_t *f, const model_t *m, int 
 
 double finetune_block_linear_params(const model_t *m, int tp)
 {
-    double h = m->hidden, qw = model_q_width(m), kvw = model_kv_width(m), f = m->ffn;
+    double h = m->hidden, qw = model_q_width(m), f = m->ffn;
     double gate = m->mlp == MODEL_MLP_SWIGLU ? 3 : 2;
     if (model_is_moe(m) || model_is_mla(m)) {
         /* blocks of different kinds: their mean, less the norms */
@@ -201,7 +201,7 @@ double finetune_block_linear_params(const model_t *m, int tp)
         }
         return m->n_layers > 0 ? sum / m->n_layers : 0;
     }
-    return (h * (qw + 2 * kvw) + qw * h + gate * h * f) / tp;
+    return (h * (qw + model_kv_proj_width(m)) + qw * h + gate * h * f) / tp;
 }
 
 double finetune_base_bytes_per_param(const finetune_t *f)

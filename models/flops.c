@@ -42,8 +42,8 @@ static void attention_flops(const model_t *m, double s, double *qkv, double *sco
         }
         return;
     }
-    double qw = model_q_width(m), kvw = model_kv_width(m);
-    *qkv = 2 * h * (qw + 2 * kvw);
+    double qw = model_q_width(m), kvpw = model_kv_proj_width(m);
+    *qkv = 2 * h * (qw + kvpw);
     *scores = 2 * s * qw; /* each token against s keys */
     *values = 2 * s * qw;
     *out = 2 * qw * h;
@@ -112,8 +112,8 @@ void model_flops(const model_t *m, int seq_len, model_flops_t *out)
         op[FLOP_ATTN_OUT] = L * attn_out;
     } else {
         /* Written as always, so dense figures keep every bit. */
-        double qw = model_q_width(m), kvw = model_kv_width(m);
-        op[FLOP_QKV] = L * 2 * h * (qw + 2 * kvw);
+        double qw = model_q_width(m), kvpw = model_kv_proj_width(m);
+        op[FLOP_QKV] = L * 2 * h * (qw + kvpw);
         op[FLOP_ATTN_SCORES] = L * 2 * s * qw;
         op[FLOP_ATTN_VALUES] = L * 2 * s * qw;
         op[FLOP_ATTN_OUT] = L * 2 * qw * h;
@@ -170,7 +170,7 @@ double model_recompute_flops_per_token(const model_t *m, int seq_len,
     case RECOMPUTE_OPS: {
         /* every second matmul: wk, wo and w3 (w2 without a gate) */
         double qw = model_q_width(m), kvw = model_kv_width(m);
-        double wk = f.fwd_per_token[FLOP_QKV] * kvw / (qw + 2 * kvw);
+        double wk = f.fwd_per_token[FLOP_QKV] * kvw / (qw + model_kv_proj_width(m));
         double third = m->mlp == MODEL_MLP_SWIGLU ? f.fwd_per_token[FLOP_MLP_IN] / 2
                                                   : f.fwd_per_token[FLOP_MLP_OUT];
         return wk + f.fwd_per_token[FLOP_ATTN_OUT] + third;

@@ -158,7 +158,7 @@ static const struct {
 const char *hfconfig_supported_types(void)
 {
     return "llama, mistral, mixtral, qwen, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
-           "gemma3, phi3, nemotron, falcon, gpt2, bloom, gpt_neox, opt, olmo, olmo2, olmoe, starcoder2, "
+           "gemma3, gemma4, phi3, nemotron, falcon, gpt2, bloom, gpt_neox, opt, olmo, olmo2, olmoe, starcoder2, "
            "deepseek_v2, deepseek_v3, deepseek_v32, kimi_k2, glm4_moe, glm_moe_dsa, minimax_m2, "
            "gpt_oss, llama4, nemotron_h, qwen3_next, qwen3_5_moe, jamba, nemotron-nas, deci";
 }

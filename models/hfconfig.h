@@ -2,7 +2,8 @@
  *
  * One reader per model_type scaleplan counts exactly: llama, mistral,
  * mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3 (and
- * gemma3_text), phi3, nemotron, falcon (and the older RefinedWeb/RefinedWebModel),
+ * gemma3_text), gemma4 (and gemma4_text; full-attention blocks of their
+ * own head size and key/value heads, models/hfconfig_gemma4.c), phi3, nemotron, falcon (and the older RefinedWeb/RefinedWebModel),
  * gpt2, gpt_neox, opt, olmo, olmo2, olmoe, starcoder2, deepseek_v2,
  * deepseek_v3, deepseek_v32 and glm_moe_dsa (with the sparse-attention
  * indexer), kimi_k2, glm4_moe, minimax_m2, gpt_oss, llama4 (and

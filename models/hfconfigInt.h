@@ -93,6 +93,10 @@ int hf_moe_list_layers(rd_t *r, const cJSON *list, const char *key, model_t *m);
 int hf_read_moe_by_keys(rd_t *r, model_t *m);
 int hf_read_gqa_by_keys(rd_t *r, model_t *m);
 int hf_read_glm4_moe(rd_t *r, model_t *m);
+
+/* ---------------------------------------------------------------- hfconfig_gemma4.c */
+
+int hf_read_gemma4(rd_t *r, model_t *m);
 int hf_read_structure(rd_t *r, model_t *m);
 
 /* ---------------------------------------------------------------- reading keys */

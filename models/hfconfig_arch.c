@@ -792,6 +792,8 @@ static const arch_t ARCHS[] = {
     {"gemma2", read_gemma, NULL, 0},
     {"gemma3_text", read_gemma, NULL, 0},
     {"gemma3", NULL, "gemma3_text", 0},
+    {"gemma4_text", hf_read_gemma4, NULL, F_MOE},
+    {"gemma4", NULL, "gemma4_text", F_MOE},
     {"phi3", read_phi3, NULL, 0},
     {"nemotron", read_nemotron, NULL, 0},
     {"falcon", read_falcon, NULL, 0},

@@ -295,7 +295,8 @@ static double ops_block_bytes(const model_t *m, const layout_t *l, bool moe)
     } else {
         MM(model_q_width(m), e, false);
         MM(model_kv_width(m), e, false);
-        MM(model_kv_width(m), e, false);
+        /* the V projection (none in blocks whose keys are their values) */
+        MM(model_kv_proj_width(m) - model_kv_width(m), e, false);
     }
     MM(h, e, true); /* wo */
     double width = moe ? m->moe.shared_ffn : m->ffn;

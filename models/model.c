@@ -27,8 +27,60 @@ const char *model_act_name(model_act_t a, bool gated)
     }
 }
 
-int model_q_width(const model_t *m) { return m->n_heads * m->head_dim; }
-int model_kv_width(const model_t *m) { return m->n_kv_heads * m->head_dim; }
+bool model_has_full_attn(const model_t *m) { return m->full_attn.head_dim > 0; }
+
+/* Share of the attention blocks in the full-attention shape. */
+static double full_share(const model_t *m)
+{
+    return (double)(m->n_layers - m->window_layers) / m->n_layers;
+}
+
+/* The mean over blocks of a figure that is `local` in the windowed blocks
+ * and `full` in the others. */
+static double block_mean(const model_t *m, double local, double full)
+{
+    double f = full_share(m);
+    return (1 - f) * local + f * full;
+}
+
+double model_q_width(const model_t *m)
+{
+    double local = (double)m->n_heads * m->head_dim;
+    if (!model_has_full_attn(m))
+        return local;
+    return block_mean(m, local, (double)m->n_heads * m->full_attn.head_dim);
+}
+
+double model_kv_width(const model_t *m)
+{
+    double local = (double)m->n_kv_heads * m->head_dim;
+    if (!model_has_full_attn(m))
+        return local;
+    return block_mean(m, local, (double)m->full_attn.n_kv_heads * m->full_attn.head_dim);
+}
+
+double model_kv_proj_width(const model_t *m)
+{
+    double local = 2.0 * m->n_kv_heads * m->head_dim;
+    if (!model_has_full_attn(m))
+        return local;
+    const model_full_attn_t *g = &m->full_attn;
+    return block_mean(m, local, (g->k_eq_v ? 1.0 : 2.0) * g->n_kv_heads * g->head_dim);
+}
+
+double model_head_dim_mean(const model_t *m)
+{
+    if (!model_has_full_attn(m))
+        return m->head_dim;
+    return block_mean(m, m->head_dim, m->full_attn.head_dim);
+}
+
+bool model_kv_heads_split(const model_t *m, int tp)
+{
+    if (tp < 1 || m->n_kv_heads % tp != 0)
+        return false;
+    return !model_has_full_attn(m) || m->full_attn.n_kv_heads % tp == 0;
+}
 
 int model_norms_per_layer(const model_t *m)
 {
@@ -181,6 +233,30 @@ static int validate_mla(const model_t *m, const char *ctx, err_t *err)
     return ERR_OK;
 }
 
+/* Full-attention blocks of their own shape: positive sizes, key/value
+ * heads dividing the query heads, and neither MLA nor a hybrid pattern
+ * (whose blocks the window count does not describe). */
+static int validate_full_attn(const model_t *m, const char *ctx, err_t *err)
+{
+    const model_full_attn_t *g = &m->full_attn;
+    if (!model_has_full_attn(m))
+        return g->n_kv_heads == 0 && !g->k_eq_v
+                   ? ERR_OK
+                   : err_setf(err, ERR_INPUT, ctx, "global_head_dim",
+                              "full-attention blocks of their own shape need their head size");
+    if (g->head_dim > MAX_WIDTH || g->n_kv_heads < 1 || m->n_heads % g->n_kv_heads != 0)
+        return err_setf(err, ERR_INPUT, ctx, "num_global_key_value_heads",
+                        "the full-attention blocks' key/value heads must divide the %d query "
+                        "heads (got %d; head size %d)",
+                        m->n_heads, g->n_kv_heads, g->head_dim);
+    if (model_is_mla(m) || m->hybrid.n_layers_hybrid > 0 || m->window_layers > m->n_layers)
+        return err_setf(err, ERR_INPUT, ctx, "global_head_dim",
+                        "full-attention blocks of their own shape go with grouped-query "
+                        "attention in every block and at most %d windowed blocks",
+                        m->n_layers);
+    return ERR_OK;
+}
+
 int model_validate(model_t *m, const char *ctx, err_t *err)
 {
     if (m->n_layers < 1 || m->n_layers > MAX_LAYERS)
@@ -212,7 +288,7 @@ int model_validate(model_t *m, const char *ctx, err_t *err)
                         x->n_heads, x->head_dim, x->topk);
     int rc;
     if ((rc = validate_moe(m, ctx, err)) || (rc = validate_mla(m, ctx, err)) ||
-        (rc = model_hybrid_validate(m, ctx, err)))
+        (rc = model_hybrid_validate(m, ctx, err)) || (rc = validate_full_attn(m, ctx, err)))
         return rc;
     return ERR_OK;
 }
@@ -239,7 +315,7 @@ static double qk_norm_params(const model_t *m)
 {
     switch (m->qk_norm) {
     case MODEL_QK_NORM_HEAD:
-        return model_norm_params(m, 2.0 * m->head_dim);
+        return model_norm_params(m, 2.0 * model_head_dim_mean(m));
     case MODEL_QK_NORM_FULL:
         return model_norm_params(m, (double)model_q_width(m) + model_kv_width(m));
     default:
@@ -283,16 +359,16 @@ static double indexer_params(const model_t *m)
 
 static double attention_params(const model_t *m)
 {
-    double h = m->hidden, qw = model_q_width(m), kvw = model_kv_width(m);
+    double h = m->hidden, qw = model_q_width(m), kvpw = model_kv_proj_width(m);
     double p;
     if (model_is_mla(m)) {
         p = mla_params(m);
     } else {
-        p = h * qw + 2 * h * kvw + qw * h;
+        p = h * qw + h * kvpw + qw * h;
         if (m->hybrid.attn_out_gate)
             p += h * qw; /* the output gate's half of q_proj (Qwen3-Next) */
         if (m->qkv_bias)
-            p += qw + 2 * kvw;
+            p += qw + kvpw;
         if (m->out_bias)
             p += h;
     }
@@ -419,12 +495,12 @@ static double attention_gpu(const model_t *m, double t)
         if (m->out_bias)
             p += h;
     } else {
-        double qw = model_q_width(m), kvw = model_kv_width(m);
-        p = (h * (qw + 2 * kvw) + qw * h) / t;
+        double qw = model_q_width(m), kvpw = model_kv_proj_width(m);
+        p = (h * (qw + kvpw) + qw * h) / t;
         if (m->hybrid.attn_out_gate)
             p += h * qw / t;
         if (m->qkv_bias)
-            p += (qw + 2 * kvw) / t;
+            p += (qw + kvpw) / t;
         if (m->out_bias)
             p += h;
     }
@@ -488,10 +564,10 @@ void model_block_params_gpu(const model_t *m, int layer, int tp, int ep, int etp
         if (!model_is_mla(m) && m->qk_norm == MODEL_QK_NORM_NONE && !m->attn_sinks &&
             m->indexer.n_heads == 0) {
             /* The plain block, summed in the order scaleplan always has. */
-            double qw = model_q_width(m), kvw = model_kv_width(m), gate = gate_factor(m);
-            double block = (h * (qw + 2 * kvw) + qw * h + h * f * gate + f * h) / t;
+            double qw = model_q_width(m), kvpw = model_kv_proj_width(m), gate = gate_factor(m);
+            double block = (h * (qw + kvpw) + qw * h + h * f * gate + f * h) / t;
             if (m->qkv_bias)
-                block += (qw + 2 * kvw) / t;
+                block += (qw + kvpw) / t;
             if (m->out_bias)
                 block += h;
             if (m->mlp_bias)
@@ -533,6 +609,8 @@ const char *model_trainer_unsupported(const model_t *m)
 {
     if (model_is_hybrid(m))
         return "hybrid layers (Mamba-2, Gated DeltaNet or MLP-only blocks)";
+    if (model_has_full_attn(m))
+        return "full-attention blocks of their own head size";
     if (model_is_moe(m))
         return "mixture-of-experts layers";
     if (model_is_mla(m))

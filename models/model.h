@@ -64,10 +64,23 @@ int model_catalog_names(char ***names, size_t *count, err_t *err);
 /* Parameter counts of m. */
 void model_params(const model_t *m, model_params_t *out);
 
-/* Width of the Q projection output (n_heads * head_dim) and of each of K and
- * V (n_kv_heads * head_dim). */
-int model_q_width(const model_t *m);
-int model_kv_width(const model_t *m);
+/* Width of the Q projection output (n_heads * head_dim) and of each of the
+ * K and V tensors (n_kv_heads * head_dim) of one attention block; with
+ * full-attention blocks of their own shape (model_full_attn_t) the mean
+ * over the blocks, so that a count per block times the blocks is exact. */
+double model_q_width(const model_t *m);
+double model_kv_width(const model_t *m);
+/* Width of the K and V projections' outputs together, the same mean:
+ * 2 x model_kv_width, less the V projection of blocks whose keys are their
+ * values (model_full_attn_t.k_eq_v). What weights and GEMMs use. */
+double model_kv_proj_width(const model_t *m);
+/* Head size of one attention block, the same mean (head_dim without
+ * full-attention blocks of their own shape). */
+double model_head_dim_mean(const model_t *m);
+/* Whether m has full-attention blocks of their own shape, and whether
+ * every block's key/value heads split over a TP group of tp. */
+bool model_has_full_attn(const model_t *m);
+bool model_kv_heads_split(const model_t *m, int tp);
 
 /* Norm modules per block (norms_per_layer, 0 read as 2) and parameters of
  * one norm over width (2 x width for LayerNorm, width for RMSNorm, 0 when

@@ -37,6 +37,22 @@ typedef enum {
 /* Layers a mixture-of-experts model may have (bounds its layer mask). */
 #define MODEL_MAX_MOE_LAYERS 4096
 
+/* The attention blocks without the sliding window (the n_layers -
+ * window_layers that attend to the whole sequence) in a shape of their own:
+ * Gemma 4's full-attention blocks have wider heads (global_head_dim), their
+ * own key/value heads (num_global_key_value_heads) and, with
+ * attention_k_eq_v, keys that serve as values (no V projection; the values
+ * are the keys' projection under their own weightless norm). On when
+ * head_dim > 0 (every field then set); never with MLA or a hybrid layer
+ * pattern. Source: transformers Gemma4TextAttention
+ * (src/transformers/models/gemma4/modeling_gemma4.py @
+ * c308a309e651a7e033f683353f3f75aa66d29502). */
+typedef struct {
+    int head_dim;   /* per head, queries and keys alike; 0: off */
+    int n_kv_heads; /* key/value heads */
+    bool k_eq_v;    /* no V projection: values are the keys */
+} model_full_attn_t;
+
 /* Multi-head latent attention (DeepSeek-V2/V3; Megatron
  * --multi-latent-attention). On when kv_lora_rank > 0. Queries go through
  * an optional low-rank q_a (hidden -> q_lora_rank, RMSNorm) and q_b
@@ -199,6 +215,7 @@ typedef struct {
     double rope_fraction; /* share of head_dim that is rotated; 0 means 1 */
     int window;           /* sliding-window attention span, tokens; 0 = none */
     int window_layers;    /* blocks that use the window */
+    model_full_attn_t full_attn; /* the other blocks' own shape (Gemma 4) */
     model_mla_t mla;
     model_indexer_t indexer;
     model_moe_t moe;

@@ -658,6 +658,14 @@ int launch_write_for(launch_kind_t k, const char *framework, const model_t *m, c
                      const sim_options_t *o, FILE *out, err_t *err)
 {
     int rc;
+    if ((k == LAUNCH_MEGATRON || k == LAUNCH_NEMO) && model_has_full_attn(m))
+        /* their GPT model arguments give every block one head size and one
+         * number of query groups */
+        return err_setf(err, ERR_INPUT, NULL, "--emit",
+                        "%s's GPT arguments cannot give %s's full-attention blocks their own "
+                        "head size (%d) and key/value heads (%d)",
+                        k == LAUNCH_MEGATRON ? "Megatron-LM" : "NeMo", m->display,
+                        m->full_attn.head_dim, m->full_attn.n_kv_heads);
     if (k == LAUNCH_TORCHTITAN && framework && strcmp(framework, "torchtitan-2024-12") == 0) {
         rc = write_torchtitan_2024(m, l, o, out, err);
         if (!rc && ferror(out))

@@ -3,24 +3,31 @@
  * (sim/costsInt.h). Context parallelism's ring blocks are sim/cost_cp.c. */
 #include "sim/costsInt.h"
 
-/* Sliding-window blocks (model_t.window over window_layers of the
- * layers): a fused kernel skips the key blocks outside the window as it
- * skips the masked ones, so a query attends to at most `window` keys
- * (causal: on average w - w^2/2s of them; FlashAttention-2's and cuDNN's
- * window_size). The layer priced stands for every block, so its attention is
- * the blocks' average. Kept whole (said by the model reader) with context
- * parallelism, whose ring splits the sequence first. */
+/* The attention core over the blocks' kinds: the blocks that attend to
+ * the whole sequence at `full` (their own shape with Gemma 4's
+ * full-attention blocks, model_full_attn_t), the sliding-window ones
+ * (model_t.window over window_layers of the layers) at the model's head
+ * size. A fused kernel skips the key blocks outside the window as it skips
+ * the masked ones, so a query attends to at most `window` keys (causal: on
+ * average w - w^2/2s of them; FlashAttention-2's and cuDNN's window_size).
+ * The layer priced stands for every block, so its attention is the blocks'
+ * average. Kept whole (said by the model reader) with context parallelism,
+ * whose ring splits the sequence first. */
 static void price_window(const pricer_t *pr, const prof_attn_call_t *full, dtype_t dt,
                          double width, double *fwd, double *bwd)
 {
     const model_t *m = pr->in->model;
     double s = pr->in->layout->seq_len, w = m->window;
-    if (!(w > 0 && w < s && m->window_layers > 0))
+    bool windowed = w > 0 && w < s && m->window_layers > 0;
+    if (!windowed && !model_has_full_attn(m))
         return;
-    double keys = full->causal ? w - w * w / (2 * s) : w;
-    double flops = 4 * pr->T * keys * width;
+    double keys = full->causal ? s / 2 : s;
     prof_attn_call_t call = *full;
-    call.keys = w;
+    if (windowed) {
+        keys = full->causal ? w - w * w / (2 * s) : w;
+        call.keys = w;
+    }
+    double flops = 4 * pr->T * keys * width;
     double share = (double)m->window_layers / m->n_layers;
     *fwd = (1 - share) * *fwd + share * prof_attn_time(pr->p, dt, &call, flops, false);
     *bwd = (1 - share) * *bwd + share * prof_attn_time(pr->p, dt, &call, 2.5 * flops, true);
@@ -49,12 +56,25 @@ void cost_attention(pricer_t *pr, double *fwd, double *bwd)
         double flops = 4 * pr->T * s * heads * hd * (causal ? 0.5 : 1.0);
         dtype_t dt = dtype16(pr);
         if (l->cp > 1 && pr->in->opt.cp_comm != CP_A2A) {
+            /* the ring at the blocks' mean head size */
+            if (model_has_full_attn(m))
+                flops *= model_head_dim_mean(m) / hd;
             cost_cp_blocks(pr, dt, flops, s_loc, (int)qk_dim, fwd, bwd);
             return;
         }
         prof_attn_call_t call = {pr->in->opt.attn_kernel, causal, s, (int)qk_dim};
-        *fwd = prof_attn_time(pr->p, dt, &call, flops, false);
-        *bwd = prof_attn_time(pr->p, dt, &call, 2.5 * flops, true);
+        if (model_has_full_attn(m)) {
+            /* the blocks that attend to every key, at their own head size */
+            double g = m->full_attn.head_dim;
+            prof_attn_call_t wide = call;
+            wide.head_dim = (int)g;
+            double gflops = 4 * pr->T * s * heads * g * (causal ? 0.5 : 1.0);
+            *fwd = prof_attn_time(pr->p, dt, &wide, gflops, false);
+            *bwd = prof_attn_time(pr->p, dt, &wide, 2.5 * gflops, true);
+        } else {
+            *fwd = prof_attn_time(pr->p, dt, &call, flops, false);
+            *bwd = prof_attn_time(pr->p, dt, &call, 2.5 * flops, true);
+        }
         price_window(pr, &call, dt, heads * hd, fwd, bwd);
         return;
     }
@@ -97,9 +117,9 @@ gemm_cost_t cost_qkv(pricer_t *pr)
     const model_t *m = pr->in->model;
     double h = m->hidden, t = pr->t, e = pr->e;
     if (!model_is_mla(m)) {
-        double qw = model_q_width(m), kvw = model_kv_width(m);
+        double qw = model_q_width(m), kvpw = model_kv_proj_width(m);
         double gate_w = m->hybrid.attn_out_gate ? qw : 0; /* Qwen3-Next's output gate */
-        gemm_cost_t qkv = cost_linear_col(pr, pr->T, (qw + 2 * kvw + gate_w) / t, h, true);
+        gemm_cost_t qkv = cost_linear_col(pr, pr->T, (qw + kvpw + gate_w) / t, h, true);
         add_gemm_op(pr, "qkv", qkv.fwd, qkv.dgrad, qkv.wgrad);
         return qkv;
     }

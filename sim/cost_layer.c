@@ -105,7 +105,7 @@ static void layer_recompute(pricer_t *pr, const layer_fwd_t *w)
          * every elementwise op too; the attention output is kept. */
         double mem_ops = out->fwd.compute - w->qkv.fwd - w->attn_f - w->proj.fwd - w->fc1.fwd -
                          w->fc2.fwd;
-        double wk = w->qkv.fwd * kvw / (qw + 2 * kvw);
+        double wk = w->qkv.fwd * kvw / (qw + model_kv_proj_width(m));
         double third = m->mlp == MODEL_MLP_SWIGLU ? w->fc1.fwd / 2 : w->fc2.fwd;
         out->bwd.recompute = mem_ops + wk + w->proj.fwd + third;
     } else if (l->recompute == RECOMPUTE_FULL) {
