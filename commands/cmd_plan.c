@@ -749,8 +749,9 @@ static bool pick_json(cJSON *o, const plan_moe_pick_t *p)
 {
     if (!p->searched)
         return true;
-    char scopes[96] = "";
-    host_graph_scopes_name(p->graph_scopes, scopes, sizeof scopes);
+    char scopes[96] = "none";
+    if (p->graph_scopes)
+        host_graph_scopes_name(p->graph_scopes, scopes, sizeof scopes);
     return cJSON_AddStringToObject(o, "moe_dispatcher", moe_dispatch_name(p->dispatcher)) &&
            cJSON_AddStringToObject(o, "cuda_graph_scope", scopes) &&
            cJSON_AddBoolToObject(o, "moe_dispatcher_searched", p->dispatchers_searched) &&

@@ -9,7 +9,7 @@
 #include "common/catalog.h"
 #include "common/clock.h"
 #include "common/units.h"
-#include "plan/entries.h"
+#include "plan/planInt.h"
 #include "sim/costs.h"
 #include "sim/offload.h"
 

@@ -1,6 +1,6 @@
 /* test_moe_plan: the planner's search of mixture-of-experts token
  * dispatchers and CUDA graph scopes, and --emit carrying them to what sim
- * reads back (plan/entries.h, reports/launch, inputs/bridge). */
+ * reads back (plan/plan_entries.c, reports/launch, inputs/bridge). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,7 @@
-/* entries: the frameworks a layout search runs, with their MoE dispatcher
- * and CUDA graph variants (plan/entries.h), and how output names them. */
-#include "plan/entries.h"
+/* plan_entries: the frameworks a layout search runs, with their MoE
+ * dispatcher and CUDA graph variants (plan/planInt.h), and how output names
+ * them. */
+#include "plan/planInt.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,12 +1,13 @@
-/* entries: the frameworks one layout search runs (plan/plan.h): each preset
+/* planInt: private to plan/plan*.c (as sim/costsInt.h): the frameworks one
+ * layout search runs (plan/plan.h, plan/plan_entries.c): each preset
  * in each precision searched, a slot of plan_search_t.per_framework, and,
  * for a mixture-of-experts model, its variants: the same preset with
  * another MoE token dispatcher or CUDA graph scope set, which price the
  * layouts their base enumerates (plan/plan.c).
  *
  * Pure functions over the catalog's presets; no state. */
-#ifndef SCALEPLAN_PLAN_ENTRIES_H
-#define SCALEPLAN_PLAN_ENTRIES_H
+#ifndef SCALEPLAN_PLAN_PLANINT_H
+#define SCALEPLAN_PLAN_PLANINT_H
 
 #include "plan/plan.h"
 
