@@ -947,6 +947,7 @@ int cmd_sim_switches(const cmd_args_t *a, sim_options_t *o, err_t *err)
     if (scopes && (rc = host_graph_scopes_parse(scopes, "--cuda-graph-scope",
                                                 &o->host.graph_scopes, err)))
         return rc;
+    o->host.graph_scopes_given = o->host.graph_scopes_given || scopes != NULL;
     if (cmd_has(a, "--moe-imbalance")) {
         if ((rc = cmd_get_double(a, "--moe-imbalance", &o->moe.imbalance, err)))
             return rc;

@@ -79,7 +79,11 @@ static const cmd_opt_t space_opts[] = {
     {"--zero", NULL, "N|LO..HI", "ZeRO stages to search (1 = distributed optimizer, 3 = FSDP)",
      CMD_KIND(CMD_INT_SPAN, 0, 3)},
     {"--ep", "--expert-model-parallel-size", "N|LO..HI",
-     "expert parallel degree(s) to search (mixture-of-experts models)",
+     "expert parallel degree(s) to search (mixture-of-experts models; with expert parallelism "
+     "each MoE token dispatcher the framework offers is searched, DeepEP where it runs, and for "
+     "Megatron-Core's MoE layer the CUDA graph scopes: the recipe's, none, "
+     "attn+moe_router+moe_preprocess, each tried on the framework's 256 layouts of the "
+     "highest throughput bound; --moe-dispatcher or --cuda-graph-scope fixes them)",
      CMD_KIND(CMD_INT_SPAN, 1, 1 << 16)},
     {"--etp", "--expert-tensor-parallel-size", "N|LO..HI",
      "expert tensor parallel degree(s) to search with EP > 1 (default: 1 and the layout's TP)",
@@ -454,7 +458,7 @@ static int print_frameworks(const rung_t *r, bool with_seq)
         }
         shown[pick] = true;
         const plan_fw_best_t *f = &r->frameworks[pick];
-        char name[FW_NAME_MAX + 16];
+        char name[FW_NAME_MAX + 112];
         plan_fw_label(f, r->frameworks, r->n_frameworks, name, sizeof name);
         if (!f->found) {
             table_add_rowf(t, "%s\tnothing fits\t\t", name);
@@ -560,6 +564,8 @@ static void print_recommendation(const plan_run_t *p)
            r->gpus, p->base.gpu.name, r->days_p50, r->days_p90,
            units_fmt_usd(r->cost_usd, a, sizeof a), units_fmt_usd(r->cost_per_day_usd, b, sizeof b),
            units_fmt_usd(r->usd_per_gpu_hour, c, sizeof c));
+    char pick[96];
+    plan_moe_pick_name(&r->moe, pick, sizeof pick);
     printf("  train      %s tokens under %s in %s: a step every %s, MFU %s\n",
            units_fmt_count(p->in.tokens, a, sizeof a), r->framework,
            layout_precision_name(r->layout.precision),
@@ -568,6 +574,8 @@ static void print_recommendation(const plan_run_t *p)
     printf("  layout     %s (%d micro-batch%s per replica per step)\n",
            layout_text_format(&r->layout, lay, sizeof lay), r->layout.grad_accum,
            r->layout.grad_accum == 1 ? "" : "es");
+    if (*pick) /* what the search chose for the MoE layers */
+        printf("  moe        %s (the token dispatcher and CUDA graph scopes searched)\n", pick);
     const char *emit = emit_name(r->framework);
     if (layout_text_flags(&r->layout, r->framework, flags, sizeof flags)[0])
         textwrap_print(stdout, "  flags      ", flags, 13, WRAP_COLS);
@@ -736,6 +744,21 @@ static int print_text(const plan_run_t *p, const whatif_t *w, int nw)
     return ERR_OK;
 }
 
+/* The dispatcher and CUDA graph scopes the search chose (nothing where it
+ * searched none: a dense model's output is as before). */
+static bool pick_json(cJSON *o, const plan_moe_pick_t *p)
+{
+    if (!p->searched)
+        return true;
+    char scopes[96] = "none";
+    if (p->graph_scopes)
+        host_graph_scopes_name(p->graph_scopes, scopes, sizeof scopes);
+    return cJSON_AddStringToObject(o, "moe_dispatcher", moe_dispatch_name(p->dispatcher)) &&
+           cJSON_AddStringToObject(o, "cuda_graph_scope", scopes) &&
+           cJSON_AddBoolToObject(o, "moe_dispatcher_searched", p->dispatchers_searched) &&
+           cJSON_AddBoolToObject(o, "cuda_graph_scope_searched", p->scopes_searched);
+}
+
 static cJSON *rung_json(const rung_t *r)
 {
     cJSON *o = cJSON_CreateObject(), *bd = NULL;
@@ -745,7 +768,7 @@ static cJSON *rung_json(const rung_t *r)
         ok = cJSON_AddStringToObject(o, "why_not", r->why_not) != NULL;
     if (ok && r->feasible) {
         ok = cJSON_AddItemToObject(o, "layout", layout_text_json(&r->layout)) &&
-             cJSON_AddStringToObject(o, "framework", r->framework) &&
+             cJSON_AddStringToObject(o, "framework", r->framework) && pick_json(o, &r->moe) &&
              json_add_number(o, "step_time_s", r->step.step_time_s) &&
              json_add_number(o, "tokens_per_s", r->tokens_per_s) &&
              json_add_number(o, "mfu", r->step.mfu) &&
@@ -803,6 +826,7 @@ static cJSON *rung_json(const rung_t *r)
                  cJSON_AddBoolToObject(e, "fits", f->found) &&
                  json_add_number(e, "layouts_searched", (double)f->candidates) &&
                  (!f->found || (json_add_number(e, "tokens_per_s", f->tokens_per_s) &&
+                                pick_json(e, &f->moe) &&
                                 cJSON_AddItemToObject(e, "layout", layout_text_json(&f->layout))));
         }
     }
@@ -915,7 +939,7 @@ static int emit_launch(const cmd_args_t *a, const plan_run_t *p, err_t *err)
     const rung_t *r = &p->ladder.rung[p->ladder.best];
     sim_options_t o;
     if ((rc = plan_options(&p->in.space, r->framework, p->base.gpu.name, p->model.name,
-                           r->layout.precision, &o, err)))
+                           r->layout.precision, &r->moe, &o, err)))
         return rc;
     const char *path = cmd_get(a, "--out");
     /* --out is written beside itself and renamed into place: a launcher

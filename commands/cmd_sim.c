@@ -234,6 +234,7 @@ static int rank_layout(const scenario_t *s, plan_search_t *out, err_t *err)
     sp.ft = s->layout.ft; /* ranked among layouts that fine-tune the same way */
     sp.adjust_options = plan_use_options; /* the switches this run was given */
     sp.adjust_ctx = &s->opt;
+    sp.keep_moe_options = true; /* and its dispatcher and scopes */
     return plan_search(&s->model, &s->cluster, &s->profile, &sp, &s->layout, out, err);
 }
 

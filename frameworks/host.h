@@ -46,6 +46,9 @@ typedef struct {
                             quantizations) */
     double graph_us;     /* host time to replay one captured CUDA graph */
     unsigned graph_scopes; /* HOST_GRAPH_* captured */
+    bool graph_scopes_given; /* named by the user or the run's file (else the
+                                preset's or its recipe's: the planner
+                                searches others) */
     bool router_fusion;  /* Megatron-Core --moe-router-fusion */
 } host_opts_t;
 

@@ -320,6 +320,12 @@ int moe_dispatch_parse(const char *text, const char *field, moe_dispatch_t *out,
     return ERR_OK;
 }
 
+const char *moe_dispatch_name(moe_dispatch_t d)
+{
+    static const char *const names[] = {"alltoall", "allgather", "deepep"};
+    return d <= MOE_DISPATCH_DEEPEP ? names[d] : "?";
+}
+
 const char *moe_dispatch_megatron_name(moe_dispatch_t d)
 {
     static const char *const names[] = {"alltoall", "allgather", "flex"};

@@ -100,6 +100,9 @@ typedef enum {
  * ERR_INPUT naming field when text is none of them. */
 int moe_dispatch_parse(const char *text, const char *field, moe_dispatch_t *out, err_t *err);
 
+/* --moe-dispatcher's name of d (what moe_dispatch_parse reads). */
+const char *moe_dispatch_name(moe_dispatch_t d);
+
 /* Megatron-LM's --moe-token-dispatcher-type for d ("flex" for DeepEP). */
 const char *moe_dispatch_megatron_name(moe_dispatch_t d);
 

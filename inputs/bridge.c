@@ -581,6 +581,107 @@ int bridge_read_overrides_notes(const char *text, const char *origin, const mode
     return finish_overrides(origin, m, l, &st, notes, err);
 }
 
+/* ------------------------------------------------------------ options */
+
+/* What the options' keys said, applied once all are read (their order in
+ * the text does not matter). */
+typedef struct {
+    bool dispatcher_set, impl_set, scope_set;
+    moe_dispatch_t dispatcher;
+    char impl[32];
+    unsigned scopes;
+} bridge_opts_t;
+
+/* "[attn,moe_router]", "attn moe_router" or "['attn']" into HOST_GRAPH_*. */
+static int read_scope_list(const char *v, const char *origin, int line, const char *k,
+                           unsigned *out, err_t *err)
+{
+    char list[256];
+    size_t n = 0;
+    for (const char *p = v; *p && n + 1 < sizeof list; p++)
+        if (*p != '[' && *p != ']' && *p != '\'' && *p != '"')
+            list[n++] = *p;
+    list[n] = '\0';
+    *out = 0;
+    if (host_graph_scopes_parse(list, NULL, out, err))
+        return err_setf(err, ERR_INPUT, origin, NULL, "line %d: %s: %s", line, k, err->msg);
+    return ERR_OK;
+}
+
+static int option_key(const char *k, const char *v, const char *origin, int line,
+                      bridge_opts_t *st, err_t *err)
+{
+    if (strcmp(k, "model.moe_token_dispatcher_type") == 0) {
+        st->dispatcher_set = true;
+        if (strcmp(v, "alltoall") == 0 || strcmp(v, "allgather") == 0 || strcmp(v, "flex") == 0)
+            return moe_dispatch_parse(v, k, &st->dispatcher, err);
+        return err_setf(err, ERR_INPUT, origin, NULL,
+                        "line %d: %s: use alltoall, allgather or flex ('%s')", line, k, v);
+    }
+    if (strcmp(k, "model.moe_flex_dispatcher_backend") == 0) {
+        /* HybridEP is priced as DeepEP (sim/scenario.h) */
+        if (strcmp(v, "deepep") != 0 && strcmp(v, "hybridep") != 0)
+            return err_setf(err, ERR_INPUT, origin, NULL, "line %d: %s: use deepep or hybridep ('%s')",
+                            line, k, v);
+        return ERR_OK;
+    }
+    if (strcmp(k, "model.cuda_graph_impl") == 0) {
+        static const char *const impls[] = {"none", "local", "transformer_engine",
+                                            "full_iteration"};
+        for (size_t i = 0; i < sizeof impls / sizeof *impls; i++)
+            if (strcmp(v, impls[i]) == 0) {
+                st->impl_set = true;
+                snprintf(st->impl, sizeof st->impl, "%s", v);
+                return ERR_OK;
+            }
+        return err_setf(err, ERR_INPUT, origin, NULL,
+                        "line %d: %s: use none, local, transformer_engine or full_iteration "
+                        "('%s')",
+                        line, k, v);
+    }
+    if (strcmp(k, "model.cuda_graph_scope") == 0) {
+        st->scope_set = true;
+        return read_scope_list(v, origin, line, k, &st->scopes, err);
+    }
+    return ERR_OK;
+}
+
+int bridge_read_options(const char *text, const char *origin, sim_options_t *o, err_t *err)
+{
+    bridge_opts_t st = {0};
+    words_in_t in = {text, 0, 1};
+    char word[1024];
+    int line = 0, rc = ERR_OK;
+    while (!rc && next_word(&in, word, sizeof word, &line)) {
+        if (!override_word(word))
+            continue;
+        char *eq = strchr(word, '=');
+        *eq = '\0';
+        rc = option_key(word, eq + 1, origin, line, &st, err);
+    }
+    if (rc)
+        return rc;
+    if (st.dispatcher_set) {
+        o->moe.dispatcher = st.dispatcher;
+        o->moe.dispatcher_given = true;
+    }
+    /* Megatron-Core: no graphs without an implementation; full_iteration
+     * captures the step; else the scopes named, the whole layer when none
+     * is (transformer_config.py cuda_graph_scope's default) */
+    if (st.impl_set) {
+        o->host.graph_scopes_given = true;
+        if (strcmp(st.impl, "none") == 0)
+            o->host.graph_scopes = 0;
+        else if (strcmp(st.impl, "full_iteration") == 0)
+            o->host.graph_scopes = HOST_GRAPH_FULL;
+        else
+            o->host.graph_scopes = st.scope_set && st.scopes
+                                       ? st.scopes
+                                       : HOST_GRAPH_ATTN | HOST_GRAPH_MLP | HOST_GRAPH_MOE;
+    }
+    return ERR_OK;
+}
+
 /* ------------------------------------------------------------ performance layouts */
 
 /* Megatron-Bridge's performance configs (inputs/bridge_perf_configs.tsv,

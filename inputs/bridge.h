@@ -21,6 +21,7 @@
 
 #include "common/error.h"
 #include "common/notes.h"
+#include "frameworks/options.h"
 #include "models/layout.h"
 #include "models/model.h"
 
@@ -35,6 +36,15 @@ int bridge_read_overrides_notes(const char *text, const char *origin, const mode
                            notes_t *notes, err_t *err);
 int bridge_read_overrides(const char *text, const char *origin, const model_t *m, layout_t *l,
                      err_t *err);
+
+/* The options Megatron-Bridge overrides in text set, over o:
+ * model.moe_token_dispatcher_type (alltoall, allgather, flex: DeepEP, with
+ * model.moe_flex_dispatcher_backend deepep or hybridep), model.cuda_graph_impl
+ * (none, local, transformer_engine, full_iteration) with
+ * model.cuda_graph_scope ([attn,moe_router,...]); each one named marks the
+ * option given. A value none of these is ERR_INPUT naming the line and
+ * the key. */
+int bridge_read_options(const char *text, const char *origin, sim_options_t *o, err_t *err);
 
 /* The recipe a Bridge launch command names (--recipe NAME), into recipe;
  * returns 1 if there is one, 0 if not. */

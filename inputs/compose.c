@@ -334,7 +334,7 @@ static int apply_bridge(const compose_sources_t *src, const bridge_in_t *b, cons
                   "simulated",
                   what);
     int rc = bridge_read_overrides_notes(b->data, b->path, &s->model, &s->layout, &s->notes, err);
-    if (rc)
+    if (rc || (rc = bridge_read_options(b->data, b->path, &s->opt, err)))
         return rc;
     if (b->model)
         notes_add(&s->notes, NOTE_ASSUMED, "--model", "%s, from the launch command (%s)",

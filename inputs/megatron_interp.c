@@ -972,6 +972,7 @@ static int build_options(interp_t *in)
     o->moe.pad_to_capacity = get_switch(in, "moe_pad_expert_input_to_capacity", false) &&
                              o->moe.capacity_factor > 0;
     o->host.router_fusion = get_switch(in, "moe_router_fusion", false);
+    o->host.graph_scopes_given = true; /* the file says what it captures, if nothing */
     return read_cuda_graphs(in, &o->host.graph_scopes);
 }
 
@@ -1002,6 +1003,7 @@ void megatron_args_options(const megatron_args_t *a, sim_options_t *o)
      * the file's */
     o->host.router_fusion = a->opt.host.router_fusion;
     o->host.graph_scopes = a->opt.host.graph_scopes;
+    o->host.graph_scopes_given = a->opt.host.graph_scopes_given;
 }
 
 /* Arguments the parser's table marks as affecting speed or memory that in

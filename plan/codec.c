@@ -247,7 +247,7 @@ int codec_rung_input(const ladder_input_t *in, const rung_t *r, cluster_t *c, si
     memset(si, 0, sizeof *si);
     int rc;
     if ((rc = plan_options(&in->space, r->framework, c->gpu.name, in->model->name,
-                           r->layout.precision, &si->opt, err)))
+                           r->layout.precision, &r->moe, &si->opt, err)))
         return rc;
     si->model = in->model;
     si->layout = &r->layout;

@@ -238,6 +238,7 @@ static int run_rung(const ladder_input_t *in, rung_t *r, err_t *err)
     r->feasible = true;
     r->layout = ps.layout;
     snprintf(r->framework, sizeof r->framework, "%s", ps.framework);
+    r->moe = ps.moe;
     r->n_frameworks = ps.n_frameworks;
     memcpy(r->frameworks, ps.per_framework, sizeof r->frameworks);
     r->step = ps.result;
@@ -280,7 +281,7 @@ int ladder_rung_detail(const ladder_input_t *in, const rung_t *r, rung_detail_t 
     /* the step again, to read its timeline back */
     sim_options_t opt;
     if ((rc = plan_options(&in->space, r->framework, c.gpu.name, in->model->name,
-                           r->layout.precision, &opt, err)))
+                           r->layout.precision, &r->moe, &opt, err)))
         return rc;
     sim_ctx_t *ctx = sim_ctx_create();
     if (!ctx)
@@ -344,6 +345,7 @@ int ladder_fastest_layout(scenario_t *s, int global_batch, plan_search_t *out, e
     plan_space_default(&space);
     space.seq_len = s->layout.seq_len;
     space.framework = s->fw.name; /* the scenario's options are this preset's ... */
+    space.keep_moe_options = true; /* ... its dispatcher and scopes the run's */
     space.adjust_options = plan_use_options; /* ... with the user's switches */
     space.adjust_ctx = &s->opt;
     space.precision = s->layout.precision;
@@ -604,11 +606,13 @@ void plan_recommend(const ladder_input_t *in, const ladder_t *l, char *buf, size
     }
     /* which framework wins, and by how much */
     if (r->n_frameworks > 1 && n > 0 && (size_t)n < cap) {
-        char win[FW_NAME_MAX + 16] = "", name[FW_NAME_MAX + 16];
+        char win[FW_NAME_MAX + 112] = "", name[FW_NAME_MAX + 112];
         int best = plan_fw_index(r->frameworks, r->n_frameworks, r->framework, r->layout.precision);
         if (best >= 0)
             plan_fw_label(&r->frameworks[best], r->frameworks, r->n_frameworks, win, sizeof win);
-        bool vary = strcmp(win, r->framework) != 0;
+        bool vary = false; /* (the label also names a searched dispatcher) */
+        for (int i = 1; i < r->n_frameworks; i++)
+            vary = vary || r->frameworks[i].precision != r->frameworks[0].precision;
         n += snprintf(buf + n, cap - (size_t)n, " Of the %d %s searched, %s is fastest here",
                       r->n_frameworks, vary ? "frameworks and precisions" : "frameworks",
                       win[0] ? win : r->framework);

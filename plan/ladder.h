@@ -40,6 +40,7 @@ typedef struct {
     double leanest_gib;     /* memory the leanest layout needs per GPU */
     layout_t layout;
     char framework[FW_NAME_MAX]; /* that runs it */
+    plan_moe_pick_t moe;    /* with this dispatcher and CUDA graph scopes */
     sim_result_t step;
     double tokens_per_s;
     double scaling_efficiency; /* per-GPU throughput against the best per-GPU

@@ -9,6 +9,7 @@
 #include "common/catalog.h"
 #include "common/clock.h"
 #include "common/units.h"
+#include "plan/planInt.h"
 #include "sim/costs.h"
 #include "sim/offload.h"
 
@@ -135,25 +136,6 @@ int plan_parse_precision_set(const char *text, unsigned *mask, err_t *err)
     return parse_set(text, "--precision", parse_prec, mask, err);
 }
 
-int plan_fw_index(const plan_fw_best_t *all, int n, const char *name, precision_t precision)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(all[i].name, name) == 0 && all[i].precision == precision)
-            return i;
-    return -1;
-}
-
-void plan_fw_label(const plan_fw_best_t *f, const plan_fw_best_t *all, int n, char *buf, int cap)
-{
-    bool vary = false;
-    for (int i = 0; i < n; i++)
-        vary = vary || all[i].precision != all[0].precision;
-    if (vary)
-        snprintf(buf, (size_t)cap, "%s %s", f->name, layout_precision_name(f->precision));
-    else
-        snprintf(buf, (size_t)cap, "%s", f->name);
-}
-
 int plan_parse_recompute_set(const char *text, unsigned *mask, err_t *err)
 {
     return parse_set(text, "--recompute", parse_rc, mask, err);
@@ -164,171 +146,15 @@ int plan_parse_schedule_set(const char *text, unsigned *mask, err_t *err)
     return parse_set(text, "--schedule", parse_sched, mask, err);
 }
 
-/* ------------------------------------------------------------ frameworks */
-
-typedef struct {
-    fw_preset_t fw;
-    sim_options_t opt;
-    precision_t precision;
-    bool flash;
-} plan_fw_t;
-
-/* The preset's options with the precision's costs; false when it cannot
- * train in p. */
-static int fw_setup(const fw_preset_t *fw, const char *gpu, const char *model,
-                    const plan_space_t *s, precision_t p, plan_fw_t *f, err_t *err)
-{
-    memset(f, 0, sizeof *f);
-    f->fw = *fw;
-    int rc;
-    layout_t scratch;
-    layout_defaults(&scratch);
-    fw_apply(&f->fw, &f->opt, &scratch);
-    fw_apply_gpu(&f->fw, gpu, model, &f->opt);
-    if (s->adjust_options && (rc = s->adjust_options(&f->opt, s->adjust_ctx, err)))
-        return rc;
-    f->flash = scratch.flash_attention;
-    f->precision = p == PRECISION_FP8 ? f->fw.fp8_recipe : p;
-    if (!(f->fw.caps.precisions & (1u << f->precision)))
-        return err_setf(err, ERR_INPUT, NULL, "--precision", "%s does not train in %s",
-                        f->fw.name, layout_precision_name(f->precision));
-    return sim_options_precision(&f->opt, f->precision, err);
-}
-
-int plan_options(const plan_space_t *s, const char *framework, const char *gpu,
-                 const char *model, precision_t precision, sim_options_t *o, err_t *err)
-{
-    fw_preset_t fw;
-    int rc = fw_load(framework, &fw, err);
-    if (rc)
-        return rc;
-    plan_fw_t f;
-    if ((rc = fw_setup(&fw, gpu, model, s, precision, &f, err)))
-        return rc;
-    *o = f.opt;
-    return ERR_OK;
-}
-
-/* A --schedule constraint naming only schedules the framework does not
- * run leaves it nothing with pipeline stages: say so rather than fall back
- * to layouts without them. */
-static int check_schedules(const plan_space_t *s, const fw_preset_t *fw, err_t *err)
-{
-    if (!s->schedule_mask)
-        return ERR_OK;
-    char asked[96] = "", runs[96] = "";
-    for (int k = 0; k < SCHEDULE_COUNT; k++) {
-        if (fw->caps.schedule[k] && (s->schedule_mask & (1u << k)))
-            return ERR_OK;
-        char *dst = (s->schedule_mask & (1u << k)) ? asked : fw->caps.schedule[k] ? runs : NULL;
-        if (dst)
-            snprintf(dst + strlen(dst), 96 - strlen(dst), "%s%s", *dst ? ", " : "",
-                     layout_schedule_name((schedule_t)k));
-    }
-    return err_setf(err, ERR_INPUT, NULL, "--schedule", "%s does not run %s; it runs %s",
-                    fw->name, asked, runs);
-}
-
-/* The precisions to search, in precision_t order (plan_space_t). */
-static int precisions_of(const plan_space_t *s, precision_t out[PRECISION_COUNT])
-{
-    if (!s->precision_mask) {
-        out[0] = s->precision;
-        return 1;
-    }
-    int n = 0;
-    for (int k = 0; k < PRECISION_COUNT; k++)
-        if (s->precision_mask & (1u << k))
-            out[n++] = (precision_t)k;
-    return n;
-}
-
-/* Preset `name` in each precision it trains in (one precision: the error
- * when it does not); a precision that maps to one already added (fp8 and
- * the preset's fp8 recipe) is added once. */
-static int add_framework(const fw_preset_t *fw, const char *gpu, const char *model,
-                         const plan_space_t *s, bool strict, plan_fw_t *fws, int *n, err_t *err)
-{
-    precision_t ps[PRECISION_COUNT];
-    int np = precisions_of(s, ps), added = 0, first = *n;
-    err_t why = {0};
-    for (int k = 0; k < np && *n < PLAN_MAX_FRAMEWORKS; k++) {
-        plan_fw_t f;
-        err_t e;
-        if (fw_setup(fw, gpu, model, s, ps[k], &f, &e)) {
-            if (!why.code)
-                why = e;
-            continue;
-        }
-        bool again = false;
-        for (int i = first; i < *n; i++)
-            again = again || fws[i].precision == f.precision;
-        if (again)
-            continue;
-        fws[(*n)++] = f;
-        added++;
-    }
-    if (!added && strict) {
-        *err = why;
-        return why.code ? why.code : ERR_INPUT;
-    }
-    return ERR_OK;
-}
-
-/* One framework (space->framework) or every plannable preset, each in every
- * precision searched that it trains in. */
-static int frameworks_for(const plan_space_t *s, const char *gpu, const model_t *m,
-                          plan_fw_t *fws, int *n, err_t *err)
-{
-    *n = 0;
-    fw_preset_t fw;
-    const char *model = m->name;
-    if (s->framework && *s->framework) {
-        int rc = fw_load(s->framework, &fw, err);
-        if (rc || (rc = fw_check_model(&fw, m, err)) ||
-            (rc = add_framework(&fw, gpu, model, s, true, fws, n, err)))
-            return rc;
-        if ((s->rc_modules & ~(unsigned)LAYOUT_RC_CORE_ATTN) && !fws[0].fw.caps.recompute_modules)
-            return err_setf(err, ERR_INPUT, NULL, "--recompute-modules",
-                            "%s's selective recompute rebuilds the attention core only "
-                            "(recompute modules: megatron-core, Megatron-Bridge)",
-                            fws[0].fw.name);
-        return check_schedules(s, &fws[0].fw, err);
-    }
-    char **names = NULL;
-    size_t count = 0;
-    int rc = fw_names(&names, &count, err);
-    if (rc)
-        return rc;
-    for (size_t i = 0; i < count && *n < PLAN_MAX_FRAMEWORKS; i++) {
-        if ((rc = fw_load(names[i], &fw, err)))
-            break;
-        if (!fw.plannable || fw_check_model(&fw, m, NULL) != ERR_OK)
-            continue; /* (a hybrid model: cmd_plan says which were skipped) */
-        if ((rc = add_framework(&fw, gpu, model, s, false, fws, n, err)))
-            break;
-    }
-    catalog_free_names(names, count);
-    if (!rc && *n == 0) {
-        char list[96] = "";
-        precision_t ps[PRECISION_COUNT];
-        int np = precisions_of(s, ps);
-        for (int k = 0; k < np; k++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? " or " : "",
-                     layout_precision_name(ps[k]));
-        rc = err_setf(err, ERR_INPUT, NULL, "--precision",
-                      "no plannable framework trains in %s (scaleplan catalog frameworks)", list);
-    }
-    return rc;
-}
-
 /* ------------------------------------------------------------ candidates */
 
 typedef struct {
     layout_t l;
-    int fw;           /* index into the frameworks searched */
+    int fw;           /* index into the frameworks searched (with variants) */
+    int slot;         /* its plan_fw_t.slot */
     double bound_tps; /* upper bound on tokens/s */
     double tps;       /* simulated tokens/s, 0 when not simulated */
+    bool host_waits;  /* its GPU waits for the host to issue kernels */
     long index;       /* enumeration order, for deterministic ties */
 } cand_t;
 
@@ -338,7 +164,7 @@ typedef struct {
     bool oom;
 } cand_list_t;
 
-static void push(cand_list_t *c, const layout_t *l, int fw)
+static void push(cand_list_t *c, const layout_t *l, int fw, int slot)
 {
     if (c->n == c->cap) {
         long cap = c->cap ? 2 * c->cap : 1024;
@@ -350,7 +176,7 @@ static void push(cand_list_t *c, const layout_t *l, int fw)
         c->v = v;
         c->cap = cap;
     }
-    c->v[c->n] = (cand_t){*l, fw, 0, 0, c->n};
+    c->v[c->n] = (cand_t){*l, fw, slot, 0, 0, false, c->n};
     c->n++;
 }
 
@@ -452,7 +278,7 @@ static int try_layout(enum_ctx_t *e, int fi, layout_t l)
     const plan_fw_t *f = &e->fws[fi];
     plan_search_t *out = e->out;
     out->candidates++;
-    out->per_framework[fi].candidates++;
+    out->per_framework[f->slot].candidates++;
     err_t ignore;
     if (layout_finalize(&l, e->m, e->c->n_gpus, &ignore) ||
         fw_check_layout(&f->fw, &l, &f->opt, &ignore)) {
@@ -476,7 +302,7 @@ static int try_layout(enum_ctx_t *e, int fi, layout_t l)
         out->pruned[PRUNE_SIZE]++;
         return TRY_SIZE;
     }
-    push(e->cl, &l, fi);
+    push(e->cl, &l, fi, f->slot);
     return TRY_KEPT;
 }
 
@@ -865,14 +691,19 @@ static int simulate_marked(const sim_env_t *env, cand_t *v, long n, const bool *
     return failed ? -1 : 0;
 }
 
-/* The k-th best simulated throughput among candidates of framework fw
- * (any framework when fw < 0); 0 when fewer than k. */
+/* The k-th best simulated throughput among candidates of framework slot
+ * fw (any framework when fw < 0), v in bound order (cmp_bound); 0 when
+ * fewer than k. */
 static double kth_best(const cand_t *v, long n, int fw, int k)
 {
     double top[PLAN_TOP];
     int have = 0;
     for (long i = 0; i < n; i++) {
-        if (v[i].tps <= 0 || (fw >= 0 && v[i].fw != fw))
+        /* v is in bound order and no simulated rate exceeds its bound: past
+         * a bound at or under the k-th best nothing enters */
+        if (have == k && v[i].bound_tps <= top[k - 1])
+            break;
+        if (v[i].tps <= 0 || (fw >= 0 && v[i].slot != fw))
             continue;
         double t = v[i].tps;
         int j;
@@ -892,16 +723,18 @@ static double kth_best(const cand_t *v, long n, int fw, int k)
     return have < k ? 0 : top[k - 1];
 }
 
-/* Simulate until the k best of framework fw (any when < 0) are exact: no
+/* Simulate until the k best of framework slot fw (any when < 0) are exact: no
  * unsimulated candidate's bound exceeds the k-th best. */
 static int settle(const sim_env_t *env, cand_t *v, long n, int fw, int k, bool *mark)
 {
     for (;;) {
         double kth = kth_best(v, n, fw, k);
-        long todo = 0;
-        for (long i = 0; i < n; i++) {
-            mark[i] = v[i].tps == 0 && (fw < 0 || v[i].fw == fw) && v[i].bound_tps > kth;
-            todo += mark[i];
+        long todo = 0, end = 0;
+        /* v is in bound order: past the first bound at or under kth none
+         * is marked */
+        for (; end < n && v[end].bound_tps > kth; end++) {
+            mark[end] = v[end].tps == 0 && (fw < 0 || v[end].slot == fw);
+            todo += mark[end];
         }
         if (!todo)
             return 0;
@@ -909,10 +742,10 @@ static int settle(const sim_env_t *env, cand_t *v, long n, int fw, int k, bool *
          * before the rest are looked at (the blocks do not depend on the
          * number of threads) */
         long seen = 0;
-        for (long i = 0; i < n; i++)
+        for (long i = 0; i < end; i++)
             if (mark[i] && ++seen > 64)
                 mark[i] = false;
-        if (simulate_marked(env, v, n, mark))
+        if (simulate_marked(env, v, end, mark))
             return -1;
     }
 }
@@ -1012,7 +845,7 @@ static int rank_reference(const sim_env_t *env, cand_t *v, long kept, bool *mark
 
 /* What had to be simulated (independent of thread timing) and each
  * framework's best. */
-static void tally(const cand_t *v, long kept, plan_search_t *out)
+static void tally(const sim_env_t *env, const cand_t *v, long kept, plan_search_t *out)
 {
     double kth = kth_best(v, kept, -1, PLAN_TOP);
     for (long i = 0; i < kept; i++)
@@ -1020,12 +853,13 @@ static void tally(const cand_t *v, long kept, plan_search_t *out)
             out->simulated++;
     out->pruned[PRUNE_BOUND] = kept - out->simulated;
     for (long i = 0; i < kept; i++) {
-        plan_fw_best_t *b = &out->per_framework[v[i].fw];
+        plan_fw_best_t *b = &out->per_framework[v[i].slot];
         if (v[i].tps > 0 && (v[i].tps > b->tokens_per_s ||
                              (v[i].tps == b->tokens_per_s && !b->found))) {
             b->found = true;
             b->tokens_per_s = v[i].tps;
             b->layout = v[i].l;
+            b->moe = env->fws[v[i].fw].moe;
         }
     }
 }
@@ -1045,6 +879,7 @@ static int pick_winners(const sim_env_t *env, cand_t *v, long kept, plan_search_
     out->found = true;
     out->layout = v[0].l;
     snprintf(out->framework, sizeof out->framework, "%s", env->fws[v[0].fw].fw.name);
+    out->moe = env->fws[v[0].fw].moe;
     int rc = ERR_OK;
     sim_ctx_t *ctx = sim_ctx_create();
     sim_input_t in = {env->m, &out->layout, env->c, env->p, env->fws[v[0].fw].opt};
@@ -1061,48 +896,141 @@ static int pick_winners(const sim_env_t *env, cand_t *v, long kept, plan_search_
     return rc;
 }
 
-int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
-                const plan_space_t *space, const layout_t *reference, plan_search_t *out,
-                err_t *err)
+/* The bound at or above which a layout of base entry j is among the
+ * PLAN_VARIANT_TRIES of it bounded best, in cut[j] (-inf when it has no
+ * more than those); v[0..n) bounded. -1 when out of memory. */
+static int cmp_desc(const void *a, const void *b)
 {
-    memset(out, 0, sizeof *out);
-    if (sim_model_supported(m, err))
-        return ERR_INPUT;
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int variant_cuts(const enum_ctx_t *e, const cand_t *v, long n, double *cut)
+{
+    double *b = n ? malloc((size_t)n * sizeof *b) : NULL;
+    if (n && !b)
+        return -1;
+    for (int j = 0; j < e->n_fws; j++) {
+        cut[j] = -INFINITY;
+        long k = 0;
+        for (long i = 0; e->fws[j].base == j && i < n; i++)
+            if (v[i].fw == j)
+                b[k++] = v[i].bound_tps;
+        if (k > PLAN_VARIANT_TRIES) {
+            qsort(b, (size_t)k, sizeof *b, cmp_desc);
+            cut[j] = b[PLAN_VARIANT_TRIES - 1];
+        }
+    }
+    free(b);
+    return 0;
+}
+
+/* The kept layouts of v[from..to) priced again under the variants (add_variants)
+ * of their entry's base, those of a base among its PLAN_VARIANT_TRIES bounded
+ * best (cut, variant_cuts): graphs = false: the entries with the base's CUDA
+ * graph scopes and another dispatcher, for layouts of the base itself;
+ * graphs = true: the entries with the same dispatcher and other scopes, for
+ * layouts whose GPU waits for the host (a graph hides only host issue time:
+ * where the GPU never waits there is nothing for one to hide, and the layout
+ * is priced once). Neither changes memory the model counts
+ * (sim_memory_opts reads neither): what fits under the base fits under
+ * them; each is checked against the framework. */
+static void add_variant_copies(enum_ctx_t *e, long from, long to, bool graphs, const double *cut)
+{
+    for (long i = from; i < to && !e->cl->oom; i++) {
+        const cand_t c = e->cl->v[i];
+        const plan_fw_t *own = &e->fws[c.fw];
+        if (graphs ? !c.host_waits || own->other_scopes : own->base != c.fw)
+            continue;
+        if (own->base == c.fw && c.bound_tps < cut[c.fw])
+            continue;
+        for (int j = 0; j < e->n_fws; j++) {
+            const plan_fw_t *f = &e->fws[j];
+            if (f->base == j || f->base != own->base || f->other_scopes != graphs ||
+                (graphs && f->moe.dispatcher != own->moe.dispatcher))
+                continue;
+            layout_t l = c.l;
+            err_t ignore;
+            e->out->candidates++;
+            e->out->per_framework[f->slot].candidates++;
+            if (fw_check_layout(&f->fw, &l, &f->opt, &ignore)) {
+                e->out->pruned[PRUNE_INVALID]++;
+                continue;
+            }
+            push(e->cl, &l, j, f->slot);
+        }
+    }
+}
+
+/* Bounds of v[from..to), in parallel; whether each one's GPU waits for
+ * its host. */
+static void bound_range(const enum_ctx_t *e, cand_t *v, long from, long to)
+{
+#pragma omp parallel for schedule(dynamic, 16)
+    for (long i = from; i < to; i++) {
+        sim_input_t in = {e->m, &v[i].l, e->c, e->p, e->fws[v[i].fw].opt};
+        step_costs_t sc;
+        err_t ignore;
+        bool ok = sim_costs(&in, &sc, &ignore) == 0;
+        v[i].bound_tps = ok ? plan_tps_bound(&in, &sc) : 0;
+        v[i].host_waits = ok && sc.fwd.host + sc.bwd.host + sc.bwd_keep.host > 0;
+    }
+}
+
+/* Every candidate that fits, bounded: each base's layouts, then its
+ * bounded best priced under its other dispatchers, then under other CUDA
+ * graph scopes where the host holds the GPU up. */
+static void candidates_of(enum_ctx_t *e)
+{
+    for (int i = 0; i < e->n_fws; i++)
+        if (e->fws[i].base == i)
+            enum_framework(e, i);
+    long bases = e->cl->n;
+    if (e->cl->oom)
+        return;
+    bound_range(e, e->cl->v, 0, bases);
+    double cut[PLAN_MAX_VARIANTS];
+    if (variant_cuts(e, e->cl->v, bases, cut)) {
+        e->cl->oom = true;
+        return;
+    }
+    add_variant_copies(e, 0, bases, false, cut);
+    long firsts = e->cl->n;
+    if (e->cl->oom)
+        return;
+    bound_range(e, e->cl->v, bases, firsts);
+    add_variant_copies(e, 0, firsts, true, cut);
+    if (!e->cl->oom)
+        bound_range(e, e->cl->v, firsts, e->cl->n);
+}
+
+static int search_entries(const model_t *m, const cluster_t *c, const profile_t *p,
+                          const plan_space_t *space, const layout_t *reference,
+                          const plan_fw_t *fws, int n_fws, int n_slots, memory_opts_t *mo,
+                          plan_search_t *out, err_t *err)
+{
+    int rc = ERR_OK;
     double t0 = clock_now_s();
-    plan_fw_t fws[PLAN_MAX_FRAMEWORKS];
-    int n_fws = 0;
-    int rc = frameworks_for(space, c->gpu.name, m, fws, &n_fws, err);
-    if (rc)
-        return rc;
     /* 1. every candidate the frameworks run that fits, each framework's
      * memory options */
-    memory_opts_t mo[PLAN_MAX_FRAMEWORKS];
-    out->n_frameworks = n_fws;
+    out->n_frameworks = n_slots;
     for (int i = 0; i < n_fws; i++) {
         sim_memory_opts(p, &fws[i].opt, &mo[i]);
-        snprintf(out->per_framework[i].name, sizeof out->per_framework[i].name, "%s",
-                 fws[i].fw.name);
-        out->per_framework[i].precision = fws[i].precision;
+        plan_fw_best_t *b = &out->per_framework[fws[i].slot];
+        snprintf(b->name, sizeof b->name, "%s", fws[i].fw.name);
+        b->precision = fws[i].precision;
     }
     cand_list_t cl = {0};
     out->smallest_memory_gib = INFINITY;
     enum_ctx_t ec = {m, c, p, space, fws, n_fws, mo, out, &cl};
-    for (int i = 0; i < n_fws; i++)
-        enum_framework(&ec, i);
+    candidates_of(&ec); /* (2. their bounds) */
     if (cl.oom) {
         free(cl.v);
         return err_set(err, ERR_RUNTIME, "out of memory enumerating layouts");
     }
     long kept = cl.n;
     cand_t *v = cl.v;
-    /* 2. bounds, in parallel, best first */
-#pragma omp parallel for schedule(dynamic, 16)
-    for (long i = 0; i < kept; i++) {
-        sim_input_t in = {m, &v[i].l, c, p, fws[v[i].fw].opt};
-        step_costs_t sc;
-        err_t e;
-        v[i].bound_tps = sim_costs(&in, &sc, &e) == 0 ? plan_tps_bound(&in, &sc) : 0;
-    }
+    /* best first */
     if (kept)
         qsort(v, (size_t)kept, sizeof *v, cmp_bound);
     bool *mark = kept ? calloc((size_t)kept, sizeof *mark) : NULL;
@@ -1114,13 +1042,13 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
     /* 3. the best PLAN_TOP overall, then each framework's best, exactly */
     if (settle(&env, v, kept, -1, PLAN_TOP, mark) != 0)
         rc = err_set(err, ERR_RUNTIME, "out of memory in the layout search");
-    for (int f = 0; !rc && n_fws > 1 && f < n_fws; f++)
+    for (int f = 0; !rc && n_slots > 1 && f < n_slots; f++)
         if (settle(&env, v, kept, f, 1, mark) != 0)
             rc = err_set(err, ERR_RUNTIME, "out of memory in the layout search");
     /* 4. the reference's rank, the tallies, the winners */
     if (!rc && reference)
         rc = rank_reference(&env, v, kept, mark, reference, out, err);
-    tally(v, kept, out);
+    tally(&env, v, kept, out);
     if (!rc)
         rc = pick_winners(&env, v, kept, out, err);
     free(mark);
@@ -1133,5 +1061,28 @@ int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
                       "no layout on %d GPUs has a global batch in %d..%d sequences that "
                       "micro-batch x DP divides",
                       c->n_gpus, space->global_batch_min, space->global_batch_max);
+    return rc;
+}
+
+int plan_search(const model_t *m, const cluster_t *c, const profile_t *p,
+                const plan_space_t *space, const layout_t *reference, plan_search_t *out,
+                err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    if (sim_model_supported(m, err))
+        return ERR_INPUT;
+    plan_fw_t *fws = calloc(PLAN_MAX_VARIANTS, sizeof *fws);
+    memory_opts_t *mo = calloc(PLAN_MAX_VARIANTS, sizeof *mo);
+    if (!fws || !mo) {
+        free(fws);
+        free(mo);
+        return err_set(err, ERR_RUNTIME, "out of memory");
+    }
+    int n_fws = 0, n_slots = 0;
+    int rc = plan_entries(space, &c->gpu, m, fws, &n_fws, &n_slots, err);
+    if (!rc)
+        rc = search_entries(m, c, p, space, reference, fws, n_fws, n_slots, mo, out, err);
+    free(fws);
+    free(mo);
     return rc;
 }

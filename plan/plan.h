@@ -41,6 +41,17 @@
  *         routed experts and the stage's TP x CP x DP ranks, experts kept
  *         whole (expert TP 1) where the framework has expert parallelism
  *         (else EP 1, experts split over TP);
+ *   dispatcher for mixture-of-experts models under a framework with
+ *         expert parallelism, each MoE token dispatcher it offers (DeepEP
+ *         only on GPUs it runs on), unless the user or the run's file
+ *         names one;
+ *   CUDA graphs where the framework prices its host's issue costs, the
+ *         scopes its recipe captures, none, and attn+moe_router+
+ *         moe_preprocess (what a dropless run can capture), unless the
+ *         user or the run's file names them. The dispatcher and scopes
+ *         change no memory the model counts: each framework's
+ *         PLAN_VARIANT_TRIES kept layouts of the highest bound are priced
+ *         once per pair (plan_moe_pick_t);
  *   sequence parallelism whenever TP > 1 and the framework has it;
  *   offload (allow_offload) the optimizer state, and with ZeRO-3 the
  *         parameters, to host memory: tried only for sharded layouts whose
@@ -66,6 +77,13 @@
 #define PLAN_MAX_GLOBAL_BATCH (1 << 24)
 /* Frameworks one search can compare. */
 #define PLAN_MAX_FRAMEWORKS 16 /* presets x precisions searched */
+/* Their MoE dispatcher and CUDA graph variants, all together. */
+#define PLAN_MAX_VARIANTS 96
+/* Layouts of each framework priced under its variants: those of the
+ * highest bounds (an upper bound on tokens/s under the framework's own
+ * dispatcher and scopes), which keeps a MoE plan's search within a small
+ * multiple of one framework's. */
+#define PLAN_VARIANT_TRIES 256
 /* Sequence lengths one search takes (a range's ends and powers of two). */
 #define PLAN_MAX_SEQ_LENS 32
 /* Runners-up kept. */
@@ -117,6 +135,9 @@ typedef struct {
      * must only read ctx. */
     int (*adjust_options)(sim_options_t *o, const void *ctx, err_t *err);
     const void *adjust_ctx;
+    bool keep_moe_options; /* search no dispatcher or CUDA graph scope: every
+                              candidate runs the options as adjusted (the
+                              search for one scenario's run) */
 } plan_space_t;
 
 void plan_space_default(plan_space_t *s);
@@ -126,13 +147,31 @@ void plan_space_default(plan_space_t *s);
  * with the user's switches and input files). */
 int plan_use_options(sim_options_t *o, const void *ctx, err_t *err);
 
+/* The MoE token dispatcher and CUDA graph scopes a searched layout ran
+ * with, where the search chose them (searched); else the framework's own
+ * options stand. */
+typedef struct {
+    bool searched;           /* more than one dispatcher or scope set tried */
+    bool dispatchers_searched;
+    bool scopes_searched;
+    moe_dispatch_t dispatcher;
+    unsigned graph_scopes;   /* HOST_GRAPH_* */
+} plan_moe_pick_t;
+
 /* The options a searched candidate of preset `framework` ran with: the
  * preset's, its recipe for the GPU and model (options.moe.by_gpu), the
- * user's switches (s->adjust_options) and precision's costs. Whatever
- * re-simulates or writes a planned layout (the rung's timeline, --emit,
- * codecs) takes them from here, so it runs what the plan priced. */
+ * user's switches (s->adjust_options), precision's costs and, when pick
+ * is not NULL and searched, the dispatcher and scopes the search chose.
+ * Whatever re-simulates or writes a planned layout (the rung's timeline,
+ * --emit, codecs) takes them from here, so it runs what the plan priced. */
 int plan_options(const plan_space_t *s, const char *framework, const char *gpu,
-                 const char *model, precision_t precision, sim_options_t *o, err_t *err);
+                 const char *model, precision_t precision, const plan_moe_pick_t *pick,
+                 sim_options_t *o, err_t *err);
+
+/* "deepep", "deepep graphs=attn+moe_router+moe_preprocess", "alltoall graphs=none"
+ * (what the search chose, each part only where it was searched); "" when
+ * nothing was. */
+void plan_moe_pick_name(const plan_moe_pick_t *p, char *buf, int cap);
 
 /* Why candidates were dropped. */
 typedef enum {
@@ -152,11 +191,13 @@ typedef struct {
     long candidates;       /* layouts of this framework enumerated */
     double tokens_per_s;   /* of its best layout */
     layout_t layout;
+    plan_moe_pick_t moe;   /* its dispatcher and CUDA graph scopes */
 } plan_fw_best_t;
 
 typedef struct {
     bool found;
     char framework[FW_NAME_MAX]; /* that runs the best layout */
+    plan_moe_pick_t moe;     /* with this dispatcher and CUDA graph scopes */
     layout_t layout;         /* the best layout */
     sim_result_t result;     /* its simulated step */
     long candidates;         /* layouts enumerated */
@@ -223,7 +264,8 @@ int plan_parse_precision_set(const char *text, unsigned *mask, err_t *err);
 int plan_fw_index(const plan_fw_best_t *all, int n, const char *name, precision_t precision);
 
 /* "nemo-25.04", or "nemo-25.04 fp8" when the n frameworks searched span more
- * than one precision: how output names f. */
+ * than one precision, and the dispatcher and scopes the search chose for its
+ * best layout ("megatron-core deepep"): how output names f. */
 void plan_fw_label(const plan_fw_best_t *f, const plan_fw_best_t *all, int n, char *buf,
                    int cap);
 

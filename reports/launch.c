@@ -108,6 +108,35 @@ static void megatron_cuda_graphs(unsigned scopes, FILE *f)
     fprintf(f, "--cuda-graph-impl transformer_engine\n--cuda-graph-scope %s\n", names);
 }
 
+/* A mixture-of-experts run's token dispatcher and CUDA graphs as
+ * Megatron-Bridge overrides (model.*: Megatron-Bridge's TransformerConfig
+ * fields; Transformer Engine's graphs need its RNG tracker, as Bridge's
+ * scripts/performance/utils/overrides.py sets it: training/config.py turns
+ * rng.te_rng_tracker on with model.use_te_rng_tracker). What inputs/bridge
+ * bridge_read_options reads back. */
+static void nemo_moe_options(const sim_options_t *o, FILE *f)
+{
+    fprintf(f, "model.moe_token_dispatcher_type=%s\n", moe_dispatch_megatron_name(o->moe.dispatcher));
+    if (o->moe.dispatcher == MOE_DISPATCH_DEEPEP)
+        fprintf(f, "model.moe_flex_dispatcher_backend=deepep\n");
+    unsigned scopes = o->host.graph_scopes;
+    if (!scopes) {
+        fprintf(f, "model.cuda_graph_impl=none\n");
+        return;
+    }
+    if (scopes & HOST_GRAPH_FULL) {
+        fprintf(f, "model.cuda_graph_impl=full_iteration\n");
+        return;
+    }
+    char names[96];
+    host_graph_scopes_name(scopes, names, sizeof names);
+    for (char *c = names; *c; c++)
+        *c = *c == ' ' ? ',' : *c;
+    fprintf(f, "model.cuda_graph_impl=transformer_engine\nmodel.cuda_graph_scope=[%s]\n"
+               "model.use_te_rng_tracker=true\n",
+            names);
+}
+
 /* Multi-latent attention, mixture of experts and multi-token prediction
  * as Megatron-LM arguments (architecture), with the run's MoE options. */
 static void megatron_moe_mla(const model_t *m, const sim_options_t *o, FILE *f)
@@ -354,6 +383,8 @@ static int write_nemo(const model_t *m, const layout_t *l, const sim_options_t *
     fprintf(f, "comm_overlap.tp_comm_overlap=%s\n",
             o->tp_comm_overlap && l->tp > 1 && l->sequence_parallel ? "true" : "false");
     fprintf(f, "mixed_precision=%s\n", prec);
+    if (model_is_moe(m))
+        nemo_moe_options(o, f);
     return ERR_OK;
 }
 

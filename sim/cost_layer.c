@@ -11,7 +11,7 @@ static double ops_fwd(const pricer_t *pr, int from, const char *const *names)
     double sum = 0;
     for (int i = from; i < pr->out->n_ops; i++)
         for (const char *const *n = names; *n; n++)
-            if (strcmp(pr->out->ops[i].name, *n) == 0)
+            if (pr->out->ops[i].name[0] == (*n)[0] && strcmp(pr->out->ops[i].name, *n) == 0)
                 sum += pr->out->ops[i].fwd_s;
     return sum;
 }

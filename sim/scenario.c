@@ -71,14 +71,10 @@ static int framework_stage_split(scenario_t *s, err_t *err)
     return rc;
 }
 
-/* --moe-dispatcher's names, by moe_dispatch_t. */
-static const char *const MOE_DISPATCH_NAMES[] = {"alltoall", "allgather", "deepep"};
-
-/* Why DeepEP (Megatron's flex dispatcher; HybridEP the same) cannot run on
- * gpu, or NULL when it can: it needs an NVIDIA GPU of compute capability
- * 8.0 or later (Ampere SM80, Hopper SM90 and later) joined to its node by
- * NVLink (deepseek-ai/DeepEP README, requirements). */
-static const char *deepep_unsupported(const gpu_t *g)
+/* DeepEP needs an NVIDIA GPU of compute capability 8.0 or later (Ampere
+ * SM80, Hopper SM90 and later) joined to its node by NVLink
+ * (deepseek-ai/DeepEP README, requirements). */
+const char *scenario_deepep_unsupported(const gpu_t *g)
 {
     static const char *const archs[] = {"ampere", "hopper", "blackwell"};
     if (strcmp(g->vendor, "nvidia") != 0)
@@ -104,8 +100,8 @@ static int moe_dispatch_check(scenario_t *s, err_t *err)
         return err_setf(err, ERR_INPUT, NULL, "--moe-dispatcher",
                         "%s does not offer the %s dispatcher (scaleplan catalog frameworks: "
                         "its supports.moe_dispatchers)",
-                        s->fw.name, MOE_DISPATCH_NAMES[mo->dispatcher]);
-    const char *why = deepep_unsupported(&s->cluster.gpu);
+                        s->fw.name, moe_dispatch_name(mo->dispatcher));
+    const char *why = scenario_deepep_unsupported(&s->cluster.gpu);
     if (mo->dispatcher != MOE_DISPATCH_DEEPEP || !why)
         return ERR_OK;
     if (mo->dispatcher_given)

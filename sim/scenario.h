@@ -103,4 +103,9 @@ void scenario_assumptions(const scenario_t *s, char *buf, size_t cap);
 /* Free what s owns (the profile, the notes). */
 void scenario_free(scenario_t *s);
 
+/* Why DeepEP (Megatron's flex dispatcher; HybridEP the same) cannot run on
+ * g, or NULL when it can (scenario_finish refuses it or falls back to the
+ * all-to-all dispatcher; the planner leaves it out of the search). */
+const char *scenario_deepep_unsupported(const gpu_t *g);
+
 #endif

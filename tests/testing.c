@@ -200,3 +200,29 @@ char *deep_path(const char *dir, size_t min_len)
         }
     return deep;
 }
+
+/* Every key of Bridge overrides text is one Megatron-Bridge documents
+ * (tests/fixtures/launch/bridge_keys.txt). */
+void check_bridge_keys(const char *text)
+{
+    char *keys = slurp(fixture("launch/bridge_keys.txt"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(keys);
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        if (n && *p != '#') {
+            char key[128], needle[140];
+            const char *eq = memchr(p, '=', n);
+            size_t k = eq ? (size_t)(eq - p) : n;
+            if (strncmp(p, "mixed_precision", k) == 0)
+                k = n; /* the recipe name is checked too */
+            snprintf(key, sizeof key, "%.*s", (int)k, p);
+            snprintf(needle, sizeof needle, "\n%s\n", key);
+            if (!strstr(keys, needle))
+                fprintf(stderr, "not a Megatron-Bridge key: %s\n", key);
+            CU_ASSERT_PTR_NOT_NULL(strstr(keys, needle));
+        }
+        p += n + (eol ? 1 : 0);
+    }
+    free(keys);
+}

@@ -86,6 +86,10 @@ char *slurp(const char *path);
 /* Path of a fixture under tests/fixtures (static buffer per call site). */
 const char *fixture(const char *name);
 
+/* Every key of Megatron-Bridge overrides text (KEY=VALUE lines, '#'
+ * comments) is one Bridge documents (fixtures/launch/bridge_keys.txt). */
+void check_bridge_keys(const char *text);
+
 /* A fresh temporary directory (mkdtemp); removed by the caller with
  * remove_tree. */
 int make_temp_dir(char *buf, size_t cap);

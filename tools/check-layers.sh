@@ -61,6 +61,7 @@ private_headers() {
     echo "models/hfconfigInt.h models/hfconfig*.c"
     echo "reports/reportInt.h reports/report*.c"
     echo "commands/argsInt.h commands/args*.c"
+    echo "plan/planInt.h plan/plan*.c"
     echo "trainer/backend_cudaInt.cuh trainer/backend_cuda*.cu"
 }
 private_headers | while read -r header pattern; do
