@@ -122,9 +122,10 @@ static void print_architecture(const model_t *m)
            m->n_layers, m->hidden, m->ffn, m->n_heads, m->n_kv_heads, m->head_dim,
            m->vocab, m->max_seq);
     if (model_has_full_attn(m))
-        printf("  full-attention blocks (%d of %d): head dim %d, kv %d%s\n",
-               m->n_layers - m->window_layers, m->n_layers, m->full_attn.head_dim,
-               m->full_attn.n_kv_heads, m->full_attn.k_eq_v ? ", keys serve as values" : "");
+        printf("  full-attention blocks (%d of %d): heads %d (kv %d, head dim %d)%s\n",
+               m->n_layers - m->window_layers, m->n_layers, m->full_attn.n_heads,
+               m->full_attn.n_kv_heads, m->full_attn.head_dim,
+               m->full_attn.k_eq_v ? ", keys serve as values" : "");
     if (model_is_mla(m))
         printf("  multi-latent attention: q rank %d, kv rank %d, head %d + %d rope, v %d\n",
                m->mla.q_lora_rank, m->mla.kv_lora_rank, m->mla.qk_nope_dim, m->mla.qk_rope_dim,

@@ -37,8 +37,9 @@ static void attention_flops(const model_t *m, double s, double *qkv, double *sco
              * over all s keys, not index_topk: an upper bound said in the
              * reader's note. */
             double q_in = a->q_lora_rank > 0 ? a->q_lora_rank : h;
-            *qkv += 2 * (q_in * x->n_heads * x->head_dim + h * x->head_dim + h * x->n_heads);
-            *scores += 2 * s * x->n_heads * x->head_dim;
+            double own = model_indexer_share(m); /* blocks with their own indexer */
+            *qkv += own * 2 * (q_in * x->n_heads * x->head_dim + h * x->head_dim + h * x->n_heads);
+            *scores += own * 2 * s * x->n_heads * x->head_dim;
         }
         return;
     }
@@ -119,6 +120,8 @@ void model_flops(const model_t *m, int seq_len, model_flops_t *out)
         op[FLOP_ATTN_OUT] = L * 2 * qw * h;
         if (m->hybrid.attn_out_gate)
             op[FLOP_QKV] += L * 2 * h * qw; /* the output gate's projection */
+        if (m->attn_head_gate)
+            op[FLOP_QKV] += L * 2 * h * model_heads_mean(m); /* one gate a head */
     }
     if (model_is_hybrid(m))
         mixer_flops(m, seq_len, op);

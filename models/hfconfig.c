@@ -58,8 +58,11 @@ static bool list_has(const cJSON *list, const char *prefix)
  * (Qwen3-Next/Qwen3.5's linear_attention, LFM2's conv, Mamba), or NULL. */
 static const char *unpriced_layer_kind(const cJSON *types)
 {
+    /* deepseek_sparse_attention: GLM-5.2's attention with the DSA indexer
+     * (model_indexer_t, read with the index_* keys) */
     static const char *const attention[] = {"full_attention", "sliding_attention",
-                                            "chunked_attention", "attention"};
+                                            "chunked_attention", "attention",
+                                            "deepseek_sparse_attention"};
     const cJSON *v;
     cJSON_ArrayForEach(v, types)
     {
@@ -159,7 +162,7 @@ const char *hfconfig_supported_types(void)
 {
     return "llama, mistral, mixtral, qwen, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
            "gemma3, gemma4, phi3, nemotron, falcon, gpt2, bloom, gpt_neox, opt, olmo, olmo2, olmoe, starcoder2, "
-           "deepseek_v2, deepseek_v3, deepseek_v32, kimi_k2, glm4_moe, glm_moe_dsa, minimax_m2, "
+           "deepseek_v2, deepseek_v3, deepseek_v32, kimi_k2, glm4_moe, glm_moe_dsa, minimax_m2, laguna, "
            "gpt_oss, llama4, nemotron_h, qwen3_next, qwen3_5_moe, jamba, nemotron-nas, deci";
 }
 

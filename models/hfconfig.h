@@ -6,7 +6,9 @@
  * own head size and key/value heads, models/hfconfig_gemma4.c), phi3, nemotron, falcon (and the older RefinedWeb/RefinedWebModel),
  * gpt2, gpt_neox, opt, olmo, olmo2, olmoe, starcoder2, deepseek_v2,
  * deepseek_v3, deepseek_v32 and glm_moe_dsa (with the sparse-attention
- * indexer), kimi_k2, glm4_moe, minimax_m2, gpt_oss, llama4 (and
+ * indexer, shared across blocks by indexer_types), kimi_k2, glm4_moe,
+ * minimax_m2, laguna (query heads per block, a gate per head), gpt_oss,
+ * llama4 (and
  * llama4_text), nemotron-nas and deci (per-layer block_configs,
  * models/hfconfig_nas.c: one sub-layer a block, the FFN widths at their
  * mean, said as approximated). Keys a config leaves out take the defaults of the

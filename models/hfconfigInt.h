@@ -38,6 +38,8 @@ typedef struct {
     bool mla;             /* head sizes come from the MLA keys (DeepSeek) */
     int layers_default;   /* > 0: num_hidden_layers when absent (the length of a
                              layer list the config derives it from) */
+    bool qk_norm_always;  /* the type has a QK norm over the head whatever
+                             use_qk_norm says (Laguna) */
     notes_t *notes;
     err_t *err;
 } rd_t;
@@ -93,6 +95,7 @@ int hf_moe_list_layers(rd_t *r, const cJSON *list, const char *key, model_t *m);
 int hf_read_moe_by_keys(rd_t *r, model_t *m);
 int hf_read_gqa_by_keys(rd_t *r, model_t *m);
 int hf_read_glm4_moe(rd_t *r, model_t *m);
+int hf_read_laguna(rd_t *r, model_t *m);
 
 /* ---------------------------------------------------------------- hfconfig_gemma4.c */
 

@@ -539,6 +539,40 @@ static int deepseek_experts(rd_t *r, model_t *m)
     return ERR_OK;
 }
 
+/* indexer_types (GLM-5.2): "full" a block with its own indexer, "shared"
+ * one that reuses the last full block's selection and has no indexer
+ * weights (model_indexer_t.own_layers). */
+static int read_indexer_types(rd_t *r, model_t *m)
+{
+    const cJSON *list = NULL, *v;
+    int rc = json_get_array(r->c, "indexer_types", &r->ctx, JSON_OPTIONAL, &list, r->err);
+    if (rc || !list)
+        return rc;
+    if (cJSON_GetArraySize(list) != m->n_layers)
+        return err_setf(r->err, ERR_INPUT, r->file, "indexer_types", "has %d entries for %d blocks",
+                        cJSON_GetArraySize(list), m->n_layers);
+    int own = 0, i = 0;
+    cJSON_ArrayForEach(v, list)
+    {
+        bool full = cJSON_IsString(v) && strcmp(v->valuestring, "full") == 0;
+        if (!full && !(cJSON_IsString(v) && strcmp(v->valuestring, "shared") == 0))
+            return err_setf(r->err, ERR_INPUT, r->file, "indexer_types",
+                            "entry %d is not \"full\" or \"shared\"", i);
+        own += full;
+        i++;
+    }
+    if (own == 0)
+        return err_setf(r->err, ERR_INPUT, r->file, "indexer_types",
+                        "no block has an indexer of its own (\"full\") for the others to share");
+    m->indexer.own_layers = own < m->n_layers ? own : 0;
+    if (own < m->n_layers)
+        notes_add(r->notes, NOTE_ASSUMED, "indexer_types",
+                  "%d of %d blocks run the indexer; the other %d reuse its selection (no "
+                  "indexer weights or scoring FLOPs of their own)",
+                  own, m->n_layers, m->n_layers - own);
+    return ERR_OK;
+}
+
 /* DeepSeek Sparse Attention's indexer (DeepSeek-V3.2, GLM-5): index_n_heads,
  * index_head_dim and index_topk, all three or none. */
 static int read_indexer(rd_t *r, model_t *m)
@@ -549,7 +583,7 @@ static int read_indexer(rd_t *r, model_t *m)
     int rc;
     if ((rc = geti(r, "index_n_heads", 1, MAX_WIDTH, &x->n_heads)) ||
         (rc = geti(r, "index_head_dim", 1, MAX_WIDTH, &x->head_dim)) ||
-        (rc = geti(r, "index_topk", 1, MAX_SEQ, &x->topk)))
+        (rc = geti(r, "index_topk", 1, MAX_SEQ, &x->topk)) || (rc = read_indexer_types(r, m)))
         return rc;
     notes_add(r->notes, NOTE_ASSUMED, "index_topk",
               "sparse attention: the indexer's %d heads of %d are counted (parameters, "
@@ -817,6 +851,7 @@ static const arch_t ARCHS[] = {
     {"glm_moe_dsa", hf_read_deepseek, NULL, F_MOE | F_MLA | F_INDEXER},
     {"glm4_moe", hf_read_glm4_moe, NULL, F_MOE},
     {"minimax_m2", hf_read_gqa_by_keys, NULL, F_MOE},
+    {"laguna", hf_read_laguna, NULL, F_MOE},
     {"nemotron_h", read_nemotron_h, NULL, F_MOE},
     {"qwen3_next", read_qwen3_next, NULL, F_MOE},
     {"qwen3_5_moe_text", read_qwen3_next, NULL, F_MOE},

@@ -85,7 +85,7 @@ static int sliding_blocks(rd_t *r, const model_t *m, int *sliding)
 /* The full-attention blocks' own shape. */
 static int read_full_attn(rd_t *r, model_t *m)
 {
-    model_full_attn_t g = {512, m->n_kv_heads, false};
+    model_full_attn_t g = {512, m->n_heads, m->n_kv_heads, false};
     int rc;
     if ((rc = opti(r, "global_head_dim", 1, MAX_WIDTH, &g.head_dim)) ||
         (rc = optb(r, "attention_k_eq_v", &g.k_eq_v)))

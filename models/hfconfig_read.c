@@ -75,6 +75,8 @@ static int read_heads(rd_t *r, model_t *m)
     if (m->head_dim == 0 && r->head_dim_default > 0) {
         m->head_dim = r->head_dim_default;
         absent(r, "head_dim", "%s's default %d", r->type, m->head_dim);
+    } else if (m->head_dim == 0 && r->mla) {
+        /* the MLA reader sets it from qk_nope_head_dim + qk_rope_head_dim */
     } else if (m->head_dim == 0) {
         if (m->hidden % m->n_heads != 0)
             return err_setf(r->err, ERR_INPUT, r->file, "num_attention_heads",

@@ -58,20 +58,25 @@ int hf_moe_list_layers(rd_t *r, const cJSON *list, const char *key, model_t *m)
     return ERR_OK;
 }
 
-/* mlp_layer_types (GLM-5.x): one "dense" or "sparse" a block. */
-static int moe_typed_layers(rd_t *r, const cJSON *list, model_t *m)
+/* A list of one entry a block saying whether it holds experts: GLM-5.x's
+ * mlp_layer_types ("dense" or "sparse"), or the list form of
+ * moe_layer_freq (0 or 1 a block: MiniMax-M3, MiMo-V2-Flash). */
+static int moe_typed_layers(rd_t *r, const cJSON *list, const char *key, model_t *m)
 {
     if (cJSON_GetArraySize(list) != m->n_layers)
-        return err_setf(r->err, ERR_INPUT, r->file, "mlp_layer_types",
-                        "has %d entries for %d blocks", cJSON_GetArraySize(list), m->n_layers);
+        return err_setf(r->err, ERR_INPUT, r->file, key, "has %d entries for %d blocks",
+                        cJSON_GetArraySize(list), m->n_layers);
     const cJSON *v;
     int i = 0;
     cJSON_ArrayForEach(v, list)
     {
-        bool sparse = cJSON_IsString(v) && strcmp(v->valuestring, "sparse") == 0;
-        if (!sparse && !(cJSON_IsString(v) && strcmp(v->valuestring, "dense") == 0))
-            return err_setf(r->err, ERR_INPUT, r->file, "mlp_layer_types",
-                            "entry %d is not \"dense\" or \"sparse\"", i);
+        bool sparse = (cJSON_IsString(v) && strcmp(v->valuestring, "sparse") == 0) ||
+                      (cJSON_IsNumber(v) && v->valuedouble == 1);
+        bool dense = (cJSON_IsString(v) && strcmp(v->valuestring, "dense") == 0) ||
+                     (cJSON_IsNumber(v) && v->valuedouble == 0);
+        if (!sparse && !dense)
+            return err_setf(r->err, ERR_INPUT, r->file, key,
+                            "entry %d is not \"dense\"/0 or \"sparse\"/1", i);
         model_moe_set_layer(m, i++, sparse);
     }
     return ERR_OK;
@@ -104,8 +109,11 @@ static int moe_placement(rd_t *r, model_t *m)
     if (has(r, "mlp_layer_types")) {
         if ((rc = json_get_array(r->c, "mlp_layer_types", &r->ctx, JSON_REQUIRED, &list, r->err)))
             return rc;
-        return moe_typed_layers(r, list, m);
+        return moe_typed_layers(r, list, "mlp_layer_types", m);
     }
+    if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(r->c, "moe_layer_freq")))
+        return moe_typed_layers(r, cJSON_GetObjectItemCaseSensitive(r->c, "moe_layer_freq"),
+                                "moe_layer_freq", m);
     if (has(r, "first_k_dense_replace") || has(r, "moe_layer_freq")) {
         int first = 0, freq = 1;
         if ((rc = opti(r, "first_k_dense_replace", 0, MAX_LAYERS, &first)) ||
@@ -222,15 +230,68 @@ static int read_qk_norm(rd_t *r, model_t *m)
     int rc;
     if ((rc = readb(r, "use_qk_norm", &on)) || (rc = reads(r, "qk_norm_type", kind, sizeof kind)))
         return rc;
-    if (!has(r, "use_qk_norm"))
+    on = on || r->qk_norm_always;
+    if (!has(r, "use_qk_norm") && !r->qk_norm_always)
         absent(r, "use_qk_norm", "no QK norm");
     if (on)
         m->qk_norm = strcmp(kind, "per_layer") == 0 ? MODEL_QK_NORM_FULL : MODEL_QK_NORM_HEAD;
     return ERR_OK;
 }
 
+/* num_attention_heads_per_layer (poolside's Laguna): query heads per
+ * block. One count for the windowed blocks and one for the others is read
+ * as full-attention blocks of their own query heads (model_full_attn_t;
+ * head_dim must be given, as hidden / heads would differ by block); counts
+ * that vary within a kind are refused naming the key. types: layer_types
+ * (NULL: every block one kind). */
+static int heads_per_layer(rd_t *r, model_t *m, const cJSON *types)
+{
+    const cJSON *list = NULL;
+    int rc = json_get_array(r->c, "num_attention_heads_per_layer", &r->ctx, JSON_OPTIONAL,
+                            &list, r->err);
+    if (rc || !list)
+        return rc;
+    const char *key = "num_attention_heads_per_layer";
+    if (cJSON_GetArraySize(list) != m->n_layers || !has(r, "head_dim"))
+        return err_setf(r->err, ERR_INPUT, r->file, key,
+                        "needs one count for each of the %d layers and head_dim (got %d "
+                        "counts%s)",
+                        m->n_layers, cJSON_GetArraySize(list), has(r, "head_dim") ? "" : ", no head_dim");
+    int heads[2] = {0, 0}, i = 0; /* [0] windowed, [1] full attention */
+    const cJSON *h;
+    cJSON_ArrayForEach(h, list)
+    {
+        const cJSON *t = types ? cJSON_GetArrayItem(types, i) : NULL;
+        int kind = !(t && cJSON_IsString(t) && strcmp(t->valuestring, "sliding_attention") == 0 &&
+                     m->window_layers > 0);
+        i++;
+        if (!cJSON_IsNumber(h) || h->valuedouble < 1 || h->valuedouble > MAX_WIDTH ||
+            h->valuedouble != (int)h->valuedouble || (heads[kind] && heads[kind] != h->valueint) ||
+            h->valueint % m->n_kv_heads != 0)
+            return err_setf(r->err, ERR_INPUT, r->file, key,
+                            "entry %d: reading by structure takes one count of query heads, a "
+                            "multiple of the %d key/value heads, for the sliding-window blocks "
+                            "and one for the others",
+                            i - 1, m->n_kv_heads);
+        heads[kind] = h->valueint;
+    }
+    int full = heads[1] ? heads[1] : heads[0], heads_given = m->n_heads;
+    m->n_heads = heads[0] ? heads[0] : full;
+    if (full != m->n_heads)
+        m->full_attn = (model_full_attn_t){m->head_dim, full, m->n_kv_heads, false};
+    char what[200];
+    snprintf(what, sizeof what, "the sliding-window blocks have %d query heads, the others %d "
+             "(num_attention_heads, %d, is %s)", m->n_heads, full, heads_given,
+             heads_given == full        ? "the full-attention blocks' count"
+             : heads_given == m->n_heads ? "the sliding-window blocks' count"
+                                         : "neither kind's count");
+    assumed(r, key, "%s", what);
+    return ERR_OK;
+}
+
 /* Windowed blocks: layer_types' sliding_attention entries, else
- * sliding_window on every block unless use_sliding_window is false. */
+ * sliding_window on every block unless use_sliding_window is false; then
+ * query heads per block. */
 static int structure_window(rd_t *r, model_t *m)
 {
     const cJSON *types = NULL;
@@ -239,9 +300,10 @@ static int structure_window(rd_t *r, model_t *m)
         return rc;
     if (!types) {
         bool use = true;
-        if ((rc = readb(r, "use_sliding_window", &use)))
+        if ((rc = readb(r, "use_sliding_window", &use)) ||
+            (use && (rc = hf_read_window(r, m, m->n_layers))))
             return rc;
-        return use ? hf_read_window(r, m, m->n_layers) : ERR_OK;
+        return heads_per_layer(r, m, NULL);
     }
     int sliding = 0;
     const cJSON *t;
@@ -250,7 +312,9 @@ static int structure_window(rd_t *r, model_t *m)
         if (cJSON_IsString(t) && strcmp(t->valuestring, "sliding_attention") == 0)
             sliding++;
     }
-    return hf_read_window(r, m, sliding);
+    if ((rc = hf_read_window(r, m, sliding)))
+        return rc;
+    return heads_per_layer(r, m, types);
 }
 
 /* A grouped-query decoder read from its keys: the Llama block, the
@@ -293,6 +357,33 @@ int hf_read_glm4_moe(rd_t *r, model_t *m)
     return ERR_OK;
 }
 
+/* Laguna (poolside; transformers LagunaConfig and LagunaAttention,
+ * src/transformers/models/laguna/ @ ca5ff0b0d29a3b30277e4518644df411193f9490):
+ * the keys as read above, query heads per block from
+ * num_attention_heads_per_layer, a QK norm over the head in every block, a
+ * sigmoid router with its score-correction bias, and the softplus output
+ * gate `gating`: true or "per-head" one gate a head (g_proj: hidden ->
+ * heads), "per-element" one a query channel, false none. */
+int hf_read_laguna(rd_t *r, model_t *m)
+{
+    r->qk_norm_always = true;
+    int rc = hf_read_gqa_by_keys(r, m);
+    if (rc)
+        return rc;
+    m->moe.router_bias = model_is_moe(m);
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(r->c, "gating");
+    if (!g || cJSON_IsTrue(g) || (cJSON_IsString(g) && strcmp(g->valuestring, "per-head") == 0))
+        m->attn_head_gate = true;
+    else if (cJSON_IsString(g) && strcmp(g->valuestring, "per-element") == 0)
+        m->hybrid.attn_out_gate = true;
+    else if (!cJSON_IsFalse(g))
+        return err_setf(r->err, ERR_INPUT, r->file, "gating",
+                        "use true, false, \"per-head\" or \"per-element\"");
+    if (!g)
+        absent(r, "gating", "LagunaConfig's default, true: one output gate a head");
+    return ERR_OK;
+}
+
 /* Keys that give some blocks another shape than the rest, or parameters
  * the Llama block has not (Gemma 4's wider full-attention heads, shared
  * K/V and per-layer inputs; Gemma 3n's AltUp and LAuReL): reading by
@@ -314,6 +405,15 @@ static int structure_unreadable(rd_t *r)
         {"altup_num_inputs", NULL, "AltUp streams"},
         {"laurel_rank", NULL, "LAuReL low-rank residuals"},
         {"intermediate_size_mlp", NULL, "dense blocks of another width than intermediate_size"},
+        /* MiMo-V2-Flash's sliding-window blocks in a shape of their own */
+        {"swa_num_attention_heads", "num_attention_heads",
+         "sliding-window blocks with another number of query heads"},
+        {"swa_num_key_value_heads", "num_key_value_heads",
+         "sliding-window blocks with another number of key/value heads"},
+        {"swa_head_dim", "head_dim", "sliding-window blocks with another head size"},
+        {"swa_v_head_dim", "head_dim", "sliding-window blocks with another value head size"},
+        {"dense_intermediate_size", "intermediate_size",
+         "dense blocks of another width than intermediate_size"},
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->c, keys[i].key);
@@ -330,6 +430,16 @@ static int structure_unreadable(rd_t *r)
                         "by structure cannot count its %s",
                         r->own_type, keys[i].what);
     }
+    /* values of another head size than queries and keys, outside MLA
+     * (whose reader takes v_head_dim) */
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->c, "v_head_dim");
+    const cJSON *hd = cJSON_GetObjectItemCaseSensitive(r->c, "head_dim");
+    if (!has(r, "kv_lora_rank") && cJSON_IsNumber(v) &&
+        !(cJSON_IsNumber(hd) && hd->valuedouble == v->valuedouble))
+        return err_setf(r->err, ERR_INPUT, r->file, "v_head_dim",
+                        "model_type '%s' is not one scaleplan knows by name, and reading it by "
+                        "structure cannot count values of another head size than the keys'",
+                        r->own_type);
     return ERR_OK;
 }
 

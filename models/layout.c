@@ -403,12 +403,11 @@ static int check_model_split(const layout_t *l, const model_t *m, err_t *err)
                         "num_key_value_heads %d must divide by TP %d (Megatron "
                         "splits whole query groups across TP ranks)",
                         m->n_kv_heads, l->tp);
-    if (!model_kv_heads_split(m, l->tp))
+    if (!model_heads_split(m, l->tp))
         return err_setf(err, ERR_INPUT, NULL, "--tp",
-                        "the full-attention blocks' %d key/value heads "
-                        "(num_global_key_value_heads) must divide by TP %d (whole query "
-                        "groups on each TP rank)",
-                        m->full_attn.n_kv_heads, l->tp);
+                        "the full-attention blocks' %d query and %d key/value heads must "
+                        "divide by TP %d (whole query groups on each TP rank)",
+                        m->full_attn.n_heads, m->full_attn.n_kv_heads, l->tp);
     bool has_dense = !model_is_moe(m) || m->moe.n_moe_layers < m->n_layers;
     if (has_dense && m->ffn % l->tp != 0)
         return err_setf(err, ERR_INPUT, NULL, "--tp",

@@ -149,7 +149,7 @@ static int layer_terms(const model_t *m, const layout_t *l, bool moe, unsigned b
     bool kv_rep = o->kv_repeated;
     double e = layout_weight_bytes(l->precision); /* activations dtype */
     double s = (double)l->seq_len / l->cp, b = l->micro_batch;
-    double h = m->hidden, f = m->ffn, a = m->n_heads;
+    double h = m->hidden, f = m->ffn, a = model_heads_mean(m);
     double qw = model_q_width(m), kvw = kv_rep ? model_q_width(m) : model_kv_width(m);
     double sb = s * b;
     bool drop = m->dropout > 0;
@@ -278,7 +278,7 @@ static double ops_block_bytes(const model_t *m, const layout_t *l, bool moe)
 {
     double e = layout_weight_bytes(l->precision);
     double sb = ((double)l->seq_len / l->cp) * l->micro_batch;
-    double h = m->hidden, nh = m->n_heads;
+    double h = m->hidden, nh = model_heads_mean(m);
     const model_mla_t *a = &m->mla;
     ops_mm_t mm[10];
     int n = 0;

@@ -48,7 +48,7 @@ double model_q_width(const model_t *m)
     double local = (double)m->n_heads * m->head_dim;
     if (!model_has_full_attn(m))
         return local;
-    return block_mean(m, local, (double)m->n_heads * m->full_attn.head_dim);
+    return block_mean(m, local, (double)m->full_attn.n_heads * m->full_attn.head_dim);
 }
 
 double model_kv_width(const model_t *m)
@@ -68,6 +68,13 @@ double model_kv_proj_width(const model_t *m)
     return block_mean(m, local, (g->k_eq_v ? 1.0 : 2.0) * g->n_kv_heads * g->head_dim);
 }
 
+double model_heads_mean(const model_t *m)
+{
+    if (!model_has_full_attn(m))
+        return m->n_heads;
+    return block_mean(m, m->n_heads, m->full_attn.n_heads);
+}
+
 double model_head_dim_mean(const model_t *m)
 {
     if (!model_has_full_attn(m))
@@ -75,11 +82,12 @@ double model_head_dim_mean(const model_t *m)
     return block_mean(m, m->head_dim, m->full_attn.head_dim);
 }
 
-bool model_kv_heads_split(const model_t *m, int tp)
+bool model_heads_split(const model_t *m, int tp)
 {
-    if (tp < 1 || m->n_kv_heads % tp != 0)
+    if (tp < 1 || m->n_heads % tp != 0 || m->n_kv_heads % tp != 0)
         return false;
-    return !model_has_full_attn(m) || m->full_attn.n_kv_heads % tp == 0;
+    const model_full_attn_t *g = &m->full_attn;
+    return !model_has_full_attn(m) || (g->n_heads % tp == 0 && g->n_kv_heads % tp == 0);
 }
 
 int model_norms_per_layer(const model_t *m)
@@ -244,11 +252,12 @@ static int validate_full_attn(const model_t *m, const char *ctx, err_t *err)
                    ? ERR_OK
                    : err_setf(err, ERR_INPUT, ctx, "global_head_dim",
                               "full-attention blocks of their own shape need their head size");
-    if (g->head_dim > MAX_WIDTH || g->n_kv_heads < 1 || m->n_heads % g->n_kv_heads != 0)
+    if (g->head_dim > MAX_WIDTH || g->n_heads < 1 || g->n_heads > MAX_WIDTH ||
+        g->n_kv_heads < 1 || g->n_heads % g->n_kv_heads != 0)
         return err_setf(err, ERR_INPUT, ctx, "num_global_key_value_heads",
-                        "the full-attention blocks' key/value heads must divide the %d query "
+                        "the full-attention blocks' key/value heads must divide their %d query "
                         "heads (got %d; head size %d)",
-                        m->n_heads, g->n_kv_heads, g->head_dim);
+                        g->n_heads, g->n_kv_heads, g->head_dim);
     if (model_is_mla(m) || m->hybrid.n_layers_hybrid > 0 || m->window_layers > m->n_layers)
         return err_setf(err, ERR_INPUT, ctx, "global_head_dim",
                         "full-attention blocks of their own shape go with grouped-query "
@@ -281,7 +290,8 @@ int model_validate(model_t *m, const char *ctx, err_t *err)
                         "norms per layer, extra position rows and MTP modules out of range");
     const model_indexer_t *x = &m->indexer;
     if (x->n_heads < 0 || x->n_heads > MAX_WIDTH ||
-        (x->n_heads > 0 && (x->head_dim < 1 || x->head_dim > MAX_WIDTH || x->topk < 1)))
+        (x->n_heads > 0 && (x->head_dim < 1 || x->head_dim > MAX_WIDTH || x->topk < 1)) ||
+        x->own_layers < 0 || x->own_layers > m->n_layers)
         return err_setf(err, ERR_INPUT, ctx, "index_n_heads",
                         "a sparse-attention indexer needs positive index_n_heads, "
                         "index_head_dim and index_topk (got %d, %d, %d)",
@@ -353,8 +363,15 @@ static double indexer_params(const model_t *m)
     if (x->n_heads <= 0)
         return 0;
     double h = m->hidden, q_in = m->mla.q_lora_rank > 0 ? m->mla.q_lora_rank : h;
-    return q_in * x->n_heads * x->head_dim + h * x->head_dim + 2.0 * x->head_dim +
-           h * x->n_heads;
+    double p = q_in * x->n_heads * x->head_dim + h * x->head_dim + 2.0 * x->head_dim +
+               h * x->n_heads;
+    return p * model_indexer_share(m);
+}
+
+double model_indexer_share(const model_t *m)
+{
+    const model_indexer_t *x = &m->indexer;
+    return x->own_layers > 0 ? (double)x->own_layers / m->n_layers : 1.0;
 }
 
 static double attention_params(const model_t *m)
@@ -367,6 +384,8 @@ static double attention_params(const model_t *m)
         p = h * qw + h * kvpw + qw * h;
         if (m->hybrid.attn_out_gate)
             p += h * qw; /* the output gate's half of q_proj (Qwen3-Next) */
+        if (m->attn_head_gate)
+            p += h * model_heads_mean(m); /* one gate a head (Laguna's g_proj) */
         if (m->qkv_bias)
             p += qw + kvpw;
         if (m->out_bias)
@@ -499,6 +518,8 @@ static double attention_gpu(const model_t *m, double t)
         p = (h * (qw + kvpw) + qw * h) / t;
         if (m->hybrid.attn_out_gate)
             p += h * qw / t;
+        if (m->attn_head_gate)
+            p += h * model_heads_mean(m) / t; /* column-parallel with the heads */
         if (m->qkv_bias)
             p += (qw + kvpw) / t;
         if (m->out_bias)
@@ -562,7 +583,7 @@ void model_block_params_gpu(const model_t *m, int layer, int tp, int ep, int etp
     }
     if (!model_is_moe(m) || !model_moe_layer(m, layer)) {
         if (!model_is_mla(m) && m->qk_norm == MODEL_QK_NORM_NONE && !m->attn_sinks &&
-            m->indexer.n_heads == 0) {
+            !m->attn_head_gate && m->indexer.n_heads == 0) {
             /* The plain block, summed in the order scaleplan always has. */
             double qw = model_q_width(m), kvpw = model_kv_proj_width(m), gate = gate_factor(m);
             double block = (h * (qw + kvpw) + qw * h + h * f * gate + f * h) / t;

@@ -74,13 +74,20 @@ double model_kv_width(const model_t *m);
  * 2 x model_kv_width, less the V projection of blocks whose keys are their
  * values (model_full_attn_t.k_eq_v). What weights and GEMMs use. */
 double model_kv_proj_width(const model_t *m);
-/* Head size of one attention block, the same mean (head_dim without
- * full-attention blocks of their own shape). */
+/* Share of the blocks that run a sparse-attention indexer of their own
+ * (model_indexer_t.own_layers; 1 when every block does): what one block's
+ * indexer weights and FLOPs count at, a mean over the blocks. */
+double model_indexer_share(const model_t *m);
+
+/* Query heads and head size of one attention block, the same mean
+ * (n_heads and head_dim without full-attention blocks of their own
+ * shape). */
+double model_heads_mean(const model_t *m);
 double model_head_dim_mean(const model_t *m);
 /* Whether m has full-attention blocks of their own shape, and whether
- * every block's key/value heads split over a TP group of tp. */
+ * every block's query and key/value heads split over a TP group of tp. */
 bool model_has_full_attn(const model_t *m);
-bool model_kv_heads_split(const model_t *m, int tp);
+bool model_heads_split(const model_t *m, int tp);
 
 /* Norm modules per block (norms_per_layer, 0 read as 2) and parameters of
  * one norm over width (2 x width for LayerNorm, width for RMSNorm, 0 when

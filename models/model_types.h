@@ -42,13 +42,16 @@ typedef enum {
  * Gemma 4's full-attention blocks have wider heads (global_head_dim), their
  * own key/value heads (num_global_key_value_heads) and, with
  * attention_k_eq_v, keys that serve as values (no V projection; the values
- * are the keys' projection under their own weightless norm). On when
- * head_dim > 0 (every field then set); never with MLA or a hybrid layer
- * pattern. Source: transformers Gemma4TextAttention
+ * are the keys' projection under their own weightless norm); a config's
+ * num_attention_heads_per_layer may give them another number of query
+ * heads than the windowed blocks (poolside's Laguna). On when head_dim > 0
+ * (every field then set); never with MLA or a hybrid layer pattern.
+ * Source: transformers Gemma4TextAttention
  * (src/transformers/models/gemma4/modeling_gemma4.py @
  * c308a309e651a7e033f683353f3f75aa66d29502). */
 typedef struct {
     int head_dim;   /* per head, queries and keys alike; 0: off */
+    int n_heads;    /* query heads */
     int n_kv_heads; /* key/value heads */
     bool k_eq_v;    /* no V projection: values are the keys */
 } model_full_attn_t;
@@ -81,6 +84,10 @@ typedef struct {
     int n_heads;  /* indexer heads (index_n_heads); 0: no indexer */
     int head_dim; /* per indexer head (index_head_dim) */
     int topk;     /* keys each query attends to (index_topk) */
+    int own_layers; /* blocks with an indexer of their own (GLM-5.2's
+                       indexer_types "full"); the others ("shared") reuse the
+                       keys the last one selected and hold no indexer
+                       weights. 0: every block */
 } model_indexer_t;
 
 /* Mixture of experts. A model is MoE when n_experts > 0; which blocks have
@@ -208,6 +215,10 @@ typedef struct {
                              (Gemma 2/3: 4, Falcon-7B's parallel block: 1) */
     model_qk_norm_t qk_norm;
     bool attn_sinks;      /* a learned sink logit per head (gpt-oss) */
+    bool attn_head_gate;  /* a gate per query head on the attention output:
+                             g_proj, hidden -> heads, no bias (Laguna's
+                             per-head softplus gating); the per-element gate
+                             of Qwen3-Next is model_hybrid_t.attn_out_gate */
     double dropout;       /* hidden/attention dropout probability; > 0 means
                              dropout masks are kept for backward */
     double norm_eps;      /* epsilon of LayerNorm/RMSNorm */

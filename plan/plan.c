@@ -523,7 +523,7 @@ static void enum_shapes(enum_ctx_t *e, int fi, int seq, int tp_hi, int cp_hi, bo
     const fw_caps_t *caps = &e->fws[fi].fw.caps;
     int G = e->c->n_gpus, L = m->n_layers;
     for (int tp = s->tp.hi ? s->tp.lo : 1; tp <= tp_hi && tp <= G; tp++) {
-        if (tp < 1 || G % tp || m->n_heads % tp || !model_kv_heads_split(m, tp) ||
+        if (tp < 1 || G % tp || !model_heads_split(m, tp) ||
             (tp > 1 && !caps->tp))
             continue;
         for (int cp = s->cp.hi ? s->cp.lo : 1; cp <= cp_hi; cp++) {

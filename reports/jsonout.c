@@ -42,6 +42,7 @@ cJSON *report_model_json(const model_t *m)
         /* Gemma 4's full-attention blocks in their own shape */
         cJSON *g = cJSON_AddObjectToObject(o, "full_attention_blocks");
         ok = g && json_add_number(g, "blocks", m->n_layers - m->window_layers) &&
+             json_add_number(g, "heads", m->full_attn.n_heads) &&
              json_add_number(g, "head_dim", m->full_attn.head_dim) &&
              json_add_number(g, "kv_heads", m->full_attn.n_kv_heads) &&
              cJSON_AddBoolToObject(g, "keys_are_values", m->full_attn.k_eq_v);

@@ -56,19 +56,19 @@ void cost_attention(pricer_t *pr, double *fwd, double *bwd)
         double flops = 4 * pr->T * s * heads * hd * (causal ? 0.5 : 1.0);
         dtype_t dt = dtype16(pr);
         if (l->cp > 1 && pr->in->opt.cp_comm != CP_A2A) {
-            /* the ring at the blocks' mean head size */
+            /* the ring at the blocks' mean width */
             if (model_has_full_attn(m))
-                flops *= model_head_dim_mean(m) / hd;
+                flops *= model_q_width(m) / (m->n_heads * hd);
             cost_cp_blocks(pr, dt, flops, s_loc, (int)qk_dim, fwd, bwd);
             return;
         }
         prof_attn_call_t call = {pr->in->opt.attn_kernel, causal, s, (int)qk_dim};
         if (model_has_full_attn(m)) {
             /* the blocks that attend to every key, at their own head size */
-            double g = m->full_attn.head_dim;
+            double g = m->full_attn.head_dim, gheads = m->full_attn.n_heads / pr->t;
             prof_attn_call_t wide = call;
             wide.head_dim = (int)g;
-            double gflops = 4 * pr->T * s * heads * g * (causal ? 0.5 : 1.0);
+            double gflops = 4 * pr->T * s * gheads * g * (causal ? 0.5 : 1.0);
             *fwd = prof_attn_time(pr->p, dt, &wide, gflops, false);
             *bwd = prof_attn_time(pr->p, dt, &wide, 2.5 * gflops, true);
         } else {
@@ -119,6 +119,8 @@ gemm_cost_t cost_qkv(pricer_t *pr)
     if (!model_is_mla(m)) {
         double qw = model_q_width(m), kvpw = model_kv_proj_width(m);
         double gate_w = m->hybrid.attn_out_gate ? qw : 0; /* Qwen3-Next's output gate */
+        if (m->attn_head_gate)
+            gate_w += model_heads_mean(m); /* Laguna's gate a head */
         gemm_cost_t qkv = cost_linear_col(pr, pr->T, (qw + kvpw + gate_w) / t, h, true);
         add_gemm_op(pr, "qkv", qkv.fwd, qkv.dgrad, qkv.wgrad);
         return qkv;

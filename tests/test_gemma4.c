@@ -104,7 +104,7 @@ static void test_gemma4_tp_limit(void)
              "h100-sxm --gpus 64 --tp 8 --allow-oom", fixture(""));
     cmd_expect(args, 2, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(err);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "num_global_key_value_heads"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "full-attention blocks' 32 query and 4 key/value heads"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "--tp"));
     free(err);
     snprintf(args, sizeof args, "sim --model %sreal/configs/Gemma-4-31B-it/config.json --gpu "

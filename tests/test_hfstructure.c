@@ -238,6 +238,9 @@ static const real_row_t ROWS[] = {
      * included); the exact module sums are pinned in tests/test_gemma4.c */
     {"Gemma-4-31B-it", NULL, 30.7e9, 0.921e9, 0, 0, ACT_DENSE, false},
     {"gemma-4-26B-A4B", NULL, 25.2e9, 0.756e9, 3.8e9, 0.114e9, ACT_ALL, false},
+    /* poolside's Laguna XS.2 (33B total, 3B activated); its exact module
+     * sum is pinned in tests/test_gemma4.c */
+    {"Laguna-XS.2-FP8", NULL, 33e9, 0.99e9, 3e9, 0.5e9, ACT_ALL, false},
 };
 
 /* The published basis of p's active count under convention conv. */
@@ -285,6 +288,11 @@ static const struct {
     {"phi-1_5", "num_hidden_layers"},
     {"phi-2", "num_hidden_layers"},
     {"chatglm3-6b", "num_hidden_layers"},
+    /* 2026 Hub configs (ai-dynamo/aiconfigurator copies) with blocks reading
+     * by structure cannot count, or an activation scaleplan does not price */
+    {"MiMo-V2-Flash", "swa_num_key_value_heads"},
+    {"MiniMax-M3", "dense_intermediate_size"},
+    {"Kimi-K3", "hidden_act"},
 };
 
 /* LatentMoE (moe_latent_size) on Nemotron 3 Super: against the same file

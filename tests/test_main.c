@@ -24,7 +24,7 @@ extern const test_suite_t suite_common, suite_units, suite_json, suite_table,
     suite_accelerate, suite_real_jobs, suite_pyregistry, suite_inference_sizing, suite_power,
     suite_elastic, suite_codecs, suite_islands, suite_cluster_traces, suite_moe_dispatch,
     suite_moe_layers, suite_hybrid, suite_cluster_policy, suite_numfmt, suite_glossary,
-    suite_cluster_papers, suite_dpladder, suite_option_rows, suite_moe_memory, suite_hfnas, suite_gemma4;
+    suite_cluster_papers, suite_dpladder, suite_option_rows, suite_moe_memory, suite_hfnas, suite_gemma4, suite_hf2026;
 /* the reference trainer */
 extern const test_suite_t suite_gpt, suite_tokens, suite_checkpoint, suite_monitor, suite_train,
     suite_buckets;
@@ -43,7 +43,7 @@ static const test_suite_t *const suites[] = {
     &suite_report,     &suite_cpu_ops,   &suite_cli,       &suite_cli_inputs, &suite_layers,
     &suite_scenario,   &suite_mechanisms, &suite_mechanisms_step, &suite_mechanisms_memory, &suite_launch, &suite_moe_plan, &suite_megatron_args, &suite_trainlog, &suite_trainlog_more, &suite_real_logs, &suite_doubling, &suite_validate_log,
     &suite_failval, &suite_outputs,
-    &suite_hfconfig, &suite_hfstructure, &suite_hfnas, &suite_gemma4, &suite_offload, &suite_deepspeed, &suite_torchtitan, &suite_cluster_sim, &suite_real_launch,
+    &suite_hfconfig, &suite_hfstructure, &suite_hfnas, &suite_gemma4, &suite_hf2026, &suite_offload, &suite_deepspeed, &suite_torchtitan, &suite_cluster_sim, &suite_real_launch,
     &suite_finetune,
     &suite_accelerate, &suite_real_jobs, &suite_pyregistry, &suite_inference_sizing,
     &suite_power, &suite_elastic, &suite_codecs, &suite_islands, &suite_cluster_traces,
