@@ -414,6 +414,11 @@ static int structure_unreadable(rd_t *r)
         {"swa_v_head_dim", "head_dim", "sliding-window blocks with another value head size"},
         {"dense_intermediate_size", "intermediate_size",
          "dense blocks of another width than intermediate_size"},
+        /* DeepSeek-V4: compressed sparse attention, several residual
+         * streams (hyper-connections), a grouped low-rank output */
+        {"compress_ratios", NULL, "compressed-attention blocks (compress_ratios)"},
+        {"hc_mult", NULL, "hyper-connections (several residual streams a block)"},
+        {"o_lora_rank", NULL, "grouped low-rank output projections"},
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->c, keys[i].key);
@@ -451,13 +456,14 @@ int hf_read_structure(rd_t *r, model_t *m)
 {
     static const char *const need[] = {"num_hidden_layers", "hidden_size", "num_attention_heads",
                                         "intermediate_size", "vocab_size"};
-    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+    /* what cannot be counted first: a block kind outranks a missing size */
+    int rc = structure_unreadable(r);
+    for (size_t i = 0; !rc && i < sizeof need / sizeof need[0]; i++)
         if (!has(r, need[i]))
             return err_setf(r->err, ERR_INPUT, r->file, need[i],
                             "missing: model_type '%s' is not one scaleplan knows by name, and "
                             "reading it by structure needs %s",
                             r->own_type, need[i]);
-    int rc = structure_unreadable(r);
     if (rc || (rc = has(r, "kv_lora_rank") ? hf_read_deepseek(r, m) : hf_read_gqa_by_keys(r, m)))
         return rc;
     char what[200];

@@ -293,6 +293,7 @@ static const struct {
     {"MiMo-V2-Flash", "swa_num_key_value_heads"},
     {"MiniMax-M3", "dense_intermediate_size"},
     {"Kimi-K3", "hidden_act"},
+    {"DeepSeek-V4-Flash", "compress_ratios"},
 };
 
 /* LatentMoE (moe_latent_size) on Nemotron 3 Super: against the same file
