@@ -121,6 +121,10 @@ static void print_architecture(const model_t *m)
            "max seq %d\n",
            m->n_layers, m->hidden, m->ffn, m->n_heads, m->n_kv_heads, m->head_dim,
            m->vocab, m->max_seq);
+    if (m->ple.dim > 0 || m->kv_shared_layers > 0)
+        printf("  per-layer inputs of %d from a %d-row table; the last %d blocks reuse earlier "
+               "keys and values\n",
+               m->ple.dim, m->ple.vocab, m->kv_shared_layers);
     if (model_has_full_attn(m))
         printf("  full-attention blocks (%d of %d): heads %d (kv %d, head dim %d)%s\n",
                m->n_layers - m->window_layers, m->n_layers, m->full_attn.n_heads,
@@ -161,33 +165,39 @@ static int print_params(const model_params_t *p)
     table_align_right(t, 1);
     table_align_right(t, 2);
     char a[32];
+    /* rows shown only for MoE models (MOE), or where a dense block is (DENSE) */
+    enum { ANY, MOE, DENSE };
     struct {
         const char *name;
         double v;
         bool share; /* whole-model rows show their share of the total */
-    } rows[] = {{"total", p->total, true},
-                {"non-embedding", p->non_embedding, true},
-                {"word embedding", p->word_embedding, true},
-                {"position embedding", p->position_embedding, true},
-                {"output head (untied)", p->output_head, true},
-                {"one layer", p->per_layer, false},
-                {"  attention", p->attention, false},
-                {"  mlp", p->mlp, false},
-                {"  norms", p->norms, false},
-                {"active per token", p->active, true},
-                {"one MoE layer", p->moe_layer, false},
-                {"  router", p->router, false},
-                {"  one routed expert", p->expert, false},
-                {"  shared experts", p->shared_expert, false},
-                {"  active (top-k)", p->moe_layer_active, false},
-                {"MTP modules (apart)", p->mtp, false}};
+        int only;
+    } rows[] = {{"total", p->total, true, ANY},
+                {"non-embedding", p->non_embedding, true, ANY},
+                {"word embedding", p->word_embedding, true, ANY},
+                {"position embedding", p->position_embedding, true, ANY},
+                {"output head (untied)", p->output_head, true, ANY},
+                {"per-layer input table", p->per_layer_inputs, true, ANY},
+                {"per-layer input projection", p->per_layer_proj, true, ANY},
+                {"one layer", p->per_layer, false, DENSE},
+                {"  attention", p->attention, false, ANY},
+                {"  mlp", p->mlp, false, DENSE},
+                {"  norms", p->norms, false, ANY},
+                {"  per-layer input", p->ple_block, false, ANY},
+                {"active per token", p->active, true, MOE},
+                {"one MoE layer", p->moe_layer, false, ANY},
+                {"  router", p->router, false, ANY},
+                {"  one routed expert", p->expert, false, ANY},
+                {"  shared experts", p->shared_expert, false, ANY},
+                {"  active (top-k)", p->moe_layer_active, false, ANY},
+                {"MTP modules (apart)", p->mtp, false, ANY}};
     bool moe = p->moe_layer > 0;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         if (rows[i].v == 0 && i > 1)
             continue;
-        if (i == 9 && !moe) /* active = total for dense models */
+        if (rows[i].only == MOE && !moe) /* active = total for dense models */
             continue;
-        if ((i == 5 || i == 7) && p->n_dense_layers == 0) /* no dense block or MLP */
+        if (rows[i].only == DENSE && p->n_dense_layers == 0) /* no dense block or MLP */
             continue;
         char share[16] = "";
         if (rows[i].share)
@@ -314,6 +324,10 @@ static int print_json(const cmd_args_t *a, const model_report_t *r, err_t *err)
          json_add_number(pb, "norms_per_layer", r->params.norms) &&
          json_add_number(pb, "final_norm", r->params.final_norm) &&
          json_add_number(pb, "output_head", r->params.output_head) &&
+         (r->params.per_layer_inputs == 0 ||
+          (json_add_number(pb, "per_layer_input_table", r->params.per_layer_inputs) &&
+           json_add_number(pb, "per_layer_input_projection", r->params.per_layer_proj) &&
+           json_add_number(pb, "per_layer_input_per_layer", r->params.ple_block))) &&
          json_add_number(o, "seq_len", r->layout.seq_len) &&
          json_add_number(o, "flops_per_token", r->flops.model_per_token) &&
          json_add_number(o, "flops_per_token_forward", r->flops.fwd_per_token_total) &&

@@ -127,6 +127,13 @@ void model_flops(const model_t *m, int seq_len, model_flops_t *out)
         mixer_flops(m, seq_len, op);
     op[FLOP_MLP_IN] = Ld * 2 * h * f * gate;
     op[FLOP_MLP_OUT] = Ld * 2 * f * h;
+    if (m->ple.dim > 0) {
+        /* Gemma 4's per-layer inputs, counted with the MLPs: every block's
+         * gate (hidden -> dim) and the projection before the blocks (hidden
+         * -> blocks x dim) in, every block's projection (dim -> hidden) out */
+        op[FLOP_MLP_IN] += 2 * (double)m->n_layers * 2 * h * m->ple.dim;
+        op[FLOP_MLP_OUT] += (double)m->n_layers * 2 * m->ple.dim * h;
+    }
     op[FLOP_LOGITS] = 2 * h * (double)m->vocab;
     double moe_block = 0; /* forward FLOPs of one MoE block's MLP part */
     if (Lm > 0) {
@@ -172,8 +179,8 @@ double model_recompute_flops_per_token(const model_t *m, int seq_len,
         return f.fwd_per_token[FLOP_ATTN_SCORES] + f.fwd_per_token[FLOP_ATTN_VALUES];
     case RECOMPUTE_OPS: {
         /* every second matmul: wk, wo and w3 (w2 without a gate) */
-        double qw = model_q_width(m), kvw = model_kv_width(m);
-        double wk = f.fwd_per_token[FLOP_QKV] * kvw / (qw + model_kv_proj_width(m));
+        double qw = model_q_width(m), kw = model_k_proj_width(m);
+        double wk = f.fwd_per_token[FLOP_QKV] * kw / (qw + model_kv_proj_width(m));
         double third = m->mlp == MODEL_MLP_SWIGLU ? f.fwd_per_token[FLOP_MLP_IN] / 2
                                                   : f.fwd_per_token[FLOP_MLP_OUT];
         return wk + f.fwd_per_token[FLOP_ATTN_OUT] + third;

@@ -13,8 +13,11 @@
  * vector over the hidden state and a scale per expert, the MoE half three
  * norms.
  *
- * Not priced, and refused naming the key: the per-layer input embeddings,
- * KV-shared layers and double-width MLPs of the on-device E2B/E4B models.
+ * The on-device E2B/E4B models add per-layer inputs (model_ple_t: a second
+ * embedding table, a projection before the blocks, a gate and projection
+ * in every block) and KV-shared blocks (the last num_kv_shared_layers reuse
+ * an earlier block's keys and values), whose MLPs use_double_wide_mlp
+ * doubles (priced at the blocks' mean width, said).
  *
  * Sources: transformers src/transformers/models/gemma4/modeling_gemma4.py @
  * c308a309e651a7e033f683353f3f75aa66d29502 (Gemma4TextAttention,
@@ -24,35 +27,58 @@
  * 512, hidden_size_per_layer_input 256). */
 #include "models/hfconfigInt.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-/* The E2B/E4B features, at any value but their neutral one. */
-static int refuse_on_device(rd_t *r)
+/* The on-device models' per-layer inputs (hidden_size_per_layer_input;
+ * Gemma4TextConfig's default 256 when absent, 0 for none) and their
+ * vocabulary (vocab_size_per_layer_input, default 262144). */
+static int read_ple(rd_t *r, model_t *m)
 {
-    static const struct {
-        const char *key, *what;
-        int def; /* Gemma4TextConfig's default */
-    } keys[] = {
-        {"hidden_size_per_layer_input", "per-layer input embeddings", 256},
-        {"num_kv_shared_layers", "layers that reuse another layer's keys and values", 0},
-        {"use_double_wide_mlp", "double-width MLPs of the KV-shared layers", 0},
-    };
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->c, keys[i].key);
-        bool on = v ? (cJSON_IsTrue(v) || (cJSON_IsNumber(v) && v->valuedouble != 0))
-                    : keys[i].def != 0;
-        if (on)
-            return err_setf(r->err, ERR_INPUT, r->file, keys[i].key,
-                            "%s (Gemma 4's on-device models) are not priced%s", keys[i].what,
-                            v ? "" : "; absent, Gemma4TextConfig's default turns them on: set "
-                                     "it to 0 in the config if the model has none");
-    }
+    int dim = 256, vocab = 262144, rc;
+    if ((rc = opti(r, "hidden_size_per_layer_input", 0, MAX_WIDTH, &dim)) || dim == 0)
+        return rc;
+    if ((rc = opti(r, "vocab_size_per_layer_input", 1, MAX_VOCAB, &vocab)))
+        return rc;
+    m->ple = (model_ple_t){dim, vocab};
     return ERR_OK;
 }
 
-/* layer_types: the sliding_attention blocks (absent: five of every six,
- * the last block full, as Gemma4TextConfig builds it). */
-static int sliding_blocks(rd_t *r, const model_t *m, int *sliding)
+/* num_kv_shared_layers: the last blocks reuse the keys and values of the
+ * last earlier block of their kind (no K/V projections, no key norm);
+ * use_double_wide_mlp gives those blocks twice intermediate_size. The
+ * blocks are priced at the mean MLP width, said with its rounding. */
+static int read_kv_sharing(rd_t *r, model_t *m, const bool *full)
+{
+    int shared = 0, rc;
+    bool wide = false;
+    if ((rc = readi(r, "num_kv_shared_layers", 0, MAX_LAYERS, &shared)) ||
+        (rc = optb(r, "use_double_wide_mlp", &wide)))
+        return rc;
+    if (shared >= m->n_layers)
+        return err_setf(r->err, ERR_INPUT, r->file, "num_kv_shared_layers",
+                        "must leave a block with keys and values of its own (got %d of %d)",
+                        shared, m->n_layers);
+    m->kv_shared_layers = shared;
+    for (int i = m->n_layers - shared; i < m->n_layers; i++)
+        m->kv_shared_full += full[i];
+    if (!wide || shared == 0)
+        return ERR_OK;
+    double mean = (double)m->ffn * (m->n_layers + shared) / m->n_layers;
+    int f = m->ffn;
+    m->ffn = (int)(mean + 0.5);
+    char what[240];
+    snprintf(what, sizeof what, "the %d KV-shared blocks' MLPs are %d wide, the others %d: priced "
+             "at their mean, %d (APPROXIMATED: %+.2f a block)", shared, 2 * f, f, m->ffn,
+             m->ffn - mean);
+    assumed(r, "use_double_wide_mlp", "%s", what);
+    return ERR_OK;
+}
+
+/* layer_types: which blocks attend to every key (full[i]) and how many
+ * slide (absent: five of every six; the last block full whatever the list
+ * says, as Gemma4TextConfig builds it). */
+static int sliding_blocks(rd_t *r, const model_t *m, bool *full, int *sliding)
 {
     const cJSON *types = NULL;
     int rc = json_get_array(r->c, "layer_types", &r->ctx, JSON_OPTIONAL, &types, r->err);
@@ -60,8 +86,10 @@ static int sliding_blocks(rd_t *r, const model_t *m, int *sliding)
         return rc;
     *sliding = 0;
     if (!types) {
-        for (int i = 0; i < m->n_layers - 1; i++)
-            *sliding += (i + 1) % 6 != 0;
+        for (int i = 0; i < m->n_layers; i++) {
+            full[i] = (i + 1) % 6 == 0 || i == m->n_layers - 1;
+            *sliding += !full[i];
+        }
         absent(r, "layer_types", "five sliding_attention blocks to one full_attention (%d of "
                "%d sliding, the last full)", *sliding, m->n_layers);
         return ERR_OK;
@@ -70,6 +98,7 @@ static int sliding_blocks(rd_t *r, const model_t *m, int *sliding)
         return err_setf(r->err, ERR_INPUT, r->file, "layer_types",
                         "has %d entries for %d layers", cJSON_GetArraySize(types), m->n_layers);
     const cJSON *t;
+    int i = 0;
     cJSON_ArrayForEach(t, types)
     {
         bool slide = cJSON_IsString(t) && strcmp(t->valuestring, "sliding_attention") == 0;
@@ -77,7 +106,9 @@ static int sliding_blocks(rd_t *r, const model_t *m, int *sliding)
             return err_setf(r->err, ERR_INPUT, r->file, "layer_types",
                             "Gemma 4 blocks are sliding_attention or full_attention (got %s)",
                             cJSON_IsString(t) ? t->valuestring : "a non-string");
-        *sliding += slide;
+        full[i] = !slide || i == m->n_layers - 1;
+        *sliding += !full[i];
+        i++;
     }
     return ERR_OK;
 }
@@ -136,16 +167,22 @@ int hf_read_gemma4(rd_t *r, model_t *m)
     m->act = MODEL_ACT_GELU;
     static const size_defaults_t defs = {2304, 30, 8, 4, 256, 9216, 262144};
     int rc, window = 512, sliding = 0;
-    if ((rc = refuse_on_device(r)) || (rc = hf_read_core(r, m, &defs, 131072)) ||
-        (rc = hf_read_tie(r, true, m)) || (rc = hf_read_attention_bias(r, false, m)) ||
+    if ((rc = hf_read_core(r, m, &defs, 131072)) || (rc = hf_read_tie(r, true, m)) ||
+        (rc = hf_read_attention_bias(r, false, m)) ||
         (rc = hf_read_act(r, "hidden_activation", m)))
         return rc;
     m->mlp = MODEL_MLP_SWIGLU; /* gated whatever the activation */
     m->norms_per_layer = 4;    /* input, post-attention, pre- and post-feedforward */
     m->qk_norm = MODEL_QK_NORM_HEAD;
-    if ((rc = opti(r, "sliding_window", 1, MAX_SEQ, &window)) ||
-        (rc = sliding_blocks(r, m, &sliding)) || (rc = read_full_attn(r, m)) ||
-        (rc = read_moe_block(r, m)))
+    bool *full = calloc((size_t)m->n_layers, sizeof *full);
+    if (!full)
+        return err_set(r->err, ERR_RUNTIME, "out of memory reading layer_types");
+    if (!(rc = opti(r, "sliding_window", 1, MAX_SEQ, &window)) &&
+        !(rc = sliding_blocks(r, m, full, &sliding)) && !(rc = read_full_attn(r, m)) &&
+        !(rc = read_moe_block(r, m)) && !(rc = read_ple(r, m)))
+        rc = read_kv_sharing(r, m, full);
+    free(full);
+    if (rc)
         return rc;
     hf_note_window(r, m, window, sliding);
     if (model_has_full_attn(m)) {

@@ -294,9 +294,9 @@ static double ops_block_bytes(const model_t *m, const layout_t *l, bool moe)
         attn_out = nh * a->v_dim;
     } else {
         MM(model_q_width(m), e, false);
-        MM(model_kv_width(m), e, false);
+        MM(model_k_proj_width(m), e, false);
         /* the V projection (none in blocks whose keys are their values) */
-        MM(model_kv_proj_width(m) - model_kv_width(m), e, false);
+        MM(model_kv_proj_width(m) - model_k_proj_width(m), e, false);
     }
     MM(h, e, true); /* wo */
     double width = moe ? m->moe.shared_ffn : m->ffn;
@@ -481,7 +481,7 @@ void model_gpu_params_split(const model_t *m, const layout_t *l, int stage, doub
     }
     double vocab_slice = (double)m->vocab * h / t; /* vocabulary-parallel */
     if (stage == 0) {
-        p += vocab_slice;
+        p += model_input_params(m) / t; /* with Gemma 4's per-layer inputs */
         if (m->pos == MODEL_POS_LEARNED)
             p += model_position_rows(m) * h; /* replicated position table */
     }

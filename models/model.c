@@ -59,13 +59,56 @@ double model_kv_width(const model_t *m)
     return block_mean(m, local, (double)m->full_attn.n_kv_heads * m->full_attn.head_dim);
 }
 
+/* The mean over blocks of a K/V figure that is `local` in the windowed
+ * blocks and `full` in the others, where the KV-shared blocks (the last
+ * kv_shared_layers, kv_shared_full of them full attention) have none. */
+static double kv_blocks_mean(const model_t *m, double local, double full)
+{
+    if (m->kv_shared_layers == 0)
+        return block_mean(m, local, full);
+    double windowed = m->window_layers - (m->kv_shared_layers - m->kv_shared_full);
+    double whole = m->n_layers - m->window_layers - m->kv_shared_full;
+    return (windowed * local + whole * full) / m->n_layers;
+}
+
 double model_kv_proj_width(const model_t *m)
 {
     double local = 2.0 * m->n_kv_heads * m->head_dim;
-    if (!model_has_full_attn(m))
+    if (!model_has_full_attn(m) && m->kv_shared_layers == 0)
         return local;
     const model_full_attn_t *g = &m->full_attn;
-    return block_mean(m, local, (g->k_eq_v ? 1.0 : 2.0) * g->n_kv_heads * g->head_dim);
+    double full = model_has_full_attn(m)
+                      ? (g->k_eq_v ? 1.0 : 2.0) * g->n_kv_heads * g->head_dim
+                      : local;
+    return kv_blocks_mean(m, local, full);
+}
+
+double model_k_proj_width(const model_t *m)
+{
+    double local = (double)m->n_kv_heads * m->head_dim;
+    if (!model_has_full_attn(m) && m->kv_shared_layers == 0)
+        return local;
+    double full = model_has_full_attn(m) ? (double)m->full_attn.n_kv_heads * m->full_attn.head_dim
+                                         : local;
+    return kv_blocks_mean(m, local, full);
+}
+
+/* One block's per-layer input gate (hidden -> dim), projection (dim ->
+ * hidden) and norm, on one GPU of a TP group of t (the linears split). */
+static double ple_block_params(const model_t *m, double t)
+{
+    if (m->ple.dim <= 0)
+        return 0;
+    return 2.0 * m->hidden * m->ple.dim / t + model_norm_params(m, m->hidden);
+}
+
+double model_input_params(const model_t *m)
+{
+    double p = (double)m->vocab * m->hidden;
+    if (m->ple.dim > 0) /* the per-layer table and its projection and norm */
+        p += (double)m->ple.vocab * m->n_layers * m->ple.dim +
+             (double)m->hidden * m->n_layers * m->ple.dim + model_norm_params(m, m->ple.dim);
+    return p;
 }
 
 double model_heads_mean(const model_t *m)
@@ -241,6 +284,25 @@ static int validate_mla(const model_t *m, const char *ctx, err_t *err)
     return ERR_OK;
 }
 
+/* Gemma 4's per-layer inputs and KV-shared blocks: sizes in range, the
+ * shared blocks among the model's, their full-attention ones among both. */
+static int validate_ple(const model_t *m, const char *ctx, err_t *err)
+{
+    if (m->ple.dim < 0 || m->ple.dim > MAX_WIDTH || (m->ple.dim > 0 && m->ple.vocab < 1) ||
+        m->ple.vocab > 100000000)
+        return err_setf(err, ERR_INPUT, ctx, "hidden_size_per_layer_input",
+                        "per-layer inputs need a positive width and vocabulary (got %d, %d)",
+                        m->ple.dim, m->ple.vocab);
+    int full = m->n_layers - m->window_layers;
+    if (m->kv_shared_layers < 0 || m->kv_shared_layers >= m->n_layers ||
+        m->kv_shared_full < 0 || m->kv_shared_full > m->kv_shared_layers ||
+        m->kv_shared_full > full || m->kv_shared_layers - m->kv_shared_full > m->window_layers)
+        return err_setf(err, ERR_INPUT, ctx, "num_kv_shared_layers",
+                        "must leave a block with keys and values of its own (got %d of %d)",
+                        m->kv_shared_layers, m->n_layers);
+    return ERR_OK;
+}
+
 /* Full-attention blocks of their own shape: positive sizes, key/value
  * heads dividing the query heads, and neither MLA nor a hybrid pattern
  * (whose blocks the window count does not describe). */
@@ -298,7 +360,8 @@ int model_validate(model_t *m, const char *ctx, err_t *err)
                         x->n_heads, x->head_dim, x->topk);
     int rc;
     if ((rc = validate_moe(m, ctx, err)) || (rc = validate_mla(m, ctx, err)) ||
-        (rc = model_hybrid_validate(m, ctx, err)) || (rc = validate_full_attn(m, ctx, err)))
+        (rc = model_hybrid_validate(m, ctx, err)) || (rc = validate_full_attn(m, ctx, err)) ||
+        (rc = validate_ple(m, ctx, err)))
         return rc;
     return ERR_OK;
 }
@@ -325,6 +388,12 @@ static double qk_norm_params(const model_t *m)
 {
     switch (m->qk_norm) {
     case MODEL_QK_NORM_HEAD:
+        if (m->kv_shared_layers > 0) /* KV-shared blocks have no key norm */
+            return model_norm_params(m, model_head_dim_mean(m)) +
+                   model_norm_params(m, kv_blocks_mean(m, m->head_dim,
+                                                       model_has_full_attn(m)
+                                                           ? m->full_attn.head_dim
+                                                           : m->head_dim));
         return model_norm_params(m, 2.0 * model_head_dim_mean(m));
     case MODEL_QK_NORM_FULL:
         return model_norm_params(m, (double)model_q_width(m) + model_kv_width(m));
@@ -441,7 +510,8 @@ static void hybrid_totals(const model_t *m, model_params_t *p)
         blocks += dense + experts;
         active += dense + (experts > 0 ? experts * m->moe.top_k / m->moe.n_experts : 0);
     }
-    double edges = p->word_embedding + p->position_embedding + p->final_norm + p->output_head;
+    double edges = p->word_embedding + p->position_embedding + p->final_norm + p->output_head +
+                   p->per_layer_inputs + p->per_layer_proj;
     p->total = edges + blocks;
     p->active = edges + active;
 }
@@ -456,8 +526,13 @@ void model_params(const model_t *m, model_params_t *p)
     p->mlp = mlp_params(m, m->ffn, m->mlp_bias);
     double one_norm = model_norm_params(m, h);
     p->norms = model_norms_per_layer(m) * one_norm;
-    p->per_layer = p->attention + p->mlp + p->norms;
+    p->ple_block = ple_block_params(m, 1);
+    p->per_layer = p->attention + p->mlp + p->norms + p->ple_block;
     p->final_norm = one_norm;
+    if (m->ple.dim > 0) {
+        p->per_layer_inputs = (double)m->ple.vocab * m->n_layers * m->ple.dim;
+        p->per_layer_proj = model_input_params(m) - p->word_embedding - p->per_layer_inputs;
+    }
     p->output_head = m->tied_embeddings ? 0 : (double)m->vocab * h;
     p->n_moe_layers = model_is_moe(m) ? m->moe.n_moe_layers : 0;
     p->n_dense_layers = m->n_layers - p->n_moe_layers;
@@ -466,19 +541,19 @@ void model_params(const model_t *m, model_params_t *p)
         p->router = router_params(m);
         p->expert = expert_params(m);
         p->shared_expert = shared_params(m);
-        double base = p->attention + p->norms + p->router + p->shared_expert;
+        double base = p->attention + p->norms + p->router + p->shared_expert + p->ple_block;
         p->moe_layer = base + m->moe.n_experts * p->expert;
         p->moe_layer_active = base + m->moe.top_k * p->expert;
         moe = p->n_moe_layers * p->moe_layer;
         moe_active = p->n_moe_layers * p->moe_layer_active;
     }
     p->total = p->word_embedding + p->position_embedding + p->n_dense_layers * p->per_layer +
-               moe + p->final_norm + p->output_head;
+               moe + p->final_norm + p->output_head + p->per_layer_inputs + p->per_layer_proj;
     p->active = p->total - moe + moe_active;
     if (model_is_hybrid(m))
         hybrid_totals(m, p);
     p->non_embedding = p->total - p->word_embedding - p->position_embedding -
-                       p->output_head;
+                       p->output_head - p->per_layer_inputs;
     if (m->n_mtp > 0) {
         /* enorm + hnorm, the 2h -> h projection (+ bias), one block like
          * the last main block, the module's final norm. */
@@ -593,17 +668,18 @@ void model_block_params_gpu(const model_t *m, int layer, int tp, int ep, int etp
                 block += h;
             if (m->mlp_bias)
                 block += f * gate / t + h;
-            *dense = block + norms;
+            *dense = block + norms + ple_block_params(m, t);
             return;
         }
-        *dense = attention_gpu(m, t) + mlp_gpu(m, f, m->mlp_bias, t) + norms;
+        *dense = attention_gpu(m, t) + mlp_gpu(m, f, m->mlp_bias, t) + norms +
+                 ple_block_params(m, t);
         return;
     }
     double e = ep > 0 ? ep : 1, et = etp > 0 ? etp : t;
     double shared = m->moe.shared_ffn > 0 ? mlp_gpu(m, m->moe.shared_ffn, m->mlp_bias, t) +
                                                  (m->moe.shared_gate ? h : 0)
                                            : 0;
-    *dense = attention_gpu(m, t) + norms + router_params(m) + shared;
+    *dense = attention_gpu(m, t) + norms + router_params(m) + shared + ple_block_params(m, t);
     *experts = m->moe.n_experts / e * expert_gpu(m, et);
 }
 
@@ -630,8 +706,8 @@ const char *model_trainer_unsupported(const model_t *m)
 {
     if (model_is_hybrid(m))
         return "hybrid layers (Mamba-2, Gated DeltaNet or MLP-only blocks)";
-    if (model_has_full_attn(m))
-        return "full-attention blocks of their own head size";
+    if (model_has_full_attn(m) || m->ple.dim > 0 || m->kv_shared_layers > 0)
+        return "full-attention blocks of their own head size, per-layer inputs or KV sharing";
     if (model_is_moe(m))
         return "mixture-of-experts layers";
     if (model_is_mla(m))

@@ -74,6 +74,13 @@ double model_kv_width(const model_t *m);
  * 2 x model_kv_width, less the V projection of blocks whose keys are their
  * values (model_full_attn_t.k_eq_v). What weights and GEMMs use. */
 double model_kv_proj_width(const model_t *m);
+/* Width of the K projection's output alone, the same mean (blocks that
+ * reuse another block's keys have none). */
+double model_k_proj_width(const model_t *m);
+/* Parameters before the first block: the word embedding and, with Gemma
+ * 4's per-layer inputs (model_ple_t), their table, projection and norm. */
+double model_input_params(const model_t *m);
+
 /* Share of the blocks that run a sparse-attention indexer of their own
  * (model_indexer_t.own_layers; 1 when every block does): what one block's
  * indexer weights and FLOPs count at, a mean over the blocks. */

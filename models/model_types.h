@@ -56,6 +56,18 @@ typedef struct {
     bool k_eq_v;    /* no V projection: values are the keys */
 } model_full_attn_t;
 
+/* Gemma 4's per-layer inputs (E2B/E4B; transformers Gemma4TextModel and
+ * Gemma4TextDecoderLayer @ c308a309e651a7e033f683353f3f75aa66d29502): a
+ * second embedding table of vocab rows of n_layers x dim, looked up by
+ * token, and a projection hidden -> n_layers x dim with an RMSNorm over
+ * dim, both before the first block; in every block a gate hidden -> dim
+ * and a projection dim -> hidden with an RMSNorm over hidden after the MLP.
+ * On when dim > 0. */
+typedef struct {
+    int dim;   /* hidden_size_per_layer_input */
+    int vocab; /* vocab_size_per_layer_input */
+} model_ple_t;
+
 /* Multi-head latent attention (DeepSeek-V2/V3; Megatron
  * --multi-latent-attention). On when kv_lora_rank > 0. Queries go through
  * an optional low-rank q_a (hidden -> q_lora_rank, RMSNorm) and q_b
@@ -227,6 +239,11 @@ typedef struct {
     int window;           /* sliding-window attention span, tokens; 0 = none */
     int window_layers;    /* blocks that use the window */
     model_full_attn_t full_attn; /* the other blocks' own shape (Gemma 4) */
+    model_ple_t ple;      /* per-layer inputs (Gemma 4 E2B/E4B) */
+    int kv_shared_layers; /* the last blocks reuse an earlier block's keys
+                             and values: no K/V projections or key norm of
+                             their own (Gemma 4's num_kv_shared_layers) */
+    int kv_shared_full;   /* of those, full-attention blocks */
     model_mla_t mla;
     model_indexer_t indexer;
     model_moe_t moe;
@@ -250,6 +267,11 @@ typedef struct {
     double per_layer;          /* one dense block: attention + mlp + norms */
     double final_norm;
     double output_head;        /* untied LM head; 0 when tied */
+    double per_layer_inputs;   /* Gemma 4's per-layer input table (an
+                                  embedding, outside non_embedding) */
+    double per_layer_proj;     /* its projection and norm before the blocks */
+    double ple_block;          /* one block's per-layer input gate,
+                                  projection and norm (in per_layer) */
     /* Mixture of experts (0 for dense models). */
     double router;             /* one MoE block's router */
     double expert;             /* one routed expert */

@@ -95,7 +95,7 @@ static void layer_recompute(pricer_t *pr, const layer_fwd_t *w)
     const layout_t *l = pr->in->layout;
     const sim_options_t *o = &pr->in->opt;
     step_costs_t *out = pr->out;
-    double qw = model_q_width(m), kvw = model_kv_width(m);
+    double qw = model_q_width(m);
     if (l->recompute == RECOMPUTE_SELECTIVE)
         out->bwd.recompute = cost_selective_recompute(pr, w->first_op, w->moe, w->attn_f);
     else if (l->recompute == RECOMPUTE_OPS) {
@@ -105,7 +105,7 @@ static void layer_recompute(pricer_t *pr, const layer_fwd_t *w)
          * every elementwise op too; the attention output is kept. */
         double mem_ops = out->fwd.compute - w->qkv.fwd - w->attn_f - w->proj.fwd - w->fc1.fwd -
                          w->fc2.fwd;
-        double wk = w->qkv.fwd * kvw / (qw + model_kv_proj_width(m));
+        double wk = w->qkv.fwd * model_k_proj_width(m) / (qw + model_kv_proj_width(m));
         double third = m->mlp == MODEL_MLP_SWIGLU ? w->fc1.fwd / 2 : w->fc2.fwd;
         out->bwd.recompute = mem_ops + wk + w->proj.fwd + third;
     } else if (l->recompute == RECOMPUTE_FULL) {
@@ -170,6 +170,15 @@ void cost_layer(pricer_t *pr, bool moe)
         cost_dense_mlp(pr, &w.fc1, &w.fc2);
     w.resid_2 = mem(pr, resid_bytes);
     add_op(pr, "residual_2", w.resid_2, mem(pr, 2 * resid_bytes));
+    if (m->ple.dim > 0) {
+        /* Gemma 4's per-layer input: the block's gate and projection, and
+         * its share of the projection before the blocks (hidden -> dim a
+         * block), as GEMMs split over TP */
+        gemm_cost_t gate = cost_linear(pr, pr->T, 2.0 * m->ple.dim / t, h);
+        gemm_cost_t back = cost_linear(pr, pr->T, h, m->ple.dim / t);
+        add_gemm_op(pr, "per_layer_input", gate.fwd + back.fwd, gate.dgrad + back.dgrad,
+                    gate.wgrad + back.wgrad);
+    }
     cost_finetune(pr);
 
     w.tp_tail = cost_tp(pr, &w.qkv, &w.proj, tp_mlp ? &w.fc1 : NULL, tp_mlp ? &w.fc2 : NULL);

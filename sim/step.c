@@ -278,7 +278,9 @@ static double chunk_params(const builder_t *b, int vs, double *head, double *emb
         return chunk_layers(b, vs) * b->c->layer_trainable_params;
     }
     double vocab = (double)m->vocab * m->hidden / l->tp;
-    *embed = vs == 0 ? vocab + (m->pos == MODEL_POS_LEARNED ? (double)m->max_seq * m->hidden : 0)
+    /* the input side: the word embedding (with Gemma 4's per-layer inputs) */
+    *embed = vs == 0 ? model_input_params(m) / l->tp +
+                           (m->pos == MODEL_POS_LEARNED ? (double)m->max_seq * m->hidden : 0)
                      : 0;
     *head = 0;
     if (vs == b->V - 1 && (!m->tied_embeddings || b->head_rank != 0))

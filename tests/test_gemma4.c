@@ -112,10 +112,11 @@ static void test_gemma4_tp_limit(void)
     cmd_expect(args, 0, NULL, NULL);
 }
 
-/* What is not priced is refused in one line naming the key or flag: the
- * E2B/E4B per-layer input embeddings (also by Gemma4TextConfig's default
- * when the key is absent), KV-shared layers, and Megatron-LM arguments,
- * which give every block one head size. */
+/* Bad Gemma 4 configs are refused in one line naming the key (a layer
+ * list of another length, global key/value heads that do not divide the
+ * query heads, every block sharing another's keys and values, a negative
+ * per-layer input width), and Megatron-LM arguments, which give every
+ * block one head size, are refused naming the flag. */
 static void test_gemma4_refusals(void)
 {
     static const char *base = "{\"model_type\": \"gemma4_text\", \"hidden_size\": 256, "
@@ -125,9 +126,8 @@ static void test_gemma4_refusals(void)
     static const struct {
         const char *extra, *key;
     } rows[] = {
-        {"", "hidden_size_per_layer_input"},
-        {", \"hidden_size_per_layer_input\": 64", "hidden_size_per_layer_input"},
-        {", \"hidden_size_per_layer_input\": 0, \"num_kv_shared_layers\": 2",
+        {", \"hidden_size_per_layer_input\": -1", "hidden_size_per_layer_input"},
+        {", \"hidden_size_per_layer_input\": 0, \"num_kv_shared_layers\": 6",
          "num_kv_shared_layers"},
         {", \"hidden_size_per_layer_input\": 0, \"layer_types\": [\"sliding_attention\"]",
          "layer_types"},
@@ -160,5 +160,52 @@ static void test_gemma4_refusals(void)
     free(err);
 }
 
+/* Gemma 4 E2B (tests/fixtures/hf/gemma-4-E2B-it): per-layer inputs (a
+ * 262144 x 35 x 256 table, a 1536 -> 35 x 256 projection and its norm, a
+ * gate, projection and norm in every block) and the last 20 blocks reusing
+ * earlier keys and values (no k/v projections or key norm) with MLPs twice
+ * 6144 wide. The module sum is 4,628,569,344; scaleplan prices the MLPs at
+ * their mean, 9655 (said), which adds 35 x 3 x 1536 x (9655 - 9654.857) =
+ * 23,040. The card's 2.3B effective is the total less the table
+ * (2,279,782,144). Without the KV sharing or the per-layer inputs the
+ * count is another. */
+static void test_gemma4_e2b(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%shf/gemma-4-E2B-it/config.json", fixture(""));
+    model_t m;
+    err_t e;
+    CU_ASSERT_EQUAL_FATAL(model_load(path, &m, &e), 0);
+    model_params_t p;
+    model_params(&m, &p);
+    CU_ASSERT_DOUBLE_EQUAL(p.total, 4628569344.0 + 23040.0, 0.5);
+    CU_ASSERT_DOUBLE_EQUAL(p.per_layer_inputs, 262144.0 * 35 * 256, 0.5);
+    CHECK_REL(p.total - p.per_layer_inputs, 2.3e9, 0.03);
+    CU_ASSERT_EQUAL(m.kv_shared_layers, 20);
+    CU_ASSERT_EQUAL(m.kv_shared_full, 4);
+    CU_ASSERT_EQUAL(m.ffn, 9655);
+    model_t off = m;
+    off.kv_shared_layers = off.kv_shared_full = 0;
+    model_params(&off, &p);
+    /* 16 sliding and 4 full shared blocks regain k and v (1 head) and a
+     * key norm */
+    CU_ASSERT_DOUBLE_EQUAL(p.total - (4628569344.0 + 23040.0),
+                           16 * (2.0 * 1536 * 256 + 256) + 4 * (2.0 * 1536 * 512 + 512), 0.5);
+    off = m;
+    off.ple = (model_ple_t){0};
+    model_params(&off, &p);
+    CU_ASSERT_DOUBLE_EQUAL(4628569344.0 + 23040.0 - p.total,
+                           262144.0 * 35 * 256 + 1536.0 * 35 * 256 + 256 +
+                               35 * (2.0 * 1536 * 256 + 1536),
+                           0.5);
+    /* the step prices the per-layer input GEMMs */
+    priced_t s;
+    CU_ASSERT_EQUAL_FATAL(mech_begin(&s, path, "h100-sxm", 8, "megatron-core"), 0);
+    mech_set_batch(&s.s.layout, 1, 1, 8, 4096);
+    CU_ASSERT_EQUAL_FATAL(mech_price(&s), 0);
+    CU_ASSERT_TRUE(mech_op_fwd(&s.c, "per_layer_input") > 0);
+    scenario_free(&s.s);
+}
+
 TEST_SUITE(suite_gemma4, "gemma4", TEST(test_gemma4_counts), TEST(test_gemma4_attention_core),
-           TEST(test_gemma4_tp_limit), TEST(test_gemma4_refusals));
+           TEST(test_gemma4_tp_limit), TEST(test_gemma4_refusals), TEST(test_gemma4_e2b));
