@@ -236,11 +236,11 @@ static const real_row_t ROWS[] = {
     {"Qwen3-VL-32B-Thinking", NULL, 32e9, 0.96e9, 0, 0, ACT_DENSE, false},
     /* Gemma 4 (model cards: 30.7B; 25.2B total, 3.8B active, embeddings
      * included); the exact module sums are pinned in tests/test_gemma4.c */
-    {"Gemma-4-31B-it", NULL, 30.7e9, 0.921e9, 0, 0, ACT_DENSE, false},
-    {"gemma-4-26B-A4B", NULL, 25.2e9, 0.756e9, 3.8e9, 0.114e9, ACT_ALL, false},
+    {"Gemma-4-31B-it", "gemma-4-31b", 30.7e9, 0.921e9, 0, 0, ACT_DENSE, false},
+    {"gemma-4-26B-A4B", "gemma-4-26b-a4b", 25.2e9, 0.756e9, 3.8e9, 0.114e9, ACT_ALL, false},
     /* poolside's Laguna XS.2 (33B total, 3B activated); its exact module
      * sum is pinned in tests/test_gemma4.c */
-    {"Laguna-XS.2-FP8", NULL, 33e9, 0.99e9, 3e9, 0.5e9, ACT_ALL, false},
+    {"Laguna-XS.2-FP8", "laguna-xs.2", 33e9, 0.99e9, 3e9, 0.5e9, ACT_ALL, false},
 };
 
 /* The published basis of p's active count under convention conv. */
