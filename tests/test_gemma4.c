@@ -136,14 +136,9 @@ static void test_gemma4_refusals(void)
          "num_global_key_value_heads"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        char text[1024], path[] = "/tmp/sp-gemma4-XXXXXX";
+        char text[1024], path[64];
         snprintf(text, sizeof text, "%s%s}", base, rows[i].extra);
-        int fd = mkstemp(path);
-        CU_ASSERT_TRUE_FATAL(fd >= 0);
-        FILE *f = fdopen(fd, "w");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-        fputs(text, f);
-        fclose(f);
+        CU_ASSERT_EQUAL_FATAL(write_temp_text(text, path, sizeof path), 0);
         model_t m;
         err_t e;
         CU_ASSERT_EQUAL(model_load(path, &m, &e), ERR_INPUT);

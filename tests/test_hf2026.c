@@ -17,13 +17,8 @@
 /* A config text in a temporary file, loaded; the file removed. */
 static int load_text(const char *text, model_t *m, err_t *e)
 {
-    char path[] = "/tmp/sp-hf2026-XXXXXX";
-    int fd = mkstemp(path);
-    CU_ASSERT_TRUE_FATAL(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    fclose(f);
+    char path[64];
+    CU_ASSERT_EQUAL_FATAL(write_temp_text(text, path, sizeof path), 0);
     int rc = model_load(path, m, e);
     remove(path);
     return rc;

@@ -226,3 +226,19 @@ void check_bridge_keys(const char *text)
     }
     free(keys);
 }
+
+int write_temp_text(const char *text, char *path, size_t cap)
+{
+    if (snprintf(path, cap, "/tmp/scaleplan-test-XXXXXX") >= (int)cap)
+        return -1;
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        return -1;
+    }
+    int ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}

@@ -94,6 +94,10 @@ void check_bridge_keys(const char *text);
  * remove_tree. */
 int make_temp_dir(char *buf, size_t cap);
 
+/* Write text to a new temporary file and its path into path (cap bytes);
+ * 0, or -1 when it cannot (the caller removes the file). */
+int write_temp_text(const char *text, char *path, size_t cap);
+
 /* A path under dir at least min_len bytes long, of 40-byte folder names
  * (heap, caller frees; not created). */
 char *deep_path(const char *dir, size_t min_len);
