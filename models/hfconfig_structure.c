@@ -256,7 +256,8 @@ static int heads_per_layer(rd_t *r, model_t *m, const cJSON *types)
         return err_setf(r->err, ERR_INPUT, r->file, key,
                         "needs one count for each of the %d layers and head_dim (got %d "
                         "counts%s)",
-                        m->n_layers, cJSON_GetArraySize(list), has(r, "head_dim") ? "" : ", no head_dim");
+                        m->n_layers, cJSON_GetArraySize(list),
+                        has(r, "head_dim") ? "" : ", no head_dim");
     int heads[2] = {0, 0}, i = 0; /* [0] windowed, [1] full attention */
     const cJSON *h;
     cJSON_ArrayForEach(h, list)
@@ -394,35 +395,41 @@ static int structure_unreadable(rd_t *r)
 {
     static const struct {
         const char *key, *same_as, *what;
+        const char *unless; /* a key whose presence makes the row not apply */
     } keys[] = {
-        {"global_head_dim", "head_dim", "full-attention blocks with another head size"},
+        {"global_head_dim", "head_dim", "full-attention blocks with another head size", NULL},
         {"num_global_key_value_heads", "num_key_value_heads",
-         "full-attention blocks with another number of key/value heads"},
-        {"attention_k_eq_v", NULL, "keys and values from one projection"},
-        {"hidden_size_per_layer_input", NULL, "per-layer input embeddings"},
-        {"num_kv_shared_layers", NULL, "blocks that reuse another block's keys and values"},
-        {"use_double_wide_mlp", NULL, "blocks with a double-width MLP"},
-        {"altup_num_inputs", NULL, "AltUp streams"},
-        {"laurel_rank", NULL, "LAuReL low-rank residuals"},
-        {"intermediate_size_mlp", NULL, "dense blocks of another width than intermediate_size"},
+         "full-attention blocks with another number of key/value heads", NULL},
+        {"attention_k_eq_v", NULL, "keys and values from one projection", NULL},
+        {"hidden_size_per_layer_input", NULL, "per-layer input embeddings", NULL},
+        {"num_kv_shared_layers", NULL, "blocks that reuse another block's keys and values", NULL},
+        {"use_double_wide_mlp", NULL, "blocks with a double-width MLP", NULL},
+        {"altup_num_inputs", NULL, "AltUp streams", NULL},
+        {"laurel_rank", NULL, "LAuReL low-rank residuals", NULL},
+        {"intermediate_size_mlp", NULL, "dense blocks of another width than intermediate_size",
+         NULL},
         /* MiMo-V2-Flash's sliding-window blocks in a shape of their own */
         {"swa_num_attention_heads", "num_attention_heads",
-         "sliding-window blocks with another number of query heads"},
+         "sliding-window blocks with another number of query heads", NULL},
         {"swa_num_key_value_heads", "num_key_value_heads",
-         "sliding-window blocks with another number of key/value heads"},
-        {"swa_head_dim", "head_dim", "sliding-window blocks with another head size"},
-        {"swa_v_head_dim", "head_dim", "sliding-window blocks with another value head size"},
+         "sliding-window blocks with another number of key/value heads", NULL},
+        {"swa_head_dim", "head_dim", "sliding-window blocks with another head size", NULL},
+        {"swa_v_head_dim", "head_dim", "sliding-window blocks with another value head size", NULL},
         {"dense_intermediate_size", "intermediate_size",
-         "dense blocks of another width than intermediate_size"},
+         "dense blocks of another width than intermediate_size", NULL},
+        /* values of another head size than the keys, outside MLA (whose
+         * reader takes v_head_dim) */
+        {"v_head_dim", "head_dim", "values of another head size than the keys'", "kv_lora_rank"},
         /* DeepSeek-V4: compressed sparse attention, several residual
          * streams (hyper-connections), a grouped low-rank output */
-        {"compress_ratios", NULL, "compressed-attention blocks (compress_ratios)"},
-        {"hc_mult", NULL, "hyper-connections (several residual streams a block)"},
-        {"o_lora_rank", NULL, "grouped low-rank output projections"},
+        {"compress_ratios", NULL, "compressed-attention blocks (compress_ratios)", NULL},
+        {"hc_mult", NULL, "hyper-connections (several residual streams a block)", NULL},
+        {"o_lora_rank", NULL, "grouped low-rank output projections", NULL},
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->c, keys[i].key);
         if (!v || cJSON_IsNull(v) || cJSON_IsFalse(v) ||
+            (keys[i].unless && has(r, keys[i].unless)) ||
             (cJSON_IsNumber(v) && v->valuedouble == 0))
             continue;
         const cJSON *o = keys[i].same_as
@@ -435,16 +442,6 @@ static int structure_unreadable(rd_t *r)
                         "by structure cannot count its %s",
                         r->own_type, keys[i].what);
     }
-    /* values of another head size than queries and keys, outside MLA
-     * (whose reader takes v_head_dim) */
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->c, "v_head_dim");
-    const cJSON *hd = cJSON_GetObjectItemCaseSensitive(r->c, "head_dim");
-    if (!has(r, "kv_lora_rank") && cJSON_IsNumber(v) &&
-        !(cJSON_IsNumber(hd) && hd->valuedouble == v->valuedouble))
-        return err_setf(r->err, ERR_INPUT, r->file, "v_head_dim",
-                        "model_type '%s' is not one scaleplan knows by name, and reading it by "
-                        "structure cannot count values of another head size than the keys'",
-                        r->own_type);
     return ERR_OK;
 }
 
